@@ -1,0 +1,56 @@
+// Shared vocabulary of the git engine. src/git imports nothing from the rest of svc:
+// it is handed byte sources (pack files in object storage) and streams.
+
+/** A SHA-1 object id: 40 lowercase hex characters. */
+export type Oid = string;
+
+/** The four object types of git. */
+export type ObjectType = "commit" | "tree" | "blob" | "tag";
+
+/** A fully resolved object (never a delta). */
+export interface RawObject {
+  type: ObjectType;
+  data: Uint8Array;
+}
+
+/** Random access to the bytes of one immutable stored file (a .pack or .idx). */
+export interface ByteSource {
+  readonly size: number;
+  /** Exactly `length` bytes from `offset` (throws past the end). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+
+/** Read-only view of a repository's objects, taken as one snapshot per request. */
+export interface ObjectReader {
+  has(oid: Oid): Promise<boolean>;
+  /** The resolved object, or null when absent. */
+  read(oid: Oid): Promise<RawObject | null>;
+  /** Type and inflated size without materializing the data where possible. */
+  readHeader(oid: Oid): Promise<{ type: ObjectType; size: number } | null>;
+}
+
+/** A ref as stored: full name and target. HEAD is not a ref here but a symref (see RepoSnapshot). */
+export interface Ref {
+  name: string;
+  oid: Oid;
+}
+
+/** A ref update requested by a push: zero oid for create (old) or delete (new). */
+export interface RefCommand {
+  ref: string;
+  oldOid: Oid;
+  newOid: Oid;
+}
+
+export const ZERO_OID: Oid = "0000000000000000000000000000000000000000";
+
+/** Every engine failure the client should see carries a message meant for the git user. */
+export class GitError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = "invalid",
+  ) {
+    super(message);
+    this.name = "GitError";
+  }
+}
