@@ -1,0 +1,80 @@
+// The `svc` command line (citty): serve, user-create, migrate, version.
+import { defineCommand, runMain } from "citty";
+import pkg from "../package.json" with { type: "json" };
+import { AppError } from "../src/errors.ts";
+import { migrate, openDatabase } from "../src/db/client.ts";
+import { openContext, serve } from "../src/main.ts";
+import { createUserWithOrg } from "../src/services/accounts.ts";
+import { configOrExit } from "./config.ts";
+
+const serveCmd = defineCommand({
+  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers" },
+  args: {
+    addr: { type: "string", description: "HTTP listen address host:port (overrides SVC_HTTP_ADDR)" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    const config = configOrExit({ SVC_HTTP_ADDR: args.addr, SVC_DATA_DIR: args["data-dir"] });
+    await serve(config);
+    process.exit(0);
+  },
+});
+
+const userCreateCmd = defineCommand({
+  meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON" },
+  args: {
+    org: { type: "string", required: true, description: "Organization name (created if missing)" },
+    email: { type: "string", required: true, description: "Sign-in address (confirmed)" },
+    name: { type: "string", required: true, description: "Display name" },
+    password: { type: "string", required: true, description: "Password (at least 12 characters)" },
+    role: { type: "string", default: "owner", description: "owner, admin, member or viewer" },
+    handle: { type: "string", description: "Personal namespace (default: derived from the address)" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const ctx = await openContext(config);
+    try {
+      const user = await createUserWithOrg(ctx, { org: args.org, email: args.email, name: args.name, password: args.password, role: args.role, handle: args.handle });
+      process.stdout.write(`${JSON.stringify({ id: user.id, handle: user.handle, email: user.email, name: user.name, created_at: user.createdAt, org: args.org.toLowerCase(), role: args.role })}\n`);
+    } catch (e) {
+      if (e instanceof AppError) {
+        process.stderr.write(`svc: ${e.message}\n`);
+        process.exit(1);
+      }
+      throw e;
+    } finally {
+      ctx.close();
+    }
+  },
+});
+
+const migrateCmd = defineCommand({
+  meta: { name: "migrate", description: "Apply pending database migrations and exit" },
+  args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
+  run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const { sqlite } = openDatabase(config.dataDir);
+    const applied = migrate(sqlite);
+    sqlite.close();
+    process.stdout.write(applied.length ? `applied ${applied.join(", ")}\n` : "up to date\n");
+  },
+});
+
+const versionCmd = defineCommand({
+  meta: { name: "version", description: "Print the version" },
+  run() {
+    process.stdout.write(`svc ${pkg.version}\n`);
+  },
+});
+
+/** The root command. */
+export const main = defineCommand({
+  meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
+  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, version: versionCmd },
+});
+
+/** Runs the CLI with the given arguments. */
+export async function runCli(argv: string[]): Promise<void> {
+  await runMain(main, { rawArgs: argv });
+}

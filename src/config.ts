@@ -1,0 +1,187 @@
+// Configuration from environment variables (DECISIONS §0), validated once at boot.
+import { resolve } from "node:path";
+
+/** A boot failure: the CLI prints the message as one line and exits 2. */
+export class ConfigError extends Error {}
+
+export type MailConfig =
+  | { transport: "null" }
+  | { transport: "capture"; dir: string; from: string }
+  | { transport: "smtp"; host: string; port: number; from: string; user?: string; password?: string }
+  | { transport: "cloudmail"; region: string; from: string };
+
+export type StorageConfig =
+  | { kind: "fs"; root: string }
+  | { kind: "s3"; endpoint: string; bucket: string; accessKey: string; secretKey: string; region?: string };
+
+/** The whole validated configuration of one `svc` process. */
+export interface Config {
+  dataDir: string;
+  httpHost: string;
+  httpPort: number;
+  /** Explicit SVC_BASE_URL, or null to derive it from the bound address. */
+  baseUrl: string | null;
+  ssh: { host: string; port: number; publicAddr: string | null } | null;
+  storage: StorageConfig;
+  runnerClaimWaitMs: number;
+  mail: MailConfig;
+  webhookSecret: string | null;
+  app: { id: string; privateKey: string; apiUrl: string } | null;
+  billing: { provider: "stripe"; secretKey: string; webhookSecret: string; priceId: string; apiBase: string } | null;
+  logLevel: "debug" | "info" | "warn" | "error";
+  signupLimitPerAddress: number;
+  signupLimitGlobal: number;
+}
+
+const KNOWN = new Set([
+  "SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_SSH_PUBLIC", "SVC_STORAGE",
+  "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
+  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
+  "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
+  "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
+  "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
+  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+]);
+
+/** Parses `host:port` (IPv6 in brackets); port 0 allowed when `allowZero`. */
+export function parseHostPort(name: string, value: string, allowZero: boolean): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535 || (!allowZero && port === 0)) {
+    throw new ConfigError(`${name}: expected host:port, got ${JSON.stringify(value)}`);
+  }
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+function httpUrl(name: string, value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new ConfigError(`${name}: not a URL: ${JSON.stringify(value)}`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(`${name}: must be an http or https URL`);
+  return value.replace(/\/+$/, "");
+}
+
+function positiveInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) <= 0) throw new ConfigError(`${name}: expected a positive integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function required(env: Record<string, string | undefined>, name: string, why: string): string {
+  const v = env[name];
+  if (!v) throw new ConfigError(`${name}: required when ${why}`);
+  return v;
+}
+
+/** Reads and validates the configuration; throws ConfigError naming the variable at fault. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  for (const key of Object.keys(env)) {
+    if (key.startsWith("SVC_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
+  }
+  const dataDir = resolve(env.SVC_DATA_DIR || "./data");
+  const http = parseHostPort("SVC_HTTP_ADDR", env.SVC_HTTP_ADDR || "127.0.0.1:8080", true);
+  const baseUrl = env.SVC_BASE_URL ? httpUrl("SVC_BASE_URL", env.SVC_BASE_URL) : null;
+
+  let ssh: Config["ssh"] = null;
+  if (env.SVC_SSH_ADDR) {
+    const a = parseHostPort("SVC_SSH_ADDR", env.SVC_SSH_ADDR, true);
+    let publicAddr: string | null = null;
+    if (env.SVC_SSH_PUBLIC) {
+      const p = parseHostPort("SVC_SSH_PUBLIC", env.SVC_SSH_PUBLIC, false);
+      publicAddr = `${p.host}:${p.port}`;
+    }
+    ssh = { ...a, publicAddr };
+  } else if (env.SVC_SSH_PUBLIC) {
+    throw new ConfigError("SVC_SSH_PUBLIC: set without SVC_SSH_ADDR");
+  }
+
+  const storageKind = env.SVC_STORAGE || "fs";
+  let storage: StorageConfig;
+  if (storageKind === "fs") storage = { kind: "fs", root: resolve(dataDir, "objects") };
+  else if (storageKind === "s3") {
+    storage = {
+      kind: "s3",
+      endpoint: httpUrl("SVC_S3_ENDPOINT", required(env, "SVC_S3_ENDPOINT", "SVC_STORAGE=s3")),
+      bucket: required(env, "SVC_S3_BUCKET", "SVC_STORAGE=s3"),
+      accessKey: required(env, "SVC_S3_ACCESS_KEY", "SVC_STORAGE=s3"),
+      secretKey: required(env, "SVC_S3_SECRET_KEY", "SVC_STORAGE=s3"),
+      region: env.SVC_S3_REGION || undefined,
+    };
+  } else throw new ConfigError(`SVC_STORAGE: expected fs or s3, got ${JSON.stringify(storageKind)}`);
+
+  const mail = loadMail(env);
+
+  const app = env.SVC_APP_ID
+    ? {
+        id: env.SVC_APP_ID,
+        privateKey: required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set"),
+        apiUrl: httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set")),
+      }
+    : null;
+
+  let billing: Config["billing"] = null;
+  if (env.SVC_BILLING_PROVIDER) {
+    if (env.SVC_BILLING_PROVIDER !== "stripe") throw new ConfigError(`SVC_BILLING_PROVIDER: expected stripe, got ${JSON.stringify(env.SVC_BILLING_PROVIDER)}`);
+    billing = {
+      provider: "stripe",
+      secretKey: required(env, "SVC_STRIPE_SECRET_KEY", "SVC_BILLING_PROVIDER=stripe"),
+      webhookSecret: required(env, "SVC_STRIPE_WEBHOOK_SECRET", "SVC_BILLING_PROVIDER=stripe"),
+      priceId: required(env, "SVC_STRIPE_PRICE_ID", "SVC_BILLING_PROVIDER=stripe"),
+      apiBase: env.SVC_STRIPE_API_BASE ? httpUrl("SVC_STRIPE_API_BASE", env.SVC_STRIPE_API_BASE) : "https://api.stripe.com",
+    };
+  }
+
+  const logLevel = env.SVC_LOG || "info";
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
+
+  return {
+    dataDir,
+    httpHost: http.host,
+    httpPort: http.port,
+    baseUrl,
+    ssh,
+    storage,
+    runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
+    mail,
+    webhookSecret: env.SVC_WEBHOOK_SECRET || null,
+    app,
+    billing,
+    logLevel: logLevel as Config["logLevel"],
+    signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
+    signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+  };
+}
+
+function loadMail(env: Record<string, string | undefined>): MailConfig {
+  const transport = env.SVC_MAIL_TRANSPORT || "null";
+  switch (transport) {
+    case "null":
+      return { transport: "null" };
+    case "capture":
+      return { transport: "capture", dir: resolve(required(env, "SVC_MAIL_DIR", "SVC_MAIL_TRANSPORT=capture")), from: env.SVC_MAIL_FROM || "svc@localhost" };
+    case "smtp": {
+      const raw = required(env, "SVC_MAIL_SMTP_HOST", "SVC_MAIL_TRANSPORT=smtp");
+      const hp = raw.includes(":") ? parseHostPort("SVC_MAIL_SMTP_HOST", raw, false) : { host: raw, port: 25 };
+      const from = required(env, "SVC_MAIL_FROM", "SVC_MAIL_TRANSPORT=smtp");
+      const user = env.SVC_MAIL_SMTP_USER || undefined;
+      const password = env.SVC_MAIL_SMTP_PASSWORD || undefined;
+      const loopback = hp.host === "localhost" || hp.host === "::1" || hp.host.startsWith("127.");
+      // Why: the relay is cleartext (no STARTTLS); credentials may cross a network only when the operator says so.
+      if ((user || password) && !loopback && env.SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH !== "1") {
+        throw new ConfigError("SVC_MAIL_SMTP_USER: cleartext SMTP credentials to a non-loopback host need SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH=1");
+      }
+      return { transport: "smtp", host: hp.host, port: hp.port, from, user, password };
+    }
+    case "cloudmail":
+      return {
+        transport: "cloudmail",
+        region: env.SVC_MAIL_CLOUD_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || "us-east-1",
+        from: required(env, "SVC_MAIL_FROM", "SVC_MAIL_TRANSPORT=cloudmail"),
+      };
+    default:
+      throw new ConfigError(`SVC_MAIL_TRANSPORT: expected null, capture, smtp or cloudmail, got ${JSON.stringify(transport)}`);
+  }
+}

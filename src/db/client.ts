@@ -1,0 +1,45 @@
+// The SQLite connection (bun:sqlite through drizzle): WAL, foreign keys, busy timeout, migrations.
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import { migrations } from "./migrations.ts";
+import * as schema from "./schema.ts";
+
+/** The drizzle handle every service receives. */
+export type Db = ReturnType<typeof drizzle<typeof schema>>;
+
+/** Opens (creating if needed) `<dataDir>/svc.db` with the pragmas the service relies on. */
+export function openDatabase(dataDir: string): { db: Db; sqlite: Database } {
+  mkdirSync(dataDir, { recursive: true });
+  const sqlite = new Database(join(dataDir, "svc.db"), { create: true, strict: true });
+  sqlite.exec("PRAGMA busy_timeout = 10000");
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  return { db: drizzle(sqlite, { schema }), sqlite };
+}
+
+/** Applies pending migrations, each in one immediate transaction (safe with a concurrent process). */
+export function migrate(sqlite: Database): string[] {
+  sqlite.exec("CREATE TABLE IF NOT EXISTS svc_migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const applied: string[] = [];
+  for (const m of migrations) {
+    const run = sqlite.transaction(() => {
+      const done = sqlite.query("SELECT 1 FROM svc_migrations WHERE tag = ?").get(m.tag);
+      if (done) return;
+      for (const stmt of m.sql.split("--> statement-breakpoint")) {
+        if (stmt.trim()) sqlite.exec(stmt);
+      }
+      sqlite.query("INSERT INTO svc_migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
+      applied.push(m.tag);
+    });
+    run.immediate();
+  }
+  return applied;
+}
+
+/** A transaction handle (same query API as Db). */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+/** Either the database or an open transaction. */
+export type DbOrTx = Db | Tx;

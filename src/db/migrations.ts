@@ -1,0 +1,12 @@
+// drizzle-kit's SQL migrations, embedded into the binary as text so `dist/svc` runs anywhere.
+import journal from "../../migrations/meta/_journal.json" with { type: "json" };
+import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
+
+const SQL: Record<string, string> = { "0000_init": m0000 };
+
+/** Every migration in journal order; a journal entry without embedded SQL is a build error. */
+export const migrations: { tag: string; sql: string }[] = journal.entries.map((e) => {
+  const sql = SQL[e.tag];
+  if (sql === undefined) throw new Error(`migration ${e.tag} is not embedded in src/db/migrations.ts`);
+  return { tag: e.tag, sql };
+});

@@ -1,0 +1,177 @@
+// Git delta encoding (gitformat-pack, "Deltified representation"):
+//
+//   delta = base-size:varint result-size:varint instruction*
+//   copy   = 1xxxxxxx [offset1..4] [size1..3]  bits 0-3 say which offset bytes follow,
+//            bits 4-6 which size bytes follow (little-endian); size 0 means 0x10000
+//   insert = 0xxxxxxx <that many literal bytes>  (1..127; 0 is reserved)
+import { GitError } from "./types.ts";
+
+/** The base and result sizes from a delta's header, plus where the instructions start. */
+export function readDeltaHeader(delta: Uint8Array): { baseSize: number; resultSize: number; pos: number } {
+  let pos = 0;
+  const varint = (): number => {
+    let v = 0;
+    let shift = 0;
+    let c: number;
+    do {
+      if (pos >= delta.length) throw new GitError("corrupt delta: truncated header");
+      c = delta[pos++]!;
+      v += (c & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (c & 0x80 && shift < 64);
+    return v;
+  };
+  const baseSize = varint();
+  const resultSize = varint();
+  return { baseSize, resultSize, pos };
+}
+
+/** Apply a git delta to its base; throws GitError when the delta does not fit the base or is corrupt. */
+export function applyDelta(base: Uint8Array, delta: Uint8Array): Uint8Array {
+  const h = readDeltaHeader(delta);
+  if (h.baseSize !== base.length) {
+    throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${base.length} bytes`);
+  }
+  const out = new Uint8Array(h.resultSize);
+  let pos = h.pos;
+  let o = 0;
+  const n = delta.length;
+  while (pos < n) {
+    const op = delta[pos++]!;
+    if (op & 0x80) {
+      let off = 0;
+      let size = 0;
+      if (op & 0x01) off = delta[pos++]!;
+      if (op & 0x02) off |= delta[pos++]! << 8;
+      if (op & 0x04) off |= delta[pos++]! << 16;
+      if (op & 0x08) off += delta[pos++]! * 0x1000000;
+      if (op & 0x10) size = delta[pos++]!;
+      if (op & 0x20) size |= delta[pos++]! << 8;
+      if (op & 0x40) size |= delta[pos++]! << 16;
+      if (size === 0) size = 0x10000;
+      if (pos > n || off + size > base.length || o + size > out.length) {
+        throw new GitError("corrupt delta: copy out of range");
+      }
+      out.set(base.subarray(off, off + size), o);
+      o += size;
+    } else if (op !== 0) {
+      if (pos + op > n || o + op > out.length) throw new GitError("corrupt delta: insert out of range");
+      out.set(delta.subarray(pos, pos + op), o);
+      pos += op;
+      o += op;
+    } else {
+      throw new GitError("corrupt delta: reserved opcode 0");
+    }
+  }
+  if (o !== out.length) throw new GitError(`corrupt delta: produced ${o} bytes, header says ${out.length}`);
+  return out;
+}
+
+const BLOCK = 16;
+const MAX_COPY = 0x10000;
+
+/** Encode `target` as a delta against `base` (block-hash matching; correct, not optimal). */
+export function createDelta(base: Uint8Array, target: Uint8Array): Uint8Array {
+  const out = new ByteWriter(64 + (target.length >> 2));
+  out.varint(base.length);
+  out.varint(target.length);
+
+  // Index the hash of every aligned block of the base (first occurrence wins).
+  const index = new Map<number, number>();
+  for (let p = 0; p + BLOCK <= base.length; p += BLOCK) {
+    const h = blockHash(base, p);
+    if (!index.has(h)) index.set(h, p);
+  }
+
+  let literalStart = 0;
+  let t = 0;
+  while (t + BLOCK <= target.length) {
+    const cand = index.get(blockHash(target, t));
+    if (cand === undefined || !sameBlock(base, cand, target, t)) {
+      t++;
+      continue;
+    }
+    // Extend the match backwards into pending literals and forwards as far as it goes.
+    let bs = cand;
+    let ts = t;
+    while (bs > 0 && ts > literalStart && base[bs - 1] === target[ts - 1]) {
+      bs--;
+      ts--;
+    }
+    let len = t - ts + BLOCK;
+    while (bs + len < base.length && ts + len < target.length && base[bs + len] === target[ts + len]) len++;
+    out.literal(target, literalStart, ts);
+    for (let done = 0; done < len; done += MAX_COPY) out.copy(bs + done, Math.min(MAX_COPY, len - done));
+    t = ts + len;
+    literalStart = t;
+  }
+  out.literal(target, literalStart, target.length);
+  return out.bytes();
+}
+
+function blockHash(b: Uint8Array, p: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < BLOCK; i++) h = Math.imul(h ^ b[p + i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function sameBlock(a: Uint8Array, ap: number, b: Uint8Array, bp: number): boolean {
+  for (let i = 0; i < BLOCK; i++) if (a[ap + i] !== b[bp + i]) return false;
+  return true;
+}
+
+class ByteWriter {
+  private buf: Uint8Array;
+  private len = 0;
+  constructor(initial: number) {
+    this.buf = new Uint8Array(initial);
+  }
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+  }
+  varint(v: number): void {
+    this.ensure(10);
+    do {
+      let c = v % 128;
+      v = Math.floor(v / 128);
+      if (v > 0) c |= 0x80;
+      this.buf[this.len++] = c;
+    } while (v > 0);
+  }
+  literal(src: Uint8Array, from: number, to: number): void {
+    for (let p = from; p < to; p += 127) {
+      const n = Math.min(127, to - p);
+      this.ensure(n + 1);
+      this.buf[this.len++] = n;
+      this.buf.set(src.subarray(p, p + n), this.len);
+      this.len += n;
+    }
+  }
+  copy(offset: number, size: number): void {
+    this.ensure(8);
+    const at = this.len++;
+    let op = 0x80;
+    for (let i = 0; i < 4; i++) {
+      const byte = Math.floor(offset / 2 ** (8 * i)) & 0xff;
+      if (byte) {
+        op |= 1 << i;
+        this.buf[this.len++] = byte;
+      }
+    }
+    const s = size === 0x10000 ? 0 : size;
+    for (let i = 0; i < 3; i++) {
+      const byte = (s >> (8 * i)) & 0xff;
+      if (byte) {
+        op |= 0x10 << i;
+        this.buf[this.len++] = byte;
+      }
+    }
+    this.buf[at] = op;
+  }
+  bytes(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}

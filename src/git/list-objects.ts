@@ -1,0 +1,89 @@
+// Tree traversal for `rev-list --objects`: the trees and blobs of the interesting
+// commits, minus everything in the trees of the uninteresting edge commits, with the
+// partial-clone blob filters of rev-list --filter.
+import { isTreeMode, parseTree } from "./object.ts";
+import { GitError, type ObjectReader, type Oid } from "./types.ts";
+
+/** Partial clone filters: blob:none omits every blob, blob:limit=<n> omits blobs of n bytes or more. */
+export type ObjectFilter = { kind: "blob:none" } | { kind: "blob:limit"; bytes: number };
+
+const GITLINK = "160000";
+
+/** Parse a filter-spec ("blob:none", "blob:limit=1k"); null for a spec this server does not support. */
+export function parseFilterSpec(spec: string): ObjectFilter | null {
+  if (spec === "blob:none") return { kind: "blob:none" };
+  const m = /^blob:limit=(\d+)([kmg]?)$/.exec(spec);
+  if (!m) return null;
+  const scale = m[2] === "k" ? 1024 : m[2] === "m" ? 1024 ** 2 : m[2] === "g" ? 1024 ** 3 : 1;
+  return { kind: "blob:limit", bytes: Number(m[1]) * scale };
+}
+
+/** Reads trees once each; remembers what the client already has. */
+export class TreeWalker {
+  /** Trees and blobs reachable from uninteresting (client-side) trees. */
+  readonly uninteresting = new Set<Oid>();
+
+  constructor(private readonly reader: ObjectReader) {}
+
+  /** The entries of a tree; throws GitError naming it when missing. */
+  async entries(oid: Oid): Promise<{ mode: string; name: string; oid: Oid }[]> {
+    const obj = await this.reader.read(oid);
+    if (!obj) throw new GitError(`missing tree ${oid}`, "missing");
+    if (obj.type !== "tree") throw new GitError(`object ${oid} is a ${obj.type}, not a tree`);
+    return parseTree(obj.data);
+  }
+
+  /** Mark a tree and everything below it as held by the client (mark_tree_uninteresting). */
+  async markUninteresting(root: Oid): Promise<void> {
+    if (this.uninteresting.has(root)) return;
+    this.uninteresting.add(root);
+    const stack = [root];
+    while (stack.length > 0) {
+      const tree = stack.pop()!;
+      const entries = await this.entries(tree).catch(() => []);
+      for (const e of entries) {
+        if (e.mode === GITLINK || this.uninteresting.has(e.oid)) continue;
+        this.uninteresting.add(e.oid);
+        if (isTreeMode(e.mode)) stack.push(e.oid);
+      }
+    }
+  }
+
+  /**
+   * Append to `trees`/`blobs` every object under `root` not yet in `seen` and not uninteresting,
+   * depth first in tree order; blobs the filter omits are skipped.
+   */
+  async collect(root: Oid, seen: Set<Oid>, trees: Oid[], blobs: Oid[], filter?: ObjectFilter): Promise<void> {
+    if (seen.has(root) || this.uninteresting.has(root)) return;
+    seen.add(root);
+    trees.push(root);
+    const stack: { entries: { mode: string; oid: Oid }[]; at: number }[] = [
+      { entries: await this.entries(root), at: 0 },
+    ];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.at >= top.entries.length) {
+        stack.pop();
+        continue;
+      }
+      const e = top.entries[top.at++]!;
+      if (e.mode === GITLINK || seen.has(e.oid) || this.uninteresting.has(e.oid)) continue;
+      if (isTreeMode(e.mode)) {
+        seen.add(e.oid);
+        trees.push(e.oid);
+        stack.push({ entries: await this.entries(e.oid), at: 0 });
+      } else {
+        seen.add(e.oid);
+        if (await this.wantBlob(e.oid, filter)) blobs.push(e.oid);
+      }
+    }
+  }
+
+  private async wantBlob(oid: Oid, filter?: ObjectFilter): Promise<boolean> {
+    if (!filter) return true;
+    if (filter.kind === "blob:none") return false;
+    const head = await this.reader.readHeader(oid);
+    if (!head) throw new GitError(`missing blob ${oid}`, "missing");
+    return head.size < filter.bytes;
+  }
+}

@@ -1,0 +1,266 @@
+// Object codec: commits, trees and tags to and from their canonical bytes.
+// Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
+// bytes for every well-formed object, including non-UTF-8 names and messages.
+import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { decodeText, encodeText } from "./text.ts";
+import { GitError, type ObjectType, type Oid } from "./types.ts";
+
+/** An identity line: "Name <email> 1700000000 +0100". */
+export interface Signature {
+  name: string;
+  email: string;
+  /** Seconds since the epoch. */
+  timestamp: number;
+  /** As written, e.g. "+0000" or "-0530". */
+  timezone: string;
+}
+
+/** A parsed commit; extraHeaders (encoding, mergetag, gpgsig …) keep their order, continuation lines joined by "\n". */
+export interface Commit {
+  tree: Oid;
+  parents: Oid[];
+  author: Signature;
+  committer: Signature;
+  message: string;
+  extraHeaders: [string, string][];
+}
+
+/** One tree entry; mode as written ("100644", "100755", "120000", "40000", "160000"). */
+export interface TreeEntry {
+  mode: string;
+  name: string;
+  oid: Oid;
+}
+
+/** A parsed annotated tag; tagger is null for very old tags. */
+export interface Tag {
+  object: Oid;
+  type: ObjectType;
+  tag: string;
+  tagger: Signature | null;
+  message: string;
+  /** Headers after tagger, if any (rare). */
+  extraHeaders?: [string, string][];
+}
+
+const NL = 0x0a;
+const SP = 0x20;
+const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
+/** Modes git accepts in trees ("040000" and "100664" only come from very old git). */
+const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
+
+/** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
+export function parseSignature(s: string): Signature {
+  const lt = s.indexOf("<");
+  const gt = s.indexOf(">", lt + 1);
+  if (lt < 0 || gt < 0) throw new GitError(`malformed identity: ${JSON.stringify(s)}`);
+  const name = s.slice(0, lt).replace(/ $/, "");
+  const email = s.slice(lt + 1, gt);
+  const m = /^ (\d+) ([+-]\d{4})$/.exec(s.slice(gt + 1));
+  if (!m || email.includes("<") || name.includes(">")) throw new GitError(`malformed identity: ${JSON.stringify(s)}`);
+  return { name, email, timestamp: Number(m[1]), timezone: m[2]! };
+}
+
+/** Format a signature the way git writes it. */
+export function formatSignature(sig: Signature): string {
+  return `${sig.name} <${sig.email}> ${sig.timestamp} ${sig.timezone}`;
+}
+
+/** Parse a commit object's bytes; throws GitError on malformed headers. */
+export function parseCommit(data: Uint8Array): Commit {
+  const { headers, message } = splitHeaders(data, "commit");
+  let i = 0;
+  const next = (key: string): string | undefined => (headers[i]?.[0] === key ? headers[i++]![1] : undefined);
+  const tree = next("tree");
+  if (tree === undefined || !isOid(tree)) throw new GitError("invalid commit: missing or bad tree line");
+  const parents: Oid[] = [];
+  for (let p = next("parent"); p !== undefined; p = next("parent")) {
+    if (!isOid(p)) throw new GitError(`invalid commit: bad parent ${JSON.stringify(p)}`);
+    parents.push(p);
+  }
+  const author = next("author");
+  if (author === undefined) throw new GitError("invalid commit: missing author");
+  const committer = next("committer");
+  if (committer === undefined) throw new GitError("invalid commit: missing committer");
+  return {
+    tree,
+    parents,
+    author: parseSignature(author),
+    committer: parseSignature(committer),
+    message,
+    extraHeaders: headers.slice(i),
+  };
+}
+
+/** Serialize a commit to its canonical bytes. */
+export function serializeCommit(c: Commit): Uint8Array {
+  let s = `tree ${c.tree}\n`;
+  for (const p of c.parents) s += `parent ${p}\n`;
+  s += `author ${formatSignature(c.author)}\ncommitter ${formatSignature(c.committer)}\n`;
+  for (const [k, v] of c.extraHeaders) s += formatHeader(k, v);
+  return encodeText(`${s}\n${c.message}`);
+}
+
+/** Parse a tag object's bytes; throws GitError on malformed headers. */
+export function parseTag(data: Uint8Array): Tag {
+  const { headers, message } = splitHeaders(data, "tag");
+  const [o, t, n] = headers;
+  if (o?.[0] !== "object" || !isOid(o[1])) throw new GitError("invalid tag: missing or bad object line");
+  if (t?.[0] !== "type" || !OBJECT_TYPES.has(t[1])) throw new GitError("invalid tag: missing or bad type line");
+  if (n?.[0] !== "tag") throw new GitError("invalid tag: missing tag line");
+  let i = 3;
+  let tagger: Signature | null = null;
+  if (headers[i]?.[0] === "tagger") tagger = parseSignature(headers[i++]![1]);
+  const tag: Tag = { object: o[1], type: t[1] as ObjectType, tag: n[1], tagger, message };
+  if (i < headers.length) tag.extraHeaders = headers.slice(i);
+  return tag;
+}
+
+/** Serialize a tag to its canonical bytes. */
+export function serializeTag(t: Tag): Uint8Array {
+  let s = `object ${t.object}\ntype ${t.type}\ntag ${t.tag}\n`;
+  if (t.tagger) s += `tagger ${formatSignature(t.tagger)}\n`;
+  for (const [k, v] of t.extraHeaders ?? []) s += formatHeader(k, v);
+  return encodeText(`${s}\n${t.message}`);
+}
+
+/** Parse a tree object's bytes; throws GitError on a truncated or malformed entry. */
+export function parseTree(data: Uint8Array): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let pos = 0;
+  while (pos < data.length) {
+    const sp = data.indexOf(SP, pos);
+    if (sp <= pos) throw new GitError("invalid tree: malformed mode");
+    const nul = data.indexOf(0, sp + 1);
+    if (nul < 0 || nul + 21 > data.length) throw new GitError("invalid tree: truncated entry");
+    let mode = "";
+    for (let k = pos; k < sp; k++) {
+      const c = data[k]!;
+      if (c < 0x30 || c > 0x37) throw new GitError("invalid tree: malformed mode");
+      mode += String.fromCharCode(c);
+    }
+    entries.push({ mode, name: decodeText(data.subarray(sp + 1, nul)), oid: bytesToHex(data, nul + 1, 20) });
+    pos = nul + 21;
+  }
+  return entries;
+}
+
+/** Serialize tree entries, sorted git's way (a directory sorts as its name + "/"); throws on invalid entries. */
+export function serializeTree(entries: TreeEntry[]): Uint8Array {
+  const enc = entries.map((e) => {
+    checkTreeEntry(e.mode, e.name);
+    if (!isOid(e.oid)) throw new GitError(`invalid tree entry oid: ${e.oid}`);
+    return { e, name: encodeText(e.name), key: treeSortKey(e.mode, encodeText(e.name)) };
+  });
+  enc.sort((a, b) => compareBytes(a.key, b.key));
+  let size = 0;
+  for (let k = 0; k < enc.length; k++) {
+    if (k > 0 && compareBytes(enc[k - 1]!.name, enc[k]!.name) === 0) {
+      throw new GitError(`duplicate tree entry: ${enc[k]!.e.name}`);
+    }
+    size += enc[k]!.e.mode.length + 1 + enc[k]!.name.length + 1 + 20;
+  }
+  const out = new Uint8Array(size);
+  let pos = 0;
+  for (const { e, name } of enc) {
+    for (let k = 0; k < e.mode.length; k++) out[pos++] = e.mode.charCodeAt(k);
+    out[pos++] = SP;
+    out.set(name, pos);
+    pos += name.length;
+    out[pos++] = 0;
+    out.set(hexToBytes(e.oid), pos);
+    pos += 20;
+  }
+  return out;
+}
+
+/** Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on push). */
+export function validateObject(type: ObjectType, data: Uint8Array): void {
+  if (type === "blob") return;
+  if (type === "commit") {
+    checkNoNulInHeaders(data, "commit");
+    parseCommit(data);
+  } else if (type === "tag") {
+    checkNoNulInHeaders(data, "tag");
+    const t = parseTag(data);
+    if (t.tag === "") throw new GitError("invalid tag: empty tag name");
+  } else if (type === "tree") {
+    let prev: Uint8Array | null = null;
+    let prevName: Uint8Array | null = null;
+    for (const e of parseTree(data)) {
+      checkTreeEntry(e.mode, e.name);
+      const name = encodeText(e.name);
+      const key = treeSortKey(e.mode, name);
+      if (prevName && compareBytes(prevName, name) === 0) throw new GitError(`invalid tree: duplicate entry ${e.name}`);
+      if (prev && compareBytes(prev, key) >= 0) throw new GitError("invalid tree: entries not sorted");
+      prev = key;
+      prevName = name;
+    }
+  } else {
+    throw new GitError(`unknown object type ${type as string}`);
+  }
+}
+
+/** True for tree modes that name a subtree. */
+export function isTreeMode(mode: string): boolean {
+  return mode === "40000" || mode === "040000";
+}
+
+/** Byte order git uses for tree entries. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function treeSortKey(mode: string, name: Uint8Array): Uint8Array {
+  if (!isTreeMode(mode)) return name;
+  const key = new Uint8Array(name.length + 1);
+  key.set(name);
+  key[name.length] = 0x2f;
+  return key;
+}
+
+function checkTreeEntry(mode: string, name: string): void {
+  if (!TREE_MODES.has(mode)) throw new GitError(`invalid tree: bad mode ${mode}`);
+  if (name === "" || name.includes("/") || name.includes("\0")) {
+    throw new GitError(`invalid tree: bad entry name ${JSON.stringify(name)}`);
+  }
+  // Why: "." / ".." / ".git" entries let a checkout write outside the work tree or into .git.
+  if (name === "." || name === ".." || name.toLowerCase() === ".git") {
+    throw new GitError(`invalid tree: forbidden entry name ${JSON.stringify(name)}`);
+  }
+}
+
+function checkNoNulInHeaders(data: Uint8Array, what: string): void {
+  let end = 0;
+  while (end < data.length && !(data[end] === NL && (end === 0 || data[end - 1] === NL))) end++;
+  if (data.subarray(0, end).includes(0)) throw new GitError(`invalid ${what}: NUL byte in header`);
+}
+
+function formatHeader(key: string, value: string): string {
+  return `${key} ${value.replaceAll("\n", "\n ")}\n`;
+}
+
+/** Split "key value\n" header lines (with " "-continuations) from the message after the blank line. */
+function splitHeaders(data: Uint8Array, what: string): { headers: [string, string][]; message: string } {
+  const headers: [string, string][] = [];
+  let pos = 0;
+  while (pos < data.length && data[pos] !== NL) {
+    let eol = data.indexOf(NL, pos);
+    if (eol < 0) throw new GitError(`invalid ${what}: unterminated header`);
+    const sp = data.indexOf(SP, pos);
+    if (sp < 0 || sp > eol || sp === pos) throw new GitError(`invalid ${what}: malformed header line`);
+    const key = decodeText(data.subarray(pos, sp));
+    let value = decodeText(data.subarray(sp + 1, eol));
+    while (data[eol + 1] === SP) {
+      const start = eol + 2;
+      eol = data.indexOf(NL, start);
+      if (eol < 0) throw new GitError(`invalid ${what}: unterminated header`);
+      value += `\n${decodeText(data.subarray(start, eol))}`;
+    }
+    headers.push([key, value]);
+    pos = eol + 1;
+  }
+  return { headers, message: pos < data.length ? decodeText(data.subarray(pos + 1)) : "" };
+}

@@ -1,0 +1,57 @@
+// Object ids: SHA-1 hashing and hex <-> bytes conversion.
+import type { ObjectType, Oid } from "./types.ts";
+
+const HEX = "0123456789abcdef";
+const BYTE_HEX: string[] = Array.from({ length: 256 }, (_, i) => HEX[i >> 4]! + HEX[i & 15]!);
+const OID_RE = /^[0-9a-f]{40}$/;
+const encoder = new TextEncoder();
+
+/** SHA-1 of `bytes` as 40 lowercase hex characters. */
+export function sha1Hex(bytes: Uint8Array): Oid {
+  return new Bun.CryptoHasher("sha1").update(bytes).digest("hex");
+}
+
+/** The loose-object header git hashes before the data: "<type> <size>\0". */
+export function objectHeader(type: ObjectType, size: number): Uint8Array {
+  return encoder.encode(`${type} ${size}\0`);
+}
+
+/** The object id git gives to an object of this type and content. */
+export function hashObject(type: ObjectType, data: Uint8Array): Oid {
+  const h = new Bun.CryptoHasher("sha1");
+  h.update(objectHeader(type, data.length));
+  h.update(data);
+  return h.digest("hex");
+}
+
+/** Decode 40 (or any even number of) hex characters into bytes; throws on bad input. */
+export function hexToBytes(hex: string): Uint8Array {
+  if (hex.length % 2 !== 0) throw new TypeError(`odd-length hex string: ${hex}`);
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) {
+    const hi = hexValue(hex.charCodeAt(2 * i));
+    const lo = hexValue(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new TypeError(`invalid hex string: ${hex}`);
+    out[i] = (hi << 4) | lo;
+  }
+  return out;
+}
+
+/** Encode `length` bytes from `offset` (default: the rest of the array) as lowercase hex. */
+export function bytesToHex(bytes: Uint8Array, offset = 0, length = bytes.length - offset): string {
+  let s = "";
+  for (let i = offset; i < offset + length; i++) s += BYTE_HEX[bytes[i]!];
+  return s;
+}
+
+/** True for a well-formed object id (40 lowercase hex characters). */
+export function isOid(s: unknown): s is Oid {
+  return typeof s === "string" && OID_RE.test(s);
+}
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}

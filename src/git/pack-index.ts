@@ -1,0 +1,209 @@
+// Pack index (.idx) version 2, from gitformat-pack:
+//
+//   - A 4-byte magic number \377tOc, then a 4-byte version number (= 2).
+//   - A 256-entry fan-out table: entry N is the number of objects whose first oid byte is <= N.
+//   - A table of sorted object names (20 bytes each).
+//   - A table of 4-byte CRC32 values of the packed object data.
+//   - A table of 4-byte offset values (network order). If the MSB is set, the remaining 31 bits
+//     index the next table; otherwise they are the pack offset.
+//   - A table of 8-byte offset entries (empty for pack files less than 2 GiB).
+//   - A copy of the pack checksum, then the SHA-1 checksum of all of the above.
+import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { GitError, type Oid } from "./types.ts";
+
+const MAGIC = 0xff744f63;
+const HEADER = 8;
+const FANOUT = 256 * 4;
+const LARGE = 0x80000000;
+
+/** A parsed .idx v2 kept as views over its bytes: fanout + binary search, no per-object strings. */
+export class PackIndex {
+  /** Number of objects in the pack. */
+  readonly count: number;
+  /** SHA-1 trailer of the pack this index describes (the pack's name). */
+  readonly packChecksum: Oid;
+  private readonly view: DataView;
+  private readonly fanout: Uint32Array;
+  private readonly oidBase: number;
+  private readonly crcBase: number;
+  private readonly offBase: number;
+  private readonly largeBase: number;
+  private readonly largeCount: number;
+  private byOffset: { offsets: Float64Array; index: Uint32Array } | null = null;
+
+  private constructor(private readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes.length < HEADER + FANOUT + 40 || this.view.getUint32(0) !== MAGIC) {
+      throw new GitError("invalid pack index: bad header");
+    }
+    if (this.view.getUint32(4) !== 2) throw new GitError(`unsupported pack index version ${this.view.getUint32(4)}`);
+    this.fanout = new Uint32Array(256);
+    for (let i = 0; i < 256; i++) {
+      this.fanout[i] = this.view.getUint32(HEADER + 4 * i);
+      if (i > 0 && this.fanout[i]! < this.fanout[i - 1]!) throw new GitError("invalid pack index: fanout not monotonic");
+    }
+    const n = this.fanout[255]!;
+    this.count = n;
+    this.oidBase = HEADER + FANOUT;
+    this.crcBase = this.oidBase + 20 * n;
+    this.offBase = this.crcBase + 4 * n;
+    this.largeBase = this.offBase + 4 * n;
+    const rest = bytes.length - 40 - this.largeBase;
+    if (rest < 0 || rest % 8 !== 0) throw new GitError("invalid pack index: bad size");
+    this.largeCount = rest / 8;
+    this.packChecksum = bytesToHex(bytes, bytes.length - 40, 20);
+  }
+
+  /** Parse .idx v2 bytes (the array is kept, not copied). */
+  static parse(bytes: Uint8Array): PackIndex {
+    return new PackIndex(bytes);
+  }
+
+  /** Pack offset of `oid`, or -1 when the pack does not hold it. */
+  find(oid: Oid): number {
+    const i = this.indexOf(oid);
+    return i < 0 ? -1 : this.offsetAt(i);
+  }
+
+  /** Position of `oid` in the sorted table, or -1. */
+  indexOf(oid: Oid): number {
+    if (!isOid(oid)) return -1;
+    const key = hexToBytes(oid);
+    const b = this.bytes;
+    const first = key[0]!;
+    let lo = first === 0 ? 0 : this.fanout[first - 1]!;
+    let hi = this.fanout[first]!;
+    const k0 = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const p = this.oidBase + 20 * mid;
+      let c = this.view.getUint32(p) - k0;
+      for (let j = 4; c === 0 && j < 20; j++) c = b[p + j]! - key[j]!;
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return -1;
+  }
+
+  /** The i-th object id in sorted order. */
+  oidAt(i: number): Oid {
+    return bytesToHex(this.bytes, this.oidBase + 20 * i, 20);
+  }
+
+  /** The raw 20 bytes of the i-th object id (a view, do not modify). */
+  oidBytesAt(i: number): Uint8Array {
+    return this.bytes.subarray(this.oidBase + 20 * i, this.oidBase + 20 * i + 20);
+  }
+
+  /** Pack offset of the i-th object. */
+  offsetAt(i: number): number {
+    const v = this.view.getUint32(this.offBase + 4 * i);
+    if (!(v & LARGE)) return v;
+    const k = v & 0x7fffffff;
+    if (k >= this.largeCount) throw new GitError("invalid pack index: large offset out of range");
+    const p = this.largeBase + 8 * k;
+    return this.view.getUint32(p) * 2 ** 32 + this.view.getUint32(p + 4);
+  }
+
+  /** CRC32 of the i-th object's packed bytes. */
+  crcAt(i: number): number {
+    return this.view.getUint32(this.crcBase + 4 * i);
+  }
+
+  /** Offset of the entry following the one at `offset` (or -1 for the last entry). */
+  nextOffset(offset: number): number {
+    const { offsets } = this.sortedByOffset();
+    const k = upperBound(offsets, offset);
+    return k < offsets.length ? offsets[k]! : -1;
+  }
+
+  /** Sorted-table position of the object stored at `offset`, or -1. */
+  indexAtOffset(offset: number): number {
+    const { offsets, index } = this.sortedByOffset();
+    const k = upperBound(offsets, offset) - 1;
+    return k >= 0 && offsets[k] === offset ? index[k]! : -1;
+  }
+
+  /** Object id stored at `offset`, or null. */
+  oidAtOffset(offset: number): Oid | null {
+    const i = this.indexAtOffset(offset);
+    return i < 0 ? null : this.oidAt(i);
+  }
+
+  private sortedByOffset(): { offsets: Float64Array; index: Uint32Array } {
+    if (this.byOffset) return this.byOffset;
+    const n = this.count;
+    const keys = new BigUint64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = (BigInt(this.offsetAt(i)) << 32n) | BigInt(i);
+    keys.sort();
+    const offsets = new Float64Array(n);
+    const index = new Uint32Array(n);
+    for (let k = 0; k < n; k++) {
+      offsets[k] = Number(keys[k]! >> 32n);
+      index[k] = Number(keys[k]! & 0xffffffffn);
+    }
+    this.byOffset = { offsets, index };
+    return this.byOffset;
+  }
+}
+
+/** One object for writePackIndex. */
+export interface PackIndexEntry {
+  oid: Oid;
+  offset: number;
+  crc: number;
+}
+
+/** Write .idx v2 bytes for a pack, exactly as `git index-pack` does. */
+export function writePackIndex(entries: PackIndexEntry[], packChecksum: Oid): Uint8Array {
+  const sorted = entries.slice().sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+  const n = sorted.length;
+  const large = sorted.filter((e) => e.offset > 0x7fffffff).length;
+  const size = HEADER + FANOUT + 28 * n + 8 * large + 40;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, MAGIC);
+  view.setUint32(4, 2);
+  const counts = new Uint32Array(256);
+  for (const e of sorted) counts[Number.parseInt(e.oid.slice(0, 2), 16)]!++;
+  let acc = 0;
+  for (let i = 0; i < 256; i++) {
+    acc += counts[i]!;
+    view.setUint32(HEADER + 4 * i, acc);
+  }
+  const oidBase = HEADER + FANOUT;
+  const crcBase = oidBase + 20 * n;
+  const offBase = crcBase + 4 * n;
+  const largeBase = offBase + 4 * n;
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const e = sorted[i]!;
+    if (i > 0 && sorted[i - 1]!.oid === e.oid) throw new GitError(`duplicate object ${e.oid} in pack index`);
+    out.set(hexToBytes(e.oid), oidBase + 20 * i);
+    view.setUint32(crcBase + 4 * i, e.crc >>> 0);
+    if (e.offset > 0x7fffffff) {
+      view.setUint32(offBase + 4 * i, (LARGE | k) >>> 0);
+      view.setUint32(largeBase + 8 * k, Math.floor(e.offset / 2 ** 32));
+      view.setUint32(largeBase + 8 * k + 4, e.offset >>> 0);
+      k++;
+    } else {
+      view.setUint32(offBase + 4 * i, e.offset);
+    }
+  }
+  const tail = largeBase + 8 * large;
+  out.set(hexToBytes(packChecksum), tail);
+  out.set(new Bun.CryptoHasher("sha1").update(out.subarray(0, tail + 20)).digest(), tail + 20);
+  return out;
+}
+
+function upperBound(a: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,192 @@
+// Random access to one stored pack through its idx (gitformat-pack):
+//
+//   4-byte signature "PACK", 4-byte version (2 or 3), 4-byte number of objects,
+//   then the entries (see pack-entry.ts), then a 20-byte SHA-1 trailer of all of the above.
+//   "The delta data starts with the size of the base object and the size of the object to
+//   be reconstructed"; ofs-delta bases are earlier in the same pack; ref-delta bases are
+//   named by oid (in a stored pack, also in the same pack).
+import { readDeltaHeader, applyDelta } from "./delta.ts";
+import { inflateExact, inflatePrefix } from "./inflate.ts";
+import {
+  decodeEntryHeader,
+  OBJ_OFS_DELTA,
+  OBJ_REF_DELTA,
+  typeName,
+} from "./pack-entry.ts";
+import type { PackIndex } from "./pack-index.ts";
+import { GitError, type ByteSource, type ObjectType, type Oid, type RawObject } from "./types.ts";
+
+/** One entry as stored, located through the idx. */
+export interface PackEntry {
+  offset: number;
+  /** 1..4 commit, tree, blob, tag; 6 OFS_DELTA; 7 REF_DELTA. */
+  typeCode: number;
+  /** Inflated size of the entry data (for a delta, of the delta itself). */
+  size: number;
+  headerLength: number;
+  baseOffset?: number;
+  baseOid?: Oid;
+  /** Offset of the next entry, or of the trailer. */
+  end: number;
+}
+
+const MAX_HEADER = 32;
+
+/** Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs. */
+export class DeltaBaseCache {
+  private readonly map = new Map<string, RawObject>();
+  private bytes = 0;
+  constructor(readonly maxBytes = 32 * 1024 * 1024) {}
+
+  /** The cached object, refreshed as most recently used. */
+  get(pack: string, offset: number): RawObject | undefined {
+    const key = `${pack}:${offset}`;
+    const v = this.map.get(key);
+    if (v) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  /** Remember an object; objects larger than a quarter of the budget are not kept. */
+  set(pack: string, offset: number, obj: RawObject): void {
+    if (obj.data.length > this.maxBytes / 4) return;
+    const key = `${pack}:${offset}`;
+    const old = this.map.get(key);
+    if (old) {
+      this.bytes -= old.data.length;
+      this.map.delete(key);
+    }
+    this.map.set(key, obj);
+    this.bytes += obj.data.length;
+    for (const [k, v] of this.map) {
+      if (this.bytes <= this.maxBytes) break;
+      this.map.delete(k);
+      this.bytes -= v.data.length;
+    }
+  }
+
+  /** Bytes currently held. */
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/** One immutable pack: its idx plus ranged reads of its bytes. */
+export class Pack {
+  /**
+   * `name` is the pack checksum (hex) or any key unique among packs sharing `cache`.
+   */
+  constructor(
+    readonly name: string,
+    readonly idx: PackIndex,
+    readonly source: ByteSource,
+    readonly cache: DeltaBaseCache = new DeltaBaseCache(),
+  ) {}
+
+  /** The resolved object with this oid, or null when this pack does not hold it. */
+  async read(oid: Oid): Promise<RawObject | null> {
+    const offset = this.idx.find(oid);
+    return offset < 0 ? null : this.readAt(offset);
+  }
+
+  /** Decode the entry header at `offset` (reads a few bytes only). */
+  async entryAt(offset: number): Promise<PackEntry> {
+    const end = this.entryEnd(offset);
+    const head = await this.source.read(offset, Math.min(MAX_HEADER, end - offset));
+    return this.parseEntry(offset, end, head);
+  }
+
+  /** The stored bytes of the entry at `offset` (header and compressed data). */
+  async rawEntryAt(offset: number): Promise<{ entry: PackEntry; bytes: Uint8Array }> {
+    const end = this.entryEnd(offset);
+    const bytes = await this.source.read(offset, end - offset);
+    return { entry: this.parseEntry(offset, end, bytes), bytes };
+  }
+
+  /** The resolved object stored at `offset`; delta chains are followed iteratively. */
+  async readAt(offset: number): Promise<RawObject> {
+    const deltas: { offset: number; compressed: Uint8Array; size: number }[] = [];
+    let cur = offset;
+    let base: RawObject | undefined;
+    while (!base) {
+      base = this.cache.get(this.name, cur);
+      if (base) break;
+      const { entry, bytes } = await this.rawEntryAt(cur);
+      const compressed = bytes.subarray(entry.headerLength);
+      if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) {
+        base = { type: typeName(entry.typeCode), data: inflateExact(compressed, entry.size) };
+        if (deltas.length > 0) this.cache.set(this.name, cur, base);
+        break;
+      }
+      deltas.push({ offset: cur, compressed, size: entry.size });
+      if (deltas.length > this.idx.count) throw new GitError(`delta cycle in pack ${this.name}`);
+      cur = this.baseOffsetOf(entry);
+    }
+    for (let i = deltas.length - 1; i >= 0; i--) {
+      const d = deltas[i]!;
+      base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size)) };
+      this.cache.set(this.name, d.offset, base);
+    }
+    return base;
+  }
+
+  /** Type and size of the object at `offset` without inflating non-delta data. */
+  async headerAt(offset: number): Promise<{ type: ObjectType; size: number }> {
+    const top = await this.entryAt(offset);
+    if (top.typeCode !== OBJ_OFS_DELTA && top.typeCode !== OBJ_REF_DELTA) {
+      return { type: typeName(top.typeCode), size: top.size };
+    }
+    const size = (await this.deltaHeaderOf(top)).resultSize;
+    let e = top;
+    for (let depth = 0; ; depth++) {
+      const cached = this.cache.get(this.name, e.offset);
+      if (cached) return { type: cached.type, size };
+      if (e.typeCode !== OBJ_OFS_DELTA && e.typeCode !== OBJ_REF_DELTA) return { type: typeName(e.typeCode), size };
+      if (depth > this.idx.count) throw new GitError(`delta cycle in pack ${this.name}`);
+      e = await this.entryAt(this.baseOffsetOf(e));
+    }
+  }
+
+  /** Base and result sizes of a delta entry (inflates only the start of it). */
+  async deltaHeaderOf(entry: PackEntry): Promise<{ baseSize: number; resultSize: number }> {
+    const dataStart = entry.offset + entry.headerLength;
+    for (let want = 256; ; want *= 8) {
+      const len = Math.min(want, entry.end - dataStart);
+      const head = inflatePrefix(await this.source.read(dataStart, len));
+      try {
+        return readDeltaHeader(head);
+      } catch (e) {
+        if (len === entry.end - dataStart) throw e;
+      }
+    }
+  }
+
+  /** Offset of the base of a delta entry in this pack (throws when a ref-delta base is missing). */
+  baseOffsetOf(entry: PackEntry): number {
+    if (entry.baseOffset !== undefined) return entry.baseOffset;
+    const off = this.idx.find(entry.baseOid!);
+    if (off < 0) throw new GitError(`pack ${this.name}: delta base ${entry.baseOid} is missing`);
+    return off;
+  }
+
+  private entryEnd(offset: number): number {
+    const next = this.idx.nextOffset(offset);
+    const end = next < 0 ? this.source.size - 20 : next;
+    if (end <= offset) throw new GitError(`pack ${this.name}: no entry at offset ${offset}`);
+    return end;
+  }
+
+  private parseEntry(offset: number, end: number, bytes: Uint8Array): PackEntry {
+    const h = decodeEntryHeader(bytes, 0, Math.min(bytes.length, end - offset));
+    if (!h) throw new GitError(`pack ${this.name}: truncated entry at offset ${offset}`);
+    const entry: PackEntry = { offset, typeCode: h.typeCode, size: h.size, headerLength: h.headerLength, end };
+    if (h.baseDistance !== undefined) {
+      entry.baseOffset = offset - h.baseDistance;
+      if (entry.baseOffset < 12) throw new GitError(`pack ${this.name}: bad delta base offset at ${offset}`);
+    }
+    if (h.baseOid !== undefined) entry.baseOid = h.baseOid;
+    return entry;
+  }
+}

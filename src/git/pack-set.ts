@@ -1,0 +1,38 @@
+// One snapshot of a repository's live packs, read as a single object database.
+import type { Pack } from "./pack-reader.ts";
+import type { ObjectReader, ObjectType, Oid, RawObject } from "./types.ts";
+
+/** The live packs of a repository (newest first) as an ObjectReader; misses are cached per instance. */
+export class PackSet implements ObjectReader {
+  private readonly missing = new Set<Oid>();
+
+  constructor(readonly packs: Pack[]) {}
+
+  /** The first pack holding `oid` and its offset there, or null. */
+  locate(oid: Oid): { pack: Pack; offset: number } | null {
+    if (this.missing.has(oid)) return null;
+    for (const pack of this.packs) {
+      const offset = pack.idx.find(oid);
+      if (offset >= 0) return { pack, offset };
+    }
+    this.missing.add(oid);
+    return null;
+  }
+
+  /** True when some pack holds `oid`. */
+  async has(oid: Oid): Promise<boolean> {
+    return this.locate(oid) !== null;
+  }
+
+  /** The resolved object, or null when absent. */
+  async read(oid: Oid): Promise<RawObject | null> {
+    const at = this.locate(oid);
+    return at ? at.pack.readAt(at.offset) : null;
+  }
+
+  /** Type and size; non-delta entries are not inflated, deltas only read their header. */
+  async readHeader(oid: Oid): Promise<{ type: ObjectType; size: number } | null> {
+    const at = this.locate(oid);
+    return at ? at.pack.headerAt(at.offset) : null;
+  }
+}

@@ -1,0 +1,45 @@
+// The control-plane application: one elysia plugin per resource, errors rendered once.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { AppError, NotFound } from "../errors.ts";
+import type { Ctx } from "../services/context.ts";
+import { parseJsonBody } from "./body.ts";
+import { errorResponse, json, validationMessage } from "./errors.ts";
+import { principalOf } from "./principal.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { orgRoutes } from "./routes/orgs.ts";
+import { repoRoutes } from "./routes/repos.ts";
+import { tokenRoutes } from "./routes/tokens.ts";
+
+/** Request ids assigned by the server, looked up when an error must be logged. */
+export const requestIds = new WeakMap<Request, string>();
+
+/** Builds the /v1 application. */
+export function buildApp(ctx: Ctx) {
+  return new Elysia()
+    .use(
+      openapi({
+        path: "/v1/docs",
+        specPath: "/v1/openapi.json",
+        documentation: { info: { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" } },
+      }),
+    )
+    .onParse(async ({ request, contentType }) => {
+      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
+    })
+    // Resolve the caller before validation: a bad credential is a 401 whatever the body.
+    .onTransform(({ request }) => {
+      if (new URL(request.url).pathname.startsWith("/v1/")) principalOf(ctx, request);
+    })
+    .onError(({ code, error, request }) => {
+      if (code === "VALIDATION") return json(400, { error: validationMessage(error) });
+      if (code === "PARSE") return json(400, { error: "invalid request body" });
+      if (code === "NOT_FOUND") return errorResponse(NotFound("no such route"), ctx.log, "");
+      if (error instanceof AppError) return errorResponse(error, ctx.log, "");
+      return errorResponse(error, ctx.log, requestIds.get(request) ?? "unknown");
+    })
+    .use(authRoutes(ctx))
+    .use(orgRoutes(ctx))
+    .use(tokenRoutes(ctx))
+    .use(repoRoutes(ctx));
+}

@@ -1,0 +1,50 @@
+// Resolves the caller of an HTTP request once, and applies the CSRF rule for cookie sessions.
+import { Forbidden } from "../errors.ts";
+import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/auth.ts";
+import type { Ctx } from "../services/context.ts";
+import type { Principal } from "../services/principal.ts";
+
+const cache = new WeakMap<Request, Principal>();
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The value of one cookie from the Cookie header. */
+export function readCookie(request: Request, name: string): string | null {
+  const header = request.headers.get("cookie");
+  if (!header) return null;
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return null;
+}
+
+/** The caller of `request` (cached per request); throws 401 for a presented but unusable credential. */
+export function principalOf(ctx: Ctx, request: Request): Principal {
+  let p = cache.get(request);
+  if (p) return p;
+  p = resolvePrincipal(ctx, { authorization: request.headers.get("authorization"), session: readCookie(request, SESSION_COOKIE) });
+  // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
+  // preflight and a matching Origin proves the page is ours, so one of the two is required.
+  if (p.kind === "session" && !SAFE.has(request.method)) {
+    const type = request.headers.get("content-type") ?? "";
+    const origin = request.headers.get("origin");
+    if (!type.toLowerCase().startsWith("application/json") && origin !== ctx.baseUrl) {
+      throw Forbidden("cross-site request refused: send a JSON body or an Origin header matching this site");
+    }
+    if (origin !== null && origin !== ctx.baseUrl) throw Forbidden("cross-site request refused: Origin does not match this site");
+  }
+  cache.set(request, p);
+  return p;
+}
+
+/** The Set-Cookie value that starts a session. */
+export function sessionCookie(ctx: Ctx, secret: string): string {
+  const secure = ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
+  return `${SESSION_COOKIE}=${secret}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
+}
+
+/** The Set-Cookie value that clears the session cookie. */
+export function clearedSessionCookie(ctx: Ctx): string {
+  const secure = ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
+  return `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${secure}`;
+}

@@ -1,0 +1,55 @@
+// Composition root: config → db → storage → services → http + ssh + workers.
+// `bun src/main.ts <command>` behaves exactly like the compiled `svc` binary.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "./config.ts";
+import { migrate, openDatabase } from "./db/client.ts";
+import { startHttp } from "./http/server.ts";
+import { createLogger } from "./log.ts";
+import { warmAuth } from "./services/auth.ts";
+import type { Ctx } from "./services/context.ts";
+import { purgeRepoStorage } from "./services/purge.ts";
+import { createObjectStore } from "./storage/index.ts";
+import { startWorkers } from "./workers.ts";
+
+/** Opens the data dir, database (migrated) and object store: what every command needs. */
+export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
+  const log = createLogger(config.logLevel);
+  const { db, sqlite } = openDatabase(config.dataDir);
+  migrate(sqlite);
+  const store = await createObjectStore(config.storage);
+  const tmpDir = join(config.dataDir, "tmp");
+  mkdirSync(tmpDir, { recursive: true });
+  const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
+  const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
+  return { db, config, baseUrl, sshPublic, store, tmpDir, log, close: () => sqlite.close() };
+}
+
+/** `svc serve`: starts everything and resolves when a signal has drained the server. */
+export async function serve(config: Config): Promise<void> {
+  const ctx = await openContext(config);
+  await warmAuth();
+  const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort });
+  // With port 0 (or no SVC_BASE_URL) the public address is what we actually bound.
+  if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
+  const workers = startWorkers(ctx, { "repo.purge": purgeRepoStorage });
+  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ctx.sshPublic ?? "off"}\n`);
+
+  await new Promise<void>((resolve) => {
+    const shutdown = async (signal: string) => {
+      ctx.log.info("shutting down", { signal });
+      // Why: stop(false) stops accepting and waits for in-flight requests to finish.
+      await server.stop(false);
+      await workers.stop();
+      ctx.close();
+      resolve();
+    };
+    process.once("SIGTERM", () => void shutdown("SIGTERM"));
+    process.once("SIGINT", () => void shutdown("SIGINT"));
+  });
+}
+
+if (import.meta.main) {
+  const { runCli } = await import("../cli/index.ts");
+  await runCli(process.argv.slice(2));
+}

@@ -1,0 +1,29 @@
+// What every service function receives: the database, configuration and public addresses.
+import type { Config } from "../config.ts";
+import type { Db } from "../db/client.ts";
+import type { ObjectStore } from "../storage/object-store.ts";
+
+/** Service context, built once by the composition root. */
+export interface Ctx {
+  db: Db;
+  config: Config;
+  /** Public base URL without trailing slash (SVC_BASE_URL or the bound address). */
+  baseUrl: string;
+  /** host:port written into ssh_clone_url, or null when SSH is off. */
+  sshPublic: string | null;
+  store: ObjectStore;
+  /** Scratch space for spooling packs (under the data dir). */
+  tmpDir: string;
+  log: Logger;
+}
+
+/** JSON-lines logger on stderr. */
+export interface Logger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  debug(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Milliseconds since the epoch: every timestamp in the service. */
+export const now = () => Date.now();

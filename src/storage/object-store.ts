@@ -1,0 +1,43 @@
+// The one interface every git byte in svc goes through: a flat key space of immutable files
+// (packs and their indexes), backed by a local folder or any S3-compatible store.
+
+/** What a listing yields for each stored object. */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  /** Milliseconds since the epoch. */
+  modifiedAt: number;
+}
+
+/** A flat store of immutable objects addressed by slash-separated keys. */
+export interface ObjectStore {
+  readonly kind: "fs" | "s3";
+  /** Write a whole object from a local file atomically (readers never see a partial object). */
+  putFile(key: string, path: string): Promise<void>;
+  /** Write a whole object from memory atomically. */
+  put(key: string, data: Uint8Array): Promise<void>;
+  /** The whole object, or null when absent. */
+  get(key: string): Promise<Uint8Array | null>;
+  /** Exactly `length` bytes at `offset` (StorageError "not_found" / "out_of_range" otherwise). */
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array>;
+  /** The object's size, or null when absent. */
+  stat(key: string): Promise<{ size: number } | null>;
+  /** Remove the object; removing an absent object is not an error. */
+  delete(key: string): Promise<void>;
+  /** Every object whose key starts with `prefix`, in no promised order (S3 and fs sort by key; s3rver does not). */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+}
+
+/** Why a storage call failed in a way callers may want to tell apart. */
+export type StorageErrorCode = "invalid_key" | "not_found" | "out_of_range";
+
+/** The single error type thrown by the storage layer for expected failures. */
+export class StorageError extends Error {
+  constructor(
+    message: string,
+    readonly code: StorageErrorCode,
+  ) {
+    super(message);
+    this.name = "StorageError";
+  }
+}

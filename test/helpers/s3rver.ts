@@ -1,0 +1,84 @@
+// Starts s3rver (an S3-compatible server from npm) in a child process on a random port with a
+// temp directory. A child process rather than in-process: a test that blocks its own event
+// loop (spawnSync of git, say) would otherwise starve the S3 server the svc child talks to.
+// This file is also the child's entry point (see the import.meta.main block at the bottom).
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A running s3rver and how to reach it; the bucket is not created (svc creates it). */
+export interface S3rverHandle {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Start s3rver on 127.0.0.1 and a free port; resolves once it accepts requests. */
+export async function startS3rver(): Promise<S3rverHandle> {
+  const directory = await mkdtemp(join(tmpdir(), "svc-s3rver-"));
+  const child = Bun.spawn([process.execPath, import.meta.path, directory], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  let port: number;
+  try {
+    port = await readReadyPort(child.stdout, child.exited);
+  } catch (err) {
+    child.kill();
+    await child.exited;
+    await rm(directory, { recursive: true, force: true });
+    throw err;
+  }
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      child.kill();
+      await child.exited;
+      await rm(directory, { recursive: true, force: true });
+    })());
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    accessKey: "S3RVER",
+    secretKey: "S3RVER",
+    bucket: "svc-test",
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+// Reads the child's first stdout line ({"port":N}), then keeps draining so the pipe never fills.
+async function readReadyPort(stdout: ReadableStream<Uint8Array>, exited: Promise<number>): Promise<number> {
+  const reader = stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`s3rver exited before it was ready (exit code ${await exited})`);
+    text += decoder.decode(value, { stream: true });
+    const newline = text.indexOf("\n");
+    if (newline >= 0) {
+      const { port } = JSON.parse(text.slice(0, newline)) as { port: number };
+      (async () => {
+        while (!(await reader.read()).done);
+      })().catch(() => {});
+      return port;
+    }
+  }
+}
+
+if (import.meta.main) {
+  const { default: S3rver } = await import("s3rver");
+  const server = new S3rver({ port: 0, address: "127.0.0.1", directory: process.argv[2], silent: true });
+  const { port } = await server.run();
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+  const shutdown = () => server.close().finally(() => process.exit(0));
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  // The parent holds our stdin open; when it goes away (even by crashing), so do we.
+  process.stdin.on("end", shutdown).on("close", shutdown).resume();
+}
