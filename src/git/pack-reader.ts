@@ -127,7 +127,7 @@ export class Pack {
     for (let i = deltas.length - 1; i >= 0; i--) {
       const d = deltas[i]!;
       base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size)) };
-      this.cache.set(this.name, d.offset, base);
+      if (i > 0) this.cache.set(this.name, d.offset, base);
     }
     return base;
   }

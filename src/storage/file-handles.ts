@@ -46,11 +46,6 @@ export class FileHandlePool {
     this.slots.delete(path);
   }
 
-  /** Close every idle handle and retire the busy ones. */
-  close(): void {
-    this.slots.clear();
-  }
-
   private retire(slot: Slot): void {
     slot.retired = true;
     if (slot.users === 0) closeSlot(slot);

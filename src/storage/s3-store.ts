@@ -16,7 +16,7 @@ export interface S3StoreConfig {
   bucket: string;
   accessKey: string;
   secretKey: string;
-  region?: string;
+  region?: string | undefined;
 }
 
 /** An ObjectStore keeping each object under its key in `cfg.bucket`, creating the bucket if missing. */

@@ -72,8 +72,15 @@ async function readReadyPort(stdout: ReadableStream<Uint8Array>, exited: Promise
 }
 
 if (import.meta.main) {
-  const { default: S3rver } = await import("s3rver");
-  const server = new S3rver({ port: 0, address: "127.0.0.1", directory: process.argv[2], silent: true });
+  // s3rver ships no type declarations; this is the part of its API we use.
+  type S3rverClass = new (options: { port: number; address: string; directory: string; silent: boolean }) => {
+    run(): Promise<{ port: number }>;
+    close(): Promise<void>;
+  };
+  const { default: S3rver } = (await import("s3rver" as string)) as { default: S3rverClass };
+  const directory = process.argv[2];
+  if (!directory) throw new Error("usage: bun test/helpers/s3rver.ts <directory>");
+  const server = new S3rver({ port: 0, address: "127.0.0.1", directory, silent: true });
   const { port } = await server.run();
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   const shutdown = () => server.close().finally(() => process.exit(0));

@@ -1,0 +1,249 @@
+// Reachability over an ObjectReader: what to send for a fetch (rev-list --objects
+// <wants> --not <haves>, with shallow boundaries and filters), ancestry tests for
+// fast-forward checks, and the "is this object reachable from a ref" check of upload-pack.
+import { type ObjectFilter, TreeWalker } from "./list-objects.ts";
+import { CommitCache, CommitQueue, limitCommits, type Peeled } from "./revision.ts";
+import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
+import { GitError, type ObjectReader, type Oid } from "./types.ts";
+
+export type { ObjectFilter } from "./list-objects.ts";
+
+/** What the client asked for and what it has. */
+export interface CollectRequest {
+  wants: Oid[];
+  /** Objects the client has (common with us). */
+  haves: Oid[];
+  /** The client's current shallow commits. */
+  shallow: Oid[];
+  depth?: number;
+  deepenSince?: number;
+  /** Resolved ids of the deepen-not refs. */
+  deepenNot?: Oid[];
+  deepenRelative?: boolean;
+  filter?: ObjectFilter;
+  /** Ref tips, needed for deepen-relative (client shallow commits must be reachable from them). */
+  tips?: Oid[];
+}
+
+/** Objects to send and shallow-info to report. */
+export interface CollectResult {
+  /** Tags, commits, trees, then blobs to send; each once. */
+  oids: Oid[];
+  shallow: Oid[];
+  unshallow: Oid[];
+  /** Objects the client is known to have next to what is sent: usable as thin-pack delta bases. */
+  bases: Set<Oid>;
+  /** How many of `oids` are commits. */
+  commitCount: number;
+}
+
+/** rev-list --objects <wants> --not <haves> with git upload-pack's shallow and filter semantics. */
+export async function collectObjects(reader: ObjectReader, req: CollectRequest): Promise<CollectResult> {
+  const cache = new CommitCache(reader);
+  const tags: Oid[] = [];
+  const wantCommits: Oid[] = [];
+  const wantTrees: Oid[] = [];
+  const wantBlobs: Oid[] = [];
+  for (const oid of req.wants) {
+    const p = await mustPeel(cache, oid);
+    tags.push(...p.tags);
+    if (p.type === "commit") wantCommits.push(p.oid);
+    else if (p.type === "tree") wantTrees.push(p.oid);
+    else wantBlobs.push(p.oid);
+  }
+  const haveCommits: Oid[] = [];
+  const haveOthers = new Set<Oid>();
+  for (const oid of req.haves) {
+    const p = await cache.peel(oid);
+    if (!p) continue;
+    for (const t of p.tags) haveOthers.add(t);
+    if (p.type === "commit") haveCommits.push(p.oid);
+    else haveOthers.add(p.oid);
+  }
+
+  const clientShallow: Oid[] = [];
+  for (const oid of new Set(req.shallow)) {
+    const head = await reader.readHeader(oid);
+    if (!head) continue;
+    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
+    clientShallow.push(oid);
+  }
+  const plan = await planShallow(cache, req, wantCommits, clientShallow);
+
+  const walk = await limitCommits(cache, {
+    interesting: [...wantCommits, ...plan.extraWants],
+    uninteresting: [...haveCommits, ...plan.unshallow],
+    grafts: plan.grafts,
+  });
+
+  // Trees of the boundary commits are on the client; with shallow involved also those of
+  // every commit it named (git's --objects-edge-aggressive).
+  const trees = new TreeWalker(reader);
+  const edges = new Set(walk.edges);
+  if (plan.grafts.size > 0) for (const oid of [...haveCommits, ...plan.unshallow]) edges.add(oid);
+  for (const oid of edges) await trees.markUninteresting((await cache.get(oid)).tree);
+  for (const oid of haveOthers) {
+    const head = await reader.readHeader(oid);
+    if (head?.type === "tree") await trees.markUninteresting(oid);
+    else trees.uninteresting.add(oid);
+  }
+
+  const seen = new Set<Oid>();
+  const sendTags = tags.filter((t) => !haveOthers.has(t) && !seen.has(t) && seen.add(t));
+  const commits = walk.commits.map((c) => c.oid);
+  for (const c of commits) seen.add(c);
+  const treeList: Oid[] = [];
+  const blobList: Oid[] = [];
+  for (const c of walk.commits) await trees.collect(c.tree, seen, treeList, blobList, req.filter);
+  for (const t of wantTrees) await trees.collect(t, seen, treeList, blobList, req.filter);
+  // Explicitly wanted blobs are sent whatever the filter says.
+  const listed = new Set(blobList);
+  for (const b of wantBlobs) {
+    if (listed.has(b)) continue;
+    listed.add(b);
+    blobList.push(b);
+  }
+
+  const bases = new Set<Oid>(trees.uninteresting);
+  for (const e of edges) bases.add(e);
+  return {
+    oids: [...sendTags, ...commits, ...treeList, ...blobList],
+    shallow: plan.shallow,
+    unshallow: plan.unshallow,
+    bases,
+    commitCount: commits.length,
+  };
+}
+
+async function planShallow(
+  cache: CommitCache,
+  req: CollectRequest,
+  wantCommits: Oid[],
+  clientShallow: Oid[],
+): Promise<ShallowPlan> {
+  const depth = req.depth ?? 0;
+  const byRevList = req.deepenSince !== undefined || (req.deepenNot?.length ?? 0) > 0;
+  if (depth > 0 && byRevList) {
+    throw new GitError("deepen and deepen-since (or deepen-not) cannot be used together");
+  }
+  if (depth > 0) {
+    return deepen(cache, {
+      wants: wantCommits,
+      clientShallow,
+      depth,
+      relative: req.deepenRelative === true,
+      tips: req.tips ?? [],
+    });
+  }
+  if (byRevList) {
+    const not: Oid[] = [];
+    for (const oid of req.deepenNot ?? []) {
+      const p = await cache.peel(oid);
+      if (p?.type === "commit") not.push(p.oid);
+    }
+    return deepenByRevList(cache, { wants: wantCommits, clientShallow, since: req.deepenSince, not });
+  }
+  return { shallow: [], unshallow: [], grafts: new Set(clientShallow), extraWants: [] };
+}
+
+async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
+  const p = await cache.peel(oid);
+  if (!p) throw new GitError(`missing object ${oid}`, "missing");
+  return p;
+}
+
+/** Commits older than the candidate ancestor by more than this are not explored (clock-skew allowance). */
+const ANCESTRY_SKEW_SECONDS = 24 * 60 * 60;
+
+/** True when commit `ancestor` is reachable from commit `descendant` (or is it); for fast-forward checks. */
+export async function isAncestor(reader: ObjectReader, ancestor: Oid, descendant: Oid): Promise<boolean> {
+  if (ancestor === descendant) return true;
+  const cache = new CommitCache(reader);
+  const target = await cache.lookup(ancestor);
+  const start = await cache.lookup(descendant);
+  if (!target || !start) return false;
+  const cutoff = target.time - ANCESTRY_SKEW_SECONDS;
+  const queue = new CommitQueue();
+  const seen = new Set<Oid>([descendant]);
+  queue.push(start);
+  while (queue.size > 0) {
+    const node = queue.pop()!;
+    if (node.oid === ancestor) return true;
+    for (const p of node.parents) {
+      if (seen.has(p)) continue;
+      seen.add(p);
+      const pn = await cache.lookup(p);
+      if (pn && pn.time >= cutoff) queue.push(pn);
+      else if (p === ancestor) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The first of `oids` that is not reachable from `tips` (allow-reachable-sha1-in-want), or null.
+ * Commits and tags are checked with a limited commit walk; trees and blobs by walking the trees
+ * of reachable commits, newest first, until every one is found.
+ */
+export async function firstUnreachable(reader: ObjectReader, tips: Oid[], oids: Oid[]): Promise<Oid | null> {
+  const cache = new CommitCache(reader);
+  const tipSet = new Set(tips);
+  const tipCommits: Oid[] = [];
+  const tipOthers = new Set<Oid>();
+  for (const t of tipSet) {
+    const p = await cache.peel(t);
+    if (!p) continue;
+    for (const tag of p.tags) tipOthers.add(tag);
+    if (p.type === "commit") tipCommits.push(p.oid);
+    else tipOthers.add(p.oid);
+  }
+  const pending = new Map<Oid, Oid>();
+  const commits: Oid[] = [];
+  for (const oid of oids) {
+    if (tipSet.has(oid) || tipOthers.has(oid)) continue;
+    const p = await cache.peel(oid);
+    if (!p) return oid;
+    // Commits and trees never point at tags: a tag is reachable only as a tip or through a tip's tag chain.
+    if (p.tags.length > 0) return oid;
+    if (p.type === "commit") {
+      if (!tipCommits.includes(p.oid)) commits.push(p.oid);
+    } else {
+      pending.set(p.oid, oid);
+    }
+  }
+  if (commits.length > 0) {
+    const outside = await limitCommits(cache, { interesting: commits, uninteresting: tipCommits });
+    const unreachable = new Set(outside.commits.map((c) => c.oid));
+    const bad = commits.find((c) => unreachable.has(c));
+    if (bad) return bad;
+  }
+  if (pending.size === 0) return null;
+  for (const t of tipOthers) pending.delete(t);
+  if (pending.size === 0) return null;
+  const trees = new TreeWalker(reader);
+  for (const t of tipOthers) {
+    const head = await reader.readHeader(t);
+    if (head?.type === "tree") await trees.markUninteresting(t);
+  }
+  const found = (): boolean => {
+    for (const oid of [...pending.keys()]) if (trees.uninteresting.has(oid)) pending.delete(oid);
+    return pending.size === 0;
+  };
+  if (found()) return null;
+  // Newest history first: lazy fetches of a partial clone mostly ask for blobs of recent trees.
+  const queue = new CommitQueue();
+  const seen = new Set<Oid>(tipCommits);
+  for (const c of tipCommits) queue.push(await cache.get(c));
+  while (queue.size > 0) {
+    const node = queue.pop()!;
+    await trees.markUninteresting(node.tree);
+    if (found()) return null;
+    for (const p of node.parents) {
+      if (seen.has(p)) continue;
+      seen.add(p);
+      const pn = await cache.lookup(p);
+      if (pn) queue.push(pn);
+    }
+  }
+  return pending.values().next().value ?? null;
+}
