@@ -4,10 +4,12 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
 import { migrate, openDatabase } from "./db/client.ts";
+import { gitHandler } from "./http/git.ts";
 import { startHttp } from "./http/server.ts";
 import { createLogger } from "./log.ts";
 import { warmAuth } from "./services/auth.ts";
 import type { Ctx } from "./services/context.ts";
+import { GitStore } from "./services/git-store.ts";
 import { purgeRepoStorage } from "./services/purge.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./workers.ts";
@@ -22,20 +24,18 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, tmpDir, log, close: () => sqlite.close() };
+  return { db, config, baseUrl, sshPublic, store, git: new GitStore(store), tmpDir, log, close: () => sqlite.close() };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContext(config);
   await warmAuth();
-  const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort });
+  const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });
   // With port 0 (or no SVC_BASE_URL) the public address is what we actually bound.
   if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
   const workers = startWorkers(ctx, { "repo.purge": purgeRepoStorage });
-  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ctx.sshPublic ?? "off"}\n`);
-
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
@@ -47,6 +47,9 @@ export async function serve(config: Config): Promise<void> {
     process.once("SIGTERM", () => void shutdown("SIGTERM"));
     process.once("SIGINT", () => void shutdown("SIGINT"));
   });
+  // Handlers first, then the ready line: a signal right after it must drain, not kill.
+  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ctx.sshPublic ?? "off"}\n`);
+  await stopped;
 }
 
 if (import.meta.main) {

@@ -1,13 +1,11 @@
 // Tree traversal for `rev-list --objects`: the trees and blobs of the interesting
 // commits, minus everything in the trees of the uninteresting edge commits, with the
 // partial-clone blob filters of rev-list --filter.
-import { isTreeMode, parseTree } from "./object.ts";
+import { type EntryKind, forEachTreeEntry } from "./object-links.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 
 /** Partial clone filters: blob:none omits every blob, blob:limit=<n> omits blobs of n bytes or more. */
 export type ObjectFilter = { kind: "blob:none" } | { kind: "blob:limit"; bytes: number };
-
-const GITLINK = "160000";
 
 /** Parse a filter-spec ("blob:none", "blob:limit=1k"); null for a spec this server does not support. */
 export function parseFilterSpec(spec: string): ObjectFilter | null {
@@ -26,11 +24,13 @@ export class TreeWalker {
   constructor(private readonly reader: ObjectReader) {}
 
   /** The entries of a tree; throws GitError naming it when missing. */
-  async entries(oid: Oid): Promise<{ mode: string; name: string; oid: Oid }[]> {
+  async entries(oid: Oid): Promise<{ kind: EntryKind; oid: Oid }[]> {
     const obj = await this.reader.read(oid);
     if (!obj) throw new GitError(`missing tree ${oid}`, "missing");
     if (obj.type !== "tree") throw new GitError(`object ${oid} is a ${obj.type}, not a tree`);
-    return parseTree(obj.data);
+    const entries: { kind: EntryKind; oid: Oid }[] = [];
+    forEachTreeEntry(obj.data, (kind, entry) => entries.push({ kind, oid: entry }));
+    return entries;
   }
 
   /** Mark a tree and everything below it as held by the client (mark_tree_uninteresting). */
@@ -42,9 +42,9 @@ export class TreeWalker {
       const tree = stack.pop()!;
       const entries = await this.entries(tree).catch(() => []);
       for (const e of entries) {
-        if (e.mode === GITLINK || this.uninteresting.has(e.oid)) continue;
+        if (e.kind === "gitlink" || this.uninteresting.has(e.oid)) continue;
         this.uninteresting.add(e.oid);
-        if (isTreeMode(e.mode)) stack.push(e.oid);
+        if (e.kind === "tree") stack.push(e.oid);
       }
     }
   }
@@ -57,7 +57,7 @@ export class TreeWalker {
     if (seen.has(root) || this.uninteresting.has(root)) return;
     seen.add(root);
     trees.push(root);
-    const stack: { entries: { mode: string; oid: Oid }[]; at: number }[] = [
+    const stack: { entries: { kind: EntryKind; oid: Oid }[]; at: number }[] = [
       { entries: await this.entries(root), at: 0 },
     ];
     while (stack.length > 0) {
@@ -67,8 +67,8 @@ export class TreeWalker {
         continue;
       }
       const e = top.entries[top.at++]!;
-      if (e.mode === GITLINK || seen.has(e.oid) || this.uninteresting.has(e.oid)) continue;
-      if (isTreeMode(e.mode)) {
+      if (e.kind === "gitlink" || seen.has(e.oid) || this.uninteresting.has(e.oid)) continue;
+      if (e.kind === "tree") {
         seen.add(e.oid);
         trees.push(e.oid);
         stack.push({ entries: await this.entries(e.oid), at: 0 });

@@ -185,17 +185,7 @@ export function validateObject(type: ObjectType, data: Uint8Array): void {
     const t = parseTag(data);
     if (t.tag === "") throw new GitError("invalid tag: empty tag name");
   } else if (type === "tree") {
-    let prev: Uint8Array | null = null;
-    let prevName: Uint8Array | null = null;
-    for (const e of parseTree(data)) {
-      checkTreeEntry(e.mode, e.name);
-      const name = encodeText(e.name);
-      const key = treeSortKey(e.mode, name);
-      if (prevName && compareBytes(prevName, name) === 0) throw new GitError(`invalid tree: duplicate entry ${e.name}`);
-      if (prev && compareBytes(prev, key) >= 0) throw new GitError("invalid tree: entries not sorted");
-      prev = key;
-      prevName = name;
-    }
+    validateTree(data);
   } else {
     throw new GitError(`unknown object type ${type as string}`);
   }
@@ -211,6 +201,63 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
+}
+
+/** Byte-level tree check (no strings per entry: trees are validated for every pushed object). */
+function validateTree(data: Uint8Array): void {
+  let pos = 0;
+  let prevStart = -1;
+  let prevEnd = -1;
+  let prevDir = false;
+  while (pos < data.length) {
+    const sp = data.indexOf(SP, pos);
+    if (sp <= pos || sp - pos > 6) throw new GitError("invalid tree: malformed mode");
+    let mode = "";
+    for (let k = pos; k < sp; k++) {
+      const c = data[k]!;
+      if (c < 0x30 || c > 0x37) throw new GitError("invalid tree: malformed mode");
+      mode += String.fromCharCode(c);
+    }
+    if (!TREE_MODES.has(mode)) throw new GitError(`invalid tree: bad mode ${mode}`);
+    const start = sp + 1;
+    const end = data.indexOf(0, start);
+    if (end < 0 || end + 21 > data.length) throw new GitError("invalid tree: truncated entry");
+    const len = end - start;
+    if (len === 0) throw new GitError("invalid tree: empty entry name");
+    if (data.subarray(start, end).includes(0x2f)) throw new GitError("invalid tree: entry name contains '/'");
+    // Why: "." / ".." / ".git" entries let a checkout write outside the work tree or into .git.
+    if (data[start] === 0x2e) {
+      const isDots = len <= 2 && (len === 1 || data[start + 1] === 0x2e);
+      const isGit =
+        len === 4 &&
+        (data[start + 1]! | 0x20) === 0x67 &&
+        (data[start + 2]! | 0x20) === 0x69 &&
+        (data[start + 3]! | 0x20) === 0x74;
+      if (isDots || isGit) throw new GitError("invalid tree: forbidden entry name");
+    }
+    const dir = isTreeMode(mode);
+    if (prevStart >= 0) {
+      const c = compareTreeNames(data, prevStart, prevEnd, prevDir, start, end, dir);
+      if (c === 0) throw new GitError("invalid tree: duplicate entry");
+      if (c > 0) throw new GitError("invalid tree: entries not sorted");
+    }
+    prevStart = start;
+    prevEnd = end;
+    prevDir = dir;
+    pos = end + 21;
+  }
+}
+
+/** Compare two names in `d` git's way; 0 only when the names are equal (whatever the modes). */
+function compareTreeNames(d: Uint8Array, a: number, aEnd: number, aDir: boolean, b: number, bEnd: number, bDir: boolean): number {
+  const la = aEnd - a;
+  const lb = bEnd - b;
+  const n = Math.min(la, lb);
+  for (let i = 0; i < n; i++) if (d[a + i] !== d[b + i]) return d[a + i]! - d[b + i]!;
+  if (la === lb) return 0;
+  const ca = la > n ? d[a + n]! : aDir ? 0x2f : 0;
+  const cb = lb > n ? d[b + n]! : bDir ? 0x2f : 0;
+  return ca - cb || la - lb;
 }
 
 function treeSortKey(mode: string, name: Uint8Array): Uint8Array {

@@ -28,13 +28,19 @@ export function hashObject(type: ObjectType, data: Uint8Array): Oid {
 export function hexToBytes(hex: string): Uint8Array {
   if (hex.length % 2 !== 0) throw new TypeError(`odd-length hex string: ${hex}`);
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) {
+  hexInto(hex, out, 0);
+  return out;
+}
+
+/** Decode hex characters into `out` at `offset` (no allocation); throws on bad input. */
+export function hexInto(hex: string, out: Uint8Array, offset: number): void {
+  const n = hex.length >> 1;
+  for (let i = 0; i < n; i++) {
     const hi = hexValue(hex.charCodeAt(2 * i));
     const lo = hexValue(hex.charCodeAt(2 * i + 1));
     if (hi < 0 || lo < 0) throw new TypeError(`invalid hex string: ${hex}`);
-    out[i] = (hi << 4) | lo;
+    out[offset + i] = (hi << 4) | lo;
   }
-  return out;
 }
 
 /** Encode `length` bytes from `offset` (default: the rest of the array) as lowercase hex. */

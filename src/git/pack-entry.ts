@@ -9,11 +9,17 @@
 import { bytesToHex } from "./oid.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
 
+/** Entry type code of a commit. */
 export const OBJ_COMMIT = 1;
+/** Entry type code of a tree. */
 export const OBJ_TREE = 2;
+/** Entry type code of a blob. */
 export const OBJ_BLOB = 3;
+/** Entry type code of a tag. */
 export const OBJ_TAG = 4;
+/** Entry type code of a delta against an earlier entry named by offset. */
 export const OBJ_OFS_DELTA = 6;
+/** Entry type code of a delta against an object named by oid. */
 export const OBJ_REF_DELTA = 7;
 
 const TYPE_NAMES: (ObjectType | undefined)[] = [undefined, "commit", "tree", "blob", "tag"];

@@ -8,7 +8,7 @@
 //     index the next table; otherwise they are the pack offset.
 //   - A table of 8-byte offset entries (empty for pack files less than 2 GiB).
 //   - A copy of the pack checksum, then the SHA-1 checksum of all of the above.
-import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { bytesToHex, hexInto, hexToBytes, isOid } from "./oid.ts";
 import { GitError, type Oid } from "./types.ts";
 
 const MAGIC = 0xff744f63;
@@ -134,17 +134,37 @@ export class PackIndex {
   private sortedByOffset(): { offsets: Float64Array; index: Uint32Array } {
     if (this.byOffset) return this.byOffset;
     const n = this.count;
-    const keys = new BigUint64Array(n);
-    for (let i = 0; i < n; i++) keys[i] = (BigInt(this.offsetAt(i)) << 32n) | BigInt(i);
-    keys.sort();
     const offsets = new Float64Array(n);
     const index = new Uint32Array(n);
-    for (let k = 0; k < n; k++) {
-      offsets[k] = Number(keys[k]! >> 32n);
-      index[k] = Number(keys[k]! & 0xffffffffn);
+    const max = this.largeCount === 0 ? 2 ** 31 : this.maxOffset() + 1;
+    const scale = 2 ** Math.max(1, Math.ceil(Math.log2(n + 1)));
+    if (max * scale <= 2 ** 53) {
+      // One native sort of exact float keys (offset * scale + position), as fast as it gets.
+      const keys = new Float64Array(n);
+      for (let i = 0; i < n; i++) keys[i] = this.offsetAt(i) * scale + i;
+      keys.sort();
+      for (let k = 0; k < n; k++) {
+        const off = Math.floor(keys[k]! / scale);
+        offsets[k] = off;
+        index[k] = keys[k]! - off * scale;
+      }
+    } else {
+      const all = Float64Array.from({ length: n }, (_, i) => this.offsetAt(i));
+      for (let i = 0; i < n; i++) index[i] = i;
+      index.sort((a, b) => all[a]! - all[b]!);
+      for (let k = 0; k < n; k++) offsets[k] = all[index[k]!]!;
     }
     this.byOffset = { offsets, index };
     return this.byOffset;
+  }
+
+  private maxOffset(): number {
+    let max = 0;
+    for (let k = 0; k < this.largeCount; k++) {
+      const p = this.largeBase + 8 * k;
+      max = Math.max(max, this.view.getUint32(p) * 2 ** 32 + this.view.getUint32(p + 4));
+    }
+    return max;
   }
 }
 
@@ -155,18 +175,40 @@ export interface PackIndexEntry {
   crc: number;
 }
 
-/** Write .idx v2 bytes for a pack, exactly as `git index-pack` does. */
+/** Write .idx v2 bytes for a pack, exactly as `git index-pack` does (duplicates kept, in pack order). */
 export function writePackIndex(entries: PackIndexEntry[], packChecksum: Oid): Uint8Array {
-  const sorted = entries.slice().sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
-  const n = sorted.length;
-  const large = sorted.filter((e) => e.offset > 0x7fffffff).length;
+  const n = entries.length;
+  const oids = new Uint8Array(20 * n);
+  const offsets = new Float64Array(n);
+  const crcs = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const e = entries[i]!;
+    if (!isOid(e.oid)) throw new GitError(`invalid object id ${e.oid}`);
+    hexInto(e.oid, oids, 20 * i);
+    offsets[i] = e.offset;
+    crcs[i] = e.crc >>> 0;
+  }
+  return writePackIndexRaw(oids, offsets, crcs, n, packChecksum);
+}
+
+/** writePackIndex over parallel arrays (`oids`: 20 raw bytes per object), without per-object strings. */
+export function writePackIndexRaw(
+  oids: Uint8Array,
+  offsets: ArrayLike<number>,
+  crcs: ArrayLike<number>,
+  n: number,
+  packChecksum: Oid,
+): Uint8Array {
+  const order = sortOids(oids, n);
+  let large = 0;
+  for (let i = 0; i < n; i++) if (offsets[i]! > 0x7fffffff) large++;
   const size = HEADER + FANOUT + 28 * n + 8 * large + 40;
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC);
   view.setUint32(4, 2);
   const counts = new Uint32Array(256);
-  for (const e of sorted) counts[Number.parseInt(e.oid.slice(0, 2), 16)]!++;
+  for (let i = 0; i < n; i++) counts[oids[20 * i]!]!++;
   let acc = 0;
   for (let i = 0; i < 256; i++) {
     acc += counts[i]!;
@@ -177,24 +219,61 @@ export function writePackIndex(entries: PackIndexEntry[], packChecksum: Oid): Ui
   const offBase = crcBase + 4 * n;
   const largeBase = offBase + 4 * n;
   let k = 0;
-  for (let i = 0; i < n; i++) {
-    const e = sorted[i]!;
-    if (i > 0 && sorted[i - 1]!.oid === e.oid) throw new GitError(`duplicate object ${e.oid} in pack index`);
-    out.set(hexToBytes(e.oid), oidBase + 20 * i);
-    view.setUint32(crcBase + 4 * i, e.crc >>> 0);
-    if (e.offset > 0x7fffffff) {
-      view.setUint32(offBase + 4 * i, (LARGE | k) >>> 0);
-      view.setUint32(largeBase + 8 * k, Math.floor(e.offset / 2 ** 32));
-      view.setUint32(largeBase + 8 * k + 4, e.offset >>> 0);
+  for (let r = 0; r < n; r++) {
+    const i = order[r]!;
+    for (let j = 0; j < 20; j++) out[oidBase + 20 * r + j] = oids[20 * i + j]!;
+    view.setUint32(crcBase + 4 * r, crcs[i]! >>> 0);
+    const offset = offsets[i]!;
+    if (offset > 0x7fffffff) {
+      view.setUint32(offBase + 4 * r, (LARGE | k) >>> 0);
+      view.setUint32(largeBase + 8 * k, Math.floor(offset / 2 ** 32));
+      view.setUint32(largeBase + 8 * k + 4, offset >>> 0);
       k++;
     } else {
-      view.setUint32(offBase + 4 * i, e.offset);
+      view.setUint32(offBase + 4 * r, offset);
     }
   }
   const tail = largeBase + 8 * large;
   out.set(hexToBytes(packChecksum), tail);
   out.set(new Bun.CryptoHasher("sha1").update(out.subarray(0, tail + 20)).digest(), tail + 20);
   return out;
+}
+
+/** Order of `n` raw oids: a counting sort on the first two bytes, then each bucket by the rest. */
+function sortOids(oids: Uint8Array, n: number): Uint32Array {
+  const start = new Uint32Array(65537);
+  for (let i = 0; i < n; i++) start[((oids[20 * i]! << 8) | oids[20 * i + 1]!) + 1]!++;
+  for (let b = 0; b < 65536; b++) start[b + 1]! += start[b]!;
+  const fill = start.slice(0, 65536);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[fill[(oids[20 * i]! << 8) | oids[20 * i + 1]!]!++] = i;
+  const cmp = (a: number, b: number) => compareOids(oids, 20 * a, oids, 20 * b);
+  for (let b = 0; b < 65536; b++) {
+    const s = start[b]!;
+    const e = start[b + 1]!;
+    if (e - s > 32) {
+      order.subarray(s, e).sort(cmp);
+      continue;
+    }
+    for (let i = s + 1; i < e; i++) {
+      const v = order[i]!;
+      let j = i - 1;
+      while (j >= s && cmp(order[j]!, v) > 0) {
+        order[j + 1] = order[j]!;
+        j--;
+      }
+      order[j + 1] = v;
+    }
+  }
+  return order;
+}
+
+function compareOids(a: Uint8Array, pa: number, b: Uint8Array, pb: number): number {
+  for (let j = 0; j < 20; j++) {
+    const c = a[pa + j]! - b[pb + j]!;
+    if (c !== 0) return c;
+  }
+  return 0;
 }
 
 function upperBound(a: Float64Array, v: number): number {

@@ -11,6 +11,7 @@ import {
   decodeEntryHeader,
   OBJ_OFS_DELTA,
   OBJ_REF_DELTA,
+  typeCode,
   typeName,
 } from "./pack-entry.ts";
 import type { PackIndex } from "./pack-index.ts";
@@ -105,7 +106,7 @@ export class Pack {
     return { entry: this.parseEntry(offset, end, bytes), bytes };
   }
 
-  /** The resolved object stored at `offset`; delta chains are followed iteratively. */
+  /** The resolved object stored at `offset`; delta chains are followed iteratively. Do not modify its data (it may be cached). */
   async readAt(offset: number): Promise<RawObject> {
     const deltas: { offset: number; compressed: Uint8Array; size: number }[] = [];
     let cur = offset;
@@ -139,15 +140,39 @@ export class Pack {
       return { type: typeName(top.typeCode), size: top.size };
     }
     const size = (await this.deltaHeaderOf(top)).resultSize;
+    return { type: await this.chainType(top), size };
+  }
+
+  /** Object type of a delta entry: the type at the bottom of its chain (remembered per entry). */
+  private async chainType(top: PackEntry): Promise<ObjectType> {
+    this.types ??= new Uint8Array(this.idx.count);
+    const visited: number[] = [];
     let e = top;
-    for (let depth = 0; ; depth++) {
+    let code = 0;
+    for (;;) {
+      const at = this.idx.indexAtOffset(e.offset);
+      if (at >= 0 && this.types[at]) {
+        code = this.types[at]!;
+        break;
+      }
+      if (at >= 0) visited.push(at);
       const cached = this.cache.get(this.name, e.offset);
-      if (cached) return { type: cached.type, size };
-      if (e.typeCode !== OBJ_OFS_DELTA && e.typeCode !== OBJ_REF_DELTA) return { type: typeName(e.typeCode), size };
-      if (depth > this.idx.count) throw new GitError(`delta cycle in pack ${this.name}`);
+      if (cached) {
+        code = typeCode(cached.type);
+        break;
+      }
+      if (e.typeCode !== OBJ_OFS_DELTA && e.typeCode !== OBJ_REF_DELTA) {
+        code = e.typeCode;
+        break;
+      }
+      if (visited.length > this.idx.count) throw new GitError(`delta cycle in pack ${this.name}`);
       e = await this.entryAt(this.baseOffsetOf(e));
     }
+    for (const at of visited) this.types[at] = code;
+    return typeName(code);
   }
+
+  private types: Uint8Array | null = null;
 
   /** Base and result sizes of a delta entry (inflates only the start of it). */
   async deltaHeaderOf(entry: PackEntry): Promise<{ baseSize: number; resultSize: number }> {

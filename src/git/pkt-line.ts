@@ -62,7 +62,7 @@ export function pktLine(text: string): Uint8Array {
 }
 
 /** Concatenate byte arrays (for building small messages). */
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
+export function concatBytes(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   let size = 0;
   for (const p of parts) size += p.length;
   const out = new Uint8Array(size);

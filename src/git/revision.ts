@@ -1,7 +1,8 @@
 // The commit walk beneath every reachability question: "commits reachable from these
 // tips but not from those", newest first, stopping as soon as only uninteresting
 // commits are left (git's limit_list in revision.c, with its date-based slop).
-import { parseCommit, parseTag } from "./object.ts";
+import { parseTag } from "./object.ts";
+import { commitLinks } from "./object-links.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
 
 /** The facts of a commit the walks need. */
@@ -33,8 +34,7 @@ export class CommitCache {
     const obj = await this.reader.read(oid);
     if (!obj) return null;
     if (obj.type !== "commit") throw new GitError(`object ${oid} is a ${obj.type}, not a commit`);
-    const c = parseCommit(obj.data);
-    const node = { oid, tree: c.tree, parents: c.parents, time: c.committer.timestamp };
+    const node = { oid, ...commitLinks(obj.data) };
     this.nodes.set(oid, node);
     return node;
   }
@@ -123,7 +123,7 @@ export class CommitQueue {
   }
 }
 
-/** Input of limitCommits; all ids must name commits. */
+/** Input of limitCommits; tags are peeled, tips that are not commits are ignored. */
 export interface LimitRequest {
   interesting: Oid[];
   uninteresting: Oid[];
@@ -177,16 +177,20 @@ export async function limitCommits(cache: CommitCache, req: LimitRequest): Promi
     }
   };
 
-  for (const oid of req.uninteresting) {
-    const node = await cache.lookup(oid);
-    if (!node) continue;
-    markUninteresting(oid);
-    if (!((flags.get(oid) ?? 0) & SEEN)) enqueue(node, UNINTERESTING);
+  for (const tip of req.uninteresting) {
+    const p = await cache.peel(tip);
+    if (p?.type !== "commit") continue;
+    const node = await cache.get(p.oid);
+    markUninteresting(node.oid);
+    if (!((flags.get(node.oid) ?? 0) & SEEN)) enqueue(node, UNINTERESTING);
   }
-  for (const oid of req.interesting) {
-    const f = flags.get(oid) ?? 0;
+  for (const tip of req.interesting) {
+    const p = await cache.peel(tip);
+    if (!p) throw new GitError(`missing object ${tip}`, "missing");
+    if (p.type !== "commit") continue;
+    const f = flags.get(p.oid) ?? 0;
     if (f & SEEN) continue;
-    enqueue(await cache.get(oid), f);
+    enqueue(await cache.get(p.oid), f);
   }
 
   const output: CommitNode[] = [];

@@ -2,11 +2,14 @@
 // <wants> --not <haves>, with shallow boundaries and filters), ancestry tests for
 // fast-forward checks, and the "is this object reachable from a ref" check of upload-pack.
 import { type ObjectFilter, TreeWalker } from "./list-objects.ts";
+import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
+import type { IndexedPack } from "./pack-indexer.ts";
 import { CommitCache, CommitQueue, limitCommits, type Peeled } from "./revision.ts";
 import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 
 export type { ObjectFilter } from "./list-objects.ts";
+export type { ShallowPlan } from "./shallow.ts";
 
 /** What the client asked for and what it has. */
 export interface CollectRequest {
@@ -23,6 +26,8 @@ export interface CollectRequest {
   filter?: ObjectFilter;
   /** Ref tips, needed for deepen-relative (client shallow commits must be reachable from them). */
   tips?: Oid[];
+  /** The shallow plan when already computed (v0 announces it before negotiating haves). */
+  plan?: ShallowPlan;
 }
 
 /** Objects to send and shallow-info to report. */
@@ -61,14 +66,7 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
     else haveOthers.add(p.oid);
   }
 
-  const clientShallow: Oid[] = [];
-  for (const oid of new Set(req.shallow)) {
-    const head = await reader.readHeader(oid);
-    if (!head) continue;
-    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
-    clientShallow.push(oid);
-  }
-  const plan = await planShallow(cache, req, wantCommits, clientShallow);
+  const plan = req.plan ?? (await planShallow(cache, req, wantCommits));
 
   const walk = await limitCommits(cache, {
     interesting: [...wantCommits, ...plan.extraWants],
@@ -115,12 +113,25 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
   };
 }
 
-async function planShallow(
-  cache: CommitCache,
-  req: CollectRequest,
-  wantCommits: Oid[],
-  clientShallow: Oid[],
-): Promise<ShallowPlan> {
+/** Shallow/unshallow lines and walk boundary for a request (git's send_shallow_list). */
+export async function computeShallow(reader: ObjectReader, req: CollectRequest): Promise<ShallowPlan> {
+  const cache = new CommitCache(reader);
+  const wantCommits: Oid[] = [];
+  for (const oid of req.wants) {
+    const p = await cache.peel(oid);
+    if (p?.type === "commit") wantCommits.push(p.oid);
+  }
+  return planShallow(cache, req, wantCommits);
+}
+
+async function planShallow(cache: CommitCache, req: CollectRequest, wantCommits: Oid[]): Promise<ShallowPlan> {
+  const clientShallow: Oid[] = [];
+  for (const oid of new Set(req.shallow)) {
+    const head = await cache.reader.readHeader(oid);
+    if (!head) continue;
+    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
+    clientShallow.push(oid);
+  }
   const depth = req.depth ?? 0;
   const byRevList = req.deepenSince !== undefined || (req.deepenNot?.length ?? 0) > 0;
   if (depth > 0 && byRevList) {
@@ -155,9 +166,27 @@ async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
 /** Commits older than the candidate ancestor by more than this are not explored (clock-skew allowance). */
 const ANCESTRY_SKEW_SECONDS = 24 * 60 * 60;
 
-/** True when commit `ancestor` is reachable from commit `descendant` (or is it); for fast-forward checks. */
-export async function isAncestor(reader: ObjectReader, ancestor: Oid, descendant: Oid): Promise<boolean> {
+/**
+ * True when commit `ancestor` is reachable from commit `descendant` (or is it); for fast-forward checks.
+ * `packs` are received packs not yet in `reader` (the objects a push brings).
+ */
+export async function isAncestor(
+  reader: ObjectReader,
+  ancestor: Oid,
+  descendant: Oid,
+  packs: IndexedPack[] = [],
+): Promise<boolean> {
   if (ancestor === descendant) return true;
+  if (packs.length === 0) return ancestry(reader, ancestor, descendant);
+  const opened = await Promise.all(packs.map(openIndexedPack));
+  try {
+    return await ancestry(overlayReader(opened.map((o) => o.pack), reader), ancestor, descendant);
+  } finally {
+    await Promise.all(opened.map((o) => o.close()));
+  }
+}
+
+async function ancestry(reader: ObjectReader, ancestor: Oid, descendant: Oid): Promise<boolean> {
   const cache = new CommitCache(reader);
   const target = await cache.lookup(ancestor);
   const start = await cache.lookup(descendant);

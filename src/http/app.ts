@@ -7,6 +7,7 @@ import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { principalOf } from "./principal.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { contentRoutes } from "./routes/content.ts";
 import { orgRoutes } from "./routes/orgs.ts";
 import { repoRoutes } from "./routes/repos.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -33,7 +34,11 @@ export function buildApp(ctx: Ctx) {
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });
-      if (code === "PARSE") return json(400, { error: "invalid request body" });
+      if (code === "PARSE") {
+        // Elysia wraps what our parser throws (413, malformed JSON) in a ParseError.
+        const cause = (error as { cause?: unknown }).cause;
+        return cause instanceof AppError ? errorResponse(cause, ctx.log, "") : json(400, { error: "invalid request body" });
+      }
       if (code === "NOT_FOUND") return errorResponse(NotFound("no such route"), ctx.log, "");
       if (error instanceof AppError) return errorResponse(error, ctx.log, "");
       return errorResponse(error, ctx.log, requestIds.get(request) ?? "unknown");
@@ -41,5 +46,6 @@ export function buildApp(ctx: Ctx) {
     .use(authRoutes(ctx))
     .use(orgRoutes(ctx))
     .use(tokenRoutes(ctx))
-    .use(repoRoutes(ctx));
+    .use(repoRoutes(ctx))
+    .use(contentRoutes(ctx));
 }

@@ -13,7 +13,13 @@ export function readCookie(request: Request, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(";")) {
     const i = part.indexOf("=");
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (i > 0 && part.slice(0, i).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(i + 1).trim());
+      } catch {
+        return null; // a malformed cookie is no credential at all
+      }
+    }
   }
   return null;
 }
@@ -25,7 +31,8 @@ export function principalOf(ctx: Ctx, request: Request): Principal {
   p = resolvePrincipal(ctx, { authorization: request.headers.get("authorization"), session: readCookie(request, SESSION_COOKIE) });
   // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
   // preflight and a matching Origin proves the page is ours, so one of the two is required.
-  if (p.kind === "session" && !SAFE.has(request.method)) {
+  // Logout is exempt: it only ends the session and must answer 204 always (SPEC §4.3).
+  if (p.kind === "session" && !SAFE.has(request.method) && new URL(request.url).pathname !== "/v1/auth/logout") {
     const type = request.headers.get("content-type") ?? "";
     const origin = request.headers.get("origin");
     if (!type.toLowerCase().startsWith("application/json") && origin !== ctx.baseUrl) {

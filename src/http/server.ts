@@ -7,7 +7,7 @@ import { GIT_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
 /** Starts listening; resolves with the server once bound. */
-export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?: (req: Request) => Promise<Response> | null }): Server<undefined> {
+export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?: (req: Request) => Promise<Response | null> }): Server<undefined> {
   const app = buildApp(ctx);
   const handle = app.handle.bind(app);
   return Bun.serve({

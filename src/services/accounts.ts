@@ -18,12 +18,12 @@ export function namespaceFree(db: DbOrTx, name: string): boolean {
 }
 
 /** A free handle derived from an address's local part (`ada.lovelace@x` → `ada-lovelace`). */
-export function deriveHandle(db: DbOrTx, email: string): string {
+export function deriveHandle(db: DbOrTx, email: string, alsoTaken: string | null = null): string {
   let base = email.split("@")[0]!.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32).replace(/-+$/, "");
   if (!base) base = "user";
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
-    if (isNamespaceName(candidate) && namespaceFree(db, candidate)) return candidate;
+    if (isNamespaceName(candidate) && candidate !== alsoTaken && namespaceFree(db, candidate)) return candidate;
   }
 }
 
@@ -62,7 +62,7 @@ export async function createUserWithOrg(
     if (tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${input.email})`).get()) {
       throw Conflict("an account with this email address already exists");
     }
-    const handle = input.handle?.toLowerCase() ?? deriveHandle(tx, input.email);
+    const handle = input.handle?.toLowerCase() ?? deriveHandle(tx, input.email, orgName);
     if (!namespaceFree(tx, handle)) throw Conflict(`handle ${handle} is taken or reserved`);
     if (handle === orgName) throw Conflict(`handle ${handle} would collide with the organization name`);
     const user = insertUser(tx, { email: input.email, name: input.name.trim(), passwordHash, handle, confirmed: true });

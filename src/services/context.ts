@@ -2,6 +2,7 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
+import type { GitStore } from "./git-store.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -12,6 +13,8 @@ export interface Ctx {
   /** host:port written into ssh_clone_url, or null when SSH is off. */
   sshPublic: string | null;
   store: ObjectStore;
+  /** Caches over stored packs, shared by every request. */
+  git: GitStore;
   /** Scratch space for spooling packs (under the data dir). */
   tmpDir: string;
   log: Logger;

@@ -5,7 +5,7 @@ import type { DbOrTx } from "../db/client.ts";
 import { now } from "./context.ts";
 
 /** The kinds of durable job the workers understand. */
-export type JobKind = "repo.purge" | "repo.compact" | "webhook.deliver";
+export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "webhook.deliver";
 
 /** Schedules a job; call inside the transaction of the write that causes it. */
 export function enqueueJob(db: DbOrTx, kind: JobKind, payload: unknown, delayMs = 0): string {

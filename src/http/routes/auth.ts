@@ -14,7 +14,8 @@ export function authRoutes(ctx: Ctx) {
     .post(
       "/v1/auth/login",
       async ({ body, set }) => {
-        const { user, sessionSecret } = await login(ctx, body?.email, body?.password);
+        const b = (body ?? {}) as { email?: unknown; password?: unknown };
+        const { user, sessionSecret } = await login(ctx, b.email, b.password);
         set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
         return accountBody(ctx, user);
       },

@@ -30,6 +30,34 @@ export function git(cwd: string, args: string[], input?: string | Uint8Array, en
   return r.stdout.toString().replace(/\s+$/, "");
 }
 
+/** Run git without blocking the event loop (needed when the server runs in this process). */
+export async function gitAsync(cwd: string, args: string[], env?: Record<string, string>): Promise<string> {
+  const r = await runGit(cwd, args, env);
+  if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed (${r.exitCode}): ${r.stderr}`);
+  return r.stdout.replace(/\s+$/, "");
+}
+
+/** Run git asynchronously and return its exit code and output, failing or not. */
+export async function runGit(
+  cwd: string,
+  args: string[],
+  env?: Record<string, string>,
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(["git", ...args], {
+    cwd,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: cwd, GIT_TERMINAL_PROMPT: "0", ...IDENTITY, ...env },
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { exitCode, stdout, stderr };
+}
+
 /** Lines of output, empty lines dropped. */
 export function gitLines(cwd: string, args: string[]): string[] {
   const out = git(cwd, args);
@@ -124,6 +152,8 @@ export async function makeFixtureRepo(commits: number, seed = 1): Promise<string
   git(dir, ["fast-import", "--quiet"], lines.join("\n") + "\n");
   git(dir, ["branch", "-f", "old", "main~40"]);
   git(dir, ["tag", "light", "main~7"]);
+  const orphan = git(dir, ["commit-tree", "-m", "orphan", "main~2^{tree}"]);
+  git(dir, ["update-ref", "refs/heads/orphan", orphan]);
   git(dir, ["-c", "advice.nestedTag=false", "tag", "-a", "-m", "nested", "nested", "v250"]);
   git(dir, ["tag", "-a", "-m", "tree tag", "treetag", "main~3^{tree}"]);
   const blob = git(dir, ["rev-parse", "main:d0/s0/f0.txt"], undefined).trim();

@@ -1,0 +1,5 @@
+// Text imports of embedded files (migrations).
+declare module "*.sql" {
+  const text: string;
+  export default text;
+}

@@ -1,0 +1,538 @@
+// Index a received pack, like `git index-pack --stdin --fix-thin` (gitformat-pack):
+//
+//   The pack is "PACK", version (2 or 3), object count, the entries, then "a 20-byte SHA-1
+//   checksum of all of the above". "The thin pack ... can contain deltified objects whose
+//   base is not in the pack"; index-pack --fix-thin appends those bases as whole objects
+//   and rewrites the object count and the checksum.
+//
+// Pass 1 streams the input to a temp file while hashing and decodes every entry (inflating
+// it to find where it ends); whole objects are hashed and validated right away. Pass 2
+// resolves deltas from the file, walking each base's dependants depth-first with a bounded
+// amount of resolved data held in memory.
+import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { applyDelta } from "./delta.ts";
+import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
+import { validateObject } from "./object.ts";
+import { bytesToHex, hexToBytes, objectHeader } from "./oid.ts";
+import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
+import { writePackIndexRaw } from "./pack-index.ts";
+import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
+
+/** The result of indexPack: files named after the final pack checksum, in opts.tmpDir. */
+export interface IndexedPack {
+  /** Final pack checksum (hex); files are pack-<name>.pack / .idx. */
+  name: string;
+  packPath: string;
+  idxPath: string;
+  objectCount: number;
+  /** Size in bytes of the final .pack file. */
+  size: number;
+  /** Size in bytes of the .idx file. */
+  idxSize: number;
+  /** Every object of the final pack (appended thin bases included), in pack order. */
+  objects: { oid: Oid; type: ObjectType }[];
+  /** Oids of the bases appended to fix a thin pack (also listed in objects). */
+  appendedBases: Oid[];
+}
+
+/** Options of indexPack. */
+export interface IndexPackOptions {
+  /** Where the temp file and the final pack-<name>.pack/.idx are written. */
+  tmpDir: string;
+  /** Source of ref-delta bases missing from the pack (a thin pack); without it they are an error. */
+  thinBaseReader?: ObjectReader;
+  /** Reject input longer than this many bytes. */
+  maxBytes?: number;
+  /** Bytes of resolved delta bases kept in memory while resolving (default 64 MiB). */
+  memoryBudget?: number;
+}
+
+/** Stream, verify and index a pack (fixing it when thin); throws GitError on any corruption. */
+export async function indexPack(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  opts: IndexPackOptions,
+): Promise<IndexedPack> {
+  const tmpPath = join(opts.tmpDir, `tmp-pack-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.pack`);
+  const fd = openSync(tmpPath, "w+");
+  let done = false;
+  try {
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024);
+    resolver.resolveAll();
+    const appendedBases = await resolver.fixThin(opts.thinBaseReader);
+    resolver.checkComplete();
+    const checksum = appendedBases.length > 0 ? rewriteTrailer(fd, table) : table.checksum;
+    const name = bytesToHex(checksum);
+    const objects: { oid: Oid; type: ObjectType }[] = [];
+    for (let i = 0; i < table.count; i++) {
+      objects.push({ oid: bytesToHex(table.oids, 20 * i, 20), type: typeName(table.types[i]!) });
+    }
+    const idx = writePackIndexRaw(table.oids, table.offsets, table.crcs, table.count, name);
+    closeSync(fd);
+    done = true;
+    const packPath = join(opts.tmpDir, `pack-${name}.pack`);
+    const idxPath = join(opts.tmpDir, `pack-${name}.idx`);
+    renameSync(tmpPath, packPath);
+    await Bun.write(idxPath, idx);
+    return {
+      name,
+      packPath,
+      idxPath,
+      objectCount: table.count,
+      size: table.end + 20,
+      idxSize: idx.length,
+      objects,
+      appendedBases,
+    };
+  } catch (e) {
+    if (!done) closeSync(fd);
+    try {
+      unlinkSync(tmpPath);
+    } catch {}
+    throw e;
+  }
+}
+
+/** Per-entry facts in typed arrays (grown by doubling), indexed by position in the pack. */
+class EntryTable {
+  count = 0;
+  offsets = new Float64Array(1024);
+  /** Start of the zlib data and its length. */
+  dataOffsets = new Float64Array(1024);
+  compLengths = new Float64Array(1024);
+  /** Inflated size of the entry data. */
+  sizes = new Float64Array(1024);
+  /** Object type code (1..4), set once resolved. */
+  types = new Uint8Array(1024);
+  /** Stored type code (1..4, 6, 7). */
+  codes = new Uint8Array(1024);
+  crcs = new Uint32Array(1024);
+  /** Entry index of the base (OFS known in pass 1, REF filled on resolution), else -1. */
+  bases = new Int32Array(1024);
+  resolved = new Uint8Array(1024);
+  oids = new Uint8Array(20 * 1024);
+  refBases = new Map<number, Oid>();
+  /** Offset of the trailer, and the trailer. */
+  end = 0;
+  checksum = new Uint8Array(20);
+
+  add(): number {
+    if (this.count === this.offsets.length) this.grow();
+    return this.count++;
+  }
+
+  private grow(): void {
+    const n = this.offsets.length * 2;
+    const f64 = (a: Float64Array) => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.offsets = f64(this.offsets);
+    this.dataOffsets = f64(this.dataOffsets);
+    this.compLengths = f64(this.compLengths);
+    this.sizes = f64(this.sizes);
+    const u8 = (a: Uint8Array, len = n) => {
+      const b = new Uint8Array(len);
+      b.set(a);
+      return b;
+    };
+    this.types = u8(this.types);
+    this.codes = u8(this.codes);
+    this.resolved = u8(this.resolved);
+    this.oids = u8(this.oids, 20 * n);
+    const crcs = new Uint32Array(n);
+    crcs.set(this.crcs);
+    this.crcs = crcs;
+    const bases = new Int32Array(n);
+    bases.set(this.bases);
+    this.bases = bases;
+  }
+
+  /** Entry index at a pack offset, or -1. */
+  indexAt(offset: number): number {
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.offsets[mid]!;
+      if (v === offset) return mid;
+      if (v < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return -1;
+  }
+}
+
+/** Growable window over the input stream. */
+class InputBuffer {
+  buf = new Uint8Array(1 << 20);
+  /** Absolute stream offset of buf[0]. */
+  base = 0;
+  len = 0;
+
+  /** Add a chunk, dropping bytes before absolute offset `keepFrom` when room is needed. */
+  append(chunk: Uint8Array, keepFrom: number): void {
+    if (this.len + chunk.length > this.buf.length) {
+      const keep = keepFrom - this.base;
+      const live = this.len - keep;
+      if (live + chunk.length > this.buf.length / 2) {
+        const next = new Uint8Array(Math.max(this.buf.length * 2, (live + chunk.length) * 2));
+        next.set(this.buf.subarray(keep, this.len));
+        this.buf = next;
+      } else {
+        this.buf.copyWithin(0, keep, this.len);
+      }
+      this.base = keepFrom;
+      this.len = live;
+    }
+    this.buf.set(chunk, this.len);
+    this.len += chunk.length;
+  }
+
+  /** Bytes from absolute offset `from` to the end of what has arrived. */
+  from(from: number): Uint8Array {
+    return this.buf.subarray(from - this.base, this.len);
+  }
+
+  get endOffset(): number {
+    return this.base + this.len;
+  }
+}
+
+/** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number): Promise<EntryTable> {
+  const t = new EntryTable();
+  const packHash = new Bun.CryptoHasher("sha1");
+  const inbuf = new InputBuffer();
+  let total = 0;
+  let pos = 0; // absolute parse position
+  let expected = -1; // object count from the header
+  let trailerRead = false;
+  let want = 12; // bytes needed past `pos` before trying to parse again
+  let retry = 0; // input needed by the current entry after a failed inflate
+  let ended = false;
+
+  const step = (): boolean => {
+    if (trailerRead) return false;
+    const avail = inbuf.endOffset - pos;
+    if (avail < want && !ended) return false;
+    if (expected < 0) {
+      if (avail < 12) throw new GitError("truncated pack: incomplete header");
+      const h = inbuf.from(pos);
+      if (h[0] !== 0x50 || h[1] !== 0x41 || h[2] !== 0x43 || h[3] !== 0x4b) throw new GitError("not a pack: bad signature");
+      const view = new DataView(h.buffer, h.byteOffset, 12);
+      const version = view.getUint32(4);
+      if (version !== 2 && version !== 3) throw new GitError(`unsupported pack version ${version}`);
+      expected = view.getUint32(8);
+      packHash.update(h.subarray(0, 12));
+      pos += 12;
+      want = 2;
+      return true;
+    }
+    if (t.count === expected) {
+      if (avail < 20) {
+        if (ended) throw new GitError("truncated pack: missing checksum");
+        want = 20;
+        return false;
+      }
+      const trailer = inbuf.from(pos).subarray(0, 20);
+      const digest = packHash.digest();
+      if (!digest.equals(trailer)) throw new GitError("corrupt pack: checksum mismatch");
+      t.end = pos;
+      t.checksum.set(trailer);
+      pos += 20;
+      trailerRead = true;
+      if (inbuf.endOffset > pos) throw new GitError("corrupt pack: garbage after the checksum");
+      return false;
+    }
+    const window = inbuf.from(pos);
+    const h = decodeEntryHeader(window, 0);
+    if (!h) {
+      if (ended) throw new GitError("truncated pack: incomplete entry header");
+      want = avail + 32;
+      return false;
+    }
+    // Wait for what a deflated stream of this size takes at most (unless the input ends first).
+    const need = Math.max(h.headerLength + h.size + 5 * Math.ceil((h.size + 1) / 16000) + 64, retry);
+    if (avail < need && !ended) {
+      want = need;
+      return false;
+    }
+    const r = inflateWithLength(window.subarray(h.headerLength), h.size);
+    if (!r) {
+      if (ended) throw new GitError("truncated pack: incomplete entry data");
+      want = retry = avail * 2;
+      return false;
+    }
+    retry = 0;
+    const entryLength = h.headerLength + r.consumed;
+    const raw = window.subarray(0, entryLength);
+    const i = t.add();
+    t.offsets[i] = pos;
+    t.dataOffsets[i] = pos + h.headerLength;
+    t.compLengths[i] = r.consumed;
+    t.sizes[i] = h.size;
+    t.codes[i] = h.typeCode;
+    t.crcs[i] = Bun.hash.crc32(raw);
+    t.bases[i] = -1;
+    if (h.typeCode === OBJ_OFS_DELTA) {
+      const b = h.baseDistance! > 0 ? t.indexAt(pos - h.baseDistance!) : -1;
+      if (b < 0) throw new GitError(`corrupt pack: delta at ${pos} has no base entry at ${pos - h.baseDistance!}`);
+      t.bases[i] = b;
+    } else if (h.typeCode === OBJ_REF_DELTA) {
+      t.refBases.set(i, h.baseOid!);
+    } else {
+      const type = typeName(h.typeCode);
+      if (type !== "blob") validateObject(type, r.data);
+      hashInto(t.oids, i, type, r.data);
+      t.types[i] = h.typeCode;
+      t.resolved[i] = 1;
+    }
+    packHash.update(raw);
+    pos += entryLength;
+    want = 2;
+    return true;
+  };
+
+  for await (const chunk of input) {
+    total += chunk.length;
+    if (total > maxBytes) throw new GitError(`pack exceeds the maximum size of ${maxBytes} bytes`);
+    if (trailerRead) throw new GitError("corrupt pack: garbage after the checksum");
+    writeAll(fd, chunk, total - chunk.length);
+    inbuf.append(chunk, pos);
+    while (step()) {}
+  }
+  ended = true;
+  while (step()) {}
+  if (!trailerRead) throw new GitError("truncated pack");
+  return t;
+}
+
+/** Pass 2: resolve every delta, then fix a thin pack. */
+class Resolver {
+  private held = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly t: EntryTable,
+    private readonly budget: number,
+  ) {}
+
+  /** Resolve all deltas reachable from whole objects in the pack. */
+  resolveAll(): void {
+    const t = this.t;
+    this.ofsChildren = buildChildren(t);
+    this.refChildren = new Map();
+    for (const [i, oid] of t.refBases) {
+      const list = this.refChildren.get(oid);
+      if (list) list.push(i);
+      else this.refChildren.set(oid, [i]);
+    }
+    const n = t.count;
+    for (let i = 0; i < n; i++) {
+      if (t.codes[i] === OBJ_OFS_DELTA || t.codes[i] === OBJ_REF_DELTA) continue;
+      if (!this.hasChildren(i)) continue;
+      this.walk(i, this.readWhole(i));
+    }
+  }
+
+  /**
+   * Append missing ref-delta bases from `reader` and resolve their dependants. Like git, the
+   * unresolved ref-deltas are taken in pack order (the trunks of chains come first) and a base
+   * the reader lacks is skipped: it may be an object of the pack that a later base resolves.
+   */
+  async fixThin(reader: ObjectReader | undefined): Promise<Oid[]> {
+    const appended: Oid[] = [];
+    if (!reader || !this.refChildren || this.refChildren.size === 0) return appended;
+    const t = this.t;
+    const pending = [...t.refBases.keys()].filter((i) => !t.resolved[i]).sort((a, b) => a - b);
+    let end = t.end;
+    for (const d of pending) {
+      const oid = t.refBases.get(d)!;
+      if (t.resolved[d] || !this.refChildren.has(oid)) continue;
+      const obj = await reader.read(oid);
+      if (!obj) continue;
+      const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
+      const z = deflate(obj.data);
+      const i = t.add();
+      t.offsets[i] = end;
+      t.dataOffsets[i] = end + head.length;
+      t.compLengths[i] = z.length;
+      t.sizes[i] = obj.data.length;
+      t.codes[i] = t.types[i] = typeCode(obj.type);
+      t.bases[i] = -1;
+      t.resolved[i] = 1;
+      t.oids.set(hexToBytes(oid), 20 * i);
+      const raw = new Uint8Array(head.length + z.length);
+      raw.set(head);
+      raw.set(z, head.length);
+      t.crcs[i] = Bun.hash.crc32(raw);
+      writeAll(this.fd, raw, end);
+      end += raw.length;
+      t.end = end;
+      appended.push(oid);
+      this.walk(i, obj.data);
+    }
+    ftruncateSync(this.fd, end);
+    return appended;
+  }
+
+  /** Throw unless every entry got an oid. */
+  checkComplete(): void {
+    const t = this.t;
+    let unresolved = 0;
+    for (let i = 0; i < t.count; i++) if (!t.resolved[i]) unresolved++;
+    if (unresolved === 0) return;
+    const missing = this.refChildren?.keys().next().value;
+    throw new GitError(
+      missing
+        ? `pack has ${unresolved} unresolved deltas: base ${missing} is neither in the pack nor in the repository`
+        : `pack has ${unresolved} unresolved deltas`,
+    );
+  }
+
+  private ofsChildren: { start: Int32Array; list: Int32Array } | null = null;
+  private refChildren: Map<Oid, number[]> | null = null;
+
+  private hasChildren(i: number): boolean {
+    const c = this.ofsChildren!;
+    if (c.start[i + 1]! > c.start[i]!) return true;
+    return this.refChildren!.size > 0 && this.refChildren!.has(bytesToHex(this.t.oids, 20 * i, 20));
+  }
+
+  private childrenOf(i: number): number[] {
+    const c = this.ofsChildren!;
+    const out: number[] = [];
+    for (let k = c.start[i]!; k < c.start[i + 1]!; k++) out.push(c.list[k]!);
+    if (this.refChildren!.size > 0) {
+      const oid = bytesToHex(this.t.oids, 20 * i, 20);
+      const refs = this.refChildren!.get(oid);
+      if (refs) {
+        this.refChildren!.delete(oid);
+        for (const r of refs) {
+          this.t.bases[r] = i;
+          out.push(r);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Depth-first over the dependants of `root`; the last child of a frame replaces it. */
+  private walk(root: number, rootData: Uint8Array): void {
+    const t = this.t;
+    type Frame = { i: number; data: Uint8Array | null; kids: number[]; next: number };
+    const stack: Frame[] = [];
+    const push = (i: number, data: Uint8Array) => {
+      const kids = this.childrenOf(i);
+      if (kids.length === 0) return;
+      stack.push({ i, data, kids, next: 0 });
+      this.held += data.length;
+      for (let k = 0; this.held > this.budget && k < stack.length - 1; k++) {
+        const f = stack[k]!;
+        if (f.data) {
+          this.held -= f.data.length;
+          f.data = null;
+        }
+      }
+    };
+    push(root, rootData);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const child = top.kids[top.next++]!;
+      let base = top.data;
+      if (!base) {
+        base = this.regenerate(top.i);
+        if (top.next < top.kids.length && this.held + base.length <= this.budget) {
+          top.data = base;
+          this.held += base.length;
+        }
+      }
+      if (top.next === top.kids.length) {
+        stack.pop();
+        if (top.data) this.held -= top.data.length;
+      }
+      const data = applyDelta(base, this.readWhole(child));
+      t.types[child] = t.types[top.i]!;
+      const type = typeName(t.types[child]!);
+      if (type !== "blob") validateObject(type, data);
+      hashInto(t.oids, child, type, data);
+      t.resolved[child] = 1;
+      push(child, data);
+    }
+  }
+
+  /** Rebuild a resolved object whose data was dropped, from its chain of bases. */
+  private regenerate(i: number): Uint8Array {
+    const chain: number[] = [];
+    let cur = i;
+    while (this.t.bases[cur]! >= 0) {
+      chain.push(cur);
+      cur = this.t.bases[cur]!;
+    }
+    let data = this.readWhole(cur);
+    for (let k = chain.length - 1; k >= 0; k--) data = applyDelta(data, this.readWhole(chain[k]!));
+    return data;
+  }
+
+  /** The inflated entry data (a whole object or a delta) of entry i, read back from the file. */
+  private readWhole(i: number): Uint8Array {
+    const len = this.t.compLengths[i]!;
+    const buf = new Uint8Array(len);
+    readAll(this.fd, buf, this.t.dataOffsets[i]!);
+    return inflateExact(buf, this.t.sizes[i]!);
+  }
+}
+
+/** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */
+function buildChildren(t: EntryTable): { start: Int32Array; list: Int32Array } {
+  const n = t.count;
+  const start = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) if (t.codes[i] === OBJ_OFS_DELTA) start[t.bases[i]! + 1]!++;
+  for (let i = 0; i < n; i++) start[i + 1]! += start[i]!;
+  const fill = start.slice(0, n);
+  const list = new Int32Array(start[n]!);
+  for (let i = 0; i < n; i++) if (t.codes[i] === OBJ_OFS_DELTA) list[fill[t.bases[i]!]!++] = i;
+  return { start, list };
+}
+
+function hashInto(oids: Uint8Array, i: number, type: ObjectType, data: Uint8Array): void {
+  const h = new Bun.CryptoHasher("sha1");
+  h.update(objectHeader(type, data.length));
+  h.update(data);
+  oids.set(h.digest(), 20 * i);
+}
+
+/** Rewrite the object count and the trailer after appending thin bases; returns the new checksum. */
+function rewriteTrailer(fd: number, t: EntryTable): Uint8Array {
+  const count = new Uint8Array(4);
+  new DataView(count.buffer).setUint32(0, t.count);
+  writeAll(fd, count, 8);
+  const h = new Bun.CryptoHasher("sha1");
+  const chunk = new Uint8Array(1 << 20);
+  for (let p = 0; p < t.end; p += chunk.length) {
+    const n = Math.min(chunk.length, t.end - p);
+    readAll(fd, chunk.subarray(0, n), p);
+    h.update(chunk.subarray(0, n));
+  }
+  const sum = new Uint8Array(h.digest());
+  writeAll(fd, sum, t.end);
+  t.checksum = sum;
+  return sum;
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+}
+
+function readAll(fd: number, buf: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < buf.length) {
+    const n = readSync(fd, buf, done, buf.length - done, position + done);
+    if (n === 0) throw new GitError("unexpected end of the temporary pack file");
+    done += n;
+  }
+}

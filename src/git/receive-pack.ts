@@ -1,0 +1,326 @@
+// git-receive-pack: serving push (protocol v0; receive-pack has no v2).
+//
+// From gitprotocol-pack(5):
+//
+//   update-requests   =  *shallow ( command-list | push-cert )
+//   shallow           =  PKT-LINE("shallow" SP obj-id)
+//   command-list      =  PKT-LINE(command NUL capability-list)
+//                        *PKT-LINE(command)
+//                        flush-pkt
+//   command           =  create / delete / update
+//   create            =  zero-id SP new-id  SP name
+//   delete            =  old-id  SP zero-id SP name
+//   update            =  old-id  SP new-id  SP name
+//
+//   push-options      =  *PKT-LINE(push-option) flush-pkt
+//   packfile is not sent if the only command used is 'delete'.
+//
+//   report-status     =  unpack-status
+//                        1*(command-status)
+//                        flush-pkt
+//   unpack-status     =  PKT-LINE("unpack" SP unpack-result)
+//   unpack-result     =  "ok" / error-msg
+//   command-status    =  command-ok / command-fail
+//   command-ok        =  PKT-LINE("ok" SP refname)
+//   command-fail      =  PKT-LINE("ng" SP refname SP error-msg)
+//
+//   report-status-v2  =  unpack-status 1*(command-status-v2) flush-pkt
+//   command-status-v2 =  command-ok-v2 / command-fail
+//   command-ok-v2     =  command-ok *option-line
+//
+// Option lines of report-status-v2 only describe refs rewritten by a proc-receive hook,
+// which this server does not have, so both reports carry the same lines.
+import { rm } from "node:fs/promises";
+import { advertiseRefs } from "./advertise.ts";
+import { CapabilitySet } from "./capabilities.ts";
+import { checkConnectivity } from "./connectivity.ts";
+import { isOid } from "./oid.ts";
+import { type IndexedPack, indexPack } from "./pack-indexer.ts";
+import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
+import type { Pack } from "./pack-reader.ts";
+import { concatBytes, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
+import { isValidPushRefName } from "./ref-name.ts";
+import type { RepoSnapshot } from "./repo-snapshot.ts";
+import { encodeSideband, SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
+import { GitError, type ObjectReader, type Oid, type RefCommand, ZERO_OID } from "./types.ts";
+import type { ServiceIO } from "./upload-pack.ts";
+
+/** Decisions receive-pack leaves to the caller (permissions, ref storage). */
+export interface ReceivePackHooks {
+  /** Called after commands are parsed, before the pack is read: a string refuses the whole push (sent to the client as an error), e.g. permission denied. */
+  authorize?(commands: RefCommand[]): Promise<string | null>;
+  /**
+   * Called once the pack is indexed and connectivity checked; commits atomically (or per ref when !atomic) with
+   * compare-and-swap on oldOid; returns, per ref name, null for ok or a reason string ("fetch first",
+   * "non-fast-forward", "protected branch ...", "failed to lock"). `objects` reads the repository with the new
+   * pack (for isAncestor). The pack's temp files are deleted when it returns: move or copy them before.
+   */
+  apply(
+    commands: RefCommand[],
+    pack: IndexedPack | null,
+    opts: { atomic: boolean; pushOptions: string[]; objects: ObjectReader },
+  ): Promise<Map<string, string | null>>;
+}
+
+/** Options of serveReceivePack. */
+export interface ReceivePackOptions {
+  /** Smart HTTP (the advertisement came from info/refs) rather than one SSH conversation. */
+  statelessRpc: boolean;
+  /** Where the received pack and its index are written. */
+  tmpDir: string;
+  /** Refuse packs larger than this. */
+  maxPackBytes?: number;
+  hooks: ReceivePackHooks;
+}
+
+/** What happened, for the caller's logs, metrics and events. */
+export interface ReceivePackResult {
+  commands: RefCommand[];
+  /** Per ref: null when updated, else the reason reported to the client. */
+  results: Map<string, string | null>;
+  /** Set when the pack could not be read or the request was refused as a whole. */
+  error?: string;
+  pushOptions: string[];
+  /** Objects in the received pack (0 without a pack). */
+  objects: number;
+  bytesReceived: number;
+}
+
+const NON_COMMIT_TO_BRANCH = "non-commit object to a branch";
+
+/** Serve one git-receive-pack invocation over `io`. */
+export async function serveReceivePack(
+  snapshot: RepoSnapshot,
+  io: ServiceIO,
+  opts: ReceivePackOptions,
+): Promise<ReceivePackResult> {
+  const result: ReceivePackResult = { commands: [], results: new Map(), pushOptions: [], objects: 0, bytesReceived: 0 };
+  if (!opts.statelessRpc) {
+    await io.write(await advertiseRefs(snapshot, "git-receive-pack", { protocol: 0, http: false }));
+  }
+  const counted = countBytes(io.input, result);
+  const reader = new PktLineReader(counted);
+  const caps = new CapabilitySet();
+  const reply = new Reporter(io, caps);
+
+  try {
+    await readCommands(reader, caps, result.commands);
+  } catch (e) {
+    const message = errorMessage(e);
+    result.error = message;
+    for (const c of result.commands) result.results.set(c.ref, "unpacker error");
+    if (result.commands.length > 0) await reply.report(`unpack ${message}`, result.commands, result.results);
+    else await reply.error(message);
+    if (!(e instanceof GitError)) throw e;
+    return result;
+  }
+  if (result.commands.length === 0) return result;
+
+  let pack: IndexedPack | null = null;
+  let opened: { pack: Pack; close(): Promise<void> } | null = null;
+  try {
+    if (caps.has("push-options")) result.pushOptions = await readPushOptions(reader);
+    const refusal = (await opts.hooks.authorize?.(result.commands)) ?? null;
+    if (refusal !== null) {
+      result.error = refusal;
+      for (const c of result.commands) result.results.set(c.ref, refusal);
+      await reply.error(refusal);
+      return result;
+    }
+    if (result.commands.some((c) => c.newOid !== ZERO_OID)) {
+      pack = await indexPack(reader.rest(), {
+        tmpDir: opts.tmpDir,
+        thinBaseReader: snapshot.objects,
+        maxBytes: opts.maxPackBytes,
+      });
+      result.objects = pack.objectCount;
+      opened = await openIndexedPack(pack);
+    }
+  } catch (e) {
+    if (pack) await removePack(pack);
+    const message = errorMessage(e);
+    result.error = message;
+    for (const c of result.commands) result.results.set(c.ref, "unpacker error");
+    await reply.report(`unpack ${message}`, result.commands, result.results);
+    if (!(e instanceof GitError)) throw e;
+    return result;
+  }
+
+  const atomic = caps.has("atomic");
+  // The repository as it will be once the pack is published: for checks and for the hook.
+  const objects = opened ? overlayReader([opened.pack], snapshot.objects) : snapshot.objects;
+  try {
+    const stopKeepalive = reply.keepalive();
+    let failures: Map<string, string>;
+    try {
+      failures = await checkCommands(snapshot, objects, result.commands);
+      let toApply = result.commands.filter((c) => !failures.has(c.ref));
+      if (atomic && failures.size > 0) toApply = [];
+      if (toApply.length > 0) {
+        const outcome = await opts.hooks.apply(toApply, pack, { atomic, pushOptions: result.pushOptions, objects });
+        for (const c of toApply) {
+          const r = outcome.get(c.ref);
+          if (r !== undefined && r !== null) failures.set(c.ref, r);
+        }
+      }
+    } finally {
+      stopKeepalive();
+    }
+    for (const c of result.commands) {
+      const failed = failures.get(c.ref) ?? (atomic && failures.size > 0 ? "atomic push failure" : null);
+      result.results.set(c.ref, failed);
+    }
+    await reply.report("unpack ok", result.commands, result.results);
+    return result;
+  } catch (e) {
+    result.error = errorMessage(e);
+    for (const c of result.commands) result.results.set(c.ref, "failed to update ref");
+    await reply.report("unpack ok", result.commands, result.results).catch(() => {});
+    if (!(e instanceof GitError)) throw e;
+    return result;
+  } finally {
+    await opened?.close();
+    // The hook moved or copied what it kept; anything left in tmpDir is ours to remove.
+    if (pack) await removePack(pack);
+  }
+}
+
+/** Parse shallow lines and the command list (capabilities after NUL on the first command). */
+async function readCommands(reader: PktLineReader, caps: CapabilitySet, commands: RefCommand[]): Promise<void> {
+  const seen = new Set<string>();
+  for (;;) {
+    const pkt = await reader.read();
+    if (pkt.type === "flush" || pkt.type === "eof") return;
+    if (pkt.type !== "data") throw new GitError("protocol error: unexpected packet in command list", "protocol");
+    let line = new TextDecoder().decode(pkt.data);
+    if (line.endsWith("\n")) line = line.slice(0, -1);
+    const nul = line.indexOf("\0");
+    if (nul >= 0) {
+      if (commands.length === 0) caps.add(line.slice(nul + 1));
+      line = line.slice(0, nul);
+    }
+    if (line.startsWith("shallow ") && commands.length === 0) continue;
+    if (line.startsWith("push-cert")) throw new GitError("push certificates are not supported", "protocol");
+    const oldOid = line.slice(0, 40);
+    const newOid = line.slice(41, 81);
+    const ref = line.slice(82);
+    if (!isOid(oldOid) || !isOid(newOid) || line[40] !== " " || line[81] !== " " || ref === "") {
+      throw new GitError(`protocol error: expected old/new/ref, got '${line}'`, "protocol");
+    }
+    if (seen.has(ref)) throw new GitError(`protocol error: ${ref} updated twice`, "protocol");
+    seen.add(ref);
+    commands.push({ ref, oldOid, newOid });
+  }
+}
+
+async function readPushOptions(reader: PktLineReader): Promise<string[]> {
+  const options: string[] = [];
+  for (;;) {
+    const line = await reader.readLine();
+    if (line === null) {
+      if (reader.last !== "flush") throw new GitError("protocol error: truncated push options", "protocol");
+      return options;
+    }
+    options.push(line);
+  }
+}
+
+/** Per-command refusals before any ref moves: bad names, missing objects, non-commits on branches. */
+async function checkCommands(
+  snapshot: RepoSnapshot,
+  objects: ObjectReader,
+  commands: RefCommand[],
+): Promise<Map<string, string>> {
+  const failures = new Map<string, string>();
+  const updates: RefCommand[] = [];
+  for (const c of commands) {
+    if (!isValidPushRefName(c.ref)) failures.set(c.ref, "funny refname");
+    else if (c.newOid !== ZERO_OID) updates.push(c);
+  }
+  if (updates.length === 0) return failures;
+  const check = (tips: Oid[]) => checkConnectivity(objects, tips, { existing: snapshot.objects });
+  try {
+    await check(updates.map((c) => c.newOid));
+  } catch (e) {
+    if (!(e instanceof GitError)) throw e;
+    for (const c of updates) {
+      const bad = await check([c.newOid]).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      if (bad) failures.set(c.ref, bad instanceof GitError && bad.code === "invalid" ? bad.message : "missing necessary objects");
+    }
+  }
+  for (const c of updates) {
+    if (failures.has(c.ref) || !c.ref.startsWith("refs/heads/")) continue;
+    const head = await objects.readHeader(c.newOid);
+    if (head?.type !== "commit") failures.set(c.ref, NON_COMMIT_TO_BRANCH);
+  }
+  return failures;
+}
+
+async function removePack(pack: IndexedPack): Promise<void> {
+  await Promise.all([rm(pack.packPath, { force: true }), rm(pack.idxPath, { force: true })]);
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof GitError ? e.message : "internal server error";
+}
+
+async function* countBytes(
+  input: AsyncIterable<Uint8Array>,
+  result: ReceivePackResult,
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of input) {
+    result.bytesReceived += chunk.length;
+    yield chunk;
+  }
+}
+
+/** Writes the report, in side-band 1 when negotiated (git's report()). */
+class Reporter {
+  constructor(
+    private readonly io: ServiceIO,
+    private readonly caps: CapabilitySet,
+  ) {}
+
+  private get sideband(): boolean {
+    return this.caps.has("side-band-64k");
+  }
+
+  /** Send report-status (or report-status-v2) when the client asked for one. */
+  async report(unpack: string, commands: RefCommand[], results: Map<string, string | null>): Promise<void> {
+    if (!this.caps.has("report-status") && !this.caps.has("report-status-v2")) {
+      if (this.sideband) await this.io.write(FLUSH_PKT);
+      return;
+    }
+    const lines = [pktLine(unpack.replaceAll("\n", " "))];
+    for (const c of commands) {
+      const r = results.get(c.ref);
+      lines.push(pktLine(r === null || r === undefined ? `ok ${c.ref}` : `ng ${c.ref} ${r.replaceAll("\n", " ")}`));
+    }
+    lines.push(FLUSH_PKT);
+    await this.send(concatBytes(lines));
+  }
+
+  /** Refuse the whole push: an ERR packet the client prints as "remote error: ...". */
+  async error(message: string): Promise<void> {
+    await this.send(concatBytes([pktLine(`ERR ${message.replaceAll("\n", " ")}`)]));
+  }
+
+  /** Send empty band-1 packets every few seconds while busy; returns the stop function. */
+  keepalive(): () => void {
+    if (!this.sideband) return () => {};
+    const timer = setInterval(() => void this.io.write(new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01])), 5000);
+    return () => clearInterval(timer);
+  }
+
+  private async send(bytes: Uint8Array): Promise<void> {
+    if (!this.sideband) {
+      await this.io.write(bytes);
+      return;
+    }
+    for (const p of encodeSideband(1, bytes, SIDE_BAND_64K_PACKET_MAX)) await this.io.write(p);
+    await this.io.write(FLUSH_PKT);
+  }
+}

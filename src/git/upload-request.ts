@@ -1,0 +1,113 @@
+// The arguments a fetch request shares between protocol v0 (upload-request) and v2 (fetch).
+//
+// From gitprotocol-pack(5):
+//
+//   upload-request    =  want-list
+//                        *shallow-line
+//                        *1depth-request
+//                        [filter-request]
+//                        flush-pkt
+//   want-list         =  first-want
+//                        *additional-want
+//   shallow-line      =  PKT-LINE("shallow" SP obj-id)
+//   depth-request     =  PKT-LINE("deepen" SP depth) /
+//                        PKT-LINE("deepen-since" SP timestamp) /
+//                        PKT-LINE("deepen-not" SP ref)
+//   first-want        =  PKT-LINE("want" SP obj-id SP capability-list)
+//   additional-want   =  PKT-LINE("want" SP obj-id)
+//   filter-request    =  PKT-LINE("filter" SP filter-spec)
+import { parseFilterSpec, type ObjectFilter } from "./list-objects.ts";
+import { isOid } from "./oid.ts";
+import { expandRefName, type RepoSnapshot } from "./repo-snapshot.ts";
+import { GitError, type Oid } from "./types.ts";
+import { firstUnreachable } from "./walk.ts";
+
+/** A parsed fetch request (wants, shallow state, deepen and filter arguments). */
+export interface UploadRequest {
+  wants: Oid[];
+  shallow: Oid[];
+  depth: number;
+  deepenSince?: number;
+  /** deepen-not refs, resolved to their ids. */
+  deepenNot: Oid[];
+  deepenRelative: boolean;
+  filter?: ObjectFilter;
+}
+
+/** An empty request. */
+export function newUploadRequest(): UploadRequest {
+  return { wants: [], shallow: [], depth: 0, deepenNot: [], deepenRelative: false };
+}
+
+/** True when the request changes the client's shallow boundary (deepen, deepen-since, deepen-not). */
+export function isDeepen(req: UploadRequest): boolean {
+  return req.depth > 0 || req.deepenSince !== undefined || req.deepenNot.length > 0;
+}
+
+/** Parse "want <oid>"; returns the oid and the rest of the line (v0 capabilities). */
+export function parseWant(line: string): { oid: Oid; rest: string } | null {
+  if (!line.startsWith("want ")) return null;
+  const oid = line.slice(5, 45);
+  if (!isOid(oid) || (line.length > 45 && line[45] !== " ")) {
+    throw new GitError(`upload-pack: protocol error, expected to get object ID, not '${line}'`, "protocol");
+  }
+  return { oid, rest: line.slice(46) };
+}
+
+/**
+ * Apply a shallow/deepen/deepen-since/deepen-not/filter line to `req`; false when the line is
+ * none of these. `filterAllowed` is false in v0 unless the client asked for the filter capability.
+ */
+export function parseShallowOrFilterLine(
+  line: string,
+  req: UploadRequest,
+  snapshot: RepoSnapshot,
+  filterAllowed: boolean,
+): boolean {
+  const sp = line.indexOf(" ");
+  const key = sp < 0 ? line : line.slice(0, sp);
+  const arg = sp < 0 ? "" : line.slice(sp + 1);
+  switch (key) {
+    case "shallow":
+      if (!isOid(arg)) throw new GitError(`invalid shallow line: ${line}`, "protocol");
+      req.shallow.push(arg);
+      return true;
+    case "deepen": {
+      const depth = /^\d+$/.test(arg) ? Number(arg) : 0;
+      if (depth <= 0) throw new GitError(`Invalid deepen: ${line}`, "protocol");
+      req.depth = Math.min(depth, 0x7fffffff);
+      return true;
+    }
+    case "deepen-since": {
+      const since = /^\d+$/.test(arg) ? Number(arg) : 0;
+      if (since <= 0) throw new GitError(`Invalid deepen-since: ${line}`, "protocol");
+      req.deepenSince = since;
+      return true;
+    }
+    case "deepen-not": {
+      const refs = expandRefName(snapshot, arg);
+      if (refs.length !== 1) throw new GitError(`upload-pack: ambiguous deepen-not: ${line}`, "protocol");
+      req.deepenNot.push(refs[0]!.oid);
+      return true;
+    }
+    case "filter": {
+      if (!filterAllowed) throw new GitError("upload-pack: filtering capability not negotiated", "protocol");
+      if (req.filter) throw new GitError("upload-pack: multiple filter-specs cannot be combined", "protocol");
+      const filter = parseFilterSpec(arg);
+      if (!filter) throw new GitError(`upload-pack: filter '${arg}' not supported`, "protocol");
+      req.filter = filter;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Throw "not our ref" unless every want is reachable from a ref (allow-reachable-sha1-in-want). */
+export async function checkWantsReachable(snapshot: RepoSnapshot, wants: Oid[]): Promise<void> {
+  const tips = new Set(snapshot.refs.map((r) => r.oid));
+  const others = wants.filter((w) => !tips.has(w));
+  if (others.length === 0) return;
+  const bad = await firstUnreachable(snapshot.objects, [...tips], others);
+  if (bad) throw new GitError(`upload-pack: not our ref ${bad}`, "not-our-ref");
+}

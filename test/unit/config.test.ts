@@ -1,0 +1,126 @@
+// loadConfig as a table (DECISIONS §0): defaults, valid settings, and every malformed variable
+// refused with a one-line reason naming that variable.
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+const S3 = { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: "http://127.0.0.1:9000", SVC_S3_BUCKET: "b", SVC_S3_ACCESS_KEY: "ak", SVC_S3_SECRET_KEY: "sk" };
+const STRIPE = { SVC_BILLING_PROVIDER: "stripe", SVC_STRIPE_SECRET_KEY: "sk_test", SVC_STRIPE_WEBHOOK_SECRET: "whsec", SVC_STRIPE_PRICE_ID: "price_1" };
+
+describe("loadConfig defaults", () => {
+  test("an empty environment gives the documented defaults", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      dataDir: resolve("./data"),
+      httpHost: "127.0.0.1",
+      httpPort: 8080,
+      baseUrl: null,
+      ssh: null,
+      storage: { kind: "fs", root: resolve("./data/objects") },
+      runnerClaimWaitMs: 20000,
+      mail: { transport: "null" },
+      webhookSecret: null,
+      app: null,
+      billing: null,
+      logLevel: "info",
+      signupLimitPerAddress: 3,
+      signupLimitGlobal: 300,
+    });
+  });
+
+  test("variables outside SVC_ are ignored", () => {
+    expect(() => loadConfig({ PATH: "/bin", HOME: "/root", SVCX: "1" })).not.toThrow();
+  });
+});
+
+describe("loadConfig accepts", () => {
+  const rows: [string, Record<string, string>, Record<string, unknown>][] = [
+    ["port 0 picks a free port", { SVC_HTTP_ADDR: "127.0.0.1:0" }, { httpHost: "127.0.0.1", httpPort: 0 }],
+    ["a bracketed IPv6 address", { SVC_HTTP_ADDR: "[::1]:9000" }, { httpHost: "::1", httpPort: 9000 }],
+    ["a hostname", { SVC_HTTP_ADDR: "0.0.0.0:80" }, { httpHost: "0.0.0.0", httpPort: 80 }],
+    ["a data dir", { SVC_DATA_DIR: "/var/lib/svc" }, { dataDir: "/var/lib/svc", storage: { kind: "fs", root: "/var/lib/svc/objects" } }],
+    ["an https base URL", { SVC_BASE_URL: "https://git.example.com" }, { baseUrl: "https://git.example.com" }],
+    ["SSH on", { SVC_SSH_ADDR: "127.0.0.1:2222" }, { ssh: { host: "127.0.0.1", port: 2222 } }],
+    ["SSH with a public address", { SVC_SSH_ADDR: "0.0.0.0:2222", SVC_SSH_PUBLIC: "git.example.com:22" }, { ssh: { host: "0.0.0.0", port: 2222, publicAddr: "git.example.com:22" } }],
+    ["s3 storage", S3, { storage: { kind: "s3", endpoint: "http://127.0.0.1:9000", bucket: "b", accessKey: "ak", secretKey: "sk" } }],
+    ["a claim wait", { SVC_RUNNER_CLAIM_WAIT_MS: "500" }, { runnerClaimWaitMs: 500 }],
+    ["capture mail", { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: "/tmp/mail" }, { mail: { transport: "capture", dir: "/tmp/mail" } }],
+    ["smtp mail with a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:2525", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com", port: 2525 } }],
+    ["smtp mail without a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com" } }],
+    [
+      "smtp credentials to loopback",
+      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "127.0.0.1:2525", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p" },
+      { mail: { transport: "smtp", host: "127.0.0.1", port: 2525 } },
+    ],
+    [
+      "smtp credentials to a remote host when allowed",
+      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p", SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH: "1" },
+      { mail: { transport: "smtp", host: "mail.example.com" } },
+    ],
+    ["cloudmail with a region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" }, { mail: { transport: "cloudmail", region: "eu-central-1" } }],
+    ["cloudmail defaults to the ambient region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" }, { mail: { transport: "cloudmail", region: "ap-south-1" } }],
+    ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
+    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
+    ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+  ];
+  test.each(rows)("%s", (_name, env, expected) => {
+    expect(loadConfig(env)).toMatchObject(expected);
+  });
+});
+
+describe("loadConfig refuses a malformed value, naming the variable", () => {
+  const rows: [string, Record<string, string>, string][] = [
+    ["an unknown SVC_ variable", { SVC_FOO: "1" }, "SVC_FOO"],
+    ["a misspelt variable", { SVC_HTTP_ADR: "127.0.0.1:1" }, "SVC_HTTP_ADR"],
+    ["SVC_HTTP_ADDR nonsense", { SVC_HTTP_ADDR: "nonsense" }, "SVC_HTTP_ADDR"],
+    ["SVC_HTTP_ADDR without host", { SVC_HTTP_ADDR: ":8080" }, "SVC_HTTP_ADDR"],
+    ["SVC_HTTP_ADDR port out of range", { SVC_HTTP_ADDR: "127.0.0.1:65536" }, "SVC_HTTP_ADDR"],
+    ["SVC_HTTP_ADDR port not a number", { SVC_HTTP_ADDR: "127.0.0.1:http" }, "SVC_HTTP_ADDR"],
+    ["SVC_BASE_URL not a URL", { SVC_BASE_URL: "git.example.com" }, "SVC_BASE_URL"],
+    ["SVC_BASE_URL not http", { SVC_BASE_URL: "ftp://git.example.com" }, "SVC_BASE_URL"],
+    ["SVC_SSH_ADDR malformed", { SVC_SSH_ADDR: "localhost" }, "SVC_SSH_ADDR"],
+    ["SVC_SSH_PUBLIC malformed", { SVC_SSH_ADDR: "127.0.0.1:2222", SVC_SSH_PUBLIC: "git.example.com" }, "SVC_SSH_PUBLIC"],
+    ["SVC_STORAGE unknown", { SVC_STORAGE: "gcs" }, "SVC_STORAGE"],
+    ["s3 without endpoint", { SVC_STORAGE: "s3" }, "SVC_S3_ENDPOINT"],
+    ["s3 endpoint not a URL", { ...S3, SVC_S3_ENDPOINT: "minio:9000" }, "SVC_S3_ENDPOINT"],
+    ["s3 without bucket", { ...S3, SVC_S3_BUCKET: "" }, "SVC_S3_BUCKET"],
+    ["s3 without access key", { ...S3, SVC_S3_ACCESS_KEY: "" }, "SVC_S3_ACCESS_KEY"],
+    ["s3 without secret key", { ...S3, SVC_S3_SECRET_KEY: "" }, "SVC_S3_SECRET_KEY"],
+    ["claim wait not a number", { SVC_RUNNER_CLAIM_WAIT_MS: "soon" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
+    ["claim wait zero", { SVC_RUNNER_CLAIM_WAIT_MS: "0" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
+    ["claim wait negative", { SVC_RUNNER_CLAIM_WAIT_MS: "-5" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
+    ["mail transport unknown", { SVC_MAIL_TRANSPORT: "pigeon" }, "SVC_MAIL_TRANSPORT"],
+    ["capture without a dir", { SVC_MAIL_TRANSPORT: "capture" }, "SVC_MAIL_DIR"],
+    ["smtp without a host", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_FROM: "svc@example.com" }, "SVC_MAIL_SMTP_HOST"],
+    ["smtp host with a bad port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:smtp", SVC_MAIL_FROM: "svc@example.com" }, "SVC_MAIL_SMTP_HOST"],
+    ["smtp without a sender", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com" }, "SVC_MAIL_FROM"],
+    ["cloudmail without a sender", { SVC_MAIL_TRANSPORT: "cloudmail" }, "SVC_MAIL_FROM"],
+    ["billing provider unknown", { SVC_BILLING_PROVIDER: "paypal" }, "SVC_BILLING_PROVIDER"],
+    ["stripe without a secret key", { ...STRIPE, SVC_STRIPE_SECRET_KEY: "" }, "SVC_STRIPE_SECRET_KEY"],
+    ["stripe without a webhook secret", { ...STRIPE, SVC_STRIPE_WEBHOOK_SECRET: "" }, "SVC_STRIPE_WEBHOOK_SECRET"],
+    ["stripe without a price", { ...STRIPE, SVC_STRIPE_PRICE_ID: "" }, "SVC_STRIPE_PRICE_ID"],
+    ["stripe API base not a URL", { ...STRIPE, SVC_STRIPE_API_BASE: "localhost" }, "SVC_STRIPE_API_BASE"],
+    ["app without a private key", { SVC_APP_ID: "1", SVC_APP_API_URL: "https://api.example.com" }, "SVC_APP_PRIVATE_KEY"],
+    ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
+    ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
+    ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+  ];
+  test.each(rows)("%s", (_name, env, variable) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(variable);
+    expect(message).not.toContain("\n");
+  });
+
+  test("cleartext SMTP credentials to a remote host are refused at boot", () => {
+    const env = { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p" };
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(/SVC_MAIL_SMTP_(USER|PASSWORD|ALLOW_CLEARTEXT_AUTH)/);
+  });
+});

@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createDelta } from "../../../src/git/delta.ts";
+import { openFileSource } from "../../../src/git/file-source.ts";
+import { hashObject } from "../../../src/git/oid.ts";
+import { indexPack } from "../../../src/git/pack-indexer.ts";
+import { PackIndex } from "../../../src/git/pack-index.ts";
+import { Pack } from "../../../src/git/pack-reader.ts";
+import { PackSet } from "../../../src/git/pack-set.ts";
+import { GitError } from "../../../src/git/types.ts";
+import { craftPack, type CraftEntry } from "./pack-craft.ts";
+import { git, gitBytes, gitStatus, makeFixtureRepo, prng, tempDir, type FixtureRepo } from "./fixture.ts";
+
+let repo: FixtureRepo;
+let out: { path: string; cleanup(): Promise<void> };
+beforeAll(async () => {
+  repo = await makeFixtureRepo(40);
+  out = await tempDir();
+});
+afterAll(async () => {
+  await repo.cleanup();
+  await out.cleanup();
+});
+
+async function* chunks(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
+  for (let p = 0; p < bytes.length; p += size) yield bytes.subarray(p, p + size);
+}
+
+/** The idx git writes for `pack` (index-pack in a scratch dir). */
+function gitIdx(pack: Uint8Array, dir: string): Uint8Array {
+  const p = join(dir, `check-${Math.random().toString(36).slice(2)}.pack`);
+  writeFileSync(p, pack);
+  git(dir, ["index-pack", p]);
+  return readFileSync(p.replace(/\.pack$/, ".idx"));
+}
+
+async function expectRejected(bytes: Uint8Array, message: RegExp, opts: { maxBytes?: number } = {}): Promise<void> {
+  const tmp = await tempDir();
+  try {
+    const err = await indexPack(chunks(bytes, 4096), { tmpDir: tmp.path, ...opts }).catch((e) => e);
+    expect(err).toBeInstanceOf(GitError);
+    expect(String(err.message)).toMatch(message);
+    expect(readdirSync(tmp.path)).toEqual([]);
+  } finally {
+    await tmp.cleanup();
+  }
+}
+
+async function packSetOf(r: FixtureRepo): Promise<PackSet> {
+  const idx = PackIndex.parse(readFileSync(r.idxPath));
+  return new PackSet([new Pack(idx.packChecksum, idx, await openFileSource(r.packPath))]);
+}
+
+describe("indexPack", () => {
+  test("a real pack gets git's name and a byte-identical idx, even fed in odd-sized chunks", async () => {
+    const pack = readFileSync(repo.packPath);
+    const gitIdxBytes = readFileSync(repo.idxPath);
+    const types = new Map(
+      git(repo.dir, ["cat-file", "--batch-all-objects", "--batch-check"]).split("\n").map((l) => l.split(" ") as [string, string]),
+    );
+    for (const size of [1 << 20, 7]) {
+      const r = await indexPack(chunks(pack, size), { tmpDir: out.path });
+      expect(r.name).toBe(repo.packPath.match(/pack-([0-9a-f]{40})\.pack$/)![1]!);
+      expect(r.packPath).toBe(join(out.path, `pack-${r.name}.pack`));
+      expect(readFileSync(r.idxPath).equals(gitIdxBytes)).toBe(true);
+      expect(readFileSync(r.packPath).equals(pack)).toBe(true);
+      expect([r.objectCount, r.size, r.idxSize, r.appendedBases]).toEqual([types.size, pack.length, gitIdxBytes.length, []]);
+      expect(new Map<string, string>(r.objects.map((o) => [o.oid, o.type]))).toEqual(types);
+    }
+  });
+
+  test("resolves with a tiny memory budget (bases dropped and rebuilt) to the same idx", async () => {
+    const r = await indexPack(chunks(readFileSync(repo.packPath), 65536), { tmpDir: out.path, memoryBudget: 1 });
+    expect(readFileSync(r.idxPath).equals(readFileSync(repo.idxPath))).toBe(true);
+    // A base with two dependants, the first of which has its own: the base's data is dropped
+    // while the first branch resolves and must be rebuilt for the second.
+    const rnd = prng(8);
+    const root = Uint8Array.from({ length: 3000 }, () => Math.floor(rnd() * 256));
+    const a = Uint8Array.from([...root.subarray(0, 2000), 1]);
+    const a1 = Uint8Array.from([...a, 2]);
+    const b = Uint8Array.from([...root.subarray(500), 3]);
+    const { pack } = craftPack([
+      { typeCode: 3, data: root },
+      { typeCode: 6, data: createDelta(root, a), base: 0 },
+      { typeCode: 6, data: createDelta(root, b), base: 0 },
+      { typeCode: 6, data: createDelta(a, a1), base: 1 },
+    ]);
+    const tree = await indexPack([pack], { tmpDir: out.path, memoryBudget: 1 });
+    expect(tree.objects.map((o) => o.oid)).toEqual([root, a, b, a1].map((d) => hashObject("blob", d)));
+    expect(Buffer.from(readFileSync(tree.idxPath)).equals(Buffer.from(gitIdx(pack, out.path)))).toBe(true);
+  });
+
+  test("an empty pack is valid", async () => {
+    const empty = gitBytes(repo.dir, ["pack-objects", "--stdout", "-q"], "");
+    const r = await indexPack(chunks(empty, 100), { tmpDir: out.path });
+    expect(r.objectCount).toBe(0);
+    expect(Buffer.from(readFileSync(r.idxPath)).equals(Buffer.from(gitIdx(empty, out.path)))).toBe(true);
+  });
+
+  test("ref-deltas whose base comes later in the pack, and deltas on deltas", async () => {
+    const r = prng(3);
+    const v0 = Uint8Array.from({ length: 5000 }, () => Math.floor(r() * 256));
+    const v1 = Uint8Array.from([...v0.subarray(0, 4000), 1, 2, 3]);
+    const v2 = Uint8Array.from([...v1, ...v0.subarray(100, 900)]);
+    const entries: CraftEntry[] = [
+      { typeCode: 7, data: createDelta(v1, v2), baseOid: hashObject("blob", v1) },
+      { typeCode: 7, data: createDelta(v0, v1), baseOid: hashObject("blob", v0) },
+      { typeCode: 3, data: v0 },
+      { typeCode: 6, data: createDelta(v0, v2), base: 2 },
+    ];
+    const { pack } = craftPack(entries.slice(0, 3));
+    const res = await indexPack(chunks(pack, 1000), { tmpDir: out.path });
+    expect(res.objects.map((o) => o.oid)).toEqual([v2, v1, v0].map((d) => hashObject("blob", d)));
+    expect(Buffer.from(readFileSync(res.idxPath)).equals(Buffer.from(gitIdx(pack, out.path)))).toBe(true);
+    // v2 twice (ref and ofs): like git index-pack, both entries are indexed.
+    const { pack: dup } = craftPack(entries);
+    const twice = await indexPack(chunks(dup, 1000), { tmpDir: out.path });
+    expect(twice.objectCount).toBe(4);
+    expect(Buffer.from(readFileSync(twice.idxPath)).equals(Buffer.from(gitIdx(dup, out.path)))).toBe(true);
+  });
+
+  test("thin fix takes ref-deltas in pack order and skips bases that the pack itself provides", async () => {
+    const r = prng(4);
+    const x = Uint8Array.from({ length: 3000 }, () => Math.floor(r() * 256));
+    const y = Uint8Array.from([...x.subarray(0, 2500), 7]);
+    const z = Uint8Array.from([...y, 8]);
+    const [ox, oy] = [hashObject("blob", x), hashObject("blob", y)];
+    // z (a delta on y) comes first; y is a delta on x, which only the repository has.
+    const { pack } = craftPack([
+      { typeCode: 7, data: createDelta(y, z), baseOid: oy },
+      { typeCode: 7, data: createDelta(x, y), baseOid: ox },
+    ]);
+    const reader = {
+      has: async (oid: string) => oid === ox,
+      read: async (oid: string) => (oid === ox ? { type: "blob" as const, data: x } : null),
+      readHeader: async () => null,
+    };
+    const res = await indexPack([pack], { tmpDir: out.path, thinBaseReader: reader });
+    expect(res.appendedBases).toEqual([ox]);
+    expect(res.objects.map((o) => o.oid)).toEqual([hashObject("blob", z), oy, ox]);
+    expect(Buffer.from(readFileSync(res.idxPath)).equals(Buffer.from(gitIdx(readFileSync(res.packPath), out.path)))).toBe(true);
+  });
+
+  test("fixes a thin pack with bases from the repository; git accepts the result", async () => {
+    const thin = gitBytes(repo.dir, ["pack-objects", "--thin", "--no-reuse-delta", "--stdout", "-q", "--revs"], `main\n^main~6\n`);
+    const all = gitBytes(repo.dir, ["pack-objects", "--stdout", "-q", "--revs"], `main\n^main~6\n`);
+    const allCount = new DataView(all.buffer, all.byteOffset).getUint32(8);
+    const thinCount = new DataView(thin.buffer, thin.byteOffset).getUint32(8);
+    expect(thinCount).toBe(allCount);
+
+    await expectRejected(thin, /neither in the pack nor in the repository/);
+    const set = await packSetOf(repo);
+    const r = await indexPack(chunks(thin, 3000), { tmpDir: out.path, thinBaseReader: set });
+    expect(r.appendedBases.length).toBeGreaterThan(0);
+    expect(r.objectCount).toBe(thinCount + r.appendedBases.length);
+    for (const oid of r.appendedBases) expect(await set.has(oid)).toBe(true);
+    const fixed = readFileSync(r.packPath);
+    expect(new DataView(fixed.buffer, fixed.byteOffset).getUint32(8)).toBe(r.objectCount);
+    expect(readFileSync(r.idxPath).equals(Buffer.from(gitIdx(fixed, out.path)))).toBe(true);
+    expect(gitStatus(out.path, ["verify-pack", r.idxPath]).code).toBe(0);
+  });
+
+  test("rejects corrupt, truncated, oversized and invalid packs with GitError and leaves no file", async () => {
+    const pack = new Uint8Array(readFileSync(repo.packPath));
+    const flipped = pack.slice();
+    flipped[Math.floor(pack.length / 2)]! ^= 0x40;
+    await expectRejected(flipped, /corrupt|checksum|invalid/);
+    const badSum = pack.slice();
+    badSum[pack.length - 1]! ^= 1;
+    await expectRejected(badSum, /checksum mismatch/);
+    for (const cut of [5, 12, 100, Math.floor(pack.length / 3), pack.length - 10]) {
+      await expectRejected(pack.subarray(0, cut), /truncated/);
+    }
+    await expectRejected(Buffer.concat([pack, Buffer.from("junk")]), /garbage/);
+    await expectRejected(Buffer.concat([Buffer.from("PACX"), pack.subarray(4)]), /signature/);
+    await expectRejected(pack, /maximum size/, { maxBytes: 1000 });
+
+    const badTree = new TextEncoder().encode(`100644 a/b\0${"x".repeat(20)}`);
+    await expectRejected(craftPack([{ typeCode: 2, data: badTree }]).pack, /invalid tree/);
+    const badCommit = new TextEncoder().encode("tree nope\n\n");
+    await expectRejected(craftPack([{ typeCode: 1, data: badCommit }]).pack, /invalid commit/);
+    const blob = new TextEncoder().encode("some blob content\n");
+    await expectRejected(craftPack([{ typeCode: 3, data: blob }], 2).pack, /truncated|corrupt/);
+    await expectRejected(craftPack([{ typeCode: 5, data: blob }]).pack, /invalid object type/);
+    await expectRejected(craftPack([{ typeCode: 6, data: createDelta(blob, blob), base: 0 }, { typeCode: 3, data: blob }]).pack, /base/);
+  });
+});
