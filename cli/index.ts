@@ -5,6 +5,8 @@ import { AppError } from "../src/errors.ts";
 import { migrate, openDatabase } from "../src/db/client.ts";
 import { openContext, serve } from "../src/main.ts";
 import { createUserWithOrg } from "../src/services/accounts.ts";
+import { findOrg, findRepo } from "../src/services/lookup.ts";
+import { allRepos, gcRepo, sweepRepo } from "../src/services/maintenance.ts";
 import { configOrExit } from "./config.ts";
 
 const serveCmd = defineCommand({
@@ -61,6 +63,40 @@ const migrateCmd = defineCommand({
   },
 });
 
+const gcCmd = defineCommand({
+  meta: { name: "gc", description: "Repack each repository into one pack of everything reachable; delete replaced packs past their grace period" },
+  args: {
+    repo: { type: "string", description: "Only this repository (org/name)" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const ctx = await openContext(config);
+    try {
+      let targets: { id: string; name: string }[];
+      if (args.repo) {
+        const [orgName, repoName] = args.repo.split("/");
+        const org = orgName ? findOrg(ctx, orgName) : null;
+        const repo = org && repoName ? findRepo(ctx, org.id, repoName) : null;
+        if (!org || !repo) {
+          process.stderr.write(`svc: no repository ${args.repo}\n`);
+          process.exit(1);
+        }
+        targets = [{ id: repo.id, name: `${org.name}/${repo.name}` }];
+      } else {
+        targets = allRepos(ctx);
+      }
+      for (const t of targets) {
+        const gc = await gcRepo(ctx, { repoId: t.id });
+        const deleted = await sweepRepo(ctx, { repoId: t.id });
+        process.stdout.write(`${JSON.stringify({ repo: t.name, objects: gc.objects, packs_replaced: gc.packsReplaced, files_deleted: deleted })}\n`);
+      }
+    } finally {
+      ctx.close();
+    }
+  },
+});
+
 const versionCmd = defineCommand({
   meta: { name: "version", description: "Print the version" },
   run() {
@@ -71,7 +107,7 @@ const versionCmd = defineCommand({
 /** The root command. */
 export const main = defineCommand({
   meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
-  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, version: versionCmd },
+  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, version: versionCmd },
 });
 
 /** Runs the CLI with the given arguments. */

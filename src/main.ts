@@ -10,6 +10,7 @@ import { createLogger } from "./log.ts";
 import { warmAuth } from "./services/auth.ts";
 import type { Ctx } from "./services/context.ts";
 import { GitStore } from "./services/git-store.ts";
+import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/maintenance.ts";
 import { purgeRepoStorage } from "./services/purge.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./workers.ts";
@@ -34,12 +35,20 @@ export async function serve(config: Config): Promise<void> {
   const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });
   // With port 0 (or no SVC_BASE_URL) the public address is what we actually bound.
   if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
-  const workers = startWorkers(ctx, { "repo.purge": purgeRepoStorage });
+  const workers = startWorkers(ctx, {
+    "repo.purge": purgeRepoStorage,
+    "repo.compact": async (c, p) => void (await compactRepo(c, p)),
+    "repo.gc": async (c, p) => void (await gcRepo(c, p)),
+    "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
+  });
+  // The periodic GC pass: one pack of everything reachable per repository, every six hours.
+  const gcTimer = setInterval(() => scheduleGcPass(ctx), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await server.stop(false);
+      clearInterval(gcTimer);
       await workers.stop();
       ctx.close();
       resolve();

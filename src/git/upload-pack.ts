@@ -111,7 +111,7 @@ export async function serveUploadPack(
     await serveV2(session, reader, opts.statelessRpc);
     return session.metrics();
   }
-  const state: V0State = { packStarted: false, sideband: 0, writeError: null };
+  const state: V0State = { packStarted: false, writeError: null };
   try {
     if (!opts.statelessRpc) {
       await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 0, http: false }));
@@ -125,7 +125,6 @@ export async function serveUploadPack(
 
 interface V0State {
   packStarted: boolean;
-  sideband: number;
   writeError: ((text: string) => Promise<void>) | null;
 }
 
@@ -191,7 +190,6 @@ async function uploadPackV0(
   if (!(await getCommonCommits(session, reader, common, req.wants, multiAck, caps.has("no-done"), stateless))) return;
 
   const sink = packSink(session.write, packOpts);
-  state.sideband = packOpts.sideband;
   state.writeError = (t) => sink.error(t);
   state.packStarted = true;
   session.objects = await createPackFile(

@@ -11,7 +11,7 @@ import { PackSet } from "../git/pack-set.ts";
 import { packObjects } from "../git/pack-writer.ts";
 import { collectObjects } from "../git/walk.ts";
 import type { Oid } from "../git/types.ts";
-import { jobs, packs, repos, type Repo } from "../db/schema.ts";
+import { jobs, orgs, packs, repos, type Repo } from "../db/schema.ts";
 import { newId } from "../util/ids.ts";
 import { now, type Ctx } from "./context.ts";
 import { enqueueJob } from "./jobs.ts";
@@ -48,7 +48,15 @@ async function materialize(ctx: Ctx, stream: AsyncIterable<Uint8Array>) {
  * Replaces `sources` with one new pack holding exactly `oids` (copied verbatim), in one
  * transaction that first checks the sources are still live. Returns false if it lost a race.
  */
-async function replacePacks(ctx: Ctx, repo: Repo, sources: PackRow[], opened: Pack[], oids: Oid[], tier: number): Promise<boolean> {
+async function replacePacks(
+  ctx: Ctx,
+  repo: Repo,
+  sources: PackRow[],
+  opened: Pack[],
+  oids: Oid[],
+  tier: number,
+  refsAtStart: string | null = null,
+): Promise<boolean> {
   const set = new PackSet(opened);
   const built = await materialize(ctx, packObjects(set, oids, { ofsDelta: true }));
   try {
@@ -61,6 +69,8 @@ async function replacePacks(ctx: Ctx, repo: Repo, sources: PackRow[], opened: Pa
     const ids = sources.map((s) => s.id);
     const still = tx.select({ id: packs.id }).from(packs).where(and(inArray(packs.id, ids), isNull(packs.replacedAt))).all();
     if (still.length !== ids.length || !tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get()) return false;
+    // Why: GC drops unreachable objects; if refs moved meanwhile, a new ref may need one of them.
+    if (refsAtStart !== null && JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
     const t = now();
     const existing = tx.select().from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, built.name))).get();
     if (existing) tx.update(packs).set({ replacedAt: null, tier }).where(eq(packs.id, existing.id)).run();
@@ -102,7 +112,9 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
   if (!repo) return { objects: 0, packsReplaced: 0 };
   const live = livePacks(ctx, repo.id);
-  const tips = [...new Set(readRefs(ctx.db, repo.id).map((r) => r.oid))];
+  const refsNow = readRefs(ctx.db, repo.id);
+  const refsAtStart = JSON.stringify(refsNow);
+  const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
   const opened = await Promise.all(live.map((row) => ctx.git.openPack(repo.id, row)));
   const set = new PackSet(opened);
@@ -112,13 +124,15 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   if (oids.length === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
-    ctx.db.transaction((tx) => {
+    const done = ctx.db.transaction((tx) => {
+      if (JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
       tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, live.map((p) => p.id))).run();
       enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
-    });
-    return { objects: 0, packsReplaced: live.length };
+      return true;
+    }, { behavior: "immediate" });
+    return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  const ok = await replacePacks(ctx, repo, live, opened, oids, maxTier + 1);
+  const ok = await replacePacks(ctx, repo, live, opened, oids, maxTier + 1, refsAtStart);
   return { objects: oids.length, packsReplaced: ok ? live.length : 0 };
 }
 
@@ -143,6 +157,30 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
     }
   }
   return deleted;
+}
+
+/** Every repository with its full name, for maintenance passes. */
+export function allRepos(ctx: Ctx): { id: string; name: string }[] {
+  return ctx.db
+    .select({ id: repos.id, name: sql<string>`${orgs.name} || '/' || ${repos.name}` })
+    .from(repos)
+    .innerJoin(orgs, eq(orgs.id, repos.orgId))
+    .all();
+}
+
+/** Schedules a GC for every repository with more than one live pack (the periodic pass). */
+export function scheduleGcPass(ctx: Ctx): number {
+  const rows = ctx.db.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
+  let n = 0;
+  for (const r of rows) {
+    if (r.n < 2) continue;
+    const pending = ctx.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.kind, "repo.gc"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${r.repoId}`)).get();
+    if (!pending) {
+      enqueueJob(ctx.db, "repo.gc", { repoId: r.repoId });
+      n++;
+    }
+  }
+  return n;
 }
 
 /** Schedules compaction when a repository has gathered enough small packs. */

@@ -8,6 +8,7 @@ import { newId } from "../util/ids.ts";
 import { now, type Ctx } from "./context.ts";
 import { recordEvent } from "./events.ts";
 import { packKey, readRef } from "./git-store.ts";
+import { maybeScheduleCompaction } from "./maintenance.ts";
 
 /** A pack ready to publish: local files produced by the indexer (or built in memory). */
 export interface PackToPublish {
@@ -55,7 +56,8 @@ export async function publish(
     await ctx.store.putFile(packKey(repo.id, pack.name, "pack"), pack.packPath);
     await ctx.store.putFile(packKey(repo.id, pack.name, "idx"), pack.idxPath);
   }
-  return ctx.db.transaction((tx) => {
+  let packAdded = false;
+  const outcome = ctx.db.transaction((tx) => {
     const results: RefResults = new Map();
     const live = tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get();
     const ok: RefUpdate[] = [];
@@ -85,6 +87,7 @@ export async function publish(
     if (ok.length && pack) {
       const exists = tx.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, pack.name))).get();
       if (!exists) {
+        packAdded = true;
         tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: 0, createdAt: now() }).run();
       }
     }
@@ -92,4 +95,6 @@ export async function publish(
     if (ok.length && opts.event) recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId });
     return results;
   }, { behavior: "immediate" });
+  if (packAdded) maybeScheduleCompaction(ctx, repo.id);
+  return outcome;
 }

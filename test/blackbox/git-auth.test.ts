@@ -1,6 +1,6 @@
 // Who may clone and push over git smart HTTP (SPEC §5 item 4, §5.5, §7), and the wire details
 // of the front door: content types, no-cache headers, gzip request bodies, no dumb protocol.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import {
   basicAuth,
   clone,
@@ -22,6 +22,9 @@ import {
   type OrgOwner,
 } from "../helpers/git.ts";
 import { startServer, type RunningServer } from "../helpers/server.ts";
+
+// Real git against a real server: seconds per test, more on a busy machine.
+setDefaultTimeout(60_000);
 
 let server: RunningServer;
 let g: GitSandbox;
@@ -49,12 +52,12 @@ beforeAll(async () => {
   await g.ok(["push", "-q", repoUrl(server, "acme", "secret", owner.token), "main"], { cwd: localDir });
   pubTip = privTip;
   await g.ok(["push", "-q", repoUrl(server, "acme", "open", owner.token), "main"], { cwd: localDir });
-});
+}, 60_000);
 
 afterAll(async () => {
   await server?.stop();
   g?.[Symbol.dispose]();
-});
+}, 30_000);
 
 describe("private repository", () => {
   test("anonymous info/refs answers 401 with a Basic challenge, for both services", async () => {

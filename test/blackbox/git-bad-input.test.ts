@@ -1,7 +1,7 @@
 // Hand-made receive-pack requests the server must refuse cleanly: a report-status that says why
 // (`unpack <reason>` or `ng <ref> <reason>`), nothing visible afterwards, and a server that
 // still serves a normal clone.
-import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, expect, test, setDefaultTimeout } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +30,9 @@ import {
 } from "../helpers/git.ts";
 import { client, startServer, type RunningServer } from "../helpers/server.ts";
 
+// Real git against a real server: seconds per test, more on a busy machine.
+setDefaultTimeout(60_000);
+
 let server: RunningServer;
 let g: GitSandbox;
 let owner: OrgOwner;
@@ -51,12 +54,12 @@ beforeAll(async () => {
   tip = await importHistory(g, dir, { ref: "refs/heads/main", count: 10 });
   await g.ok(["push", "-q", url, "main"], { cwd: dir });
   before = await lsRemote(g, url);
-});
+}, 60_000);
 
 afterAll(async () => {
   await server?.stop();
   g?.[Symbol.dispose]();
-});
+}, 30_000);
 
 beforeEach(async () => {
   expect(await lsRemote(g, url)).toEqual(before);

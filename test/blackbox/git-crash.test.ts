@@ -1,7 +1,7 @@
 // SIGKILL in the middle of a push, restart on the same data dir: the repository is at its old
 // tip, a fresh clone is clean, and pushing works again. The push goes through a local TCP proxy
 // that counts the bytes git sends and kills the server once part of the pack has gone through.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import {
@@ -18,6 +18,9 @@ import {
   type GitSandbox,
 } from "../helpers/git.ts";
 import { startServer, tempDir, type RunningServer } from "../helpers/server.ts";
+
+// Real git against a real server: seconds per test, more on a busy machine.
+setDefaultTimeout(120_000);
 
 const data = tempDir("svc-crash-");
 let g: GitSandbox;

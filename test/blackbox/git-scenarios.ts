@@ -1,6 +1,6 @@
 // The git smart-HTTP scenarios shared by git-http.test.ts (fs backend) and git-s3.test.ts (S3):
 // real `git` pushes and clones against a real server, every clone checked with `git fsck`.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +41,8 @@ const T0 = 1_600_000_000;
 
 /** Defines the scenarios against a server started with `boot()`'s environment. */
 export function gitScenarios(label: string, boot: () => Promise<Backend>) {
+  // Real git against a real server: seconds per test, more on a busy machine.
+  setDefaultTimeout(60_000);
   describe(`git smart HTTP on ${label}`, () => {
     let backend: Backend | undefined;
     let server: RunningServer;
@@ -53,13 +55,13 @@ export function gitScenarios(label: string, boot: () => Promise<Backend>) {
       server = await startServer({ env: backend.env });
       g = gitSandbox();
       owner = await setupOwner(server, "acme");
-    });
+    }, 60_000);
 
     afterAll(async () => {
       await server?.stop();
       await backend?.stop();
       g?.[Symbol.dispose]();
-    });
+    }, 30_000);
 
     /** A new private repository; returns its authenticated URL. */
     async function newRepo(prefix: string): Promise<{ name: string; url: string }> {

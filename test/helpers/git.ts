@@ -125,19 +125,15 @@ export function gitSandbox(prefix = "svc-git-"): GitSandbox {
 /** Where a Basic credential goes: the token as user (password empty) or as password. */
 export type TokenField = "user" | "password";
 
-/** `http://[cred@]host/org/repo.git`; the token sits in the user or the password field. */
+/**
+ * `http://[cred@]host/org/repo.git`. The token goes in the user field as `token:@` (an empty
+ * password, so git has a full credential and never prompts) or in the password field as
+ * `x-token:token@`.
+ */
 export function repoUrl(server: { url: string }, org: string, repo: string, token?: string, field: TokenField = "password"): string {
-  const u = new URL(`${server.url}/${org}/${repo}.git`);
-  if (token) {
-    // `token:` (empty password) keeps git from prompting for a password it would never need.
-    if (field === "user") u.username = token;
-    else {
-      u.username = "x-token";
-      u.password = token;
-    }
-  }
-  const s = u.toString();
-  return field === "user" && token ? s.replace(`${token}@`, `${token}:@`) : s;
+  const u = new URL(server.url);
+  const cred = !token ? "" : field === "user" ? `${encodeURIComponent(token)}:@` : `x-token:${encodeURIComponent(token)}@`;
+  return `${u.protocol}//${cred}${u.host}/${org}/${repo}.git`;
 }
 
 /** Basic authorization header values for fetch, token in either field. */

@@ -1,0 +1,391 @@
+// Git transport benchmark: svc (git smart-HTTP from packs in object storage) side by side with
+// C git (`git daemon`) on the same machine, against the same generated repository.
+//
+//   bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc]
+//                    [--cpu-prof] [--keep] [--out FILE.json]
+//
+// Measures (wall clock, medians of repetitions, runs of both sides interleaved so machine
+// noise hits both alike; CPU seconds of client and server as well):
+//   - full clone: `git clone --bare git://…` from git daemon vs `git clone --bare http://…` from
+//     svc (after compaction when `svc gc` exists);
+//   - incremental fetch of 10 new commits into a clone at the old tip;
+//   - push of the whole repository (`git push --mirror`) to svc vs `git index-pack --stdin` of
+//     the same pack (and, for reference, a push to git daemon's receive-pack);
+//   - peak RSS of the svc process while it receives the push and serves each clone.
+// Prints a JSON summary on stdout and writes it to bench/out/git-<date>.json.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, cpSync, linkSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { defaultRepoPath, generate, packStats, type GenResult } from "./gen-repo.ts";
+import { gitEnv, machineInfo, mb, median, procCpu, round, RssSampler, run, freePort, waitPort, type RunResult } from "./lib/git-util.ts";
+import { bootstrap, createRepo, gitUrl, ROOT, startSvc, type SvcAccount, type SvcServer } from "./lib/git-svc.ts";
+
+interface Args {
+  scale: number;
+  seed: number;
+  reps: number;
+  pushReps: number;
+  only: "cgit" | "svc" | null;
+  cpuProf: boolean;
+  keep: boolean;
+  out: string | null;
+  noBitmap: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (n: string) => {
+    const i = argv.indexOf(`--${n}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  if (argv.includes("--help")) {
+    process.stdout.write("usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--cpu-prof] [--keep] [--out FILE]\n");
+    process.exit(0);
+  }
+  const only = get("only");
+  return {
+    scale: Number(get("scale") ?? 1),
+    seed: Number(get("seed") ?? 1),
+    reps: Number(get("reps") ?? 5),
+    pushReps: Math.max(1, Number(get("push-reps") ?? 3)),
+    only: only === "cgit" || only === "svc" ? only : null,
+    cpuProf: argv.includes("--cpu-prof"),
+    keep: argv.includes("--keep"),
+    out: get("out") ?? null,
+    noBitmap: !argv.includes("--skip-nobitmap"),
+  };
+}
+
+const args = parseArgs(process.argv.slice(2));
+const log = (s: string) => process.stderr.write(`[git-bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+
+// ---------------------------------------------------------------------------------------
+// Setup
+
+const gen: GenResult = await generate({ scale: args.scale, seed: args.seed, out: defaultRepoPath(args.seed, args.scale), extra: 10 });
+log(`repository ${gen.repo}: ${gen.commits} commits, ${gen.objects} objects, pack ${mb(gen.packBytes)} MB${gen.cached ? " (cached)" : ""}`);
+const packFile = packStats(gen.repo).packs[0]!;
+const baseTip = gen.tip;
+const nextTip = gen.nextTip!;
+
+mkdirSync(join(ROOT, "bench/work"), { recursive: true });
+const work = mkdtempSync(join(ROOT, "bench/work/git-run-"));
+const home = join(work, "home");
+mkdirSync(home);
+const env = gitEnv(home);
+const git = (argv: string[], opts: { cwd?: string; stdin?: string; check?: boolean } = {}) => run(["git", ...argv], { env, ...opts });
+const machine = await machineInfo();
+log(`work dir ${work}; ${machine.cpu}, ${machine.cores} cores, load ${JSON.stringify(machine.loadavg)}`);
+
+const srv = join(work, "srv");
+mkdirSync(srv);
+symlinkSync(gen.repo, join(srv, "repo.git"));
+// a copy without the reachability bitmap (hard links; the bitmap file left out)
+if (args.noBitmap) {
+  const nb = join(srv, "repo-nobitmap.git");
+  cpSync(gen.repo, nb, { recursive: true, filter: (src) => src !== join(gen.repo, "objects/pack") });
+  const pd = join(gen.repo, "objects/pack");
+  mkdirSync(join(nb, "objects/pack"), { recursive: true });
+  for (const f of readdirSync(pd)) if (!f.endsWith(".bitmap")) linkSync(join(pd, f), join(nb, "objects/pack", f));
+}
+for (let i = 1; i <= args.pushReps; i++) await git(["init", "--quiet", "--bare", "--initial-branch=main", join(srv, `push-${i}.git`)]);
+
+const port = freePort();
+// run git-daemon itself (not the `git` wrapper, which would fork it) so its pid is the server's
+const execPath = (await git(["--exec-path"])).stdout.trim();
+const daemon = Bun.spawn(
+  [join(execPath, "git-daemon"), "--export-all", `--base-path=${srv}`, `--port=${port}`, "--reuseaddr", "--listen=127.0.0.1", "--enable=receive-pack", "--informative-errors"],
+  { env, stdout: "ignore", stderr: "pipe" },
+);
+await waitPort(port);
+const daemonUrl = (name: string) => `git://127.0.0.1:${port}/${name}`;
+log(`git daemon pid ${daemon.pid} on port ${port}`);
+
+// ---------------------------------------------------------------------------------------
+// Measurement helpers
+
+interface Sample {
+  wall: number;
+  clientCpu: number;
+  serverCpu: number;
+  rss?: ReturnType<RssSampler["stop"]>;
+}
+
+const summarize = (xs: Sample[]) => ({
+  medianWall: round(median(xs.map((x) => x.wall))),
+  minWall: round(Math.min(...xs.map((x) => x.wall))),
+  medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
+  medianServerCpu: round(median(xs.map((x) => x.serverCpu))),
+  runs: xs.map((x) => ({
+    wall: round(x.wall),
+    clientCpu: round(x.clientCpu),
+    serverCpu: round(x.serverCpu),
+    ...(x.rss ? { rssPeakMB: mb(Math.max(x.rss.peakSampledBytes, x.rss.peakHwmBytes ?? 0)), rssStartMB: mb(x.rss.startBytes), rssEndMB: mb(x.rss.endBytes) } : {}),
+  })),
+});
+
+/** Runs a git client command against the daemon; server CPU = daemon's reaped children. */
+async function cgitTimed(argv: string[], cwd?: string, rssTree = true): Promise<Sample> {
+  const before = procCpu(daemon.pid).children;
+  const sampler = rssTree ? new RssSampler(daemon.pid, 50, true).start() : null;
+  const r = await git(argv, { cwd });
+  const rss = sampler?.stop();
+  await Bun.sleep(300); // let the daemon reap the connection's process tree
+  return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(daemon.pid).children - before, rss };
+}
+
+let svc: SvcServer | null = null;
+async function svcTimed(argv: string[], cwd?: string): Promise<Sample & { result: RunResult }> {
+  const before = procCpu(svc!.pid).self;
+  const sampler = new RssSampler(svc!.pid, 50).start();
+  const r = await git(argv, { cwd });
+  const rss = sampler.stop();
+  return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(svc!.pid).self - before, rss, result: r };
+}
+
+async function revParse(repo: string, ref = "refs/heads/main"): Promise<string> {
+  return (await git(["rev-parse", ref], { cwd: repo })).stdout.trim();
+}
+
+const commands: Record<string, string> = {};
+const notes: string[] = [];
+const results: Record<string, any> = {};
+
+// ---------------------------------------------------------------------------------------
+// C git baselines: index-pack, push to daemon
+
+if (args.only !== "svc") {
+  log("index-pack baseline");
+  const ip: Sample[] = [];
+  const ip1: Sample[] = [];
+  for (let i = 0; i < args.pushReps; i++) {
+    for (const [threads, acc] of [[0, ip], [1, ip1]] as const) {
+      const dir = join(work, `ip-${i}-${threads}.git`);
+      await git(["init", "--quiet", "--bare", dir]);
+      const r = await git(["index-pack", "--stdin", ...(threads ? [`--threads=${threads}`] : [])], { cwd: dir, stdin: packFile });
+      acc.push({ wall: r.wall, clientCpu: r.cpu, serverCpu: 0 });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  commands.indexPack = "git index-pack --stdin < <pack> (in a fresh bare repository)";
+  commands.indexPack1 = "git index-pack --stdin --threads=1 < <pack>";
+  results.indexPack = summarize(ip);
+  results.indexPack1 = summarize(ip1);
+
+  log("push --mirror to git daemon (receive-pack)");
+  const pushes: Sample[] = [];
+  for (let i = 1; i <= args.pushReps; i++) pushes.push(await cgitTimed(["push", "--quiet", "--mirror", daemonUrl(`push-${i}.git`)], gen.repo));
+  commands.cgitPush = "git push --mirror git://127.0.0.1:PORT/push-N.git (empty bare repository, daemon --enable=receive-pack)";
+  results.cgitPush = summarize(pushes);
+  // the first daemon copy gets the 10 extra commits, as svc will (incremental fetch source)
+  const inc = await cgitTimed(["push", "--quiet", daemonUrl("push-1.git"), "refs/heads/main:refs/heads/main"], gen.next!);
+  commands.cgitPush10 = "git push git://…/push-1.git main (10 new commits)";
+  results.cgitPush10 = summarize([inc]);
+}
+
+// ---------------------------------------------------------------------------------------
+// svc: start, bootstrap, push
+
+let acct: SvcAccount | null = null;
+let svcAvailable = args.only !== "cgit";
+const profDir = join(work, "cpu-prof");
+const svcPackInfo = (): Record<string, { packs: number; bytes: number }> => {
+  const out: Record<string, { packs: number; bytes: number }> = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".pack") && p.includes("/packs/")) {
+        const k = relative(svc!.dataDir, p).split("/packs/")[0]!;
+        out[k] ??= { packs: 0, bytes: 0 };
+        out[k].packs++;
+        out[k].bytes += statSync(p).size;
+      }
+    }
+  };
+  walk(svc!.dataDir);
+  return out;
+};
+
+if (svcAvailable) {
+  const dataDir = join(work, "svc-data");
+  mkdirSync(dataDir);
+  const bunFlags = args.cpuProf ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profDir}`] : [];
+  svc = await startSvc({ dataDir, log: "info", bunFlags });
+  log(`svc pid ${svc.pid} at ${svc.url}${args.cpuProf ? " (cpu-prof)" : ""}`);
+  acct = await bootstrap(svc);
+  await createRepo(svc, acct, "probe");
+  const probe = await git(["ls-remote", gitUrl(svc, acct, "probe")], { check: false });
+  if (probe.code !== 0) {
+    svcAvailable = false;
+    notes.push(`svc does not serve git yet: git ls-remote → exit ${probe.code}: ${probe.stderr.trim().slice(0, 300)}`);
+    log(notes.at(-1)!);
+  }
+}
+
+const svcRepo = "bench-1";
+if (svcAvailable) {
+  log("push --mirror to svc");
+  const pushes: Sample[] = [];
+  for (let i = 1; i <= args.pushReps; i++) {
+    await createRepo(svc!, acct!, `bench-${i}`);
+    const s = await svcTimed(["push", "--quiet", "--mirror", gitUrl(svc!, acct!, `bench-${i}`)], gen.repo);
+    if (s.result.code !== 0) throw new Error(`push to svc failed: ${s.result.stderr}`);
+    pushes.push(s);
+    log(`  push ${i}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`);
+  }
+  commands.svcPush = "git push --mirror http://x:TOKEN@127.0.0.1:PORT/bench/bench-N.git (new empty repository)";
+  results.svcPush = summarize(pushes);
+  const remote = (await git(["ls-remote", gitUrl(svc!, acct!, svcRepo)])).stdout.trim().split("\n");
+  const local = (await git(["for-each-ref", "--format=%(objectname)\t%(refname)"], { cwd: gen.repo })).stdout.trim().split("\n");
+  const missing = local.filter((l) => !remote.includes(l));
+  if (missing.length) notes.push(`after push, svc lacks ${missing.length} of ${local.length} refs (e.g. ${missing[0]})`);
+  results.svcPacksAfterPush = svcPackInfo();
+
+  // compaction, if the CLI has it
+  const help = await svc!.cli(["--help"]);
+  if (/\bgc\b/.test(help.stdout + help.stderr)) {
+    log("svc gc");
+    const t0 = performance.now();
+    const g = await svc!.cli(["gc", "--repo", `${acct!.org}/${svcRepo}`]);
+    const wall = (performance.now() - t0) / 1000;
+    commands.svcGc = `bun src/main.ts gc --repo ${acct!.org}/${svcRepo}`;
+    results.svcGc = { code: g.code, wall: round(wall), stdout: g.stdout.trim().slice(0, 2000), stderr: g.stderr.trim().slice(0, 2000) };
+    if (g.code !== 0) notes.push(`svc gc failed (exit ${g.code}); clone measured on the pushed pack`);
+  } else {
+    notes.push("svc has no `gc` command yet: clone measured on the pack as pushed (one pack: the push of the whole repository)");
+  }
+  results.svcPacksBeforeClone = svcPackInfo();
+}
+
+// ---------------------------------------------------------------------------------------
+// Clones, interleaved
+
+const cgitClones: Sample[] = [];
+const cgitClonesNoBitmap: Sample[] = [];
+const svcClones: Sample[] = [];
+const template = join(work, "template.git"); // a clone at the old tip, for fetches
+log(`clones × ${args.reps}`);
+for (let i = 0; i < args.reps; i++) {
+  if (args.only !== "svc") {
+    const dst = join(work, `c-cgit-${i}.git`);
+    const s = await cgitTimed(["clone", "--quiet", "--bare", daemonUrl("repo.git"), dst]);
+    if ((await revParse(dst)) !== baseTip) throw new Error("C git clone: wrong tip");
+    cgitClones.push(s);
+    if (i === 0) cpSync(dst, template, { recursive: true });
+    rmSync(dst, { recursive: true, force: true });
+    if (args.noBitmap) {
+      const dst2 = join(work, `c-cgit-nb-${i}.git`);
+      cgitClonesNoBitmap.push(await cgitTimed(["clone", "--quiet", "--bare", daemonUrl("repo-nobitmap.git"), dst2]));
+      rmSync(dst2, { recursive: true, force: true });
+    }
+  }
+  if (svcAvailable) {
+    const dst = join(work, `c-svc-${i}.git`);
+    const s = await svcTimed(["clone", "--quiet", "--bare", gitUrl(svc!, acct!, svcRepo), dst]);
+    if (s.result.code !== 0) throw new Error(`svc clone failed: ${s.result.stderr}`);
+    const tip = await revParse(dst);
+    if (tip !== baseTip) throw new Error(`svc clone: main is ${tip}, expected ${baseTip}`);
+    if (i === 0) {
+      const fsck = await git(["fsck", "--connectivity-only", "--no-progress"], { cwd: dst, check: false });
+      const count = (await git(["count-objects", "-v"], { cwd: dst })).stdout;
+      results.svcCloneCheck = { fsckExit: fsck.code, fsckErr: fsck.stderr.trim().slice(0, 500), inPack: Number(/in-pack: (\d+)/.exec(count)?.[1]), expected: gen.objects, packMB: mb(packStats(dst).packBytes) };
+      if (!existsSync(template)) cpSync(dst, template, { recursive: true });
+    }
+    svcClones.push(s);
+    rmSync(dst, { recursive: true, force: true });
+    log(`  clone ${i + 1}: cgit ${cgitClones.at(-1) ? round(cgitClones.at(-1)!.wall, 2) : "-"} s, svc ${round(s.wall, 2)} s, svc rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`);
+  } else log(`  clone ${i + 1}: cgit ${round(cgitClones.at(-1)!.wall, 2)} s`);
+}
+commands.cgitClone = "git clone --bare git://127.0.0.1:PORT/repo.git (git daemon --export-all --base-path=… --reuseaddr; repository with bitmap)";
+commands.cgitCloneNoBitmap = "same, repository copy without the .bitmap file";
+commands.svcClone = "git clone --bare http://x:TOKEN@127.0.0.1:PORT/bench/bench-1.git";
+if (cgitClones.length) results.cgitClone = summarize(cgitClones);
+if (cgitClonesNoBitmap.length) results.cgitCloneNoBitmap = summarize(cgitClonesNoBitmap);
+if (svcClones.length) results.svcClone = summarize(svcClones);
+
+// ---------------------------------------------------------------------------------------
+// Incremental fetch of 10 commits
+
+if (svcAvailable) {
+  const s = await svcTimed(["push", "--quiet", gitUrl(svc!, acct!, svcRepo), "refs/heads/main:refs/heads/main"], gen.next!);
+  if (s.result.code !== 0) throw new Error(`incremental push to svc failed: ${s.result.stderr}`);
+  commands.svcPush10 = "git push http://…/bench/bench-1.git main (10 new commits)";
+  results.svcPush10 = summarize([s]);
+}
+const cgitFetches: Sample[] = [];
+const svcFetches: Sample[] = [];
+const refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"];
+if (existsSync(template)) {
+  log(`fetches × ${args.reps}`);
+  for (let i = 0; i < args.reps; i++) {
+    for (const side of ["cgit", "svc"] as const) {
+      if (side === "cgit" && args.only === "svc") continue;
+      if (side === "svc" && !svcAvailable) continue;
+      const dst = join(work, `f-${side}-${i}.git`);
+      await git(["clone", "--quiet", "--bare", "--local", template, dst]);
+      if ((await revParse(dst)) !== baseTip) throw new Error("template not at the old tip");
+      const argv = ["fetch", "--quiet", side === "cgit" ? daemonUrl("push-1.git") : gitUrl(svc!, acct!, svcRepo), ...refspecs];
+      const s = side === "cgit" ? await cgitTimed(argv, dst) : await svcTimed(argv, dst);
+      const tip = await revParse(dst);
+      if (tip !== nextTip) throw new Error(`${side} fetch: main is ${tip}, expected ${nextTip}`);
+      (side === "cgit" ? cgitFetches : svcFetches).push(s);
+      rmSync(dst, { recursive: true, force: true });
+    }
+  }
+}
+commands.cgitFetch = "git fetch git://…/push-1.git '+refs/heads/*:refs/heads/*' '+refs/tags/*:refs/tags/*' (in a clone at the old tip; the daemon copy got the 10 commits by push)";
+commands.svcFetch = "git fetch http://…/bench/bench-1.git (same refspecs, same starting clone; svc got the 10 commits by push)";
+if (cgitFetches.length) results.cgitFetch = summarize(cgitFetches);
+if (svcFetches.length) results.svcFetch = summarize(svcFetches);
+
+// ---------------------------------------------------------------------------------------
+// Shut down, summarize
+
+daemon.kill("SIGTERM");
+await daemon.exited;
+let profiles: string[] = [];
+if (svc) {
+  results.svcPacksAtEnd = svcPackInfo();
+  await svc.stop();
+  writeFileSync(join(work, "svc.log"), svc.logs());
+  if (args.cpuProf && existsSync(profDir)) profiles = readdirSync(profDir).map((f) => join(profDir, f));
+}
+
+const ratio = (a?: { medianWall: number }, b?: { medianWall: number }) => (a && b ? round(a.medianWall / b.medianWall, 2) : null);
+const peakOf = (s?: ReturnType<typeof summarize>) => (s ? Math.max(...s.runs.map((r: any) => r.rssPeakMB ?? 0)) : null);
+const ratios = {
+  clone: ratio(results.svcClone, results.cgitClone),
+  cloneVsNoBitmap: ratio(results.svcClone, results.cgitCloneNoBitmap),
+  fetch: ratio(results.svcFetch, results.cgitFetch),
+  pushVsIndexPack: ratio(results.svcPush, results.indexPack),
+  pushVsIndexPack1Thread: ratio(results.svcPush, results.indexPack1),
+  pushVsCgitPush: ratio(results.svcPush, results.cgitPush),
+};
+const rss = { pushPeakMB: peakOf(results.svcPush), clonePeakMB: peakOf(results.svcClone), fetchPeakMB: peakOf(results.svcFetch), cgitClonePeakTreeMB: peakOf(results.cgitClone) };
+const target = (value: number | null, limit: number) => ({ limit, value, met: value === null ? null : value <= limit });
+const summary = {
+  date: new Date().toISOString(),
+  machine,
+  loadavgAtEnd: (await machineInfo()).loadavg,
+  repository: { path: gen.repo, seed: gen.seed, scale: gen.scale, commits: gen.commits, objects: gen.objects, refs: gen.refs, packMB: mb(gen.packBytes), tip: baseTip, nextTip, generator: `bun bench/gen-repo.ts --scale ${gen.scale} --seed ${gen.seed} --extra 10` },
+  commands,
+  results,
+  ratios,
+  rss,
+  targets: {
+    cloneRatio: target(ratios.clone, 1.5),
+    fetchRatio: target(ratios.fetch, 2),
+    pushVsIndexPackRatio: target(ratios.pushVsIndexPack, 2),
+    cloneRssMB: { limit: 300, value: rss.clonePeakMB, met: rss.clonePeakMB === null ? null : rss.clonePeakMB < 300 },
+  },
+  notes,
+  profiles,
+  workDir: work,
+};
+const json = JSON.stringify(summary, null, 2);
+process.stdout.write(json + "\n");
+const outFile = args.out ?? join(ROOT, "bench/out", `git-${summary.date.replace(/[:.]/g, "-")}.json`);
+mkdirSync(resolve(outFile, ".."), { recursive: true });
+writeFileSync(outFile, json + "\n");
+log(`summary written to ${outFile}`);
+if (!args.keep && !args.cpuProf) rmSync(work, { recursive: true, force: true });
+else log(`kept ${work}`);
