@@ -4,16 +4,17 @@
 //
 //   bun bench/api.ts [--duration 10] [--warmup 3] [--requests 100000] [--connections 50]
 //                    [--threads 2] [--rounds 1] [--load auto|wrk|fetch] [--no-warn-variant]
+//                    [--cpu-prof DIR] [--keep]
 //
 // Target: svc ≥ 50% of the hello-world req/s; svc RSS after 100k requests < 150 MB.
 // Progress goes to stderr; the JSON summary to stdout. See bench/README.md.
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { machine, resetPeakRss, rssOf, sampleRss } from "./lib/machine.ts";
 import { findWrk, runLoad, WRK_INSTALL_HINT, type LoadResult, type LoadTool } from "./lib/load.ts";
-import { BUN, ROOT, cleanEnv, spawnServer, type Child } from "./lib/proc.ts";
+import { BUN, ROOT, cleanEnv, run, spawnServer, type Child } from "./lib/proc.ts";
 import { bootstrap, startSvc, type SvcServer } from "./lib/svc.ts";
 
 const TARGET_RATIO = 0.5;
@@ -31,6 +32,7 @@ const { values: opt } = parseArgs({
     load: { type: "string", default: "auto" },
     "no-warn-variant": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    "cpu-prof": { type: "string" },
   },
 });
 const duration = Number(opt.duration);
@@ -43,6 +45,14 @@ const rounds = Number(opt.rounds);
 const log = (msg: string) => process.stderr.write(`[bench/api] ${msg}\n`);
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
 const loadBefore = load();
+
+/** The svc revision measured: commit, and whether src/ has uncommitted changes. */
+async function revision(): Promise<{ commit: string; src_dirty: boolean } | null> {
+  const head = await run(["git", "rev-parse", "--short", "HEAD"]);
+  if (head.code !== 0) return null;
+  const dirty = await run(["git", "status", "--porcelain", "--", "src"]);
+  return { commit: head.stdout.trim(), src_dirty: dirty.stdout.trim() !== "" };
+}
 
 // ---- load generator ----------------------------------------------------------------------
 const wrk = await findWrk();
@@ -82,7 +92,9 @@ try {
   // ---- servers ---------------------------------------------------------------------------
   const hello = await spawnServer([BUN, join(ROOT, "bench/lib/hello-server.ts")], { env: cleanEnv(), stderrFile: join(work, "hello.stderr.log") });
   children.push(hello);
-  const svcInfo = await startSvc(join(work, "svc-info"));
+  // --cpu-prof DIR: profile the SVC_LOG=info server (written as .cpuprofile + .md when it stops).
+  const profArgs = opt["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${resolve(opt["cpu-prof"])}`] : [];
+  const svcInfo = await startSvc(join(work, "svc-info"), {}, profArgs);
   children.push(svcInfo);
   const fx = await bootstrap(svcInfo, { org: "bench", repo: "widgets" });
   let svcWarn: SvcServer | null = null;
@@ -125,6 +137,7 @@ try {
 
   // Free the cores for the memory phase.
   for (const c of children) await c.stop();
+  if (profArgs.length) log(`CPU profile of the SVC_LOG=info server written to ${resolve(opt["cpu-prof"]!)}`);
 
   // ---- memory: a fresh svc (SVC_LOG=info), RSS before and after N requests ----------------
   const svcMem = await startSvc(join(work, "svc-mem"));
@@ -149,6 +162,7 @@ try {
     benchmark: "API: authenticated GET /v1/orgs/{org}/repos/{repo}",
     date: new Date().toISOString(),
     machine: machine(),
+    svc_revision: await revision(),
     note: "hello-world server, svc server(s) and load generator all share this machine's cores; servers are loaded one at a time",
     loadavg_before: loadBefore,
     loadavg_after: load(),

@@ -7,6 +7,7 @@ import { openContext, serve } from "../src/main.ts";
 import { createUserWithOrg } from "../src/services/accounts.ts";
 import { findOrg, findRepo } from "../src/services/lookup.ts";
 import { allRepos, gcRepo, sweepRepo } from "../src/services/maintenance.ts";
+import { loadHostKeys } from "../src/ssh/host-keys.ts";
 import { configOrExit } from "./config.ts";
 
 const serveCmd = defineCommand({
@@ -97,6 +98,15 @@ const gcCmd = defineCommand({
   },
 });
 
+const sshHostKeysCmd = defineCommand({
+  meta: { name: "ssh-host-keys", description: "Print the SSH host key fingerprints (generating the keys if missing)" },
+  args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
+  run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    for (const k of loadHostKeys(config.dataDir)) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
+  },
+});
+
 const versionCmd = defineCommand({
   meta: { name: "version", description: "Print the version" },
   run() {
@@ -107,7 +117,7 @@ const versionCmd = defineCommand({
 /** The root command. */
 export const main = defineCommand({
   meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
-  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, version: versionCmd },
+  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, "ssh-host-keys": sshHostKeysCmd, version: versionCmd },
 });
 
 /** Runs the CLI with the given arguments. */

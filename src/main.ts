@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import { migrate, openDatabase } from "./db/client.ts";
 import { gitHandler } from "./http/git.ts";
 import { startHttp } from "./http/server.ts";
+import { startSsh, type SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
 import { warmAuth } from "./services/auth.ts";
 import type { Ctx } from "./services/context.ts";
@@ -35,6 +36,12 @@ export async function serve(config: Config): Promise<void> {
   const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });
   // With port 0 (or no SVC_BASE_URL) the public address is what we actually bound.
   if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
+  let ssh: SshServer | null = null;
+  if (config.ssh) {
+    ssh = await startSsh(ctx, config.ssh);
+    if (!config.ssh.publicAddr) ctx.sshPublic = `${config.ssh.host.includes(":") ? `[${config.ssh.host}]` : config.ssh.host}:${ssh.port}`;
+    for (const k of ssh.fingerprints) process.stdout.write(`ssh host key ${k.type} ${k.fingerprint}\n`);
+  }
   const workers = startWorkers(ctx, {
     "repo.purge": purgeRepoStorage,
     "repo.compact": async (c, p) => void (await compactRepo(c, p)),
@@ -47,7 +54,7 @@ export async function serve(config: Config): Promise<void> {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
-      await server.stop(false);
+      await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       await workers.stop();
       ctx.close();
@@ -57,7 +64,7 @@ export async function serve(config: Config): Promise<void> {
     process.once("SIGINT", () => void shutdown("SIGINT"));
   });
   // Handlers first, then the ready line: a signal right after it must drain, not kill.
-  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ctx.sshPublic ?? "off"}\n`);
+  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ssh ? `${config.ssh!.host}:${ssh.port}` : "off"}\n`);
   await stopped;
 }
 

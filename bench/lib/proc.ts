@@ -63,6 +63,11 @@ export async function spawnServer(cmd: string[], opts: { env: Record<string, str
     }
   })();
   let stopped: Promise<number> | null = null;
+  // Why: a server killed from outside (another process, OOM) should be named, not surface
+  // later as a bare "connection refused" from the load generator.
+  void proc.exited.then((code) => {
+    if (!stopped) process.stderr.write(`[bench] ${cmd.slice(1).join(" ")} (pid ${proc.pid}) exited unexpectedly: code ${code}, signal ${proc.signalCode ?? "none"}\n`);
+  });
   return {
     url,
     pid: proc.pid,

@@ -9,12 +9,15 @@ export interface SvcServer extends Child {
   env: Record<string, string>;
 }
 
-/** Starts svc on a fresh data dir under `dir`; `env` adds SVC_* settings (e.g. SVC_LOG). */
-export async function startSvc(dir: string, env: Record<string, string> = {}): Promise<SvcServer> {
+/**
+ * Starts svc on a fresh data dir under `dir`; `env` adds SVC_* settings (e.g. SVC_LOG);
+ * `bunArgs` go before the script (e.g. --cpu-prof).
+ */
+export async function startSvc(dir: string, env: Record<string, string> = {}, bunArgs: string[] = []): Promise<SvcServer> {
   const dataDir = join(dir, "data");
   mkdirSync(dataDir, { recursive: true });
   const svcEnv = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", ...env };
-  const child = await spawnServer([BUN, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(dir, "stderr.log") });
+  const child = await spawnServer([BUN, ...bunArgs, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(dir, "stderr.log") });
   return { ...child, dataDir, env: svcEnv };
 }
 

@@ -10,6 +10,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { orgRoutes } from "./routes/orgs.ts";
 import { repoRoutes } from "./routes/repos.ts";
+import { sshKeyRoutes } from "./routes/ssh-keys.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
@@ -47,5 +48,6 @@ export function buildApp(ctx: Ctx) {
     .use(orgRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(repoRoutes(ctx))
-    .use(contentRoutes(ctx));
+    .use(contentRoutes(ctx))
+    .use(sshKeyRoutes(ctx));
 }

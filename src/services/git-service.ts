@@ -58,6 +58,11 @@ export async function advertise(
   return advertiseRefs(snapshot, service, opts);
 }
 
+/** The SSH receive-pack greeting for a refused push: `ERR <message>` in band. */
+export function advertiseRefusal(message: string): Uint8Array {
+  return inBandError("git-receive-pack", message, false);
+}
+
 /** An advertisement that carries only `ERR <message>` (git prints it and stops). */
 function inBandError(service: GitServiceName, message: string, http: boolean): Uint8Array {
   const pkt = (s: string) => {

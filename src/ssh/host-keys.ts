@@ -1,0 +1,40 @@
+// Host keys (ed25519 and RSA), generated once and kept in the data dir with mode 0600.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import ssh2 from "ssh2";
+import { fingerprintOf } from "../services/ssh-keys.ts";
+
+const { utils } = ssh2 as unknown as typeof import("ssh2");
+
+/** One host key: its private key (OpenSSH format) and public fingerprint. */
+export interface HostKey {
+  type: "ED25519" | "RSA";
+  private: string;
+  fingerprint: string;
+}
+
+const KINDS = [
+  { type: "ED25519" as const, file: "ssh_host_ed25519_key", generate: () => utils.generateKeyPairSync("ed25519") },
+  { type: "RSA" as const, file: "ssh_host_rsa_key", generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
+];
+
+/** Loads the host keys, generating any that are missing (atomically, so two processes agree). */
+export function loadHostKeys(dataDir: string): HostKey[] {
+  mkdirSync(dataDir, { recursive: true });
+  return KINDS.map((k) => {
+    const path = join(dataDir, k.file);
+    if (!existsSync(path)) {
+      const pair = k.generate();
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, pair.private, { mode: 0o600 });
+      writeFileSync(`${tmp}.pub`, `${pair.public}\n`, { mode: 0o644 });
+      renameSync(`${tmp}.pub`, `${path}.pub`);
+      renameSync(tmp, path);
+    }
+    const priv = readFileSync(path, "utf8");
+    const parsed = utils.parseKey(priv);
+    if (parsed instanceof Error) throw new Error(`unreadable host key ${path}: ${parsed.message}`);
+    const key = Array.isArray(parsed) ? parsed[0]! : parsed;
+    return { type: k.type, private: priv, fingerprint: fingerprintOf(key.getPublicSSH()) };
+  });
+}

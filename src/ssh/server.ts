@@ -1,0 +1,208 @@
+// The SSH front door (ssh2): public-key authentication resolved against the database on every
+// connection, and exec of git-upload-pack / git-receive-pack into the same engine as HTTP.
+//
+//   ssh://git@host:port/org/repo.git  →  exec "git-upload-pack 'org/repo.git'" (or '/org/repo.git')
+//   env GIT_PROTOCOL=version=2 selects protocol v2 for upload-pack.
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import ssh2 from "ssh2";
+import constants from "ssh2/lib/protocol/constants.js";
+import { AppError } from "../errors.ts";
+import type { Ctx } from "../services/context.ts";
+import { advertiseRefusal, receivePack, uploadPack } from "../services/git-service.ts";
+import type { Principal } from "../services/principal.ts";
+import { fingerprintOf, principalForKey } from "../services/ssh-keys.ts";
+import { loadHostKeys } from "./host-keys.ts";
+
+const { Server, utils } = ssh2 as unknown as typeof import("ssh2");
+// What this ssh2 build can do (chacha20-poly1305 needs its optional native binding).
+const SUPPORTED = constants as unknown as Record<string, string[]>;
+
+/** Seconds a connection may take to authenticate. */
+const AUTH_TIMEOUT_MS = 30_000;
+/** A connection with no traffic for this long is closed. */
+const IDLE_TIMEOUT_MS = 10 * 60_000;
+/** Connections that have not authenticated yet, at most. */
+const MAX_UNAUTHENTICATED = 64;
+
+// Modern algorithms only: no SHA-1 key exchange or MACs, no CBC ciphers, no DSA.
+const WANTED = {
+  kex: ["curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521", "diffie-hellman-group16-sha512", "diffie-hellman-group14-sha256"],
+  cipher: ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes192-ctr", "aes256-ctr"],
+  hmac: ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com", "hmac-sha2-256", "hmac-sha2-512"],
+  serverHostKey: ["ssh-ed25519", "rsa-sha2-512", "rsa-sha2-256"],
+  compress: ["none"],
+};
+const ALGORITHMS = {
+  kex: WANTED.kex.filter((a) => SUPPORTED.SUPPORTED_KEX!.includes(a)),
+  cipher: WANTED.cipher.filter((a) => SUPPORTED.SUPPORTED_CIPHER!.includes(a)),
+  hmac: WANTED.hmac.filter((a) => SUPPORTED.SUPPORTED_MAC!.includes(a)),
+  serverHostKey: WANTED.serverHostKey.filter((a) => SUPPORTED.SUPPORTED_SERVER_HOST_KEY!.includes(a)),
+  compress: WANTED.compress,
+};
+
+const COMMAND = /^(git-upload-pack|git-receive-pack) '?\/?([^'/\s]+)\/([^'/\s]+?)(?:\.git)?\/?'?$/;
+
+/** A running SSH server. */
+export interface SshServer {
+  port: number;
+  fingerprints: { type: string; fingerprint: string }[];
+  close(): Promise<void>;
+}
+
+/** Parses an exec command into the service and the repository path. */
+export function parseGitCommand(command: string): { service: "git-upload-pack" | "git-receive-pack"; org: string; repo: string } | null {
+  const m = COMMAND.exec(command.trim());
+  if (!m) return null;
+  return { service: m[1] as "git-upload-pack" | "git-receive-pack", org: m[2]!, repo: m[3]! };
+}
+
+/** Starts the SSH server on host:port (port 0 picks one). */
+export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): Promise<SshServer> {
+  const hostKeys = loadHostKeys(ctx.config.dataDir);
+  let unauthenticated = 0;
+
+  const server = new Server({ hostKeys: hostKeys.map((k) => k.private), algorithms: ALGORITHMS as never, ident: "svc" }, (client) => {
+    if (unauthenticated >= MAX_UNAUTHENTICATED) {
+      client.end();
+      return;
+    }
+    unauthenticated++;
+    let authed = false;
+    let who: { principal: Principal; name: string; fingerprint: string } | null = null;
+    const authTimer = setTimeout(() => client.end(), AUTH_TIMEOUT_MS);
+    let idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
+    const touch = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
+    };
+    const settle = () => {
+      if (!authed) {
+        authed = true;
+        unauthenticated--;
+        clearTimeout(authTimer);
+      }
+    };
+    client.on("error", () => {});
+    client.on("close", () => {
+      if (!authed) unauthenticated--;
+      authed = true;
+      clearTimeout(authTimer);
+      clearTimeout(idleTimer);
+    });
+
+    client.on("authentication", (auth) => {
+      if (auth.method !== "publickey") return auth.reject(["publickey"]);
+      const fingerprint = fingerprintOf(auth.key.data);
+      // Why: the key is looked up now, not cached, so a revoked key fails at its next connection.
+      const found = principalForKey(ctx, fingerprint);
+      if (!found) return auth.reject(["publickey"]);
+      if (!auth.signature) return auth.accept(); // the client is asking whether we would accept this key
+      const key = utils.parseKey(auth.key.data);
+      if (key instanceof Error || !auth.blob || key.verify(auth.blob, auth.signature, auth.hashAlgo) !== true) return auth.reject(["publickey"]);
+      who = { ...found, fingerprint };
+      auth.accept();
+    });
+
+    client.on("ready", () => {
+      settle();
+      client.on("session", (acceptSession) => {
+        const session = acceptSession();
+        let gitProtocol = "";
+        session.on("env", (accept, _reject, info) => {
+          if (info.key === "GIT_PROTOCOL") gitProtocol = info.val;
+          accept?.();
+        });
+        session.on("pty", (accept) => accept?.());
+        session.on("window-change", (accept) => accept?.());
+        session.on("subsystem", (_accept, reject) => reject?.());
+        session.on("shell", (accept) => {
+          const channel = accept();
+          const name = who?.name ?? "there";
+          channel.stderr.write(`Hi ${name}! You've successfully authenticated, but svc does not provide shell access.\r\n`);
+          channel.exit(0);
+          channel.end();
+        });
+        session.on("exec", (accept, _reject, info) => {
+          const channel = accept();
+          void runExec(ctx, who, info.command, gitProtocol, channel, touch).catch((error) => {
+            ctx.log.error("ssh exec failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+            finish(channel, 1, "svc: internal error\n");
+          });
+        });
+      });
+    });
+  });
+
+  server.listen(addr.port, addr.host);
+  await once(server, "listening");
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    fingerprints: hostKeys.map((k) => ({ type: k.type, fingerprint: k.fingerprint })),
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+type Channel = import("ssh2").ServerChannel;
+
+function finish(channel: Channel, code: number, stderr?: string): void {
+  if (stderr) channel.stderr.write(stderr);
+  channel.exit(code);
+  channel.end();
+}
+
+/** Runs one exec request: a git service, or a clear refusal. */
+async function runExec(
+  ctx: Ctx,
+  who: { principal: Principal; name: string; fingerprint: string } | null,
+  command: string,
+  gitProtocol: string,
+  channel: Channel,
+  touch: () => void,
+): Promise<void> {
+  const parsed = parseGitCommand(command);
+  if (!parsed) {
+    return finish(channel, 1, `svc: unsupported command ${JSON.stringify(command.slice(0, 200))}; only git-upload-pack and git-receive-pack are available\n`);
+  }
+  // Re-resolve at exec time too: authority is what the database says now.
+  const now = who ? principalForKey(ctx, who.fingerprint) : null;
+  if (!now) return finish(channel, 1, "svc: this key is no longer authorized\n");
+  async function* input(): AsyncIterable<Uint8Array> {
+    // Why destroyOnReturn false: the default iterator destroys the channel at EOF, which would
+    // close it before the exit status is sent (git then reports a transport error).
+    const chunks = (channel as unknown as { iterator(o: { destroyOnReturn: boolean }): AsyncIterable<Uint8Array> }).iterator({ destroyOnReturn: false });
+    for await (const chunk of chunks) {
+      touch();
+      yield chunk;
+    }
+  }
+  const io = {
+    input: input(),
+    write: async (chunk: Uint8Array) => {
+      touch();
+      if (!channel.write(chunk)) await once(channel, "drain");
+    },
+  };
+  try {
+    if (parsed.service === "git-upload-pack") {
+      const protocol = /(^|:)version=2(:|$)/.test(gitProtocol) ? 2 : 0;
+      await uploadPack(ctx, now.principal, parsed.org, parsed.repo, io, { protocol, statelessRpc: false });
+    } else {
+      await receivePack(ctx, now.principal, parsed.org, parsed.repo, io, { statelessRpc: false, via: "ssh" });
+    }
+    finish(channel, 0);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    if (error.status === 403 && parsed.service === "git-receive-pack") {
+      // A reader's push: the reason goes in band, where git shows it to the user.
+      await io.write(advertiseRefusal(error.message));
+      return finish(channel, 1);
+    }
+    // Anything the caller may not see is masked as not found (there is no anonymous SSH).
+    const message = error.status === 401 || error.status === 404 ? `repository '${parsed.org}/${parsed.repo}' not found` : error.message;
+    finish(channel, 1, `ERROR: ${message}\n`);
+  }
+}
