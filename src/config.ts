@@ -91,7 +91,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     let publicAddr: string | null = null;
     if (env.SVC_SSH_PUBLIC) {
       const p = parseHostPort("SVC_SSH_PUBLIC", env.SVC_SSH_PUBLIC, false);
-      publicAddr = `${p.host}:${p.port}`;
+      publicAddr = `${p.host.includes(":") ? `[${p.host}]` : p.host}:${p.port}`;
     }
     ssh = { ...a, publicAddr };
   } else if (env.SVC_SSH_PUBLIC) {

@@ -64,7 +64,8 @@ export async function serve(config: Config): Promise<void> {
     process.once("SIGINT", () => void shutdown("SIGINT"));
   });
   // Handlers first, then the ready line: a signal right after it must drain, not kill.
-  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ssh ? `${config.ssh!.host}:${ssh.port}` : "off"}\n`);
+  const sshHost = config.ssh?.host.includes(":") ? `[${config.ssh.host}]` : config.ssh?.host;
+  process.stdout.write(`listening http=${ctx.baseUrl} ssh=${ssh ? `${sshHost}:${ssh.port}` : "off"}\n`);
   await stopped;
 }
 

@@ -9,10 +9,10 @@ import { now, type Ctx } from "./context.ts";
 import { requireOrg } from "./lookup.ts";
 import { personOf, type Principal } from "./principal.ts";
 
-const ECDSA_CURVES: Record<string, string> = {
-  "ecdsa-sha2-nistp256": "nistp256",
-  "ecdsa-sha2-nistp384": "nistp384",
-  "ecdsa-sha2-nistp521": "nistp521",
+const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
+  "ecdsa-sha2-nistp256": { curve: "nistp256", pointBytes: 65 },
+  "ecdsa-sha2-nistp384": { curve: "nistp384", pointBytes: 97 },
+  "ecdsa-sha2-nistp521": { curve: "nistp521", pointBytes: 133 },
 };
 const MIN_RSA_BITS = 2048;
 
@@ -61,12 +61,13 @@ export function parsePublicKey(line: unknown): PublicKey {
     if (!s || s[0]!.toString() !== type || s[1]!.length !== 32) throw bad("expected a 32-byte ed25519 key");
   } else if (type === "ssh-rsa") {
     const s = wireStrings(blob, 3);
-    if (!s || s[0]!.toString() !== type) throw bad("malformed RSA key");
+    if (!s || s[0]!.toString() !== type || mpintBits(s[1]!) < 2) throw bad("malformed RSA key");
     const bits = mpintBits(s[2]!);
     if (bits < MIN_RSA_BITS) throw bad(`RSA keys need at least ${MIN_RSA_BITS} bits, this one has ${bits}`);
   } else if (ECDSA_CURVES[type]) {
     const s = wireStrings(blob, 3);
-    if (!s || s[0]!.toString() !== type || s[1]!.toString() !== ECDSA_CURVES[type] || s[2]![0] !== 0x04) throw bad("malformed ECDSA key");
+    const want = ECDSA_CURVES[type]!;
+    if (!s || s[0]!.toString() !== type || s[1]!.toString() !== want.curve || s[2]![0] !== 0x04 || s[2]!.length !== want.pointBytes) throw bad("malformed ECDSA key");
   } else {
     throw Invalid(`unsupported key type ${JSON.stringify(type)}: use ed25519, ECDSA (P-256, P-384, P-521) or RSA of at least ${MIN_RSA_BITS} bits`);
   }
@@ -110,6 +111,11 @@ export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input:
   } else {
     const person = personOf(actor);
     if (!person) throw Forbidden("a personal key needs a person; name a token_id to create a deploy key");
+    // Why: a personal key carries all of its person's authority, so a narrower token may not
+    // create one (that would turn a read-only token into push access).
+    if (actor.kind === "token" && !actor.token.scopes.includes("org:admin")) {
+      throw Forbidden("a personal key carries all of your authority: register it signed in, or with a token holding org:admin");
+    }
     authorize(ctx, actor, org, "org:member");
     userId = person.id;
   }
