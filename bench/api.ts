@@ -4,7 +4,7 @@
 //
 //   bun bench/api.ts [--duration 10] [--warmup 3] [--requests 100000] [--connections 50]
 //                    [--threads 2] [--rounds 1] [--load auto|wrk|fetch] [--no-warn-variant]
-//                    [--cpu-prof DIR] [--keep]
+//                    [--cpu-prof DIR] [--memory-only] [--keep]
 //
 // Target: svc ≥ 50% of the hello-world req/s; svc RSS after 100k requests < 150 MB.
 // Progress goes to stderr; the JSON summary to stdout. See bench/README.md.
@@ -33,6 +33,7 @@ const { values: opt } = parseArgs({
     "no-warn-variant": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
+    "memory-only": { type: "boolean", default: false },
   },
 });
 const duration = Number(opt.duration);
@@ -115,7 +116,7 @@ try {
 
   // ---- throughput --------------------------------------------------------------------------
   const runs: Record<string, LoadResult[]> = { hello: [], svc_info: [], svc_warn: [] };
-  for (let round = 1; round <= rounds; round++) {
+  for (let round = 1; round <= (opt["memory-only"] ? 0 : rounds); round++) {
     for (const t of targets) {
       const base = { url: t.url, connections, threads, headers: { authorization: `Bearer ${t.token}` }, tmpDir: work };
       if (warmup > 0) {
@@ -129,8 +130,8 @@ try {
     }
   }
   const rpsOf = (name: string) => (runs[name]!.length ? median(runs[name]!.map((r) => r.rps)) : null);
-  const helloRps = rpsOf("hello")!;
-  const infoRps = rpsOf("svc_info")!;
+  const helloRps = rpsOf("hello") ?? NaN;
+  const infoRps = rpsOf("svc_info") ?? NaN;
   const warnRps = rpsOf("svc_warn");
   const throughputServed = runs.svc_info!.reduce((a, r) => a + r.requests, 0);
   const rssAfterThroughput = rssOf(svcInfo.pid);
@@ -181,9 +182,9 @@ try {
         .filter(([, v]) => v.length)
         .map(([k, v]) => [k, { rps: median(v.map((r) => r.rps)), p50_ms: v.length === 1 ? v[0]!.p50_ms : median(v.map((r) => r.p50_ms ?? NaN)), p99_ms: v.length === 1 ? v[0]!.p99_ms : median(v.map((r) => r.p99_ms ?? NaN)), runs: v.map(({ command: _c, tool: _t, ...rest }) => rest) }]),
     ),
-    ratio_svc_info_to_hello: ratio,
+    ratio_svc_info_to_hello: Number.isNaN(ratio) ? null : ratio,
     ratio_per_round: runs.hello!.map((h, i) => Math.round((runs.svc_info![i]!.rps / h.rps) * 1000) / 1000),
-    ratio_svc_warn_to_hello: warnRps === null ? null : Math.round((warnRps / helloRps) * 1000) / 1000,
+    ratio_svc_warn_to_hello: warnRps === null || !helloRps ? null : Math.round((warnRps / helloRps) * 1000) / 1000,
     memory: {
       server: "fresh svc, SVC_LOG=info",
       requests: mem.requests,
@@ -198,7 +199,7 @@ try {
       throughput_server_after: { requests_served: throughputServed, rss_mb: rssAfterThroughput.rss_mb, peak_mb: rssAfterThroughput.peak_mb },
     },
     target: { min_ratio: TARGET_RATIO, max_rss_mb: TARGET_RSS_MB },
-    pass: { ratio: ratio >= TARGET_RATIO, rss: Math.max(after.rss_mb, peakDuring) < TARGET_RSS_MB },
+    pass: { ratio: Number.isNaN(ratio) ? null : ratio >= TARGET_RATIO, rss: Math.max(after.rss_mb, peakDuring) < TARGET_RSS_MB },
   };
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
 } catch (error) {

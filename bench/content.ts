@@ -17,13 +17,17 @@
 // Order: (a), (c), (d), (b) — reads run on the repository as (a) and compaction left it.
 // Targets (issue 4): (a) p50 ≤ 30 ms and p99 ≤ 100 ms; (b) ≤ 3 s; (c) p50 ≤ 5 ms; (d) ≤ 10 ms
 // (taken as p50). Progress goes to stderr, the JSON summary to stdout (and --out FILE).
+// Each phase also reports the server's CPU and the CPU every other process on the machine used
+// meanwhile (machine_contention): figures taken while other benchmarks or tests run are slower.
 // With --cpu-prof the server runs under `bun --cpu-prof --cpu-prof-md`; the profile lands in
-// the work dir (kept).
+// the work dir (kept); slice it per phase with the summary's `windows`:
+//   bun bench/lib/content-profile.ts <file>.cpuprofile --from <start> --to <end> [--root getTree]
+// bench/lib/content-phases.ts times the steps of the commit path and a compaction in-process.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Observer, cpuSeconds, drift, git, gitEnv, nestedPath, NESTED_FILES, LAYOUT, prng, r2, stats, text, writeWorktree } from "./lib/content-util.ts";
+import { Observer, drift, phaseMeter, git, gitEnv, nestedPath, NESTED_FILES, LAYOUT, prng, r2, stats, text, writeWorktree } from "./lib/content-util.ts";
 import { machine, rssOf } from "./lib/machine.ts";
 import { BUN, ROOT, cleanEnv, spawnServer } from "./lib/proc.ts";
 import { bootstrap, type SvcServer } from "./lib/svc.ts";
@@ -67,6 +71,11 @@ const cleanup = async () => {
   if (!keep) rmSync(work, { recursive: true, force: true });
 };
 process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+
+/** A log note on how busy the rest of the machine was during a phase. */
+function contention(p: { server_cpu_s: number; other_processes_share_of_cores: number }): string {
+  return `server CPU ${p.server_cpu_s} s, other processes used ${Math.round(p.other_processes_share_of_cores * 100)}% of the cores`;
+}
 
 /** One request, timed from send to the last body byte; throws on an unexpected status. */
 async function timed(url: string, init: RequestInit, expect: number): Promise<{ ms: number; body: string }> {
@@ -118,10 +127,16 @@ try {
   log(`(a) ${N_COMMITS} one-operation commits`);
   const rand = prng(42);
   const commitMs: number[] = [];
+  // Whether a compaction/GC job was running (claimed by the worker) just before or after each commit.
+  const duringCompaction: boolean[] = [];
   const packTrace: { after_commit: number; live_packs: number; by_tier: Record<string, number>; compactions_done: number; compaction_pending: number }[] = [];
   let lastMetric = observer.commitDurations().lastId;
   let tip = baseCommit;
-  let cpuBefore = cpuSeconds(server.pid);
+  const cores = machine().cores;
+  let meter = phaseMeter(server.pid, cores);
+  // Epoch-ms intervals of each measured phase (to slice a --cpu-prof profile with bench/lib/content-profile.ts).
+  const windows: Record<string, [number, number]> = {};
+  let w0 = Date.now();
   let lastEdit = { path: nestedPath(1), content: "" };
   for (let i = 0; i < N_COMMITS; i++) {
     // Why a stride: successive commits touch different directories, not the same tree path.
@@ -129,7 +144,9 @@ try {
     const content = text(rand, 300, `edit ${i} of ${path}`);
     lastEdit = { path, content };
     const body = JSON.stringify({ message: `bench edit ${i}`, operations: [{ op: "put", path, content }] });
+    const runningBefore = observer.compactionRunning();
     const r = await timed(`${api}/commits`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body }, 201);
+    duringCompaction.push(runningBefore || observer.compactionRunning());
     const out = JSON.parse(r.body) as { commit: string; parent: string };
     if (out.parent !== tip) throw new Error(`commit ${i}: parent ${out.parent}, expected ${tip}`);
     tip = out.commit;
@@ -140,14 +157,18 @@ try {
       packTrace.push({ after_commit: i + 1, live_packs: p.live, by_tier: p.by_tier, compactions_done: j.compact_done, compaction_pending: j.compact_pending });
     }
   }
-  const commitCpu = cpuSeconds(server.pid) - cpuBefore;
+  const commitPhase = meter.stop();
+  windows.commit_1_op = [w0, Date.now()];
   const serverCommit = observer.commitDurations(lastMetric);
   lastMetric = serverCommit.lastId;
   const commitStats = stats(commitMs);
   const commitDrift = drift(commitMs);
   const med = commitStats.p50_ms;
-  const spikes = commitMs.map((ms, i) => ({ commit: i + 1, ms: r2(ms) })).filter((s) => s.ms > 3 * med);
-  log(`    p50 ${commitStats.p50_ms} ms, p99 ${commitStats.p99_ms} ms, mean ${commitStats.mean_ms} ms, max ${commitStats.max_ms} ms; drift ratio ${commitDrift.last_to_first_block_p50_ratio}, ${spikes.length} spikes > 3× p50`);
+  const spikes = commitMs.map((ms, i) => ({ commit: i + 1, ms: r2(ms), compaction_running: duringCompaction[i]! })).filter((s) => s.ms > 3 * med);
+  const withCompaction = stats(commitMs.filter((_, i) => duringCompaction[i]));
+  const withoutCompaction = stats(commitMs.filter((_, i) => !duringCompaction[i]));
+  log(`    p50 ${commitStats.p50_ms} ms, p99 ${commitStats.p99_ms} ms, mean ${commitStats.mean_ms} ms, max ${commitStats.max_ms} ms; drift ratio ${commitDrift?.last_to_first_block_p50_ratio}, ${spikes.length} spikes > 3× p50 (${spikes.filter((x) => x.compaction_running).length} during compaction); ${contention(commitPhase)}`);
+  log(`    during compaction: n ${withCompaction.n}, p50 ${withCompaction.p50_ms} ms, p99 ${withCompaction.p99_ms} ms; otherwise: n ${withoutCompaction.n}, p50 ${withoutCompaction.p50_ms} ms, p99 ${withoutCompaction.p99_ms} ms`);
   const settleStart = Date.now();
   const settled = await observer.quiesce(300_000);
   const settleS = (Date.now() - settleStart) / 1000;
@@ -162,31 +183,35 @@ try {
     const r = await timed(blobUrl, { headers: auth }, 200);
     if (i === 0 && blobContent && r.body !== blobContent) throw new Error(`blob ${blobPath} does not hold the last committed content`);
   }
-  cpuBefore = cpuSeconds(server.pid);
+  meter = phaseMeter(server.pid, cores);
+  w0 = Date.now();
   const blobMs: number[] = [];
   for (let i = 0; i < BLOB_READS; i++) blobMs.push((await timed(blobUrl, { headers: auth }, 200)).ms);
-  const blobCpu = cpuSeconds(server.pid) - cpuBefore;
+  const blobPhase = meter.stop();
+  windows.blob_reads = [w0, Date.now()];
   const blobStats = stats(blobMs);
-  log(`    p50 ${blobStats.p50_ms} ms, p99 ${blobStats.p99_ms} ms`);
+  log(`    p50 ${blobStats.p50_ms} ms, p99 ${blobStats.p99_ms} ms; ${contention(blobPhase)}`);
 
   // ---- (d) tree listing of the 1,000-entry directory -------------------------------------------
   const treeUrl = `${api}/tree/main?path=${LAYOUT.wideDir}`;
   log(`(d) tree ${LAYOUT.wideDir}/ (${LAYOUT.wideEntries} entries): ${TREE_WARMUP} warm-up + ${TREE_READS} reads`);
   let treeBytes = 0;
   for (let i = 0; i < TREE_WARMUP; i++) treeBytes = (await timed(treeUrl, { headers: auth }, 200)).body.length;
-  cpuBefore = cpuSeconds(server.pid);
+  meter = phaseMeter(server.pid, cores);
+  w0 = Date.now();
   const treeMs: number[] = [];
   for (let i = 0; i < TREE_READS; i++) treeMs.push((await timed(treeUrl, { headers: auth }, 200)).ms);
-  const treeCpu = cpuSeconds(server.pid) - cpuBefore;
+  const treePhase = meter.stop();
+  windows.tree_reads = [w0, Date.now()];
   const treeStats = stats(treeMs);
-  log(`    p50 ${treeStats.p50_ms} ms, p99 ${treeStats.p99_ms} ms (${treeBytes} bytes of JSON)`);
+  log(`    p50 ${treeStats.p50_ms} ms, p99 ${treeStats.p99_ms} ms (${treeBytes} bytes of JSON); ${contention(treePhase)}`);
 
   // ---- (b) 10,000-operation commits ------------------------------------------------------------
-  const bulk: { rep: number; ms: number; server_ms: number | null; server_cpu_s: number; request_bytes: number; waited_for_compaction_s: number; live_packs_before: number }[] = [];
+  const bulk: { rep: number; ms: number; server_ms: number | null; phase: ReturnType<ReturnType<typeof phaseMeter>["stop"]>; request_bytes: number; waited_for_compaction_s: number; live_packs_before: number }[] = [];
   for (let rep = 1; rep <= BULK_REPS; rep++) {
-    const w0 = Date.now();
+    const q0 = Date.now();
     await observer.quiesce(300_000);
-    const waited = (Date.now() - w0) / 1000;
+    const waited = (Date.now() - q0) / 1000;
     const livePacks = observer.packs().live;
     const brand = prng(1000 + rep);
     const ops = [];
@@ -195,16 +220,18 @@ try {
     }
     const body = JSON.stringify({ message: `bench bulk ${rep}`, operations: ops });
     log(`(b) rep ${rep}/${BULK_REPS}: ${BULK_OPS} puts, ${(body.length / 1e6).toFixed(2)} MB request (${livePacks} live packs)`);
-    cpuBefore = cpuSeconds(server.pid);
+    meter = phaseMeter(server.pid, cores);
+    w0 = Date.now();
     const r = await timed(`${api}/commits`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body }, 201);
-    const cpu = cpuSeconds(server.pid) - cpuBefore;
+    const phase = meter.stop();
+    windows[`commit_10k_ops_${rep}`] = [w0, Date.now()];
     const out = JSON.parse(r.body) as { commit: string; parent: string };
     if (out.parent !== tip) throw new Error(`bulk ${rep}: parent ${out.parent}, expected ${tip}`);
     tip = out.commit;
     const sm = observer.commitDurations(lastMetric);
     lastMetric = sm.lastId;
-    bulk.push({ rep, ms: r2(r.ms), server_ms: sm.ms[0] ?? null, server_cpu_s: r2(cpu), request_bytes: body.length, waited_for_compaction_s: r2(waited), live_packs_before: livePacks });
-    log(`    ${r2(r.ms)} ms (server-side ${sm.ms[0]} ms, server CPU ${r2(cpu)} s)`);
+    bulk.push({ rep, ms: r2(r.ms), server_ms: sm.ms[0] ?? null, phase, request_bytes: body.length, waited_for_compaction_s: r2(waited), live_packs_before: livePacks });
+    log(`    ${r2(r.ms)} ms (server-side ${sm.ms[0]} ms, server CPU ${phase.server_cpu_s} s, other processes ${phase.other_processes_cpu_s} CPU-s)`);
   }
   const check = await timed(`${api}/tree/main?path=bulk1/d000`, { headers: auth }, 200);
   const checkCount = (JSON.parse(check.body) as { entries: unknown[] }).entries.length;
@@ -242,8 +269,14 @@ try {
     commit_1_op: {
       ...commitStats,
       server_side_ms: stats(serverCommit.ms),
-      server_cpu_s: r2(commitCpu),
+      phase: commitPhase,
       drift: commitDrift,
+      // The same, over the commits that did not overlap a running compaction (order kept).
+      drift_without_compaction: drift(commitMs.filter((_, i) => !duringCompaction[i])),
+      max_live_packs_seen: Math.max(...packTrace.map((t) => t.live_packs)),
+      // Commits that overlapped a running background compaction/GC job vs the rest.
+      while_compaction_running: withCompaction,
+      while_no_compaction_running: withoutCompaction,
       spikes_over_3x_p50: spikes,
       packs_trace: packTrace,
       compaction_settled_after_s: settled ? r2(settleS) : null,
@@ -251,10 +284,19 @@ try {
       targets: { p50_ms: TARGETS.commit1_p50_ms, p99_ms: TARGETS.commit1_p99_ms },
     },
     commit_10k_ops: { ...bulkStats, reps: bulk, target_ms: TARGETS.commit10k_ms },
-    blob_read_warm: { path: blobPath, warmup: BLOB_WARMUP, ...blobStats, server_cpu_ms_per_read: r2((blobCpu * 1000) / BLOB_READS), target_p50_ms: TARGETS.blob_p50_ms },
-    tree_list_1000: { path: LAYOUT.wideDir, entries: LAYOUT.wideEntries, response_bytes: treeBytes, warmup: TREE_WARMUP, ...treeStats, server_cpu_ms_per_read: r2((treeCpu * 1000) / TREE_READS), target_ms: TARGETS.tree_ms, target_taken_as: "p50" },
+    blob_read_warm: { path: blobPath, warmup: BLOB_WARMUP, ...blobStats, server_cpu_ms_per_read: r2((blobPhase.server_cpu_s * 1000) / BLOB_READS), phase: blobPhase, target_p50_ms: TARGETS.blob_p50_ms },
+    tree_list_1000: { path: LAYOUT.wideDir, entries: LAYOUT.wideEntries, response_bytes: treeBytes, warmup: TREE_WARMUP, ...treeStats, server_cpu_ms_per_read: r2((treePhase.server_cpu_s * 1000) / TREE_READS), phase: treePhase, target_ms: TARGETS.tree_ms, target_taken_as: "p50" },
     server_rss_mb_at_end: rss.rss_mb,
     server_peak_rss_mb: rss.peak_mb,
+    // Share of all cores used by processes other than the server and this bench, per phase.
+    machine_contention: {
+      commit_1_op: commitPhase.other_processes_share_of_cores,
+      blob_reads: blobPhase.other_processes_share_of_cores,
+      tree_reads: treePhase.other_processes_share_of_cores,
+      commit_10k_ops: bulk.map((b) => b.phase.other_processes_share_of_cores),
+      busy: [commitPhase, blobPhase, treePhase, ...bulk.map((b) => b.phase)].some((p) => p.other_processes_share_of_cores > 0.2),
+    },
+    windows,
     pass,
     all_targets_met: Object.values(pass).every(Boolean),
   };

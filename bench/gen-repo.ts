@@ -49,7 +49,7 @@ export interface GenResult {
   cached: boolean;
 }
 
-const GENERATOR_VERSION = 3;
+const GENERATOR_VERSION = 4;
 export const BENCH_ROOT = resolve(import.meta.dir);
 export const DEFAULT_WORK = join(BENCH_ROOT, "work");
 
@@ -485,7 +485,7 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
       touched.add(p);
       touched.add(q);
     }
-    if (r.chance(0.03) && m.binPaths.length) {
+    if (r.chance(0.04) && m.binPaths.length) {
       const p = r.pick(m.binPaths);
       remember(p);
       m.editBin(m.files.get(p) as BinFile);
@@ -627,7 +627,10 @@ export async function generate(opts: GenOptions): Promise<GenResult> {
   const marker = join(out, "bench-gen.json");
   if (!opts.force && existsSync(marker) && (!next || existsSync(join(next, "bench-gen.json")))) {
     const prev = JSON.parse(readFileSync(marker, "utf8")) as GenResult & { key: string };
-    if (prev.key === key) return { ...prev, cached: true };
+    if (prev.key === key) {
+      const { key: _k, ...rest } = prev;
+      return { ...rest, cached: true };
+    }
   }
   const t0 = performance.now();
   rmSync(out, { recursive: true, force: true });

@@ -52,6 +52,7 @@ export function slope(ys: number[]): number {
  * listed separately: they are one-off stalls, not drift.
  */
 export function drift(xs: number[], blocks = 4) {
+  if (xs.length < blocks) return null;
   const size = Math.ceil(xs.length / blocks);
   const per = [];
   for (let b = 0; b < blocks; b++) {
@@ -224,6 +225,14 @@ export class Observer {
     return { compact_done: q("repo.compact", true), compact_pending: q("repo.compact", false), gc_pending: q("repo.gc", false) };
   }
 
+  /** True while a compaction or GC job of the repository is claimed by the worker (running). */
+  compactionRunning(): boolean {
+    const row = this.db
+      .query("select count(*) as n from jobs where kind in ('repo.compact', 'repo.gc') and done_at is null and locked_until > ? and json_extract(payload, '$.repoId') = ?")
+      .get(Date.now(), this.repoId) as { n: number };
+    return row.n > 0;
+  }
+
   /** Server-side api.commit durations (ms, integer) recorded after row id `afterId`. */
   commitDurations(afterId = 0): { lastId: number; ms: number[] } {
     const rows = this.db.query("select id, duration_ms as d from metrics where repo_id = ? and kind = 'api.commit' and id > ? order by id").all(this.repoId, afterId) as { id: number; d: number }[];
@@ -244,4 +253,46 @@ export class Observer {
   close(): void {
     this.db.close();
   }
+}
+
+// ---- contention: what else ran on the machine during a phase -----------------------------------
+
+/** Busy CPU seconds of the whole machine so far (all cores), from /proc/stat. */
+export function machineBusySeconds(): number {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal
+    const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!;
+    return busy / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Measures a phase: wall time, CPU of the server and of this process, and the CPU every other
+ * process on the machine used meanwhile (other benchmarks, tests), as a share of all cores.
+ */
+export function phaseMeter(serverPid: number, cores: number) {
+  const w0 = performance.now();
+  const s0 = cpuSeconds(serverPid);
+  const b0 = process.cpuUsage();
+  const m0 = machineBusySeconds();
+  return {
+    stop() {
+      const wall = (performance.now() - w0) / 1000;
+      const server = cpuSeconds(serverPid) - s0;
+      const b = process.cpuUsage(b0);
+      const bench = (b.user + b.system) / 1e6;
+      const other = Math.max(0, machineBusySeconds() - m0 - server - bench);
+      return {
+        wall_s: r2(wall),
+        server_cpu_s: r2(server),
+        bench_cpu_s: r2(bench),
+        other_processes_cpu_s: r2(other),
+        // Why: with 2 cores, anything well above 0 here means the figures ran on a busy machine.
+        other_processes_share_of_cores: r2(other / (wall * cores)),
+      };
+    },
+  };
 }

@@ -24,7 +24,26 @@ import { refPolicy } from "./protections.ts";
 import { publish } from "./publish.ts";
 
 export const MAX_OPERATIONS = 10_000;
+/** Rebuilds on a moved tip when expected_parent was omitted, at most this many times. */
+const MAX_REBASE_ATTEMPTS = 20;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+// Code points that HFS+ ignores in names, so ".g\u200cit" is ".git" on a Mac.
+const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * The name a component has on the filesystems git protects against (HFS+ and NTFS): ignorable
+ * code points dropped, case folded, NTFS stream suffix and trailing dots/spaces removed.
+ */
+function protectedName(part: string): string {
+  return part.replace(HFS_IGNORABLE, "").toLowerCase().split(":")[0]!.replace(/[. ]+$/, "");
+}
+
+/** Whether git (core.protectHFS/protectNTFS, fsck) would treat a component as `.git`. */
+function isDotGit(part: string): boolean {
+  const name = protectedName(part);
+  return name === ".git" || /^git~\d+$/.test(name);
+}
 
 /** Splits and validates a repository path: relative, no empty, `.`, `..` or `.git` parts, no NUL. */
 export function splitPath(path: unknown, field = "path"): string[] {
@@ -35,7 +54,13 @@ export function splitPath(path: unknown, field = "path"): string[] {
   for (const p of parts) {
     if (p === "") throw Invalid(`${field} ${JSON.stringify(path)} has an empty component`);
     if (p === "." || p === "..") throw Invalid(`${field} ${JSON.stringify(path)} may not contain . or ..`);
-    if (p.toLowerCase() === ".git") throw Invalid(`${field} ${JSON.stringify(path)} may not contain a .git component`);
+    // Why: names git reads as .git (".GIT.", "git~1", ".g\u200cit") would let a file overwrite
+    // repository internals on checkout; git's fsck refuses them, so clones would break.
+    if (isDotGit(p)) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a .git component`);
+    if (p.includes("\\")) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a backslash`);
+  }
+  for (const p of parts.slice(0, -1)) {
+    if (protectedName(p) === ".gitmodules") throw Invalid(`${field} ${JSON.stringify(path)}: .gitmodules must be a file`);
   }
   return parts;
 }
@@ -111,79 +136,87 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
   const expected = body.expected_parent;
   if (hasExpected && expected !== null && !isOid(expected)) throw Invalid("expected_parent must be a 40-hex commit id or null");
   if (typeof body.message !== "string" || !body.message.trim()) throw Invalid("message must be a non-empty string");
+  if (body.message.includes("\0")) throw Invalid("message may not contain a NUL byte");
   const ops = parseOperations(body.operations);
   const authorIn = parseIdentity(body.author);
   const hasContext = "context" in body;
 
   const ref = `refs/heads/${branch}`;
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
-  const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
-  if (hasExpected && (expected as Oid | null) !== tip) {
-    throw Conflict(expected === null ? `branch ${branch} already exists` : `branch ${branch} is not at ${expected}`, { current: tip });
-  }
-  let baseTree: Oid | null = null;
-  if (tip) {
-    const obj = await snapshot.objects.read(tip);
-    if (!obj || obj.type !== "commit") throw new Error(`branch ${branch} points at a missing commit`);
-    baseTree = parseCommit(obj.data).tree;
-  }
-  let edited: { tree: Oid; objects: RawObject[] };
-  try {
-    edited = await editTree(snapshot.objects, baseTree, ops);
-  } catch (e) {
-    if (e instanceof GitError && (e.code === "missing" || e.code === "conflict")) throw Unprocessable(e.message);
-    throw e;
-  }
-
   const person = personOf(actor);
-  const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
   const host = new URL(ctx.baseUrl).hostname;
-  const author: Signature = authorIn
-    ? { ...authorIn, ...when }
-    : person
-      ? { name: person.name, email: person.email, ...when }
-      : { name: actor.kind === "token" ? actor.token.label : "svc", email: `noreply@${host}`, ...when };
-  const committer: Signature = { name: "svc", email: `svc@${host}`, ...when };
   const message = body.message.endsWith("\n") ? body.message : `${body.message}\n`;
-  const commitData = serializeCommit({ tree: edited.tree, parents: tip ? [tip] : [], author, committer, message, extraHeaders: [] });
-  const commit = hashObject("commit", commitData);
-  const objects: RawObject[] = [];
-  for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
-  objects.push({ type: "commit", data: commitData });
+  // Without expected_parent the commit goes on whatever the tip is when it lands: if another
+  // writer wins the race, rebuild on the new tip (a bounded number of times).
+  for (let attempt = 0; ; attempt++) {
+    const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+    const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
+    if (hasExpected && (expected as Oid | null) !== tip) {
+      throw Conflict(expected === null ? `branch ${branch} already exists` : `branch ${branch} is not at ${expected}`, { current: tip });
+    }
+    let baseTree: Oid | null = null;
+    if (tip) {
+      const obj = await snapshot.objects.read(tip);
+      if (!obj || obj.type !== "commit") throw new Error(`branch ${branch} points at a missing commit`);
+      baseTree = parseCommit(obj.data).tree;
+    }
+    let edited: { tree: Oid; objects: RawObject[] };
+    try {
+      edited = await editTree(snapshot.objects, baseTree, ops);
+    } catch (e) {
+      if (e instanceof GitError && (e.code === "missing" || e.code === "conflict")) throw Unprocessable(e.message);
+      throw e;
+    }
 
-  // The tiny pack goes through the same publish path as a push.
-  const built = buildPack(objects);
-  const idx = writePackIndex(built.entries, built.checksum);
-  const base = join(ctx.tmpDir, `commit-${newId()}`);
-  const packPath = `${base}.pack`;
-  const idxPath = `${base}.idx`;
-  writeFileSync(packPath, built.pack);
-  writeFileSync(idxPath, idx);
-  try {
-    const results = await publish(
-      ctx,
-      org,
-      repo,
-      [{ ref, oldOid: tip ?? ZERO_OID, newOid: commit, fastForward: true }],
-      { name: built.checksum, packPath, idxPath, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength },
-      {
-        atomic: true,
-        event: { via: "api", commit, branch },
-        actorUserId: person?.id ?? null,
-        policy: refPolicy(ctx, repo, "commit-api"),
-        also: (tx) => {
-          if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: Date.now() }).onConflictDoNothing().run();
+    const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
+    const author: Signature = authorIn
+      ? { ...authorIn, ...when }
+      : person
+        ? { name: person.name, email: person.email, ...when }
+        : { name: actor.kind === "token" ? actor.token.label : "svc", email: `noreply@${host}`, ...when };
+    const committer: Signature = { name: "svc", email: `svc@${host}`, ...when };
+    const commitData = serializeCommit({ tree: edited.tree, parents: tip ? [tip] : [], author, committer, message, extraHeaders: [] });
+    const commit = hashObject("commit", commitData);
+    const objects: RawObject[] = [];
+    for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
+    objects.push({ type: "commit", data: commitData });
+
+    // The tiny pack goes through the same publish path as a push.
+    const built = buildPack(objects);
+    const idx = writePackIndex(built.entries, built.checksum);
+    const base = join(ctx.tmpDir, `commit-${newId()}`);
+    const packPath = `${base}.pack`;
+    const idxPath = `${base}.idx`;
+    writeFileSync(packPath, built.pack);
+    writeFileSync(idxPath, idx);
+    let reason: string | null | undefined;
+    try {
+      const results = await publish(
+        ctx,
+        org,
+        repo,
+        [{ ref, oldOid: tip ?? ZERO_OID, newOid: commit, fastForward: true }],
+        { name: built.checksum, packPath, idxPath, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength },
+        {
+          atomic: true,
+          event: { via: "api", commit, branch },
+          actorUserId: person?.id ?? null,
+          policy: refPolicy(ctx, repo, "commit-api"),
+          also: (tx) => {
+            if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: Date.now() }).onConflictDoNothing().run();
+          },
         },
-      },
-    );
-    const reason = results.get(ref);
-    if (reason) {
-      if (reason.startsWith("protected branch")) throw new AppError(403, reason);
+      );
+      reason = results.get(ref);
+    } finally {
+      await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
+    }
+    if (!reason) {
+      recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
+      return { commit, branch, parent: tip, tree: edited.tree };
+    }
+    if (reason.startsWith("protected branch") || reason.startsWith("cannot create")) throw new AppError(reason.startsWith("protected") ? 403 : 409, reason, reason.startsWith("cannot create") ? { current: null } : {});
+    if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
       throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: readRef(ctx.db, repo.id, ref) });
     }
-  } finally {
-    await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
   }
-  recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
-  return { commit, branch, parent: tip, tree: edited.tree };
 }

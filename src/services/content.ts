@@ -126,24 +126,32 @@ function commitSummary(oid: Oid, c: Commit) {
   return { sha: oid, message: c.message, author: person(c.author), committer: person(c.committer), parents: c.parents };
 }
 
-function encodeCursor(oids: Oid[]): string {
-  return Buffer.from(oids.join(",")).toString("base64url");
+/** A history cursor: where the walk started and how many shown commits to skip. */
+function encodeCursor(start: Oid, skip: number): string {
+  return Buffer.from(JSON.stringify({ s: start, k: skip })).toString("base64url");
 }
 
-function decodeCursor(cursor: string): Oid[] {
-  const oids = Buffer.from(cursor, "base64url").toString().split(",");
-  if (!oids.length || !oids.every(isOid)) throw Invalid("invalid cursor");
-  return oids;
+function decodeCursor(cursor: string): { start: Oid; skip: number } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString());
+    if (isOid(v.s) && Number.isInteger(v.k) && v.k >= 0) return { start: v.s, skip: v.k };
+  } catch {}
+  throw Invalid("invalid cursor");
 }
 
-/** GET …/commits?ref=&path=&limit=&cursor= : newest first by committer date, optionally by path. */
+/**
+ * GET …/commits?ref=&path=&limit=&cursor= : newest first by committer date. With a path, git's
+ * default history simplification: a commit is shown when it differs from every parent at that
+ * path, and a merge that kept one parent's version follows only that parent.
+ */
 export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, repoName: string, q: { ref?: string; path?: string; limit?: string; cursor?: string }) {
   const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
   const limit = q.limit === undefined ? 30 : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw Invalid("limit must be an integer from 1 to 100");
   const parts = pathParts(q.path);
-  let start: Oid[];
-  if (q.cursor) start = decodeCursor(q.cursor);
+  let start: Oid;
+  let skip = 0;
+  if (q.cursor) ({ start, skip } = decodeCursor(q.cursor));
   else {
     const rev = q.ref ?? repo.defaultBranch;
     const head = await resolveRevision(snapshot, rev).catch((e) => {
@@ -151,7 +159,7 @@ export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, r
       throw e;
     });
     if (!head) return { commits: [], next_cursor: null };
-    start = [head.oid];
+    start = head.oid;
   }
   const cache = new Map<Oid, Commit>();
   const load = async (oid: Oid) => {
@@ -164,37 +172,57 @@ export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, r
     }
     return c;
   };
-  const queue: Oid[] = [];
+  // A priority queue by committer time (newest first), ties in insertion order.
+  const queue: { oid: Oid; time: number; seq: number }[] = [];
   const seen = new Set<Oid>();
+  let seq = 0;
   const push = async (oid: Oid) => {
     if (seen.has(oid)) return;
     seen.add(oid);
-    await load(oid);
-    queue.push(oid);
-    queue.sort((a, b) => cache.get(b)!.committer.timestamp - cache.get(a)!.committer.timestamp);
+    const time = (await load(oid)).committer.timestamp;
+    const item = { oid, time, seq: seq++ };
+    let lo = 0;
+    let hi = queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (queue[mid]!.time > time || (queue[mid]!.time === time && queue[mid]!.seq < item.seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    queue.splice(lo, 0, item);
   };
-  for (const s of start) await push(s);
+  await push(start);
   const out: ReturnType<typeof commitSummary>[] = [];
-  while (queue.length && out.length < limit) {
-    const oid = queue.shift()!;
+  let shown = 0;
+  let more = false;
+  while (queue.length) {
+    const { oid } = queue.shift()!;
     const c = cache.get(oid)!;
-    for (const p of c.parents) await push(p);
+    let show = true;
+    let follow = c.parents;
     if (parts.length) {
-      const mine = await entryAt(snapshot.objects, c.tree, parts);
-      let changed: boolean;
-      if (!c.parents.length) changed = mine !== null;
+      const mine = (await entryAt(snapshot.objects, c.tree, parts))?.oid ?? null;
+      if (!c.parents.length) show = mine !== null;
       else {
-        changed = true;
         for (const p of c.parents) {
-          const theirs = await entryAt(snapshot.objects, (await load(p)).tree, parts);
-          if ((theirs?.oid ?? null) === (mine?.oid ?? null)) changed = false;
+          const theirs = (await entryAt(snapshot.objects, (await load(p)).tree, parts))?.oid ?? null;
+          if (theirs === mine) {
+            show = false;
+            follow = [p];
+            break;
+          }
         }
       }
-      if (!changed) continue;
     }
-    out.push(commitSummary(oid, c));
+    for (const p of follow) await push(p);
+    if (!show) continue;
+    if (shown >= skip + limit) {
+      more = true;
+      break;
+    }
+    if (shown >= skip) out.push(commitSummary(oid, c));
+    shown++;
   }
-  return { commits: out, next_cursor: queue.length && out.length === limit ? encodeCursor(queue) : null };
+  return { commits: out, next_cursor: more ? encodeCursor(start, skip + limit) : null };
 }
 
 /** Paths that differ between two trees (recursively), with added / modified / deleted. */

@@ -1,6 +1,6 @@
 // The commit point of every git write: upload the pack, then in one transaction move refs with
 // compare-and-swap, make the pack visible and record the event (DESIGN.md "Git storage").
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { ZERO_OID, type Oid, type RefCommand } from "../git/types.ts";
 import { packs, refs, repos, type Org, type Repo } from "../db/schema.ts";
 import type { Tx } from "../db/client.ts";
@@ -35,6 +35,27 @@ export type RefPolicy = (update: RefUpdate, current: Oid | null) => string | nul
 /** Outcome per ref name: null when applied, else the reason it was refused. */
 export type RefResults = Map<string, string | null>;
 
+/**
+ * Why a new ref cannot be created next to the existing ones: `a/b` and `a/b/c` cannot both exist
+ * (git stores refs as paths; clients fail to fetch such a pair). Null when free.
+ */
+function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): string | null {
+  const parts = name.split("/");
+  for (let n = 2; n < parts.length; n++) {
+    const prefix = parts.slice(0, n).join("/");
+    if ((readRef(tx, repoId, prefix) !== null && !deleting.has(prefix)) || creating.has(prefix)) return `cannot create ${name}: ${prefix} exists`;
+  }
+  const below = tx
+    .select({ name: refs.name })
+    .from(refs)
+    .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
+    .all()
+    .find((r) => !deleting.has(r.name));
+  if (below) return `cannot create ${name}: ${below.name} exists`;
+  for (const c of creating) if (c.startsWith(`${name}/`)) return `cannot create ${name}: ${c} exists`;
+  return null;
+}
+
 /** Uploads `pack` (if any) and applies `updates` with CAS; atomic = all or nothing. */
 export async function publish(
   ctx: Ctx,
@@ -61,6 +82,8 @@ export async function publish(
     const results: RefResults = new Map();
     const live = tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get();
     const ok: RefUpdate[] = [];
+    const deleting = new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref));
+    const creating = new Set<string>();
     for (const u of updates) {
       if (!live) {
         results.set(u.ref, "repository was deleted");
@@ -71,7 +94,9 @@ export async function publish(
       let reason: string | null = null;
       if (current !== expected) reason = current === null ? "stale info: the ref no longer exists" : "fetch first: the ref moved since you fetched";
       else if (u.newOid === ZERO_OID && current === null) reason = "no such ref";
-      else reason = opts.policy?.(u, current) ?? null;
+      else if (current === null && u.newOid !== ZERO_OID) reason = refNameClash(tx, repo.id, u.ref, deleting, creating);
+      if (reason === null) reason = opts.policy?.(u, current) ?? null;
+      if (reason === null && current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
       results.set(u.ref, reason);
       if (reason === null) ok.push(u);
     }

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { clone, fsck, lsRemote } from "../helpers/git.ts";
 import { client } from "../helpers/server.ts";
-import { commitOk, del, expectNothingWritten, lines, newRepo, person, put, putB64, refState, repoApi, startWorld, type TestRepo, type World } from "../helpers/content.ts";
+import { commitOk, del, expectNothingWritten, lines, newRepo, put, putB64, refState, repoApi, startWorld, type TestRepo, type World } from "../helpers/content.ts";
 
 setDefaultTimeout(60_000);
 
@@ -184,7 +184,7 @@ describe("commit API: identities and context", () => {
   });
 
   test("author defaults to the calling person; committer is the service", async () => {
-    const member = await person(w.server, "acme", "member");
+    const member = w.member;
     const byOwner = await commitOk(repo.api, { operations: [put("o.txt", "o")] });
     const byMember = await commitOk(repoApi(w.server, "acme", repo.name, member.token), { operations: [put("m.txt", "m")] });
     const bySession = await client(w.server, { cookie: member.cookie }).post(`${repo.api.base}/commits`, { message: "via session", operations: [put("s.txt", "s")] });
@@ -266,9 +266,9 @@ describe("commit API: who may commit", () => {
   const body = { message: "try", operations: [put("b", "b")] };
 
   test("a member commits; a viewer (token or session) is 403", async () => {
-    const member = await person(w.server, "acme", "member");
+    const member = w.member;
     expect((await repoApi(w.server, "acme", repo.name, member.token).commit(body)).status).toBe(201);
-    const viewer = await person(w.server, "acme", "viewer");
+    const viewer = w.viewer;
     for (const target of [repo, publicRepo]) {
       const r = await expectNothingWritten(w, target, () => repoApi(w.server, "acme", target.name, viewer.token).commit(body));
       expect(r.status).toBe(403);
@@ -279,9 +279,7 @@ describe("commit API: who may commit", () => {
   });
 
   test("a repo:read token of an owner is 403", async () => {
-    const r = await client(w.server, { cookie: w.owner.cookie }).post("/v1/orgs/acme/tokens", { scopes: ["repo:read"], label: "read-only" });
-    expect(r.status).toBe(201);
-    const res = await expectNothingWritten(w, repo, () => repoApi(w.server, "acme", repo.name, r.body.token).commit(body));
+    const res = await expectNothingWritten(w, repo, () => repoApi(w.server, "acme", repo.name, w.ownerReadToken).commit(body));
     expect(res.status).toBe(403);
   });
 
@@ -291,7 +289,7 @@ describe("commit API: who may commit", () => {
     const anonPublic = await expectNothingWritten(w, publicRepo, () => repoApi(w.server, "acme", publicRepo.name).commit(body));
     expect(anonPublic.status).toBe(401);
 
-    const outsider = await person(w.server, "elsewhere", "owner");
+    const outsider = w.outsider;
     const out = await expectNothingWritten(w, repo, () => repoApi(w.server, "acme", repo.name, outsider.token).commit(body));
     expect(out.status).toBe(404);
     // On a public repository the outsider reads but may not write.
@@ -323,9 +321,11 @@ describe("commit API: 10,000 operations", () => {
 
 describe("commit API: rejected requests write nothing", () => {
   let repo: TestRepo;
+  let state: Awaited<ReturnType<typeof refState>>;
   beforeAll(async () => {
     repo = await newRepo(w, "rejects");
     await commitOk(repo.api, { operations: [put("a", "file a\n"), put("dir/f.txt", "f\n")] });
+    state = await refState(w, repo);
   });
 
   const ok = { message: "m" };
@@ -380,8 +380,10 @@ describe("commit API: rejected requests write nothing", () => {
 
   for (const [label, body, status] of cases) {
     test(`${label} → ${status}`, async () => {
-      const r = await expectNothingWritten(w, repo, () => repo.api.commit(body));
+      const r = await repo.api.commit(body);
       expect({ status: r.status, error: typeof r.body?.error }).toEqual({ status, error: "string" });
+      // Nothing written: the refs API and git ls-remote still show the state from before.
+      expect(await refState(w, repo)).toEqual(state);
     });
   }
 
@@ -390,6 +392,43 @@ describe("commit API: rejected requests write nothing", () => {
     expect(workFiles(dir)).toEqual(["a", "dir/f.txt"]);
     expect(await w.g.ok(["rev-list", "--count", "HEAD"], { cwd: dir })).toBe("1");
     await expectFsckClean(dir);
+  });
+});
+
+describe("commit API: never writes what git itself refuses", () => {
+  // git treats these names as `.git` (NTFS trailing dots/spaces, 8.3 short name and stream
+  // suffix, HFS+ ignorable code points; fsck.c is_ntfs_dotgit / is_hfs_dotgit) and refuses such
+  // trees on fetch with fsck enabled (`hasDotgit`); `.gitmodules` must be a file.
+  const aliases = [".git.", ".git ", "git~1", "GIT~1", "sub/.gIt.", ".git::$INDEX_ALLOCATION/x", ".g\u200cit/config", ".git\u200d", ".gitmodules/x"];
+  for (const path of aliases) {
+    test(`path ${JSON.stringify(path)} is refused with 400 and the repository stays clonable`, async () => {
+      const repo = await newRepo(w, `alias-${aliases.indexOf(path)}`);
+      await commitOk(repo.api, { operations: [put("ok.txt", "ok\n")] });
+      const r = await repo.api.commit({ message: "alias", operations: [put(path, "x")] });
+      const c = await w.g.run(["clone", "-q", repo.url, w.g.path("alias")]);
+      expect({ path, status: r.status, clone: c.code === 0 ? "ok" : c.stderr.split("\n").find((l) => l.startsWith("error")) }).toEqual({ path, status: 400, clone: "ok" });
+    });
+  }
+
+  test("a NUL byte in the message is refused with 400 and the repository stays clonable", async () => {
+    const repo = await newRepo(w, "nul-message");
+    await commitOk(repo.api, { operations: [put("ok.txt", "ok\n")] });
+    const r = await repo.api.commit({ message: "before\u0000after", operations: [put("x.txt", "x")] });
+    const c = await w.g.run(["clone", "-q", repo.url, w.g.path("nul")]);
+    expect({ status: r.status, clone: c.code === 0 ? "ok" : c.stderr.split("\n").find((l) => l.startsWith("error")) }).toEqual({ status: 400, clone: "ok" });
+  });
+
+  test("a branch whose name nests under an existing branch (or the reverse) is refused; git can still clone", async () => {
+    // git cannot hold refs/heads/main and refs/heads/main/x at once (a file and a directory).
+    const repo = await newRepo(w, "df-branches");
+    await commitOk(repo.api, { operations: [put("a", "a")] });
+    await commitOk(repo.api, { branch: "topic/one", operations: [put("b", "b")] });
+    for (const branch of ["main/x", "topic"]) {
+      const r = await expectNothingWritten(w, repo, () => repo.api.commit({ message: "nested", branch, operations: [put("c", "c")] }));
+      expect({ branch, status: r.status }).toEqual({ branch, status: r.status === 409 ? 409 : 422 });
+    }
+    const c = await w.g.run(["clone", "-q", repo.url, w.g.path("df")]);
+    expect({ code: c.code, stderr: c.stderr }).toEqual({ code: 0, stderr: "" });
   });
 });
 
@@ -411,6 +450,18 @@ describe("commit API: concurrency", () => {
     const dir = await clone(w.g, repo.url);
     expect(await w.g.ok(["rev-list", "--count", "HEAD"], { cwd: dir })).toBe("2");
     expect(workFiles(dir).length).toBe(2);
+    await expectFsckClean(dir);
+  });
+
+  test("20 concurrent commits without expected_parent each land on the then-current tip", async () => {
+    // SPEC §2.3: omitted means "commit on the current tip"; only an expected_parent mismatch is a 409.
+    const repo = await newRepo(w, "race-open");
+    await commitOk(repo.api, { operations: [put("base.txt", "base\n")] });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => repo.api.commit({ message: `open ${i}`, operations: [put(`open-${i}.txt`, `${i}\n`)] })));
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 201));
+    const dir = await clone(w.g, repo.url);
+    expect(await w.g.ok(["rev-list", "--count", "HEAD"], { cwd: dir })).toBe("21");
+    expect(workFiles(dir).length).toBe(21);
     await expectFsckClean(dir);
   });
 });

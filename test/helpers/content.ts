@@ -26,23 +26,42 @@ export async function person(server: RunningServer, org: string, role: string, s
   return { org, name, email, cookie, token };
 }
 
-/** One server, a git sandbox and an org owner; dispose with `close()`. */
+/** One server, a git sandbox and the cast of one org; dispose with `close()`. */
 export interface World {
   server: RunningServer;
   g: GitSandbox;
   owner: Person;
+  admin: Person;
+  member: Person;
+  viewer: Person;
+  /** The owner of another org: no role in `org`. */
+  outsider: Person;
+  /** A repo:read token of the owner. */
+  ownerReadToken: string;
   close(): Promise<void>;
 }
 
-/** Starts the shared server of one test file. */
+/** Starts the shared server of one test file and creates the cast (in parallel: each is a CLI run). */
 export async function startWorld(org: string): Promise<World> {
   const server = await startServer();
   const g = gitSandbox("svc-content-");
   const owner = await person(server, org, "owner");
+  const [admin, member, viewer, outsider] = await Promise.all([
+    person(server, org, "admin"),
+    person(server, org, "member"),
+    person(server, org, "viewer"),
+    person(server, `${org}-outsiders`, "owner"),
+  ]);
+  const { token: ownerReadToken } = await mintTokenWithId(server, owner.cookie, org, { scopes: ["repo:read"], label: "owner-read" });
   return {
     server,
     g,
     owner,
+    admin,
+    member,
+    viewer,
+    outsider,
+    ownerReadToken,
     async close() {
       await server.stop();
       g[Symbol.dispose]();

@@ -1,6 +1,7 @@
 // Repository content over JSON: the commit API, refs, trees, blobs, history, protections
 // (SPEC §2.3, §4.6; DECISIONS §3).
 import { Elysia, t } from "elysia";
+import { Invalid } from "../../errors.ts";
 import { createCommit } from "../../services/commits.ts";
 import { getBlob, getCommit, getTree, listCommits } from "../../services/content.ts";
 import type { Ctx } from "../../services/context.ts";
@@ -23,10 +24,31 @@ const CommitBody = t.Object({
   operations: t.Array(Operation, { maxItems: 10000 }),
 });
 
-/** Parses `bytes=a-b` against a size; null when absent or unsatisfiable. */
+/** A percent-decoded path parameter; a malformed escape is the caller's error (400). */
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw Invalid("malformed percent-escape in the path");
+  }
+}
+
+/** Whether If-None-Match (a list of entity tags, weak or strong, or *) matches `etag` (RFC 9110 weak comparison). */
+function noneMatch(header: string | null, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
+
+/**
+ * Parses a single `bytes=a-b` range (RFC 9110): null when absent, in another unit, or a
+ * multi-range (the whole body is sent then); "invalid" when unsatisfiable.
+ */
 function parseRange(header: string | null, size: number): { start: number; end: number } | "invalid" | null {
   if (!header) return null;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  const value = header.trim();
+  if (!value.toLowerCase().startsWith("bytes=") || value.includes(",")) return null;
+  const m = /^bytes=(\d*)-(\d*)$/i.exec(value);
   if (!m || (m[1] === "" && m[2] === "")) return "invalid";
   let start: number;
   let end: number;
@@ -60,14 +82,14 @@ export function contentRoutes(ctx: Ctx) {
     .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, principalOf(ctx, request), params.org, params.repo, params.sha), {
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]), query.path), {
+    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path), {
       query: t.Object({ path: t.Optional(t.String()) }),
       detail: { summary: "Directory listing at a ref and path" },
     })
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
-        const blob = await getBlob(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]), query.path);
+        const blob = await getBlob(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path);
         const etag = `"${blob.oid}"`;
         const headers: Record<string, string> = {
           "content-type": blob.contentType,
@@ -77,7 +99,7 @@ export function contentRoutes(ctx: Ctx) {
           "content-security-policy": "default-src 'none'; sandbox",
           "cache-control": "private, no-cache",
         };
-        if (request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers });
+        if (noneMatch(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
         const range = parseRange(request.headers.get("range"), blob.data.byteLength);
         if (range === "invalid") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${blob.data.byteLength}` } });
         if (range) {
@@ -93,7 +115,7 @@ export function contentRoutes(ctx: Ctx) {
     .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, principalOf(ctx, request), params.org, params.repo), { detail: { summary: "List refs" } })
     .put(
       `${base}/refs/*`,
-      ({ request, params, body }) => putRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]), body as Record<string, unknown>),
+      ({ request, params, body }) => putRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
       {
         body: t.Object({ target: t.String(), expected: t.Optional(t.Nullable(t.String())) }),
         detail: { summary: "Create or move a ref with compare-and-swap (409 with current)" },
@@ -102,7 +124,7 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {
-        await deleteRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]), query.expected);
+        await deleteRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.expected);
         set.status = 204;
         return null;
       },
@@ -113,7 +135,7 @@ export function contentRoutes(ctx: Ctx) {
     })
     .put(
       `${base}/protections/*`,
-      ({ request, params, body }) => putProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]), body as Record<string, unknown>),
+      ({ request, params, body }) => putProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
       {
         body: t.Object({
           allow_force_push: t.Optional(t.Boolean()),
@@ -127,7 +149,7 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/protections/*`,
       ({ request, params, set }) => {
-        deleteProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeURIComponent(params["*"]));
+        deleteProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]));
         set.status = 204;
         return null;
       },
