@@ -55,7 +55,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
+  await server?.[Symbol.asyncDispose]();
   g?.[Symbol.dispose]();
 }, 30_000);
 

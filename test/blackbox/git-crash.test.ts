@@ -24,6 +24,7 @@ setDefaultTimeout(120_000);
 
 const data = tempDir("svc-crash-");
 let g: GitSandbox;
+let first: RunningServer | undefined;
 let second: RunningServer | undefined;
 
 beforeAll(() => {
@@ -31,6 +32,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
+  await first?.stop();
   await second?.stop();
   g?.[Symbol.dispose]();
   data[Symbol.dispose]();
@@ -76,10 +78,10 @@ function byteProxy(target: URL, threshold: number, onThreshold: () => Promise<vo
 }
 
 test("SIGKILL during a 30 MB push leaves the old tip; after restart a clone is clean and pushes work", async () => {
-  const first = await startServer({ dataDir: data.path });
-  const owner = await setupOwner(first, "acme");
-  await createRepo(first, owner, "crashy");
-  const url = repoUrl(first, "acme", "crashy", owner.token);
+  const victim = (first = await startServer({ dataDir: data.path }));
+  const owner = await setupOwner(victim, "acme");
+  await createRepo(victim, owner, "crashy");
+  const url = repoUrl(victim, "acme", "crashy", owner.token);
   const dir = await initRepo(g);
   const oldTip = await importHistory(g, dir, { ref: "refs/heads/main", count: 20 });
   await g.ok(["push", "-q", url, "main"], { cwd: dir });
@@ -87,9 +89,9 @@ test("SIGKILL during a 30 MB push leaves the old tip; after restart a clone is c
   // 30 MB of incompressible data: git streams it as a chunked POST well past the threshold.
   const bigTip = await commitFiles(g, dir, { "r1.bin": randomBytes(10 << 20), "r2.bin": randomBytes(10 << 20), "r3.bin": randomBytes(10 << 20) }, "big");
   let killed: number | null = null;
-  const proxy = await byteProxy(new URL(first.url), 8 << 20, async () => {
-    first.proc.kill("SIGKILL");
-    killed = await first.proc.exited;
+  const proxy = await byteProxy(new URL(victim.url), 8 << 20, async () => {
+    victim.proc.kill("SIGKILL");
+    killed = await victim.proc.exited;
   });
   try {
     const proxied = repoUrl({ url: `http://127.0.0.1:${proxy.port}` }, "acme", "crashy", owner.token);
@@ -97,7 +99,7 @@ test("SIGKILL during a 30 MB push leaves the old tip; after restart a clone is c
     expect(push.code).not.toBe(0);
     expect(proxy.sent()).toBeGreaterThanOrEqual(8 << 20);
     expect(killed).not.toBeNull();
-    expect(first.proc.signalCode).toBe("SIGKILL");
+    expect(victim.proc.signalCode).toBe("SIGKILL");
   } finally {
     proxy.close();
   }

@@ -58,7 +58,7 @@ export function gitScenarios(label: string, boot: () => Promise<Backend>) {
     }, 60_000);
 
     afterAll(async () => {
-      await server?.stop();
+      await server?.[Symbol.asyncDispose]();
       await backend?.stop();
       g?.[Symbol.dispose]();
     }, 30_000);
