@@ -240,7 +240,7 @@ async function machine() {
     git: await firstLine(["git", "--version"]),
     openssh: await firstLine(["ssh", "-V"]),
     bun: Bun.version,
-    loadavg_start: loadavg().map((x) => r1(x * 10) / 10),
+    loadavg_start: loadavg().map((x) => Math.round(x * 100) / 100),
   };
 }
 
@@ -607,13 +607,14 @@ async function profileClones(dataDir: string, work: string, c0: Clients, transpo
   mkdirSync(dir, { recursive: true });
   const svc = await startSvc(dataDir, join(dir, "stderr.log"), ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
   const rss = new RssSampler(svc.pid);
+  const dest = join(work, `prof-clone-${transport}`);
   try {
     const c = clients(svc, c0.home, c0.key, c0.token);
     const walls: number[] = [];
     const serverCpu: number[] = [];
     const from = Date.now();
     for (let i = 0; i < n; i++) {
-      const r = await timedClone(svc, rss, c, transport === "ssh" ? c.sshUrl(repo) : c.httpUrl(repo), join(work, `prof-clone-${transport}`), cipher);
+      const r = await timedClone(svc, rss, c, transport === "ssh" ? c.sshUrl(repo) : c.httpUrl(repo), dest, cipher);
       walls.push(r.wall);
       serverCpu.push(r.server_cpu);
     }
@@ -622,12 +623,84 @@ async function profileClones(dataDir: string, work: string, c0: Clients, transpo
     rss.stop();
     await svc.stop();
     const prof = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-    if (!prof) return { transport, cipher, walls, serverCpu, error: "no .cpuprofile written" };
+    if (!prof) return { transport, cipher, walls, server_cpu: serverCpu, error: "no .cpuprofile written" };
     return { transport, cipher, walls, server_cpu: serverCpu, ...summarizeProfile(join(dir, prof), from, to) };
   } finally {
     rss.stop();
     await svc.stop();
-    rmSync(join(work, `prof-clone-${transport}`), { recursive: true, force: true });
+    rmSync(dest, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `n` clones of `repo` started at once against a freshly started server (so the push and
+ * earlier clones leave nothing behind in its heap); every clone's exit code and refs are
+ * checked, `fsck` runs on the first and last; RSS sampled every 50 ms, VmHWM cross-checks.
+ */
+async function burst(dataDir: string, work: string, c0: Clients, o: { transport: "ssh" | "http"; repo: string; source: RepoInfo; n: number; bunFlags?: string[]; label: string }) {
+  const svc = await startSvc(dataDir, join(work, `svc-${o.label}.log`), o.bunFlags ?? []);
+  const rss = new RssSampler(svc.pid, 50);
+  const cdir = join(work, `burst-${o.label}`);
+  try {
+    const c = clients(svc, c0.home, c0.key, c0.token);
+    rmSync(cdir, { recursive: true, force: true });
+    mkdirSync(cdir);
+    // One clone first so the burst measures serving, not first-request warm-up of a new process.
+    await run(CLONE(o.transport === "ssh" ? c.sshUrl(o.repo) : c.httpUrl(o.repo), join(cdir, "warm")), { env: c.env() });
+    rmSync(join(cdir, "warm"), { recursive: true, force: true });
+    await Bun.sleep(1000);
+    const hwmReset = resetHwm(svc.pid);
+    const rssBefore = r1(rssMb(svc.pid));
+    const cpu0 = procCpu(svc.pid);
+    const w = rss.open();
+    const t0 = performance.now();
+    const url = o.transport === "ssh" ? c.sshUrl(o.repo) : c.httpUrl(o.repo);
+    const results = await Promise.all(
+      Array.from({ length: o.n }, (_, i) =>
+        run(CLONE(url, join(cdir, `c${i}`)), { env: c.env(), check: false }).then((r) => ({ i, code: r.code, wall: r3(r.wall), stderr: r.stderr.trim().slice(-300) })),
+      ),
+    );
+    const wall = (performance.now() - t0) / 1000;
+    const peak = w.close();
+    const serverCpu = procCpu(svc.pid) - cpu0;
+    const hwm = r1(hwmMb(svc.pid));
+    await Bun.sleep(2000);
+    const rssAfter = r1(rssMb(svc.pid));
+    const srcRefs = await refsOf(o.source.path);
+    let refsMatch = 0;
+    for (const r of results) if (r.code === 0 && (await refsOf(join(cdir, `c${r.i}`))) === srcRefs) refsMatch++;
+    const failed = results.filter((r) => r.code !== 0);
+    const fsckResults = [];
+    for (const i of [0, o.n - 1].filter((v, k, a) => a.indexOf(v) === k)) fsckResults.push({ clone: i, ...(await fsck(join(cdir, `c${i}`))) });
+    const walls = results.map((r) => r.wall);
+    const ok = failed.length === 0 && refsMatch === o.n && fsckResults.every((f) => f.ok);
+    const out = {
+      transport: o.transport,
+      server: `bun ${[...(o.bunFlags ?? []), "src/main.ts serve"].join(" ")} (fresh process on the same data dir, one warm-up clone)`,
+      repository: `${o.repo} (scale ${o.source.scale}, ${o.source.pack_mb} MB pack, ${o.source.objects} objects)`,
+      clones: o.n,
+      succeeded: results.length - failed.length,
+      refs_match_source: refsMatch,
+      all_ok: ok,
+      failures: failed.slice(0, 5),
+      fsck: fsckResults,
+      wall_s: r3(wall),
+      per_clone_wall_s: { min: r3(Math.min(...walls)), median: r3(median(walls)), max: r3(Math.max(...walls)) },
+      server_cpu_s: r3(serverCpu),
+      rss_before_mb: rssBefore,
+      rss_peak_mb: peak.peakMb,
+      rss_after_mb: rssAfter,
+      rss_samples: peak.samples,
+      rss_max_sample_gap_ms: peak.maxGapMs,
+      vm_hwm_mb: hwm,
+      vm_hwm_scope: hwmReset ? "since just before the burst (clear_refs 5)" : "since server start (clear_refs not permitted)",
+    };
+    log(`burst ${o.label}: ${out.succeeded}/${o.n} ok in ${out.wall_s} s; RSS ${rssBefore} → peak ${peak.peakMb} MB (VmHWM ${hwm} MB, max sample gap ${peak.maxGapMs} ms)`);
+    return out;
+  } finally {
+    rss.stop();
+    await svc.stop();
+    rmSync(cdir, { recursive: true, force: true });
   }
 }
 
@@ -653,15 +726,20 @@ async function main() {
   mkdirSync(dataDir, { recursive: true });
   const home = join(work, "home");
   mkdirSync(home, { recursive: true });
-  const svc = await startSvc(dataDir, join(work, "svc-stderr.log"));
-  const rss = new RssSampler(svc.pid, 50);
   const commands: Record<string, string> = {
     server: "SVC_DATA_DIR=… SVC_HTTP_ADDR=127.0.0.1:0 SVC_SSH_ADDR=127.0.0.1:0 SVC_LOG=warn bun src/main.ts serve",
   };
+  let svc = await startSvc(dataDir, join(work, "svc-setup.log"));
+  let rss = new RssSampler(svc.pid, 50);
+  const stopAll = async () => {
+    rss.stop();
+    await svc.stop();
+  };
   try {
-    // Bootstrap: owner, token, key, repositories.
+    // Bootstrap: owner, token, key, repositories; push over HTTP; compact.
     const email = "bench@example.com";
     const password = "correct horse battery staple";
+    const idleRss = r1(rssMb(svc.pid));
     const uc = await svcCli(svc.env, ["user-create", "--org", ORG, "--email", email, "--name", "Bench", "--password", password, "--role", "owner"]);
     if (uc.code !== 0) throw new Error(`user-create failed: ${uc.stderr}`);
     const login = await api(svc, "POST", "/v1/auth/login", { email, password }, {}, 200);
@@ -671,14 +749,17 @@ async function main() {
     const key = join(work, "id_ed25519");
     await run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ssh-bench", "-f", key]);
     await api(svc, "POST", `/v1/orgs/${ORG}/ssh-keys`, { public_key: readFileSync(`${key}.pub`, "utf8").trim(), label: "ssh-bench" }, auth, 201);
-    const c = clients(svc, home, key, token);
+    let c = clients(svc, home, key, token);
     const repos = small === big ? ["big"] : ["big", "small"];
+    const pushes: Record<string, { wall: number; server_cpu: number; rss_peak_mb: number }> = {};
     for (const name of repos) {
       const src = name === "big" ? big : small;
       await api(svc, "POST", `/v1/orgs/${ORG}/repos`, { name }, auth, 201);
       const w = rss.open();
+      const cpu0 = procCpu(svc.pid);
       const push = await run(["git", "-C", src.path, "push", "-q", "--mirror", c.httpUrl(name)], { env: c.env() });
-      log(`pushed ${name} over HTTP in ${r3(push.wall)} s (server RSS peak ${w.close().peakMb} MB)`);
+      pushes[name] = { wall: r3(push.wall), server_cpu: r3(procCpu(svc.pid) - cpu0), rss_peak_mb: w.close().peakMb };
+      log(`pushed ${name} over HTTP: ${JSON.stringify(pushes[name])}`);
     }
     commands.push = "git push --mirror http://x:TOKEN@127.0.0.1:PORT/bench/<repo>.git";
     const help = await svcCli(svc.env, ["--help"]);
@@ -693,6 +774,13 @@ async function main() {
       commands.gc = `bun src/main.ts gc --repo ${ORG}/<repo> (same data dir, server running)`;
     } else notes.push("svc has no gc command: clones served from the pack as pushed");
 
+    // A fresh server for the clone timings: the push's heap is not carried into them.
+    await stopAll();
+    svc = await startSvc(dataDir, join(work, "svc-clones.log"));
+    rss = new RssSampler(svc.pid, 50);
+    c = clients(svc, home, key, token);
+    notes.push("the server is restarted (same data dir) after the push and before each burst, so the push's and earlier clones' heap is not counted against the clone figures");
+
     // Protocol and cipher checks.
     const v2 = { ssh: await speaksV2(c, c.sshUrl(repos.at(-1)!)), http: await speaksV2(c, c.httpUrl(repos.at(-1)!)) };
     if (!v2.ssh || !v2.http) notes.push(`protocol v2 not confirmed: ${JSON.stringify(v2)}`);
@@ -705,6 +793,7 @@ async function main() {
     const sshDest = join(work, "clone-ssh");
     const httpDest = join(work, "clone-http");
     const srcRefs = await refsOf(big.path);
+    const rssFresh = r1(rssMb(svc.pid));
     const warm = { ssh: await timedClone(svc, rss, c, c.sshUrl("big"), sshDest), http: await timedClone(svc, rss, c, c.httpUrl("big"), httpDest) };
     log(`warm-up: ssh ${warm.ssh.wall} s, http ${warm.http.wall} s`);
     const fsckTimed = { ssh: await fsck(sshDest), http: await fsck(httpDest) };
@@ -728,120 +817,98 @@ async function main() {
       rss_peak_mb: Math.max(...rs.map((r) => r.rss_peak_mb)),
       runs: rs,
     });
-    const clone = { ssh: summary(runs.ssh), http: summary(runs.http), ratio: 0 };
+    const clone = {
+      ssh: summary(runs.ssh),
+      http: summary(runs.http),
+      ratio: 0,
+      server_cpu_ratio: 0,
+      rss_fresh_server_mb: rssFresh,
+      ratio_per_pair: runs.ssh.map((r, i) => r3(r.wall / runs.http[i]!.wall)),
+    };
     clone.ratio = r3(clone.ssh.median_wall / clone.http.median_wall);
-    log(`clone medians: ssh ${clone.ssh.median_wall} s, http ${clone.http.median_wall} s, ratio ${clone.ratio}`);
+    clone.server_cpu_ratio = r3(clone.ssh.median_server_cpu / clone.http.median_server_cpu);
+    log(`clone medians: ssh ${clone.ssh.median_wall} s, http ${clone.http.median_wall} s, ratio ${clone.ratio} (server CPU ratio ${clone.server_cpu_ratio})`);
     rmSync(sshDest, { recursive: true, force: true });
     rmSync(httpDest, { recursive: true, force: true });
 
-    // Concurrent SSH clones.
-    let concurrent: Record<string, unknown> | null = null;
-    let concurrentOk = true;
+    // Diagnostics that need this server: per-cipher SSH clones.
+    const ciphers = ["aes128-gcm@openssh.com", "aes128-ctr", "chacha20-poly1305@openssh.com"];
+    const perCipher: Record<string, unknown> = {};
+    const wantCipherRuns = args.diagnose === "always" || (args.diagnose === "auto" && clone.ratio > TARGET_RATIO);
+    if (wantCipherRuns) {
+      for (const cipher of ciphers) {
+        const n = await negotiated(svc, c, "big", cipher);
+        if (n.cipher !== cipher) {
+          perCipher[cipher] = { error: `not offered by the server (ssh -c ${cipher}: no matching cipher)` };
+          continue;
+        }
+        const rs: CloneRun[] = [];
+        const hs: CloneRun[] = [];
+        for (let i = 0; i < 3; i++) {
+          rs.push(await timedClone(svc, rss, c, c.sshUrl("big"), sshDest, cipher));
+          hs.push(await timedClone(svc, rss, c, c.httpUrl("big"), httpDest));
+        }
+        perCipher[cipher] = { mac: n.mac, ssh: summary(rs), http_alongside: summary(hs), ratio: r3(median(rs.map((r) => r.wall)) / median(hs.map((r) => r.wall))) };
+        log(`ssh clone with -c ${cipher}: median ${r3(median(rs.map((r) => r.wall)))} s vs http ${r3(median(hs.map((r) => r.wall)))} s`);
+      }
+      rmSync(sshDest, { recursive: true, force: true });
+      rmSync(httpDest, { recursive: true, force: true });
+    }
+    await stopAll();
+
+    // Concurrent SSH clones on a fresh server.
+    let concurrent: Awaited<ReturnType<typeof burst>> | null = null;
+    const burstRepo = repos.at(-1)!;
     if (args.concurrent > 0) {
-      const name = repos.at(-1)!;
-      const cdir = join(work, "concurrent");
-      rmSync(cdir, { recursive: true, force: true });
-      mkdirSync(cdir);
-      commands.concurrent = `${args.concurrent} × (GIT_SSH_COMMAND=… git -c protocol.version=2 clone --bare -q ssh://git@127.0.0.1:PORT/bench/${name}.git DEST_i), all spawned at once`;
-      await Bun.sleep(1000);
-      const hwmReset = resetHwm(svc.pid);
-      const rssBefore = r1(rssMb(svc.pid));
-      const cpu0 = procCpu(svc.pid);
-      const w = rss.open();
-      const t0 = performance.now();
-      const results = await Promise.all(
-        Array.from({ length: args.concurrent }, (_, i) =>
-          run(CLONE(c.sshUrl(name), join(cdir, `c${i}`)), { env: c.env(), check: false }).then((r) => ({ i, code: r.code, wall: r3(r.wall), stderr: r.stderr.trim().slice(-300) })),
-        ),
-      );
-      const wall = (performance.now() - t0) / 1000;
-      const peak = w.close();
-      const serverCpu = procCpu(svc.pid) - cpu0;
-      const hwm = r1(hwmMb(svc.pid));
-      const srcSmall = await refsOf((name === "big" ? big : small).path);
-      let refsMatch = 0;
-      for (const r of results) if (r.code === 0 && (await refsOf(join(cdir, `c${r.i}`))) === srcSmall) refsMatch++;
-      const failed = results.filter((r) => r.code !== 0);
-      const fsckPicks = [0, args.concurrent - 1].filter((v, i, a) => a.indexOf(v) === i);
-      const fsckResults = [];
-      for (const i of fsckPicks) fsckResults.push({ clone: i, ...(await fsck(join(cdir, `c${i}`))) });
-      const walls = results.map((r) => r.wall);
-      concurrentOk = failed.length === 0 && refsMatch === args.concurrent && fsckResults.every((f) => f.ok);
-      concurrent = {
-        repository: name === "big" ? "the bench repository" : `scale ${small.scale} variant (${small.pack_mb} MB pack)`,
-        clones: args.concurrent,
-        succeeded: results.length - failed.length,
-        refs_match_source: refsMatch,
-        failures: failed.slice(0, 5),
-        fsck: fsckResults,
-        wall_s: r3(wall),
-        per_clone_wall_s: { min: r3(Math.min(...walls)), median: r3(median(walls)), max: r3(Math.max(...walls)) },
-        server_cpu_s: r3(serverCpu),
-        rss_before_mb: rssBefore,
-        rss_peak_mb: peak.peakMb,
-        rss_samples: peak.samples,
-        rss_max_sample_gap_ms: peak.maxGapMs,
-        vm_hwm_mb: hwm,
-        vm_hwm_scope: hwmReset ? "since just before the concurrent clones (clear_refs 5)" : "since server start (clear_refs not permitted)",
-      };
-      log(`concurrent: ${results.length - failed.length}/${args.concurrent} ok in ${r3(wall)} s; RSS peak ${peak.peakMb} MB (VmHWM ${hwm} MB)`);
-      rmSync(cdir, { recursive: true, force: true });
+      commands.concurrent = `${args.concurrent} × (GIT_SSH_COMMAND=… git -c protocol.version=2 clone --bare -q ssh://git@127.0.0.1:PORT/bench/${burstRepo}.git DEST_i), all spawned at once`;
+      concurrent = await burst(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n: args.concurrent, label: `ssh-${args.concurrent}` });
     }
 
-    const rssPeak = concurrent ? (concurrent.rss_peak_mb as number) : NaN;
     const targets = {
       ssh_clone_within_1_2x_http: { target: `ssh median ≤ ${TARGET_RATIO} × http median`, ratio: clone.ratio, met: clone.ratio <= TARGET_RATIO },
       concurrent_ssh_clones: {
         target: `${args.concurrent} concurrent SSH clones all succeed, server peak VmRSS < ${TARGET_RSS_MB} MB`,
-        all_succeeded: concurrentOk,
-        rss_peak_mb: rssPeak,
-        met: concurrentOk && rssPeak < TARGET_RSS_MB,
+        all_succeeded: concurrent?.all_ok ?? false,
+        rss_peak_mb: concurrent ? Math.max(concurrent.rss_peak_mb, concurrent.vm_hwm_mb) : NaN,
+        met: !!concurrent && concurrent.all_ok && Math.max(concurrent.rss_peak_mb, concurrent.vm_hwm_mb) < TARGET_RSS_MB,
       },
     };
 
     // Diagnostics.
-    let diagnostics: Record<string, unknown> | null = null;
-    const missed = !targets.ssh_clone_within_1_2x_http.met || !targets.concurrent_ssh_clones.met;
-    if (args.diagnose === "always" || (args.diagnose === "auto" && missed)) {
-      diagnostics = {};
-      const ciphers = ["aes128-gcm@openssh.com", "aes128-ctr", "chacha20-poly1305@openssh.com"];
-      const perCipher: Record<string, unknown> = {};
-      for (const cipher of ciphers) {
-        const n = await negotiated(svc, c, "big", cipher);
-        if (n.cipher !== cipher) {
-          perCipher[cipher] = { error: `not negotiated (${JSON.stringify(n)})` };
-          continue;
-        }
-        const rs: CloneRun[] = [];
-        for (let i = 0; i < 3; i++) rs.push(await timedClone(svc, rss, c, c.sshUrl("big"), sshDest, cipher));
-        perCipher[cipher] = { mac: n.mac, ...summary(rs), ratio_to_http_median: r3(median(rs.map((r) => r.wall)) / clone.http.median_wall) };
-        log(`ssh clone with -c ${cipher}: median ${r3(median(rs.map((r) => r.wall)))} s`);
-      }
-      rmSync(sshDest, { recursive: true, force: true });
+    const diagnostics: Record<string, unknown> = {};
+    const always = args.diagnose === "always";
+    const auto = args.diagnose === "auto";
+    if (wantCipherRuns) {
       diagnostics.ssh_clone_per_cipher = perCipher;
       diagnostics.raw_ssh2_throughput = await rawThroughput(work, key, ciphers, Math.max(64, Math.ceil(big.pack_mb * 2)), 3);
-      if (args.cpuProf) {
-        rss.stop();
-        await svc.stop();
-        diagnostics.cpu_profiles = [
-          await profileClones(dataDir, work, c, "ssh", "big", 3, null),
-          await profileClones(dataDir, work, c, "http", "big", 3, null),
-        ];
-        if (neg.cipher !== "aes128-gcm@openssh.com") diagnostics.cpu_profiles = [...(diagnostics.cpu_profiles as unknown[]), await profileClones(dataDir, work, c, "ssh", "big", 3, "aes128-gcm@openssh.com")];
-        commands.cpu_prof = "bun --cpu-prof --cpu-prof-dir=DIR src/main.ts serve (restarted on the same data dir; 3 clones; profile written at SIGTERM)";
-      }
+    }
+    if (concurrent && (always || (auto && !targets.concurrent_ssh_clones.met))) {
+      const n = args.concurrent;
+      const bursts = [
+        await burst(dataDir, work, c, { transport: "http", repo: burstRepo, source: small, n, label: `http-${n}` }),
+        await burst(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n, bunFlags: ["--smol"], label: `ssh-${n}-smol` }),
+        await burst(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n: Math.max(1, Math.round(n / 5)), label: `ssh-${Math.max(1, Math.round(n / 5))}` }),
+      ];
+      diagnostics.bursts = bursts;
+    }
+    if (args.cpuProf) {
+      diagnostics.cpu_profiles = [await profileClones(dataDir, work, c, "ssh", "big", 3, null), await profileClones(dataDir, work, c, "http", "big", 3, null)];
+      if (neg.cipher !== "aes128-gcm@openssh.com") diagnostics.cpu_profiles = [...(diagnostics.cpu_profiles as unknown[]), await profileClones(dataDir, work, c, "ssh", "big", 3, "aes128-gcm@openssh.com")];
+      commands.cpu_prof = "bun --cpu-prof --cpu-prof-dir=DIR src/main.ts serve (fresh process on the same data dir; 3 clones; samples inside the clone window counted)";
     }
 
     const result = {
       benchmark: "ssh",
       date: started.toISOString(),
-      machine: { ...mach, loadavg_end: loadavg().map((x) => r1(x * 10) / 10) },
+      machine: { ...mach, loadavg_end: loadavg().map((x) => Math.round(x * 100) / 100) },
       repository: big,
       concurrent_repository: small,
       compacted_with_gc: gcDone,
       protocol_v2: v2,
       ssh_negotiated: neg,
       commands,
+      server_idle_rss_mb: idleRss,
+      push_over_http: pushes,
       warm_up: warm,
       checks: { fsck_first_clone: fsckTimed, refs_match_source: refsOk },
       clone,
@@ -860,8 +927,7 @@ async function main() {
     log(`server stderr tail:\n${svc.stderrTail()}`);
     throw e;
   } finally {
-    rss.stop();
-    await svc.stop();
+    await stopAll();
     if (!args.keep) rmSync(work, { recursive: true, force: true });
   }
 }

@@ -241,6 +241,10 @@ export function writePackIndexRaw(
 
 /** Order of `n` raw oids: a counting sort on the first two bytes, then each bucket by the rest. */
 function sortOids(oids: Uint8Array, n: number): Uint32Array {
+  if (n < 4096) {
+    // Small packs (API commits): a plain sort beats walking 65,536 buckets.
+    return Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => compareOids(oids, 20 * a, oids, 20 * b));
+  }
   const start = new Uint32Array(65537);
   for (let i = 0; i < n; i++) start[((oids[20 * i]! << 8) | oids[20 * i + 1]!) + 1]!++;
   for (let b = 0; b < 65536; b++) start[b + 1]! += start[b]!;

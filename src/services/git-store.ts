@@ -46,6 +46,11 @@ export class GitStore {
     return p;
   }
 
+  /** Caches the idx of a pack this process just wrote, so the next snapshot needs no read. */
+  rememberIndex(repoId: string, name: string, bytes: Uint8Array): void {
+    this.idx.set(packKey(repoId, name, "idx"), PackIndex.parse(bytes));
+  }
+
   /** Opens one stored pack for reading. */
   async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));

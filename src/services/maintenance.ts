@@ -20,6 +20,19 @@ import type { Pack } from "../git/pack-reader.ts";
 
 /** Packs merged at once per tier. */
 export const FAN_IN = 4;
+/** Objects a tier-0 pack holds at most; each tier up holds FAN_IN times more. */
+const TIER_BASE = 16;
+
+/**
+ * The tier a pack of `objectCount` objects belongs to by size: merging only packs of similar
+ * size keeps every object's rewrite count logarithmic, and a big push is never re-merged with
+ * each small commit that follows it.
+ */
+export function tierFor(objectCount: number): number {
+  let tier = 0;
+  for (let cap = TIER_BASE; objectCount > cap; cap *= FAN_IN) tier++;
+  return tier;
+}
 /** Replaced packs and orphan files are deleted only after this long (longer than any request). */
 export const GRACE_MS = 60 * 60 * 1000;
 
@@ -102,7 +115,8 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
     const opened = await Promise.all(group.map((row) => ctx.git.openPack(repo.id, row)));
-    if (!(await replacePacks(ctx, repo, group, opened, allOids(opened), tier + 1))) return merges;
+    const oids = allOids(opened);
+    if (!(await replacePacks(ctx, repo, group, opened, oids, Math.max(tier + 1, tierFor(oids.length))))) return merges;
     merges++;
   }
 }
@@ -185,8 +199,10 @@ export function scheduleGcPass(ctx: Ctx): number {
 
 /** Schedules compaction when a repository has gathered enough small packs. */
 export function maybeScheduleCompaction(ctx: Ctx, repoId: string): void {
-  const tier0 = ctx.db.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt), eq(packs.tier, 0))).all();
-  if (tier0.length < FAN_IN) return;
+  const live = ctx.db.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
+  const perTier = new Map<number, number>();
+  for (const p of live) perTier.set(p.tier, (perTier.get(p.tier) ?? 0) + 1);
+  if (![...perTier.values()].some((n) => n >= FAN_IN)) return;
   const pending = ctx.db
     .select({ id: jobs.id })
     .from(jobs)

@@ -8,7 +8,7 @@ import { newId } from "../util/ids.ts";
 import { now, type Ctx } from "./context.ts";
 import { recordEvent } from "./events.ts";
 import { packKey, readRef } from "./git-store.ts";
-import { maybeScheduleCompaction } from "./maintenance.ts";
+import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
 
 /** A pack ready to publish: local files produced by the indexer (or built in memory). */
 export interface PackToPublish {
@@ -76,6 +76,7 @@ export async function publish(
     // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
     await ctx.store.putFile(packKey(repo.id, pack.name, "pack"), pack.packPath);
     await ctx.store.putFile(packKey(repo.id, pack.name, "idx"), pack.idxPath);
+    ctx.git.rememberIndex(repo.id, pack.name, await Bun.file(pack.idxPath).bytes());
   }
   let packAdded = false;
   const outcome = ctx.db.transaction((tx) => {
@@ -113,7 +114,7 @@ export async function publish(
       const exists = tx.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, pack.name))).get();
       if (!exists) {
         packAdded = true;
-        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: 0, createdAt: now() }).run();
+        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now() }).run();
       }
     }
     if (ok.length && opts.also) opts.also(tx);
