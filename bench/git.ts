@@ -14,6 +14,7 @@
 //   - peak RSS of the svc process while it receives the push and serves each clone.
 // Prints a JSON summary on stdout and writes it to bench/out/git-<date>.json.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, cpSync, linkSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { defaultRepoPath, generate, packStats, type GenResult } from "./gen-repo.ts";
 import { gitEnv, machineInfo, mb, median, procCpu, round, RssSampler, run, freePort, waitPort, type RunResult } from "./lib/git-util.ts";
@@ -26,9 +27,14 @@ interface Args {
   pushReps: number;
   only: "cgit" | "svc" | null;
   cpuProf: boolean;
+  heapProf: boolean;
+  /** Restart svc (same data dir) between push, clone and fetch phases: separate profiles, cold caches. */
+  restart: boolean;
   keep: boolean;
   out: string | null;
   noBitmap: boolean;
+  /** Probe API latency while svc serves git (event-loop blocking). */
+  probe: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -48,9 +54,12 @@ function parseArgs(argv: string[]): Args {
     pushReps: Math.max(1, Number(get("push-reps") ?? 3)),
     only: only === "cgit" || only === "svc" ? only : null,
     cpuProf: argv.includes("--cpu-prof"),
+    heapProf: argv.includes("--heap-prof"),
+    restart: argv.includes("--restart") || argv.includes("--cpu-prof") || argv.includes("--heap-prof"),
     keep: argv.includes("--keep"),
     out: get("out") ?? null,
     noBitmap: !argv.includes("--skip-nobitmap"),
+    probe: !argv.includes("--no-probe"),
   };
 }
 
@@ -107,6 +116,21 @@ interface Sample {
   clientCpu: number;
   serverCpu: number;
   rss?: ReturnType<RssSampler["stop"]>;
+  timeline?: [number, number][];
+  apiLatency?: { count: number; maxMs: number; p50Ms: number };
+  /** 1-minute load average when the run started. */
+  load1?: number;
+}
+
+/** About `n` evenly spaced [ms, MB] points of an RSS timeline, the peak kept. */
+function downsample(tl: [number, number][], n = 40): [number, number][] {
+  if (!tl.length) return [];
+  const step = Math.max(1, Math.floor(tl.length / n));
+  let peak = tl[0]!;
+  for (const p of tl) if (p[1] > peak[1]) peak = p;
+  const out = tl.filter((_, i) => i % step === 0 || i === tl.length - 1);
+  if (!out.includes(peak)) out.push(peak);
+  return out.sort((a, b) => a[0] - b[0]).map(([t, b]) => [t, mb(b)]);
 }
 
 const summarize = (xs: Sample[]) => ({
@@ -114,31 +138,66 @@ const summarize = (xs: Sample[]) => ({
   minWall: round(Math.min(...xs.map((x) => x.wall))),
   medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
   medianServerCpu: round(median(xs.map((x) => x.serverCpu))),
+  ...(xs[0]?.timeline ? { rssTimelineFirstRun: downsample(xs[0].timeline) } : {}),
   runs: xs.map((x) => ({
     wall: round(x.wall),
+    load1: x.load1,
     clientCpu: round(x.clientCpu),
     serverCpu: round(x.serverCpu),
+    ...(x.apiLatency ? { apiLatencyMaxMs: x.apiLatency.maxMs, apiLatencyP50Ms: x.apiLatency.p50Ms } : {}),
     ...(x.rss ? { rssPeakMB: mb(Math.max(x.rss.peakSampledBytes, x.rss.peakHwmBytes ?? 0)), rssStartMB: mb(x.rss.startBytes), rssEndMB: mb(x.rss.endBytes) } : {}),
   })),
 });
 
 /** Runs a git client command against the daemon; server CPU = daemon's reaped children. */
 async function cgitTimed(argv: string[], cwd?: string, rssTree = true): Promise<Sample> {
+  const load1 = round(loadavg()[0]!, 2);
   const before = procCpu(daemon.pid).children;
   const sampler = rssTree ? new RssSampler(daemon.pid, 50, true).start() : null;
   const r = await git(argv, { cwd });
   const rss = sampler?.stop();
   await Bun.sleep(300); // let the daemon reap the connection's process tree
-  return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(daemon.pid).children - before, rss };
+  return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(daemon.pid).children - before, rss, load1 };
 }
 
 let svc: SvcServer | null = null;
+/**
+ * While a git command runs, a small API request (GET the repository) every 100 ms, one at a
+ * time: its worst latency shows how long the server's event loop was blocked.
+ */
+function latencyProbe(): { stop(): Promise<{ count: number; maxMs: number; p50Ms: number }> } {
+  let running = true;
+  const lat: number[] = [];
+  const loop = (async () => {
+    while (running) {
+      const t = performance.now();
+      try {
+        const res = await fetch(`${svc!.url}/v1/orgs/${acct!.org}/repos/${svcRepo}`, { headers: { authorization: `Bearer ${acct!.token}` } });
+        await res.arrayBuffer();
+      } catch {}
+      lat.push(performance.now() - t);
+      await Bun.sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { count: lat.length, maxMs: round(Math.max(0, ...lat), 0), p50Ms: round(median(lat), 1) };
+    },
+  };
+}
+
 async function svcTimed(argv: string[], cwd?: string): Promise<Sample & { result: RunResult }> {
+  const load1 = round(loadavg()[0]!, 2);
   const before = procCpu(svc!.pid).self;
   const sampler = new RssSampler(svc!.pid, 50).start();
+  const probe = args.probe ? latencyProbe() : null;
   const r = await git(argv, { cwd });
   const rss = sampler.stop();
-  return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(svc!.pid).self - before, rss, result: r };
+  const serverCpu = procCpu(svc!.pid).self - before;
+  const apiLatency = probe ? await probe.stop() : undefined;
+  return { wall: r.wall, clientCpu: r.cpu, serverCpu, rss, timeline: sampler.timeline, apiLatency, load1, result: r };
 }
 
 async function revParse(repo: string, ref = "refs/heads/main"): Promise<string> {
@@ -160,8 +219,9 @@ if (args.only !== "svc") {
     for (const [threads, acc] of [[0, ip], [1, ip1]] as const) {
       const dir = join(work, `ip-${i}-${threads}.git`);
       await git(["init", "--quiet", "--bare", dir]);
+      const load1 = round(loadavg()[0]!, 2);
       const r = await git(["index-pack", "--stdin", ...(threads ? [`--threads=${threads}`] : [])], { cwd: dir, stdin: packFile });
-      acc.push({ wall: r.wall, clientCpu: r.cpu, serverCpu: 0 });
+      acc.push({ wall: r.wall, clientCpu: r.cpu, serverCpu: 0, load1 });
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -186,7 +246,23 @@ if (args.only !== "svc") {
 
 let acct: SvcAccount | null = null;
 let svcAvailable = args.only !== "cgit";
-const profDir = join(work, "cpu-prof");
+const profRoot = join(work, "prof");
+const profFlags = (phase: string) => [
+  ...(args.cpuProf ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${join(profRoot, phase)}`] : []),
+  ...(args.heapProf ? ["--heap-prof", "--heap-prof-md", `--heap-prof-dir=${join(profRoot, phase)}`] : []),
+];
+const svcLogs: string[] = [];
+/** Stops svc and starts it again on the same data dir (profiles are written at exit). */
+async function restartSvc(phase: string): Promise<void> {
+  if (!args.restart || !svc) return;
+  const dataDir = svc.dataDir;
+  await svc.stop();
+  svcLogs.push(svc.logs());
+  svc = await startSvc({ dataDir, log: "info", bunFlags: profFlags(phase) });
+  log(`svc restarted for ${phase}: pid ${svc.pid} at ${svc.url}`);
+}
+/** The git URL of a repository on the current svc process. */
+const svcUrl = (name: string) => gitUrl(svc!, acct!, name);
 const svcPackInfo = (): Record<string, { packs: number; bytes: number }> => {
   const out: Record<string, { packs: number; bytes: number }> = {};
   const walk = (d: string) => {
@@ -208,9 +284,8 @@ const svcPackInfo = (): Record<string, { packs: number; bytes: number }> => {
 if (svcAvailable) {
   const dataDir = join(work, "svc-data");
   mkdirSync(dataDir);
-  const bunFlags = args.cpuProf ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profDir}`] : [];
-  svc = await startSvc({ dataDir, log: "info", bunFlags });
-  log(`svc pid ${svc.pid} at ${svc.url}${args.cpuProf ? " (cpu-prof)" : ""}`);
+  svc = await startSvc({ dataDir, log: "info", bunFlags: profFlags("push") });
+  log(`svc pid ${svc.pid} at ${svc.url}${args.cpuProf || args.heapProf ? " (profiling)" : ""}`);
   acct = await bootstrap(svc);
   await createRepo(svc, acct, "probe");
   const probe = await git(["ls-remote", gitUrl(svc, acct, "probe")], { check: false });
@@ -254,6 +329,7 @@ if (svcAvailable) {
     notes.push("svc has no `gc` command yet: clone measured on the pack as pushed (one pack: the push of the whole repository)");
   }
   results.svcPacksBeforeClone = svcPackInfo();
+  await restartSvc("clone");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -306,6 +382,7 @@ if (svcClones.length) results.svcClone = summarize(svcClones);
 // Incremental fetch of 10 commits
 
 if (svcAvailable) {
+  await restartSvc("fetch");
   const s = await svcTimed(["push", "--quiet", gitUrl(svc!, acct!, svcRepo), "refs/heads/main:refs/heads/main"], gen.next!);
   if (s.result.code !== 0) throw new Error(`incremental push to svc failed: ${s.result.stderr}`);
   commands.svcPush10 = "git push http://…/bench/bench-1.git main (10 new commits)";
@@ -346,11 +423,16 @@ let profiles: string[] = [];
 if (svc) {
   results.svcPacksAtEnd = svcPackInfo();
   await svc.stop();
-  writeFileSync(join(work, "svc.log"), svc.logs());
-  if (args.cpuProf && existsSync(profDir)) profiles = readdirSync(profDir).map((f) => join(profDir, f));
+  svcLogs.push(svc.logs());
+  writeFileSync(join(work, "svc.log"), svcLogs.join(""));
+  if (existsSync(profRoot)) for (const ph of readdirSync(profRoot)) for (const f of readdirSync(join(profRoot, ph))) profiles.push(join(profRoot, ph, f));
 }
 
 const ratio = (a?: { medianWall: number }, b?: { medianWall: number }) => (a && b ? round(a.medianWall / b.medianWall, 2) : null);
+const ratioMin = (a?: { minWall: number }, b?: { minWall: number }) => (a && b ? round(a.minWall / b.minWall, 2) : null);
+type Sum = { medianClientCpu: number; medianServerCpu: number };
+const cpuOf = (x?: Sum) => (x ? x.medianClientCpu + x.medianServerCpu : NaN);
+const ratioCpu = (a?: Sum, b?: Sum) => (a && b ? round(cpuOf(a) / cpuOf(b), 2) : null);
 const peakOf = (s?: ReturnType<typeof summarize>) => (s ? Math.max(...s.runs.map((r: any) => r.rssPeakMB ?? 0)) : null);
 const ratios = {
   clone: ratio(results.svcClone, results.cgitClone),
@@ -359,6 +441,15 @@ const ratios = {
   pushVsIndexPack: ratio(results.svcPush, results.indexPack),
   pushVsIndexPack1Thread: ratio(results.svcPush, results.indexPack1),
   pushVsCgitPush: ratio(results.svcPush, results.cgitPush),
+};
+/** Less sensitive to other load on the machine: fastest run of each side, and CPU seconds (client + server). */
+const ratiosRobust = {
+  cloneMinWall: ratioMin(results.svcClone, results.cgitClone),
+  fetchMinWall: ratioMin(results.svcFetch, results.cgitFetch),
+  pushVsIndexPackMinWall: ratioMin(results.svcPush, results.indexPack),
+  cloneCpu: ratioCpu(results.svcClone, results.cgitClone),
+  fetchCpu: ratioCpu(results.svcFetch, results.cgitFetch),
+  pushVsIndexPackCpu: ratioCpu(results.svcPush, results.indexPack),
 };
 const rss = { pushPeakMB: peakOf(results.svcPush), clonePeakMB: peakOf(results.svcClone), fetchPeakMB: peakOf(results.svcFetch), cgitClonePeakTreeMB: peakOf(results.cgitClone) };
 const target = (value: number | null, limit: number) => ({ limit, value, met: value === null ? null : value <= limit });
@@ -370,6 +461,7 @@ const summary = {
   commands,
   results,
   ratios,
+  ratiosRobust,
   rss,
   targets: {
     cloneRatio: target(ratios.clone, 1.5),
@@ -387,5 +479,5 @@ const outFile = args.out ?? join(ROOT, "bench/out", `git-${summary.date.replace(
 mkdirSync(resolve(outFile, ".."), { recursive: true });
 writeFileSync(outFile, json + "\n");
 log(`summary written to ${outFile}`);
-if (!args.keep && !args.cpuProf) rmSync(work, { recursive: true, force: true });
+if (!args.keep && !args.cpuProf && !args.heapProf) rmSync(work, { recursive: true, force: true });
 else log(`kept ${work}`);

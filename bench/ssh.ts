@@ -9,19 +9,24 @@
 // Steps: generate the repository with bench/gen-repo.ts (cached under /tmp/svc-bench-ssh/repos;
 // a small fast-import generator stands in when gen-repo.ts is absent); start `bun src/main.ts
 // serve` with SVC_SSH_ADDR on a temp data dir; bootstrap an owner, a token and an ed25519 key
-// (POST /v1/orgs/{org}/ssh-keys); push the repository over HTTP (`git push --mirror`); compact
-// it with `svc gc --repo` when that command exists; one warm-up clone per transport; `--reps`
-// timed `git clone --bare -q` pairs, SSH and HTTP alternating (which goes first alternates
-// too); then `--concurrent` SSH clones started at once, of the `--concurrent-scale` repository.
-// VmRSS of the svc process is sampled every 50 ms throughout (VmHWM, reset with clear_refs
-// where permitted, cross-checks the peak). Every clone's refs are compared with the source;
-// `git fsck` runs on one timed clone per transport and on two of the concurrent clones.
+// (POST /v1/orgs/{org}/ssh-keys); push the repositories over HTTP (`git push --mirror`) and
+// compact them with `svc gc --repo` when that command exists. Then, on a freshly restarted
+// server (same data dir, so the push's heap is not counted): one warm-up clone per transport
+// and `--reps` timed `git clone --bare -q` pairs, SSH and HTTP alternating (which goes first
+// alternates too). Then `--concurrent` SSH clones started at once of the `--concurrent-scale`
+// repository (default 0.1: 50 clones of the 100 MB repository would mostly measure 50 client
+// index-packs on a small machine), again on a fresh server after one warm-up clone.
+// VmRSS of the svc process is sampled every 50 ms (VmHWM, reset with clear_refs where
+// permitted, cross-checks the peak). Every clone's refs are compared with the source; `git
+// fsck` runs on one timed clone per transport and on the first and last concurrent clone.
 //
-// Diagnostics (run when a target is missed, or always with --diagnose always): which SSH
-// cipher OpenSSH negotiated; an SSH clone forced to each cipher (`ssh -c`); the raw throughput
-// of ssh2 on Bun per cipher (a bare ssh2 server in its own process streaming zeros to `ssh`,
-// no git involved); and, with --cpu-prof, CPU profiles of the server serving SSH clones and
-// HTTP clones, summarised by self time per source area and per function.
+// Diagnostics (when a target is missed, or always with --diagnose always): which SSH cipher
+// OpenSSH negotiated; SSH clones forced to each cipher (`ssh -c`) next to HTTP clones; the raw
+// throughput of ssh2 on Bun per cipher (a bare ssh2 server in its own process streaming zeros
+// to `ssh`, no git involved); the same burst over HTTP, under `bun --smol` (eager GC) and at a
+// fifth of the concurrency, to split the peak RSS into transport, garbage and per-clone parts;
+// and, with --cpu-prof, CPU profiles of the server serving SSH and HTTP clones, summarised by
+// samples per source area and per function (samples inside the clone window only).
 //
 // Prints a JSON summary on stdout and writes it to /tmp/svc-bench-ssh/ssh-<date>.json.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -7,7 +7,6 @@ import { openContext, serve } from "../src/main.ts";
 import { createUserWithOrg } from "../src/services/accounts.ts";
 import { findOrg, findRepo } from "../src/services/lookup.ts";
 import { allRepos, gcRepo, sweepRepo } from "../src/services/maintenance.ts";
-import { loadHostKeys } from "../src/ssh/host-keys.ts";
 import { configOrExit } from "./config.ts";
 
 const serveCmd = defineCommand({
@@ -101,8 +100,9 @@ const gcCmd = defineCommand({
 const sshHostKeysCmd = defineCommand({
   meta: { name: "ssh-host-keys", description: "Print the SSH host key fingerprints (generating the keys if missing)" },
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
-  run({ args }) {
+  async run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const { loadHostKeys } = await import("../src/ssh/host-keys.ts");
     for (const k of loadHostKeys(config.dataDir)) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
   },
 });

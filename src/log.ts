@@ -1,14 +1,42 @@
-// JSON-lines logging on stderr.
+// JSON-lines logging on stderr, buffered: lines are written in batches (at most ~20 ms late, and
+// at once for errors and at exit) so the access log does not cost a syscall per request.
+import { writeSync } from "node:fs";
 import type { Logger } from "./services/context.ts";
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+const FLUSH_MS = 20;
+const FLUSH_LINES = 512;
+
+let pending: string[] = [];
+let timer: ReturnType<typeof setTimeout> | null = null;
+
+/** Writes every buffered line now. */
+export function flushLogs(): void {
+  if (timer) clearTimeout(timer);
+  timer = null;
+  if (!pending.length) return;
+  const text = pending.join("");
+  pending = [];
+  try {
+    writeSync(2, text);
+  } catch {
+    // stderr closed: nothing sensible left to do with a log line
+  }
+}
+
+process.on("exit", flushLogs);
 
 /** A logger writing one JSON object per line to stderr, at or above `level`. */
 export function createLogger(level: keyof typeof LEVELS = "info"): Logger {
   const min = LEVELS[level];
   const write = (lvl: keyof typeof LEVELS, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`);
+    pending.push(`${JSON.stringify({ time: Date.now(), level: lvl, msg, ...fields })}\n`);
+    if (lvl === "error" || pending.length >= FLUSH_LINES) flushLogs();
+    else if (!timer) {
+      timer = setTimeout(flushLogs, FLUSH_MS);
+      timer.unref?.();
+    }
   };
   return {
     debug: (m, f) => write("debug", m, f),

@@ -3,13 +3,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
-import { migrate, openDatabase } from "./db/client.ts";
+import { epochProbes, migrate, openDatabase } from "./db/client.ts";
 import { gitHandler } from "./http/git.ts";
 import { startHttp } from "./http/server.ts";
-import { startSsh, type SshServer } from "./ssh/server.ts";
+import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
 import { warmAuth } from "./services/auth.ts";
 import type { Ctx } from "./services/context.ts";
+import { FactCache } from "./services/fact-cache.ts";
 import { GitStore } from "./services/git-store.ts";
 import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/maintenance.ts";
 import { purgeRepoStorage } from "./services/purge.ts";
@@ -26,7 +27,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, git: new GitStore(store), tmpDir, log, close: () => sqlite.close() };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, close: () => sqlite.close() };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
@@ -38,6 +39,8 @@ export async function serve(config: Config): Promise<void> {
   if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
   let ssh: SshServer | null = null;
   if (config.ssh) {
+    // Loaded only when SSH is on: ssh2's crypto keeps a WebAssembly module alive (~70 MB of heap headroom).
+    const { startSsh } = await import("./ssh/server.ts");
     ssh = await startSsh(ctx, config.ssh);
     if (!config.ssh.publicAddr) ctx.sshPublic = `${config.ssh.host.includes(":") ? `[${config.ssh.host}]` : config.ssh.host}:${ssh.port}`;
     for (const k of ssh.fingerprints) process.stdout.write(`ssh host key ${k.type} ${k.fingerprint}\n`);

@@ -2,6 +2,7 @@
 // (each sends its next request as soon as the previous answer is read), in its own process.
 // Usage: bun bench/lib/fetch-load.ts '{"url":…,"connections":50,"durationS":10,"maxRequests":0,"headers":{…}}'
 // Prints one JSON object: requests, duration_s, rps, p50_ms, p99_ms, non2xx, socket_errors.
+export {};
 const spec = JSON.parse(process.argv[2] ?? "{}") as {
   url: string;
   connections: number;

@@ -127,6 +127,9 @@ export class RssSampler {
   private first = NaN;
   private samples = 0;
   private hwmReset = false;
+  private t0 = 0;
+  /** [milliseconds since start, bytes] for every sample. */
+  readonly timeline: [number, number][] = [];
 
   /** With `tree`, sums VmRSS over the process and its descendants (no VmHWM then). */
   constructor(private readonly pid: number, private readonly intervalMs = 50, private readonly tree = false) {}
@@ -145,9 +148,12 @@ export class RssSampler {
     }
     this.first = this.read();
     this.peak = this.first;
+    this.t0 = performance.now();
+    this.timeline.push([0, this.first]);
     const tick = () => {
       const v = this.read();
       this.samples++;
+      this.timeline.push([Math.round(performance.now() - this.t0), v]);
       if (v > this.peak) this.peak = v;
     };
     this.timer = setInterval(tick, this.intervalMs);

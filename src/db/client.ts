@@ -39,6 +39,13 @@ export function migrate(sqlite: Database): string[] {
   return applied;
 }
 
+/** Change counters of the database: our connection's writes, and other connections' commits. */
+export function epochProbes(sqlite: Database): { own(): number; external(): number } {
+  const own = sqlite.query<{ n: number }, []>("SELECT total_changes() AS n");
+  const external = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+  return { own: () => own.get()!.n, external: () => external.get()!.data_version };
+}
+
 /** A transaction handle (same query API as Db). */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 /** Either the database or an open transaction. */

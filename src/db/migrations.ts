@@ -1,8 +1,9 @@
 // drizzle-kit's SQL migrations, embedded into the binary as text so `dist/svc` runs anywhere.
 import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
+import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 
-const SQL: Record<string, string> = { "0000_init": m0000 };
+const SQL: Record<string, string> = { "0000_init": m0000, "0001_authority_indexes": m0001 };
 
 /** Every migration in journal order; a journal entry without embedded SQL is a build error. */
 export const migrations: { tag: string; sql: string }[] = journal.entries.map((e) => {

@@ -105,7 +105,7 @@ export const teamMembers = sqliteTable("team_members", {
   teamId: text("team_id").notNull().references(() => teams.id, { onDelete: "cascade" }),
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.teamId, t.userId] })]);
+}, (t) => [primaryKey({ columns: [t.teamId, t.userId] }), index("team_members_user_idx").on(t.userId)]);
 
 export const invites = sqliteTable("invites", {
   id: id(),
@@ -151,6 +151,8 @@ export const grants = sqliteTable("grants", {
 }, (t) => [
   uniqueIndex("grants_repo_user_uq").on(t.repoId, t.userId),
   uniqueIndex("grants_repo_team_uq").on(t.repoId, t.teamId),
+  index("grants_user_idx").on(t.userId),
+  index("grants_team_idx").on(t.teamId),
 ]);
 
 /** API tokens `svc_<id>_<secret>`: personal (a person) or service (the org); job tokens for CI. */

@@ -6,6 +6,7 @@ import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { principalOf } from "./principal.ts";
+import { pathOf } from "./path.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { orgRoutes } from "./routes/orgs.ts";
@@ -31,7 +32,7 @@ export function buildApp(ctx: Ctx) {
     })
     // Resolve the caller before validation: a bad credential is a 401 whatever the body.
     .onTransform(({ request }) => {
-      if (new URL(request.url).pathname.startsWith("/v1/")) principalOf(ctx, request);
+      if (pathOf(request.url).startsWith("/v1/")) principalOf(ctx, request);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });

@@ -11,6 +11,7 @@ import { AppError, TooLarge } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git-service.ts";
 import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
+import { pathOf } from "./path.ts";
 import { principalOf } from "./principal.ts";
 
 const PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
@@ -67,9 +68,12 @@ function streamed(ctx: Ctx, contentType: string, serve: (write: (chunk: Uint8Arr
 /** The smart-HTTP handler: a Response for git paths, null for everything else. */
 export function gitHandler(ctx: Ctx) {
   return async (request: Request): Promise<Response | null> => {
-    const url = new URL(request.url);
-    const m = PATH.exec(url.pathname);
+    const path = pathOf(request.url);
+    // Cheap test first: git paths always contain ".git/" or end in a git service name.
+    if (!path.includes("/info/refs") && !path.endsWith("/git-upload-pack") && !path.endsWith("/git-receive-pack")) return null;
+    const m = PATH.exec(path);
     if (!m) return null;
+    const url = new URL(request.url);
     const [, rawOrg, rawRepo, op] = m as unknown as [string, string, string, string];
     const org = decodeURIComponent(rawOrg);
     const repo = decodeURIComponent(rawRepo);

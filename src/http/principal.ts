@@ -3,6 +3,7 @@ import { Forbidden } from "../errors.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/auth.ts";
 import type { Ctx } from "../services/context.ts";
 import type { Principal } from "../services/principal.ts";
+import { pathOf } from "./path.ts";
 
 const cache = new WeakMap<Request, Principal>();
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -32,7 +33,7 @@ export function principalOf(ctx: Ctx, request: Request): Principal {
   // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
   // preflight and a matching Origin proves the page is ours, so one of the two is required.
   // Logout is exempt: it only ends the session and must answer 204 always (SPEC §4.3).
-  if (p.kind === "session" && !SAFE.has(request.method) && new URL(request.url).pathname !== "/v1/auth/logout") {
+  if (p.kind === "session" && !SAFE.has(request.method) && pathOf(request.url) !== "/v1/auth/logout") {
     const type = request.headers.get("content-type") ?? "";
     const origin = request.headers.get("origin");
     if (!type.toLowerCase().startsWith("application/json") && origin !== ctx.baseUrl) {

@@ -6,6 +6,14 @@ import { buildApp, requestIds } from "./app.ts";
 import { GIT_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
+const ID_PREFIX = newId().slice(0, 6);
+let sequence = 0;
+/** A unique request id without touching the random source on the hot path. */
+function nextRequestId(): string {
+  return `${ID_PREFIX}-${(++sequence).toString(36)}`;
+}
+import { pathOf } from "./path.ts";
+
 /** Starts listening; resolves with the server once bound. */
 export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?: (req: Request) => Promise<Response | null> }): Server<undefined> {
   const app = buildApp(ctx);
@@ -18,20 +26,22 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
     idleTimeout: 120,
     async fetch(request) {
       const started = performance.now();
-      const id = newId();
+      const id = nextRequestId();
+      ctx.facts.fresh();
       requestIds.set(request, id);
       let response: Response;
       try {
-        response = (opts.git && (await opts.git(request))) || (await handle(request));
+        // The control plane never shares a path with git (which lives under /{org}/{repo}.git).
+        const git = opts.git && !pathOf(request.url).startsWith("/v1/") ? await opts.git(request) : null;
+        response = git ?? (await handle(request));
       } catch (error) {
         ctx.log.error("unhandled error", { request_id: id, error: String(error) });
         response = new Response(JSON.stringify({ error: "internal error", request_id: id }), { status: 500, headers: { "content-type": "application/json" } });
       }
-      const url = new URL(request.url);
       ctx.log.info("request", {
         request_id: id,
         method: request.method,
-        path: url.pathname,
+        path: pathOf(request.url),
         status: response.status,
         ms: Math.round((performance.now() - started) * 10) / 10,
       });

@@ -161,8 +161,12 @@ export interface PersonInOrg {
 
 /** Loads the person's org role and every grant naming them or their teams in one org. */
 export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): PersonInOrg {
+  if (!userId) return { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
+  return ctx.facts.get(`person:${userId}:${orgId}`, () => readPersonInOrg(ctx, userId, orgId));
+}
+
+function readPersonInOrg(ctx: Ctx, userId: string, orgId: string): PersonInOrg {
   const out: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  if (!userId) return out;
   const m = ctx.db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get();
   if (!m) return out;
   out.orgRole = m.role;

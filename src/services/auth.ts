@@ -1,5 +1,5 @@
 // Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
-import { and, eq, gt, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { Unauthorized } from "../errors.ts";
 import { memberships, orgs, sessions, tokens, users, type User } from "../db/schema.ts";
 import { newId, newSecret } from "../util/ids.ts";
@@ -34,29 +34,35 @@ export function parseToken(raw: string): { id: string; secret: string } | null {
 export function verifyToken(ctx: Ctx, raw: string): Principal | null {
   const parsed = parseToken(raw);
   if (!parsed) return null;
-  const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
+  const found = ctx.facts.get(`token:${parsed.id}`, () => {
+    const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
+    if (!row) return null;
+    const user = row.userId ? (ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null) : null;
+    return { row, user };
+  });
   // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
-  if (!row || !digestsEqual(row.secretHash, hashSecret(parsed.secret))) return null;
-  let user: User | null = null;
-  if (row.userId) {
-    user = ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null;
-    if (!user || user.disabledAt !== null) return null;
-  }
+  if (!found || !digestsEqual(found.row.secretHash, hashSecret(parsed.secret))) return null;
+  const { row, user } = found;
+  if (row.userId && (!user || user.disabledAt !== null)) return null;
   const t = now();
   if (row.lastUsedAt === null || t - row.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
     ctx.db.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, row.id)).run();
     row.lastUsedAt = t;
   }
-  return { kind: "token", token: row, user };
+  return { kind: "token", token: row, user: row.userId ? user : null };
 }
 
 /** Resolves the session cookie (null when absent, unknown, expired or the account is disabled). */
 export function verifySession(ctx: Ctx, secret: string): Principal | null {
   if (!/^[a-z2-7]{32}$/.test(secret)) return null;
   const t = now();
-  const row = ctx.db.select().from(sessions).where(and(eq(sessions.secretHash, hashSecret(secret)), gt(sessions.expiresAt, t))).get();
-  if (!row) return null;
-  const user = ctx.db.select().from(users).where(eq(users.id, row.userId)).get();
+  const hash = hashSecret(secret);
+  const found = ctx.facts.get(`session:${hash}`, () => {
+    const row = ctx.db.select().from(sessions).where(eq(sessions.secretHash, hash)).get();
+    return row ? { row, user: ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null } : null;
+  });
+  if (!found || found.row.expiresAt <= t) return null;
+  const { row, user } = found;
   if (!user || user.disabledAt !== null) return null;
   if (row.expiresAt - t < SESSION_TTL_MS - SESSION_SLIDE_MS) {
     ctx.db.update(sessions).set({ expiresAt: t + SESSION_TTL_MS }).where(eq(sessions.id, row.id)).run();
@@ -115,14 +121,17 @@ export function accountBody(ctx: Ctx, user: User) {
 let dummyHash: Promise<string> | null = null;
 /** A real argon2id hash of a random password, verified for unknown addresses so timing matches. */
 function dummy(): Promise<string> {
-  dummyHash ??= Bun.password.hash(newSecret(), { algorithm: "argon2id" });
+  dummyHash ??= Bun.password.hash(newSecret(), ARGON2);
   return dummyHash;
 }
 
 /** Hashes a password with argon2id. */
 export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "argon2id" });
+  return Bun.password.hash(password, ARGON2);
 }
+
+/** argon2id at the OWASP baseline (19 MiB, 2 passes): strong, and many logins at once stay affordable. */
+const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
 /** Checks email + password; every failure is the same 401 with the same work done. */
 export async function login(ctx: Ctx, email: unknown, password: unknown): Promise<{ user: User; sessionSecret: string }> {

@@ -2,6 +2,7 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
+import type { FactCache } from "./fact-cache.ts";
 import type { GitStore } from "./git-store.ts";
 
 /** Service context, built once by the composition root. */
@@ -13,6 +14,8 @@ export interface Ctx {
   /** host:port written into ssh_clone_url, or null when SSH is off. */
   sshPublic: string | null;
   store: ObjectStore;
+  /** Authority facts cached per database epoch (see fact-cache.ts). */
+  facts: FactCache;
   /** Caches over stored packs, shared by every request. */
   git: GitStore;
   /** Scratch space for spooling packs (under the data dir). */

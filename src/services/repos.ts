@@ -53,8 +53,10 @@ export function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, perso
   const p = person ?? loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
   const writeBlocked = writeBlockedReason(ctx, org, repo);
   const facts = buildFacts(actor, org, p, repo, writeBlocked);
-  const forkCount = ctx.db.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repo.id), eq(repos.public, true))).get()!.n;
-  const watchers = ctx.db.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n;
+  const { forkCount, watchers } = ctx.facts.get(`repo-counts:${repo.id}`, () => ({
+    forkCount: ctx.db.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repo.id), eq(repos.public, true))).get()!.n,
+    watchers: ctx.db.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n,
+  }));
   const path = `${org.name}/${repo.name}.git`;
   return {
     id: repo.id,
@@ -152,7 +154,7 @@ export function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: C
 export function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): RepoBody {
   const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
   authorize(ctx, actor, org, "repo:read", repo);
-  return repoBody(ctx, actor, org, repo);
+  return repoBody(ctx, actor, org, repo, loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id));
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */

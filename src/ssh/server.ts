@@ -94,6 +94,7 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
     client.on("authentication", (auth) => {
       if (auth.method !== "publickey") return auth.reject(["publickey"]);
       const fingerprint = fingerprintOf(auth.key.data);
+      ctx.facts.fresh();
       // Why: the key is looked up now, not cached, so a revoked key fails at its next connection.
       const found = principalForKey(ctx, fingerprint);
       if (!found) return auth.reject(["publickey"]);
@@ -168,6 +169,7 @@ async function runExec(
     return finish(channel, 1, `svc: unsupported command ${JSON.stringify(command.slice(0, 200))}; only git-upload-pack and git-receive-pack are available\n`);
   }
   // Re-resolve at exec time too: authority is what the database says now.
+  ctx.facts.fresh();
   const now = who ? principalForKey(ctx, who.fingerprint) : null;
   if (!now) return finish(channel, 1, "svc: this key is no longer authorized\n");
   async function* input(): AsyncIterable<Uint8Array> {

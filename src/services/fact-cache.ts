@@ -1,0 +1,62 @@
+// Authority facts (tokens, sessions, orgs, repos, roles) cached in memory but never trusted
+// beyond what the database says now.
+//
+// Why revocation stays immediate: each request (or SSH connection, or any lookup more than 1 ms
+// after the last check) first reads `total_changes()`, which moves with every write of our own
+// connection, and at most once per millisecond SQLite's `data_version`, which moves when another
+// connection (the CLI, another process) commits. Any change drops every cached fact, so a token
+// revoked through this server fails on the very next request, and a change committed by another
+// process is seen by every request that starts more than 1 ms after it.
+
+/** Cheap probes of the database's change counters. */
+export interface EpochProbes {
+  /** Changes made through our own connection. */
+  own(): number;
+  /** Moves when another connection commits. */
+  external(): number;
+}
+
+const MAX_ENTRIES = 50_000;
+/** How long a validation, and a reading of other connections' commits, is trusted. */
+const WINDOW_MS = 1;
+
+/** A process-wide cache of read-mostly facts, validated against the database's change counters. */
+export class FactCache {
+  private own = -1;
+  private external = -1;
+  private validUntil = 0;
+  private externalUntil = 0;
+  private entries = new Map<string, unknown>();
+
+  constructor(private readonly probes: EpochProbes) {}
+
+  /** Marks the start of a request (or connection): its first lookup re-validates. */
+  fresh(): void {
+    this.validUntil = 0;
+  }
+
+  private validate(now: number): void {
+    this.validUntil = now + WINDOW_MS;
+    const own = this.probes.own();
+    let changed = own !== this.own;
+    this.own = own;
+    if (now >= this.externalUntil) {
+      this.externalUntil = now + WINDOW_MS;
+      const external = this.probes.external();
+      changed ||= external !== this.external;
+      this.external = external;
+    }
+    if (changed || this.entries.size > MAX_ENTRIES) this.entries.clear();
+  }
+
+  /** The cached value for `key`, or `load()` (null results are cached too). */
+  get<T>(key: string, load: () => T): T {
+    const now = performance.now();
+    if (now >= this.validUntil) this.validate(now);
+    const hit = this.entries.get(key);
+    if (hit !== undefined || this.entries.has(key)) return hit as T;
+    const value = load();
+    this.entries.set(key, value);
+    return value;
+  }
+}
