@@ -28,7 +28,10 @@ export class FactCache {
   private externalUntil = 0;
   private entries = new Map<string, unknown>();
 
-  constructor(private readonly probes: EpochProbes) {}
+  constructor(
+    private readonly probes: EpochProbes,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
 
   /** Marks the start of a request (or connection): its first lookup re-validates. */
   fresh(): void {
@@ -51,7 +54,7 @@ export class FactCache {
 
   /** The cached value for `key`, or `load()` (null results are cached too). */
   get<T>(key: string, load: () => T): T {
-    const now = performance.now();
+    const now = this.clock();
     if (now >= this.validUntil) this.validate(now);
     const hit = this.entries.get(key);
     if (hit !== undefined || this.entries.has(key)) return hit as T;

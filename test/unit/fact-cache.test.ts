@@ -4,14 +4,14 @@ import { describe, expect, test } from "bun:test";
 import { FactCache } from "../../src/services/fact-cache.ts";
 
 function counters() {
-  const c = { own: 0, external: 0 };
-  return { c, probes: { own: () => c.own, external: () => c.external } };
+  const c = { own: 0, external: 0, now: 1000 };
+  return { c, probes: { own: () => c.own, external: () => c.external }, clock: () => c.now };
 }
 
 describe("FactCache", () => {
   test("serves a cached value while nothing changed", () => {
-    const { probes } = counters();
-    const cache = new FactCache(probes);
+    const { probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
     let loads = 0;
     const load = () => ++loads;
     expect(cache.get("k", load)).toBe(1);
@@ -21,8 +21,8 @@ describe("FactCache", () => {
   });
 
   test("a write through our own connection invalidates at the next request", () => {
-    const { c, probes } = counters();
-    const cache = new FactCache(probes);
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
     let loads = 0;
     cache.get("token", () => ++loads);
     c.own++;
@@ -30,19 +30,20 @@ describe("FactCache", () => {
     expect(cache.get("token", () => ++loads)).toBe(2);
   });
 
-  test("a commit by another process invalidates at the next request", () => {
-    const { c, probes } = counters();
-    const cache = new FactCache(probes);
+  test("a commit by another process invalidates every request starting 1 ms later", () => {
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
     let loads = 0;
     cache.get("member", () => ++loads);
     c.external++;
+    c.now += 1;
     cache.fresh();
     expect(cache.get("member", () => ++loads)).toBe(2);
   });
 
   test("null results are cached and invalidated like any other", () => {
-    const { c, probes } = counters();
-    const cache = new FactCache(probes);
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
     expect(cache.get<string | null>("org:x", () => null)).toBeNull();
     expect(cache.get<string | null>("org:x", () => "created")).toBeNull();
     c.own++;
@@ -50,13 +51,14 @@ describe("FactCache", () => {
     expect(cache.get<string | null>("org:x", () => "created")).toBe("created");
   });
 
-  test("without a new request, validation still expires after its window", async () => {
-    const { c, probes } = counters();
-    const cache = new FactCache(probes);
+  test("without a new request, validation still expires after its window", () => {
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
     let loads = 0;
     cache.get("k", () => ++loads);
     c.own++;
-    await Bun.sleep(3); // the 1 ms validity window passes (this waits on time itself, not on an event)
+    expect(cache.get("k", () => ++loads)).toBe(1); // same request, same millisecond
+    c.now += 1;
     expect(cache.get("k", () => ++loads)).toBe(2);
   });
 });
