@@ -208,6 +208,17 @@ export function buildFacts(p: Principal, org: { id: string; name: string }, pers
   };
 }
 
+/** Whether the caller administers the org (a 403 is "no"; not being in the org still throws). */
+export function isOrgAdmin(ctx: Ctx, actor: Principal, org: { id: string; name: string }): boolean {
+  try {
+    authorize(ctx, actor, org, "org:admin");
+    return true;
+  } catch (e) {
+    if (e instanceof AppError && e.status === 403) return false;
+    throw e;
+  }
+}
+
 /** Loads facts from the database, decides, and throws the refusal as an AppError. */
 export function authorize(
   ctx: Ctx,

@@ -1,10 +1,10 @@
 // SSH keys (SPEC §4.6, §5.6; DECISIONS §2): personal keys name a person, deploy keys name a
 // token. The fingerprint is resolved against the database on every connection.
 import { and, eq } from "drizzle-orm";
-import { AppError, Conflict, Forbidden, Invalid, NotFound, Unauthorized } from "../errors.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unauthorized } from "../errors.ts";
 import { sshKeys, tokens, users, type Org } from "../db/schema.ts";
 import { newId } from "../util/ids.ts";
-import { authorize } from "./access.ts";
+import { authorize, isOrgAdmin } from "./access.ts";
 import { now, type Ctx } from "./context.ts";
 import { requireOrg } from "./lookup.ts";
 import { personOf, type Principal } from "./principal.ts";
@@ -84,16 +84,6 @@ function keyBody(k: typeof sshKeys.$inferSelect) {
   return { id: k.id, kind: k.kind, label: k.label, fingerprint: k.fingerprint, token_id: k.tokenId, created_at: k.createdAt };
 }
 
-function isAdmin(ctx: Ctx, actor: Principal, org: Org): boolean {
-  try {
-    authorize(ctx, actor, org, "org:admin");
-    return true;
-  } catch (e) {
-    if (e instanceof AppError && e.status === 403) return false;
-    throw e;
-  }
-}
-
 /** POST /v1/orgs/{org}/ssh-keys: a personal key for the caller, or a deploy key naming a token (admins). */
 export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: { public_key?: unknown; label?: unknown; token_id?: unknown }) {
   const org = requireOrg(ctx, orgName);
@@ -133,7 +123,7 @@ export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input:
 /** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member. */
 export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
   const org = requireOrg(ctx, orgName);
-  const admin = isAdmin(ctx, actor, org);
+  const admin = isOrgAdmin(ctx, actor, org);
   if (!admin) authorize(ctx, actor, org, "org:member");
   const person = personOf(actor);
   const rows = ctx.db
@@ -148,7 +138,7 @@ export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
 /** DELETE /v1/orgs/{org}/ssh-keys/{id}: effective at the next connection; others' keys are 404. */
 export function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): void {
   const org = requireOrg(ctx, orgName);
-  const admin = isAdmin(ctx, actor, org);
+  const admin = isOrgAdmin(ctx, actor, org);
   if (!admin) authorize(ctx, actor, org, "org:member");
   const row = ctx.db.select().from(sshKeys).where(and(eq(sshKeys.id, keyId), eq(sshKeys.orgId, org.id))).get();
   if (!row || (!admin && row.userId !== personOf(actor)?.id)) throw NotFound("key not found");

@@ -1,10 +1,10 @@
 // API tokens `svc_<id>_<secret>` (SPEC §4.6, §5.1, §5.3; DECISIONS §2).
 import { and, eq, inArray, ne, or } from "drizzle-orm";
-import { AppError, Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../errors.ts";
+import { Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../errors.ts";
 import { grants, memberships, repos, teamMembers, tokens, type Org, type Token } from "../db/schema.ts";
 import { newId, newSecret } from "../util/ids.ts";
 import { hashSecret } from "../util/secrets.ts";
-import { SCOPES, authorize, roleAtLeast, scopeCovers, type Scope } from "./access.ts";
+import { SCOPES, authorize, isOrgAdmin, roleAtLeast, scopeCovers, type Scope } from "./access.ts";
 import { now, type Ctx } from "./context.ts";
 import { findRepo, requireOrg } from "./lookup.ts";
 import { personOf, type Principal } from "./principal.ts";
@@ -77,17 +77,6 @@ export function mintToken(ctx: Ctx, actor: Principal, orgName: string, input: { 
   };
   ctx.db.insert(tokens).values(row).run();
   return { ...tokenBody(ctx, row), token: `svc_${id}_${secret}` };
-}
-
-/** Whether the caller administers the org (all tokens and keys visible). */
-function isOrgAdmin(ctx: Ctx, actor: Principal, org: Org): boolean {
-  try {
-    authorize(ctx, actor, org, "org:admin");
-    return true;
-  } catch (e) {
-    if (e instanceof AppError && e.status === 403) return false;
-    throw e;
-  }
 }
 
 /** GET /v1/orgs/{org}/tokens: all org tokens for an admin, one's own for a member. */

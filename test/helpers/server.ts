@@ -10,6 +10,10 @@ export const BUN = process.execPath;
 export interface RunningServer {
   url: string;
   ssh: string | null;
+  /** Everything printed on stdout up to and including the listening line. */
+  banner: string;
+  /** The `ssh host key TYPE SHA256:…` lines printed at start (SSH on). */
+  hostKeys: { type: string; fingerprint: string }[];
   dataDir: string;
   env: Record<string, string>;
   proc: ReturnType<typeof Bun.spawn>;
@@ -60,6 +64,8 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   const server: RunningServer = {
     url: m[1]!,
     ssh: m[2] === "off" ? null : m[2]!,
+    banner: out,
+    hostKeys: [...out.matchAll(/^ssh host key (\S+) (\S+)$/gm)].map((k) => ({ type: k[1]!, fingerprint: k[2]! })),
     dataDir,
     env,
     proc,

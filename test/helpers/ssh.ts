@@ -1,10 +1,9 @@
-// Drives the SSH front door with the real OpenSSH client: a server launcher that also keeps the
-// `ssh host key …` lines, key generation with ssh-keygen in temp dirs, `ssh git@host [command]`,
+// Drives the SSH front door with the real OpenSSH client: a server launcher with SSH on, key generation with ssh-keygen in temp dirs, `ssh git@host [command]`,
 // and the GIT_SSH_COMMAND that points git at one key. Every process is spawned asynchronously.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, cleanEnv, client, createUser, login, ROOT, runSvc, type RunningServer } from "./server.ts";
+import { client, createUser, login, startServer, type RunningServer } from "./server.ts";
 
 /** Exit code and captured output of one process. */
 export interface ProcResult {
@@ -24,67 +23,20 @@ export async function run(cmd: string[], opts: { env?: Record<string, string>; i
 // ---------------------------------------------------------------------------------------------
 // The server, with its host key lines.
 
-/** A server started with SSH on; `hostKeys` are the `ssh host key TYPE FP` lines it printed. */
+/** A server started with SSH on, with its SSH address split into host and port. */
 export interface SshRunningServer extends RunningServer {
   sshHost: string;
   sshPort: number;
-  hostKeys: { type: string; fingerprint: string }[];
-  /** Everything printed on stdout up to and including the `listening` line. */
-  banner: string;
 }
 
-/**
- * Starts `svc serve` with SSH on 127.0.0.1:0 (unless `env` says otherwise) and waits for the
- * `listening` line. Same contract as helpers/server.ts startServer, but keeps the earlier
- * stdout lines, which that launcher drops.
- */
+/** Starts `svc serve` with SSH on 127.0.0.1:0 (unless `env` says otherwise). */
 export async function startSshServer(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<SshRunningServer> {
-  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-ssh-test-"));
-  const env: Record<string, string> = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_SSH_ADDR: "127.0.0.1:0", SVC_LOG: "warn", ...opts.env };
-  const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
-  let errText = "";
-  void (async () => {
-    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) errText += new TextDecoder().decode(chunk);
-  })();
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let out = "";
-  let m: RegExpExecArray | null = null;
-  while (!m) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${errText}`);
-    out += new TextDecoder().decode(value);
-    m = /listening http=(\S+) ssh=(\S+)\n/.exec(out);
-  }
-  reader.releaseLock();
-  const ssh = m[2] === "off" ? null : m[2]!;
-  const hostKeys = [...out.matchAll(/^ssh host key (\S+) (\S+)$/gm)].map((k) => ({ type: k[1]!, fingerprint: k[2]! }));
-  const colon = ssh ? ssh.lastIndexOf(":") : -1;
-  let stopped: Promise<number> | null = null;
-  const server: SshRunningServer = {
-    url: m[1]!,
-    ssh,
-    sshHost: ssh ? ssh.slice(0, colon) : "",
-    sshPort: ssh ? Number(ssh.slice(colon + 1)) : 0,
-    hostKeys,
-    banner: out,
-    dataDir,
-    env,
-    proc,
-    stderr: () => errText,
-    cli: (args, extraEnv = {}) => runSvc(args, { ...env, ...extraEnv }),
-    stop() {
-      stopped ??= (async () => {
-        proc.kill("SIGTERM");
-        return await proc.exited;
-      })();
-      return stopped;
-    },
-    async [Symbol.asyncDispose]() {
-      await server.stop();
-      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-  return server;
+  const server = await startServer({ dataDir: opts.dataDir, env: { SVC_SSH_ADDR: "127.0.0.1:0", ...opts.env } });
+  const colon = server.ssh ? server.ssh.lastIndexOf(":") : -1;
+  return Object.assign(server, {
+    sshHost: server.ssh ? server.ssh.slice(0, colon) : "",
+    sshPort: server.ssh ? Number(server.ssh.slice(colon + 1)) : 0,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
