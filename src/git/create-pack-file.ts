@@ -11,6 +11,7 @@
 //
 //   "A keep-alive packet is an empty band-1 packet ("0005\1")" sent while the
 //   server is busy before pack data is ready.
+import type { Pack } from "./pack-reader.ts";
 import { packObjects } from "./pack-writer.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot } from "./repo-snapshot.ts";
@@ -74,6 +75,25 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
   };
 }
 
+/** Bytes read per step when a stored pack is streamed as it is (large reads bypass the block cache). */
+const STREAM_CHUNK = 2 * 1024 * 1024;
+
+/**
+ * The stored pack that answers `req` as it is, or null. Every object reachable from the refs is in
+ * some live pack, so when there is exactly one, a full clone (wants covering every ref tip; no
+ * haves, shallow, deepen or filter) is that pack, possibly with a few unreachable objects extra,
+ * which git accepts. No listing, no copying: the stored bytes go out as they are.
+ */
+function wholePackClone(snapshot: RepoSnapshot, req: CollectRequest, opts: PackOptions): Pack | null {
+  if (!opts.ofsDelta || req.haves.length || req.shallow.length || req.depth || req.deepenSince || req.deepenNot?.length || req.filter) return null;
+  if (snapshot.objects.packs.length !== 1) return null;
+  const pack = snapshot.objects.packs[0]!;
+  const wants = new Set(req.wants);
+  for (const ref of snapshot.refs) if (!wants.has(ref.oid)) return null;
+  for (const w of wants) if (pack.idx.find(w) < 0) return null;
+  return pack;
+}
+
 /** Compute and stream the pack for `req`; returns the number of objects sent. */
 export async function createPackFile(
   snapshot: RepoSnapshot,
@@ -81,6 +101,16 @@ export async function createPackFile(
   opts: PackOptions,
   sink: PackSink,
 ): Promise<number> {
+  const whole = wholePackClone(snapshot, req, opts);
+  if (whole) {
+    await sink.progress(`Enumerating objects: ${whole.idx.count}, done.\n`);
+    for (let at = 0; at < whole.source.size; at += STREAM_CHUNK) {
+      await sink.data(await whole.source.read(at, Math.min(STREAM_CHUNK, whole.source.size - at)));
+    }
+    await sink.progress(`Total ${whole.idx.count}\n`);
+    await sink.end();
+    return whole.idx.count;
+  }
   sink.keepalive(true);
   let oids: Oid[];
   let bases: Set<Oid>;
