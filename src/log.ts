@@ -26,6 +26,21 @@ export function flushLogs(): void {
 
 process.on("exit", flushLogs);
 
+/** One access-log line, formatted by hand (the hottest log line: one per request). */
+export function accessLine(id: string, method: string, path: string, status: number, ms: number): string {
+  return `{"time":${Date.now()},"level":"info","msg":"request","request_id":"${id}","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms}}\n`;
+}
+
+/** Appends a preformatted line (see accessLine) to the buffer. */
+export function writeLine(line: string): void {
+  pending.push(line);
+  if (pending.length >= FLUSH_LINES) flushLogs();
+  else if (!timer) {
+    timer = setTimeout(flushLogs, FLUSH_MS);
+    timer.unref?.();
+  }
+}
+
 /** A logger writing one JSON object per line to stderr, at or above `level`. */
 export function createLogger(level: keyof typeof LEVELS = "info"): Logger {
   const min = LEVELS[level];
@@ -39,6 +54,7 @@ export function createLogger(level: keyof typeof LEVELS = "info"): Logger {
     }
   };
   return {
+    enabled: (lvl) => LEVELS[lvl] >= min,
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),

@@ -13,10 +13,12 @@ function nextRequestId(): string {
   return `${ID_PREFIX}-${(++sequence).toString(36)}`;
 }
 import { pathOf } from "./path.ts";
+import { accessLine, writeLine } from "../log.ts";
 
 /** Starts listening; resolves with the server once bound. */
 export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?: (req: Request) => Promise<Response | null> }): Server<undefined> {
   const app = buildApp(ctx);
+  const logRequests = ctx.log.enabled("info");
   const handle = app.handle.bind(app);
   return Bun.serve({
     hostname: opts.hostname,
@@ -38,13 +40,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
         ctx.log.error("unhandled error", { request_id: id, error: String(error) });
         response = new Response(JSON.stringify({ error: "internal error", request_id: id }), { status: 500, headers: { "content-type": "application/json" } });
       }
-      ctx.log.info("request", {
-        request_id: id,
-        method: request.method,
-        path: pathOf(request.url),
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-      });
+      if (logRequests) writeLine(accessLine(id, request.method, pathOf(request.url), response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;
     },
   });

@@ -25,6 +25,8 @@ export interface Ctx {
 
 /** JSON-lines logger on stderr. */
 export interface Logger {
+  /** Whether lines at this level are written. */
+  enabled(level: "debug" | "info" | "warn" | "error"): boolean;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;

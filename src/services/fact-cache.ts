@@ -30,7 +30,7 @@ export class FactCache {
 
   constructor(
     private readonly probes: EpochProbes,
-    private readonly clock: () => number = () => performance.now(),
+    private readonly clock: () => number = Date.now,
   ) {}
 
   /** Marks the start of a request (or connection): its first lookup re-validates. */

@@ -3,7 +3,7 @@ import { timingSafeEqual } from "node:crypto";
 
 /** Hex SHA-256 of a secret: the only form in which secrets are stored. */
 export function hashSecret(secret: string): string {
-  return new Bun.CryptoHasher("sha256").update(secret).digest("hex");
+  return Bun.CryptoHasher.hash("sha256", secret, "hex") as string;
 }
 
 /** Constant-time equality of two hex digests (false on length mismatch). */
