@@ -33,6 +33,11 @@ export function tierFor(objectCount: number): number {
   for (let cap = TIER_BASE; objectCount > cap; cap *= FAN_IN) tier++;
   return tier;
 }
+/**
+ * Compaction waits this long after the write that made it due, so a burst of writes (a CI bot's
+ * commits, a series of pushes) is merged once when it settles, not between its writes.
+ */
+export const COMPACTION_DELAY_MS = 5000;
 /** Replaced packs and orphan files are deleted only after this long (longer than any request). */
 export const GRACE_MS = 60 * 60 * 1000;
 
@@ -208,5 +213,5 @@ export function maybeScheduleCompaction(ctx: Ctx, repoId: string): void {
     .from(jobs)
     .where(and(eq(jobs.kind, "repo.compact"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${repoId}`))
     .get();
-  if (!pending) enqueueJob(ctx.db, "repo.compact", { repoId });
+  if (!pending) enqueueJob(ctx.db, "repo.compact", { repoId }, COMPACTION_DELAY_MS);
 }
