@@ -2,7 +2,16 @@
 // C git (`git daemon`) on the same machine, against the same generated repository.
 //
 //   bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc]
-//                    [--cpu-prof] [--keep] [--out FILE.json]
+//                    [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap]
+//                    [--keep] [--out FILE.json]
+//
+// --probe: while svc serves git, GET /v1/orgs/bench/repos/bench-1 every 100 ms (one at a time)
+//          and report the worst latency (how long the event loop was blocked).
+// --cpu-prof / --heap-prof: run svc under `bun --cpu-prof --cpu-prof-md` (or heap) and restart
+//          it between the push, clone and fetch phases so each phase has its own profile
+//          (summarize with `bun bench/lib/git-prof.ts <file.cpuprofile>`). Keeps the work dir.
+// --restart: restart svc between phases without profiling (cold caches for clones).
+// --keep:  keep bench/work/git-run-*/ (svc data dir, logs) for bench/lib/git-mem.ts.
 //
 // Measures (wall clock, medians of repetitions, runs of both sides interleaved so machine
 // noise hits both alike; CPU seconds of client and server as well):
@@ -43,7 +52,7 @@ function parseArgs(argv: string[]): Args {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   if (argv.includes("--help")) {
-    process.stdout.write("usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--cpu-prof] [--keep] [--out FILE]\n");
+    process.stdout.write("usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap] [--keep] [--out FILE]\n");
     process.exit(0);
   }
   const only = get("only");
@@ -59,7 +68,7 @@ function parseArgs(argv: string[]): Args {
     keep: argv.includes("--keep"),
     out: get("out") ?? null,
     noBitmap: !argv.includes("--skip-nobitmap"),
-    probe: !argv.includes("--no-probe"),
+    probe: argv.includes("--probe"),
   };
 }
 
@@ -82,6 +91,10 @@ mkdirSync(home);
 const env = gitEnv(home);
 const git = (argv: string[], opts: { cwd?: string; stdin?: string; check?: boolean } = {}) => run(["git", ...argv], { env, ...opts });
 const machine = await machineInfo();
+const source = {
+  commit: (await run(["git", "rev-parse", "--short", "HEAD"], { cwd: ROOT, check: false })).stdout.trim(),
+  dirty: (await run(["git", "status", "--porcelain", "--", "src", "cli"], { cwd: ROOT, check: false })).stdout.trim().split("\n").filter(Boolean).length,
+};
 log(`work dir ${work}; ${machine.cpu}, ${machine.cores} cores, load ${JSON.stringify(machine.loadavg)}`);
 
 const srv = join(work, "srv");
@@ -456,6 +469,7 @@ const target = (value: number | null, limit: number) => ({ limit, value, met: va
 const summary = {
   date: new Date().toISOString(),
   machine,
+  source,
   loadavgAtEnd: (await machineInfo()).loadavg,
   repository: { path: gen.repo, seed: gen.seed, scale: gen.scale, commits: gen.commits, objects: gen.objects, refs: gen.refs, packMB: mb(gen.packBytes), tip: baseTip, nextTip, generator: `bun bench/gen-repo.ts --scale ${gen.scale} --seed ${gen.seed} --extra 10` },
   commands,

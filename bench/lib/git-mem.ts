@@ -105,6 +105,8 @@ async function measure(op: Op): Promise<Record<string, unknown>> {
   const end = process.memoryUsage();
   Bun.gc(true);
   const afterGc = process.memoryUsage();
+  const hs = heapStats();
+  const retainedTypes = Object.entries(hs.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 8);
   const step = Math.max(1, Math.floor(timeline.length / 15));
   return {
     seconds,
@@ -114,6 +116,8 @@ async function measure(op: Op): Promise<Record<string, unknown>> {
     peak: fmt(peak),
     end: fmt(end),
     afterGc: fmt(afterGc),
+    heapObjectsAfterGc: hs.objectCount,
+    retainedTypes,
     timeline: "ms, rss, heapUsed, arrayBuffers (MB): " + timeline.filter((_, i) => i % step === 0).map((p) => p.join("/")).join(" "),
   };
 }
