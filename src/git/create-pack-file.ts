@@ -76,7 +76,7 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
 }
 
 /** Bytes read per step when a stored pack is streamed as it is (large reads bypass the block cache). */
-const STREAM_CHUNK = 2 * 1024 * 1024;
+const STREAM_CHUNK = 1024 * 1024;
 
 /**
  * The stored pack that answers `req` as it is, or null. Every object reachable from the refs is in
