@@ -864,7 +864,8 @@ async function main() {
       ratio_per_pair: runs.ssh.map((r, i) => r3(r.wall / runs.http[i]!.wall)),
     };
     clone.ratio = r3(clone.ssh.median_wall / clone.http.median_wall);
-    clone.server_cpu_ratio = r3(clone.ssh.median_server_cpu / clone.http.median_server_cpu);
+    // Tiny repositories can take under one clock tick (10 ms) of server CPU: no ratio then.
+    clone.server_cpu_ratio = clone.http.median_server_cpu > 0 ? r3(clone.ssh.median_server_cpu / clone.http.median_server_cpu) : NaN;
     log(`clone medians: ssh ${clone.ssh.median_wall} s, http ${clone.http.median_wall} s, ratio ${clone.ratio} (server CPU ratio ${clone.server_cpu_ratio})`);
     rmSync(sshDest, { recursive: true, force: true });
     rmSync(httpDest, { recursive: true, force: true });

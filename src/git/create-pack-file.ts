@@ -75,8 +75,8 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
   };
 }
 
-/** Bytes read per step when a stored pack is streamed as it is (large reads bypass the block cache). */
-const STREAM_CHUNK = 1024 * 1024;
+/** Bytes read per step when a stored pack is streamed as it is: small, so many concurrent clones stay cheap. */
+const STREAM_CHUNK = 256 * 1024;
 
 /**
  * The stored pack that answers `req` as it is, or null. Every object reachable from the refs is in

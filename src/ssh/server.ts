@@ -22,6 +22,8 @@ const SUPPORTED = constants as unknown as Record<string, string[]>;
 const AUTH_TIMEOUT_MS = 30_000;
 /** A connection with no traffic for this long is closed. */
 const IDLE_TIMEOUT_MS = 10 * 60_000;
+/** Bytes we let ssh2 queue on one channel before waiting for it to drain. */
+const CHANNEL_QUEUE_BYTES = 256 * 1024;
 /** Connections that have not authenticated yet, at most. */
 const MAX_UNAUTHENTICATED = 64;
 
@@ -185,7 +187,14 @@ async function runExec(
     input: input(),
     write: async (chunk: Uint8Array) => {
       touch();
-      if (!channel.write(chunk)) await once(channel, "drain");
+      // Why: ssh2 queues up to 2 MiB per channel before write() says stop, and then writes to the
+      // socket without backpressure; bounding what we queue keeps memory per clone small.
+      if (channel.writableLength < CHANNEL_QUEUE_BYTES) {
+        channel.write(chunk);
+        return;
+      }
+      // Past the bound: this chunk's callback fires once everything queued before it has gone out.
+      await new Promise<void>((resolve, reject) => channel.write(chunk, (e?: Error | null) => (e ? reject(e) : resolve())));
     },
   };
   try {
