@@ -51,7 +51,7 @@ export const emailTokens = sqliteTable("email_tokens", {
   expiresAt: integer("expires_at").notNull(),
   spentAt: integer("spent_at"),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("email_tokens_hash_uq").on(t.secretHash)]);
+}, (t) => [uniqueIndex("email_tokens_hash_uq").on(t.secretHash), index("email_tokens_user_idx").on(t.userId, t.purpose)]);
 
 /** Browser sessions (cookie svc_session); the cookie carries a secret whose SHA-256 is stored. */
 export const sessions = sqliteTable("sessions", {
@@ -117,7 +117,7 @@ export const invites = sqliteTable("invites", {
   acceptedAt: integer("accepted_at"),
   createdBy: text("created_by"),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("invites_hash_uq").on(t.secretHash)]);
+}, (t) => [uniqueIndex("invites_hash_uq").on(t.secretHash), index("invites_org_idx").on(t.orgId)]);
 
 /** Repositories. Refs and packs hang off them; storage is removed by a durable job on delete. */
 export const repos = sqliteTable("repos", {
@@ -408,12 +408,30 @@ export const changes = sqliteTable("changes", {
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [uniqueIndex("changes_repo_number_uq").on(t.repoId, t.number)]);
 
-/** Signup attempts, for the per-address and global rate limits. */
-export const signupAttempts = sqliteTable("signup_attempts", {
+/** Rate-limited events (signup, resend-verification, forgot-password), counted per address and globally. */
+export const rateEvents = sqliteTable("rate_events", {
   id: integer("id").primaryKey({ autoIncrement: true }),
+  bucket: text("bucket").notNull(),
   address: text("address").notNull(),
   createdAt: createdAt(),
-}, (t) => [index("signup_attempts_idx").on(t.createdAt)]);
+}, (t) => [index("rate_events_bucket_idx").on(t.bucket, t.createdAt), index("rate_events_address_idx").on(t.bucket, t.address, t.createdAt)]);
+
+/** The durable mail outbox: written in the transaction that decides to send; a worker delivers. */
+export const mailOutbox = sqliteTable("mail_outbox", {
+  id: id(),
+  toAddress: text("to_address").notNull(),
+  subject: text("subject").notNull(),
+  /** Bodies are cleared once delivered or given up on: they may carry single-use links. */
+  textBody: text("text_body").notNull(),
+  htmlBody: text("html_body").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  runAt: integer("run_at").notNull(),
+  lockedUntil: integer("locked_until"),
+  lastError: text("last_error"),
+  sentAt: integer("sent_at"),
+  failedAt: integer("failed_at"),
+  createdAt: createdAt(),
+}, (t) => [index("mail_outbox_due_idx").on(t.sentAt, t.failedAt, t.runAt)]);
 
 export type User = typeof users.$inferSelect;
 export type Org = typeof orgs.$inferSelect;

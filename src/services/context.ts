@@ -21,6 +21,8 @@ export interface Ctx {
   /** Scratch space for spooling packs (under the data dir). */
   tmpDir: string;
   log: Logger;
+  /** The mail transport, or null for the null transport (every message dropped). */
+  mail: MailTransport | null;
 }
 
 /** JSON-lines logger on stderr. */
@@ -33,5 +35,32 @@ export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** One outgoing message: plain-text and HTML parts of the same content. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A configured mail transport (SPEC §5.7); null on the context means the null transport. */
+export interface MailTransport {
+  /** `capture`, `smtp` or `cloudmail`. */
+  readonly name: string;
+  /** Delivers one message; throws with a readable reason on failure. */
+  send(msg: MailMessage): Promise<void>;
+}
+
+let clock: () => number = Date.now;
+
 /** Milliseconds since the epoch: every timestamp in the service. */
-export const now = () => Date.now();
+export const now = () => clock();
+
+/** Replaces the service clock (tests move time forward instead of sleeping); returns the restorer. */
+export function setClock(fn: () => number): () => void {
+  const previous = clock;
+  clock = fn;
+  return () => {
+    clock = previous;
+  };
+}

@@ -1,0 +1,1 @@
+DROP TABLE `signup_attempts`;
