@@ -9,9 +9,11 @@ import { principalOf } from "./principal.ts";
 import { pathOf } from "./path.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { contentRoutes } from "./routes/content.ts";
+import { grantRoutes } from "./routes/grants.ts";
 import { orgRoutes } from "./routes/orgs.ts";
 import { repoRoutes } from "./routes/repos.ts";
 import { sshKeyRoutes } from "./routes/ssh-keys.ts";
+import { teamRoutes } from "./routes/teams.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
@@ -50,5 +52,7 @@ export function buildApp(ctx: Ctx) {
     .use(tokenRoutes(ctx))
     .use(repoRoutes(ctx))
     .use(contentRoutes(ctx))
-    .use(sshKeyRoutes(ctx));
+    .use(sshKeyRoutes(ctx))
+    .use(teamRoutes(ctx))
+    .use(grantRoutes(ctx));
 }

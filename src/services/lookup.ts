@@ -1,7 +1,8 @@
 // Finding orgs and repositories by name (case-insensitive), the first step of most routes.
 import { and, eq, sql } from "drizzle-orm";
 import { Unauthorized, NotFound } from "../errors.ts";
-import { orgs, repos, type Org, type Repo } from "../db/schema.ts";
+import { orgs, repos, users, type Org, type Repo } from "../db/schema.ts";
+import type { DbOrTx } from "../db/client.ts";
 import type { Ctx } from "./context.ts";
 import type { Principal } from "./principal.ts";
 
@@ -34,4 +35,10 @@ export function requireRepo(ctx: Ctx, p: Principal, orgName: string, repoName: s
   const repo = org ? findRepo(ctx, org.id, repoName) : null;
   if (!org || !repo) throw p.kind === "anonymous" ? Unauthorized("authentication required") : NotFound("repository not found");
   return { org, repo };
+}
+
+/** Resolves `{user}` path parts and id lists: a user id or a handle (case-insensitive). */
+export function findUserId(db: DbOrTx, ref: string): string | null {
+  const row = db.select({ id: users.id }).from(users).where(sql`${users.id} = ${ref} OR lower(${users.handle}) = lower(${ref})`).get();
+  return row?.id ?? null;
 }

@@ -7,7 +7,7 @@ import { newId } from "../util/ids.ts";
 import { ROLES, emptyOrg, namespaceFree } from "./accounts.ts";
 import { authorize } from "./access.ts";
 import { now, type Ctx } from "./context.ts";
-import { requireOrg } from "./lookup.ts";
+import { findUserId, requireOrg } from "./lookup.ts";
 import { checkNamespaceName } from "./names.ts";
 import { personOf, type Principal } from "./principal.ts";
 
@@ -64,12 +64,6 @@ export function listMembers(ctx: Ctx, actor: Principal, orgName: string) {
 
 function ownerCount(db: DbOrTx, orgId: string): number {
   return db.select({ n: sql<number>`count(*)` }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, "owner"))).get()!.n;
-}
-
-/** Resolves `{user}` path parts: a user id or a handle. */
-function findUserId(db: DbOrTx, ref: string): string | null {
-  const row = db.select({ id: users.id }).from(users).where(sql`${users.id} = ${ref} OR lower(${users.handle}) = lower(${ref})`).get();
-  return row?.id ?? null;
 }
 
 /** PUT /v1/orgs/{org}/members/{user}: change a member's role; 409 when no owner would remain. */
