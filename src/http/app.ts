@@ -9,7 +9,9 @@ import { principalOf } from "./principal.ts";
 import { pathOf } from "./path.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { contentRoutes } from "./routes/content.ts";
+import { emailRoutes } from "./routes/emails.ts";
 import { grantRoutes } from "./routes/grants.ts";
+import { inviteRoutes } from "./routes/invites.ts";
 import { orgRoutes } from "./routes/orgs.ts";
 import { repoRoutes } from "./routes/repos.ts";
 import { sshKeyRoutes } from "./routes/ssh-keys.ts";
@@ -54,5 +56,7 @@ export function buildApp(ctx: Ctx) {
     .use(contentRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
-    .use(grantRoutes(ctx));
+    .use(grantRoutes(ctx))
+    .use(inviteRoutes(ctx))
+    .use(emailRoutes(ctx));
 }

@@ -2,6 +2,7 @@
 import { eq, sql } from "drizzle-orm";
 import { Unauthorized } from "../errors.ts";
 import { memberships, orgs, sessions, tokens, users, type User } from "../db/schema.ts";
+import type { DbOrTx } from "../db/client.ts";
 import { newId, newSecret } from "../util/ids.ts";
 import { digestsEqual, hashSecret } from "../util/secrets.ts";
 import { now, type Ctx } from "./context.ts";
@@ -141,14 +142,14 @@ export async function login(ctx: Ctx, email: unknown, password: unknown): Promis
   const user = address ? ctx.db.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get() : undefined;
   const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
   if (!user || !ok || user.disabledAt !== null) throw fail();
-  return { user, sessionSecret: startSession(ctx, user.id) };
+  return { user, sessionSecret: startSession(ctx.db, user.id) };
 }
 
 /** Creates a session row and returns the cookie secret (only its hash is stored). */
-export function startSession(ctx: Ctx, userId: string): string {
+export function startSession(db: DbOrTx, userId: string): string {
   const secret = newSecret();
   const t = now();
-  ctx.db.insert(sessions).values({ id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t }).run();
+  db.insert(sessions).values({ id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t }).run();
   return secret;
 }
 

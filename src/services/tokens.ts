@@ -1,7 +1,7 @@
 // API tokens `svc_<id>_<secret>` (SPEC §4.6, §5.1, §5.3; DECISIONS §2).
 import { and, eq, inArray, ne, or } from "drizzle-orm";
 import { Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../errors.ts";
-import { grants, memberships, repos, teamMembers, tokens, type Org, type Token } from "../db/schema.ts";
+import { grants, memberships, repos, teamMembers, tokens, type Org, type Role, type Token } from "../db/schema.ts";
 import { newId, newSecret } from "../util/ids.ts";
 import { hashSecret } from "../util/secrets.ts";
 import { SCOPES, authorize, isOrgAdmin, roleAtLeast, scopeCovers, type Scope } from "./access.ts";
@@ -15,23 +15,27 @@ function tokenBody(ctx: Ctx, t: Token) {
   return { id: t.id, kind: t.kind as "personal" | "service", scopes: t.scopes, label: t.label, repo: repo?.name ?? null, created_at: t.createdAt, last_used_at: t.lastUsedAt };
 }
 
-/** Whether the person can exercise `scope` somewhere in the org (org role, repo grant or team grant). */
+/** The least role that can exercise each scope. */
+const SCOPE_ROLE: Record<Scope, Role> = { "repo:read": "viewer", "org:read": "viewer", "repo:write": "member", "org:admin": "admin" };
+
+/** Whether the person can exercise `scope` somewhere in the org: by org role, a repo grant or a team grant (SPEC §5.3). */
 function personCanExercise(ctx: Ctx, org: Org, userId: string, scope: Scope): boolean {
   const m = ctx.db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, org.id), eq(memberships.userId, userId))).get();
   if (!m) return false;
-  if (scope === "repo:read" || scope === "org:read") return true;
-  if (scope === "org:admin") return roleAtLeast(m.role, "admin");
-  // repo:write: the org role, or a grant of member+ on some repo of the org (directly or via a team).
-  if (roleAtLeast(m.role, "member")) return true;
+  const min = SCOPE_ROLE[scope];
+  if (roleAtLeast(m.role, min)) return true;
+  const roles = GRANT_ROLES.filter((r) => roleAtLeast(r, min));
   const teamIds = ctx.db.select({ id: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.userId, userId)).all().map((r) => r.id);
-  const writeGrant = ctx.db
+  const grant = ctx.db
     .select({ id: grants.id })
     .from(grants)
     .innerJoin(repos, eq(repos.id, grants.repoId))
-    .where(and(eq(repos.orgId, org.id), inArray(grants.role, ["member", "admin"]), teamIds.length ? or(eq(grants.userId, userId), inArray(grants.teamId, teamIds)) : eq(grants.userId, userId)))
+    .where(and(eq(repos.orgId, org.id), inArray(grants.role, roles), teamIds.length ? or(eq(grants.userId, userId), inArray(grants.teamId, teamIds)) : eq(grants.userId, userId)))
     .get();
-  return !!writeGrant;
+  return !!grant;
 }
+
+const GRANT_ROLES = ["viewer", "member", "admin"] as const;
 
 /** POST /v1/orgs/{org}/tokens: mint a personal or service token; the secret is returned once. */
 export function mintToken(ctx: Ctx, actor: Principal, orgName: string, input: { scopes: unknown; label: unknown; repo?: unknown; kind?: unknown }) {

@@ -1,12 +1,21 @@
-// POST /v1/auth/login, POST /v1/auth/logout, GET /v1/auth/me (SPEC §4.3).
+// Sign-in, signup, confirmation, recovery and invitation acceptance (SPEC §4.3; DECISIONS §2).
 import { Elysia, t } from "elysia";
 import { Unauthorized } from "../../errors.ts";
 import { SESSION_COOKIE, accountBody, login, logout } from "../../services/auth.ts";
 import type { Ctx } from "../../services/context.ts";
+import { acceptInvite, previewInvite } from "../../services/invites.ts";
 import { personOf } from "../../services/principal.ts";
+import { forgotPassword, resetPassword } from "../../services/recovery.ts";
+import { resendVerification, signup, verifyAddress } from "../../services/signup.ts";
 import { clearedSessionCookie, principalOf, readCookie, sessionCookie } from "../principal.ts";
 
 const LoginBody = t.Object({ email: t.Unknown(), password: t.Unknown() }, { description: "email and password" });
+const SignupBody = t.Object({ email: t.String(), name: t.String(), password: t.String(), handle: t.String() });
+const TokenBody = t.Object({ token: t.String() });
+const EmailBody = t.Object({ email: t.Unknown() });
+const ResetBody = t.Object({ token: t.String(), new_password: t.String() });
+const InviteBody = t.Object({ invite: t.String() });
+const AcceptBody = t.Object({ invite: t.String(), name: t.String(), password: t.String(), handle: t.Optional(t.Nullable(t.String())) });
 
 /** Sign-in routes. */
 export function authRoutes(ctx: Ctx) {
@@ -30,6 +39,63 @@ export function authRoutes(ctx: Ctx) {
         return null;
       },
       { detail: { summary: "Sign out; always 204" } },
+    )
+    .post(
+      "/v1/auth/signup",
+      async ({ body, set }) => {
+        const out = await signup(ctx, body);
+        set.status = 202;
+        return out;
+      },
+      { body: SignupBody, detail: { summary: "Create an account; a confirmation link is mailed (same 202 whatever happened)" } },
+    )
+    .post(
+      "/v1/auth/verify",
+      ({ body, set }) => {
+        const { user, sessionSecret } = verifyAddress(ctx, body);
+        set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
+        return accountBody(ctx, user);
+      },
+      { body: TokenBody, detail: { summary: "Confirm an address with its svcv_ link; signs in" } },
+    )
+    .post(
+      "/v1/auth/resend-verification",
+      ({ body, set }) => {
+        set.status = 202;
+        return resendVerification(ctx, body);
+      },
+      { body: EmailBody, detail: { summary: "Mail a fresh confirmation link (same 202 for every address)" } },
+    )
+    .post(
+      "/v1/auth/forgot-password",
+      ({ body, set }) => {
+        set.status = 202;
+        return forgotPassword(ctx, body);
+      },
+      { body: EmailBody, detail: { summary: "Mail a password reset link (same 202 for every address)" } },
+    )
+    .post(
+      "/v1/auth/reset-password",
+      async ({ body, set }) => {
+        const { user, sessionSecret } = await resetPassword(ctx, body);
+        set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
+        return accountBody(ctx, user);
+      },
+      { body: ResetBody, detail: { summary: "Set a new password with an svcrs_ link; ends other sessions and signs in" } },
+    )
+    .post("/v1/auth/invite/preview", ({ body }) => previewInvite(ctx, body), {
+      body: InviteBody,
+      detail: { summary: "What an invitation offers, without spending it" },
+    })
+    .post(
+      "/v1/auth/accept-invite",
+      async ({ body, set }) => {
+        const { user, sessionSecret } = await acceptInvite(ctx, body);
+        set.status = 201;
+        set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
+        return accountBody(ctx, user);
+      },
+      { body: AcceptBody, detail: { summary: "Accept an invitation: creates the account if new, joins the org, signs in" } },
     )
     .get(
       "/v1/auth/me",
