@@ -8,7 +8,7 @@ export type MailConfig =
   | { transport: "null" }
   | { transport: "capture"; dir: string; from: string }
   | { transport: "smtp"; host: string; port: number; from: string; user?: string; password?: string }
-  | { transport: "cloudmail"; region: string; from: string };
+  | { transport: "cloudmail"; region: string; from: string; endpoint?: string };
 
 export type StorageConfig =
   | { kind: "fs"; root: string }
@@ -38,7 +38,7 @@ const KNOWN = new Set([
   "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
   "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
-  "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
+  "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
 ]);
@@ -180,6 +180,8 @@ function loadMail(env: Record<string, string | undefined>): MailConfig {
         transport: "cloudmail",
         region: env.SVC_MAIL_CLOUD_REGION || env.AWS_REGION || env.AWS_DEFAULT_REGION || "us-east-1",
         from: required(env, "SVC_MAIL_FROM", "SVC_MAIL_TRANSPORT=cloudmail"),
+        // Only to point the API client at a stand-in (tests) or a regional/FIPS endpoint.
+        endpoint: env.SVC_MAIL_CLOUD_ENDPOINT ? httpUrl("SVC_MAIL_CLOUD_ENDPOINT", env.SVC_MAIL_CLOUD_ENDPOINT) : undefined,
       };
     default:
       throw new ConfigError(`SVC_MAIL_TRANSPORT: expected null, capture, smtp or cloudmail, got ${JSON.stringify(transport)}`);

@@ -8,11 +8,13 @@ import { gitHandler } from "./http/git.ts";
 import { startHttp } from "./http/server.ts";
 import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
+import { createMailTransport } from "./mail/index.ts";
 import { warmAuth } from "./services/auth.ts";
 import type { Ctx } from "./services/context.ts";
 import { FactCache } from "./services/fact-cache.ts";
 import { GitStore } from "./services/git-store.ts";
 import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/maintenance.ts";
+import { startMailWorker } from "./services/outbox.ts";
 import { purgeRepoStorage } from "./services/purge.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./workers.ts";
@@ -27,7 +29,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: null, close: () => sqlite.close() };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close: () => sqlite.close() };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
@@ -51,6 +53,7 @@ export async function serve(config: Config): Promise<void> {
     "repo.gc": async (c, p) => void (await gcRepo(c, p)),
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
   });
+  const mailWorker = startMailWorker(ctx);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
   const gcTimer = setInterval(() => scheduleGcPass(ctx), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
@@ -59,7 +62,7 @@ export async function serve(config: Config): Promise<void> {
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
-      await workers.stop();
+      await Promise.all([workers.stop(), mailWorker.stop()]);
       ctx.close();
       resolve();
     };
