@@ -13,6 +13,7 @@ import { emailRoutes } from "./routes/emails.ts";
 import { grantRoutes } from "./routes/grants.ts";
 import { inviteRoutes } from "./routes/invites.ts";
 import { orgRoutes } from "./routes/orgs.ts";
+import { pageRoutes } from "./routes/pages.ts";
 import { repoRoutes } from "./routes/repos.ts";
 import { sshKeyRoutes } from "./routes/ssh-keys.ts";
 import { teamRoutes } from "./routes/teams.ts";
@@ -58,5 +59,6 @@ export function buildApp(ctx: Ctx) {
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
-    .use(emailRoutes(ctx));
+    .use(emailRoutes(ctx))
+    .use(pageRoutes());
 }
