@@ -134,7 +134,11 @@ describe("preview and accept", () => {
     for (const p of previews) expect({ status: p.status, body: p.body }).toEqual({ status: 404, body: previews[0]!.body });
     const accepts = await Promise.all(shapes.map((s) => as().post("/v1/auth/accept-invite", { invite: s, name: "N", password: PASSWORD })));
     for (const a of accepts) expect({ status: a.status, body: a.body }).toEqual({ status: 400, body: accepts[0]!.body });
-    expectError(await as().post("/v1/auth/invite/preview", {}), 400);
+    // Missing or non-string links are dead links too.
+    for (const body of [{}, { invite: 42 }, { invite: null }]) {
+      const r = await as().post("/v1/auth/invite/preview", body);
+      expect({ status: r.status, body: r.body }).toEqual({ status: 404, body: previews[0]!.body });
+    }
   });
 
   test("a newer invitation for the same address replaces the pending one", async () => {

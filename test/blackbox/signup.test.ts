@@ -279,6 +279,8 @@ describe("an unconfirmed account, then POST /v1/auth/verify", () => {
       malformed: await post(server, "/v1/auth/verify", { token: "svcv_short" }),
       garbage: await post(server, "/v1/auth/verify", { token: "not a token at all" }),
       empty: await post(server, "/v1/auth/verify", { token: "" }),
+      "not a string": await post(server, "/v1/auth/verify", { token: 42 }),
+      missing: await post(server, "/v1/auth/verify", {}),
       uppercased: await post(server, "/v1/auth/verify", { token: una.token.toUpperCase() }),
       unknown: await post(server, "/v1/auth/verify", { token: UNKNOWN_VERIFY }),
       "a reset token": await post(server, "/v1/auth/verify", { token: resetToken }),

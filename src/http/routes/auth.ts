@@ -11,10 +11,11 @@ import { clearedSessionCookie, principalOf, readCookie, sessionCookie } from "..
 
 const LoginBody = t.Object({ email: t.Unknown(), password: t.Unknown() }, { description: "email and password" });
 const SignupBody = t.Object({ email: t.String(), name: t.String(), password: t.String(), handle: t.String() });
-const TokenBody = t.Object({ token: t.String() });
+// Link tokens are Unknown: any malformed value is a dead link (404), not a validation error.
+const TokenBody = t.Object({ token: t.Optional(t.Unknown({ description: "the link token" })) });
 const EmailBody = t.Object({ email: t.Unknown() });
-const ResetBody = t.Object({ token: t.String(), new_password: t.String() });
-const InviteBody = t.Object({ invite: t.String() });
+const ResetBody = t.Object({ token: t.Optional(t.Unknown({ description: "svcrs_… token" })), new_password: t.Unknown() });
+const InviteBody = t.Object({ invite: t.Optional(t.Unknown({ description: "svcinv_… token" })) });
 const AcceptBody = t.Object({ invite: t.String(), name: t.String(), password: t.String(), handle: t.Optional(t.Nullable(t.String())) });
 
 /** Sign-in routes. */

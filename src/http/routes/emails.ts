@@ -22,7 +22,7 @@ export function emailRoutes(ctx: Ctx) {
     .post(
       "/v1/users/:handle/emails/verify",
       ({ request, params, body }) => verifyEmail(ctx, principalOf(ctx, request), params.handle, body),
-      { body: t.Object({ token: t.String() }), detail: { summary: "Prove an address with its svce_ link" } },
+      { body: t.Object({ token: t.Optional(t.Unknown({ description: "svce_… token" })) }), detail: { summary: "Prove an address with its svce_ link" } },
     )
     .delete(
       "/v1/users/:handle/emails/:email",
