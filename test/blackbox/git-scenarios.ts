@@ -385,7 +385,7 @@ export function gitScenarios(label: string, boot: () => Promise<Backend>) {
         expect(r.stderr).toContain("failed to push some refs");
         expect(r.stderr).not.toMatch(/internal error|fatal: the remote end hung up/);
       }
-      expect(await lsRemote(g, repo.url)).toEqual({ "refs/heads/main": tips[winner] });
+      expect(await lsRemote(g, repo.url)).toEqual({ "refs/heads/main": tips[winner]! });
       const fresh = await clone(g, repo.url);
       expect(await g.ok(["rev-parse", "HEAD"], { cwd: fresh })).toBe(tips[winner]!);
       await expectFsckClean(fresh);
