@@ -45,6 +45,7 @@ process.stdout.write(
     rps: Math.round(latencies.length / elapsed),
     p50_ms: pct(50),
     p99_ms: pct(99),
+    max_ms: latencies.length ? Math.round(latencies[latencies.length - 1]! * 1000) / 1000 : null,
     non2xx,
     socket_errors: errors,
   }),

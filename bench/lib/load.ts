@@ -26,6 +26,8 @@ export interface LoadResult {
   rps: number;
   p50_ms: number | null;
   p99_ms: number | null;
+  /** Slowest request (wrk's Latency Max; the fetch generator's slowest), when reported. */
+  max_ms?: number | null;
   /** Responses that were not 2xx/3xx: must be 0 for a valid figure. */
   non2xx: number;
   socket_errors: number;
@@ -123,6 +125,10 @@ async function runWrk(o: LoadOptions): Promise<LoadResult> {
     rps: Math.round(requests / (durationMs / 1000)) || num(/Requests\/sec:\s+([\d.]+)/),
     p50_ms: pct("50"),
     p99_ms: pct("99"),
+    max_ms: (() => {
+      const l = /^\s*Latency\s+\S+\s+\S+\s+(\S+)/m.exec(out);
+      return l ? wrkMs(l[1]!) : null;
+    })(),
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
     socket_errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
   };
