@@ -1,11 +1,14 @@
 // Single-use links mailed to an address: confirmation (svcv_), reset (svcrs_) and address claim
 // (svce_). Only a SHA-256 of the whole token is stored, bound to its purpose (SPEC §5.4).
-import { and, eq, isNull } from "drizzle-orm";
-import { emailTokens } from "../db/schema.ts";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { emailTokens, emails, users, type User } from "../db/schema.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { newId, newSecret } from "../util/ids.ts";
 import { hashSecret } from "../util/secrets.ts";
-import { now } from "./context.ts";
+import { now, type Ctx, type MailMessage } from "./context.ts";
+import { isEmail } from "./names.ts";
+import { enqueueMail, notifyMail } from "./outbox.ts";
+import { takeRateSlot } from "./rate-limit.ts";
 
 export type LinkPurpose = "verify" | "reset" | "claim";
 
@@ -46,4 +49,38 @@ export function findLiveLink(db: DbOrTx, purpose: LinkPurpose, token: unknown): 
 /** Spends a link; false when someone else spent it first (the caller's transaction must then fail). */
 export function spendLink(tx: DbOrTx, id: string): boolean {
   return tx.update(emailTokens).set({ spentAt: now() }).where(and(eq(emailTokens.id, id), isNull(emailTokens.spentAt))).returning({ id: emailTokens.id }).all().length === 1;
+}
+
+/**
+ * Mails a fresh `purpose` link to the account whose sign-in address is `address`, when the
+ * account is `eligible` and the rate limits allow. Says nothing about what happened: the routes
+ * that use it answer the same whatever the address (SPEC §7).
+ */
+export function mailLinkToAccount(
+  ctx: Ctx,
+  purpose: LinkPurpose,
+  address: unknown,
+  eligible: (user: User) => boolean,
+  build: (user: User, token: string) => MailMessage,
+): void {
+  const clean = typeof address === "string" ? address.trim() : "";
+  if (!isEmail(clean)) return;
+  const queued = ctx.db.transaction((tx) => {
+    const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
+    if (!takeRateSlot(tx, purpose, clean, limits)) return false;
+    const user = tx.select().from(users).where(sql`lower(${users.email}) = lower(${clean})`).get();
+    if (!user || !eligible(user)) return false;
+    // issueLink spends the previous link of the same purpose.
+    return enqueueMail(ctx, tx, build(user, issueLink(tx, purpose, user.id, user.email))) !== null;
+  }, { behavior: "immediate" });
+  if (queued) notifyMail();
+}
+
+/** Records that a link reached `address`, which proves it: the address row, and the account when it is the sign-in address. */
+export function proveAddress(tx: DbOrTx, user: User, address: string): User {
+  const t = now();
+  tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, user.id), sql`lower(${emails.address}) = lower(${address})`, isNull(emails.verifiedAt))).run();
+  if (user.emailVerifiedAt !== null || user.email.toLowerCase() !== address.toLowerCase()) return user;
+  tx.update(users).set({ emailVerifiedAt: t }).where(eq(users.id, user.id)).run();
+  return { ...user, emailVerifiedAt: t };
 }

@@ -1,12 +1,12 @@
 // Self-service signup and address confirmation (SPEC §4.3, §5.4, §7 uniform answers).
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../errors.ts";
 import { emails, users, type User } from "../db/schema.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { MIN_PASSWORD, insertUser, namespaceFree } from "./accounts.ts";
 import { hashPassword, startSession } from "./auth.ts";
 import { now, type Ctx } from "./context.ts";
-import { LINK_TTL_MS, findLiveLink, issueLink, spendLink } from "./links.ts";
+import { LINK_TTL_MS, findLiveLink, issueLink, mailLinkToAccount, proveAddress, spendLink } from "./links.ts";
 import { verifyMail } from "./messages.ts";
 import { checkNamespaceName, isEmail } from "./names.ts";
 import { enqueueMail, notifyMail } from "./outbox.ts";
@@ -91,18 +91,11 @@ export async function signup(ctx: Ctx, input: { email?: unknown; name?: unknown;
 
 /** POST /v1/auth/resend-verification: a fresh link for an unconfirmed account; the same 202 for every address. */
 export function resendVerification(ctx: Ctx, input: { email?: unknown }) {
-  const address = typeof input.email === "string" ? input.email.trim() : "";
-  if (!isEmail(address)) return SIGNUP_ACCEPTED;
-  const queued = ctx.db.transaction((tx) => {
-    const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
-    if (!takeRateSlot(tx, "resend", address, limits)) return false;
-    const user = tx.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get();
-    if (!user || user.emailVerifiedAt !== null || user.disabledAt !== null) return false;
-    // issueLink spends the previous confirmation link (SPEC §4.3).
-    const token = issueLink(tx, "verify", user.id, user.email);
-    return enqueueMail(ctx, tx, verifyMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl })) !== null;
-  }, { behavior: "immediate" });
-  if (queued) notifyMail();
+  mailLinkToAccount(
+    ctx, "verify", input.email,
+    (user) => user.emailVerifiedAt === null && user.disabledAt === null,
+    (user, token) => verifyMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl }),
+  );
   return SIGNUP_ACCEPTED;
 }
 
@@ -116,12 +109,6 @@ export function verifyAddress(ctx: Ctx, input: { token?: unknown }): { user: Use
     if (!user) throw dead();
     if (user.disabledAt !== null) throw Unauthorized("this account is disabled");
     if (!spendLink(tx, link.id)) throw dead();
-    const t = now();
-    if (user.email.toLowerCase() === link.address.toLowerCase() && user.emailVerifiedAt === null) {
-      tx.update(users).set({ emailVerifiedAt: t }).where(eq(users.id, user.id)).run();
-      user.emailVerifiedAt = t;
-    }
-    tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, user.id), sql`lower(${emails.address}) = lower(${link.address})`)).run();
-    return { user, sessionSecret: startSession(tx, user.id) };
+    return { user: proveAddress(tx, user, link.address), sessionSecret: startSession(tx, user.id) };
   }, { behavior: "immediate" });
 }
