@@ -4,13 +4,11 @@
 // One server for the file; each describe block works in its own organization or its own
 // repositories, so the grants of one block never change the answers of another.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
+import { startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User, type Who } from "../helpers/api.ts";
 
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
 type Role = "viewer" | "member" | "admin" | "owner";
 type Res = { status: number; body: any };
-/** A person (session cookie, with our Origin as a browser would send), a bearer token, or nobody. */
-type Who = User | string | undefined;
 
 let server: RunningServer;
 /** acme: owner, admin, member, viewer (the matrix's people); outsider: owner of `elsewhere` only. */
@@ -18,28 +16,7 @@ let owner: User, admin: User, member: User, viewer: User, outsider: User;
 /** An unbound org:admin service token of acme, used to manage grants without being a person. */
 let acmeAdmin: string;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
-function as(who: Who) {
-  const c = client(server, typeof who === "string" ? { token: who } : who ? { cookie: who.cookie } : undefined);
-  const h = () => ({ origin: server.url });
-  return {
-    get: (p: string) => c.get(p, h()),
-    post: (p: string, b?: unknown) => c.post(p, b, h()),
-    put: (p: string, b?: unknown) => c.put(p, b, h()),
-    patch: (p: string, b?: unknown) => c.patch(p, b, h()),
-    delete: (p: string) => c.delete(p, h()),
-  };
-}
-
-function expectError(r: Res, status: number, message?: string | RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(typeof r.body.error).toBe("string");
-  if (message !== undefined) expect(r.body.error).toMatch(message);
-}
+const as = (who: Who) => caller(server, who);
 
 /** Asserts a status, showing the body when it differs. */
 function expectStatus(r: Res, status: number) {
@@ -87,12 +64,12 @@ const WRITE_REFUSAL = (repo: string) => new RegExp(`${repo.replace("/", "\\/")}.
 
 beforeAll(async () => {
   server = await startServer();
-  owner = await person("acme", "olga@acme.example", "owner");
+  owner = await person(server, "acme", "olga@acme.example", "owner");
   [admin, member, viewer, outsider] = await Promise.all([
-    person("acme", "adam@acme.example", "admin"),
-    person("acme", "mona@acme.example", "member"),
-    person("acme", "vic@acme.example", "viewer"),
-    person("elsewhere", "oz@elsewhere.example", "owner"),
+    person(server, "acme", "adam@acme.example", "admin"),
+    person(server, "acme", "mona@acme.example", "member"),
+    person(server, "acme", "vic@acme.example", "viewer"),
+    person(server, "elsewhere", "oz@elsewhere.example", "owner"),
   ]);
   acmeAdmin = await mint(owner, { kind: "service", scopes: ["org:admin"], label: "people admin" });
 }, 60_000);
@@ -342,7 +319,7 @@ describe("every request re-evaluates the person's authority (SPEC §5.2, §5.3.1
   const both = async (f: (w: Who) => Promise<number>) => [await f(dana), await f(token)];
 
   beforeAll(async () => {
-    dana = await person("acme", "dana@acme.example", "member");
+    dana = await person(server, "acme", "dana@acme.example", "member");
     await createRepo("acme", "live");
     await createRepo("acme", "live-pub", true);
     token = await mint(dana, { scopes: ["repo:write"], label: "dana rw" });
@@ -438,7 +415,7 @@ describe("membership is required for grants and teams (SPEC §4.5, §5.2.3)", ()
   let ella: User, finn: User;
 
   beforeAll(async () => {
-    [ella, finn] = await Promise.all([person("acme", "ella@acme.example", "viewer"), person("acme", "finn@acme.example", "viewer")]);
+    [ella, finn] = await Promise.all([person(server, "acme", "ella@acme.example", "viewer"), person(server, "acme", "finn@acme.example", "viewer")]);
     await createRepo("acme", "guarded");
   }, 30_000);
 
@@ -504,7 +481,7 @@ describe("token mint: scopes the person can exercise somewhere in the org (SPEC 
   let gwen: User, hugo: User;
 
   beforeAll(async () => {
-    [gwen, hugo] = await Promise.all([person("acme", "gwen@acme.example", "viewer"), person("acme", "hugo@acme.example", "viewer")]);
+    [gwen, hugo] = await Promise.all([person(server, "acme", "gwen@acme.example", "viewer"), person(server, "acme", "hugo@acme.example", "viewer")]);
     await createRepo("acme", "mintable");
     await createRepo("acme", "unmintable");
   }, 30_000);
@@ -559,12 +536,12 @@ describe("GET …/access: who can reach the repo, with what and why (SPEC §4.5)
   let core: { id: string }, leads: { id: string }, readers: { id: string };
 
   beforeAll(async () => {
-    boss = await person("acc", "boss@acc.example", "owner");
+    boss = await person(server, "acc", "boss@acc.example", "owner");
     [adele, mark, vera, wade] = await Promise.all([
-      person("acc", "adele@acc.example", "admin"),
-      person("acc", "mark@acc.example", "member"),
-      person("acc", "vera@acc.example", "viewer"),
-      person("acc", "wade@acc.example", "viewer"),
+      person(server, "acc", "adele@acc.example", "admin"),
+      person(server, "acc", "mark@acc.example", "member"),
+      person(server, "acc", "vera@acc.example", "viewer"),
+      person(server, "acc", "wade@acc.example", "viewer"),
     ]);
     await createRepo("acc", "lib", false, boss);
     await createRepo("acc", "other", false, boss);

@@ -1,6 +1,7 @@
 // Sign-in, sessions and credential precedence over real HTTP (SPEC §4.3, §5; DECISIONS §1, §2).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { client, createUser, login, mintToken, startServer, type RunningServer } from "../helpers/server.ts";
+import { expectError } from "../helpers/api.ts";
 
 let server: RunningServer;
 let ada: Awaited<ReturnType<typeof createUser>>;
@@ -12,14 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.[Symbol.asyncDispose]();
 });
-
-/** An error answer: exactly `{ error: <non-empty string> }` with the status. */
-function expectError(r: { status: number; body: any }, status: number, message?: string | RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(typeof r.body.error).toBe("string");
-  expect(r.body.error.length).toBeGreaterThan(0);
-  if (message !== undefined) expect(r.body.error).toMatch(message);
-}
 
 /** Raw POST /v1/auth/login with any body and content type. */
 async function rawLogin(body: BodyInit | undefined, contentType: string | null = "application/json") {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { client, createUser, login, mintToken, startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError } from "../helpers/api.ts";
 import { queuedTo, waitForLink, waitForMails } from "../helpers/mail-capture.ts";
 
 const T = 30_000;
@@ -31,17 +32,11 @@ afterAll(async () => {
   rmSync(mailDir, { recursive: true, force: true });
 });
 
-/** An error answer: exactly `{ error: <non-empty string> }` with the status. */
-function expectError(r: { status: number; body: any }, status: number) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(r.body.error.length).toBeGreaterThan(0);
-}
-
 const as = (cookie: string) => client(server, { cookie });
 const emailsOf = (handle: string) => `/v1/users/${handle}/emails`;
 /** DELETE with a cookie needs an Origin matching the site (CSRF rule, DECISIONS §1). */
 const del = (cookie: string | null, handle: string, address: string) =>
-  client(server, cookie ? { cookie } : undefined).delete(`${emailsOf(handle)}/${encodeURIComponent(address)}`, { origin: server.url });
+  caller(server, cookie ? { cookie } : undefined).delete(`${emailsOf(handle)}/${encodeURIComponent(address)}`);
 
 async function list(cookie: string, handle: string): Promise<any[]> {
   const r = await as(cookie).get(emailsOf(handle));

@@ -1,6 +1,7 @@
 // Error rendering and request limits (SPEC §1.8, §7; DECISIONS §1; STYLE "one error type").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
+import { expectError } from "../helpers/api.ts";
 
 const MiB = 1024 * 1024;
 
@@ -29,10 +30,8 @@ async function raw(path: string, init: RequestInit = {}) {
 
 /** Exactly `{ error: <non-empty string> }`, served as JSON. */
 function expectErrorBody(r: { status: number; type: string; body: any }, status: number) {
-  expect({ status: r.status, keys: typeof r.body === "object" && r.body ? Object.keys(r.body) : r.body }).toEqual({ status, keys: ["error"] });
+  expectError(r, status);
   expect(r.type).toStartWith("application/json");
-  expect(typeof r.body.error).toBe("string");
-  expect(r.body.error.length).toBeGreaterThan(0);
 }
 
 /** A stream of `total` bytes of JSON whitespace after an opening brace, in 1 MiB chunks. */

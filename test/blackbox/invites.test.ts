@@ -1,32 +1,13 @@
 // Invitations: create, list, revoke, preview (does not spend), accept (new and existing accounts),
 // single use, and every dead shape answering alike (SPEC §2.13, §3.2, §4.3, §4.5, §5.7, §7).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
-
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
+import { login, startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User } from "../helpers/api.ts";
 
 let server: RunningServer;
 let owner: User, admin: User, member: User, outsider: User;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
-function as(who?: User) {
-  const c = client(server, who ? { cookie: who.cookie } : undefined);
-  const h = { origin: server.url };
-  return {
-    get: (p: string) => c.get(p, h),
-    post: (p: string, b?: unknown) => c.post(p, b, h),
-    delete: (p: string) => c.delete(p, h),
-  };
-}
-
-function expectError(r: { status: number; body: any }, status: number, message?: RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  if (message) expect(r.body.error).toMatch(message);
-}
+const as = (who?: User) => caller(server, who);
 
 async function invite(email: string, role = "member", by: User = admin) {
   const r = await as(by).post("/v1/orgs/inv/invites", { email, role });
@@ -38,11 +19,11 @@ const PASSWORD = "a long enough password";
 
 beforeAll(async () => {
   server = await startServer();
-  owner = await person("inv", "own@example.com", "owner");
+  owner = await person(server, "inv", "own@example.com", "owner");
   [admin, member, outsider] = await Promise.all([
-    person("inv", "adm@example.com", "admin"),
-    person("inv", "mem@example.com", "member"),
-    person("other", "out@example.com", "owner"),
+    person(server, "inv", "adm@example.com", "admin"),
+    person(server, "inv", "mem@example.com", "member"),
+    person(server, "other", "out@example.com", "owner"),
   ]);
 });
 

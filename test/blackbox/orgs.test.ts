@@ -1,28 +1,22 @@
 // Organizations, members and the provider-less billing view (SPEC §2.12, §2.13, §4.4, §5.2, §7;
 // DECISIONS §1–§3).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, mintToken, startServer, type RunningServer } from "../helpers/server.ts";
-
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
+import { client, login, mintToken, startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User } from "../helpers/api.ts";
 
 let server: RunningServer;
 /** acme: owner, admin, member, viewer; elsewhere: an outsider. */
 let owner: User, admin: User, member: User, viewer: User, outsider: User;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
 beforeAll(async () => {
   server = await startServer();
   // Sequential for acme so each user-create sees the org the previous one made.
-  owner = await person("acme", "olga@example.com", "owner");
+  owner = await person(server, "acme", "olga@example.com", "owner");
   [admin, member, viewer, outsider] = await Promise.all([
-    person("acme", "adam@example.com", "admin"),
-    person("acme", "mona@example.com", "member"),
-    person("acme", "vic@example.com", "viewer"),
-    person("elsewhere", "otto@example.com", "owner"),
+    person(server, "acme", "adam@example.com", "admin"),
+    person(server, "acme", "mona@example.com", "member"),
+    person(server, "acme", "vic@example.com", "viewer"),
+    person(server, "elsewhere", "otto@example.com", "owner"),
   ]);
 }, 30_000);
 afterAll(async () => {
@@ -30,24 +24,7 @@ afterAll(async () => {
 });
 
 /** A caller as a same-site browser: its cookie and our own Origin (passes the CSRF rule for DELETE). */
-function as(u?: User) {
-  const c = client(server, u ? { cookie: u.cookie } : undefined);
-  const h = () => ({ origin: server.url });
-  return {
-    get: (p: string) => c.get(p, h()),
-    post: (p: string, b?: unknown, x: Record<string, string> = {}) => c.post(p, b, { ...h(), ...x }),
-    put: (p: string, b?: unknown) => c.put(p, b, h()),
-    patch: (p: string, b?: unknown) => c.patch(p, b, h()),
-    delete: (p: string) => c.delete(p, h()),
-  };
-}
-
-function expectError(r: { status: number; body: any }, status: number, message?: string | RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(typeof r.body.error).toBe("string");
-  expect(r.body.error.length).toBeGreaterThan(0);
-  if (message !== undefined) expect(r.body.error).toMatch(message);
-}
+const as = (u?: User) => caller(server, u);
 
 describe("POST /v1/orgs", () => {
   test("201 { id, name, plan: free, billable_seats, detail }; the creator owns it", async () => {
@@ -119,12 +96,12 @@ describe("members (DECISIONS §3)", () => {
   /** peopleco: its own people, so role changes here disturb nothing else. Tests run in order. */
   let boss: User, second: User, plain: User, watcher: User, leaver: User;
   beforeAll(async () => {
-    boss = await person("peopleco", "boss@peopleco.example", "owner");
+    boss = await person(server, "peopleco", "boss@peopleco.example", "owner");
     [second, plain, watcher, leaver] = await Promise.all([
-      person("peopleco", "second@peopleco.example", "admin"),
-      person("peopleco", "plain@peopleco.example", "member"),
-      person("peopleco", "watcher@peopleco.example", "viewer"),
-      person("peopleco", "leaver@peopleco.example", "member"),
+      person(server, "peopleco", "second@peopleco.example", "admin"),
+      person(server, "peopleco", "plain@peopleco.example", "member"),
+      person(server, "peopleco", "watcher@peopleco.example", "viewer"),
+      person(server, "peopleco", "leaver@peopleco.example", "member"),
     ]);
   }, 30_000);
   const roleOf = async (id: string) => (await as(boss).get("/v1/orgs/peopleco/members")).body.members.find((m: any) => m.user_id === id)?.role;

@@ -1,8 +1,7 @@
 // Repositories: create, read, list, patch, delete and visibility (SPEC §2.1, §5.5; DECISIONS §1, §3).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
-
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
+import { startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User } from "../helpers/api.ts";
 
 let server: RunningServer;
 /** rp: owner, member, viewer; elsewhere: an outsider. */
@@ -10,27 +9,7 @@ let owner: User, member: User, viewer: User, outsider: User;
 /** A service token of the outsider's org. */
 let foreignToken: string;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
-function as(who?: User | string) {
-  const c = client(server, typeof who === "string" ? { token: who } : who ? { cookie: who.cookie } : undefined);
-  const h = () => ({ origin: server.url });
-  return {
-    get: (p: string) => c.get(p, h()),
-    post: (p: string, b?: unknown) => c.post(p, b, h()),
-    patch: (p: string, b?: unknown) => c.patch(p, b, h()),
-    delete: (p: string) => c.delete(p, h()),
-  };
-}
-
-function expectError(r: { status: number; body: any }, status: number, message?: string | RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(typeof r.body.error).toBe("string");
-  if (message !== undefined) expect(r.body.error).toMatch(message);
-}
+const as = (who?: User | string) => caller(server, who);
 
 async function create(org: string, body: Record<string, unknown>, who: User = owner) {
   const r = await as(who).post(`/v1/orgs/${org}/repos`, body);
@@ -40,11 +19,11 @@ async function create(org: string, body: Record<string, unknown>, who: User = ow
 
 beforeAll(async () => {
   server = await startServer();
-  owner = await person("rp", "rose@example.com", "owner");
+  owner = await person(server, "rp", "rose@example.com", "owner");
   [member, viewer, outsider] = await Promise.all([
-    person("rp", "max@example.com", "member"),
-    person("rp", "val@example.com", "viewer"),
-    person("elsewhere", "oscar@example.com", "owner"),
+    person(server, "rp", "max@example.com", "member"),
+    person(server, "rp", "val@example.com", "viewer"),
+    person(server, "elsewhere", "oscar@example.com", "owner"),
   ]);
   const t = await as(outsider).post("/v1/orgs/elsewhere/tokens", { kind: "service", scopes: ["org:admin"], label: "foreign" });
   foreignToken = t.body.token;
@@ -151,8 +130,8 @@ describe("reading and listing", () => {
   beforeAll(async () => {
     // A dedicated org so the listing is exact.
     org = "listco";
-    const boss = await person(org, "boss@listco.example", "owner");
-    const [m, v] = await Promise.all([person(org, "m@listco.example", "member"), person(org, "v@listco.example", "viewer")]);
+    const boss = await person(server, org, "boss@listco.example", "owner");
+    const [m, v] = await Promise.all([person(server, org, "m@listco.example", "member"), person(server, org, "v@listco.example", "viewer")]);
     Object.assign(listPeople, { boss, m, v });
     for (const [name, pub] of [["p-one", false], ["p-two", false], ["pub-a", true], ["pub-b", true], ["p-three", false], ["Pub-C", true]] as const) {
       await create(org, { name, public: pub }, boss);

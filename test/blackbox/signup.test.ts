@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
+import { client, createUser, login, readBody, sessionCookie, startServer, type RunningServer } from "../helpers/server.ts";
+import { expectError } from "../helpers/api.ts";
 import { disableAccount, mailsTo, queuedTo, waitForLink, waitForMails } from "../helpers/mail-capture.ts";
 
 const T = 30_000;
@@ -38,21 +39,8 @@ async function post(srv: RunningServer, path: string, body: unknown, cookie?: st
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (cookie) headers.cookie = cookie;
   const res = await fetch(srv.url + path, { method: "POST", headers, body: JSON.stringify(body) });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
-  const set = res.headers.get("set-cookie");
-  return { status: res.status, text, body: json, contentType: res.headers.get("content-type"), cookie: set?.startsWith("svc_session=") ? set.split(";")[0]! : null };
-}
-
-/** An error answer: exactly `{ error: <non-empty string> }` with the status. */
-function expectError(r: { status: number; body: any }, status: number) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(r.body.error.length).toBeGreaterThan(0);
+  const { text, body: json } = await readBody(res);
+  return { status: res.status, text, body: json, contentType: res.headers.get("content-type"), cookie: sessionCookie(res) };
 }
 
 /** Same status, same content type, same bytes. */

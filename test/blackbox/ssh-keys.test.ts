@@ -1,13 +1,11 @@
 // The SSH keys API (SPEC §4.6 ssh-keys rows, §5.6; DECISIONS §2 SSH key record): accepted and
 // refused key types, OpenSSH fingerprints, duplicates, who sees and revokes which keys, deploy keys.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createUser, login } from "../helpers/server.ts";
+import { person, type Person } from "../helpers/api.ts";
 import { mintTokenWithId } from "../helpers/git.ts";
 import { as, postKey, registerKey, sshWorkspace, startSshServer, type SshKey, type SshRunningServer, type SshWorkspace } from "../helpers/ssh.ts";
 
 setDefaultTimeout(30_000);
-
-type Person = Awaited<ReturnType<typeof createUser>> & { cookie: string };
 
 let server: SshRunningServer;
 let ws: SshWorkspace;
@@ -25,11 +23,6 @@ const ACCEPTED: [string, string, number?][] = [
 const keys: Record<string, SshKey> = {};
 let rsa1024: SshKey;
 let dsaLine: string;
-
-async function person(org: string, email: string, role: string): Promise<Person> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
 
 /** Status and the keys of an error body: `{ error }` and nothing else. */
 function errorShape(r: { status: number; body: any }) {
@@ -58,12 +51,12 @@ beforeAll(async () => {
     dsaLine = `ssh-dss ${Buffer.concat([str(Buffer.from("ssh-dss")), mp(129), mp(21), mp(129), mp(129)]).toString("base64")} handmade`;
   }
   server = await startSshServer();
-  owner = await person("keys", "kora@example.com", "owner");
+  owner = await person(server, "keys", "kora@example.com", "owner");
   [admin, member, member2, outsider] = await Promise.all([
-    person("keys", "adam@example.com", "admin"),
-    person("keys", "mona@example.com", "member"),
-    person("keys", "milo@example.com", "member"),
-    person("elsewhere", "otto@example.com", "owner"),
+    person(server, "keys", "adam@example.com", "admin"),
+    person(server, "keys", "mona@example.com", "member"),
+    person(server, "keys", "milo@example.com", "member"),
+    person(server, "elsewhere", "otto@example.com", "owner"),
   ]);
 }, 60_000);
 

@@ -1,42 +1,22 @@
 // Teams, grants and the access listing: the routes themselves, every rejection, and that nothing
 // is written when a request is refused (SPEC §2.13, §4.5, §5.2; DECISIONS §2–§3).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
-
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
+import { startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User } from "../helpers/api.ts";
 
 let server: RunningServer;
 let owner: User, admin: User, member: User, viewer: User, outsider: User;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
-function as(who?: User | string) {
-  const c = client(server, typeof who === "string" ? { token: who } : who ? { cookie: who.cookie } : undefined);
-  const h = { origin: server.url };
-  return {
-    get: (p: string) => c.get(p, h),
-    post: (p: string, b?: unknown) => c.post(p, b, h),
-    put: (p: string, b?: unknown) => c.put(p, b, h),
-    delete: (p: string) => c.delete(p, h),
-  };
-}
-
-function expectError(r: { status: number; body: any }, status: number, message?: RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  if (message) expect(r.body.error).toMatch(message);
-}
+const as = (who?: User | string) => caller(server, who);
 
 beforeAll(async () => {
   server = await startServer();
-  owner = await person("tg", "owen@example.com", "owner");
+  owner = await person(server, "tg", "owen@example.com", "owner");
   [admin, member, viewer, outsider] = await Promise.all([
-    person("tg", "ada@example.com", "admin"),
-    person("tg", "mo@example.com", "member"),
-    person("tg", "vi@example.com", "viewer"),
-    person("elsewhere", "out@example.com", "owner"),
+    person(server, "tg", "ada@example.com", "admin"),
+    person(server, "tg", "mo@example.com", "member"),
+    person(server, "tg", "vi@example.com", "viewer"),
+    person(server, "elsewhere", "out@example.com", "owner"),
   ]);
   for (const name of ["app", "lib"]) expect((await as(owner).post("/v1/orgs/tg/repos", { name })).status).toBe(201);
 });
@@ -163,7 +143,7 @@ describe("grants and the access listing", () => {
   });
 
   test("removing someone from the org ends their grants and team seats", async () => {
-    const extra = await person("tg", "temp@example.com", "viewer");
+    const extra = await person(server, "tg", "temp@example.com", "viewer");
     await as(admin).post("/v1/orgs/tg/teams", { name: "temps" });
     await as(admin).put(`/v1/orgs/tg/teams/temps/members/${extra.handle}`);
     await as(admin).post("/v1/orgs/tg/repos/lib/grants", { user_ids: [extra.id], role: "admin" });

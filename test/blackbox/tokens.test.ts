@@ -3,9 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { client, createUser, login, startServer, type RunningServer } from "../helpers/server.ts";
-
-type User = Awaited<ReturnType<typeof createUser>> & { cookie: string };
+import { startServer, type RunningServer } from "../helpers/server.ts";
+import { caller, expectError, person, type Person as User } from "../helpers/api.ts";
 
 const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
 
@@ -13,28 +12,8 @@ let server: RunningServer;
 /** tok: owner, admin, member, viewer (repos priv, other, pub); rival: its owner (repos rpriv, rpub). */
 let owner: User, admin: User, member: User, viewer: User, rival: User;
 
-async function person(org: string, email: string, role: string): Promise<User> {
-  const u = await createUser(server, { org, email, role });
-  return { ...u, cookie: await login(server, u.email, u.password) };
-}
-
 /** A same-site browser caller (cookie plus our Origin), or a bearer caller. */
-function as(who?: User | string) {
-  const c = client(server, typeof who === "string" ? { token: who } : who ? { cookie: who.cookie } : undefined);
-  const h = () => ({ origin: server.url });
-  return {
-    get: (p: string) => c.get(p, h()),
-    post: (p: string, b?: unknown) => c.post(p, b, h()),
-    patch: (p: string, b?: unknown) => c.patch(p, b, h()),
-    delete: (p: string) => c.delete(p, h()),
-  };
-}
-
-function expectError(r: { status: number; body: any }, status: number, message?: string | RegExp) {
-  expect({ status: r.status, keys: Object.keys(r.body ?? {}) }).toEqual({ status, keys: ["error"] });
-  expect(typeof r.body.error).toBe("string");
-  if (message !== undefined) expect(r.body.error).toMatch(message);
-}
+const as = (who?: User | string) => caller(server, who);
 
 /** Mints and asserts 201; returns the whole body. */
 async function mint(who: User | string, body: Record<string, unknown>, org = "tok") {
@@ -45,12 +24,12 @@ async function mint(who: User | string, body: Record<string, unknown>, org = "to
 
 beforeAll(async () => {
   server = await startServer();
-  owner = await person("tok", "olive@example.com", "owner");
+  owner = await person(server, "tok", "olive@example.com", "owner");
   [admin, member, viewer, rival] = await Promise.all([
-    person("tok", "adrian@example.com", "admin"),
-    person("tok", "mia@example.com", "member"),
-    person("tok", "vera@example.com", "viewer"),
-    person("rival", "rita@example.com", "owner"),
+    person(server, "tok", "adrian@example.com", "admin"),
+    person(server, "tok", "mia@example.com", "member"),
+    person(server, "tok", "vera@example.com", "viewer"),
+    person(server, "rival", "rita@example.com", "owner"),
   ]);
   for (const [org, who, name, pub] of [
     ["tok", owner, "priv", false],
@@ -191,7 +170,7 @@ describe("using tokens", () => {
   });
 
   test("a personal token loses authority with its person's role", async () => {
-    const temp = await person("tok", "temp@example.com", "member");
+    const temp = await person(server, "tok", "temp@example.com", "member");
     const t = await mint(temp, { scopes: ["repo:read"], label: "temp" });
     expect((await as(t.token).get("/v1/orgs/tok/repos/priv")).status).toBe(200);
     expect((await as(owner).delete(`/v1/orgs/tok/members/${temp.id}`)).status).toBe(204);

@@ -99,6 +99,24 @@ export async function createUser(
   return { ...JSON.parse(r.stdout), password };
 }
 
+/** A response's text and its body: parsed JSON, the text itself when it is not JSON, null when empty. */
+export async function readBody(res: Response): Promise<{ text: string; body: any }> {
+  const text = await res.text();
+  let body: any = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { text, body };
+}
+
+/** The `svc_session=…` pair of a response's Set-Cookie header, or null. */
+export function sessionCookie(res: Response): string | null {
+  const set = res.headers.get("set-cookie");
+  return set?.startsWith("svc_session=") ? set.split(";")[0]! : null;
+}
+
 /** A small JSON client bound to a server and an optional credential. */
 export function client(server: RunningServer, auth?: { token?: string; cookie?: string }) {
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -111,14 +129,7 @@ export function client(server: RunningServer, auth?: { token?: string; cookie?: 
       h["content-type"] ??= "application/json";
     }
     const res = await fetch(server.url + path, { method, headers: h, body: payload });
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = text;
-    }
-    return { status: res.status, body: json, headers: res.headers };
+    return { status: res.status, body: (await readBody(res)).body, headers: res.headers };
   };
   return {
     get: (p: string, h?: Record<string, string>) => call("GET", p, undefined, h),

@@ -12,6 +12,7 @@ import { buildApp } from "../../src/http/app.ts";
 import { openContext } from "../../src/main.ts";
 import { createUserWithOrg } from "../../src/services/accounts.ts";
 import { setClock } from "../../src/services/context.ts";
+import { readBody, sessionCookie } from "../helpers/server.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -68,15 +69,8 @@ async function harness(extraEnv: Record<string, string> = {}) {
     // As the server does at the start of every request.
     ctx.facts.fresh();
     const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = text;
-    }
-    const set = res.headers.get("set-cookie");
-    return { status: res.status, text, body: json, cookie: set?.startsWith("svc_session=") ? set.split(";")[0]! : null };
+    const { text, body: json } = await readBody(res);
+    return { status: res.status, text, body: json, cookie: sessionCookie(res) };
   }
   const post = (path: string, body: unknown, cookie?: string | null) => call("POST", path, body, cookie);
 
