@@ -6,7 +6,6 @@ import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { principalOf } from "./principal.ts";
-import { pathOf } from "./path.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { contentRoutes } from "./routes/content.ts";
 import { emailRoutes } from "./routes/emails.ts";
@@ -36,8 +35,8 @@ export function buildApp(ctx: Ctx) {
       if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
     })
     // Resolve the caller before validation: a bad credential is a 401 whatever the body.
-    .onTransform(({ request }) => {
-      if (pathOf(request.url).startsWith("/v1/")) principalOf(ctx, request);
+    .onTransform(({ request, path }) => {
+      if (path.startsWith("/v1/")) principalOf(ctx, request);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });

@@ -29,7 +29,9 @@ export function readCookie(request: Request, name: string): string | null {
 export function principalOf(ctx: Ctx, request: Request): Principal {
   let p = cache.get(request);
   if (p) return p;
-  p = resolvePrincipal(ctx, { authorization: request.headers.get("authorization"), session: readCookie(request, SESSION_COOKIE) });
+  const authorization = request.headers.get("authorization");
+  // An Authorization header wins over the cookie (resolvePrincipal), which is then not read at all.
+  p = resolvePrincipal(ctx, { authorization, session: authorization?.trim() ? null : readCookie(request, SESSION_COOKIE) });
   // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
   // preflight and a matching Origin proves the page is ours, so one of the two is required.
   // Logout is exempt: it only ends the session and must answer 204 always (SPEC §4.3).

@@ -19,7 +19,9 @@ import { accessLine, writeLine } from "../log.ts";
 export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?: (req: Request) => Promise<Response | null> }): Server<undefined> {
   const app = buildApp(ctx);
   const logRequests = ctx.log.enabled("info");
-  const handle = app.handle.bind(app);
+  // Why: app.fetch is elysia's composed router (what its own listen() serves); app.handle only
+  // wraps it in one more async call.
+  const handle = app.fetch;
   return Bun.serve({
     hostname: opts.hostname,
     port: opts.port,
@@ -29,18 +31,19 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
     async fetch(request) {
       const started = performance.now();
       const id = nextRequestId();
+      const path = pathOf(request.url);
       ctx.facts.fresh();
       requestIds.set(request, id);
       let response: Response;
       try {
         // The control plane never shares a path with git (which lives under /{org}/{repo}.git).
-        const git = opts.git && !pathOf(request.url).startsWith("/v1/") ? await opts.git(request) : null;
+        const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
         response = git ?? (await handle(request));
       } catch (error) {
         ctx.log.error("unhandled error", { request_id: id, error: String(error) });
         response = new Response(JSON.stringify({ error: "internal error", request_id: id }), { status: 500, headers: { "content-type": "application/json" } });
       }
-      if (logRequests) writeLine(accessLine(id, request.method, pathOf(request.url), response.status, Math.round((performance.now() - started) * 10) / 10));
+      if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;
     },
   });

@@ -1,9 +1,9 @@
 // The one authority function. Every route and both git transports ask `authorize` (or the pure
 // `decide` with facts loaded by `loadFacts`); nothing else derives allow / 401 / 402 / 403 / 404.
 // SPEC §5.2–§5.5 and §2.13.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, type SQL } from "drizzle-orm";
 import { AppError } from "../errors.ts";
-import { grants, memberships, teamMembers, type Role } from "../db/schema.ts";
+import { grants, memberships, repos, teamMembers, teams, type Role } from "../db/schema.ts";
 import type { Ctx } from "./context.ts";
 import type { Principal } from "./principal.ts";
 
@@ -90,7 +90,7 @@ export function effectiveRepoRole(f: Facts): Role | null {
   // No org membership: no access, whatever the grants say.
   if (!f.orgRole) return null;
   if (f.repo.userGrant) return f.repo.userGrant;
-  return highestRole([f.orgRole, ...f.repo.teamGrants]);
+  return f.repo.teamGrants.length ? highestRole([f.orgRole, ...f.repo.teamGrants]) : f.orgRole;
 }
 
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
@@ -162,7 +162,7 @@ export interface PersonInOrg {
 /** Loads the person's org role and every grant naming them or their teams in one org. */
 export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): PersonInOrg {
   if (!userId) return { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  return ctx.facts.get(`person:${userId}:${orgId}`, () => readPersonInOrg(ctx, userId, orgId));
+  return ctx.facts.getPair("person", userId, orgId, () => readPersonInOrg(ctx, userId, orgId));
 }
 
 function readPersonInOrg(ctx: Ctx, userId: string, orgId: string): PersonInOrg {
@@ -170,12 +170,22 @@ function readPersonInOrg(ctx: Ctx, userId: string, orgId: string): PersonInOrg {
   const m = ctx.db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get();
   if (!m) return out;
   out.orgRole = m.role;
-  for (const g of ctx.db.select({ repoId: grants.repoId, role: grants.role }).from(grants).where(eq(grants.userId, userId)).all()) {
+  // Only this org's grants: a person in many orgs loads what this request can use.
+  const inOrg = (cond: SQL | undefined) => and(cond, eq(repos.orgId, orgId));
+  const grantRows = (cond: SQL | undefined) =>
+    ctx.db.select({ repoId: grants.repoId, role: grants.role }).from(grants).innerJoin(repos, eq(repos.id, grants.repoId)).where(inOrg(cond)).all();
+  for (const g of grantRows(eq(grants.userId, userId))) {
     out.userGrants.set(g.repoId, g.role);
   }
-  const teamIds = ctx.db.select({ teamId: teamMembers.teamId }).from(teamMembers).where(eq(teamMembers.userId, userId)).all().map((t) => t.teamId);
+  const teamIds = ctx.db
+    .select({ teamId: teamMembers.teamId })
+    .from(teamMembers)
+    .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+    .where(and(eq(teamMembers.userId, userId), eq(teams.orgId, orgId)))
+    .all()
+    .map((t) => t.teamId);
   if (teamIds.length) {
-    for (const g of ctx.db.select({ repoId: grants.repoId, role: grants.role }).from(grants).where(inArray(grants.teamId, teamIds)).all()) {
+    for (const g of grantRows(inArray(grants.teamId, teamIds))) {
       const list = out.teamGrants.get(g.repoId) ?? [];
       list.push(g.role);
       out.teamGrants.set(g.repoId, list);

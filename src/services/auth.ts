@@ -4,7 +4,7 @@ import { Unauthorized } from "../errors.ts";
 import { memberships, orgs, sessions, tokens, users, type User } from "../db/schema.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { newId, newSecret } from "../util/ids.ts";
-import { digestsEqual, hashSecret } from "../util/secrets.ts";
+import { hashSecret, secretMatches, storedDigest } from "../util/secrets.ts";
 import { now, type Ctx } from "./context.ts";
 import { ANONYMOUS, type Principal } from "./principal.ts";
 
@@ -15,7 +15,7 @@ const SESSION_SLIDE_MS = 24 * 3600 * 1000;
 /** last_used_at is refreshed at most this often per token, to keep reads write-free. */
 const LAST_USED_GRANULARITY_MS = 10_000;
 
-const TOKEN_RE = /^svc_([a-z2-7]{16})_([a-z2-7]{32})$/;
+const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
 
 /** Raw credentials as a transport found them. */
 export interface Credentials {
@@ -27,22 +27,23 @@ export interface Credentials {
 
 /** Splits an API token `svc_<id>_<secret>` (null when malformed). */
 export function parseToken(raw: string): { id: string; secret: string } | null {
-  const m = TOKEN_RE.exec(raw.trim());
-  return m ? { id: m[1]!, secret: m[2]! } : null;
+  const token = raw.trim();
+  // The two parts have fixed lengths: `svc_` + 16 characters, `_`, 32 characters.
+  return TOKEN_RE.test(token) ? { id: token.slice(4, 20), secret: token.slice(21) } : null;
 }
 
 /** Verifies an API token against the database on every call, so revocation is immediate. */
 export function verifyToken(ctx: Ctx, raw: string): Principal | null {
   const parsed = parseToken(raw);
   if (!parsed) return null;
-  const found = ctx.facts.get(`token:${parsed.id}`, () => {
+  const found = ctx.facts.get("token", parsed.id, () => {
     const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
     if (!row) return null;
     const user = row.userId ? (ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null) : null;
-    return { row, user };
+    return { row, user, digest: storedDigest(row.secretHash) };
   });
   // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
-  if (!found || !digestsEqual(found.row.secretHash, hashSecret(parsed.secret))) return null;
+  if (!found || !secretMatches(parsed.secret, found.digest)) return null;
   const { row, user } = found;
   if (row.userId && (!user || user.disabledAt !== null)) return null;
   const t = now();
@@ -58,7 +59,7 @@ export function verifySession(ctx: Ctx, secret: string): Principal | null {
   if (!/^[a-z2-7]{32}$/.test(secret)) return null;
   const t = now();
   const hash = hashSecret(secret);
-  const found = ctx.facts.get(`session:${hash}`, () => {
+  const found = ctx.facts.get("session", hash, () => {
     const row = ctx.db.select().from(sessions).where(eq(sessions.secretHash, hash)).get();
     return row ? { row, user: ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null } : null;
   });
@@ -71,6 +72,19 @@ export function verifySession(ctx: Ctx, secret: string): Principal | null {
   return { kind: "session", user, sessionId: row.id };
 }
 
+const SPACE = /\s/;
+const BEARER = /^bearer$/i;
+const BASIC = /^basic$/i;
+
+/** The scheme and credential of a trimmed Authorization value: its first two words (hot path). */
+function splitAuthorization(auth: string): [scheme: string, value: string] {
+  const gap = auth.search(SPACE);
+  if (gap < 0) return [auth, ""];
+  const rest = auth.slice(gap).trimStart();
+  const end = rest.search(SPACE);
+  return [auth.slice(0, gap), end < 0 ? rest : rest.slice(0, end)];
+}
+
 /**
  * Resolves the caller. A bearer (or Basic, for git) credential wins over the cookie; a presented
  * but unusable credential is a 401, never a silent fall-back to anonymous.
@@ -78,14 +92,13 @@ export function verifySession(ctx: Ctx, secret: string): Principal | null {
 export function resolvePrincipal(ctx: Ctx, cred: Credentials): Principal {
   const auth = cred.authorization?.trim();
   if (auth) {
-    const [scheme, value = ""] = auth.split(/\s+/, 2);
-    const lower = scheme!.toLowerCase();
-    if (lower === "bearer") {
+    const [scheme, value] = splitAuthorization(auth);
+    if (BEARER.test(scheme)) {
       const p = verifyToken(ctx, value);
       if (!p) throw Unauthorized("invalid or revoked token");
       return p;
     }
-    if (lower === "basic") {
+    if (BASIC.test(scheme)) {
       // Git over HTTP: the token may sit in either the user or the password field.
       let decoded = "";
       try {

@@ -7,6 +7,10 @@
 // connection (the CLI, another process) commits. Any change drops every cached fact, so a token
 // revoked through this server fails on the very next request, and a change committed by another
 // process is seen by every request that starts more than 1 ms after it.
+//
+// Facts live in one map per space ("token", "org", …), keyed by one string or a pair of strings,
+// never by a string built per lookup: keys are usually ids taken from cached rows, whose hashes
+// the engine keeps, so a hit costs no string building or hashing.
 
 /** Cheap probes of the database's change counters. */
 export interface EpochProbes {
@@ -26,7 +30,8 @@ export class FactCache {
   private external = -1;
   private validUntil = 0;
   private externalUntil = 0;
-  private entries = new Map<string, unknown>();
+  private spaces = new Map<string, Map<string, unknown>>();
+  private size = 0;
 
   constructor(
     private readonly probes: EpochProbes,
@@ -49,17 +54,40 @@ export class FactCache {
       changed ||= external !== this.external;
       this.external = external;
     }
-    if (changed || this.entries.size > MAX_ENTRIES) this.entries.clear();
+    if (changed || this.size > MAX_ENTRIES) {
+      this.spaces.clear();
+      this.size = 0;
+    }
   }
 
-  /** The cached value for `key`, or `load()` (null results are cached too). */
-  get<T>(key: string, load: () => T): T {
+  /** The valid map of `space` (validating first when due). */
+  private space(space: string): Map<string, unknown> {
     const now = this.clock();
     if (now >= this.validUntil) this.validate(now);
-    const hit = this.entries.get(key);
-    if (hit !== undefined || this.entries.has(key)) return hit as T;
+    let map = this.spaces.get(space);
+    if (!map) this.spaces.set(space, (map = new Map()));
+    return map;
+  }
+
+  private lookup<T>(map: Map<string, unknown>, key: string, load: () => T): T {
+    const hit = map.get(key);
+    if (hit !== undefined || map.has(key)) return hit as T;
     const value = load();
-    this.entries.set(key, value);
+    map.set(key, value);
+    this.size++;
     return value;
+  }
+
+  /** The cached value for `key` in `space`, or `load()` (null results are cached too). */
+  get<T>(space: string, key: string, load: () => T): T {
+    return this.lookup(this.space(space), key, load);
+  }
+
+  /** The cached value for the pair (`a`, `b`) in `space`, or `load()`. */
+  getPair<T>(space: string, a: string, b: string, load: () => T): T {
+    const outer = this.space(space);
+    let inner = outer.get(a) as Map<string, unknown> | undefined;
+    if (!inner) outer.set(a, (inner = new Map()));
+    return this.lookup(inner, b, load);
   }
 }

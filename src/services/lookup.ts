@@ -8,7 +8,7 @@ import type { Principal } from "./principal.ts";
 
 /** The org named `name`, or null. */
 export function findOrg(ctx: Ctx, name: string): Org | null {
-  return ctx.facts.get(`org:${name.toLowerCase()}`, () => ctx.db.select().from(orgs).where(sql`lower(${orgs.name}) = lower(${name})`).get() ?? null);
+  return ctx.facts.get("org", name.toLowerCase(), () => ctx.db.select().from(orgs).where(sql`lower(${orgs.name}) = lower(${name})`).get() ?? null);
 }
 
 /** The org named `name`, or 404. */
@@ -20,8 +20,10 @@ export function requireOrg(ctx: Ctx, name: string): Org {
 
 /** The repo `name` in `orgId`, or null. */
 export function findRepo(ctx: Ctx, orgId: string, name: string): Repo | null {
-  return ctx.facts.get(
-    `repo:${orgId}:${name.toLowerCase()}`,
+  return ctx.facts.getPair(
+    "repo",
+    orgId,
+    name.toLowerCase(),
     () => ctx.db.select().from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get() ?? null,
   );
 }

@@ -1,10 +1,10 @@
 // Repositories: create, read, list, patch, delete (SPEC §2.1; DECISIONS §3).
 import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { Conflict, Invalid, Unprocessable } from "../errors.ts";
+import { AppError, Conflict, Invalid, Unprocessable } from "../errors.ts";
 import { checkRefFormat } from "../git/ref-name.ts";
 import { refs, repos, subscriptions, type Org, type Repo } from "../db/schema.ts";
 import { newId } from "../util/ids.ts";
-import { authorize, buildFacts, decide, loadPersonInOrg, type PersonInOrg } from "./access.ts";
+import { authorize, buildFacts, decide, loadPersonInOrg, type Facts, type PersonInOrg } from "./access.ts";
 import { now, type Ctx } from "./context.ts";
 import { enqueueJob } from "./jobs.ts";
 import { requireOrg, requireRepo } from "./lookup.ts";
@@ -48,12 +48,20 @@ export function checkBranchName(value: unknown): string {
   return value;
 }
 
+/** The authority facts about `actor` on `repo`, as repoBody and decide need them. */
+function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Facts {
+  const p = person ?? loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
+  return buildFacts(actor, org, p, repo, writeBlockedReason(ctx, org, repo));
+}
+
 /** The Repo resource (SPEC §2.1) as seen by `actor`. */
 export function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg) {
-  const p = person ?? loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
-  const writeBlocked = writeBlockedReason(ctx, org, repo);
-  const facts = buildFacts(actor, org, p, repo, writeBlocked);
-  const { forkCount, watchers } = ctx.facts.get(`repo-counts:${repo.id}`, () => ({
+  return bodyOf(ctx, org, repo, repoFacts(ctx, actor, org, repo, person));
+}
+
+/** The Repo resource for the caller described by `facts` (built by repoFacts). */
+function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
+  const { forkCount, watchers } = ctx.facts.get("repo-counts", repo.id, () => ({
     forkCount: ctx.db.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repo.id), eq(repos.public, true))).get()!.n,
     watchers: ctx.db.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n,
   }));
@@ -83,11 +91,11 @@ export function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, perso
     fork_parent: null as string | null,
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
-    write_blocked: writeBlocked,
+    write_blocked: facts.repo!.writeBlocked,
   };
 }
 
-export type RepoBody = ReturnType<typeof repoBody>;
+export type RepoBody = ReturnType<typeof bodyOf>;
 
 /** Create input (DECISIONS §3). */
 export interface CreateRepoInput {
@@ -153,8 +161,11 @@ export function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: C
 /** GET /v1/orgs/{org}/repos/{repo}. */
 export function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): RepoBody {
   const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:read", repo);
-  return repoBody(ctx, actor, org, repo, loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id));
+  // Why: one set of facts answers the read check and the body's viewer_* fields.
+  const facts = repoFacts(ctx, actor, org, repo);
+  const verdict = decide(facts, "repo:read");
+  if (!verdict.allow) throw new AppError(verdict.status, verdict.message);
+  return bodyOf(ctx, org, repo, facts);
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
@@ -188,9 +199,14 @@ export function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limi
   return { repos: out, next_cursor: more ? last : null };
 }
 
+/** Whether any repository after `after` (by folded name) is visible; stops at the first one. */
 function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: PersonInOrg, after: string): boolean {
-  const rest = ctx.db.select().from(repos).where(and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, after))).all();
-  return rest.some((r) => decide(buildFacts(actor, org, person, r), "repo:read").allow);
+  for (let from = after; ; ) {
+    const batch = ctx.db.select().from(repos).where(and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, from))).orderBy(asc(sql`lower(${repos.name})`)).limit(100).all();
+    if (batch.some((r) => decide(buildFacts(actor, org, person, r), "repo:read").allow)) return true;
+    if (batch.length < 100) return false;
+    from = batch[batch.length - 1]!.name.toLowerCase();
+  }
 }
 
 /** PATCH /v1/orgs/{org}/repos/{repo}: name, public, default_branch (moves HEAD), description, homepage. */

@@ -6,9 +6,16 @@ export function hashSecret(secret: string): string {
   return Bun.CryptoHasher.hash("sha256", secret, "hex") as string;
 }
 
-/** Constant-time equality of two hex digests (false on length mismatch). */
-export function digestsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, "utf8");
-  const y = Buffer.from(b, "utf8");
-  return x.length === y.length && timingSafeEqual(x, y);
+/**
+ * A stored hex digest (see hashSecret) decoded to its 32 bytes, once, so that checking a
+ * presented secret against it (secretMatches) allocates and encodes nothing but the hash.
+ */
+export function storedDigest(hex: string): Uint8Array {
+  return Buffer.from(hex, "hex");
+}
+
+/** Whether `secret` hashes to `digest` (from storedDigest), compared in constant time. */
+export function secretMatches(secret: string, digest: Uint8Array): boolean {
+  const presented = Bun.SHA256.hash(secret) as Uint8Array;
+  return presented.byteLength === digest.byteLength && timingSafeEqual(presented, digest);
 }
