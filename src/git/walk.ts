@@ -163,9 +163,6 @@ async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
   return p;
 }
 
-/** Commits older than the candidate ancestor by more than this are not explored (clock-skew allowance). */
-const ANCESTRY_SKEW_SECONDS = 24 * 60 * 60;
-
 /**
  * True when commit `ancestor` is reachable from commit `descendant` (or is it); for fast-forward checks.
  * `packs` are received packs not yet in `reader` (the objects a push brings).
@@ -191,7 +188,9 @@ async function ancestry(reader: ObjectReader, ancestor: Oid, descendant: Oid): P
   const target = await cache.lookup(ancestor);
   const start = await cache.lookup(descendant);
   if (!target || !start) return false;
-  const cutoff = target.time - ANCESTRY_SKEW_SECONDS;
+  // Exact, like git's in_merge_bases without a commit-graph: commit dates only order the walk
+  // (newest first, so a fast-forward meets its old tip early); they never prune it, because
+  // committer clocks can be skewed by any amount.
   const queue = new CommitQueue();
   const seen = new Set<Oid>([descendant]);
   queue.push(start);
@@ -201,9 +200,9 @@ async function ancestry(reader: ObjectReader, ancestor: Oid, descendant: Oid): P
     for (const p of node.parents) {
       if (seen.has(p)) continue;
       seen.add(p);
+      if (p === ancestor) return true;
       const pn = await cache.lookup(p);
-      if (pn && pn.time >= cutoff) queue.push(pn);
-      else if (p === ancestor) return true;
+      if (pn) queue.push(pn);
     }
   }
   return false;

@@ -15,7 +15,7 @@ import { recordMetric } from "./metrics.ts";
 import { writeBlockedReason } from "./orgs.ts";
 import { personOf, type Principal } from "./principal.ts";
 import { publish, type RefUpdate } from "./publish.ts";
-import { refPolicy } from "./protections.ts";
+import { forbidsForcePush, refPolicy } from "./protections.ts";
 
 export type GitServiceName = "git-upload-pack" | "git-receive-pack";
 
@@ -104,7 +104,7 @@ export async function receivePack(
       const updates: RefUpdate[] = [];
       for (const c of commands) {
         let fastForward: boolean | undefined;
-        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID) {
+        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID && forbidsForcePush(ctx, repo, c.ref)) {
           fastForward = await isAncestor(objects, c.oldOid, c.newOid);
         }
         updates.push({ ...c, fastForward });

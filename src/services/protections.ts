@@ -20,15 +20,30 @@ export function matchesPattern(pattern: string, branch: string): boolean {
   return re.test(branch);
 }
 
+/** The rule protecting `ref` (a branch), if any: an exact pattern wins over a wildcard. */
+function ruleFor(rules: (typeof protections.$inferSelect)[], ref: string) {
+  if (!ref.startsWith("refs/heads/")) return null;
+  const branch = ref.slice("refs/heads/".length);
+  return rules.find((r) => r.pattern === branch) ?? rules.find((r) => matchesPattern(r.pattern, branch)) ?? null;
+}
+
+/**
+ * Whether a protection forbids force pushes to `ref`: only then must a write learn whether it
+ * is a fast-forward, which can mean walking the whole history of a rewritten branch.
+ */
+export function forbidsForcePush(ctx: Ctx, repo: Repo, ref: string): boolean {
+  const rule = ruleFor(ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all(), ref);
+  return rule !== null && !rule.allowForcePush;
+}
+
 /** The policy for updates to `repo` from `source`, loaded once per write. */
 export function refPolicy(ctx: Ctx, repo: Repo, source: UpdateSource): RefPolicy {
   const rules = ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all();
   if (!rules.length) return () => null;
   return (update, current) => {
-    if (!update.ref.startsWith("refs/heads/")) return null;
-    const branch = update.ref.slice("refs/heads/".length);
-    const rule = rules.find((r) => r.pattern === branch) ?? rules.find((r) => matchesPattern(r.pattern, branch));
+    const rule = ruleFor(rules, update.ref);
     if (!rule) return null;
+    const branch = update.ref.slice("refs/heads/".length);
     if (update.newOid === ZERO_OID) return rule.allowDeletion ? null : `protected branch ${branch}: deletion is not allowed`;
     if (rule.requireChange && source !== "lander") {
       return `protected branch ${branch}: direct updates are refused; land your commits through a change (POST /v1/orgs/{org}/repos/{repo}/changes)`;

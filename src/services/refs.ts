@@ -10,7 +10,7 @@ import { openSnapshot, readRef, readRefs } from "./git-store.ts";
 import { requireRepo } from "./lookup.ts";
 import { writeBlockedReason } from "./orgs.ts";
 import { personOf, type Principal } from "./principal.ts";
-import { refPolicy } from "./protections.ts";
+import { forbidsForcePush, refPolicy } from "./protections.ts";
 import { publish } from "./publish.ts";
 
 /** GET …/refs */
@@ -46,7 +46,7 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
   const current = snapshot.refs.find((r) => r.name === name)?.oid ?? null;
   const old: Oid | null = hasExpected ? (body.expected as Oid | null) : current;
   if (hasExpected && old !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
-  const fastForward = old && header.type === "commit" ? await isAncestor(snapshot.objects, old, body.target) : undefined;
+  const fastForward = old && header.type === "commit" && forbidsForcePush(ctx, repo, name) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
   const results = await publish(ctx, org, repo, [{ ref: name, oldOid: old ?? ZERO_OID, newOid: body.target, fastForward }], null, {
     atomic: true,
     event: { via: "api" },

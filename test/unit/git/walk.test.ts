@@ -160,6 +160,34 @@ describe("reachability helpers", () => {
     expect(await isAncestor(set, base, rev("side"))).toBe(true);
   });
 
+  test("isAncestor is exact whatever the committer clocks say", async () => {
+    // A child committed ten days "before" its parent, then a grandchild: dates must not prune the walk.
+    const skewed = await mkdtemp(join(tmpdir(), "svc-skew-"));
+    temps.push(skewed);
+    git(skewed, ["init", "-q", "--bare"]);
+    const work = await mkdtemp(join(tmpdir(), "svc-skew-work-"));
+    temps.push(work);
+    git(work, ["init", "-q"]);
+    const commitAt = (secs: number, msg: string) => {
+      const date = `${secs} +0000`;
+      git(work, ["commit", "-q", "--allow-empty", "-m", msg], undefined, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+      return git(work, ["rev-parse", "HEAD"]);
+    };
+    const parent = commitAt(BASE_TIME, "parent");
+    commitAt(BASE_TIME - 10 * 86400, "child from a slow clock");
+    for (let i = 0; i < 5; i++) commitAt(BASE_TIME - 10 * 86400 + i + 1, `descendant ${i}`);
+    const tip = git(work, ["rev-parse", "HEAD"]);
+    git(work, ["push", "-q", skewed, "HEAD:refs/heads/main"]);
+    git(skewed, ["repack", "-adq"]);
+    const packs = await openRepoPacks(skewed);
+    try {
+      expect(await isAncestor(packs.set, parent, tip)).toBe(true);
+      expect(await isAncestor(packs.set, tip, parent)).toBe(false);
+    } finally {
+      await packs.close();
+    }
+  });
+
   test("firstUnreachable accepts tips, ancestors, and their trees and blobs", async () => {
     const tips = [rev("main"), rev("side"), rev("v1000")];
     const ok = [rev("main~500"), rev("main~500^{tree}"), rev("main~1500:d2/s1/f3.txt"), rev("v1000")];
