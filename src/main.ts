@@ -16,6 +16,7 @@ import { GitStore } from "./services/git-store.ts";
 import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/maintenance.ts";
 import { startMailWorker } from "./services/outbox.ts";
 import { purgeRepoStorage } from "./services/purge.ts";
+import { flushTokenUse } from "./services/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./workers.ts";
 
@@ -63,6 +64,7 @@ export async function serve(config: Config): Promise<void> {
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       await Promise.all([workers.stop(), mailWorker.stop()]);
+      flushTokenUse(ctx);
       ctx.close();
       resolve();
     };

@@ -7,13 +7,12 @@ import { newId, newSecret } from "../util/ids.ts";
 import { hashSecret, secretMatches, storedDigest } from "../util/secrets.ts";
 import { now, type Ctx } from "./context.ts";
 import { ANONYMOUS, type Principal } from "./principal.ts";
+import { noteTokenUse } from "./token-use.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 /** A session's expiry slides forward at most this often (one write per day per session). */
 const SESSION_SLIDE_MS = 24 * 3600 * 1000;
-/** last_used_at is refreshed at most this often per token, to keep reads write-free. */
-const LAST_USED_GRANULARITY_MS = 10_000;
 
 const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
 
@@ -46,11 +45,7 @@ export function verifyToken(ctx: Ctx, raw: string): Principal | null {
   if (!found || !secretMatches(parsed.secret, found.digest)) return null;
   const { row, user } = found;
   if (row.userId && (!user || user.disabledAt !== null)) return null;
-  const t = now();
-  if (row.lastUsedAt === null || t - row.lastUsedAt >= LAST_USED_GRANULARITY_MS) {
-    ctx.db.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, row.id)).run();
-    row.lastUsedAt = t;
-  }
+  noteTokenUse(ctx, row);
   return { kind: "token", token: row, user: row.userId ? user : null };
 }
 

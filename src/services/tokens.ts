@@ -8,6 +8,7 @@ import { SCOPES, authorize, isOrgAdmin, roleAtLeast, scopeCovers, type Scope } f
 import { now, type Ctx } from "./context.ts";
 import { findRepo, requireOrg } from "./lookup.ts";
 import { personOf, type Principal } from "./principal.ts";
+import { flushTokenUse } from "./token-use.ts";
 
 /** The public view of a token (never the secret). */
 function tokenBody(ctx: Ctx, t: Token) {
@@ -85,6 +86,7 @@ export function mintToken(ctx: Ctx, actor: Principal, orgName: string, input: { 
 
 /** GET /v1/orgs/{org}/tokens: all org tokens for an admin, one's own for a member. */
 export function listTokens(ctx: Ctx, actor: Principal, orgName: string) {
+  flushTokenUse(ctx);
   const org = requireOrg(ctx, orgName);
   const admin = isOrgAdmin(ctx, actor, org);
   const person = personOf(actor);

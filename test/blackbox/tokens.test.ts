@@ -273,3 +273,19 @@ describe("listing and revoking", () => {
     expectError(await as(admin).delete(`/v1/orgs/tok/tokens/${svc.id}`), 404);
   });
 });
+
+describe("last_used_at", () => {
+  test("stamps waiting for their batch are written at shutdown and survive a restart", async () => {
+    await using first = await startServer();
+    const owner = await person(first, "stamps", "stamp@example.com", "owner");
+    const mintOne = async (label: string) => (await caller(first, owner).post("/v1/orgs/stamps/tokens", { scopes: ["org:read"], label })).body;
+    const [a, b] = [await mintOne("a"), await mintOne("b")];
+    expect((await caller(first, a.token).get("/v1/orgs/stamps/members")).status).toBe(200);
+    expect((await caller(first, b.token).get("/v1/orgs/stamps/members")).status).toBe(200);
+    // No listing in between (a listing writes waiting stamps first): the shutdown must write them.
+    expect(await first.stop()).toBe(0);
+    await using second = await startServer({ dataDir: first.dataDir });
+    const list = await caller(second, owner).get("/v1/orgs/stamps/tokens");
+    for (const t of [a, b]) expect(typeof list.body.tokens.find((x: any) => x.id === t.id).last_used_at).toBe("number");
+  });
+});
