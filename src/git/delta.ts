@@ -26,13 +26,20 @@ export function readDeltaHeader(delta: Uint8Array): { baseSize: number; resultSi
   return { baseSize, resultSize, pos };
 }
 
-/** Apply a git delta to its base; throws GitError when the delta does not fit the base or is corrupt. */
-export function applyDelta(base: Uint8Array, delta: Uint8Array): Uint8Array {
+/**
+ * Apply a git delta to its base; throws GitError when the delta does not fit the base or is corrupt.
+ * `alloc` supplies the result's buffer (exactly `size` bytes long, not overlapping `base`).
+ */
+export function applyDelta(
+  base: Uint8Array,
+  delta: Uint8Array,
+  alloc: (size: number) => Uint8Array = (size) => new Uint8Array(size),
+): Uint8Array {
   const h = readDeltaHeader(delta);
   if (h.baseSize !== base.length) {
     throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${base.length} bytes`);
   }
-  const out = new Uint8Array(h.resultSize);
+  const out = alloc(h.resultSize);
   let pos = h.pos;
   let o = 0;
   const n = delta.length;

@@ -2,11 +2,23 @@
 import zlib from "node:zlib";
 import { GitError } from "./types.ts";
 
+/**
+ * Output chunk for an object of `size` bytes: one chunk that fits it (one more byte lets zlib
+ * report the end of the stream without asking for another chunk), instead of 16 KiB chunks
+ * concatenated at the end, which allocated every large object about twice. Capped, since
+ * `size` comes from the (untrusted) entry header.
+ */
+function chunkSizeFor(size: number): number {
+  return Math.min(Math.max(size + 1, 64), MAX_CHUNK);
+}
+
+const MAX_CHUNK = 8 * 1024 * 1024;
+
 /** Inflate a complete zlib stream that must produce exactly `size` bytes. */
 export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
   let out: Uint8Array;
   try {
-    out = zlib.inflateSync(compressed, { maxOutputLength: Math.max(size, 1) });
+    out = zlib.inflateSync(compressed, { maxOutputLength: Math.max(size, 1), chunkSize: chunkSizeFor(size) });
   } catch (e) {
     throw new GitError(`corrupt pack: bad zlib data (${(e as Error).message})`);
   }
@@ -21,7 +33,7 @@ export function inflateExact(compressed: Uint8Array, size: number): Uint8Array {
 export function inflateWithLength(buf: Uint8Array, size: number): { data: Uint8Array; consumed: number } | null {
   let r: { buffer: Uint8Array; engine: { bytesWritten: number } };
   try {
-    r = zlib.inflateSync(buf, { info: true, maxOutputLength: Math.max(size, 1) } as zlib.ZlibOptions) as unknown as typeof r;
+    r = zlib.inflateSync(buf, { info: true, maxOutputLength: Math.max(size, 1), chunkSize: chunkSizeFor(size) } as zlib.ZlibOptions) as unknown as typeof r;
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "Z_BUF_ERROR") return null;

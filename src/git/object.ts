@@ -48,6 +48,11 @@ const SP = 0x20;
 const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
 /** Modes git accepts in trees ("040000" and "100664" only come from very old git). */
 const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
+/** A mode's digits as octal, after its length: validateTree's numeric form of TREE_MODES. */
+const modeCode = (mode: string): number => [...mode].reduce((code, d) => code * 8 + Number(d), mode.length);
+const TREE_MODE_CODES = new Set([...TREE_MODES].map(modeCode));
+const TREE_CODE_5 = modeCode("40000");
+const TREE_CODE_6 = modeCode("040000");
 
 /** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
 export function parseSignature(s: string): Signature {
@@ -212,19 +217,20 @@ function validateTree(data: Uint8Array): void {
   while (pos < data.length) {
     const sp = data.indexOf(SP, pos);
     if (sp <= pos || sp - pos > 6) throw new GitError("invalid tree: malformed mode");
-    let mode = "";
+    // The mode as a number (digits and length), so that no string is built per entry.
+    let code = sp - pos;
     for (let k = pos; k < sp; k++) {
       const c = data[k]!;
       if (c < 0x30 || c > 0x37) throw new GitError("invalid tree: malformed mode");
-      mode += String.fromCharCode(c);
+      code = code * 8 + (c - 0x30);
     }
-    if (!TREE_MODES.has(mode)) throw new GitError(`invalid tree: bad mode ${mode}`);
+    if (!TREE_MODE_CODES.has(code)) throw new GitError(`invalid tree: bad mode ${new TextDecoder().decode(data.subarray(pos, sp))}`);
     const start = sp + 1;
     const end = data.indexOf(0, start);
     if (end < 0 || end + 21 > data.length) throw new GitError("invalid tree: truncated entry");
     const len = end - start;
     if (len === 0) throw new GitError("invalid tree: empty entry name");
-    if (data.subarray(start, end).includes(0x2f)) throw new GitError("invalid tree: entry name contains '/'");
+    for (let k = start; k < end; k++) if (data[k] === 0x2f) throw new GitError("invalid tree: entry name contains '/'");
     // Why: "." / ".." / ".git" entries let a checkout write outside the work tree or into .git.
     if (data[start] === 0x2e) {
       const isDots = len <= 2 && (len === 1 || data[start + 1] === 0x2e);
@@ -235,7 +241,7 @@ function validateTree(data: Uint8Array): void {
         (data[start + 3]! | 0x20) === 0x74;
       if (isDots || isGit) throw new GitError("invalid tree: forbidden entry name");
     }
-    const dir = isTreeMode(mode);
+    const dir = code === TREE_CODE_5 || code === TREE_CODE_6;
     if (prevStart >= 0) {
       const c = compareTreeNames(data, prevStart, prevEnd, prevDir, start, end, dir);
       if (c === 0) throw new GitError("invalid tree: duplicate entry");

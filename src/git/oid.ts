@@ -2,7 +2,9 @@
 import type { ObjectType, Oid } from "./types.ts";
 
 const HEX = "0123456789abcdef";
-const BYTE_HEX: string[] = Array.from({ length: 256 }, (_, i) => HEX[i >> 4]! + HEX[i & 15]!);
+const HEX_CHARS = new TextEncoder().encode(HEX);
+const HEX_SCRATCH = new Uint8Array(40);
+const ASCII = new TextDecoder("latin1");
 const OID_RE = /^[0-9a-f]{40}$/;
 const encoder = new TextEncoder();
 
@@ -45,9 +47,15 @@ export function hexInto(hex: string, out: Uint8Array, offset: number): void {
 
 /** Encode `length` bytes from `offset` (default: the rest of the array) as lowercase hex. */
 export function bytesToHex(bytes: Uint8Array, offset = 0, length = bytes.length - offset): string {
-  let s = "";
-  for (let i = offset; i < offset + length; i++) s += BYTE_HEX[bytes[i]!];
-  return s;
+  // One flat string: `s +=` per byte builds a rope of ~20 nodes per oid (~500 bytes of heap
+  // until flattened), which dominated the heap of everything that keeps many oids.
+  const out = length === 20 ? HEX_SCRATCH : new Uint8Array(2 * length);
+  for (let i = 0; i < length; i++) {
+    const v = bytes[offset + i]!;
+    out[2 * i] = HEX_CHARS[v >> 4]!;
+    out[2 * i + 1] = HEX_CHARS[v & 15]!;
+  }
+  return ASCII.decode(out);
 }
 
 /** True for a well-formed object id (40 lowercase hex characters). */

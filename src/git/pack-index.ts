@@ -68,17 +68,21 @@ export class PackIndex {
   /** Position of `oid` in the sorted table, or -1. */
   indexOf(oid: Oid): number {
     if (!isOid(oid)) return -1;
-    const key = hexToBytes(oid);
+    return this.indexOfRaw(hexToBytes(oid), 0);
+  }
+
+  /** Position of the object id stored as 20 bytes at `key[at..at+20)`, or -1. */
+  indexOfRaw(key: Uint8Array, at: number): number {
     const b = this.bytes;
-    const first = key[0]!;
+    const first = key[at]!;
     let lo = first === 0 ? 0 : this.fanout[first - 1]!;
     let hi = this.fanout[first]!;
-    const k0 = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
+    const k0 = ((key[at]! << 24) | (key[at + 1]! << 16) | (key[at + 2]! << 8) | key[at + 3]!) >>> 0;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const p = this.oidBase + 20 * mid;
       let c = this.view.getUint32(p) - k0;
-      for (let j = 4; c === 0 && j < 20; j++) c = b[p + j]! - key[j]!;
+      for (let j = 4; c === 0 && j < 20; j++) c = b[p + j]! - key[at + j]!;
       if (c === 0) return mid;
       if (c < 0) lo = mid + 1;
       else hi = mid;

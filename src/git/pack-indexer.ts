@@ -8,7 +8,7 @@
 // Pass 1 streams the input to a temp file while hashing and decodes every entry (inflating
 // it to find where it ends); whole objects are hashed and validated right away. Pass 2
 // resolves deltas from the file, walking each base's dependants depth-first with a bounded
-// amount of resolved data held in memory.
+// amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { applyDelta } from "./delta.ts";
@@ -30,8 +30,8 @@ export interface IndexedPack {
   size: number;
   /** Size in bytes of the .idx file. */
   idxSize: number;
-  /** Every object of the final pack (appended thin bases included), in pack order. */
-  objects: { oid: Oid; type: ObjectType }[];
+  /** Every object of the final pack (appended thin bases included), in pack order (built when first read). */
+  readonly objects: { oid: Oid; type: ObjectType }[];
   /** Oids of the bases appended to fix a thin pack (also listed in objects). */
   appendedBases: Oid[];
 }
@@ -64,11 +64,8 @@ export async function indexPack(
     resolver.checkComplete();
     const checksum = appendedBases.length > 0 ? rewriteTrailer(fd, table) : table.checksum;
     const name = bytesToHex(checksum);
-    const objects: { oid: Oid; type: ObjectType }[] = [];
-    for (let i = 0; i < table.count; i++) {
-      objects.push({ oid: bytesToHex(table.oids, 20 * i, 20), type: typeName(table.types[i]!) });
-    }
     const idx = writePackIndexRaw(table.oids, table.offsets, table.crcs, table.count, name);
+    const { oids, types, count } = table;
     closeSync(fd);
     done = true;
     const packPath = join(opts.tmpDir, `pack-${name}.pack`);
@@ -82,7 +79,14 @@ export async function indexPack(
       objectCount: table.count,
       size: table.end + 20,
       idxSize: idx.length,
-      objects,
+      // Built on demand: the receive path only needs the count, and 125k small objects held for
+      // the whole push are ~15 MB of heap.
+      get objects() {
+        const value: { oid: Oid; type: ObjectType }[] = [];
+        for (let i = 0; i < count; i++) value.push({ oid: bytesToHex(oids, 20 * i, 20), type: typeName(types[i]!) });
+        Object.defineProperty(this, "objects", { value, enumerable: true });
+        return value;
+      },
       appendedBases,
     };
   } catch (e) {
@@ -420,20 +424,29 @@ class Resolver {
     return out;
   }
 
-  /** Depth-first over the dependants of `root`; the last child of a frame replaces it. */
+  /**
+   * Depth-first over the dependants of `root`; the last child of a frame replaces it. Resolved
+   * data lives in buffers of `this.pool`: a leaf's buffer (most objects) is reused as soon as it
+   * is hashed, a base's when its last child is resolved or when it is dropped for the budget.
+   */
   private walk(root: number, rootData: Uint8Array): void {
     const t = this.t;
+    const pool = this.pool;
     type Frame = { i: number; data: Uint8Array | null; kids: number[]; next: number };
     const stack: Frame[] = [];
     const push = (i: number, data: Uint8Array) => {
       const kids = this.childrenOf(i);
-      if (kids.length === 0) return;
+      if (kids.length === 0) {
+        pool.release(data);
+        return;
+      }
       stack.push({ i, data, kids, next: 0 });
       this.held += data.length;
       for (let k = 0; this.held > this.budget && k < stack.length - 1; k++) {
         const f = stack[k]!;
         if (f.data) {
           this.held -= f.data.length;
+          pool.release(f.data);
           f.data = null;
         }
       }
@@ -443,18 +456,21 @@ class Resolver {
       const top = stack[stack.length - 1]!;
       const child = top.kids[top.next++]!;
       let base = top.data;
+      let keep = true;
       if (!base) {
         base = this.regenerate(top.i);
         if (top.next < top.kids.length && this.held + base.length <= this.budget) {
           top.data = base;
           this.held += base.length;
-        }
+        } else keep = false;
       }
       if (top.next === top.kids.length) {
         stack.pop();
         if (top.data) this.held -= top.data.length;
+        keep = false;
       }
-      const data = applyDelta(base, this.readWhole(child));
+      const data = applyDelta(base, this.readWhole(child), pool.alloc);
+      if (!keep) pool.release(base);
       t.types[child] = t.types[top.i]!;
       const type = typeName(t.types[child]!);
       if (type !== "blob") validateObject(type, data);
@@ -473,17 +489,68 @@ class Resolver {
       cur = this.t.bases[cur]!;
     }
     let data = this.readWhole(cur);
-    for (let k = chain.length - 1; k >= 0; k--) data = applyDelta(data, this.readWhole(chain[k]!));
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const next = applyDelta(data, this.readWhole(chain[k]!), this.pool.alloc);
+      this.pool.release(data);
+      data = next;
+    }
     return data;
   }
 
   /** The inflated entry data (a whole object or a delta) of entry i, read back from the file. */
   private readWhole(i: number): Uint8Array {
     const len = this.t.compLengths[i]!;
-    const buf = new Uint8Array(len);
+    // The compressed bytes only live until inflated: one reused buffer instead of one per entry.
+    if (this.scratch.length < len) this.scratch = new Uint8Array(Math.max(len, 2 * this.scratch.length));
+    const buf = this.scratch.subarray(0, len);
     readAll(this.fd, buf, this.t.dataOffsets[i]!);
     return inflateExact(buf, this.t.sizes[i]!);
   }
+
+  private scratch = new Uint8Array(64 * 1024);
+  private readonly pool = new BufferPool(16 * 1024 * 1024);
+}
+
+/**
+ * Reusable buffers for resolved objects, by power-of-two capacity, so that resolving a pack does
+ * not allocate (and leave to the collector) one buffer per object: pass 2 produces the whole
+ * history's data, many times the pack's size. `alloc` hands out views; `release` takes back
+ * views of its own buffers (anything else is left to the collector) while at most `maxFree`
+ * bytes are idle.
+ */
+export class BufferPool {
+  private readonly free: ArrayBuffer[][] = [];
+  private readonly owned = new WeakSet<ArrayBuffer>();
+  private idle = 0;
+
+  constructor(private readonly maxFree: number) {}
+
+  readonly alloc = (size: number): Uint8Array => {
+    const b = bucketOf(size);
+    const buf = this.free[b]?.pop();
+    if (buf) {
+      this.idle -= buf.byteLength;
+      return new Uint8Array(buf, 0, size);
+    }
+    if (2 ** b > this.maxFree / 4) return new Uint8Array(size);
+    const fresh = new ArrayBuffer(2 ** b);
+    this.owned.add(fresh);
+    return new Uint8Array(fresh, 0, size);
+  };
+
+  release(view: Uint8Array): void {
+    const buf = view.buffer as ArrayBuffer;
+    if (!this.owned.has(buf) || this.idle + buf.byteLength > this.maxFree) return;
+    (this.free[bucketOf(buf.byteLength)] ??= []).push(buf);
+    this.idle += buf.byteLength;
+  }
+}
+
+/** Smallest b >= 12 with 2^b >= size. */
+function bucketOf(size: number): number {
+  let b = 12;
+  while (2 ** b < size) b++;
+  return b;
 }
 
 /** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */

@@ -33,15 +33,22 @@ export interface PackEntry {
 
 const MAX_HEADER = 32;
 
-/** Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs. */
+/**
+ * Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs.
+ * Keys are numbers (a small id per pack name, times 2^40, plus the offset): a string key per
+ * lookup was a fresh string per entry of every delta chain walked.
+ */
 export class DeltaBaseCache {
-  private readonly map = new Map<string, RawObject>();
+  private readonly map = new Map<number, RawObject>();
+  /** Ids of the pack names seen since the last reset (at most MAX_PACK_IDS). */
+  private readonly ids = new Map<string, number>();
   private bytes = 0;
   constructor(readonly maxBytes = 32 * 1024 * 1024) {}
 
   /** The cached object, refreshed as most recently used. */
   get(pack: string, offset: number): RawObject | undefined {
-    const key = `${pack}:${offset}`;
+    const key = this.key(pack, offset, false);
+    if (key < 0) return undefined;
     const v = this.map.get(key);
     if (v) {
       this.map.delete(key);
@@ -53,7 +60,8 @@ export class DeltaBaseCache {
   /** Remember an object; objects larger than a quarter of the budget are not kept. */
   set(pack: string, offset: number, obj: RawObject): void {
     if (obj.data.length > this.maxBytes / 4) return;
-    const key = `${pack}:${offset}`;
+    const key = this.key(pack, offset, true);
+    if (key < 0) return;
     const old = this.map.get(key);
     if (old) {
       this.bytes -= old.data.length;
@@ -72,7 +80,29 @@ export class DeltaBaseCache {
   get size(): number {
     return this.bytes;
   }
+
+  /** The numeric key, or -1 (offset too large, or an unknown pack when `assign` is false). */
+  private key(pack: string, offset: number, assign: boolean): number {
+    if (offset >= OFFSET_LIMIT) return -1;
+    let id = this.ids.get(pack);
+    if (id === undefined) {
+      if (!assign) return -1;
+      // Ids are never reused while entries may carry them: start over once they run out.
+      if (this.ids.size === MAX_PACK_IDS) {
+        this.map.clear();
+        this.ids.clear();
+        this.bytes = 0;
+      }
+      id = this.ids.size;
+      this.ids.set(pack, id);
+    }
+    return id * OFFSET_LIMIT + offset;
+  }
 }
+
+const OFFSET_LIMIT = 2 ** 40;
+/** id * OFFSET_LIMIT + offset stays an exact integer (< 2^53). */
+const MAX_PACK_IDS = 2 ** 13;
 
 /** One immutable pack: its idx plus ranged reads of its bytes. */
 export class Pack {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createDelta } from "../../../src/git/delta.ts";
 import { openFileSource } from "../../../src/git/file-source.ts";
 import { hashObject } from "../../../src/git/oid.ts";
-import { indexPack } from "../../../src/git/pack-indexer.ts";
+import { BufferPool, indexPack } from "../../../src/git/pack-indexer.ts";
 import { PackIndex } from "../../../src/git/pack-index.ts";
 import { Pack } from "../../../src/git/pack-reader.ts";
 import { PackSet } from "../../../src/git/pack-set.ts";
@@ -184,5 +184,25 @@ describe("indexPack", () => {
     await expectRejected(craftPack([{ typeCode: 3, data: blob }], 2).pack, /truncated|corrupt/);
     await expectRejected(craftPack([{ typeCode: 5, data: blob }]).pack, /invalid object type/);
     await expectRejected(craftPack([{ typeCode: 6, data: createDelta(blob, blob), base: 0 }, { typeCode: 3, data: blob }]).pack, /base/);
+  });
+});
+
+describe("BufferPool", () => {
+  test("reuses released buffers by capacity, ignores foreign ones, and bounds what it keeps", () => {
+    const pool = new BufferPool(64 * 1024);
+    const a = pool.alloc(5000);
+    expect(a.length).toBe(5000);
+    expect(a.buffer.byteLength).toBe(8192);
+    pool.release(a);
+    const b = pool.alloc(6000);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.length).toBe(6000);
+    expect(pool.alloc(6000).buffer).not.toBe(a.buffer); // b still holds it
+    pool.release(new Uint8Array(8192)); // not the pool's: dropped
+    expect(pool.alloc(100).buffer.byteLength).toBe(4096);
+    // Buffers above a quarter of the idle budget are plain allocations, never kept.
+    const big = pool.alloc(20 * 1024);
+    pool.release(big);
+    expect(pool.alloc(20 * 1024).buffer).not.toBe(big.buffer);
   });
 });
