@@ -3,10 +3,10 @@ import { defineCommand, runMain } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { AppError } from "../src/errors.ts";
 import { migrate, openDatabase } from "../src/db/client.ts";
-import { openContext, serve } from "../src/main.ts";
-import { createUserWithOrg } from "../src/services/accounts.ts";
-import { findOrg, findRepo } from "../src/services/lookup.ts";
-import { allRepos, gcRepo, sweepRepo } from "../src/services/maintenance.ts";
+import { openContext, serve } from "../src/runtime.ts";
+import { createUserWithOrg } from "../src/services/people/accounts.ts";
+import { findOrg, findRepo } from "../src/services/access/lookup.ts";
+import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts";
 import { configOrExit } from "./config.ts";
 
 const serveCmd = defineCommand({

@@ -18,14 +18,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
-import { orgs, repos } from "../../src/db/schema.ts";
+import { orgs, repos } from "../../src/db/schema/index.ts";
 import { indexPack } from "../../src/git/pack-indexer.ts";
 import { PackSet } from "../../src/git/pack-set.ts";
 import { serveReceivePack } from "../../src/git/receive-pack.ts";
 import { serveUploadPack } from "../../src/git/upload-pack.ts";
 import { collectObjects } from "../../src/git/walk.ts";
-import { openContext } from "../../src/main.ts";
-import { openSnapshot } from "../../src/services/git-store.ts";
+import { openContext } from "../../src/runtime.ts";
+import { openSnapshot } from "../../src/services/git/snapshot.ts";
 
 const argv = process.argv.slice(2);
 const get = (n: string) => {

@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { migrations } from "./migrations.ts";
-import * as schema from "./schema.ts";
+import * as schema from "./schema/index.ts";
 
 /** The drizzle handle every service receives. */
 export type Db = ReturnType<typeof drizzle<typeof schema>>;

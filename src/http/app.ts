@@ -6,17 +6,17 @@ import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { principalOf } from "./principal.ts";
-import { authRoutes } from "./routes/auth.ts";
-import { contentRoutes } from "./routes/content.ts";
-import { emailRoutes } from "./routes/emails.ts";
-import { grantRoutes } from "./routes/grants.ts";
-import { inviteRoutes } from "./routes/invites.ts";
-import { orgRoutes } from "./routes/orgs.ts";
-import { pageRoutes } from "./routes/pages.ts";
-import { repoRoutes } from "./routes/repos.ts";
-import { sshKeyRoutes } from "./routes/ssh-keys.ts";
-import { teamRoutes } from "./routes/teams.ts";
-import { tokenRoutes } from "./routes/tokens.ts";
+import { authRoutes } from "./routes/people/auth.ts";
+import { contentRoutes } from "./routes/repos/content.ts";
+import { emailRoutes } from "./routes/people/emails.ts";
+import { grantRoutes } from "./routes/orgs/grants.ts";
+import { inviteRoutes } from "./routes/orgs/invites.ts";
+import { orgRoutes } from "./routes/orgs/orgs.ts";
+import { pageRoutes } from "./routes/people/link-pages.ts";
+import { repoRoutes } from "./routes/repos/repos.ts";
+import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
+import { teamRoutes } from "./routes/orgs/teams.ts";
+import { tokenRoutes } from "./routes/people/tokens.ts";
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();

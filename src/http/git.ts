@@ -9,7 +9,7 @@ import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
 import { AppError, TooLarge } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git-service.ts";
+import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git/serve.ts";
 import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
 import { pathOf } from "./path.ts";
 import { principalOf } from "./principal.ts";

@@ -1,8 +1,8 @@
 // Resolves the caller of an HTTP request once, and applies the CSRF rule for cookie sessions.
 import { Forbidden } from "../errors.ts";
-import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/auth.ts";
+import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/people/auth.ts";
 import type { Ctx } from "../services/context.ts";
-import type { Principal } from "../services/principal.ts";
+import type { Principal } from "../services/access/principal.ts";
 import { pathOf } from "./path.ts";
 
 const cache = new WeakMap<Request, Principal>();

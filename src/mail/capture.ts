@@ -4,7 +4,8 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type { MailConfig } from "../config.ts";
-import { now, type MailMessage, type MailTransport } from "../services/context.ts";
+import { now } from "../util/clock.ts";
+import type { MailMessage, MailTransport } from "./types.ts";
 import { newId } from "../util/ids.ts";
 
 /** Writes every message as an `.eml` file in `config.dir` (created when missing). */

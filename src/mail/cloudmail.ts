@@ -3,7 +3,7 @@
 // identity, container and instance metadata). Nothing secret is configured in svc itself.
 import nodemailer from "nodemailer";
 import type { MailConfig } from "../config.ts";
-import type { MailMessage, MailTransport } from "../services/context.ts";
+import type { MailMessage, MailTransport } from "./types.ts";
 
 /** Connect and whole-request limits for one API call (the SDK retries throttling itself). */
 const CONNECT_TIMEOUT_MS = 5_000;

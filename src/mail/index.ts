@@ -1,7 +1,7 @@
 // Mail transports (SPEC §5.7): the configured one is built once at boot and put on the context.
-// Services never import this folder's libraries; they see only `MailTransport` (services/context.ts).
+// Services never import this folder's libraries; they see only `MailTransport` (mail/types.ts).
 import type { MailConfig } from "../config.ts";
-import type { MailTransport } from "../services/context.ts";
+import type { MailTransport } from "./types.ts";
 import { captureTransport } from "./capture.ts";
 import { cloudmailTransport } from "./cloudmail.ts";
 import { smtpTransport } from "./smtp.ts";

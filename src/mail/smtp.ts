@@ -2,7 +2,7 @@
 // relay offers it (the relay is expected on a trusted network, typically loopback).
 import nodemailer from "nodemailer";
 import type { MailConfig } from "../config.ts";
-import type { MailMessage, MailTransport } from "../services/context.ts";
+import type { MailMessage, MailTransport } from "./types.ts";
 
 /** Connect, greeting and idle-socket limits: a dead or silent relay fails within about 10 s. */
 const CONNECT_TIMEOUT_MS = 5_000;

@@ -1,9 +1,10 @@
 // What every service function receives: the database, configuration and public addresses.
 import type { Config } from "../config.ts";
 import type { Db } from "../db/client.ts";
+import type { MailTransport } from "../mail/types.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
-import type { FactCache } from "./fact-cache.ts";
-import type { GitStore } from "./git-store.ts";
+import type { FactCache } from "./access/fact-cache.ts";
+import type { GitStore } from "./git/snapshot.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -35,32 +36,5 @@ export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** One outgoing message: plain-text and HTML parts of the same content. */
-export interface MailMessage {
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-}
-
-/** A configured mail transport (SPEC §5.7); null on the context means the null transport. */
-export interface MailTransport {
-  /** `capture`, `smtp` or `cloudmail`. */
-  readonly name: string;
-  /** Delivers one message; throws with a readable reason on failure. */
-  send(msg: MailMessage): Promise<void>;
-}
-
-let clock: () => number = Date.now;
-
-/** Milliseconds since the epoch: every timestamp in the service. */
-export const now = () => clock();
-
-/** Replaces the service clock (tests move time forward instead of sleeping); returns the restorer. */
-export function setClock(fn: () => number): () => void {
-  const previous = clock;
-  clock = fn;
-  return () => {
-    clock = previous;
-  };
-}
+export type { MailMessage, MailTransport } from "../mail/types.ts";
+export { now, setClock } from "../util/clock.ts";

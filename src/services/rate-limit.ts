@@ -1,7 +1,7 @@
 // Rate limits on mail-sending routes, counted per address and globally, never per source address
 // (SPEC §8; DECISIONS §1): a shared office or VPN never locks everyone out, and a botnet is still capped.
 import { and, eq, gte, lt, sql } from "drizzle-orm";
-import { rateEvents } from "../db/schema.ts";
+import { rateEvents } from "../db/schema/index.ts";
 import type { DbOrTx } from "../db/client.ts";
 import { now } from "./context.ts";
 

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import ssh2 from "ssh2";
-import { fingerprintOf } from "../services/ssh-keys.ts";
+import { fingerprintOf } from "../services/people/ssh-keys.ts";
 
 const { utils } = ssh2 as unknown as typeof import("ssh2");
 

@@ -9,9 +9,9 @@ import ssh2 from "ssh2";
 import constants from "ssh2/lib/protocol/constants.js";
 import { AppError } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { advertiseRefusal, receivePack, uploadPack } from "../services/git-service.ts";
-import type { Principal } from "../services/principal.ts";
-import { fingerprintOf, principalForKey } from "../services/ssh-keys.ts";
+import { advertiseRefusal, receivePack, uploadPack } from "../services/git/serve.ts";
+import type { Principal } from "../services/access/principal.ts";
+import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
 import { loadHostKeys } from "./host-keys.ts";
 
 const { Server, utils } = ssh2 as unknown as typeof import("ssh2");

@@ -2,10 +2,16 @@
 // makes many small reads (object headers, delta chains); fetching whole blocks turns them into
 // few ranged requests, and sharing in-flight fetches keeps concurrent readers from doubling up.
 
-import type { ByteSource } from "../git/types.ts";
 import { ByteLru } from "./lru.ts";
 import { StorageError, type ObjectStore } from "./object-store.ts";
 import { assertRange } from "./range.ts";
+
+/** Random access to a stored file; the git engine's ByteSource has the same shape. */
+export interface RangeReader {
+  readonly size: number;
+  /** Exactly `length` bytes from `offset` (throws past the end). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
 
 /** Tuning for a BlockCache; the defaults suit pack files. */
 export interface BlockCacheOptions {
@@ -39,8 +45,8 @@ export class BlockCache {
     return this.blocks.bytes;
   }
 
-  /** A ByteSource over the stored file `key` of `size` bytes, read through the cache. */
-  source(key: string, size: number): ByteSource {
+  /** A RangeReader over the stored file `key` of `size` bytes, read through the cache. */
+  source(key: string, size: number): RangeReader {
     return { size, read: (offset, length) => this.read(key, size, offset, length) };
   }
 

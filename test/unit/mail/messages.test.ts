@@ -2,7 +2,7 @@
 // the same link under the base URL, names the API route that takes the token, and escapes
 // everything it puts into HTML.
 import { describe, expect, test } from "bun:test";
-import { claimMail, esc, inviteMail, resetMail, verifyMail } from "../../../src/services/messages.ts";
+import { claimMail, esc, inviteMail, resetMail, verifyMail } from "../../../src/services/mail/messages.ts";
 
 const BASE = "https://git.example.test";
 

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../../src/config.ts";
-import { mailOutbox } from "../../../src/db/schema.ts";
-import { openContext } from "../../../src/main.ts";
+import { mailOutbox } from "../../../src/db/schema/index.ts";
+import { openContext } from "../../../src/runtime.ts";
 import { now, setClock, type MailMessage } from "../../../src/services/context.ts";
-import { deliverNow, enqueueMail, notifyMail, startMailWorker } from "../../../src/services/outbox.ts";
+import { deliverNow, enqueueMail, notifyMail, startMailWorker } from "../../../src/services/mail/outbox.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
 
 type Ctx = Awaited<ReturnType<typeof openContext>>;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../../src/config.ts";
 import { createMailTransport } from "../../../src/mail/index.ts";
-import { verifyMail } from "../../../src/services/messages.ts";
+import { verifyMail } from "../../../src/services/mail/messages.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
 
 const msg = verifyMail({ to: "nia@example.com", name: "Nia", token: "svcv_abc234", baseUrl: "https://git.example.test" });

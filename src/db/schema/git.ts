@@ -1,0 +1,23 @@
+// Git data in SQLite: refs and the live pack list (objects live in object storage).
+import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { createdAt, id } from "./columns.ts";
+import { repos } from "./repos.ts";
+
+export const refs = sqliteTable("refs", {
+  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  target: text("target").notNull(),
+}, (t) => [primaryKey({ columns: [t.repoId, t.name] })]);
+
+export const packs = sqliteTable("packs", {
+  id: id(),
+  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  size: integer("size").notNull(),
+  idxSize: integer("idx_size").notNull(),
+  objectCount: integer("object_count").notNull(),
+  tier: integer("tier").notNull().default(0),
+  createdAt: createdAt(),
+  /** Set when compaction replaced the pack; its files are deleted after a grace period. */
+  replacedAt: integer("replaced_at"),
+}, (t) => [uniqueIndex("packs_repo_name_uq").on(t.repoId, t.name)]);

@@ -1,0 +1,25 @@
+// The metadata schema for the whole service, one file per domain. Git objects live in object
+// storage; everything else (refs, the live pack list, people, credentials, events, durable jobs)
+// lives here.
+export * from "./people.ts";
+export * from "./orgs.ts";
+export * from "./repos.ts";
+export * from "./git.ts";
+export * from "./jobs.ts";
+export * from "./mail.ts";
+export * from "./hooks.ts";
+export * from "./metrics.ts";
+export * from "./discovery.ts";
+export * from "./ci.ts";
+export * from "./changes.ts";
+
+import { orgs, memberships } from "./orgs.ts";
+import { tokens, users } from "./people.ts";
+import { repos } from "./repos.ts";
+
+export type User = typeof users.$inferSelect;
+export type Org = typeof orgs.$inferSelect;
+export type Repo = typeof repos.$inferSelect;
+export type Token = typeof tokens.$inferSelect;
+export type Membership = typeof memberships.$inferSelect;
+export type Role = Membership["role"];

@@ -1,0 +1,19 @@
+// Who is calling: resolved once per request (or SSH connection) against the database.
+import type { Token, User } from "../../db/schema/index.ts";
+
+/** The caller of a request, after credential resolution. */
+export type Principal =
+  | { kind: "anonymous" }
+  /** A person signed in with a session cookie: every scope, bounded by their roles. */
+  | { kind: "session"; user: User; sessionId: string }
+  /** An API token: personal (user set) or service/job (user null). */
+  | { kind: "token"; token: Token; user: User | null };
+
+export const ANONYMOUS: Principal = { kind: "anonymous" };
+
+/** The person behind a principal, if any. */
+export function personOf(p: Principal): User | null {
+  if (p.kind === "session") return p.user;
+  if (p.kind === "token") return p.user;
+  return null;
+}

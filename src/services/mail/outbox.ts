@@ -1,0 +1,248 @@
+// The durable mail outbox (SPEC §5.7, DESIGN "Background work"): a message is a `mail_outbox`
+// row written in the transaction of the event that causes it; delivery happens afterwards, by
+// `deliverNow` (a request that reports the result, bounded in time) or by the worker of
+// `svc serve`. So a slow relay never holds a request and a restart loses no mail.
+// Delivery is at least once: a crash between the relay's acceptance and the row's update repeats it.
+import { and, asc, eq, isNull, lte, or } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { mailOutbox } from "../../db/schema/index.ts";
+import { newId } from "../../util/ids.ts";
+import { now, type Ctx, type MailMessage } from "../context.ts";
+
+/** How long one claimed attempt owns its row; longer than any transport's own time limits. */
+const LEASE_MS = 2 * 60 * 1000;
+/** Attempts before a message is given up on (the last one about an hour after the first). */
+const MAX_ATTEMPTS = 8;
+const FIRST_BACKOFF_MS = 30_000;
+const MAX_BACKOFF_MS = 3_600_000;
+/** The worker looks for due rows at least this often, besides being woken by `notifyMail`. */
+const POLL_MS = 5_000;
+const MIN_WAIT_MS = 200;
+/** Rows one worker pass sends concurrently. */
+const BATCH = 4;
+
+/** The outcome of one delivery as the invitation response reports it (SPEC §5.7 `mail`). */
+export interface MailResult {
+  sent: boolean;
+  error?: string;
+}
+
+type Row = typeof mailOutbox.$inferSelect;
+
+/** Attempts running in this process, by row id: `deliverNow` joins one the worker started, and vice versa. */
+const inflight = new Map<string, Promise<MailResult>>();
+/** Wake-ups of the workers running in this process. */
+const wakers = new Set<() => void>();
+
+/** Queues a message inside the caller's transaction; null (nothing written) under the null transport. */
+export function enqueueMail(ctx: Ctx, tx: DbOrTx, msg: MailMessage): string | null {
+  if (!ctx.mail) return null;
+  const id = newId();
+  const t = now();
+  tx.insert(mailOutbox)
+    .values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, htmlBody: msg.html, attempts: 0, runAt: t, createdAt: t })
+    .run();
+  return id;
+}
+
+/** Wakes the running mail worker(s) of this process (no-op when none runs); call after the commit. */
+export function notifyMail(): void {
+  for (const wake of wakers) wake();
+}
+
+/**
+ * Tries to deliver one queued message now, waiting at most `waitMs` for the outcome.
+ * null id → `{ sent: false }` (no transport). A failure leaves the row queued for the worker's retry.
+ */
+export async function deliverNow(ctx: Ctx, id: string | null, waitMs = 5000): Promise<MailResult> {
+  if (id === null || !ctx.mail) return { sent: false };
+  let attempt = inflight.get(id);
+  try {
+    if (!attempt) {
+      const row = claimOne(ctx, id);
+      if (row) attempt = startAttempt(ctx, row);
+    }
+    if (!attempt) {
+      const row = ctx.db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
+      if (!row) return { sent: false, error: "message not found in the outbox" };
+      if (row.sentAt !== null) return { sent: true };
+      if (row.failedAt !== null) return { sent: false, error: row.lastError ?? "delivery failed" };
+      // Leased by another process: its outcome is recorded there.
+      return { sent: false, error: IN_PROGRESS };
+    }
+  } catch (error) {
+    // The caller's event is already committed: a busy database must not turn it into a 500.
+    ctx.log.error("mail outbox claim failed", { outbox_id: id, error: String(error) });
+    return { sent: false, error: "mail is queued; delivery will be retried" };
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<MailResult>((resolve) => {
+    timer = setTimeout(() => resolve({ sent: false, error: IN_PROGRESS }), waitMs);
+  });
+  try {
+    return await Promise.race([attempt, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const IN_PROGRESS = "delivery is still in progress; it will be retried if it fails";
+
+/** Starts the delivery loop of `svc serve`; `stop()` lets running attempts record their outcome. */
+export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
+  if (!ctx.mail) return { stop: async () => {} };
+  let stopped = false;
+  let wake: (() => void) | null = null;
+  // Nothing is awaited between a claim and arming `wake`, so a notification is never lost.
+  const waker = () => wake?.();
+  wakers.add(waker);
+  const loop = async () => {
+    while (!stopped) {
+      let rows: Row[] = [];
+      try {
+        rows = claimDue(ctx);
+      } catch (error) {
+        ctx.log.error("mail outbox claim failed", { error: String(error) });
+      }
+      if (rows.length > 0) {
+        await Promise.all(rows.map((row) => startAttempt(ctx, row)));
+        continue;
+      }
+      if (stopped) break;
+      const next = safeNextDue(ctx);
+      // The floor keeps a database that refuses claims from turning this into a busy loop.
+      const delay = next === null ? POLL_MS : Math.min(POLL_MS, Math.max(MIN_WAIT_MS, next - now()));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  };
+  const done = loop();
+  return {
+    async stop() {
+      stopped = true;
+      wakers.delete(waker);
+      wake?.();
+      await done;
+      // deliverNow attempts still running record their outcome before the database closes.
+      await Promise.all(inflight.values());
+    },
+  };
+}
+
+/** Leases one row by id when it is still pending and nobody holds it. */
+function claimOne(ctx: Ctx, id: string): Row | null {
+  return ctx.db.transaction((tx) => {
+    const t = now();
+    const row = tx
+      .select()
+      .from(mailOutbox)
+      .where(and(eq(mailOutbox.id, id), isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt), or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, t))))
+      .get();
+    return row ? lease(tx, row, t) : null;
+  }, { behavior: "immediate" });
+}
+
+/** Leases up to BATCH due rows, oldest first. */
+function claimDue(ctx: Ctx): Row[] {
+  return ctx.db.transaction((tx) => {
+    const t = now();
+    const rows = tx
+      .select()
+      .from(mailOutbox)
+      .where(and(isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt), lte(mailOutbox.runAt, t), or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, t))))
+      .orderBy(asc(mailOutbox.runAt))
+      .limit(BATCH)
+      .all();
+    return rows.map((row) => lease(tx, row, t));
+  }, { behavior: "immediate" });
+}
+
+function lease(tx: DbOrTx, row: Row, t: number): Row {
+  const lockedUntil = t + LEASE_MS;
+  tx.update(mailOutbox).set({ lockedUntil, attempts: row.attempts + 1 }).where(eq(mailOutbox.id, row.id)).run();
+  return { ...row, lockedUntil, attempts: row.attempts + 1 };
+}
+
+/** When the earliest pending row falls due (null when none is pending or the read fails). */
+function safeNextDue(ctx: Ctx): number | null {
+  try {
+    return nextDue(ctx);
+  } catch {
+    return null;
+  }
+}
+
+function nextDue(ctx: Ctx): number | null {
+  const row = ctx.db
+    .select({ runAt: mailOutbox.runAt, lockedUntil: mailOutbox.lockedUntil })
+    .from(mailOutbox)
+    .where(and(isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt)))
+    .orderBy(asc(mailOutbox.runAt))
+    .limit(1)
+    .get();
+  return row ? Math.max(row.runAt, row.lockedUntil ?? 0) : null;
+}
+
+/** Sends a leased row and records the outcome; registered in `inflight` while it runs. Never rejects. */
+function startAttempt(ctx: Ctx, row: Row): Promise<MailResult> {
+  const attempt = (async (): Promise<MailResult> => {
+    try {
+      await ctx.mail!.send({ to: row.toAddress, subject: row.subject, text: row.textBody, html: row.htmlBody });
+    } catch (error) {
+      return record(ctx, row, () => recordFailure(ctx, row, reasonOf(error)), { sent: false, error: reasonOf(error) });
+    }
+    // Why: the bodies carry single-use links; once handed over they are no longer kept.
+    // The lease value in the condition keeps a late writer from overwriting a newer attempt's record.
+    return record(ctx, row, () => {
+      ctx.db
+        .update(mailOutbox)
+        .set({ sentAt: now(), lockedUntil: null, lastError: null, textBody: "", htmlBody: "" })
+        .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
+        .run();
+      return { sent: true };
+    }, { sent: true });
+  })().finally(() => inflight.delete(row.id));
+  inflight.set(row.id, attempt);
+  return attempt;
+}
+
+/** Runs an outcome update; if the database refuses it the lease expires and the row is retried. */
+function record(ctx: Ctx, row: Row, write: () => MailResult, fallback: MailResult): MailResult {
+  try {
+    return write();
+  } catch (error) {
+    ctx.log.error("mail outcome not recorded", { outbox_id: row.id, error: String(error) });
+    return fallback;
+  }
+}
+
+function recordFailure(ctx: Ctx, row: Row, reason: string): MailResult {
+  const t = now();
+  const giveUp = row.attempts >= MAX_ATTEMPTS;
+  const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** (row.attempts - 1), MAX_BACKOFF_MS);
+  // Never the address or the bodies in the log: the bodies hold single-use links.
+  ctx.log.warn(giveUp ? "mail given up" : "mail delivery failed", { outbox_id: row.id, transport: ctx.mail!.name, attempt: row.attempts, error: reason });
+  ctx.db
+    .update(mailOutbox)
+    .set(
+      giveUp
+        ? { lastError: reason, lockedUntil: null, failedAt: t, textBody: "", htmlBody: "" }
+        : { lastError: reason, lockedUntil: null, runAt: t + backoff },
+    )
+    .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
+    .run();
+  return { sent: false, error: reason };
+}
+
+/** A failure reason fit for an API answer and a log line: one line, bounded. */
+function reasonOf(error: unknown): string {
+  const raw = error instanceof Error ? error.message || error.name : String(error);
+  const line = raw.replace(/\s+/g, " ").trim() || "unknown error";
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}

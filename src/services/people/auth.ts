@@ -1,0 +1,172 @@
+// Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
+import { eq, sql } from "drizzle-orm";
+import { Unauthorized } from "../../errors.ts";
+import { memberships, orgs, sessions, tokens, users, type User } from "../../db/schema/index.ts";
+import type { DbOrTx } from "../../db/client.ts";
+import { newId, newSecret } from "../../util/ids.ts";
+import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
+import { now, type Ctx } from "../context.ts";
+import { ANONYMOUS, type Principal } from "../access/principal.ts";
+import { noteTokenUse } from "./token-use.ts";
+
+export const SESSION_COOKIE = "svc_session";
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+/** A session's expiry slides forward at most this often (one write per day per session). */
+const SESSION_SLIDE_MS = 24 * 3600 * 1000;
+
+const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
+
+/** Raw credentials as a transport found them. */
+export interface Credentials {
+  /** Authorization header value, if any. */
+  authorization?: string | null;
+  /** svc_session cookie value, if any. */
+  session?: string | null;
+}
+
+/** Splits an API token `svc_<id>_<secret>` (null when malformed). */
+export function parseToken(raw: string): { id: string; secret: string } | null {
+  const token = raw.trim();
+  // The two parts have fixed lengths: `svc_` + 16 characters, `_`, 32 characters.
+  return TOKEN_RE.test(token) ? { id: token.slice(4, 20), secret: token.slice(21) } : null;
+}
+
+/** Verifies an API token against the database on every call, so revocation is immediate. */
+export function verifyToken(ctx: Ctx, raw: string): Principal | null {
+  const parsed = parseToken(raw);
+  if (!parsed) return null;
+  const found = ctx.facts.get("token", parsed.id, () => {
+    const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
+    if (!row) return null;
+    const user = row.userId ? (ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null) : null;
+    return { row, user, digest: storedDigest(row.secretHash) };
+  });
+  // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
+  if (!found || !secretMatches(parsed.secret, found.digest)) return null;
+  const { row, user } = found;
+  if (row.userId && (!user || user.disabledAt !== null)) return null;
+  noteTokenUse(ctx, row);
+  return { kind: "token", token: row, user: row.userId ? user : null };
+}
+
+/** Resolves the session cookie (null when absent, unknown, expired or the account is disabled). */
+export function verifySession(ctx: Ctx, secret: string): Principal | null {
+  if (!/^[a-z2-7]{32}$/.test(secret)) return null;
+  const t = now();
+  const hash = hashSecret(secret);
+  const found = ctx.facts.get("session", hash, () => {
+    const row = ctx.db.select().from(sessions).where(eq(sessions.secretHash, hash)).get();
+    return row ? { row, user: ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null } : null;
+  });
+  if (!found || found.row.expiresAt <= t) return null;
+  const { row, user } = found;
+  if (!user || user.disabledAt !== null) return null;
+  if (row.expiresAt - t < SESSION_TTL_MS - SESSION_SLIDE_MS) {
+    ctx.db.update(sessions).set({ expiresAt: t + SESSION_TTL_MS }).where(eq(sessions.id, row.id)).run();
+  }
+  return { kind: "session", user, sessionId: row.id };
+}
+
+const SPACE = /\s/;
+const BEARER = /^bearer$/i;
+const BASIC = /^basic$/i;
+
+/** The scheme and credential of a trimmed Authorization value: its first two words (hot path). */
+function splitAuthorization(auth: string): [scheme: string, value: string] {
+  const gap = auth.search(SPACE);
+  if (gap < 0) return [auth, ""];
+  const rest = auth.slice(gap).trimStart();
+  const end = rest.search(SPACE);
+  return [auth.slice(0, gap), end < 0 ? rest : rest.slice(0, end)];
+}
+
+/**
+ * Resolves the caller. A bearer (or Basic, for git) credential wins over the cookie; a presented
+ * but unusable credential is a 401, never a silent fall-back to anonymous.
+ */
+export function resolvePrincipal(ctx: Ctx, cred: Credentials): Principal {
+  const auth = cred.authorization?.trim();
+  if (auth) {
+    const [scheme, value] = splitAuthorization(auth);
+    if (BEARER.test(scheme)) {
+      const p = verifyToken(ctx, value);
+      if (!p) throw Unauthorized("invalid or revoked token");
+      return p;
+    }
+    if (BASIC.test(scheme)) {
+      // Git over HTTP: the token may sit in either the user or the password field.
+      let decoded = "";
+      try {
+        decoded = Buffer.from(value, "base64").toString("utf8");
+      } catch {
+        throw Unauthorized("invalid credentials");
+      }
+      const i = decoded.indexOf(":");
+      const user = i < 0 ? decoded : decoded.slice(0, i);
+      const pass = i < 0 ? "" : decoded.slice(i + 1);
+      const candidate = parseToken(pass) ? pass : user;
+      const p = verifyToken(ctx, candidate);
+      if (!p) throw Unauthorized("invalid credentials");
+      return p;
+    }
+    throw Unauthorized("unsupported authorization scheme");
+  }
+  if (cred.session) return verifySession(ctx, cred.session) ?? ANONYMOUS;
+  return ANONYMOUS;
+}
+
+/** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
+export function accountBody(ctx: Ctx, user: User) {
+  const rows = ctx.db
+    .select({ id: orgs.id, name: orgs.name, role: memberships.role })
+    .from(memberships)
+    .innerJoin(orgs, eq(orgs.id, memberships.orgId))
+    .where(eq(memberships.userId, user.id))
+    .orderBy(sql`lower(${orgs.name})`)
+    .all();
+  return { id: user.id, email: user.email, name: user.name, handle: user.handle, created_at: user.createdAt, orgs: rows };
+}
+
+let dummyHash: Promise<string> | null = null;
+/** A real argon2id hash of a random password, verified for unknown addresses so timing matches. */
+function dummy(): Promise<string> {
+  dummyHash ??= Bun.password.hash(newSecret(), ARGON2);
+  return dummyHash;
+}
+
+/** Hashes a password with argon2id. */
+export function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, ARGON2);
+}
+
+/** argon2id at the OWASP baseline (19 MiB, 2 passes): strong, and many logins at once stay affordable. */
+const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
+
+/** Checks email + password; every failure is the same 401 with the same work done. */
+export async function login(ctx: Ctx, email: unknown, password: unknown): Promise<{ user: User; sessionSecret: string }> {
+  const fail = () => Unauthorized("invalid email or password");
+  const address = typeof email === "string" ? email.trim() : "";
+  const pw = typeof password === "string" ? password : "";
+  const user = address ? ctx.db.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get() : undefined;
+  const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
+  if (!user || !ok || user.disabledAt !== null) throw fail();
+  return { user, sessionSecret: startSession(ctx.db, user.id) };
+}
+
+/** Creates a session row and returns the cookie secret (only its hash is stored). */
+export function startSession(db: DbOrTx, userId: string): string {
+  const secret = newSecret();
+  const t = now();
+  db.insert(sessions).values({ id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t }).run();
+  return secret;
+}
+
+/** Ends the session behind a cookie value, if it is one. */
+export function logout(ctx: Ctx, secret: string | null | undefined): void {
+  if (secret && /^[a-z2-7]{32}$/.test(secret)) ctx.db.delete(sessions).where(eq(sessions.secretHash, hashSecret(secret))).run();
+}
+
+/** Warms the dummy hash so the first failed login is not faster than later ones. */
+export async function warmAuth(): Promise<void> {
+  await dummy();
+}

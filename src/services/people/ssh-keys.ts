@@ -1,0 +1,168 @@
+// SSH keys (SPEC §4.6, §5.6; DECISIONS §2): personal keys name a person, deploy keys name a
+// token. The fingerprint is resolved against the database on every connection.
+import { and, eq } from "drizzle-orm";
+import { Conflict, Forbidden, Invalid, NotFound, Unauthorized } from "../../errors.ts";
+import { sshKeys, tokens, users, type Org } from "../../db/schema/index.ts";
+import { newId } from "../../util/ids.ts";
+import { authorize, isOrgAdmin } from "../access/access.ts";
+import { now, type Ctx } from "../context.ts";
+import { requireOrg } from "../access/lookup.ts";
+import { personOf, type Principal } from "../access/principal.ts";
+
+const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
+  "ecdsa-sha2-nistp256": { curve: "nistp256", pointBytes: 65 },
+  "ecdsa-sha2-nistp384": { curve: "nistp384", pointBytes: 97 },
+  "ecdsa-sha2-nistp521": { curve: "nistp521", pointBytes: 133 },
+};
+const MIN_RSA_BITS = 2048;
+
+/** A parsed OpenSSH public key line. */
+export interface PublicKey {
+  type: string;
+  blob: Buffer;
+  /** `type base64` without the comment: the canonical stored form. */
+  canonical: string;
+}
+
+/** Reads SSH wire strings (uint32 length + bytes) from a key blob. */
+function wireStrings(blob: Buffer, count: number): Buffer[] | null {
+  const out: Buffer[] = [];
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    if (pos + 4 > blob.length) return null;
+    const len = blob.readUInt32BE(pos);
+    pos += 4;
+    if (pos + len > blob.length) return null;
+    out.push(blob.subarray(pos, pos + len));
+    pos += len;
+  }
+  return pos === blob.length ? out : null;
+}
+
+/** Bit length of an SSH mpint (big-endian, possibly with a leading zero byte). */
+function mpintBits(b: Buffer): number {
+  let i = 0;
+  while (i < b.length && b[i] === 0) i++;
+  if (i === b.length) return 0;
+  return (b.length - i - 1) * 8 + (32 - Math.clz32(b[i]!));
+}
+
+/** Parses and validates `type base64 [comment]`: ed25519, ECDSA P-256/384/521, RSA ≥ 2048 bits. */
+export function parsePublicKey(line: unknown): PublicKey {
+  if (typeof line !== "string") throw Invalid("public_key must be an OpenSSH public key line");
+  const parts = line.trim().split(/\s+/);
+  if (parts.length < 2) throw Invalid("public_key must be an OpenSSH public key line: <type> <base64> [comment]");
+  const [type, b64] = parts as [string, string];
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw Invalid("public_key is not valid base64");
+  const blob = Buffer.from(b64, "base64");
+  const bad = (why: string) => Invalid(`unsupported or malformed ${type} key: ${why}`);
+  if (type === "ssh-ed25519") {
+    const s = wireStrings(blob, 2);
+    if (!s || s[0]!.toString() !== type || s[1]!.length !== 32) throw bad("expected a 32-byte ed25519 key");
+  } else if (type === "ssh-rsa") {
+    const s = wireStrings(blob, 3);
+    if (!s || s[0]!.toString() !== type || mpintBits(s[1]!) < 2) throw bad("malformed RSA key");
+    const bits = mpintBits(s[2]!);
+    if (bits < MIN_RSA_BITS) throw bad(`RSA keys need at least ${MIN_RSA_BITS} bits, this one has ${bits}`);
+  } else if (ECDSA_CURVES[type]) {
+    const s = wireStrings(blob, 3);
+    const want = ECDSA_CURVES[type]!;
+    if (!s || s[0]!.toString() !== type || s[1]!.toString() !== want.curve || s[2]![0] !== 0x04 || s[2]!.length !== want.pointBytes) throw bad("malformed ECDSA key");
+  } else {
+    throw Invalid(`unsupported key type ${JSON.stringify(type)}: use ed25519, ECDSA (P-256, P-384, P-521) or RSA of at least ${MIN_RSA_BITS} bits`);
+  }
+  return { type, blob, canonical: `${type} ${blob.toString("base64")}` };
+}
+
+/** The OpenSSH SHA-256 fingerprint (`ssh-keygen -lf`): `SHA256:` + unpadded base64. */
+export function fingerprintOf(blob: Uint8Array): string {
+  const digest = new Bun.CryptoHasher("sha256").update(blob).digest("base64");
+  return `SHA256:${digest.replace(/=+$/, "")}`;
+}
+
+function keyBody(k: typeof sshKeys.$inferSelect) {
+  return { id: k.id, kind: k.kind, label: k.label, fingerprint: k.fingerprint, token_id: k.tokenId, created_at: k.createdAt };
+}
+
+/** POST /v1/orgs/{org}/ssh-keys: a personal key for the caller, or a deploy key naming a token (admins). */
+export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: { public_key?: unknown; label?: unknown; token_id?: unknown }) {
+  const org = requireOrg(ctx, orgName);
+  if (actor.kind === "anonymous") throw Unauthorized();
+  const deploy = input.token_id !== undefined && input.token_id !== null;
+  let userId: string | null = null;
+  let tokenId: string | null = null;
+  if (deploy) {
+    // Why: a deploy key inherits a token's authority, so only those who manage tokens may make one.
+    authorize(ctx, actor, org, "org:admin");
+    if (typeof input.token_id !== "string") throw Invalid("token_id must be a token id");
+    const token = ctx.db.select().from(tokens).where(and(eq(tokens.id, input.token_id), eq(tokens.orgId, org.id))).get();
+    if (!token || token.kind === "job") throw NotFound("token not found");
+    tokenId = token.id;
+  } else {
+    const person = personOf(actor);
+    if (!person) throw Forbidden("a personal key needs a person; name a token_id to create a deploy key");
+    // Why: a personal key carries all of its person's authority, so a narrower token may not
+    // create one (that would turn a read-only token into push access).
+    if (actor.kind === "token" && !actor.token.scopes.includes("org:admin")) {
+      throw Forbidden("a personal key carries all of your authority: register it signed in, or with a token holding org:admin");
+    }
+    authorize(ctx, actor, org, "org:member");
+    userId = person.id;
+  }
+  if (typeof input.label !== "string" || !input.label.trim() || input.label.length > 100) throw Invalid("label must be a string of 1-100 characters");
+  const key = parsePublicKey(input.public_key);
+  const fingerprint = fingerprintOf(key.blob);
+  return ctx.db.transaction((tx) => {
+    if (tx.select({ id: sshKeys.id }).from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get()) throw Conflict("this key is already registered");
+    const row = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? ("deploy" as const) : ("personal" as const), label: input.label!.toString().trim(), publicKey: key.canonical, fingerprint, createdAt: now() };
+    tx.insert(sshKeys).values(row).run();
+    return keyBody(row);
+  }, { behavior: "immediate" });
+}
+
+/** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member. */
+export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
+  const org = requireOrg(ctx, orgName);
+  const admin = isOrgAdmin(ctx, actor, org);
+  if (!admin) authorize(ctx, actor, org, "org:member");
+  const person = personOf(actor);
+  const rows = ctx.db
+    .select()
+    .from(sshKeys)
+    .where(admin ? eq(sshKeys.orgId, org.id) : and(eq(sshKeys.orgId, org.id), eq(sshKeys.userId, person!.id)))
+    .orderBy(sshKeys.createdAt)
+    .all();
+  return { keys: rows.map(keyBody) };
+}
+
+/** DELETE /v1/orgs/{org}/ssh-keys/{id}: effective at the next connection; others' keys are 404. */
+export function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): void {
+  const org = requireOrg(ctx, orgName);
+  const admin = isOrgAdmin(ctx, actor, org);
+  if (!admin) authorize(ctx, actor, org, "org:member");
+  const row = ctx.db.select().from(sshKeys).where(and(eq(sshKeys.id, keyId), eq(sshKeys.orgId, org.id))).get();
+  if (!row || (!admin && row.userId !== personOf(actor)?.id)) throw NotFound("key not found");
+  ctx.db.delete(sshKeys).where(eq(sshKeys.id, row.id)).run();
+}
+
+/**
+ * The principal behind an offered key, resolved now: a personal key acts as its person (all
+ * scopes, bounded by their roles); a deploy key as its token. Null when unknown or revoked.
+ */
+export function principalForKey(ctx: Ctx, fingerprint: string): { principal: Principal; name: string } | null {
+  const key = ctx.db.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get();
+  if (!key) return null;
+  if (key.kind === "personal") {
+    const user = key.userId ? ctx.db.select().from(users).where(eq(users.id, key.userId)).get() : undefined;
+    if (!user || user.disabledAt !== null) return null;
+    return { principal: { kind: "session", user, sessionId: `ssh-key:${key.id}` }, name: user.handle };
+  }
+  const token = key.tokenId ? ctx.db.select().from(tokens).where(eq(tokens.id, key.tokenId)).get() : undefined;
+  if (!token) return null;
+  let user = null;
+  if (token.userId) {
+    user = ctx.db.select().from(users).where(eq(users.id, token.userId)).get() ?? null;
+    if (!user || user.disabledAt !== null) return null;
+  }
+  return { principal: { kind: "token", token, user }, name: token.label };
+}

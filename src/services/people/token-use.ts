@@ -1,0 +1,44 @@
+// last_used_at of API tokens, written in batches: at most one write every ten seconds for all
+// tokens together. Every write empties the fact cache (fact-cache.ts), so stamping each token as
+// it is used would make a busy API with many tokens run every request cold.
+import { eq } from "drizzle-orm";
+import { tokens, type Token } from "../../db/schema/index.ts";
+import { now, type Ctx } from "../context.ts";
+
+/** A token's last_used_at moves at most this often, and stamps wait at most this long (while requests arrive). */
+export const TOKEN_USE_GRANULARITY_MS = 10_000;
+
+interface Pending {
+  stamps: Map<string, number>;
+  flushedAt: number;
+}
+
+const pendingByDb = new WeakMap<object, Pending>();
+
+function pendingOf(ctx: Ctx): Pending {
+  let p = pendingByDb.get(ctx.db);
+  if (!p) pendingByDb.set(ctx.db, (p = { stamps: new Map(), flushedAt: 0 }));
+  return p;
+}
+
+/** Records that `row` was just used; the cached row shows it at once, the database at the next flush. */
+export function noteTokenUse(ctx: Ctx, row: Token): void {
+  const t = now();
+  if (row.lastUsedAt !== null && t - row.lastUsedAt < TOKEN_USE_GRANULARITY_MS) return;
+  row.lastUsedAt = t;
+  const p = pendingOf(ctx);
+  p.stamps.set(row.id, t);
+  if (t - p.flushedAt >= TOKEN_USE_GRANULARITY_MS) flushTokenUse(ctx);
+}
+
+/** Writes every waiting stamp in one transaction (before listing tokens, and at shutdown). */
+export function flushTokenUse(ctx: Ctx): void {
+  const p = pendingOf(ctx);
+  p.flushedAt = now();
+  if (p.stamps.size === 0) return;
+  const stamps = [...p.stamps];
+  p.stamps.clear();
+  ctx.db.transaction((tx) => {
+    for (const [id, t] of stamps) tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id)).run();
+  });
+}

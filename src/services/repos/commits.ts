@@ -1,0 +1,222 @@
+// POST /v1/orgs/{org}/repos/{repo}/commits (SPEC §2.3, §4.6, §6.1; DECISIONS §3): a commit made
+// from JSON operations, published as a tiny pack through the same commit point as a push.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { parseCommit, serializeCommit, type Signature } from "../../git/object.ts";
+import { hashObject, isOid } from "../../git/oid.ts";
+import { writePackIndex } from "../../git/pack-index.ts";
+import { buildPack } from "../../git/pack-writer.ts";
+import { checkRefFormat } from "../../git/ref-name.ts";
+import { editTree, type TreeOp } from "../../git/tree-edit.ts";
+import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts";
+import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { commitContexts } from "../../db/schema/index.ts";
+import { newId } from "../../util/ids.ts";
+import { authorize } from "../access/access.ts";
+import type { Ctx } from "../context.ts";
+import { openSnapshot, readRef } from "../git/snapshot.ts";
+import { requireRepo } from "../access/lookup.ts";
+import { recordMetric } from "../metrics/record.ts";
+import { writeBlockedReason } from "../orgs/orgs.ts";
+import { personOf, type Principal } from "../access/principal.ts";
+import { refPolicy } from "./protections.ts";
+import { publish } from "../git/publish.ts";
+
+export const MAX_OPERATIONS = 10_000;
+/** Rebuilds on a moved tip when expected_parent was omitted, at most this many times. */
+const MAX_REBASE_ATTEMPTS = 20;
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+// Code points that HFS+ ignores in names, so ".g\u200cit" is ".git" on a Mac.
+const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * The name a component has on the filesystems git protects against (HFS+ and NTFS): ignorable
+ * code points dropped, case folded, NTFS stream suffix and trailing dots/spaces removed.
+ */
+function protectedName(part: string): string {
+  return part.replace(HFS_IGNORABLE, "").toLowerCase().split(":")[0]!.replace(/[. ]+$/, "");
+}
+
+/** Whether git (core.protectHFS/protectNTFS, fsck) would treat a component as `.git`. */
+function isDotGit(part: string): boolean {
+  const name = protectedName(part);
+  return name === ".git" || /^git~\d+$/.test(name);
+}
+
+/** Splits and validates a repository path: relative, no empty, `.`, `..` or `.git` parts, no NUL. */
+export function splitPath(path: unknown, field = "path"): string[] {
+  if (typeof path !== "string" || path === "") throw Invalid(`${field} must be a non-empty string`);
+  if (path.includes("\0")) throw Invalid(`${field} ${JSON.stringify(path)} contains a NUL byte`);
+  if (path.startsWith("/")) throw Invalid(`${field} ${JSON.stringify(path)} must be relative`);
+  const parts = path.split("/");
+  for (const p of parts) {
+    if (p === "") throw Invalid(`${field} ${JSON.stringify(path)} has an empty component`);
+    if (p === "." || p === "..") throw Invalid(`${field} ${JSON.stringify(path)} may not contain . or ..`);
+    // Why: names git reads as .git (".GIT.", "git~1", ".g\u200cit") would let a file overwrite
+    // repository internals on checkout; git's fsck refuses them, so clones would break.
+    if (isDotGit(p)) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a .git component`);
+    if (p.includes("\\")) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a backslash`);
+  }
+  for (const p of parts.slice(0, -1)) {
+    if (protectedName(p) === ".gitmodules") throw Invalid(`${field} ${JSON.stringify(path)}: .gitmodules must be a file`);
+  }
+  return parts;
+}
+
+/** Validated operations, in request order. */
+function parseOperations(raw: unknown): TreeOp[] {
+  if (!Array.isArray(raw) || raw.length === 0) throw Invalid("operations must be a non-empty array");
+  if (raw.length > MAX_OPERATIONS) throw Invalid(`at most ${MAX_OPERATIONS} operations per commit`);
+  const ops: TreeOp[] = [];
+  const seen = new Set<string>();
+  const encoder = new TextEncoder();
+  raw.forEach((op, i) => {
+    if (!op || typeof op !== "object") throw Invalid(`operations[${i}] must be an object`);
+    const o = op as Record<string, unknown>;
+    const path = splitPath(o.path, `operations[${i}].path`);
+    const key = path.join("/");
+    if (seen.has(key)) throw Invalid(`operations[${i}].path ${JSON.stringify(key)} appears twice`);
+    seen.add(key);
+    switch (o.op) {
+      case "put":
+        if (typeof o.content !== "string") throw Invalid(`operations[${i}].content must be a string`);
+        ops.push({ kind: "put", path, data: encoder.encode(o.content) });
+        break;
+      case "put_base64":
+        if (typeof o.content !== "string" || !BASE64_RE.test(o.content)) throw Invalid(`operations[${i}].content is not valid base64`);
+        ops.push({ kind: "put", path, data: new Uint8Array(Buffer.from(o.content, "base64")) });
+        break;
+      case "delete":
+        ops.push({ kind: "delete", path });
+        break;
+      default:
+        throw Invalid(`operations[${i}].op must be put, put_base64 or delete`);
+    }
+  });
+  // A path may not be a file and a directory in the same request.
+  for (const key of seen) {
+    const parts = key.split("/");
+    for (let n = 1; n < parts.length; n++) {
+      const prefix = parts.slice(0, n).join("/");
+      if (seen.has(prefix)) throw Invalid(`${JSON.stringify(prefix)} is used both as a file and as a directory`);
+    }
+  }
+  return ops;
+}
+
+function parseIdentity(raw: unknown): { name: string; email: string } | null {
+  if (raw === undefined || raw === null) return null;
+  const a = raw as Record<string, unknown>;
+  const bad = (s: unknown) => typeof s !== "string" || !s.trim() || /[<>\n\0]/.test(s) || s.length > 200;
+  if (typeof raw !== "object" || bad(a.name) || bad(a.email)) throw Invalid("author must be { name, email } without <, > or newlines");
+  return { name: (a.name as string).trim(), email: (a.email as string).trim() };
+}
+
+/** The commit API request (SPEC §2.3). */
+export interface CommitRequest {
+  branch?: unknown;
+  expected_parent?: unknown;
+  message?: unknown;
+  author?: unknown;
+  context?: unknown;
+  operations?: unknown;
+}
+
+/** Creates one commit on a branch from JSON operations. */
+export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: CommitRequest & Record<string, unknown>) {
+  const started = performance.now();
+  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
+  authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
+
+  const branch = body.branch === undefined ? "main" : body.branch;
+  if (typeof branch !== "string" || !checkRefFormat(`refs/heads/${branch}`)) throw Invalid("branch must be a valid branch name");
+  const hasExpected = "expected_parent" in body;
+  const expected = body.expected_parent;
+  if (hasExpected && expected !== null && !isOid(expected)) throw Invalid("expected_parent must be a 40-hex commit id or null");
+  if (typeof body.message !== "string" || !body.message.trim()) throw Invalid("message must be a non-empty string");
+  if (body.message.includes("\0")) throw Invalid("message may not contain a NUL byte");
+  const ops = parseOperations(body.operations);
+  const authorIn = parseIdentity(body.author);
+  const hasContext = "context" in body;
+
+  const ref = `refs/heads/${branch}`;
+  const person = personOf(actor);
+  const host = new URL(ctx.baseUrl).hostname;
+  const message = body.message.endsWith("\n") ? body.message : `${body.message}\n`;
+  // Without expected_parent the commit goes on whatever the tip is when it lands: if another
+  // writer wins the race, rebuild on the new tip (a bounded number of times).
+  for (let attempt = 0; ; attempt++) {
+    const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+    const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
+    if (hasExpected && (expected as Oid | null) !== tip) {
+      throw Conflict(expected === null ? `branch ${branch} already exists` : `branch ${branch} is not at ${expected}`, { current: tip });
+    }
+    let baseTree: Oid | null = null;
+    if (tip) {
+      const obj = await snapshot.objects.read(tip);
+      if (!obj || obj.type !== "commit") throw new Error(`branch ${branch} points at a missing commit`);
+      baseTree = parseCommit(obj.data).tree;
+    }
+    let edited: { tree: Oid; objects: RawObject[] };
+    try {
+      edited = await editTree(snapshot.objects, baseTree, ops);
+    } catch (e) {
+      if (e instanceof GitError && (e.code === "missing" || e.code === "conflict")) throw Unprocessable(e.message);
+      throw e;
+    }
+
+    const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
+    const author: Signature = authorIn
+      ? { ...authorIn, ...when }
+      : person
+        ? { name: person.name, email: person.email, ...when }
+        : { name: actor.kind === "token" ? actor.token.label : "svc", email: `noreply@${host}`, ...when };
+    const committer: Signature = { name: "svc", email: `svc@${host}`, ...when };
+    const commitData = serializeCommit({ tree: edited.tree, parents: tip ? [tip] : [], author, committer, message, extraHeaders: [] });
+    const commit = hashObject("commit", commitData);
+    const objects: RawObject[] = [];
+    for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
+    objects.push({ type: "commit", data: commitData });
+
+    // The tiny pack goes through the same publish path as a push.
+    const built = buildPack(objects);
+    const idx = writePackIndex(built.entries, built.checksum);
+    const base = join(ctx.tmpDir, `commit-${newId()}`);
+    const packPath = `${base}.pack`;
+    const idxPath = `${base}.idx`;
+    writeFileSync(packPath, built.pack);
+    writeFileSync(idxPath, idx);
+    let reason: string | null | undefined;
+    try {
+      const results = await publish(
+        ctx,
+        org,
+        repo,
+        [{ ref, oldOid: tip ?? ZERO_OID, newOid: commit, fastForward: true }],
+        { name: built.checksum, packPath, idxPath, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength },
+        {
+          atomic: true,
+          event: { via: "api", commit, branch },
+          actorUserId: person?.id ?? null,
+          policy: refPolicy(ctx, repo, "commit-api"),
+          also: (tx) => {
+            if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: Date.now() }).onConflictDoNothing().run();
+          },
+        },
+      );
+      reason = results.get(ref);
+    } finally {
+      await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
+    }
+    if (!reason) {
+      recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
+      return { commit, branch, parent: tip, tree: edited.tree };
+    }
+    if (reason.startsWith("protected branch") || reason.startsWith("cannot create")) throw new AppError(reason.startsWith("protected") ? 403 : 409, reason, reason.startsWith("cannot create") ? { current: null } : {});
+    if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
+      throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: readRef(ctx.db, repo.id, ref) });
+    }
+  }
+}

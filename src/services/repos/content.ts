@@ -1,0 +1,265 @@
+// Content reads over JSON: trees, raw blobs, history and single commits (DECISIONS §3).
+import { and, eq } from "drizzle-orm";
+import { isTreeMode, parseCommit, parseTag, parseTree, type Commit, type Signature, type TreeEntry } from "../../git/object.ts";
+import { isOid } from "../../git/oid.ts";
+import type { PackSet } from "../../git/pack-set.ts";
+import type { Oid } from "../../git/types.ts";
+import { Invalid, NotFound } from "../../errors.ts";
+import { commitContexts, type Repo } from "../../db/schema/index.ts";
+import { authorize } from "../access/access.ts";
+import type { Ctx } from "../context.ts";
+import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
+import { requireRepo } from "../access/lookup.ts";
+import type { Principal } from "../access/principal.ts";
+import { splitPath } from "./commits.ts";
+
+async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot }> {
+  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
+  authorize(ctx, actor, org, "repo:read", repo);
+  return { repo, snapshot: await openSnapshot(ctx.db, ctx.git, repo) };
+}
+
+/** Peels tags until a commit; null when the object is missing or not a commit. */
+async function peelToCommit(objects: PackSet, oid: Oid): Promise<{ oid: Oid; commit: Commit } | null> {
+  for (let i = 0; i < 16; i++) {
+    const obj = await objects.read(oid);
+    if (!obj) return null;
+    if (obj.type === "commit") return { oid, commit: parseCommit(obj.data) };
+    if (obj.type !== "tag") return null;
+    oid = parseTag(obj.data).object;
+  }
+  return null;
+}
+
+/** Resolves a revision: a full ref, a branch, a tag, HEAD, or a commit id. 404 when unknown. */
+export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Promise<{ oid: Oid; commit: Commit }> {
+  const byName = (n: string) => snapshot.refs.find((r) => r.name === n)?.oid;
+  let oid: Oid | undefined;
+  if (rev === "HEAD") oid = snapshot.head ? byName(snapshot.head) : undefined;
+  else if (rev.startsWith("refs/")) oid = byName(rev);
+  else oid = byName(`refs/heads/${rev}`) ?? byName(`refs/tags/${rev}`) ?? (isOid(rev) ? rev : undefined);
+  const found = oid ? await peelToCommit(snapshot.objects, oid) : null;
+  if (!found) throw NotFound(`no commit found for ${JSON.stringify(rev)}`);
+  return found;
+}
+
+/** The tree entry at `parts` under `tree` (null when absent); an empty path is the root. */
+async function entryAt(objects: PackSet, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
+  let current: { mode: string; oid: Oid } = { mode: "40000", oid: tree };
+  for (const part of parts) {
+    if (!isTreeMode(current.mode)) return null;
+    const obj = await objects.read(current.oid);
+    if (!obj) return null;
+    const e = parseTree(obj.data).find((x) => x.name === part);
+    if (!e) return null;
+    current = { mode: e.mode, oid: e.oid };
+  }
+  return current;
+}
+
+function pathParts(path: unknown): string[] {
+  if (path === undefined || path === "" || path === "/") return [];
+  return splitPath(typeof path === "string" ? path.replace(/^\/+|\/+$/g, "") : path);
+}
+
+function typeOfMode(mode: string): "tree" | "blob" | "commit" {
+  return isTreeMode(mode) ? "tree" : mode === "160000" ? "commit" : "blob";
+}
+
+/** GET …/tree/{ref}?path= */
+export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: unknown) {
+  const { snapshot } = await readable(ctx, actor, orgName, repoName);
+  const { oid, commit } = await resolveRevision(snapshot, ref);
+  const parts = pathParts(path);
+  const at = await entryAt(snapshot.objects, commit.tree, parts);
+  if (!at) throw NotFound(`no path ${JSON.stringify(parts.join("/"))} at ${ref}`);
+  if (!isTreeMode(at.mode)) throw NotFound(`${parts.join("/")} is a file, not a directory`);
+  const obj = await snapshot.objects.read(at.oid);
+  const entries = await Promise.all(
+    parseTree(obj!.data).map(async (e: TreeEntry) => {
+      const type = typeOfMode(e.mode);
+      const size = type === "blob" ? ((await snapshot.objects.readHeader(e.oid))?.size ?? null) : null;
+      return { name: e.name, path: [...parts, e.name].join("/"), type, mode: e.mode, oid: e.oid, size };
+    }),
+  );
+  return { ref, commit: oid, path: parts.join("/"), entries };
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  txt: "text/plain", md: "text/markdown", json: "application/json", js: "text/javascript", mjs: "text/javascript",
+  ts: "text/plain", css: "text/css", html: "text/html", htm: "text/html", xml: "application/xml", svg: "image/svg+xml",
+  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", ico: "image/x-icon",
+  pdf: "application/pdf", zip: "application/zip", gz: "application/gzip", tar: "application/x-tar", wasm: "application/wasm",
+  yml: "text/yaml", yaml: "text/yaml", csv: "text/csv", sh: "text/x-shellscript", py: "text/x-python", go: "text/plain",
+  rs: "text/plain", c: "text/plain", h: "text/plain", java: "text/plain", toml: "text/plain",
+};
+
+/** A Content-Type from the extension, else text/plain for text and octet-stream for binary. */
+export function guessContentType(name: string, data: Uint8Array): string {
+  const ext = name.includes(".") ? name.slice(name.lastIndexOf(".") + 1).toLowerCase() : "";
+  const known = CONTENT_TYPES[ext];
+  // Why: never let a stored file be rendered as active content on our origin.
+  if (known === "text/html" || known === "image/svg+xml" || known === "application/xml") return "text/plain; charset=utf-8";
+  if (known) return known.startsWith("text/") ? `${known}; charset=utf-8` : known;
+  const sample = data.subarray(0, 8000);
+  return sample.includes(0) ? "application/octet-stream" : "text/plain; charset=utf-8";
+}
+
+/** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
+export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: unknown) {
+  const { snapshot } = await readable(ctx, actor, orgName, repoName);
+  const { commit } = await resolveRevision(snapshot, ref);
+  const parts = pathParts(path);
+  if (!parts.length) throw Invalid("path is required");
+  const at = await entryAt(snapshot.objects, commit.tree, parts);
+  if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
+  const obj = await snapshot.objects.read(at.oid);
+  if (!obj) throw NotFound("blob missing");
+  return { oid: at.oid, data: obj.data, contentType: guessContentType(parts[parts.length - 1]!, obj.data) };
+}
+
+function person(s: Signature) {
+  return { name: s.name, email: s.email, date: s.timestamp * 1000, timezone: s.timezone };
+}
+
+function commitSummary(oid: Oid, c: Commit) {
+  return { sha: oid, message: c.message, author: person(c.author), committer: person(c.committer), parents: c.parents };
+}
+
+/** A history cursor: where the walk started and how many shown commits to skip. */
+function encodeCursor(start: Oid, skip: number): string {
+  return Buffer.from(JSON.stringify({ s: start, k: skip })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { start: Oid; skip: number } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString());
+    if (isOid(v.s) && Number.isInteger(v.k) && v.k >= 0) return { start: v.s, skip: v.k };
+  } catch {}
+  throw Invalid("invalid cursor");
+}
+
+/**
+ * GET …/commits?ref=&path=&limit=&cursor= : newest first by committer date. With a path, git's
+ * default history simplification: a commit is shown when it differs from every parent at that
+ * path, and a merge that kept one parent's version follows only that parent.
+ */
+export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, repoName: string, q: { ref?: string; path?: string; limit?: string; cursor?: string }) {
+  const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
+  const limit = q.limit === undefined ? 30 : Number(q.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw Invalid("limit must be an integer from 1 to 100");
+  const parts = pathParts(q.path);
+  let start: Oid;
+  let skip = 0;
+  if (q.cursor) ({ start, skip } = decodeCursor(q.cursor));
+  else {
+    const rev = q.ref ?? repo.defaultBranch;
+    const head = await resolveRevision(snapshot, rev).catch((e) => {
+      if (!q.ref && e instanceof Error) return null; // an empty repository has no history
+      throw e;
+    });
+    if (!head) return { commits: [], next_cursor: null };
+    start = head.oid;
+  }
+  const cache = new Map<Oid, Commit>();
+  const load = async (oid: Oid) => {
+    let c = cache.get(oid);
+    if (!c) {
+      const obj = await snapshot.objects.read(oid);
+      if (!obj || obj.type !== "commit") throw NotFound(`commit ${oid} not found`);
+      c = parseCommit(obj.data);
+      cache.set(oid, c);
+    }
+    return c;
+  };
+  // A priority queue by committer time (newest first), ties in insertion order.
+  const queue: { oid: Oid; time: number; seq: number }[] = [];
+  const seen = new Set<Oid>();
+  let seq = 0;
+  const push = async (oid: Oid) => {
+    if (seen.has(oid)) return;
+    seen.add(oid);
+    const time = (await load(oid)).committer.timestamp;
+    const item = { oid, time, seq: seq++ };
+    let lo = 0;
+    let hi = queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (queue[mid]!.time > time || (queue[mid]!.time === time && queue[mid]!.seq < item.seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    queue.splice(lo, 0, item);
+  };
+  await push(start);
+  const out: ReturnType<typeof commitSummary>[] = [];
+  let shown = 0;
+  let more = false;
+  while (queue.length) {
+    const { oid } = queue.shift()!;
+    const c = cache.get(oid)!;
+    let show = true;
+    let follow = c.parents;
+    if (parts.length) {
+      const mine = (await entryAt(snapshot.objects, c.tree, parts))?.oid ?? null;
+      if (!c.parents.length) show = mine !== null;
+      else {
+        for (const p of c.parents) {
+          const theirs = (await entryAt(snapshot.objects, (await load(p)).tree, parts))?.oid ?? null;
+          if (theirs === mine) {
+            show = false;
+            follow = [p];
+            break;
+          }
+        }
+      }
+    }
+    for (const p of follow) await push(p);
+    if (!show) continue;
+    if (shown >= skip + limit) {
+      more = true;
+      break;
+    }
+    if (shown >= skip) out.push(commitSummary(oid, c));
+    shown++;
+  }
+  return { commits: out, next_cursor: more ? encodeCursor(start, skip + limit) : null };
+}
+
+/** Paths that differ between two trees (recursively), with added / modified / deleted. */
+async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix: string, out: { path: string; status: string }[]) {
+  const read = async (oid: Oid | null) => (oid ? parseTree((await objects.read(oid))!.data) : []);
+  const left = new Map((await read(a)).map((e) => [e.name, e]));
+  const right = new Map((await read(b)).map((e) => [e.name, e]));
+  const names = [...new Set([...left.keys(), ...right.keys()])].sort();
+  for (const name of names) {
+    const l = left.get(name);
+    const r = right.get(name);
+    if (l && r && l.oid === r.oid && l.mode === r.mode) continue;
+    const path = prefix + name;
+    const lt = l && isTreeMode(l.mode);
+    const rt = r && isTreeMode(r.mode);
+    if (lt || rt) {
+      await diffTrees(objects, lt ? l!.oid : null, rt ? r!.oid : null, `${path}/`, out);
+      if (l && !lt) out.push({ path, status: "deleted" });
+      if (r && !rt) out.push({ path, status: "added" });
+    } else out.push({ path, status: !l ? "added" : !r ? "deleted" : "modified" });
+  }
+}
+
+/** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
+export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string) {
+  const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
+  if (!isOid(sha)) throw NotFound("commit not found");
+  const obj = await snapshot.objects.read(sha);
+  if (!obj || obj.type !== "commit") throw NotFound("commit not found");
+  const c = parseCommit(obj.data);
+  let parentTree: Oid | null = null;
+  if (c.parents.length) {
+    const p = await snapshot.objects.read(c.parents[0]!);
+    if (p) parentTree = parseCommit(p.data).tree;
+  }
+  const changed: { path: string; status: string }[] = [];
+  await diffTrees(snapshot.objects, parentTree, c.tree, "", changed);
+  const ctxRow = ctx.db.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repo.id), eq(commitContexts.sha, sha))).get();
+  return { ...commitSummary(sha, c), tree: c.tree, context: ctxRow ? JSON.parse(ctxRow.context) : null, changed_paths: changed };
+}
