@@ -56,9 +56,9 @@ const migrateCmd = defineCommand({
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
   run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
-    const { sqlite } = openDatabase(config.dataDir);
+    const { sqlite, close } = openDatabase(config.dataDir);
     const applied = migrate(sqlite);
-    sqlite.close();
+    close();
     process.stdout.write(applied.length ? `applied ${applied.join(", ")}\n` : "up to date\n");
   },
 });
@@ -76,15 +76,15 @@ const gcCmd = defineCommand({
       let targets: { id: string; name: string }[];
       if (args.repo) {
         const [orgName, repoName] = args.repo.split("/");
-        const org = orgName ? findOrg(ctx, orgName) : null;
-        const repo = org && repoName ? findRepo(ctx, org.id, repoName) : null;
+        const org = orgName ? await findOrg(ctx, orgName) : null;
+        const repo = org && repoName ? await findRepo(ctx, org.id, repoName) : null;
         if (!org || !repo) {
           process.stderr.write(`svc: no repository ${args.repo}\n`);
           process.exit(1);
         }
         targets = [{ id: repo.id, name: `${org.name}/${repo.name}` }];
       } else {
-        targets = allRepos(ctx);
+        targets = await allRepos(ctx);
       }
       for (const t of targets) {
         const gc = await gcRepo(ctx, { repoId: t.id });

@@ -22,14 +22,14 @@ import { startWorkers } from "./services/jobs/worker.ts";
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  const { db, sqlite } = openDatabase(config.dataDir);
+  const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
   const store = await createObjectStore(config.storage);
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close: () => sqlite.close() };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
@@ -55,7 +55,7 @@ export async function serve(config: Config): Promise<void> {
   });
   const mailWorker = startMailWorker(ctx);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
-  const gcTimer = setInterval(() => scheduleGcPass(ctx), 6 * 3600 * 1000);
+  const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
@@ -63,7 +63,7 @@ export async function serve(config: Config): Promise<void> {
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       await Promise.all([workers.stop(), mailWorker.stop()]);
-      flushTokenUse(ctx);
+      await flushTokenUse(ctx);
       ctx.close();
       resolve();
     };

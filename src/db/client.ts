@@ -3,21 +3,42 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { Database as MetaDatabase } from "./database.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema/index.ts";
 
 /** The drizzle handle every service receives. */
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
 
-/** Opens (creating if needed) `<dataDir>/svc.db` with the pragmas the service relies on. */
-export function openDatabase(dataDir: string): { db: Db; sqlite: Database } {
-  mkdirSync(dataDir, { recursive: true });
+/** Opens one connection to `<dataDir>/svc.db` with the pragmas the service relies on. */
+function connect(dataDir: string): Database {
   const sqlite = new Database(join(dataDir, "svc.db"), { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 10000");
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  return { db: drizzle(sqlite, { schema }), sqlite };
+  return sqlite;
+}
+
+/**
+ * Opens (creating if needed) `<dataDir>/svc.db`: the write connection (`sqlite`, which migrations
+ * and the change probes use) and a query-only read connection, behind one `Database`.
+ */
+export function openDatabase(dataDir: string): { db: MetaDatabase; sqlite: Database; close(): void } {
+  mkdirSync(dataDir, { recursive: true });
+  const sqlite = connect(dataDir);
+  const reader = connect(dataDir);
+  // Why: the read connection must never write; a stray write through it fails loudly.
+  reader.exec("PRAGMA query_only = ON");
+  const db = new MetaDatabase(drizzle(reader, { schema }), drizzle(sqlite, { schema }), sqlite);
+  return {
+    db,
+    sqlite,
+    close() {
+      reader.close();
+      sqlite.close();
+    },
+  };
 }
 
 /** Applies pending migrations, each in one immediate transaction (safe with a concurrent process). */
@@ -46,7 +67,6 @@ export function epochProbes(sqlite: Database): { own(): number; external(): numb
   return { own: () => own.get()!.n, external: () => external.get()!.data_version };
 }
 
-/** A transaction handle (same query API as Db). */
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-/** Either the database or an open transaction. */
-export type DbOrTx = Db | Tx;
+/** Either the read handle or an open transaction (stores take this). */
+export type DbOrTx = Db;
+export type { Queryable, Tx } from "./database.ts";

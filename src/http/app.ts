@@ -5,7 +5,8 @@ import { AppError, NotFound } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
-import { principalOf } from "./principal.ts";
+import { pathOf } from "./path.ts";
+import { resolveCaller } from "./principal.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
@@ -31,12 +32,17 @@ export function buildApp(ctx: Ctx) {
         documentation: { info: { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" } },
       }),
     )
+    // Why: the caller is resolved before routing and before any body is read, so a bad credential
+    // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
+    // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
+    .onRequest(async ({ request }) => {
+      const path = pathOf(request.url);
+      if (!path.startsWith("/v1/")) return;
+      if (path === "/v1/auth/logout") await resolveCaller(ctx, request).catch(() => undefined);
+      else await resolveCaller(ctx, request);
+    })
     .onParse(async ({ request, contentType }) => {
       if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
-    })
-    // Resolve the caller before validation: a bad credential is a 401 whatever the body.
-    .onTransform(({ request, path }) => {
-      if (path.startsWith("/v1/")) principalOf(ctx, request);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });

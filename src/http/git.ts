@@ -12,7 +12,7 @@ import type { Ctx } from "../services/context.ts";
 import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git/serve.ts";
 import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
 import { pathOf } from "./path.ts";
-import { principalOf } from "./principal.ts";
+import { resolveCaller } from "./principal.ts";
 
 const PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 
@@ -78,7 +78,7 @@ export function gitHandler(ctx: Ctx) {
     const org = decodeURIComponent(rawOrg);
     const repo = decodeURIComponent(rawRepo);
     try {
-      const actor = principalOf(ctx, request);
+      const actor = await resolveCaller(ctx, request);
       const protocol = protocolOf(request);
       if (op === "info/refs") {
         if (request.method !== "GET" && request.method !== "HEAD") throw new AppError(405, "method not allowed");

@@ -2,7 +2,7 @@
 import { Forbidden } from "../errors.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/people/auth.ts";
 import type { Ctx } from "../services/context.ts";
-import type { Principal } from "../services/access/principal.ts";
+import { ANONYMOUS, type Principal } from "../services/access/principal.ts";
 import { pathOf } from "./path.ts";
 
 const cache = new WeakMap<Request, Principal>();
@@ -25,13 +25,16 @@ export function readCookie(request: Request, name: string): string | null {
   return null;
 }
 
-/** The caller of `request` (cached per request); throws 401 for a presented but unusable credential. */
-export function principalOf(ctx: Ctx, request: Request): Principal {
+/**
+ * Resolves the caller of `request` once (the front door does it before routing); throws 401 for a
+ * presented but unusable credential and 403 for a cross-site cookie request.
+ */
+export async function resolveCaller(ctx: Ctx, request: Request): Promise<Principal> {
   let p = cache.get(request);
   if (p) return p;
   const authorization = request.headers.get("authorization");
   // An Authorization header wins over the cookie (resolvePrincipal), which is then not read at all.
-  p = resolvePrincipal(ctx, { authorization, session: authorization?.trim() ? null : readCookie(request, SESSION_COOKIE) });
+  p = await resolvePrincipal(ctx, { authorization, session: authorization?.trim() ? null : readCookie(request, SESSION_COOKIE) });
   // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
   // preflight and a matching Origin proves the page is ours, so one of the two is required.
   // Logout is exempt: it only ends the session and must answer 204 always (SPEC §4.3).
@@ -45,6 +48,11 @@ export function principalOf(ctx: Ctx, request: Request): Principal {
   }
   cache.set(request, p);
   return p;
+}
+
+/** The caller the front door resolved for `request` (anonymous when it was not resolved). */
+export function callerOf(request: Request): Principal {
+  return cache.get(request) ?? ANONYMOUS;
 }
 
 /** The Set-Cookie value that starts a session. */

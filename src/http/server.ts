@@ -13,6 +13,8 @@ function nextRequestId(): string {
   return `${ID_PREFIX}-${(++sequence).toString(36)}`;
 }
 import { pathOf } from "./path.ts";
+import { errorResponse } from "./errors.ts";
+
 import { accessLine, writeLine } from "../log.ts";
 
 /** Starts listening; resolves with the server once bound. */
@@ -40,8 +42,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
         const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
         response = git ?? (await handle(request));
       } catch (error) {
-        ctx.log.error("unhandled error", { request_id: id, error: String(error) });
-        response = new Response(JSON.stringify({ error: "internal error", request_id: id }), { status: 500, headers: { "content-type": "application/json" } });
+        response = errorResponse(error, ctx.log, id);
       }
       if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;

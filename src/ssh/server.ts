@@ -93,12 +93,15 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
       clearTimeout(idleTimer);
     });
 
-    client.on("authentication", (auth) => {
+    client.on("authentication", async (auth) => {
       if (auth.method !== "publickey") return auth.reject(["publickey"]);
       const fingerprint = fingerprintOf(auth.key.data);
       ctx.facts.fresh();
       // Why: the key is looked up now, not cached, so a revoked key fails at its next connection.
-      const found = principalForKey(ctx, fingerprint);
+      const found = await principalForKey(ctx, fingerprint).catch((error) => {
+        ctx.log.error("ssh key lookup failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        return null;
+      });
       if (!found) return auth.reject(["publickey"]);
       if (!auth.signature) return auth.accept(); // the client is asking whether we would accept this key
       const key = utils.parseKey(auth.key.data);
@@ -172,7 +175,7 @@ async function runExec(
   }
   // Re-resolve at exec time too: authority is what the database says now.
   ctx.facts.fresh();
-  const now = who ? principalForKey(ctx, who.fingerprint) : null;
+  const now = who ? await principalForKey(ctx, who.fingerprint) : null;
   if (!now) return finish(channel, 1, "svc: this key is no longer authorized\n");
   async function* input(): AsyncIterable<Uint8Array> {
     // Why destroyOnReturn false: the default iterator destroys the channel at EOF, which would

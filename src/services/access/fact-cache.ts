@@ -32,6 +32,8 @@ export class FactCache {
   private externalUntil = 0;
   private spaces = new Map<string, Map<string, unknown>>();
   private size = 0;
+  /** Moves each time the cache is cleared. */
+  private generation = 0;
 
   constructor(
     private readonly probes: EpochProbes,
@@ -57,6 +59,7 @@ export class FactCache {
     if (changed || this.size > MAX_ENTRIES) {
       this.spaces.clear();
       this.size = 0;
+      this.generation++;
     }
   }
 
@@ -69,22 +72,27 @@ export class FactCache {
     return map;
   }
 
-  private lookup<T>(map: Map<string, unknown>, key: string, load: () => T): T {
+  /** Looks up `key` in `map`, loading (and caching) on a miss unless the cache was cleared meanwhile. */
+  private async lookup<T>(map: Map<string, unknown>, key: string, load: () => Promise<T>): Promise<T> {
     const hit = map.get(key);
     if (hit !== undefined || map.has(key)) return hit as T;
-    const value = load();
-    map.set(key, value);
-    this.size++;
+    const generation = this.generation;
+    const value = await load();
+    // Why: a write that landed while the load ran cleared the cache; what we read may predate it.
+    if (generation === this.generation) {
+      map.set(key, value);
+      this.size++;
+    }
     return value;
   }
 
   /** The cached value for `key` in `space`, or `load()` (null results are cached too). */
-  get<T>(space: string, key: string, load: () => T): T {
+  get<T>(space: string, key: string, load: () => Promise<T>): Promise<T> {
     return this.lookup(this.space(space), key, load);
   }
 
   /** The cached value for the pair (`a`, `b`) in `space`, or `load()`. */
-  getPair<T>(space: string, a: string, b: string, load: () => T): T {
+  getPair<T>(space: string, a: string, b: string, load: () => Promise<T>): Promise<T> {
     const outer = this.space(space);
     let inner = outer.get(a) as Map<string, unknown> | undefined;
     if (!inner) outer.set(a, (inner = new Map()));

@@ -44,7 +44,7 @@ export const GRACE_MS = 60 * 60 * 1000;
 type PackRow = typeof packs.$inferSelect;
 
 function livePacks(ctx: Ctx, repoId: string): PackRow[] {
-  return ctx.db.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
+  return ctx.db.read.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
 }
 
 /** Writes a pack stream to a file, indexes it, and returns the files ready to upload. */
@@ -83,21 +83,21 @@ async function replacePacks(
   } finally {
     await Promise.all([rm(built.packPath, { force: true }), rm(built.idxPath, { force: true })]);
   }
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const ids = sources.map((s) => s.id);
     const still = tx.select({ id: packs.id }).from(packs).where(and(inArray(packs.id, ids), isNull(packs.replacedAt))).all();
     if (still.length !== ids.length || !tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get()) return false;
     // Why: GC drops unreachable objects; if refs moved meanwhile, a new ref may need one of them.
-    if (refsAtStart !== null && JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
+    if (refsAtStart !== null && JSON.stringify(await readRefs(tx, repo.id)) !== refsAtStart) return false;
     const t = now();
     const existing = tx.select().from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, built.name))).get();
     if (existing) tx.update(packs).set({ replacedAt: null, tier }).where(eq(packs.id, existing.id)).run();
     else tx.insert(packs).values({ id: newId(), repoId: repo.id, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t }).run();
     const replaced = ids.filter((id) => id !== existing?.id);
     if (replaced.length) tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, replaced)).run();
-    enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
+    await enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
     return true;
-  }, { behavior: "immediate" });
+  });
 }
 
 /** Every object id stored in the given packs. */
@@ -109,7 +109,7 @@ function allOids(opened: Pack[]): Oid[] {
 
 /** Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. */
 export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promise<number> {
-  const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
+  const repo = ctx.db.read.select().from(repos).where(eq(repos.id, payload.repoId)).get();
   if (!repo) return 0;
   let merges = 0;
   for (;;) {
@@ -128,10 +128,10 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
 
 /** Repacks everything reachable from the refs into one pack; replaced packs go after the grace period. */
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
-  const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
+  const repo = ctx.db.read.select().from(repos).where(eq(repos.id, payload.repoId)).get();
   if (!repo) return { objects: 0, packsReplaced: 0 };
   const live = livePacks(ctx, repo.id);
-  const refsNow = readRefs(ctx.db, repo.id);
+  const refsNow = await readRefs(ctx.db.read, repo.id);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
@@ -143,12 +143,12 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   if (oids.length === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
-    const done = ctx.db.transaction((tx) => {
-      if (JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
+    const done = await ctx.db.transaction(async (tx) => {
+      if (JSON.stringify(await readRefs(tx, repo.id)) !== refsAtStart) return false;
       tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, live.map((p) => p.id))).run();
-      enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
+      await enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
       return true;
-    }, { behavior: "immediate" });
+    });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
   const ok = await replacePacks(ctx, repo, live, opened, oids, maxTier + 1, refsAtStart);
@@ -158,16 +158,16 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
 /** Deletes replaced packs past the grace period, and orphan files (no row) older than it. */
 export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs = GRACE_MS): Promise<number> {
   const cutoff = now() - graceMs;
-  const old = ctx.db.select().from(packs).where(and(eq(packs.repoId, payload.repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).all();
+  const old = ctx.db.read.select().from(packs).where(and(eq(packs.repoId, payload.repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).all();
   let deleted = 0;
   for (const p of old) {
     await ctx.store.delete(packKey(payload.repoId, p.name, "idx"));
     await ctx.store.delete(packKey(payload.repoId, p.name, "pack"));
     ctx.git.evict(payload.repoId, p.name);
-    ctx.db.delete(packs).where(eq(packs.id, p.id)).run();
+    await ctx.db.transaction((tx) => void tx.delete(packs).where(eq(packs.id, p.id)).run());
     deleted++;
   }
-  const known = new Set(ctx.db.select({ name: packs.name }).from(packs).where(eq(packs.repoId, payload.repoId)).all().map((r) => r.name));
+  const known = new Set(ctx.db.read.select({ name: packs.name }).from(packs).where(eq(packs.repoId, payload.repoId)).all().map((r) => r.name));
   for await (const obj of ctx.store.list(`repos/${payload.repoId}/packs/`)) {
     const m = /pack-([0-9a-f]{40})\.(pack|idx)$/.exec(obj.key);
     if (m && !known.has(m[1]!) && obj.modifiedAt < cutoff) {
@@ -180,7 +180,7 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
 
 /** Every repository with its full name, for maintenance passes. */
 export function allRepos(ctx: Ctx): { id: string; name: string }[] {
-  return ctx.db
+  return ctx.db.read
     .select({ id: repos.id, name: sql<string>`${orgs.name} || '/' || ${repos.name}` })
     .from(repos)
     .innerJoin(orgs, eq(orgs.id, repos.orgId))
@@ -188,14 +188,14 @@ export function allRepos(ctx: Ctx): { id: string; name: string }[] {
 }
 
 /** Schedules a GC for every repository with more than one live pack (the periodic pass). */
-export function scheduleGcPass(ctx: Ctx): number {
-  const rows = ctx.db.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
+export async function scheduleGcPass(ctx: Ctx): Promise<number> {
+  const rows = ctx.db.read.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
   let n = 0;
   for (const r of rows) {
     if (r.n < 2) continue;
-    const pending = ctx.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.kind, "repo.gc"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${r.repoId}`)).get();
+    const pending = ctx.db.read.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.kind, "repo.gc"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${r.repoId}`)).get();
     if (!pending) {
-      enqueueJob(ctx.db, "repo.gc", { repoId: r.repoId });
+      await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: r.repoId }));
       n++;
     }
   }
@@ -203,15 +203,15 @@ export function scheduleGcPass(ctx: Ctx): number {
 }
 
 /** Schedules compaction when a repository has gathered enough small packs. */
-export function maybeScheduleCompaction(ctx: Ctx, repoId: string): void {
-  const live = ctx.db.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
+export async function maybeScheduleCompaction(ctx: Ctx, repoId: string): Promise<void> {
+  const live = ctx.db.read.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
   const perTier = new Map<number, number>();
   for (const p of live) perTier.set(p.tier, (perTier.get(p.tier) ?? 0) + 1);
   if (![...perTier.values()].some((n) => n >= FAN_IN)) return;
-  const pending = ctx.db
+  const pending = ctx.db.read
     .select({ id: jobs.id })
     .from(jobs)
     .where(and(eq(jobs.kind, "repo.compact"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${repoId}`))
     .get();
-  if (!pending) enqueueJob(ctx.db, "repo.compact", { repoId }, COMPACTION_DELAY_MS);
+  if (!pending) await ctx.db.transaction((tx) => enqueueJob(tx, "repo.compact", { repoId }, COMPACTION_DELAY_MS));
 }

@@ -39,11 +39,11 @@ export type RefResults = Map<string, string | null>;
  * Why a new ref cannot be created next to the existing ones: `a/b` and `a/b/c` cannot both exist
  * (git stores refs as paths; clients fail to fetch such a pair). Null when free.
  */
-function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): string | null {
+async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): Promise<string | null> {
   const parts = name.split("/");
   for (let n = 2; n < parts.length; n++) {
     const prefix = parts.slice(0, n).join("/");
-    if ((readRef(tx, repoId, prefix) !== null && !deleting.has(prefix)) || creating.has(prefix)) return `cannot create ${name}: ${prefix} exists`;
+    if (((await readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return `cannot create ${name}: ${prefix} exists`;
   }
   const below = tx
     .select({ name: refs.name })
@@ -69,7 +69,7 @@ export async function publish(
     actorUserId: string | null;
     policy?: RefPolicy;
     /** Extra writes that must commit together with the ref moves (e.g. a commit's context). */
-    also?: (tx: Tx) => void;
+    also?: (tx: Tx) => Promise<void> | void;
   },
 ): Promise<RefResults> {
   if (pack) {
@@ -79,7 +79,7 @@ export async function publish(
     ctx.git.rememberIndex(repo.id, pack.name, await Bun.file(pack.idxPath).bytes());
   }
   let packAdded = false;
-  const outcome = ctx.db.transaction((tx) => {
+  const outcome = await ctx.db.transaction(async (tx) => {
     const results: RefResults = new Map();
     const live = tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get();
     const ok: RefUpdate[] = [];
@@ -90,12 +90,12 @@ export async function publish(
         results.set(u.ref, "repository was deleted");
         continue;
       }
-      const current = readRef(tx, repo.id, u.ref);
+      const current = await readRef(tx, repo.id, u.ref);
       const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
       let reason: string | null = null;
       if (current !== expected) reason = current === null ? "stale info: the ref no longer exists" : "fetch first: the ref moved since you fetched";
       else if (u.newOid === ZERO_OID && current === null) reason = "no such ref";
-      else if (current === null && u.newOid !== ZERO_OID) reason = refNameClash(tx, repo.id, u.ref, deleting, creating);
+      else if (current === null && u.newOid !== ZERO_OID) reason = await refNameClash(tx, repo.id, u.ref, deleting, creating);
       if (reason === null) reason = opts.policy?.(u, current) ?? null;
       if (reason === null && current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
       results.set(u.ref, reason);
@@ -117,10 +117,10 @@ export async function publish(
         tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now() }).run();
       }
     }
-    if (ok.length && opts.also) opts.also(tx);
-    if (ok.length && opts.event) recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId });
+    if (ok.length && opts.also) await opts.also(tx);
+    if (ok.length && opts.event) await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId });
     return results;
-  }, { behavior: "immediate" });
-  if (packAdded) maybeScheduleCompaction(ctx, repo.id);
+  });
+  if (packAdded) await maybeScheduleCompaction(ctx, repo.id);
   return outcome;
 }

@@ -5,14 +5,11 @@ import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID } from "../../git/types.ts";
-import { AppError } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
-import { authorize } from "../access/access.ts";
+import { decide, enforce, requireRepoFor, type Facts } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import { recordMetric } from "../metrics/record.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, type RefUpdate } from "./publish.ts";
 import { forbidsForcePush, refPolicy } from "../repos/protections.ts";
@@ -26,10 +23,8 @@ export interface GitIo {
 }
 
 /** Resolves org/repo and checks the action; refusals are AppErrors (401/402/403/404). */
-function target(ctx: Ctx, actor: Principal, orgName: string, repoName: string, action: "repo:read" | "repo:write"): { org: Org; repo: Repo } {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, action, repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
-  return { org, repo };
+async function target(ctx: Ctx, actor: Principal, orgName: string, repoName: string, action: "repo:read" | "repo:write"): Promise<{ org: Org; repo: Repo; facts: Facts }> {
+  return requireRepoFor(ctx, actor, orgName, repoName, action);
 }
 
 /**
@@ -44,17 +39,14 @@ export async function advertise(
   service: GitServiceName,
   opts: { protocol: 0 | 2; http: boolean },
 ): Promise<Uint8Array> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:read");
+  const { repo, facts } = await target(ctx, actor, orgName, repoName, "repo:read");
   if (service === "git-receive-pack") {
-    try {
-      authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
-    } catch (e) {
-      // Anonymous: 401 so git asks for credentials. Readers: the reason, in band.
-      if (!(e instanceof AppError) || e.status !== 403) throw e;
-      return inBandError(service, e.message, opts.http);
-    }
+    const verdict = decide(facts, "repo:write");
+    // Anonymous: 401 so git asks for credentials. Readers: the reason, in band.
+    if (!verdict.allow && verdict.status === 403) return inBandError(service, verdict.message, opts.http);
+    enforce(verdict);
   }
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   return advertiseRefs(snapshot, service, opts);
 }
 
@@ -76,12 +68,12 @@ function inBandError(service: GitServiceName, message: string, http: boolean): U
 
 /** Serves git-upload-pack (clone and fetch) and records a git.clone / git.fetch metric. */
 export async function uploadPack(ctx: Ctx, actor: Principal, orgName: string, repoName: string, io: GitIo, opts: { protocol: 0 | 2; statelessRpc: boolean }): Promise<void> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:read");
+  const { org, repo } = await target(ctx, actor, orgName, repoName, "repo:read");
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   const summary = await serveUploadPack(snapshot, io, opts);
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
-    recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
+    await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
   }
 }
 
@@ -94,9 +86,9 @@ export async function receivePack(
   io: GitIo,
   opts: { statelessRpc: boolean; via: "git" | "ssh"; maxPackBytes?: number },
 ): Promise<void> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:write");
+  const { org, repo } = await target(ctx, actor, orgName, repoName, "repo:write");
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   let bytes = 0;
   const hooks: ReceivePackHooks = {
     async apply(commands, pack, { atomic, objects }) {
@@ -104,7 +96,7 @@ export async function receivePack(
       const updates: RefUpdate[] = [];
       for (const c of commands) {
         let fastForward: boolean | undefined;
-        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID && forbidsForcePush(ctx, repo, c.ref)) {
+        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID && (await forbidsForcePush(ctx, repo, c.ref))) {
           fastForward = await isAncestor(objects, c.oldOid, c.newOid);
         }
         updates.push({ ...c, fastForward });
@@ -114,10 +106,10 @@ export async function receivePack(
         atomic,
         event: { via: opts.via },
         actorUserId: personOf(actor)?.id ?? null,
-        policy: refPolicy(ctx, repo, "push"),
+        policy: await refPolicy(ctx, repo, "push"),
       });
       if ([...results.values()].some((r) => r === null)) {
-        recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });
+        await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });
       }
       return results;
     },

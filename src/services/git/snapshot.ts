@@ -1,13 +1,12 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
-import { and, desc, eq, isNull } from "drizzle-orm";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
-import type { Oid, Ref } from "../../git/types.ts";
-import { packs, refs, type Repo } from "../../db/schema/index.ts";
-import type { Db, DbOrTx } from "../../db/client.ts";
+import type { Repo } from "../../db/schema/index.ts";
+import type { Queryable } from "../../db/database.ts";
+import { snapshotRows } from "./store.ts";
 import { BlockCache, ByteLru, type ObjectStore } from "../../storage/index.ts";
 
 /** The key of a stored pack file. */
@@ -64,32 +63,11 @@ export class GitStore {
   }
 }
 
-/** The live refs of a repository, sorted by name. */
-export function readRefs(db: DbOrTx, repoId: string): Ref[] {
-  return db
-    .select({ name: refs.name, oid: refs.target })
-    .from(refs)
-    .where(eq(refs.repoId, repoId))
-    .orderBy(refs.name)
-    .all();
+/** One consistent snapshot: refs and pack rows read together, packs opened from storage. */
+export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
+  const rows = await snapshotRows(q, repo.id);
+  const opened = await Promise.all(rows.packs.map((row) => git.openPack(repo.id, row)));
+  return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
 }
 
-/** One consistent snapshot: refs and pack rows read in one transaction, packs opened from storage. */
-export async function openSnapshot(db: Db, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
-  const { refRows, packRows } = db.transaction((tx) => ({
-    refRows: readRefs(tx, repo.id),
-    packRows: tx
-      .select({ name: packs.name, size: packs.size })
-      .from(packs)
-      .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)))
-      .orderBy(desc(packs.createdAt))
-      .all(),
-  }));
-  const opened = await Promise.all(packRows.map((row) => git.openPack(repo.id, row)));
-  return { refs: refRows, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
-}
-
-/** The current target of one ref, or null. */
-export function readRef(db: DbOrTx, repoId: string, name: string): Oid | null {
-  return db.select({ target: refs.target }).from(refs).where(and(eq(refs.repoId, repoId), eq(refs.name, name))).get()?.target ?? null;
-}
+export { readRef, readRefs } from "./store.ts";

@@ -59,11 +59,11 @@ export async function deliverNow(ctx: Ctx, id: string | null, waitMs = 5000): Pr
   let attempt = inflight.get(id);
   try {
     if (!attempt) {
-      const row = claimOne(ctx, id);
+      const row = await claimOne(ctx, id);
       if (row) attempt = startAttempt(ctx, row);
     }
     if (!attempt) {
-      const row = ctx.db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
+      const row = ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
       if (!row) return { sent: false, error: "message not found in the outbox" };
       if (row.sentAt !== null) return { sent: true };
       if (row.failedAt !== null) return { sent: false, error: row.lastError ?? "delivery failed" };
@@ -93,14 +93,20 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
   if (!ctx.mail) return { stop: async () => {} };
   let stopped = false;
   let wake: (() => void) | null = null;
-  // Nothing is awaited between a claim and arming `wake`, so a notification is never lost.
-  const waker = () => wake?.();
+  // A notification that arrives while the loop is busy (claiming, sending) is remembered, so the
+  // loop claims again instead of sleeping past it.
+  let notified = false;
+  const waker = () => {
+    notified = true;
+    wake?.();
+  };
   wakers.add(waker);
   const loop = async () => {
     while (!stopped) {
       let rows: Row[] = [];
+      notified = false;
       try {
-        rows = claimDue(ctx);
+        rows = await claimDue(ctx);
       } catch (error) {
         ctx.log.error("mail outbox claim failed", { error: String(error) });
       }
@@ -109,6 +115,7 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
         continue;
       }
       if (stopped) break;
+      if (notified) continue;
       const next = safeNextDue(ctx);
       // The floor keeps a database that refuses claims from turning this into a busy loop.
       const delay = next === null ? POLL_MS : Math.min(POLL_MS, Math.max(MIN_WAIT_MS, next - now()));
@@ -136,8 +143,8 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
 }
 
 /** Leases one row by id when it is still pending and nobody holds it. */
-function claimOne(ctx: Ctx, id: string): Row | null {
-  return ctx.db.transaction((tx) => {
+function claimOne(ctx: Ctx, id: string): Promise<Row | null> {
+  return ctx.db.transaction(async (tx) => {
     const t = now();
     const row = tx
       .select()
@@ -145,12 +152,12 @@ function claimOne(ctx: Ctx, id: string): Row | null {
       .where(and(eq(mailOutbox.id, id), isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt), or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, t))))
       .get();
     return row ? lease(tx, row, t) : null;
-  }, { behavior: "immediate" });
+  });
 }
 
 /** Leases up to BATCH due rows, oldest first. */
-function claimDue(ctx: Ctx): Row[] {
-  return ctx.db.transaction((tx) => {
+function claimDue(ctx: Ctx): Promise<Row[]> {
+  return ctx.db.transaction(async (tx) => {
     const t = now();
     const rows = tx
       .select()
@@ -160,7 +167,7 @@ function claimDue(ctx: Ctx): Row[] {
       .limit(BATCH)
       .all();
     return rows.map((row) => lease(tx, row, t));
-  }, { behavior: "immediate" });
+  });
 }
 
 function lease(tx: DbOrTx, row: Row, t: number): Row {
@@ -179,7 +186,7 @@ function safeNextDue(ctx: Ctx): number | null {
 }
 
 function nextDue(ctx: Ctx): number | null {
-  const row = ctx.db
+  const row = ctx.db.read
     .select({ runAt: mailOutbox.runAt, lockedUntil: mailOutbox.lockedUntil })
     .from(mailOutbox)
     .where(and(isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt)))
@@ -199,12 +206,14 @@ function startAttempt(ctx: Ctx, row: Row): Promise<MailResult> {
     }
     // Why: the bodies carry single-use links; once handed over they are no longer kept.
     // The lease value in the condition keeps a late writer from overwriting a newer attempt's record.
-    return record(ctx, row, () => {
-      ctx.db
-        .update(mailOutbox)
-        .set({ sentAt: now(), lockedUntil: null, lastError: null, textBody: "", htmlBody: "" })
-        .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
-        .run();
+    return record(ctx, row, async () => {
+      await ctx.db.transaction((tx) =>
+        tx
+          .update(mailOutbox)
+          .set({ sentAt: now(), lockedUntil: null, lastError: null, textBody: "", htmlBody: "" })
+          .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
+          .run(),
+      );
       return { sent: true };
     }, { sent: true });
   })().finally(() => inflight.delete(row.id));
@@ -213,30 +222,32 @@ function startAttempt(ctx: Ctx, row: Row): Promise<MailResult> {
 }
 
 /** Runs an outcome update; if the database refuses it the lease expires and the row is retried. */
-function record(ctx: Ctx, row: Row, write: () => MailResult, fallback: MailResult): MailResult {
+async function record(ctx: Ctx, row: Row, write: () => Promise<MailResult>, fallback: MailResult): Promise<MailResult> {
   try {
-    return write();
+    return await write();
   } catch (error) {
     ctx.log.error("mail outcome not recorded", { outbox_id: row.id, error: String(error) });
     return fallback;
   }
 }
 
-function recordFailure(ctx: Ctx, row: Row, reason: string): MailResult {
+async function recordFailure(ctx: Ctx, row: Row, reason: string): Promise<MailResult> {
   const t = now();
   const giveUp = row.attempts >= MAX_ATTEMPTS;
   const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** (row.attempts - 1), MAX_BACKOFF_MS);
   // Never the address or the bodies in the log: the bodies hold single-use links.
   ctx.log.warn(giveUp ? "mail given up" : "mail delivery failed", { outbox_id: row.id, transport: ctx.mail!.name, attempt: row.attempts, error: reason });
-  ctx.db
-    .update(mailOutbox)
-    .set(
-      giveUp
-        ? { lastError: reason, lockedUntil: null, failedAt: t, textBody: "", htmlBody: "" }
-        : { lastError: reason, lockedUntil: null, runAt: t + backoff },
-    )
-    .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
-    .run();
+  await ctx.db.transaction((tx) =>
+    tx
+      .update(mailOutbox)
+      .set(
+        giveUp
+          ? { lastError: reason, lockedUntil: null, failedAt: t, textBody: "", htmlBody: "" }
+          : { lastError: reason, lockedUntil: null, runAt: t + backoff },
+      )
+      .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
+      .run(),
+  );
   return { sent: false, error: reason };
 }
 

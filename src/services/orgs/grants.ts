@@ -4,20 +4,19 @@ import { Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { grants, memberships, teamMembers, teams, users, type Org, type Repo, type Role } from "../../db/schema/index.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize, roleAtLeast } from "../access/access.ts";
+import { requireOrgFor, roleAtLeast } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
-import { findRepo, findUserId, requireOrg } from "../access/lookup.ts";
+import { findRepo, findUserId } from "../access/lookup.ts";
 import type { Principal } from "../access/principal.ts";
-import { findTeam } from "./teams.ts";
+import { teamByRef } from "./store.ts";
 
 type GrantRole = "viewer" | "member" | "admin";
 const GRANT_ROLES: readonly GrantRole[] = ["viewer", "member", "admin"];
 
 /** The org and repo of a grants route, after the org:admin check (non-members see 404). */
-function adminTarget(ctx: Ctx, actor: Principal, orgName: string, repoName: string): { org: Org; repo: Repo } {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:admin");
-  const repo = findRepo(ctx, org.id, repoName);
+async function adminTarget(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ org: Org; repo: Repo }> {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
+  const repo = await findRepo(ctx, org.id, repoName);
   if (!repo) throw NotFound("repository not found");
   return { org, repo };
 }
@@ -42,8 +41,8 @@ function grantList(db: DbOrTx, repoId: string) {
 }
 
 /** POST …/grants: `{ user_ids, role }` or `{ team_id, role }`; all-or-nothing, re-granting replaces the role. */
-export function createGrants(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: { user_ids?: unknown; team_id?: unknown; role?: unknown }) {
-  const { org, repo } = adminTarget(ctx, actor, orgName, repoName);
+export async function createGrants(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: { user_ids?: unknown; team_id?: unknown; role?: unknown }) {
+  const { org, repo } = await adminTarget(ctx, actor, orgName, repoName);
   const hasUsers = input.user_ids !== undefined;
   const hasTeam = input.team_id !== undefined;
   if (hasUsers === hasTeam) throw Invalid("give either user_ids or team_id");
@@ -53,10 +52,10 @@ export function createGrants(ctx: Ctx, actor: Principal, orgName: string, repoNa
     throw Invalid("user_ids must be a non-empty array of user ids");
   }
   if (hasTeam && typeof input.team_id !== "string") throw Invalid("team_id must be a team id");
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const t = now();
     if (hasTeam) {
-      const team = findTeam(tx, org.id, input.team_id as string);
+      const team = await teamByRef(tx, org.id, input.team_id as string);
       if (!team) throw Unprocessable(`no team ${input.team_id} in ${org.name}`);
       tx.insert(grants).values({ id: newId(), repoId: repo.id, teamId: team.id, role, createdAt: t })
         .onConflictDoUpdate({ target: [grants.repoId, grants.teamId], set: { role } }).run();
@@ -65,7 +64,7 @@ export function createGrants(ctx: Ctx, actor: Principal, orgName: string, repoNa
     // Why: the batch is all-or-nothing (SPEC §4.5), so every id is checked before anything is written.
     const ids: string[] = [];
     for (const ref of input.user_ids as string[]) {
-      const userId = findUserId(tx, ref);
+      const userId = await findUserId(tx, ref);
       const member = userId && tx.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, org.id), eq(memberships.userId, userId))).get();
       if (!userId || !member) throw Unprocessable(`${ref} is not a member of ${org.name}; nothing was granted`);
       ids.push(userId);
@@ -75,33 +74,33 @@ export function createGrants(ctx: Ctx, actor: Principal, orgName: string, repoNa
         .onConflictDoUpdate({ target: [grants.repoId, grants.userId], set: { role } }).run();
     }
     return grantList(tx, repo.id);
-  }, { behavior: "immediate" });
+  });
 }
 
 /** GET …/grants. */
-export function listGrants(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { repo } = adminTarget(ctx, actor, orgName, repoName);
-  return grantList(ctx.db, repo.id);
+export async function listGrants(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
+  const { repo } = await adminTarget(ctx, actor, orgName, repoName);
+  return grantList(ctx.db.read, repo.id);
 }
 
 /** DELETE …/grants/users/{user} and …/grants/teams/{team}. */
-export function deleteGrant(ctx: Ctx, actor: Principal, orgName: string, repoName: string, kind: "user" | "team", ref: string): void {
-  const { org, repo } = adminTarget(ctx, actor, orgName, repoName);
-  ctx.db.transaction((tx) => {
-    const id = kind === "user" ? findUserId(tx, ref) : (findTeam(tx, org.id, ref)?.id ?? null);
+export async function deleteGrant(ctx: Ctx, actor: Principal, orgName: string, repoName: string, kind: "user" | "team", ref: string): Promise<void> {
+  const { org, repo } = await adminTarget(ctx, actor, orgName, repoName);
+  await ctx.db.transaction(async (tx) => {
+    const id = kind === "user" ? await findUserId(tx, ref) : ((await teamByRef(tx, org.id, ref))?.id ?? null);
     const column = kind === "user" ? grants.userId : grants.teamId;
     const gone = id ? tx.delete(grants).where(and(eq(grants.repoId, repo.id), eq(column, id))).returning().all() : [];
     if (!gone.length) throw NotFound("grant not found");
-  }, { behavior: "immediate" });
+  });
 }
 
 /**
  * GET …/access: every org member with their effective role on the repo and where it comes from
  * (SPEC §5.2: a personal grant wins outright; else the highest of org role and team grants).
  */
-export function repoAccess(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { org, repo } = adminTarget(ctx, actor, orgName, repoName);
-  const db = ctx.db;
+export async function repoAccess(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
+  const { org, repo } = await adminTarget(ctx, actor, orgName, repoName);
+  const db = ctx.db.read;
   const members = db
     .select({ userId: users.id, handle: users.handle, email: users.email, orgRole: memberships.role })
     .from(memberships)

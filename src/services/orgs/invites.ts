@@ -1,16 +1,15 @@
 // Invitations: an admin invites an address with a role; the single-use `svcinv_` link lives seven
 // days and, once accepted, creates the account if needed and the membership (SPEC §2.13, §3.2, §4.5, §5.7).
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { AppError, Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import { AppError, Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { emails, invites, memberships, orgs, users, type Role, type User } from "../../db/schema/index.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { ROLES, deriveHandle, insertUser, namespaceFree } from "../people/accounts.ts";
-import { authorize, roleAtLeast } from "../access/access.ts";
+import { decide, enforce, orgFacts, requireOrgFor, roleAtLeast } from "../access/access.ts";
 import { hashPassword, startSession } from "../people/auth.ts";
 import { now, type Ctx } from "../context.ts";
-import { requireOrg } from "../access/lookup.ts";
 import { inviteMail } from "../mail/messages.ts";
 import { checkNamespaceName } from "./names.ts";
 import { deliverNow, enqueueMail } from "../mail/outbox.ts";
@@ -41,18 +40,17 @@ function alreadyMember(db: DbOrTx, orgId: string, address: string): boolean {
  * the mail once (bounded) so the answer can say whether it went out. The link is always returned.
  */
 export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, input: { email?: unknown; role?: unknown }) {
-  const org = requireOrg(ctx, orgName);
-  const actorRole = authorize(ctx, actor, org, "org:admin");
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, "org:admin"));
   if (org.kind !== "org") throw Invalid("a personal namespace has no members to invite");
   const address = checkAddress(input.email);
   if (!ROLES.includes(input.role as Role)) throw Unprocessable(`role must be one of ${ROLES.join(", ")}`);
   const role = input.role as Role;
-  // Why: only an owner may make owners; otherwise an admin could invite a confederate as owner.
-  if (role === "owner" && actorRole !== "owner" && personOf(actor) !== null) throw Forbidden("only an owner can invite an owner");
+  enforce(decide(facts, { kind: "invite:create", role }));
   const inviter = personOf(actor)?.name ?? "An administrator";
   const token = `svcinv_${newSecret()}`;
   const t = now();
-  const { invite, mailId } = ctx.db.transaction((tx) => {
+  const { invite, mailId } = await ctx.db.transaction(async (tx) => {
     if (alreadyMember(tx, org.id, address)) throw Conflict(`${address} is already a member of ${org.name}`);
     // A newer invitation for the same address replaces a pending one.
     tx.delete(invites).where(and(eq(invites.orgId, org.id), sql`lower(${invites.email}) = lower(${address})`, isNull(invites.acceptedAt))).run();
@@ -63,7 +61,7 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
     tx.insert(invites).values(invite).run();
     const mailId = enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
     return { invite, mailId };
-  }, { behavior: "immediate" });
+  });
   const mail = await deliverNow(ctx, mailId);
   return {
     id: invite.id,
@@ -77,29 +75,27 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
 }
 
 /** GET /v1/orgs/{org}/invites: invitations not yet accepted, newest first. */
-export function listInvites(ctx: Ctx, actor: Principal, orgName: string) {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:admin");
+export async function listInvites(ctx: Ctx, actor: Principal, orgName: string) {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
   const t = now();
-  const rows = ctx.db.select().from(invites).where(and(eq(invites.orgId, org.id), isNull(invites.acceptedAt))).orderBy(sql`${invites.createdAt} DESC`).all();
+  const rows = ctx.db.read.select().from(invites).where(and(eq(invites.orgId, org.id), isNull(invites.acceptedAt))).orderBy(sql`${invites.createdAt} DESC`).all();
   return {
     invites: rows.map((r) => ({ id: r.id, email: r.email, role: r.role, expires_at: r.expiresAt, created_at: r.createdAt, state: r.expiresAt > t ? "pending" : "expired" })),
   };
 }
 
 /** DELETE /v1/orgs/{org}/invites/{id}: revokes an invitation that has not been accepted. */
-export function revokeInvite(ctx: Ctx, actor: Principal, orgName: string, id: string): void {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:admin");
-  const gone = ctx.db.delete(invites).where(and(eq(invites.id, id), eq(invites.orgId, org.id), isNull(invites.acceptedAt))).returning().all();
+export async function revokeInvite(ctx: Ctx, actor: Principal, orgName: string, id: string): Promise<void> {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
+  const gone = await ctx.db.transaction((tx) => tx.delete(invites).where(and(eq(invites.id, id), eq(invites.orgId, org.id), isNull(invites.acceptedAt))).returning().all());
   if (!gone.length) throw NotFound("invitation not found");
 }
 
 /** POST /v1/auth/invite/preview: what the link offers, without spending it; 404 for every dead shape. */
 export function previewInvite(ctx: Ctx, input: { invite?: unknown }) {
-  const invite = findLiveInvite(ctx.db, input.invite);
+  const invite = findLiveInvite(ctx.db.read, input.invite);
   if (!invite) throw NotFound("this invitation is invalid, expired or already used");
-  const org = ctx.db.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, invite.orgId)).get();
+  const org = ctx.db.read.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, invite.orgId)).get();
   if (!org) throw NotFound("this invitation is invalid, expired or already used");
   return { org: org.name, role: invite.role, email: invite.email, expires_at: invite.expiresAt };
 }
@@ -111,12 +107,12 @@ export function previewInvite(ctx: Ctx, input: { invite?: unknown }) {
  */
 export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: unknown; password?: unknown; handle?: unknown }): Promise<{ user: User; sessionSecret: string }> {
   const dead = () => Invalid("this invitation is invalid, expired or already used");
-  const probe = findLiveInvite(ctx.db, input.invite);
+  const probe = findLiveInvite(ctx.db.read, input.invite);
   if (!probe) throw dead();
   const name = checkPersonName(input.name);
   const password = checkPassword(input.password);
   const handle = input.handle === undefined || input.handle === null ? null : checkNamespaceName(input.handle);
-  const existing = accountByAddress(ctx.db, probe.email);
+  const existing = accountByAddress(ctx.db.read, probe.email);
   if (existing) {
     // Why: accepting joins an existing account to the org, so it takes that account's password.
     if (existing.disabledAt !== null || !(await Bun.password.verify(password, existing.passwordHash))) {
@@ -124,7 +120,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     }
   }
   const passwordHash = existing ? null : await hashPassword(password);
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const invite = findLiveInvite(tx, input.invite);
     if (!invite) throw dead();
     const spent = tx.update(invites).set({ acceptedAt: now() }).where(and(eq(invites.id, invite.id), isNull(invites.acceptedAt))).returning().all();
@@ -147,6 +143,6 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     } else if (!roleAtLeast(current.role, invite.role)) {
       tx.update(memberships).set({ role: invite.role }).where(and(eq(memberships.orgId, invite.orgId), eq(memberships.userId, user.id))).run();
     }
-    return { user, sessionSecret: startSession(tx, user.id) };
-  }, { behavior: "immediate" });
+    return { user, sessionSecret: await startSession(tx, user.id) };
+  });
 }

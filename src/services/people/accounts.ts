@@ -58,7 +58,7 @@ export async function createUserWithOrg(
   const orgName = checkNamespaceName(input.org);
   if (input.handle !== undefined) checkNamespaceName(input.handle);
   const passwordHash = await hashPassword(input.password);
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     if (tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${input.email})`).get()) {
       throw Conflict("an account with this email address already exists");
     }
@@ -77,7 +77,7 @@ export async function createUserWithOrg(
     const existing = tx.select().from(memberships).where(and(eq(memberships.orgId, org.id), eq(memberships.userId, user.id))).get();
     if (!existing) tx.insert(memberships).values({ orgId: org.id, userId: user.id, role: input.role as Role, createdAt: now() }).run();
     return user;
-  }, { behavior: "immediate" });
+  });
 }
 
 /** Column defaults of an org row, for inserts that build the whole row. */

@@ -1,12 +1,12 @@
 // Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
-import { eq, sql } from "drizzle-orm";
 import { Unauthorized } from "../../errors.ts";
-import { memberships, orgs, sessions, tokens, users, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import type { User } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
 import { now, type Ctx } from "../context.ts";
 import { ANONYMOUS, type Principal } from "../access/principal.ts";
+import * as store from "./store.ts";
 import { noteTokenUse } from "./token-use.ts";
 
 export const SESSION_COOKIE = "svc_session";
@@ -32,13 +32,13 @@ export function parseToken(raw: string): { id: string; secret: string } | null {
 }
 
 /** Verifies an API token against the database on every call, so revocation is immediate. */
-export function verifyToken(ctx: Ctx, raw: string): Principal | null {
+export async function verifyToken(ctx: Ctx, raw: string): Promise<Principal | null> {
   const parsed = parseToken(raw);
   if (!parsed) return null;
-  const found = ctx.facts.get("token", parsed.id, () => {
-    const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
+  const found = await ctx.facts.get("token", parsed.id, async () => {
+    const row = await store.tokenById(ctx.db.read, parsed.id);
     if (!row) return null;
-    const user = row.userId ? (ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null) : null;
+    const user = row.userId ? await store.userById(ctx.db.read, row.userId) : null;
     return { row, user, digest: storedDigest(row.secretHash) };
   });
   // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
@@ -50,19 +50,19 @@ export function verifyToken(ctx: Ctx, raw: string): Principal | null {
 }
 
 /** Resolves the session cookie (null when absent, unknown, expired or the account is disabled). */
-export function verifySession(ctx: Ctx, secret: string): Principal | null {
+export async function verifySession(ctx: Ctx, secret: string): Promise<Principal | null> {
   if (!/^[a-z2-7]{32}$/.test(secret)) return null;
   const t = now();
   const hash = hashSecret(secret);
-  const found = ctx.facts.get("session", hash, () => {
-    const row = ctx.db.select().from(sessions).where(eq(sessions.secretHash, hash)).get();
-    return row ? { row, user: ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null } : null;
+  const found = await ctx.facts.get("session", hash, async () => {
+    const row = await store.sessionByHash(ctx.db.read, hash);
+    return row ? { row, user: await store.userById(ctx.db.read, row.userId) } : null;
   });
   if (!found || found.row.expiresAt <= t) return null;
   const { row, user } = found;
   if (!user || user.disabledAt !== null) return null;
   if (row.expiresAt - t < SESSION_TTL_MS - SESSION_SLIDE_MS) {
-    ctx.db.update(sessions).set({ expiresAt: t + SESSION_TTL_MS }).where(eq(sessions.id, row.id)).run();
+    await ctx.db.transaction((tx) => store.slideSession(tx, row.id, t + SESSION_TTL_MS));
   }
   return { kind: "session", user, sessionId: row.id };
 }
@@ -84,12 +84,12 @@ function splitAuthorization(auth: string): [scheme: string, value: string] {
  * Resolves the caller. A bearer (or Basic, for git) credential wins over the cookie; a presented
  * but unusable credential is a 401, never a silent fall-back to anonymous.
  */
-export function resolvePrincipal(ctx: Ctx, cred: Credentials): Principal {
+export async function resolvePrincipal(ctx: Ctx, cred: Credentials): Promise<Principal> {
   const auth = cred.authorization?.trim();
   if (auth) {
     const [scheme, value] = splitAuthorization(auth);
     if (BEARER.test(scheme)) {
-      const p = verifyToken(ctx, value);
+      const p = await verifyToken(ctx, value);
       if (!p) throw Unauthorized("invalid or revoked token");
       return p;
     }
@@ -105,25 +105,19 @@ export function resolvePrincipal(ctx: Ctx, cred: Credentials): Principal {
       const user = i < 0 ? decoded : decoded.slice(0, i);
       const pass = i < 0 ? "" : decoded.slice(i + 1);
       const candidate = parseToken(pass) ? pass : user;
-      const p = verifyToken(ctx, candidate);
+      const p = await verifyToken(ctx, candidate);
       if (!p) throw Unauthorized("invalid credentials");
       return p;
     }
     throw Unauthorized("unsupported authorization scheme");
   }
-  if (cred.session) return verifySession(ctx, cred.session) ?? ANONYMOUS;
+  if (cred.session) return await verifySession(ctx, cred.session) ?? ANONYMOUS;
   return ANONYMOUS;
 }
 
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
-export function accountBody(ctx: Ctx, user: User) {
-  const rows = ctx.db
-    .select({ id: orgs.id, name: orgs.name, role: memberships.role })
-    .from(memberships)
-    .innerJoin(orgs, eq(orgs.id, memberships.orgId))
-    .where(eq(memberships.userId, user.id))
-    .orderBy(sql`lower(${orgs.name})`)
-    .all();
+export async function accountBody(ctx: Ctx, user: User) {
+  const rows = await store.orgsOfUser(ctx.db.read, user.id);
   return { id: user.id, email: user.email, name: user.name, handle: user.handle, created_at: user.createdAt, orgs: rows };
 }
 
@@ -147,23 +141,23 @@ export async function login(ctx: Ctx, email: unknown, password: unknown): Promis
   const fail = () => Unauthorized("invalid email or password");
   const address = typeof email === "string" ? email.trim() : "";
   const pw = typeof password === "string" ? password : "";
-  const user = address ? ctx.db.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get() : undefined;
+  const user = address ? await store.userByEmail(ctx.db.read, address) : null;
   const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
   if (!user || !ok || user.disabledAt !== null) throw fail();
-  return { user, sessionSecret: startSession(ctx.db, user.id) };
+  return { user, sessionSecret: await ctx.db.transaction((tx) => startSession(tx, user.id)) };
 }
 
 /** Creates a session row and returns the cookie secret (only its hash is stored). */
-export function startSession(db: DbOrTx, userId: string): string {
+export async function startSession(tx: Tx, userId: string): Promise<string> {
   const secret = newSecret();
   const t = now();
-  db.insert(sessions).values({ id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t }).run();
+  await store.insertSession(tx, { id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t });
   return secret;
 }
 
 /** Ends the session behind a cookie value, if it is one. */
-export function logout(ctx: Ctx, secret: string | null | undefined): void {
-  if (secret && /^[a-z2-7]{32}$/.test(secret)) ctx.db.delete(sessions).where(eq(sessions.secretHash, hashSecret(secret))).run();
+export async function logout(ctx: Ctx, secret: string | null | undefined): Promise<void> {
+  if (secret && /^[a-z2-7]{32}$/.test(secret)) await ctx.db.transaction((tx) => store.deleteSessionByHash(tx, hashSecret(secret)));
 }
 
 /** Warms the dummy hash so the first failed login is not faster than later ones. */

@@ -16,7 +16,7 @@ export const MAX_ADDRESSES = 10;
 /** The account at `handle`, which must be the caller's own: 401 anonymous, 404 unknown, 403 someone else's. */
 function requireSelf(ctx: Ctx, actor: Principal, handle: string): User {
   if (actor.kind === "anonymous") throw Unauthorized();
-  const user = ctx.db.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).get();
+  const user = ctx.db.read.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).get();
   if (!user || user.disabledAt !== null) throw NotFound("no such user");
   const me = personOf(actor);
   // Why: addresses are account-level; a token bound to one repository does not speak for the account.
@@ -31,15 +31,15 @@ function emailBody(row: typeof emails.$inferSelect) {
 /** GET /v1/users/{handle}/emails: the sign-in address first, then by age. */
 export function listEmails(ctx: Ctx, actor: Principal, handle: string) {
   const user = requireSelf(ctx, actor, handle);
-  const rows = ctx.db.select().from(emails).where(eq(emails.userId, user.id)).orderBy(sql`${emails.primary} DESC`, emails.createdAt).all();
+  const rows = ctx.db.read.select().from(emails).where(eq(emails.userId, user.id)).orderBy(sql`${emails.primary} DESC`, emails.createdAt).all();
   return { emails: rows.map(emailBody) };
 }
 
 /** POST /v1/users/{handle}/emails: adds an unproved address and mails it a claim link. */
-export function addEmail(ctx: Ctx, actor: Principal, handle: string, input: { email?: unknown }) {
+export async function addEmail(ctx: Ctx, actor: Principal, handle: string, input: { email?: unknown }) {
   const user = requireSelf(ctx, actor, handle);
   const address = checkAddress(input.email);
-  ctx.db.transaction((tx) => {
+  await ctx.db.transaction(async (tx) => {
     const mine = tx.select().from(emails).where(and(eq(emails.userId, user.id), sql`lower(${emails.address}) = lower(${address})`)).get();
     if (mine) throw Conflict("this address is already on your account");
     // Why: one message for every other holder, so the answer never tells whose address it is.
@@ -49,7 +49,7 @@ export function addEmail(ctx: Ctx, actor: Principal, handle: string, input: { em
     tx.insert(emails).values({ id: newId(), userId: user.id, address, verifiedAt: null, createdAt: now() }).run();
     const token = issueLink(tx, "claim", user.id, address);
     enqueueMail(ctx, tx, claimMail({ to: address, handle: user.handle, token, baseUrl: ctx.baseUrl }));
-  }, { behavior: "immediate" });
+  });
   notifyMail();
   return { address, status: "pending", detail: "A confirmation link was mailed to the address. It works once, for one day." };
 }
@@ -58,7 +58,7 @@ export function addEmail(ctx: Ctx, actor: Principal, handle: string, input: { em
 export function verifyEmail(ctx: Ctx, actor: Principal, handle: string, input: { token?: unknown }) {
   const user = requireSelf(ctx, actor, handle);
   const dead = () => NotFound("this confirmation link is invalid or has expired");
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const link = findLiveLink(tx, "claim", input.token);
     // Why: a link issued to another account is as dead as an unknown one.
     if (!link || link.userId !== user.id) throw dead();
@@ -66,17 +66,17 @@ export function verifyEmail(ctx: Ctx, actor: Principal, handle: string, input: {
     if (!row || !spendLink(tx, link.id)) throw dead();
     tx.update(emails).set({ verifiedAt: now() }).where(eq(emails.id, row.id)).run();
     return { address: row.address, verified: true as const };
-  }, { behavior: "immediate" });
+  });
 }
 
 /** DELETE /v1/users/{handle}/emails/{email}: the sign-in address cannot be removed (404, like an unknown one). */
-export function deleteEmail(ctx: Ctx, actor: Principal, handle: string, address: string): void {
+export async function deleteEmail(ctx: Ctx, actor: Principal, handle: string, address: string): Promise<void> {
   const user = requireSelf(ctx, actor, handle);
-  ctx.db.transaction((tx) => {
+  await ctx.db.transaction(async (tx) => {
     const row = tx.select().from(emails).where(and(eq(emails.userId, user.id), sql`lower(${emails.address}) = lower(${address})`)).get();
     if (!row || row.primary || row.address.toLowerCase() === user.email.toLowerCase()) throw NotFound("no such address on this account");
     tx.delete(emails).where(eq(emails.id, row.id)).run();
     // Outstanding claim links for the address die with it.
     tx.update(emailTokens).set({ spentAt: now() }).where(and(eq(emailTokens.userId, user.id), eq(emailTokens.purpose, "claim"), sql`lower(${emailTokens.address}) = lower(${address})`, sql`${emailTokens.spentAt} IS NULL`)).run();
-  }, { behavior: "immediate" });
+  });
 }

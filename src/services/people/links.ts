@@ -56,23 +56,23 @@ export function spendLink(tx: DbOrTx, id: string): boolean {
  * account is `eligible` and the rate limits allow. Says nothing about what happened: the routes
  * that use it answer the same whatever the address (SPEC §7).
  */
-export function mailLinkToAccount(
+export async function mailLinkToAccount(
   ctx: Ctx,
   purpose: LinkPurpose,
   address: unknown,
   eligible: (user: User) => boolean,
   build: (user: User, token: string) => MailMessage,
-): void {
+): Promise<void> {
   const clean = typeof address === "string" ? address.trim() : "";
   if (!isEmail(clean)) return;
-  const queued = ctx.db.transaction((tx) => {
+  const queued = await ctx.db.transaction(async (tx) => {
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
     if (!takeRateSlot(tx, purpose, clean, limits)) return false;
     const user = tx.select().from(users).where(sql`lower(${users.email}) = lower(${clean})`).get();
     if (!user || !eligible(user)) return false;
     // issueLink spends the previous link of the same purpose.
     return enqueueMail(ctx, tx, build(user, issueLink(tx, purpose, user.id, user.email))) !== null;
-  }, { behavior: "immediate" });
+  });
   if (queued) notifyMail();
 }
 

@@ -15,8 +15,8 @@ export const RESET_ACCEPTED = {
 } as const;
 
 /** POST /v1/auth/forgot-password: mails a reset link to the sign-in address; the same 202 for every address. */
-export function forgotPassword(ctx: Ctx, input: { email?: unknown }) {
-  mailLinkToAccount(
+export async function forgotPassword(ctx: Ctx, input: { email?: unknown }) {
+  await mailLinkToAccount(
     ctx, "reset", input.email,
     // Why: a disabled account gets no link, and says so to nobody (SPEC §4.3).
     (user) => user.disabledAt === null,
@@ -32,10 +32,10 @@ export function forgotPassword(ctx: Ctx, input: { email?: unknown }) {
 export async function resetPassword(ctx: Ctx, input: { token?: unknown; new_password?: unknown }): Promise<{ user: User; sessionSecret: string }> {
   const password = checkPassword(input.new_password, "new_password");
   const dead = () => NotFound("this reset link is invalid or has expired");
-  const probe = findLiveLink(ctx.db, "reset", input.token);
+  const probe = findLiveLink(ctx.db.read, "reset", input.token);
   if (!probe) throw dead();
   const passwordHash = await hashPassword(password);
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const link = findLiveLink(tx, "reset", input.token);
     if (!link) throw dead();
     const user = tx.select().from(users).where(eq(users.id, link.userId)).get();
@@ -47,6 +47,6 @@ export async function resetPassword(ctx: Ctx, input: { token?: unknown; new_pass
     const proved = proveAddress(tx, { ...user, passwordHash }, link.address);
     // Why: whoever knew the old password may hold a session; a reset ends all of them.
     tx.delete(sessions).where(eq(sessions.userId, user.id)).run();
-    return { user: proved, sessionSecret: startSession(tx, user.id) };
-  }, { behavior: "immediate" });
+    return { user: proved, sessionSecret: await startSession(tx, user.id) };
+  });
 }

@@ -73,10 +73,10 @@ export async function signup(ctx: Ctx, input: { email?: unknown; name?: unknown;
   const address = checkAddress(input.email);
   const name = checkPersonName(input.name);
   const password = checkPassword(input.password);
-  if (!namespaceFree(ctx.db, handle)) throw Conflict(`the handle ${handle} is taken or reserved`);
+  if (!namespaceFree(ctx.db.read, handle)) throw Conflict(`the handle ${handle} is taken or reserved`);
   // Hashed whatever happens next, so a registered address takes as long as a new one.
   const passwordHash = await hashPassword(password);
-  const queued = ctx.db.transaction((tx) => {
+  const queued = await ctx.db.transaction(async (tx) => {
     if (!namespaceFree(tx, handle)) throw Conflict(`the handle ${handle} is taken or reserved`);
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
     if (!takeRateSlot(tx, "signup", address, limits)) return false;
@@ -84,14 +84,14 @@ export async function signup(ctx: Ctx, input: { email?: unknown; name?: unknown;
     const user = insertUser(tx, { email: address, name, passwordHash, handle, confirmed: false });
     const token = issueLink(tx, "verify", user.id, address);
     return enqueueMail(ctx, tx, verifyMail({ to: address, name, token, baseUrl: ctx.baseUrl })) !== null;
-  }, { behavior: "immediate" });
+  });
   if (queued) notifyMail();
   return SIGNUP_ACCEPTED;
 }
 
 /** POST /v1/auth/resend-verification: a fresh link for an unconfirmed account; the same 202 for every address. */
-export function resendVerification(ctx: Ctx, input: { email?: unknown }) {
-  mailLinkToAccount(
+export async function resendVerification(ctx: Ctx, input: { email?: unknown }) {
+  await mailLinkToAccount(
     ctx, "verify", input.email,
     (user) => user.emailVerifiedAt === null && user.disabledAt === null,
     (user, token) => verifyMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl }),
@@ -100,15 +100,15 @@ export function resendVerification(ctx: Ctx, input: { email?: unknown }) {
 }
 
 /** POST /v1/auth/verify: spends a confirmation link, confirms the address and signs in. */
-export function verifyAddress(ctx: Ctx, input: { token?: unknown }): { user: User; sessionSecret: string } {
+export function verifyAddress(ctx: Ctx, input: { token?: unknown }): Promise<{ user: User; sessionSecret: string }> {
   const dead = () => NotFound("this confirmation link is invalid or has expired");
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const link = findLiveLink(tx, "verify", input.token);
     if (!link) throw dead();
     const user = tx.select().from(users).where(eq(users.id, link.userId)).get();
     if (!user) throw dead();
     if (user.disabledAt !== null) throw Unauthorized("this account is disabled");
     if (!spendLink(tx, link.id)) throw dead();
-    return { user: proveAddress(tx, user, link.address), sessionSecret: startSession(tx, user.id) };
-  }, { behavior: "immediate" });
+    return { user: proveAddress(tx, user, link.address), sessionSecret: await startSession(tx, user.id) };
+  });
 }

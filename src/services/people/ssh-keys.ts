@@ -1,12 +1,11 @@
 // SSH keys (SPEC §4.6, §5.6; DECISIONS §2): personal keys name a person, deploy keys name a
 // token. The fingerprint is resolved against the database on every connection.
 import { and, eq } from "drizzle-orm";
-import { Conflict, Forbidden, Invalid, NotFound, Unauthorized } from "../../errors.ts";
+import { Conflict, Invalid, NotFound, Unauthorized } from "../../errors.ts";
 import { sshKeys, tokens, users, type Org } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize, isOrgAdmin } from "../access/access.ts";
+import { allows, decide, enforce, orgFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
-import { requireOrg } from "../access/lookup.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 
 const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
@@ -85,48 +84,39 @@ function keyBody(k: typeof sshKeys.$inferSelect) {
 }
 
 /** POST /v1/orgs/{org}/ssh-keys: a personal key for the caller, or a deploy key naming a token (admins). */
-export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: { public_key?: unknown; label?: unknown; token_id?: unknown }) {
-  const org = requireOrg(ctx, orgName);
+export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: { public_key?: unknown; label?: unknown; token_id?: unknown }) {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
   if (actor.kind === "anonymous") throw Unauthorized();
   const deploy = input.token_id !== undefined && input.token_id !== null;
+  enforce(decide(facts, { kind: "key:create", deploy }));
   let userId: string | null = null;
   let tokenId: string | null = null;
   if (deploy) {
-    // Why: a deploy key inherits a token's authority, so only those who manage tokens may make one.
-    authorize(ctx, actor, org, "org:admin");
     if (typeof input.token_id !== "string") throw Invalid("token_id must be a token id");
-    const token = ctx.db.select().from(tokens).where(and(eq(tokens.id, input.token_id), eq(tokens.orgId, org.id))).get();
+    const token = ctx.db.read.select().from(tokens).where(and(eq(tokens.id, input.token_id), eq(tokens.orgId, org.id))).get();
     if (!token || token.kind === "job") throw NotFound("token not found");
     tokenId = token.id;
   } else {
-    const person = personOf(actor);
-    if (!person) throw Forbidden("a personal key needs a person; name a token_id to create a deploy key");
-    // Why: a personal key carries all of its person's authority, so a narrower token may not
-    // create one (that would turn a read-only token into push access).
-    if (actor.kind === "token" && !actor.token.scopes.includes("org:admin")) {
-      throw Forbidden("a personal key carries all of your authority: register it signed in, or with a token holding org:admin");
-    }
-    authorize(ctx, actor, org, "org:member");
-    userId = person.id;
+    userId = personOf(actor)!.id;
   }
   if (typeof input.label !== "string" || !input.label.trim() || input.label.length > 100) throw Invalid("label must be a string of 1-100 characters");
   const key = parsePublicKey(input.public_key);
   const fingerprint = fingerprintOf(key.blob);
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     if (tx.select({ id: sshKeys.id }).from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get()) throw Conflict("this key is already registered");
     const row = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? ("deploy" as const) : ("personal" as const), label: input.label!.toString().trim(), publicKey: key.canonical, fingerprint, createdAt: now() };
     tx.insert(sshKeys).values(row).run();
     return keyBody(row);
-  }, { behavior: "immediate" });
+  });
 }
 
 /** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member. */
-export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
-  const org = requireOrg(ctx, orgName);
-  const admin = isOrgAdmin(ctx, actor, org);
-  if (!admin) authorize(ctx, actor, org, "org:member");
+export async function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, { kind: "credential:list" }));
+  const admin = allows(facts, "org:admin");
   const person = personOf(actor);
-  const rows = ctx.db
+  const rows = ctx.db.read
     .select()
     .from(sshKeys)
     .where(admin ? eq(sshKeys.orgId, org.id) : and(eq(sshKeys.orgId, org.id), eq(sshKeys.userId, person!.id)))
@@ -136,32 +126,32 @@ export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
 }
 
 /** DELETE /v1/orgs/{org}/ssh-keys/{id}: effective at the next connection; others' keys are 404. */
-export function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): void {
-  const org = requireOrg(ctx, orgName);
-  const admin = isOrgAdmin(ctx, actor, org);
-  if (!admin) authorize(ctx, actor, org, "org:member");
-  const row = ctx.db.select().from(sshKeys).where(and(eq(sshKeys.id, keyId), eq(sshKeys.orgId, org.id))).get();
-  if (!row || (!admin && row.userId !== personOf(actor)?.id)) throw NotFound("key not found");
-  ctx.db.delete(sshKeys).where(eq(sshKeys.id, row.id)).run();
+export async function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): Promise<void> {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, { kind: "credential:list" }));
+  const row = ctx.db.read.select().from(sshKeys).where(and(eq(sshKeys.id, keyId), eq(sshKeys.orgId, org.id))).get();
+  if (!row) throw NotFound("key not found");
+  enforce(decide(facts, { kind: "credential:revoke", ownerUserId: row.userId, what: "key" }));
+  await ctx.db.transaction((tx) => void tx.delete(sshKeys).where(eq(sshKeys.id, row.id)).run());
 }
 
 /**
  * The principal behind an offered key, resolved now: a personal key acts as its person (all
  * scopes, bounded by their roles); a deploy key as its token. Null when unknown or revoked.
  */
-export function principalForKey(ctx: Ctx, fingerprint: string): { principal: Principal; name: string } | null {
-  const key = ctx.db.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get();
+export async function principalForKey(ctx: Ctx, fingerprint: string): Promise<{ principal: Principal; name: string } | null> {
+  const key = ctx.db.read.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get();
   if (!key) return null;
   if (key.kind === "personal") {
-    const user = key.userId ? ctx.db.select().from(users).where(eq(users.id, key.userId)).get() : undefined;
+    const user = key.userId ? ctx.db.read.select().from(users).where(eq(users.id, key.userId)).get() : undefined;
     if (!user || user.disabledAt !== null) return null;
     return { principal: { kind: "session", user, sessionId: `ssh-key:${key.id}` }, name: user.handle };
   }
-  const token = key.tokenId ? ctx.db.select().from(tokens).where(eq(tokens.id, key.tokenId)).get() : undefined;
+  const token = key.tokenId ? ctx.db.read.select().from(tokens).where(eq(tokens.id, key.tokenId)).get() : undefined;
   if (!token) return null;
   let user = null;
   if (token.userId) {
-    user = ctx.db.select().from(users).where(eq(users.id, token.userId)).get() ?? null;
+    user = ctx.db.read.select().from(users).where(eq(users.id, token.userId)).get() ?? null;
     if (!user || user.disabledAt !== null) return null;
   }
   return { principal: { kind: "token", token, user }, name: token.label };

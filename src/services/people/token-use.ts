@@ -28,17 +28,18 @@ export function noteTokenUse(ctx: Ctx, row: Token): void {
   row.lastUsedAt = t;
   const p = pendingOf(ctx);
   p.stamps.set(row.id, t);
-  if (t - p.flushedAt >= TOKEN_USE_GRANULARITY_MS) flushTokenUse(ctx);
+  // Why not awaited: the stamp is bookkeeping, not part of the request; a failure is only logged.
+  if (t - p.flushedAt >= TOKEN_USE_GRANULARITY_MS) void flushTokenUse(ctx).catch((error) => ctx.log.warn("token use not recorded", { error: String(error) }));
 }
 
 /** Writes every waiting stamp in one transaction (before listing tokens, and at shutdown). */
-export function flushTokenUse(ctx: Ctx): void {
+export async function flushTokenUse(ctx: Ctx): Promise<void> {
   const p = pendingOf(ctx);
   p.flushedAt = now();
   if (p.stamps.size === 0) return;
   const stamps = [...p.stamps];
   p.stamps.clear();
-  ctx.db.transaction((tx) => {
+  await ctx.db.transaction(async (tx) => {
     for (const [id, t] of stamps) tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id)).run();
   });
 }

@@ -13,12 +13,10 @@ import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts
 import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { commitContexts } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize } from "../access/access.ts";
-import type { Ctx } from "../context.ts";
+import { requireRepoFor } from "../access/access.ts";
+import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef } from "../git/snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import { recordMetric } from "../metrics/record.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { refPolicy } from "./protections.ts";
 import { publish } from "../git/publish.ts";
@@ -127,8 +125,7 @@ export interface CommitRequest {
 /** Creates one commit on a branch from JSON operations. */
 export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: CommitRequest & Record<string, unknown>) {
   const started = performance.now();
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
 
   const branch = body.branch === undefined ? "main" : body.branch;
   if (typeof branch !== "string" || !checkRefFormat(`refs/heads/${branch}`)) throw Invalid("branch must be a valid branch name");
@@ -148,7 +145,7 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
   // Without expected_parent the commit goes on whatever the tip is when it lands: if another
   // writer wins the race, rebuild on the new tip (a bounded number of times).
   for (let attempt = 0; ; attempt++) {
-    const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+    const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
     const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
     if (hasExpected && (expected as Oid | null) !== tip) {
       throw Conflict(expected === null ? `branch ${branch} already exists` : `branch ${branch} is not at ${expected}`, { current: tip });
@@ -167,7 +164,7 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
       throw e;
     }
 
-    const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
+    const when = { timestamp: Math.floor(now() / 1000), timezone: "+0000" };
     const author: Signature = authorIn
       ? { ...authorIn, ...when }
       : person
@@ -200,9 +197,9 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
           atomic: true,
           event: { via: "api", commit, branch },
           actorUserId: person?.id ?? null,
-          policy: refPolicy(ctx, repo, "commit-api"),
+          policy: await refPolicy(ctx, repo, "commit-api"),
           also: (tx) => {
-            if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: Date.now() }).onConflictDoNothing().run();
+            if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: now() }).onConflictDoNothing().run();
           },
         },
       );
@@ -211,12 +208,12 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
       await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
     }
     if (!reason) {
-      recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
+      await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
       return { commit, branch, parent: tip, tree: edited.tree };
     }
     if (reason.startsWith("protected branch") || reason.startsWith("cannot create")) throw new AppError(reason.startsWith("protected") ? 403 : 409, reason, reason.startsWith("cannot create") ? { current: null } : {});
     if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
-      throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: readRef(ctx.db, repo.id, ref) });
+      throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: await readRef(ctx.db.read, repo.id, ref) });
     }
   }
 }

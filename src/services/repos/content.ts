@@ -6,17 +6,15 @@ import type { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import { commitContexts, type Repo } from "../../db/schema/index.ts";
-import { authorize } from "../access/access.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import type { Principal } from "../access/principal.ts";
 import { splitPath } from "./commits.ts";
 
 async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot }> {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:read", repo);
-  return { repo, snapshot: await openSnapshot(ctx.db, ctx.git, repo) };
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  return { repo, snapshot: await openSnapshot(ctx.db.read, ctx.git, repo) };
 }
 
 /** Peels tags until a commit; null when the object is missing or not a commit. */
@@ -260,6 +258,6 @@ export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, rep
   }
   const changed: { path: string; status: string }[] = [];
   await diffTrees(snapshot.objects, parentTree, c.tree, "", changed);
-  const ctxRow = ctx.db.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repo.id), eq(commitContexts.sha, sha))).get();
+  const ctxRow = ctx.db.read.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repo.id), eq(commitContexts.sha, sha))).get();
   return { ...commitSummary(sha, c), tree: c.tree, context: ctxRow ? JSON.parse(ctxRow.context) : null, changed_paths: changed };
 }

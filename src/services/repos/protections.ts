@@ -5,10 +5,9 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { ZERO_OID } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import { protections, type Repo } from "../../db/schema/index.ts";
-import type { Ctx } from "../context.ts";
+import { now, type Ctx } from "../context.ts";
 import type { RefPolicy } from "../git/publish.ts";
-import { authorize } from "../access/access.ts";
-import { requireRepo } from "../access/lookup.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 
 /** Where a ref update comes from; only the lander may move a require_change branch. */
@@ -31,14 +30,14 @@ function ruleFor(rules: (typeof protections.$inferSelect)[], ref: string) {
  * Whether a protection forbids force pushes to `ref`: only then must a write learn whether it
  * is a fast-forward, which can mean walking the whole history of a rewritten branch.
  */
-export function forbidsForcePush(ctx: Ctx, repo: Repo, ref: string): boolean {
-  const rule = ruleFor(ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all(), ref);
+export async function forbidsForcePush(ctx: Ctx, repo: Repo, ref: string): Promise<boolean> {
+  const rule = ruleFor(ctx.db.read.select().from(protections).where(eq(protections.repoId, repo.id)).all(), ref);
   return rule !== null && !rule.allowForcePush;
 }
 
 /** The policy for updates to `repo` from `source`, loaded once per write. */
-export function refPolicy(ctx: Ctx, repo: Repo, source: UpdateSource): RefPolicy {
-  const rules = ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all();
+export async function refPolicy(ctx: Ctx, repo: Repo, source: UpdateSource): Promise<RefPolicy> {
+  const rules = ctx.db.read.select().from(protections).where(eq(protections.repoId, repo.id)).all();
   if (!rules.length) return () => null;
   return (update, current) => {
     const rule = ruleFor(rules, update.ref);
@@ -59,10 +58,9 @@ function protectionBody(p: typeof protections.$inferSelect) {
 }
 
 /** GET …/protections (admins). */
-export function listProtections(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
-  return { protections: ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).orderBy(protections.pattern).all().map(protectionBody) };
+export async function listProtections(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  return { protections: ctx.db.read.select().from(protections).where(eq(protections.repoId, repo.id)).orderBy(protections.pattern).all().map(protectionBody) };
 }
 
 function checkPattern(pattern: string): string {
@@ -72,9 +70,8 @@ function checkPattern(pattern: string): string {
 }
 
 /** PUT …/protections/{pattern}: create or replace (admins). */
-export function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: Record<string, unknown>) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
+export async function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: Record<string, unknown>) {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   checkPattern(pattern);
   const flag = (k: string) => {
     const v = body[k];
@@ -91,20 +88,21 @@ export function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoN
     allowDeletion: flag("allow_deletion"),
     requireChange: flag("require_change"),
     requiredChecks: [...new Set(checks as string[])],
-    createdAt: Date.now(),
+    createdAt: now(),
   };
-  ctx.db
-    .insert(protections)
-    .values(row)
-    .onConflictDoUpdate({ target: [protections.repoId, protections.pattern], set: { allowForcePush: row.allowForcePush, allowDeletion: row.allowDeletion, requireChange: row.requireChange, requiredChecks: row.requiredChecks } })
-    .run();
+  await ctx.db.transaction((tx) =>
+    tx
+      .insert(protections)
+      .values(row)
+      .onConflictDoUpdate({ target: [protections.repoId, protections.pattern], set: { allowForcePush: row.allowForcePush, allowDeletion: row.allowDeletion, requireChange: row.requireChange, requiredChecks: row.requiredChecks } })
+      .run(),
+  );
   return protectionBody(row);
 }
 
 /** DELETE …/protections/{pattern} (admins); 404 when there is none. */
-export function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): void {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
-  const gone = ctx.db.delete(protections).where(and(eq(protections.repoId, repo.id), eq(protections.pattern, pattern))).returning().all();
+export async function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): Promise<void> {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const gone = await ctx.db.transaction((tx) => tx.delete(protections).where(and(eq(protections.repoId, repo.id), eq(protections.pattern, pattern))).returning().all());
   if (!gone.length) throw NotFound(`no protection for ${JSON.stringify(pattern)}`);
 }

@@ -57,13 +57,14 @@ describe("POST /v1/orgs/{org}/repos", () => {
       homepage: "https://example.com/alpha",
       fork_count: 0,
       watcher_count: 0,
-      fork_state: null,
       fork_parent: null,
       viewer_admin: true,
       viewer_write: true,
       write_blocked: null,
     });
     expect(r.body.created_at).toBeGreaterThan(1_500_000_000_000);
+    // SPEC §2.1: fork_state is absent (not null) for a repository that is not a fork.
+    expect(Object.keys(r.body)).not.toContain("fork_state");
     const got = await as(owner).get("/v1/orgs/rp/repos/alpha");
     expect(got.status).toBe(200);
     expect(got.body).toEqual(r.body);

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createGrants, deleteGrant, listGrants, repoAccess } from "../../../services/orgs/grants.ts";
-import { principalOf } from "../../principal.ts";
+import { callerOf } from "../../principal.ts";
 
 const GrantBody = t.Object({
   user_ids: t.Optional(t.Array(t.String(), { description: "user ids (or handles) of org members" })),
@@ -15,16 +15,16 @@ export function grantRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.grants" })
     .post(
       "/v1/orgs/:org/repos/:repo/grants",
-      ({ request, params, body }) => createGrants(ctx, principalOf(ctx, request), params.org, params.repo, body),
+      ({ request, params, body }) => createGrants(ctx, callerOf(request), params.org, params.repo, body),
       { body: GrantBody, detail: { summary: "Grant people or a team a role on the repository (all-or-nothing)" } },
     )
-    .get("/v1/orgs/:org/repos/:repo/grants", ({ request, params }) => listGrants(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo/grants", ({ request, params }) => listGrants(ctx, callerOf(request), params.org, params.repo), {
       detail: { summary: "List the repository's grants" },
     })
     .delete(
       "/v1/orgs/:org/repos/:repo/grants/users/:user",
-      ({ request, params, set }) => {
-        deleteGrant(ctx, principalOf(ctx, request), params.org, params.repo, "user", params.user);
+      async ({ request, params, set }) => {
+        await deleteGrant(ctx, callerOf(request), params.org, params.repo, "user", params.user);
         set.status = 204;
         return null;
       },
@@ -32,14 +32,14 @@ export function grantRoutes(ctx: Ctx) {
     )
     .delete(
       "/v1/orgs/:org/repos/:repo/grants/teams/:team",
-      ({ request, params, set }) => {
-        deleteGrant(ctx, principalOf(ctx, request), params.org, params.repo, "team", params.team);
+      async ({ request, params, set }) => {
+        await deleteGrant(ctx, callerOf(request), params.org, params.repo, "team", params.team);
         set.status = 204;
         return null;
       },
       { detail: { summary: "Remove a team's grant" } },
     )
-    .get("/v1/orgs/:org/repos/:repo/access", ({ request, params }) => repoAccess(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo/access", ({ request, params }) => repoAccess(ctx, callerOf(request), params.org, params.repo), {
       detail: { summary: "Everyone who can reach the repository, their role and its source" },
     });
 }

@@ -7,7 +7,7 @@ import { acceptInvite, previewInvite } from "../../../services/orgs/invites.ts";
 import { personOf } from "../../../services/access/principal.ts";
 import { forgotPassword, resetPassword } from "../../../services/people/recovery.ts";
 import { resendVerification, signup, verifyAddress } from "../../../services/people/signup.ts";
-import { clearedSessionCookie, principalOf, readCookie, sessionCookie } from "../../principal.ts";
+import { clearedSessionCookie, callerOf, readCookie, sessionCookie } from "../../principal.ts";
 
 const LoginBody = t.Object({ email: t.Unknown(), password: t.Unknown() }, { description: "email and password" });
 const SignupBody = t.Object({ email: t.String(), name: t.String(), password: t.String(), handle: t.String() });
@@ -33,8 +33,8 @@ export function authRoutes(ctx: Ctx) {
     )
     .post(
       "/v1/auth/logout",
-      ({ request, set }) => {
-        logout(ctx, readCookie(request, SESSION_COOKIE));
+      async ({ request, set }) => {
+        await logout(ctx, readCookie(request, SESSION_COOKIE));
         set.status = 204;
         set.headers["set-cookie"] = clearedSessionCookie(ctx);
         return null;
@@ -52,8 +52,8 @@ export function authRoutes(ctx: Ctx) {
     )
     .post(
       "/v1/auth/verify",
-      ({ body, set }) => {
-        const { user, sessionSecret } = verifyAddress(ctx, body);
+      async ({ body, set }) => {
+        const { user, sessionSecret } = await verifyAddress(ctx, body);
         set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
         return accountBody(ctx, user);
       },
@@ -101,7 +101,7 @@ export function authRoutes(ctx: Ctx) {
     .get(
       "/v1/auth/me",
       ({ request }) => {
-        const person = personOf(principalOf(ctx, request));
+        const person = personOf(callerOf(request));
         if (!person) throw Unauthorized("not signed in");
         return accountBody(ctx, person);
       },

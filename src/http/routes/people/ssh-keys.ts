@@ -2,15 +2,15 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createSshKey, deleteSshKey, listSshKeys } from "../../../services/people/ssh-keys.ts";
-import { principalOf } from "../../principal.ts";
+import { callerOf } from "../../principal.ts";
 
 /** SSH key routes. */
 export function sshKeyRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.ssh-keys" })
     .post(
       "/v1/orgs/:org/ssh-keys",
-      ({ request, params, body, set }) => {
-        const out = createSshKey(ctx, principalOf(ctx, request), params.org, body);
+      async ({ request, params, body, set }) => {
+        const out = await createSshKey(ctx, callerOf(request), params.org, body);
         set.status = 201;
         return out;
       },
@@ -23,13 +23,13 @@ export function sshKeyRoutes(ctx: Ctx) {
         detail: { summary: "Register a personal key, or a deploy key naming a token" },
       },
     )
-    .get("/v1/orgs/:org/ssh-keys", ({ request, params }) => listSshKeys(ctx, principalOf(ctx, request), params.org), {
+    .get("/v1/orgs/:org/ssh-keys", ({ request, params }) => listSshKeys(ctx, callerOf(request), params.org), {
       detail: { summary: "List keys (all for admins, own for members)" },
     })
     .delete(
       "/v1/orgs/:org/ssh-keys/:id",
-      ({ request, params, set }) => {
-        deleteSshKey(ctx, principalOf(ctx, request), params.org, params.id);
+      async ({ request, params, set }) => {
+        await deleteSshKey(ctx, callerOf(request), params.org, params.id);
         set.status = 204;
         return null;
       },

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { listTokens, mintToken, revokeToken } from "../../../services/people/tokens.ts";
-import { principalOf } from "../../principal.ts";
+import { callerOf } from "../../principal.ts";
 
 const MintBody = t.Object({
   scopes: t.Array(t.String(), { description: "repo:read, repo:write, org:read, org:admin" }),
@@ -16,20 +16,20 @@ export function tokenRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.tokens" })
     .post(
       "/v1/orgs/:org/tokens",
-      ({ request, params, body, set }) => {
-        const out = mintToken(ctx, principalOf(ctx, request), params.org, body);
+      async ({ request, params, body, set }) => {
+        const out = await mintToken(ctx, callerOf(request), params.org, body);
         set.status = 201;
         return out;
       },
       { body: MintBody, detail: { summary: "Mint a token; the secret is shown once" } },
     )
-    .get("/v1/orgs/:org/tokens", ({ request, params }) => listTokens(ctx, principalOf(ctx, request), params.org), {
+    .get("/v1/orgs/:org/tokens", ({ request, params }) => listTokens(ctx, callerOf(request), params.org), {
       detail: { summary: "List tokens (all for admins, own for members)" },
     })
     .delete(
       "/v1/orgs/:org/tokens/:id",
-      ({ request, params, set }) => {
-        revokeToken(ctx, principalOf(ctx, request), params.org, params.id);
+      async ({ request, params, set }) => {
+        await revokeToken(ctx, callerOf(request), params.org, params.id);
         set.status = 204;
         return null;
       },

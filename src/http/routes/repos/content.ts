@@ -7,7 +7,7 @@ import { getBlob, getCommit, getTree, listCommits } from "../../../services/repo
 import type { Ctx } from "../../../services/context.ts";
 import { deleteProtection, listProtections, putProtection } from "../../../services/repos/protections.ts";
 import { deleteRef, listRefs, putRef } from "../../../services/repos/refs.ts";
-import { principalOf } from "../../principal.ts";
+import { callerOf } from "../../principal.ts";
 
 const Operation = t.Object({
   op: t.String({ description: "put, put_base64 or delete" }),
@@ -69,27 +69,27 @@ export function contentRoutes(ctx: Ctx) {
     .post(
       `${base}/commits`,
       async ({ request, params, body, set }) => {
-        const out = await createCommit(ctx, principalOf(ctx, request), params.org, params.repo, body as Record<string, unknown>);
+        const out = await createCommit(ctx, callerOf(request), params.org, params.repo, body as Record<string, unknown>);
         set.status = 201;
         return out;
       },
       { body: CommitBody, detail: { summary: "Create a commit from JSON operations (409 with current on expected_parent mismatch)" } },
     )
-    .get(`${base}/commits`, ({ request, params, query }) => listCommits(ctx, principalOf(ctx, request), params.org, params.repo, query), {
+    .get(`${base}/commits`, ({ request, params, query }) => listCommits(ctx, callerOf(request), params.org, params.repo, query), {
       query: t.Object({ ref: t.Optional(t.String()), path: t.Optional(t.String()), limit: t.Optional(t.String()), cursor: t.Optional(t.String()) }),
       detail: { summary: "History, newest first, optionally of one path" },
     })
-    .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, principalOf(ctx, request), params.org, params.repo, params.sha), {
+    .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, callerOf(request), params.org, params.repo, params.sha), {
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path), {
+    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path), {
       query: t.Object({ path: t.Optional(t.String()) }),
       detail: { summary: "Directory listing at a ref and path" },
     })
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
-        const blob = await getBlob(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path);
+        const blob = await getBlob(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path);
         const etag = `"${blob.oid}"`;
         const headers: Record<string, string> = {
           "content-type": blob.contentType,
@@ -112,10 +112,10 @@ export function contentRoutes(ctx: Ctx) {
       },
       { query: t.Object({ path: t.Optional(t.String()) }), detail: { summary: "Raw file bytes (ETag = blob id, Range supported)" } },
     )
-    .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, principalOf(ctx, request), params.org, params.repo), { detail: { summary: "List refs" } })
+    .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, callerOf(request), params.org, params.repo), { detail: { summary: "List refs" } })
     .put(
       `${base}/refs/*`,
-      ({ request, params, body }) => putRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
+      ({ request, params, body }) => putRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
       {
         body: t.Object({ target: t.String(), expected: t.Optional(t.Nullable(t.String())) }),
         detail: { summary: "Create or move a ref with compare-and-swap (409 with current)" },
@@ -124,18 +124,18 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {
-        await deleteRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.expected);
+        await deleteRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.expected);
         set.status = 204;
         return null;
       },
       { query: t.Object({ expected: t.Optional(t.String()) }), detail: { summary: "Delete a ref (?expected=SHA for compare-and-swap)" } },
     )
-    .get(`${base}/protections`, ({ request, params }) => listProtections(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .get(`${base}/protections`, ({ request, params }) => listProtections(ctx, callerOf(request), params.org, params.repo), {
       detail: { summary: "Branch protections (admins)" },
     })
     .put(
       `${base}/protections/*`,
-      ({ request, params, body }) => putProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
+      ({ request, params, body }) => putProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
       {
         body: t.Object({
           allow_force_push: t.Optional(t.Boolean()),
@@ -148,8 +148,8 @@ export function contentRoutes(ctx: Ctx) {
     )
     .delete(
       `${base}/protections/*`,
-      ({ request, params, set }) => {
-        deleteProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]));
+      async ({ request, params, set }) => {
+        await deleteProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]));
         set.status = 204;
         return null;
       },

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createRepo, deleteRepo, getRepo, listRepos, patchRepo } from "../../../services/repos/repos.ts";
-import { principalOf } from "../../principal.ts";
+import { callerOf } from "../../principal.ts";
 
 const CreateBody = t.Object({
   name: t.String(),
@@ -29,29 +29,29 @@ export function repoRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.repos" })
     .post(
       "/v1/orgs/:org/repos",
-      ({ request, params, body, set }) => {
-        const out = createRepo(ctx, principalOf(ctx, request), params.org, body);
+      async ({ request, params, body, set }) => {
+        const out = await createRepo(ctx, callerOf(request), params.org, body);
         set.status = 201;
         return out;
       },
       { body: CreateBody, detail: { summary: "Create a repository" } },
     )
-    .get("/v1/orgs/:org/repos", ({ request, params, query }) => listRepos(ctx, principalOf(ctx, request), params.org, query), {
+    .get("/v1/orgs/:org/repos", ({ request, params, query }) => listRepos(ctx, callerOf(request), params.org, query), {
       query: t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) }),
       detail: { summary: "List the repositories the caller may see" },
     })
-    .get("/v1/orgs/:org/repos/:repo", ({ request, params }) => getRepo(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo", ({ request, params }) => getRepo(ctx, callerOf(request), params.org, params.repo), {
       detail: { summary: "Get a repository" },
     })
     .patch(
       "/v1/orgs/:org/repos/:repo",
-      ({ request, params, body }) => patchRepo(ctx, principalOf(ctx, request), params.org, params.repo, body),
+      ({ request, params, body }) => patchRepo(ctx, callerOf(request), params.org, params.repo, body),
       { body: PatchBody, detail: { summary: "Change name, visibility, default branch, description or homepage" } },
     )
     .delete(
       "/v1/orgs/:org/repos/:repo",
-      ({ request, params, set }) => {
-        deleteRepo(ctx, principalOf(ctx, request), params.org, params.repo);
+      async ({ request, params, set }) => {
+        await deleteRepo(ctx, callerOf(request), params.org, params.repo);
         set.status = 204;
         return null;
       },
