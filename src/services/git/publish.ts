@@ -118,7 +118,10 @@ export async function publish(
       }
     }
     if (ok.length && opts.also) await opts.also(tx);
-    if (ok.length && opts.event) await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId });
+    if (ok.length && opts.event) {
+      const moves = ok.map((u) => ({ ref: u.ref, old: u.oldOid === ZERO_OID ? null : u.oldOid, new: u.newOid === ZERO_OID ? null : u.newOid }));
+      await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
+    }
     return results;
   });
   if (packAdded) await maybeScheduleCompaction(ctx, repo.id);
