@@ -3,7 +3,7 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { isOid } from "../../git/oid.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type Oid } from "../../git/types.ts";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { authorize } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
@@ -11,7 +11,7 @@ import { requireRepo } from "../access/lookup.ts";
 import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "./protections.ts";
-import { publish } from "../git/publish.ts";
+import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 
 /** GET …/refs */
 export function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
@@ -24,10 +24,27 @@ function checkName(name: string): void {
   if (!name.startsWith("refs/") || !checkRefFormat(name)) throw Invalid(`invalid ref name ${JSON.stringify(name)}`);
 }
 
-/** Maps a publish refusal to the caller: a moved ref is 409 with `current`, a protection 403. */
-function refused(ctx: Ctx, repoId: string, name: string, reason: string): never {
-  if (reason.startsWith("protected branch")) throw new AppError(403, reason);
-  throw Conflict(`ref ${name} is not where you expected`, { current: readRef(ctx.db, repoId, name) });
+/**
+ * Answers a ref the publish step did not apply: a protection is 403, a name clash 409 naming the
+ * existing ref, a deleted repository 404, anything else a 409 with where the ref is now.
+ */
+function refused(ctx: Ctx, repoId: string, name: string, outcome: RefOutcome): void {
+  switch (outcome.kind) {
+    case "applied":
+      return;
+    case "policy":
+      throw Forbidden(outcome.message);
+    case "clash":
+      throw Conflict(refusalReason(name, outcome)!, { current: null });
+    case "repo-deleted":
+      throw NotFound("repository not found");
+    case "moved":
+      throw Conflict(`ref ${name} is not where you expected`, { current: outcome.current });
+    case "stale":
+    case "missing":
+    case "atomic-failed":
+      throw Conflict(`ref ${name} is not where you expected`, { current: readRef(ctx.db, repoId, name) });
+  }
 }
 
 /** PUT …/refs/{name} `{ target, expected? }`: expected null = must not exist; omitted = unconditional. */
@@ -53,8 +70,7 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
     actorUserId: personOf(actor)?.id ?? null,
     policy: refPolicy(ctx, repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) refused(ctx, repo.id, name, reason);
+  refused(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };
 }
 
@@ -73,6 +89,5 @@ export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, rep
     actorUserId: personOf(actor)?.id ?? null,
     policy: refPolicy(ctx, repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) refused(ctx, repo.id, name, reason);
+  refused(ctx, repo.id, name, results.get(name)!);
 }
