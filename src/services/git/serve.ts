@@ -38,15 +38,18 @@ export interface GitServiceRequest {
 
 /**
  * Why a request was not served. The transports map each kind once: unauthenticated (HTTP 401
- * with a Basic challenge), not-found (404), forbidden (403), forbidden-in-band (the reason was
- * already sent to git as an ERR packet), payment (402), too-large (413), bad-request (400).
+ * with a Basic challenge), not-found (404), forbidden (403), payment (402), too-large (413),
+ * bad-request (400); forbidden-in-band means the reason was already sent to git as an ERR packet.
  */
-export type GitRefusal = "unauthenticated" | "not-found" | "forbidden" | "forbidden-in-band" | "payment" | "too-large" | "bad-request";
+export type GitRefusal = StatusRefusal | "forbidden-in-band";
+
+/** The refusals a transport still has to tell the client about. */
+export type StatusRefusal = "unauthenticated" | "not-found" | "forbidden" | "payment" | "too-large" | "bad-request";
 
 /** A refusal with the message meant for the git user. */
-export interface GitRefused {
+export interface GitRefused<R extends GitRefusal = GitRefusal> {
   kind: "refused";
-  refusal: GitRefusal;
+  refusal: R;
   message: string;
 }
 
@@ -59,14 +62,14 @@ export type GitOutcome = { kind: "served" } | GitRefused | { kind: "failed" };
  */
 export type AdvertiseOutcome =
   | { kind: "served"; body: Uint8Array }
-  | { kind: "refused"; refusal: "forbidden-in-band"; message: string; body: Uint8Array }
-  | (GitRefused & { refusal: Exclude<GitRefusal, "forbidden-in-band"> })
+  | (GitRefused<"forbidden-in-band"> & { body: Uint8Array })
+  | GitRefused<StatusRefusal>
   | { kind: "failed" };
 
-const REFUSALS: Partial<Record<number, GitRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large" };
+const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large" };
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
-function refusalOf(error: unknown): GitRefused | null {
+function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
   if (!(error instanceof AppError)) return null;
   const refusal = REFUSALS[error.status] ?? (error.status < 500 ? "bad-request" : null);
   return refusal ? { kind: "refused", refusal, message: error.message } : null;
@@ -81,7 +84,7 @@ function failed(ctx: Ctx, what: { service: GitService; org: string; repo: string
  * Resolves org/repo and checks the service's action (upload-pack reads, receive-pack writes);
  * a refusal when the caller may not.
  */
-function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string }): { org: Org; repo: Repo } | GitRefused {
+function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string }): { org: Org; repo: Repo } | GitRefused<StatusRefusal> {
   const action = req.service === "git-receive-pack" ? "repo:write" : "repo:read";
   try {
     const { org, repo } = requireRepo(ctx, actor, req.org, req.repo);
@@ -104,13 +107,13 @@ export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: G
   try {
     const admitted = admit(ctx, actor, req);
     if ("kind" in admitted) {
-      if (!inBand(req, admitted)) return admitted as AdvertiseOutcome;
+      if (!inBand(req, admitted)) return admitted;
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
     const snapshot = await openSnapshot(ctx.db, ctx.git, admitted.repo);
     return { kind: "served", body: await advertiseRefs(snapshot, req.service, { protocol: req.protocol, http: true }) };
   } catch (error) {
-    return (refusalOf(error) as AdvertiseOutcome | null) ?? failed(ctx, req, "http", error);
+    return refusalOf(error) ?? failed(ctx, req, "http", error);
   }
 }
 
