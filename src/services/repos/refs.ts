@@ -28,7 +28,7 @@ function checkName(name: string): void {
  * Answers a ref the publish step did not apply: a protection is 403, a name clash 409 naming the
  * existing ref, a deleted repository 404, anything else a 409 with where the ref is now.
  */
-function refused(ctx: Ctx, repoId: string, name: string, outcome: RefOutcome): void {
+function throwUnlessApplied(ctx: Ctx, repoId: string, name: string, outcome: RefOutcome): void {
   switch (outcome.kind) {
     case "applied":
       return;
@@ -70,7 +70,7 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
     actorUserId: personOf(actor)?.id ?? null,
     policy: refPolicy(ctx, repo, "ref-api"),
   });
-  refused(ctx, repo.id, name, results.get(name)!);
+  throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };
 }
 
@@ -89,5 +89,5 @@ export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, rep
     actorUserId: personOf(actor)?.id ?? null,
     policy: refPolicy(ctx, repo, "ref-api"),
   });
-  refused(ctx, repo.id, name, results.get(name)!);
+  throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
 }
