@@ -38,12 +38,11 @@ import { isOid } from "./oid.ts";
 import { type IndexedPack, indexPack } from "./pack-indexer.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
 import type { Pack } from "./pack-reader.ts";
-import { concatBytes, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
+import { concatBytes, errPkt, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
 import { isValidPushRefName } from "./ref-name.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { encodeSideband, SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
-import { GitError, type ObjectReader, type Oid, type RefCommand, ZERO_OID } from "./types.ts";
-import type { ServiceIO } from "./upload-pack.ts";
+import { GitError, type ObjectReader, type Oid, type RefCommand, type ServiceIO, ZERO_OID } from "./types.ts";
 
 /** Decisions receive-pack leaves to the caller (permissions, ref storage). */
 export interface ReceivePackHooks {
@@ -305,7 +304,7 @@ class Reporter {
 
   /** Refuse the whole push: an ERR packet the client prints as "remote error: ...". */
   async error(message: string): Promise<void> {
-    await this.send(concatBytes([pktLine(`ERR ${message.replaceAll("\n", " ")}`)]));
+    await this.send(errPkt(message));
   }
 
   /** Send empty band-1 packets every few seconds while busy; returns the stop function. */

@@ -1,20 +1,15 @@
-// Git smart HTTP at /{org}/{repo}.git (gitprotocol-http): a thin transport over git-service.
-//
-//   GET  $GIT_URL/info/refs?service=git-upload-pack|git-receive-pack   → advertisement
-//   POST $GIT_URL/git-upload-pack    (application/x-git-upload-pack-request)
-//   POST $GIT_URL/git-receive-pack   (application/x-git-receive-pack-request)
-//
-// Protocol v2 is selected by the `Git-Protocol: version=2` request header.
+// Git smart HTTP at /{org}/{repo}.git (gitprotocol-http): a thin transport over the git service.
+// The request is parsed by git/service-request.ts; serveGit / advertiseGit do the rest; this
+// file reads the body (gzip, size limit) and renders the outcome as an HTTP response.
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
 import { AppError, TooLarge } from "../errors.ts";
+import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
-import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git/serve.ts";
+import { advertiseGit, serveGit, type GitOutcome, type GitRefusal, type ServiceIO } from "../services/git/serve.ts";
 import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
 import { pathOf } from "./path.ts";
 import { resolveCaller } from "./principal.ts";
-
-const PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 
 /** Headers git-http-backend sends so no proxy caches protocol responses. */
 const NO_CACHE = {
@@ -23,19 +18,31 @@ const NO_CACHE = {
   "cache-control": "no-cache, max-age=0, must-revalidate",
 };
 
-/** A plain-text refusal git prints to its user; 401 carries the Basic challenge. */
-function refusal(error: unknown, ctx: Ctx): Response {
-  if (!(error instanceof AppError)) {
-    ctx.log.error("git request failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    return new Response("internal error\n", { status: 500, headers: { "content-type": "text/plain", ...NO_CACHE } });
-  }
+/** The status of each refusal of the git service. */
+const STATUS: Record<GitRefusal, number> = {
+  "bad-request": 400,
+  unauthenticated: 401,
+  payment: 402,
+  forbidden: 403,
+  "forbidden-in-band": 403,
+  "not-found": 404,
+  "too-large": 413,
+};
+
+/** The status of each problem with the request itself. */
+const PROBLEM_STATUS = { "bad-path": 400, "dumb-http": 403, method: 405, "content-type": 415 } as const;
+
+/** A plain-text answer git prints to its user; 401 carries the Basic challenge. */
+function plain(status: number, message: string): Response {
   const headers: Record<string, string> = { "content-type": "text/plain; charset=utf-8", ...NO_CACHE };
-  if (error.status === 401) headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
-  return new Response(`${error.message}\n`, { status: error.status, headers });
+  if (status === 401) headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  return new Response(`${message}\n`, { status, headers });
 }
 
-function protocolOf(request: Request): 0 | 2 {
-  return /(^|[:\s])version=2(\b|$)/.test(request.headers.get("git-protocol") ?? "") ? 2 : 0;
+/** A refused or failed outcome as a status (nothing of the response was sent yet). */
+function rendered(outcome: Exclude<GitOutcome, { kind: "served" }>): Response {
+  if (outcome.kind === "failed") return new Response("internal error\n", { status: 500, headers: { "content-type": "text/plain", ...NO_CACHE } });
+  return plain(STATUS[outcome.refusal], outcome.message);
 }
 
 /** The request body as a byte stream: gunzipped when sent with Content-Encoding: gzip, size-capped. */
@@ -49,91 +56,69 @@ function bodyOf(request: Request): AsyncIterable<Uint8Array> {
   return limitStream(stream, GIT_BODY_LIMIT);
 }
 
-/** Runs `serve` writing into a streamed response body (backpressure through the writer). */
-function streamed(ctx: Ctx, contentType: string, serve: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>): Response {
+/**
+ * Runs an RPC whose output is the response body. An outcome reached before the first byte is
+ * rendered as a status; once output has begun the response is a streaming 200, closed when
+ * served and aborted otherwise (the status is gone; the engine already told git in band).
+ */
+async function rpc(contentType: string, input: AsyncIterable<Uint8Array>, run: (io: ServiceIO) => Promise<GitOutcome>): Promise<Response> {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
-  void (async () => {
-    try {
-      await serve((chunk) => writer.write(chunk));
-      await writer.close();
-    } catch (error) {
-      if (!(error instanceof AppError)) ctx.log.error("git rpc failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-      await writer.abort(error).catch(() => {});
+  let began: (() => void) | null = null;
+  const firstByte = new Promise<"began">((resolve) => (began = () => resolve("began")));
+  const io: ServiceIO = {
+    input,
+    write(chunk) {
+      began?.();
+      began = null;
+      return writer.write(chunk);
+    },
+  };
+  const outcome = run(io);
+  const first = await Promise.race([firstByte, outcome]);
+  const headers = { "content-type": contentType, ...NO_CACHE };
+  if (first !== "began") {
+    if (first.kind !== "served") {
+      void writer.abort().catch(() => {});
+      return rendered(first);
     }
-  })();
-  return new Response(readable, { status: 200, headers: { "content-type": contentType, ...NO_CACHE } });
+    void writer.close().catch(() => {});
+    return new Response(readable, { status: 200, headers });
+  }
+  void outcome
+    .then(
+      (o) => (o.kind === "served" ? writer.close() : writer.abort(new Error(o.kind === "refused" ? o.message : "internal error"))),
+      (error: unknown) => writer.abort(error),
+    )
+    .catch(() => {});
+  return new Response(readable, { status: 200, headers });
 }
 
 /** The smart-HTTP handler: a Response for git paths, null for everything else. */
 export function gitHandler(ctx: Ctx) {
   return async (request: Request): Promise<Response | null> => {
-    const path = pathOf(request.url);
-    // Cheap test first: git paths always contain ".git/" or end in a git service name.
-    if (!path.includes("/info/refs") && !path.endsWith("/git-upload-pack") && !path.endsWith("/git-receive-pack")) return null;
-    const m = PATH.exec(path);
-    if (!m) return null;
-    const url = new URL(request.url);
-    const [, rawOrg, rawRepo, op] = m as unknown as [string, string, string, string];
-    const org = decodeURIComponent(rawOrg);
-    const repo = decodeURIComponent(rawRepo);
+    const parsed = parseSmartHttpRequest({ method: request.method, path: pathOf(request.url), url: request.url, contentType: request.headers.get("content-type") });
+    if (!parsed) return null;
     try {
+      // The caller first: a presented but unusable credential is 401 whatever else is wrong.
       const actor = await resolveCaller(ctx, request);
-      const protocol = protocolOf(request);
-      if (op === "info/refs") {
-        if (request.method !== "GET" && request.method !== "HEAD") throw new AppError(405, "method not allowed");
-        const service = url.searchParams.get("service");
-        if (service !== "git-upload-pack" && service !== "git-receive-pack") {
-          throw new AppError(403, "the dumb HTTP protocol is not supported; use a git client with smart HTTP");
+      if (parsed.kind === "invalid") return plain(PROBLEM_STATUS[parsed.problem], parsed.message);
+      const { service, org, repo } = parsed;
+      const protocol = protocolVersion(request.headers.get("git-protocol"));
+      const types = smartHttpContentTypes(service);
+      if (parsed.kind === "advertise") {
+        const outcome = await advertiseGit(ctx, actor, { service, org, repo, protocol });
+        if (outcome.kind === "served" || (outcome.kind === "refused" && outcome.refusal === "forbidden-in-band")) {
+          return new Response(outcome.body as BodyInit, { status: 200, headers: { "content-type": types.advertisement, ...NO_CACHE } });
         }
-        const body = await advertise(ctx, actor, org, repo, service as GitServiceName, { protocol, http: true });
-        return new Response(body as BodyInit, { status: 200, headers: { "content-type": `application/x-${service}-advertisement`, ...NO_CACHE } });
-      }
-      if (request.method !== "POST") throw new AppError(405, "method not allowed");
-      const service = op as GitServiceName;
-      if (request.headers.get("content-type") !== `application/x-${service}-request`) {
-        throw new AppError(415, `expected content type application/x-${service}-request`);
+        return rendered(outcome);
       }
       const input = bodyOf(request);
-      if (service === "git-upload-pack") {
-        return await startRpc(ctx, service, (write) => uploadPack(ctx, actor, org, repo, { input, write }, { protocol, statelessRpc: true }));
-      }
-      return await startRpc(ctx, service, (write) => receivePack(ctx, actor, org, repo, { input, write }, { statelessRpc: true, via: "git" }));
+      return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http" }));
     } catch (error) {
-      return refusal(error, ctx);
+      if (error instanceof AppError) return plain(error.status, error.message);
+      ctx.log.error("git request failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      return rendered({ kind: "failed" });
     }
   };
-}
-
-/**
- * Starts an RPC: refusals thrown before the first byte is written become proper HTTP statuses;
- * once output has begun the response is streaming.
- */
-async function startRpc(ctx: Ctx, service: GitServiceName, run: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>): Promise<Response> {
-  let firstWrite!: () => void;
-  const started = new Promise<void>((r) => (firstWrite = r));
-  let early: unknown = null;
-  let resolveRun!: (w: (chunk: Uint8Array) => Promise<void>) => void;
-  const writerReady = new Promise<(chunk: Uint8Array) => Promise<void>>((r) => (resolveRun = r));
-  const pending: Uint8Array[] = [];
-  let sink: ((chunk: Uint8Array) => Promise<void>) | null = null;
-  const done = run(async (chunk) => {
-    firstWrite();
-    if (sink) return sink(chunk);
-    pending.push(chunk);
-    sink = await writerReady;
-  })
-    .catch((e) => {
-      early = e;
-    })
-    .finally(() => firstWrite());
-  await started;
-  if (early && pending.length === 0) throw early;
-  return streamed(ctx, `application/x-${service}-result`, async (write) => {
-    for (const c of pending) await write(c);
-    pending.length = 0;
-    resolveRun(write);
-    await done;
-    if (early) throw early;
-  });
 }

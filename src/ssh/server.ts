@@ -3,13 +3,16 @@
 //
 //   ssh://git@host:port/org/repo.git  →  exec "git-upload-pack 'org/repo.git'" (or '/org/repo.git')
 //   env GIT_PROTOCOL=version=2 selects protocol v2 for upload-pack.
+//
+// The command and GIT_PROTOCOL are parsed by git/service-request.ts and served by the git
+// service; this file only renders its outcome as an exit code and stderr text.
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import ssh2 from "ssh2";
 import constants from "ssh2/lib/protocol/constants.js";
-import { AppError } from "../errors.ts";
+import { parseSshCommand, protocolVersion, type GitService } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
-import { advertiseRefusal, receivePack, uploadPack } from "../services/git/serve.ts";
+import { serveGit, type GitOutcome, type ServiceIO } from "../services/git/serve.ts";
 import type { Principal } from "../services/access/principal.ts";
 import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
 import { loadHostKeys } from "./host-keys.ts";
@@ -43,20 +46,11 @@ const ALGORITHMS = {
   compress: WANTED.compress,
 };
 
-const COMMAND = /^(git-upload-pack|git-receive-pack) '?\/?([^'/\s]+)\/([^'/\s]+?)(?:\.git)?\/?'?$/;
-
 /** A running SSH server. */
 export interface SshServer {
   port: number;
   fingerprints: { type: string; fingerprint: string }[];
   close(): Promise<void>;
-}
-
-/** Parses an exec command into the service and the repository path. */
-export function parseGitCommand(command: string): { service: "git-upload-pack" | "git-receive-pack"; org: string; repo: string } | null {
-  const m = COMMAND.exec(command.trim());
-  if (!m) return null;
-  return { service: m[1] as "git-upload-pack" | "git-receive-pack", org: m[2]!, repo: m[3]! };
 }
 
 /** Starts the SSH server on host:port (port 0 picks one). */
@@ -169,7 +163,7 @@ async function runExec(
   channel: Channel,
   touch: () => void,
 ): Promise<void> {
-  const parsed = parseGitCommand(command);
+  const parsed = parseSshCommand(command);
   if (!parsed) {
     return finish(channel, 1, `svc: unsupported command ${JSON.stringify(command.slice(0, 200))}; only git-upload-pack and git-receive-pack are available\n`);
   }
@@ -186,7 +180,7 @@ async function runExec(
       yield chunk;
     }
   }
-  const io = {
+  const io: ServiceIO = {
     input: input(),
     write: async (chunk: Uint8Array) => {
       touch();
@@ -200,23 +194,27 @@ async function runExec(
       await new Promise<void>((resolve, reject) => channel.write(chunk, (e?: Error | null) => (e ? reject(e) : resolve())));
     },
   };
-  try {
-    if (parsed.service === "git-upload-pack") {
-      const protocol = /(^|:)version=2(:|$)/.test(gitProtocol) ? 2 : 0;
-      await uploadPack(ctx, now.principal, parsed.org, parsed.repo, io, { protocol, statelessRpc: false });
-    } else {
-      await receivePack(ctx, now.principal, parsed.org, parsed.repo, io, { statelessRpc: false, via: "ssh" });
-    }
-    finish(channel, 0);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    if (error.status === 403 && parsed.service === "git-receive-pack") {
-      // A reader's push: the reason goes in band, where git shows it to the user.
-      await io.write(advertiseRefusal(error.message));
-      return finish(channel, 1);
-    }
-    // Anything the caller may not see is masked as not found (there is no anonymous SSH).
-    const message = error.status === 401 || error.status === 404 ? `repository '${parsed.org}/${parsed.repo}' not found` : error.message;
-    finish(channel, 1, `ERROR: ${message}\n`);
+  const outcome = await serveGit(ctx, now.principal, { ...parsed, protocol: protocolVersion(gitProtocol), io, stateless: false, via: "ssh" });
+  finish(channel, outcome.kind === "served" ? 0 : 1, stderrOf(outcome, parsed));
+}
+
+/** What git prints for an outcome (on stderr, after "fatal:" or before the exit status). */
+function stderrOf(outcome: GitOutcome, req: { service: GitService; org: string; repo: string }): string | undefined {
+  switch (outcome.kind) {
+    case "served":
+      return undefined;
+    case "failed":
+      return "svc: internal error\n";
+    case "refused":
+      switch (outcome.refusal) {
+        case "forbidden-in-band":
+          return undefined; // git already printed the reason
+        case "unauthenticated":
+        case "not-found":
+          // Anything the caller may not see is masked as not found (there is no anonymous SSH).
+          return `ERROR: repository '${req.org}/${req.repo}' not found\n`;
+        default:
+          return `ERROR: ${outcome.message}\n`;
+      }
   }
 }

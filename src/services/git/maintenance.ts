@@ -78,8 +78,7 @@ async function replacePacks(
   const set = new PackSet(opened);
   const built = await materialize(ctx, packObjects(set, oids, { ofsDelta: true }));
   try {
-    await ctx.store.putFile(packKey(repo.id, built.name, "pack"), built.packPath);
-    await ctx.store.putFile(packKey(repo.id, built.name, "idx"), built.idxPath);
+    await ctx.git.storePack(repo.id, built);
   } finally {
     await Promise.all([rm(built.packPath, { force: true }), rm(built.idxPath, { force: true })]);
   }

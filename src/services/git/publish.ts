@@ -28,22 +28,62 @@ export interface RefUpdate extends RefCommand {
 
 /**
  * A per-ref policy check run inside the transaction (branch protections plug in here);
- * returns a refusal reason or null.
+ * returns a refusal message or null.
  */
 export type RefPolicy = (update: RefUpdate, current: Oid | null) => string | null;
 
-/** Outcome per ref name: null when applied, else the reason it was refused. */
-export type RefResults = Map<string, string | null>;
+/** What publish did with one ref update. */
+export type RefOutcome =
+  | { kind: "applied" }
+  /** The caller expected the ref at an old value, but it no longer exists. */
+  | { kind: "stale" }
+  /** The ref is not where the caller expected (it exists, at `current`). */
+  | { kind: "moved"; current: Oid }
+  /** A deletion of a ref that does not exist. */
+  | { kind: "missing" }
+  /** A new ref whose name clashes with `existing` (`a/b` and `a/b/c` cannot both exist). */
+  | { kind: "clash"; existing: string }
+  /** A branch protection refused it, with the message for the user. */
+  | { kind: "policy"; message: string }
+  /** This update was fine, but another update of the same atomic set was refused. */
+  | { kind: "atomic-failed" }
+  /** The repository was deleted meanwhile. */
+  | { kind: "repo-deleted" };
+
+/** Outcome per ref name. */
+export type RefResults = Map<string, RefOutcome>;
+
+/** The reason git shows for a refused ref (`ng <ref> <reason>`); null when applied. */
+export function refusalReason(ref: string, outcome: RefOutcome): string | null {
+  switch (outcome.kind) {
+    case "applied":
+      return null;
+    case "stale":
+      return "stale info: the ref no longer exists";
+    case "moved":
+      return "fetch first: the ref moved since you fetched";
+    case "missing":
+      return "no such ref";
+    case "clash":
+      return `cannot create ${ref}: ${outcome.existing} exists`;
+    case "policy":
+      return outcome.message;
+    case "atomic-failed":
+      return "atomic push failed";
+    case "repo-deleted":
+      return "repository was deleted";
+  }
+}
 
 /**
- * Why a new ref cannot be created next to the existing ones: `a/b` and `a/b/c` cannot both exist
- * (git stores refs as paths; clients fail to fetch such a pair). Null when free.
+ * The existing ref a new ref `name` clashes with: `a/b` and `a/b/c` cannot both exist (git stores
+ * refs as paths; clients fail to fetch such a pair). Null when free.
  */
 async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): Promise<string | null> {
   const parts = name.split("/");
   for (let n = 2; n < parts.length; n++) {
     const prefix = parts.slice(0, n).join("/");
-    if (((await readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return `cannot create ${name}: ${prefix} exists`;
+    if (((await readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return prefix;
   }
   const below = tx
     .select({ name: refs.name })
@@ -51,9 +91,21 @@ async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<
     .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
     .all()
     .find((r) => !deleting.has(r.name));
-  if (below) return `cannot create ${name}: ${below.name} exists`;
-  for (const c of creating) if (c.startsWith(`${name}/`)) return `cannot create ${name}: ${c} exists`;
+  if (below) return below.name;
+  for (const c of creating) if (c.startsWith(`${name}/`)) return c;
   return null;
+}
+
+/** The outcome of one update against the ref's current value, before policy. */
+async function check(tx: Tx, repoId: string, u: RefUpdate, current: Oid | null, deleting: Set<string>, creating: Set<string>): Promise<RefOutcome> {
+  const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
+  if (current !== expected) return current === null ? { kind: "stale" } : { kind: "moved", current };
+  if (u.newOid === ZERO_OID && current === null) return { kind: "missing" };
+  if (current === null && u.newOid !== ZERO_OID) {
+    const existing = await refNameClash(tx, repoId, u.ref, deleting, creating);
+    if (existing !== null) return { kind: "clash", existing };
+  }
+  return { kind: "applied" };
 }
 
 /** Uploads `pack` (if any) and applies `updates` with CAS; atomic = all or nothing. */
@@ -72,12 +124,8 @@ export async function publish(
     also?: (tx: Tx) => Promise<void> | void;
   },
 ): Promise<RefResults> {
-  if (pack) {
-    // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
-    await ctx.store.putFile(packKey(repo.id, pack.name, "pack"), pack.packPath);
-    await ctx.store.putFile(packKey(repo.id, pack.name, "idx"), pack.idxPath);
-    ctx.git.rememberIndex(repo.id, pack.name, await Bun.file(pack.idxPath).bytes());
-  }
+  // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
+  if (pack) await ctx.git.storePack(repo.id, pack);
   let packAdded = false;
   const outcome = await ctx.db.transaction(async (tx) => {
     const results: RefResults = new Map();
@@ -87,22 +135,22 @@ export async function publish(
     const creating = new Set<string>();
     for (const u of updates) {
       if (!live) {
-        results.set(u.ref, "repository was deleted");
+        results.set(u.ref, { kind: "repo-deleted" });
         continue;
       }
       const current = await readRef(tx, repo.id, u.ref);
-      const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
-      let reason: string | null = null;
-      if (current !== expected) reason = current === null ? "stale info: the ref no longer exists" : "fetch first: the ref moved since you fetched";
-      else if (u.newOid === ZERO_OID && current === null) reason = "no such ref";
-      else if (current === null && u.newOid !== ZERO_OID) reason = await refNameClash(tx, repo.id, u.ref, deleting, creating);
-      if (reason === null) reason = opts.policy?.(u, current) ?? null;
-      if (reason === null && current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
-      results.set(u.ref, reason);
-      if (reason === null) ok.push(u);
+      let result = await check(tx, repo.id, u, current, deleting, creating);
+      if (result.kind === "applied") {
+        const message = opts.policy?.(u, current) ?? null;
+        if (message !== null) result = { kind: "policy", message };
+      }
+      results.set(u.ref, result);
+      if (result.kind !== "applied") continue;
+      if (current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
+      ok.push(u);
     }
     if (opts.atomic && ok.length !== updates.length) {
-      for (const u of ok) results.set(u.ref, "atomic push failed");
+      for (const u of ok) results.set(u.ref, { kind: "atomic-failed" });
       return results;
     }
     for (const u of ok) {

@@ -45,9 +45,16 @@ export class GitStore {
     return p;
   }
 
-  /** Caches the idx of a pack this process just wrote, so the next snapshot needs no read. */
-  rememberIndex(repoId: string, name: string, bytes: Uint8Array): void {
-    this.idx.set(packKey(repoId, name, "idx"), PackIndex.parse(bytes));
+  /**
+   * Uploads a pack from local files: the `.pack` first, then the `.idx` (so whoever finds the idx
+   * finds its pack), then caches the idx so the next snapshot needs no read. The one upload path
+   * of publish (push, commit API, ref API) and maintenance; the pack is visible only once its row
+   * commits.
+   */
+  async storePack(repoId: string, pack: { name: string; packPath: string; idxPath: string }): Promise<void> {
+    await this.store.putFile(packKey(repoId, pack.name, "pack"), pack.packPath);
+    await this.store.putFile(packKey(repoId, pack.name, "idx"), pack.idxPath);
+    this.idx.set(packKey(repoId, pack.name, "idx"), PackIndex.parse(await Bun.file(pack.idxPath).bytes()));
   }
 
   /** Opens one stored pack for reading. */

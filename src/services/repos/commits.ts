@@ -10,7 +10,7 @@ import { buildPack } from "../../git/pack-writer.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { editTree, type TreeOp } from "../../git/tree-edit.ts";
 import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { commitContexts } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { requireRepoFor } from "../access/access.ts";
@@ -19,7 +19,7 @@ import { openSnapshot, readRef } from "../git/snapshot.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { refPolicy } from "./protections.ts";
-import { publish } from "../git/publish.ts";
+import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 
 export const MAX_OPERATIONS = 10_000;
 /** Rebuilds on a moved tip when expected_parent was omitted, at most this many times. */
@@ -185,7 +185,7 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const idxPath = `${base}.idx`;
     writeFileSync(packPath, built.pack);
     writeFileSync(idxPath, idx);
-    let reason: string | null | undefined;
+    let result: RefOutcome;
     try {
       const results = await publish(
         ctx,
@@ -203,17 +203,28 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
           },
         },
       );
-      reason = results.get(ref);
+      result = results.get(ref)!;
     } finally {
       await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
     }
-    if (!reason) {
-      await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
-      return { commit, branch, parent: tip, tree: edited.tree };
-    }
-    if (reason.startsWith("protected branch") || reason.startsWith("cannot create")) throw new AppError(reason.startsWith("protected") ? 403 : 409, reason, reason.startsWith("cannot create") ? { current: null } : {});
-    if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
-      throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: await readRef(ctx.db.read, repo.id, ref) });
+    switch (result.kind) {
+      case "applied":
+        await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
+        return { commit, branch, parent: tip, tree: edited.tree };
+      case "policy":
+        throw Forbidden(result.message);
+      case "clash":
+        throw Conflict(refusalReason(ref, result)!, { current: null });
+      case "repo-deleted":
+        throw NotFound("repository not found");
+      case "stale":
+      case "moved":
+      case "missing":
+      case "atomic-failed":
+        // Another writer won the race: rebuild on the new tip unless the caller pinned the parent.
+        if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
+          throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: await readRef(ctx.db.read, repo.id, ref) });
+        }
     }
   }
 }

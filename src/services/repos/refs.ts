@@ -3,17 +3,17 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { isOid } from "../../git/oid.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type Oid } from "../../git/types.ts";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { requireRepoFor } from "../access/access.ts";
-import type { Ctx } from "../context.ts";
+import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "./protections.ts";
-import { publish } from "../git/publish.ts";
+import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 
 /** GET …/refs */
 export async function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
   return { refs: (await readRefs(ctx.db.read, repo.id)).map((r) => ({ name: r.name, target: r.oid })) };
 }
 
@@ -21,10 +21,27 @@ function checkName(name: string): void {
   if (!name.startsWith("refs/") || !checkRefFormat(name)) throw Invalid(`invalid ref name ${JSON.stringify(name)}`);
 }
 
-/** Maps a publish refusal to the caller: a moved ref is 409 with `current`, a protection 403. */
-async function refused(ctx: Ctx, repoId: string, name: string, reason: string): Promise<never> {
-  if (reason.startsWith("protected branch")) throw new AppError(403, reason);
-  throw Conflict(`ref ${name} is not where you expected`, { current: await readRef(ctx.db.read, repoId, name) });
+/**
+ * Answers a ref the publish step did not apply: a protection is 403, a name clash 409 naming the
+ * existing ref, a deleted repository 404, anything else a 409 with where the ref is now.
+ */
+async function throwUnlessApplied(ctx: Ctx, repoId: string, name: string, outcome: RefOutcome): Promise<void> {
+  switch (outcome.kind) {
+    case "applied":
+      return;
+    case "policy":
+      throw Forbidden(outcome.message);
+    case "clash":
+      throw Conflict(refusalReason(name, outcome)!, { current: null });
+    case "repo-deleted":
+      throw NotFound("repository not found");
+    case "moved":
+      throw Conflict(`ref ${name} is not where you expected`, { current: outcome.current });
+    case "stale":
+    case "missing":
+    case "atomic-failed":
+      throw Conflict(`ref ${name} is not where you expected`, { current: await readRef(ctx.db.read, repoId, name) });
+  }
 }
 
 /** PUT …/refs/{name} `{ target, expected? }`: expected null = must not exist; omitted = unconditional. */
@@ -49,8 +66,7 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
     actorUserId: personOf(actor)?.id ?? null,
     policy: await refPolicy(ctx, repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) await refused(ctx, repo.id, name, reason);
+  await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };
 }
 
@@ -68,6 +84,5 @@ export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, rep
     actorUserId: personOf(actor)?.id ?? null,
     policy: await refPolicy(ctx, repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) await refused(ctx, repo.id, name, reason);
+  await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
 }
