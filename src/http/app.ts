@@ -18,6 +18,7 @@ import { repoRoutes } from "./routes/repos/repos.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
+import { lenientJson } from "./routes/people/bodies.ts";
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
@@ -41,8 +42,8 @@ export function buildApp(ctx: Ctx) {
       if (path === "/v1/auth/logout") await resolveCaller(ctx, request).catch(() => undefined);
       else await resolveCaller(ctx, request);
     })
-    .onParse(async ({ request, contentType }) => {
-      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
+    .onParse(async ({ request, contentType, route }) => {
+      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });
