@@ -18,6 +18,7 @@ import { repoRoutes } from "./routes/repos/repos.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
+import { lenientJson } from "./routes/people/bodies.ts";
 
 const noop = () => undefined;
 
@@ -44,8 +45,8 @@ export function buildApp(ctx: Ctx) {
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
-    .onParse(async ({ request, contentType }) => {
-      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
+    .onParse(async ({ request, contentType, route }) => {
+      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });

@@ -1,4 +1,5 @@
 // Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
+import { Value } from "@sinclair/typebox/value";
 import { Unauthorized } from "../../errors.ts";
 import type { User } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
@@ -8,6 +9,7 @@ import { now, type Ctx } from "../context.ts";
 import { ANONYMOUS, type Principal } from "../access/principal.ts";
 import { whenReady, type MaybePromise } from "../access/fact-cache.ts";
 import * as store from "./store.ts";
+import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
 
 export const SESSION_COOKIE = "svc_session";
@@ -122,7 +124,7 @@ export function resolvePrincipal(ctx: Ctx, cred: Credentials): MaybePromise<Prin
 }
 
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
-export async function accountBody(ctx: Ctx, user: User) {
+export async function accountBody(ctx: Ctx, user: User): Promise<Account> {
   const rows = await store.orgsOfUser(ctx.db.read, user.id);
   return { id: user.id, email: user.email, name: user.name, handle: user.handle, created_at: user.createdAt, orgs: rows };
 }
@@ -142,11 +144,15 @@ export function hashPassword(password: string): Promise<string> {
 /** argon2id at the OWASP baseline (19 MiB, 2 passes): strong, and many logins at once stay affordable. */
 const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
-/** Checks email + password; every failure is the same 401 with the same work done. */
-export async function login(ctx: Ctx, email: unknown, password: unknown): Promise<{ user: User; sessionSecret: string }> {
+/**
+ * POST /v1/auth/login: checks email + password. Every failure, a body of any other shape
+ * included, is the same 401 with the same work done.
+ */
+export async function login(ctx: Ctx, input: unknown): Promise<{ user: User; sessionSecret: string }> {
   const fail = () => Unauthorized("invalid email or password");
-  const address = typeof email === "string" ? email.trim() : "";
-  const pw = typeof password === "string" ? password : "";
+  const body: LoginRequest = Value.Check(LoginRequest, input) ? input : { email: "", password: "" };
+  const address = body.email.trim();
+  const pw = body.password;
   const user = address ? await store.userByEmail(ctx.db.read, address) : null;
   const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
   if (!user || !ok || user.disabledAt !== null) throw fail();
