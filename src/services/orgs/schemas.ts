@@ -21,11 +21,17 @@ export const Team = Type.Object(
 
 export type Team = Static<typeof Team>;
 
-export const TeamList = Type.Object({ teams: Type.Array(Team), next_cursor: NextCursor });
+export const TeamList = Type.Object(
+  { teams: Type.Array(Team), next_cursor: NextCursor },
+  { examples: [{ teams: [{ id: "k3x9m2p7q4r8s6t1", name: "backend", description: "Services and storage", member_count: 4, created_at: 1795248971422 }], next_cursor: null }] },
+);
 
 export const PersonRef = Type.Object({ user_id: Type.String(), handle: Type.String(), name: Type.String() });
 
-export const TeamMemberList = Type.Object({ members: Type.Array(PersonRef), next_cursor: NextCursor });
+export const TeamMemberList = Type.Object(
+  { members: Type.Array(PersonRef), next_cursor: NextCursor },
+  { examples: [{ members: [{ user_id: "u1k3x9m2p7q4r8s6", handle: "ada", name: "Ada Lovelace" }], next_cursor: "ImFkYSI" }] },
+);
 
 // ---- roles ----------------------------------------------------------------------------------
 
