@@ -20,6 +20,8 @@ import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 
+const noop = () => undefined;
+
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
 
@@ -55,11 +57,12 @@ export function buildApp(ctx: Ctx) {
     // Why: the caller is resolved before routing and before any body is read, so a bad credential
     // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
     // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
-    .onRequest(async ({ request }) => {
+    .onRequest(({ request }) => {
       const path = pathOf(request.url);
       if (!path.startsWith("/v1/")) return;
-      if (LENIENT_PATHS.has(path)) await resolveCaller(ctx, request).catch(() => undefined);
-      else await resolveCaller(ctx, request);
+      if (LENIENT_PATHS.has(path)) return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
+      const caller = resolveCaller(ctx, request);
+      if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(async ({ request, contentType }) => {
       if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
