@@ -35,8 +35,10 @@ export function methodTable(routes: readonly RouteEntry[]): (path: string) => st
   }
   const entries = [...byPattern.values()];
   return (path) => {
+    // The router ignores one trailing slash (`/v1/orgs/` is `/v1/orgs`); so does this lookup.
+    const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const methods = new Set<string>();
-    for (const e of entries) if (e.re.test(path)) for (const m of e.methods) methods.add(m);
+    for (const e of entries) if (e.re.test(p)) for (const m of e.methods) methods.add(m);
     return [...methods].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : 1));
   };
 }

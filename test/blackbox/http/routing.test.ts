@@ -65,6 +65,8 @@ describe("405 with Allow for a known path and the wrong method", () => {
   const cases: [string, string, string][] = [
     ["DELETE", "/v1/orgs", "POST"],
     ["GET", "/v1/orgs", "POST"],
+    // The router ignores one trailing slash, and so does the answer.
+    ["DELETE", "/v1/orgs/", "POST"],
     ["PATCH", "/v1/orgs/routeco/members/someone", "PUT, DELETE"],
     ["POST", "/v1/orgs/routeco/members", "GET, HEAD"],
     ["PUT", "/v1/orgs/routeco/teams", "GET, HEAD, POST"],
