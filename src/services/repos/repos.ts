@@ -105,8 +105,9 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   let originProvider: Repo["originProvider"] = null;
   let originInstallation: string | null = null;
   if (kind === "mirror") {
-    originProvider = (input.origin_provider ?? "generic") as Repo["originProvider"];
-    if (originProvider !== "generic" && originProvider !== "app") throw Unprocessable("origin_provider must be app or generic");
+    const provider = input.origin_provider ?? "generic";
+    if (provider !== "generic" && provider !== "app") throw Unprocessable("origin_provider must be app or generic");
+    originProvider = provider;
     if (!input.origin_url?.trim()) throw Invalid("a mirror needs origin_url");
     originUrl = input.origin_url.trim();
     if (originProvider === "app") {
