@@ -6,30 +6,6 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
 
-/**
- * Operations of other domains still without a success schema when this test was written (their
- * schemas were being added on other branches). The lead empties this list at integration; an
- * entry that gained a schema fails the test until it is removed here, so the list only shrinks.
- */
-const KNOWN_GAPS_OUTSIDE_ORGS: readonly string[] = [
-  "POST /v1/orgs/{org}/repos",
-  "GET /v1/orgs/{org}/repos",
-  "GET /v1/orgs/{org}/repos/{repo}",
-  "PATCH /v1/orgs/{org}/repos/{repo}",
-  "DELETE /v1/orgs/{org}/repos/{repo}",
-  "POST /v1/orgs/{org}/repos/{repo}/commits",
-  "GET /v1/orgs/{org}/repos/{repo}/commits",
-  "GET /v1/orgs/{org}/repos/{repo}/commits/{sha}",
-  "GET /v1/orgs/{org}/repos/{repo}/tree/{rest}",
-  "GET /v1/orgs/{org}/repos/{repo}/blob/{rest}",
-  "GET /v1/orgs/{org}/repos/{repo}/refs",
-  "PUT /v1/orgs/{org}/repos/{repo}/refs/{rest}",
-  "DELETE /v1/orgs/{org}/repos/{repo}/refs/{rest}",
-  "GET /v1/orgs/{org}/repos/{repo}/protections",
-  "PUT /v1/orgs/{org}/repos/{repo}/protections/{rest}",
-  "DELETE /v1/orgs/{org}/repos/{repo}/protections/{rest}",
-];
-
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 /** The order the server lists methods in `Allow`. */
 const ALLOW_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
@@ -80,13 +56,9 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.paths["/v1/docs"]).toBeUndefined();
   });
 
-  test("every operation has a success schema (except the known gaps of other domains, which only shrink)", () => {
+  test("every operation has a success schema", () => {
     const missing = operations.filter((o) => documentedSuccess(o.op).length === 0).map((o) => o.key);
-    const unexpected = missing.filter((k) => !KNOWN_GAPS_OUTSIDE_ORGS.includes(k));
-    const closed = KNOWN_GAPS_OUTSIDE_ORGS.filter((k) => !missing.includes(k));
-    expect({ missingSuccessSchema: unexpected }).toEqual({ missingSuccessSchema: [] });
-    // A gap that was closed (or a route that is gone) must leave KNOWN_GAPS_OUTSIDE_ORGS.
-    expect({ removeFromKnownGaps: closed }).toEqual({ removeFromKnownGaps: [] });
+    expect({ missingSuccessSchema: missing }).toEqual({ missingSuccessSchema: [] });
   });
 
   test("every success body schema carries examples", () => {
