@@ -28,7 +28,7 @@ import {
 } from "../../../services/repos/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
-import { noContent } from "../../responses.ts";
+import { jsonAnswer, noContent } from "../../responses.ts";
 
 /** A percent-decoded path parameter; a malformed escape is the caller's error (400). */
 function decodeParam(raw: string): string {
@@ -98,7 +98,7 @@ export function contentRoutes(ctx: Ctx) {
       response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path), {
+    .get(`${base}/tree/*`, async ({ request, params, query }) => jsonAnswer(await getTree(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path)), {
       query: PathQuery,
       response: { 200: Tree, ...errors(400, 401, 404) },
       detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },

@@ -5,7 +5,7 @@ import { createRepo, deleteRepo, getRepo, listRepos, patchRepo } from "../../../
 import { Repo, RepoCreate, RepoList, RepoPatch } from "../../../services/repos/schemas.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
-import { noContent } from "../../responses.ts";
+import { jsonAnswer, noContent } from "../../responses.ts";
 
 /** Repository routes. */
 export function repoRoutes(ctx: Ctx) {
@@ -28,7 +28,7 @@ export function repoRoutes(ctx: Ctx) {
       response: { 200: RepoList, ...errors(400, 401, 404) },
       detail: { summary: "List the repositories the caller may see, by name" },
     })
-    .get("/v1/orgs/:org/repos/:repo", ({ request, params }) => getRepo(ctx, callerOf(request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo", async ({ request, params }) => jsonAnswer(await getRepo(ctx, callerOf(request), params.org, params.repo)), {
       response: { 200: Repo, ...errors(401, 404) },
       detail: { summary: "Get a repository (401 anonymous / 404 otherwise when it may not be seen)" },
     })
