@@ -18,6 +18,9 @@ import { repoRoutes } from "./routes/repos/repos.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
+import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
+import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runRoutes } from "./routes/ci/runs.ts";
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
@@ -65,5 +68,8 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(runnerAdminRoutes(ctx))
+    .use(runnerAgentRoutes(ctx))
+    .use(runRoutes(ctx))
     .use(pageRoutes());
 }

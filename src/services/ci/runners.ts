@@ -16,6 +16,11 @@ import * as runs from "./store-runs.ts";
 import type { Tx } from "../../db/database.ts";
 import { claimHub } from "./claim.ts";
 
+/** Refuses (401) a caller that is not the credential a runner route needs, before its body is read. */
+export function requireRunnerCaller(actor: Principal, action: "runner:register" | "runner:claim"): void {
+  enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: action }));
+}
+
 /** SPEC §4.1: a registration token lives one hour. */
 export const REGISTRATION_TTL_MS = 3600 * 1000;
 /** SPEC §3.1, §8: a machine is online this long after its last call. */

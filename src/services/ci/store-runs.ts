@@ -197,6 +197,11 @@ export async function jobPlace(q: Queryable, repoId: string, runId: string): Pro
   );
 }
 
+/** The repository `repoId` with its org's name, or null when it is gone. */
+export async function repoWithOrg(q: Queryable, repoId: string): Promise<{ repo: typeof repos.$inferSelect; orgName: string } | null> {
+  return q.select({ repo: repos, orgName: orgs.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
+}
+
 /** The repository name of a repo id (null when deleted). */
 export async function repoName(q: Queryable, repoId: string): Promise<string | null> {
   return q.select({ name: repos.name }).from(repos).where(eq(repos.id, repoId)).get()?.name ?? null;

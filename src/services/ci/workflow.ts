@@ -194,7 +194,7 @@ function readOn(node: Node | null | undefined): { push?: BranchFilter; change?: 
 
 function readEnv(node: Node | null | undefined, what: string, matrix: Record<string, string> | null, trigger?: TriggerContext): Record<string, string> {
   const out: Record<string, string> = {};
-  if (node === null || (isScalar(node) && node.value === null)) return out;
+  if (node === null || node === undefined || (isScalar(node) && node.value === null)) return out;
   for (const pair of entries(node, what)) {
     const k = keyOf(pair);
     if (!ENV_NAME_RE.test(k)) throw new WorkflowError(pair.key as Node, `invalid environment variable name ${JSON.stringify(k)}`);

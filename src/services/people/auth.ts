@@ -8,6 +8,7 @@ import { now, type Ctx } from "../context.ts";
 import { ANONYMOUS, type Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
 import { noteTokenUse } from "./token-use.ts";
+import { isRunnerCredential, resolveRunnerCredential } from "../ci/credentials.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -89,7 +90,8 @@ export async function resolvePrincipal(ctx: Ctx, cred: Credentials): Promise<Pri
   if (auth) {
     const [scheme, value] = splitAuthorization(auth);
     if (BEARER.test(scheme)) {
-      const p = await verifyToken(ctx, value);
+      // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
+      const p = isRunnerCredential(value) ? await resolveRunnerCredential(ctx, value) : await verifyToken(ctx, value);
       if (!p) throw Unauthorized("invalid or revoked token");
       return p;
     }
