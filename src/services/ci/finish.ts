@@ -16,6 +16,11 @@ export function hostedDisabledMessage(orgName: string): string {
   return `hosted runners are disabled for the organization ${orgName}; runs-on must name self-hosted labels`;
 }
 
+/** A timeout in seconds as people read it in minutes ("1", "0.5"). */
+export function minutes(seconds: number): string {
+  return String(Math.round((seconds / 60) * 100) / 100);
+}
+
 /** The state a run is in, given its jobs' states. */
 export function runStateOf(states: RunState[]): RunState {
   if (states.some((s) => s === "running")) return "running";

@@ -8,7 +8,7 @@ import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
-import { failJob } from "./finish.ts";
+import { failJob, minutes } from "./finish.ts";
 import type { JobComplete, JobDescription, LogAppend, StepUpdate } from "./schemas.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
@@ -118,7 +118,7 @@ export async function heartbeat(ctx: Ctx, actor: Principal, jobId: string): Prom
 function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string | null {
   if (verdict === "success") return null;
   if (verdict === "cancelled") {
-    if (job.cancelReason === "timeout") return `the job exceeded its timeout of ${Math.round(job.spec.timeoutS / 60)} minutes`;
+    if (job.cancelReason === "timeout") return `the job exceeded its timeout of ${minutes(job.spec.timeoutS)} minutes`;
     if (job.cancelReason === "cancel") return "cancelled";
     return "cancelled by the runner";
   }

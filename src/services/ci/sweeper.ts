@@ -6,7 +6,7 @@
 //   - a job queued for 24 hours that no machine took fails.
 import { now, type Ctx } from "../context.ts";
 import { flushRunnerSeen } from "./credentials.ts";
-import { failJob } from "./finish.ts";
+import { failJob, minutes } from "./finish.ts";
 import { flushHeartbeats } from "./job-calls.ts";
 import * as runs from "./store-runs.ts";
 
@@ -36,7 +36,7 @@ export async function sweepCi(ctx: Ctx): Promise<number> {
   for (const job of await runs.timedOutUnanswered(ctx.db.read, t, timeout)) {
     if (await ctx.db.transaction(async (tx) => {
       const fresh = await runs.jobById(tx, job.id);
-      return !!fresh && failJob(tx, fresh, "cancelled", `the job exceeded its timeout of ${Math.round(fresh.spec.timeoutS / 60)} minutes`, t);
+      return !!fresh && failJob(tx, fresh, "cancelled", `the job exceeded its timeout of ${minutes(fresh.spec.timeoutS)} minutes`, t);
     })) n++;
   }
   for (const job of await runs.staleQueuedJobs(ctx.db.read, t - QUEUED_LIFETIME_MS)) {

@@ -9,7 +9,7 @@
 //       runs-on: self-hosted | [self-hosted, linux, "${{ matrix.os }}"]
 //       strategy: { matrix: { node: [18, 20], include: [...], exclude: [...] } }
 //       env: { ... }
-//       timeout-minutes: 30                   (default 360, at most 4320)
+//       timeout-minutes: 30                   (default 360, at most 4320; fractions allowed, at least 0.05)
 //       steps: [ { name?, run, env? } ]
 //
 // Expressions: `${{ matrix.<name> }}` and `${{ github.sha | ref | ref_name | repository |
@@ -301,8 +301,8 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
     else if (k === "steps") stepsNode = pair.value;
     else if (k === "timeout-minutes") {
       const v = pair.value;
-      if (!isScalar(v) || typeof v.value !== "number" || !Number.isInteger(v.value) || v.value < 1 || v.value > WORKFLOW_LIMITS.timeoutMinutes) {
-        throw new WorkflowError(v, `timeout-minutes must be a whole number from 1 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
+      if (!isScalar(v) || typeof v.value !== "number" || !(v.value >= 0.05) || v.value > WORKFLOW_LIMITS.timeoutMinutes) {
+        throw new WorkflowError(v, `timeout-minutes must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
       }
       timeout = v.value;
     } else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} in jobs.${id} (expected name, runs-on, strategy, env, timeout-minutes, steps)`);
@@ -324,7 +324,7 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
     if (!runsOnLabels.length) throw new WorkflowError(runsOn, `jobs.${id}.runs-on names no label`);
     const env = { ...workflowEnv, ...readEnv(envNode, `jobs.${id}.env`, cell, trigger) };
     const steps = (stepsNode as { items: unknown[] }).items.map((s, i) => readStep(s as Node, `jobs.${id}.steps[${i}]`, i, cell, trigger));
-    return { key, runsOn: runsOnLabels, hosted: !runsOnLabels.includes("self-hosted"), spec: { steps, env, timeoutS: timeout * 60 } };
+    return { key, runsOn: runsOnLabels, hosted: !runsOnLabels.includes("self-hosted"), spec: { steps, env, timeoutS: Math.max(3, Math.round(timeout * 60)) } };
   });
 }
 
