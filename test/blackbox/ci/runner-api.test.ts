@@ -289,7 +289,7 @@ describe("claim and the per-job calls", () => {
     const log = await fetch(`${server.url}/v1/orgs/acme/repos/api/runs/${run.id}/jobs/${run.jobs[0].id}/logs`, { headers: { cookie: owner.cookie } });
     expect(await log.text()).toBe("héllo\nworld\n");
     // The check result of the commit, for required checks.
-    expect(dbRows(server, "SELECT key, state FROM check_results WHERE "commit" = ?", sha)).toEqual([{ key: "unit", state: "success" }]);
+    expect(dbRows(server, "SELECT key, state FROM check_results WHERE \"commit\" = ?", sha)).toEqual([{ key: "unit", state: "success" }]);
     // Logs and runs are readable by those who can read the repository, and no one else.
     expectError(await outsider.get(`/v1/orgs/acme/repos/api/runs/${run.id}`), 404);
     expectError(await anon.get(`/v1/orgs/acme/repos/api/runs`), 401);
