@@ -102,7 +102,7 @@ describe("hosted and self-hosted", () => {
     const c = await claim(reg.body.credential);
     expect(c.status).toBe(200);
     await finish(c);
-    const run = (await api.get("/v1/orgs/acme/repos/api/runs")).body.runs.find((r: any) => r.commit === sha);
+    const run = (await api.get("/v1/orgs/acme/repos/api/runs")).body.runs.find((r: any) => r.commit === sha && r.workflow.endsWith("/hosted.yml"));
     expect(run.jobs[0]).toMatchObject({ key: "hosted", runs_on: ["ubuntu-latest"], state: "success", runner: { name: "hosted-1" } });
     const minutes = dbRows<{ hosted: number; minutes: number }>(server, "SELECT hosted, minutes FROM ci_minutes WHERE job_id = ?", run.jobs[0].id);
     expect(minutes).toEqual([{ hosted: 1, minutes: 1 }]);
