@@ -181,14 +181,14 @@ async function tryClaim(ctx: Ctx, runner: RunnerRow): Promise<Claim | null> {
     const t = now();
     const tokenId = newId();
     const secret = newSecret();
-    if (!(await runs.startJob(tx, jobId, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t }))) return null;
-    const job = (await runs.jobById(tx, jobId))!;
+    const job = await runs.startJob(tx, jobId, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t });
+    if (!job) return null;
     await runs.insertJobToken(tx, { id: tokenId, orgId: job.orgId, repoId: job.repoId, secretHash: hashSecret(secret), label: `job ${job.id}`, createdAt: t });
     await runs.startMinutes(tx, { jobId: job.id, orgId: job.orgId, repoId: job.repoId, hosted: job.hosted, startedAt: t });
     const run = await runs.runOfRepo(tx, job.repoId, job.runId);
     if (run) {
       await runs.recordCheck(tx, { repoId: job.repoId, commit: run.commit, key: job.key, state: "running", runId: run.id, jobId: job.id, updatedAt: t });
-      if (run.state === "queued") await runs.updateRun(tx, run.id, { state: "running" });
+      if (run.state === "queued") await runs.setRunState(tx, run.id, "running", null);
     }
     return { job_id: job.id, token: `svc_${tokenId}_${secret}`, runner_url: ctx.baseUrl };
   });

@@ -33,7 +33,7 @@ export function runStateOf(states: RunState[]): RunState {
 /** Recomputes a run's state from its jobs (finished_at once every job finished). */
 export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunState> {
   const state = runStateOf(await runs.jobStatesOfRun(tx, runId));
-  await runs.updateRun(tx, runId, { state, finishedAt: runs.FINISHED.includes(state) ? t : null });
+  await runs.setRunState(tx, runId, state, runs.FINISHED.includes(state) ? t : null);
   return state;
 }
 

@@ -6,6 +6,20 @@ import type { Queryable, Tx } from "../../db/database.ts";
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
 
+// Prepared statements, one set per connection (the read handle, the write handle): building and
+// preparing the SQL is most of what a small query costs, and the claim path runs a dozen of them.
+const preparedByHandle = new WeakMap<object, Map<string, unknown>>();
+const ph = sql.placeholder;
+
+/** The statement `name` prepared on `q` (built once per connection). */
+export function prepared<T>(q: Queryable, name: string, build: (q: Queryable) => T): T {
+  let m = preparedByHandle.get(q);
+  if (!m) preparedByHandle.set(q, (m = new Map()));
+  let stmt = m.get(name) as T | undefined;
+  if (stmt === undefined) m.set(name, (stmt = build(q)));
+  return stmt;
+}
+
 /** States after which nothing moves. */
 export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"];
 
@@ -28,7 +42,8 @@ export async function insertJob(tx: Tx, row: JobRow): Promise<void> {
 
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
-  return q.select().from(runs).where(and(eq(runs.repoId, repoId), eq(runs.id, id))).get() ?? null;
+  const stmt = prepared(q, "runOfRepo", (q) => q.select().from(runs).where(and(eq(runs.repoId, ph("repoId")), eq(runs.id, ph("id")))).prepare());
+  return stmt.get({ repoId, id }) ?? null;
 }
 
 /** A page of the repo's runs, newest first, after the (created_at, id) position `after`. */
@@ -47,12 +62,13 @@ export async function jobsOfRuns(q: Queryable, runIds: string[]): Promise<JobRow
 
 /** The job `id`, or null. */
 export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
-  return q.select().from(workflowJobs).where(eq(workflowJobs.id, id)).get() ?? null;
+  return prepared(q, "jobById", (q) => q.select().from(workflowJobs).where(eq(workflowJobs.id, ph("id"))).prepare()).get({ id }) ?? null;
 }
 
 /** The running job a machine holds, or null. */
 export async function runningJobOf(q: Queryable, runnerId: string): Promise<JobRow | null> {
-  return q.select().from(workflowJobs).where(and(eq(workflowJobs.runnerId, runnerId), eq(workflowJobs.state, "running"))).get() ?? null;
+  const stmt = prepared(q, "runningJobOf", (q) => q.select().from(workflowJobs).where(and(eq(workflowJobs.runnerId, ph("runnerId")), eq(workflowJobs.state, "running"))).prepare());
+  return stmt.get({ runnerId }) ?? null;
 }
 
 /** Updates a job's fields. */
@@ -60,14 +76,21 @@ export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promi
   tx.update(workflowJobs).set(set).where(eq(workflowJobs.id, id)).run();
 }
 
+/** Sets a run's state (and finished_at). */
+export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
+  prepared(tx, "setRunState", (q) => q.update(runs).set({ state: sql`${ph("state")}`, finishedAt: sql`${ph("finishedAt")}` }).where(eq(runs.id, ph("id"))).prepare()).run({ id, state, finishedAt });
+}
+
 /** Updates a run's fields. */
 export async function updateRun(tx: Tx, id: string, set: Partial<RunRow>): Promise<void> {
   tx.update(runs).set(set).where(eq(runs.id, id)).run();
 }
 
-/** The states of a run's jobs. */
+/** The distinct states of a run's jobs. */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
-  return q.select({ state: workflowJobs.state }).from(workflowJobs).where(eq(workflowJobs.runId, runId)).all().map((r) => r.state);
+  // One row per distinct state: a run's state depends only on which states its jobs are in.
+  const stmt = prepared(q, "jobStatesOfRun", (q) => q.selectDistinct({ state: workflowJobs.state }).from(workflowJobs).where(eq(workflowJobs.runId, ph("runId"))).prepare());
+  return stmt.all({ runId }).map((r) => r.state);
 }
 
 /** The queued and running jobs of a run. */
@@ -136,45 +159,69 @@ export interface Route {
  * hosted and its org does not disable hosted runners. `onlyId` restricts the search to one job.
  */
 export async function claimableJob(q: Queryable, route: Route, onlyId: string | null = null): Promise<string | null> {
-  const labels = JSON.stringify(route.labels);
-  const labelsOk = sql`NOT EXISTS (SELECT 1 FROM json_each(j.runs_on) l WHERE l.value NOT IN (SELECT value FROM json_each(${labels})))`;
-  const only = onlyId === null ? sql`` : sql` AND j.id = ${onlyId}`;
-  const rows = route.hosted
-    ? q.all<{ id: string }>(sql`
-        SELECT j.id AS id FROM workflow_jobs j
-        WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk}${only}
-          AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled')
-        ORDER BY j.queued_at, j.id LIMIT 1`)
-    : q.all<{ id: string }>(sql`
-        SELECT j.id AS id FROM workflow_jobs j JOIN repos r ON r.id = j.repo_id
-        WHERE j.state = 'queued' AND j.hosted = 0 AND j.org_id = ${route.orgId} AND ${labelsOk}${only}
-          AND (${route.allowPublic ? 1 : 0} = 1 OR r.public = 0)
-          AND (${route.groupAll ? 1 : 0} = 1 OR j.repo_id IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ${route.groupId}))
-          AND (${route.policyAll ? 1 : 0} = 1 OR j.repo_id IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ${route.orgId}))
-        ORDER BY j.queued_at, j.id LIMIT 1`);
-  return rows[0]?.id ?? null;
+  const labelsOk = sql`NOT EXISTS (SELECT 1 FROM json_each(${workflowJobs.runsOn}) l WHERE l.value NOT IN (SELECT value FROM json_each(${ph("labels")})))`;
+  const only = sql`(${ph("onlyId")} IS NULL OR ${workflowJobs.id} = ${ph("onlyId")})`;
+  const params = { labels: JSON.stringify(route.labels), onlyId };
+  if (route.hosted) {
+    const stmt = prepared(q, "claimableHosted", (q) =>
+      q
+        .select({ id: workflowJobs.id })
+        .from(workflowJobs)
+        .where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), labelsOk, only, sql`NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = ${workflowJobs.orgId} AND p.hosted = 'disabled')`))
+        .orderBy(workflowJobs.queuedAt, sql`${workflowJobs}.rowid`)
+        .limit(1)
+        .prepare(),
+    );
+    return stmt.get(params)?.id ?? null;
+  }
+  const stmt = prepared(q, "claimableSelfHosted", (q) =>
+    q
+      .select({ id: workflowJobs.id })
+      .from(workflowJobs)
+      .innerJoin(repos, eq(repos.id, workflowJobs.repoId))
+      .where(
+        and(
+          eq(workflowJobs.state, "queued"),
+          eq(workflowJobs.hosted, false),
+          eq(workflowJobs.orgId, ph("orgId")),
+          labelsOk,
+          only,
+          sql`(${ph("allowPublic")} = 1 OR ${repos.public} = 0)`,
+          sql`(${ph("groupAll")} = 1 OR ${workflowJobs.repoId} IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ${ph("groupId")}))`,
+          sql`(${ph("policyAll")} = 1 OR ${workflowJobs.repoId} IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ${ph("orgId")}))`,
+        ),
+      )
+      .orderBy(workflowJobs.queuedAt, sql`${workflowJobs}.rowid`)
+      .limit(1)
+      .prepare(),
+  );
+  return stmt.get({ ...params, orgId: route.orgId, groupId: route.groupId, allowPublic: route.allowPublic ? 1 : 0, groupAll: route.groupAll ? 1 : 0, policyAll: route.policyAll ? 1 : 0 })?.id ?? null;
 }
 
 /** Moves a queued job to running on a machine; false when someone else took it first (compare-and-set). */
-export async function startJob(tx: Tx, id: string, set: { runnerId: string; runnerName: string; tokenId: string; t: number }): Promise<boolean> {
-  const r = tx
-    .update(workflowJobs)
-    .set({ state: "running", runnerId: set.runnerId, runnerName: set.runnerName, tokenId: set.tokenId, startedAt: set.t, lastHeartbeatAt: set.t })
-    .where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "queued")))
-    .returning({ id: sql`1` })
-    .all();
-  return r.length === 1;
+export async function startJob(tx: Tx, id: string, set: { runnerId: string; runnerName: string; tokenId: string; t: number }): Promise<JobRow | null> {
+  const stmt = prepared(tx, "startJob", (q) =>
+    q
+      .update(workflowJobs)
+      .set({ state: "running", runnerId: sql`${ph("runnerId")}`, runnerName: sql`${ph("runnerName")}`, tokenId: sql`${ph("tokenId")}`, startedAt: sql`${ph("t")}`, lastHeartbeatAt: sql`${ph("t")}` })
+      .where(and(eq(workflowJobs.id, ph("id")), eq(workflowJobs.state, "queued")))
+      .returning()
+      .prepare(),
+  );
+  return stmt.get({ id, ...set }) ?? null;
 }
 
 /** Finishes a job if it is not finished yet; false when it already was. */
 export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; verdict: string | null; error: string | null; t: number }): Promise<boolean> {
-  const r = tx
-    .update(workflowJobs)
-    .set({ state: set.state, verdict: set.verdict, error: set.error, finishedAt: set.t, tokenId: null })
-    .where(and(eq(workflowJobs.id, id), inArray(workflowJobs.state, ["queued", "running"])))
-    .returning({ id: sql`1` })
-    .all();
-  return r.length === 1;
+  const stmt = prepared(tx, "finishJobRow", (q) =>
+    q
+      .update(workflowJobs)
+      .set({ state: sql`${ph("state")}`, verdict: sql`${ph("verdict")}`, error: sql`${ph("error")}`, finishedAt: sql`${ph("t")}`, tokenId: null })
+      .where(and(eq(workflowJobs.id, ph("id")), inArray(workflowJobs.state, ["queued", "running"])))
+      .returning({ id: workflowJobs.id })
+      .prepare(),
+  );
+  return stmt.all({ id, ...set }).length === 1;
 }
 
 /** Writes batched heartbeat stamps (never moving one backwards). */
@@ -211,12 +258,18 @@ export async function repoName(q: Queryable, repoId: string): Promise<string | n
 
 /** Creates the per-job token: repo:read on one repository, no person behind it. */
 export async function insertJobToken(tx: Tx, row: { id: string; orgId: string; repoId: string; secretHash: string; label: string; createdAt: number }): Promise<void> {
-  tx.insert(tokens).values({ id: row.id, orgId: row.orgId, userId: null, kind: "job", scopes: ["repo:read"], label: row.label, repoId: row.repoId, secretHash: row.secretHash, lastUsedAt: null, createdAt: row.createdAt }).run();
+  const stmt = prepared(tx, "insertJobToken", (q) =>
+    q
+      .insert(tokens)
+      .values({ id: ph("id"), orgId: ph("orgId"), userId: null, kind: "job", scopes: ["repo:read"], label: ph("label"), repoId: ph("repoId"), secretHash: ph("secretHash"), lastUsedAt: null, createdAt: ph("createdAt") })
+      .prepare(),
+  );
+  stmt.run(row);
 }
 
 /** Revokes a per-job token (the next use is a 401). */
 export async function deleteJobToken(tx: Tx, id: string): Promise<void> {
-  tx.delete(tokens).where(and(eq(tokens.id, id), eq(tokens.kind, "job"))).run();
+  prepared(tx, "deleteJobToken", (q) => q.delete(tokens).where(and(eq(tokens.id, ph("id")), eq(tokens.kind, "job"))).prepare()).run({ id });
 }
 
 // ---- logs ----
@@ -243,10 +296,14 @@ export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: 
 
 /** Records a job's state against its commit under its key (what required checks read). */
 export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect): Promise<void> {
-  tx.insert(checkResults)
-    .values(row)
-    .onConflictDoUpdate({ target: [checkResults.repoId, checkResults.commit, checkResults.key], set: { state: row.state, runId: row.runId, jobId: row.jobId, updatedAt: row.updatedAt } })
-    .run();
+  const stmt = prepared(tx, "recordCheck", (q) =>
+    q
+      .insert(checkResults)
+      .values({ repoId: ph("repoId"), commit: ph("commit"), key: ph("key"), state: ph("state"), runId: ph("runId"), jobId: ph("jobId"), updatedAt: ph("updatedAt") })
+      .onConflictDoUpdate({ target: [checkResults.repoId, checkResults.commit, checkResults.key], set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` } })
+      .prepare(),
+  );
+  stmt.run(row);
 }
 
 /** The check results of a commit, by key. */
@@ -256,15 +313,22 @@ export async function checksOfCommit(q: Queryable, repoId: string, commit: strin
 
 /** Starts counting a job's minutes. */
 export async function startMinutes(tx: Tx, row: { jobId: string; orgId: string; repoId: string; hosted: boolean; startedAt: number }): Promise<void> {
-  tx.insert(ciMinutes).values({ ...row, finishedAt: null, minutes: null }).onConflictDoNothing().run();
+  const stmt = prepared(tx, "startMinutes", (q) =>
+    q.insert(ciMinutes).values({ jobId: ph("jobId"), orgId: ph("orgId"), repoId: ph("repoId"), hosted: ph("hosted"), startedAt: ph("startedAt"), finishedAt: null, minutes: null }).onConflictDoNothing().prepare(),
+  );
+  stmt.run({ ...row, hosted: row.hosted ? 1 : 0 });
 }
 
 /** Stops counting a job's minutes (whole minutes, rounded up). */
 export async function finishMinutes(tx: Tx, jobId: string, t: number): Promise<void> {
-  tx.update(ciMinutes)
-    .set({ finishedAt: t, minutes: sql`max(1, (${t} - ${ciMinutes.startedAt} + 59999) / 60000)` })
-    .where(and(eq(ciMinutes.jobId, jobId), isNull(ciMinutes.finishedAt)))
-    .run();
+  const stmt = prepared(tx, "finishMinutes", (q) =>
+    q
+      .update(ciMinutes)
+      .set({ finishedAt: sql`${ph("t")}`, minutes: sql`max(1, (${ph("t")} - ${ciMinutes.startedAt} + 59999) / 60000)` })
+      .where(and(eq(ciMinutes.jobId, ph("jobId")), isNull(ciMinutes.finishedAt)))
+      .prepare(),
+  );
+  stmt.run({ jobId, t });
 }
 
 /** Minutes used by the org's hosted jobs that started in [from, to); a running job counts from its start. */

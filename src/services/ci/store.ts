@@ -15,6 +15,9 @@ import {
   type RunnerRow,
 } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { prepared } from "./store-runs.ts";
+
+const ph = sql.placeholder;
 
 export type GroupRow = typeof runnerGroups.$inferSelect;
 export type PolicyRow = typeof runnerPolicies.$inferSelect;
@@ -28,7 +31,7 @@ export async function orgNameById(q: Queryable, id: string): Promise<string | nu
 
 /** The org's stored policy row, or null (the default policy applies). */
 export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow | null> {
-  return q.select().from(runnerPolicies).where(eq(runnerPolicies.orgId, orgId)).get() ?? null;
+  return prepared(q, "policyRow", (q) => q.select().from(runnerPolicies).where(eq(runnerPolicies.orgId, ph("orgId"))).prepare()).get({ orgId }) ?? null;
 }
 
 /** Names of the policy's selected repositories, sorted by folded name. */
@@ -100,7 +103,8 @@ export async function groupRunnerCount(q: Queryable, groupId: string): Promise<n
 
 /** The group `id` of the org, or null. */
 export async function groupById(q: Queryable, orgId: string, id: string): Promise<GroupRow | null> {
-  return q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.id, id))).get() ?? null;
+  const stmt = prepared(q, "groupById", (q) => q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id")))).prepare());
+  return stmt.get({ orgId, id }) ?? null;
 }
 
 /** The group named `name` (case-insensitive) of the org, or null. */
@@ -148,7 +152,7 @@ export async function insertRegistration(tx: Tx, row: RunnerRegistrationRow): Pr
 
 /** The registration token with id `id`, or null. */
 export async function registrationById(q: Queryable, id: string): Promise<RunnerRegistrationRow | null> {
-  return q.select().from(runnerRegistrationTokens).where(eq(runnerRegistrationTokens.id, id)).get() ?? null;
+  return prepared(q, "registrationById", (q) => q.select().from(runnerRegistrationTokens).where(eq(runnerRegistrationTokens.id, ph("id"))).prepare()).get({ id }) ?? null;
 }
 
 /** Spends a registration token if it is still unspent and unexpired; false when it was not. */
@@ -166,7 +170,7 @@ export async function spendRegistration(tx: Tx, id: string, t: number): Promise<
 
 /** The machine with id `id` (live or tombstoned), or null. */
 export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
-  return q.select().from(runners).where(eq(runners.id, id)).get() ?? null;
+  return prepared(q, "runnerById", (q) => q.select().from(runners).where(eq(runners.id, ph("id"))).prepare()).get({ id }) ?? null;
 }
 
 /** The live machine named `name` (case-insensitive) of the org (null org: instance runners), or null. */
