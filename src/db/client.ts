@@ -60,11 +60,10 @@ export function migrate(sqlite: Database): string[] {
   return applied;
 }
 
-/** Change counters of the database: our connection's writes, and other connections' commits. */
-export function epochProbes(sqlite: Database): { own(): number; external(): number } {
-  const own = sqlite.query<{ n: number }, []>("SELECT total_changes() AS n");
+/** Change counters of the database: this process's commits, and other connections' commits. */
+export function epochProbes(db: MetaDatabase, sqlite: Database): { own(): number; external(): number } {
   const external = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
-  return { own: () => own.get()!.n, external: () => external.get()!.data_version };
+  return { own: () => db.ownEpoch, external: () => external.get()!.data_version };
 }
 
 /** Either the read handle or an open transaction (stores take this). */

@@ -21,6 +21,9 @@ import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { lenientJson } from "./routes/people/bodies.ts";
+
+const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
@@ -38,14 +41,15 @@ export function buildApp(ctx: Ctx) {
     // Why: the caller is resolved before routing and before any body is read, so a bad credential
     // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
     // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
-    .onRequest(async ({ request }) => {
+    .onRequest(({ request }) => {
       const path = pathOf(request.url);
       if (!path.startsWith("/v1/")) return;
-      if (path === "/v1/auth/logout") await resolveCaller(ctx, request).catch(() => undefined);
-      else await resolveCaller(ctx, request);
+      if (path === "/v1/auth/logout") return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
+      const caller = resolveCaller(ctx, request);
+      if (caller instanceof Promise) return caller.then(noop);
     })
-    .onParse(async ({ request, contentType }) => {
-      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
+    .onParse(async ({ request, contentType, route }) => {
+      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });

@@ -8,7 +8,7 @@ import { writeBlockedReason } from "../billing/write-blocked.ts";
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import { findOrg, findRepo } from "./lookup.ts";
-import { personOf, type Principal } from "./principal.ts";
+import { personOf, principalKey, type Principal } from "./principal.ts";
 
 export type { PersonInOrg };
 
@@ -362,14 +362,20 @@ export async function requireRepoFor(
   repoName: string,
   action: "repo:read" | "repo:write" | "repo:admin",
 ): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
+  // Why cached as one bundle: this is every repository request's first step, and the bundle is
+  // dropped with the rest of the fact cache on any write.
+  const target = await ctx.facts.getPair("repo-target", principalKey(p), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () => loadRepoTarget(ctx, p, orgName, repoName));
+  const role = enforce(decide(target.facts, action));
+  if (!target.org || !target.repo) throw new Error("unreachable: a missing repository is always refused");
+  return { org: target.org, repo: target.repo, facts: target.facts, role };
+}
+
+/** The org, repo and facts of `orgName/repoName` for `p`; facts with `repo: null` when either is missing. */
+async function loadRepoTarget(ctx: Ctx, p: Principal, orgName: string, repoName: string): Promise<{ org: Org | null; repo: Repo | null; facts: Facts }> {
   const org = await findOrg(ctx, orgName);
   const repo = org ? await findRepo(ctx, org.id, repoName) : null;
-  if (!org || !repo) {
-    enforce(decide({ caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null }, action));
-    throw new Error("unreachable: a missing repository is always refused");
-  }
-  const facts = await loadFacts(ctx, p, org, repo);
-  return { org, repo, facts, role: enforce(decide(facts, action)) };
+  if (!org || !repo) return { org, repo: null, facts: { caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null } };
+  return { org, repo, facts: await loadFacts(ctx, p, org, repo) };
 }
 
 /** The org named `orgName` (404 when missing) and the caller's facts in it, for several decisions at once. */

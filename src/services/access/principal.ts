@@ -21,3 +21,22 @@ export function personOf(p: Principal): User | null {
   if (p.kind === "token") return p.user;
   return null;
 }
+
+/**
+ * A stable key for caching facts about this caller: the session or token it came with. Every
+ * principal kind must have one, so a new kind is a compile error here until it is keyed.
+ */
+export function principalKey(p: Principal): string {
+  switch (p.kind) {
+    case "anonymous":
+      return "-";
+    case "session":
+      return `s:${p.user.id}:${p.sessionId}`;
+    case "token":
+      return `t:${p.token.id}:${p.user?.id ?? ""}`;
+    case "runner-registration":
+      return `g:${p.registration.id}`;
+    case "runner":
+      return `r:${p.runner.id}`;
+  }
+}

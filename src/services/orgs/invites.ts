@@ -6,7 +6,7 @@ import { emails, invites, memberships, orgs, users, type Role, type User } from 
 import type { DbOrTx } from "../../db/client.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
-import { ROLES, deriveHandle, insertUser, namespaceFree } from "../people/accounts.ts";
+import { ROLES, deriveHandle, insertUser, namespaceAvailable } from "../people/accounts.ts";
 import { decide, enforce, orgFacts, requireOrgFor, roleAtLeast } from "../access/access.ts";
 import { hashPassword, startSession } from "../people/auth.ts";
 import { now, type Ctx } from "../context.ts";
@@ -30,8 +30,8 @@ function findLiveInvite(db: DbOrTx, token: unknown): Invite | null {
 }
 
 /** Whether the account holding `address` is already in the org. */
-function alreadyMember(db: DbOrTx, orgId: string, address: string): boolean {
-  const user = accountByAddress(db, address);
+async function alreadyMember(db: DbOrTx, orgId: string, address: string): Promise<boolean> {
+  const user = await accountByAddress(db, address);
   return !!user && !!db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id))).get();
 }
 
@@ -51,7 +51,7 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
   const token = `svcinv_${newSecret()}`;
   const t = now();
   const { invite, mailId } = await ctx.db.transaction(async (tx) => {
-    if (alreadyMember(tx, org.id, address)) throw Conflict(`${address} is already a member of ${org.name}`);
+    if (await alreadyMember(tx, org.id, address)) throw Conflict(`${address} is already a member of ${org.name}`);
     // A newer invitation for the same address replaces a pending one.
     tx.delete(invites).where(and(eq(invites.orgId, org.id), sql`lower(${invites.email}) = lower(${address})`, isNull(invites.acceptedAt))).run();
     const invite: Invite = {
@@ -59,7 +59,7 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
       createdBy: personOf(actor)?.id ?? null, createdAt: t,
     };
     tx.insert(invites).values(invite).run();
-    const mailId = enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
+    const mailId = await enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
     return { invite, mailId };
   });
   const mail = await deliverNow(ctx, mailId);
@@ -112,7 +112,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
   const name = checkPersonName(input.name);
   const password = checkPassword(input.password);
   const handle = input.handle === undefined || input.handle === null ? null : checkNamespaceName(input.handle);
-  const existing = accountByAddress(ctx.db.read, probe.email);
+  const existing = await accountByAddress(ctx.db.read, probe.email);
   if (existing) {
     // Why: accepting joins an existing account to the org, so it takes that account's password.
     if (existing.disabledAt !== null || !(await Bun.password.verify(password, existing.passwordHash))) {
@@ -125,12 +125,12 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     if (!invite) throw dead();
     const spent = tx.update(invites).set({ acceptedAt: now() }).where(and(eq(invites.id, invite.id), isNull(invites.acceptedAt))).returning().all();
     if (!spent.length) throw dead();
-    let user = accountByAddress(tx, invite.email);
+    let user = await accountByAddress(tx, invite.email);
     if (!user) {
       if (!passwordHash) throw new AppError(409, "the account for this address changed meanwhile; try again");
-      const chosen = handle ?? deriveHandle(tx, invite.email);
-      if (!namespaceFree(tx, chosen)) throw Conflict(`the handle ${chosen} is taken or reserved`);
-      user = insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
+      const chosen = handle ?? (await deriveHandle(tx, invite.email));
+      if (!(await namespaceAvailable(tx, chosen))) throw Conflict(`the handle ${chosen} is taken or reserved`);
+      user = await insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
     } else if (user.emailVerifiedAt === null && user.email.toLowerCase() === invite.email.toLowerCase()) {
       // The link arrived at the address, which proves it.
       user = { ...user, emailVerifiedAt: now() };

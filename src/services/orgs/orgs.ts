@@ -4,7 +4,7 @@ import { Conflict, NotFound, Unprocessable } from "../../errors.ts";
 import { memberships, orgs, repos, teamMembers, teams, users, type Org, type Role } from "../../db/schema/index.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { newId } from "../../util/ids.ts";
-import { ROLES, emptyOrg, namespaceFree } from "../people/accounts.ts";
+import { ROLES, emptyOrg, namespaceAvailable } from "../people/accounts.ts";
 import { allows, authorizeAccount, decide, enforce, orgFacts, requireOrgFor } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
 import { findUserId } from "../access/lookup.ts";
@@ -22,7 +22,7 @@ export function createOrg(ctx: Ctx, actor: Principal, input: { name: unknown }) 
   const person = personOf(actor)!;
   const name = checkNamespaceName(input.name);
   return ctx.db.transaction(async (tx) => {
-    if (!namespaceFree(tx, name)) throw Conflict(`the name ${name} is taken or reserved`);
+    if (!(await namespaceAvailable(tx, name))) throw Conflict(`the name ${name} is taken or reserved`);
     const org: Org = { ...emptyOrg(), id: newId(), name, kind: "org", createdAt: now() };
     tx.insert(orgs).values(org).run();
     tx.insert(memberships).values({ orgId: org.id, userId: person.id, role: "owner", createdAt: org.createdAt }).run();

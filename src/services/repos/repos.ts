@@ -68,7 +68,7 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
     watchers: ctx.db.read.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n,
   }));
   const path = `${org.name}/${repo.name}.git`;
-  return {
+  const body = {
     id: repo.id,
     org_id: org.id,
     org: org.name,
@@ -89,13 +89,13 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
     homepage: repo.homepage,
     fork_count: forkCount,
     watcher_count: watchers,
-    // SPEC §2.1: absent for a repository that is not a fork.
-    ...(repo.forkState === null ? {} : { fork_state: repo.forkState }),
     fork_parent: null as string | null,
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
     write_blocked: facts.repo!.writeBlocked,
   };
+  // SPEC §2.1: fork_state is absent for a repository that is not a fork.
+  return repo.forkState === null ? body : { ...body, fork_state: repo.forkState };
 }
 
 export type RepoBody = Awaited<ReturnType<typeof bodyOf>>;
