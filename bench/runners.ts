@@ -1,7 +1,7 @@
 // Benchmark: runner machines against the real server (issue 13).
 //
 //   bun bench/runners.ts [--machines 1000] [--idle-minutes 5] [--pushes 200] [--jobs 10000]
-//                        [--workers 50] [--skip-idle] [--keep] [--out FILE]
+//                        [--workers 50] [--skip-idle] [--keep] [--out FILE] [--cpu-prof DIR]
 //
 // A. --machines simulated machines (one process) long-poll the claim with nothing queued for
 //    --idle-minutes: server RSS (max of 1 s samples), server CPU while idle (share of one core),
@@ -39,6 +39,7 @@ const { values: opt } = parseArgs({
     "skip-idle": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     out: { type: "string" },
+    "cpu-prof": { type: "string" },
   },
 });
 const MACHINES = Number(opt.machines);
@@ -67,7 +68,7 @@ function machineCpuSeconds(): number {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-runners-"));
-const server = await startSvc(dir, { SVC_LOG: "warn", SVC_RUNNER_CLAIM_WAIT_MS: String(CLAIM_WAIT_MS) });
+const server = await startSvc(dir, { SVC_LOG: "warn", SVC_RUNNER_CLAIM_WAIT_MS: String(CLAIM_WAIT_MS) }, opt["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${opt["cpu-prof"]}`] : []);
 const pid = server.pid;
 log(`server ${server.url} pid ${pid}; load average before: ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
 
@@ -228,6 +229,8 @@ await Promise.allSettled(idleLoops);
   const seen = new Set<string>();
   let dupes = 0;
   const cpu0 = cpuSeconds(pid);
+  const all0 = machineCpuSeconds();
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     creds.map(async (cred) => {
@@ -253,6 +256,9 @@ await Promise.allSettled(idleLoops);
     seconds: round(wall, 2),
     claims_per_s: round(seen.size / wall),
     server_cpu_share_of_one_core: round((cpuSeconds(pid) - cpu0) / wall, 2),
+    server_cpu_ms_per_claim_and_complete: round(((cpuSeconds(pid) - cpu0) * 1000) / seen.size, 2),
+    client_cpu_share_of_one_core: round((process.cpuUsage(client0).user + process.cpuUsage(client0).system) / 1e6 / wall, 2),
+    machine_cpu_share_of_all_cores: round((machineCpuSeconds() - all0) / wall / machine().cores, 2),
     note: "each claim is followed by that job's complete call (one running job per machine)",
     pass: seen.size === files * perFile && dupes === 0 && seen.size / wall >= 500,
   };

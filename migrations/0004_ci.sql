@@ -134,7 +134,7 @@ CREATE TABLE `workflow_jobs` (
 );
 --> statement-breakpoint
 CREATE INDEX `workflow_jobs_queue_idx` ON `workflow_jobs` (`state`,`hosted`,`org_id`,`queued_at`);--> statement-breakpoint
-CREATE INDEX `workflow_jobs_run_idx` ON `workflow_jobs` (`run_id`);--> statement-breakpoint
+CREATE INDEX `workflow_jobs_run_idx` ON `workflow_jobs` (`run_id`,`state`);--> statement-breakpoint
 CREATE INDEX `workflow_jobs_runner_idx` ON `workflow_jobs` (`runner_id`,`state`);--> statement-breakpoint
 CREATE INDEX `workflow_jobs_token_idx` ON `workflow_jobs` (`token_id`);--> statement-breakpoint
 CREATE UNIQUE INDEX `runner_groups_default_uq` ON `runner_groups` (`org_id`) WHERE "runner_groups"."is_default" = 1;--> statement-breakpoint

@@ -131,7 +131,7 @@ export const workflowJobs = sqliteTable("workflow_jobs", {
   lastHeartbeatAt: integer("last_heartbeat_at"),
 }, (t) => [
   index("workflow_jobs_queue_idx").on(t.state, t.hosted, t.orgId, t.queuedAt),
-  index("workflow_jobs_run_idx").on(t.runId),
+  index("workflow_jobs_run_idx").on(t.runId, t.state),
   index("workflow_jobs_runner_idx").on(t.runnerId, t.state),
   index("workflow_jobs_token_idx").on(t.tokenId),
 ]);

@@ -39,6 +39,8 @@ interface Waiter {
 export class ClaimHub {
   private waiters = new Map<string, Set<Waiter>>();
   private signatures = new Map<string, string>();
+  /** Moves each time jobs are queued or routing changes for a key (closes the look-then-wait race). */
+  private generations = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
   private count = 0;
@@ -51,9 +53,21 @@ export class ClaimHub {
     return this.signatures.get(key) ?? "";
   }
 
-  /** Waits until woken, `ms` pass or `signal` aborts. `seen` is the signature read before the caller last looked. */
-  wait(key: string, labels: string[], seen: string, ms: number, signal: AbortSignal | null): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+  /** The in-process change counter of `key`: read it before looking at the queue, pass it to wait. */
+  generation(key: string): number {
+    return this.generations.get(key) ?? 0;
+  }
+
+  private bump(key: string): void {
+    this.generations.set(key, this.generation(key) + 1);
+  }
+
+  /**
+   * Waits until woken, `ms` pass or `signal` aborts. `seen` is the queue signature and `gen` the
+   * generation read before the caller last looked: if jobs were queued since, it returns at once.
+   */
+  wait(key: string, labels: string[], seen: string, gen: number, ms: number, signal: AbortSignal | null): Promise<void> {
+    if (this.stopped || this.generation(key) !== gen) return Promise.resolve();
     return new Promise<void>((resolve) => {
       let set = this.waiters.get(key);
       if (!set) this.waiters.set(key, (set = new Set()));
@@ -76,6 +90,7 @@ export class ClaimHub {
 
   /** Jobs with these runs-on label sets were queued for `key`: wake the longest-waiting machines that could take them. */
   jobsQueued(key: string, runsOn: string[][]): void {
+    this.bump(key);
     const set = this.waiters.get(key);
     if (!set) return;
     const picked: Waiter[] = [];
@@ -93,6 +108,7 @@ export class ClaimHub {
 
   /** Routing changed for `key` (policy, groups): every waiter looks again. */
   wakeAll(key: string): void {
+    this.bump(key);
     for (const w of [...(this.waiters.get(key) ?? [])]) w.wake();
   }
 
@@ -166,10 +182,16 @@ async function routeOf(q: Queryable, runner: RunnerRow): Promise<runs.Route | nu
 
 const BUSY = () => Conflict("busy");
 
-/** One claim attempt: null when nothing routable is queued (or a competitor took it first). */
-async function tryClaim(ctx: Ctx, runner: RunnerRow): Promise<Claim | null> {
-  const route = await routeOf(ctx.db.read, runner);
-  if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
+/**
+ * One claim attempt: null when nothing routable is queued (or a competitor took it first). Unless
+ * the org's queue was non-empty at the last look (`busyQueue`), it first looks on the read
+ * connection, so idle machines never take the write lock.
+ */
+async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | null> {
+  if (!busyQueue) {
+    const route = await routeOf(ctx.db.read, runner);
+    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
+  }
   return ctx.db.transaction(async (tx) => {
     // Everything re-read inside the transaction: the machine, its group, the policy, the job.
     const fresh = await store.runnerById(tx, runner.id);
@@ -208,15 +230,16 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
   const deadline = Date.now() + ctx.config.runnerClaimWaitMs;
   for (;;) {
     const seen = hub.signature(key);
+    const gen = hub.generation(key);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const got = await tryClaim(ctx, runner);
+      const got = await tryClaim(ctx, runner, attempt === 0 && seen !== "");
       if (got) return got;
       // A competitor took the job we saw: look again at once, a few times, before waiting.
       if (!(await quickLook(ctx, runner))) break;
     }
     const left = deadline - Date.now();
     if (left <= 0 || hub.stopped || signal?.aborted) return null;
-    await hub.wait(key, runner.labels, seen, left, signal);
+    await hub.wait(key, runner.labels, seen, gen, left, signal);
     if (hub.stopped || signal?.aborted) return null;
   }
 }

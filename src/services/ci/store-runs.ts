@@ -86,11 +86,15 @@ export async function updateRun(tx: Tx, id: string, set: Partial<RunRow>): Promi
   tx.update(runs).set(set).where(eq(runs.id, id)).run();
 }
 
-/** The distinct states of a run's jobs. */
+/** Which states a run's jobs are in (one index probe per state). */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
-  // One row per distinct state: a run's state depends only on which states its jobs are in.
-  const stmt = prepared(q, "jobStatesOfRun", (q) => q.selectDistinct({ state: workflowJobs.state }).from(workflowJobs).where(eq(workflowJobs.runId, ph("runId"))).prepare());
-  return stmt.all({ runId }).map((r) => r.state);
+  // The outer column is spelled out: drizzle writes a selected column unqualified, which inside the subquery would mean j.id.
+  const has = (state: RunState) => sql<number>`EXISTS (SELECT 1 FROM workflow_jobs j WHERE j.run_id = "runs"."id" AND j.state = ${state})`;
+  const stmt = prepared(q, "jobStatesOfRun", (q) =>
+    q.select({ queued: has("queued"), running: has("running"), success: has("success"), failure: has("failure"), cancelled: has("cancelled") }).from(runs).where(eq(runs.id, ph("runId"))).prepare(),
+  );
+  const row = stmt.get({ runId });
+  return row ? (Object.keys(row) as RunState[]).filter((k) => row[k as keyof typeof row]) : [];
 }
 
 /** The queued and running jobs of a run. */
