@@ -209,15 +209,18 @@ export class Agent {
     const base = this.config.url;
     say(`${this.config.name} (${this.config.runner_id}) waiting for jobs at ${base} with labels ${this.config.labels.join(",")}`);
     let busyWaits = 0;
+    let claimTimeout = 90_000;
     while (!this.stopper.signal.aborted) {
       let res;
       try {
         // The client timeout must exceed the server's wait (SPEC §8); a timeout is just another claim.
-        res = await call(`${base}/v1/runners/claim`, { token: this.config.credential, method: "POST", timeoutMs: 90_000, stop: this.stopper.signal, what: "claim" });
+        res = await call(`${base}/v1/runners/claim`, { token: this.config.credential, method: "POST", timeoutMs: claimTimeout, stop: this.stopper.signal, what: "claim" });
       } catch (error) {
         if (error instanceof Stopped) break;
         throw error;
       }
+      const serverWait = Number(res.headers.get("x-svc-claim-wait-ms"));
+      if (serverWait > 0) claimTimeout = Math.max(90_000, serverWait + 30_000);
       if (res.status === 204) continue;
       if (res.status === 401) {
         say("the server no longer accepts this runner's credential (removed, or replaced by a machine of the same name)");

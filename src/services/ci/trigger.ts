@@ -49,6 +49,15 @@ export async function enqueueTriggers(tx: Tx, event: RepoEvent): Promise<void> {
   if (n) wakeWorker?.();
 }
 
+/**
+ * Queues the workflows of `commit` for `event` on `ref` (inside the caller's transaction); the
+ * changes engine calls this with event `change` when a change's head moves.
+ */
+export async function enqueueWorkflowTrigger(tx: Tx, payload: TriggerPayload): Promise<void> {
+  await enqueueJob(tx, "ci.trigger", payload);
+  wakeWorker?.();
+}
+
 /** A workflow file's outcome: jobs to queue, or why it is malformed. */
 type Planned = { path: string; jobs: PlannedJob[] } | { path: string; error: string };
 

@@ -223,6 +223,7 @@ describe("claim and the per-job calls", () => {
     const m = await raw("idle", ["never-used-label"]);
     const r = await claim(m.credential);
     expect(r.status).toBe(204);
+    expect(r.headers.get("x-svc-claim-wait-ms")).toBe("800");
     expectError(await claim(`svcr_${"a".repeat(16)}_${"b".repeat(32)}`), 401);
     expectError(await claim(await mintToken(server, owner.cookie, "acme", { scopes: ["org:admin"], label: "x" })), 401);
     expectError(await anon.post("/v1/runners/claim"), 401);

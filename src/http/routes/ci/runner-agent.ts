@@ -33,6 +33,8 @@ export function runnerAgentRoutes(ctx: Ctx) {
       "/v1/runners/claim",
       async ({ request, set }) => {
         const out = await claimJob(ctx, callerOf(request), request.signal);
+        // Tells the agent how long the server waits, so its own timeout can exceed it (SPEC §8).
+        set.headers["x-svc-claim-wait-ms"] = String(ctx.config.runnerClaimWaitMs);
         if (!out) return noContent(set);
         return out;
       },
