@@ -42,7 +42,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
         const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
         response = git ?? (await handle(request));
       } catch (error) {
-        response = errorResponse(error, ctx.log, id);
+        response = errorResponse(error, ctx.log, id, request);
       }
       if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;

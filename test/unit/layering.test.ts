@@ -220,9 +220,6 @@ describe("git is served by our own engine", () => {
 const KNOWN_INLINE_QUERIES: string[] = [
   "src/services/git/maintenance.ts",
   "src/services/git/publish.ts",
-  "src/services/orgs/grants.ts",
-  "src/services/orgs/invites.ts",
-  "src/services/orgs/orgs.ts",
   "src/services/repos/content.ts",
   "src/services/repos/protections.ts",
   "src/services/repos/repos.ts",
