@@ -39,7 +39,7 @@ export const RunnerGroup = Type.Object(
 );
 export type RunnerGroup = Static<typeof RunnerGroup>;
 
-export const RunnerGroupList = Type.Object({ groups: Type.Array(RunnerGroup) });
+export const RunnerGroupList = Type.Object({ groups: Type.Array(RunnerGroup) }, { examples: [{ groups: RunnerGroup.examples }] });
 
 export const RunnerGroupCreate = Type.Object({
   name: Type.String({ description: "1-64 characters: letters, digits, space, dot, dash, underscore; unique per org (case-folded)", examples: ["gpu"] }),
@@ -84,7 +84,7 @@ export const Runner = Type.Object(
 );
 export type Runner = Static<typeof Runner>;
 
-export const RunnerList = Type.Object({ runners: Type.Array(Runner) });
+export const RunnerList = Type.Object({ runners: Type.Array(Runner) }, { examples: [{ runners: Runner.examples }] });
 
 export const RegistrationTokenCreate = Type.Object({ group: Type.Optional(Type.String({ description: "group name; default `default`", examples: ["default"] })) });
 export type RegistrationTokenCreate = Static<typeof RegistrationTokenCreate>;
@@ -215,4 +215,4 @@ export const Run = Type.Object(
 );
 export type Run = Static<typeof Run>;
 
-export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCursor });
+export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCursor }, { examples: [{ runs: Run.examples, next_cursor: null }] });
