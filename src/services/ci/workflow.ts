@@ -64,7 +64,13 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
   if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes) return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
+  } catch (e) {
+    // Why: hostile nesting may exhaust the parser; that is the file's problem, never the trigger's.
+    return { ok: false, error: `${path}: the file could not be parsed (${e instanceof Error ? e.message : String(e)})` };
+  }
   const at = (offset: number | undefined) => {
     if (offset === undefined) return path;
     const p = lines.linePos(offset);

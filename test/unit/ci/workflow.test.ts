@@ -91,7 +91,8 @@ jobs:
     expect(err("- a\n- b\n")).toBe(`${P}:1:1: a workflow must be a mapping`);
   });
 
-  test("limits: size and matrix cells", () => {
+  test("limits: size, nesting and matrix cells", () => {
+    expect(err(`on: push\njobs: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`)).toMatch(/^\.svc\/workflows\/ci\.yml(:\d+:\d+)?: /);
     expect(err(`# ${"x".repeat(WORKFLOW_LIMITS.fileBytes)}\n`)).toMatch(/larger than/);
     const big = Array.from({ length: 20 }, (_, i) => i).join(", ");
     expect(err(`on: push\njobs:\n  x:\n    runs-on: a\n    strategy: { matrix: { a: [${big}], b: [${big}] } }\n    steps: [ { run: b } ]\n`)).toMatch(/more than 256 cells/);
