@@ -19,6 +19,9 @@ import { repoRoutes } from "./routes/repos/repos.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
+import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
+import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runRoutes } from "./routes/ci/runs.ts";
 import { lenientJson } from "./routes/people/bodies.ts";
 
 const noop = () => undefined;
@@ -98,6 +101,9 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(runnerAdminRoutes(ctx))
+    .use(runnerAgentRoutes(ctx))
+    .use(runRoutes(ctx))
     .use(pageRoutes())
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS }));
   return app;
