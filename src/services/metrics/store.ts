@@ -1,10 +1,61 @@
-// The metrics domain's queries. Async, so another database changes this file, not the services.
-import { metrics } from "../../db/schema/index.ts";
-import type { Tx } from "../../db/database.ts";
+// The metrics domain's queries: per-org metric buckets (minute, hour, day), and what usage adds up
+// (live pack bytes, transfer bytes). Async, so another database changes this file, not the services.
+import { sql } from "drizzle-orm";
+import type { Queryable, Tx } from "../../db/database.ts";
 
-export type MetricRow = Omit<typeof metrics.$inferInsert, "id">;
+/** One stored bucket. */
+export interface BucketRow {
+  orgId: string;
+  kind: string;
+  grain: number;
+  start: number;
+  count: number;
+  bytes: number;
+  msSum: number;
+  hist: string;
+}
 
-/** Appends one metric row. */
-export async function insertMetric(tx: Tx, row: MetricRow): Promise<void> {
-  tx.insert(metrics).values(row).run();
+/** The bucket at this key, or null. */
+export async function bucketAt(tx: Tx, key: { orgId: string; kind: string; grain: number; start: number }): Promise<BucketRow | null> {
+  return (
+    tx.get<BucketRow | undefined>(sql`
+      SELECT org_id AS orgId, kind, grain, start, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
+      WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`) ?? null
+  );
+}
+
+/** Writes a bucket (insert, or replace the one at its key). */
+export async function putBucket(tx: Tx, row: BucketRow): Promise<void> {
+  tx.run(sql`
+    INSERT INTO metric_buckets (org_id, kind, grain, start, count, bytes, ms_sum, hist)
+    VALUES (${row.orgId}, ${row.kind}, ${row.grain}, ${row.start}, ${row.count}, ${row.bytes}, ${row.msSum}, ${row.hist})
+    ON CONFLICT (org_id, kind, grain, start) DO UPDATE SET count = excluded.count, bytes = excluded.bytes, ms_sum = excluded.ms_sum, hist = excluded.hist`);
+}
+
+/** A half-open range of bucket starts at one grain. */
+export interface BucketRange {
+  grain: number;
+  from: number;
+  to: number;
+}
+
+/** The org's buckets of the given kinds in the given ranges (one statement). */
+export async function bucketsIn(q: Queryable, orgId: string, kinds: readonly string[], ranges: readonly BucketRange[]): Promise<Omit<BucketRow, "orgId" | "start">[]> {
+  if (!kinds.length || !ranges.length) return [];
+  const rangeSql = sql.join(
+    ranges.map((r) => sql`(grain = ${r.grain} AND start >= ${r.from} AND start < ${r.to})`),
+    sql` OR `,
+  );
+  return q.all(sql`
+    SELECT kind, grain, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
+    WHERE org_id = ${orgId} AND kind IN (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)}) AND (${rangeSql})`);
+}
+
+/** Bytes of every live pack (and its index) per repository of the org, by name; repositories without packs answer 0. */
+export async function liveBytesPerRepo(q: Queryable, orgId: string): Promise<{ name: string; bytes: number }[]> {
+  return q.all(sql`
+    SELECT r.name AS name, coalesce(sum(p.size + p.idx_size), 0) AS bytes
+    FROM repos r LEFT JOIN packs p ON p.repo_id = r.id AND p.replaced_at IS NULL
+    WHERE r.org_id = ${orgId}
+    GROUP BY r.id ORDER BY lower(r.name)`);
 }

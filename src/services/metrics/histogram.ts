@@ -1,0 +1,90 @@
+// A fixed, log-linear histogram of operation durations (whole milliseconds), small enough to keep
+// one per metric bucket and merge by adding counts. Durations 0–31 ms have a slot each; above
+// that every power of two is split into 16 slots, so a reported percentile is within about 3% of
+// the true value (each slot answers its midpoint). Durations above 2^32 ms share the last slot.
+
+/** Slots below this value hold exactly one duration each. */
+const LINEAR = 32;
+/** Slots per power of two above LINEAR. */
+const SUB = 16;
+/** log2(LINEAR). */
+const LINEAR_BITS = 5;
+const MAX_BITS = 32;
+/** How many slots there are. */
+export const SLOTS = LINEAR + (MAX_BITS - LINEAR_BITS) * SUB;
+
+/** Counts per slot; sparse (most buckets see a handful of distinct slots). */
+export type Histogram = Map<number, number>;
+
+/** The slot of a duration in milliseconds (negative or non-finite durations count as 0). */
+export function slotOf(ms: number): number {
+  const v = Number.isFinite(ms) && ms > 0 ? Math.floor(ms) : 0;
+  if (v < LINEAR) return v;
+  if (v >= 2 ** MAX_BITS) return SLOTS - 1;
+  let bits = Math.floor(Math.log2(v));
+  // Guards against rounding in log2 near powers of two.
+  if (2 ** bits > v) bits--;
+  else if (2 ** (bits + 1) <= v) bits++;
+  const base = 2 ** bits;
+  const sub = Math.min(SUB - 1, Math.floor(((v - base) * SUB) / base));
+  return LINEAR + (bits - LINEAR_BITS) * SUB + sub;
+}
+
+/** The duration a slot answers: the duration itself below LINEAR, else the slot's midpoint. */
+export function valueOf(slot: number): number {
+  if (slot < LINEAR) return slot;
+  const bits = LINEAR_BITS + Math.floor((slot - LINEAR) / SUB);
+  const sub = (slot - LINEAR) % SUB;
+  const base = 2 ** bits;
+  const width = base / SUB;
+  return Math.floor(base + sub * width + width / 2);
+}
+
+/** Adds `n` observations of `ms` to `h`. */
+export function observe(h: Histogram, ms: number, n = 1): void {
+  const s = slotOf(ms);
+  h.set(s, (h.get(s) ?? 0) + n);
+}
+
+/** Adds every count of `from` into `into`. */
+export function mergeInto(into: Histogram, from: Histogram): void {
+  for (const [s, n] of from) into.set(s, (into.get(s) ?? 0) + n);
+}
+
+/** The stored form: `slot:count` pairs by slot, comma-separated. */
+export function encode(h: Histogram): string {
+  return [...h].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(",");
+}
+
+/** Parses the stored form into `into` (adding); ignores anything malformed. */
+export function decodeInto(into: Histogram, text: string): void {
+  if (!text) return;
+  let i = 0;
+  while (i < text.length) {
+    const colon = text.indexOf(":", i);
+    if (colon < 0) return;
+    let comma = text.indexOf(",", colon);
+    if (comma < 0) comma = text.length;
+    const s = Number(text.slice(i, colon));
+    const n = Number(text.slice(colon + 1, comma));
+    if (Number.isInteger(s) && s >= 0 && s < SLOTS && Number.isInteger(n) && n > 0) into.set(s, (into.get(s) ?? 0) + n);
+    i = comma + 1;
+  }
+}
+
+/**
+ * The nearest-rank percentile `p` (0 < p ≤ 100) of the histogram as whole milliseconds, or null
+ * when it is empty.
+ */
+export function percentile(h: Histogram, p: number): number | null {
+  let total = 0;
+  for (const n of h.values()) total += n;
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * total));
+  let seen = 0;
+  for (const s of [...h.keys()].sort((a, b) => a - b)) {
+    seen += h.get(s)!;
+    if (seen >= rank) return valueOf(s);
+  }
+  return null;
+}
