@@ -2,6 +2,7 @@
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { fsckObject } from "./fsck.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
 
@@ -179,9 +180,13 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
   return out;
 }
 
-/** Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on push). */
+/**
+ * Throw GitError unless `data` is a well-formed object of `type`: git's fsck checks first (a
+ * FsckError naming git's message id, fsck.ts), then what svc's own parsers need.
+ */
 export function validateObject(type: ObjectType, data: Uint8Array): void {
   if (type === "blob") return;
+  fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");
     parseCommit(data);

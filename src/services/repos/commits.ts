@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import { parseCommit, serializeCommit, type Signature } from "../../git/object.ts";
+import { FsckError, fsckObjects } from "../../git/fsck.ts";
 import { hashObject, isOid } from "../../git/oid.ts";
 import { writePackIndex } from "../../git/pack-index.ts";
 import { buildPack } from "../../git/pack-writer.ts";
@@ -176,6 +177,10 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const objects: RawObject[] = [];
     for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
     objects.push({ type: "commit", data: commitData });
+    // The same object checks as a push (git's receive.fsckObjects): a bad .gitmodules is refused here too.
+    await fsckObjects(objects, snapshot.objects).catch((e: unknown) => {
+      throw e instanceof FsckError ? Invalid(e.message) : e;
+    });
 
     // The tiny pack goes through the same publish path as a push.
     const built = buildPack(objects);
