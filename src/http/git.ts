@@ -4,7 +4,7 @@
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
 import { AppError, Invalid, RateLimited, TooLarge } from "../errors.ts";
-import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes } from "../git/service-request.ts";
+import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes, unreadableBody } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertiseGit, serveGit, type GitOutcome, type GitRefusal, type ServiceIO } from "../services/git/serve.ts";
 import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
@@ -46,10 +46,9 @@ function rendered(outcome: Exclude<GitOutcome, { kind: "served" }>): Response {
   return plain(STATUS[outcome.refusal], outcome.message);
 }
 
-/** What a body that cannot be read (bad gzip, a broken stream) is answered with; 413 stays 413. */
-function unreadable(error: unknown, gzip: boolean): AppError {
-  if (error instanceof AppError) return error;
-  return Invalid(gzip ? "protocol error: the request body is not valid gzip data" : "protocol error: the request body could not be read");
+/** Why a body could not be read (bad gzip, a broken stream). */
+function unreadableDetail(gzip: boolean): string {
+  return gzip ? "the request body is not valid gzip data" : "the request body could not be read";
 }
 
 /**
@@ -76,7 +75,8 @@ async function openBody(request: Request): Promise<AsyncIterable<Uint8Array>> {
       }
     }
   } catch (error) {
-    throw unreadable(error, gzip);
+    // Nothing has reached the engine yet: a plain 400 (a 413 stays a 413).
+    throw error instanceof AppError ? error : Invalid(`protocol error: ${unreadableDetail(gzip)}`);
   }
   if (!first) throw Invalid("protocol error: empty request body");
   const head = first;
@@ -85,7 +85,8 @@ async function openBody(request: Request): Promise<AsyncIterable<Uint8Array>> {
     try {
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
     } catch (error) {
-      throw unreadable(error, gzip);
+      // Part way through: the engine tells the client in band, as for any malformed request.
+      throw error instanceof AppError ? error : unreadableBody(unreadableDetail(gzip));
     }
   })();
 }
