@@ -52,8 +52,9 @@ export class Backoff {
   /** Milliseconds `key` must still wait before its next attempt; 0 to go ahead. */
   wait(key: string, t: number): number {
     const e = this.pending(key, t);
-    if (!e || e.failures < this.opts.perHour) return 0;
-    const over = Math.min(Math.floor(e.failures - this.opts.perHour), 40);
+    // After `perHour` failures in a row the next attempt waits; each hour/perHour frees one more.
+    if (!e || e.failures <= this.opts.perHour - 1) return 0;
+    const over = Math.min(Math.max(0, Math.ceil(e.failures) - this.opts.perHour), 40);
     return Math.max(0, e.last + Math.min(this.opts.maxMs, BASE_DELAY_MS * 2 ** over) - t);
   }
 
