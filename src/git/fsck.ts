@@ -854,5 +854,14 @@ export async function fsckObjects(objects: Iterable<RawObject & { oid?: Oid }>, 
     if (o.type === "tree") session.inspect("tree", o.data, oid);
   }
   for (const [oid, o] of byOid) if (o.type === "blob") session.inspect("blob", o.data, oid);
-  await session.finish(existing);
+  // A name flagged on something other than a blob (a directory called .gitattributes) is found
+  // among the new objects or the stored ones, and refused as git refuses it.
+  await session.finish({
+    has: async (oid) => byOid.has(oid) || (await existing.has(oid)),
+    read: async (oid) => byOid.get(oid) ?? (await existing.read(oid)),
+    readHeader: async (oid) => {
+      const o = byOid.get(oid);
+      return o ? { type: o.type, size: o.data.length } : await existing.readHeader(oid);
+    },
+  });
 }

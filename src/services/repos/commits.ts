@@ -59,7 +59,8 @@ export function splitPath(path: unknown, field = "path"): string[] {
     if (p.includes("\\")) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a backslash`);
   }
   for (const p of parts.slice(0, -1)) {
-    if (protectedName(p) === ".gitmodules") throw Invalid(`${field} ${JSON.stringify(path)}: .gitmodules must be a file`);
+    // git's fsck refuses a directory by either name (gitmodulesBlob, gitattributesBlob).
+    for (const name of [".gitmodules", ".gitattributes"]) if (protectedName(p) === name) throw Invalid(`${field} ${JSON.stringify(path)}: ${name} must be a file`);
   }
   return parts;
 }
