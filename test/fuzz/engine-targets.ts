@@ -53,7 +53,18 @@ export interface Fixture {
 
 /** Builds the fixture (a 260-commit history with merges, tags, a gitlink and a large blob). */
 export async function openFixture(): Promise<Fixture> {
-  const gitDir = await makeFixtureRepo(260, 7);
+  // Fixed dates for the objects git makes outside fast-import: the same fixture, so the same cases, on every run.
+  const saved = { c: process.env.GIT_COMMITTER_DATE, a: process.env.GIT_AUTHOR_DATE };
+  process.env.GIT_COMMITTER_DATE = process.env.GIT_AUTHOR_DATE = "1700000000 +0000";
+  let gitDir: string;
+  try {
+    gitDir = await makeFixtureRepo(260, 7);
+  } finally {
+    for (const [k, v] of [["GIT_COMMITTER_DATE", saved.c], ["GIT_AUTHOR_DATE", saved.a]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
   const repo = await MemoryRepo.create();
   await repo.importFrom(gitDir);
   const tmp = await mkdtemp(join(tmpdir(), "svc-fuzz-"));
@@ -282,7 +293,7 @@ export function objectTarget(f: Fixture): Target {
       }
       if (!valid) return;
       const again = o.type === "commit" ? serializeCommit(parseCommit(data)) : o.type === "tag" ? serializeTag(parseTag(data)) : serializeTree(parseTree(data));
-      if (Buffer.compare(again, data) !== 0) throw new Error(`${o.type} does not round-trip`);
+      if (Buffer.compare(again, data) !== 0) throw new Error(`${o.type} does not round-trip: ${JSON.stringify(new TextDecoder().decode(data))}`);
     },
   };
 }
