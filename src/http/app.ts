@@ -129,6 +129,6 @@ export function buildApp(ctx: Ctx) {
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(pageRoutes())
-    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS }));
+    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }
