@@ -1,5 +1,5 @@
 -- Discovery: contributions keyed by day, metric buckets replacing per-operation metric rows, audit
--- and follow indexes. The tables with composite keys are WITHOUT ROWID: their reads are range
+-- and follow indexes, and repository search (FTS5). The tables with composite keys are WITHOUT ROWID: their reads are range
 -- scans of the key.
 CREATE TABLE `metric_buckets` (
 	`org_id` text NOT NULL,
@@ -40,4 +40,29 @@ CREATE INDEX `contributions_repo_idx` ON `contributions` (`repo_id`);--> stateme
 CREATE INDEX `audit_org_action_idx` ON `audit_events` (`org_id`,`action`,`created_at`);--> statement-breakpoint
 CREATE INDEX `follows_followee_idx` ON `follows` (`followee_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `follows_follower_idx` ON `follows` (`follower_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `pins_repo_idx` ON `pins` (`repo_id`);
+CREATE INDEX `pins_repo_idx` ON `pins` (`repo_id`);--> statement-breakpoint
+CREATE TABLE `repo_search_docs` (
+	`docid` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`repo_id` text NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `repo_search_docs_repo_id_unique` ON `repo_search_docs` (`repo_id`);--> statement-breakpoint
+CREATE INDEX `repos_name_idx` ON `repos` (lower("name"));--> statement-breakpoint
+-- Repository search (services/discovery/search.ts): name and description words, kept by triggers
+-- in the transaction that writes the repository row. PostgreSQL: a generated tsvector column
+-- over name and description with a GIN index replaces the table and its triggers.
+CREATE VIRTUAL TABLE `repo_search` USING fts5(name, description, tokenize = 'unicode61 remove_diacritics 2');--> statement-breakpoint
+CREATE TRIGGER `repos_search_insert` AFTER INSERT ON `repos` BEGIN
+	INSERT INTO `repo_search_docs` (`repo_id`) VALUES (new.`id`);
+	INSERT INTO `repo_search` (rowid, name, description) VALUES ((SELECT `docid` FROM `repo_search_docs` WHERE `repo_id` = new.`id`), new.`name`, coalesce(new.`description`, ''));
+END;--> statement-breakpoint
+CREATE TRIGGER `repos_search_update` AFTER UPDATE OF `name`, `description` ON `repos` BEGIN
+	DELETE FROM `repo_search` WHERE rowid = (SELECT `docid` FROM `repo_search_docs` WHERE `repo_id` = old.`id`);
+	INSERT INTO `repo_search` (rowid, name, description) VALUES ((SELECT `docid` FROM `repo_search_docs` WHERE `repo_id` = new.`id`), new.`name`, coalesce(new.`description`, ''));
+END;--> statement-breakpoint
+CREATE TRIGGER `repos_search_delete` AFTER DELETE ON `repos` BEGIN
+	DELETE FROM `repo_search` WHERE rowid = (SELECT `docid` FROM `repo_search_docs` WHERE `repo_id` = old.`id`);
+	DELETE FROM `repo_search_docs` WHERE `repo_id` = old.`id`;
+END;--> statement-breakpoint
+INSERT INTO `repo_search_docs` (`repo_id`) SELECT `id` FROM `repos` ORDER BY `created_at`;--> statement-breakpoint
+INSERT INTO `repo_search` (rowid, name, description) SELECT d.`docid`, r.`name`, coalesce(r.`description`, '') FROM `repos` r JOIN `repo_search_docs` d ON d.`repo_id` = r.`id`;

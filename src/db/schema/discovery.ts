@@ -1,5 +1,6 @@
-// Follows, pins and the contribution graph. Repository search is an FTS5 index over `repos` kept by
-// triggers (migrations/*_search.sql), outside drizzle's schema.
+// Follows, pins and the contribution graph. Repository search is an FTS5 table (`repo_search`)
+// over `repos` kept by triggers in migrations/*_discovery.sql, outside drizzle's schema;
+// `repo_search_docs` gives each repository the stable integer id the FTS rows are keyed by.
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt } from "./columns.ts";
 import { users } from "./people.ts";
@@ -37,3 +38,9 @@ export const contributionDays = sqliteTable("contribution_days", {
   repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
   count: integer("count").notNull(),
 }, (t) => [primaryKey({ columns: [t.userId, t.day, t.repoId] }), index("contribution_days_repo_idx").on(t.repoId)]);
+
+/** The FTS5 row id of each repository (maintained by triggers on `repos`; no foreign key, so a delete trigger still finds it). */
+export const repoSearchDocs = sqliteTable("repo_search_docs", {
+  docid: integer("docid").primaryKey({ autoIncrement: true }),
+  repoId: text("repo_id").notNull().unique(),
+});

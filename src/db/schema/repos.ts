@@ -23,7 +23,12 @@ export const repos = sqliteTable("repos", {
   forkParentId: text("fork_parent_id"),
   forkState: text("fork_state", { enum: ["pending", "ready", "failed"] }),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("repos_org_name_uq").on(t.orgId, sql`lower(${t.name})`), index("repos_fork_parent_idx").on(t.forkParentId)]);
+}, (t) => [
+  uniqueIndex("repos_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
+  index("repos_fork_parent_idx").on(t.forkParentId),
+  // Search (services/discovery/search.ts): exact and prefix name matches across every org.
+  index("repos_name_idx").on(sql`lower(${t.name})`),
+]);
 
 export const grants = sqliteTable("grants", {
   id: id(),
