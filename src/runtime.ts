@@ -22,6 +22,8 @@ import { subscribeToEvents } from "./services/hooks/events.ts";
 import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
 import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
+import { enqueueContributions, recordContributions } from "./services/discovery/contributions.ts";
+import { flushMetrics } from "./services/metrics/record.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -30,6 +32,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   migrate(sqlite);
   // A push writes its CI triggers in its own transaction (services/ci/trigger.ts).
   subscribeToEvents("ci", enqueueTriggers);
+  // A counted push writes its contribution job in its own transaction (services/discovery/contributions.ts).
+  subscribeToEvents("contributions", enqueueContributions);
   const store = await createObjectStore(config.storage);
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
@@ -58,6 +62,7 @@ export async function serve(config: Config): Promise<void> {
     "repo.compact": async (c, p) => void (await compactRepo(c, p)),
     "repo.gc": async (c, p) => void (await gcRepo(c, p)),
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
+    "contributions.record": recordContributions,
   });
   const mailWorker = startMailWorker(ctx);
   // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.
@@ -77,6 +82,7 @@ export async function serve(config: Config): Promise<void> {
       onTriggerQueued(null);
       await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop()]);
       await flushTokenUse(ctx);
+      await flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
       ctx.close();
       resolve();
     };

@@ -23,6 +23,14 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
+import { profileRoutes } from "./routes/discovery/profiles.ts";
+import { followRoutes } from "./routes/discovery/follows.ts";
+import { pinRoutes } from "./routes/discovery/pins.ts";
+import { contributionRoutes } from "./routes/discovery/contributions.ts";
+import { watchingRoutes } from "./routes/discovery/watching.ts";
+import { searchRoutes } from "./routes/discovery/search.ts";
+import { metricsRoutes } from "./routes/metrics/metrics.ts";
+import { auditRoutes } from "./routes/audit/audit.ts";
 
 const noop = () => undefined;
 
@@ -138,6 +146,14 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(profileRoutes(ctx))
+    .use(followRoutes(ctx))
+    .use(pinRoutes(ctx))
+    .use(contributionRoutes(ctx))
+    .use(watchingRoutes(ctx))
+    .use(searchRoutes(ctx))
+    .use(metricsRoutes(ctx))
+    .use(auditRoutes(ctx))
     .use(pageRoutes())
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;

@@ -1,5 +1,6 @@
 // The HTTP front door: Bun.serve dispatching git smart-HTTP and the /v1 application,
 // with request ids and a JSON-lines access log.
+import { noteApiRead } from "../services/metrics/record.ts";
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds } from "./app.ts";
@@ -54,6 +55,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       } catch (error) {
         response = errorResponse(error, ctx.log, id, request);
       }
+      noteApiRead(ctx, request.method, path, response.status, performance.now() - started, Number(response.headers.get("content-length") ?? 0) || 0);
       if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;
     },

@@ -27,6 +27,7 @@ export type Action =
   | "org:create-repo" // create repositories
   | { kind: "account:create-org" } // a confirmed person creates an organization
   | { kind: "account:self"; userId: string } // the person themself (addresses, profile, pins)
+  | { kind: "account:person" } // any signed-in person acting for their own account (follow, watch)
   | { kind: "member:set-role"; from: Role; to: Role } // change someone's org role
   | { kind: "member:remove"; role: Role; self: boolean } // remove someone, or leave
   | { kind: "invite:create"; role: Role } // invite an address with a role
@@ -149,10 +150,20 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin")
   return allow(role);
 }
 
+/** The actions that involve no organization. */
+type AccountAction = { kind: "account:create-org" } | { kind: "account:self"; userId: string } | { kind: "account:person" };
+
 /** Account-level actions: no organization involved. */
-function decideAccount(f: Facts, action: { kind: "account:create-org" } | { kind: "account:self"; userId: string }): Decision {
+function decideAccount(f: Facts, action: AccountAction): Decision {
   const c = f.caller;
   if (c.kind === "anonymous") return deny(401, "authentication required");
+  if (action.kind === "account:person") {
+    // Why 401: follows and watches are a person's; a service token belongs to nobody, so it is
+    // no usable credential here (SPEC §4.2 follow: 401 for a service token).
+    if (c.kind !== "person") return deny(401, "this needs a signed-in person; service tokens belong to nobody");
+    if (c.tokenRepoId !== null) return deny(403, "this token is bound to one repository and does not speak for the account");
+    return allow(null);
+  }
   if (action.kind === "account:self") {
     // Why: account-level things belong to the person; a token bound to one repository does not speak for the account.
     if (c.kind !== "person" || c.userId !== action.userId || c.tokenRepoId !== null) return deny(403, "you can only manage your own account");
@@ -203,7 +214,7 @@ export function decide(f: Facts, action: Action): Decision {
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
-  if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
+  if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self" || action.kind === "account:person")) return decideAccount(f, action);
 
   // Organization-level actions.
   const c = f.caller;
@@ -340,7 +351,7 @@ export async function authorize(ctx: Ctx, p: Principal, org: Org, action: Action
 }
 
 /** Decides an account-level action (no organization). */
-export function authorizeAccount(p: Principal, action: { kind: "account:create-org" } | { kind: "account:self"; userId: string }): void {
+export function authorizeAccount(p: Principal, action: AccountAction): void {
   enforce(decide({ caller: callerFacts(p), orgRole: null }, action));
 }
 
@@ -388,4 +399,29 @@ export async function orgFacts(ctx: Ctx, p: Principal, orgName: string): Promise
 /** Whether `action` would be allowed, without throwing (for viewer_* fields and list filters). */
 export function allows(facts: Facts, action: Action): boolean {
   return decide(facts, action).allow;
+}
+
+/**
+ * The repositories `caller` may read, as a set (for search, which cannot decide row by row over
+ * every repository): every public one, plus every repository of `orgIds` (the orgs where the
+ * person holds a role, or the service token's org). The set form of `decideRepo(…, "repo:read")`:
+ * any org role reads every repository of its org and grants only exist for members, so grants add
+ * nothing; a token adds nothing without a read scope, stays in its org and, when bound, its repo.
+ * The unit test checks it against `decide` cell by cell.
+ */
+export function readableScope(caller: Facts["caller"], memberOrgIds: readonly string[]): { orgIds: string[]; repoId: string | null } {
+  switch (caller.kind) {
+    case "anonymous":
+    case "runner":
+    case "runner-registration":
+      return { orgIds: [], repoId: null };
+    case "service":
+      if (!scopeCovers(caller.scopes, "repo:read") || serviceRole(caller.scopes) === null) return { orgIds: [], repoId: null };
+      return { orgIds: [caller.tokenOrgId], repoId: caller.tokenRepoId };
+    case "person": {
+      if (!scopeCovers(caller.scopes, "repo:read")) return { orgIds: [], repoId: null };
+      const orgIds = caller.tokenOrgId === null ? [...memberOrgIds] : memberOrgIds.filter((id) => id === caller.tokenOrgId);
+      return { orgIds, repoId: caller.tokenRepoId };
+    }
+  }
 }

@@ -11,6 +11,7 @@ import type { Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
 import { decodeInto, encode, mergeInto, observe, type Histogram } from "./histogram.ts";
 import { bucketAt, putBucket } from "./store.ts";
+import { findOrg } from "../access/lookup.ts";
 
 /** The metric kinds DECISIONS §3 names. */
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";
@@ -162,4 +163,25 @@ export async function flushMetrics(ctx: Ctx): Promise<void> {
       s.flushing = null;
     });
   await s.flushing;
+}
+
+/**
+ * Counts a successful API read of an org's resources (`GET /v1/orgs/{org}/…`) as `api.read`;
+ * reads outside an org (profiles, search) belong to no org's metrics. Never throws, never waits.
+ */
+export function noteApiRead(ctx: Ctx, method: string, path: string, status: number, durationMs: number, bytes: number): void {
+  if ((method !== "GET" && method !== "HEAD") || status >= 400 || !path.startsWith("/v1/orgs/")) return;
+  const end = path.indexOf("/", 9);
+  const name = path.slice(9, end < 0 ? undefined : end);
+  if (!name) return;
+  const note = (org: { id: string } | null) => {
+    if (org) noteMetric(ctx, { orgId: org.id, repoId: null, kind: "api.read", bytes, durationMs });
+  };
+  try {
+    const org = findOrg(ctx, name);
+    if (org instanceof Promise) org.then(note, () => undefined);
+    else note(org);
+  } catch {
+    // Bookkeeping only: a failed lookup loses one count.
+  }
 }

@@ -18,9 +18,9 @@ export interface BucketRow {
 /** The bucket at this key, or null. */
 export async function bucketAt(tx: Tx, key: { orgId: string; kind: string; grain: number; start: number }): Promise<BucketRow | null> {
   return (
-    tx.get<BucketRow | undefined>(sql`
+    tx.all<BucketRow>(sql`
       SELECT org_id AS orgId, kind, grain, start, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
-      WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`) ?? null
+      WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`)[0] ?? null
   );
 }
 

@@ -1,0 +1,61 @@
+// Repository search (SPEC §2.2; DECISIONS §3): GET /v1/search/repos?q=&limit=&cursor=. Answers
+// only what the caller may read (the set form of the read decision, `readableScope` in
+// access.ts), ranked in three tiers: the exact name, then names starting with the query, then
+// repositories whose name or description words start with every word of the query (FTS5); by
+// folded name within a tier. The cursor is the tier and the last hit's (folded name, id).
+import { Invalid } from "../../errors.ts";
+import { callerFacts, readableScope } from "../access/access.ts";
+import { personOf, type Principal } from "../access/principal.ts";
+import type { Ctx } from "../context.ts";
+import { encodeCursor, parsePage } from "../paging.ts";
+import type { RepoHit, SearchResult } from "./schemas.ts";
+import * as store from "./store.ts";
+
+/** The longest query, in characters. */
+export const MAX_QUERY = 200;
+/** Words of a query used for the word tier. */
+const MAX_WORDS = 8;
+
+type Position = [tier: number, name: string, id: string];
+
+function isPosition(k: unknown): k is Position {
+  return Array.isArray(k) && k.length === 3 && [0, 1, 2].includes(k[0] as number) && typeof k[1] === "string" && typeof k[2] === "string";
+}
+
+/** The FTS5 query of the word tier: every word (letters and digits) as a quoted prefix, all required; null when there is none. */
+export function wordQuery(q: string): string | null {
+  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, MAX_WORDS) ?? [];
+  return words.length ? words.map((w) => `"${w}"*`).join(" AND ") : null;
+}
+
+function hitOf(r: store.HitRow): RepoHit {
+  return { id: r.id, org_id: r.org_id, org: r.org, name: r.name, description: r.description, public: r.public === 1, kind: r.kind, created_at: r.created_at };
+}
+
+/** GET /v1/search/repos. */
+export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; limit?: unknown; cursor?: unknown }): Promise<SearchResult> {
+  const text = (q.q ?? "").trim();
+  if (!text) throw Invalid("q is required: the text to search for");
+  if ([...text].length > MAX_QUERY) throw Invalid(`q is longer than ${MAX_QUERY} characters`);
+  const page = parsePage(q, isPosition);
+  const person = personOf(actor);
+  const scope = readableScope(callerFacts(actor), person ? await store.memberOrgIds(ctx.db.read, person.id) : []);
+  const term = text.toLowerCase();
+  const match = wordQuery(text);
+  const want = page.limit + 1;
+  const rows: (store.HitRow & { tier: number })[] = [];
+  for (let tier = page.after?.[0] ?? 0; tier <= 2 && rows.length < want; tier++) {
+    const after = page.after && page.after[0] === tier ? ([page.after[1], page.after[2]] as [string, string]) : null;
+    const n = want - rows.length;
+    const batch =
+      tier === 0 ? await store.searchExact(ctx.db.read, term, scope, after, n)
+      : tier === 1 ? await store.searchPrefix(ctx.db.read, term, scope, after, n)
+      : match ? await store.searchWords(ctx.db.read, match, term, scope, after, n)
+      : [];
+    for (const r of batch) rows.push({ ...r, tier });
+  }
+  const more = rows.length > page.limit;
+  const items = rows.slice(0, page.limit);
+  const last = items[items.length - 1];
+  return { hits: items.map(hitOf), next_cursor: more && last ? encodeCursor([last.tier, last.sort, last.id]) : null };
+}

@@ -1,0 +1,200 @@
+// The discovery domain's queries: profiles, follows, pins, contributions, watching and search.
+// Async, so another database changes this file, not the services. SQLite-only SQL (FTS5 MATCH)
+// stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
+import { and, eq, sql } from "drizzle-orm";
+import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+
+// ---- Profiles ----------------------------------------------------------------------------------
+
+/** A live (not disabled) account by handle, case-insensitive. */
+export async function liveUserByHandle(q: Queryable, handle: string): Promise<User | null> {
+  const u = q.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).get();
+  return u && u.disabledAt === null ? u : null;
+}
+
+/** Changes some profile columns of an account. */
+export async function updateUser(tx: Tx, id: string, set: Partial<User>): Promise<void> {
+  if (Object.keys(set).length) tx.update(users).set(set).where(eq(users.id, id)).run();
+}
+
+/** Changes some profile columns of an org. */
+export async function updateOrg(tx: Tx, id: string, set: Partial<Org>): Promise<void> {
+  if (Object.keys(set).length) tx.update(orgs).set(set).where(eq(orgs.id, id)).run();
+}
+
+/** The personal namespace of an account. */
+export async function personalNamespace(q: Queryable, userId: string): Promise<Org | null> {
+  return q.select().from(orgs).where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal"))).get() ?? null;
+}
+
+/** Public repositories of a namespace. */
+export async function publicRepoCount(q: Queryable, orgId: string): Promise<number> {
+  return q.all<{ n: number }>(sql`SELECT count(*) AS n FROM repos WHERE org_id = ${orgId} AND public = 1`)[0]!.n;
+}
+
+/** The repository of `orgId` named `name` (case-insensitive), or null. */
+export async function repoInOrg(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
+  return q.select().from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get() ?? null;
+}
+
+// ---- Follows -----------------------------------------------------------------------------------
+
+/** Followers and followees of an account, suspended accounts not counted, and whether `viewerId` follows it. */
+export async function followCounts(q: Queryable, userId: string, viewerId: string | null): Promise<{ followers: number; following: number; youFollow: boolean }> {
+  const row = q.all<{ followers: number; following: number; you: number }>(sql`
+    SELECT
+      (SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL) AS followers,
+      (SELECT count(*) FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL) AS following,
+      (SELECT count(*) FROM follows WHERE follower_id = ${viewerId ?? ""} AND followee_id = ${userId}) AS you`)[0]!;
+  return { followers: row.followers, following: row.following, youFollow: row.you > 0 };
+}
+
+/** Adds a follow edge (nothing when it exists). */
+export async function insertFollow(tx: Tx, followerId: string, followeeId: string, t: number): Promise<void> {
+  tx.insert(follows).values({ followerId, followeeId, createdAt: t }).onConflictDoNothing().run();
+}
+
+/** Removes a follow edge (nothing when there is none). */
+export async function deleteFollow(tx: Tx, followerId: string, followeeId: string): Promise<void> {
+  tx.delete(follows).where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId))).run();
+}
+
+/** Up to `limit` followers (side `followers`) or followees (side `following`), newest edge first, live accounts only. */
+export async function followPeople(q: Queryable, userId: string, side: "followers" | "following", limit: number): Promise<{ handle: string; display_name: string | null }[]> {
+  return side === "followers"
+    ? q.all(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.follower_id
+        WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`)
+    : q.all(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.followee_id
+        WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`);
+}
+
+// ---- Pins --------------------------------------------------------------------------------------
+
+/** The person's pinned repositories that are public now, in pin order. */
+export async function publicPins(q: Queryable, userId: string): Promise<{ org: string; name: string; description: string | null }[]> {
+  return q.all(sql`SELECT o.name AS org, r.name AS name, r.description AS description
+    FROM pins p JOIN repos r ON r.id = p.repo_id JOIN orgs o ON o.id = r.org_id
+    WHERE p.user_id = ${userId} AND r.public = 1 ORDER BY p.position`);
+}
+
+/** Replaces the person's pins with `repoIds`, in order. */
+export async function replacePins(tx: Tx, userId: string, repoIds: string[]): Promise<void> {
+  tx.delete(pins).where(eq(pins.userId, userId)).run();
+  repoIds.forEach((repoId, position) => tx.insert(pins).values({ userId, repoId, position }).run());
+}
+
+// ---- Watching ----------------------------------------------------------------------------------
+
+/** Sets the person's watch level on a repository. */
+export async function upsertSubscription(tx: Tx, row: { repoId: string; userId: string; level: "all" | "participating" | "ignore"; createdAt: number }): Promise<void> {
+  tx.insert(subscriptions).values(row).onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } }).run();
+}
+
+/** Removes the person's subscription to a repository. */
+export async function deleteSubscription(tx: Tx, repoId: string, userId: string): Promise<void> {
+  tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId))).run();
+}
+
+/** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
+export async function watcherCount(q: Queryable, repoId: string): Promise<number> {
+  return q.all<{ n: number }>(sql`SELECT count(*) AS n FROM subscriptions WHERE repo_id = ${repoId} AND level = 'all'`)[0]!.n;
+}
+
+// ---- Contributions -----------------------------------------------------------------------------
+
+/** Live accounts owning each proved address (lower-cased) among `addresses`: the sign-in address once confirmed, or a proved extra one. */
+export async function provedOwners(q: Queryable, addresses: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!addresses.length) return out;
+  const list = sql.join(addresses.map((a) => sql`${a}`), sql`, `);
+  const rows = q.all<{ address: string; userId: string }>(sql`
+    SELECT lower(e.address) AS address, e.user_id AS userId FROM emails e JOIN users u ON u.id = e.user_id
+      WHERE lower(e.address) IN (${list}) AND e.verified_at IS NOT NULL AND u.disabled_at IS NULL
+    UNION ALL
+    SELECT lower(u.email) AS address, u.id AS userId FROM users u
+      WHERE lower(u.email) IN (${list}) AND u.email_verified_at IS NOT NULL AND u.disabled_at IS NULL`);
+  for (const r of rows) if (!out.has(r.address)) out.set(r.address, r.userId);
+  return out;
+}
+
+/**
+ * Credits one commit to one person (idempotent: a commit already credited in this repository
+ * changes nothing) and adds it to that day's count. Answers whether it was new.
+ */
+export async function creditCommit(tx: Tx, c: { userId: string; repoId: string; sha: string; day: number }): Promise<boolean> {
+  const inserted = tx.all(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${c.userId}, ${c.repoId}, ${c.sha}, ${c.day})
+    ON CONFLICT DO NOTHING RETURNING 1 AS x`);
+  if (!inserted.length) return false;
+  tx.run(sql`INSERT INTO contribution_days (user_id, day, repo_id, count) VALUES (${c.userId}, ${c.day}, ${c.repoId}, 1)
+    ON CONFLICT (user_id, day, repo_id) DO UPDATE SET count = count + 1`);
+  return true;
+}
+
+/** The person's per-day, per-repository counts in [fromDay, toDay], with each repository's place and visibility now. */
+export async function contributionDays(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<{ day: number; org: string; name: string; public: number; count: number }[]> {
+  return q.all(sql`SELECT d.day AS day, o.name AS org, r.name AS name, r.public AS public, d.count AS count
+    FROM contribution_days d JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
+    WHERE d.user_id = ${userId} AND d.day >= ${fromDay} AND d.day <= ${toDay}
+    ORDER BY d.day, d.count DESC, o.name, r.name`);
+}
+
+// ---- Search ------------------------------------------------------------------------------------
+
+/** Which repositories a search may answer: public ones, plus those of `orgIds` (only `repoId` of them when set). */
+export interface SearchScope {
+  orgIds: string[];
+  repoId: string | null;
+}
+
+const HIT_COLUMNS = sql`r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS name, r.description AS description, r.public AS public, r.kind AS kind, r.created_at AS created_at, lower(r.name) AS sort`;
+
+/** The visibility condition of `scope` on `repos r`. */
+function visible(scope: SearchScope) {
+  if (!scope.orgIds.length) return sql`r.public = 1`;
+  const inOrgs = sql`r.org_id IN (${sql.join(scope.orgIds.map((id) => sql`${id}`), sql`, `)})`;
+  return scope.repoId === null ? sql`(r.public = 1 OR ${inOrgs})` : sql`(r.public = 1 OR (${inOrgs} AND r.id = ${scope.repoId}))`;
+}
+
+/** A row of a search answer, before it is shaped as a RepoHit. */
+export interface HitRow {
+  id: string;
+  org_id: string;
+  org: string;
+  name: string;
+  description: string | null;
+  public: number;
+  kind: "native" | "mirror";
+  created_at: number;
+  sort: string;
+}
+
+/** Names equal to `q` (folded), by folded name then id, after the position `after`. */
+export async function searchExact(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
+  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
+  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
+    WHERE lower(r.name) = ${term} AND ${visible(scope)} ${pos} ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+}
+
+/** Names starting with `q` (folded) but not equal to it. */
+export async function searchPrefix(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
+  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
+  // A range on the name index: every folded name that starts with `term` sorts in [term, term + U+FFFF).
+  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
+    WHERE lower(r.name) > ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)} ${pos}
+    ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+}
+
+/** Repositories whose name or description words match every word of `match` (an FTS5 query), whose name does not start with `term`. */
+export async function searchWords(q: Queryable, match: string, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
+  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
+  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
+    JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
+    WHERE repo_search MATCH ${match} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)} ${pos}
+    ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+}
+
+/** The orgs where the person holds a role. */
+export async function memberOrgIds(q: Queryable, userId: string): Promise<string[]> {
+  return q.all<{ id: string }>(sql`SELECT org_id AS id FROM memberships WHERE user_id = ${userId}`).map((r) => r.id);
+}
