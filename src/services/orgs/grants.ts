@@ -10,6 +10,7 @@ import { membershipRole, teamByRef } from "./store.ts";
 import * as store from "./store-grants.ts";
 import type { GrantRoleName } from "./store-grants.ts";
 import { GRANT_ROLES, type GrantCreate, type GrantList, type RepoAccess } from "./schemas.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 /** The org and repo of a grants route, after the org:admin check (non-members see 404). */
 async function adminTarget(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ org: Org; repo: Repo }> {
@@ -33,6 +34,7 @@ export async function createGrants(ctx: Ctx, actor: Principal, orgName: string, 
       const team = await teamByRef(tx, org.id, teamRef);
       if (!team) throw Unprocessable(`no team ${teamRef} in ${org.name}`);
       await store.upsertTeamGrant(tx, { id: newId(), repoId: repo.id, teamId: team.id, role, createdAt: t });
+      await recordAudit(tx, { orgId: org.id, action: "grant.created", actor: auditActor(actor), target: repo.name, data: { team_id: team.id, role } });
       return { grants: await store.listGrants(tx, repo.id) };
     }
     // Why: the batch is all-or-nothing (SPEC §4.5), so every id is checked before anything is written.
@@ -43,6 +45,7 @@ export async function createGrants(ctx: Ctx, actor: Principal, orgName: string, 
       ids.add(userId);
     }
     for (const userId of ids) await store.upsertUserGrant(tx, { id: newId(), repoId: repo.id, userId, role, createdAt: t });
+    await recordAudit(tx, { orgId: org.id, action: "grant.created", actor: auditActor(actor), target: repo.name, data: { user_ids: [...ids], role } });
     return { grants: await store.listGrants(tx, repo.id) };
   });
 }
@@ -60,6 +63,7 @@ export async function deleteGrant(ctx: Ctx, actor: Principal, orgName: string, r
     const id = kind === "user" ? await findUserId(tx, ref) : ((await teamByRef(tx, org.id, ref))?.id ?? null);
     const gone = id !== null && (await store.deleteGrant(tx, repo.id, kind === "user" ? { userId: id } : { teamId: id }));
     if (!gone) throw NotFound("grant not found");
+    await recordAudit(tx, { orgId: org.id, action: "grant.deleted", actor: auditActor(actor), target: repo.name, data: kind === "user" ? { user_id: id } : { team_id: id } });
   });
 }
 

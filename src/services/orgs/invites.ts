@@ -20,6 +20,7 @@ import { insertMembership, membershipRole, setMembershipRole } from "./store.ts"
 import * as store from "./store-invites.ts";
 import type { InviteRow } from "./store-invites.ts";
 import type { InviteCreate, InviteCreated, InviteList } from "./schemas.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 export const INVITE_TTL_MS = 7 * 24 * 3600_000;
 const INVITE_RE = /^svcinv_[a-z2-7]{32}$/;
@@ -66,6 +67,7 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
       createdBy: personOf(actor)?.id ?? null, createdAt: t,
     };
     await store.insertInvite(tx, invite);
+    await recordAudit(tx, { orgId: org.id, action: "invite.created", actor: auditActor(actor), target: address, data: { invite_id: invite.id, role } });
     const mailId = await enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
     return { invite, mailId };
   });
@@ -97,7 +99,11 @@ export async function listInvites(ctx: Ctx, actor: Principal, orgName: string, q
 /** DELETE /v1/orgs/{org}/invites/{id}: revokes an invitation that has not been accepted. */
 export async function revokeInvite(ctx: Ctx, actor: Principal, orgName: string, id: string): Promise<void> {
   const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
-  const gone = await ctx.db.transaction((tx) => store.deletePendingInvite(tx, org.id, id));
+  const gone = await ctx.db.transaction(async (tx) => {
+    const deleted = await store.deletePendingInvite(tx, org.id, id);
+    if (deleted) await recordAudit(tx, { orgId: org.id, action: "invite.revoked", actor: auditActor(actor), target: null, data: { invite_id: id } });
+    return deleted;
+  });
   if (!gone) throw NotFound("invitation not found");
 }
 

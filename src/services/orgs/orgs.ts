@@ -11,6 +11,7 @@ import { checkNamespaceName } from "./names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
 import { ORG_ROLES, type Billing, type MemberList, type MemberRoleChange, type MemberUpdated, type OrgCreate, type OrgCreated } from "./schemas.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 /** The role named in a request, or 422 for a value outside the enumeration (SPEC §7). */
 export function checkOrgRole(value: string): Role {
@@ -65,6 +66,7 @@ export async function setMemberRole(ctx: Ctx, actor: Principal, orgName: string,
       throw Conflict("an organization must keep at least one owner");
     }
     await store.setMembershipRole(tx, org.id, current.user_id, role);
+    await recordAudit(tx, { orgId: org.id, action: "member.role_changed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, from: current.role, to: role } });
     return { user_id: current.user_id, handle: current.handle, name: current.name, role };
   });
 }
@@ -83,6 +85,7 @@ export async function removeMember(ctx: Ctx, actor: Principal, orgName: string, 
     if (current.role === "owner" && (await store.ownerCount(tx, org.id)) <= 1) throw Conflict("an organization must keep at least one owner");
     // Team membership requires org membership (SPEC §5.2): the store ends both.
     await store.deleteMembership(tx, org.id, current.user_id);
+    await recordAudit(tx, { orgId: org.id, action: self ? "member.left" : "member.removed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, role: current.role } });
   });
 }
 

@@ -11,6 +11,7 @@ import { pageOf, parsePage } from "../paging.ts";
 import * as store from "./store.ts";
 import type { Team as TeamRow } from "./store.ts";
 import type { Team, TeamCreate } from "./schemas.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -51,6 +52,7 @@ export async function createTeam(ctx: Ctx, actor: Principal, orgName: string, in
     if (await store.teamNameTaken(tx, org.id, name)) throw Conflict(`a team named ${name} already exists in ${org.name}`);
     const team: TeamRow = { id: newId(), orgId: org.id, name, description, createdAt: now() };
     await store.insertTeam(tx, team);
+    await recordAudit(tx, { orgId: org.id, action: "team.created", actor: auditActor(actor), target: name, data: { team_id: team.id } });
     return teamBody(team, 0);
   });
 }
@@ -70,6 +72,7 @@ export async function deleteTeam(ctx: Ctx, actor: Principal, orgName: string, te
   await ctx.db.transaction(async (tx) => {
     const team = await requireTeam(tx, org, teamRef);
     await store.deleteTeam(tx, team.id);
+    await recordAudit(tx, { orgId: org.id, action: "team.deleted", actor: auditActor(actor), target: team.name, data: { team_id: team.id } });
   });
 }
 
@@ -93,6 +96,7 @@ export async function addTeamMember(ctx: Ctx, actor: Principal, orgName: string,
     // Why: team membership requires org membership (SPEC §5.2), so a team never carries outsiders.
     if (!(await store.membershipRole(tx, org.id, userId))) throw Unprocessable(`${userRef} is not a member of ${org.name}`);
     await store.addTeamMember(tx, team.id, userId, now());
+    await recordAudit(tx, { orgId: org.id, action: "team.member_added", actor: auditActor(actor), target: team.name, data: { team_id: team.id, user_id: userId } });
   });
 }
 
@@ -103,5 +107,6 @@ export async function removeTeamMember(ctx: Ctx, actor: Principal, orgName: stri
     const team = await requireTeam(tx, org, teamRef);
     const userId = await findUserId(tx, userRef);
     if (!userId || !(await store.removeTeamMember(tx, team.id, userId))) throw NotFound("not a member of this team");
+    await recordAudit(tx, { orgId: org.id, action: "team.member_removed", actor: auditActor(actor), target: team.name, data: { team_id: team.id, user_id: userId } });
   });
 }

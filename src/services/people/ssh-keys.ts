@@ -10,6 +10,7 @@ import type { SshKey, SshKeyCreate, SshKeyList } from "./schemas.ts";
 import * as store from "./store.ts";
 import * as credentials from "./store-credentials.ts";
 import { isCreatedKey, type SshKeyRow } from "./store-credentials.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
   "ecdsa-sha2-nistp256": { curve: "nistp256", pointBytes: 65 },
@@ -108,6 +109,7 @@ export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, 
     if (await credentials.keyByFingerprint(tx, fingerprint)) throw Conflict("this key is already registered");
     const row: SshKeyRow = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? "deploy" : "personal", label, publicKey: key.canonical, fingerprint, createdAt: now() };
     await credentials.insertKey(tx, row);
+    await recordAudit(tx, { orgId: org.id, action: "ssh_key.created", actor: auditActor(actor), target: label, data: { key_id: row.id, kind: row.kind, fingerprint } });
     return keyBody(row);
   });
 }
@@ -130,7 +132,10 @@ export async function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, 
   const row = await credentials.keyInOrg(ctx.db.read, org.id, keyId);
   if (!row) throw NotFound("key not found");
   enforce(decide(facts, { kind: "credential:revoke", ownerUserId: row.userId, what: "key" }));
-  await ctx.db.transaction((tx) => credentials.deleteKey(tx, row.id));
+  await ctx.db.transaction(async (tx) => {
+    await credentials.deleteKey(tx, row.id);
+    await recordAudit(tx, { orgId: org.id, action: "ssh_key.revoked", actor: auditActor(actor), target: row.label, data: { key_id: row.id, fingerprint: row.fingerprint } });
+  });
 }
 
 /**

@@ -12,6 +12,7 @@ import { flushTokenUse } from "./token-use.ts";
 import type { MintedToken, Token, TokenList, TokenMint } from "./schemas.ts";
 import * as store from "./store-credentials.ts";
 import { isCreatedKey } from "./store-credentials.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 /** The public view of a token (never the secret). */
 function tokenBody(t: TokenRow, repoName: string | null): Token {
@@ -45,7 +46,10 @@ export async function mintToken(ctx: Ctx, actor: Principal, orgName: string, inp
     id, orgId: org.id, userId: kind === "personal" ? person!.id : null, kind, scopes, label, repoId: repo?.id ?? null,
     secretHash: hashSecret(secret), lastUsedAt: null, createdAt: now(),
   };
-  await ctx.db.transaction((tx) => store.insertToken(tx, row));
+  await ctx.db.transaction(async (tx) => {
+    await store.insertToken(tx, row);
+    await recordAudit(tx, { orgId: org.id, action: "token.created", actor: auditActor(actor), target: label, data: { token_id: id, kind, scopes, repo: repo?.name ?? null } });
+  });
   return { ...tokenBody(row, repo?.name ?? null), token: `svc_${id}_${secret}` };
 }
 
@@ -68,5 +72,8 @@ export async function revokeToken(ctx: Ctx, actor: Principal, orgName: string, t
   const row = await store.managedToken(ctx.db.read, org.id, tokenId);
   if (!row) throw NotFound("token not found");
   enforce(decide(facts, { kind: "credential:revoke", ownerUserId: row.userId, what: "token" }));
-  await ctx.db.transaction((tx) => store.deleteToken(tx, row.id));
+  await ctx.db.transaction(async (tx) => {
+    await store.deleteToken(tx, row.id);
+    await recordAudit(tx, { orgId: org.id, action: "token.revoked", actor: auditActor(actor), target: row.label, data: { token_id: row.id } });
+  });
 }

@@ -11,6 +11,7 @@ import type { Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
 import type { Protection as ProtectionRow } from "./store.ts";
 import type { Protection, ProtectionList, ProtectionPut } from "./schemas.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 /** Where a ref update comes from; only the lander may move a require_change branch. */
 export type UpdateSource = "push" | "ref-api" | "commit-api" | "lander";
@@ -84,7 +85,7 @@ function checkPattern(pattern: string): string {
 
 /** PUT …/protections/{pattern}: create or replace (admins); omitted flags are false. */
 export async function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: ProtectionPut): Promise<Protection> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   checkPattern(pattern);
   const row: ProtectionRow = {
     repoId: repo.id,
@@ -95,13 +96,20 @@ export async function putProtection(ctx: Ctx, actor: Principal, orgName: string,
     requiredChecks: [...new Set(body.required_checks ?? [])],
     createdAt: now(),
   };
-  await ctx.db.transaction((tx) => store.upsertProtection(tx, row));
+  await ctx.db.transaction(async (tx) => {
+    await store.upsertProtection(tx, row);
+    await recordAudit(tx, { orgId: org.id, action: "protection.updated", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: protectionBody(row) });
+  });
   return protectionBody(row);
 }
 
 /** DELETE …/protections/{pattern} (admins); 404 when there is none. */
 export async function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): Promise<void> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
-  const gone = await ctx.db.transaction((tx) => store.deleteProtection(tx, repo.id, pattern));
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const gone = await ctx.db.transaction(async (tx) => {
+    const deleted = await store.deleteProtection(tx, repo.id, pattern);
+    if (deleted) await recordAudit(tx, { orgId: org.id, action: "protection.deleted", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: { pattern } });
+    return deleted;
+  });
   if (!gone) throw NotFound(`no protection for ${JSON.stringify(pattern)}`);
 }

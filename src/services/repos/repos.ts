@@ -14,6 +14,7 @@ import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
+import { auditActor, recordAudit } from "../audit/record.ts";
 
 export type { RepoBody };
 
@@ -137,6 +138,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   await ctx.db.transaction(async (tx) => {
     if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
     await store.insertRepo(tx, row);
+    await recordAudit(tx, { orgId: org.id, action: "repo.created", actor: auditActor(actor), target: name, data: { repo_id: row.id, public: row.public, kind } });
   });
   return repoBody(ctx, actor, org, row);
 }
@@ -196,6 +198,12 @@ export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, rep
       throw Conflict(`repository ${org.name}/${set.name} already exists`);
     }
     await store.updateRepo(tx, repo.id, set);
+    if (set.public !== undefined && set.public !== repo.public) {
+      await recordAudit(tx, { orgId: org.id, action: "repo.visibility_changed", actor: auditActor(actor), target: set.name ?? repo.name, data: { repo_id: repo.id, public: set.public } });
+    }
+    if (set.name !== undefined && set.name !== repo.name) {
+      await recordAudit(tx, { orgId: org.id, action: "repo.renamed", actor: auditActor(actor), target: set.name, data: { repo_id: repo.id, from: repo.name } });
+    }
     return (await store.repoById(tx, repo.id))!;
   });
   return repoBody(ctx, actor, org, updated);
@@ -206,6 +214,7 @@ export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, re
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   await ctx.db.transaction(async (tx) => {
     await store.deleteRepo(tx, repo.id);
+    await recordAudit(tx, { orgId: org.id, action: "repo.deleted", actor: auditActor(actor), target: repo.name, data: { repo_id: repo.id } });
     await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
   });
 }
