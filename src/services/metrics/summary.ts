@@ -37,12 +37,13 @@ const ceilTo = (t: number, size: number) => Math.ceil(t / size) * size;
 const floorTo = (t: number, size: number) => Math.floor(t / size) * size;
 
 /**
- * The buckets that together hold exactly the minutes starting in [from, to): whole days, then
+ * The buckets that together hold exactly the minutes overlapping [from, to) (a window is widened
+ * to whole minutes, the resolution of the buckets): whole days, then
  * whole hours at the ends, then single minutes at the very ends. A year is about 365 day buckets,
  * 46 hour buckets and 118 minute buckets per kind.
  */
 export function coverOf(from: number, to: number): BucketRange[] {
-  const a = ceilTo(from, MINUTE);
+  const a = floorTo(from, MINUTE);
   const b = ceilTo(to, MINUTE);
   if (a >= b) return [];
   const out: BucketRange[] = [];
@@ -86,8 +87,8 @@ async function summarize(ctx: Ctx, orgId: string, kinds: readonly MetricKind[], 
 }
 
 /**
- * GET /v1/orgs/{org}/metrics?from=&to=: for every kind, the operations that started in the minutes
- * of [from, to) (epoch ms; default the last 24 hours): count, bytes moved, summed duration, and
+ * GET /v1/orgs/{org}/metrics?from=&to=: for every kind, the operations recorded in the minutes
+ * overlapping [from, to) (epoch ms; default the last 24 hours): count, bytes moved, summed duration, and
  * p50/p99 duration in whole milliseconds from the buckets' histograms (null when count is 0).
  */
 export async function getMetrics(ctx: Ctx, actor: Principal, orgName: string, q: { from?: unknown; to?: unknown }): Promise<Metrics> {
