@@ -407,13 +407,15 @@ export function allows(facts: Facts, action: Action): boolean {
  * person holds a role, or the service token's org). The set form of `decideRepo(…, "repo:read")`:
  * any org role reads every repository of its org and grants only exist for members, so grants add
  * nothing; a token adds nothing without a read scope, stays in its org and, when bound, its repo.
- * The unit test checks it against `decide` cell by cell.
+ * Null for a runner credential, which reads nothing at all (401, as `decide` answers). The unit
+ * test checks it against `decide` cell by cell.
  */
-export function readableScope(caller: Facts["caller"], memberOrgIds: readonly string[]): { orgIds: string[]; repoId: string | null } {
+export function readableScope(caller: Facts["caller"], memberOrgIds: readonly string[]): { orgIds: string[]; repoId: string | null } | null {
   switch (caller.kind) {
-    case "anonymous":
     case "runner":
     case "runner-registration":
+      return null;
+    case "anonymous":
       return { orgIds: [], repoId: null };
     case "service":
       if (!scopeCovers(caller.scopes, "repo:read") || serviceRole(caller.scopes) === null) return { orgIds: [], repoId: null };

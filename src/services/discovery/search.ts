@@ -3,7 +3,7 @@
 // access.ts), ranked in three tiers: the exact name, then names starting with the query, then
 // repositories whose name or description words start with every word of the query (FTS5); by
 // folded name within a tier. The cursor is the tier and the last hit's (folded name, id).
-import { Invalid } from "../../errors.ts";
+import { Invalid, Unauthorized } from "../../errors.ts";
 import { callerFacts, readableScope } from "../access/access.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
@@ -40,6 +40,7 @@ export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; l
   const page = parsePage(q, isPosition);
   const person = personOf(actor);
   const scope = readableScope(callerFacts(actor), person ? await store.memberOrgIds(ctx.db.read, person.id) : []);
+  if (!scope) throw Unauthorized("a runner credential is good only for runner calls");
   const term = text.toLowerCase();
   const match = wordQuery(text);
   const want = page.limit + 1;
