@@ -1,0 +1,178 @@
+// Discovery performance targets (issue 16), measured in-process against the real context (SQLite
+// on a temp data dir, fs object store) and the real services, so the figures are the query work
+// a request does, without HTTP noise on a shared machine:
+//   1. search over 100,000 repositories in 1,000 orgs, as an outsider and as a member of 50 orgs;
+//   2. a year's contribution graph of a person with 50,000 commits across 200 repositories;
+//   3. metrics for a year of 10 million recorded operations;
+//   4. an API commit with and without the contribution recorder subscribed (ABAB blocks).
+// Usage: bun bench/discovery.ts [--reps 300] [--commits 400]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { loadConfig } from "../src/config.ts";
+import { openContext } from "../src/runtime.ts";
+import type { Principal } from "../src/services/access/principal.ts";
+import { getContributions } from "../src/services/discovery/contributions.ts";
+import { enqueueContributions } from "../src/services/discovery/contributions.ts";
+import { searchRepos } from "../src/services/discovery/search.ts";
+import { subscribeToEvents } from "../src/services/hooks/events.ts";
+import { encode, observe, type Histogram } from "../src/services/metrics/histogram.ts";
+import { getMetrics } from "../src/services/metrics/summary.ts";
+import { createUserWithOrg } from "../src/services/people/accounts.ts";
+import { createCommit } from "../src/services/repos/commits.ts";
+import { createRepo } from "../src/services/repos/repos.ts";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const REPS = arg("reps", 300);
+const COMMITS = arg("commits", 400);
+
+const root = mkdtempSync(join(tmpdir(), "svc-bench-discovery-"));
+const ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+const raw = (ctx.db as unknown as { writer: { run(q: unknown): void } }).writer;
+const run = (q: ReturnType<typeof sql>) => raw.run(q);
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+  return { n: s.length, p50_ms: +at(50).toFixed(2), p99_ms: +at(99).toFixed(2), max_ms: +s[s.length - 1]!.toFixed(2) };
+}
+async function time(n: number, fn: (i: number) => Promise<unknown>) {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    ctx.facts.fresh();
+    const t = performance.now();
+    await fn(i);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+const WORDS = ["widget", "gear", "sprocket", "api", "core", "tools", "web", "data", "engine", "auth", "sync", "cache", "queue", "mail", "search", "graph", "build", "test", "docs", "infra"];
+let seed = 42;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)]!;
+
+const t0 = performance.now();
+const person = await createUserWithOrg(ctx, { org: "bench-home", email: "member@example.com", name: "Member", password: "a long enough password", role: "owner" });
+const member: Principal = { kind: "session", user: person, sessionId: "bench" };
+const outsider: Principal = { kind: "anonymous" };
+
+// 1. 1,000 orgs × 100 repositories, half public; the member belongs to 50 orgs.
+await ctx.db.transaction(async () => {
+  for (let o = 0; o < 1000; o++) {
+    const orgId = `org${o}`;
+    run(sql`INSERT INTO orgs (id, name, kind, created_at) VALUES (${orgId}, ${`org-${o}`}, 'org', 1)`);
+    if (o % 20 === 0) run(sql`INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (${orgId}, ${person.id}, 'member', 1)`);
+    for (let r = 0; r < 100; r++) {
+      const name = `${pick(WORDS)}-${pick(WORDS)}-${o}-${r}`;
+      const description = `${pick(WORDS)} ${pick(WORDS)} ${pick(WORDS)} for ${pick(WORDS)}`;
+      run(sql`INSERT INTO repos (id, org_id, name, public, description, created_at) VALUES (${`r${o}-${r}`}, ${orgId}, ${name}, ${r % 2}, ${description}, 1)`);
+    }
+  }
+  // Exact-name targets in a few orgs.
+  for (let o = 0; o < 1000; o += 97) run(sql`INSERT INTO repos (id, org_id, name, public, description, created_at) VALUES (${`x${o}`}, ${`org${o}`}, 'widget', 1, 'the widget', 1)`);
+});
+
+// 2. 50,000 commits across 200 repositories of the member's namespace over the last year.
+const DAY = 86_400_000;
+const today = Math.floor(Date.now() / DAY);
+await ctx.db.transaction(async () => {
+  const home = "bench-home";
+  const homeOrg = (raw as unknown as { all(q: unknown): { id: string }[] }).all(sql`SELECT id FROM orgs WHERE name = ${home}`)[0]!.id;
+  for (let r = 0; r < 200; r++) run(sql`INSERT INTO repos (id, org_id, name, public, created_at) VALUES (${`c${r}`}, ${homeOrg}, ${`contrib-${r}`}, ${r % 4 === 0 ? 0 : 1}, 1)`);
+  const days = new Map<string, number>();
+  for (let i = 0; i < 50_000; i++) {
+    const repo = `c${Math.floor(rnd() * 200)}`;
+    const day = today - Math.floor(rnd() * 365);
+    run(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${person.id}, ${repo}, ${i.toString(16).padStart(40, "0")}, ${day})`);
+    const k = `${day}|${repo}`;
+    days.set(k, (days.get(k) ?? 0) + 1);
+  }
+  for (const [k, n] of days) {
+    const [day, repo] = k.split("|");
+    run(sql`INSERT INTO contribution_days (user_id, day, repo_id, count) VALUES (${person.id}, ${Number(day)}, ${repo}, ${n})`);
+  }
+});
+await ctx.db.transaction(async () => {
+  run(sql`UPDATE users SET contrib_private_optin = 1 WHERE id = ${person.id}`);
+});
+
+// 3. A year of 10,000,000 operations of one org in two kinds: minute, hour and day buckets.
+const MIN = 60_000;
+const yearStart = Math.floor((Date.now() - 365 * DAY) / DAY) * DAY;
+let ops = 0;
+await ctx.db.transaction(async () => {
+  const perMinute = 10_000_000 / (365 * 1440) / 2;
+  for (const kind of ["api.read", "git.fetch"]) {
+    let hour: Histogram = new Map();
+    let day: Histogram = new Map();
+    let hourCount = 0;
+    let dayCount = 0;
+    for (let m = 0; m < 365 * 1440; m++) {
+      const start = yearStart + m * MIN;
+      const n = Math.round(perMinute * (0.5 + rnd()));
+      const h: Histogram = new Map();
+      for (let j = 0; j < 4; j++) observe(h, Math.floor(rnd() * 200), Math.ceil(n / 4));
+      const count = [...h.values()].reduce((a, b) => a + b, 0);
+      ops += count;
+      run(sql`INSERT INTO metric_buckets (org_id, kind, grain, start, count, bytes, ms_sum, hist) VALUES ('org0', ${kind}, 1, ${start}, ${count}, ${count * 1000}, ${count * 50}, ${encode(h)})`);
+      for (const [s, c] of h) {
+        hour.set(s, (hour.get(s) ?? 0) + c);
+        day.set(s, (day.get(s) ?? 0) + c);
+      }
+      hourCount += count;
+      dayCount += count;
+      if ((m + 1) % 60 === 0) {
+        run(sql`INSERT INTO metric_buckets (org_id, kind, grain, start, count, bytes, ms_sum, hist) VALUES ('org0', ${kind}, 60, ${start - 59 * MIN}, ${hourCount}, ${hourCount * 1000}, ${hourCount * 50}, ${encode(hour)})`);
+        hour = new Map();
+        hourCount = 0;
+      }
+      if ((m + 1) % 1440 === 0) {
+        run(sql`INSERT INTO metric_buckets (org_id, kind, grain, start, count, bytes, ms_sum, hist) VALUES ('org0', ${kind}, 1440, ${start - 1439 * MIN}, ${dayCount}, ${dayCount * 1000}, ${dayCount * 50}, ${encode(day)})`);
+        day = new Map();
+        dayCount = 0;
+      }
+    }
+  }
+});
+run(sql`ANALYZE`);
+const seedSeconds = (performance.now() - t0) / 1000;
+
+const queries = ["widget", "widget-api", "gear", "sync cache", "engine-", "docs", "queue mail", "infra-test-5", "auth", "search graph"];
+const results: Record<string, unknown> = { seed_seconds: +seedSeconds.toFixed(1), operations_seeded: ops };
+// Warm both paths once.
+await searchRepos(ctx, outsider, { q: "widget" });
+await searchRepos(ctx, member, { q: "widget" });
+results["search outsider"] = stats(await time(REPS, (i) => searchRepos(ctx, outsider, { q: queries[i % queries.length] })));
+results["search member of 50 orgs"] = stats(await time(REPS, (i) => searchRepos(ctx, member, { q: queries[i % queries.length] })));
+const g = await getContributions(ctx, person.handle, {});
+results["contribution graph (year)"] = { ...stats(await time(REPS, () => getContributions(ctx, person.handle, {}))), total: g.total, days: g.days.length };
+const admin: Principal = { kind: "session", user: person, sessionId: "bench" };
+await ctx.db.transaction(async () => run(sql`INSERT INTO memberships (org_id, user_id, role, created_at) VALUES ('org0', ${person.id}, 'admin', 1) ON CONFLICT DO UPDATE SET role = 'admin'`));
+const m = await getMetrics(ctx, admin, "org-0", { from: String(yearStart), to: String(yearStart + 365 * DAY) });
+results["metrics (year, 10M ops)"] = { ...stats(await time(Math.min(REPS, 100), () => getMetrics(ctx, admin, "org-0", { from: String(yearStart), to: String(Date.now()) }))), counted: m.kinds["api.read"]!.count + m.kinds["git.fetch"]!.count };
+
+// 4. API commit p50 with and without the recorder, ABAB blocks of 25.
+await createRepo(ctx, member, "bench-home", { name: "commit-bench" });
+const noop = async () => undefined;
+const on: number[] = [];
+const off: number[] = [];
+let k = 0;
+for (let block = 0; block < COMMITS / 25; block++) {
+  const withRecorder = block % 2 === 0;
+  subscribeToEvents("contributions", withRecorder ? enqueueContributions : noop);
+  const samples = await time(25, () => createCommit(ctx, member, "bench-home", "commit-bench", { branch: "main", message: `c${k}`, operations: [{ op: "put", path: `f${k++}.txt`, content: "x" }] }));
+  (withRecorder ? on : off).push(...samples);
+}
+const a = stats(on);
+const b = stats(off);
+results["api commit with recorder"] = a;
+results["api commit without recorder"] = b;
+results["api commit p50 ratio (with/without)"] = +(a.p50_ms / b.p50_ms).toFixed(3);
+console.log(JSON.stringify(results, null, 2));
+ctx.close();
+rmSync(root, { recursive: true, force: true });
