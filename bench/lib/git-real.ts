@@ -149,7 +149,7 @@ export async function runReal(argv: string[]): Promise<void> {
     mkdirSync(dataDir);
     svc = await startSvc({ dataDir, log: "warn", bunFlags: bunFlags("push") });
     acct = await bootstrap(svc);
-    await createRepo(svc, acct, "steps");
+    await createRepo(svc, acct, "steps", branch);
     log(`svc pid ${svc.pid} at ${svc.url}; git daemon pid ${daemon.pid} on port ${port}`);
   }
   const restartSvc = async (phase: string) => {
@@ -320,7 +320,7 @@ export async function runReal(argv: string[]): Promise<void> {
         await git(["init", "--quiet", "--bare", `--initial-branch=${branch}`, join(srv, "single.git")]);
         url = daemonUrl("single.git");
       } else {
-        await createRepo(svc!, acct!, "single");
+        await createRepo(svc!, acct!, "single", branch);
         url = svcUrl("single");
       }
       const refspecs = [`${head}:${head}`, ...[...pushedTags].map((t) => `${t}:${t}`)];

@@ -14,7 +14,8 @@ import { join } from "node:path";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
-import { bytesToHex, hexToBytes, objectHeader } from "./oid.ts";
+import { bytesToHex, hexToBytes } from "./oid.ts";
+import { OidSet } from "./oid-set.ts";
 import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
@@ -34,6 +35,11 @@ export interface IndexedPack {
   readonly objects: { oid: Oid; type: ObjectType }[];
   /** Oids of the bases appended to fix a thin pack (also listed in objects). */
   appendedBases: Oid[];
+  /**
+   * Every object named by the pack's own commits, trees and tags (gitlinks excepted), each once:
+   * with the pack's objects and the repository's, the connectivity check needs no second read.
+   */
+  links: OidSet;
 }
 
 /** Options of indexPack. */
@@ -57,8 +63,9 @@ export async function indexPack(
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024);
+    const links = new OidSet(4096);
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, links);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024, links);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
@@ -88,6 +95,7 @@ export async function indexPack(
         return value;
       },
       appendedBases,
+      links,
     };
   } catch (e) {
     if (!done) closeSync(fd);
@@ -206,7 +214,7 @@ class InputBuffer {
 }
 
 /** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
-async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number): Promise<EntryTable> {
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, links: OidSet): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
@@ -217,6 +225,8 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
   let want = 12; // bytes needed past `pos` before trying to parse again
   let retry = 0; // input needed by the current entry after a failed inflate
   let ended = false;
+  // Inflated entries only live until hashed (deltas are not even looked at): one reused buffer.
+  let scratch = new Uint8Array(64 * 1024);
 
   const step = (): boolean => {
     if (trailerRead) return false;
@@ -264,7 +274,8 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       want = need;
       return false;
     }
-    const r = inflateWithLength(window.subarray(h.headerLength), h.size);
+    if (scratch.length < h.size + 1 && h.size < SCRATCH_MAX) scratch = new Uint8Array(Math.max(h.size + 1, 2 * scratch.length));
+    const r = inflateWithLength(window.subarray(h.headerLength), h.size, scratch);
     if (!r) {
       if (ended) throw new GitError("truncated pack: incomplete entry data");
       want = retry = avail * 2;
@@ -289,7 +300,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       t.refBases.set(i, h.baseOid!);
     } else {
       const type = typeName(h.typeCode);
-      if (type !== "blob") validateObject(type, r.data);
+      if (type !== "blob") validateObject(type, r.data, links);
       hashInto(t.oids, i, type, r.data);
       t.types[i] = h.typeCode;
       t.resolved[i] = 1;
@@ -322,6 +333,7 @@ class Resolver {
     private readonly fd: number,
     private readonly t: EntryTable,
     private readonly budget: number,
+    private readonly links: OidSet,
   ) {}
 
   /** Resolve all deltas reachable from whole objects in the pack. */
@@ -338,7 +350,7 @@ class Resolver {
     for (let i = 0; i < n; i++) {
       if (t.codes[i] === OBJ_OFS_DELTA || t.codes[i] === OBJ_REF_DELTA) continue;
       if (!this.hasChildren(i)) continue;
-      this.walk(i, this.readWhole(i));
+      this.walk(i, this.readBase(i));
     }
   }
 
@@ -469,11 +481,11 @@ class Resolver {
         if (top.data) this.held -= top.data.length;
         keep = false;
       }
-      const data = applyDelta(base, this.readWhole(child), pool.alloc);
+      const data = applyDelta(base, this.readDelta(child), pool.alloc);
       if (!keep) pool.release(base);
       t.types[child] = t.types[top.i]!;
       const type = typeName(t.types[child]!);
-      if (type !== "blob") validateObject(type, data);
+      if (type !== "blob") validateObject(type, data, this.links);
       hashInto(t.oids, child, type, data);
       t.resolved[child] = 1;
       push(child, data);
@@ -488,26 +500,39 @@ class Resolver {
       chain.push(cur);
       cur = this.t.bases[cur]!;
     }
-    let data = this.readWhole(cur);
+    let data = this.readBase(cur);
     for (let k = chain.length - 1; k >= 0; k--) {
-      const next = applyDelta(data, this.readWhole(chain[k]!), this.pool.alloc);
+      const next = applyDelta(data, this.readDelta(chain[k]!), this.pool.alloc);
       this.pool.release(data);
       data = next;
     }
     return data;
   }
 
-  /** The inflated entry data (a whole object or a delta) of entry i, read back from the file. */
-  private readWhole(i: number): Uint8Array {
+  /** The whole object of non-delta entry i, read back from the file into a pooled buffer. */
+  private readBase(i: number): Uint8Array {
+    const size = this.t.sizes[i]!;
+    return inflateExact(this.readCompressed(i), size, this.pool.alloc(size + 1)).subarray(0, size);
+  }
+
+  /** The delta data of entry i: valid until the next call (it is applied at once). */
+  private readDelta(i: number): Uint8Array {
+    const size = this.t.sizes[i]!;
+    if (this.deltaScratch.length < size + 1 && size < SCRATCH_MAX) this.deltaScratch = new Uint8Array(Math.max(size + 1, 2 * this.deltaScratch.length));
+    return inflateExact(this.readCompressed(i), size, this.deltaScratch);
+  }
+
+  /** The compressed bytes of entry i, in a reused buffer (they only live until inflated). */
+  private readCompressed(i: number): Uint8Array {
     const len = this.t.compLengths[i]!;
-    // The compressed bytes only live until inflated: one reused buffer instead of one per entry.
     if (this.scratch.length < len) this.scratch = new Uint8Array(Math.max(len, 2 * this.scratch.length));
     const buf = this.scratch.subarray(0, len);
     readAll(this.fd, buf, this.t.dataOffsets[i]!);
-    return inflateExact(buf, this.t.sizes[i]!);
+    return buf;
   }
 
   private scratch = new Uint8Array(64 * 1024);
+  private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
 }
 
@@ -565,11 +590,24 @@ function buildChildren(t: EntryTable): { start: Int32Array; list: Int32Array } {
   return { start, list };
 }
 
+/** Scratch buffers are reused up to this size; larger objects get their own buffer. */
+const SCRATCH_MAX = 64 * 1024 * 1024;
+const hasher = new Bun.CryptoHasher("sha1");
+const digest = new Uint8Array(64);
+const headerBytes = new Uint8Array(32);
+
 function hashInto(oids: Uint8Array, i: number, type: ObjectType, data: Uint8Array): void {
-  const h = new Bun.CryptoHasher("sha1");
-  h.update(objectHeader(type, data.length));
-  h.update(data);
-  oids.set(h.digest(), 20 * i);
+  // "<type> <size>\0" written byte by byte: no string or encoder per object.
+  let n = 0;
+  for (let k = 0; k < type.length; k++) headerBytes[n++] = type.charCodeAt(k);
+  headerBytes[n++] = 0x20;
+  const size = String(data.length);
+  for (let k = 0; k < size.length; k++) headerBytes[n++] = size.charCodeAt(k);
+  headerBytes[n++] = 0;
+  hasher.update(headerBytes.subarray(0, n));
+  hasher.update(data);
+  hasher.digest(digest);
+  oids.set(digest.subarray(0, 20), 20 * i);
 }
 
 /** Rewrite the object count and the trailer after appending thin bases; returns the new checksum. */

@@ -32,6 +32,8 @@ export interface PackEntry {
 }
 
 const MAX_HEADER = 32;
+const DELTA_SCRATCH_MAX = 16 * 1024 * 1024;
+let deltaScratch = new Uint8Array(64 * 1024);
 
 /**
  * Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs.
@@ -136,8 +138,12 @@ export class Pack {
     return { entry: this.parseEntry(offset, end, bytes), bytes };
   }
 
-  /** The resolved object stored at `offset`; delta chains are followed iteratively. Do not modify its data (it may be cached). */
-  async readAt(offset: number): Promise<RawObject> {
+  /**
+   * The resolved object stored at `offset`; delta chains are followed iteratively. Do not modify
+   * its data (it may be cached). The bases met on the way are cached; with `keep`, the object too
+   * (a walk reading objects in pack order: the next entry is often a delta against this one).
+   */
+  async readAt(offset: number, keep = false): Promise<RawObject> {
     const deltas: { offset: number; compressed: Uint8Array; size: number }[] = [];
     let cur = offset;
     let base: RawObject | undefined;
@@ -148,7 +154,7 @@ export class Pack {
       const compressed = bytes.subarray(entry.headerLength);
       if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) {
         base = { type: typeName(entry.typeCode), data: inflateExact(compressed, entry.size) };
-        if (deltas.length > 0) this.cache.set(this.name, cur, base);
+        if (deltas.length > 0 || keep) this.cache.set(this.name, cur, base);
         break;
       }
       deltas.push({ offset: cur, compressed, size: entry.size });
@@ -157,8 +163,8 @@ export class Pack {
     }
     for (let i = deltas.length - 1; i >= 0; i--) {
       const d = deltas[i]!;
-      base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size)) };
-      if (i > 0) this.cache.set(this.name, d.offset, base);
+      base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size, this.deltaScratch(d.size))) };
+      if (i > 0 || keep) this.cache.set(this.name, d.offset, base);
     }
     return base;
   }
@@ -203,6 +209,13 @@ export class Pack {
   }
 
   private types: Uint8Array | null = null;
+
+  /** Inflated delta data only lives until applied: one buffer shared by all packs. */
+  private deltaScratch(size: number): Uint8Array | undefined {
+    if (size + 1 > DELTA_SCRATCH_MAX) return undefined;
+    if (deltaScratch.length < size + 1) deltaScratch = new Uint8Array(Math.max(size + 1, 2 * deltaScratch.length));
+    return deltaScratch;
+  }
 
   /** Base and result sizes of a delta entry (inflates only the start of it). */
   async deltaHeaderOf(entry: PackEntry): Promise<{ baseSize: number; resultSize: number }> {

@@ -33,7 +33,7 @@
 import { rm } from "node:fs/promises";
 import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
-import { checkConnectivity } from "./connectivity.ts";
+import { checkConnectivity, linksClosed } from "./connectivity.ts";
 import { isOid } from "./oid.ts";
 import { type IndexedPack, indexPack } from "./pack-indexer.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
@@ -153,7 +153,7 @@ export async function serveReceivePack(
     const stopKeepalive = reply.keepalive();
     let failures: Map<string, string>;
     try {
-      failures = await checkCommands(snapshot, objects, result.commands);
+      failures = await checkCommands(snapshot, objects, result.commands, pack && opened ? { pack, opened: opened.pack } : null);
       let toApply = result.commands.filter((c) => !failures.has(c.ref));
       if (atomic && failures.size > 0) toApply = [];
       if (toApply.length > 0) {
@@ -230,6 +230,7 @@ async function checkCommands(
   snapshot: RepoSnapshot,
   objects: ObjectReader,
   commands: RefCommand[],
+  received: { pack: IndexedPack; opened: Pack } | null,
 ): Promise<Map<string, string>> {
   const failures = new Map<string, string>();
   const updates: RefCommand[] = [];
@@ -240,7 +241,9 @@ async function checkCommands(
   if (updates.length === 0) return failures;
   const check = (tips: Oid[]) => checkConnectivity(objects, tips, { existing: snapshot.objects });
   try {
-    await check(updates.map((c) => c.newOid));
+    const tips = updates.map((c) => c.newOid);
+    // Usually every link of the new pack resolves: then nothing needs to be read again.
+    if (!received || !linksClosed(received.pack.links, received.opened.idx, snapshot.objects, tips)) await check(tips);
   } catch (e) {
     if (!(e instanceof GitError)) throw e;
     for (const c of updates) {

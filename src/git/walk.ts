@@ -2,6 +2,9 @@
 // <wants> --not <haves>, with shallow boundaries and filters), ancestry tests for
 // fast-forward checks, and the "is this object reachable from a ref" check of upload-pack.
 import { type ObjectFilter, TreeWalker } from "./list-objects.ts";
+import { HAVE, listObjects, SEND, type ObjectList } from "./object-list.ts";
+import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
+import { PackSet } from "./pack-set.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
 import type { IndexedPack } from "./pack-indexer.ts";
 import { CommitCache, CommitQueue, limitCommits, type Peeled } from "./revision.ts";
@@ -42,8 +45,13 @@ export interface CollectResult {
   commitCount: number;
 }
 
-/** rev-list --objects <wants> --not <haves> with git upload-pack's shallow and filter semantics. */
+/**
+ * rev-list --objects <wants> --not <haves> with git upload-pack's shallow and filter semantics.
+ * Over a pack set this is listObjects (object-list.ts) turned into ids; the server uses that
+ * compact form directly.
+ */
 export async function collectObjects(reader: ObjectReader, req: CollectRequest): Promise<CollectResult> {
+  if (reader instanceof PackSet) return fromList(await listObjects(reader, req));
   const cache = new CommitCache(reader);
   const tags: Oid[] = [];
   const wantCommits: Oid[] = [];
@@ -110,6 +118,23 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
     unshallow: plan.unshallow,
     bases,
     commitCount: commits.length,
+  };
+}
+
+function fromList(list: ObjectList): CollectResult {
+  const byType: Oid[][] = [[], [], [], [], []];
+  const bases = new Set<Oid>();
+  const { midx, flags, types } = list;
+  for (let p = 0; p < midx.count; p++) {
+    if (flags[p]! & SEND) byType[types[p]!]!.push(midx.oidAt(p));
+    else if (flags[p]! & HAVE) bases.add(midx.oidAt(p));
+  }
+  return {
+    oids: [...byType[OBJ_TAG]!, ...byType[OBJ_COMMIT]!, ...byType[OBJ_TREE]!, ...byType[OBJ_BLOB]!],
+    shallow: list.shallow,
+    unshallow: list.unshallow,
+    bases,
+    commitCount: list.commitCount,
   };
 }
 

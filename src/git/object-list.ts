@@ -1,0 +1,345 @@
+// `rev-list --objects <wants> --not <haves>` over a pack set, in compact form: objects are named
+// by their multi-pack-index position and every per-object fact (to send, held by the client,
+// type) is a byte in a typed array, so listing a whole history costs a few bytes per object
+// instead of strings, Sets and entry objects.
+//
+// A clone (no haves, no shallow boundary) walks commits straight through by position. Anything
+// else takes the commit walk of revision.ts (limited, date ordered, with git's slop), which is
+// proportional to the commits walked, then the same compact tree walk.
+//
+// Trees are read level by level (root trees, then their subtrees, ...), each level in pack
+// order: a tree's delta base is usually the entry just before it in the pack (the same
+// directory one version apart), so resolving them in that order with the base kept in the
+// delta-base cache inflates each tree about once.
+import { type ObjectFilter } from "./list-objects.ts";
+import { MultiPackIndex } from "./multi-pack-index.ts";
+import type { PackSet } from "./pack-set.ts";
+import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
+import { CommitCache, limitCommits, type Peeled } from "./revision.ts";
+import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
+import { GitError, type Oid } from "./types.ts";
+import type { CollectRequest } from "./walk.ts";
+
+/** Per-position flags of an ObjectList. */
+export const SEND = 1;
+/** The client has it (an uninteresting object): a thin pack may use it as a delta base. */
+export const HAVE = 2;
+/** Seen by the walk and not sent (e.g. a blob the filter omits). */
+const SEEN = 4;
+
+/** The objects of a fetch response, by multi-pack-index position. */
+export interface ObjectList {
+  midx: MultiPackIndex;
+  /** Flags per position: SEND, HAVE. */
+  flags: Uint8Array;
+  /** Type code (1 commit, 2 tree, 3 blob, 4 tag) of every position marked SEND. */
+  types: Uint8Array;
+  /** Number of positions marked SEND. */
+  count: number;
+  commitCount: number;
+  shallow: Oid[];
+  unshallow: Oid[];
+}
+
+/** List what to send for `req` from `set` (whose multi-pack index is built or reused). */
+export async function listObjects(set: PackSet, req: CollectRequest): Promise<ObjectList> {
+  const midx = set.multiPackIndex();
+  const flags = new Uint8Array(midx.count);
+  const types = new Uint8Array(midx.count);
+  const list: ObjectList = { midx, flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [] };
+  const cache = new CommitCache(set);
+  const send = (p: number, type: number): void => {
+    flags[p]! |= SEND;
+    types[p] = type;
+    list.count++;
+  };
+
+  const wantCommits: Oid[] = [];
+  const wantTrees: number[] = [];
+  const wantBlobs: number[] = [];
+  for (const oid of req.wants) {
+    const p = await mustPeel(cache, oid);
+    for (const t of p.tags) if (!(flags[mustFind(midx, t)]! & SEND)) send(mustFind(midx, t), OBJ_TAG);
+    if (p.type === "commit") wantCommits.push(p.oid);
+    else if (p.type === "tree") wantTrees.push(mustFind(midx, p.oid));
+    else if (p.type === "blob") wantBlobs.push(mustFind(midx, p.oid));
+  }
+  const haveCommits: Oid[] = [];
+  const haveOthers: Oid[] = [];
+  for (const oid of req.haves) {
+    const p = await cache.peel(oid);
+    if (!p) continue;
+    haveOthers.push(...p.tags);
+    if (p.type === "commit") haveCommits.push(p.oid);
+    else haveOthers.push(p.oid);
+  }
+  // A tag the client has is not sent, even when a want names it.
+  for (const oid of haveOthers) {
+    const p = midx.findHex(oid);
+    if (p >= 0 && flags[p]! & SEND) {
+      flags[p]! &= ~SEND;
+      list.count--;
+    }
+  }
+
+  const plan = req.plan ?? (await planShallow(cache, req, wantCommits));
+  list.shallow = plan.shallow;
+  list.unshallow = plan.unshallow;
+
+  const rootTrees: number[] = [];
+  const haveTrees: number[] = [];
+  if (haveCommits.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0) {
+    await allCommits(list, wantCommits, rootTrees, send);
+  } else {
+    const walk = await limitCommits(cache, {
+      interesting: [...wantCommits, ...plan.extraWants],
+      uninteresting: [...haveCommits, ...plan.unshallow],
+      grafts: plan.grafts,
+    });
+    const edges = new Set(walk.edges);
+    if (plan.grafts.size > 0) for (const oid of [...haveCommits, ...plan.unshallow]) edges.add(oid);
+    for (const oid of edges) {
+      const p = midx.findHex(oid);
+      if (p >= 0) flags[p]! |= HAVE;
+      haveTrees.push(mustFind(midx, (await cache.get(oid)).tree));
+    }
+    for (const c of walk.commits) {
+      const p = mustFind(midx, c.oid);
+      if (flags[p]! & SEND) continue;
+      send(p, OBJ_COMMIT);
+      list.commitCount++;
+      rootTrees.push(mustFind(midx, c.tree));
+    }
+  }
+  for (const oid of haveOthers) {
+    const p = midx.findHex(oid);
+    if (p < 0) continue;
+    const head = await set.readHeader(oid);
+    if (head?.type === "tree") haveTrees.push(p);
+    else flags[p]! |= HAVE;
+  }
+
+  // Trees and blobs of the client's edge commits first: they are not sent (and may be delta bases).
+  await walkTrees(list, haveTrees, true, undefined, send);
+  const roots: number[] = [];
+  for (const p of [...rootTrees, ...wantTrees]) {
+    if (flags[p]! & (SEND | HAVE | SEEN)) continue;
+    send(p, OBJ_TREE);
+    roots.push(p);
+  }
+  await walkTrees(list, roots, false, req.filter, send);
+  // Explicitly wanted blobs are sent whatever the filter says.
+  for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
+  return list;
+}
+
+/** Every commit reachable from `wants` (no boundary): straight through by position. */
+async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void): Promise<void> {
+  const { midx, flags } = list;
+  const stack: number[] = [];
+  for (const oid of wants) {
+    const p = mustFind(midx, oid);
+    if (flags[p]! & SEND) continue;
+    send(p, OBJ_COMMIT);
+    stack.push(p);
+  }
+  const key = new Uint8Array(20);
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    list.commitCount++;
+    const obj = await midx.read(p);
+    if (obj.type !== "commit") throw new GitError(`object ${midx.oidAt(p)} is a ${obj.type}, not a commit`);
+    const data = obj.data;
+    if (!headerOid(data, 0, "tree ", key)) throw new GitError(`invalid commit ${midx.oidAt(p)}: missing or bad tree line`);
+    rootTrees.push(findOrMissing(midx, key, "tree"));
+    for (let at = 46; headerOid(data, at, "parent ", key); at += 48) {
+      const parent = findOrMissing(midx, key, "commit");
+      if (flags[parent]! & SEND) continue;
+      send(parent, OBJ_COMMIT);
+      stack.push(parent);
+    }
+  }
+}
+
+/**
+ * Read the trees `roots` and everything below them, level by level in pack order. With `have`,
+ * mark it all as held by the client (mark_tree_uninteresting); else mark as sent every object
+ * not already sent, held or seen (the roots themselves are already marked by the caller).
+ */
+async function walkTrees(
+  list: ObjectList,
+  roots: number[],
+  have: boolean,
+  filter: ObjectFilter | undefined,
+  send: (p: number, type: number) => void,
+): Promise<void> {
+  const { midx, flags } = list;
+  let level = roots;
+  if (have) {
+    level = [];
+    for (const p of roots) {
+      if (flags[p]! & HAVE) continue;
+      flags[p]! |= HAVE;
+      level.push(p);
+    }
+  }
+  while (level.length > 0) {
+    const next: number[] = [];
+    for (const p of packOrder(midx, level)) {
+      const obj = await midx.read(p, true).catch((e: unknown) => {
+        // A client's tree we cannot read only means fewer thin bases (git ignores it too).
+        if (have) return null;
+        throw e;
+      });
+      if (!obj) continue;
+      if (obj.type !== "tree") {
+        if (have) continue;
+        throw new GitError(`object ${midx.oidAt(p)} is a ${obj.type}, not a tree`);
+      }
+      const data = obj.data;
+      let at = 0;
+      while (at < data.length) {
+        const sp = data.indexOf(0x20, at);
+        const nul = sp < 0 ? -1 : data.indexOf(0, sp + 1);
+        if (sp <= at || nul < 0 || nul + 21 > data.length) throw new GitError(`invalid tree ${midx.oidAt(p)}: truncated entry`);
+        const kind = entryKind(data, at, sp);
+        at = nul + 21;
+        if (kind === GITLINK) continue;
+        const q = midx.find(data, nul + 1);
+        if (q < 0) {
+          if (have) continue;
+          throw new GitError(`missing ${kind === TREE ? "tree" : "blob"} ${hex(data, nul + 1)}`, "missing");
+        }
+        if (have) {
+          if (flags[q]! & HAVE) continue;
+          flags[q]! |= HAVE;
+          if (kind === TREE) next.push(q);
+          continue;
+        }
+        if (flags[q]! & (SEND | HAVE | SEEN)) continue;
+        if (kind === TREE) {
+          send(q, OBJ_TREE);
+          next.push(q);
+        } else if (await wantBlob(midx, q, filter)) {
+          send(q, OBJ_BLOB);
+        } else {
+          flags[q]! |= SEEN;
+        }
+      }
+    }
+    level = next;
+  }
+}
+
+async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | undefined): Promise<boolean> {
+  if (!filter) return true;
+  if (filter.kind === "blob:none") return false;
+  const pack = midx.packs[midx.packOf[p]!]!;
+  const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
+  return head.size < filter.bytes;
+}
+
+/** `positions` sorted by (pack, offset); unsorted when the keys would not be exact. */
+function packOrder(midx: MultiPackIndex, positions: number[]): number[] {
+  if (positions.length < 2 || midx.packs.length > 4096) return positions;
+  const keys = new Float64Array(positions.length);
+  for (let i = 0; i < positions.length; i++) {
+    const p = positions[i]!;
+    const off = midx.offsetOf(p);
+    if (off >= OFFSET_SPAN) return positions;
+    keys[i] = midx.packOf[p]! * OFFSET_SPAN + off;
+  }
+  keys.sort();
+  const out = new Array<number>(positions.length);
+  for (let i = 0; i < keys.length; i++) {
+    const k = Math.floor(keys[i]! / OFFSET_SPAN);
+    const idx = midx.packs[k]!.idx;
+    const row = midx.positionsIn(k);
+    out[i] = row[idx.indexAtOffset(keys[i]! - k * OFFSET_SPAN)]!;
+  }
+  return out;
+}
+
+const OFFSET_SPAN = 2 ** 41;
+const BLOB = 0;
+const TREE = 1;
+const GITLINK = 2;
+
+/** What a tree entry's mode (data[from..to)) names: "40000"/"040000" a tree, "160000" a gitlink, else a blob. */
+function entryKind(data: Uint8Array, from: number, to: number): number {
+  const n = to - from;
+  if (n === 5 && data[from] === 0x34) return TREE;
+  if (n === 6 && data[from] === 0x30 && data[from + 1] === 0x34) return TREE;
+  if (n === 6 && data[from] === 0x31 && data[from + 1] === 0x36) return GITLINK;
+  return BLOB;
+}
+
+/** Decode "<name><40 hex>\n" at `at` into `key`; false when the line is not there. */
+function headerOid(data: Uint8Array, at: number, name: string, key: Uint8Array): boolean {
+  const start = at + name.length;
+  if (start + 41 > data.length || data[start + 40] !== 0x0a) return false;
+  for (let i = 0; i < name.length; i++) if (data[at + i] !== name.charCodeAt(i)) return false;
+  for (let i = 0; i < 20; i++) {
+    const hi = hexDigit(data[start + 2 * i]!);
+    const lo = hexDigit(data[start + 2 * i + 1]!);
+    if (hi < 0 || lo < 0) return false;
+    key[i] = (hi << 4) | lo;
+  }
+  return true;
+}
+
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+function hex(data: Uint8Array, at: number): string {
+  return Buffer.from(data.buffer, data.byteOffset + at, 20).toString("hex");
+}
+
+function findOrMissing(midx: MultiPackIndex, key: Uint8Array, what: string): number {
+  const p = midx.find(key, 0);
+  if (p < 0) throw new GitError(`missing ${what} ${hex(key, 0)}`, "missing");
+  return p;
+}
+
+function mustFind(midx: MultiPackIndex, oid: Oid): number {
+  const p = midx.findHex(oid);
+  if (p < 0) throw new GitError(`missing object ${oid}`, "missing");
+  return p;
+}
+
+async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
+  const p = await cache.peel(oid);
+  if (!p) throw new GitError(`missing object ${oid}`, "missing");
+  return p;
+}
+
+/** Shallow/unshallow lines and walk boundary of a request (git's send_shallow_list). */
+export async function planShallow(cache: CommitCache, req: CollectRequest, wantCommits: Oid[]): Promise<ShallowPlan> {
+  const clientShallow: Oid[] = [];
+  for (const oid of new Set(req.shallow)) {
+    const head = await cache.reader.readHeader(oid);
+    if (!head) continue;
+    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
+    clientShallow.push(oid);
+  }
+  const depth = req.depth ?? 0;
+  const byRevList = req.deepenSince !== undefined || (req.deepenNot?.length ?? 0) > 0;
+  if (depth > 0 && byRevList) {
+    throw new GitError("deepen and deepen-since (or deepen-not) cannot be used together");
+  }
+  if (depth > 0) {
+    return deepen(cache, { wants: wantCommits, clientShallow, depth, relative: req.deepenRelative === true, tips: req.tips ?? [] });
+  }
+  if (byRevList) {
+    const not: Oid[] = [];
+    for (const oid of req.deepenNot ?? []) {
+      const p = await cache.peel(oid);
+      if (p?.type === "commit") not.push(p.oid);
+    }
+    return deepenByRevList(cache, { wants: wantCommits, clientShallow, since: req.deepenSince, not });
+  }
+  return { shallow: [], unshallow: [], grafts: new Set(clientShallow), extraWants: [] };
+}
