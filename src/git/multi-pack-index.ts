@@ -148,7 +148,7 @@ export class MultiPackIndex {
   /** Bytes this index holds beyond the idx files it is built from (for cache budgets). */
   get footprint(): number {
     const own = this.packs.length === 1 ? 0 : this.oids.length;
-    return own + 6 * this.count + (this.slots ? this.slots.byteLength : 8 * this.count);
+    return own + 18 * this.count;
   }
 
   private buildSlots(): Int32Array {

@@ -11,6 +11,7 @@
 // amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { BufferPool } from "./buffer-pool.ts";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
@@ -19,6 +20,8 @@ import { OidSet } from "./oid-set.ts";
 import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
+
+export { BufferPool } from "./buffer-pool.ts";
 
 /** The result of indexPack: files named after the final pack checksum, in opts.tmpDir. */
 export interface IndexedPack {
@@ -534,48 +537,6 @@ class Resolver {
   private scratch = new Uint8Array(64 * 1024);
   private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
-}
-
-/**
- * Reusable buffers for resolved objects, by power-of-two capacity, so that resolving a pack does
- * not allocate (and leave to the collector) one buffer per object: pass 2 produces the whole
- * history's data, many times the pack's size. `alloc` hands out views; `release` takes back
- * views of its own buffers (anything else is left to the collector) while at most `maxFree`
- * bytes are idle.
- */
-export class BufferPool {
-  private readonly free: ArrayBuffer[][] = [];
-  private readonly owned = new WeakSet<ArrayBuffer>();
-  private idle = 0;
-
-  constructor(private readonly maxFree: number) {}
-
-  readonly alloc = (size: number): Uint8Array => {
-    const b = bucketOf(size);
-    const buf = this.free[b]?.pop();
-    if (buf) {
-      this.idle -= buf.byteLength;
-      return new Uint8Array(buf, 0, size);
-    }
-    if (2 ** b > this.maxFree / 4) return new Uint8Array(size);
-    const fresh = new ArrayBuffer(2 ** b);
-    this.owned.add(fresh);
-    return new Uint8Array(fresh, 0, size);
-  };
-
-  release(view: Uint8Array): void {
-    const buf = view.buffer as ArrayBuffer;
-    if (!this.owned.has(buf) || this.idle + buf.byteLength > this.maxFree) return;
-    (this.free[bucketOf(buf.byteLength)] ??= []).push(buf);
-    this.idle += buf.byteLength;
-  }
-}
-
-/** Smallest b >= 12 with 2^b >= size. */
-function bucketOf(size: number): number {
-  let b = 12;
-  while (2 ** b < size) b++;
-  return b;
 }
 
 /** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */

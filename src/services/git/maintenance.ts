@@ -1,22 +1,21 @@
 // Background pack maintenance (DESIGN.md): tiered compaction of small packs by verbatim copy with
 // dedup, a periodic GC pack of everything reachable, and deletion of replaced packs and orphan
 // files only after a grace period longer than the longest request.
-import { createReadStream, createWriteStream } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { once } from "node:events";
 import { and, eq, inArray, isNull, isNotNull, lte, sql } from "drizzle-orm";
-import { indexPack } from "../../git/pack-indexer.ts";
+import { MultiPackIndex } from "../../git/multi-pack-index.ts";
+import { listObjects, SEND } from "../../git/object-list.ts";
+import { bytesToHex } from "../../git/oid.ts";
+import { writePackIndexRaw } from "../../git/pack-index.ts";
 import { PackSet } from "../../git/pack-set.ts";
-import { packObjects } from "../../git/pack-writer.ts";
-import { collectObjects } from "../../git/walk.ts";
-import type { Oid } from "../../git/types.ts";
+import { writePack } from "../../git/pack-writer.ts";
 import { jobs, orgs, packs, repos, type Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { packKey, readRefs } from "./snapshot.ts";
-import type { Pack } from "../../git/pack-reader.ts";
 
 /** Packs merged at once per tier. */
 export const FAN_IN = 4;
@@ -47,36 +46,63 @@ function livePacks(ctx: Ctx, repoId: string): PackRow[] {
   return ctx.db.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
 }
 
-/** Writes a pack stream to a file, indexes it, and returns the files ready to upload. */
-async function materialize(ctx: Ctx, stream: AsyncIterable<Uint8Array>) {
-  const path = join(ctx.tmpDir, `repack-${newId()}.pack`);
-  const out = createWriteStream(path);
-  for await (const chunk of stream) if (!out.write(chunk)) await once(out, "drain");
-  out.end();
-  await once(out, "finish");
+/**
+ * Writes the pack of the `count` positions flagged SEND in `flags` to a temp file, with its idx
+ * built from what the writer reports (ids, offsets, CRCs of entries copied as stored): nothing is
+ * inflated or hashed again, unlike indexing the written pack.
+ */
+async function writePackFiles(ctx: Ctx, midx: MultiPackIndex, flags: Uint8Array, count: number) {
+  const tmp = join(ctx.tmpDir, `repack-${newId()}`);
+  const oids = new Uint8Array(20 * count);
+  const offsets = new Float64Array(count);
+  const crcs = new Uint32Array(count);
+  let n = 0;
+  const record = (p: number, offset: number, crc: number) => {
+    oids.set(midx.oids.subarray(20 * p, 20 * p + 20), 20 * n);
+    offsets[n] = offset;
+    crcs[n] = crc;
+    n++;
+  };
+  const fd = openSync(`${tmp}.pack`, "w");
+  let size = 0;
   try {
-    const indexed = await indexPack(createReadStream(path), { tmpDir: ctx.tmpDir });
-    return { ...indexed, idxSize: (await stat(indexed.idxPath)).size };
+    for await (const chunk of writePack(midx, flags, count, { ofsDelta: true, thin: false, record })) {
+      let done = 0;
+      while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done, size + done);
+      size += chunk.length;
+    }
   } finally {
-    await rm(path, { force: true });
+    closeSync(fd);
   }
+  const trailer = new Uint8Array(20);
+  const rfd = openSync(`${tmp}.pack`, "r");
+  try {
+    readSync(rfd, trailer, 0, 20, size - 20);
+  } finally {
+    closeSync(rfd);
+  }
+  const name = bytesToHex(trailer);
+  const idx = writePackIndexRaw(oids, offsets, crcs, n, name);
+  await Bun.write(`${tmp}.idx`, idx);
+  return { name, packPath: `${tmp}.pack`, idxPath: `${tmp}.idx`, objectCount: n, size, idxSize: idx.length };
 }
 
 /**
- * Replaces `sources` with one new pack holding exactly `oids` (copied verbatim), in one
- * transaction that first checks the sources are still live. Returns false if it lost a race.
+ * Replaces `sources` with one new pack holding exactly the positions of `midx` flagged SEND
+ * (copied verbatim), in one transaction that first checks the sources are still live. Returns
+ * false if it lost a race.
  */
 async function replacePacks(
   ctx: Ctx,
   repo: Repo,
   sources: PackRow[],
-  opened: Pack[],
-  oids: Oid[],
+  midx: MultiPackIndex,
+  flags: Uint8Array,
+  count: number,
   tier: number,
   refsAtStart: string | null = null,
 ): Promise<boolean> {
-  const set = new PackSet(opened);
-  const built = await materialize(ctx, packObjects(set, oids, { ofsDelta: true }));
+  const built = await writePackFiles(ctx, midx, flags, count);
   try {
     await ctx.store.putFile(packKey(repo.id, built.name, "pack"), built.packPath);
     await ctx.store.putFile(packKey(repo.id, built.name, "idx"), built.idxPath);
@@ -100,12 +126,6 @@ async function replacePacks(
   }, { behavior: "immediate" });
 }
 
-/** Every object id stored in the given packs. */
-function allOids(opened: Pack[]): Oid[] {
-  const out = new Set<Oid>();
-  for (const p of opened) for (let i = 0; i < p.idx.count; i++) out.add(p.idx.oidAt(i));
-  return [...out];
-}
 
 /** Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. */
 export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promise<number> {
@@ -119,9 +139,11 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    const opened = await Promise.all(group.map((row) => ctx.git.openPack(repo.id, row)));
-    const oids = allOids(opened);
-    if (!(await replacePacks(ctx, repo, group, opened, oids, Math.max(tier + 1, tierFor(oids.length))))) return merges;
+    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept.
+    const opened = await Promise.all([...group].reverse().map((row) => ctx.git.openPack(repo.id, row)));
+    const midx = MultiPackIndex.build(opened);
+    const flags = new Uint8Array(midx.count).fill(SEND);
+    if (!(await replacePacks(ctx, repo, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count))))) return merges;
     merges++;
   }
 }
@@ -130,17 +152,18 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
   const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
   if (!repo) return { objects: 0, packsReplaced: 0 };
-  const live = livePacks(ctx, repo.id);
+  const live = livePacks(ctx, repo.id).sort((a, b) => b.createdAt - a.createdAt);
   const refsNow = readRefs(ctx.db, repo.id);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
   const opened = await Promise.all(live.map((row) => ctx.git.openPack(repo.id, row)));
   const set = new PackSet(opened);
-  const { oids } = await collectObjects(set, { wants: tips, haves: [], shallow: [] });
+  const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }) : null;
+  const objects = list?.count ?? 0;
   const maxTier = Math.max(...live.map((p) => p.tier));
-  if (live.length === 1 && oids.length === opened[0]!.idx.count) return { objects: oids.length, packsReplaced: 0 };
-  if (oids.length === 0) {
+  if (live.length === 1 && objects === opened[0]!.idx.count) return { objects, packsReplaced: 0 };
+  if (!list || objects === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
     const done = ctx.db.transaction((tx) => {
@@ -151,8 +174,8 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
     }, { behavior: "immediate" });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  const ok = await replacePacks(ctx, repo, live, opened, oids, maxTier + 1, refsAtStart);
-  return { objects: oids.length, packsReplaced: ok ? live.length : 0 };
+  const ok = await replacePacks(ctx, repo, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart);
+  return { objects, packsReplaced: ok ? live.length : 0 };
 }
 
 /** Deletes replaced packs past the grace period, and orphan files (no row) older than it. */

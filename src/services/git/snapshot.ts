@@ -1,6 +1,7 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
 import { and, desc, eq, isNull } from "drizzle-orm";
+import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
@@ -22,6 +23,8 @@ export class GitStore {
   readonly blocks: BlockCache;
   readonly deltaBases = new DeltaBaseCache(32 * 1024 * 1024);
   private readonly idx = new ByteLru<string, PackIndex>(64 * 1024 * 1024, (v) => 1024 + v.count * 28);
+  /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
+  readonly multiPackIndexes = new ByteLru<string, MultiPackIndex>(64 * 1024 * 1024, (v) => 1024 + v.footprint);
   private readonly loading = new Map<string, Promise<PackIndex>>();
 
   constructor(readonly store: ObjectStore) {
@@ -86,7 +89,7 @@ export async function openSnapshot(db: Db, git: GitStore, repo: Repo): Promise<R
       .all(),
   }));
   const opened = await Promise.all(packRows.map((row) => git.openPack(repo.id, row)));
-  return { refs: refRows, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
+  return { refs: refRows, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
 }
 
 /** The current target of one ref, or null. */
