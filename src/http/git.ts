@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { AppError, TooLarge } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertise, receivePack, uploadPack, type GitServiceName } from "../services/git/serve.ts";
-import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
+import { GIT_BODY_SLACK, limitStream, sizeText } from "./body.ts";
 import { pathOf } from "./path.ts";
 import { principalOf } from "./principal.ts";
 
@@ -38,15 +38,20 @@ function protocolOf(request: Request): 0 | 2 {
   return /(^|[:\s])version=2(\b|$)/.test(request.headers.get("git-protocol") ?? "") ? 2 : 0;
 }
 
-/** The request body as a byte stream: gunzipped when sent with Content-Encoding: gzip, size-capped. */
-function bodyOf(request: Request): AsyncIterable<Uint8Array> {
+/**
+ * The request body as a byte stream: gunzipped when sent with Content-Encoding: gzip, size-capped.
+ * A push over SVC_GIT_MAX_PUSH is refused by receive-pack itself, in band, once it has read the
+ * ref names: git prints that reason, while for a failed RPC it prints only "HTTP 413" and never
+ * the body. Any other git request declared over the limit is a 413 before anything is read.
+ */
+function bodyOf(request: Request, limit: number, service: GitServiceName): AsyncIterable<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > GIT_BODY_LIMIT) throw TooLarge(`push larger than ${GIT_BODY_LIMIT} bytes`);
+  if (declared > limit && service !== "git-receive-pack") throw TooLarge(`request body exceeds the maximum size of ${sizeText(limit)}`);
   const raw = (request.body ?? new ReadableStream()) as unknown as AsyncIterable<Uint8Array>;
   const encoding = (request.headers.get("content-encoding") ?? "").toLowerCase();
   let stream: AsyncIterable<Uint8Array> = raw;
   if (encoding === "gzip" || encoding === "x-gzip") stream = Readable.from(raw).pipe(createGunzip());
-  return limitStream(stream, GIT_BODY_LIMIT);
+  return limitStream(stream, limit + GIT_BODY_SLACK);
 }
 
 /** Runs `serve` writing into a streamed response body (backpressure through the writer). */
@@ -94,11 +99,12 @@ export function gitHandler(ctx: Ctx) {
       if (request.headers.get("content-type") !== `application/x-${service}-request`) {
         throw new AppError(415, `expected content type application/x-${service}-request`);
       }
-      const input = bodyOf(request);
+      const input = bodyOf(request, ctx.config.gitMaxPush, service);
       if (service === "git-upload-pack") {
         return await startRpc(ctx, service, (write) => uploadPack(ctx, actor, org, repo, { input, write }, { protocol, statelessRpc: true }));
       }
-      return await startRpc(ctx, service, (write) => receivePack(ctx, actor, org, repo, { input, write }, { statelessRpc: true, via: "git" }));
+      const declaredBytes = Number(request.headers.get("content-length") ?? "0") || undefined;
+      return await startRpc(ctx, service, (write) => receivePack(ctx, actor, org, repo, { input, write }, { statelessRpc: true, via: "git", declaredBytes }));
     } catch (error) {
       return refusal(error, ctx);
     }

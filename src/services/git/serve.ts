@@ -92,7 +92,7 @@ export async function receivePack(
   orgName: string,
   repoName: string,
   io: GitIo,
-  opts: { statelessRpc: boolean; via: "git" | "ssh"; maxPackBytes?: number },
+  opts: { statelessRpc: boolean; via: "git" | "ssh"; maxPackBytes?: number; declaredBytes?: number },
 ): Promise<void> {
   const { org, repo } = target(ctx, actor, orgName, repoName, "repo:write");
   const started = performance.now();
@@ -122,5 +122,5 @@ export async function receivePack(
       return results;
     },
   };
-  await serveReceivePack(snapshot, io, { statelessRpc: opts.statelessRpc, tmpDir: ctx.tmpDir, maxPackBytes: opts.maxPackBytes, hooks });
+  await serveReceivePack(snapshot, io, { statelessRpc: opts.statelessRpc, tmpDir: ctx.tmpDir, maxPackBytes: opts.maxPackBytes ?? ctx.config.gitMaxPush, declaredBytes: opts.declaredBytes, hooks });
 }
