@@ -13,7 +13,6 @@
 //   server is busy before pack data is ready.
 import { listObjects, SEND, type ObjectList } from "./object-list.ts";
 import { OBJ_TAG } from "./pack-entry.ts";
-import type { Pack } from "./pack-reader.ts";
 import { writePack } from "./pack-writer.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot } from "./repo-snapshot.ts";
@@ -76,25 +75,6 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
   };
 }
 
-/** Bytes read per step when a stored pack is streamed as it is: small, so many concurrent clones stay cheap. */
-const STREAM_CHUNK = 256 * 1024;
-
-/**
- * The stored pack that answers `req` as it is, or null. Every object reachable from the refs is in
- * some live pack, so when there is exactly one, a full clone (wants covering every ref tip; no
- * haves, shallow, deepen or filter) is that pack, possibly with a few unreachable objects extra,
- * which git accepts. No listing, no copying: the stored bytes go out as they are.
- */
-function wholePackClone(snapshot: RepoSnapshot, req: CollectRequest, opts: PackOptions): Pack | null {
-  if (!opts.ofsDelta || req.haves.length || req.shallow.length || req.depth || req.deepenSince || req.deepenNot?.length || req.filter) return null;
-  if (snapshot.objects.packs.length !== 1) return null;
-  const pack = snapshot.objects.packs[0]!;
-  const wants = new Set(req.wants);
-  for (const ref of snapshot.refs) if (!wants.has(ref.oid)) return null;
-  for (const w of wants) if (pack.idx.find(w) < 0) return null;
-  return pack;
-}
-
 /** Compute and stream the pack for `req`; returns the number of objects sent. */
 export async function createPackFile(
   snapshot: RepoSnapshot,
@@ -102,20 +82,10 @@ export async function createPackFile(
   opts: PackOptions,
   sink: PackSink,
 ): Promise<number> {
-  const whole = wholePackClone(snapshot, req, opts);
-  if (whole) {
-    await sink.progress(`Enumerating objects: ${whole.idx.count}, done.\n`);
-    for (let at = 0; at < whole.source.size; at += STREAM_CHUNK) {
-      await sink.data(await whole.source.read(at, Math.min(STREAM_CHUNK, whole.source.size - at)));
-    }
-    await sink.progress(`Total ${whole.idx.count}\n`);
-    await sink.end();
-    return whole.idx.count;
-  }
   sink.keepalive(true);
   let list: ObjectList;
   try {
-    list = await listObjects(snapshot.objects, req);
+    list = await listObjects(snapshot.objects, req, { reachability: true });
     if (opts.includeTag) await includeTags(snapshot, list);
   } finally {
     sink.keepalive(false);

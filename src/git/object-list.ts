@@ -45,8 +45,19 @@ export interface ObjectList {
   unshallow: Oid[];
 }
 
+/** Options of listObjects. */
+export interface ListOptions {
+  /**
+   * Use the packs' reachability records for a clone (no haves, no shallow, no filter): a pack
+   * holding exactly what its recorded tips reach is counted as sent without being walked, when
+   * every recorded tip is still wanted or is met by the walk of what lies outside the pack (a
+   * fast-forward). Otherwise the listing falls back to the full walk, so the answer is exact.
+   */
+  reachability?: boolean;
+}
+
 /** List what to send for `req` from `set` (whose multi-pack index is built or reused). */
-export async function listObjects(set: PackSet, req: CollectRequest): Promise<ObjectList> {
+export async function listObjects(set: PackSet, req: CollectRequest, opts: ListOptions = {}): Promise<ObjectList> {
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
@@ -92,8 +103,12 @@ export async function listObjects(set: PackSet, req: CollectRequest): Promise<Ob
 
   const rootTrees: number[] = [];
   const haveTrees: number[] = [];
-  if (haveCommits.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0) {
-    await allCommits(list, wantCommits, rootTrees, send);
+  const clone = haveCommits.length === 0 && haveOthers.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0;
+  if (clone) {
+    const needed = opts.reachability && !req.filter ? markRecordedPacks(list, req.wants) : null;
+    await allCommits(list, wantCommits, rootTrees, send, needed);
+    // A recorded tip neither wanted nor met: its pack may hold what the refs no longer reach.
+    if (needed && needed.size > 0) return listObjects(set, req, { ...opts, reachability: false });
   } else {
     const walk = await limitCommits(cache, {
       interesting: [...wantCommits, ...plan.extraWants],
@@ -137,8 +152,44 @@ export async function listObjects(set: PackSet, req: CollectRequest): Promise<Ob
   return list;
 }
 
-/** Every commit reachable from `wants` (no boundary): straight through by position. */
-async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void): Promise<void> {
+/**
+ * Mark every object of the packs with a reachability record as sent; returns the positions of
+ * the recorded tips that are not wanted (each must be met by the commit walk), or null when no
+ * pack has a usable record.
+ */
+function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
+  const { midx, flags } = list;
+  const wanted = new Set(wants);
+  const needed = new Set<number>();
+  let any = false;
+  for (let k = 0; k < midx.packs.length; k++) {
+    const tips = midx.packs[k]!.reachTips;
+    if (!tips) continue;
+    const positions: number[] = [];
+    for (const t of tips) {
+      const p = midx.findHex(t);
+      if (p < 0) return null;
+      if (!wanted.has(t)) positions.push(p);
+    }
+    for (const p of positions) needed.add(p);
+    const row = midx.positionsIn(k);
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i]!;
+      const p = v >= 0 ? v : -v - 1;
+      if (flags[p]! & SEND) continue;
+      flags[p]! |= SEND;
+      list.count++;
+    }
+    any = true;
+  }
+  return any ? needed : null;
+}
+
+/**
+ * Every commit reachable from `wants` (no boundary): straight through by position. Objects
+ * already marked as sent (a recorded pack's) are not walked; `needed` loses each one met.
+ */
+async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null): Promise<void> {
   const { midx, flags } = list;
   const stack: number[] = [];
   for (const oid of wants) {
@@ -158,7 +209,10 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     rootTrees.push(findOrMissing(midx, key, "tree"));
     for (let at = 46; headerOid(data, at, "parent ", key); at += 48) {
       const parent = findOrMissing(midx, key, "commit");
-      if (flags[parent]! & SEND) continue;
+      if (flags[parent]! & SEND) {
+        needed?.delete(parent);
+        continue;
+      }
       send(parent, OBJ_COMMIT);
       stack.push(parent);
     }

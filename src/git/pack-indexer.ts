@@ -43,6 +43,12 @@ export interface IndexedPack {
    * with the pack's objects and the repository's, the connectivity check needs no second read.
    */
   links: OidSet;
+  /**
+   * True when every object of the pack is one of `tips` or is named by another object of the
+   * pack (a root of the pack's graph is a tip): with the connectivity check passed and no other
+   * objects in the repository, the pack then holds exactly what the tips reach.
+   */
+  onlyReachableFrom(tips: Oid[]): boolean;
 }
 
 /** Options of indexPack. */
@@ -99,6 +105,12 @@ export async function indexPack(
       },
       appendedBases,
       links,
+      onlyReachableFrom(tips: Oid[]): boolean {
+        const roots = new OidSet(tips.length);
+        for (const t of tips) roots.addHex(t);
+        for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
+        return appendedBases.length === 0;
+      },
     };
   } catch (e) {
     if (!done) closeSync(fd);

@@ -109,6 +109,13 @@ const MAX_PACK_IDS = 2 ** 13;
 /** One immutable pack: its idx plus ranged reads of its bytes. */
 export class Pack {
   /**
+   * Reachability record: when set, the pack holds exactly the objects reachable from these ids
+   * (a GC pack, or the first push into an empty repository). A clone may then count the whole
+   * pack as sent and walk only what lies outside it (object-list.ts).
+   */
+  reachTips: Oid[] | null = null;
+
+  /**
    * `name` is the pack checksum (hex) or any key unique among packs sharing `cache`.
    */
   constructor(

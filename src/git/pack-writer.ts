@@ -41,6 +41,8 @@ export interface WritePackOptions {
 }
 
 const CHUNK = 1 << 20;
+/** Reads of a stored pack sent whole: small, so that many concurrent clones stay cheap. */
+const STREAM_CHUNK = 256 * 1024;
 const FLUSH = 64 * 1024;
 /** Bytes of consecutive stored entries read at once. */
 const WINDOW = 1 << 20;
@@ -92,7 +94,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   const packs = midx.packs;
   if (packs.length === 1 && count === packs[0]!.idx.count && count > 0 && opts.ofsDelta && !opts.record) {
     const pack = packs[0]!;
-    for (let pos = 0; pos < pack.source.size; pos += CHUNK) yield await pack.source.read(pos, Math.min(CHUNK, pack.source.size - pos));
+    for (let pos = 0; pos < pack.source.size; pos += STREAM_CHUNK) yield await pack.source.read(pos, Math.min(STREAM_CHUNK, pack.source.size - pos));
     return;
   }
   const out = new PackStream(count);

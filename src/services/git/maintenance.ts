@@ -101,6 +101,7 @@ async function replacePacks(
   count: number,
   tier: number,
   refsAtStart: string | null = null,
+  reachTips: string | null = null,
 ): Promise<boolean> {
   const built = await writePackFiles(ctx, midx, flags, count);
   try {
@@ -117,8 +118,8 @@ async function replacePacks(
     if (refsAtStart !== null && JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
     const t = now();
     const existing = tx.select().from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, built.name))).get();
-    if (existing) tx.update(packs).set({ replacedAt: null, tier }).where(eq(packs.id, existing.id)).run();
-    else tx.insert(packs).values({ id: newId(), repoId: repo.id, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t }).run();
+    if (existing) tx.update(packs).set({ replacedAt: null, tier, reachTips: reachTips ?? existing.reachTips }).where(eq(packs.id, existing.id)).run();
+    else tx.insert(packs).values({ id: newId(), repoId: repo.id, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, reachTips }).run();
     const replaced = ids.filter((id) => id !== existing?.id);
     if (replaced.length) tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, replaced)).run();
     enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
@@ -159,10 +160,19 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   if (!live.length) return { objects: 0, packsReplaced: 0 };
   const opened = await Promise.all(live.map((row) => ctx.git.openPack(repo.id, row)));
   const set = new PackSet(opened);
-  const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }) : null;
+  // The previous GC pack (and any pack with a reachability record) is not walked again.
+  const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
   const objects = list?.count ?? 0;
   const maxTier = Math.max(...live.map((p) => p.tier));
-  if (live.length === 1 && objects === opened[0]!.idx.count) return { objects, packsReplaced: 0 };
+  if (live.length === 1 && objects === opened[0]!.idx.count) {
+    // Already one pack of exactly what the refs reach: record that, so clones need no walk.
+    if (!live[0]!.reachTips) {
+      ctx.db.transaction((tx) => {
+        if (JSON.stringify(readRefs(tx, repo.id)) === refsAtStart) tx.update(packs).set({ reachTips: tips.join("\n") }).where(eq(packs.id, live[0]!.id)).run();
+      }, { behavior: "immediate" });
+    }
+    return { objects, packsReplaced: 0 };
+  }
   if (!list || objects === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
@@ -174,7 +184,8 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
     }, { behavior: "immediate" });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  const ok = await replacePacks(ctx, repo, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart);
+  // The new pack holds exactly what the refs reach: its reachability record is the refs' targets.
+  const ok = await replacePacks(ctx, repo, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, tips.join("\n"));
   return { objects, packsReplaced: ok ? live.length : 0 };
 }
 
@@ -210,12 +221,20 @@ export function allRepos(ctx: Ctx): { id: string; name: string }[] {
     .all();
 }
 
-/** Schedules a GC for every repository with more than one live pack (the periodic pass). */
+/**
+ * Schedules a GC for every repository with more than one live pack, or with one pack that has no
+ * reachability record yet (the periodic pass).
+ */
 export function scheduleGcPass(ctx: Ctx): number {
-  const rows = ctx.db.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
+  const rows = ctx.db
+    .select({ repoId: packs.repoId, n: sql<number>`count(*)`, recorded: sql<number>`count(${packs.reachTips})` })
+    .from(packs)
+    .where(isNull(packs.replacedAt))
+    .groupBy(packs.repoId)
+    .all();
   let n = 0;
   for (const r of rows) {
-    if (r.n < 2) continue;
+    if (r.n < 2 && r.recorded === r.n) continue;
     const pending = ctx.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.kind, "repo.gc"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${r.repoId}`)).get();
     if (!pending) {
       enqueueJob(ctx.db, "repo.gc", { repoId: r.repoId });

@@ -18,6 +18,8 @@ export interface PackToPublish {
   objectCount: number;
   size: number;
   idxSize: number;
+  /** When the pack holds exactly what these ids reach (its reachability record; see Pack.reachTips). */
+  reachTips?: Oid[];
 }
 
 /** A ref update with what the caller knows about it. */
@@ -114,7 +116,7 @@ export async function publish(
       const exists = tx.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, pack.name))).get();
       if (!exists) {
         packAdded = true;
-        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now() }).run();
+        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now(), reachTips: pack.reachTips?.join("\n") ?? null }).run();
       }
     }
     if (ok.length && opts.also) opts.also(tx);

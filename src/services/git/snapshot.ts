@@ -54,10 +54,12 @@ export class GitStore {
     this.idx.set(packKey(repoId, name, "idx"), PackIndex.parse(bytes));
   }
 
-  /** Opens one stored pack for reading. */
-  async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
+  /** Opens one stored pack for reading (with its reachability record, when it has one). */
+  async openPack(repoId: string, row: { name: string; size: number; reachTips?: string | null }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    return new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+    const pack = new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+    if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+    return pack;
   }
 
   /** Forgets cached bytes of a deleted pack. */
@@ -82,7 +84,7 @@ export async function openSnapshot(db: Db, git: GitStore, repo: Repo): Promise<R
   const { refRows, packRows } = db.transaction((tx) => ({
     refRows: readRefs(tx, repo.id),
     packRows: tx
-      .select({ name: packs.name, size: packs.size })
+      .select({ name: packs.name, size: packs.size, reachTips: packs.reachTips })
       .from(packs)
       .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)))
       .orderBy(desc(packs.createdAt))
