@@ -58,3 +58,14 @@ function bucketOf(size: number): number {
   return 32 - Math.clz32(size - 1);
 }
 
+
+/**
+ * A full collection, for the long loops of a clone or a repack. They churn through buffers that
+ * live across awaits (pack reads, packets in flight), so the young-generation collector promotes
+ * them and only a full collection frees them. Left to its own pacing, an in-process clone of
+ * git.git's history up to v2.20 (112 MiB, 4 packs) peaked at 520-590 MB; with a collection
+ * every 64 MiB written and every 32k trees read, at 360-400 MB.
+ */
+export function collectGarbage(): void {
+  Bun.gc(true);
+}

@@ -11,6 +11,7 @@
 // order: a tree's delta base is usually the entry just before it in the pack (the same
 // directory one version apart), so resolving them in that order with the base kept in the
 // delta-base cache inflates each tree about once.
+import { collectGarbage } from "./buffer-pool.ts";
 import { type ChainObject, ChainReader } from "./chain-reader.ts";
 import type { CopyLog } from "./delta.ts";
 import { type ObjectFilter } from "./list-objects.ts";
@@ -241,6 +242,7 @@ async function walkTrees(
       level.push(p);
     }
   }
+  let reads = 0;
   while (level.length > 0) {
     const next: number[] = [];
     for (const p of packOrder(midx, level)) {
@@ -256,6 +258,7 @@ async function walkTrees(
         if (have) continue;
         throw new GitError(`object ${midx.oidAt(p)} is not a tree`);
       }
+      if (++reads % GC_EVERY_TREES === 0) collectGarbage();
       const reader = list.reader;
       const starts = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, starts);
@@ -422,6 +425,8 @@ function packOrder(midx: MultiPackIndex, positions: number[]): number[] {
 }
 
 const OFFSET_SPAN = 2 ** 41;
+/** Trees read between two collections (see collectGarbage). */
+const GC_EVERY_TREES = 32768;
 const BLOB = 0;
 const TREE = 1;
 const GITLINK = 2;

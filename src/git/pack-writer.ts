@@ -8,6 +8,7 @@
 // Serving copies stored entries verbatim (no recompression, no new delta search): a stored
 // delta stays a delta when its base is sent too (emitted first, re-pointed by offset or oid)
 // or is one of the receiver's thin bases; any other delta is resolved and sent whole.
+import { collectGarbage } from "./buffer-pool.ts";
 import { deflate } from "./inflate.ts";
 import { hashObject } from "./oid.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
@@ -47,6 +48,8 @@ const FLUSH = 64 * 1024;
 /** Bytes of consecutive stored entries read at once. */
 const WINDOW = 1 << 20;
 const MAX_HEADER = 32;
+/** Bytes written between two collections (see collectGarbage). */
+const GC_EVERY_BYTES = 64 * 1024 * 1024;
 
 /** Stream a pack of exactly `oids` (deduplicated) from `set`, copying stored entries verbatim. */
 export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: PackObjectsOptions): AsyncIterable<Uint8Array> {
@@ -102,6 +105,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   /** Output offset of each position once written, else -1. */
   const written = new Float64Array(midx.count).fill(-1);
   let sent = 0;
+  let lastGc = 0;
   for (let k = packs.length - 1; k >= 0; k--) {
     const pack = packs[k]!;
     const idx = pack.idx;
@@ -211,6 +215,10 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
       }
       if (!big && copyFrom < bytes.length) out.push(bytes.subarray(copyFrom));
       yield* out.drain();
+      if (out.position - lastGc > GC_EVERY_BYTES) {
+        lastGc = out.position;
+        collectGarbage();
+      }
     }
   }
   if (sent !== count) throw new GitError(`pack writer: ${count - sent} of ${count} objects were not found in the packs`);
@@ -310,17 +318,23 @@ class PackStream {
     this.pendingBytes += bytes.length;
   }
 
-  /** Pieces ready to send (only once enough have accumulated). */
+  /**
+   * Pieces ready to send (only once enough have accumulated): large pieces as they are (no copy;
+   * the stored runs), runs of small ones (rewritten headers) joined.
+   */
   *drain(force = false): Iterable<Uint8Array> {
     if (this.pendingBytes === 0 || (!force && this.pendingBytes < FLUSH)) return;
     const parts = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (parts.length === 1) {
-      yield parts[0]!;
-      return;
+    let from = 0;
+    for (let i = 0; i <= parts.length; i++) {
+      if (i < parts.length && parts[i]!.length < FLUSH) continue;
+      if (i - from === 1) yield parts[from]!;
+      else if (i > from) yield Buffer.concat(parts.slice(from, i));
+      if (i < parts.length) yield parts[i]!;
+      from = i + 1;
     }
-    yield Buffer.concat(parts);
   }
 
   /** The rest, then the trailer. */
