@@ -44,6 +44,8 @@ export interface ObjectList {
   commitCount: number;
   shallow: Oid[];
   unshallow: Oid[];
+  /** Trees read, tree entries parsed, and entries stepped over as copies of a base tree's. */
+  stats: { trees: number; entries: number; skipped: number };
 }
 
 /** Options of listObjects. */
@@ -62,7 +64,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [] };
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 } };
   const cache = new CommitCache(set);
   const send = (p: number, type: number): void => {
     flags[p]! |= SEND;
@@ -262,6 +264,9 @@ async function walkTrees(
       const reader = list.reader;
       const starts = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, starts);
+      list.stats.trees++;
+      list.stats.entries += starts.length;
+      list.stats.skipped += scanSkipped;
       const pending = pendingBlobs;
       pendingBlobs = NO_PENDING;
       for (const q of pending) {
@@ -275,6 +280,8 @@ async function walkTrees(
 const NO_PENDING: number[] = [];
 /** Blobs the last scanTree call left for the filter to decide. */
 let pendingBlobs = NO_PENDING;
+/** Entries the last scanTree call stepped over. */
+let scanSkipped = 0;
 let startsScratch = new Uint32Array(4096);
 
 /**
@@ -302,6 +309,7 @@ function scanTree(
   let pending = NO_PENDING;
   const len = data.length;
   let n = 0;
+  let skippedHere = 0;
   let at = 0;
   const baseStarts = base?.starts;
   const baseCount = baseStarts ? baseStarts.length : 0;
@@ -336,6 +344,7 @@ function scanTree(
           at += l;
           b = entryEnd;
           k++;
+          skippedHere++;
           skipped = true;
           if (at >= len || k >= baseCount) break;
         }
@@ -380,6 +389,7 @@ function scanTree(
     }
   }
   pendingBlobs = pending;
+  scanSkipped = skippedHere;
   return startsScratch.slice(0, n);
 }
 
