@@ -46,6 +46,11 @@ export interface ObjectList {
   unshallow: Oid[];
   /** Trees read, tree entries parsed, and entries stepped over as copies of a base tree's. */
   stats: { trees: number; entries: number; skipped: number };
+  /**
+   * Wanted commits the clone walk met as a parent of another commit it walked: what they reach,
+   * another want reaches too (a reachability record can leave them out).
+   */
+  reachedWants: Set<Oid>;
 }
 
 /** Options of listObjects. */
@@ -64,7 +69,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 } };
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set() };
   const cache = new CommitCache(set);
   const send = (p: number, type: number): void => {
     flags[p]! |= SEND;
@@ -195,8 +200,10 @@ function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
 async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null): Promise<void> {
   const { midx, flags } = list;
   const stack: number[] = [];
+  const wanted = new Set<number>();
   for (const oid of wants) {
     const p = mustFind(midx, oid);
+    wanted.add(p);
     if (flags[p]! & SEND) continue;
     send(p, OBJ_COMMIT);
     stack.push(p);
@@ -214,6 +221,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
       const parent = findOrMissing(midx, key, "commit");
       if (flags[parent]! & SEND) {
         needed?.delete(parent);
+        if (wanted.has(parent)) list.reachedWants.add(midx.oidAt(parent));
         continue;
       }
       send(parent, OBJ_COMMIT);

@@ -49,6 +49,12 @@ export interface IndexedPack {
    * objects in the repository, the pack then holds exactly what the tips reach.
    */
   onlyReachableFrom(tips: Oid[]): boolean;
+  /**
+   * The pack's reachability record for a push of `tips` into an empty repository: the tips no
+   * other object of the pack names (the others are reached through them), or null when the pack
+   * holds anything they do not reach.
+   */
+  reachabilityRecord(tips: Oid[]): Oid[] | null;
 }
 
 /** Options of indexPack. */
@@ -84,6 +90,13 @@ export async function indexPack(
     const { oids, types, count } = table;
     closeSync(fd);
     done = true;
+    // Every object a tip or named by another object of the pack: the roots of its graph are tips.
+    const onlyReachableFrom = (tips: Oid[]): boolean => {
+      const roots = new OidSet(tips.length);
+      for (const t of tips) roots.addHex(t);
+      for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
+      return appendedBases.length === 0;
+    };
     const packPath = join(opts.tmpDir, `pack-${name}.pack`);
     const idxPath = join(opts.tmpDir, `pack-${name}.idx`);
     renameSync(tmpPath, packPath);
@@ -106,10 +119,16 @@ export async function indexPack(
       appendedBases,
       links,
       onlyReachableFrom(tips: Oid[]): boolean {
-        const roots = new OidSet(tips.length);
-        for (const t of tips) roots.addHex(t);
-        for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
-        return appendedBases.length === 0;
+        return onlyReachableFrom(tips);
+      },
+      reachabilityRecord(tips: Oid[]): Oid[] | null {
+        if (!onlyReachableFrom(tips)) return null;
+        const key = new OidSet(1);
+        const heads = [...new Set(tips)].filter((t) => {
+          key.addHex(t);
+          return !links.has(key.table, 20 * (key.size - 1));
+        });
+        return heads.length > 0 ? heads : [...new Set(tips)];
       },
     };
   } catch (e) {

@@ -11,6 +11,7 @@ import { bytesToHex } from "../../git/oid.ts";
 import { writePackIndexRaw } from "../../git/pack-index.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { writePack } from "../../git/pack-writer.ts";
+import type { Oid } from "../../git/types.ts";
 import { jobs, orgs, packs, repos, type Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
@@ -149,6 +150,12 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
   }
 }
 
+/** A reachability record: the tips, without those another tip reaches (as far as the walk saw). */
+function recordOf(tips: Oid[], reached: Set<Oid>): string {
+  const kept = tips.filter((t) => !reached.has(t));
+  return (kept.length ? kept : tips).join("\n");
+}
+
 /** Repacks everything reachable from the refs into one pack; replaced packs go after the grace period. */
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
   const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
@@ -168,7 +175,7 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
     // Already one pack of exactly what the refs reach: record that, so clones need no walk.
     if (!live[0]!.reachTips) {
       ctx.db.transaction((tx) => {
-        if (JSON.stringify(readRefs(tx, repo.id)) === refsAtStart) tx.update(packs).set({ reachTips: tips.join("\n") }).where(eq(packs.id, live[0]!.id)).run();
+        if (JSON.stringify(readRefs(tx, repo.id)) === refsAtStart) tx.update(packs).set({ reachTips: recordOf(tips, list!.reachedWants) }).where(eq(packs.id, live[0]!.id)).run();
       }, { behavior: "immediate" });
     }
     return { objects, packsReplaced: 0 };
@@ -184,8 +191,9 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
     }, { behavior: "immediate" });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  // The new pack holds exactly what the refs reach: its reachability record is the refs' targets.
-  const ok = await replacePacks(ctx, repo, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, tips.join("\n"));
+  // The new pack holds exactly what the refs reach: its reachability record is the refs' targets,
+  // less those another target reaches (so deleting such a ref later does not void the record).
+  const ok = await replacePacks(ctx, repo, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, recordOf(tips, list.reachedWants));
   return { objects, packsReplaced: ok ? live.length : 0 };
 }
 

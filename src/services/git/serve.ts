@@ -111,7 +111,7 @@ export async function receivePack(
       }
       // The first push into an empty repository: the pack is exactly what its new tips reach.
       const tips = commands.map((c) => c.newOid).filter((o) => o !== ZERO_OID);
-      const reachTips = pack && snapshot.objects.packs.length === 0 && pack.onlyReachableFrom(tips) ? tips : undefined;
+      const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(tips)) || undefined;
       const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips } : null;
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
