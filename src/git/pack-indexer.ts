@@ -144,9 +144,10 @@ export async function indexPack(
 class EntryTable {
   count = 0;
   offsets = new Float64Array(1024);
-  /** Start of the zlib data and its length. */
-  dataOffsets = new Float64Array(1024);
-  compLengths = new Float64Array(1024);
+  /** Length of the entry header (the zlib data follows it and ends where the next entry starts). */
+  headerLens = new Uint8Array(1024);
+  /** Object count the pack header announced (-1 until read): the tables grow towards it. */
+  expected = -1;
   /** Inflated size of the entry data. */
   sizes = new Float64Array(1024);
   /** Object type code (1..4), set once resolved. */
@@ -168,16 +169,26 @@ class EntryTable {
     return this.count++;
   }
 
+  /** Start of entry i's zlib data, and its length. */
+  dataOffset(i: number): number {
+    return this.offsets[i]! + this.headerLens[i]!;
+  }
+
+  compLength(i: number): number {
+    return (i + 1 < this.count ? this.offsets[i + 1]! : this.end) - this.dataOffset(i);
+  }
+
   private grow(): void {
-    const n = this.offsets.length * 2;
+    // Towards the announced count (at most 4x at a time, so a lying header costs little), then
+    // by doubling (bases appended to fix a thin pack come after).
+    const size = this.offsets.length;
+    const n = this.expected > size ? Math.min(this.expected, 4 * size) : 2 * size;
     const f64 = (a: Float64Array) => {
       const b = new Float64Array(n);
       b.set(a);
       return b;
     };
     this.offsets = f64(this.offsets);
-    this.dataOffsets = f64(this.dataOffsets);
-    this.compLengths = f64(this.compLengths);
     this.sizes = f64(this.sizes);
     const u8 = (a: Uint8Array, len = n) => {
       const b = new Uint8Array(len);
@@ -185,6 +196,7 @@ class EntryTable {
       return b;
     };
     this.types = u8(this.types);
+    this.headerLens = u8(this.headerLens);
     this.codes = u8(this.codes);
     this.resolved = u8(this.resolved);
     this.oids = u8(this.oids, 20 * n);
@@ -274,6 +286,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       const version = view.getUint32(4);
       if (version !== 2 && version !== 3) throw new GitError(`unsupported pack version ${version}`);
       expected = view.getUint32(8);
+      t.expected = expected;
       packHash.update(h.subarray(0, 12));
       pos += 12;
       want = 2;
@@ -320,8 +333,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     const raw = window.subarray(0, entryLength);
     const i = t.add();
     t.offsets[i] = pos;
-    t.dataOffsets[i] = pos + h.headerLength;
-    t.compLengths[i] = r.consumed;
+    t.headerLens[i] = h.headerLength;
     t.sizes[i] = h.size;
     t.codes[i] = h.typeCode;
     t.crcs[i] = Bun.hash.crc32(raw);
@@ -408,8 +420,7 @@ class Resolver {
       const z = deflate(obj.data);
       const i = t.add();
       t.offsets[i] = end;
-      t.dataOffsets[i] = end + head.length;
-      t.compLengths[i] = z.length;
+      t.headerLens[i] = head.length;
       t.sizes[i] = obj.data.length;
       t.codes[i] = t.types[i] = typeCode(obj.type);
       t.bases[i] = -1;
@@ -558,10 +569,10 @@ class Resolver {
 
   /** The compressed bytes of entry i, in a reused buffer (they only live until inflated). */
   private readCompressed(i: number): Uint8Array {
-    const len = this.t.compLengths[i]!;
+    const len = this.t.compLength(i);
     if (this.scratch.length < len) this.scratch = new Uint8Array(Math.max(len, 2 * this.scratch.length));
     const buf = this.scratch.subarray(0, len);
-    readAll(this.fd, buf, this.t.dataOffsets[i]!);
+    readAll(this.fd, buf, this.t.dataOffset(i));
     return buf;
   }
 
