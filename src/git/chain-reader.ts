@@ -94,10 +94,17 @@ export class ChainReader {
     return v;
   }
 
-  /** Record where the entries of `obj` (the object just read) start, for reads that delta against it. */
-  setStarts(obj: ChainObject, starts: Uint32Array): void {
+  /**
+   * Record where the entries of `obj` (the object just read) start, for reads that delta
+   * against it: the first `n` values of `scratch`, copied into a pooled buffer.
+   */
+  setStarts(obj: ChainObject, scratch: Uint32Array, n: number): void {
+    if (obj.data.length > this.budget / 4) return;
+    const bytes = this.pool.alloc(4 * n + 4);
+    const starts = new Uint32Array(bytes.buffer, bytes.byteOffset, n);
+    starts.set(scratch.subarray(0, n));
     obj.starts = starts;
-    if (obj.data.length <= this.budget / 4) this.held += starts.byteLength;
+    this.held += starts.byteLength;
   }
 
   private put(key: number, obj: ChainObject): void {
@@ -111,6 +118,7 @@ export class ChainReader {
       this.lru.delete(k);
       this.held -= v.data.length + (v.starts?.byteLength ?? 0);
       this.pool.release(v.data);
+      if (v.starts) this.pool.release(new Uint8Array(v.starts.buffer, v.starts.byteOffset, v.starts.byteLength));
     }
   }
 }

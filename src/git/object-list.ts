@@ -270,10 +270,10 @@ async function walkTrees(
       }
       if (++reads % GC_EVERY_TREES === 0) collectGarbage();
       const reader = list.reader;
-      const starts = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
-      reader.setStarts(obj, starts);
+      const n = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
+      reader.setStarts(obj, startsScratch, n);
       list.stats.trees++;
-      list.stats.entries += starts.length;
+      list.stats.entries += n;
       list.stats.skipped += scanSkipped;
       const pending = pendingBlobs;
       pendingBlobs = NO_PENDING;
@@ -295,7 +295,7 @@ let startsScratch = new Uint32Array(4096);
 /**
  * One tree's entries (synchronous: this loop sees every entry of every tree of the history).
  * Marks what it finds, queues subtrees on `next`, leaves blobs a filter must decide in
- * pendingBlobs, and returns where each entry starts.
+ * pendingBlobs, and returns the number of entries (where each starts is in startsScratch).
  *
  * Most trees are deltas against another version of the same directory that this walk already
  * handled (`base`, with its entry starts), and nearly all their bytes are copied from it (98% of
@@ -313,7 +313,7 @@ function scanTree(
   send: (p: number, type: number) => void,
   base: ChainObject | null,
   copies: CopyLog,
-): Uint32Array {
+): number {
   let pending = NO_PENDING;
   const len = data.length;
   let n = 0;
@@ -398,7 +398,7 @@ function scanTree(
   }
   pendingBlobs = pending;
   scanSkipped = skippedHere;
-  return startsScratch.slice(0, n);
+  return n;
 }
 
 /** First index of `a` whose value is >= `v`. */
@@ -444,7 +444,7 @@ function packOrder(midx: MultiPackIndex, positions: number[]): number[] {
 
 const OFFSET_SPAN = 2 ** 41;
 /** Trees read between two collections (see collectGarbage). */
-const GC_EVERY_TREES = 32768;
+const GC_EVERY_TREES = 16384;
 const BLOB = 0;
 const TREE = 1;
 const GITLINK = 2;

@@ -11,7 +11,7 @@
 // amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { BufferPool } from "./buffer-pool.ts";
+import { BufferPool, collectGarbage } from "./buffer-pool.ts";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
@@ -84,6 +84,9 @@ export async function indexPack(
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
+    // Resolving produced the whole history's data in short-lived buffers: free them before the
+    // rest of the push (and the next request) runs on top of them.
+    collectGarbage();
     const checksum = appendedBases.length > 0 ? rewriteTrailer(fd, table) : table.checksum;
     const name = bytesToHex(checksum);
     const idx = writePackIndexRaw(table.oids, table.offsets, table.crcs, table.count, name);

@@ -223,6 +223,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   }
   if (sent !== count) throw new GitError(`pack writer: ${count - sent} of ${count} objects were not found in the packs`);
   yield* out.finish();
+  if (lastGc > 0) collectGarbage();
 }
 
 /** Stream the stored bytes [from, to) of `pack` in CHUNK pieces; returns their CRC32 continued from `crc`. */
