@@ -11,7 +11,7 @@
 import { bytesToHex, hexInto, isOid } from "./oid.ts";
 import { sortOids } from "./pack-index.ts";
 import type { Pack } from "./pack-reader.ts";
-import type { Oid, RawObject } from "./types.ts";
+import type { Oid } from "./types.ts";
 
 /** Sorted distinct object ids of a set of packs, each mapped to its preferred (pack, idx position). */
 export class MultiPackIndex {
@@ -114,12 +114,6 @@ export class MultiPackIndex {
   /** Offset of position `p`'s preferred copy in its pack. */
   offsetOf(p: number): number {
     return this.packs[this.packOf[p]!]!.idx.offsetAt(this.idxPos[p]!);
-  }
-
-  /** The resolved object at position `p` (`keep`: leave it in the delta-base cache). */
-  read(p: number, keep = false): Promise<RawObject> {
-    const pack = this.packs[this.packOf[p]!]!;
-    return pack.readAt(pack.idx.offsetAt(this.idxPos[p]!), keep);
   }
 
   /**

@@ -145,12 +145,8 @@ export class Pack {
     return { entry: this.parseEntry(offset, end, bytes), bytes };
   }
 
-  /**
-   * The resolved object stored at `offset`; delta chains are followed iteratively. Do not modify
-   * its data (it may be cached). The bases met on the way are cached; with `keep`, the object too
-   * (a walk reading objects in pack order: the next entry is often a delta against this one).
-   */
-  async readAt(offset: number, keep = false): Promise<RawObject> {
+  /** The resolved object stored at `offset`; delta chains are followed iteratively. Do not modify its data (it may be cached). */
+  async readAt(offset: number): Promise<RawObject> {
     const deltas: { offset: number; compressed: Uint8Array; size: number }[] = [];
     let cur = offset;
     let base: RawObject | undefined;
@@ -161,7 +157,7 @@ export class Pack {
       const compressed = bytes.subarray(entry.headerLength);
       if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) {
         base = { type: typeName(entry.typeCode), data: inflateExact(compressed, entry.size) };
-        if (deltas.length > 0 || keep) this.cache.set(this.name, cur, base);
+        if (deltas.length > 0) this.cache.set(this.name, cur, base);
         break;
       }
       deltas.push({ offset: cur, compressed, size: entry.size });
@@ -171,7 +167,7 @@ export class Pack {
     for (let i = deltas.length - 1; i >= 0; i--) {
       const d = deltas[i]!;
       base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size, this.deltaScratch(d.size))) };
-      if (i > 0 || keep) this.cache.set(this.name, d.offset, base);
+      if (i > 0) this.cache.set(this.name, d.offset, base);
     }
     return base;
   }
