@@ -49,7 +49,7 @@ const FLUSH = 64 * 1024;
 const WINDOW = 1 << 20;
 const MAX_HEADER = 32;
 /** Bytes written between two collections (see collectGarbage). */
-const GC_EVERY_BYTES = 64 * 1024 * 1024;
+const GC_EVERY_BYTES = 32 * 1024 * 1024;
 
 /** Stream a pack of exactly `oids` (deduplicated) from `set`, copying stored entries verbatim. */
 export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: PackObjectsOptions): AsyncIterable<Uint8Array> {
