@@ -65,7 +65,7 @@ export interface IndexPackOptions {
   thinBaseReader?: ObjectReader;
   /** Reject input longer than this many bytes. */
   maxBytes?: number;
-  /** Bytes of resolved delta bases kept in memory while resolving (default 64 MiB). */
+  /** Bytes of resolved delta bases kept in memory while resolving (default 32 MiB). */
   memoryBudget?: number;
 }
 
@@ -80,7 +80,7 @@ export async function indexPack(
   try {
     const links = new OidSet(4096);
     const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, links);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024, links);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, links);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();

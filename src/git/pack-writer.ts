@@ -123,16 +123,20 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
         j++;
         continue;
       }
-      // A window: consecutive selected entries, up to WINDOW bytes (at least one entry).
+      // A window: consecutive selected entries until it holds WINDOW bytes (so that the read
+      // bypasses the block cache: a clone's stream must not evict what walks need); an entry
+      // larger than WINDOW goes alone, streamed in pieces.
       const first = j;
       const from = offsets[j]!;
       let to = j + 1 < n ? offsets[j + 1]! : packEnd;
       j++;
-      while (j < n && selected(j) && (j + 1 < n ? offsets[j + 1]! : packEnd) - from <= WINDOW) {
-        to = j + 1 < n ? offsets[j + 1]! : packEnd;
+      while (j < n && to - from < WINDOW && selected(j)) {
+        const end = j + 1 < n ? offsets[j + 1]! : packEnd;
+        if (end - to > WINDOW) break;
+        to = end;
         j++;
       }
-      const big = to - from > WINDOW;
+      const big = j === first + 1 && to - from > WINDOW;
       const bytes = await pack.source.read(from, big ? Math.min(MAX_HEADER, to - from) : to - from);
       let copyFrom = 0;
       for (let e = first; e < j; e++) {
