@@ -3,7 +3,7 @@
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds } from "./app.ts";
-import { GIT_BODY_LIMIT } from "./body.ts";
+import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
 const ID_PREFIX = newId().slice(0, 6);
@@ -28,8 +28,9 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
   return Bun.serve({
     hostname: opts.hostname,
     port: opts.port,
-    // The largest body any route accepts; per-route limits are enforced while reading.
-    maxRequestBodySize: GIT_BODY_LIMIT + 1024 * 1024,
+    // Above every route's own limit (enforced while reading, with a message): Bun's own limit
+    // resets the connection, which git reports as "RPC failed; curl 65" with no reason.
+    maxRequestBodySize: Math.max(ctx.config.gitMaxPush, JSON_BODY_LIMIT) + 2 * GIT_BODY_SLACK,
     idleTimeout: 120,
     async fetch(received, server) {
       const started = performance.now();
