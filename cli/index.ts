@@ -7,20 +7,24 @@ import { openContext, serve } from "../src/runtime.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { findOrg, findRepo } from "../src/services/access/lookup.ts";
 import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts";
-import { configOrExit } from "./config.ts";
+import { configOrExit, exitOnConfigError } from "./config.ts";
+import { showUsage, usageFooters } from "./tty.ts";
+import { settingsHelp } from "./settings-help.ts";
 
 const serveCmd = defineCommand({
-  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers" },
+  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers; settings are environment variables (below)" },
   args: {
     addr: { type: "string", description: "HTTP listen address host:port (overrides SVC_HTTP_ADDR)" },
     "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
   },
   async run({ args }) {
     const config = configOrExit({ SVC_HTTP_ADDR: args.addr, SVC_DATA_DIR: args["data-dir"] });
-    await serve(config);
+    // A busy or forbidden port is a configuration error too: one line naming the setting, exit 2.
+    await serve(config).catch(exitOnConfigError);
     process.exit(0);
   },
 });
+usageFooters.set(serveCmd, settingsHelp());
 
 const userCreateCmd = defineCommand({
   meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON" },
@@ -122,5 +126,5 @@ export const main = defineCommand({
 
 /** Runs the CLI with the given arguments. */
 export async function runCli(argv: string[]): Promise<void> {
-  await runMain(main, { rawArgs: argv });
+  await runMain(main, { rawArgs: argv, showUsage });
 }

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { Database as MetaDatabase } from "./database.ts";
+import { Database as MetaDatabase, timeStatements } from "./database.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema/index.ts";
 
@@ -31,6 +31,10 @@ export function openDatabase(dataDir: string): { db: MetaDatabase; sqlite: Datab
   // Why: the read connection must never write; a stray write through it fails loudly.
   reader.exec("PRAGMA query_only = ON");
   const db = new MetaDatabase(drizzle(reader, { schema }), drizzle(sqlite, { schema }), sqlite);
+  const readTiming = (seconds: number) => db.timings?.statement("read", seconds);
+  const writeTiming = (seconds: number) => db.timings?.statement("write", seconds);
+  timeStatements(reader, () => (db.timings ? readTiming : null));
+  timeStatements(sqlite, () => (db.timings ? writeTiming : null));
   return {
     db,
     sqlite,

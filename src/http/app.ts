@@ -19,17 +19,23 @@ import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { lenientJson } from "./routes/people/bodies.ts";
+import { opsRoutes } from "./routes/ops/ops.ts";
 
 const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
 
+/** The route template each request matched (`/v1/orgs/:org/repos`), for metrics. */
+export const routeTemplates = new WeakMap<Request, string>();
+
 /** Builds the /v1 application. */
 export function buildApp(ctx: Ctx) {
   return new Elysia()
     .use(
       openapi({
+        // Why no provider: its viewers load scripts from a CDN; /v1/docs is our own page (routes/ops).
+        provider: null,
         path: "/v1/docs",
         specPath: "/v1/openapi.json",
         documentation: { info: { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" } },
@@ -46,7 +52,11 @@ export function buildApp(ctx: Ctx) {
       if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(async ({ request, contentType, route }) => {
+      routeTemplates.set(request, route);
       if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
+    })
+    .onTransform(({ request, route }) => {
+      routeTemplates.set(request, route);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") return json(400, { error: validationMessage(error) });
@@ -69,5 +79,6 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
-    .use(pageRoutes());
+    .use(pageRoutes())
+    .use(opsRoutes(ctx));
 }
