@@ -10,6 +10,8 @@ import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts"
 import { configOrExit, exitOnConfigError } from "./config.ts";
 import { showUsage, usageFooters } from "./tty.ts";
 import { settingsHelp } from "./settings-help.ts";
+import { backupCmd, restoreCmd } from "./backup.ts";
+import { fsckCmd } from "./fsck.ts";
 
 const serveCmd = defineCommand({
   meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers; settings are environment variables (below)" },
@@ -121,7 +123,17 @@ const versionCmd = defineCommand({
 /** The root command. */
 export const main = defineCommand({
   meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
-  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, "ssh-host-keys": sshHostKeysCmd, version: versionCmd },
+  subCommands: {
+    serve: serveCmd,
+    "user-create": userCreateCmd,
+    migrate: migrateCmd,
+    gc: gcCmd,
+    "ssh-host-keys": sshHostKeysCmd,
+    version: versionCmd,
+    backup: backupCmd,
+    restore: restoreCmd,
+    fsck: fsckCmd,
+  },
 });
 
 /** Runs the CLI with the given arguments. */

@@ -73,3 +73,23 @@ export function epochProbes(db: MetaDatabase, sqlite: Database): { own(): number
 /** Either the read handle or an open transaction (stores take this). */
 export type DbOrTx = Db;
 export type { Queryable, Tx } from "./database.ts";
+
+/**
+ * Writes a consistent copy of `<dataDir>/svc.db` to `dest` (SQLite's VACUUM INTO on a read-only
+ * connection of its own): the committed state at one instant, safe while a server writes.
+ */
+export function snapshotDatabase(dataDir: string, dest: string): void {
+  const src = new Database(join(dataDir, "svc.db"), { readonly: true, strict: true });
+  try {
+    src.exec("PRAGMA busy_timeout = 10000");
+    src.query("VACUUM INTO ?").run(dest);
+  } finally {
+    src.close();
+  }
+}
+
+/** Opens a database file read-only (a snapshot being backed up or restored) as a query handle. */
+export function openDatabaseFile(path: string): { q: Db; close(): void } {
+  const sqlite = new Database(path, { readonly: true, strict: true });
+  return { q: drizzle(sqlite, { schema }), close: () => sqlite.close() };
+}
