@@ -4,7 +4,7 @@ import type { Queryable } from "../../db/database.ts";
 
 /** One round trip to the database (readiness). */
 export async function ping(q: Queryable): Promise<void> {
-  q.get(sql`SELECT 1`);
+  q.all(sql`SELECT 1`);
 }
 
 /** Tags of the migrations recorded as applied. */
@@ -22,7 +22,8 @@ export async function jobQueue(q: Queryable, t: number): Promise<{ kind: string;
 
 /** Mail outbox: messages still to send, messages given up on. */
 export async function mailOutbox(q: Queryable): Promise<{ pending: number; failed: number; oldestPending: number | null }> {
-  const row = q.get<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
+  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
+  const [row] = q.all<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
     SELECT sum(sent_at IS NULL AND failed_at IS NULL) AS pending, sum(failed_at IS NOT NULL) AS failed,
            min(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN created_at END) AS oldestPending
     FROM mail_outbox`);
@@ -42,10 +43,9 @@ export async function allRepoNames(q: Queryable): Promise<RepoName[]> {
 
 /** One repository by org and repository name (case-insensitive), or null. */
 export async function repoByFullName(q: Queryable, org: string, name: string): Promise<RepoName | null> {
-  return (
-    q.get<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id
-      WHERE lower(o.name) = lower(${org}) AND lower(r.name) = lower(${name})`) ?? null
-  );
+  const [row] = q.all<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id
+      WHERE lower(o.name) = lower(${org}) AND lower(r.name) = lower(${name})`);
+  return row ?? null;
 }
 
 /** A pack row as backup and fsck read it. */

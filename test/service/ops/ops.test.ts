@@ -12,6 +12,8 @@ import { openContext } from "../../../src/runtime.ts";
 import { metrics } from "../../../src/services/ops/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
+import { enqueueJob } from "../../../src/services/jobs/queue.ts";
+import { insertMessage } from "../../../src/services/mail/store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-ops-service-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -70,8 +72,15 @@ describe("registering metrics from another subsystem", () => {
     using h = await harness();
     const undo = instrumentContext(h.ctx, "test");
     try {
+      await h.ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: "r1" }));
+      await h.ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: "r2" }, 3_600_000));
+      await h.ctx.db.transaction((tx) => insertMessage(tx, { id: "m1", toAddress: "a@example.com", subject: "s", textBody: "t", htmlBody: "h", runAt: Date.now() + 3_600_000, createdAt: Date.now() - 5000 }));
       const text = await (await h.get("/metrics", { authorization: `Bearer ${TOKEN}` })).text();
-      expect(text).toContain("svc_mail_outbox_pending 0\n");
+      expect(text).toContain("svc_mail_outbox_pending 1\n");
+      expect(text).toContain("svc_mail_outbox_failed 0\n");
+      expect(text).toMatch(/\nsvc_mail_outbox_oldest_pending_age_seconds (4|5|6)(\.\d+)?\n/);
+      expect(text).toContain('svc_jobs_pending{kind="repo.gc"} 2\n');
+      expect(text).toContain('svc_jobs_due{kind="repo.gc"} 1\n');
       expect(text).toMatch(/\nprocess_resident_memory_bytes [1-9]\d*\n/);
       expect(text).toContain('svc_build_info{version="test"} 1\n');
     } finally {
