@@ -25,6 +25,7 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       signupLimitPerAddress: 3,
       signupLimitGlobal: 300,
+      metricsToken: null,
     });
   });
 
@@ -62,6 +63,7 @@ describe("loadConfig accepts", () => {
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
     ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+    ["a metrics token", { SVC_METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
     expect(loadConfig(env)).toMatchObject(expected);
@@ -104,6 +106,8 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+    ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],
+    ["metrics token with a space", { SVC_METRICS_TOKEN: "0123456789 abcdef" }, "SVC_METRICS_TOKEN"],
   ];
   test.each(rows)("%s", (_name, env, variable) => {
     let error: unknown;
