@@ -59,6 +59,21 @@ export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Prom
   return found;
 }
 
+/**
+ * A commit named by its id: full, or a unique abbreviation (4+ hex digits), optionally with
+ * `~N` / `^N` suffixes. Branch and tag names and non-commit objects are 404 here.
+ */
+async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
+  const parsed = parseRevision(sha);
+  if (!parsed || !isAbbreviatedOid(parsed.base)) throw NotFound("commit not found");
+  const base = parsed.base.toLowerCase();
+  const matches = isOid(base) ? [base] : findByPrefix(snapshot.objects, base);
+  if (matches.length > 1) throw NotFound(`${JSON.stringify(parsed.base)} is ambiguous: more than one object id starts with it; give more digits`);
+  const head = matches[0] ? await snapshot.objects.readHeader(matches[0]) : null;
+  if (head?.type !== "commit") throw NotFound("commit not found");
+  return resolveRevision(snapshot, `${matches[0]}${sha.slice(parsed.base.length)}`);
+}
+
 /** The tree entry at `parts` under `tree` (null when absent); an empty path is the root. */
 async function entryAt(objects: PackSet, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
   let current: { mode: string; oid: Oid } = { mode: "40000", oid: tree };
@@ -266,8 +281,7 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
 export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string) {
   const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
-  // A full id, a unique abbreviation or an ancestry expression (`abc1234~2`) names the commit.
-  const { oid: resolved, commit: c } = await resolveRevision(snapshot, sha);
+  const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha);
   sha = resolved;
   let parentTree: Oid | null = null;
   if (c.parents.length) {
