@@ -5,17 +5,26 @@
 import type { Database } from "../../db/database.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { now, type Ctx } from "../context.ts";
-import { metrics, type Collector } from "./metrics.ts";
+import { metrics, type Cell, type Collector, type HistogramSeries } from "./metrics.ts";
 import * as store from "./store.ts";
 
 const httpRequests = metrics.counter("svc_http_requests_total", "HTTP requests by method, route template and status", ["method", "route", "status"]);
 const httpDuration = metrics.histogram("svc_http_request_duration_seconds", "Time to response headers, by method, route template and status", ["method", "route", "status"]);
 
+/** Bound series per method, route and status: the front door does no label work per request. */
+const httpSeries = new Map<string, { count: Cell; duration: HistogramSeries }>();
+
 /** Records one HTTP request (the route is a template such as /v1/orgs/:org/repos, never a raw path). */
 export function observeHttp(method: string, route: string, status: number, seconds: number): void {
-  const labels = { method, route, status: String(status) };
-  httpRequests.inc(labels);
-  httpDuration.observe(labels, seconds);
+  const key = `${method} ${status} ${route}`;
+  let s = httpSeries.get(key);
+  if (!s) {
+    const labels = { method, route, status: String(status) };
+    s = { count: httpRequests.cell(labels), duration: httpDuration.series(labels) };
+    httpSeries.set(key, s);
+  }
+  s.count.v++;
+  httpDuration.record(s.duration, seconds);
 }
 
 const operations = metrics.counter("svc_operations_total", "Operations by kind (git.clone, git.fetch, git.push, api.commit, mirror.sync, webhook.delivery, …)", ["kind"]);
@@ -35,11 +44,16 @@ const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Wri
 
 /** Sends the database's statement and transaction timings to the registry. */
 export function instrumentDatabase(db: Database): void {
+  const read = statementDuration.series({ connection: "read" });
+  const write = statementDuration.series({ connection: "write" });
+  const wait = txWait.series();
+  const commit = txHeld.series({ outcome: "commit" });
+  const rollback = txHeld.series({ outcome: "rollback" });
   db.timings = {
-    statement: (connection, seconds) => statementDuration.observe({ connection }, seconds),
-    transaction(wait, held, committed) {
-      txWait.observe(undefined, wait);
-      txHeld.observe({ outcome: committed ? "commit" : "rollback" }, held);
+    statement: (connection, seconds) => statementDuration.record(connection === "read" ? read : write, seconds),
+    transaction(waited, held, committed) {
+      txWait.record(wait, waited);
+      txHeld.record(committed ? commit : rollback, held);
     },
   };
 }
@@ -57,15 +71,17 @@ export function instrumentStore(inner: ObjectStore): ObjectStore {
   const wrapped = new Map<PropertyKey, unknown>();
   for (const op of TIMED) {
     const fn = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
+    const ok = storeDuration.series({ op, outcome: "ok" });
+    const failed = storeDuration.series({ op, outcome: "error" });
     wrapped.set(op, async (...args: unknown[]) => {
       const started = performance.now();
-      let outcome = "error";
+      let series = failed;
       try {
         const out = await fn(...args);
-        outcome = "ok";
+        series = ok;
         return out;
       } finally {
-        storeDuration.observe({ op, outcome }, (performance.now() - started) / 1000);
+        storeDuration.record(series, (performance.now() - started) / 1000);
       }
     });
   }

@@ -53,24 +53,39 @@ abstract class Metric {
   abstract reset(): void;
 }
 
+/** One series of a counter or gauge, bound once (no label work per update: for hot paths). */
+export interface Cell {
+  v: number;
+}
+
 /** A monotonic count. */
 export class Counter extends Metric {
   readonly kind = "counter";
-  private readonly values = new Map<string, number>();
+  private readonly values = new Map<string, Cell>();
+
+  /** The series of `labels`, created at 0 (keep it and call `add` on hot paths). */
+  cell(labels?: Labels): Cell {
+    const key = this.keyOf(labels);
+    let c = this.values.get(key);
+    if (!c) {
+      c = { v: 0 };
+      this.values.set(key, c);
+    }
+    return c;
+  }
 
   /** Adds `by` (default 1) to the series of `labels`. */
   inc(labels?: Labels, by = 1): void {
-    const key = this.keyOf(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    this.cell(labels).v += by;
   }
 
   /** The current value of one series (tests). */
   get(labels?: Labels): number {
-    return this.values.get(this.keyOf(labels)) ?? 0;
+    return this.values.get(this.keyOf(labels))?.v ?? 0;
   }
 
   render(out: string[]): void {
-    for (const [key, v] of this.values) out.push(`${this.name}${this.labelText(key)} ${formatNumber(v)}`);
+    for (const [key, c] of this.values) out.push(`${this.name}${this.labelText(key)} ${formatNumber(c.v)}`);
   }
 
   reset(): void {
@@ -111,23 +126,40 @@ export class Gauge extends Metric {
   }
 }
 
+/** One label set of a histogram: per-bucket counts (not cumulative), sum and count. */
+export interface HistogramSeries {
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
 /** Counts of observations in cumulative buckets, with their sum. */
 export class Histogram extends Metric {
   readonly kind = "histogram";
-  private readonly series = new Map<string, { counts: Float64Array; sum: number; count: number }>();
+  private readonly series_ = new Map<string, HistogramSeries>();
 
   constructor(name: string, help: string, labelNames: readonly string[], readonly buckets: readonly number[]) {
     super(name, help, labelNames);
   }
 
-  /** Records one observation (seconds for latencies). */
-  observe(labels: Labels | undefined, value: number): void {
+  /** The series of `labels` (keep it and pass it to `record` on hot paths). */
+  series(labels?: Labels): HistogramSeries {
     const key = this.keyOf(labels);
-    let s = this.series.get(key);
+    let s = this.series_.get(key);
     if (!s) {
       s = { counts: new Float64Array(this.buckets.length), sum: 0, count: 0 };
-      this.series.set(key, s);
+      this.series_.set(key, s);
     }
+    return s;
+  }
+
+  /** Records one observation (seconds for latencies). */
+  observe(labels: Labels | undefined, value: number): void {
+    this.record(this.series(labels), value);
+  }
+
+  /** Records one observation into a series from `series()`. */
+  record(s: HistogramSeries, value: number): void {
     const b = this.buckets;
     let i = 0;
     while (i < b.length && value > b[i]!) i++;
@@ -138,11 +170,11 @@ export class Histogram extends Metric {
 
   /** Observation count of one series (tests). */
   count(labels?: Labels): number {
-    return this.series.get(this.keyOf(labels))?.count ?? 0;
+    return this.series_.get(this.keyOf(labels))?.count ?? 0;
   }
 
   render(out: string[]): void {
-    for (const [key, s] of this.series) {
+    for (const [key, s] of this.series_) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += s.counts[i]!;
@@ -155,7 +187,7 @@ export class Histogram extends Metric {
   }
 
   reset(): void {
-    this.series.clear();
+    this.series_.clear();
   }
 }
 

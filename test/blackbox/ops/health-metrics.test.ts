@@ -153,15 +153,18 @@ describe("metrics with SVC_METRICS_TOKEN", () => {
     expect(text).toContain("# TYPE svc_jobs_pending gauge\n");
   });
 
-  test("the job queue: depth and age per kind (a deleted repository leaves a purge job)", async () => {
-    await createRepo(server, owner, "doomed");
-    const del = await client(server, { token: owner.token }).delete("/v1/orgs/metered/repos/doomed");
-    expect(del.status).toBe(204);
+  test("the job queue: depth and age per kind (a GC leaves a sweep job scheduled an hour ahead)", async () => {
+    const dir = await clone(g, repoUrl(server, "metered", "gauge", owner.token));
+    await commitFiles(g, dir, { "second.txt": "two\n" }, "second");
+    await g.ok(["push", "-q", "origin", "HEAD:main"], { cwd: dir });
+    const gc = await server.cli(["gc", "--repo", "metered/gauge"]);
+    expect(gc.code).toBe(0);
+    expect(JSON.parse(gc.stdout).packs_replaced).toBe(2);
     const text = await scrape(server);
-    // The purge runs soon after; either it is still queued or the gauge already went back to 0.
-    expect(sample(text, 'svc_jobs_pending{kind="repo.purge"}')).not.toBeNull();
-    expect(sample(text, 'svc_jobs_oldest_due_age_seconds{kind="repo.purge"}')).toBeGreaterThanOrEqual(0);
-  });
+    expect(sample(text, 'svc_jobs_pending{kind="repo.sweep"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'svc_jobs_due{kind="repo.sweep"}')).toBe(0);
+    expect(sample(text, 'svc_jobs_oldest_due_age_seconds{kind="repo.sweep"}')).toBe(0);
+  }, 60_000);
 });
 
 describe("SVC_METRICS_TOKEN is checked at boot", () => {
