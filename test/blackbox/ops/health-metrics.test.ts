@@ -48,6 +48,20 @@ describe("health", () => {
     expect(res.status).toBe(200);
   });
 
+  test("GET /v1/docs is a page from the binary: no CDN, no external script, style or font", async () => {
+    const res = await fetch(`${server.url}/v1/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain("/v1/openapi.json");
+    expect(html).not.toMatch(/(src|href)\s*=\s*["']?(https?:)?\/\//i);
+    expect(html).not.toMatch(/@import|cdn\.|unpkg|jsdelivr/i);
+    // What the page renders from is there too.
+    const spec = await (await fetch(`${server.url}/v1/openapi.json`)).json();
+    expect(Object.keys(spec.paths)).toContain("/v1/orgs/{org}/repos");
+    expect(Object.keys(spec.paths)).toContain("/readyz");
+  });
+
   test("without SVC_METRICS_TOKEN there is no /metrics (404), whatever the credential", async () => {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
     expect((await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);

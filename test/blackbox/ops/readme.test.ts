@@ -2,7 +2,7 @@
 // the shell block is taken from README.md, pointed at a test server, and run with bash -e in a
 // temp HOME. Needs curl and jq (the README says so); skipped with a message when one is missing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUN, ROOT, cleanEnv, startServer, tempDir, type RunningServer } from "../../helpers/server.ts";
 
@@ -28,6 +28,20 @@ describe("README quick start", () => {
     // No token in a remote URL: a credential helper holds it.
     expect(block).not.toMatch(/https?:\/\/[^ ]*\$TOKEN@/);
     expect(block).toContain("git credential approve");
+  });
+
+  test("README.md and docs/ link only to files in this repository, and docs/api.md names no file outside it", () => {
+    const docs = ["README.md", "docs/api.md", "docs/architecture.md"];
+    for (const doc of docs) {
+      const text = readFileSync(join(ROOT, doc), "utf8");
+      for (const m of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z]+:/.test(target)) continue;
+        expect({ doc, target, exists: existsSync(join(ROOT, doc, "..", target)) }).toEqual({ doc, target, exists: true });
+      }
+    }
+    const api = readFileSync(join(ROOT, "docs/api.md"), "utf8");
+    expect(api).not.toMatch(/shared\/|SPEC\.md|DECISIONS\.md|\/work\//);
   });
 
   if (tools.length) test(`the walk itself: skipped (${tools.join(", ")} not installed)`, () => void console.warn(`README walk skipped: missing ${tools.join(", ")}`));
