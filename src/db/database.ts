@@ -25,27 +25,27 @@ export interface DbTimings {
 
 /**
  * Times every statement drizzle runs on `sqlite` (it prepares each query through `prepare`):
- * run/all/get/values of each prepared statement go through one timing function per method,
- * made once per connection (a statement gets four property writes, no closures).
+ * a thin wrapper over run/all/get/values of each prepared statement, reporting to `report` when
+ * it answers a sink. Why per statement: bun:sqlite gives each statement methods specialised to
+ * its parameter count, so one shared wrapper would call the wrong one.
  */
 export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) => void) | null): void {
-  type Method = (this: unknown, ...a: unknown[]) => unknown;
-  const prepare = sqlite.prepare.bind(sqlite) as unknown as (...args: unknown[]) => Record<string, Method>;
-  const timed: Partial<Record<"run" | "all" | "get" | "values", Method>> = {};
-  const timing = (inner: Method): Method =>
-    function (this: unknown, ...a: unknown[]) {
-      const sink = report();
-      if (!sink) return inner.apply(this, a);
-      const started = performance.now();
-      try {
-        return inner.apply(this, a);
-      } finally {
-        sink((performance.now() - started) / 1000);
-      }
-    };
+  const prepare = sqlite.prepare.bind(sqlite) as unknown as (...args: unknown[]) => Record<string, (...a: unknown[]) => unknown>;
   (sqlite as { prepare: unknown }).prepare = (...args: unknown[]) => {
     const stmt = prepare(...args);
-    for (const method of ["run", "all", "get", "values"] as const) stmt[method] = timed[method] ??= timing(stmt[method]!);
+    for (const method of ["run", "all", "get", "values"] as const) {
+      const inner = stmt[method]!.bind(stmt);
+      stmt[method] = (...a: unknown[]) => {
+        const sink = report();
+        if (!sink) return inner(...a);
+        const started = performance.now();
+        try {
+          return inner(...a);
+        } finally {
+          sink((performance.now() - started) / 1000);
+        }
+      };
+    }
     return stmt;
   };
 }
