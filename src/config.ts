@@ -24,6 +24,8 @@ export interface Config {
   ssh: { host: string; port: number; publicAddr: string | null } | null;
   storage: StorageConfig;
   runnerClaimWaitMs: number;
+  /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
+  runnerHeartbeatTimeoutMs: number;
   mail: MailConfig;
   webhookSecret: string | null;
   app: { id: string; privateKey: string; apiUrl: string } | null;
@@ -38,7 +40,7 @@ export interface Config {
 const KNOWN = new Set([
   "SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_SSH_PUBLIC", "SVC_STORAGE",
   "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
-  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
+  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
@@ -156,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ssh,
     storage,
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
+    runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     app,

@@ -43,7 +43,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
         const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
         response = git ?? (await handle(request));
       } catch (error) {
-        response = errorResponse(error, ctx.log, id);
+        response = errorResponse(error, ctx.log, id, request);
       }
       const elapsed = performance.now() - started;
       observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);

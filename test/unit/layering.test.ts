@@ -130,14 +130,7 @@ describe("data access (issue 10)", () => {
 
   test("drizzle query builders are imported only by store modules (and src/db)", () => {
     const bad = ALL.filter((i) => i.file.startsWith("src/") && !i.file.startsWith("src/db/") && !isStore(i.file) && pkg("drizzle-orm")(i) && !i.typeOnly);
-    // Known gaps while domains are being converted; each entry is a file still to move into its store.
-    const pending = new Set(KNOWN_INLINE_QUERIES);
-    expect(show(bad.filter((i) => !pending.has(i.file)))).toEqual([]);
-  });
-
-  test("the known-gap list names only files that still import drizzle", () => {
-    const stillInline = new Set(ALL.filter((i) => pkg("drizzle-orm")(i) && !i.typeOnly).map((i) => i.file));
-    expect(KNOWN_INLINE_QUERIES.filter((f) => !stillInline.has(f))).toEqual([]);
+    expect(show(bad)).toEqual([]);
   });
 });
 
@@ -215,15 +208,3 @@ describe("git is served by our own engine", () => {
     expect(show(bad)).toEqual([]);
   });
 });
-
-/** Files that still build queries inline; emptied as each domain moves its queries into a store. */
-const KNOWN_INLINE_QUERIES: string[] = [
-  "src/services/git/maintenance.ts",
-  "src/services/git/publish.ts",
-  "src/services/orgs/grants.ts",
-  "src/services/orgs/invites.ts",
-  "src/services/orgs/orgs.ts",
-  "src/services/repos/content.ts",
-  "src/services/repos/protections.ts",
-  "src/services/repos/repos.ts",
-];

@@ -174,7 +174,7 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
         atomic,
         event: { via: req.via === "http" ? "git" : "ssh" },
         actorUserId: personOf(actor)?.id ?? null,
-        policy: await refPolicy(ctx, repo, "push"),
+        policy: refPolicy(repo, "push"),
       });
       if ([...results.values()].some((r) => r.kind === "applied")) {
         await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });

@@ -11,6 +11,7 @@ import { whenReady, type MaybePromise } from "../access/fact-cache.ts";
 import * as store from "./store.ts";
 import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
+import { isRunnerCredential, resolveRunnerCredential } from "../ci/credentials.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -98,7 +99,8 @@ export function resolvePrincipal(ctx: Ctx, cred: Credentials): MaybePromise<Prin
   if (auth) {
     const [scheme, value] = splitAuthorization(auth);
     if (BEARER.test(scheme)) {
-      return whenReady(verifyToken(ctx, value), (p) => {
+      // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
+      return whenReady(isRunnerCredential(value) ? resolveRunnerCredential(ctx, value) : verifyToken(ctx, value), (p) => {
         if (!p) throw Unauthorized("invalid or revoked token");
         return p;
       });

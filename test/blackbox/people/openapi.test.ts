@@ -45,7 +45,9 @@ describe("GET /v1/openapi.json for the people routes", () => {
     for (const [method, path, statuses] of ROUTES) {
       const op = doc.paths?.[path]?.[method];
       expect({ route: `${method} ${path}`, found: !!op }).toEqual({ route: `${method} ${path}`, found: true });
-      expect({ route: `${method} ${path}`, statuses: Object.keys(op.responses).map(Number).sort() }).toEqual({ route: `${method} ${path}`, statuses });
+      // The route's own statuses; the front door's (400, 403, 413, 500) are added to every route.
+      const documented = new Set(Object.keys(op.responses).map(Number));
+      expect({ route: `${method} ${path}`, missing: statuses.filter((s: number) => !documented.has(s)) }).toEqual({ route: `${method} ${path}`, missing: [] });
       for (const status of statuses.filter((s) => s !== 204)) {
         const schema = op.responses[String(status)].content?.["application/json"]?.schema;
         expect({ route: `${method} ${path}`, status, schema: !!schema }).toEqual({ route: `${method} ${path}`, status, schema: true });

@@ -1,11 +1,10 @@
-// Operations: liveness, readiness, Prometheus metrics (DECISIONS §4) and the local API viewer.
+// Operations: liveness, readiness and Prometheus metrics (DECISIONS §4).
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { readiness, scrapeMetrics } from "../../../services/ops/health.ts";
 import { errors } from "../../../services/schemas.ts";
-import { DOCS_PAGE } from "./docs-page.ts";
 
 const Check = Type.Union([Type.Literal("ok"), Type.Literal("failing"), Type.Literal("timeout"), Type.Literal("pending migrations")]);
 const Health = Type.Object({ status: Type.Literal("ok") }, { examples: [{ status: "ok" }] });
@@ -19,7 +18,7 @@ const Ready = Type.Object(
 
 const NO_STORE = { "cache-control": "no-store" };
 
-/** /healthz, /readyz, /metrics and /v1/docs. */
+/** /healthz, /readyz and /metrics. */
 export function opsRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.ops" })
     .get(
@@ -60,6 +59,5 @@ export function opsRoutes(ctx: Ctx) {
         response: { 200: Type.String({ description: "Prometheus text exposition format 0.0.4" }), ...errors(401, 404) },
         detail: { summary: "Prometheus metrics (only when SVC_METRICS_TOKEN is set; Authorization: Bearer <token>)", tags: ["ops"] },
       },
-    )
-    .get("/v1/docs", () => new Response(DOCS_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } });
+    );
 }
