@@ -33,6 +33,25 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
+  /** Rate limits of guessing and flooding (README "Operations"). */
+  limits: Limits;
+}
+
+/** Rate limits where guessing or flooding pays (README "Operations: limits"). */
+export interface Limits {
+  /** Take the client address from the last X-Forwarded-For entry (behind one trusted proxy). */
+  trustProxy: boolean;
+  /** Failed sign-ins an hour one source address may make before its attempts are spaced out. */
+  loginPerSource: number;
+  /** Failed sign-ins an hour for one address (from sources it never signed in from) before attempts are spaced out. */
+  loginPerAccount: number;
+  /** Unusable credentials (tokens, registration tokens, Basic) an hour one source may present before it must wait. */
+  credentialFailuresPerSource: number;
+  /** The longest wait the doubling delay reaches, in milliseconds. */
+  backoffMaxMs: number;
+  /** SSH connections not yet authenticated, in total and per source address. */
+  sshUnauthenticated: number;
+  sshUnauthenticatedPerSource: number;
 }
 
 const KNOWN = new Set([
@@ -43,6 +62,8 @@ const KNOWN = new Set([
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
+  "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
 
 /** Parses `host:port` (IPv6 in brackets); port 0 allowed when `allowZero`. */
@@ -155,6 +176,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: logLevel as Config["logLevel"],
     signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
     signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+    limits: loadLimits(env),
+  };
+}
+
+function loadLimits(env: Record<string, string | undefined>): Limits {
+  const trust = env.SVC_TRUST_PROXY ?? "0";
+  if (trust !== "0" && trust !== "1") throw new ConfigError(`SVC_TRUST_PROXY: expected 0 or 1, got ${JSON.stringify(trust)}`);
+  const global = positiveInt("SVC_SSH_MAX_UNAUTHENTICATED", env.SVC_SSH_MAX_UNAUTHENTICATED, 64);
+  const perSource = positiveInt("SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE", env.SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE, 8);
+  if (perSource > global) throw new ConfigError("SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE: larger than SVC_SSH_MAX_UNAUTHENTICATED");
+  return {
+    trustProxy: trust === "1",
+    loginPerSource: positiveInt("SVC_LOGIN_LIMIT_PER_SOURCE", env.SVC_LOGIN_LIMIT_PER_SOURCE, 30),
+    loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
+    credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
+    backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    sshUnauthenticated: global,
+    sshUnauthenticatedPerSource: perSource,
   };
 }
 

@@ -2,6 +2,7 @@
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { fsckObject } from "./fsck.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
 
@@ -23,6 +24,8 @@ export interface Commit {
   committer: Signature;
   message: string;
   extraHeaders: [string, string][];
+  /** Headers only, without the blank line that starts a message (git accepts such objects). */
+  headersOnly?: true;
 }
 
 /** One tree entry; mode as written ("100644", "100755", "120000", "40000", "160000"). */
@@ -41,6 +44,8 @@ export interface Tag {
   message: string;
   /** Headers after tagger, if any (rare). */
   extraHeaders?: [string, string][];
+  /** Headers only, without the blank line that starts a message. */
+  headersOnly?: true;
 }
 
 const NL = 0x0a;
@@ -73,7 +78,7 @@ export function formatSignature(sig: Signature): string {
 
 /** Parse a commit object's bytes; throws GitError on malformed headers. */
 export function parseCommit(data: Uint8Array): Commit {
-  const { headers, message } = splitHeaders(data, "commit");
+  const { headers, message, headersOnly } = splitHeaders(data, "commit");
   let i = 0;
   const next = (key: string): string | undefined => (headers[i]?.[0] === key ? headers[i++]![1] : undefined);
   const tree = next("tree");
@@ -87,7 +92,7 @@ export function parseCommit(data: Uint8Array): Commit {
   if (author === undefined) throw new GitError("invalid commit: missing author");
   const committer = next("committer");
   if (committer === undefined) throw new GitError("invalid commit: missing committer");
-  return {
+  const commit: Commit = {
     tree,
     parents,
     author: parseSignature(author),
@@ -95,6 +100,8 @@ export function parseCommit(data: Uint8Array): Commit {
     message,
     extraHeaders: headers.slice(i),
   };
+  if (headersOnly) commit.headersOnly = true;
+  return commit;
 }
 
 /** Serialize a commit to its canonical bytes. */
@@ -103,12 +110,12 @@ export function serializeCommit(c: Commit): Uint8Array {
   for (const p of c.parents) s += `parent ${p}\n`;
   s += `author ${formatSignature(c.author)}\ncommitter ${formatSignature(c.committer)}\n`;
   for (const [k, v] of c.extraHeaders) s += formatHeader(k, v);
-  return encodeText(`${s}\n${c.message}`);
+  return encodeText(c.headersOnly ? s : `${s}\n${c.message}`);
 }
 
 /** Parse a tag object's bytes; throws GitError on malformed headers. */
 export function parseTag(data: Uint8Array): Tag {
-  const { headers, message } = splitHeaders(data, "tag");
+  const { headers, message, headersOnly } = splitHeaders(data, "tag");
   const [o, t, n] = headers;
   if (o?.[0] !== "object" || !isOid(o[1])) throw new GitError("invalid tag: missing or bad object line");
   if (t?.[0] !== "type" || !OBJECT_TYPES.has(t[1])) throw new GitError("invalid tag: missing or bad type line");
@@ -118,6 +125,7 @@ export function parseTag(data: Uint8Array): Tag {
   if (headers[i]?.[0] === "tagger") tagger = parseSignature(headers[i++]![1]);
   const tag: Tag = { object: o[1], type: t[1] as ObjectType, tag: n[1], tagger, message };
   if (i < headers.length) tag.extraHeaders = headers.slice(i);
+  if (headersOnly) tag.headersOnly = true;
   return tag;
 }
 
@@ -126,7 +134,7 @@ export function serializeTag(t: Tag): Uint8Array {
   let s = `object ${t.object}\ntype ${t.type}\ntag ${t.tag}\n`;
   if (t.tagger) s += `tagger ${formatSignature(t.tagger)}\n`;
   for (const [k, v] of t.extraHeaders ?? []) s += formatHeader(k, v);
-  return encodeText(`${s}\n${t.message}`);
+  return encodeText(t.headersOnly ? s : `${s}\n${t.message}`);
 }
 
 /** Parse a tree object's bytes; throws GitError on a truncated or malformed entry. */
@@ -179,9 +187,13 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
   return out;
 }
 
-/** Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on push). */
+/**
+ * Throw GitError unless `data` is a well-formed object of `type`: git's fsck checks first (a
+ * FsckError naming git's message id, fsck.ts), then what svc's own parsers need.
+ */
 export function validateObject(type: ObjectType, data: Uint8Array): void {
   if (type === "blob") return;
+  fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");
     parseCommit(data);
@@ -296,7 +308,7 @@ function formatHeader(key: string, value: string): string {
 }
 
 /** Split "key value\n" header lines (with " "-continuations) from the message after the blank line. */
-function splitHeaders(data: Uint8Array, what: string): { headers: [string, string][]; message: string } {
+function splitHeaders(data: Uint8Array, what: string): { headers: [string, string][]; message: string; headersOnly: boolean } {
   const headers: [string, string][] = [];
   let pos = 0;
   while (pos < data.length && data[pos] !== NL) {
@@ -315,5 +327,5 @@ function splitHeaders(data: Uint8Array, what: string): { headers: [string, strin
     headers.push([key, value]);
     pos = eol + 1;
   }
-  return { headers, message: pos < data.length ? decodeText(data.subarray(pos + 1)) : "" };
+  return { headers, message: pos < data.length ? decodeText(data.subarray(pos + 1)) : "", headersOnly: pos >= data.length };
 }

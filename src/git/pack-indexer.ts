@@ -46,7 +46,15 @@ export interface IndexPackOptions {
   maxBytes?: number;
   /** Bytes of resolved delta bases kept in memory while resolving (default 64 MiB). */
   memoryBudget?: number;
+  /**
+   * Called with every object of the pack once it is hashed (its oid: 20 bytes of `oids` at `at`),
+   * blobs included; may throw to refuse the pack. The cross-object checks of fsck.ts hook in here.
+   */
+  onObject?: ObjectHook;
 }
+
+/** What indexPack tells `onObject` about each object. */
+export type ObjectHook = (type: ObjectType, data: Uint8Array, oids: Uint8Array, at: number) => void;
 
 /** Stream, verify and index a pack (fixing it when thin); throws GitError on any corruption. */
 export async function indexPack(
@@ -57,8 +65,8 @@ export async function indexPack(
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024);
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, opts.onObject);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024, opts.onObject);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
@@ -206,7 +214,7 @@ class InputBuffer {
 }
 
 /** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
-async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number): Promise<EntryTable> {
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, onObject?: ObjectHook): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
@@ -291,6 +299,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       const type = typeName(h.typeCode);
       if (type !== "blob") validateObject(type, r.data);
       hashInto(t.oids, i, type, r.data);
+      onObject?.(type, r.data, t.oids, 20 * i);
       t.types[i] = h.typeCode;
       t.resolved[i] = 1;
     }
@@ -322,6 +331,7 @@ class Resolver {
     private readonly fd: number,
     private readonly t: EntryTable,
     private readonly budget: number,
+    private readonly onObject?: ObjectHook,
   ) {}
 
   /** Resolve all deltas reachable from whole objects in the pack. */
@@ -475,6 +485,7 @@ class Resolver {
       const type = typeName(t.types[child]!);
       if (type !== "blob") validateObject(type, data);
       hashInto(t.oids, child, type, data);
+      this.onObject?.(type, data, t.oids, 20 * child);
       t.resolved[child] = 1;
       push(child, data);
     }

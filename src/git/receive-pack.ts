@@ -34,6 +34,7 @@ import { rm } from "node:fs/promises";
 import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
 import { checkConnectivity } from "./connectivity.ts";
+import { FsckSession } from "./fsck.ts";
 import { isOid } from "./oid.ts";
 import { type IndexedPack, indexPack } from "./pack-indexer.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
@@ -127,15 +128,21 @@ export async function serveReceivePack(
       return result;
     }
     if (result.commands.some((c) => c.newOid !== ZERO_OID)) {
+      // git's receive.fsckObjects: every object checked as it is indexed, then the blobs the
+      // trees name .gitmodules / .gitattributes, wherever they are (fsck.ts).
+      const fsck = new FsckSession();
       pack = await indexPack(reader.rest(), {
         tmpDir: opts.tmpDir,
         thinBaseReader: snapshot.objects,
         maxBytes: opts.maxPackBytes,
+        onObject: fsck.inspect,
       });
       result.objects = pack.objectCount;
       opened = await openIndexedPack(pack);
+      await fsck.finish(overlayReader([opened.pack], snapshot.objects));
     }
   } catch (e) {
+    await opened?.close();
     if (pack) await removePack(pack);
     const message = errorMessage(e);
     result.error = message;

@@ -1,12 +1,12 @@
 // The control-plane application: one elysia plugin per resource, errors rendered once.
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, NotFound } from "../errors.ts";
+import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
-import { resolveCaller } from "./principal.ts";
+import { callerOf, resolveCaller } from "./principal.ts";
 import { methodTable } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
@@ -22,7 +22,7 @@ import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
-import { lenientJson } from "./routes/people/bodies.ts";
+import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 
 const noop = () => undefined;
 
@@ -49,6 +49,37 @@ function responseMismatch(error: unknown): Error {
   return out;
 }
 
+/** Route patterns an anonymous caller may send a body to: sign-in, signup and the mailed links. */
+const ANONYMOUS_ROUTES = "/v1/auth/";
+/** Routes that take a runner credential: no credential is the same 401 as a bad one (SPEC §4.1). */
+const RUNNER_CREDENTIAL_ROUTES: ReadonlySet<string> = new Set(["/v1/runners/register", "/v1/runners/claim"]);
+
+/** Whether a request carries a body (Bun gives a bodiless request a null body). */
+function hasBody(request: Request): boolean {
+  return request.body !== null && request.headers.get("content-length") !== "0";
+}
+
+/**
+ * The body of a /v1 request, in this order: the caller (an anonymous caller on a route that needs
+ * a credential is 401 before a byte is read), the media type (only JSON: 415 otherwise), then
+ * the JSON itself within its size and depth limits (413, 400). Uniform routes (login, the mailed
+ * links) read any unusable body as no body, so every failure gets their one answer.
+ */
+async function readApiBody(request: Request, route: string): Promise<unknown> {
+  // Why: validation runs before the handler, so without this an anonymous request reached the
+  // validator (and its cost) on routes that would refuse it anyway, and answered 400 before 401.
+  if (!route.startsWith(ANONYMOUS_ROUTES) && callerOf(request).kind === "anonymous") {
+    throw Unauthorized(RUNNER_CREDENTIAL_ROUTES.has(route) ? "invalid or revoked token" : "authentication required");
+  }
+  if (!hasBody(request)) return null;
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    if (UNIFORM_BODY_ROUTES.has(route)) return null;
+    throw UnsupportedMediaType(`unsupported content type ${JSON.stringify(type || "none")}: send application/json`);
+  }
+  return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
+}
+
 /** Builds the /v1 application. */
 export function buildApp(ctx: Ctx) {
   // The methods each path accepts, from the registered routes (built on the first unrouted request).
@@ -57,7 +88,9 @@ export function buildApp(ctx: Ctx) {
     if (!allowed || allowed.routes !== app.routes.length) allowed = { routes: app.routes.length, lookup: methodTable(app.routes) };
     return allowed.lookup(path);
   };
-  const app: AnyElysia = new Elysia()
+  // Why standardHostname off: Elysia otherwise assumes a host of at least four characters and
+  // looks for the path from the 12th character on, so `Host: x` or `Host: a.b` routed nowhere.
+  const app: AnyElysia = new Elysia({ handler: { standardHostname: false } })
     // Why: the caller is resolved before routing and before any body is read, so a bad credential
     // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
     // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
@@ -68,8 +101,9 @@ export function buildApp(ctx: Ctx) {
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
-    .onParse(async ({ request, contentType, route }) => {
-      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
+    .onParse(({ request, contentType, route }) => {
+      if (route.startsWith("/v1/")) return readApiBody(request, route);
+      if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") {
@@ -105,6 +139,6 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
     .use(pageRoutes())
-    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS }));
+    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }

@@ -16,6 +16,8 @@ const INFO = { title: "svc", version: "1.0.0", description: "Control plane of th
 export interface FrontDoor {
   /** Paths whose caller is resolved leniently (never 401 from the front door). */
   lenientPaths: ReadonlySet<string>;
+  /** Route patterns (`:param` style) that read any body as their one uniform answer (never 415). */
+  uniformBodies: ReadonlySet<string>;
 }
 
 type Json = Record<string, any>;
@@ -84,9 +86,11 @@ function completeResponses(op: Json, method: string, path: string, frontDoor: Fr
   if (!frontDoor.lenientPaths.has(path)) {
     add("401", errorSchema("no or unusable credential (checked before routing)"));
     if (method !== "get" && method !== "head") add("403", errorSchema("cross-site request refused: a cookie session needs a JSON body or our Origin"));
+    add("429", errorSchema("too many unusable credentials from this address; Retry-After says when to try again"));
   }
-  if (hasBody || hasQuery) add("400", errorSchema("malformed JSON body or invalid parameters"));
+  if (hasBody || hasQuery) add("400", errorSchema("malformed JSON body (or nested deeper than 64) or invalid parameters"));
   if (hasBody) add("413", errorSchema("request body over 25 MiB"));
+  if (hasBody && !frontDoor.uniformBodies.has(path.replace(/\{([^}]+)\}/g, ":$1"))) add("415", errorSchema("the body is not application/json"));
   add("500", serverError);
 }
 

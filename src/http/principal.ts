@@ -5,6 +5,7 @@ import type { Ctx } from "../services/context.ts";
 import { ANONYMOUS, type Principal } from "../services/access/principal.ts";
 import { whenReady, type MaybePromise } from "../services/access/fact-cache.ts";
 import { pathOf } from "./path.ts";
+import { sourceOf } from "./source.ts";
 
 const cache = new WeakMap<Request, Principal>();
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -35,7 +36,8 @@ export function resolveCaller(ctx: Ctx, request: Request): MaybePromise<Principa
   if (known) return known;
   const authorization = request.headers.get("authorization");
   // An Authorization header wins over the cookie (resolvePrincipal), which is then not read at all.
-  return whenReady(resolvePrincipal(ctx, { authorization, session: authorization?.trim() ? null : readCookie(request, SESSION_COOKIE) }), (p) => admitCaller(ctx, request, p));
+  const session = authorization?.trim() ? null : readCookie(request, SESSION_COOKIE);
+  return whenReady(resolvePrincipal(ctx, { authorization, session, source: sourceOf(request) }), (p) => admitCaller(ctx, request, p));
 }
 
 /** Applies the CSRF rule to a resolved caller and remembers it for the request. */

@@ -12,6 +12,7 @@ import * as store from "./store.ts";
 import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
 import { isRunnerCredential, resolveRunnerCredential } from "../ci/credentials.ts";
+import { checkLoginAllowed, guardPresentation, noteLoginFailed, noteLoginSucceeded } from "./throttle.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -26,6 +27,8 @@ export interface Credentials {
   authorization?: string | null;
   /** svc_session cookie value, if any. */
   session?: string | null;
+  /** The source address the transport saw (rate limits of unusable credentials, throttle.ts). */
+  source?: string;
 }
 
 /** Splits an API token `svc_<id>_<secret>` (null when malformed). */
@@ -93,36 +96,39 @@ function splitAuthorization(auth: string): [scheme: string, value: string] {
  */
 export function resolvePrincipal(ctx: Ctx, cred: Credentials): MaybePromise<Principal> {
   const auth = cred.authorization?.trim();
-  if (auth) {
-    const [scheme, value] = splitAuthorization(auth);
-    if (BEARER.test(scheme)) {
-      // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
-      return whenReady(isRunnerCredential(value) ? resolveRunnerCredential(ctx, value) : verifyToken(ctx, value), (p) => {
-        if (!p) throw Unauthorized("invalid or revoked token");
-        return p;
-      });
-    }
-    if (BASIC.test(scheme)) {
-      // Git over HTTP: the token may sit in either the user or the password field.
-      let decoded = "";
-      try {
-        decoded = Buffer.from(value, "base64").toString("utf8");
-      } catch {
-        throw Unauthorized("invalid credentials");
-      }
-      const i = decoded.indexOf(":");
-      const user = i < 0 ? decoded : decoded.slice(0, i);
-      const pass = i < 0 ? "" : decoded.slice(i + 1);
-      const candidate = parseToken(pass) ? pass : user;
-      return whenReady(verifyToken(ctx, candidate), (p) => {
-        if (!p) throw Unauthorized("invalid credentials");
-        return p;
-      });
-    }
-    throw Unauthorized("unsupported authorization scheme");
-  }
+  if (auth) return guardPresentation(ctx, cred.source, () => resolveAuthorization(ctx, auth));
   if (cred.session) return whenReady(verifySession(ctx, cred.session), (p) => p ?? ANONYMOUS);
   return ANONYMOUS;
+}
+
+/** The principal of an Authorization header; 401 when it is unusable. */
+function resolveAuthorization(ctx: Ctx, auth: string): MaybePromise<Principal> {
+  const [scheme, value] = splitAuthorization(auth);
+  if (BEARER.test(scheme)) {
+    // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
+    return whenReady(isRunnerCredential(value) ? resolveRunnerCredential(ctx, value) : verifyToken(ctx, value), (p) => {
+      if (!p) throw Unauthorized("invalid or revoked token");
+      return p;
+    });
+  }
+  if (BASIC.test(scheme)) {
+    // Git over HTTP: the token may sit in either the user or the password field.
+    let decoded = "";
+    try {
+      decoded = Buffer.from(value, "base64").toString("utf8");
+    } catch {
+      throw Unauthorized("invalid credentials");
+    }
+    const i = decoded.indexOf(":");
+    const user = i < 0 ? decoded : decoded.slice(0, i);
+    const pass = i < 0 ? "" : decoded.slice(i + 1);
+    const candidate = parseToken(pass) ? pass : user;
+    return whenReady(verifyToken(ctx, candidate), (p) => {
+      if (!p) throw Unauthorized("invalid credentials");
+      return p;
+    });
+  }
+  throw Unauthorized("unsupported authorization scheme");
 }
 
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
@@ -150,14 +156,20 @@ const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as cons
  * POST /v1/auth/login: checks email + password. Every failure, a body of any other shape
  * included, is the same 401 with the same work done.
  */
-export async function login(ctx: Ctx, input: unknown): Promise<{ user: User; sessionSecret: string }> {
+export async function login(ctx: Ctx, input: unknown, source = "unknown"): Promise<{ user: User; sessionSecret: string }> {
   const fail = () => Unauthorized("invalid email or password");
   const body: LoginRequest = Value.Check(LoginRequest, input) ? input : { email: "", password: "" };
   const address = body.email.trim();
   const pw = body.password;
+  // Why before the lookup: a source or account that must wait costs no password hash (throttle.ts).
+  checkLoginAllowed(ctx, source, address);
   const user = address ? await store.userByEmail(ctx.db.read, address) : null;
   const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
-  if (!user || !ok || user.disabledAt !== null) throw fail();
+  if (!user || !ok || user.disabledAt !== null) {
+    noteLoginFailed(ctx, source, address);
+    throw fail();
+  }
+  noteLoginSucceeded(ctx, source, address);
   return { user, sessionSecret: await ctx.db.transaction((tx) => startSession(tx, user.id)) };
 }
 

@@ -4,7 +4,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import { parseCommit, serializeCommit, type Signature } from "../../git/object.ts";
-import { hashObject } from "../../git/oid.ts";
+import { FsckError, fsckObjects } from "../../git/fsck.ts";
+import { hashObject, isOid } from "../../git/oid.ts";
 import { writePackIndex } from "../../git/pack-index.ts";
 import { buildPack } from "../../git/pack-writer.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
@@ -58,7 +59,8 @@ export function splitPath(path: unknown, field = "path"): string[] {
     if (p.includes("\\")) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a backslash`);
   }
   for (const p of parts.slice(0, -1)) {
-    if (protectedName(p) === ".gitmodules") throw Invalid(`${field} ${JSON.stringify(path)}: .gitmodules must be a file`);
+    // git's fsck refuses a directory by either name (gitmodulesBlob, gitattributesBlob).
+    for (const name of [".gitmodules", ".gitattributes"]) if (protectedName(p) === name) throw Invalid(`${field} ${JSON.stringify(path)}: ${name} must be a file`);
   }
   return parts;
 }
@@ -164,6 +166,10 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const objects: RawObject[] = [];
     for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
     objects.push({ type: "commit", data: commitData });
+    // The same object checks as a push (git's receive.fsckObjects): a bad .gitmodules is refused here too.
+    await fsckObjects(objects, snapshot.objects).catch((e: unknown) => {
+      throw e instanceof FsckError ? Invalid(e.message) : e;
+    });
 
     // The tiny pack goes through the same publish path as a push.
     const built = buildPack(objects);

@@ -255,7 +255,7 @@ describe("claim and the per-job calls", () => {
     expect(await g.ok(["rev-parse", "HEAD"], { cwd: dir })).toBe(sha);
     // The job token reads this repository only.
     expect((await job.get("/v1/orgs/acme/repos/web")).status).toBe(404);
-    expect((await job.post("/v1/orgs/acme/repos/api/commits", { message: "x", operations: [] })).status).toBe(403);
+    expect((await job.post("/v1/orgs/acme/repos/api/commits", { message: "x", operations: [{ op: "put", path: "x.txt", content: "x\n" }] })).status).toBe(403);
 
     // The listed machine is busy with the job.
     const listed = (await viewer.get("/v1/orgs/acme/runners")).body.runners.find((r: any) => r.id === m.id);

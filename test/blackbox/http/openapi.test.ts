@@ -79,30 +79,31 @@ describe("GET /v1/openapi.json", () => {
     expect(without).toEqual([]);
   });
 
-  test("every operation documents the front door's answers: 500 everywhere, 401 where a credential is read, 413 with a body", () => {
+  test("every operation documents the front door's answers: 500 everywhere, 401 and 429 where a credential is read, 413 with a body, 415 where only JSON is read", () => {
     for (const { key, path, op } of operations) {
       const statuses = Object.keys(op.responses ?? {});
       expect({ key, has500: statuses.includes("500") }).toEqual({ key, has500: true });
-      if (path !== "/v1/auth/logout") expect({ key, has401: statuses.includes("401") }).toEqual({ key, has401: true });
+      if (path !== "/v1/auth/logout") expect({ key, has401: statuses.includes("401"), has429: statuses.includes("429") }).toEqual({ key, has401: true, has429: true });
       if (op.requestBody) expect({ key, has413: statuses.includes("413") }).toEqual({ key, has413: true });
+      if (op.requestBody && !path.startsWith("/v1/auth/") && path !== "/v1/users/{handle}/emails/verify") expect({ key, has415: statuses.includes("415") }).toEqual({ key, has415: true });
     }
   });
 
   test("the orgs domain documents its answers in full", () => {
     const expected: Record<string, string[]> = {
-      "POST /v1/orgs": ["201", "400", "401", "403", "409", "413", "500"],
-      "GET /v1/orgs/{org}/members": ["200", "400", "401", "403", "404", "500"],
-      "PUT /v1/orgs/{org}/members/{user}": ["200", "400", "401", "403", "404", "409", "413", "422", "500"],
-      "DELETE /v1/orgs/{org}/members/{user}": ["204", "401", "403", "404", "409", "500"],
-      "GET /v1/orgs/{org}/billing": ["200", "401", "403", "404", "500"],
-      "POST /v1/orgs/{org}/repos/{repo}/grants": ["200", "400", "401", "403", "404", "413", "422", "500"],
-      "GET /v1/orgs/{org}/repos/{repo}/grants": ["200", "401", "403", "404", "500"],
-      "DELETE /v1/orgs/{org}/repos/{repo}/grants/users/{user}": ["204", "401", "403", "404", "500"],
-      "DELETE /v1/orgs/{org}/repos/{repo}/grants/teams/{team}": ["204", "401", "403", "404", "500"],
-      "GET /v1/orgs/{org}/repos/{repo}/access": ["200", "401", "403", "404", "500"],
-      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "403", "404", "409", "413", "422", "500"],
-      "GET /v1/orgs/{org}/invites": ["200", "400", "401", "403", "404", "500"],
-      "DELETE /v1/orgs/{org}/invites/{id}": ["204", "401", "403", "404", "500"],
+      "POST /v1/orgs": ["201", "400", "401", "403", "409", "413", "415", "429", "500"],
+      "GET /v1/orgs/{org}/members": ["200", "400", "401", "403", "404", "429", "500"],
+      "PUT /v1/orgs/{org}/members/{user}": ["200", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
+      "DELETE /v1/orgs/{org}/members/{user}": ["204", "401", "403", "404", "409", "429", "500"],
+      "GET /v1/orgs/{org}/billing": ["200", "401", "403", "404", "429", "500"],
+      "POST /v1/orgs/{org}/repos/{repo}/grants": ["200", "400", "401", "403", "404", "413", "415", "422", "429", "500"],
+      "GET /v1/orgs/{org}/repos/{repo}/grants": ["200", "401", "403", "404", "429", "500"],
+      "DELETE /v1/orgs/{org}/repos/{repo}/grants/users/{user}": ["204", "401", "403", "404", "429", "500"],
+      "DELETE /v1/orgs/{org}/repos/{repo}/grants/teams/{team}": ["204", "401", "403", "404", "429", "500"],
+      "GET /v1/orgs/{org}/repos/{repo}/access": ["200", "401", "403", "404", "429", "500"],
+      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
+      "GET /v1/orgs/{org}/invites": ["200", "400", "401", "403", "404", "429", "500"],
+      "DELETE /v1/orgs/{org}/invites/{id}": ["204", "401", "403", "404", "429", "500"],
     };
     for (const [key, statuses] of Object.entries(expected)) {
       const o = operations.find((x) => x.key === key);

@@ -13,6 +13,7 @@ import {
 import { errors } from "../../../services/schemas.ts";
 import { clearedSessionCookie, callerOf, readCookie, sessionCookie } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
+import { sourceOf } from "../../source.ts";
 import { JSON_BODY, documentedBody } from "./bodies.ts";
 
 /** Sign-in routes. Those whose answer is uniform whatever the body read it leniently (bodies.ts). */
@@ -20,17 +21,19 @@ export function authRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.auth" })
     .post(
       "/v1/auth/login",
-      async ({ body, set }) => {
-        const { user, sessionSecret } = await login(ctx, body);
+      async ({ request, body, set }) => {
+        const { user, sessionSecret } = await login(ctx, body, sourceOf(request));
         const account = await accountBody(ctx, user);
         set.headers["set-cookie"] = sessionCookie(ctx, sessionSecret);
         return account;
       },
       {
-        response: { 200: Account, ...errors(401) },
+        response: { 200: Account, ...errors(401, 429) },
         detail: {
           summary: "Sign in with email and password; sets the svc_session cookie",
-          description: "Every failure (unknown address, wrong password, a missing or non-string field, no body, a disabled account) is the same 401.",
+          description:
+            "Every failure (unknown address, wrong password, a missing or non-string field, no body, a disabled account) is the same 401. " +
+            "After repeated failures from one source address, or for one address from sources it never signed in from, the next attempt must wait (1 s, doubling): sooner is 429 with Retry-After.",
           requestBody: documentedBody(LoginRequest, "email and password"),
         },
       },

@@ -40,7 +40,8 @@ export function emailRoutes(ctx: Ctx) {
     .delete(
       "/v1/users/:handle/emails/:email",
       async ({ request, params, set }) => {
-        await deleteEmail(ctx, callerOf(request), params.handle, decodeURIComponent(params.email));
+        // The router decoded the parameter already (once: a second decode would turn %25 into %).
+        await deleteEmail(ctx, callerOf(request), params.handle, params.email);
         return noContent(set);
       },
       { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Remove an address (not the sign-in address)" } },
