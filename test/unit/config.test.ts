@@ -62,7 +62,12 @@ describe("loadConfig accepts", () => {
     ["cloudmail with a region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" }, { mail: { transport: "cloudmail", region: "eu-central-1" } }],
     ["cloudmail defaults to the ambient region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" }, { mail: { transport: "cloudmail", region: "ap-south-1" } }],
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
-    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
+    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1", apiBase: "https://api.stripe.com", freeSeats: 5, freeMinutes: 2000, minutesPerSeat: 1000 } }],
+    [
+      "billing allowances",
+      { ...STRIPE, SVC_BILLING_FREE_SEATS: "0", SVC_BILLING_FREE_MINUTES: "unlimited", SVC_BILLING_MINUTES_PER_SEAT: "250", SVC_STRIPE_API_BASE: "http://127.0.0.1:4242/" },
+      { billing: { freeSeats: 0, freeMinutes: null, minutesPerSeat: 250, apiBase: "http://127.0.0.1:4242" } },
+    ],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
@@ -103,6 +108,9 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["stripe without a webhook secret", { ...STRIPE, SVC_STRIPE_WEBHOOK_SECRET: "" }, "SVC_STRIPE_WEBHOOK_SECRET"],
     ["stripe without a price", { ...STRIPE, SVC_STRIPE_PRICE_ID: "" }, "SVC_STRIPE_PRICE_ID"],
     ["stripe API base not a URL", { ...STRIPE, SVC_STRIPE_API_BASE: "localhost" }, "SVC_STRIPE_API_BASE"],
+    ["free seats not a count", { ...STRIPE, SVC_BILLING_FREE_SEATS: "-1" }, "SVC_BILLING_FREE_SEATS"],
+    ["free minutes not a count", { ...STRIPE, SVC_BILLING_FREE_MINUTES: "lots" }, "SVC_BILLING_FREE_MINUTES"],
+    ["minutes per seat not a count", { ...STRIPE, SVC_BILLING_MINUTES_PER_SEAT: "1.5" }, "SVC_BILLING_MINUTES_PER_SEAT"],
     ["app without a private key", { SVC_APP_ID: "1", SVC_APP_API_URL: "https://api.example.com" }, "SVC_APP_PRIVATE_KEY"],
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],

@@ -327,3 +327,40 @@ describe("the provider unreachable, or not configured", () => {
     expect((await caller(s, o).post("/v1/orgs/plain/repos", { name: "p" })).status).toBe(201);
   }, 60_000);
 });
+
+describe("hosted CI minutes", () => {
+  test("past the month's minutes hosted jobs fail at trigger time with ci_suspended_reason; a subscription adds minutes", async () => {
+    await using p = startStandin();
+    await using s = await startServer({ env: billingEnv(p.url, { SVC_BILLING_FREE_MINUTES: "0", SVC_BILLING_MINUTES_PER_SEAT: "500" }) });
+    const o = await person(s, "ci-org", "o@ci.example", "owner");
+    const api = caller(s, o);
+    expect((await api.post("/v1/orgs/ci-org/repos", { name: "app", public: true })).status).toBe(201);
+    const workflow = "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo hi\n";
+    const push = async (n: number) => {
+      const r = await api.post("/v1/orgs/ci-org/repos/app/commits", { branch: "main", message: `c${n}`, operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: `${workflow}# ${n}\n` }] });
+      expect(r.status).toBe(201);
+      return r.body.commit as string;
+    };
+    const runOf = (commit: string) => until(`the run of ${commit}`, async () => (await api.get("/v1/orgs/ci-org/repos/app/runs")).body.runs.find((r: any) => r.commit === commit));
+
+    expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({ free_minutes: 0, ci_minutes_limit: 0, ci_minutes_used: 0, ci_minutes_remaining: 0, ci_suspended_reason: null });
+    const refused = await runOf(await push(1));
+    const reason: string = refused.jobs[0].error;
+    expect(refused).toMatchObject({ state: "failure", jobs: [{ key: "build", state: "failure", error: expect.stringMatching(/^quota: ci-org has used its 0 hosted CI minutes for this month/) }] });
+    const suspended = (await api.get("/v1/orgs/ci-org/billing")).body;
+    expect(suspended.ci_suspended_reason).toBe(reason);
+    expect(suspended.ci_suspended_at).toEqual(expect.any(Number));
+
+    // The provider reports a subscription for the org (found by the org id it carries back): 500 minutes.
+    const orgId = dbRows<{ id: string }>(s, "SELECT id FROM orgs WHERE name = 'ci-org'")[0]!.id;
+    const sub = p.subscribe("cus_ci", 1, { orgId });
+    const e = providerEvent("customer.subscription.created", sub);
+    expect((await deliver(s.url, e.body, signature(e.body, SECRET))).body.outcome).toBe("applied");
+    expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({ plan: "paid", paid_seats: 1, ci_minutes_limit: 500, ci_minutes_remaining: 500 });
+
+    const queued = await runOf(await push(2));
+    expect(queued).toMatchObject({ state: "queued", jobs: [{ key: "build", state: "queued", error: null }] });
+    expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({ ci_suspended_reason: null, ci_suspended_at: null });
+    expect(dbRows<{ action: string }>(s, "SELECT action FROM audit_events WHERE action LIKE 'billing.ci_%' ORDER BY created_at").map((r) => r.action)).toEqual(["billing.ci_suspended", "billing.ci_resumed"]);
+  }, 60_000);
+});
