@@ -103,7 +103,7 @@ describe("GET /v1/openapi.json", () => {
       "DELETE /v1/orgs/{org}/repos/{repo}/grants/users/{user}": ["204", "401", "403", "404", "429", "500"],
       "DELETE /v1/orgs/{org}/repos/{repo}/grants/teams/{team}": ["204", "401", "403", "404", "429", "500"],
       "GET /v1/orgs/{org}/repos/{repo}/access": ["200", "401", "403", "404", "429", "500"],
-      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
+      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "402", "403", "404", "409", "413", "415", "422", "429", "500"],
       "GET /v1/orgs/{org}/invites": ["200", "400", "401", "403", "404", "429", "500"],
       "DELETE /v1/orgs/{org}/invites/{id}": ["204", "401", "403", "404", "429", "500"],
     };
