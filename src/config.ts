@@ -33,6 +33,10 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
+  /** Bearer token that GET /metrics requires; null = no metrics endpoint. */
+  metricsToken: string | null;
+  /** Largest git push (request body over HTTP, pack over SSH) in bytes; SVC_GIT_MAX_PUSH. */
+  gitMaxPush: number;
   /** Rate limits of guessing and flooding (README "Operations"). */
   limits: Limits;
 }
@@ -77,10 +81,31 @@ const KNOWN = new Set([
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
-  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH",
   "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
+
+/** Every configuration variable svc reads (the settings table of README.md). */
+export const SETTINGS: readonly string[] = [...KNOWN];
+
+/** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
+export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+
+/**
+ * A size in bytes: digits, optionally followed by k, m or g (powers of 1024; "KiB", "MB" and
+ * the like are read the same way). At least 1 KiB, at most 1 TiB.
+ */
+export function parseSize(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const m = /^(\d+)\s*(?:([kmgt])(?:i?b)?|b)?$/i.exec(value.trim());
+  const scale = m?.[2] ? 1024 ** ("kmgt".indexOf(m[2].toLowerCase()) + 1) : 1;
+  const bytes = m ? Number(m[1]) * scale : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1024 || bytes > 1024 ** 4) {
+    throw new ConfigError(`${name}: expected a size such as 2147483648, 500m or 2g (1 KiB to 1 TiB), got ${JSON.stringify(value)}`);
+  }
+  return bytes;
+}
 
 /** Parses `host:port` (IPv6 in brackets); port 0 allowed when `allowZero`. */
 export function parseHostPort(name: string, value: string, allowZero: boolean): { host: string; port: number } {
@@ -187,6 +212,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const logLevel = env.SVC_LOG || "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
 
+  const metricsToken = env.SVC_METRICS_TOKEN || null;
+  // Why: the token guards internals (routes, queue depths); a short one is guessable.
+  if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("SVC_METRICS_TOKEN: expected at least 16 characters without spaces");
+  }
+
   return {
     dataDir,
     httpHost: http.host,
@@ -203,6 +234,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: logLevel as Config["logLevel"],
     signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
     signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+    metricsToken,
+    gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     limits: loadLimits(env),
   };
 }

@@ -25,11 +25,15 @@ import { runRoutes } from "./routes/ci/runs.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
 import { EVENT_BODY_LIMIT } from "../services/billing/events.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
+import { opsRoutes } from "./routes/ops/ops.ts";
 
 const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
+
+/** The route template each request matched (`/v1/orgs/:org/repos`), for metrics. */
+export const routeTemplates = new WeakMap<Request, string>();
 
 /** Paths whose caller is resolved leniently: logout answers 204 whatever came with it (SPEC §4.3). */
 const LENIENT_PATHS: ReadonlySet<string> = new Set(["/v1/auth/logout"]);
@@ -104,10 +108,14 @@ export function buildApp(ctx: Ctx) {
       if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(({ request, contentType, route }) => {
+      routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
       // Provider events are verified over their exact bytes: the route gets them unparsed.
       if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
+    })
+    .onTransform(({ request, route }) => {
+      routeTemplates.set(request, route);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") {
@@ -144,6 +152,7 @@ export function buildApp(ctx: Ctx) {
     .use(runRoutes(ctx))
     .use(billingRoutes(ctx))
     .use(pageRoutes())
+    .use(opsRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }

@@ -26,6 +26,8 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       signupLimitPerAddress: 3,
       signupLimitGlobal: 300,
+      metricsToken: null,
+      gitMaxPush: 2 * 1024 ** 3,
     });
   });
 
@@ -69,6 +71,10 @@ describe("loadConfig accepts", () => {
       { billing: { freeSeats: 0, freeMinutes: null, minutesPerSeat: 250, apiBase: "http://127.0.0.1:4242" } },
     ],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+    ["a metrics token", { SVC_METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
+    ["a push limit in bytes", { SVC_GIT_MAX_PUSH: "104857600" }, { gitMaxPush: 100 * 1024 ** 2 }],
+    ["a push limit with a unit", { SVC_GIT_MAX_PUSH: "500m" }, { gitMaxPush: 500 * 1024 ** 2 }],
+    ["a push limit in GiB", { SVC_GIT_MAX_PUSH: "4GiB" }, { gitMaxPush: 4 * 1024 ** 3 }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
     expect(loadConfig(env)).toMatchObject(expected);
@@ -115,6 +121,13 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+    ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],
+    ["metrics token with a space", { SVC_METRICS_TOKEN: "0123456789 abcdef" }, "SVC_METRICS_TOKEN"],
+    ["push limit not a size", { SVC_GIT_MAX_PUSH: "lots" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit negative", { SVC_GIT_MAX_PUSH: "-1" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit with an unknown unit", { SVC_GIT_MAX_PUSH: "2x" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit below 1 KiB", { SVC_GIT_MAX_PUSH: "100" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit above 1 TiB", { SVC_GIT_MAX_PUSH: "2t" }, "SVC_GIT_MAX_PUSH"],
   ];
   test.each(rows)("%s", (_name, env, variable) => {
     let error: unknown;

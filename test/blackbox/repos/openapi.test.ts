@@ -49,8 +49,10 @@ describe("repos routes in /v1/openapi.json", () => {
     test(`${method.toUpperCase()} ${path}: ${statuses.join(", ")}`, () => {
       const op = doc.paths[path]?.[method];
       expect(op).toBeDefined();
-      // The route's own statuses, plus the front door's 500 that every route can answer.
-      expect(Object.keys(op.responses).map(Number).sort()).toEqual([...new Set([...statuses, 500])].sort());
+      // The route's own statuses, plus the front door's: 500 everywhere, 429 where a credential
+      // is read (every repos route), 415 where a JSON body is read.
+      const frontDoor = hasBody ? [415, 429, 500] : [429, 500];
+      expect(Object.keys(op.responses).map(Number).sort()).toEqual([...new Set([...statuses, ...frontDoor])].sort());
       expect(op.summary).toEqual(expect.any(String));
       expect(!!op.requestBody).toBe(hasBody);
       // The success answer has a documented shape: JSON with an example, or raw bytes (a blob).
