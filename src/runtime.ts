@@ -25,6 +25,7 @@ import { subscribeToEvents } from "./services/hooks/events.ts";
 import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
 import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
+import { syncSeats } from "./services/billing/seats.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -91,6 +92,7 @@ export async function serve(config: Config): Promise<void> {
     "repo.compact": async (c, p) => void (await compactRepo(c, p)),
     "repo.gc": async (c, p) => void (await gcRepo(c, p)),
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
+    "billing.seats": syncSeats,
   });
   const mailWorker = startMailWorker(ctx);
   // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.

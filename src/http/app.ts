@@ -2,7 +2,7 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { parseJsonBody } from "./body.ts";
+import { parseJsonBody, readBodyLimited } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
@@ -22,6 +22,8 @@ import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { billingRoutes } from "./routes/billing/billing.ts";
+import { EVENT_BODY_LIMIT } from "../services/billing/events.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 
@@ -108,6 +110,8 @@ export function buildApp(ctx: Ctx) {
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
+      // Provider events are verified over their exact bytes: the route gets them unparsed.
+      if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
     })
     .onTransform(({ request, route }) => {
@@ -146,6 +150,7 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(billingRoutes(ctx))
     .use(pageRoutes())
     .use(opsRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
