@@ -200,7 +200,7 @@ export async function routeRow(q: Queryable, orgId: string, groupId: string | nu
     q,
     "routeRow",
     `SELECT coalesce((SELECT p.self_hosted FROM runner_policies p WHERE p.org_id = ?1), 'all') AS self_hosted, g.id, g.repo_access, g.allow_public
-     FROM runner_groups g WHERE g.org_id = ?1 AND (g.id = ?2 OR g.is_default = 1) ORDER BY g.id IS ?2 DESC LIMIT 1`,
+     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default = 1))`,
   );
   const r = stmt.get(orgId, groupId) as Record<string, any> | null;
   return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: r.allow_public === 1 } : null;
