@@ -101,9 +101,9 @@ export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promi
   tx.update(workflowJobs).set(set).where(eq(workflowJobs.id, id)).run();
 }
 
-/** Sets a run's state (and finished_at). */
+/** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  raw(tx, "setRunState", "UPDATE runs SET state = ?, finished_at = ? WHERE id = ?").run(state, finishedAt, id);
+  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(id, state, finishedAt);
 }
 
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
