@@ -29,12 +29,31 @@ export interface Config {
   mail: MailConfig;
   webhookSecret: string | null;
   app: { id: string; privateKey: string; apiUrl: string } | null;
-  billing: { provider: "stripe"; secretKey: string; webhookSecret: string; priceId: string; apiBase: string } | null;
+  billing: BillingConfig | null;
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
+  /** Bearer token that GET /metrics requires; null = no metrics endpoint. */
+  metricsToken: string | null;
+  /** Largest git push (request body over HTTP, pack over SSH) in bytes; SVC_GIT_MAX_PUSH. */
+  gitMaxPush: number;
   /** Rate limits of guessing and flooding (README "Operations"). */
   limits: Limits;
+}
+
+/** The payment provider and what the free plan and each paid seat include (README "Billing"). */
+export interface BillingConfig {
+  provider: "stripe";
+  secretKey: string;
+  webhookSecret: string;
+  priceId: string;
+  apiBase: string;
+  /** People an org on the free plan may hold (members plus pending invitations); null = unlimited. */
+  freeSeats: number | null;
+  /** Hosted CI minutes a month every org gets; null = unlimited. */
+  freeMinutes: number | null;
+  /** Hosted CI minutes a month each paid seat adds; null = unlimited on a paid plan. */
+  minutesPerSeat: number | null;
 }
 
 /** Rate limits where guessing or flooding pays (README "Operations: limits"). */
@@ -61,10 +80,32 @@ const KNOWN = new Set([
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
-  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
+  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH",
   "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
+
+/** Every configuration variable svc reads (the settings table of README.md). */
+export const SETTINGS: readonly string[] = [...KNOWN];
+
+/** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
+export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+
+/**
+ * A size in bytes: digits, optionally followed by k, m or g (powers of 1024; "KiB", "MB" and
+ * the like are read the same way). At least 1 KiB, at most 1 TiB.
+ */
+export function parseSize(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const m = /^(\d+)\s*(?:([kmgt])(?:i?b)?|b)?$/i.exec(value.trim());
+  const scale = m?.[2] ? 1024 ** ("kmgt".indexOf(m[2].toLowerCase()) + 1) : 1;
+  const bytes = m ? Number(m[1]) * scale : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1024 || bytes > 1024 ** 4) {
+    throw new ConfigError(`${name}: expected a size such as 2147483648, 500m or 2g (1 KiB to 1 TiB), got ${JSON.stringify(value)}`);
+  }
+  return bytes;
+}
 
 /** Parses `host:port` (IPv6 in brackets); port 0 allowed when `allowZero`. */
 export function parseHostPort(name: string, value: string, allowZero: boolean): { host: string; port: number } {
@@ -90,6 +131,14 @@ function httpUrl(name: string, value: string): string {
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) <= 0) throw new ConfigError(`${name}: expected a positive integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** A count of 0 or more, or `unlimited` (null). */
+function countOrUnlimited(name: string, value: string | undefined, fallback: number | null): number | null {
+  if (value === undefined || value === "") return fallback;
+  if (value === "unlimited") return null;
+  if (!/^\d{1,9}$/.test(value)) throw new ConfigError(`${name}: expected a whole number or unlimited, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -154,11 +203,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookSecret: required(env, "SVC_STRIPE_WEBHOOK_SECRET", "SVC_BILLING_PROVIDER=stripe"),
       priceId: required(env, "SVC_STRIPE_PRICE_ID", "SVC_BILLING_PROVIDER=stripe"),
       apiBase: env.SVC_STRIPE_API_BASE ? httpUrl("SVC_STRIPE_API_BASE", env.SVC_STRIPE_API_BASE) : "https://api.stripe.com",
+      freeSeats: countOrUnlimited("SVC_BILLING_FREE_SEATS", env.SVC_BILLING_FREE_SEATS, 5),
+      freeMinutes: countOrUnlimited("SVC_BILLING_FREE_MINUTES", env.SVC_BILLING_FREE_MINUTES, 2000),
+      minutesPerSeat: countOrUnlimited("SVC_BILLING_MINUTES_PER_SEAT", env.SVC_BILLING_MINUTES_PER_SEAT, 1000),
     };
   }
 
   const logLevel = env.SVC_LOG || "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
+
+  const metricsToken = env.SVC_METRICS_TOKEN || null;
+  // Why: the token guards internals (routes, queue depths); a short one is guessable.
+  if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("SVC_METRICS_TOKEN: expected at least 16 characters without spaces");
+  }
 
   return {
     dataDir,
@@ -176,6 +234,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: logLevel as Config["logLevel"],
     signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
     signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+    metricsToken,
+    gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     limits: loadLimits(env),
   };
 }

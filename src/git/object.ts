@@ -3,6 +3,7 @@
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
 import { fsckObject } from "./fsck.ts";
+import type { OidSet } from "./oid-set.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
 
@@ -58,6 +59,7 @@ const modeCode = (mode: string): number => [...mode].reduce((code, d) => code * 
 const TREE_MODE_CODES = new Set([...TREE_MODES].map(modeCode));
 const TREE_CODE_5 = modeCode("40000");
 const TREE_CODE_6 = modeCode("040000");
+const GITLINK_CODE = modeCode("160000");
 
 /** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
 export function parseSignature(s: string): Signature {
@@ -188,21 +190,27 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
 }
 
 /**
- * Throw GitError unless `data` is a well-formed object of `type`: git's fsck checks first (a
- * FsckError naming git's message id, fsck.ts), then what svc's own parsers need.
+ * Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on
+ * push). With `links`, every object the object names (a commit's tree and parents, a tag's
+ * object, a tree's entries except gitlinks) is added to it.
  */
-export function validateObject(type: ObjectType, data: Uint8Array): void {
+export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet): void {
   if (type === "blob") return;
   fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");
-    parseCommit(data);
+    const c = parseCommit(data);
+    if (links) {
+      links.addHex(c.tree);
+      for (const p of c.parents) links.addHex(p);
+    }
   } else if (type === "tag") {
     checkNoNulInHeaders(data, "tag");
     const t = parseTag(data);
     if (t.tag === "") throw new GitError("invalid tag: empty tag name");
+    links?.addHex(t.object);
   } else if (type === "tree") {
-    validateTree(data);
+    validateTree(data, links);
   } else {
     throw new GitError(`unknown object type ${type as string}`);
   }
@@ -221,7 +229,7 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
 }
 
 /** Byte-level tree check (no strings per entry: trees are validated for every pushed object). */
-function validateTree(data: Uint8Array): void {
+function validateTree(data: Uint8Array, links?: OidSet): void {
   let pos = 0;
   let prevStart = -1;
   let prevEnd = -1;
@@ -262,6 +270,7 @@ function validateTree(data: Uint8Array): void {
     prevStart = start;
     prevEnd = end;
     prevDir = dir;
+    if (links && code !== GITLINK_CODE) links.add(data, end + 1);
     pos = end + 21;
   }
 }

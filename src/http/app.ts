@@ -2,7 +2,7 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { parseJsonBody } from "./body.ts";
+import { parseJsonBody, readBodyLimited } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
@@ -22,6 +22,8 @@ import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { billingRoutes } from "./routes/billing/billing.ts";
+import { EVENT_BODY_LIMIT } from "../services/billing/events.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
 import { followRoutes } from "./routes/discovery/follows.ts";
@@ -31,11 +33,15 @@ import { watchingRoutes } from "./routes/discovery/watching.ts";
 import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
+import { opsRoutes } from "./routes/ops/ops.ts";
 
 const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
+
+/** The route template each request matched (`/v1/orgs/:org/repos`), for metrics. */
+export const routeTemplates = new WeakMap<Request, string>();
 
 /** Paths whose caller is resolved leniently: logout answers 204 whatever came with it (SPEC §4.3). */
 const LENIENT_PATHS: ReadonlySet<string> = new Set(["/v1/auth/logout"]);
@@ -110,8 +116,14 @@ export function buildApp(ctx: Ctx) {
       if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(({ request, contentType, route }) => {
+      routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
+      // Provider events are verified over their exact bytes: the route gets them unparsed.
+      if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
+    })
+    .onTransform(({ request, route }) => {
+      routeTemplates.set(request, route);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") {
@@ -154,7 +166,9 @@ export function buildApp(ctx: Ctx) {
     .use(searchRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(auditRoutes(ctx))
+    .use(billingRoutes(ctx))
     .use(pageRoutes())
+    .use(opsRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }

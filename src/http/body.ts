@@ -1,11 +1,20 @@
-// Request bodies read with a size limit (DECISIONS §1: 25 MiB JSON API, 100 MiB git), and JSON
-// parsed only after its nesting depth is known to be bounded.
+// Request bodies read with a size limit (DECISIONS §1 and §4: 25 MiB JSON API; git bodies up to
+// SVC_GIT_MAX_PUSH, default 2 GiB, streamed and never held whole), and JSON parsed only after
+// its nesting depth is known to be bounded.
 import { Invalid, TooLarge } from "../errors.ts";
 
 export const JSON_BODY_LIMIT = 25 * 1024 * 1024;
 /** Deepest nesting of arrays and objects a JSON body may have (docs/api.md "Request limits"). */
 export const JSON_MAX_DEPTH = 64;
-export const GIT_BODY_LIMIT = 100 * 1024 * 1024;
+/** "2 GiB", "500 MiB", or bytes when not a whole number of either. */
+export function sizeText(bytes: number): string {
+  if (bytes % 1024 ** 3 === 0) return `${bytes / 1024 ** 3} GiB`;
+  if (bytes % 1024 ** 2 === 0) return `${bytes / 1024 ** 2} MiB`;
+  return `${bytes} bytes`;
+}
+
+/** Room for a push's commands beyond SVC_GIT_MAX_PUSH, so the engine's own limit (with its message) answers first. */
+export const GIT_BODY_SLACK = 1024 * 1024;
 
 /** Reads the whole body, refusing with 413 beyond `limit` bytes (checked before and while reading). */
 export async function readBodyLimited(request: Request, limit: number): Promise<Uint8Array> {

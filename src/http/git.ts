@@ -7,7 +7,7 @@ import { AppError, Invalid, RateLimited, TooLarge } from "../errors.ts";
 import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes, unreadableBody } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertiseGit, serveGit, type GitOutcome, type GitRefusal, type ServiceIO } from "../services/git/serve.ts";
-import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
+import { GIT_BODY_SLACK, limitStream, sizeText } from "./body.ts";
 import { pathOf } from "./path.ts";
 import { resolveCaller } from "./principal.ts";
 
@@ -56,16 +56,20 @@ function unreadableDetail(gzip: boolean): string {
  * with its first bytes already read. Why read ahead: an RPC with no body, or with a body that does
  * not decompress, is answered 400 at once instead of reaching the engine, which would wait for
  * input that never comes or fail after answering 200.
+ *
+ * A push over SVC_GIT_MAX_PUSH is refused by receive-pack itself, in band, once it has read the
+ * ref names: git prints that reason, while for a failed RPC it prints only "HTTP 413" and never
+ * the body. Any other git request declared over the limit is a 413 before anything is read.
  */
-async function openBody(request: Request): Promise<AsyncIterable<Uint8Array>> {
+async function openBody(request: Request, limit: number, push: boolean): Promise<AsyncIterable<Uint8Array>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > GIT_BODY_LIMIT) throw TooLarge(`push larger than ${GIT_BODY_LIMIT} bytes`);
+  if (declared > limit && !push) throw TooLarge(`request body exceeds the maximum size of ${sizeText(limit)}`);
   const encoding = (request.headers.get("content-encoding") ?? "").toLowerCase();
   const gzip = encoding === "gzip" || encoding === "x-gzip";
   if (!request.body) throw Invalid("protocol error: empty request body");
   const raw = request.body as unknown as AsyncIterable<Uint8Array>;
   const decoded: AsyncIterable<Uint8Array> = gzip ? Readable.from(raw).pipe(createGunzip()) : raw;
-  const chunks = limitStream(decoded, GIT_BODY_LIMIT)[Symbol.asyncIterator]();
+  const chunks = limitStream(decoded, limit + GIT_BODY_SLACK)[Symbol.asyncIterator]();
   let first: Uint8Array | null = null;
   try {
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
@@ -148,8 +152,9 @@ export function gitHandler(ctx: Ctx) {
         }
         return rendered(outcome);
       }
-      const input = await openBody(request);
-      return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http" }));
+      const input = await openBody(request, ctx.config.gitMaxPush, service === "git-receive-pack");
+      const declaredBytes = Number(request.headers.get("content-length") ?? "0") || undefined;
+      return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http", declaredBytes }));
     } catch (error) {
       if (error instanceof AppError) return plain(error.status, error.message, error instanceof RateLimited ? error.retryAfterSeconds : undefined);
       ctx.log.error("git request failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });

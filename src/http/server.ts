@@ -3,8 +3,9 @@
 import { noteApiRead } from "../services/metrics/record.ts";
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
-import { buildApp, requestIds } from "./app.ts";
-import { GIT_BODY_LIMIT } from "./body.ts";
+import { buildApp, requestIds, routeTemplates } from "./app.ts";
+import { observeHttp } from "../services/ops/instrument.ts";
+import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
 const ID_PREFIX = newId().slice(0, 6);
@@ -29,8 +30,9 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
   return Bun.serve({
     hostname: opts.hostname,
     port: opts.port,
-    // The largest body any route accepts; per-route limits are enforced while reading.
-    maxRequestBodySize: GIT_BODY_LIMIT + 1024 * 1024,
+    // Above every route's own limit (enforced while reading, with a message): Bun's own limit
+    // resets the connection, which git reports as "RPC failed; curl 65" with no reason.
+    maxRequestBodySize: Math.max(ctx.config.gitMaxPush, JSON_BODY_LIMIT) + 2 * GIT_BODY_SLACK,
     idleTimeout: 120,
     async fetch(received, server) {
       const started = performance.now();
@@ -55,9 +57,19 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       } catch (error) {
         response = errorResponse(error, ctx.log, id, request);
       }
-      noteApiRead(ctx, request.method, path, response.status, performance.now() - started, Number(response.headers.get("content-length") ?? 0) || 0);
-      if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
+      const elapsed = performance.now() - started;
+      noteApiRead(ctx, request.method, path, response.status, elapsed, Number(response.headers.get("content-length") ?? 0) || 0);
+      observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);
+      if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round(elapsed * 10) / 10));
       return response;
     },
   });
+}
+
+const GIT_PATH = /^\/[^/]+\/[^/]+\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+
+/** A bounded route label for a path no application route matched: the git endpoints, else "unrouted" (unknown paths, credentials refused before routing). */
+function gitRouteOf(path: string): string {
+  const m = GIT_PATH.exec(path);
+  return m ? `/:org/:repo.git/${m[1]}` : "unrouted";
 }

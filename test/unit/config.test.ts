@@ -26,6 +26,8 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       signupLimitPerAddress: 3,
       signupLimitGlobal: 300,
+      metricsToken: null,
+      gitMaxPush: 2 * 1024 ** 3,
     });
   });
 
@@ -62,8 +64,17 @@ describe("loadConfig accepts", () => {
     ["cloudmail with a region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" }, { mail: { transport: "cloudmail", region: "eu-central-1" } }],
     ["cloudmail defaults to the ambient region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" }, { mail: { transport: "cloudmail", region: "ap-south-1" } }],
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
-    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
+    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1", apiBase: "https://api.stripe.com", freeSeats: 5, freeMinutes: 2000, minutesPerSeat: 1000 } }],
+    [
+      "billing allowances",
+      { ...STRIPE, SVC_BILLING_FREE_SEATS: "0", SVC_BILLING_FREE_MINUTES: "unlimited", SVC_BILLING_MINUTES_PER_SEAT: "250", SVC_STRIPE_API_BASE: "http://127.0.0.1:4242/" },
+      { billing: { freeSeats: 0, freeMinutes: null, minutesPerSeat: 250, apiBase: "http://127.0.0.1:4242" } },
+    ],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+    ["a metrics token", { SVC_METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
+    ["a push limit in bytes", { SVC_GIT_MAX_PUSH: "104857600" }, { gitMaxPush: 100 * 1024 ** 2 }],
+    ["a push limit with a unit", { SVC_GIT_MAX_PUSH: "500m" }, { gitMaxPush: 500 * 1024 ** 2 }],
+    ["a push limit in GiB", { SVC_GIT_MAX_PUSH: "4GiB" }, { gitMaxPush: 4 * 1024 ** 3 }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
     expect(loadConfig(env)).toMatchObject(expected);
@@ -103,10 +114,20 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["stripe without a webhook secret", { ...STRIPE, SVC_STRIPE_WEBHOOK_SECRET: "" }, "SVC_STRIPE_WEBHOOK_SECRET"],
     ["stripe without a price", { ...STRIPE, SVC_STRIPE_PRICE_ID: "" }, "SVC_STRIPE_PRICE_ID"],
     ["stripe API base not a URL", { ...STRIPE, SVC_STRIPE_API_BASE: "localhost" }, "SVC_STRIPE_API_BASE"],
+    ["free seats not a count", { ...STRIPE, SVC_BILLING_FREE_SEATS: "-1" }, "SVC_BILLING_FREE_SEATS"],
+    ["free minutes not a count", { ...STRIPE, SVC_BILLING_FREE_MINUTES: "lots" }, "SVC_BILLING_FREE_MINUTES"],
+    ["minutes per seat not a count", { ...STRIPE, SVC_BILLING_MINUTES_PER_SEAT: "1.5" }, "SVC_BILLING_MINUTES_PER_SEAT"],
     ["app without a private key", { SVC_APP_ID: "1", SVC_APP_API_URL: "https://api.example.com" }, "SVC_APP_PRIVATE_KEY"],
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+    ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],
+    ["metrics token with a space", { SVC_METRICS_TOKEN: "0123456789 abcdef" }, "SVC_METRICS_TOKEN"],
+    ["push limit not a size", { SVC_GIT_MAX_PUSH: "lots" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit negative", { SVC_GIT_MAX_PUSH: "-1" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit with an unknown unit", { SVC_GIT_MAX_PUSH: "2x" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit below 1 KiB", { SVC_GIT_MAX_PUSH: "100" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit above 1 TiB", { SVC_GIT_MAX_PUSH: "2t" }, "SVC_GIT_MAX_PUSH"],
   ];
   test.each(rows)("%s", (_name, env, variable) => {
     let error: unknown;

@@ -1,14 +1,15 @@
 // Background pack maintenance (DESIGN.md): tiered compaction of small packs by verbatim copy with
 // dedup, a periodic GC pack of everything reachable, and deletion of replaced packs and orphan
 // files only after a grace period longer than the longest request.
-import { createReadStream, createWriteStream } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { once } from "node:events";
-import { indexPack } from "../../git/pack-indexer.ts";
+import { MultiPackIndex } from "../../git/multi-pack-index.ts";
+import { listObjects, SEND } from "../../git/object-list.ts";
+import { bytesToHex } from "../../git/oid.ts";
+import { writePackIndexRaw } from "../../git/pack-index.ts";
 import { PackSet } from "../../git/pack-set.ts";
-import { packObjects } from "../../git/pack-writer.ts";
-import { collectObjects } from "../../git/walk.ts";
+import { writePack } from "../../git/pack-writer.ts";
 import type { Oid } from "../../git/types.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
@@ -17,7 +18,6 @@ import { pendingJobFor } from "../jobs/store.ts";
 import { packKey } from "./snapshot.ts";
 import * as store from "./store.ts";
 import type { PackRecord as PackRow } from "./store.ts";
-import type { Pack } from "../../git/pack-reader.ts";
 
 /** Packs merged at once per tier. */
 export const FAN_IN = 4;
@@ -42,36 +42,64 @@ export const COMPACTION_DELAY_MS = 5000;
 /** Replaced packs and orphan files are deleted only after this long (longer than any request). */
 export const GRACE_MS = 60 * 60 * 1000;
 
-/** Writes a pack stream to a file, indexes it, and returns the files ready to upload. */
-async function materialize(ctx: Ctx, stream: AsyncIterable<Uint8Array>) {
-  const path = join(ctx.tmpDir, `repack-${newId()}.pack`);
-  const out = createWriteStream(path);
-  for await (const chunk of stream) if (!out.write(chunk)) await once(out, "drain");
-  out.end();
-  await once(out, "finish");
+/**
+ * Writes the pack of the `count` positions flagged SEND in `flags` to a temp file, with its idx
+ * built from what the writer reports (ids, offsets, CRCs of entries copied as stored): nothing is
+ * inflated or hashed again, unlike indexing the written pack.
+ */
+async function writePackFiles(ctx: Ctx, midx: MultiPackIndex, flags: Uint8Array, count: number) {
+  const tmp = join(ctx.tmpDir, `repack-${newId()}`);
+  const oids = new Uint8Array(20 * count);
+  const offsets = new Float64Array(count);
+  const crcs = new Uint32Array(count);
+  let n = 0;
+  const record = (p: number, offset: number, crc: number) => {
+    oids.set(midx.oids.subarray(20 * p, 20 * p + 20), 20 * n);
+    offsets[n] = offset;
+    crcs[n] = crc;
+    n++;
+  };
+  const fd = openSync(`${tmp}.pack`, "w");
+  let size = 0;
   try {
-    const indexed = await indexPack(createReadStream(path), { tmpDir: ctx.tmpDir });
-    return { ...indexed, idxSize: (await stat(indexed.idxPath)).size };
+    for await (const chunk of writePack(midx, flags, count, { ofsDelta: true, thin: false, record })) {
+      let done = 0;
+      while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done, size + done);
+      size += chunk.length;
+    }
   } finally {
-    await rm(path, { force: true });
+    closeSync(fd);
   }
+  const trailer = new Uint8Array(20);
+  const rfd = openSync(`${tmp}.pack`, "r");
+  try {
+    readSync(rfd, trailer, 0, 20, size - 20);
+  } finally {
+    closeSync(rfd);
+  }
+  const name = bytesToHex(trailer);
+  const idx = writePackIndexRaw(oids, offsets, crcs, n, name);
+  await Bun.write(`${tmp}.idx`, idx);
+  return { name, packPath: `${tmp}.pack`, idxPath: `${tmp}.idx`, objectCount: n, size, idxSize: idx.length };
 }
 
 /**
- * Replaces `sources` with one new pack holding exactly `oids` (copied verbatim), in one
- * transaction that first checks the sources are still live. Returns false if it lost a race.
+ * Replaces `sources` with one new pack holding exactly the positions of `midx` flagged SEND
+ * (copied verbatim), in one transaction that first checks the sources are still live. Returns
+ * false if it lost a race.
  */
 async function replacePacks(
   ctx: Ctx,
   repoId: string,
   sources: PackRow[],
-  opened: Pack[],
-  oids: Oid[],
+  midx: MultiPackIndex,
+  flags: Uint8Array,
+  count: number,
   tier: number,
   refsAtStart: string | null = null,
+  reachTips: string | null = null,
 ): Promise<boolean> {
-  const set = new PackSet(opened);
-  const built = await materialize(ctx, packObjects(set, oids, { ofsDelta: true }));
+  const built = await writePackFiles(ctx, midx, flags, count);
   try {
     await ctx.git.storePack(repoId, built);
   } finally {
@@ -84,19 +112,12 @@ async function replacePacks(
     if (refsAtStart !== null && JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
     const t = now();
     const existing = await store.packByName(tx, repoId, built.name);
-    if (existing) await store.revivePack(tx, existing.id, tier);
-    else await store.insertPack(tx, { id: newId(), repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null });
+    if (existing) await store.revivePack(tx, existing.id, tier, reachTips);
+    else await store.insertPack(tx, { id: newId(), repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
     await store.markPacksReplaced(tx, ids.filter((id) => id !== existing?.id), t);
     await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
     return true;
   });
-}
-
-/** Every object id stored in the given packs. */
-function allOids(opened: Pack[]): Oid[] {
-  const out = new Set<Oid>();
-  for (const p of opened) for (let i = 0; i < p.idx.count; i++) out.add(p.idx.oidAt(i));
-  return [...out];
 }
 
 /** Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. */
@@ -111,28 +132,47 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    const opened = await Promise.all(group.map((row) => ctx.git.openPack(repoId, row)));
-    const oids = allOids(opened);
-    if (!(await replacePacks(ctx, repoId, group, opened, oids, Math.max(tier + 1, tierFor(oids.length))))) return merges;
+    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept.
+    const opened = await Promise.all([...group].reverse().map((row) => ctx.git.openPack(repoId, row)));
+    const midx = MultiPackIndex.build(opened);
+    const flags = new Uint8Array(midx.count).fill(SEND);
+    if (!(await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count))))) return merges;
     merges++;
   }
+}
+
+/** A reachability record: the tips, without those another tip reaches (as far as the walk saw). */
+function recordOf(tips: Oid[], reached: Set<Oid>): string {
+  const kept = tips.filter((t) => !reached.has(t));
+  return (kept.length ? kept : tips).join("\n");
 }
 
 /** Repacks everything reachable from the refs into one pack; replaced packs go after the grace period. */
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
   const repoId = payload.repoId;
   if (!(await store.repoIsLive(ctx.db.read, repoId))) return { objects: 0, packsReplaced: 0 };
-  const live = await store.livePacks(ctx.db.read, repoId);
+  const live = (await store.livePacks(ctx.db.read, repoId)).sort((a, b) => b.createdAt - a.createdAt);
   const refsNow = await store.readRefs(ctx.db.read, repoId);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
   const opened = await Promise.all(live.map((row) => ctx.git.openPack(repoId, row)));
   const set = new PackSet(opened);
-  const { oids } = await collectObjects(set, { wants: tips, haves: [], shallow: [] });
+  // The previous GC pack (and any pack with a reachability record) is not walked again.
+  const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
+  const objects = list?.count ?? 0;
   const maxTier = Math.max(...live.map((p) => p.tier));
-  if (live.length === 1 && oids.length === opened[0]!.idx.count) return { objects: oids.length, packsReplaced: 0 };
-  if (oids.length === 0) {
+  if (live.length === 1 && objects === opened[0]!.idx.count) {
+    // Already one pack of exactly what the refs reach: record that, so clones need no walk.
+    if (!live[0]!.reachTips) {
+      const record = recordOf(tips, list!.reachedWants);
+      await ctx.db.transaction(async (tx) => {
+        if (JSON.stringify(await store.readRefs(tx, repoId)) === refsAtStart) await store.setReachTips(tx, live[0]!.id, record);
+      });
+    }
+    return { objects, packsReplaced: 0 };
+  }
+  if (!list || objects === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
     const done = await ctx.db.transaction(async (tx) => {
@@ -143,10 +183,11 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
     });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  const ok = await replacePacks(ctx, repoId, live, opened, oids, maxTier + 1, refsAtStart);
-  return { objects: oids.length, packsReplaced: ok ? live.length : 0 };
+  // The new pack holds exactly what the refs reach: its reachability record is the refs' targets,
+  // less those another target reaches (so deleting such a ref later does not void the record).
+  const ok = await replacePacks(ctx, repoId, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, recordOf(tips, list.reachedWants));
+  return { objects, packsReplaced: ok ? live.length : 0 };
 }
-
 /** Deletes replaced packs past the grace period, and orphan files (no row) older than it. */
 export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs = GRACE_MS): Promise<number> {
   const cutoff = now() - graceMs;
@@ -175,11 +216,14 @@ export function allRepos(ctx: Ctx): Promise<{ id: string; name: string }[]> {
   return store.allRepoNames(ctx.db.read);
 }
 
-/** Schedules a GC for every repository with more than one live pack (the periodic pass). */
+/**
+ * Schedules a GC for every repository with more than one live pack, or with one pack that has no
+ * reachability record yet (the periodic pass).
+ */
 export async function scheduleGcPass(ctx: Ctx): Promise<number> {
   let n = 0;
   for (const r of await store.livePackCounts(ctx.db.read)) {
-    if (r.n < 2) continue;
+    if (r.n < 2 && r.recorded === r.n) continue;
     if (!(await pendingJobFor(ctx.db.read, "repo.gc", r.repoId))) {
       await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: r.repoId }));
       n++;

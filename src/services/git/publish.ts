@@ -17,6 +17,8 @@ export interface PackToPublish {
   objectCount: number;
   size: number;
   idxSize: number;
+  /** When the pack holds exactly what these ids reach (its reachability record; see Pack.reachTips). */
+  reachTips?: Oid[];
 }
 
 /** A ref update with what the caller knows about it. */
@@ -169,6 +171,7 @@ export async function publish(
         tier: tierFor(pack.objectCount),
         createdAt: now(),
         replacedAt: null,
+        reachTips: pack.reachTips?.join("\n") ?? null,
       });
     }
     if (ok.length && opts.also) await opts.also(tx);

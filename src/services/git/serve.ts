@@ -32,6 +32,8 @@ export interface GitServiceRequest {
   stateless: boolean;
   /** The transport, for the push event (`via: "git"` over HTTP, `"ssh"` over SSH; SPEC §7). */
   via: "http" | "ssh";
+  /** A push's size as the client declared it (HTTP Content-Length), refused in band over SVC_GIT_MAX_PUSH before reading. */
+  declaredBytes?: number;
 }
 
 /**
@@ -94,6 +96,16 @@ async function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org
   }
 }
 
+/**
+ * A push to a repository that does not exist (or that the caller may not see: the same answer)
+ * says how to create one; git shows the message as `remote:` text.
+ */
+function withCreateHint<R extends GitRefusal>(req: { service: GitService; org: string; repo: string }, refused: GitRefused<R>): GitRefused<R> {
+  if (refused.refusal !== "not-found" || req.service !== "git-receive-pack") return refused;
+  const name = req.repo.replace(/\.git$/, "");
+  return { ...refused, message: `${refused.message}; create it first (POST /v1/orgs/${req.org}/repos with {"name":"${name}"}), then push again` };
+}
+
 /** A reader's push is told why in band, where git shows it (the repository named, a fork advised). */
 function inBand(req: { service: GitService }, refused: GitRefused): boolean {
   return refused.refusal === "forbidden" && req.service === "git-receive-pack";
@@ -104,7 +116,7 @@ export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: G
   try {
     const admitted = await admit(ctx, actor, req);
     if ("kind" in admitted) {
-      if (!inBand(req, admitted)) return admitted;
+      if (!inBand(req, admitted)) return withCreateHint(req, admitted);
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
     const snapshot = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
@@ -121,7 +133,7 @@ export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceReques
     if ("kind" in admitted) {
       // Over a conversation the advertisement is still ours to send: the reason goes there.
       // Over stateless HTTP the advertisement has passed, so the RPC answers with a status.
-      if (req.stateless || !inBand(req, admitted)) return admitted;
+      if (req.stateless || !inBand(req, admitted)) return withCreateHint(req, admitted);
       await req.io.write(advertiseError(req.service, admitted.message, { http: false }));
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message };
     }
@@ -159,7 +171,10 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
         }
         updates.push({ ...c, fastForward });
       }
-      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize } : null;
+      // The first push into an empty repository: the pack is exactly what its new tips reach.
+      const tips = commands.map((c) => c.newOid).filter((o) => o !== ZERO_OID);
+      const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(tips)) || undefined;
+      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips } : null;
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
         event: { via: req.via === "http" ? "git" : "ssh" },
@@ -173,5 +188,5 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       return new Map([...results].map(([ref, r]) => [ref, refusalReason(ref, r)]));
     },
   };
-  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, hooks });
+  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, maxPackBytes: ctx.config.gitMaxPush, declaredBytes: req.declaredBytes, hooks });
 }

@@ -9,6 +9,8 @@ import type { Oid, Ref } from "../../git/types.ts";
 export interface PackRow {
   name: string;
   size: number;
+  /** The pack's reachability record: tips it is exactly the closure of (newline-separated), or null. */
+  reachTips: string | null;
 }
 
 /**
@@ -19,16 +21,16 @@ export async function snapshotRows(q: Queryable, repoId: string): Promise<{ refs
   const rows = q.all<{ kind: "ref" | "pack"; name: string; target: string | null; size: number; created: number }>(sql`
     SELECT 'ref' AS kind, name, target, 0 AS size, 0 AS created FROM refs WHERE repo_id = ${repoId}
     UNION ALL
-    SELECT 'pack' AS kind, name, NULL AS target, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
+    SELECT 'pack' AS kind, name, reach_tips AS target, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
   const refRows: Ref[] = [];
   const packRows: (PackRow & { created: number })[] = [];
   for (const r of rows) {
     if (r.kind === "ref") refRows.push({ name: r.name, oid: r.target! });
-    else packRows.push({ name: r.name, size: r.size, created: r.created });
+    else packRows.push({ name: r.name, size: r.size, reachTips: r.target, created: r.created });
   }
   refRows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   packRows.sort((a, b) => b.created - a.created);
-  return { refs: refRows, packs: packRows.map(({ name, size }) => ({ name, size })) };
+  return { refs: refRows, packs: packRows.map(({ name, size, reachTips }) => ({ name, size, reachTips })) };
 }
 
 /** The live refs of a repository, sorted by name. */
@@ -85,9 +87,14 @@ export async function insertPack(tx: Tx, row: PackRecord): Promise<void> {
   tx.insert(packs).values(row).run();
 }
 
-/** Makes a replaced pack live again at `tier` (a merge produced the same pack once more). */
-export async function revivePack(tx: Tx, id: string, tier: number): Promise<void> {
-  tx.update(packs).set({ replacedAt: null, tier }).where(eq(packs.id, id)).run();
+/** Makes a replaced pack live again at `tier` (a merge produced the same pack once more), keeping its record unless given one. */
+export async function revivePack(tx: Tx, id: string, tier: number, reachTips: string | null): Promise<void> {
+  tx.update(packs).set(reachTips === null ? { replacedAt: null, tier } : { replacedAt: null, tier, reachTips }).where(eq(packs.id, id)).run();
+}
+
+/** Records that a live pack is exactly the closure of `reachTips`. */
+export async function setReachTips(tx: Tx, id: string, reachTips: string): Promise<void> {
+  tx.update(packs).set({ reachTips }).where(eq(packs.id, id)).run();
 }
 
 /** The repository's live packs. */
@@ -126,8 +133,13 @@ export async function packNames(q: Queryable, repoId: string): Promise<string[]>
 }
 
 /** Live pack counts of every repository that has packs. */
-export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n: number }[]> {
-  return q.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
+export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n: number; recorded: number }[]> {
+  return q
+    .select({ repoId: packs.repoId, n: sql<number>`count(*)`, recorded: sql<number>`count(${packs.reachTips})` })
+    .from(packs)
+    .where(isNull(packs.replacedAt))
+    .groupBy(packs.repoId)
+    .all();
 }
 
 /** Every repository with its full name (`org/repo`), for maintenance passes. */

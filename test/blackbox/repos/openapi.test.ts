@@ -20,10 +20,10 @@ afterAll(async () => {
 const R = "/v1/orgs/{org}/repos/{repo}";
 /** Method, path, the statuses the route answers, and whether it takes a JSON body. */
 const ROUTES: [string, string, number[], boolean][] = [
-  ["post", "/v1/orgs/{org}/repos", [201, 400, 401, 403, 404, 409, 413, 422], true],
+  ["post", "/v1/orgs/{org}/repos", [201, 400, 401, 402, 403, 404, 409, 413, 422], true],
   ["get", "/v1/orgs/{org}/repos", [200, 400, 401, 404], false],
   ["get", R, [200, 401, 404], false],
-  ["patch", R, [200, 400, 401, 403, 404, 409, 413], true],
+  ["patch", R, [200, 400, 401, 402, 403, 404, 409, 413], true],
   ["delete", R, [204, 401, 403, 404], false],
   ["post", `${R}/commits`, [201, 400, 401, 402, 403, 404, 409, 413, 422], true],
   ["get", `${R}/commits`, [200, 400, 401, 404], false],
@@ -49,8 +49,10 @@ describe("repos routes in /v1/openapi.json", () => {
     test(`${method.toUpperCase()} ${path}: ${statuses.join(", ")}`, () => {
       const op = doc.paths[path]?.[method];
       expect(op).toBeDefined();
-      // The route's own statuses, plus the front door's 500 that every route can answer.
-      expect(Object.keys(op.responses).map(Number).sort()).toEqual([...new Set([...statuses, 500])].sort());
+      // The route's own statuses, plus the front door's: 500 everywhere, 429 where a credential
+      // is read (every repos route), 415 where a JSON body is read.
+      const frontDoor = hasBody ? [415, 429, 500] : [429, 500];
+      expect(Object.keys(op.responses).map(Number).sort()).toEqual([...new Set([...statuses, ...frontDoor])].sort());
       expect(op.summary).toEqual(expect.any(String));
       expect(!!op.requestBody).toBe(hasBody);
       // The success answer has a documented shape: JSON with an example, or raw bytes (a blob).
