@@ -1,5 +1,6 @@
--- Discovery: contributions keyed by day, metric buckets replacing per-operation metric rows, audit
--- and follow indexes, and repository search (FTS5). The tables with composite keys are WITHOUT ROWID: their reads are range
+-- Discovery: contributions keyed by day (with per-person day totals and repository lists kept by
+-- triggers), metric buckets (binary histograms) replacing per-operation metric rows, audit and
+-- follow indexes, and repository search (FTS5). The tables with composite keys are WITHOUT ROWID: their reads are range
 -- scans of the key.
 CREATE TABLE `metric_buckets` (
 	`org_id` text NOT NULL,
@@ -9,7 +10,7 @@ CREATE TABLE `metric_buckets` (
 	`count` integer NOT NULL,
 	`bytes` integer NOT NULL,
 	`ms_sum` integer NOT NULL,
-	`hist` text NOT NULL,
+	`hist` blob NOT NULL,
 	PRIMARY KEY(`org_id`, `kind`, `grain`, `start`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
@@ -24,6 +25,37 @@ CREATE TABLE `contribution_days` (
 ) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE INDEX `contribution_days_repo_idx` ON `contribution_days` (`repo_id`);--> statement-breakpoint
+CREATE TABLE `contribution_repos` (
+	`user_id` text NOT NULL,
+	`repo_id` text NOT NULL,
+	PRIMARY KEY(`user_id`, `repo_id`),
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`repo_id`) REFERENCES `repos`(`id`) ON UPDATE no action ON DELETE cascade
+) WITHOUT ROWID;
+--> statement-breakpoint
+CREATE INDEX `contribution_repos_repo_idx` ON `contribution_repos` (`repo_id`);--> statement-breakpoint
+CREATE TABLE `contribution_totals` (
+	`user_id` text NOT NULL,
+	`day` integer NOT NULL,
+	`count` integer NOT NULL,
+	PRIMARY KEY(`user_id`, `day`),
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+) WITHOUT ROWID;
+--> statement-breakpoint
+-- The graph's per-person summaries follow `contribution_days` in the transaction that changes it
+-- (a credited commit, or a repository's delete cascading to its rows). PostgreSQL: the same
+-- triggers in PL/pgSQL, or the upserts written beside the per-day upsert.
+CREATE TRIGGER `contribution_days_insert` AFTER INSERT ON `contribution_days` BEGIN
+	INSERT INTO `contribution_totals` (`user_id`, `day`, `count`) VALUES (new.`user_id`, new.`day`, new.`count`)
+		ON CONFLICT (`user_id`, `day`) DO UPDATE SET `count` = `count` + excluded.`count`;
+	INSERT OR IGNORE INTO `contribution_repos` (`user_id`, `repo_id`) VALUES (new.`user_id`, new.`repo_id`);
+END;--> statement-breakpoint
+CREATE TRIGGER `contribution_days_update` AFTER UPDATE OF `count` ON `contribution_days` BEGIN
+	UPDATE `contribution_totals` SET `count` = `count` + new.`count` - old.`count` WHERE `user_id` = new.`user_id` AND `day` = new.`day`;
+END;--> statement-breakpoint
+CREATE TRIGGER `contribution_days_delete` AFTER DELETE ON `contribution_days` BEGIN
+	UPDATE `contribution_totals` SET `count` = `count` - old.`count` WHERE `user_id` = old.`user_id` AND `day` = old.`day`;
+END;--> statement-breakpoint
 DROP TABLE `metrics`;--> statement-breakpoint
 DROP TABLE `contributions`;--> statement-breakpoint
 CREATE TABLE `contributions` (

@@ -39,6 +39,24 @@ export const contributionDays = sqliteTable("contribution_days", {
   count: integer("count").notNull(),
 }, (t) => [primaryKey({ columns: [t.userId, t.day, t.repoId] }), index("contribution_days_repo_idx").on(t.repoId)]);
 
+/**
+ * Commits credited per person and UTC day, every repository together: the graph's `count` for
+ * someone who opted in to private work, one row per active day. Kept by triggers on
+ * `contribution_days` (migrations/*_discovery.sql) in the same transaction, so a deleted
+ * repository's commits leave it as they leave the per-repository rows.
+ */
+export const contributionTotals = sqliteTable("contribution_totals", {
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  day: integer("day").notNull(),
+  count: integer("count").notNull(),
+}, (t) => [primaryKey({ columns: [t.userId, t.day] })]);
+
+/** The repositories a person has credited commits in (kept by a trigger on `contribution_days`): the graph resolves names and visibility once per repository. */
+export const contributionRepos = sqliteTable("contribution_repos", {
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
+}, (t) => [primaryKey({ columns: [t.userId, t.repoId] }), index("contribution_repos_repo_idx").on(t.repoId)]);
+
 /** The FTS5 row id of each repository (maintained by triggers on `repos`; no foreign key, so a delete trigger still finds it). */
 export const repoSearchDocs = sqliteTable("repo_search_docs", {
   docid: integer("docid").primaryKey({ autoIncrement: true }),

@@ -1,5 +1,5 @@
 // Operation metrics (per-org buckets with a fixed duration histogram) and the audit log.
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
 
 /**
@@ -17,8 +17,8 @@ export const metricBuckets = sqliteTable("metric_buckets", {
   count: integer("count").notNull(),
   bytes: integer("bytes").notNull(),
   msSum: integer("ms_sum").notNull(),
-  /** Duration histogram: `index:count` pairs, comma-separated (services/metrics/histogram.ts). */
-  hist: text("hist").notNull(),
+  /** Duration histogram: `slot, count` varint pairs (services/metrics/histogram.ts). */
+  hist: blob("hist", { mode: "buffer" }).notNull(),
 }, (t) => [primaryKey({ columns: [t.orgId, t.kind, t.grain, t.start] })]);
 
 export const auditEvents = sqliteTable("audit_events", {

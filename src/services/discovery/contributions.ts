@@ -6,8 +6,10 @@
 //   2. the person whose credential pushed it;
 // a commit whose message carries a Co-Authored-By trailer counts for nobody. Proving an address
 // later does not backfill: the graph is what was credited as commits arrived.
-// Reads are one range scan of per-day, per-repository counts; private work is only counted (never
-// named), and only for someone who opted in. The answer is the same for every reader.
+// Reads: the person's repositories (names and visibility now, a few hundred rows at most), the
+// per-day, per-repository counts of the public ones (a key range scan, no join), and, for someone
+// who opted in to private work, the per-day totals (one row a day, kept by triggers). Private work
+// is only counted, never named. The answer is the same for every reader.
 import { Invalid } from "../../errors.ts";
 import { parseCommit } from "../../git/object.ts";
 import { CommitCache, limitCommits } from "../../git/revision.ts";
@@ -122,24 +124,62 @@ export function rangeOf(q: { from?: string; to?: string }, today: number): { fro
 export async function getContributions(ctx: Ctx, handle: string, q: { from?: string; to?: string }): Promise<ContributionGraph> {
   const user = await requireLiveUser(ctx, handle);
   const range = rangeOf(q, Math.floor(now() / DAY_MS));
-  const rows = await store.contributionDays(ctx.db.read, user.id, range.from, range.to);
+  // Why: private work is counted only for someone who opted in; only then are the totals read.
+  const rows = await store.contributionGraphRows(ctx.db.read, user.id, range.from, range.to, user.contribPrivateOptin);
+  // Public repositories ranked by (org, name) once, so a day's list sorts on numbers.
+  const pub: { id: string; org: string; name: string }[] = [];
+  for (const r of rows) if (r[0] === 0 && r[5] === 1) pub.push({ id: r[2], org: r[3], name: r[4] });
+  pub.sort((a, b) => (a.org < b.org ? -1 : a.org > b.org ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const rank = new Map(pub.map((r, i) => [r.id, i]));
+  const detail: [number, string, number][] = [];
+  const totals: [number, number][] | null = user.contribPrivateOptin ? [] : null;
+  for (const r of rows) {
+    if (r[0] === 2) detail.push([r[1], r[2], r[6]]);
+    else if (r[0] === 1) totals!.push([r[1], r[6]]);
+  }
+  totals?.sort((a, b) => a[0] - b[0]);
+  return graphOf(range, pub, rank, detail, totals);
+}
+
+type Entry = { org: string; name: string; count: number; rank: number };
+
+/** Shapes the answer: public detail grouped by day (most commits first, then by org and name), counts from the totals when private work is included. */
+function graphOf(
+  range: { from: number; to: number },
+  pub: { org: string; name: string }[],
+  rank: Map<string, number>,
+  detail: [number, string, number][],
+  totals: [number, number][] | null,
+): ContributionGraph {
+  const byDay = new Map<number, Entry[]>();
+  const publicCount = new Map<number, number>();
+  for (const [day, repoId, count] of detail) {
+    const i = rank.get(repoId)!;
+    let list = byDay.get(day);
+    if (!list) byDay.set(day, (list = []));
+    list.push({ org: pub[i]!.org, name: pub[i]!.name, count, rank: i });
+    publicCount.set(day, (publicCount.get(day) ?? 0) + count);
+  }
+  const order = (a: Entry, b: Entry) => b.count - a.count || a.rank - b.rank;
+  const dayOf = (day: number, count: number): ContributionGraph["days"][number] => {
+    const list = byDay.get(day) ?? [];
+    list.sort(order);
+    return { day: (((day + 4) % 7) + 7) % 7, date: formatDay(day), count, repos: list.map((e) => ({ org: e.org, name: e.name, count: e.count })) };
+  };
   const days: ContributionGraph["days"] = [];
   let total = 0;
   let privateCounted = false;
-  let current: ContributionGraph["days"][number] | null = null;
-  let currentDay = -Infinity;
-  for (const r of rows) {
-    // Why: private work is counted only for someone who opted in, and never named.
-    if (!r.public && !user.contribPrivateOptin) continue;
-    if (r.day !== currentDay) {
-      current = { day: (((r.day + 4) % 7) + 7) % 7, date: formatDay(r.day), count: 0, repos: [] };
-      currentDay = r.day;
-      days.push(current);
+  if (totals) {
+    for (const [day, count] of totals) {
+      if (count > (publicCount.get(day) ?? 0)) privateCounted = true;
+      days.push(dayOf(day, count));
+      total += count;
     }
-    current!.count += r.count;
-    total += r.count;
-    if (r.public) current!.repos.push({ org: r.org, name: r.name, count: r.count });
-    else privateCounted = true;
+  } else {
+    for (const [day, count] of [...publicCount].sort((a, b) => a[0] - b[0])) {
+      days.push(dayOf(day, count));
+      total += count;
+    }
   }
   return { from: formatDay(range.from), to: formatDay(range.to), total, private_included: privateCounted, days };
 }

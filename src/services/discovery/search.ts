@@ -1,8 +1,10 @@
 // Repository search (SPEC §2.2; DECISIONS §3): GET /v1/search/repos?q=&limit=&cursor=. Answers
 // only what the caller may read (the set form of the read decision, `readableScope` in
 // access.ts), ranked in three tiers: the exact name, then names starting with the query, then
-// repositories whose name or description words start with every word of the query (FTS5); by
-// folded name within a tier. The cursor is the tier and the last hit's (folded name, id).
+// repositories whose name or description words start with every word of the query (FTS5). The
+// first two tiers are by folded name (then id); the word tier is in the order repositories were
+// made (FTS5 document order, so a common word never sorts all its matches). The cursor is the tier
+// and the last hit's (folded name, id), or in the word tier its document id (as text) and id.
 import { Invalid, Unauthorized } from "../../errors.ts";
 import { callerFacts, readableScope } from "../access/access.ts";
 import { personOf, type Principal } from "../access/principal.ts";
@@ -48,11 +50,14 @@ export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; l
   for (let tier = page.after?.[0] ?? 0; tier <= 2 && rows.length < want; tier++) {
     const after = page.after && page.after[0] === tier ? ([page.after[1], page.after[2]] as [string, string]) : null;
     const n = want - rows.length;
-    const batch =
-      tier === 0 ? await store.searchExact(ctx.db.read, term, scope, after, n)
-      : tier === 1 ? await store.searchPrefix(ctx.db.read, term, scope, after, n)
-      : match ? await store.searchWords(ctx.db.read, match, term, scope, after, n)
-      : [];
+    if (tier === 2) {
+      if (after && !/^\d{1,15}$/.test(after[0])) throw Invalid("invalid cursor");
+      const afterDoc = after ? Number(after[0]) : null;
+      const batch = match ? await store.searchWords(ctx.db.read, match, term, scope, afterDoc, n) : [];
+      for (const r of batch) rows.push({ ...r, tier, sort: String(r.docid) });
+      continue;
+    }
+    const batch = tier === 0 ? await store.searchExact(ctx.db.read, term, scope, after, n) : await store.searchPrefix(ctx.db.read, term, scope, after, n);
     for (const r of batch) rows.push({ ...r, tier });
   }
   const more = rows.length > page.limit;

@@ -131,12 +131,30 @@ export async function creditCommit(tx: Tx, c: { userId: string; repoId: string; 
   return true;
 }
 
-/** The person's per-day, per-repository counts in [fromDay, toDay], with each repository's place and visibility now. */
-export async function contributionDays(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<{ day: number; org: string; name: string; public: number; count: number }[]> {
-  return q.all(sql`SELECT d.day AS day, o.name AS org, r.name AS name, r.public AS public, d.count AS count
-    FROM contribution_days d JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
-    WHERE d.user_id = ${userId} AND d.day >= ${fromDay} AND d.day <= ${toDay}
-    ORDER BY d.day, d.count DESC, o.name, r.name`);
+/** A row of `contributionGraphRows`: a repository, a day's total, or a day's count in one public repository. */
+export type GraphRow =
+  | [kind: 0, day: null, repoId: string, org: string, name: string, isPublic: number, count: null]
+  | [kind: 1, day: number, repoId: null, org: null, name: null, isPublic: null, count: number]
+  | [kind: 2, day: number, repoId: string, org: null, name: null, isPublic: null, count: number];
+
+/**
+ * Everything the graph reads, in one statement (one consistent view): the person's repositories
+ * with their place and visibility now (kind 0, a few hundred rows at most); when `withTotals`, the
+ * per-day totals over every repository (kind 1, a row a day); and the per-day counts in the public
+ * ones (kind 2: a range scan of the key; visibility is one probe of a small in-memory set, not a join).
+ * Why `+repo_id`: without it the planner probes the repo_id index once per public repository and
+ * looks each row up again in the table, four times the work of the key range scan (bench/README.md).
+ */
+export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number, withTotals: boolean): Promise<GraphRow[]> {
+  const totals = withTotals
+    ? sql`UNION ALL SELECT 1, day, NULL, NULL, NULL, NULL, count FROM contribution_totals WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay} AND count > 0`
+    : sql``;
+  return q.values(sql`
+    SELECT 0, NULL, r.id, o.name, r.name, r.public, NULL FROM contribution_repos c JOIN repos r ON r.id = c.repo_id JOIN orgs o ON o.id = r.org_id WHERE c.user_id = ${userId}
+    ${totals}
+    UNION ALL SELECT 2, day, repo_id, NULL, NULL, NULL, count FROM contribution_days
+      WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay}
+        AND +repo_id IN (SELECT c.repo_id FROM contribution_repos c JOIN repos r ON r.id = c.repo_id WHERE c.user_id = ${userId} AND r.public = 1)`);
 }
 
 // ---- Search ------------------------------------------------------------------------------------
@@ -185,13 +203,21 @@ export async function searchPrefix(q: Queryable, term: string, scope: SearchScop
     ORDER BY lower(r.name), r.id LIMIT ${limit}`);
 }
 
-/** Repositories whose name or description words match every word of `match` (an FTS5 query), whose name does not start with `term`. */
-export async function searchWords(q: Queryable, match: string, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
-  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
-  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
+/** A word-tier row: a hit and its search document id (the tier's order and cursor). */
+export type WordHitRow = HitRow & { docid: number };
+
+/**
+ * Repositories whose name or description words match every word of `match` (an FTS5 query), whose
+ * name does not start with `term`, in document order (the order repositories were made) after
+ * document `afterDoc`. Why document order: it is the order FTS5 yields matches in, so the scan stops
+ * after `limit` visible hits instead of sorting every match of a common word (bench/README.md).
+ */
+export async function searchWords(q: Queryable, match: string, term: string, scope: SearchScope, afterDoc: number | null, limit: number): Promise<WordHitRow[]> {
+  const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
+  return q.all(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
     JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
-    WHERE repo_search MATCH ${match} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)} ${pos}
-    ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+    WHERE repo_search MATCH ${match} ${pos} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
+    ORDER BY s.rowid LIMIT ${limit}`);
 }
 
 /** The orgs where the person holds a role. */

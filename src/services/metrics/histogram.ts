@@ -51,25 +51,83 @@ export function mergeInto(into: Histogram, from: Histogram): void {
   for (const [s, n] of from) into.set(s, (into.get(s) ?? 0) + n);
 }
 
-/** The stored form: `slot:count` pairs by slot, comma-separated. */
-export function encode(h: Histogram): string {
-  return [...h].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(",");
+/** A dense accumulator: one count per slot, for summing many stored histograms without a Map. */
+export type Dense = Float64Array;
+
+/** An empty dense accumulator. */
+export function dense(): Dense {
+  return new Float64Array(SLOTS);
 }
 
-/** Parses the stored form into `into` (adding); ignores anything malformed. */
-export function decodeInto(into: Histogram, text: string): void {
-  if (!text) return;
-  let i = 0;
-  while (i < text.length) {
-    const colon = text.indexOf(":", i);
-    if (colon < 0) return;
-    let comma = text.indexOf(",", colon);
-    if (comma < 0) comma = text.length;
-    const s = Number(text.slice(i, colon));
-    const n = Number(text.slice(colon + 1, comma));
-    if (Number.isInteger(s) && s >= 0 && s < SLOTS && Number.isInteger(n) && n > 0) into.set(s, (into.get(s) ?? 0) + n);
-    i = comma + 1;
+/**
+ * The stored form: `slot, count` pairs by slot, each an unsigned LEB128 varint (a bucket with a
+ * handful of slots is a dozen bytes). Binary rather than text so a year's summary decodes its
+ * ~1,000 buckets per kind with byte arithmetic instead of string parsing (bench/README.md).
+ */
+export function encode(h: Histogram): Uint8Array {
+  const out: number[] = [];
+  const put = (v: number) => {
+    while (v >= 0x80) {
+      out.push((v % 0x80) | 0x80);
+      v = Math.floor(v / 0x80);
+    }
+    out.push(v);
+  };
+  for (const [slot, n] of [...h].sort((a, b) => a[0] - b[0])) {
+    if (n <= 0) continue;
+    put(slot);
+    put(n);
   }
+  return Uint8Array.from(out);
+}
+
+/** Calls `add(slot, count)` for every well-formed pair of a stored histogram; stops at anything malformed. */
+function eachPair(bytes: Uint8Array, add: (slot: number, n: number) => void): void {
+  let i = 0;
+  const next = (): number => {
+    let v = 0;
+    let scale = 1;
+    // At most 8 bytes (56 bits): past that the value is not one this module wrote.
+    for (let k = 0; k < 8 && i < bytes.length; k++) {
+      const b = bytes[i++]!;
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) return v;
+      scale *= 0x80;
+    }
+    return -1;
+  };
+  while (i < bytes.length) {
+    const slot = next();
+    const n = next();
+    if (slot < 0 || n < 0 || slot >= SLOTS) return;
+    if (n > 0) add(slot, n);
+  }
+}
+
+/** Adds a stored histogram into `into`; ignores anything malformed. */
+export function decodeInto(into: Histogram, bytes: Uint8Array): void {
+  eachPair(bytes, (s, n) => into.set(s, (into.get(s) ?? 0) + n));
+}
+
+/** Adds a stored histogram into a dense accumulator; ignores anything malformed. */
+export function addInto(into: Dense, bytes: Uint8Array): void {
+  eachPair(bytes, (s, n) => {
+    into[s]! += n;
+  });
+}
+
+/** The nearest-rank percentile `p` of a dense accumulator as whole milliseconds, or null when it is empty. */
+export function densePercentile(h: Dense, p: number): number | null {
+  let total = 0;
+  for (let s = 0; s < h.length; s++) total += h[s]!;
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * total));
+  let seen = 0;
+  for (let s = 0; s < h.length; s++) {
+    seen += h[s]!;
+    if (seen >= rank) return valueOf(s);
+  }
+  return null;
 }
 
 /**

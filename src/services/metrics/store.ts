@@ -12,7 +12,8 @@ export interface BucketRow {
   count: number;
   bytes: number;
   msSum: number;
-  hist: string;
+  /** The stored histogram (services/metrics/histogram.ts `encode`). */
+  hist: Uint8Array;
 }
 
 /** The bucket at this key, or null. */

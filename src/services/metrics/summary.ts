@@ -4,7 +4,7 @@ import { requireOrgFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { hostedMinutesUsed } from "../ci/store-runs.ts";
 import { now, type Ctx } from "../context.ts";
-import { decodeInto, percentile, type Histogram } from "./histogram.ts";
+import { addInto, dense, densePercentile, type Dense } from "./histogram.ts";
 import { flushMetrics, METRIC_KINDS, type MetricKind } from "./record.ts";
 import type { KindSummary, Metrics, Usage } from "./schemas.ts";
 import { bucketsIn, liveBytesPerRepo, type BucketRange } from "./store.ts";
@@ -73,15 +73,15 @@ export function coverOf(from: number, to: number): BucketRange[] {
 
 /** Per-kind totals and merged histograms over the buckets of [from, to). */
 async function summarize(ctx: Ctx, orgId: string, kinds: readonly MetricKind[], from: number, to: number) {
-  const totals = new Map<string, { count: number; bytes: number; msSum: number; hist: Histogram }>();
-  for (const k of kinds) totals.set(k, { count: 0, bytes: 0, msSum: 0, hist: new Map() });
+  const totals = new Map<string, { count: number; bytes: number; msSum: number; hist: Dense }>();
+  for (const k of kinds) totals.set(k, { count: 0, bytes: 0, msSum: 0, hist: dense() });
   for (const row of await bucketsIn(ctx.db.read, orgId, kinds, coverOf(from, to))) {
     const t = totals.get(row.kind);
     if (!t) continue;
     t.count += row.count;
     t.bytes += row.bytes;
     t.msSum += row.msSum;
-    decodeInto(t.hist, row.hist);
+    addInto(t.hist, row.hist);
   }
   return totals;
 }
@@ -99,7 +99,7 @@ export async function getMetrics(ctx: Ctx, actor: Principal, orgName: string, q:
   const kinds: Record<string, KindSummary> = {};
   for (const k of METRIC_KINDS) {
     const t = totals.get(k)!;
-    kinds[k] = { count: t.count, bytes: t.bytes, ms_sum: t.msSum, p50_ms: percentile(t.hist, 50), p99_ms: percentile(t.hist, 99) };
+    kinds[k] = { count: t.count, bytes: t.bytes, ms_sum: t.msSum, p50_ms: densePercentile(t.hist, 50), p99_ms: densePercentile(t.hist, 99) };
   }
   return { from, to, kinds };
 }

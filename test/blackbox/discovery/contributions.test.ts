@@ -109,6 +109,27 @@ describe("recording", () => {
     expect(optedOut).toMatchObject({ total: 2, private_included: false });
     expect(optedOut.days.map((d: any) => d.date)).toEqual(["2025-03-05", "2025-03-07"]);
   });
+
+  test("visibility is read at answer time: a repository made public is named, made private again is only counted, deleted leaves the graph", async () => {
+    const a = caller(server, ada);
+    expect((await a.patch("/v1/users/ada", { contrib_private_optin: true })).status).toBe(200);
+    expect(await graph("ada")).toMatchObject({ total: 4, private_included: true });
+    expect((await a.patch("/v1/orgs/acme/repos/vault", { public: true })).status).toBe(200);
+    const open = await graph("ada");
+    expect(open).toMatchObject({ total: 4, private_included: false });
+    expect(open.days.find((d: any) => d.date === "2025-03-10")).toEqual({ day: 1, date: "2025-03-10", count: 2, repos: [{ org: "acme", name: "vault", count: 2 }] });
+    expect((await a.patch("/v1/orgs/acme/repos/vault", { public: false })).status).toBe(200);
+    const closed = await graph("ada");
+    expect(closed).toMatchObject({ total: 4, private_included: true });
+    expect(closed.days.find((d: any) => d.date === "2025-03-10").repos).toEqual([]);
+    // The per-day totals follow the delete in its transaction: nothing of vault is left, counted or named.
+    expect((await a.delete("/v1/orgs/acme/repos/vault")).status).toBe(204);
+    const after = await graph("ada");
+    expect(after).toMatchObject({ total: 2, private_included: false });
+    expect(after.days.map((d: any) => d.date)).toEqual(["2025-03-05", "2025-03-07"]);
+    expect((await a.patch("/v1/users/ada", { contrib_private_optin: false })).status).toBe(200);
+    expect(await graph("ada")).toEqual(after);
+  });
 });
 
 describe("ranges", () => {

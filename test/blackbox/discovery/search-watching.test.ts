@@ -98,6 +98,10 @@ describe("search", () => {
     expectError(await search(undefined, "widget", "&limit=0"), 400);
     expectError(await search(undefined, "widget", "&limit=101"), 400);
     expectError(await search(undefined, "widget", "&cursor=garbage"), 400);
+    // A word-tier cursor carries a document number; anything else there is refused.
+    const cursor = (key: unknown) => `&cursor=${Buffer.from(JSON.stringify(key)).toString("base64url")}`;
+    expectError(await search(undefined, "widget", cursor([2, "gears", "x"])), 400, /invalid cursor/);
+    expect((await search(undefined, "widget", cursor([2, "0", ""]))).status).toBe(200);
     // FTS syntax in a query is only text.
     expect((await search(undefined, 'widget" OR name:*')).status).toBe(200);
     expect((await search(undefined, "NEAR(a b)")).status).toBe(200);

@@ -1,6 +1,6 @@
 // The metric buckets' fixed histogram and the bucket cover of a window.
 import { describe, expect, test } from "bun:test";
-import { decodeInto, encode, mergeInto, observe, percentile, slotOf, valueOf, SLOTS, type Histogram } from "../../../src/services/metrics/histogram.ts";
+import { addInto, decodeInto, dense, densePercentile, encode, mergeInto, observe, percentile, slotOf, valueOf, SLOTS, type Histogram } from "../../../src/services/metrics/histogram.ts";
 import { coverOf } from "../../../src/services/metrics/summary.ts";
 
 describe("histogram", () => {
@@ -25,7 +25,7 @@ describe("histogram", () => {
     expect(Math.abs(percentile(h, 100)! - 5000) / 5000).toBeLessThan(0.035);
   });
 
-  test("encode and decode round-trip; merging adds; malformed text is ignored", () => {
+  test("encode and decode round-trip; merging adds; malformed bytes are ignored", () => {
     const a: Histogram = new Map();
     observe(a, 3, 2);
     observe(a, 900);
@@ -34,9 +34,31 @@ describe("histogram", () => {
     expect(b).toEqual(a);
     mergeInto(b, a);
     expect(b.get(slotOf(3))).toBe(4);
+    // A slot past the last one stops decoding; so does a varint that never ends.
     const c: Histogram = new Map();
-    decodeInto(c, "x:1,5:-1,999999:3,7:2,8");
+    decodeInto(c, Uint8Array.from([7, 2, 0xff, 0x0f, 3]));
     expect([...c]).toEqual([[7, 2]]);
+    const d: Histogram = new Map();
+    decodeInto(d, Uint8Array.from([5, 1, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]));
+    expect([...d]).toEqual([[5, 1]]);
+    // Counts beyond 32 bits survive.
+    const big: Histogram = new Map([[SLOTS - 1, 2 ** 40 + 3]]);
+    const e: Histogram = new Map();
+    decodeInto(e, encode(big));
+    expect(e).toEqual(big);
+  });
+
+  test("the dense accumulator answers what the map answers", () => {
+    const acc = dense();
+    const all: Histogram = new Map();
+    for (let b = 0; b < 50; b++) {
+      const h: Histogram = new Map();
+      for (let i = 0; i < 40; i++) observe(h, (b * 37 + i * 11) % 3000, 1 + (i % 3));
+      mergeInto(all, h);
+      addInto(acc, encode(h));
+    }
+    for (const p of [1, 50, 90, 99, 100]) expect(densePercentile(acc, p)).toBe(percentile(all, p));
+    expect(densePercentile(dense(), 50)).toBeNull();
   });
 });
 
