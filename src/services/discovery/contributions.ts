@@ -128,43 +128,55 @@ export async function getContributions(ctx: Ctx, handle: string, q: { from?: str
   const rows = await store.contributionGraphRows(ctx.db.read, user.id, range.from, range.to, user.contribPrivateOptin);
   // Public repositories ranked by (org, name) once, so a day's list sorts on numbers.
   const pub: { id: string; org: string; name: string }[] = [];
-  for (const r of rows) if (r[0] === 0 && r[5] === 1) pub.push({ id: r[2], org: r[3], name: r[4] });
+  for (const r of rows) {
+    if (r[0] !== 0 || r[1] !== 1) continue;
+    const slash = r[3].indexOf("/");
+    pub.push({ id: r[2], org: r[3].slice(0, slash), name: r[3].slice(slash + 1) });
+  }
   pub.sort((a, b) => (a.org < b.org ? -1 : a.org > b.org ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const rank = new Map(pub.map((r, i) => [r.id, i]));
   const detail: [number, string, number][] = [];
   const totals: [number, number][] | null = user.contribPrivateOptin ? [] : null;
   for (const r of rows) {
-    if (r[0] === 2) detail.push([r[1], r[2], r[6]]);
-    else if (r[0] === 1) totals!.push([r[1], r[6]]);
+    if (r[0] === 2) detail.push([r[1], r[2], r[3]]);
+    else if (r[0] === 1) totals!.push([r[1], r[3]]);
   }
   totals?.sort((a, b) => a[0] - b[0]);
   return graphOf(range, pub, rank, detail, totals);
 }
 
-type Entry = { org: string; name: string; count: number; rank: number };
+/** How many repositories a sort key can rank: (commits, rank) pack into one number below 2^53. */
+const RANK_SPACE = 2 ** 21;
 
 /** Shapes the answer: public detail grouped by day (most commits first, then by org and name), counts from the totals when private work is included. */
-function graphOf(
+export function graphOf(
   range: { from: number; to: number },
   pub: { org: string; name: string }[],
   rank: Map<string, number>,
   detail: [number, string, number][],
   totals: [number, number][] | null,
 ): ContributionGraph {
-  const byDay = new Map<number, Entry[]>();
+  // Per day, one number per repository: fewer commits sort later, then by (org, name) rank.
+  const byDay = new Map<number, number[]>();
   const publicCount = new Map<number, number>();
   for (const [day, repoId, count] of detail) {
-    const i = rank.get(repoId)!;
-    let list = byDay.get(day);
-    if (!list) byDay.set(day, (list = []));
-    list.push({ org: pub[i]!.org, name: pub[i]!.name, count, rank: i });
+    const i = rank.get(repoId);
+    if (i === undefined) continue;
+    let keys = byDay.get(day);
+    if (!keys) byDay.set(day, (keys = []));
+    keys.push(-count * RANK_SPACE + i);
     publicCount.set(day, (publicCount.get(day) ?? 0) + count);
   }
-  const order = (a: Entry, b: Entry) => b.count - a.count || a.rank - b.rank;
   const dayOf = (day: number, count: number): ContributionGraph["days"][number] => {
-    const list = byDay.get(day) ?? [];
-    list.sort(order);
-    return { day: (((day + 4) % 7) + 7) % 7, date: formatDay(day), count, repos: list.map((e) => ({ org: e.org, name: e.name, count: e.count })) };
+    const keys = Float64Array.from(byDay.get(day) ?? []).sort();
+    const repos = new Array<{ org: string; name: string; count: number }>(keys.length);
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k]!;
+      const commits = -Math.floor(key / RANK_SPACE);
+      const r = pub[key + commits * RANK_SPACE]!;
+      repos[k] = { org: r.org, name: r.name, count: commits };
+    }
+    return { day: (((day + 4) % 7) + 7) % 7, date: formatDay(day), count, repos };
   };
   const days: ContributionGraph["days"] = [];
   let total = 0;

@@ -131,11 +131,12 @@ export async function creditCommit(tx: Tx, c: { userId: string; repoId: string; 
   return true;
 }
 
-/** A row of `contributionGraphRows`: a repository, a day's total, or a day's count in one public repository. */
-export type GraphRow =
-  | [kind: 0, day: null, repoId: string, org: string, name: string, isPublic: number, count: null]
-  | [kind: 1, day: number, repoId: null, org: null, name: null, isPublic: null, count: number]
-  | [kind: 2, day: number, repoId: string, org: null, name: null, isPublic: null, count: number];
+/**
+ * A row of `contributionGraphRows`, four columns so the many day rows carry no empty ones:
+ * a repository `[0, public, id, "org/name"]`, a day's total `[1, day, null, count]`, or a day's
+ * count in one public repository `[2, day, repo id, count]`.
+ */
+export type GraphRow = [kind: 0, isPublic: number, repoId: string, place: string] | [kind: 1, day: number, repoId: null, count: number] | [kind: 2, day: number, repoId: string, count: number];
 
 /**
  * Everything the graph reads, in one statement (one consistent view): the person's repositories
@@ -147,12 +148,13 @@ export type GraphRow =
  */
 export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number, withTotals: boolean): Promise<GraphRow[]> {
   const totals = withTotals
-    ? sql`UNION ALL SELECT 1, day, NULL, NULL, NULL, NULL, count FROM contribution_totals WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay} AND count > 0`
+    ? sql`UNION ALL SELECT 1, day, NULL, count FROM contribution_totals WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay} AND count > 0`
     : sql``;
+  // Org and repository names hold no "/", so "org/name" splits back unambiguously.
   return q.values(sql`
-    SELECT 0, NULL, r.id, o.name, r.name, r.public, NULL FROM contribution_repos c JOIN repos r ON r.id = c.repo_id JOIN orgs o ON o.id = r.org_id WHERE c.user_id = ${userId}
+    SELECT 0, r.public, r.id, o.name || '/' || r.name FROM contribution_repos c JOIN repos r ON r.id = c.repo_id JOIN orgs o ON o.id = r.org_id WHERE c.user_id = ${userId}
     ${totals}
-    UNION ALL SELECT 2, day, repo_id, NULL, NULL, NULL, count FROM contribution_days
+    UNION ALL SELECT 2, day, repo_id, count FROM contribution_days
       WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay}
         AND +repo_id IN (SELECT c.repo_id FROM contribution_repos c JOIN repos r ON r.id = c.repo_id WHERE c.user_id = ${userId} AND r.public = 1)`);
 }
