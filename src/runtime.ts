@@ -15,6 +15,7 @@ import { GitStore } from "./services/git/snapshot.ts";
 import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
 import { startMailWorker } from "./services/mail/outbox.ts";
 import { purgeRepoStorage } from "./services/repos/purge.ts";
+import { onForkQueued, runFork } from "./services/repos/forks.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
@@ -99,6 +100,9 @@ export async function serve(config: Config): Promise<void> {
   const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
   onTriggerQueued(ciWorkers.poke);
   const ciSweeper = startCiSweeper(ctx);
+  // Forks: their own loop, woken the moment a fork is queued (a fork is ready in well under a second).
+  const forkWorkers = startWorkers(ctx, { "repo.fork": runFork });
+  onForkQueued(forkWorkers.poke);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
   const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
@@ -110,7 +114,8 @@ export async function serve(config: Config): Promise<void> {
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       onTriggerQueued(null);
-      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop()]);
+      onForkQueued(null);
+      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), forkWorkers.stop()]);
       await flushTokenUse(ctx);
       uninstrument();
       ctx.close();

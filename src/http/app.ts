@@ -16,6 +16,7 @@ import { inviteRoutes } from "./routes/orgs/invites.ts";
 import { orgRoutes } from "./routes/orgs/orgs.ts";
 import { pageRoutes } from "./routes/people/link-pages.ts";
 import { repoRoutes } from "./routes/repos/repos.ts";
+import { forkRoutes } from "./routes/repos/forks.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
@@ -141,6 +142,7 @@ export function buildApp(ctx: Ctx) {
     .use(orgRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(repoRoutes(ctx))
+    .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))

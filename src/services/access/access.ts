@@ -20,6 +20,7 @@ export type Action =
   | "repo:read" // clone, fetch, read endpoints
   | "repo:write" // push, commits, refs
   | "repo:admin" // patch, delete, protections, webhooks
+  | "repo:fork" // copy the repository into a namespace (decided on the source; the target needs org:create-repo)
   | "org:member" // any role in the org, no scope needed (own tokens, own keys)
   | "org:read" // listings, metrics, usage, audit
   | "org:admin" // people, credentials
@@ -152,6 +153,18 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin")
   return allow(role);
 }
 
+/**
+ * Forking, as decided on the source repository (DECISIONS §3): whoever may read it may fork it
+ * (unreadable is the same 401/404 as repo:read, so forking never discloses a private repository);
+ * a fork has an owner, so anonymous callers are asked to sign in even for a public source.
+ */
+function decideFork(f: Facts): Decision {
+  const read = decideRepo(f, "repo:read");
+  if (!read.allow) return read;
+  if (f.caller.kind === "anonymous") return deny(401, "authentication required");
+  return read;
+}
+
 /** Account-level actions: no organization involved. */
 function decideAccount(f: Facts, action: { kind: "account:create-org" } | { kind: "account:self"; userId: string }): Decision {
   const c = f.caller;
@@ -217,6 +230,7 @@ export function decide(f: Facts, action: Action): Decision {
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
+  if (action === "repo:fork") return decideFork(f);
   if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
 

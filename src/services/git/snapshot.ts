@@ -10,9 +10,12 @@ import type { Queryable } from "../../db/database.ts";
 import { snapshotRows } from "./store.ts";
 import { BlockCache, ByteLru, type ObjectStore } from "../../storage/index.ts";
 
-/** The key of a stored pack file. */
-export function packKey(repoId: string, name: string, ext: "pack" | "idx"): string {
-  return `repos/${repoId}/packs/pack-${name}.${ext}`;
+/**
+ * The key of a stored pack file, under the prefix of the repository that stored it (a pack row's
+ * `storageRepoId`: a fork's rows name the parent's files).
+ */
+export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"): string {
+  return `repos/${storageRepoId}/packs/pack-${name}.${ext}`;
 }
 
 export type { RepoSnapshot };
@@ -60,25 +63,28 @@ export class GitStore {
     this.idx.set(packKey(repoId, pack.name, "idx"), PackIndex.parse(await Bun.file(pack.idxPath).bytes()));
   }
 
-  /** Opens one stored pack for reading (with its reachability record, when it has one). */
-  async openPack(repoId: string, row: { name: string; size: number; reachTips?: string | null }): Promise<Pack> {
-    const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    const pack = new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+  /**
+   * Opens one stored pack for reading (with its reachability record, when it has one). Keyed by
+   * where the files live, so a parent and its forks share one cached copy of a shared pack.
+   */
+  async openPack(row: { storageRepoId: string; name: string; size: number; reachTips?: string | null }): Promise<Pack> {
+    const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
+    const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, this.blocks.source(packKey(row.storageRepoId, row.name, "pack"), row.size), this.deltaBases);
     if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
     return pack;
   }
 
-  /** Forgets cached bytes of a deleted pack. */
-  evict(repoId: string, name: string): void {
-    this.idx.delete(packKey(repoId, name, "idx"));
-    this.blocks.evict(packKey(repoId, name, "pack"));
+  /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
+  evict(storageRepoId: string, name: string): void {
+    this.idx.delete(packKey(storageRepoId, name, "idx"));
+    this.blocks.evict(packKey(storageRepoId, name, "pack"));
   }
 }
 
 /** One consistent snapshot: refs and pack rows read together, packs opened from storage. */
 export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
   const rows = await snapshotRows(q, repo.id);
-  const opened = await Promise.all(rows.packs.map((row) => git.openPack(repo.id, row)));
+  const opened = await Promise.all(rows.packs.map((row) => git.openPack(row)));
   return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
 }
 

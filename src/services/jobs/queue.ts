@@ -5,7 +5,7 @@ import { now } from "../context.ts";
 import { insertJob } from "./store.ts";
 
 /** The kinds of durable job the workers understand. */
-export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "webhook.deliver" | "ci.trigger" | "billing.seats";
+export type JobKind = "repo.purge" | "repo.fork" | "repo.compact" | "repo.sweep" | "repo.gc" | "webhook.deliver" | "ci.trigger" | "billing.seats";
 
 /** Schedules a job; call inside the transaction of the write that causes it. */
 export async function enqueueJob(tx: Tx, kind: JobKind, payload: unknown, delayMs = 0): Promise<string> {

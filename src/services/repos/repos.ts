@@ -57,11 +57,21 @@ async function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, perso
 
 /** The Repo resource (SPEC §2.1) as seen by `actor`. */
 export async function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Promise<RepoBody> {
-  return bodyOf(ctx, org, repo, await repoFacts(ctx, actor, org, repo, person));
+  return bodyOf(ctx, actor, org, repo, await repoFacts(ctx, actor, org, repo, person));
+}
+
+/** `owner/name` of the repository's parent when `actor` may read it, else null (SPEC §2.1). */
+async function visibleParent(ctx: Ctx, actor: Principal, repo: Repo): Promise<string | null> {
+  if (!repo.forkParentId) return null;
+  const found = await ctx.facts.get("repo-with-org", repo.forkParentId, () => store.repoWithOrg(ctx.db.read, repo.forkParentId!));
+  if (!found) return null;
+  const person = await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, found.org.id);
+  // Why: a private parent's name is itself private; showing it would disclose the repository.
+  return decide(buildFacts(actor, found.org, person, found.repo), "repo:read").allow ? `${found.org.name}/${found.repo.name}` : null;
 }
 
 /** The Repo resource for the caller described by `facts` (built by repoFacts). */
-async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
+async function bodyOf(ctx: Ctx, actor: Principal, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
   const { forkCount, watchers } = await ctx.facts.get("repo-counts", repo.id, () => store.repoCounts(ctx.db.read, repo.id));
   const path = `${org.name}/${repo.name}.git`;
   const body = {
@@ -85,7 +95,7 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<Rep
     homepage: repo.homepage,
     fork_count: forkCount,
     watcher_count: watchers,
-    fork_parent: null,
+    fork_parent: await visibleParent(ctx, actor, repo),
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
     write_blocked: facts.repo!.writeBlocked,
@@ -149,7 +159,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
 export async function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
   // Why: one set of facts answers the read check and the body's viewer_* fields.
   const { org, repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return bodyOf(ctx, org, repo, facts);
+  return bodyOf(ctx, actor, org, repo, facts);
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
