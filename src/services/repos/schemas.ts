@@ -115,7 +115,7 @@ export const ForkCreate = Type.Object(
     org: Type.Optional(Type.String({ description: "namespace to fork into (an org or a handle); default the caller's personal namespace", examples: ["alice"] })),
     name: Type.Optional(Type.String({ description: "the fork's name; default the parent's name", examples: ["app"] })),
   },
-  { additionalProperties: false, description: "where the fork goes; both optional", examples: [{ org: "alice", name: "app" }] },
+  { description: "where the fork goes; both optional", examples: [{ org: "alice", name: "app" }] },
 );
 export type ForkCreate = Static<typeof ForkCreate>;
 
