@@ -139,6 +139,16 @@ export async function packNamesStoredUnder(q: Queryable, storageRepoId: string):
   return new Set(q.selectDistinct({ name: packs.name }).from(packs).where(eq(packs.storageRepoId, storageRepoId)).all().map((r) => r.name));
 }
 
+/** The other repositories whose stored packs `repoId`'s rows name (a fork's parent and its ancestors). */
+export async function sharedStorageOf(q: Queryable, repoId: string): Promise<string[]> {
+  return q
+    .selectDistinct({ id: packs.storageRepoId })
+    .from(packs)
+    .where(and(eq(packs.repoId, repoId), sql`${packs.storageRepoId} <> ${repoId}`))
+    .all()
+    .map((r) => r.id);
+}
+
 /**
  * Adds the live packs of `fromRepoId` to the live pack list of `toRepoId`, naming the same stored
  * files (no bytes are copied). A pack `toRepoId` already lists live is skipped; one it lists as

@@ -8,6 +8,7 @@ import { loadPersonInOrg } from "../access/facts-store.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
+import { sharedStorageOf } from "../git/store.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../orgs/names.ts";
@@ -221,7 +222,10 @@ export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, rep
 export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   await ctx.db.transaction(async (tx) => {
+    // Why name them now: once the rows are gone nothing says which deleted repositories' files
+    // (a fork's deleted parent) this one kept alive; the purge job rechecks them.
+    const shared = await sharedStorageOf(tx, repo.id);
     await store.deleteRepo(tx, repo.id);
-    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
+    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id, shared });
   });
 }
