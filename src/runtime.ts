@@ -26,6 +26,8 @@ import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
 import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
 import { syncSeats } from "./services/billing/seats.ts";
+import { followPushes } from "./services/changes/changes.ts";
+import { startLander } from "./services/changes/lander.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -34,6 +36,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   migrate(sqlite);
   // A push writes its CI triggers in its own transaction (services/ci/trigger.ts).
   subscribeToEvents("ci", enqueueTriggers);
+  // Open changes follow their branch on every push, whatever the transport (services/changes).
+  subscribeToEvents("changes", followPushes);
   // Every store call is timed for /metrics; the store's own counters pass through.
   const store = instrumentStore(await createObjectStore(config.storage));
   const tmpDir = join(config.dataDir, "tmp");
@@ -99,6 +103,8 @@ export async function serve(config: Config): Promise<void> {
   const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
   onTriggerQueued(ciWorkers.poke);
   const ciSweeper = startCiSweeper(ctx);
+  // The lander: queued changes are its durable queue, so a restart resumes where it stopped.
+  const lander = startLander(ctx);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
   const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
@@ -110,7 +116,7 @@ export async function serve(config: Config): Promise<void> {
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       onTriggerQueued(null);
-      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop()]);
+      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), lander.stop()]);
       await flushTokenUse(ctx);
       uninstrument();
       ctx.close();

@@ -9,6 +9,7 @@ import { pathOf } from "./path.ts";
 import { callerOf, resolveCaller } from "./principal.ts";
 import { methodTable } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
+import { changeRoutes } from "./routes/changes/changes.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";
@@ -142,6 +143,7 @@ export function buildApp(ctx: Ctx) {
     .use(tokenRoutes(ctx))
     .use(repoRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(changeRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))

@@ -8,7 +8,7 @@ import { quotaFacts, writeBlockedReason, type QuotaFacts } from "../billing/writ
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import { findOrg, findRepo } from "./lookup.ts";
-import { personOf, principalKey, type Principal } from "./principal.ts";
+import { ANONYMOUS, personOf, principalKey, type Principal } from "./principal.ts";
 
 export type { PersonInOrg };
 
@@ -37,7 +37,8 @@ export type Action =
   | { kind: "runner:register" } // a registration token (svcg_) registers one machine
   | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
   | { kind: "runner:job"; jobTokenId: string | null } // the per-job token acts on its own running job
-  | { kind: "quota"; what: "private-repo" | "people" }; // the org's plan allows one more private repo / person (402 `quota:`)
+  | { kind: "quota"; what: "private-repo" | "people" } // the org's plan allows one more private repo / person (402 `quota:`)
+  | { kind: "change:edit"; author: boolean }; // edit, close or reopen a change: writers, or its author while they can read
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -219,6 +220,16 @@ export function decide(f: Facts, action: Action): Decision {
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
   if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
+  if (typeof action === "object" && action.kind === "change:edit") {
+    // Why: a change from a fork is opened by someone who may only read here; they keep control
+    // of their own proposal (title, closing), while landing it still needs repo:write.
+    const read = decideRepo(f, "repo:read");
+    if (!read.allow) return read;
+    if (f.caller.kind === "anonymous") return deny(401, "authentication required");
+    if (!action.author || f.caller.kind !== "person") return decideRepo(f, "repo:write");
+    if (!scopeCovers(f.caller.scopes, "repo:write")) return deny(403, "editing a change needs a credential with the repo:write scope");
+    return f.repo?.writeBlocked ? deny(402, f.repo.writeBlocked) : read;
+  }
 
   // Organization-level actions.
   const c = f.caller;
@@ -405,4 +416,18 @@ export async function orgFacts(ctx: Ctx, p: Principal, orgName: string, opts: { 
 /** Whether `action` would be allowed, without throwing (for viewer_* fields and list filters). */
 export function allows(facts: Facts, action: Action): boolean {
   return decide(facts, action).allow;
+}
+
+/**
+ * Facts for work done later on someone's behalf: the lander landing what `userId` queued decides
+ * repo:write with that person's roles as they are now (and the repository's write block); a land
+ * request from a service token (no person) acts as an org service with repo:write.
+ */
+export async function deferredFacts(ctx: Ctx, userId: string | null, org: Org, repo: Repo): Promise<Facts> {
+  const person = await loadPersonInOrg(ctx, userId, org.id);
+  const facts = buildFacts(ANONYMOUS, org, person, { ...repo, writeBlocked: writeBlockedReason(ctx, org, repo) });
+  facts.caller = userId
+    ? { kind: "person", userId, confirmed: true, scopes: "all", tokenOrgId: null, tokenRepoId: null }
+    : { kind: "service", scopes: ["repo:write"], tokenOrgId: org.id, tokenRepoId: repo.id };
+  return facts;
 }
