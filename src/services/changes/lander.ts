@@ -114,9 +114,9 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   let newTip: Oid;
   let pack: PackToPublish | null = null;
   let cleanup: string[] = [];
-  if (tip === change.head || (await reaches(cache, tip, change.head))) {
+  if (tip === change.head || (await reaches(cache, change.head, tip))) {
     newTip = change.head;
-  } else if (await reaches(cache, change.head, tip)) {
+  } else if (await reaches(cache, tip, change.head)) {
     // Already in the target: nothing to write, the change lands as the commit that holds it.
     newTip = tip;
   } else {
