@@ -78,9 +78,9 @@ export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): P
     if (!h || h.size > MAX_BLOB) return null;
     return (await reader.read(oid))?.data ?? null;
   };
-  for (const c of listed.changes) {
-    const file: DiffFile = { path: c.path, status: c.status, old_mode: c.oldMode, new_mode: c.newMode, old_oid: c.oldOid, new_oid: c.newOid, binary: false, additions: 0, deletions: 0, patch: null, patch_truncated: false };
-    files.push(file);
+  // One file: counts always, the hunk text while the budget may still take it.
+  const one = async (c: (typeof listed.changes)[number], wantPatch: boolean): Promise<DiffFile & { text?: string }> => {
+    const file: DiffFile & { text?: string } = { path: c.path, status: c.status, old_mode: c.oldMode, new_mode: c.newMode, old_oid: c.oldOid, new_oid: c.newOid, binary: false, additions: 0, deletions: 0, patch: null, patch_truncated: false };
     if (c.oldMode === "160000" || c.newMode === "160000") {
       // A submodule moved: one line each side, as git shows "Subproject commit".
       const sub = (oid: Oid | null) => (oid ? [`Subproject commit ${oid}\n`] : []);
@@ -88,42 +88,54 @@ export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): P
       const b = c.newMode === "160000" ? sub(c.newOid) : [];
       const edits = diffLines(a, b)!;
       Object.assign(file, countEdits(edits));
-      file.patch = unifiedHunks(a, b, edits);
+      file.text = unifiedHunks(a, b, edits);
+      return file;
+    }
+    const [a, b] = await Promise.all([blob(c.oldOid, c.oldMode), blob(c.newOid, c.newMode)]);
+    if (a === null || b === null) {
+      file.patch_truncated = true;
+      tooLarge++;
+    } else if (isBinary(a) || isBinary(b)) {
+      file.binary = true;
     } else {
-      const [a, b] = await Promise.all([blob(c.oldOid, c.oldMode), blob(c.newOid, c.newMode)]);
-      if (a === null || b === null) {
+      const al = splitLines(decoder.decode(a));
+      const bl = splitLines(decoder.decode(b));
+      const edits = diffLines(al, bl);
+      if (edits === null) {
+        // Too different to diff line by line within the edit budget: counted as rewritten.
+        file.additions = bl.length;
+        file.deletions = al.length;
         file.patch_truncated = true;
-        tooLarge++;
-      } else if (isBinary(a) || isBinary(b)) {
-        file.binary = true;
       } else {
-        const al = splitLines(decoder.decode(a));
-        const bl = splitLines(decoder.decode(b));
-        const edits = diffLines(al, bl);
-        if (edits === null) {
-          // Too different to diff line by line within the edit budget: counted as rewritten.
-          file.additions = bl.length;
-          file.deletions = al.length;
-          file.patch_truncated = true;
-        } else {
-          Object.assign(file, countEdits(edits));
-          if (budgetSpent) file.patch_truncated = true;
-          else {
-            const text = unifiedHunks(al, bl, edits);
-            if (text.length > MAX_FILE_PATCH) file.patch_truncated = true;
-            else if (text.length > budget) {
-              budgetSpent = true;
-              file.patch_truncated = true;
-            } else {
-              budget -= text.length;
-              file.patch = text;
-            }
-          }
-        }
+        Object.assign(file, countEdits(edits));
+        if (wantPatch) file.text = unifiedHunks(al, bl, edits);
+        else file.patch_truncated = true;
       }
     }
-    additions += file.additions;
-    deletions += file.deletions;
+    return file;
+  };
+  // Files are read and diffed a batch at a time (object reads overlap); the patch budget is
+  // then spent in path order, so what is cut is always the tail.
+  const BATCH = 32;
+  for (let i = 0; i < listed.changes.length; i += BATCH) {
+    const batch = await Promise.all(listed.changes.slice(i, i + BATCH).map((c) => one(c, !budgetSpent)));
+    for (const file of batch) {
+      const text = file.text;
+      delete file.text;
+      if (text !== undefined) {
+        if (text.length > MAX_FILE_PATCH) file.patch_truncated = true;
+        else if (budgetSpent || text.length > budget) {
+          budgetSpent = true;
+          file.patch_truncated = true;
+        } else {
+          budget -= text.length;
+          file.patch = text;
+        }
+      }
+      additions += file.additions;
+      deletions += file.deletions;
+      files.push(file);
+    }
   }
   const notes: string[] = [];
   if (listed.truncated) notes.push(`only the first ${MAX_FILES} changed files are listed`);
