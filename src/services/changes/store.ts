@@ -93,8 +93,3 @@ export async function repoNames(q: Queryable, ids: string[]): Promise<Map<string
 export async function repoWithOrg(q: Queryable, repoId: string) {
   return q.select({ repo: repos, org: orgs }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
 }
-
-/** Changes whose `depends_on` is `number` (to refuse cycles and show stacks). */
-export async function dependents(q: Queryable, repoId: string, number: number): Promise<ChangeRow[]> {
-  return q.select().from(changes).where(and(eq(changes.repoId, repoId), eq(changes.dependsOn, number))).all();
-}
