@@ -18,10 +18,21 @@ import { purgeRepoStorage } from "./services/repos/purge.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
+import { subscribeToEvents } from "./services/hooks/events.ts";
+import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
+import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
+import { abortMirrorSyncs, runMirrorSync } from "./services/mirrors/sync.ts";
+
+/** How often the mirror schedule looks for mirrors due a sync. */
+const MIRROR_SCHEDULE_TICK_MS = 60_000;
+/** How many mirrors sync at once in one process. */
+const MIRROR_SYNC_LOOPS = 2;
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
+  // Every event's webhook deliveries are queued in the event's own transaction (SPEC §6.1).
+  subscribeToEvents("webhooks", queueDeliveries);
   const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
   const store = await createObjectStore(config.storage);
@@ -54,6 +65,14 @@ export async function serve(config: Config): Promise<void> {
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
   });
   const mailWorker = startMailWorker(ctx);
+  // Mirror syncs get loops of their own: a long first sync must not hold up compaction or purges.
+  const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, { "mirror.sync": runMirrorSync }));
+  const deliveries = startDeliveryWorker(ctx);
+  const logFailure = (what: string) => (error: unknown) => ctx.log.error(`${what} failed`, { error: String(error) });
+  const scheduleMirrors = () => void scheduleMirrorSyncs(ctx).catch(logFailure("mirror schedule"));
+  scheduleMirrors();
+  const mirrorTimer = setInterval(scheduleMirrors, MIRROR_SCHEDULE_TICK_MS);
+  const pruneTimer = setInterval(() => void pruneDeliveries(ctx).catch(logFailure("delivery pruning")), 3600 * 1000);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
   const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
@@ -62,7 +81,10 @@ export async function serve(config: Config): Promise<void> {
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
-      await Promise.all([workers.stop(), mailWorker.stop()]);
+      clearInterval(mirrorTimer);
+      clearInterval(pruneTimer);
+      abortMirrorSyncs();
+      await Promise.all([workers.stop(), mailWorker.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
       await flushTokenUse(ctx);
       ctx.close();
       resolve();

@@ -3,13 +3,16 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { AppError, NotFound } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { parseJsonBody } from "./body.ts";
+import { JSON_BODY_LIMIT, parseJsonBody, readBodyLimited } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { pathOf } from "./path.ts";
 import { resolveCaller } from "./principal.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
+import { inboundRoutes } from "./routes/hooks/inbound.ts";
+import { webhookRoutes } from "./routes/hooks/webhooks.ts";
+import { mirrorRoutes } from "./routes/mirrors/sync.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";
 import { inviteRoutes } from "./routes/orgs/invites.ts";
 import { orgRoutes } from "./routes/orgs/orgs.ts";
@@ -42,6 +45,8 @@ export function buildApp(ctx: Ctx) {
       else await resolveCaller(ctx, request);
     })
     .onParse(async ({ request, contentType }) => {
+      // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
+      if (pathOf(request.url).startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
     })
     .onError(({ code, error, request }) => {
@@ -65,5 +70,8 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(webhookRoutes(ctx))
+    .use(mirrorRoutes(ctx))
+    .use(inboundRoutes(ctx))
     .use(pageRoutes());
 }

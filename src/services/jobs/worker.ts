@@ -7,6 +7,14 @@ import type { JobRow } from "./store.ts";
 export type JobHandler = (ctx: Ctx, payload: any) => Promise<void>;
 
 const LEASE_MS = 5 * 60 * 1000;
+
+/** The wake functions of running loops, by the job kinds they take. */
+const wakers = new Map<string, Set<() => void>>();
+
+/** Wakes the loops of this process that take `kind` (a job of that kind was just queued). */
+export function wakeWorkers(kind: string): void {
+  for (const wake of wakers.get(kind) ?? []) wake();
+}
 const MAX_ATTEMPTS = 8;
 
 /** Claims one due job (lease-based, so a crashed worker's job is retried after its lease). */
@@ -21,15 +29,27 @@ function claim(ctx: Ctx, kinds: string[]): Promise<JobRow | null> {
 export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, intervalMs = 1000) {
   let stopped = false;
   let wake: (() => void) | null = null;
+  let poked = false;
   const kinds = Object.keys(handlers);
+  const poke = () => {
+    poked = true;
+    wake?.();
+  };
+  for (const k of kinds) (wakers.get(k) ?? wakers.set(k, new Set()).get(k)!).add(poke);
   const loop = async () => {
     while (!stopped) {
+      poked = false;
       const job = await claim(ctx, kinds);
       if (!job) {
+        if (poked) continue;
         await new Promise<void>((r) => {
-          wake = r;
-          setTimeout(r, intervalMs);
+          const timer = setTimeout(r, intervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            r();
+          };
         });
+        wake = null;
         continue;
       }
       try {
@@ -46,9 +66,10 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
   const done = loop();
   return {
     /** Wake the loop now (after enqueuing work). */
-    poke: () => wake?.(),
+    poke,
     async stop() {
       stopped = true;
+      for (const k of kinds) wakers.get(k)?.delete(poke);
       wake?.();
       await done;
     },

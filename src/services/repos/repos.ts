@@ -13,6 +13,8 @@ import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import { parseOrigin } from "../mirrors/origin.ts";
+import { registerMirror } from "../mirrors/queue.ts";
 
 const MAX_DESCRIPTION = 2000;
 
@@ -120,19 +122,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   if (input.public !== undefined && typeof input.public !== "boolean") throw Invalid("public must be a boolean");
   const kind = input.kind ?? "native";
   if (kind !== "native" && kind !== "mirror") throw Unprocessable("kind must be native or mirror");
-  let originUrl: string | null = null;
-  let originProvider: Repo["originProvider"] = null;
-  let originInstallation: string | null = null;
-  if (kind === "mirror") {
-    originProvider = (input.origin_provider ?? "generic") as Repo["originProvider"];
-    if (originProvider !== "generic" && originProvider !== "app") throw Unprocessable("origin_provider must be app or generic");
-    if (typeof input.origin_url !== "string" || !input.origin_url.trim()) throw Invalid("a mirror needs origin_url");
-    originUrl = input.origin_url.trim();
-    if (originProvider === "app") {
-      if (typeof input.origin_installation !== "string" || !input.origin_installation) throw Invalid("an app mirror needs origin_installation");
-      originInstallation = input.origin_installation;
-    }
-  }
+  const origin = kind === "mirror" ? await parseOrigin(ctx, input) : null;
   const row: Repo = {
     id: newId(),
     orgId: org.id,
@@ -142,9 +132,9 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     defaultBranch: input.default_branch === undefined ? "main" : checkBranchName(input.default_branch),
     description: normalizeDescription(input.description),
     homepage: normalizeHomepage(input.homepage),
-    originUrl,
-    originProvider,
-    originInstallation,
+    originUrl: origin?.url ?? null,
+    originProvider: origin?.provider ?? null,
+    originInstallation: origin?.installation ?? null,
     lastSyncAt: null,
     lastSyncedCommit: null,
     syncError: null,
@@ -156,6 +146,8 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     const clash = tx.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, org.id), sql`lower(${repos.name}) = lower(${name})`)).get();
     if (clash) throw Conflict(`repository ${org.name}/${name} already exists`);
     tx.insert(repos).values(row).run();
+    // A mirror's origin and its first sync commit with the repository.
+    if (origin) await registerMirror(tx, row, origin);
   });
   return repoBody(ctx, actor, org, row);
 }
