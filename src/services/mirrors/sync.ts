@@ -6,7 +6,8 @@
 // the pack files it uploaded are invisible orphans for GC. The push event says `via: "mirror"`.
 //
 // Only refs/heads/* and refs/tags/* are mirrored; the mirror's HEAD follows the origin's.
-import { rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { checkConnectivity } from "../../git/connectivity.ts";
 import { FetchError, openRemote, type FetchStats, type RemoteAuth } from "../../git/fetch-client.ts";
 import { HaveWalker } from "../../git/fetch-negotiator.ts";
@@ -120,6 +121,8 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
   const signal = AbortSignal.any([AbortSignal.timeout(SYNC_TIMEOUT_MS), stopping.signal]);
   let pack: IndexedPack | null = null;
   let opened: Awaited<ReturnType<typeof openIndexedPack>> | null = null;
+  // Its own scratch directory: two mirrors of one origin receive the same pack, named by its checksum.
+  let scratch: string | null = null;
   try {
     const origin = await originOf(ctx, repo);
     const remote = await openRemote(origin.url, { transport: originTransport({ allowPrivate: ctx.config.mirrorAllowPrivate, signal }), auth: origin.auth });
@@ -133,7 +136,8 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       const walker = snapshot.refs.length > 0 ? new HaveWalker(new CommitCache(snapshot.objects)) : null;
       for (const r of snapshot.refs) await walker!.addTip(r.oid);
       const stream = await remote.fetchPack(wants, walker, stats);
-      pack = await indexPack(stream, { tmpDir: ctx.tmpDir, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES });
+      scratch = await mkdtemp(join(ctx.tmpDir, "sync-"));
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES });
       opened = await openIndexedPack(pack);
       objects = overlayReader([opened.pack], snapshot.objects) as typeof objects;
       await checkConnectivity(objects, wants, { existing: snapshot.objects });
@@ -172,6 +176,6 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
     return { kind: "failed", error: failureMessage(ctx, repo, e) };
   } finally {
     await opened?.close();
-    if (pack) await Promise.all([rm(pack.packPath, { force: true }), rm(pack.idxPath, { force: true })]);
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }
