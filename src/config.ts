@@ -140,13 +140,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const mail = loadMail(env);
 
-  const app = env.SVC_APP_ID
-    ? {
-        id: env.SVC_APP_ID,
-        privateKey: rsaPrivateKey("SVC_APP_PRIVATE_KEY", required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set")),
-        apiUrl: httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set")),
-      }
-    : null;
+  let app: Config["app"] = null;
+  if (env.SVC_APP_ID) {
+    const apiUrl = httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set"));
+    app = { id: env.SVC_APP_ID, privateKey: rsaPrivateKey("SVC_APP_PRIVATE_KEY", required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set")), apiUrl };
+  }
   if (!app && (env.SVC_APP_PRIVATE_KEY || env.SVC_APP_API_URL)) throw new ConfigError("SVC_APP_ID: required when SVC_APP_PRIVATE_KEY or SVC_APP_API_URL is set");
   const webhookAllowPrivate = flag("SVC_WEBHOOK_ALLOW_PRIVATE", env.SVC_WEBHOOK_ALLOW_PRIVATE, false);
   const mirrorAllowPrivate = flag("SVC_MIRROR_ALLOW_PRIVATE", env.SVC_MIRROR_ALLOW_PRIVATE, webhookAllowPrivate);

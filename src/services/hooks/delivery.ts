@@ -80,9 +80,9 @@ async function drain(res: Response, cap: number): Promise<void> {
 }
 
 /** One POST to the receiver. */
-async function attempt(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal): Promise<Outcome> {
+async function attempt(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal, timeoutMs: number): Promise<Outcome> {
   const started = performance.now();
-  const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+  const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([timeout, stop]);
   const took = () => Math.round(performance.now() - started);
   try {
@@ -107,7 +107,7 @@ async function attempt(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal): P
   } catch (e) {
     let error: string;
     if (stop.aborted) error = SHUTDOWN;
-    else if (timeout.aborted) error = `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+    else if (timeout.aborted) error = `timed out after ${timeoutMs / 1000} s`;
     else if (e instanceof EgressError) error = e.message;
     else error = `connection failed: ${(e as { code?: string }).code ?? (e instanceof Error ? e.message : String(e))}`;
     return { statusCode: null, error, durationMs: took() };
@@ -129,8 +129,8 @@ async function record(ctx: Ctx, d: store.ClaimedDelivery, o: Outcome): Promise<v
 }
 
 /** Sends one claimed delivery and records the outcome (a stop releases it unrecorded). */
-async function send(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal): Promise<void> {
-  const o = await attempt(ctx, d, stop);
+async function send(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<void> {
+  const o = await attempt(ctx, d, stop, timeoutMs);
   if (o.error === SHUTDOWN) {
     await ctx.db.transaction((tx) => store.releaseDeliveries(tx, [d.id]));
     return;
@@ -139,12 +139,13 @@ async function send(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal): Prom
 }
 
 /** One pass: claims up to `limit` due deliveries (one per hook), sends them side by side, records them. */
-export async function deliverDue(ctx: Ctx, limit = 16, stop: AbortSignal = new AbortController().signal): Promise<number> {
+export async function deliverDue(ctx: Ctx, opts: { limit?: number; timeoutMs?: number } = {}): Promise<number> {
   const claimed = await ctx.db.transaction((tx) => {
     const t = now();
-    return store.claimDue(tx, t, limit, t + LEASE_MS);
+    return store.claimDue(tx, t, opts.limit ?? 16, t + LEASE_MS);
   });
-  await Promise.all(claimed.map((d) => send(ctx, d, stop)));
+  const stop = new AbortController().signal;
+  await Promise.all(claimed.map((d) => send(ctx, d, stop, opts.timeoutMs)));
   return claimed.length;
 }
 
