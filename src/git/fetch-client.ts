@@ -276,13 +276,16 @@ export class RemoteRepository {
 
   /**
    * Fetches the objects of `wants`, offering the haves of `walker` (null: nothing local, a clone).
-   * Resolves with the pack as a stream of bytes, to be read to its end once; `stats` fills in
-   * while it is read.
+   * `known` are local objects the origin is known to have (a local ref whose value the origin
+   * advertises unchanged): they are offered first and repeated every round without waiting for
+   * an ACK, so the usual mirror update is settled in one round. Resolves with the pack as a
+   * stream of bytes, to be read to its end once; `stats` fills in while it is read.
    */
-  async fetchPack(wants: Oid[], walker: HaveWalker | null, stats: FetchStats): Promise<AsyncIterable<Uint8Array>> {
+  async fetchPack(wants: Oid[], walker: HaveWalker | null, stats: FetchStats, known: Oid[] = []): Promise<AsyncIterable<Uint8Array>> {
     if (wants.length === 0) throw new Error("fetchPack needs at least one want");
-    const common: Oid[] = [];
-    const commonSet = new Set<Oid>();
+    const commonSet = new Set<Oid>(known.slice(0, MAX_COMMON));
+    const common: Oid[] = [...commonSet];
+    for (const oid of common) walker?.ack(oid);
     let batch = FIRST_BATCH;
     let inVain = 0;
     let acked = false;
@@ -291,34 +294,35 @@ export class RemoteRepository {
     // batch with `done` and let it use what it recognizes.
     if (this.protocol === 0 && !this.caps.has("multi_ack_detailed")) {
       const haves = walker ? await walker.next(MAX_IN_VAIN) : [];
-      stats.havesSent += haves.length;
+      stats.havesSent += haves.length + common.length;
       stats.rounds++;
-      return this.countBytes(await this.doneV0(wants, haves), stats);
+      return this.countBytes(await this.doneV0(wants, [...common, ...haves]), stats);
     }
     // Rounds until the origin is ready or we have nothing (useful) left to offer.
-    for (;;) {
+    for (let round = 0; ; round++) {
       const haves = walker ? await walker.next(batch) : [];
-      if (haves.length === 0) break;
+      // The first round goes out even without haves of the walker when some are known.
+      if (haves.length === 0 && (round > 0 || common.length === 0)) break;
       sent += haves.length;
-      stats.havesSent += haves.length;
+      stats.havesSent += haves.length + (round === 0 ? common.length : 0);
       stats.rounds++;
-      const round = this.protocol === 2 ? await this.roundV2(wants, [...common, ...haves]) : await this.roundV0(wants, [...common, ...haves]);
+      const answer = this.protocol === 2 ? await this.roundV2(wants, [...common, ...haves]) : await this.roundV0(wants, [...common, ...haves]);
       let fresh = 0;
-      for (const oid of round.acks) {
+      for (const oid of answer.acks) {
         stats.acks++;
-        walker!.ack(oid);
+        walker?.ack(oid);
         if (!commonSet.has(oid)) {
           commonSet.add(oid);
           fresh++;
           if (common.length < MAX_COMMON) common.push(oid);
         }
       }
-      if (round.pack) return this.countBytes(round.pack, stats);
+      if (answer.pack) return this.countBytes(answer.pack, stats);
       if (fresh > 0) {
         acked = true;
         inVain = 0;
       } else inVain += haves.length;
-      if (round.ready) break;
+      if (answer.ready) break;
       if (acked ? inVain > MAX_IN_VAIN : sent > MAX_UNACKED) break;
       batch = Math.min(batch * 2, MAX_BATCH);
     }

@@ -17,6 +17,7 @@ import { validateObject } from "./object.ts";
 import { bytesToHex, hexToBytes, objectHeader } from "./oid.ts";
 import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
+import { addLinks, LinkSet } from "./link-set.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
 
 /** The result of indexPack: files named after the final pack checksum, in opts.tmpDir. */
@@ -34,6 +35,8 @@ export interface IndexedPack {
   readonly objects: { oid: Oid; type: ObjectType }[];
   /** Oids of the bases appended to fix a thin pack (also listed in objects). */
   appendedBases: Oid[];
+  /** With `collectLinks`: every object the pack's own objects point at (appended bases aside). */
+  links: LinkSet | null;
 }
 
 /** Options of indexPack. */
@@ -46,6 +49,11 @@ export interface IndexPackOptions {
   maxBytes?: number;
   /** Bytes of resolved delta bases kept in memory while resolving (default 64 MiB). */
   memoryBudget?: number;
+  /**
+   * Gather the links of every commit, tree and tag while they are in hand, for a
+   * self-contained-and-connected check (link-set.ts) instead of a walk over the stored pack.
+   */
+  collectLinks?: boolean;
 }
 
 /** Stream, verify and index a pack (fixing it when thin); throws GitError on any corruption. */
@@ -57,8 +65,9 @@ export async function indexPack(
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024);
+    const links = opts.collectLinks ? new LinkSet() : null;
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, links);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024, links);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
@@ -88,6 +97,7 @@ export async function indexPack(
         return value;
       },
       appendedBases,
+      links,
     };
   } catch (e) {
     if (!done) closeSync(fd);
@@ -206,7 +216,7 @@ class InputBuffer {
 }
 
 /** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
-async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number): Promise<EntryTable> {
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, links: LinkSet | null): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
@@ -290,6 +300,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     } else {
       const type = typeName(h.typeCode);
       if (type !== "blob") validateObject(type, r.data);
+      if (links) addLinks(links, type, r.data);
       hashInto(t.oids, i, type, r.data);
       t.types[i] = h.typeCode;
       t.resolved[i] = 1;
@@ -322,6 +333,7 @@ class Resolver {
     private readonly fd: number,
     private readonly t: EntryTable,
     private readonly budget: number,
+    private readonly links: LinkSet | null,
   ) {}
 
   /** Resolve all deltas reachable from whole objects in the pack. */
@@ -474,6 +486,7 @@ class Resolver {
       t.types[child] = t.types[top.i]!;
       const type = typeName(t.types[child]!);
       if (type !== "blob") validateObject(type, data);
+      if (this.links) addLinks(this.links, type, data);
       hashInto(t.oids, child, type, data);
       t.resolved[child] = 1;
       push(child, data);

@@ -1,6 +1,6 @@
 // The mirrors' queries: origins and their credentials, sync requests waiting to start, and the
 // sync fields of Repo (SPEC §2.1).
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull, lt, sql } from "drizzle-orm";
 import { mirrors, mirrorSyncRequests, orgs, repos, type Org, type Repo } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
@@ -48,14 +48,14 @@ export async function repoWithOrg(q: Queryable, repoId: string): Promise<{ repo:
   return row ?? null;
 }
 
-/** Mirrors not synced since `before` with no sync waiting: the schedule's work. */
+/** Mirrors not synced since `before` (or, never synced, created before it) with no sync waiting: the schedule's work. */
 export async function dueMirrors(q: Queryable, before: number, limit: number): Promise<string[]> {
   return q
     .select({ id: mirrors.repoId })
     .from(mirrors)
     .innerJoin(repos, eq(repos.id, mirrors.repoId))
     .leftJoin(mirrorSyncRequests, eq(mirrorSyncRequests.repoId, mirrors.repoId))
-    .where(and(isNull(mirrorSyncRequests.repoId), or(isNull(repos.lastSyncAt), lt(repos.lastSyncAt, before))))
+    .where(and(isNull(mirrorSyncRequests.repoId), lt(sql`coalesce(${repos.lastSyncAt}, ${repos.createdAt})`, before)))
     .limit(limit)
     .all()
     .map((r) => r.id);

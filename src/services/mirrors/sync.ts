@@ -8,11 +8,11 @@
 // Only refs/heads/* and refs/tags/* are mirrored; the mirror's HEAD follows the origin's.
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { checkConnectivity } from "../../git/connectivity.ts";
 import { FetchError, openRemote, type FetchStats, type RemoteAuth } from "../../git/fetch-client.ts";
 import { HaveWalker } from "../../git/fetch-negotiator.ts";
 import { type IndexedPack, indexPack } from "../../git/pack-indexer.ts";
-import { openIndexedPack, overlayReader } from "../../git/pack-overlay.ts";
+import { checkLinksPresent } from "../../git/link-set.ts";
+import { openIndexedPack } from "../../git/pack-overlay.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { CommitCache } from "../../git/revision.ts";
 import { GitError, ZERO_OID, type Oid } from "../../git/types.ts";
@@ -33,12 +33,14 @@ import { originTransport } from "./transport.ts";
 
 /** A sync stops after this long. */
 const SYNC_TIMEOUT_MS = 60 * 60 * 1000;
+/** At most this many unchanged refs are offered as known-common haves (branches first). */
+const KNOWN_HAVES = 256;
 /** The largest pack a sync accepts. */
 const MAX_PACK_BYTES = 4 * 1024 ** 3;
 
 /** What a sync did, for the Repo's sync fields, the metrics and the tests. */
 export type SyncOutcome =
-  | { kind: "synced"; moved: number; objects: number; packBytes: number; commit: Oid | null; servableAt: number }
+  | { kind: "synced"; moved: number; objects: number; packBytes: number; commit: Oid | null; servableAt: number; phasesMs: Record<string, number> }
   | { kind: "failed"; error: string };
 
 /** POST …/sync: queues a sync of a mirror (202). Needs write access, like a push to a native repository. */
@@ -89,6 +91,8 @@ async function syncJob(ctx: Ctx, job: SyncJob): Promise<void> {
   if (outcome.kind === "failed") {
     await ctx.db.transaction((tx) => store.setSyncFields(tx, job.repoId, { at, error: outcome.error }));
     ctx.log.warn("mirror sync failed", { repo: `${found.org.name}/${found.repo.name}`, error: outcome.error });
+  } else {
+    ctx.log.info("mirror synced", { repo: `${found.org.name}/${found.repo.name}`, moved: outcome.moved, objects: outcome.objects, pack_bytes: outcome.packBytes, phases_ms: outcome.phasesMs });
   }
   await recordMetric(ctx, { orgId: found.org.id, repoId: found.repo.id, kind: "mirror.sync", bytes: outcome.kind === "synced" ? outcome.packBytes : 0, durationMs: performance.now() - started });
   const receivedAt = taken?.receivedAt ?? null;
@@ -123,24 +127,42 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
   let opened: Awaited<ReturnType<typeof openIndexedPack>> | null = null;
   // Its own scratch directory: two mirrors of one origin receive the same pack, named by its checksum.
   let scratch: string | null = null;
+  const phasesMs: Record<string, number> = {};
+  let mark = performance.now();
+  const phase = (name: string) => {
+    const t = performance.now();
+    phasesMs[name] = Math.round(t - mark);
+    mark = t;
+  };
   try {
     const origin = await originOf(ctx, repo);
     const remote = await openRemote(origin.url, { transport: originTransport({ allowPrivate: ctx.config.mirrorAllowPrivate, signal }), auth: origin.auth });
+    phase("refs");
     const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
     const local = new Map(snapshot.refs.map((r) => [r.name, r.oid]));
     const theirs = new Map(remote.refs.map((r) => [r.name, r.oid]));
     const wants = [...new Set(remote.refs.map((r) => r.oid))].filter((oid) => !snapshot.objects.locate(oid));
     const stats: FetchStats = { rounds: 0, havesSent: 0, acks: 0, packBytes: 0 };
-    let objects = snapshot.objects;
     if (wants.length > 0) {
+      // A local ref the origin advertises at the same value is known common: offered as a have
+      // at once, never walked. The walk starts only at refs the origin moved or deleted.
+      const known: Oid[] = [];
       const walker = snapshot.refs.length > 0 ? new HaveWalker(new CommitCache(snapshot.objects)) : null;
-      for (const r of snapshot.refs) await walker!.addTip(r.oid);
-      const stream = await remote.fetchPack(wants, walker, stats);
+      for (const r of [...snapshot.refs].sort((x, y) => Number(y.name.startsWith("refs/heads/")) - Number(x.name.startsWith("refs/heads/")))) {
+        if (theirs.get(r.name) === r.oid) known.push(r.oid);
+        else await walker!.addTip(r.oid);
+      }
+      const stream = await remote.fetchPack(wants, walker, stats, known.slice(0, KNOWN_HAVES));
       scratch = await mkdtemp(join(ctx.tmpDir, "sync-"));
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES });
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, collectLinks: true });
+      phase("fetch");
       opened = await openIndexedPack(pack);
-      objects = overlayReader([opened.pack], snapshot.objects) as typeof objects;
-      await checkConnectivity(objects, wants, { existing: snapshot.objects });
+      // Connectivity as git clone checks it: every object the pack's objects name is in the pack
+      // or already stored (whose closure is complete), and every wanted tip came in the pack.
+      await checkLinksPresent(pack.links!, { pack: opened.pack.idx, existing: snapshot.objects });
+      const absent = wants.find((oid) => opened!.pack.idx.find(oid) < 0);
+      if (absent) throw new GitError(`origin did not send ${absent}`, "missing");
+      phase("connectivity");
     }
     const updates: RefUpdate[] = [];
     for (const [name, oid] of theirs) {
@@ -155,7 +177,7 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
     if (updates.length === 0) {
       const at = now();
       await ctx.db.transaction((tx) => store.setSyncFields(tx, repo.id, { at, ...fields }));
-      return { kind: "synced", moved: 0, objects: 0, packBytes: stats.packBytes, commit, servableAt: at };
+      return { kind: "synced", moved: 0, objects: 0, packBytes: stats.packBytes, commit, servableAt: at, phasesMs };
     }
     const results = await publish(ctx, org, repo, updates, pack && { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize }, {
       atomic: true,
@@ -165,13 +187,14 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       also: (tx) => store.setSyncFields(tx, repo.id, { at: now(), ...fields }),
     });
     const servableAt = now();
+    phase("publish");
     const refused = [...results.entries()].find(([, r]) => r.kind !== "applied" && r.kind !== "atomic-failed");
     if (refused) {
       const [ref, r] = refused;
       if (r.kind === "repo-deleted") return { kind: "failed", error: "repository was deleted" };
       return { kind: "failed", error: `the mirror's ${ref} changed during the sync (${r.kind}); the next sync retries` };
     }
-    return { kind: "synced", moved: updates.length, objects: pack?.objectCount ?? 0, packBytes: stats.packBytes, commit, servableAt };
+    return { kind: "synced", moved: updates.length, objects: pack?.objectCount ?? 0, packBytes: stats.packBytes, commit, servableAt, phasesMs };
   } catch (e) {
     return { kind: "failed", error: failureMessage(ctx, repo, e) };
   } finally {

@@ -282,8 +282,17 @@ describe("inbound webhooks (SPEC §6.2)", () => {
     const body = JSON.stringify({ full_name: `${slow.url}/${o.name}` });
     for (let i = 0; i < 5; i++) expect((await inbound(mirror, "/webhooks/generic", body, { "x-hub-signature-256": sign(body) })).body).toEqual({ syncs: 1 });
     release();
-    const first = await synced("folded", await bareRefs(o.bare));
-    await eventually(async () => slow.requests.filter((r) => r.path.includes("info/refs")).length === 2 && (await caller(mirror, owner).get("/v1/orgs/acme/repos/folded")).body.last_sync_at > first.last_sync_at);
+    const repo = await synced("folded", await bareRefs(o.bare));
+    // Every sync ends with a mirror.sync metric row: wait for the second.
+    const syncs = () => {
+      const db = new Database(join(mirror.dataDir, "svc.db"), { readonly: true });
+      try {
+        return (db.query("SELECT count(*) AS n FROM metrics WHERE kind = 'mirror.sync' AND repo_id = ?").get(repo.id) as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    await eventually(async () => syncs() === 2);
     // Two syncs in all: the one running, and one for all five deliveries.
     expect(slow.requests.filter((r) => r.path.includes("info/refs"))).toHaveLength(2);
   }, T);
