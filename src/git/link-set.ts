@@ -10,12 +10,11 @@ import { bytesToHex, hexInto } from "./oid.ts";
 import { GitError, type ObjectType } from "./types.ts";
 
 const NL = 0x0a;
-const SP = 0x20;
 const EMPTY = 0;
 
-/** A set of 20-byte object ids. */
+/** A set of 20-byte object ids, kept as five 32-bit words each (compared word by word). */
 export class LinkSet {
-  private keys: Uint8Array;
+  private keys: Uint32Array;
   private used: Uint8Array;
   private mask: number;
   /** Distinct ids held. */
@@ -24,30 +23,38 @@ export class LinkSet {
   constructor(initial = 1 << 16) {
     let cap = 1024;
     while (cap < initial) cap <<= 1;
-    this.keys = new Uint8Array(cap * 20);
+    this.keys = new Uint32Array(cap * 5);
     this.used = new Uint8Array(cap);
     this.mask = cap - 1;
   }
 
-  /** Adds the id stored as 20 bytes at `bytes[at..at+20)`. */
-  addRaw(bytes: Uint8Array, at: number): void {
-    // Object ids are uniformly distributed: four of their bytes are a good hash.
-    let slot = (((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0) & this.mask;
-    const keys = this.keys;
+  /** Adds the id stored as 20 bytes at `d[a..a+20)`. */
+  addRaw(d: Uint8Array, a: number): void {
+    const w0 = ((d[a]! << 24) | (d[a + 1]! << 16) | (d[a + 2]! << 8) | d[a + 3]!) >>> 0;
+    const w1 = ((d[a + 4]! << 24) | (d[a + 5]! << 16) | (d[a + 6]! << 8) | d[a + 7]!) >>> 0;
+    const w2 = ((d[a + 8]! << 24) | (d[a + 9]! << 16) | (d[a + 10]! << 8) | d[a + 11]!) >>> 0;
+    const w3 = ((d[a + 12]! << 24) | (d[a + 13]! << 16) | (d[a + 14]! << 8) | d[a + 15]!) >>> 0;
+    const w4 = ((d[a + 16]! << 24) | (d[a + 17]! << 16) | (d[a + 18]! << 8) | d[a + 19]!) >>> 0;
+    const k = this.keys;
+    // Object ids are uniformly distributed: any of their words is a good hash.
+    let slot = w1 & this.mask;
     for (;;) {
       if (this.used[slot] === EMPTY) break;
-      const p = slot * 20;
-      let same = true;
-      for (let j = 0; j < 20; j++) {
-        if (keys[p + j] !== bytes[at + j]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return;
+      const p = slot * 5;
+      if (k[p] === w0 && k[p + 1] === w1 && k[p + 2] === w2 && k[p + 3] === w3 && k[p + 4] === w4) return;
       slot = (slot + 1) & this.mask;
     }
-    keys.set(bytes.subarray(at, at + 20), slot * 20);
+    this.store(slot, w0, w1, w2, w3, w4);
+  }
+
+  private store(slot: number, w0: number, w1: number, w2: number, w3: number, w4: number): void {
+    const k = this.keys;
+    const p = slot * 5;
+    k[p] = w0;
+    k[p + 1] = w1;
+    k[p + 2] = w2;
+    k[p + 3] = w3;
+    k[p + 4] = w4;
     this.used[slot] = 1;
     if (++this.size * 2 > this.used.length) this.grow();
   }
@@ -60,10 +67,14 @@ export class LinkSet {
 
   private readonly scratch = new Uint8Array(20);
 
-  /** Calls `fn` with each id (as `keys`, offset) until it returns false. */
-  forEachRaw(fn: (keys: Uint8Array, at: number) => boolean): void {
+  /** Calls `fn` with each id (as 20 bytes at `bytes[at..]`, a reused buffer) until it returns false. */
+  forEachRaw(fn: (bytes: Uint8Array, at: number) => boolean): void {
+    const out = new Uint8Array(20);
+    const view = new DataView(out.buffer);
     for (let slot = 0; slot < this.used.length; slot++) {
-      if (this.used[slot] !== EMPTY && !fn(this.keys, slot * 20)) return;
+      if (this.used[slot] === EMPTY) continue;
+      for (let j = 0; j < 5; j++) view.setUint32(4 * j, this.keys[slot * 5 + j]!);
+      if (!fn(out, 0)) return;
     }
   }
 
@@ -78,11 +89,18 @@ export class LinkSet {
     const old = this.keys;
     const oldUsed = this.used;
     const cap = oldUsed.length * 2;
-    this.keys = new Uint8Array(cap * 20);
+    this.keys = new Uint32Array(cap * 5);
     this.used = new Uint8Array(cap);
     this.mask = cap - 1;
     this.size = 0;
-    for (let slot = 0; slot < oldUsed.length; slot++) if (oldUsed[slot] !== EMPTY) this.addRaw(old, slot * 20);
+    for (let from = 0; from < oldUsed.length; from++) {
+      if (oldUsed[from] === EMPTY) continue;
+      const p = from * 5;
+      // Distinct already: only a free slot is needed.
+      let slot = old[p + 1]! & this.mask;
+      while (this.used[slot] !== EMPTY) slot = (slot + 1) & this.mask;
+      this.store(slot, old[p]!, old[p + 1]!, old[p + 2]!, old[p + 3]!, old[p + 4]!);
+    }
   }
 }
 
@@ -102,13 +120,13 @@ const decoder = new TextDecoder();
 export function addLinks(set: LinkSet, type: ObjectType, data: Uint8Array): void {
   if (type === "blob") return;
   if (type === "tree") {
+    // validateObject checked every entry ("<mode> <name>\0<20 bytes>"), so the NUL ends the
+    // name, and a mode starting "16" is a gitlink (160000).
     let at = 0;
     while (at < data.length) {
-      const sp = data.indexOf(SP, at);
-      const nul = sp < 0 ? -1 : data.indexOf(0, sp + 1);
-      if (sp <= at || nul < 0 || nul + 21 > data.length) throw new GitError("invalid tree: truncated entry");
-      const gitlink = sp - at === 6 && startsWithAt(data, at, "160000");
-      if (!gitlink) set.addRaw(data, nul + 1);
+      const nul = data.indexOf(0, at);
+      if (nul < 0 || nul + 21 > data.length) throw new GitError("invalid tree: truncated entry");
+      if (!(data[at] === 0x31 && data[at + 1] === 0x36)) set.addRaw(data, nul + 1);
       at = nul + 21;
     }
     return;
