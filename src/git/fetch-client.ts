@@ -373,6 +373,8 @@ export class RemoteRepository {
         if (line === "ready") ready = true;
         else if (line.startsWith("ACK ") && isOid(line.slice(4))) acks.push(line.slice(4));
         else throw new FetchError("protocol", `origin sent an unexpected acknowledgment: ${JSON.stringify(line.slice(0, 60))}`);
+        // An origin can only acknowledge what it was offered.
+        if (acks.length > haves.length) throw new FetchError("protocol", "origin acknowledged more than it was offered");
       }
       if (reader.last === "flush") {
         await res.cancel();
@@ -441,6 +443,7 @@ export class RemoteRepository {
         if (!m) throw new FetchError("protocol", `origin sent an unexpected acknowledgment: ${JSON.stringify(line.slice(0, 60))}`);
         if (m[2] === "ready") ready = true;
         acks.push(m[1]!);
+        if (acks.length > haves.length + 1) throw new FetchError("protocol", "origin acknowledged more than it was offered");
         if (!m[2]) break;
       }
     } finally {

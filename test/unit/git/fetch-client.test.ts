@@ -14,6 +14,7 @@ import { PackSet } from "../../../src/git/pack-set.ts";
 import { CommitCache } from "../../../src/git/revision.ts";
 import { startHttpBackend, type HttpBackend } from "../../helpers/git-http-backend.ts";
 import { plainTransport } from "../../helpers/http-transport.ts";
+import { FLUSH, pkt } from "../../helpers/git.ts";
 import { git, gitAsync, makeFixtureRepo, removeDir } from "./repo-fixture.ts";
 
 let root: string;
@@ -175,6 +176,22 @@ describe("fetch client refusals", () => {
     expect(moved.message).toContain("redirects are not followed");
   }, T);
 
+  test("a bearer token goes in the Authorization header of every request", async () => {
+    const seen: (string | undefined)[] = [];
+    const base = plainTransport();
+    const remote = await openRemote(`${backend.url}/origin.git`, {
+      transport: (r) => {
+        seen.push(r.headers.authorization);
+        return base(r);
+      },
+      auth: { kind: "bearer", token: "t0ken" },
+    });
+    const pack = await indexPack(await remote.fetchPack([remote.refs[0]!.oid], null, freshStats()), { tmpDir: work });
+    expect(pack.objectCount).toBeGreaterThan(0);
+    expect(seen.length).toBe(3);
+    expect(new Set(seen)).toEqual(new Set(["Bearer t0ken"]));
+  }, T);
+
   test("refs outside the asked prefixes and malformed names are left out", async () => {
     await gitAsync(origin, ["update-ref", "refs/pull/1/head", "main"]);
     try {
@@ -187,3 +204,45 @@ describe("fetch client refusals", () => {
     }
   }, T);
 });
+
+describe("a hostile or broken origin (protocol v2)", () => {
+  const OID = "a".repeat(40);
+  /** A fake v2 server: capabilities, then `lsRefs` and `fetch` bodies as given. */
+  function fake(answer: { lsRefs: Uint8Array; fetch: Uint8Array }) {
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        if (req.method === "GET") {
+          return new Response(Buffer.concat([pkt("version 2\n"), pkt("agent=fake\n"), pkt("ls-refs\n"), pkt("fetch\n"), FLUSH]), { headers: { "content-type": "application/x-git-upload-pack-advertisement" } });
+        }
+        const body = await req.text();
+        return new Response((body.includes("command=ls-refs") ? answer.lsRefs : answer.fetch) as Uint8Array<ArrayBuffer>, { headers: { "content-type": "application/x-git-upload-pack-result" } });
+      },
+    });
+    return { url: `http://127.0.0.1:${server.port}/x.git`, [Symbol.dispose]: () => server.stop(true) };
+  }
+  const lsRefs = (...lines: string[]) => Buffer.concat([...lines.map((l) => pkt(`${l}\n`)), FLUSH]);
+
+  test("ref names git would refuse are left out", async () => {
+    using f = fake({ lsRefs: lsRefs(`${OID} refs/heads/ok`, `${OID} refs/heads/../../evil`, `${OID} refs/heads/a..b`, `${OID} refs/heads/x.lock`), fetch: FLUSH });
+    const remote = await openRemote(f.url, opts());
+    expect(remote.refs.map((r) => r.name)).toEqual(["refs/heads/ok"]);
+  });
+
+  test("a side-band error inside the pack is the origin's message", async () => {
+    using f = fake({ lsRefs: lsRefs(`${OID} refs/heads/main`), fetch: Buffer.concat([pkt("packfile\n"), pkt(Buffer.concat([Buffer.from([1]), Buffer.from("PACK")])), pkt(Buffer.concat([Buffer.from([3]), Buffer.from("upload-pack: out of memory")])), FLUSH]) });
+    const remote = await openRemote(f.url, opts());
+    const e = await indexPack(await remote.fetchPack([OID], null, freshStats()), { tmpDir: work }).catch((x) => x);
+    expect({ kind: e.kind, message: e.message }).toEqual({ kind: "remote", message: "origin: upload-pack: out of memory" });
+  });
+
+  test("more acknowledgments than haves offered is a protocol error", async () => {
+    const acks = Array.from({ length: 40 }, (_, i) => pkt(`ACK ${i.toString(16).padStart(40, "0")}\n`));
+    using f = fake({ lsRefs: lsRefs(`${OID} refs/heads/main`), fetch: Buffer.concat([pkt("acknowledgments\n"), ...acks, FLUSH]) });
+    const remote = await openRemote(f.url, opts());
+    const e = await remote.fetchPack([OID], null, freshStats(), ["b".repeat(40)]).catch((x) => x);
+    expect({ kind: e.kind, message: e.message }).toEqual({ kind: "protocol", message: "origin acknowledged more than it was offered" });
+  });
+});
+
