@@ -22,6 +22,9 @@ import { subscribeToEvents } from "./services/hooks/events.ts";
 import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
 import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
 import { abortMirrorSyncs, runMirrorSync } from "./services/mirrors/sync.ts";
+import { claimHub } from "./services/ci/claim.ts";
+import { startCiSweeper } from "./services/ci/sweeper.ts";
+import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
 
 /** How often the mirror schedule looks for mirrors due a sync. */
 const MIRROR_SCHEDULE_TICK_MS = 60_000;
@@ -31,16 +34,18 @@ const MIRROR_SYNC_LOOPS = 2;
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  // Every event's webhook deliveries are queued in the event's own transaction (SPEC §6.1).
-  subscribeToEvents("webhooks", queueDeliveries);
   const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
+  // One event path (services/hooks/events.ts): an event's webhook deliveries and its CI triggers
+  // are written in the event's own transaction (SPEC §6.1).
+  subscribeToEvents("webhooks", queueDeliveries);
+  subscribeToEvents("ci", enqueueTriggers);
   const store = await createObjectStore(config.storage);
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
@@ -65,6 +70,10 @@ export async function serve(config: Config): Promise<void> {
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
   });
   const mailWorker = startMailWorker(ctx);
+  // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.
+  const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
+  onTriggerQueued(ciWorkers.poke);
+  const ciSweeper = startCiSweeper(ctx);
   // Mirror syncs get loops of their own: a long first sync must not hold up compaction or purges.
   const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, { "mirror.sync": runMirrorSync }));
   const deliveries = startDeliveryWorker(ctx);
@@ -78,13 +87,16 @@ export async function serve(config: Config): Promise<void> {
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
+      // Waiting claims answer 204 now, so draining does not wait out their long poll.
+      claimHub(ctx).stop();
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
       clearInterval(mirrorTimer);
       clearInterval(pruneTimer);
       abortMirrorSyncs();
-      await Promise.all([workers.stop(), mailWorker.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
+      onTriggerQueued(null);
+      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
       await flushTokenUse(ctx);
       ctx.close();
       resolve();

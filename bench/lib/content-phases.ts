@@ -122,8 +122,9 @@ try {
     writeFileSync(`${base}.idx`, idx);
     lap("writeFileSync pack + idx to tmp");
     putMs = 0;
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }], { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength }, { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: await refPolicy(ctx, repo, "commit-api") });
-    if (results.get("refs/heads/main")) throw new Error(`publish refused: ${results.get("refs/heads/main")}`);
+    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }], { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength }, { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: refPolicy(repo, "commit-api") });
+    const outcome = results.get("refs/heads/main")!;
+    if (outcome.kind !== "applied") throw new Error(`publish refused: ${JSON.stringify(outcome)}`);
     const pubMs = performance.now() - t;
     record("publish: store.putFile pack + idx (copy, fsync file, rename, fsync dir)", putMs);
     record("publish: ref CAS transaction + compaction check", pubMs - putMs);

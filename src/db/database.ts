@@ -19,13 +19,25 @@ export type Tx = Db;
 export class Database {
   private tail: Promise<void> = Promise.resolve();
   private open = false;
+  private changed = 0;
+  private readonly totalChanges;
 
   constructor(
     /** Queries outside a transaction; read-only, sees only committed data. */
     readonly read: Queryable,
     private readonly writer: Tx,
     private readonly writerSqlite: Sqlite,
-  ) {}
+  ) {
+    this.totalChanges = writerSqlite.query<{ n: number }, []>("SELECT total_changes() AS n");
+  }
+
+  /**
+   * Moves each time a transaction of this process commits a change: the fact cache compares it
+   * on every request instead of asking SQLite (see services/access/fact-cache.ts).
+   */
+  get ownEpoch(): number {
+    return this.changed;
+  }
 
   /**
    * Runs `fn` in one write transaction (BEGIN IMMEDIATE … COMMIT), after every earlier one in
@@ -40,6 +52,7 @@ export class Database {
     this.open = true;
     try {
       this.writerSqlite.exec("BEGIN IMMEDIATE");
+      const before = this.totalChanges.get()!.n;
       let out: T;
       try {
         out = await fn(this.writer);
@@ -47,7 +60,9 @@ export class Database {
         this.writerSqlite.exec("ROLLBACK");
         throw error;
       }
+      const wrote = this.totalChanges.get()!.n !== before;
       this.writerSqlite.exec("COMMIT");
+      if (wrote) this.changed++;
       return out;
     } finally {
       this.open = false;

@@ -24,6 +24,7 @@
 // both a colon-separated list of `key[=value]` parameters; the server speaks the greatest
 // version named by a `version=` key, v0 when there is none (v1 is v0 with a banner: we speak v0).
 import type { GitService } from "./advertise.ts";
+import { GitError } from "./types.ts";
 
 export type { GitService };
 
@@ -107,4 +108,13 @@ export function parseSshCommand(command: string): { service: GitService; org: st
   const m = SSH_COMMAND.exec(command.trim());
   if (!m) return null;
   return { service: m[1] as GitService, org: m[2]!, repo: m[3]! };
+}
+
+/**
+ * The error a transport raises when the request body stops being readable part way (a gzip
+ * stream that breaks off, a connection that drops): a protocol error the engine reports to
+ * the client in band (an ERR packet, or `unpack <reason>`), like any malformed request.
+ */
+export function unreadableBody(detail: string): Error {
+  return new GitError(`protocol error: ${detail}`, "protocol");
 }

@@ -59,7 +59,7 @@ export interface ServiceIO {
  * - conflict: an edit contradicts the tree (a file used as a directory, a path created twice);
  * - not-our-ref: a fetch asked for an object no ref reaches.
  */
-export type GitErrorCode = "invalid" | "protocol" | "corrupt" | "missing" | "conflict" | "not-our-ref";
+export type GitErrorCode = "invalid" | "protocol" | "corrupt" | "missing" | "conflict" | "not-our-ref" | "too-large";
 
 /** Every engine failure the client should see carries a message meant for the git user. */
 export class GitError extends Error {

@@ -3,11 +3,11 @@
 // file reads the body (gzip, size limit) and renders the outcome as an HTTP response.
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
-import { AppError, TooLarge } from "../errors.ts";
-import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes } from "../git/service-request.ts";
+import { AppError, Invalid, RateLimited, TooLarge } from "../errors.ts";
+import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes, unreadableBody } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertiseGit, serveGit, type GitOutcome, type GitRefusal, type ServiceIO } from "../services/git/serve.ts";
-import { GIT_BODY_LIMIT, limitStream } from "./body.ts";
+import { GIT_BODY_SLACK, limitStream, sizeText } from "./body.ts";
 import { pathOf } from "./path.ts";
 import { resolveCaller } from "./principal.ts";
 
@@ -33,9 +33,10 @@ const STATUS: Record<GitRefusal, number> = {
 const PROBLEM_STATUS = { "bad-path": 400, "dumb-http": 403, method: 405, "content-type": 415 } as const;
 
 /** A plain-text answer git prints to its user; 401 carries the Basic challenge. */
-function plain(status: number, message: string): Response {
+function plain(status: number, message: string, retryAfter?: number): Response {
   const headers: Record<string, string> = { "content-type": "text/plain; charset=utf-8", ...NO_CACHE };
   if (status === 401) headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   return new Response(`${message}\n`, { status, headers });
 }
 
@@ -45,15 +46,53 @@ function rendered(outcome: Exclude<GitOutcome, { kind: "served" }>): Response {
   return plain(STATUS[outcome.refusal], outcome.message);
 }
 
-/** The request body as a byte stream: gunzipped when sent with Content-Encoding: gzip, size-capped. */
-function bodyOf(request: Request): AsyncIterable<Uint8Array> {
+/** Why a body could not be read (bad gzip, a broken stream). */
+function unreadableDetail(gzip: boolean): string {
+  return gzip ? "the request body is not valid gzip data" : "the request body could not be read";
+}
+
+/**
+ * The request body as a byte stream (gunzipped when sent with Content-Encoding: gzip, size-capped),
+ * with its first bytes already read. Why read ahead: an RPC with no body, or with a body that does
+ * not decompress, is answered 400 at once instead of reaching the engine, which would wait for
+ * input that never comes or fail after answering 200.
+ *
+ * A push over SVC_GIT_MAX_PUSH is refused by receive-pack itself, in band, once it has read the
+ * ref names: git prints that reason, while for a failed RPC it prints only "HTTP 413" and never
+ * the body. Any other git request declared over the limit is a 413 before anything is read.
+ */
+async function openBody(request: Request, limit: number, push: boolean): Promise<AsyncIterable<Uint8Array>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > GIT_BODY_LIMIT) throw TooLarge(`push larger than ${GIT_BODY_LIMIT} bytes`);
-  const raw = (request.body ?? new ReadableStream()) as unknown as AsyncIterable<Uint8Array>;
+  if (declared > limit && !push) throw TooLarge(`request body exceeds the maximum size of ${sizeText(limit)}`);
   const encoding = (request.headers.get("content-encoding") ?? "").toLowerCase();
-  let stream: AsyncIterable<Uint8Array> = raw;
-  if (encoding === "gzip" || encoding === "x-gzip") stream = Readable.from(raw).pipe(createGunzip());
-  return limitStream(stream, GIT_BODY_LIMIT);
+  const gzip = encoding === "gzip" || encoding === "x-gzip";
+  if (!request.body) throw Invalid("protocol error: empty request body");
+  const raw = request.body as unknown as AsyncIterable<Uint8Array>;
+  const decoded: AsyncIterable<Uint8Array> = gzip ? Readable.from(raw).pipe(createGunzip()) : raw;
+  const chunks = limitStream(decoded, limit + GIT_BODY_SLACK)[Symbol.asyncIterator]();
+  let first: Uint8Array | null = null;
+  try {
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      if (next.value.byteLength > 0) {
+        first = next.value;
+        break;
+      }
+    }
+  } catch (error) {
+    // Nothing has reached the engine yet: a plain 400 (a 413 stays a 413).
+    throw error instanceof AppError ? error : Invalid(`protocol error: ${unreadableDetail(gzip)}`);
+  }
+  if (!first) throw Invalid("protocol error: empty request body");
+  const head = first;
+  return (async function* () {
+    yield head;
+    try {
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+    } catch (error) {
+      // Part way through: the engine tells the client in band, as for any malformed request.
+      throw error instanceof AppError ? error : unreadableBody(unreadableDetail(gzip));
+    }
+  })();
 }
 
 /**
@@ -113,10 +152,11 @@ export function gitHandler(ctx: Ctx) {
         }
         return rendered(outcome);
       }
-      const input = bodyOf(request);
-      return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http" }));
+      const input = await openBody(request, ctx.config.gitMaxPush, service === "git-receive-pack");
+      const declaredBytes = Number(request.headers.get("content-length") ?? "0") || undefined;
+      return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http", declaredBytes }));
     } catch (error) {
-      if (error instanceof AppError) return plain(error.status, error.message);
+      if (error instanceof AppError) return plain(error.status, error.message, error instanceof RateLimited ? error.retryAfterSeconds : undefined);
       ctx.log.error("git request failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
       return rendered({ kind: "failed" });
     }

@@ -7,7 +7,7 @@
 // The command and GIT_PROTOCOL are parsed by git/service-request.ts and served by the git
 // service; this file only renders its outcome as an exit code and stderr text.
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import ssh2 from "ssh2";
 import constants from "ssh2/lib/protocol/constants.js";
 import { parseSshCommand, protocolVersion, type GitService } from "../git/service-request.ts";
@@ -15,6 +15,7 @@ import type { Ctx } from "../services/context.ts";
 import { serveGit, type GitOutcome, type ServiceIO } from "../services/git/serve.ts";
 import type { Principal } from "../services/access/principal.ts";
 import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
+import { Admission } from "./admission.ts";
 import { loadHostKeys } from "./host-keys.ts";
 
 const { Server, utils } = ssh2 as unknown as typeof import("ssh2");
@@ -27,8 +28,6 @@ const AUTH_TIMEOUT_MS = 30_000;
 const IDLE_TIMEOUT_MS = 10 * 60_000;
 /** Bytes we let ssh2 queue on one channel before waiting for it to drain. */
 const CHANNEL_QUEUE_BYTES = 256 * 1024;
-/** Connections that have not authenticated yet, at most. */
-const MAX_UNAUTHENTICATED = 64;
 
 // Modern algorithms only: no SHA-1 key exchange or MACs, no CBC ciphers, no DSA.
 const WANTED = {
@@ -56,36 +55,19 @@ export interface SshServer {
 /** Starts the SSH server on host:port (port 0 picks one). */
 export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): Promise<SshServer> {
   const hostKeys = loadHostKeys(ctx.config.dataDir);
-  let unauthenticated = 0;
+  const { sshUnauthenticated, sshUnauthenticatedPerSource } = ctx.config.limits;
+  const admission = new Admission({ total: sshUnauthenticated, perSource: sshUnauthenticatedPerSource, authTimeoutMs: AUTH_TIMEOUT_MS });
 
-  const server = new Server({ hostKeys: hostKeys.map((k) => k.private), algorithms: ALGORITHMS as never, ident: "svc" }, (client) => {
-    if (unauthenticated >= MAX_UNAUTHENTICATED) {
-      client.end();
-      return;
-    }
-    unauthenticated++;
-    let authed = false;
+  const server = new Server({ hostKeys: hostKeys.map((k) => k.private), algorithms: ALGORITHMS as never, ident: "svc" }, (client, info) => {
+    const pending = admission.pendingFor(info.ip, info.port);
     let who: { principal: Principal; name: string; fingerprint: string } | null = null;
-    const authTimer = setTimeout(() => client.end(), AUTH_TIMEOUT_MS);
     let idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
     const touch = () => {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
     };
-    const settle = () => {
-      if (!authed) {
-        authed = true;
-        unauthenticated--;
-        clearTimeout(authTimer);
-      }
-    };
     client.on("error", () => {});
-    client.on("close", () => {
-      if (!authed) unauthenticated--;
-      authed = true;
-      clearTimeout(authTimer);
-      clearTimeout(idleTimer);
-    });
+    client.on("close", () => clearTimeout(idleTimer));
 
     client.on("authentication", async (auth) => {
       if (auth.method !== "publickey") return auth.reject(["publickey"]);
@@ -105,7 +87,7 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
     });
 
     client.on("ready", () => {
-      settle();
+      pending?.authenticated();
       client.on("session", (acceptSession) => {
         const session = acceptSession();
         let gitProtocol = "";
@@ -134,14 +116,24 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
     });
   });
 
-  server.listen(addr.port, addr.host);
-  await once(server, "listening");
-  const port = (server.address() as AddressInfo).port;
+  // Connections are accepted here, counted from their first moment (before the client sends its
+  // version line, which is when the SSH library would first see them), then handed to ssh2.
+  const listener = createServer((socket) => {
+    if (!admission.admit(socket)) {
+      socket.on("error", () => {});
+      socket.destroy();
+      return;
+    }
+    server.injectSocket(socket);
+  });
+  listener.listen(addr.port, addr.host);
+  await once(listener, "listening");
+  const port = (listener.address() as AddressInfo).port;
   return {
     port,
     fingerprints: hostKeys.map((k) => ({ type: k.type, fingerprint: k.fingerprint })),
     async close() {
-      await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => listener.close(() => r()));
     },
   };
 }

@@ -107,6 +107,31 @@ describe("layering (DESIGN.md)", () => {
     const bad = ALL.filter((i) => i.target !== null && i.target.startsWith("cli/") && i.file !== "src/main.ts");
     expect(show(bad)).toEqual([]);
   });
+
+  test("src/main.ts is only the entry point: nothing imports it", () => {
+    const bad = ALL.filter((i) => i.target === "src/main.ts");
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/mail (transports) imports nothing from services, http, ssh or db", () => {
+    const bad = ALL.filter(inLayer("mail")).filter((i) => ["services", "http", "ssh", "db"].some((l) => targetIn(l)(i)));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/util and src/db import nothing from services, http, ssh, git or storage", () => {
+    const bad = ALL.filter((i) => inLayer("util")(i) || inLayer("db")(i)).filter((i) => ["services", "http", "ssh", "git", "storage", "mail"].some((l) => targetIn(l)(i)));
+    expect(show(bad)).toEqual([]);
+  });
+});
+
+describe("data access (issue 10)", () => {
+  /** Service modules that may build queries: each domain's store modules. */
+  const isStore = (file: string) => /^src\/services\/[^/]+\/(store(-[\w-]+)?|[\w-]+-store)\.ts$/.test(file);
+
+  test("drizzle query builders are imported only by store modules (and src/db)", () => {
+    const bad = ALL.filter((i) => i.file.startsWith("src/") && !i.file.startsWith("src/db/") && !isStore(i.file) && pkg("drizzle-orm")(i) && !i.typeOnly);
+    expect(show(bad)).toEqual([]);
+  });
 });
 
 describe("one git service behind thin transports (issue 10)", () => {

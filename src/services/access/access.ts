@@ -8,7 +8,7 @@ import { writeBlockedReason } from "../billing/write-blocked.ts";
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import { findOrg, findRepo } from "./lookup.ts";
-import { personOf, type Principal } from "./principal.ts";
+import { personOf, principalKey, type Principal } from "./principal.ts";
 
 export type { PersonInOrg };
 
@@ -34,7 +34,10 @@ export type Action =
   | { kind: "token:mint"; tokenKind: "personal" | "service"; scopes: readonly Scope[] }
   | { kind: "credential:list" } // tokens or SSH keys: everything (admin) or one's own (member)
   | { kind: "credential:revoke"; ownerUserId: string | null; what: "token" | "key" } // someone else's credential is 404
-  | { kind: "key:create"; deploy: boolean }; // a personal SSH key, or a deploy key naming a token
+  | { kind: "key:create"; deploy: boolean } // a personal SSH key, or a deploy key naming a token
+  | { kind: "runner:register" } // a registration token (svcg_) registers one machine
+  | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
+  | { kind: "runner:job"; jobTokenId: string | null }; // the per-job token acts on its own running job
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -68,7 +71,11 @@ export interface Facts {
     /** A person; scopes "all" for a session. tokenOrgId/tokenRepoId set for a personal token. */
     | { kind: "person"; userId: string; confirmed: boolean; scopes: readonly string[] | "all"; tokenOrgId: string | null; tokenRepoId: string | null }
     /** An org service token (or job token): authority from scopes alone. */
-    | { kind: "service"; scopes: readonly string[]; tokenOrgId: string; tokenRepoId: string | null };
+    | { kind: "service"; scopes: readonly string[]; tokenOrgId: string; tokenRepoId: string | null; tokenId?: string }
+    /** A runner registration token (svcg_): good for registering one machine, nothing else. */
+    | { kind: "runner-registration" }
+    /** A registered machine (svcr_): good for claiming jobs, nothing else. */
+    | { kind: "runner"; runnerId: string };
   /** The organization the action is in (absent for account-level actions). */
   org?: { id: string; name: string };
   /** The person's org role (null: not a member). */
@@ -107,7 +114,7 @@ function serviceRole(scopes: readonly string[]): Role | null {
 /** Effective role of the caller on the repo in `facts`, before scopes (SPEC §5.2, §5.3). */
 export function effectiveRepoRole(f: Facts): Role | null {
   const c = f.caller;
-  if (c.kind === "anonymous" || !f.repo || !f.org) return null;
+  if (c.kind === "anonymous" || c.kind === "runner" || c.kind === "runner-registration" || !f.repo || !f.org) return null;
   // Why: a token works with authority only inside the org it was minted in, and a repo-bound
   // token only on its repo; elsewhere it is as good as anonymous (it may still read public repos).
   if (c.tokenOrgId !== null && c.tokenOrgId !== f.org.id) return null;
@@ -127,7 +134,7 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin" 
   const unseen = () => (c.kind === "anonymous" ? deny(401, "authentication required") : deny(404, "repository not found"));
   if (!f.repo) return unseen();
   const role = effectiveRepoRole(f);
-  const scopes = c.kind === "anonymous" ? [] : c.scopes;
+  const scopes = c.kind === "person" || c.kind === "service" ? c.scopes : [];
   const canRead = (role !== null && scopeCovers(scopes, "repo:read")) || f.repo.public;
   if (!canRead) return unseen();
   if (action === "repo:read") return allow(role);
@@ -178,8 +185,32 @@ function canExerciseSomewhere(f: Facts, scope: Scope): boolean {
   return false;
 }
 
+/** The message of every refused registration token, whatever the cause (SPEC §4.1: identical bodies). */
+const BAD_TOKEN = "invalid or revoked token";
+
+/** Runner calls (SPEC §4.1, §5 item 3; DECISIONS §3 runner per-job calls). */
+function decideRunner(c: Facts["caller"], action: { kind: "runner:register" } | { kind: "runner:claim" } | { kind: "runner:job"; jobTokenId: string | null }): Decision {
+  switch (action.kind) {
+    case "runner:register":
+      // Why: every bad registration token answers the same 401 as an unknown bearer token, so the
+      // answer never tells a spent token from an expired, unknown or misplaced one.
+      return c.kind === "runner-registration" ? allow(null) : deny(401, BAD_TOKEN);
+    case "runner:claim":
+      return c.kind === "runner" ? allow(null) : deny(401, BAD_TOKEN);
+    case "runner:job":
+      if (c.kind === "anonymous" || c.kind === "runner" || c.kind === "runner-registration") return deny(401, "this call needs the job's token from claim");
+      // Why: a job token acts only on its own job and only while it runs (it is deleted at the
+      // verdict); any other credential may not learn whether the job exists.
+      if (c.kind === "service" && c.tokenId !== undefined && c.tokenId === action.jobTokenId) return allow(null);
+      return deny(404, "job not found");
+  }
+}
+
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
 export function decide(f: Facts, action: Action): Decision {
+  if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
+  // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
+  if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin" || action === "repo:sync") return decideRepo(f, action);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
 
@@ -267,11 +298,13 @@ export function decide(f: Facts, action: Action): Decision {
 /** The caller part of the facts, from the resolved principal. */
 export function callerFacts(p: Principal): Facts["caller"] {
   if (p.kind === "anonymous") return { kind: "anonymous" };
+  if (p.kind === "runner-registration") return { kind: "runner-registration" };
+  if (p.kind === "runner") return { kind: "runner", runnerId: p.runner.id };
   if (p.kind === "session") return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: "all", tokenOrgId: null, tokenRepoId: null };
   if (p.user) {
     return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
   }
-  return { kind: "service", scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
+  return { kind: "service", scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId, tokenId: p.token.id };
 }
 
 /** Builds the full facts for one org (and optionally one repo of it, null meaning missing). */
@@ -339,14 +372,20 @@ export async function requireRepoFor(
   repoName: string,
   action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync",
 ): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
+  // Why cached as one bundle: this is every repository request's first step, and the bundle is
+  // dropped with the rest of the fact cache on any write.
+  const target = await ctx.facts.getPair("repo-target", principalKey(p), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () => loadRepoTarget(ctx, p, orgName, repoName));
+  const role = enforce(decide(target.facts, action));
+  if (!target.org || !target.repo) throw new Error("unreachable: a missing repository is always refused");
+  return { org: target.org, repo: target.repo, facts: target.facts, role };
+}
+
+/** The org, repo and facts of `orgName/repoName` for `p`; facts with `repo: null` when either is missing. */
+async function loadRepoTarget(ctx: Ctx, p: Principal, orgName: string, repoName: string): Promise<{ org: Org | null; repo: Repo | null; facts: Facts }> {
   const org = await findOrg(ctx, orgName);
   const repo = org ? await findRepo(ctx, org.id, repoName) : null;
-  if (!org || !repo) {
-    enforce(decide({ caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null }, action));
-    throw new Error("unreachable: a missing repository is always refused");
-  }
-  const facts = await loadFacts(ctx, p, org, repo);
-  return { org, repo, facts, role: enforce(decide(facts, action)) };
+  if (!org || !repo) return { org, repo: null, facts: { caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null } };
+  return { org, repo, facts: await loadFacts(ctx, p, org, repo) };
 }
 
 /** The org named `orgName` (404 when missing) and the caller's facts in it, for several decisions at once. */

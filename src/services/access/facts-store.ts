@@ -4,6 +4,7 @@ import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { grants, memberships, orgs, repos, teamMembers, teams, users, type Org, type Repo, type Role } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
+import type { MaybePromise } from "./fact-cache.ts";
 
 /** The org named `name` (case-insensitive), or null. */
 export async function orgByName(q: Queryable, name: string): Promise<Org | null> {
@@ -27,9 +28,11 @@ export interface PersonInOrg {
   teamGrants: Map<string, Role[]>;
 }
 
+const NO_PERSON: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
+
 /** Loads the person's org role and every grant naming them or their teams in one org (cached). */
-export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): Promise<PersonInOrg> {
-  if (!userId) return Promise.resolve({ orgRole: null, userGrants: new Map(), teamGrants: new Map() });
+export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): MaybePromise<PersonInOrg> {
+  if (!userId) return NO_PERSON;
   return ctx.facts.getPair("person", userId, orgId, () => readPersonInOrg(ctx.db.read, userId, orgId));
 }
 

@@ -3,10 +3,11 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
+import type { MaybePromise } from "./fact-cache.ts";
 import * as store from "./facts-store.ts";
 
 /** The org named `name`, or null. */
-export function findOrg(ctx: Ctx, name: string): Promise<Org | null> {
+export function findOrg(ctx: Ctx, name: string): MaybePromise<Org | null> {
   return ctx.facts.get("org", name.toLowerCase(), () => store.orgByName(ctx.db.read, name));
 }
 
@@ -18,7 +19,7 @@ export async function requireOrg(ctx: Ctx, name: string): Promise<Org> {
 }
 
 /** The repo `name` in `orgId`, or null. */
-export function findRepo(ctx: Ctx, orgId: string, name: string): Promise<Repo | null> {
+export function findRepo(ctx: Ctx, orgId: string, name: string): MaybePromise<Repo | null> {
   return ctx.facts.getPair("repo", orgId, name.toLowerCase(), () => store.repoByName(ctx.db.read, orgId, name));
 }
 

@@ -1,14 +1,13 @@
 // The commit point of every git write: upload the pack, then in one transaction move refs with
 // compare-and-swap, make the pack visible and record the event (DESIGN.md "Git storage").
-import { and, eq, sql } from "drizzle-orm";
 import { ZERO_OID, type Oid, type RefCommand } from "../../git/types.ts";
-import { packs, refs, repos, type Org, type Repo } from "../../db/schema/index.ts";
-import type { Tx } from "../../db/client.ts";
+import type { Org, Repo } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { recordEvent } from "../hooks/events.ts";
-import { packKey, readRef } from "./snapshot.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
+import * as store from "./store.ts";
 
 /** A pack ready to publish: local files produced by the indexer (or built in memory). */
 export interface PackToPublish {
@@ -18,6 +17,8 @@ export interface PackToPublish {
   objectCount: number;
   size: number;
   idxSize: number;
+  /** When the pack holds exactly what these ids reach (its reachability record; see Pack.reachTips). */
+  reachTips?: Oid[];
 }
 
 /** A ref update with what the caller knows about it. */
@@ -26,11 +27,15 @@ export interface RefUpdate extends RefCommand {
   fastForward?: boolean;
 }
 
+/** A per-ref check against rules already loaded: a refusal message, or null to allow. */
+export type RefCheck = (update: RefUpdate, current: Oid | null) => string | null;
+
 /**
- * A per-ref policy check run inside the transaction (branch protections plug in here);
- * returns a refusal message or null.
+ * Where branch protections plug in: given the publish transaction, loads the rules and answers
+ * the check every update of this write goes through. Rules are read inside the transaction, so
+ * a rule committed while the write was being prepared still applies to it.
  */
-export type RefPolicy = (update: RefUpdate, current: Oid | null) => string | null;
+export type RefPolicy = (tx: Tx) => Promise<RefCheck>;
 
 /** What publish did with one ref update. */
 export type RefOutcome =
@@ -83,15 +88,10 @@ async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<
   const parts = name.split("/");
   for (let n = 2; n < parts.length; n++) {
     const prefix = parts.slice(0, n).join("/");
-    if (((await readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return prefix;
+    if (((await store.readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return prefix;
   }
-  const below = tx
-    .select({ name: refs.name })
-    .from(refs)
-    .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
-    .all()
-    .find((r) => !deleting.has(r.name));
-  if (below) return below.name;
+  const below = (await store.refNamesBelow(tx, repoId, name)).find((n) => !deleting.has(n));
+  if (below !== undefined) return below;
   for (const c of creating) if (c.startsWith(`${name}/`)) return c;
   return null;
 }
@@ -129,7 +129,8 @@ export async function publish(
   let packAdded = false;
   const outcome = await ctx.db.transaction(async (tx) => {
     const results: RefResults = new Map();
-    const live = tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get();
+    const live = await store.repoIsLive(tx, repo.id);
+    const policy = live && opts.policy ? await opts.policy(tx) : null;
     const ok: RefUpdate[] = [];
     const deleting = new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref));
     const creating = new Set<string>();
@@ -138,10 +139,10 @@ export async function publish(
         results.set(u.ref, { kind: "repo-deleted" });
         continue;
       }
-      const current = await readRef(tx, repo.id, u.ref);
+      const current = await store.readRef(tx, repo.id, u.ref);
       let result = await check(tx, repo.id, u, current, deleting, creating);
       if (result.kind === "applied") {
-        const message = opts.policy?.(u, current) ?? null;
+        const message = policy?.(u, current) ?? null;
         if (message !== null) result = { kind: "policy", message };
       }
       results.set(u.ref, result);
@@ -154,16 +155,24 @@ export async function publish(
       return results;
     }
     for (const u of ok) {
-      if (u.newOid === ZERO_OID) tx.delete(refs).where(and(eq(refs.repoId, repo.id), eq(refs.name, u.ref))).run();
-      else if (u.oldOid === ZERO_OID) tx.insert(refs).values({ repoId: repo.id, name: u.ref, target: u.newOid }).run();
-      else tx.update(refs).set({ target: u.newOid }).where(and(eq(refs.repoId, repo.id), eq(refs.name, u.ref), eq(refs.target, u.oldOid))).run();
+      if (u.newOid === ZERO_OID) await store.deleteRef(tx, repo.id, u.ref);
+      else if (u.oldOid === ZERO_OID) await store.insertRef(tx, repo.id, u.ref, u.newOid);
+      else await store.moveRef(tx, repo.id, u.ref, u.oldOid, u.newOid);
     }
-    if (ok.length && pack) {
-      const exists = tx.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, pack.name))).get();
-      if (!exists) {
-        packAdded = true;
-        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now() }).run();
-      }
+    if (ok.length && pack && !(await store.packByName(tx, repo.id, pack.name))) {
+      packAdded = true;
+      await store.insertPack(tx, {
+        id: newId(),
+        repoId: repo.id,
+        name: pack.name,
+        size: pack.size,
+        idxSize: pack.idxSize,
+        objectCount: pack.objectCount,
+        tier: tierFor(pack.objectCount),
+        createdAt: now(),
+        replacedAt: null,
+        reachTips: pack.reachTips?.join("\n") ?? null,
+      });
     }
     if (ok.length && opts.also) await opts.also(tx);
     if (ok.length && opts.event) {

@@ -32,6 +32,8 @@ export interface GitServiceRequest {
   stateless: boolean;
   /** The transport, for the push event (`via: "git"` over HTTP, `"ssh"` over SSH; SPEC §7). */
   via: "http" | "ssh";
+  /** A push's size as the client declared it (HTTP Content-Length), refused in band over SVC_GIT_MAX_PUSH before reading. */
+  declaredBytes?: number;
 }
 
 /**
@@ -159,12 +161,15 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
         }
         updates.push({ ...c, fastForward });
       }
-      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize } : null;
+      // The first push into an empty repository: the pack is exactly what its new tips reach.
+      const tips = commands.map((c) => c.newOid).filter((o) => o !== ZERO_OID);
+      const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(tips)) || undefined;
+      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips } : null;
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
         event: { via: req.via === "http" ? "git" : "ssh" },
         actorUserId: personOf(actor)?.id ?? null,
-        policy: await refPolicy(ctx, repo, "push"),
+        policy: refPolicy(repo, "push"),
       });
       if ([...results.values()].some((r) => r.kind === "applied")) {
         await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });
@@ -173,5 +178,5 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       return new Map([...results].map(([ref, r]) => [ref, refusalReason(ref, r)]));
     },
   };
-  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, hooks });
+  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, maxPackBytes: ctx.config.gitMaxPush, declaredBytes: req.declaredBytes, hooks });
 }

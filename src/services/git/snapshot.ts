@@ -1,5 +1,6 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
+import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
@@ -21,6 +22,8 @@ export class GitStore {
   readonly blocks: BlockCache;
   readonly deltaBases = new DeltaBaseCache(32 * 1024 * 1024);
   private readonly idx = new ByteLru<string, PackIndex>(64 * 1024 * 1024, (v) => 1024 + v.count * 28);
+  /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
+  readonly multiPackIndexes = new ByteLru<string, MultiPackIndex>(64 * 1024 * 1024, (v) => 1024 + v.footprint);
   private readonly loading = new Map<string, Promise<PackIndex>>();
 
   constructor(readonly store: ObjectStore) {
@@ -57,10 +60,12 @@ export class GitStore {
     this.idx.set(packKey(repoId, pack.name, "idx"), PackIndex.parse(await Bun.file(pack.idxPath).bytes()));
   }
 
-  /** Opens one stored pack for reading. */
-  async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
+  /** Opens one stored pack for reading (with its reachability record, when it has one). */
+  async openPack(repoId: string, row: { name: string; size: number; reachTips?: string | null }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    return new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+    const pack = new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+    if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+    return pack;
   }
 
   /** Forgets cached bytes of a deleted pack. */
@@ -74,7 +79,7 @@ export class GitStore {
 export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
   const rows = await snapshotRows(q, repo.id);
   const opened = await Promise.all(rows.packs.map((row) => git.openPack(repo.id, row)));
-  return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
+  return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
 }
 
 export { readRef, readRefs } from "./store.ts";

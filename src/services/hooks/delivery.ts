@@ -167,11 +167,18 @@ export function startDeliveryWorker(ctx: Ctx, opts: { concurrency?: number; poll
       poked = false;
       const free = concurrency - inflight.size;
       let claimed: store.ClaimedDelivery[] = [];
-      if (free > 0) {
-        claimed = await ctx.db.transaction((tx) => {
-          const t = now();
-          return store.claimDue(tx, t, free, t + LEASE_MS);
-        });
+      let due: number | null = null;
+      try {
+        if (free > 0) {
+          claimed = await ctx.db.transaction((tx) => {
+            const t = now();
+            return store.claimDue(tx, t, free, t + LEASE_MS);
+          });
+        }
+        if (claimed.length === 0 && !poked) due = await store.nextDueAt(ctx.db.read);
+      } catch (error) {
+        // Why: a busy or failing database must not end the loop for good (as the job loop); try again after a poll.
+        ctx.log.error("webhook claim failed", { error: String(error) });
       }
       for (const d of claimed) {
         const p: Promise<void> = send(ctx, d, stopper.signal)
@@ -183,7 +190,6 @@ export function startDeliveryWorker(ctx: Ctx, opts: { concurrency?: number; poll
         inflight.add(p);
       }
       if (claimed.length > 0 || poked) continue;
-      const due = await store.nextDueAt(ctx.db.read);
       const wait = due === null ? pollMs : Math.max(0, Math.min(pollMs, due - now()));
       if (wait === 0 && free > 0) continue;
       await new Promise<void>((resolve) => {

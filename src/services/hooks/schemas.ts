@@ -43,10 +43,39 @@ export const Webhook = Type.Object(
 );
 export type Webhook = Static<typeof Webhook>;
 
-export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
+export const WebhookList = Type.Object(
+  { webhooks: Type.Array(Webhook) },
+  {
+    examples: [
+      {
+        webhooks: [
+          {
+            id: "q7k2m9x4p3r8s6t1",
+            url: "https://ci.example.com/hooks/svc",
+            created_at: 1795248971422,
+            last_delivery: { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248972000 },
+          },
+        ],
+      },
+    ],
+  },
+);
 export type WebhookList = Static<typeof WebhookList>;
 
-export const DeliveryList = Type.Object({ deliveries: Type.Array(Delivery), next_cursor: NextCursor });
+export const DeliveryList = Type.Object(
+  { deliveries: Type.Array(Delivery), next_cursor: NextCursor },
+  {
+    examples: [
+      {
+        deliveries: [
+          { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 2, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248982000 },
+          { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 503, error: "receiver answered HTTP 503", duration_ms: 31, delivered_at: 1795248972000 },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);
 export type DeliveryList = Static<typeof DeliveryList>;
 
 export const InboundAccepted = Type.Object(

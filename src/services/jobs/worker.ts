@@ -15,6 +15,7 @@ const wakers = new Map<string, Set<() => void>>();
 export function wakeWorkers(kind: string): void {
   for (const wake of wakers.get(kind) ?? []) wake();
 }
+
 const MAX_ATTEMPTS = 8;
 
 /** Claims one due job (lease-based, so a crashed worker's job is retried after its lease). */
@@ -23,6 +24,21 @@ function claim(ctx: Ctx, kinds: string[]): Promise<JobRow | null> {
     const t = now();
     return store.leaseDueJob(tx, kinds, t, t + LEASE_MS);
   });
+}
+
+/** Runs one claimed job and records its outcome; an outcome that cannot be recorded is retried when the lease expires. */
+async function runJob(ctx: Ctx, handlers: Record<string, JobHandler>, job: JobRow): Promise<void> {
+  try {
+    await handlers[job.kind]!(ctx, job.payload);
+    await ctx.db.transaction((tx) => store.finishJob(tx, job.id, now()));
+  } catch (error) {
+    const giveUp = job.attempts >= MAX_ATTEMPTS;
+    const backoff = Math.min(60_000 * 2 ** job.attempts, 3_600_000);
+    ctx.log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: String(error) });
+    await ctx.db
+      .transaction((tx) => store.failJob(tx, job.id, String(error), now() + backoff, giveUp ? now() : null))
+      .catch((e) => ctx.log.error("job outcome not recorded", { job_id: job.id, error: String(e) }));
+  }
 }
 
 /** Runs the worker loop until `signal` aborts; wakes on `poke()` or every `intervalMs`. */
@@ -39,7 +55,13 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
   const loop = async () => {
     while (!stopped) {
       poked = false;
-      const job = await claim(ctx, kinds);
+      let job: JobRow | null = null;
+      try {
+        job = await claim(ctx, kinds);
+      } catch (error) {
+        // Why: a busy or failing database must not end the loop for good; try again later.
+        ctx.log.error("job claim failed", { error: String(error) });
+      }
       if (!job) {
         if (poked) continue;
         await new Promise<void>((r) => {
@@ -52,15 +74,7 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
         wake = null;
         continue;
       }
-      try {
-        await handlers[job.kind]!(ctx, job.payload);
-        await ctx.db.transaction((tx) => store.finishJob(tx, job.id, now()));
-      } catch (error) {
-        const giveUp = job.attempts >= MAX_ATTEMPTS;
-        const backoff = Math.min(60_000 * 2 ** job.attempts, 3_600_000);
-        ctx.log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: String(error) });
-        await ctx.db.transaction((tx) => store.failJob(tx, job.id, String(error), now() + backoff, giveUp ? now() : null));
-      }
+      await runJob(ctx, handlers, job);
     }
   };
   const done = loop();

@@ -1,7 +1,7 @@
 // Per-operation metric rows (git.clone, git.fetch, git.push, api.commit, …).
-import { metrics } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
+import { insertMetric } from "./store.ts";
 
 /** The metric kinds DECISIONS §3 names. */
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";
@@ -17,7 +17,7 @@ export interface MetricSample {
 
 /** Appends one metric row inside an open transaction. */
 export async function recordMetricIn(tx: Tx, m: MetricSample): Promise<void> {
-  tx.insert(metrics).values({ orgId: m.orgId, repoId: m.repoId, kind: m.kind, bytes: Math.round(m.bytes), durationMs: Math.round(m.durationMs), createdAt: now() }).run();
+  await insertMetric(tx, { orgId: m.orgId, repoId: m.repoId, kind: m.kind, bytes: Math.round(m.bytes), durationMs: Math.round(m.durationMs), createdAt: now() });
 }
 
 /** Appends one metric row in its own transaction. */

@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { FetchError, openRemote, type FetchStats, type RemoteAuth } from "../../git/fetch-client.ts";
 import { HaveWalker } from "../../git/fetch-negotiator.ts";
 import { type IndexedPack, indexPack } from "../../git/pack-indexer.ts";
-import { checkLinksPresent } from "../../git/link-set.ts";
-import { openIndexedPack } from "../../git/pack-overlay.ts";
+import { checkConnectivity, linksClosed } from "../../git/connectivity.ts";
+import { FsckSession } from "../../git/fsck.ts";
+import { openIndexedPack, overlayReader } from "../../git/pack-overlay.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { CommitCache } from "../../git/revision.ts";
 import { GitError, ZERO_OID, type Oid } from "../../git/types.ts";
@@ -28,6 +29,7 @@ import { EgressError } from "../hooks/egress.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { appOrigin } from "./app-auth.ts";
 import { requestSync, type SyncJob } from "./queue.ts";
+import type { SyncAccepted } from "./schemas.ts";
 import * as store from "./store.ts";
 import { originTransport } from "./transport.ts";
 
@@ -44,7 +46,7 @@ export type SyncOutcome =
   | { kind: "failed"; error: string };
 
 /** POST …/sync: queues a sync of a mirror (202). Needs write access, like a push to a native repository. */
-export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ queued: boolean }> {
+export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<SyncAccepted> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:sync");
   if (repo.kind !== "mirror") throw Unprocessable(`${orgName}/${repo.name} is not a mirror`);
   const how = await ctx.db.transaction((tx) => requestSync(tx, repo.id, null));
@@ -154,14 +156,20 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       }
       const stream = await remote.fetchPack(wants, walker, stats, known.slice(0, KNOWN_HAVES));
       scratch = await mkdtemp(join(ctx.tmpDir, "sync-"));
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, collectLinks: true });
+      // Why: an origin is as untrusted as a pusher, so the fetched pack passes the same fsck as
+      // receive-pack (receive.fsckObjects): every object as it is indexed, then the .gitmodules
+      // and .gitattributes blobs its trees name (docs/architecture.md "Object checks").
+      const fsck = new FsckSession();
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, onObject: fsck.inspect });
       phase("fetch");
       opened = await openIndexedPack(pack);
-      // Connectivity as git clone checks it: every object the pack's objects name is in the pack
-      // or already stored (whose closure is complete), and every wanted tip came in the pack.
-      await checkLinksPresent(pack.links!, { pack: opened.pack.idx, existing: snapshot.objects });
+      const objects = overlayReader([opened.pack], snapshot.objects);
+      await fsck.finish(objects);
       const absent = wants.find((oid) => opened!.pack.idx.find(oid) < 0);
       if (absent) throw new GitError(`origin did not send ${absent}`, "missing");
+      // Connectivity as receive-pack checks it: every link of the pack resolves in the pack or the
+      // stored objects (whose closure is complete); when one does not, the walk from the new tips.
+      if (!linksClosed(pack.links, opened.pack.idx, snapshot.objects, wants)) await checkConnectivity(objects, wants, { existing: snapshot.objects });
       phase("connectivity");
     }
     const updates: RefUpdate[] = [];
@@ -179,7 +187,9 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       await ctx.db.transaction((tx) => store.setSyncFields(tx, repo.id, { at, ...fields }));
       return { kind: "synced", moved: 0, objects: 0, packBytes: stats.packBytes, commit, servableAt: at, phasesMs };
     }
-    const results = await publish(ctx, org, repo, updates, pack && { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize }, {
+    // The first sync into an empty mirror records the tips its pack is exactly the closure of (as a first push does).
+    const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(wants)) || undefined;
+    const results = await publish(ctx, org, repo, updates, pack && { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips }, {
       atomic: true,
       event: { via: "mirror" },
       actorUserId: null,

@@ -1,9 +1,9 @@
 // last_used_at of API tokens, written in batches: at most one write every ten seconds for all
 // tokens together. Every write empties the fact cache (fact-cache.ts), so stamping each token as
 // it is used would make a busy API with many tokens run every request cold.
-import { eq } from "drizzle-orm";
-import { tokens, type Token } from "../../db/schema/index.ts";
+import type { Token } from "../../db/schema/index.ts";
 import { now, type Ctx } from "../context.ts";
+import { stampTokens } from "./store-credentials.ts";
 
 /** A token's last_used_at moves at most this often, and stamps wait at most this long (while requests arrive). */
 export const TOKEN_USE_GRANULARITY_MS = 10_000;
@@ -39,7 +39,5 @@ export async function flushTokenUse(ctx: Ctx): Promise<void> {
   if (p.stamps.size === 0) return;
   const stamps = [...p.stamps];
   p.stamps.clear();
-  await ctx.db.transaction(async (tx) => {
-    for (const [id, t] of stamps) tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id)).run();
-  });
+  await ctx.db.transaction((tx) => stampTokens(tx, stamps));
 }

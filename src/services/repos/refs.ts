@@ -1,18 +1,18 @@
 // Refs API (DECISIONS §3): list, compare-and-swap PUT, DELETE with ?expected=.
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { isOid } from "../../git/oid.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type Oid } from "../../git/types.ts";
 import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { requireRepoFor } from "../access/access.ts";
-import { now, type Ctx } from "../context.ts";
+import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "./protections.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
+import type { Ref, RefList, RefPut } from "./schemas.ts";
 
 /** GET …/refs */
-export async function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
+export async function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RefList> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
   return { refs: (await readRefs(ctx.db.read, repo.id)).map((r) => ({ name: r.name, target: r.oid })) };
 }
@@ -45,36 +45,33 @@ async function throwUnlessApplied(ctx: Ctx, repoId: string, name: string, outcom
 }
 
 /** PUT …/refs/{name} `{ target, expected? }`: expected null = must not exist; omitted = unconditional. */
-export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, body: { target?: unknown; expected?: unknown } & Record<string, unknown>) {
+export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, body: RefPut): Promise<Ref> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
   checkName(name);
-  if (!isOid(body.target)) throw Invalid("target must be a 40-hex object id");
-  const hasExpected = "expected" in body;
-  if (hasExpected && body.expected !== null && !isOid(body.expected)) throw Invalid("expected must be a 40-hex object id or null");
+  const hasExpected = body.expected !== undefined;
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   const header = await snapshot.objects.readHeader(body.target);
   const allowed = name.startsWith("refs/tags/") ? header?.type === "commit" || header?.type === "tag" : header?.type === "commit";
   if (!header) throw Unprocessable(`object ${body.target} does not exist in this repository`);
   if (!allowed) throw Unprocessable(`object ${body.target} is a ${header.type}; ${name.startsWith("refs/tags/") ? "a tag needs a commit or tag object" : "a ref needs a commit"}`);
   const current = snapshot.refs.find((r) => r.name === name)?.oid ?? null;
-  const old: Oid | null = hasExpected ? (body.expected as Oid | null) : current;
+  const old: Oid | null = hasExpected ? (body.expected ?? null) : current;
   if (hasExpected && old !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
   const fastForward = old && header.type === "commit" && (await forbidsForcePush(ctx, repo, name)) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
   const results = await publish(ctx, org, repo, [{ ref: name, oldOid: old ?? ZERO_OID, newOid: body.target, fastForward }], null, {
     atomic: true,
     event: { via: "api" },
     actorUserId: personOf(actor)?.id ?? null,
-    policy: await refPolicy(ctx, repo, "ref-api"),
+    policy: refPolicy(repo, "ref-api"),
   });
   await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };
 }
 
-/** DELETE …/refs/{name}?expected=SHA */
-export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, expected: string | undefined) {
+/** DELETE …/refs/{name}?expected=SHA (the route's schema checks the sha's format). */
+export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, expected: string | undefined): Promise<void> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
   checkName(name);
-  if (expected !== undefined && !isOid(expected)) throw Invalid("expected must be a 40-hex object id");
   const current = await readRef(ctx.db.read, repo.id, name);
   if (current === null) throw Conflict(`ref ${name} does not exist`, { current: null });
   if (expected !== undefined && expected !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
@@ -82,7 +79,7 @@ export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, rep
     atomic: true,
     event: { via: "api" },
     actorUserId: personOf(actor)?.id ?? null,
-    policy: await refPolicy(ctx, repo, "ref-api"),
+    policy: refPolicy(repo, "ref-api"),
   });
   await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
 }

@@ -1,8 +1,7 @@
 // Repositories: create, read, list, patch, delete (SPEC §2.1; DECISIONS §3).
-import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { refs, repos, subscriptions, type Org, type Repo } from "../../db/schema/index.ts";
+import type { Org, Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { buildFacts, decide, requireOrgFor, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
 import { loadPersonInOrg } from "../access/facts-store.ts";
@@ -15,13 +14,14 @@ import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
+import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
+import * as store from "./store.ts";
 
-const MAX_DESCRIPTION = 2000;
+export type { RepoBody };
 
 /** Folds blank homepages to null and refuses anything but an absolute http(s) URL (SPEC §2.1). */
-export function normalizeHomepage(value: unknown): string | null {
+export function normalizeHomepage(value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== "string") throw Invalid("homepage must be a string or null");
   const v = value.trim();
   if (!v) return null;
   let u: URL;
@@ -37,16 +37,15 @@ export function normalizeHomepage(value: unknown): string | null {
   return v;
 }
 
-function normalizeDescription(value: unknown): string | null {
+/** Blank descriptions are stored as null (the schema bounds the length). */
+function normalizeDescription(value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== "string") throw Invalid("description must be a string or null");
-  if (value.length > MAX_DESCRIPTION) throw Invalid(`description is longer than ${MAX_DESCRIPTION} characters`);
   return value.trim() ? value : null;
 }
 
 /** Validates a branch name as git would accept `refs/heads/<name>`. */
-export function checkBranchName(value: unknown): string {
-  if (typeof value !== "string" || !checkRefFormat(`refs/heads/${value}`) || value.startsWith("refs/")) {
+export function checkBranchName(value: string): string {
+  if (!checkRefFormat(`refs/heads/${value}`) || value.startsWith("refs/")) {
     throw Invalid("default_branch must be a valid branch name");
   }
   return value;
@@ -59,18 +58,15 @@ async function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, perso
 }
 
 /** The Repo resource (SPEC §2.1) as seen by `actor`. */
-export async function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg) {
+export async function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Promise<RepoBody> {
   return bodyOf(ctx, org, repo, await repoFacts(ctx, actor, org, repo, person));
 }
 
 /** The Repo resource for the caller described by `facts` (built by repoFacts). */
-async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
-  const { forkCount, watchers } = await ctx.facts.get("repo-counts", repo.id, async () => ({
-    forkCount: ctx.db.read.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repo.id), eq(repos.public, true))).get()!.n,
-    watchers: ctx.db.read.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n,
-  }));
+async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
+  const { forkCount, watchers } = await ctx.facts.get("repo-counts", repo.id, () => store.repoCounts(ctx.db.read, repo.id));
   const path = `${org.name}/${repo.name}.git`;
-  return {
+  const body = {
     id: repo.id,
     org_id: org.id,
     org: org.name,
@@ -91,35 +87,20 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
     homepage: repo.homepage,
     fork_count: forkCount,
     watcher_count: watchers,
-    // SPEC §2.1: absent for a repository that is not a fork.
-    ...(repo.forkState === null ? {} : { fork_state: repo.forkState }),
-    fork_parent: null as string | null,
+    fork_parent: null,
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
     write_blocked: facts.repo!.writeBlocked,
   };
-}
-
-export type RepoBody = Awaited<ReturnType<typeof bodyOf>>;
-
-/** Create input (DECISIONS §3). */
-export interface CreateRepoInput {
-  name: unknown;
-  public?: unknown;
-  description?: unknown;
-  homepage?: unknown;
-  default_branch?: unknown;
-  kind?: unknown;
-  origin_url?: unknown;
-  origin_provider?: unknown;
-  origin_installation?: unknown;
+  // SPEC §2.1: fork_state is absent for a repository that is not a fork.
+  return repo.forkState === null ? body : { ...body, fork_state: repo.forkState };
 }
 
 /** POST /v1/orgs/{org}/repos. */
-export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: CreateRepoInput): Promise<RepoBody> {
+export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: RepoCreate): Promise<RepoBody> {
   const { org } = await requireOrgFor(ctx, actor, orgName, "org:create-repo");
   const name = checkRepoName(input.name);
-  if (input.public !== undefined && typeof input.public !== "boolean") throw Invalid("public must be a boolean");
+  // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
   const kind = input.kind ?? "native";
   if (kind !== "native" && kind !== "mirror") throw Unprocessable("kind must be native or mirror");
   const origin = kind === "mirror" ? await parseOrigin(ctx, input) : null;
@@ -143,9 +124,8 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {
-    const clash = tx.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, org.id), sql`lower(${repos.name}) = lower(${name})`)).get();
-    if (clash) throw Conflict(`repository ${org.name}/${name} already exists`);
-    tx.insert(repos).values(row).run();
+    if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
+    await store.insertRepo(tx, row);
     // A mirror's origin and its first sync commit with the repository.
     if (origin) await registerMirror(tx, row, origin);
   });
@@ -160,7 +140,7 @@ export async function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoN
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
-export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }) {
+export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<RepoList> {
   const org = await requireOrg(ctx, orgName);
   const { limit, after: cursor } = parsePage(q);
   const person = await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
@@ -168,13 +148,7 @@ export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: 
   let last: string | null = cursor;
   // Walk in name order, filtering by visibility, until the page is full.
   for (;;) {
-    const batch = ctx.db.read
-      .select()
-      .from(repos)
-      .where(last ? and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, last)) : eq(repos.orgId, org.id))
-      .orderBy(asc(sql`lower(${repos.name})`))
-      .limit(200)
-      .all();
+    const batch = await store.reposAfter(ctx.db.read, org.id, last || null, 200);
     for (const r of batch) {
       last = r.name.toLowerCase();
       if (decide(buildFacts(actor, org, person, r), "repo:read").allow) {
@@ -191,7 +165,7 @@ export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: 
 /** Whether any repository after `after` (by folded name) is visible; stops at the first one. */
 async function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: PersonInOrg, after: string): Promise<boolean> {
   for (let from = after; ; ) {
-    const batch = ctx.db.read.select().from(repos).where(and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, from))).orderBy(asc(sql`lower(${repos.name})`)).limit(100).all();
+    const batch = await store.reposAfter(ctx.db.read, org.id, from, 100);
     if (batch.some((r) => decide(buildFacts(actor, org, person, r), "repo:read").allow)) return true;
     if (batch.length < 100) return false;
     from = batch[batch.length - 1]!.name.toLowerCase();
@@ -199,25 +173,21 @@ async function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: Per
 }
 
 /** PATCH /v1/orgs/{org}/repos/{repo}: name, public, default_branch (moves HEAD), description, homepage. */
-export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: Record<string, unknown>): Promise<RepoBody> {
+export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: RepoPatch): Promise<RepoBody> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   const set: Partial<Repo> = {};
-  if ("name" in input) set.name = checkRepoName(input.name);
-  if ("public" in input) {
-    if (typeof input.public !== "boolean") throw Invalid("public must be a boolean");
-    set.public = input.public;
-  }
+  if (input.name !== undefined) set.name = checkRepoName(input.name);
+  if (input.public !== undefined) set.public = input.public;
   // HEAD is a symref to default_branch, so changing it moves HEAD.
-  if ("default_branch" in input) set.defaultBranch = checkBranchName(input.default_branch);
+  if (input.default_branch !== undefined) set.defaultBranch = checkBranchName(input.default_branch);
   if ("description" in input) set.description = normalizeDescription(input.description);
   if ("homepage" in input) set.homepage = normalizeHomepage(input.homepage);
   const updated = await ctx.db.transaction(async (tx) => {
-    if (set.name && set.name.toLowerCase() !== repo.name.toLowerCase()) {
-      const clash = tx.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, org.id), sql`lower(${repos.name}) = lower(${set.name})`)).get();
-      if (clash) throw Conflict(`repository ${org.name}/${set.name} already exists`);
+    if (set.name && set.name.toLowerCase() !== repo.name.toLowerCase() && (await store.repoNameTaken(tx, org.id, set.name))) {
+      throw Conflict(`repository ${org.name}/${set.name} already exists`);
     }
-    if (Object.keys(set).length) tx.update(repos).set(set).where(eq(repos.id, repo.id)).run();
-    return tx.select().from(repos).where(eq(repos.id, repo.id)).get()!;
+    await store.updateRepo(tx, repo.id, set);
+    return (await store.repoById(tx, repo.id))!;
   });
   return repoBody(ctx, actor, org, updated);
 }
@@ -226,8 +196,7 @@ export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, rep
 export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   await ctx.db.transaction(async (tx) => {
-    tx.delete(refs).where(eq(refs.repoId, repo.id)).run();
-    tx.delete(repos).where(eq(repos.id, repo.id)).run();
+    await store.deleteRepo(tx, repo.id);
     await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
   });
 }

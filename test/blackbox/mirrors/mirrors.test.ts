@@ -191,6 +191,26 @@ describe("syncing from origins", () => {
   }, T);
 });
 
+describe("object checks (docs/architecture.md \"Object checks\")", () => {
+  test("an origin's pack passes the same fsck as a push: a disallowed .gitmodules name fails the sync with git's message id and nothing moves", async () => {
+    const o = await backendOrigin();
+    await createMirror("checked", `${backend.url}/${o.name}`);
+    const first = await synced("checked", await bareRefs(o.bare));
+    const kept = await mirrorRefs("checked");
+    // C git's own server sends what it has; only a receiving end that checks objects refuses this.
+    await commitFiles(g, o.work, { ".gitmodules": '[submodule "../../modules/evil"]\n\tpath = evil\n\turl = https://example.com/evil.git\n' }, "evil submodule");
+    await g.ok(["push", "-q", "origin", "main"], { cwd: o.work });
+    expect((await caller(mirror, token).post("/v1/orgs/acme/repos/checked/sync")).status).toBe(202);
+    const repo = await eventually(async () => {
+      const r = (await caller(mirror, owner).get("/v1/orgs/acme/repos/checked")).body;
+      return r.last_sync_at > first.last_sync_at && r;
+    });
+    expect(repo.sync_error).toContain("gitmodulesName: disallowed submodule name: ../../modules/evil");
+    expect(repo.last_synced_commit).toBe(first.last_synced_commit);
+    expect(await mirrorRefs("checked")).toEqual(kept);
+  }, T);
+});
+
 describe("mirrors are read-only", () => {
   test("git push over HTTP and SSH, the commit API and the refs API are refused with a clear message; nothing moves", async () => {
     const o = await backendOrigin();

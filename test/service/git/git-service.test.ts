@@ -17,7 +17,7 @@ import type { Ctx } from "../../../src/services/context.ts";
 import { ANONYMOUS, type Principal } from "../../../src/services/access/principal.ts";
 import { findOrg, findRepo } from "../../../src/services/access/lookup.ts";
 import { gcRepo } from "../../../src/services/git/maintenance.ts";
-import { publish, refusalReason, type RefOutcome, type RefUpdate } from "../../../src/services/git/publish.ts";
+import { publish, refusalReason, type RefCheck, type RefOutcome, type RefUpdate } from "../../../src/services/git/publish.ts";
 import { advertiseGit, serveGit, type GitServiceRequest } from "../../../src/services/git/serve.ts";
 import { openSnapshot, packKey } from "../../../src/services/git/snapshot.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
@@ -236,9 +236,10 @@ describe("publish: a typed outcome per ref", () => {
     const repo = (await findRepo(ctx, org.id, "secret"))!;
     return { org, repo };
   }
-  const run = async (updates: RefUpdate[], opts: { atomic?: boolean; policy?: (u: RefUpdate) => string | null } = {}) => {
+  const run = async (updates: RefUpdate[], opts: { atomic?: boolean; policy?: RefCheck } = {}) => {
     const { org, repo } = await target();
-    return Object.fromEntries(await publish(ctx, org, repo, updates, null, { atomic: opts.atomic ?? false, event: null, actorUserId: null, policy: opts.policy }));
+    const policy = opts.policy && (async () => opts.policy!);
+    return Object.fromEntries(await publish(ctx, org, repo, updates, null, { atomic: opts.atomic ?? false, event: null, actorUserId: null, policy }));
   };
 
   test("applied, stale, moved, missing and clash, each with git's wire reason", async () => {

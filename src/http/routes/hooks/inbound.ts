@@ -1,5 +1,6 @@
 // Inbound webhooks that keep mirrors fresh (SPEC §6.2). Outside /v1: no caller is resolved; the
 // signature over the raw body (which the application hands over unparsed) is the credential.
+// Not in /v1/openapi.json (the control plane's document): docs/api.md "Inbound webhooks" has them.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { receiveApp, receiveGeneric } from "../../../services/hooks/inbound.ts";
@@ -21,7 +22,7 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors" } },
+      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors" } },
     )
     .post(
       "/webhooks/app",
@@ -30,6 +31,6 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256" } },
+      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256" } },
     );
 }

@@ -1,14 +1,10 @@
 // Mirror syncs on request (DECISIONS §3: POST …/sync → 202).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
+import { SyncAccepted } from "../../../services/mirrors/schemas.ts";
 import { syncRequested } from "../../../services/mirrors/sync.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
-
-const SyncAccepted = t.Object(
-  { queued: t.Boolean({ description: "false when a sync was already waiting to start and this request joined it" }) },
-  { examples: [{ queued: true }] },
-);
 
 /** Mirror routes. */
 export function mirrorRoutes(ctx: Ctx) {

@@ -13,8 +13,9 @@ export function teamRoutes(ctx: Ctx) {
     .post(
       "/v1/orgs/:org/teams",
       async ({ request, params, body, set }) => {
+        const out = await createTeam(ctx, callerOf(request), params.org, body);
         set.status = 201;
-        return createTeam(ctx, callerOf(request), params.org, body);
+        return out;
       },
       { body: TeamCreate, response: { 201: Team, ...errors(400, 401, 403, 404, 409) }, detail: { summary: "Create a team (org admin)" } },
     )
