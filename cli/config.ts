@@ -8,10 +8,15 @@ export function configOrExit(overrides: Record<string, string | undefined> = {})
     for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = v;
     return loadConfig(env);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`svc: configuration error: ${e.message}\n`);
-      process.exit(2);
-    }
-    throw e;
+    return exitOnConfigError(e);
   }
+}
+
+/** Exits 2 with one line on stderr for a ConfigError; rethrows anything else. */
+export function exitOnConfigError(e: unknown): never {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`svc: configuration error: ${e.message}\n`);
+    process.exit(2);
+  }
+  throw e;
 }

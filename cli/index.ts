@@ -7,22 +7,28 @@ import { openContext, serve } from "../src/runtime.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { findOrg, findRepo } from "../src/services/access/lookup.ts";
 import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts";
-import { configOrExit } from "./config.ts";
+import { configOrExit, exitOnConfigError } from "./config.ts";
 import { createHostedRegistrationToken } from "../src/services/ci/runners.ts";
 import { DEFAULT_CONFIG, register, runAgent } from "./runner/agent.ts";
+import { showUsage, usageFooters } from "./tty.ts";
+import { settingsHelp } from "./settings-help.ts";
+import { backupCmd, restoreCmd } from "./backup.ts";
+import { fsckCmd } from "./fsck.ts";
 
 const serveCmd = defineCommand({
-  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers" },
+  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers; settings are environment variables (below)" },
   args: {
     addr: { type: "string", description: "HTTP listen address host:port (overrides SVC_HTTP_ADDR)" },
     "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
   },
   async run({ args }) {
     const config = configOrExit({ SVC_HTTP_ADDR: args.addr, SVC_DATA_DIR: args["data-dir"] });
-    await serve(config);
+    // A busy or forbidden port is a configuration error too: one line naming the setting, exit 2.
+    await serve(config).catch(exitOnConfigError);
     process.exit(0);
   },
 });
+usageFooters.set(serveCmd, settingsHelp());
 
 const userCreateCmd = defineCommand({
   meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON" },
@@ -184,10 +190,22 @@ const versionCmd = defineCommand({
 /** The root command. */
 export const main = defineCommand({
   meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
-  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, "ssh-host-keys": sshHostKeysCmd, runner: runnerCmd, "runner-token": runnerTokenCmd, version: versionCmd },
+  subCommands: {
+    serve: serveCmd,
+    "user-create": userCreateCmd,
+    migrate: migrateCmd,
+    gc: gcCmd,
+    "ssh-host-keys": sshHostKeysCmd,
+    runner: runnerCmd,
+    "runner-token": runnerTokenCmd,
+    version: versionCmd,
+    backup: backupCmd,
+    restore: restoreCmd,
+    fsck: fsckCmd,
+  },
 });
 
 /** Runs the CLI with the given arguments. */
 export async function runCli(argv: string[]): Promise<void> {
-  await runMain(main, { rawArgs: argv });
+  await runMain(main, { rawArgs: argv, showUsage });
 }

@@ -40,6 +40,8 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
+  /** Bearer token that GET /metrics requires; null = no metrics endpoint. */
+  metricsToken: string | null;
   /** Largest git push (request body over HTTP, pack over SSH) in bytes; SVC_GIT_MAX_PUSH. */
   gitMaxPush: number;
   /** Rate limits of guessing and flooding (README "Operations"). */
@@ -70,11 +72,13 @@ const KNOWN = new Set([
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_WEBHOOK_ALLOW_PRIVATE", "SVC_MIRROR_ALLOW_PRIVATE", "SVC_MIRROR_SYNC_INTERVAL_S", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
-  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH",
   "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
-  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_GIT_MAX_PUSH",
 ]);
+
+/** Every configuration variable svc reads (the settings table of README.md). */
+export const SETTINGS: readonly string[] = [...KNOWN];
 
 /** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
@@ -210,6 +214,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const logLevel = env.SVC_LOG || "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
 
+  const metricsToken = env.SVC_METRICS_TOKEN || null;
+  // Why: the token guards internals (routes, queue depths); a short one is guessable.
+  if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("SVC_METRICS_TOKEN: expected at least 16 characters without spaces");
+  }
+
   return {
     dataDir,
     httpHost: http.host,
@@ -229,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: logLevel as Config["logLevel"],
     signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
     signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+    metricsToken,
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     limits: loadLimits(env),
   };

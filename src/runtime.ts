@@ -18,6 +18,9 @@ import { purgeRepoStorage } from "./services/repos/purge.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
+import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts";
+import { ConfigError } from "./config.ts";
+import pkg from "../package.json" with { type: "json" };
 import { subscribeToEvents } from "./services/hooks/events.ts";
 import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
 import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
@@ -40,7 +43,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   // are written in the event's own transaction (SPEC §6.1).
   subscribeToEvents("webhooks", queueDeliveries);
   subscribeToEvents("ci", enqueueTriggers);
-  const store = await createObjectStore(config.storage);
+  // Every store call is timed for /metrics; the store's own counters pass through.
+  const store = instrumentStore(await createObjectStore(config.storage));
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
@@ -48,19 +52,48 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
 }
 
+/**
+ * A listen failure as a configuration error naming the setting to change (the CLI prints it as
+ * one line and exits 2), or null for any other error.
+ */
+export function listenProblem(error: unknown, setting: string, addr: string): ConfigError | null {
+  const code = (error as { code?: string } | null)?.code;
+  if (code === "EADDRINUSE") return new ConfigError(`${setting}: ${addr} is already in use (another svc running?); set ${setting} to a free host:port`);
+  if (code === "EACCES") return new ConfigError(`${setting}: no permission to listen on ${addr}; use a port above 1023 or grant CAP_NET_BIND_SERVICE`);
+  if (code === "EADDRNOTAVAIL") return new ConfigError(`${setting}: ${addr} is not an address of this machine; set ${setting} to one that is (or 0.0.0.0)`);
+  return null;
+}
+
+function hostPort(host: string, port: number): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContext(config);
+  const uninstrument = instrumentContext(ctx, pkg.version);
   await warmAuth();
-  const server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });
+  let server: ReturnType<typeof startHttp>;
+  try {
+    server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });
+  } catch (error) {
+    ctx.close();
+    throw listenProblem(error, "SVC_HTTP_ADDR", hostPort(config.httpHost, config.httpPort)) ?? error;
+  }
   // With port 0 (or no SVC_BASE_URL) the public address is what we actually bound.
-  if (!config.baseUrl) ctx.baseUrl = `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${server.port}`;
+  if (!config.baseUrl) ctx.baseUrl = `http://${hostPort(config.httpHost, server.port!)}`;
   let ssh: SshServer | null = null;
   if (config.ssh) {
     // Loaded only when SSH is on: ssh2's crypto keeps a WebAssembly module alive (~70 MB of heap headroom).
     const { startSsh } = await import("./ssh/server.ts");
-    ssh = await startSsh(ctx, config.ssh);
-    if (!config.ssh.publicAddr) ctx.sshPublic = `${config.ssh.host.includes(":") ? `[${config.ssh.host}]` : config.ssh.host}:${ssh.port}`;
+    try {
+      ssh = await startSsh(ctx, config.ssh);
+    } catch (error) {
+      await server.stop(true);
+      ctx.close();
+      throw listenProblem(error, "SVC_SSH_ADDR", hostPort(config.ssh.host, config.ssh.port)) ?? error;
+    }
+    if (!config.ssh.publicAddr) ctx.sshPublic = hostPort(config.ssh.host, ssh.port);
     for (const k of ssh.fingerprints) process.stdout.write(`ssh host key ${k.type} ${k.fingerprint}\n`);
   }
   const workers = startWorkers(ctx, {
@@ -98,6 +131,7 @@ export async function serve(config: Config): Promise<void> {
       onTriggerQueued(null);
       await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
       await flushTokenUse(ctx);
+      uninstrument();
       ctx.close();
       resolve();
     };

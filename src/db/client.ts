@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { Database as MetaDatabase } from "./database.ts";
+import { Database as MetaDatabase, timeStatements } from "./database.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema/index.ts";
 
@@ -51,6 +51,10 @@ export function openDatabase(dataDir: string): { db: MetaDatabase; sqlite: Datab
   // Why: the read connection must never write; a stray write through it fails loudly.
   reader.exec("PRAGMA query_only = ON");
   const db = new MetaDatabase(drizzle(reader, { schema }), drizzle(sqlite, { schema }), sqlite);
+  const readTiming = (seconds: number) => db.timings?.statement("read", seconds);
+  const writeTiming = (seconds: number) => db.timings?.statement("write", seconds);
+  timeStatements(reader, () => (db.timings ? readTiming : null));
+  timeStatements(sqlite, () => (db.timings ? writeTiming : null));
   return {
     db,
     sqlite,
@@ -89,3 +93,23 @@ export function epochProbes(db: MetaDatabase, sqlite: Database): { own(): number
 /** Either the read handle or an open transaction (stores take this). */
 export type DbOrTx = Db;
 export type { Queryable, Tx } from "./database.ts";
+
+/**
+ * Writes a consistent copy of `<dataDir>/svc.db` to `dest` (SQLite's VACUUM INTO on a read-only
+ * connection of its own): the committed state at one instant, safe while a server writes.
+ */
+export function snapshotDatabase(dataDir: string, dest: string): void {
+  const src = new Database(join(dataDir, "svc.db"), { readonly: true, strict: true });
+  try {
+    src.exec("PRAGMA busy_timeout = 10000");
+    src.query("VACUUM INTO ?").run(dest);
+  } finally {
+    src.close();
+  }
+}
+
+/** Opens a database file read-only (a snapshot being backed up or restored) as a query handle. */
+export function openDatabaseFile(path: string): { q: Db; close(): void } {
+  const sqlite = new Database(path, { readonly: true, strict: true });
+  return { q: drizzle(sqlite, { schema }), close: () => sqlite.close() };
+}

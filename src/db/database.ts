@@ -15,12 +15,49 @@ export type Queryable = Db;
 /** The handle a transaction's callback receives. */
 export type Tx = Db;
 
+/** Receives how long statements and write transactions took, in seconds (metrics; see services/ops). */
+export interface DbTimings {
+  /** One statement run on the read or the write connection. */
+  statement(connection: "read" | "write", seconds: number): void;
+  /** One write transaction: waiting for the process's write lock, then BEGIN … COMMIT. */
+  transaction(waitSeconds: number, heldSeconds: number, committed: boolean): void;
+}
+
+/**
+ * Times every statement drizzle runs on `sqlite` (it prepares each query through `prepare`):
+ * a thin wrapper over run/all/get/values of each prepared statement, reporting to `report` when
+ * it answers a sink. Why per statement: bun:sqlite gives each statement methods specialised to
+ * its parameter count, so one shared wrapper would call the wrong one.
+ */
+export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) => void) | null): void {
+  const prepare = sqlite.prepare.bind(sqlite) as unknown as (...args: unknown[]) => Record<string, (...a: unknown[]) => unknown>;
+  (sqlite as { prepare: unknown }).prepare = (...args: unknown[]) => {
+    const stmt = prepare(...args);
+    for (const method of ["run", "all", "get", "values"] as const) {
+      const inner = stmt[method]!.bind(stmt);
+      stmt[method] = (...a: unknown[]) => {
+        const sink = report();
+        if (!sink) return inner(...a);
+        const started = performance.now();
+        try {
+          return inner(...a);
+        } finally {
+          sink((performance.now() - started) / 1000);
+        }
+      };
+    }
+    return stmt;
+  };
+}
+
 /** Reads of committed data, and serialized write transactions. */
 export class Database {
   private tail: Promise<void> = Promise.resolve();
   private open = false;
   private changed = 0;
   private readonly totalChanges;
+  /** Where statement and transaction durations go; null until metrics are wired. */
+  timings: DbTimings | null = null;
 
   constructor(
     /** Queries outside a transaction; read-only, sees only committed data. */
@@ -48,8 +85,11 @@ export class Database {
     const previous = this.tail;
     let release!: () => void;
     this.tail = new Promise<void>((r) => (release = r));
+    const asked = performance.now();
     await previous;
     this.open = true;
+    const began = performance.now();
+    let committed = false;
     try {
       this.writerSqlite.exec("BEGIN IMMEDIATE");
       const before = this.totalChanges.get()!.n;
@@ -62,11 +102,13 @@ export class Database {
       }
       const wrote = this.totalChanges.get()!.n !== before;
       this.writerSqlite.exec("COMMIT");
+      committed = true;
       if (wrote) this.changed++;
       return out;
     } finally {
       this.open = false;
       release();
+      this.timings?.transaction((began - asked) / 1000, (performance.now() - began) / 1000, committed);
     }
   }
 

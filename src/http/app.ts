@@ -26,11 +26,15 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
+import { opsRoutes } from "./routes/ops/ops.ts";
 
 const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
+
+/** The route template each request matched (`/v1/orgs/:org/repos`), for metrics. */
+export const routeTemplates = new WeakMap<Request, string>();
 
 /** Paths whose caller is resolved leniently: logout answers 204 whatever came with it (SPEC §4.3). */
 const LENIENT_PATHS: ReadonlySet<string> = new Set(["/v1/auth/logout"]);
@@ -105,10 +109,14 @@ export function buildApp(ctx: Ctx) {
       if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(({ request, contentType, route }) => {
+      routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
       // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
       if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
+    })
+    .onTransform(({ request, route }) => {
+      routeTemplates.set(request, route);
     })
     .onError(({ code, error, request }) => {
       if (code === "VALIDATION") {
@@ -147,6 +155,7 @@ export function buildApp(ctx: Ctx) {
     .use(mirrorRoutes(ctx))
     .use(inboundRoutes(ctx))
     .use(pageRoutes())
+    .use(opsRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }

@@ -1,11 +1,12 @@
 // GET /v1/openapi.json (OpenAPI 3.1, generated from the route schemas) and GET /v1/docs (a reader
-// for it). The generator is @elysiajs/openapi's; this module completes what it leaves out: request
+// for it, served from the binary). The generator is @elysiajs/openapi's; this module completes what it leaves out: request
 // bodies (our own JSON body parser hides their content type from it), bodiless 204 answers, the
 // `*` tail of a path as a declared parameter, and the statuses the front door answers on any route.
-import { openapi, toOpenAPISchema } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi";
 import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { ErrorBody } from "../services/schemas.ts";
+import { DOCS_PAGE } from "./routes/ops/docs-page.ts";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/v1/docs";
@@ -104,9 +105,9 @@ export function openapiRoutes(app: () => AnyElysia, frontDoor: FrontDoor) {
   };
   return (
     new Elysia({ name: "routes.openapi" })
-      // The plugin serves the reader page (pointed at the document by its absolute path) ...
-      .use(openapi({ path: DOCS_PATH, specPath: OPENAPI_PATH, documentation: { info: INFO }, scalar: { url: OPENAPI_PATH } as never }))
-      // ... and this later registration of the document's path replaces the plugin's own, incomplete one.
       .get(OPENAPI_PATH, () => document(), { detail: { hide: true } })
+      // Why our own page: the plugin's readers load their scripts from a CDN; this one is in the
+      // binary and works offline (routes/ops/docs-page.ts).
+      .get(DOCS_PATH, () => new Response(DOCS_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
   );
 }

@@ -2,7 +2,8 @@
 // with request ids and a JSON-lines access log.
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
-import { buildApp, requestIds } from "./app.ts";
+import { buildApp, requestIds, routeTemplates } from "./app.ts";
+import { observeHttp } from "../services/ops/instrument.ts";
 import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
@@ -55,8 +56,18 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       } catch (error) {
         response = errorResponse(error, ctx.log, id, request);
       }
-      if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
+      const elapsed = performance.now() - started;
+      observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);
+      if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round(elapsed * 10) / 10));
       return response;
     },
   });
+}
+
+const GIT_PATH = /^\/[^/]+\/[^/]+\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+
+/** A bounded route label for a path no application route matched: the git endpoints, else "unrouted" (unknown paths, credentials refused before routing). */
+function gitRouteOf(path: string): string {
+  const m = GIT_PATH.exec(path);
+  return m ? `/:org/:repo.git/${m[1]}` : "unrouted";
 }

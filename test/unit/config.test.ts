@@ -33,6 +33,7 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       signupLimitPerAddress: 3,
       signupLimitGlobal: 300,
+      metricsToken: null,
       gitMaxPush: 2 * 1024 ** 3,
     });
   });
@@ -78,6 +79,7 @@ describe("loadConfig accepts", () => {
     ["the app key with escaped newlines, as env files write it", { ...APP, SVC_APP_PRIVATE_KEY: RSA_PEM.replaceAll("\n", "\\n") }, { app: { privateKey: RSA_PEM } }],
     ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+    ["a metrics token", { SVC_METRICS_TOKEN: "0123456789abcdef" }, { metricsToken: "0123456789abcdef" }],
     ["a push limit in bytes", { SVC_GIT_MAX_PUSH: "104857600" }, { gitMaxPush: 100 * 1024 ** 2 }],
     ["a push limit with a unit", { SVC_GIT_MAX_PUSH: "500m" }, { gitMaxPush: 500 * 1024 ** 2 }],
     ["a push limit in GiB", { SVC_GIT_MAX_PUSH: "4GiB" }, { gitMaxPush: 4 * 1024 ** 3 }],
@@ -131,6 +133,8 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["mirror sync interval not a number", { SVC_MIRROR_SYNC_INTERVAL_S: "hourly" }, "SVC_MIRROR_SYNC_INTERVAL_S"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+    ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],
+    ["metrics token with a space", { SVC_METRICS_TOKEN: "0123456789 abcdef" }, "SVC_METRICS_TOKEN"],
     ["push limit not a size", { SVC_GIT_MAX_PUSH: "lots" }, "SVC_GIT_MAX_PUSH"],
     ["push limit negative", { SVC_GIT_MAX_PUSH: "-1" }, "SVC_GIT_MAX_PUSH"],
     ["push limit with an unknown unit", { SVC_GIT_MAX_PUSH: "2x" }, "SVC_GIT_MAX_PUSH"],

@@ -96,6 +96,16 @@ async function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org
   }
 }
 
+/**
+ * A push to a repository that does not exist (or that the caller may not see: the same answer)
+ * says how to create one; git shows the message as `remote:` text.
+ */
+function withCreateHint<R extends GitRefusal>(req: { service: GitService; org: string; repo: string }, refused: GitRefused<R>): GitRefused<R> {
+  if (refused.refusal !== "not-found" || req.service !== "git-receive-pack") return refused;
+  const name = req.repo.replace(/\.git$/, "");
+  return { ...refused, message: `${refused.message}; create it first (POST /v1/orgs/${req.org}/repos with {"name":"${name}"}), then push again` };
+}
+
 /** A reader's push is told why in band, where git shows it (the repository named, a fork advised). */
 function inBand(req: { service: GitService }, refused: GitRefused): boolean {
   return refused.refusal === "forbidden" && req.service === "git-receive-pack";
@@ -106,7 +116,7 @@ export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: G
   try {
     const admitted = await admit(ctx, actor, req);
     if ("kind" in admitted) {
-      if (!inBand(req, admitted)) return admitted;
+      if (!inBand(req, admitted)) return withCreateHint(req, admitted);
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
     const snapshot = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
@@ -123,7 +133,7 @@ export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceReques
     if ("kind" in admitted) {
       // Over a conversation the advertisement is still ours to send: the reason goes there.
       // Over stateless HTTP the advertisement has passed, so the RPC answers with a status.
-      if (req.stateless || !inBand(req, admitted)) return admitted;
+      if (req.stateless || !inBand(req, admitted)) return withCreateHint(req, admitted);
       await req.io.write(advertiseError(req.service, admitted.message, { http: false }));
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message };
     }

@@ -1,6 +1,7 @@
 // Per-operation metric rows (git.clone, git.fetch, git.push, api.commit, …).
 import type { Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
+import { observeOperation } from "../ops/instrument.ts";
 import { insertMetric } from "./store.ts";
 
 /** The metric kinds DECISIONS §3 names. */
@@ -17,6 +18,7 @@ export interface MetricSample {
 
 /** Appends one metric row inside an open transaction. */
 export async function recordMetricIn(tx: Tx, m: MetricSample): Promise<void> {
+  observeOperation(m.kind, m.bytes, m.durationMs);
   await insertMetric(tx, { orgId: m.orgId, repoId: m.repoId, kind: m.kind, bytes: Math.round(m.bytes), durationMs: Math.round(m.durationMs), createdAt: now() });
 }
 

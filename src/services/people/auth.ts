@@ -21,6 +21,9 @@ const SESSION_SLIDE_MS = 24 * 3600 * 1000;
 
 const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
 
+/** What a Basic credential carrying a password instead of a token is told (git shows it as `remote:`). */
+export const PASSWORD_REFUSED = "passwords are not accepted for git; use a token";
+
 /** Raw credentials as a transport found them. */
 export interface Credentials {
   /** Authorization header value, if any. */
@@ -123,6 +126,10 @@ function resolveAuthorization(ctx: Ctx, auth: string): MaybePromise<Principal> {
     const user = i < 0 ? decoded : decoded.slice(0, i);
     const pass = i < 0 ? "" : decoded.slice(i + 1);
     const candidate = parseToken(pass) ? pass : user;
+    // Why a distinct message: an account password in git's prompt is the most common mistake,
+    // and the answer (make a token) is not guessable from "invalid credentials". It depends only
+    // on the shape of what was sent, so it tells nothing about any account.
+    if (pass !== "" && !parseToken(pass) && !parseToken(user)) throw Unauthorized(PASSWORD_REFUSED);
     return whenReady(verifyToken(ctx, candidate), (p) => {
       if (!p) throw Unauthorized("invalid credentials");
       return p;

@@ -1,6 +1,7 @@
 // Content reads over JSON: trees, raw blobs, history and single commits (DECISIONS §3).
 import { isTreeMode, parseCommit, parseTag, parseTree, type Commit, type Signature, type TreeEntry } from "../../git/object.ts";
 import { isOid } from "../../git/oid.ts";
+import { findByPrefix, isAbbreviatedOid, parseRevision } from "../../git/rev-parse.ts";
 import type { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
@@ -31,16 +32,48 @@ async function peelToCommit(objects: PackSet, oid: Oid): Promise<{ oid: Oid; com
   return null;
 }
 
-/** Resolves a revision: a full ref, a branch, a tag, HEAD, or a commit id. 404 when unknown. */
+/**
+ * Resolves a revision: a full ref, a branch, a tag, HEAD, a commit id or a unique abbreviation of
+ * one (4+ hex digits), followed by any `~N` / `^N` ancestry suffixes (git rev-parse). 404 when
+ * unknown or ambiguous.
+ */
 export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Promise<{ oid: Oid; commit: Commit }> {
+  const parsed = parseRevision(rev);
+  if (!parsed) throw NotFound(`no commit found for ${JSON.stringify(rev)}`);
+  const { base, steps } = parsed;
   const byName = (n: string) => snapshot.refs.find((r) => r.name === n)?.oid;
   let oid: Oid | undefined;
-  if (rev === "HEAD") oid = snapshot.head ? byName(snapshot.head) : undefined;
-  else if (rev.startsWith("refs/")) oid = byName(rev);
-  else oid = byName(`refs/heads/${rev}`) ?? byName(`refs/tags/${rev}`) ?? (isOid(rev) ? rev : undefined);
-  const found = oid ? await peelToCommit(snapshot.objects, oid) : null;
+  if (base === "HEAD") oid = snapshot.head ? byName(snapshot.head) : undefined;
+  else if (base.startsWith("refs/")) oid = byName(base);
+  else oid = byName(`refs/heads/${base}`) ?? byName(`refs/tags/${base}`) ?? (isOid(base) ? base : undefined);
+  if (oid === undefined && isAbbreviatedOid(base)) {
+    const matches = findByPrefix(snapshot.objects, base);
+    if (matches.length > 1) throw NotFound(`${JSON.stringify(base)} is ambiguous: more than one object id starts with it; give more digits`);
+    oid = matches[0];
+  }
+  let found = oid ? await peelToCommit(snapshot.objects, oid) : null;
+  for (const step of steps) {
+    if (!found || step.parent === 0) continue;
+    const parent = found.commit.parents[step.parent - 1];
+    found = parent ? await peelToCommit(snapshot.objects, parent) : null;
+  }
   if (!found) throw NotFound(`no commit found for ${JSON.stringify(rev)}`);
   return found;
+}
+
+/**
+ * A commit named by its id: full, or a unique abbreviation (4+ hex digits), optionally with
+ * `~N` / `^N` suffixes. Branch and tag names and non-commit objects are 404 here.
+ */
+async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
+  const parsed = parseRevision(sha);
+  if (!parsed || !isAbbreviatedOid(parsed.base)) throw NotFound("commit not found");
+  const base = parsed.base.toLowerCase();
+  const matches = isOid(base) ? [base] : findByPrefix(snapshot.objects, base);
+  if (matches.length > 1) throw NotFound(`${JSON.stringify(parsed.base)} is ambiguous: more than one object id starts with it; give more digits`);
+  const head = matches[0] ? await snapshot.objects.readHeader(matches[0]) : null;
+  if (head?.type !== "commit") throw NotFound("commit not found");
+  return resolveRevision(snapshot, `${matches[0]}${sha.slice(parsed.base.length)}`);
 }
 
 /** The tree entry at `parts` under `tree` (null when absent); an empty path is the root. */
@@ -112,6 +145,7 @@ export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoN
   const parts = pathParts(path);
   if (!parts.length) throw Invalid("path is required");
   const at = await entryAt(snapshot.objects, commit.tree, parts);
+  if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${orgName}/repos/${repoName}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
   if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
   const obj = await snapshot.objects.read(at.oid);
   if (!obj) throw NotFound("blob missing");
@@ -251,10 +285,8 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
 export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<CommitDetail> {
   const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
-  if (!isOid(sha)) throw NotFound("commit not found");
-  const obj = await snapshot.objects.read(sha);
-  if (!obj || obj.type !== "commit") throw NotFound("commit not found");
-  const c = parseCommit(obj.data);
+  const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha);
+  sha = resolved;
   let parentTree: Oid | null = null;
   if (c.parents.length) {
     const p = await snapshot.objects.read(c.parents[0]!);

@@ -1,0 +1,84 @@
+// Terminal niceties of the CLI: colours and progress bars only on a terminal (never in a pipe,
+// a log file or CI; NO_COLOR and TERM=dumb turn colours off), and help without escape codes
+// when it is not read on a terminal.
+import { renderUsage, type CommandDef } from "citty";
+
+type Stream = { isTTY?: boolean; write(s: string): unknown };
+
+/** Whether to colour what goes to `stream`. */
+export function colorOn(stream: Stream): boolean {
+  const env = process.env;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return false;
+  if (env.TERM === "dumb") return false;
+  return stream.isTTY === true;
+}
+
+/** ANSI colour helpers for `stream` (identity functions when colours are off). */
+export function paint(stream: Stream) {
+  const on = colorOn(stream);
+  const c = (open: number, close: number) => (s: string) => (on ? `\u001b[${open}m${s}\u001b[${close}m` : s);
+  return { red: c(31, 39), green: c(32, 39), yellow: c(33, 39), bold: c(1, 22), dim: c(2, 22) };
+}
+
+/** Drops ANSI escape sequences. */
+export function stripAnsi(s: string): string {
+  return s.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
+/** Bytes as B, KiB, MiB or GiB. */
+export function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** A one-line progress bar redrawn in place on a terminal (at most ten times a second); silent elsewhere. */
+export class Progress {
+  private readonly on: boolean;
+  private last = 0;
+  private drawn = false;
+
+  constructor(
+    private readonly label: string,
+    private readonly stream: Stream = process.stderr,
+  ) {
+    this.on = stream.isTTY === true && process.env.TERM !== "dumb";
+  }
+
+  /** Shows `done` of `total` (units), with an optional note (a byte count, the current item). */
+  update(done: number, total: number, note = "", force = false): void {
+    if (!this.on) return;
+    const t = performance.now();
+    if (!force && t - this.last < 100) return;
+    this.last = t;
+    const width = 24;
+    const ratio = total > 0 ? Math.min(1, done / total) : 1;
+    const filled = Math.round(ratio * width);
+    const columns = (this.stream as { columns?: number }).columns ?? 100;
+    const line = `${this.label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}${note ? ` ${note}` : ""}`;
+    this.stream.write(`\r\u001b[K${line.slice(0, columns - 1)}`);
+    this.drawn = true;
+  }
+
+  /** Clears the bar (before printing results). */
+  clear(): void {
+    if (this.on && this.drawn) this.stream.write("\r\u001b[K");
+    this.drawn = false;
+  }
+}
+
+/** Text appended to a command's --help (the settings of `serve`, say). */
+export const usageFooters = new WeakMap<object, string>();
+
+/** citty's usage, with the command's footer, without colours unless stdout is a terminal. */
+export async function showUsage<T extends CommandDef<any>>(cmd: T, parent?: T): Promise<void> {
+  let text = await renderUsage(cmd, parent);
+  const footer = usageFooters.get(cmd);
+  if (footer) text += `\n\n${footer}`;
+  process.stdout.write(`${colorOn(process.stdout) ? text : stripAnsi(text)}\n\n`);
+}

@@ -1,0 +1,208 @@
+// Backup and restore (DECISIONS §4): a consistent snapshot of the database taken while the
+// server runs (SQLite's VACUUM INTO), then the packs that snapshot names. Packs are immutable and
+// a live pack is deleted only an hour after being replaced, so copying them after the database is
+// enough. A manifest with every file's size and SHA-256 is written last: a target with a
+// manifest holds a complete backup.
+//
+// Layout under the target (a directory or an S3 prefix):
+//   svc.db                                  the database snapshot
+//   objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
+//   manifest.json
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
+import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
+import { createFsStore } from "../../storage/fs-store.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { newId } from "../../util/ids.ts";
+import { now, type Ctx } from "../context.ts";
+import { packKey } from "../git/snapshot.ts";
+import * as store from "./store.ts";
+import { copyObject, eachLimited } from "./transfer.ts";
+
+/** Where a backup goes or comes from: a store and a key prefix ("" or ending in "/"). */
+export interface BackupLocation {
+  store: ObjectStore;
+  prefix: string;
+  /** For messages: the directory or s3:// address as the operator wrote it. */
+  label: string;
+}
+
+/** One file of a backup. */
+export interface ManifestFile {
+  key: string;
+  size: number;
+  sha256: string;
+}
+
+/** manifest.json. */
+export interface Manifest {
+  format: "svc-backup";
+  version: 1;
+  svc_version: string;
+  created_at: number;
+  database: ManifestFile & { migrations: string[] };
+  repositories: number;
+  objects: ManifestFile[];
+  bytes: number;
+}
+
+/** Progress of a long operation: `done` of `total` files, `bytes` so far of `totalBytes`. */
+export type ProgressFn = (p: { phase: "database" | "objects"; done: number; total: number; bytes: number; totalBytes: number }) => void;
+
+const MANIFEST = "manifest.json";
+const DATABASE = "svc.db";
+const OBJECTS = "objects/";
+/** Files copied at once. */
+const PARALLEL = 4;
+
+async function isEmpty(loc: BackupLocation): Promise<boolean> {
+  for await (const _ of loc.store.list(loc.prefix)) return false;
+  return true;
+}
+
+/** Copies a database snapshot and the packs it names to `target`; answers the manifest written. */
+export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; onProgress?: ProgressFn }): Promise<Manifest> {
+  if (!(await isEmpty(target))) throw Conflict(`${target.label} is not empty; back up into a new directory or prefix`);
+  const work = join(ctx.tmpDir, `backup-${newId()}`);
+  mkdirSync(work, { recursive: true });
+  const local = createFsStore(work);
+  try {
+    opts.onProgress?.({ phase: "database", done: 0, total: 1, bytes: 0, totalBytes: 0 });
+    snapshotDatabase(ctx.config.dataDir, join(work, DATABASE));
+    const snap = openDatabaseFile(join(work, DATABASE));
+    let packs: store.PackFacts[];
+    let repositories: number;
+    let migrations: string[];
+    try {
+      packs = await store.packRows(snap.q);
+      repositories = (await store.repoIds(snap.q)).size;
+      migrations = (await store.appliedMigrations(snap.q)).sort();
+    } finally {
+      snap.close();
+    }
+    const dbSize = statSync(join(work, DATABASE)).size;
+    const dbSha = await copyObject(local, DATABASE, dbSize, target.store, `${target.prefix}${DATABASE}`, { tmpDir: ctx.tmpDir });
+
+    const files = packs.flatMap((p) => [
+      { key: packKey(p.repoId, p.name, "pack"), size: p.size },
+      { key: packKey(p.repoId, p.name, "idx"), size: p.idxSize },
+    ]);
+    const totalBytes = files.reduce((n, f) => n + f.size, 0);
+    let done = 0;
+    let bytes = 0;
+    const report = () => opts.onProgress?.({ phase: "objects", done, total: files.length, bytes, totalBytes });
+    report();
+    const objects: ManifestFile[] = [];
+    await eachLimited(files, PARALLEL, async (f) => {
+      const found = await ctx.store.stat(f.key);
+      // Why fail: a live pack of the snapshot can only vanish if it was replaced and swept since,
+      // which takes over an hour; the backup would not be the snapshot any more.
+      if (!found) throw new AppError(500, `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
+      if (found.size !== f.size) throw new AppError(500, `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
+      const sha256 = await copyObject(ctx.store, f.key, f.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
+        tmpDir: ctx.tmpDir,
+        onBytes: (n) => {
+          bytes += n;
+          report();
+        },
+      });
+      objects.push({ key: f.key, size: f.size, sha256 });
+      done++;
+      report();
+    });
+    objects.sort((a, b) => (a.key < b.key ? -1 : 1));
+    const manifest: Manifest = {
+      format: "svc-backup",
+      version: 1,
+      svc_version: opts.version,
+      created_at: now(),
+      database: { key: DATABASE, size: dbSize, sha256: dbSha, migrations },
+      repositories,
+      objects,
+      bytes: totalBytes + dbSize,
+    };
+    await target.store.put(`${target.prefix}${MANIFEST}`, new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`));
+    return manifest;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Reads and checks a backup's manifest. */
+export async function readManifest(source: BackupLocation): Promise<Manifest> {
+  const bytes = await source.store.get(`${source.prefix}${MANIFEST}`);
+  if (!bytes) throw NotFound(`${source.label} holds no complete backup (no ${MANIFEST})`);
+  let m: Manifest;
+  try {
+    m = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw Invalid(`${source.label}: ${MANIFEST} is not JSON`);
+  }
+  const hashed = (f: unknown): f is ManifestFile =>
+    typeof f === "object" && f !== null && Number.isSafeInteger((f as ManifestFile).size) && (f as ManifestFile).size >= 0 && /^[0-9a-f]{64}$/.test(String((f as ManifestFile).sha256));
+  // Keys are checked before use: a manifest must not make restore write outside the pack key space.
+  const packFile = (f: unknown): f is ManifestFile => hashed(f) && /^repos\/[A-Za-z0-9._-]+\/packs\/pack-[0-9a-f]{40}\.(pack|idx)$/.test(String((f as ManifestFile).key));
+  if (m?.format !== "svc-backup" || m.version !== 1 || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(packFile)) {
+    throw Invalid(`${source.label}: ${MANIFEST} is not a backup manifest this version understands`);
+  }
+  return m;
+}
+
+/** Whether a data dir may receive a restore: absent, or an empty directory. */
+function dataDirEmpty(dir: string): boolean {
+  if (!existsSync(dir)) return true;
+  return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
+}
+
+/**
+ * Restores the backup at `source` into `dataDir` (absent or empty) and `objects` (the configured
+ * object store, which must hold no repository data): every file is checked against the manifest,
+ * objects first, the database last, then pending migrations are applied.
+ */
+export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { onProgress?: ProgressFn } = {}): Promise<Manifest> {
+  const manifest = await readManifest(source);
+  if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
+  for await (const o of dest.objects.list("repos/")) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
+  const tmpDir = join(dest.dataDir, "tmp");
+  mkdirSync(tmpDir, { recursive: true });
+  const totalBytes = manifest.bytes;
+  let done = 0;
+  let bytes = 0;
+  const total = manifest.objects.length + 1;
+  const report = (phase: "database" | "objects") => opts.onProgress?.({ phase, done, total, bytes, totalBytes });
+  report("objects");
+  await eachLimited(manifest.objects, PARALLEL, async (f) => {
+    await copyObject(source.store, `${source.prefix}${OBJECTS}${f.key}`, f.size, dest.objects, f.key, {
+      tmpDir,
+      expectSha256: f.sha256,
+      onBytes: (n) => {
+        bytes += n;
+        report("objects");
+      },
+    });
+    done++;
+    report("objects");
+  });
+  // The database goes in last, under its final name only once complete and checked.
+  const staging = createFsStore(tmpDir);
+  const stagedKey = `restore-${newId()}.db`;
+  await copyObject(source.store, `${source.prefix}${manifest.database.key}`, manifest.database.size, staging, stagedKey, {
+    tmpDir,
+    expectSha256: manifest.database.sha256,
+    onBytes: (n) => {
+      bytes += n;
+      report("database");
+    },
+  });
+  renameSync(join(tmpDir, stagedKey), join(dest.dataDir, "svc.db"));
+  done++;
+  report("database");
+  const { sqlite, close } = openDatabase(dest.dataDir);
+  try {
+    migrate(sqlite);
+  } finally {
+    close();
+  }
+  return manifest;
+}

@@ -1,0 +1,213 @@
+// What exists today, wired into the metrics registry: HTTP requests per route template, operations
+// (git clone/fetch/push, API commits, mirror syncs, webhook deliveries) with bytes, SQLite
+// statement and transaction latencies, object-store calls, the job queue, the mail outbox and
+// the process. The names are listed in README.md (Operations) and docs/architecture.md.
+import type { Database } from "../../db/database.ts";
+import type { ObjectStore } from "../../storage/object-store.ts";
+import { now, type Ctx } from "../context.ts";
+import { metrics, type Cell, type Collector, type HistogramSeries } from "./metrics.ts";
+import * as store from "./store.ts";
+
+const httpRequests = metrics.counter("svc_http_requests_total", "HTTP requests by method, route template and status", ["method", "route", "status"]);
+const httpDuration = metrics.histogram("svc_http_request_duration_seconds", "Time to response headers, by method, route template and status", ["method", "route", "status"]);
+
+/** Bound series per method, route and status: the front door does no label work per request. */
+const httpSeries = new Map<string, { count: Cell; duration: HistogramSeries }>();
+
+/** Records one HTTP request (the route is a template such as /v1/orgs/:org/repos, never a raw path). */
+export function observeHttp(method: string, route: string, status: number, seconds: number): void {
+  const key = `${method} ${status} ${route}`;
+  let s = httpSeries.get(key);
+  if (!s) {
+    const labels = { method, route, status: String(status) };
+    s = { count: httpRequests.cell(labels), duration: httpDuration.series(labels) };
+    httpSeries.set(key, s);
+  }
+  s.count.v++;
+  httpDuration.record(s.duration, seconds);
+}
+
+const operations = metrics.counter("svc_operations_total", "Operations by kind (git.clone, git.fetch, git.push, api.commit, mirror.sync, webhook.delivery, …)", ["kind"]);
+const operationBytes = metrics.counter("svc_operation_bytes_total", "Bytes moved by operations, by kind (pack bytes for git operations)", ["kind"]);
+const operationDuration = metrics.histogram("svc_operation_duration_seconds", "Duration of operations by kind", ["kind"], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]);
+
+/** Records one measured operation (called where the per-operation metric row is written). */
+export function observeOperation(kind: string, bytes: number, durationMs: number): void {
+  operations.inc({ kind });
+  operationBytes.inc({ kind }, bytes);
+  operationDuration.observe({ kind }, durationMs / 1000);
+}
+
+const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", ["connection"]);
+const txWait = metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
+const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
+
+/** Sends the database's statement and transaction timings to the registry. */
+export function instrumentDatabase(db: Database): void {
+  const read = statementDuration.series({ connection: "read" });
+  const write = statementDuration.series({ connection: "write" });
+  const wait = txWait.series();
+  const commit = txHeld.series({ outcome: "commit" });
+  const rollback = txHeld.series({ outcome: "rollback" });
+  db.timings = {
+    statement: (connection, seconds) => statementDuration.record(connection === "read" ? read : write, seconds),
+    transaction(waited, held, committed) {
+      txWait.record(wait, waited);
+      txHeld.record(committed ? commit : rollback, held);
+    },
+  };
+}
+
+const storeDuration = metrics.histogram("svc_object_store_request_duration_seconds", "Object store calls by operation and outcome (ok, error)", ["op", "outcome"]);
+
+/** ObjectStore methods timed by instrumentStore. */
+const TIMED = ["putFile", "put", "get", "getRange", "stat", "delete"] as const;
+
+/**
+ * The store with every call timed (and listings counted). Whatever else the store offers (request
+ * counters, multipart clean-up, …) passes through unchanged, bound to the store itself.
+ */
+export function instrumentStore(inner: ObjectStore): ObjectStore {
+  const wrapped = new Map<PropertyKey, unknown>();
+  for (const op of TIMED) {
+    const fn = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
+    const ok = storeDuration.series({ op, outcome: "ok" });
+    const failed = storeDuration.series({ op, outcome: "error" });
+    wrapped.set(op, async (...args: unknown[]) => {
+      const started = performance.now();
+      let series = failed;
+      try {
+        const out = await fn(...args);
+        series = ok;
+        return out;
+      } finally {
+        storeDuration.record(series, (performance.now() - started) / 1000);
+      }
+    });
+  }
+  const list = inner.list.bind(inner);
+  wrapped.set("list", (prefix: string) => {
+    const started = performance.now();
+    const source = list(prefix);
+    return (async function* () {
+      let outcome = "error";
+      try {
+        yield* source;
+        outcome = "ok";
+      } finally {
+        storeDuration.observe({ op: "list", outcome }, (performance.now() - started) / 1000);
+      }
+    })();
+  });
+  return new Proxy(inner, {
+    get(target, prop) {
+      const own = wrapped.get(prop);
+      if (own) return own;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+/** Counters a store may keep about its backend (the S3 store's retries, throttling, bytes, …). */
+interface BackendStats {
+  requests?: Record<string, number>;
+  [field: string]: unknown;
+}
+
+const backendRequests = metrics.counter("svc_object_store_backend_requests_total", "Requests the object store sent to its backend, by kind, retries included", ["kind"]);
+const backendEvents = metrics.counter("svc_object_store_backend_events_total", "Object store counters (bytesRead, bytesWritten, retries, throttled, networkErrors, failures, …)", ["counter"]);
+const backendInFlight = metrics.gauge("svc_object_store_backend_in_flight", "Object store requests in flight now, and the most at once", ["which"]);
+
+/**
+ * Exposes the store's own counters when it has them (`store.stats`, a plain object of numbers
+ * and a `requests` record by kind); stores without them are simply skipped.
+ */
+export function collectStoreStats(s: ObjectStore): Collector {
+  let last = new Map<string, number>();
+  return () => {
+    const stats = (s as { stats?: BackendStats }).stats;
+    if (!stats || typeof stats !== "object") return;
+    // Counters are rebuilt from the store's totals; the registry keeps monotonic values by adding the difference.
+    const next = new Map<string, number>();
+    const bump = (key: string, value: number, apply: (by: number) => void) => {
+      next.set(key, value);
+      const by = value - (last.get(key) ?? 0);
+      if (by > 0) apply(by);
+    };
+    for (const [kind, n] of Object.entries(stats.requests ?? {})) if (typeof n === "number") bump(`req:${kind}`, n, (by) => backendRequests.inc({ kind }, by));
+    for (const [field, v] of Object.entries(stats)) {
+      if (typeof v !== "number") continue;
+      if (field === "inFlight" || field === "peakInFlight") backendInFlight.set({ which: field === "inFlight" ? "now" : "peak" }, v);
+      else bump(`ev:${field}`, v, (by) => backendEvents.inc({ counter: field }, by));
+    }
+    last = next;
+  };
+}
+
+const jobsPending = metrics.gauge("svc_jobs_pending", "Unfinished durable jobs by kind (scheduled and due)", ["kind"]);
+const jobsDue = metrics.gauge("svc_jobs_due", "Jobs whose time has come and that no worker finished yet, by kind", ["kind"]);
+const jobsOldest = metrics.gauge("svc_jobs_oldest_due_age_seconds", "How long the oldest due job of each kind has waited", ["kind"]);
+const mailPending = metrics.gauge("svc_mail_outbox_pending", "Mail messages waiting to be sent");
+const mailFailed = metrics.gauge("svc_mail_outbox_failed", "Mail messages given up on after their retries");
+const mailOldest = metrics.gauge("svc_mail_outbox_oldest_pending_age_seconds", "Age of the oldest message waiting to be sent");
+
+/** The job queue and the mail outbox, read at scrape time. */
+export function collectQueues(ctx: Ctx): Collector {
+  const seen = new Set<string>();
+  return async () => {
+    const t = now();
+    const rows = await store.jobQueue(ctx.db.read, t);
+    for (const k of seen) {
+      jobsPending.set({ kind: k }, 0);
+      jobsDue.set({ kind: k }, 0);
+      jobsOldest.set({ kind: k }, 0);
+    }
+    for (const r of rows) {
+      seen.add(r.kind);
+      jobsPending.set({ kind: r.kind }, r.pending);
+      jobsDue.set({ kind: r.kind }, r.due);
+      jobsOldest.set({ kind: r.kind }, r.oldestDue === null ? 0 : Math.max(0, (t - r.oldestDue) / 1000));
+    }
+    const mail = await store.mailOutbox(ctx.db.read);
+    mailPending.set(mail.pending);
+    mailFailed.set(mail.failed);
+    mailOldest.set(mail.oldestPending === null ? 0 : Math.max(0, (t - mail.oldestPending) / 1000));
+  };
+}
+
+const rss = metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
+const heap = metrics.gauge("process_heap_bytes", "JavaScript heap in use, in bytes");
+const startTime = metrics.gauge("process_start_time_seconds", "Start time of the process since the epoch, in seconds");
+const cpu = metrics.gauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds");
+const info = metrics.gauge("svc_build_info", "The running version (always 1)", ["version"]);
+const started = Date.now() / 1000 - process.uptime();
+
+/** The process: memory, CPU, start time, version. */
+export function collectProcess(version: string): Collector {
+  return () => {
+    const mem = process.memoryUsage();
+    rss.set(mem.rss);
+    heap.set(mem.heapUsed);
+    startTime.set(Math.round(started));
+    const usage = process.cpuUsage();
+    cpu.set((usage.user + usage.system) / 1e6);
+    info.set({ version }, 1);
+  };
+}
+
+/** Wires a context's database, queues and store counters into the registry (the store itself is wrapped by the caller). */
+export function instrumentContext(ctx: Ctx, version: string): () => void {
+  instrumentDatabase(ctx.db);
+  const queues = collectQueues(ctx);
+  const storeStats = collectStoreStats(ctx.store);
+  const proc = collectProcess(version);
+  metrics.collect("queues", queues);
+  metrics.collect("object_store", storeStats);
+  metrics.collect("process", proc);
+  return () => {
+    metrics.uncollect("queues", queues);
+    metrics.uncollect("object_store", storeStats);
+    metrics.uncollect("process", proc);
+  };
+}

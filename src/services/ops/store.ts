@@ -1,0 +1,78 @@
+// The ops domain's queries: readiness probes, queue gauges, and what backup and fsck read.
+import { sql } from "drizzle-orm";
+import type { Queryable } from "../../db/database.ts";
+
+/** One round trip to the database (readiness). */
+export async function ping(q: Queryable): Promise<void> {
+  q.all(sql`SELECT 1`);
+}
+
+/** Tags of the migrations recorded as applied. */
+export async function appliedMigrations(q: Queryable): Promise<string[]> {
+  return q.all<{ tag: string }>(sql`SELECT tag FROM svc_migrations`).map((r) => r.tag);
+}
+
+/** Per job kind: unfinished jobs, those due by `t`, and the run_at of the oldest due one. */
+export async function jobQueue(q: Queryable, t: number): Promise<{ kind: string; pending: number; due: number; oldestDue: number | null }[]> {
+  return q.all<{ kind: string; pending: number; due: number; oldestDue: number | null }>(sql`
+    SELECT kind, count(*) AS pending, coalesce(sum(run_at <= ${t}), 0) AS due,
+           min(CASE WHEN run_at <= ${t} THEN run_at END) AS oldestDue
+    FROM jobs WHERE done_at IS NULL GROUP BY kind`);
+}
+
+/** Mail outbox: messages still to send, messages given up on. */
+export async function mailOutbox(q: Queryable): Promise<{ pending: number; failed: number; oldestPending: number | null }> {
+  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
+  const [row] = q.all<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
+    SELECT sum(sent_at IS NULL AND failed_at IS NULL) AS pending, sum(failed_at IS NOT NULL) AS failed,
+           min(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN created_at END) AS oldestPending
+    FROM mail_outbox`);
+  return { pending: row?.pending ?? 0, failed: row?.failed ?? 0, oldestPending: row?.oldestPending ?? null };
+}
+
+/** A repository by its full name `org/name`, with its id. */
+export interface RepoName {
+  id: string;
+  name: string;
+}
+
+/** Every repository with its full name, sorted by it. */
+export async function allRepoNames(q: Queryable): Promise<RepoName[]> {
+  return q.all<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id ORDER BY 2`);
+}
+
+/** One repository by org and repository name (case-insensitive), or null. */
+export async function repoByFullName(q: Queryable, org: string, name: string): Promise<RepoName | null> {
+  const [row] = q.all<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id
+      WHERE lower(o.name) = lower(${org}) AND lower(r.name) = lower(${name})`);
+  return row ?? null;
+}
+
+/** A pack row as backup and fsck read it. */
+export interface PackFacts {
+  repoId: string;
+  name: string;
+  size: number;
+  idxSize: number;
+  objectCount: number;
+  replacedAt: number | null;
+}
+
+/** Pack rows (live only unless `withReplaced`), of one repository or of all. */
+export async function packRows(q: Queryable, opts: { repoId?: string; withReplaced?: boolean } = {}): Promise<PackFacts[]> {
+  const repoFilter = opts.repoId === undefined ? sql`1` : sql`repo_id = ${opts.repoId}`;
+  const liveFilter = opts.withReplaced ? sql`1` : sql`replaced_at IS NULL`;
+  return q.all<PackFacts>(sql`
+    SELECT repo_id AS repoId, name, size, idx_size AS idxSize, object_count AS objectCount, replaced_at AS replacedAt
+    FROM packs WHERE ${repoFilter} AND ${liveFilter} ORDER BY repo_id, created_at`);
+}
+
+/** Refs of one repository. */
+export async function refRows(q: Queryable, repoId: string): Promise<{ name: string; target: string }[]> {
+  return q.all<{ name: string; target: string }>(sql`SELECT name, target FROM refs WHERE repo_id = ${repoId} ORDER BY name`);
+}
+
+/** Every repository id that exists (orphan detection). */
+export async function repoIds(q: Queryable): Promise<Set<string>> {
+  return new Set(q.all<{ id: string }>(sql`SELECT id FROM repos`).map((r) => r.id));
+}
