@@ -36,7 +36,7 @@ export interface Config {
   /** How often every mirror is synced as a safety net, besides inbound pushes (SVC_MIRROR_SYNC_INTERVAL_S). */
   mirrorSyncIntervalMs: number;
   app: { id: string; privateKey: string; apiUrl: string } | null;
-  billing: { provider: "stripe"; secretKey: string; webhookSecret: string; priceId: string; apiBase: string } | null;
+  billing: BillingConfig | null;
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
@@ -46,6 +46,21 @@ export interface Config {
   gitMaxPush: number;
   /** Rate limits of guessing and flooding (README "Operations"). */
   limits: Limits;
+}
+
+/** The payment provider and what the free plan and each paid seat include (README "Billing"). */
+export interface BillingConfig {
+  provider: "stripe";
+  secretKey: string;
+  webhookSecret: string;
+  priceId: string;
+  apiBase: string;
+  /** People an org on the free plan may hold (members plus pending invitations); null = unlimited. */
+  freeSeats: number | null;
+  /** Hosted CI minutes a month every org gets; null = unlimited. */
+  freeMinutes: number | null;
+  /** Hosted CI minutes a month each paid seat adds; null = unlimited on a paid plan. */
+  minutesPerSeat: number | null;
 }
 
 /** Rate limits where guessing or flooding pays (README "Operations: limits"). */
@@ -72,6 +87,7 @@ const KNOWN = new Set([
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_WEBHOOK_ALLOW_PRIVATE", "SVC_MIRROR_ALLOW_PRIVATE", "SVC_MIRROR_SYNC_INTERVAL_S", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
+  "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH",
   "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
@@ -144,6 +160,14 @@ function rsaPrivateKey(name: string, value: string): string {
   return pem;
 }
 
+/** A count of 0 or more, or `unlimited` (null). */
+function countOrUnlimited(name: string, value: string | undefined, fallback: number | null): number | null {
+  if (value === undefined || value === "") return fallback;
+  if (value === "unlimited") return null;
+  if (!/^\d{1,9}$/.test(value)) throw new ConfigError(`${name}: expected a whole number or unlimited, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
 function required(env: Record<string, string | undefined>, name: string, why: string): string {
   const v = env[name];
   if (!v) throw new ConfigError(`${name}: required when ${why}`);
@@ -208,6 +232,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookSecret: required(env, "SVC_STRIPE_WEBHOOK_SECRET", "SVC_BILLING_PROVIDER=stripe"),
       priceId: required(env, "SVC_STRIPE_PRICE_ID", "SVC_BILLING_PROVIDER=stripe"),
       apiBase: env.SVC_STRIPE_API_BASE ? httpUrl("SVC_STRIPE_API_BASE", env.SVC_STRIPE_API_BASE) : "https://api.stripe.com",
+      freeSeats: countOrUnlimited("SVC_BILLING_FREE_SEATS", env.SVC_BILLING_FREE_SEATS, 5),
+      freeMinutes: countOrUnlimited("SVC_BILLING_FREE_MINUTES", env.SVC_BILLING_FREE_MINUTES, 2000),
+      minutesPerSeat: countOrUnlimited("SVC_BILLING_MINUTES_PER_SEAT", env.SVC_BILLING_MINUTES_PER_SEAT, 1000),
     };
   }
 

@@ -28,6 +28,7 @@ import { abortMirrorSyncs, runMirrorSync } from "./services/mirrors/sync.ts";
 import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
 import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
+import { syncSeats } from "./services/billing/seats.ts";
 
 /** How often the mirror schedule looks for mirrors due a sync. */
 const MIRROR_SCHEDULE_TICK_MS = 60_000;
@@ -101,6 +102,7 @@ export async function serve(config: Config): Promise<void> {
     "repo.compact": async (c, p) => void (await compactRepo(c, p)),
     "repo.gc": async (c, p) => void (await gcRepo(c, p)),
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
+    "billing.seats": syncSeats,
   });
   const mailWorker = startMailWorker(ctx);
   // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.

@@ -25,6 +25,8 @@ import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { billingRoutes } from "./routes/billing/billing.ts";
+import { EVENT_BODY_LIMIT } from "../services/billing/events.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 
@@ -111,6 +113,8 @@ export function buildApp(ctx: Ctx) {
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
+      // Provider events are verified over their exact bytes: the route gets them unparsed.
+      if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
       if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
@@ -154,6 +158,7 @@ export function buildApp(ctx: Ctx) {
     .use(webhookRoutes(ctx))
     .use(mirrorRoutes(ctx))
     .use(inboundRoutes(ctx))
+    .use(billingRoutes(ctx))
     .use(pageRoutes())
     .use(opsRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));

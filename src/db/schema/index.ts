@@ -12,6 +12,7 @@ export * from "./metrics.ts";
 export * from "./discovery.ts";
 export * from "./ci.ts";
 export * from "./changes.ts";
+export * from "./billing.ts";
 
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";

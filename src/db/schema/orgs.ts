@@ -20,11 +20,13 @@ export const orgs = sqliteTable("orgs", {
   paidSeats: integer("paid_seats").notNull().default(0),
   providerCustomerId: text("provider_customer_id"),
   providerSubscriptionId: text("provider_subscription_id"),
+  /** The provider's timestamp of the last subscription state applied (out-of-order events lose to it). */
+  billingEventAt: integer("billing_event_at"),
   ciSuspendedReason: text("ci_suspended_reason"),
   ciSuspendedAt: integer("ci_suspended_at"),
   runnerPolicy: text("runner_policy", { mode: "json" }).$type<{ hosted: string; self_hosted: string; self_hosted_repos: string[] }>(),
   createdAt: createdAt(),
-}, (t) => [uniqueIndex("orgs_name_uq").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("orgs_name_uq").on(sql`lower(${t.name})`), index("orgs_provider_customer_idx").on(t.providerCustomerId)]);
 
 export const memberships = sqliteTable("memberships", {
   orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),

@@ -4,7 +4,7 @@
 // lives here too. SPEC §5.2–§5.5, §2.13, §4.2–§4.6.
 import { AppError, NotFound } from "../../errors.ts";
 import type { Org, Repo, Role } from "../../db/schema/index.ts";
-import { writeBlockedReason } from "../billing/write-blocked.ts";
+import { quotaFacts, writeBlockedReason, type QuotaFacts } from "../billing/write-blocked.ts";
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import { findOrg, findRepo } from "./lookup.ts";
@@ -37,7 +37,8 @@ export type Action =
   | { kind: "key:create"; deploy: boolean } // a personal SSH key, or a deploy key naming a token
   | { kind: "runner:register" } // a registration token (svcg_) registers one machine
   | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
-  | { kind: "runner:job"; jobTokenId: string | null }; // the per-job token acts on its own running job
+  | { kind: "runner:job"; jobTokenId: string | null } // the per-job token acts on its own running job
+  | { kind: "quota"; what: "private-repo" | "people" }; // the org's plan allows one more private repo / person (402 `quota:`)
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -95,6 +96,8 @@ export interface Facts {
     /** Grants of teams the person is in, on this repo. */
     teamGrants: Role[];
   } | null;
+  /** What the org's plan refuses now (loaded for quota decisions only). */
+  quota?: QuotaFacts;
 }
 
 /** The verdict: allowed with an effective role, or refused with a status and message. */
@@ -206,12 +209,24 @@ function decideRunner(c: Facts["caller"], action: { kind: "runner:register" } | 
   }
 }
 
+/**
+ * Billing quotas (SPEC §2.12 may_create_private / may_add_people, §7 402). Asked after the role
+ * decision of the same request: the quota describes the org, not the caller.
+ */
+function decideQuota(f: Facts, action: { kind: "quota"; what: "private-repo" | "people" }): Decision {
+  if (!f.quota) throw new Error("quota decision without quota facts");
+  // Why 402 and not 403: the refusal is lifted by paying, not by a role (SPEC §7).
+  const refusal = action.what === "private-repo" ? f.quota.privateRepo : f.quota.people;
+  return refusal ? deny(402, refusal) : allow(f.orgRole);
+}
+
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
 export function decide(f: Facts, action: Action): Decision {
   if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin" || action === "repo:sync") return decideRepo(f, action);
+  if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
 
   // Organization-level actions.
@@ -331,11 +346,13 @@ export function buildFacts(p: Principal, org: { id: string; name: string }, pers
   };
 }
 
-/** Loads the facts about `p` in `org` (and `repo`, with its write block) from the database. */
-export async function loadFacts(ctx: Ctx, p: Principal, org: Org, repo?: Repo | null): Promise<Facts> {
+/** Loads the facts about `p` in `org` (and `repo`, with its write block; the plan's quotas when asked) from the database. */
+export async function loadFacts(ctx: Ctx, p: Principal, org: Org, repo?: Repo | null, opts: { quota?: boolean } = {}): Promise<Facts> {
   const person = await loadPersonInOrg(ctx, personOf(p)?.id ?? null, org.id);
-  const target = repo ? { ...repo, writeBlocked: await writeBlockedReason(ctx, org, repo) } : repo;
-  return buildFacts(p, org, person, target);
+  const target = repo ? { ...repo, writeBlocked: writeBlockedReason(ctx, org, repo) } : repo;
+  const facts = buildFacts(p, org, person, target);
+  if (opts.quota) facts.quota = await quotaFacts(ctx, org);
+  return facts;
 }
 
 /** Throws a refusal as the AppError the transports render. */
@@ -389,10 +406,10 @@ async function loadRepoTarget(ctx: Ctx, p: Principal, orgName: string, repoName:
 }
 
 /** The org named `orgName` (404 when missing) and the caller's facts in it, for several decisions at once. */
-export async function orgFacts(ctx: Ctx, p: Principal, orgName: string): Promise<{ org: Org; facts: Facts }> {
+export async function orgFacts(ctx: Ctx, p: Principal, orgName: string, opts: { quota?: boolean } = {}): Promise<{ org: Org; facts: Facts }> {
   const org = await findOrg(ctx, orgName);
   if (!org) throw NotFound("organization not found");
-  return { org, facts: await loadFacts(ctx, p, org) };
+  return { org, facts: await loadFacts(ctx, p, org, undefined, opts) };
 }
 
 /** Whether `action` would be allowed, without throwing (for viewer_* fields and list filters). */

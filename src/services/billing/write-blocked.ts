@@ -1,10 +1,25 @@
-// Why nobody may write to a repository now (SPEC §2.1 write_blocked): a `quota:` sentence, or
-// null. Billing fills this in; without a payment provider nothing is ever blocked.
+// The billing facts access decides with (SPEC §2.1 write_blocked, §2.12 may_*): a `quota:`
+// sentence when the plan refuses, or null. Without a payment provider nothing is ever refused.
 import type { Org } from "../../db/schema/index.ts";
-import type { Ctx } from "../context.ts";
+import { now, type Ctx } from "../context.ts";
+import { addPeopleRefusal, privateRepoRefusal, writeBlocked } from "./plan.ts";
+import { seatsHeld } from "./store.ts";
 
 /** The `quota: …` reason writes to `repo` are refused, or null when writes are allowed. */
-export async function writeBlockedReason(ctx: Ctx, _org: Org, _repo: { public: boolean }): Promise<string | null> {
-  if (!ctx.config.billing) return null;
-  return null;
+export function writeBlockedReason(ctx: Ctx, org: Org, repo: { public: boolean }): string | null {
+  return writeBlocked(ctx.config.billing, ctx.baseUrl, org, repo);
+}
+
+/** Why the org may not add a private repository or a person now (null: it may). */
+export interface QuotaFacts {
+  privateRepo: string | null;
+  people: string | null;
+}
+
+/** The org's quota facts; counts seats only when the plan could refuse. */
+export async function quotaFacts(ctx: Ctx, org: Org): Promise<QuotaFacts> {
+  const cfg = ctx.config.billing;
+  const needsCount = cfg !== null && org.kind === "org" && org.plan !== "paid" && cfg.freeSeats !== null;
+  const held = needsCount ? await seatsHeld(ctx.db.read, org.id, now()) : 0;
+  return { privateRepo: privateRepoRefusal(cfg, ctx.baseUrl, org), people: addPeopleRefusal(cfg, ctx.baseUrl, org, held) };
 }

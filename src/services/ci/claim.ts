@@ -16,7 +16,6 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { loadPolicy } from "./policy.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Claim } from "./schemas.ts";
@@ -41,6 +40,8 @@ export class ClaimHub {
   private signatures = new Map<string, string>();
   /** Moves each time jobs are queued or routing changes for a key (closes the look-then-wait race). */
   private generations = new Map<string, number>();
+  /** Keys whose last claim transaction found a job: the next claim goes straight to its transaction. */
+  private busyKeys = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
   private count = 0;
@@ -56,6 +57,17 @@ export class ClaimHub {
   /** The in-process change counter of `key`: read it before looking at the queue, pass it to wait. */
   generation(key: string): number {
     return this.generations.get(key) ?? 0;
+  }
+
+  /** Whether the last claim transaction for `key` found a job (so the queue is probably not empty). */
+  busy(key: string): boolean {
+    return this.busyKeys.has(key);
+  }
+
+  /** Records whether a claim transaction for `key` found a job. */
+  noteClaimed(key: string, found: boolean): void {
+    if (found) this.busyKeys.add(key);
+    else this.busyKeys.delete(key);
   }
 
   private bump(key: string): void {
@@ -169,51 +181,49 @@ export function hubKey(hosted: boolean, orgId: string | null): string {
   return hosted ? HOSTED_KEY : orgId!;
 }
 
-/** What routing needs about `runner` now (SPEC §4.1 claim rule 2), or null when it may take nothing. */
-async function routeOf(q: Queryable, runner: RunnerRow): Promise<runs.Route | null> {
+/** What routing needs about a machine now (SPEC §4.1 claim rule 2), or null when it may take nothing. */
+async function routeOf(q: Queryable, runner: { hosted: boolean; orgId: string | null; groupId: string | null; labels: string[] }): Promise<runs.Route | null> {
   if (runner.hosted) return { hosted: true, orgId: null, labels: runner.labels, groupId: null, groupAll: true, allowPublic: true, policyAll: true };
-  const policy = await loadPolicy(q, runner.orgId!);
-  if (policy.selfHosted === "disabled") return null;
-  const group = runner.groupId ? await store.groupById(q, runner.orgId!, runner.groupId) : null;
-  const g = group ?? (await store.defaultGroup(q, runner.orgId!));
-  if (!g) return null;
-  return { hosted: false, orgId: runner.orgId, labels: runner.labels, groupId: g.id, groupAll: g.repoAccess === "all", allowPublic: g.allowPublic, policyAll: policy.selfHosted === "all" };
+  const r = await store.routeRow(q, runner.orgId!, runner.groupId);
+  if (!r || r.selfHosted === "disabled") return null;
+  return { hosted: false, orgId: runner.orgId, labels: runner.labels, groupId: r.groupId, groupAll: r.repoAccess === "all", allowPublic: r.allowPublic, policyAll: r.selfHosted === "all" };
 }
 
 const BUSY = () => Conflict("busy");
 
 /**
  * One claim attempt: null when nothing routable is queued (or a competitor took it first). Unless
- * the org's queue was non-empty at the last look (`busyQueue`), it first looks on the read
- * connection, so idle machines never take the write lock.
+ * the org's queue is known to be non-empty (`busyQueue`), it first looks on the read connection,
+ * so idle machines never take the write lock.
  */
 async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | null> {
+  const hub = claimHub(ctx);
+  const key = hubKey(runner.hosted, runner.orgId);
   if (!busyQueue) {
+    if (await runs.hasRunningJob(ctx.db.read, runner.id)) throw BUSY();
     const route = await routeOf(ctx.db.read, runner);
     if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
   }
-  return ctx.db.transaction(async (tx) => {
+  const out = await ctx.db.transaction(async (tx) => {
     // Everything re-read inside the transaction: the machine, its group, the policy, the job.
-    const fresh = await store.runnerById(tx, runner.id);
-    if (!fresh || fresh.removedAt !== null) throw Unauthorized("invalid or revoked token");
-    if (await runs.runningJobOf(tx, runner.id)) throw BUSY();
-    const r = await routeOf(tx, fresh);
-    const jobId = r ? await runs.claimableJob(tx, r) : null;
-    if (!jobId) return null;
+    const fresh = await store.claimingRunner(tx, runner.id);
+    if (!fresh) throw Unauthorized("invalid or revoked token");
+    if (await runs.hasRunningJob(tx, fresh.id)) throw BUSY();
+    const route = await routeOf(tx, fresh);
+    if (!route) return null;
     const t = now();
     const tokenId = newId();
     const secret = newSecret();
-    const job = await runs.startJob(tx, jobId, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t });
+    const job = await runs.claimNextJob(tx, route, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t });
     if (!job) return null;
     await runs.insertJobToken(tx, { id: tokenId, orgId: job.orgId, repoId: job.repoId, secretHash: hashSecret(secret), label: `job ${job.id}`, createdAt: t });
     await runs.startMinutes(tx, { jobId: job.id, orgId: job.orgId, repoId: job.repoId, hosted: job.hosted, startedAt: t });
-    const run = await runs.runOfRepo(tx, job.repoId, job.runId);
-    if (run) {
-      await runs.recordCheck(tx, { repoId: job.repoId, commit: run.commit, key: job.key, state: "running", runId: run.id, jobId: job.id, updatedAt: t });
-      if (run.state === "queued") await runs.setRunState(tx, run.id, "running", null);
-    }
+    await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state: "running", jobId: job.id, updatedAt: t });
+    await runs.markRunRunning(tx, job.runId);
     return { job_id: job.id, token: `svc_${tokenId}_${secret}`, runner_url: ctx.baseUrl };
   });
+  hub.noteClaimed(key, out !== null);
+  return out;
 }
 
 /**
@@ -223,7 +233,6 @@ async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promis
 export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal | null = null): Promise<Claim | null> {
   enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:claim" }));
   const runner = (actor as Extract<Principal, { kind: "runner" }>).runner;
-  if (await runs.runningJobOf(ctx.db.read, runner.id)) throw BUSY();
   const hub = claimHub(ctx);
   const key = hubKey(runner.hosted, runner.orgId);
   // The wait is real time (not the service clock): it bounds an open request.
@@ -232,7 +241,8 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
     const seen = hub.signature(key);
     const gen = hub.generation(key);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const got = await tryClaim(ctx, runner, attempt === 0 && seen !== "");
+      // The first attempt goes straight to the transaction while this org's queue is known to be busy.
+      const got = await tryClaim(ctx, runner, attempt === 0 && (seen !== "" || hub.busy(key)));
       if (got) return got;
       // A competitor took the job we saw: look again at once, a few times, before waiting.
       if (!(await quickLook(ctx, runner))) break;

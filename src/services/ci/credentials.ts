@@ -39,12 +39,40 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
   }
   if (RUNNER_RE.test(value)) {
     const id = value.slice(5, 21);
-    const row = await ctx.facts.get("runner", id, () => store.runnerById(ctx.db.read, id));
-    if (!row || !secretMatches(value.slice(22), storedDigest(row.credentialHash)) || row.removedAt !== null) return null;
-    noteRunnerSeen(ctx, row.id);
-    return { kind: "runner", runner: row as RunnerRow };
+    const known = machinesOf(ctx);
+    // Why one probe on every call, and no other invalidation: what can change about a machine after
+    // registration is its removal (removed_at, or the row deleted) and its group (when its group is
+    // deleted). Reading those two columns sees every commit made before this request by any
+    // connection (this server, the CLI, another process), so a removed or replaced machine's
+    // credential fails on its very next call; the rest of the row never changes and is cached.
+    const live = await store.runnerLiveness(ctx.db.read, id);
+    if (!live || live.removedAt !== null) {
+      known.delete(id);
+      return null;
+    }
+    let hit = known.get(id);
+    if (!hit || hit.runner.groupId !== live.groupId) {
+      const row = await store.runnerById(ctx.db.read, id);
+      if (!row || row.removedAt !== null) return null;
+      if (known.size >= MAX_KNOWN_MACHINES) known.clear();
+      known.set(id, (hit = { runner: row, digest: storedDigest(row.credentialHash) }));
+    }
+    // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
+    if (!secretMatches(value.slice(22), hit.digest)) return null;
+    noteRunnerSeen(ctx, id);
+    return { kind: "runner", runner: hit.runner };
   }
   return null;
+}
+
+/** Machines whose credential was verified: the row (as registered) and the stored digest, by id. */
+const machinesByDb = new WeakMap<object, Map<string, { runner: RunnerRow; digest: Uint8Array }>>();
+const MAX_KNOWN_MACHINES = 20_000;
+
+function machinesOf(ctx: Ctx): Map<string, { runner: RunnerRow; digest: Uint8Array }> {
+  let m = machinesByDb.get(ctx.db);
+  if (!m) machinesByDb.set(ctx.db, (m = new Map()));
+  return m;
 }
 
 // last_seen_at of machines, written in batches (as token-use.ts does for tokens): every write

@@ -42,14 +42,10 @@ export async function failJob(tx: Tx, job: JobRow, state: "success" | "failure" 
   if (!(await runs.finishJobRow(tx, job.id, { state, verdict, error, t }))) return false;
   // Why: the per-job credential lives exactly as long as the job runs (SPEC §4.1 claim rule 3).
   if (job.tokenId) await runs.deleteJobToken(tx, job.tokenId);
-  const run = await runs.runOfRepo(tx, job.repoId, job.runId);
-  if (run) await runs.recordCheck(tx, { repoId: job.repoId, commit: run.commit, key: job.key, state, runId: run.id, jobId: job.id, updatedAt: t });
+  await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state, jobId: job.id, updatedAt: t });
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
   await settleRun(tx, job.runId, t);
-  if (job.runnerId && job.state === "running") {
-    const machine = await store.runnerById(tx, job.runnerId);
-    // An ephemeral machine runs one job and then de-registers.
-    if (machine?.ephemeral) await store.tombstoneRunner(tx, machine.id, t);
-  }
+  // An ephemeral machine runs one job and then de-registers.
+  if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) await store.tombstoneRunner(tx, job.runnerId, t);
   return true;
 }

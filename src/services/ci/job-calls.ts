@@ -130,13 +130,14 @@ function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string |
 
 /** POST /v1/runner/jobs/{job_id}/complete `{ verdict }`: the job ends and its token is revoked. */
 export async function completeJob(ctx: Ctx, actor: Principal, jobId: string, input: JobComplete): Promise<void> {
-  await ownJob(ctx, actor, jobId);
-  if (!VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${VERDICTS.join(", ")}`);
-  const verdict = input.verdict as (typeof VERDICTS)[number];
-  beatsOf(ctx).delete(jobId);
+  // One read of the job, inside the transaction: the token check (401/404), then the verdict (422).
   await ctx.db.transaction(async (tx) => {
     const job = await runs.jobById(tx, jobId);
-    if (!job || job.state !== "running") return;
-    await failJob(tx, job, verdict, verdictError(job, verdict), now(), verdict);
+    enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
+    if (!VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${VERDICTS.join(", ")}`);
+    const verdict = input.verdict as (typeof VERDICTS)[number];
+    if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);
+    beatsOf(ctx).delete(jobId);
+    await failJob(tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
   });
 }

@@ -2,6 +2,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { checkResults, ciMinutes, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import type { Database as Sqlite, Statement } from "bun:sqlite";
 
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
@@ -18,6 +19,15 @@ export function prepared<T>(q: Queryable, name: string, build: (q: Queryable) =>
   let stmt = m.get(name) as T | undefined;
   if (stmt === undefined) m.set(name, (stmt = build(q)));
   return stmt;
+}
+
+/**
+ * The plain SQLite statement `name` on the connection under `q`, prepared once per connection.
+ * Why plain SQL on the claim and verdict paths: drizzle's parameter filling and row mapping cost
+ * more than the statements themselves there, and a claim runs a handful of them.
+ */
+export function raw(q: Queryable, name: string, text: string): Statement {
+  return prepared(q, name, (q) => (q as unknown as { $client: Sqlite }).$client.prepare(text));
 }
 
 /** States after which nothing moves. */
@@ -62,7 +72,17 @@ export async function jobsOfRuns(q: Queryable, runIds: string[]): Promise<JobRow
 
 /** The job `id`, or null. */
 export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
-  return prepared(q, "jobById", (q) => q.select().from(workflowJobs).where(eq(workflowJobs.id, ph("id"))).prepare()).get({ id }) ?? null;
+  const r = raw(q, "jobById", "SELECT * FROM workflow_jobs WHERE id = ?").get(id) as Record<string, any> | null;
+  return r ? jobRowOf(r) : null;
+}
+
+/** A workflow_jobs row as SQLite answers it (snake_case, JSON as text) as a JobRow. */
+function jobRowOf(r: Record<string, any>): JobRow {
+  return {
+    id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, runsOn: JSON.parse(r.runs_on), hosted: r.hosted === 1, spec: JSON.parse(r.spec),
+    state: r.state, verdict: r.verdict, error: r.error, runnerId: r.runner_id, runnerName: r.runner_name, tokenId: r.token_id, steps: JSON.parse(r.steps),
+    cancelReason: r.cancel_reason, logSize: r.log_size, queuedAt: r.queued_at, startedAt: r.started_at, finishedAt: r.finished_at, lastHeartbeatAt: r.last_heartbeat_at,
+  };
 }
 
 /** The running job a machine holds, or null. */
@@ -71,14 +91,24 @@ export async function runningJobOf(q: Queryable, runnerId: string): Promise<JobR
   return stmt.get({ runnerId }) ?? null;
 }
 
+/** Whether a machine holds a running job (one probe of the runner index). */
+export async function hasRunningJob(q: Queryable, runnerId: string): Promise<boolean> {
+  return raw(q, "hasRunningJob", "SELECT 1 FROM workflow_jobs WHERE runner_id = ? AND state = 'running' LIMIT 1").get(runnerId) !== null;
+}
+
 /** Updates a job's fields. */
 export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promise<void> {
   tx.update(workflowJobs).set(set).where(eq(workflowJobs.id, id)).run();
 }
 
-/** Sets a run's state (and finished_at). */
+/** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  prepared(tx, "setRunState", (q) => q.update(runs).set({ state: sql`${ph("state")}`, finishedAt: sql`${ph("finishedAt")}` }).where(eq(runs.id, ph("id"))).prepare()).run({ id, state, finishedAt });
+  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(id, state, finishedAt);
+}
+
+/** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
+export async function markRunRunning(tx: Tx, id: string): Promise<void> {
+  raw(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
 }
 
 /** Updates a run's fields. */
@@ -88,13 +118,9 @@ export async function updateRun(tx: Tx, id: string, set: Partial<RunRow>): Promi
 
 /** Which states a run's jobs are in (one index probe per state). */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
-  // The outer column is spelled out: drizzle writes a selected column unqualified, which inside the subquery would mean j.id.
-  const has = (state: RunState) => sql<number>`EXISTS (SELECT 1 FROM workflow_jobs j WHERE j.run_id = "runs"."id" AND j.state = ${state})`;
-  const stmt = prepared(q, "jobStatesOfRun", (q) =>
-    q.select({ queued: has("queued"), running: has("running"), success: has("success"), failure: has("failure"), cancelled: has("cancelled") }).from(runs).where(eq(runs.id, ph("runId"))).prepare(),
-  );
-  const row = stmt.get({ runId });
-  return row ? (Object.keys(row) as RunState[]).filter((k) => row[k as keyof typeof row]) : [];
+  const has = (state: RunState) => `EXISTS (SELECT 1 FROM workflow_jobs WHERE run_id = ?1 AND state = '${state}') AS ${state}`;
+  const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(runId) as Record<RunState, number>;
+  return (Object.keys(row) as RunState[]).filter((k) => row[k] === 1);
 }
 
 /** The queued and running jobs of a run. */
@@ -157,75 +183,67 @@ export interface Route {
 }
 
 /**
- * The oldest queued job `route` may take, or null: runs-on ⊆ labels; for a self-hosted machine the
- * job is self-hosted, in its org, the group admits the repository (and allow_public when it is
- * public) and the policy admits self-hosted runners for it; for an instance machine the job is
- * hosted and its org does not disable hosted runners. `onlyId` restricts the search to one job.
+ * The SELECT of the oldest queued job `route` may take: runs-on ⊆ labels; for a self-hosted
+ * machine the job is self-hosted, in its org, the group admits the repository (and allow_public
+ * when it is public) and the policy admits self-hosted runners for it; for an instance machine
+ * the job is hosted and its org does not disable hosted runners. Parameters: ?1 the machine's
+ * labels (JSON), ?2 the org, ?3 the group. A condition that admits everything (group `all`,
+ * allow_public, policy `all`) is left out of the SQL, so the common claim is one index range.
  */
-export async function claimableJob(q: Queryable, route: Route, onlyId: string | null = null): Promise<string | null> {
-  const labelsOk = sql`NOT EXISTS (SELECT 1 FROM json_each(${workflowJobs.runsOn}) l WHERE l.value NOT IN (SELECT value FROM json_each(${ph("labels")})))`;
-  const only = sql`(${ph("onlyId")} IS NULL OR ${workflowJobs.id} = ${ph("onlyId")})`;
-  const params = { labels: JSON.stringify(route.labels), onlyId };
+function claimableSql(route: Route): { name: string; sql: string } {
+  const labelsOk = "NOT EXISTS (SELECT 1 FROM json_each(j.runs_on) l WHERE l.value NOT IN (SELECT value FROM json_each(?1)))";
+  const order = "ORDER BY j.queued_at, j.rowid LIMIT 1";
   if (route.hosted) {
-    const stmt = prepared(q, "claimableHosted", (q) =>
-      q
-        .select({ id: workflowJobs.id })
-        .from(workflowJobs)
-        .where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), labelsOk, only, sql`NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = ${workflowJobs.orgId} AND p.hosted = 'disabled')`))
-        .orderBy(workflowJobs.queuedAt, sql`${workflowJobs}.rowid`)
-        .limit(1)
-        .prepare(),
-    );
-    return stmt.get(params)?.id ?? null;
+    return { name: "claimable:hosted", sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}` };
   }
-  const stmt = prepared(q, "claimableSelfHosted", (q) =>
-    q
-      .select({ id: workflowJobs.id })
-      .from(workflowJobs)
-      .innerJoin(repos, eq(repos.id, workflowJobs.repoId))
-      .where(
-        and(
-          eq(workflowJobs.state, "queued"),
-          eq(workflowJobs.hosted, false),
-          eq(workflowJobs.orgId, ph("orgId")),
-          labelsOk,
-          only,
-          sql`(${ph("allowPublic")} = 1 OR ${repos.public} = 0)`,
-          sql`(${ph("groupAll")} = 1 OR ${workflowJobs.repoId} IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ${ph("groupId")}))`,
-          sql`(${ph("policyAll")} = 1 OR ${workflowJobs.repoId} IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ${ph("orgId")}))`,
-        ),
-      )
-      .orderBy(workflowJobs.queuedAt, sql`${workflowJobs}.rowid`)
-      .limit(1)
-      .prepare(),
-  );
-  return stmt.get({ ...params, orgId: route.orgId, groupId: route.groupId, allowPublic: route.allowPublic ? 1 : 0, groupAll: route.groupAll ? 1 : 0, policyAll: route.policyAll ? 1 : 0 })?.id ?? null;
+  const where = ["j.state = 'queued'", "j.hosted = 0", "j.org_id = ?2", labelsOk];
+  if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = 0)");
+  if (!route.groupAll) where.push("j.repo_id IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ?3)");
+  if (!route.policyAll) where.push("j.repo_id IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ?2)");
+  const name = `claimable:${route.allowPublic ? 1 : 0}${route.groupAll ? 1 : 0}${route.policyAll ? 1 : 0}`;
+  return { name, sql: `SELECT j.id FROM workflow_jobs j WHERE ${where.join(" AND ")} ${order}` };
 }
 
-/** Moves a queued job to running on a machine; false when someone else took it first (compare-and-set). */
-export async function startJob(tx: Tx, id: string, set: { runnerId: string; runnerName: string; tokenId: string; t: number }): Promise<JobRow | null> {
-  const stmt = prepared(tx, "startJob", (q) =>
-    q
-      .update(workflowJobs)
-      .set({ state: "running", runnerId: sql`${ph("runnerId")}`, runnerName: sql`${ph("runnerName")}`, tokenId: sql`${ph("tokenId")}`, startedAt: sql`${ph("t")}`, lastHeartbeatAt: sql`${ph("t")}` })
-      .where(and(eq(workflowJobs.id, ph("id")), eq(workflowJobs.state, "queued")))
-      .returning()
-      .prepare(),
+/** The id of the oldest queued job `route` may take (see claimableSql), or null. */
+export async function claimableJob(q: Queryable, route: Route): Promise<string | null> {
+  const { name, sql } = claimableSql(route);
+  const stmt = raw(q, name, sql);
+  // A variant binds only the parameters it names (the hosted one has no org, the open ones no group).
+  const row = stmt.get(...[JSON.stringify(route.labels), route.orgId, route.groupId].slice(0, stmt.paramsCount)) as { id: string } | null;
+  return row?.id ?? null;
+}
+
+/** What the claim needs of the job it started. */
+export interface StartedJob {
+  id: string;
+  runId: string;
+  repoId: string;
+  orgId: string;
+  key: string;
+  hosted: boolean;
+}
+
+/**
+ * Finds the oldest job `route` may take and moves it from queued to running on the machine, in
+ * one statement (a compare-and-set on the state inside the write transaction); null when there is
+ * none.
+ */
+export async function claimNextJob(tx: Tx, route: Route, set: { runnerId: string; runnerName: string; tokenId: string; t: number }): Promise<StartedJob | null> {
+  const { name, sql } = claimableSql(route);
+  const stmt = raw(
+    tx,
+    `start:${name}`,
+    `UPDATE workflow_jobs SET state = 'running', runner_id = ?4, runner_name = ?5, token_id = ?6, started_at = ?7, last_heartbeat_at = ?7
+     WHERE id = (${sql}) AND state = 'queued' RETURNING id, run_id, repo_id, org_id, key, hosted`,
   );
-  return stmt.get({ id, ...set }) ?? null;
+  const r = stmt.get(JSON.stringify(route.labels), route.orgId, route.groupId, set.runnerId, set.runnerName, set.tokenId, set.t) as Record<string, any> | null;
+  return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: r.hosted === 1 } : null;
 }
 
 /** Finishes a job if it is not finished yet; false when it already was. */
 export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; verdict: string | null; error: string | null; t: number }): Promise<boolean> {
-  const stmt = prepared(tx, "finishJobRow", (q) =>
-    q
-      .update(workflowJobs)
-      .set({ state: sql`${ph("state")}`, verdict: sql`${ph("verdict")}`, error: sql`${ph("error")}`, finishedAt: sql`${ph("t")}`, tokenId: null })
-      .where(and(eq(workflowJobs.id, ph("id")), inArray(workflowJobs.state, ["queued", "running"])))
-      .returning({ id: workflowJobs.id })
-      .prepare(),
-  );
-  return stmt.all({ id, ...set }).length === 1;
+  const stmt = raw(tx, "finishJobRow", "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('queued', 'running') RETURNING 1 AS ok");
+  return stmt.get(set.state, set.verdict, set.error, set.t, id) !== null;
 }
 
 /** Writes batched heartbeat stamps (never moving one backwards). */
@@ -262,18 +280,17 @@ export async function repoName(q: Queryable, repoId: string): Promise<string | n
 
 /** Creates the per-job token: repo:read on one repository, no person behind it. */
 export async function insertJobToken(tx: Tx, row: { id: string; orgId: string; repoId: string; secretHash: string; label: string; createdAt: number }): Promise<void> {
-  const stmt = prepared(tx, "insertJobToken", (q) =>
-    q
-      .insert(tokens)
-      .values({ id: ph("id"), orgId: ph("orgId"), userId: null, kind: "job", scopes: ["repo:read"], label: ph("label"), repoId: ph("repoId"), secretHash: ph("secretHash"), lastUsedAt: null, createdAt: ph("createdAt") })
-      .prepare(),
+  const stmt = raw(
+    tx,
+    "insertJobToken",
+    `INSERT INTO tokens (id, org_id, user_id, kind, scopes, label, repo_id, secret_hash, last_used_at, created_at) VALUES (?, ?, NULL, 'job', '["repo:read"]', ?, ?, ?, NULL, ?)`,
   );
-  stmt.run(row);
+  stmt.run(row.id, row.orgId, row.label, row.repoId, row.secretHash, row.createdAt);
 }
 
 /** Revokes a per-job token (the next use is a 401). */
 export async function deleteJobToken(tx: Tx, id: string): Promise<void> {
-  prepared(tx, "deleteJobToken", (q) => q.delete(tokens).where(and(eq(tokens.id, ph("id")), eq(tokens.kind, "job"))).prepare()).run({ id });
+  raw(tx, "deleteJobToken", "DELETE FROM tokens WHERE id = ? AND kind = 'job'").run(id);
 }
 
 // ---- logs ----
@@ -310,6 +327,17 @@ export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect)
   stmt.run(row);
 }
 
+/** Records a job's state against its run's commit (read from the run in the same statement); nothing when the run is gone. */
+export async function recordRunCheck(tx: Tx, row: { repoId: string; runId: string; key: string; state: RunState; jobId: string; updatedAt: number }): Promise<void> {
+  const stmt = raw(
+    tx,
+    "recordRunCheck",
+    `INSERT INTO check_results (repo_id, "commit", key, state, run_id, job_id, updated_at) SELECT repo_id, "commit", ?3, ?4, id, ?5, ?6 FROM runs WHERE id = ?1 AND repo_id = ?2
+     ON CONFLICT (repo_id, "commit", key) DO UPDATE SET state = excluded.state, run_id = excluded.run_id, job_id = excluded.job_id, updated_at = excluded.updated_at`,
+  );
+  stmt.run(row.runId, row.repoId, row.key, row.state, row.jobId, row.updatedAt);
+}
+
 /** The check results of a commit, by key. */
 export async function checksOfCommit(q: Queryable, repoId: string, commit: string): Promise<(typeof checkResults.$inferSelect)[]> {
   return q.select().from(checkResults).where(and(eq(checkResults.repoId, repoId), eq(checkResults.commit, commit))).orderBy(asc(checkResults.key)).all();
@@ -317,22 +345,13 @@ export async function checksOfCommit(q: Queryable, repoId: string, commit: strin
 
 /** Starts counting a job's minutes. */
 export async function startMinutes(tx: Tx, row: { jobId: string; orgId: string; repoId: string; hosted: boolean; startedAt: number }): Promise<void> {
-  const stmt = prepared(tx, "startMinutes", (q) =>
-    q.insert(ciMinutes).values({ jobId: ph("jobId"), orgId: ph("orgId"), repoId: ph("repoId"), hosted: ph("hosted"), startedAt: ph("startedAt"), finishedAt: null, minutes: null }).onConflictDoNothing().prepare(),
-  );
-  stmt.run({ ...row, hosted: row.hosted ? 1 : 0 });
+  const stmt = raw(tx, "startMinutes", "INSERT INTO ci_minutes (job_id, org_id, repo_id, hosted, started_at, finished_at, minutes) VALUES (?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING");
+  stmt.run(row.jobId, row.orgId, row.repoId, row.hosted ? 1 : 0, row.startedAt);
 }
 
 /** Stops counting a job's minutes (whole minutes, rounded up). */
 export async function finishMinutes(tx: Tx, jobId: string, t: number): Promise<void> {
-  const stmt = prepared(tx, "finishMinutes", (q) =>
-    q
-      .update(ciMinutes)
-      .set({ finishedAt: sql`${ph("t")}`, minutes: sql`max(1, (${ph("t")} - ${ciMinutes.startedAt} + 59999) / 60000)` })
-      .where(and(eq(ciMinutes.jobId, ph("jobId")), isNull(ciMinutes.finishedAt)))
-      .prepare(),
-  );
-  stmt.run({ jobId, t });
+  raw(tx, "finishMinutes", "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL").run(t, jobId);
 }
 
 /** Minutes used by the org's hosted jobs that started in [from, to); a running job counts from its start. */

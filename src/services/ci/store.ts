@@ -15,7 +15,7 @@ import {
   type RunnerRow,
 } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
-import { prepared } from "./store-runs.ts";
+import { prepared, raw } from "./store-runs.ts";
 
 const ph = sql.placeholder;
 
@@ -171,6 +171,39 @@ export async function spendRegistration(tx: Tx, id: string, t: number): Promise<
 /** The machine with id `id` (live or tombstoned), or null. */
 export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
   return prepared(q, "runnerById", (q) => q.select().from(runners).where(eq(runners.id, ph("id"))).prepare()).get({ id }) ?? null;
+}
+
+/** What a claim needs of a live machine, re-read inside the claim; null once it is removed (or gone). */
+export async function claimingRunner(q: Queryable, id: string): Promise<{ id: string; name: string; orgId: string | null; groupId: string | null; hosted: boolean; labels: string[] } | null> {
+  const r = raw(q, "claimingRunner", "SELECT id, name, org_id, group_id, hosted, labels FROM runners WHERE id = ? AND removed_at IS NULL").get(id) as Record<string, any> | null;
+  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: r.hosted === 1, labels: JSON.parse(r.labels) } : null;
+}
+
+/** The columns of a machine that can change after registration and matter to its credential: null when the row is gone. */
+export async function runnerLiveness(q: Queryable, id: string): Promise<{ removedAt: number | null; groupId: string | null } | null> {
+  const r = raw(q, "runnerLiveness", "SELECT removed_at, group_id FROM runners WHERE id = ?").get(id) as { removed_at: number | null; group_id: string | null } | null;
+  return r ? { removedAt: r.removed_at, groupId: r.group_id } : null;
+}
+
+/** Whether machine `id` is ephemeral (false when it is gone). */
+export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boolean> {
+  return (raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral === 1;
+}
+
+/**
+ * How a self-hosted machine of org `orgId` routes (SPEC §4.1 claim rule 2), in one statement: the
+ * org's self_hosted policy (`all` when none is stored) and the machine's group `groupId`, or the
+ * org's default group when that is gone or unset. Null when the org has no such group at all.
+ */
+export async function routeRow(q: Queryable, orgId: string, groupId: string | null): Promise<{ selfHosted: PolicyRow["selfHosted"]; groupId: string; repoAccess: GroupRow["repoAccess"]; allowPublic: boolean } | null> {
+  const stmt = raw(
+    q,
+    "routeRow",
+    `SELECT coalesce((SELECT p.self_hosted FROM runner_policies p WHERE p.org_id = ?1), 'all') AS self_hosted, g.id, g.repo_access, g.allow_public
+     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default = 1))`,
+  );
+  const r = stmt.get(orgId, groupId) as Record<string, any> | null;
+  return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: r.allow_public === 1 } : null;
 }
 
 /** The live machine named `name` (case-insensitive) of the org (null org: instance runners), or null. */

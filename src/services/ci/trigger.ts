@@ -9,6 +9,7 @@ import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../hooks/events.ts";
 import { enqueueJob } from "../jobs/queue.ts";
+import { hostedCiRefusal } from "../billing/minutes.ts";
 import { claimHub, hubKey } from "./claim.ts";
 import { hostedDisabledMessage } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
@@ -106,6 +107,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     const t = now();
     const policy = await loadPolicy(tx, p.orgId);
+    // Billing: past the month's hosted minutes, hosted jobs fail here with ci_suspended_reason (asked once, only when a hosted job is planned).
+    let minutes: string | null | undefined;
     for (const w of planned) {
       if (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, w.path)) continue;
       const runId = newId();
@@ -115,7 +118,9 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         continue;
       }
       // SPEC §4.1 claim rule 5: hosted jobs under `hosted: disabled` fail the run at trigger time.
-      const refused = policy.hosted === "disabled" && w.jobs.some((j) => j.hosted) ? hostedDisabledMessage(place.orgName) : null;
+      const hosted = w.jobs.some((j) => j.hosted);
+      if (hosted && minutes === undefined) minutes = await hostedCiRefusal(ctx, tx, p.orgId);
+      const refused = hosted ? (policy.hosted === "disabled" ? hostedDisabledMessage(place.orgName) : (minutes ?? null)) : null;
       await runs.insertRun(tx, { ...base, state: refused ? "failure" : "queued", error: refused, finishedAt: refused ? t : null });
       for (const j of w.jobs) {
         const id = newId();

@@ -6,7 +6,7 @@ import { insertJob } from "./store.ts";
 import { wakeWorkers } from "./worker.ts";
 
 /** The kinds of durable job the workers understand. */
-export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "ci.trigger" | "mirror.sync";
+export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "ci.trigger" | "billing.seats" | "mirror.sync";
 
 /** Schedules a job; call inside the transaction of the write that causes it. */
 export async function enqueueJob(tx: Tx, kind: JobKind, payload: unknown, delayMs = 0): Promise<string> {

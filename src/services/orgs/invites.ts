@@ -16,6 +16,7 @@ import { personOf, type Principal } from "../access/principal.ts";
 import { accountByAddress, checkAddress, checkPassword, checkPersonName } from "../people/signup.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { checkOrgRole } from "./orgs.ts";
+import { seatsChanged } from "../billing/seats.ts";
 import { insertMembership, membershipRole, setMembershipRole } from "./store.ts";
 import * as store from "./store-invites.ts";
 import type { InviteRow } from "./store-invites.ts";
@@ -48,12 +49,14 @@ function isInviteKey(key: unknown): key is [number, string] {
  * the mail once (bounded) so the answer can say whether it went out. The link is always returned.
  */
 export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, input: InviteCreate): Promise<InviteCreated> {
-  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  const { org, facts } = await orgFacts(ctx, actor, orgName, { quota: true });
   enforce(decide(facts, "org:admin"));
   if (org.kind !== "org") throw Invalid("a personal namespace has no members to invite");
   const address = checkAddress(input.email);
   const role = checkOrgRole(input.role);
   enforce(decide(facts, { kind: "invite:create", role }));
+  // Billing: on the free plan, members plus pending invitations stay within the free seats (402 `quota:`).
+  enforce(decide(facts, { kind: "quota", what: "people" }));
   const inviter = personOf(actor)?.name ?? "An administrator";
   const token = `svcinv_${newSecret()}`;
   const t = now();
@@ -146,6 +149,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     const current = await membershipRole(tx, invite.orgId, user.id);
     if (!current) {
       await insertMembership(tx, { orgId: invite.orgId, userId: user.id, role: invite.role, createdAt: now() });
+      await seatsChanged(tx, invite.orgId);
     } else if (!roleAtLeast(current, invite.role)) {
       await setMembershipRole(tx, invite.orgId, user.id, invite.role);
     }

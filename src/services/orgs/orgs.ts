@@ -10,7 +10,8 @@ import { pageOf, parsePage } from "../paging.ts";
 import { checkNamespaceName } from "./names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
-import { ORG_ROLES, type Billing, type MemberList, type MemberRoleChange, type MemberUpdated, type OrgCreate, type OrgCreated } from "./schemas.ts";
+import { seatsChanged } from "../billing/seats.ts";
+import { ORG_ROLES, type MemberList, type MemberRoleChange, type MemberUpdated, type OrgCreate, type OrgCreated } from "./schemas.ts";
 
 /** The role named in a request, or 422 for a value outside the enumeration (SPEC §7). */
 export function checkOrgRole(value: string): Role {
@@ -83,35 +84,6 @@ export async function removeMember(ctx: Ctx, actor: Principal, orgName: string, 
     if (current.role === "owner" && (await store.ownerCount(tx, org.id)) <= 1) throw Conflict("an organization must keep at least one owner");
     // Team membership requires org membership (SPEC §5.2): the store ends both.
     await store.deleteMembership(tx, org.id, current.user_id);
+    await seatsChanged(tx, org.id);
   });
-}
-
-/** GET /v1/orgs/{org}/billing: the provider-less view until a payment provider is configured. */
-export async function getBilling(ctx: Ctx, actor: Principal, orgName: string): Promise<Billing> {
-  // SPEC §4.4: 404 for "no such org or not yours".
-  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin-masked");
-  const [privateRepos, seats] = await Promise.all([
-    store.privateRepoCount(ctx.db.read, org.id),
-    org.kind === "personal" ? 1 : store.seatCount(ctx.db.read, org.id),
-  ]);
-  return {
-    org: org.name,
-    plan: org.plan,
-    billable_seats: seats,
-    paid_seats: org.paidSeats,
-    status: org.billingStatus,
-    current_period_end: org.currentPeriodEnd,
-    may_create_public: true,
-    may_create_private: true,
-    may_add_people: true,
-    price_per_seat_cents: null,
-    paid_minutes_per_seat: null,
-    free_minutes: null,
-    ci_minutes_limit: null,
-    ci_minutes_used: 0,
-    ci_minutes_remaining: null,
-    ci_suspended_reason: org.ciSuspendedReason,
-    ci_suspended_at: org.ciSuspendedAt,
-    private_repos: privateRepos,
-  };
 }

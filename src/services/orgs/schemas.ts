@@ -118,44 +118,6 @@ export const MemberUpdated = Type.Object(
 );
 export type MemberUpdated = Static<typeof MemberUpdated>;
 
-// ---- billing (the provider-less view; SPEC §2.12) -------------------------------------------
-
-const NullableInteger = (description?: string) => Type.Union([Type.Integer(), Type.Null()], description ? { description } : {});
-
-export const Billing = Type.Object(
-  {
-    org: Type.String(),
-    plan: Type.Union([Type.Literal("free"), Type.Literal("paid"), Type.Literal("past_due")]),
-    billable_seats: Type.Integer({ description: "seats that would be charged now" }),
-    paid_seats: Type.Integer({ description: "seats the provider was told" }),
-    status: NullableString(),
-    current_period_end: NullableInteger("epoch milliseconds"),
-    may_create_public: Type.Boolean(),
-    may_create_private: Type.Boolean(),
-    may_add_people: Type.Boolean(),
-    price_per_seat_cents: NullableInteger("null where nothing is for sale"),
-    paid_minutes_per_seat: NullableInteger("null where nothing is for sale"),
-    free_minutes: NullableInteger("null means unlimited"),
-    ci_minutes_limit: NullableInteger("null means unlimited"),
-    ci_minutes_used: Type.Integer(),
-    ci_minutes_remaining: NullableInteger("null means unlimited"),
-    ci_suspended_reason: NullableString(),
-    ci_suspended_at: NullableInteger("epoch milliseconds"),
-    private_repos: Type.Integer({ description: "active private repositories" }),
-  },
-  {
-    examples: [
-      {
-        org: "acme", plan: "free", billable_seats: 4, paid_seats: 0, status: null, current_period_end: null,
-        may_create_public: true, may_create_private: true, may_add_people: true, price_per_seat_cents: null,
-        paid_minutes_per_seat: null, free_minutes: null, ci_minutes_limit: null, ci_minutes_used: 0,
-        ci_minutes_remaining: null, ci_suspended_reason: null, ci_suspended_at: null, private_repos: 2,
-      },
-    ],
-  },
-);
-export type Billing = Static<typeof Billing>;
-
 // ---- grants and the access listing (SPEC §4.5, §5.2; DECISIONS §2) ---------------------------
 
 export const GrantCreate = Type.Object({

@@ -1,4 +1,5 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
+import { seatsChanged } from "../billing/seats.ts";
 import { Conflict, Invalid } from "../../errors.ts";
 import type { Org, Role, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
@@ -71,6 +72,7 @@ export async function createUserWithOrg(
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
     await store.addMembership(tx, org.id, user.id, input.role as Role, now());
+    await seatsChanged(tx, org.id);
     return user;
   });
 }
@@ -80,6 +82,6 @@ export function emptyOrg() {
   return {
     ownerUserId: null, displayName: null, description: null, location: null, website: null, contactEmail: null,
     plan: "free" as const, billingStatus: null, currentPeriodEnd: null, paidSeats: 0, providerCustomerId: null,
-    providerSubscriptionId: null, ciSuspendedReason: null, ciSuspendedAt: null, runnerPolicy: null,
+    providerSubscriptionId: null, billingEventAt: null, ciSuspendedReason: null, ciSuspendedAt: null, runnerPolicy: null,
   };
 }

@@ -10,11 +10,22 @@ export type EmailRow = typeof emails.$inferSelect;
 export type LinkRow = typeof emailTokens.$inferSelect;
 export type LinkPurpose = LinkRow["purpose"];
 
+// Statements of the per-request credential lookups, prepared once per connection: building the
+// query is most of what they cost, and every request whose token is not cached runs one.
+const preparedByHandle = new WeakMap<object, Map<string, unknown>>();
+function prepared<T>(q: Queryable, name: string, build: (q: Queryable) => T): T {
+  let m = preparedByHandle.get(q);
+  if (!m) preparedByHandle.set(q, (m = new Map()));
+  let stmt = m.get(name) as T | undefined;
+  if (stmt === undefined) m.set(name, (stmt = build(q)));
+  return stmt;
+}
+
 // — Accounts
 
 /** The account with id `id`, or null. */
 export async function userById(q: Queryable, id: string): Promise<User | null> {
-  return q.select().from(users).where(eq(users.id, id)).get() ?? null;
+  return prepared(q, "userById", (q) => q.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare()).get({ id }) ?? null;
 }
 
 /** The account whose sign-in address is `address` (case-insensitive), or null. */
@@ -80,7 +91,7 @@ export async function confirmAccount(tx: Tx, userId: string, t: number): Promise
 
 /** The API token with id `id`, or null. */
 export async function tokenById(q: Queryable, id: string): Promise<Token | null> {
-  return q.select().from(tokens).where(eq(tokens.id, id)).get() ?? null;
+  return prepared(q, "tokenById", (q) => q.select().from(tokens).where(eq(tokens.id, sql.placeholder("id"))).prepare()).get({ id }) ?? null;
 }
 
 // — Sessions

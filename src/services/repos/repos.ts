@@ -3,7 +3,7 @@ import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { buildFacts, decide, requireOrgFor, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
+import { buildFacts, decide, enforce, loadFacts, orgFacts, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
 import { loadPersonInOrg } from "../access/facts-store.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
@@ -98,7 +98,11 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<Rep
 
 /** POST /v1/orgs/{org}/repos. */
 export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: RepoCreate): Promise<RepoBody> {
-  const { org } = await requireOrgFor(ctx, actor, orgName, "org:create-repo");
+  const isPrivate = input.public !== true;
+  const { org, facts } = await orgFacts(ctx, actor, orgName, { quota: isPrivate });
+  enforce(decide(facts, "org:create-repo"));
+  // Billing: a private repository needs the plan's room for one (402 `quota:`).
+  if (isPrivate) enforce(decide(facts, { kind: "quota", what: "private-repo" }));
   const name = checkRepoName(input.name);
   // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
   const kind = input.kind ?? "native";
@@ -175,6 +179,8 @@ async function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: Per
 /** PATCH /v1/orgs/{org}/repos/{repo}: name, public, default_branch (moves HEAD), description, homepage. */
 export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: RepoPatch): Promise<RepoBody> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  // Billing: making a public repository private is adding a private one (402 `quota:`).
+  if (input.public === false && repo.public) enforce(decide(await loadFacts(ctx, actor, org, undefined, { quota: true }), { kind: "quota", what: "private-repo" }));
   const set: Partial<Repo> = {};
   if (input.name !== undefined) set.name = checkRepoName(input.name);
   if (input.public !== undefined) set.public = input.public;

@@ -49,9 +49,10 @@ describe("GET /v1/openapi.json", () => {
     await SwaggerParser.validate(structuredClone(doc));
   });
 
-  test("documents the control plane: /v1 paths only, not the document or its reader", () => {
+  test("documents the control plane (/v1) and the operations endpoints, not the document or its reader", () => {
     expect(operations.length).toBeGreaterThan(40);
-    for (const { path } of operations) expect(path).toStartWith("/v1/");
+    const operational = new Set(["/healthz", "/readyz", "/metrics"]);
+    for (const { path } of operations) expect({ path, documented: path.startsWith("/v1/") || operational.has(path) }).toEqual({ path, documented: true });
     expect(doc.paths["/v1/openapi.json"]).toBeUndefined();
     expect(doc.paths["/v1/docs"]).toBeUndefined();
   });
@@ -96,12 +97,14 @@ describe("GET /v1/openapi.json", () => {
       "PUT /v1/orgs/{org}/members/{user}": ["200", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
       "DELETE /v1/orgs/{org}/members/{user}": ["204", "401", "403", "404", "409", "429", "500"],
       "GET /v1/orgs/{org}/billing": ["200", "401", "403", "404", "429", "500"],
+      "POST /v1/orgs/{org}/billing": ["200", "400", "401", "402", "403", "404", "429", "500", "502", "503"],
+      "POST /v1/orgs/{org}/billing/subscribe": ["200", "303", "400", "401", "403", "404", "409", "429", "500", "502", "503"],
       "POST /v1/orgs/{org}/repos/{repo}/grants": ["200", "400", "401", "403", "404", "413", "415", "422", "429", "500"],
       "GET /v1/orgs/{org}/repos/{repo}/grants": ["200", "401", "403", "404", "429", "500"],
       "DELETE /v1/orgs/{org}/repos/{repo}/grants/users/{user}": ["204", "401", "403", "404", "429", "500"],
       "DELETE /v1/orgs/{org}/repos/{repo}/grants/teams/{team}": ["204", "401", "403", "404", "429", "500"],
       "GET /v1/orgs/{org}/repos/{repo}/access": ["200", "401", "403", "404", "429", "500"],
-      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "403", "404", "409", "413", "415", "422", "429", "500"],
+      "POST /v1/orgs/{org}/invites": ["201", "400", "401", "402", "403", "404", "409", "413", "415", "422", "429", "500"],
       "GET /v1/orgs/{org}/invites": ["200", "400", "401", "403", "404", "429", "500"],
       "DELETE /v1/orgs/{org}/invites/{id}": ["204", "401", "403", "404", "429", "500"],
     };

@@ -20,10 +20,10 @@ afterAll(async () => {
 const R = "/v1/orgs/{org}/repos/{repo}";
 /** Method, path, the statuses the route answers, and whether it takes a JSON body. */
 const ROUTES: [string, string, number[], boolean][] = [
-  ["post", "/v1/orgs/{org}/repos", [201, 400, 401, 403, 404, 409, 413, 422], true],
+  ["post", "/v1/orgs/{org}/repos", [201, 400, 401, 402, 403, 404, 409, 413, 422], true],
   ["get", "/v1/orgs/{org}/repos", [200, 400, 401, 404], false],
   ["get", R, [200, 401, 404], false],
-  ["patch", R, [200, 400, 401, 403, 404, 409, 413], true],
+  ["patch", R, [200, 400, 401, 402, 403, 404, 409, 413], true],
   ["delete", R, [204, 401, 403, 404], false],
   ["post", `${R}/commits`, [201, 400, 401, 402, 403, 404, 409, 413, 422], true],
   ["get", `${R}/commits`, [200, 400, 401, 404], false],

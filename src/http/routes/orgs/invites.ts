@@ -19,7 +19,7 @@ export function inviteRoutes(ctx: Ctx) {
       },
       {
         body: InviteCreate,
-        response: { 201: InviteCreated, ...errors(400, 401, 403, 404, 409, 422) },
+        response: { 201: InviteCreated, ...errors(400, 401, 402, 403, 404, 409, 422) },
         detail: { summary: "Invite an address with a role; the svcinv_ link is returned and mailed (only owners invite owners)" },
       },
     )

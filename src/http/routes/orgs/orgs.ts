@@ -1,8 +1,8 @@
-// Organizations, members and billing (SPEC §4.4; DECISIONS §1, §3).
+// Organizations and members (SPEC §4.4; DECISIONS §1, §3); billing lives in routes/billing.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { createOrg, getBilling, listMembers, removeMember, setMemberRole } from "../../../services/orgs/orgs.ts";
-import { Billing, MemberList, MemberRoleChange, MemberUpdated, OrgCreate, OrgCreated } from "../../../services/orgs/schemas.ts";
+import { createOrg, listMembers, removeMember, setMemberRole } from "../../../services/orgs/orgs.ts";
+import { MemberList, MemberRoleChange, MemberUpdated, OrgCreate, OrgCreated } from "../../../services/orgs/schemas.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
@@ -40,9 +40,5 @@ export function orgRoutes(ctx: Ctx) {
         return noContent(set);
       },
       { response: { 204: noContent.schema, ...errors(401, 403, 404, 409) }, detail: { summary: "Remove a member, or leave (409 for the last owner)" } },
-    )
-    .get("/v1/orgs/:org/billing", ({ request, params }) => getBilling(ctx, callerOf(request), params.org), {
-      response: { 200: Billing, ...errors(401, 403, 404) },
-      detail: { summary: "Billing state of the organization (org admins; 404 for everyone else)" },
-    });
+    );
 }

@@ -19,7 +19,7 @@ export function repoRoutes(ctx: Ctx) {
       },
       {
         body: RepoCreate,
-        response: { 201: Repo, ...errors(400, 401, 403, 404, 409, 413, 422) },
+        response: { 201: Repo, ...errors(400, 401, 402, 403, 404, 409, 413, 422) },
         detail: { summary: "Create a repository (422 for a kind or origin_provider outside the enumeration)" },
       },
     )
@@ -34,7 +34,7 @@ export function repoRoutes(ctx: Ctx) {
     })
     .patch("/v1/orgs/:org/repos/:repo", ({ request, params, body }) => patchRepo(ctx, callerOf(request), params.org, params.repo, body), {
       body: RepoPatch,
-      response: { 200: Repo, ...errors(400, 401, 403, 404, 409, 413) },
+      response: { 200: Repo, ...errors(400, 401, 402, 403, 404, 409, 413) },
       detail: { summary: "Change name, visibility, default branch, description or homepage (repo admin)" },
     })
     .delete(

@@ -1,0 +1,41 @@
+// Seats: a membership change queues a `billing.seats` job in its own transaction; the job tells
+// the provider the new quantity (retried with backoff by the job worker) and records what the
+// provider now bills as paid_seats. The request that changed the membership never waits on it.
+import type { Tx } from "../../db/database.ts";
+import { recordAudit } from "../audit/record.ts";
+import type { Ctx } from "../context.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import { providerOf } from "./configured.ts";
+import { orgById, seatCount, setPaidSeats } from "./store.ts";
+
+/** The payload of a `billing.seats` job. */
+export interface SeatsPayload {
+  orgId: string;
+}
+
+/** Call inside a transaction that added or removed a membership: queues the quantity update when the org pays. */
+export async function seatsChanged(tx: Tx, orgId: string): Promise<void> {
+  const org = await orgById(tx, orgId);
+  if (!org || org.kind !== "org" || org.providerSubscriptionId === null || org.plan === "free") return;
+  await enqueueJob(tx, "billing.seats", { orgId } satisfies SeatsPayload);
+}
+
+/** The `billing.seats` worker: sets the subscription's quantity to the seats in use (idempotent). */
+export async function syncSeats(ctx: Ctx, p: SeatsPayload): Promise<void> {
+  const provider = providerOf(ctx);
+  const org = await orgById(ctx.db.read, p.orgId);
+  if (!provider || !org || org.providerSubscriptionId === null || org.plan === "free") return;
+  const seats = Math.max(1, await seatCount(ctx.db.read, org.id));
+  if (seats === org.paidSeats) return;
+  // Network first, outside any transaction; a failure throws and the worker retries later.
+  const sub = await provider.setSeats(org.providerSubscriptionId, seats);
+  await ctx.db.transaction(async (tx) => {
+    const current = await orgById(tx, org.id);
+    if (!current || current.providerSubscriptionId !== sub.id || current.paidSeats === sub.quantity) return;
+    await setPaidSeats(tx, org.id, sub.id, sub.quantity);
+    await recordAudit(tx, {
+      orgId: org.id, action: "billing.seats_updated", actor: { kind: "system", id: null, name: provider.name }, target: org.name,
+      data: { from: current.paidSeats, to: sub.quantity, subscription: sub.id },
+    });
+  });
+}

@@ -1,0 +1,68 @@
+// The billing domain's queries: the org's billing columns, provider events, seats and invitations held.
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { billingEvents, invites, memberships, orgs, type Org } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+import type { Plan } from "./plan.ts";
+
+/** The org with id `id`, or null. */
+export async function orgById(q: Queryable, id: string): Promise<Org | null> {
+  return q.select().from(orgs).where(eq(orgs.id, id)).get() ?? null;
+}
+
+/** The org billed as provider customer `customerId`, or null. */
+export async function orgByCustomer(q: Queryable, customerId: string): Promise<Org | null> {
+  return q.select().from(orgs).where(eq(orgs.providerCustomerId, customerId)).get() ?? null;
+}
+
+/** How many people hold a seat: every membership, viewers included. */
+export async function seatCount(q: Queryable, orgId: string): Promise<number> {
+  return q.select({ n: sql<number>`count(*)` }).from(memberships).where(eq(memberships.orgId, orgId)).get()!.n;
+}
+
+/** Seats held or promised: memberships plus pending, unexpired invitations. */
+export async function seatsHeld(q: Queryable, orgId: string, t: number): Promise<number> {
+  const members = await seatCount(q, orgId);
+  const pending = q.select({ n: sql<number>`count(*)` }).from(invites).where(and(eq(invites.orgId, orgId), isNull(invites.acceptedAt), gt(invites.expiresAt, t))).get()!.n;
+  return members + pending;
+}
+
+/** Records the provider customer of an org unless one is already recorded; answers the one in force. */
+export async function claimCustomer(tx: Tx, orgId: string, customerId: string): Promise<string | null> {
+  tx.update(orgs).set({ providerCustomerId: customerId }).where(and(eq(orgs.id, orgId), isNull(orgs.providerCustomerId))).run();
+  return tx.select({ id: orgs.providerCustomerId }).from(orgs).where(eq(orgs.id, orgId)).get()?.id ?? null;
+}
+
+/** Whether the provider event `id` was already recorded. */
+export async function eventSeen(q: Queryable, id: string): Promise<boolean> {
+  return !!q.select({ id: billingEvents.id }).from(billingEvents).where(eq(billingEvents.id, id)).get();
+}
+
+/** Records a provider event and what it did. */
+export async function insertEvent(tx: Tx, row: typeof billingEvents.$inferInsert): Promise<void> {
+  tx.insert(billingEvents).values(row).run();
+}
+
+/** The subscription state an event moves an org to. */
+export interface BillingState {
+  plan: Plan;
+  billingStatus: string | null;
+  currentPeriodEnd: number | null;
+  paidSeats: number;
+  providerSubscriptionId: string | null;
+  billingEventAt: number;
+}
+
+/** Writes an org's subscription state. */
+export async function setBillingState(tx: Tx, orgId: string, s: BillingState): Promise<void> {
+  tx.update(orgs).set(s).where(eq(orgs.id, orgId)).run();
+}
+
+/** Records the seats the provider now bills, if the subscription is still the org's. */
+export async function setPaidSeats(tx: Tx, orgId: string, subscriptionId: string, seats: number): Promise<void> {
+  tx.update(orgs).set({ paidSeats: seats }).where(and(eq(orgs.id, orgId), eq(orgs.providerSubscriptionId, subscriptionId))).run();
+}
+
+/** Sets (or clears, with nulls) why hosted CI jobs are refused. */
+export async function setCiSuspension(tx: Tx, orgId: string, reason: string | null, at: number | null): Promise<void> {
+  tx.update(orgs).set({ ciSuspendedReason: reason, ciSuspendedAt: at }).where(eq(orgs.id, orgId)).run();
+}
