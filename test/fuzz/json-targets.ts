@@ -129,7 +129,13 @@ function pathFor(route: Route, w: JsonWorld, r: Rand): string {
         return r.pick(["0", "1", "someone", "nobody@example.com", "01JBADID"]);
     }
   };
-  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => fill(name));
+  let path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => fill(name));
+  // Why: a URL parser reads `%2e%2e` as `..` (fetch resolves it before sending), so a
+  // sub-resource path can climb to the repository itself (DELETE …/refs/%2e%2e is DELETE of the
+  // repository): such a path is aimed at the scratch repository too.
+  if (repo === w.repo && new URL(path, "http://x").pathname.replace(/\/+$/, "") === `/v1/orgs/${w.org}/repos/${w.repo}`) {
+    path = path.replace(`/repos/${w.repo}/`, `/repos/${w.scratch}/`);
+  }
   const query = r.chance(0.3) ? `?${r.pick(["limit", "cursor", "path", "ref", "expected", "service"])}=${encode((JSON.stringify(value(r, 5)) ?? "").slice(0, 200))}` : "";
   return path + query;
 }
