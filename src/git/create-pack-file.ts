@@ -11,7 +11,7 @@
 //
 //   "A keep-alive packet is an empty band-1 packet ("0005\1")" sent while the
 //   server is busy before pack data is ready.
-import type { Pack } from "./pack-reader.ts";
+import { streamBytes, type Pack } from "./pack-reader.ts";
 import { packObjects } from "./pack-writer.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot } from "./repo-snapshot.ts";
@@ -104,9 +104,7 @@ export async function createPackFile(
   const whole = wholePackClone(snapshot, req, opts);
   if (whole) {
     await sink.progress(`Enumerating objects: ${whole.idx.count}, done.\n`);
-    for (let at = 0; at < whole.source.size; at += STREAM_CHUNK) {
-      await sink.data(await whole.source.read(at, Math.min(STREAM_CHUNK, whole.source.size - at)));
-    }
+    for await (const chunk of streamBytes(whole.source, 0, whole.source.size, STREAM_CHUNK)) await sink.data(chunk);
     await sink.progress(`Total ${whole.idx.count}\n`);
     await sink.end();
     return whole.idx.count;

@@ -32,6 +32,8 @@ export interface PackEntry {
 }
 
 const MAX_HEADER = 32;
+/** Delta bases a prefetch follows at most (git's default --depth is 50). */
+const MAX_PREFETCH_DEPTH = 64;
 
 /**
  * Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs.
@@ -104,6 +106,19 @@ const OFFSET_LIMIT = 2 ** 40;
 /** id * OFFSET_LIMIT + offset stays an exact integer (< 2^53). */
 const MAX_PACK_IDS = 2 ** 13;
 
+/**
+ * `[from, to)` of `source` in order: through the source's read-ahead stream when it has one
+ * (object storage then keeps several ranged reads in flight), else in reads of `chunk` bytes.
+ */
+export async function* streamBytes(source: ByteSource, from: number, to: number, chunk: number): AsyncIterable<Uint8Array> {
+  if (to <= from) return;
+  if (source.stream) {
+    yield* source.stream(from, to - from);
+    return;
+  }
+  for (let pos = from; pos < to; pos += chunk) yield await source.read(pos, Math.min(chunk, to - pos));
+}
+
 /** One immutable pack: its idx plus ranged reads of its bytes. */
 export class Pack {
   /**
@@ -161,6 +176,28 @@ export class Pack {
       if (i > 0) this.cache.set(this.name, d.offset, base);
     }
     return base;
+  }
+
+  /**
+   * Hint that the object at `offset` will be read soon: asks the source to fetch its entry and,
+   * with `bases`, once the entry's header is known, its delta bases (until a cached base). No
+   * effect when the source takes no hints; failures are left to the read that follows.
+   */
+  prefetch(offset: number, bases = true): void {
+    const source = this.source;
+    if (!source.prefetch || this.cache.get(this.name, offset)) return;
+    void (async () => {
+      source.prefetch!(offset, this.entryEnd(offset) - offset);
+      if (!bases) return;
+      let cur = offset;
+      for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {
+        const entry = await this.entryAt(cur);
+        if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) return;
+        cur = this.baseOffsetOf(entry);
+        if (this.cache.get(this.name, cur)) return;
+        source.prefetch!(cur, this.entryEnd(cur) - cur);
+      }
+    })().catch(() => {});
   }
 
   /** Type and size of the object at `offset` without inflating non-delta data. */

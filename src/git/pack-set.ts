@@ -30,6 +30,14 @@ export class PackSet implements ObjectReader {
     return at ? at.pack.readAt(at.offset) : null;
   }
 
+  /** Hint that these objects will be read soon (each pack's source may fetch them in the background). */
+  prefetch(oids: readonly Oid[]): void {
+    for (const oid of oids) {
+      const at = this.locate(oid);
+      if (at) at.pack.prefetch(at.offset);
+    }
+  }
+
   /** Type and size; non-delta entries are not inflated, deltas only read their header. */
   async readHeader(oid: Oid): Promise<{ type: ObjectType; size: number } | null> {
     const at = this.locate(oid);

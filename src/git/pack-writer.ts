@@ -12,7 +12,7 @@ import { deflate } from "./inflate.ts";
 import { hashObject, hexToBytes } from "./oid.ts";
 import { encodeOfsDistance, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode } from "./pack-entry.ts";
 import type { PackIndexEntry } from "./pack-index.ts";
-import type { Pack, PackEntry } from "./pack-reader.ts";
+import { streamBytes, type Pack, type PackEntry } from "./pack-reader.ts";
 import { PackSet } from "./pack-set.ts";
 import { GitError, type Oid, type RawObject } from "./types.ts";
 
@@ -26,6 +26,8 @@ export interface PackObjectsOptions {
 
 const CHUNK = 1 << 20;
 const FLUSH = 64 * 1024;
+/** Entries hinted ahead of the one being read (prefetch). */
+const HINT_AHEAD = 512;
 
 /** How one object is sent. */
 interface Planned {
@@ -46,7 +48,19 @@ export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: Pack
     return;
   }
   const plan = new Map<Oid, Planned>();
+  // Entry headers are read one by one: when the packs take hints (object storage), the next
+  // HINT_AHEAD entries are kept coming meanwhile.
+  const hints = set.packs.some((p) => p.source.prefetch) ? wanted.values() : null;
+  let hinted = 0;
+  let i = 0;
   for (const oid of wanted) {
+    for (; hints && hinted < i + HINT_AHEAD; hinted++) {
+      const next = hints.next();
+      if (next.done) break;
+      const ahead = set.locate(next.value);
+      if (ahead) ahead.pack.prefetch(ahead.offset, false);
+    }
+    i++;
     const at = set.locate(oid);
     if (!at) throw new GitError(`object ${oid} is missing`);
     const entry = await at.pack.entryAt(at.offset);
@@ -63,7 +77,14 @@ export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: Pack
   const out = new PackStream(wanted.size);
   yield* out.drain();
   const written = new Map<Oid, number>();
-  for (const p of order(plan)) {
+  const sequence = order(plan);
+  hinted = 0;
+  for (let n = 0; n < sequence.length; n++) {
+    for (; hints && hinted < Math.min(sequence.length, n + HINT_AHEAD); hinted++) {
+      const q = sequence[hinted]!;
+      q.pack.prefetch(q.entry.offset, q.kind === "whole");
+    }
+    const p = sequence[n]!;
     const at = out.position;
     written.set(p.oid, at);
     const dataStart = p.entry.offset + p.entry.headerLength;
@@ -191,8 +212,8 @@ function order(plan: Map<Oid, Planned>): Planned[] {
   return out;
 }
 
-async function* streamRange(pack: Pack, from: number, to: number): AsyncIterable<Uint8Array> {
-  for (let pos = from; pos < to; pos += CHUNK) yield await pack.source.read(pos, Math.min(CHUNK, to - pos));
+function streamRange(pack: Pack, from: number, to: number): AsyncIterable<Uint8Array> {
+  return streamBytes(pack.source, from, to, CHUNK);
 }
 
 /** Output side: counts bytes, hashes them, batches small pieces. */

@@ -1,6 +1,8 @@
 // The one interface every git byte in svc goes through: a flat key space of immutable files
 // (packs and their indexes), backed by a local folder or any S3-compatible store.
 
+import type { StorageStats } from "./stats.ts";
+
 /** What a listing yields for each stored object. */
 export interface ObjectInfo {
   key: string;
@@ -12,6 +14,8 @@ export interface ObjectInfo {
 /** A flat store of immutable objects addressed by slash-separated keys. */
 export interface ObjectStore {
   readonly kind: "fs" | "s3";
+  /** Request counters since the store was opened (both backends keep them; see stats.ts). */
+  readonly stats?: StorageStats;
   /** Write a whole object from a local file atomically (readers never see a partial object). */
   putFile(key: string, path: string): Promise<void>;
   /** Write a whole object from memory atomically. */
@@ -28,16 +32,20 @@ export interface ObjectStore {
   list(prefix: string): AsyncIterable<ObjectInfo>;
 }
 
-/** Why a storage call failed in a way callers may want to tell apart. */
-export type StorageErrorCode = "invalid_key" | "not_found" | "out_of_range";
+/**
+ * Why a storage call failed in a way callers may want to tell apart. "unavailable": the store
+ * kept failing (throttling, server errors, dropped connections) until the retries ran out.
+ */
+export type StorageErrorCode = "invalid_key" | "not_found" | "out_of_range" | "unavailable";
 
 /** The single error type thrown by the storage layer for expected failures. */
 export class StorageError extends Error {
   constructor(
     message: string,
     readonly code: StorageErrorCode,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = "StorageError";
   }
 }
