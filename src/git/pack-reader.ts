@@ -34,6 +34,8 @@ export interface PackEntry {
 const MAX_HEADER = 32;
 /** Delta bases a prefetch follows at most (git's default --depth is 50). */
 const MAX_PREFETCH_DEPTH = 64;
+/** Entries this close together are prefetched as one range (a request costs more than the bytes between). */
+const PREFETCH_MERGE_GAP = 64 * 1024;
 
 /**
  * Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs.
@@ -179,25 +181,43 @@ export class Pack {
   }
 
   /**
-   * Hint that the object at `offset` will be read soon: asks the source to fetch its entry and,
-   * with `bases`, once the entry's header is known, its delta bases (until a cached base). No
-   * effect when the source takes no hints; failures are left to the read that follows.
+   * Hint that the objects at `offsets` will be read soon: asks the source to fetch their entries
+   * (neighbours merged into one range) and, with `bases`, once an entry's header is known, its
+   * delta bases (until a cached base). No effect when the source takes no hints; failures are
+   * left to the reads that follow.
    */
-  prefetch(offset: number, bases = true): void {
+  prefetch(offsets: readonly number[], bases = true): void {
     const source = this.source;
-    if (!source.prefetch || this.cache.get(this.name, offset)) return;
-    void (async () => {
-      source.prefetch!(offset, this.entryEnd(offset) - offset);
-      if (!bases) return;
-      let cur = offset;
-      for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {
-        const entry = await this.entryAt(cur);
-        if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) return;
-        cur = this.baseOffsetOf(entry);
-        if (this.cache.get(this.name, cur)) return;
-        source.prefetch!(cur, this.entryEnd(cur) - cur);
+    if (!source.prefetch) return;
+    const ranges: [number, number][] = [];
+    for (const offset of offsets) {
+      if (this.cache.get(this.name, offset)) continue;
+      const end = this.idx.nextOffset(offset);
+      ranges.push([offset, end < 0 ? this.source.size - 20 : end]);
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    let cur: [number, number] | null = null;
+    for (const r of ranges) {
+      if (cur && r[0] - cur[1] <= PREFETCH_MERGE_GAP) cur[1] = Math.max(cur[1], r[1]);
+      else {
+        if (cur) source.prefetch(cur[0], cur[1] - cur[0]);
+        cur = [r[0], r[1]];
       }
-    })().catch(() => {});
+    }
+    if (cur) source.prefetch(cur[0], cur[1] - cur[0]);
+    if (!bases) return;
+    for (const [offset] of ranges) {
+      void (async () => {
+        let at = offset;
+        for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {
+          const entry = await this.entryAt(at);
+          if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) return;
+          at = this.baseOffsetOf(entry);
+          if (this.cache.get(this.name, at)) return;
+          source.prefetch!(at, this.entryEnd(at) - at);
+        }
+      })().catch(() => {});
+    }
   }
 
   /** Type and size of the object at `offset` without inflating non-delta data. */

@@ -54,11 +54,15 @@ export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: Pack
   let hinted = 0;
   let i = 0;
   for (const oid of wanted) {
-    for (; hints && hinted < i + HINT_AHEAD; hinted++) {
-      const next = hints.next();
-      if (next.done) break;
-      const ahead = set.locate(next.value);
-      if (ahead) ahead.pack.prefetch(ahead.offset, false);
+    if (hints && hinted < wanted.size && hinted - i < HINT_AHEAD / 2) {
+      const batch: Oid[] = [];
+      while (batch.length < HINT_AHEAD) {
+        const next = hints.next();
+        if (next.done) break;
+        batch.push(next.value);
+      }
+      hinted += batch.length;
+      set.prefetch(batch, false);
     }
     i++;
     const at = set.locate(oid);
@@ -80,9 +84,15 @@ export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: Pack
   const sequence = order(plan);
   hinted = 0;
   for (let n = 0; n < sequence.length; n++) {
-    for (; hints && hinted < Math.min(sequence.length, n + HINT_AHEAD); hinted++) {
-      const q = sequence[hinted]!;
-      q.pack.prefetch(q.entry.offset, q.kind === "whole");
+    if (hints && hinted < sequence.length && hinted - n < HINT_AHEAD / 2) {
+      const batch = new Map<Pack, number[]>();
+      for (const q of sequence.slice(hinted, hinted + HINT_AHEAD)) {
+        // Entries sent whole are read resolved: their bases are needed too.
+        if (q.kind === "whole") q.pack.prefetch([q.entry.offset], true);
+        else batch.set(q.pack, [...(batch.get(q.pack) ?? []), q.entry.offset]);
+      }
+      for (const [pack, offsets] of batch) pack.prefetch(offsets, false);
+      hinted += HINT_AHEAD;
     }
     const p = sequence[n]!;
     const at = out.position;

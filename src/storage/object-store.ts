@@ -30,6 +30,11 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Every object whose key starts with `prefix`, in no promised order (S3 and fs sort by key; s3rver does not). */
   list(prefix: string): AsyncIterable<ObjectInfo>;
+  /**
+   * Abort unfinished multipart uploads under `prefix` started before `olderThan` (epoch ms), such
+   * as a crash leaves; returns how many. Only stores with multipart uploads (S3) have it.
+   */
+  abortIncompleteUploads?(prefix: string, olderThan: number): Promise<number>;
 }
 
 /**

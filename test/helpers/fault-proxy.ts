@@ -36,6 +36,8 @@ export interface FaultConfig {
   reset: number;
   /** Faults (not the delay) apply only to matching requests. */
   match?: FaultMatch | null;
+  /** Print one line per request on stderr (method, path, Range, what was done). */
+  log?: boolean;
 }
 
 /** What went through the proxy. */
@@ -165,6 +167,7 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     // Where the body is cut: somewhere in its middle half.
     const cutShare = 0.25 + u3 * 0.5;
 
+    if (config.log) process.stderr.write(`[fault-proxy] ${key}${slowDown ? " -> SlowDown" : reset ? " -> reset" : ""}\n`);
     if (config.delayMs > 0) await new Promise((r) => setTimeout(r, config.delayMs));
 
     if (slowDown) {

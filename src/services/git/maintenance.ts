@@ -175,6 +175,8 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
       deleted++;
     }
   }
+  // Uploads a crash (or a give-up whose abort failed too) left open keep their parts billed.
+  if (ctx.store.abortIncompleteUploads) deleted += await ctx.store.abortIncompleteUploads(`repos/${payload.repoId}/`, cutoff);
   return deleted;
 }
 

@@ -5,10 +5,11 @@ import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
-import type { Oid, Ref } from "../../git/types.ts";
+import { GitError, type ByteSource, type Oid, type Ref } from "../../git/types.ts";
 import { packs, refs, type Repo } from "../../db/schema/index.ts";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { BlockCache, ByteLru, type ObjectStore } from "../../storage/index.ts";
+import { BlockCache, ByteLru, StorageError, type ObjectStore, type RangeReader } from "../../storage/index.ts";
+import { AppError } from "../../errors.ts";
 
 /** The key of a stored pack file. */
 export function packKey(repoId: string, name: string, ext: "pack" | "idx"): string {
@@ -54,7 +55,7 @@ export class GitStore {
   /** Opens one stored pack for reading. */
   async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    return new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+    return new Pack(`${repoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(repoId, row.name, "pack"), row.size)), this.deltaBases);
   }
 
   /** Forgets cached bytes of a deleted pack. */
@@ -62,6 +63,37 @@ export class GitStore {
     this.idx.delete(packKey(repoId, name, "idx"));
     this.blocks.evict(packKey(repoId, name, "pack"));
   }
+}
+
+const UNAVAILABLE = "object storage is unavailable (it kept failing after retries); try again later";
+
+/** Whether `err` is the storage layer giving up after its retries. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof StorageError && err.code === "unavailable";
+}
+
+/**
+ * A pack source for the engine: when the store gives up mid-request, the engine gets a GitError,
+ * whose message it sends to the client in band (ERR, or side-band 3 once the pack has started)
+ * before ending the response, so git reports the failure instead of reading a cut-off pack.
+ */
+function engineSource(source: RangeReader): ByteSource {
+  const rethrow = (err: unknown): never => {
+    throw isUnavailable(err) ? new GitError(UNAVAILABLE) : err;
+  };
+  const out: ByteSource = { size: source.size, read: (offset, length) => source.read(offset, length).catch(rethrow) };
+  if (source.stream) {
+    const stream = source.stream.bind(source);
+    out.stream = async function* (offset, length) {
+      try {
+        yield* stream(offset, length);
+      } catch (err) {
+        rethrow(err);
+      }
+    };
+  }
+  if (source.prefetch) out.prefetch = source.prefetch.bind(source);
+  return out;
 }
 
 /** The live refs of a repository, sorted by name. */
@@ -85,7 +117,10 @@ export async function openSnapshot(db: Db, git: GitStore, repo: Repo): Promise<R
       .orderBy(desc(packs.createdAt))
       .all(),
   }));
-  const opened = await Promise.all(packRows.map((row) => git.openPack(repo.id, row)));
+  // Why 503: the store giving up is temporary; the client should retry, not report a broken repository.
+  const opened = await Promise.all(packRows.map((row) => git.openPack(repo.id, row))).catch((err: unknown) => {
+    throw isUnavailable(err) ? new AppError(503, UNAVAILABLE) : err;
+  });
   return { refs: refRows, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
 }
 
