@@ -14,7 +14,7 @@
 // This file is also a child entry point (`bun test/helpers/fault-proxy.ts <upstream> [config]`):
 // a test that blocks its own event loop (spawnSync) must not stall the proxy svc talks to.
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 
 /** Which requests a fault applies to (all when absent). */
 export interface FaultMatch {
@@ -22,6 +22,8 @@ export interface FaultMatch {
   method?: string;
   /** A substring of the path and query, e.g. ".pack" or "uploadId=". */
   pathIncludes?: string;
+  /** Only ranged reads starting at or after this byte (so the start of a stream goes through). */
+  fromByte?: number;
 }
 
 /** What the proxy does to the requests passing through it. */
@@ -113,6 +115,10 @@ function matches(match: FaultMatch | null | undefined, req: IncomingMessage): bo
   if (!match) return true;
   if (match.method && match.method !== req.method) return false;
   if (match.pathIncludes && !(req.url ?? "").includes(match.pathIncludes)) return false;
+  if (match.fromByte !== undefined) {
+    const start = /^bytes=(\d+)-/.exec(req.headers.range ?? "");
+    if (!start || Number(start[1]) < match.fromByte) return false;
+  }
   return true;
 }
 
@@ -236,11 +242,18 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     handle(req, res).catch(() => res.socket?.destroy());
   });
   server.keepAliveTimeout = 30_000;
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return controlHandle(`http://127.0.0.1:${port}`, async () => {
-    server.closeAllConnections?.();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Idle keep-alive connections and requests cut mid-body would hold close() open.
+    for (const socket of sockets) socket.destroy();
+    await closed;
   });
 }
 
