@@ -352,6 +352,8 @@ class Resolver {
     if (!reader || !this.refChildren || this.refChildren.size === 0) return appended;
     const t = this.t;
     const pending = [...t.refBases.keys()].filter((i) => !t.resolved[i]).sort((a, b) => a - b);
+    // The bases are read one by one below: let object storage fetch them side by side meanwhile.
+    if (reader.prefetch) reader.prefetch([...new Set(pending.map((d) => t.refBases.get(d)!))].filter((oid) => this.refChildren!.has(oid)));
     let end = t.end;
     for (const d of pending) {
       const oid = t.refBases.get(d)!;

@@ -196,17 +196,18 @@ export class Pack {
       ranges.push([offset, end < 0 ? this.source.size - 20 : end]);
     }
     ranges.sort((a, b) => a[0] - b[0]);
-    let cur: [number, number] | null = null;
-    for (const r of ranges) {
-      if (cur && r[0] - cur[1] <= PREFETCH_MERGE_GAP) cur[1] = Math.max(cur[1], r[1]);
-      else {
-        if (cur) source.prefetch(cur[0], cur[1] - cur[0]);
-        cur = [r[0], r[1]];
-      }
+    // Neighbours go as one range; only entries that were not cached yet have their chains followed
+    // (a cached entry was read before, and its bases with it).
+    const cold: number[] = [];
+    for (let i = 0; i < ranges.length; ) {
+      let j = i;
+      let end = ranges[i]![1];
+      while (j + 1 < ranges.length && ranges[j + 1]![0] - end <= PREFETCH_MERGE_GAP) end = Math.max(end, ranges[++j]![1]);
+      if (source.prefetch(ranges[i]![0], end - ranges[i]![0])) for (let k = i; k <= j; k++) cold.push(ranges[k]![0]);
+      i = j + 1;
     }
-    if (cur) source.prefetch(cur[0], cur[1] - cur[0]);
     if (!bases) return;
-    for (const [offset] of ranges) {
+    for (const offset of cold) {
       void (async () => {
         let at = offset;
         for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {

@@ -20,8 +20,8 @@ export interface ByteSource {
   read(offset: number, length: number): Promise<Uint8Array>;
   /** Optional: `[offset, offset + length)` in order, with reads issued ahead (object storage hides its latency so). */
   stream?(offset: number, length: number): AsyncIterable<Uint8Array>;
-  /** Optional hint: these bytes will be read soon; the source may fetch them in the background. */
-  prefetch?(offset: number, length: number): void;
+  /** Optional hint: these bytes will be read soon; the source may fetch them in the background (true when it will). */
+  prefetch?(offset: number, length: number): boolean;
 }
 
 /** Read-only view of a repository's objects, taken as one snapshot per request. */

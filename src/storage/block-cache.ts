@@ -20,8 +20,8 @@ export interface RangeReader {
   read(offset: number, length: number): Promise<Uint8Array>;
   /** The bytes `[offset, offset + length)` in order, with reads issued ahead of the consumer. */
   stream?(offset: number, length: number): AsyncIterable<Uint8Array>;
-  /** A hint: these bytes will be read soon (fetched in the background; failures are ignored). */
-  prefetch?(offset: number, length: number): void;
+  /** A hint: these bytes will be read soon (fetched in the background; failures are ignored). True when some were not cached yet. */
+  prefetch?(offset: number, length: number): boolean;
 }
 
 /** Tuning for a BlockCache; the defaults suit pack files. */
@@ -53,10 +53,13 @@ export class BlockCache {
   private readonly spanBlocks: number;
   private readonly blocks: ByteLru<string, Uint8Array>;
   private readonly inflight = new Map<string, Promise<Uint8Array>>();
+  /** Per key, the block read last: a miss right after it is a sequential scan. */
+  private readonly lastRead = new Map<string, number>();
   private readonly prefetchConcurrency: number;
   private readonly prefetchQueueMax: number;
   private readonly prefetchQueue: { key: string; size: number; first: number; last: number }[] = [];
   private prefetching = 0;
+  private readonly idleWaiters: (() => void)[] = [];
   private readonly readAheadOptions: ReadAheadOptions;
   private readonly prefetchEnabled: boolean;
   /** Bytes held by read-ahead streams, shared by all of them. */
@@ -117,9 +120,10 @@ export class BlockCache {
     return readAhead((at, n) => this.store.getRange(key, at, n), offset, length, this.readAheadOptions, this.readAheadBudget);
   }
 
-  /** Fetch the blocks of `[offset, offset + length)` not yet cached, in the background. */
-  prefetch(key: string, size: number, offset: number, length: number): void {
-    if (length <= 0 || offset < 0 || offset >= size) return;
+  /** Fetch the blocks of `[offset, offset + length)` not yet cached, in the background; true when some were missing. */
+  prefetch(key: string, size: number, offset: number, length: number): boolean {
+    if (length <= 0 || offset < 0 || offset >= size) return false;
+    let missing = false;
     const bs = this.blockSize;
     const first = Math.floor(offset / bs);
     const last = Math.floor((Math.min(size, offset + length) - 1) / bs);
@@ -128,10 +132,17 @@ export class BlockCache {
       let j = i;
       while (j < last && j - i + 1 < this.spanBlocks && !this.blocks.has(blockPrefix(key) + (j + 1)) && !this.inflight.has(blockPrefix(key) + (j + 1))) j++;
       this.prefetchQueue.push({ key, size, first: i, last: j });
+      missing = true;
       i = j;
     }
     while (this.prefetchQueue.length > this.prefetchQueueMax) this.prefetchQueue.shift();
     this.pumpPrefetch();
+    return missing;
+  }
+
+  /** Resolves once no prefetch is queued or running. */
+  async prefetchIdle(): Promise<void> {
+    while (this.prefetching > 0 || this.prefetchQueue.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   private pumpPrefetch(): void {
@@ -151,6 +162,7 @@ export class BlockCache {
           this.pumpPrefetch();
         });
     }
+    if (this.prefetching === 0 && this.prefetchQueue.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private async read(key: string, size: number, offset: number, length: number): Promise<Uint8Array> {
@@ -185,19 +197,28 @@ export class BlockCache {
   private block(key: string, size: number, index: number, needLast: number): Promise<Uint8Array> {
     const prefix = blockPrefix(key);
     const id = prefix + index;
+    const previous = this.lastRead.get(key);
+    this.noteRead(key, index);
     const cached = this.blocks.get(id);
     if (cached) return Promise.resolve(cached);
     const pending = this.inflight.get(id);
     if (pending) return pending;
 
-    // Sequential: the block before this one was just read (it is cached or on its way).
-    const sequential = index > 0 && (this.blocks.has(prefix + (index - 1)) || this.inflight.has(prefix + (index - 1)));
+    // Sequential: the last block read of this key was the one before (a scan, not a random hit).
+    const sequential = index > 0 && previous === index - 1;
     const maxLast = Math.ceil(size / this.blockSize) - 1;
     const want = sequential ? index + this.spanBlocks - 1 : needLast;
     let last = index;
     while (last < Math.min(want, maxLast) && !this.blocks.has(prefix + (last + 1)) && !this.inflight.has(prefix + (last + 1))) last++;
     void this.fetchSpan(key, size, index, last).catch(() => {});
     return this.inflight.get(id)!;
+  }
+
+  /** Remember the last block read of `key` (for the few hundred keys read most recently). */
+  private noteRead(key: string, index: number): void {
+    this.lastRead.delete(key);
+    this.lastRead.set(key, index);
+    if (this.lastRead.size > 512) this.lastRead.delete(this.lastRead.keys().next().value!);
   }
 
   /** One ranged read of blocks `first..last` (none cached or in flight), each block cached as it lands. */

@@ -40,6 +40,8 @@ export interface FaultConfig {
   match?: FaultMatch | null;
   /** Print one line per request on stderr (method, path, Range, what was done). */
   log?: boolean;
+  /** The first time each distinct matching request is seen, answer it with this fault (a sure retry). */
+  firstTry?: "slowDown" | "reset" | null;
 }
 
 /** What went through the proxy. */
@@ -69,7 +71,7 @@ export interface FaultProxyHandle {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export const DEFAULT_FAULTS: FaultConfig = { seed: 1, delayMs: 0, slowDown: 0, reset: 0, match: null };
+export const DEFAULT_FAULTS: FaultConfig = { seed: 1, delayMs: 0, slowDown: 0, reset: 0, match: null, firstTry: null };
 
 const SLOW_DOWN_XML =
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
@@ -168,8 +170,9 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     seen.set(key, occurrence + 1);
     const [u1, u2, u3] = draws(hash32(`${key}#${occurrence}`, config.seed), 3) as [number, number, number];
     const faulty = matches(config.match, req);
-    const slowDown = faulty && u1 < config.slowDown;
-    const reset = faulty && !slowDown && u2 < config.reset;
+    const first = faulty && occurrence === 0 ? config.firstTry : null;
+    const slowDown = faulty && (first === "slowDown" || u1 < config.slowDown);
+    const reset = faulty && !slowDown && (first === "reset" || u2 < config.reset);
     // Where the body is cut: somewhere in its middle half.
     const cutShare = 0.25 + u3 * 0.5;
 

@@ -82,6 +82,16 @@ describe("fault proxy", () => {
     await proxy.configure({ slowDown: 0, match: null });
   });
 
+  test("firstTry faults the first sight of each request, and only that", async () => {
+    await proxy.configure({ slowDown: 0, reset: 0, match: null, firstTry: "slowDown" });
+    const c = client(proxy.endpoint);
+    const seen = [await outcome(c, 0), await outcome(c, 0), await outcome(c, 5000), await outcome(c, 5000)];
+    await proxy.configure({ firstTry: "reset" });
+    seen.push(await outcome(c, 0), await outcome(c, 0));
+    await proxy.configure({ firstTry: null });
+    expect(seen).toEqual(["SlowDown", "ok", "SlowDown", "ok", "reset", "ok"]);
+  });
+
   test("the same seed faults the same requests; another seed faults others", async () => {
     const run = async (seed: number) => {
       await proxy.configure({ seed, slowDown: 0.3, reset: 0.2, match: null });
