@@ -322,7 +322,10 @@ async function latencyRun(): Promise<void> {
     };
     results.latency = { delayMs: args.delay, repository: { path: repo.path, tag: repo.tag, packMB: repo.packMB, tip: repo.tip, nextTip: repo.nextTip, firstParentCommits: repo.chain.length } };
   } finally {
-    for (const side of sides) await side.svc.stop();
+    for (const side of sides) {
+      await side.svc.stop();
+      writeFileSync(join(work, `svc-${side.name}.log`), side.svc.logs());
+    }
     await proxy.stop();
     await s3.stop();
   }
@@ -425,6 +428,7 @@ async function faultRun(): Promise<void> {
     const proxyStats = await proxy.stats();
     const runWall = round((performance.now() - startedAt) / 1000);
     await side.svc.stop();
+    writeFileSync(join(work, "svc-faults.log"), side.svc.logs());
 
     // GC past the grace period, in its own process with the clock moved forward (faults still on).
     log("gc and sweep past the grace period");

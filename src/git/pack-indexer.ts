@@ -19,9 +19,9 @@ import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCo
 import { writePackIndexRaw } from "./pack-index.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
 
-/** The result of indexPack: files named after the final pack checksum, in opts.tmpDir. */
+/** The result of indexPack: files named after the final pack checksum (plus a unique suffix), in opts.tmpDir. */
 export interface IndexedPack {
-  /** Final pack checksum (hex); files are pack-<name>.pack / .idx. */
+  /** Final pack checksum (hex); files are pack-<name>-<unique>.pack / .idx. */
   name: string;
   packPath: string;
   idxPath: string;
@@ -53,7 +53,8 @@ export async function indexPack(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: IndexPackOptions,
 ): Promise<IndexedPack> {
-  const tmpPath = join(opts.tmpDir, `tmp-pack-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.pack`);
+  const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const tmpPath = join(opts.tmpDir, `tmp-pack-${unique}.pack`);
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
@@ -68,8 +69,9 @@ export async function indexPack(
     const { oids, types, count } = table;
     closeSync(fd);
     done = true;
-    const packPath = join(opts.tmpDir, `pack-${name}.pack`);
-    const idxPath = join(opts.tmpDir, `pack-${name}.idx`);
+    // Unique per call: two pushes of the same objects (a fork and its source) index the same pack at once.
+    const packPath = join(opts.tmpDir, `pack-${name}-${unique}.pack`);
+    const idxPath = join(opts.tmpDir, `pack-${name}-${unique}.idx`);
     renameSync(tmpPath, packPath);
     await Bun.write(idxPath, idx);
     return {
