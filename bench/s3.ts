@@ -131,6 +131,7 @@ function packBytes(repo: string): number {
 
 interface Side {
   name: string;
+  /** Replaced when the server is restarted. */
   svc: SvcServer;
   acct: SvcAccount;
   proxy: FaultProxyHandle | null;
@@ -156,6 +157,7 @@ interface Sample {
   wall: number;
   clientCpu: number;
   serverCpu: number;
+  rssStartMB: number;
   rssPeakMB: number;
   load1: number;
   code: number;
@@ -192,6 +194,7 @@ async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> 
     wall: r.wall,
     clientCpu: r.cpu,
     serverCpu: procCpu(side.svc.pid).self - before,
+    rssStartMB: mb(rss.startBytes),
     rssPeakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)),
     load1,
     code: r.code,
@@ -207,7 +210,7 @@ const summarize = (xs: Sample[]) => ({
   medianServerCpu: round(median(xs.map((x) => x.serverCpu))),
   medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
   peakRssMB: Math.max(...xs.map((x) => x.rssPeakMB)),
-  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
+  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
 });
 
 const results: Record<string, unknown> = {};
@@ -259,6 +262,13 @@ async function latencyRun(): Promise<void> {
       gc[side.name] = { wall: round((performance.now() - t0) / 1000), out: g.stdout.trim() };
     }
     results.gc = gc;
+    // Fresh processes for the clones: peak RSS is the clone's, and the first clone is cold (idx
+    // files and peeled tags read from storage again).
+    for (const side of sides) {
+      await side.svc.stop();
+      writeFileSync(join(work, `svc-${side.name}-push.log`), side.svc.logs());
+      side.svc = await startSvc({ dataDir: side.svc.dataDir, log: "warn", env: side.name === "s3" ? s3Env(s3, proxy.endpoint) : {} });
+    }
 
     // Clones.
     const clones: Record<string, Sample[]> = { fs: [], s3: [] };
