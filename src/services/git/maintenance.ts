@@ -119,9 +119,15 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    const opened = await Promise.all(group.map((row) => ctx.git.openPack(repo.id, row)));
-    const oids = allOids(opened);
-    if (!(await replacePacks(ctx, repo, group, opened, oids, Math.max(tier + 1, tierFor(oids.length))))) return merges;
+    const copies = await ctx.git.openPackCopies(repo.id, group, ctx.tmpDir);
+    let replaced: boolean;
+    try {
+      const oids = allOids(copies.packs);
+      replaced = await replacePacks(ctx, repo, group, copies.packs, oids, Math.max(tier + 1, tierFor(oids.length)));
+    } finally {
+      await copies.close();
+    }
+    if (!replaced) return merges;
     merges++;
   }
 }
@@ -135,7 +141,16 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
-  const opened = await Promise.all(live.map((row) => ctx.git.openPack(repo.id, row)));
+  const copies = await ctx.git.openPackCopies(repo.id, live, ctx.tmpDir);
+  try {
+    return await gcPacks(ctx, repo, live, copies.packs, tips, refsAtStart);
+  } finally {
+    await copies.close();
+  }
+}
+
+/** GC of the opened live packs: one pack of everything reachable from `tips`. */
+async function gcPacks(ctx: Ctx, repo: Repo, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
   const set = new PackSet(opened);
   const { oids } = await collectObjects(set, { wants: tips, haves: [], shallow: [] });
   const maxTier = Math.max(...live.map((p) => p.tier));

@@ -1,6 +1,9 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
 import { and, desc, eq, isNull } from "drizzle-orm";
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { openFileSource } from "../../git/file-source.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
@@ -56,6 +59,48 @@ export class GitStore {
   async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
     return new Pack(`${repoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(repoId, row.name, "pack"), row.size)), this.deltaBases);
+  }
+
+  /**
+   * Opens stored packs for maintenance, which reads every byte of them, often more than once:
+   * from object storage each is first downloaded whole into `tmpDir` (a few large streamed
+   * reads instead of thousands of small ranged ones); the fs store's packs are read in place.
+   * close() removes the copies.
+   */
+  async openPackCopies(repoId: string, rows: { name: string; size: number }[], tmpDir: string): Promise<{ packs: Pack[]; close(): Promise<void> }> {
+    if (this.store.kind === "fs") return { packs: await Promise.all(rows.map((row) => this.openPack(repoId, row))), close: async () => {} };
+    const opened: { source: Awaited<ReturnType<typeof openFileSource>>; path: string }[] = [];
+    const close = async () => {
+      for (const o of opened.splice(0)) {
+        await o.source.close();
+        await rm(o.path, { force: true });
+      }
+    };
+    try {
+      const packs: Pack[] = [];
+      for (const row of rows) {
+        const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
+        const path = join(tmpDir, `copy-${row.name}-${process.pid}-${Math.random().toString(36).slice(2)}.pack`);
+        const file = await open(path, "w");
+        try {
+          for await (const chunk of this.blocks.stream(packKey(repoId, row.name, "pack"), row.size, 0, row.size)) {
+            for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
+          }
+        } catch (err) {
+          await file.close();
+          await rm(path, { force: true });
+          throw err;
+        }
+        await file.close();
+        const source = await openFileSource(path);
+        opened.push({ source, path });
+        packs.push(new Pack(`${repoId}/${row.name}`, idx, source, this.deltaBases));
+      }
+      return { packs, close };
+    } catch (err) {
+      await close();
+      throw err;
+    }
   }
 
   /** Forgets cached bytes of a deleted pack. */

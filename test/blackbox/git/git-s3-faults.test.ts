@@ -118,6 +118,19 @@ describe("git on a faulty bucket", () => {
     expect(stats.resets).toBeGreaterThan(0);
   });
 
+  test("svc gc through a throttling bucket leaves one pack holding everything", async () => {
+    await proxy.configure({ seed: 4, slowDown: 0.2, reset: 0.05, firstTry: "slowDown" });
+    const r = await server.cli(["gc", "--repo", "acme/big"]);
+    await proxy.configure({ slowDown: 0, reset: 0, firstTry: null });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ repo: "acme/big", packs_replaced: expect.any(Number) });
+    expect(JSON.parse(r.stdout.trim()).packs_replaced).toBeGreaterThan(1);
+    const c = g.path("after-gc");
+    await g.ok(["clone", "--bare", url, c]);
+    await expectFsckClean(c);
+    expect(await g.ok(["rev-parse", "refs/heads/main"], { cwd: c })).toBe(await g.ok(["rev-parse", "HEAD"], { cwd: work }));
+  });
+
   test("a push whose upload keeps failing is refused, the ref stays, and no upload is left open", async () => {
     const before = await lsRemote(g, url);
     await commitFiles(g, work, { "big.bin": randomBytes(9 * 1024 * 1024) }, "too big for one PUT");
