@@ -4,6 +4,8 @@
 //   bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc]
 //                    [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap]
 //                    [--keep] [--out FILE.json]
+//   bun bench/git.ts --real REPO.git [--steps 20] [--reps 3] [--single-push] [--no-gc] ...
+//                    (real-repository mode: bench/lib/git-real.ts)
 //
 // --probe: while svc serves git, GET /v1/orgs/bench/repos/bench-1 every 100 ms (one at a time)
 //          and report the worst latency (how long the event loop was blocked).
@@ -70,6 +72,12 @@ function parseArgs(argv: string[]): Args {
     noBitmap: !argv.includes("--skip-nobitmap"),
     probe: argv.includes("--probe"),
   };
+}
+
+if (process.argv.includes("--real")) {
+  // Real-repository mode (bench/lib/git-real.ts): a real repository pushed in steps, cloned from many packs.
+  await (await import("./lib/git-real.ts")).runReal(process.argv.slice(2));
+  process.exit(0);
 }
 
 const args = parseArgs(process.argv.slice(2));

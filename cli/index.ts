@@ -8,6 +8,8 @@ import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { findOrg, findRepo } from "../src/services/access/lookup.ts";
 import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts";
 import { configOrExit } from "./config.ts";
+import { createHostedRegistrationToken } from "../src/services/ci/runners.ts";
+import { DEFAULT_CONFIG, register, runAgent } from "./runner/agent.ts";
 
 const serveCmd = defineCommand({
   meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers" },
@@ -56,9 +58,9 @@ const migrateCmd = defineCommand({
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
   run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
-    const { sqlite } = openDatabase(config.dataDir);
+    const { sqlite, close } = openDatabase(config.dataDir);
     const applied = migrate(sqlite);
-    sqlite.close();
+    close();
     process.stdout.write(applied.length ? `applied ${applied.join(", ")}\n` : "up to date\n");
   },
 });
@@ -76,15 +78,15 @@ const gcCmd = defineCommand({
       let targets: { id: string; name: string }[];
       if (args.repo) {
         const [orgName, repoName] = args.repo.split("/");
-        const org = orgName ? findOrg(ctx, orgName) : null;
-        const repo = org && repoName ? findRepo(ctx, org.id, repoName) : null;
+        const org = orgName ? await findOrg(ctx, orgName) : null;
+        const repo = org && repoName ? await findRepo(ctx, org.id, repoName) : null;
         if (!org || !repo) {
           process.stderr.write(`svc: no repository ${args.repo}\n`);
           process.exit(1);
         }
         targets = [{ id: repo.id, name: `${org.name}/${repo.name}` }];
       } else {
-        targets = allRepos(ctx);
+        targets = await allRepos(ctx);
       }
       for (const t of targets) {
         const gc = await gcRepo(ctx, { repoId: t.id });
@@ -107,6 +109,71 @@ const sshHostKeysCmd = defineCommand({
   },
 });
 
+const runnerRegisterCmd = defineCommand({
+  meta: { name: "register", description: "Register this machine as a runner; stores its credential (mode 0600)" },
+  args: {
+    url: { type: "string", required: true, description: "Base address of the svc server" },
+    token: { type: "string", required: true, description: "Registration token (svcg_…)" },
+    name: { type: "string", description: "Machine name (default: the host name)" },
+    labels: { type: "string", description: "Custom labels, comma-separated" },
+    ephemeral: { type: "boolean", description: "Run one job, then de-register" },
+    config: { type: "string", default: DEFAULT_CONFIG, description: "Where to store the credential" },
+  },
+  async run({ args }) {
+    try {
+      const c = await register({ url: args.url, token: args.token, name: args.name, labels: args.labels, ephemeral: args.ephemeral, configPath: args.config, version: pkg.version });
+      process.stdout.write(`registered runner ${c.name} (${c.runner_id})${c.org ? ` in ${c.org}, group ${c.group}` : " for the instance (hosted)"} with labels ${c.labels.join(",")}; credential stored in ${args.config}\n`);
+    } catch (e) {
+      process.stderr.write(`svc: ${(e as Error).message}\n`);
+      process.exit(1);
+    }
+  },
+});
+
+const runnerRunCmd = defineCommand({
+  meta: { name: "run", description: "Claim and run jobs until stopped (an ephemeral runner exits after its one job)" },
+  args: {
+    config: { type: "string", default: DEFAULT_CONFIG, description: "The credential file written by register" },
+    workdir: { type: "string", description: "Where job workspaces are made (default: _work beside the config)" },
+  },
+  async run({ args }) {
+    let code: number;
+    try {
+      code = await runAgent({ configPath: args.config, workdir: args.workdir });
+    } catch (e) {
+      process.stderr.write(`svc: ${(e as Error).message}\n`);
+      code = 1;
+    }
+    process.exit(code);
+  },
+});
+
+const runnerCmd = defineCommand({
+  meta: { name: "runner", description: "The runner agent: register a machine, run jobs" },
+  subCommands: { register: runnerRegisterCmd, run: runnerRunCmd },
+});
+
+const runnerTokenCmd = defineCommand({
+  meta: { name: "runner-token", description: "Mint a registration token for an instance-wide (hosted) runner" },
+  args: {
+    hosted: { type: "boolean", required: true, description: "An instance runner that takes hosted jobs of every org" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    if (!args.hosted) {
+      process.stderr.write("svc: only --hosted tokens are minted here; an org's runners get theirs from POST /v1/orgs/{org}/runners/registration-token\n");
+      process.exit(2);
+    }
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const ctx = await openContext(config);
+    try {
+      process.stdout.write(`${JSON.stringify(await createHostedRegistrationToken(ctx))}\n`);
+    } finally {
+      ctx.close();
+    }
+  },
+});
+
 const versionCmd = defineCommand({
   meta: { name: "version", description: "Print the version" },
   run() {
@@ -117,7 +184,7 @@ const versionCmd = defineCommand({
 /** The root command. */
 export const main = defineCommand({
   meta: { name: "svc", version: pkg.version, description: "A self-hosted git host on object storage" },
-  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, "ssh-host-keys": sshHostKeysCmd, version: versionCmd },
+  subCommands: { serve: serveCmd, "user-create": userCreateCmd, migrate: migrateCmd, gc: gcCmd, "ssh-host-keys": sshHostKeysCmd, runner: runnerCmd, "runner-token": runnerTokenCmd, version: versionCmd },
 });
 
 /** Runs the CLI with the given arguments. */

@@ -24,6 +24,8 @@ export interface Config {
   ssh: { host: string; port: number; publicAddr: string | null } | null;
   storage: StorageConfig;
   runnerClaimWaitMs: number;
+  /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
+  runnerHeartbeatTimeoutMs: number;
   mail: MailConfig;
   webhookSecret: string | null;
   app: { id: string; privateKey: string; apiUrl: string } | null;
@@ -31,17 +33,59 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   signupLimitPerAddress: number;
   signupLimitGlobal: number;
+  /** Largest git push (request body over HTTP, pack over SSH) in bytes; SVC_GIT_MAX_PUSH. */
+  gitMaxPush: number;
+  /** Rate limits of guessing and flooding (README "Operations"). */
+  limits: Limits;
+}
+
+/** Rate limits where guessing or flooding pays (README "Operations: limits"). */
+export interface Limits {
+  /** Take the client address from the last X-Forwarded-For entry (behind one trusted proxy). */
+  trustProxy: boolean;
+  /** Failed sign-ins an hour one source address may make before its attempts are spaced out. */
+  loginPerSource: number;
+  /** Failed sign-ins an hour for one address (from sources it never signed in from) before attempts are spaced out. */
+  loginPerAccount: number;
+  /** Unusable credentials (tokens, registration tokens, Basic) an hour one source may present before it must wait. */
+  credentialFailuresPerSource: number;
+  /** The longest wait the doubling delay reaches, in milliseconds. */
+  backoffMaxMs: number;
+  /** SSH connections not yet authenticated, in total and per source address. */
+  sshUnauthenticated: number;
+  sshUnauthenticatedPerSource: number;
 }
 
 const KNOWN = new Set([
   "SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_SSH_PUBLIC", "SVC_STORAGE",
   "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
-  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
+  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
   "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
+  "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
+  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_GIT_MAX_PUSH",
 ]);
+
+/** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
+export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+
+/**
+ * A size in bytes: digits, optionally followed by k, m or g (powers of 1024; "KiB", "MB" and
+ * the like are read the same way). At least 1 KiB, at most 1 TiB.
+ */
+export function parseSize(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const m = /^(\d+)\s*(?:([kmgt])(?:i?b)?|b)?$/i.exec(value.trim());
+  const scale = m?.[2] ? 1024 ** ("kmgt".indexOf(m[2].toLowerCase()) + 1) : 1;
+  const bytes = m ? Number(m[1]) * scale : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1024 || bytes > 1024 ** 4) {
+    throw new ConfigError(`${name}: expected a size such as 2147483648, 500m or 2g (1 KiB to 1 TiB), got ${JSON.stringify(value)}`);
+  }
+  return bytes;
+}
 
 /** Parses `host:port` (IPv6 in brackets); port 0 allowed when `allowZero`. */
 export function parseHostPort(name: string, value: string, allowZero: boolean): { host: string; port: number } {
@@ -145,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ssh,
     storage,
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
+    runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     app,
@@ -152,6 +197,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: logLevel as Config["logLevel"],
     signupLimitPerAddress: positiveInt("SVC_SIGNUP_LIMIT_PER_ADDRESS", env.SVC_SIGNUP_LIMIT_PER_ADDRESS, 3),
     signupLimitGlobal: positiveInt("SVC_SIGNUP_LIMIT_GLOBAL", env.SVC_SIGNUP_LIMIT_GLOBAL, 300),
+    gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
+    limits: loadLimits(env),
+  };
+}
+
+function loadLimits(env: Record<string, string | undefined>): Limits {
+  const trust = env.SVC_TRUST_PROXY ?? "0";
+  if (trust !== "0" && trust !== "1") throw new ConfigError(`SVC_TRUST_PROXY: expected 0 or 1, got ${JSON.stringify(trust)}`);
+  const global = positiveInt("SVC_SSH_MAX_UNAUTHENTICATED", env.SVC_SSH_MAX_UNAUTHENTICATED, 64);
+  const perSource = positiveInt("SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE", env.SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE, 8);
+  if (perSource > global) throw new ConfigError("SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE: larger than SVC_SSH_MAX_UNAUTHENTICATED");
+  return {
+    trustProxy: trust === "1",
+    loginPerSource: positiveInt("SVC_LOGIN_LIMIT_PER_SOURCE", env.SVC_LOGIN_LIMIT_PER_SOURCE, 30),
+    loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
+    credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
+    backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    sshUnauthenticated: global,
+    sshUnauthenticatedPerSource: perSource,
   };
 }
 

@@ -18,18 +18,24 @@ import { purgeRepoStorage } from "./services/repos/purge.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
+import { subscribeToEvents } from "./services/hooks/events.ts";
+import { claimHub } from "./services/ci/claim.ts";
+import { startCiSweeper } from "./services/ci/sweeper.ts";
+import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  const { db, sqlite } = openDatabase(config.dataDir);
+  const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
+  // A push writes its CI triggers in its own transaction (services/ci/trigger.ts).
+  subscribeToEvents("ci", enqueueTriggers);
   const store = await createObjectStore(config.storage);
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close: () => sqlite.close() };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
 }
 
 /** `svc serve`: starts everything and resolves when a signal has drained the server. */
@@ -54,16 +60,23 @@ export async function serve(config: Config): Promise<void> {
     "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
   });
   const mailWorker = startMailWorker(ctx);
+  // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.
+  const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
+  onTriggerQueued(ciWorkers.poke);
+  const ciSweeper = startCiSweeper(ctx);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
-  const gcTimer = setInterval(() => scheduleGcPass(ctx), 6 * 3600 * 1000);
+  const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
+      // Waiting claims answer 204 now, so draining does not wait out their long poll.
+      claimHub(ctx).stop();
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
-      await Promise.all([workers.stop(), mailWorker.stop()]);
-      flushTokenUse(ctx);
+      onTriggerQueued(null);
+      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop()]);
+      await flushTokenUse(ctx);
       ctx.close();
       resolve();
     };

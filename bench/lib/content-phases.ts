@@ -83,8 +83,8 @@ try {
       }
     },
   } as typeof inner;
-  const org = ctx.db.select().from(orgs).where(eq(orgs.name, "bench")).get()!;
-  const repo = ctx.db.select().from(repos).where(eq(repos.orgId, org.id)).get()!;
+  const org = ctx.db.read.select().from(orgs).where(eq(orgs.name, "bench")).get()!;
+  const repo = ctx.db.read.select().from(repos).where(eq(repos.orgId, org.id)).get()!;
 
   const phases: Record<string, number[]> = {};
   const rec = (name: string, ms: number) => (phases[name] ??= []).push(ms);
@@ -99,7 +99,7 @@ try {
       record(name, n - t);
       t = n;
     };
-    const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+    const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
     lap("openSnapshot (refs + packs rows, open each pack idx)");
     const tip = snapshot.refs.find((r) => r.name === "refs/heads/main")!.oid;
     const baseTree = parseCommit((await snapshot.objects.read(tip))!.data).tree;
@@ -122,8 +122,9 @@ try {
     writeFileSync(`${base}.idx`, idx);
     lap("writeFileSync pack + idx to tmp");
     putMs = 0;
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }], { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength }, { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: refPolicy(ctx, repo, "commit-api") });
-    if (results.get("refs/heads/main")) throw new Error(`publish refused: ${results.get("refs/heads/main")}`);
+    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }], { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength }, { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: refPolicy(repo, "commit-api") });
+    const outcome = results.get("refs/heads/main")!;
+    if (outcome.kind !== "applied") throw new Error(`publish refused: ${JSON.stringify(outcome)}`);
     const pubMs = performance.now() - t;
     record("publish: store.putFile pack + idx (copy, fsync file, rename, fsync dir)", putMs);
     record("publish: ref CAS transaction + compaction check", pubMs - putMs);

@@ -134,7 +134,7 @@ if (mode === "clone" || mode === "enumerate") {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
   const ctx = await openContext(loadConfig({ ...env, SVC_DATA_DIR: dataDir, SVC_LOG: "warn" }));
   cleanup = () => ctx.close();
-  const row = ctx.db
+  const row = ctx.db.read
     .select({ repo: repos })
     .from(repos)
     .innerJoin(orgs, eq(repos.orgId, orgs.id))
@@ -142,7 +142,7 @@ if (mode === "clone" || mode === "enumerate") {
     .get();
   if (!row) throw new Error(`no repository ${label}`);
   ops = async () => {
-    const snapshot = await openSnapshot(ctx.db, ctx.git, row.repo);
+    const snapshot = await openSnapshot(ctx.db.read, ctx.git, row.repo);
     const wants = [...new Set(snapshot.refs.map((r) => r.oid))];
     if (mode === "enumerate") {
       const listed = await collectObjects(snapshot.objects, { wants, haves: [], shallow: [] });

@@ -119,8 +119,9 @@ export async function bootstrap(svc: SvcServer, org = "bench"): Promise<SvcAccou
   return { org, token: mint.json.token, cookie };
 }
 
-export async function createRepo(svc: SvcServer, acct: SvcAccount, name: string): Promise<void> {
-  const r = await api(svc.url, "POST", `/v1/orgs/${acct.org}/repos`, { name }, { authorization: `Bearer ${acct.token}` });
+export async function createRepo(svc: SvcServer, acct: SvcAccount, name: string, defaultBranch?: string): Promise<void> {
+  const body = defaultBranch ? { name, default_branch: defaultBranch } : { name };
+  const r = await api(svc.url, "POST", `/v1/orgs/${acct.org}/repos`, body, { authorization: `Bearer ${acct.token}` });
   if (r.status !== 201) throw new Error(`repo create failed: ${r.status} ${JSON.stringify(r.json)}`);
 }
 

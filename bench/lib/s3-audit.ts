@@ -6,11 +6,10 @@
 //
 //   SVC_DATA_DIR=… SVC_STORAGE=s3 SVC_S3_*=… S3_DIRECT_ENDPOINT=http://127.0.0.1:PORT bun bench/lib/s3-audit.ts
 import { Client } from "minio";
-import { and, eq, isNull } from "drizzle-orm";
 import { loadConfig } from "../../src/config.ts";
 import { openContext } from "../../src/runtime.ts";
 import { allRepos, gcRepo, GRACE_MS, sweepRepo } from "../../src/services/git/maintenance.ts";
-import { packs } from "../../src/db/schema/index.ts";
+import { livePacks } from "../../src/services/git/store.ts";
 import { setClock } from "../../src/util/clock.ts";
 
 const direct = process.env.S3_DIRECT_ENDPOINT;
@@ -24,11 +23,11 @@ const ctx = await openContext(config);
 const real = Date.now();
 const gc: Record<string, unknown> = {};
 setClock(() => real + 60_000);
-for (const repo of allRepos(ctx)) gc[repo.name] = await gcRepo(ctx, { repoId: repo.id });
+for (const repo of await allRepos(ctx)) gc[repo.name] = await gcRepo(ctx, { repoId: repo.id });
 // Past the grace period of everything the GC replaced and of every orphan file.
 setClock(() => real + 60_000 + GRACE_MS + 60_000);
 const swept: Record<string, number> = {};
-for (const repo of allRepos(ctx)) swept[repo.name] = await sweepRepo(ctx, { repoId: repo.id });
+for (const repo of await allRepos(ctx)) swept[repo.name] = await sweepRepo(ctx, { repoId: repo.id });
 
 const u = new URL(direct);
 const client = new Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: config.storage.accessKey, secretKey: config.storage.secretKey, region: "us-east-1", pathStyle: true });
@@ -36,8 +35,8 @@ const bucket = config.storage.bucket;
 const keys: string[] = [];
 for await (const item of client.listObjectsV2(bucket, "repos/", true)) if (item.name) keys.push(item.name);
 const live = new Set<string>();
-for (const repo of allRepos(ctx)) {
-  for (const row of ctx.db.select({ name: packs.name }).from(packs).where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt))).all()) {
+for (const repo of await allRepos(ctx)) {
+  for (const row of await livePacks(ctx.db.read, repo.id)) {
     live.add(`repos/${repo.id}/packs/pack-${row.name}.pack`);
     live.add(`repos/${repo.id}/packs/pack-${row.name}.idx`);
   }

@@ -1,23 +1,64 @@
 // The SQLite connection (bun:sqlite through drizzle): WAL, foreign keys, busy timeout, migrations.
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { Database as MetaDatabase } from "./database.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema/index.ts";
 
 /** The drizzle handle every service receives. */
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
 
-/** Opens (creating if needed) `<dataDir>/svc.db` with the pragmas the service relies on. */
-export function openDatabase(dataDir: string): { db: Db; sqlite: Database } {
-  mkdirSync(dataDir, { recursive: true });
+/** Opens one connection to `<dataDir>/svc.db` with the pragmas the service relies on. */
+function connect(dataDir: string): Database {
   const sqlite = new Database(join(dataDir, "svc.db"), { create: true, strict: true });
   sqlite.exec("PRAGMA busy_timeout = 10000");
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  return { db: drizzle(sqlite, { schema }), sqlite };
+  return sqlite;
+}
+
+/** The database and its WAL and shared-memory files. */
+const DB_FILES = ["svc.db", "svc.db-wal", "svc.db-shm", "svc.db-journal"];
+
+/**
+ * Makes the data dir private to the service's user (0700) and the database files 0600, existing
+ * ones included. Why: the database holds password and token hashes, and SQLite creates its files
+ * (and the WAL and shared memory after them, with the database's mode) world-readable under the
+ * usual umask. The database file is created here, 0600, so everything SQLite adds inherits that.
+ */
+export function secureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const main = join(dataDir, "svc.db");
+  if (!existsSync(main)) closeSync(openSync(main, "a", 0o600));
+  for (const name of DB_FILES) {
+    const path = join(dataDir, name);
+    if (existsSync(path)) chmodSync(path, 0o600);
+  }
+}
+
+/**
+ * Opens (creating if needed) `<dataDir>/svc.db`: the write connection (`sqlite`, which migrations
+ * and the change probes use) and a query-only read connection, behind one `Database`.
+ */
+export function openDatabase(dataDir: string): { db: MetaDatabase; sqlite: Database; close(): void } {
+  secureDataDir(dataDir);
+  const sqlite = connect(dataDir);
+  const reader = connect(dataDir);
+  // Why: the read connection must never write; a stray write through it fails loudly.
+  reader.exec("PRAGMA query_only = ON");
+  const db = new MetaDatabase(drizzle(reader, { schema }), drizzle(sqlite, { schema }), sqlite);
+  return {
+    db,
+    sqlite,
+    close() {
+      reader.close();
+      sqlite.close();
+    },
+  };
 }
 
 /** Applies pending migrations, each in one immediate transaction (safe with a concurrent process). */
@@ -39,14 +80,12 @@ export function migrate(sqlite: Database): string[] {
   return applied;
 }
 
-/** Change counters of the database: our connection's writes, and other connections' commits. */
-export function epochProbes(sqlite: Database): { own(): number; external(): number } {
-  const own = sqlite.query<{ n: number }, []>("SELECT total_changes() AS n");
+/** Change counters of the database: this process's commits, and other connections' commits. */
+export function epochProbes(db: MetaDatabase, sqlite: Database): { own(): number; external(): number } {
   const external = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
-  return { own: () => own.get()!.n, external: () => external.get()!.data_version };
+  return { own: () => db.ownEpoch, external: () => external.get()!.data_version };
 }
 
-/** A transaction handle (same query API as Db). */
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-/** Either the database or an open transaction. */
-export type DbOrTx = Db | Tx;
+/** Either the read handle or an open transaction (stores take this). */
+export type DbOrTx = Db;
+export type { Queryable, Tx } from "./database.ts";

@@ -4,8 +4,10 @@ import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
 import m0003 from "../../migrations/0003_drop_signup_attempts.sql" with { type: "text" };
+import m0004 from "../../migrations/0004_ci.sql" with { type: "text" };
+import m0005 from "../../migrations/0005_git_reach_tips.sql" with { type: "text" };
 
-const SQL: Record<string, string> = { "0000_init": m0000, "0001_authority_indexes": m0001, "0002_people_and_mail": m0002, "0003_drop_signup_attempts": m0003 };
+const SQL: Record<string, string> = { "0000_init": m0000, "0001_authority_indexes": m0001, "0002_people_and_mail": m0002, "0003_drop_signup_attempts": m0003, "0004_ci": m0004, "0005_git_reach_tips": m0005 };
 
 /** Every migration in journal order; a journal entry without embedded SQL is a build error. */
 export const migrations: { tag: string; sql: string }[] = journal.entries.map((e) => {

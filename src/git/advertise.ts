@@ -23,13 +23,16 @@
 //
 // advertiseRefs writes the "# service=" preamble itself when `http` is true, so the HTTP
 // layer only sets headers. receive-pack has no v2: it always answers in v0.
+//
+// A refusal the user should read (a reader pushing) is an advertisement of one ERR packet,
+// after the preamble over HTTP: git prints "remote error: <message>" and stops.
 import {
   AGENT,
   RECEIVE_PACK_CAPABILITIES,
   UPLOAD_PACK_CAPABILITIES,
   V2_CAPABILITIES,
 } from "./capabilities.ts";
-import { concatBytes, FLUSH_PKT, pktLine } from "./pkt-line.ts";
+import { concatBytes, errPkt, FLUSH_PKT, pktLine } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot, resolveHead } from "./repo-snapshot.ts";
 import { ZERO_OID } from "./types.ts";
 
@@ -51,7 +54,7 @@ export async function advertiseRefs(
 ): Promise<Uint8Array<ArrayBuffer>> {
   const parts: Uint8Array[] = [];
   const v2 = opts.protocol === 2 && service === "git-upload-pack";
-  if (opts.http && !v2) parts.push(pktLine(`# service=${service}`), FLUSH_PKT);
+  if (opts.http && !v2) parts.push(serviceHeader(service));
   if (v2) {
     parts.push(pktLine("version 2"));
     for (const c of V2_CAPABILITIES) parts.push(pktLine(c));
@@ -62,6 +65,16 @@ export async function advertiseRefs(
   }
   parts.push(FLUSH_PKT);
   return concatBytes(parts);
+}
+
+/** The smart-HTTP preamble of an info/refs response: `# service=<service>` and a flush. */
+export function serviceHeader(service: GitService): Uint8Array {
+  return concatBytes([pktLine(`# service=${service}`), FLUSH_PKT]);
+}
+
+/** An advertisement that carries only `ERR <message>` (with the preamble over HTTP). */
+export function advertiseError(service: GitService, message: string, opts: { http: boolean }): Uint8Array<ArrayBuffer> {
+  return concatBytes(opts.http ? [serviceHeader(service), errPkt(message)] : [errPkt(message)]);
 }
 
 async function uploadPackRefLines(snapshot: RepoSnapshot): Promise<Uint8Array[]> {

@@ -7,6 +7,8 @@
 // of the new pack are walked, which bounds the cost by the size of the push.
 import { parseCommit, parseTag } from "./object.ts";
 import { bytesToHex, hexInto, isOid } from "./oid.ts";
+import type { OidSet } from "./oid-set.ts";
+import type { PackIndex } from "./pack-index.ts";
 import type { Pack } from "./pack-reader.ts";
 import type { PackSet } from "./pack-set.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
@@ -24,6 +26,33 @@ function packsOf(reader: ObjectReader): Pack[] | null {
 }
 
 const SP = 0x20;
+
+/**
+ * The check a push needs in the common case, without reading any object again: every new tip
+ * and every object named by the new pack's commits, trees and tags (`links`, collected by the
+ * indexer) is in the pack (`packIdx`) or already stored. Stored objects have their closure, so
+ * everything reachable from the tips then exists. False when anything is not found: the pack
+ * may carry unreachable objects with holes (git accepts those), so the caller then runs
+ * checkConnectivity, which walks only what is reachable.
+ */
+export function linksClosed(links: OidSet, packIdx: PackIndex, existing: ObjectReader, newTips: Oid[]): boolean {
+  const stored = packsOf(existing);
+  if (!stored) return false;
+  const present = (bytes: Uint8Array, at: number): boolean => {
+    if (packIdx.indexOfRaw(bytes, at) >= 0) return true;
+    for (const p of stored) if (p.idx.indexOfRaw(bytes, at) >= 0) return true;
+    return false;
+  };
+  const key = new Uint8Array(20);
+  for (const tip of newTips) {
+    if (!isOid(tip)) return false;
+    hexInto(tip, key, 0);
+    if (!present(key, 0)) return false;
+  }
+  const table = links.table;
+  for (let n = 0; n < links.size; n++) if (!present(table, 20 * n)) return false;
+  return true;
+}
 
 /**
  * Throw GitError (code "missing") naming a missing object reachable from `newTips`.

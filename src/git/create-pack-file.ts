@@ -11,14 +11,14 @@
 //
 //   "A keep-alive packet is an empty band-1 packet ("0005\1")" sent while the
 //   server is busy before pack data is ready.
-import { streamBytes, type Pack } from "./pack-reader.ts";
-import { packObjects } from "./pack-writer.ts";
+import { listObjects, SEND, type ObjectList } from "./object-list.ts";
+import { OBJ_TAG } from "./pack-entry.ts";
+import { writePack } from "./pack-writer.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot } from "./repo-snapshot.ts";
 import { CommitCache } from "./revision.ts";
 import { SidebandWriter } from "./sideband.ts";
-import type { Oid } from "./types.ts";
-import { type CollectRequest, collectObjects } from "./walk.ts";
+import type { CollectRequest } from "./walk.ts";
 
 /** Pack options negotiated by the client. */
 export interface PackOptions {
@@ -75,25 +75,6 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
   };
 }
 
-/** Bytes read per step when a stored pack is streamed as it is: small, so many concurrent clones stay cheap. */
-const STREAM_CHUNK = 256 * 1024;
-
-/**
- * The stored pack that answers `req` as it is, or null. Every object reachable from the refs is in
- * some live pack, so when there is exactly one, a full clone (wants covering every ref tip; no
- * haves, shallow, deepen or filter) is that pack, possibly with a few unreachable objects extra,
- * which git accepts. No listing, no copying: the stored bytes go out as they are.
- */
-function wholePackClone(snapshot: RepoSnapshot, req: CollectRequest, opts: PackOptions): Pack | null {
-  if (!opts.ofsDelta || req.haves.length || req.shallow.length || req.depth || req.deepenSince || req.deepenNot?.length || req.filter) return null;
-  if (snapshot.objects.packs.length !== 1) return null;
-  const pack = snapshot.objects.packs[0]!;
-  const wants = new Set(req.wants);
-  for (const ref of snapshot.refs) if (!wants.has(ref.oid)) return null;
-  for (const w of wants) if (pack.idx.find(w) < 0) return null;
-  return pack;
-}
-
 /** Compute and stream the pack for `req`; returns the number of objects sent. */
 export async function createPackFile(
   snapshot: RepoSnapshot,
@@ -101,49 +82,42 @@ export async function createPackFile(
   opts: PackOptions,
   sink: PackSink,
 ): Promise<number> {
-  const whole = wholePackClone(snapshot, req, opts);
-  if (whole) {
-    await sink.progress(`Enumerating objects: ${whole.idx.count}, done.\n`);
-    for await (const chunk of streamBytes(whole.source, 0, whole.source.size, STREAM_CHUNK)) await sink.data(chunk);
-    await sink.progress(`Total ${whole.idx.count}\n`);
-    await sink.end();
-    return whole.idx.count;
-  }
   sink.keepalive(true);
-  let oids: Oid[];
-  let bases: Set<Oid>;
+  let list: ObjectList;
   try {
-    const listed = await collectObjects(snapshot.objects, req);
-    oids = listed.oids;
-    bases = listed.bases;
-    if (opts.includeTag) oids = [...(await tagsToInclude(snapshot, oids)), ...oids];
+    list = await listObjects(snapshot.objects, req, { reachability: true });
+    if (opts.includeTag) await includeTags(snapshot, list);
   } finally {
     sink.keepalive(false);
   }
-  await sink.progress(`Enumerating objects: ${oids.length}, done.\n`);
+  await sink.progress(`Enumerating objects: ${list.count}, done.\n`);
   // Why no thin pack under a filter: a partial clone may lack the blobs we would delta against.
-  const thinBases = opts.thinPack && !req.filter ? bases : undefined;
-  for await (const chunk of packObjects(snapshot.objects, oids, { ofsDelta: opts.ofsDelta, thinBases })) {
+  const thin = opts.thinPack && !req.filter;
+  for await (const chunk of writePack(list.midx, list.flags, list.count, { ofsDelta: opts.ofsDelta, thin })) {
     await sink.data(chunk);
   }
-  await sink.progress(`Total ${oids.length}\n`);
+  await sink.progress(`Total ${list.count}\n`);
   await sink.end();
-  return oids.length;
+  return list.count;
 }
 
-/** Tag objects (with nested tags) under refs/tags/ whose peeled object is being sent. */
-async function tagsToInclude(snapshot: RepoSnapshot, oids: Oid[]): Promise<Oid[]> {
-  const sent = new Set(oids);
+/** Mark the tag objects (with nested tags) under refs/tags/ whose peeled object is being sent. */
+async function includeTags(snapshot: RepoSnapshot, list: ObjectList): Promise<void> {
+  const { midx, flags } = list;
+  const sent = (oid: string) => {
+    const p = midx.findHex(oid);
+    return p >= 0 && (flags[p]! & SEND) !== 0;
+  };
   const cache = new CommitCache(snapshot.objects);
-  const extra: Oid[] = [];
   for (const ref of await peelRefs(snapshot)) {
-    if (!ref.name.startsWith("refs/tags/") || !ref.peeled || sent.has(ref.oid) || !sent.has(ref.peeled)) continue;
+    if (!ref.name.startsWith("refs/tags/") || !ref.peeled || sent(ref.oid) || !sent(ref.peeled)) continue;
     const p = await cache.peel(ref.oid);
     for (const t of p?.tags ?? []) {
-      if (sent.has(t)) continue;
-      sent.add(t);
-      extra.push(t);
+      const q = midx.findHex(t);
+      if (q < 0 || flags[q]! & SEND) continue;
+      flags[q]! |= SEND;
+      list.types[q] = OBJ_TAG;
+      list.count++;
     }
   }
-  return extra;
 }

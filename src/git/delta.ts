@@ -26,15 +26,36 @@ export function readDeltaHeader(delta: Uint8Array): { baseSize: number; resultSi
   return { baseSize, resultSize, pos };
 }
 
+/** The copy instructions of one applyDelta call, as (result offset, length, base offset) triples in result order. */
+export class CopyLog {
+  ops = new Int32Array(3 * 64);
+  count = 0;
+
+  add(at: number, size: number, from: number): void {
+    if (3 * (this.count + 1) > this.ops.length) {
+      const next = new Int32Array(this.ops.length * 2);
+      next.set(this.ops);
+      this.ops = next;
+    }
+    const i = 3 * this.count++;
+    this.ops[i] = at;
+    this.ops[i + 1] = size;
+    this.ops[i + 2] = from;
+  }
+}
+
 /**
  * Apply a git delta to its base; throws GitError when the delta does not fit the base or is corrupt.
- * `alloc` supplies the result's buffer (exactly `size` bytes long, not overlapping `base`).
+ * `alloc` supplies the result's buffer (exactly `size` bytes long, not overlapping `base`). With
+ * `log`, the copy instructions are recorded in it (it is reset first).
  */
 export function applyDelta(
   base: Uint8Array,
   delta: Uint8Array,
   alloc: (size: number) => Uint8Array = (size) => new Uint8Array(size),
+  log?: CopyLog,
 ): Uint8Array {
+  if (log) log.count = 0;
   const h = readDeltaHeader(delta);
   if (h.baseSize !== base.length) {
     throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${base.length} bytes`);
@@ -59,11 +80,15 @@ export function applyDelta(
       if (pos > n || off + size > base.length || o + size > out.length) {
         throw new GitError("corrupt delta: copy out of range");
       }
-      out.set(base.subarray(off, off + size), o);
+      log?.add(o, size, off);
+      // Short copies byte by byte: a subarray per copy is an allocation per instruction.
+      if (size <= 64) for (let k = 0; k < size; k++) out[o + k] = base[off + k]!;
+      else out.set(base.subarray(off, off + size), o);
       o += size;
     } else if (op !== 0) {
       if (pos + op > n || o + op > out.length) throw new GitError("corrupt delta: insert out of range");
-      out.set(delta.subarray(pos, pos + op), o);
+      if (op <= 64) for (let k = 0; k < op; k++) out[o + k] = delta[pos + k]!;
+      else out.set(delta.subarray(pos, pos + op), o);
       pos += op;
       o += op;
     } else {

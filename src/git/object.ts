@@ -2,6 +2,8 @@
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
+import { fsckObject } from "./fsck.ts";
+import type { OidSet } from "./oid-set.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
 
@@ -23,6 +25,8 @@ export interface Commit {
   committer: Signature;
   message: string;
   extraHeaders: [string, string][];
+  /** Headers only, without the blank line that starts a message (git accepts such objects). */
+  headersOnly?: true;
 }
 
 /** One tree entry; mode as written ("100644", "100755", "120000", "40000", "160000"). */
@@ -41,6 +45,8 @@ export interface Tag {
   message: string;
   /** Headers after tagger, if any (rare). */
   extraHeaders?: [string, string][];
+  /** Headers only, without the blank line that starts a message. */
+  headersOnly?: true;
 }
 
 const NL = 0x0a;
@@ -53,6 +59,7 @@ const modeCode = (mode: string): number => [...mode].reduce((code, d) => code * 
 const TREE_MODE_CODES = new Set([...TREE_MODES].map(modeCode));
 const TREE_CODE_5 = modeCode("40000");
 const TREE_CODE_6 = modeCode("040000");
+const GITLINK_CODE = modeCode("160000");
 
 /** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
 export function parseSignature(s: string): Signature {
@@ -73,7 +80,7 @@ export function formatSignature(sig: Signature): string {
 
 /** Parse a commit object's bytes; throws GitError on malformed headers. */
 export function parseCommit(data: Uint8Array): Commit {
-  const { headers, message } = splitHeaders(data, "commit");
+  const { headers, message, headersOnly } = splitHeaders(data, "commit");
   let i = 0;
   const next = (key: string): string | undefined => (headers[i]?.[0] === key ? headers[i++]![1] : undefined);
   const tree = next("tree");
@@ -87,7 +94,7 @@ export function parseCommit(data: Uint8Array): Commit {
   if (author === undefined) throw new GitError("invalid commit: missing author");
   const committer = next("committer");
   if (committer === undefined) throw new GitError("invalid commit: missing committer");
-  return {
+  const commit: Commit = {
     tree,
     parents,
     author: parseSignature(author),
@@ -95,6 +102,8 @@ export function parseCommit(data: Uint8Array): Commit {
     message,
     extraHeaders: headers.slice(i),
   };
+  if (headersOnly) commit.headersOnly = true;
+  return commit;
 }
 
 /** Serialize a commit to its canonical bytes. */
@@ -103,12 +112,12 @@ export function serializeCommit(c: Commit): Uint8Array {
   for (const p of c.parents) s += `parent ${p}\n`;
   s += `author ${formatSignature(c.author)}\ncommitter ${formatSignature(c.committer)}\n`;
   for (const [k, v] of c.extraHeaders) s += formatHeader(k, v);
-  return encodeText(`${s}\n${c.message}`);
+  return encodeText(c.headersOnly ? s : `${s}\n${c.message}`);
 }
 
 /** Parse a tag object's bytes; throws GitError on malformed headers. */
 export function parseTag(data: Uint8Array): Tag {
-  const { headers, message } = splitHeaders(data, "tag");
+  const { headers, message, headersOnly } = splitHeaders(data, "tag");
   const [o, t, n] = headers;
   if (o?.[0] !== "object" || !isOid(o[1])) throw new GitError("invalid tag: missing or bad object line");
   if (t?.[0] !== "type" || !OBJECT_TYPES.has(t[1])) throw new GitError("invalid tag: missing or bad type line");
@@ -118,6 +127,7 @@ export function parseTag(data: Uint8Array): Tag {
   if (headers[i]?.[0] === "tagger") tagger = parseSignature(headers[i++]![1]);
   const tag: Tag = { object: o[1], type: t[1] as ObjectType, tag: n[1], tagger, message };
   if (i < headers.length) tag.extraHeaders = headers.slice(i);
+  if (headersOnly) tag.headersOnly = true;
   return tag;
 }
 
@@ -126,7 +136,7 @@ export function serializeTag(t: Tag): Uint8Array {
   let s = `object ${t.object}\ntype ${t.type}\ntag ${t.tag}\n`;
   if (t.tagger) s += `tagger ${formatSignature(t.tagger)}\n`;
   for (const [k, v] of t.extraHeaders ?? []) s += formatHeader(k, v);
-  return encodeText(`${s}\n${t.message}`);
+  return encodeText(t.headersOnly ? s : `${s}\n${t.message}`);
 }
 
 /** Parse a tree object's bytes; throws GitError on a truncated or malformed entry. */
@@ -179,18 +189,28 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
   return out;
 }
 
-/** Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on push). */
-export function validateObject(type: ObjectType, data: Uint8Array): void {
+/**
+ * Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on
+ * push). With `links`, every object the object names (a commit's tree and parents, a tag's
+ * object, a tree's entries except gitlinks) is added to it.
+ */
+export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet): void {
   if (type === "blob") return;
+  fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");
-    parseCommit(data);
+    const c = parseCommit(data);
+    if (links) {
+      links.addHex(c.tree);
+      for (const p of c.parents) links.addHex(p);
+    }
   } else if (type === "tag") {
     checkNoNulInHeaders(data, "tag");
     const t = parseTag(data);
     if (t.tag === "") throw new GitError("invalid tag: empty tag name");
+    links?.addHex(t.object);
   } else if (type === "tree") {
-    validateTree(data);
+    validateTree(data, links);
   } else {
     throw new GitError(`unknown object type ${type as string}`);
   }
@@ -209,7 +229,7 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
 }
 
 /** Byte-level tree check (no strings per entry: trees are validated for every pushed object). */
-function validateTree(data: Uint8Array): void {
+function validateTree(data: Uint8Array, links?: OidSet): void {
   let pos = 0;
   let prevStart = -1;
   let prevEnd = -1;
@@ -250,6 +270,7 @@ function validateTree(data: Uint8Array): void {
     prevStart = start;
     prevEnd = end;
     prevDir = dir;
+    if (links && code !== GITLINK_CODE) links.add(data, end + 1);
     pos = end + 21;
   }
 }
@@ -296,7 +317,7 @@ function formatHeader(key: string, value: string): string {
 }
 
 /** Split "key value\n" header lines (with " "-continuations) from the message after the blank line. */
-function splitHeaders(data: Uint8Array, what: string): { headers: [string, string][]; message: string } {
+function splitHeaders(data: Uint8Array, what: string): { headers: [string, string][]; message: string; headersOnly: boolean } {
   const headers: [string, string][] = [];
   let pos = 0;
   while (pos < data.length && data[pos] !== NL) {
@@ -315,5 +336,5 @@ function splitHeaders(data: Uint8Array, what: string): { headers: [string, strin
     headers.push([key, value]);
     pos = eol + 1;
   }
-  return { headers, message: pos < data.length ? decodeText(data.subarray(pos + 1)) : "" };
+  return { headers, message: pos < data.length ? decodeText(data.subarray(pos + 1)) : "", headersOnly: pos >= data.length };
 }

@@ -95,6 +95,11 @@ export class PackIndex {
     return bytesToHex(this.bytes, this.oidBase + 20 * i, 20);
   }
 
+  /** The sorted object id table: id i is at `[20i, 20i+20)` (a view, do not modify). */
+  get oidTable(): Uint8Array {
+    return this.bytes.subarray(this.oidBase, this.oidBase + 20 * this.count);
+  }
+
   /** The raw 20 bytes of the i-th object id (a view, do not modify). */
   oidBytesAt(i: number): Uint8Array {
     return this.bytes.subarray(this.oidBase + 20 * i, this.oidBase + 20 * i + 20);
@@ -135,7 +140,8 @@ export class PackIndex {
     return i < 0 ? null : this.oidAt(i);
   }
 
-  private sortedByOffset(): { offsets: Float64Array; index: Uint32Array } {
+  /** Every entry in pack order: `offsets[k]` ascending, `index[k]` its position in the sorted table (computed once). */
+  sortedByOffset(): { offsets: Float64Array; index: Uint32Array } {
     if (this.byOffset) return this.byOffset;
     const n = this.count;
     const offsets = new Float64Array(n);
@@ -244,7 +250,7 @@ export function writePackIndexRaw(
 }
 
 /** Order of `n` raw oids: a counting sort on the first two bytes, then each bucket by the rest. */
-function sortOids(oids: Uint8Array, n: number): Uint32Array {
+export function sortOids(oids: Uint8Array, n: number): Uint32Array {
   if (n < 4096) {
     // Small packs (API commits): a plain sort beats walking 65,536 buckets.
     return Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => compareOids(oids, 20 * a, oids, 20 * b));

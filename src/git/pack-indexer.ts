@@ -11,13 +11,17 @@
 // amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { BufferPool, collectGarbage } from "./buffer-pool.ts";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
-import { bytesToHex, hexToBytes, objectHeader } from "./oid.ts";
+import { bytesToHex, hexToBytes } from "./oid.ts";
+import { OidSet } from "./oid-set.ts";
 import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
+
+export { BufferPool } from "./buffer-pool.ts";
 
 /** The result of indexPack: files named after the final pack checksum (plus a unique suffix), in opts.tmpDir. */
 export interface IndexedPack {
@@ -34,6 +38,23 @@ export interface IndexedPack {
   readonly objects: { oid: Oid; type: ObjectType }[];
   /** Oids of the bases appended to fix a thin pack (also listed in objects). */
   appendedBases: Oid[];
+  /**
+   * Every object named by the pack's own commits, trees and tags (gitlinks excepted), each once:
+   * with the pack's objects and the repository's, the connectivity check needs no second read.
+   */
+  links: OidSet;
+  /**
+   * True when every object of the pack is one of `tips` or is named by another object of the
+   * pack (a root of the pack's graph is a tip): with the connectivity check passed and no other
+   * objects in the repository, the pack then holds exactly what the tips reach.
+   */
+  onlyReachableFrom(tips: Oid[]): boolean;
+  /**
+   * The pack's reachability record for a push of `tips` into an empty repository: the tips no
+   * other object of the pack names (the others are reached through them), or null when the pack
+   * holds anything they do not reach.
+   */
+  reachabilityRecord(tips: Oid[]): Oid[] | null;
 }
 
 /** Options of indexPack. */
@@ -44,9 +65,17 @@ export interface IndexPackOptions {
   thinBaseReader?: ObjectReader;
   /** Reject input longer than this many bytes. */
   maxBytes?: number;
-  /** Bytes of resolved delta bases kept in memory while resolving (default 64 MiB). */
+  /** Bytes of resolved delta bases kept in memory while resolving (default 32 MiB). */
   memoryBudget?: number;
+  /**
+   * Called with every object of the pack once it is hashed (its oid: 20 bytes of `oids` at `at`),
+   * blobs included; may throw to refuse the pack. The cross-object checks of fsck.ts hook in here.
+   */
+  onObject?: ObjectHook;
 }
+
+/** What indexPack tells `onObject` about each object. */
+export type ObjectHook = (type: ObjectType, data: Uint8Array, oids: Uint8Array, at: number) => void;
 
 /** Stream, verify and index a pack (fixing it when thin); throws GitError on any corruption. */
 export async function indexPack(
@@ -58,17 +87,28 @@ export async function indexPack(
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 64 * 1024 * 1024);
+    const links = new OidSet(4096);
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, links, opts.onObject);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, links, opts.onObject);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
+    // Resolving produced the whole history's data in short-lived buffers: free them before the
+    // rest of the push (and the next request) runs on top of them.
+    collectGarbage();
     const checksum = appendedBases.length > 0 ? rewriteTrailer(fd, table) : table.checksum;
     const name = bytesToHex(checksum);
     const idx = writePackIndexRaw(table.oids, table.offsets, table.crcs, table.count, name);
     const { oids, types, count } = table;
     closeSync(fd);
     done = true;
+    // Every object a tip or named by another object of the pack: the roots of its graph are tips.
+    const onlyReachableFrom = (tips: Oid[]): boolean => {
+      const roots = new OidSet(tips.length);
+      for (const t of tips) roots.addHex(t);
+      for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
+      return appendedBases.length === 0;
+    };
     // Unique per call: two pushes of the same objects (a fork and its source) index the same pack at once.
     const packPath = join(opts.tmpDir, `pack-${name}-${unique}.pack`);
     const idxPath = join(opts.tmpDir, `pack-${name}-${unique}.idx`);
@@ -90,6 +130,19 @@ export async function indexPack(
         return value;
       },
       appendedBases,
+      links,
+      onlyReachableFrom(tips: Oid[]): boolean {
+        return onlyReachableFrom(tips);
+      },
+      reachabilityRecord(tips: Oid[]): Oid[] | null {
+        if (!onlyReachableFrom(tips)) return null;
+        const key = new OidSet(1);
+        const heads = [...new Set(tips)].filter((t) => {
+          key.addHex(t);
+          return !links.has(key.table, 20 * (key.size - 1));
+        });
+        return heads.length > 0 ? heads : [...new Set(tips)];
+      },
     };
   } catch (e) {
     if (!done) closeSync(fd);
@@ -104,9 +157,10 @@ export async function indexPack(
 class EntryTable {
   count = 0;
   offsets = new Float64Array(1024);
-  /** Start of the zlib data and its length. */
-  dataOffsets = new Float64Array(1024);
-  compLengths = new Float64Array(1024);
+  /** Length of the entry header (the zlib data follows it and ends where the next entry starts). */
+  headerLens = new Uint8Array(1024);
+  /** Object count the pack header announced (-1 until read): the tables grow towards it. */
+  expected = -1;
   /** Inflated size of the entry data. */
   sizes = new Float64Array(1024);
   /** Object type code (1..4), set once resolved. */
@@ -128,16 +182,26 @@ class EntryTable {
     return this.count++;
   }
 
+  /** Start of entry i's zlib data, and its length. */
+  dataOffset(i: number): number {
+    return this.offsets[i]! + this.headerLens[i]!;
+  }
+
+  compLength(i: number): number {
+    return (i + 1 < this.count ? this.offsets[i + 1]! : this.end) - this.dataOffset(i);
+  }
+
   private grow(): void {
-    const n = this.offsets.length * 2;
+    // Towards the announced count (at most 4x at a time, so a lying header costs little), then
+    // by doubling (bases appended to fix a thin pack come after).
+    const size = this.offsets.length;
+    const n = this.expected > size ? Math.min(this.expected, 4 * size) : 2 * size;
     const f64 = (a: Float64Array) => {
       const b = new Float64Array(n);
       b.set(a);
       return b;
     };
     this.offsets = f64(this.offsets);
-    this.dataOffsets = f64(this.dataOffsets);
-    this.compLengths = f64(this.compLengths);
     this.sizes = f64(this.sizes);
     const u8 = (a: Uint8Array, len = n) => {
       const b = new Uint8Array(len);
@@ -145,6 +209,7 @@ class EntryTable {
       return b;
     };
     this.types = u8(this.types);
+    this.headerLens = u8(this.headerLens);
     this.codes = u8(this.codes);
     this.resolved = u8(this.resolved);
     this.oids = u8(this.oids, 20 * n);
@@ -208,7 +273,7 @@ class InputBuffer {
 }
 
 /** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
-async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number): Promise<EntryTable> {
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, links: OidSet, onObject?: ObjectHook): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
@@ -219,6 +284,8 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
   let want = 12; // bytes needed past `pos` before trying to parse again
   let retry = 0; // input needed by the current entry after a failed inflate
   let ended = false;
+  // Inflated entries only live until hashed (deltas are not even looked at): one reused buffer.
+  let scratch = new Uint8Array(64 * 1024);
 
   const step = (): boolean => {
     if (trailerRead) return false;
@@ -232,6 +299,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       const version = view.getUint32(4);
       if (version !== 2 && version !== 3) throw new GitError(`unsupported pack version ${version}`);
       expected = view.getUint32(8);
+      t.expected = expected;
       packHash.update(h.subarray(0, 12));
       pos += 12;
       want = 2;
@@ -266,7 +334,8 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       want = need;
       return false;
     }
-    const r = inflateWithLength(window.subarray(h.headerLength), h.size);
+    if (scratch.length < h.size + 1 && h.size < SCRATCH_MAX) scratch = new Uint8Array(Math.max(h.size + 1, 2 * scratch.length));
+    const r = inflateWithLength(window.subarray(h.headerLength), h.size, scratch);
     if (!r) {
       if (ended) throw new GitError("truncated pack: incomplete entry data");
       want = retry = avail * 2;
@@ -277,8 +346,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     const raw = window.subarray(0, entryLength);
     const i = t.add();
     t.offsets[i] = pos;
-    t.dataOffsets[i] = pos + h.headerLength;
-    t.compLengths[i] = r.consumed;
+    t.headerLens[i] = h.headerLength;
     t.sizes[i] = h.size;
     t.codes[i] = h.typeCode;
     t.crcs[i] = Bun.hash.crc32(raw);
@@ -291,8 +359,9 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
       t.refBases.set(i, h.baseOid!);
     } else {
       const type = typeName(h.typeCode);
-      if (type !== "blob") validateObject(type, r.data);
+      if (type !== "blob") validateObject(type, r.data, links);
       hashInto(t.oids, i, type, r.data);
+      onObject?.(type, r.data, t.oids, 20 * i);
       t.types[i] = h.typeCode;
       t.resolved[i] = 1;
     }
@@ -324,6 +393,8 @@ class Resolver {
     private readonly fd: number,
     private readonly t: EntryTable,
     private readonly budget: number,
+    private readonly links: OidSet,
+    private readonly onObject?: ObjectHook,
   ) {}
 
   /** Resolve all deltas reachable from whole objects in the pack. */
@@ -340,7 +411,7 @@ class Resolver {
     for (let i = 0; i < n; i++) {
       if (t.codes[i] === OBJ_OFS_DELTA || t.codes[i] === OBJ_REF_DELTA) continue;
       if (!this.hasChildren(i)) continue;
-      this.walk(i, this.readWhole(i));
+      this.walk(i, this.readBase(i));
     }
   }
 
@@ -366,8 +437,7 @@ class Resolver {
       const z = deflate(obj.data);
       const i = t.add();
       t.offsets[i] = end;
-      t.dataOffsets[i] = end + head.length;
-      t.compLengths[i] = z.length;
+      t.headerLens[i] = head.length;
       t.sizes[i] = obj.data.length;
       t.codes[i] = t.types[i] = typeCode(obj.type);
       t.bases[i] = -1;
@@ -473,12 +543,13 @@ class Resolver {
         if (top.data) this.held -= top.data.length;
         keep = false;
       }
-      const data = applyDelta(base, this.readWhole(child), pool.alloc);
+      const data = applyDelta(base, this.readDelta(child), pool.alloc);
       if (!keep) pool.release(base);
       t.types[child] = t.types[top.i]!;
       const type = typeName(t.types[child]!);
-      if (type !== "blob") validateObject(type, data);
+      if (type !== "blob") validateObject(type, data, this.links);
       hashInto(t.oids, child, type, data);
+      this.onObject?.(type, data, t.oids, 20 * child);
       t.resolved[child] = 1;
       push(child, data);
     }
@@ -492,69 +563,40 @@ class Resolver {
       chain.push(cur);
       cur = this.t.bases[cur]!;
     }
-    let data = this.readWhole(cur);
+    let data = this.readBase(cur);
     for (let k = chain.length - 1; k >= 0; k--) {
-      const next = applyDelta(data, this.readWhole(chain[k]!), this.pool.alloc);
+      const next = applyDelta(data, this.readDelta(chain[k]!), this.pool.alloc);
       this.pool.release(data);
       data = next;
     }
     return data;
   }
 
-  /** The inflated entry data (a whole object or a delta) of entry i, read back from the file. */
-  private readWhole(i: number): Uint8Array {
-    const len = this.t.compLengths[i]!;
-    // The compressed bytes only live until inflated: one reused buffer instead of one per entry.
+  /** The whole object of non-delta entry i, read back from the file into a pooled buffer. */
+  private readBase(i: number): Uint8Array {
+    const size = this.t.sizes[i]!;
+    return inflateExact(this.readCompressed(i), size, this.pool.alloc(size + 1)).subarray(0, size);
+  }
+
+  /** The delta data of entry i: valid until the next call (it is applied at once). */
+  private readDelta(i: number): Uint8Array {
+    const size = this.t.sizes[i]!;
+    if (this.deltaScratch.length < size + 1 && size < SCRATCH_MAX) this.deltaScratch = new Uint8Array(Math.max(size + 1, 2 * this.deltaScratch.length));
+    return inflateExact(this.readCompressed(i), size, this.deltaScratch);
+  }
+
+  /** The compressed bytes of entry i, in a reused buffer (they only live until inflated). */
+  private readCompressed(i: number): Uint8Array {
+    const len = this.t.compLength(i);
     if (this.scratch.length < len) this.scratch = new Uint8Array(Math.max(len, 2 * this.scratch.length));
     const buf = this.scratch.subarray(0, len);
-    readAll(this.fd, buf, this.t.dataOffsets[i]!);
-    return inflateExact(buf, this.t.sizes[i]!);
+    readAll(this.fd, buf, this.t.dataOffset(i));
+    return buf;
   }
 
   private scratch = new Uint8Array(64 * 1024);
+  private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
-}
-
-/**
- * Reusable buffers for resolved objects, by power-of-two capacity, so that resolving a pack does
- * not allocate (and leave to the collector) one buffer per object: pass 2 produces the whole
- * history's data, many times the pack's size. `alloc` hands out views; `release` takes back
- * views of its own buffers (anything else is left to the collector) while at most `maxFree`
- * bytes are idle.
- */
-export class BufferPool {
-  private readonly free: ArrayBuffer[][] = [];
-  private readonly owned = new WeakSet<ArrayBuffer>();
-  private idle = 0;
-
-  constructor(private readonly maxFree: number) {}
-
-  readonly alloc = (size: number): Uint8Array => {
-    const b = bucketOf(size);
-    const buf = this.free[b]?.pop();
-    if (buf) {
-      this.idle -= buf.byteLength;
-      return new Uint8Array(buf, 0, size);
-    }
-    if (2 ** b > this.maxFree / 4) return new Uint8Array(size);
-    const fresh = new ArrayBuffer(2 ** b);
-    this.owned.add(fresh);
-    return new Uint8Array(fresh, 0, size);
-  };
-
-  release(view: Uint8Array): void {
-    const buf = view.buffer as ArrayBuffer;
-    if (!this.owned.has(buf) || this.idle + buf.byteLength > this.maxFree) return;
-    (this.free[bucketOf(buf.byteLength)] ??= []).push(buf);
-    this.idle += buf.byteLength;
-  }
-}
-
-/** Smallest b >= 12 with 2^b >= size. */
-function bucketOf(size: number): number {
-  let b = 12;
-  while (2 ** b < size) b++;
-  return b;
 }
 
 /** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */
@@ -569,11 +611,24 @@ function buildChildren(t: EntryTable): { start: Int32Array; list: Int32Array } {
   return { start, list };
 }
 
+/** Scratch buffers are reused up to this size; larger objects get their own buffer. */
+const SCRATCH_MAX = 64 * 1024 * 1024;
+const hasher = new Bun.CryptoHasher("sha1");
+const digest = new Uint8Array(64);
+const headerBytes = new Uint8Array(32);
+
 function hashInto(oids: Uint8Array, i: number, type: ObjectType, data: Uint8Array): void {
-  const h = new Bun.CryptoHasher("sha1");
-  h.update(objectHeader(type, data.length));
-  h.update(data);
-  oids.set(h.digest(), 20 * i);
+  // "<type> <size>\0" written byte by byte: no string or encoder per object.
+  let n = 0;
+  for (let k = 0; k < type.length; k++) headerBytes[n++] = type.charCodeAt(k);
+  headerBytes[n++] = 0x20;
+  const size = String(data.length);
+  for (let k = 0; k < size.length; k++) headerBytes[n++] = size.charCodeAt(k);
+  headerBytes[n++] = 0;
+  hasher.update(headerBytes.subarray(0, n));
+  hasher.update(data);
+  hasher.digest(digest);
+  oids.set(digest.subarray(0, 20), 20 * i);
 }
 
 /** Rewrite the object count and the trailer after appending thin bases; returns the new checksum. */

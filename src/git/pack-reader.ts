@@ -36,6 +36,8 @@ const MAX_HEADER = 32;
 const MAX_PREFETCH_DEPTH = 64;
 /** Entries this close together are prefetched as one range (a request costs more than the bytes between). */
 const PREFETCH_MERGE_GAP = 64 * 1024;
+const DELTA_SCRATCH_MAX = 16 * 1024 * 1024;
+let deltaScratch = new Uint8Array(64 * 1024);
 
 /**
  * Bounded LRU (by bytes) of resolved objects keyed by pack + offset, shared across packs.
@@ -109,12 +111,13 @@ const OFFSET_LIMIT = 2 ** 40;
 const MAX_PACK_IDS = 2 ** 13;
 
 /**
- * `[from, to)` of `source` in order: through the source's read-ahead stream when it has one
- * (object storage then keeps several ranged reads in flight), else in reads of `chunk` bytes.
+ * `[from, to)` of `source` in order: through the source's read-ahead stream when it is object
+ * storage (a source that takes prefetch hints; several ranged reads are then kept in flight),
+ * else in reads of `chunk` bytes (local files: cheap reads, less memory per stream).
  */
 export async function* streamBytes(source: ByteSource, from: number, to: number, chunk: number): AsyncIterable<Uint8Array> {
   if (to <= from) return;
-  if (source.stream) {
+  if (source.stream && source.prefetch) {
     yield* source.stream(from, to - from);
     return;
   }
@@ -123,6 +126,13 @@ export async function* streamBytes(source: ByteSource, from: number, to: number,
 
 /** One immutable pack: its idx plus ranged reads of its bytes. */
 export class Pack {
+  /**
+   * Reachability record: when set, the pack holds exactly the objects reachable from these ids
+   * (a GC pack, or the first push into an empty repository). A clone may then count the whole
+   * pack as sent and walk only what lies outside it (object-list.ts).
+   */
+  reachTips: Oid[] | null = null;
+
   /**
    * `name` is the pack checksum (hex) or any key unique among packs sharing `cache`.
    */
@@ -174,7 +184,7 @@ export class Pack {
     }
     for (let i = deltas.length - 1; i >= 0; i--) {
       const d = deltas[i]!;
-      base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size)) };
+      base = { type: base.type, data: applyDelta(base.data, inflateExact(d.compressed, d.size, this.deltaScratch(d.size))) };
       if (i > 0) this.cache.set(this.name, d.offset, base);
     }
     return base;
@@ -261,6 +271,13 @@ export class Pack {
   }
 
   private types: Uint8Array | null = null;
+
+  /** Inflated delta data only lives until applied: one buffer shared by all packs. */
+  private deltaScratch(size: number): Uint8Array | undefined {
+    if (size + 1 > DELTA_SCRATCH_MAX) return undefined;
+    if (deltaScratch.length < size + 1) deltaScratch = new Uint8Array(Math.max(size + 1, 2 * deltaScratch.length));
+    return deltaScratch;
+  }
 
   /** Base and result sizes of a delta entry (inflates only the start of it). */
   async deltaHeaderOf(entry: PackEntry): Promise<{ baseSize: number; resultSize: number }> {

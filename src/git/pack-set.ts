@@ -1,12 +1,32 @@
 // One snapshot of a repository's live packs, read as a single object database.
+import { MultiPackIndex } from "./multi-pack-index.ts";
 import type { Pack } from "./pack-reader.ts";
 import type { ObjectReader, ObjectType, Oid, RawObject } from "./types.ts";
+
+/** Where multi-pack indexes of pack sets are kept between requests (keyed by the packs' names). */
+export interface MultiPackIndexCache {
+  get(key: string): MultiPackIndex | undefined;
+  set(key: string, midx: MultiPackIndex): void;
+}
 
 /** The live packs of a repository (newest first) as an ObjectReader; misses are cached per instance. */
 export class PackSet implements ObjectReader {
   private readonly missing = new Set<Oid>();
+  private midx: MultiPackIndex | null = null;
 
-  constructor(readonly packs: Pack[]) {}
+  constructor(
+    readonly packs: Pack[],
+    private readonly midxCache?: MultiPackIndexCache,
+  ) {}
+
+  /** One index over all the packs (built on first use, or taken from the cache). */
+  multiPackIndex(): MultiPackIndex {
+    if (this.midx) return this.midx;
+    const key = this.packs.map((p) => p.name).join("\n");
+    this.midx = this.midxCache?.get(key) ?? MultiPackIndex.build(this.packs);
+    this.midxCache?.set(key, this.midx);
+    return this.midx;
+  }
 
   /** The first pack holding `oid` and its offset there, or null. */
   locate(oid: Oid): { pack: Pack; offset: number } | null {

@@ -8,11 +8,14 @@
 // Serving copies stored entries verbatim (no recompression, no new delta search): a stored
 // delta stays a delta when its base is sent too (emitted first, re-pointed by offset or oid)
 // or is one of the receiver's thin bases; any other delta is resolved and sent whole.
+import { collectGarbage } from "./buffer-pool.ts";
 import { deflate } from "./inflate.ts";
-import { hashObject, hexToBytes } from "./oid.ts";
-import { encodeOfsDistance, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode } from "./pack-entry.ts";
+import { hashObject } from "./oid.ts";
+import { MultiPackIndex } from "./multi-pack-index.ts";
+import { HAVE, SEND } from "./object-list.ts";
+import { decodeEntryHeader, encodeOfsDistance, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode } from "./pack-entry.ts";
 import type { PackIndexEntry } from "./pack-index.ts";
-import { streamBytes, type Pack, type PackEntry } from "./pack-reader.ts";
+import { streamBytes, type Pack } from "./pack-reader.ts";
 import { PackSet } from "./pack-set.ts";
 import { GitError, type Oid, type RawObject } from "./types.ts";
 
@@ -24,117 +27,279 @@ export interface PackObjectsOptions {
   thinBases?: Set<Oid>;
 }
 
-const CHUNK = 1 << 20;
-const FLUSH = 64 * 1024;
-/** Entries hinted ahead of the one being read (prefetch). */
-const HINT_AHEAD = 512;
+/** Options of writePack. */
+export interface WritePackOptions {
+  /** The receiver understands OFS_DELTA (else deltas are sent as REF_DELTA). */
+  ofsDelta: boolean;
+  /** Deltas against objects flagged HAVE may stay deltas (REF_DELTA): a thin pack. */
+  thin: boolean;
+  /**
+   * Called for every object written, with its multi-pack-index position, pack offset and the
+   * CRC32 of its entry bytes (to write the new pack's idx without reading it back). Stored
+   * entries copied as they are get their CRC checked against their idx on the way.
+   */
+  record?(position: number, offset: number, crc: number): void;
+}
 
-/** How one object is sent. */
-interface Planned {
-  oid: Oid;
-  pack: Pack;
-  entry: PackEntry;
-  /** "copy": stored entry as is; "delta": stored delta re-pointed at `base`; "whole": resolved and deflated. */
-  kind: "copy" | "delta" | "whole";
-  base?: Oid;
+const CHUNK = 1 << 20;
+/** Reads of a stored pack sent whole: small, so that many concurrent clones stay cheap. */
+const STREAM_CHUNK = 256 * 1024;
+const FLUSH = 64 * 1024;
+/** Bytes of consecutive stored entries read at once. */
+const WINDOW = 1 << 20;
+const MAX_HEADER = 32;
+/** Bytes written between two collections (see collectGarbage). */
+const GC_EVERY_BYTES = 32 * 1024 * 1024;
+/**
+ * Windows read ahead of the one being sent when the pack is in object storage (its source takes
+ * prefetch hints): each request there waits tens of milliseconds for its first byte, so several
+ * are kept in flight (at most this many WINDOW-sized reads per pack being written). Local
+ * files are read one window at a time, as before.
+ */
+const READ_AHEAD_WINDOWS = 8;
+
+/** Consecutive selected entries `[first, last)` of one pack, read as the bytes `[from, to)`. */
+interface Window {
+  first: number;
+  last: number;
+  from: number;
+  to: number;
+  /** A single entry larger than WINDOW: only its header is read here, the rest is streamed. */
+  big: boolean;
 }
 
 /** Stream a pack of exactly `oids` (deduplicated) from `set`, copying stored entries verbatim. */
 export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: PackObjectsOptions): AsyncIterable<Uint8Array> {
-  const wanted = new Set(oids);
-  const whole = opts.ofsDelta ? wholePack(set, wanted) : null;
-  if (whole) {
-    yield* streamRange(whole, 0, whole.source.size);
-    return;
+  const midx = set.multiPackIndex();
+  const flags = new Uint8Array(midx.count);
+  let count = 0;
+  for (const oid of oids) {
+    const p = midx.findHex(oid);
+    if (p < 0) throw new GitError(`object ${oid} is missing`);
+    if (flags[p]! & SEND) continue;
+    flags[p] = SEND;
+    count++;
   }
-  const plan = new Map<Oid, Planned>();
-  // Entry headers are read one by one: when the packs take hints (object storage), the next
-  // HINT_AHEAD entries are kept coming meanwhile.
-  const hints = set.packs.some((p) => p.source.prefetch) ? wanted.values() : null;
-  let hinted = 0;
-  let i = 0;
-  for (const oid of wanted) {
-    if (hints && hinted < wanted.size && hinted - i < HINT_AHEAD / 2) {
-      const batch: Oid[] = [];
-      while (batch.length < HINT_AHEAD) {
-        const next = hints.next();
-        if (next.done) break;
-        batch.push(next.value);
-      }
-      hinted += batch.length;
-      set.prefetch(batch, false);
-    }
-    i++;
-    const at = set.locate(oid);
-    if (!at) throw new GitError(`object ${oid} is missing`);
-    const entry = await at.pack.entryAt(at.offset);
-    const p: Planned = { oid, pack: at.pack, entry, kind: "copy" };
-    if (entry.typeCode === OBJ_OFS_DELTA || entry.typeCode === OBJ_REF_DELTA) {
-      const base = entry.baseOid ?? at.pack.idx.oidAtOffset(entry.baseOffset!);
-      if (base === null) throw new GitError(`pack ${at.pack.name}: no object at delta base offset ${entry.baseOffset}`);
-      p.base = base;
-      p.kind = wanted.has(base) || opts.thinBases?.has(base) ? "delta" : "whole";
-    }
-    plan.set(oid, p);
+  for (const oid of opts.thinBases ?? []) {
+    const p = midx.findHex(oid);
+    if (p >= 0 && !(flags[p]! & SEND)) flags[p] = HAVE;
   }
-
-  const out = new PackStream(wanted.size);
-  yield* out.drain();
-  const written = new Map<Oid, number>();
-  const sequence = order(plan);
-  hinted = 0;
-  for (let n = 0; n < sequence.length; n++) {
-    if (hints && hinted < sequence.length && hinted - n < HINT_AHEAD / 2) {
-      const batch = new Map<Pack, number[]>();
-      for (const q of sequence.slice(hinted, hinted + HINT_AHEAD)) {
-        // Entries sent whole are read resolved: their bases are needed too.
-        if (q.kind === "whole") q.pack.prefetch([q.entry.offset], true);
-        else batch.set(q.pack, [...(batch.get(q.pack) ?? []), q.entry.offset]);
-      }
-      for (const [pack, offsets] of batch) pack.prefetch(offsets, false);
-      hinted += HINT_AHEAD;
-    }
-    const p = sequence[n]!;
-    const at = out.position;
-    written.set(p.oid, at);
-    const dataStart = p.entry.offset + p.entry.headerLength;
-    if (p.kind === "whole") {
-      const obj = await p.pack.readAt(p.entry.offset);
-      out.push(encodeTypeSize(typeCode(obj.type), obj.data.length));
-      out.push(deflate(obj.data));
-      yield* out.drain();
-      continue;
-    }
-    if (p.kind === "copy") {
-      out.push(encodeTypeSize(p.entry.typeCode, p.entry.size));
-    } else {
-      const baseAt = written.get(p.base!);
-      if (baseAt !== undefined && opts.ofsDelta) {
-        out.push(encodeTypeSize(OBJ_OFS_DELTA, p.entry.size));
-        out.push(encodeOfsDistance(at - baseAt));
-      } else {
-        out.push(encodeTypeSize(OBJ_REF_DELTA, p.entry.size));
-        out.push(hexToBytes(p.base!));
-      }
-    }
-    for (let pos = dataStart; pos < p.entry.end; pos += CHUNK) {
-      out.push(await p.pack.source.read(pos, Math.min(CHUNK, p.entry.end - pos)));
-      yield* out.drain();
-    }
-  }
-  yield* out.finish();
+  yield* writePack(midx, flags, count, { ofsDelta: opts.ofsDelta, thin: opts.thinBases !== undefined });
 }
 
-/** Stream a pack of every object of `packs` (first pack wins for duplicates), optionally filtered. */
+/** Stream a pack of every object of `packs` (each once), optionally filtered. */
 export function mergePacks(packs: Pack[], keep?: (oid: Oid) => boolean): AsyncIterable<Uint8Array> {
-  const oids = new Set<Oid>();
-  for (const pack of packs) {
-    for (let i = 0; i < pack.idx.count; i++) {
-      const oid = pack.idx.oidAt(i);
-      if (!keep || keep(oid)) oids.add(oid);
+  const midx = MultiPackIndex.build(packs);
+  const flags = new Uint8Array(midx.count);
+  let count = 0;
+  for (let p = 0; p < midx.count; p++) {
+    if (keep && !keep(midx.oidAt(p))) continue;
+    flags[p] = SEND;
+    count++;
+  }
+  return writePack(midx, flags, count, { ofsDelta: true, thin: false });
+}
+
+/**
+ * Stream a pack of the `count` objects flagged SEND in `flags` (by position in `midx`),
+ * copying stored entries as they are: pack by pack (oldest first), each pack's sent entries in
+ * stored order, consecutive entries read and sent as one range. An entry is rewritten only where
+ * it must be: an OFS_DELTA whose base moved (only its header changes), a delta whose base is sent
+ * from another pack (re-pointed), or a delta whose base is not sent and not held by the receiver
+ * (resolved and sent whole, the one case that inflates and deflates). A delta is only re-pointed
+ * at a base already written or at a stored whole object, so no delta chain can form a cycle.
+ * A single pack sent in full goes out as stored, trailer included.
+ */
+export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count: number, opts: WritePackOptions): AsyncIterable<Uint8Array> {
+  const packs = midx.packs;
+  if (packs.length === 1 && count === packs[0]!.idx.count && count > 0 && opts.ofsDelta && !opts.record) {
+    const pack = packs[0]!;
+    yield* streamBytes(pack.source, 0, pack.source.size, STREAM_CHUNK);
+    return;
+  }
+  const out = new PackStream(count);
+  yield* out.drain();
+  /** Output offset of each position once written, else -1. */
+  const written = new Float64Array(midx.count).fill(-1);
+  let sent = 0;
+  let lastGc = 0;
+  for (let k = packs.length - 1; k >= 0; k--) {
+    const pack = packs[k]!;
+    const idx = pack.idx;
+    const row = midx.positionsIn(k);
+    const { offsets, index } = idx.sortedByOffset();
+    const n = offsets.length;
+    const packEnd = pack.source.size - 20;
+    const selected = (j: number): boolean => {
+      const v = row[index[j]!]!;
+      return v >= 0 && (flags[v]! & SEND) !== 0;
+    };
+    // A window: consecutive selected entries until it holds WINDOW bytes (so that the read
+    // bypasses the block cache: a clone's stream must not evict what walks need); an entry
+    // larger than WINDOW goes alone, streamed in pieces.
+    const windows = (function* (): Generator<Window> {
+      let j = 0;
+      while (j < n) {
+        if (!selected(j)) {
+          j++;
+          continue;
+        }
+        const first = j;
+        const from = offsets[j]!;
+        let to = j + 1 < n ? offsets[j + 1]! : packEnd;
+        j++;
+        while (j < n && to - from < WINDOW && selected(j)) {
+          const end = j + 1 < n ? offsets[j + 1]! : packEnd;
+          if (end - to > WINDOW) break;
+          to = end;
+          j++;
+        }
+        yield { first, last: j, from, to, big: j === first + 1 && to - from > WINDOW };
+      }
+    })();
+    // Reads issued ahead, in window order (only one at a time for local files).
+    const depth = pack.source.prefetch ? READ_AHEAD_WINDOWS : 1;
+    const ahead: { w: Window; bytes: Promise<Uint8Array> }[] = [];
+    const fill = (): void => {
+      while (ahead.length < depth) {
+        const next = windows.next();
+        if (next.done) return;
+        const w = next.value;
+        const bytes = pack.source.read(w.from, w.big ? Math.min(MAX_HEADER, w.to - w.from) : w.to - w.from);
+        // Awaited in turn; a write that stops early leaves the rest to settle unobserved.
+        bytes.catch(() => {});
+        ahead.push({ w, bytes });
+      }
+    };
+    for (fill(); ahead.length > 0; fill()) {
+      const { w, bytes: reading } = ahead.shift()!;
+      const { first, last: j, from, big } = w;
+      const bytes = await reading;
+      let copyFrom = 0;
+      for (let e = first; e < j; e++) {
+        const off = offsets[e]!;
+        const end = e + 1 < n ? offsets[e + 1]! : packEnd;
+        const ip = index[e]!;
+        const p = row[ip]!;
+        const at = off - from;
+        const h = decodeEntryHeader(bytes, at, Math.min(bytes.length, at + MAX_HEADER));
+        if (!h) throw new GitError(`pack ${pack.name}: truncated entry at offset ${off}`);
+        // Stored bytes before this entry not pushed yet still come first.
+        const outAt = out.position + (big ? 0 : at - copyFrom);
+        written[p] = outAt;
+        sent++;
+        let header: Uint8Array | null = null; // null: the entry goes as stored
+        let whole = false;
+        if (h.typeCode === OBJ_OFS_DELTA || h.typeCode === OBJ_REF_DELTA) {
+          let base: number;
+          let sameCopy = false;
+          if (h.typeCode === OBJ_OFS_DELTA) {
+            const bi = idx.indexAtOffset(off - h.baseDistance!);
+            if (bi < 0) throw new GitError(`pack ${pack.name}: no object at delta base offset ${off - h.baseDistance!}`);
+            const v = row[bi]!;
+            sameCopy = v >= 0;
+            base = v >= 0 ? v : -v - 1;
+          } else {
+            base = midx.find(bytes, at + h.headerLength - 20);
+            sameCopy = base >= 0 && midx.packOf[base] === k;
+          }
+          const baseSent = base >= 0 && (flags[base]! & SEND) !== 0;
+          if (baseSent && written[base]! >= 0) {
+            // The base is already out: point at it by distance (or by id without ofs-delta).
+            if (opts.ofsDelta) {
+              if (!(h.typeCode === OBJ_OFS_DELTA && outAt - written[base]! === h.baseDistance)) header = ofsHeader(h.size, outAt - written[base]!);
+            } else header = refHeader(h.size, midx, base);
+          } else if (baseSent && (sameCopy || (await isStoredWhole(midx, base)))) {
+            // Sent later: from this pack (a stored REF_DELTA to a later entry, valid as it is) or a
+            // stored whole object elsewhere, which cannot close a cycle.
+            if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
+          } else if (!baseSent && opts.thin && base >= 0 && (flags[base]! & HAVE) !== 0) {
+            if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
+          } else {
+            whole = true;
+          }
+        }
+        if (header === null && !whole) {
+          if (opts.record) {
+            const crc = idx.crcAt(ip);
+            if (!big && Bun.hash.crc32(bytes.subarray(at, end - from)) !== crc) throw new GitError(`pack ${pack.name}: entry at offset ${off} does not match its checksum`);
+            opts.record(p, outAt, crc);
+          }
+          if (big) {
+            out.push(bytes.subarray(0, h.headerLength));
+            yield* streamData(out, pack, off + h.headerLength, end);
+          }
+          continue;
+        }
+        // Rewritten: flush the stored bytes before this entry, then its new form.
+        if (!big && copyFrom < at) out.push(bytes.subarray(copyFrom, at));
+        copyFrom = end - from;
+        if (whole) {
+          const obj = await pack.readAt(off);
+          const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
+          const z = deflate(obj.data);
+          out.push(head);
+          out.push(z);
+          opts.record?.(p, outAt, Bun.hash.crc32(z, Bun.hash.crc32(head)));
+        } else {
+          out.push(header!);
+          if (big) {
+            const crc = yield* streamData(out, pack, off + h.headerLength, end, Bun.hash.crc32(header!));
+            opts.record?.(p, outAt, crc);
+          } else {
+            const data = bytes.subarray(at + h.headerLength, end - from);
+            out.push(data);
+            opts.record?.(p, outAt, Bun.hash.crc32(data, Bun.hash.crc32(header!)));
+          }
+        }
+        yield* out.drain();
+      }
+      if (!big && copyFrom < bytes.length) out.push(bytes.subarray(copyFrom));
+      yield* out.drain();
+      if (out.position - lastGc > GC_EVERY_BYTES) {
+        lastGc = out.position;
+        collectGarbage();
+      }
     }
   }
-  return packObjects(new PackSet(packs), oids, { ofsDelta: true });
+  if (sent !== count) throw new GitError(`pack writer: ${count - sent} of ${count} objects were not found in the packs`);
+  yield* out.finish();
+  if (lastGc > 0) collectGarbage();
+}
+
+/** Stream the stored bytes [from, to) of `pack` (in CHUNK pieces, or read ahead from object storage); returns their CRC32 continued from `crc`. */
+async function* streamData(out: PackStream, pack: Pack, from: number, to: number, crc = 0): AsyncGenerator<Uint8Array, number> {
+  for await (const piece of streamBytes(pack.source, from, to, CHUNK)) {
+    crc = Bun.hash.crc32(piece, crc);
+    out.push(piece);
+    yield* out.drain();
+  }
+  return crc;
+}
+
+/** True when position `p`'s preferred copy is stored whole (not a delta). */
+async function isStoredWhole(midx: MultiPackIndex, p: number): Promise<boolean> {
+  const pack = midx.packs[midx.packOf[p]!]!;
+  const first = await pack.source.read(pack.idx.offsetAt(midx.idxPos[p]!), 1);
+  const code = (first[0]! >> 4) & 7;
+  return code !== OBJ_OFS_DELTA && code !== OBJ_REF_DELTA;
+}
+
+function ofsHeader(size: number, distance: number): Uint8Array {
+  const a = encodeTypeSize(OBJ_OFS_DELTA, size);
+  const b = encodeOfsDistance(distance);
+  const h = new Uint8Array(a.length + b.length);
+  h.set(a);
+  h.set(b, a.length);
+  return h;
+}
+
+function refHeader(size: number, midx: MultiPackIndex, base: number): Uint8Array {
+  const a = encodeTypeSize(OBJ_REF_DELTA, size);
+  const h = new Uint8Array(a.length + 20);
+  h.set(a);
+  h.set(midx.oids.subarray(20 * base, 20 * base + 20), a.length);
+  return h;
 }
 
 /** A complete pack built in memory (small packs made by the commit API). */
@@ -176,56 +341,6 @@ export function packHeader(count: number): Uint8Array {
   return h;
 }
 
-/** A pack of the set holding exactly `wanted` (then its stored bytes are the answer), or null. */
-function wholePack(set: PackSet, wanted: Set<Oid>): Pack | null {
-  for (const pack of set.packs) {
-    if (pack.idx.count !== wanted.size || wanted.size === 0) continue;
-    let all = true;
-    for (const oid of wanted) {
-      if (pack.idx.find(oid) < 0) {
-        all = false;
-        break;
-      }
-    }
-    if (all) return pack;
-  }
-  return null;
-}
-
-/**
- * Send order: roughly the requested order, but every delta after its base. A base cycle
- * (possible across packs after dedup) is broken by sending one member whole.
- */
-function order(plan: Map<Oid, Planned>): Planned[] {
-  const out: Planned[] = [];
-  const placed = new Set<Oid>();
-  for (const start of plan.values()) {
-    if (placed.has(start.oid)) continue;
-    const path: Planned[] = [];
-    const onPath = new Set<Oid>();
-    let cur: Planned | undefined = start;
-    while (cur && !placed.has(cur.oid)) {
-      path.push(cur);
-      onPath.add(cur.oid);
-      const base: Planned | undefined = cur.kind === "delta" ? plan.get(cur.base!) : undefined;
-      if (base && onPath.has(base.oid)) {
-        cur.kind = "whole";
-        break;
-      }
-      cur = base;
-    }
-    for (let i = path.length - 1; i >= 0; i--) {
-      out.push(path[i]!);
-      placed.add(path[i]!.oid);
-    }
-  }
-  return out;
-}
-
-function streamRange(pack: Pack, from: number, to: number): AsyncIterable<Uint8Array> {
-  return streamBytes(pack.source, from, to, CHUNK);
-}
-
 /** Output side: counts bytes, hashes them, batches small pieces. */
 class PackStream {
   position = 0;
@@ -244,17 +359,23 @@ class PackStream {
     this.pendingBytes += bytes.length;
   }
 
-  /** Pieces ready to send (only once enough have accumulated). */
+  /**
+   * Pieces ready to send (only once enough have accumulated): large pieces as they are (no copy;
+   * the stored runs), runs of small ones (rewritten headers) joined.
+   */
   *drain(force = false): Iterable<Uint8Array> {
     if (this.pendingBytes === 0 || (!force && this.pendingBytes < FLUSH)) return;
     const parts = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (parts.length === 1) {
-      yield parts[0]!;
-      return;
+    let from = 0;
+    for (let i = 0; i <= parts.length; i++) {
+      if (i < parts.length && parts[i]!.length < FLUSH) continue;
+      if (i - from === 1) yield parts[from]!;
+      else if (i > from) yield Buffer.concat(parts.slice(from, i));
+      if (i < parts.length) yield parts[i]!;
+      from = i + 1;
     }
-    yield Buffer.concat(parts);
   }
 
   /** The rest, then the trailer. */

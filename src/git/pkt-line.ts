@@ -61,6 +61,19 @@ export function pktLine(text: string): Uint8Array {
   return encodePkt(`${text}\n`);
 }
 
+/** Longest message an ERR packet carries; longer ones are cut (they quote client input). */
+const ERR_MESSAGE_MAX = 4000;
+
+/**
+ * An `ERR <message>` packet, which a git client prints as "remote error: <message>" and stops
+ * (gitprotocol-pack: "An error packet is a special pkt-line that contains an error string").
+ * Newlines become spaces so the message stays one packet.
+ */
+export function errPkt(message: string): Uint8Array {
+  const text = message.length > ERR_MESSAGE_MAX ? `${message.slice(0, ERR_MESSAGE_MAX)}…` : message;
+  return pktLine(`ERR ${text.replaceAll("\n", " ")}`);
+}
+
 /** Concatenate byte arrays (for building small messages). */
 export function concatBytes(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   let size = 0;

@@ -33,17 +33,17 @@
 import { rm } from "node:fs/promises";
 import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
-import { checkConnectivity } from "./connectivity.ts";
+import { checkConnectivity, linksClosed } from "./connectivity.ts";
+import { FsckSession } from "./fsck.ts";
 import { isOid } from "./oid.ts";
 import { type IndexedPack, indexPack } from "./pack-indexer.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
 import type { Pack } from "./pack-reader.ts";
-import { concatBytes, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
+import { concatBytes, errPkt, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
 import { isValidPushRefName } from "./ref-name.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { encodeSideband, SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
-import { GitError, type ObjectReader, type Oid, type RefCommand, ZERO_OID } from "./types.ts";
-import type { ServiceIO } from "./upload-pack.ts";
+import { GitError, type ObjectReader, type Oid, type RefCommand, type ServiceIO, ZERO_OID } from "./types.ts";
 
 /** Decisions receive-pack leaves to the caller (permissions, ref storage). */
 export interface ReceivePackHooks {
@@ -68,8 +68,13 @@ export interface ReceivePackOptions {
   statelessRpc: boolean;
   /** Where the received pack and its index are written. */
   tmpDir: string;
-  /** Refuse packs larger than this. */
+  /**
+   * Refuse pushes larger than this many bytes (the whole request: commands and pack). The
+   * client gets "unpack push exceeds the maximum size of …" (git prints it) and nothing is kept.
+   */
   maxPackBytes?: number;
+  /** The request's declared length (HTTP Content-Length), when known: over maxPackBytes, the push is refused before its pack is read. */
+  declaredBytes?: number;
   hooks: ReceivePackHooks;
 }
 
@@ -98,7 +103,7 @@ export async function serveReceivePack(
   if (!opts.statelessRpc) {
     await io.write(await advertiseRefs(snapshot, "git-receive-pack", { protocol: 0, http: false }));
   }
-  const counted = countBytes(io.input, result);
+  const counted = countBytes(io.input, result, opts.maxPackBytes ?? Number.POSITIVE_INFINITY);
   const reader = new PktLineReader(counted);
   const caps = new CapabilitySet();
   const reply = new Reporter(io, caps);
@@ -128,15 +133,23 @@ export async function serveReceivePack(
       return result;
     }
     if (result.commands.some((c) => c.newOid !== ZERO_OID)) {
+      const limit = opts.maxPackBytes ?? Number.POSITIVE_INFINITY;
+      if ((opts.declaredBytes ?? 0) > limit) throw new GitError(`push exceeds the maximum size of ${formatSize(limit)}`, "too-large");
+      // git's receive.fsckObjects: every object checked as it is indexed, then the blobs the
+      // trees name .gitmodules / .gitattributes, wherever they are (fsck.ts).
+      const fsck = new FsckSession();
       pack = await indexPack(reader.rest(), {
         tmpDir: opts.tmpDir,
         thinBaseReader: snapshot.objects,
         maxBytes: opts.maxPackBytes,
+        onObject: fsck.inspect,
       });
       result.objects = pack.objectCount;
       opened = await openIndexedPack(pack);
+      await fsck.finish(overlayReader([opened.pack], snapshot.objects));
     }
   } catch (e) {
+    await opened?.close();
     if (pack) await removePack(pack);
     const message = errorMessage(e);
     result.error = message;
@@ -153,7 +166,7 @@ export async function serveReceivePack(
     const stopKeepalive = reply.keepalive();
     let failures: Map<string, string>;
     try {
-      failures = await checkCommands(snapshot, objects, result.commands);
+      failures = await checkCommands(snapshot, objects, result.commands, pack && opened ? { pack, opened: opened.pack } : null);
       let toApply = result.commands.filter((c) => !failures.has(c.ref));
       if (atomic && failures.size > 0) toApply = [];
       if (toApply.length > 0) {
@@ -230,6 +243,7 @@ async function checkCommands(
   snapshot: RepoSnapshot,
   objects: ObjectReader,
   commands: RefCommand[],
+  received: { pack: IndexedPack; opened: Pack } | null,
 ): Promise<Map<string, string>> {
   const failures = new Map<string, string>();
   const updates: RefCommand[] = [];
@@ -240,7 +254,9 @@ async function checkCommands(
   if (updates.length === 0) return failures;
   const check = (tips: Oid[]) => checkConnectivity(objects, tips, { existing: snapshot.objects });
   try {
-    await check(updates.map((c) => c.newOid));
+    const tips = updates.map((c) => c.newOid);
+    // Usually every link of the new pack resolves: then nothing needs to be read again.
+    if (!received || !linksClosed(received.pack.links, received.opened.idx, snapshot.objects, tips)) await check(tips);
   } catch (e) {
     if (!(e instanceof GitError)) throw e;
     for (const c of updates) {
@@ -270,11 +286,26 @@ function errorMessage(e: unknown): string {
 async function* countBytes(
   input: AsyncIterable<Uint8Array>,
   result: ReceivePackResult,
+  limit: number,
 ): AsyncGenerator<Uint8Array> {
   for await (const chunk of input) {
     result.bytesReceived += chunk.length;
+    if (result.bytesReceived > limit) throw new GitError(`push exceeds the maximum size of ${formatSize(limit)}`, "too-large");
     yield chunk;
   }
+}
+
+/** 2147483648 → "2 GiB", 1536 → "1.5 KiB", 1000 → "1000 bytes". */
+export function formatSize(bytes: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = "bytes";
+  for (const u of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = u;
+  }
+  return unit === "bytes" ? `${bytes} bytes` : `${Math.round(value * 10) / 10} ${unit}`;
 }
 
 /** Writes the report, in side-band 1 when negotiated (git's report()). */
@@ -305,7 +336,7 @@ class Reporter {
 
   /** Refuse the whole push: an ERR packet the client prints as "remote error: ...". */
   async error(message: string): Promise<void> {
-    await this.send(concatBytes([pktLine(`ERR ${message.replaceAll("\n", " ")}`)]));
+    await this.send(errPkt(message));
   }
 
   /** Send empty band-1 packets every few seconds while busy; returns the stop function. */

@@ -50,11 +50,28 @@ export interface RefCommand {
 
 export const ZERO_OID: Oid = "0000000000000000000000000000000000000000";
 
+/** The byte streams of one service invocation (smart HTTP request/response, or an SSH channel). */
+export interface ServiceIO {
+  input: AsyncIterable<Uint8Array>;
+  write(chunk: Uint8Array): void | Promise<void>;
+}
+
+/**
+ * What kind of failure a GitError is:
+ * - invalid: malformed objects or requests in general (the default);
+ * - protocol: the client broke the wire protocol (bad pkt-line, unexpected line);
+ * - corrupt: stored data is damaged (a tree that should exist does not parse);
+ * - missing: an object or path the request needs does not exist;
+ * - conflict: an edit contradicts the tree (a file used as a directory, a path created twice);
+ * - not-our-ref: a fetch asked for an object no ref reaches.
+ */
+export type GitErrorCode = "invalid" | "protocol" | "corrupt" | "missing" | "conflict" | "not-our-ref" | "too-large";
+
 /** Every engine failure the client should see carries a message meant for the git user. */
 export class GitError extends Error {
   constructor(
     message: string,
-    readonly code: string = "invalid",
+    readonly code: GitErrorCode = "invalid",
   ) {
     super(message);
     this.name = "GitError";

@@ -31,7 +31,7 @@ import { createPackFile, packSink, type PackOptions } from "./create-pack-file.t
 import { lsRefs } from "./ls-refs.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { objectInfo } from "./object-info.ts";
-import { DELIM_PKT, FLUSH_PKT, type PktLineReader, pktText } from "./pkt-line.ts";
+import { DELIM_PKT, errPkt, FLUSH_PKT, type PktLineReader, pktText } from "./pkt-line.ts";
 import { CommitCache } from "./revision.ts";
 import { SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
 import { GitError, type Oid } from "./types.ts";
@@ -79,7 +79,7 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
       session.error = message;
       try {
         if (state.packStarted && state.bandError) await state.bandError(`${message}\n`);
-        else if (!state.packStarted) await session.line(`ERR ${message}`);
+        else if (!state.packStarted) await session.write(errPkt(message));
       } catch {
         // The client is gone.
       }

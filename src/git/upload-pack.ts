@@ -21,10 +21,10 @@ import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
 import { createPackFile, packSink, type PackOptions } from "./create-pack-file.ts";
 import { CommonCommits } from "./negotiation.ts";
-import { PktLineReader, pktLine, FLUSH_PKT } from "./pkt-line.ts";
+import { errPkt, PktLineReader, pktLine, FLUSH_PKT } from "./pkt-line.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { CommitCache } from "./revision.ts";
-import { GitError, type Oid } from "./types.ts";
+import { GitError, type Oid, type ServiceIO } from "./types.ts";
 import { serveV2 } from "./upload-pack-v2.ts";
 import {
   checkWantsReachable,
@@ -36,11 +36,7 @@ import {
 } from "./upload-request.ts";
 import { computeShallow, type ShallowPlan } from "./walk.ts";
 
-/** The byte streams of one service invocation. */
-export interface ServiceIO {
-  input: AsyncIterable<Uint8Array>;
-  write(chunk: Uint8Array): void | Promise<void>;
-}
+export type { ServiceIO };
 
 /** Transport facts: protocol version, and stateless RPC (smart HTTP) or one conversation (SSH). */
 export interface UploadPackOptions {
@@ -133,7 +129,7 @@ async function reportError(session: UploadPackSession, state: V0State, e: unknow
   session.error = message;
   try {
     if (state.packStarted && state.writeError) await state.writeError(`${message}\n`);
-    else if (!state.packStarted) await session.line(`ERR ${message}`);
+    else if (!state.packStarted) await session.write(errPkt(message));
   } catch {
     // The client is gone; nothing more to tell it.
   }

@@ -2,10 +2,13 @@
 // <wants> --not <haves>, with shallow boundaries and filters), ancestry tests for
 // fast-forward checks, and the "is this object reachable from a ref" check of upload-pack.
 import { type ObjectFilter, TreeWalker } from "./list-objects.ts";
+import { HAVE, listObjects, planShallow, SEND, type ObjectList } from "./object-list.ts";
+import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
+import { PackSet } from "./pack-set.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
 import type { IndexedPack } from "./pack-indexer.ts";
 import { CommitCache, CommitQueue, limitCommits, type Peeled } from "./revision.ts";
-import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
+import type { ShallowPlan } from "./shallow.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 
 export type { ObjectFilter } from "./list-objects.ts";
@@ -42,8 +45,13 @@ export interface CollectResult {
   commitCount: number;
 }
 
-/** rev-list --objects <wants> --not <haves> with git upload-pack's shallow and filter semantics. */
+/**
+ * rev-list --objects <wants> --not <haves> with git upload-pack's shallow and filter semantics.
+ * Over a pack set this is listObjects (object-list.ts) turned into ids; the server uses that
+ * compact form directly.
+ */
 export async function collectObjects(reader: ObjectReader, req: CollectRequest): Promise<CollectResult> {
+  if (reader instanceof PackSet) return fromList(await listObjects(reader, req));
   const cache = new CommitCache(reader);
   const tags: Oid[] = [];
   const wantCommits: Oid[] = [];
@@ -113,6 +121,23 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
   };
 }
 
+function fromList(list: ObjectList): CollectResult {
+  const byType: Oid[][] = [[], [], [], [], []];
+  const bases = new Set<Oid>();
+  const { midx, flags, types } = list;
+  for (let p = 0; p < midx.count; p++) {
+    if (flags[p]! & SEND) byType[types[p]!]!.push(midx.oidAt(p));
+    else if (flags[p]! & HAVE) bases.add(midx.oidAt(p));
+  }
+  return {
+    oids: [...byType[OBJ_TAG]!, ...byType[OBJ_COMMIT]!, ...byType[OBJ_TREE]!, ...byType[OBJ_BLOB]!],
+    shallow: list.shallow,
+    unshallow: list.unshallow,
+    bases,
+    commitCount: list.commitCount,
+  };
+}
+
 /** Shallow/unshallow lines and walk boundary for a request (git's send_shallow_list). */
 export async function computeShallow(reader: ObjectReader, req: CollectRequest): Promise<ShallowPlan> {
   const cache = new CommitCache(reader);
@@ -122,39 +147,6 @@ export async function computeShallow(reader: ObjectReader, req: CollectRequest):
     if (p?.type === "commit") wantCommits.push(p.oid);
   }
   return planShallow(cache, req, wantCommits);
-}
-
-async function planShallow(cache: CommitCache, req: CollectRequest, wantCommits: Oid[]): Promise<ShallowPlan> {
-  const clientShallow: Oid[] = [];
-  for (const oid of new Set(req.shallow)) {
-    const head = await cache.reader.readHeader(oid);
-    if (!head) continue;
-    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
-    clientShallow.push(oid);
-  }
-  const depth = req.depth ?? 0;
-  const byRevList = req.deepenSince !== undefined || (req.deepenNot?.length ?? 0) > 0;
-  if (depth > 0 && byRevList) {
-    throw new GitError("deepen and deepen-since (or deepen-not) cannot be used together");
-  }
-  if (depth > 0) {
-    return deepen(cache, {
-      wants: wantCommits,
-      clientShallow,
-      depth,
-      relative: req.deepenRelative === true,
-      tips: req.tips ?? [],
-    });
-  }
-  if (byRevList) {
-    const not: Oid[] = [];
-    for (const oid of req.deepenNot ?? []) {
-      const p = await cache.peel(oid);
-      if (p?.type === "commit") not.push(p.oid);
-    }
-    return deepenByRevList(cache, { wants: wantCommits, clientShallow, since: req.deepenSince, not });
-  }
-  return { shallow: [], unshallow: [], grafts: new Set(clientShallow), extraWants: [] };
 }
 
 async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {

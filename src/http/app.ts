@@ -1,11 +1,13 @@
 // The control-plane application: one elysia plugin per resource, errors rendered once.
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
-import { AppError, NotFound } from "../errors.ts";
+import { Elysia, type AnyElysia } from "elysia";
+import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
 import { parseJsonBody } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
-import { principalOf } from "./principal.ts";
+import { openapiRoutes } from "./openapi.ts";
+import { pathOf } from "./path.ts";
+import { callerOf, resolveCaller } from "./principal.ts";
+import { methodTable } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
@@ -17,37 +19,111 @@ import { repoRoutes } from "./routes/repos/repos.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
+import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
+import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runRoutes } from "./routes/ci/runs.ts";
+import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
+
+const noop = () => undefined;
 
 /** Request ids assigned by the server, looked up when an error must be logged. */
 export const requestIds = new WeakMap<Request, string>();
 
+/** Paths whose caller is resolved leniently: logout answers 204 whatever came with it (SPEC §4.3). */
+const LENIENT_PATHS: ReadonlySet<string> = new Set(["/v1/auth/logout"]);
+
+/** The request id the front door gave `request` ("unknown" in-process, where nobody gave one). */
+function idOf(request: Request): string {
+  return requestIds.get(request) ?? "unknown";
+}
+
+/**
+ * A failed response validation as an error worth logging: where the answer broke its schema and
+ * the stack, without the value itself (it may be a secret shown once, such as a new token).
+ */
+function responseMismatch(error: unknown): Error {
+  const first = (error as { all?: { path?: string; message?: string }[] }).all?.[0];
+  const out = new Error(`response does not match its schema at ${first?.path || "/"}: ${first?.message ?? "invalid"}`);
+  const frames = ((error as Error).stack ?? "").split("\n").filter((l) => l.trimStart().startsWith("at "));
+  out.stack = [`Error: ${out.message}`, ...frames].join("\n");
+  return out;
+}
+
+/** Route patterns an anonymous caller may send a body to: sign-in, signup and the mailed links. */
+const ANONYMOUS_ROUTES = "/v1/auth/";
+/** Routes that take a runner credential: no credential is the same 401 as a bad one (SPEC §4.1). */
+const RUNNER_CREDENTIAL_ROUTES: ReadonlySet<string> = new Set(["/v1/runners/register", "/v1/runners/claim"]);
+
+/** Whether a request carries a body (Bun gives a bodiless request a null body). */
+function hasBody(request: Request): boolean {
+  return request.body !== null && request.headers.get("content-length") !== "0";
+}
+
+/**
+ * The body of a /v1 request, in this order: the caller (an anonymous caller on a route that needs
+ * a credential is 401 before a byte is read), the media type (only JSON: 415 otherwise), then
+ * the JSON itself within its size and depth limits (413, 400). Uniform routes (login, the mailed
+ * links) read any unusable body as no body, so every failure gets their one answer.
+ */
+async function readApiBody(request: Request, route: string): Promise<unknown> {
+  // Why: validation runs before the handler, so without this an anonymous request reached the
+  // validator (and its cost) on routes that would refuse it anyway, and answered 400 before 401.
+  if (!route.startsWith(ANONYMOUS_ROUTES) && callerOf(request).kind === "anonymous") {
+    throw Unauthorized(RUNNER_CREDENTIAL_ROUTES.has(route) ? "invalid or revoked token" : "authentication required");
+  }
+  if (!hasBody(request)) return null;
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    if (UNIFORM_BODY_ROUTES.has(route)) return null;
+    throw UnsupportedMediaType(`unsupported content type ${JSON.stringify(type || "none")}: send application/json`);
+  }
+  return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
+}
+
 /** Builds the /v1 application. */
 export function buildApp(ctx: Ctx) {
-  return new Elysia()
-    .use(
-      openapi({
-        path: "/v1/docs",
-        specPath: "/v1/openapi.json",
-        documentation: { info: { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" } },
-      }),
-    )
-    .onParse(async ({ request, contentType }) => {
-      if (contentType?.toLowerCase().startsWith("application/json")) return (await parseJsonBody(request)) ?? null;
+  // The methods each path accepts, from the registered routes (built on the first unrouted request).
+  let allowed: { routes: number; lookup: (path: string) => string[] } | null = null;
+  const methodsFor = (path: string): string[] => {
+    if (!allowed || allowed.routes !== app.routes.length) allowed = { routes: app.routes.length, lookup: methodTable(app.routes) };
+    return allowed.lookup(path);
+  };
+  // Why standardHostname off: Elysia otherwise assumes a host of at least four characters and
+  // looks for the path from the 12th character on, so `Host: x` or `Host: a.b` routed nowhere.
+  const app: AnyElysia = new Elysia({ handler: { standardHostname: false } })
+    // Why: the caller is resolved before routing and before any body is read, so a bad credential
+    // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
+    // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
+    .onRequest(({ request }) => {
+      const path = pathOf(request.url);
+      if (!path.startsWith("/v1/")) return;
+      if (LENIENT_PATHS.has(path)) return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
+      const caller = resolveCaller(ctx, request);
+      if (caller instanceof Promise) return caller.then(noop);
     })
-    // Resolve the caller before validation: a bad credential is a 401 whatever the body.
-    .onTransform(({ request, path }) => {
-      if (path.startsWith("/v1/")) principalOf(ctx, request);
+    .onParse(({ request, contentType, route }) => {
+      if (route.startsWith("/v1/")) return readApiBody(request, route);
+      if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
     })
     .onError(({ code, error, request }) => {
-      if (code === "VALIDATION") return json(400, { error: validationMessage(error) });
+      if (code === "VALIDATION") {
+        // Why: an answer that does not match its own schema is our fault, not the caller's: a 500, logged.
+        if ((error as { type?: unknown }).type === "response") return errorResponse(responseMismatch(error), ctx.log, idOf(request), request);
+        return json(400, { error: validationMessage(error) });
+      }
       if (code === "PARSE") {
         // Elysia wraps what our parser throws (413, malformed JSON) in a ParseError.
         const cause = (error as { cause?: unknown }).cause;
         return cause instanceof AppError ? errorResponse(cause, ctx.log, "") : json(400, { error: "invalid request body" });
       }
-      if (code === "NOT_FOUND") return errorResponse(NotFound("no such route"), ctx.log, "");
+      if (code === "NOT_FOUND") {
+        // A known path asked with another method: 405 naming what it accepts (RFC 9110 §15.5.6).
+        const methods = methodsFor(pathOf(request.url));
+        if (methods.length) return json(405, { error: `${request.method} is not allowed here; this path accepts ${methods.join(", ")}` }, { allow: methods.join(", ") });
+        return errorResponse(NotFound("no such route"), ctx.log, "");
+      }
       if (error instanceof AppError) return errorResponse(error, ctx.log, "");
-      return errorResponse(error, ctx.log, requestIds.get(request) ?? "unknown");
+      return errorResponse(error, ctx.log, idOf(request), request);
     })
     .use(authRoutes(ctx))
     .use(orgRoutes(ctx))
@@ -59,5 +135,10 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
-    .use(pageRoutes());
+    .use(runnerAdminRoutes(ctx))
+    .use(runnerAgentRoutes(ctx))
+    .use(runRoutes(ctx))
+    .use(pageRoutes())
+    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
+  return app;
 }

@@ -2,8 +2,10 @@
 import { Forbidden } from "../errors.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/people/auth.ts";
 import type { Ctx } from "../services/context.ts";
-import type { Principal } from "../services/access/principal.ts";
+import { ANONYMOUS, type Principal } from "../services/access/principal.ts";
+import { whenReady, type MaybePromise } from "../services/access/fact-cache.ts";
 import { pathOf } from "./path.ts";
+import { sourceOf } from "./source.ts";
 
 const cache = new WeakMap<Request, Principal>();
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -25,13 +27,21 @@ export function readCookie(request: Request, name: string): string | null {
   return null;
 }
 
-/** The caller of `request` (cached per request); throws 401 for a presented but unusable credential. */
-export function principalOf(ctx: Ctx, request: Request): Principal {
-  let p = cache.get(request);
-  if (p) return p;
+/**
+ * Resolves the caller of `request` once (the front door does it before routing); throws 401 for a
+ * presented but unusable credential and 403 for a cross-site cookie request.
+ */
+export function resolveCaller(ctx: Ctx, request: Request): MaybePromise<Principal> {
+  const known = cache.get(request);
+  if (known) return known;
   const authorization = request.headers.get("authorization");
   // An Authorization header wins over the cookie (resolvePrincipal), which is then not read at all.
-  p = resolvePrincipal(ctx, { authorization, session: authorization?.trim() ? null : readCookie(request, SESSION_COOKIE) });
+  const session = authorization?.trim() ? null : readCookie(request, SESSION_COOKIE);
+  return whenReady(resolvePrincipal(ctx, { authorization, session, source: sourceOf(request) }), (p) => admitCaller(ctx, request, p));
+}
+
+/** Applies the CSRF rule to a resolved caller and remembers it for the request. */
+function admitCaller(ctx: Ctx, request: Request, p: Principal): Principal {
   // Why (CSRF): a browser attaches the cookie to cross-site requests; a JSON body needs a CORS
   // preflight and a matching Origin proves the page is ours, so one of the two is required.
   // Logout is exempt: it only ends the session and must answer 204 always (SPEC §4.3).
@@ -45,6 +55,11 @@ export function principalOf(ctx: Ctx, request: Request): Principal {
   }
   cache.set(request, p);
   return p;
+}
+
+/** The caller the front door resolved for `request` (anonymous when it was not resolved). */
+export function callerOf(request: Request): Principal {
+  return cache.get(request) ?? ANONYMOUS;
 }
 
 /** The Set-Cookie value that starts a session. */

@@ -3,7 +3,7 @@
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds } from "./app.ts";
-import { GIT_BODY_LIMIT } from "./body.ts";
+import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
 const ID_PREFIX = newId().slice(0, 6);
@@ -12,7 +12,10 @@ let sequence = 0;
 function nextRequestId(): string {
   return `${ID_PREFIX}-${(++sequence).toString(36)}`;
 }
-import { pathOf } from "./path.ts";
+import { pathOf, wellFormedPath } from "./path.ts";
+import { errorResponse, json } from "./errors.ts";
+import { rememberSource, sourceAddress } from "./source.ts";
+
 import { accessLine, writeLine } from "../log.ts";
 
 /** Starts listening; resolves with the server once bound. */
@@ -25,23 +28,32 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
   return Bun.serve({
     hostname: opts.hostname,
     port: opts.port,
-    // The largest body any route accepts; per-route limits are enforced while reading.
-    maxRequestBodySize: GIT_BODY_LIMIT + 1024 * 1024,
+    // Above every route's own limit (enforced while reading, with a message): Bun's own limit
+    // resets the connection, which git reports as "RPC failed; curl 65" with no reason.
+    maxRequestBodySize: Math.max(ctx.config.gitMaxPush, JSON_BODY_LIMIT) + 2 * GIT_BODY_SLACK,
     idleTimeout: 120,
-    async fetch(request) {
+    async fetch(received, server) {
       const started = performance.now();
       const id = nextRequestId();
+      // Why: a Host header that is not a valid authority (`a b`, `x/y`, none under HTTP/1.0) gives
+      // a URL without scheme and host; routing never depends on the host, so such a request is
+      // routed by its path like any other.
+      const request = received.url.charCodeAt(0) === 0x2f ? new Request(`http://localhost${received.url}`, received) : received;
       const path = pathOf(request.url);
       ctx.facts.fresh();
       requestIds.set(request, id);
+      rememberSource(request, sourceAddress(request, server.requestIP(received)?.address, ctx.config.limits.trustProxy));
       let response: Response;
       try {
-        // The control plane never shares a path with git (which lives under /{org}/{repo}.git).
-        const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
-        response = git ?? (await handle(request));
+        // The path is decoded once, here: a malformed percent-escape never reaches a route.
+        if (!wellFormedPath(path)) response = json(400, { error: "malformed percent-escape in the request path" });
+        else {
+          // The control plane never shares a path with git (which lives under /{org}/{repo}.git).
+          const git = opts.git && !path.startsWith("/v1/") ? await opts.git(request) : null;
+          response = git ?? (await handle(request));
+        }
       } catch (error) {
-        ctx.log.error("unhandled error", { request_id: id, error: String(error) });
-        response = new Response(JSON.stringify({ error: "internal error", request_id: id }), { status: 500, headers: { "content-type": "application/json" } });
+        response = errorResponse(error, ctx.log, id, request);
       }
       if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round((performance.now() - started) * 10) / 10));
       return response;

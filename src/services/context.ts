@@ -1,6 +1,6 @@
 // What every service function receives: the database, configuration and public addresses.
 import type { Config } from "../config.ts";
-import type { Db } from "../db/client.ts";
+import type { Database } from "../db/database.ts";
 import type { MailTransport } from "../mail/types.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { FactCache } from "./access/fact-cache.ts";
@@ -8,7 +8,7 @@ import type { GitStore } from "./git/snapshot.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
-  db: Db;
+  db: Database;
   config: Config;
   /** Public base URL without trailing slash (SVC_BASE_URL or the bound address). */
   baseUrl: string;

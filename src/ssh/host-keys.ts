@@ -1,5 +1,5 @@
 // Host keys (ed25519 and RSA), generated once and kept in the data dir with mode 0600.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { fingerprintOf } from "../services/people/ssh-keys.ts";
@@ -20,10 +20,12 @@ const KINDS = [
 
 /** Loads the host keys, generating any that are missing (atomically, so two processes agree). */
 export function loadHostKeys(dataDir: string): HostKey[] {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   return KINDS.map((k) => {
     const path = join(dataDir, k.file);
-    if (!existsSync(path)) {
+    // Why: a key file left readable by an older version or a restore is tightened on start.
+    if (existsSync(path)) chmodSync(path, 0o600);
+    else {
       const pair = k.generate();
       const tmp = `${path}.${process.pid}.tmp`;
       writeFileSync(tmp, pair.private, { mode: 0o600 });

@@ -3,15 +3,19 @@
 //
 //   ssh://git@host:port/org/repo.git  →  exec "git-upload-pack 'org/repo.git'" (or '/org/repo.git')
 //   env GIT_PROTOCOL=version=2 selects protocol v2 for upload-pack.
+//
+// The command and GIT_PROTOCOL are parsed by git/service-request.ts and served by the git
+// service; this file only renders its outcome as an exit code and stderr text.
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import ssh2 from "ssh2";
 import constants from "ssh2/lib/protocol/constants.js";
-import { AppError } from "../errors.ts";
+import { parseSshCommand, protocolVersion, type GitService } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
-import { advertiseRefusal, receivePack, uploadPack } from "../services/git/serve.ts";
+import { serveGit, type GitOutcome, type ServiceIO } from "../services/git/serve.ts";
 import type { Principal } from "../services/access/principal.ts";
 import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
+import { Admission } from "./admission.ts";
 import { loadHostKeys } from "./host-keys.ts";
 
 const { Server, utils } = ssh2 as unknown as typeof import("ssh2");
@@ -24,8 +28,6 @@ const AUTH_TIMEOUT_MS = 30_000;
 const IDLE_TIMEOUT_MS = 10 * 60_000;
 /** Bytes we let ssh2 queue on one channel before waiting for it to drain. */
 const CHANNEL_QUEUE_BYTES = 256 * 1024;
-/** Connections that have not authenticated yet, at most. */
-const MAX_UNAUTHENTICATED = 64;
 
 // Modern algorithms only: no SHA-1 key exchange or MACs, no CBC ciphers, no DSA.
 const WANTED = {
@@ -43,8 +45,6 @@ const ALGORITHMS = {
   compress: WANTED.compress,
 };
 
-const COMMAND = /^(git-upload-pack|git-receive-pack) '?\/?([^'/\s]+)\/([^'/\s]+?)(?:\.git)?\/?'?$/;
-
 /** A running SSH server. */
 export interface SshServer {
   port: number;
@@ -52,53 +52,32 @@ export interface SshServer {
   close(): Promise<void>;
 }
 
-/** Parses an exec command into the service and the repository path. */
-export function parseGitCommand(command: string): { service: "git-upload-pack" | "git-receive-pack"; org: string; repo: string } | null {
-  const m = COMMAND.exec(command.trim());
-  if (!m) return null;
-  return { service: m[1] as "git-upload-pack" | "git-receive-pack", org: m[2]!, repo: m[3]! };
-}
-
 /** Starts the SSH server on host:port (port 0 picks one). */
 export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): Promise<SshServer> {
   const hostKeys = loadHostKeys(ctx.config.dataDir);
-  let unauthenticated = 0;
+  const { sshUnauthenticated, sshUnauthenticatedPerSource } = ctx.config.limits;
+  const admission = new Admission({ total: sshUnauthenticated, perSource: sshUnauthenticatedPerSource, authTimeoutMs: AUTH_TIMEOUT_MS });
 
-  const server = new Server({ hostKeys: hostKeys.map((k) => k.private), algorithms: ALGORITHMS as never, ident: "svc" }, (client) => {
-    if (unauthenticated >= MAX_UNAUTHENTICATED) {
-      client.end();
-      return;
-    }
-    unauthenticated++;
-    let authed = false;
+  const server = new Server({ hostKeys: hostKeys.map((k) => k.private), algorithms: ALGORITHMS as never, ident: "svc" }, (client, info) => {
+    const pending = admission.pendingFor(info.ip, info.port);
     let who: { principal: Principal; name: string; fingerprint: string } | null = null;
-    const authTimer = setTimeout(() => client.end(), AUTH_TIMEOUT_MS);
     let idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
     const touch = () => {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => client.end(), IDLE_TIMEOUT_MS);
     };
-    const settle = () => {
-      if (!authed) {
-        authed = true;
-        unauthenticated--;
-        clearTimeout(authTimer);
-      }
-    };
     client.on("error", () => {});
-    client.on("close", () => {
-      if (!authed) unauthenticated--;
-      authed = true;
-      clearTimeout(authTimer);
-      clearTimeout(idleTimer);
-    });
+    client.on("close", () => clearTimeout(idleTimer));
 
-    client.on("authentication", (auth) => {
+    client.on("authentication", async (auth) => {
       if (auth.method !== "publickey") return auth.reject(["publickey"]);
       const fingerprint = fingerprintOf(auth.key.data);
       ctx.facts.fresh();
       // Why: the key is looked up now, not cached, so a revoked key fails at its next connection.
-      const found = principalForKey(ctx, fingerprint);
+      const found = await principalForKey(ctx, fingerprint).catch((error) => {
+        ctx.log.error("ssh key lookup failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        return null;
+      });
       if (!found) return auth.reject(["publickey"]);
       if (!auth.signature) return auth.accept(); // the client is asking whether we would accept this key
       const key = utils.parseKey(auth.key.data);
@@ -108,7 +87,7 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
     });
 
     client.on("ready", () => {
-      settle();
+      pending?.authenticated();
       client.on("session", (acceptSession) => {
         const session = acceptSession();
         let gitProtocol = "";
@@ -137,14 +116,24 @@ export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): 
     });
   });
 
-  server.listen(addr.port, addr.host);
-  await once(server, "listening");
-  const port = (server.address() as AddressInfo).port;
+  // Connections are accepted here, counted from their first moment (before the client sends its
+  // version line, which is when the SSH library would first see them), then handed to ssh2.
+  const listener = createServer((socket) => {
+    if (!admission.admit(socket)) {
+      socket.on("error", () => {});
+      socket.destroy();
+      return;
+    }
+    server.injectSocket(socket);
+  });
+  listener.listen(addr.port, addr.host);
+  await once(listener, "listening");
+  const port = (listener.address() as AddressInfo).port;
   return {
     port,
     fingerprints: hostKeys.map((k) => ({ type: k.type, fingerprint: k.fingerprint })),
     async close() {
-      await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => listener.close(() => r()));
     },
   };
 }
@@ -166,13 +155,13 @@ async function runExec(
   channel: Channel,
   touch: () => void,
 ): Promise<void> {
-  const parsed = parseGitCommand(command);
+  const parsed = parseSshCommand(command);
   if (!parsed) {
     return finish(channel, 1, `svc: unsupported command ${JSON.stringify(command.slice(0, 200))}; only git-upload-pack and git-receive-pack are available\n`);
   }
   // Re-resolve at exec time too: authority is what the database says now.
   ctx.facts.fresh();
-  const now = who ? principalForKey(ctx, who.fingerprint) : null;
+  const now = who ? await principalForKey(ctx, who.fingerprint) : null;
   if (!now) return finish(channel, 1, "svc: this key is no longer authorized\n");
   async function* input(): AsyncIterable<Uint8Array> {
     // Why destroyOnReturn false: the default iterator destroys the channel at EOF, which would
@@ -183,7 +172,7 @@ async function runExec(
       yield chunk;
     }
   }
-  const io = {
+  const io: ServiceIO = {
     input: input(),
     write: async (chunk: Uint8Array) => {
       touch();
@@ -197,23 +186,27 @@ async function runExec(
       await new Promise<void>((resolve, reject) => channel.write(chunk, (e?: Error | null) => (e ? reject(e) : resolve())));
     },
   };
-  try {
-    if (parsed.service === "git-upload-pack") {
-      const protocol = /(^|:)version=2(:|$)/.test(gitProtocol) ? 2 : 0;
-      await uploadPack(ctx, now.principal, parsed.org, parsed.repo, io, { protocol, statelessRpc: false });
-    } else {
-      await receivePack(ctx, now.principal, parsed.org, parsed.repo, io, { statelessRpc: false, via: "ssh" });
-    }
-    finish(channel, 0);
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    if (error.status === 403 && parsed.service === "git-receive-pack") {
-      // A reader's push: the reason goes in band, where git shows it to the user.
-      await io.write(advertiseRefusal(error.message));
-      return finish(channel, 1);
-    }
-    // Anything the caller may not see is masked as not found (there is no anonymous SSH).
-    const message = error.status === 401 || error.status === 404 ? `repository '${parsed.org}/${parsed.repo}' not found` : error.message;
-    finish(channel, 1, `ERROR: ${message}\n`);
+  const outcome = await serveGit(ctx, now.principal, { ...parsed, protocol: protocolVersion(gitProtocol), io, stateless: false, via: "ssh" });
+  finish(channel, outcome.kind === "served" ? 0 : 1, stderrOf(outcome, parsed));
+}
+
+/** What git prints for an outcome (on stderr, after "fatal:" or before the exit status). */
+function stderrOf(outcome: GitOutcome, req: { service: GitService; org: string; repo: string }): string | undefined {
+  switch (outcome.kind) {
+    case "served":
+      return undefined;
+    case "failed":
+      return "svc: internal error\n";
+    case "refused":
+      switch (outcome.refusal) {
+        case "forbidden-in-band":
+          return undefined; // git already printed the reason
+        case "unauthenticated":
+        case "not-found":
+          // Anything the caller may not see is masked as not found (there is no anonymous SSH).
+          return `ERROR: repository '${req.org}/${req.repo}' not found\n`;
+        default:
+          return `ERROR: ${outcome.message}\n`;
+      }
   }
 }

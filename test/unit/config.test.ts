@@ -18,6 +18,7 @@ describe("loadConfig defaults", () => {
       ssh: null,
       storage: { kind: "fs", root: resolve("./data/objects") },
       runnerClaimWaitMs: 20000,
+      runnerHeartbeatTimeoutMs: 120000,
       mail: { transport: "null" },
       webhookSecret: null,
       app: null,
@@ -25,6 +26,7 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       signupLimitPerAddress: 3,
       signupLimitGlobal: 300,
+      gitMaxPush: 2 * 1024 ** 3,
     });
   });
 
@@ -44,6 +46,7 @@ describe("loadConfig accepts", () => {
     ["SSH with a public address", { SVC_SSH_ADDR: "0.0.0.0:2222", SVC_SSH_PUBLIC: "git.example.com:22" }, { ssh: { host: "0.0.0.0", port: 2222, publicAddr: "git.example.com:22" } }],
     ["s3 storage", S3, { storage: { kind: "s3", endpoint: "http://127.0.0.1:9000", bucket: "b", accessKey: "ak", secretKey: "sk" } }],
     ["a claim wait", { SVC_RUNNER_CLAIM_WAIT_MS: "500" }, { runnerClaimWaitMs: 500 }],
+    ["a heartbeat timeout", { SVC_RUNNER_HEARTBEAT_TIMEOUT_MS: "3000" }, { runnerHeartbeatTimeoutMs: 3000 }],
     ["capture mail", { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: "/tmp/mail" }, { mail: { transport: "capture", dir: "/tmp/mail" } }],
     ["smtp mail with a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:2525", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com", port: 2525 } }],
     ["smtp mail without a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com" } }],
@@ -62,6 +65,9 @@ describe("loadConfig accepts", () => {
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
     ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1" } }],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
+    ["a push limit in bytes", { SVC_GIT_MAX_PUSH: "104857600" }, { gitMaxPush: 100 * 1024 ** 2 }],
+    ["a push limit with a unit", { SVC_GIT_MAX_PUSH: "500m" }, { gitMaxPush: 500 * 1024 ** 2 }],
+    ["a push limit in GiB", { SVC_GIT_MAX_PUSH: "4GiB" }, { gitMaxPush: 4 * 1024 ** 3 }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
     expect(loadConfig(env)).toMatchObject(expected);
@@ -89,6 +95,7 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["claim wait not a number", { SVC_RUNNER_CLAIM_WAIT_MS: "soon" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
     ["claim wait zero", { SVC_RUNNER_CLAIM_WAIT_MS: "0" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
     ["claim wait negative", { SVC_RUNNER_CLAIM_WAIT_MS: "-5" }, "SVC_RUNNER_CLAIM_WAIT_MS"],
+    ["heartbeat timeout not a number", { SVC_RUNNER_HEARTBEAT_TIMEOUT_MS: "2m" }, "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS"],
     ["mail transport unknown", { SVC_MAIL_TRANSPORT: "pigeon" }, "SVC_MAIL_TRANSPORT"],
     ["capture without a dir", { SVC_MAIL_TRANSPORT: "capture" }, "SVC_MAIL_DIR"],
     ["smtp without a host", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_FROM: "svc@example.com" }, "SVC_MAIL_SMTP_HOST"],
@@ -104,6 +111,11 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
+    ["push limit not a size", { SVC_GIT_MAX_PUSH: "lots" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit negative", { SVC_GIT_MAX_PUSH: "-1" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit with an unknown unit", { SVC_GIT_MAX_PUSH: "2x" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit below 1 KiB", { SVC_GIT_MAX_PUSH: "100" }, "SVC_GIT_MAX_PUSH"],
+    ["push limit above 1 TiB", { SVC_GIT_MAX_PUSH: "2t" }, "SVC_GIT_MAX_PUSH"],
   ];
   test.each(rows)("%s", (_name, env, variable) => {
     let error: unknown;

@@ -107,6 +107,75 @@ describe("layering (DESIGN.md)", () => {
     const bad = ALL.filter((i) => i.target !== null && i.target.startsWith("cli/") && i.file !== "src/main.ts");
     expect(show(bad)).toEqual([]);
   });
+
+  test("src/main.ts is only the entry point: nothing imports it", () => {
+    const bad = ALL.filter((i) => i.target === "src/main.ts");
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/mail (transports) imports nothing from services, http, ssh or db", () => {
+    const bad = ALL.filter(inLayer("mail")).filter((i) => ["services", "http", "ssh", "db"].some((l) => targetIn(l)(i)));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/util and src/db import nothing from services, http, ssh, git or storage", () => {
+    const bad = ALL.filter((i) => inLayer("util")(i) || inLayer("db")(i)).filter((i) => ["services", "http", "ssh", "git", "storage", "mail"].some((l) => targetIn(l)(i)));
+    expect(show(bad)).toEqual([]);
+  });
+});
+
+describe("data access (issue 10)", () => {
+  /** Service modules that may build queries: each domain's store modules. */
+  const isStore = (file: string) => /^src\/services\/[^/]+\/(store(-[\w-]+)?|[\w-]+-store)\.ts$/.test(file);
+
+  test("drizzle query builders are imported only by store modules (and src/db)", () => {
+    const bad = ALL.filter((i) => i.file.startsWith("src/") && !i.file.startsWith("src/db/") && !isStore(i.file) && pkg("drizzle-orm")(i) && !i.typeOnly);
+    expect(show(bad)).toEqual([]);
+  });
+});
+
+describe("one git service behind thin transports (issue 10)", () => {
+  /** The only engine modules a transport may use: request parsing (URL, exec command, version). */
+  const TRANSPORT_GIT_MODULES = ["src/git/service-request.ts"];
+  const transports = (i: Import) => inLayer("http")(i) || inLayer("ssh")(i);
+  const transportFiles = FILES.filter((f) => /^src\/(http|ssh)\//.test(relative(ROOT, f)));
+
+  test(`src/http and src/ssh import from src/git only ${TRANSPORT_GIT_MODULES.join(", ")}`, () => {
+    const bad = ALL.filter(transports).filter((i) => targetIn("git")(i) && !TRANSPORT_GIT_MODULES.includes(i.target!));
+    expect(show(bad)).toEqual([]);
+  });
+
+  test("src/http and src/ssh decide no authority: no access.ts or lookup.ts, no authorize/decide/requireRepo calls", () => {
+    const bad = ALL.filter(transports).filter((i) => !i.typeOnly && /^src\/services\/access\/(access|lookup)\.ts$/.test(i.target ?? ""));
+    const calls = /\b(authorize|decide|requireRepo|requireRepoFor|buildFacts|loadPersonInOrg)\s*\(/;
+    const offenders = transportFiles.filter((f) => calls.test(stripComments(readFileSync(f, "utf8")))).map((f) => relative(ROOT, f));
+    expect({ imports: show(bad), calls: offenders }).toEqual({ imports: [], calls: [] });
+  });
+
+  /** Signs of pkt-line framing done by hand: hex lengths, the flush packet, ERR and service lines. */
+  const FRAMING = [/\.toString\(16\)\s*\.padStart\(4\b/, /\.padStart\(4,\s*["'`]0["'`]\)/, /["'`]000[0-2]["'`]/, /["'`]# service=/, /["'`]ERR /, /\.length \+ 4\)/];
+
+  test("the framing detector recognises a hand-made pkt-line", () => {
+    const sample = 'const pkt = (s) => Buffer.concat([Buffer.from((b.length + 4).toString(16).padStart(4, "0")), b]); parts.push(pkt(`# service=${x}`), Buffer.from("0000"), pkt(`ERR ${m}`));';
+    expect(FRAMING.filter((re) => re.test(sample)).length).toBe(FRAMING.length);
+  });
+
+  test("nothing outside src/git frames pkt-lines by hand", () => {
+    const offenders: string[] = [];
+    for (const file of FILES) {
+      const rel = relative(ROOT, file);
+      if (rel.startsWith("src/git/")) continue;
+      const text = stripComments(readFileSync(file, "utf8"));
+      for (const re of FRAMING) if (re.test(text)) offenders.push(`${rel}: ${re}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  test("only the git service runs the engine's services (upload-pack, receive-pack, the advertisement)", () => {
+    const engine = ["src/git/upload-pack.ts", "src/git/upload-pack-v2.ts", "src/git/receive-pack.ts", "src/git/advertise.ts"];
+    const bad = ALL.filter((i) => !i.file.startsWith("src/git/") && i.file !== "src/services/git/serve.ts" && !i.typeOnly && engine.includes(i.target ?? ""));
+    expect(show(bad)).toEqual([]);
+  });
 });
 
 describe("git is served by our own engine", () => {

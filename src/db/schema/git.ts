@@ -20,4 +20,10 @@ export const packs = sqliteTable("packs", {
   createdAt: createdAt(),
   /** Set when compaction replaced the pack; its files are deleted after a grace period. */
   replacedAt: integer("replaced_at"),
+  /**
+   * Reachability record: when set, the pack holds exactly the objects reachable from these ids
+   * (newline-separated): a GC pack, or the first push into an empty repository. Clones then mark
+   * the pack as sent and walk only what lies outside it.
+   */
+  reachTips: text("reach_tips"),
 }, (t) => [uniqueIndex("packs_repo_name_uq").on(t.repoId, t.name)]);

@@ -16,6 +16,7 @@ export * from "./changes.ts";
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";
 import { repos } from "./repos.ts";
+import { runnerRegistrationTokens, runners } from "./ci.ts";
 
 export type User = typeof users.$inferSelect;
 export type Org = typeof orgs.$inferSelect;
@@ -23,3 +24,5 @@ export type Repo = typeof repos.$inferSelect;
 export type Token = typeof tokens.$inferSelect;
 export type Membership = typeof memberships.$inferSelect;
 export type Role = Membership["role"];
+export type RunnerRow = typeof runners.$inferSelect;
+export type RunnerRegistrationRow = typeof runnerRegistrationTokens.$inferSelect;

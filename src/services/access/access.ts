@@ -1,24 +1,42 @@
-// The one authority function. Every route and both git transports ask `authorize` (or the pure
-// `decide` with facts loaded by `loadFacts`); nothing else derives allow / 401 / 402 / 403 / 404.
-// SPEC §5.2–§5.5 and §2.13.
-import { and, eq, inArray, type SQL } from "drizzle-orm";
-import { AppError } from "../../errors.ts";
-import { grants, memberships, repos, teamMembers, teams, type Role } from "../../db/schema/index.ts";
+// The one authority function. Every route, both git transports, the runner calls and the web
+// pages ask `decide` (through `authorize`, `requireOrgFor` or `requireRepoFor`); nothing else
+// derives allow / 401 / 402 / 403 / 404, and masking (404 where the caller may not see a thing)
+// lives here too. SPEC §5.2–§5.5, §2.13, §4.2–§4.6.
+import { AppError, NotFound } from "../../errors.ts";
+import type { Org, Repo, Role } from "../../db/schema/index.ts";
+import { writeBlockedReason } from "../billing/write-blocked.ts";
 import type { Ctx } from "../context.ts";
-import type { Principal } from "./principal.ts";
+import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
+import { findOrg, findRepo } from "./lookup.ts";
+import { personOf, principalKey, type Principal } from "./principal.ts";
+
+export type { PersonInOrg };
 
 export type Scope = "repo:read" | "repo:write" | "org:read" | "org:admin";
 export const SCOPES: readonly Scope[] = ["repo:read", "repo:write", "org:read", "org:admin"];
 
-/** What the caller wants to do. */
+/** What the caller wants to do. String actions need only org (and repo) facts; the others carry their subject. */
 export type Action =
   | "repo:read" // clone, fetch, read endpoints
   | "repo:write" // push, commits, refs
   | "repo:admin" // patch, delete, protections, webhooks
   | "org:member" // any role in the org, no scope needed (own tokens, own keys)
   | "org:read" // listings, metrics, usage, audit
-  | "org:admin" // people, credentials, billing
-  | "org:create-repo"; // create repositories
+  | "org:admin" // people, credentials
+  | "org:admin-masked" // org:admin where a non-admin must not learn the thing exists (billing): 404
+  | "org:create-repo" // create repositories
+  | { kind: "account:create-org" } // a confirmed person creates an organization
+  | { kind: "account:self"; userId: string } // the person themself (addresses, profile, pins)
+  | { kind: "member:set-role"; from: Role; to: Role } // change someone's org role
+  | { kind: "member:remove"; role: Role; self: boolean } // remove someone, or leave
+  | { kind: "invite:create"; role: Role } // invite an address with a role
+  | { kind: "token:mint"; tokenKind: "personal" | "service"; scopes: readonly Scope[] }
+  | { kind: "credential:list" } // tokens or SSH keys: everything (admin) or one's own (member)
+  | { kind: "credential:revoke"; ownerUserId: string | null; what: "token" | "key" } // someone else's credential is 404
+  | { kind: "key:create"; deploy: boolean } // a personal SSH key, or a deploy key naming a token
+  | { kind: "runner:register" } // a registration token (svcg_) registers one machine
+  | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
+  | { kind: "runner:job"; jobTokenId: string | null }; // the per-job token acts on its own running job
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -42,17 +60,28 @@ export function scopeCovers(scopes: readonly string[] | "all", need: Scope): boo
   return scopes.includes(need);
 }
 
+/** The least role that can exercise each scope. */
+const SCOPE_ROLE: Record<Scope, Role> = { "repo:read": "viewer", "org:read": "viewer", "repo:write": "member", "org:admin": "admin" };
+
 /** Everything `decide` needs to know, loaded from the database by `loadFacts`. */
 export interface Facts {
   caller:
     | { kind: "anonymous" }
     /** A person; scopes "all" for a session. tokenOrgId/tokenRepoId set for a personal token. */
-    | { kind: "person"; confirmed: boolean; scopes: readonly string[] | "all"; tokenOrgId: string | null; tokenRepoId: string | null }
+    | { kind: "person"; userId: string; confirmed: boolean; scopes: readonly string[] | "all"; tokenOrgId: string | null; tokenRepoId: string | null }
     /** An org service token (or job token): authority from scopes alone. */
-    | { kind: "service"; scopes: readonly string[]; tokenOrgId: string; tokenRepoId: string | null };
-  org: { id: string; name: string };
+    | { kind: "service"; scopes: readonly string[]; tokenOrgId: string; tokenRepoId: string | null; tokenId?: string }
+    /** A runner registration token (svcg_): good for registering one machine, nothing else. */
+    | { kind: "runner-registration" }
+    /** A registered machine (svcr_): good for claiming jobs, nothing else. */
+    | { kind: "runner"; runnerId: string };
+  /** The organization the action is in (absent for account-level actions). */
+  org?: { id: string; name: string };
   /** The person's org role (null: not a member). */
   orgRole: Role | null;
+  /** Grants naming the person or their teams across the org (for mint-time scope checks). */
+  grants?: { userGrants: ReadonlyMap<string, Role>; teamGrants: ReadonlyMap<string, Role[]> };
+  /** The repository; null when it does not exist (answered like one the caller may not see). */
   repo?: {
     id: string;
     fullName: string;
@@ -62,13 +91,14 @@ export interface Facts {
     userGrant: Role | null;
     /** Grants of teams the person is in, on this repo. */
     teamGrants: Role[];
-  };
+  } | null;
 }
 
 /** The verdict: allowed with an effective role, or refused with a status and message. */
 export type Decision = { allow: true; role: Role | null } | { allow: false; status: 401 | 402 | 403 | 404; message: string };
 
 const deny = (status: 401 | 402 | 403 | 404, message: string): Decision => ({ allow: false, status, message });
+const allow = (role: Role | null): Decision => ({ allow: true, role });
 
 /** A service token's role-equivalent: what its scopes let it do in its own org. */
 function serviceRole(scopes: readonly string[]): Role | null {
@@ -81,7 +111,7 @@ function serviceRole(scopes: readonly string[]): Role | null {
 /** Effective role of the caller on the repo in `facts`, before scopes (SPEC §5.2, §5.3). */
 export function effectiveRepoRole(f: Facts): Role | null {
   const c = f.caller;
-  if (c.kind === "anonymous" || !f.repo) return null;
+  if (c.kind === "anonymous" || c.kind === "runner" || c.kind === "runner-registration" || !f.repo || !f.org) return null;
   // Why: a token works with authority only inside the org it was minted in, and a repo-bound
   // token only on its repo; elsewhere it is as good as anonymous (it may still read public repos).
   if (c.tokenOrgId !== null && c.tokenOrgId !== f.org.id) return null;
@@ -93,154 +123,269 @@ export function effectiveRepoRole(f: Facts): Role | null {
   return f.repo.teamGrants.length ? highestRole([f.orgRole, ...f.repo.teamGrants]) : f.orgRole;
 }
 
-/** Decides one action. Pure: the table-driven unit test exercises it directly. */
-export function decide(f: Facts, action: Action, opts: { maskForbidden?: boolean } = {}): Decision {
+/** Repository actions (SPEC §5.5): unreadable is 401 to anonymous callers and 404 to others. */
+function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin"): Decision {
   const c = f.caller;
-  if (action.startsWith("repo:")) {
-    if (!f.repo) throw new Error("repo action without repo facts");
-    const role = effectiveRepoRole(f);
-    const scopes = c.kind === "anonymous" ? [] : c.scopes;
-    const canRead = (role !== null && scopeCovers(scopes, "repo:read")) || f.repo.public;
-    // Why: 401 lets git retry with credentials; authenticated callers who may not see the repo
-    // get 404 so its existence is not disclosed (SPEC §5.5).
-    if (!canRead) return c.kind === "anonymous" ? deny(401, "authentication required") : deny(404, "repository not found");
-    if (action === "repo:read") return { allow: true, role };
-    if (c.kind === "anonymous") return deny(401, "authentication required");
-    if (action === "repo:write") {
-      if (!roleAtLeast(role, "member") || !scopeCovers(scopes, "repo:write")) {
-        return deny(403, `You have read access to ${f.repo.fullName} but cannot write to it. Fork the repository, or ask an administrator for write access.`);
-      }
-      if (f.repo.writeBlocked) return deny(402, f.repo.writeBlocked);
-      return { allow: true, role };
+  // Why: 401 lets git retry with credentials; authenticated callers who may not see the repo (or
+  // ask for one that does not exist) get 404, so its existence is not disclosed.
+  const unseen = () => (c.kind === "anonymous" ? deny(401, "authentication required") : deny(404, "repository not found"));
+  if (!f.repo) return unseen();
+  const role = effectiveRepoRole(f);
+  const scopes = c.kind === "person" || c.kind === "service" ? c.scopes : [];
+  const canRead = (role !== null && scopeCovers(scopes, "repo:read")) || f.repo.public;
+  if (!canRead) return unseen();
+  if (action === "repo:read") return allow(role);
+  if (c.kind === "anonymous") return deny(401, "authentication required");
+  if (action === "repo:write") {
+    if (!roleAtLeast(role, "member") || !scopeCovers(scopes, "repo:write")) {
+      return deny(403, `You have read access to ${f.repo.fullName} but cannot write to it. Fork the repository, or ask an administrator for write access.`);
     }
-    // repo:admin
-    if (!roleAtLeast(role, "admin") || !(scopeCovers(scopes, "repo:write") || scopeCovers(scopes, "org:admin"))) {
-      return deny(403, `administering ${f.repo.fullName} needs the admin role`);
-    }
-    return { allow: true, role };
+    if (f.repo.writeBlocked) return deny(402, f.repo.writeBlocked);
+    return allow(role);
   }
+  if (!roleAtLeast(role, "admin") || !(scopeCovers(scopes, "repo:write") || scopeCovers(scopes, "org:admin"))) {
+    return deny(403, `administering ${f.repo.fullName} needs the admin role`);
+  }
+  return allow(role);
+}
+
+/** Account-level actions: no organization involved. */
+function decideAccount(f: Facts, action: { kind: "account:create-org" } | { kind: "account:self"; userId: string }): Decision {
+  const c = f.caller;
+  if (c.kind === "anonymous") return deny(401, "authentication required");
+  if (action.kind === "account:self") {
+    // Why: account-level things belong to the person; a token bound to one repository does not speak for the account.
+    if (c.kind !== "person" || c.userId !== action.userId || c.tokenRepoId !== null) return deny(403, "you can only manage your own account");
+    return allow(null);
+  }
+  // Why: an org needs an owner, and a service token belongs to nobody (SPEC §4.4).
+  if (c.kind !== "person") return deny(403, "service tokens cannot create organizations");
+  if (c.tokenRepoId !== null) return deny(403, "this token is bound to one repository and cannot create organizations");
+  if (c.scopes !== "all" && !c.scopes.includes("org:admin")) return deny(403, "creating an organization with a token needs the org:admin scope");
+  if (!c.confirmed) return deny(403, "confirm your email address before creating an organization");
+  return allow(null);
+}
+
+/** Whether the person can exercise `scope` somewhere in the org: org role, a direct grant or a team grant (SPEC §5.3). */
+function canExerciseSomewhere(f: Facts, scope: Scope): boolean {
+  const min = SCOPE_ROLE[scope];
+  if (roleAtLeast(f.orgRole, min)) return true;
+  if (!f.orgRole || !f.grants) return false;
+  for (const r of f.grants.userGrants.values()) if (roleAtLeast(r, min)) return true;
+  for (const list of f.grants.teamGrants.values()) for (const r of list) if (roleAtLeast(r, min)) return true;
+  return false;
+}
+
+/** The message of every refused registration token, whatever the cause (SPEC §4.1: identical bodies). */
+const BAD_TOKEN = "invalid or revoked token";
+
+/** Runner calls (SPEC §4.1, §5 item 3; DECISIONS §3 runner per-job calls). */
+function decideRunner(c: Facts["caller"], action: { kind: "runner:register" } | { kind: "runner:claim" } | { kind: "runner:job"; jobTokenId: string | null }): Decision {
+  switch (action.kind) {
+    case "runner:register":
+      // Why: every bad registration token answers the same 401 as an unknown bearer token, so the
+      // answer never tells a spent token from an expired, unknown or misplaced one.
+      return c.kind === "runner-registration" ? allow(null) : deny(401, BAD_TOKEN);
+    case "runner:claim":
+      return c.kind === "runner" ? allow(null) : deny(401, BAD_TOKEN);
+    case "runner:job":
+      if (c.kind === "anonymous" || c.kind === "runner" || c.kind === "runner-registration") return deny(401, "this call needs the job's token from claim");
+      // Why: a job token acts only on its own job and only while it runs (it is deleted at the
+      // verdict); any other credential may not learn whether the job exists.
+      if (c.kind === "service" && c.tokenId !== undefined && c.tokenId === action.jobTokenId) return allow(null);
+      return deny(404, "job not found");
+  }
+}
+
+/** Decides one action. Pure: the table-driven unit test exercises it directly. */
+export function decide(f: Facts, action: Action): Decision {
+  if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
+  // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
+  if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
+  if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
+  if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
 
   // Organization-level actions.
+  const c = f.caller;
+  if (!f.org) throw new Error("organization action without organization facts");
   if (c.kind === "anonymous") return deny(401, "authentication required");
   if (c.tokenOrgId !== null && c.tokenOrgId !== f.org.id) return deny(404, "organization not found");
   if (c.tokenRepoId !== null) return deny(403, "this token is bound to one repository and cannot perform organization-level operations");
   const role = c.kind === "service" ? serviceRole(c.scopes) : f.orgRole;
   if (!role) return deny(404, "organization not found");
-  const forbidden = (message: string) => (opts.maskForbidden ? deny(404, "organization not found") : deny(403, message));
-  switch (action) {
-    case "org:member":
-      return c.kind === "person" ? { allow: true, role } : forbidden("this action needs a person, not a service token");
-    case "org:read":
-      return scopeCovers(c.scopes, "org:read") ? { allow: true, role } : forbidden("this token lacks the org:read scope");
-    case "org:admin":
-      return roleAtLeast(role, "admin") && scopeCovers(c.scopes, "org:admin") ? { allow: true, role } : forbidden("this action needs org:admin");
-    case "org:create-repo":
-      if (!roleAtLeast(role, "member") || !scopeCovers(c.scopes, "repo:write")) return forbidden("creating repositories needs the member role and repo:write");
-      if (c.kind === "person" && !c.confirmed) return deny(403, "confirm your email address before creating repositories");
-      return { allow: true, role };
+  const isPerson = c.kind === "person";
+  const admin = roleAtLeast(role, "admin") && scopeCovers(c.scopes, "org:admin");
+  const needAdmin = () => (admin ? allow(role) : deny(403, "this action needs org:admin"));
+  // Why: only an owner may make, unmake, remove or invite owners; otherwise an admin could seize
+  // the org. A service token with org:admin acts for the org itself and is not so limited.
+  const ownerOnly = (message: string) => (isPerson && role !== "owner" ? deny(403, message) : allow(role));
+
+  if (typeof action === "string") {
+    switch (action) {
+      case "org:member":
+        return isPerson ? allow(role) : deny(403, "this action needs a person, not a service token");
+      case "org:read":
+        return scopeCovers(c.scopes, "org:read") ? allow(role) : deny(403, "this token lacks the org:read scope");
+      case "org:admin":
+        return needAdmin();
+      case "org:admin-masked":
+        return admin ? allow(role) : deny(404, "organization not found");
+      case "org:create-repo":
+        if (!roleAtLeast(role, "member") || !scopeCovers(c.scopes, "repo:write")) return deny(403, "creating repositories needs the member role and repo:write");
+        if (c.kind === "person" && !c.confirmed) return deny(403, "confirm your email address before creating repositories");
+        return allow(role);
+    }
+  } else {
+    switch (action.kind) {
+      case "member:set-role": {
+        if (!admin) return needAdmin();
+        return action.to === "owner" || action.from === "owner" ? ownerOnly("only an owner can grant or remove the owner role") : allow(role);
+      }
+      case "member:remove": {
+        if (action.self) return isPerson ? allow(role) : deny(403, "this action needs a person, not a service token");
+        if (!admin) return needAdmin();
+        return action.role === "owner" ? ownerOnly("only an owner can remove an owner") : allow(role);
+      }
+      case "invite:create":
+        if (!admin) return needAdmin();
+        return action.role === "owner" ? ownerOnly("only an owner can invite an owner") : allow(role);
+      case "token:mint": {
+        const callerScopes = c.scopes;
+        // A token cannot mint a stronger one than itself.
+        const weaker = action.scopes.find((s) => !scopeCovers(callerScopes, s));
+        if (action.tokenKind === "service") {
+          // Why: a service token belongs to nobody and acts for the org; only its admins may create one (SPEC §5.3).
+          if (!admin) return needAdmin();
+          return weaker ? deny(403, `the calling token lacks ${weaker}`) : allow(role);
+        }
+        if (!isPerson) return deny(403, "a personal token needs a person; service tokens may only mint service tokens");
+        // Why: mint-time scope check, so a token never promises more than the person can do here (SPEC §5.3).
+        const beyond = action.scopes.find((s) => !canExerciseSomewhere(f, s));
+        if (beyond) return deny(403, `you cannot exercise ${beyond} in ${f.org.name}`);
+        return weaker ? deny(403, `the calling token lacks ${weaker}`) : allow(role);
+      }
+      case "credential:list":
+        return admin || isPerson ? allow(role) : deny(403, "this action needs a person, not a service token");
+      case "credential:revoke":
+        // Why: someone else's credential id answers 404, not 403, so ids cannot be probed (SPEC §4.6).
+        if (admin) return allow(role);
+        if (!isPerson) return deny(403, "this action needs a person, not a service token");
+        return action.ownerUserId === c.userId ? allow(role) : deny(404, `${action.what} not found`);
+      case "key:create":
+        // Why: a deploy key inherits a token's authority, so only those who manage tokens may make one.
+        if (action.deploy) return needAdmin();
+        if (!isPerson) return deny(403, "a personal key needs a person; name a token_id to create a deploy key");
+        // Why: a personal key carries all of its person's authority, so a narrower token may not
+        // create one (that would turn a read-only token into push access).
+        if (c.scopes !== "all" && !c.scopes.includes("org:admin")) {
+          return deny(403, "a personal key carries all of your authority: register it signed in, or with a token holding org:admin");
+        }
+        return allow(role);
+    }
   }
-  throw new Error(`unknown action ${action}`);
+  throw new Error(`unknown action ${JSON.stringify(action)}`);
 }
 
 /** The caller part of the facts, from the resolved principal. */
 export function callerFacts(p: Principal): Facts["caller"] {
   if (p.kind === "anonymous") return { kind: "anonymous" };
-  if (p.kind === "session") return { kind: "person", confirmed: p.user.emailVerifiedAt !== null, scopes: "all", tokenOrgId: null, tokenRepoId: null };
+  if (p.kind === "runner-registration") return { kind: "runner-registration" };
+  if (p.kind === "runner") return { kind: "runner", runnerId: p.runner.id };
+  if (p.kind === "session") return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: "all", tokenOrgId: null, tokenRepoId: null };
   if (p.user) {
-    return { kind: "person", confirmed: p.user.emailVerifiedAt !== null, scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
+    return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
   }
-  return { kind: "service", scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
+  return { kind: "service", scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId, tokenId: p.token.id };
 }
 
-/** Per-org facts about one person, reusable across many repos (listing). */
-export interface PersonInOrg {
-  orgRole: Role | null;
-  userGrants: Map<string, Role>;
-  teamGrants: Map<string, Role[]>;
-}
-
-/** Loads the person's org role and every grant naming them or their teams in one org. */
-export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): PersonInOrg {
-  if (!userId) return { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  return ctx.facts.getPair("person", userId, orgId, () => readPersonInOrg(ctx, userId, orgId));
-}
-
-function readPersonInOrg(ctx: Ctx, userId: string, orgId: string): PersonInOrg {
-  const out: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  const m = ctx.db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get();
-  if (!m) return out;
-  out.orgRole = m.role;
-  // Only this org's grants: a person in many orgs loads what this request can use.
-  const inOrg = (cond: SQL | undefined) => and(cond, eq(repos.orgId, orgId));
-  const grantRows = (cond: SQL | undefined) =>
-    ctx.db.select({ repoId: grants.repoId, role: grants.role }).from(grants).innerJoin(repos, eq(repos.id, grants.repoId)).where(inOrg(cond)).all();
-  for (const g of grantRows(eq(grants.userId, userId))) {
-    out.userGrants.set(g.repoId, g.role);
-  }
-  const teamIds = ctx.db
-    .select({ teamId: teamMembers.teamId })
-    .from(teamMembers)
-    .innerJoin(teams, eq(teams.id, teamMembers.teamId))
-    .where(and(eq(teamMembers.userId, userId), eq(teams.orgId, orgId)))
-    .all()
-    .map((t) => t.teamId);
-  if (teamIds.length) {
-    for (const g of grantRows(inArray(grants.teamId, teamIds))) {
-      const list = out.teamGrants.get(g.repoId) ?? [];
-      list.push(g.role);
-      out.teamGrants.set(g.repoId, list);
-    }
-  }
-  return out;
-}
-
-/** Repo facts needed by `decide`, given the repo row and the person's org facts. */
-export interface RepoTarget {
-  id: string;
-  name: string;
-  public: boolean;
-}
-
-/** Builds the full facts for one org (and optionally one repo of it). */
-export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: RepoTarget, writeBlocked: string | null = null): Facts {
+/** Builds the full facts for one org (and optionally one repo of it, null meaning missing). */
+export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { writeBlocked?: string | null }) | null): Facts {
   return {
     caller: callerFacts(p),
     org,
     orgRole: person.orgRole,
-    repo: repo && {
-      id: repo.id,
-      fullName: `${org.name}/${repo.name}`,
-      public: repo.public,
-      writeBlocked,
-      userGrant: person.userGrants.get(repo.id) ?? null,
-      teamGrants: person.teamGrants.get(repo.id) ?? [],
-    },
+    grants: person,
+    repo:
+      repo === undefined
+        ? undefined
+        : repo === null
+          ? null
+          : {
+              id: repo.id,
+              fullName: `${org.name}/${repo.name}`,
+              public: repo.public,
+              writeBlocked: repo.writeBlocked ?? null,
+              userGrant: person.userGrants.get(repo.id) ?? null,
+              teamGrants: person.teamGrants.get(repo.id) ?? [],
+            },
   };
 }
 
-/** Whether the caller administers the org (a 403 is "no"; not being in the org still throws). */
-export function isOrgAdmin(ctx: Ctx, actor: Principal, org: { id: string; name: string }): boolean {
-  try {
-    authorize(ctx, actor, org, "org:admin");
-    return true;
-  } catch (e) {
-    if (e instanceof AppError && e.status === 403) return false;
-    throw e;
-  }
+/** Loads the facts about `p` in `org` (and `repo`, with its write block) from the database. */
+export async function loadFacts(ctx: Ctx, p: Principal, org: Org, repo?: Repo | null): Promise<Facts> {
+  const person = await loadPersonInOrg(ctx, personOf(p)?.id ?? null, org.id);
+  const target = repo ? { ...repo, writeBlocked: await writeBlockedReason(ctx, org, repo) } : repo;
+  return buildFacts(p, org, person, target);
 }
 
-/** Loads facts from the database, decides, and throws the refusal as an AppError. */
-export function authorize(
-  ctx: Ctx,
-  p: Principal,
-  org: { id: string; name: string },
-  action: Action,
-  repo?: RepoTarget,
-  opts: { maskForbidden?: boolean; writeBlocked?: string | null } = {},
-): Role | null {
-  const userId = p.kind === "session" ? p.user.id : p.kind === "token" ? (p.user?.id ?? null) : null;
-  const facts = buildFacts(p, org, loadPersonInOrg(ctx, userId, org.id), repo, opts.writeBlocked ?? null);
-  const d = decide(facts, action, opts);
+/** Throws a refusal as the AppError the transports render. */
+export function enforce(d: Decision): Role | null {
   if (!d.allow) throw new AppError(d.status, d.message);
   return d.role;
+}
+
+/** Loads facts, decides, and throws the refusal as an AppError; answers the effective role. */
+export async function authorize(ctx: Ctx, p: Principal, org: Org, action: Action, repo?: Repo): Promise<Role | null> {
+  return enforce(decide(await loadFacts(ctx, p, org, repo), action));
+}
+
+/** Decides an account-level action (no organization). */
+export function authorizeAccount(p: Principal, action: { kind: "account:create-org" } | { kind: "account:self"; userId: string }): void {
+  enforce(decide({ caller: callerFacts(p), orgRole: null }, action));
+}
+
+/** The org named `orgName` (404 when missing) after `action` is allowed on it; answers the role too. */
+export async function requireOrgFor(ctx: Ctx, p: Principal, orgName: string, action: Action): Promise<{ org: Org; role: Role | null }> {
+  const org = await findOrg(ctx, orgName);
+  if (!org) throw NotFound("organization not found");
+  return { org, role: await authorize(ctx, p, org, action) };
+}
+
+/**
+ * The org and repo at `orgName/repoName` after `action` is allowed on it. A missing org or repo
+ * is refused exactly like one the caller may not see (401 anonymous, 404 otherwise).
+ */
+export async function requireRepoFor(
+  ctx: Ctx,
+  p: Principal,
+  orgName: string,
+  repoName: string,
+  action: "repo:read" | "repo:write" | "repo:admin",
+): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
+  // Why cached as one bundle: this is every repository request's first step, and the bundle is
+  // dropped with the rest of the fact cache on any write.
+  const target = await ctx.facts.getPair("repo-target", principalKey(p), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () => loadRepoTarget(ctx, p, orgName, repoName));
+  const role = enforce(decide(target.facts, action));
+  if (!target.org || !target.repo) throw new Error("unreachable: a missing repository is always refused");
+  return { org: target.org, repo: target.repo, facts: target.facts, role };
+}
+
+/** The org, repo and facts of `orgName/repoName` for `p`; facts with `repo: null` when either is missing. */
+async function loadRepoTarget(ctx: Ctx, p: Principal, orgName: string, repoName: string): Promise<{ org: Org | null; repo: Repo | null; facts: Facts }> {
+  const org = await findOrg(ctx, orgName);
+  const repo = org ? await findRepo(ctx, org.id, repoName) : null;
+  if (!org || !repo) return { org, repo: null, facts: { caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null } };
+  return { org, repo, facts: await loadFacts(ctx, p, org, repo) };
+}
+
+/** The org named `orgName` (404 when missing) and the caller's facts in it, for several decisions at once. */
+export async function orgFacts(ctx: Ctx, p: Principal, orgName: string): Promise<{ org: Org; facts: Facts }> {
+  const org = await findOrg(ctx, orgName);
+  if (!org) throw NotFound("organization not found");
+  return { org, facts: await loadFacts(ctx, p, org) };
+}
+
+/** Whether `action` would be allowed, without throwing (for viewer_* fields and list filters). */
+export function allows(facts: Facts, action: Action): boolean {
+  return decide(facts, action).allow;
 }

@@ -12,6 +12,14 @@
 // never by a string built per lookup: keys are usually ids taken from cached rows, whose hashes
 // the engine keeps, so a hit costs no string building or hashing.
 
+/** A value, or a promise of it: cache hits answer synchronously (callers `await` either). */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Applies `f` to a value that may still be loading: synchronously when it is already there. */
+export function whenReady<T, U>(v: MaybePromise<T>, f: (value: T) => MaybePromise<U>): MaybePromise<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
 /** Cheap probes of the database's change counters. */
 export interface EpochProbes {
   /** Changes made through our own connection. */
@@ -32,6 +40,8 @@ export class FactCache {
   private externalUntil = 0;
   private spaces = new Map<string, Map<string, unknown>>();
   private size = 0;
+  /** Moves each time the cache is cleared. */
+  private generation = 0;
 
   constructor(
     private readonly probes: EpochProbes,
@@ -57,6 +67,7 @@ export class FactCache {
     if (changed || this.size > MAX_ENTRIES) {
       this.spaces.clear();
       this.size = 0;
+      this.generation++;
     }
   }
 
@@ -69,25 +80,50 @@ export class FactCache {
     return map;
   }
 
-  private lookup<T>(map: Map<string, unknown>, key: string, load: () => T): T {
+  /**
+   * The cached value for `key` in `map`, or a load. A settled value is returned as it is (no
+   * promise, no async frame: this is every request's hot path); a pending load is shared by
+   * concurrent misses; a failed load is forgotten so the next lookup retries.
+   */
+  private lookup<T>(map: Map<string, unknown>, key: string, load: () => Promise<T>): T | Promise<T> {
     const hit = map.get(key);
-    if (hit !== undefined || map.has(key)) return hit as T;
-    const value = load();
-    map.set(key, value);
+    if (hit !== undefined) return hit instanceof Settled ? (hit.value as T) : (hit as Promise<T>);
+    const generation = this.generation;
+    const loading = load().then(
+      (value) => {
+        // Why: a write that lands while the load runs clears the cache (a new generation) and
+        // drops this map with it, so nothing read before the write survives it.
+        if (generation === this.generation && map.get(key) === loading) map.set(key, new Settled(value));
+        return value;
+      },
+      (error: unknown) => {
+        if (map.get(key) === loading) {
+          map.delete(key);
+          this.size--;
+        }
+        throw error;
+      },
+    );
+    map.set(key, loading);
     this.size++;
-    return value;
+    return loading;
   }
 
   /** The cached value for `key` in `space`, or `load()` (null results are cached too). */
-  get<T>(space: string, key: string, load: () => T): T {
+  get<T>(space: string, key: string, load: () => Promise<T>): T | Promise<T> {
     return this.lookup(this.space(space), key, load);
   }
 
   /** The cached value for the pair (`a`, `b`) in `space`, or `load()`. */
-  getPair<T>(space: string, a: string, b: string, load: () => T): T {
+  getPair<T>(space: string, a: string, b: string, load: () => Promise<T>): T | Promise<T> {
     const outer = this.space(space);
     let inner = outer.get(a) as Map<string, unknown> | undefined;
     if (!inner) outer.set(a, (inner = new Map()));
     return this.lookup(inner, b, load);
   }
+}
+
+/** A loaded value in the cache (distinguishes it from a pending load). */
+class Settled {
+  constructor(readonly value: unknown) {}
 }

@@ -1,22 +1,24 @@
 // Background pack maintenance (DESIGN.md): tiered compaction of small packs by verbatim copy with
 // dedup, a periodic GC pack of everything reachable, and deletion of replaced packs and orphan
 // files only after a grace period longer than the longest request.
-import { createReadStream, createWriteStream } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { once } from "node:events";
-import { and, eq, inArray, isNull, isNotNull, lte, sql } from "drizzle-orm";
-import { indexPack } from "../../git/pack-indexer.ts";
+import { MultiPackIndex } from "../../git/multi-pack-index.ts";
+import { listObjects, SEND } from "../../git/object-list.ts";
+import { bytesToHex } from "../../git/oid.ts";
+import { writePackIndexRaw } from "../../git/pack-index.ts";
+import type { Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
-import { packObjects } from "../../git/pack-writer.ts";
-import { collectObjects } from "../../git/walk.ts";
+import { writePack } from "../../git/pack-writer.ts";
 import type { Oid } from "../../git/types.ts";
-import { jobs, orgs, packs, repos, type Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
-import { packKey, readRefs } from "./snapshot.ts";
-import type { Pack } from "../../git/pack-reader.ts";
+import { pendingJobFor } from "../jobs/store.ts";
+import { packKey } from "./snapshot.ts";
+import * as store from "./store.ts";
+import type { PackRecord as PackRow } from "./store.ts";
 
 /** Packs merged at once per tier. */
 export const FAN_IN = 4;
@@ -41,89 +43,104 @@ export const COMPACTION_DELAY_MS = 5000;
 /** Replaced packs and orphan files are deleted only after this long (longer than any request). */
 export const GRACE_MS = 60 * 60 * 1000;
 
-type PackRow = typeof packs.$inferSelect;
-
-function livePacks(ctx: Ctx, repoId: string): PackRow[] {
-  return ctx.db.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
-}
-
-/** Writes a pack stream to a file, indexes it, and returns the files ready to upload. */
-async function materialize(ctx: Ctx, stream: AsyncIterable<Uint8Array>) {
-  const path = join(ctx.tmpDir, `repack-${newId()}.pack`);
-  const out = createWriteStream(path);
-  for await (const chunk of stream) if (!out.write(chunk)) await once(out, "drain");
-  out.end();
-  await once(out, "finish");
+/**
+ * Writes the pack of the `count` positions flagged SEND in `flags` to a temp file, with its idx
+ * built from what the writer reports (ids, offsets, CRCs of entries copied as stored): nothing is
+ * inflated or hashed again, unlike indexing the written pack.
+ */
+async function writePackFiles(ctx: Ctx, midx: MultiPackIndex, flags: Uint8Array, count: number) {
+  const tmp = join(ctx.tmpDir, `repack-${newId()}`);
+  const oids = new Uint8Array(20 * count);
+  const offsets = new Float64Array(count);
+  const crcs = new Uint32Array(count);
+  let n = 0;
+  const record = (p: number, offset: number, crc: number) => {
+    oids.set(midx.oids.subarray(20 * p, 20 * p + 20), 20 * n);
+    offsets[n] = offset;
+    crcs[n] = crc;
+    n++;
+  };
+  const fd = openSync(`${tmp}.pack`, "w");
+  let size = 0;
   try {
-    const indexed = await indexPack(createReadStream(path), { tmpDir: ctx.tmpDir });
-    return { ...indexed, idxSize: (await stat(indexed.idxPath)).size };
+    for await (const chunk of writePack(midx, flags, count, { ofsDelta: true, thin: false, record })) {
+      let done = 0;
+      while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done, size + done);
+      size += chunk.length;
+    }
   } finally {
-    await rm(path, { force: true });
+    closeSync(fd);
   }
+  const trailer = new Uint8Array(20);
+  const rfd = openSync(`${tmp}.pack`, "r");
+  try {
+    readSync(rfd, trailer, 0, 20, size - 20);
+  } finally {
+    closeSync(rfd);
+  }
+  const name = bytesToHex(trailer);
+  const idx = writePackIndexRaw(oids, offsets, crcs, n, name);
+  await Bun.write(`${tmp}.idx`, idx);
+  return { name, packPath: `${tmp}.pack`, idxPath: `${tmp}.idx`, objectCount: n, size, idxSize: idx.length };
 }
 
 /**
- * Replaces `sources` with one new pack holding exactly `oids` (copied verbatim), in one
- * transaction that first checks the sources are still live. Returns false if it lost a race.
+ * Replaces `sources` with one new pack holding exactly the positions of `midx` flagged SEND
+ * (copied verbatim), in one transaction that first checks the sources are still live. Returns
+ * false if it lost a race.
  */
 async function replacePacks(
   ctx: Ctx,
-  repo: Repo,
+  repoId: string,
   sources: PackRow[],
-  opened: Pack[],
-  oids: Oid[],
+  midx: MultiPackIndex,
+  flags: Uint8Array,
+  count: number,
   tier: number,
   refsAtStart: string | null = null,
+  reachTips: string | null = null,
 ): Promise<boolean> {
-  const set = new PackSet(opened);
-  const built = await materialize(ctx, packObjects(set, oids, { ofsDelta: true }));
+  const built = await writePackFiles(ctx, midx, flags, count);
   try {
-    await ctx.store.putFile(packKey(repo.id, built.name, "pack"), built.packPath);
-    await ctx.store.putFile(packKey(repo.id, built.name, "idx"), built.idxPath);
+    await ctx.git.storePack(repoId, built);
   } finally {
     await Promise.all([rm(built.packPath, { force: true }), rm(built.idxPath, { force: true })]);
   }
-  return ctx.db.transaction((tx) => {
+  return ctx.db.transaction(async (tx) => {
     const ids = sources.map((s) => s.id);
-    const still = tx.select({ id: packs.id }).from(packs).where(and(inArray(packs.id, ids), isNull(packs.replacedAt))).all();
-    if (still.length !== ids.length || !tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get()) return false;
+    if ((await store.countLive(tx, ids)) !== ids.length || !(await store.repoIsLive(tx, repoId))) return false;
     // Why: GC drops unreachable objects; if refs moved meanwhile, a new ref may need one of them.
-    if (refsAtStart !== null && JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
+    if (refsAtStart !== null && JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
     const t = now();
-    const existing = tx.select().from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, built.name))).get();
-    if (existing) tx.update(packs).set({ replacedAt: null, tier }).where(eq(packs.id, existing.id)).run();
-    else tx.insert(packs).values({ id: newId(), repoId: repo.id, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t }).run();
-    const replaced = ids.filter((id) => id !== existing?.id);
-    if (replaced.length) tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, replaced)).run();
-    enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
+    const existing = await store.packByName(tx, repoId, built.name);
+    if (existing) await store.revivePack(tx, existing.id, tier, reachTips);
+    else await store.insertPack(tx, { id: newId(), repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
+    await store.markPacksReplaced(tx, ids.filter((id) => id !== existing?.id), t);
+    await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
     return true;
-  }, { behavior: "immediate" });
-}
-
-/** Every object id stored in the given packs. */
-function allOids(opened: Pack[]): Oid[] {
-  const out = new Set<Oid>();
-  for (const p of opened) for (let i = 0; i < p.idx.count; i++) out.add(p.idx.oidAt(i));
-  return [...out];
+  });
 }
 
 /** Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. */
 export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promise<number> {
-  const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
-  if (!repo) return 0;
+  const repoId = payload.repoId;
+  if (!(await store.repoIsLive(ctx.db.read, repoId))) return 0;
   let merges = 0;
   for (;;) {
-    const live = livePacks(ctx, repo.id);
+    const live = await store.livePacks(ctx.db.read, repoId);
     const byTier = new Map<number, PackRow[]>();
     for (const p of live) byTier.set(p.tier, [...(byTier.get(p.tier) ?? []), p]);
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    const copies = await ctx.git.openPackCopies(repo.id, group, ctx.tmpDir);
+    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept. On object
+    // storage the packs are read from local copies (openPackCopies), removed once written.
+    const copies = await ctx.git.openPackCopies(repoId, [...group].reverse(), ctx.tmpDir);
     let replaced: boolean;
     try {
-      const oids = allOids(copies.packs);
-      replaced = await replacePacks(ctx, repo, group, copies.packs, oids, Math.max(tier + 1, tierFor(oids.length)));
+      const midx = MultiPackIndex.build(copies.packs);
+      const flags = new Uint8Array(midx.count).fill(SEND);
+      replaced = await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count)));
     } finally {
       await copies.close();
     }
@@ -132,57 +149,76 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
   }
 }
 
+/** A reachability record: the tips, without those another tip reaches (as far as the walk saw). */
+function recordOf(tips: Oid[], reached: Set<Oid>): string {
+  const kept = tips.filter((t) => !reached.has(t));
+  return (kept.length ? kept : tips).join("\n");
+}
+
 /** Repacks everything reachable from the refs into one pack; replaced packs go after the grace period. */
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
-  const repo = ctx.db.select().from(repos).where(eq(repos.id, payload.repoId)).get();
-  if (!repo) return { objects: 0, packsReplaced: 0 };
-  const live = livePacks(ctx, repo.id);
-  const refsNow = readRefs(ctx.db, repo.id);
+  const repoId = payload.repoId;
+  if (!(await store.repoIsLive(ctx.db.read, repoId))) return { objects: 0, packsReplaced: 0 };
+  const live = (await store.livePacks(ctx.db.read, repoId)).sort((a, b) => b.createdAt - a.createdAt);
+  const refsNow = await store.readRefs(ctx.db.read, repoId);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
-  const copies = await ctx.git.openPackCopies(repo.id, live, ctx.tmpDir);
+  const copies = await ctx.git.openPackCopies(repoId, live, ctx.tmpDir);
   try {
-    return await gcPacks(ctx, repo, live, copies.packs, tips, refsAtStart);
+    return await gcPacks(ctx, repoId, live, copies.packs, tips, refsAtStart);
   } finally {
     await copies.close();
   }
 }
 
-/** GC of the opened live packs: one pack of everything reachable from `tips`. */
-async function gcPacks(ctx: Ctx, repo: Repo, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
+/** GC of the opened live packs (newest first): one pack of everything reachable from `tips`. */
+async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
   const set = new PackSet(opened);
-  const { oids } = await collectObjects(set, { wants: tips, haves: [], shallow: [] });
+  // The previous GC pack (and any pack with a reachability record) is not walked again.
+  const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
+  const objects = list?.count ?? 0;
   const maxTier = Math.max(...live.map((p) => p.tier));
-  if (live.length === 1 && oids.length === opened[0]!.idx.count) return { objects: oids.length, packsReplaced: 0 };
-  if (oids.length === 0) {
+  if (live.length === 1 && objects === opened[0]!.idx.count) {
+    // Already one pack of exactly what the refs reach: record that, so clones need no walk.
+    if (!live[0]!.reachTips) {
+      const record = recordOf(tips, list!.reachedWants);
+      await ctx.db.transaction(async (tx) => {
+        if (JSON.stringify(await store.readRefs(tx, repoId)) === refsAtStart) await store.setReachTips(tx, live[0]!.id, record);
+      });
+    }
+    return { objects, packsReplaced: 0 };
+  }
+  if (!list || objects === 0) {
     // Nothing reachable: every pack is garbage.
     const t = now();
-    const done = ctx.db.transaction((tx) => {
-      if (JSON.stringify(readRefs(tx, repo.id)) !== refsAtStart) return false;
-      tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, live.map((p) => p.id))).run();
-      enqueueJob(tx, "repo.sweep", { repoId: repo.id }, GRACE_MS + 1000);
+    const done = await ctx.db.transaction(async (tx) => {
+      if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
+      await store.markPacksReplaced(tx, live.map((p) => p.id), t);
+      await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
       return true;
-    }, { behavior: "immediate" });
+    });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
   }
-  const ok = await replacePacks(ctx, repo, live, opened, oids, maxTier + 1, refsAtStart);
-  return { objects: oids.length, packsReplaced: ok ? live.length : 0 };
+  // The new pack holds exactly what the refs reach: its reachability record is the refs' targets,
+  // less those another target reaches (so deleting such a ref later does not void the record).
+  const ok = await replacePacks(ctx, repoId, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, recordOf(tips, list.reachedWants));
+  return { objects, packsReplaced: ok ? live.length : 0 };
 }
 
 /** Deletes replaced packs past the grace period, and orphan files (no row) older than it. */
 export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs = GRACE_MS): Promise<number> {
   const cutoff = now() - graceMs;
-  const old = ctx.db.select().from(packs).where(and(eq(packs.repoId, payload.repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).all();
+  const old = await store.packsReplacedBefore(ctx.db.read, payload.repoId, cutoff);
   let deleted = 0;
   for (const p of old) {
     await ctx.store.delete(packKey(payload.repoId, p.name, "idx"));
     await ctx.store.delete(packKey(payload.repoId, p.name, "pack"));
     ctx.git.evict(payload.repoId, p.name);
-    ctx.db.delete(packs).where(eq(packs.id, p.id)).run();
+    await ctx.db.transaction((tx) => store.deletePack(tx, p.id));
     deleted++;
   }
-  const known = new Set(ctx.db.select({ name: packs.name }).from(packs).where(eq(packs.repoId, payload.repoId)).all().map((r) => r.name));
+  const known = new Set(await store.packNames(ctx.db.read, payload.repoId));
   for await (const obj of ctx.store.list(`repos/${payload.repoId}/packs/`)) {
     const m = /pack-([0-9a-f]{40})\.(pack|idx)$/.exec(obj.key);
     if (m && !known.has(m[1]!) && obj.modifiedAt < cutoff) {
@@ -196,23 +232,20 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
 }
 
 /** Every repository with its full name, for maintenance passes. */
-export function allRepos(ctx: Ctx): { id: string; name: string }[] {
-  return ctx.db
-    .select({ id: repos.id, name: sql<string>`${orgs.name} || '/' || ${repos.name}` })
-    .from(repos)
-    .innerJoin(orgs, eq(orgs.id, repos.orgId))
-    .all();
+export function allRepos(ctx: Ctx): Promise<{ id: string; name: string }[]> {
+  return store.allRepoNames(ctx.db.read);
 }
 
-/** Schedules a GC for every repository with more than one live pack (the periodic pass). */
-export function scheduleGcPass(ctx: Ctx): number {
-  const rows = ctx.db.select({ repoId: packs.repoId, n: sql<number>`count(*)` }).from(packs).where(isNull(packs.replacedAt)).groupBy(packs.repoId).all();
+/**
+ * Schedules a GC for every repository with more than one live pack, or with one pack that has no
+ * reachability record yet (the periodic pass).
+ */
+export async function scheduleGcPass(ctx: Ctx): Promise<number> {
   let n = 0;
-  for (const r of rows) {
-    if (r.n < 2) continue;
-    const pending = ctx.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.kind, "repo.gc"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${r.repoId}`)).get();
-    if (!pending) {
-      enqueueJob(ctx.db, "repo.gc", { repoId: r.repoId });
+  for (const r of await store.livePackCounts(ctx.db.read)) {
+    if (r.n < 2 && r.recorded === r.n) continue;
+    if (!(await pendingJobFor(ctx.db.read, "repo.gc", r.repoId))) {
+      await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: r.repoId }));
       n++;
     }
   }
@@ -220,15 +253,9 @@ export function scheduleGcPass(ctx: Ctx): number {
 }
 
 /** Schedules compaction when a repository has gathered enough small packs. */
-export function maybeScheduleCompaction(ctx: Ctx, repoId: string): void {
-  const live = ctx.db.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
+export async function maybeScheduleCompaction(ctx: Ctx, repoId: string): Promise<void> {
   const perTier = new Map<number, number>();
-  for (const p of live) perTier.set(p.tier, (perTier.get(p.tier) ?? 0) + 1);
+  for (const tier of await store.liveTiers(ctx.db.read, repoId)) perTier.set(tier, (perTier.get(tier) ?? 0) + 1);
   if (![...perTier.values()].some((n) => n >= FAN_IN)) return;
-  const pending = ctx.db
-    .select({ id: jobs.id })
-    .from(jobs)
-    .where(and(eq(jobs.kind, "repo.compact"), isNull(jobs.doneAt), sql`json_extract(${jobs.payload}, '$.repoId') = ${repoId}`))
-    .get();
-  if (!pending) enqueueJob(ctx.db, "repo.compact", { repoId }, COMPACTION_DELAY_MS);
+  if (!(await pendingJobFor(ctx.db.read, "repo.compact", repoId))) await ctx.db.transaction((tx) => enqueueJob(tx, "repo.compact", { repoId }, COMPACTION_DELAY_MS));
 }

@@ -1,14 +1,13 @@
 // The commit point of every git write: upload the pack, then in one transaction move refs with
 // compare-and-swap, make the pack visible and record the event (DESIGN.md "Git storage").
-import { and, eq, sql } from "drizzle-orm";
 import { ZERO_OID, type Oid, type RefCommand } from "../../git/types.ts";
-import { packs, refs, repos, type Org, type Repo } from "../../db/schema/index.ts";
-import type { Tx } from "../../db/client.ts";
+import type { Org, Repo } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { recordEvent } from "../hooks/events.ts";
-import { packKey, readRef } from "./snapshot.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
+import * as store from "./store.ts";
 
 /** A pack ready to publish: local files produced by the indexer (or built in memory). */
 export interface PackToPublish {
@@ -18,6 +17,8 @@ export interface PackToPublish {
   objectCount: number;
   size: number;
   idxSize: number;
+  /** When the pack holds exactly what these ids reach (its reachability record; see Pack.reachTips). */
+  reachTips?: Oid[];
 }
 
 /** A ref update with what the caller knows about it. */
@@ -26,34 +27,85 @@ export interface RefUpdate extends RefCommand {
   fastForward?: boolean;
 }
 
-/**
- * A per-ref policy check run inside the transaction (branch protections plug in here);
- * returns a refusal reason or null.
- */
-export type RefPolicy = (update: RefUpdate, current: Oid | null) => string | null;
-
-/** Outcome per ref name: null when applied, else the reason it was refused. */
-export type RefResults = Map<string, string | null>;
+/** A per-ref check against rules already loaded: a refusal message, or null to allow. */
+export type RefCheck = (update: RefUpdate, current: Oid | null) => string | null;
 
 /**
- * Why a new ref cannot be created next to the existing ones: `a/b` and `a/b/c` cannot both exist
- * (git stores refs as paths; clients fail to fetch such a pair). Null when free.
+ * Where branch protections plug in: given the publish transaction, loads the rules and answers
+ * the check every update of this write goes through. Rules are read inside the transaction, so
+ * a rule committed while the write was being prepared still applies to it.
  */
-function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): string | null {
+export type RefPolicy = (tx: Tx) => Promise<RefCheck>;
+
+/** What publish did with one ref update. */
+export type RefOutcome =
+  | { kind: "applied" }
+  /** The caller expected the ref at an old value, but it no longer exists. */
+  | { kind: "stale" }
+  /** The ref is not where the caller expected (it exists, at `current`). */
+  | { kind: "moved"; current: Oid }
+  /** A deletion of a ref that does not exist. */
+  | { kind: "missing" }
+  /** A new ref whose name clashes with `existing` (`a/b` and `a/b/c` cannot both exist). */
+  | { kind: "clash"; existing: string }
+  /** A branch protection refused it, with the message for the user. */
+  | { kind: "policy"; message: string }
+  /** This update was fine, but another update of the same atomic set was refused. */
+  | { kind: "atomic-failed" }
+  /** The repository was deleted meanwhile. */
+  | { kind: "repo-deleted" };
+
+/** Outcome per ref name. */
+export type RefResults = Map<string, RefOutcome>;
+
+/** The reason git shows for a refused ref (`ng <ref> <reason>`); null when applied. */
+export function refusalReason(ref: string, outcome: RefOutcome): string | null {
+  switch (outcome.kind) {
+    case "applied":
+      return null;
+    case "stale":
+      return "stale info: the ref no longer exists";
+    case "moved":
+      return "fetch first: the ref moved since you fetched";
+    case "missing":
+      return "no such ref";
+    case "clash":
+      return `cannot create ${ref}: ${outcome.existing} exists`;
+    case "policy":
+      return outcome.message;
+    case "atomic-failed":
+      return "atomic push failed";
+    case "repo-deleted":
+      return "repository was deleted";
+  }
+}
+
+/**
+ * The existing ref a new ref `name` clashes with: `a/b` and `a/b/c` cannot both exist (git stores
+ * refs as paths; clients fail to fetch such a pair). Null when free.
+ */
+async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): Promise<string | null> {
   const parts = name.split("/");
   for (let n = 2; n < parts.length; n++) {
     const prefix = parts.slice(0, n).join("/");
-    if ((readRef(tx, repoId, prefix) !== null && !deleting.has(prefix)) || creating.has(prefix)) return `cannot create ${name}: ${prefix} exists`;
+    if (((await store.readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return prefix;
   }
-  const below = tx
-    .select({ name: refs.name })
-    .from(refs)
-    .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
-    .all()
-    .find((r) => !deleting.has(r.name));
-  if (below) return `cannot create ${name}: ${below.name} exists`;
-  for (const c of creating) if (c.startsWith(`${name}/`)) return `cannot create ${name}: ${c} exists`;
+  const below = (await store.refNamesBelow(tx, repoId, name)).find((n) => !deleting.has(n));
+  if (below !== undefined) return below;
+  for (const c of creating) if (c.startsWith(`${name}/`)) return c;
   return null;
+}
+
+/** The outcome of one update against the ref's current value, before policy. */
+async function check(tx: Tx, repoId: string, u: RefUpdate, current: Oid | null, deleting: Set<string>, creating: Set<string>): Promise<RefOutcome> {
+  const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
+  if (current !== expected) return current === null ? { kind: "stale" } : { kind: "moved", current };
+  if (u.newOid === ZERO_OID && current === null) return { kind: "missing" };
+  if (current === null && u.newOid !== ZERO_OID) {
+    const existing = await refNameClash(tx, repoId, u.ref, deleting, creating);
+    if (existing !== null) return { kind: "clash", existing };
+  }
+  return { kind: "applied" };
 }
 
 /** Uploads `pack` (if any) and applies `updates` with CAS; atomic = all or nothing. */
@@ -69,58 +121,66 @@ export async function publish(
     actorUserId: string | null;
     policy?: RefPolicy;
     /** Extra writes that must commit together with the ref moves (e.g. a commit's context). */
-    also?: (tx: Tx) => void;
+    also?: (tx: Tx) => Promise<void> | void;
   },
 ): Promise<RefResults> {
-  if (pack) {
-    // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
-    await ctx.store.putFile(packKey(repo.id, pack.name, "pack"), pack.packPath);
-    await ctx.store.putFile(packKey(repo.id, pack.name, "idx"), pack.idxPath);
-    ctx.git.rememberIndex(repo.id, pack.name, await Bun.file(pack.idxPath).bytes());
-  }
+  // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
+  if (pack) await ctx.git.storePack(repo.id, pack);
   let packAdded = false;
-  const outcome = ctx.db.transaction((tx) => {
+  const outcome = await ctx.db.transaction(async (tx) => {
     const results: RefResults = new Map();
-    const live = tx.select({ id: repos.id }).from(repos).where(eq(repos.id, repo.id)).get();
+    const live = await store.repoIsLive(tx, repo.id);
+    const policy = live && opts.policy ? await opts.policy(tx) : null;
     const ok: RefUpdate[] = [];
     const deleting = new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref));
     const creating = new Set<string>();
     for (const u of updates) {
       if (!live) {
-        results.set(u.ref, "repository was deleted");
+        results.set(u.ref, { kind: "repo-deleted" });
         continue;
       }
-      const current = readRef(tx, repo.id, u.ref);
-      const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
-      let reason: string | null = null;
-      if (current !== expected) reason = current === null ? "stale info: the ref no longer exists" : "fetch first: the ref moved since you fetched";
-      else if (u.newOid === ZERO_OID && current === null) reason = "no such ref";
-      else if (current === null && u.newOid !== ZERO_OID) reason = refNameClash(tx, repo.id, u.ref, deleting, creating);
-      if (reason === null) reason = opts.policy?.(u, current) ?? null;
-      if (reason === null && current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
-      results.set(u.ref, reason);
-      if (reason === null) ok.push(u);
+      const current = await store.readRef(tx, repo.id, u.ref);
+      let result = await check(tx, repo.id, u, current, deleting, creating);
+      if (result.kind === "applied") {
+        const message = policy?.(u, current) ?? null;
+        if (message !== null) result = { kind: "policy", message };
+      }
+      results.set(u.ref, result);
+      if (result.kind !== "applied") continue;
+      if (current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
+      ok.push(u);
     }
     if (opts.atomic && ok.length !== updates.length) {
-      for (const u of ok) results.set(u.ref, "atomic push failed");
+      for (const u of ok) results.set(u.ref, { kind: "atomic-failed" });
       return results;
     }
     for (const u of ok) {
-      if (u.newOid === ZERO_OID) tx.delete(refs).where(and(eq(refs.repoId, repo.id), eq(refs.name, u.ref))).run();
-      else if (u.oldOid === ZERO_OID) tx.insert(refs).values({ repoId: repo.id, name: u.ref, target: u.newOid }).run();
-      else tx.update(refs).set({ target: u.newOid }).where(and(eq(refs.repoId, repo.id), eq(refs.name, u.ref), eq(refs.target, u.oldOid))).run();
+      if (u.newOid === ZERO_OID) await store.deleteRef(tx, repo.id, u.ref);
+      else if (u.oldOid === ZERO_OID) await store.insertRef(tx, repo.id, u.ref, u.newOid);
+      else await store.moveRef(tx, repo.id, u.ref, u.oldOid, u.newOid);
     }
-    if (ok.length && pack) {
-      const exists = tx.select({ id: packs.id }).from(packs).where(and(eq(packs.repoId, repo.id), eq(packs.name, pack.name))).get();
-      if (!exists) {
-        packAdded = true;
-        tx.insert(packs).values({ id: newId(), repoId: repo.id, name: pack.name, size: pack.size, idxSize: pack.idxSize, objectCount: pack.objectCount, tier: tierFor(pack.objectCount), createdAt: now() }).run();
-      }
+    if (ok.length && pack && !(await store.packByName(tx, repo.id, pack.name))) {
+      packAdded = true;
+      await store.insertPack(tx, {
+        id: newId(),
+        repoId: repo.id,
+        name: pack.name,
+        size: pack.size,
+        idxSize: pack.idxSize,
+        objectCount: pack.objectCount,
+        tier: tierFor(pack.objectCount),
+        createdAt: now(),
+        replacedAt: null,
+        reachTips: pack.reachTips?.join("\n") ?? null,
+      });
     }
-    if (ok.length && opts.also) opts.also(tx);
-    if (ok.length && opts.event) recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId });
+    if (ok.length && opts.also) await opts.also(tx);
+    if (ok.length && opts.event) {
+      const moves = ok.map((u) => ({ ref: u.ref, old: u.oldOid === ZERO_OID ? null : u.oldOid, new: u.newOid === ZERO_OID ? null : u.newOid }));
+      await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
+    }
     return results;
-  }, { behavior: "immediate" });
-  if (packAdded) maybeScheduleCompaction(ctx, repo.id);
+  });
+  if (packAdded) await maybeScheduleCompaction(ctx, repo.id);
   return outcome;
 }

@@ -1,102 +1,155 @@
-// Git over any transport: authority, snapshot, the engine, publishing and metrics. HTTP and SSH
-// both call these three functions, so the protocol has one engine and one set of rules.
-import { advertiseRefs } from "../../git/advertise.ts";
+// Git over any transport: the one entry point behind smart HTTP and SSH. Authority, snapshot,
+// the engine, publishing and metrics live here; a transport parses its request with
+// git/service-request.ts, calls serveGit (or advertiseGit for smart HTTP's info/refs), and only
+// translates the typed outcome into an HTTP status or an SSH exit code and stderr text.
+import { advertiseError, advertiseRefs, type GitService } from "../../git/advertise.ts";
 import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.ts";
+import type { ProtocolVersion } from "../../git/service-request.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
-import { ZERO_OID } from "../../git/types.ts";
+import { ZERO_OID, type ServiceIO } from "../../git/types.ts";
 import { AppError } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
-import { authorize } from "../access/access.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import { recordMetric } from "../metrics/record.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
-import { publish, type RefUpdate } from "./publish.ts";
+import { publish, refusalReason, type RefUpdate } from "./publish.ts";
 import { forbidsForcePush, refPolicy } from "../repos/protections.ts";
 
-export type GitServiceName = "git-upload-pack" | "git-receive-pack";
+export type { GitService, ServiceIO };
 
-/** A byte conversation with the client. */
-export interface GitIo {
-  input: AsyncIterable<Uint8Array>;
-  write(chunk: Uint8Array): void | Promise<void>;
-}
-
-/** Resolves org/repo and checks the action; refusals are AppErrors (401/402/403/404). */
-function target(ctx: Ctx, actor: Principal, orgName: string, repoName: string, action: "repo:read" | "repo:write"): { org: Org; repo: Repo } {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, action, repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
-  return { org, repo };
+/** One git service invocation as a transport parsed it. */
+export interface GitServiceRequest {
+  service: GitService;
+  org: string;
+  repo: string;
+  /** From `Git-Protocol` (HTTP) or `GIT_PROTOCOL` (SSH); only upload-pack speaks v2. */
+  protocol: ProtocolVersion;
+  io: ServiceIO;
+  /** Smart HTTP: one RPC per request, the advertisement came from advertiseGit. SSH: one conversation. */
+  stateless: boolean;
+  /** The transport, for the push event (`via: "git"` over HTTP, `"ssh"` over SSH; SPEC §7). */
+  via: "http" | "ssh";
+  /** A push's size as the client declared it (HTTP Content-Length), refused in band over SVC_GIT_MAX_PUSH before reading. */
+  declaredBytes?: number;
 }
 
 /**
- * The ref advertisement. For receive-pack a caller who may read but not write gets an in-band
- * error naming the repository (SPEC §5.5.4); everything else refused is an AppError.
+ * Why a request was not served. The transports map each kind once: unauthenticated (HTTP 401
+ * with a Basic challenge), not-found (404), forbidden (403), payment (402), too-large (413),
+ * bad-request (400); forbidden-in-band means the reason was already sent to git as an ERR packet.
  */
-export async function advertise(
-  ctx: Ctx,
-  actor: Principal,
-  orgName: string,
-  repoName: string,
-  service: GitServiceName,
-  opts: { protocol: 0 | 2; http: boolean },
-): Promise<Uint8Array> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:read");
-  if (service === "git-receive-pack") {
-    try {
-      authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
-    } catch (e) {
-      // Anonymous: 401 so git asks for credentials. Readers: the reason, in band.
-      if (!(e instanceof AppError) || e.status !== 403) throw e;
-      return inBandError(service, e.message, opts.http);
+export type GitRefusal = StatusRefusal | "forbidden-in-band";
+
+/** The refusals a transport still has to tell the client about. */
+export type StatusRefusal = "unauthenticated" | "not-found" | "forbidden" | "payment" | "too-large" | "bad-request" | "unavailable";
+
+/** A refusal with the message meant for the git user. */
+export interface GitRefused<R extends GitRefusal = GitRefusal> {
+  kind: "refused";
+  refusal: R;
+  message: string;
+}
+
+/** What became of one service invocation; `failed` was logged here with its stack. */
+export type GitOutcome = { kind: "served" } | GitRefused | { kind: "failed" };
+
+/**
+ * What became of an info/refs request. A reader asking to push gets `forbidden-in-band` with a
+ * body to send with 200: an advertisement of one ERR packet, which git prints (SPEC §5.5.4).
+ */
+export type AdvertiseOutcome =
+  | { kind: "served"; body: Uint8Array }
+  | (GitRefused<"forbidden-in-band"> & { body: Uint8Array })
+  | GitRefused<StatusRefusal>
+  | { kind: "failed" };
+
+// 503: object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
+const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large", 503: "unavailable" };
+
+/** The refusal an AppError stands for; null for anything else (an unexpected failure). */
+function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
+  if (!(error instanceof AppError)) return null;
+  const refusal = REFUSALS[error.status] ?? (error.status < 500 ? "bad-request" : null);
+  return refusal ? { kind: "refused", refusal, message: error.message } : null;
+}
+
+function failed(ctx: Ctx, what: { service: GitService; org: string; repo: string }, via: string, error: unknown): { kind: "failed" } {
+  ctx.log.error("git service failed", { service: what.service, repo: `${what.org}/${what.repo}`, via, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  return { kind: "failed" };
+}
+
+/**
+ * Resolves org/repo and checks the service's action (upload-pack reads, receive-pack writes);
+ * a refusal when the caller may not.
+ */
+async function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string }): Promise<{ org: Org; repo: Repo } | GitRefused<StatusRefusal>> {
+  const action = req.service === "git-receive-pack" ? "repo:write" : "repo:read";
+  try {
+    const { org, repo } = await requireRepoFor(ctx, actor, req.org, req.repo, action);
+    return { org, repo };
+  } catch (error) {
+    const refused = refusalOf(error);
+    if (!refused) throw error;
+    return refused;
+  }
+}
+
+/** A reader's push is told why in band, where git shows it (the repository named, a fork advised). */
+function inBand(req: { service: GitService }, refused: GitRefused): boolean {
+  return refused.refusal === "forbidden" && req.service === "git-receive-pack";
+}
+
+/** The smart-HTTP info/refs response for `service` (v2 capabilities for upload-pack when asked). */
+export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string; protocol: ProtocolVersion }): Promise<AdvertiseOutcome> {
+  try {
+    const admitted = await admit(ctx, actor, req);
+    if ("kind" in admitted) {
+      if (!inBand(req, admitted)) return admitted;
+      return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
+    const snapshot = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
+    return { kind: "served", body: await advertiseRefs(snapshot, req.service, { protocol: req.protocol, http: true }) };
+  } catch (error) {
+    return refusalOf(error) ?? failed(ctx, req, "http", error);
   }
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
-  return advertiseRefs(snapshot, service, opts);
 }
 
-/** The SSH receive-pack greeting for a refused push: `ERR <message>` in band. */
-export function advertiseRefusal(message: string): Uint8Array {
-  return inBandError("git-receive-pack", message, false);
+/** Serves one git-upload-pack or git-receive-pack invocation over `req.io`. */
+export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceRequest): Promise<GitOutcome> {
+  try {
+    const admitted = await admit(ctx, actor, req);
+    if ("kind" in admitted) {
+      // Over a conversation the advertisement is still ours to send: the reason goes there.
+      // Over stateless HTTP the advertisement has passed, so the RPC answers with a status.
+      if (req.stateless || !inBand(req, admitted)) return admitted;
+      await req.io.write(advertiseError(req.service, admitted.message, { http: false }));
+      return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message };
+    }
+    if (req.service === "git-upload-pack") await uploadPack(ctx, admitted.org, admitted.repo, req);
+    else await receivePack(ctx, actor, admitted.org, admitted.repo, req);
+    return { kind: "served" };
+  } catch (error) {
+    return refusalOf(error) ?? failed(ctx, req, req.via, error);
+  }
 }
 
-/** An advertisement that carries only `ERR <message>` (git prints it and stops). */
-function inBandError(service: GitServiceName, message: string, http: boolean): Uint8Array {
-  const pkt = (s: string) => {
-    const b = new TextEncoder().encode(s);
-    return Buffer.concat([Buffer.from((b.length + 4).toString(16).padStart(4, "0")), b]);
-  };
-  const parts = http ? [pkt(`# service=${service}\n`), Buffer.from("0000")] : [];
-  parts.push(pkt(`ERR ${message}\n`));
-  return Buffer.concat(parts);
-}
-
-/** Serves git-upload-pack (clone and fetch) and records a git.clone / git.fetch metric. */
-export async function uploadPack(ctx: Ctx, actor: Principal, orgName: string, repoName: string, io: GitIo, opts: { protocol: 0 | 2; statelessRpc: boolean }): Promise<void> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:read");
+/** Clone and fetch; records a git.clone / git.fetch metric. */
+async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
-  const summary = await serveUploadPack(snapshot, io, opts);
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
+  const summary = await serveUploadPack(snapshot, req.io, { protocol: req.protocol, statelessRpc: req.stateless });
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
-    recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
+    await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
   }
 }
 
-/** Serves git-receive-pack (push): index, check, publish with CAS, event `{ via }`, git.push metric. */
-export async function receivePack(
-  ctx: Ctx,
-  actor: Principal,
-  orgName: string,
-  repoName: string,
-  io: GitIo,
-  opts: { statelessRpc: boolean; via: "git" | "ssh"; maxPackBytes?: number },
-): Promise<void> {
-  const { org, repo } = target(ctx, actor, orgName, repoName, "repo:write");
+/** Push: index, check, publish with CAS, the push event `{ via }`, a git.push metric. */
+async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   let bytes = 0;
   const hooks: ReceivePackHooks = {
     async apply(commands, pack, { atomic, objects }) {
@@ -104,23 +157,27 @@ export async function receivePack(
       const updates: RefUpdate[] = [];
       for (const c of commands) {
         let fastForward: boolean | undefined;
-        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID && forbidsForcePush(ctx, repo, c.ref)) {
+        if (c.oldOid !== ZERO_OID && c.newOid !== ZERO_OID && (await forbidsForcePush(ctx, repo, c.ref))) {
           fastForward = await isAncestor(objects, c.oldOid, c.newOid);
         }
         updates.push({ ...c, fastForward });
       }
-      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize } : null;
+      // The first push into an empty repository: the pack is exactly what its new tips reach.
+      const tips = commands.map((c) => c.newOid).filter((o) => o !== ZERO_OID);
+      const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(tips)) || undefined;
+      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips } : null;
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
-        event: { via: opts.via },
+        event: { via: req.via === "http" ? "git" : "ssh" },
         actorUserId: personOf(actor)?.id ?? null,
-        policy: refPolicy(ctx, repo, "push"),
+        policy: refPolicy(repo, "push"),
       });
-      if ([...results.values()].some((r) => r === null)) {
-        recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });
+      if ([...results.values()].some((r) => r.kind === "applied")) {
+        await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });
       }
-      return results;
+      // The engine reports each ref as `ok` or `ng <reason>` on the wire.
+      return new Map([...results].map(([ref, r]) => [ref, refusalReason(ref, r)]));
     },
   };
-  await serveReceivePack(snapshot, io, { statelessRpc: opts.statelessRpc, tmpDir: ctx.tmpDir, maxPackBytes: opts.maxPackBytes, hooks });
+  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, maxPackBytes: ctx.config.gitMaxPush, declaredBytes: req.declaredBytes, hooks });
 }

@@ -1,16 +1,17 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
-import { and, desc, eq, isNull } from "drizzle-orm";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { openFileSource } from "../../git/file-source.ts";
+import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
-import { GitError, type ByteSource, type Oid, type Ref } from "../../git/types.ts";
-import { packs, refs, type Repo } from "../../db/schema/index.ts";
-import type { Db, DbOrTx } from "../../db/client.ts";
+import { GitError, type ByteSource } from "../../git/types.ts";
+import type { Repo } from "../../db/schema/index.ts";
+import type { Queryable } from "../../db/database.ts";
+import { snapshotRows } from "./store.ts";
 import { BlockCache, ByteLru, StorageError, type ObjectStore, type RangeReader } from "../../storage/index.ts";
 import { AppError } from "../../errors.ts";
 
@@ -26,6 +27,8 @@ export class GitStore {
   readonly blocks: BlockCache;
   readonly deltaBases = new DeltaBaseCache(32 * 1024 * 1024);
   private readonly idx = new ByteLru<string, PackIndex>(64 * 1024 * 1024, (v) => 1024 + v.count * 28);
+  /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
+  readonly multiPackIndexes = new ByteLru<string, MultiPackIndex>(64 * 1024 * 1024, (v) => 1024 + v.footprint);
   private readonly loading = new Map<string, Promise<PackIndex>>();
 
   constructor(readonly store: ObjectStore) {
@@ -50,24 +53,33 @@ export class GitStore {
     return p;
   }
 
-  /** Caches the idx of a pack this process just wrote, so the next snapshot needs no read. */
-  rememberIndex(repoId: string, name: string, bytes: Uint8Array): void {
-    this.idx.set(packKey(repoId, name, "idx"), PackIndex.parse(bytes));
+  /**
+   * Uploads a pack from local files: the `.pack` first, then the `.idx` (so whoever finds the idx
+   * finds its pack), then caches the idx so the next snapshot needs no read. The one upload path
+   * of publish (push, commit API, ref API) and maintenance; the pack is visible only once its row
+   * commits.
+   */
+  async storePack(repoId: string, pack: { name: string; packPath: string; idxPath: string }): Promise<void> {
+    await this.store.putFile(packKey(repoId, pack.name, "pack"), pack.packPath);
+    await this.store.putFile(packKey(repoId, pack.name, "idx"), pack.idxPath);
+    this.idx.set(packKey(repoId, pack.name, "idx"), PackIndex.parse(await Bun.file(pack.idxPath).bytes()));
   }
 
-  /** Opens one stored pack for reading. */
-  async openPack(repoId: string, row: { name: string; size: number }): Promise<Pack> {
+  /** Opens one stored pack for reading (with its reachability record, when it has one). */
+  async openPack(repoId: string, row: { name: string; size: number; reachTips?: string | null }): Promise<Pack> {
     const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    return new Pack(`${repoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(repoId, row.name, "pack"), row.size)), this.deltaBases);
+    const pack = new Pack(`${repoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(repoId, row.name, "pack"), row.size)), this.deltaBases);
+    if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+    return pack;
   }
 
   /**
    * Opens stored packs for maintenance, which reads every byte of them, often more than once:
    * from object storage each is first downloaded whole into `tmpDir` (a few large streamed
    * reads instead of thousands of small ranged ones); the fs store's packs are read in place.
-   * close() removes the copies.
+   * Reachability records come along as in openPack. close() removes the copies.
    */
-  async openPackCopies(repoId: string, rows: { name: string; size: number }[], tmpDir: string): Promise<{ packs: Pack[]; close(): Promise<void> }> {
+  async openPackCopies(repoId: string, rows: { name: string; size: number; reachTips?: string | null }[], tmpDir: string): Promise<{ packs: Pack[]; close(): Promise<void> }> {
     if (this.store.kind === "fs") return { packs: await Promise.all(rows.map((row) => this.openPack(repoId, row))), close: async () => {} };
     const opened: { source: Awaited<ReturnType<typeof openFileSource>>; path: string }[] = [];
     const close = async () => {
@@ -94,7 +106,9 @@ export class GitStore {
         await file.close();
         const source = await openFileSource(path);
         opened.push({ source, path });
-        packs.push(new Pack(`${repoId}/${row.name}`, idx, source, this.deltaBases));
+        const pack = new Pack(`${repoId}/${row.name}`, idx, source, this.deltaBases);
+        if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+        packs.push(pack);
       }
       return { packs, close };
     } catch (err) {
@@ -141,35 +155,14 @@ function engineSource(source: RangeReader): ByteSource {
   return out;
 }
 
-/** The live refs of a repository, sorted by name. */
-export function readRefs(db: DbOrTx, repoId: string): Ref[] {
-  return db
-    .select({ name: refs.name, oid: refs.target })
-    .from(refs)
-    .where(eq(refs.repoId, repoId))
-    .orderBy(refs.name)
-    .all();
-}
-
-/** One consistent snapshot: refs and pack rows read in one transaction, packs opened from storage. */
-export async function openSnapshot(db: Db, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
-  const { refRows, packRows } = db.transaction((tx) => ({
-    refRows: readRefs(tx, repo.id),
-    packRows: tx
-      .select({ name: packs.name, size: packs.size })
-      .from(packs)
-      .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)))
-      .orderBy(desc(packs.createdAt))
-      .all(),
-  }));
+/** One consistent snapshot: refs and pack rows read together, packs opened from storage. */
+export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
+  const rows = await snapshotRows(q, repo.id);
   // Why 503: the store giving up is temporary; the client should retry, not report a broken repository.
-  const opened = await Promise.all(packRows.map((row) => git.openPack(repo.id, row))).catch((err: unknown) => {
+  const opened = await Promise.all(rows.packs.map((row) => git.openPack(repo.id, row))).catch((err: unknown) => {
     throw isUnavailable(err) ? new AppError(503, UNAVAILABLE) : err;
   });
-  return { refs: refRows, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened) };
+  return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
 }
 
-/** The current target of one ref, or null. */
-export function readRef(db: DbOrTx, repoId: string, name: string): Oid | null {
-  return db.select({ target: refs.target }).from(refs).where(and(eq(refs.repoId, repoId), eq(refs.name, name))).get()?.target ?? null;
-}
+export { readRef, readRefs } from "./store.ts";

@@ -1,16 +1,16 @@
 // Durable background work: a row written in the same transaction as its cause (DESIGN.md).
-import { jobs } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
-import type { DbOrTx } from "../../db/client.ts";
 import { now } from "../context.ts";
+import { insertJob } from "./store.ts";
 
 /** The kinds of durable job the workers understand. */
-export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "webhook.deliver";
+export type JobKind = "repo.purge" | "repo.compact" | "repo.sweep" | "repo.gc" | "webhook.deliver" | "ci.trigger";
 
 /** Schedules a job; call inside the transaction of the write that causes it. */
-export function enqueueJob(db: DbOrTx, kind: JobKind, payload: unknown, delayMs = 0): string {
+export async function enqueueJob(tx: Tx, kind: JobKind, payload: unknown, delayMs = 0): Promise<string> {
   const id = newId();
   const t = now();
-  db.insert(jobs).values({ id, kind, payload, runAt: t + delayMs, createdAt: t }).run();
+  await insertJob(tx, { id, kind, payload, runAt: t + delayMs, createdAt: t });
   return id;
 }

@@ -1,7 +1,7 @@
 // The durable job loop of `svc serve`: takes due rows from `jobs`, runs them, records outcomes.
-import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
-import { jobs } from "../../db/schema/index.ts";
 import { now, type Ctx } from "../context.ts";
+import * as store from "./store.ts";
+import type { JobRow } from "./store.ts";
 
 /** A job handler: throws to be retried with backoff. */
 export type JobHandler = (ctx: Ctx, payload: any) => Promise<void>;
@@ -10,20 +10,26 @@ const LEASE_MS = 5 * 60 * 1000;
 const MAX_ATTEMPTS = 8;
 
 /** Claims one due job (lease-based, so a crashed worker's job is retried after its lease). */
-function claim(ctx: Ctx, kinds: string[]) {
+function claim(ctx: Ctx, kinds: string[]): Promise<JobRow | null> {
   return ctx.db.transaction((tx) => {
     const t = now();
-    const row = tx
-      .select()
-      .from(jobs)
-      .where(and(isNull(jobs.doneAt), inArray(jobs.kind, kinds), lte(jobs.runAt, t), or(isNull(jobs.lockedUntil), lte(jobs.lockedUntil, t))))
-      .orderBy(asc(jobs.runAt))
-      .limit(1)
-      .get();
-    if (!row) return null;
-    tx.update(jobs).set({ lockedUntil: t + LEASE_MS, attempts: row.attempts + 1 }).where(eq(jobs.id, row.id)).run();
-    return { ...row, attempts: row.attempts + 1 };
-  }, { behavior: "immediate" });
+    return store.leaseDueJob(tx, kinds, t, t + LEASE_MS);
+  });
+}
+
+/** Runs one claimed job and records its outcome; an outcome that cannot be recorded is retried when the lease expires. */
+async function runJob(ctx: Ctx, handlers: Record<string, JobHandler>, job: JobRow): Promise<void> {
+  try {
+    await handlers[job.kind]!(ctx, job.payload);
+    await ctx.db.transaction((tx) => store.finishJob(tx, job.id, now()));
+  } catch (error) {
+    const giveUp = job.attempts >= MAX_ATTEMPTS;
+    const backoff = Math.min(60_000 * 2 ** job.attempts, 3_600_000);
+    ctx.log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: String(error) });
+    await ctx.db
+      .transaction((tx) => store.failJob(tx, job.id, String(error), now() + backoff, giveUp ? now() : null))
+      .catch((e) => ctx.log.error("job outcome not recorded", { job_id: job.id, error: String(e) }));
+  }
 }
 
 /** Runs the worker loop until `signal` aborts; wakes on `poke()` or every `intervalMs`. */
@@ -33,7 +39,13 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
   const kinds = Object.keys(handlers);
   const loop = async () => {
     while (!stopped) {
-      const job = claim(ctx, kinds);
+      let job: JobRow | null = null;
+      try {
+        job = await claim(ctx, kinds);
+      } catch (error) {
+        // Why: a busy or failing database must not end the loop for good; try again later.
+        ctx.log.error("job claim failed", { error: String(error) });
+      }
       if (!job) {
         await new Promise<void>((r) => {
           wake = r;
@@ -41,19 +53,7 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
         });
         continue;
       }
-      try {
-        await handlers[job.kind]!(ctx, job.payload);
-        ctx.db.update(jobs).set({ doneAt: now(), lockedUntil: null, lastError: null }).where(eq(jobs.id, job.id)).run();
-      } catch (error) {
-        const giveUp = job.attempts >= MAX_ATTEMPTS;
-        const backoff = Math.min(60_000 * 2 ** job.attempts, 3_600_000);
-        ctx.log.warn("job failed", { job_id: job.id, kind: job.kind, attempt: job.attempts, error: String(error) });
-        ctx.db
-          .update(jobs)
-          .set({ lastError: String(error), lockedUntil: null, runAt: now() + backoff, doneAt: giveUp ? now() : null })
-          .where(eq(jobs.id, job.id))
-          .run();
-      }
+      await runJob(ctx, handlers, job);
     }
   };
   const done = loop();

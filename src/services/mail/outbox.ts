@@ -3,11 +3,11 @@
 // `deliverNow` (a request that reports the result, bounded in time) or by the worker of
 // `svc serve`. So a slow relay never holds a request and a restart loses no mail.
 // Delivery is at least once: a crash between the relay's acceptance and the row's update repeats it.
-import { and, asc, eq, isNull, lte, or } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { mailOutbox } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx, type MailMessage } from "../context.ts";
+import * as store from "./store.ts";
+import type { OutboxRow as Row } from "./store.ts";
 
 /** How long one claimed attempt owns its row; longer than any transport's own time limits. */
 const LEASE_MS = 2 * 60 * 1000;
@@ -27,21 +27,17 @@ export interface MailResult {
   error?: string;
 }
 
-type Row = typeof mailOutbox.$inferSelect;
-
 /** Attempts running in this process, by row id: `deliverNow` joins one the worker started, and vice versa. */
 const inflight = new Map<string, Promise<MailResult>>();
 /** Wake-ups of the workers running in this process. */
 const wakers = new Set<() => void>();
 
 /** Queues a message inside the caller's transaction; null (nothing written) under the null transport. */
-export function enqueueMail(ctx: Ctx, tx: DbOrTx, msg: MailMessage): string | null {
+export async function enqueueMail(ctx: Ctx, tx: Tx, msg: MailMessage): Promise<string | null> {
   if (!ctx.mail) return null;
   const id = newId();
   const t = now();
-  tx.insert(mailOutbox)
-    .values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, htmlBody: msg.html, attempts: 0, runAt: t, createdAt: t })
-    .run();
+  await store.insertMessage(tx, { id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, htmlBody: msg.html, runAt: t, createdAt: t });
   return id;
 }
 
@@ -59,11 +55,11 @@ export async function deliverNow(ctx: Ctx, id: string | null, waitMs = 5000): Pr
   let attempt = inflight.get(id);
   try {
     if (!attempt) {
-      const row = claimOne(ctx, id);
+      const row = await claimOne(ctx, id);
       if (row) attempt = startAttempt(ctx, row);
     }
     if (!attempt) {
-      const row = ctx.db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
+      const row = await store.messageById(ctx.db.read, id);
       if (!row) return { sent: false, error: "message not found in the outbox" };
       if (row.sentAt !== null) return { sent: true };
       if (row.failedAt !== null) return { sent: false, error: row.lastError ?? "delivery failed" };
@@ -93,14 +89,20 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
   if (!ctx.mail) return { stop: async () => {} };
   let stopped = false;
   let wake: (() => void) | null = null;
-  // Nothing is awaited between a claim and arming `wake`, so a notification is never lost.
-  const waker = () => wake?.();
+  // A notification that arrives while the loop is busy (claiming, sending) is remembered, so the
+  // loop claims again instead of sleeping past it.
+  let notified = false;
+  const waker = () => {
+    notified = true;
+    wake?.();
+  };
   wakers.add(waker);
   const loop = async () => {
     while (!stopped) {
       let rows: Row[] = [];
+      notified = false;
       try {
-        rows = claimDue(ctx);
+        rows = await claimDue(ctx);
       } catch (error) {
         ctx.log.error("mail outbox claim failed", { error: String(error) });
       }
@@ -109,7 +111,8 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
         continue;
       }
       if (stopped) break;
-      const next = safeNextDue(ctx);
+      if (notified) continue;
+      const next = await safeNextDue(ctx);
       // The floor keeps a database that refuses claims from turning this into a busy loop.
       const delay = next === null ? POLL_MS : Math.min(POLL_MS, Math.max(MIN_WAIT_MS, next - now()));
       await new Promise<void>((resolve) => {
@@ -136,57 +139,28 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
 }
 
 /** Leases one row by id when it is still pending and nobody holds it. */
-function claimOne(ctx: Ctx, id: string): Row | null {
+function claimOne(ctx: Ctx, id: string): Promise<Row | null> {
   return ctx.db.transaction((tx) => {
     const t = now();
-    const row = tx
-      .select()
-      .from(mailOutbox)
-      .where(and(eq(mailOutbox.id, id), isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt), or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, t))))
-      .get();
-    return row ? lease(tx, row, t) : null;
-  }, { behavior: "immediate" });
+    return store.leaseMessage(tx, id, t, t + LEASE_MS);
+  });
 }
 
 /** Leases up to BATCH due rows, oldest first. */
-function claimDue(ctx: Ctx): Row[] {
+function claimDue(ctx: Ctx): Promise<Row[]> {
   return ctx.db.transaction((tx) => {
     const t = now();
-    const rows = tx
-      .select()
-      .from(mailOutbox)
-      .where(and(isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt), lte(mailOutbox.runAt, t), or(isNull(mailOutbox.lockedUntil), lte(mailOutbox.lockedUntil, t))))
-      .orderBy(asc(mailOutbox.runAt))
-      .limit(BATCH)
-      .all();
-    return rows.map((row) => lease(tx, row, t));
-  }, { behavior: "immediate" });
-}
-
-function lease(tx: DbOrTx, row: Row, t: number): Row {
-  const lockedUntil = t + LEASE_MS;
-  tx.update(mailOutbox).set({ lockedUntil, attempts: row.attempts + 1 }).where(eq(mailOutbox.id, row.id)).run();
-  return { ...row, lockedUntil, attempts: row.attempts + 1 };
+    return store.leaseDueMessages(tx, t, t + LEASE_MS, BATCH);
+  });
 }
 
 /** When the earliest pending row falls due (null when none is pending or the read fails). */
-function safeNextDue(ctx: Ctx): number | null {
+async function safeNextDue(ctx: Ctx): Promise<number | null> {
   try {
-    return nextDue(ctx);
+    return await store.nextDueAt(ctx.db.read);
   } catch {
     return null;
   }
-}
-
-function nextDue(ctx: Ctx): number | null {
-  const row = ctx.db
-    .select({ runAt: mailOutbox.runAt, lockedUntil: mailOutbox.lockedUntil })
-    .from(mailOutbox)
-    .where(and(isNull(mailOutbox.sentAt), isNull(mailOutbox.failedAt)))
-    .orderBy(asc(mailOutbox.runAt))
-    .limit(1)
-    .get();
-  return row ? Math.max(row.runAt, row.lockedUntil ?? 0) : null;
 }
 
 /** Sends a leased row and records the outcome; registered in `inflight` while it runs. Never rejects. */
@@ -198,13 +172,8 @@ function startAttempt(ctx: Ctx, row: Row): Promise<MailResult> {
       return record(ctx, row, () => recordFailure(ctx, row, reasonOf(error)), { sent: false, error: reasonOf(error) });
     }
     // Why: the bodies carry single-use links; once handed over they are no longer kept.
-    // The lease value in the condition keeps a late writer from overwriting a newer attempt's record.
-    return record(ctx, row, () => {
-      ctx.db
-        .update(mailOutbox)
-        .set({ sentAt: now(), lockedUntil: null, lastError: null, textBody: "", htmlBody: "" })
-        .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
-        .run();
+    return record(ctx, row, async () => {
+      await ctx.db.transaction((tx) => store.recordOutcome(tx, row.id, row.lockedUntil!, { kind: "sent", at: now() }));
       return { sent: true };
     }, { sent: true });
   })().finally(() => inflight.delete(row.id));
@@ -213,30 +182,24 @@ function startAttempt(ctx: Ctx, row: Row): Promise<MailResult> {
 }
 
 /** Runs an outcome update; if the database refuses it the lease expires and the row is retried. */
-function record(ctx: Ctx, row: Row, write: () => MailResult, fallback: MailResult): MailResult {
+async function record(ctx: Ctx, row: Row, write: () => Promise<MailResult>, fallback: MailResult): Promise<MailResult> {
   try {
-    return write();
+    return await write();
   } catch (error) {
     ctx.log.error("mail outcome not recorded", { outbox_id: row.id, error: String(error) });
     return fallback;
   }
 }
 
-function recordFailure(ctx: Ctx, row: Row, reason: string): MailResult {
+async function recordFailure(ctx: Ctx, row: Row, reason: string): Promise<MailResult> {
   const t = now();
   const giveUp = row.attempts >= MAX_ATTEMPTS;
   const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** (row.attempts - 1), MAX_BACKOFF_MS);
   // Never the address or the bodies in the log: the bodies hold single-use links.
   ctx.log.warn(giveUp ? "mail given up" : "mail delivery failed", { outbox_id: row.id, transport: ctx.mail!.name, attempt: row.attempts, error: reason });
-  ctx.db
-    .update(mailOutbox)
-    .set(
-      giveUp
-        ? { lastError: reason, lockedUntil: null, failedAt: t, textBody: "", htmlBody: "" }
-        : { lastError: reason, lockedUntil: null, runAt: t + backoff },
-    )
-    .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.lockedUntil, row.lockedUntil!)))
-    .run();
+  await ctx.db.transaction((tx) =>
+    store.recordOutcome(tx, row.id, row.lockedUntil!, giveUp ? { kind: "failed", error: reason, at: t } : { kind: "retry", error: reason, runAt: t + backoff }),
+  );
   return { sent: false, error: reason };
 }
 

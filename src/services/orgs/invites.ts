@@ -1,69 +1,74 @@
 // Invitations: an admin invites an address with a role; the single-use `svcinv_` link lives seven
 // days and, once accepted, creates the account if needed and the membership (SPEC §2.13, §3.2, §4.5, §5.7).
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { AppError, Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
-import { emails, invites, memberships, orgs, users, type Role, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
+import type { Role, User } from "../../db/schema/index.ts";
+import type { Queryable } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
-import { ROLES, deriveHandle, insertUser, namespaceFree } from "../people/accounts.ts";
-import { authorize, roleAtLeast } from "../access/access.ts";
+import { deriveHandle, insertUser, namespaceAvailable } from "../people/accounts.ts";
+import { decide, enforce, orgFacts, requireOrgFor, roleAtLeast } from "../access/access.ts";
 import { hashPassword, startSession } from "../people/auth.ts";
 import { now, type Ctx } from "../context.ts";
-import { requireOrg } from "../access/lookup.ts";
 import { inviteMail } from "../mail/messages.ts";
 import { checkNamespaceName } from "./names.ts";
 import { deliverNow, enqueueMail } from "../mail/outbox.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { accountByAddress, checkAddress, checkPassword, checkPersonName } from "../people/signup.ts";
+import { pageOf, parsePage } from "../paging.ts";
+import { checkOrgRole } from "./orgs.ts";
+import { insertMembership, membershipRole, setMembershipRole } from "./store.ts";
+import * as store from "./store-invites.ts";
+import type { InviteRow } from "./store-invites.ts";
+import type { InviteCreate, InviteCreated, InviteList } from "./schemas.ts";
 
 export const INVITE_TTL_MS = 7 * 24 * 3600_000;
 const INVITE_RE = /^svcinv_[a-z2-7]{32}$/;
 
-type Invite = typeof invites.$inferSelect;
-
 /** The pending, unexpired invitation behind a presented link, or null for every dead shape alike. */
-function findLiveInvite(db: DbOrTx, token: unknown): Invite | null {
+async function findLiveInvite(q: Queryable, token: unknown): Promise<InviteRow | null> {
   if (typeof token !== "string" || !INVITE_RE.test(token)) return null;
-  const row = db.select().from(invites).where(eq(invites.secretHash, hashSecret(token))).get();
+  const row = await store.inviteBySecretHash(q, hashSecret(token));
   if (!row || row.acceptedAt !== null || row.expiresAt <= now()) return null;
   return row;
 }
 
 /** Whether the account holding `address` is already in the org. */
-function alreadyMember(db: DbOrTx, orgId: string, address: string): boolean {
-  const user = accountByAddress(db, address);
-  return !!user && !!db.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id))).get();
+async function alreadyMember(q: Queryable, orgId: string, address: string): Promise<boolean> {
+  const user = await accountByAddress(q, address);
+  return !!user && (await membershipRole(q, orgId, user.id)) !== null;
+}
+
+/** A cursor position in the invitations list: [created_at, id]. */
+function isInviteKey(key: unknown): key is [number, string] {
+  return Array.isArray(key) && key.length === 2 && Number.isInteger(key[0]) && typeof key[1] === "string";
 }
 
 /**
  * POST /v1/orgs/{org}/invites: records the invitation and its mail in one transaction, then tries
  * the mail once (bounded) so the answer can say whether it went out. The link is always returned.
  */
-export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, input: { email?: unknown; role?: unknown }) {
-  const org = requireOrg(ctx, orgName);
-  const actorRole = authorize(ctx, actor, org, "org:admin");
+export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, input: InviteCreate): Promise<InviteCreated> {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, "org:admin"));
   if (org.kind !== "org") throw Invalid("a personal namespace has no members to invite");
   const address = checkAddress(input.email);
-  if (!ROLES.includes(input.role as Role)) throw Unprocessable(`role must be one of ${ROLES.join(", ")}`);
-  const role = input.role as Role;
-  // Why: only an owner may make owners; otherwise an admin could invite a confederate as owner.
-  if (role === "owner" && actorRole !== "owner" && personOf(actor) !== null) throw Forbidden("only an owner can invite an owner");
+  const role = checkOrgRole(input.role);
+  enforce(decide(facts, { kind: "invite:create", role }));
   const inviter = personOf(actor)?.name ?? "An administrator";
   const token = `svcinv_${newSecret()}`;
   const t = now();
-  const { invite, mailId } = ctx.db.transaction((tx) => {
-    if (alreadyMember(tx, org.id, address)) throw Conflict(`${address} is already a member of ${org.name}`);
+  const { invite, mailId } = await ctx.db.transaction(async (tx) => {
+    if (await alreadyMember(tx, org.id, address)) throw Conflict(`${address} is already a member of ${org.name}`);
     // A newer invitation for the same address replaces a pending one.
-    tx.delete(invites).where(and(eq(invites.orgId, org.id), sql`lower(${invites.email}) = lower(${address})`, isNull(invites.acceptedAt))).run();
-    const invite: Invite = {
+    await store.deletePendingInvitesTo(tx, org.id, address);
+    const invite: InviteRow = {
       id: newId(), orgId: org.id, email: address, role, secretHash: hashSecret(token), expiresAt: t + INVITE_TTL_MS, acceptedAt: null,
       createdBy: personOf(actor)?.id ?? null, createdAt: t,
     };
-    tx.insert(invites).values(invite).run();
-    const mailId = enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
+    await store.insertInvite(tx, invite);
+    const mailId = await enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
     return { invite, mailId };
-  }, { behavior: "immediate" });
+  });
   const mail = await deliverNow(ctx, mailId);
   return {
     id: invite.id,
@@ -76,32 +81,32 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
   };
 }
 
-/** GET /v1/orgs/{org}/invites: invitations not yet accepted, newest first. */
-export function listInvites(ctx: Ctx, actor: Principal, orgName: string) {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:admin");
+/** GET /v1/orgs/{org}/invites: invitations not yet accepted, newest first, a page at a time. */
+export async function listInvites(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<InviteList> {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
+  const page = parsePage(q, isInviteKey);
+  const rows = await store.listPendingInvites(ctx.db.read, org.id, { after: page.after, limit: page.limit + 1 });
+  const { items, next_cursor } = pageOf(rows, page, (r) => [r.createdAt, r.id]);
   const t = now();
-  const rows = ctx.db.select().from(invites).where(and(eq(invites.orgId, org.id), isNull(invites.acceptedAt))).orderBy(sql`${invites.createdAt} DESC`).all();
   return {
-    invites: rows.map((r) => ({ id: r.id, email: r.email, role: r.role, expires_at: r.expiresAt, created_at: r.createdAt, state: r.expiresAt > t ? "pending" : "expired" })),
+    invites: items.map((r) => ({ id: r.id, email: r.email, role: r.role, expires_at: r.expiresAt, created_at: r.createdAt, state: r.expiresAt > t ? ("pending" as const) : ("expired" as const) })),
+    next_cursor,
   };
 }
 
 /** DELETE /v1/orgs/{org}/invites/{id}: revokes an invitation that has not been accepted. */
-export function revokeInvite(ctx: Ctx, actor: Principal, orgName: string, id: string): void {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:admin");
-  const gone = ctx.db.delete(invites).where(and(eq(invites.id, id), eq(invites.orgId, org.id), isNull(invites.acceptedAt))).returning().all();
-  if (!gone.length) throw NotFound("invitation not found");
+export async function revokeInvite(ctx: Ctx, actor: Principal, orgName: string, id: string): Promise<void> {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin");
+  const gone = await ctx.db.transaction((tx) => store.deletePendingInvite(tx, org.id, id));
+  if (!gone) throw NotFound("invitation not found");
 }
 
 /** POST /v1/auth/invite/preview: what the link offers, without spending it; 404 for every dead shape. */
-export function previewInvite(ctx: Ctx, input: { invite?: unknown }) {
-  const invite = findLiveInvite(ctx.db, input.invite);
-  if (!invite) throw NotFound("this invitation is invalid, expired or already used");
-  const org = ctx.db.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, invite.orgId)).get();
-  if (!org) throw NotFound("this invitation is invalid, expired or already used");
-  return { org: org.name, role: invite.role, email: invite.email, expires_at: invite.expiresAt };
+export async function previewInvite(ctx: Ctx, input: { invite?: unknown }): Promise<{ org: string; role: Role; email: string; expires_at: number }> {
+  const invite = await findLiveInvite(ctx.db.read, input.invite);
+  const org = invite && (await store.orgNameById(ctx.db.read, invite.orgId));
+  if (!invite || !org) throw NotFound("this invitation is invalid, expired or already used");
+  return { org, role: invite.role, email: invite.email, expires_at: invite.expiresAt };
 }
 
 /**
@@ -111,12 +116,12 @@ export function previewInvite(ctx: Ctx, input: { invite?: unknown }) {
  */
 export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: unknown; password?: unknown; handle?: unknown }): Promise<{ user: User; sessionSecret: string }> {
   const dead = () => Invalid("this invitation is invalid, expired or already used");
-  const probe = findLiveInvite(ctx.db, input.invite);
+  const probe = await findLiveInvite(ctx.db.read, input.invite);
   if (!probe) throw dead();
   const name = checkPersonName(input.name);
   const password = checkPassword(input.password);
   const handle = input.handle === undefined || input.handle === null ? null : checkNamespaceName(input.handle);
-  const existing = accountByAddress(ctx.db, probe.email);
+  const existing = await accountByAddress(ctx.db.read, probe.email);
   if (existing) {
     // Why: accepting joins an existing account to the org, so it takes that account's password.
     if (existing.disabledAt !== null || !(await Bun.password.verify(password, existing.passwordHash))) {
@@ -124,29 +129,26 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     }
   }
   const passwordHash = existing ? null : await hashPassword(password);
-  return ctx.db.transaction((tx) => {
-    const invite = findLiveInvite(tx, input.invite);
-    if (!invite) throw dead();
-    const spent = tx.update(invites).set({ acceptedAt: now() }).where(and(eq(invites.id, invite.id), isNull(invites.acceptedAt))).returning().all();
-    if (!spent.length) throw dead();
-    let user = accountByAddress(tx, invite.email);
+  return ctx.db.transaction(async (tx) => {
+    const invite = await findLiveInvite(tx, input.invite);
+    if (!invite || !(await store.spendInvite(tx, invite.id, now()))) throw dead();
+    let user = await accountByAddress(tx, invite.email);
     if (!user) {
       if (!passwordHash) throw new AppError(409, "the account for this address changed meanwhile; try again");
-      const chosen = handle ?? deriveHandle(tx, invite.email);
-      if (!namespaceFree(tx, chosen)) throw Conflict(`the handle ${chosen} is taken or reserved`);
-      user = insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
+      const chosen = handle ?? (await deriveHandle(tx, invite.email));
+      if (!(await namespaceAvailable(tx, chosen))) throw Conflict(`the handle ${chosen} is taken or reserved`);
+      user = await insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
     } else if (user.emailVerifiedAt === null && user.email.toLowerCase() === invite.email.toLowerCase()) {
       // The link arrived at the address, which proves it.
       user = { ...user, emailVerifiedAt: now() };
-      tx.update(users).set({ emailVerifiedAt: user.emailVerifiedAt }).where(eq(users.id, user.id)).run();
-      tx.update(emails).set({ verifiedAt: user.emailVerifiedAt }).where(and(eq(emails.userId, user.id), eq(emails.primary, true))).run();
+      await store.confirmPrimaryAddress(tx, user.id, user.emailVerifiedAt!);
     }
-    const current = tx.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, invite.orgId), eq(memberships.userId, user.id))).get();
+    const current = await membershipRole(tx, invite.orgId, user.id);
     if (!current) {
-      tx.insert(memberships).values({ orgId: invite.orgId, userId: user.id, role: invite.role, createdAt: now() }).run();
-    } else if (!roleAtLeast(current.role, invite.role)) {
-      tx.update(memberships).set({ role: invite.role }).where(and(eq(memberships.orgId, invite.orgId), eq(memberships.userId, user.id))).run();
+      await insertMembership(tx, { orgId: invite.orgId, userId: user.id, role: invite.role, createdAt: now() });
+    } else if (!roleAtLeast(current, invite.role)) {
+      await setMembershipRole(tx, invite.orgId, user.id, invite.role);
     }
-    return { user, sessionSecret: startSession(tx, user.id) };
-  }, { behavior: "immediate" });
+    return { user, sessionSecret: await startSession(tx, user.id) };
+  });
 }

@@ -1,48 +1,46 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
-import { and, eq, sql } from "drizzle-orm";
 import { Conflict, Invalid } from "../../errors.ts";
-import { emails, memberships, orgs, users, type Role, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import type { Org, Role, User } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { hashPassword } from "./auth.ts";
 import { now, type Ctx } from "../context.ts";
 import { RESERVED_NAMESPACES, checkNamespaceName, isEmail, isNamespaceName } from "../orgs/names.ts";
+import * as store from "./store.ts";
 
 export const ROLES: readonly Role[] = ["viewer", "member", "admin", "owner"];
 export const MIN_PASSWORD = 12;
 
-/** Whether a namespace name is free (no org, personal namespace or reservation holds it). */
-export function namespaceFree(db: DbOrTx, name: string): boolean {
+/** Whether a namespace name can be taken: no org or personal namespace holds it and it is not reserved. */
+export async function namespaceAvailable(q: Queryable, name: string): Promise<boolean> {
   if (RESERVED_NAMESPACES.has(name.toLowerCase())) return false;
-  return !db.select({ id: orgs.id }).from(orgs).where(sql`lower(${orgs.name}) = lower(${name})`).get();
+  return !(await store.namespaceTaken(q, name));
 }
 
 /** A free handle derived from an address's local part (`ada.lovelace@x` → `ada-lovelace`). */
-export function deriveHandle(db: DbOrTx, email: string, alsoTaken: string | null = null): string {
+export async function deriveHandle(q: Queryable, email: string, alsoTaken: string | null = null): Promise<string> {
   let base = email.split("@")[0]!.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32).replace(/-+$/, "");
   if (!base) base = "user";
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
-    if (isNamespaceName(candidate) && candidate !== alsoTaken && namespaceFree(db, candidate)) return candidate;
+    if (isNamespaceName(candidate) && candidate !== alsoTaken && (await namespaceAvailable(q, candidate))) return candidate;
   }
 }
 
-/** Inserts a user with their personal namespace (they own it). Call inside a transaction. */
-export function insertUser(
-  tx: DbOrTx,
+/** Inserts a user with their sign-in address and personal namespace (they own it). Call inside a transaction. */
+export async function insertUser(
+  tx: Tx,
   input: { email: string; name: string; passwordHash: string; handle: string; confirmed: boolean },
-): User {
+): Promise<User> {
   const t = now();
   const user: User = {
     id: newId(), handle: input.handle, email: input.email, name: input.name, displayName: null, bio: null, location: null,
     company: null, pronouns: null, links: [], kind: "human", contribPrivateOptin: false, profileRepo: null,
     passwordHash: input.passwordHash, emailVerifiedAt: input.confirmed ? t : null, disabledAt: null, createdAt: t,
   };
-  tx.insert(users).values(user).run();
-  tx.insert(emails).values({ id: newId(), userId: user.id, address: input.email, verifiedAt: user.emailVerifiedAt, primary: true, createdAt: t }).run();
-  const personal = newId();
-  tx.insert(orgs).values({ id: personal, name: input.handle, kind: "personal", ownerUserId: user.id, createdAt: t }).run();
-  tx.insert(memberships).values({ orgId: personal, userId: user.id, role: "owner", createdAt: t }).run();
+  const address = { id: newId(), userId: user.id, address: input.email, verifiedAt: user.emailVerifiedAt, private: true, primary: true, createdAt: t };
+  const personal: Org = { ...emptyOrg(), id: newId(), name: input.handle, kind: "personal", ownerUserId: user.id, createdAt: t };
+  await store.insertAccount(tx, user, address, personal);
   return user;
 }
 
@@ -58,26 +56,23 @@ export async function createUserWithOrg(
   const orgName = checkNamespaceName(input.org);
   if (input.handle !== undefined) checkNamespaceName(input.handle);
   const passwordHash = await hashPassword(input.password);
-  return ctx.db.transaction((tx) => {
-    if (tx.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${input.email})`).get()) {
-      throw Conflict("an account with this email address already exists");
-    }
-    const handle = input.handle?.toLowerCase() ?? deriveHandle(tx, input.email, orgName);
-    if (!namespaceFree(tx, handle)) throw Conflict(`handle ${handle} is taken or reserved`);
+  return ctx.db.transaction(async (tx) => {
+    if (await store.userByEmail(tx, input.email)) throw Conflict("an account with this email address already exists");
+    const handle = input.handle?.toLowerCase() ?? (await deriveHandle(tx, input.email, orgName));
+    if (!(await namespaceAvailable(tx, handle))) throw Conflict(`handle ${handle} is taken or reserved`);
     if (handle === orgName) throw Conflict(`handle ${handle} would collide with the organization name`);
-    const user = insertUser(tx, { email: input.email, name: input.name.trim(), passwordHash, handle, confirmed: true });
-    let org = tx.select().from(orgs).where(sql`lower(${orgs.name}) = ${orgName}`).get();
+    const user = await insertUser(tx, { email: input.email, name: input.name.trim(), passwordHash, handle, confirmed: true });
+    let org = await store.namespaceByName(tx, orgName);
     if (!org) {
       if (RESERVED_NAMESPACES.has(orgName)) throw Conflict(`organization name ${orgName} is reserved`);
       org = { ...emptyOrg(), id: newId(), name: orgName, kind: "org", createdAt: now() };
-      tx.insert(orgs).values(org).run();
+      await store.insertOrg(tx, org);
     } else if (org.kind !== "org") {
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
-    const existing = tx.select().from(memberships).where(and(eq(memberships.orgId, org.id), eq(memberships.userId, user.id))).get();
-    if (!existing) tx.insert(memberships).values({ orgId: org.id, userId: user.id, role: input.role as Role, createdAt: now() }).run();
+    await store.addMembership(tx, org.id, user.id, input.role as Role, now());
     return user;
-  }, { behavior: "immediate" });
+  });
 }
 
 /** Column defaults of an org row, for inserts that build the whole row. */

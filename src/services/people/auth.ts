@@ -1,13 +1,18 @@
 // Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
-import { eq, sql } from "drizzle-orm";
+import { Value } from "@sinclair/typebox/value";
 import { Unauthorized } from "../../errors.ts";
-import { memberships, orgs, sessions, tokens, users, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import type { User } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
 import { now, type Ctx } from "../context.ts";
 import { ANONYMOUS, type Principal } from "../access/principal.ts";
+import { whenReady, type MaybePromise } from "../access/fact-cache.ts";
+import * as store from "./store.ts";
+import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
+import { isRunnerCredential, resolveRunnerCredential } from "../ci/credentials.ts";
+import { checkLoginAllowed, guardPresentation, noteLoginFailed, noteLoginSucceeded } from "./throttle.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -22,6 +27,8 @@ export interface Credentials {
   authorization?: string | null;
   /** svc_session cookie value, if any. */
   session?: string | null;
+  /** The source address the transport saw (rate limits of unusable credentials, throttle.ts). */
+  source?: string;
 }
 
 /** Splits an API token `svc_<id>_<secret>` (null when malformed). */
@@ -32,39 +39,42 @@ export function parseToken(raw: string): { id: string; secret: string } | null {
 }
 
 /** Verifies an API token against the database on every call, so revocation is immediate. */
-export function verifyToken(ctx: Ctx, raw: string): Principal | null {
+export function verifyToken(ctx: Ctx, raw: string): MaybePromise<Principal | null> {
   const parsed = parseToken(raw);
   if (!parsed) return null;
-  const found = ctx.facts.get("token", parsed.id, () => {
-    const row = ctx.db.select().from(tokens).where(eq(tokens.id, parsed.id)).get();
+  const found = ctx.facts.get("token", parsed.id, async () => {
+    const row = await store.tokenById(ctx.db.read, parsed.id);
     if (!row) return null;
-    const user = row.userId ? (ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null) : null;
+    const user = row.userId ? await store.userById(ctx.db.read, row.userId) : null;
     return { row, user, digest: storedDigest(row.secretHash) };
   });
-  // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
-  if (!found || !secretMatches(parsed.secret, found.digest)) return null;
-  const { row, user } = found;
-  if (row.userId && (!user || user.disabledAt !== null)) return null;
-  noteTokenUse(ctx, row);
-  return { kind: "token", token: row, user: row.userId ? user : null };
+  return whenReady(found, (f): Principal | null => {
+    // Why: compare the digest in constant time so timing does not reveal how much of a secret matched.
+    if (!f || !secretMatches(parsed.secret, f.digest)) return null;
+    const { row, user } = f;
+    if (row.userId && (!user || user.disabledAt !== null)) return null;
+    noteTokenUse(ctx, row);
+    return { kind: "token", token: row, user: row.userId ? user : null };
+  });
 }
 
 /** Resolves the session cookie (null when absent, unknown, expired or the account is disabled). */
-export function verifySession(ctx: Ctx, secret: string): Principal | null {
+export function verifySession(ctx: Ctx, secret: string): MaybePromise<Principal | null> {
   if (!/^[a-z2-7]{32}$/.test(secret)) return null;
   const t = now();
   const hash = hashSecret(secret);
-  const found = ctx.facts.get("session", hash, () => {
-    const row = ctx.db.select().from(sessions).where(eq(sessions.secretHash, hash)).get();
-    return row ? { row, user: ctx.db.select().from(users).where(eq(users.id, row.userId)).get() ?? null } : null;
+  const found = ctx.facts.get("session", hash, async () => {
+    const row = await store.sessionByHash(ctx.db.read, hash);
+    return row ? { row, user: await store.userById(ctx.db.read, row.userId) } : null;
   });
-  if (!found || found.row.expiresAt <= t) return null;
-  const { row, user } = found;
-  if (!user || user.disabledAt !== null) return null;
-  if (row.expiresAt - t < SESSION_TTL_MS - SESSION_SLIDE_MS) {
-    ctx.db.update(sessions).set({ expiresAt: t + SESSION_TTL_MS }).where(eq(sessions.id, row.id)).run();
-  }
-  return { kind: "session", user, sessionId: row.id };
+  return whenReady(found, (f): MaybePromise<Principal | null> => {
+    if (!f || f.row.expiresAt <= t) return null;
+    const { row, user } = f;
+    if (!user || user.disabledAt !== null) return null;
+    const principal: Principal = { kind: "session", user, sessionId: row.id };
+    if (row.expiresAt - t >= SESSION_TTL_MS - SESSION_SLIDE_MS) return principal;
+    return ctx.db.transaction((tx) => store.slideSession(tx, row.id, t + SESSION_TTL_MS)).then(() => principal);
+  });
 }
 
 const SPACE = /\s/;
@@ -84,46 +94,46 @@ function splitAuthorization(auth: string): [scheme: string, value: string] {
  * Resolves the caller. A bearer (or Basic, for git) credential wins over the cookie; a presented
  * but unusable credential is a 401, never a silent fall-back to anonymous.
  */
-export function resolvePrincipal(ctx: Ctx, cred: Credentials): Principal {
+export function resolvePrincipal(ctx: Ctx, cred: Credentials): MaybePromise<Principal> {
   const auth = cred.authorization?.trim();
-  if (auth) {
-    const [scheme, value] = splitAuthorization(auth);
-    if (BEARER.test(scheme)) {
-      const p = verifyToken(ctx, value);
-      if (!p) throw Unauthorized("invalid or revoked token");
-      return p;
-    }
-    if (BASIC.test(scheme)) {
-      // Git over HTTP: the token may sit in either the user or the password field.
-      let decoded = "";
-      try {
-        decoded = Buffer.from(value, "base64").toString("utf8");
-      } catch {
-        throw Unauthorized("invalid credentials");
-      }
-      const i = decoded.indexOf(":");
-      const user = i < 0 ? decoded : decoded.slice(0, i);
-      const pass = i < 0 ? "" : decoded.slice(i + 1);
-      const candidate = parseToken(pass) ? pass : user;
-      const p = verifyToken(ctx, candidate);
-      if (!p) throw Unauthorized("invalid credentials");
-      return p;
-    }
-    throw Unauthorized("unsupported authorization scheme");
-  }
-  if (cred.session) return verifySession(ctx, cred.session) ?? ANONYMOUS;
+  if (auth) return guardPresentation(ctx, cred.source, () => resolveAuthorization(ctx, auth));
+  if (cred.session) return whenReady(verifySession(ctx, cred.session), (p) => p ?? ANONYMOUS);
   return ANONYMOUS;
 }
 
+/** The principal of an Authorization header; 401 when it is unusable. */
+function resolveAuthorization(ctx: Ctx, auth: string): MaybePromise<Principal> {
+  const [scheme, value] = splitAuthorization(auth);
+  if (BEARER.test(scheme)) {
+    // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
+    return whenReady(isRunnerCredential(value) ? resolveRunnerCredential(ctx, value) : verifyToken(ctx, value), (p) => {
+      if (!p) throw Unauthorized("invalid or revoked token");
+      return p;
+    });
+  }
+  if (BASIC.test(scheme)) {
+    // Git over HTTP: the token may sit in either the user or the password field.
+    let decoded = "";
+    try {
+      decoded = Buffer.from(value, "base64").toString("utf8");
+    } catch {
+      throw Unauthorized("invalid credentials");
+    }
+    const i = decoded.indexOf(":");
+    const user = i < 0 ? decoded : decoded.slice(0, i);
+    const pass = i < 0 ? "" : decoded.slice(i + 1);
+    const candidate = parseToken(pass) ? pass : user;
+    return whenReady(verifyToken(ctx, candidate), (p) => {
+      if (!p) throw Unauthorized("invalid credentials");
+      return p;
+    });
+  }
+  throw Unauthorized("unsupported authorization scheme");
+}
+
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
-export function accountBody(ctx: Ctx, user: User) {
-  const rows = ctx.db
-    .select({ id: orgs.id, name: orgs.name, role: memberships.role })
-    .from(memberships)
-    .innerJoin(orgs, eq(orgs.id, memberships.orgId))
-    .where(eq(memberships.userId, user.id))
-    .orderBy(sql`lower(${orgs.name})`)
-    .all();
+export async function accountBody(ctx: Ctx, user: User): Promise<Account> {
+  const rows = await store.orgsOfUser(ctx.db.read, user.id);
   return { id: user.id, email: user.email, name: user.name, handle: user.handle, created_at: user.createdAt, orgs: rows };
 }
 
@@ -142,28 +152,38 @@ export function hashPassword(password: string): Promise<string> {
 /** argon2id at the OWASP baseline (19 MiB, 2 passes): strong, and many logins at once stay affordable. */
 const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
-/** Checks email + password; every failure is the same 401 with the same work done. */
-export async function login(ctx: Ctx, email: unknown, password: unknown): Promise<{ user: User; sessionSecret: string }> {
+/**
+ * POST /v1/auth/login: checks email + password. Every failure, a body of any other shape
+ * included, is the same 401 with the same work done.
+ */
+export async function login(ctx: Ctx, input: unknown, source = "unknown"): Promise<{ user: User; sessionSecret: string }> {
   const fail = () => Unauthorized("invalid email or password");
-  const address = typeof email === "string" ? email.trim() : "";
-  const pw = typeof password === "string" ? password : "";
-  const user = address ? ctx.db.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get() : undefined;
+  const body: LoginRequest = Value.Check(LoginRequest, input) ? input : { email: "", password: "" };
+  const address = body.email.trim();
+  const pw = body.password;
+  // Why before the lookup: a source or account that must wait costs no password hash (throttle.ts).
+  checkLoginAllowed(ctx, source, address);
+  const user = address ? await store.userByEmail(ctx.db.read, address) : null;
   const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
-  if (!user || !ok || user.disabledAt !== null) throw fail();
-  return { user, sessionSecret: startSession(ctx.db, user.id) };
+  if (!user || !ok || user.disabledAt !== null) {
+    noteLoginFailed(ctx, source, address);
+    throw fail();
+  }
+  noteLoginSucceeded(ctx, source, address);
+  return { user, sessionSecret: await ctx.db.transaction((tx) => startSession(tx, user.id)) };
 }
 
 /** Creates a session row and returns the cookie secret (only its hash is stored). */
-export function startSession(db: DbOrTx, userId: string): string {
+export async function startSession(tx: Tx, userId: string): Promise<string> {
   const secret = newSecret();
   const t = now();
-  db.insert(sessions).values({ id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t }).run();
+  await store.insertSession(tx, { id: newId(), userId, secretHash: hashSecret(secret), expiresAt: t + SESSION_TTL_MS, createdAt: t });
   return secret;
 }
 
 /** Ends the session behind a cookie value, if it is one. */
-export function logout(ctx: Ctx, secret: string | null | undefined): void {
-  if (secret && /^[a-z2-7]{32}$/.test(secret)) ctx.db.delete(sessions).where(eq(sessions.secretHash, hashSecret(secret))).run();
+export async function logout(ctx: Ctx, secret: string | null | undefined): Promise<void> {
+  if (secret && /^[a-z2-7]{32}$/.test(secret)) await ctx.db.transaction((tx) => store.deleteSessionByHash(tx, hashSecret(secret)));
 }
 
 /** Warms the dummy hash so the first failed login is not faster than later ones. */

@@ -1,54 +1,63 @@
 // Single-use links mailed to an address: confirmation (svcv_), reset (svcrs_) and address claim
 // (svce_). Only a SHA-256 of the whole token is stored, bound to its purpose (SPEC §5.4).
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { emailTokens, emails, users, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import { Value } from "@sinclair/typebox/value";
+import type { User } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { now, type Ctx, type MailMessage } from "../context.ts";
 import { isEmail } from "../orgs/names.ts";
 import { enqueueMail, notifyMail } from "../mail/outbox.ts";
-import { takeRateSlot } from "../rate-limit.ts";
+import { takeRateSlot } from "./rate-limit.ts";
+import { EmailRequest, LinkRequest } from "./schemas.ts";
+import * as store from "./store.ts";
+import type { LinkPurpose, LinkRow } from "./store.ts";
 
-export type LinkPurpose = "verify" | "reset" | "claim";
+export type { LinkPurpose };
 
 const PREFIX: Record<LinkPurpose, string> = { verify: "svcv_", reset: "svcrs_", claim: "svce_" };
+const SHAPE: Record<LinkPurpose, RegExp> = { verify: /^svcv_[a-z2-7]{32}$/, reset: /^svcrs_[a-z2-7]{32}$/, claim: /^svce_[a-z2-7]{32}$/ };
 
 /** How long each kind of link lives (SPEC §8): confirmation one day, reset one hour, claim one day. */
 export const LINK_TTL_MS: Record<LinkPurpose, number> = { verify: 24 * 3600_000, reset: 3600_000, claim: 24 * 3600_000 };
 
-type LinkRow = typeof emailTokens.$inferSelect;
+/** The `token` of a `{ token }` body, or null for any other body (a missing token is a dead link). */
+export function linkTokenOf(input: unknown): string | null {
+  return Value.Check(LinkRequest, input) ? input.token : null;
+}
+
+/** The trimmed `email` of an `{ email }` body, or null for any other body. */
+export function requestedAddress(input: unknown): string | null {
+  return Value.Check(EmailRequest, input) ? input.email.trim() : null;
+}
 
 /**
  * Issues a link for `purpose`, spending any earlier live link of the same purpose for the same
  * account and address (a newer link replaces the older). Call inside the write's transaction.
  */
-export function issueLink(tx: DbOrTx, purpose: LinkPurpose, userId: string, address: string): string {
+export async function issueLink(tx: Tx, purpose: LinkPurpose, userId: string, address: string): Promise<string> {
   const t = now();
-  tx.update(emailTokens)
-    .set({ spentAt: t })
-    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), eq(emailTokens.address, address), isNull(emailTokens.spentAt)))
-    .run();
+  await store.spendLinksFor(tx, userId, purpose, address, t);
   const token = `${PREFIX[purpose]}${newSecret()}`;
-  tx.insert(emailTokens).values({ id: newId(), userId, purpose, address, secretHash: hashSecret(token), expiresAt: t + LINK_TTL_MS[purpose], createdAt: t }).run();
+  await store.insertLink(tx, { id: newId(), userId, purpose, address, secretHash: hashSecret(token), expiresAt: t + LINK_TTL_MS[purpose], spentAt: null, createdAt: t });
   return token;
 }
 
 /**
- * The live link row for a presented token, or null for every dead shape alike: malformed, another
- * purpose's prefix, unknown, spent or expired.
+ * The live link row for a presented token, or null for every dead shape alike: absent, malformed,
+ * another purpose's prefix, unknown, spent or expired.
  */
-export function findLiveLink(db: DbOrTx, purpose: LinkPurpose, token: unknown): LinkRow | null {
-  if (typeof token !== "string" || !new RegExp(`^${PREFIX[purpose]}[a-z2-7]{32}$`).test(token)) return null;
+export async function findLiveLink(q: Queryable, purpose: LinkPurpose, token: string | null): Promise<LinkRow | null> {
+  if (token === null || !SHAPE[purpose].test(token)) return null;
   // Why: the lookup is by digest, so the stored value never meets the presented one byte by byte.
-  const row = db.select().from(emailTokens).where(and(eq(emailTokens.secretHash, hashSecret(token)), eq(emailTokens.purpose, purpose))).get();
+  const row = await store.linkByHash(q, purpose, hashSecret(token));
   if (!row || row.spentAt !== null || row.expiresAt <= now()) return null;
   return row;
 }
 
 /** Spends a link; false when someone else spent it first (the caller's transaction must then fail). */
-export function spendLink(tx: DbOrTx, id: string): boolean {
-  return tx.update(emailTokens).set({ spentAt: now() }).where(and(eq(emailTokens.id, id), isNull(emailTokens.spentAt))).returning({ id: emailTokens.id }).all().length === 1;
+export function spendLink(tx: Tx, id: string): Promise<boolean> {
+  return store.spendLink(tx, id, now());
 }
 
 /**
@@ -56,31 +65,30 @@ export function spendLink(tx: DbOrTx, id: string): boolean {
  * account is `eligible` and the rate limits allow. Says nothing about what happened: the routes
  * that use it answer the same whatever the address (SPEC §7).
  */
-export function mailLinkToAccount(
+export async function mailLinkToAccount(
   ctx: Ctx,
   purpose: LinkPurpose,
-  address: unknown,
+  address: string | null,
   eligible: (user: User) => boolean,
   build: (user: User, token: string) => MailMessage,
-): void {
-  const clean = typeof address === "string" ? address.trim() : "";
-  if (!isEmail(clean)) return;
-  const queued = ctx.db.transaction((tx) => {
+): Promise<void> {
+  if (address === null || !isEmail(address)) return;
+  const queued = await ctx.db.transaction(async (tx) => {
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
-    if (!takeRateSlot(tx, purpose, clean, limits)) return false;
-    const user = tx.select().from(users).where(sql`lower(${users.email}) = lower(${clean})`).get();
+    if (!(await takeRateSlot(tx, purpose, address, limits))) return false;
+    const user = await store.userByEmail(tx, address);
     if (!user || !eligible(user)) return false;
     // issueLink spends the previous link of the same purpose.
-    return enqueueMail(ctx, tx, build(user, issueLink(tx, purpose, user.id, user.email))) !== null;
-  }, { behavior: "immediate" });
+    return (await enqueueMail(ctx, tx, build(user, await issueLink(tx, purpose, user.id, user.email)))) !== null;
+  });
   if (queued) notifyMail();
 }
 
 /** Records that a link reached `address`, which proves it: the address row, and the account when it is the sign-in address. */
-export function proveAddress(tx: DbOrTx, user: User, address: string): User {
+export async function proveAddress(tx: Tx, user: User, address: string): Promise<User> {
   const t = now();
-  tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, user.id), sql`lower(${emails.address}) = lower(${address})`, isNull(emails.verifiedAt))).run();
+  await store.proveEmail(tx, user.id, address, t);
   if (user.emailVerifiedAt !== null || user.email.toLowerCase() !== address.toLowerCase()) return user;
-  tx.update(users).set({ emailVerifiedAt: t }).where(eq(users.id, user.id)).run();
+  await store.confirmAccount(tx, user.id, t);
   return { ...user, emailVerifiedAt: t };
 }

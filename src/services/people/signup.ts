@@ -1,22 +1,23 @@
 // Self-service signup and address confirmation (SPEC §4.3, §5.4, §7 uniform answers).
-import { eq, sql } from "drizzle-orm";
 import { Conflict, Invalid, NotFound, Unauthorized } from "../../errors.ts";
-import { emails, users, type User } from "../../db/schema/index.ts";
-import type { DbOrTx } from "../../db/client.ts";
-import { MIN_PASSWORD, insertUser, namespaceFree } from "./accounts.ts";
+import type { User } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+import { MIN_PASSWORD, insertUser, namespaceAvailable } from "./accounts.ts";
 import { hashPassword, startSession } from "./auth.ts";
 import { now, type Ctx } from "../context.ts";
-import { LINK_TTL_MS, findLiveLink, issueLink, mailLinkToAccount, proveAddress, spendLink } from "./links.ts";
+import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, mailLinkToAccount, proveAddress, requestedAddress, spendLink } from "./links.ts";
 import { verifyMail } from "../mail/messages.ts";
 import { checkNamespaceName, isEmail } from "../orgs/names.ts";
 import { enqueueMail, notifyMail } from "../mail/outbox.ts";
-import { takeRateSlot } from "../rate-limit.ts";
+import { takeRateSlot } from "./rate-limit.ts";
+import type { Accepted, SignupRequest } from "./schemas.ts";
+import * as store from "./store.ts";
 
 /** The one answer of signup and resend-verification, whatever happened (SPEC §7). */
-export const SIGNUP_ACCEPTED = {
+export const SIGNUP_ACCEPTED: Accepted = {
   status: "accepted",
   detail: "If this address can be used, a confirmation link is on its way to it. The link works once, for one day.",
-} as const;
+};
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -43,22 +44,25 @@ export function checkAddress(value: unknown): string {
 }
 
 /** The account whose sign-in address or any proved address is `address`, if any. */
-export function accountByAddress(db: DbOrTx, address: string): User | null {
-  const direct = db.select().from(users).where(sql`lower(${users.email}) = lower(${address})`).get();
+export async function accountByAddress(q: Queryable, address: string): Promise<User | null> {
+  const direct = await store.userByEmail(q, address);
   if (direct) return direct;
-  const row = db.select({ userId: emails.userId, verifiedAt: emails.verifiedAt }).from(emails).where(sql`lower(${emails.address}) = lower(${address})`).get();
+  const row = await store.emailByAddress(q, address);
   if (!row || row.verifiedAt === null) return null;
-  return db.select().from(users).where(eq(users.id, row.userId)).get() ?? null;
+  return store.userById(q, row.userId);
 }
 
-/** Whether any account holds `address`, proved or not (an unproved claim older than its link has lapsed). */
-export function addressTaken(db: DbOrTx, address: string, claimLapseBefore: number): boolean {
-  if (db.select({ id: users.id }).from(users).where(sql`lower(${users.email}) = lower(${address})`).get()) return true;
-  const row = db.select({ id: emails.id, verifiedAt: emails.verifiedAt, createdAt: emails.createdAt, primary: emails.primary }).from(emails).where(sql`lower(${emails.address}) = lower(${address})`).get();
+/**
+ * Whether any account holds `address`, proved or not. An unproved claim older than its link
+ * (created before `claimLapseBefore`) has lapsed: it is removed here and the address is free.
+ */
+export async function addressTaken(tx: Tx, address: string, claimLapseBefore: number): Promise<boolean> {
+  if (await store.userByEmail(tx, address)) return true;
+  const row = await store.emailByAddress(tx, address);
   if (!row) return false;
   // Why: an unproved claim must not squat an address forever; once its link has lapsed it is released.
   if (row.verifiedAt === null && !row.primary && row.createdAt < claimLapseBefore) {
-    db.delete(emails).where(eq(emails.id, row.id)).run();
+    await store.deleteEmail(tx, row.id);
     return false;
   }
   return true;
@@ -68,47 +72,51 @@ export function addressTaken(db: DbOrTx, address: string, claimLapseBefore: numb
  * POST /v1/auth/signup. Validation errors and a taken handle answer 400/409; everything else,
  * including a registered address and rate limiting, answers the same 202 body.
  */
-export async function signup(ctx: Ctx, input: { email?: unknown; name?: unknown; password?: unknown; handle?: unknown }) {
+export async function signup(ctx: Ctx, input: SignupRequest): Promise<Accepted> {
   const handle = checkNamespaceName(input.handle);
   const address = checkAddress(input.email);
   const name = checkPersonName(input.name);
   const password = checkPassword(input.password);
-  if (!namespaceFree(ctx.db, handle)) throw Conflict(`the handle ${handle} is taken or reserved`);
+  if (!(await namespaceAvailable(ctx.db.read, handle))) throw Conflict(`the handle ${handle} is taken or reserved`);
   // Hashed whatever happens next, so a registered address takes as long as a new one.
   const passwordHash = await hashPassword(password);
-  const queued = ctx.db.transaction((tx) => {
-    if (!namespaceFree(tx, handle)) throw Conflict(`the handle ${handle} is taken or reserved`);
+  const queued = await ctx.db.transaction(async (tx) => {
+    if (!(await namespaceAvailable(tx, handle))) throw Conflict(`the handle ${handle} is taken or reserved`);
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
-    if (!takeRateSlot(tx, "signup", address, limits)) return false;
-    if (addressTaken(tx, address, now() - LINK_TTL_MS.claim)) return false;
-    const user = insertUser(tx, { email: address, name, passwordHash, handle, confirmed: false });
-    const token = issueLink(tx, "verify", user.id, address);
-    return enqueueMail(ctx, tx, verifyMail({ to: address, name, token, baseUrl: ctx.baseUrl })) !== null;
-  }, { behavior: "immediate" });
+    if (!(await takeRateSlot(tx, "signup", address, limits))) return false;
+    if (await addressTaken(tx, address, now() - LINK_TTL_MS.claim)) return false;
+    const user = await insertUser(tx, { email: address, name, passwordHash, handle, confirmed: false });
+    const token = await issueLink(tx, "verify", user.id, address);
+    return (await enqueueMail(ctx, tx, verifyMail({ to: address, name, token, baseUrl: ctx.baseUrl }))) !== null;
+  });
   if (queued) notifyMail();
   return SIGNUP_ACCEPTED;
 }
 
-/** POST /v1/auth/resend-verification: a fresh link for an unconfirmed account; the same 202 for every address. */
-export function resendVerification(ctx: Ctx, input: { email?: unknown }) {
-  mailLinkToAccount(
-    ctx, "verify", input.email,
+/**
+ * POST /v1/auth/resend-verification: a fresh link for an unconfirmed account. The same 202 for
+ * every address, and for a body without one.
+ */
+export async function resendVerification(ctx: Ctx, input: unknown): Promise<Accepted> {
+  await mailLinkToAccount(
+    ctx, "verify", requestedAddress(input),
     (user) => user.emailVerifiedAt === null && user.disabledAt === null,
     (user, token) => verifyMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl }),
   );
   return SIGNUP_ACCEPTED;
 }
 
-/** POST /v1/auth/verify: spends a confirmation link, confirms the address and signs in. */
-export function verifyAddress(ctx: Ctx, input: { token?: unknown }): { user: User; sessionSecret: string } {
+/** POST /v1/auth/verify: spends a confirmation link, confirms the address and signs in; 404 for every dead link or a body without one. */
+export function verifyAddress(ctx: Ctx, input: unknown): Promise<{ user: User; sessionSecret: string }> {
   const dead = () => NotFound("this confirmation link is invalid or has expired");
-  return ctx.db.transaction((tx) => {
-    const link = findLiveLink(tx, "verify", input.token);
+  const token = linkTokenOf(input);
+  return ctx.db.transaction(async (tx) => {
+    const link = await findLiveLink(tx, "verify", token);
     if (!link) throw dead();
-    const user = tx.select().from(users).where(eq(users.id, link.userId)).get();
+    const user = await store.userById(tx, link.userId);
     if (!user) throw dead();
     if (user.disabledAt !== null) throw Unauthorized("this account is disabled");
-    if (!spendLink(tx, link.id)) throw dead();
-    return { user: proveAddress(tx, user, link.address), sessionSecret: startSession(tx, user.id) };
-  }, { behavior: "immediate" });
+    if (!(await spendLink(tx, link.id))) throw dead();
+    return { user: await proveAddress(tx, user, link.address), sessionSecret: await startSession(tx, user.id) };
+  });
 }

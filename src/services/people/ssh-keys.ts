@@ -1,13 +1,15 @@
 // SSH keys (SPEC §4.6, §5.6; DECISIONS §2): personal keys name a person, deploy keys name a
 // token. The fingerprint is resolved against the database on every connection.
-import { and, eq } from "drizzle-orm";
-import { Conflict, Forbidden, Invalid, NotFound, Unauthorized } from "../../errors.ts";
-import { sshKeys, tokens, users, type Org } from "../../db/schema/index.ts";
+import { Conflict, Invalid, NotFound, Unauthorized } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize, isOrgAdmin } from "../access/access.ts";
+import { allows, decide, enforce, orgFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
-import { requireOrg } from "../access/lookup.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import { pageOf, parsePage } from "../paging.ts";
+import type { SshKey, SshKeyCreate, SshKeyList } from "./schemas.ts";
+import * as store from "./store.ts";
+import * as credentials from "./store-credentials.ts";
+import { isCreatedKey, type SshKeyRow } from "./store-credentials.ts";
 
 const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
   "ecdsa-sha2-nistp256": { curve: "nistp256", pointBytes: 65 },
@@ -48,8 +50,7 @@ function mpintBits(b: Buffer): number {
 }
 
 /** Parses and validates `type base64 [comment]`: ed25519, ECDSA P-256/384/521, RSA ≥ 2048 bits. */
-export function parsePublicKey(line: unknown): PublicKey {
-  if (typeof line !== "string") throw Invalid("public_key must be an OpenSSH public key line");
+export function parsePublicKey(line: string): PublicKey {
   const parts = line.trim().split(/\s+/);
   if (parts.length < 2) throw Invalid("public_key must be an OpenSSH public key line: <type> <base64> [comment]");
   const [type, b64] = parts as [string, string];
@@ -80,88 +81,75 @@ export function fingerprintOf(blob: Uint8Array): string {
   return `SHA256:${digest.replace(/=+$/, "")}`;
 }
 
-function keyBody(k: typeof sshKeys.$inferSelect) {
+function keyBody(k: SshKeyRow): SshKey {
   return { id: k.id, kind: k.kind, label: k.label, fingerprint: k.fingerprint, token_id: k.tokenId, created_at: k.createdAt };
 }
 
 /** POST /v1/orgs/{org}/ssh-keys: a personal key for the caller, or a deploy key naming a token (admins). */
-export function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: { public_key?: unknown; label?: unknown; token_id?: unknown }) {
-  const org = requireOrg(ctx, orgName);
+export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, input: SshKeyCreate): Promise<SshKey> {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
   if (actor.kind === "anonymous") throw Unauthorized();
   const deploy = input.token_id !== undefined && input.token_id !== null;
+  enforce(decide(facts, { kind: "key:create", deploy }));
   let userId: string | null = null;
   let tokenId: string | null = null;
-  if (deploy) {
-    // Why: a deploy key inherits a token's authority, so only those who manage tokens may make one.
-    authorize(ctx, actor, org, "org:admin");
-    if (typeof input.token_id !== "string") throw Invalid("token_id must be a token id");
-    const token = ctx.db.select().from(tokens).where(and(eq(tokens.id, input.token_id), eq(tokens.orgId, org.id))).get();
-    if (!token || token.kind === "job") throw NotFound("token not found");
+  if (input.token_id !== undefined && input.token_id !== null) {
+    const token = await credentials.managedToken(ctx.db.read, org.id, input.token_id);
+    if (!token) throw NotFound("token not found");
     tokenId = token.id;
   } else {
-    const person = personOf(actor);
-    if (!person) throw Forbidden("a personal key needs a person; name a token_id to create a deploy key");
-    // Why: a personal key carries all of its person's authority, so a narrower token may not
-    // create one (that would turn a read-only token into push access).
-    if (actor.kind === "token" && !actor.token.scopes.includes("org:admin")) {
-      throw Forbidden("a personal key carries all of your authority: register it signed in, or with a token holding org:admin");
-    }
-    authorize(ctx, actor, org, "org:member");
-    userId = person.id;
+    userId = personOf(actor)!.id;
   }
-  if (typeof input.label !== "string" || !input.label.trim() || input.label.length > 100) throw Invalid("label must be a string of 1-100 characters");
+  const label = input.label.trim();
+  if (!label || input.label.length > 100) throw Invalid("label must be a string of 1-100 characters");
   const key = parsePublicKey(input.public_key);
   const fingerprint = fingerprintOf(key.blob);
-  return ctx.db.transaction((tx) => {
-    if (tx.select({ id: sshKeys.id }).from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get()) throw Conflict("this key is already registered");
-    const row = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? ("deploy" as const) : ("personal" as const), label: input.label!.toString().trim(), publicKey: key.canonical, fingerprint, createdAt: now() };
-    tx.insert(sshKeys).values(row).run();
+  return ctx.db.transaction(async (tx) => {
+    if (await credentials.keyByFingerprint(tx, fingerprint)) throw Conflict("this key is already registered");
+    const row: SshKeyRow = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? "deploy" : "personal", label, publicKey: key.canonical, fingerprint, createdAt: now() };
+    await credentials.insertKey(tx, row);
     return keyBody(row);
-  }, { behavior: "immediate" });
+  });
 }
 
-/** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member. */
-export function listSshKeys(ctx: Ctx, actor: Principal, orgName: string) {
-  const org = requireOrg(ctx, orgName);
-  const admin = isOrgAdmin(ctx, actor, org);
-  if (!admin) authorize(ctx, actor, org, "org:member");
-  const person = personOf(actor);
-  const rows = ctx.db
-    .select()
-    .from(sshKeys)
-    .where(admin ? eq(sshKeys.orgId, org.id) : and(eq(sshKeys.orgId, org.id), eq(sshKeys.userId, person!.id)))
-    .orderBy(sshKeys.createdAt)
-    .all();
-  return { keys: rows.map(keyBody) };
+/** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member; by creation, a page at a time. */
+export async function listSshKeys(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<SshKeyList> {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, { kind: "credential:list" }));
+  const page = parsePage(q, isCreatedKey);
+  const owner = allows(facts, "org:admin") ? null : personOf(actor)!.id;
+  const rows = await credentials.listKeys(ctx.db.read, org.id, owner, { after: page.after, limit: page.limit + 1 });
+  const { items, next_cursor } = pageOf(rows, page, (k) => [k.createdAt, k.id]);
+  return { keys: items.map(keyBody), next_cursor };
 }
 
 /** DELETE /v1/orgs/{org}/ssh-keys/{id}: effective at the next connection; others' keys are 404. */
-export function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): void {
-  const org = requireOrg(ctx, orgName);
-  const admin = isOrgAdmin(ctx, actor, org);
-  if (!admin) authorize(ctx, actor, org, "org:member");
-  const row = ctx.db.select().from(sshKeys).where(and(eq(sshKeys.id, keyId), eq(sshKeys.orgId, org.id))).get();
-  if (!row || (!admin && row.userId !== personOf(actor)?.id)) throw NotFound("key not found");
-  ctx.db.delete(sshKeys).where(eq(sshKeys.id, row.id)).run();
+export async function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, keyId: string): Promise<void> {
+  const { org, facts } = await orgFacts(ctx, actor, orgName);
+  enforce(decide(facts, { kind: "credential:list" }));
+  const row = await credentials.keyInOrg(ctx.db.read, org.id, keyId);
+  if (!row) throw NotFound("key not found");
+  enforce(decide(facts, { kind: "credential:revoke", ownerUserId: row.userId, what: "key" }));
+  await ctx.db.transaction((tx) => credentials.deleteKey(tx, row.id));
 }
 
 /**
  * The principal behind an offered key, resolved now: a personal key acts as its person (all
  * scopes, bounded by their roles); a deploy key as its token. Null when unknown or revoked.
  */
-export function principalForKey(ctx: Ctx, fingerprint: string): { principal: Principal; name: string } | null {
-  const key = ctx.db.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get();
+export async function principalForKey(ctx: Ctx, fingerprint: string): Promise<{ principal: Principal; name: string } | null> {
+  const key = await credentials.keyByFingerprint(ctx.db.read, fingerprint);
   if (!key) return null;
   if (key.kind === "personal") {
-    const user = key.userId ? ctx.db.select().from(users).where(eq(users.id, key.userId)).get() : undefined;
+    const user = key.userId ? await store.userById(ctx.db.read, key.userId) : null;
     if (!user || user.disabledAt !== null) return null;
     return { principal: { kind: "session", user, sessionId: `ssh-key:${key.id}` }, name: user.handle };
   }
-  const token = key.tokenId ? ctx.db.select().from(tokens).where(eq(tokens.id, key.tokenId)).get() : undefined;
+  const token = key.tokenId ? await store.tokenById(ctx.db.read, key.tokenId) : null;
   if (!token) return null;
   let user = null;
   if (token.userId) {
-    user = ctx.db.select().from(users).where(eq(users.id, token.userId)).get() ?? null;
+    user = await store.userById(ctx.db.read, token.userId);
     if (!user || user.disabledAt !== null) return null;
   }
   return { principal: { kind: "token", token, user }, name: token.label };

@@ -1,9 +1,9 @@
 // last_used_at of API tokens, written in batches: at most one write every ten seconds for all
 // tokens together. Every write empties the fact cache (fact-cache.ts), so stamping each token as
 // it is used would make a busy API with many tokens run every request cold.
-import { eq } from "drizzle-orm";
-import { tokens, type Token } from "../../db/schema/index.ts";
+import type { Token } from "../../db/schema/index.ts";
 import { now, type Ctx } from "../context.ts";
+import { stampTokens } from "./store-credentials.ts";
 
 /** A token's last_used_at moves at most this often, and stamps wait at most this long (while requests arrive). */
 export const TOKEN_USE_GRANULARITY_MS = 10_000;
@@ -28,17 +28,16 @@ export function noteTokenUse(ctx: Ctx, row: Token): void {
   row.lastUsedAt = t;
   const p = pendingOf(ctx);
   p.stamps.set(row.id, t);
-  if (t - p.flushedAt >= TOKEN_USE_GRANULARITY_MS) flushTokenUse(ctx);
+  // Why not awaited: the stamp is bookkeeping, not part of the request; a failure is only logged.
+  if (t - p.flushedAt >= TOKEN_USE_GRANULARITY_MS) void flushTokenUse(ctx).catch((error) => ctx.log.warn("token use not recorded", { error: String(error) }));
 }
 
 /** Writes every waiting stamp in one transaction (before listing tokens, and at shutdown). */
-export function flushTokenUse(ctx: Ctx): void {
+export async function flushTokenUse(ctx: Ctx): Promise<void> {
   const p = pendingOf(ctx);
   p.flushedAt = now();
   if (p.stamps.size === 0) return;
   const stamps = [...p.stamps];
   p.stamps.clear();
-  ctx.db.transaction((tx) => {
-    for (const [id, t] of stamps) tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id)).run();
-  });
+  await ctx.db.transaction((tx) => stampTokens(tx, stamps));
 }

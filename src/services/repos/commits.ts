@@ -4,26 +4,25 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import { parseCommit, serializeCommit, type Signature } from "../../git/object.ts";
+import { FsckError, fsckObjects } from "../../git/fsck.ts";
 import { hashObject, isOid } from "../../git/oid.ts";
 import { writePackIndex } from "../../git/pack-index.ts";
 import { buildPack } from "../../git/pack-writer.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { editTree, type TreeOp } from "../../git/tree-edit.ts";
 import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
-import { commitContexts } from "../../db/schema/index.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize } from "../access/access.ts";
-import type { Ctx } from "../context.ts";
+import { requireRepoFor } from "../access/access.ts";
+import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef } from "../git/snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import { recordMetric } from "../metrics/record.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { refPolicy } from "./protections.ts";
-import { publish } from "../git/publish.ts";
+import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
+import { MAX_OPERATIONS, type CommitCreated, type CommitOperation, type CommitRequest } from "./schemas.ts";
+import * as store from "./store.ts";
 
-export const MAX_OPERATIONS = 10_000;
 /** Rebuilds on a moved tip when expected_parent was omitted, at most this many times. */
 const MAX_REBASE_ATTEMPTS = 20;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -60,39 +59,38 @@ export function splitPath(path: unknown, field = "path"): string[] {
     if (p.includes("\\")) throw Invalid(`${field} ${JSON.stringify(path)} may not contain a backslash`);
   }
   for (const p of parts.slice(0, -1)) {
-    if (protectedName(p) === ".gitmodules") throw Invalid(`${field} ${JSON.stringify(path)}: .gitmodules must be a file`);
+    // git's fsck refuses a directory by either name (gitmodulesBlob, gitattributesBlob).
+    for (const name of [".gitmodules", ".gitattributes"]) if (protectedName(p) === name) throw Invalid(`${field} ${JSON.stringify(path)}: ${name} must be a file`);
   }
   return parts;
 }
 
-/** Validated operations, in request order. */
-function parseOperations(raw: unknown): TreeOp[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw Invalid("operations must be a non-empty array");
-  if (raw.length > MAX_OPERATIONS) throw Invalid(`at most ${MAX_OPERATIONS} operations per commit`);
+/**
+ * The operations as tree edits, in request order: paths checked, each path at most once, base64
+ * decoded. The schema already checked the shapes and the count (at most MAX_OPERATIONS).
+ */
+function parseOperations(raw: CommitOperation[]): TreeOp[] {
+  // Kept for in-process callers that bypass the route's schema: the limit is a hostile-input bound.
+  if (raw.length === 0 || raw.length > MAX_OPERATIONS) throw Invalid(`operations must hold 1 to ${MAX_OPERATIONS} items`);
   const ops: TreeOp[] = [];
   const seen = new Set<string>();
   const encoder = new TextEncoder();
-  raw.forEach((op, i) => {
-    if (!op || typeof op !== "object") throw Invalid(`operations[${i}] must be an object`);
-    const o = op as Record<string, unknown>;
+  raw.forEach((o, i) => {
     const path = splitPath(o.path, `operations[${i}].path`);
     const key = path.join("/");
     if (seen.has(key)) throw Invalid(`operations[${i}].path ${JSON.stringify(key)} appears twice`);
     seen.add(key);
     switch (o.op) {
       case "put":
-        if (typeof o.content !== "string") throw Invalid(`operations[${i}].content must be a string`);
         ops.push({ kind: "put", path, data: encoder.encode(o.content) });
         break;
       case "put_base64":
-        if (typeof o.content !== "string" || !BASE64_RE.test(o.content)) throw Invalid(`operations[${i}].content is not valid base64`);
+        if (!BASE64_RE.test(o.content)) throw Invalid(`operations[${i}].content is not valid base64`);
         ops.push({ kind: "put", path, data: new Uint8Array(Buffer.from(o.content, "base64")) });
         break;
       case "delete":
         ops.push({ kind: "delete", path });
         break;
-      default:
-        throw Invalid(`operations[${i}].op must be put, put_base64 or delete`);
     }
   });
   // A path may not be a file and a directory in the same request.
@@ -106,40 +104,29 @@ function parseOperations(raw: unknown): TreeOp[] {
   return ops;
 }
 
-function parseIdentity(raw: unknown): { name: string; email: string } | null {
-  if (raw === undefined || raw === null) return null;
-  const a = raw as Record<string, unknown>;
-  const bad = (s: unknown) => typeof s !== "string" || !s.trim() || /[<>\n\0]/.test(s) || s.length > 200;
-  if (typeof raw !== "object" || bad(a.name) || bad(a.email)) throw Invalid("author must be { name, email } without <, > or newlines");
-  return { name: (a.name as string).trim(), email: (a.email as string).trim() };
-}
-
-/** The commit API request (SPEC §2.3). */
-export interface CommitRequest {
-  branch?: unknown;
-  expected_parent?: unknown;
-  message?: unknown;
-  author?: unknown;
-  context?: unknown;
-  operations?: unknown;
+/** The author as git records it: trimmed, not blank, no `<`, `>`, newline or NUL (git's ident rules). */
+function parseIdentity(a: CommitRequest["author"]): { name: string; email: string } | null {
+  if (a === undefined) return null;
+  const bad = (s: string) => !s.trim() || /[<>\n\0]/.test(s);
+  if (bad(a.name) || bad(a.email)) throw Invalid("author must be { name, email } without <, > or newlines");
+  return { name: a.name.trim(), email: a.email.trim() };
 }
 
 /** Creates one commit on a branch from JSON operations. */
-export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: CommitRequest & Record<string, unknown>) {
+export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: CommitRequest): Promise<CommitCreated> {
   const started = performance.now();
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
 
-  const branch = body.branch === undefined ? "main" : body.branch;
-  if (typeof branch !== "string" || !checkRefFormat(`refs/heads/${branch}`)) throw Invalid("branch must be a valid branch name");
-  const hasExpected = "expected_parent" in body;
-  const expected = body.expected_parent;
-  if (hasExpected && expected !== null && !isOid(expected)) throw Invalid("expected_parent must be a 40-hex commit id or null");
-  if (typeof body.message !== "string" || !body.message.trim()) throw Invalid("message must be a non-empty string");
+  const branch = body.branch ?? "main";
+  if (!checkRefFormat(`refs/heads/${branch}`)) throw Invalid("branch must be a valid branch name");
+  // Omitted means "on the current tip"; null means "the branch must not exist".
+  const hasExpected = body.expected_parent !== undefined;
+  const expected = body.expected_parent ?? null;
+  if (!body.message.trim()) throw Invalid("message must be a non-empty string");
   if (body.message.includes("\0")) throw Invalid("message may not contain a NUL byte");
   const ops = parseOperations(body.operations);
   const authorIn = parseIdentity(body.author);
-  const hasContext = "context" in body;
+  const hasContext = body.context !== undefined;
 
   const ref = `refs/heads/${branch}`;
   const person = personOf(actor);
@@ -148,9 +135,9 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
   // Without expected_parent the commit goes on whatever the tip is when it lands: if another
   // writer wins the race, rebuild on the new tip (a bounded number of times).
   for (let attempt = 0; ; attempt++) {
-    const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+    const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
     const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
-    if (hasExpected && (expected as Oid | null) !== tip) {
+    if (hasExpected && expected !== tip) {
       throw Conflict(expected === null ? `branch ${branch} already exists` : `branch ${branch} is not at ${expected}`, { current: tip });
     }
     let baseTree: Oid | null = null;
@@ -167,7 +154,7 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
       throw e;
     }
 
-    const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
+    const when = { timestamp: Math.floor(now() / 1000), timezone: "+0000" };
     const author: Signature = authorIn
       ? { ...authorIn, ...when }
       : person
@@ -179,6 +166,10 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const objects: RawObject[] = [];
     for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
     objects.push({ type: "commit", data: commitData });
+    // The same object checks as a push (git's receive.fsckObjects): a bad .gitmodules is refused here too.
+    await fsckObjects(objects, snapshot.objects).catch((e: unknown) => {
+      throw e instanceof FsckError ? Invalid(e.message) : e;
+    });
 
     // The tiny pack goes through the same publish path as a push.
     const built = buildPack(objects);
@@ -188,7 +179,7 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const idxPath = `${base}.idx`;
     writeFileSync(packPath, built.pack);
     writeFileSync(idxPath, idx);
-    let reason: string | null | undefined;
+    let result: RefOutcome;
     try {
       const results = await publish(
         ctx,
@@ -200,23 +191,34 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
           atomic: true,
           event: { via: "api", commit, branch },
           actorUserId: person?.id ?? null,
-          policy: refPolicy(ctx, repo, "commit-api"),
-          also: (tx) => {
-            if (hasContext) tx.insert(commitContexts).values({ repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: Date.now() }).onConflictDoNothing().run();
+          policy: refPolicy(repo, "commit-api"),
+          also: async (tx) => {
+            if (hasContext) await store.insertCommitContext(tx, { repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: now() });
           },
         },
       );
-      reason = results.get(ref);
+      result = results.get(ref)!;
     } finally {
       await Promise.all([rm(packPath, { force: true }), rm(idxPath, { force: true })]);
     }
-    if (!reason) {
-      recordMetric(ctx.db, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
-      return { commit, branch, parent: tip, tree: edited.tree };
-    }
-    if (reason.startsWith("protected branch") || reason.startsWith("cannot create")) throw new AppError(reason.startsWith("protected") ? 403 : 409, reason, reason.startsWith("cannot create") ? { current: null } : {});
-    if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
-      throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: readRef(ctx.db, repo.id, ref) });
+    switch (result.kind) {
+      case "applied":
+        await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "api.commit", bytes: 0, durationMs: performance.now() - started });
+        return { commit, branch, parent: tip, tree: edited.tree };
+      case "policy":
+        throw Forbidden(result.message);
+      case "clash":
+        throw Conflict(refusalReason(ref, result)!, { current: null });
+      case "repo-deleted":
+        throw NotFound("repository not found");
+      case "stale":
+      case "moved":
+      case "missing":
+      case "atomic-failed":
+        // Another writer won the race: rebuild on the new tip unless the caller pinned the parent.
+        if (hasExpected || attempt >= MAX_REBASE_ATTEMPTS) {
+          throw Conflict(`branch ${branch} moved; retry on the current tip`, { current: await readRef(ctx.db.read, repo.id, ref) });
+        }
     }
   }
 }

@@ -1,22 +1,22 @@
 // Content reads over JSON: trees, raw blobs, history and single commits (DECISIONS §3).
-import { and, eq } from "drizzle-orm";
 import { isTreeMode, parseCommit, parseTag, parseTree, type Commit, type Signature, type TreeEntry } from "../../git/object.ts";
 import { isOid } from "../../git/oid.ts";
 import type { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
-import { commitContexts, type Repo } from "../../db/schema/index.ts";
-import { authorize } from "../access/access.ts";
+import type { Repo } from "../../db/schema/index.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
 import type { Principal } from "../access/principal.ts";
+import { encodeCursor, parsePage } from "../paging.ts";
 import { splitPath } from "./commits.ts";
+import type { ChangedPath, CommitDetail, CommitList, CommitSummary, Tree } from "./schemas.ts";
+import * as store from "./store.ts";
 
 async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot }> {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:read", repo);
-  return { repo, snapshot: await openSnapshot(ctx.db, ctx.git, repo) };
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  return { repo, snapshot: await openSnapshot(ctx.db.read, ctx.git, repo) };
 }
 
 /** Peels tags until a commit; null when the object is missing or not a commit. */
@@ -57,9 +57,9 @@ async function entryAt(objects: PackSet, tree: Oid, parts: string[]): Promise<{ 
   return current;
 }
 
-function pathParts(path: unknown): string[] {
+function pathParts(path: string | undefined): string[] {
   if (path === undefined || path === "" || path === "/") return [];
-  return splitPath(typeof path === "string" ? path.replace(/^\/+|\/+$/g, "") : path);
+  return splitPath(path.replace(/^\/+|\/+$/g, ""));
 }
 
 function typeOfMode(mode: string): "tree" | "blob" | "commit" {
@@ -67,7 +67,7 @@ function typeOfMode(mode: string): "tree" | "blob" | "commit" {
 }
 
 /** GET …/tree/{ref}?path= */
-export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: unknown) {
+export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<Tree> {
   const { snapshot } = await readable(ctx, actor, orgName, repoName);
   const { oid, commit } = await resolveRevision(snapshot, ref);
   const parts = pathParts(path);
@@ -79,7 +79,7 @@ export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoN
     parseTree(obj!.data).map(async (e: TreeEntry) => {
       const type = typeOfMode(e.mode);
       const size = type === "blob" ? ((await snapshot.objects.readHeader(e.oid))?.size ?? null) : null;
-      return { name: e.name, path: [...parts, e.name].join("/"), type, mode: e.mode, oid: e.oid, size };
+      return { name: e.name, path: [...parts, e.name].join("/"), type, mode: e.mode, oid: e.oid, size } satisfies Tree["entries"][number];
     }),
   );
   return { ref, commit: oid, path: parts.join("/"), entries };
@@ -106,7 +106,7 @@ export function guessContentType(name: string, data: Uint8Array): string {
 }
 
 /** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
-export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: unknown) {
+export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
   const { snapshot } = await readable(ctx, actor, orgName, repoName);
   const { commit } = await resolveRevision(snapshot, ref);
   const parts = pathParts(path);
@@ -122,21 +122,18 @@ function person(s: Signature) {
   return { name: s.name, email: s.email, date: s.timestamp * 1000, timezone: s.timezone };
 }
 
-function commitSummary(oid: Oid, c: Commit) {
+function commitSummary(oid: Oid, c: Commit): CommitSummary {
   return { sha: oid, message: c.message, author: person(c.author), committer: person(c.committer), parents: c.parents };
 }
 
-/** A history cursor: where the walk started and how many shown commits to skip. */
-function encodeCursor(start: Oid, skip: number): string {
-  return Buffer.from(JSON.stringify({ s: start, k: skip })).toString("base64url");
-}
+/**
+ * A history position: the commit the walk started from and how many shown commits to skip. The
+ * start is kept so later pages walk the same history even when the branch moves meanwhile.
+ */
+type HistoryKey = [start: Oid, skip: number];
 
-function decodeCursor(cursor: string): { start: Oid; skip: number } {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString());
-    if (isOid(v.s) && Number.isInteger(v.k) && v.k >= 0) return { start: v.s, skip: v.k };
-  } catch {}
-  throw Invalid("invalid cursor");
+function isHistoryKey(key: unknown): key is HistoryKey {
+  return Array.isArray(key) && key.length === 2 && isOid(key[0]) && Number.isSafeInteger(key[1]) && (key[1] as number) >= 0;
 }
 
 /**
@@ -144,14 +141,19 @@ function decodeCursor(cursor: string): { start: Oid; skip: number } {
  * default history simplification: a commit is shown when it differs from every parent at that
  * path, and a merge that kept one parent's version follows only that parent.
  */
-export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, repoName: string, q: { ref?: string; path?: string; limit?: string; cursor?: string }) {
+export async function listCommits(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  q: { ref?: string; path?: string; limit?: string; cursor?: string },
+): Promise<CommitList> {
   const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
-  const limit = q.limit === undefined ? 30 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw Invalid("limit must be an integer from 1 to 100");
+  const { limit, after } = parsePage(q, isHistoryKey);
   const parts = pathParts(q.path);
   let start: Oid;
   let skip = 0;
-  if (q.cursor) ({ start, skip } = decodeCursor(q.cursor));
+  if (after) [start, skip] = after;
   else {
     const rev = q.ref ?? repo.defaultBranch;
     const head = await resolveRevision(snapshot, rev).catch((e) => {
@@ -191,7 +193,7 @@ export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, r
     queue.splice(lo, 0, item);
   };
   await push(start);
-  const out: ReturnType<typeof commitSummary>[] = [];
+  const out: CommitSummary[] = [];
   let shown = 0;
   let more = false;
   while (queue.length) {
@@ -222,11 +224,11 @@ export async function listCommits(ctx: Ctx, actor: Principal, orgName: string, r
     if (shown >= skip) out.push(commitSummary(oid, c));
     shown++;
   }
-  return { commits: out, next_cursor: more ? encodeCursor(start, skip + limit) : null };
+  return { commits: out, next_cursor: more ? encodeCursor([start, skip + limit]) : null };
 }
 
 /** Paths that differ between two trees (recursively), with added / modified / deleted. */
-async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix: string, out: { path: string; status: string }[]) {
+async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix: string, out: ChangedPath[]) {
   const read = async (oid: Oid | null) => (oid ? parseTree((await objects.read(oid))!.data) : []);
   const left = new Map((await read(a)).map((e) => [e.name, e]));
   const right = new Map((await read(b)).map((e) => [e.name, e]));
@@ -247,7 +249,7 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 }
 
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
-export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string) {
+export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<CommitDetail> {
   const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
   if (!isOid(sha)) throw NotFound("commit not found");
   const obj = await snapshot.objects.read(sha);
@@ -258,8 +260,8 @@ export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, rep
     const p = await snapshot.objects.read(c.parents[0]!);
     if (p) parentTree = parseCommit(p.data).tree;
   }
-  const changed: { path: string; status: string }[] = [];
+  const changed: ChangedPath[] = [];
   await diffTrees(snapshot.objects, parentTree, c.tree, "", changed);
-  const ctxRow = ctx.db.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repo.id), eq(commitContexts.sha, sha))).get();
-  return { ...commitSummary(sha, c), tree: c.tree, context: ctxRow ? JSON.parse(ctxRow.context) : null, changed_paths: changed };
+  const context = await store.commitContext(ctx.db.read, repo.id, sha);
+  return { ...commitSummary(sha, c), tree: c.tree, context: context === null ? null : JSON.parse(context), changed_paths: changed };
 }

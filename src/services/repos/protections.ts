@@ -1,15 +1,16 @@
 // Branch protections: the one enforcement point for git push, the ref API and the commit API
 // (DECISIONS §3). Management routes live with the content API.
-import { and, eq } from "drizzle-orm";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { ZERO_OID } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
-import { protections, type Repo } from "../../db/schema/index.ts";
-import type { Ctx } from "../context.ts";
+import type { Repo } from "../../db/schema/index.ts";
+import { now, type Ctx } from "../context.ts";
 import type { RefPolicy } from "../git/publish.ts";
-import { authorize } from "../access/access.ts";
-import { requireRepo } from "../access/lookup.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
+import * as store from "./store.ts";
+import type { Protection as ProtectionRow } from "./store.ts";
+import type { Protection, ProtectionList, ProtectionPut } from "./schemas.ts";
 
 /** Where a ref update comes from; only the lander may move a require_change branch. */
 export type UpdateSource = "push" | "ref-api" | "commit-api" | "lander";
@@ -21,7 +22,7 @@ export function matchesPattern(pattern: string, branch: string): boolean {
 }
 
 /** The rule protecting `ref` (a branch), if any: an exact pattern wins over a wildcard. */
-function ruleFor(rules: (typeof protections.$inferSelect)[], ref: string) {
+function ruleFor(rules: ProtectionRow[], ref: string): ProtectionRow | null {
   if (!ref.startsWith("refs/heads/")) return null;
   const branch = ref.slice("refs/heads/".length);
   return rules.find((r) => r.pattern === branch) ?? rules.find((r) => matchesPattern(r.pattern, branch)) ?? null;
@@ -31,38 +32,48 @@ function ruleFor(rules: (typeof protections.$inferSelect)[], ref: string) {
  * Whether a protection forbids force pushes to `ref`: only then must a write learn whether it
  * is a fast-forward, which can mean walking the whole history of a rewritten branch.
  */
-export function forbidsForcePush(ctx: Ctx, repo: Repo, ref: string): boolean {
-  const rule = ruleFor(ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all(), ref);
+export async function forbidsForcePush(ctx: Ctx, repo: Repo, ref: string): Promise<boolean> {
+  const rule = ruleFor(await store.protectionsOf(ctx.db.read, repo.id), ref);
   return rule !== null && !rule.allowForcePush;
 }
 
-/** The policy for updates to `repo` from `source`, loaded once per write. */
-export function refPolicy(ctx: Ctx, repo: Repo, source: UpdateSource): RefPolicy {
-  const rules = ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).all();
-  if (!rules.length) return () => null;
-  return (update, current) => {
-    const rule = ruleFor(rules, update.ref);
-    if (!rule) return null;
-    const branch = update.ref.slice("refs/heads/".length);
-    if (update.newOid === ZERO_OID) return rule.allowDeletion ? null : `protected branch ${branch}: deletion is not allowed`;
-    if (rule.requireChange && source !== "lander") {
-      return `protected branch ${branch}: direct updates are refused; land your commits through a change (POST /v1/orgs/{org}/repos/{repo}/changes)`;
-    }
-    if (current !== null && update.fastForward === false && !rule.allowForcePush) return `protected branch ${branch}: force push is not allowed`;
-    return null;
+/**
+ * The policy for updates to `repo` from `source`. Publish calls it inside its transaction, so
+ * the rules checked are the ones committed when the refs move, not when the write began.
+ */
+export function refPolicy(repo: Repo, source: UpdateSource): RefPolicy {
+  return async (tx) => {
+    const rules = await store.protectionsOf(tx, repo.id);
+    if (!rules.length) return () => null;
+    return (update, current) => {
+      const rule = ruleFor(rules, update.ref);
+      if (!rule) return null;
+      const branch = update.ref.slice("refs/heads/".length);
+      if (update.newOid === ZERO_OID) return rule.allowDeletion ? null : `protected branch ${branch}: deletion is not allowed`;
+      if (rule.requireChange && source !== "lander") {
+        return `protected branch ${branch}: direct updates are refused; land your commits through a change (POST /v1/orgs/{org}/repos/{repo}/changes)`;
+      }
+      if (current !== null && !rule.allowForcePush) {
+        if (update.fastForward === false) return `protected branch ${branch}: force push is not allowed`;
+        // Why: ancestry is computed before the transaction, and only when a rule forbade force
+        // pushes then (forbidsForcePush); a rule committed since leaves it unknown, and an
+        // unknown is refused, never assumed to be a fast-forward.
+        if (update.fastForward === undefined) return `protected branch ${branch}: force push is not allowed (the protection changed during this update; retry)`;
+      }
+      return null;
+    };
   };
 }
 
 /** The API shape of one protection. */
-function protectionBody(p: typeof protections.$inferSelect) {
+function protectionBody(p: ProtectionRow): Protection {
   return { pattern: p.pattern, allow_force_push: p.allowForcePush, allow_deletion: p.allowDeletion, require_change: p.requireChange, required_checks: p.requiredChecks };
 }
 
 /** GET …/protections (admins). */
-export function listProtections(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
-  return { protections: ctx.db.select().from(protections).where(eq(protections.repoId, repo.id)).orderBy(protections.pattern).all().map(protectionBody) };
+export async function listProtections(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<ProtectionList> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  return { protections: (await store.protectionsOf(ctx.db.read, repo.id)).map(protectionBody) };
 }
 
 function checkPattern(pattern: string): string {
@@ -71,40 +82,26 @@ function checkPattern(pattern: string): string {
   return pattern;
 }
 
-/** PUT …/protections/{pattern}: create or replace (admins). */
-export function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: Record<string, unknown>) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
+/** PUT …/protections/{pattern}: create or replace (admins); omitted flags are false. */
+export async function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: ProtectionPut): Promise<Protection> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   checkPattern(pattern);
-  const flag = (k: string) => {
-    const v = body[k];
-    if (v === undefined) return false;
-    if (typeof v !== "boolean") throw Invalid(`${k} must be a boolean`);
-    return v;
-  };
-  const checks = body.required_checks ?? [];
-  if (!Array.isArray(checks) || !checks.every((c) => typeof c === "string" && c.length > 0 && c.length <= 200)) throw Invalid("required_checks must be an array of check names");
-  const row = {
+  const row: ProtectionRow = {
     repoId: repo.id,
     pattern,
-    allowForcePush: flag("allow_force_push"),
-    allowDeletion: flag("allow_deletion"),
-    requireChange: flag("require_change"),
-    requiredChecks: [...new Set(checks as string[])],
-    createdAt: Date.now(),
+    allowForcePush: body.allow_force_push ?? false,
+    allowDeletion: body.allow_deletion ?? false,
+    requireChange: body.require_change ?? false,
+    requiredChecks: [...new Set(body.required_checks ?? [])],
+    createdAt: now(),
   };
-  ctx.db
-    .insert(protections)
-    .values(row)
-    .onConflictDoUpdate({ target: [protections.repoId, protections.pattern], set: { allowForcePush: row.allowForcePush, allowDeletion: row.allowDeletion, requireChange: row.requireChange, requiredChecks: row.requiredChecks } })
-    .run();
+  await ctx.db.transaction((tx) => store.upsertProtection(tx, row));
   return protectionBody(row);
 }
 
 /** DELETE …/protections/{pattern} (admins); 404 when there is none. */
-export function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): void {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
-  const gone = ctx.db.delete(protections).where(and(eq(protections.repoId, repo.id), eq(protections.pattern, pattern))).returning().all();
-  if (!gone.length) throw NotFound(`no protection for ${JSON.stringify(pattern)}`);
+export async function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): Promise<void> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const gone = await ctx.db.transaction((tx) => store.deleteProtection(tx, repo.id, pattern));
+  if (!gone) throw NotFound(`no protection for ${JSON.stringify(pattern)}`);
 }

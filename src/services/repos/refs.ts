@@ -1,78 +1,85 @@
 // Refs API (DECISIONS §3): list, compare-and-swap PUT, DELETE with ?expected=.
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { isOid } from "../../git/oid.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type Oid } from "../../git/types.ts";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
-import { authorize } from "../access/access.ts";
+import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
-import { requireRepo } from "../access/lookup.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "./protections.ts";
-import { publish } from "../git/publish.ts";
+import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
+import type { Ref, RefList, RefPut } from "./schemas.ts";
 
 /** GET …/refs */
-export function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:read", repo);
-  return { refs: readRefs(ctx.db, repo.id).map((r) => ({ name: r.name, target: r.oid })) };
+export async function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RefList> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  return { refs: (await readRefs(ctx.db.read, repo.id)).map((r) => ({ name: r.name, target: r.oid })) };
 }
 
 function checkName(name: string): void {
   if (!name.startsWith("refs/") || !checkRefFormat(name)) throw Invalid(`invalid ref name ${JSON.stringify(name)}`);
 }
 
-/** Maps a publish refusal to the caller: a moved ref is 409 with `current`, a protection 403. */
-function refused(ctx: Ctx, repoId: string, name: string, reason: string): never {
-  if (reason.startsWith("protected branch")) throw new AppError(403, reason);
-  throw Conflict(`ref ${name} is not where you expected`, { current: readRef(ctx.db, repoId, name) });
+/**
+ * Answers a ref the publish step did not apply: a protection is 403, a name clash 409 naming the
+ * existing ref, a deleted repository 404, anything else a 409 with where the ref is now.
+ */
+async function throwUnlessApplied(ctx: Ctx, repoId: string, name: string, outcome: RefOutcome): Promise<void> {
+  switch (outcome.kind) {
+    case "applied":
+      return;
+    case "policy":
+      throw Forbidden(outcome.message);
+    case "clash":
+      throw Conflict(refusalReason(name, outcome)!, { current: null });
+    case "repo-deleted":
+      throw NotFound("repository not found");
+    case "moved":
+      throw Conflict(`ref ${name} is not where you expected`, { current: outcome.current });
+    case "stale":
+    case "missing":
+    case "atomic-failed":
+      throw Conflict(`ref ${name} is not where you expected`, { current: await readRef(ctx.db.read, repoId, name) });
+  }
 }
 
 /** PUT …/refs/{name} `{ target, expected? }`: expected null = must not exist; omitted = unconditional. */
-export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, body: { target?: unknown; expected?: unknown } & Record<string, unknown>) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
+export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, body: RefPut): Promise<Ref> {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
   checkName(name);
-  if (!isOid(body.target)) throw Invalid("target must be a 40-hex object id");
-  const hasExpected = "expected" in body;
-  if (hasExpected && body.expected !== null && !isOid(body.expected)) throw Invalid("expected must be a 40-hex object id or null");
-  const snapshot = await openSnapshot(ctx.db, ctx.git, repo);
+  const hasExpected = body.expected !== undefined;
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   const header = await snapshot.objects.readHeader(body.target);
   const allowed = name.startsWith("refs/tags/") ? header?.type === "commit" || header?.type === "tag" : header?.type === "commit";
   if (!header) throw Unprocessable(`object ${body.target} does not exist in this repository`);
   if (!allowed) throw Unprocessable(`object ${body.target} is a ${header.type}; ${name.startsWith("refs/tags/") ? "a tag needs a commit or tag object" : "a ref needs a commit"}`);
   const current = snapshot.refs.find((r) => r.name === name)?.oid ?? null;
-  const old: Oid | null = hasExpected ? (body.expected as Oid | null) : current;
+  const old: Oid | null = hasExpected ? (body.expected ?? null) : current;
   if (hasExpected && old !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
-  const fastForward = old && header.type === "commit" && forbidsForcePush(ctx, repo, name) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
+  const fastForward = old && header.type === "commit" && (await forbidsForcePush(ctx, repo, name)) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
   const results = await publish(ctx, org, repo, [{ ref: name, oldOid: old ?? ZERO_OID, newOid: body.target, fastForward }], null, {
     atomic: true,
     event: { via: "api" },
     actorUserId: personOf(actor)?.id ?? null,
-    policy: refPolicy(ctx, repo, "ref-api"),
+    policy: refPolicy(repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) refused(ctx, repo.id, name, reason);
+  await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };
 }
 
-/** DELETE …/refs/{name}?expected=SHA */
-export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, expected: string | undefined) {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:write", repo, { writeBlocked: writeBlockedReason(ctx, org, repo) });
+/** DELETE …/refs/{name}?expected=SHA (the route's schema checks the sha's format). */
+export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, expected: string | undefined): Promise<void> {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
   checkName(name);
-  if (expected !== undefined && !isOid(expected)) throw Invalid("expected must be a 40-hex object id");
-  const current = readRef(ctx.db, repo.id, name);
+  const current = await readRef(ctx.db.read, repo.id, name);
   if (current === null) throw Conflict(`ref ${name} does not exist`, { current: null });
   if (expected !== undefined && expected !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
   const results = await publish(ctx, org, repo, [{ ref: name, oldOid: expected ?? current, newOid: ZERO_OID }], null, {
     atomic: true,
     event: { via: "api" },
     actorUserId: personOf(actor)?.id ?? null,
-    policy: refPolicy(ctx, repo, "ref-api"),
+    policy: refPolicy(repo, "ref-api"),
   });
-  const reason = results.get(name);
-  if (reason) refused(ctx, repo.id, name, reason);
+  await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
 }

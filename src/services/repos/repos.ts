@@ -1,23 +1,25 @@
 // Repositories: create, read, list, patch, delete (SPEC §2.1; DECISIONS §3).
-import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { AppError, Conflict, Invalid, Unprocessable } from "../../errors.ts";
+import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { refs, repos, subscriptions, type Org, type Repo } from "../../db/schema/index.ts";
+import type { Org, Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { authorize, buildFacts, decide, loadPersonInOrg, type Facts, type PersonInOrg } from "../access/access.ts";
+import { buildFacts, decide, requireOrgFor, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
+import { loadPersonInOrg } from "../access/facts-store.ts";
+import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
-import { requireOrg, requireRepo } from "../access/lookup.ts";
+import { requireOrg } from "../access/lookup.ts";
+import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../orgs/names.ts";
-import { writeBlockedReason } from "../orgs/orgs.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
+import * as store from "./store.ts";
 
-const MAX_DESCRIPTION = 2000;
+export type { RepoBody };
 
 /** Folds blank homepages to null and refuses anything but an absolute http(s) URL (SPEC §2.1). */
-export function normalizeHomepage(value: unknown): string | null {
+export function normalizeHomepage(value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== "string") throw Invalid("homepage must be a string or null");
   const v = value.trim();
   if (!v) return null;
   let u: URL;
@@ -33,40 +35,36 @@ export function normalizeHomepage(value: unknown): string | null {
   return v;
 }
 
-function normalizeDescription(value: unknown): string | null {
+/** Blank descriptions are stored as null (the schema bounds the length). */
+function normalizeDescription(value: string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== "string") throw Invalid("description must be a string or null");
-  if (value.length > MAX_DESCRIPTION) throw Invalid(`description is longer than ${MAX_DESCRIPTION} characters`);
   return value.trim() ? value : null;
 }
 
 /** Validates a branch name as git would accept `refs/heads/<name>`. */
-export function checkBranchName(value: unknown): string {
-  if (typeof value !== "string" || !checkRefFormat(`refs/heads/${value}`) || value.startsWith("refs/")) {
+export function checkBranchName(value: string): string {
+  if (!checkRefFormat(`refs/heads/${value}`) || value.startsWith("refs/")) {
     throw Invalid("default_branch must be a valid branch name");
   }
   return value;
 }
 
 /** The authority facts about `actor` on `repo`, as repoBody and decide need them. */
-function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Facts {
-  const p = person ?? loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
-  return buildFacts(actor, org, p, repo, writeBlockedReason(ctx, org, repo));
+async function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Promise<Facts> {
+  const p = person ?? (await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id));
+  return buildFacts(actor, org, p, { ...repo, writeBlocked: await writeBlockedReason(ctx, org, repo) });
 }
 
 /** The Repo resource (SPEC §2.1) as seen by `actor`. */
-export function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg) {
-  return bodyOf(ctx, org, repo, repoFacts(ctx, actor, org, repo, person));
+export async function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Promise<RepoBody> {
+  return bodyOf(ctx, org, repo, await repoFacts(ctx, actor, org, repo, person));
 }
 
 /** The Repo resource for the caller described by `facts` (built by repoFacts). */
-function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
-  const { forkCount, watchers } = ctx.facts.get("repo-counts", repo.id, () => ({
-    forkCount: ctx.db.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repo.id), eq(repos.public, true))).get()!.n,
-    watchers: ctx.db.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repo.id), eq(subscriptions.level, "all"))).get()!.n,
-  }));
+async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
+  const { forkCount, watchers } = await ctx.facts.get("repo-counts", repo.id, () => store.repoCounts(ctx.db.read, repo.id));
   const path = `${org.name}/${repo.name}.git`;
-  return {
+  const body = {
     id: repo.id,
     org_id: org.id,
     org: org.name,
@@ -87,47 +85,33 @@ function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts) {
     homepage: repo.homepage,
     fork_count: forkCount,
     watcher_count: watchers,
-    fork_state: repo.forkState,
-    fork_parent: null as string | null,
+    fork_parent: null,
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
     write_blocked: facts.repo!.writeBlocked,
   };
-}
-
-export type RepoBody = ReturnType<typeof bodyOf>;
-
-/** Create input (DECISIONS §3). */
-export interface CreateRepoInput {
-  name: unknown;
-  public?: unknown;
-  description?: unknown;
-  homepage?: unknown;
-  default_branch?: unknown;
-  kind?: unknown;
-  origin_url?: unknown;
-  origin_provider?: unknown;
-  origin_installation?: unknown;
+  // SPEC §2.1: fork_state is absent for a repository that is not a fork.
+  return repo.forkState === null ? body : { ...body, fork_state: repo.forkState };
 }
 
 /** POST /v1/orgs/{org}/repos. */
-export function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: CreateRepoInput): RepoBody {
-  const org = requireOrg(ctx, orgName);
-  authorize(ctx, actor, org, "org:create-repo");
+export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: RepoCreate): Promise<RepoBody> {
+  const { org } = await requireOrgFor(ctx, actor, orgName, "org:create-repo");
   const name = checkRepoName(input.name);
-  if (input.public !== undefined && typeof input.public !== "boolean") throw Invalid("public must be a boolean");
+  // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
   const kind = input.kind ?? "native";
   if (kind !== "native" && kind !== "mirror") throw Unprocessable("kind must be native or mirror");
   let originUrl: string | null = null;
   let originProvider: Repo["originProvider"] = null;
   let originInstallation: string | null = null;
   if (kind === "mirror") {
-    originProvider = (input.origin_provider ?? "generic") as Repo["originProvider"];
-    if (originProvider !== "generic" && originProvider !== "app") throw Unprocessable("origin_provider must be app or generic");
-    if (typeof input.origin_url !== "string" || !input.origin_url.trim()) throw Invalid("a mirror needs origin_url");
+    const provider = input.origin_provider ?? "generic";
+    if (provider !== "generic" && provider !== "app") throw Unprocessable("origin_provider must be app or generic");
+    originProvider = provider;
+    if (!input.origin_url?.trim()) throw Invalid("a mirror needs origin_url");
     originUrl = input.origin_url.trim();
     if (originProvider === "app") {
-      if (typeof input.origin_installation !== "string" || !input.origin_installation) throw Invalid("an app mirror needs origin_installation");
+      if (!input.origin_installation) throw Invalid("an app mirror needs origin_installation");
       originInstallation = input.origin_installation;
     }
   }
@@ -150,59 +134,47 @@ export function createRepo(ctx: Ctx, actor: Principal, orgName: string, input: C
     forkState: null,
     createdAt: now(),
   };
-  ctx.db.transaction((tx) => {
-    const clash = tx.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, org.id), sql`lower(${repos.name}) = lower(${name})`)).get();
-    if (clash) throw Conflict(`repository ${org.name}/${name} already exists`);
-    tx.insert(repos).values(row).run();
-  }, { behavior: "immediate" });
+  await ctx.db.transaction(async (tx) => {
+    if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
+    await store.insertRepo(tx, row);
+  });
   return repoBody(ctx, actor, org, row);
 }
 
 /** GET /v1/orgs/{org}/repos/{repo}. */
-export function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): RepoBody {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
+export async function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
   // Why: one set of facts answers the read check and the body's viewer_* fields.
-  const facts = repoFacts(ctx, actor, org, repo);
-  const verdict = decide(facts, "repo:read");
-  if (!verdict.allow) throw new AppError(verdict.status, verdict.message);
+  const { org, repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
   return bodyOf(ctx, org, repo, facts);
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
-export function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }) {
-  const org = requireOrg(ctx, orgName);
-  const limit = q.limit === undefined ? 30 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw Invalid("limit must be an integer from 1 to 100");
-  const cursor = typeof q.cursor === "string" && q.cursor ? q.cursor.toLowerCase() : null;
-  const person = loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
+export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<RepoList> {
+  const org = await requireOrg(ctx, orgName);
+  const { limit, after: cursor } = parsePage(q);
+  const person = await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, org.id);
   const out: RepoBody[] = [];
   let last: string | null = cursor;
   // Walk in name order, filtering by visibility, until the page is full.
   for (;;) {
-    const batch = ctx.db
-      .select()
-      .from(repos)
-      .where(last ? and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, last)) : eq(repos.orgId, org.id))
-      .orderBy(asc(sql`lower(${repos.name})`))
-      .limit(200)
-      .all();
+    const batch = await store.reposAfter(ctx.db.read, org.id, last || null, 200);
     for (const r of batch) {
       last = r.name.toLowerCase();
       if (decide(buildFacts(actor, org, person, r), "repo:read").allow) {
-        out.push(repoBody(ctx, actor, org, r, person));
+        out.push(await repoBody(ctx, actor, org, r, person));
         if (out.length === limit) break;
       }
     }
     if (out.length === limit || batch.length < 200) break;
   }
-  const more = out.length === limit && hasVisibleAfter(ctx, actor, org, person, last!);
-  return { repos: out, next_cursor: more ? last : null };
+  const more = out.length === limit && (await hasVisibleAfter(ctx, actor, org, person, last!));
+  return { repos: out, next_cursor: more ? encodeCursor(last!) : null };
 }
 
 /** Whether any repository after `after` (by folded name) is visible; stops at the first one. */
-function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: PersonInOrg, after: string): boolean {
+async function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: PersonInOrg, after: string): Promise<boolean> {
   for (let from = after; ; ) {
-    const batch = ctx.db.select().from(repos).where(and(eq(repos.orgId, org.id), gt(sql`lower(${repos.name})`, from))).orderBy(asc(sql`lower(${repos.name})`)).limit(100).all();
+    const batch = await store.reposAfter(ctx.db.read, org.id, from, 100);
     if (batch.some((r) => decide(buildFacts(actor, org, person, r), "repo:read").allow)) return true;
     if (batch.length < 100) return false;
     from = batch[batch.length - 1]!.name.toLowerCase();
@@ -210,37 +182,30 @@ function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: PersonInO
 }
 
 /** PATCH /v1/orgs/{org}/repos/{repo}: name, public, default_branch (moves HEAD), description, homepage. */
-export function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: Record<string, unknown>): RepoBody {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
+export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: RepoPatch): Promise<RepoBody> {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   const set: Partial<Repo> = {};
-  if ("name" in input) set.name = checkRepoName(input.name);
-  if ("public" in input) {
-    if (typeof input.public !== "boolean") throw Invalid("public must be a boolean");
-    set.public = input.public;
-  }
+  if (input.name !== undefined) set.name = checkRepoName(input.name);
+  if (input.public !== undefined) set.public = input.public;
   // HEAD is a symref to default_branch, so changing it moves HEAD.
-  if ("default_branch" in input) set.defaultBranch = checkBranchName(input.default_branch);
+  if (input.default_branch !== undefined) set.defaultBranch = checkBranchName(input.default_branch);
   if ("description" in input) set.description = normalizeDescription(input.description);
   if ("homepage" in input) set.homepage = normalizeHomepage(input.homepage);
-  const updated = ctx.db.transaction((tx) => {
-    if (set.name && set.name.toLowerCase() !== repo.name.toLowerCase()) {
-      const clash = tx.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, org.id), sql`lower(${repos.name}) = lower(${set.name})`)).get();
-      if (clash) throw Conflict(`repository ${org.name}/${set.name} already exists`);
+  const updated = await ctx.db.transaction(async (tx) => {
+    if (set.name && set.name.toLowerCase() !== repo.name.toLowerCase() && (await store.repoNameTaken(tx, org.id, set.name))) {
+      throw Conflict(`repository ${org.name}/${set.name} already exists`);
     }
-    if (Object.keys(set).length) tx.update(repos).set(set).where(eq(repos.id, repo.id)).run();
-    return tx.select().from(repos).where(eq(repos.id, repo.id)).get()!;
-  }, { behavior: "immediate" });
+    await store.updateRepo(tx, repo.id, set);
+    return (await store.repoById(tx, repo.id))!;
+  });
   return repoBody(ctx, actor, org, updated);
 }
 
 /** DELETE /v1/orgs/{org}/repos/{repo}: refs and pack rows go now; storage is purged by a job. */
-export function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): void {
-  const { org, repo } = requireRepo(ctx, actor, orgName, repoName);
-  authorize(ctx, actor, org, "repo:admin", repo);
-  ctx.db.transaction((tx) => {
-    tx.delete(refs).where(eq(refs.repoId, repo.id)).run();
-    tx.delete(repos).where(eq(repos.id, repo.id)).run();
-    enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
-  }, { behavior: "immediate" });
+export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
+  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  await ctx.db.transaction(async (tx) => {
+    await store.deleteRepo(tx, repo.id);
+    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
+  });
 }

@@ -457,7 +457,7 @@ describe("membership is required for grants and teams (SPEC §4.5, §5.2.3)", ()
     expectError(await as(outsider).put(`/v1/orgs/acme/teams/${t.id}/members/${outsider.id}`), 404);
     expectError(await as(member).delete(`/v1/orgs/acme/teams/${t.id}`), 403);
     const members = expectStatus(await as(owner).get(`/v1/orgs/acme/teams/${t.id}/members`), 200);
-    expect(members).toEqual({ members: [] });
+    expect(members).toEqual({ members: [], next_cursor: null });
   });
 
   test("removing a member makes their direct and team grants stop working", async () => {

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { clone, createRepo, fsck, gitSandbox, lsRemote, repoUrl, setupOwner, type OrgOwner } from "../../helpers/git.ts";
+import { Database } from "bun:sqlite";
+import { clone, commitFiles, createRepo, fsck, gitSandbox, initRepo, lsRemote, repoUrl, setupOwner, type OrgOwner } from "../../helpers/git.ts";
 import { client, startServer, type RunningServer } from "../../helpers/server.ts";
 
 setDefaultTimeout(60_000);
@@ -62,6 +63,48 @@ test("svc gc repacks into one pack while the server runs; clones agree and fsck 
   // Everything reachable is now in one pack: a second pass has nothing to replace.
   const again = JSON.parse((await server.cli(["gc", "--repo", "maint/busy"])).stdout.trim());
   expect(again.packs_replaced).toBe(0);
+});
+
+/** Live pack rows of a repository, read from the server's database. */
+function livePacks(repo: string): { name: string; reach_tips: string | null }[] {
+  const db = new Database(join(server.dataDir, "svc.db"), { readonly: true });
+  try {
+    return db
+      .query("select p.name, p.reach_tips from packs p join repos r on r.id = p.repo_id where r.name = ? and p.replaced_at is null")
+      .all(repo) as { name: string; reach_tips: string | null }[];
+  } finally {
+    db.close();
+  }
+}
+
+test("reachability records: the first push and a GC pack record their tips; clones after more pushes stay exact", async () => {
+  await createRepo(server, owner, "records");
+  const url = repoUrl(server, "maint", "records", owner.token);
+  const work = await initRepo(g, "records");
+  const first = await commitFiles(g, work, { "a.txt": "a\n", "dir/b.txt": "b\n" }, "one");
+  await g.ok(["push", url, "HEAD:refs/heads/main"], { cwd: work });
+  // The first push into an empty repository is exactly what its tip reaches.
+  expect(livePacks("records")).toEqual([{ name: expect.any(String), reach_tips: first }]);
+
+  await commitFiles(g, work, { "a.txt": "a2\n" }, "two");
+  await g.ok(["push", url, "HEAD:refs/heads/main", "HEAD~1:refs/heads/stable"], { cwd: work });
+  const gc = JSON.parse((await server.cli(["gc", "--repo", "maint/records"])).stdout.trim());
+  expect(gc.packs_replaced).toBe(2);
+  const recorded = livePacks("records");
+  expect(recorded.length).toBe(1);
+  // Both refs' targets, less stable's: main reaches it.
+  expect(recorded[0]!.reach_tips).toBe((await lsRemote(g, url))["refs/heads/main"]!);
+
+  // A fast-forward after the GC: the clone walks only the new commit, and is exact and fsck-clean.
+  const third = await commitFiles(g, work, { "c.txt": "c\n" }, "three");
+  await g.ok(["push", url, "HEAD:refs/heads/main"], { cwd: work });
+  // The stable branch deleted: it was left out of the record, which main's fast-forward meets.
+  await g.ok(["push", url, ":refs/heads/stable"], { cwd: work });
+  const dir = await clone(g, url, ["--bare"]);
+  expect((await fsck(g, dir)).code).toBe(0);
+  expect(await g.ok(["-C", dir, "rev-parse", "main"])).toBe(third);
+  const inPack = Number(/in-pack: (\d+)/.exec(await g.ok(["-C", dir, "count-objects", "-v"]))![1]);
+  expect(inPack).toBe((await g.ok(["-C", work, "rev-list", "--objects", "main"])).split("\n").length);
 });
 
 test("svc gc names an unknown repository and exits non-zero", async () => {

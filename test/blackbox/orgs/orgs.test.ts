@@ -118,6 +118,38 @@ describe("members (DECISIONS §3)", () => {
     for (const m of asMember.body.members) expect(Object.keys(m).sort()).toEqual(["handle", "name", "role", "user_id"]);
   });
 
+  test("listing pages by handle: limit and cursor, next_cursor null at the end (DECISIONS §1)", async () => {
+    const all = (await as(owner).get("/v1/orgs/acme/members?limit=100")).body;
+    expect(all.next_cursor).toBeNull();
+    const handles = all.members.map((m: any) => m.handle);
+    expect(handles).toEqual([...handles].sort((a: string, b: string) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)));
+    for (const limit of [1, 3]) {
+      const seen: any[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const r: any = await as(owner).get(`/v1/orgs/acme/members?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(r.status).toBe(200);
+        expect(r.body.members.length).toBeLessThanOrEqual(limit);
+        seen.push(...r.body.members);
+        cursor = r.body.next_cursor;
+        pages++;
+      } while (cursor && pages < 10);
+      expect(seen).toEqual(all.members);
+      expect(pages).toBe(Math.ceil(all.members.length / limit));
+    }
+    // Addresses stay an admin's view on every page; a member's pages carry none.
+    const page = await as(member).get("/v1/orgs/acme/members?limit=2");
+    expect(page.body.next_cursor).toEqual(expect.any(String));
+    for (const m of page.body.members) expect(m.email).toBeUndefined();
+  });
+
+  test("listing: 400 for a bad limit or a cursor this service did not make", async () => {
+    for (const q of ["limit=0", "limit=101", "limit=abc", "limit=2.5", "cursor=%25%25", "cursor=bm90LWpzb24", `cursor=${Buffer.from("5").toString("base64url")}`]) {
+      expectError(await as(owner).get(`/v1/orgs/acme/members?${q}`), 400);
+    }
+  });
+
   test("listing: 404 for an outsider, 401 anonymous, 404 for an unknown org", async () => {
     expectError(await as(outsider).get("/v1/orgs/acme/members"), 404);
     expectError(await as().get("/v1/orgs/acme/members"), 401);

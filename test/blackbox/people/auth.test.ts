@@ -72,6 +72,8 @@ describe("POST /v1/auth/login", () => {
       ["password not a string", JSON.stringify({ email: ada.email, password: ["x"] }), "application/json"],
       ["both null", JSON.stringify({ email: null, password: null }), "application/json"],
       ["body is an array", JSON.stringify([ada.email, ada.password]), "application/json"],
+      ["malformed JSON", `{"email":"${ada.email}","password":`, "application/json"],
+      ["plain text", `${ada.email} ${ada.password}`, "text/plain"],
       ["no body", undefined, null],
     ];
     const seen: Record<string, unknown> = {};
@@ -122,6 +124,29 @@ describe("GET /v1/auth/me and POST /v1/auth/logout", () => {
     const r = await client(server, { cookie }).post("/v1/auth/logout");
     expect(r.status).toBe(204);
   });
+
+  test("logout answers 204 with a stale, revoked or malformed bearer, or a malformed body, and still ends the cookie's session (issue 10)", async () => {
+    const cookie = await login(server, ada.email, ada.password);
+    const mint = await client(server, { cookie }).post("/v1/orgs/acme/tokens", { scopes: ["repo:read"], label: "stale-at-logout" });
+    expect(mint.status).toBe(201);
+    expect((await client(server, { cookie }).delete(`/v1/orgs/acme/tokens/${mint.body.id}`, { origin: server.url })).status).toBe(204);
+    const logoutWith = async (headers: Record<string, string>, body?: string) => {
+      const res = await fetch(`${server.url}/v1/auth/logout`, { method: "POST", headers, body });
+      return { status: res.status, text: await res.text(), cleared: parseSetCookie(res.headers.get("set-cookie") ?? "x=y").value === "" };
+    };
+    const gone = { status: 204, text: "", cleared: true };
+    expect({
+      revoked: await logoutWith({ authorization: `Bearer ${mint.body.token}` }),
+      unknown: await logoutWith({ authorization: "Bearer svc_aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" }),
+      malformed: await logoutWith({ authorization: "Bearer not-a-token" }),
+      "unknown scheme": await logoutWith({ authorization: "Digest whatever" }),
+      "malformed JSON body": await logoutWith({ "content-type": "application/json" }, "{not json"),
+    }).toEqual({ revoked: gone, unknown: gone, malformed: gone, "unknown scheme": gone, "malformed JSON body": gone });
+    // A stale bearer next to a live cookie: the answer is still 204, and the cookie's session ends.
+    expect((await client(server, { cookie }).get("/v1/auth/me")).status).toBe(200);
+    expect(await logoutWith({ authorization: `Bearer ${mint.body.token}`, cookie })).toEqual(gone);
+    expectError(await client(server, { cookie }).get("/v1/auth/me"), 401);
+  }, 30_000);
 
   test("another session survives a logout", async () => {
     const one = await login(server, ada.email, ada.password);
@@ -205,5 +230,29 @@ describe("bearer wins over the cookie (SPEC §5)", () => {
     const r = await client(server, { cookie, token }).post("/v1/orgs", { name: "bearer-wins" });
     expectError(r, 403);
     expect((await client(server, { cookie }).post("/v1/orgs", { name: "bearer-wins" })).status).toBe(201);
+  });
+});
+
+describe("POST /v1/auth/invite/preview", () => {
+  test("404 for every dead shape, a missing body and a body that is not JSON included (issue 10)", async () => {
+    const raw = async (body: string | undefined, type: string | null = "application/json") => {
+      const headers: Record<string, string> = {};
+      if (type) headers["content-type"] = type;
+      const res = await fetch(`${server.url}/v1/auth/invite/preview`, { method: "POST", headers, body });
+      return { status: res.status, body: await res.json() };
+    };
+    const dead = { status: 404, body: { error: "this invitation is invalid, expired or already used" } };
+    expect({
+      unknown: await raw(JSON.stringify({ invite: "svcinv_" + "a".repeat(32) })),
+      malformed: await raw(JSON.stringify({ invite: "svcinv_nope" })),
+      "not a string": await raw(JSON.stringify({ invite: 42 })),
+      "empty object": await raw("{}"),
+      "no body": await raw(undefined, null),
+      "malformed JSON": await raw("{\"invite\":"),
+      "null": await raw("null"),
+      "plain text": await raw("svcinv_" + "a".repeat(32), "text/plain"),
+    }).toEqual({
+      unknown: dead, malformed: dead, "not a string": dead, "empty object": dead, "no body": dead, "malformed JSON": dead, "null": dead, "plain text": dead,
+    });
   });
 });

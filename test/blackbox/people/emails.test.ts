@@ -116,6 +116,25 @@ describe("POST /v1/users/{handle}/emails and …/emails/verify", () => {
     expect({ status: own.status, body: own.body }).toEqual({ status: 200, body: { address: "bob.work@example.com", verified: true } });
   }, T);
 
+  test("verify without a token, without a body or with a body that is not JSON: the same 404 as a dead link (issue 10)", async () => {
+    const raw = async (body: string | undefined, type: string | null = "application/json") => {
+      const headers: Record<string, string> = { cookie: adaCookie, origin: server.url };
+      if (type) headers["content-type"] = type;
+      const res = await fetch(`${server.url}${emailsOf(ada.handle)}/verify`, { method: "POST", headers, body });
+      return { status: res.status, body: await res.json() };
+    };
+    const dead = await raw(JSON.stringify({ token: "svce_" + "a".repeat(32) }));
+    expect(dead.status).toBe(404);
+    expect({
+      "token missing": await raw("{}"),
+      "token null": await raw(JSON.stringify({ token: null })),
+      "token a number": await raw(JSON.stringify({ token: 7 })),
+      "body null": await raw("null"),
+      "no body": await raw(undefined, null),
+      "malformed JSON": await raw('{"token":'),
+    }).toEqual({ "token missing": dead, "token null": dead, "token a number": dead, "body null": dead, "no body": dead, "malformed JSON": dead });
+  }, T);
+
   test("409 for an address already yours; 409 with one message for an address held by anyone else", async () => {
     // bob.work@ is Bob's proved secondary (previous test); bob.pending@ an unproved claim of his;
     // carl@ the sign-in address of an unconfirmed signup.

@@ -43,6 +43,30 @@ async function post(srv: RunningServer, path: string, body: unknown, cookie?: st
   return { status: res.status, text, body: json, contentType: res.headers.get("content-type"), cookie: sessionCookie(res) };
 }
 
+/** POST a raw body with a content type (null: none), for bodies that are not JSON or absent. */
+async function postRaw(srv: RunningServer, path: string, body: string | undefined, contentType: string | null = "application/json"): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (contentType) headers["content-type"] = contentType;
+  const res = await fetch(srv.url + path, { method: "POST", headers, body });
+  const { text, body: json } = await readBody(res);
+  return { status: res.status, text, body: json, contentType: res.headers.get("content-type"), cookie: sessionCookie(res) };
+}
+
+/** The same request in every shape a body without a usable `field` can take (issue 10). */
+async function shapelessBodies(path: string, field: string): Promise<Record<string, Answer>> {
+  return {
+    "field missing": await post(server, path, {}),
+    "field null": await post(server, path, { [field]: null }),
+    "body null": await postRaw(server, path, "null"),
+    "body an array": await postRaw(server, path, "[]"),
+    "body a string": await postRaw(server, path, JSON.stringify("x")),
+    "no body": await postRaw(server, path, undefined, null),
+    "empty JSON body": await postRaw(server, path, ""),
+    "malformed JSON": await postRaw(server, path, `{"${field}":`),
+    "plain text": await postRaw(server, path, "hello", "text/plain"),
+  };
+}
+
 /** Same status, same content type, same bytes. */
 function expectSameAnswer(answers: Record<string, Answer>, reference: Answer) {
   const shape = (a: Answer) => ({ status: a.status, contentType: a.contentType, text: a.text, cookie: a.cookie });
@@ -313,6 +337,42 @@ describe("POST /v1/auth/resend-verification", () => {
     expect((await post(server, "/v1/auth/resend-verification", { email: rex.email })).text).toBe(answers.unconfirmed.text);
     await flushMail();
     expect(queuedTo(server.dataDir, rex.email)).toBe(2);
+  }, T);
+});
+
+describe("uniform answers whatever the body (SPEC §4.3, §7; issue 10)", () => {
+  test("resend-verification and forgot-password: the same 202 without an address, without a body, or with a body that is not JSON", async () => {
+    for (const path of ["/v1/auth/resend-verification", "/v1/auth/forgot-password"]) {
+      const reference = await post(server, path, { email: "nobody-at-all@example.com" });
+      expect({ path, status: reference.status }).toEqual({ path, status: 202 });
+      expectSameAnswer(await shapelessBodies(path, "email"), reference);
+    }
+  }, T);
+
+  test("verify and reset-password: the same 404 as a dead link without a token, without a body, or with a body that is not JSON", async () => {
+    const verifyDead = await post(server, "/v1/auth/verify", { token: UNKNOWN_VERIFY });
+    expectError(verifyDead, 404);
+    expectSameAnswer(await shapelessBodies("/v1/auth/verify", "token"), verifyDead);
+    const resetDead = await post(server, "/v1/auth/reset-password", { token: UNKNOWN_RESET, new_password: "a long enough password" });
+    expectError(resetDead, 404);
+    expectSameAnswer(await shapelessBodies("/v1/auth/reset-password", "token"), resetDead);
+    // The token is looked at first: a dead link with a short password, or none at all, is the same 404.
+    expectSameAnswer(
+      {
+        "dead link, short password": await post(server, "/v1/auth/reset-password", { token: UNKNOWN_RESET, new_password: "short" }),
+        "no token, good password": await post(server, "/v1/auth/reset-password", { new_password: "a long enough password" }),
+        "no token, no password": await post(server, "/v1/auth/reset-password", { token: null }),
+      },
+      resetDead,
+    );
+  }, T);
+
+  test("reset-password with a live link and no new_password: 400, and the link stays live", async () => {
+    const hal = await createUser(server, { org: "acme", email: "hal@example.com", role: "member" });
+    const token = await forgot(hal.email);
+    expectError(await post(server, "/v1/auth/reset-password", { token }), 400, /new_password/);
+    expectError(await post(server, "/v1/auth/reset-password", { token, new_password: 12345678901234 }), 400, /new_password/);
+    expect((await post(server, "/v1/auth/reset-password", { token, new_password: "hal's new password" })).status).toBe(200);
   }, T);
 });
 

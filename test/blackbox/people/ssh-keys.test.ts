@@ -271,3 +271,39 @@ describe("deploy keys", () => {
     expect(mine.body.keys.map((k: any) => k.id)).not.toContain(r.body.id);
   });
 });
+
+describe("paging the key list (DECISIONS §1)", () => {
+  test("limit and cursor walk every key once, by creation; a member's pages hold only their own; 400 for a bad limit or cursor", async () => {
+    const pager = await person(server, "keypages", "kip@example.com", "owner");
+    const pagee = await person(server, "keypages", "kim@example.com", "member");
+    const made = await Promise.all([0, 1, 2, 3].map((i) => ws.keygen(`page-${i}`, "ed25519")));
+    const ids: string[] = [];
+    for (const k of made.slice(0, 3)) ids.push((await registerKey(server, pager, "keypages", k)).id);
+    const theirs = (await registerKey(server, pagee, "keypages", made[3]!)).id;
+
+    const walk = async (who: Person, limit: number) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const r = await as(server, who).get(`/v1/orgs/keypages/ssh-keys?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        expect(r.status).toBe(200);
+        expect(r.body.keys.length).toBeLessThanOrEqual(limit);
+        seen.push(...r.body.keys.map((k: any) => k.id));
+        cursor = r.body.next_cursor;
+        pages++;
+      } while (cursor !== null && pages < 20);
+      return { seen, pages };
+    };
+    const all = await as(server, pager).get("/v1/orgs/keypages/ssh-keys");
+    expect({ ids: all.body.keys.map((k: any) => k.id), next_cursor: all.body.next_cursor }).toEqual({ ids: [...ids, theirs], next_cursor: null });
+    expect(await walk(pager, 1)).toEqual({ seen: [...ids, theirs], pages: 4 });
+    expect(await walk(pager, 3)).toEqual({ seen: [...ids, theirs], pages: 2 });
+    expect(await walk(pagee, 1)).toEqual({ seen: [theirs], pages: 1 });
+
+    for (const q of ["limit=0", "limit=101", "limit=many", "cursor=%%%", `cursor=${Buffer.from(JSON.stringify({ after: 1 })).toString("base64url")}`]) {
+      const r = await as(server, pager).get(`/v1/orgs/keypages/ssh-keys?${q}`);
+      expect({ q, shape: errorShape(r) }).toEqual({ q, shape: { status: 400, keys: ["error"], error: "string" } });
+    }
+  });
+});

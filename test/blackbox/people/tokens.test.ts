@@ -287,5 +287,59 @@ describe("last_used_at", () => {
     await using second = await startServer({ dataDir: first.dataDir });
     const list = await caller(second, owner).get("/v1/orgs/stamps/tokens");
     for (const t of [a, b]) expect(typeof list.body.tokens.find((x: any) => x.id === t.id).last_used_at).toBe("number");
-  });
+    // Two servers start and stop here: more than the default 5 s on a loaded machine.
+  }, 30_000);
+});
+
+describe("paging the token list (DECISIONS §1)", () => {
+  /** Every page of `path` as `who` at `limit` a page: the ids in order, and how many pages it took. */
+  async function allPages(who: User, path: string, limit: number): Promise<{ ids: string[]; pages: number }> {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    for (let pages = 1; ; pages++) {
+      const r = await as(who).get(`${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(r.status).toBe(200);
+      expect(r.body.tokens.length).toBeLessThanOrEqual(limit);
+      ids.push(...r.body.tokens.map((t: any) => t.id));
+      cursor = r.body.next_cursor;
+      if (cursor === null) return { ids, pages };
+      expect(pages).toBeLessThan(50);
+    }
+  }
+
+  test("limit and cursor walk every token once, by creation; a member's pages hold only their own", async () => {
+    const pager = await person(server, "pages", "paige@example.com", "owner");
+    const pagee = await person(server, "pages", "penn@example.com", "member");
+    const minted: string[] = [];
+    for (let i = 0; i < 5; i++) minted.push((await mint(pager, { scopes: ["repo:read"], label: `p${i}` }, "pages")).id);
+    const theirs = [(await mint(pagee, { scopes: ["repo:read"], label: "m0" }, "pages")).id, (await mint(pagee, { scopes: ["repo:read"], label: "m1" }, "pages")).id];
+
+    const first = await as(pager).get("/v1/orgs/pages/tokens");
+    expect(first.status).toBe(200);
+    expect(first.body.next_cursor).toBeNull();
+    const everything = first.body.tokens.map((t: any) => t.id);
+    expect(everything).toEqual([...minted, ...theirs]);
+
+    expect(await allPages(pager, "/v1/orgs/pages/tokens", 2)).toEqual({ ids: everything, pages: 4 });
+    expect(await allPages(pager, "/v1/orgs/pages/tokens", 7)).toEqual({ ids: everything, pages: 1 });
+    expect(await allPages(pager, "/v1/orgs/pages/tokens", 1)).toEqual({ ids: everything, pages: 7 });
+    expect(await allPages(pagee, "/v1/orgs/pages/tokens", 1)).toEqual({ ids: theirs, pages: 2 });
+
+    // A token revoked between pages does not disturb the walk.
+    const page1 = await as(pager).get("/v1/orgs/pages/tokens?limit=3");
+    expect((await as(pager).delete(`/v1/orgs/pages/tokens/${minted[3]}`)).status).toBe(204);
+    const page2 = await as(pager).get(`/v1/orgs/pages/tokens?limit=3&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
+    expect([...page1.body.tokens, ...page2.body.tokens].map((t: any) => t.id)).toEqual(everything.filter((id: string) => id !== minted[3]));
+    expect(page2.body.next_cursor).toBeNull();
+  }, 30_000);
+
+  test("400 for a limit outside 1-100 or a cursor this list did not make", async () => {
+    const who = await person(server, "pages-bad", "pat@example.com", "owner");
+    for (const q of ["limit=0", "limit=101", "limit=x", "limit=2.5", "cursor=garbage", `cursor=${Buffer.from(JSON.stringify("a-name")).toString("base64url")}`, `cursor=${Buffer.from("[1,2]").toString("base64url")}`]) {
+      const r = await as(who).get(`/v1/orgs/pages-bad/tokens?${q}`);
+      expect({ q, status: r.status }).toEqual({ q, status: 400 });
+      expectError(r, 400);
+    }
+    expect((await as(who).get("/v1/orgs/pages-bad/tokens?limit=100")).status).toBe(200);
+  }, 30_000);
 });

@@ -329,6 +329,19 @@ describe("history", () => {
     expect((await repo.api.c.get(`${repo.api.base}/commits?cursor=not-a-cursor`)).status).toBe(400);
   });
 
+  test("a cursor is a position this service made: other shapes are 400", async () => {
+    const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const tip = shas[shas.length - 1]!;
+    for (const cursor of [encode(tip), encode([tip]), encode([tip, -1]), encode([tip, 1.5]), encode(["main", 1]), encode({ s: tip, k: 1 }), encode([tip, 1, 2])]) {
+      const r = await repo.api.c.get(`${repo.api.base}/commits?cursor=${cursor}`);
+      expect({ cursor, status: r.status }).toEqual({ cursor, status: 400 });
+    }
+    // The cursor pins where the walk started: the second page continues that history.
+    const first = await repo.api.log({ limit: 2 });
+    const second = await repo.api.log({ limit: 2, cursor: first.body.next_cursor });
+    expect(second.body.commits.map((c: { sha: string }) => c.sha)).toEqual([...shas].reverse().slice(2, 4));
+  });
+
   test("a path filter returns exactly the commits git log -- path returns", async () => {
     for (const path of ["README.md", "docs", "docs/api", "docs/api/endpoints.md", "src/b.ts", "notes.txt", "counter/1.txt", "never-existed"]) {
       const r = await repo.api.log({ path, limit: 100 });

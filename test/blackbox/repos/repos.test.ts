@@ -57,13 +57,14 @@ describe("POST /v1/orgs/{org}/repos", () => {
       homepage: "https://example.com/alpha",
       fork_count: 0,
       watcher_count: 0,
-      fork_state: null,
       fork_parent: null,
       viewer_admin: true,
       viewer_write: true,
       write_blocked: null,
     });
     expect(r.body.created_at).toBeGreaterThan(1_500_000_000_000);
+    // SPEC §2.1: fork_state is absent (not null) for a repository that is not a fork.
+    expect(Object.keys(r.body)).not.toContain("fork_state");
     const got = await as(owner).get("/v1/orgs/rp/repos/alpha");
     expect(got.status).toBe(200);
     expect(got.body).toEqual(r.body);
@@ -100,6 +101,14 @@ describe("POST /v1/orgs/{org}/repos", () => {
     for (const name of ["a".repeat(100), "A.b-c_d", "x.gitx", ".hidden", "_", "git"]) {
       expect((await create("rp", { name })).name).toBe(name);
     }
+  });
+
+  test("kind and origin_provider outside their enumerations are 422; a wrong type is 400", async () => {
+    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "fork" }), 422);
+    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "mirror", origin_url: "https://example.com/x.git", origin_provider: "ftp" }), 422);
+    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: 1 }), 400);
+    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "mirror" }), 400);
+    expectError(await as(owner).get("/v1/orgs/rp/repos/kinded"), 404);
   });
 
   test("409 when the name exists, case-insensitively", async () => {
@@ -280,6 +289,24 @@ describe("PATCH /v1/orgs/{org}/repos/{repo}", () => {
     const same = await as(owner).patch("/v1/orgs/rp/repos/described", {});
     expect(same.status).toBe(200);
     expect(same.body).toMatchObject({ description: null, homepage: null });
+  });
+
+  test("a description holds up to 2,000 characters; 2,001 are 400 on create and on patch", async () => {
+    const longest = "d".repeat(2000);
+    expect((await create("rp", { name: "wordy", description: longest })).description).toBe(longest);
+    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "wordier", description: `${longest}d` }), 400);
+    expectError(await as(owner).patch("/v1/orgs/rp/repos/wordy", { description: `${longest}d` }), 400);
+    expect((await as(owner).get("/v1/orgs/rp/repos/wordy")).body.description).toBe(longest);
+    expectError(await as(owner).get("/v1/orgs/rp/repos/wordier"), 404);
+  });
+
+  test("fields of the wrong type are 400 and change nothing", async () => {
+    await create("rp", { name: "typed", description: "orig" });
+    for (const body of [{ name: 7 }, { public: 1 }, { default_branch: null }, { description: 5 }, { homepage: false }]) {
+      const r = await as(owner).patch("/v1/orgs/rp/repos/typed", body);
+      expect({ body, status: r.status, error: typeof r.body?.error }).toEqual({ body, status: 400, error: "string" });
+    }
+    expect((await as(owner).get("/v1/orgs/rp/repos/typed")).body).toMatchObject({ name: "typed", public: false, description: "orig", default_branch: "main" });
   });
 
   test("needs admin: 403 for a member or viewer, 404 for an outsider, 401 anonymous", async () => {

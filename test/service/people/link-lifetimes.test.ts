@@ -76,12 +76,12 @@ async function harness(extraEnv: Record<string, string> = {}) {
 
   /** The tokens with `prefix` of every message queued to `address`, oldest first. */
   function linksTo(address: string, prefix: string): string[] {
-    const rows = ctx.db.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).orderBy(sql`rowid`).all();
+    const rows = ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).orderBy(sql`rowid`).all();
     return rows.flatMap((r) => [...r.textBody.matchAll(/\?token=(svc[a-z]*_[a-z2-7]{32})/g)].map((m) => m[1]!)).filter((tok) => tok.startsWith(prefix));
   }
   /** How many messages were ever queued to `address`. */
   function queued(address: string): number {
-    return ctx.db.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).all().length;
+    return ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).all().length;
   }
   const signup = (email: string, handle: string) => post("/v1/auth/signup", { email, name: "Test Person", password: PASSWORD, handle });
   async function person(email: string, org = "acme", role = "owner") {

@@ -8,71 +8,89 @@ function counters() {
   return { c, probes: { own: () => c.own, external: () => c.external }, clock: () => c.now };
 }
 
-describe("FactCache", () => {
-  test("serves a cached value while nothing changed", () => {
+describe("FactCache", async () => {
+  test("serves a cached value while nothing changed", async () => {
     const { probes, clock } = counters();
     const cache = new FactCache(probes, clock);
     let loads = 0;
-    const load = () => ++loads;
-    expect(cache.get("s", "k", load)).toBe(1);
+    const load = async () => ++loads;
+    expect(await cache.get("s", "k", load)).toBe(1);
     cache.fresh();
-    expect(cache.get("s", "k", load)).toBe(1);
+    expect(await cache.get("s", "k", load)).toBe(1);
     expect(loads).toBe(1);
   });
 
-  test("a write through our own connection invalidates at the next request", () => {
+  test("a write through our own connection invalidates at the next request", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);
     let loads = 0;
-    cache.get("token", "t1", () => ++loads);
+    await cache.get("token", "t1", async () => ++loads);
     c.own++;
     cache.fresh();
-    expect(cache.get("token", "t1", () => ++loads)).toBe(2);
+    expect(await cache.get("token", "t1", async () => ++loads)).toBe(2);
   });
 
-  test("a commit by another process invalidates every request starting 1 ms later", () => {
+  test("a commit by another process invalidates every request starting 1 ms later", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);
     let loads = 0;
-    cache.get("member", "m1", () => ++loads);
+    await cache.get("member", "m1", async () => ++loads);
     c.external++;
     c.now += 1;
     cache.fresh();
-    expect(cache.get("member", "m1", () => ++loads)).toBe(2);
+    expect(await cache.get("member", "m1", async () => ++loads)).toBe(2);
   });
 
-  test("null results are cached and invalidated like any other", () => {
+  test("null results are cached and invalidated like any other", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);
-    expect(cache.get<string | null>("org", "x", () => null)).toBeNull();
-    expect(cache.get<string | null>("org", "x", () => "created")).toBeNull();
+    expect(await cache.get<string | null>("org", "x", async () => null)).toBeNull();
+    expect(await cache.get<string | null>("org", "x", async () => "created")).toBeNull();
     c.own++;
     cache.fresh();
-    expect(cache.get<string | null>("org", "x", () => "created")).toBe("created");
+    expect(await cache.get<string | null>("org", "x", async () => "created")).toBe("created");
   });
 
-  test("without a new request, validation still expires after its window", () => {
+  test("without a new request, validation still expires after its window", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);
     let loads = 0;
-    cache.get("s", "k", () => ++loads);
+    await cache.get("s", "k", async () => ++loads);
     c.own++;
-    expect(cache.get("s", "k", () => ++loads)).toBe(1); // same request, same millisecond
+    expect(await cache.get("s", "k", async () => ++loads)).toBe(1); // same request, same millisecond
     c.now += 1;
-    expect(cache.get("s", "k", () => ++loads)).toBe(2);
+    expect(await cache.get("s", "k", async () => ++loads)).toBe(2);
   });
 
-  test("spaces and pairs keep their keys apart, and a change drops them all", () => {
+  test("spaces and pairs keep their keys apart, and a change drops them all", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);
-    expect(cache.get("org", "a", () => "org a")).toBe("org a");
-    expect(cache.get("token", "a", () => "token a")).toBe("token a");
-    expect(cache.getPair("person", "u1", "o1", () => "u1 in o1")).toBe("u1 in o1");
-    expect(cache.getPair("person", "u1", "o2", () => "u1 in o2")).toBe("u1 in o2");
-    expect(cache.getPair("person", "u1", "o1", () => "reloaded")).toBe("u1 in o1");
+    expect(await cache.get("org", "a", async () => "org a")).toBe("org a");
+    expect(await cache.get("token", "a", async () => "token a")).toBe("token a");
+    expect(await cache.getPair("person", "u1", "o1", async () => "u1 in o1")).toBe("u1 in o1");
+    expect(await cache.getPair("person", "u1", "o2", async () => "u1 in o2")).toBe("u1 in o2");
+    expect(await cache.getPair("person", "u1", "o1", async () => "reloaded")).toBe("u1 in o1");
     c.own++;
     cache.fresh();
-    expect(cache.getPair("person", "u1", "o1", () => "reloaded")).toBe("reloaded");
-    expect(cache.get("org", "a", () => "reloaded")).toBe("reloaded");
+    expect(await cache.getPair("person", "u1", "o1", async () => "reloaded")).toBe("reloaded");
+    expect(await cache.get("org", "a", async () => "reloaded")).toBe("reloaded");
+  });
+
+  test("a value loaded while a change cleared the cache is returned but not kept", async () => {
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = cache.get("org", "a", async () => {
+      await gate;
+      return "read before the write";
+    });
+    // Another request starts after a write: validation clears the cache while the load is open.
+    c.own++;
+    cache.fresh();
+    expect(await cache.get("org", "b", async () => "other")).toBe("other");
+    release();
+    expect(await slow).toBe("read before the write");
+    expect(await cache.get("org", "a", async () => "fresh")).toBe("fresh");
   });
 });

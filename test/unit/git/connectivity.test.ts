@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { checkConnectivity } from "../../../src/git/connectivity.ts";
+import { checkConnectivity, linksClosed } from "../../../src/git/connectivity.ts";
 import { serializeCommit, serializeTag, serializeTree } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import { indexPack } from "../../../src/git/pack-indexer.ts";
@@ -32,11 +32,16 @@ afterAll(async () => {
 });
 
 async function packOf(objects: RawObject[]): Promise<Pack> {
+  return (await indexedOf(objects)).pack;
+}
+
+/** The pack as receive-pack sees it: the indexer's result (links included) and the opened pack. */
+async function indexedOf(objects: RawObject[]) {
   const { pack } = buildPack(objects);
   const indexed = await indexPack([pack], { tmpDir: tmp.path });
   const o = await openIndexedPack(indexed);
   opened.push(o);
-  return o.pack;
+  return { indexed, pack: o.pack };
 }
 
 /** A reader over the same packs that is not a PackSet (takes the by-oid walk). */
@@ -100,5 +105,45 @@ describe("checkConnectivity", () => {
     const c = commit(odd.oid, [], "odd");
     expect(await check([await packOf([odd.raw, sub.raw, c.raw])], [], [c.oid])).toBe("missing");
     expect(await check([await packOf([odd.raw, sub.raw, b.raw, c.raw])], [], [c.oid])).toBe("ok");
+  });
+});
+
+describe("linksClosed (the push's check from the indexer's links) and onlyReachableFrom", () => {
+  const a = blob("la\n");
+  const b = blob("lb\n");
+  const sub = tree([{ mode: "100644", name: "b", oid: b.oid }]);
+  const root = tree([
+    { mode: "100644", name: "a", oid: a.oid },
+    { mode: "40000", name: "sub", oid: sub.oid },
+    { mode: "160000", name: "module", oid: "ef".repeat(20) },
+  ]);
+  const c1 = commit(root.oid, [], "l1");
+  const c2 = commit(root.oid, [c1.oid], "l2");
+
+  test("a complete pack is closed with nothing read; its objects are exactly what the tip reaches", async () => {
+    const { indexed, pack } = await indexedOf([a.raw, b.raw, sub.raw, root.raw, c1.raw, c2.raw]);
+    expect(linksClosed(indexed.links, pack.idx, new PackSet([]), [c2.oid])).toBe(true);
+    expect(indexed.onlyReachableFrom([c2.oid])).toBe(true);
+    // c1 alone does not reach c2: c2 is then an object nothing names.
+    expect(indexed.onlyReachableFrom([c1.oid])).toBe(false);
+    // c2 reaches c1: the record keeps only c2.
+    expect(indexed.reachabilityRecord([c2.oid, c1.oid])).toEqual([c2.oid]);
+    expect(indexed.reachabilityRecord([c1.oid])).toBeNull();
+  });
+
+  test("what is stored counts; a missing link or tip does not", async () => {
+    const stored = await packOf([a.raw, b.raw, sub.raw, root.raw, c1.raw]);
+    const { indexed, pack } = await indexedOf([c2.raw]);
+    expect(linksClosed(indexed.links, pack.idx, new PackSet([stored]), [c2.oid])).toBe(true);
+    expect(linksClosed(indexed.links, pack.idx, new PackSet([]), [c2.oid])).toBe(false);
+    expect(linksClosed(indexed.links, pack.idx, new PackSet([stored]), ["12".repeat(20)])).toBe(false);
+  });
+
+  test("an unreachable object with a hole: not closed, but the walk (what git checks) accepts the push", async () => {
+    const hole = tree([{ mode: "100644", name: "gone", oid: "34".repeat(20) }]);
+    const { indexed, pack } = await indexedOf([a.raw, b.raw, sub.raw, root.raw, c1.raw, hole.raw]);
+    expect(linksClosed(indexed.links, pack.idx, new PackSet([]), [c1.oid])).toBe(false);
+    expect(await check([pack], [], [c1.oid])).toBe("ok");
+    expect(indexed.onlyReachableFrom([c1.oid])).toBe(false);
   });
 });

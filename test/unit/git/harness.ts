@@ -13,6 +13,7 @@ import { Pack } from "../../../src/git/pack-reader.ts";
 import { PackSet } from "../../../src/git/pack-set.ts";
 import { type ReceivePackResult, serveReceivePack } from "../../../src/git/receive-pack.ts";
 import type { RepoSnapshot } from "../../../src/git/repo-snapshot.ts";
+import { protocolVersion } from "../../../src/git/service-request.ts";
 import { type Oid, type RefCommand, ZERO_OID } from "../../../src/git/types.ts";
 import { serveUploadPack, type UploadPackMetrics } from "../../../src/git/upload-pack.ts";
 import { git, removeDir } from "./repo-fixture.ts";
@@ -129,7 +130,7 @@ export function serveHttp(repo: MemoryRepo, tmpDir: string): { url: string; stop
     hostname: "127.0.0.1",
     async fetch(req) {
       const url = new URL(req.url);
-      const protocol = (req.headers.get("git-protocol") ?? "").split(":").includes("version=2") ? 2 : 0;
+      const protocol = protocolVersion(req.headers.get("git-protocol"));
       if (req.method === "GET" && url.pathname === "/repo.git/info/refs") {
         const service = url.searchParams.get("service");
         if (service !== "git-upload-pack" && service !== "git-receive-pack") return new Response("dumb", { status: 403 });
@@ -198,7 +199,7 @@ export async function serveSsh(
         nl = head.indexOf(0x0a);
       }
       const [service, gitProtocol = ""] = new TextDecoder().decode(head.subarray(0, nl)).split(" ");
-      const protocol = gitProtocol.split(":").includes("version=2") ? 2 : 0;
+      const protocol = protocolVersion(gitProtocol);
       const rest = head.subarray(nl + 1);
       async function* input(): AsyncGenerator<Uint8Array> {
         if (rest.length > 0) yield rest;

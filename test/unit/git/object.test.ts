@@ -174,3 +174,17 @@ describe("object codec rules", () => {
     expect(encodeText("plain ✓")).toEqual(new TextEncoder().encode("plain ✓"));
   });
 });
+
+describe("objects without a message (found by fuzzing, issue 11)", () => {
+  test("a commit or tag of headers only (no blank line) round-trips byte for byte", () => {
+    const commit = enc(`tree ${OID}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\n`);
+    validateObject("commit", commit);
+    expect(serializeCommit(parseCommit(commit))).toEqual(commit);
+    const tag = enc(`object ${OID}\ntype commit\ntag v1\ntagger T <t@x> 1 +0000\n`);
+    validateObject("tag", tag);
+    expect(serializeTag(parseTag(tag))).toEqual(tag);
+    // With the blank line and an empty message, the blank line stays.
+    const empty = enc(`tree ${OID}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\n\n`);
+    expect(serializeCommit(parseCommit(empty))).toEqual(empty);
+  });
+});

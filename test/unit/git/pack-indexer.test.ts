@@ -186,9 +186,10 @@ describe("indexPack", () => {
     await expectRejected(pack, /maximum size/, { maxBytes: 1000 });
 
     const badTree = new TextEncoder().encode(`100644 a/b\0${"x".repeat(20)}`);
-    await expectRejected(craftPack([{ typeCode: 2, data: badTree }]).pack, /invalid tree/);
+    // Refused by the object checks with git's fsck message ids (fsck.ts).
+    await expectRejected(craftPack([{ typeCode: 2, data: badTree }]).pack, /fullPathname/);
     const badCommit = new TextEncoder().encode("tree nope\n\n");
-    await expectRejected(craftPack([{ typeCode: 1, data: badCommit }]).pack, /invalid commit/);
+    await expectRejected(craftPack([{ typeCode: 1, data: badCommit }]).pack, /badTreeSha1/);
     const blob = new TextEncoder().encode("some blob content\n");
     await expectRejected(craftPack([{ typeCode: 3, data: blob }], 2).pack, /truncated|corrupt/);
     await expectRejected(craftPack([{ typeCode: 5, data: blob }]).pack, /invalid object type/);

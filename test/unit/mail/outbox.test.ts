@@ -46,13 +46,13 @@ const message = (n = 1): MailMessage => ({
   html: `<p><a href="https://git.example.test/verify?token=svcv_${n}">confirm</a></p>`,
 });
 
-function enqueue(ctx: Ctx, msg = message()): string {
-  const id = ctx.db.transaction((tx) => enqueueMail(ctx, tx, msg));
+async function enqueue(ctx: Ctx, msg = message()): Promise<string> {
+  const id = await ctx.db.transaction((tx) => enqueueMail(ctx, tx, msg));
   if (id === null) throw new Error("nothing queued");
   return id;
 }
 
-const row = (ctx: Ctx, id: string) => ctx.db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()!;
+const row = (ctx: Ctx, id: string) => ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()!;
 
 /** Polls `fn` until it returns a truthy value or the deadline passes. */
 async function until<T>(fn: () => T, what: string, ms = 10_000): Promise<NonNullable<T>> {
@@ -72,7 +72,7 @@ describe("capture transport", () => {
     const mailDir = tempDir();
     const ctx = await open(tempDir(), { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir, SVC_MAIL_FROM: "svc@example.test" });
     try {
-      const id = enqueue(ctx);
+      const id = await enqueue(ctx);
       expect(row(ctx, id)).toMatchObject({ toAddress: "person1@example.com", textBody: message().text, htmlBody: message().html, sentAt: null, attempts: 0 });
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
       const files = emlFiles(mailDir);
@@ -98,10 +98,10 @@ describe("capture transport", () => {
     const mailDir = tempDir();
     const env = { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir };
     const first = await open(dataDir, env);
-    const queued = enqueue(first, message(1));
-    const cut = enqueue(first, message(2));
+    const queued = await enqueue(first, message(1));
+    const cut = await enqueue(first, message(2));
     // The process dies in the middle of an attempt: the row stays leased.
-    first.db.update(mailOutbox).set({ lockedUntil: now() + 120_000, attempts: 1 }).where(eq(mailOutbox.id, cut)).run();
+    await first.db.transaction((tx) => tx.update(mailOutbox).set({ lockedUntil: now() + 120_000, attempts: 1 }).where(eq(mailOutbox.id, cut)).run());
     first.close();
 
     const second = await open(dataDir, env);
@@ -128,8 +128,8 @@ describe("null transport", () => {
     const ctx = await open(tempDir(), {});
     try {
       expect(ctx.mail).toBeNull();
-      expect(ctx.db.transaction((tx) => enqueueMail(ctx, tx, message()))).toBeNull();
-      expect(ctx.db.select().from(mailOutbox).all()).toEqual([]);
+      expect(await ctx.db.transaction((tx) => enqueueMail(ctx, tx, message()))).toBeNull();
+      expect(ctx.db.read.select().from(mailOutbox).all()).toEqual([]);
       expect(await deliverNow(ctx, null)).toEqual({ sent: false });
       await startMailWorker(ctx).stop();
     } finally {
@@ -154,7 +154,7 @@ describe("smtp transport through the outbox", () => {
   });
 
   test("deliverNow hands the message to the relay", async () => {
-    const id = enqueue(ctx, message(10));
+    const id = await enqueue(ctx, message(10));
     expect(await deliverNow(ctx, id)).toEqual({ sent: true });
     const got = await relay.waitFor((m) => m.to[0] === "person10@example.com");
     expect({ from: got.from, to: got.to, secure: got.secure }).toEqual({ from: "svc@example.test", to: ["person10@example.com"], secure: false });
@@ -166,7 +166,7 @@ describe("smtp transport through the outbox", () => {
 
   test("relay down: the error is reported, the row waits 30 s, and the worker delivers it once due and the relay is back", async () => {
     relay.refuse = true;
-    const id = enqueue(ctx, message(11));
+    const id = await enqueue(ctx, message(11));
     const t0 = now();
     const result = await deliverNow(ctx, id);
     expect(result.sent).toBe(false);
@@ -197,7 +197,7 @@ describe("smtp transport through the outbox", () => {
     const release = relay.hold();
     try {
       const connected = relay.nextConnection();
-      const id = enqueue(ctx, message(12));
+      const id = await enqueue(ctx, message(12));
       notifyMail();
       await connected;
       const answer = deliverNow(ctx, id, 10_000);
@@ -213,7 +213,7 @@ describe("smtp transport through the outbox", () => {
   test("a slow relay: deliverNow answers within waitMs and the attempt still records its outcome", async () => {
     const release = relay.hold();
     try {
-      const id = enqueue(ctx, message(13));
+      const id = await enqueue(ctx, message(13));
       const started = Date.now();
       const result = await deliverNow(ctx, id, 200);
       expect(Date.now() - started).toBeLessThan(2_000);
@@ -233,7 +233,7 @@ describe("smtp transport through the outbox", () => {
     // A stopped clock: each runAt is exactly T plus its backoff.
     const T = Date.now();
     restoreClock = setClock(() => T);
-    const id = enqueue(ctx, message(14));
+    const id = await enqueue(ctx, message(14));
     const delays: number[] = [];
     for (let i = 1; i <= 7; i++) {
       expect((await deliverNow(ctx, id)).sent).toBe(false);

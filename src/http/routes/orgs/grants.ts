@@ -1,45 +1,42 @@
 // Per-repo grants and the access listing (SPEC §4.5; DECISIONS §2–§3).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createGrants, deleteGrant, listGrants, repoAccess } from "../../../services/orgs/grants.ts";
-import { principalOf } from "../../principal.ts";
-
-const GrantBody = t.Object({
-  user_ids: t.Optional(t.Array(t.String(), { description: "user ids (or handles) of org members" })),
-  team_id: t.Optional(t.String({ description: "a team id (or name)" })),
-  role: t.String({ description: "viewer, member or admin" }),
-});
+import { GrantCreate, GrantList, RepoAccess } from "../../../services/orgs/schemas.ts";
+import { errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+import { noContent } from "../../responses.ts";
 
 /** Grant and access routes. */
 export function grantRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.grants" })
-    .post(
-      "/v1/orgs/:org/repos/:repo/grants",
-      ({ request, params, body }) => createGrants(ctx, principalOf(ctx, request), params.org, params.repo, body),
-      { body: GrantBody, detail: { summary: "Grant people or a team a role on the repository (all-or-nothing)" } },
-    )
-    .get("/v1/orgs/:org/repos/:repo/grants", ({ request, params }) => listGrants(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .post("/v1/orgs/:org/repos/:repo/grants", ({ request, params, body }) => createGrants(ctx, callerOf(request), params.org, params.repo, body), {
+      body: GrantCreate,
+      response: { 200: GrantList, ...errors(400, 401, 403, 404, 422) },
+      detail: { summary: "Grant people or a team a role on the repository (all-or-nothing; answers every grant on it)" },
+    })
+    .get("/v1/orgs/:org/repos/:repo/grants", ({ request, params }) => listGrants(ctx, callerOf(request), params.org, params.repo), {
+      response: { 200: GrantList, ...errors(401, 403, 404) },
       detail: { summary: "List the repository's grants" },
     })
     .delete(
       "/v1/orgs/:org/repos/:repo/grants/users/:user",
-      ({ request, params, set }) => {
-        deleteGrant(ctx, principalOf(ctx, request), params.org, params.repo, "user", params.user);
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        await deleteGrant(ctx, callerOf(request), params.org, params.repo, "user", params.user);
+        return noContent(set);
       },
-      { detail: { summary: "Remove a person's grant" } },
+      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Remove a person's grant" } },
     )
     .delete(
       "/v1/orgs/:org/repos/:repo/grants/teams/:team",
-      ({ request, params, set }) => {
-        deleteGrant(ctx, principalOf(ctx, request), params.org, params.repo, "team", params.team);
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        await deleteGrant(ctx, callerOf(request), params.org, params.repo, "team", params.team);
+        return noContent(set);
       },
-      { detail: { summary: "Remove a team's grant" } },
+      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Remove a team's grant" } },
     )
-    .get("/v1/orgs/:org/repos/:repo/access", ({ request, params }) => repoAccess(ctx, principalOf(ctx, request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo/access", ({ request, params }) => repoAccess(ctx, callerOf(request), params.org, params.repo), {
+      response: { 200: RepoAccess, ...errors(401, 403, 404) },
       detail: { summary: "Everyone who can reach the repository, their role and its source" },
     });
 }

@@ -1,10 +1,11 @@
-// Invitations to an organization (SPEC §4.5; DECISIONS §3).
-import { Elysia, t } from "elysia";
+// Invitations to an organization (SPEC §4.5; DECISIONS §1, §3).
+import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createInvite, listInvites, revokeInvite } from "../../../services/orgs/invites.ts";
-import { principalOf } from "../../principal.ts";
-
-const InviteBody = t.Object({ email: t.Unknown(), role: t.Unknown({ description: "viewer, member, admin or owner" }) });
+import { InviteCreate, InviteCreated, InviteList } from "../../../services/orgs/schemas.ts";
+import { PageQuery, errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+import { noContent } from "../../responses.ts";
 
 /** Invitation routes. */
 export function inviteRoutes(ctx: Ctx) {
@@ -12,22 +13,27 @@ export function inviteRoutes(ctx: Ctx) {
     .post(
       "/v1/orgs/:org/invites",
       async ({ request, params, body, set }) => {
-        const out = await createInvite(ctx, principalOf(ctx, request), params.org, body);
+        const out = await createInvite(ctx, callerOf(request), params.org, body);
         set.status = 201;
         return out;
       },
-      { body: InviteBody, detail: { summary: "Invite an address with a role; the svcinv_ link is returned and mailed" } },
+      {
+        body: InviteCreate,
+        response: { 201: InviteCreated, ...errors(400, 401, 403, 404, 409, 422) },
+        detail: { summary: "Invite an address with a role; the svcinv_ link is returned and mailed (only owners invite owners)" },
+      },
     )
-    .get("/v1/orgs/:org/invites", ({ request, params }) => listInvites(ctx, principalOf(ctx, request), params.org), {
-      detail: { summary: "Invitations not yet accepted" },
+    .get("/v1/orgs/:org/invites", ({ request, params, query }) => listInvites(ctx, callerOf(request), params.org, query), {
+      query: PageQuery,
+      response: { 200: InviteList, ...errors(400, 401, 403, 404) },
+      detail: { summary: "Invitations not yet accepted, newest first, a page at a time" },
     })
     .delete(
       "/v1/orgs/:org/invites/:id",
-      ({ request, params, set }) => {
-        revokeInvite(ctx, principalOf(ctx, request), params.org, params.id);
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        await revokeInvite(ctx, callerOf(request), params.org, params.id);
+        return noContent(set);
       },
-      { detail: { summary: "Revoke an invitation" } },
+      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Revoke an invitation" } },
     );
 }

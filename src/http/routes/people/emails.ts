@@ -1,36 +1,49 @@
 // A person's email addresses (SPEC §4.2).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { addEmail, deleteEmail, listEmails, verifyEmail } from "../../../services/people/emails.ts";
-import { principalOf } from "../../principal.ts";
+import { EmailList, EmailPending, EmailRequest, EmailVerified, LinkRequest } from "../../../services/people/schemas.ts";
+import { errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+import { noContent } from "../../responses.ts";
+import { JSON_BODY, documentedBody } from "./bodies.ts";
 
-/** Email address routes. */
+/** Email address routes: the person themself only. */
 export function emailRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.emails" })
-    .get("/v1/users/:handle/emails", ({ request, params }) => listEmails(ctx, principalOf(ctx, request), params.handle), {
-      detail: { summary: "Your addresses" },
+    .get("/v1/users/:handle/emails", ({ request, params }) => listEmails(ctx, callerOf(request), params.handle), {
+      response: { 200: EmailList, ...errors(401, 403, 404) },
+      detail: { summary: "Your addresses, the sign-in address first" },
     })
     .post(
       "/v1/users/:handle/emails",
-      ({ request, params, body, set }) => {
-        const out = addEmail(ctx, principalOf(ctx, request), params.handle, body);
+      async ({ request, params, body, set }) => {
+        const out = await addEmail(ctx, callerOf(request), params.handle, body);
         set.status = 202;
         return out;
       },
-      { body: t.Object({ email: t.Unknown() }), detail: { summary: "Add an address; a confirmation link is mailed to it" } },
+      {
+        ...JSON_BODY,
+        body: EmailRequest,
+        response: { 202: EmailPending, ...errors(400, 401, 403, 404, 409) },
+        detail: { summary: "Add an address; a confirmation link is mailed to it, never returned" },
+      },
     )
-    .post(
-      "/v1/users/:handle/emails/verify",
-      ({ request, params, body }) => verifyEmail(ctx, principalOf(ctx, request), params.handle, body),
-      { body: t.Object({ token: t.Optional(t.Unknown({ description: "svce_… token" })) }), detail: { summary: "Prove an address with its svce_ link" } },
-    )
+    .post("/v1/users/:handle/emails/verify", ({ request, params, body }) => verifyEmail(ctx, callerOf(request), params.handle, body), {
+      response: { 200: EmailVerified, ...errors(401, 403, 404) },
+      detail: {
+        summary: "Prove an address with its svce_ link",
+        description: "404 for every bad token: malformed, unknown, expired, spent, issued to another account, or no token at all.",
+        requestBody: documentedBody(LinkRequest, "the svce_ token of the mailed link"),
+      },
+    })
     .delete(
       "/v1/users/:handle/emails/:email",
-      ({ request, params, set }) => {
-        deleteEmail(ctx, principalOf(ctx, request), params.handle, decodeURIComponent(params.email));
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        // The router decoded the parameter already (once: a second decode would turn %25 into %).
+        await deleteEmail(ctx, callerOf(request), params.handle, params.email);
+        return noContent(set);
       },
-      { detail: { summary: "Remove an address (not the sign-in address)" } },
+      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Remove an address (not the sign-in address)" } },
     );
 }

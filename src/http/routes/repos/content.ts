@@ -7,22 +7,28 @@ import { getBlob, getCommit, getTree, listCommits } from "../../../services/repo
 import type { Ctx } from "../../../services/context.ts";
 import { deleteProtection, listProtections, putProtection } from "../../../services/repos/protections.ts";
 import { deleteRef, listRefs, putRef } from "../../../services/repos/refs.ts";
-import { principalOf } from "../../principal.ts";
-
-const Operation = t.Object({
-  op: t.String({ description: "put, put_base64 or delete" }),
-  path: t.String(),
-  content: t.Optional(t.String()),
-});
-
-const CommitBody = t.Object({
-  branch: t.Optional(t.String({ description: "default main" })),
-  expected_parent: t.Optional(t.Nullable(t.String({ description: "the branch must be here; null = must not exist" }))),
-  message: t.String(),
-  author: t.Optional(t.Object({ name: t.String(), email: t.String() })),
-  context: t.Optional(t.Unknown({ description: "any JSON, recorded immutably with the commit" })),
-  operations: t.Array(Operation, { maxItems: 10000 }),
-});
+import {
+  BlobBytes,
+  BlobRange,
+  CommitCreated,
+  CommitDetail,
+  CommitList,
+  CommitRequest,
+  CommitsQuery,
+  PathQuery,
+  Protection,
+  ProtectionList,
+  ProtectionPut,
+  Ref,
+  RefConflict,
+  RefDeleteQuery,
+  RefList,
+  RefPut,
+  Tree,
+} from "../../../services/repos/schemas.ts";
+import { errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+import { jsonAnswer, noContent } from "../../responses.ts";
 
 /** A percent-decoded path parameter; a malformed escape is the caller's error (400). */
 function decodeParam(raw: string): string {
@@ -69,27 +75,38 @@ export function contentRoutes(ctx: Ctx) {
     .post(
       `${base}/commits`,
       async ({ request, params, body, set }) => {
-        const out = await createCommit(ctx, principalOf(ctx, request), params.org, params.repo, body as Record<string, unknown>);
+        const out = await createCommit(ctx, callerOf(request), params.org, params.repo, body);
         set.status = 201;
         return out;
       },
-      { body: CommitBody, detail: { summary: "Create a commit from JSON operations (409 with current on expected_parent mismatch)" } },
+      {
+        body: CommitRequest,
+        response: { 201: CommitCreated, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
+        detail: {
+          summary: "Create a commit from JSON operations",
+          description:
+            "At most 10,000 operations. 409 with `current` (the branch's tip, or null) when expected_parent does not match; 422 when an operation does not apply to the tree (deleting a missing file, a file where a directory is); 403 when a branch protection refuses.",
+        },
+      },
     )
-    .get(`${base}/commits`, ({ request, params, query }) => listCommits(ctx, principalOf(ctx, request), params.org, params.repo, query), {
-      query: t.Object({ ref: t.Optional(t.String()), path: t.Optional(t.String()), limit: t.Optional(t.String()), cursor: t.Optional(t.String()) }),
-      detail: { summary: "History, newest first, optionally of one path" },
+    .get(`${base}/commits`, ({ request, params, query }) => listCommits(ctx, callerOf(request), params.org, params.repo, query), {
+      query: CommitsQuery,
+      response: { 200: CommitList, ...errors(400, 401, 404) },
+      detail: { summary: "History, newest first by committer date, optionally of one path" },
     })
-    .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, principalOf(ctx, request), params.org, params.repo, params.sha), {
+    .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, callerOf(request), params.org, params.repo, params.sha), {
+      response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, ({ request, params, query }) => getTree(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path), {
-      query: t.Object({ path: t.Optional(t.String()) }),
-      detail: { summary: "Directory listing at a ref and path" },
+    .get(`${base}/tree/*`, async ({ request, params, query }) => jsonAnswer(await getTree(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path)), {
+      query: PathQuery,
+      response: { 200: Tree, ...errors(400, 401, 404) },
+      detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },
     })
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
-        const blob = await getBlob(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.path);
+        const blob = await getBlob(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path);
         const etag = `"${blob.oid}"`;
         const headers: Record<string, string> = {
           "content-type": blob.contentType,
@@ -110,49 +127,61 @@ export function contentRoutes(ctx: Ctx) {
         }
         return new Response(blob.data as BodyInit, { status: 200, headers });
       },
-      { query: t.Object({ path: t.Optional(t.String()) }), detail: { summary: "Raw file bytes (ETag = blob id, Range supported)" } },
-    )
-    .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, principalOf(ctx, request), params.org, params.repo), { detail: { summary: "List refs" } })
-    .put(
-      `${base}/refs/*`,
-      ({ request, params, body }) => putRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
       {
-        body: t.Object({ target: t.String(), expected: t.Optional(t.Nullable(t.String())) }),
-        detail: { summary: "Create or move a ref with compare-and-swap (409 with current)" },
+        query: PathQuery,
+        response: {
+          200: BlobBytes,
+          206: BlobRange,
+          304: t.Null({ description: "not modified: If-None-Match named the blob id" }),
+          ...errors(400, 401, 404),
+          416: t.Null({ description: "range not satisfiable; Content-Range: bytes */<size>" }),
+        },
+        detail: { summary: "Raw file bytes (ETag = blob id, If-None-Match, one Range); the path query is required" },
       },
     )
+    .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, callerOf(request), params.org, params.repo), {
+      response: { 200: RefList, ...errors(401, 404) },
+      detail: { summary: "List refs by name" },
+    })
+    .put(`${base}/refs/*`, ({ request, params, body }) => putRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body), {
+      body: RefPut,
+      response: { 200: Ref, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
+      detail: {
+        summary: "Create or move a ref with compare-and-swap",
+        description: "409 with `current` when the ref is not at `expected` or the name clashes with an existing ref; 422 when the target is missing or of the wrong type; 403 when a branch protection refuses.",
+      },
+    })
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {
-        await deleteRef(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), query.expected);
-        set.status = 204;
-        return null;
+        await deleteRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.expected);
+        return noContent(set);
       },
-      { query: t.Object({ expected: t.Optional(t.String()) }), detail: { summary: "Delete a ref (?expected=SHA for compare-and-swap)" } },
+      {
+        query: RefDeleteQuery,
+        response: { 204: noContent.schema, ...errors(400, 401, 402, 403, 404), 409: RefConflict },
+        detail: { summary: "Delete a ref (?expected=SHA for compare-and-swap; 409 with `current`)" },
+      },
     )
-    .get(`${base}/protections`, ({ request, params }) => listProtections(ctx, principalOf(ctx, request), params.org, params.repo), {
-      detail: { summary: "Branch protections (admins)" },
+    .get(`${base}/protections`, ({ request, params }) => listProtections(ctx, callerOf(request), params.org, params.repo), {
+      response: { 200: ProtectionList, ...errors(401, 403, 404) },
+      detail: { summary: "Branch protections, by pattern (repo admin)" },
     })
     .put(
       `${base}/protections/*`,
-      ({ request, params, body }) => putProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]), body as Record<string, unknown>),
+      ({ request, params, body }) => putProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body),
       {
-        body: t.Object({
-          allow_force_push: t.Optional(t.Boolean()),
-          allow_deletion: t.Optional(t.Boolean()),
-          require_change: t.Optional(t.Boolean()),
-          required_checks: t.Optional(t.Array(t.String())),
-        }),
-        detail: { summary: "Create or replace a branch protection (pattern like main or release/*)" },
+        body: ProtectionPut,
+        response: { 200: Protection, ...errors(400, 401, 403, 404, 413) },
+        detail: { summary: "Create or replace a branch protection (pattern like main or release/*; repo admin)" },
       },
     )
     .delete(
       `${base}/protections/*`,
-      ({ request, params, set }) => {
-        deleteProtection(ctx, principalOf(ctx, request), params.org, params.repo, decodeParam(params["*"]));
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        await deleteProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]));
+        return noContent(set);
       },
-      { detail: { summary: "Remove a branch protection" } },
+      { response: { 204: noContent.schema, ...errors(400, 401, 403, 404) }, detail: { summary: "Remove a branch protection (repo admin)" } },
     );
 }

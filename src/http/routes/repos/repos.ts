@@ -1,60 +1,48 @@
 // Repositories (SPEC §2.1; DECISIONS §3).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createRepo, deleteRepo, getRepo, listRepos, patchRepo } from "../../../services/repos/repos.ts";
-import { principalOf } from "../../principal.ts";
-
-const CreateBody = t.Object({
-  name: t.String(),
-  public: t.Optional(t.Boolean()),
-  description: t.Optional(t.Nullable(t.String())),
-  homepage: t.Optional(t.Nullable(t.String())),
-  default_branch: t.Optional(t.String()),
-  kind: t.Optional(t.String({ description: "native (default) or mirror" })),
-  origin_url: t.Optional(t.Nullable(t.String())),
-  origin_provider: t.Optional(t.Nullable(t.String())),
-  origin_installation: t.Optional(t.Nullable(t.String())),
-});
-
-const PatchBody = t.Object({
-  name: t.Optional(t.String()),
-  public: t.Optional(t.Boolean()),
-  default_branch: t.Optional(t.String()),
-  description: t.Optional(t.Nullable(t.String())),
-  homepage: t.Optional(t.Nullable(t.String())),
-});
+import { Repo, RepoCreate, RepoList, RepoPatch } from "../../../services/repos/schemas.ts";
+import { PageQuery, errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+import { jsonAnswer, noContent } from "../../responses.ts";
 
 /** Repository routes. */
 export function repoRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.repos" })
     .post(
       "/v1/orgs/:org/repos",
-      ({ request, params, body, set }) => {
-        const out = createRepo(ctx, principalOf(ctx, request), params.org, body);
+      async ({ request, params, body, set }) => {
+        const out = await createRepo(ctx, callerOf(request), params.org, body);
         set.status = 201;
         return out;
       },
-      { body: CreateBody, detail: { summary: "Create a repository" } },
+      {
+        body: RepoCreate,
+        response: { 201: Repo, ...errors(400, 401, 403, 404, 409, 413, 422) },
+        detail: { summary: "Create a repository (422 for a kind or origin_provider outside the enumeration)" },
+      },
     )
-    .get("/v1/orgs/:org/repos", ({ request, params, query }) => listRepos(ctx, principalOf(ctx, request), params.org, query), {
-      query: t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String()) }),
-      detail: { summary: "List the repositories the caller may see" },
+    .get("/v1/orgs/:org/repos", ({ request, params, query }) => listRepos(ctx, callerOf(request), params.org, query), {
+      query: PageQuery,
+      response: { 200: RepoList, ...errors(400, 401, 404) },
+      detail: { summary: "List the repositories the caller may see, by name" },
     })
-    .get("/v1/orgs/:org/repos/:repo", ({ request, params }) => getRepo(ctx, principalOf(ctx, request), params.org, params.repo), {
-      detail: { summary: "Get a repository" },
+    .get("/v1/orgs/:org/repos/:repo", async ({ request, params }) => jsonAnswer(await getRepo(ctx, callerOf(request), params.org, params.repo)), {
+      response: { 200: Repo, ...errors(401, 404) },
+      detail: { summary: "Get a repository (401 anonymous / 404 otherwise when it may not be seen)" },
     })
-    .patch(
-      "/v1/orgs/:org/repos/:repo",
-      ({ request, params, body }) => patchRepo(ctx, principalOf(ctx, request), params.org, params.repo, body),
-      { body: PatchBody, detail: { summary: "Change name, visibility, default branch, description or homepage" } },
-    )
+    .patch("/v1/orgs/:org/repos/:repo", ({ request, params, body }) => patchRepo(ctx, callerOf(request), params.org, params.repo, body), {
+      body: RepoPatch,
+      response: { 200: Repo, ...errors(400, 401, 403, 404, 409, 413) },
+      detail: { summary: "Change name, visibility, default branch, description or homepage (repo admin)" },
+    })
     .delete(
       "/v1/orgs/:org/repos/:repo",
-      ({ request, params, set }) => {
-        deleteRepo(ctx, principalOf(ctx, request), params.org, params.repo);
-        set.status = 204;
-        return null;
+      async ({ request, params, set }) => {
+        await deleteRepo(ctx, callerOf(request), params.org, params.repo);
+        return noContent(set);
       },
-      { detail: { summary: "Delete a repository (storage purged in the background)" } },
+      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Delete a repository (storage purged in the background; repo admin)" } },
     );
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `packs` ADD `reach_tips` text;

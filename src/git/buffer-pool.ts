@@ -1,0 +1,72 @@
+// Reusable buffers for resolved objects (delta resolution allocates one result per object).
+/**
+ * Reusable buffers for resolved objects, by power-of-two capacity, so that resolving a pack does
+ * not allocate (and leave to the collector) one buffer per object: pass 2 produces the whole
+ * history's data, many times the pack's size. `alloc` hands out views; `release` takes back
+ * views of its own buffers (anything else is left to the collector) while at most `maxFree`
+ * bytes are idle.
+ */
+export class BufferPool {
+  private readonly free: ArrayBuffer[][] = [];
+  private readonly owned = new WeakSet<ArrayBuffer>();
+  private idle = 0;
+
+  constructor(private readonly maxFree: number) {}
+
+  readonly alloc = (size: number): Uint8Array => {
+    const b = bucketOf(size);
+    // An idle buffer up to four times larger will do.
+    const buf = this.free[b]?.pop() ?? this.free[b + 1]?.pop() ?? this.free[b + 2]?.pop();
+    if (buf) {
+      this.idle -= buf.byteLength;
+      return new Uint8Array(buf, 0, size);
+    }
+    if (2 ** b > this.maxFree / 4) return new Uint8Array(size);
+    const fresh = new ArrayBuffer(2 ** b);
+    this.owned.add(fresh);
+    return new Uint8Array(fresh, 0, size);
+  };
+
+  release(view: Uint8Array): void {
+    const buf = view.buffer as ArrayBuffer;
+    if (!this.owned.has(buf)) return;
+    const b = bucketOf(buf.byteLength);
+    (this.free[b] ??= []).push(buf);
+    this.idle += buf.byteLength;
+    // Over the cap: drop from the bucket holding the most idle bytes, so that what is kept
+    // follows what is being asked for now (the sizes of a walk's objects shift as it goes).
+    while (this.idle > this.maxFree) {
+      let worst = b;
+      let most = 0;
+      for (let i = 0; i < this.free.length; i++) {
+        const bytes = (this.free[i]?.length ?? 0) * 2 ** i;
+        if (bytes > most) {
+          most = bytes;
+          worst = i;
+        }
+      }
+      const dropped = this.free[worst]!.shift()!;
+      this.idle -= dropped.byteLength;
+    }
+  }
+}
+
+/** Smallest b >= 12 with 2^b >= size. */
+function bucketOf(size: number): number {
+  if (size <= 4096) return 12;
+  if (size > 2 ** 31) return Math.ceil(Math.log2(size));
+  return 32 - Math.clz32(size - 1);
+}
+
+
+/**
+ * A full collection, for the long loops of a clone or a repack. They churn through buffers that
+ * live across awaits (pack reads, packets in flight), so the young-generation collector promotes
+ * them and only a full collection frees them. Listing git.git's history up to v2.20 (252k
+ * objects, 4 packs) in process peaked at 441 MB left alone and at 356 MB with a collection every
+ * 16k trees (six collections); a whole in-process clone at 520-590 MB without collections and
+ * 360-400 MB with them.
+ */
+export function collectGarbage(): void {
+  Bun.gc(true);
+}

@@ -1,0 +1,560 @@
+// `rev-list --objects <wants> --not <haves>` over a pack set, in compact form: objects are named
+// by their multi-pack-index position and every per-object fact (to send, held by the client,
+// type) is a byte in a typed array, so listing a whole history costs a few bytes per object
+// instead of strings, Sets and entry objects.
+//
+// A clone (no haves, no shallow boundary) walks commits straight through by position. Anything
+// else takes the commit walk of revision.ts (limited, date ordered, with git's slop), which is
+// proportional to the commits walked, then the same compact tree walk.
+//
+// Trees are read level by level (root trees, then their subtrees, ...), each level in pack
+// order: a tree's delta base is usually the entry just before it in the pack (the same
+// directory one version apart), so resolving them in that order with the base kept in the
+// delta-base cache inflates each tree about once.
+import { collectGarbage } from "./buffer-pool.ts";
+import { type ChainObject, ChainReader } from "./chain-reader.ts";
+import type { CopyLog } from "./delta.ts";
+import { type ObjectFilter } from "./list-objects.ts";
+import { MultiPackIndex } from "./multi-pack-index.ts";
+import type { PackSet } from "./pack-set.ts";
+import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
+import { CommitCache, limitCommits, type Peeled } from "./revision.ts";
+import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
+import { GitError, type Oid } from "./types.ts";
+import type { CollectRequest } from "./walk.ts";
+
+/** Per-position flags of an ObjectList. */
+export const SEND = 1;
+/** The client has it (an uninteresting object): a thin pack may use it as a delta base. */
+export const HAVE = 2;
+/** Seen by the walk and not sent (e.g. a blob the filter omits). */
+const SEEN = 4;
+
+/** The objects of a fetch response, by multi-pack-index position. */
+export interface ObjectList {
+  midx: MultiPackIndex;
+  /** Resolves the trees and commits of the walk (private buffers, reused). */
+  reader: ChainReader;
+  /** Flags per position: SEND, HAVE. */
+  flags: Uint8Array;
+  /** Type code (1 commit, 2 tree, 3 blob, 4 tag) of every position marked SEND. */
+  types: Uint8Array;
+  /** Number of positions marked SEND. */
+  count: number;
+  commitCount: number;
+  shallow: Oid[];
+  unshallow: Oid[];
+  /** Trees read, tree entries parsed, and entries stepped over as copies of a base tree's. */
+  stats: { trees: number; entries: number; skipped: number };
+  /**
+   * Wanted commits the clone walk met as a parent of another commit it walked: what they reach,
+   * another want reaches too (a reachability record can leave them out).
+   */
+  reachedWants: Set<Oid>;
+}
+
+/** Options of listObjects. */
+export interface ListOptions {
+  /**
+   * Use the packs' reachability records for a clone (no haves, no shallow, no filter): a pack
+   * holding exactly what its recorded tips reach is counted as sent without being walked, when
+   * every recorded tip is still wanted or is met by the walk of what lies outside the pack (a
+   * fast-forward). Otherwise the listing falls back to the full walk, so the answer is exact.
+   */
+  reachability?: boolean;
+}
+
+/** List what to send for `req` from `set` (whose multi-pack index is built or reused). */
+export async function listObjects(set: PackSet, req: CollectRequest, opts: ListOptions = {}): Promise<ObjectList> {
+  const midx = set.multiPackIndex();
+  const flags = new Uint8Array(midx.count);
+  const types = new Uint8Array(midx.count);
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set() };
+  const cache = new CommitCache(set);
+  const send = (p: number, type: number): void => {
+    flags[p]! |= SEND;
+    types[p] = type;
+    list.count++;
+  };
+
+  const wantCommits: Oid[] = [];
+  const wantTrees: number[] = [];
+  const wantBlobs: number[] = [];
+  for (const oid of req.wants) {
+    const p = await mustPeel(cache, oid);
+    for (const t of p.tags) if (!(flags[mustFind(midx, t)]! & SEND)) send(mustFind(midx, t), OBJ_TAG);
+    if (p.type === "commit") wantCommits.push(p.oid);
+    else if (p.type === "tree") wantTrees.push(mustFind(midx, p.oid));
+    else if (p.type === "blob") wantBlobs.push(mustFind(midx, p.oid));
+  }
+  const haveCommits: Oid[] = [];
+  const haveOthers: Oid[] = [];
+  for (const oid of req.haves) {
+    const p = await cache.peel(oid);
+    if (!p) continue;
+    haveOthers.push(...p.tags);
+    if (p.type === "commit") haveCommits.push(p.oid);
+    else haveOthers.push(p.oid);
+  }
+  // A tag the client has is not sent, even when a want names it.
+  for (const oid of haveOthers) {
+    const p = midx.findHex(oid);
+    if (p >= 0 && flags[p]! & SEND) {
+      flags[p]! &= ~SEND;
+      list.count--;
+    }
+  }
+
+  const plan = req.plan ?? (await planShallow(cache, req, wantCommits));
+  list.shallow = plan.shallow;
+  list.unshallow = plan.unshallow;
+
+  const rootTrees: number[] = [];
+  const haveTrees: number[] = [];
+  const clone = haveCommits.length === 0 && haveOthers.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0;
+  if (clone) {
+    const needed = opts.reachability && !req.filter ? markRecordedPacks(list, req.wants) : null;
+    await allCommits(list, wantCommits, rootTrees, send, needed);
+    // A recorded tip neither wanted nor met: its pack may hold what the refs no longer reach.
+    if (needed && needed.size > 0) return listObjects(set, req, { ...opts, reachability: false });
+  } else {
+    const walk = await limitCommits(cache, {
+      interesting: [...wantCommits, ...plan.extraWants],
+      uninteresting: [...haveCommits, ...plan.unshallow],
+      grafts: plan.grafts,
+    });
+    const edges = new Set(walk.edges);
+    if (plan.grafts.size > 0) for (const oid of [...haveCommits, ...plan.unshallow]) edges.add(oid);
+    for (const oid of edges) {
+      const p = midx.findHex(oid);
+      if (p >= 0) flags[p]! |= HAVE;
+      haveTrees.push(mustFind(midx, (await cache.get(oid)).tree));
+    }
+    for (const c of walk.commits) {
+      const p = mustFind(midx, c.oid);
+      if (flags[p]! & SEND) continue;
+      send(p, OBJ_COMMIT);
+      list.commitCount++;
+      rootTrees.push(mustFind(midx, c.tree));
+    }
+  }
+  for (const oid of haveOthers) {
+    const p = midx.findHex(oid);
+    if (p < 0) continue;
+    const head = await set.readHeader(oid);
+    if (head?.type === "tree") haveTrees.push(p);
+    else flags[p]! |= HAVE;
+  }
+
+  // Trees and blobs of the client's edge commits first: they are not sent (and may be delta bases).
+  await walkTrees(list, haveTrees, true, undefined, send);
+  const roots: number[] = [];
+  for (const p of [...rootTrees, ...wantTrees]) {
+    if (flags[p]! & (SEND | HAVE | SEEN)) continue;
+    send(p, OBJ_TREE);
+    roots.push(p);
+  }
+  await walkTrees(list, roots, false, req.filter, send);
+  // Explicitly wanted blobs are sent whatever the filter says.
+  for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
+  return list;
+}
+
+/**
+ * Mark every object of the packs with a reachability record as sent; returns the positions of
+ * the recorded tips that are not wanted (each must be met by the commit walk), or null when no
+ * pack has a usable record.
+ */
+function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
+  const { midx, flags } = list;
+  const wanted = new Set(wants);
+  const needed = new Set<number>();
+  let any = false;
+  for (let k = 0; k < midx.packs.length; k++) {
+    const tips = midx.packs[k]!.reachTips;
+    if (!tips) continue;
+    const positions: number[] = [];
+    for (const t of tips) {
+      const p = midx.findHex(t);
+      if (p < 0) return null;
+      if (!wanted.has(t)) positions.push(p);
+    }
+    for (const p of positions) needed.add(p);
+    const row = midx.positionsIn(k);
+    for (let i = 0; i < row.length; i++) {
+      const v = row[i]!;
+      const p = v >= 0 ? v : -v - 1;
+      if (flags[p]! & SEND) continue;
+      flags[p]! |= SEND;
+      list.count++;
+    }
+    any = true;
+  }
+  return any ? needed : null;
+}
+
+/**
+ * Every commit reachable from `wants` (no boundary): straight through by position. Objects
+ * already marked as sent (a recorded pack's) are not walked; `needed` loses each one met.
+ */
+async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null): Promise<void> {
+  const { midx, flags } = list;
+  const stack: number[] = [];
+  const wanted = new Set<number>();
+  for (const oid of wants) {
+    const p = mustFind(midx, oid);
+    wanted.add(p);
+    if (flags[p]! & SEND) continue;
+    send(p, OBJ_COMMIT);
+    stack.push(p);
+  }
+  const key = new Uint8Array(20);
+  const hints = takesHints(midx);
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    list.commitCount++;
+    const obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
+    if (obj.code !== OBJ_COMMIT) throw new GitError(`object ${midx.oidAt(p)} is not a commit`);
+    const data = obj.data;
+    if (!headerOid(data, 0, "tree ", key)) throw new GitError(`invalid commit ${midx.oidAt(p)}: missing or bad tree line`);
+    rootTrees.push(findOrMissing(midx, key, "tree"));
+    const pushed = stack.length;
+    for (let at = 46; headerOid(data, at, "parent ", key); at += 48) {
+      const parent = findOrMissing(midx, key, "commit");
+      if (flags[parent]! & SEND) {
+        needed?.delete(parent);
+        if (wanted.has(parent)) list.reachedWants.add(midx.oidAt(parent));
+        continue;
+      }
+      send(parent, OBJ_COMMIT);
+      stack.push(parent);
+    }
+    // A merge's parents are read one after the other: object storage fetches them side by side.
+    if (hints && stack.length - pushed > 1) hint(midx, stack, pushed, stack.length);
+  }
+}
+
+/**
+ * Read the trees `roots` and everything below them, level by level in pack order. With `have`,
+ * mark it all as held by the client (mark_tree_uninteresting); else mark as sent every object
+ * not already sent, held or seen (the roots themselves are already marked by the caller).
+ */
+async function walkTrees(
+  list: ObjectList,
+  roots: number[],
+  have: boolean,
+  filter: ObjectFilter | undefined,
+  send: (p: number, type: number) => void,
+): Promise<void> {
+  const { midx, flags } = list;
+  let level = roots;
+  if (have) {
+    level = [];
+    for (const p of roots) {
+      if (flags[p]! & HAVE) continue;
+      flags[p]! |= HAVE;
+      level.push(p);
+    }
+  }
+  let reads = 0;
+  const hints = takesHints(midx);
+  while (level.length > 0) {
+    const next: number[] = [];
+    const ordered = packOrder(midx, level);
+    let hinted = 0;
+    for (let i = 0; i < ordered.length; i++) {
+      // Object storage: the next HINT_AHEAD trees of the level are kept coming while these are read.
+      if (hints && hinted < ordered.length && hinted - i < HINT_AHEAD / 2) {
+        const to = Math.min(ordered.length, hinted + HINT_AHEAD);
+        hint(midx, ordered, hinted, to);
+        hinted = to;
+      }
+      const p = ordered[i]!;
+      let obj;
+      try {
+        obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
+      } catch (e) {
+        // A client's tree we cannot read only means fewer thin bases (git ignores it too).
+        if (have) continue;
+        throw e;
+      }
+      if (obj.code !== OBJ_TREE) {
+        if (have) continue;
+        throw new GitError(`object ${midx.oidAt(p)} is not a tree`);
+      }
+      if (++reads % GC_EVERY_TREES === 0) collectGarbage();
+      const reader = list.reader;
+      const n = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
+      reader.setStarts(obj, startsScratch, n);
+      list.stats.trees++;
+      list.stats.entries += n;
+      list.stats.skipped += scanSkipped;
+      const pending = pendingBlobs;
+      pendingBlobs = NO_PENDING;
+      if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
+      for (const q of pending) {
+        if (await wantBlob(midx, q, filter)) send(q, OBJ_BLOB);
+      }
+    }
+    level = next;
+  }
+}
+
+const NO_PENDING: number[] = [];
+/** Blobs the last scanTree call left for the filter to decide. */
+let pendingBlobs = NO_PENDING;
+/** Entries the last scanTree call stepped over. */
+let scanSkipped = 0;
+let startsScratch = new Uint32Array(4096);
+
+/**
+ * One tree's entries (synchronous: this loop sees every entry of every tree of the history).
+ * Marks what it finds, queues subtrees on `next`, leaves blobs a filter must decide in
+ * pendingBlobs, and returns the number of entries (where each starts is in startsScratch).
+ *
+ * Most trees are deltas against another version of the same directory that this walk already
+ * handled (`base`, with its entry starts), and nearly all their bytes are copied from it (98% of
+ * the tree bytes of git.git's history). An entry that is a whole entry of the base copied as it
+ * is names an object already handled: it is stepped over without being parsed or looked up.
+ */
+function scanTree(
+  midx: MultiPackIndex,
+  flags: Uint8Array,
+  data: Uint8Array,
+  p: number,
+  have: boolean,
+  filtered: boolean,
+  next: number[],
+  send: (p: number, type: number) => void,
+  base: ChainObject | null,
+  copies: CopyLog,
+): number {
+  let pending = NO_PENDING;
+  const len = data.length;
+  let n = 0;
+  let skippedHere = 0;
+  let at = 0;
+  const baseStarts = base?.starts;
+  const baseCount = baseStarts ? baseStarts.length : 0;
+  const baseLen = base ? base.data.length : 0;
+  const ops = copies.ops;
+  const opCount = baseStarts ? copies.count : 0;
+  let op = 0;
+  while (at < len) {
+    if (n + 1 >= startsScratch.length) {
+      const grown = new Uint32Array(2 * startsScratch.length);
+      grown.set(startsScratch);
+      startsScratch = grown;
+    }
+    // Skip whole base entries copied as they are.
+    while (op < opCount && ops[3 * op]! + ops[3 * op + 1]! <= at) op++;
+    if (op < opCount && ops[3 * op]! <= at) {
+      const segEnd = ops[3 * op]! + ops[3 * op + 1]!;
+      let b = ops[3 * op + 2]! + (at - ops[3 * op]!);
+      let k = lowerBound(baseStarts!, b);
+      if (k < baseCount && baseStarts![k] === b) {
+        let skipped = false;
+        for (;;) {
+          const entryEnd = k + 1 < baseCount ? baseStarts![k + 1]! : baseLen;
+          const l = entryEnd - b;
+          if (at + l > segEnd) break;
+          if (n + 1 >= startsScratch.length) {
+            const grown = new Uint32Array(2 * startsScratch.length);
+            grown.set(startsScratch);
+            startsScratch = grown;
+          }
+          startsScratch[n++] = at;
+          at += l;
+          b = entryEnd;
+          k++;
+          skippedHere++;
+          skipped = true;
+          if (at >= len || k >= baseCount) break;
+        }
+        if (skipped) continue;
+      }
+    }
+    startsScratch[n++] = at;
+    // "<mode> <name>\0<20-byte id>", scanned in place.
+    let sp = at;
+    while (sp < len && data[sp] !== 0x20) sp++;
+    let nul = sp + 1;
+    while (nul < len && data[nul] !== 0) nul++;
+    if (sp === at || sp >= len || nul + 21 > len) throw new GitError(`invalid tree ${midx.oidAt(p)}: truncated entry`);
+    const m = sp - at;
+    const c = data[at];
+    const kind = c === 0x34 || (m === 6 && c === 0x30) ? TREE : m === 6 && c === 0x31 && data[at + 1] === 0x36 ? GITLINK : BLOB;
+    const id = nul + 1;
+    at = nul + 21;
+    if (kind === GITLINK) continue;
+    const q = midx.find(data, id);
+    if (q < 0) {
+      if (have) continue;
+      throw new GitError(`missing ${kind === TREE ? "tree" : "blob"} ${hex(data, id)}`, "missing");
+    }
+    const f = flags[q]!;
+    if (have) {
+      if (f & HAVE) continue;
+      flags[q] = f | HAVE;
+      if (kind === TREE) next.push(q);
+      continue;
+    }
+    if (f & (SEND | HAVE | SEEN)) continue;
+    if (kind === TREE) {
+      send(q, OBJ_TREE);
+      next.push(q);
+    } else if (!filtered) {
+      send(q, OBJ_BLOB);
+    } else {
+      if (pending === NO_PENDING) pending = [];
+      flags[q] = f | SEEN;
+      pending.push(q);
+    }
+  }
+  pendingBlobs = pending;
+  scanSkipped = skippedHere;
+  return n;
+}
+
+/** First index of `a` whose value is >= `v`. */
+function lowerBound(a: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | undefined): Promise<boolean> {
+  if (!filter) return true;
+  if (filter.kind === "blob:none") return false;
+  const pack = midx.packs[midx.packOf[p]!]!;
+  const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
+  return head.size < filter.bytes;
+}
+
+/** Entries hinted ahead of the one being read, when the packs are in object storage. */
+const HINT_AHEAD = 512;
+
+/** Whether the packs take prefetch hints (object storage: each request is slow to start). */
+function takesHints(midx: MultiPackIndex): boolean {
+  return midx.packs.some((pack) => pack.source.prefetch !== undefined);
+}
+
+/**
+ * Hint that the objects at `positions[from..to)` will be read soon: each pack's source fetches
+ * their entries in the background (neighbours as one range; delta bases are not followed, as a
+ * walk in pack order meets them just before).
+ */
+function hint(midx: MultiPackIndex, positions: ArrayLike<number>, from: number, to: number): void {
+  const byPack = new Map<number, number[]>();
+  for (let i = from; i < to; i++) {
+    const p = positions[i]!;
+    const k = midx.packOf[p]!;
+    const offsets = byPack.get(k);
+    if (offsets) offsets.push(midx.offsetOf(p));
+    else byPack.set(k, [midx.offsetOf(p)]);
+  }
+  for (const [k, offsets] of byPack) midx.packs[k]!.prefetch(offsets, false);
+}
+
+/** `positions` sorted by (pack, offset); unsorted when the keys would not be exact. */
+function packOrder(midx: MultiPackIndex, positions: number[]): number[] {
+  if (positions.length < 2 || midx.packs.length > 4096) return positions;
+  const keys = new Float64Array(positions.length);
+  for (let i = 0; i < positions.length; i++) {
+    const p = positions[i]!;
+    const off = midx.offsetOf(p);
+    if (off >= OFFSET_SPAN) return positions;
+    keys[i] = midx.packOf[p]! * OFFSET_SPAN + off;
+  }
+  keys.sort();
+  const out = new Array<number>(positions.length);
+  for (let i = 0; i < keys.length; i++) {
+    const k = Math.floor(keys[i]! / OFFSET_SPAN);
+    const idx = midx.packs[k]!.idx;
+    const row = midx.positionsIn(k);
+    out[i] = row[idx.indexAtOffset(keys[i]! - k * OFFSET_SPAN)]!;
+  }
+  return out;
+}
+
+const OFFSET_SPAN = 2 ** 41;
+/** Trees read between two collections (see collectGarbage). */
+const GC_EVERY_TREES = 16384;
+const BLOB = 0;
+const TREE = 1;
+const GITLINK = 2;
+
+/** Decode "<name><40 hex>\n" at `at` into `key`; false when the line is not there. */
+function headerOid(data: Uint8Array, at: number, name: string, key: Uint8Array): boolean {
+  const start = at + name.length;
+  if (start + 41 > data.length || data[start + 40] !== 0x0a) return false;
+  for (let i = 0; i < name.length; i++) if (data[at + i] !== name.charCodeAt(i)) return false;
+  for (let i = 0; i < 20; i++) {
+    const hi = hexDigit(data[start + 2 * i]!);
+    const lo = hexDigit(data[start + 2 * i + 1]!);
+    if (hi < 0 || lo < 0) return false;
+    key[i] = (hi << 4) | lo;
+  }
+  return true;
+}
+
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+function hex(data: Uint8Array, at: number): string {
+  return Buffer.from(data.buffer, data.byteOffset + at, 20).toString("hex");
+}
+
+function findOrMissing(midx: MultiPackIndex, key: Uint8Array, what: string): number {
+  const p = midx.find(key, 0);
+  if (p < 0) throw new GitError(`missing ${what} ${hex(key, 0)}`, "missing");
+  return p;
+}
+
+function mustFind(midx: MultiPackIndex, oid: Oid): number {
+  const p = midx.findHex(oid);
+  if (p < 0) throw new GitError(`missing object ${oid}`, "missing");
+  return p;
+}
+
+async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
+  const p = await cache.peel(oid);
+  if (!p) throw new GitError(`missing object ${oid}`, "missing");
+  return p;
+}
+
+/** Shallow/unshallow lines and walk boundary of a request (git's send_shallow_list). */
+export async function planShallow(cache: CommitCache, req: CollectRequest, wantCommits: Oid[]): Promise<ShallowPlan> {
+  const clientShallow: Oid[] = [];
+  for (const oid of new Set(req.shallow)) {
+    const head = await cache.reader.readHeader(oid);
+    if (!head) continue;
+    if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);
+    clientShallow.push(oid);
+  }
+  const depth = req.depth ?? 0;
+  const byRevList = req.deepenSince !== undefined || (req.deepenNot?.length ?? 0) > 0;
+  if (depth > 0 && byRevList) {
+    throw new GitError("deepen and deepen-since (or deepen-not) cannot be used together");
+  }
+  if (depth > 0) {
+    return deepen(cache, { wants: wantCommits, clientShallow, depth, relative: req.deepenRelative === true, tips: req.tips ?? [] });
+  }
+  if (byRevList) {
+    const not: Oid[] = [];
+    for (const oid of req.deepenNot ?? []) {
+      const p = await cache.peel(oid);
+      if (p?.type === "commit") not.push(p.oid);
+    }
+    return deepenByRevList(cache, { wants: wantCommits, clientShallow, since: req.deepenSince, not });
+  }
+  return { shallow: [], unshallow: [], grafts: new Set(clientShallow), extraWants: [] };
+}

@@ -1,0 +1,251 @@
+// The claim (SPEC §4.1 claim rules 1–4, §8): a true long poll. A machine's request waits up to
+// SVC_RUNNER_CLAIM_WAIT_MS; the moment a job it may take is queued in this process, a waiting
+// machine is woken and claims it. Every 500 ms one cheap query of the queue (per org: how many
+// queued, newest) wakes the waiters whose org's queue changed since they last looked, which
+// catches jobs queued by another process and any wake-up this process missed.
+//
+// Why the claim is safe: it is one write transaction that re-reads the machine, its group and
+// the org's policy, finds the oldest routable job, and moves it from queued to running with a
+// compare-and-set on the job row. Two machines can never both move one job, and a machine with a
+// running job gets 409 `busy` (one running job per machine, SPEC §8).
+import { Conflict, Unauthorized } from "../../errors.ts";
+import type { Queryable } from "../../db/database.ts";
+import type { RunnerRow } from "../../db/schema/index.ts";
+import { newId, newSecret } from "../../util/ids.ts";
+import { hashSecret } from "../../util/secrets.ts";
+import { callerFacts, decide, enforce } from "../access/access.ts";
+import type { Principal } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { loadPolicy } from "./policy.ts";
+import * as store from "./store.ts";
+import * as runs from "./store-runs.ts";
+import type { Claim } from "./schemas.ts";
+
+/** SPEC §4.1 claim rule 1: the server's retry period. */
+export const CLAIM_RETRY_MS = 500;
+/** Waiters woken per newly queued job (the rest are reached by the 500 ms check if those two cannot take it). */
+const WAKE_PER_JOB = 2;
+const HOSTED_KEY = "*hosted";
+
+interface Waiter {
+  key: string;
+  labels: Set<string>;
+  /** The queue signature of `key` when the waiter last looked. */
+  seen: string;
+  wake: () => void;
+}
+
+/** The in-process registry of waiting claims, keyed by org id (instance machines share one key). */
+export class ClaimHub {
+  private waiters = new Map<string, Set<Waiter>>();
+  private signatures = new Map<string, string>();
+  /** Moves each time jobs are queued or routing changes for a key (closes the look-then-wait race). */
+  private generations = new Map<string, number>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private ticking = false;
+  private count = 0;
+  stopped = false;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  /** The last known queue signature of `key`. */
+  signature(key: string): string {
+    return this.signatures.get(key) ?? "";
+  }
+
+  /** The in-process change counter of `key`: read it before looking at the queue, pass it to wait. */
+  generation(key: string): number {
+    return this.generations.get(key) ?? 0;
+  }
+
+  private bump(key: string): void {
+    this.generations.set(key, this.generation(key) + 1);
+  }
+
+  /**
+   * Waits until woken, `ms` pass or `signal` aborts. `seen` is the queue signature and `gen` the
+   * generation read before the caller last looked: if jobs were queued since, it returns at once.
+   */
+  wait(key: string, labels: string[], seen: string, gen: number, ms: number, signal: AbortSignal | null): Promise<void> {
+    if (this.stopped || this.generation(key) !== gen) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      let set = this.waiters.get(key);
+      if (!set) this.waiters.set(key, (set = new Set()));
+      const done = () => {
+        clearTimeout(timeout);
+        signal?.removeEventListener("abort", done);
+        if (this.waiters.get(key)?.delete(w)) this.count--;
+        if (this.waiters.get(key)?.size === 0) this.waiters.delete(key);
+        if (this.count === 0) this.stopTicking();
+        resolve();
+      };
+      const w: Waiter = { key, labels: new Set(labels), seen, wake: done };
+      set.add(w);
+      this.count++;
+      const timeout = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener("abort", done);
+      this.startTicking();
+    });
+  }
+
+  /** Jobs with these runs-on label sets were queued for `key`: wake the longest-waiting machines that could take them. */
+  jobsQueued(key: string, runsOn: string[][]): void {
+    this.bump(key);
+    const set = this.waiters.get(key);
+    if (!set) return;
+    const picked: Waiter[] = [];
+    for (const labels of runsOn) {
+      let n = 0;
+      for (const w of set) {
+        if (n >= WAKE_PER_JOB) break;
+        if (picked.includes(w) || !labels.every((l) => w.labels.has(l))) continue;
+        picked.push(w);
+        n++;
+      }
+    }
+    for (const w of picked) w.wake();
+  }
+
+  /** Routing changed for `key` (policy, groups): every waiter looks again. */
+  wakeAll(key: string): void {
+    this.bump(key);
+    for (const w of [...(this.waiters.get(key) ?? [])]) w.wake();
+  }
+
+  /** Answers every waiting claim now (shutdown); later claims answer at once. */
+  stop(): void {
+    this.stopped = true;
+    for (const key of [...this.waiters.keys()]) this.wakeAll(key);
+    this.stopTicking();
+  }
+
+  private startTicking(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setInterval(() => void this.tick(), CLAIM_RETRY_MS);
+    // Why unref: a waiting claim keeps its own timer; the check alone must not hold a CLI process open.
+    this.timer.unref?.();
+  }
+
+  private stopTicking(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One look at the queue: wake the waiters whose org's queue changed since they last looked. */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const next = new Map<string, string>();
+      for (const row of await runs.queueSignature(this.ctx.db.read)) {
+        const key = row.hosted ? HOSTED_KEY : row.orgId;
+        next.set(key, `${row.n}:${row.newest}`);
+      }
+      this.signatures = next;
+      for (const [key, set] of [...this.waiters]) {
+        const sig = next.get(key) ?? "";
+        if (sig === "") continue;
+        for (const w of [...set]) if (w.seen !== sig) w.wake();
+      }
+    } catch (error) {
+      this.ctx.log.warn("claim queue check failed", { error: String(error) });
+    } finally {
+      this.ticking = false;
+    }
+  }
+}
+
+const hubs = new WeakMap<object, ClaimHub>();
+
+/** The claim registry of this context. */
+export function claimHub(ctx: Ctx): ClaimHub {
+  let hub = hubs.get(ctx.db);
+  if (!hub) hubs.set(ctx.db, (hub = new ClaimHub(ctx)));
+  return hub;
+}
+
+/** The hub key of a job or machine: its org, or the instance key for hosted ones. */
+export function hubKey(hosted: boolean, orgId: string | null): string {
+  return hosted ? HOSTED_KEY : orgId!;
+}
+
+/** What routing needs about `runner` now (SPEC §4.1 claim rule 2), or null when it may take nothing. */
+async function routeOf(q: Queryable, runner: RunnerRow): Promise<runs.Route | null> {
+  if (runner.hosted) return { hosted: true, orgId: null, labels: runner.labels, groupId: null, groupAll: true, allowPublic: true, policyAll: true };
+  const policy = await loadPolicy(q, runner.orgId!);
+  if (policy.selfHosted === "disabled") return null;
+  const group = runner.groupId ? await store.groupById(q, runner.orgId!, runner.groupId) : null;
+  const g = group ?? (await store.defaultGroup(q, runner.orgId!));
+  if (!g) return null;
+  return { hosted: false, orgId: runner.orgId, labels: runner.labels, groupId: g.id, groupAll: g.repoAccess === "all", allowPublic: g.allowPublic, policyAll: policy.selfHosted === "all" };
+}
+
+const BUSY = () => Conflict("busy");
+
+/**
+ * One claim attempt: null when nothing routable is queued (or a competitor took it first). Unless
+ * the org's queue was non-empty at the last look (`busyQueue`), it first looks on the read
+ * connection, so idle machines never take the write lock.
+ */
+async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | null> {
+  if (!busyQueue) {
+    const route = await routeOf(ctx.db.read, runner);
+    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
+  }
+  return ctx.db.transaction(async (tx) => {
+    // Everything re-read inside the transaction: the machine, its group, the policy, the job.
+    const fresh = await store.runnerById(tx, runner.id);
+    if (!fresh || fresh.removedAt !== null) throw Unauthorized("invalid or revoked token");
+    if (await runs.runningJobOf(tx, runner.id)) throw BUSY();
+    const r = await routeOf(tx, fresh);
+    const jobId = r ? await runs.claimableJob(tx, r) : null;
+    if (!jobId) return null;
+    const t = now();
+    const tokenId = newId();
+    const secret = newSecret();
+    const job = await runs.startJob(tx, jobId, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t });
+    if (!job) return null;
+    await runs.insertJobToken(tx, { id: tokenId, orgId: job.orgId, repoId: job.repoId, secretHash: hashSecret(secret), label: `job ${job.id}`, createdAt: t });
+    await runs.startMinutes(tx, { jobId: job.id, orgId: job.orgId, repoId: job.repoId, hosted: job.hosted, startedAt: t });
+    const run = await runs.runOfRepo(tx, job.repoId, job.runId);
+    if (run) {
+      await runs.recordCheck(tx, { repoId: job.repoId, commit: run.commit, key: job.key, state: "running", runId: run.id, jobId: job.id, updatedAt: t });
+      if (run.state === "queued") await runs.setRunState(tx, run.id, "running", null);
+    }
+    return { job_id: job.id, token: `svc_${tokenId}_${secret}`, runner_url: ctx.baseUrl };
+  });
+}
+
+/**
+ * POST /v1/runners/claim: a job for the calling machine, or null (204) after the wait. 409 `busy`
+ * when the machine already holds a running job; 401 once the machine is removed.
+ */
+export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal | null = null): Promise<Claim | null> {
+  enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:claim" }));
+  const runner = (actor as Extract<Principal, { kind: "runner" }>).runner;
+  if (await runs.runningJobOf(ctx.db.read, runner.id)) throw BUSY();
+  const hub = claimHub(ctx);
+  const key = hubKey(runner.hosted, runner.orgId);
+  // The wait is real time (not the service clock): it bounds an open request.
+  const deadline = Date.now() + ctx.config.runnerClaimWaitMs;
+  for (;;) {
+    const seen = hub.signature(key);
+    const gen = hub.generation(key);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const got = await tryClaim(ctx, runner, attempt === 0 && seen !== "");
+      if (got) return got;
+      // A competitor took the job we saw: look again at once, a few times, before waiting.
+      if (!(await quickLook(ctx, runner))) break;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0 || hub.stopped || signal?.aborted) return null;
+    await hub.wait(key, runner.labels, seen, gen, left, signal);
+    if (hub.stopped || signal?.aborted) return null;
+  }
+}
+
+/** Whether anything routable to `runner` is queued right now. */
+async function quickLook(ctx: Ctx, runner: RunnerRow): Promise<boolean> {
+  const route = await routeOf(ctx.db.read, runner);
+  return !!route && !!(await runs.claimableJob(ctx.db.read, route));
+}

@@ -1,0 +1,85 @@
+// Runner credentials (SPEC §4.1, §5 item 3): registration tokens `svcg_<id>_<secret>` and machine
+// credentials `svcr_<id>_<secret>`. Only SHA-256 digests are stored; a presented secret is looked
+// up by its id and compared in constant time. Also the batched last_seen_at stamps of machines.
+import type { RunnerRegistrationRow, RunnerRow } from "../../db/schema/index.ts";
+import { newId, newSecret } from "../../util/ids.ts";
+import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
+import type { Principal } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import * as store from "./store.ts";
+
+const REGISTRATION_RE = /^svcg_[a-z2-7]{16}_[a-z2-7]{32}$/;
+const RUNNER_RE = /^svcr_[a-z2-7]{16}_[a-z2-7]{32}$/;
+
+/** A new credential with `prefix`: its id, the plaintext shown once, and the digest to store. */
+export function mintCredential(prefix: "svcg" | "svcr"): { id: string; plaintext: string; hash: string } {
+  const id = newId();
+  const secret = newSecret();
+  return { id, plaintext: `${prefix}_${id}_${secret}`, hash: hashSecret(secret) };
+}
+
+/** Whether a bearer value is meant as a runner credential (the front door routes it here by prefix). */
+export function isRunnerCredential(raw: string): boolean {
+  return raw.startsWith("svcg_") || raw.startsWith("svcr_");
+}
+
+/**
+ * Resolves an `svcg_` registration token (valid, unspent, unexpired) or an `svcr_` machine
+ * credential (live machine). Null for anything else: the caller answers one uniform 401.
+ */
+export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Principal | null> {
+  const value = raw.trim();
+  if (REGISTRATION_RE.test(value)) {
+    const id = value.slice(5, 21);
+    const row = await ctx.facts.get("runner-registration", id, () => store.registrationById(ctx.db.read, id));
+    // Why: one constant-time comparison whatever the row's state, so timing says nothing either.
+    const matches = row ? secretMatches(value.slice(22), storedDigest(row.secretHash)) : false;
+    if (!row || !matches || row.spentAt !== null || row.expiresAt <= now()) return null;
+    return { kind: "runner-registration", registration: row as RunnerRegistrationRow };
+  }
+  if (RUNNER_RE.test(value)) {
+    const id = value.slice(5, 21);
+    const row = await ctx.facts.get("runner", id, () => store.runnerById(ctx.db.read, id));
+    if (!row || !secretMatches(value.slice(22), storedDigest(row.credentialHash)) || row.removedAt !== null) return null;
+    noteRunnerSeen(ctx, row.id);
+    return { kind: "runner", runner: row as RunnerRow };
+  }
+  return null;
+}
+
+// last_seen_at of machines, written in batches (as token-use.ts does for tokens): every write
+// empties the fact cache, and a thousand long-polling machines would otherwise write 50 times a
+// second. The online window is 60 s (SPEC §3.1), so a stamp a few seconds late changes nothing;
+// readers in this process merge the pending stamps (seenAt) so a call shows at once.
+const SEEN_FLUSH_MS = 5_000;
+const pendingByDb = new WeakMap<object, { stamps: Map<string, number>; flushedAt: number }>();
+
+function pendingOf(ctx: Ctx) {
+  let p = pendingByDb.get(ctx.db);
+  if (!p) pendingByDb.set(ctx.db, (p = { stamps: new Map(), flushedAt: now() }));
+  return p;
+}
+
+/** Records that machine `runnerId` made a call now. */
+export function noteRunnerSeen(ctx: Ctx, runnerId: string): void {
+  const p = pendingOf(ctx);
+  const t = now();
+  p.stamps.set(runnerId, t);
+  // Why not awaited: the stamp is bookkeeping, not part of the request; a failure is only logged.
+  if (t - p.flushedAt >= SEEN_FLUSH_MS) void flushRunnerSeen(ctx).catch((error) => ctx.log.warn("runner last_seen_at not recorded", { error: String(error) }));
+}
+
+/** The latest call of `runnerId` this process knows of that is not yet written (or null). */
+export function pendingSeen(ctx: Ctx, runnerId: string): number | null {
+  return pendingOf(ctx).stamps.get(runnerId) ?? null;
+}
+
+/** Writes every waiting stamp in one transaction (by the sweeper, and at shutdown). */
+export async function flushRunnerSeen(ctx: Ctx): Promise<void> {
+  const p = pendingOf(ctx);
+  p.flushedAt = now();
+  if (p.stamps.size === 0) return;
+  const stamps = [...p.stamps];
+  p.stamps.clear();
+  await ctx.db.transaction((tx) => store.stampRunnersSeen(tx, stamps));
+}

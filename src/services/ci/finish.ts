@@ -1,0 +1,55 @@
+// Where a job ends, whatever ended it (the runner's verdict, a cancel, a timeout, silence, the
+// machine's removal): one function, inside the caller's transaction, that records the outcome,
+// revokes the per-job token, records the check result and the CI minutes, settles the run and
+// de-registers an ephemeral machine.
+import type { Tx } from "../../db/database.ts";
+import type { RunState } from "../../db/schema/index.ts";
+import * as store from "./store.ts";
+import * as runs from "./store-runs.ts";
+import type { JobRow } from "./store-runs.ts";
+
+/** SPEC §3.2: the error of a job whose machine was removed. */
+export const RUNNER_REMOVED = "runner removed while the job was running";
+
+/** SPEC §4.1 claim rule 5: why a hosted-runner job was refused. */
+export function hostedDisabledMessage(orgName: string): string {
+  return `hosted runners are disabled for the organization ${orgName}; runs-on must name self-hosted labels`;
+}
+
+/** A timeout in seconds as people read it in minutes ("1", "0.5"). */
+export function minutes(seconds: number): string {
+  return String(Math.round((seconds / 60) * 100) / 100);
+}
+
+/** The state a run is in, given its jobs' states. */
+export function runStateOf(states: RunState[]): RunState {
+  if (states.some((s) => s === "running")) return "running";
+  if (states.some((s) => s === "queued")) return states.some((s) => runs.FINISHED.includes(s)) ? "running" : "queued";
+  if (states.some((s) => s === "failure")) return "failure";
+  if (states.some((s) => s === "cancelled")) return "cancelled";
+  return "success";
+}
+
+/** Recomputes a run's state from its jobs (finished_at once every job finished). */
+export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunState> {
+  const state = runStateOf(await runs.jobStatesOfRun(tx, runId));
+  await runs.setRunState(tx, runId, state, runs.FINISHED.includes(state) ? t : null);
+  return state;
+}
+
+/** Ends a job (queued or running) with `state` and `error`; false when it had already ended. */
+export async function failJob(tx: Tx, job: JobRow, state: "success" | "failure" | "cancelled", error: string | null, t: number, verdict: string | null = null): Promise<boolean> {
+  if (!(await runs.finishJobRow(tx, job.id, { state, verdict, error, t }))) return false;
+  // Why: the per-job credential lives exactly as long as the job runs (SPEC §4.1 claim rule 3).
+  if (job.tokenId) await runs.deleteJobToken(tx, job.tokenId);
+  const run = await runs.runOfRepo(tx, job.repoId, job.runId);
+  if (run) await runs.recordCheck(tx, { repoId: job.repoId, commit: run.commit, key: job.key, state, runId: run.id, jobId: job.id, updatedAt: t });
+  if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
+  await settleRun(tx, job.runId, t);
+  if (job.runnerId && job.state === "running") {
+    const machine = await store.runnerById(tx, job.runnerId);
+    // An ephemeral machine runs one job and then de-registers.
+    if (machine?.ephemeral) await store.tombstoneRunner(tx, machine.id, t);
+  }
+  return true;
+}

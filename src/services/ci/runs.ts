@@ -1,0 +1,99 @@
+// Runs and jobs as people read them (DECISIONS §3): list, get, a job's log as text, cancel.
+import { Conflict, NotFound } from "../../errors.ts";
+import type { Queryable } from "../../db/database.ts";
+import { requireRepoFor } from "../access/access.ts";
+import type { Principal } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { pageOf, parsePage } from "../paging.ts";
+import { failJob } from "./finish.ts";
+import type { Run } from "./schemas.ts";
+import * as runs from "./store-runs.ts";
+import type { JobRow, RunRow } from "./store-runs.ts";
+
+async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promise<Run[]> {
+  const jobs = await runs.jobsOfRuns(q, rows.map((r) => r.id));
+  const byRun = new Map<string, JobRow[]>();
+  for (const j of jobs) {
+    let list = byRun.get(j.runId);
+    if (!list) byRun.set(j.runId, (list = []));
+    list.push(j);
+  }
+  return rows.map((r) => ({
+    id: r.id,
+    repo: repoName,
+    workflow: r.workflow,
+    commit: r.commit,
+    ref: r.ref,
+    event: r.event,
+    state: r.state,
+    error: r.error,
+    created_at: r.createdAt,
+    finished_at: r.finishedAt,
+    jobs: (byRun.get(r.id) ?? []).map((j) => ({
+      id: j.id,
+      key: j.key,
+      runs_on: j.runsOn,
+      state: j.state,
+      verdict: j.verdict,
+      error: j.error,
+      runner: j.runnerId ? { id: j.runnerId, name: j.runnerName ?? "" } : null,
+      started_at: j.startedAt,
+      finished_at: j.finishedAt,
+      steps: j.spec.steps.map((s, i) => ({ name: s.name, state: j.steps[i]?.state ?? "pending", exit_code: j.steps[i]?.exit_code ?? null })),
+    })),
+  }));
+}
+
+const isRunCursor = (k: unknown): k is [number, string] => Array.isArray(k) && k.length === 2 && typeof k[0] === "number" && typeof k[1] === "string";
+
+/** GET /v1/orgs/{org}/repos/{repo}/runs: newest first, a page at a time. */
+export async function listRuns(ctx: Ctx, actor: Principal, orgName: string, repoName: string, q: { limit?: unknown; cursor?: unknown }): Promise<{ runs: Run[]; next_cursor: string | null }> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const page = parsePage(q, isRunCursor);
+  const rows = await runs.listRuns(ctx.db.read, repo.id, { after: page.after, limit: page.limit + 1 });
+  const { items, next_cursor } = pageOf(rows, page, (r) => [r.createdAt, r.id]);
+  return { runs: await runBodies(ctx.db.read, repo.name, items), next_cursor };
+}
+
+/** GET /v1/orgs/{org}/repos/{repo}/runs/{id}. */
+export async function getRun(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<Run> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const run = await runs.runOfRepo(ctx.db.read, repo.id, runId);
+  if (!run) throw NotFound("run not found");
+  return (await runBodies(ctx.db.read, repo.name, [run]))[0]!;
+}
+
+/** GET …/runs/{id}/jobs/{job_id}/logs: the acknowledged log, streamed chunk by chunk from the object store. */
+export async function jobLog(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const job = await runs.jobById(ctx.db.read, jobId);
+  if (!job || job.runId !== runId || job.repoId !== repo.id) throw NotFound("job not found");
+  const chunks = await runs.logChunks(ctx.db.read, job.id);
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const c = chunks[i++];
+      if (!c) return controller.close();
+      const bytes = await ctx.store.get(c.key);
+      if (!bytes) return controller.error(new Error(`log chunk ${c.key} is missing`));
+      controller.enqueue(bytes);
+    },
+  });
+}
+
+/** POST …/runs/{id}/cancel: queued jobs end now; running ones are told to stop at their next heartbeat. */
+export async function cancelRun(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<Run> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+  await ctx.db.transaction(async (tx) => {
+    const run = await runs.runOfRepo(tx, repo.id, runId);
+    if (!run) throw NotFound("run not found");
+    const open = await runs.unfinishedJobsOfRun(tx, run.id);
+    if (!open.length) throw Conflict(`the run already finished (${run.state})`);
+    const t = now();
+    for (const job of open) {
+      if (job.state === "queued") await failJob(tx, job, "cancelled", "cancelled", t);
+      else if (job.cancelReason === null) await runs.updateJob(tx, job.id, { cancelReason: "cancel" });
+    }
+  });
+  return getRun(ctx, actor, orgName, repoName, runId);
+}

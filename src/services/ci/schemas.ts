@@ -1,0 +1,218 @@
+// Request and response shapes of the CI domain (SPEC §2.5–§2.7, §4.1; DECISIONS §3 runner per-job
+// calls, runs and jobs). Enumerated values arrive as plain strings and are checked by the
+// services, so a value outside an enumeration is the 422 SPEC asks for, not a schema 400.
+import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor, NullableString } from "../schemas.ts";
+
+const Millis = (description = "epoch milliseconds") => Type.Integer({ description });
+
+export const RunnerPolicy = Type.Object(
+  {
+    hosted: Type.String({ description: "`allowed` or `disabled`" }),
+    self_hosted: Type.String({ description: "`all`, `selected` or `disabled`" }),
+    self_hosted_repos: Type.Array(Type.String(), { description: "repository names, sorted; consulted only when self_hosted is `selected`" }),
+  },
+  { examples: [{ hosted: "allowed", self_hosted: "selected", self_hosted_repos: ["api", "web"] }] },
+);
+export type RunnerPolicy = Static<typeof RunnerPolicy>;
+
+export const RunnerPolicyPatch = Type.Object({
+  hosted: Type.Optional(Type.String({ examples: ["disabled"] })),
+  self_hosted: Type.Optional(Type.String({ examples: ["selected"] })),
+  self_hosted_repos: Type.Optional(Type.Array(Type.String(), { description: "replaced wholesale; [] clears", examples: [["api"]] })),
+});
+export type RunnerPolicyPatch = Static<typeof RunnerPolicyPatch>;
+
+export const RunnerGroup = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    repo_access: Type.String({ description: "`all` or `selected`" }),
+    allow_public: Type.Boolean(),
+    is_default: Type.Boolean(),
+    repos: Type.Array(Type.String(), { description: "repository names, sorted; empty when repo_access is `all`" }),
+    runners: Type.Integer({ description: "live machines in the group" }),
+    created_at: Millis(),
+    updated_at: Millis(),
+  },
+  { examples: [{ id: "k3x9m2p7q4r8s6t1", name: "gpu", repo_access: "selected", allow_public: false, is_default: false, repos: ["trainer"], runners: 2, created_at: 1795248971422, updated_at: 1795248971422 }] },
+);
+export type RunnerGroup = Static<typeof RunnerGroup>;
+
+export const RunnerGroupList = Type.Object({ groups: Type.Array(RunnerGroup) }, { examples: [{ groups: RunnerGroup.examples }] });
+
+export const RunnerGroupCreate = Type.Object({
+  name: Type.String({ description: "1-64 characters: letters, digits, space, dot, dash, underscore; unique per org (case-folded)", examples: ["gpu"] }),
+  repo_access: Type.Optional(Type.String({ description: "`all` (default) or `selected`" })),
+  allow_public: Type.Optional(Type.Boolean({ description: "default false" })),
+  repos: Type.Optional(Type.Array(Type.String(), { description: "repository names (used when repo_access is `selected`)" })),
+});
+export type RunnerGroupCreate = Static<typeof RunnerGroupCreate>;
+
+export const RunnerGroupPatch = Type.Partial(RunnerGroupCreate);
+export type RunnerGroupPatch = Static<typeof RunnerGroupPatch>;
+
+export const RunnerJobRef = Type.Object({
+  run_id: Type.String(),
+  job_id: Type.String(),
+  key: Type.String({ description: "the cell's human name" }),
+  repo: Type.String({ description: "repository name" }),
+});
+
+export const Runner = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    labels: Type.Array(Type.String()),
+    os: Type.String(),
+    arch: Type.String(),
+    version: Type.String(),
+    ephemeral: Type.Boolean(),
+    group: Type.Object({ id: Type.String(), name: Type.String() }),
+    state: Type.String({ description: "`online`, `busy` or `offline` (derived)" }),
+    last_seen_at: Millis(),
+    created_at: Millis(),
+    job: Type.Union([RunnerJobRef, Type.Null()]),
+  },
+  {
+    examples: [{
+      id: "m2p7q4r8s6t1k3x9", name: "build-01", labels: ["self-hosted", "linux", "x64", "gpu"], os: "linux", arch: "x64", version: "0.1.0", ephemeral: false,
+      group: { id: "k3x9m2p7q4r8s6t1", name: "default" }, state: "busy", last_seen_at: 1795248971422, created_at: 1795248000000,
+      job: { run_id: "r4r8s6t1k3x9m2p7", job_id: "j6t1k3x9m2p7q4r8", key: "test (node=20)", repo: "api" },
+    }],
+  },
+);
+export type Runner = Static<typeof Runner>;
+
+export const RunnerList = Type.Object({ runners: Type.Array(Runner) }, { examples: [{ runners: Runner.examples }] });
+
+export const RegistrationTokenCreate = Type.Object({ group: Type.Optional(Type.String({ description: "group name; default `default`", examples: ["default"] })) });
+export type RegistrationTokenCreate = Static<typeof RegistrationTokenCreate>;
+
+export const RegistrationToken = Type.Object(
+  {
+    token: Type.String({ description: "`svcg_…`, shown once, valid one hour, for one machine" }),
+    expires_at: Millis(),
+    group: NullableString({ description: "group name (null for an instance token)" }),
+    command: Type.String({ description: "the full runner registration command line" }),
+  },
+  { examples: [{ token: "svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567", expires_at: 1795252571422, group: "default", command: "svc runner register --url https://git.example.com --token svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567" }] },
+);
+export type RegistrationToken = Static<typeof RegistrationToken>;
+
+export const RunnerRegister = Type.Object({
+  name: Type.Optional(Type.Unknown({ description: "required: letters, digits, dot, dash, underscore; at most 64", examples: ["build-01"] })),
+  os: Type.Optional(Type.Unknown({ description: "required: linux, macos or windows" })),
+  arch: Type.Optional(Type.Unknown({ description: "required: x64 or arm64" })),
+  labels: Type.Optional(Type.Unknown({ description: "custom labels only (same characters as names; at most 32)" })),
+  version: Type.Optional(Type.Unknown({ description: "agent version, at most 64 characters" })),
+  ephemeral: Type.Optional(Type.Unknown({ description: "boolean, default false" })),
+});
+export type RunnerRegister = Static<typeof RunnerRegister>;
+
+export const RunnerRegistered = Type.Object(
+  {
+    runner_id: Type.String(),
+    credential: Type.String({ description: "`svcr_…`, shown once" }),
+    org: NullableString({ description: "null for an instance (hosted) runner" }),
+    group: NullableString({ description: "group name; null for an instance runner" }),
+    labels: Type.Array(Type.String()),
+  },
+  { examples: [{ runner_id: "m2p7q4r8s6t1k3x9", credential: "svcr_m2p7q4r8s6t1k3x9_abcdefghijklmnopqrstuvwxyz234567", org: "acme", group: "default", labels: ["self-hosted", "linux", "x64", "gpu"] }] },
+);
+export type RunnerRegistered = Static<typeof RunnerRegistered>;
+
+export const Claim = Type.Object(
+  {
+    job_id: Type.String(),
+    token: Type.String({ description: "per-job `svc_…` token with repo:read on the job's repository, revoked at the verdict" }),
+    runner_url: Type.String({ description: "the base address the machine reached" }),
+  },
+  { examples: [{ job_id: "j6t1k3x9m2p7q4r8", token: "svc_t1k3x9m2p7q4r8s6_abcdefghijklmnopqrstuvwxyz234567", runner_url: "https://git.example.com" }] },
+);
+export type Claim = Static<typeof Claim>;
+
+export const JobStep = Type.Object({ name: Type.String(), run: Type.String(), env: Type.Record(Type.String(), Type.String()) });
+
+export const JobDescription = Type.Object(
+  {
+    job_id: Type.String(),
+    run_id: Type.String(),
+    key: Type.String(),
+    repo: Type.String({ description: "org/name" }),
+    clone_url: Type.String({ description: "clone with the job token (Basic or Bearer)" }),
+    commit: Type.String(),
+    ref: Type.String(),
+    runs_on: Type.Array(Type.String()),
+    env: Type.Record(Type.String(), Type.String()),
+    steps: Type.Array(JobStep),
+    timeout_s: Type.Integer(),
+    heartbeat_s: Type.Integer({ description: "how often the runner should call heartbeat" }),
+  },
+  {
+    examples: [{
+      job_id: "j6t1k3x9m2p7q4r8", run_id: "r4r8s6t1k3x9m2p7", key: "test (node=20)", repo: "acme/api", clone_url: "https://git.example.com/acme/api.git",
+      commit: "9fceb02d0ae598e95dc970b74767f19372d61af8", ref: "refs/heads/main", runs_on: ["self-hosted", "linux"], env: { CI: "true" },
+      steps: [{ name: "test", run: "make test", env: {} }], timeout_s: 3600, heartbeat_s: 5,
+    }],
+  },
+);
+export type JobDescription = Static<typeof JobDescription>;
+
+export const LogAppend = Type.Object({
+  offset: Type.Integer({ minimum: 0, description: "byte offset (UTF-8) of `text` in the job's log" }),
+  text: Type.String({ description: "at most 1 MiB of UTF-8" }),
+});
+export type LogAppend = Static<typeof LogAppend>;
+
+export const LogAck = Type.Object({ offset: Type.Integer({ description: "the log's size after the append: the next offset to send" }) }, { examples: [{ offset: 2048 }] });
+
+export const StepUpdate = Type.Object({
+  state: Type.String({ description: "`running`, `success`, `failure`, `skipped` or `cancelled`" }),
+  exit_code: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+});
+export type StepUpdate = Static<typeof StepUpdate>;
+
+export const HeartbeatAnswer = Type.Object({ cancel: Type.Boolean() }, { examples: [{ cancel: false }] });
+
+export const JobComplete = Type.Object({ verdict: Type.String({ description: "`success`, `failure` or `cancelled`" }) });
+export type JobComplete = Static<typeof JobComplete>;
+
+export const RunJob = Type.Object({
+  id: Type.String(),
+  key: Type.String(),
+  runs_on: Type.Array(Type.String()),
+  state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+  verdict: NullableString(),
+  error: NullableString(),
+  runner: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
+  started_at: Type.Union([Type.Integer(), Type.Null()]),
+  finished_at: Type.Union([Type.Integer(), Type.Null()]),
+  steps: Type.Array(Type.Object({ name: Type.String(), state: Type.String(), exit_code: Type.Union([Type.Integer(), Type.Null()]) })),
+});
+
+export const Run = Type.Object(
+  {
+    id: Type.String(),
+    repo: Type.String(),
+    workflow: Type.String({ description: "path of the workflow file" }),
+    commit: Type.String(),
+    ref: Type.String(),
+    event: Type.String(),
+    state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+    error: NullableString({ description: "why the run failed before any job ran (malformed workflow: file:line:column: problem)" }),
+    created_at: Millis(),
+    finished_at: Type.Union([Type.Integer(), Type.Null()]),
+    jobs: Type.Array(RunJob),
+  },
+  {
+    examples: [{
+      id: "r4r8s6t1k3x9m2p7", repo: "api", workflow: ".svc/workflows/ci.yml", commit: "9fceb02d0ae598e95dc970b74767f19372d61af8", ref: "refs/heads/main", event: "push",
+      state: "success", error: null, created_at: 1795248971422, finished_at: 1795249031422,
+      jobs: [{ id: "j6t1k3x9m2p7q4r8", key: "test", runs_on: ["self-hosted"], state: "success", verdict: "success", error: null, runner: { id: "m2p7q4r8s6t1k3x9", name: "build-01" }, started_at: 1795248972000, finished_at: 1795249031000, steps: [{ name: "test", state: "success", exit_code: 0 }] }],
+    }],
+  },
+);
+export type Run = Static<typeof Run>;
+
+export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCursor }, { examples: [{ runs: Run.examples, next_cursor: null }] });

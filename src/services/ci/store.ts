@@ -1,0 +1,225 @@
+// The CI domain's queries for runner policy, groups, registration tokens and machines. Async, so
+// another database changes this file, not the services. Runs and jobs: store-runs.ts.
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import {
+  orgs,
+  repos,
+  runnerGroupRepos,
+  runnerGroups,
+  runnerPolicies,
+  runnerPolicyRepos,
+  runnerRegistrationTokens,
+  runners,
+  workflowJobs,
+  type RunnerRegistrationRow,
+  type RunnerRow,
+} from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+import { prepared } from "./store-runs.ts";
+
+const ph = sql.placeholder;
+
+export type GroupRow = typeof runnerGroups.$inferSelect;
+export type PolicyRow = typeof runnerPolicies.$inferSelect;
+
+/** The name of the org `id`, or null. */
+export async function orgNameById(q: Queryable, id: string): Promise<string | null> {
+  return q.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, id)).get()?.name ?? null;
+}
+
+// ---- policy ----
+
+/** The org's stored policy row, or null (the default policy applies). */
+export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow | null> {
+  return prepared(q, "policyRow", (q) => q.select().from(runnerPolicies).where(eq(runnerPolicies.orgId, ph("orgId"))).prepare()).get({ orgId }) ?? null;
+}
+
+/** Names of the policy's selected repositories, sorted by folded name. */
+export async function policyRepoNames(q: Queryable, orgId: string): Promise<string[]> {
+  const rows = q.select({ name: repos.name }).from(runnerPolicyRepos).innerJoin(repos, eq(repos.id, runnerPolicyRepos.repoId)).where(eq(runnerPolicyRepos.orgId, orgId)).orderBy(sql`lower(${repos.name})`).all();
+  return rows.map((r) => r.name);
+}
+
+/** Creates or replaces the org's policy row. */
+export async function upsertPolicy(tx: Tx, row: PolicyRow): Promise<void> {
+  tx.insert(runnerPolicies).values(row).onConflictDoUpdate({ target: runnerPolicies.orgId, set: { hosted: row.hosted, selfHosted: row.selfHosted, updatedAt: row.updatedAt } }).run();
+}
+
+/** Replaces the policy's selected repositories. */
+export async function replacePolicyRepos(tx: Tx, orgId: string, repoIds: string[]): Promise<void> {
+  tx.delete(runnerPolicyRepos).where(eq(runnerPolicyRepos.orgId, orgId)).run();
+  for (const repoId of repoIds) tx.insert(runnerPolicyRepos).values({ orgId, repoId }).run();
+}
+
+/** The org's repositories named in `names` (case-insensitive), keyed by folded name. */
+export async function reposByNames(q: Queryable, orgId: string, names: string[]): Promise<Map<string, { id: string; name: string }>> {
+  const folded = [...new Set(names.map((n) => n.toLowerCase()))];
+  const out = new Map<string, { id: string; name: string }>();
+  if (!folded.length) return out;
+  const rows = q.select({ id: repos.id, name: repos.name }).from(repos).where(and(eq(repos.orgId, orgId), inArray(sql`lower(${repos.name})`, folded))).all();
+  for (const r of rows) out.set(r.name.toLowerCase(), r);
+  return out;
+}
+
+// ---- groups ----
+
+/** Every group of the org by folded name, with its live machine count. */
+export async function groupsOfOrg(q: Queryable, orgId: string): Promise<(GroupRow & { runnerCount: number })[]> {
+  return q
+    .select({
+      id: runnerGroups.id, orgId: runnerGroups.orgId, name: runnerGroups.name, repoAccess: runnerGroups.repoAccess, allowPublic: runnerGroups.allowPublic,
+      isDefault: runnerGroups.isDefault, createdAt: runnerGroups.createdAt, updatedAt: runnerGroups.updatedAt,
+      runnerCount: sql<number>`(SELECT count(*) FROM runners r WHERE r.group_id = ${runnerGroups.id} AND r.removed_at IS NULL)`,
+    })
+    .from(runnerGroups)
+    .where(eq(runnerGroups.orgId, orgId))
+    .orderBy(sql`${runnerGroups.isDefault} DESC`, sql`lower(${runnerGroups.name})`)
+    .all();
+}
+
+/** Repository names of each of `groupIds` (sorted by folded name). */
+export async function groupRepoNames(q: Queryable, groupIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (!groupIds.length) return out;
+  const rows = q
+    .select({ groupId: runnerGroupRepos.groupId, name: repos.name })
+    .from(runnerGroupRepos)
+    .innerJoin(repos, eq(repos.id, runnerGroupRepos.repoId))
+    .where(inArray(runnerGroupRepos.groupId, groupIds))
+    .orderBy(sql`lower(${repos.name})`)
+    .all();
+  for (const r of rows) {
+    let list = out.get(r.groupId);
+    if (!list) out.set(r.groupId, (list = []));
+    list.push(r.name);
+  }
+  return out;
+}
+
+/** The live machine count of a group. */
+export async function groupRunnerCount(q: Queryable, groupId: string): Promise<number> {
+  return q.select({ n: sql<number>`count(*)` }).from(runners).where(and(eq(runners.groupId, groupId), isNull(runners.removedAt))).get()!.n;
+}
+
+/** The group `id` of the org, or null. */
+export async function groupById(q: Queryable, orgId: string, id: string): Promise<GroupRow | null> {
+  const stmt = prepared(q, "groupById", (q) => q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id")))).prepare());
+  return stmt.get({ orgId, id }) ?? null;
+}
+
+/** The group named `name` (case-insensitive) of the org, or null. */
+export async function groupByName(q: Queryable, orgId: string, name: string): Promise<GroupRow | null> {
+  return q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, orgId), sql`lower(${runnerGroups.name}) = lower(${name})`)).get() ?? null;
+}
+
+/** The org's default group, or null when it was never needed yet. */
+export async function defaultGroup(q: Queryable, orgId: string): Promise<GroupRow | null> {
+  return q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.isDefault, true))).get() ?? null;
+}
+
+/** Creates a group. */
+export async function insertGroup(tx: Tx, row: GroupRow): Promise<void> {
+  tx.insert(runnerGroups).values(row).run();
+}
+
+/** Updates a group's fields. */
+export async function updateGroup(tx: Tx, id: string, set: Partial<Pick<GroupRow, "name" | "repoAccess" | "allowPublic" | "updatedAt">>): Promise<void> {
+  tx.update(runnerGroups).set(set).where(eq(runnerGroups.id, id)).run();
+}
+
+/** Replaces a group's selected repositories. */
+export async function replaceGroupRepos(tx: Tx, groupId: string, repoIds: string[]): Promise<void> {
+  tx.delete(runnerGroupRepos).where(eq(runnerGroupRepos.groupId, groupId)).run();
+  for (const repoId of repoIds) tx.insert(runnerGroupRepos).values({ groupId, repoId }).run();
+}
+
+/** Moves every machine (live and tombstoned) of one group to another. */
+export async function moveRunners(tx: Tx, fromGroupId: string, toGroupId: string): Promise<void> {
+  tx.update(runners).set({ groupId: toGroupId }).where(eq(runners.groupId, fromGroupId)).run();
+}
+
+/** Deletes a group; its repositories and outstanding registration tokens go with it (foreign keys cascade). */
+export async function deleteGroup(tx: Tx, id: string): Promise<void> {
+  tx.delete(runnerGroups).where(eq(runnerGroups.id, id)).run();
+}
+
+// ---- registration tokens ----
+
+/** Stores a registration token (its digest only). */
+export async function insertRegistration(tx: Tx, row: RunnerRegistrationRow): Promise<void> {
+  tx.insert(runnerRegistrationTokens).values(row).run();
+}
+
+/** The registration token with id `id`, or null. */
+export async function registrationById(q: Queryable, id: string): Promise<RunnerRegistrationRow | null> {
+  return prepared(q, "registrationById", (q) => q.select().from(runnerRegistrationTokens).where(eq(runnerRegistrationTokens.id, ph("id"))).prepare()).get({ id }) ?? null;
+}
+
+/** Spends a registration token if it is still unspent and unexpired; false when it was not. */
+export async function spendRegistration(tx: Tx, id: string, t: number): Promise<boolean> {
+  const r = tx
+    .update(runnerRegistrationTokens)
+    .set({ spentAt: t })
+    .where(and(eq(runnerRegistrationTokens.id, id), isNull(runnerRegistrationTokens.spentAt), sql`${runnerRegistrationTokens.expiresAt} > ${t}`))
+    .returning({ id: sql`1` })
+    .all();
+  return r.length === 1;
+}
+
+// ---- machines ----
+
+/** The machine with id `id` (live or tombstoned), or null. */
+export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
+  return prepared(q, "runnerById", (q) => q.select().from(runners).where(eq(runners.id, ph("id"))).prepare()).get({ id }) ?? null;
+}
+
+/** The live machine named `name` (case-insensitive) of the org (null org: instance runners), or null. */
+export async function liveRunnerByName(q: Queryable, orgId: string | null, name: string): Promise<RunnerRow | null> {
+  return (
+    q
+      .select()
+      .from(runners)
+      .where(and(orgId === null ? isNull(runners.orgId) : eq(runners.orgId, orgId), isNull(runners.removedAt), sql`lower(${runners.name}) = lower(${name})`))
+      .get() ?? null
+  );
+}
+
+/** Creates a machine. */
+export async function insertRunner(tx: Tx, row: RunnerRow): Promise<void> {
+  tx.insert(runners).values(row).run();
+}
+
+/** Tombstones a machine (kept for job history, never listed); false when it was already removed. */
+export async function tombstoneRunner(tx: Tx, id: string, t: number): Promise<boolean> {
+  return tx.update(runners).set({ removedAt: t }).where(and(eq(runners.id, id), isNull(runners.removedAt))).returning({ id: runners.id }).all().length === 1;
+}
+
+/** The org's live machines by folded name, each with its group and current running job. */
+export async function liveRunnersOfOrg(q: Queryable, orgId: string) {
+  return q
+    .select({
+      runner: runners,
+      groupName: runnerGroups.name,
+      jobId: workflowJobs.id,
+      runId: workflowJobs.runId,
+      jobKey: workflowJobs.key,
+      repoName: repos.name,
+    })
+    .from(runners)
+    .leftJoin(runnerGroups, eq(runnerGroups.id, runners.groupId))
+    .leftJoin(workflowJobs, and(eq(workflowJobs.runnerId, runners.id), eq(workflowJobs.state, "running")))
+    .leftJoin(repos, eq(repos.id, workflowJobs.repoId))
+    .where(and(eq(runners.orgId, orgId), isNull(runners.removedAt)))
+    .orderBy(asc(sql`lower(${runners.name})`))
+    .all();
+}
+
+/** The live machine `id` of the org, or null. */
+export async function liveRunnerOfOrg(q: Queryable, orgId: string, id: string): Promise<RunnerRow | null> {
+  return q.select().from(runners).where(and(eq(runners.id, id), eq(runners.orgId, orgId), isNull(runners.removedAt))).get() ?? null;
+}
+
+/** Writes batched last_seen_at stamps (never moving one backwards). */
+export async function stampRunnersSeen(tx: Tx, stamps: [string, number][]): Promise<void> {
+  for (const [id, t] of stamps) tx.update(runners).set({ lastSeenAt: sql`max(${runners.lastSeenAt}, ${t})` }).where(eq(runners.id, id)).run();
+}

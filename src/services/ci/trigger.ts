@@ -1,0 +1,142 @@
+// From a push to runs: the event subscriber writes one durable `ci.trigger` job per moved branch
+// inside the push's transaction; the job's worker reads `.svc/workflows/*.yml` at the new tip
+// with the pure-TS engine and creates the runs and their jobs in one transaction. A malformed
+// workflow becomes a failed run naming file, line and problem; nothing here can fail the push.
+import { parseCommit, parseTree } from "../../git/object.ts";
+import type { Tx } from "../../db/database.ts";
+import { newId } from "../../util/ids.ts";
+import { now, type Ctx } from "../context.ts";
+import { openSnapshot } from "../git/snapshot.ts";
+import type { RepoEvent } from "../hooks/events.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import { claimHub, hubKey } from "./claim.ts";
+import { hostedDisabledMessage } from "./finish.ts";
+import { loadPolicy } from "./policy.ts";
+import * as runs from "./store-runs.ts";
+import { parseWorkflow, WORKFLOW_LIMITS, workflowMatches, type PlannedJob } from "./workflow.ts";
+
+/** The payload of a `ci.trigger` job. */
+export interface TriggerPayload {
+  repoId: string;
+  orgId: string;
+  ref: string;
+  commit: string;
+  event: "push" | "change";
+}
+
+/** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
+const MAX_REFS_PER_EVENT = 100;
+const WORKFLOW_DIR = [".svc", "workflows"];
+
+let wakeWorker: (() => void) | null = null;
+
+/** Lets the composition root's CI worker be woken when a trigger is queued. */
+export function onTriggerQueued(fn: (() => void) | null): void {
+  wakeWorker = fn;
+}
+
+/** The event subscriber: a `ci.trigger` job per branch a push moved (inside the push's transaction). */
+export async function enqueueTriggers(tx: Tx, event: RepoEvent): Promise<void> {
+  if (event.kind !== "push") return;
+  let n = 0;
+  for (const move of event.moves) {
+    if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
+    if (++n > MAX_REFS_PER_EVENT) break;
+    const payload: TriggerPayload = { repoId: event.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "push" };
+    await enqueueJob(tx, "ci.trigger", payload);
+  }
+  // The worker's own transaction waits for this one to commit, so waking it now is safe.
+  if (n) wakeWorker?.();
+}
+
+/**
+ * Queues the workflows of `commit` for `event` on `ref` (inside the caller's transaction); the
+ * changes engine calls this with event `change` when a change's head moves.
+ */
+export async function enqueueWorkflowTrigger(tx: Tx, payload: TriggerPayload): Promise<void> {
+  await enqueueJob(tx, "ci.trigger", payload);
+  wakeWorker?.();
+}
+
+/** A workflow file's outcome: jobs to queue, or why it is malformed. */
+type Planned = { path: string; jobs: PlannedJob[] } | { path: string; error: string };
+
+/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and branch. */
+async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<Planned[]> {
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
+  const commitObj = await snapshot.objects.read(p.commit);
+  if (!commitObj || commitObj.type !== "commit") return [];
+  let tree = parseCommit(commitObj.data).tree;
+  for (const part of WORKFLOW_DIR) {
+    const obj = await snapshot.objects.read(tree);
+    const entry = obj ? parseTree(obj.data).find((e) => e.name === part && e.mode === "40000") : undefined;
+    if (!entry) return [];
+    tree = entry.oid;
+  }
+  const dir = await snapshot.objects.read(tree);
+  if (!dir) return [];
+  const files = parseTree(dir.data)
+    .filter((e) => /\.ya?ml$/.test(e.name) && (e.mode === "100644" || e.mode === "100755"))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const branch = p.ref.replace(/^refs\/heads\//, "");
+  const out: Planned[] = [];
+  for (const f of files.slice(0, WORKFLOW_LIMITS.files)) {
+    const path = `${WORKFLOW_DIR.join("/")}/${f.name}`;
+    const size = (await snapshot.objects.readHeader(f.oid))?.size ?? 0;
+    if (size > WORKFLOW_LIMITS.fileBytes) {
+      out.push({ path, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` });
+      continue;
+    }
+    const blob = await snapshot.objects.read(f.oid);
+    if (!blob) continue;
+    const parsed = parseWorkflow(path, new TextDecoder().decode(blob.data), { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event });
+    if (!parsed.ok) out.push({ path, error: parsed.error });
+    else if (workflowMatches(parsed.on, p.event, branch)) out.push({ path, jobs: parsed.jobs });
+  }
+  return out;
+}
+
+/** The `ci.trigger` worker: creates the runs of one moved branch (idempotent: a run per workflow, commit, ref and event). */
+export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
+  const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
+  if (!place) return;
+  const planned = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
+  if (!planned.length) return;
+  const queued = new Map<string, string[][]>();
+  await ctx.db.transaction(async (tx) => {
+    const t = now();
+    const policy = await loadPolicy(tx, p.orgId);
+    for (const w of planned) {
+      if (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, w.path)) continue;
+      const runId = newId();
+      const base = { id: runId, repoId: p.repoId, orgId: p.orgId, workflow: w.path, commit: p.commit, ref: p.ref, event: p.event, createdAt: t };
+      if ("error" in w) {
+        await runs.insertRun(tx, { ...base, state: "failure", error: w.error, finishedAt: t });
+        continue;
+      }
+      // SPEC §4.1 claim rule 5: hosted jobs under `hosted: disabled` fail the run at trigger time.
+      const refused = policy.hosted === "disabled" && w.jobs.some((j) => j.hosted) ? hostedDisabledMessage(place.orgName) : null;
+      await runs.insertRun(tx, { ...base, state: refused ? "failure" : "queued", error: refused, finishedAt: refused ? t : null });
+      for (const j of w.jobs) {
+        const id = newId();
+        const state = refused ? "failure" : "queued";
+        const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
+        await runs.insertJob(tx, {
+          id, runId, repoId: p.repoId, orgId: p.orgId, key: j.key, runsOn: j.runsOn, hosted: j.hosted, spec: j.spec, state, verdict: null, error,
+          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map(() => ({ state: "pending", exit_code: null })), cancelReason: null, logSize: 0,
+          queuedAt: t, startedAt: null, finishedAt: refused ? t : null, lastHeartbeatAt: null,
+        });
+        await runs.recordCheck(tx, { repoId: p.repoId, commit: p.commit, key: j.key, state, runId, jobId: id, updatedAt: t });
+        if (!refused) {
+          const key = hubKey(j.hosted, p.orgId);
+          let list = queued.get(key);
+          if (!list) queued.set(key, (list = []));
+          list.push(j.runsOn);
+        }
+      }
+    }
+  });
+  // Committed: hand the new jobs to machines already waiting.
+  const hub = claimHub(ctx);
+  for (const [key, list] of queued) hub.jobsQueued(key, list);
+}

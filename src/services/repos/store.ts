@@ -1,0 +1,83 @@
+// The repos domain's queries: repositories, branch protections and commit contexts. Async, so
+// another database changes this file, not the services.
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { commitContexts, protections, refs, repos, subscriptions, type Repo } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+
+export type Protection = typeof protections.$inferSelect;
+
+/** Public repositories forked directly from the repository, and its watchers at level `all`. */
+export async function repoCounts(q: Queryable, repoId: string): Promise<{ forkCount: number; watchers: number }> {
+  return {
+    forkCount: q.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repoId), eq(repos.public, true))).get()!.n,
+    watchers: q.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.level, "all"))).get()!.n,
+  };
+}
+
+/** Whether the org has a repository named `name` (case-insensitive). */
+export async function repoNameTaken(q: Queryable, orgId: string, name: string): Promise<boolean> {
+  return !!q.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get();
+}
+
+/** Creates a repository row. */
+export async function insertRepo(tx: Tx, row: Repo): Promise<void> {
+  tx.insert(repos).values(row).run();
+}
+
+/** Up to `limit` of the org's repositories by folded name, after the folded name `after`. */
+export async function reposAfter(q: Queryable, orgId: string, after: string | null, limit: number): Promise<Repo[]> {
+  return q
+    .select()
+    .from(repos)
+    .where(after === null ? eq(repos.orgId, orgId) : and(eq(repos.orgId, orgId), gt(sql`lower(${repos.name})`, after)))
+    .orderBy(asc(sql`lower(${repos.name})`))
+    .limit(limit)
+    .all();
+}
+
+/** The repository with id `id`, or null. */
+export async function repoById(q: Queryable, id: string): Promise<Repo | null> {
+  return q.select().from(repos).where(eq(repos.id, id)).get() ?? null;
+}
+
+/** Changes some columns of a repository. */
+export async function updateRepo(tx: Tx, id: string, set: Partial<Repo>): Promise<void> {
+  if (Object.keys(set).length) tx.update(repos).set(set).where(eq(repos.id, id)).run();
+}
+
+/** Deletes a repository row and its refs (the rest of its rows go by foreign-key cascade). */
+export async function deleteRepo(tx: Tx, id: string): Promise<void> {
+  tx.delete(refs).where(eq(refs.repoId, id)).run();
+  tx.delete(repos).where(eq(repos.id, id)).run();
+}
+
+/** The repository's branch protections, by pattern. */
+export async function protectionsOf(q: Queryable, repoId: string): Promise<Protection[]> {
+  return q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern).all();
+}
+
+/** Creates a protection, or replaces the rules of the one with the same pattern. */
+export async function upsertProtection(tx: Tx, row: Protection): Promise<void> {
+  tx.insert(protections)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [protections.repoId, protections.pattern],
+      set: { allowForcePush: row.allowForcePush, allowDeletion: row.allowDeletion, requireChange: row.requireChange, requiredChecks: row.requiredChecks },
+    })
+    .run();
+}
+
+/** Deletes the protection with exactly this pattern; false when there was none. */
+export async function deleteProtection(tx: Tx, repoId: string, pattern: string): Promise<boolean> {
+  return tx.delete(protections).where(and(eq(protections.repoId, repoId), eq(protections.pattern, pattern))).returning().all().length > 0;
+}
+
+/** Records a commit's context (JSON text); the first record wins, it is never changed. */
+export async function insertCommitContext(tx: Tx, row: { repoId: string; sha: string; context: string; createdAt: number }): Promise<void> {
+  tx.insert(commitContexts).values(row).onConflictDoNothing().run();
+}
+
+/** The JSON text of a commit's context, or null when it has none. */
+export async function commitContext(q: Queryable, repoId: string, sha: string): Promise<string | null> {
+  return q.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repoId), eq(commitContexts.sha, sha))).get()?.context ?? null;
+}
