@@ -178,12 +178,12 @@ describe("metrics with SVC_METRICS_TOKEN", () => {
     const hangUp = new AbortController();
     const claim = fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${machine.body.credential}` }, signal: hangUp.signal }).catch(() => null);
     // The claim is held for SVC_RUNNER_CLAIM_WAIT_MS (20 s): poll the gauge until it shows it.
-    let seen = 0;
+    let seen: number | null = 0;
     for (let i = 0; i < 200 && seen === 0; i++) seen = await waiting();
     expect(seen).toBe(1);
     hangUp.abort();
     await claim;
-    let after = 1;
+    let after: number | null = 1;
     for (let i = 0; i < 200 && after !== 0; i++) after = await waiting();
     expect(after).toBe(0);
   }, 60_000);
