@@ -20,6 +20,7 @@ export type Action =
   | "repo:read" // clone, fetch, read endpoints
   | "repo:write" // push, commits, refs
   | "repo:admin" // patch, delete, protections, webhooks
+  | "repo:sync" // ask a mirror to sync from its origin
   | "org:member" // any role in the org, no scope needed (own tokens, own keys)
   | "org:read" // listings, metrics, usage, audit
   | "org:admin" // people, credentials
@@ -89,6 +90,8 @@ export interface Facts {
     fullName: string;
     public: boolean;
     writeBlocked: string | null;
+    /** `mirror` repositories take their refs from the origin only. */
+    kind: "native" | "mirror";
     /** A grant naming the person on this repo. */
     userGrant: Role | null;
     /** Grants of teams the person is in, on this repo. */
@@ -128,7 +131,7 @@ export function effectiveRepoRole(f: Facts): Role | null {
 }
 
 /** Repository actions (SPEC §5.5): unreadable is 401 to anonymous callers and 404 to others. */
-function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin"): Decision {
+function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync"): Decision {
   const c = f.caller;
   // Why: 401 lets git retry with credentials; authenticated callers who may not see the repo (or
   // ask for one that does not exist) get 404, so its existence is not disclosed.
@@ -140,9 +143,15 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin")
   if (!canRead) return unseen();
   if (action === "repo:read") return allow(role);
   if (c.kind === "anonymous") return deny(401, "authentication required");
-  if (action === "repo:write") {
+  if (action === "repo:write" || action === "repo:sync") {
     if (!roleAtLeast(role, "member") || !scopeCovers(scopes, "repo:write")) {
+      if (action === "repo:sync") return deny(403, `syncing ${f.repo.fullName} needs write access`);
       return deny(403, `You have read access to ${f.repo.fullName} but cannot write to it. Fork the repository, or ask an administrator for write access.`);
+    }
+    // Why: a mirror's refs come from its origin alone (SPEC §6.2); a push, commit or ref edit here
+    // would be undone by the next sync, or would silently fork the mirror from what it mirrors.
+    if (action === "repo:write" && f.repo.kind === "mirror") {
+      return deny(403, `${f.repo.fullName} is a read-only mirror: push to its origin instead, and the mirror follows`);
     }
     if (f.repo.writeBlocked) return deny(402, f.repo.writeBlocked);
     return allow(role);
@@ -217,7 +226,7 @@ export function decide(f: Facts, action: Action): Decision {
   if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
-  if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
+  if (action === "repo:read" || action === "repo:write" || action === "repo:admin" || action === "repo:sync") return decideRepo(f, action);
   if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self")) return decideAccount(f, action);
   if (typeof action === "object" && action.kind === "change:edit") {
@@ -325,7 +334,7 @@ export function callerFacts(p: Principal): Facts["caller"] {
 }
 
 /** Builds the full facts for one org (and optionally one repo of it, null meaning missing). */
-export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { writeBlocked?: string | null }) | null): Facts {
+export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { kind?: Repo["kind"]; writeBlocked?: string | null }) | null): Facts {
   return {
     caller: callerFacts(p),
     org,
@@ -341,6 +350,7 @@ export function buildFacts(p: Principal, org: { id: string; name: string }, pers
               fullName: `${org.name}/${repo.name}`,
               public: repo.public,
               writeBlocked: repo.writeBlocked ?? null,
+              kind: repo.kind ?? "native",
               userGrant: person.userGrants.get(repo.id) ?? null,
               teamGrants: person.teamGrants.get(repo.id) ?? [],
             },
@@ -388,7 +398,7 @@ export async function requireRepoFor(
   p: Principal,
   orgName: string,
   repoName: string,
-  action: "repo:read" | "repo:write" | "repo:admin",
+  action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync",
 ): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
   // Why cached as one bundle: this is every repository request's first step, and the bundle is
   // dropped with the rest of the fact cache on any write.

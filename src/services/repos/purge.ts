@@ -5,4 +5,5 @@ import type { Ctx } from "../context.ts";
 export async function purgeRepoStorage(ctx: Ctx, payload: { repoId: string }): Promise<void> {
   const prefix = `repos/${payload.repoId}/`;
   for await (const obj of ctx.store.list(prefix)) await ctx.store.delete(obj.key);
+  if (ctx.store.abortIncompleteUploads) await ctx.store.abortIncompleteUploads(prefix, Number.MAX_SAFE_INTEGER);
 }
