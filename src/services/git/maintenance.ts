@@ -8,6 +8,7 @@ import { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { listObjects, SEND } from "../../git/object-list.ts";
 import { bytesToHex } from "../../git/oid.ts";
 import { writePackIndexRaw } from "../../git/pack-index.ts";
+import type { Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { writePack } from "../../git/pack-writer.ts";
 import type { Oid } from "../../git/types.ts";
@@ -136,11 +137,18 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept.
-    const opened = await Promise.all([...group].reverse().map((row) => ctx.git.openPack(row)));
-    const midx = MultiPackIndex.build(opened);
-    const flags = new Uint8Array(midx.count).fill(SEND);
-    if (!(await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count))))) return merges;
+    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept. On object
+    // storage the packs are read from local copies (openPackCopies), removed once written.
+    const copies = await ctx.git.openPackCopies([...group].reverse(), ctx.tmpDir);
+    let replaced: boolean;
+    try {
+      const midx = MultiPackIndex.build(copies.packs);
+      const flags = new Uint8Array(midx.count).fill(SEND);
+      replaced = await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count)));
+    } finally {
+      await copies.close();
+    }
+    if (!replaced) return merges;
     merges++;
   }
 }
@@ -165,7 +173,16 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
-  const opened = await Promise.all(live.map((row) => ctx.git.openPack(row)));
+  const copies = await ctx.git.openPackCopies(live, ctx.tmpDir);
+  try {
+    return await gcPacks(ctx, repoId, live, copies.packs, tips, refsAtStart);
+  } finally {
+    await copies.close();
+  }
+}
+
+/** GC of the opened live packs (newest first): one pack of everything reachable from `tips`. */
+async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
   const set = new PackSet(opened);
   // The previous GC pack (and any pack with a reachability record) is not walked again.
   const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
@@ -273,6 +290,8 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
       deleted++;
     }
   }
+  // Uploads a crash (or a give-up whose abort failed too) left open keep their parts billed.
+  if (ctx.store.abortIncompleteUploads) deleted += await ctx.store.abortIncompleteUploads(`repos/${payload.repoId}/`, cutoff);
   return deleted;
 }
 

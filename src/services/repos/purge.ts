@@ -25,4 +25,6 @@ async function purgePrefix(ctx: Ctx, repoId: string): Promise<void> {
     if (m && named.has(m[1]!)) continue;
     await ctx.store.delete(obj.key);
   }
+  // Multipart uploads a crash left open under the prefix (S3); nothing another repository names.
+  if (ctx.store.abortIncompleteUploads) await ctx.store.abortIncompleteUploads(`repos/${repoId}/`, Number.MAX_SAFE_INTEGER);
 }

@@ -13,6 +13,8 @@ import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import { parseOrigin } from "../mirrors/origin.ts";
+import { registerMirror } from "../mirrors/queue.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
 
@@ -116,20 +118,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
   const kind = input.kind ?? "native";
   if (kind !== "native" && kind !== "mirror") throw Unprocessable("kind must be native or mirror");
-  let originUrl: string | null = null;
-  let originProvider: Repo["originProvider"] = null;
-  let originInstallation: string | null = null;
-  if (kind === "mirror") {
-    const provider = input.origin_provider ?? "generic";
-    if (provider !== "generic" && provider !== "app") throw Unprocessable("origin_provider must be app or generic");
-    originProvider = provider;
-    if (!input.origin_url?.trim()) throw Invalid("a mirror needs origin_url");
-    originUrl = input.origin_url.trim();
-    if (originProvider === "app") {
-      if (!input.origin_installation) throw Invalid("an app mirror needs origin_installation");
-      originInstallation = input.origin_installation;
-    }
-  }
+  const origin = kind === "mirror" ? await parseOrigin(ctx, input) : null;
   const row: Repo = {
     id: newId(),
     orgId: org.id,
@@ -139,9 +128,9 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     defaultBranch: input.default_branch === undefined ? "main" : checkBranchName(input.default_branch),
     description: normalizeDescription(input.description),
     homepage: normalizeHomepage(input.homepage),
-    originUrl,
-    originProvider,
-    originInstallation,
+    originUrl: origin?.url ?? null,
+    originProvider: origin?.provider ?? null,
+    originInstallation: origin?.installation ?? null,
     lastSyncAt: null,
     lastSyncedCommit: null,
     syncError: null,
@@ -152,6 +141,8 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   await ctx.db.transaction(async (tx) => {
     if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
     await store.insertRepo(tx, row);
+    // A mirror's origin and its first sync commit with the repository.
+    if (origin) await registerMirror(tx, row, origin);
   });
   return repoBody(ctx, actor, org, row);
 }
