@@ -187,6 +187,44 @@ describe("push deliveries (SPEC §6.1 payloads)", () => {
   }, T);
 });
 
+describe("change deliveries (SPEC §6.1 payloads)", () => {
+  test("a landed change and an ejected one are delivered, signed, in event order after the pushes that made them", async () => {
+    const repo = await newRepo();
+    await hook(repo.name, "/changes");
+    const dir = await pushFirst(repo.name);
+    const url = repoUrl(server, "acme", repo.name, token);
+    await g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
+    const head = await commitFiles(g, dir, { "b.txt": "two\n" }, "feature");
+    await g.ok(["push", "-q", url, "feature"], { cwd: dir });
+    const api = caller(server, owner);
+    const opened = await api.post(`/v1/orgs/acme/repos/${repo.name}/changes`, { title: "adds b", branch: "feature" });
+    expect(opened.status).toBe(201);
+    expect((await api.post(`/v1/orgs/acme/repos/${repo.name}/changes/${opened.body.number}/land`)).status).toBe(202);
+    await rx.until(() => rx.of("/changes").some((r) => r.event === "change.landed"));
+    const landed = rx.of("/changes").find((r) => r.event === "change.landed")!;
+    expect(landed.signed).toBe(true);
+    expect(JSON.parse(landed.raw)).toEqual({ event: "change.landed", repo_id: repo.id, payload: { change: opened.body.number, commit: head, branch: "main", patchset: 1 } });
+    // A change that cannot land (the same file changed on both sides) is ejected with its verdict.
+    await g.ok(["checkout", "-q", "-B", "clash", head], { cwd: dir });
+    await commitFiles(g, dir, { "b.txt": "mine\n" }, "clash");
+    await g.ok(["push", "-q", url, "clash"], { cwd: dir });
+    await g.ok(["checkout", "-q", "-B", "main", head], { cwd: dir });
+    await commitFiles(g, dir, { "b.txt": "theirs\n" }, "moves main");
+    await g.ok(["push", "-q", url, "main"], { cwd: dir });
+    const clash = await api.post(`/v1/orgs/acme/repos/${repo.name}/changes`, { title: "clashes", branch: "clash" });
+    expect(clash.status).toBe(201);
+    expect((await api.post(`/v1/orgs/acme/repos/${repo.name}/changes/${clash.body.number}/land`)).status).toBe(202);
+    await rx.until(() => rx.of("/changes").some((r) => r.event === "change.ejected"));
+    const ejected = JSON.parse(rx.of("/changes").find((r) => r.event === "change.ejected")!.raw);
+    expect(ejected).toMatchObject({ event: "change.ejected", repo_id: repo.id, payload: { change: clash.body.number } });
+    expect(ejected.payload.verdict).toBeDefined();
+    // Order per hook follows event order: push, push (feature), landed, pushes, ejected.
+    const events = rx.of("/changes").map((r) => r.event);
+    expect(events.indexOf("change.landed")).toBeLessThan(events.indexOf("change.ejected"));
+    expect(events.slice(0, 2)).toEqual(["push", "push"]);
+  }, T);
+});
+
 describe("order and durability", () => {
   test("each hook gets a repository's events in order, a slow hook holding only itself back", async () => {
     const repo = await newRepo();
