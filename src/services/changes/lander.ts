@@ -13,6 +13,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { mergeBases, mergeTrees, reaches } from "../../git/merge.ts";
 import { serializeCommit, type Signature } from "../../git/object.ts";
+import { FsckError, fsckObjects } from "../../git/fsck.ts";
 import { hashObject } from "../../git/oid.ts";
 import { writePackIndex } from "../../git/pack-index.ts";
 import { buildPack } from "../../git/pack-writer.ts";
@@ -134,6 +135,14 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     const objects: RawObject[] = [];
     for (const obj of merged.objects) if (!(await snapshot.objects.has(hashObject(obj.type, obj.data)))) objects.push(obj);
     objects.push({ type: "commit", data: commit });
+    // The same object checks as a push (git's receive.fsckObjects, issue 11): the merged trees are
+    // new objects, so a bad name or mode that slipped into either side is refused here too.
+    try {
+      await fsckObjects(objects, snapshot.objects);
+    } catch (e) {
+      if (!(e instanceof FsckError)) throw e;
+      return eject({ kind: "conflict", message: `the merged result fails git's object checks: ${e.message}`, paths: [] });
+    }
     const built = buildPack(objects);
     const idx = writePackIndex(built.entries, built.checksum);
     const base = join(ctx.tmpDir, `land-${newId()}`);
