@@ -1,4 +1,5 @@
 // Configuration from environment variables (DECISIONS §0), validated once at boot.
+import { createPrivateKey } from "node:crypto";
 import { resolve } from "node:path";
 
 /** A boot failure: the CLI prints the message as one line and exits 2. */
@@ -28,6 +29,12 @@ export interface Config {
   runnerHeartbeatTimeoutMs: number;
   mail: MailConfig;
   webhookSecret: string | null;
+  /** Outbound webhook receivers may be on loopback, private or link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1). */
+  webhookAllowPrivate: boolean;
+  /** Mirror origins may be on such addresses (SVC_MIRROR_ALLOW_PRIVATE, default: as SVC_WEBHOOK_ALLOW_PRIVATE). */
+  mirrorAllowPrivate: boolean;
+  /** How often every mirror is synced as a safety net, besides inbound pushes (SVC_MIRROR_SYNC_INTERVAL_S). */
+  mirrorSyncIntervalMs: number;
   app: { id: string; privateKey: string; apiUrl: string } | null;
   billing: BillingConfig | null;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -78,7 +85,7 @@ const KNOWN = new Set([
   "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
   "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
   "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
-  "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
+  "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_WEBHOOK_ALLOW_PRIVATE", "SVC_MIRROR_ALLOW_PRIVATE", "SVC_MIRROR_SYNC_INTERVAL_S", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH",
@@ -134,6 +141,25 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
   return Number(value);
 }
 
+function flag(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  if (value !== "0" && value !== "1") throw new ConfigError(`${name}: expected 0 or 1, got ${JSON.stringify(value)}`);
+  return value === "1";
+}
+
+/** The app's private key as PEM (literal `\n` sequences allowed, as env files write them); must be an RSA key. */
+function rsaPrivateKey(name: string, value: string): string {
+  const pem = value.includes("-----BEGIN") ? value.replace(/\\n/g, "\n") : value;
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType !== "rsa") throw new ConfigError(`${name}: expected an RSA private key, got ${key.asymmetricKeyType}`);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`${name}: not a PEM private key`);
+  }
+  return pem;
+}
+
 /** A count of 0 or more, or `unlimited` (null). */
 function countOrUnlimited(name: string, value: string | undefined, fallback: number | null): number | null {
   if (value === undefined || value === "") return fallback;
@@ -186,13 +212,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const mail = loadMail(env);
 
-  const app = env.SVC_APP_ID
-    ? {
-        id: env.SVC_APP_ID,
-        privateKey: required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set"),
-        apiUrl: httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set")),
-      }
-    : null;
+  let app: Config["app"] = null;
+  if (env.SVC_APP_ID) {
+    const apiUrl = httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set"));
+    app = { id: env.SVC_APP_ID, privateKey: rsaPrivateKey("SVC_APP_PRIVATE_KEY", required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set")), apiUrl };
+  }
+  if (!app && (env.SVC_APP_PRIVATE_KEY || env.SVC_APP_API_URL)) throw new ConfigError("SVC_APP_ID: required when SVC_APP_PRIVATE_KEY or SVC_APP_API_URL is set");
+  const webhookAllowPrivate = flag("SVC_WEBHOOK_ALLOW_PRIVATE", env.SVC_WEBHOOK_ALLOW_PRIVATE, false);
+  const mirrorAllowPrivate = flag("SVC_MIRROR_ALLOW_PRIVATE", env.SVC_MIRROR_ALLOW_PRIVATE, webhookAllowPrivate);
+  const mirrorSyncIntervalS = positiveInt("SVC_MIRROR_SYNC_INTERVAL_S", env.SVC_MIRROR_SYNC_INTERVAL_S, 600);
+  if (mirrorSyncIntervalS < 60) throw new ConfigError(`SVC_MIRROR_SYNC_INTERVAL_S: at least 60 seconds, got ${mirrorSyncIntervalS}`);
 
   let billing: Config["billing"] = null;
   if (env.SVC_BILLING_PROVIDER) {
@@ -229,6 +258,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
+    webhookAllowPrivate,
+    mirrorAllowPrivate,
+    mirrorSyncIntervalMs: mirrorSyncIntervalS * 1000,
     app,
     billing,
     logLevel: logLevel as Config["logLevel"],

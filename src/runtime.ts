@@ -15,6 +15,7 @@ import { GitStore } from "./services/git/snapshot.ts";
 import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
 import { startMailWorker } from "./services/mail/outbox.ts";
 import { purgeRepoStorage } from "./services/repos/purge.ts";
+import { onForkQueued, runFork } from "./services/repos/forks.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
@@ -22,22 +23,36 @@ import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts
 import { ConfigError } from "./config.ts";
 import pkg from "../package.json" with { type: "json" };
 import { subscribeToEvents } from "./services/hooks/events.ts";
+import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
+import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
+import { abortMirrorSyncs, runMirrorSync } from "./services/mirrors/sync.ts";
 import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
 import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
 import { enqueueContributions, recordContributions } from "./services/discovery/contributions.ts";
 import { flushMetrics } from "./services/metrics/record.ts";
 import { syncSeats } from "./services/billing/seats.ts";
+import { followPushes } from "./services/changes/changes.ts";
+import { startLander } from "./services/changes/lander.ts";
+
+/** How often the mirror schedule looks for mirrors due a sync. */
+const MIRROR_SCHEDULE_TICK_MS = 60_000;
+/** How many mirrors sync at once in one process. */
+const MIRROR_SYNC_LOOPS = 2;
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
   const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
-  // A push writes its CI triggers in its own transaction (services/ci/trigger.ts).
+  // One event path (services/hooks/events.ts): an event's webhook deliveries and its CI triggers
+  // are written in the event's own transaction (SPEC §6.1).
+  subscribeToEvents("webhooks", queueDeliveries);
   subscribeToEvents("ci", enqueueTriggers);
   // A counted push writes its contribution job in its own transaction (services/discovery/contributions.ts).
   subscribeToEvents("contributions", enqueueContributions);
+  // Open changes follow their branch on every push, whatever the transport (services/changes).
+  subscribeToEvents("changes", followPushes);
   // Every store call is timed for /metrics; the store's own counters pass through.
   const store = instrumentStore(await createObjectStore(config.storage));
   const tmpDir = join(config.dataDir, "tmp");
@@ -104,6 +119,19 @@ export async function serve(config: Config): Promise<void> {
   const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
   onTriggerQueued(ciWorkers.poke);
   const ciSweeper = startCiSweeper(ctx);
+  // Forks: their own loop, woken the moment a fork is queued (a fork is ready in well under a second).
+  const forkWorkers = startWorkers(ctx, { "repo.fork": runFork });
+  onForkQueued(forkWorkers.poke);
+  // The lander: queued changes are its durable queue, so a restart resumes where it stopped.
+  const lander = startLander(ctx);
+  // Mirror syncs get loops of their own: a long first sync must not hold up compaction or purges.
+  const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, { "mirror.sync": runMirrorSync }));
+  const deliveries = startDeliveryWorker(ctx);
+  const logFailure = (what: string) => (error: unknown) => ctx.log.error(`${what} failed`, { error: String(error) });
+  const scheduleMirrors = () => void scheduleMirrorSyncs(ctx).catch(logFailure("mirror schedule"));
+  scheduleMirrors();
+  const mirrorTimer = setInterval(scheduleMirrors, MIRROR_SCHEDULE_TICK_MS);
+  const pruneTimer = setInterval(() => void pruneDeliveries(ctx).catch(logFailure("delivery pruning")), 3600 * 1000);
   // The periodic GC pass: one pack of everything reachable per repository, every six hours.
   const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
   const stopped = new Promise<void>((resolve) => {
@@ -114,8 +142,12 @@ export async function serve(config: Config): Promise<void> {
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       clearInterval(gcTimer);
+      clearInterval(mirrorTimer);
+      clearInterval(pruneTimer);
+      abortMirrorSyncs();
       onTriggerQueued(null);
-      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop()]);
+      onForkQueued(null);
+      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), forkWorkers.stop(), lander.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
       await flushTokenUse(ctx);
       await flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
       uninstrument();

@@ -34,8 +34,8 @@ export async function runSvc(args: string[], env: Record<string, string>): Promi
  * Starts `bun [bunFlags] src/main.ts serve`. `bunFlags` can carry `--cpu-prof`,
  * `--cpu-prof-dir=…`, `--cpu-prof-md` for profiling (written when the server exits).
  */
-export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?: string[] }): Promise<SvcServer> {
-  const env: Record<string, string> = { SVC_DATA_DIR: opts.dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: opts.log ?? "info" };
+export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?: string[]; env?: Record<string, string> }): Promise<SvcServer> {
+  const env: Record<string, string> = { SVC_DATA_DIR: opts.dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: opts.log ?? "info", ...opts.env };
   const proc = Bun.spawn([BUN, ...(opts.bunFlags ?? []), join(ROOT, "src/main.ts"), "serve"], {
     cwd: ROOT,
     env: { ...baseEnv(), ...env },

@@ -60,6 +60,10 @@ export function applyDelta(
   if (h.baseSize !== base.length) {
     throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${base.length} bytes`);
   }
+  // Why a first pass: the header's result size is the sender's word; the buffer is allocated only
+  // once the instructions are known to produce exactly that many bytes from this base.
+  const produced = producedSize(delta, h.pos, base.length);
+  if (produced !== h.resultSize) throw new GitError(`corrupt delta: instructions produce ${produced} bytes, header says ${h.resultSize}`);
   const out = alloc(h.resultSize);
   let pos = h.pos;
   let o = 0;
@@ -97,6 +101,36 @@ export function applyDelta(
   }
   if (o !== out.length) throw new GitError(`corrupt delta: produced ${o} bytes, header says ${out.length}`);
   return out;
+}
+
+/** The bytes a delta's instructions (from `pos`) produce; throws GitError on a malformed or out-of-range instruction. */
+function producedSize(delta: Uint8Array, pos: number, baseLength: number): number {
+  const n = delta.length;
+  let total = 0;
+  while (pos < n) {
+    const op = delta[pos++]!;
+    if (op & 0x80) {
+      let off = 0;
+      let size = 0;
+      if (op & 0x01) off = delta[pos++]!;
+      if (op & 0x02) off |= delta[pos++]! << 8;
+      if (op & 0x04) off |= delta[pos++]! << 16;
+      if (op & 0x08) off += delta[pos++]! * 0x1000000;
+      if (op & 0x10) size = delta[pos++]!;
+      if (op & 0x20) size |= delta[pos++]! << 8;
+      if (op & 0x40) size |= delta[pos++]! << 16;
+      if (size === 0) size = 0x10000;
+      if (pos > n || off + size > baseLength) throw new GitError("corrupt delta: copy out of range");
+      total += size;
+    } else if (op !== 0) {
+      if (pos + op > n) throw new GitError("corrupt delta: insert out of range");
+      pos += op;
+      total += op;
+    } else {
+      throw new GitError("corrupt delta: reserved opcode 0");
+    }
+  }
+  return total;
 }
 
 const BLOCK = 16;

@@ -84,10 +84,21 @@ function inflater(): ZStream | null {
 }
 
 /**
+ * The most bytes `n` bytes of zlib data can inflate to: deflate's ratio tops out at 1032:1, plus
+ * room for the stream's header and trailer. Why: a pack entry's declared size is the sender's
+ * word, so buffers are sized by what the input can really produce, never by that word alone (a
+ * header claiming terabytes would otherwise be an allocation of terabytes).
+ */
+export function maxInflated(n: number): number {
+  return n * 1032 + 64;
+}
+
+/**
  * Inflate a complete zlib stream that must produce exactly `size` bytes, into `out` when given
  * (at least `size` bytes long; the result is a view of it) or a new buffer.
  */
 export function inflateExact(compressed: Uint8Array, size: number, out?: Uint8Array): Uint8Array {
+  if (size > maxInflated(compressed.length)) throw new GitError(`corrupt pack: ${compressed.length} bytes of zlib data cannot inflate to ${size}`);
   const z = inflater();
   if (!z) return inflateExactSlow(compressed, size);
   const target = out && out.length >= size + 1 ? out.subarray(0, size + 1) : new Uint8Array(size + 1);
@@ -117,8 +128,11 @@ function inflateExactSlow(compressed: Uint8Array, size: number): Uint8Array {
 export function inflateWithLength(buf: Uint8Array, size: number, out?: Uint8Array): { data: Uint8Array; consumed: number } | null {
   const z = inflater();
   if (!z) return inflateWithLengthSlow(buf, size);
-  const target = out && out.length >= size + 1 ? out : new Uint8Array(size + 1);
-  const r = z.step(Z_SYNC_FLUSH, buf, 0, buf.length, target, 0, size + 1);
+  // What `buf` can produce bounds the buffer: either the stream ends within it (and the size is
+  // checked) or all of it is consumed and the caller brings more input.
+  const cap = Math.min(size + 1, maxInflated(buf.length));
+  const target = out && out.length >= cap ? out : new Uint8Array(cap);
+  const r = z.step(Z_SYNC_FLUSH, buf, 0, buf.length, target, 0, cap);
   z.reset();
   if (r.written > size) throw new GitError(`corrupt pack: inflated more than ${size} bytes, expected ${size}`);
   // zlib stops consuming at the end of the stream: input left over means the stream ended.

@@ -33,6 +33,13 @@ export class TreeWalker {
     return entries;
   }
 
+  /** Hint the subtrees among `entries` the walk will read next, so object storage fetches them side by side. */
+  private prefetchTrees(entries: { kind: EntryKind; oid: Oid }[], seen?: Set<Oid>): void {
+    if (!this.reader.prefetch) return;
+    const next = entries.filter((e) => e.kind === "tree" && !this.uninteresting.has(e.oid) && !seen?.has(e.oid)).map((e) => e.oid);
+    if (next.length > 0) this.reader.prefetch(next);
+  }
+
   /** Mark a tree and everything below it as held by the client (mark_tree_uninteresting). */
   async markUninteresting(root: Oid): Promise<void> {
     if (this.uninteresting.has(root)) return;
@@ -41,6 +48,7 @@ export class TreeWalker {
     while (stack.length > 0) {
       const tree = stack.pop()!;
       const entries = await this.entries(tree).catch(() => []);
+      this.prefetchTrees(entries);
       for (const e of entries) {
         if (e.kind === "gitlink" || this.uninteresting.has(e.oid)) continue;
         this.uninteresting.add(e.oid);
@@ -57,9 +65,9 @@ export class TreeWalker {
     if (seen.has(root) || this.uninteresting.has(root)) return;
     seen.add(root);
     trees.push(root);
-    const stack: { entries: { kind: EntryKind; oid: Oid }[]; at: number }[] = [
-      { entries: await this.entries(root), at: 0 },
-    ];
+    const rootEntries = await this.entries(root);
+    this.prefetchTrees(rootEntries, seen);
+    const stack: { entries: { kind: EntryKind; oid: Oid }[]; at: number }[] = [{ entries: rootEntries, at: 0 }];
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       if (top.at >= top.entries.length) {
@@ -71,7 +79,9 @@ export class TreeWalker {
       if (e.kind === "tree") {
         seen.add(e.oid);
         trees.push(e.oid);
-        stack.push({ entries: await this.entries(e.oid), at: 0 });
+        const entries = await this.entries(e.oid);
+        this.prefetchTrees(entries, seen);
+        stack.push({ entries, at: 0 });
       } else {
         seen.add(e.oid);
         if (await this.wantBlob(e.oid, filter)) blobs.push(e.oid);

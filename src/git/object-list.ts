@@ -209,6 +209,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     stack.push(p);
   }
   const key = new Uint8Array(20);
+  const hints = takesHints(midx);
   while (stack.length > 0) {
     const p = stack.pop()!;
     list.commitCount++;
@@ -217,6 +218,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     const data = obj.data;
     if (!headerOid(data, 0, "tree ", key)) throw new GitError(`invalid commit ${midx.oidAt(p)}: missing or bad tree line`);
     rootTrees.push(findOrMissing(midx, key, "tree"));
+    const pushed = stack.length;
     for (let at = 46; headerOid(data, at, "parent ", key); at += 48) {
       const parent = findOrMissing(midx, key, "commit");
       if (flags[parent]! & SEND) {
@@ -227,6 +229,8 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
       send(parent, OBJ_COMMIT);
       stack.push(parent);
     }
+    // A merge's parents are read one after the other: object storage fetches them side by side.
+    if (hints && stack.length - pushed > 1) hint(midx, stack, pushed, stack.length);
   }
 }
 
@@ -253,9 +257,19 @@ async function walkTrees(
     }
   }
   let reads = 0;
+  const hints = takesHints(midx);
   while (level.length > 0) {
     const next: number[] = [];
-    for (const p of packOrder(midx, level)) {
+    const ordered = packOrder(midx, level);
+    let hinted = 0;
+    for (let i = 0; i < ordered.length; i++) {
+      // Object storage: the next HINT_AHEAD trees of the level are kept coming while these are read.
+      if (hints && hinted < ordered.length && hinted - i < HINT_AHEAD / 2) {
+        const to = Math.min(ordered.length, hinted + HINT_AHEAD);
+        hint(midx, ordered, hinted, to);
+        hinted = to;
+      }
+      const p = ordered[i]!;
       let obj;
       try {
         obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
@@ -277,6 +291,7 @@ async function walkTrees(
       list.stats.skipped += scanSkipped;
       const pending = pendingBlobs;
       pendingBlobs = NO_PENDING;
+      if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
       for (const q of pending) {
         if (await wantBlob(midx, q, filter)) send(q, OBJ_BLOB);
       }
@@ -419,6 +434,31 @@ async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | 
   const pack = midx.packs[midx.packOf[p]!]!;
   const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
   return head.size < filter.bytes;
+}
+
+/** Entries hinted ahead of the one being read, when the packs are in object storage. */
+const HINT_AHEAD = 512;
+
+/** Whether the packs take prefetch hints (object storage: each request is slow to start). */
+function takesHints(midx: MultiPackIndex): boolean {
+  return midx.packs.some((pack) => pack.source.prefetch !== undefined);
+}
+
+/**
+ * Hint that the objects at `positions[from..to)` will be read soon: each pack's source fetches
+ * their entries in the background (neighbours as one range; delta bases are not followed, as a
+ * walk in pack order meets them just before).
+ */
+function hint(midx: MultiPackIndex, positions: ArrayLike<number>, from: number, to: number): void {
+  const byPack = new Map<number, number[]>();
+  for (let i = from; i < to; i++) {
+    const p = positions[i]!;
+    const k = midx.packOf[p]!;
+    const offsets = byPack.get(k);
+    if (offsets) offsets.push(midx.offsetOf(p));
+    else byPack.set(k, [midx.offsetOf(p)]);
+  }
+  for (const [k, offsets] of byPack) midx.packs[k]!.prefetch(offsets, false);
 }
 
 /** `positions` sorted by (pack, offset); unsorted when the keys would not be exact. */

@@ -23,9 +23,9 @@ import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.
 
 export { BufferPool } from "./buffer-pool.ts";
 
-/** The result of indexPack: files named after the final pack checksum, in opts.tmpDir. */
+/** The result of indexPack: files named after the final pack checksum (plus a unique suffix), in opts.tmpDir. */
 export interface IndexedPack {
-  /** Final pack checksum (hex); files are pack-<name>.pack / .idx. */
+  /** Final pack checksum (hex); files are pack-<name>-<unique>.pack / .idx. */
   name: string;
   packPath: string;
   idxPath: string;
@@ -82,7 +82,8 @@ export async function indexPack(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   opts: IndexPackOptions,
 ): Promise<IndexedPack> {
-  const tmpPath = join(opts.tmpDir, `tmp-pack-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.pack`);
+  const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const tmpPath = join(opts.tmpDir, `tmp-pack-${unique}.pack`);
   const fd = openSync(tmpPath, "w+");
   let done = false;
   try {
@@ -108,8 +109,9 @@ export async function indexPack(
       for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
       return appendedBases.length === 0;
     };
-    const packPath = join(opts.tmpDir, `pack-${name}.pack`);
-    const idxPath = join(opts.tmpDir, `pack-${name}.idx`);
+    // Unique per call: two pushes of the same objects (a fork and its source) index the same pack at once.
+    const packPath = join(opts.tmpDir, `pack-${name}-${unique}.pack`);
+    const idxPath = join(opts.tmpDir, `pack-${name}-${unique}.idx`);
     renameSync(tmpPath, packPath);
     await Bun.write(idxPath, idx);
     return {
@@ -423,6 +425,8 @@ class Resolver {
     if (!reader || !this.refChildren || this.refChildren.size === 0) return appended;
     const t = this.t;
     const pending = [...t.refBases.keys()].filter((i) => !t.resolved[i]).sort((a, b) => a - b);
+    // The bases are read one by one below: let object storage fetch them side by side meanwhile.
+    if (reader.prefetch) reader.prefetch([...new Set(pending.map((d) => t.refBases.get(d)!))].filter((oid) => this.refChildren!.has(oid)));
     let end = t.end;
     for (const d of pending) {
       const oid = t.refBases.get(d)!;

@@ -32,6 +32,10 @@ export interface PackEntry {
 }
 
 const MAX_HEADER = 32;
+/** Delta bases a prefetch follows at most (git's default --depth is 50). */
+const MAX_PREFETCH_DEPTH = 64;
+/** Entries this close together are prefetched as one range (a request costs more than the bytes between). */
+const PREFETCH_MERGE_GAP = 64 * 1024;
 const DELTA_SCRATCH_MAX = 16 * 1024 * 1024;
 let deltaScratch = new Uint8Array(64 * 1024);
 
@@ -106,6 +110,20 @@ const OFFSET_LIMIT = 2 ** 40;
 /** id * OFFSET_LIMIT + offset stays an exact integer (< 2^53). */
 const MAX_PACK_IDS = 2 ** 13;
 
+/**
+ * `[from, to)` of `source` in order: through the source's read-ahead stream when it is object
+ * storage (a source that takes prefetch hints; several ranged reads are then kept in flight),
+ * else in reads of `chunk` bytes (local files: cheap reads, less memory per stream).
+ */
+export async function* streamBytes(source: ByteSource, from: number, to: number, chunk: number): AsyncIterable<Uint8Array> {
+  if (to <= from) return;
+  if (source.stream && source.prefetch) {
+    yield* source.stream(from, to - from);
+    return;
+  }
+  for (let pos = from; pos < to; pos += chunk) yield await source.read(pos, Math.min(chunk, to - pos));
+}
+
 /** One immutable pack: its idx plus ranged reads of its bytes. */
 export class Pack {
   /**
@@ -170,6 +188,47 @@ export class Pack {
       if (i > 0) this.cache.set(this.name, d.offset, base);
     }
     return base;
+  }
+
+  /**
+   * Hint that the objects at `offsets` will be read soon: asks the source to fetch their entries
+   * (neighbours merged into one range) and, with `bases`, once an entry's header is known, its
+   * delta bases (until a cached base). No effect when the source takes no hints; failures are
+   * left to the reads that follow.
+   */
+  prefetch(offsets: readonly number[], bases = true): void {
+    const source = this.source;
+    if (!source.prefetch) return;
+    const ranges: [number, number][] = [];
+    for (const offset of offsets) {
+      if (this.cache.get(this.name, offset)) continue;
+      const end = this.idx.nextOffset(offset);
+      ranges.push([offset, end < 0 ? this.source.size - 20 : end]);
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    // Neighbours go as one range; only entries that were not cached yet have their chains followed
+    // (a cached entry was read before, and its bases with it).
+    const cold: number[] = [];
+    for (let i = 0; i < ranges.length; ) {
+      let j = i;
+      let end = ranges[i]![1];
+      while (j + 1 < ranges.length && ranges[j + 1]![0] - end <= PREFETCH_MERGE_GAP) end = Math.max(end, ranges[++j]![1]);
+      if (source.prefetch(ranges[i]![0], end - ranges[i]![0])) for (let k = i; k <= j; k++) cold.push(ranges[k]![0]);
+      i = j + 1;
+    }
+    if (!bases) return;
+    for (const offset of cold) {
+      void (async () => {
+        let at = offset;
+        for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {
+          const entry = await this.entryAt(at);
+          if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) return;
+          at = this.baseOffsetOf(entry);
+          if (this.cache.get(this.name, at)) return;
+          source.prefetch!(at, this.entryEnd(at) - at);
+        }
+      })().catch(() => {});
+    }
   }
 
   /** Type and size of the object at `offset` without inflating non-delta data. */

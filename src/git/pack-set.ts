@@ -50,6 +50,20 @@ export class PackSet implements ObjectReader {
     return at ? at.pack.readAt(at.offset) : null;
   }
 
+  /** Hint that these objects (with `bases`, their delta bases too) will be read soon; each pack's source may fetch them in the background. */
+  prefetch(oids: readonly Oid[], bases = true): void {
+    if (!this.packs.some((p) => p.source.prefetch)) return;
+    const byPack = new Map<Pack, number[]>();
+    for (const oid of oids) {
+      const at = this.locate(oid);
+      if (!at) continue;
+      const list = byPack.get(at.pack);
+      if (list) list.push(at.offset);
+      else byPack.set(at.pack, [at.offset]);
+    }
+    for (const [pack, offsets] of byPack) pack.prefetch(offsets, bases);
+  }
+
   /** Type and size; non-delta entries are not inflated, deltas only read their header. */
   async readHeader(oid: Oid): Promise<{ type: ObjectType; size: number } | null> {
     const at = this.locate(oid);

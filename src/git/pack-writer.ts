@@ -15,7 +15,7 @@ import { MultiPackIndex } from "./multi-pack-index.ts";
 import { HAVE, SEND } from "./object-list.ts";
 import { decodeEntryHeader, encodeOfsDistance, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode } from "./pack-entry.ts";
 import type { PackIndexEntry } from "./pack-index.ts";
-import type { Pack } from "./pack-reader.ts";
+import { streamBytes, type Pack } from "./pack-reader.ts";
 import { PackSet } from "./pack-set.ts";
 import { GitError, type Oid, type RawObject } from "./types.ts";
 
@@ -50,6 +50,23 @@ const WINDOW = 1 << 20;
 const MAX_HEADER = 32;
 /** Bytes written between two collections (see collectGarbage). */
 const GC_EVERY_BYTES = 32 * 1024 * 1024;
+/**
+ * Windows read ahead of the one being sent when the pack is in object storage (its source takes
+ * prefetch hints): each request there waits tens of milliseconds for its first byte, so several
+ * are kept in flight (at most this many WINDOW-sized reads per pack being written). Local
+ * files are read one window at a time, as before.
+ */
+const READ_AHEAD_WINDOWS = 8;
+
+/** Consecutive selected entries `[first, last)` of one pack, read as the bytes `[from, to)`. */
+interface Window {
+  first: number;
+  last: number;
+  from: number;
+  to: number;
+  /** A single entry larger than WINDOW: only its header is read here, the rest is streamed. */
+  big: boolean;
+}
 
 /** Stream a pack of exactly `oids` (deduplicated) from `set`, copying stored entries verbatim. */
 export async function* packObjects(set: PackSet, oids: Iterable<Oid>, opts: PackObjectsOptions): AsyncIterable<Uint8Array> {
@@ -97,7 +114,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   const packs = midx.packs;
   if (packs.length === 1 && count === packs[0]!.idx.count && count > 0 && opts.ofsDelta && !opts.record) {
     const pack = packs[0]!;
-    for (let pos = 0; pos < pack.source.size; pos += STREAM_CHUNK) yield await pack.source.read(pos, Math.min(STREAM_CHUNK, pack.source.size - pos));
+    yield* streamBytes(pack.source, 0, pack.source.size, STREAM_CHUNK);
     return;
   }
   const out = new PackStream(count);
@@ -117,27 +134,47 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
       const v = row[index[j]!]!;
       return v >= 0 && (flags[v]! & SEND) !== 0;
     };
-    let j = 0;
-    while (j < n) {
-      if (!selected(j)) {
+    // A window: consecutive selected entries until it holds WINDOW bytes (so that the read
+    // bypasses the block cache: a clone's stream must not evict what walks need); an entry
+    // larger than WINDOW goes alone, streamed in pieces.
+    const windows = (function* (): Generator<Window> {
+      let j = 0;
+      while (j < n) {
+        if (!selected(j)) {
+          j++;
+          continue;
+        }
+        const first = j;
+        const from = offsets[j]!;
+        let to = j + 1 < n ? offsets[j + 1]! : packEnd;
         j++;
-        continue;
+        while (j < n && to - from < WINDOW && selected(j)) {
+          const end = j + 1 < n ? offsets[j + 1]! : packEnd;
+          if (end - to > WINDOW) break;
+          to = end;
+          j++;
+        }
+        yield { first, last: j, from, to, big: j === first + 1 && to - from > WINDOW };
       }
-      // A window: consecutive selected entries until it holds WINDOW bytes (so that the read
-      // bypasses the block cache: a clone's stream must not evict what walks need); an entry
-      // larger than WINDOW goes alone, streamed in pieces.
-      const first = j;
-      const from = offsets[j]!;
-      let to = j + 1 < n ? offsets[j + 1]! : packEnd;
-      j++;
-      while (j < n && to - from < WINDOW && selected(j)) {
-        const end = j + 1 < n ? offsets[j + 1]! : packEnd;
-        if (end - to > WINDOW) break;
-        to = end;
-        j++;
+    })();
+    // Reads issued ahead, in window order (only one at a time for local files).
+    const depth = pack.source.prefetch ? READ_AHEAD_WINDOWS : 1;
+    const ahead: { w: Window; bytes: Promise<Uint8Array> }[] = [];
+    const fill = (): void => {
+      while (ahead.length < depth) {
+        const next = windows.next();
+        if (next.done) return;
+        const w = next.value;
+        const bytes = pack.source.read(w.from, w.big ? Math.min(MAX_HEADER, w.to - w.from) : w.to - w.from);
+        // Awaited in turn; a write that stops early leaves the rest to settle unobserved.
+        bytes.catch(() => {});
+        ahead.push({ w, bytes });
       }
-      const big = j === first + 1 && to - from > WINDOW;
-      const bytes = await pack.source.read(from, big ? Math.min(MAX_HEADER, to - from) : to - from);
+    };
+    for (fill(); ahead.length > 0; fill()) {
+      const { w, bytes: reading } = ahead.shift()!;
+      const { first, last: j, from, big } = w;
+      const bytes = await reading;
       let copyFrom = 0;
       for (let e = first; e < j; e++) {
         const off = offsets[e]!;
@@ -230,10 +267,9 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   if (lastGc > 0) collectGarbage();
 }
 
-/** Stream the stored bytes [from, to) of `pack` in CHUNK pieces; returns their CRC32 continued from `crc`. */
+/** Stream the stored bytes [from, to) of `pack` (in CHUNK pieces, or read ahead from object storage); returns their CRC32 continued from `crc`. */
 async function* streamData(out: PackStream, pack: Pack, from: number, to: number, crc = 0): AsyncGenerator<Uint8Array, number> {
-  for (let pos = from; pos < to; pos += CHUNK) {
-    const piece = await pack.source.read(pos, Math.min(CHUNK, to - pos));
+  for await (const piece of streamBytes(pack.source, from, to, CHUNK)) {
     crc = Bun.hash.crc32(piece, crc);
     out.push(piece);
     yield* out.drain();

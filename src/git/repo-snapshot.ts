@@ -30,25 +30,37 @@ export function resolveHead(snapshot: RepoSnapshot): Ref | null {
 const peelCache = new Map<Oid, Oid | null>();
 const PEEL_CACHE_MAX = 200_000;
 
+/** Refs peeled side by side: each peel is a few dependent reads, which object storage answers slowly. */
+const PEEL_CONCURRENCY = 16;
+
 /** Every ref with annotated tags peeled. */
 export async function peelRefs(snapshot: RepoSnapshot): Promise<AdvertisedRef[]> {
   const cache = new CommitCache(snapshot.objects);
-  const out: AdvertisedRef[] = [];
-  for (const ref of snapshot.refs) {
-    let peeled = peelCache.get(ref.oid);
-    if (peeled === undefined) {
-      const p = await cache.peel(ref.oid);
+  const unknown = [...new Set(snapshot.refs.map((r) => r.oid).filter((oid) => !peelCache.has(oid)))];
+  const missing = new Set<Oid>();
+  const found = new Map<Oid, Oid | null>();
+  let next = 0;
+  // Object storage: neighbouring objects come in one request rather than one each.
+  if (unknown.length > 0) snapshot.objects.prefetch(unknown, false);
+  const worker = async (): Promise<void> => {
+    while (next < unknown.length) {
+      const oid = unknown[next++]!;
+      const p = await cache.peel(oid);
       if (!p) {
-        out.push({ ...ref });
+        missing.add(oid);
         continue;
       }
-      peeled = p.tags.length > 0 ? p.oid : null;
+      const peeled = p.tags.length > 0 ? p.oid : null;
+      found.set(oid, peeled);
       if (peelCache.size >= PEEL_CACHE_MAX) peelCache.delete(peelCache.keys().next().value!);
-      peelCache.set(ref.oid, peeled);
+      peelCache.set(oid, peeled);
     }
-    out.push(peeled ? { ...ref, peeled } : { ...ref });
-  }
-  return out;
+  };
+  await Promise.all(Array.from({ length: Math.min(PEEL_CONCURRENCY, unknown.length) }, worker));
+  return snapshot.refs.map((ref) => {
+    const peeled = missing.has(ref.oid) ? null : found.has(ref.oid) ? found.get(ref.oid) : peelCache.get(ref.oid);
+    return peeled ? { ...ref, peeled } : { ...ref };
+  });
 }
 
 /** Ref names a short name can mean, in git's rev-parse order (ref_rev_parse_rules). */

@@ -36,6 +36,8 @@ export class CommitCache {
     if (obj.type !== "commit") throw new GitError(`object ${oid} is a ${obj.type}, not a commit`);
     const node = { oid, ...commitLinks(obj.data) };
     this.nodes.set(oid, node);
+    // Walks read parents next (all of a merge's): let object storage fetch them side by side.
+    if (this.reader.prefetch && node.parents.length > 0) this.reader.prefetch(node.parents.filter((p) => !this.nodes.has(p)));
     return node;
   }
 

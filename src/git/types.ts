@@ -18,6 +18,10 @@ export interface ByteSource {
   readonly size: number;
   /** Exactly `length` bytes from `offset` (throws past the end). */
   read(offset: number, length: number): Promise<Uint8Array>;
+  /** Optional: `[offset, offset + length)` in order, with reads issued ahead (object storage hides its latency so). */
+  stream?(offset: number, length: number): AsyncIterable<Uint8Array>;
+  /** Optional hint: these bytes will be read soon; the source may fetch them in the background (true when it will). */
+  prefetch?(offset: number, length: number): boolean;
 }
 
 /** Read-only view of a repository's objects, taken as one snapshot per request. */
@@ -27,6 +31,8 @@ export interface ObjectReader {
   read(oid: Oid): Promise<RawObject | null>;
   /** Type and inflated size without materializing the data where possible. */
   readHeader(oid: Oid): Promise<{ type: ObjectType; size: number } | null>;
+  /** Optional hint: these objects will be read soon (a walk names what it reads next). */
+  prefetch?(oids: readonly Oid[]): void;
 }
 
 /** A ref as stored: full name and target. HEAD is not a ref here but a symref (see RepoSnapshot). */

@@ -158,6 +158,8 @@ async function fetch(
   const common = new CommonCommits(new CommitCache(snapshot.objects));
   if (haves.length > 0) {
     const acks: Oid[] = [];
+    // Each have is looked up in turn; object storage fetches them side by side meanwhile.
+    snapshot.objects.prefetch(haves);
     for (const oid of haves) if ((await common.gotOid(oid)) !== -1) acks.push(oid);
     if (!flags.has("done")) {
       await session.line("acknowledgments");

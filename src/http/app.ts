@@ -2,20 +2,25 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { parseJsonBody, readBodyLimited } from "./body.ts";
+import { JSON_BODY_LIMIT, parseJsonBody, readBodyLimited } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
 import { callerOf, resolveCaller } from "./principal.ts";
 import { methodTable } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
+import { changeRoutes } from "./routes/changes/changes.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
+import { inboundRoutes } from "./routes/hooks/inbound.ts";
+import { webhookRoutes } from "./routes/hooks/webhooks.ts";
+import { mirrorRoutes } from "./routes/mirrors/sync.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";
 import { inviteRoutes } from "./routes/orgs/invites.ts";
 import { orgRoutes } from "./routes/orgs/orgs.ts";
 import { pageRoutes } from "./routes/people/link-pages.ts";
 import { repoRoutes } from "./routes/repos/repos.ts";
+import { forkRoutes } from "./routes/repos/forks.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
@@ -120,6 +125,8 @@ export function buildApp(ctx: Ctx) {
       if (route.startsWith("/v1/")) return readApiBody(request, route);
       // Provider events are verified over their exact bytes: the route gets them unparsed.
       if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
+      // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
+      if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
     })
     .onTransform(({ request, route }) => {
@@ -149,7 +156,9 @@ export function buildApp(ctx: Ctx) {
     .use(orgRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(repoRoutes(ctx))
+    .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(changeRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))
@@ -166,6 +175,9 @@ export function buildApp(ctx: Ctx) {
     .use(searchRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(auditRoutes(ctx))
+    .use(webhookRoutes(ctx))
+    .use(mirrorRoutes(ctx))
+    .use(inboundRoutes(ctx))
     .use(billingRoutes(ctx))
     .use(pageRoutes())
     .use(opsRoutes(ctx))

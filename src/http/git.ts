@@ -27,6 +27,7 @@ const STATUS: Record<GitRefusal, number> = {
   "forbidden-in-band": 403,
   "not-found": 404,
   "too-large": 413,
+  unavailable: 503,
 };
 
 /** The status of each problem with the request itself. */

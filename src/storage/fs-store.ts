@@ -9,6 +9,7 @@ import { FileHandlePool } from "./file-handles.ts";
 import { assertValidKey, assertValidPrefix } from "./keys.ts";
 import { StorageError, type ObjectInfo, type ObjectStore } from "./object-store.ts";
 import { assertRange } from "./range.ts";
+import { newStorageStats } from "./stats.ts";
 
 // "~" cannot occur in a key (see keys.ts), so a name containing it is always a temp file.
 const TEMP_MARK = "~";
@@ -21,6 +22,8 @@ const handles = new FileHandlePool();
 /** An ObjectStore keeping each object as the file `<root>/<key>`. */
 export function createFsStore(root: string): ObjectStore {
   const base = resolve(root);
+  // The same counters as the S3 backend (one "request" per call), so the two can be compared.
+  const stats = newStorageStats();
   const pathOf = (key: string): string => {
     assertValidKey(key);
     return join(base, key);
@@ -45,11 +48,18 @@ export function createFsStore(root: string): ObjectStore {
 
   return {
     kind: "fs",
+    stats,
 
-    putFile: (key, path) => writeAtomically(key, (temp) => copyFile(path, temp, constants.COPYFILE_EXCL)),
+    async putFile(key, path) {
+      stats.requests.PUT++;
+      await writeAtomically(key, (temp) => copyFile(path, temp, constants.COPYFILE_EXCL));
+      stats.bytesWritten += (await stat(pathOf(key))).size;
+    },
 
     put: (key, data) =>
       writeAtomically(key, async (temp) => {
+        stats.requests.PUT++;
+        stats.bytesWritten += data.byteLength;
         const handle = await open(temp, "wx");
         try {
           await handle.writeFile(data);
@@ -60,7 +70,9 @@ export function createFsStore(root: string): ObjectStore {
 
     async get(key) {
       try {
+        stats.requests.GET++;
         const buf = await readFile(pathOf(key));
+        stats.bytesRead += buf.byteLength;
         return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
       } catch (err) {
         if (isMissing(err)) return null;
@@ -72,6 +84,8 @@ export function createFsStore(root: string): ObjectStore {
       const path = pathOf(key);
       assertRange(key, offset, length);
       if (length === 0) return new Uint8Array(0);
+      stats.requests.GET++;
+      stats.bytesRead += length;
       try {
         return await handles.use(path, async (handle) => {
           const out = new Uint8Array(length);
@@ -92,6 +106,7 @@ export function createFsStore(root: string): ObjectStore {
     },
 
     async stat(key) {
+      stats.requests.HEAD++;
       try {
         const info = await stat(pathOf(key));
         return info.isFile() ? { size: info.size } : null;
@@ -103,6 +118,7 @@ export function createFsStore(root: string): ObjectStore {
 
     async delete(key) {
       const path = pathOf(key);
+      stats.requests.DELETE++;
       handles.invalidate(path);
       try {
         await unlink(path);
@@ -113,6 +129,7 @@ export function createFsStore(root: string): ObjectStore {
 
     list(prefix) {
       assertValidPrefix(prefix);
+      stats.requests.LIST++;
       return walk(base, prefix.slice(0, prefix.lastIndexOf("/") + 1), prefix);
     },
   };

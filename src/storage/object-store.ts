@@ -1,6 +1,8 @@
 // The one interface every git byte in svc goes through: a flat key space of immutable files
 // (packs and their indexes), backed by a local folder or any S3-compatible store.
 
+import type { StorageStats } from "./stats.ts";
+
 /** What a listing yields for each stored object. */
 export interface ObjectInfo {
   key: string;
@@ -12,6 +14,8 @@ export interface ObjectInfo {
 /** A flat store of immutable objects addressed by slash-separated keys. */
 export interface ObjectStore {
   readonly kind: "fs" | "s3";
+  /** Request counters since the store was opened (both backends keep them; see stats.ts). */
+  readonly stats?: StorageStats;
   /** Write a whole object from a local file atomically (readers never see a partial object). */
   putFile(key: string, path: string): Promise<void>;
   /** Write a whole object from memory atomically. */
@@ -26,18 +30,27 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Every object whose key starts with `prefix`, in no promised order (S3 and fs sort by key; s3rver does not). */
   list(prefix: string): AsyncIterable<ObjectInfo>;
+  /**
+   * Abort unfinished multipart uploads under `prefix` started before `olderThan` (epoch ms), such
+   * as a crash leaves; returns how many. Only stores with multipart uploads (S3) have it.
+   */
+  abortIncompleteUploads?(prefix: string, olderThan: number): Promise<number>;
 }
 
-/** Why a storage call failed in a way callers may want to tell apart. */
-export type StorageErrorCode = "invalid_key" | "not_found" | "out_of_range";
+/**
+ * Why a storage call failed in a way callers may want to tell apart. "unavailable": the store
+ * kept failing (throttling, server errors, dropped connections) until the retries ran out.
+ */
+export type StorageErrorCode = "invalid_key" | "not_found" | "out_of_range" | "unavailable";
 
 /** The single error type thrown by the storage layer for expected failures. */
 export class StorageError extends Error {
   constructor(
     message: string,
     readonly code: StorageErrorCode,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = "StorageError";
   }
 }

@@ -1,13 +1,22 @@
 // ObjectStore over any S3-compatible service, through the minio client (path-style requests,
-// so it works against MinIO, s3rver, Ceph, R2 and AWS alike).
+// so it works against MinIO, s3rver, Ceph, R2 and AWS alike), built for how a real bucket
+// behaves: every request is retried through throttling, server errors and dropped connections
+// (retry.ts), requests in flight are bounded per server and per repository, and every request
+// is counted (stats.ts).
 
+import * as http from "node:http";
+import * as https from "node:https";
+import type { IncomingMessage, RequestOptions } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { Client } from "minio";
 import type { Readable } from "node:stream";
 import { assertValidKey, assertValidPrefix } from "./keys.ts";
-import { StorageError, type ObjectStore } from "./object-store.ts";
+import { GroupLimiter, Limiter } from "./limiter.ts";
+import { StorageError, type ObjectInfo, type ObjectStore } from "./object-store.ts";
 import { assertRange } from "./range.ts";
+import { DEFAULT_RETRY, TransientError, withRetry, type RetryObserver, type RetryPolicy } from "./retry.ts";
 import { MIN_PART_SIZE, uploadFileInParts } from "./s3-multipart.ts";
+import { newStorageStats, type StorageRequestKind, type StorageStats } from "./stats.ts";
 
 /** Where and how to reach the bucket. */
 export interface S3StoreConfig {
@@ -17,37 +26,115 @@ export interface S3StoreConfig {
   accessKey: string;
   secretKey: string;
   region?: string | undefined;
+  /** Retry tuning (defaults: DEFAULT_RETRY). */
+  retry?: Partial<RetryPolicy> | undefined;
+  /** Requests in flight at once to this server (default 64). */
+  maxInFlight?: number | undefined;
+  /** Requests in flight at once for one repository's keys, `repos/<id>/…` (default 16). */
+  maxInFlightPerRepo?: number | undefined;
 }
 
+/** The S3 store: an ObjectStore plus the bucket housekeeping only S3 has. */
+export interface S3Store extends ObjectStore {
+  readonly kind: "s3";
+  readonly stats: StorageStats;
+  /** Abort multipart uploads under `prefix` started before `olderThan` (epoch ms); returns how many. */
+  abortIncompleteUploads(prefix: string, olderThan: number): Promise<number>;
+}
+
+/** Runs one request (with its retries) inside the concurrency bounds; shared with s3-multipart.ts. */
+export type S3Call = <T>(key: string, what: string, attempt: (n: number) => Promise<T>) => Promise<T>;
+
+// Statuses minio-js rejects as "retryable" without reading the body: drained here so the
+// connection goes back to the pool.
+const DRAIN_STATUSES = new Set([408, 429, 499, 500, 502, 503, 504, 520]);
+
 /** An ObjectStore keeping each object under its key in `cfg.bucket`, creating the bucket if missing. */
-export async function createS3Store(cfg: S3StoreConfig): Promise<ObjectStore> {
+export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
   const region = cfg.region ?? "us-east-1";
-  const client = new Client({ ...parseEndpoint(cfg.endpoint), accessKey: cfg.accessKey, secretKey: cfg.secretKey, region, pathStyle: true });
+  const endpoint = parseEndpoint(cfg.endpoint);
+  const stats = newStorageStats();
+  const client = new Client({
+    ...endpoint,
+    accessKey: cfg.accessKey,
+    secretKey: cfg.secretKey,
+    region,
+    pathStyle: true,
+    // Retries are ours (retry.ts): minio's would log to the console and leave throttled answers unread.
+    retryOptions: { disableRetry: true },
+    transport: countingTransport(endpoint.useSSL ? https : http, stats),
+  });
   const bucket = cfg.bucket;
-  await ensureBucket(client, bucket, region);
+  const policy: RetryPolicy = { ...DEFAULT_RETRY, ...cfg.retry };
+  const server = new Limiter(cfg.maxInFlight ?? 64);
+  const perRepo = new GroupLimiter(cfg.maxInFlightPerRepo ?? 16);
+  const observer: RetryObserver = {
+    onRetry(cls) {
+      stats.retries++;
+      if (cls === "throttled") stats.throttled++;
+      else if (cls === "network") stats.networkErrors++;
+    },
+    onGiveUp() {
+      stats.failures++;
+    },
+  };
+
+  const call: S3Call = (key, what, attempt) =>
+    withRetry(
+      what,
+      policy,
+      async (n) => {
+        // Repository slot first: a busy repository waits without holding one of the server's slots.
+        const releaseRepo = await perRepo.acquire(groupOf(key));
+        const releaseServer = await server.acquire();
+        stats.inFlight++;
+        stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
+        try {
+          return await attempt(n);
+        } finally {
+          stats.inFlight--;
+          releaseServer();
+          releaseRepo();
+        }
+      },
+      observer,
+    );
+
+  await call("", `bucket ${bucket}`, () => ensureBucket(client, bucket, region));
+
+  const putBytes = (key: string, body: Buffer) =>
+    call(key, `PUT ${key}`, async () => {
+      await client.putObject(bucket, key, body, body.length);
+      stats.bytesWritten += body.length;
+    });
 
   return {
     kind: "s3",
+    stats,
 
     async putFile(key, path) {
       assertValidKey(key);
       const { size } = await stat(path);
-      if (size <= MIN_PART_SIZE) {
-        await client.putObject(bucket, key, await readFile(path));
-      } else {
-        await uploadFileInParts(client, bucket, key, path, size);
-      }
+      if (size <= MIN_PART_SIZE) await putBytes(key, await readFile(path));
+      else await uploadFileInParts({ client, bucket, call, stats }, key, path, size);
     },
 
     async put(key, data) {
       assertValidKey(key);
-      await client.putObject(bucket, key, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      await putBytes(key, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
 
     async get(key) {
       assertValidKey(key);
       try {
-        return await collect(await client.getObject(bucket, key));
+        return await call(key, `GET ${key}`, async () => {
+          const res = (await client.getObject(bucket, key)) as unknown as IncomingMessage;
+          const declared = Number(res.headers?.["content-length"] ?? NaN);
+          const bytes = await collect(res);
+          stats.bytesRead += bytes.length;
+          if (Number.isFinite(declared) && bytes.length !== declared) throw new TransientError(`GET ${key}: body ended after ${bytes.length} of ${declared} bytes`);
+          return bytes;
+        });
       } catch (err) {
         if (isNotFound(err)) return null;
         throw err;
@@ -58,26 +145,30 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<ObjectStore> {
       assertValidKey(key);
       assertRange(key, offset, length);
       if (length === 0) return new Uint8Array(0);
-      let bytes: Uint8Array;
       try {
-        bytes = await collectAtMost(await client.getPartialObject(bucket, key, offset, length), length);
+        return await call(key, `GET ${key} bytes ${offset}+${length}`, async () => {
+          const res = (await client.getPartialObject(bucket, key, offset, length)) as unknown as IncomingMessage;
+          const bytes = await collectAtMost(res, length);
+          stats.bytesRead += bytes.length;
+          if (bytes.length === length) return bytes;
+          // Short: past the end of the object, or a body cut off on the way.
+          const total = objectSize(res);
+          if (total === null || offset + length > total) {
+            throw new StorageError(`range ${offset}+${length} past the end of ${key}`, "out_of_range");
+          }
+          throw new TransientError(`GET ${key}: body ended after ${bytes.length} of ${length} bytes`);
+        });
       } catch (err) {
         if (isNotFound(err)) throw new StorageError(`no such object: ${key}`, "not_found");
-        if (codeOf(err) === "InvalidRange") {
-          throw new StorageError(`range ${offset}+${length} past the end of ${key}`, "out_of_range");
-        }
+        if (codeOf(err) === "InvalidRange") throw new StorageError(`range ${offset}+${length} past the end of ${key}`, "out_of_range");
         throw err;
       }
-      if (bytes.length !== length) {
-        throw new StorageError(`range ${offset}+${length} past the end of ${key}`, "out_of_range");
-      }
-      return bytes;
     },
 
     async stat(key) {
       assertValidKey(key);
       try {
-        return { size: (await client.statObject(bucket, key)).size };
+        return await call(key, `HEAD ${key}`, async () => ({ size: (await client.statObject(bucket, key)).size }));
       } catch (err) {
         if (isNotFound(err)) return null;
         throw err;
@@ -87,7 +178,7 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<ObjectStore> {
     async delete(key) {
       assertValidKey(key);
       try {
-        await client.removeObject(bucket, key);
+        await call(key, `DELETE ${key}`, () => client.removeObject(bucket, key));
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -95,15 +186,72 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<ObjectStore> {
 
     list(prefix) {
       assertValidPrefix(prefix);
-      return (async function* () {
-        for await (const item of client.listObjectsV2(bucket, prefix, true)) {
-          if (item.name !== undefined) {
-            yield { key: item.name, size: item.size, modifiedAt: item.lastModified.getTime() };
+      return (async function* (): AsyncGenerator<ObjectInfo> {
+        let token = "";
+        for (;;) {
+          const page = await call(prefix, `LIST ${prefix}`, () => client.listObjectsV2Query(bucket, prefix, token, "", 1000, ""));
+          for (const item of page.objects) {
+            if (item.name !== undefined) yield { key: item.name, size: item.size, modifiedAt: new Date(item.lastModified).getTime() };
           }
+          if (!page.isTruncated || !page.nextContinuationToken) return;
+          token = page.nextContinuationToken;
         }
       })();
     },
+
+    async abortIncompleteUploads(prefix, olderThan) {
+      assertValidPrefix(prefix);
+      let keyMarker = "";
+      let uploadIdMarker = "";
+      let aborted = 0;
+      for (;;) {
+        const page = await call(prefix, `LIST uploads ${prefix}`, () => client.listIncompleteUploadsQuery(bucket, prefix, keyMarker, uploadIdMarker, ""));
+        for (const upload of page.uploads) {
+          if (!upload.key.startsWith(prefix) || new Date(upload.initiated).getTime() >= olderThan) continue;
+          try {
+            await call(upload.key, `abort upload of ${upload.key}`, () => client.abortMultipartUpload(bucket, upload.key, upload.uploadId));
+          } catch (err) {
+            if (codeOf(err) !== "NoSuchUpload") throw err;
+          }
+          stats.uploadsAborted++;
+          aborted++;
+        }
+        if (!page.isTruncated) return aborted;
+        keyMarker = page.nextKeyMarker;
+        uploadIdMarker = page.nextUploadIdMarker;
+      }
+    },
   };
+}
+
+/** The concurrency group of a key: one per repository (`repos/<id>`), else the first segment. */
+function groupOf(key: string): string {
+  const parts = key.split("/", 2);
+  return parts[0] === "repos" && parts[1] ? `repos/${parts[1]}` : (parts[0] ?? "");
+}
+
+// Counts every HTTP request minio makes (retries and list pages included) by the kind a bucket bills.
+function countingTransport(base: typeof http | typeof https, stats: StorageStats) {
+  return {
+    request(options: RequestOptions, callback?: (res: IncomingMessage) => void) {
+      stats.requests[requestKind(options.method ?? "GET", options.path ?? "/")]++;
+      return base.request(options, (res) => {
+        if (DRAIN_STATUSES.has(res.statusCode ?? 0)) res.resume();
+        callback?.(res);
+      });
+    },
+  } as unknown as typeof http;
+}
+
+function requestKind(method: string, path: string): StorageRequestKind {
+  const m = method.toUpperCase();
+  if (m === "GET") {
+    const [pathname = "", query = ""] = path.split("?", 2);
+    const objectPath = pathname.split("/").filter(Boolean).length > 1;
+    if (!objectPath && /(^|&)(list-type=2|uploads)(=|&|$)/.test(query)) return "LIST";
+    return "GET";
+  }
+  return m === "PUT" || m === "HEAD" || m === "DELETE" || m === "POST" ? m : "GET";
 }
 
 function parseEndpoint(endpoint: string): { endPoint: string; port: number; useSSL: boolean } {
@@ -129,6 +277,18 @@ async function ensureBucket(client: Client, bucket: string, region: string): Pro
   }
 }
 
+/** Size of the whole object from a ranged answer (Content-Range "bytes a-b/total", or a 200's length). */
+function objectSize(res: IncomingMessage): number | null {
+  const range = res.headers?.["content-range"];
+  const m = typeof range === "string" ? /\/(\d+)\s*$/.exec(range) : null;
+  if (m) return Number(m[1]);
+  if (res.statusCode === 200) {
+    const length = Number(res.headers?.["content-length"] ?? NaN);
+    return Number.isFinite(length) ? length : null;
+  }
+  return null;
+}
+
 async function collect(stream: Readable): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -150,13 +310,16 @@ async function collect(stream: Readable): Promise<Uint8Array> {
 async function collectAtMost(stream: Readable, limit: number): Promise<Uint8Array> {
   const out = new Uint8Array(limit);
   let at = 0;
-  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-    const take = Math.min(chunk.length, limit - at);
-    out.set(chunk.subarray(0, take), at);
-    at += take;
-    if (at === limit) break;
+  try {
+    for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+      const take = Math.min(chunk.length, limit - at);
+      out.set(chunk.subarray(0, take), at);
+      at += take;
+      if (at === limit) break;
+    }
+  } finally {
+    stream.destroy();
   }
-  stream.destroy();
   return at === limit ? out : out.subarray(0, at);
 }
 

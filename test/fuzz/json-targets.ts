@@ -24,6 +24,8 @@ interface Route {
   method: string;
   path: string;
   bodyProps: string[];
+  /** The statuses each method of this path documents (a documented 502/503 is an answer, not a failure). */
+  statuses: Map<string, Set<number>>;
 }
 
 /** The documented routes, from the server's own OpenAPI document. */
@@ -31,9 +33,11 @@ export async function routesOf(server: RunningServer): Promise<Route[]> {
   const doc = await (await fetch(`${server.url}/v1/openapi.json`)).json();
   const out: Route[] = [];
   for (const [path, item] of Object.entries<any>(doc.paths)) {
+    const statuses = new Map<string, Set<number>>();
+    for (const [method, op] of Object.entries<any>(item)) statuses.set(method.toUpperCase(), new Set(Object.keys(op.responses ?? {}).map(Number)));
     for (const [method, op] of Object.entries<any>(item)) {
       const schema = op.requestBody?.content?.["application/json"]?.schema;
-      out.push({ method: method.toUpperCase(), path, bodyProps: Object.keys(schema?.properties ?? {}) });
+      out.push({ method: method.toUpperCase(), path, bodyProps: Object.keys(schema?.properties ?? {}), statuses });
     }
   }
   return out;
@@ -127,7 +131,13 @@ function pathFor(route: Route, w: JsonWorld, r: Rand): string {
         return r.pick(["0", "1", "someone", "nobody@example.com", "01JBADID"]);
     }
   };
-  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => fill(name));
+  let path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => fill(name));
+  // Why: a URL parser reads `%2e%2e` as `..` (fetch resolves it before sending), so a
+  // sub-resource path can climb to the repository itself (DELETE …/refs/%2e%2e is DELETE of the
+  // repository): such a path is aimed at the scratch repository too.
+  if (repo === w.repo && new URL(path, "http://x").pathname.replace(/\/+$/, "") === `/v1/orgs/${w.org}/repos/${w.repo}`) {
+    path = path.replace(`/repos/${w.repo}/`, `/repos/${w.scratch}/`);
+  }
   const query = r.chance(0.3) ? `?${r.pick(["limit", "cursor", "path", "ref", "expected", "service"])}=${encode((JSON.stringify(value(r, 5)) ?? "").slice(0, 200))}` : "";
   return path + query;
 }
@@ -178,7 +188,10 @@ export async function jsonRouteTarget(w: JsonWorld, opts: { every?: number; capM
       }
       const text = await res.text();
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status >= 500) throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 300)}\nbody: ${typeof body === "string" ? body.slice(0, 300) : "(bytes)"}`);
+      // Invariant: never a 500, and no other server-side status the route does not document
+      // (billing's 503 without a payment provider is documented for the methods that answer it).
+      const documented = route.statuses.get(method)?.has(res.status) ?? false;
+      if (res.status === 500 || (res.status > 500 && !documented)) throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 300)}\nbody: ${typeof body === "string" ? body.slice(0, 300) : "(bytes)"}`);
       if ((res.headers.get("content-type") ?? "").startsWith("application/json") && text) {
         try {
           JSON.parse(text);

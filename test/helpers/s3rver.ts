@@ -3,6 +3,7 @@
 // loop (spawnSync of git, say) would otherwise starve the S3 server the svc child talks to.
 // This file is also the child's entry point (see the import.meta.main block at the bottom).
 
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,65 @@ export async function startS3rver(): Promise<S3rverHandle> {
   };
 }
 
+/** The part of a Koa context the multipart middleware uses. */
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  type: string;
+  body: unknown;
+}
+
+/**
+ * s3rver answers ListMultipartUploads and AbortMultipartUpload with NotImplemented / 405; real S3
+ * has both, and tests need them to prove no upload is left behind. They are served here from
+ * s3rver's own upload folders (`<dir>/<bucket>/._S3rver_uploads/<uploadId>/`, holding `key`).
+ */
+function multipartUploads(directory: string) {
+  const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return async (ctx: KoaContext, next: () => Promise<void>): Promise<void> => {
+    const segments = ctx.path.split("/").filter(Boolean).map(decodeURIComponent);
+    const bucket = segments[0];
+    if (!bucket) return next();
+    const root = join(directory, bucket, "._S3rver_uploads");
+    if (ctx.method === "GET" && segments.length === 1 && "uploads" in ctx.query) {
+      const prefix = typeof ctx.query.prefix === "string" ? ctx.query.prefix : "";
+      const uploads = (existsSync(root) ? readdirSync(root) : [])
+        .filter((id) => existsSync(join(root, id, "key")))
+        .map((id) => ({ id, key: readFileSync(join(root, id, "key"), "utf8"), initiated: statSync(join(root, id)).mtime }))
+        .filter((u) => u.key.startsWith(prefix))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : 1));
+      ctx.status = 200;
+      ctx.type = "application/xml";
+      ctx.body =
+        `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+        `<Bucket>${escape(bucket)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><Prefix>${escape(prefix)}</Prefix>` +
+        `<MaxUploads>10000</MaxUploads><IsTruncated>false</IsTruncated>` +
+        uploads
+          .map((u) => `<Upload><Key>${escape(u.key)}</Key><UploadId>${escape(u.id)}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`)
+          .join("") +
+        `</ListMultipartUploadsResult>`;
+      return;
+    }
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method === "DELETE" && segments.length > 1 && typeof uploadId === "string") {
+      const dir = join(root, uploadId);
+      if (!/^[A-Za-z0-9-]+$/.test(uploadId) || !existsSync(join(dir, "key"))) {
+        ctx.status = 404;
+        ctx.type = "application/xml";
+        ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`;
+        return;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      ctx.status = 204;
+      ctx.body = null;
+      return;
+    }
+    return next();
+  };
+}
+
 // Reads the child's first stdout line ({"port":N}), then keeps draining so the pipe never fills.
 async function readReadyPort(stdout: ReadableStream<Uint8Array>, exited: Promise<number>): Promise<number> {
   const reader = stdout.getReader();
@@ -76,11 +136,14 @@ if (import.meta.main) {
   type S3rverClass = new (options: { port: number; address: string; directory: string; silent: boolean }) => {
     run(): Promise<{ port: number }>;
     close(): Promise<void>;
+    middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];
   };
   const { default: S3rver } = (await import("s3rver" as string)) as { default: S3rverClass };
   const directory = process.argv[2];
   if (!directory) throw new Error("usage: bun test/helpers/s3rver.ts <directory>");
   const server = new S3rver({ port: 0, address: "127.0.0.1", directory, silent: true });
+  // Koa composes its middleware when it starts listening, so this runs before s3rver's router.
+  server.middleware.unshift(multipartUploads(directory));
   const { port } = await server.run();
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   const shutdown = () => server.close().finally(() => process.exit(0));

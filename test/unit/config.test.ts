@@ -1,10 +1,14 @@
 // loadConfig as a table (DECISIONS §0): defaults, valid settings, and every malformed variable
 // refused with a one-line reason naming that variable.
 import { describe, expect, test } from "bun:test";
+import { generateKeyPairSync } from "node:crypto";
 import { resolve } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 
 const S3 = { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: "http://127.0.0.1:9000", SVC_S3_BUCKET: "b", SVC_S3_ACCESS_KEY: "ak", SVC_S3_SECRET_KEY: "sk" };
+const RSA_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+const EC_PEM = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+const APP = { SVC_APP_ID: "4242", SVC_APP_API_URL: "https://api.example.com", SVC_APP_PRIVATE_KEY: RSA_PEM };
 const STRIPE = { SVC_BILLING_PROVIDER: "stripe", SVC_STRIPE_SECRET_KEY: "sk_test", SVC_STRIPE_WEBHOOK_SECRET: "whsec", SVC_STRIPE_PRICE_ID: "price_1" };
 
 describe("loadConfig defaults", () => {
@@ -21,6 +25,9 @@ describe("loadConfig defaults", () => {
       runnerHeartbeatTimeoutMs: 120000,
       mail: { transport: "null" },
       webhookSecret: null,
+      webhookAllowPrivate: false,
+      mirrorAllowPrivate: false,
+      mirrorSyncIntervalMs: 600_000,
       app: null,
       billing: null,
       logLevel: "info",
@@ -64,6 +71,12 @@ describe("loadConfig accepts", () => {
     ["cloudmail with a region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" }, { mail: { transport: "cloudmail", region: "eu-central-1" } }],
     ["cloudmail defaults to the ambient region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" }, { mail: { transport: "cloudmail", region: "ap-south-1" } }],
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
+    ["private receivers allowed (and so private origins)", { SVC_WEBHOOK_ALLOW_PRIVATE: "1" }, { webhookAllowPrivate: true, mirrorAllowPrivate: true }],
+    ["private receivers allowed, private origins not", { SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MIRROR_ALLOW_PRIVATE: "0" }, { webhookAllowPrivate: true, mirrorAllowPrivate: false }],
+    ["private origins only", { SVC_MIRROR_ALLOW_PRIVATE: "1" }, { webhookAllowPrivate: false, mirrorAllowPrivate: true }],
+    ["a mirror sync interval", { SVC_MIRROR_SYNC_INTERVAL_S: "3600" }, { mirrorSyncIntervalMs: 3_600_000 }],
+    ["the app provider", APP, { app: { id: "4242", apiUrl: "https://api.example.com", privateKey: RSA_PEM } }],
+    ["the app key with escaped newlines, as env files write it", { ...APP, SVC_APP_PRIVATE_KEY: RSA_PEM.replaceAll("\n", "\\n") }, { app: { privateKey: RSA_PEM } }],
     ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1", apiBase: "https://api.stripe.com", freeSeats: 5, freeMinutes: 2000, minutesPerSeat: 1000 } }],
     [
       "billing allowances",
@@ -119,6 +132,13 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["minutes per seat not a count", { ...STRIPE, SVC_BILLING_MINUTES_PER_SEAT: "1.5" }, "SVC_BILLING_MINUTES_PER_SEAT"],
     ["app without a private key", { SVC_APP_ID: "1", SVC_APP_API_URL: "https://api.example.com" }, "SVC_APP_PRIVATE_KEY"],
     ["app without an API URL", { SVC_APP_ID: "1", SVC_APP_PRIVATE_KEY: "k" }, "SVC_APP_API_URL"],
+    ["app key not a PEM key", { ...APP, SVC_APP_PRIVATE_KEY: "not a key" }, "SVC_APP_PRIVATE_KEY"],
+    ["app key not RSA", { ...APP, SVC_APP_PRIVATE_KEY: EC_PEM }, "SVC_APP_PRIVATE_KEY"],
+    ["app settings without SVC_APP_ID", { SVC_APP_API_URL: "https://api.example.com" }, "SVC_APP_ID"],
+    ["SVC_WEBHOOK_ALLOW_PRIVATE not 0 or 1", { SVC_WEBHOOK_ALLOW_PRIVATE: "yes" }, "SVC_WEBHOOK_ALLOW_PRIVATE"],
+    ["SVC_MIRROR_ALLOW_PRIVATE not 0 or 1", { SVC_MIRROR_ALLOW_PRIVATE: "true" }, "SVC_MIRROR_ALLOW_PRIVATE"],
+    ["mirror sync interval under a minute", { SVC_MIRROR_SYNC_INTERVAL_S: "10" }, "SVC_MIRROR_SYNC_INTERVAL_S"],
+    ["mirror sync interval not a number", { SVC_MIRROR_SYNC_INTERVAL_S: "hourly" }, "SVC_MIRROR_SYNC_INTERVAL_S"],
     ["log level unknown", { SVC_LOG: "loud" }, "SVC_LOG"],
     ["signup limit not a number", { SVC_SIGNUP_LIMIT_PER_ADDRESS: "many" }, "SVC_SIGNUP_LIMIT_PER_ADDRESS"],
     ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],

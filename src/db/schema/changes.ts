@@ -1,5 +1,5 @@
 // Changes (reviewable proposals) and the lander's queue.
-import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
 import { repos } from "./repos.ts";
 
@@ -19,9 +19,21 @@ export const changes = sqliteTable("changes", {
   dependsOn: integer("depends_on"),
   landedCommit: text("landed_commit"),
   includedIn: integer("included_in"),
-  verdict: text("verdict"),
+  /** JSON of the lander's last ejection verdict (null until ejected). */
+  verdict: text("verdict", { mode: "json" }).$type<unknown>(),
   authorUserId: text("author_user_id"),
   queuedAt: integer("queued_at"),
+  /** The head the land request was made for: the lander ejects the change when the head moved since. */
+  queuedHead: text("queued_head"),
+  /** Who asked to land it: the lander decides repo:write for them when it lands. */
+  queuedByUserId: text("queued_by_user_id"),
+  /** Why a queued change is not landing yet (e.g. a required check that has not reported). */
+  waiting: text("waiting"),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("changes_repo_number_uq").on(t.repoId, t.number)]);
+}, (t) => [
+  uniqueIndex("changes_repo_number_uq").on(t.repoId, t.number),
+  index("changes_queue_idx").on(t.state, t.repoId, t.target, t.queuedAt),
+  index("changes_source_idx").on(t.sourceRepoId, t.branch),
+  index("changes_repo_branch_idx").on(t.repoId, t.branch),
+]);

@@ -1,5 +1,5 @@
 // Git data in SQLite: refs and the live pack list (objects live in object storage).
-import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
 import { repos } from "./repos.ts";
 
@@ -13,6 +13,12 @@ export const packs = sqliteTable("packs", {
   id: id(),
   repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
   name: text("name").notNull(),
+  /**
+   * The repository under whose key prefix the files live (`repos/<storage>/packs/…`): this row's
+   * own repository, or the one a fork (or a landed change) shares the immutable pack with. No
+   * foreign key: the files outlive a deleted owner while any row still names them.
+   */
+  storageRepoId: text("storage_repo_id").notNull().default(""),
   size: integer("size").notNull(),
   idxSize: integer("idx_size").notNull(),
   objectCount: integer("object_count").notNull(),
@@ -26,4 +32,4 @@ export const packs = sqliteTable("packs", {
    * the pack as sent and walk only what lies outside it.
    */
   reachTips: text("reach_tips"),
-}, (t) => [uniqueIndex("packs_repo_name_uq").on(t.repoId, t.name)]);
+}, (t) => [uniqueIndex("packs_repo_name_uq").on(t.repoId, t.name), index("packs_storage_name_idx").on(t.storageRepoId, t.name)]);

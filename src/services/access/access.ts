@@ -8,7 +8,7 @@ import { quotaFacts, writeBlockedReason, type QuotaFacts } from "../billing/writ
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import { findOrg, findRepo } from "./lookup.ts";
-import { personOf, principalKey, type Principal } from "./principal.ts";
+import { ANONYMOUS, personOf, principalKey, type Principal } from "./principal.ts";
 
 export type { PersonInOrg };
 
@@ -20,6 +20,8 @@ export type Action =
   | "repo:read" // clone, fetch, read endpoints
   | "repo:write" // push, commits, refs
   | "repo:admin" // patch, delete, protections, webhooks
+  | "repo:fork" // copy the repository into a namespace (decided on the source; the target needs org:create-repo)
+  | "repo:sync" // ask a mirror to sync from its origin
   | "org:member" // any role in the org, no scope needed (own tokens, own keys)
   | "org:read" // listings, metrics, usage, audit
   | "org:admin" // people, credentials
@@ -38,7 +40,8 @@ export type Action =
   | { kind: "runner:register" } // a registration token (svcg_) registers one machine
   | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
   | { kind: "runner:job"; jobTokenId: string | null } // the per-job token acts on its own running job
-  | { kind: "quota"; what: "private-repo" | "people" }; // the org's plan allows one more private repo / person (402 `quota:`)
+  | { kind: "quota"; what: "private-repo" | "people" } // the org's plan allows one more private repo / person (402 `quota:`)
+  | { kind: "change:edit"; author: boolean }; // edit, close or reopen a change: writers, or its author while they can read
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -89,6 +92,8 @@ export interface Facts {
     fullName: string;
     public: boolean;
     writeBlocked: string | null;
+    /** `mirror` repositories take their refs from the origin only. */
+    kind: "native" | "mirror";
     /** A grant naming the person on this repo. */
     userGrant: Role | null;
     /** Grants of teams the person is in, on this repo. */
@@ -128,7 +133,7 @@ export function effectiveRepoRole(f: Facts): Role | null {
 }
 
 /** Repository actions (SPEC §5.5): unreadable is 401 to anonymous callers and 404 to others. */
-function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin"): Decision {
+function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync"): Decision {
   const c = f.caller;
   // Why: 401 lets git retry with credentials; authenticated callers who may not see the repo (or
   // ask for one that does not exist) get 404, so its existence is not disclosed.
@@ -140,9 +145,15 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin")
   if (!canRead) return unseen();
   if (action === "repo:read") return allow(role);
   if (c.kind === "anonymous") return deny(401, "authentication required");
-  if (action === "repo:write") {
+  if (action === "repo:write" || action === "repo:sync") {
     if (!roleAtLeast(role, "member") || !scopeCovers(scopes, "repo:write")) {
+      if (action === "repo:sync") return deny(403, `syncing ${f.repo.fullName} needs write access`);
       return deny(403, `You have read access to ${f.repo.fullName} but cannot write to it. Fork the repository, or ask an administrator for write access.`);
+    }
+    // Why: a mirror's refs come from its origin alone (SPEC §6.2); a push, commit or ref edit here
+    // would be undone by the next sync, or would silently fork the mirror from what it mirrors.
+    if (action === "repo:write" && f.repo.kind === "mirror") {
+      return deny(403, `${f.repo.fullName} is a read-only mirror: push to its origin instead, and the mirror follows`);
     }
     if (f.repo.writeBlocked) return deny(402, f.repo.writeBlocked);
     return allow(role);
@@ -155,6 +166,17 @@ function decideRepo(f: Facts, action: "repo:read" | "repo:write" | "repo:admin")
 
 /** The actions that involve no organization. */
 type AccountAction = { kind: "account:create-org" } | { kind: "account:self"; userId: string } | { kind: "account:person" };
+/**
+ * Forking, as decided on the source repository (DECISIONS §3): whoever may read it may fork it
+ * (unreadable is the same 401/404 as repo:read, so forking never discloses a private repository);
+ * a fork has an owner, so anonymous callers are asked to sign in even for a public source.
+ */
+function decideFork(f: Facts): Decision {
+  const read = decideRepo(f, "repo:read");
+  if (!read.allow) return read;
+  if (f.caller.kind === "anonymous") return deny(401, "authentication required");
+  return read;
+}
 
 /** Account-level actions: no organization involved. */
 function decideAccount(f: Facts, action: AccountAction): Decision {
@@ -227,9 +249,20 @@ export function decide(f: Facts, action: Action): Decision {
   if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
-  if (action === "repo:read" || action === "repo:write" || action === "repo:admin") return decideRepo(f, action);
   if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
+  if (action === "repo:read" || action === "repo:write" || action === "repo:admin" || action === "repo:sync") return decideRepo(f, action);
+  if (action === "repo:fork") return decideFork(f);
   if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self" || action.kind === "account:person")) return decideAccount(f, action);
+  if (typeof action === "object" && action.kind === "change:edit") {
+    // Why: a change from a fork is opened by someone who may only read here; they keep control
+    // of their own proposal (title, closing), while landing it still needs repo:write.
+    const read = decideRepo(f, "repo:read");
+    if (!read.allow) return read;
+    if (f.caller.kind === "anonymous") return deny(401, "authentication required");
+    if (!action.author || f.caller.kind !== "person") return decideRepo(f, "repo:write");
+    if (!scopeCovers(f.caller.scopes, "repo:write")) return deny(403, "editing a change needs a credential with the repo:write scope");
+    return f.repo?.writeBlocked ? deny(402, f.repo.writeBlocked) : read;
+  }
 
   // Organization-level actions.
   const c = f.caller;
@@ -325,7 +358,7 @@ export function callerFacts(p: Principal): Facts["caller"] {
 }
 
 /** Builds the full facts for one org (and optionally one repo of it, null meaning missing). */
-export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { writeBlocked?: string | null }) | null): Facts {
+export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { kind?: Repo["kind"]; writeBlocked?: string | null }) | null): Facts {
   return {
     caller: callerFacts(p),
     org,
@@ -341,6 +374,7 @@ export function buildFacts(p: Principal, org: { id: string; name: string }, pers
               fullName: `${org.name}/${repo.name}`,
               public: repo.public,
               writeBlocked: repo.writeBlocked ?? null,
+              kind: repo.kind ?? "native",
               userGrant: person.userGrants.get(repo.id) ?? null,
               teamGrants: person.teamGrants.get(repo.id) ?? [],
             },
@@ -388,7 +422,7 @@ export async function requireRepoFor(
   p: Principal,
   orgName: string,
   repoName: string,
-  action: "repo:read" | "repo:write" | "repo:admin",
+  action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync",
 ): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
   // Why cached as one bundle: this is every repository request's first step, and the bundle is
   // dropped with the rest of the fact cache on any write.
@@ -443,4 +477,18 @@ export function readableScope(caller: Facts["caller"], memberOrgIds: readonly st
       return { orgIds, repoId: caller.tokenRepoId };
     }
   }
+}
+
+/**
+ * Facts for work done later on someone's behalf: the lander landing what `userId` queued decides
+ * repo:write with that person's roles as they are now (and the repository's write block); a land
+ * request from a service token (no person) acts as an org service with repo:write.
+ */
+export async function deferredFacts(ctx: Ctx, userId: string | null, org: Org, repo: Repo): Promise<Facts> {
+  const person = await loadPersonInOrg(ctx, userId, org.id);
+  const facts = buildFacts(ANONYMOUS, org, person, { ...repo, writeBlocked: writeBlockedReason(ctx, org, repo) });
+  facts.caller = userId
+    ? { kind: "person", userId, confirmed: true, scopes: "all", tokenOrgId: null, tokenRepoId: null }
+    : { kind: "service", scopes: ["repo:write"], tokenOrgId: org.id, tokenRepoId: repo.id };
+  return facts;
 }

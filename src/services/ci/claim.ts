@@ -16,6 +16,7 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
+import { metrics } from "../ops/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Claim } from "./schemas.ts";
@@ -24,6 +25,9 @@ import type { Claim } from "./schemas.ts";
 export const CLAIM_RETRY_MS = 500;
 /** Waiters woken per newly queued job (the rest are reached by the 500 ms check if those two cannot take it). */
 const WAKE_PER_JOB = 2;
+/** Claims held open right now, waiting for a job (GET /metrics). */
+const claimsWaiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
+claimsWaiting.inc(undefined, 0);
 const HOSTED_KEY = "*hosted";
 
 interface Waiter {
@@ -86,7 +90,10 @@ export class ClaimHub {
       const done = () => {
         clearTimeout(timeout);
         signal?.removeEventListener("abort", done);
-        if (this.waiters.get(key)?.delete(w)) this.count--;
+        if (this.waiters.get(key)?.delete(w)) {
+          this.count--;
+          claimsWaiting.dec();
+        }
         if (this.waiters.get(key)?.size === 0) this.waiters.delete(key);
         if (this.count === 0) this.stopTicking();
         resolve();
@@ -94,6 +101,7 @@ export class ClaimHub {
       const w: Waiter = { key, labels: new Set(labels), seen, wake: done };
       set.add(w);
       this.count++;
+      claimsWaiting.inc();
       const timeout = setTimeout(done, Math.max(0, ms));
       signal?.addEventListener("abort", done);
       this.startTicking();

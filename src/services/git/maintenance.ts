@@ -8,6 +8,7 @@ import { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { listObjects, SEND } from "../../git/object-list.ts";
 import { bytesToHex } from "../../git/oid.ts";
 import { writePackIndexRaw } from "../../git/pack-index.ts";
+import type { Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { writePack } from "../../git/pack-writer.ts";
 import type { Oid } from "../../git/types.ts";
@@ -113,30 +114,41 @@ async function replacePacks(
     const t = now();
     const existing = await store.packByName(tx, repoId, built.name);
     if (existing) await store.revivePack(tx, existing.id, tier, reachTips);
-    else await store.insertPack(tx, { id: newId(), repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
+    else await store.insertPack(tx, { id: newId(), repoId, storageRepoId: repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
     await store.markPacksReplaced(tx, ids.filter((id) => id !== existing?.id), t);
     await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
     return true;
   });
 }
 
-/** Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. */
+/**
+ * Merges FAN_IN packs of the lowest crowded tier into one pack of the next tier; repeats. Only the
+ * repository's own packs: a pack it shares with another repository (a fork's inherited packs) is
+ * immutable common ground, never rewritten into a private copy.
+ */
 export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promise<number> {
   const repoId = payload.repoId;
   if (!(await store.repoIsLive(ctx.db.read, repoId))) return 0;
   let merges = 0;
   for (;;) {
-    const live = await store.livePacks(ctx.db.read, repoId);
+    const live = (await store.livePacks(ctx.db.read, repoId)).filter((p) => p.storageRepoId === repoId);
     const byTier = new Map<number, PackRow[]>();
     for (const p of live) byTier.set(p.tier, [...(byTier.get(p.tier) ?? []), p]);
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
     const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
-    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept.
-    const opened = await Promise.all([...group].reverse().map((row) => ctx.git.openPack(repoId, row)));
-    const midx = MultiPackIndex.build(opened);
-    const flags = new Uint8Array(midx.count).fill(SEND);
-    if (!(await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count))))) return merges;
+    // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept. On object
+    // storage the packs are read from local copies (openPackCopies), removed once written.
+    const copies = await ctx.git.openPackCopies([...group].reverse(), ctx.tmpDir);
+    let replaced: boolean;
+    try {
+      const midx = MultiPackIndex.build(copies.packs);
+      const flags = new Uint8Array(midx.count).fill(SEND);
+      replaced = await replacePacks(ctx, repoId, group, midx, flags, midx.count, Math.max(tier + 1, tierFor(midx.count)));
+    } finally {
+      await copies.close();
+    }
+    if (!replaced) return merges;
     merges++;
   }
 }
@@ -147,16 +159,30 @@ function recordOf(tips: Oid[], reached: Set<Oid>): string {
   return (kept.length ? kept : tips).join("\n");
 }
 
-/** Repacks everything reachable from the refs into one pack; replaced packs go after the grace period. */
+/**
+ * Repacks everything reachable from the refs into one pack; replaced packs go after the grace
+ * period. A repository that shares packs with another (a fork) keeps the shared ones and repacks
+ * only what the refs reach outside them into its own pack.
+ */
 export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ objects: number; packsReplaced: number }> {
   const repoId = payload.repoId;
   if (!(await store.repoIsLive(ctx.db.read, repoId))) return { objects: 0, packsReplaced: 0 };
   const live = (await store.livePacks(ctx.db.read, repoId)).sort((a, b) => b.createdAt - a.createdAt);
+  if (live.some((p) => p.storageRepoId !== repoId)) return gcBesideShared(ctx, repoId, live);
   const refsNow = await store.readRefs(ctx.db.read, repoId);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];
   if (!live.length) return { objects: 0, packsReplaced: 0 };
-  const opened = await Promise.all(live.map((row) => ctx.git.openPack(repoId, row)));
+  const copies = await ctx.git.openPackCopies(live, ctx.tmpDir);
+  try {
+    return await gcPacks(ctx, repoId, live, copies.packs, tips, refsAtStart);
+  } finally {
+    await copies.close();
+  }
+}
+
+/** GC of the opened live packs (newest first): one pack of everything reachable from `tips`. */
+async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
   const set = new PackSet(opened);
   // The previous GC pack (and any pack with a reachability record) is not walked again.
   const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
@@ -188,26 +214,84 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
   const ok = await replacePacks(ctx, repoId, live, list.midx, list.flags, list.count, maxTier + 1, refsAtStart, recordOf(tips, list.reachedWants));
   return { objects, packsReplaced: ok ? live.length : 0 };
 }
-/** Deletes replaced packs past the grace period, and orphan files (no row) older than it. */
+/**
+ * GC of a repository with shared packs: what the refs reach and no shared pack holds goes into one
+ * own pack; own packs are replaced, shared ones stay (they are another repository's files).
+ */
+async function gcBesideShared(ctx: Ctx, repoId: string, live: PackRow[]): Promise<{ objects: number; packsReplaced: number }> {
+  const own = live.filter((p) => p.storageRepoId === repoId);
+  const shared = live.filter((p) => p.storageRepoId !== repoId);
+  const refsNow = await store.readRefs(ctx.db.read, repoId);
+  const refsAtStart = JSON.stringify(refsNow);
+  const tips = [...new Set(refsNow.map((r) => r.oid))];
+  const opened = await Promise.all(live.map((row) => ctx.git.openPack(row)));
+  const sharedIdx = opened.filter((_, i) => live[i]!.storageRepoId !== repoId).map((p) => p.idx);
+  const list = tips.length ? await listObjects(new PackSet(opened), { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
+  let count = 0;
+  if (list) {
+    for (let p = 0; p < list.midx.count; p++) {
+      if (!(list.flags[p]! & SEND)) continue;
+      if (sharedIdx.some((idx) => idx.indexOfRaw(list.midx.oids, 20 * p) >= 0)) list.flags[p]! &= ~SEND;
+      else count++;
+    }
+  }
+  if (own.length === 0 || (own.length === 1 && count === own[0]!.objectCount)) return { objects: count, packsReplaced: 0 };
+  if (!list || count === 0) {
+    const t = now();
+    const done = await ctx.db.transaction(async (tx) => {
+      if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
+      await store.markPacksReplaced(tx, own.map((p) => p.id), t);
+      await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
+      return true;
+    });
+    return { objects: 0, packsReplaced: done ? own.length : 0 };
+  }
+  const maxTier = Math.max(...own.map((p) => p.tier));
+  const ok = await replacePacks(ctx, repoId, own, list.midx, list.flags, count, maxTier + 1, refsAtStart, null);
+  return { objects: count, packsReplaced: ok ? own.length : 0 };
+}
+
+/**
+ * Deletes the pack files `name` under `storageRepoId`'s prefix if no pack row of any repository
+ * names them and they are older than `cutoff` (a file stored again meanwhile is new: kept).
+ * Answers the number of files deleted.
+ */
+async function deleteUnnamedPackFiles(ctx: Ctx, storageRepoId: string, name: string, cutoff: number): Promise<number> {
+  if (await store.packFileNamed(ctx.db.read, storageRepoId, name)) return 0;
+  let deleted = 0;
+  for await (const obj of ctx.store.list(`repos/${storageRepoId}/packs/pack-${name}.`)) {
+    if (obj.modifiedAt >= cutoff) continue;
+    await ctx.store.delete(obj.key);
+    deleted++;
+  }
+  ctx.git.evict(storageRepoId, name);
+  return deleted;
+}
+
+/**
+ * Forgets the repository's packs replaced before the grace period, then deletes pack files that
+ * no row names any more: those rows' files (which may live under another repository's prefix,
+ * for a fork) and orphans under its own prefix older than the grace period. A file stays while
+ * any repository's row names it, so a fork's maintenance never deletes its parent's packs, nor
+ * the parent's the fork's. Answers the number of files deleted.
+ */
 export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs = GRACE_MS): Promise<number> {
   const cutoff = now() - graceMs;
   const old = await store.packsReplacedBefore(ctx.db.read, payload.repoId, cutoff);
   let deleted = 0;
   for (const p of old) {
-    await ctx.store.delete(packKey(payload.repoId, p.name, "idx"));
-    await ctx.store.delete(packKey(payload.repoId, p.name, "pack"));
-    ctx.git.evict(payload.repoId, p.name);
-    await ctx.db.transaction((tx) => store.deletePack(tx, p.id));
-    deleted++;
+    if (await ctx.db.transaction((tx) => store.deleteReplacedPack(tx, p.id, cutoff))) deleted += await deleteUnnamedPackFiles(ctx, p.storageRepoId, p.name, cutoff);
   }
-  const known = new Set(await store.packNames(ctx.db.read, payload.repoId));
+  const known = await store.packNamesStoredUnder(ctx.db.read, payload.repoId);
   for await (const obj of ctx.store.list(`repos/${payload.repoId}/packs/`)) {
     const m = /pack-([0-9a-f]{40})\.(pack|idx)$/.exec(obj.key);
-    if (m && !known.has(m[1]!) && obj.modifiedAt < cutoff) {
+    if (m && !known.has(m[1]!) && obj.modifiedAt < cutoff && !(await store.packFileNamed(ctx.db.read, payload.repoId, m[1]!))) {
       await ctx.store.delete(obj.key);
       deleted++;
     }
   }
+  // Uploads a crash (or a give-up whose abort failed too) left open keep their parts billed.
+  if (ctx.store.abortIncompleteUploads) deleted += await ctx.store.abortIncompleteUploads(`repos/${payload.repoId}/`, cutoff);
   return deleted;
 }
 
@@ -223,7 +307,8 @@ export function allRepos(ctx: Ctx): Promise<{ id: string; name: string }[]> {
 export async function scheduleGcPass(ctx: Ctx): Promise<number> {
   let n = 0;
   for (const r of await store.livePackCounts(ctx.db.read)) {
-    if (r.n < 2 && r.recorded === r.n) continue;
+    // A repository with shared packs collects only its own: due when it has two or more.
+    if (r.own < r.n ? r.own < 2 : r.n < 2 && r.recorded === r.n) continue;
     if (!(await pendingJobFor(ctx.db.read, "repo.gc", r.repoId))) {
       await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: r.repoId }));
       n++;

@@ -164,6 +164,7 @@ export async function publish(
       await store.insertPack(tx, {
         id: newId(),
         repoId: repo.id,
+        storageRepoId: repo.id,
         name: pack.name,
         size: pack.size,
         idxSize: pack.idxSize,

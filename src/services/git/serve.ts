@@ -44,7 +44,7 @@ export interface GitServiceRequest {
 export type GitRefusal = StatusRefusal | "forbidden-in-band";
 
 /** The refusals a transport still has to tell the client about. */
-export type StatusRefusal = "unauthenticated" | "not-found" | "forbidden" | "payment" | "too-large" | "bad-request";
+export type StatusRefusal = "unauthenticated" | "not-found" | "forbidden" | "payment" | "too-large" | "bad-request" | "unavailable";
 
 /** A refusal with the message meant for the git user. */
 export interface GitRefused<R extends GitRefusal = GitRefusal> {
@@ -66,7 +66,8 @@ export type AdvertiseOutcome =
   | GitRefused<StatusRefusal>
   | { kind: "failed" };
 
-const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large" };
+// 503: object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
+const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large", 503: "unavailable" };
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
 function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {

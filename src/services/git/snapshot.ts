@@ -1,18 +1,26 @@
 // A repository's git data: refs and the live pack list in SQLite, packs in object storage.
 // Reads take one snapshot per request; writes publish a pack and move refs in one transaction.
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { openFileSource } from "../../git/file-source.ts";
 import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
+import { GitError, type ByteSource } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
 import { snapshotRows } from "./store.ts";
-import { BlockCache, ByteLru, type ObjectStore } from "../../storage/index.ts";
+import { BlockCache, ByteLru, StorageError, type ObjectStore, type RangeReader } from "../../storage/index.ts";
+import { AppError } from "../../errors.ts";
 
-/** The key of a stored pack file. */
-export function packKey(repoId: string, name: string, ext: "pack" | "idx"): string {
-  return `repos/${repoId}/packs/pack-${name}.${ext}`;
+/**
+ * The key of a stored pack file, under the prefix of the repository that stored it (a pack row's
+ * `storageRepoId`: a fork's rows name the parent's files).
+ */
+export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"): string {
+  return `repos/${storageRepoId}/packs/pack-${name}.${ext}`;
 }
 
 export type { RepoSnapshot };
@@ -60,25 +68,106 @@ export class GitStore {
     this.idx.set(packKey(repoId, pack.name, "idx"), PackIndex.parse(await Bun.file(pack.idxPath).bytes()));
   }
 
-  /** Opens one stored pack for reading (with its reachability record, when it has one). */
-  async openPack(repoId: string, row: { name: string; size: number; reachTips?: string | null }): Promise<Pack> {
-    const idx = await this.packIndex(packKey(repoId, row.name, "idx"));
-    const pack = new Pack(`${repoId}/${row.name}`, idx, this.blocks.source(packKey(repoId, row.name, "pack"), row.size), this.deltaBases);
+  /**
+   * Opens one stored pack for reading (with its reachability record, when it has one). Keyed by
+   * where the files live, so a parent and its forks share one cached copy of a shared pack.
+   */
+  async openPack(row: { storageRepoId: string; name: string; size: number; reachTips?: string | null }): Promise<Pack> {
+    const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
+    const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(row.storageRepoId, row.name, "pack"), row.size)), this.deltaBases);
     if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
     return pack;
   }
 
-  /** Forgets cached bytes of a deleted pack. */
-  evict(repoId: string, name: string): void {
-    this.idx.delete(packKey(repoId, name, "idx"));
-    this.blocks.evict(packKey(repoId, name, "pack"));
+  /**
+   * Opens stored packs for maintenance, which reads every byte of them, often more than once:
+   * from object storage each is first downloaded whole into `tmpDir` (a few large streamed
+   * reads instead of thousands of small ranged ones); the fs store's packs are read in place.
+   * Reachability records come along as in openPack. close() removes the copies.
+   */
+  async openPackCopies(rows: { storageRepoId: string; name: string; size: number; reachTips?: string | null }[], tmpDir: string): Promise<{ packs: Pack[]; close(): Promise<void> }> {
+    if (this.store.kind === "fs") return { packs: await Promise.all(rows.map((row) => this.openPack(row))), close: async () => {} };
+    const opened: { source: Awaited<ReturnType<typeof openFileSource>>; path: string }[] = [];
+    const close = async () => {
+      for (const o of opened.splice(0)) {
+        await o.source.close();
+        await rm(o.path, { force: true });
+      }
+    };
+    try {
+      const packs: Pack[] = [];
+      for (const row of rows) {
+        const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
+        const path = join(tmpDir, `copy-${row.name}-${process.pid}-${Math.random().toString(36).slice(2)}.pack`);
+        const file = await open(path, "w");
+        try {
+          for await (const chunk of this.blocks.stream(packKey(row.storageRepoId, row.name, "pack"), row.size, 0, row.size)) {
+            for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
+          }
+        } catch (err) {
+          await file.close();
+          await rm(path, { force: true });
+          throw err;
+        }
+        await file.close();
+        const source = await openFileSource(path);
+        opened.push({ source, path });
+        const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, source, this.deltaBases);
+        if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+        packs.push(pack);
+      }
+      return { packs, close };
+    } catch (err) {
+      await close();
+      throw err;
+    }
   }
+
+  /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
+  evict(storageRepoId: string, name: string): void {
+    this.idx.delete(packKey(storageRepoId, name, "idx"));
+    this.blocks.evict(packKey(storageRepoId, name, "pack"));
+  }
+}
+
+const UNAVAILABLE = "object storage is unavailable (it kept failing after retries); try again later";
+
+/** Whether `err` is the storage layer giving up after its retries. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof StorageError && err.code === "unavailable";
+}
+
+/**
+ * A pack source for the engine: when the store gives up mid-request, the engine gets a GitError,
+ * whose message it sends to the client in band (ERR, or side-band 3 once the pack has started)
+ * before ending the response, so git reports the failure instead of reading a cut-off pack.
+ */
+function engineSource(source: RangeReader): ByteSource {
+  const rethrow = (err: unknown): never => {
+    throw isUnavailable(err) ? new GitError(UNAVAILABLE) : err;
+  };
+  const out: ByteSource = { size: source.size, read: (offset, length) => source.read(offset, length).catch(rethrow) };
+  if (source.stream) {
+    const stream = source.stream.bind(source);
+    out.stream = async function* (offset, length) {
+      try {
+        yield* stream(offset, length);
+      } catch (err) {
+        rethrow(err);
+      }
+    };
+  }
+  if (source.prefetch) out.prefetch = source.prefetch.bind(source);
+  return out;
 }
 
 /** One consistent snapshot: refs and pack rows read together, packs opened from storage. */
 export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Promise<RepoSnapshot> {
   const rows = await snapshotRows(q, repo.id);
-  const opened = await Promise.all(rows.packs.map((row) => git.openPack(repo.id, row)));
+  // Why 503: the store giving up is temporary; the client should retry, not report a broken repository.
+  const opened = await Promise.all(rows.packs.map((row) => git.openPack(row))).catch((err: unknown) => {
+    throw isUnavailable(err) ? new AppError(503, UNAVAILABLE) : err;
+  });
   return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
 }
 

@@ -7,6 +7,8 @@ import type { Oid, Ref } from "../../git/types.ts";
 
 /** A live pack as the snapshot needs it. */
 export interface PackRow {
+  /** The repository whose key prefix holds the files (itself, or the one it shares the pack with). */
+  storageRepoId: string;
   name: string;
   size: number;
   /** The pack's reachability record: tips it is exactly the closure of (newline-separated), or null. */
@@ -18,19 +20,19 @@ export interface PackRow {
  * come from the same committed state on any database.
  */
 export async function snapshotRows(q: Queryable, repoId: string): Promise<{ refs: Ref[]; packs: PackRow[] }> {
-  const rows = q.all<{ kind: "ref" | "pack"; name: string; target: string | null; size: number; created: number }>(sql`
-    SELECT 'ref' AS kind, name, target, 0 AS size, 0 AS created FROM refs WHERE repo_id = ${repoId}
+  const rows = q.all<{ kind: "ref" | "pack"; name: string; target: string | null; storage: string; size: number; created: number }>(sql`
+    SELECT 'ref' AS kind, name, target, '' AS storage, 0 AS size, 0 AS created FROM refs WHERE repo_id = ${repoId}
     UNION ALL
-    SELECT 'pack' AS kind, name, reach_tips AS target, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
+    SELECT 'pack' AS kind, name, reach_tips AS target, storage_repo_id AS storage, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
   const refRows: Ref[] = [];
   const packRows: (PackRow & { created: number })[] = [];
   for (const r of rows) {
     if (r.kind === "ref") refRows.push({ name: r.name, oid: r.target! });
-    else packRows.push({ name: r.name, size: r.size, reachTips: r.target, created: r.created });
+    else packRows.push({ storageRepoId: r.storage, name: r.name, size: r.size, reachTips: r.target, created: r.created });
   }
   refRows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   packRows.sort((a, b) => b.created - a.created);
-  return { refs: refRows, packs: packRows.map(({ name, size, reachTips }) => ({ name, size, reachTips })) };
+  return { refs: refRows, packs: packRows.map(({ storageRepoId, name, size, reachTips }) => ({ storageRepoId, name, size, reachTips })) };
 }
 
 /** The live refs of a repository, sorted by name. */
@@ -102,9 +104,9 @@ export async function livePacks(q: Queryable, repoId: string): Promise<PackRecor
   return q.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
 }
 
-/** The tiers of the repository's live packs, one entry per pack. */
+/** The tiers of the repository's own live packs (stored under its prefix), one entry per pack. */
 export async function liveTiers(q: Queryable, repoId: string): Promise<number[]> {
-  return q.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all().map((p) => p.tier);
+  return q.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), eq(packs.storageRepoId, repoId), isNull(packs.replacedAt))).all().map((p) => p.tier);
 }
 
 /** How many of the packs `ids` are still live. */
@@ -122,20 +124,61 @@ export async function packsReplacedBefore(q: Queryable, repoId: string, cutoff: 
   return q.select().from(packs).where(and(eq(packs.repoId, repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).all();
 }
 
-/** Forgets a pack row (its files are already deleted). */
-export async function deletePack(tx: Tx, id: string): Promise<void> {
-  tx.delete(packs).where(eq(packs.id, id)).run();
+/** Forgets a replaced pack row if it is still replaced at or before `cutoff`; false when it was revived or is gone. */
+export async function deleteReplacedPack(tx: Tx, id: string, cutoff: number): Promise<boolean> {
+  return tx.delete(packs).where(and(eq(packs.id, id), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).returning({ id: packs.id }).all().length > 0;
 }
 
-/** The names of every pack row of the repository, live or replaced. */
-export async function packNames(q: Queryable, repoId: string): Promise<string[]> {
-  return q.select({ name: packs.name }).from(packs).where(eq(packs.repoId, repoId)).all().map((r) => r.name);
+/** Whether any pack row of any repository, live or replaced, names the files `name` stored under `storageRepoId`. */
+export async function packFileNamed(q: Queryable, storageRepoId: string, name: string): Promise<boolean> {
+  return !!q.select({ id: packs.id }).from(packs).where(and(eq(packs.storageRepoId, storageRepoId), eq(packs.name, name))).limit(1).get();
 }
 
-/** Live pack counts of every repository that has packs. */
-export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n: number; recorded: number }[]> {
+/** The names of the pack files under `storageRepoId`'s prefix that some row (of any repository) names. */
+export async function packNamesStoredUnder(q: Queryable, storageRepoId: string): Promise<Set<string>> {
+  return new Set(q.selectDistinct({ name: packs.name }).from(packs).where(eq(packs.storageRepoId, storageRepoId)).all().map((r) => r.name));
+}
+
+/** The other repositories whose stored packs `repoId`'s rows name (a fork's parent and its ancestors). */
+export async function sharedStorageOf(q: Queryable, repoId: string): Promise<string[]> {
   return q
-    .select({ repoId: packs.repoId, n: sql<number>`count(*)`, recorded: sql<number>`count(${packs.reachTips})` })
+    .selectDistinct({ id: packs.storageRepoId })
+    .from(packs)
+    .where(and(eq(packs.repoId, repoId), sql`${packs.storageRepoId} <> ${repoId}`))
+    .all()
+    .map((r) => r.id);
+}
+
+/**
+ * Adds the live packs of `fromRepoId` to the live pack list of `toRepoId`, naming the same stored
+ * files (no bytes are copied). A pack `toRepoId` already lists live is skipped; one it lists as
+ * replaced is made live again (its files are still there: a row's files outlive it). Answers how
+ * many packs became live in `toRepoId`.
+ */
+export async function sharePackRows(tx: Tx, fromRepoId: string, toRepoId: string, newId: () => string, t: number): Promise<number> {
+  const source = tx.select().from(packs).where(and(eq(packs.repoId, fromRepoId), isNull(packs.replacedAt))).all();
+  if (!source.length) return 0;
+  const mine = new Map(tx.select({ id: packs.id, name: packs.name, replacedAt: packs.replacedAt }).from(packs).where(eq(packs.repoId, toRepoId)).all().map((r) => [r.name, r]));
+  let added = 0;
+  for (const p of source) {
+    const have = mine.get(p.name);
+    if (have && have.replacedAt === null) continue;
+    if (have) tx.update(packs).set({ replacedAt: null }).where(eq(packs.id, have.id)).run();
+    else tx.insert(packs).values({ ...p, id: newId(), repoId: toRepoId, createdAt: p.createdAt ?? t }).run();
+    added++;
+  }
+  return added;
+}
+
+/** Live pack counts of every repository that has packs: all, those with a record, its own (not shared). */
+export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n: number; recorded: number; own: number }[]> {
+  return q
+    .select({
+      repoId: packs.repoId,
+      n: sql<number>`count(*)`,
+      recorded: sql<number>`count(${packs.reachTips})`,
+      own: sql<number>`sum(${packs.storageRepoId} = ${packs.repoId})`,
+    })
     .from(packs)
     .where(isNull(packs.replacedAt))
     .groupBy(packs.repoId)

@@ -10,8 +10,8 @@ import { now } from "../context.ts";
 /** The event kinds of SPEC §6.1. */
 export type EventKind = "push" | "change.landed" | "change.ejected";
 
-/** How the push came in. */
-export type PushVia = "git" | "ssh" | "api" | "lander";
+/** How the push came in: git over HTTP, SSH, the commit/refs API, the lander, or a mirror's sync from its origin. */
+export type PushVia = "git" | "ssh" | "api" | "lander" | "mirror";
 
 /** A ref that moved in the event (old or new is null for a creation or deletion). */
 export interface RefMove {

@@ -7,6 +7,15 @@ import type { JobRow } from "./store.ts";
 export type JobHandler = (ctx: Ctx, payload: any) => Promise<void>;
 
 const LEASE_MS = 5 * 60 * 1000;
+
+/** The wake functions of running loops, by the job kinds they take. */
+const wakers = new Map<string, Set<() => void>>();
+
+/** Wakes the loops of this process that take `kind` (a job of that kind was just queued). */
+export function wakeWorkers(kind: string): void {
+  for (const wake of wakers.get(kind) ?? []) wake();
+}
+
 const MAX_ATTEMPTS = 8;
 
 /** Claims one due job (lease-based, so a crashed worker's job is retried after its lease). */
@@ -36,9 +45,16 @@ async function runJob(ctx: Ctx, handlers: Record<string, JobHandler>, job: JobRo
 export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, intervalMs = 1000) {
   let stopped = false;
   let wake: (() => void) | null = null;
+  let poked = false;
   const kinds = Object.keys(handlers);
+  const poke = () => {
+    poked = true;
+    wake?.();
+  };
+  for (const k of kinds) (wakers.get(k) ?? wakers.set(k, new Set()).get(k)!).add(poke);
   const loop = async () => {
     while (!stopped) {
+      poked = false;
       let job: JobRow | null = null;
       try {
         job = await claim(ctx, kinds);
@@ -47,10 +63,15 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
         ctx.log.error("job claim failed", { error: String(error) });
       }
       if (!job) {
+        if (poked) continue;
         await new Promise<void>((r) => {
-          wake = r;
-          setTimeout(r, intervalMs);
+          const timer = setTimeout(r, intervalMs);
+          wake = () => {
+            clearTimeout(timer);
+            r();
+          };
         });
+        wake = null;
         continue;
       }
       await runJob(ctx, handlers, job);
@@ -59,9 +80,10 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
   const done = loop();
   return {
     /** Wake the loop now (after enqueuing work). */
-    poke: () => wake?.(),
+    poke,
     async stop() {
       stopped = true;
+      for (const k of kinds) wakers.get(k)?.delete(poke);
       wake?.();
       await done;
     },

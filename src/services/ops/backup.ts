@@ -84,9 +84,11 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     const dbSize = statSync(join(work, DATABASE)).size;
     const dbSha = await copyObject(local, DATABASE, dbSize, target.store, `${target.prefix}${DATABASE}`, { tmpDir: ctx.tmpDir });
 
-    const files = packs.flatMap((p) => [
-      { key: packKey(p.repoId, p.name, "pack"), size: p.size },
-      { key: packKey(p.repoId, p.name, "idx"), size: p.idxSize },
+    // A pack shared by several repositories (a parent and its forks) is one set of files: copied once.
+    const unique = new Map(packs.map((p) => [`${p.storageRepoId}/${p.name}`, p]));
+    const files = [...unique.values()].flatMap((p) => [
+      { key: packKey(p.storageRepoId, p.name, "pack"), size: p.size },
+      { key: packKey(p.storageRepoId, p.name, "idx"), size: p.idxSize },
     ]);
     const totalBytes = files.reduce((n, f) => n + f.size, 0);
     let done = 0;

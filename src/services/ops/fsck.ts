@@ -35,11 +35,12 @@ export interface Orphan {
 export type FsckProgress = (note: string) => void;
 
 /** Checks one pack's files; answers the problems (none when sound) and the parsed index. */
-async function checkPack(ctx: Ctx, repoId: string, row: store.PackFacts, progress: FsckProgress): Promise<{ problems: string[]; idx: PackIndex | null }> {
+async function checkPack(ctx: Ctx, row: store.PackFacts, progress: FsckProgress): Promise<{ problems: string[]; idx: PackIndex | null }> {
   const problems: string[] = [];
   const packName = `pack-${row.name}`;
-  const packPath = packKey(repoId, row.name, "pack");
-  const idxPath = packKey(repoId, row.name, "idx");
+  // A shared pack (a fork's inherited one) is checked where it lives, under its owner's prefix.
+  const packPath = packKey(row.storageRepoId, row.name, "pack");
+  const idxPath = packKey(row.storageRepoId, row.name, "idx");
   const [packStat, idxStat] = await Promise.all([ctx.store.stat(packPath), ctx.store.stat(idxPath)]);
   if (!packStat) problems.push(`${packName}.pack: missing`);
   else if (packStat.size !== row.size) problems.push(`${packName}.pack: ${packStat.size} bytes, recorded ${row.size}`);
@@ -97,11 +98,11 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
   let objects = 0;
   for (const [i, row] of rows.entries()) {
     progress(`pack ${i + 1}/${rows.length}`);
-    const checked = await checkPack(ctx, repo.id, row, progress);
+    const checked = await checkPack(ctx, row, progress);
     problems.push(...checked.problems);
     if (checked.idx) {
       objects += checked.idx.count;
-      opened.push(await ctx.git.openPack(repo.id, row));
+      opened.push(await ctx.git.openPack(row));
     }
   }
   if (refs.length && !problems.length) {
@@ -129,16 +130,20 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
 
 const PACK_FILE = /^repos\/([A-Za-z0-9._-]+)\/packs\/pack-([0-9a-f]{40})\.(pack|idx)$/;
 
-/** Stored files under `repos/` (or one repository's) that no pack row, live or replaced, names. */
+/**
+ * Stored files under `repos/` (or one repository's prefix) that no pack row, live or replaced, of
+ * any repository names: a fork's rows keep its parent's files (even a deleted parent's) known.
+ */
 export async function findOrphans(ctx: Ctx, repoId?: string): Promise<Orphan[]> {
-  const known = new Set((await store.packRows(ctx.db.read, { repoId, withReplaced: true })).map((p) => `${p.repoId}/${p.name}`));
+  const known = new Set((await store.packRows(ctx.db.read, { withReplaced: true })).map((p) => `${p.storageRepoId}/${p.name}`));
   const repos = await store.repoIds(ctx.db.read);
   const out: Orphan[] = [];
   for await (const o of ctx.store.list(repoId ? `repos/${repoId}/` : "repos/")) {
     const m = PACK_FILE.exec(o.key);
     if (!m) out.push({ key: o.key, size: o.size, reason: "not a pack file" });
+    else if (known.has(`${m[1]}/${m[2]}`)) continue;
     else if (!repos.has(m[1]!)) out.push({ key: o.key, size: o.size, reason: "its repository was deleted (the purge job removes it)" });
-    else if (!known.has(`${m[1]}/${m[2]}`)) out.push({ key: o.key, size: o.size, reason: "no pack row (an upload that never committed; swept after the grace period)" });
+    else out.push({ key: o.key, size: o.size, reason: "no pack row (an upload that never committed; swept after the grace period)" });
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : 1));
 }

@@ -51,6 +51,8 @@ export async function repoByFullName(q: Queryable, org: string, name: string): P
 /** A pack row as backup and fsck read it. */
 export interface PackFacts {
   repoId: string;
+  /** The repository whose prefix holds the files (repoId itself unless the pack is shared). */
+  storageRepoId: string;
   name: string;
   size: number;
   idxSize: number;
@@ -63,7 +65,7 @@ export async function packRows(q: Queryable, opts: { repoId?: string; withReplac
   const repoFilter = opts.repoId === undefined ? sql`1` : sql`repo_id = ${opts.repoId}`;
   const liveFilter = opts.withReplaced ? sql`1` : sql`replaced_at IS NULL`;
   return q.all<PackFacts>(sql`
-    SELECT repo_id AS repoId, name, size, idx_size AS idxSize, object_count AS objectCount, replaced_at AS replacedAt
+    SELECT repo_id AS repoId, storage_repo_id AS storageRepoId, name, size, idx_size AS idxSize, object_count AS objectCount, replaced_at AS replacedAt
     FROM packs WHERE ${repoFilter} AND ${liveFilter} ORDER BY repo_id, created_at`);
 }
 

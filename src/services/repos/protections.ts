@@ -29,6 +29,11 @@ function ruleFor(rules: ProtectionRow[], ref: string): ProtectionRow | null {
   return rules.find((r) => r.pattern === branch) ?? rules.find((r) => matchesPattern(r.pattern, branch)) ?? null;
 }
 
+/** The protection of branch `branch` as the lander reads it (required checks), or null. */
+export async function protectionOfBranch(q: Parameters<typeof store.protectionsOf>[0], repoId: string, branch: string): Promise<ProtectionRow | null> {
+  return ruleFor(await store.protectionsOf(q, repoId), `refs/heads/${branch}`);
+}
+
 /**
  * Whether a protection forbids force pushes to `ref`: only then must a write learn whether it
  * is a fast-forward, which can mean walking the whole history of a rewritten branch.

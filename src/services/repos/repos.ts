@@ -8,10 +8,13 @@ import { loadPersonInOrg } from "../access/facts-store.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
+import { sharedStorageOf } from "../git/store.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import { parseOrigin } from "../mirrors/origin.ts";
+import { registerMirror } from "../mirrors/queue.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
@@ -58,11 +61,21 @@ async function repoFacts(ctx: Ctx, actor: Principal, org: Org, repo: Repo, perso
 
 /** The Repo resource (SPEC §2.1) as seen by `actor`. */
 export async function repoBody(ctx: Ctx, actor: Principal, org: Org, repo: Repo, person?: PersonInOrg): Promise<RepoBody> {
-  return bodyOf(ctx, org, repo, await repoFacts(ctx, actor, org, repo, person));
+  return bodyOf(ctx, actor, org, repo, await repoFacts(ctx, actor, org, repo, person));
+}
+
+/** `owner/name` of the repository's parent when `actor` may read it, else null (SPEC §2.1). */
+async function visibleParent(ctx: Ctx, actor: Principal, repo: Repo): Promise<string | null> {
+  if (!repo.forkParentId) return null;
+  const found = await ctx.facts.get("repo-with-org", repo.forkParentId, () => store.repoWithOrg(ctx.db.read, repo.forkParentId!));
+  if (!found) return null;
+  const person = await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, found.org.id);
+  // Why: a private parent's name is itself private; showing it would disclose the repository.
+  return decide(buildFacts(actor, found.org, person, found.repo), "repo:read").allow ? `${found.org.name}/${found.repo.name}` : null;
 }
 
 /** The Repo resource for the caller described by `facts` (built by repoFacts). */
-async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
+async function bodyOf(ctx: Ctx, actor: Principal, org: Org, repo: Repo, facts: Facts): Promise<RepoBody> {
   const { forkCount, watchers } = await ctx.facts.get("repo-counts", repo.id, () => store.repoCounts(ctx.db.read, repo.id));
   const path = `${org.name}/${repo.name}.git`;
   const body = {
@@ -86,7 +99,7 @@ async function bodyOf(ctx: Ctx, org: Org, repo: Repo, facts: Facts): Promise<Rep
     homepage: repo.homepage,
     fork_count: forkCount,
     watcher_count: watchers,
-    fork_parent: null,
+    fork_parent: await visibleParent(ctx, actor, repo),
     viewer_admin: decide(facts, "repo:admin").allow,
     viewer_write: decide(facts, "repo:write").allow,
     write_blocked: facts.repo!.writeBlocked,
@@ -106,20 +119,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
   const kind = input.kind ?? "native";
   if (kind !== "native" && kind !== "mirror") throw Unprocessable("kind must be native or mirror");
-  let originUrl: string | null = null;
-  let originProvider: Repo["originProvider"] = null;
-  let originInstallation: string | null = null;
-  if (kind === "mirror") {
-    const provider = input.origin_provider ?? "generic";
-    if (provider !== "generic" && provider !== "app") throw Unprocessable("origin_provider must be app or generic");
-    originProvider = provider;
-    if (!input.origin_url?.trim()) throw Invalid("a mirror needs origin_url");
-    originUrl = input.origin_url.trim();
-    if (originProvider === "app") {
-      if (!input.origin_installation) throw Invalid("an app mirror needs origin_installation");
-      originInstallation = input.origin_installation;
-    }
-  }
+  const origin = kind === "mirror" ? await parseOrigin(ctx, input) : null;
   const row: Repo = {
     id: newId(),
     orgId: org.id,
@@ -129,9 +129,9 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     defaultBranch: input.default_branch === undefined ? "main" : checkBranchName(input.default_branch),
     description: normalizeDescription(input.description),
     homepage: normalizeHomepage(input.homepage),
-    originUrl,
-    originProvider,
-    originInstallation,
+    originUrl: origin?.url ?? null,
+    originProvider: origin?.provider ?? null,
+    originInstallation: origin?.installation ?? null,
     lastSyncAt: null,
     lastSyncedCommit: null,
     syncError: null,
@@ -143,6 +143,8 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
     await store.insertRepo(tx, row);
     await recordAudit(tx, { orgId: org.id, action: "repo.created", actor: auditActor(actor), target: name, data: { repo_id: row.id, public: row.public, kind } });
+    // A mirror's origin and its first sync commit with the repository.
+    if (origin) await registerMirror(tx, row, origin);
   });
   return repoBody(ctx, actor, org, row);
 }
@@ -151,7 +153,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
 export async function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
   // Why: one set of facts answers the read check and the body's viewer_* fields.
   const { org, repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return bodyOf(ctx, org, repo, facts);
+  return bodyOf(ctx, actor, org, repo, facts);
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
@@ -219,8 +221,11 @@ export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, rep
 export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
   const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
   await ctx.db.transaction(async (tx) => {
+    // Why name them now: once the rows are gone nothing says which deleted repositories' files
+    // (a fork's deleted parent) this one kept alive; the purge job rechecks them.
+    const shared = await sharedStorageOf(tx, repo.id);
     await store.deleteRepo(tx, repo.id);
     await recordAudit(tx, { orgId: org.id, action: "repo.deleted", actor: auditActor(actor), target: repo.name, data: { repo_id: repo.id } });
-    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id });
+    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id, shared });
   });
 }

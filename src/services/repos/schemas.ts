@@ -109,6 +109,16 @@ export type Repo = Static<typeof Repo>;
 export const RepoList = Type.Object({ repos: Type.Array(Repo), next_cursor: NextCursor }, { description: "the repositories the caller may see, by name", examples: [{ repos: [REPO_EXAMPLE], next_cursor: null }] });
 export type RepoList = Static<typeof RepoList>;
 
+/** POST …/forks (DECISIONS §3). */
+export const ForkCreate = Type.Object(
+  {
+    org: Type.Optional(Type.String({ description: "namespace to fork into (an org or a handle); default the caller's personal namespace", examples: ["alice"] })),
+    name: Type.Optional(Type.String({ description: "the fork's name; default the parent's name", examples: ["app"] })),
+  },
+  { description: "where the fork goes; both optional", examples: [{ org: "alice", name: "app" }] },
+);
+export type ForkCreate = Static<typeof ForkCreate>;
+
 // ---- Commit API --------------------------------------------------------------------------------
 
 const OpPath = Type.String({ description: "relative, `/`-separated; no empty, `.`, `..` or `.git` parts", examples: ["src/main.ts"] });

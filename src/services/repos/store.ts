@@ -1,7 +1,7 @@
 // The repos domain's queries: repositories, branch protections and commit contexts. Async, so
 // another database changes this file, not the services.
 import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { commitContexts, protections, refs, repos, subscriptions, type Repo } from "../../db/schema/index.ts";
+import { commitContexts, orgs, protections, refs, repos, subscriptions, type Org, type Repo } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
 export type Protection = typeof protections.$inferSelect;
@@ -45,10 +45,32 @@ export async function updateRepo(tx: Tx, id: string, set: Partial<Repo>): Promis
   if (Object.keys(set).length) tx.update(repos).set(set).where(eq(repos.id, id)).run();
 }
 
-/** Deletes a repository row and its refs (the rest of its rows go by foreign-key cascade). */
+/**
+ * Deletes a repository row and its refs (the rest of its rows go by foreign-key cascade). Its
+ * forks stay, detached: their fork_parent becomes null (SPEC §2.1 "upstream deleted").
+ */
 export async function deleteRepo(tx: Tx, id: string): Promise<void> {
   tx.delete(refs).where(eq(refs.repoId, id)).run();
+  tx.update(repos).set({ forkParentId: null }).where(eq(repos.forkParentId, id)).run();
   tx.delete(repos).where(eq(repos.id, id)).run();
+}
+
+/** A repository and its namespace by the repository's id, or null. */
+export async function repoWithOrg(q: Queryable, id: string): Promise<{ repo: Repo; org: Org } | null> {
+  return q.select({ repo: repos, org: orgs }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, id)).get() ?? null;
+}
+
+/** The name of the person's personal namespace, or null. */
+export async function personalNamespace(q: Queryable, userId: string): Promise<string | null> {
+  return q.select({ name: orgs.name }).from(orgs).where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal"))).get()?.name ?? null;
+}
+
+/** Copies the branches and tags of `fromId` to `toId` (one statement), leaving any ref `toId` already has. */
+export async function copyBranchesAndTags(tx: Tx, fromId: string, toId: string): Promise<void> {
+  tx.run(sql`INSERT INTO refs (repo_id, name, target)
+    SELECT ${toId}, name, target FROM refs
+    WHERE repo_id = ${fromId} AND (substr(name, 1, 11) = 'refs/heads/' OR substr(name, 1, 10) = 'refs/tags/')
+    ON CONFLICT DO NOTHING`);
 }
 
 /** The repository's branch protections, by pattern. */

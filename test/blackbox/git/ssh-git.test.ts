@@ -3,7 +3,9 @@
 // front door does with anything that is not a git service (no shell, no forwarding, clear refusals).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { caller } from "../../helpers/api.ts";
 import { clone, commitFiles, fsck, gitSandbox, importHistory, initRepo, localRefs, mintTokenWithId, type GitSandbox } from "../../helpers/git.ts";
+import { startReceiver, type Receiver } from "../../helpers/receiver.ts";
 import {
   gitSshEnv,
   makeRepo,
@@ -39,6 +41,7 @@ let owner: SshPerson;
 const keys: Record<string, SshKey> = {};
 let deployKey: SshKey;
 let seedTip: string;
+let rx: Receiver;
 
 /** git with `key` over SSH and protocol `version`. */
 function git(key: SshKey, version: 0 | 2, port?: number) {
@@ -62,7 +65,9 @@ beforeAll(async () => {
   const made = await Promise.all([...KEY_TYPES.map(([name, type, bits]) => ws.keygen(name, type, bits)), ws.keygen("deploy", "ed25519")]);
   for (const k of made) keys[k.name] = k;
   deployKey = keys.deploy!;
-  server = await startSshServer();
+  rx = startReceiver();
+  // The webhook receiver is on loopback.
+  server = await startSshServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1" } });
   owner = await sshPerson(server, "sg", "sol@example.com", "owner");
   for (const [name] of KEY_TYPES) await registerKey(server, owner, "sg", keys[name]!);
   const token = await mintTokenWithId(server, owner.cookie, "sg", { scopes: ["repo:read"], label: "ci-bot", kind: "service" });
@@ -73,6 +78,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  rx?.stop();
   await server?.stop();
   g?.[Symbol.dispose]();
   ws?.[Symbol.dispose]();
@@ -167,7 +173,25 @@ describe("clone, fetch and push", () => {
     expect(new Set(heads)).toEqual(new Set([seedTip]));
   });
 
-  test.todo("an SSH push emits a push event with { via: \"ssh\" } (push events not observable yet)");
+  test("an SSH push emits a push event with { via: \"ssh\" }, delivered to the repository's webhook; a refused push emits none", async () => {
+    const repo = await makeRepo(server, owner, "sg", "evented");
+    const hook = await caller(server, owner).post("/v1/orgs/sg/repos/evented/webhooks", { url: `${rx.url}/evented` });
+    expect(hook.status).toBe(201);
+    rx.secret("/evented", hook.body.secret);
+    const dir = await initRepo(g);
+    await commitFiles(g, dir, { "e.txt": "event\n" }, "evented");
+    // The read-only deploy key is refused; then a push over SSH, then a commit through the API.
+    // One hook receives events in order, so once the API's delivery is in, every earlier one is.
+    expect((await git(deployKey, 0).run(["push", "-q", sshUrl(server, "sg", "evented"), "main"], dir)).code).not.toBe(0);
+    await git(keys.ed25519!, 0).ok(["push", "-q", sshUrl(server, "sg", "evented"), "main"], dir);
+    const api = await caller(server, owner).post("/v1/orgs/sg/repos/evented/commits", { branch: "main", message: "after", operations: [{ op: "put", path: "f.txt", content: "f\n" }] });
+    expect(api.status).toBe(201);
+    await rx.until(() => rx.of("/evented").some((d) => d.body?.payload?.via === "api"));
+    expect(rx.of("/evented").map((d) => ({ signed: d.signed, event: d.event, body: d.body }))).toEqual([
+      { signed: true, event: "push", body: { event: "push", repo_id: repo.id, payload: { via: "ssh" } } },
+      { signed: true, event: "push", body: { event: "push", repo_id: repo.id, payload: { via: "api", commit: api.body.commit, branch: "main" } } },
+    ]);
+  });
 });
 
 describe("path forms", () => {

@@ -167,6 +167,27 @@ describe("metrics with SVC_METRICS_TOKEN", () => {
     expect(text).toContain("# TYPE svc_jobs_pending gauge\n");
   });
 
+  test("runner claims waiting: a long-poll counts while it is held, and stops counting when the machine hangs up", async () => {
+    const admin = client(server, { cookie: owner.cookie });
+    const reg = await admin.post("/v1/orgs/metered/runners/registration-token", {});
+    expect(reg.status).toBe(201);
+    const machine = await client(server, { token: reg.body.token }).post("/v1/runners/register", { name: "gauge-01", os: "linux", arch: "x64" });
+    expect(machine.status).toBe(201);
+    const waiting = async () => sample(await scrape(server), "svc_runner_claims_waiting");
+    expect(await waiting()).toBe(0);
+    const hangUp = new AbortController();
+    const claim = fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${machine.body.credential}` }, signal: hangUp.signal }).catch(() => null);
+    // The claim is held for SVC_RUNNER_CLAIM_WAIT_MS (20 s): poll the gauge until it shows it.
+    let seen: number | null = 0;
+    for (let i = 0; i < 200 && seen === 0; i++) seen = await waiting();
+    expect(seen).toBe(1);
+    hangUp.abort();
+    await claim;
+    let after: number | null = 1;
+    for (let i = 0; i < 200 && after !== 0; i++) after = await waiting();
+    expect(after).toBe(0);
+  }, 60_000);
+
   test("the job queue: depth and age per kind (a GC leaves a sweep job scheduled an hour ahead)", async () => {
     const dir = await clone(g, repoUrl(server, "metered", "gauge", owner.token));
     await commitFiles(g, dir, { "second.txt": "two\n" }, "second");

@@ -32,6 +32,7 @@ const privateRepo = (o: Partial<RepoFacts> = {}): RepoFacts => ({
   fullName: "acme/widgets",
   public: false,
   writeBlocked: null,
+  kind: "native",
   userGrant: null,
   teamGrants: [],
   ...o,

@@ -32,7 +32,7 @@ describe("readableScope is the set form of decide(repo:read)", () => {
             for (const userGrant of [null, "viewer", "admin"] as const) {
               for (const isPublic of [false, true]) {
                 const orgRole = org.id === "org-a" ? role : null;
-                const facts: Facts = { caller, org, orgRole, repo: { id: repoId, fullName: `${org.name}/x`, public: isPublic, writeBlocked: null, userGrant: orgRole ? userGrant : null, teamGrants: [] } };
+                const facts: Facts = { caller, org, orgRole, repo: { id: repoId, fullName: `${org.name}/x`, public: isPublic, writeBlocked: null, kind: "native", userGrant: orgRole ? userGrant : null, teamGrants: [] } };
                 const byDecide = decide(facts, "repo:read").allow;
                 const bySet = scope !== null && (isPublic || (scope.orgIds.includes(org.id) && (scope.repoId === null || scope.repoId === repoId)));
                 expect({ role, org: org.id, repoId, userGrant, isPublic, allowed: bySet }).toEqual({ role, org: org.id, repoId, userGrant, isPublic, allowed: byDecide });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { inflateSync } from "node:zlib";
+import { deflateSync, inflateSync } from "node:zlib";
+import { inflateExact, inflateWithLength } from "../../../src/git/inflate.ts";
 import { applyDelta, createDelta, readDeltaHeader } from "../../../src/git/delta.ts";
 import { decodeEntryHeader, OBJ_OFS_DELTA } from "../../../src/git/pack-entry.ts";
 import { GitError } from "../../../src/git/types.ts";
@@ -81,5 +82,47 @@ describe("delta", () => {
       new Uint8Array([0xe4]), // truncated header
     ];
     for (const c of cases) expect(() => applyDelta(base, c)).toThrow(GitError);
+  });
+});
+
+describe("declared sizes are the sender's word (found by the fuzzer)", () => {
+  /** A varint as git's delta header writes it. */
+  const varint = (v: number): number[] => {
+    const out: number[] = [];
+    do {
+      let b = v % 128;
+      v = Math.floor(v / 128);
+      if (v > 0) b |= 0x80;
+      out.push(b);
+    } while (v > 0);
+    return out;
+  };
+
+  test("a delta whose header claims terabytes is refused before anything is allocated", () => {
+    const base = new TextEncoder().encode("hello world");
+    const delta = new Uint8Array([...varint(base.length), ...varint(2 ** 42), 0x91, 0x00, 0x05]);
+    let asked = 0;
+    expect(() => applyDelta(base, delta, (size) => ((asked = size), new Uint8Array(size)))).toThrow(GitError);
+    expect(asked).toBe(0);
+  });
+
+  test("a delta whose instructions produce a different size than its header says is refused", () => {
+    const base = new TextEncoder().encode("hello world");
+    const delta = new Uint8Array([...varint(base.length), ...varint(6), 0x91, 0x00, 0x05]);
+    expect(() => applyDelta(base, delta)).toThrow(/instructions produce 5 bytes, header says 6/);
+  });
+
+  test("a zlib stream cannot claim more than it can inflate to", () => {
+    const data = deflateSync(new TextEncoder().encode("small"));
+    expect(() => inflateExact(data, 2 ** 40)).toThrow(GitError);
+    // With more input still to come, the streaming form waits for it instead of allocating.
+    const r = (() => {
+      try {
+        return inflateWithLength(new Uint8Array([...data, 0]), 2 ** 40);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(r).toBeInstanceOf(GitError);
   });
 });

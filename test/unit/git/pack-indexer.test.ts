@@ -53,6 +53,15 @@ async function packSetOf(r: FixtureRepo): Promise<PackSet> {
 }
 
 describe("indexPack", () => {
+  test("the same pack indexed twice at once gets separate files (two repositories pushed the same objects)", async () => {
+    const pack = readFileSync(repo.packPath);
+    const [a, b] = await Promise.all([indexPack(chunks(pack, 4096), { tmpDir: out.path }), indexPack(chunks(pack, 4096), { tmpDir: out.path })]);
+    expect(a.name).toBe(b.name);
+    expect(new Set([a.packPath, b.packPath, a.idxPath, b.idxPath]).size).toBe(4);
+    writeFileSync(a.packPath, "");
+    expect(readFileSync(b.packPath).equals(pack)).toBe(true);
+  });
+
   test("a real pack gets git's name and a byte-identical idx, even fed in odd-sized chunks", async () => {
     const pack = readFileSync(repo.packPath);
     const gitIdxBytes = readFileSync(repo.idxPath);
@@ -62,7 +71,7 @@ describe("indexPack", () => {
     for (const size of [1 << 20, 7]) {
       const r = await indexPack(chunks(pack, size), { tmpDir: out.path });
       expect(r.name).toBe(repo.packPath.match(/pack-([0-9a-f]{40})\.pack$/)![1]!);
-      expect(r.packPath).toBe(join(out.path, `pack-${r.name}.pack`));
+      expect(r.packPath.startsWith(join(out.path, `pack-${r.name}-`)) && r.packPath.endsWith(".pack")).toBe(true);
       expect(readFileSync(r.idxPath).equals(gitIdxBytes)).toBe(true);
       expect(readFileSync(r.packPath).equals(pack)).toBe(true);
       expect([r.objectCount, r.size, r.idxSize, r.appendedBases]).toEqual([types.size, pack.length, gitIdxBytes.length, []]);

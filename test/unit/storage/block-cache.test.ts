@@ -115,3 +115,46 @@ test("a failed fetch is not cached", async () => {
   fail = false;
   expect(await source.read(0, 10)).toEqual(DATA.slice(0, 10));
 });
+
+test("a sequential scan fetches a span per request; random reads fetch only their blocks", async () => {
+  const { store, ranges } = counted();
+  const source = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096 }).source(KEY, SIZE);
+  for (let at = 0; at < 20 * 4096; at += 1000) expect(same(await source.read(at, 1000), DATA.subarray(at, at + 1000))).toBe(true);
+  // Block 0 alone (nothing before it), then spans of 8 blocks as the scan goes on.
+  expect(ranges).toEqual([[KEY, 0, 4096], [KEY, 4096, 8 * 4096], [KEY, 9 * 4096, 8 * 4096], [KEY, 17 * 4096, 8 * 4096]]);
+
+  ranges.length = 0;
+  for (const block of [100, 50, 150, 52]) await source.read(block * 4096 + 10, 10);
+  expect(ranges).toEqual([100, 50, 150, 52].map((b) => [KEY, b * 4096, 4096]));
+});
+
+test("one read across several missing blocks is one request", async () => {
+  const { store, ranges } = counted();
+  const source = new BlockCache(store, { blockSize: 4096 }).source(KEY, SIZE);
+  expect(same(await source.read(4096 * 10 + 5, 4096 * 3), DATA.subarray(4096 * 10 + 5, 4096 * 13 + 5))).toBe(true);
+  expect(ranges).toEqual([[KEY, 4096 * 10, 4096 * 4]]);
+});
+
+test("prefetch hints fetch in the background, merged and bounded; later reads hit the cache", async () => {
+  const { store, ranges } = counted();
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 4 * 4096, prefetch: true, prefetchConcurrency: 2 });
+  const source = cache.source(KEY, SIZE);
+  expect(source.prefetch!(0, 10 * 4096)).toBe(true);
+  expect(source.prefetch!(100 * 4096, 10)).toBe(true);
+  // In flight or queued already: nothing new to fetch.
+  expect(source.prefetch!(4096, 10)).toBe(false);
+  await cache.prefetchIdle();
+  const reads = await Promise.all([source.read(5, 10), source.read(9 * 4096, 100), source.read(100 * 4096 + 3, 5)]);
+  expect(reads.map((r) => r.length)).toEqual([10, 100, 5]);
+  expect(ranges.slice().sort((a, b) => a[1] - b[1])).toEqual([
+    [KEY, 0, 4 * 4096],
+    [KEY, 4 * 4096, 4 * 4096],
+    [KEY, 8 * 4096, 2 * 4096],
+    [KEY, 100 * 4096, 4096],
+  ]);
+  expect(source.prefetch!(0, 10 * 4096)).toBe(false);
+});
+
+test("the fs store takes no hints unless asked", () => {
+  expect(new BlockCache(backing).source(KEY, SIZE).prefetch).toBeUndefined();
+});

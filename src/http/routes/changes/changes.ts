@@ -1,0 +1,86 @@
+// Changes, their diffs, compare and the land request (DECISIONS §3).
+import { Elysia } from "elysia";
+import { Invalid } from "../../../errors.ts";
+import type { Ctx } from "../../../services/context.ts";
+import { createChange, getChange, landChange, listChanges, patchChange } from "../../../services/changes/changes.ts";
+import { changeDiff, compare } from "../../../services/changes/diff.ts";
+import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff } from "../../../services/changes/schemas.ts";
+import { errors } from "../../../services/schemas.ts";
+import { callerOf } from "../../principal.ts";
+
+/** A change number from the path; anything else is no change (404 from the service). */
+function num(raw: string): number {
+  return /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : 0;
+}
+
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw Invalid("malformed percent-escape in the path");
+  }
+}
+
+/** Change routes. */
+export function changeRoutes(ctx: Ctx) {
+  const base = "/v1/orgs/:org/repos/:repo";
+  return new Elysia({ name: "routes.changes" })
+    .post(
+      `${base}/changes`,
+      async ({ request, params, body, set }) => {
+        const out = await createChange(ctx, callerOf(request), params.org, params.repo, body);
+        set.status = 201;
+        return out;
+      },
+      {
+        body: ChangeCreate,
+        response: { 201: Change, ...errors(400, 401, 402, 403, 404, 422) },
+        detail: {
+          summary: "Open a change",
+          description:
+            "From a branch of this repository (repo:write), or of a fork named by `source` (read access on the fork; a fork the caller cannot see is 404). 422 for an unknown branch or target, a mirror, a source that is not a fork, or a bad depends_on (missing, closed, cycle).",
+        },
+      },
+    )
+    .get(`${base}/changes`, ({ request, params, query }) => listChanges(ctx, callerOf(request), params.org, params.repo, query), {
+      query: ChangeListQuery,
+      response: { 200: ChangeList, ...errors(400, 401, 404) },
+      detail: { summary: "List changes, newest first (?state= filters)" },
+    })
+    .get(`${base}/changes/:number`, ({ request, params }) => getChange(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+      response: { 200: Change, ...errors(401, 404) },
+      detail: { summary: "One change" },
+    })
+    .patch(`${base}/changes/:number`, ({ request, params, body }) => patchChange(ctx, callerOf(request), params.org, params.repo, num(params.number), body), {
+      body: ChangePatch,
+      response: { 200: Change, ...errors(400, 401, 402, 403, 404, 409, 422) },
+      detail: {
+        summary: "Edit, close or reopen a change",
+        description: "Writers, or the change's author. `state: closed` closes (leaving the queue); `state: open` reopens a closed change and catches up with its branch. 422 for a depends_on cycle.",
+      },
+    })
+    .post(
+      `${base}/changes/:number/land`,
+      async ({ request, params, set }) => {
+        const out = await landChange(ctx, callerOf(request), params.org, params.repo, num(params.number));
+        set.status = 202;
+        return out;
+      },
+      {
+        response: { 202: Change, ...errors(401, 402, 403, 404, 409) },
+        detail: {
+          summary: "Queue a change for landing",
+          description:
+            "202 with the change `queued`. The lander lands it (fast-forward or a merge commit) once its required checks passed, or ejects it with a `verdict`; landing the top of a stack lands the open changes beneath it. 409 for a landed or closed change, or a closed change beneath.",
+        },
+      },
+    )
+    .get(`${base}/changes/:number/diff`, ({ request, params }) => changeDiff(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+      response: { 200: Diff, ...errors(401, 404) },
+      detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
+    })
+    .get(`${base}/compare/*`, ({ request, params }) => compare(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"])), {
+      response: { 200: Diff, ...errors(400, 401, 404) },
+      detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
+    });
+}

@@ -1,0 +1,305 @@
+// Changes (DECISIONS §3): reviewable proposals from a branch of this repository or of a fork,
+// stacked with depends_on, followed by their branch on every push, landed by the queue.
+import { checkRefFormat } from "../../git/ref-name.ts";
+import { Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import type { Org, Repo } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
+import { newId } from "../../util/ids.ts";
+import { decide, enforce, requireRepoFor } from "../access/access.ts";
+import { personOf, type Principal } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
+import { readRef } from "../git/snapshot.ts";
+import { recordEvent, type RepoEvent } from "../hooks/events.ts";
+import { parsePage, pageOf } from "../paging.ts";
+import { pokeLander } from "./lander-signal.ts";
+import type { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Verdict } from "./schemas.ts";
+import * as store from "./store.ts";
+import type { ChangeRow } from "./store.ts";
+
+/** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
+export const MAX_STACK = 50;
+const MAX_TITLE = 200;
+const MAX_DESCRIPTION = 65_536;
+
+/** The API shapes of rows (author handles and fork names looked up in one query each). */
+export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[]> {
+  const handles = await store.handlesOf(ctx.db.read, rows.map((r) => r.authorUserId).filter((x): x is string => x !== null));
+  const sources = await store.repoNames(ctx.db.read, rows.map((r) => r.sourceRepoId).filter((x): x is string => x !== null));
+  return rows.map((r) => ({
+    number: r.number,
+    title: r.title,
+    description: r.description,
+    state: r.state,
+    branch: r.branch,
+    source: r.sourceRepoId ? (sources.get(r.sourceRepoId) ?? null) : null,
+    target: r.target,
+    head: r.head,
+    base: r.base,
+    patchset: r.patchset,
+    depends_on: r.dependsOn,
+    landed_commit: r.landedCommit,
+    included_in: r.includedIn,
+    author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
+    verdict: (r.verdict as Verdict | null) ?? null,
+    waiting: r.waiting,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  }));
+}
+
+async function one(ctx: Ctx, row: ChangeRow): Promise<Change> {
+  return (await changeBodies(ctx, [row]))[0]!;
+}
+
+function checkBranchName(name: string, field: string): string {
+  if (typeof name !== "string" || !name || name.length > 255 || name.startsWith("refs/") || !checkRefFormat(`refs/heads/${name}`)) throw Invalid(`${field} must be a valid branch name`);
+  return name;
+}
+
+function checkTitle(title: string): string {
+  const t = title.trim();
+  if (!t || t.length > MAX_TITLE || /[\0\n\r]/.test(t)) throw Invalid(`title must be 1-${MAX_TITLE} characters on one line`);
+  return t;
+}
+
+function checkDescription(d: string | null | undefined): string | null {
+  if (d === undefined || d === null || d.trim() === "") return null;
+  if (d.length > MAX_DESCRIPTION || d.includes("\0")) throw Invalid(`description must be at most ${MAX_DESCRIPTION} characters without NUL`);
+  return d;
+}
+
+/** The change a repository's number names, or 404. */
+async function mustChange(q: Parameters<typeof store.changeByNumber>[0], repoId: string, number: number): Promise<ChangeRow> {
+  if (!Number.isInteger(number) || number < 1) throw NotFound("change not found");
+  const row = await store.changeByNumber(q, repoId, number);
+  if (!row) throw NotFound("change not found");
+  return row;
+}
+
+/**
+ * Checks that `change` may depend on `dependsOn`: it exists here, is not closed or landed, and
+ * the chain below it does not come back to `change` (a cycle). 422 otherwise.
+ */
+async function checkDependency(tx: Tx, repoId: string, change: number | null, dependsOn: number): Promise<void> {
+  const seen: number[] = change === null ? [] : [change];
+  let n: number | null = dependsOn;
+  for (let depth = 0; n !== null; depth++) {
+    if (seen.includes(n)) throw Unprocessable(`depends_on would form a cycle: ${[...seen, n].map((x) => `#${x}`).join(" → ")}`);
+    if (depth >= MAX_STACK) throw Unprocessable(`a stack may be at most ${MAX_STACK} changes deep`);
+    const row = await store.changeByNumber(tx, repoId, n);
+    if (!row) throw Unprocessable(`depends_on names change #${n}, which does not exist`);
+    if (depth === 0 && (row.state === "closed" || row.state === "landed")) throw Unprocessable(`depends_on names change #${n}, which is ${row.state}`);
+    seen.push(n);
+    n = row.state === "landed" ? null : row.dependsOn;
+  }
+}
+
+/** POST …/changes: opens a change from a branch here (repo:write) or of a fork (read on both). */
+export async function createChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: ChangeCreate): Promise<Change> {
+  const fromFork = body.source !== undefined && body.source !== null;
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, fromFork ? "repo:read" : "repo:write");
+  const person = personOf(actor);
+  if (fromFork && !person) throw Unprocessable("a change from a fork is opened by a person");
+  let source: Repo | null = null;
+  if (fromFork) {
+    // Why: read access on the source is checked like any read, so a private fork the caller
+    // cannot see answers the same 404 as one that does not exist.
+    const s = await requireRepoFor(ctx, actor, body.source!.org, body.source!.repo, "repo:read");
+    if (s.repo.id !== repo.id) {
+      source = s.repo;
+      if (!(await isForkOf(ctx, source, repo))) throw Unprocessable(`${body.source!.org}/${body.source!.repo} is not a fork of ${orgName}/${repoName}`);
+    } else {
+      enforce(decide((await requireRepoFor(ctx, actor, orgName, repoName, "repo:read")).facts, "repo:write"));
+    }
+  }
+  if (repo.kind === "mirror") throw Unprocessable(`${orgName}/${repoName} is a mirror: it follows its origin and takes no changes`);
+  const title = checkTitle(body.title);
+  const description = checkDescription(body.description);
+  const branch = checkBranchName(body.branch, "branch");
+  const target = checkBranchName(body.target ?? repo.defaultBranch, "target");
+  if (!source && branch === target) throw Unprocessable("branch and target are the same branch");
+
+  const row = await ctx.db.transaction(async (tx) => {
+    const head = await readRef(tx, (source ?? repo).id, `refs/heads/${branch}`);
+    if (!head) throw Unprocessable(`branch ${branch} does not exist in ${fromFork ? `${body.source!.org}/${body.source!.repo}` : `${orgName}/${repoName}`}`);
+    const base = await readRef(tx, repo.id, `refs/heads/${target}`);
+    if (!base) throw Unprocessable(`target branch ${target} does not exist in ${orgName}/${repoName}`);
+    const dependsOn = body.depends_on ?? null;
+    if (dependsOn !== null) await checkDependency(tx, repo.id, null, dependsOn);
+    const t = now();
+    const r: ChangeRow = {
+      id: newId(),
+      repoId: repo.id,
+      number: await store.nextNumber(tx, repo.id),
+      title,
+      description,
+      state: "open",
+      branch,
+      sourceRepoId: source?.id ?? null,
+      target,
+      head,
+      base,
+      patchset: 1,
+      dependsOn,
+      landedCommit: null,
+      includedIn: null,
+      verdict: null,
+      authorUserId: person?.id ?? null,
+      queuedAt: null,
+      queuedHead: null,
+      queuedByUserId: null,
+      waiting: null,
+      createdAt: t,
+      updatedAt: t,
+    };
+    await store.insertChange(tx, r);
+    if (!source) await enqueueWorkflowTrigger(tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
+    return r;
+  });
+  return one(ctx, row);
+}
+
+/** Whether `source` descends from `target` through fork parents (a bounded walk). */
+async function isForkOf(ctx: Ctx, source: Repo, target: Repo): Promise<boolean> {
+  let parent = source.forkParentId;
+  for (let i = 0; parent && i < 20; i++) {
+    if (parent === target.id) return true;
+    parent = (await store.repoWithOrg(ctx.db.read, parent))?.repo.forkParentId ?? null;
+  }
+  return false;
+}
+
+/** GET …/changes?state= (repo:read), newest first. */
+export async function listChanges(ctx: Ctx, actor: Principal, orgName: string, repoName: string, query: ChangeListQuery): Promise<ChangeList> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const page = parsePage<number>(query, (k): k is number => typeof k === "number" && Number.isInteger(k));
+  const rows = await store.listChanges(ctx.db.read, repo.id, query.state ?? null, page.after, page.limit + 1);
+  const { items, next_cursor } = pageOf(rows, page, (r) => r.number);
+  return { changes: await changeBodies(ctx, items), next_cursor };
+}
+
+/** GET …/changes/{number} (repo:read). */
+export async function getChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  return one(ctx, await mustChange(ctx.db.read, repo.id, number));
+}
+
+/** PATCH …/changes/{number}: title, description, target, depends_on, close/reopen (writers or the author). */
+export async function patchChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, body: ChangePatch): Promise<Change> {
+  const { repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  const existing = await mustChange(ctx.db.read, repo.id, number);
+  const author = existing.authorUserId !== null && existing.authorUserId === personOf(actor)?.id;
+  enforce(decide(facts, { kind: "change:edit", author }));
+  const title = body.title !== undefined ? checkTitle(body.title) : undefined;
+  const description = body.description !== undefined ? checkDescription(body.description) : undefined;
+  const target = body.target !== undefined ? checkBranchName(body.target, "target") : undefined;
+  if (body.state !== undefined && body.state !== "open" && body.state !== "closed") throw Invalid("state must be open or closed");
+  const row = await ctx.db.transaction(async (tx) => {
+    const cur = await mustChange(tx, repo.id, number);
+    const set: Partial<ChangeRow> = { updatedAt: now() };
+    if (title !== undefined) set.title = title;
+    if (description !== undefined) set.description = description;
+    const editsCode = target !== undefined || body.depends_on !== undefined;
+    if (editsCode && (cur.state === "landed" || cur.state === "closed")) throw Conflict(`change #${number} is ${cur.state}`);
+    if (target !== undefined && target !== cur.target) {
+      if (!cur.sourceRepoId && target === cur.branch) throw Unprocessable("branch and target are the same branch");
+      const base = await readRef(tx, repo.id, `refs/heads/${target}`);
+      if (!base) throw Unprocessable(`target branch ${target} does not exist in ${orgName}/${repoName}`);
+      Object.assign(set, { target, base });
+      // A queued change leaves the old target's queue: it must be landed again on the new one.
+      if (cur.state === "queued") Object.assign(set, { state: "open", queuedAt: null, queuedHead: null, waiting: null });
+    }
+    if (body.depends_on !== undefined) {
+      if (body.depends_on !== null) await checkDependency(tx, repo.id, number, body.depends_on);
+      set.dependsOn = body.depends_on;
+    }
+    if (body.state === "closed" && cur.state !== "closed") {
+      if (cur.state === "landed") throw Conflict(`change #${number} has landed; it cannot be closed`);
+      Object.assign(set, { state: "closed", queuedAt: null, queuedHead: null, waiting: null });
+    } else if (body.state === "open" && cur.state !== "open") {
+      if (cur.state !== "closed") throw Conflict(`change #${number} is ${cur.state}; only a closed change can be reopened`);
+      // Reopening catches up with the branch: pushes while closed did not move the head.
+      const source = cur.sourceRepoId ?? repo.id;
+      const head = await readRef(tx, source, `refs/heads/${cur.branch}`);
+      if (!head) throw Unprocessable(`branch ${cur.branch} no longer exists; push it again to reopen the change`);
+      Object.assign(set, { state: "open", verdict: null });
+      if (head !== cur.head) Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
+    }
+    await store.updateChange(tx, cur.id, set);
+    return { ...cur, ...set } as ChangeRow;
+  });
+  return one(ctx, row);
+}
+
+/**
+ * The open changes beneath `top` (bottom first) that landing it lands too. 409 when one of them
+ * is closed: its commits would land without the change being open.
+ */
+export async function changesBeneath(q: Parameters<typeof store.changeByNumber>[0], repoId: string, top: ChangeRow): Promise<ChangeRow[]> {
+  const out: ChangeRow[] = [];
+  let n = top.dependsOn;
+  for (let depth = 0; n !== null && depth < MAX_STACK; depth++) {
+    const row = await store.changeByNumber(q, repoId, n);
+    if (!row || row.state === "landed") break;
+    if (row.state === "closed") throw Conflict(`change #${row.number} beneath #${top.number} is closed; reopen it or drop the dependency`);
+    out.unshift(row);
+    n = row.dependsOn;
+  }
+  return out;
+}
+
+/** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */
+export async function landChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+  const row = await ctx.db.transaction(async (tx) => {
+    const cur = await mustChange(tx, repo.id, number);
+    if (cur.state === "queued") return cur;
+    if (cur.state === "landed" || cur.state === "closed") throw Conflict(`change #${number} is ${cur.state}; only an open or ejected change can be landed`);
+    await changesBeneath(tx, repo.id, cur);
+    const t = now();
+    const set: Partial<ChangeRow> = { state: "queued", queuedAt: t, queuedHead: cur.head, queuedByUserId: personOf(actor)?.id ?? null, verdict: null, waiting: null, updatedAt: t };
+    await store.updateChange(tx, cur.id, set);
+    return { ...cur, ...set } as ChangeRow;
+  });
+  pokeLander();
+  return one(ctx, row);
+}
+
+/** Ejects a queued change with a verdict and emits change.ejected (SPEC §6.1), inside `tx`. */
+export async function ejectChange(tx: Tx, org: Pick<Org, "id">, row: ChangeRow, verdict: Verdict, actorUserId: string | null): Promise<void> {
+  await store.updateChange(tx, row.id, { state: "ejected", verdict, waiting: null, queuedAt: null, updatedAt: now() });
+  await recordEvent(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
+}
+
+/**
+ * The push subscriber: every live change following a branch that moved takes the new head (the
+ * patchset grows), whatever transport moved it. A queued change whose head moved is ejected:
+ * what was asked to land is no longer what the branch holds.
+ */
+export async function followPushes(tx: Tx, event: RepoEvent): Promise<void> {
+  if (event.kind !== "push") return;
+  for (const move of event.moves) {
+    if (!move.ref.startsWith("refs/heads/")) continue;
+    const branch = move.ref.slice("refs/heads/".length);
+    for (const c of await store.liveChangesOnBranch(tx, event.repoId, branch)) {
+      if (move.new === c.head) continue;
+      const t = now();
+      if (move.new === null) {
+        if (c.state === "queued") {
+          const org = await store.repoWithOrg(tx, c.repoId);
+          await ejectChange(tx, { id: org!.org.id }, c, { kind: "head_moved", message: `branch ${branch} was deleted after the land request`, expected: c.queuedHead ?? c.head ?? "", actual: null }, event.actorUserId);
+        }
+        continue;
+      }
+      const base = await readRef(tx, c.repoId, `refs/heads/${c.target}`);
+      await store.updateChange(tx, c.id, { head: move.new, patchset: c.patchset + 1, base, updatedAt: t });
+      if (c.state === "queued") {
+        const org = await store.repoWithOrg(tx, c.repoId);
+        const moved = { ...c, head: move.new, patchset: c.patchset + 1 };
+        await ejectChange(tx, { id: org!.org.id }, moved, { kind: "head_moved", message: `branch ${branch} moved to ${move.new.slice(0, 12)} after the land request for ${(c.queuedHead ?? "").slice(0, 12)}; land it again`, expected: c.queuedHead ?? "", actual: move.new }, event.actorUserId);
+      }
+      if (!c.sourceRepoId) await enqueueWorkflowTrigger(tx, { repoId: c.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "change" });
+    }
+  }
+}

@@ -1,0 +1,158 @@
+// Request and response shapes of changes, diffs and the lander (DECISIONS §3; SPEC §6.1).
+import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor, NullableString } from "../schemas.ts";
+
+const Sha = (options: Record<string, unknown> = {}) => Type.String({ pattern: "^[0-9a-f]{40}$", ...options });
+
+export const ChangeSource = Type.Object(
+  {
+    org: Type.String({ description: "the fork's owner (org or person)", examples: ["ada"] }),
+    repo: Type.String({ description: "the fork's name", examples: ["widgets"] }),
+  },
+  { description: "where `branch` lives when it is not in this repository (a fork); the caller needs read access to it" },
+);
+export type ChangeSource = Static<typeof ChangeSource>;
+
+export const ChangeCreate = Type.Object({
+  title: Type.String({ description: "1-200 characters", examples: ["Retry uploads on 503"] }),
+  description: Type.Optional(NullableString({ description: "at most 65,536 characters" })),
+  branch: Type.String({ description: "the branch holding the proposed commits", examples: ["retry-uploads"] }),
+  source: Type.Optional(Type.Union([ChangeSource, Type.Null()])),
+  target: Type.Optional(Type.String({ description: "the branch to land on; defaults to the repository's default branch", examples: ["main"] })),
+  depends_on: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "the number of the change this one is stacked on" })),
+});
+export type ChangeCreate = Static<typeof ChangeCreate>;
+
+export const ChangePatch = Type.Object({
+  title: Type.Optional(Type.String({ description: "1-200 characters" })),
+  description: Type.Optional(NullableString()),
+  target: Type.Optional(Type.String()),
+  depends_on: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  state: Type.Optional(Type.String({ enum: ["open", "closed"], description: "`closed` closes (and leaves the queue); `open` reopens a closed change" })),
+});
+export type ChangePatch = Static<typeof ChangePatch>;
+
+export const Verdict = Type.Object(
+  {
+    kind: Type.String({ description: "conflict, check_failed, head_moved, stack, target_missing, unrelated, forbidden, unsupported" }),
+    message: Type.String(),
+    paths: Type.Optional(Type.Array(Type.String(), { description: "conflict: the paths both sides changed" })),
+    check: Type.Optional(Type.String({ description: "check_failed: the required check's key" })),
+    state: Type.Optional(Type.String({ description: "check_failed: the check's state" })),
+    expected: Type.Optional(Type.String({ description: "head_moved: the head the land request was made for" })),
+    actual: Type.Optional(NullableString({ description: "head_moved: the head now (null: branch deleted)" })),
+  },
+  { examples: [{ kind: "conflict", message: "both sides changed src/upload.ts", paths: ["src/upload.ts"] }] },
+);
+export type Verdict = Static<typeof Verdict>;
+
+const CHANGE_EXAMPLE = {
+  number: 7,
+  title: "Retry uploads on 503",
+  description: "Backs off up to three times.",
+  state: "queued",
+  branch: "retry-uploads",
+  source: null,
+  target: "main",
+  head: "3f786850e387550fdab836ed7e6dc881de23001b",
+  base: "89e6c98d92887913cadf06b2adb97f26cde4849b",
+  patchset: 2,
+  depends_on: null,
+  landed_commit: null,
+  included_in: null,
+  author: { user_id: "u1k3x9m2p7q4r8s6", handle: "ada" },
+  verdict: null,
+  waiting: "waiting for required check test: no result yet for 3f786850",
+  created_at: 1795248971422,
+  updated_at: 1795249012000,
+};
+
+export const Change = Type.Object(
+  {
+    number: Type.Integer(),
+    title: Type.String(),
+    description: NullableString(),
+    state: Type.String({ enum: ["open", "queued", "landed", "ejected", "closed"] }),
+    branch: Type.String(),
+    source: Type.Union([ChangeSource, Type.Null()], { description: "null when the branch is in this repository" }),
+    target: Type.String(),
+    head: NullableString({ description: "the branch's commit this patchset is about" }),
+    base: NullableString({ description: "the target's tip when this patchset was recorded" }),
+    patchset: Type.Integer({ description: "starts at 1; grows each time the head moves" }),
+    depends_on: Type.Union([Type.Integer(), Type.Null()]),
+    landed_commit: NullableString({ description: "the target's commit that landed it" }),
+    included_in: Type.Union([Type.Integer(), Type.Null()], { description: "the stack's top whose landing landed this change" }),
+    author: Type.Union([Type.Object({ user_id: Type.String(), handle: Type.String() }), Type.Null()]),
+    verdict: Type.Union([Verdict, Type.Null()], { description: "why the lander ejected it (state ejected)" }),
+    waiting: NullableString({ description: "why a queued change is not landing yet" }),
+    created_at: Type.Integer({ description: "epoch milliseconds" }),
+    updated_at: Type.Integer({ description: "epoch milliseconds" }),
+  },
+  { examples: [CHANGE_EXAMPLE] },
+);
+export type Change = Static<typeof Change>;
+
+export const ChangeList = Type.Object({ changes: Type.Array(Change), next_cursor: NextCursor }, { examples: [{ changes: [CHANGE_EXAMPLE], next_cursor: null }] });
+export type ChangeList = Static<typeof ChangeList>;
+
+export const ChangeListQuery = Type.Object({
+  state: Type.Optional(Type.String({ enum: ["open", "queued", "landed", "ejected", "closed"] })),
+  limit: Type.Optional(Type.String({ description: "1-100, default 30" })),
+  cursor: Type.Optional(Type.String()),
+});
+export type ChangeListQuery = Static<typeof ChangeListQuery>;
+
+export const DiffFile = Type.Object({
+  path: Type.String(),
+  status: Type.String({ enum: ["added", "deleted", "modified", "type-changed"] }),
+  old_mode: NullableString(),
+  new_mode: NullableString(),
+  old_oid: NullableString(),
+  new_oid: NullableString(),
+  binary: Type.Boolean(),
+  additions: Type.Integer(),
+  deletions: Type.Integer(),
+  patch: NullableString({ description: "unified diff hunks; null for binary files and once the answer's patch budget is spent" }),
+  patch_truncated: Type.Boolean({ description: "true when `patch` was left out for size (file too large or the answer's budget spent)" }),
+});
+export type DiffFile = Static<typeof DiffFile>;
+
+const DIFF_EXAMPLE = {
+  base: "89e6c98d92887913cadf06b2adb97f26cde4849b",
+  head: "3f786850e387550fdab836ed7e6dc881de23001b",
+  merge_base: "89e6c98d92887913cadf06b2adb97f26cde4849b",
+  files: [
+    {
+      path: "src/upload.ts",
+      status: "modified",
+      old_mode: "100644",
+      new_mode: "100644",
+      old_oid: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+      new_oid: "d00491fd7e5bb6fa28c517a0bb32b8b506539d4d",
+      binary: false,
+      additions: 1,
+      deletions: 1,
+      patch: "@@ -1 +1 @@\n-retries = 0\n+retries = 3\n",
+      patch_truncated: false,
+    },
+  ],
+  additions: 1,
+  deletions: 1,
+  truncated: false,
+  truncation: null,
+};
+
+export const Diff = Type.Object(
+  {
+    base: Sha({ description: "the commit compared against (the target side)" }),
+    head: Sha(),
+    merge_base: NullableString({ description: "the best common ancestor the diff starts from (null: unrelated histories, diffed against the base itself)" }),
+    files: Type.Array(DiffFile),
+    additions: Type.Integer(),
+    deletions: Type.Integer(),
+    truncated: Type.Boolean({ description: "true when files or patches were left out" }),
+    truncation: NullableString({ description: "what was left out and why" }),
+  },
+  { examples: [DIFF_EXAMPLE] },
+);
+export type Diff = Static<typeof Diff>;

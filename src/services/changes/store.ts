@@ -1,0 +1,95 @@
+// The changes domain's queries: changes, their stacks and the lander's queue (queued rows).
+import { and, asc, desc, eq, inArray, isNull, lt, max, or } from "drizzle-orm";
+import { changes, orgs, repos, users } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+
+export type ChangeRow = typeof changes.$inferSelect;
+
+/** States in which a change still follows its branch (its head moves with pushes). */
+export const LIVE_STATES = ["open", "queued", "ejected"] as const;
+
+/** The next change number of a repository (inside the creating transaction). */
+export async function nextNumber(tx: Tx, repoId: string): Promise<number> {
+  const row = tx.select({ n: max(changes.number) }).from(changes).where(eq(changes.repoId, repoId)).get();
+  return (row?.n ?? 0) + 1;
+}
+
+/** Inserts a change. */
+export async function insertChange(tx: Tx, row: ChangeRow): Promise<void> {
+  tx.insert(changes).values(row).run();
+}
+
+/** One change by its number. */
+export async function changeByNumber(q: Queryable, repoId: string, number: number): Promise<ChangeRow | null> {
+  return q.select().from(changes).where(and(eq(changes.repoId, repoId), eq(changes.number, number))).get() ?? null;
+}
+
+/** A page of a repository's changes, newest first, optionally in one state. */
+export async function listChanges(q: Queryable, repoId: string, state: string | null, after: number | null, limit: number): Promise<ChangeRow[]> {
+  return q
+    .select()
+    .from(changes)
+    .where(and(eq(changes.repoId, repoId), state ? eq(changes.state, state) : undefined, after !== null ? lt(changes.number, after) : undefined))
+    .orderBy(desc(changes.number))
+    .limit(limit)
+    .all();
+}
+
+/** Updates fields of one change. */
+export async function updateChange(tx: Tx, id: string, set: Partial<ChangeRow>): Promise<void> {
+  tx.update(changes).set(set).where(eq(changes.id, id)).run();
+}
+
+/**
+ * Live changes whose branch is `branch` of repository `repoId`: changes in that repository with
+ * no source, and changes anywhere whose source is that repository (a fork).
+ */
+export async function liveChangesOnBranch(tx: Queryable, repoId: string, branch: string): Promise<ChangeRow[]> {
+  return tx
+    .select()
+    .from(changes)
+    .where(and(eq(changes.branch, branch), inArray(changes.state, [...LIVE_STATES]), or(and(eq(changes.repoId, repoId), isNull(changes.sourceRepoId)), eq(changes.sourceRepoId, repoId))))
+    .all();
+}
+
+/** Every (repository, target) with queued changes: the lander's work list. */
+export async function queuedTargets(q: Queryable): Promise<{ repoId: string; target: string }[]> {
+  return q.selectDistinct({ repoId: changes.repoId, target: changes.target }).from(changes).where(eq(changes.state, "queued")).all();
+}
+
+/** The first queued change of a target branch (queue order: time queued, then number). */
+export async function queueHead(q: Queryable, repoId: string, target: string): Promise<ChangeRow | null> {
+  return (
+    q
+      .select()
+      .from(changes)
+      .where(and(eq(changes.state, "queued"), eq(changes.repoId, repoId), eq(changes.target, target)))
+      .orderBy(asc(changes.queuedAt), asc(changes.number))
+      .limit(1)
+      .get() ?? null
+  );
+}
+
+/** Handles of change authors, by user id. */
+export async function handlesOf(q: Queryable, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = q.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, [...new Set(ids)])).all();
+  return new Map(rows.map((r) => [r.id, r.handle]));
+}
+
+/** `org/name` of repositories by id (fork sources). */
+export async function repoNames(q: Queryable, ids: string[]): Promise<Map<string, { org: string; repo: string }>> {
+  if (!ids.length) return new Map();
+  const rows = q
+    .select({ id: repos.id, org: orgs.name, repo: repos.name })
+    .from(repos)
+    .innerJoin(orgs, eq(orgs.id, repos.orgId))
+    .where(inArray(repos.id, [...new Set(ids)]))
+    .all();
+  return new Map(rows.map((r) => [r.id, { org: r.org, repo: r.repo }]));
+}
+
+/** A repository row and its org by repository id (the lander works from ids). */
+export async function repoWithOrg(q: Queryable, repoId: string) {
+  return q.select({ repo: repos, org: orgs }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
+}

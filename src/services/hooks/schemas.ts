@@ -1,0 +1,85 @@
+// Request and response shapes of the hooks domain (SPEC §6.1, §6.2; DECISIONS §2).
+import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor, NullableString } from "../schemas.ts";
+
+export const WebhookCreate = Type.Object({
+  url: Type.String({ description: "absolute http(s) URL of a public receiver; no credentials in it", examples: ["https://ci.example.com/hooks/svc"] }),
+});
+export type WebhookCreate = Static<typeof WebhookCreate>;
+
+export const WebhookCreated = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    secret: Type.String({ description: "HMAC-SHA256 key of X-Svc-Signature-256; shown only here" }),
+    created_at: Type.Integer({ description: "epoch milliseconds" }),
+  },
+  { examples: [{ id: "q7k2m9x4p3r8s6t1", url: "https://ci.example.com/hooks/svc", secret: "n4j7q2x9m3k8p6r5t2w7y4z1b6c3d8f5", created_at: 1795248971422 }] },
+);
+export type WebhookCreated = Static<typeof WebhookCreated>;
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ description: "the delivery (X-Svc-Delivery); the same across its attempts" }),
+    event: Type.String({ description: "push, change.landed or change.ejected" }),
+    attempt: Type.Integer({ description: "1 for the first try, up to 4 (three retries)" }),
+    status_code: Type.Union([Type.Integer(), Type.Null()], { description: "the receiver's HTTP status; null when no answer came" }),
+    error: NullableString({ description: "why the attempt failed; null when it succeeded (2xx)" }),
+    duration_ms: Type.Integer(),
+    delivered_at: Type.Integer({ description: "when the attempt ended, epoch milliseconds" }),
+  },
+  { examples: [{ id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248972000 }] },
+);
+export type Delivery = Static<typeof Delivery>;
+
+export const Webhook = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    created_at: Type.Integer(),
+    last_delivery: Type.Union([Delivery, Type.Null()], { description: "the latest attempt, or null before the first" }),
+  },
+  { examples: [{ id: "q7k2m9x4p3r8s6t1", url: "https://ci.example.com/hooks/svc", created_at: 1795248971422, last_delivery: null }] },
+);
+export type Webhook = Static<typeof Webhook>;
+
+export const WebhookList = Type.Object(
+  { webhooks: Type.Array(Webhook) },
+  {
+    examples: [
+      {
+        webhooks: [
+          {
+            id: "q7k2m9x4p3r8s6t1",
+            url: "https://ci.example.com/hooks/svc",
+            created_at: 1795248971422,
+            last_delivery: { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248972000 },
+          },
+        ],
+      },
+    ],
+  },
+);
+export type WebhookList = Static<typeof WebhookList>;
+
+export const DeliveryList = Type.Object(
+  { deliveries: Type.Array(Delivery), next_cursor: NextCursor },
+  {
+    examples: [
+      {
+        deliveries: [
+          { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 2, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248982000 },
+          { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 503, error: "receiver answered HTTP 503", duration_ms: 31, delivered_at: 1795248972000 },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);
+export type DeliveryList = Static<typeof DeliveryList>;
+
+export const InboundAccepted = Type.Object(
+  { syncs: Type.Integer({ description: "mirrors of that origin whose sync was scheduled (or folded into one already waiting)" }) },
+  { examples: [{ syncs: 2 }] },
+);
+export type InboundAccepted = Static<typeof InboundAccepted>;

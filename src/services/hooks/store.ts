@@ -1,0 +1,125 @@
+// The hooks domain's queries: webhook subscriptions, the per-hook delivery queue and the record
+// of every attempt (SPEC §6.1; DECISIONS §2).
+import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
+import { webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+/** A delivery a worker holds, with where and how to send it. */
+export type ClaimedDelivery = DeliveryRow & { url: string; secret: string };
+
+/** Adds a subscription. */
+export async function insertWebhook(tx: Tx, row: Pick<WebhookRow, "id" | "repoId" | "url" | "secret" | "createdAt">): Promise<void> {
+  tx.insert(webhooks).values(row).run();
+}
+
+/** How many subscriptions a repository has. */
+export async function countWebhooks(q: Queryable, repoId: string): Promise<number> {
+  return q.select({ n: sql<number>`count(*)` }).from(webhooks).where(eq(webhooks.repoId, repoId)).get()!.n;
+}
+
+/** A repository's subscriptions, oldest first. */
+export async function webhooksOfRepo(q: Queryable, repoId: string): Promise<WebhookRow[]> {
+  return q.select().from(webhooks).where(eq(webhooks.repoId, repoId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id)).all();
+}
+
+/** The subscription `id` of the repository, or null. */
+export async function webhookOfRepo(q: Queryable, repoId: string, id: string): Promise<WebhookRow | null> {
+  return q.select().from(webhooks).where(and(eq(webhooks.repoId, repoId), eq(webhooks.id, id))).get() ?? null;
+}
+
+/** Removes a subscription with its queue and attempts (FK cascade). */
+export async function deleteWebhook(tx: Tx, id: string): Promise<void> {
+  tx.delete(webhooks).where(eq(webhooks.id, id)).run();
+}
+
+/** The latest attempt of each hook in `ids`. */
+export async function lastAttempts(q: Queryable, ids: string[]): Promise<Map<string, AttemptRow>> {
+  const out = new Map<string, AttemptRow>();
+  for (const id of ids) {
+    const row = q.select().from(webhookAttempts).where(eq(webhookAttempts.webhookId, id)).orderBy(desc(webhookAttempts.id)).limit(1).get();
+    if (row) out.set(id, row);
+  }
+  return out;
+}
+
+/** A page of a hook's attempts, newest first, before attempt id `before`. */
+export async function attemptsPage(q: Queryable, webhookId: string, before: number | null, limit: number): Promise<AttemptRow[]> {
+  const where = before === null ? eq(webhookAttempts.webhookId, webhookId) : and(eq(webhookAttempts.webhookId, webhookId), lt(webhookAttempts.id, before));
+  return q.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id)).limit(limit).all();
+}
+
+/** The subscriptions an event of `repoId` goes to, with their sequence counters. */
+export async function hooksForEvent(tx: Tx, repoId: string): Promise<{ id: string; lastSeq: number }[]> {
+  return tx.select({ id: webhooks.id, lastSeq: webhooks.lastSeq }).from(webhooks).where(eq(webhooks.repoId, repoId)).all();
+}
+
+/** Queues one delivery as the hook's next in order. */
+export async function queueDelivery(tx: Tx, row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt">): Promise<void> {
+  tx.insert(webhookDeliveries).values(row).run();
+  tx.update(webhooks).set({ lastSeq: row.seq }).where(eq(webhooks.id, row.webhookId)).run();
+}
+
+/**
+ * Leases up to `limit` deliveries that are due: each the first pending one of its hook (so a
+ * hook's deliveries go out in order, one at a time), not held by another attempt.
+ */
+export async function claimDue(tx: Tx, t: number, limit: number, leaseUntil: number): Promise<ClaimedDelivery[]> {
+  const ids = tx.all<{ id: string }>(sql`
+    SELECT d.id AS id FROM webhook_deliveries d
+    JOIN (SELECT webhook_id, min(seq) AS head FROM webhook_deliveries WHERE state = 'pending' GROUP BY webhook_id) h
+      ON h.webhook_id = d.webhook_id AND h.head = d.seq
+    WHERE d.next_attempt_at <= ${t} AND (d.lease_until IS NULL OR d.lease_until <= ${t})
+    ORDER BY d.next_attempt_at LIMIT ${limit}`);
+  const out: ClaimedDelivery[] = [];
+  for (const { id } of ids) {
+    const r = tx.select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret }).from(webhookDeliveries).innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId)).where(eq(webhookDeliveries.id, id)).get();
+    if (!r) continue;
+    tx.update(webhookDeliveries).set({ leaseUntil }).where(eq(webhookDeliveries.id, id)).run();
+    out.push({ ...r.d, leaseUntil, url: r.url, secret: r.secret });
+  }
+  return out;
+}
+
+/** The earliest time a delivery at the head of its hook's queue becomes due (or its lease ends), or null. */
+export async function nextDueAt(q: Queryable): Promise<number | null> {
+  const row = q.get<{ at: number | null }>(sql`
+    SELECT min(max(d.next_attempt_at, coalesce(d.lease_until, 0))) AS at
+    FROM webhook_deliveries d
+    JOIN (SELECT webhook_id, min(seq) AS head FROM webhook_deliveries WHERE state = 'pending' GROUP BY webhook_id) h
+      ON h.webhook_id = d.webhook_id AND h.head = d.seq`);
+  return row?.at ?? null;
+}
+
+/** Whether the delivery still exists (its hook may have been deleted during the attempt). */
+export async function deliveryExists(tx: Tx, id: string): Promise<boolean> {
+  return tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get() !== undefined;
+}
+
+/** Records one attempt's outcome. */
+export async function insertAttempt(tx: Tx, row: Omit<AttemptRow, "id">): Promise<void> {
+  tx.insert(webhookAttempts).values(row).run();
+}
+
+/** Ends a delivery: delivered, or failed for good. */
+export async function finishDelivery(tx: Tx, id: string, state: "delivered" | "failed", attempts: number, t: number): Promise<void> {
+  tx.update(webhookDeliveries).set({ state, attempts, finishedAt: t, leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
+}
+
+/** Schedules the next attempt of a failed delivery. */
+export async function retryDelivery(tx: Tx, id: string, attempts: number, at: number): Promise<void> {
+  tx.update(webhookDeliveries).set({ attempts, nextAttemptAt: at, leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
+}
+
+/** Lets go of deliveries without counting an attempt (the server is stopping). */
+export async function releaseDeliveries(tx: Tx, ids: string[]): Promise<void> {
+  for (const id of ids) tx.update(webhookDeliveries).set({ leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
+}
+
+/** Deletes finished deliveries (and their attempts) that ended before `before`. */
+export async function pruneFinished(tx: Tx, before: number): Promise<number> {
+  return tx.delete(webhookDeliveries).where(and(sql`${webhookDeliveries.state} <> 'pending'`, lt(webhookDeliveries.finishedAt, before))).returning({ id: webhookDeliveries.id }).all().length;
+}

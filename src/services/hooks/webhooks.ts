@@ -1,0 +1,76 @@
+// Outbound webhook subscriptions of a repository (SPEC §4.6, §6.1; DECISIONS §2): create (the
+// secret shown once), list, delete, and the record of delivery attempts. Repository admins only.
+import { Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import { newId, newSecret } from "../../util/ids.ts";
+import { requireRepoFor } from "../access/access.ts";
+import type { Principal } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { pageOf, parsePage } from "../paging.ts";
+import { EgressError, parseEgressUrl, resolveEgress } from "./egress.ts";
+import type { Delivery, DeliveryList, Webhook, WebhookCreate, WebhookCreated, WebhookList } from "./schemas.ts";
+import * as store from "./store.ts";
+
+/** At most this many subscriptions per repository. */
+export const MAX_WEBHOOKS = 20;
+const MAX_URL = 2000;
+
+function deliveryBody(a: store.AttemptRow): Delivery {
+  return { id: a.deliveryId, event: a.event, attempt: a.attempt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, delivered_at: a.deliveredAt };
+}
+
+/** A receiver URL as given, refused (400) when malformed or when it resolves to a non-public address (SVC_WEBHOOK_ALLOW_PRIVATE aside). */
+async function checkReceiver(ctx: Ctx, raw: string): Promise<string> {
+  const url = raw.trim();
+  if (url.length > MAX_URL) throw Invalid(`url is longer than ${MAX_URL} characters`);
+  try {
+    // Why: a receiver authenticates deliveries by their signature; credentials in the URL would be shown in every listing.
+    await resolveEgress(parseEgressUrl(url, "url"), ctx.config.webhookAllowPrivate);
+  } catch (e) {
+    if (e instanceof EgressError) throw Invalid(e.message);
+    throw e;
+  }
+  return url;
+}
+
+/** POST …/webhooks: subscribes `url` to the repository's events; the secret is in this answer only. */
+export async function createWebhook(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: WebhookCreate): Promise<WebhookCreated> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const url = await checkReceiver(ctx, input.url);
+  const row = { id: newId(), repoId: repo.id, url, secret: newSecret(), createdAt: now() };
+  await ctx.db.transaction(async (tx) => {
+    if ((await store.countWebhooks(tx, repo.id)) >= MAX_WEBHOOKS) throw Unprocessable(`a repository has at most ${MAX_WEBHOOKS} webhooks`);
+    await store.insertWebhook(tx, row);
+  });
+  return { id: row.id, url: row.url, secret: row.secret, created_at: row.createdAt };
+}
+
+/** GET …/webhooks: the subscriptions (never their secrets) with each one's latest attempt. */
+export async function listWebhooks(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<WebhookList> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const hooks = await store.webhooksOfRepo(ctx.db.read, repo.id);
+  const last = await store.lastAttempts(ctx.db.read, hooks.map((h) => h.id));
+  const webhooks: Webhook[] = hooks.map((h) => {
+    const a = last.get(h.id);
+    return { id: h.id, url: h.url, created_at: h.createdAt, last_delivery: a ? deliveryBody(a) : null };
+  });
+  return { webhooks };
+}
+
+/** DELETE …/webhooks/{id}: nothing more is delivered to it, queued deliveries included. */
+export async function deleteWebhook(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string): Promise<void> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.webhookOfRepo(tx, repo.id, id))) throw NotFound("webhook not found");
+    await store.deleteWebhook(tx, id);
+  });
+}
+
+/** GET …/webhooks/{id}/deliveries: every attempt, newest first, a page at a time. */
+export async function listDeliveries(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string, q: { limit?: unknown; cursor?: unknown }): Promise<DeliveryList> {
+  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+  const page = parsePage(q, (k): k is number => Number.isInteger(k));
+  if (!(await store.webhookOfRepo(ctx.db.read, repo.id, id))) throw NotFound("webhook not found");
+  const rows = await store.attemptsPage(ctx.db.read, id, page.after, page.limit + 1);
+  const { items, next_cursor } = pageOf(rows, page, (a) => a.id);
+  return { deliveries: items.map(deliveryBody), next_cursor };
+}
