@@ -24,7 +24,9 @@ import { newId } from "../../util/ids.ts";
 import { decide, deferredFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
 import { checksOfCommit } from "../ci/store-runs.ts";
+import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
+import { sharePacks } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { recordEvent } from "../hooks/events.ts";
 import { protectionOfBranch, refPolicy } from "../repos/protections.ts";
@@ -75,7 +77,10 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   if (change.head !== change.queuedHead || !change.head) {
     return eject({ kind: "head_moved", message: "the branch moved after the land request; land it again", expected: change.queuedHead ?? "", actual: change.head });
   }
-  if (change.sourceRepoId) return eject({ kind: "unsupported", message: "landing a change from a fork is not supported yet; push the branch to this repository and open the change from there" });
+  // A change from a fork: its commits live in the fork's packs, which the landing shares into
+  // this repository (no bytes copied) in the same transaction that moves the target.
+  const source = change.sourceRepoId ? await store.repoWithOrg(ctx.db.read, change.sourceRepoId) : null;
+  if (change.sourceRepoId && !source) return eject({ kind: "unsupported", message: "the repository this change comes from was deleted" });
   let beneath: ChangeRow[];
   try {
     beneath = await changesBeneath(ctx.db.read, repoId, change);
@@ -100,7 +105,10 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     }
   }
 
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
+  const own = await openSnapshot(ctx.db.read, ctx.git, repo);
+  // Planning reads this repository's objects and, for a fork's change, the fork's as well.
+  const objects = source ? new PackSet([...own.objects.packs, ...(await openSnapshot(ctx.db.read, ctx.git, source.repo)).objects.packs]) : own.objects;
+  const snapshot = { refs: own.refs, objects };
   const ref = `refs/heads/${target}`;
   const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
   if (!tip) return eject({ kind: "target_missing", message: `target branch ${target} does not exist` });
@@ -179,6 +187,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
             const now_ = await store.changeByNumber(tx, repoId, b.number);
             if (!now_ || now_.state === "closed" || now_.state === "landed" || now_.head !== b.head) throw new QueueChanged();
           }
+          if (source) await sharePacks(tx, source.repo.id, repoId);
           await markLanded(tx, org, change, beneath, newTip);
         },
       });

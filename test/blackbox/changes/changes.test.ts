@@ -2,7 +2,7 @@
 // API, a real CI run for a required check, and the database read only to see events.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { commitFiles, initRepo, lsRemote } from "../../helpers/git.ts";
+import { commitFiles, initRepo, lsRemote, repoUrl } from "../../helpers/git.ts";
 import { commitOk, newRepo, put, repoApi, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { dbRows, registerMachine, registrationToken, runnerHome, startAgent, until } from "../ci/helpers.ts";
 import { caller } from "../../helpers/api.ts";
@@ -351,4 +351,39 @@ describe("bad input", () => {
     expect(cmp.status).toBe(200);
     expect(cmp.body.files.map((f: any) => f.path)).toEqual(["c.txt"]);
   });
+});
+
+describe("a change from a fork", () => {
+  test("lands into the parent by fast-forward and by merge: the fork's packs are shared, the parent clones whole", async () => {
+    const { repo, dir, main } = await seeded("upstream");
+    const api = caller(w.server, w.owner.token);
+    expect((await api.post(`/v1/orgs/${ORG}/repos/upstream/forks`, { org: ORG, name: "downstream" })).status).toBe(202);
+    await until("the fork to be ready", async () => (await api.get(`/v1/orgs/${ORG}/repos/downstream`)).body.fork_state === "ready");
+    const forkUrl = repoUrl(w.server, ORG, "downstream", w.owner.token);
+    const source = { org: ORG, repo: "downstream" };
+
+    // A fast-forward: the parent's main moves to the fork's commit.
+    const head = await branch(dir, forkUrl, "topic", main, { "c.txt": "from the fork\n" });
+    const c = await open(repo, { branch: "topic", source });
+    expect(c).toMatchObject({ head, source: { org: ORG, repo: "downstream" } });
+    expect((await repo.api.c.post(`${changes(repo)}/${c.number}/land`)).status).toBe(202);
+    expect(await settled(repo, c.number)).toMatchObject({ state: "landed", landed_commit: head });
+    expect((await lsRemote(w.g, repo.url))["refs/heads/main"]).toBe(head);
+
+    // A merge: the parent moved meanwhile; the merge commit names the change.
+    const moved = (await commitOk(repo.api, { branch: "main", message: "upstream moves", operations: [put("d.txt", "d\n")] })).commit;
+    const head2 = await branch(dir, forkUrl, "topic2", head, { "e.txt": "e\n" });
+    const c2 = await open(repo, { branch: "topic2", source });
+    expect((await repo.api.c.post(`${changes(repo)}/${c2.number}/land`)).status).toBe(202);
+    const landed = await settled(repo, c2.number);
+    expect(landed.state).toBe("landed");
+    expect([head2, moved]).not.toContain(landed.landed_commit);
+
+    // The parent serves every object of the landed history: a clone is complete and fsck clean.
+    const copy = join(w.g.root, "upstream-after-fork-landings");
+    await w.g.ok(["clone", "-q", repo.url, copy]);
+    await w.g.ok(["fsck", "--strict", "--no-dangling"], { cwd: copy });
+    expect(await w.g.ok(["log", "-1", "--format=%P"], { cwd: copy })).toBe(`${moved} ${head2}`);
+    for (const f of ["c.txt", "d.txt", "e.txt"]) expect(await Bun.file(join(copy, f)).exists()).toBe(true);
+  }, 120_000);
 });
