@@ -248,6 +248,13 @@ describe("a cancelled subscription", () => {
     await g.ok(["init", "-q", "-b", "main", dir]);
     const first = await commitFiles(g, dir, { "a.txt": "one\n" });
     await g.ok(["push", "-q", url, "HEAD:refs/heads/main"], { cwd: dir });
+    // A change opened while writes were allowed, to be landed after the subscription ends.
+    await g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
+    await commitFiles(g, dir, { "f.txt": "feature\n" });
+    await g.ok(["push", "-q", url, "feature"], { cwd: dir });
+    await g.ok(["checkout", "-q", "main"], { cwd: dir });
+    const change = await as(owner).post("/v1/orgs/acme/repos/secret/changes", { title: "feature", branch: "feature" });
+    expect(change.status).toBe(201);
 
     const sub = [...standin.subscriptions.values()].at(-1)!;
     const ended = await send("customer.subscription.deleted", { ...sub, status: "canceled" });
@@ -277,6 +284,8 @@ describe("a cancelled subscription", () => {
     const commit = await as(owner).post("/v1/orgs/acme/repos/secret/commits", { branch: "main", message: "m", operations: [{ op: "put", path: "c.txt", content: "c" }] });
     expectError(commit, 402, /^quota:/);
     expectError(await as(owner).put("/v1/orgs/acme/repos/secret/refs/refs/heads/other", { target: first }), 402, /^quota:/);
+    // The lander is a writer like any other: the land request is refused the same way.
+    expectError(await as(owner).post(`/v1/orgs/acme/repos/secret/changes/${change.body.number}/land`), 402, /^quota:/);
 
     // Nothing was stored, and reading still works.
     expect((await lsRemote(g, url))["refs/heads/main"]).toBe(first);
