@@ -7,6 +7,7 @@ import { changeDiff, compare } from "../../../services/changes/diff.ts";
 import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff } from "../../../services/changes/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
+import { jsonAnswer } from "../../responses.ts";
 
 /** A change number from the path; anything else is no change (404 from the service). */
 function num(raw: string): number {
@@ -75,11 +76,13 @@ export function changeRoutes(ctx: Ctx) {
         },
       },
     )
-    .get(`${base}/changes/:number/diff`, ({ request, params }) => changeDiff(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+    // Diffs are large (hundreds of KB for 1,000 files): answered as prebuilt JSON, outside the
+    // framework's response pass; test/blackbox/changes/answers.test.ts checks them against Diff.
+    .get(`${base}/changes/:number/diff`, async ({ request, params }) => jsonAnswer(await changeDiff(ctx, callerOf(request), params.org, params.repo, num(params.number))), {
       response: { 200: Diff, ...errors(401, 404) },
       detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
     })
-    .get(`${base}/compare/*`, ({ request, params }) => compare(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"])), {
+    .get(`${base}/compare/*`, async ({ request, params }) => jsonAnswer(await compare(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]))), {
       response: { 200: Diff, ...errors(400, 401, 404) },
       detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
     });
