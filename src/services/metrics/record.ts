@@ -50,13 +50,15 @@ interface State {
   pending: Map<string, Pending>;
   flushedAt: number;
   flushing: Promise<void> | null;
+  /** The flush scheduled for counts that arrived with no later operation to write them. */
+  timer: ReturnType<typeof setTimeout> | null;
 }
 
 const stateByDb = new WeakMap<object, State>();
 
 function stateOf(ctx: Ctx): State {
   let s = stateByDb.get(ctx.db);
-  if (!s) stateByDb.set(ctx.db, (s = { pending: new Map(), flushedAt: now(), flushing: null }));
+  if (!s) stateByDb.set(ctx.db, (s = { pending: new Map(), flushedAt: now(), flushing: null, timer: null }));
   return s;
 }
 
@@ -95,6 +97,16 @@ export function noteMetric(ctx: Ctx, m: MetricSample): void {
   }
   // Why not awaited: metrics are bookkeeping, not part of the operation; a failure is only logged.
   if (t - s.flushedAt >= METRIC_FLUSH_MS && !s.flushing) void flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
+  // Why a timer as well: without later operations nothing else would write these counts (a quiet
+  // server would hold them until shutdown, and a crash would lose them). Real time, not the
+  // service clock: this is the process's own bookkeeping.
+  else if (!s.timer) {
+    s.timer = setTimeout(() => {
+      s.timer = null;
+      void flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
+    }, METRIC_FLUSH_MS);
+    s.timer.unref?.();
+  }
 }
 
 /** Records one operation (counted in memory, written within METRIC_FLUSH_MS). */
@@ -150,6 +162,10 @@ async function writeBuckets(tx: Tx, minutes: Iterable<Pending>): Promise<void> {
 /** Writes every counted operation in one transaction (before summaries, and at shutdown). */
 export async function flushMetrics(ctx: Ctx): Promise<void> {
   const s = stateOf(ctx);
+  if (s.timer) {
+    clearTimeout(s.timer);
+    s.timer = null;
+  }
   // One flush at a time: a second caller waits for the running one, then writes what came since.
   while (s.flushing) await s.flushing;
   s.flushedAt = now();
