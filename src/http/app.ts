@@ -39,6 +39,7 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
+import { FORM_ROUTES, isReservedSegment, readForm, webRoutes } from "./routes/web/web.ts";
 
 const noop = () => undefined;
 
@@ -102,10 +103,14 @@ async function readApiBody(request: Request, route: string): Promise<unknown> {
 /** Builds the /v1 application. */
 export function buildApp(ctx: Ctx) {
   // The methods each path accepts, from the registered routes (built on the first unrouted request).
-  let allowed: { routes: number; lookup: (path: string) => string[] } | null = null;
+  // Paths under a reserved name (/v1, /webhooks, …) are never web pages: the pages' `/:org/…`
+  // patterns are left out of their table, so they keep their 404 and 405 answers.
+  let allowed: { routes: number; lookup: (path: string) => string[]; fixed: (path: string) => string[] } | null = null;
   const methodsFor = (path: string): string[] => {
-    if (!allowed || allowed.routes !== app.routes.length) allowed = { routes: app.routes.length, lookup: methodTable(app.routes) };
-    return allowed.lookup(path);
+    if (!allowed || allowed.routes !== app.routes.length) {
+      allowed = { routes: app.routes.length, lookup: methodTable(app.routes), fixed: methodTable(app.routes.filter((r: { path: string }) => !r.path.startsWith("/:"))) };
+    }
+    return isReservedSegment(path.split("/")[1] ?? "") ? allowed.fixed(path) : allowed.lookup(path);
   };
   // Why standardHostname off: Elysia otherwise assumes a host of at least four characters and
   // looks for the path from the 12th character on, so `Host: x` or `Host: a.b` routed nowhere.
@@ -123,6 +128,7 @@ export function buildApp(ctx: Ctx) {
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
+      if (FORM_ROUTES.has(route)) return readForm(request);
       // Provider events are verified over their exact bytes: the route gets them unparsed.
       if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
@@ -181,6 +187,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(pageRoutes())
     .use(opsRoutes(ctx))
+    .use(webRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
   return app;
 }

@@ -1,0 +1,136 @@
+// What each web page shows, gathered from the same services the API answers with (so a page can
+// never show what the API would hide: every read goes through their access checks).
+import { NotFound } from "../../errors.ts";
+import type { Ctx } from "../context.ts";
+import { personOf, type Principal } from "../access/principal.ts";
+import { accountBody } from "../people/auth.ts";
+import { getOrgProfile } from "../discovery/profiles.ts";
+import type { OrgProfile } from "../discovery/schemas.ts";
+import { getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
+import { listRefs } from "../repos/refs.ts";
+import { getBlob, getTree, listCommits } from "../repos/content.ts";
+import type { CommitList, Tree } from "../repos/schemas.ts";
+
+/** The signed-in person a page is drawn for. */
+export interface WebViewer {
+  id: string;
+  handle: string;
+  name: string;
+}
+
+/** The person behind a caller, as the page header shows them; null when anonymous. */
+export function viewerOf(actor: Principal): WebViewer | null {
+  const user = personOf(actor);
+  return user ? { id: user.id, handle: user.handle, name: user.name } : null;
+}
+
+/** How many repositories one org lists on the home and org pages (the rest: a link to more). */
+export const PAGE_REPOS = 100;
+
+/** Home: the viewer's orgs, each with the repositories they may see. */
+export async function homeView(ctx: Ctx, actor: Principal): Promise<{ orgs: { name: string; role: string; repos: RepoBody[]; more: boolean }[] }> {
+  const user = personOf(actor);
+  if (!user) return { orgs: [] };
+  const account = await accountBody(ctx, user);
+  const orgs = [];
+  for (const o of account.orgs) {
+    const list = await listRepos(ctx, actor, o.name, { limit: PAGE_REPOS });
+    orgs.push({ name: o.name, role: o.role, repos: list.repos, more: list.next_cursor !== null });
+  }
+  return { orgs };
+}
+
+/** An org page: its public profile and the repositories the viewer may see (a page at a time). */
+export async function orgView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null }> {
+  const profile = await getOrgProfile(ctx, orgName);
+  const list = await listRepos(ctx, actor, orgName, { limit: PAGE_REPOS, cursor });
+  return { profile, repos: list.repos, next: list.next_cursor };
+}
+
+/** A branch or tag as the switcher lists it. */
+export interface RefChoice {
+  kind: "branch" | "tag";
+  name: string;
+}
+
+/** A ref the page is showing: the short name for URLs and titles, the full one for the services. */
+export interface ShownRef {
+  short: string;
+  full: string;
+}
+
+/**
+ * Splits `main/src/app.ts` or `release/1.0/README.md` into the ref and the path: the longest
+ * leading run of segments that names a branch (then a tag) wins, else the first segment (a commit).
+ */
+export function splitRefPath(choices: RefChoice[], segments: string[]): { ref: ShownRef; path: string } {
+  for (let n = segments.length; n > 0; n--) {
+    const name = segments.slice(0, n).join("/");
+    for (const kind of ["branch", "tag"] as const) {
+      if (choices.some((c) => c.kind === kind && c.name === name)) {
+        return { ref: { short: name, full: `refs/${kind === "branch" ? "heads" : "tags"}/${name}` }, path: segments.slice(n).join("/") };
+      }
+    }
+  }
+  const first = segments[0] ?? "";
+  return { ref: { short: first, full: first }, path: segments.slice(1).join("/") };
+}
+
+/** The repository, its branches and tags, and where in it the page is. */
+export interface RepoFrame {
+  repo: RepoBody;
+  choices: RefChoice[];
+  ref: ShownRef;
+  path: string;
+}
+
+/** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
+export async function repoFrame(ctx: Ctx, actor: Principal, orgName: string, repoName: string, rest: string[]): Promise<RepoFrame> {
+  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const refs = await listRefs(ctx, actor, orgName, repoName);
+  const choices: RefChoice[] = [];
+  for (const r of refs.refs) {
+    if (r.name.startsWith("refs/heads/")) choices.push({ kind: "branch", name: r.name.slice(11) });
+    else if (r.name.startsWith("refs/tags/")) choices.push({ kind: "tag", name: r.name.slice(10) });
+  }
+  const split = rest.length ? splitRefPath(choices, rest) : { ref: { short: repo.default_branch, full: `refs/heads/${repo.default_branch}` }, path: "" };
+  return { repo, choices, ...split };
+}
+
+/** README names looked for in a directory, in order. */
+const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"];
+
+/** The largest file a page shows inline (larger: a link to the raw file). */
+export const INLINE_FILE_LIMIT = 1024 * 1024;
+
+/** A directory: its entries (directories first) and its README, if any. Null tree for an empty repository. */
+export async function treeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ tree: Tree | null; readme: { path: string; text: string } | null }> {
+  if (!frame.choices.length && frame.path === "") return { tree: null, readme: null };
+  const tree = await getTree(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
+  tree.entries.sort((a, b) => (a.type === "tree") !== (b.type === "tree") ? (a.type === "tree" ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  let readme: { path: string; text: string } | null = null;
+  for (const name of README_NAMES) {
+    const e = tree.entries.find((x) => x.type === "blob" && x.name.toLowerCase() === name);
+    if (!e) continue;
+    if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
+    const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, e.path);
+    readme = { path: e.path, text: new TextDecoder().decode(blob.data) };
+    break;
+  }
+  return { tree, readme };
+}
+
+/** A file: its bytes (for the page, text when it is text). */
+export async function fileView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
+  if (!frame.path) throw NotFound("no file named");
+  const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
+  const binary = blob.data.subarray(0, 8000).includes(0);
+  const text = binary || blob.data.byteLength > INLINE_FILE_LIMIT ? null : new TextDecoder().decode(blob.data);
+  return { oid: blob.oid, size: blob.data.byteLength, text, contentType: blob.contentType };
+}
+
+/** History at the frame's ref, filtered by its path when it has one. */
+export async function historyView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame, cursor: string | undefined): Promise<CommitList> {
+  if (!frame.choices.length) return { commits: [], next_cursor: null };
+  return listCommits(ctx, actor, orgName, repoName, { ref: frame.ref.full, path: frame.path || undefined, cursor, limit: "50" });
+}
