@@ -232,6 +232,8 @@ await Promise.allSettled(idleLoops);
   const all0 = machineCpuSeconds();
   const client0 = process.cpuUsage();
   const t0 = performance.now();
+  let tDone: number | undefined;
+  let cpuDone: number | undefined;
   await Promise.all(
     creds.map(async (cred) => {
       for (;;) {
@@ -242,11 +244,17 @@ await Promise.allSettled(idleLoops);
         if (seen.has(job.job_id)) dupes++;
         seen.add(job.job_id);
         await complete(job);
-        if (seen.size === files * perFile) return;
+        // Why the finishing time is taken here: the other machines are then in a long-poll that
+        // answers 204 only after SVC_RUNNER_CLAIM_WAIT_MS, which is not claiming time.
+        if (seen.size === files * perFile) {
+          tDone ??= performance.now();
+          cpuDone ??= cpuSeconds(pid);
+          return;
+        }
       }
     }),
   );
-  const wall = (performance.now() - t0) / 1000;
+  const wall = ((tDone ?? performance.now()) - t0) / 1000;
   summary.throughput = {
     jobs: files * perFile,
     machines: WORKERS,
@@ -255,8 +263,8 @@ await Promise.allSettled(idleLoops);
     duplicates: dupes,
     seconds: round(wall, 2),
     claims_per_s: round(seen.size / wall),
-    server_cpu_share_of_one_core: round((cpuSeconds(pid) - cpu0) / wall, 2),
-    server_cpu_ms_per_claim_and_complete: round(((cpuSeconds(pid) - cpu0) * 1000) / seen.size, 2),
+    server_cpu_share_of_one_core: round(((cpuDone ?? cpuSeconds(pid)) - cpu0) / wall, 2),
+    server_cpu_ms_per_claim_and_complete: round((((cpuDone ?? cpuSeconds(pid)) - cpu0) * 1000) / seen.size, 2),
     client_cpu_share_of_one_core: round((process.cpuUsage(client0).user + process.cpuUsage(client0).system) / 1e6 / wall, 2),
     machine_cpu_share_of_all_cores: round((machineCpuSeconds() - all0) / wall / machine().cores, 2),
     note: "each claim is followed by that job's complete call (one running job per machine)",
