@@ -209,10 +209,9 @@ async function main() {
         const t1 = await until(async () => (await a.get(repoPath(mirrorName))).body.last_synced_commit === tip, 5);
         lags.push(r3((t1 - t0) / 1000));
       }
-      const db = new Database(join(svc.dataDir, "svc.db"), { readonly: true });
-      const server = (db.query("SELECT duration_ms AS d FROM metrics WHERE kind = 'mirror.freshness' ORDER BY id").all() as { d: number }[]).map((r) => r.d / 1000);
-      db.close();
-      results.fresh = { runs: lags.length, client_p50_s: median(lags), client_p90_s: pct(lags, 90), client_max_s: Math.max(...lags), server_metric_p50_s: median(server), target_p50_s: 1, met: median(lags) <= 1, lags };
+      // The server's own mirror.freshness figures are in the org's metric buckets (histograms, not
+      // one row per sync since the discovery work), so the client-side lag is what is reported.
+      results.fresh = { runs: lags.length, client_p50_s: median(lags), client_p90_s: pct(lags, 90), client_max_s: Math.max(...lags), target_p50_s: 1, met: median(lags) <= 1, lags };
       log("fresh", results.fresh);
     }
 
