@@ -766,11 +766,7 @@ export class FsckSession {
   /** Records what a tree names and checks a named blob (oid as 20 raw bytes at `at`, or hex). */
   readonly inspect = (type: ObjectType, data: Uint8Array, oid: Uint8Array | Oid, at = 0): void => {
     if (type === "tree") {
-      if (!mayNameSpecial(data)) return;
-      const found: TreeFindings = { gitmodules: [], gitattributes: [] };
-      fsckTree(data, reporter("tree", typeof oid === "string" ? oid : bytesToHex(oid, at, 20), data), found);
-      for (const o of found.gitmodules) this.gitmodules.add(o);
-      for (const o of found.gitattributes) this.gitattributes.add(o);
+      if (mayNameSpecial(data)) specialEntries(data, this.gitmodules, this.gitattributes);
       return;
     }
     // A blob that arrives before the tree naming it is read back by finish (not kept: blobs may be large).
@@ -823,6 +819,38 @@ export class FsckSession {
  * entry name starts with ".", "g"/"G" (NTFS short names), a byte of an HFS+-ignorable code point,
  * or contains a backslash. A cheap scan that spares the full check for almost every tree.
  */
+/**
+ * Adds the blobs a tree names `.gitmodules` / `.gitattributes` (any spelling fsckTree accepts as
+ * one) to the sets. Only the names: the tree already passed fsckTree's per-entry checks (the
+ * caller's fsckObject), so this pass looks closely only at entries whose first byte could start
+ * such a name. Why not fsckTree again: git.git's root tree names .gitattributes in every
+ * version, and a second full check of every such tree was a third of a mirror sync's CPU.
+ */
+function specialEntries(d: Uint8Array, modules: Set<Oid>, attributes: Set<Oid>): void {
+  let pos = 0;
+  while (pos < d.length) {
+    const sp = d.indexOf(SP, pos);
+    if (sp < 0) return;
+    const start = sp + 1;
+    const end = d.indexOf(0, start);
+    if (end < 0 || end + 21 > d.length) return;
+    const c = d[start];
+    const back = d.indexOf(BACKSLASH, start);
+    if (c === DOT || c === 0x67 || c === 0x47 || c === 0xe2 || c === 0xef || (back >= 0 && back < end)) {
+      let mode = 0;
+      for (let k = pos; k < sp; k++) mode = (mode * 8 + (d[k]! - 0x30)) % 0x100000000;
+      const symlink = (mode & 0xffff & S_IFMT) === S_IFLNK;
+      const oidAt = end + 1;
+      if (isHfsDot(d, start, end, "gitmodules") || isNtfsDot(d, start, end, "gitmodules", "gi7eba")) modules.add(bytesToHex(d, oidAt, 20));
+      if (!symlink && (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29"))) attributes.add(bytesToHex(d, oidAt, 20));
+      for (let b = back; b >= 0 && b < end; b = d.indexOf(BACKSLASH, b + 1)) {
+        if (isNtfsDot(d, b + 1, end, "gitmodules", "gi7eba")) modules.add(bytesToHex(d, oidAt, 20));
+      }
+    }
+    pos = end + 21;
+  }
+}
+
 function mayNameSpecial(d: Uint8Array): boolean {
   let pos = 0;
   while (pos < d.length) {
