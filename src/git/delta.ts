@@ -71,16 +71,9 @@ export function applyDelta(
   while (pos < n) {
     const op = delta[pos++]!;
     if (op & 0x80) {
-      let off = 0;
-      let size = 0;
-      if (op & 0x01) off = delta[pos++]!;
-      if (op & 0x02) off |= delta[pos++]! << 8;
-      if (op & 0x04) off |= delta[pos++]! << 16;
-      if (op & 0x08) off += delta[pos++]! * 0x1000000;
-      if (op & 0x10) size = delta[pos++]!;
-      if (op & 0x20) size |= delta[pos++]! << 8;
-      if (op & 0x40) size |= delta[pos++]! << 16;
-      if (size === 0) size = 0x10000;
+      pos = readCopy(delta, pos, op);
+      const off = copyOff;
+      const size = copySize;
       if (pos > n || off + size > base.length || o + size > out.length) {
         throw new GitError("corrupt delta: copy out of range");
       }
@@ -103,6 +96,27 @@ export function applyDelta(
   return out;
 }
 
+// The arguments of the copy instruction readCopy last decoded (module scratch: no allocation per
+// instruction on the hot path).
+let copyOff = 0;
+let copySize = 0;
+
+/** Decodes the offset and size bytes of copy instruction `op` (its byte already read) into copyOff/copySize; answers the position after them. */
+function readCopy(delta: Uint8Array, pos: number, op: number): number {
+  let off = 0;
+  let size = 0;
+  if (op & 0x01) off = delta[pos++]!;
+  if (op & 0x02) off |= delta[pos++]! << 8;
+  if (op & 0x04) off |= delta[pos++]! << 16;
+  if (op & 0x08) off += delta[pos++]! * 0x1000000;
+  if (op & 0x10) size = delta[pos++]!;
+  if (op & 0x20) size |= delta[pos++]! << 8;
+  if (op & 0x40) size |= delta[pos++]! << 16;
+  copyOff = off;
+  copySize = size === 0 ? 0x10000 : size;
+  return pos;
+}
+
 /** The bytes a delta's instructions (from `pos`) produce; throws GitError on a malformed or out-of-range instruction. */
 function producedSize(delta: Uint8Array, pos: number, baseLength: number): number {
   const n = delta.length;
@@ -110,16 +124,9 @@ function producedSize(delta: Uint8Array, pos: number, baseLength: number): numbe
   while (pos < n) {
     const op = delta[pos++]!;
     if (op & 0x80) {
-      let off = 0;
-      let size = 0;
-      if (op & 0x01) off = delta[pos++]!;
-      if (op & 0x02) off |= delta[pos++]! << 8;
-      if (op & 0x04) off |= delta[pos++]! << 16;
-      if (op & 0x08) off += delta[pos++]! * 0x1000000;
-      if (op & 0x10) size = delta[pos++]!;
-      if (op & 0x20) size |= delta[pos++]! << 8;
-      if (op & 0x40) size |= delta[pos++]! << 16;
-      if (size === 0) size = 0x10000;
+      pos = readCopy(delta, pos, op);
+      const off = copyOff;
+      const size = copySize;
       if (pos > n || off + size > baseLength) throw new GitError("corrupt delta: copy out of range");
       total += size;
     } else if (op !== 0) {
