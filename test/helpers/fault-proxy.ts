@@ -13,6 +13,7 @@
 //
 // This file is also a child entry point (`bun test/helpers/fault-proxy.ts <upstream> [config]`):
 // a test that blocks its own event loop (spawnSync) must not stall the proxy svc talks to.
+import { stopChild } from "./child.ts";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
@@ -282,8 +283,7 @@ export async function spawnFaultProxy(upstream: string, initial: Partial<FaultCo
     while (!(await reader.read()).done);
   })().catch(() => {});
   return controlHandle(endpoint, async () => {
-    child.kill();
-    await child.exited;
+    await stopChild(child);
   });
 }
 

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stopChild } from "./child.ts";
 
 /** A running s3rver and how to reach it; the bucket is not created (svc creates it). */
 export interface S3rverHandle {
@@ -30,16 +31,14 @@ export async function startS3rver(): Promise<S3rverHandle> {
   try {
     port = await readReadyPort(child.stdout, child.exited);
   } catch (err) {
-    child.kill();
-    await child.exited;
+    await stopChild(child);
     await rm(directory, { recursive: true, force: true });
     throw err;
   }
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
-      child.kill();
-      await child.exited;
+      await stopChild(child);
       await rm(directory, { recursive: true, force: true });
     })());
   return {
@@ -146,7 +145,9 @@ if (import.meta.main) {
   server.middleware.unshift(multipartUploads(directory));
   const { port } = await server.run();
   process.stdout.write(`${JSON.stringify({ port })}\n`);
-  const shutdown = () => server.close().finally(() => process.exit(0));
+  // Nothing here outlives the process (the parent deletes the directory), and close() waits for
+  // every keep-alive connection a client still holds, so a bounded close, then exit.
+  const shutdown = () => Promise.race([server.close(), Bun.sleep(500)]).finally(() => process.exit(0));
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
   // The parent holds our stdin open; when it goes away (even by crashing), so do we.
