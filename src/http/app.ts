@@ -39,7 +39,8 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
-import { FORM_ROUTES, isReservedSegment, readForm, webRoutes } from "./routes/web/web.ts";
+import { isReservedSegment } from "./routes/web/draw.ts";
+import { readForm, webRoutes } from "./routes/web/web.ts";
 
 const noop = () => undefined;
 
@@ -128,11 +129,12 @@ export function buildApp(ctx: Ctx) {
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
-      if (FORM_ROUTES.has(route)) return readForm(request);
       // Provider events are verified over their exact bytes: the route gets them unparsed.
       if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
       // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
       if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
+      // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
+      if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return readForm(request);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
     })
     .onTransform(({ request, route }) => {
