@@ -107,6 +107,13 @@ export const EmailList = Type.Object(
 );
 export type EmailList = Static<typeof EmailList>;
 
+/** PATCH of one address: only `{ primary: true }` (the sign-in address moves to it). */
+export const EmailPatch = Type.Object(
+  { primary: Type.Optional(Type.Boolean({ description: "true makes this proved address the sign-in address" })) },
+  { examples: [{ primary: true }] },
+);
+export type EmailPatch = Static<typeof EmailPatch>;
+
 export const EmailPending = Type.Object(
   { address: Type.String(), status: Type.Literal("pending"), detail: Type.String() },
   { examples: [{ address: "ada.work@example.com", status: "pending", detail: "A confirmation link was mailed to the address. It works once, for one day." }] },
