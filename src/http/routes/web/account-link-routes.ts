@@ -15,8 +15,12 @@ import { field, formHandler, me, seeOther, signInRequired } from "./account-form
 import { claimPage, forgotPage, invitePage, resetPage, signupPage, signupSentPage, verifyPage } from "./pages-account-links.ts";
 import { seg } from "./html.ts";
 
-/** Why: a link's token sits in the page address; it must never leave in a Referer, nor be cached. */
-const LINK_HEADERS = { "referrer-policy": "no-referrer", "cache-control": "no-store" };
+/**
+ * Why: a link's token sits in the page address, so the page is never cached; and it leaves in no
+ * Referer to another site (the pages' same-origin policy). Not no-referrer: a browser then sends
+ * `Origin: null` with the page's own form, which the CSRF check must refuse.
+ */
+const LINK_HEADERS = { "referrer-policy": "same-origin", "cache-control": "no-store" };
 
 /** The pages of sign-up and of the mailed links. */
 export function accountLinkRoutes(ctx: Ctx) {

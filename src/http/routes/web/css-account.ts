@@ -1,6 +1,8 @@
 // Styles of the account pages: forms beyond sign-in, the settings menu, a person's page and the
 // contribution graph (its colours per level, light and dark, by class: the SVG carries no style).
+// Links inside running text are underlined: colour alone does not set them apart (WCAG 1.4.1).
 export const ACCOUNT_CSS = `
+main p a:not(.button),main td a{text-decoration:underline;text-underline-offset:.15em}
 textarea,input[type=url]{font:inherit;color:inherit;padding:.45rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);width:100%}
 select{padding:.4rem .5rem;border:1px solid var(--line);border-radius:6px;background:var(--bg)}
 fieldset{border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;display:grid;gap:.5rem;min-width:0}legend{font-weight:600;padding:0 .3rem}
@@ -23,9 +25,10 @@ ul.pins{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto
 .graph-wrap{overflow-x:auto;padding:.6rem .8rem}.graph{display:block}
 .g-text{fill:var(--muted);font-size:9px}
 .g-l0{fill:#ebedf0}.g-l1{fill:#9be9a8}.g-l2{fill:#40c463}.g-l3{fill:#30a14e}.g-l4{fill:#216e39}
+@media (prefers-color-scheme:dark){button.primary{background:#238636;border-color:#238636}}
 @media (prefers-color-scheme:dark){.g-l0{fill:#161b22}.g-l1{fill:#0e4429}.g-l2{fill:#006d32}.g-l3{fill:#26a641}.g-l4{fill:#39d353}}
 .g-cell{stroke:var(--line);stroke-width:.5}
 .g-legend{display:flex;gap:.3rem;align-items:center;justify-content:flex-end;padding:0 .8rem;margin:0;font-size:.8rem}
 table.g-table{border-collapse:collapse;margin-top:.5rem}table.g-table th,table.g-table td{text-align:left;padding:.2rem .6rem;border-top:1px solid var(--line)}
-@media (max-width:40rem){.home-grid,.settings,.profile,.link-row{grid-template-columns:1fr}}
+@media (max-width:40rem){.home-grid,.settings,.profile,.link-row{grid-template-columns:minmax(0,1fr)}}
 `;

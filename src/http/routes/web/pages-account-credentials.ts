@@ -20,7 +20,7 @@ function day(t: number | null): string {
 function secretBox(secret: string): Html {
   return html`<section class="secret box pad" aria-labelledby="secret-h"><h2 id="secret-h" class="inh">Your new token</h2>
 <p>Copy it now: it is shown only this once and cannot be shown again.</p>
-<div class="clone"><input id="new-token" type="text" readonly value="${secret}" aria-label="New token"><button type="button" data-copy="new-token" hidden>Copy</button></div></section>`;
+<div class="clone"><input id="new-token" type="text" readonly value="${secret}" aria-label="Token secret"><button type="button" data-copy="new-token" hidden>Copy</button></div></section>`;
 }
 
 function revoke(csrf: string | null, path: string, org: string, id: string, name: string, verb = "Revoke"): Html {
@@ -34,7 +34,7 @@ export function tokenSettings(o: { csrf: string | null; orgs: string[]; tokens: 
   return html`<h1>Tokens</h1>
 ${o.secret ? secretBox(o.secret) : ""}
 <p class="muted">A personal token acts as you in one organization, limited to its scopes: use it for git over HTTPS (as the password) and for the API.</p>
-<h2 id="new-token-h">New token</h2>
+<h2 id="new-token-h">Create a token</h2>
 ${alertOf(o.error)}
 <form class="stack" method="post" action="/settings/tokens" aria-labelledby="new-token-h">${csrfField(o.csrf)}
 <label>Organization <select name="org">${o.orgs.map((n) => html`<option${n === v.org ? html` selected` : ""}>${n}</option>`)}</select></label>
@@ -43,7 +43,8 @@ ${alertOf(o.error)}
 <label>Repository (optional: only this one) <input type="text" name="repo" maxlength="100" value="${v.repo ?? ""}"></label>
 <div><button class="primary" type="submit">Create token</button></div>
 </form>
-${o.tokens.map((g) => html`<section class="box" aria-labelledby="tok-${g.org}"><header><h2 class="inh" id="tok-${g.org}">${g.org}</h2></header>
+<h2>Your tokens</h2>
+${o.tokens.map((g) => html`<section class="box" aria-labelledby="tok-${g.org}"><header><h3 class="inh" id="tok-${g.org}">${g.org}</h3></header>
 ${g.items.length ? html`<ul class="list">${g.items.map((t) => html`<li class="cred"><div><strong>${t.label}</strong> <span class="sha">${t.scopes.join(" ")}</span>${t.repo ? html` <span class="badge">${t.repo} only</span>` : ""}
 <div class="muted">created ${day(t.created_at)} · last used ${day(t.last_used_at)}</div></div>${revoke(o.csrf, "/settings/tokens/revoke", g.org, t.id, t.label)}</li>`)}</ul>` : html`<p class="pad muted">No tokens.</p>`}
 ${g.more ? html`<p class="pad muted">More tokens exist in ${g.org}; the API lists them all.</p>` : ""}</section>`)}`;

@@ -13,17 +13,23 @@ const TOP = 16;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const DAY_MS = 86_400_000;
 
-/** The value at quantile `q` of sorted numbers (nearest rank). */
-function quantile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
-/** Level 1–4 of each count above zero: by the quartiles of the active days' counts. */
+/**
+ * Level 1–4 of each count above zero: the quartile of its rank among the active days' counts
+ * (the busiest days are darkest; a single active day, or equal ones, show at the top level).
+ */
 export function levelsOf(counts: number[]): (n: number) => number {
   const sorted = counts.filter((n) => n > 0).sort((a, b) => a - b);
-  if (!sorted.length) return () => 0;
-  const [q1, q2, q3] = [quantile(sorted, 0.25), quantile(sorted, 0.5), quantile(sorted, 0.75)];
-  return (n) => (n <= 0 ? 0 : n <= q1 ? 1 : n <= q2 ? 2 : n <= q3 ? 3 : 4);
+  return (n) => {
+    if (n <= 0 || !sorted.length) return 0;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]! <= n) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.max(1, Math.ceil((4 * lo) / sorted.length));
+  };
 }
 
 /** "3 commits on 2025-01-05" */
