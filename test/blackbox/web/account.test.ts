@@ -333,6 +333,16 @@ describe("tokens", () => {
     expect((await get("/settings/tokens", `${outsider.cookie}; ${pair}`)).text).not.toContain(secret);
   });
 
+  test("an admin's settings list only their own tokens (the API lists the org's to them)", async () => {
+    const bob = await createUser(server, { org: "acme", handle: "bob", email: "bob@example.com", role: "member" });
+    const bobCookie = await login(server, bob.email, bob.password);
+    await mintTokenWithId(server, bobCookie, "acme", { scopes: ["repo:read"], label: "bobs-token" });
+    const adaCookie = await login(server, ada.email, ada.password);
+    expect((await client(server, { cookie: adaCookie }).get("/v1/orgs/acme/tokens")).body.tokens.map((t: { label: string }) => t.label)).toContain("bobs-token");
+    expect((await get("/settings/tokens", adaCookie)).text).not.toContain("bobs-token");
+    expect((await get("/settings/tokens", bobCookie)).text).toContain("bobs-token");
+  });
+
   test("a refused token is the form again with the service's message; revoking ends it", async () => {
     const none = await postForm("/settings/tokens", { csrf: await csrf(ada.cookie), org: "ada", label: "empty" }, { cookie: ada.cookie });
     expect(none.status).toBe(400);
