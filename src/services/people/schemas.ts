@@ -98,7 +98,7 @@ export const EmailRecord = Type.Object({
   private: Type.Boolean(),
   primary: Type.Boolean({ description: "the sign-in address" }),
   created_at: Millis(),
-});
+}, { examples: [{ address: "ada.work@example.com", verified_at: 1795249115366, private: true, primary: true, created_at: 1795249000000 }] });
 export type EmailRecord = Static<typeof EmailRecord>;
 
 export const EmailList = Type.Object(
