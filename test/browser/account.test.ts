@@ -111,6 +111,13 @@ test("sign up → confirm by mail → token shown once → SSH key → profile �
       await accessible(tab);
     });
 
+    await step(tab, "emails", async () => {
+      await tab.page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Email addresses" }).click();
+      await tab.page.getByRole("heading", { name: "Email addresses" }).waitFor();
+      expect(await tab.page.getByText("grace@example.com").count()).toBe(1);
+      await accessible(tab);
+    });
+
     await step(tab, "profile", async () => {
       await tab.page.goto("/settings/profile");
       await tab.page.getByLabel("Display name").fill("Amazing Grace");

@@ -404,6 +404,24 @@ describe("email addresses", () => {
   });
 });
 
+describe("every account page", () => {
+  test("is HTML under the pages' CSP with no inline script, style or event handler", async () => {
+    const pages: [string, string | undefined][] = [
+      ["/", ada.cookie], ["/ada", undefined], ["/ada?tab=repositories", ada.cookie], ["/ada?tab=following", undefined], ["/settings/profile", ada.cookie],
+      ["/settings/emails", ada.cookie], ["/settings/tokens", ada.cookie], ["/settings/keys", ada.cookie], ["/signup", undefined], ["/signup/sent", undefined],
+      ["/login/forgot", undefined], ["/verify?token=svcv_x", undefined], ["/reset-password?token=svcrs_x", undefined], ["/settings/emails/verify?token=svce_x", ada.cookie],
+    ];
+    for (const [path, cookie] of pages) {
+      const r = await get(path, cookie);
+      expect({ path, status: r.status, type: r.headers.get("content-type") }).toEqual({ path, status: 200, type: "text/html; charset=utf-8" });
+      expect(r.headers.get("content-security-policy")).toContain("script-src 'self'");
+      expect(r.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
+      expect(r.text).not.toMatch(/\sstyle=|<style/);
+      expect(r.text).not.toMatch(/<[a-z][^>]*\son[a-z]+=/i);
+    }
+  });
+});
+
 describe("site icon", () => {
   test("every page links an SVG icon; /favicon.ico answers it too", async () => {
     const page = (await get("/")).text;
