@@ -1,5 +1,6 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
+import { ACCOUNT_CSS } from "./css-account.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
 const CSS = `
@@ -72,6 +73,6 @@ export interface Asset {
 }
 
 /** The stylesheet. */
-export const STYLE: Asset = { url: `/static/web-${hashOf(CSS)}.css`, type: "text/css; charset=utf-8", body: CSS };
+export const STYLE: Asset = { url: `/static/web-${hashOf(CSS + ACCOUNT_CSS)}.css`, type: "text/css; charset=utf-8", body: CSS + ACCOUNT_CSS };
 /** The script. */
 export const SCRIPT: Asset = { url: `/static/web-${hashOf(JS)}.js`, type: "text/javascript; charset=utf-8", body: JS };
