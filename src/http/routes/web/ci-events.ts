@@ -1,25 +1,37 @@
-// The live log of a job as server-sent events. Bounded on every side: a chunk is read only when
-// the client has taken the previous one (pull), each event carries at most EVENT_BYTES of log,
-// a comment goes out when nothing else did for HEARTBEAT_MS, the stream ends when the job has
-// finished and its log was sent, when the client goes, or after STREAM_MS (the browser then
-// reconnects from its Last-Event-ID). Every read goes through the log route's access check.
+// The live log of a job as server-sent events. Bounded on every side (LIMITS): a chunk is read
+// only when the client has taken the previous one (pull), each event carries at most eventBytes
+// of log, a comment goes out when nothing else did for heartbeatMs, the stream ends when the job
+// has finished and its log was sent, when the client goes, or after streamMs (the browser then
+// reconnects from its Last-Event-ID), and at most maxStreams are open at once. Every read goes
+// through the log route's access check.
 import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { logSince, type LogStep } from "../../../services/web/ci.ts";
 
-/** How often a quiet job is looked at again. */
-export const POLL_MS = 500;
-/** A comment line at least this often, so proxies and the browser keep the connection. */
-export const HEARTBEAT_MS = 15_000;
-/** A stream lives at most this long; the browser reconnects and resumes. */
-export const STREAM_MS = 10 * 60_000;
-/** The most log bytes in one event. */
-export const EVENT_BYTES = 64 * 1024;
-/** Live logs open at once in this process; more are refused with 503 (the browser retries). */
-export const MAX_STREAMS = 500;
+/** The bounds of a live log stream. */
+export interface StreamLimits {
+  /** How often a quiet job is looked at again. */
+  pollMs: number;
+  /** A comment line at least this often, so proxies and the browser keep the connection. */
+  heartbeatMs: number;
+  /** A stream lives at most this long; the browser reconnects and resumes. */
+  streamMs: number;
+  /** The most log bytes in one event. */
+  eventBytes: number;
+  /** Live logs open at once in this process; more are refused with 503 (the browser retries). */
+  maxStreams: number;
+}
+
+/** The bounds the pages use. */
+export const LIMITS: StreamLimits = { pollMs: 500, heartbeatMs: 15_000, streamMs: 10 * 60_000, eventBytes: 64 * 1024, maxStreams: 500 };
 
 let open = 0;
+
+/** How many live logs are open in this process now. */
+export function openLiveLogs(): number {
+  return open;
+}
 
 /** Where a (re)connecting client resumes: Last-Event-ID, else `?from=`, else the start. */
 export function resumeOffset(request: Request, from: string | undefined): number {
@@ -38,8 +50,8 @@ function stateOf(s: LogStep): string {
 }
 
 /** The response streaming job `jobId`'s log from `from` for `actor` (already allowed once by the caller's page check). */
-export function logStream(ctx: Ctx, request: Request, actor: Principal, where: { org: string; repo: string; run: string; job: string }, from: number): Response {
-  if (open >= MAX_STREAMS) {
+export function logStream(ctx: Ctx, request: Request, actor: Principal, where: { org: string; repo: string; run: string; job: string }, from: number, limits: StreamLimits = LIMITS): Response {
+  if (open >= limits.maxStreams) {
     return new Response("too many live logs open; retrying", { status: 503, headers: { "retry-after": "5", "content-type": "text/plain; charset=utf-8" } });
   }
   open++;
@@ -77,13 +89,13 @@ export function logStream(ctx: Ctx, request: Request, actor: Principal, where: {
     async pull(controller) {
       for (;;) {
         if (closed) return controller.close();
-        if (Date.now() - started > STREAM_MS) {
+        if (Date.now() - started > limits.streamMs) {
           finish();
           return controller.close();
         }
         let step: LogStep;
         try {
-          step = await logSince(ctx, actor, where.org, where.repo, where.run, where.job, offset, EVENT_BYTES);
+          step = await logSince(ctx, actor, where.org, where.repo, where.run, where.job, offset, limits.eventBytes);
         } catch (error) {
           // Why close rather than report: access may have ended (the repository went private, the
           // person left); the browser's reconnect then meets the page's own refusal.
@@ -104,7 +116,7 @@ export function logStream(ctx: Ctx, request: Request, actor: Principal, where: {
         }
         const done = step.finished && !step.more && step.text === "";
         if (done) out += event("end", { state: step.state });
-        if (out === "" && Date.now() - lastSent >= HEARTBEAT_MS) out = ": keep-alive\n\n";
+        if (out === "" && Date.now() - lastSent >= limits.heartbeatMs) out = ": keep-alive\n\n";
         if (out !== "") {
           controller.enqueue(enc.encode(out));
           lastSent = Date.now();
@@ -114,7 +126,7 @@ export function logStream(ctx: Ctx, request: Request, actor: Principal, where: {
           return controller.close();
         }
         if (out !== "") return;
-        await pause(POLL_MS);
+        await pause(limits.pollMs);
       }
     },
     cancel() {
