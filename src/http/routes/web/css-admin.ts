@@ -1,5 +1,7 @@
 // Styles of the administration and CI pages: settings tabs, tables, inline forms, notices, the
-// once-shown secrets, state badges. Only the shared CSS variables, so both themes follow.
+// once-shown secrets, state badges. Only the shared CSS variables, so both themes follow. Links
+// inside these pages (`.ul`) are underlined: in the dark theme the link colour alone is too close
+// to the text colour to tell a link in running text apart (axe: link-in-text-block).
 
 /** Appended to the site stylesheet. */
 export const ADMIN_CSS = `
@@ -16,6 +18,8 @@ textarea{width:100%;resize:vertical}input[type=url]{width:100%;min-width:16rem}
 button.danger{color:var(--bad)}
 .notice{padding:.5rem .8rem;border:1px solid var(--line);border-radius:6px;background:var(--soft)}.notice.ok{border-color:var(--accent)}
 .secret{border-color:var(--accent)}
+.scroll{position:relative}
+.ul a:not(.button){text-decoration:underline}.ul nav.tabs a{text-decoration:none}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1.2rem;margin:0;padding:.6rem .8rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 code.data{word-break:break-all}

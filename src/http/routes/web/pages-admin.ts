@@ -67,9 +67,9 @@ function noticeOf(n: Notice): Html {
 /** The org settings frame: heading, tabs the viewer may open, the notice, the section. */
 export function orgSettings(f: OrgAdminFrame, section: OrgSection, notice: Notice, body: Html): Html {
   const tabs = ORG_TABS.filter(([, , adminOnly, personal]) => (!adminOnly || f.admin) && (personal || !f.personal));
-  return html`<h1><a href="/${seg(f.org)}">${f.org}</a> <span class="muted">settings</span></h1>
+  return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> <span class="muted">settings</span></h1>
 <nav class="tabs" aria-label="Organization settings">${tabs.map(([s, label]) => html`<a href="${orgHref(f.org, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
-${noticeOf(notice)}${body}`;
+${noticeOf(notice)}${body}</div>`;
 }
 
 /** The tabs of a repository's settings. */
@@ -83,9 +83,9 @@ export function repoSettingsHref(org: string, repo: string, section: RepoSection
 /** The repository settings frame. */
 export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: Notice, body: Html): Html {
   const tabs: [RepoSection, string, boolean][] = [["access", "Access", f.orgAdmin], ["webhooks", "Webhooks", f.repoAdmin]];
-  return html`<h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
+  return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
 <nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
-${noticeOf(notice)}${body}`;
+${noticeOf(notice)}${body}</div>`;
 }
 
 /** A time for people (UTC, to the minute) in a <time> element. */
