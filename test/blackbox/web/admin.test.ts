@@ -267,7 +267,7 @@ describe("forms", () => {
     expect((await caller(server, owner).get("/v1/orgs/acme/repos/app/grants")).body.grants).toEqual([]);
   });
 
-  test("runner groups and the registration command, shown once", async () => {
+  test("runner groups, the registration command shown once, a machine registered with it and removed", async () => {
     let r = await post("/settings/orgs/acme/runners/groups", owner, { name: "gpu", repo_access: "selected", repos: "app" });
     expect(r.status).toBe(303);
     expect((await caller(server, owner).get("/v1/orgs/acme/runner-groups")).body.groups.find((g: any) => g.name === "gpu")).toMatchObject({ repo_access: "selected", repos: ["app"] });
@@ -278,6 +278,15 @@ describe("forms", () => {
     const command = /id="register-command" type="text" readonly value="([^"]+)"/.exec(r.text)![1]!;
     expect(command).toMatch(new RegExp(`^svc runner register --url ${server.url} --token svcg_\\S+$`));
     expect((await get("/settings/orgs/acme/runners", owner)).text).not.toContain("svcg_");
+    const token = command.split(" --token ")[1]!;
+    const reg = await fetch(`${server.url}/v1/runners/register`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "box-1", os: "linux", arch: "x64" }) });
+    expect(reg.status).toBe(201);
+    const machine = (await reg.json()).runner_id;
+    expect((await get("/settings/orgs/acme/runners", member)).text).toMatch(/<td>box-1<\/td><td>gpu<\/td><td><span class="state state-online">online<\/span>/);
+    r = await post(`/settings/orgs/acme/runners/${machine}/remove`, owner, {});
+    expect(r.headers.get("location")).toBe("/settings/orgs/acme/runners?done=removed");
+    expect((await get("/settings/orgs/acme/runners", owner)).text).not.toContain("box-1");
+    expect((await post(`/settings/orgs/acme/runners/${machine}/remove`, owner, {})).status).toBe(404);
     const gpu = (await caller(server, owner).get("/v1/orgs/acme/runner-groups")).body.groups.find((g: any) => g.name === "gpu");
     r = await post(`/settings/orgs/acme/runners/groups/${gpu.id}/delete`, owner, {});
     expect(r.status).toBe(303);

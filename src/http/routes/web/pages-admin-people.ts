@@ -30,8 +30,8 @@ export function membersPage(f: OrgAdminFrame, list: MemberList, viewer: WebViewe
 ${buttonForm(`${base}/${seg(m.user_id)}/remove`, self ? "Leave" : "Remove", self ? "Leave the organization" : `Remove ${m.handle}`, csrf)}`
       : self
         ? buttonForm(`${base}/${seg(m.user_id)}/remove`, "Leave", "Leave the organization", csrf)
-        : html`${m.role}`;
-    return html`<tr><td><a href="/${seg(m.handle)}">${m.handle}</a></td><td>${m.name}</td>${f.admin ? html`<td>${m.email ?? ""}</td>` : ""}<td>${f.admin ? html`<span class="badge">${m.role}</span> ` : ""}${controls}</td></tr>`;
+        : "";
+    return html`<tr><td><a href="/${seg(m.handle)}">${m.handle}</a></td><td>${m.name}</td>${f.admin ? html`<td>${m.email ?? ""}</td>` : ""}<td><span class="badge">${m.role}</span> ${controls}</td></tr>`;
   });
   return orgSettings(f, "members", notice, html`<section class="box" aria-labelledby="members-h"><header><h2 id="members-h" class="inh">Members</h2>${f.admin ? html`<a href="${orgHref(f.org, "invitations")}">Invite someone</a>` : ""}</header>
 <div class="scroll"><table class="grid"><thead><tr><th scope="col">Handle</th><th scope="col">Name</th>${f.admin ? html`<th scope="col">Email</th>` : ""}<th scope="col">Role</th></tr></thead><tbody>${rows}</tbody></table></div></section>
