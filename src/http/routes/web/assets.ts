@@ -1,6 +1,9 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
 import { ACCOUNT_CSS } from "./css-account.ts";
+import { ADMIN_CSS } from "./css-admin.ts";
+import { CI_CSS } from "./css-ci.ts";
+import { CI_JS } from "./js-ci.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
 const CSS = `
@@ -72,7 +75,9 @@ export interface Asset {
   body: string;
 }
 
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS;
+const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
-export const STYLE: Asset = { url: `/static/web-${hashOf(CSS + ACCOUNT_CSS)}.css`, type: "text/css; charset=utf-8", body: CSS + ACCOUNT_CSS };
+export const STYLE: Asset = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };
 /** The script. */
-export const SCRIPT: Asset = { url: `/static/web-${hashOf(JS)}.js`, type: "text/javascript; charset=utf-8", body: JS };
+export const SCRIPT: Asset = { url: `/static/web-${hashOf(ALL_JS)}.js`, type: "text/javascript; charset=utf-8", body: ALL_JS };

@@ -25,9 +25,10 @@ ${repo.description ? html`<div class="muted">${repo.description}</div>` : ""}</l
 }
 
 /** The org page. */
-export function orgPage(profile: OrgProfile, repos: RepoBody[], next: string | null): Html {
+export function orgPage(profile: OrgProfile, repos: RepoBody[], next: string | null, signedIn = false): Html {
   const title = profile.display_name ?? profile.org;
   return html`<h1>${title} <span class="muted">${profile.display_name ? profile.org : ""}</span></h1>
+${signedIn ? html`<p><a href="/settings/orgs/${seg(profile.org)}">Settings</a></p>` : ""}
 ${profile.description ? html`<p>${profile.description}</p>` : ""}
 <p class="muted">${[profile.location, profile.website].filter(Boolean).join(" · ")}</p>
 <section class="box" aria-labelledby="repos-h"><header><h2 id="repos-h" class="inh">Repositories</h2></header>
@@ -52,6 +53,7 @@ ${r.description ? html`<p>${r.description}</p>` : ""}
 <ul>${branches.length ? html`<li class="muted group">Branches</li>${branches.map(item)}` : ""}${tags.length ? html`<li class="muted group">Tags</li>${tags.map(item)}` : ""}</ul></details>
 <a href="${base}/tree/${segs(f.ref.short)}">Files</a>
 <a href="${base}/commits/${segs(f.ref.short)}">History</a>
+<a href="${base}/runs">Runs</a>${r.viewer_admin ? html`<a href="${base}/settings/webhooks">Settings</a>` : ""}
 </header>
 <div class="clone pad">
 <label for="clone-https" class="inl">HTTPS</label><input id="clone-https" type="text" readonly value="${r.clone_url}"><button type="button" data-copy="clone-https" hidden>Copy</button>

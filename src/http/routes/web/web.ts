@@ -18,6 +18,8 @@ import { homeResponse, userResponse } from "./account-pages.ts";
 import { accountWebRoutes } from "./account-routes.ts";
 import { orgPage } from "./pages-repo.ts";
 import { repoWebRoutes } from "./repo-routes.ts";
+import { adminWebRoutes } from "./admin-routes.ts";
+import { ciWebRoutes } from "./ci-routes.ts";
 
 /** Reads an `application/x-www-form-urlencoded` body within FORM_LIMIT (413 beyond); anything else is an empty form. */
 export async function readForm(request: Request): Promise<URLSearchParams> {
@@ -75,9 +77,11 @@ export function webRoutes(ctx: Ctx) {
         const person = await userResponse(ctx, actor, frame, org, query);
         if (person) return person;
         const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next)));
+        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, frame.viewer !== null)));
       });
     }, HIDE)
     .use(repoWebRoutes(ctx))
-    .use(accountWebRoutes(ctx));
+    .use(accountWebRoutes(ctx))
+    .use(adminWebRoutes(ctx))
+    .use(ciWebRoutes(ctx));
 }
