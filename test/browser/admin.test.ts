@@ -63,7 +63,7 @@ test("an owner administers the org end to end", async () => {
     await step(tab, "settings-from-org-page", async () => {
       await signIn(page, owner.email, "correct horse battery");
       await page.goto("/acme");
-      await Promise.all([page.waitForURL("**/settings/orgs/acme/profile"), page.getByRole("link", { name: "Settings" }).click()]);
+      await Promise.all([page.waitForURL("**/settings/orgs/acme/profile"), page.locator("#main").getByRole("link", { name: "Settings" }).click()]);
       await page.getByRole("navigation", { name: "Organization settings" }).waitFor();
       await accessible(page);
       await page.getByLabel("Display name").fill("Acme Inc");
@@ -138,7 +138,7 @@ test("an owner administers the org end to end", async () => {
 
     await step(tab, "webhook-and-delivery", async () => {
       await page.goto("/acme/app");
-      await Promise.all([page.waitForURL("**/acme/app/settings/webhooks"), page.getByRole("link", { name: "Settings" }).click()]);
+      await Promise.all([page.waitForURL("**/acme/app/settings/webhooks"), page.locator("#main").getByRole("link", { name: "Settings" }).click()]);
       await accessible(page);
       await page.getByLabel("Receiver URL").fill(`${receiver.url}/hook`);
       await submit(page, "Add webhook");
