@@ -65,7 +65,7 @@ export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Prom
  * A commit named by its id: full, or a unique abbreviation (4+ hex digits), optionally with
  * `~N` / `^N` suffixes. Branch and tag names and non-commit objects are 404 here.
  */
-async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
+export async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
   const parsed = parseRevision(sha);
   if (!parsed || !isAbbreviatedOid(parsed.base)) throw NotFound("commit not found");
   const base = parsed.base.toLowerCase();
@@ -156,7 +156,7 @@ function person(s: Signature) {
   return { name: s.name, email: s.email, date: s.timestamp * 1000, timezone: s.timezone };
 }
 
-function commitSummary(oid: Oid, c: Commit): CommitSummary {
+export function commitSummary(oid: Oid, c: Commit): CommitSummary {
   return { sha: oid, message: c.message, author: person(c.author), committer: person(c.committer), parents: c.parents };
 }
 
