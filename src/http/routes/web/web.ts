@@ -16,6 +16,7 @@ import { errorPage, layout, page, type Frame } from "./layout.ts";
 import { homePage, loginPage, safeNext, welcomePage } from "./pages-account.ts";
 import { orgPage } from "./pages-repo.ts";
 import { repoWebRoutes } from "./repo-routes.ts";
+import { newRepoForm } from "./pages-repo-new.ts";
 
 /** Reads an `application/x-www-form-urlencoded` body within FORM_LIMIT (413 beyond); anything else is an empty form. */
 export async function readForm(request: Request): Promise<URLSearchParams> {
@@ -75,7 +76,7 @@ export function webRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
         const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next)));
+        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null)));
       });
     }, HIDE)
     .use(repoWebRoutes(ctx));
