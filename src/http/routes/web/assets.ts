@@ -1,6 +1,7 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
 import { REPO_CSS } from "./css-repo.ts";
+import { CHANGES_CSS } from "./css-changes.ts";
 import { REPO_JS } from "./js-repo.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
@@ -62,7 +63,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 }
 `;
 
-const CSS = BASE_CSS + REPO_CSS;
+const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
 const JS = BASE_JS + REPO_JS;
 
 function hashOf(text: string): string {

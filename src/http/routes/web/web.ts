@@ -16,6 +16,7 @@ import { errorPage, layout, page, type Frame } from "./layout.ts";
 import { homePage, loginPage, safeNext, welcomePage } from "./pages-account.ts";
 import { orgPage } from "./pages-repo.ts";
 import { repoWebRoutes } from "./repo-routes.ts";
+import { changesWebRoutes } from "./changes-routes.ts";
 import { newRepoForm } from "./pages-repo-new.ts";
 
 /** Reads an `application/x-www-form-urlencoded` body within FORM_LIMIT (413 beyond); anything else is an empty form. */
@@ -79,5 +80,6 @@ export function webRoutes(ctx: Ctx) {
         return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null)));
       });
     }, HIDE)
-    .use(repoWebRoutes(ctx));
+    .use(repoWebRoutes(ctx))
+    .use(changesWebRoutes(ctx));
 }
