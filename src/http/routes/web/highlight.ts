@@ -62,7 +62,7 @@ export function splitMarkupLines(markup: string): string[] {
   return out;
 }
 
-/** One file's lines as markup: highlighted when its language is known and it is within the bounds, else escaped text. */
+/** One file's lines as markup (highlighted when its language is known and it is within the bounds, else escaped text) and the language's name. */
 export function highlightLines(oid: string, name: string, lines: string[]): { lines: Html[]; language: string | null } {
   const language = languageOf(name);
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
@@ -77,5 +77,5 @@ export function highlightLines(oid: string, name: string, lines: string[]): { li
     marked = splitMarkupLines(hljs.highlight(lines.join("\n"), { language, ignoreIllegals: true }).value);
     cache.set(key, marked);
   }
-  return { lines: marked.map(trusted), language };
+  return { lines: marked.map(trusted), language: hljs.getLanguage(language)?.name ?? language };
 }
