@@ -11,7 +11,7 @@ import type { FileDiffs } from "../changes/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
 import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getBlob, getTree, listCommits } from "../repos/content.ts";
+import { getBlob, getTreeWindow, listCommits } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
 /** The signed-in person a page is drawn for. */
@@ -123,21 +123,30 @@ const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"];
 /** The largest file a page shows inline (larger: a link to the raw file). */
 export const INLINE_FILE_LIMIT = 1024 * 1024;
 
-/** A directory: its entries (directories first) and its README, if any. Null tree for an empty repository. */
-export async function treeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ tree: Tree | null; readme: { path: string; text: string } | null }> {
+/** Entries one directory page lists (GitHub stops at 1,000; the rest are on the next pages). */
+export const PAGE_ENTRIES = 1000;
+
+/** A directory page: a window of its entries (directories first), how many there are, and its README. Null tree for an empty repository. */
+export async function treeView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  frame: RepoFrame,
+  offset = 0,
+): Promise<{ tree: (Tree & { total: number; offset: number }) | null; readme: { path: string; text: string } | null }> {
   if (!frame.choices.length && frame.path === "") return { tree: null, readme: null };
-  const tree = await getTree(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
-  tree.entries.sort((a, b) => (a.type === "tree") !== (b.type === "tree") ? (a.type === "tree" ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const tree = await getTreeWindow(ctx, actor, orgName, repoName, frame.ref.full, frame.path, { offset, limit: PAGE_ENTRIES, pick: README_NAMES });
   let readme: { path: string; text: string } | null = null;
   for (const name of README_NAMES) {
-    const e = tree.entries.find((x) => x.type === "blob" && x.name.toLowerCase() === name);
+    const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
-    const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, e.path);
+    const blob = await getBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
     readme = { path: e.path, text: new TextDecoder().decode(blob.data) };
     break;
   }
-  return { tree, readme };
+  return { tree: { ...tree, offset }, readme };
 }
 
 /** A file: its bytes (for the page, text when it is text). */

@@ -41,6 +41,13 @@ beforeAll(async () => {
   first = await commitFiles(g, dir, { "src/app.ts": "export const a = 1;\nexport const b = 2;\n", "docs/guide.md": "guide\n", [EVIL_FILE]: EVIL_CONTENT, 'q"uote & \'apos\'.txt': "quoted\n" }, "first");
   second = await commitFiles(g, dir, { "src/app.ts": "export const a = 1;\nexport const b = 3;\n", "logo.bin": new Uint8Array([0, 1, 2, 0, 255]), "big.txt": BIG, "plain.ts": PLAIN }, EVIL_MESSAGE);
   for (const repo of ["open", "hidden"]) await g.ok(["push", "-q", repoUrl(server, "pageco", repo, token), "main"], { cwd: dir });
+  // A wide directory on its own branch: 1,001 files and a README that sorts after all of them.
+  await g.ok(["checkout", "-q", "-b", "wide"], { cwd: dir });
+  const many: Record<string, string> = { "many/readme.md": "# Wide readme\n" };
+  for (let i = 0; i <= 1000; i++) many[`many/f${String(i).padStart(4, "0")}.txt`] = `${i}\n`;
+  await commitFiles(g, dir, many, "wide");
+  await g.ok(["push", "-q", repoUrl(server, "pageco", "open", token), "wide"], { cwd: dir });
+  await g.ok(["checkout", "-q", "main"], { cwd: dir });
 }, 120_000);
 
 afterAll(async () => {
@@ -61,6 +68,22 @@ describe("files", () => {
     expect(file.text).toContain(`<tr id="L2"><td class="n"><a href="#L2">2</a></td><td class="l"><span class="hljs-comment">`);
     expect(textOf(file.text)).toContain(`// <b onmouseover="alert(2)">hi</b> & more`);
     expect(file.text).toContain("TypeScript");
+  });
+
+  test("a directory lists 1,000 entries a page, with links to the rest; its README is found wherever it sorts", async () => {
+    const first = await get("/pageco/open/tree/wide/many");
+    expect(first.status).toBe(200);
+    expect(first.text).toContain(`href="/pageco/open/blob/wide/many/f0999.txt"`);
+    expect(first.text).not.toContain(`href="/pageco/open/blob/wide/many/f1000.txt"`);
+    expect(textOf(first.text)).toContain("Entries 1–1,000 of 1,002");
+    expect(first.text).toContain(`href="/pageco/open/tree/wide/many?offset=1000"`);
+    expect(first.text).toContain("<h1>Wide readme</h1>");
+    const next = await get("/pageco/open/tree/wide/many?offset=1000");
+    expect(next.text).toContain(`href="/pageco/open/blob/wide/many/f1000.txt"`);
+    expect(next.text).toContain(`href="/pageco/open/blob/wide/many/readme.md"`);
+    expect(next.text).not.toContain(`many/f0999.txt"`);
+    expect(next.text).toContain(`href="/pageco/open/tree/wide/many?offset=0"`);
+    expect(textOf(next.text)).toContain("Entries 1,001–1,002 of 1,002");
   });
 
   test("a file above the highlighting bound is shown as plain text, still anchored", async () => {

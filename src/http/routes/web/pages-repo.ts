@@ -2,7 +2,7 @@
 import type { OrgProfile } from "../../../services/discovery/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { Tree } from "../../../services/repos/schemas.ts";
-import type { RepoFrame } from "../../../services/web/views.ts";
+import { PAGE_ENTRIES, type RepoFrame } from "../../../services/web/views.ts";
 import { html, seg, segs, type Html } from "./html.ts";
 import { MARKDOWN_LIMIT, renderMarkdown } from "./markdown.ts";
 
@@ -72,7 +72,7 @@ export function crumbs(f: RepoFrame): Html {
 }
 
 /** A directory listing with its README. */
-export function treePage(f: RepoFrame, tree: Tree | null, readme: { path: string; text: string } | null): Html {
+export function treePage(f: RepoFrame, tree: (Tree & { total: number; offset: number }) | null, readme: { path: string; text: string } | null): Html {
   const base = repoHref(f.repo);
   const ref = segs(f.ref.short);
   if (!tree) {
@@ -86,8 +86,13 @@ git push -u origin ${f.repo.default_branch}</pre></section>`;
     return html`<tr><td>${href ? html`<a href="${href}">${label}</a>` : label}</td><td class="size">${e.size === null ? "" : sizeText(e.size)}</td></tr>`;
   });
   const dir = readme ? readme.path.split("/").slice(0, -1).join("/") : "";
+  const here = `${base}/tree/${ref}${f.path ? `/${segs(f.path)}` : ""}`;
+  const end = tree.offset + tree.entries.length;
+  const pager = tree.total > tree.entries.length
+    ? html`<nav class="pager" aria-label="Entries"><span class="muted">Entries ${(tree.offset + 1).toLocaleString("en")}–${end.toLocaleString("en")} of ${tree.total.toLocaleString("en")}</span>${tree.offset > 0 ? html`<a href="${here}?offset=${Math.max(0, tree.offset - PAGE_ENTRIES)}">Previous entries</a>` : ""}${end < tree.total ? html`<a href="${here}?offset=${end}">Next entries</a>` : ""}</nav>`
+    : "";
   return html`${repoHeader(f, "tree")}${crumbs(f)}
-<section class="box" aria-label="Files"><div class="scroll"><table class="files"><tbody>${rows}</tbody></table></div></section>
+<section class="box" aria-label="Files"><div class="scroll"><table class="files"><tbody>${rows}</tbody></table></div></section>${pager}
 ${readme
     ? html`<section class="box" aria-labelledby="readme-h"><header><h2 id="readme-h" class="inh">${readme.path.split("/").pop()}</h2></header>
 <div class="markdown">${/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT ? renderMarkdown(readme.text, { repo: base, ref, dir: dir }) : html`<pre>${readme.text}</pre>`}</div></section>`

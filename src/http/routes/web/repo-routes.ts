@@ -26,6 +26,11 @@ function repoKey(r: RepoBody): string[] {
   return [r.org, r.name, String(r.created_at)];
 }
 
+/** Where a directory page starts (`?offset=`): a non-negative integer, else 0. */
+function offsetOf(raw: string | undefined): number {
+  return raw !== undefined && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
+}
+
 /** The repository pages. */
 export function repoWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
@@ -38,13 +43,14 @@ export function repoWebRoutes(ctx: Ctx) {
         return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme)));
       });
     }, HIDE)
-    .get("/:org/:repo/tree/*", ({ request, params }) => {
+    .get("/:org/:repo/tree/*", ({ request, params, query }) => {
       const org = orgParam(params.org);
+      const offset = offsetOf(queryParam(query, "offset"));
       return draw(request, async (actor, frame) => {
         const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
-        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path]) : null;
+        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
         if (tag && notModified(request, tag)) return tag.notModified;
-        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f);
+        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f, offset);
         return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme)), 200, tag?.headers);
       });
     }, HIDE)
