@@ -2,6 +2,7 @@
 
 /** Token colours follow GitHub's palettes (contrast checked by axe in the browser tests). */
 export const REPO_CSS = `
+.crumbs a,main p a,.muted a,.warn a,[role=status] a{text-decoration:underline}
 .sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 .path{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9rem;word-break:break-all}
 .warn{padding:.5rem .8rem;border:1px solid var(--line);border-left:.25rem solid var(--bad);border-radius:6px}
