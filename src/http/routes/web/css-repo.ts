@@ -14,7 +14,7 @@ details.newrepo{margin:0 0 1rem}details.newrepo>summary{list-style:none}details.
 fieldset{border:1px solid var(--line);border-radius:6px;padding:.4rem .8rem;display:grid;gap:.3rem}legend{font-weight:600;padding:0 .3rem}
 label.radio{display:flex;gap:.4rem;align-items:baseline;font-weight:400}
 form.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:0 0 1rem}form.filter input{flex:1;min-width:10rem;max-width:28rem;padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);font-family:ui-monospace,monospace}
-table.code tr.sel{background:var(--mark)}
+table.code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem;line-height:1.45}table.code tr.sel{background:var(--mark)}
 table.diff{border-collapse:collapse;width:100%;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem}
 table.diff td{padding:0 .6rem;vertical-align:top}table.diff td.o,table.diff td.n{width:1%;text-align:right;color:var(--muted);user-select:none;white-space:nowrap}
 table.diff td.c{white-space:pre;overflow-wrap:normal}
