@@ -20,6 +20,8 @@ import { orgPage } from "./pages-repo.ts";
 import { repoWebRoutes } from "./repo-routes.ts";
 import { adminWebRoutes } from "./admin-routes.ts";
 import { ciWebRoutes } from "./ci-routes.ts";
+import { changesWebRoutes } from "./changes-routes.ts";
+import { newRepoForm } from "./pages-repo-new.ts";
 
 /** Reads an `application/x-www-form-urlencoded` body within FORM_LIMIT (413 beyond); anything else is an empty form. */
 export async function readForm(request: Request): Promise<URLSearchParams> {
@@ -77,11 +79,12 @@ export function webRoutes(ctx: Ctx) {
         const person = await userResponse(ctx, actor, frame, org, query);
         if (person) return person;
         const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, frame.viewer !== null)));
+        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null)));
       });
     }, HIDE)
     .use(repoWebRoutes(ctx))
     .use(accountWebRoutes(ctx))
     .use(adminWebRoutes(ctx))
-    .use(ciWebRoutes(ctx));
+    .use(ciWebRoutes(ctx))
+    .use(changesWebRoutes(ctx));
 }
