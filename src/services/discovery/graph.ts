@@ -95,10 +95,18 @@ class Writer {
     this.at = at;
   }
 
-  /** Writes a non-negative integer in decimal (room already made). */
+  /** Writes a non-negative integer in decimal (room already made), digits from the last. */
   int(n: number): void {
-    if (n < 10) this.buf[this.at++] = 0x30 + n;
-    else this.ascii(String(n));
+    const { buf } = this;
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    let at = (this.at += digits);
+    while (n >= 10) {
+      const q = Math.floor(n / 10);
+      buf[--at] = 0x30 + n - q * 10;
+      n = q;
+    }
+    buf[--at] = 0x30 + n;
   }
 
   /** The bytes from `start` as an answer of their own; the buffer is kept for the next call unless it grew too big. */
@@ -146,17 +154,18 @@ export function graphJson(range: { from: number; to: number }, repos: GraphRepo[
   let privateCounted = false;
   let first = true;
   for (const [day, counts] of days) {
-    const view = new DataView(counts.buffer, counts.byteOffset, counts.byteLength);
+    // Read byte by byte: a DataView (or the blob's .buffer) costs an allocation per day.
+    const b = counts;
     const n = counts.byteLength >>> 3;
     if (keys.length < n) [keys, ranks, commitsOf] = [new Float64Array(n), new Uint32Array(n), new Uint32Array(n)];
     let k = 0;
     let live = 0;
     let open = 0;
     for (let at = 0; at < n * ENTRY; at += ENTRY) {
-      const slot = view.getUint32(at);
+      const slot = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
       const rank = slot < slots ? rankOf[slot]! : -2;
       if (rank === -2) continue;
-      const commits = view.getUint32(at + 4);
+      const commits = ((b[at + 4]! << 24) | (b[at + 5]! << 16) | (b[at + 6]! << 8) | b[at + 7]!) >>> 0;
       live += commits;
       if (rank < 0) continue;
       open += commits;

@@ -3,6 +3,7 @@
 // stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
 import { and, eq, sql } from "drizzle-orm";
 import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
+import type { Database as Sqlite, Statement } from "bun:sqlite";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
 
@@ -169,6 +170,16 @@ export interface GraphRows {
   days: [day: number, counts: Uint8Array][];
 }
 
+/** Plain SQLite statements prepared once per connection (the graph's read: drizzle would prepare it on every call). */
+const preparedByHandle = new WeakMap<object, Map<string, Statement>>();
+function raw(q: Queryable, name: string, text: string): Statement {
+  let m = preparedByHandle.get(q);
+  if (!m) preparedByHandle.set(q, (m = new Map()));
+  let stmt = m.get(name);
+  if (!stmt) m.set(name, (stmt = (q as unknown as { $client: Sqlite }).$client.prepare(text)));
+  return stmt;
+}
+
 /**
  * Everything the graph reads, in one statement (one consistent view): the person's repositories
  * with their slot, visibility and place now (a few hundred rows at most, a key range joined to
@@ -176,10 +187,10 @@ export interface GraphRows {
  * one row per active day).
  */
 export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<GraphRows> {
-  const rows = q.values<[kind: number, a: number, b: number | Uint8Array | null, org: string | null, name: string | null]>(sql`
-    SELECT 0, s.slot, r.public, o.name, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ${userId}
-    UNION ALL SELECT 1, version, NULL, NULL, NULL FROM contribution_people WHERE user_id = ${userId}
-    UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay}`);
+  const rows = raw(q, "contributionGraphRows", `
+    SELECT 0, s.slot, r.public, o.name, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ?1
+    UNION ALL SELECT 1, version, NULL, NULL, NULL FROM contribution_people WHERE user_id = ?1
+    UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3`).values(userId, fromDay, toDay) as [number, number, number | Uint8Array | null, string | null, string | null][];
   const out: GraphRows = { repos: [], version: 0, days: [] };
   let sorted = true;
   for (const r of rows) {
