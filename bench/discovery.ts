@@ -214,18 +214,24 @@ await createRepo(ctx, member, "bench-home", { name: "commit-bench" });
 const noop = async () => undefined;
 const on: number[] = [];
 const off: number[] = [];
+const onCpu: number[] = [];
+const offCpu: number[] = [];
 let k = 0;
 for (let block = 0; block < COMMITS / 25; block++) {
   const withRecorder = block % 2 === 0;
   subscribeToEvents("contributions", withRecorder ? enqueueContributions : noop);
   const samples = await time(25, () => createCommit(ctx, member, "bench-home", "commit-bench", { branch: "main", message: `c${k}`, operations: [{ op: "put", path: `f${k++}.txt`, content: "x" }] }));
   (withRecorder ? on : off).push(...samples);
+  (withRecorder ? onCpu : offCpu).push(...cpuOf.get(samples)!);
 }
+cpuOf.set(on, onCpu);
+cpuOf.set(off, offCpu);
 const a = stats(on);
 const b = stats(off);
 results["api commit with recorder"] = a;
 results["api commit without recorder"] = b;
 results["api commit p50 ratio (with/without)"] = +(a.p50_ms / b.p50_ms).toFixed(3);
+results["api commit CPU p50 ratio (with/without)"] = +(a.cpu_p50_ms! / b.cpu_p50_ms!).toFixed(3);
 }
 results.load_average_after = os.loadavg().map((x) => +x.toFixed(2));
 console.log(JSON.stringify(results, null, 2));
