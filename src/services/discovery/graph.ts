@@ -10,8 +10,8 @@
 // thousands of (day, repository) entries (1.4 MB for 50,000 commits across 200 repositories);
 // building an object per entry, then a string from them, then checking them against the response
 // schema cost more than the whole budget (bench/README.md). The bytes are written from one
-// encoded prefix per repository; the tests parse real answers and check them
-// against `ContributionGraph` (test/unit/discovery, test/blackbox/discovery).
+// encoded prefix per repository; the tests parse real answers and check them against
+// `ContributionGraph` (test/unit/discovery, test/service/discovery, test/blackbox/discovery).
 
 const DAY_MS = 86_400_000;
 /** Bytes of one (slot, commits) entry of a day's blob. */
@@ -60,7 +60,7 @@ export interface GraphRepo {
 
 /** How many repositories the packed sort key ranks: (commits < 2^32, rank) fit below 2^53. */
 const RANK_SPACE = 2 ** 21;
-/** Room kept ahead of the days for the answer's head, written last (it carries the total). */
+/** Room kept ahead of the days for the answer's head (under 100 bytes), written last: it carries the total. */
 const HEAD_ROOM = 128;
 const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
