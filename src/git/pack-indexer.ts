@@ -19,6 +19,7 @@ import { bytesToHex, hexToBytes } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
 import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
+import type { FsckSession } from "./fsck.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
 
 export { BufferPool } from "./buffer-pool.ts";
@@ -72,6 +73,11 @@ export interface IndexPackOptions {
    * blobs included; may throw to refuse the pack. The cross-object checks of fsck.ts hook in here.
    */
   onObject?: ObjectHook;
+  /**
+   * The fsck session of the write (receive.fsckObjects): its tree findings come from the tree
+   * checks every object gets anyway, and each blob goes to its `inspectBlob`.
+   */
+  fsck?: FsckSession;
 }
 
 /** What indexPack tells `onObject` about each object. */
@@ -88,8 +94,9 @@ export async function indexPack(
   let done = false;
   try {
     const links = new OidSet(4096);
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, links, opts.onObject);
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, links, opts.onObject);
+    const check = objectCheck(links, opts.onObject, opts.fsck);
+    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, check);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, check);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
@@ -272,8 +279,22 @@ class InputBuffer {
   }
 }
 
+/** Checks, hashes (into `oids` at entry `i`) and reports one whole object. */
+type ObjectCheck = (type: ObjectType, data: Uint8Array, oids: Uint8Array, i: number) => void;
+
+function objectCheck(links: OidSet, onObject: ObjectHook | undefined, fsck: FsckSession | undefined): ObjectCheck {
+  const found = fsck?.found;
+  const inspectBlob = fsck?.inspectBlob;
+  return (type, data, oids, i) => {
+    if (type !== "blob") validateObject(type, data, links, found);
+    hashInto(oids, i, type, data);
+    if (type === "blob" && inspectBlob) inspectBlob(data, oids, 20 * i);
+    onObject?.(type, data, oids, 20 * i);
+  };
+}
+
 /** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
-async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, links: OidSet, onObject?: ObjectHook): Promise<EntryTable> {
+async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, fd: number, maxBytes: number, check: ObjectCheck): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
@@ -358,10 +379,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     } else if (h.typeCode === OBJ_REF_DELTA) {
       t.refBases.set(i, h.baseOid!);
     } else {
-      const type = typeName(h.typeCode);
-      if (type !== "blob") validateObject(type, r.data, links);
-      hashInto(t.oids, i, type, r.data);
-      onObject?.(type, r.data, t.oids, 20 * i);
+      check(typeName(h.typeCode), r.data, t.oids, i);
       t.types[i] = h.typeCode;
       t.resolved[i] = 1;
     }
@@ -393,8 +411,7 @@ class Resolver {
     private readonly fd: number,
     private readonly t: EntryTable,
     private readonly budget: number,
-    private readonly links: OidSet,
-    private readonly onObject?: ObjectHook,
+    private readonly check: ObjectCheck,
   ) {}
 
   /** Resolve all deltas reachable from whole objects in the pack. */
@@ -546,10 +563,7 @@ class Resolver {
       const data = applyDelta(base, this.readDelta(child), pool.alloc);
       if (!keep) pool.release(base);
       t.types[child] = t.types[top.i]!;
-      const type = typeName(t.types[child]!);
-      if (type !== "blob") validateObject(type, data, this.links);
-      hashInto(t.oids, child, type, data);
-      this.onObject?.(type, data, t.oids, 20 * child);
+      this.check(typeName(t.types[child]!), data, t.oids, child);
       t.resolved[child] = 1;
       push(child, data);
     }
