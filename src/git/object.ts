@@ -2,7 +2,7 @@
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
-import { fsckObject, fsckTreeForIndex, type TreeFindings } from "./fsck.ts";
+import { fsckObject, fsckTreeForIndex, type TreeFindings, type TreeLayout } from "./fsck.ts";
 import type { OidSet } from "./oid-set.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
@@ -188,11 +188,12 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
  * `receive.fsckObjects` applies them, and svc's own). With `links`, every object the object
  * names (a commit's tree and parents, a tag's object, a tree's entries except gitlinks) is added
  * to it; with `found`, the blobs a tree names `.gitmodules` / `.gitattributes` are reported to it
- * (a FsckSession's), from the same pass over the tree.
+ * (a FsckSession's), from the same pass over the tree. `layout` (the indexer's) receives where
+ * a tree's entries start and may say what it copies whole from its base (fsck.ts TreeLayout).
  */
-export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet, found?: TreeFindings): void {
+export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet, found?: TreeFindings, layout?: TreeLayout): void {
   if (type === "blob") return;
-  if (type === "tree") return fsckTreeForIndex(data, links ?? null, found ?? null);
+  if (type === "tree") return fsckTreeForIndex(data, links ?? null, found ?? null, layout ?? null);
   fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");

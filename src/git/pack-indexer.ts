@@ -12,14 +12,14 @@
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BufferPool, collectGarbage } from "./buffer-pool.ts";
-import { applyDelta } from "./delta.ts";
+import { applyDelta, CopyLog } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
 import { bytesToHex, hexToBytes } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
-import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
+import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TREE, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
-import type { FsckSession } from "./fsck.ts";
+import { type FsckSession, TreeLayout } from "./fsck.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
 
 export { BufferPool } from "./buffer-pool.ts";
@@ -280,13 +280,13 @@ class InputBuffer {
 }
 
 /** Checks, hashes (into `oids` at entry `i`) and reports one whole object. */
-type ObjectCheck = (type: ObjectType, data: Uint8Array, oids: Uint8Array, i: number) => void;
+type ObjectCheck = (type: ObjectType, data: Uint8Array, oids: Uint8Array, i: number, layout?: TreeLayout) => void;
 
 function objectCheck(links: OidSet, onObject: ObjectHook | undefined, fsck: FsckSession | undefined): ObjectCheck {
   const found = fsck?.found;
   const inspectBlob = fsck?.inspectBlob;
-  return (type, data, oids, i) => {
-    if (type !== "blob") validateObject(type, data, links, found);
+  return (type, data, oids, i, layout) => {
+    if (type !== "blob") validateObject(type, data, links, found, layout);
     hashInto(oids, i, type, data);
     if (type === "blob" && inspectBlob) inspectBlob(data, oids, 20 * i);
     onObject?.(type, data, oids, 20 * i);
@@ -523,15 +523,18 @@ class Resolver {
   private walk(root: number, rootData: Uint8Array): void {
     const t = this.t;
     const pool = this.pool;
-    type Frame = { i: number; data: Uint8Array | null; kids: number[]; next: number };
+    const layout = this.layout;
+    // A tree keeps where its entries start while its dependants are resolved (the tree checks
+    // then skip the entries they copy whole from it).
+    type Frame = { i: number; data: Uint8Array | null; starts: Uint32Array | null; kids: number[]; next: number };
     const stack: Frame[] = [];
-    const push = (i: number, data: Uint8Array) => {
+    const push = (i: number, data: Uint8Array, starts: (() => Uint32Array) | null) => {
       const kids = this.childrenOf(i);
       if (kids.length === 0) {
         pool.release(data);
         return;
       }
-      stack.push({ i, data, kids, next: 0 });
+      stack.push({ i, data, starts: starts && starts(), kids, next: 0 });
       this.held += data.length;
       for (let k = 0; this.held > this.budget && k < stack.length - 1; k++) {
         const f = stack[k]!;
@@ -542,7 +545,8 @@ class Resolver {
         }
       }
     };
-    push(root, rootData);
+    const takeStarts = () => layout.takeStarts();
+    push(root, rootData, t.types[root] === OBJ_TREE ? () => (layout.scan(rootData), layout.takeStarts()) : null);
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const child = top.kids[top.next++]!;
@@ -560,14 +564,21 @@ class Resolver {
         if (top.data) this.held -= top.data.length;
         keep = false;
       }
-      const data = applyDelta(base, this.readDelta(child), pool.alloc);
+      const copies = top.starts ? this.copies : undefined;
+      const data = applyDelta(base, this.readDelta(child), pool.alloc, copies);
+      layout.base = top.starts;
+      layout.baseLength = base.length;
+      layout.copies = copies ?? null;
       if (!keep) pool.release(base);
       t.types[child] = t.types[top.i]!;
-      this.check(typeName(t.types[child]!), data, t.oids, child);
+      this.check(typeName(t.types[child]!), data, t.oids, child, layout);
+      layout.base = null;
+      layout.copies = null;
       t.resolved[child] = 1;
-      push(child, data);
+      push(child, data, t.types[child] === OBJ_TREE ? takeStarts : null);
     }
   }
+
 
   /** Rebuild a resolved object whose data was dropped, from its chain of bases. */
   private regenerate(i: number): Uint8Array {
@@ -608,6 +619,8 @@ class Resolver {
     return buf;
   }
 
+  private readonly layout = new TreeLayout();
+  private readonly copies = new CopyLog();
   private scratch = new Uint8Array(64 * 1024);
   private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
