@@ -96,11 +96,10 @@ export async function indexPack(
     const links = new OidSet(4096);
     const check = objectCheck(links, opts.onObject, opts.fsck);
     const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, check);
-    const resolver = new Resolver(fd, tmpPath, table, opts.memoryBudget ?? 32 * 1024 * 1024, check);
+    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, check);
     resolver.resolveAll();
     const appendedBases = await resolver.fixThin(opts.thinBaseReader);
     resolver.checkComplete();
-    resolver.unmap();
     // Resolving produced the whole history's data in short-lived buffers: free them before the
     // rest of the push (and the next request) runs on top of them.
     collectGarbage();
@@ -410,7 +409,6 @@ class Resolver {
 
   constructor(
     private readonly fd: number,
-    private readonly path: string,
     private readonly t: EntryTable,
     private readonly budget: number,
     private readonly check: ObjectCheck,
@@ -615,26 +613,10 @@ class Resolver {
   /** The compressed bytes of entry i, in a reused buffer (they only live until inflated). */
   private readCompressed(i: number): Uint8Array {
     const len = this.t.compLength(i);
-    const at = this.t.dataOffset(i);
-    if (this.map === undefined) this.map = mapFile(this.path);
-    if (this.map !== null && at + len <= this.map.length) return this.map.subarray(at, at + len);
     if (this.scratch.length < len) this.scratch = new Uint8Array(Math.max(len, 2 * this.scratch.length));
     const buf = this.scratch.subarray(0, len);
-    readAll(this.fd, buf, at);
+    readAll(this.fd, buf, this.t.dataOffset(i));
     return buf;
-  }
-
-  /**
-   * The temp file as written by pass 1, mapped (undefined until first needed; null where it
-   * cannot be). Why: pass 2 reads every delta and base back, one read call per entry (a second
-   * of git.git's indexing went to those calls); a bounds-checked view of the page cache needs
-   * none. Bases appended to fix a thin pack lie past the mapping and are read.
-   */
-  private map: Uint8Array | null | undefined = undefined;
-
-  /** Drops the mapping (unmapped once collected). */
-  unmap(): void {
-    this.map = null;
   }
 
   private readonly layout = new TreeLayout();
@@ -692,15 +674,6 @@ function rewriteTrailer(fd: number, t: EntryTable): Uint8Array {
   writeAll(fd, sum, t.end);
   t.checksum = sum;
   return sum;
-}
-
-/** A read-only view of a file's pages (Bun.mmap), or null when mapping fails or is unavailable. */
-function mapFile(path: string): Uint8Array | null {
-  try {
-    return typeof Bun.mmap === "function" ? Bun.mmap(path, { shared: true }) : null;
-  } catch {
-    return null;
-  }
 }
 
 function writeAll(fd: number, bytes: Uint8Array, position: number): void {
