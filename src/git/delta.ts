@@ -78,14 +78,15 @@ export function applyDelta(
         throw new GitError("corrupt delta: copy out of range");
       }
       log?.add(o, size, off);
-      // Short copies byte by byte: a subarray per copy is an allocation per instruction.
-      if (size <= 64) for (let k = 0; k < size; k++) out[o + k] = base[off + k]!;
-      else out.set(base.subarray(off, off + size), o);
+      // Short copies byte by byte; longer ones by memcpy without a subarray (a view allocated
+      // per instruction cost more than the copy: tree deltas are mostly copies of a few entries).
+      if (size <= 32) for (let k = 0; k < size; k++) out[o + k] = base[off + k]!;
+      else copyBytes.call(base, out, o, off, off + size);
       o += size;
     } else if (op !== 0) {
       if (pos + op > n || o + op > out.length) throw new GitError("corrupt delta: insert out of range");
-      if (op <= 64) for (let k = 0; k < op; k++) out[o + k] = delta[pos + k]!;
-      else out.set(delta.subarray(pos, pos + op), o);
+      if (op <= 32) for (let k = 0; k < op; k++) out[o + k] = delta[pos + k]!;
+      else copyBytes.call(delta, out, o, pos, pos + op);
       pos += op;
       o += op;
     } else {
@@ -95,6 +96,9 @@ export function applyDelta(
   if (o !== out.length) throw new GitError(`corrupt delta: produced ${o} bytes, header says ${out.length}`);
   return out;
 }
+
+/** Buffer's native copy, called on plain Uint8Arrays: memcpy from a range of `this` into `target` at an offset. */
+const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number, sourceStart: number, sourceEnd: number) => number;
 
 // The arguments of the copy instruction readCopy last decoded (module scratch: no allocation per
 // instruction on the hot path).
