@@ -4,7 +4,7 @@
 // with N in flight, and times one small GET and PUT (the per-request cost with --delay).
 //
 //   bun bench/lib/s3-floor.ts [--mib 125] [--delay 20] [--chunk-mib 4] [--conc 1,4,8,16]
-//                             [--part-conc 4] [--reps 2]
+//                             [--reps 2]
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -24,7 +24,6 @@ const size = Number(get("mib", "125")) * MiB;
 const delay = Number(get("delay", "20"));
 const chunk = Number(get("chunk-mib", "4")) * MiB;
 const concs = get("conc", "1,4,8,16").split(",").map(Number);
-const partConc = Number(get("part-conc", "4"));
 const reps = Number(get("reps", "2"));
 
 const s3 = await startS3rver();
@@ -43,7 +42,7 @@ async function measure(name: string, store: S3Store, via: string): Promise<void>
     let c0 = cpu();
     let t0 = performance.now();
     await store.putFile(key, file);
-    out.push({ via, op: "multipart put", partConc, mib: size / MiB, wall: round((performance.now() - t0) / 1000), helperCpu: round(cpu() - c0), load1: loadavg()[0] });
+    out.push({ via, op: "multipart put", mib: size / MiB, wall: round((performance.now() - t0) / 1000), helperCpu: round(cpu() - c0), load1: loadavg()[0] });
     for (const conc of concs) {
       c0 = cpu();
       t0 = performance.now();
