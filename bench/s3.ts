@@ -135,19 +135,21 @@ interface Side {
   svc: SvcServer;
   acct: SvcAccount;
   proxy: FaultProxyHandle | null;
+  /** The fake bucket's processes (s3rver, the proxy): their CPU is the machine's, not svc's. */
+  helperPids: number[];
 }
 
 function s3Env(s3: S3rverHandle, endpoint: string): Record<string, string> {
   return { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: endpoint, SVC_S3_BUCKET: s3.bucket, SVC_S3_ACCESS_KEY: s3.accessKey, SVC_S3_SECRET_KEY: s3.secretKey };
 }
 
-async function startSide(name: string, extraEnv: Record<string, string>, proxy: FaultProxyHandle | null): Promise<Side> {
+async function startSide(name: string, extraEnv: Record<string, string>, proxy: FaultProxyHandle | null, helperPids: number[] = []): Promise<Side> {
   const dataDir = join(work, `svc-${name}`);
   mkdirSync(dataDir);
   const svc = await startSvc({ dataDir, log: "warn", env: extraEnv });
   const acct = await bootstrap(svc);
   log(`svc ${name}: pid ${svc.pid} at ${svc.url}`);
-  return { name, svc, acct, proxy };
+  return { name, svc, acct, proxy, helperPids };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -157,6 +159,8 @@ interface Sample {
   wall: number;
   clientCpu: number;
   serverCpu: number;
+  /** CPU seconds of s3rver and the proxy during the operation (0 on fs). */
+  helperCpu: number;
   rssStartMB: number;
   rssPeakMB: number;
   load1: number;
@@ -185,6 +189,8 @@ function diffStats(a: ProxyStats, b: ProxyStats): ProxyStats {
 async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> {
   const load1 = round(loadavg()[0]!, 2);
   const before = procCpu(side.svc.pid).self;
+  const helperCpu = () => side.helperPids.reduce((n, pid) => n + procCpu(pid).self, 0);
+  const helpersBefore = helperCpu();
   const s3Before = side.proxy ? await side.proxy.stats() : null;
   if (side.proxy) await side.proxy.resetStats();
   const sampler = new RssSampler(side.svc.pid, 50).start();
@@ -194,6 +200,7 @@ async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> 
     wall: r.wall,
     clientCpu: r.cpu,
     serverCpu: procCpu(side.svc.pid).self - before,
+    helperCpu: round(helperCpu() - helpersBefore, 2),
     rssStartMB: mb(rss.startBytes),
     rssPeakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)),
     load1,
@@ -209,8 +216,9 @@ const summarize = (xs: Sample[]) => ({
   minWall: round(Math.min(...xs.map((x) => x.wall))),
   medianServerCpu: round(median(xs.map((x) => x.serverCpu))),
   medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
+  medianHelperCpu: round(median(xs.map((x) => x.helperCpu))),
   peakRssMB: Math.max(...xs.map((x) => x.rssPeakMB)),
-  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
+  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), clientCpu: round(x.clientCpu), helperCpu: x.helperCpu, rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
 });
 
 const results: Record<string, unknown> = {};
@@ -228,7 +236,7 @@ async function latencyRun(): Promise<void> {
   log(`repository ${repo.path}: pack ${repo.packMB} MB, ${repo.chain.length} first-parent commits, main ${repo.tip.slice(0, 12)}`);
   const s3 = await startS3rver();
   const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: args.delay, seed: args.seed });
-  const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy)];
+  const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy, [s3.pid, proxy.pid])];
   try {
     const name = "git";
     for (const side of sides) await createRepo(side.svc, side.acct, name);
@@ -290,7 +298,7 @@ async function latencyRun(): Promise<void> {
         }
         clones[side.name]!.push(s);
         rmSync(dst, { recursive: true, force: true });
-        log(`  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`);
+        log(`  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`);
       }
     }
     const clonePackMB = cloneCheck.s3!.packMB;

@@ -84,6 +84,8 @@ export interface ProxyStats {
 export interface FaultProxyHandle {
   /** http://127.0.0.1:PORT: point the S3 client here. */
   endpoint: string;
+  /** The process serving it (this one for startFaultProxy, the child for spawnFaultProxy). */
+  pid: number;
   /** Change the faults (merged into the current config). */
   configure(patch: Partial<FaultConfig>): Promise<void>;
   stats(): Promise<ProxyStats>;
@@ -298,7 +300,7 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return controlHandle(`http://127.0.0.1:${port}`, async () => {
+  return controlHandle(`http://127.0.0.1:${port}`, process.pid, async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Idle keep-alive connections and requests cut mid-body would hold close() open.
     for (const socket of sockets) socket.destroy();
@@ -327,12 +329,12 @@ export async function spawnFaultProxy(upstream: string, initial: Partial<FaultCo
   void (async () => {
     while (!(await reader.read()).done);
   })().catch(() => {});
-  return controlHandle(endpoint, async () => {
+  return controlHandle(endpoint, child.pid, async () => {
     await stopChild(child);
   });
 }
 
-function controlHandle(endpoint: string, close: () => Promise<void>): FaultProxyHandle {
+function controlHandle(endpoint: string, pid: number, close: () => Promise<void>): FaultProxyHandle {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${endpoint}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
     if (!res.ok) throw new Error(`fault proxy ${method} ${path}: ${res.status}`);
@@ -342,6 +344,7 @@ function controlHandle(endpoint: string, close: () => Promise<void>): FaultProxy
   const stop = () => (stopped ??= close());
   return {
     endpoint,
+    pid,
     configure: async (patch) => void (await call("POST", "/__proxy/config", patch)),
     stats: () => call("GET", "/__proxy/stats") as Promise<ProxyStats>,
     resetStats: async () => void (await call("POST", "/__proxy/stats/reset")),

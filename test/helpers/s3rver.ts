@@ -15,6 +15,8 @@ export interface S3rverHandle {
   accessKey: string;
   secretKey: string;
   bucket: string;
+  /** The s3rver child process (benchmarks account its CPU). */
+  pid: number;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -50,6 +52,7 @@ export async function startS3rver(opts: { directory?: string } = {}): Promise<S3
     accessKey: "S3RVER",
     secretKey: "S3RVER",
     bucket: "svc-test",
+    pid: child.pid,
     stop,
     [Symbol.asyncDispose]: stop,
   };
