@@ -11,8 +11,10 @@
 //   in --steps fast-forward steps (the last one with all tags) to both servers, alternating which
 //   goes first; both are compacted with `svc gc`; then clones (--clone-reps, alternating), a push
 //   of 10 more commits, and incremental fetches of them (--fetch-reps, alternating). Reported:
-//   wall time per side and ratios, server CPU, server peak RSS, and the S3 requests and bytes
-//   each operation cost (counted by the proxy).
+//   wall time per side and ratios, server CPU, client CPU, the CPU of s3rver and the proxy (they
+//   share the machine with the client and svc), server peak RSS, and the S3 requests and bytes
+//   each operation cost (counted by the proxy). Each timed operation waits for both servers to
+//   be idle first (background work after the other side's push).
 // faults: a third svc on S3 behind the proxy answering --slowdown of requests 503 SlowDown and
 //   resetting --reset of connections mid-body. --fault-ops pushes, clones and fetches (seeded
 //   mix, --fault-workers at once) over 4 repositories of a smaller subset; each must succeed
@@ -186,7 +188,25 @@ function diffStats(a: ProxyStats, b: ProxyStats): ProxyStats {
   };
 }
 
+/** The servers of the run; each timed operation first waits for all of them to be idle. */
+let running: Side[] = [];
+
+/**
+ * Waits until every svc process is idle (under 5% of a core over half a second; 60 s at most):
+ * one side's background work after a push (the contributions job walks every new commit) must
+ * not run during the other side's timed operation.
+ */
+async function settle(): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const before = running.map((s) => procCpu(s.svc.pid).self);
+    await Bun.sleep(500);
+    if (!running.some((s, i) => procCpu(s.svc.pid).self - before[i]! > 0.025) || performance.now() > deadline) return;
+  }
+}
+
 async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> {
+  await settle();
   const load1 = round(loadavg()[0]!, 2);
   const before = procCpu(side.svc.pid).self;
   const helperCpu = () => side.helperPids.reduce((n, pid) => n + procCpu(pid).self, 0);
@@ -237,6 +257,7 @@ async function latencyRun(): Promise<void> {
   const s3 = await startS3rver();
   const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: args.delay, seed: args.seed });
   const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy, [s3.pid, proxy.pid])];
+  running = sides;
   try {
     const name = "git";
     for (const side of sides) await createRepo(side.svc, side.acct, name);
@@ -369,6 +390,7 @@ async function faultRun(): Promise<void> {
   const s3 = await startS3rver();
   const proxy = await spawnFaultProxy(s3.endpoint, { seed: args.seed, delayMs: args.faultDelay, slowDown: args.slowDown, reset: args.reset });
   let side = await startSide("faults", s3Env(s3, proxy.endpoint), proxy);
+  running = [];
   const repos = ["f1", "f2", "f3", "f4"];
   const state = new Map(repos.map((r) => [r, { cursor: 0, pushed: [] as string[], attempted: [] as string[], clone: null as string | null, busy: Promise.resolve() }]));
   const rng = new Rng(args.seed);
