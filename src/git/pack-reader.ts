@@ -206,18 +206,17 @@ export class Pack {
       ranges.push([offset, end < 0 ? this.source.size - 20 : end]);
     }
     ranges.sort((a, b) => a[0] - b[0]);
-    // Neighbours go as one range; only entries that were not cached yet have their chains followed
-    // (a cached entry was read before, and its bases with it).
-    const cold: number[] = [];
+    // Neighbours go as one range. Every entry's chain is followed, cached or not: an entry whose
+    // block came in with a neighbour's says nothing about its bases.
     for (let i = 0; i < ranges.length; ) {
       let j = i;
       let end = ranges[i]![1];
       while (j + 1 < ranges.length && ranges[j + 1]![0] - end <= PREFETCH_MERGE_GAP) end = Math.max(end, ranges[++j]![1]);
-      if (source.prefetch(ranges[i]![0], end - ranges[i]![0])) for (let k = i; k <= j; k++) cold.push(ranges[k]![0]);
+      source.prefetch(ranges[i]![0], end - ranges[i]![0]);
       i = j + 1;
     }
     if (!bases) return;
-    for (const offset of cold) {
+    for (const [offset] of ranges) {
       void (async () => {
         let at = offset;
         for (let depth = 0; depth < MAX_PREFETCH_DEPTH; depth++) {
