@@ -1,6 +1,9 @@
 // Styles of the repository pages: highlighted code, line ranges, diffs, the filters and forms.
 
-/** Token colours follow GitHub's palettes (contrast checked by axe in the browser tests). */
+/**
+ * Token colours follow GitHub's palettes (contrast checked by axe in the browser tests): `hl-*`
+ * for speed-highlight's tokens, `hljs-*` for highlight.js's (the languages it draws).
+ */
 export const REPO_CSS = `
 .crumbs a,main p a,.muted a,.warn a,[role=status] a{text-decoration:underline}
 .sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
@@ -21,6 +24,8 @@ table.diff td.c{white-space:pre;overflow-wrap:normal}
 table.diff tr.add{background:var(--add-bg)}table.diff tr.del{background:var(--del-bg)}table.diff tr.hunk,table.diff tr.note{background:var(--hunk-bg);color:var(--muted)}
 :root{--add-fg:#1a7f37;--add-bg:#dafbe1;--del-bg:#ffebe9;--hunk-bg:#ddf4ff;--hl-kw:#cf222e;--hl-str:#0a3069;--hl-com:#59636e;--hl-num:#0550ae;--hl-fn:#6639ba;--hl-type:#953800;--hl-tag:#116329}
 @media (prefers-color-scheme:dark){:root{--add-fg:#3fb950;--add-bg:#12261e;--del-bg:#2d1619;--hunk-bg:#121d2f;--hl-kw:#ff7b72;--hl-str:#a5d6ff;--hl-com:#9198a1;--hl-num:#79c0ff;--hl-fn:#d2a8ff;--hl-type:#ffa657;--hl-tag:#7ee787}}
+.hl-kwd{color:var(--hl-kw)}.hl-str{color:var(--hl-str)}.hl-cmnt{color:var(--hl-com)}.hl-num,.hl-var{color:var(--hl-num)}
+.hl-func,.hl-sec{color:var(--hl-fn)}.hl-type{color:var(--hl-type)}.hl-ins{color:var(--hl-tag)}.hl-del,.hl-err{color:var(--bad)}.hl-sec{font-weight:600}
 .hljs-keyword,.hljs-meta .hljs-keyword,.hljs-template-tag,.hljs-template-variable,.hljs-type.hljs-class,.hljs-variable.language_,.hljs-selector-tag{color:var(--hl-kw)}
 .hljs-string,.hljs-regexp,.hljs-meta .hljs-string{color:var(--hl-str)}
 .hljs-comment,.hljs-code,.hljs-formula,.hljs-meta,.hljs-quote{color:var(--hl-com)}
