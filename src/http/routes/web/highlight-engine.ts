@@ -40,7 +40,7 @@ interface Language {
 }
 
 /** Every language by our id (speed-highlight's name, or highlight.js's for the fallback ones). */
-export const LANGUAGES: Record<string, Language> = {
+export const LANGUAGES = {
   ts: { name: "TypeScript", engine: "shj" },
   js: { name: "JavaScript", engine: "shj" },
   json: { name: "JSON", engine: "shj" },
@@ -77,16 +77,19 @@ export const LANGUAGES: Record<string, Language> = {
   graphql: { name: "GraphQL", engine: "hljs" },
   vbnet: { name: "Visual Basic .NET", engine: "hljs" },
   wasm: { name: "WebAssembly", engine: "hljs" },
-};
+} satisfies Record<string, Language>;
+
+/** A language's id (a key of LANGUAGES). */
+export type LanguageId = keyof typeof LANGUAGES;
 
 /** Whole file names (lower case) that name their language. */
-const BY_NAME: Record<string, string> = {
+const BY_NAME: Record<string, LanguageId> = {
   makefile: "make", gnumakefile: "make", dockerfile: "docker", containerfile: "docker", gemfile: "ruby", rakefile: "ruby",
   ".bashrc": "bash", ".bash_profile": "bash", ".profile": "bash", ".zshrc": "bash", ".editorconfig": "ini", ".gitconfig": "ini", "cargo.lock": "toml",
 };
 
 /** Extensions (lower case) and their language. */
-const BY_EXT: Record<string, string> = {
+const BY_EXT: Record<string, LanguageId> = {
   ts: "ts", tsx: "ts", mts: "ts", cts: "ts", js: "js", jsx: "js", mjs: "js", cjs: "js", json: "json", jsonc: "json",
   py: "py", pyi: "py", pyw: "py", go: "go", rs: "rs", c: "c", h: "c", java: "java", css: "css",
   html: "html", htm: "html", xhtml: "html", vue: "html", svelte: "html", xml: "xml", svg: "xml", xsl: "xml", xslt: "xml", xsd: "xml", plist: "xml", csproj: "xml",
@@ -99,7 +102,7 @@ const BY_EXT: Record<string, string> = {
 };
 
 /** Our language id for a file name, or null (shown plain). */
-export function languageOf(path: string): string | null {
+export function languageOf(path: string): LanguageId | null {
   const base = path.slice(path.lastIndexOf("/") + 1).toLowerCase();
   if (Object.hasOwn(BY_NAME, base)) return BY_NAME[base]!;
   const dot = base.lastIndexOf(".");
@@ -212,7 +215,7 @@ export function splitMarkupLines(markup: string): string[] {
  * `<span class="hljs-…">` from its grammars. Tests feed both hostile markup.
  */
 export function markupLines(code: string, language: string): string[] | null {
-  const lang = Object.hasOwn(LANGUAGES, language) ? LANGUAGES[language]! : null;
+  const lang: Language | null = Object.hasOwn(LANGUAGES, language) ? LANGUAGES[language as LanguageId] : null;
   if (!lang) return null;
   if (lang.engine === "shj") return shjLines(code, language);
   if (!hljs.getLanguage(language)) return null;

@@ -159,7 +159,7 @@ function plain(lines: string[], settled: boolean): Highlighted {
  */
 export async function highlightLines(oid: string, path: string, lines: string[], o: HighlightOptions = {}): Promise<Highlighted> {
   const language = languageOf(path);
-  const lang = language ? LANGUAGES[language]! : null;
+  const lang = language ? LANGUAGES[language] : null;
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
   const limit = lang?.engine === "hljs" ? HIGHLIGHT_LIMIT_HLJS : HIGHLIGHT_LIMIT;
   if (!language || !lang || size > limit || lines.some((l) => l.length > HIGHLIGHT_LINE_LIMIT)) return plain(lines, true);
