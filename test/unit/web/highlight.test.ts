@@ -169,8 +169,9 @@ describe("highlightLines", () => {
   });
 
   test("a file that backtracks past the time limit is abandoned, logged, shown plain from then on; the next file still highlights", async () => {
-    // speed-highlight's HTML tag pattern backtracks for tens of seconds on this (a 64 KB file).
-    const evil = Array.from({ length: 800 }, () => "<a b=".repeat(16));
+    // speed-highlight's HTML tag pattern backtracks on this: ~4.7 s of CPU for these 24 KB (0.5 s
+    // for 8 KB, 2.1 s for 16 KB), 15× the limit given here.
+    const evil = Array.from({ length: 300 }, () => "<a b=".repeat(16));
     const warnings: Record<string, unknown>[] = [];
     let ticked = false;
     const timer = setInterval(() => (ticked = true), 5);
@@ -186,6 +187,16 @@ describe("highlightLines", () => {
     const next = await highlightLines("8".repeat(40), "ok.ts", ["const ok = true;"]);
     expect(next.lines[0]!.value).toBe(`<span class="hl-kwd">const</span> ok = <span class="hl-num">true</span>;`);
   }, 60_000);
+});
+
+test("past 16 files waiting for the thread, a page shows plain text at once, unsettled and not remembered", async () => {
+  // Every call queues its file before its first await, so these 18 calls meet a busy thread and a full queue.
+  const calls = Array.from({ length: 18 }, (_, i) => highlightLines(String(i).padStart(40, "q"), "q.ts", [`const q = ${i};`]));
+  const shown = await Promise.all(calls);
+  expect(shown.slice(0, 17).every((s) => s.language === "TypeScript" && s.settled)).toBe(true);
+  expect({ language: shown[17]!.language, settled: shown[17]!.settled, line: shown[17]!.lines[0]!.value }).toEqual({ language: null, settled: false, line: "const q = 17;" });
+  const again = await highlightLines("17".padStart(40, "q"), "q.ts", ["const q = 17;"]);
+  expect({ language: again.language, settled: again.settled }).toEqual({ language: "TypeScript", settled: true });
 });
 
 describe("the compiled binary", () => {
