@@ -83,7 +83,7 @@ test("sign in → new repository → push → browse, file, history, commit → 
 
     await step(tab, "file", async () => {
       await go(page, () => page.getByRole("link", { name: "app.ts" }).click());
-      expect(await page.locator("table.code .hljs-keyword").count()).toBeGreaterThan(10);
+      expect(await page.locator("table.code .hl-kwd").count()).toBeGreaterThan(10);
       await page.locator('td.n a[href="#L7"]').click();
       expect(new URL(page.url()).hash).toBe("#L7");
       expect(await page.locator("tr#L7").evaluate((r) => r.matches(":target"))).toBe(true);
@@ -175,14 +175,17 @@ test("the file page at a phone's width: nothing wider than the screen but the co
   expect(created.status).toBe(201);
   const dir = await initRepo(g, "small");
   await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(g, dir, { "src/a-rather-long-file-name-for-a-small-screen.ts": APP + `export const long = "${"x".repeat(300)}";\n` }, "one");
+  // A TODO marker on the marked line (#L1): its contrast on --mark is checked in the dark theme.
+  await commitFiles(g, dir, { "src/a-rather-long-file-name-for-a-small-screen.ts": `// TODO: keep <b>this</b> & "that" readable\n` + APP + `export const long = "${"x".repeat(300)}";\n` }, "one");
   await g.ok(["push", "-q", repoUrl(server, "phone", "small", token), "main"], { cwd: dir });
   const tab = await openTab(browser, server.url, { width: 375, height: 740, colorScheme: "dark" });
   try {
     await step(tab, "phone-file", async () => {
       await signIn(tab.page, user.email, password);
-      await tab.page.goto("/phone/small/blob/main/src/a-rather-long-file-name-for-a-small-screen.ts");
-      expect(await tab.page.locator("table.code .hljs-keyword").count()).toBeGreaterThan(0);
+      await tab.page.goto("/phone/small/blob/main/src/a-rather-long-file-name-for-a-small-screen.ts#L1");
+      expect(await tab.page.locator("tr#L1 .hl-err").textContent()).toBe("TODO");
+      expect(await tab.page.locator("tr#L1").evaluate((r) => r.matches(":target"))).toBe(true);
+      expect(await tab.page.locator("table.code .hl-kwd").count()).toBeGreaterThan(0);
       const widths = await tab.page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth, code: document.querySelector(".scroll")!.scrollWidth > document.querySelector(".scroll")!.clientWidth }));
       expect(widths.doc).toBeLessThanOrEqual(widths.view);
       expect(widths.code).toBe(true);

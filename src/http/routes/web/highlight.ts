@@ -1,81 +1,181 @@
-// Syntax highlighting of the file view: highlight.js (its common languages) picked by file name,
-// split into one fragment per line (so every line keeps its #L anchor), cached by blob id and
-// language. Why a cache: a blob's bytes never change, and highlight.js costs ~1.5 ms of CPU per
-// KB (a 5,000-line TypeScript file is ~360 ms on the 2-core bench machine); the cache makes every
-// view after the first a lookup. Why a bound: highlighting runs on the server's one event loop,
-// so one request for a large file must not stall every other request for seconds.
-import hljs from "highlight.js/lib/common";
+// Syntax highlighting of the file view: the language picked by file name (highlight-engine.ts:
+// @speed-highlight/core, highlight.js for the languages it lacks), one fragment per line (so every
+// line keeps its #L anchor), computed on a worker thread and cached by blob id and language.
+// Why a thread: the grammars are regular expressions run over pushed content, and a hostile file
+// can make them backtrack for seconds or minutes; on the thread that stalls no other request, and
+// past HIGHLIGHT_TIME_LIMIT_MS the thread is terminated and the blob is shown plain from then on.
+// Why a cache: a blob's bytes never change; every view after the first is a lookup.
+import type { Logger } from "../../../services/context.ts";
 import { ByteLru } from "../../../storage/lru.ts";
+import { LANGUAGES, languageOf } from "./highlight-engine.ts";
 import { escapeHtml, trusted, type Html } from "./html.ts";
 
-/** Files larger than this are shown as plain (escaped) text. */
-export const HIGHLIGHT_LIMIT = 256 * 1024;
-/** A line longer than this (minified code) makes the whole file plain: the grammars backtrack on it. */
+export { languageOf, splitMarkupLines } from "./highlight-engine.ts";
+
+/** Files larger than this are shown as plain (escaped) text (speed-highlight: ~0.3 ms of CPU per KB). */
+export const HIGHLIGHT_LIMIT = 512 * 1024;
+/** The same bound for the languages highlight.js draws (~1.3 ms of CPU per KB, 4× slower). */
+export const HIGHLIGHT_LIMIT_HLJS = 96 * 1024;
+/** A line longer than this (minified code) makes the whole file plain: colour does not help read it. */
 export const HIGHLIGHT_LINE_LIMIT = 4000;
+/** A file still being highlighted after this long is abandoned (its thread terminated) and shown plain from then on. */
+export const HIGHLIGHT_TIME_LIMIT_MS = 5000;
+/** A page waits this long for its file's highlighting, then shows it plain (the work goes on and fills the cache). */
+export const HIGHLIGHT_WAIT_MS = 2000;
+/** Files waiting for the thread beyond this many are shown plain at once (not remembered). */
+const QUEUE_LIMIT = 16;
 /** Highlighted output kept across requests (UTF-16 bytes of the markup). */
 const CACHE_BYTES = 48 * 1024 * 1024;
 
-const cache = new ByteLru<string, string[]>(CACHE_BYTES, (lines) => 64 + lines.reduce((n, l) => n + 2 * l.length + 16, 0));
+/** A blob's lines as markup, or PLAIN: remembered as not highlightable (too slow, or refused). */
+const PLAIN = null;
+const cache = new ByteLru<string, string[] | typeof PLAIN>(CACHE_BYTES, (lines) => 64 + (lines ?? []).reduce((n, l) => n + 2 * l.length + 16, 0));
 
-/** Names highlight.js does not guess from an extension. */
-const BY_NAME: Record<string, string> = { makefile: "makefile", dockerfile: "dockerfile", "cmakelists.txt": "cmake", gemfile: "ruby", rakefile: "ruby" };
-/** Extensions whose highlight.js alias differs or is missing. */
-const BY_EXT: Record<string, string> = { mts: "typescript", cts: "typescript", tsx: "typescript", jsx: "javascript", mjs: "javascript", cjs: "javascript", h: "c", hpp: "cpp", cc: "cpp", yml: "yaml", toml: "ini", svelte: "xml", vue: "xml", htm: "xml", html: "xml", svg: "xml" };
+/** One file as the page shows it. */
+export interface Highlighted {
+  /** One fragment per line: highlighted, or escaped text. */
+  lines: Html[];
+  /** The language's display name, or null when shown plain. */
+  language: string | null;
+  /** False when shown plain only for now (the thread was busy): the page must not be cached as final. */
+  settled: boolean;
+}
 
-/** The highlight.js language for a file name, or null (shown plain). */
-export function languageOf(name: string): string | null {
-  const base = name.slice(name.lastIndexOf("/") + 1).toLowerCase();
-  if (BY_NAME[base]) return BY_NAME[base]!;
-  const dot = base.lastIndexOf(".");
-  if (dot < 0) return null;
-  const ext = base.slice(dot + 1);
-  const lang = BY_EXT[ext] ?? ext;
-  if (lang === "txt" || lang === "plaintext") return null;
-  return hljs.getLanguage(lang) ? lang : null;
+/** Knobs for tests (the defaults are the constants above) and where to report abandoned work. */
+export interface HighlightOptions {
+  timeLimitMs?: number;
+  waitMs?: number;
+  log?: Logger;
+}
+
+interface Job {
+  id: number;
+  code: string;
+  language: string;
+  timeLimitMs: number;
+  /** Called once: the markup, or null with why (a thread error's message, or "time limit"). */
+  done: (markup: string | null, problem?: string) => void;
 }
 
 /**
- * Splits highlight.js markup into lines: a span open at a line break is closed at the end of that
- * line and reopened at the start of the next, so each line is well-formed on its own.
+ * The thread's module: beside this file when run from source; in the compiled binary (where
+ * scripts/build.ts adds it as an entry point) at its path under src/, from the binary's root.
  */
-export function splitMarkupLines(markup: string): string[] {
-  const out: string[] = [];
-  const open: string[] = [];
-  let line = "";
-  const tag = /<span[^>]*>|<\/span>|\n/g;
-  let last = 0;
-  for (let m = tag.exec(markup); m; m = tag.exec(markup)) {
-    line += markup.slice(last, m.index);
-    last = tag.lastIndex;
-    if (m[0] === "\n") {
-      out.push(line + "</span>".repeat(open.length));
-      line = open.join("");
-    } else if (m[0] === "</span>") {
-      open.pop();
-      line += m[0];
-    } else {
-      open.push(m[0]);
-      line += m[0];
-    }
-  }
-  out.push(line + markup.slice(last));
-  return out;
+const WORKER_URL = import.meta.url.includes("/$bunfs/")
+  ? new URL("./http/routes/web/highlight-worker.ts", import.meta.url).href
+  : new URL("./highlight-worker.ts", import.meta.url).href;
+
+let worker: Worker | null = null;
+let running: { job: Job; timer: ReturnType<typeof setTimeout> } | null = null;
+const queue: Job[] = [];
+const inFlight = new Map<string, Promise<string[] | typeof PLAIN>>();
+let nextId = 1;
+
+/** The highlighting thread, started on first use; it does not keep the process alive. */
+function thread(): Worker {
+  if (worker) return worker;
+  const w = new Worker(WORKER_URL);
+  (w as unknown as { unref(): void }).unref();
+  w.onmessage = (event: MessageEvent<{ id: number; markup: string | null }>) => {
+    if (running?.job.id !== event.data.id) return;
+    finish(event.data.markup);
+  };
+  w.onerror = (event) => {
+    event.preventDefault();
+    stop();
+    finish(null, `thread failed: ${event.message}`);
+  };
+  worker = w;
+  return w;
 }
 
-/** One file's lines as markup (highlighted when its language is known and it is within the bounds, else escaped text) and the language's name. */
-export function highlightLines(oid: string, name: string, lines: string[]): { lines: Html[]; language: string | null } {
-  const language = languageOf(name);
+/** Starts the highlighting thread ahead of the first file view (its modules load in ~50 ms of CPU). */
+export function warmHighlighter(): void {
+  thread();
+}
+
+/** Terminates the thread (a new one starts with the next job). */
+function stop(): void {
+  worker?.terminate();
+  worker = null;
+}
+
+/** Ends the running job with `markup` and starts the next. */
+function finish(markup: string | null, problem?: string): void {
+  const r = running;
+  if (!r) return;
+  clearTimeout(r.timer);
+  running = null;
+  r.job.done(markup, problem);
+  pump();
+}
+
+/** Sends the next queued job to the thread, with its time limit. */
+function pump(): void {
+  if (running) return;
+  const job = queue.shift();
+  if (!job) return;
+  const w = thread();
+  const timer = setTimeout(() => {
+    stop();
+    finish(null, "time limit");
+  }, job.timeLimitMs);
+  running = { job, timer };
+  w.postMessage({ id: job.id, code: job.code, language: job.language });
+}
+
+/** The markup lines of `code` from the thread (PLAIN when it cannot or did not in time), or undefined when the queue is full. */
+function highlightOnThread(key: string, code: string, language: string, o: HighlightOptions): Promise<string[] | typeof PLAIN> | undefined {
+  const pending = inFlight.get(key);
+  if (pending) return pending;
+  if (queue.length >= QUEUE_LIMIT) return undefined;
+  const timeLimitMs = o.timeLimitMs ?? HIGHLIGHT_TIME_LIMIT_MS;
+  const started = performance.now();
+  const result = new Promise<string[] | typeof PLAIN>((resolve) => {
+    queue.push({
+      id: nextId++, code, language, timeLimitMs,
+      done: (markup, problem) => {
+        const lines = markup === null ? PLAIN : markup.split("\n");
+        cache.set(key, lines);
+        inFlight.delete(key);
+        if (problem) o.log?.warn("highlighting abandoned, shown plain", { key, language, bytes: code.length, problem, limit_ms: timeLimitMs, ms: Math.round(performance.now() - started) });
+        resolve(lines);
+      },
+    });
+  });
+  inFlight.set(key, result);
+  pump();
+  return result;
+}
+
+/** `lines` as escaped text (the plain view). */
+function plain(lines: string[], settled: boolean): Highlighted {
+  return { lines: lines.map((l) => trusted(escapeHtml(l))), language: null, settled };
+}
+
+/**
+ * One file's lines as markup: highlighted when its language is known and it is within the
+ * bounds, else escaped text; with the language's name.
+ */
+export async function highlightLines(oid: string, path: string, lines: string[], o: HighlightOptions = {}): Promise<Highlighted> {
+  const language = languageOf(path);
+  const lang = language ? LANGUAGES[language] : null;
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
-  if (!language || size > HIGHLIGHT_LIMIT || lines.some((l) => l.length > HIGHLIGHT_LINE_LIMIT)) {
-    return { lines: lines.map((l) => trusted(escapeHtml(l))), language: null };
-  }
+  const limit = lang?.engine === "hljs" ? HIGHLIGHT_LIMIT_HLJS : HIGHLIGHT_LIMIT;
+  if (!language || !lang || size > limit || lines.some((l) => l.length > HIGHLIGHT_LINE_LIMIT)) return plain(lines, true);
   const key = `${oid}:${language}`;
   let marked = cache.get(key);
-  if (!marked) {
-    // Why trusted: highlight.js escapes every character of the source (&, <, >, ", ') and adds
-    // only <span class="hljs-…"> from its grammars; a test feeds it hostile markup.
-    marked = splitMarkupLines(hljs.highlight(lines.join("\n"), { language, ignoreIllegals: true }).value);
-    cache.set(key, marked);
+  if (marked === undefined) {
+    const work = highlightOnThread(key, lines.join("\n"), language, o);
+    if (!work) return plain(lines, false);
+    const waited = Promise.withResolvers<undefined>();
+    const timer = setTimeout(() => waited.resolve(undefined), o.waitMs ?? HIGHLIGHT_WAIT_MS);
+    marked = await Promise.race([work, waited.promise]);
+    clearTimeout(timer);
+    if (marked === undefined) return plain(lines, false);
   }
-  return { lines: marked.map(trusted), language: hljs.getLanguage(language)?.name ?? language };
+  // A fragment count that differs from the line count would shift every anchor: show plain.
+  if (marked === PLAIN || marked.length !== lines.length) return plain(lines, true);
+  // Why trusted: see markupLines in highlight-engine.ts (escaped text, spans from a whitelist).
+  return { lines: marked.map(trusted), language: lang.name, settled: true };
 }

@@ -1,7 +1,7 @@
 // The file page: highlighted lines, each with its own anchor (#L12; #L12-L20 marks a range with
 // the script), and links to the raw file, a download, and its history.
 import type { RepoFrame } from "../../../services/web/views.ts";
-import { highlightLines } from "./highlight.ts";
+import type { Highlighted } from "./highlight.ts";
 import { html, segs, type Html } from "./html.ts";
 import { crumbs, repoHeader, repoHref, sizeText } from "./pages-repo.ts";
 
@@ -13,26 +13,29 @@ export interface FileShown {
   text: string | null;
 }
 
-/** One file, every line with its own anchor. */
-export function filePage(f: RepoFrame, file: FileShown): Html {
+/** A text's lines as the page numbers them (a final newline ends the last line, it does not start another). */
+export function fileLines(text: string): string[] {
+  return text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
+}
+
+/** One file, every line with its own anchor; `shown` is its lines as markup (highlight.ts) when it is text. */
+export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | null): Html {
   const base = repoHref(f.repo);
   const raw = `${base}/raw/${segs(f.ref.short)}/${segs(f.path)}`;
   let body: Html;
   let lineCount = 0;
   let language: string | null = null;
   if (file.text === null) body = html`<p class="pad">${file.size > 0 ? "This file is binary or too large to show here." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
-  else if (file.text === "") body = html`<p class="pad muted">This file is empty.</p>`;
+  else if (file.text === "" || !shown) body = html`<p class="pad muted">This file is empty.</p>`;
   else {
-    const lines = file.text.endsWith("\n") ? file.text.slice(0, -1).split("\n") : file.text.split("\n");
-    lineCount = lines.length;
-    const shown = highlightLines(file.oid, f.path, lines);
+    lineCount = shown.lines.length;
     language = shown.language;
-    const rows: Html[] = new Array(lines.length);
-    for (let i = 0; i < lines.length; i++) {
+    const rows: Html[] = new Array(lineCount);
+    for (let i = 0; i < lineCount; i++) {
       const n = i + 1;
       rows[i] = html`<tr id="L${n}"><td class="n"><a href="#L${n}">${n}</a></td><td class="l">${shown.lines[i]}</td></tr>`;
     }
-    body = html`<div class="scroll"><table class="code${language ? " hljs" : ""}"><caption class="sr">${f.path}</caption><tbody>${rows}</tbody></table></div>`;
+    body = html`<div class="scroll"><table class="code"><caption class="sr">${f.path}</caption><tbody>${rows}</tbody></table></div>`;
   }
   return html`${repoHeader(f, "blob")}${crumbs(f)}
 <section class="box" aria-label="File"><header><span>${lineCount ? `${lineCount.toLocaleString("en")} ${lineCount === 1 ? "line" : "lines"} · ` : ""}${sizeText(file.size)}${language ? ` · ${language}` : ""}</span>

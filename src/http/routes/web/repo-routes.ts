@@ -11,7 +11,8 @@ import { immutablePage, isFullSha, notModified } from "./etag.ts";
 import { layout, page } from "./layout.ts";
 import { seg } from "./html.ts";
 import { treePage } from "./pages-repo.ts";
-import { filePage } from "./pages-repo-file.ts";
+import { fileLines, filePage } from "./pages-repo-file.ts";
+import { highlightLines, warmHighlighter } from "./highlight.ts";
 import { commitPage, historyPage } from "./pages-repo-history.ts";
 import { newRepoPage } from "./pages-repo-new.ts";
 
@@ -34,6 +35,7 @@ function offsetOf(raw: string | undefined): number {
 /** The repository pages. */
 export function repoWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
+  warmHighlighter();
   return new Elysia({ name: "routes.web.repo" })
     .get("/:org/:repo", ({ request, params }) => {
       const org = orgParam(params.org);
@@ -61,7 +63,9 @@ export function repoWebRoutes(ctx: Ctx) {
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
         if (tag && notModified(request, tag)) return tag.notModified;
         const file = await fileView(ctx, actor, org, f.repo.name, f);
-        return page(layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file)), 200, tag?.headers);
+        const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
+        // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
+        return page(layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)), 200, shown?.settled === false ? undefined : tag?.headers);
       });
     }, HIDE)
     .get("/:org/:repo/raw/*", ({ request, params, query }) => {
