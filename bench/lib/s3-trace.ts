@@ -185,6 +185,8 @@ try {
         }
         const wall = performance.now() - t0;
         const cpu = round(procCpu(svcs.at(-1)!.pid).self - cpu0, 2);
+        // The server's peak RSS (VmHWM) over its whole life, this operation included.
+        marks["peak rss MB"] = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${svcs.at(-1)!.pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
         const { entries } = await proxy.trace();
         const summary = summarize(entries, wall, response);
         log(`${op} ${side}: ${JSON.stringify({ marks, serverCpu: cpu, load, ...(side === "s3" ? summary : {}) })}`);
