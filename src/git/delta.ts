@@ -4,6 +4,7 @@
 //   copy   = 1xxxxxxx [offset1..4] [size1..3]  bits 0-3 say which offset bytes follow,
 //            bits 4-6 which size bytes follow (little-endian); size 0 means 0x10000
 //   insert = 0xxxxxxx <that many literal bytes>  (1..127; 0 is reserved)
+import { copyBytes } from "./bytes.ts";
 import { GitError } from "./types.ts";
 
 /** The base and result sizes from a delta's header, plus where the instructions start. */
@@ -78,14 +79,11 @@ export function applyDelta(
         throw new GitError("corrupt delta: copy out of range");
       }
       log?.add(o, size, off);
-      // Short copies byte by byte: a subarray per copy is an allocation per instruction.
-      if (size <= 64) for (let k = 0; k < size; k++) out[o + k] = base[off + k]!;
-      else out.set(base.subarray(off, off + size), o);
+      copyBytes(base, off, off + size, out, o);
       o += size;
     } else if (op !== 0) {
       if (pos + op > n || o + op > out.length) throw new GitError("corrupt delta: insert out of range");
-      if (op <= 64) for (let k = 0; k < op; k++) out[o + k] = delta[pos + k]!;
-      else out.set(delta.subarray(pos, pos + op), o);
+      copyBytes(delta, pos, pos + op, out, o);
       pos += op;
       o += op;
     } else {
@@ -219,7 +217,7 @@ class ByteWriter {
       const n = Math.min(127, to - p);
       this.ensure(n + 1);
       this.buf[this.len++] = n;
-      this.buf.set(src.subarray(p, p + n), this.len);
+      copyBytes(src, p, p + n, this.buf, this.len);
       this.len += n;
     }
   }

@@ -441,35 +441,39 @@ function verifyOrdered(d: Uint8Array, a: number, aEnd: number, aMode: number, b:
 // ---------------------------------------------------------------------------------------------
 // Names that mean `.git`, `.gitmodules` … on HFS+ and NTFS (git's utf8.c and path.c)
 
-/** The next code point of a NUL-terminated UTF-8 name, skipping those HFS+ ignores; 0 at the end; -1 when malformed. */
-function nextHfsChar(d: Uint8Array, at: { p: number }, end: number): number {
+/** Where nextHfsChar stopped (module scratch: no cursor object per call; fsck sees every tree entry). */
+let hfsAt = 0;
+
+/** The next code point of a NUL-terminated UTF-8 name from `hfsAt`, skipping those HFS+ ignores; 0 at the end; -1 when malformed. */
+function nextHfsChar(d: Uint8Array, end: number): number {
   for (;;) {
-    const s = at.p;
+    const s = hfsAt;
     if (s >= end) return 0;
     const c0 = d[s]!;
-    const byte = (k: number) => (s + k < end ? d[s + k]! : 0);
     let ch: number;
     let len: number;
     if (c0 < 0x80) {
       ch = c0;
       len = 1;
     } else if ((c0 & 0xe0) === 0xc0) {
-      if ((byte(1) & 0xc0) !== 0x80 || (c0 & 0xfe) === 0xc0) return -1;
-      ch = ((c0 & 0x1f) << 6) | (byte(1) & 0x3f);
+      if ((at0(d, s + 1, end) & 0xc0) !== 0x80 || (c0 & 0xfe) === 0xc0) return -1;
+      ch = ((c0 & 0x1f) << 6) | (at0(d, s + 1, end) & 0x3f);
       len = 2;
     } else if ((c0 & 0xf0) === 0xe0) {
-      const b1 = byte(1);
-      const b2 = byte(2);
+      const b1 = at0(d, s + 1, end);
+      const b2 = at0(d, s + 2, end);
       if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (c0 === 0xe0 && (b1 & 0xe0) === 0x80) || (c0 === 0xed && (b1 & 0xe0) === 0xa0) || (c0 === 0xef && b1 === 0xbf && (b2 & 0xfe) === 0xbe)) return -1;
       ch = ((c0 & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f);
       len = 3;
     } else if ((c0 & 0xf8) === 0xf0) {
-      const b1 = byte(1);
-      if ((b1 & 0xc0) !== 0x80 || (byte(2) & 0xc0) !== 0x80 || (byte(3) & 0xc0) !== 0x80 || (c0 === 0xf0 && (b1 & 0xf0) === 0x80) || (c0 === 0xf4 && b1 > 0x8f) || c0 > 0xf4) return -1;
-      ch = ((c0 & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((byte(2) & 0x3f) << 6) | (byte(3) & 0x3f);
+      const b1 = at0(d, s + 1, end);
+      const b2 = at0(d, s + 2, end);
+      const b3 = at0(d, s + 3, end);
+      if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (b3 & 0xc0) !== 0x80 || (c0 === 0xf0 && (b1 & 0xf0) === 0x80) || (c0 === 0xf4 && b1 > 0x8f) || c0 > 0xf4) return -1;
+      ch = ((c0 & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((b2 & 0x3f) << 6) | (b3 & 0x3f);
       len = 4;
     } else return -1;
-    at.p = s + len;
+    hfsAt = s + len;
     if ((ch >= 0x200c && ch <= 0x200f) || (ch >= 0x202a && ch <= 0x202e) || (ch >= 0x206a && ch <= 0x206f) || ch === 0xfeff) continue;
     return ch;
   }
@@ -477,14 +481,17 @@ function nextHfsChar(d: Uint8Array, at: { p: number }, end: number): number {
 
 /** git's is_hfs_dot_generic: `.` + needle (ASCII, any case), HFS+-ignorable code points anywhere. */
 function isHfsDot(d: Uint8Array, start: number, end: number, needle: string): boolean {
-  const at = { p: start };
-  if (nextHfsChar(d, at, end) !== DOT) return false;
+  // The first code point is "." or an ignorable one (all of them start with 0xe2 or 0xef in UTF-8).
+  const first = at0(d, start, end);
+  if (first !== DOT && first !== 0xe2 && first !== 0xef) return false;
+  hfsAt = start;
+  if (nextHfsChar(d, end) !== DOT) return false;
   for (let k = 0; k < needle.length; k++) {
-    const c = nextHfsChar(d, at, end);
+    const c = nextHfsChar(d, end);
     if (c <= 0 || c > 127) return false;
     if (lower(c) !== needle.charCodeAt(k)) return false;
   }
-  const c = nextHfsChar(d, at, end);
+  const c = nextHfsChar(d, end);
   return c === 0 || c === SLASH;
 }
 
@@ -515,15 +522,11 @@ function isNtfsDotGit(d: Uint8Array, start: number, end: number): boolean {
 
 /** git's is_ntfs_dot_generic for `.gitmodules` (short prefix "gi7eba") and its kin. */
 function isNtfsDot(d: Uint8Array, start: number, end: number, name: string, shortPrefix: string): boolean {
-  const onlySpacesAndPeriods = (i: number): boolean => {
-    for (;;) {
-      const c = at0(d, start + i++, end);
-      if (c === 0 || c === COLON) return true;
-      if (c !== SP && c !== DOT) return false;
-    }
-  };
-  if (at0(d, start, end) === DOT && caseEqual(d, start + 1, end, name, name.length)) return onlySpacesAndPeriods(name.length + 1);
-  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === 0x7e && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34) return onlySpacesAndPeriods(8);
+  // Every spelling starts with ".", the needle's "g" (either case) or a "~" (short names).
+  const first = at0(d, start, end);
+  if (first !== DOT && (first | 0x20) !== 0x67 && first !== 0x7e) return false;
+  if (first === DOT && caseEqual(d, start + 1, end, name, name.length)) return onlySpacesAndPeriods(d, start + name.length + 1, end);
+  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === 0x7e && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34) return onlySpacesAndPeriods(d, start + 8, end);
   let sawTilde = false;
   for (let i = 0; i < 8; i++) {
     const c = at0(d, start + i, end);
@@ -538,7 +541,16 @@ function isNtfsDot(d: Uint8Array, start: number, end: number, name: string, shor
     else if (c & 0x80) return false;
     else if (lower(c) !== shortPrefix.charCodeAt(i)) return false;
   }
-  return onlySpacesAndPeriods(8);
+  return onlySpacesAndPeriods(d, start + 8, end);
+}
+
+/** git's only_spaces_and_periods: from `i` to the end of the name (or a ":"), nothing but " " and ".". */
+function onlySpacesAndPeriods(d: Uint8Array, i: number, end: number): boolean {
+  for (;;) {
+    const c = at0(d, i++, end);
+    if (c === 0 || c === COLON) return true;
+    if (c !== SP && c !== DOT) return false;
+  }
 }
 
 /** strncasecmp(name + at, needle, n) === 0 for an ASCII needle. */

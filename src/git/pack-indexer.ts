@@ -12,6 +12,7 @@
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BufferPool, collectGarbage } from "./buffer-pool.ts";
+import { copyBytes } from "./bytes.ts";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
@@ -628,7 +629,7 @@ function hashInto(oids: Uint8Array, i: number, type: ObjectType, data: Uint8Arra
   hasher.update(headerBytes.subarray(0, n));
   hasher.update(data);
   hasher.digest(digest);
-  oids.set(digest.subarray(0, 20), 20 * i);
+  copyBytes(digest, 0, 20, oids, 20 * i);
 }
 
 /** Rewrite the object count and the trailer after appending thin bases; returns the new checksum. */

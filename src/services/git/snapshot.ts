@@ -123,6 +123,11 @@ export class GitStore {
     }
   }
 
+  /** Bytes each cache holds now (the process_ metrics report them). */
+  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes", number> {
+    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes };
+  }
+
   /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
   evict(storageRepoId: string, name: string): void {
     this.idx.delete(packKey(storageRepoId, name, "idx"));
