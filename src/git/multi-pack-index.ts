@@ -140,10 +140,14 @@ export class MultiPackIndex {
     return this.byPack[k]!;
   }
 
-  /** Bytes this index holds beyond the idx files it is built from (for cache budgets). */
+  /**
+   * Bytes this index holds beyond the idx files it is built from, the tables built on first use
+   * (hash slots, per-pack positions) included once they exist (for cache budgets).
+   */
   get footprint(): number {
-    const own = this.packs.length === 1 ? 0 : this.oids.length;
-    return own + 18 * this.count;
+    let bytes = (this.packs.length === 1 ? 0 : this.oids.byteLength) + this.packOf.byteLength + this.idxPos.byteLength + (this.slots?.byteLength ?? 0);
+    for (const row of this.byPack ?? []) bytes += row.byteLength;
+    return bytes;
   }
 
   private buildSlots(): Int32Array {

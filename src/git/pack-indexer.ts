@@ -11,7 +11,7 @@
 // amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { BufferPool, collectGarbage } from "./buffer-pool.ts";
+import { BufferPool, collectGarbage, MemoryPacer } from "./buffer-pool.ts";
 import { copyBytes } from "./bytes.ts";
 import { applyDelta } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
@@ -287,6 +287,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
   let ended = false;
   // Inflated entries only live until hashed (deltas are not even looked at): one reused buffer.
   let scratch = new Uint8Array(64 * 1024);
+  const pacer = new MemoryPacer();
 
   const step = (): boolean => {
     if (trailerRead) return false;
@@ -369,6 +370,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     packHash.update(raw);
     pos += entryLength;
     want = 2;
+    pacer.tick();
     return true;
   };
 
@@ -432,6 +434,8 @@ class Resolver {
     for (const d of pending) {
       const oid = t.refBases.get(d)!;
       if (t.resolved[d] || !this.refChildren.has(oid)) continue;
+      // Each base comes whole from the repository (its delta chain resolved into fresh buffers).
+      this.basePacer.tick();
       const obj = await reader.read(oid);
       if (!obj) continue;
       const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
@@ -552,6 +556,7 @@ class Resolver {
       hashInto(t.oids, child, type, data);
       this.onObject?.(type, data, t.oids, 20 * child);
       t.resolved[child] = 1;
+      this.pacer.tick();
       push(child, data);
     }
   }
@@ -598,6 +603,8 @@ class Resolver {
   private scratch = new Uint8Array(64 * 1024);
   private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
+  private readonly pacer = new MemoryPacer();
+  private readonly basePacer = new MemoryPacer(4);
 }
 
 /** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */

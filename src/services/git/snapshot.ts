@@ -25,17 +25,32 @@ export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"
 
 export type { RepoSnapshot };
 
-/** Process-wide caches over the object store: parsed idx files, pack blocks, delta bases. */
+/**
+ * Process-wide caches over the object store: parsed idx files, pack blocks, delta bases, and
+ * multi-pack indexes of recent pack sets. They share one budget in bytes (SVC_GIT_CACHE), split
+ * as 3/8 pack blocks, 1/8 delta bases, 1/4 idx files, 1/4 multi-pack indexes, each entry weighed
+ * by what it holds (tables built after it was cached included). Why a bound in bytes that the
+ * operator sets: what these caches hold stays in the process between requests, and the
+ * collector lets a request's garbage grow in proportion to what the process already holds, so
+ * each cached byte costs about two of peak memory.
+ */
 export class GitStore {
   readonly blocks: BlockCache;
-  readonly deltaBases = new DeltaBaseCache(32 * 1024 * 1024);
-  private readonly idx = new ByteLru<string, PackIndex>(64 * 1024 * 1024, (v) => 1024 + v.count * 28);
+  readonly deltaBases: DeltaBaseCache;
+  private readonly idx: ByteLru<string, PackIndex>;
   /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
-  readonly multiPackIndexes = new ByteLru<string, MultiPackIndex>(64 * 1024 * 1024, (v) => 1024 + v.footprint);
+  readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
   private readonly loading = new Map<string, Promise<PackIndex>>();
 
-  constructor(readonly store: ObjectStore) {
-    this.blocks = new BlockCache(store, { blockSize: 64 * 1024, maxBytes: 64 * 1024 * 1024 });
+  constructor(
+    readonly store: ObjectStore,
+    cacheBytes: number,
+  ) {
+    const eighth = Math.floor(cacheBytes / 8);
+    this.blocks = new BlockCache(store, { blockSize: 64 * 1024, maxBytes: Math.max(64 * 1024, 3 * eighth) });
+    this.deltaBases = new DeltaBaseCache(eighth);
+    this.idx = new ByteLru<string, PackIndex>(2 * eighth, (v) => v.footprint);
+    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(2 * eighth, (v) => 1024 + v.footprint);
   }
 
   /** The parsed idx of a stored pack (cached; concurrent loads share one read). */
