@@ -11,7 +11,7 @@
 // order: a tree's delta base is usually the entry just before it in the pack (the same
 // directory one version apart), so resolving them in that order with the base kept in the
 // delta-base cache inflates each tree about once.
-import { MemoryPacer } from "./buffer-pool.ts";
+import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { type ChainObject, ChainReader } from "./chain-reader.ts";
 import type { CopyLog } from "./delta.ts";
 import { type ObjectFilter } from "./list-objects.ts";
@@ -212,7 +212,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
   }
   const key = new Uint8Array(20);
   const hints = takesHints(midx);
-  const pacer = new MemoryPacer();
+  const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   while (stack.length > 0) {
     const p = stack.pop()!;
     list.commitCount++;
@@ -260,7 +260,7 @@ async function walkTrees(
       level.push(p);
     }
   }
-  const pacer = new MemoryPacer();
+  const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   const hints = takesHints(midx);
   while (level.length > 0) {
     const next: number[] = [];

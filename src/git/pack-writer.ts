@@ -8,7 +8,7 @@
 // Serving copies stored entries verbatim (no recompression, no new delta search): a stored
 // delta stays a delta when its base is sent too (emitted first, re-pointed by offset or oid)
 // or is one of the receiver's thin bases; any other delta is resolved and sent whole.
-import { MemoryPacer } from "./buffer-pool.ts";
+import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { deflate } from "./inflate.ts";
 import { hashObject } from "./oid.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
@@ -113,7 +113,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   if (packs.length === 1 && count === packs[0]!.idx.count && count > 0 && opts.ofsDelta && !opts.record) {
     const pack = packs[0]!;
     // Each piece read, and the packets made of it, is garbage once sent.
-    const pacer = new MemoryPacer(8);
+    const pacer = new MemoryPacer(8, CLONE_MEMORY_SLACK);
     for await (const piece of streamBytes(pack.source, 0, pack.source.size, STREAM_CHUNK)) {
       yield piece;
       pacer.tick();
@@ -126,7 +126,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   const written = new Float64Array(midx.count).fill(-1);
   let sent = 0;
   // Per window (about WINDOW bytes each) and per entry rewritten whole.
-  const pacer = new MemoryPacer(4);
+  const pacer = new MemoryPacer(4, CLONE_MEMORY_SLACK);
   for (let k = packs.length - 1; k >= 0; k--) {
     const pack = packs[k]!;
     const idx = pack.idx;
