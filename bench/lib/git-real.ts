@@ -4,6 +4,13 @@
 //
 //   bun bench/git.ts --real bench/work/repos/git-git.git [--steps 20] [--reps 3] [--only cgit|svc]
 //                    [--single-push | --single-push-rev REV] [--no-gc] [--full-fsck] [--cpu-prof] [--keep] [--out FILE]
+//                    [--mem-trace | --mem-trace-gc] [--isolate-compaction]
+//
+// --mem-trace: after every svc request, svc's idle memory (VmRSS, anonymous and file pages from
+//   smaps_rollup, the svc_process_memory_bytes and svc_git_cache_bytes gauges, and the JS heap's
+//   object types from bench/lib/mem-probe.ts, preloaded); --mem-trace-gc also after a full
+//   collection. --isolate-compaction: after each svc step, wait for its compaction and record its
+//   peak on its own (changes the schedule: svc then compacts between steps).
 //
 // The repository is a bare copy made with C git itself (never committed):
 //   git clone --bare --no-local --single-branch <git.git> bench/work/repos/git-git.git
@@ -40,6 +47,8 @@ interface RealArgs {
   memTrace: boolean;
   /** With --mem-trace: the probe also runs a full collection after each request and reports both. */
   memTraceGc: boolean;
+  /** After each svc step, wait for its compaction and measure that alone (attribution; changes the schedule). */
+  isolateCompaction: boolean;
 }
 
 function parse(argv: string[]): RealArgs {
@@ -62,6 +71,7 @@ function parse(argv: string[]): RealArgs {
     out: get("out") ?? null,
     memTrace: argv.includes("--mem-trace") || argv.includes("--mem-trace-gc"),
     memTraceGc: argv.includes("--mem-trace-gc"),
+    isolateCompaction: argv.includes("--isolate-compaction"),
   };
 }
 
@@ -250,7 +260,7 @@ export async function runReal(argv: string[]): Promise<void> {
       if (side === "svc") {
         svcPushHwm = Math.max(svcPushHwm, s.peakMB);
         await traceMem(`step ${k + 1} (peak ${s.peakMB})`);
-        if (args.memTrace) {
+        if (args.isolateCompaction) {
           // Attribution: let this step's compaction run alone and measure its peak separately.
           const sampler = new RssSampler(svc!.pid, 50).start();
           const t0 = performance.now();
