@@ -6,7 +6,11 @@ set -eu
 cd "$(dirname "$0")"
 
 stamp=node_modules/.svc-installed
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+# A node_modules that is a symlink is an install shared with another checkout (a git worktree):
+# reinstalling through it would pull it from under that checkout, so it is left as it is.
+if [ -L node_modules ]; then
+  :
+elif [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   echo "svc: installing packages (bun, elysia, drizzle, ssh2, minio, …)" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
   touch "$stamp"

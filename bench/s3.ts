@@ -11,8 +11,10 @@
 //   in --steps fast-forward steps (the last one with all tags) to both servers, alternating which
 //   goes first; both are compacted with `svc gc`; then clones (--clone-reps, alternating), a push
 //   of 10 more commits, and incremental fetches of them (--fetch-reps, alternating). Reported:
-//   wall time per side and ratios, server CPU, server peak RSS, and the S3 requests and bytes
-//   each operation cost (counted by the proxy).
+//   wall time per side and ratios, server CPU, client CPU, the CPU of s3rver and the proxy (they
+//   share the machine with the client and svc), server peak RSS, and the S3 requests and bytes
+//   each operation cost (counted by the proxy). Each timed operation waits for both servers to
+//   be idle first (background work after the other side's push).
 // faults: a third svc on S3 behind the proxy answering --slowdown of requests 503 SlowDown and
 //   resetting --reset of connections mid-body. --fault-ops pushes, clones and fetches (seeded
 //   mix, --fault-workers at once) over 4 repositories of a smaller subset; each must succeed
@@ -135,19 +137,21 @@ interface Side {
   svc: SvcServer;
   acct: SvcAccount;
   proxy: FaultProxyHandle | null;
+  /** The fake bucket's processes (s3rver, the proxy): their CPU is the machine's, not svc's. */
+  helperPids: number[];
 }
 
 function s3Env(s3: S3rverHandle, endpoint: string): Record<string, string> {
   return { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: endpoint, SVC_S3_BUCKET: s3.bucket, SVC_S3_ACCESS_KEY: s3.accessKey, SVC_S3_SECRET_KEY: s3.secretKey };
 }
 
-async function startSide(name: string, extraEnv: Record<string, string>, proxy: FaultProxyHandle | null): Promise<Side> {
+async function startSide(name: string, extraEnv: Record<string, string>, proxy: FaultProxyHandle | null, helperPids: number[] = []): Promise<Side> {
   const dataDir = join(work, `svc-${name}`);
   mkdirSync(dataDir);
   const svc = await startSvc({ dataDir, log: "warn", env: extraEnv });
   const acct = await bootstrap(svc);
   log(`svc ${name}: pid ${svc.pid} at ${svc.url}`);
-  return { name, svc, acct, proxy };
+  return { name, svc, acct, proxy, helperPids };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -157,6 +161,8 @@ interface Sample {
   wall: number;
   clientCpu: number;
   serverCpu: number;
+  /** CPU seconds of s3rver and the proxy during the operation (0 on fs). */
+  helperCpu: number;
   rssStartMB: number;
   rssPeakMB: number;
   load1: number;
@@ -182,9 +188,29 @@ function diffStats(a: ProxyStats, b: ProxyStats): ProxyStats {
   };
 }
 
+/** The servers of the run; each timed operation first waits for all of them to be idle. */
+let running: Side[] = [];
+
+/**
+ * Waits until every svc process is idle (under 5% of a core over half a second; 60 s at most):
+ * one side's background work after a push (the contributions job walks every new commit) must
+ * not run during the other side's timed operation.
+ */
+async function settle(): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const before = running.map((s) => procCpu(s.svc.pid).self);
+    await Bun.sleep(500);
+    if (!running.some((s, i) => procCpu(s.svc.pid).self - before[i]! > 0.025) || performance.now() > deadline) return;
+  }
+}
+
 async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> {
+  await settle();
   const load1 = round(loadavg()[0]!, 2);
   const before = procCpu(side.svc.pid).self;
+  const helperCpu = () => side.helperPids.reduce((n, pid) => n + procCpu(pid).self, 0);
+  const helpersBefore = helperCpu();
   const s3Before = side.proxy ? await side.proxy.stats() : null;
   if (side.proxy) await side.proxy.resetStats();
   const sampler = new RssSampler(side.svc.pid, 50).start();
@@ -194,6 +220,7 @@ async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> 
     wall: r.wall,
     clientCpu: r.cpu,
     serverCpu: procCpu(side.svc.pid).self - before,
+    helperCpu: round(helperCpu() - helpersBefore, 2),
     rssStartMB: mb(rss.startBytes),
     rssPeakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)),
     load1,
@@ -209,8 +236,9 @@ const summarize = (xs: Sample[]) => ({
   minWall: round(Math.min(...xs.map((x) => x.wall))),
   medianServerCpu: round(median(xs.map((x) => x.serverCpu))),
   medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
+  medianHelperCpu: round(median(xs.map((x) => x.helperCpu))),
   peakRssMB: Math.max(...xs.map((x) => x.rssPeakMB)),
-  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
+  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), clientCpu: round(x.clientCpu), helperCpu: x.helperCpu, rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
 });
 
 const results: Record<string, unknown> = {};
@@ -228,7 +256,8 @@ async function latencyRun(): Promise<void> {
   log(`repository ${repo.path}: pack ${repo.packMB} MB, ${repo.chain.length} first-parent commits, main ${repo.tip.slice(0, 12)}`);
   const s3 = await startS3rver();
   const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: args.delay, seed: args.seed });
-  const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy)];
+  const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy, [s3.pid, proxy.pid])];
+  running = sides;
   try {
     const name = "git";
     for (const side of sides) await createRepo(side.svc, side.acct, name);
@@ -290,7 +319,7 @@ async function latencyRun(): Promise<void> {
         }
         clones[side.name]!.push(s);
         rmSync(dst, { recursive: true, force: true });
-        log(`  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`);
+        log(`  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`);
       }
     }
     const clonePackMB = cloneCheck.s3!.packMB;
@@ -361,6 +390,7 @@ async function faultRun(): Promise<void> {
   const s3 = await startS3rver();
   const proxy = await spawnFaultProxy(s3.endpoint, { seed: args.seed, delayMs: args.faultDelay, slowDown: args.slowDown, reset: args.reset });
   let side = await startSide("faults", s3Env(s3, proxy.endpoint), proxy);
+  running = [];
   const repos = ["f1", "f2", "f3", "f4"];
   const state = new Map(repos.map((r) => [r, { cursor: 0, pushed: [] as string[], attempted: [] as string[], clone: null as string | null, busy: Promise.resolve() }]));
   const rng = new Rng(args.seed);

@@ -2,5 +2,7 @@
 import { $ } from "bun";
 
 const root = new URL("..", import.meta.url).pathname;
-await $`bun build --compile --minify-whitespace --minify-syntax ${root}src/main.ts --outfile ${root}dist/svc`;
+// The highlighting thread's module is a second entry point: a Worker's file is bundled only when
+// it is named here (src/http/routes/web/highlight.ts finds it under the same path).
+await $`bun build --compile --minify-whitespace --minify-syntax ${root}src/main.ts ${root}src/http/routes/web/highlight-worker.ts --outfile ${root}dist/svc`;
 console.log("built dist/svc");

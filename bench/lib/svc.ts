@@ -7,18 +7,21 @@ import { BUN, ROOT, cleanEnv, run, spawnServer, type Child } from "./proc.ts";
 export interface SvcServer extends Child {
   dataDir: string;
   env: Record<string, string>;
+  /** The checkout it runs (ROOT when absent). */
+  root?: string;
 }
 
 /**
  * Starts svc on a fresh data dir under `dir`; `env` adds SVC_* settings (e.g. SVC_LOG);
- * `bunArgs` go before the script (e.g. --cpu-prof).
+ * `bunArgs` go before the script (e.g. --cpu-prof); `root` is the checkout to run (another one
+ * to compare with, e.g. an older commit unpacked with `git archive`).
  */
-export async function startSvc(dir: string, env: Record<string, string> = {}, bunArgs: string[] = []): Promise<SvcServer> {
+export async function startSvc(dir: string, env: Record<string, string> = {}, bunArgs: string[] = [], root = ROOT): Promise<SvcServer> {
   const dataDir = join(dir, "data");
   mkdirSync(dataDir, { recursive: true });
   const svcEnv = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", ...env };
-  const child = await spawnServer([BUN, ...bunArgs, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(dir, "stderr.log") });
-  return { ...child, dataDir, env: svcEnv };
+  const child = await spawnServer([BUN, ...bunArgs, join(root, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(dir, "stderr.log") });
+  return { ...child, dataDir, env: svcEnv, root };
 }
 
 export interface Fixture {
@@ -39,7 +42,7 @@ async function call(url: string, init: RequestInit & { expect: number }): Promis
 export async function bootstrap(s: SvcServer, f: { org: string; repo: string }): Promise<Fixture> {
   const email = "bench@example.com";
   const password = "correct horse battery staple";
-  const created = await run([BUN, join(ROOT, "src/main.ts"), "user-create", "--org", f.org, "--email", email, "--name", "Bench", "--handle", "bencher", "--password", password, "--role", "owner"], {
+  const created = await run([BUN, join(s.root ?? ROOT, "src/main.ts"), "user-create", "--org", f.org, "--email", email, "--name", "Bench", "--handle", "bencher", "--password", password, "--role", "owner"], {
     ...cleanEnv(),
     ...s.env,
   });

@@ -27,11 +27,13 @@
 // tolerates (extra spaces before the date), as before this module.
 //
 // Entry points for write paths (docs/architecture.md "Object checks"):
-// - a received pack: `const fsck = new FsckSession()`, pass `onObject: fsck.inspect` to
-//   indexPack, then `await fsck.finish(reader)` with a reader that sees the new pack and the
-//   repository (receive-pack does this; mirror sync must do the same);
+// - a received pack: `const fsck = new FsckSession()`, pass it to indexPack (`fsck`), then
+//   `await fsck.finish(reader)` with a reader that sees the new pack and the repository
+//   (receive-pack and mirror sync do this);
 // - objects the server builds (commit API, lander): `await fsckObjects(objects, reader)`.
+import type { CopyLog } from "./delta.ts";
 import { bytesToHex, hashObject } from "./oid.ts";
+import { OidSet } from "./oid-set.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
 /** git's message ids for the problems svc refuses. */
@@ -116,6 +118,7 @@ const DOT = 0x2e;
 const SLASH = 0x2f;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
+const TILDE = 0x7e;
 /** Longest tree entry name git accepts without largePathname. */
 const MAX_TREE_ENTRY_LEN = 4096;
 /** Largest .gitattributes git parses (ATTR_MAX_FILE_SIZE) and its longest line (ATTR_MAX_LINE_LENGTH). */
@@ -147,12 +150,21 @@ export function fsckObject(type: ObjectType, data: Uint8Array, oid: Oid | null =
     case "tag":
       return fsckTag(data, report);
     case "tree":
-      return fsckTree(data, report, null);
+      return fsckTree(data, report, null, null, false);
     case "blob":
       return;
     default:
       report("unknownType", `unknown type '${type as string}'`);
   }
+}
+
+/**
+ * What the indexer runs on every tree (validateObject): fsckObject's checks, then svc's own mode
+ * rule (a GitError, "invalid tree: bad mode …"); every entry but a gitlink goes into `links`,
+ * and the `.gitmodules` / `.gitattributes` blobs it names to `found` (a FsckSession's).
+ */
+export function fsckTreeForIndex(data: Uint8Array, links: OidSet | null, found: TreeFindings | null, layout: TreeLayout | null = null): void {
+  fsckTree(data, reporter("tree", null, data), found, links, true, layout);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,10 +303,13 @@ function fsckTag(d: Uint8Array, report: Report): void {
 // ---------------------------------------------------------------------------------------------
 // Trees
 
-/** What a tree check found that other objects must answer for (FsckSession). */
-interface TreeFindings {
-  gitmodules: Oid[];
-  gitattributes: Oid[];
+/**
+ * Where a tree check reports the blobs a tree names `.gitmodules` / `.gitattributes` (their
+ * oid: 20 bytes of `d` at `at`), for FsckSession to check across objects.
+ */
+export interface TreeFindings {
+  gitmodules(d: Uint8Array, at: number): void;
+  gitattributes(d: Uint8Array, at: number): void;
 }
 
 /** Mode constants as git compares them (S_IFMT bits and permissions). */
@@ -303,81 +318,7 @@ const S_IFDIR = 0o040000;
 const S_IFLNK = 0o120000;
 const S_IFGITLINK = 0o160000;
 
-function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null): void {
-  let pos = 0;
-  let prevStart = -1;
-  let prevEnd = -1;
-  let prevMode = 0;
-  const problems = new Set<FsckMsgId>();
-  // Names of non-directory entries that a later directory entry could duplicate (git's
-  // verify_ordered: "foo", "foo.bar", "foo/" are not adjacent but "foo" and "foo/" clash).
-  const candidates: [number, number][] = [];
-  while (pos < d.length) {
-    // git's decode_tree_entry: an octal mode, a space, a non-empty name, NUL, 20 bytes.
-    if (d[pos] === SP) report("badTree", "cannot be parsed as a tree");
-    let mode = 0;
-    let k = pos;
-    for (; k < d.length && d[k] !== SP; k++) {
-      const c = d[k]!;
-      if (c < 0x30 || c > 0x37) report("badTree", "cannot be parsed as a tree");
-      mode = (mode * 8 + (c - 0x30)) % 0x100000000;
-    }
-    if (k >= d.length) report("badTree", "cannot be parsed as a tree");
-    const start = k + 1;
-    const end = d.indexOf(0, start);
-    if (end < 0 || end + 21 > d.length) report("badTree", "cannot be parsed as a tree");
-    if (end === start) report("badTree", "cannot be parsed as a tree");
-    mode &= 0xffff;
-    const oidAt = end + 1;
-    if (isNullOid(d, oidAt)) problems.add("nullSha1");
-    for (let i = start; i < end; i++) if (d[i] === SLASH) problems.add("fullPathname");
-    const len = end - start;
-    if (len === 1 && d[start] === DOT) problems.add("hasDot");
-    if (len === 2 && d[start] === DOT && d[start + 1] === DOT) problems.add("hasDotdot");
-    if (isHfsDot(d, start, end, "git") || isNtfsDotGit(d, start, end)) problems.add("hasDotgit");
-    if (d[pos] === 0x30) problems.add("zeroPaddedFilemode");
-    if (len > MAX_TREE_ENTRY_LEN) problems.add("largePathname");
-    const symlink = (mode & S_IFMT) === S_IFLNK;
-    if (isHfsDot(d, start, end, "gitmodules") || isNtfsDot(d, start, end, "gitmodules", "gi7eba")) {
-      if (symlink) report("gitmodulesSymlink", ".gitmodules is a symbolic link");
-      found?.gitmodules.push(bytesToHex(d, oidAt, 20));
-    }
-    if (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29")) {
-      // A symlinked .gitattributes is only "info" in git.
-      if (!symlink) found?.gitattributes.push(bytesToHex(d, oidAt, 20));
-    }
-    for (let b = d.indexOf(BACKSLASH, start); b >= 0 && b < end; b = d.indexOf(BACKSLASH, b + 1)) {
-      if (isNtfsDotGit(d, b + 1, end)) problems.add("hasDotgit");
-      if (isNtfsDot(d, b + 1, end, "gitmodules", "gi7eba")) {
-        if (symlink) report("gitmodulesSymlink", ".gitmodules is a symbolic link");
-        found?.gitmodules.push(bytesToHex(d, oidAt, 20));
-      }
-    }
-    switch (mode) {
-      case 0o100755:
-      case 0o100644:
-      case S_IFLNK:
-      case S_IFDIR:
-      case S_IFGITLINK:
-      case 0o100664: // written by very old git; "info" in git even in strict mode
-        break;
-      default:
-        problems.add("badFilemode");
-    }
-    if (prevStart >= 0) {
-      const order = verifyOrdered(d, prevStart, prevEnd, prevMode, start, end, mode, candidates);
-      if (order === "dups") problems.add("duplicateEntries");
-      else if (order === "unordered") problems.add("treeNotSorted");
-    }
-    prevStart = start;
-    prevEnd = end;
-    prevMode = mode;
-    pos = end + 21;
-  }
-  // Reported in git's order (the first one names the refusal).
-  for (const [id, detail] of TREE_MESSAGES) if (problems.has(id)) report(id, detail);
-}
-
+/** Tree problems as bits, in the order git reports them (the first one names the refusal). */
 const TREE_MESSAGES: [FsckMsgId, string][] = [
   ["nullSha1", "contains entries pointing to null sha1"],
   ["fullPathname", "contains full pathnames"],
@@ -392,6 +333,232 @@ const TREE_MESSAGES: [FsckMsgId, string][] = [
   // Last: git only notes it, so a problem git refuses for is named first.
   ["badFilemode", "contains bad file modes"],
 ];
+const P_NULL_SHA1 = 1 << 0;
+const P_FULL_PATHNAME = 1 << 1;
+const P_HAS_DOT = 1 << 3;
+const P_HAS_DOTDOT = 1 << 4;
+const P_HAS_DOTGIT = 1 << 5;
+const P_ZERO_PADDED = 1 << 6;
+const P_DUPLICATES = 1 << 7;
+const P_NOT_SORTED = 1 << 8;
+const P_LARGE_PATHNAME = 1 << 9;
+const P_BAD_FILEMODE = 1 << 10;
+
+/** verifyOrdered's verdicts. */
+const ORDER_OK = 0;
+const ORDER_DUPS = 1;
+const ORDER_UNSORTED = 2;
+
+/**
+ * Checks a tree: git's fsck_tree (`strictModes` false: fsckObject, compared with git by the
+ * differential tests) or what the indexer refuses (`strictModes`: also a mode written in any
+ * other way than git writes it, "invalid tree: bad mode …", after git's checks). With `links`,
+ * every entry but a gitlink is added to it; with `found`, the `.gitmodules`/`.gitattributes`
+ * blobs are reported to it. One pass over the bytes, no allocation per entry: this runs on
+ * every tree of every push and mirror sync (33 M entries for git.git's history).
+ */
+function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, links: OidSet | null, strictModes: boolean, layout: TreeLayout | null = null): void {
+  const n = d.length;
+  let pos = 0;
+  let prevStart = -1;
+  let prevEnd = -1;
+  let prevMode = 0;
+  let problems = 0;
+  let modeError: string | null = null;
+  // Names of non-directory entries that a later directory entry could duplicate (git's
+  // verify_ordered: "foo", "foo.bar", "foo/" are not adjacent but "foo" and "foo/" clash), as
+  // start/end pairs.
+  let candidates: number[] | null = null;
+  // Where each entry starts (layout.starts), and what this tree copies from its base.
+  let starts: Uint32Array | null = layout?.starts ?? null;
+  let count = 0;
+  const baseStarts = layout?.base ?? null;
+  const baseCount = baseStarts ? baseStarts.length : 0;
+  const baseLength = layout?.baseLength ?? 0;
+  const ops = layout?.copies?.ops ?? null;
+  const opCount = baseStarts && layout!.copies ? layout!.copies.count : 0;
+  let op = 0;
+  while (pos < n) {
+    if (starts !== null && count + 1 >= starts.length) starts = layout!.grow();
+    if (opCount > 0) {
+      // Whole entries of the base copied as they are: the base passed every check that looks at
+      // one entry (and put the entry in `links` and `found`), so only their order is checked
+      // here. Most trees are a delta against the previous version of their directory, and
+      // nearly all their entries are copied (98% of git.git's tree bytes).
+      while (op < opCount && ops![3 * op]! + ops![3 * op + 1]! <= pos) op++;
+      if (op < opCount && ops![3 * op]! <= pos) {
+        const segEnd = ops![3 * op]! + ops![3 * op + 1]!;
+        let b = ops![3 * op + 2]! + (pos - ops![3 * op]!);
+        let k = lowerBound(baseStarts!, b);
+        let copied = false;
+        while (k < baseCount && baseStarts![k] === b) {
+          const entryEnd = k + 1 < baseCount ? baseStarts![k + 1]! : baseLength;
+          const l = entryEnd - b;
+          if (pos + l > segEnd) break;
+          if (count + 1 >= starts!.length) starts = layout!.grow();
+          starts![count++] = pos;
+          // A checked entry's mode is one git writes: "40000" for a directory, else six digits.
+          const dir = d[pos] === 0x34;
+          const start = pos + (dir ? 6 : 7);
+          const end = pos + l - 21;
+          const mode = dir ? S_IFDIR : 0o100644;
+          if (prevStart >= 0) problems |= orderProblem(d, prevStart, prevEnd, prevMode, start, end, mode, candidates ?? (candidates = []));
+          prevStart = start;
+          prevEnd = end;
+          prevMode = mode;
+          pos += l;
+          b = entryEnd;
+          k++;
+          copied = true;
+        }
+        if (copied) continue;
+      }
+    }
+    if (starts !== null) starts[count++] = pos;
+    // git's decode_tree_entry: an octal mode, a space, a non-empty name, NUL, 20 bytes.
+    if (d[pos] === SP) report("badTree", "cannot be parsed as a tree");
+    let mode = 0;
+    let k = pos;
+    for (; k < n; k++) {
+      const c = d[k]!;
+      if (c === SP) break;
+      if (c < 0x30 || c > 0x37) report("badTree", "cannot be parsed as a tree");
+      mode = (mode * 8 + (c - 0x30)) >>> 0;
+    }
+    if (k >= n) report("badTree", "cannot be parsed as a tree");
+    if (strictModes && modeError === null) modeError = svcModeError(d, pos, k, mode);
+    const start = k + 1;
+    let end = start;
+    let backslash = false;
+    for (; end < n; end++) {
+      const c = d[end]!;
+      if (c === 0) break;
+      if (c === SLASH) problems |= P_FULL_PATHNAME;
+      else if (c === BACKSLASH) backslash = true;
+    }
+    if (end + 21 > n) report("badTree", "cannot be parsed as a tree");
+    if (end === start) report("badTree", "cannot be parsed as a tree");
+    mode &= 0xffff;
+    const oidAt = end + 1;
+    if (d[oidAt] === 0 && isNullOid(d, oidAt)) problems |= P_NULL_SHA1;
+    const len = end - start;
+    const symlink = (mode & S_IFMT) === S_IFLNK;
+    // Every name below (".", "..", ".git", ".gitmodules", ".gitattributes" in git's HFS+ and NTFS
+    // spellings) starts with one of these bytes: most entries skip the name checks.
+    const c0 = d[start]!;
+    if (c0 === DOT || c0 === 0x67 || c0 === 0x47 || c0 === TILDE || c0 === 0xe2 || c0 === 0xef) {
+      if (c0 === DOT && len === 1) problems |= P_HAS_DOT;
+      if (c0 === DOT && len === 2 && d[start + 1] === DOT) problems |= P_HAS_DOTDOT;
+      if (isHfsDot(d, start, end, "git") || isNtfsDotGit(d, start, end)) problems |= P_HAS_DOTGIT;
+      if (isHfsDot(d, start, end, "gitmodules") || isNtfsDot(d, start, end, "gitmodules", "gi7eba")) {
+        if (symlink) report("gitmodulesSymlink", ".gitmodules is a symbolic link");
+        found?.gitmodules(d, oidAt);
+      }
+      // A symlinked .gitattributes is only "info" in git.
+      if (!symlink && (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29"))) found?.gitattributes(d, oidAt);
+    }
+    if (d[pos] === 0x30) problems |= P_ZERO_PADDED;
+    if (len > MAX_TREE_ENTRY_LEN) problems |= P_LARGE_PATHNAME;
+    if (backslash) {
+      for (let b = start; b < end; b++) {
+        if (d[b] !== BACKSLASH) continue;
+        if (isNtfsDotGit(d, b + 1, end)) problems |= P_HAS_DOTGIT;
+        if (isNtfsDot(d, b + 1, end, "gitmodules", "gi7eba")) {
+          if (symlink) report("gitmodulesSymlink", ".gitmodules is a symbolic link");
+          found?.gitmodules(d, oidAt);
+        }
+      }
+    }
+    if (mode !== 0o100644 && mode !== 0o100755 && mode !== S_IFDIR && mode !== S_IFLNK && mode !== S_IFGITLINK && mode !== 0o100664) {
+      // 100664 was written by very old git; "info" in git even in strict mode.
+      problems |= P_BAD_FILEMODE;
+    }
+    if (prevStart >= 0) problems |= orderProblem(d, prevStart, prevEnd, prevMode, start, end, mode, candidates ?? (candidates = []));
+    if (links !== null && mode !== S_IFGITLINK) links.add(d, oidAt);
+    prevStart = start;
+    prevEnd = end;
+    prevMode = mode;
+    pos = end + 21;
+  }
+  if (layout !== null) layout.count = count;
+  if (problems !== 0) for (let b = 0; b < TREE_MESSAGES.length; b++) if (problems & (1 << b)) report(...TREE_MESSAGES[b]!);
+  if (modeError !== null) throw new GitError(modeError);
+}
+
+/** The order problem (duplicateEntries, treeNotSorted) of two adjacent entries, as a bit; 0 when in order. */
+function orderProblem(d: Uint8Array, a: number, aEnd: number, aMode: number, b: number, bEnd: number, bMode: number, candidates: number[]): number {
+  // The common case first: the names differ within the shorter one, in order.
+  let i = 0;
+  const m = Math.min(aEnd - a, bEnd - b);
+  while (i < m && d[a + i] === d[b + i]) i++;
+  if (i < m && d[a + i]! < d[b + i]!) return 0;
+  const order = verifyOrdered(d, a, aEnd, aMode, b, bEnd, bMode, candidates);
+  return order === ORDER_DUPS ? P_DUPLICATES : order === ORDER_UNSORTED ? P_NOT_SORTED : 0;
+}
+
+/** First index of `a` whose value is >= `v`. */
+function lowerBound(a: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Entry offsets of trees, between the indexer and the tree checks: after a check, where each
+ * entry of the tree starts (`starts[0..count)`); before one, for a tree resolved from a delta,
+ * its base's offsets and length and the delta's copy instructions (so that whole entries copied
+ * from the base are not checked again).
+ */
+export class TreeLayout {
+  starts: Uint32Array = new Uint32Array(1024);
+  count = 0;
+  base: Uint32Array | null = null;
+  baseLength = 0;
+  copies: CopyLog | null = null;
+
+  /** Doubles `starts`, keeping its values; returns it. */
+  grow(): Uint32Array {
+    const next = new Uint32Array(2 * this.starts.length);
+    next.set(this.starts);
+    this.starts = next;
+    return next;
+  }
+
+  /** A copy of the offsets the last check found. */
+  takeStarts(): Uint32Array {
+    return this.starts.slice(0, this.count);
+  }
+
+  /** Fills `starts` from a tree that passed its checks (a walk's root, read again). */
+  scan(d: Uint8Array): void {
+    let count = 0;
+    for (let pos = 0; pos < d.length; ) {
+      if (count + 1 >= this.starts.length) this.grow();
+      this.starts[count++] = pos;
+      pos = d.indexOf(0, pos) + 21;
+      if (pos < 21) break;
+    }
+    this.count = count;
+  }
+}
+
+/**
+ * svc's own rule on top of git's (the indexer's): a mode is one of the strings git writes
+ * ("100644", "100755", "120000", "40000", "160000", and the historical "040000", "100664").
+ * `mode` is the digits' value modulo 2^32 (exact for six digits or fewer).
+ */
+function svcModeError(d: Uint8Array, from: number, to: number, mode: number): string | null {
+  const digits = to - from;
+  if (digits > 6) return "invalid tree: malformed mode";
+  if (digits === 6 && (mode === 0o100644 || mode === 0o100755 || mode === 0o120000 || mode === 0o160000 || mode === 0o040000 || mode === 0o100664)) return null;
+  if (digits === 5 && mode === 0o40000) return null;
+  return `invalid tree: bad mode ${latin1.decode(d.subarray(from, to))}`;
+}
 
 function isNullOid(d: Uint8Array, at: number): boolean {
   for (let k = 0; k < 20; k++) if (d[at + k] !== 0) return false;
@@ -404,44 +571,43 @@ function lessThanSlash(c: number): boolean {
 }
 
 /** git's verify_ordered for two adjacent entries (names as byte ranges of `d`). */
-function verifyOrdered(d: Uint8Array, a: number, aEnd: number, aMode: number, b: number, bEnd: number, bMode: number, candidates: [number, number][]): "ok" | "dups" | "unordered" {
+function verifyOrdered(d: Uint8Array, a: number, aEnd: number, aMode: number, b: number, bEnd: number, bMode: number, candidates: number[]): number {
   const la = aEnd - a;
   const lb = bEnd - b;
   const n = Math.min(la, lb);
   for (let i = 0; i < n; i++) {
     const diff = d[a + i]! - d[b + i]!;
-    if (diff) return diff < 0 ? "ok" : "unordered";
+    if (diff) return diff < 0 ? ORDER_OK : ORDER_UNSORTED;
   }
   let c1 = la > n ? d[a + n]! : 0;
   let c2 = lb > n ? d[b + n]! : 0;
-  if (c1 === 0 && c2 === 0) return "dups";
+  if (c1 === 0 && c2 === 0) return ORDER_DUPS;
   if (c1 === 0 && (aMode & S_IFMT) === S_IFDIR) c1 = SLASH;
   if (c2 === 0 && (bMode & S_IFMT) === S_IFDIR) c2 = SLASH;
   if (c1 === 0 && lessThanSlash(c2)) {
-    candidates.push([a, aEnd]);
+    candidates.push(a, aEnd);
   } else if (c2 === SLASH && lessThanSlash(c1)) {
-    for (;;) {
-      const f = candidates.pop();
-      if (!f) break;
-      const [fs, fe] = f;
+    while (candidates.length > 0) {
+      const fe = candidates.pop()!;
+      const fs = candidates.pop()!;
       const fl = fe - fs;
       let prefix = fl <= lb;
       for (let i = 0; prefix && i < fl; i++) if (d[fs + i] !== d[b + i]) prefix = false;
       if (!prefix) continue;
-      if (fl === lb) return "dups";
+      if (fl === lb) return ORDER_DUPS;
       if (lessThanSlash(d[b + fl]!)) {
-        candidates.push(f);
+        candidates.push(fs, fe);
         break;
       }
     }
   }
-  return c1 < c2 ? "ok" : "unordered";
+  return c1 < c2 ? ORDER_OK : ORDER_UNSORTED;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Names that mean `.git`, `.gitmodules` … on HFS+ and NTFS (git's utf8.c and path.c)
 
-/** Where nextHfsChar stopped (module scratch: no cursor object per call; fsck sees every tree entry). */
+/** Where nextHfsChar left off (one module-level cursor: these checks never nest). */
 let hfsAt = 0;
 
 /** The next code point of a NUL-terminated UTF-8 name from `hfsAt`, skipping those HFS+ ignores; 0 at the end; -1 when malformed. */
@@ -456,19 +622,20 @@ function nextHfsChar(d: Uint8Array, end: number): number {
       ch = c0;
       len = 1;
     } else if ((c0 & 0xe0) === 0xc0) {
-      if ((at0(d, s + 1, end) & 0xc0) !== 0x80 || (c0 & 0xfe) === 0xc0) return -1;
-      ch = ((c0 & 0x1f) << 6) | (at0(d, s + 1, end) & 0x3f);
+      const b1 = s + 1 < end ? d[s + 1]! : 0;
+      if ((b1 & 0xc0) !== 0x80 || (c0 & 0xfe) === 0xc0) return -1;
+      ch = ((c0 & 0x1f) << 6) | (b1 & 0x3f);
       len = 2;
     } else if ((c0 & 0xf0) === 0xe0) {
-      const b1 = at0(d, s + 1, end);
-      const b2 = at0(d, s + 2, end);
+      const b1 = s + 1 < end ? d[s + 1]! : 0;
+      const b2 = s + 2 < end ? d[s + 2]! : 0;
       if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (c0 === 0xe0 && (b1 & 0xe0) === 0x80) || (c0 === 0xed && (b1 & 0xe0) === 0xa0) || (c0 === 0xef && b1 === 0xbf && (b2 & 0xfe) === 0xbe)) return -1;
       ch = ((c0 & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f);
       len = 3;
     } else if ((c0 & 0xf8) === 0xf0) {
-      const b1 = at0(d, s + 1, end);
-      const b2 = at0(d, s + 2, end);
-      const b3 = at0(d, s + 3, end);
+      const b1 = s + 1 < end ? d[s + 1]! : 0;
+      const b2 = s + 2 < end ? d[s + 2]! : 0;
+      const b3 = s + 3 < end ? d[s + 3]! : 0;
       if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (b3 & 0xc0) !== 0x80 || (c0 === 0xf0 && (b1 & 0xf0) === 0x80) || (c0 === 0xf4 && b1 > 0x8f) || c0 > 0xf4) return -1;
       ch = ((c0 & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((b2 & 0x3f) << 6) | (b3 & 0x3f);
       len = 4;
@@ -481,9 +648,9 @@ function nextHfsChar(d: Uint8Array, end: number): number {
 
 /** git's is_hfs_dot_generic: `.` + needle (ASCII, any case), HFS+-ignorable code points anywhere. */
 function isHfsDot(d: Uint8Array, start: number, end: number, needle: string): boolean {
-  // The first code point is "." or an ignorable one (all of them start with 0xe2 or 0xef in UTF-8).
-  const first = at0(d, start, end);
-  if (first !== DOT && first !== 0xe2 && first !== 0xef) return false;
+  // Only "." or the first byte of an ignorable code point (U+200C… and U+FEFF) can start it.
+  const c0 = start < end ? d[start]! : 0;
+  if (c0 !== DOT && c0 !== 0xe2 && c0 !== 0xef) return false;
   hfsAt = start;
   if (nextHfsChar(d, end) !== DOT) return false;
   for (let k = 0; k < needle.length; k++) {
@@ -511,7 +678,7 @@ function isNtfsDotGit(d: Uint8Array, start: number, end: number): boolean {
   if (c === DOT) {
     if (lower(at0(d, i++, end)) !== 0x67 || lower(at0(d, i++, end)) !== 0x69 || lower(at0(d, i++, end)) !== 0x74) return false;
   } else if (lower(c) === 0x67) {
-    if (lower(at0(d, i++, end)) !== 0x69 || lower(at0(d, i++, end)) !== 0x74 || at0(d, i++, end) !== 0x7e || at0(d, i++, end) !== 0x31) return false;
+    if (lower(at0(d, i++, end)) !== 0x69 || lower(at0(d, i++, end)) !== 0x74 || at0(d, i++, end) !== TILDE || at0(d, i++, end) !== 0x31) return false;
   } else return false;
   for (;;) {
     const x = at0(d, i++, end);
@@ -520,20 +687,29 @@ function isNtfsDotGit(d: Uint8Array, start: number, end: number): boolean {
   }
 }
 
+/** is_ntfs_dot_generic's tail: only spaces and periods from `i` up to the end or a `:`. */
+function onlySpacesAndPeriods(d: Uint8Array, i: number, end: number): boolean {
+  for (;;) {
+    const c = at0(d, i++, end);
+    if (c === 0 || c === COLON) return true;
+    if (c !== SP && c !== DOT) return false;
+  }
+}
+
 /** git's is_ntfs_dot_generic for `.gitmodules` (short prefix "gi7eba") and its kin. */
 function isNtfsDot(d: Uint8Array, start: number, end: number, name: string, shortPrefix: string): boolean {
-  // Every spelling starts with ".", the needle's "g" (either case) or a "~" (short names).
-  const first = at0(d, start, end);
-  if (first !== DOT && (first | 0x20) !== 0x67 && first !== 0x7e) return false;
-  if (first === DOT && caseEqual(d, start + 1, end, name, name.length)) return onlySpacesAndPeriods(d, start + name.length + 1, end);
-  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === 0x7e && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34) return onlySpacesAndPeriods(d, start + 8, end);
+  const c0 = at0(d, start, end);
+  if (c0 === DOT && caseEqual(d, start + 1, end, name, name.length)) return onlySpacesAndPeriods(d, start + name.length + 1, end);
+  // The short names below start with the name's first letter or with "~".
+  if (lower(c0) !== name.charCodeAt(0) && c0 !== TILDE) return false;
+  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === TILDE && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34) return onlySpacesAndPeriods(d, start + 8, end);
   let sawTilde = false;
   for (let i = 0; i < 8; i++) {
     const c = at0(d, start + i, end);
     if (c === 0) return false;
     if (sawTilde) {
       if (c < 0x30 || c > 0x39) return false;
-    } else if (c === 0x7e) {
+    } else if (c === TILDE) {
       const n = at0(d, start + ++i, end);
       if (n < 0x31 || n > 0x39) return false;
       sawTilde = true;
@@ -542,15 +718,6 @@ function isNtfsDot(d: Uint8Array, start: number, end: number, name: string, shor
     else if (lower(c) !== shortPrefix.charCodeAt(i)) return false;
   }
   return onlySpacesAndPeriods(d, start + 8, end);
-}
-
-/** git's only_spaces_and_periods: from `i` to the end of the name (or a ":"), nothing but " " and ".". */
-function onlySpacesAndPeriods(d: Uint8Array, i: number, end: number): boolean {
-  for (;;) {
-    const c = at0(d, i++, end);
-    if (c === 0 || c === COLON) return true;
-    if (c !== SP && c !== DOT) return false;
-  }
 }
 
 /** strncasecmp(name + at, needle, n) === 0 for an ASCII needle. */
@@ -767,24 +934,43 @@ function fsckGitattributes(oid: Oid, data: Uint8Array): void {
 /**
  * The checks that need more than one object: a tree names a blob `.gitmodules` or
  * `.gitattributes`, and that blob's content is checked whether it arrives before, after, or
- * was stored long ago. Feed every object of a write to `inspect` (per-object checks are
- * fsckObject's), then call `finish` with a reader that sees the write and the repository.
+ * was stored long ago. A received pack: pass the session to indexPack (`fsck`), whose tree
+ * checks report the names to `found` and whose blobs go to `inspectBlob`; elsewhere feed every
+ * object to `inspect` (per-object checks are fsckObject's). Then call `finish` with a reader
+ * that sees the write and the repository.
  */
 export class FsckSession {
   private readonly gitmodules = new Set<Oid>();
   private readonly gitattributes = new Set<Oid>();
+  /** Both sets' oids as raw bytes: most blobs are no such blob, and are told so without a hex string. */
+  private readonly flagged = new OidSet(16);
   private readonly done = new Set<Oid>();
+
+  /** Where a tree check (fsckTree through validateObject) reports what the tree names. */
+  readonly found: TreeFindings = {
+    gitmodules: (d, at) => {
+      this.flagged.add(d, at);
+      this.gitmodules.add(bytesToHex(d, at, 20));
+    },
+    gitattributes: (d, at) => {
+      this.flagged.add(d, at);
+      this.gitattributes.add(bytesToHex(d, at, 20));
+    },
+  };
 
   /** Records what a tree names and checks a named blob (oid as 20 raw bytes at `at`, or hex). */
   readonly inspect = (type: ObjectType, data: Uint8Array, oid: Uint8Array | Oid, at = 0): void => {
-    if (type === "tree") {
-      if (mayNameSpecial(data)) specialEntries(data, this.gitmodules, this.gitattributes);
-      return;
-    }
+    if (type === "tree") return specialEntries(data, this.found);
+    if (type !== "blob") return;
+    if (typeof oid !== "string") return this.inspectBlob(data, oid, at);
     // A blob that arrives before the tree naming it is read back by finish (not kept: blobs may be large).
-    if (type !== "blob" || (this.gitmodules.size === 0 && this.gitattributes.size === 0)) return;
-    const hex = typeof oid === "string" ? oid : bytesToHex(oid, at, 20);
-    if (this.gitmodules.has(hex) || this.gitattributes.has(hex)) this.check(hex, data);
+    if (this.gitmodules.has(oid) || this.gitattributes.has(oid)) this.check(oid, data);
+  };
+
+  /** Checks a blob (its oid: 20 bytes of `oids` at `at`) when a tree seen so far names it. */
+  readonly inspectBlob = (data: Uint8Array, oids: Uint8Array, at: number): void => {
+    if (this.flagged.size === 0 || !this.flagged.has(oids, at)) return;
+    this.check(bytesToHex(oids, at, 20), data);
   };
 
   private check(oid: Oid, data: Uint8Array): void {
@@ -827,56 +1013,33 @@ export class FsckSession {
 }
 
 /**
- * Whether a tree may name `.gitmodules` or `.gitattributes` in any spelling git recognises: some
- * entry name starts with ".", "g"/"G" (NTFS short names), a byte of an HFS+-ignorable code point,
- * or contains a backslash. A cheap scan that spares the full check for almost every tree.
+ * Reports the blobs a tree names `.gitmodules` / `.gitattributes` (any spelling fsckTree takes
+ * for one) to `found`, without fsckTree's other checks (the tree passed them, or is checked
+ * elsewhere); tolerant of a malformed tree (stops at the first unparsable entry).
  */
-/**
- * Adds the blobs a tree names `.gitmodules` / `.gitattributes` (any spelling fsckTree accepts as
- * one) to the sets. Only the names: the tree already passed fsckTree's per-entry checks (the
- * caller's fsckObject), so this pass looks closely only at entries whose first byte could start
- * such a name. Why not fsckTree again: git.git's root tree names .gitattributes in every
- * version, and a second full check of every such tree was a third of a mirror sync's CPU.
- */
-function specialEntries(d: Uint8Array, modules: Set<Oid>, attributes: Set<Oid>): void {
+function specialEntries(d: Uint8Array, found: TreeFindings): void {
   let pos = 0;
   while (pos < d.length) {
-    const sp = d.indexOf(SP, pos);
-    if (sp < 0) return;
+    let mode = 0;
+    let sp = pos;
+    for (; sp < d.length && d[sp] !== SP; sp++) mode = (mode * 8 + (d[sp]! - 0x30)) >>> 0;
     const start = sp + 1;
-    const end = d.indexOf(0, start);
-    if (end < 0 || end + 21 > d.length) return;
-    const c = d[start];
-    const back = d.indexOf(BACKSLASH, start);
-    if (c === DOT || c === 0x67 || c === 0x47 || c === 0xe2 || c === 0xef || (back >= 0 && back < end)) {
-      let mode = 0;
-      for (let k = pos; k < sp; k++) mode = (mode * 8 + (d[k]! - 0x30)) % 0x100000000;
-      const symlink = (mode & 0xffff & S_IFMT) === S_IFLNK;
-      const oidAt = end + 1;
-      if (isHfsDot(d, start, end, "gitmodules") || isNtfsDot(d, start, end, "gitmodules", "gi7eba")) modules.add(bytesToHex(d, oidAt, 20));
-      if (!symlink && (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29"))) attributes.add(bytesToHex(d, oidAt, 20));
-      for (let b = back; b >= 0 && b < end; b = d.indexOf(BACKSLASH, b + 1)) {
-        if (isNtfsDot(d, b + 1, end, "gitmodules", "gi7eba")) modules.add(bytesToHex(d, oidAt, 20));
-      }
+    let end = start;
+    let backslash = false;
+    for (; end < d.length && d[end] !== 0; end++) if (d[end] === BACKSLASH) backslash = true;
+    if (end + 21 > d.length) return;
+    const symlink = (mode & 0xffff & S_IFMT) === S_IFLNK;
+    const oidAt = end + 1;
+    const c0 = d[start];
+    if (c0 === DOT || c0 === 0x67 || c0 === 0x47 || c0 === TILDE || c0 === 0xe2 || c0 === 0xef) {
+      if (isHfsDot(d, start, end, "gitmodules") || isNtfsDot(d, start, end, "gitmodules", "gi7eba")) found.gitmodules(d, oidAt);
+      if (!symlink && (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29"))) found.gitattributes(d, oidAt);
+    }
+    if (backslash) {
+      for (let b = start; b < end; b++) if (d[b] === BACKSLASH && isNtfsDot(d, b + 1, end, "gitmodules", "gi7eba")) found.gitmodules(d, oidAt);
     }
     pos = end + 21;
   }
-}
-
-function mayNameSpecial(d: Uint8Array): boolean {
-  let pos = 0;
-  while (pos < d.length) {
-    const sp = d.indexOf(SP, pos);
-    if (sp < 0) return true;
-    const end = d.indexOf(0, sp + 1);
-    if (end < 0) return true;
-    const c = d[sp + 1];
-    if (c === DOT || c === 0x67 || c === 0x47 || c === 0xe2 || c === 0xef) return true;
-    const b = d.indexOf(BACKSLASH, sp + 1);
-    if (b >= 0 && b < end) return true;
-    pos = end + 21;
-  }
-  return false;
 }
 
 /**

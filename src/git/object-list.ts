@@ -270,7 +270,9 @@ async function walkTrees(
       // Object storage: the next HINT_AHEAD trees of the level are kept coming while these are read.
       if (hints && hinted < ordered.length && hinted - i < HINT_AHEAD / 2) {
         const to = Math.min(ordered.length, hinted + HINT_AHEAD);
-        hint(midx, ordered, hinted, to);
+        // The client's trees are one version of each directory, whose delta bases (other
+        // versions) this walk does not meet: their chains are fetched too, side by side.
+        hint(midx, ordered, hinted, to, have);
         hinted = to;
       }
       const p = ordered[i]!;
@@ -450,10 +452,10 @@ function takesHints(midx: MultiPackIndex): boolean {
 
 /**
  * Hint that the objects at `positions[from..to)` will be read soon: each pack's source fetches
- * their entries in the background (neighbours as one range; delta bases are not followed, as a
- * walk in pack order meets them just before).
+ * their entries in the background (neighbours as one range). Delta bases are followed only with
+ * `bases`: a walk of the whole history in pack order meets them just before.
  */
-function hint(midx: MultiPackIndex, positions: ArrayLike<number>, from: number, to: number): void {
+function hint(midx: MultiPackIndex, positions: ArrayLike<number>, from: number, to: number, bases = false): void {
   const byPack = new Map<number, number[]>();
   for (let i = from; i < to; i++) {
     const p = positions[i]!;
@@ -462,7 +464,7 @@ function hint(midx: MultiPackIndex, positions: ArrayLike<number>, from: number, 
     if (offsets) offsets.push(midx.offsetOf(p));
     else byPack.set(k, [midx.offsetOf(p)]);
   }
-  for (const [k, offsets] of byPack) midx.packs[k]!.prefetch(offsets, false);
+  for (const [k, offsets] of byPack) midx.packs[k]!.prefetch(offsets, bases);
 }
 
 /** `positions` sorted by (pack, offset); unsorted when the keys would not be exact. */

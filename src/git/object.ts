@@ -2,7 +2,7 @@
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
 import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
-import { fsckObject } from "./fsck.ts";
+import { fsckObject, fsckTreeForIndex, type TreeFindings, type TreeLayout } from "./fsck.ts";
 import type { OidSet } from "./oid-set.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
@@ -54,12 +54,6 @@ const SP = 0x20;
 const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
 /** Modes git accepts in trees ("040000" and "100664" only come from very old git). */
 const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
-/** A mode's digits as octal, after its length: validateTree's numeric form of TREE_MODES. */
-const modeCode = (mode: string): number => [...mode].reduce((code, d) => code * 8 + Number(d), mode.length);
-const TREE_MODE_CODES = new Set([...TREE_MODES].map(modeCode));
-const TREE_CODE_5 = modeCode("40000");
-const TREE_CODE_6 = modeCode("040000");
-const GITLINK_CODE = modeCode("160000");
 
 /** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
 export function parseSignature(s: string): Signature {
@@ -190,12 +184,16 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
 }
 
 /**
- * Throw GitError unless `data` is a well-formed object of `type` (the checks git fsck makes on
- * push). With `links`, every object the object names (a commit's tree and parents, a tag's
- * object, a tree's entries except gitlinks) is added to it.
+ * Throw GitError unless `data` is a well-formed object of `type` (git fsck's checks, as
+ * `receive.fsckObjects` applies them, and svc's own). With `links`, every object the object
+ * names (a commit's tree and parents, a tag's object, a tree's entries except gitlinks) is added
+ * to it; with `found`, the blobs a tree names `.gitmodules` / `.gitattributes` are reported to it
+ * (a FsckSession's), from the same pass over the tree. `layout` (the indexer's) receives where
+ * a tree's entries start and may say what it copies whole from its base (fsck.ts TreeLayout).
  */
-export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet): void {
+export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet, found?: TreeFindings, layout?: TreeLayout): void {
   if (type === "blob") return;
+  if (type === "tree") return fsckTreeForIndex(data, links ?? null, found ?? null, layout ?? null);
   fsckObject(type, data);
   if (type === "commit") {
     checkNoNulInHeaders(data, "commit");
@@ -209,8 +207,6 @@ export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSe
     const t = parseTag(data);
     if (t.tag === "") throw new GitError("invalid tag: empty tag name");
     links?.addHex(t.object);
-  } else if (type === "tree") {
-    validateTree(data, links);
   } else {
     throw new GitError(`unknown object type ${type as string}`);
   }
@@ -226,65 +222,6 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
-}
-
-/** Byte-level tree check (no strings per entry: trees are validated for every pushed object). */
-function validateTree(data: Uint8Array, links?: OidSet): void {
-  let pos = 0;
-  let prevStart = -1;
-  let prevEnd = -1;
-  let prevDir = false;
-  while (pos < data.length) {
-    const sp = data.indexOf(SP, pos);
-    if (sp <= pos || sp - pos > 6) throw new GitError("invalid tree: malformed mode");
-    // The mode as a number (digits and length), so that no string is built per entry.
-    let code = sp - pos;
-    for (let k = pos; k < sp; k++) {
-      const c = data[k]!;
-      if (c < 0x30 || c > 0x37) throw new GitError("invalid tree: malformed mode");
-      code = code * 8 + (c - 0x30);
-    }
-    if (!TREE_MODE_CODES.has(code)) throw new GitError(`invalid tree: bad mode ${new TextDecoder().decode(data.subarray(pos, sp))}`);
-    const start = sp + 1;
-    const end = data.indexOf(0, start);
-    if (end < 0 || end + 21 > data.length) throw new GitError("invalid tree: truncated entry");
-    const len = end - start;
-    if (len === 0) throw new GitError("invalid tree: empty entry name");
-    for (let k = start; k < end; k++) if (data[k] === 0x2f) throw new GitError("invalid tree: entry name contains '/'");
-    // Why: "." / ".." / ".git" entries let a checkout write outside the work tree or into .git.
-    if (data[start] === 0x2e) {
-      const isDots = len <= 2 && (len === 1 || data[start + 1] === 0x2e);
-      const isGit =
-        len === 4 &&
-        (data[start + 1]! | 0x20) === 0x67 &&
-        (data[start + 2]! | 0x20) === 0x69 &&
-        (data[start + 3]! | 0x20) === 0x74;
-      if (isDots || isGit) throw new GitError("invalid tree: forbidden entry name");
-    }
-    const dir = code === TREE_CODE_5 || code === TREE_CODE_6;
-    if (prevStart >= 0) {
-      const c = compareTreeNames(data, prevStart, prevEnd, prevDir, start, end, dir);
-      if (c === 0) throw new GitError("invalid tree: duplicate entry");
-      if (c > 0) throw new GitError("invalid tree: entries not sorted");
-    }
-    prevStart = start;
-    prevEnd = end;
-    prevDir = dir;
-    if (links && code !== GITLINK_CODE) links.add(data, end + 1);
-    pos = end + 21;
-  }
-}
-
-/** Compare two names in `d` git's way; 0 only when the names are equal (whatever the modes). */
-function compareTreeNames(d: Uint8Array, a: number, aEnd: number, aDir: boolean, b: number, bEnd: number, bDir: boolean): number {
-  const la = aEnd - a;
-  const lb = bEnd - b;
-  const n = Math.min(la, lb);
-  for (let i = 0; i < n; i++) if (d[a + i] !== d[b + i]) return d[a + i]! - d[b + i]!;
-  if (la === lb) return 0;
-  const ca = la > n ? d[a + n]! : aDir ? 0x2f : 0;
-  const cb = lb > n ? d[b + n]! : bDir ? 0x2f : 0;
-  return ca - cb || la - lb;
 }
 
 function treeSortKey(mode: string, name: Uint8Array): Uint8Array {

@@ -14,7 +14,7 @@ import { hashObject } from "./oid.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
 import { HAVE, SEND } from "./object-list.ts";
 import { decodeEntryHeader, encodeOfsDistance, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode } from "./pack-entry.ts";
-import type { PackIndexEntry } from "./pack-index.ts";
+import type { PackIndex, PackIndexEntry } from "./pack-index.ts";
 import { streamBytes, type Pack } from "./pack-reader.ts";
 import { PackSet } from "./pack-set.ts";
 import { GitError, type Oid, type RawObject } from "./types.ts";
@@ -127,145 +127,179 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   let sent = 0;
   // Per window (about WINDOW bytes each) and per entry rewritten whole.
   const pacer = new MemoryPacer(4, CLONE_MEMORY_SLACK);
-  for (let k = packs.length - 1; k >= 0; k--) {
-    const pack = packs[k]!;
-    const idx = pack.idx;
-    const row = midx.positionsIn(k);
-    const { offsets, index } = idx.sortedByOffset();
-    const n = offsets.length;
-    const packEnd = pack.source.size - 20;
-    const selected = (j: number): boolean => {
-      const v = row[index[j]!]!;
-      return v >= 0 && (flags[v]! & SEND) !== 0;
-    };
-    // A window: consecutive selected entries until it holds WINDOW bytes (so that the read
-    // bypasses the block cache: a clone's stream must not evict what walks need); an entry
-    // larger than WINDOW goes alone, streamed in pieces.
-    const windows = (function* (): Generator<Window> {
-      let j = 0;
-      while (j < n) {
-        if (!selected(j)) {
-          j++;
-          continue;
-        }
-        const first = j;
-        const from = offsets[j]!;
-        let to = j + 1 < n ? offsets[j + 1]! : packEnd;
-        j++;
-        while (j < n && to - from < WINDOW && selected(j)) {
-          const end = j + 1 < n ? offsets[j + 1]! : packEnd;
-          if (end - to > WINDOW) break;
-          to = end;
-          j++;
-        }
-        yield { first, last: j, from, to, big: j === first + 1 && to - from > WINDOW };
-      }
-    })();
-    // Reads issued ahead, in window order (only one at a time for local files).
-    const depth = pack.source.prefetch ? READ_AHEAD_WINDOWS : 1;
-    const ahead: { w: Window; bytes: Promise<Uint8Array> }[] = [];
-    const fill = (): void => {
-      while (ahead.length < depth) {
-        const next = windows.next();
-        if (next.done) return;
-        const w = next.value;
-        const bytes = pack.source.read(w.from, w.big ? Math.min(MAX_HEADER, w.to - w.from) : w.to - w.from);
-        // Awaited in turn; a write that stops early leaves the rest to settle unobserved.
-        bytes.catch(() => {});
-        ahead.push({ w, bytes });
-      }
-    };
-    for (fill(); ahead.length > 0; fill()) {
-      const { w, bytes: reading } = ahead.shift()!;
-      const { first, last: j, from, big } = w;
-      const bytes = await reading;
-      let copyFrom = 0;
-      for (let e = first; e < j; e++) {
-        const off = offsets[e]!;
-        const end = e + 1 < n ? offsets[e + 1]! : packEnd;
-        const ip = index[e]!;
-        const p = row[ip]!;
-        const at = off - from;
-        const h = decodeEntryHeader(bytes, at, Math.min(bytes.length, at + MAX_HEADER));
-        if (!h) throw new GitError(`pack ${pack.name}: truncated entry at offset ${off}`);
-        // Stored bytes before this entry not pushed yet still come first.
-        const outAt = out.position + (big ? 0 : at - copyFrom);
-        written[p] = outAt;
-        sent++;
-        let header: Uint8Array | null = null; // null: the entry goes as stored
-        let whole = false;
-        if (h.typeCode === OBJ_OFS_DELTA || h.typeCode === OBJ_REF_DELTA) {
-          let base: number;
-          let sameCopy = false;
-          if (h.typeCode === OBJ_OFS_DELTA) {
-            const bi = idx.indexAtOffset(off - h.baseDistance!);
-            if (bi < 0) throw new GitError(`pack ${pack.name}: no object at delta base offset ${off - h.baseDistance!}`);
-            const v = row[bi]!;
-            sameCopy = v >= 0;
-            base = v >= 0 ? v : -v - 1;
-          } else {
-            base = midx.find(bytes, at + h.headerLength - 20);
-            sameCopy = base >= 0 && midx.packOf[base] === k;
-          }
-          const baseSent = base >= 0 && (flags[base]! & SEND) !== 0;
-          if (baseSent && written[base]! >= 0) {
-            // The base is already out: point at it by distance (or by id without ofs-delta).
-            if (opts.ofsDelta) {
-              if (!(h.typeCode === OBJ_OFS_DELTA && outAt - written[base]! === h.baseDistance)) header = ofsHeader(h.size, outAt - written[base]!);
-            } else header = refHeader(h.size, midx, base);
-          } else if (baseSent && (sameCopy || (await isStoredWhole(midx, base)))) {
-            // Sent later: from this pack (a stored REF_DELTA to a later entry, valid as it is) or a
-            // stored whole object elsewhere, which cannot close a cycle.
-            if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
-          } else if (!baseSent && opts.thin && base >= 0 && (flags[base]! & HAVE) !== 0) {
-            if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
-          } else {
-            whole = true;
-          }
-        }
-        if (header === null && !whole) {
-          if (opts.record) {
-            const crc = idx.crcAt(ip);
-            if (!big && Bun.hash.crc32(bytes.subarray(at, end - from)) !== crc) throw new GitError(`pack ${pack.name}: entry at offset ${off} does not match its checksum`);
-            opts.record(p, outAt, crc);
-          }
-          if (big) {
-            out.push(bytes.subarray(0, h.headerLength));
-            yield* streamData(out, pack, off + h.headerLength, end);
-          }
-          continue;
-        }
-        // Rewritten: flush the stored bytes before this entry, then its new form.
-        if (!big && copyFrom < at) out.push(bytes.subarray(copyFrom, at));
-        copyFrom = end - from;
-        if (whole) {
-          pacer.tick();
-          const obj = await pack.readAt(off);
-          const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
-          const z = deflate(obj.data);
-          out.push(head);
-          out.push(z);
-          opts.record?.(p, outAt, Bun.hash.crc32(z, Bun.hash.crc32(head)));
-        } else {
-          out.push(header!);
-          if (big) {
-            const crc = yield* streamData(out, pack, off + h.headerLength, end, Bun.hash.crc32(header!));
-            opts.record?.(p, outAt, crc);
-          } else {
-            const data = bytes.subarray(at + h.headerLength, end - from);
-            out.push(data);
-            opts.record?.(p, outAt, Bun.hash.crc32(data, Bun.hash.crc32(header!)));
-          }
-        }
-        yield* out.drain();
-      }
-      if (!big && copyFrom < bytes.length) out.push(bytes.subarray(copyFrom));
-      yield* out.drain();
-      pacer.tick();
+  // Every pack's windows in the order they are sent (packs oldest first), so that reads run
+  // ahead across pack boundaries: the next pack's first windows are in flight while this one's
+  // last are sent, rather than the pipeline draining at each pack.
+  const plan = (function* (): Generator<{ k: number; pack: Pack; layout: PackLayout; w: Window }> {
+    for (let k = packs.length - 1; k >= 0; k--) {
+      const pack = packs[k]!;
+      const layout = packLayout(midx, k, flags);
+      for (const w of windowsOf(layout)) yield { k, pack, layout, w };
     }
+  })();
+  // Reads issued ahead, in window order (only one at a time for local files).
+  const depth = packs.some((p) => p.source.prefetch) ? READ_AHEAD_WINDOWS : 1;
+  const ahead: { k: number; pack: Pack; layout: PackLayout; w: Window; bytes: Promise<Uint8Array> }[] = [];
+  const fill = (): void => {
+    while (ahead.length < depth) {
+      const next = plan.next();
+      if (next.done) return;
+      const { pack, w } = next.value;
+      const bytes = pack.source.read(w.from, w.big ? Math.min(MAX_HEADER, w.to - w.from) : w.to - w.from);
+      // Awaited in turn; a write that stops early leaves the rest to settle unobserved.
+      bytes.catch(() => {});
+      ahead.push({ ...next.value, bytes });
+    }
+  };
+  for (fill(); ahead.length > 0; fill()) {
+    const { k, pack, layout, w, bytes: reading } = ahead.shift()!;
+    const { idx, row, offsets, index, n, packEnd } = layout;
+    const { first, last: j, from, big } = w;
+    const bytes = await reading;
+    let copyFrom = 0;
+    for (let e = first; e < j; e++) {
+      const off = offsets[e]!;
+      const end = e + 1 < n ? offsets[e + 1]! : packEnd;
+      const ip = index[e]!;
+      const p = row[ip]!;
+      const at = off - from;
+      const h = decodeEntryHeader(bytes, at, Math.min(bytes.length, at + MAX_HEADER));
+      if (!h) throw new GitError(`pack ${pack.name}: truncated entry at offset ${off}`);
+      // Stored bytes before this entry not pushed yet still come first.
+      const outAt = out.position + (big ? 0 : at - copyFrom);
+      written[p] = outAt;
+      sent++;
+      let header: Uint8Array | null = null; // null: the entry goes as stored
+      let whole = false;
+      if (h.typeCode === OBJ_OFS_DELTA || h.typeCode === OBJ_REF_DELTA) {
+        let base: number;
+        let sameCopy = false;
+        if (h.typeCode === OBJ_OFS_DELTA) {
+          const bi = idx.indexAtOffset(off - h.baseDistance!);
+          if (bi < 0) throw new GitError(`pack ${pack.name}: no object at delta base offset ${off - h.baseDistance!}`);
+          const v = row[bi]!;
+          sameCopy = v >= 0;
+          base = v >= 0 ? v : -v - 1;
+        } else {
+          base = midx.find(bytes, at + h.headerLength - 20);
+          sameCopy = base >= 0 && midx.packOf[base] === k;
+        }
+        const baseSent = base >= 0 && (flags[base]! & SEND) !== 0;
+        if (baseSent && written[base]! >= 0) {
+          // The base is already out: point at it by distance (or by id without ofs-delta).
+          if (opts.ofsDelta) {
+            if (!(h.typeCode === OBJ_OFS_DELTA && outAt - written[base]! === h.baseDistance)) header = ofsHeader(h.size, outAt - written[base]!);
+          } else header = refHeader(h.size, midx, base);
+        } else if (baseSent && (sameCopy || (await isStoredWhole(midx, base)))) {
+          // Sent later: from this pack (a stored REF_DELTA to a later entry, valid as it is) or a
+          // stored whole object elsewhere, which cannot close a cycle.
+          if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
+        } else if (!baseSent && opts.thin && base >= 0 && (flags[base]! & HAVE) !== 0) {
+          if (h.typeCode !== OBJ_REF_DELTA) header = refHeader(h.size, midx, base);
+        } else {
+          whole = true;
+        }
+      }
+      if (header === null && !whole) {
+        if (opts.record) {
+          const crc = idx.crcAt(ip);
+          if (!big && Bun.hash.crc32(bytes.subarray(at, end - from)) !== crc) throw new GitError(`pack ${pack.name}: entry at offset ${off} does not match its checksum`);
+          opts.record(p, outAt, crc);
+        }
+        if (big) {
+          out.push(bytes.subarray(0, h.headerLength));
+          yield* streamData(out, pack, off + h.headerLength, end);
+        }
+        continue;
+      }
+      // Rewritten: flush the stored bytes before this entry, then its new form.
+      if (!big && copyFrom < at) out.push(bytes.subarray(copyFrom, at));
+      copyFrom = end - from;
+      if (whole) {
+        pacer.tick();
+        const obj = await pack.readAt(off);
+        const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
+        const z = deflate(obj.data);
+        out.push(head);
+        out.push(z);
+        opts.record?.(p, outAt, Bun.hash.crc32(z, Bun.hash.crc32(head)));
+      } else {
+        out.push(header!);
+        if (big) {
+          const crc = yield* streamData(out, pack, off + h.headerLength, end, Bun.hash.crc32(header!));
+          opts.record?.(p, outAt, crc);
+        } else {
+          const data = bytes.subarray(at + h.headerLength, end - from);
+          out.push(data);
+          opts.record?.(p, outAt, Bun.hash.crc32(data, Bun.hash.crc32(header!)));
+        }
+      }
+      yield* out.drain();
+    }
+    if (!big && copyFrom < bytes.length) out.push(bytes.subarray(copyFrom));
+    yield* out.drain();
+    pacer.tick();
   }
   if (sent !== count) throw new GitError(`pack writer: ${count - sent} of ${count} objects were not found in the packs`);
   yield* out.finish();
+}
+
+/** What writePack needs to know of one pack: its entries in stored order and which are sent. */
+interface PackLayout {
+  idx: PackIndex;
+  /** Multi-pack-index position of each idx entry (negative: another pack's copy is preferred). */
+  row: Int32Array;
+  offsets: Float64Array;
+  index: Uint32Array;
+  n: number;
+  packEnd: number;
+  selected(j: number): boolean;
+}
+
+function packLayout(midx: MultiPackIndex, k: number, flags: Uint8Array): PackLayout {
+  const pack = midx.packs[k]!;
+  const idx = pack.idx;
+  const row = midx.positionsIn(k);
+  const { offsets, index } = idx.sortedByOffset();
+  return {
+    idx,
+    row,
+    offsets,
+    index,
+    n: offsets.length,
+    packEnd: pack.source.size - 20,
+    selected(j: number): boolean {
+      const v = row[index[j]!]!;
+      return v >= 0 && (flags[v]! & SEND) !== 0;
+    },
+  };
+}
+
+/**
+ * The windows of one pack: consecutive selected entries until one holds WINDOW bytes (so that
+ * the read bypasses the block cache: a clone's stream must not evict what walks need); an entry
+ * larger than WINDOW goes alone, streamed in pieces.
+ */
+function* windowsOf(layout: PackLayout): Generator<Window> {
+  const { offsets, n, packEnd, selected } = layout;
+  let j = 0;
+  while (j < n) {
+    if (!selected(j)) {
+      j++;
+      continue;
+    }
+    const first = j;
+    const from = offsets[j]!;
+    let to = j + 1 < n ? offsets[j + 1]! : packEnd;
+    j++;
+    while (j < n && to - from < WINDOW && selected(j)) {
+      const end = j + 1 < n ? offsets[j + 1]! : packEnd;
+      if (end - to > WINDOW) break;
+      to = end;
+      j++;
+    }
+    yield { first, last: j, from, to, big: j === first + 1 && to - from > WINDOW };
+  }
 }
 
 /** Stream the stored bytes [from, to) of `pack` (in CHUNK pieces, or read ahead from object storage); returns their CRC32 continued from `crc`. */

@@ -142,7 +142,7 @@ export async function serveReceivePack(
         tmpDir: opts.tmpDir,
         thinBaseReader: snapshot.objects,
         maxBytes: opts.maxPackBytes,
-        onObject: fsck.inspect,
+        fsck,
       });
       result.objects = pack.objectCount;
       opened = await openIndexedPack(pack);

@@ -18,7 +18,6 @@ import { mirrorRoutes } from "./routes/mirrors/sync.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";
 import { inviteRoutes } from "./routes/orgs/invites.ts";
 import { orgRoutes } from "./routes/orgs/orgs.ts";
-import { pageRoutes } from "./routes/people/link-pages.ts";
 import { repoRoutes } from "./routes/repos/repos.ts";
 import { forkRoutes } from "./routes/repos/forks.ts";
 import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
@@ -187,7 +186,6 @@ export function buildApp(ctx: Ctx) {
     .use(mirrorRoutes(ctx))
     .use(inboundRoutes(ctx))
     .use(billingRoutes(ctx))
-    .use(pageRoutes())
     .use(opsRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));

@@ -19,4 +19,13 @@ export function jsonAnswer(body: unknown): Response {
   return new Response(JSON.stringify(body), { status: 200, headers: JSON_HEADERS });
 }
 
+/**
+ * A 200 answer whose UTF-8 JSON a service wrote itself (the contribution graph, tens of thousands
+ * of entries: services/discovery/graph.ts). Same contract as `jsonAnswer`: the schema stays in the
+ * interface description and the tests check real answers against it.
+ */
+export function jsonBytesAnswer(json: Uint8Array<ArrayBuffer>): Response {
+  return new Response(json, { status: 200, headers: JSON_HEADERS });
+}
+
 const JSON_HEADERS = { "content-type": "application/json" };

@@ -53,6 +53,11 @@ export interface BlockCacheOptions {
    * for the fs store, whose reads cost no round trip: a span read allocates every byte twice).
    */
   spanReads?: boolean;
+  /**
+   * Files at most this long are fetched whole on their first miss (default: the span, or 0 for
+   * the fs store): a recent push's pack in one request rather than one per block a walk reaches.
+   */
+  wholeFileBytes?: number;
 }
 
 /** Shared block cache over an ObjectStore; blocks never go stale because stored files are immutable. */
@@ -72,6 +77,7 @@ export class BlockCache {
   private readonly readAheadOptions: ReadAheadOptions;
   private readonly prefetchEnabled: boolean;
   private readonly spanReads: boolean;
+  private readonly wholeFileBytes: number;
   /** Bytes held by read-ahead streams, shared by all of them. */
   readonly readAheadBudget: ByteBudget;
 
@@ -92,6 +98,7 @@ export class BlockCache {
     this.readAheadBudget = new ByteBudget(opts.readAheadBytes ?? 64 * 1024 * 1024);
     this.prefetchEnabled = opts.prefetch ?? store.kind !== "fs";
     this.spanReads = opts.spanReads ?? store.kind !== "fs";
+    this.wholeFileBytes = Math.min(opts.wholeFileBytes ?? (store.kind === "fs" ? 0 : span), Math.floor(maxBytes / 8));
   }
 
   /** Bytes of block data currently cached. */
@@ -134,10 +141,18 @@ export class BlockCache {
   /** Fetch the blocks of `[offset, offset + length)` not yet cached, in the background; true when some were missing. */
   prefetch(key: string, size: number, offset: number, length: number): boolean {
     if (length <= 0 || offset < 0 || offset >= size) return false;
+    if (size <= this.wholeFileBytes) {
+      offset = 0;
+      length = size;
+    }
     let missing = false;
     const bs = this.blockSize;
     const first = Math.floor(offset / bs);
-    const last = Math.floor((Math.min(size, offset + length) - 1) / bs);
+    let last = Math.floor((Math.min(size, offset + length) - 1) / bs);
+    // A hint for the block right after the one read last is a scan moving on (a commit walk
+    // hinting a parent): it gets the span a sequential miss would, or the hint would take that
+    // block alone and the scan's next miss would find it in flight and not look further.
+    if (this.lastRead.get(key) === first - 1) last = Math.max(last, Math.min(Math.ceil(size / bs) - 1, first + this.spanBlocks - 1));
     for (let i = first; i <= last; i++) {
       if (this.blocks.has(blockPrefix(key) + i) || this.inflight.has(blockPrefix(key) + i)) continue;
       let j = i;
@@ -218,10 +233,15 @@ export class BlockCache {
     // Sequential: the last block read of this key was the one before (a scan, not a random hit).
     const sequential = index > 0 && previous === index - 1;
     const maxLast = Math.ceil(size / this.blockSize) - 1;
-    const want = sequential ? index + this.spanBlocks - 1 : needLast;
+    // A small file (a recent push's pack) comes whole on its first miss: one request instead of
+    // one per block as a walk reaches them.
+    const small = size <= this.wholeFileBytes;
+    const want = small ? maxLast : sequential ? index + this.spanBlocks - 1 : needLast;
+    let first = index;
+    if (small) while (first > 0 && !this.blocks.has(prefix + (first - 1)) && !this.inflight.has(prefix + (first - 1))) first--;
     let last = index;
     while (last < Math.min(want, maxLast) && !this.blocks.has(prefix + (last + 1)) && !this.inflight.has(prefix + (last + 1))) last++;
-    void this.fetchSpan(key, size, index, last).catch(() => {});
+    void this.fetchSpan(key, size, first, last).catch(() => {});
     return this.inflight.get(id)!;
   }
 

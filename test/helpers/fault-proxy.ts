@@ -10,6 +10,7 @@
 //   POST /__proxy/config      merge a partial FaultConfig (and restart the occurrence counts)
 //   GET  /__proxy/stats       ProxyStats since start or the last reset
 //   POST /__proxy/stats/reset zero the stats
+//   GET  /__proxy/trace       with `trace` on: the requests since the last call (TraceEntry), drained
 //
 // This file is also a child entry point (`bun test/helpers/fault-proxy.ts <upstream> [config]`):
 // a test that blocks its own event loop (spawnSync) must not stall the proxy svc talks to.
@@ -43,6 +44,25 @@ export interface FaultConfig {
   log?: boolean;
   /** The first time each distinct matching request is seen, answer it with this fault (a sure retry). */
   firstTry?: "slowDown" | "reset" | null;
+  /** Keep a timeline of every request (read with trace()), for benchmarks. */
+  trace?: boolean;
+}
+
+/** One request as the proxy saw it (times in ms on the proxy's clock, performance.now()). */
+export interface TraceEntry {
+  method: string;
+  /** Path and query, upload ids left out. */
+  path: string;
+  range: string;
+  status: number;
+  /** Arrived. */
+  start: number;
+  /** The upstream's answer began (after the added delay). */
+  firstByte: number;
+  /** The answer was sent (or the connection closed). */
+  end: number;
+  bytesDown: number;
+  bytesUp: number;
 }
 
 /** What went through the proxy. */
@@ -64,10 +84,14 @@ export interface ProxyStats {
 export interface FaultProxyHandle {
   /** http://127.0.0.1:PORT: point the S3 client here. */
   endpoint: string;
+  /** The process serving it (this one for startFaultProxy, the child for spawnFaultProxy). */
+  pid: number;
   /** Change the faults (merged into the current config). */
   configure(patch: Partial<FaultConfig>): Promise<void>;
   stats(): Promise<ProxyStats>;
   resetStats(): Promise<void>;
+  /** The traced requests since the last call (needs `trace: true`), and the proxy's clock now. */
+  trace(): Promise<{ now: number; entries: TraceEntry[] }>;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -136,6 +160,7 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
   let seen = new Map<string, number>();
   let stats = emptyStats();
   let inFlight = 0;
+  let traced: TraceEntry[] = [];
 
   const control = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readAll(req);
@@ -154,6 +179,11 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
       return json(stats);
     }
     if (req.url === "/__proxy/stats") return json(stats);
+    if (req.url === "/__proxy/trace") {
+      const entries = traced;
+      traced = [];
+      return json({ now: performance.now(), entries });
+    }
     res.writeHead(404).end();
   };
 
@@ -165,6 +195,23 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     inFlight++;
     stats.peakInFlight = Math.max(stats.peakInFlight, inFlight);
     res.on("close", () => inFlight--);
+    if (config.trace && traced.length < 1_000_000) {
+      const entry: TraceEntry = { method: req.method ?? "?", path: (req.url ?? "/").replace(/uploadId=[^&]*/g, "uploadId="), range: String(req.headers.range ?? ""), status: 0, start: performance.now(), firstByte: 0, end: 0, bytesDown: 0, bytesUp: 0 };
+      traced.push(entry);
+      // The declared length: a "data" listener here would start the body flowing before it is piped.
+      entry.bytesUp = Number(req.headers["content-length"] ?? "0");
+      const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      res.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (!entry.firstByte) entry.firstByte = performance.now();
+        if (chunk && typeof (chunk as Buffer).length === "number") entry.bytesDown += (chunk as Buffer).length;
+        return write(chunk, ...rest);
+      }) as typeof res.write;
+      res.on("close", () => {
+        entry.end = performance.now();
+        entry.status = res.statusCode;
+        entry.firstByte ||= entry.end;
+      });
+    }
 
     const key = requestKey(req);
     const occurrence = seen.get(key) ?? 0;
@@ -253,7 +300,7 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return controlHandle(`http://127.0.0.1:${port}`, async () => {
+  return controlHandle(`http://127.0.0.1:${port}`, process.pid, async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Idle keep-alive connections and requests cut mid-body would hold close() open.
     for (const socket of sockets) socket.destroy();
@@ -282,12 +329,12 @@ export async function spawnFaultProxy(upstream: string, initial: Partial<FaultCo
   void (async () => {
     while (!(await reader.read()).done);
   })().catch(() => {});
-  return controlHandle(endpoint, async () => {
+  return controlHandle(endpoint, child.pid, async () => {
     await stopChild(child);
   });
 }
 
-function controlHandle(endpoint: string, close: () => Promise<void>): FaultProxyHandle {
+function controlHandle(endpoint: string, pid: number, close: () => Promise<void>): FaultProxyHandle {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${endpoint}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
     if (!res.ok) throw new Error(`fault proxy ${method} ${path}: ${res.status}`);
@@ -297,9 +344,11 @@ function controlHandle(endpoint: string, close: () => Promise<void>): FaultProxy
   const stop = () => (stopped ??= close());
   return {
     endpoint,
+    pid,
     configure: async (patch) => void (await call("POST", "/__proxy/config", patch)),
     stats: () => call("GET", "/__proxy/stats") as Promise<ProxyStats>,
     resetStats: async () => void (await call("POST", "/__proxy/stats/reset")),
+    trace: () => call("GET", "/__proxy/trace") as Promise<{ now: number; entries: TraceEntry[] }>,
     stop,
     [Symbol.asyncDispose]: stop,
   };

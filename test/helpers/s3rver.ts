@@ -15,13 +15,19 @@ export interface S3rverHandle {
   accessKey: string;
   secretKey: string;
   bucket: string;
+  /** The s3rver child process (benchmarks account its CPU). */
+  pid: number;
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Start s3rver on 127.0.0.1 and a free port; resolves once it accepts requests. */
-export async function startS3rver(): Promise<S3rverHandle> {
-  const directory = await mkdtemp(join(tmpdir(), "svc-s3rver-"));
+/**
+ * Start s3rver on 127.0.0.1 and a free port; resolves once it accepts requests. Its files go to a
+ * temp directory removed on stop, or to `opts.directory`, kept (benchmarks that resume).
+ */
+export async function startS3rver(opts: { directory?: string } = {}): Promise<S3rverHandle> {
+  const keep = opts.directory !== undefined;
+  const directory = opts.directory ?? (await mkdtemp(join(tmpdir(), "svc-s3rver-")));
   const child = Bun.spawn([process.execPath, import.meta.path, directory], {
     stdin: "pipe",
     stdout: "pipe",
@@ -32,20 +38,21 @@ export async function startS3rver(): Promise<S3rverHandle> {
     port = await readReadyPort(child.stdout, child.exited);
   } catch (err) {
     await stopChild(child);
-    await rm(directory, { recursive: true, force: true });
+    if (!keep) await rm(directory, { recursive: true, force: true });
     throw err;
   }
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       await stopChild(child);
-      await rm(directory, { recursive: true, force: true });
+      if (!keep) await rm(directory, { recursive: true, force: true });
     })());
   return {
     endpoint: `http://127.0.0.1:${port}`,
     accessKey: "S3RVER",
     secretKey: "S3RVER",
     bucket: "svc-test",
+    pid: child.pid,
     stop,
     [Symbol.asyncDispose]: stop,
   };

@@ -1,5 +1,5 @@
 // Changes (reviewable proposals) and the lander's queue.
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
 import { repos } from "./repos.ts";
 
@@ -37,3 +37,12 @@ export const changes = sqliteTable("changes", {
   index("changes_source_idx").on(t.sourceRepoId, t.branch),
   index("changes_repo_branch_idx").on(t.repoId, t.branch),
 ]);
+
+/** Every patchset a change had: the head (and the target's tip) each time its branch moved. */
+export const changePatchsets = sqliteTable("change_patchsets", {
+  changeId: text("change_id").notNull().references(() => changes.id, { onDelete: "cascade" }),
+  patchset: integer("patchset").notNull(),
+  head: text("head").notNull(),
+  base: text("base"),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.changeId, t.patchset] })]);

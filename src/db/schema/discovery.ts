@@ -1,7 +1,7 @@
 // Follows, pins and the contribution graph. Repository search is an FTS5 table (`repo_search`)
 // over `repos` kept by triggers in migrations/*_discovery.sql, outside drizzle's schema;
 // `repo_search_docs` gives each repository the stable integer id the FTS rows are keyed by.
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { createdAt } from "./columns.ts";
 import { users } from "./people.ts";
 import { repos } from "./repos.ts";
@@ -31,31 +31,33 @@ export const contributions = sqliteTable("contributions", {
   day: integer("day").notNull(),
 }, (t) => [primaryKey({ columns: [t.userId, t.repoId, t.sha] }), index("contributions_repo_idx").on(t.repoId)]);
 
-/** Commits credited per person, UTC day and repository: what the graph reads (one row per active day and repo). */
-export const contributionDays = sqliteTable("contribution_days", {
+/**
+ * Per person who has credited commits: the next repository slot to hand out (slots are never
+ * reused, so a deleted repository's entries left in `contribution_counts` can never be read as
+ * another's) and a counter every credit moves (part of the graph cache's key).
+ */
+export const contributionPeople = sqliteTable("contribution_people", {
+  userId: text("user_id").primaryKey().references(() => users.id, { onDelete: "cascade" }),
+  nextSlot: integer("next_slot").notNull(),
+  version: integer("version").notNull(),
+});
+
+/** The repositories a person has credited commits in, each under a small per-person number (its slot in `contribution_counts`). */
+export const contributionSlots = sqliteTable("contribution_slots", {
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  day: integer("day").notNull(),
   repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  count: integer("count").notNull(),
-}, (t) => [primaryKey({ columns: [t.userId, t.day, t.repoId] }), index("contribution_days_repo_idx").on(t.repoId)]);
+  slot: integer("slot").notNull(),
+}, (t) => [primaryKey({ columns: [t.userId, t.repoId] }), index("contribution_slots_repo_idx").on(t.repoId)]);
 
 /**
- * Commits credited per person and UTC day, every repository together: the graph's `count` for
- * someone who opted in to private work, one row per active day. Kept by triggers on
- * `contribution_days` (migrations/*_discovery.sql) in the same transaction, so a deleted
- * repository's commits leave it as they leave the per-repository rows.
+ * Commits credited per person and UTC day, one row per active day: `counts` holds 8 bytes per
+ * repository, (slot, commits) as big-endian uint32s. What the graph reads (services/discovery/graph-json.ts).
  */
-export const contributionTotals = sqliteTable("contribution_totals", {
+export const contributionCounts = sqliteTable("contribution_counts", {
   userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   day: integer("day").notNull(),
-  count: integer("count").notNull(),
+  counts: blob("counts", { mode: "buffer" }).notNull(),
 }, (t) => [primaryKey({ columns: [t.userId, t.day] })]);
-
-/** The repositories a person has credited commits in (kept by a trigger on `contribution_days`): the graph resolves names and visibility once per repository. */
-export const contributionRepos = sqliteTable("contribution_repos", {
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-}, (t) => [primaryKey({ columns: [t.userId, t.repoId] }), index("contribution_repos_repo_idx").on(t.repoId)]);
 
 /** The FTS5 row id of each repository (maintained by triggers on `repos`; no foreign key, so a delete trigger still finds it). */
 export const repoSearchDocs = sqliteTable("repo_search_docs", {

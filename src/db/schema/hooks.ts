@@ -12,7 +12,7 @@ export const events = sqliteTable("events", {
   payload: text("payload", { mode: "json" }).notNull(),
   actorUserId: text("actor_user_id"),
   createdAt: createdAt(),
-}, (t) => [index("events_repo_idx").on(t.repoId, t.createdAt)]);
+}, (t) => [index("events_repo_idx").on(t.repoId, t.createdAt), index("events_org_idx").on(t.orgId, t.createdAt)]);
 
 export const webhooks = sqliteTable("webhooks", {
   id: id(),

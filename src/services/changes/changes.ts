@@ -15,6 +15,7 @@ import { parsePage, pageOf } from "../paging.ts";
 import { pokeLander } from "./lander-signal.ts";
 import type { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
+import { recordPatchset } from "./store-patchsets.ts";
 import type { ChangeRow } from "./store.ts";
 
 /** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
@@ -154,6 +155,7 @@ export async function createChange(ctx: Ctx, actor: Principal, orgName: string, 
       updatedAt: t,
     };
     await store.insertChange(tx, r);
+    await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
     if (!source) await enqueueWorkflowTrigger(tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
@@ -224,7 +226,10 @@ export async function patchChange(ctx: Ctx, actor: Principal, orgName: string, r
       const head = await readRef(tx, source, `refs/heads/${cur.branch}`);
       if (!head) throw Unprocessable(`branch ${cur.branch} no longer exists; push it again to reopen the change`);
       Object.assign(set, { state: "open", verdict: null });
-      if (head !== cur.head) Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
+      if (head !== cur.head) {
+        Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
+        await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
+      }
     }
     await store.updateChange(tx, cur.id, set);
     return { ...cur, ...set } as ChangeRow;
@@ -294,6 +299,7 @@ export async function followPushes(tx: Tx, event: RepoEvent): Promise<void> {
       }
       const base = await readRef(tx, c.repoId, `refs/heads/${c.target}`);
       await store.updateChange(tx, c.id, { head: move.new, patchset: c.patchset + 1, base, updatedAt: t });
+      await recordPatchset(tx, { changeId: c.id, patchset: c.patchset + 1, head: move.new, base, createdAt: t });
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };

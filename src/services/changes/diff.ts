@@ -12,7 +12,9 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { resolveRevision } from "../repos/content.ts";
 import type { Diff, DiffFile } from "./schemas.ts";
+import type { Repo } from "../../db/schema/index.ts";
 import * as store from "./store.ts";
+import type { ChangeRow } from "./store.ts";
 
 /** Files listed at most; beyond, the answer says it was truncated. */
 export const MAX_FILES = 3000;
@@ -55,16 +57,26 @@ function chain(readers: ObjectReader[]): ObjectReader {
   };
 }
 
+/** The tree of commit `c` (404 when it is missing or not a commit). */
+export async function treeOfCommit(reader: ObjectReader, c: Oid): Promise<Oid> {
+  const obj = await reader.read(c);
+  if (!obj || obj.type !== "commit") throw NotFound(`commit ${c} not found`);
+  return parseCommit(obj.data).tree;
+}
+
 /** The diff between commits `base` (three-dot: from their merge base) and `head`. */
 export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): Promise<Diff> {
   const bases = await mergeBases(reader, base, head);
   const from = bases[0] ?? base;
-  const treeOf = async (c: Oid) => {
-    const obj = await reader.read(c);
-    if (!obj || obj.type !== "commit") throw NotFound(`commit ${c} not found`);
-    return parseCommit(obj.data).tree;
-  };
-  const [fromTree, headTree] = await Promise.all([treeOf(from), treeOf(head)]);
+  const [fromTree, headTree] = await Promise.all([treeOfCommit(reader, from), treeOfCommit(reader, head)]);
+  return { base, head, merge_base: bases[0] ?? null, ...(await diffTreePair(reader, fromTree, headTree)) };
+}
+
+/** The files of a diff and their totals. */
+export type FileDiffs = Pick<Diff, "files" | "additions" | "deletions" | "truncated" | "truncation">;
+
+/** Two-dot: the files that differ from tree `fromTree` (null: the empty tree) to `headTree`, within the budgets. */
+export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, headTree: Oid): Promise<FileDiffs> {
   const listed = await diffTrees(reader, fromTree, headTree, { limit: MAX_FILES });
   const files: DiffFile[] = [];
   let budget = PATCH_BUDGET;
@@ -143,7 +155,7 @@ export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): P
   if (tooLarge) notes.push(`${tooLarge} file(s) over ${MAX_BLOB} bytes are listed without counts or patch`);
   const truncated = notes.length > 0 || files.some((f) => f.patch_truncated);
   if (truncated && !notes.length) notes.push("some files are too large to show as a patch");
-  return { base, head, merge_base: bases[0] ?? null, files, additions, deletions, truncated, truncation: truncated ? `truncated: ${notes.join("; ")}` : null };
+  return { files, additions, deletions, truncated, truncation: truncated ? `truncated: ${notes.join("; ")}` : null };
 }
 
 /** GET …/changes/{number}/diff (repo:read on the repository; a fork's change reads its source too). */
@@ -152,12 +164,17 @@ export async function changeDiff(ctx: Ctx, actor: Principal, orgName: string, re
   const row = Number.isInteger(number) && number > 0 ? await store.changeByNumber(ctx.db.read, repo.id, number) : null;
   if (!row) throw NotFound("change not found");
   if (!row.head || !row.base) throw NotFound("change has no commits to compare");
+  return diffCommits(await changeReader(ctx, repo, row), row.base, row.head);
+}
+
+/** The objects a change's commits are read from: its repository, and first its fork when it comes from one. */
+export async function changeReader(ctx: Ctx, repo: Repo, row: ChangeRow): Promise<ObjectReader> {
   const readers: ObjectReader[] = [(await openSnapshot(ctx.db.read, ctx.git, repo)).objects];
   if (row.sourceRepoId) {
     const source = await store.repoWithOrg(ctx.db.read, row.sourceRepoId);
     if (source) readers.unshift((await openSnapshot(ctx.db.read, ctx.git, source.repo)).objects);
   }
-  return diffCommits(chain(readers), row.base, row.head);
+  return chain(readers);
 }
 
 /** GET …/compare/{base}...{head} (repo:read): revisions resolved like the content API. */

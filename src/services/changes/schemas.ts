@@ -156,3 +156,22 @@ export const Diff = Type.Object(
   { examples: [DIFF_EXAMPLE] },
 );
 export type Diff = Static<typeof Diff>;
+
+export const Patchset = Type.Object({
+  patchset: Type.Integer({ description: "1 for the head the change was opened with, then one more each time the head moved" }),
+  head: Sha(),
+  base: NullableString({ description: "the target's tip when this patchset was recorded" }),
+  created_at: Type.Integer({ description: "epoch milliseconds" }),
+});
+export type Patchset = Static<typeof Patchset>;
+
+export const PatchsetList = Type.Object(
+  { patchsets: Type.Array(Patchset, { description: "oldest first" }) },
+  { examples: [{ patchsets: [{ patchset: 1, head: CHANGE_EXAMPLE.head, base: CHANGE_EXAMPLE.base, created_at: 1795248971422 }] }] },
+);
+export type PatchsetList = Static<typeof PatchsetList>;
+
+export const PatchsetDiffQuery = Type.Object({
+  against: Type.Optional(Type.String({ description: "another patchset's number: the diff from its head to this one's (two-dot)" })),
+});
+export type PatchsetDiffQuery = Static<typeof PatchsetDiffQuery>;

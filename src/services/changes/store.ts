@@ -93,3 +93,14 @@ export async function repoNames(q: Queryable, ids: string[]): Promise<Map<string
 export async function repoWithOrg(q: Queryable, repoId: string) {
   return q.select({ repo: repos, org: orgs }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
 }
+
+/** Queued changes of a target in the order the lander takes them (time queued, then number), at most `limit`. */
+export async function queuedOn(q: Queryable, repoId: string, target: string, limit: number): Promise<ChangeRow[]> {
+  return q
+    .select()
+    .from(changes)
+    .where(and(eq(changes.state, "queued"), eq(changes.repoId, repoId), eq(changes.target, target)))
+    .orderBy(asc(changes.queuedAt), asc(changes.number))
+    .limit(limit)
+    .all();
+}

@@ -63,11 +63,17 @@ export async function getRun(ctx: Ctx, actor: Principal, orgName: string, repoNa
   return (await runBodies(ctx.db.read, repo.name, [run]))[0]!;
 }
 
-/** GET …/runs/{id}/jobs/{job_id}/logs: the acknowledged log, streamed chunk by chunk from the object store. */
-export async function jobLog(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
+/** The job `jobId` of run `runId` in the repository, after repo:read (the log routes' one check); 404 for any other job. */
+export async function requireJob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<JobRow> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
   const job = await runs.jobById(ctx.db.read, jobId);
   if (!job || job.runId !== runId || job.repoId !== repo.id) throw NotFound("job not found");
+  return job;
+}
+
+/** GET …/runs/{id}/jobs/{job_id}/logs: the acknowledged log, streamed chunk by chunk from the object store. */
+export async function jobLog(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
+  const job = await requireJob(ctx, actor, orgName, repoName, runId, jobId);
   const chunks = await runs.logChunks(ctx.db.read, job.id);
   let i = 0;
   return new ReadableStream<Uint8Array>({
@@ -96,4 +102,24 @@ export async function cancelRun(ctx: Ctx, actor: Principal, orgName: string, rep
     }
   });
   return getRun(ctx, actor, orgName, repoName, runId);
+}
+
+/**
+ * A job as it is now and its log from byte `from` on (at most about `max` bytes, whole chunks
+ * but the first), with the same check as the log route: what the web page's live log reads.
+ */
+export async function jobLogSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobRow; bytes: Uint8Array; next: number }> {
+  const job = await requireJob(ctx, actor, orgName, repoName, runId, jobId);
+  const start = Math.max(0, Math.min(from, job.logSize));
+  const parts: Uint8Array[] = [];
+  let next = start;
+  for (const c of await runs.logChunksFrom(ctx.db.read, job.id, start, 64)) {
+    if (next - start >= max || c.offset > next) break;
+    const bytes = await ctx.store.get(c.key);
+    if (!bytes) throw new Error(`log chunk ${c.key} is missing`);
+    const part = bytes.subarray(next - c.offset);
+    parts.push(part);
+    next += part.byteLength;
+  }
+  return { job, bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), next };
 }

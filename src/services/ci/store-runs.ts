@@ -1,5 +1,5 @@
 // The CI domain's queries for runs, jobs, the claim, logs, check results and CI minutes.
-import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { checkResults, ciMinutes, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Database as Sqlite, Statement } from "bun:sqlite";
@@ -311,6 +311,17 @@ export async function appendLogChunk(tx: Tx, jobId: string, offset: number, size
 /** The log's chunks in order. */
 export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: number; size: number; key: string }[]> {
   return q.select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key }).from(jobLogChunks).where(eq(jobLogChunks.jobId, jobId)).orderBy(asc(jobLogChunks.offset)).all();
+}
+
+/** Up to `limit` chunks holding bytes at or after `from`, in order. */
+export async function logChunksFrom(q: Queryable, jobId: string, from: number, limit: number): Promise<{ offset: number; size: number; key: string }[]> {
+  return q
+    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
+    .from(jobLogChunks)
+    .where(and(eq(jobLogChunks.jobId, jobId), gt(sql`${jobLogChunks.offset} + ${jobLogChunks.size}`, from)))
+    .orderBy(asc(jobLogChunks.offset))
+    .limit(limit)
+    .all();
 }
 
 // ---- check results and minutes ----

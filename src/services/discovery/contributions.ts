@@ -6,22 +6,24 @@
 //   2. the person whose credential pushed it;
 // a commit whose message carries a Co-Authored-By trailer counts for nobody. Proving an address
 // later does not backfill: the graph is what was credited as commits arrived.
-// Reads: the person's repositories (names and visibility now, a few hundred rows at most), the
-// per-day, per-repository counts of the public ones (a key range scan, no join), and, for someone
-// who opted in to private work, the per-day totals (one row a day, kept by triggers). Private work
-// is only counted, never named. The answer is the same for every reader.
+// Reads: one statement gives the person's repositories (slot, visibility and place now, a few
+// hundred rows at most), their contribution version and one blob per active day of the range
+// (graph.ts); the answer is written as UTF-8 JSON and kept in a per-database cache stamped with
+// what it was written from. Private work is only counted, never named. The answer is the same for
+// every reader.
 import { Invalid } from "../../errors.ts";
 import { parseCommit } from "../../git/object.ts";
 import { CommitCache, limitCommits } from "../../git/revision.ts";
-import type { Tx } from "../../db/database.ts";
+import type { Database, Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { repoById } from "../repos/store.ts";
 import type { RepoEvent } from "../hooks/events.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { requireLiveUser } from "./profiles.ts";
-import type { ContributionGraph } from "./schemas.ts";
+import { formatDay, GraphCache, graphJson } from "./graph.ts";
 import * as store from "./store.ts";
+import type { ContributionGraph } from "./schemas.ts";
 
 const DAY_MS = 86_400_000;
 /** SPEC §8: the longest range a graph may cover, in days. */
@@ -82,10 +84,12 @@ export async function recordContributions(ctx: Ctx, p: RecordPayload): Promise<v
   if (!credits.length) return;
   await ctx.db.transaction(async (tx) => {
     const owners = await store.provedOwners(tx, [...new Set(credits.map((c) => c.email))]);
+    const credited: { userId: string; sha: string; day: number }[] = [];
     for (const c of credits) {
       const userId = owners.get(c.email) ?? p.pusherUserId;
-      if (userId) await store.creditCommit(tx, { userId, repoId: p.repoId, sha: c.sha, day: c.day });
+      if (userId) credited.push({ userId, sha: c.sha, day: c.day });
     }
+    await store.creditCommits(tx, p.repoId, credited);
   });
 }
 
@@ -100,10 +104,8 @@ export function parseDay(s: string): number | null {
   return t / DAY_MS;
 }
 
-/** `YYYY-MM-DD` of a day number. */
-export function formatDay(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
-}
+/** `YYYY-MM-DD` of a day number (from graph.ts). */
+export { formatDay };
 
 /** The inclusive day range of a query: default the year ending today (365 days); 400 for bad dates or ranges. */
 export function rangeOf(q: { from?: string; to?: string }, today: number): { from: number; to: number } {
@@ -120,78 +122,36 @@ export function rangeOf(q: { from?: string; to?: string }, today: number): { fro
   return { from, to };
 }
 
-/** GET /v1/users/{handle}/contributions: the same answer for every reader. */
-export async function getContributions(ctx: Ctx, handle: string, q: { from?: string; to?: string }): Promise<ContributionGraph> {
+/** Bytes of written answers each database's cache keeps (a busy year is 1.4 MB). */
+const CACHE_BYTES = 32 * 1024 * 1024;
+/** One cache per database, so contexts opened side by side in one process (tests) never share answers. */
+const caches = new WeakMap<Database, GraphCache>();
+
+/**
+ * GET /v1/users/{handle}/contributions: the answer (a ContributionGraph) as UTF-8 JSON, the same
+ * for every reader. Read in one statement, then written (graph.ts) unless the cache holds the
+ * answer written from the same version and repositories. Callers must not change the bytes.
+ */
+export async function contributionGraphJson(ctx: Ctx, handle: string, q: { from?: string; to?: string }): Promise<Uint8Array<ArrayBuffer>> {
   const user = await requireLiveUser(ctx, handle);
   const range = rangeOf(q, Math.floor(now() / DAY_MS));
-  // Why: private work is counted only for someone who opted in; only then are the totals read.
-  const rows = await store.contributionGraphRows(ctx.db.read, user.id, range.from, range.to, user.contribPrivateOptin);
-  // Public repositories ranked by (org, name) once, so a day's list sorts on numbers.
-  const pub: { id: string; org: string; name: string }[] = [];
-  for (const r of rows) {
-    if (r[0] !== 0 || r[1] !== 1) continue;
-    const slash = r[3].indexOf("/");
-    pub.push({ id: r[2], org: r[3].slice(0, slash), name: r[3].slice(slash + 1) });
-  }
-  pub.sort((a, b) => (a.org < b.org ? -1 : a.org > b.org ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const rank = new Map(pub.map((r, i) => [r.id, i]));
-  const detail: [number, string, number][] = [];
-  const totals: [number, number][] | null = user.contribPrivateOptin ? [] : null;
-  for (const r of rows) {
-    if (r[0] === 2) detail.push([r[1], r[2], r[3]]);
-    else if (r[0] === 1) totals!.push([r[1], r[3]]);
-  }
-  totals?.sort((a, b) => a[0] - b[0]);
-  return graphOf(range, pub, rank, detail, totals);
+  // Why: private work is counted only for someone who opted in (never named either way).
+  const withPrivate = user.contribPrivateOptin;
+  const rows = await store.contributionGraphRows(ctx.db.read, user.id, range.from, range.to);
+  let cache = caches.get(ctx.db);
+  if (!cache) caches.set(ctx.db, (cache = new GraphCache(CACHE_BYTES)));
+  const key = `${user.id}|${range.from}|${range.to}|${withPrivate ? 1 : 0}`;
+  // Length-delimited, so two different lists of repositories never give the same stamp.
+  let stamp = String(rows.version);
+  for (const r of rows.repos) stamp += `|${r.slot}:${r.isPublic ? 1 : 0}:${r.org.length}:${r.name.length}:${r.org}${r.name}`;
+  const hit = cache.get(key, stamp);
+  if (hit !== null) return hit;
+  const json = graphJson(range, rows.repos, rows.days, withPrivate);
+  cache.set(key, stamp, json);
+  return json;
 }
 
-/** How many repositories a sort key can rank: (commits, rank) pack into one number below 2^53. */
-const RANK_SPACE = 2 ** 21;
-
-/** Shapes the answer: public detail grouped by day (most commits first, then by org and name), counts from the totals when private work is included. */
-export function graphOf(
-  range: { from: number; to: number },
-  pub: { org: string; name: string }[],
-  rank: Map<string, number>,
-  detail: [number, string, number][],
-  totals: [number, number][] | null,
-): ContributionGraph {
-  // Per day, one number per repository: fewer commits sort later, then by (org, name) rank.
-  const byDay = new Map<number, number[]>();
-  const publicCount = new Map<number, number>();
-  for (const [day, repoId, count] of detail) {
-    const i = rank.get(repoId);
-    if (i === undefined) continue;
-    let keys = byDay.get(day);
-    if (!keys) byDay.set(day, (keys = []));
-    keys.push(-count * RANK_SPACE + i);
-    publicCount.set(day, (publicCount.get(day) ?? 0) + count);
-  }
-  const dayOf = (day: number, count: number): ContributionGraph["days"][number] => {
-    const keys = Float64Array.from(byDay.get(day) ?? []).sort();
-    const repos = new Array<{ org: string; name: string; count: number }>(keys.length);
-    for (let k = 0; k < keys.length; k++) {
-      const key = keys[k]!;
-      const commits = -Math.floor(key / RANK_SPACE);
-      const r = pub[key + commits * RANK_SPACE]!;
-      repos[k] = { org: r.org, name: r.name, count: commits };
-    }
-    return { day: (((day + 4) % 7) + 7) % 7, date: formatDay(day), count, repos };
-  };
-  const days: ContributionGraph["days"] = [];
-  let total = 0;
-  let privateCounted = false;
-  if (totals) {
-    for (const [day, count] of totals) {
-      if (count > (publicCount.get(day) ?? 0)) privateCounted = true;
-      days.push(dayOf(day, count));
-      total += count;
-    }
-  } else {
-    for (const [day, count] of [...publicCount].sort((a, b) => a[0] - b[0])) {
-      days.push(dayOf(day, count));
-      total += count;
-    }
-  }
-  return { from: formatDay(range.from), to: formatDay(range.to), total, private_included: privateCounted, days };
+/** The contribution graph as a value (the web's user page draws it); the same answer as the API's. */
+export async function getContributions(ctx: Ctx, handle: string, q: { from?: string; to?: string }): Promise<ContributionGraph> {
+  return JSON.parse(new TextDecoder().decode(await contributionGraphJson(ctx, handle, q))) as ContributionGraph;
 }

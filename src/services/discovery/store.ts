@@ -3,7 +3,9 @@
 // stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
 import { and, eq, sql } from "drizzle-orm";
 import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
+import type { Database as Sqlite, Statement } from "bun:sqlite";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { addCount, type GraphRepo } from "./graph.ts";
 
 // ---- Profiles ----------------------------------------------------------------------------------
 
@@ -119,44 +121,88 @@ export async function provedOwners(q: Queryable, addresses: string[]): Promise<M
 }
 
 /**
- * Credits one commit to one person (idempotent: a commit already credited in this repository
- * changes nothing) and adds it to that day's count. Answers whether it was new.
+ * Credits commits of one repository, each to one person, in the caller's transaction: a commit row
+ * per (person, repository, commit), so a commit already credited changes nothing; then, per person
+ * with new commits, the repository's slot (handed out on first credit), each day's count blob and
+ * the person's version. Answers how many commits were new.
  */
-export async function creditCommit(tx: Tx, c: { userId: string; repoId: string; sha: string; day: number }): Promise<boolean> {
-  const inserted = tx.all(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${c.userId}, ${c.repoId}, ${c.sha}, ${c.day})
-    ON CONFLICT DO NOTHING RETURNING 1 AS x`);
-  if (!inserted.length) return false;
-  tx.run(sql`INSERT INTO contribution_days (user_id, day, repo_id, count) VALUES (${c.userId}, ${c.day}, ${c.repoId}, 1)
-    ON CONFLICT (user_id, day, repo_id) DO UPDATE SET count = count + 1`);
-  return true;
+export async function creditCommits(tx: Tx, repoId: string, credits: { userId: string; sha: string; day: number }[]): Promise<number> {
+  const added = new Map<string, Map<number, number>>();
+  let fresh = 0;
+  for (const c of credits) {
+    const inserted = tx.all(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${c.userId}, ${repoId}, ${c.sha}, ${c.day})
+      ON CONFLICT DO NOTHING RETURNING 1 AS x`);
+    if (!inserted.length) continue;
+    fresh++;
+    let days = added.get(c.userId);
+    if (!days) added.set(c.userId, (days = new Map()));
+    days.set(c.day, (days.get(c.day) ?? 0) + 1);
+  }
+  for (const [userId, days] of added) {
+    const slot = await slotFor(tx, userId, repoId);
+    for (const [day, n] of days) {
+      const row = tx.values<[Uint8Array]>(sql`SELECT counts FROM contribution_counts WHERE user_id = ${userId} AND day = ${day}`)[0];
+      const counts = addCount(row ? row[0] : null, slot, n);
+      tx.run(sql`INSERT INTO contribution_counts (user_id, day, counts) VALUES (${userId}, ${day}, ${counts})
+        ON CONFLICT (user_id, day) DO UPDATE SET counts = excluded.counts`);
+    }
+    tx.run(sql`UPDATE contribution_people SET version = version + 1 WHERE user_id = ${userId}`);
+  }
+  return fresh;
+}
+
+/** The person's slot for a repository, handed out from their counter on first credit. */
+async function slotFor(tx: Tx, userId: string, repoId: string): Promise<number> {
+  const have = tx.values<[number]>(sql`SELECT slot FROM contribution_slots WHERE user_id = ${userId} AND repo_id = ${repoId}`)[0];
+  if (have) return have[0];
+  const slot = tx.values<[number]>(sql`INSERT INTO contribution_people (user_id, next_slot, version) VALUES (${userId}, 1, 0)
+    ON CONFLICT (user_id) DO UPDATE SET next_slot = next_slot + 1 RETURNING next_slot - 1`)[0]![0];
+  tx.run(sql`INSERT INTO contribution_slots (user_id, repo_id, slot) VALUES (${userId}, ${repoId}, ${slot})`);
+  return slot;
+}
+
+/** What the graph reads: the person's repositories as they are now, their contribution version, and the day blobs of a range. */
+export interface GraphRows {
+  repos: GraphRepo[];
+  /** Moves with every credit; 0 for someone never credited. */
+  version: number;
+  /** Ascending by day. */
+  days: [day: number, counts: Uint8Array][];
+}
+
+/** Plain SQLite statements prepared once per connection (the graph's read: drizzle would prepare it on every call). */
+const preparedByHandle = new WeakMap<object, Map<string, Statement>>();
+function raw(q: Queryable, name: string, text: string): Statement {
+  let m = preparedByHandle.get(q);
+  if (!m) preparedByHandle.set(q, (m = new Map()));
+  let stmt = m.get(name);
+  if (!stmt) m.set(name, (stmt = (q as unknown as { $client: Sqlite }).$client.prepare(text)));
+  return stmt;
 }
 
 /**
- * A row of `contributionGraphRows`, four columns so the many day rows carry no empty ones:
- * a repository `[0, public, id, "org/name"]`, a day's total `[1, day, null, count]`, or a day's
- * count in one public repository `[2, day, repo id, count]`.
- */
-export type GraphRow = [kind: 0, isPublic: number, repoId: string, place: string] | [kind: 1, day: number, repoId: null, count: number] | [kind: 2, day: number, repoId: string, count: number];
-
-/**
  * Everything the graph reads, in one statement (one consistent view): the person's repositories
- * with their place and visibility now (kind 0, a few hundred rows at most); when `withTotals`, the
- * per-day totals over every repository (kind 1, a row a day); and the per-day counts in the public
- * ones (kind 2: a range scan of the key; visibility is one probe of a small in-memory set, not a join).
- * Why `+repo_id`: without it the planner probes the repo_id index once per public repository and
- * looks each row up again in the table, four times the work of the key range scan (bench/README.md).
+ * with their slot, visibility and place now (a few hundred rows at most, a key range joined to
+ * repos and orgs by primary key), their version, and the range's day blobs (a key range scan,
+ * one row per active day).
  */
-export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number, withTotals: boolean): Promise<GraphRow[]> {
-  const totals = withTotals
-    ? sql`UNION ALL SELECT 1, day, NULL, count FROM contribution_totals WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay} AND count > 0`
-    : sql``;
-  // Org and repository names hold no "/", so "org/name" splits back unambiguously.
-  return q.values(sql`
-    SELECT 0, r.public, r.id, o.name || '/' || r.name FROM contribution_repos c JOIN repos r ON r.id = c.repo_id JOIN orgs o ON o.id = r.org_id WHERE c.user_id = ${userId}
-    ${totals}
-    UNION ALL SELECT 2, day, repo_id, count FROM contribution_days
-      WHERE user_id = ${userId} AND day >= ${fromDay} AND day <= ${toDay}
-        AND +repo_id IN (SELECT c.repo_id FROM contribution_repos c JOIN repos r ON r.id = c.repo_id WHERE c.user_id = ${userId} AND r.public = 1)`);
+export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<GraphRows> {
+  const rows = raw(q, "contributionGraphRows", `
+    SELECT 0, s.slot, r.public, o.name, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ?1
+    UNION ALL SELECT 1, version, NULL, NULL, NULL FROM contribution_people WHERE user_id = ?1
+    UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3`).values(userId, fromDay, toDay) as [number, number, number | Uint8Array | null, string | null, string | null][];
+  const out: GraphRows = { repos: [], version: 0, days: [] };
+  let sorted = true;
+  for (const r of rows) {
+    if (r[0] === 0) out.repos.push({ slot: r[1], isPublic: r[2] === 1, org: r[3]!, name: r[4]! });
+    else if (r[0] === 1) out.version = r[1];
+    else {
+      if (out.days.length && out.days[out.days.length - 1]![0] > r[1]) sorted = false;
+      out.days.push([r[1], r[2] as Uint8Array]);
+    }
+  }
+  if (!sorted) out.days.sort((a, b) => a[0] - b[0]);
+  return out;
 }
 
 // ---- Search ------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       // receive-pack (receive.fsckObjects): every object as it is indexed, then the .gitmodules
       // and .gitattributes blobs its trees name (docs/architecture.md "Object checks").
       const fsck = new FsckSession();
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, onObject: fsck.inspect });
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, fsck });
       phase("fetch");
       opened = await openIndexedPack(pack);
       const objects = overlayReader([opened.pack], snapshot.objects);

@@ -7,10 +7,11 @@ import { now, type Ctx } from "../context.ts";
 import { authorizeAccount } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, spendLink } from "./links.ts";
-import { claimMail } from "../mail/messages.ts";
+import { claimMail, verifyMail } from "../mail/messages.ts";
 import { enqueueMail, notifyMail } from "../mail/outbox.ts";
+import { takeRateSlot } from "./rate-limit.ts";
 import { addressTaken, checkAddress } from "./signup.ts";
-import type { EmailList, EmailPending, EmailRecord, EmailRequest, EmailVerified } from "./schemas.ts";
+import type { EmailList, EmailPatch, EmailPending, EmailRecord, EmailRequest, EmailVerified } from "./schemas.ts";
 import * as store from "./store.ts";
 import type { EmailRow } from "./store.ts";
 
@@ -77,5 +78,50 @@ export async function deleteEmail(ctx: Ctx, actor: Principal, handle: string, ad
     await store.deleteEmail(tx, row.id);
     // Outstanding claim links for the address die with it.
     await store.spendLinksFor(tx, user.id, "claim", address, now());
+  });
+}
+
+/**
+ * POST /v1/users/{handle}/emails/{email}/resend: mails a fresh claim link for an unproved address
+ * (the previous link is spent); for the sign-in address of an unconfirmed account, the account's
+ * confirmation link. 404 for an address not on the account or already proved; the mail rate
+ * limits apply per address and globally, and a limited request answers the same 202.
+ */
+export async function resendEmailClaim(ctx: Ctx, actor: Principal, handle: string, address: string): Promise<EmailPending> {
+  const user = await requireSelf(ctx, actor, handle);
+  const row = await ctx.db.transaction(async (tx) => {
+    const row = await store.emailOf(tx, user.id, address);
+    if (!row || row.verifiedAt !== null) throw NotFound("no unconfirmed address by that name on this account");
+    // Why the same limits as signup: this mails an address the account does not own yet, so it must not become a way to flood one.
+    if (!(await takeRateSlot(tx, "claim", row.address, { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal }))) return row;
+    // The sign-in address of an unconfirmed account is confirmed by the account's own link (it also confirms the account).
+    if (row.primary) {
+      const token = await issueLink(tx, "verify", user.id, row.address);
+      await enqueueMail(ctx, tx, verifyMail({ to: row.address, name: user.name, token, baseUrl: ctx.baseUrl }));
+    } else {
+      const token = await issueLink(tx, "claim", user.id, row.address);
+      await enqueueMail(ctx, tx, claimMail({ to: row.address, handle: user.handle, token, baseUrl: ctx.baseUrl }));
+    }
+    return row;
+  });
+  notifyMail();
+  return { address: row.address, status: "pending", detail: "A confirmation link was mailed to the address. It works once, for one day." };
+}
+
+/**
+ * PATCH /v1/users/{handle}/emails/{email} `{ primary: true }`: makes a proved address the sign-in
+ * address (the former one stays on the account, proved). 404 for an address not on the account;
+ * 400 for an unproved one or another request than `primary: true`.
+ */
+export async function makePrimaryEmail(ctx: Ctx, actor: Principal, handle: string, address: string, input: EmailPatch): Promise<EmailRecord> {
+  const user = await requireSelf(ctx, actor, handle);
+  if (input.primary !== true) throw Invalid("only { \"primary\": true } can be set: the sign-in address changes by making another one primary");
+  return ctx.db.transaction(async (tx) => {
+    const row = await store.emailOf(tx, user.id, address);
+    if (!row) throw NotFound("no such address on this account");
+    // Why: signing in and password resets go to the primary address, so it must be one the person has shown they receive mail at.
+    if (row.verifiedAt === null) throw Invalid("confirm this address before making it your sign-in address");
+    if (!row.primary) await store.setPrimaryEmail(tx, user.id, row.id, row.address, row.verifiedAt);
+    return emailBody({ ...row, primary: true });
   });
 }

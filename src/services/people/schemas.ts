@@ -98,7 +98,7 @@ export const EmailRecord = Type.Object({
   private: Type.Boolean(),
   primary: Type.Boolean({ description: "the sign-in address" }),
   created_at: Millis(),
-});
+}, { examples: [{ address: "ada.work@example.com", verified_at: 1795249115366, private: true, primary: true, created_at: 1795249000000 }] });
 export type EmailRecord = Static<typeof EmailRecord>;
 
 export const EmailList = Type.Object(
@@ -106,6 +106,13 @@ export const EmailList = Type.Object(
   { examples: [{ emails: [{ address: "ada@example.com", verified_at: 1795249115366, private: true, primary: true, created_at: 1795249115366 }] }] },
 );
 export type EmailList = Static<typeof EmailList>;
+
+/** PATCH of one address: only `{ primary: true }` (the sign-in address moves to it). */
+export const EmailPatch = Type.Object(
+  { primary: Type.Optional(Type.Boolean({ description: "true makes this proved address the sign-in address" })) },
+  { examples: [{ primary: true }] },
+);
+export type EmailPatch = Static<typeof EmailPatch>;
 
 export const EmailPending = Type.Object(
   { address: Type.String(), status: Type.Literal("pending"), detail: Type.String() },

@@ -114,12 +114,17 @@ export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, 
   });
 }
 
-/** GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member; by creation, a page at a time. */
-export async function listSshKeys(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<SshKeyList> {
+/**
+ * GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member; by
+ * creation, a page at a time. `own` narrows an admin's list to their own personal keys too.
+ */
+export async function listSshKeys(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }, opts: { own?: boolean } = {}): Promise<SshKeyList> {
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, { kind: "credential:list" }));
   const page = parsePage(q, isCreatedKey);
-  const owner = allows(facts, "org:admin") ? null : personOf(actor)!.id;
+  const person = personOf(actor);
+  if (opts.own && !person) return { keys: [], next_cursor: null };
+  const owner = allows(facts, "org:admin") && !opts.own ? null : person!.id;
   const rows = await credentials.listKeys(ctx.db.read, org.id, owner, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor } = pageOf(rows, page, (k) => [k.createdAt, k.id]);
   return { keys: items.map(keyBody), next_cursor };

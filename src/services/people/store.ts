@@ -158,6 +158,13 @@ export async function proveEmail(tx: Tx, userId: string, address: string, t: num
   tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, userId), sql`lower(${emails.address}) = lower(${address})`, isNull(emails.verifiedAt))).run();
 }
 
+/** Makes the proved row `emailId` the account's sign-in address: the flag moves and the account's address follows. */
+export async function setPrimaryEmail(tx: Tx, userId: string, emailId: string, address: string, verifiedAt: number): Promise<void> {
+  tx.update(emails).set({ primary: false }).where(and(eq(emails.userId, userId), eq(emails.primary, true))).run();
+  tx.update(emails).set({ primary: true }).where(eq(emails.id, emailId)).run();
+  tx.update(users).set({ email: address, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${verifiedAt})` }).where(eq(users.id, userId)).run();
+}
+
 /** Marks an account's sign-in address row proved at `t`. */
 export async function provePrimaryEmail(tx: Tx, userId: string, t: number): Promise<void> {
   tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, userId), eq(emails.primary, true))).run();

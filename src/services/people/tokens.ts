@@ -53,13 +53,18 @@ export async function mintToken(ctx: Ctx, actor: Principal, orgName: string, inp
   return { ...tokenBody(row, repo?.name ?? null), token: `svc_${id}_${secret}` };
 }
 
-/** GET /v1/orgs/{org}/tokens: all org tokens for an admin, one's own for a member; by creation, a page at a time. */
-export async function listTokens(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<TokenList> {
+/**
+ * GET /v1/orgs/{org}/tokens: all org tokens for an admin, one's own for a member; by creation, a
+ * page at a time. `own` narrows an admin's list to their own personal tokens too (account settings).
+ */
+export async function listTokens(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }, opts: { own?: boolean } = {}): Promise<TokenList> {
   await flushTokenUse(ctx);
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, { kind: "credential:list" }));
   const page = parsePage(q, isCreatedKey);
-  const owner = allows(facts, "org:admin") ? null : personOf(actor)!.id;
+  const person = personOf(actor);
+  if (opts.own && !person) return { tokens: [], next_cursor: null };
+  const owner = allows(facts, "org:admin") && !opts.own ? null : person!.id;
   const rows = await store.listTokens(ctx.db.read, org.id, owner, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor } = pageOf(rows, page, (t) => [t.createdAt, t.id]);
   return { tokens: items.map((t) => tokenBody(t, t.repoName)), next_cursor };

@@ -65,7 +65,7 @@ export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Prom
  * A commit named by its id: full, or a unique abbreviation (4+ hex digits), optionally with
  * `~N` / `^N` suffixes. Branch and tag names and non-commit objects are 404 here.
  */
-async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
+export async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
   const parsed = parseRevision(sha);
   if (!parsed || !isAbbreviatedOid(parsed.base)) throw NotFound("commit not found");
   const base = parsed.base.toLowerCase();
@@ -118,6 +118,41 @@ export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoN
   return { ref, commit: oid, path: parts.join("/"), entries };
 }
 
+/**
+ * A window of a directory as people browse it: directories first, then files, each by name; sizes
+ * are read only for the entries in [offset, offset + limit) (a 10,000-entry directory costs one
+ * tree parse, not 10,000 object header reads). `total` counts every entry; `picked` holds the
+ * blob entries named (case-insensitively) in `window.pick`, wherever they sort (a README).
+ */
+export async function getTreeWindow(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  ref: string,
+  path: string | undefined,
+  window: { offset: number; limit: number; pick?: string[] },
+): Promise<Tree & { total: number; picked: Tree["entries"] }> {
+  const { snapshot } = await readable(ctx, actor, orgName, repoName);
+  const { oid, commit } = await resolveRevision(snapshot, ref);
+  const parts = pathParts(path);
+  const at = await entryAt(snapshot.objects, commit.tree, parts);
+  if (!at) throw NotFound(`no path ${JSON.stringify(parts.join("/"))} at ${ref}`);
+  if (!isTreeMode(at.mode)) throw NotFound(`${parts.join("/")} is a file, not a directory`);
+  const obj = await snapshot.objects.read(at.oid);
+  const all = parseTree(obj!.data).map((e) => ({ e, dir: isTreeMode(e.mode) }));
+  all.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1) : a.e.name < b.e.name ? -1 : a.e.name > b.e.name ? 1 : 0));
+  const slice = all.slice(Math.max(0, window.offset), Math.max(0, window.offset) + Math.max(0, window.limit));
+  const body = async (e: TreeEntry) => {
+    const type = typeOfMode(e.mode);
+    const size = type === "blob" ? ((await snapshot.objects.readHeader(e.oid))?.size ?? null) : null;
+    return { name: e.name, path: [...parts, e.name].join("/"), type, mode: e.mode, oid: e.oid, size } satisfies Tree["entries"][number];
+  };
+  const pick = new Set((window.pick ?? []).map((n) => n.toLowerCase()));
+  const picked = pick.size ? await Promise.all(all.filter(({ e, dir }) => !dir && pick.has(e.name.toLowerCase())).map(({ e }) => body(e))) : [];
+  return { ref, commit: oid, path: parts.join("/"), entries: await Promise.all(slice.map(({ e }) => body(e))), total: all.length, picked };
+}
+
 const CONTENT_TYPES: Record<string, string> = {
   txt: "text/plain", md: "text/markdown", json: "application/json", js: "text/javascript", mjs: "text/javascript",
   ts: "text/plain", css: "text/css", html: "text/html", htm: "text/html", xml: "application/xml", svg: "image/svg+xml",
@@ -156,7 +191,7 @@ function person(s: Signature) {
   return { name: s.name, email: s.email, date: s.timestamp * 1000, timezone: s.timezone };
 }
 
-function commitSummary(oid: Oid, c: Commit): CommitSummary {
+export function commitSummary(oid: Oid, c: Commit): CommitSummary {
   return { sha: oid, message: c.message, author: person(c.author), committer: person(c.committer), parents: c.parents };
 }
 

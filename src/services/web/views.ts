@@ -6,10 +6,13 @@ import { personOf, type Principal } from "../access/principal.ts";
 import { accountBody } from "../people/auth.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
-import { getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
+import { allows, orgFacts } from "../access/access.ts";
+import type { FileDiffs } from "../changes/diff.ts";
+import { commitDiff } from "../repos/commit-diff.ts";
+import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getBlob, getTree, listCommits } from "../repos/content.ts";
-import type { CommitList, Tree } from "../repos/schemas.ts";
+import { getBlob, getTreeWindow, listCommits } from "../repos/content.ts";
+import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
 /** The signed-in person a page is drawn for. */
 export interface WebViewer {
@@ -40,11 +43,28 @@ export async function homeView(ctx: Ctx, actor: Principal): Promise<{ orgs: { na
   return { orgs };
 }
 
-/** An org page: its public profile and the repositories the viewer may see (a page at a time). */
-export async function orgView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null }> {
+/** An org page: its public profile, the repositories the viewer may see (a page at a time), and whether they may create one. */
+export async function orgView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null; canCreateRepo: boolean }> {
   const profile = await getOrgProfile(ctx, orgName);
   const list = await listRepos(ctx, actor, orgName, { limit: PAGE_REPOS, cursor });
-  return { profile, repos: list.repos, next: list.next_cursor };
+  // The same decision createRepo enforces (quota aside: a refused private repository says why when submitted).
+  const canCreateRepo = personOf(actor) !== null && allows((await orgFacts(ctx, actor, orgName)).facts, "org:create-repo");
+  return { profile, repos: list.repos, next: list.next_cursor, canCreateRepo };
+}
+
+/** Creates a repository from the web form, through the API's service and its access rule. */
+export async function createRepoFromForm(ctx: Ctx, actor: Principal, orgName: string, form: { name: string; description: string; public: boolean }): Promise<RepoBody> {
+  return createRepo(ctx, actor, orgName, { name: form.name.trim(), description: form.description.trim() || undefined, public: form.public });
+}
+
+/** A repository as the API answers it (404 when the viewer may not see it). */
+export async function repoView(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
+  return getRepo(ctx, actor, orgName, repoName);
+}
+
+/** A commit of `repo` with its diff against its first parent. */
+export async function commitView(ctx: Ctx, actor: Principal, repo: RepoBody, sha: string): Promise<{ commit: CommitSummary; diff: FileDiffs }> {
+  return commitDiff(ctx, actor, repo.org, repo.name, sha);
 }
 
 /** A branch or tag as the switcher lists it. */
@@ -103,21 +123,30 @@ const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"];
 /** The largest file a page shows inline (larger: a link to the raw file). */
 export const INLINE_FILE_LIMIT = 1024 * 1024;
 
-/** A directory: its entries (directories first) and its README, if any. Null tree for an empty repository. */
-export async function treeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ tree: Tree | null; readme: { path: string; text: string } | null }> {
+/** Entries one directory page lists (GitHub stops at 1,000; the rest are on the next pages). */
+export const PAGE_ENTRIES = 1000;
+
+/** A directory page: a window of its entries (directories first), how many there are, and its README. Null tree for an empty repository. */
+export async function treeView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  frame: RepoFrame,
+  offset = 0,
+): Promise<{ tree: (Tree & { total: number; offset: number }) | null; readme: { path: string; text: string } | null }> {
   if (!frame.choices.length && frame.path === "") return { tree: null, readme: null };
-  const tree = await getTree(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
-  tree.entries.sort((a, b) => (a.type === "tree") !== (b.type === "tree") ? (a.type === "tree" ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const tree = await getTreeWindow(ctx, actor, orgName, repoName, frame.ref.full, frame.path, { offset, limit: PAGE_ENTRIES, pick: README_NAMES });
   let readme: { path: string; text: string } | null = null;
   for (const name of README_NAMES) {
-    const e = tree.entries.find((x) => x.type === "blob" && x.name.toLowerCase() === name);
+    const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
-    const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, e.path);
+    const blob = await getBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
     readme = { path: e.path, text: new TextDecoder().decode(blob.data) };
     break;
   }
-  return { tree, readme };
+  return { tree: { ...tree, offset }, readme };
 }
 
 /** A file: its bytes (for the page, text when it is text). */

@@ -1,6 +1,8 @@
 // The contribution graph over real HTTP with real git pushes and the commit API (SPEC §2.9, §4.2
 // rule, §8): who is credited, what a reader learns about private work, ranges and bad dates.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { ContributionGraph } from "../../../src/services/discovery/schemas.ts";
 import { caller, expectError, person, type Person } from "../../helpers/api.ts";
 import { gitSandbox, initRepo, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
@@ -33,7 +35,14 @@ afterAll(async () => {
 });
 
 const anon = () => caller(server);
-const graph = async (handle: string, range = "?from=2025-03-01&to=2025-03-31") => (await anon().get(`/v1/users/${handle}/contributions${range}`)).body;
+/** A graph as an anonymous reader gets it; every answer matches the documented schema (the route writes its JSON itself). */
+async function graph(handle: string, range = "?from=2025-03-01&to=2025-03-31") {
+  const r = await anon().get(`/v1/users/${handle}/contributions${range}`);
+  expect(r.status).toBe(200);
+  expect(r.headers.get("content-type")).toStartWith("application/json");
+  expect(Value.Check(ContributionGraph, r.body)).toBe(true);
+  return r.body;
+}
 
 /** Polls `read` until `done` holds (the recorder is a background job), at most 20 s. */
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {

@@ -94,7 +94,7 @@ describe("405 with Allow for a known path and the wrong method", () => {
   });
 
   test("outside /v1 too", async () => {
-    const r = await raw("POST", "/invite");
+    const r = await raw("POST", "/signup/sent");
     expectError(r, 405);
     expect(r.allow).toBe("GET, HEAD");
   });

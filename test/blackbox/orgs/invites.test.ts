@@ -120,10 +120,10 @@ describe("preview and accept", () => {
     const inv = await invite("fresh@example.com", "member");
     // The mailed link opens a page with the acceptance form; opening it spends nothing.
     const page = await fetch(inv.invite_url);
-    expect({ status: page.status, type: page.headers.get("content-type"), referrer: page.headers.get("referrer-policy") }).toEqual({
-      status: 200, type: "text/html; charset=utf-8", referrer: "no-referrer",
+    expect({ status: page.status, type: page.headers.get("content-type"), referrer: page.headers.get("referrer-policy"), cache: page.headers.get("cache-control") }).toEqual({
+      status: 200, type: "text/html; charset=utf-8", referrer: "same-origin", cache: "no-store",
     });
-    expect(await page.text()).toContain("/v1/auth/accept-invite");
+    expect(await page.text()).toContain(`<form class="stack" method="post" action="/invite">`);
     const preview = await as().post("/v1/auth/invite/preview", { invite: inv.invite_link });
     expect(preview.body).toEqual({ org: "inv", role: "member", email: "fresh@example.com", expires_at: inv.expires_at });
     expect((await as().post("/v1/auth/invite/preview", { invite: inv.invite_link })).status).toBe(200);

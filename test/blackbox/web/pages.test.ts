@@ -133,7 +133,9 @@ describe("escaping by construction", () => {
 
   test("file contents and commit messages are escaped", async () => {
     const file = (await get("/webco/site/blob/main/src/a.ts")).text;
-    expect(file).toContain("const b = &#39;&lt;b&gt;bold&lt;/b&gt;&#39;;");
+    // Highlighted: the string is one token, its quotes escaped.
+    expect(file).toContain(`<span class="hl-str">&#39;&lt;b&gt;bold&lt;/b&gt;&#39;</span>`);
+    expect(file).not.toContain("<b>bold");
     const history = (await get("/webco/site/commits/main")).text;
     expect(history).toContain("first &lt;em&gt;commit&lt;/em&gt;");
     expect(history).not.toContain("<em>commit");
@@ -154,12 +156,12 @@ describe("repository pages", () => {
     expect(r.status).toBe(200);
     expect(r.text).toContain(`href="/webco/site/blob/feature/x/src/a.ts"`);
     const file = await get("/webco/site/blob/feature/x/src/a.ts");
-    expect(file.text).toContain("const a = 2;");
+    expect(file.text.replace(/<[^>]+>/g, "")).toContain("const a = 2;");
   });
 
   test("every line of a file has an anchor; binary files link to raw", async () => {
     const r = await get("/webco/site/blob/main/src/a.ts");
-    expect(r.text).toContain(`<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l">const a = 1;</td></tr>`);
+    expect(r.text).toContain(`<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l"><span class="hl-kwd">const</span> a = <span class="hl-num">1</span>;</td></tr>`);
     expect(r.text).toContain(`id="L2"`);
     expect(r.text).not.toContain(`id="L3"`);
     const bin = await get("/webco/site/blob/main/bin.dat");
@@ -177,12 +179,12 @@ describe("repository pages", () => {
     expect(pinned.headers.get("cache-control")).toBe("private, max-age=31536000, immutable");
   });
 
-  test("history, with a path filter; the commit links to its tree", async () => {
+  test("history, with a path filter; the commit links to its page", async () => {
     const all = (await get("/webco/site/commits/feature/x")).text;
     expect(all.indexOf("on the feature")).toBeLessThan(all.indexOf("first &lt;em&gt;"));
     const docs = (await get("/webco/site/commits/feature/x/docs")).text;
     expect(docs).not.toContain("on the feature");
-    expect(docs).toContain(`href="/webco/site/tree/${head}"`);
+    expect(docs).toContain(`href="/webco/site/commit/${head}"`);
   });
 
   test("an unknown path or ref is an HTML 404", async () => {

@@ -2,7 +2,7 @@
 // co-author trailers, contribution date ranges, profile text and URL checks.
 import { describe, expect, test } from "bun:test";
 import { decide, readableScope, type Facts } from "../../../src/services/access/access.ts";
-import { graphOf, hasCoAuthor, parseDay, rangeOf, formatDay } from "../../../src/services/discovery/contributions.ts";
+import { hasCoAuthor, parseDay, rangeOf, formatDay } from "../../../src/services/discovery/contributions.ts";
 import { checkLinks, checkText, checkUrl } from "../../../src/services/discovery/profiles.ts";
 import { wordQuery } from "../../../src/services/discovery/search.ts";
 
@@ -95,26 +95,5 @@ describe("profile checks", () => {
     for (const bad of ["javascript:alert(1)", "data:text/html,x", "//a.example.com", "a.example.com", "https://", "mailto:a@b.c", "https://a.example.com/\u0000"]) expect(() => checkUrl("u", bad)).toThrow(/http/);
     expect(() => checkLinks(Array.from({ length: 6 }, () => ({ label: "x", url: "https://a.example.com" })))).toThrow(/at most 5/);
     expect(checkLinks(null)).toEqual([]);
-  });
-});
-
-describe("graphOf", () => {
-  const pub = [{ org: "acme", name: "app" }, { org: "acme", name: "lib" }, { org: "beta", name: "app" }];
-  const rank = new Map([["r-app", 0], ["r-lib", 1], ["b-app", 2]]);
-  const d = parseDay("2025-03-05")!;
-  const detail: [number, string, number][] = [[d, "b-app", 1], [d, "r-lib", 3], [d, "r-app", 1], [d + 2, "r-app", 70_000], [d, "gone", 9]];
-
-  test("a day's repositories: most commits first, then org and name; unknown repositories are skipped", () => {
-    const g = graphOf({ from: d, to: d + 2 }, pub, rank, detail, null);
-    expect(g.days[0]).toEqual({ day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "lib", count: 3 }, { org: "acme", name: "app", count: 1 }, { org: "beta", name: "app", count: 1 }] });
-    expect(g.days[1]!.repos).toEqual([{ org: "acme", name: "app", count: 70_000 }]);
-    expect(g).toMatchObject({ total: 70_005, private_included: false });
-  });
-
-  test("with totals: days and counts come from them; private work shows only as the difference", () => {
-    const g = graphOf({ from: d, to: d + 9 }, pub, rank, detail, [[d, 7], [d + 2, 70_000], [d + 9, 4]]);
-    expect(g.days.map((x) => [x.date, x.count, x.repos.length])).toEqual([["2025-03-05", 7, 3], ["2025-03-07", 70_000, 1], ["2025-03-14", 4, 0]]);
-    expect(g).toMatchObject({ total: 70_011, private_included: true });
-    expect(graphOf({ from: d, to: d + 2 }, pub, rank, detail, [[d, 5], [d + 2, 70_000]]).private_included).toBe(false);
   });
 });

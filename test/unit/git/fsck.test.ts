@@ -280,6 +280,55 @@ describe(".gitmodules (git's submodule rules)", () => {
     expect(() => s.inspect("blob", bad, Buffer.from(badOid, "hex"), 0)).toThrow(/gitmodulesName/);
   });
 
+  test("every spelling git takes for .gitmodules is found by the indexer's tree pass and by inspect, as git finds it", async () => {
+    // [name in the tree, whether git reads the blob it names as .gitmodules]
+    const spellings: [string, boolean][] = [
+      [".gitmodules", true],
+      [".GitModules", true],
+      [".gitmodules .", true],
+      [".gitmodules:$DATA", true],
+      ["gitmod~1", true],
+      ["GITMOD~4", true],
+      ["gi7eba~9", true],
+      ["~1234567", true],
+      ["\u200c.gitmodules", true],
+      [".git\ufeffmodules", true],
+      ["x\\.gitmodules", true],
+      ["x\\y\\gitmod~2", true],
+      ["gitmodules", false],
+      ["gitmod~5", false],
+      ["~123456", false],
+      [".gitmodulesx", false],
+    ];
+    const ours: [string, boolean, boolean][] = [];
+    const blobs: Oid[] = [];
+    for (const [i, [name]] of spellings.entries()) {
+      const bad = enc(`[submodule "../../evil${i}"]\n\tpath = x\n`);
+      const badOid = oracle.write("blob", bad);
+      const named = tree([["100644", name, badOid]]);
+      oracle.write("tree", named);
+      blobs.push(badOid);
+      const indexer = new FsckSession();
+      validateObject("tree", named, undefined, indexer.found);
+      const viaIndexer = (() => {
+        try {
+          indexer.inspectBlob(bad, Buffer.from(badOid, "hex"), 0);
+          return false;
+        } catch (e) {
+          return e instanceof FsckError && e.problem.id === "gitmodulesName";
+        }
+      })();
+      const viaInspect = await fsckObjects([{ type: "tree", data: named }, { type: "blob", data: bad }], readerOf(new Map())).then(
+        () => false,
+        (e) => e instanceof FsckError && e.problem.id === "gitmodulesName",
+      );
+      ours.push([name, viaIndexer, viaInspect]);
+    }
+    const verdicts = oracle.fsck();
+    expect(ours).toEqual(spellings.map(([name, isModules]) => [name, isModules, isModules]));
+    expect(blobs.map((b) => verdicts.get(b)?.errors.has("gitmodulesName") ?? false)).toEqual(spellings.map(([, isModules]) => isModules));
+  });
+
   test(".gitattributes: a line of 2048 bytes or more is refused (gitattributesLineLength)", async () => {
     const long = enc(`${"x".repeat(2048)} text\n`);
     const oid = hashObject("blob", long);

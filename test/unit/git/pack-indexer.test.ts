@@ -197,6 +197,86 @@ describe("indexPack", () => {
   });
 });
 
+describe("tree deltas (the checks skip entries copied whole from the base)", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const entry = (mode: string, name: string, oid: string) => Uint8Array.from([...enc(`${mode} ${name}\0`), ...Buffer.from(oid, "hex")]);
+  const cat = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
+  const varint = (v: number) => {
+    const out: number[] = [];
+    do {
+      out.push((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+      v >>>= 7;
+    } while (v > 0);
+    return out;
+  };
+  /** A delta of explicit instructions: ["copy", offset, size] from the base, or literal bytes. */
+  const delta = (baseLength: number, ops: (["copy", number, number] | Uint8Array)[]) => {
+    const out: number[] = [];
+    let size = 0;
+    for (const op of ops) {
+      if (op instanceof Uint8Array) {
+        for (let p = 0; p < op.length; p += 127) {
+          const n = Math.min(127, op.length - p);
+          out.push(n, ...op.subarray(p, p + n));
+        }
+        size += op.length;
+      } else {
+        out.push(0x80 | 0x01 | 0x02 | 0x10 | 0x20, op[1] & 0xff, op[1] >> 8, op[2] & 0xff, op[2] >> 8);
+        size += op[2];
+      }
+    }
+    return Uint8Array.from([...varint(baseLength), ...varint(size), ...out]);
+  };
+  const blobA = enc("a\n");
+  const blobB = enc("b\n");
+  const [A, B] = [hashObject("blob", blobA), hashObject("blob", blobB)];
+  const sub = entry("100644", "f", A);
+  const S = hashObject("tree", sub);
+  const fooBar = entry("100644", "foo.bar", A);
+  const fooDir = entry("40000", "foo", S);
+  const base = cat(fooBar, fooDir);
+  const index = (target: Uint8Array, ops: (["copy", number, number] | Uint8Array)[]) => {
+    const d = delta(base.length, ops);
+    const { pack } = craftPack([
+      { typeCode: 3, data: blobA },
+      { typeCode: 3, data: blobB },
+      { typeCode: 2, data: sub },
+      { typeCode: 2, data: base },
+      { typeCode: 6, data: d, base: 3 },
+    ]);
+    return { pack, oid: hashObject("tree", target) };
+  };
+
+  test("a new entry before copied ones: the order across them is still checked (git's non-adjacent duplicate)", async () => {
+    // "foo" (a file), then "foo.bar" and "foo/" copied from the base: "foo" twice.
+    const target = cat(entry("100644", "foo", B), base);
+    const { pack } = index(target, [entry("100644", "foo", B), ["copy", 0, base.length]]);
+    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/duplicateEntries/);
+    // The same tree as a whole object is refused the same way.
+    const { pack: whole } = craftPack([{ typeCode: 2, data: target }]);
+    await expect(indexPack([whole], { tmpDir: out.path })).rejects.toThrow(/duplicateEntries/);
+  });
+
+  test("a copy that is not a whole entry of the base is checked like a new entry", async () => {
+    // The first entry's name and mode copied, its id replaced by the null id.
+    const target = cat(fooBar.subarray(0, fooBar.length - 20), new Uint8Array(20), fooDir);
+    const { pack } = index(target, [["copy", 0, fooBar.length - 20], new Uint8Array(20), ["copy", fooBar.length, fooDir.length]]);
+    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/nullSha1/);
+  });
+
+  test("an accepted tree delta: copied entries' objects are links of the pack, new ones too", async () => {
+    const target = cat(entry("100644", "a", B), base);
+    const { pack, oid } = index(target, [entry("100644", "a", B), ["copy", 0, fooBar.length], ["copy", fooBar.length, fooDir.length]]);
+    const r = await indexPack([pack], { tmpDir: out.path });
+    expect(r.objects.map((o) => o.oid)).toContain(oid);
+    expect(r.onlyReachableFrom([oid])).toBe(false);
+    // Everything but the two trees is named by another object of the pack.
+    const named = (hex: string) => r.links.has(Buffer.from(hex, "hex"), 0);
+    expect([A, B, S].map(named)).toEqual([true, true, true]);
+    expect(r.onlyReachableFrom([oid, hashObject("tree", base)])).toBe(true);
+  });
+});
+
 describe("BufferPool", () => {
   test("reuses released buffers by capacity, ignores foreign ones, and bounds what it keeps", () => {
     const pool = new BufferPool(64 * 1024);

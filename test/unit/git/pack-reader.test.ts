@@ -183,3 +183,23 @@ describe("PackSet", () => {
     expect(a.source.maxRead).toBeLessThanOrEqual(256);
   });
 });
+
+test("prefetch with bases follows an entry's delta chain even when the entry itself is cached", async () => {
+  const v0 = new TextEncoder().encode("version 0 of a directory listing\n".repeat(20));
+  const v1 = new TextEncoder().encode(`${new TextDecoder().decode(v0)}one more line\n`);
+  const v2 = new TextEncoder().encode(`${new TextDecoder().decode(v1)}and another\n`);
+  const { pack, offsets } = craftPack([
+    { typeCode: 3, data: v0 },
+    { typeCode: 6, data: createDelta(v0, v1), base: 0 },
+    { typeCode: 6, data: createDelta(v1, v2), base: 1 },
+  ]);
+  const oids = [v0, v1, v2].map((d) => hashObject("blob", d));
+  const entries = oids.map((oid, i) => ({ oid, offset: offsets[i]!, crc: 0 }));
+  const idx = PackIndex.parse(writePackIndex(entries, "00".repeat(20)));
+  const hinted: number[] = [];
+  // Every block is "cached already" (prefetch answers false): the chain must still be followed.
+  const source: ByteSource = { size: pack.length, read: async (o, n) => pack.slice(o, o + n), prefetch: (o) => (hinted.push(o), false) };
+  new Pack("chain", idx, source).prefetch([offsets[2]!]);
+  for (let i = 0; i < 10 && hinted.length < 3; i++) await Bun.sleep(1);
+  expect(hinted).toEqual([offsets[2]!, offsets[1]!, offsets[0]!]);
+});

@@ -189,4 +189,34 @@ describe("buildPack and mergePacks", () => {
     expect(got.includes(extra.entries[0]!.oid)).toBe(true);
     expect(got.includes(drop)).toBe(false);
   });
+
+  test("from object storage, the next packs' reads are issued before the first pack's read returns", async () => {
+    // Sources that take prefetch hints stand for object storage; every read waits on one gate.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const issued: string[] = [];
+    const packs = [0, 1, 2].map((i) => {
+      const built = buildPack([{ type: "blob", data: new TextEncoder().encode(`blob in pack ${i}\n`) }]);
+      const idx = PackIndex.parse(writePackIndex(built.entries, built.checksum));
+      const src: ByteSource = {
+        size: built.pack.length,
+        read: async (o, n) => {
+          issued.push(`p${i}`);
+          await gate;
+          return built.pack.slice(o, o + n);
+        },
+        prefetch: () => false,
+      };
+      return new Pack(`p${i}`, idx, src);
+    });
+    const it = mergePacks(packs)[Symbol.asyncIterator]();
+    const parts: Uint8Array[] = [];
+    const first = it.next();
+    await Bun.sleep(0);
+    // Written oldest pack first (the last of the list), each pack's window already requested.
+    expect(issued).toEqual(["p2", "p1", "p0"]);
+    release();
+    for (let r = await first; !r.done; r = await it.next()) parts.push(r.value);
+    expect(gitIndex(Buffer.concat(parts)).length).toBe(3);
+  });
 });

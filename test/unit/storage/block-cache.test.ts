@@ -176,3 +176,33 @@ test("prefetch hints fetch in the background, merged and bounded; later reads hi
 test("the fs store takes no hints unless asked", () => {
   expect(new BlockCache(backing).source(KEY, SIZE).prefetch).toBeUndefined();
 });
+
+test("a file no larger than wholeFileBytes comes whole on its first miss or hint", async () => {
+  const { store, ranges } = counted();
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: 1 << 20, prefetch: true, spanReads: true });
+  const source = cache.source(KEY, SIZE);
+  expect(same(await source.read(500_000, 10), DATA.subarray(500_000, 500_010))).toBe(true);
+  for (const at of [0, 250_000, SIZE - 10]) expect(same(await source.read(at, 10), DATA.subarray(at, at + 10))).toBe(true);
+  expect(ranges).toEqual([[KEY, 0, SIZE]]);
+
+  // A hint does the same; a larger file is still read by blocks.
+  const other = counted();
+  const hinted = new BlockCache(other.store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: SIZE, prefetch: true, spanReads: true });
+  hinted.source(KEY, SIZE).prefetch!(700_000, 10);
+  await hinted.prefetchIdle();
+  await new BlockCache(other.store, { blockSize: 4096, wholeFileBytes: SIZE - 1, spanReads: true }).source(KEY, SIZE).read(700_000, 10);
+  expect(other.ranges).toEqual([[KEY, 0, SIZE], [KEY, Math.floor(700_000 / 4096) * 4096, 4096]]);
+});
+
+test("a hint for the block after the one read last fetches a span (a commit walk hinting parents)", async () => {
+  const { store, ranges } = counted();
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096, prefetch: true, spanReads: true });
+  const source = cache.source(KEY, SIZE);
+  await source.read(40 * 4096 + 5, 10);
+  source.prefetch!(41 * 4096 + 100, 50);
+  await cache.prefetchIdle();
+  // Elsewhere, a hint is only its own blocks.
+  source.prefetch!(200 * 4096, 10);
+  await cache.prefetchIdle();
+  expect(ranges).toEqual([[KEY, 40 * 4096, 4096], [KEY, 41 * 4096, 8 * 4096], [KEY, 200 * 4096, 4096]]);
+});

@@ -4,7 +4,8 @@ import { Invalid } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { createChange, getChange, landChange, listChanges, patchChange } from "../../../services/changes/changes.ts";
 import { changeDiff, compare } from "../../../services/changes/diff.ts";
-import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff } from "../../../services/changes/schemas.ts";
+import { listPatchsets, patchsetDiff } from "../../../services/changes/patchsets.ts";
+import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff, PatchsetDiffQuery, PatchsetList } from "../../../services/changes/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { jsonAnswer } from "../../responses.ts";
@@ -82,6 +83,20 @@ export function changeRoutes(ctx: Ctx) {
       response: { 200: Diff, ...errors(401, 404) },
       detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
     })
+    .get(`${base}/changes/:number/patchsets`, ({ request, params }) => listPatchsets(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+      response: { 200: PatchsetList, ...errors(401, 404) },
+      detail: { summary: "A change's patchsets, oldest first: the head each time its branch moved" },
+    })
+    .get(
+      `${base}/changes/:number/patchsets/:n/diff`,
+      async ({ request, params, query }) =>
+        jsonAnswer(await patchsetDiff(ctx, callerOf(request), params.org, params.repo, num(params.number), num(params.n), query.against === undefined ? null : num(query.against))),
+      {
+        query: PatchsetDiffQuery,
+        response: { 200: Diff, ...errors(400, 401, 404) },
+        detail: { summary: "One patchset's diff against its recorded base, or with ?against=m the changes from patchset m's head to this one's" },
+      },
+    )
     .get(`${base}/compare/*`, async ({ request, params }) => jsonAnswer(await compare(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]))), {
       response: { 200: Diff, ...errors(400, 401, 404) },
       detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },

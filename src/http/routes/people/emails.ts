@@ -1,8 +1,8 @@
 // A person's email addresses (SPEC §4.2).
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { addEmail, deleteEmail, listEmails, verifyEmail } from "../../../services/people/emails.ts";
-import { EmailList, EmailPending, EmailRequest, EmailVerified, LinkRequest } from "../../../services/people/schemas.ts";
+import { addEmail, deleteEmail, listEmails, makePrimaryEmail, resendEmailClaim, verifyEmail } from "../../../services/people/emails.ts";
+import { EmailList, EmailPatch, EmailPending, EmailRecord, EmailRequest, EmailVerified, LinkRequest } from "../../../services/people/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
@@ -37,6 +37,28 @@ export function emailRoutes(ctx: Ctx) {
         requestBody: documentedBody(LinkRequest, "the svce_ token of the mailed link"),
       },
     })
+    .post(
+      "/v1/users/:handle/emails/:email/resend",
+      async ({ request, params, set }) => {
+        const out = await resendEmailClaim(ctx, callerOf(request), params.handle, params.email);
+        set.status = 202;
+        return out;
+      },
+      {
+        response: { 202: EmailPending, ...errors(401, 403, 404) },
+        detail: { summary: "Mail a fresh confirmation link for an unconfirmed address (the previous one is spent)" },
+      },
+    )
+    .patch(
+      "/v1/users/:handle/emails/:email",
+      ({ request, params, body }) => makePrimaryEmail(ctx, callerOf(request), params.handle, params.email, body),
+      {
+        ...JSON_BODY,
+        body: EmailPatch,
+        response: { 200: EmailRecord, ...errors(400, 401, 403, 404) },
+        detail: { summary: "Make a confirmed address the sign-in address ({ primary: true })" },
+      },
+    )
     .delete(
       "/v1/users/:handle/emails/:email",
       async ({ request, params, set }) => {

@@ -1,8 +1,15 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
+import { ACCOUNT_CSS } from "./css-account.ts";
+import { ADMIN_CSS } from "./css-admin.ts";
+import { CI_CSS } from "./css-ci.ts";
+import { CI_JS } from "./js-ci.ts";
+import { REPO_CSS } from "./css-repo.ts";
+import { CHANGES_CSS } from "./css-changes.ts";
+import { REPO_JS } from "./js-repo.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
-const CSS = `
+const BASE_CSS = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa;--link:#0969da;--accent:#1f883d;--bad:#cf222e;--mark:#fff8c5}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--soft:#151b23;--link:#4493f8;--accent:#3fb950;--bad:#f85149;--mark:#3b2e00}}
 *{box-sizing:border-box}
@@ -49,7 +56,7 @@ table.code td.l{white-space:pre;overflow-wrap:normal}table.code tr:target{backgr
 `;
 
 /** Progressive enhancement only: a "Copy" button beside each clone URL. Reading needs no script. */
-const JS = `
+const BASE_JS = `
 for (const b of document.querySelectorAll("button[data-copy]")) {
   b.hidden = false;
   b.addEventListener("click", () => {
@@ -59,6 +66,9 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
   });
 }
 `;
+
+const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
+const JS = BASE_JS + REPO_JS;
 
 function hashOf(text: string): string {
   return new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 12);
@@ -71,7 +81,9 @@ export interface Asset {
   body: string;
 }
 
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS;
+const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
-export const STYLE: Asset = { url: `/static/web-${hashOf(CSS)}.css`, type: "text/css; charset=utf-8", body: CSS };
+export const STYLE: Asset = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };
 /** The script. */
-export const SCRIPT: Asset = { url: `/static/web-${hashOf(JS)}.js`, type: "text/javascript; charset=utf-8", body: JS };
+export const SCRIPT: Asset = { url: `/static/web-${hashOf(ALL_JS)}.js`, type: "text/javascript; charset=utf-8", body: ALL_JS };

@@ -1,6 +1,7 @@
 // What every web route file shares: drawing a page for the resolved caller (refusals become HTML
 // error pages with the API's status), and reading the path parameters the way pages name things.
 import { NotFoundError } from "elysia";
+import { NotFound } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { viewerOf } from "../../../services/web/views.ts";
@@ -44,9 +45,15 @@ export function repoParam(repo: string): string {
   return repo.toLowerCase().endsWith(".git") ? repo.slice(0, -4) : repo;
 }
 
-/** The path segments after a wildcard route's fixed part. */
+/** The path segments after a wildcard route's fixed part, percent-decoded (the router leaves a wildcard encoded). */
 export function restOf(wild: string | undefined): string[] {
-  return (wild ?? "").split("/").filter((s) => s !== "");
+  return (wild ?? "").split("/").filter((s) => s !== "").map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw NotFound("malformed percent-escape in the path");
+    }
+  });
 }
 
 /** The form a POST page route received (see `readForm`); an empty one for anything else. */

@@ -4,7 +4,8 @@ import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import type { WebViewer } from "../../../services/web/views.ts";
 import { CSRF_FIELD } from "./csrf.ts";
-import { html, type Html } from "./html.ts";
+import { html, seg, type Html } from "./html.ts";
+import { ICON } from "./icon.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 
 /**
@@ -40,7 +41,7 @@ export interface Frame {
 /** A whole page. */
 export function layout(frame: Frame, title: string, body: Html): Html {
   const who = frame.viewer
-    ? html`<a href="/">${frame.viewer.handle}</a>
+    ? html`<a href="/${seg(frame.viewer.handle)}">${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf ?? ""}"><button class="link" type="submit">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
   return html`<!doctype html>
@@ -48,6 +49,7 @@ export function layout(frame: Frame, title: string, body: Html): Html {
 <meta name="color-scheme" content="light dark">
 <title>${title} · svc</title>
 <link rel="stylesheet" href="${STYLE.url}">
+<link rel="icon" href="${ICON.url}" type="image/svg+xml">
 <script src="${SCRIPT.url}" defer></script>
 </head><body>
 <header class="top"><a class="brand" href="/">svc</a><nav aria-label="Account">${who}</nav></header>

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { SESSION_COOKIE, login, logout } from "../../../services/people/auth.ts";
 import type { Ctx } from "../../../services/context.ts";
-import { homeView, orgView } from "../../../services/web/views.ts";
+import { orgView } from "../../../services/web/views.ts";
 import { AppError } from "../../../errors.ts";
 import { readBodyLimited } from "../../body.ts";
 import { clearedSessionCookie, readCookie, sessionCookie } from "../../principal.ts";
@@ -13,9 +13,15 @@ import { SCRIPT, STYLE, type Asset } from "./assets.ts";
 import { FORM_LIMIT, checkForm, formToken } from "./csrf.ts";
 import { HIDE, formOf, orgParam, pageDrawer, queryParam } from "./draw.ts";
 import { errorPage, layout, page, type Frame } from "./layout.ts";
-import { homePage, loginPage, safeNext, welcomePage } from "./pages-account.ts";
+import { loginPage, safeNext } from "./pages-account.ts";
+import { homeResponse, userResponse } from "./account-pages.ts";
+import { accountWebRoutes } from "./account-routes.ts";
 import { orgPage } from "./pages-repo.ts";
 import { repoWebRoutes } from "./repo-routes.ts";
+import { adminWebRoutes } from "./admin-routes.ts";
+import { ciWebRoutes } from "./ci-routes.ts";
+import { changesWebRoutes } from "./changes-routes.ts";
+import { newRepoForm } from "./pages-repo-new.ts";
 
 /** Reads an `application/x-www-form-urlencoded` body within FORM_LIMIT (413 beyond); anything else is an empty form. */
 export async function readForm(request: Request): Promise<URLSearchParams> {
@@ -35,11 +41,7 @@ export function webRoutes(ctx: Ctx) {
     .get(STYLE.url, () => asset(STYLE), HIDE)
     .get(SCRIPT.url, () => asset(SCRIPT), HIDE)
     .get("/", ({ request }) =>
-      draw(request, async (actor, frame) => {
-        if (!frame.viewer) return page(layout(frame, "Welcome", welcomePage()));
-        const view = await homeView(ctx, actor);
-        return page(layout(frame, "Home", homePage(frame.viewer.name, view.orgs)));
-      }), HIDE)
+      draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
     .get("/login", ({ request, query }) =>
       draw(request, async (_actor, frame) => {
         const next = safeNext(queryParam(query, "next"));
@@ -74,9 +76,15 @@ export function webRoutes(ctx: Ctx) {
     .get("/:org", ({ request, params, query }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
+        const person = await userResponse(ctx, actor, frame, org, query);
+        if (person) return person;
         const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next)));
+        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null)));
       });
     }, HIDE)
-    .use(repoWebRoutes(ctx));
+    .use(repoWebRoutes(ctx))
+    .use(accountWebRoutes(ctx))
+    .use(adminWebRoutes(ctx))
+    .use(ciWebRoutes(ctx))
+    .use(changesWebRoutes(ctx));
 }

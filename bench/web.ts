@@ -1,0 +1,180 @@
+// Web page server time (issue 19): the real server (`bun src/main.ts serve`, port 0, fs storage),
+// repositories pushed with C git, pages fetched over loopback as a signed-in person. Each figure
+// is the time from sending the request to having the whole body (p50/p99 over --reps), plus the
+// server's CPU per page (from /proc, less sensitive to other load on a shared machine).
+//   1. repository root of a 10,000-file repository: one flat directory, and 100 dirs × 100 files;
+//   2. a 5,000-line TypeScript file, highlighted: warm (the same blob again: the highlight cache)
+//      and cold (a different blob every time: the highlighter does the work); each case counts
+//      the pages that came back highlighted;
+//   3. a commit page whose diff is 50 files × 10 hunks;
+//   4. the change page of the same diff.
+// --baseline DIR runs a second server from another checkout (e.g. an older commit unpacked with
+// `git archive`, node_modules linked) with the same data; every case then fetches from both
+// servers in turn, request by request, so both see the same load.
+// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change]
+//                         [--baseline DIR] [--cpu-prof DIR] [--out FILE]
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { cpuSeconds } from "./lib/content-util.ts";
+import { machine } from "./lib/machine.ts";
+import { ROOT } from "./lib/proc.ts";
+import { bootstrap, startSvc, type SvcServer } from "./lib/svc.ts";
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const REPS = Number(arg("reps", "200"));
+const COLD = Number(arg("cold", "40"));
+const OUT = arg("out", "");
+const ONLY = new Set(arg("only", "flat,nested,warm,cold,commit,change").split(","));
+const PROF = arg("cpu-prof", "");
+const BASELINE = arg("baseline", "");
+
+const work = mkdtempSync(join(tmpdir(), "svc-bench-web-"));
+
+/** A git fast-import stream of one commit holding `files` on `ref` (after `from`, when given). */
+function commitStream(ref: string, files: Record<string, string>, message: string, o: { from?: string; mark: number; time: number }): string {
+  const parts = [`commit ${ref}`, `mark :${o.mark}`, `committer Bench <bench@example.com> ${o.time} +0000`, `data ${Buffer.byteLength(message)}`, message];
+  if (o.from) parts.push(`from ${o.from}`);
+  for (const [path, text] of Object.entries(files)) parts.push(`M 100644 inline ${path}`, `data ${Buffer.byteLength(text)}`, text);
+  return parts.join("\n") + "\n";
+}
+
+async function git(args: string[], cwd: string, input?: string): Promise<string> {
+  const p = Bun.spawn(["git", ...args], { cwd, stdin: input === undefined ? "ignore" : new TextEncoder().encode(input), stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`git ${args[0]}: ${err}`);
+  return out.trim();
+}
+
+/** Builds a local repository from fast-import streams (once) and pushes its branches to a server. */
+async function pushRepo(svc: SvcServer, name: string, streams: string, branches: string[], token: string): Promise<void> {
+  const dir = join(work, `git-${name}`);
+  if (!existsSync(dir)) {
+    await git(["init", "-q", "--bare", dir], work);
+    await git(["fast-import", "--quiet", "--done"], dir, streams + "done\n");
+  }
+  const url = `${svc.url.replace("://", `://x:${token}@`)}/bench/${name}.git`;
+  await git(["push", "-q", url, ...branches], dir);
+}
+
+const README = "# Bench\n\nA repository for the web benchmark.\n\n- one\n- two\n\n```ts\nconst x = 1;\n```\n";
+const flat: Record<string, string> = { "README.md": README };
+for (let i = 0; i < 10_000; i++) flat[`f${String(i).padStart(5, "0")}.txt`] = `file ${i}\n`;
+const nested: Record<string, string> = { "README.md": README };
+for (let d = 0; d < 100; d++) for (let i = 0; i < 100; i++) nested[`d${String(d).padStart(2, "0")}/f${String(i).padStart(3, "0")}.txt`] = `file ${d}/${i}\n`;
+
+// 5,000 lines of real TypeScript: this repository's own sources, concatenated.
+const glob = new Bun.Glob("src/**/*.ts");
+let ts = "";
+for await (const path of glob.scan({ cwd: ROOT })) {
+  ts += await Bun.file(join(ROOT, path)).text();
+  if (ts.split("\n").length > 5000) break;
+}
+const big = ts.split("\n").slice(0, 5000).join("\n") + "\n";
+const code: Record<string, string> = { "README.md": README, "src/big.ts": big };
+for (let i = 0; i < COLD; i++) code[`cold/big-${i}.ts`] = `// variant ${i}\n` + big;
+const lib = (v: number) => Array.from({ length: 200 }, (_, l) => (l % 20 === 10 && v ? `export const line${l} = ${l * 2}; // changed` : `export const line${l} = ${l};`)).join("\n") + "\n";
+for (let m = 0; m < 50; m++) code[`lib/m${String(m).padStart(2, "0")}.ts`] = lib(0);
+const changed: Record<string, string> = {};
+for (let m = 0; m < 50; m++) changed[`lib/m${String(m).padStart(2, "0")}.ts`] = lib(1);
+
+const t0 = 1_790_000_000;
+const streams = {
+  flat: commitStream("refs/heads/main", flat, "flat", { mark: 1, time: t0 }),
+  nested: commitStream("refs/heads/main", nested, "nested", { mark: 1, time: t0 }),
+  code: commitStream("refs/heads/main", code, "code", { mark: 1, time: t0 }) + commitStream("refs/heads/feature", changed, "change 50 files", { mark: 2, from: ":1", time: t0 + 60 }),
+};
+
+/** A server with the bench's repositories and a signed-in person's cookie. */
+interface Target {
+  label: string;
+  svc: SvcServer;
+  cookie: string;
+  feature: string;
+}
+
+/** Starts a server from checkout `root` and gives it the bench's data (the same commits every time). */
+async function setUp(label: string, root: string): Promise<Target> {
+  const dir = join(work, label);
+  mkdirSync(dir);
+  const svc = await startSvc(dir, { SVC_LOG: "error" }, PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(PROF, label)}`] : [], root);
+  const f = await bootstrap(svc, { org: "bench", repo: "flat" });
+  const json = { "content-type": "application/json", authorization: `Bearer ${f.token}` };
+  for (const name of ["nested", "code"]) {
+    const r = await fetch(`${svc.url}/v1/orgs/bench/repos`, { method: "POST", headers: json, body: JSON.stringify({ name }) });
+    if (r.status !== 201) throw new Error(`create ${name}: ${r.status}`);
+  }
+  const login = await fetch(`${svc.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }) });
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  await pushRepo(svc, "flat", streams.flat, ["main"], f.token);
+  await pushRepo(svc, "nested", streams.nested, ["main"], f.token);
+  await pushRepo(svc, "code", streams.code, ["main", "feature"], f.token);
+  const feature = (await (await fetch(`${svc.url}/v1/orgs/bench/repos/code/refs`, { headers: json })).json()).refs.find((r: { name: string }) => r.name === "refs/heads/feature").target;
+  const opened = await fetch(`${svc.url}/v1/orgs/bench/repos/code/changes`, { method: "POST", headers: json, body: JSON.stringify({ title: "Change 50 files", branch: "feature" }) });
+  if (opened.status !== 201) throw new Error(`open change: ${opened.status} ${await opened.text()}`);
+  return { label, svc, cookie, feature };
+}
+
+const targets = [await setUp("svc", ROOT)];
+if (BASELINE) targets.push(await setUp("baseline", resolve(BASELINE)));
+
+/** Fetches a page as the signed-in person; answers the milliseconds to the whole body and whether it holds highlighted code. */
+async function page(t: Target, path: string, expect = 200): Promise<{ ms: number; highlighted: boolean }> {
+  const start = performance.now();
+  const r = await fetch(t.svc.url + path, { headers: { cookie: t.cookie } });
+  const body = await r.text();
+  const ms = performance.now() - start;
+  if (r.status !== expect) throw new Error(`${t.label} ${path}: ${r.status} ${body.slice(0, 300)}`);
+  return { ms, highlighted: /<span class="hl(js)?-/.test(body) };
+}
+
+function stats(ms: number[], cpu: number, highlighted: number) {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+  return { n: s.length, p50_ms: +at(50).toFixed(1), p99_ms: +at(99).toFixed(1), max_ms: +s[s.length - 1]!.toFixed(1), server_cpu_ms_per_page: +((cpu * 1000) / s.length).toFixed(1), pages_highlighted: highlighted };
+}
+
+/** `reps` fetches of the paths `pathOf(t, i)` gives from every target in turn, after `warm` unmeasured ones. */
+async function measure(pathOf: (t: Target, i: number) => string, reps: number, warm = 5) {
+  for (let i = 0; i < warm; i++) for (const t of targets) await page(t, pathOf(t, i));
+  const c0 = targets.map((t) => cpuSeconds(t.svc.pid));
+  const ms: number[][] = targets.map(() => []);
+  const lit = targets.map(() => 0);
+  for (let i = 0; i < reps; i++) {
+    for (const [k, t] of targets.entries()) {
+      const p = await page(t, pathOf(t, i));
+      ms[k]!.push(p.ms);
+      if (p.highlighted) lit[k]!++;
+    }
+  }
+  const out = targets.map((t, k) => [t.label, stats(ms[k]!, cpuSeconds(t.svc.pid) - c0[k]!, lit[k]!)] as const);
+  return out.length === 1 ? out[0]![1] : Object.fromEntries(out);
+}
+
+/** Each page's size in KB, from one target. */
+async function sizesOf(t: Target): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [k, p] of Object.entries({ flat: "/bench/flat", nested: "/bench/nested", file: "/bench/code/blob/main/src/big.ts", commit: `/bench/code/commit/${t.feature}`, change: "/bench/code/changes/1" })) {
+    out[k] = Math.round((await (await fetch(t.svc.url + p, { headers: { cookie: t.cookie } })).text()).length / 1024);
+  }
+  return out;
+}
+const sizes = { html_kb: targets.length === 1 ? await sizesOf(targets[0]!) : Object.fromEntries(await Promise.all(targets.map(async (t) => [t.label, await sizesOf(t)]))) };
+const cases: [string, string, () => Promise<unknown>][] = [
+  ["flat", "repo_root_flat_10k", () => measure(() => "/bench/flat", REPS)],
+  ["nested", "repo_root_nested_10k", () => measure(() => "/bench/nested", REPS)],
+  ["warm", "file_5000_lines_highlighted_warm", () => measure(() => "/bench/code/blob/main/src/big.ts", REPS)],
+  ["cold", "file_5000_lines_highlighted_cold", () => measure((_, i) => `/bench/code/blob/main/cold/big-${i}.ts`, COLD, 0)],
+  ["commit", "commit_diff_50_files", () => measure((t) => `/bench/code/commit/${t.feature}`, REPS)],
+  ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1", REPS)],
+];
+const results: Record<string, unknown> = { machine: machine(), command: `bun ${process.argv.slice(1).join(" ").replace(ROOT + "/", "")}`, load_before: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ") };
+for (const [key, name, fn] of cases) if (ONLY.has(key)) results[name] = await fn();
+Object.assign(results, sizes, { load_after: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ") });
+console.log(JSON.stringify(results, null, 2));
+if (OUT) writeFileSync(OUT, JSON.stringify(results, null, 2));
+for (const t of targets) await t.svc.stop();
+rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,107 @@
+// What the change pages show, read through the changes services the API answers with (so a page
+// never shows a change the API would hide), and the page forms' writes (open, land).
+import { Conflict } from "../../errors.ts";
+import type { Principal } from "../access/principal.ts";
+import { createChange, getChange, landChange, listChanges } from "../changes/changes.ts";
+import { changeDiff } from "../changes/diff.ts";
+import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
+import { targetQueue } from "../changes/queue.ts";
+import type { Change, ChangeList, Diff, Patchset } from "../changes/schemas.ts";
+import type { Ctx } from "../context.ts";
+import { listRefs } from "../repos/refs.ts";
+import { getRepo, type RepoBody } from "../repos/repos.ts";
+
+/** The filters of the list page, as the API's `state` values (null: every state). */
+export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
+export type ChangeFilter = (typeof CHANGE_FILTERS)[number];
+
+/** Changes shown on one list page. */
+export const PAGE_CHANGES = 50;
+
+/** The list page: one filter's changes, newest first, and the branches a new change could come from. */
+export async function changesListView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, filter: ChangeFilter, cursor: string | undefined): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
+  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const list = await listChanges(ctx, actor, orgName, repoName, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
+  const branches = repo.viewer_write ? (await listRefs(ctx, actor, orgName, repoName)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
+  return { repo, list, branches };
+}
+
+/** Which diff the change page shows: the current patchset's, another one's, or between two. */
+export interface DiffChoice {
+  patchset: number | null;
+  against: number | null;
+}
+
+/** A change page: the change, its patchsets, the chosen diff, its stack and its target's queue. */
+export interface ChangeView {
+  repo: RepoBody;
+  change: Change;
+  patchsets: Patchset[];
+  shown: { patchset: number; against: number | null };
+  diff: Diff | null;
+  /** Changes beneath (bottom first), then this one, then those stacked on it. */
+  stack: { below: Change[]; above: Change[] };
+  queue: Change[];
+}
+
+/** How deep a stack is followed for the page (the service caps stacks at 50). */
+const STACK_SHOWN = 50;
+
+export async function changeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, choice: DiffChoice): Promise<ChangeView> {
+  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const change = await getChange(ctx, actor, orgName, repoName, number);
+  const { patchsets } = await listPatchsets(ctx, actor, orgName, repoName, number);
+  const wanted = choice.patchset !== null && patchsets.some((p) => p.patchset === choice.patchset) ? choice.patchset : change.patchset;
+  const against = choice.against !== null && choice.against !== wanted && patchsets.some((p) => p.patchset === choice.against) ? choice.against : null;
+  let diff: Diff | null = null;
+  if (change.head && change.base) {
+    diff = wanted === change.patchset && against === null ? await changeDiff(ctx, actor, orgName, repoName, number) : await patchsetDiff(ctx, actor, orgName, repoName, number, wanted, against);
+  }
+  const below: Change[] = [];
+  for (let n = change.depends_on; n !== null && below.length < STACK_SHOWN; ) {
+    const c = await getChange(ctx, actor, orgName, repoName, n).catch(() => null);
+    if (!c) break;
+    below.unshift(c);
+    n = c.state === "landed" ? null : c.depends_on;
+  }
+  const above = await dependents(ctx, actor, orgName, repoName, change.number);
+  const queue = change.state === "queued" ? await targetQueue(ctx, actor, orgName, repoName, change.target) : [];
+  return { repo, change, patchsets, shown: { patchset: wanted, against }, diff, stack: { below, above }, queue };
+}
+
+/** Live changes stacked directly or transitively on `number` (looked for among the newest live changes). */
+async function dependents(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change[]> {
+  const live: Change[] = [];
+  for (const state of ["open", "queued", "ejected"] as const) live.push(...(await listChanges(ctx, actor, orgName, repoName, { state, limit: "100" })).changes);
+  const out: Change[] = [];
+  const tops = new Set([number]);
+  for (let grew = true; grew && out.length < STACK_SHOWN; ) {
+    grew = false;
+    for (const c of live) {
+      if (c.depends_on !== null && tops.has(c.depends_on) && !tops.has(c.number)) {
+        tops.add(c.number);
+        out.push(c);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The land button: the API's land request (repo:write; 409 for a landed or closed change). The
+ * form carries the head the page showed; when the branch moved since, nothing is queued (409):
+ * the person landing should see what they land.
+ */
+export async function landFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, shownHead: string | null): Promise<Change> {
+  if (shownHead) {
+    const now = await getChange(ctx, actor, orgName, repoName, number);
+    if (now.head !== shownHead) throw Conflict(`change #${number} moved to patchset ${now.patchset} since this page was loaded; review it and land again`);
+  }
+  return landChange(ctx, actor, orgName, repoName, number);
+}
+
+/** The "open a change" form: the API's create (a branch of this repository; repo:write). */
+export async function openChangeFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, form: { title: string; branch: string; target: string; description: string }): Promise<Change> {
+  return createChange(ctx, actor, orgName, repoName, { title: form.title, branch: form.branch, target: form.target || undefined, description: form.description || null });
+}

@@ -1,0 +1,79 @@
+// What the CI pages show: runs, a run with its jobs, a job's log, and the pieces of a log the
+// live view streams, all read through the same service calls (and access checks) as the API's
+// run and log routes.
+import { NotFound } from "../../errors.ts";
+import type { Ctx } from "../context.ts";
+import type { Principal } from "../access/principal.ts";
+import { getRepo, type RepoBody } from "../repos/repos.ts";
+import { getRun, jobLogSince, listRuns, requireJob } from "../ci/runs.ts";
+import type { Run } from "../ci/schemas.ts";
+
+/** Run and job states that do not change any more. */
+export const FINISHED_STATES: readonly string[] = ["success", "failure", "cancelled"];
+
+/** The most of a log a page shows inline (its tail; the rest is in the raw log). */
+export const PAGE_LOG_LIMIT = 1024 * 1024;
+
+/** A job of a run, as the API answers it. */
+export type RunJob = Run["jobs"][number];
+
+/** A page of a repository's runs, newest first. */
+export async function runsView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, cursor: string | undefined): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
+  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const list = await listRuns(ctx, actor, orgName, repo.name, { cursor });
+  return { repo, runs: list.runs, next: list.next_cursor };
+}
+
+/** One run with its jobs and steps. */
+export async function runView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<{ repo: RepoBody; run: Run }> {
+  const repo = await getRepo(ctx, actor, orgName, repoName);
+  return { repo, run: await getRun(ctx, actor, orgName, repo.name, runId) };
+}
+
+/** A job's page: its run, the job, and the tail of its log so far (`next` is where live reading continues). */
+export async function jobView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  runId: string,
+  jobId: string,
+): Promise<{ repo: RepoBody; run: Run; job: RunJob; log: { text: string; truncated: boolean; next: number } }> {
+  const { repo, run } = await runView(ctx, actor, orgName, repoName, runId);
+  const job = run.jobs.find((j) => j.id === jobId);
+  if (!job) throw NotFound("job not found");
+  const size = (await requireJob(ctx, actor, orgName, repo.name, runId, jobId)).logSize;
+  const from = Math.max(0, size - PAGE_LOG_LIMIT);
+  const part = await jobLogSince(ctx, actor, orgName, repo.name, runId, jobId, from, PAGE_LOG_LIMIT);
+  return { repo, run, job, log: { text: new TextDecoder().decode(part.bytes), truncated: from > 0, next: part.next } };
+}
+
+/** What the live log sends next: the job's state and steps now, and log text after `from`. */
+export interface LogStep {
+  state: string;
+  verdict: string | null;
+  error: string | null;
+  finished: boolean;
+  steps: { name: string; state: string; exit_code: number | null }[];
+  /** Bytes of the log as text (UTF-8 decoded; a split character shows as U+FFFD). */
+  text: string;
+  /** The offset after `text`. */
+  next: number;
+  /** Whether bytes past `next` were already there (read again at once). */
+  more: boolean;
+}
+
+/** The log after byte `from` (at most `max` bytes) and the job's state, checked like the log route every time. */
+export async function logSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<LogStep> {
+  const { job, bytes, next } = await jobLogSince(ctx, actor, orgName, repoName, runId, jobId, from, max);
+  return {
+    state: job.state,
+    verdict: job.verdict,
+    error: job.error,
+    finished: FINISHED_STATES.includes(job.state),
+    steps: job.spec.steps.map((s, i) => ({ name: s.name, state: job.steps[i]?.state ?? "pending", exit_code: job.steps[i]?.exit_code ?? null })),
+    text: new TextDecoder().decode(bytes),
+    next,
+    more: next < job.logSize,
+  };
+}
