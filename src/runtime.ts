@@ -59,7 +59,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store), tmpDir, log, mail: createMailTransport(config.mail), close };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), tmpDir, log, mail: createMailTransport(config.mail), close };
 }
 
 /**

@@ -4,6 +4,13 @@
 //
 //   bun bench/git.ts --real bench/work/repos/git-git.git [--steps 20] [--reps 3] [--only cgit|svc]
 //                    [--single-push | --single-push-rev REV] [--no-gc] [--full-fsck] [--cpu-prof] [--keep] [--out FILE]
+//                    [--mem-trace | --mem-trace-gc] [--isolate-compaction]
+//
+// --mem-trace: after every svc request, svc's idle memory (VmRSS, anonymous and file pages from
+//   smaps_rollup, the svc_process_memory_bytes and svc_git_cache_bytes gauges, and the JS heap's
+//   object types from bench/lib/mem-probe.ts, preloaded); --mem-trace-gc also after a full
+//   collection. --isolate-compaction: after each svc step, wait for its compaction and record its
+//   peak on its own (changes the schedule: svc then compacts between steps).
 //
 // The repository is a bare copy made with C git itself (never committed):
 //   git clone --bare --no-local --single-branch <git.git> bench/work/repos/git-git.git
@@ -16,7 +23,7 @@
 // Server peak RSS: svc VmHWM after writing 5 to /proc/<pid>/clear_refs before each phase (and
 // each step); C git: VmRSS summed over the daemon's process tree every 50 ms, and the peak of
 // `git pack-objects` for the same clone (run directly, maxRSS from rusage).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { Database } from "bun:sqlite";
 import { loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
@@ -36,6 +43,12 @@ interface RealArgs {
   cpuProf: boolean;
   keep: boolean;
   out: string | null;
+  /** Record svc's idle memory (VmRSS, smaps_rollup, /metrics memory and cache gauges) after each request. */
+  memTrace: boolean;
+  /** With --mem-trace: the probe also runs a full collection after each request and reports both. */
+  memTraceGc: boolean;
+  /** After each svc step, wait for its compaction and measure that alone (attribution; changes the schedule). */
+  isolateCompaction: boolean;
 }
 
 function parse(argv: string[]): RealArgs {
@@ -56,6 +69,9 @@ function parse(argv: string[]): RealArgs {
     cpuProf: argv.includes("--cpu-prof"),
     keep: argv.includes("--keep"),
     out: get("out") ?? null,
+    memTrace: argv.includes("--mem-trace") || argv.includes("--mem-trace-gc"),
+    memTraceGc: argv.includes("--mem-trace-gc"),
+    isolateCompaction: argv.includes("--isolate-compaction"),
   };
 }
 
@@ -145,12 +161,17 @@ export async function runReal(argv: string[]): Promise<void> {
   let svc: SvcServer | null = null;
   let acct: SvcAccount | null = null;
   const profRoot = join(work, "prof");
-  const bunFlags = (phase: string) => (args.cpuProf ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${join(profRoot, phase)}`] : []);
+  const probeOut = join(work, "mem-probe.jsonl");
+  const bunFlags = (phase: string) => [
+    ...(args.cpuProf ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${join(profRoot, phase)}`] : []),
+    ...(args.memTrace ? ["--preload", join(ROOT, "bench/lib/mem-probe.ts")] : []),
+  ];
+  const svcEnv = { SVC_METRICS_TOKEN: METRICS_TOKEN, ...(args.memTrace ? { MEM_PROBE_OUT: probeOut, ...(args.memTraceGc ? { MEM_PROBE_GC: "1" } : {}) } : {}) };
   const svcLogs: string[] = [];
   const dataDir = join(work, "svc-data");
   if (args.only !== "cgit") {
     mkdirSync(dataDir);
-    svc = await startSvc({ dataDir, log: "warn", bunFlags: bunFlags("push") });
+    svc = await startSvc({ dataDir, log: "warn", bunFlags: bunFlags("push"), env: svcEnv });
     acct = await bootstrap(svc);
     await createRepo(svc, acct, "steps", branch);
     log(`svc pid ${svc.pid} at ${svc.url}; git daemon pid ${daemon.pid} on port ${port}`);
@@ -159,7 +180,7 @@ export async function runReal(argv: string[]): Promise<void> {
     if (!svc || !args.cpuProf) return;
     await svc.stop();
     svcLogs.push(svc.logs());
-    svc = await startSvc({ dataDir, log: "warn", bunFlags: bunFlags(phase) });
+    svc = await startSvc({ dataDir, log: "warn", bunFlags: bunFlags(phase), env: svcEnv });
   };
   const svcUrl = (name: string) => gitUrl(svc!, acct!, name);
 
@@ -182,6 +203,25 @@ export async function runReal(argv: string[]): Promise<void> {
     const rss = sampler.stop();
     return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(svc!.pid).self - before, peakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)), load1, code: r.code, stderr: r.stderr };
   };
+  /** svc's memory right after a request (`--mem-trace`): RSS, anonymous vs file pages, heap and cache gauges, in MB. */
+  const memTrace: Record<string, unknown>[] = [];
+  const traceMem = async (label: string) => {
+    if (!svc || !args.memTrace) return;
+    const row: Record<string, unknown> = { label, ...(await svcMemory(svc)) };
+    const lines = existsSync(probeOut) ? readFileSync(probeOut, "utf8").split("\n").filter(Boolean).length : 0;
+    process.kill(svc.pid, "SIGUSR2");
+    for (let i = 0; i < 200; i++) {
+      const all = existsSync(probeOut) ? readFileSync(probeOut, "utf8").split("\n").filter(Boolean) : [];
+      if (all.length > lines) {
+        row.probe = JSON.parse(all.at(-1)!);
+        break;
+      }
+      await Bun.sleep(50);
+    }
+    memTrace.push(row);
+    log(`  mem ${label}: ${JSON.stringify(row)}`);
+  };
+  await traceMem("start");
   const svcDb = () => new Database(join(dataDir, "svc.db"), { readonly: true });
   /** Live packs of the svc repository, and whether compaction/GC work is pending. */
   const svcState = () => {
@@ -217,7 +257,18 @@ export async function runReal(argv: string[]): Promise<void> {
       const s = side === "cgit" ? await cgitTimed(argv, args.repo) : await svcTimed(argv, args.repo);
       if (s.code !== 0) throw new Error(`step ${k + 1}: push to ${side} failed: ${s.stderr.slice(-2000)}`);
       row[side] = { wall: s.wall, clientCpu: s.clientCpu, serverCpu: s.serverCpu, peakMB: s.peakMB, load1: s.load1 };
-      if (side === "svc") svcPushHwm = Math.max(svcPushHwm, s.peakMB);
+      if (side === "svc") {
+        svcPushHwm = Math.max(svcPushHwm, s.peakMB);
+        await traceMem(`step ${k + 1} (peak ${s.peakMB})`);
+        if (args.isolateCompaction) {
+          // Attribution: let this step's compaction run alone and measure its peak separately.
+          const sampler = new RssSampler(svc!.pid, 50).start();
+          const t0 = performance.now();
+          while (svcState().pendingJobs > 0 && performance.now() - t0 < 600_000) await Bun.sleep(200);
+          const rss = sampler.stop();
+          if (performance.now() - t0 > 1000) await traceMem(`step ${k + 1} compaction (${round((performance.now() - t0) / 1000, 1)} s, peak ${mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0))})`);
+        }
+      }
     }
     pushes.push(row);
     log(`step ${k + 1}/${args.steps} (${refspecs.length} refs): cgit ${row.cgit ? round(row.cgit.wall, 2) : "-"} s, svc ${row.svc ? round(row.svc.wall, 2) : "-"} s, svc peak ${row.svc?.peakMB ?? "-"} MB, cgit tree peak ${row.cgit?.peakMB ?? "-"} MB`);
@@ -232,6 +283,7 @@ export async function runReal(argv: string[]): Promise<void> {
     while (svcState().pendingJobs > 0 && performance.now() - t0 < 600_000) await Bun.sleep(500);
     results.svcSettleSeconds = round((performance.now() - t0) / 1000, 1);
     results.svcPacksBeforeClone = svcState();
+    await traceMem("settled");
   }
   if (args.only !== "svc") results.cgitPacksBeforeClone = cgitPacks();
 
@@ -272,6 +324,7 @@ export async function runReal(argv: string[]): Promise<void> {
         const s = side === "cgit" ? await cgitTimed(argv) : await svcTimed(argv);
         if (s.code !== 0) throw new Error(`${label}: clone from ${side} failed: ${s.stderr.slice(-2000)}`);
         if (i === 0) checks[side] = await checkClone(dst);
+        if (side === "svc") await traceMem(`${label} clone ${i + 1} (peak ${s.peakMB})`);
         rmSync(dst, { recursive: true, force: true });
         out[side]!.push({ wall: s.wall, clientCpu: s.clientCpu, serverCpu: s.serverCpu, peakMB: s.peakMB, load1: s.load1 });
         log(`  ${label} clone ${i + 1} ${side}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, server peak ${s.peakMB} MB`);
@@ -334,6 +387,7 @@ export async function runReal(argv: string[]): Promise<void> {
       const s = side === "cgit" ? await cgitTimed(["push", "--quiet", url, ...refspecs], args.repo) : await svcTimed(["push", "--quiet", url, ...refspecs], args.repo);
       one[side] = { code: s.code, wall: round(s.wall), serverCpu: round(s.serverCpu), peakMB: s.peakMB, load1: s.load1, stderr: s.stderr.trim().slice(-1000) };
       log(`  ${side}: exit ${s.code}, ${round(s.wall, 2)} s, peak ${s.peakMB} MB`);
+      if (side === "svc") await traceMem(`single push (peak ${s.peakMB})`);
     }
     if (svc) {
       const db = svcDb();
@@ -397,6 +451,7 @@ export async function runReal(argv: string[]): Promise<void> {
       pushPeakMB: target(maxPushPeakUnder100MB || null, 400),
     },
     notes,
+    memTrace,
     profiles,
     workDir: work,
   };
@@ -408,6 +463,26 @@ export async function runReal(argv: string[]): Promise<void> {
   log(`summary written to ${outFile}`);
   if (!args.keep && !args.cpuProf) rmSync(work, { recursive: true, force: true });
   else log(`kept ${work}`);
+}
+
+const METRICS_TOKEN = "bench-metrics-token-0123456789";
+
+/** svc's memory now, in MB: VmRSS, anonymous and file-backed resident pages, and the /metrics memory gauges. */
+async function svcMemory(svc: SvcServer): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
+  const status = readFileSync(`/proc/${svc.pid}/status`, "utf8");
+  out.rss = round(kb(status, "VmRSS") / 1024, 1);
+  out.hwm = round(kb(status, "VmHWM") / 1024, 1);
+  const rollup = readFileSync(`/proc/${svc.pid}/smaps_rollup`, "utf8");
+  out.anon = round(kb(rollup, "Anonymous") / 1024, 1);
+  out.file = round((kb(rollup, "Rss") - kb(rollup, "Anonymous")) / 1024, 1);
+  const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  for (const line of (await res.text()).split("\n")) {
+    const m = /^(svc_process_memory_bytes|svc_git_cache_bytes)\{(?:kind|cache)="([a-z_]+)"\} (\S+)$/.exec(line);
+    if (m) out[m[2]!] = round(Number(m[3]) / 1048576, 1);
+  }
+  return out;
 }
 
 function cleanSvcEnv(): Record<string, string> {

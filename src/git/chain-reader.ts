@@ -27,7 +27,7 @@ const OFFSET_LIMIT = 2 ** 40;
 export class ChainReader {
   private readonly lru = new Map<number, ChainObject>();
   private held = 0;
-  private readonly pool: BufferPool;
+  private pool: BufferPool;
   private deltaScratch = new Uint8Array(64 * 1024);
   private wholeScratch = new Uint8Array(64 * 1024);
   /**
@@ -85,6 +85,13 @@ export class ChainReader {
     return base;
   }
 
+  /** Drop every cached object and idle buffer (the reader stays usable). */
+  clear(): void {
+    this.lru.clear();
+    this.held = 0;
+    this.pool = new BufferPool(this.budget / 2);
+  }
+
   private get(key: number): ChainObject | undefined {
     const v = this.lru.get(key);
     if (v) {
@@ -99,7 +106,9 @@ export class ChainReader {
    * against it: the first `n` values of `scratch`, copied into a pooled buffer.
    */
   setStarts(obj: ChainObject, scratch: Uint32Array, n: number): void {
-    if (obj.data.length > this.budget / 4) return;
+    // A tree read again from the cache has its starts already (the same tree, the same starts):
+    // replacing them would leave the old buffer outside the pool and counted in `held` forever.
+    if (obj.starts || obj.data.length > this.budget / 4) return;
     const bytes = this.pool.alloc(4 * n + 4);
     const starts = new Uint32Array(bytes.buffer, bytes.byteOffset, n);
     starts.set(scratch.subarray(0, n));

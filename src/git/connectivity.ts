@@ -5,6 +5,7 @@
 // already stored in the repository before the push: stored objects were checked when they
 // arrived (or written by the server itself), so their closure is present. Only the objects
 // of the new pack are walked, which bounds the cost by the size of the push.
+import { MemoryPacer } from "./buffer-pool.ts";
 import { parseCommit, parseTag } from "./object.ts";
 import { bytesToHex, hexInto, isOid } from "./oid.ts";
 import type { OidSet } from "./oid-set.ts";
@@ -103,7 +104,9 @@ async function checkPacks(packs: Pack[], existing: Pack[], newTips: Oid[]): Prom
     visit(key, 0, true);
   };
   for (const tip of newTips) visitOid(tip);
+  const pacer = new MemoryPacer();
   while (walkPos.length > 0) {
+    pacer.tick();
     const pack = packs[walkPack.pop()!]!;
     const obj = await pack.readAt(pack.idx.offsetAt(walkPos.pop()!));
     if (obj.type === "commit") {

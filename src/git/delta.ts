@@ -4,6 +4,7 @@
 //   copy   = 1xxxxxxx [offset1..4] [size1..3]  bits 0-3 say which offset bytes follow,
 //            bits 4-6 which size bytes follow (little-endian); size 0 means 0x10000
 //   insert = 0xxxxxxx <that many literal bytes>  (1..127; 0 is reserved)
+import { copyBytes } from "./bytes.ts";
 import { GitError } from "./types.ts";
 
 /** The base and result sizes from a delta's header, plus where the instructions start. */
@@ -78,15 +79,11 @@ export function applyDelta(
         throw new GitError("corrupt delta: copy out of range");
       }
       log?.add(o, size, off);
-      // Short copies byte by byte; longer ones by memcpy without a subarray (a view allocated
-      // per instruction cost more than the copy: tree deltas are mostly copies of a few entries).
-      if (size <= 32) for (let k = 0; k < size; k++) out[o + k] = base[off + k]!;
-      else copyBytes.call(base, out, o, off, off + size);
+      copyBytes(base, off, off + size, out, o);
       o += size;
     } else if (op !== 0) {
       if (pos + op > n || o + op > out.length) throw new GitError("corrupt delta: insert out of range");
-      if (op <= 32) for (let k = 0; k < op; k++) out[o + k] = delta[pos + k]!;
-      else copyBytes.call(delta, out, o, pos, pos + op);
+      copyBytes(delta, pos, pos + op, out, o);
       pos += op;
       o += op;
     } else {
@@ -96,9 +93,6 @@ export function applyDelta(
   if (o !== out.length) throw new GitError(`corrupt delta: produced ${o} bytes, header says ${out.length}`);
   return out;
 }
-
-/** Buffer's native copy, called on plain Uint8Arrays: memcpy from a range of `this` into `target` at an offset. */
-const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number, sourceStart: number, sourceEnd: number) => number;
 
 // The arguments of the copy instruction readCopy last decoded (module scratch: no allocation per
 // instruction on the hot path).
@@ -223,7 +217,7 @@ class ByteWriter {
       const n = Math.min(127, to - p);
       this.ensure(n + 1);
       this.buf[this.len++] = n;
-      this.buf.set(src.subarray(p, p + n), this.len);
+      copyBytes(src, p, p + n, this.buf, this.len);
       this.len += n;
     }
   }

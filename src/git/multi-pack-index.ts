@@ -8,6 +8,7 @@
 // stored objects), the copy in the pack listed last wins. Snapshots list packs newest first, so
 // that is the oldest pack: its copy sits inside a run of entries that is sent as it is, while a
 // newer push pack's duplicate is a base appended at its tail.
+import { copyBytes } from "./bytes.ts";
 import { bytesToHex, hexInto, isOid } from "./oid.ts";
 import { sortOids } from "./pack-index.ts";
 import type { Pack } from "./pack-reader.ts";
@@ -74,7 +75,7 @@ export class MultiPackIndex {
       const e = order[r]!;
       if (d < 0 || !sameOid(all, order[r - 1]!, e)) {
         d++;
-        oids.set(all.subarray(20 * e, 20 * e + 20), 20 * d);
+        copyBytes(all, 20 * e, 20 * e + 20, oids, 20 * d);
       } else if (fromPack[e]! < packOf[d]!) continue;
       packOf[d] = fromPack[e]!;
       idxPos[d] = fromPos[e]!;
@@ -139,10 +140,14 @@ export class MultiPackIndex {
     return this.byPack[k]!;
   }
 
-  /** Bytes this index holds beyond the idx files it is built from (for cache budgets). */
+  /**
+   * Bytes this index holds beyond the idx files it is built from, the tables built on first use
+   * (hash slots, per-pack positions) included once they exist (for cache budgets).
+   */
   get footprint(): number {
-    const own = this.packs.length === 1 ? 0 : this.oids.length;
-    return own + 18 * this.count;
+    let bytes = (this.packs.length === 1 ? 0 : this.oids.byteLength) + this.packOf.byteLength + this.idxPos.byteLength + (this.slots?.byteLength ?? 0);
+    for (const row of this.byPack ?? []) bytes += row.byteLength;
+    return bytes;
   }
 
   private buildSlots(): Int32Array {

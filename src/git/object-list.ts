@@ -11,7 +11,7 @@
 // order: a tree's delta base is usually the entry just before it in the pack (the same
 // directory one version apart), so resolving them in that order with the base kept in the
 // delta-base cache inflates each tree about once.
-import { collectGarbage } from "./buffer-pool.ts";
+import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { type ChainObject, ChainReader } from "./chain-reader.ts";
 import type { CopyLog } from "./delta.ts";
 import { type ObjectFilter } from "./list-objects.ts";
@@ -157,6 +157,8 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   await walkTrees(list, roots, false, req.filter, send);
   // Explicitly wanted blobs are sent whatever the filter says.
   for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
+  // The walk's resolved trees (tens of MB) are not needed by the pack writer that runs next.
+  list.reader.clear();
   return list;
 }
 
@@ -210,9 +212,11 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
   }
   const key = new Uint8Array(20);
   const hints = takesHints(midx);
+  const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   while (stack.length > 0) {
     const p = stack.pop()!;
     list.commitCount++;
+    pacer.tick();
     const obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
     if (obj.code !== OBJ_COMMIT) throw new GitError(`object ${midx.oidAt(p)} is not a commit`);
     const data = obj.data;
@@ -256,7 +260,7 @@ async function walkTrees(
       level.push(p);
     }
   }
-  let reads = 0;
+  const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   const hints = takesHints(midx);
   while (level.length > 0) {
     const next: number[] = [];
@@ -284,7 +288,7 @@ async function walkTrees(
         if (have) continue;
         throw new GitError(`object ${midx.oidAt(p)} is not a tree`);
       }
-      if (++reads % GC_EVERY_TREES === 0) collectGarbage();
+      pacer.tick();
       const reader = list.reader;
       const n = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, startsScratch, n);
@@ -485,8 +489,6 @@ function packOrder(midx: MultiPackIndex, positions: number[]): number[] {
 }
 
 const OFFSET_SPAN = 2 ** 41;
-/** Trees read between two collections (see collectGarbage). */
-const GC_EVERY_TREES = 16384;
 const BLOB = 0;
 const TREE = 1;
 const GITLINK = 2;

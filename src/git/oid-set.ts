@@ -1,6 +1,7 @@
 // A set of object ids kept as raw 20-byte keys in typed arrays (open addressing, linear
 // probing): about 28 bytes per id, no string or object per id. Used where a walk or a push
 // meets millions of ids, most of them repeats (the tree entries of a history).
+import { copyBytes } from "./bytes.ts";
 import { bytesToHex, hexInto } from "./oid.ts";
 import type { Oid } from "./types.ts";
 
@@ -38,7 +39,7 @@ export class OidSet {
       this.keys = next;
     }
     const n = this.count++;
-    this.keys.set(bytes.subarray(at, at + 20), 20 * n);
+    copyBytes(bytes, at, at + 20, this.keys, 20 * n);
     this.place(n);
     return n;
   }

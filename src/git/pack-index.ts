@@ -54,6 +54,11 @@ export class PackIndex {
     this.packChecksum = bytesToHex(bytes, bytes.length - 40, 20);
   }
 
+  /** Bytes this index holds: the idx file, the fan-out, and the pack-order table once built (for cache budgets). */
+  get footprint(): number {
+    return this.bytes.byteLength + this.fanout.byteLength + (this.byOffset ? this.byOffset.offsets.byteLength + this.byOffset.index.byteLength : 0);
+  }
+
   /** Parse .idx v2 bytes (the array is kept, not copied). */
   static parse(bytes: Uint8Array): PackIndex {
     return new PackIndex(bytes);

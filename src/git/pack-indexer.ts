@@ -11,7 +11,8 @@
 // amount of resolved data held in memory, in buffers reused from object to object.
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { BufferPool, collectGarbage } from "./buffer-pool.ts";
+import { BufferPool, collectGarbage, MemoryPacer } from "./buffer-pool.ts";
+import { copyBytes } from "./bytes.ts";
 import { applyDelta, CopyLog } from "./delta.ts";
 import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
 import { validateObject } from "./object.ts";
@@ -307,6 +308,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
   let ended = false;
   // Inflated entries only live until hashed (deltas are not even looked at): one reused buffer.
   let scratch = new Uint8Array(64 * 1024);
+  const pacer = new MemoryPacer();
 
   const step = (): boolean => {
     if (trailerRead) return false;
@@ -386,6 +388,7 @@ async function receive(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, 
     packHash.update(raw);
     pos += entryLength;
     want = 2;
+    pacer.tick();
     return true;
   };
 
@@ -448,6 +451,8 @@ class Resolver {
     for (const d of pending) {
       const oid = t.refBases.get(d)!;
       if (t.resolved[d] || !this.refChildren.has(oid)) continue;
+      // Each base comes whole from the repository (its delta chain resolved into fresh buffers).
+      this.basePacer.tick();
       const obj = await reader.read(oid);
       if (!obj) continue;
       const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
@@ -575,6 +580,7 @@ class Resolver {
       layout.base = null;
       layout.copies = null;
       t.resolved[child] = 1;
+      this.pacer.tick();
       push(child, data, t.types[child] === OBJ_TREE ? takeStarts : null);
     }
   }
@@ -638,6 +644,8 @@ class Resolver {
   private scratch = new Uint8Array(64 * 1024);
   private deltaScratch = new Uint8Array(64 * 1024);
   private readonly pool = new BufferPool(16 * 1024 * 1024);
+  private readonly pacer = new MemoryPacer();
+  private readonly basePacer = new MemoryPacer(4);
 }
 
 /** Children lists of OFS deltas, as compressed rows (start[i]..start[i+1] in list). */
@@ -669,7 +677,7 @@ function hashInto(oids: Uint8Array, i: number, type: ObjectType, data: Uint8Arra
   hasher.update(headerBytes.subarray(0, n));
   hasher.update(data);
   hasher.digest(digest);
-  oids.set(digest.subarray(0, 20), 20 * i);
+  copyBytes(digest, 0, 20, oids, 20 * i);
 }
 
 /** Rewrite the object count and the trailer after appending thin bases; returns the new checksum. */

@@ -8,7 +8,7 @@
 // Serving copies stored entries verbatim (no recompression, no new delta search): a stored
 // delta stays a delta when its base is sent too (emitted first, re-pointed by offset or oid)
 // or is one of the receiver's thin bases; any other delta is resolved and sent whole.
-import { collectGarbage } from "./buffer-pool.ts";
+import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { deflate } from "./inflate.ts";
 import { hashObject } from "./oid.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
@@ -48,8 +48,6 @@ const FLUSH = 64 * 1024;
 /** Bytes of consecutive stored entries read at once. */
 const WINDOW = 1 << 20;
 const MAX_HEADER = 32;
-/** Bytes written between two collections (see collectGarbage). */
-const GC_EVERY_BYTES = 32 * 1024 * 1024;
 /**
  * Windows read ahead of the one being sent when the pack is in object storage (its source takes
  * prefetch hints): each request there waits tens of milliseconds for its first byte, so several
@@ -114,7 +112,12 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   const packs = midx.packs;
   if (packs.length === 1 && count === packs[0]!.idx.count && count > 0 && opts.ofsDelta && !opts.record) {
     const pack = packs[0]!;
-    yield* streamBytes(pack.source, 0, pack.source.size, STREAM_CHUNK);
+    // Each piece read, and the packets made of it, is garbage once sent.
+    const pacer = new MemoryPacer(8, CLONE_MEMORY_SLACK);
+    for await (const piece of streamBytes(pack.source, 0, pack.source.size, STREAM_CHUNK)) {
+      yield piece;
+      pacer.tick();
+    }
     return;
   }
   const out = new PackStream(count);
@@ -122,7 +125,8 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
   /** Output offset of each position once written, else -1. */
   const written = new Float64Array(midx.count).fill(-1);
   let sent = 0;
-  let lastGc = 0;
+  // Per window (about WINDOW bytes each) and per entry rewritten whole.
+  const pacer = new MemoryPacer(4, CLONE_MEMORY_SLACK);
   // Every pack's windows in the order they are sent (packs oldest first), so that reads run
   // ahead across pack boundaries: the next pack's first windows are in flight while this one's
   // last are sent, rather than the pipeline draining at each pack.
@@ -212,6 +216,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
       if (!big && copyFrom < at) out.push(bytes.subarray(copyFrom, at));
       copyFrom = end - from;
       if (whole) {
+        pacer.tick();
         const obj = await pack.readAt(off);
         const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
         const z = deflate(obj.data);
@@ -233,14 +238,10 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
     }
     if (!big && copyFrom < bytes.length) out.push(bytes.subarray(copyFrom));
     yield* out.drain();
-    if (out.position - lastGc > GC_EVERY_BYTES) {
-      lastGc = out.position;
-      collectGarbage();
-    }
+    pacer.tick();
   }
   if (sent !== count) throw new GitError(`pack writer: ${count - sent} of ${count} objects were not found in the packs`);
   yield* out.finish();
-  if (lastGc > 0) collectGarbage();
 }
 
 /** What writePack needs to know of one pack: its entries in stored order and which are sent. */

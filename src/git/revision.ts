@@ -1,6 +1,7 @@
 // The commit walk beneath every reachability question: "commits reachable from these
 // tips but not from those", newest first, stopping as soon as only uninteresting
 // commits are left (git's limit_list in revision.c, with its date-based slop).
+import { MemoryPacer } from "./buffer-pool.ts";
 import { parseTag } from "./object.ts";
 import { commitLinks } from "./object-links.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
@@ -24,6 +25,8 @@ export interface Peeled {
 /** Parses each commit at most once per request; the shared memory of one walk session. */
 export class CommitCache {
   private readonly nodes = new Map<Oid, CommitNode>();
+  /** Each commit read is a buffer or two of garbage; a walk reads tens of thousands. */
+  private readonly pacer = new MemoryPacer();
 
   constructor(readonly reader: ObjectReader) {}
 
@@ -31,6 +34,7 @@ export class CommitCache {
   async lookup(oid: Oid): Promise<CommitNode | null> {
     const known = this.nodes.get(oid);
     if (known) return known;
+    this.pacer.tick();
     const obj = await this.reader.read(oid);
     if (!obj) return null;
     if (obj.type !== "commit") throw new GitError(`object ${oid} is a ${obj.type}, not a commit`);

@@ -30,7 +30,11 @@ export interface BlockCacheOptions {
   blockSize?: number;
   /** Budget for all cached blocks together (default 64 MiB). */
   maxBytes?: number;
-  /** Reads at least this long go straight to the store so they do not flush the cache (default 1 MiB). */
+  /**
+   * Reads at least this long go straight to the store so they do not flush the cache (default
+   * 1 MiB; 4 blocks for the fs store, where a whole pack streamed to a clone is read in 256 KiB
+   * pieces that would otherwise each pass through the cache and be copied out of it).
+   */
   bypassBytes?: number;
   /** Bytes one request fetches on a sequential miss (default 1 MiB, at most an eighth of maxBytes). */
   spanBytes?: number;
@@ -44,6 +48,11 @@ export interface BlockCacheOptions {
   readAheadBytes?: number;
   /** Whether sources take prefetch hints (default: not for the fs store, whose reads are cheap). */
   prefetch?: boolean;
+  /**
+   * Whether several missing blocks are fetched with one ranged read, then sliced (default: not
+   * for the fs store, whose reads cost no round trip: a span read allocates every byte twice).
+   */
+  spanReads?: boolean;
   /**
    * Files at most this long are fetched whole on their first miss (default: the span, or 0 for
    * the fs store): a recent push's pack in one request rather than one per block a walk reaches.
@@ -67,6 +76,7 @@ export class BlockCache {
   private readonly idleWaiters: (() => void)[] = [];
   private readonly readAheadOptions: ReadAheadOptions;
   private readonly prefetchEnabled: boolean;
+  private readonly spanReads: boolean;
   private readonly wholeFileBytes: number;
   /** Bytes held by read-ahead streams, shared by all of them. */
   readonly readAheadBudget: ByteBudget;
@@ -76,7 +86,7 @@ export class BlockCache {
     opts: BlockCacheOptions = {},
   ) {
     this.blockSize = opts.blockSize ?? 64 * 1024;
-    this.bypassBytes = opts.bypassBytes ?? 1024 * 1024;
+    this.bypassBytes = opts.bypassBytes ?? (store.kind === "fs" ? 4 * this.blockSize : 1024 * 1024);
     if (!Number.isSafeInteger(this.blockSize) || this.blockSize <= 0) throw new Error("blockSize must be a positive integer");
     const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
     this.blocks = new ByteLru(maxBytes, (block) => block.byteLength);
@@ -87,6 +97,7 @@ export class BlockCache {
     this.readAheadOptions = opts.readAhead ?? {};
     this.readAheadBudget = new ByteBudget(opts.readAheadBytes ?? 64 * 1024 * 1024);
     this.prefetchEnabled = opts.prefetch ?? store.kind !== "fs";
+    this.spanReads = opts.spanReads ?? store.kind !== "fs";
     this.wholeFileBytes = Math.min(opts.wholeFileBytes ?? (store.kind === "fs" ? 0 : span), Math.floor(maxBytes / 8));
   }
 
@@ -241,8 +252,16 @@ export class BlockCache {
     if (this.lastRead.size > 512) this.lastRead.delete(this.lastRead.keys().next().value!);
   }
 
-  /** One ranged read of blocks `first..last` (none cached or in flight), each block cached as it lands. */
+  /**
+   * One ranged read of blocks `first..last` (none cached or in flight), each block cached as it
+   * lands; or one read per block without spanReads.
+   */
   private fetchSpan(key: string, size: number, first: number, last: number): Promise<void> {
+    if (first < last && !this.spanReads) {
+      const all: Promise<void>[] = [];
+      for (let i = first; i <= last; i++) all.push(this.fetchSpan(key, size, i, i));
+      return Promise.all(all).then(() => {});
+    }
     const bs = this.blockSize;
     const prefix = blockPrefix(key);
     const start = first * bs;

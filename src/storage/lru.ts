@@ -21,11 +21,27 @@ export class ByteLru<K, V> {
     return this.entries.size;
   }
 
-  /** The value for `key`, marking it most recently used. */
+  /**
+   * The value for `key`, marking it most recently used. Its size is measured again: a value
+   * may have grown since it was stored (tables built on first use), and the budget must hold
+   * what the values weigh now, so others are evicted for it (or it is dropped, once larger
+   * than the budget).
+   */
   get(key: K): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
+    const bytes = this.sizeOf(entry.value, key);
+    if (bytes !== entry.bytes) {
+      this.total += bytes - entry.bytes;
+      entry.bytes = bytes;
+      if (bytes > this.maxBytes) {
+        this.total -= bytes;
+        this.onEvict?.(key, entry.value);
+        return entry.value;
+      }
+      this.shrink();
+    }
     this.entries.set(key, entry);
     return entry.value;
   }
@@ -45,6 +61,11 @@ export class ByteLru<K, V> {
     }
     this.entries.set(key, { value, bytes });
     this.total += bytes;
+    this.shrink();
+  }
+
+  /** Evict least recently used entries until within budget. */
+  private shrink(): void {
     for (const [oldest, entry] of this.entries) {
       if (this.total <= this.maxBytes) break;
       this.remove(oldest, entry);

@@ -35,6 +35,7 @@ describe("loadConfig defaults", () => {
       signupLimitGlobal: 300,
       metricsToken: null,
       gitMaxPush: 2 * 1024 ** 3,
+      gitCacheBytes: 128 * 1024 ** 2,
     });
   });
 
@@ -88,6 +89,7 @@ describe("loadConfig accepts", () => {
     ["a push limit in bytes", { SVC_GIT_MAX_PUSH: "104857600" }, { gitMaxPush: 100 * 1024 ** 2 }],
     ["a push limit with a unit", { SVC_GIT_MAX_PUSH: "500m" }, { gitMaxPush: 500 * 1024 ** 2 }],
     ["a push limit in GiB", { SVC_GIT_MAX_PUSH: "4GiB" }, { gitMaxPush: 4 * 1024 ** 3 }],
+    ["a git cache budget", { SVC_GIT_CACHE: "48m" }, { gitCacheBytes: 48 * 1024 ** 2 }],
   ];
   test.each(rows)("%s", (_name, env, expected) => {
     expect(loadConfig(env)).toMatchObject(expected);
@@ -144,6 +146,7 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["metrics token too short", { SVC_METRICS_TOKEN: "0123456789abcde" }, "SVC_METRICS_TOKEN"],
     ["metrics token with a space", { SVC_METRICS_TOKEN: "0123456789 abcdef" }, "SVC_METRICS_TOKEN"],
     ["push limit not a size", { SVC_GIT_MAX_PUSH: "lots" }, "SVC_GIT_MAX_PUSH"],
+    ["git cache not a size", { SVC_GIT_CACHE: "plenty" }, "SVC_GIT_CACHE"],
     ["push limit negative", { SVC_GIT_MAX_PUSH: "-1" }, "SVC_GIT_MAX_PUSH"],
     ["push limit with an unknown unit", { SVC_GIT_MAX_PUSH: "2x" }, "SVC_GIT_MAX_PUSH"],
     ["push limit below 1 KiB", { SVC_GIT_MAX_PUSH: "100" }, "SVC_GIT_MAX_PUSH"],

@@ -1,5 +1,6 @@
 // The commit point of every git write: upload the pack, then in one transaction move refs with
 // compare-and-swap, make the pack visible and record the event (DESIGN.md "Git storage").
+import { MemoryPacer } from "../../git/buffer-pool.ts";
 import { ZERO_OID, type Oid, type RefCommand } from "../../git/types.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
@@ -127,6 +128,7 @@ export async function publish(
   // Files first, rows second: a crash between them leaves only an invisible orphan for GC.
   if (pack) await ctx.git.storePack(repo.id, pack);
   let packAdded = false;
+  const pacer = new MemoryPacer();
   const outcome = await ctx.db.transaction(async (tx) => {
     const results: RefResults = new Map();
     const live = await store.repoIsLive(tx, repo.id);
@@ -135,6 +137,8 @@ export async function publish(
     const deleting = new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref));
     const creating = new Set<string>();
     for (const u of updates) {
+      // A push of hundreds of tags is thousands of statements' worth of short-lived objects.
+      pacer.tick();
       if (!live) {
         results.set(u.ref, { kind: "repo-deleted" });
         continue;

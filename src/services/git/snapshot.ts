@@ -25,20 +25,36 @@ export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"
 
 export type { RepoSnapshot };
 
-/** Process-wide caches over the object store: parsed idx files, pack blocks, delta bases. */
+/**
+ * Process-wide caches over the object store: parsed idx files, pack blocks, delta bases, and
+ * multi-pack indexes of recent pack sets. They share one budget in bytes (SVC_GIT_CACHE), split
+ * as 3/8 pack blocks, 1/8 delta bases, 1/4 idx files, 1/4 multi-pack indexes, each entry weighed
+ * by what it holds (tables built after it was cached included). Why a bound in bytes that the
+ * operator sets: what these caches hold stays in the process between requests, and the
+ * collector lets a request's garbage grow in proportion to what the process already holds, so
+ * each cached byte costs about two of peak memory.
+ */
 export class GitStore {
   readonly blocks: BlockCache;
-  readonly deltaBases = new DeltaBaseCache(32 * 1024 * 1024);
-  private readonly idx = new ByteLru<string, PackIndex>(64 * 1024 * 1024, (v) => 1024 + v.count * 28);
+  readonly deltaBases: DeltaBaseCache;
+  private readonly idx: ByteLru<string, PackIndex>;
   /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
-  readonly multiPackIndexes = new ByteLru<string, MultiPackIndex>(64 * 1024 * 1024, (v) => 1024 + v.footprint);
+  readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
   private readonly loading = new Map<string, Promise<PackIndex>>();
 
-  constructor(readonly store: ObjectStore) {
+  constructor(
+    readonly store: ObjectStore,
+    cacheBytes: number,
+  ) {
+    const eighth = Math.floor(cacheBytes / 8);
     // Against a bucket a request costs far more than the bytes it carries: larger blocks take a
     // walk's neighbouring entries in one request (a cold fetch of git.git: 92 requests instead of
     // 148, 35 MiB read instead of 26; bench/README.md).
-    this.blocks = new BlockCache(store, { blockSize: store.kind === "fs" ? 64 * 1024 : 256 * 1024, maxBytes: 64 * 1024 * 1024 });
+    const blockSize = store.kind === "fs" ? 64 * 1024 : 256 * 1024;
+    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, 3 * eighth) });
+    this.deltaBases = new DeltaBaseCache(eighth);
+    this.idx = new ByteLru<string, PackIndex>(2 * eighth, (v) => v.footprint);
+    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(2 * eighth, (v) => 1024 + v.footprint);
   }
 
   /** The parsed idx of a stored pack (cached; concurrent loads share one read). */
@@ -128,6 +144,11 @@ export class GitStore {
       await close();
       throw err;
     }
+  }
+
+  /** Bytes each cache holds now (the process_ metrics report them). */
+  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes", number> {
+    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes };
   }
 
   /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */

@@ -178,6 +178,8 @@ export function collectQueues(ctx: Ctx): Collector {
 
 const rss = metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
 const heap = metrics.gauge("process_heap_bytes", "JavaScript heap in use, in bytes");
+const memory = metrics.gauge("svc_process_memory_bytes", "Process memory by kind: JavaScript heap in use and reserved, ArrayBuffer contents, other external memory", ["kind"]);
+const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", ["cache"]);
 const startTime = metrics.gauge("process_start_time_seconds", "Start time of the process since the epoch, in seconds");
 const cpu = metrics.gauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds");
 const info = metrics.gauge("svc_build_info", "The running version (always 1)", ["version"]);
@@ -189,6 +191,10 @@ export function collectProcess(version: string): Collector {
     const mem = process.memoryUsage();
     rss.set(mem.rss);
     heap.set(mem.heapUsed);
+    memory.set({ kind: "heap_used" }, mem.heapUsed);
+    memory.set({ kind: "heap_total" }, mem.heapTotal);
+    memory.set({ kind: "array_buffers" }, mem.arrayBuffers);
+    memory.set({ kind: "external" }, mem.external);
     startTime.set(Math.round(started));
     const usage = process.cpuUsage();
     cpu.set((usage.user + usage.system) / 1e6);
@@ -202,12 +208,17 @@ export function instrumentContext(ctx: Ctx, version: string): () => void {
   const queues = collectQueues(ctx);
   const storeStats = collectStoreStats(ctx.store);
   const proc = collectProcess(version);
+  const caches: Collector = () => {
+    for (const [cache, bytes] of Object.entries(ctx.git.cacheBytes())) gitCaches.set({ cache }, bytes);
+  };
   metrics.collect("queues", queues);
+  metrics.collect("git_caches", caches);
   metrics.collect("object_store", storeStats);
   metrics.collect("process", proc);
   return () => {
     metrics.uncollect("queues", queues);
     metrics.uncollect("object_store", storeStats);
     metrics.uncollect("process", proc);
+    metrics.uncollect("git_caches", caches);
   };
 }

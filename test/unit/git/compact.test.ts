@@ -74,6 +74,18 @@ describe("OidSet", () => {
 });
 
 describe("MultiPackIndex", () => {
+  test("its footprint counts the tables built on first use (for the cache budget)", async () => {
+    const { set } = await splitRepo("midx-footprint", [["main~300"], ["--all"]]);
+    const midx = MultiPackIndex.build(set.packs);
+    const built = midx.footprint;
+    expect(built).toBe(midx.oids.byteLength + 6 * midx.count);
+    midx.find(midx.oids, 0); // the hash slots: a power of two of at least 2 per id, 4 bytes each
+    const withSlots = midx.footprint;
+    expect(withSlots - built).toBeGreaterThanOrEqual(8 * midx.count);
+    midx.positionsIn(0); // a position per idx entry of every pack
+    expect(midx.footprint - withSlots).toBe(4 * set.packs.reduce((n, p) => n + p.idx.count, 0));
+  });
+
   test("over overlapping packs: every id once, found by raw bytes and hex, the last pack's copy preferred", async () => {
     const { set } = await splitRepo("midx", [["main~300"], ["main~100", "^main~350"], ["--all"]]);
     const midx = MultiPackIndex.build(set.packs);

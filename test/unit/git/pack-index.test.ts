@@ -33,6 +33,14 @@ describe("PackIndex", () => {
     expect(idx.find("not an oid")).toBe(-1);
   });
 
+  test("its footprint is the idx bytes and the fan-out, plus the pack-order table once built", () => {
+    const bytes = readFileSync(repo.idxPath);
+    const idx = PackIndex.parse(bytes);
+    expect(idx.footprint).toBe(bytes.byteLength + 1024);
+    idx.nextOffset(12);
+    expect(idx.footprint).toBe(bytes.byteLength + 1024 + 12 * idx.count);
+  });
+
   test("nextOffset and oidAtOffset follow pack order", () => {
     const idx = PackIndex.parse(readFileSync(repo.idxPath));
     const byOffset = verifyPack().sort((a, b) => a.offset - b.offset);

@@ -118,7 +118,7 @@ test("a failed fetch is not cached", async () => {
 
 test("a sequential scan fetches a span per request; random reads fetch only their blocks", async () => {
   const { store, ranges } = counted();
-  const source = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096 }).source(KEY, SIZE);
+  const source = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096, spanReads: true }).source(KEY, SIZE);
   for (let at = 0; at < 20 * 4096; at += 1000) expect(same(await source.read(at, 1000), DATA.subarray(at, at + 1000))).toBe(true);
   // Block 0 alone (nothing before it), then spans of 8 blocks as the scan goes on.
   expect(ranges).toEqual([[KEY, 0, 4096], [KEY, 4096, 8 * 4096], [KEY, 9 * 4096, 8 * 4096], [KEY, 17 * 4096, 8 * 4096]]);
@@ -130,14 +130,32 @@ test("a sequential scan fetches a span per request; random reads fetch only thei
 
 test("one read across several missing blocks is one request", async () => {
   const { store, ranges } = counted();
-  const source = new BlockCache(store, { blockSize: 4096 }).source(KEY, SIZE);
+  const source = new BlockCache(store, { blockSize: 4096, spanReads: true, bypassBytes: 1 << 20 }).source(KEY, SIZE);
   expect(same(await source.read(4096 * 10 + 5, 4096 * 3), DATA.subarray(4096 * 10 + 5, 4096 * 13 + 5))).toBe(true);
   expect(ranges).toEqual([[KEY, 4096 * 10, 4096 * 4]]);
 });
 
+test("from the fs store, blocks are read one by one (no span to slice), and reads of 4 blocks or more bypass the cache", async () => {
+  const { store, ranges } = counted();
+  const cache = new BlockCache(store, { blockSize: 4096 });
+  const source = cache.source(KEY, SIZE);
+  expect(same(await source.read(4096 * 10 + 5, 4096 * 2), DATA.subarray(4096 * 10 + 5, 4096 * 12 + 5))).toBe(true);
+  expect(ranges).toEqual([10, 11, 12].map((b) => [KEY, b * 4096, 4096]));
+  ranges.length = 0;
+  // A sequential scan still reads ahead, a block per read.
+  for (let at = 0; at < 8 * 4096; at += 1000) await source.read(at, 1000);
+  expect(ranges.length).toBeGreaterThan(8);
+  expect(ranges.every(([, offset, length]) => length === 4096 && offset % 4096 === 0)).toBe(true);
+  // A read of 4 blocks goes straight to the file and leaves nothing in the cache.
+  const fresh = counted();
+  const other = new BlockCache(fresh.store, { blockSize: 4096 });
+  expect(same(await other.source(KEY, SIZE).read(4096 * 50, 4 * 4096), DATA.subarray(4096 * 50, 4096 * 54))).toBe(true);
+  expect({ ranges: fresh.ranges, cached: other.cachedBytes }).toEqual({ ranges: [[KEY, 4096 * 50, 4 * 4096]], cached: 0 });
+});
+
 test("prefetch hints fetch in the background, merged and bounded; later reads hit the cache", async () => {
   const { store, ranges } = counted();
-  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 4 * 4096, prefetch: true, prefetchConcurrency: 2 });
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 4 * 4096, prefetch: true, prefetchConcurrency: 2, spanReads: true });
   const source = cache.source(KEY, SIZE);
   expect(source.prefetch!(0, 10 * 4096)).toBe(true);
   expect(source.prefetch!(100 * 4096, 10)).toBe(true);
@@ -161,7 +179,7 @@ test("the fs store takes no hints unless asked", () => {
 
 test("a file no larger than wholeFileBytes comes whole on its first miss or hint", async () => {
   const { store, ranges } = counted();
-  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: 1 << 20, prefetch: true });
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: 1 << 20, prefetch: true, spanReads: true });
   const source = cache.source(KEY, SIZE);
   expect(same(await source.read(500_000, 10), DATA.subarray(500_000, 500_010))).toBe(true);
   for (const at of [0, 250_000, SIZE - 10]) expect(same(await source.read(at, 10), DATA.subarray(at, at + 10))).toBe(true);
@@ -169,16 +187,16 @@ test("a file no larger than wholeFileBytes comes whole on its first miss or hint
 
   // A hint does the same; a larger file is still read by blocks.
   const other = counted();
-  const hinted = new BlockCache(other.store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: SIZE, prefetch: true });
+  const hinted = new BlockCache(other.store, { blockSize: 4096, spanBytes: 1 << 20, wholeFileBytes: SIZE, prefetch: true, spanReads: true });
   hinted.source(KEY, SIZE).prefetch!(700_000, 10);
   await hinted.prefetchIdle();
-  await new BlockCache(other.store, { blockSize: 4096, wholeFileBytes: SIZE - 1 }).source(KEY, SIZE).read(700_000, 10);
+  await new BlockCache(other.store, { blockSize: 4096, wholeFileBytes: SIZE - 1, spanReads: true }).source(KEY, SIZE).read(700_000, 10);
   expect(other.ranges).toEqual([[KEY, 0, SIZE], [KEY, Math.floor(700_000 / 4096) * 4096, 4096]]);
 });
 
 test("a hint for the block after the one read last fetches a span (a commit walk hinting parents)", async () => {
   const { store, ranges } = counted();
-  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096, prefetch: true });
+  const cache = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096, prefetch: true, spanReads: true });
   const source = cache.source(KEY, SIZE);
   await source.read(40 * 4096 + 5, 10);
   source.prefetch!(41 * 4096 + 100, 50);

@@ -47,3 +47,18 @@ test("delete, deleteWhere and clear release bytes and report evictions", () => {
   lru.clear();
   expect({ bytes: lru.bytes, size: lru.size }).toEqual({ bytes: 0, size: 0 });
 });
+
+test("a read measures the value again: growth since it was stored evicts older entries", () => {
+  const evicted: string[] = [];
+  const lru = new ByteLru<string, { n: number }>(10, (v) => v.n, (k) => evicted.push(k));
+  const a = { n: 2 };
+  lru.set("a", a);
+  lru.set("b", { n: 4 });
+  lru.set("c", { n: 2 });
+  a.n = 6; // "a" built a table after it was cached
+  expect(lru.get("a")).toBe(a);
+  expect({ bytes: lru.bytes, a: lru.has("a"), b: lru.has("b"), c: lru.has("c"), evicted }).toEqual({ bytes: 8, a: true, b: false, c: true, evicted: ["b"] });
+  a.n = 11; // now larger than the whole budget: handed out once more, then no longer kept
+  expect(lru.get("a")).toBe(a);
+  expect({ bytes: lru.bytes, a: lru.has("a"), evicted }).toEqual({ bytes: 2, a: false, evicted: ["b", "a"] });
+});
