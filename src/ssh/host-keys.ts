@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { fingerprintOf } from "../services/people/ssh-keys.ts";
+import { generateEd25519 } from "./openssh-key.ts";
 
 const { utils } = ssh2 as unknown as typeof import("ssh2");
 
@@ -14,7 +15,7 @@ export interface HostKey {
 }
 
 const KINDS = [
-  { type: "ED25519" as const, file: "ssh_host_ed25519_key", generate: () => utils.generateKeyPairSync("ed25519") },
+  { type: "ED25519" as const, file: "ssh_host_ed25519_key", generate: generateEd25519 },
   { type: "RSA" as const, file: "ssh_host_rsa_key", generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
 ];
 
