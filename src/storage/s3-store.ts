@@ -323,9 +323,9 @@ function totalSize(status: number, headers: Headers): number | null {
 // the connection to the pool; one cut short (or failed) is cancelled.
 async function collectBodyAtMost(res: Response, limit: number): Promise<Uint8Array> {
   // The usual answer declares exactly the bytes asked for: Bun collects it natively into one
-  // buffer (no chunk per read to copy and leave to the collector; a push's base reads made
-  // 3 bytes of garbage per byte read that way, and the memory pacer then ran full collections).
-  // A body that ends early is still short here and the caller retries it.
+  // buffer, where the loop below leaves a chunk per read behind as garbage (a second copy of
+  // every byte a push's base reads fetch). A body cut off rejects or comes back short; either
+  // way the caller retries.
   const declared = Number(res.headers.get("content-length") ?? NaN);
   if (declared === limit) return await res.bytes();
   const out = new Uint8Array(limit);
