@@ -11,6 +11,8 @@
 //              `git fetch` into a clone at the old tip; push: the whole repository in --steps to a
 //              new repository; push10: the 10 commits of refs/heads/next onto main of a new
 //              repository that holds the old tip (pushed first, untimed)
+//   --cpu-prof DIR: the timed svc process runs with `bun --cpu-prof` and writes its profile
+//   under DIR/<op>-<side>/ when it stops (summarise with bench/lib/content-profile.ts).
 //   Each run starts fresh svc processes (cold caches). Writes bench/work/s3-trace/<op>-<side>.json
 //   (timeline) and prints a summary: wall, S3 requests by kind, time with no S3 request in
 //   flight, peak and mean requests in flight, requests per MiB sent.
@@ -55,10 +57,14 @@ mkdirSync(join(STATE, "s3rver"), { recursive: true });
 const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: delay, trace: true });
 const s3Env = { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: proxy.endpoint, SVC_S3_BUCKET: s3.bucket, SVC_S3_ACCESS_KEY: s3.accessKey, SVC_S3_SECRET_KEY: s3.secretKey };
 const svcs: SvcServer[] = [];
-const start = async (side: string): Promise<SvcServer> => {
+const cpuProf = argv.includes("--cpu-prof") ? get("cpu-prof", "") : "";
+const start = async (side: string, profile = false): Promise<SvcServer> => {
   const dataDir = join(STATE, `svc-${side}`);
   mkdirSync(dataDir, { recursive: true });
-  const svc = await startSvc({ dataDir, log: "warn", env: side === "s3" ? s3Env : {} });
+  const profDir = profile && cpuProf ? join(cpuProf, `${op}-${side}`) : "";
+  if (profDir) mkdirSync(profDir, { recursive: true });
+  const bunFlags = profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : [];
+  const svc = await startSvc({ dataDir, log: "warn", env: side === "s3" ? s3Env : {}, bunFlags });
   svcs.push(svc);
   return svc;
 };
@@ -131,7 +137,7 @@ try {
     }
     for (let rep = 0; rep < reps; rep++) {
       for (const side of rep % 2 ? [...sides].reverse() : sides) {
-        const svc = await start(side);
+        const svc = await start(side, op !== "push10");
         const acct = st.acct[side]!;
         await proxy.trace();
         const cpu0 = procCpu(svc.pid).self;
@@ -177,11 +183,14 @@ try {
           const name = `q${++st.serial}`;
           await fork(svc, acct, name);
           await svc.stop();
-          const again = await start(side);
+          const again = await start(side, true);
           await proxy.trace();
+          const c1 = procCpu(again.pid).self;
           const t1 = performance.now();
           await git(["push", "--quiet", gitUrl(again, acct, name), "refs/heads/next:refs/heads/main"], { cwd: repoPath });
           marks["push10"] = round(performance.now() - t1, 1);
+          // The server's CPU over the push alone (serverCpu below also counts the fork and startup).
+          marks["push10 cpu ms"] = round((procCpu(again.pid).self - c1) * 1000);
         }
         const wall = performance.now() - t0;
         const cpu = round(procCpu(svcs.at(-1)!.pid).self - cpu0, 2);

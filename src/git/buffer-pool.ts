@@ -89,7 +89,10 @@ export const CLONE_MEMORY_SLACK = 64 * 1024 * 1024;
  * before anything runs. Measured on the 98.9 MB git.git push into a server that had served
  * clones: garbage grew by 120-350 MB while deltas were resolved, and the push peaked at
  * 514-765 MB where a fresh process peaked at 260 MB. RSS rather than the heap's own figures:
- * Bun's heapUsed does not follow buffer garbage between collections.
+ * Bun's heapUsed does not follow buffer garbage between collections. What the process's
+ * bounded caches hold (countHeldBytes) is subtracted: that growth is live data a collection
+ * cannot give back, and counting it ran a full collection every 32 MB of pack blocks a push
+ * read from object storage (bench/README.md, issue 20).
  */
 export class MemoryPacer {
   private base: number;
@@ -100,18 +103,23 @@ export class MemoryPacer {
     private readonly slack = MEMORY_SLACK,
     private readonly probe: MemoryProbe = PROCESS,
   ) {
-    this.base = probe.rss();
+    this.base = this.garbage();
   }
 
   /** One item done. */
   tick(): void {
     if (++this.n < this.every) return;
     this.n = 0;
-    const now = this.probe.rss();
+    const now = this.garbage();
     if (now - this.base > this.slack) {
       this.probe.collect();
-      this.base = this.probe.rss();
+      this.base = this.garbage();
     } else if (now < this.base) this.base = now;
+  }
+
+  /** Resident memory less what the caches hold. */
+  private garbage(): number {
+    return this.probe.rss() - heldBytes();
   }
 }
 
@@ -119,6 +127,28 @@ export class MemoryPacer {
 export interface MemoryProbe {
   rss(): number;
   collect(): void;
+}
+
+/**
+ * Owners of the process's bounded caches (held weakly): what they hold is live data a collection
+ * cannot give back, so its growth is not counted as a loop's garbage.
+ */
+const holders = new Set<WeakRef<{ heldBytes(): number }>>();
+
+/** Registers a cache owner whose `heldBytes()` MemoryPacer subtracts from resident memory. */
+export function countHeldBytes(owner: { heldBytes(): number }): void {
+  holders.add(new WeakRef(owner));
+}
+
+/** Bytes the registered caches hold now. */
+export function heldBytes(): number {
+  let n = 0;
+  for (const ref of holders) {
+    const owner = ref.deref();
+    if (owner) n += owner.heldBytes();
+    else holders.delete(ref);
+  }
+  return n;
 }
 
 const PROCESS: MemoryProbe = { rss: () => process.memoryUsage.rss(), collect: collectGarbage };

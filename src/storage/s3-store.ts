@@ -322,6 +322,12 @@ function totalSize(status: number, headers: Headers): number | null {
 // with the whole object, whose prefix is still the right answer. A body read to its end leaves
 // the connection to the pool; one cut short (or failed) is cancelled.
 async function collectBodyAtMost(res: Response, limit: number): Promise<Uint8Array> {
+  // The usual answer declares exactly the bytes asked for: Bun collects it natively into one
+  // buffer, where the loop below leaves a chunk per read behind as garbage (a second copy of
+  // every byte a push's base reads fetch). A body cut off rejects or comes back short; either
+  // way the caller retries.
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (declared === limit) return await res.bytes();
   const out = new Uint8Array(limit);
   let at = 0;
   const reader = res.body!.getReader();

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openFileSource } from "../../git/file-source.ts";
 import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
+import { countHeldBytes } from "../../git/buffer-pool.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
@@ -55,6 +56,12 @@ export class GitStore {
     this.deltaBases = new DeltaBaseCache(eighth);
     this.idx = new ByteLru<string, PackIndex>(2 * eighth, (v) => v.footprint);
     this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(2 * eighth, (v) => 1024 + v.footprint);
+    countHeldBytes(this);
+  }
+
+  /** Bytes all these caches hold together (live data: memory pacing does not count it as garbage). */
+  heldBytes(): number {
+    return this.blocks.cachedBytes + this.deltaBases.size + this.idx.bytes + this.multiPackIndexes.bytes;
   }
 
   /** The parsed idx of a stored pack (cached; concurrent loads share one read). */

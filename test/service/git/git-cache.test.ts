@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import type { User } from "../../../src/db/schema/index.ts";
+import { heldBytes } from "../../../src/git/buffer-pool.ts";
 import { concatBytes, FLUSH_PKT, pktLine } from "../../../src/git/pkt-line.ts";
 import { openContext } from "../../../src/runtime.ts";
 import type { Ctx } from "../../../src/services/context.ts";
@@ -86,4 +87,8 @@ test("a budget that fits: the same clone leaves every idx and the multi-pack ind
   const idxFiles = 12 * (8 + 1024 + 28 * 26 + 40);
   expect(held.pack_indexes).toBe(idxFiles + 12 * 1024 + 12 * 12 * 26);
   expect(held.multi_pack_indexes).toBeGreaterThan(objects * (20 + 6));
+  // What the caches hold together is what memory pacing sets aside as live (not garbage).
+  const total = held.pack_blocks + held.delta_bases + held.pack_indexes + held.multi_pack_indexes;
+  expect(large.ctx.git.heldBytes()).toBe(total);
+  expect(heldBytes()).toBeGreaterThanOrEqual(total);
 });

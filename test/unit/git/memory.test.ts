@@ -2,7 +2,7 @@
 // walk's private cache of resolved trees keeping its byte budget when trees are read again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { MemoryPacer } from "../../../src/git/buffer-pool.ts";
+import { countHeldBytes, heldBytes, MemoryPacer } from "../../../src/git/buffer-pool.ts";
 import { ChainReader } from "../../../src/git/chain-reader.ts";
 import { OBJ_TREE } from "../../../src/git/pack-entry.ts";
 import { PackIndex } from "../../../src/git/pack-index.ts";
@@ -41,6 +41,37 @@ describe("MemoryPacer", () => {
     rss = 360;
     pacer.tick();
     expect(collected).toEqual([360]);
+  });
+
+  test("growth held by a registered cache is not garbage: only the rest counts toward the slack", () => {
+    let rss = 1000;
+    const cache = { held: 0, heldBytes: () => cache.held };
+    countHeldBytes(cache);
+    const collected: number[] = [];
+    const pacer = new MemoryPacer(1, 50, { rss: () => rss, collect: () => void collected.push(rss) });
+    // A cache filling with 200 bytes of blocks: resident memory grows by as much, nothing to collect.
+    rss += 200;
+    cache.held += 200;
+    pacer.tick();
+    expect(collected).toEqual([]);
+    // Garbage beside it still counts: 60 over the base once the cache's 20 new bytes are set aside.
+    rss += 80;
+    cache.held += 20;
+    pacer.tick();
+    expect(collected).toEqual([1280]);
+    // Blocks evicted and left as garbage: the cache holds less, so the same RSS is more garbage.
+    cache.held -= 60;
+    pacer.tick();
+    expect(collected).toEqual([1280, 1280]);
+  });
+
+  test("heldBytes sums the live owners", () => {
+    const before = heldBytes();
+    const a = { heldBytes: () => 7 };
+    const b = { heldBytes: () => 11 };
+    countHeldBytes(a);
+    countHeldBytes(b);
+    expect(heldBytes() - before).toBe(18);
   });
 });
 

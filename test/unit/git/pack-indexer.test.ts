@@ -151,6 +151,46 @@ describe("indexPack", () => {
     expect(Buffer.from(readFileSync(res.idxPath)).equals(Buffer.from(gitIdx(readFileSync(res.packPath), out.path)))).toBe(true);
   });
 
+  test("ref-delta bases are hinted to the repository while the pack still arrives, before any is read", async () => {
+    const r = prng(9);
+    const bases = Array.from({ length: 40 }, () => Uint8Array.from({ length: 600 }, () => Math.floor(r() * 256)));
+    const byOid = new Map(bases.map((b) => [hashObject("blob", b), b]));
+    const oids = [...byOid.keys()];
+    const { pack } = craftPack(bases.map((b, i) => ({ typeCode: 7, data: createDelta(b, Uint8Array.from([...b.subarray(0, 500), i])), baseOid: oids[i]! })));
+    const events: string[] = [];
+    let consumed = 0;
+    let inputDone = false;
+    async function* input(): AsyncIterable<Uint8Array> {
+      for (let p = 0; p < pack.length; p += 256) {
+        consumed = p + 256;
+        yield pack.subarray(p, p + 256);
+      }
+      inputDone = true;
+    }
+    const hinted: string[] = [];
+    const reader = {
+      has: async (oid: string) => byOid.has(oid),
+      read: async (oid: string) => {
+        events.push("read");
+        const data = byOid.get(oid);
+        return data ? { type: "blob" as const, data } : null;
+      },
+      readHeader: async () => null,
+      prefetch: (list: readonly string[]) => {
+        events.push(inputDone ? "hint after input" : `hint at ${consumed}`);
+        hinted.push(...list);
+      },
+    };
+    const res = await indexPack(input(), { tmpDir: out.path, thinBaseReader: reader });
+    expect(res.appendedBases.length).toBe(40);
+    // The first 32 bases went out while the pack was still arriving; the rest at the end of pass 1.
+    expect(events[0]).toMatch(/^hint at \d+$/);
+    expect(Number(events[0]!.slice(8))).toBeLessThan(pack.length);
+    const firstRead = events.indexOf("read");
+    expect(new Set(hinted.slice(0, 40))).toEqual(new Set(oids));
+    expect(events.slice(0, firstRead).filter((e) => e.startsWith("hint")).length).toBeGreaterThanOrEqual(2);
+  });
+
   test("fixes a thin pack with bases from the repository; git accepts the result", async () => {
     const thin = gitBytes(repo.dir, ["pack-objects", "--thin", "--no-reuse-delta", "--stdout", "-q", "--revs"], `main\n^main~6\n`);
     const all = gitBytes(repo.dir, ["pack-objects", "--stdout", "-q", "--revs"], `main\n^main~6\n`);
