@@ -262,13 +262,15 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
           return;
         }
         stats.resets++;
-        if (length <= 0 || req.method === "HEAD") {
+        // A body of one byte has no middle: cut before it (cutting "after" it would deliver the
+        // whole answer and count a fault the client never saw).
+        if (length <= 1 || req.method === "HEAD") {
           ur.resume();
           res.socket?.destroy();
           return;
         }
         // Mid-response: send part of the body, then drop the connection.
-        const cut = Math.max(1, Math.floor(length * cutShare));
+        const cut = Math.min(length - 1, Math.max(1, Math.floor(length * cutShare)));
         let sent = 0;
         ur.on("data", (chunk: Buffer) => {
           if (sent >= cut) return;
