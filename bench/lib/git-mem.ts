@@ -13,7 +13,7 @@
 //
 // Options: --runs N (default 2; memory after each run and after a forced GC is reported).
 import { heapStats } from "bun:jsc";
-import { mkdtempSync, openSync, readdirSync, readSync, closeSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
@@ -26,6 +26,7 @@ import { serveUploadPack } from "../../src/git/upload-pack.ts";
 import { collectObjects } from "../../src/git/walk.ts";
 import { openContext } from "../../src/runtime.ts";
 import { openSnapshot } from "../../src/services/git/snapshot.ts";
+import { packChunks } from "./pack-chunks.ts";
 
 const argv = process.argv.slice(2);
 const get = (n: string) => {
@@ -45,21 +46,6 @@ const pkt = (s: string | Uint8Array) => {
 };
 type Mem = ReturnType<typeof process.memoryUsage>;
 const fmt = (m: Mem) => ({ rss: MB(m.rss), heapUsed: MB(m.heapUsed), heapTotal: MB(m.heapTotal), external: MB(m.external), arrayBuffers: MB(m.arrayBuffers) });
-
-/** The pack file of a bare repository, streamed in 64 KiB chunks. */
-function* packChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
-  try {
-    for (;;) {
-      const buf = new Uint8Array(65536);
-      const n = readSync(fd, buf);
-      if (n <= 0) break;
-      yield n === buf.length ? buf : buf.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function barePack(bare: string): string {
   const dir = join(bare, "objects/pack");

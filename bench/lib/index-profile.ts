@@ -3,12 +3,13 @@
 // process's CPU seconds. Run under `bun --cpu-prof-md` for a per-function breakdown.
 //
 //   bun bench/lib/index-profile.ts [--bare bench/work/mirrors/served/git.git] [--runs 1] [--no-session]
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { FsckSession } from "../../src/git/fsck.ts";
 import { indexPack } from "../../src/git/pack-indexer.ts";
+import { packChunks } from "./pack-chunks.ts";
 import { ROOT } from "./proc.ts";
 
 const { values: args } = parseArgs({
@@ -18,20 +19,6 @@ const { values: args } = parseArgs({
     "no-session": { type: "boolean", default: false },
   },
 });
-
-function* packChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, "r");
-  try {
-    for (;;) {
-      const buf = new Uint8Array(65536);
-      const n = readSync(fd, buf);
-      if (n <= 0) break;
-      yield n === buf.length ? buf : buf.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const dir = join(args.bare!, "objects/pack");
 const pack = join(dir, readdirSync(dir).find((f) => f.endsWith(".pack"))!);

@@ -1,27 +1,15 @@
 // indexPack of one pack file in process, with the receive path's fsck hook: time, peak RSS and
 // JS heap while it runs (where a push's memory goes).  bun bench/lib/ip-mem.ts FILE.pack [--no-fsck]
-import { mkdtempSync, openSync, readSync, closeSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FsckSession } from "../../src/git/fsck.ts";
 import { indexPack } from "../../src/git/pack-indexer.ts";
+import { packChunks } from "./pack-chunks.ts";
 
 const file = process.argv[2]!;
 const fsck = !process.argv.includes("--no-fsck");
 const MB = (b: number) => Math.round(b / 104857.6) / 10;
-function* chunks(): Generator<Uint8Array> {
-  const fd = openSync(file, "r");
-  try {
-    for (;;) {
-      const buf = new Uint8Array(65536);
-      const n = readSync(fd, buf);
-      if (n <= 0) break;
-      yield n === buf.length ? buf : buf.subarray(0, n);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 const tmp = mkdtempSync(join(tmpdir(), "ip-mem-"));
 Bun.gc(true);
 const base = process.memoryUsage();
@@ -32,7 +20,7 @@ const timer = setInterval(() => {
 }, 10);
 const t0 = performance.now();
 const session = new FsckSession();
-const p = await indexPack(chunks(), { tmpDir: tmp, onObject: fsck ? session.inspect : undefined });
+const p = await indexPack(packChunks(file), { tmpDir: tmp, onObject: fsck ? session.inspect : undefined });
 clearInterval(timer);
 const cpu = process.cpuUsage();
 console.log(JSON.stringify({ objects: p.objectCount, fresh: MB((globalThis as any).__fresh ?? 0), big: MB((globalThis as any).__big ?? 0), seconds: Math.round(performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, baseRss: MB(base.rss), peakRss: MB(peak.rss), peakHeapTotal: MB(peak.heapTotal), peakArrayBuffers: MB(peak.arrayBuffers) }));

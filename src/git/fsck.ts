@@ -34,6 +34,7 @@
 import type { CopyLog } from "./delta.ts";
 import { bytesToHex, hashObject } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
+import { lowerBound } from "./search.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
 /** git's message ids for the problems svc refuses. */
@@ -494,18 +495,6 @@ function orderProblem(d: Uint8Array, a: number, aEnd: number, aMode: number, b: 
   if (i < m && d[a + i]! < d[b + i]!) return 0;
   const order = verifyOrdered(d, a, aEnd, aMode, b, bEnd, bMode, candidates);
   return order === ORDER_DUPS ? P_DUPLICATES : order === ORDER_UNSORTED ? P_NOT_SORTED : 0;
-}
-
-/** First index of `a` whose value is >= `v`. */
-function lowerBound(a: Uint32Array, v: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**

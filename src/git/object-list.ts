@@ -19,6 +19,7 @@ import { MultiPackIndex } from "./multi-pack-index.ts";
 import type { PackSet } from "./pack-set.ts";
 import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
 import { CommitCache, limitCommits, type Peeled } from "./revision.ts";
+import { lowerBound } from "./search.ts";
 import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
 import { GitError, type Oid } from "./types.ts";
 import type { CollectRequest } from "./walk.ts";
@@ -420,18 +421,6 @@ function scanTree(
   pendingBlobs = pending;
   scanSkipped = skippedHere;
   return n;
-}
-
-/** First index of `a` whose value is >= `v`. */
-function lowerBound(a: Uint32Array, v: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | undefined): Promise<boolean> {
