@@ -2,7 +2,7 @@
 import { $ } from "bun";
 
 const root = new URL("..", import.meta.url).pathname;
-// The highlighting thread's module is a second entry point: a Worker's file is bundled only when
+// Thread modules are extra entry points (the highlighting thread, the pool of src/threads.ts): a Worker's file is bundled only when
 // it is named here (src/http/routes/web/highlight.ts finds it under the same path).
-await $`bun build --compile --minify-whitespace --minify-syntax ${root}src/main.ts ${root}src/http/routes/web/highlight-worker.ts --outfile ${root}dist/svc`;
+await $`bun build --compile --minify-whitespace --minify-syntax ${root}src/main.ts ${root}src/http/routes/web/highlight-worker.ts ${root}src/thread-main.ts --outfile ${root}dist/svc`;
 console.log("built dist/svc");

@@ -21,6 +21,7 @@ import { createObjectStore } from "./storage/index.ts";
 import { startWorkers } from "./services/jobs/worker.ts";
 import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts";
 import { ConfigError } from "./config.ts";
+import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
 import { subscribeToEvents } from "./services/hooks/events.ts";
 import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
@@ -59,7 +60,12 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), tmpDir, log, mail: createMailTransport(config.mail), close };
+  const threads = createThreads();
+  const closeAll = () => {
+    threads.close();
+    close();
+  };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
 }
 
 /**
@@ -83,6 +89,12 @@ export async function serve(config: Config): Promise<void> {
   const ctx = await openContext(config);
   const uninstrument = instrumentContext(ctx, pkg.version);
   await warmAuth();
+  // One thread started ahead of the first push, so it does not pay the modules' load; a pool that
+  // cannot start (a binary built without its entry point) is a boot failure, not a failed push.
+  await ctx.threads.run("pool.echo", null, { timeLimitMs: 10_000 }).catch((error) => {
+    ctx.close();
+    throw new ConfigError(`worker threads do not start: ${String(error)}`);
+  });
   let server: ReturnType<typeof startHttp>;
   try {
     server = startHttp(ctx, { hostname: config.httpHost, port: config.httpPort, git: gitHandler(ctx) });

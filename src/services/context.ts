@@ -5,6 +5,7 @@ import type { MailTransport } from "../mail/types.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { FactCache } from "./access/fact-cache.ts";
 import type { GitStore } from "./git/snapshot.ts";
+import type { Threads } from "../threads.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -19,6 +20,8 @@ export interface Ctx {
   facts: FactCache;
   /** Caches over stored packs, shared by every request. */
   git: GitStore;
+  /** Worker threads for work that grows with hostile input (src/util/thread-pool.ts). */
+  threads: Threads;
   /** Scratch space for spooling packs (under the data dir). */
   tmpDir: string;
   log: Logger;
