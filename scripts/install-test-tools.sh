@@ -1,0 +1,6 @@
+#!/bin/sh
+# What the test suite needs beyond Node, npm and git, installed by `npm test` before the suite
+# (CI starts from a clean machine). Each line: Debian packages for one group of tests.
+set -eu
+here=$(dirname "$0")
+sh "$here/install-browser.sh"
