@@ -1,6 +1,7 @@
 // The tasks the thread pool runs (src/util/thread-pool.ts), by name. Each is a pure function of
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
 import type { TaskIo } from "./util/thread-pool.ts";
+import { parseWorkflowTask } from "./services/ci/workflow.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -26,6 +27,8 @@ export const TASKS = {
   "pool.fail": (input: { message: string; code?: string }) => {
     throw Object.assign(new Error(input.message), { code: input.code });
   },
+  /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
+  "ci.parseWorkflow": parseWorkflowTask,
 } as const;
 
 export type Tasks = typeof TASKS;
