@@ -2,7 +2,7 @@
 import { Conflict, Invalid, NotFound, Unauthorized } from "../../errors.ts";
 import type { User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
-import { MIN_PASSWORD, insertUser, namespaceAvailable } from "./accounts.ts";
+import { MIN_PASSWORD, checkPersonName, insertUser, namespaceAvailable } from "./accounts.ts";
 import { hashPassword, startSession } from "./auth.ts";
 import { now, type Ctx } from "../context.ts";
 import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, mailLinkToAccount, proveAddress, requestedAddress, spendLink } from "./links.ts";
@@ -19,15 +19,8 @@ export const SIGNUP_ACCEPTED: Accepted = {
   detail: "If this address can be used, a confirmation link is on its way to it. The link works once, for one day.",
 };
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** Validates a person's name: 1–100 characters, no control characters. */
-export function checkPersonName(value: unknown): string {
-  const name = typeof value === "string" ? value.trim() : "";
-  if (!name || name.length > 100 || CONTROL.test(name)) throw Invalid("invalid name: 1-100 characters, no control characters");
-  return name;
-}
+/** Validates a person's name (accounts.ts: the one rule for signup, invitations and `svc user-create`). */
+export { checkPersonName };
 
 /** Validates a new password (at least 12 characters, at most 1024). */
 export function checkPassword(value: unknown, field = "password"): string {
