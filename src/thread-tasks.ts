@@ -2,6 +2,8 @@
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
 import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
+import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
+import { markdownToHtml, type LinkBase } from "./http/routes/web/markdown.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -29,6 +31,15 @@ export const TASKS = {
   },
   /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
   "ci.parseWorkflow": parseWorkflowTask,
+  /** Renders a big Markdown source to sanitized markup (http/routes/web/markdown.ts). */
+  "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
+  /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
+  "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {
+    const data = resolveStoredChain(input.chain, input.maxSize);
+    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+    await io.emit(own, [own.buffer as ArrayBuffer]);
+    return own.byteLength;
+  },
 } as const;
 
 export type Tasks = typeof TASKS;
