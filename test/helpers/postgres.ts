@@ -83,6 +83,7 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<Postgr
   sweepOnce();
   const bin = opts.bin ?? findPostgresBin();
   const runAs = serverUser();
+  if (runAs) mustReach(tmpdir(), runAs);
   const template = await templateCluster(bin, runAs);
   const dir = await mkdtemp(join(tmpdir(), `svc-pg-${process.pid}-`));
   await chmod(dir, 0o700);
@@ -149,6 +150,18 @@ function serverUser(): RunAs | null {
   const [, , uid, gid] = line?.split(":") ?? [];
   if (!uid || !gid) throw new Error("running as root and no `nobody` user to run PostgreSQL as (initdb refuses root)");
   return { uid: Number(uid), gid: Number(gid) };
+}
+
+// `nobody` must be able to walk down to its directories in the temp dir.
+function mustReach(dir: string, runAs: RunAs): void {
+  let path = "";
+  for (const part of dir.split("/").filter(Boolean)) {
+    path += `/${part}`;
+    const st = statSync(path);
+    const bit = st.uid === runAs.uid ? 0o100 : st.gid === runAs.gid ? 0o010 : 0o001;
+    if (!(st.mode & bit))
+      throw new Error(`PostgreSQL runs as uid ${runAs.uid}, who cannot enter ${path}: set TMPDIR to a directory every user can reach (e.g. /tmp)`);
+  }
 }
 
 const hasSetpriv = ["/usr/bin/setpriv", "/bin/setpriv"].some((p) => existsSync(p));
