@@ -304,6 +304,7 @@ async function setup(url: string): Promise<void> {
     create table d_accounts (id int primary key, name text not null);
     create unique index d_accounts_name_lower on d_accounts (lower(name));
     create table d_jobs (id int primary key, state text not null);
+    create table d_deferred (k int, constraint d_deferred_k_uq unique (k) deferrable initially deferred);
     analyze;
   `);
   await sql.close();
@@ -337,7 +338,7 @@ async function drizzleChecks(d: Driver, url: string): Promise<Record<string, unk
   const db = d.drizzle;
   const out: Record<string, unknown> = {};
   const admin = new Bun.SQL({ url, max: 1 });
-  await admin`truncate d_accounts, d_jobs`;
+  await admin`truncate d_accounts, d_jobs, d_deferred`;
   await admin`insert into d_jobs select g, 'queued' from generate_series(1, 4) g`;
 
   // Transactions: commit, rollback on throw, explicit tx.rollback().
@@ -436,6 +437,28 @@ async function drizzleChecks(d: Driver, url: string): Promise<Record<string, unk
       .then(() => "committed")
       .catch(describeError);
   out.serialization_failure = await Promise.all([skew(101), skew(102)]);
+
+  // An error raised by COMMIT itself (a deferred unique constraint): the drivers whose begin()
+  // sends COMMIT (Bun.sql, postgres.js) hand it over unwrapped, unlike errors of statements.
+  out.commit_time_unique_violation = await db
+    .transaction(async (tx: DrizzleDb) => {
+      await tx.execute(dsql`insert into d_deferred (k) values (1), (1)`);
+    })
+    .then(() => "no error")
+    .catch(describeError);
+
+  // What values come back as through db.execute (raw SQL, as store modules write it today).
+  const res = await db.execute(
+    dsql`select count(*) as count, 1::int4 as int4, 9007199254740993::int8 as int8, now() as timestamptz,
+              true as bool, '{"a":1}'::jsonb as jsonb, '\\x0102'::bytea as bytea, 1.5::numeric as numeric`,
+  );
+  const row = (Array.isArray(res) ? res[0] : res.rows[0]) as Record<string, unknown>;
+  out.execute_value_types = Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, `${v?.constructor?.name ?? typeof v} ${JSON.stringify(typeof v === "bigint" ? String(v) : v)}`]),
+  );
+  // And through the query builder with a typed count.
+  const [counted] = await db.select({ n: dsql<number>`count(*)` }).from(dAccounts);
+  out.builder_count_type = typeof counted.n;
   await admin.close();
   return out;
 }
