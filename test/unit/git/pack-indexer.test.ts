@@ -298,10 +298,11 @@ describe("tree deltas (the checks skip entries copied whole from the base)", () 
   });
 
   test("a copy that is not a whole entry of the base is checked like a new entry", async () => {
-    // The first entry's name and mode copied, its id replaced by the null id.
-    const target = cat(fooBar.subarray(0, fooBar.length - 20), new Uint8Array(20), fooDir);
-    const { pack } = index(target, [["copy", 0, fooBar.length - 20], new Uint8Array(20), ["copy", fooBar.length, fooDir.length]]);
-    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/nullSha1/);
+    // The first entry's mode copied, a new name ".git" and id after it.
+    const tail = cat(new TextEncoder().encode(".git\0"), fooBar.subarray(fooBar.length - 20));
+    const target = cat(fooBar.subarray(0, 7), tail, fooDir);
+    const { pack } = index(target, [["copy", 0, 7], tail, ["copy", fooBar.length, fooDir.length]]);
+    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/hasDotgit/);
   });
 
   test("an accepted tree delta: copied entries' objects are links of the pack, new ones too", async () => {
