@@ -33,7 +33,7 @@
 //   (receive-pack and mirror sync do this); `fsck.warnings` holds what was accepted;
 // - objects the server builds (commit API, lander): `await fsckObjects(objects, reader)`.
 import type { CopyLog } from "./delta.ts";
-import { bytesToHex, hashObject } from "./oid.ts";
+import { bytesToHex, hashObject, hexToBytes } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
 import { checkRefFormat } from "./ref-name.ts";
 import { lowerBound } from "./search.ts";
@@ -1083,6 +1083,15 @@ function fsckGitattributes(oid: Oid, data: Uint8Array): void {
 // ---------------------------------------------------------------------------------------------
 // Across objects
 
+/** FsckSession's findings as plain data. */
+export interface FsckSessionState {
+  gitmodules: Oid[];
+  gitattributes: Oid[];
+  /** Blobs already checked ("m<oid>" / "a<oid>"). */
+  done: string[];
+  warnings: FsckWarningsData;
+}
+
 /**
  * The checks that need more than one object: a tree names a blob `.gitmodules` or
  * `.gitattributes`, and that blob's content is checked whether it arrives before, after, or
@@ -1097,6 +1106,21 @@ export class FsckSession {
   /** Both sets' oids as raw bytes: most blobs are no such blob, and are told so without a hex string. */
   private readonly flagged = new OidSet(16);
   private readonly done = new Set<Oid>();
+  /** The problems of the write that svc accepts (FSCK_RULES `warn`), for the pusher. */
+  readonly warnings = new FsckWarnings();
+
+  /** What the session found, as plain data (a session on an indexing thread hands it back). */
+  state(): FsckSessionState {
+    return { gitmodules: [...this.gitmodules], gitattributes: [...this.gitattributes], done: [...this.done], warnings: this.warnings.toData() };
+  }
+
+  /** Takes in what another session found (the thread's, for `finish` here). */
+  absorb(state: FsckSessionState): void {
+    for (const oid of state.gitmodules) this.found.gitmodules(hexToBytes(oid), 0);
+    for (const oid of state.gitattributes) this.found.gitattributes(hexToBytes(oid), 0);
+    for (const key of state.done) this.done.add(key);
+    this.warnings.addData(state.warnings);
+  }
 
   /** Where a tree check (fsckTree through validateObject) reports what the tree names. */
   readonly found: TreeFindings = {
