@@ -577,6 +577,11 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
           const start = sp + 1;
           const end = pos + l - 21;
           const mode = raw & 0xffff;
+          // What the base was only warned about is this tree's problem too (a warning per object).
+          if (d[pos] === 0x30) problems |= P_ZERO_PADDED;
+          if (mode !== 0o100644 && mode !== S_IFDIR && mode !== 0o100755 && mode !== S_IFLNK && mode !== S_IFGITLINK && mode !== 0o100664) problems |= P_BAD_FILEMODE;
+          if (d[end + 1] === 0 && isNullOid(d, end + 1)) problems |= P_NULL_SHA1;
+          if (end - start > MAX_TREE_ENTRY_LEN) problems |= P_LARGE_PATHNAME;
           if (prevStart >= 0) problems |= orderProblem(d, prevStart, prevEnd, prevMode, start, end, mode, candidates ?? (candidates = []));
           prevStart = start;
           prevEnd = end;
