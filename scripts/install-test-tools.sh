@@ -4,3 +4,4 @@
 set -eu
 here=$(dirname "$0")
 sh "$here/install-browser.sh"
+sh "$here/apt-install.sh" "the interoperability tests (git clients other than C git: libgit2, dulwich)" python3-pygit2 python3-dulwich
