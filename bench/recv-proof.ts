@@ -4,7 +4,7 @@
 // `remote: warning:` lines, and hold every ref afterwards.
 //
 //   bun bench/recv-proof.ts [--repos redis,git,rails,httpd,ohmyzsh] [--transports http,ssh]
-//                           [--mirror ohmyzsh] [--out FILE.json]
+//                           [--mirror ohmyzsh] [--out FILE.json] [--prepare-only]
 //
 // Sources come from /work/.mirror/<owner>+<name>/repo (the `fetch` tool's snapshots) and are
 // cloned into bench/work/recv-proof/src/ as the issue says: redis with
@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     transports: { type: "string", default: "http,ssh" },
     mirror: { type: "string", default: "ohmyzsh" },
     out: { type: "string" },
+    "prepare-only": { type: "boolean", default: false },
   },
 });
 
@@ -113,6 +114,7 @@ async function main() {
     sources[name] = { ...s, fsck: await fsckSummary(s.dir) };
     log(`${name}: ${s.objects} objects, ${s.refs} refs (${s.leftOut.length} left out); git fsck: ${JSON.stringify(sources[name]!.fsck)}`);
   }
+  if (args["prepare-only"]) return;
   results.sources = Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, { objects: v.objects, refs: v.refs, left_out: v.leftOut.length, git_fsck: v.fsck }]));
 
   const dataDir = join(WORK, "svc");
