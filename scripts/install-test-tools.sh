@@ -14,3 +14,4 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   fi
   sh "$here/apt-install.sh" "the PostgreSQL tests" postgresql
 fi
+sh "$here/apt-install.sh" "the interoperability tests (git clients other than C git: libgit2, dulwich)" python3-pygit2 python3-dulwich
