@@ -1,12 +1,16 @@
 // Backup and restore (DECISIONS §4): a consistent snapshot of the database taken while the
-// server runs (SQLite's VACUUM INTO), then the packs that snapshot names. Packs are immutable and
-// a live pack is deleted only an hour after being replaced, so copying them after the database is
-// enough. A manifest with every file's size and SHA-256 is written last: a target with a
-// manifest holds a complete backup.
+// server runs (SQLite's VACUUM INTO), then every file in the object store that snapshot names, of
+// every kind the service writes (object-kinds.ts: git packs, CI job logs; a new kind joins by
+// declaring itself there). Stored files are immutable, and a file the database names is deleted
+// only after it stops naming it (packs an hour after being replaced), so copying them after the
+// database is enough. A manifest with every file's size and SHA-256 is written last: a target
+// with a manifest holds a complete backup.
 //
 // Layout under the target (a directory or an S3 prefix):
 //   svc.db                                  the database snapshot
-//   objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
+//   objects/<key>                           each stored file under its object-store key, e.g.
+//                                           objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
+//                                           objects/repos/<repo>/ci-logs/<job>/<offset>-<id>
 //   manifest.json
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +20,7 @@ import { createFsStore } from "../../storage/fs-store.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { packKey } from "../git/snapshot.ts";
+import { OBJECT_KINDS, kindOf, objectRoots, type ObjectKind, type StoredFile } from "./object-kinds.ts";
 import * as store from "./store.ts";
 import { copyObject, eachLimited } from "./transfer.ts";
 
@@ -26,6 +30,12 @@ export interface BackupLocation {
   prefix: string;
   /** For messages: the directory or s3:// address as the operator wrote it. */
   label: string;
+  /**
+   * Makes (or checks that) the target private before anything is written, once it is known to be
+   * empty: a backup holds password and token hashes. A directory becomes 0700; an S3 prefix must
+   * not be readable without credentials.
+   */
+  makePrivate?(): Promise<void>;
 }
 
 /** One file of a backup. */
@@ -35,15 +45,17 @@ export interface ManifestFile {
   sha256: string;
 }
 
-/** manifest.json. */
+/** manifest.json. Version 1 (before CI logs were backed up) held packs only; version 2 adds `kinds`. */
 export interface Manifest {
   format: "svc-backup";
-  version: 1;
+  version: 1 | 2;
   svc_version: string;
   created_at: number;
   database: ManifestFile & { migrations: string[] };
   repositories: number;
   objects: ManifestFile[];
+  /** Files and bytes of each kind of stored file (object-kinds.ts), including kinds with none. */
+  kinds?: Record<string, { files: number; bytes: number }>;
   bytes: number;
 }
 
@@ -64,6 +76,7 @@ async function isEmpty(loc: BackupLocation): Promise<boolean> {
 /** Copies a database snapshot and the packs it names to `target`; answers the manifest written. */
 export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; onProgress?: ProgressFn }): Promise<Manifest> {
   if (!(await isEmpty(target))) throw Conflict(`${target.label} is not empty; back up into a new directory or prefix`);
+  await target.makePrivate?.();
   const work = join(ctx.tmpDir, `backup-${newId()}`);
   mkdirSync(work, { recursive: true });
   const local = createFsStore(work);
@@ -71,11 +84,11 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     opts.onProgress?.({ phase: "database", done: 0, total: 1, bytes: 0, totalBytes: 0 });
     snapshotDatabase(ctx.config.dataDir, join(work, DATABASE));
     const snap = openDatabaseFile(join(work, DATABASE));
-    let packs: store.PackFacts[];
+    const byKind = new Map<ObjectKind, StoredFile[]>();
     let repositories: number;
     let migrations: string[];
     try {
-      packs = await store.packRows(snap.q);
+      for (const kind of OBJECT_KINDS) byKind.set(kind, await kind.backup(snap.q));
       repositories = (await store.repoIds(snap.q)).size;
       migrations = (await store.appliedMigrations(snap.q)).sort();
     } finally {
@@ -84,12 +97,7 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     const dbSize = statSync(join(work, DATABASE)).size;
     const dbSha = await copyObject(local, DATABASE, dbSize, target.store, `${target.prefix}${DATABASE}`, { tmpDir: ctx.tmpDir });
 
-    // A pack shared by several repositories (a parent and its forks) is one set of files: copied once.
-    const unique = new Map(packs.map((p) => [`${p.storageRepoId}/${p.name}`, p]));
-    const files = [...unique.values()].flatMap((p) => [
-      { key: packKey(p.storageRepoId, p.name, "pack"), size: p.size },
-      { key: packKey(p.storageRepoId, p.name, "idx"), size: p.idxSize },
-    ]);
+    const files = [...byKind.values()].flat();
     const totalBytes = files.reduce((n, f) => n + f.size, 0);
     let done = 0;
     let bytes = 0;
@@ -98,8 +106,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     const objects: ManifestFile[] = [];
     await eachLimited(files, PARALLEL, async (f) => {
       const found = await ctx.store.stat(f.key);
-      // Why fail: a live pack of the snapshot can only vanish if it was replaced and swept since,
-      // which takes over an hour; the backup would not be the snapshot any more.
+      // Why fail: a file the snapshot names can only vanish if the database stopped naming it and
+      // it was swept since (a replaced pack: over an hour); the backup would not be the snapshot.
       if (!found) throw new AppError(500, `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
       if (found.size !== f.size) throw new AppError(500, `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
       const sha256 = await copyObject(ctx.store, f.key, f.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
@@ -114,14 +122,16 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       report();
     });
     objects.sort((a, b) => (a.key < b.key ? -1 : 1));
+    const kinds = Object.fromEntries([...byKind].map(([k, list]) => [k.name, { files: list.length, bytes: list.reduce((n, f) => n + f.size, 0) }]));
     const manifest: Manifest = {
       format: "svc-backup",
-      version: 1,
+      version: 2,
       svc_version: opts.version,
       created_at: now(),
       database: { key: DATABASE, size: dbSize, sha256: dbSha, migrations },
       repositories,
       objects,
+      kinds,
       bytes: totalBytes + dbSize,
     };
     await target.store.put(`${target.prefix}${MANIFEST}`, new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`));
@@ -143,9 +153,10 @@ export async function readManifest(source: BackupLocation): Promise<Manifest> {
   }
   const hashed = (f: unknown): f is ManifestFile =>
     typeof f === "object" && f !== null && Number.isSafeInteger((f as ManifestFile).size) && (f as ManifestFile).size >= 0 && /^[0-9a-f]{64}$/.test(String((f as ManifestFile).sha256));
-  // Keys are checked before use: a manifest must not make restore write outside the pack key space.
-  const packFile = (f: unknown): f is ManifestFile => hashed(f) && /^repos\/[A-Za-z0-9._-]+\/packs\/pack-[0-9a-f]{40}\.(pack|idx)$/.test(String((f as ManifestFile).key));
-  if (m?.format !== "svc-backup" || m.version !== 1 || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(packFile)) {
+  // Keys are checked before use: a manifest must not make restore write anything but files of a
+  // kind the service writes, under their own keys.
+  const storedFile = (f: unknown): f is ManifestFile => hashed(f) && kindOf(String((f as ManifestFile).key)) !== null;
+  if (m?.format !== "svc-backup" || (m.version !== 1 && m.version !== 2) || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(storedFile)) {
     throw Invalid(`${source.label}: ${MANIFEST} is not a backup manifest this version understands`);
   }
   return m;
@@ -165,7 +176,9 @@ function dataDirEmpty(dir: string): boolean {
 export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { onProgress?: ProgressFn } = {}): Promise<Manifest> {
   const manifest = await readManifest(source);
   if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
-  for await (const o of dest.objects.list("repos/")) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
+  for (const root of objectRoots()) {
+    for await (const o of dest.objects.list(root)) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
+  }
   const tmpDir = join(dest.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const totalBytes = manifest.bytes;
