@@ -9,6 +9,7 @@ import { AppError } from "../src/errors.ts";
 import { openContext } from "../src/runtime.ts";
 import { backup, restore, type BackupLocation, type ProgressFn } from "../src/services/ops/backup.ts";
 import { ChecksumMismatch } from "../src/services/ops/transfer.ts";
+import { HOST_KEY_FILES } from "../src/ssh/host-keys.ts";
 import { createFsStore, createObjectStore, createS3Store } from "../src/storage/index.ts";
 import { configOrExit, exitOnConfigError } from "./config.ts";
 import { Progress, formatBytes, paint } from "./tty.ts";
@@ -107,9 +108,9 @@ export const backupCmd = defineCommand({
     const ctx = await openContext(config);
     const { fn, bar } = progressBar("backup");
     try {
-      const m = await backup(ctx, target, { version: pkg.version, onProgress: fn }).catch(fail);
+      const m = await backup(ctx, target, { version: pkg.version, dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
       bar.clear();
-      process.stdout.write(`${JSON.stringify({ to: target.label, repositories: m.repositories, files: m.objects.length + 1, bytes: m.bytes, created_at: m.created_at })}\n`);
+      process.stdout.write(`${JSON.stringify({ to: target.label, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, created_at: m.created_at })}\n`);
     } finally {
       bar.clear();
       ctx.close();
@@ -136,9 +137,9 @@ export const restoreCmd = defineCommand({
     const objects = await createObjectStore(config.storage);
     const { fn, bar } = progressBar("restore");
     try {
-      const m = await restore(source, { dataDir: config.dataDir, objects }, { onProgress: fn }).catch(fail);
+      const m = await restore(source, { dataDir: config.dataDir, objects }, { dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
       bar.clear();
-      process.stdout.write(`${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1, bytes: m.bytes, backup_created_at: m.created_at })}\n`);
+      process.stdout.write(`${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, backup_created_at: m.created_at })}\n`);
     } finally {
       bar.clear();
     }

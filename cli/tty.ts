@@ -89,8 +89,9 @@ export async function showUsage<T extends CommandDef<any>>(cmd: T, parent?: T): 
  */
 export async function promptSecret(prompt: string): Promise<string | null> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
+  // Raw (no echo) before the prompt shows: whatever is typed once it is visible must not echo.
   stdin.setRawMode(true);
+  process.stderr.write(prompt);
   stdin.resume();
   try {
     return await new Promise<string | null>((resolve) => {

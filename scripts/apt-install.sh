@@ -37,11 +37,12 @@ echo "svc: installing Debian's$missing for $purpose" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt="$sudo apt-get -o DPkg::Lock::Timeout=$wait_s -y --no-install-recommends"
 # shellcheck disable=SC2086
-$apt install $missing >/dev/null 2>&1 || {
-  $sudo apt-get -o DPkg::Lock::Timeout="$wait_s" update >/dev/null
+if ! $apt install $missing >/dev/null 2>&1; then
+  # Stale package lists are the usual reason: refresh them (a failure here shows in the retry).
+  $sudo apt-get -o DPkg::Lock::Timeout="$wait_s" update >/dev/null 2>&1 || true
   # shellcheck disable=SC2086
-  $apt install $missing >/dev/null || {
+  if ! $apt install $missing >/dev/null; then
     echo "svc: could not install$missing for $purpose (apt-get failed; if the dpkg lock was held for over ${wait_s}s, run npm test again once it is free, or raise SVC_APT_LOCK_WAIT_S)" >&2
     exit 1
-  }
-}
+  fi
+fi

@@ -11,8 +11,10 @@
 //   objects/<key>                           each stored file under its object-store key, e.g.
 //                                           objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
 //                                           objects/repos/<repo>/ci-logs/<job>/<offset>-<id>
+//   data/<name>                             files of the data dir the caller names (the SSH
+//                                           host keys: clients pin them)
 //   manifest.json
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
 import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
@@ -56,6 +58,8 @@ export interface Manifest {
   objects: ManifestFile[];
   /** Files and bytes of each kind of stored file (object-kinds.ts), including kinds with none. */
   kinds?: Record<string, { files: number; bytes: number }>;
+  /** Files of the data dir (key `data/<name>`): the SSH host keys, so clients see the same host. */
+  data_files?: ManifestFile[];
   bytes: number;
 }
 
@@ -65,6 +69,7 @@ export type ProgressFn = (p: { phase: "database" | "objects"; done: number; tota
 const MANIFEST = "manifest.json";
 const DATABASE = "svc.db";
 const OBJECTS = "objects/";
+const DATA = "data/";
 /** Files copied at once. */
 const PARALLEL = 4;
 
@@ -73,8 +78,11 @@ async function isEmpty(loc: BackupLocation): Promise<boolean> {
   return true;
 }
 
-/** Copies a database snapshot and the packs it names to `target`; answers the manifest written. */
-export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; onProgress?: ProgressFn }): Promise<Manifest> {
+/**
+ * Copies a database snapshot, every stored file it names and the data dir's `dataFiles` (those
+ * present) to `target`; answers the manifest written.
+ */
+export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; dataFiles?: readonly string[]; onProgress?: ProgressFn }): Promise<Manifest> {
   if (!(await isEmpty(target))) throw Conflict(`${target.label} is not empty; back up into a new directory or prefix`);
   await target.makePrivate?.();
   const work = join(ctx.tmpDir, `backup-${newId()}`);
@@ -122,6 +130,14 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       report();
     });
     objects.sort((a, b) => (a.key < b.key ? -1 : 1));
+    const dataFiles: ManifestFile[] = [];
+    for (const name of opts.dataFiles ?? []) {
+      const path = join(ctx.config.dataDir, name);
+      if (!existsSync(path)) continue;
+      const size = statSync(path).size;
+      const dataDir = createFsStore(ctx.config.dataDir);
+      dataFiles.push({ key: `${DATA}${name}`, size, sha256: await copyObject(dataDir, name, size, target.store, `${target.prefix}${DATA}${name}`, { tmpDir: ctx.tmpDir }) });
+    }
     const kinds = Object.fromEntries([...byKind].map(([k, list]) => [k.name, { files: list.length, bytes: list.reduce((n, f) => n + f.size, 0) }]));
     const manifest: Manifest = {
       format: "svc-backup",
@@ -132,7 +148,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       repositories,
       objects,
       kinds,
-      bytes: totalBytes + dbSize,
+      data_files: dataFiles,
+      bytes: totalBytes + dbSize + dataFiles.reduce((n, f) => n + f.size, 0),
     };
     await target.store.put(`${target.prefix}${MANIFEST}`, new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`));
     return manifest;
@@ -141,8 +158,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
   }
 }
 
-/** Reads and checks a backup's manifest. */
-export async function readManifest(source: BackupLocation): Promise<Manifest> {
+/** Reads and checks a backup's manifest; `dataFiles` are the names of data-dir files it may hold. */
+export async function readManifest(source: BackupLocation, dataFiles: readonly string[] = []): Promise<Manifest> {
   const bytes = await source.store.get(`${source.prefix}${MANIFEST}`);
   if (!bytes) throw NotFound(`${source.label} holds no complete backup (no ${MANIFEST})`);
   let m: Manifest;
@@ -156,7 +173,11 @@ export async function readManifest(source: BackupLocation): Promise<Manifest> {
   // Keys are checked before use: a manifest must not make restore write anything but files of a
   // kind the service writes, under their own keys.
   const storedFile = (f: unknown): f is ManifestFile => hashed(f) && kindOf(String((f as ManifestFile).key)) !== null;
-  if (m?.format !== "svc-backup" || (m.version !== 1 && m.version !== 2) || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(storedFile)) {
+  const dataFile = (f: unknown): f is ManifestFile => hashed(f) && dataFiles.some((n) => (f as ManifestFile).key === `${DATA}${n}`);
+  if (
+    m?.format !== "svc-backup" || (m.version !== 1 && m.version !== 2) || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(storedFile) ||
+    (m.data_files !== undefined && (!Array.isArray(m.data_files) || !m.data_files.every(dataFile)))
+  ) {
     throw Invalid(`${source.label}: ${MANIFEST} is not a backup manifest this version understands`);
   }
   return m;
@@ -173,8 +194,8 @@ function dataDirEmpty(dir: string): boolean {
  * object store, which must hold no repository data): every file is checked against the manifest,
  * objects first, the database last, then pending migrations are applied.
  */
-export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { onProgress?: ProgressFn } = {}): Promise<Manifest> {
-  const manifest = await readManifest(source);
+export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { dataFiles?: readonly string[]; onProgress?: ProgressFn } = {}): Promise<Manifest> {
+  const manifest = await readManifest(source, opts.dataFiles);
   if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
   for (const root of objectRoots()) {
     for await (const o of dest.objects.list(root)) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
@@ -199,6 +220,13 @@ export async function restore(source: BackupLocation, dest: { dataDir: string; o
     done++;
     report("objects");
   });
+  // Data-dir files (host keys) next, each checked; private to the service's user.
+  const dataDir = createFsStore(dest.dataDir);
+  for (const f of manifest.data_files ?? []) {
+    const name = f.key.slice(DATA.length);
+    await copyObject(source.store, `${source.prefix}${f.key}`, f.size, dataDir, name, { tmpDir, expectSha256: f.sha256 });
+    chmodSync(join(dest.dataDir, name), 0o600);
+  }
   // The database goes in last, under its final name only once complete and checked.
   const staging = createFsStore(tmpDir);
   const stagedKey = `restore-${newId()}.db`;

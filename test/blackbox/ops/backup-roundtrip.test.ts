@@ -2,8 +2,8 @@
 // with pushes, a change, a CI job with a log of several chunks, webhook deliveries and edited
 // profiles is backed up while it runs, restored into a new data dir, and every API answer a user
 // could read (refs, runs, job logs, webhooks and their deliveries, changes, profiles) is the same
-// before and after. The backup is private (directory 0700, files 0600), it says what it holds
-// per kind of stored file, and `svc fsck` knows every kind: no CI log chunk is an orphan, and a
+// before and after, and the SSH host keys come along. The backup is private (directory 0700,
+// files 0600), it says what it holds per kind of stored file, and `svc fsck` knows every kind: no CI log chunk is an orphan, and a
 // damaged or missing log chunk is a problem it names.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -32,7 +32,7 @@ function modesUnder(dir: string, rel = ""): { path: string; dir: boolean; mode: 
   });
 }
 
-/** Everything a user could read, as JSON text with the server's own address taken out. */
+/** Everything a user could read, as JSON with the server's own addresses (HTTP, SSH) taken out. */
 async function answers(on: RunningServer): Promise<Record<string, unknown>> {
   const c = caller(on, owner);
   const base = "/v1/orgs/acme/repos/app";
@@ -55,13 +55,13 @@ async function answers(on: RunningServer): Promise<Record<string, unknown>> {
     tokens: (await c.get("/v1/orgs/acme/tokens")).body,
     runners: (await c.get("/v1/orgs/acme/runner-groups")).body,
   };
-  return JSON.parse(JSON.stringify(out).replaceAll(on.url, "<server>"));
+  return JSON.parse(JSON.stringify(out).replaceAll(on.url, "<server>").replaceAll(on.ssh ?? "<no ssh>", "<ssh>"));
 }
 
 beforeAll(async () => {
   scratch = tempDir("svc-roundtrip-");
   rx = startReceiver();
-  server = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1" } });
+  server = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_SSH_ADDR: "127.0.0.1:0" } });
   owner = await person(server, "acme", "owner@acme.example", "owner");
   api = caller(server, owner);
   expect((await api.post("/v1/orgs/acme/repos", { name: "app", description: "the app" })).status).toBe(201);
@@ -146,7 +146,7 @@ describe("a backup", () => {
       dataDir = join(scratch.path, "restored");
       const r = await runSvc(["restore", "--from", backupDir], { SVC_DATA_DIR: dataDir, SVC_LOG: "warn" });
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
-      restored = await startServer({ dataDir, env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1" } });
+      restored = await startServer({ dataDir, env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_SSH_ADDR: "127.0.0.1:0" } });
     }, 60_000);
     afterAll(async () => {
       await restored?.[Symbol.asyncDispose]();
@@ -157,6 +157,12 @@ describe("a backup", () => {
       expect(after.log).toBe(LOG.join(""));
       expect(after).toEqual(before);
     }, 60_000);
+
+    test("the SSH host keys came along: clients see the same host", () => {
+      expect(server.hostKeys.length).toBe(2);
+      expect(restored.hostKeys).toEqual(server.hostKeys);
+      expect(manifest.data_files.map((f: { key: string }) => f.key).sort()).toEqual(["data/ssh_host_ed25519_key", "data/ssh_host_ed25519_key.pub", "data/ssh_host_rsa_key", "data/ssh_host_rsa_key.pub"]);
+    });
 
     test("svc fsck on it is clean, with no orphans", async () => {
       const r = await restored.cli(["fsck"]);

@@ -103,7 +103,7 @@ describe("svc backup while the server takes pushes", () => {
       expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(o.sha256);
     }
     // Nothing but what the manifest names.
-    expect(files.size).toBe(manifest.objects.length + 2);
+    expect(files.size).toBe(manifest.objects.length + manifest.data_files.length + 2);
   });
 
   test("a second backup into the same directory is refused", async () => {
