@@ -73,8 +73,10 @@ describe("the test timeout", () => {
     const file = join(d.path, "slow.test.ts");
     // Not a timed assertion: the subject is the configured default itself, which only a test
     // running past 5 s can show.
+    // Two files: Bun applies setDefaultTimeout() per file, so a default set once would cover only the first.
     writeFileSync(file, 'import { beforeAll, test } from "bun:test";\nbeforeAll(() => Bun.sleep(5_500));\ntest("slow", () => Bun.sleep(5_500));\n');
-    const r = await run([BUN, "test", file], { cwd: ROOT });
+    writeFileSync(join(d.path, "slow2.test.ts"), 'import { test } from "bun:test";\ntest("slow too", () => Bun.sleep(5_500));\n');
+    const r = await run([BUN, "test", file, join(d.path, "slow2.test.ts")], { cwd: ROOT });
     expect({ code: r.code, out: r.code === 0 ? "" : r.stdout + r.stderr }).toEqual({ code: 0, out: "" });
     expect(readFileSync(join(ROOT, "bunfig.toml"), "utf8")).toContain('preload = ["./test/preload.ts"]');
   }, 60_000);
