@@ -47,7 +47,7 @@ export interface ManifestFile {
   sha256: string;
 }
 
-/** manifest.json. Version 1 (before CI logs were backed up) held packs only; version 2 adds `kinds`. */
+/** manifest.json. Version 1 (before CI logs were backed up) held packs only; version 2 adds `kinds` and `data_files`. */
 export interface Manifest {
   format: "svc-backup";
   version: 1 | 2;
@@ -131,11 +131,11 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     });
     objects.sort((a, b) => (a.key < b.key ? -1 : 1));
     const dataFiles: ManifestFile[] = [];
+    const dataDir = createFsStore(ctx.config.dataDir);
     for (const name of opts.dataFiles ?? []) {
       const path = join(ctx.config.dataDir, name);
       if (!existsSync(path)) continue;
       const size = statSync(path).size;
-      const dataDir = createFsStore(ctx.config.dataDir);
       dataFiles.push({ key: `${DATA}${name}`, size, sha256: await copyObject(dataDir, name, size, target.store, `${target.prefix}${DATA}${name}`, { tmpDir: ctx.tmpDir }) });
     }
     const kinds = Object.fromEntries([...byKind].map(([k, list]) => [k.name, { files: list.length, bytes: list.reduce((n, f) => n + f.size, 0) }]));
