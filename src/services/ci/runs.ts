@@ -9,9 +9,11 @@ import { failJob } from "./finish.ts";
 import type { Run } from "./schemas.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow, RunRow } from "./store-runs.ts";
+import { waitingMessages } from "./waiting.ts";
 
 async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promise<Run[]> {
   const jobs = await runs.jobsOfRuns(q, rows.map((r) => r.id));
+  const waiting = await waitingMessages(q, jobs);
   const byRun = new Map<string, JobRow[]>();
   for (const j of jobs) {
     let list = byRun.get(j.runId);
@@ -36,6 +38,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
       state: j.state,
       verdict: j.verdict,
       error: j.error,
+      waiting: waiting.get(j.id) ?? null,
       runner: j.runnerId ? { id: j.runnerId, name: j.runnerName ?? "" } : null,
       started_at: j.startedAt,
       finished_at: j.finishedAt,

@@ -7,6 +7,7 @@ import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { recordEvent } from "../hooks/events.ts";
+import { adoptDefaultBranch } from "../repos/default-branch.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
 import * as store from "./store.ts";
 
@@ -199,6 +200,7 @@ export async function publish(
       else if (u.oldOid === ZERO_OID) await store.insertRef(tx, repo.id, u.ref, u.newOid);
       else await store.moveRef(tx, repo.id, u.ref, u.oldOid, u.newOid);
     }
+    if (ok.length) await adoptDefaultBranch(tx, repo, ok);
     if (ok.length && pack && !(await store.packByName(tx, repo.id, pack.name))) {
       packAdded = true;
       await store.insertPack(tx, {
