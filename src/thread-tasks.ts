@@ -1,5 +1,7 @@
 // The tasks the thread pool runs (src/util/thread-pool.ts), by name. Each is a pure function of
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
+import { indexPackTask } from "./git/pack-index-task.ts";
+import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
@@ -25,6 +27,8 @@ export const TASKS = {
     while (performance.now() < end) n++;
     return n;
   },
+  /** Indexes a pushed or fetched pack from the temp file the caller writes (git/pack-index-task.ts). */
+  "git.indexPack": (input: IndexTaskInput) => indexPackTask(input),
   /** Throws an error carrying a `code` (the pool's tests of error passing). */
   "pool.fail": (input: { message: string; code?: string }) => {
     throw Object.assign(new Error(input.message), { code: input.code });

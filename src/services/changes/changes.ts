@@ -13,7 +13,7 @@ import { readRef } from "../git/snapshot.ts";
 import { recordEvent, type RepoEvent } from "../hooks/events.ts";
 import { parsePage, pageOf } from "../paging.ts";
 import { pokeLander } from "./lander-signal.ts";
-import type { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Verdict } from "./schemas.ts";
+import { CHANGE_STATES, SETTABLE_CHANGE_STATES as SETTABLE_STATES, type Change, type ChangeCreate, type ChangeList, type ChangeListQuery, type ChangePatch, type Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import type { ChangeRow } from "./store.ts";
@@ -175,6 +175,8 @@ async function isForkOf(ctx: Ctx, source: Repo, target: Repo): Promise<boolean> 
 /** GET …/changes?state= (repo:read), newest first. */
 export async function listChanges(ctx: Ctx, actor: Principal, orgName: string, repoName: string, query: ChangeListQuery): Promise<ChangeList> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+  // A value outside the enumeration is 422 (SPEC §7), not an empty list that looks like an answer.
+  if (query.state !== undefined && !CHANGE_STATES.includes(query.state as never)) throw Unprocessable(`state must be one of ${CHANGE_STATES.join(", ")}`);
   const page = parsePage<number>(query, (k): k is number => typeof k === "number" && Number.isInteger(k));
   const rows = await store.listChanges(ctx.db.read, repo.id, query.state ?? null, page.after, page.limit + 1);
   const { items, next_cursor } = pageOf(rows, page, (r) => r.number);
@@ -196,7 +198,7 @@ export async function patchChange(ctx: Ctx, actor: Principal, orgName: string, r
   const title = body.title !== undefined ? checkTitle(body.title) : undefined;
   const description = body.description !== undefined ? checkDescription(body.description) : undefined;
   const target = body.target !== undefined ? checkBranchName(body.target, "target") : undefined;
-  if (body.state !== undefined && body.state !== "open" && body.state !== "closed") throw Invalid("state must be open or closed");
+  if (body.state !== undefined && !SETTABLE_STATES.includes(body.state as never)) throw Unprocessable(`state must be ${SETTABLE_STATES.join(" or ")} (a change is queued, landed or ejected by landing it)`);
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     const set: Partial<ChangeRow> = { updatedAt: now() };

@@ -9,6 +9,7 @@ import { failJob } from "./finish.ts";
 import type { Run } from "./schemas.ts";
 import * as runs from "./store-runs.ts";
 import type { JobShown, RunRow } from "./store-runs.ts";
+import { waitingMessages } from "./waiting.ts";
 
 /** A job's steps as lists show them: name, state, exit code (from the `steps` column, never the spec). */
 export function shownSteps(job: JobShown): { name: string; state: string; exit_code: number | null }[] {
@@ -17,6 +18,7 @@ export function shownSteps(job: JobShown): { name: string; state: string; exit_c
 
 async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promise<Run[]> {
   const jobs = await runs.shownJobsOfRuns(q, rows.map((r) => r.id));
+  const waiting = await waitingMessages(q, jobs);
   const byRun = new Map<string, JobShown[]>();
   for (const j of jobs) {
     let list = byRun.get(j.runId);
@@ -41,6 +43,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
       state: j.state,
       verdict: j.verdict,
       error: j.error,
+      waiting: waiting.get(j.id) ?? null,
       runner: j.runnerId ? { id: j.runnerId, name: j.runnerName ?? "" } : null,
       started_at: j.startedAt,
       finished_at: j.finishedAt,

@@ -3,6 +3,7 @@
 // git/service-request.ts, calls serveGit (or advertiseGit for smart HTTP's info/refs), and only
 // translates the typed outcome into an HTTP status or an SSH exit code and stderr text.
 import { advertiseError, advertiseRefs, type GitService } from "../../git/advertise.ts";
+import type { IndexTaskRunner } from "../../git/pack-indexer.ts";
 import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.ts";
 import type { ProtocolVersion } from "../../git/service-request.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
@@ -156,6 +157,11 @@ async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest
   }
 }
 
+/** The indexer's task on the process's thread pool (pack-index-task.ts). */
+export function indexOnThreads(ctx: Ctx): IndexTaskRunner {
+  return (input, transfer) => ctx.threads.run("git.indexPack", input, { transfer });
+}
+
 /** Push: index, check, publish with CAS, the push event `{ via }`, a git.push metric. */
 async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
@@ -189,5 +195,14 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       return new Map([...results].map(([ref, r]) => [ref, refusalReason(ref, r)]));
     },
   };
-  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, maxPackBytes: ctx.config.gitMaxPush, declaredBytes: req.declaredBytes, hooks });
+  await serveReceivePack(snapshot, req.io, {
+    statelessRpc: req.stateless,
+    tmpDir: ctx.tmpDir,
+    maxPackBytes: ctx.config.gitMaxPush,
+    maxObjectBytes: ctx.config.gitMaxObject,
+    declaredBytes: req.declaredBytes,
+    // Indexing, checking and resolving run on a worker thread: the event loop only spools bytes.
+    run: indexOnThreads(ctx),
+    hooks,
+  });
 }

@@ -13,6 +13,7 @@ import { HaveWalker } from "../../git/fetch-negotiator.ts";
 import { type IndexedPack, indexPack } from "../../git/pack-indexer.ts";
 import { checkConnectivity, linksClosed } from "../../git/connectivity.ts";
 import { FsckSession } from "../../git/fsck.ts";
+import { indexOnThreads } from "../git/serve.ts";
 import { openIndexedPack, overlayReader } from "../../git/pack-overlay.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { CommitCache } from "../../git/revision.ts";
@@ -160,7 +161,8 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       // receive-pack (receive.fsckObjects): every object as it is indexed, then the .gitmodules
       // and .gitattributes blobs its trees name (docs/architecture.md "Object checks").
       const fsck = new FsckSession();
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, fsck });
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, maxObjectBytes: ctx.config.gitMaxObject, run: indexOnThreads(ctx), fsck });
+      if (fsck.warnings.total > 0) ctx.log.warn("mirror sync accepted objects git's fsck warns about", { repo: repo.id, warnings: Object.fromEntries(fsck.warnings.counts) });
       phase("fetch");
       opened = await openIndexedPack(pack);
       const objects = overlayReader([opened.pack], snapshot.objects);

@@ -1,6 +1,6 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
 import { seatsChanged } from "../billing/seats.ts";
-import { Conflict, Invalid } from "../../errors.ts";
+import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import type { Org, Role, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
@@ -69,7 +69,7 @@ export async function createUserWithOrg(
   if (!isEmail(input.email)) throw Invalid("invalid email address");
   checkPersonName(input.name);
   if (input.password.length < MIN_PASSWORD) throw Invalid(`password must be at least ${MIN_PASSWORD} characters`);
-  if (!ROLES.includes(input.role as Role)) throw Invalid(`role must be one of ${ROLES.join(", ")}`);
+  if (!ROLES.includes(input.role as Role)) throw Unprocessable(`role must be one of ${ROLES.join(", ")}`);
   const orgName = checkNamespaceName(input.org);
   if (input.handle !== undefined) checkNamespaceName(input.handle);
   const passwordHash = await hashPassword(input.password);

@@ -16,7 +16,7 @@ export const BLOB_READ_LIMITS = {
   inlineBytes: 1024 * 1024,
   /** …and at most this many deltas from a base. */
   inlineDepth: 16,
-  /** The largest object a page or a raw download serves (larger: fetch it with git). */
+  /** The largest object a page or a raw download serves (larger: fetch it with git), or SVC_GIT_MAX_OBJECT when that is larger. */
   maxBytes: 128 * 1024 * 1024,
   /** Stored bytes and deltas of one object's chain at most. */
   maxStoredBytes: 256 * 1024 * 1024,
@@ -38,14 +38,16 @@ export async function readBlobOffloaded(ctx: Ctx, objects: PackSet, oid: Oid): P
   const at = objects.locate(oid);
   if (!at) return null;
   const head = await at.pack.headerAt(at.offset);
-  if (head.size > BLOB_READ_LIMITS.maxBytes) throw TooLarge(`this file is ${head.size} bytes, more than the ${BLOB_READ_LIMITS.maxBytes / 1024 / 1024} MiB served here; fetch it with git`);
+  // What a push may bring (SVC_GIT_MAX_OBJECT) can always be read back; 128 MiB at least.
+  const maxBytes = Math.max(BLOB_READ_LIMITS.maxBytes, ctx.config.gitMaxObject);
+  if (head.size > maxBytes) throw TooLarge(`this file is ${head.size} bytes, more than the ${Math.round(maxBytes / 1024 / 1024)} MiB served here; fetch it with git`);
   if (head.size <= BLOB_READ_LIMITS.inlineBytes && (await chainDepth(at.pack, at.offset, BLOB_READ_LIMITS.inlineDepth + 1)) <= BLOB_READ_LIMITS.inlineDepth) {
     return at.pack.readAt(at.offset);
   }
   const chain = detached(await readStoredChain(at.pack, at.offset, { maxDepth: BLOB_READ_LIMITS.maxDepth, maxBytes: BLOB_READ_LIMITS.maxStoredBytes }));
   let data: Uint8Array | null = null;
   try {
-    await ctx.threads.run("git.resolveChain", { chain, maxSize: BLOB_READ_LIMITS.maxBytes }, {
+    await ctx.threads.run("git.resolveChain", { chain, maxSize: maxBytes }, {
       timeLimitMs: BLOB_READ_LIMITS.timeLimitMs,
       transfer: transferables(chain),
       onEmit: (value) => {

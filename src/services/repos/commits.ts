@@ -65,6 +65,25 @@ export function splitPath(path: unknown, field = "path"): string[] {
   return parts;
 }
 
+/** The operations SPEC §2.3 knows, by `op`. */
+export const OPERATION_KINDS = ["put", "put_base64", "delete"] as const;
+
+/**
+ * 422 for an operation whose `op` is a string outside OPERATION_KINDS (SPEC §7: a value outside an
+ * enumeration), checked on the raw body before the schema would answer it 400. Anything else
+ * malformed is left to the schema.
+ */
+export function checkOperationKinds(body: unknown): void {
+  const ops = (body as { operations?: unknown } | null)?.operations;
+  if (!Array.isArray(ops) || ops.length > MAX_OPERATIONS) return;
+  ops.forEach((o, i) => {
+    const op = (o as { op?: unknown } | null)?.op;
+    if (typeof op === "string" && !OPERATION_KINDS.includes(op as never)) {
+      throw Unprocessable(`operations[${i}].op must be one of ${OPERATION_KINDS.join(", ")}, got ${JSON.stringify(op.slice(0, 40))}`);
+    }
+  });
+}
+
 /**
  * The operations as tree edits, in request order: paths checked, each path at most once, base64
  * decoded. The schema already checked the shapes and the count (at most MAX_OPERATIONS).

@@ -55,13 +55,16 @@ export function refPolicy(repo: Repo, source: UpdateSource): RefPolicy {
   return async (tx) => {
     const rules = await store.protectionsOf(tx, repo.id);
     if (!rules.length) return () => null;
+    // The names as they are now (a rename since the write began shows the new address).
+    const names = await store.repoWithOrg(tx, repo.id);
+    const changes = `POST /v1/orgs/${names?.org.name ?? "{org}"}/repos/${names?.repo.name ?? repo.name}/changes`;
     return (update, current) => {
       const rule = ruleFor(rules, update.ref);
       if (!rule) return null;
       const branch = update.ref.slice("refs/heads/".length);
       if (update.newOid === ZERO_OID) return rule.allowDeletion ? null : `protected branch ${branch}: deletion is not allowed`;
       if (rule.requireChange && source !== "lander") {
-        return `protected branch ${branch}: direct updates are refused; land your commits through a change (POST /v1/orgs/{org}/repos/{repo}/changes)`;
+        return `protected branch ${branch}: direct updates are refused; land your commits through a change (${changes})`;
       }
       if (current !== null && !rule.allowForcePush) {
         if (update.fastForward === false) return `protected branch ${branch}: force push is not allowed`;

@@ -102,6 +102,20 @@ export interface RepoFrame {
   choices: RefChoice[];
   ref: ShownRef;
   path: string;
+  /** A sentence the page shows above its content (the default branch is missing), or null. */
+  notice?: string | null;
+}
+
+/**
+ * The ref a page without one shows: the default branch, or when that does not exist (a repository
+ * whose first push predates DECISIONS §5, or whose default was deleted) an existing branch
+ * (`main`, `master`, then the first by name), else the first tag. Null: show the default (the
+ * repository is empty, or the default exists).
+ */
+export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefChoice | null {
+  const branches = choices.filter((c) => c.kind === "branch");
+  if (!choices.length || branches.some((b) => b.name === defaultBranch)) return null;
+  return branches.find((b) => b.name === "main") ?? branches.find((b) => b.name === "master") ?? branches[0] ?? choices[0]!;
 }
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
@@ -113,8 +127,17 @@ export async function repoFrame(ctx: Ctx, actor: Principal, orgName: string, rep
     if (r.name.startsWith("refs/heads/")) choices.push({ kind: "branch", name: r.name.slice(11) });
     else if (r.name.startsWith("refs/tags/")) choices.push({ kind: "tag", name: r.name.slice(10) });
   }
-  const split = rest.length ? splitRefPath(choices, rest) : { ref: { short: repo.default_branch, full: `refs/heads/${repo.default_branch}` }, path: "" };
-  return { repo, choices, ...split };
+  if (rest.length) return { repo, choices, ...splitRefPath(choices, rest), notice: null };
+  // Never a 404 for a repository that has content: a missing default falls back, and says so.
+  const fallback = fallbackRef(choices, repo.default_branch);
+  if (!fallback) return { repo, choices, ref: { short: repo.default_branch, full: `refs/heads/${repo.default_branch}` }, path: "", notice: null };
+  return {
+    repo,
+    choices,
+    ref: { short: fallback.name, full: `refs/${fallback.kind === "branch" ? "heads" : "tags"}/${fallback.name}` },
+    path: "",
+    notice: `The default branch ${repo.default_branch} does not exist; showing ${fallback.kind} ${fallback.name}.${repo.viewer_admin ? ` Push ${repo.default_branch}, or make ${fallback.name} the default (PATCH /v1/orgs/${repo.org}/repos/${repo.name} {"default_branch":"${fallback.name}"}).` : ""}`,
+  };
 }
 
 /** README names looked for in a directory, in order. */

@@ -13,7 +13,7 @@ export function jobPage(repo: RepoBody, run: Run, job: RunJob, log: { text: stri
   const live = !FINISHED_STATES.includes(job.state);
   return html`<div class="ul">${ciHeader(repo, html`${job.key}`)}
 <p><a href="${runHref(repo, run.id)}">Back to the run</a> · <span role="status" class="live-state">${stateBadge(job.state, "job-state")}</span> <span class="muted">${job.runner ? `on ${job.runner.name} · ` : ""}${took(job.started_at, job.finished_at, now)}</span></p>
-${job.error ? html`<p class="error">${job.error}</p>` : ""}
+${job.error ? html`<p class="error">${job.error}</p>` : ""}${job.waiting ? html`<p class="notice">${job.waiting}</p>` : ""}
 <section class="box" aria-labelledby="steps-h"><header><h2 id="steps-h" class="inh">Steps</h2></header>${stepList(job)}</section>
 <section class="box" aria-labelledby="log-h"><header><h2 id="log-h" class="inh">Log</h2><a href="${raw}">Raw log</a>${live ? html`<a href="${here}" class="refresh">Refresh</a>` : ""}</header>
 ${log.truncated ? html`<p class="pad muted">Showing the end of a long log; the raw log has all of it.</p>` : ""}

@@ -70,7 +70,7 @@ export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | nu
   const jobs = run.jobs.map(
     (j) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
 <span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? `waiting for a runner with ${j.runs_on.join(", ")}` : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
-${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
+${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${j.waiting ? html`<p class="pad notice" role="status">${j.waiting}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
   );
   const cancel = repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}

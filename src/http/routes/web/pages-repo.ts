@@ -61,7 +61,7 @@ ${r.description ? html`<p>${r.description}</p>` : ""}
 <div class="clone pad">
 <label for="clone-https" class="inl">HTTPS</label><input id="clone-https" type="text" readonly value="${r.clone_url}"><button type="button" data-copy="clone-https" hidden>Copy</button>
 ${r.ssh_clone_url ? html`<label for="clone-ssh" class="inl">SSH</label><input id="clone-ssh" type="text" readonly value="${r.ssh_clone_url}"><button type="button" data-copy="clone-ssh" hidden>Copy</button>` : ""}
-</div></div>`;
+</div></div>${f.notice ? html`<p class="notice" role="status">${f.notice}</p>` : ""}`;
 }
 
 /** Breadcrumbs for a path inside the repository. */
