@@ -418,12 +418,14 @@ const cases: Case[] = [
   {
     row: 14,
     name: "profile name with < and >, then an API commit by that person",
-    setup: ciRepo,
+    // Its own repository: a commit to `ci` would run row 2's workflow again.
+    setup: () => repo("names"),
     run: async () => {
       const patched = await api("PATCH", `/v1/users/${owner.handle}`, { cookie: owner.cookie, body: { name: "Ada <x>" } });
-      const c = await commit("ci", { "n.txt": String(Date.now()) });
+      const c = await commit("names", { "n.txt": String(Date.now()) });
+      const author = c.sha ? (await api("GET", `/v1/orgs/acme/repos/names/commits/${c.sha}`, { cookie: owner.cookie })).body?.author?.name : null;
       await api("PATCH", `/v1/users/${owner.handle}`, { cookie: owner.cookie, body: { name: "ada" } });
-      return `profile ${patched.status}; commit ${c.status}${c.error ? ` ${c.error.slice(0, 60)}` : ""}`;
+      return `profile ${patched.status}; commit ${c.status}${c.error ? ` ${c.error.slice(0, 60)}` : ""}${author ? `, author ${JSON.stringify(author)}` : ""}`;
     },
   },
   {
