@@ -1,7 +1,8 @@
 // Queries of a change's patchsets: one row each time its head moved (the change row holds the latest).
-import { and, asc, eq } from "drizzle-orm";
-import { changePatchsets } from "../../db/schema/index.ts";
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { changePatchsets, changes } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { LIVE_STATES } from "./store.ts";
 
 export type PatchsetRow = typeof changePatchsets.$inferSelect;
 
@@ -18,4 +19,19 @@ export async function patchsetsOf(q: Queryable, changeId: string): Promise<Patch
 /** One patchset of a change, or null. */
 export async function patchsetOf(q: Queryable, changeId: string, patchset: number): Promise<PatchsetRow | null> {
   return q.select().from(changePatchsets).where(and(eq(changePatchsets.changeId, changeId), eq(changePatchsets.patchset, patchset))).get() ?? null;
+}
+
+/**
+ * The heads of every patchset of `repoId`'s open changes whose commits live in `repoId` (not a
+ * fork's): a reader of the repository reads its changes, so these are tips of what it may read
+ * (docs/architecture.md, "Reachability is the boundary").
+ */
+export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
+  const rows = q
+    .selectDistinct({ head: changePatchsets.head })
+    .from(changePatchsets)
+    .innerJoin(changes, eq(changes.id, changePatchsets.changeId))
+    .where(and(eq(changes.repoId, repoId), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_STATES])))
+    .all();
+  return rows.map((r) => r.head);
 }
