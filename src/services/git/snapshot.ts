@@ -180,7 +180,11 @@ export class GitStore {
       p = ReachIndex.build(objects, tips, { previous: recent })
         .then((index) => {
           this.reach.set(key, index);
-          this.recentReach.set(repoId, [key, ...(this.recentReach.get(repoId) ?? []).filter((k) => k !== key && this.reach.has(k))].slice(0, 3));
+          // At most three per repository: an index may hold the idx of a pack GC has replaced.
+          const keys = [key, ...(this.recentReach.get(repoId) ?? []).filter((k) => k !== key && this.reach.has(k))];
+          for (const old of keys.splice(3)) this.reach.delete(old);
+          this.recentReach.delete(repoId);
+          this.recentReach.set(repoId, keys);
           if (this.recentReach.size > 10_000) this.recentReach.delete(this.recentReach.keys().next().value!);
           return index;
         })
