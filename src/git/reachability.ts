@@ -18,10 +18,9 @@
 // Commits and tags are answered exactly by the index; trees and blobs outside a record pack need
 // the engine's tree walk (firstUnreachable), newest history first, stopping once found.
 import { ChainReader } from "./chain-reader.ts";
-import type { MultiPackIndex } from "./multi-pack-index.ts";
 import { bytesToHex, hexInto, isOid } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
-import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
+import { OBJ_COMMIT } from "./pack-entry.ts";
 import { sortOids, type PackIndex } from "./pack-index.ts";
 import { copyBytes } from "./bytes.ts";
 import type { PackSet } from "./pack-set.ts";
@@ -140,7 +139,7 @@ export class ReachIndex {
 
   /** The key of a tip set (the order of `tips` does not matter). */
   static keyOf(tips: readonly Oid[]): string {
-    return [...new Set(tips)].sort().join("\n");
+    return [...new Set(tips)].filter(isOid).sort().join("\n");
   }
 
   /** This index's key (see keyOf). */
@@ -198,15 +197,15 @@ export class ReachIndex {
   static async build(set: PackSet, tips: readonly Oid[], opts: ReachBuildOptions = {}): Promise<ReachIndex> {
     const started = performance.now();
     const tipList = [...new Set(tips)].filter(isOid).sort();
-    const midx = set.multiPackIndex();
-    const reader = new ChainReader(midx.packs, 8 * 1024 * 1024);
+    // No multi-pack index: right after a push the pack set is new, and building one for a large
+    // repository costs more than the walk of the pushed commits (bench/README.md).
+    const packs = set.packs;
+    const reader = new ChainReader(packs, 8 * 1024 * 1024);
     const WALKED = 1;
     const HIT = 2;
-    const SEEN = 4;
-    const flags = new Uint8Array(midx.count);
 
     const closures: Closure[] = [];
-    const liveNames = new Set(midx.packs.map((p) => p.name));
+    const liveNames = new Set(packs.map((p) => p.name));
     // An earlier index is used only while its record packs are live: an index never holds on to
     // the idx of a pack maintenance replaced.
     for (const previous of opts.previous ?? []) {
@@ -218,7 +217,7 @@ export class ReachIndex {
         parts: () => ({ packs: previous.packs, layers: previous.layers, marked: [...previous.markedSet], treeRoots: previous.treeRoots }),
       });
     }
-    for (const pack of midx.packs) {
+    for (const pack of packs) {
       if (!pack.reachTips?.length) continue;
       const entry = { name: pack.name, idx: pack.idx };
       closures.push({ tips: pack.reachTips, previous: false, contains: (key, at) => pack.idx.indexOfRaw(key, at) >= 0, parts: () => ({ packs: [entry], layers: [], marked: [], treeRoots: [] }) });
@@ -227,87 +226,106 @@ export class ReachIndex {
     const hits = closures.map(() => [] as number[]);
     const confirmed = new Set<number>();
 
-    const walked = new OidSet(1024);
+    // Every id met gets a number (OidSet) and flags by that number.
+    const seen = new OidSet(1024);
+    let flags = new Uint8Array(1024);
+    const numberOf = (key: Uint8Array, at: number): { n: number; fresh: boolean } => {
+      const before = seen.size;
+      const n = seen.add(key, at);
+      if (n >= flags.length) {
+        const grown = new Uint8Array(flags.length * 2);
+        grown.set(flags);
+        flags = grown;
+      }
+      return { n, fresh: seen.size > before };
+    };
+    const locate = (key: Uint8Array, at: number): { k: number; offset: number } | null => {
+      for (let k = 0; k < packs.length; k++) {
+        const i = packs[k]!.idx.indexOfRaw(key, at);
+        if (i >= 0) return { k, offset: packs[k]!.idx.offsetAt(i) };
+      }
+      return null;
+    };
     const marked: Oid[] = [];
     const markedHere = new Set<Oid>();
     const treeRoots: Oid[] = [];
+    /** Commits to walk, by number. */
     const stack: number[] = [];
     let reads = 0;
     let walkedCount = 0;
     const key = new Uint8Array(20);
 
-    /** The closure holding position p, if any active one does. */
-    const closureOf = (p: number): number => {
-      for (const i of active) if (closures[i]!.contains(midx.oids, 20 * p)) return i;
+    /** The closure holding id number n, if any active one does. */
+    const closureOf = (n: number): number => {
+      for (const i of active) if (closures[i]!.contains(seen.table, 20 * n)) return i;
       return -1;
     };
-    /** Takes position p as reachable: into a closure, onto the commit stack, or through a tag. */
-    const enter = async (start: number, force = false): Promise<void> => {
-      let p = start;
+    /** Takes id number n as reachable: into a closure, onto the commit stack, or through a tag. */
+    const enter = async (start: number): Promise<void> => {
+      let n = start;
       for (let hop = 0; hop < MAX_TAG_HOPS; hop++) {
-        if (!force && flags[p]! & SEEN) return;
-        force = false;
-        flags[p]! |= SEEN;
-        const c = closureOf(p);
+        const c = closureOf(n);
         if (c >= 0) {
-          flags[p]! |= HIT;
-          hits[c]!.push(p);
+          flags[n]! |= HIT;
+          hits[c]!.push(n);
           return;
         }
-        const type = await typeAt(midx, p);
-        if (type === OBJ_COMMIT) {
-          stack.push(p);
+        const at = locate(seen.table, 20 * n);
+        if (!at) return;
+        const head = await packs[at.k]!.headerAt(at.offset);
+        if (head.type === "commit") {
+          stack.push(n);
           return;
         }
-        const hex = midx.oidAt(p);
+        const hex = seen.hexOf(n);
         marked.push(hex);
         markedHere.add(hex);
-        if (type === OBJ_TREE) treeRoots.push(hex);
-        if (type !== OBJ_TAG) return;
-        const obj = await reader.read(midx.packOf[p]!, midx.offsetOf(p));
-        const target = oidAfter(obj.data, 0, "object ");
-        const q = target ? midx.findHex(target) : -1;
-        if (q < 0) return;
-        p = q;
+        if (head.type === "tree") treeRoots.push(hex);
+        if (head.type !== "tag") return;
+        const obj = await reader.read(at.k, at.offset);
+        if (!rawOidAfter(obj.data, 0, "object ", key)) return;
+        const next = numberOf(key, 0);
+        if (!next.fresh) return;
+        n = next.n;
       }
     };
     const walk = async (): Promise<void> => {
       while (stack.length > 0) {
-        const p = stack.pop()!;
-        if (flags[p]! & WALKED) continue;
-        flags[p]! |= WALKED;
-        walked.add(midx.oids, 20 * p);
+        const n = stack.pop()!;
+        if (flags[n]! & WALKED) continue;
+        flags[n]! |= WALKED;
         walkedCount++;
+        const at = locate(seen.table, 20 * n);
+        if (!at) continue;
         if (++reads % SLICE === 0) await yieldToLoop();
-        const obj = await reader.read(midx.packOf[p]!, midx.offsetOf(p));
+        const obj = await reader.read(at.k, at.offset);
         if (obj.code !== OBJ_COMMIT) continue;
         const data = obj.data;
-        for (let at = 46; rawOidAfter(data, at, "parent ", key); at += 48) {
-          const q = midx.find(key, 0);
-          if (q < 0 || flags[q]! & SEEN) continue;
-          flags[q]! |= SEEN;
-          const c = closureOf(q);
+        for (let off = 46; rawOidAfter(data, off, "parent ", key); off += 48) {
+          const parent = numberOf(key, 0);
+          if (!parent.fresh) continue;
+          const c = closureOf(parent.n);
           if (c >= 0) {
-            flags[q]! |= HIT;
-            hits[c]!.push(q);
-          } else stack.push(q);
+            flags[parent.n]! |= HIT;
+            hits[c]!.push(parent.n);
+          } else stack.push(parent.n);
         }
       }
     };
     const tipSet = new Set(tipList);
     const met = (oid: Oid): boolean => {
-      if (tipSet.has(oid)) return true;
-      const p = midx.findHex(oid);
-      if (p >= 0 && flags[p]! & (WALKED | HIT)) return true;
-      if (markedHere.has(oid)) return true;
+      if (tipSet.has(oid) || markedHere.has(oid)) return true;
       hexInto(oid, key, 0);
+      const n = seen.lookup(key, 0);
+      if (n >= 0 && flags[n]! & (WALKED | HIT)) return true;
       for (const i of confirmed) if (closures[i]!.contains(key, 0)) return true;
       return false;
     };
 
     for (const t of tipList) {
-      const p = midx.findHex(t);
-      if (p >= 0) await enter(p);
+      hexInto(t, key, 0);
+      const tip = numberOf(key, 0);
+      if (tip.fresh) await enter(tip.n);
     }
     for (;;) {
       await walk();
@@ -325,10 +343,10 @@ export class ReachIndex {
       if (voided.length === 0) break;
       // Untrusted closures the walk stopped at: walk on through them.
       for (const i of voided) active.delete(i);
-      for (const i of voided) for (const p of hits[i]!.splice(0)) await enter(p, true);
+      for (const i of voided) for (const n of hits[i]!.splice(0)) await enter(n);
     }
 
-    const packs: { name: string; idx: PackIndex }[] = [];
+    const kept: { name: string; idx: PackIndex }[] = [];
     const layers: SortedOids[] = [];
     let incremental = false;
     for (const i of confirmed) {
@@ -336,13 +354,16 @@ export class ReachIndex {
       if (hits[i]!.length === 0) continue;
       const parts = closures[i]!.parts();
       if (closures[i]!.previous) incremental = true;
-      for (const p of parts.packs) if (!packs.some((x) => x.name === p.name)) packs.push(p);
+      for (const p of parts.packs) if (!kept.some((x) => x.name === p.name)) kept.push(p);
       layers.push(...parts.layers);
       marked.push(...parts.marked);
       treeRoots.push(...parts.treeRoots);
     }
-    if (walked.size > 0) layers.push(SortedOids.fromSet(walked));
-    const kept = layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers;
+    if (walkedCount > 0) {
+      const walked = new OidSet(walkedCount);
+      for (let n = 0; n < seen.size; n++) if (flags[n]! & WALKED) walked.add(seen.table, 20 * n);
+      layers.push(SortedOids.fromSet(walked));
+    }
     const stats: ReachStats = {
       walked: walkedCount,
       closures: confirmed.size,
@@ -350,20 +371,8 @@ export class ReachIndex {
       incremental,
       ms: Math.round((performance.now() - started) * 10) / 10,
     };
-    return new ReachIndex(tipList, packs, kept, [...new Set(marked)], [...new Set(treeRoots)], stats);
+    return new ReachIndex(tipList, kept, layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers, [...new Set(marked)], [...new Set(treeRoots)], stats);
   }
-}
-
-/** Type code of the object at midx position `p` (delta chains resolved by their headers). */
-async function typeAt(midx: MultiPackIndex, p: number): Promise<number> {
-  const head = await midx.packs[midx.packOf[p]!]!.headerAt(midx.offsetOf(p));
-  return head.type === "commit" ? OBJ_COMMIT : head.type === "tree" ? OBJ_TREE : head.type === "blob" ? OBJ_BLOB : OBJ_TAG;
-}
-
-/** The hex id after `name` at `at` (a header line of a commit or tag), or null. */
-function oidAfter(data: Uint8Array, at: number, name: string): Oid | null {
-  const key = new Uint8Array(20);
-  return rawOidAfter(data, at, name, key) ? bytesToHex(key) : null;
 }
 
 /** Decodes the id of the header line `name <40 hex>\n` at `at` into `key`; false when absent. */

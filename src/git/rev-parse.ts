@@ -1,9 +1,9 @@
 // The small part of gitrevisions(7) the content routes accept: a name followed by ancestry
-// suffixes (`main~2`, `v1.0^`, `HEAD^2~3`), and unique abbreviated object ids, found by one
-// binary search in the multi-pack index and unique only among the ids the caller may read
+// suffixes (`main~2`, `v1.0^`, `HEAD^2~3`), and unique abbreviated object ids, found by a
+// binary search in each pack's sorted index and unique only among the ids the caller may read
 // (the service decides which, and how many digits it needs: docs/architecture.md).
-import type { MultiPackIndex } from "./multi-pack-index.ts";
 import { hexToBytes } from "./oid.ts";
+import type { PackIndex } from "./pack-index.ts";
 import type { Oid } from "./types.ts";
 
 /** One ancestry step: take parent number `parent` (1-based; 0 = the commit itself). */
@@ -64,27 +64,30 @@ export interface PrefixMatch {
 }
 
 /**
- * The ids of `midx` starting with `prefix` (hex, any case) that `accept` admits. One binary
- * search in the sorted multi-pack index, then at most MAX_PREFIX_CANDIDATES entries examined;
- * ids `accept` refuses (objects the caller may not read) count for nothing, ambiguity included.
+ * The ids in `packs` starting with `prefix` (hex, any case) that `accept` admits. One binary
+ * search in each pack's sorted index, at most MAX_PREFIX_CANDIDATES + 1 ids taken from each, and
+ * at most MAX_PREFIX_CANDIDATES distinct ids examined in all; ids `accept` refuses (objects the
+ * caller may not read) count for nothing, ambiguity included.
  */
-export async function findByPrefix(midx: MultiPackIndex, prefix: string, accept: (oid: Oid) => boolean | Promise<boolean>, limit = 2): Promise<PrefixMatch> {
+export async function findByPrefix(packs: readonly { idx: PackIndex }[], prefix: string, accept: (oid: Oid) => boolean | Promise<boolean>, limit = 2): Promise<PrefixMatch> {
   const p = prefix.toLowerCase();
   if (!/^[0-9a-f]{1,40}$/.test(p)) return { found: [], tooMany: false };
   const low = hexToBytes(p.padEnd(40, "0"));
-  const oids = midx.oids;
-  let lo = 0;
-  let hi = midx.count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareAt(oids, 20 * mid, low) < 0) lo = mid + 1;
-    else hi = mid;
+  const candidates = new Set<Oid>();
+  for (const { idx } of packs) {
+    const oids = idx.oidTable;
+    let lo = 0;
+    let hi = idx.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareAt(oids, 20 * mid, low) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo, n = 0; i < idx.count && n <= MAX_PREFIX_CANDIDATES && startsWith(oids, 20 * i, low, p.length); i++, n++) candidates.add(idx.oidAt(i));
   }
+  if (candidates.size > MAX_PREFIX_CANDIDATES) return { found: [], tooMany: true };
   const found: Oid[] = [];
-  for (let i = lo, examined = 0; i < midx.count; i++, examined++) {
-    if (!startsWith(oids, 20 * i, low, p.length)) break;
-    if (examined >= MAX_PREFIX_CANDIDATES) return { found, tooMany: true };
-    const oid = midx.oidAt(i);
+  for (const oid of [...candidates].sort()) {
     if (await accept(oid)) found.push(oid);
     if (found.length >= limit) break;
   }

@@ -73,7 +73,7 @@ async function resolveId(snapshot: RepoSnapshot, hex: string, opts: RevisionOpti
   if (hex.length < opts.minAbbrev) throw NotFound(`${missing}; abbreviated ids need at least ${opts.minAbbrev} hex digits when not signed in`);
   const index = await reachOf(snapshot);
   // Git's "committish" disambiguation: only commits and tags the tips reach count.
-  const match = await findByPrefix(snapshot.objects.multiPackIndex(), hex, async (oid) => {
+  const match = await findByPrefix(snapshot.objects.packs, hex, async (oid) => {
     if (!index.contains(oid)) return false;
     const type = (await snapshot.objects.readHeader(oid))?.type;
     return type === "commit" || type === "tag";
