@@ -2,6 +2,7 @@
 //
 //   bun bench/reach.ts [--source /work/.mirror/git+git/repo] [--refs 'refs/heads/*,refs/tags/*']
 //                      [--before /path/to/older/checkout] [--reads 100] [--rounds 2] [--out FILE]
+//                      [--engine-only]
 //
 // Pushes the source's refs once into a public repository of a server started from this checkout
 // (fs storage, temp data dir), then, on that same data dir, starts the server from each checkout
@@ -15,11 +16,18 @@
 // Finally, on this checkout only: the first read by id after a commit to master (the index is
 // extended by a walk of the new commit) and after deleting an unmerged branch (the first push's
 // reachability record is void: a walk of every commit), then the next reads.
-// Prints one JSON summary (and writes it to --out).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// First, in this process: the index alone over the source's pack (trusting a record of the refs;
+// with no record, every commit walked; then master 50 commits further, from that index). Prints one JSON summary (and writes it to --out).
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { openFileSource } from "../src/git/file-source.ts";
+import { PackIndex } from "../src/git/pack-index.ts";
+import { DeltaBaseCache, Pack } from "../src/git/pack-reader.ts";
+import { PackSet } from "../src/git/pack-set.ts";
+import { ReachIndex } from "../src/git/reachability.ts";
 import { r2, stats } from "./lib/content-util.ts";
 import { machine, rssOf } from "./lib/machine.ts";
 import { ROOT } from "./lib/proc.ts";
@@ -34,6 +42,7 @@ const { values: opt } = parseArgs({
     reads: { type: "string", default: "100" },
     rounds: { type: "string", default: "2" },
     out: { type: "string" },
+    "engine-only": { type: "boolean", default: false },
   },
 });
 const READS = Number(opt.reads);
@@ -57,11 +66,66 @@ async function timed(url: string, expect = 200): Promise<number> {
   return ms;
 }
 
+/**
+ * Waits until the server has no due background job left (the push's contribution walk reads
+ * every pushed commit): measured reads then compete with nothing of the server's own.
+ */
+async function settled(dataDir: string): Promise<void> {
+  for (;;) {
+    const db = new Database(join(dataDir, "svc.db"), { readonly: true });
+    const n = (db.query("SELECT count(*) AS n FROM jobs WHERE done_at IS NULL AND run_at <= ?").get(Date.now()) as { n: number }).n;
+    db.close();
+    if (n === 0) return;
+    await Bun.sleep(500);
+  }
+}
+
+/**
+ * The index alone, in this process, over the source's own pack: with the refs as its
+ * reachability record (after a first push or GC); with no record (one was voided: every commit
+ * walked); then from that index, with master 50 commits further (the walk after a push).
+ */
+async function engine(): Promise<Record<string, unknown>> {
+  const packDir = join(opt.source, "objects", "pack");
+  const packs: Pack[] = [];
+  for (const name of readdirSync(packDir).filter((n) => n.endsWith(".idx"))) {
+    const idx = PackIndex.parse(new Uint8Array(readFileSync(join(packDir, name))));
+    packs.push(new Pack(name, idx, await openFileSource(join(packDir, name.replace(/\.idx$/, ".pack"))), new DeltaBaseCache(32 * 1024 * 1024)));
+  }
+  const prefixes = opt.refs.split(",").map((r) => r.replace(/\*$/, ""));
+  const tips = (await git(["for-each-ref", "--format=%(objectname)", ...prefixes])).split("\n");
+  const master = await git(["rev-parse", "master"]);
+  const older = await git(["rev-parse", "master~50"]);
+  const out: Record<string, unknown> = { tips: tips.length };
+  const time = async (name: string, f: () => Promise<ReachIndex>) => {
+    const t = performance.now();
+    const index = await f();
+    out[name] = { ...index.stats, wall_ms: r2(performance.now() - t) };
+    return index;
+  };
+  // The pack stands for a first push (or GC) of the refs: its record is the refs.
+  for (const p of packs) p.reachTips = tips;
+  await time("record_trusted", () => ReachIndex.build(new PackSet(packs), tips));
+  for (const p of packs) p.reachTips = null;
+  const before = await time("no_record_every_commit", () => ReachIndex.build(new PackSet(packs), tips.map((t) => (t === master ? older : t))));
+  // master 50 commits further: the index above is the closure the walk stops at.
+  await time("after_a_push_of_50_commits", () => ReachIndex.build(new PackSet(packs), tips, { previous: [before] }));
+  out.rss_mb = Math.round(process.memoryUsage().rss / 2 ** 20);
+  return out;
+}
+
 const work = mkdtempSync(join(tmpdir(), "svc-bench-reach-"));
 const ORG = "big";
 const REPO = "git";
 let server: SvcServer | null = null;
 try {
+  log(`load ${load()}; the index alone over ${opt.source}`);
+  const engineResult = await engine();
+  log(JSON.stringify(engineResult));
+  if (opt["engine-only"]) {
+    console.log(JSON.stringify({ machine: machine(), load: load(), engine: engineResult }, null, 2));
+    process.exit(0);
+  }
   log(`load ${load()}; pushing ${opt.refs} of ${opt.source}`);
   server = await startSvc(work);
   const f = await bootstrap(server, { org: ORG, repo: REPO });
@@ -71,7 +135,8 @@ try {
   const pushStarted = performance.now();
   await git(["push", "-q", pushUrl, ...opt.refs.split(",").map((r) => `+${r}:${r}`)]);
   const pushMs = performance.now() - pushStarted;
-  log(`pushed in ${(pushMs / 1000).toFixed(1)} s`);
+  log(`pushed in ${(pushMs / 1000).toFixed(1)} s; waiting for the background jobs it queued`);
+  await settled(server.dataDir);
   await server.stop();
 
   // Commits that are no ref's target, spread over the history, each with a Makefile.
@@ -136,11 +201,12 @@ try {
   try {
     const p = phases(s.url);
     writes.first_read_by_id_cold_ms = r2(await timed(p.api_commit(picked[1]!)));
-    writes.next_read_by_id_ms = r2(await timed(p.api_commit(picked[2]!)));
+    writes.reads_cold_start = await series(picked.slice(20, 40).map(p.api_commit));
     const commit = await fetch(`${s.url}${base}/commits`, { method: "POST", headers: auth, body: JSON.stringify({ branch: "master", message: "bench", operations: [{ op: "put", path: "bench.txt", content: "x\n" }] }) });
     if (commit.status !== 201) throw new Error(`commit: ${commit.status} ${await commit.text()}`);
+    await settled(dataDir);
     writes.first_read_by_id_after_commit_ms = r2(await timed(p.api_commit(picked[3]!)));
-    writes.next_read_by_id_ms_2 = r2(await timed(p.api_commit(picked[4]!)));
+    writes.reads_after_commit = await series(picked.slice(40, 60).map(p.api_commit));
     // An unmerged branch of the source: deleting it voids the first push's record.
     const branches = (await git(["for-each-ref", "--format=%(refname)", "refs/heads/"])).split("\n");
     let deleted: string | null = null;
@@ -155,11 +221,10 @@ try {
       const cur = await git(["rev-parse", deleted]);
       const del = await fetch(`${s.url}${base}/refs/${deleted}?expected=${cur}`, { method: "DELETE", headers: auth });
       if (del.status !== 204) throw new Error(`delete ${deleted}: ${del.status} ${await del.text()}`);
+      await settled(dataDir);
       writes.deleted = deleted;
       writes.first_read_by_id_after_delete_ms = r2(await timed(p.api_commit(picked[5]!)));
-      const next: number[] = [];
-      for (const c of picked.slice(6, 36)) next.push(await timed(p.api_commit(c)));
-      writes.reads_after_delete = stats(next);
+      writes.reads_after_delete = await series(picked.slice(60, 80).map(p.api_commit));
     }
     writes.rss = rssOf(s.pid);
   } finally {
@@ -175,6 +240,7 @@ try {
     reads_per_phase: picked.length,
     push_s: r2(pushMs / 1000),
     before_root: opt.before ?? null,
+    engine: engineResult,
     results,
     writes,
   };

@@ -90,6 +90,7 @@ function compareRaw(a: Uint8Array, pa: number, b: Uint8Array, pb: number): numbe
 
 /** A closure the walk may stop at: everything it contains is reachable from `tips`. */
 interface Closure {
+  /** Ids it is the closure of, less those the others reach: each must be met for it to be trusted. */
   tips: readonly Oid[];
   /** An earlier index (rather than a record pack). */
   previous: boolean;
@@ -124,6 +125,11 @@ export class ReachIndex {
   private constructor(
     /** The tips (sorted, distinct) this index answers for. */
     readonly tips: readonly Oid[],
+    /**
+     * The tips no other tip reaches (as far as the build saw): a later index may trust this one
+     * once these are met, so deleting a merged branch costs no walk.
+     */
+    readonly required: readonly Oid[],
     /** Record packs whose every object is reachable. */
     private readonly packs: { name: string; idx: PackIndex }[],
     /** Reachable commits outside those packs, one table per walk. */
@@ -203,6 +209,8 @@ export class ReachIndex {
     const reader = new ChainReader(packs, 8 * 1024 * 1024);
     const WALKED = 1;
     const HIT = 2;
+    /** Met as the parent of a walked commit: another id reaches it. */
+    const REACHED = 4;
 
     const closures: Closure[] = [];
     const liveNames = new Set(packs.map((p) => p.name));
@@ -211,7 +219,7 @@ export class ReachIndex {
     for (const previous of opts.previous ?? []) {
       if (!previous.packs.every((p) => liveNames.has(p.name))) continue;
       closures.push({
-        tips: previous.tips,
+        tips: previous.required,
         previous: true,
         contains: (key, at) => previous.containsRaw(key, at),
         parts: () => ({ packs: previous.packs, layers: previous.layers, marked: [...previous.markedSet], treeRoots: previous.treeRoots }),
@@ -303,6 +311,7 @@ export class ReachIndex {
         const data = obj.data;
         for (let off = 46; rawOidAfter(data, off, "parent ", key); off += 48) {
           const parent = numberOf(key, 0);
+          flags[parent.n]! |= REACHED;
           if (!parent.fresh) continue;
           const c = closureOf(parent.n);
           if (c >= 0) {
@@ -364,6 +373,15 @@ export class ReachIndex {
       for (let n = 0; n < seen.size; n++) if (flags[n]! & WALKED) walked.add(seen.table, 20 * n);
       layers.push(SortedOids.fromSet(walked));
     }
+    // A tip is required of a later index unless another id reaches it: a walked commit names it
+    // as a parent, or a trusted closure holds it without it being one of that closure's own.
+    const required = tipList.filter((t) => {
+      hexInto(t, key, 0);
+      const n = seen.lookup(key, 0);
+      if (n >= 0 && flags[n]! & REACHED) return false;
+      for (const i of confirmed) if (!closures[i]!.tips.includes(t) && closures[i]!.contains(key, 0)) return false;
+      return true;
+    });
     const stats: ReachStats = {
       walked: walkedCount,
       closures: confirmed.size,
@@ -371,7 +389,7 @@ export class ReachIndex {
       incremental,
       ms: Math.round((performance.now() - started) * 10) / 10,
     };
-    return new ReachIndex(tipList, kept, layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers, [...new Set(marked)], [...new Set(treeRoots)], stats);
+    return new ReachIndex(tipList, required, kept, layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers, [...new Set(marked)], [...new Set(treeRoots)], stats);
   }
 }
 

@@ -92,6 +92,12 @@ describe("closures", () => {
     expect(after.stats.incremental).toBe(true);
     expect(after.stats.walked).toBe(gitLines(dir, ["rev-list", "main", "side", "--not", "main~20", "side~3"]).length);
     expect(answers(after)).toEqual(new Set(gitLines(dir, ["rev-list", "main", "side"])));
+    // A tip another tip reaches (a merged branch) is deleted: nothing is walked.
+    const merged = await ReachIndex.build(set, [rev("main"), rev("side"), rev("main~30")], { previous: [after] });
+    expect(merged.stats.incremental).toBe(true);
+    const deleted = await ReachIndex.build(set, [rev("main"), rev("side")], { previous: [merged] });
+    expect(deleted.stats).toMatchObject({ walked: 0, incremental: true });
+    expect(answers(deleted)).toEqual(new Set(gitLines(dir, ["rev-list", "main", "side"])));
     // Rewound: main~20 is not reached from old, so the earlier index is not trusted.
     const rewound = await ReachIndex.build(set, [rev("old")], { previous: [after, before] });
     expect(answers(rewound)).toEqual(new Set(gitLines(dir, ["rev-list", "old"])));
