@@ -143,16 +143,6 @@ export class ReachIndex {
     this.markedSet = new Set(marked);
   }
 
-  /** The key of a tip set (the order of `tips` does not matter). */
-  static keyOf(tips: readonly Oid[]): string {
-    return [...new Set(tips)].filter(isOid).sort().join("\n");
-  }
-
-  /** This index's key (see keyOf). */
-  get key(): string {
-    return this.tips.join("\n");
-  }
-
   /** Bytes held (for cache budgets); record packs' idx files are counted by their own cache. */
   get footprint(): number {
     let n = 256 + 64 * (this.markedSet.size + this.treeRoots.length);

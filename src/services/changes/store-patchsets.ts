@@ -1,5 +1,5 @@
 // Queries of a change's patchsets: one row each time its head moved (the change row holds the latest).
-import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { changePatchsets, changes } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { LIVE_STATES } from "./store.ts";
@@ -27,11 +27,20 @@ export async function patchsetOf(q: Queryable, changeId: string, patchset: numbe
  * (docs/architecture.md, "Reachability is the boundary").
  */
 export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
-  const rows = q
+  // Prepared once per connection: reads by id ask on every request, and building the query cost
+  // more than running it (bench/README.md, "Reads by id").
+  let stmt = openHeadsStatements.get(q);
+  if (!stmt) openHeadsStatements.set(q, (stmt = prepareOpenHeads(q)));
+  return stmt.all({ repoId }).map((r) => r.head);
+}
+
+function prepareOpenHeads(q: Queryable) {
+  return q
     .selectDistinct({ head: changePatchsets.head })
     .from(changePatchsets)
     .innerJoin(changes, eq(changes.id, changePatchsets.changeId))
-    .where(and(eq(changes.repoId, repoId), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_STATES])))
-    .all();
-  return rows.map((r) => r.head);
+    .where(and(eq(changes.repoId, sql.placeholder("repoId")), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_STATES])))
+    .orderBy(asc(changePatchsets.head))
+    .prepare();
 }
+const openHeadsStatements = new WeakMap<Queryable, ReturnType<typeof prepareOpenHeads>>();

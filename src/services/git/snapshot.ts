@@ -169,7 +169,9 @@ export class GitStore {
    * one walk that concurrent requests share. Reads by id call it; reads by ref name never do.
    */
   async reachIndex(repoId: string, objects: PackSet, tips: Oid[]): Promise<ReachIndex> {
-    const key = `${repoId}\n${ReachIndex.keyOf(tips)}`;
+    // The tips as the caller lists them (refs by name, then change heads in order): the same set
+    // listed otherwise is only a miss, and sorting a thousand refs per request cost more than the rest.
+    const key = `${repoId}\n${tips.join("\n")}`;
     const cached = this.reach.get(key);
     if (cached) return cached;
     let p = this.reachBuilds.get(key);
