@@ -256,7 +256,7 @@ describe("forks read only what their own refs reach", () => {
 });
 
 describe("open changes: their patchsets are readable to the repository's readers while open", () => {
-  test("a force-pushed patchset stays readable by id until the change is closed", async () => {
+  test("a force-pushed patchset stays readable by id until the change is closed, cached pages included", async () => {
     const url = repoUrl(server, "pub", "lib", ownerToken);
     await g.ok(["checkout", "-q", "-b", "review", topic], { cwd: work });
     const first = await commitFiles(g, work, { "review.txt": "first try\n" }, "first try");
@@ -269,9 +269,19 @@ describe("open changes: their patchsets are readable to the repository's readers
     await until("patchset 2", async () => (await anon().get(`${api("pub", "lib")}/changes/${c.body.number}`)).body.patchset === 2);
     // No ref reaches the first try any more; the open change does.
     expect((await anon().get(`${api("pub", "lib")}/commits/${first}`)).status).toBe(200);
-    expect((await page(`/pub/lib/blob/${first}/review.txt`)).status).toBe(200);
+    const pages = [`/pub/lib/blob/${first}/review.txt`, `/pub/lib/tree/${first}`, `/pub/lib/commit/${first}`];
+    const etags: string[] = [];
+    for (const p of pages) {
+      const r = await fetch(`${server.url}${p}`);
+      expect(r.status).toBe(200);
+      etags.push(r.headers.get("etag")!);
+      // While it is readable, the validator answers 304.
+      expect((await fetch(`${server.url}${p}`, { headers: { "if-none-match": etags.at(-1)! } })).status).toBe(304);
+    }
     expect((await caller(server, ownerToken).patch(`${api("pub", "lib")}/changes/${c.body.number}`, { state: "closed" })).status).toBe(200);
     expect((await anon().get(`${api("pub", "lib")}/commits/${first}`)).status).toBe(404);
+    // A browser revalidating what it saw gets the 404, not a 304.
+    for (const [i, p] of pages.entries()) expect((await fetch(`${server.url}${p}`, { headers: { "if-none-match": etags[i]! } })).status).toBe(404);
   });
 });
 
