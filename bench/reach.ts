@@ -117,15 +117,21 @@ async function engine(): Promise<Record<string, unknown>> {
 const work = mkdtempSync(join(tmpdir(), "svc-bench-reach-"));
 const ORG = "big";
 const REPO = "git";
-let server: SvcServer | null = null;
+let server = null as SvcServer | null;
 try {
   log(`load ${load()}; the index alone over ${opt.source}`);
   const engineResult = await engine();
   log(JSON.stringify(engineResult));
   if (opt["engine-only"]) {
     console.log(JSON.stringify({ machine: machine(), load: load(), engine: engineResult }, null, 2));
-    process.exit(0);
-  }
+  } else await servers(engineResult);
+} finally {
+  await server?.stop();
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** The server runs: push once, reads before and after, then the writes (see the file comment). */
+async function servers(engineResult: Record<string, unknown>): Promise<void> {
   log(`load ${load()}; pushing ${opt.refs} of ${opt.source}`);
   server = await startSvc(work);
   const f = await bootstrap(server, { org: ORG, repo: REPO });
@@ -247,7 +253,4 @@ try {
   const text = JSON.stringify(summary, null, 2);
   console.log(text);
   if (opt.out) writeFileSync(opt.out, text);
-} finally {
-  await server?.stop();
-  rmSync(work, { recursive: true, force: true });
 }
