@@ -10,7 +10,7 @@ import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { resolveRevision } from "../repos/content.ts";
+import { resolveRevision, revisionOptions } from "../repos/content.ts";
 import type { Diff, DiffFile } from "./schemas.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import * as store from "./store.ts";
@@ -196,7 +196,8 @@ export async function compare(ctx: Ctx, actor: Principal, orgName: string, repoN
   const at = spec.indexOf("...");
   if (at <= 0 || at + 3 >= spec.length || spec.length > 1024) throw Invalid("compare takes {base}...{head}, e.g. main...feature");
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const base = await resolveRevision(snapshot, spec.slice(0, at));
-  const head = await resolveRevision(snapshot, spec.slice(at + 3));
+  const opts = revisionOptions(actor);
+  const base = await resolveRevision(snapshot, spec.slice(0, at), opts);
+  const head = await resolveRevision(snapshot, spec.slice(at + 3), opts);
   return diffCommits(snapshot.objects, base.oid, head.oid);
 }

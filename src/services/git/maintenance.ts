@@ -48,7 +48,7 @@ export const GRACE_MS = 60 * 60 * 1000;
  * built from what the writer reports (ids, offsets, CRCs of entries copied as stored): nothing is
  * inflated or hashed again, unlike indexing the written pack.
  */
-async function writePackFiles(ctx: Ctx, midx: MultiPackIndex, flags: Uint8Array, count: number) {
+export async function writePackFiles(ctx: Ctx, midx: MultiPackIndex, flags: Uint8Array, count: number) {
   const tmp = join(ctx.tmpDir, `repack-${newId()}`);
   const oids = new Uint8Array(20 * count);
   const offsets = new Float64Array(count);

@@ -14,6 +14,8 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
+import { firstUnreachableNamed } from "./reach.ts";
+import { PackIndex } from "../../git/pack-index.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
@@ -170,6 +172,9 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
   const hooks: ReceivePackHooks = {
     async apply(commands, pack, { atomic, objects }) {
       bytes = pack?.size ?? 0;
+      // A fork may not name what it does not reach of the packs it lists (reach.ts): refused like a hole.
+      const named = { tips: commands.map((c) => c.newOid), pack: pack ? { idx: PackIndex.parse(await Bun.file(pack.idxPath).bytes()), links: pack.links, appendedBases: pack.appendedBases } : undefined };
+      if (await firstUnreachableNamed(snapshot, repo.id, named)) return new Map(commands.map((c) => [c.ref, "missing necessary objects"]));
       const updates: RefUpdate[] = [];
       for (const c of commands) {
         let fastForward: boolean | undefined;

@@ -9,10 +9,12 @@ import { countHeldBytes } from "../../git/buffer-pool.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
-import { GitError, type ByteSource } from "../../git/types.ts";
+import { ReachIndex } from "../../git/reachability.ts";
+import { GitError, type ByteSource, type Oid } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
 import { snapshotRows } from "./store.ts";
+import { openChangeHeads } from "../changes/store-patchsets.ts";
 import { BlockCache, ByteLru, StorageError, type ObjectStore, type RangeReader } from "../../storage/index.ts";
 import { AppError } from "../../errors.ts";
 
@@ -28,9 +30,10 @@ export type { RepoSnapshot };
 
 /**
  * Process-wide caches over the object store: parsed idx files, pack blocks, delta bases, and
- * multi-pack indexes of recent pack sets. They share one budget in bytes (SVC_GIT_CACHE), split
- * as 3/8 pack blocks, 1/8 delta bases, 1/4 idx files, 1/4 multi-pack indexes, each entry weighed
- * by what it holds (tables built after it was cached included). Why a bound in bytes that the
+ * multi-pack indexes of recent pack sets, reachability indexes of recent tip sets. They share one
+ * budget in bytes (SVC_GIT_CACHE), split as 5/16 pack blocks, 1/8 delta bases, 1/4 idx files,
+ * 1/4 multi-pack indexes, 1/16 reachability indexes, each entry weighed by what it holds (tables
+ * built after it was cached included). Why a bound in bytes that the
  * operator sets: what these caches hold stays in the process between requests, and the
  * collector lets a request's garbage grow in proportion to what the process already holds, so
  * each cached byte costs about two of peak memory.
@@ -41,27 +44,34 @@ export class GitStore {
   private readonly idx: ByteLru<string, PackIndex>;
   /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
   readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
+  /** Reachability indexes by repository and tip set; the next one of a repository is built from them. */
+  readonly reach: ByteLru<string, ReachIndex>;
+  /** Per repository, the keys of its latest indexes (newest first, at most 3). */
+  private readonly recentReach = new Map<string, string[]>();
   private readonly loading = new Map<string, Promise<PackIndex>>();
+  private readonly reachBuilds = new Map<string, Promise<ReachIndex>>();
 
   constructor(
     readonly store: ObjectStore,
     cacheBytes: number,
   ) {
     const eighth = Math.floor(cacheBytes / 8);
+    const sixteenth = Math.floor(cacheBytes / 16);
     // Against a bucket a request costs far more than the bytes it carries: larger blocks take a
     // walk's neighbouring entries in one request (a cold fetch of git.git: 92 requests instead of
     // 148, 35 MiB read instead of 26; bench/README.md).
     const blockSize = store.kind === "fs" ? 64 * 1024 : 256 * 1024;
-    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, 3 * eighth) });
+    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, 5 * sixteenth) });
     this.deltaBases = new DeltaBaseCache(eighth);
     this.idx = new ByteLru<string, PackIndex>(2 * eighth, (v) => v.footprint);
     this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(2 * eighth, (v) => 1024 + v.footprint);
+    this.reach = new ByteLru<string, ReachIndex>(sixteenth, (v) => v.footprint);
     countHeldBytes(this);
   }
 
   /** Bytes all these caches hold together (live data: memory pacing does not count it as garbage). */
   heldBytes(): number {
-    return this.blocks.cachedBytes + this.deltaBases.size + this.idx.bytes + this.multiPackIndexes.bytes;
+    return this.blocks.cachedBytes + this.deltaBases.size + this.idx.bytes + this.multiPackIndexes.bytes + this.reach.bytes;
   }
 
   /** The parsed idx of a stored pack (cached; concurrent loads share one read). */
@@ -153,9 +163,42 @@ export class GitStore {
     }
   }
 
+  /**
+   * The reachability index of `repoId`'s `tips` over `objects`: the cached one when the tips are
+   * the same, else built (from the repository's previous index when its tips still reach it) by
+   * one walk that concurrent requests share. Reads by id call it; reads by ref name never do.
+   */
+  async reachIndex(repoId: string, objects: PackSet, tips: Oid[]): Promise<ReachIndex> {
+    // The tips as the caller lists them (refs by name, then change heads in order): the same set
+    // listed otherwise is only a miss, and sorting a thousand refs per request cost more than the rest.
+    const key = `${repoId}\n${tips.join("\n")}`;
+    const cached = this.reach.get(key);
+    if (cached) return cached;
+    let p = this.reachBuilds.get(key);
+    if (!p) {
+      // The repository's recent indexes (a request still on the snapshot before a push asks for
+      // the older tips): any of them whose tips the new ones still reach saves the walk.
+      const recent = (this.recentReach.get(repoId) ?? []).map((k) => this.reach.get(k)).filter((x) => x !== undefined);
+      p = ReachIndex.build(objects, tips, { previous: recent })
+        .then((index) => {
+          this.reach.set(key, index);
+          // At most three per repository: an index may hold the idx of a pack GC has replaced.
+          const keys = [key, ...(this.recentReach.get(repoId) ?? []).filter((k) => k !== key && this.reach.has(k))];
+          for (const old of keys.splice(3)) this.reach.delete(old);
+          this.recentReach.delete(repoId);
+          this.recentReach.set(repoId, keys);
+          if (this.recentReach.size > 10_000) this.recentReach.delete(this.recentReach.keys().next().value!);
+          return index;
+        })
+        .finally(() => this.reachBuilds.delete(key));
+      this.reachBuilds.set(key, p);
+    }
+    return p;
+  }
+
   /** Bytes each cache holds now (the process_ metrics report them). */
-  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes", number> {
-    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes };
+  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes" | "reach_indexes", number> {
+    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes, reach_indexes: this.reach.bytes };
   }
 
   /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
@@ -203,7 +246,16 @@ export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Pro
   const opened = await Promise.all(rows.packs.map((row) => git.openPack(row))).catch((err: unknown) => {
     throw isUnavailable(err) ? new AppError(503, UNAVAILABLE) : err;
   });
-  return { refs: rows.refs, head: `refs/heads/${repo.defaultBranch}`, objects: new PackSet(opened, git.multiPackIndexes) };
+  const objects = new PackSet(opened, git.multiPackIndexes);
+  let reach: Promise<ReachIndex> | null = null;
+  return {
+    refs: rows.refs,
+    head: `refs/heads/${repo.defaultBranch}`,
+    objects,
+    // Built on first use: reads by ref name never ask. The open changes' heads are read then, so
+    // a change opened after the refs were read is not in it (its reader retries after the fact).
+    reach: () => (reach ??= (async () => git.reachIndex(repo.id, objects, [...rows.refs.map((r) => r.oid), ...(await openChangeHeads(q, repo.id))]))()),
+  };
 }
 
 export { readRef, readRefs } from "./store.ts";

@@ -2,9 +2,10 @@
 import { Elysia } from "elysia";
 import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
-import { guessContentType, statBlob } from "../../../services/repos/content.ts";
+import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
-import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView } from "../../../services/web/views.ts";
+import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
+import type { Principal } from "../../../services/access/principal.ts";
 import { checkForm } from "./csrf.ts";
 import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam, restOf } from "./draw.ts";
 import { immutablePage, isFullSha, notModified } from "./etag.ts";
@@ -51,7 +52,7 @@ export function repoWebRoutes(ctx: Ctx) {
       return draw(request, async (actor, frame) => {
         const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
-        if (tag && notModified(request, tag)) return tag.notModified;
+        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
         const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f, offset);
         return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })), 200, tag?.headers);
       });
@@ -61,7 +62,7 @@ export function repoWebRoutes(ctx: Ctx) {
       return draw(request, async (actor, frame) => {
         const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
-        if (tag && notModified(request, tag)) return tag.notModified;
+        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
         const file = await fileView(ctx, actor, org, f.repo.name, f);
         const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
         // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
@@ -95,7 +96,11 @@ export function repoWebRoutes(ctx: Ctx) {
         // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
         const repo = await repoView(ctx, actor, org, repoParam(params.repo));
         const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
-        if (tag && notModified(request, tag)) return tag.notModified;
+        if (tag && notModified(request, tag)) {
+          // Why before the 304: a commit no longer reachable is a 404, cached or not.
+          await requireCommit(ctx, actor, org, repo.name, params.sha);
+          return tag.notModified;
+        }
         const v = await commitView(ctx, actor, repo, params.sha);
         return page(layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)), 200, tag?.headers);
       });
@@ -116,6 +121,15 @@ export function repoWebRoutes(ctx: Ctx) {
         }
       });
     }, HIDE);
+
+  /**
+   * `answer` (a 304) once the page's commit is readable: a commit no longer reachable is a 404,
+   * cached or not (services/repos/content.ts requireCommit). A branch named like an id is a ref.
+   */
+  async function reachable(actor: Principal, org: string, f: RepoFrame, answer: Response): Promise<Response> {
+    if (f.ref.full === f.ref.short) await requireCommit(ctx, actor, org, f.repo.name, f.ref.short);
+    return answer;
+  }
 
   function history(request: Request, org: string, repo: string, rest: string[], query: unknown): Promise<Response> {
     return draw(request, async (actor, frame) => {
