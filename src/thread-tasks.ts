@@ -3,6 +3,9 @@
 import { indexPackTask } from "./git/pack-index-task.ts";
 import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
+import { parseWorkflowTask } from "./services/ci/workflow.ts";
+import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
+import { markdownToHtml, type LinkBase } from "./http/routes/web/markdown.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -29,6 +32,17 @@ export const TASKS = {
   /** Throws an error carrying a `code` (the pool's tests of error passing). */
   "pool.fail": (input: { message: string; code?: string }) => {
     throw Object.assign(new Error(input.message), { code: input.code });
+  },
+  /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
+  "ci.parseWorkflow": parseWorkflowTask,
+  /** Renders a big Markdown source to sanitized markup (http/routes/web/markdown.ts). */
+  "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
+  /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
+  "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {
+    const data = resolveStoredChain(input.chain, input.maxSize);
+    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+    await io.emit(own, [own.buffer as ArrayBuffer]);
+    return own.byteLength;
   },
 } as const;
 

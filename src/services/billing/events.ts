@@ -14,6 +14,16 @@ import * as store from "./store.ts";
 /** Largest event body read (the provider's events are far smaller). */
 export const EVENT_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * What can be refused from the headers alone, before the body is read (issue 25 row 7): 503
+ * without a provider, 400 when the signature header is missing or not in the provider's shape.
+ */
+export function checkEventHeaders(ctx: Ctx, headers: Headers): void {
+  const provider = providerOf(ctx);
+  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider.signatureShapeOk(headers)) throw Invalid("the billing event's signature is missing, wrong or too old");
+}
+
 /** What a delivery did: applied, a repeat of one already recorded, stale, for nobody we know, or not a kind we act on. */
 export type EventOutcome = "applied" | "duplicate" | "stale" | "unmatched" | "ignored";
 

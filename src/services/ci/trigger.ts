@@ -14,7 +14,8 @@ import { claimHub, hubKey } from "./claim.ts";
 import { hostedDisabledMessage } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
-import { parseWorkflow, WORKFLOW_LIMITS, workflowMatches, type PlannedJob } from "./workflow.ts";
+import { ThreadTaskError } from "../../util/thread-pool.ts";
+import { WORKFLOW_LIMITS, type ParseWorkflowOutput, type PlannedJob } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -90,11 +91,27 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
     }
     const blob = await snapshot.objects.read(f.oid);
     if (!blob) continue;
-    const parsed = parseWorkflow(path, new TextDecoder().decode(blob.data), { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event });
+    const parsed = await parseOnThread(ctx, { path, text: new TextDecoder().decode(blob.data), trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event }, branch });
     if (!parsed.ok) out.push({ path, error: parsed.error });
-    else if (workflowMatches(parsed.on, p.event, branch)) out.push({ path, jobs: parsed.jobs });
+    else if (parsed.matches) out.push({ path, jobs: parsed.jobs });
   }
   return out;
+}
+
+/**
+ * Parses a workflow on a worker thread within its time limit (issue 25 row 8: YAML parsing of
+ * hostile files took seconds of the event loop). A file past the limit, or one that breaks the
+ * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
+ * job queue retries.
+ */
+async function parseOnThread(ctx: Ctx, input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string }): Promise<ParseWorkflowOutput> {
+  try {
+    return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
+  } catch (e) {
+    if (!(e instanceof ThreadTaskError) || e.kind === "busy" || e.kind === "closed" || e.kind === "aborted") throw e;
+    if (e.kind === "time_limit") return { ok: false, error: `${input.path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
+    return { ok: false, error: `${input.path}: the file could not be parsed (${e.message.slice(0, 200)})` };
+  }
 }
 
 /** The `ci.trigger` worker: creates the runs of one moved branch (idempotent: a run per workflow, commit, ref and event). */
@@ -128,7 +145,7 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
         await runs.insertJob(tx, {
           id, runId, repoId: p.repoId, orgId: p.orgId, key: j.key, runsOn: j.runsOn, hosted: j.hosted, spec: j.spec, state, verdict: null, error,
-          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map(() => ({ state: "pending", exit_code: null })), cancelReason: null, logSize: 0,
+          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })), cancelReason: null, logSize: 0,
           queuedAt: t, startedAt: null, finishedAt: refused ? t : null, lastHeartbeatAt: null,
         });
         await runs.recordCheck(tx, { repoId: p.repoId, commit: p.commit, key: j.key, state, runId, jobId: id, updatedAt: t });

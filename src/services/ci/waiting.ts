@@ -31,7 +31,7 @@ export function waitingMessage(job: Pick<JobRow, "runsOn" | "hosted">, machines:
 }
 
 /** The waiting messages of `jobs` by job id (only queued ones can have one). */
-export async function waitingMessages(q: Queryable, jobs: JobRow[]): Promise<Map<string, string>> {
+export async function waitingMessages(q: Queryable, jobs: Pick<JobRow, "id" | "state" | "runsOn" | "hosted" | "orgId">[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const pools = new Map<string, string[][]>();
   for (const job of jobs) {

@@ -123,6 +123,18 @@ function parseOperations(raw: CommitOperation[]): TreeOp[] {
   return ops;
 }
 
+/**
+ * A name as a git ident can hold it: without `<`, `>` and control characters, trimmed; `fallback`
+ * when nothing is left. For names this server chose (a person's stored name, a token's label),
+ * which may predate the rule that refuses such names (issue 25 row 14); a name the caller sends
+ * as `author` is refused instead (parseIdentity).
+ */
+export function gitIdentName(name: string, fallback: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = name.replace(/[<>\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+  return clean || fallback;
+}
+
 /** The author as git records it: trimmed, not blank, no `<`, `>`, newline or NUL (git's ident rules). */
 function parseIdentity(a: CommitRequest["author"]): { name: string; email: string } | null {
   if (a === undefined) return null;
@@ -177,8 +189,8 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const author: Signature = authorIn
       ? { ...authorIn, ...when }
       : person
-        ? { name: person.name, email: person.email, ...when }
-        : { name: actor.kind === "token" ? actor.token.label : "svc", email: `noreply@${host}`, ...when };
+        ? { name: gitIdentName(person.name, person.handle), email: person.email, ...when }
+        : { name: gitIdentName(actor.kind === "token" ? actor.token.label : "svc", "svc"), email: `noreply@${host}`, ...when };
     const committer: Signature = { name: "svc", email: `svc@${host}`, ...when };
     const commitData = serializeCommit({ tree: edited.tree, parents: tip ? [tip] : [], author, committer, message, extraHeaders: [] });
     const commit = hashObject("commit", commitData);

@@ -11,6 +11,7 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { Principal } from "../access/principal.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
+import { blobHeader, readBlobOffloaded } from "./blob-read.ts";
 import { splitPath } from "./commits.ts";
 import type { ChangedPath, CommitDetail, CommitList, CommitSummary, Tree } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -230,8 +231,8 @@ export function guessContentType(name: string, data: Uint8Array): string {
   return sample.includes(0) ? "application/octet-stream" : "text/plain; charset=utf-8";
 }
 
-/** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
-export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
+/** The blob entry at `path` of `ref` (404 for a directory, a submodule or nothing). */
+async function blobEntry(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ snapshot: RepoSnapshot; oid: Oid; name: string }> {
   const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
   const { commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
@@ -239,9 +240,37 @@ export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoN
   const at = await entryAt(snapshot.objects, commit.tree, parts);
   if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${orgName}/repos/${repoName}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
   if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
-  const obj = await snapshot.objects.read(at.oid);
+  return { snapshot, oid: at.oid, name: parts[parts.length - 1]! };
+}
+
+/** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
+export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+  // Off the event loop when big or deep, like the pages' reads (issue 25 row 4).
+  const obj = await readBlobOffloaded(ctx, snapshot.objects, oid);
   if (!obj) throw NotFound("blob missing");
-  return { oid: at.oid, data: obj.data, contentType: guessContentType(parts[parts.length - 1]!, obj.data) };
+  return { oid, data: obj.data, contentType: guessContentType(name, obj.data) };
+}
+
+/**
+ * A blob as the web pages read it: its id and size first (no bytes read), then `read()` for
+ * the bytes, resolved off the event loop when big or deep (blob-read.ts). A page decides from
+ * the size whether to read at all (issue 25 row 4: a view of a 1 GiB blob read it whole first).
+ */
+export async function statBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+  const head = await blobHeader(snapshot.objects, oid);
+  if (!head) throw NotFound("blob missing");
+  return {
+    oid,
+    size: head.size,
+    name,
+    read: async () => {
+      const obj = await readBlobOffloaded(ctx, snapshot.objects, oid);
+      if (!obj) throw NotFound("blob missing");
+      return obj.data;
+    },
+  };
 }
 
 function person(s: Signature) {

@@ -1,6 +1,7 @@
 // Branch protections: the one enforcement point for git push, the ref API and the commit API
 // (DECISIONS §3). Management routes live with the content API.
 import { checkRefFormat } from "../../git/ref-name.ts";
+import { globMatch } from "../../util/glob.ts";
 import { ZERO_OID } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import type { Repo } from "../../db/schema/index.ts";
@@ -16,10 +17,13 @@ import { auditActor, recordAudit } from "../audit/record.ts";
 /** Where a ref update comes from; only the lander may move a require_change branch. */
 export type UpdateSource = "push" | "ref-api" | "commit-api" | "lander";
 
-/** Whether a branch name matches a protection pattern (`*` matches within one path segment). */
+/**
+ * Whether a branch name matches a protection pattern: `*` within one path segment, `**` across
+ * segments, as in workflow branch filters. Why the shared matcher (src/util/glob.ts): a RegExp
+ * built from `*a*a*a*a*a*a*a*a*a*a*b` backtracked for seconds on a push to a 40-character name.
+ */
 export function matchesPattern(pattern: string, branch: string): boolean {
-  const re = new RegExp(`^${pattern.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
-  return re.test(branch);
+  return globMatch(pattern, branch);
 }
 
 /** The rule protecting `ref` (a branch), if any: an exact pattern wins over a wildcard. */

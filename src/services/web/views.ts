@@ -11,7 +11,7 @@ import type { FileDiffs } from "../changes/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
 import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getBlob, getTreeWindow, listCommits } from "../repos/content.ts";
+import { getTreeWindow, guessContentType, listCommits, statBlob } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
 /** The signed-in person a page is drawn for. */
@@ -164,21 +164,25 @@ export async function treeView(
   for (const name of README_NAMES) {
     const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
+    // The size comes from the listing: a README too big to show is never read.
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
-    const blob = await getBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
-    readme = { path: e.path, text: new TextDecoder().decode(blob.data) };
+    const blob = await statBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
+    if (blob.size > INLINE_FILE_LIMIT) break;
+    readme = { path: e.path, text: new TextDecoder().decode(await blob.read()) };
     break;
   }
   return { tree: { ...tree, offset }, readme };
 }
 
-/** A file: its bytes (for the page, text when it is text). */
+/** A file: its size, and its text when it is text small enough to show (a bigger file is never read). */
 export async function fileView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
   if (!frame.path) throw NotFound("no file named");
-  const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
-  const binary = blob.data.subarray(0, 8000).includes(0);
-  const text = binary || blob.data.byteLength > INLINE_FILE_LIMIT ? null : new TextDecoder().decode(blob.data);
-  return { oid: blob.oid, size: blob.data.byteLength, text, contentType: blob.contentType };
+  const blob = await statBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
+  // Why size first: a view of a 1 GiB blob read it whole before deciding not to show it (issue 25 row 4).
+  if (blob.size > INLINE_FILE_LIMIT) return { oid: blob.oid, size: blob.size, text: null, contentType: guessContentType(blob.name, new Uint8Array(0)) };
+  const data = await blob.read();
+  const binary = data.subarray(0, 8000).includes(0);
+  return { oid: blob.oid, size: data.byteLength, text: binary ? null : new TextDecoder().decode(data), contentType: guessContentType(blob.name, data) };
 }
 
 /** History at the frame's ref, filtered by its path when it has one. */

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caller, person, type Person } from "../../helpers/api.ts";
 import { client, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, registrationToken } from "../ci/helpers.ts";
+import { commitFiles, registrationToken, until } from "../ci/helpers.ts";
 
 let server: RunningServer;
 let owner: Person;
@@ -74,7 +74,8 @@ beforeAll(async () => {
   run = (await api.get("/v1/orgs/acme/repos/app/runs")).body.runs.find((r: any) => r.commit === sha);
   // A second run, in the public repository, that nobody claims (its job stays queued).
   const pubSha = await commitFiles(api, "pub", { ".svc/workflows/ci.yml": WORKFLOW.replace("web]", "nowhere]") });
-  pubRun = (await api.get("/v1/orgs/acme/repos/pub/runs")).body.runs.find((r: any) => r.commit === pubSha);
+  // The trigger runs in the background (its workflow parsed on a worker thread): wait for the run.
+  pubRun = await until("the public run", async () => (await api.get("/v1/orgs/acme/repos/pub/runs")).body.runs.find((r: any) => r.commit === pubSha));
 }, 60_000);
 
 afterAll(async () => {

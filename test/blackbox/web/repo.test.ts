@@ -94,9 +94,9 @@ describe("files", () => {
   });
 
   test("a file too large to show inline links to raw; binary likewise", async () => {
-    for (const path of ["big.txt", "logo.bin"]) {
+    for (const [path, words] of [["big.txt", "too large to show here"], ["logo.bin", "This file is binary."]]) {
       const r = await get(`/pageco/open/blob/main/${path}`);
-      expect(r.text).toContain("binary or too large to show here");
+      expect(r.text).toContain(words!);
       expect(r.text).toContain(`href="/pageco/open/raw/main/${path}"`);
     }
   });

@@ -8,7 +8,8 @@ import { checkForm } from "./csrf.ts";
 import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam } from "./draw.ts";
 import { seg } from "./html.ts";
 import { layout, page } from "./layout.ts";
-import { changePage } from "./pages-changes-detail.ts";
+import { changePage, descriptionBase } from "./pages-changes-detail.ts";
+import { renderMarkdownOffloaded } from "./markdown.ts";
 import { changesListPage, openChangeForm, openChangePage } from "./pages-changes-list.ts";
 
 /** A positive number from the path or query; anything else is null (the page then shows 404 or the default). */
@@ -54,7 +55,8 @@ export function changesWebRoutes(ctx: Ctx) {
       const repo = repoParam(params.repo);
       return draw(request, async (actor, frame) => {
         const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, { patchset: positive(queryParam(query, "ps")), against: positive(queryParam(query, "against")) });
-        return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf)));
+        const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
+        return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
       });
     }, HIDE)
     .post("/:org/:repo/changes/:number/land", ({ request, params, body }) => {

@@ -3,7 +3,9 @@
 // the repository (file view), relative images at the raw file.
 import MarkdownIt from "markdown-it";
 import sanitizeHtml from "sanitize-html";
-import { trusted, type Html } from "./html.ts";
+import { html, trusted, type Html } from "./html.ts";
+import type { Threads } from "../../../threads.ts";
+import { ThreadTaskError } from "../../../util/thread-pool.ts";
 
 const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
 
@@ -34,8 +36,34 @@ function resolveRelative(dir: string, href: string): string {
   return parts.join("/") + rest.join("");
 }
 
+/** Sources up to this many characters render on the event loop; bigger ones on a worker thread. */
+export const MARKDOWN_INLINE = 16 * 1024;
+/** How long rendering one big source may take on its thread (then it is shown as text). */
+export const MARKDOWN_TIME_LIMIT_MS = 2000;
+
 /** Renders Markdown to sanitized markup. */
 export function renderMarkdown(source: string, base: LinkBase): Html {
+  return trusted(markdownToHtml(source, base));
+}
+
+/**
+ * Renders Markdown, a big source on a worker thread (the `web.renderMarkdown` task) within
+ * MARKDOWN_TIME_LIMIT_MS. Why: markdown-it and the sanitizer take time that grows with the
+ * input, some inputs much faster than their size (issue 25: big inputs off the event loop).
+ * When the thread cannot (time limit, a busy pool, a failure), the source is shown as text.
+ */
+export async function renderMarkdownOffloaded(threads: Threads, source: string, base: LinkBase): Promise<Html> {
+  if (source.length <= MARKDOWN_INLINE) return renderMarkdown(source, base);
+  try {
+    return trusted(await threads.run("web.renderMarkdown", { source, base }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS }));
+  } catch (e) {
+    if (!(e instanceof ThreadTaskError)) throw e;
+    return html`<pre>${source}</pre>`;
+  }
+}
+
+/** Markdown as sanitized markup text (pure: the `web.renderMarkdown` thread task runs it). */
+export function markdownToHtml(source: string, base: LinkBase): string {
   const raw = md.render(source);
   const clean = sanitizeHtml(raw, {
     allowedTags: [
@@ -62,5 +90,5 @@ export function renderMarkdown(source: string, base: LinkBase): Html {
       },
     },
   });
-  return trusted(clean);
+  return clean;
 }

@@ -6,9 +6,28 @@ import { html, seg, type Html } from "./html.ts";
 import { activityList } from "./pages-account-activity.ts";
 import { repoItem } from "./pages-repo.ts";
 
-/** Where to go after signing in: only a path on this site (never `//host`, never a URL). */
+/** A base no request can name: what `next` is resolved against to see where a browser would go. */
+const NEXT_BASE = "https://next.invalid";
+
+/**
+ * Where to go after signing in: a path on this site, as a browser would resolve it, or `/`.
+ * Why resolve instead of checking the text: browsers drop tabs and newlines from URLs and read
+ * `\` as `/`, so `/\t/evil.example/` and `/\\evil.example` are `//evil.example/`, another site
+ * (issue 25 row 9). The answer is the resolved path, query and fragment, which the URL rules
+ * percent-encode to printable ASCII, so it is always a valid Location header (row 10: a newline
+ * or U+3000 in `next` made the sign-in answer 500).
+ */
 export function safeNext(next: string | null | undefined): string {
-  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") && next.length <= 2000 ? next : "/";
+  if (!next || next.length > 2000 || !next.startsWith("/")) return "/";
+  let url: URL;
+  try {
+    url = new URL(next, NEXT_BASE);
+  } catch {
+    return "/";
+  }
+  const path = url.pathname + url.search + url.hash;
+  if (url.origin !== NEXT_BASE || !path.startsWith("/") || path.startsWith("//") || !/^[\x21-\x7e]*$/.test(path)) return "/";
+  return path;
 }
 
 /** The hidden CSRF field of a form (nothing without a session: then the Origin check stands alone). */

@@ -4,7 +4,7 @@ import type { Change } from "../../../services/changes/schemas.ts";
 import type { ChangeView } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { html, segs, type Html } from "./html.ts";
-import { renderMarkdown } from "./markdown.ts";
+import type { LinkBase } from "./markdown.ts";
 import { changesHeader, stateBadge } from "./pages-changes-list.ts";
 import { repoHref } from "./pages-repo.ts";
 import { diffView } from "./pages-repo-diff.ts";
@@ -62,8 +62,13 @@ ${v.patchsets.length > 1 ? html`<form class="filter pad" method="get" action="${
 </section>`;
 }
 
-/** The change page. */
-export function changePage(v: ChangeView, csrf: string | null): Html {
+/** Where a change description's relative links resolve: the target branch. */
+export function descriptionBase(v: ChangeView): LinkBase {
+  return { repo: repoHref(v.repo), ref: segs(v.change.target), dir: "" };
+}
+
+/** The change page; `description` is the description's markup (renderMarkdownOffloaded), null without one. */
+export function changePage(v: ChangeView, csrf: string | null, description: Html | null): Html {
   const c = v.change;
   const base = repoHref(v.repo);
   const { patchset, against } = v.shown;
@@ -76,7 +81,7 @@ export function changePage(v: ChangeView, csrf: string | null): Html {
 <p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>
 ${statusBox(v)}
 ${landForm(v, csrf)}
-${c.description ? html`<section class="box" aria-label="Description"><div class="markdown">${renderMarkdown(c.description, { repo: base, ref: segs(c.target), dir: "" })}</div></section>` : ""}
+${description ? html`<section class="box" aria-label="Description"><div class="markdown">${description}</div></section>` : ""}
 ${stackList(v)}
 ${patchsetBox(v)}
 <h2 id="diff-h">${diffTitle}</h2>

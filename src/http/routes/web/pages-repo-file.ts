@@ -1,6 +1,6 @@
 // The file page: highlighted lines, each with its own anchor (#L12; #L12-L20 marks a range with
 // the script), and links to the raw file, a download, and its history.
-import type { RepoFrame } from "../../../services/web/views.ts";
+import { INLINE_FILE_LIMIT, type RepoFrame } from "../../../services/web/views.ts";
 import type { Highlighted } from "./highlight.ts";
 import { html, segs, type Html } from "./html.ts";
 import { crumbs, repoHeader, repoHref, sizeText } from "./pages-repo.ts";
@@ -25,7 +25,8 @@ export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | nul
   let body: Html;
   let lineCount = 0;
   let language: string | null = null;
-  if (file.text === null) body = html`<p class="pad">${file.size > 0 ? "This file is binary or too large to show here." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
+  if (file.text === null && file.size > INLINE_FILE_LIMIT) body = html`<p class="pad">This file is too large to show here (${sizeText(file.size)}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
+  else if (file.text === null) body = html`<p class="pad">${file.size > 0 ? "This file is binary." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
   else if (file.text === "" || !shown) body = html`<p class="pad muted">This file is empty.</p>`;
   else {
     lineCount = shown.lines.length;

@@ -4,7 +4,8 @@ import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { Tree } from "../../../services/repos/schemas.ts";
 import { PAGE_ENTRIES, type RepoFrame } from "../../../services/web/views.ts";
 import { html, seg, segs, type Html } from "./html.ts";
-import { MARKDOWN_LIMIT, renderMarkdown } from "./markdown.ts";
+import { MARKDOWN_LIMIT, renderMarkdownOffloaded, type LinkBase } from "./markdown.ts";
+import type { Threads } from "../../../threads.ts";
 
 /** `/org/repo` */
 export function repoHref(repo: RepoBody): string {
@@ -73,8 +74,19 @@ export function crumbs(f: RepoFrame): Html {
   )}</nav>`;
 }
 
-/** A directory listing with its README. */
-export function treePage(f: RepoFrame, tree: (Tree & { total: number; offset: number }) | null, readme: { path: string; text: string } | null): Html {
+/** Where a README's relative links resolve. */
+export function readmeBase(f: RepoFrame, path: string): LinkBase {
+  return { repo: repoHref(f.repo), ref: segs(f.ref.short), dir: path.split("/").slice(0, -1).join("/") };
+}
+
+/** A README as the tree page shows it: rendered Markdown (big ones on a worker thread) or its text. */
+export async function readmeMarkup(threads: Threads, f: RepoFrame, readme: { path: string; text: string }): Promise<Html> {
+  if (/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT) return renderMarkdownOffloaded(threads, readme.text, readmeBase(f, readme.path));
+  return html`<pre>${readme.text}</pre>`;
+}
+
+/** A directory listing with its README (`readme.html`: its markup, from readmeMarkup). */
+export function treePage(f: RepoFrame, tree: (Tree & { total: number; offset: number }) | null, readme: { path: string; html: Html } | null): Html {
   const base = repoHref(f.repo);
   const ref = segs(f.ref.short);
   if (!tree) {
@@ -87,7 +99,6 @@ git push -u origin ${f.repo.default_branch}</pre></section>`;
     const label = e.type === "tree" ? html`<span aria-hidden="true">📁 </span>${e.name}/` : e.type === "commit" ? html`<span aria-hidden="true">↪ </span>${e.name} <span class="muted">(submodule)</span>` : html`<span aria-hidden="true">📄 </span>${e.name}`;
     return html`<tr><td>${href ? html`<a href="${href}">${label}</a>` : label}</td><td class="size">${e.size === null ? "" : sizeText(e.size)}</td></tr>`;
   });
-  const dir = readme ? readme.path.split("/").slice(0, -1).join("/") : "";
   const here = `${base}/tree/${ref}${f.path ? `/${segs(f.path)}` : ""}`;
   const end = tree.offset + tree.entries.length;
   const pager = tree.total > tree.entries.length
@@ -97,6 +108,6 @@ git push -u origin ${f.repo.default_branch}</pre></section>`;
 <section class="box" aria-label="Files"><div class="scroll"><table class="files"><tbody>${rows}</tbody></table></div></section>${pager}
 ${readme
     ? html`<section class="box" aria-labelledby="readme-h"><header><h2 id="readme-h" class="inh">${readme.path.split("/").pop()}</h2></header>
-<div class="markdown">${/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT ? renderMarkdown(readme.text, { repo: base, ref, dir: dir }) : html`<pre>${readme.text}</pre>`}</div></section>`
+<div class="markdown">${readme.html}</div></section>`
     : ""}`;
 }

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
-import { getBlob, requireCommit } from "../../../services/repos/content.ts";
+import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
 import type { Principal } from "../../../services/access/principal.ts";
@@ -11,7 +11,7 @@ import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam, restOf } fro
 import { immutablePage, isFullSha, notModified } from "./etag.ts";
 import { layout, page } from "./layout.ts";
 import { seg } from "./html.ts";
-import { treePage } from "./pages-repo.ts";
+import { readmeMarkup, treePage } from "./pages-repo.ts";
 import { fileLines, filePage } from "./pages-repo-file.ts";
 import { highlightLines, warmHighlighter } from "./highlight.ts";
 import { commitPage, historyPage } from "./pages-repo-history.ts";
@@ -43,7 +43,7 @@ export function repoWebRoutes(ctx: Ctx) {
       return draw(request, async (actor, frame) => {
         const f = await repoFrame(ctx, actor, org, repoParam(params.repo), []);
         const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f);
-        return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme)));
+        return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })));
       });
     }, HIDE)
     .get("/:org/:repo/tree/*", ({ request, params, query }) => {
@@ -54,7 +54,7 @@ export function repoWebRoutes(ctx: Ctx) {
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
         if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
         const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f, offset);
-        return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme)), 200, tag?.headers);
+        return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })), 200, tag?.headers);
       });
     }, HIDE)
     .get("/:org/:repo/blob/*", ({ request, params }) => {
@@ -73,7 +73,9 @@ export function repoWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return draw(request, async (actor) => {
         const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
-        const blob = await getBlob(ctx, actor, org, f.repo.name, f.ref.full, f.path);
+        // The id first: a revalidation is answered without reading the bytes, and big ones are
+        // resolved off the event loop (issue 25 row 4).
+        const blob = await statBlob(ctx, actor, org, f.repo.name, f.ref.full, f.path);
         const etag = `"${blob.oid}"`;
         // Why: a file at a commit id never changes; at a branch it may, so it is revalidated.
         const cache = isFullSha(f.ref.short) ? "private, max-age=31536000, immutable" : "private, no-cache";
@@ -82,7 +84,8 @@ export function repoWebRoutes(ctx: Ctx) {
         const headers: Record<string, string> = { etag, "cache-control": cache, "content-security-policy": "default-src 'none'; sandbox", "x-content-type-options": "nosniff", vary: "Cookie" };
         if (queryParam(query, "download") !== undefined) headers["content-disposition"] = attachment(f.path.split("/").pop()!);
         if (request.headers.get("if-none-match")?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) return new Response(null, { status: 304, headers });
-        return new Response(blob.data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": blob.contentType } });
+        const data = await blob.read();
+        return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": guessContentType(blob.name, data) } });
       });
     }, HIDE)
     .get("/:org/:repo/commits", ({ request, params, query }) => history(request, orgParam(params.org), params.repo, [], query), HIDE)
