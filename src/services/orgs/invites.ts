@@ -10,7 +10,7 @@ import { decide, enforce, orgFacts, requireOrgFor, roleAtLeast } from "../access
 import { hashPassword, startSession } from "../people/auth.ts";
 import { now, type Ctx } from "../context.ts";
 import { inviteMail } from "../mail/messages.ts";
-import { checkNamespaceName } from "./names.ts";
+import { checkNamespaceName } from "../names.ts";
 import { deliverNow, enqueueMail } from "../mail/outbox.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { accountByAddress, checkAddress, checkPassword, checkPersonName } from "../people/signup.ts";

@@ -7,7 +7,7 @@ import { allows, authorizeAccount, decide, enforce, orgFacts, requireOrgFor } fr
 import { now, type Ctx } from "../context.ts";
 import { findUserId } from "../access/lookup.ts";
 import { pageOf, parsePage } from "../paging.ts";
-import { checkNamespaceName } from "./names.ts";
+import { checkNamespaceName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
 import { seatsChanged } from "../billing/seats.ts";

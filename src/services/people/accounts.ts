@@ -6,7 +6,7 @@ import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { hashPassword } from "./auth.ts";
 import { now, type Ctx } from "../context.ts";
-import { RESERVED_NAMESPACES, checkNamespaceName, isEmail, isNamespaceName } from "../orgs/names.ts";
+import { RESERVED_NAMESPACES, checkNamespaceName, isEmail, isNamespaceName } from "../names.ts";
 import * as store from "./store.ts";
 
 export const ROLES: readonly Role[] = ["viewer", "member", "admin", "owner"];

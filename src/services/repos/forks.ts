@@ -13,7 +13,7 @@ import { packKey } from "../git/snapshot.ts";
 import { sharePacks } from "../git/share.ts";
 import { livePacks, repoIsLive } from "../git/store.ts";
 import { enqueueJob } from "../jobs/queue.ts";
-import { checkRepoName } from "../orgs/names.ts";
+import { checkRepoName } from "../names.ts";
 import { repoBody, type RepoBody } from "./repos.ts";
 import type { ForkCreate } from "./schemas.ts";
 import * as store from "./store.ts";

@@ -11,7 +11,7 @@ import { enqueueJob } from "../jobs/queue.ts";
 import { sharedStorageOf } from "../git/store.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
-import { checkRepoName } from "../orgs/names.ts";
+import { checkRepoName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
