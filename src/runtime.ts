@@ -9,6 +9,7 @@ import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
 import { createMailTransport } from "./mail/index.ts";
 import { warmAuth } from "./services/people/auth.ts";
+import { domainResolvers } from "./resolvers.ts";
 import type { Ctx } from "./services/context.ts";
 import { FactCache } from "./services/access/fact-cache.ts";
 import { GitStore } from "./services/git/snapshot.ts";
@@ -65,7 +66,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     threads.close();
     close();
   };
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), resolvers: domainResolvers(), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
 }
 
 /**

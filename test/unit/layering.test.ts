@@ -197,12 +197,6 @@ const KNOWN_UPWARD: readonly string[] = [
   "src/services/metrics/record.ts → ../ops/instrument.ts",
 
   // B (domain order)
-  "src/services/access/access.ts → ../billing/write-blocked.ts",
-  "src/services/billing/billing.ts → ../ci/store-runs.ts",
-  "src/services/billing/billing.ts → ../orgs/store.ts",
-  "src/services/billing/minutes.ts → ../ci/store-runs.ts",
-  "src/services/metrics/summary.ts → ../ci/store-runs.ts",
-  "src/services/people/auth.ts → ../ci/credentials.ts",
 
   // C (web): none
 ];
@@ -214,16 +208,6 @@ const KNOWN_STORE_IMPORTS: readonly string[] = [
   "src/services/git/maintenance.ts → ../jobs/store.ts",
 
   // B (domain order)
-  "src/services/billing/billing.ts → ../ci/store-runs.ts",
-  "src/services/billing/billing.ts → ../orgs/store.ts",
-  "src/services/billing/minutes.ts → ../ci/store-runs.ts",
-  "src/services/discovery/contributions.ts → ../repos/store.ts",
-  "src/services/hooks/inbound.ts → ../mirrors/store.ts",
-  "src/services/metrics/summary.ts → ../ci/store-runs.ts",
-  "src/services/repos/forks.ts → ../git/store.ts",
-  "src/services/repos/purge.ts → ../git/store.ts",
-  "src/services/repos/repos.ts → ../access/facts-store.ts",
-  "src/services/repos/repos.ts → ../git/store.ts",
 
   // C (web): none
 ];
