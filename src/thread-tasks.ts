@@ -5,7 +5,7 @@ import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
-import { markdownToHtml, type LinkBase } from "./http/routes/web/markdown.ts";
+import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -35,7 +35,7 @@ export const TASKS = {
   },
   /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
   "ci.parseWorkflow": parseWorkflowTask,
-  /** Renders a big Markdown source to sanitized markup (http/routes/web/markdown.ts). */
+  /** Renders a big Markdown source to sanitized markup (http/web/kit/markdown.ts). */
   "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
   /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
   "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {

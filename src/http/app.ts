@@ -39,8 +39,8 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
-import { isReservedSegment } from "./routes/web/draw.ts";
-import { readForm, webRoutes } from "./routes/web/web.ts";
+import { isReservedSegment } from "./web/kit/draw.ts";
+import { readForm, webRoutes } from "./web/index.ts";
 
 const noop = () => undefined;
 

@@ -3,7 +3,7 @@
 // reference), and the Markdown renderer (seed documents mutated; the output may only hold the
 // sanitizer's allowlist). Each case is pure and in-process; the caller's cap bounds its time.
 import { parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
-import { markdownToHtml } from "../../src/http/routes/web/markdown.ts";
+import { markdownToHtml } from "../../src/http/web/kit/markdown.ts";
 import { compileGlob } from "../../src/util/glob.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 

@@ -189,11 +189,7 @@ const sorted = (list: readonly string[]) => [...list].sort();
  */
 const KNOWN_UPWARD: readonly string[] = [
   // A (events, telemetry, jobs)
-  "src/services/changes/changes.ts → ../hooks/events.ts",
-  "src/services/changes/lander.ts → ../hooks/events.ts",
   "src/services/ci/claim.ts → ../ops/metrics.ts",
-  "src/services/ci/trigger.ts → ../hooks/events.ts (type)",
-  "src/services/git/publish.ts → ../hooks/events.ts",
   "src/services/metrics/record.ts → ../ops/instrument.ts",
 
   // B (domain order)

@@ -1,10 +1,11 @@
-// Seats: a membership change queues a `billing.seats` job in its own transaction; the job tells
+// Seats: a membership change (the internal event `membership.changed`, which orgs and people emit
+// and src/wiring.ts routes here) queues a `billing.seats` job in its own transaction; the job tells
 // the provider the new quantity (retried with backoff by the job worker) and records what the
 // provider now bills as paid_seats. The request that changed the membership never waits on it.
 import type { Tx } from "../../db/database.ts";
 import { recordAudit } from "../audit/record.ts";
 import type { Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { providerOf } from "./configured.ts";
 import { orgById, seatCount, setPaidSeats } from "./store.ts";
 
@@ -13,11 +14,14 @@ export interface SeatsPayload {
   orgId: string;
 }
 
-/** Call inside a transaction that added or removed a membership: queues the quantity update when the org pays. */
-export async function seatsChanged(tx: Tx, orgId: string): Promise<void> {
+/** Telling the provider an org's seat count; one pending per org (later changes fold into it). */
+export const BILLING_SEATS = jobKind<SeatsPayload>("billing.seats", { key: (p) => `org:${p.orgId}`, unique: (p) => p.orgId });
+
+/** Subscriber of `membership.changed`, in the transaction that added or removed a membership: queues the quantity update when the org pays. */
+export async function seatsChanged(ctx: Ctx, tx: Tx, { orgId }: { orgId: string }): Promise<void> {
   const org = await orgById(tx, orgId);
   if (!org || org.kind !== "org" || org.providerSubscriptionId === null || org.plan === "free") return;
-  await enqueueJob(tx, "billing.seats", { orgId } satisfies SeatsPayload);
+  await ctx.work.enqueue(tx, BILLING_SEATS, { orgId });
 }
 
 /** The `billing.seats` worker: sets the subscription's quantity to the seats in use (idempotent). */

@@ -1,5 +1,4 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
-import { seatsChanged } from "../billing/seats.ts";
 import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import type { Org, Role, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
@@ -88,7 +87,7 @@ export async function createUserWithOrg(
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
     await store.addMembership(tx, org.id, user.id, input.role as Role, now());
-    await seatsChanged(tx, org.id);
+    await ctx.events.emit(tx, { kind: "membership.changed", orgId: org.id });
     return user;
   });
 }

@@ -6,7 +6,6 @@ import { newId } from "../../util/ids.ts";
 import { buildFacts, decide, enforce, loadFacts, loadPersonInOrg, orgFacts, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import { sharedStorageOf } from "../git/share.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
@@ -14,6 +13,7 @@ import { checkRepoName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
+import { REPO_PURGE } from "../git/purge.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
@@ -143,7 +143,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     await store.insertRepo(tx, row);
     await recordAudit(tx, { orgId: org.id, action: "repo.created", actor: auditActor(actor), target: name, data: { repo_id: row.id, public: row.public, kind } });
     // A mirror's origin and its first sync commit with the repository.
-    if (origin) await registerMirror(tx, row, origin);
+    if (origin) await registerMirror(ctx, tx, row, origin);
   });
   return repoBody(ctx, actor, org, row);
 }
@@ -230,6 +230,6 @@ export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, re
     const shared = await sharedStorageOf(tx, repo.id);
     await store.deleteRepo(tx, repo.id);
     await recordAudit(tx, { orgId: org.id, action: "repo.deleted", actor: auditActor(actor), target: repo.name, data: { repo_id: repo.id } });
-    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id, shared });
+    await ctx.work.enqueue(tx, REPO_PURGE, { repoId: repo.id, orgId: org.id, shared });
   });
 }
