@@ -31,7 +31,7 @@ import { startLander } from "./services/changes/lander.ts";
 import { EventBus } from "./services/events/bus.ts";
 import { LocalSignals } from "./services/events/signals.ts";
 import { WorkEngine } from "./services/jobs/engine.ts";
-import { wire } from "./wiring.ts";
+import { domainResolvers, wire } from "./wiring.ts";
 
 /** How often the mirror schedule looks for mirrors due a sync. */
 const MIRROR_SCHEDULE_TICK_MS = 60_000;
@@ -57,7 +57,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     close();
   };
   const ctx: Ctx & { close(): void } = {
-    db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail),
+    db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), resolvers: domainResolvers(), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail),
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals), close: closeAll,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).

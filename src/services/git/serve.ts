@@ -19,7 +19,7 @@ import { PackIndex } from "../../git/pack-index.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
-import { forbidsForcePush, refPolicy } from "../repos/protections.ts";
+import { forbidsForcePush, refPolicy } from "./policy.ts";
 
 export type { GitService, ServiceIO };
 

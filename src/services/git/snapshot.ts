@@ -13,8 +13,7 @@ import { ReachIndex } from "../../git/reachability.ts";
 import { GitError, type ByteSource, type Oid } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
-import { snapshotRows } from "./store.ts";
-import { openChangeHeads } from "../changes/store-patchsets.ts";
+import { openChangeHeads, snapshotRows } from "./store.ts";
 import { BlockCache, ByteLru, StorageError, type ObjectStore, type RangeReader } from "../../storage/index.ts";
 import { AppError } from "../../errors.ts";
 

@@ -1,36 +1,3 @@
-// Inbound webhooks that keep mirrors fresh (SPEC §6.2). Outside /v1: no caller is resolved; the
-// signature over the raw body (which the application hands over unparsed) is the credential.
-// Not in /v1/openapi.json (the control plane's document): docs/api.md "Inbound webhooks" has them.
-import { Elysia } from "elysia";
-import type { Ctx } from "../../../services/context.ts";
-import { receiveApp, receiveGeneric } from "../../../services/hooks/inbound.ts";
-import { InboundAccepted } from "../../../services/hooks/schemas.ts";
-import { errors } from "../../../services/schemas.ts";
-
-/** The raw body the application's parser kept for /webhooks/ paths. */
-function rawBody(body: unknown): Uint8Array {
-  return body instanceof Uint8Array ? body : new Uint8Array(0);
-}
-
-/** Inbound webhook routes. */
-export function inboundRoutes(ctx: Ctx) {
-  return new Elysia({ name: "routes.inbound-webhooks" })
-    .post(
-      "/webhooks/generic",
-      async ({ request, body, set }) => {
-        const out = await receiveGeneric(ctx, rawBody(body), request.headers.get("x-hub-signature-256"));
-        set.status = 202;
-        return out;
-      },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors" } },
-    )
-    .post(
-      "/webhooks/app",
-      async ({ request, body, set }) => {
-        const out = await receiveApp(ctx, rawBody(body), request.headers.get("x-hub-signature-256"), request.headers.get("x-github-event"));
-        set.status = 202;
-        return out;
-      },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256" } },
-    );
-}
+// Moved to src/http/routes/mirrors/inbound.ts (issue 26). Kept for src/http/app.ts (another work
+// package's file) until the integrator removes the shims.
+export * from "../mirrors/inbound.ts";
