@@ -14,7 +14,7 @@
 import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { type ChainObject, ChainReader } from "./chain-reader.ts";
 import type { CopyLog } from "./delta.ts";
-import { type ObjectFilter } from "./list-objects.ts";
+import { filterRules, type FilterRules } from "./list-objects.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
 import type { PackSet } from "./pack-set.ts";
 import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
@@ -148,16 +148,36 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   }
 
   // Trees and blobs of the client's edge commits first: they are not sent (and may be delta bases).
-  await walkTrees(list, haveTrees, true, undefined, send);
-  const roots: number[] = [];
-  for (const p of [...rootTrees, ...wantTrees]) {
+  await walkTrees(list, [], haveTrees, true, NO_FILTER, send);
+  const rules = filterRules(req.filter);
+  // Explicitly wanted trees are sent whatever the filter says (git's USER_GIVEN objects), and
+  // their entries are judged at depth 0; the commits' root trees are at depth 0 themselves.
+  const given: number[] = [];
+  for (const p of wantTrees) {
     if (flags[p]! & (SEND | HAVE | SEEN)) continue;
     send(p, OBJ_TREE);
+    given.push(p);
+  }
+  const roots: number[] = [];
+  for (const p of rootTrees) {
+    if (flags[p]! & (SEND | HAVE | SEEN)) continue;
+    if (rules.trees && rules.maxDepth > 0) send(p, OBJ_TREE);
+    else flags[p]! |= SEEN;
     roots.push(p);
   }
-  await walkTrees(list, roots, false, req.filter, send);
+  await walkTrees(list, given, roots, false, rules, send);
   // Explicitly wanted blobs are sent whatever the filter says.
   for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
+  // object:type other than commit: only the wanted commits go (git filters the others).
+  if (!rules.commits) {
+    const wanted = new Set(wantCommits.map((oid) => mustFind(midx, oid)));
+    for (let p = 0; p < midx.count; p++) {
+      if (!(flags[p]! & SEND) || types[p] !== OBJ_COMMIT || wanted.has(p)) continue;
+      flags[p] = (flags[p]! & ~SEND) | SEEN;
+      list.count--;
+      list.commitCount--;
+    }
+  }
   // The walk's resolved trees (tens of MB) are not needed by the pack writer that runs next.
   list.reader.clear();
   return list;
@@ -239,32 +259,42 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
   }
 }
 
+/** No filter: every tree and blob is sent. */
+const NO_FILTER = filterRules(undefined);
+
 /**
- * Read the trees `roots` and everything below them, level by level in pack order. With `have`,
- * mark it all as held by the client (mark_tree_uninteresting); else mark as sent every object
- * not already sent, held or seen (the roots themselves are already marked by the caller).
+ * Read the trees `roots` and everything below them, level by level in pack order (so an object
+ * is first met at its smallest depth). With `have`, mark it all as held by the client
+ * (mark_tree_uninteresting); else mark as sent every object not already sent, held or seen that
+ * `rules` let through (the roots themselves are already marked by the caller). `given` (wanted
+ * trees, already marked) are read first: their entries are at depth 0, beside the roots.
  */
 async function walkTrees(
   list: ObjectList,
+  given: number[],
   roots: number[],
   have: boolean,
-  filter: ObjectFilter | undefined,
+  rules: FilterRules,
   send: (p: number, type: number) => void,
 ): Promise<void> {
   const { midx, flags } = list;
-  let level = roots;
+  let level = given;
+  let pendingRoots: number[] | null = roots;
   if (have) {
-    level = [];
+    pendingRoots = [];
     for (const p of roots) {
       if (flags[p]! & HAVE) continue;
       flags[p]! |= HAVE;
-      level.push(p);
+      pendingRoots.push(p);
     }
   }
+  const blobs = rules.blobLimit === 0 ? BLOBS_NONE : rules.blobLimit === Number.POSITIVE_INFINITY ? BLOBS_ALL : BLOBS_SIZED;
   const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   const hints = takesHints(midx);
-  while (level.length > 0) {
+  // The entries of this level's trees are at `depth`.
+  for (let depth = 0; level.length > 0 || pendingRoots; depth++) {
     const next: number[] = [];
+    if (!have && (!rules.descend || depth >= rules.maxDepth)) level = [];
     const ordered = packOrder(midx, level);
     let hinted = 0;
     for (let i = 0; i < ordered.length; i++) {
@@ -291,7 +321,7 @@ async function walkTrees(
       }
       pacer.tick();
       const reader = list.reader;
-      const n = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
+      const n = scanTree(midx, flags, obj.data, p, have, rules.trees, blobs, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, startsScratch, n);
       list.stats.trees++;
       list.stats.entries += n;
@@ -300,12 +330,19 @@ async function walkTrees(
       pendingBlobs = NO_PENDING;
       if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
       for (const q of pending) {
-        if (await wantBlob(midx, q, filter)) send(q, OBJ_BLOB);
+        if (await smallBlob(midx, q, rules.blobLimit)) send(q, OBJ_BLOB);
       }
     }
+    if (pendingRoots) next.push(...pendingRoots);
+    pendingRoots = null;
     level = next;
   }
 }
+
+/** Blobs met in a tree: all sent, sent when small enough (decided after the scan), none sent. */
+const BLOBS_ALL = 0;
+const BLOBS_SIZED = 1;
+const BLOBS_NONE = 2;
 
 const NO_PENDING: number[] = [];
 /** Blobs the last scanTree call left for the filter to decide. */
@@ -330,7 +367,8 @@ function scanTree(
   data: Uint8Array,
   p: number,
   have: boolean,
-  filtered: boolean,
+  showTrees: boolean,
+  blobs: number,
   next: number[],
   send: (p: number, type: number) => void,
   base: ChainObject | null,
@@ -408,10 +446,13 @@ function scanTree(
     }
     if (f & (SEND | HAVE | SEEN)) continue;
     if (kind === TREE) {
-      send(q, OBJ_TREE);
+      if (showTrees) send(q, OBJ_TREE);
+      else flags[q] = f | SEEN;
       next.push(q);
-    } else if (!filtered) {
+    } else if (blobs === BLOBS_ALL) {
       send(q, OBJ_BLOB);
+    } else if (blobs === BLOBS_NONE) {
+      flags[q] = f | SEEN;
     } else {
       if (pending === NO_PENDING) pending = [];
       flags[q] = f | SEEN;
@@ -423,12 +464,11 @@ function scanTree(
   return n;
 }
 
-async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | undefined): Promise<boolean> {
-  if (!filter) return true;
-  if (filter.kind === "blob:none") return false;
+/** True when the blob at `p` is smaller than `limit` bytes (blob:limit). */
+async function smallBlob(midx: MultiPackIndex, p: number, limit: number): Promise<boolean> {
   const pack = midx.packs[midx.packOf[p]!]!;
   const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
-  return head.size < filter.bytes;
+  return head.size < limit;
 }
 
 /** Entries hinted ahead of the one being read, when the packs are in object storage. */

@@ -16,7 +16,7 @@
 //   first-want        =  PKT-LINE("want" SP obj-id SP capability-list)
 //   additional-want   =  PKT-LINE("want" SP obj-id)
 //   filter-request    =  PKT-LINE("filter" SP filter-spec)
-import { parseFilterSpec, type ObjectFilter } from "./list-objects.ts";
+import { FilterSpecError, parseFilterSpec, type ObjectFilter } from "./list-objects.ts";
 import { isOid } from "./oid.ts";
 import { expandRefName, type RepoSnapshot } from "./repo-snapshot.ts";
 import { GitError, type Oid } from "./types.ts";
@@ -93,9 +93,12 @@ export function parseShallowOrFilterLine(
     case "filter": {
       if (!filterAllowed) throw new GitError("upload-pack: filtering capability not negotiated", "protocol");
       if (req.filter) throw new GitError("upload-pack: multiple filter-specs cannot be combined", "protocol");
-      const filter = parseFilterSpec(arg);
-      if (!filter) throw new GitError(`upload-pack: filter '${arg}' not supported`, "protocol");
-      req.filter = filter;
+      try {
+        req.filter = parseFilterSpec(arg);
+      } catch (e) {
+        if (e instanceof FilterSpecError) throw new GitError(e.message, "protocol");
+        throw e;
+      }
       return true;
     }
     default:
