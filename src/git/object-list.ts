@@ -21,8 +21,9 @@ import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
 import { CommitCache, limitCommits, type Peeled } from "./revision.ts";
 import { lowerBound } from "./search.ts";
 import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
-import { GitError, type Oid } from "./types.ts";
+import { GitError, type ObjectReader, type Oid } from "./types.ts";
 import type { CollectRequest } from "./walk.ts";
+import type { WorkBudget } from "./work-budget.ts";
 
 /** Per-position flags of an ObjectList. */
 export const SEND = 1;
@@ -52,6 +53,11 @@ export interface ObjectList {
    * another want reaches too (a reachability record can leave them out).
    */
   reachedWants: Set<Oid>;
+  /**
+   * With ListOptions.thinBases: for objects sent, the client's version of the same path (a
+   * position flagged HAVE), which a thin pack may send them as a delta against.
+   */
+  bases: Map<number, number> | null;
 }
 
 /** Options of listObjects. */
@@ -63,16 +69,34 @@ export interface ListOptions {
    * fast-forward). Otherwise the listing falls back to the full walk, so the answer is exact.
    */
   reachability?: boolean;
+  /**
+   * Work allowed (OverBudget when spent): about a unit per microsecond of work, so that the
+   * caller can try a fetch on the event loop and move it to a thread when it is not small.
+   */
+  budget?: WorkBudget;
+  /**
+   * Pair what is sent with the client's version of the same path (ObjectList.bases): the root
+   * tree of each commit sent with the root tree of its parent the client has (or of the first
+   * commit the client has), then entry by entry down the trees both sides have.
+   */
+  thinBases?: boolean;
 }
+
+/** Budget units per commit read, per tree read and per 64 tree entries scanned, per object listed. */
+const COMMIT_UNITS = 8;
+const TREE_UNITS = 4;
+const OBJECT_UNITS = 1;
 
 /** List what to send for `req` from `set` (whose multi-pack index is built or reused). */
 export async function listObjects(set: PackSet, req: CollectRequest, opts: ListOptions = {}): Promise<ObjectList> {
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set() };
-  const cache = new CommitCache(set);
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set(), bases: null };
+  const budget = opts.budget;
+  const cache = new CommitCache(budget ? spendingReader(set, budget) : set);
   const send = (p: number, type: number): void => {
+    budget?.spend(OBJECT_UNITS);
     flags[p]! |= SEND;
     types[p] = type;
     list.count++;
@@ -115,7 +139,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const clone = haveCommits.length === 0 && haveOthers.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0;
   if (clone) {
     const needed = opts.reachability && !req.filter ? markRecordedPacks(list, req.wants) : null;
-    await allCommits(list, wantCommits, rootTrees, send, needed);
+    await allCommits(list, wantCommits, rootTrees, send, needed, budget);
     // A recorded tip neither wanted nor met: its pack may hold what the refs no longer reach.
     if (needed && needed.size > 0) return listObjects(set, req, { ...opts, reachability: false });
   } else {
@@ -131,12 +155,21 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
       if (p >= 0) flags[p]! |= HAVE;
       haveTrees.push(mustFind(midx, (await cache.get(oid)).tree));
     }
+    const pairs = opts.thinBases && edges.size > 0 ? (list.bases = new Map()) : null;
+    let firstEdgeTree = -1;
+    if (pairs) firstEdgeTree = mustFind(midx, (await cache.get(edges.values().next().value!)).tree);
     for (const c of walk.commits) {
       const p = mustFind(midx, c.oid);
       if (flags[p]! & SEND) continue;
       send(p, OBJ_COMMIT);
       list.commitCount++;
-      rootTrees.push(mustFind(midx, c.tree));
+      const root = mustFind(midx, c.tree);
+      rootTrees.push(root);
+      if (pairs && !pairs.has(root)) {
+        const parent = c.parents.find((q) => edges.has(q));
+        const base = parent ? mustFind(midx, (await cache.get(parent)).tree) : firstEdgeTree;
+        if (base !== root) pairs.set(root, base);
+      }
     }
   }
   for (const oid of haveOthers) {
@@ -148,7 +181,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   }
 
   // Trees and blobs of the client's edge commits first: they are not sent (and may be delta bases).
-  await walkTrees(list, [], haveTrees, true, NO_FILTER, send);
+  await walkTrees(list, [], haveTrees, true, NO_FILTER, send, budget);
   const rules = filterRules(req.filter);
   // Explicitly wanted trees are sent whatever the filter says (git's USER_GIVEN objects), and
   // their entries are judged at depth 0; the commits' root trees are at depth 0 themselves.
@@ -165,7 +198,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
     else flags[p]! |= SEEN;
     roots.push(p);
   }
-  await walkTrees(list, given, roots, false, rules, send);
+  await walkTrees(list, given, roots, false, rules, send, budget);
   // Explicitly wanted blobs are sent whatever the filter says.
   for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
   // object:type other than commit: only the wanted commits go (git filters the others).
@@ -220,7 +253,7 @@ function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
  * Every commit reachable from `wants` (no boundary): straight through by position. Objects
  * already marked as sent (a recorded pack's) are not walked; `needed` loses each one met.
  */
-async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null): Promise<void> {
+async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null, budget?: WorkBudget): Promise<void> {
   const { midx, flags } = list;
   const stack: number[] = [];
   const wanted = new Set<number>();
@@ -238,6 +271,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     const p = stack.pop()!;
     list.commitCount++;
     pacer.tick();
+    budget?.spend(COMMIT_UNITS);
     const obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
     if (obj.code !== OBJ_COMMIT) throw new GitError(`object ${midx.oidAt(p)} is not a commit`);
     const data = obj.data;
@@ -276,6 +310,7 @@ async function walkTrees(
   have: boolean,
   rules: FilterRules,
   send: (p: number, type: number) => void,
+  budget?: WorkBudget,
 ): Promise<void> {
   const { midx, flags } = list;
   let level = given;
@@ -323,11 +358,17 @@ async function walkTrees(
       const reader = list.reader;
       const n = scanTree(midx, flags, obj.data, p, have, rules.trees, blobs, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, startsScratch, n);
+      budget?.spend(TREE_UNITS + (n >> 6));
       list.stats.trees++;
       list.stats.entries += n;
       list.stats.skipped += scanSkipped;
       const pending = pendingBlobs;
       pendingBlobs = NO_PENDING;
+      const pair = have ? undefined : list.bases?.get(p);
+      if (pair !== undefined) {
+        budget?.spend(2 * TREE_UNITS + (n >> 5));
+        await pairEntries(list, obj.data, pair);
+      }
       if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
       for (const q of pending) {
         if (await smallBlob(midx, q, rules.blobLimit)) send(q, OBJ_BLOB);
@@ -337,6 +378,67 @@ async function walkTrees(
     pendingRoots = null;
     level = next;
   }
+}
+
+/**
+ * Pair the entries of a tree being sent (`data`) with the entries of the same name in the
+ * client's version of that directory (position `theirs`): each entry sent gets the client's
+ * object as its thin base, a subtree's pair is read when the walk reaches it.
+ */
+async function pairEntries(list: ObjectList, data: Uint8Array, theirs: number): Promise<void> {
+  const { midx, flags } = list;
+  const bases = list.bases!;
+  const pack = midx.packs[midx.packOf[theirs]!]!;
+  let other;
+  try {
+    other = await pack.readAt(midx.offsetOf(theirs));
+  } catch {
+    return;
+  }
+  if (other.type !== "tree") return;
+  const names = new Map<number, number[]>();
+  forEachEntry(other.data, (nameAt, nul) => {
+    const h = nameHash(other.data, nameAt, nul);
+    const known = names.get(h);
+    if (known) known.push(nameAt);
+    else names.set(h, [nameAt]);
+  });
+  forEachEntry(data, (nameAt, nul) => {
+    const q = midx.find(data, nul + 1);
+    if (q < 0 || !(flags[q]! & SEND) || bases.has(q)) return;
+    const candidates = names.get(nameHash(data, nameAt, nul));
+    if (!candidates) return;
+    for (const at of candidates) {
+      const end = other.data.indexOf(0, at);
+      if (end - at !== nul - nameAt || !sameBytes(other.data, at, data, nameAt, nul - nameAt)) continue;
+      const c = midx.find(other.data, end + 1);
+      if (c >= 0 && c !== q && flags[c]! & HAVE) bases.set(q, c);
+      return;
+    }
+  });
+}
+
+/** Calls `fn(nameStart, nulAt)` for each "<mode> <name>\0<id>" entry of a well-formed tree. */
+function forEachEntry(data: Uint8Array, fn: (nameAt: number, nul: number) => void): void {
+  let at = 0;
+  while (at < data.length) {
+    const sp = data.indexOf(0x20, at);
+    const nul = sp < 0 ? -1 : data.indexOf(0, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 21 > data.length) return;
+    fn(sp + 1, nul);
+    at = nul + 21;
+  }
+}
+
+function nameHash(data: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function sameBytes(a: Uint8Array, ai: number, b: Uint8Array, bi: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[ai + i] !== b[bi + i]) return false;
+  return true;
 }
 
 /** Blobs met in a tree: all sent, sent when small enough (decided after the scan), none sent. */
@@ -469,6 +571,19 @@ async function smallBlob(midx: MultiPackIndex, p: number, limit: number): Promis
   const pack = midx.packs[midx.packOf[p]!]!;
   const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
   return head.size < limit;
+}
+
+/** `reader` spending COMMIT_UNITS of `budget` per object read (the commit walks' reads). */
+function spendingReader(reader: ObjectReader, budget: WorkBudget): ObjectReader {
+  return {
+    has: (oid) => reader.has(oid),
+    read: (oid) => {
+      budget.spend(COMMIT_UNITS);
+      return reader.read(oid);
+    },
+    readHeader: (oid) => reader.readHeader(oid),
+    prefetch: reader.prefetch ? (oids) => reader.prefetch!(oids) : undefined,
+  };
 }
 
 /** Entries hinted ahead of the one being read, when the packs are in object storage. */
