@@ -60,12 +60,13 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
+  // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
   const closeAll = () => {
     threads.close();
     close();
   };
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
+  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
 }
 
 /**

@@ -1,5 +1,6 @@
 // The tasks the thread pool runs (src/util/thread-pool.ts), by name. Each is a pure function of
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
+import { uploadPackTask } from "./services/git/upload-thread.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
 
 /** Every task a thread can run. */
@@ -22,6 +23,8 @@ export const TASKS = {
     while (performance.now() < end) n++;
     return n;
   },
+  /** Lists and writes the pack of a large fetch, emitting the response bytes (services/git/upload-thread.ts). */
+  "git.uploadPack": uploadPackTask,
   /** Throws an error carrying a `code` (the pool's tests of error passing). */
   "pool.fail": (input: { message: string; code?: string }) => {
     throw Object.assign(new Error(input.message), { code: input.code });

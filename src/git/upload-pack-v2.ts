@@ -27,7 +27,7 @@
 // Over SSH the capability advertisement is written first and commands follow until EOF;
 // over smart HTTP each request is one command (the advertisement came from info/refs).
 import { advertiseRefs } from "./advertise.ts";
-import { createPackFile, packSink, type PackOptions } from "./create-pack-file.ts";
+import { bandError, type Packer, type PackOptions } from "./create-pack-file.ts";
 import { lsRefs } from "./ls-refs.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { objectInfo } from "./object-info.ts";
@@ -55,7 +55,7 @@ interface CommandRequest {
 }
 
 /** Run the v2 command loop: one command when stateless, else until the client hangs up. */
-export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean): Promise<void> {
+export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean, packer: Packer): Promise<void> {
   const { snapshot } = session;
   if (!stateless) {
     await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 2, http: false }));
@@ -68,7 +68,7 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
       if (request.command === "ls-refs") {
         await lsRefs(snapshot, request.args, (t) => session.line(t), session.write);
       } else if (request.command === "fetch") {
-        await fetch(session, request.args, state);
+        await fetch(session, request.args, state, packer);
       } else if (request.command === "object-info") {
         await objectInfo(snapshot, request.args, (t) => session.line(t), session.write);
       } else {
@@ -123,6 +123,7 @@ async function fetch(
   session: UploadPackSession,
   args: string[],
   state: { packStarted: boolean; bandError: ((t: string) => Promise<void>) | null },
+  packer: Packer,
 ): Promise<void> {
   const { snapshot } = session;
   const req = newUploadRequest();
@@ -197,8 +198,7 @@ async function fetch(
     noProgress: flags.has("no-progress"),
     sideband: SIDE_BAND_64K_PACKET_MAX,
   };
-  const sink = packSink(session.write, packOpts);
   state.packStarted = true;
-  state.bandError = (t) => sink.error(t);
-  session.objects += await createPackFile(snapshot, { ...walkArgs, plan }, packOpts, sink);
+  state.bandError = bandError(session.write, packOpts);
+  session.objects += await packer({ request: { ...walkArgs, plan }, options: packOpts }, session.write);
 }

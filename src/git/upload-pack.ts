@@ -19,7 +19,7 @@
 // advertisement written here.
 import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
-import { createPackFile, packSink, type PackOptions } from "./create-pack-file.ts";
+import { bandError, localPacker, type Packer, type PackOptions } from "./create-pack-file.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { errPkt, PktLineReader, pktLine, FLUSH_PKT } from "./pkt-line.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
@@ -42,6 +42,8 @@ export type { ServiceIO };
 export interface UploadPackOptions {
   protocol: 0 | 2;
   statelessRpc: boolean;
+  /** Generates the pack (default: in this thread over the snapshot); the service may run it on a worker thread. */
+  packer?: Packer;
 }
 
 /** Summary of what was served, for metrics and logs. */
@@ -104,7 +106,7 @@ export async function serveUploadPack(
   const session = new UploadPackSession(snapshot, io);
   const reader = new PktLineReader(io.input);
   if (opts.protocol === 2) {
-    await serveV2(session, reader, opts.statelessRpc);
+    await serveV2(session, reader, opts.statelessRpc, opts.packer ?? localPacker(snapshot));
     return session.metrics();
   }
   const state: V0State = { packStarted: false, writeError: null };
@@ -112,7 +114,7 @@ export async function serveUploadPack(
     if (!opts.statelessRpc) {
       await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 0, http: false }));
     }
-    await uploadPackV0(session, reader, opts.statelessRpc, state);
+    await uploadPackV0(session, reader, opts.statelessRpc, state, opts.packer ?? localPacker(snapshot));
   } catch (e) {
     await reportError(session, state, e);
   }
@@ -141,6 +143,7 @@ async function uploadPackV0(
   reader: PktLineReader,
   stateless: boolean,
   state: V0State,
+  packer: Packer,
 ): Promise<void> {
   const { snapshot } = session;
   const req = newUploadRequest();
@@ -185,15 +188,9 @@ async function uploadPackV0(
   const common = new CommonCommits(new CommitCache(snapshot.objects));
   if (!(await getCommonCommits(session, reader, common, req.wants, multiAck, caps.has("no-done"), stateless))) return;
 
-  const sink = packSink(session.write, packOpts);
-  state.writeError = (t) => sink.error(t);
+  state.writeError = bandError(session.write, packOpts);
   state.packStarted = true;
-  session.objects = await createPackFile(
-    snapshot,
-    { ...collectArgs(snapshot, req, common.haves), plan },
-    packOpts,
-    sink,
-  );
+  session.objects = await packer({ request: { ...collectArgs(snapshot, req, common.haves), plan }, options: packOpts }, session.write);
 }
 
 /** The walk request of a parsed fetch request plus the common haves. */

@@ -84,7 +84,8 @@ interface Slot {
 
 /** A fixed-size pool of threads running the tasks of `T`. */
 export class ThreadPool<T extends TaskTable> {
-  private readonly size: number;
+  /** Threads at most. */
+  readonly size: number;
   private readonly maxQueue: number;
   private readonly window: number;
   private readonly defaultLimit: number | undefined;

@@ -13,6 +13,7 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
+import { uploadPacker } from "./upload.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
@@ -150,7 +151,7 @@ export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceReques
 async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const summary = await serveUploadPack(snapshot, req.io, { protocol: req.protocol, statelessRpc: req.stateless });
+  const summary = await serveUploadPack(snapshot, req.io, { protocol: req.protocol, statelessRpc: req.stateless, packer: uploadPacker(ctx, snapshot) });
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
     await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
   }

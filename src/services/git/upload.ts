@@ -1,0 +1,109 @@
+// Where a fetch's pack is made: on the event loop when it is small, on a worker thread otherwise.
+//
+// Why: listing a history and writing its pack grows with the repository (seconds of CPU for a
+// big clone), and on the event loop that stalls every other request. A worker thread
+// (upload-thread.ts) does it with its own store and caches while the event loop only writes the
+// bytes it emits to the client. A small incremental fetch costs less than handing it over (the
+// thread's caches are colder, the pool may be busy with clones), so it is first tried here with
+// a small work budget (about MAIN_BUDGET_UNITS µs of work, MAIN_OUTPUT_BYTES of response held
+// back): if it finishes within it, the held response is sent; if not, nothing has been sent
+// and the thread does it from the start. A clone (no common commit) goes to the thread at once
+// unless the repository's packs are small (SMALL_REPO_BYTES). The cut-over and the figures that
+// chose it: docs/architecture.md "Serving fetches" and bench/README.md.
+import { createPackFile, packSink, type Packer, type PackJob } from "../../git/create-pack-file.ts";
+import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
+import { GitError, type GitErrorCode } from "../../git/types.ts";
+import { OverBudget, WorkBudget } from "../../git/work-budget.ts";
+import { ThreadTaskError } from "../../util/thread-pool.ts";
+import type { Ctx } from "../context.ts";
+import type { PackRow } from "./store.ts";
+import type { ThreadStoreConfig, UploadPackTaskInput } from "./upload-thread.ts";
+
+/** Work a fetch may do on the event loop before it moves to a thread (units of about a microsecond). */
+export const MAIN_BUDGET_UNITS = 20_000;
+/** Response bytes a fetch tried on the event loop may produce (held until it is known to fit). */
+export const MAIN_OUTPUT_BYTES = 2 * 1024 * 1024;
+/** Repositories whose packs are this small are cloned on the event loop too (within the same budget). */
+export const SMALL_REPO_BYTES = 4 * 1024 * 1024;
+
+const KEEPALIVE_MS = 5000;
+const KEEPALIVE_PKT = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
+
+/** Which path served a pack, for tests and metrics. */
+export type PackPath = "main" | "thread";
+
+/** The packer upload-pack uses for `snapshot`: the event loop for small fetches, a thread otherwise. */
+export function uploadPacker(ctx: Ctx, snapshot: RepoSnapshot, onPath?: (path: PackPath) => void): Packer {
+  return async (job, write) => {
+    const size = snapshot.objects.packs.reduce((sum, p) => sum + p.source.size, 0);
+    const clone = job.request.haves.length === 0;
+    if (!clone || size <= SMALL_REPO_BYTES) {
+      const held = await tryOnEventLoop(snapshot, job);
+      if (held) {
+        onPath?.("main");
+        for (const chunk of held.chunks) await write(chunk);
+        return held.objects;
+      }
+    }
+    onPath?.("thread");
+    return onThread(ctx, snapshot, job, write);
+  };
+}
+
+/** The response of `job` made here within the budget, or null when it is too big for the event loop. */
+async function tryOnEventLoop(snapshot: RepoSnapshot, job: PackJob): Promise<{ chunks: Uint8Array[]; objects: number } | null> {
+  const budget = new WorkBudget(MAIN_BUDGET_UNITS);
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const hold = async (chunk: Uint8Array): Promise<void> => {
+    bytes += chunk.length;
+    if (bytes > MAIN_OUTPUT_BYTES) throw new OverBudget();
+    chunks.push(chunk);
+  };
+  try {
+    const objects = await createPackFile(snapshot, job.request, job.options, packSink(hold, job.options), { budget, keepalive: false });
+    return { chunks, objects };
+  } catch (e) {
+    if (e instanceof OverBudget) return null;
+    throw e;
+  }
+}
+
+/** The pack rows of a snapshot (its packs are named `<storage repo id>/<pack name>`). */
+function packRows(snapshot: RepoSnapshot): PackRow[] {
+  return snapshot.objects.packs.map((p) => {
+    const slash = p.name.indexOf("/");
+    return { storageRepoId: p.name.slice(0, slash), name: p.name.slice(slash + 1), size: p.source.size, reachTips: p.reachTips ? p.reachTips.join("\n") : null };
+  });
+}
+
+/** What a thread needs to reach the store, and its share of SVC_GIT_CACHE (half of it, split between the threads). */
+export function threadStoreConfig(ctx: Ctx): ThreadStoreConfig {
+  return { storage: ctx.config.storage, cacheBytes: Math.floor(ctx.config.gitCacheBytes / 2 / ctx.threads.size) };
+}
+
+async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (chunk: Uint8Array) => Promise<void>): Promise<number> {
+  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: snapshot.refs, head: snapshot.head, packs: packRows(snapshot), job };
+  // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
+  let started = false;
+  const keepalive = job.options.sideband > 0 ? setInterval(() => void write(KEEPALIVE_PKT).catch(() => {}), KEEPALIVE_MS) : null;
+  try {
+    const result = await ctx.threads.run("git.uploadPack", input, {
+      onEmit: async (value) => {
+        if (!started && keepalive) clearInterval(keepalive);
+        started = true;
+        await write(new Uint8Array(value as ArrayBuffer));
+      },
+    });
+    return result.objects;
+  } catch (e) {
+    if (e instanceof ThreadTaskError) {
+      // The engine's refusals (a missing object, a corrupt pack) reach the client as they would from here.
+      if (e.kind === "failed" && e.data.name === "GitError") throw new GitError(e.message, (e.data.code as GitErrorCode | undefined) ?? "invalid");
+      if (e.kind === "busy") throw new GitError("upload-pack: the server is busy; try again shortly");
+    }
+    throw e;
+  } finally {
+    if (keepalive) clearInterval(keepalive);
+  }
+}
