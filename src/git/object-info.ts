@@ -15,6 +15,7 @@
 import { isOid } from "./oid.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
+import { TimeSlice } from "./time-slice.ts";
 import { GitError } from "./types.ts";
 
 /** Answer an object-info request; an unknown object gets an empty size, as git answers. */
@@ -32,7 +33,9 @@ export async function objectInfo(
     else throw new GitError(`object-info: unexpected line: '${arg}'`, "protocol");
   }
   if (size) await line("size");
+  const slice = new TimeSlice();
   for (const oid of oids) {
+    await slice.tick();
     if (!size) {
       await line(oid);
       continue;

@@ -35,15 +35,21 @@ import { DELIM_PKT, errPkt, FLUSH_PKT, type PktLineReader, pktText } from "./pkt
 import { CommitCache } from "./revision.ts";
 import { SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
 import { GitError, type Oid } from "./types.ts";
-import { collectArgs, type UploadPackSession } from "./upload-pack.ts";
+import { TimeSlice } from "./time-slice.ts";
+import { collectArgs, lineKind, type UploadPackSession } from "./upload-pack.ts";
 import {
   checkWantsReachable,
   isDeepen,
+  LineCounts,
+  type NegotiationLimits,
   newUploadRequest,
   parseShallowOrFilterLine,
   parseWant,
 } from "./upload-request.ts";
 import { computeShallow } from "./walk.ts";
+
+/** Haves hinted to object storage at once (a hint, not worth a pass over a huge list). */
+const PREFETCH_HAVES = 1024;
 
 /** Capabilities a v2 client may send with a command (all of them are advertised). */
 const REQUEST_CAPABILITIES = new Set(["agent", "object-format", "server-option", "session-id"]);
@@ -55,7 +61,7 @@ interface CommandRequest {
 }
 
 /** Run the v2 command loop: one command when stateless, else until the client hangs up. */
-export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean, packer: Packer): Promise<void> {
+export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean, packer: Packer, limits?: NegotiationLimits): Promise<void> {
   const { snapshot } = session;
   if (!stateless) {
     await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 2, http: false }));
@@ -63,7 +69,7 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
   for (;;) {
     const state = { packStarted: false, bandError: null as ((t: string) => Promise<void>) | null };
     try {
-      const request = await readCommandRequest(reader);
+      const request = await readCommandRequest(reader, new LineCounts(limits));
       if (!request) return;
       if (request.command === "ls-refs") {
         await lsRefs(snapshot, request.args, (t) => session.line(t), session.write);
@@ -91,7 +97,7 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
 }
 
 /** Read "command=", capabilities and arguments; null for an empty request or end of input. */
-async function readCommandRequest(reader: PktLineReader): Promise<CommandRequest | null> {
+async function readCommandRequest(reader: PktLineReader, counts: LineCounts): Promise<CommandRequest | null> {
   const first = await reader.read();
   if (first.type !== "data") return null;
   const head = pktText(first.data);
@@ -110,11 +116,15 @@ async function readCommandRequest(reader: PktLineReader): Promise<CommandRequest
     }
   }
   const args: string[] = [];
+  const slice = new TimeSlice();
   for (;;) {
     const p = await reader.read();
     if (p.type === "flush") return { command, args };
     if (p.type !== "data") throw new GitError(`expected flush after ${command} arguments`, "protocol");
-    args.push(pktText(p.data));
+    const arg = pktText(p.data);
+    counts.add(lineKind(arg));
+    await slice.tick();
+    args.push(arg);
   }
 }
 
@@ -130,7 +140,9 @@ async function fetch(
   const haves: Oid[] = [];
   const wanted = new Set<Oid>();
   const flags = new Set<string>();
+  const slice = new TimeSlice();
   for (const arg of args) {
+    await slice.tick();
     const want = parseWant(arg);
     if (want) {
       if (!wanted.has(want.oid)) req.wants.push(want.oid);
@@ -159,8 +171,8 @@ async function fetch(
   const common = new CommonCommits(new CommitCache(snapshot.objects));
   if (haves.length > 0) {
     const acks: Oid[] = [];
-    // Each have is looked up in turn; object storage fetches them side by side meanwhile.
-    snapshot.objects.prefetch(haves);
+    // Each have is looked up in turn; object storage fetches the first ones side by side meanwhile.
+    snapshot.objects.prefetch(haves.length > PREFETCH_HAVES ? haves.slice(0, PREFETCH_HAVES) : haves);
     for (const oid of haves) if ((await common.gotOid(oid)) !== -1) acks.push(oid);
     if (!flags.has("done")) {
       await session.line("acknowledgments");

@@ -22,6 +22,45 @@ import { expandRefName, type RepoSnapshot } from "./repo-snapshot.ts";
 import { GitError, type Oid } from "./types.ts";
 import { firstUnreachable } from "./walk.ts";
 
+/**
+ * How many lines of one kind (want, have, shallow, deepen-not, ref-prefix, oid, ...) one
+ * upload-pack request may carry; over SSH each round of haves counts on its own. Why a bound:
+ * each line costs memory and a lookup, and nothing else limits their number (an upload-pack body
+ * may be as large as a push). Real clients stay far below the default: git sends at most a few
+ * tens of thousands of haves per round, and wants beyond the refs only for the blobs of a
+ * partial clone's checkout.
+ */
+export interface NegotiationLimits {
+  maxLines: number;
+  /** The setting that raises the limit, named in the refusal. */
+  setting?: string;
+}
+
+/** The default bound: 500,000 lines of each kind per request. */
+export const DEFAULT_NEGOTIATION_LIMITS: NegotiationLimits = { maxLines: 500_000 };
+
+/** Counts the lines of each kind of one request; throws the refusal git prints past the limit. */
+export class LineCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly limits: NegotiationLimits = DEFAULT_NEGOTIATION_LIMITS) {}
+
+  /** Count one `kind` line. */
+  add(kind: string): void {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    if (n > this.limits.maxLines) {
+      const raise = this.limits.setting ? `; the server's ${this.limits.setting} sets it` : "";
+      throw new GitError(`upload-pack: more than ${this.limits.maxLines} '${kind}' lines in one request${raise}`, "too-large");
+    }
+    this.counts.set(kind, n);
+  }
+
+  /** Start counting `kind` again (a new round of haves in one conversation). */
+  reset(kind: string): void {
+    this.counts.delete(kind);
+  }
+}
+
 /** A parsed fetch request (wants, shallow state, deepen and filter arguments). */
 export interface UploadRequest {
   wants: Oid[];

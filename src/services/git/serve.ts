@@ -5,6 +5,7 @@
 import { advertiseError, advertiseRefs, type GitService } from "../../git/advertise.ts";
 import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.ts";
 import type { ProtocolVersion } from "../../git/service-request.ts";
+import { SlicedPackSet } from "../../git/time-slice.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type ServiceIO } from "../../git/types.ts";
@@ -150,8 +151,15 @@ export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceReques
 /** Clone and fetch; records a git.clone / git.fetch metric. */
 async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const summary = await serveUploadPack(snapshot, req.io, { protocol: req.protocol, statelessRpc: req.stateless, packer: uploadPacker(ctx, snapshot) });
+  const opened = await openSnapshot(ctx.db.read, ctx.git, repo);
+  // Walks over client input on the event loop (haves, shallow lines, wants to check) yield between slices.
+  const snapshot = { ...opened, objects: new SlicedPackSet(opened.objects.packs, ctx.git.multiPackIndexes) };
+  const summary = await serveUploadPack(snapshot, req.io, {
+    protocol: req.protocol,
+    statelessRpc: req.stateless,
+    packer: uploadPacker(ctx, snapshot),
+    limits: { maxLines: ctx.config.gitMaxNegotiation, setting: "SVC_GIT_MAX_NEGOTIATION" },
+  });
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
     await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
   }
