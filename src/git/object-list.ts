@@ -105,6 +105,8 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const wantCommits: Oid[] = [];
   const wantTrees: number[] = [];
   const wantBlobs: number[] = [];
+  // Every line of the request is looked up at least once: charged up front.
+  budget?.spend(OBJECT_UNITS * (req.wants.length + req.haves.length + req.shallow.length + (req.deepenNot?.length ?? 0)));
   for (const oid of req.wants) {
     const p = await mustPeel(cache, oid);
     for (const t of p.tags) if (!(flags[mustFind(midx, t)]! & SEND)) send(mustFind(midx, t), OBJ_TAG);

@@ -50,7 +50,7 @@ export interface WritePackOptions {
   bases?: Map<number, number> | null;
   /** Bytes (base plus target) new deltas may compare in all (default THIN_DELTA_BYTES). */
   deltaBytes?: number;
-  /** Work allowed (OverBudget when spent): a unit per entry, per 16 KiB copied and per 256 bytes rebuilt. */
+  /** Work allowed (OverBudget when spent): a unit per entry, per 16 KiB copied and per 128 bytes rebuilt or delta-compressed. */
   budget?: WorkBudget;
 }
 
@@ -230,7 +230,7 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
         const storedBytes = whole ? Number.POSITIVE_INFINITY : end - off - h.headerLength;
         fresh = await thinDelta(midx, pack, off, theirs, storedBytes, (n) => {
           deltaLeft -= n;
-          opts.budget?.spend(n >> 8);
+          opts.budget?.spend(n >> 7);
         });
         if (fresh) {
           header = fresh.header;
@@ -258,8 +258,9 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
         opts.record?.(p, outAt, Bun.hash.crc32(fresh.z, Bun.hash.crc32(fresh.header)));
       } else if (whole) {
         pacer.tick();
+        // Charged before the object is rebuilt (inflating its chain, deflating it whole).
+        if (opts.budget) opts.budget.spend((await pack.headerAt(off)).size >> 7);
         const obj = await pack.readAt(off);
-        opts.budget?.spend(obj.data.length >> 8);
         const head = encodeTypeSize(typeCode(obj.type), obj.data.length);
         const z = deflate(obj.data);
         out.push(head);

@@ -122,7 +122,9 @@ export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: G
       if (!inBand(req, admitted)) return withCreateHint(req, admitted);
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
-    const snapshot = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
+    const opened = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
+    // Peeling thousands of refs yields between slices too.
+    const snapshot = { ...opened, objects: new SlicedPackSet(opened.objects.packs, ctx.git.multiPackIndexes) };
     return { kind: "served", body: await advertiseRefs(snapshot, req.service, { protocol: req.protocol, http: true }) };
   } catch (error) {
     return refusalOf(error) ?? failed(ctx, req, "http", error);

@@ -2,12 +2,14 @@
 // src/thread-tasks.ts). Why: listing a history and writing its pack is seconds of CPU for a big
 // repository; on the event loop it stalls every other request. The thread opens the snapshot's
 // packs through its own object store and caches, runs the same createPackFile as the event loop
-// would, and emits the response bytes (whole side-band packets, about 256 KiB at a time) that
-// the event loop only writes to the client (services/git/upload.ts), with the pool's credit
-// backpressure: a slow client slows the thread, it never fills memory.
+// would, and writes the response bytes (whole side-band packets) into a spool file the event
+// loop created, telling it how far it has written every SPOOL_STEP bytes; the event loop streams
+// the file to the client at the client's pace (services/git/upload.ts). So a thread is held for
+// as long as the pack takes to make, never for as long as a slow client takes to read it.
 //
 // Pure function of its input plus what the thread builds for itself (the store and caches,
 // kept between tasks): importable on a thread, no ctx.
+import { open, type FileHandle } from "node:fs/promises";
 import { createPackFile, packSink, type PackJob } from "../../git/create-pack-file.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
@@ -24,22 +26,29 @@ export interface ThreadStoreConfig {
   cacheBytes: number;
 }
 
-/** Input of "git.uploadPack": the snapshot as rows (refs and packs) and the pack to send. */
+/** Input of "git.uploadPack": the snapshot as rows (refs and packs), the pack to send, the spool file to write. */
 export interface UploadPackTaskInput {
   store: ThreadStoreConfig;
   refs: Ref[];
   head: string | null;
   packs: PackRow[];
   job: PackJob;
+  /** An empty file the caller created; the response bytes go there from offset 0. */
+  spool: string;
 }
 
-/** Output of "git.uploadPack": objects sent. Each emitted value is an ArrayBuffer of response bytes. */
+/** Output of "git.uploadPack": objects sent. */
 export interface UploadPackTaskResult {
   objects: number;
 }
 
-/** Bytes gathered before one emit: few messages per clone, little held per request. */
-const EMIT_BYTES = 256 * 1024;
+/** Emitted by "git.uploadPack": the spool file holds this many bytes of whole packets (0 first: the file is open). */
+export interface SpoolProgress {
+  written: number;
+}
+
+/** Bytes written to the spool between two progress messages. */
+export const SPOOL_STEP = 1024 * 1024;
 
 let threadStore: { key: string; git: Promise<GitStore> } | null = null;
 
@@ -62,29 +71,39 @@ async function openStore(config: ThreadStoreConfig): Promise<GitStore> {
   return new GitStore(store, config.cacheBytes);
 }
 
-/** The task: list and write the pack of `input.job`, emitting the response bytes. */
+/** The task: list and write the pack of `input.job` into the spool file, emitting progress. */
 export async function uploadPackTask(input: UploadPackTaskInput, io: TaskIo): Promise<UploadPackTaskResult> {
-  const git = await threadGitStore(input.store);
-  const packs = await Promise.all(input.packs.map((row) => git.openPack(row)));
-  const snapshot: RepoSnapshot = { refs: input.refs, head: input.head, objects: new PackSet(packs, git.multiPackIndexes) };
-  const out = new EmitBuffer(io);
-  // Keep-alives come from the event loop while this thread lists (it may not yield for seconds).
-  const objects = await createPackFile(snapshot, input.job.request, input.job.options, packSink(out.write, input.job.options), { keepalive: false });
-  await out.flush();
-  return { objects };
+  const file = await open(input.spool, "r+");
+  try {
+    await io.emit({ written: 0 } satisfies SpoolProgress);
+    const git = await threadGitStore(input.store);
+    const packs = await Promise.all(input.packs.map((row) => git.openPack(row)));
+    const snapshot: RepoSnapshot = { refs: input.refs, head: input.head, objects: new PackSet(packs, git.multiPackIndexes) };
+    const out = new SpoolWriter(file, io);
+    // Keep-alives come from the event loop while this thread lists (it may not yield for seconds).
+    const objects = await createPackFile(snapshot, input.job.request, input.job.options, packSink(out.write, input.job.options), { keepalive: false });
+    await out.flush();
+    return { objects };
+  } finally {
+    await file.close();
+  }
 }
 
-/** Gathers whole writes into buffers of about EMIT_BYTES, emitted (transferred) in order. */
-class EmitBuffer {
+/** Gathers whole writes into runs of about SPOOL_STEP bytes, appended to the file, each followed by a progress message. */
+class SpoolWriter {
   private parts: Uint8Array[] = [];
   private bytes = 0;
+  private written = 0;
 
-  constructor(private readonly io: TaskIo) {}
+  constructor(
+    private readonly file: FileHandle,
+    private readonly io: TaskIo,
+  ) {}
 
   readonly write = async (chunk: Uint8Array): Promise<void> => {
     this.parts.push(chunk);
     this.bytes += chunk.length;
-    if (this.bytes >= EMIT_BYTES) await this.flush();
+    if (this.bytes >= SPOOL_STEP) await this.flush();
   };
 
   async flush(): Promise<void> {
@@ -97,6 +116,8 @@ class EmitBuffer {
     }
     this.parts = [];
     this.bytes = 0;
-    await this.io.emit(buf.buffer, [buf.buffer]);
+    for (let done = 0; done < buf.length; ) done += (await this.file.write(buf, done, buf.length - done, this.written + done)).bytesWritten;
+    this.written += buf.length;
+    await this.io.emit({ written: this.written } satisfies SpoolProgress);
   }
 }

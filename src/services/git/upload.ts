@@ -10,14 +10,17 @@
 // and the thread does it from the start. A clone (no common commit) goes to the thread at once
 // unless the repository's packs are small (SMALL_REPO_BYTES). The cut-over and the figures that
 // chose it: docs/architecture.md "Serving fetches" and bench/README.md.
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { createPackFile, packSink, type Packer, type PackJob } from "../../git/create-pack-file.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
 import { GitError, type GitErrorCode } from "../../git/types.ts";
 import { OverBudget, WorkBudget } from "../../git/work-budget.ts";
+import { newId } from "../../util/ids.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
 import type { Ctx } from "../context.ts";
 import type { PackRow } from "./store.ts";
-import type { ThreadStoreConfig, UploadPackTaskInput } from "./upload-thread.ts";
+import { SPOOL_STEP, type SpoolProgress, type ThreadStoreConfig, type UploadPackTaskInput } from "./upload-thread.ts";
 
 /** Work a fetch may do on the event loop before it moves to a thread (units of about a microsecond). */
 export const MAIN_BUDGET_UNITS = 20_000;
@@ -82,28 +85,106 @@ export function threadStoreConfig(ctx: Ctx): ThreadStoreConfig {
   return { storage: ctx.config.storage, cacheBytes: Math.floor(ctx.config.gitCacheBytes / 2 / ctx.threads.size) };
 }
 
+/**
+ * Unsent spool bytes of all requests together beyond which a thread waits for its own client
+ * (SVC_GIT_MAX_PUSH: the room in the temp dir a push needs anyway). Below it a thread never
+ * waits on a client; above it, slow clients hold threads rather than fill the disk.
+ */
+let spooledUnsent = 0;
+
 async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (chunk: Uint8Array) => Promise<void>): Promise<number> {
-  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: snapshot.refs, head: snapshot.head, packs: packRows(snapshot), job };
+  const path = join(ctx.tmpDir, `upload-${newId()}.spool`);
+  const file = await open(path, "w+");
+  let linked = true;
+  const unlinkSpool = async (): Promise<void> => {
+    if (!linked) return;
+    linked = false;
+    await rm(path, { force: true });
+  };
+  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: snapshot.refs, head: snapshot.head, packs: packRows(snapshot), job, spool: path };
   // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
-  let started = false;
-  const keepalive = job.options.sideband > 0 ? setInterval(() => void write(KEEPALIVE_PKT).catch(() => {}), KEEPALIVE_MS) : null;
-  try {
-    const result = await ctx.threads.run("git.uploadPack", input, {
-      onEmit: async (value) => {
-        if (!started && keepalive) clearInterval(keepalive);
-        started = true;
-        await write(new Uint8Array(value as ArrayBuffer));
-      },
-    });
-    return result.objects;
-  } catch (e) {
-    if (e instanceof ThreadTaskError) {
-      // The engine's refusals (a missing object, a corrupt pack) reach the client as they would from here.
-      if (e.kind === "failed" && e.data.name === "GitError") throw new GitError(e.message, (e.data.code as GitErrorCode | undefined) ?? "invalid");
-      if (e.kind === "busy") throw new GitError("upload-pack: the server is busy; try again shortly");
+  let streaming = false;
+  const keepalive = job.options.sideband > 0 ? setInterval(() => void (streaming ? null : write(KEEPALIVE_PKT).catch(() => {})), KEEPALIVE_MS) : null;
+  let written = 0;
+  let sent = 0;
+  let finished = false;
+  // Both sides wait for the other: the pump for bytes written, the thread (past the budget) for bytes sent.
+  let waiters: (() => void)[] = [];
+  const changed = (): Promise<void> => new Promise((resolve) => waiters.push(resolve));
+  const notify = (): void => {
+    const ready = waiters;
+    waiters = [];
+    for (const w of ready) w();
+  };
+  const abort = new AbortController();
+  // The event loop's side: the file from `sent` to `written`, 1 MiB at a time, at the client's pace.
+  const pump = (async () => {
+    while (!(finished && sent >= written)) {
+      if (sent >= written) {
+        await changed();
+        continue;
+      }
+      const n = Math.min(SPOOL_STEP, written - sent);
+      const chunk = new Uint8Array(n);
+      for (let got = 0; got < n; ) {
+        const r = await file.read(chunk, got, n - got, sent + got);
+        if (r.bytesRead === 0) throw new Error("upload spool ended early");
+        got += r.bytesRead;
+      }
+      if (!streaming && keepalive) clearInterval(keepalive);
+      streaming = true;
+      await write(chunk);
+      sent += n;
+      spooledUnsent -= n;
+      notify();
     }
-    throw e;
+  })();
+  // A client that goes away (the write fails) ends the thread's work too.
+  pump.catch(() => abort.abort());
+  try {
+    let result: { objects: number } | undefined;
+    let failure: unknown;
+    try {
+      result = await ctx.threads.run("git.uploadPack", input, {
+        signal: abort.signal,
+        onEmit: async (value) => {
+          // The thread has the file open: it needs no name any more (nothing is left behind by a crash).
+          await unlinkSpool();
+          const progress = value as SpoolProgress;
+          spooledUnsent += progress.written - written;
+          written = progress.written;
+          notify();
+          // Past the spool budget, this thread waits until its own client has nearly caught up.
+          while (spooledUnsent > ctx.config.gitMaxPush && written - sent > SPOOL_STEP && !abort.signal.aborted) {
+            await changed();
+          }
+        },
+      });
+    } catch (e) {
+      failure = e;
+    }
+    finished = true;
+    notify();
+    // What the thread wrote before a refusal is whole packets: it goes out first, then the refusal.
+    await pump;
+    if (failure !== undefined) throw threadFailure(failure);
+    return result!.objects;
   } finally {
+    finished = true;
+    notify();
+    spooledUnsent -= written - sent;
     if (keepalive) clearInterval(keepalive);
+    await file.close().catch(() => {});
+    await unlinkSpool();
   }
+}
+
+/** A thread's failure as the engine reports it: a GitError for the engine's refusals and a full pool. */
+function threadFailure(e: unknown): unknown {
+  if (e instanceof ThreadTaskError) {
+    // The engine's refusals (a missing object, a corrupt pack) reach the client as they would from here.
+    if (e.kind === "failed" && e.data.name === "GitError") return new GitError(e.message, (e.data.code as GitErrorCode | undefined) ?? "invalid");
+    if (e.kind === "busy") return new GitError("upload-pack: the server is busy; try again shortly");
+  }
+  return e;
 }

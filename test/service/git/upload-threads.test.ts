@@ -104,3 +104,48 @@ test("a fetch past the event loop's budget moves to a thread and sends the same 
   expect(ctx.threads.stats().completed).toBe(before + 1);
   expect(out.equals(await requestLocally(lines))).toBe(true);
 });
+
+test("a client that goes away mid-clone stops the thread's work; no spool file is left, and the next clone is served", async () => {
+  const { readdirSync } = await import("node:fs");
+  let writes = 0;
+  const io = {
+    input: (async function* () {
+      yield concatBytes([pktLine(`want ${tips[3]} ofs-delta side-band-64k no-progress`), FLUSH_PKT, pktLine("done")]);
+    })(),
+    write: async (_chunk: Uint8Array) => {
+      if (++writes > 2) throw new Error("client went away");
+    },
+  };
+  const outcome = await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "big", protocol: 0, io, stateless: true, via: "http" });
+  expect(outcome.kind).toBe("failed");
+  expect(readdirSync(ctx.tmpDir).filter((f) => f.startsWith("upload-"))).toEqual([]);
+  const out = await request([`want ${tips[3]} ofs-delta side-band-64k no-progress`, ""]);
+  expect(out.subarray(0, 8).toString()).toBe("0008NAK\n");
+  expect(readdirSync(ctx.tmpDir).filter((f) => f.startsWith("upload-"))).toEqual([]);
+});
+
+test("clients that stop reading do not hold the threads: another clone is served meanwhile", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const stalled = Array.from({ length: ctx.threads.size + 1 }, () =>
+    serveGit(ctx, owner, {
+      service: "git-upload-pack",
+      org: "acme",
+      repo: "big",
+      protocol: 0,
+      stateless: true,
+      via: "http",
+      io: {
+        input: (async function* () {
+          yield concatBytes([pktLine(`want ${tips[3]} ofs-delta side-band-64k no-progress`), FLUSH_PKT, pktLine("done")]);
+        })(),
+        // The client reads nothing until the end of the test.
+        write: () => released,
+      },
+    }),
+  );
+  const out = await request([`want ${tips[3]} ofs-delta side-band-64k no-progress`, ""]);
+  expect(out.subarray(0, 8).toString()).toBe("0008NAK\n");
+  release();
+  expect(await Promise.all(stalled)).toEqual(stalled.map(() => ({ kind: "served" })));
+});
