@@ -73,6 +73,8 @@ export interface UploadRequest {
   filter?: ObjectFilter;
 }
 
+const deepenNotSeen = new WeakMap<UploadRequest, Set<Oid>>();
+
 /** An empty request. */
 export function newUploadRequest(): UploadRequest {
   return { wants: [], shallow: [], depth: 0, deepenNot: [], deepenRelative: false };
@@ -126,7 +128,13 @@ export function parseShallowOrFilterLine(
     case "deepen-not": {
       const refs = expandRefName(snapshot, arg);
       if (refs.length !== 1) throw new GitError(`upload-pack: ambiguous deepen-not: ${line}`, "protocol");
-      req.deepenNot.push(refs[0]!.oid);
+      // Each ref once: a request may name the same one many times.
+      let seen = deepenNotSeen.get(req);
+      if (!seen) deepenNotSeen.set(req, (seen = new Set()));
+      if (!seen.has(refs[0]!.oid)) {
+        seen.add(refs[0]!.oid);
+        req.deepenNot.push(refs[0]!.oid);
+      }
       return true;
     }
     case "filter": {

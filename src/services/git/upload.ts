@@ -20,7 +20,7 @@ import { newId } from "../../util/ids.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
 import type { Ctx } from "../context.ts";
 import type { PackRow } from "./store.ts";
-import { SPOOL_STEP, type SpoolProgress, type ThreadStoreConfig, type UploadPackTaskInput } from "./upload-thread.ts";
+import { refsToWire, SPOOL_STEP, type SpoolProgress, type ThreadStoreConfig, toWire, type UploadPackTaskInput } from "./upload-thread.ts";
 
 /** Work a fetch may do on the event loop before it moves to a thread (units of about a microsecond). */
 export const MAIN_BUDGET_UNITS = 20_000;
@@ -101,7 +101,7 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     linked = false;
     await rm(path, { force: true });
   };
-  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: snapshot.refs, head: snapshot.head, packs: packRows(snapshot), job, spool: path };
+  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: refsToWire(snapshot.refs), head: snapshot.head, packs: packRows(snapshot), job: toWire(job), spool: path };
   // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
   let streaming = false;
   const keepalive = job.options.sideband > 0 ? setInterval(() => void (streaming ? null : write(KEEPALIVE_PKT).catch(() => {})), KEEPALIVE_MS) : null;

@@ -149,3 +149,12 @@ test("clients that stop reading do not hold the threads: another clone is served
   release();
   expect(await Promise.all(stalled)).toEqual(stalled.map(() => ({ kind: "served" })));
 });
+
+test("a shallow clone on a thread (the plan travels with the job) answers as the engine does here", async () => {
+  const lines = [`want ${tips[3]} ofs-delta side-band-64k no-progress shallow`, `shallow ${tips[0]}`, "deepen 2", ""];
+  const before = ctx.threads.stats().completed;
+  const out = await request(lines);
+  expect(ctx.threads.stats().completed).toBe(before + 1);
+  expect(out.subarray(0, 12).toString()).toBe("0035shallow ");
+  expect(out.equals(await requestLocally(lines))).toBe(true);
+});
