@@ -1,6 +1,8 @@
-// A /healthz prober in its own process: GET <url>/healthz one at a time, a new probe every
-// `interval` ms (at once if the last took longer), until SIGTERM or SIGINT; then prints a JSON
-// summary of the latencies on stdout. How long the server's event loop was held shows up here.
+// A /healthz prober in its own process, open loop: every `interval` ms it starts a GET
+// <url>/healthz whether or not the earlier ones have answered, and records each one's latency,
+// until SIGTERM or SIGINT; then prints a JSON summary on stdout. Open loop, so that a stall of
+// N seconds counts as the N / interval probes it delays (a closed loop would record it once),
+// which is what "p99 of /healthz" means for the requests other clients send meanwhile.
 //
 //   bun bench/lib/healthz-prober.ts <base-url> [interval-ms]
 const base = process.argv[2];
@@ -10,26 +12,34 @@ if (!base) {
   process.exit(2);
 }
 
-/** [start epoch ms, latency ms] per probe. */
-const samples: [number, number][] = [];
-let stopped = false;
-let failures = 0;
+/** At most this many probes outstanding (beyond, a tick is skipped and counted). */
+const MAX_OUTSTANDING = 2000;
 
-function summary() {
-  const lat = samples.map((s) => s[1]).sort((a, b) => a - b);
-  const q = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]! : null);
-  const round = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
-  return {
-    probes: lat.length,
-    failures,
-    p50_ms: round(q(0.5)),
-    p90_ms: round(q(0.9)),
-    p99_ms: round(q(0.99)),
-    max_ms: round(lat.length ? lat[lat.length - 1]! : null),
-    over_100ms: lat.filter((x) => x > 100).length,
-    over_250ms: lat.filter((x) => x > 250).length,
-    samples,
-  };
+const latencies: number[] = [];
+let failures = 0;
+let skipped = 0;
+let outstanding = 0;
+let stopped = false;
+
+function probe(): void {
+  if (outstanding >= MAX_OUTSTANDING) {
+    skipped++;
+    return;
+  }
+  outstanding++;
+  const started = performance.now();
+  fetch(`${base}/healthz`)
+    .then(async (res) => {
+      await res.arrayBuffer();
+      if (!res.ok) failures++;
+    })
+    .catch(() => {
+      failures++;
+    })
+    .finally(() => {
+      latencies.push(performance.now() - started);
+      outstanding--;
+    });
 }
 
 const finish = () => {
@@ -38,21 +48,36 @@ const finish = () => {
 process.on("SIGTERM", finish);
 process.on("SIGINT", finish);
 
+const t0 = performance.now();
+let ticks = 0;
 while (!stopped) {
-  const started = performance.now();
-  const at = Date.now();
-  try {
-    const res = await fetch(`${base}/healthz`);
-    await res.arrayBuffer();
-    if (!res.ok) failures++;
-  } catch {
-    failures++;
-  }
-  const took = performance.now() - started;
-  samples.push([at, took]);
-  const wait = interval - took;
-  if (wait > 0 && !stopped) await Bun.sleep(wait);
+  probe();
+  ticks++;
+  // Keep to the schedule even when a tick ran late.
+  const next = t0 + ticks * interval - performance.now();
+  if (next > 0) await Bun.sleep(next);
 }
-process.stdout.write(`${JSON.stringify(summary())}\n`);
+// Let the probes in flight answer (they are part of the picture).
+const deadline = performance.now() + 120_000;
+while (outstanding > 0 && performance.now() < deadline) await Bun.sleep(10);
+
+const lat = latencies.sort((a, b) => a - b);
+const q = (p: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]! : null);
+const round = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
+const summary = {
+  interval_ms: interval,
+  probes: lat.length,
+  failures,
+  skipped,
+  unanswered: outstanding,
+  p50_ms: round(q(0.5)),
+  p90_ms: round(q(0.9)),
+  p99_ms: round(q(0.99)),
+  max_ms: round(lat.length ? lat[lat.length - 1]! : null),
+  over_100ms: lat.filter((x) => x > 100).length,
+  over_250ms: lat.filter((x) => x > 250).length,
+};
+await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(summary)}\n`, () => resolve()));
 process.exit(0);
+
 export {};

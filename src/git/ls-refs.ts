@@ -21,25 +21,26 @@ import { GitError } from "./types.ts";
 const TOO_MANY_PREFIXES = 65536;
 
 /**
- * A test "does some prefix start this name" in O(log n): the prefixes sorted, those that extend
- * another dropped. Then the only candidate for a name is the greatest prefix not after it
- * (anything sorting between a matching prefix and the name starts with that prefix).
+ * A test "does some prefix start this name": the prefixes in a set, and each name's own prefixes
+ * of the lengths that occur looked up in it (a few dozen lookups per ref, whatever the number of
+ * prefixes). Built with yields: tens of thousands of prefixes are many strings to hash.
  */
-export function prefixMatcher(prefixes: string[]): (name: string) => boolean {
+export async function prefixMatcher(prefixes: string[], slice: TimeSlice = new TimeSlice()): Promise<(name: string) => boolean> {
   if (prefixes.length === 0) return () => true;
-  const sorted = [...prefixes].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const kept: string[] = [];
-  for (const p of sorted) if (kept.length === 0 || !p.startsWith(kept[kept.length - 1]!)) kept.push(p);
+  const set = new Set<string>();
+  const lengths = new Set<number>();
+  for (const p of prefixes) {
+    await slice.tick();
+    set.add(p);
+    lengths.add(p.length);
+  }
+  const sorted = [...lengths].sort((a, b) => a - b);
   return (name) => {
-    // The last prefix <= name.
-    let lo = 0;
-    let hi = kept.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (kept[mid]! <= name) lo = mid + 1;
-      else hi = mid;
+    for (const n of sorted) {
+      if (n > name.length) return false;
+      if (set.has(n === name.length ? name : name.slice(0, n))) return true;
     }
-    return lo > 0 && name.startsWith(kept[lo - 1]!);
+    return false;
   };
 }
 
@@ -62,8 +63,8 @@ export async function lsRefs(
     else throw new GitError(`ls-refs: unexpected line: '${arg}'`, "protocol");
   }
   if (prefixes.length >= TOO_MANY_PREFIXES) prefixes = [];
-  const matches = prefixMatcher(prefixes);
   const slice = new TimeSlice();
+  const matches = await prefixMatcher(prefixes, slice);
 
   const refs = await peelRefs(snapshot);
   if (snapshot.head && matches("HEAD")) {

@@ -9,7 +9,7 @@ import type { ObjectType, Oid, RawObject } from "./types.ts";
 /** Longest run between yields. */
 export const SLICE_MS = 5;
 /** Calls between clock reads (a clock read costs more than most loop bodies). */
-const CHECK_EVERY = 32;
+const CHECK_EVERY = 4;
 
 /** Yields to the event loop once the current slice has run SLICE_MS. */
 export class TimeSlice {
