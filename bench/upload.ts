@@ -267,7 +267,7 @@ async function thin(): Promise<Record<string, unknown>> {
     const packed = Bun.spawn(["git", "pack-objects", "--revs", "--stdout", "-q"], { cwd: src, env, stdin: "pipe", stdout: "pipe" });
     packed.stdin.write(`refs/heads/step${first}\n`);
     packed.stdin.end();
-    const indexer = Bun.spawn(["git", "index-pack", "--stdin", "-q"], { cwd: base, env, stdin: packed.stdout, stdout: "ignore" });
+    const indexer = Bun.spawn(["git", "index-pack", "--stdin"], { cwd: base, env, stdin: packed.stdout, stdout: "ignore" });
     if ((await indexer.exited) !== 0) throw new Error("index-pack of the client failed");
     await run(["git", "update-ref", `refs/heads/${branch}`, `${branch}~${first}`], { cwd: src, env }).catch(() => {});
     const stepOid = (s: number) => run(["git", "rev-parse", `refs/heads/step${s}`], { cwd: src, env }).then((r) => r.stdout.trim());

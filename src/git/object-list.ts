@@ -58,6 +58,17 @@ export interface ObjectList {
    * position flagged HAVE), which a thin pack may send them as a delta against.
    */
   bases: Map<number, number> | null;
+  /**
+   * With thinBases: the entries of every tree the client has, as name hashes (sorted) and the
+   * positions they name, recorded by the walk of the client's trees; pairing reads no tree again.
+   */
+  theirEntries: Map<number, TreeNames> | null;
+}
+
+/** A tree's entries: FNV-1a hashes of the names, sorted, and the position each names (-1 when absent). */
+interface TreeNames {
+  hashes: Uint32Array;
+  children: Int32Array;
 }
 
 /** Options of listObjects. */
@@ -92,7 +103,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set(), bases: null };
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set(), bases: null, theirEntries: null };
   const budget = opts.budget;
   const cache = new CommitCache(budget ? spendingReader(set, budget) : set);
   const send = (p: number, type: number): void => {
@@ -158,6 +169,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
       haveTrees.push(mustFind(midx, (await cache.get(oid)).tree));
     }
     const pairs = opts.thinBases && edges.size > 0 ? (list.bases = new Map()) : null;
+    if (pairs) list.theirEntries = new Map();
     let firstEdgeTree = -1;
     if (pairs) firstEdgeTree = mustFind(midx, (await cache.get(edges.values().next().value!)).tree);
     for (const c of walk.commits) {
@@ -361,6 +373,7 @@ async function walkTrees(
       const n = scanTree(midx, flags, obj.data, p, have, rules.trees, blobs, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, startsScratch, n);
       budget?.spend(TREE_UNITS + (n >> 6));
+      if (have && list.theirEntries) list.theirEntries.set(p, treeNames(midx, obj.data));
       list.stats.trees++;
       list.stats.entries += n;
       list.stats.skipped += scanSkipped;
@@ -368,8 +381,8 @@ async function walkTrees(
       pendingBlobs = NO_PENDING;
       const pair = have ? undefined : list.bases?.get(p);
       if (pair !== undefined) {
-        budget?.spend(2 * TREE_UNITS + (n >> 5));
-        await pairEntries(list, obj.data, pair);
+        budget?.spend(n >> 5);
+        pairEntries(list, obj.data, pair);
       }
       if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
       for (const q of pending) {
@@ -382,41 +395,45 @@ async function walkTrees(
   }
 }
 
+/** The names of a tree the client has (TreeNames). */
+function treeNames(midx: MultiPackIndex, data: Uint8Array): TreeNames {
+  const hashes: number[] = [];
+  const children: number[] = [];
+  forEachEntry(data, (nameAt, nul) => {
+    hashes.push(nameHash(data, nameAt, nul));
+    children.push(midx.find(data, nul + 1));
+  });
+  const order = hashes.map((_, i) => i).sort((x, y) => hashes[x]! - hashes[y]!);
+  return { hashes: Uint32Array.from(order, (i) => hashes[i]!), children: Int32Array.from(order, (i) => children[i]!) };
+}
+
 /**
  * Pair the entries of a tree being sent (`data`) with the entries of the same name in the
- * client's version of that directory (position `theirs`): each entry sent gets the client's
- * object as its thin base, a subtree's pair is read when the walk reaches it.
+ * client's version of that directory (position `theirs`, recorded by the walk of the client's
+ * trees): each entry sent gets the client's object as its thin base; a subtree's pair is used
+ * when the walk reaches it. Names are matched by hash (a collision only costs a worse delta).
  */
-async function pairEntries(list: ObjectList, data: Uint8Array, theirs: number): Promise<void> {
+function pairEntries(list: ObjectList, data: Uint8Array, theirs: number): void {
   const { midx, flags } = list;
   const bases = list.bases!;
-  const pack = midx.packs[midx.packOf[theirs]!]!;
-  let other;
-  try {
-    other = await pack.readAt(midx.offsetOf(theirs));
-  } catch {
-    return;
-  }
-  if (other.type !== "tree") return;
-  const names = new Map<number, number[]>();
-  forEachEntry(other.data, (nameAt, nul) => {
-    const h = nameHash(other.data, nameAt, nul);
-    const known = names.get(h);
-    if (known) known.push(nameAt);
-    else names.set(h, [nameAt]);
-  });
+  const names = list.theirEntries?.get(theirs);
+  if (!names) return;
+  const { hashes, children } = names;
   forEachEntry(data, (nameAt, nul) => {
-    const q = midx.find(data, nul + 1);
-    if (q < 0 || !(flags[q]! & SEND) || bases.has(q)) return;
-    const candidates = names.get(nameHash(data, nameAt, nul));
-    if (!candidates) return;
-    for (const at of candidates) {
-      const end = other.data.indexOf(0, at);
-      if (end - at !== nul - nameAt || !sameBytes(other.data, at, data, nameAt, nul - nameAt)) continue;
-      const c = midx.find(other.data, end + 1);
-      if (c >= 0 && c !== q && flags[c]! & HAVE) bases.set(q, c);
-      return;
+    const h = nameHash(data, nameAt, nul);
+    let lo = 0;
+    let hi = hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hashes[mid]! < h) lo = mid + 1;
+      else hi = mid;
     }
+    if (lo >= hashes.length || hashes[lo] !== h) return;
+    const c = children[lo]!;
+    if (c < 0 || !(flags[c]! & HAVE)) return;
+    const q = midx.find(data, nul + 1);
+    if (q < 0 || q === c || !(flags[q]! & SEND) || bases.has(q)) return;
+    bases.set(q, c);
   });
 }
 
@@ -438,10 +455,6 @@ function nameHash(data: Uint8Array, from: number, to: number): number {
   return h >>> 0;
 }
 
-function sameBytes(a: Uint8Array, ai: number, b: Uint8Array, bi: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[ai + i] !== b[bi + i]) return false;
-  return true;
-}
 
 /** Blobs met in a tree: all sent, sent when small enough (decided after the scan), none sent. */
 const BLOBS_ALL = 0;
