@@ -1,5 +1,5 @@
 // A bound on the work one call may do, counted in units the engine spends as it goes (an object
-// listed, a commit or tree read, a KiB copied, inflated or delta-compressed). The upload service
+// listed, a commit or tree read, a KiB copied, inflated or delta-compressed), and in time. The upload service
 // tries a fetch on the event loop with a small budget and hands it to a worker thread when the
 // budget runs out (services/git/upload.ts), so only small fetches ever run on the event loop.
 
@@ -11,14 +11,25 @@ export class OverBudget extends Error {
   }
 }
 
-/** Units left; spend() throws OverBudget once they are gone. */
+/**
+ * Units left and a deadline; spend() throws OverBudget once either is gone. The units bound the
+ * work however the clock runs; the deadline catches work the units underrate (a tree read can
+ * cost anything from microseconds to a hundred, by the length of its delta chain).
+ */
 export class WorkBudget {
-  constructor(private left: number) {}
+  private readonly deadline: number;
 
-  /** Spend `units`; throws OverBudget when the budget is exhausted. */
+  constructor(
+    private left: number,
+    ms = Number.POSITIVE_INFINITY,
+  ) {
+    this.deadline = performance.now() + ms;
+  }
+
+  /** Spend `units`; throws OverBudget when the budget is exhausted or the time is up. */
   spend(units: number): void {
     this.left -= units;
-    if (this.left < 0) throw new OverBudget();
+    if (this.left < 0 || performance.now() > this.deadline) throw new OverBudget();
   }
 
   /** Units not spent yet. */

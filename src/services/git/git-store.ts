@@ -21,6 +21,14 @@ export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"
   return `repos/${storageRepoId}/packs/pack-${name}.${ext}`;
 }
 
+/** How a GitStore's budget is split, in eighths (they add up to 8). */
+export interface CacheShares {
+  blocks: number;
+  deltaBases: number;
+  idx: number;
+  midx: number;
+}
+
 /**
  * Process-wide caches over the object store: parsed idx files, pack blocks, delta bases, and
  * multi-pack indexes of recent pack sets. They share one budget in bytes (SVC_GIT_CACHE), split
@@ -41,16 +49,18 @@ export class GitStore {
   constructor(
     readonly store: ObjectStore,
     cacheBytes: number,
+    /** Eighths of the budget for blocks, delta bases, idx files and multi-pack indexes (default 3, 1, 2, 2). */
+    shares: CacheShares = { blocks: 3, deltaBases: 1, idx: 2, midx: 2 },
   ) {
     const eighth = Math.floor(cacheBytes / 8);
     // Against a bucket a request costs far more than the bytes it carries: larger blocks take a
     // walk's neighbouring entries in one request (a cold fetch of git.git: 92 requests instead of
     // 148, 35 MiB read instead of 26; bench/README.md).
     const blockSize = store.kind === "fs" ? 64 * 1024 : 256 * 1024;
-    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, 3 * eighth) });
-    this.deltaBases = new DeltaBaseCache(eighth);
-    this.idx = new ByteLru<string, PackIndex>(2 * eighth, (v) => v.footprint);
-    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(2 * eighth, (v) => 1024 + v.footprint);
+    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, shares.blocks * eighth) });
+    this.deltaBases = new DeltaBaseCache(shares.deltaBases * eighth);
+    this.idx = new ByteLru<string, PackIndex>(shares.idx * eighth, (v) => v.footprint);
+    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(shares.midx * eighth, (v) => 1024 + v.footprint);
     countHeldBytes(this);
   }
 

@@ -56,6 +56,9 @@ export interface SpoolProgress {
 /** Bytes written to the spool between two progress messages. */
 export const SPOOL_STEP = 1024 * 1024;
 
+/** Eighths of a thread's cache budget: 1 pack blocks, 1 delta bases, 4 idx files, 2 multi-pack indexes. */
+const THREAD_CACHE_SHARES = { blocks: 1, deltaBases: 1, idx: 4, midx: 2 };
+
 let threadStore: { key: string; git: Promise<GitStore> } | null = null;
 
 /** This thread's git store for `config` (built on first use and kept; rebuilt if the config differs). */
@@ -74,7 +77,10 @@ async function openStore(config: ThreadStoreConfig): Promise<GitStore> {
     const { kind: _kind, ...s3 } = config.storage;
     store = await (await import("../../storage/s3-store.ts")).createS3Store(s3);
   }
-  return new GitStore(store, config.cacheBytes);
+  // A thread makes the packs of clones and large fetches: listings need every idx and the
+  // multi-pack index (re-parsed per request when they do not fit), clones stream stored bytes
+  // past the block cache. So half its share goes to idx files.
+  return new GitStore(store, config.cacheBytes, THREAD_CACHE_SHARES);
 }
 
 /** The task: list and write the pack of `input.job` into the spool file, emitting progress. */

@@ -5,8 +5,8 @@
 // (upload-thread.ts) does it with its own store and caches while the event loop only writes the
 // bytes it emits to the client. A small incremental fetch costs less than handing it over (the
 // thread's caches are colder, the pool may be busy with clones), so it is first tried here with
-// a small work budget (about MAIN_BUDGET_UNITS µs of work, MAIN_OUTPUT_BYTES of response held
-// back): if it finishes within it, the held response is sent; if not, nothing has been sent
+// a small work budget (MAIN_BUDGET_UNITS units of work and MAIN_BUDGET_MS, MAIN_OUTPUT_BYTES of
+// response held back): if it finishes within it, the held response is sent; if not, nothing has been sent
 // and the thread does it from the start. A clone (no common commit) goes to the thread at once
 // unless the repository's packs are small (SMALL_REPO_BYTES). The cut-over and the figures that
 // chose it: docs/architecture.md "Serving fetches" and bench/README.md.
@@ -22,8 +22,10 @@ import type { Ctx } from "../context.ts";
 import type { PackRow } from "./store.ts";
 import { refsToWire, SPOOL_STEP, type SpoolProgress, type ThreadStoreConfig, toWire, type UploadPackTaskInput } from "./upload-thread.ts";
 
-/** Work a fetch may do on the event loop before it moves to a thread (units of about a microsecond). */
+/** Work a fetch may do on the event loop before it moves to a thread (units, see WorkBudget) ... */
 export const MAIN_BUDGET_UNITS = 20_000;
+/** ... and time it may take there (its awaits included: on object storage, a fetch waiting on reads goes to a thread sooner). */
+export const MAIN_BUDGET_MS = 15;
 /** Response bytes a fetch tried on the event loop may produce (held until it is known to fit). */
 export const MAIN_OUTPUT_BYTES = 2 * 1024 * 1024;
 /** Repositories whose packs are this small are cloned on the event loop too (within the same budget). */
@@ -36,12 +38,13 @@ const KEEPALIVE_PKT = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
 export type PackPath = "main" | "thread";
 
 /** The packer upload-pack uses for `snapshot`: the event loop for small fetches, a thread otherwise. */
-export function uploadPacker(ctx: Ctx, snapshot: RepoSnapshot, onPath?: (path: PackPath) => void): Packer {
+export function uploadPacker(ctx: Ctx, snapshot: RepoSnapshot, opts: { onPath?: (path: PackPath) => void; mainBudgetMs?: number } = {}): Packer {
+  const { onPath } = opts;
   return async (job, write) => {
     const size = snapshot.objects.packs.reduce((sum, p) => sum + p.source.size, 0);
     const clone = job.request.haves.length === 0;
     if (!clone || size <= SMALL_REPO_BYTES) {
-      const held = await tryOnEventLoop(snapshot, job);
+      const held = await tryOnEventLoop(snapshot, job, opts.mainBudgetMs ?? MAIN_BUDGET_MS);
       if (held) {
         onPath?.("main");
         for (const chunk of held.chunks) await write(chunk);
@@ -54,8 +57,8 @@ export function uploadPacker(ctx: Ctx, snapshot: RepoSnapshot, onPath?: (path: P
 }
 
 /** The response of `job` made here within the budget, or null when it is too big for the event loop. */
-async function tryOnEventLoop(snapshot: RepoSnapshot, job: PackJob): Promise<{ chunks: Uint8Array[]; objects: number } | null> {
-  const budget = new WorkBudget(MAIN_BUDGET_UNITS);
+async function tryOnEventLoop(snapshot: RepoSnapshot, job: PackJob, ms: number): Promise<{ chunks: Uint8Array[]; objects: number } | null> {
+  const budget = new WorkBudget(MAIN_BUDGET_UNITS, ms);
   const chunks: Uint8Array[] = [];
   let bytes = 0;
   const hold = async (chunk: Uint8Array): Promise<void> => {

@@ -14,7 +14,7 @@ import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { serveGit } from "../../../src/services/git/serve.ts";
 import { openSnapshot } from "../../../src/services/git/snapshot.ts";
-import { SMALL_REPO_BYTES } from "../../../src/services/git/upload.ts";
+import { SMALL_REPO_BYTES, uploadPacker } from "../../../src/services/git/upload.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
@@ -88,13 +88,27 @@ test("a clone of a repository past SMALL_REPO_BYTES is made on a thread, byte fo
   expect(out.length).toBeGreaterThan(SMALL_REPO_BYTES);
 });
 
-test("a small incremental fetch stays on the event loop", async () => {
+test("a small incremental fetch is answered as the engine does here (on the event loop when it fits the budget)", async () => {
   const lines = [`want ${tips[3]} ofs-delta side-band-64k no-progress thin-pack`, "", `have ${tips[2]}`];
-  const before = ctx.threads.stats().completed;
   const out = await request(lines);
-  expect(ctx.threads.stats().completed).toBe(before);
   expect(out.equals(await requestLocally(lines))).toBe(true);
   expect(out.length).toBeLessThan(4096);
+});
+
+test("the cut-over: within the work units on the event loop, past them on a thread, a clone of a big repository on a thread at once", async () => {
+  const repo = (await repoById(ctx.db.read, repoId))!;
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
+  const options = { thinPack: true, ofsDelta: true, includeTag: false, noProgress: true, sideband: 65520 };
+  const pathOf = async (haves: string[]): Promise<string> => {
+    let path = "";
+    // No deadline: which side is decided by the work units alone, whatever the machine's load.
+    const packer = uploadPacker(ctx, snapshot, { onPath: (p) => (path = p), mainBudgetMs: Number.POSITIVE_INFINITY });
+    await packer({ request: { wants: [tips[3]!], haves, shallow: [] }, options }, async () => {});
+    return path;
+  };
+  expect(await pathOf([tips[2]!])).toBe("main");
+  expect(await pathOf([tips[0]!])).toBe("thread");
+  expect(await pathOf([])).toBe("thread");
 });
 
 test("a fetch past the event loop's budget moves to a thread and sends the same bytes", async () => {
