@@ -247,7 +247,10 @@ async function thin(): Promise<Record<string, unknown>> {
   if (!existsSync(src)) {
     await run(["git", "clone", "-q", "--bare", "--single-branch", "--branch", branch, "--no-tags", mirror, src], { env });
   }
-  for (const s of steps) await run(["git", "update-ref", `refs/heads/step${s}`, `${branch}~${s}`], { cwd: src, env });
+  // The served branch is the mirror's tip; each step is counted back from it.
+  const tip = (await run(["git", "rev-parse", `refs/heads/${branch}`], { cwd: mirror, env })).stdout.trim();
+  await run(["git", "update-ref", `refs/heads/${branch}`, tip], { cwd: src, env });
+  for (const s of steps) await run(["git", "update-ref", `refs/heads/step${s}`, `${tip}~${s}`], { cwd: src, env });
   const hasBitmap = readdirSync(join(src, "objects", "pack")).some((f) => f.endsWith(".bitmap"));
   // C git: git daemon over the same repository.
   const port = freePort();
@@ -269,7 +272,6 @@ async function thin(): Promise<Record<string, unknown>> {
     packed.stdin.end();
     const indexer = Bun.spawn(["git", "index-pack", "--stdin"], { cwd: base, env, stdin: packed.stdout, stdout: "ignore" });
     if ((await indexer.exited) !== 0) throw new Error("index-pack of the client failed");
-    await run(["git", "update-ref", `refs/heads/${branch}`, `${branch}~${first}`], { cwd: src, env }).catch(() => {});
     const stepOid = (s: number) => run(["git", "rev-parse", `refs/heads/step${s}`], { cwd: src, env }).then((r) => r.stdout.trim());
     await run(["git", "update-ref", `refs/heads/${branch}`, await stepOid(first)], { cwd: base, env });
     const clients = { cgit: join(work, "client-cgit.git"), svc: join(work, "client-svc.git") };
