@@ -360,7 +360,7 @@ try {
     const bin = join(work, "svc");
     log(`compiling the server into ${bin} (the flags of scripts/build.ts)`);
     const t = performance.now();
-    const b = await run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", join(ROOT, "src/main.ts"), join(ROOT, "src/http/routes/web/highlight-worker.ts"), "--outfile", bin]);
+    const b = await run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", join(ROOT, "src/main.ts"), join(ROOT, "src/http/web/repos/highlight-worker.ts"), "--outfile", bin]);
     if (b.code !== 0) throw new Error(`build failed: ${b.stderr}`);
     buildS = r2((performance.now() - t) / 1000);
     cmd = [bin];

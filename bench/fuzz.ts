@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { engineTargets, openFixture } from "../test/fuzz/engine-targets.ts";
+import { textTargets } from "../test/fuzz/text-targets.ts";
 import { jsonRouteTarget } from "../test/fuzz/json-targets.ts";
 import { openJsonWorld } from "../test/fuzz/json-world.ts";
 import { runTarget, type FuzzReport } from "../test/fuzz/lib.ts";
@@ -29,7 +30,7 @@ const { values } = parseArgs({
 const scale = Number(values.scale);
 const until = values.minutes ? Date.now() + Number(values.minutes) * 60_000 : 0;
 
-/** The test suite's counts (engine.fuzz.test.ts, fuzz-json.test.ts, fsck.test.ts), before scaling. */
+/** The test suite's counts (engine.fuzz.test.ts, text.fuzz.test.ts, fuzz-json.test.ts, fsck.test.ts), before scaling. */
 const BASE: Record<string, number> = {
   "pkt-line reader": 400,
   "upload-pack requests": 300,
@@ -40,6 +41,9 @@ const BASE: Record<string, number> = {
   "path validation and tree editing": 200,
   "ref-name validation": 2000,
   "fsck on generated objects": 600,
+  "workflow parser": 400,
+  "branch globs": 3000,
+  "Markdown renderer": 400,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };
@@ -63,6 +67,12 @@ do {
     }
   } finally {
     await fixture.close();
+  }
+  for (const target of textTargets()) {
+    if (!wanted(target.name)) continue;
+    const report = await runTarget(target, { seed, cases: Math.round(BASE[target.name]! * scale), capMs: 10_000, maxFailures: 20 });
+    reports.push(report);
+    console.error(`${target.name}: ${report.cases} cases, ${report.ms} ms, ${report.failures.length} failures`);
   }
   if (wanted("JSON routes")) {
     const world = await openJsonWorld();

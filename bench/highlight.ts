@@ -11,7 +11,7 @@ import hljs from "highlight.js/lib/common";
 import { tokenizeWith } from "@speed-highlight/core/tokenize";
 import ts from "@speed-highlight/core/languages/ts.js";
 import { join } from "node:path";
-import { LANGUAGES, markupLines, splitMarkupLines } from "../src/http/routes/web/highlight-engine.ts";
+import { LANGUAGES, markupLines, splitMarkupLines } from "../src/http/web/repos/highlight-engine.ts";
 import { machine } from "./lib/machine.ts";
 import { ROOT } from "./lib/proc.ts";
 
@@ -77,7 +77,7 @@ if (!process.argv.includes("--hostile")) {
   /** Milliseconds the highlighting thread takes on `code`, or Infinity past the cap (the thread is then terminated). */
   const timeOnThread = (code: string, language: string) =>
     new Promise<number>((resolve) => {
-      const w = new Worker(new URL("../src/http/routes/web/highlight-worker.ts", import.meta.url).href);
+      const w = new Worker(new URL("../src/http/web/repos/highlight-worker.ts", import.meta.url).href);
       let t = 0;
       const cap = setTimeout(() => {
         w.terminate();

@@ -11,7 +11,7 @@ import { Progress, formatBytes, paint } from "./tty.ts";
 export const fsckCmd = defineCommand({
   meta: {
     name: "fsck",
-    description: "Check every live pack and idx (present, recorded size, checksum) and that every ref's history is complete; report orphan files; exit 1 on any problem",
+    description: "Check every live pack and idx (present, recorded size, checksum), that every ref's history is complete and that every CI job log is whole; report orphan files; exit 1 on any problem",
   },
   args: {
     repo: { type: "string", description: "Only this repository (org/name)" },
@@ -35,7 +35,7 @@ export const fsckCmd = defineCommand({
         bar.update(i, repos.length, repo.name, true);
         const r = await checkRepo(ctx, repo, (note) => bar.update(i, repos.length, `${repo.name}: ${note}`));
         bar.clear();
-        const counts = `${r.packs} packs, ${r.objects} objects, ${r.refs} refs`;
+        const counts = `${r.packs} packs, ${r.objects} objects, ${r.refs} refs${r.logs ? `, ${r.logs} job log${r.logs === 1 ? "" : "s"} (${formatBytes(r.logBytes)})` : ""}`;
         if (r.problems.length === 0) process.stdout.write(`${r.repo}: ${out.green("ok")} (${counts})\n`);
         else {
           broken++;

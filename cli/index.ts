@@ -10,7 +10,7 @@ import { allRepos, gcRepo, sweepRepo } from "../src/services/git/maintenance.ts"
 import { configOrExit, exitOnConfigError } from "./config.ts";
 import { createHostedRegistrationToken } from "../src/services/ci/runners.ts";
 import { DEFAULT_CONFIG, register, runAgent } from "./runner/agent.ts";
-import { showUsage, usageFooters } from "./tty.ts";
+import { promptSecret, readStdinLine, showUsage, usageFooters } from "./tty.ts";
 import { settingsHelp } from "./settings-help.ts";
 import { backupCmd, restoreCmd } from "./backup.ts";
 import { fsckCmd } from "./fsck.ts";
@@ -30,22 +30,45 @@ const serveCmd = defineCommand({
 });
 usageFooters.set(serveCmd, settingsHelp());
 
+/**
+ * The new account's password: --password, or the first line of stdin with --password-stdin, or
+ * asked for twice on the terminal (not echoed). Why not only --password: a command line is
+ * visible to every user in `ps` and stays in shell history.
+ */
+async function passwordOf(args: { password?: string; "password-stdin"?: boolean }): Promise<string> {
+  const fail = (why: string): never => {
+    process.stderr.write(`svc: ${why}\n`);
+    process.exit(2);
+  };
+  if (args.password !== undefined && args["password-stdin"]) fail("give --password or --password-stdin, not both");
+  if (args.password !== undefined) return args.password;
+  if (args["password-stdin"]) return readStdinLine();
+  if (!process.stdin.isTTY) fail("no password: give --password-stdin (the password on the first line of stdin), or run on a terminal to be asked");
+  const first = await promptSecret("Password (at least 12 characters): ");
+  if (first === null) fail("no password given");
+  const again = await promptSecret("Password again: ");
+  if (again !== first) fail("the passwords differ");
+  return first!;
+}
+
 const userCreateCmd = defineCommand({
-  meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON" },
+  meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON. The password is asked for on a terminal, or read with --password-stdin" },
   args: {
     org: { type: "string", required: true, description: "Organization name (created if missing)" },
     email: { type: "string", required: true, description: "Sign-in address (confirmed)" },
     name: { type: "string", required: true, description: "Display name" },
-    password: { type: "string", required: true, description: "Password (at least 12 characters)" },
+    password: { type: "string", description: "Password (at least 12 characters); visible to ps and shell history, so prefer the prompt or --password-stdin" },
+    "password-stdin": { type: "boolean", description: "Read the password from the first line of stdin" },
     role: { type: "string", default: "owner", description: "owner, admin, member or viewer" },
     handle: { type: "string", description: "Personal namespace (default: derived from the address)" },
     "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
   },
   async run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const password = await passwordOf(args);
     const ctx = await openContext(config);
     try {
-      const user = await createUserWithOrg(ctx, { org: args.org, email: args.email, name: args.name, password: args.password, role: args.role, handle: args.handle });
+      const user = await createUserWithOrg(ctx, { org: args.org, email: args.email, name: args.name, password, role: args.role, handle: args.handle });
       process.stdout.write(`${JSON.stringify({ id: user.id, handle: user.handle, email: user.email, name: user.name, created_at: user.createdAt, org: args.org.toLowerCase(), role: args.role })}\n`);
     } catch (e) {
       if (e instanceof AppError) {

@@ -82,3 +82,51 @@ export async function showUsage<T extends CommandDef<any>>(cmd: T, parent?: T): 
   if (footer) text += `\n\n${footer}`;
   process.stdout.write(`${colorOn(process.stdout) ? text : stripAnsi(text)}\n\n`);
 }
+
+/**
+ * Asks for a secret on the terminal without echoing it (stdin must be a TTY): the prompt goes to
+ * stderr, the answer ends at Enter; Ctrl-C or Ctrl-D before any input gives null.
+ */
+export async function promptSecret(prompt: string): Promise<string | null> {
+  const stdin = process.stdin;
+  // Raw (no echo) before the prompt shows: whatever is typed once it is visible must not echo.
+  stdin.setRawMode(true);
+  process.stderr.write(prompt);
+  stdin.resume();
+  try {
+    return await new Promise<string | null>((resolve) => {
+      let answer = "";
+      const onData = (chunk: Buffer) => {
+        for (const ch of chunk.toString("utf8")) {
+          if (ch === "\r" || ch === "\n") return done(answer);
+          if (ch === "\u0003" || (ch === "\u0004" && answer === "")) return done(null);
+          if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
+          else if (ch >= " ") answer += ch;
+        }
+      };
+      const done = (value: string | null) => {
+        stdin.off("data", onData);
+        resolve(value);
+      };
+      stdin.on("data", onData);
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    process.stderr.write("\n");
+  }
+}
+
+/** The first line of stdin (without its line ending), read to the end; at most 64 KiB. */
+export async function readStdinLine(): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Uint8Array>) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size > 64 * 1024) break;
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  const end = text.search(/\r?\n/);
+  return end < 0 ? text : text.slice(0, end);
+}

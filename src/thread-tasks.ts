@@ -1,7 +1,12 @@
 // The tasks the thread pool runs (src/util/thread-pool.ts), by name. Each is a pure function of
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
 import { uploadPackTask } from "./services/git/upload-thread.ts";
+import { indexPackTask } from "./git/pack-index-task.ts";
+import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
+import { parseWorkflowTask } from "./services/ci/workflow.ts";
+import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
+import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -25,9 +30,22 @@ export const TASKS = {
   },
   /** Lists and writes the pack of a large fetch, emitting the response bytes (services/git/upload-thread.ts). */
   "git.uploadPack": uploadPackTask,
+  /** Indexes a pushed or fetched pack from the temp file the caller writes (git/pack-index-task.ts). */
+  "git.indexPack": (input: IndexTaskInput) => indexPackTask(input),
   /** Throws an error carrying a `code` (the pool's tests of error passing). */
   "pool.fail": (input: { message: string; code?: string }) => {
     throw Object.assign(new Error(input.message), { code: input.code });
+  },
+  /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
+  "ci.parseWorkflow": parseWorkflowTask,
+  /** Renders a big Markdown source to sanitized markup (http/web/kit/markdown.ts). */
+  "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
+  /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
+  "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {
+    const data = resolveStoredChain(input.chain, input.maxSize);
+    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+    await io.emit(own, [own.buffer as ArrayBuffer]);
+    return own.byteLength;
   },
 } as const;
 

@@ -7,6 +7,8 @@ const BUN = process.execPath;
 
 export interface SvcServer {
   url: string;
+  /** `host:port` of the SSH listener, when SVC_SSH_ADDR was set. */
+  ssh: string | null;
   pid: number;
   dataDir: string;
   env: Record<string, string>;
@@ -54,12 +56,15 @@ export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?:
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let out = "";
   let url: string | null = null;
+  let ssh: string | null = null;
   const deadline = Date.now() + 60000;
   while (url === null) {
     const { value, done } = await reader.read();
     if (done || Date.now() > deadline) throw new Error(`svc exited before listening: ${errText.slice(-4000)}`);
     out += new TextDecoder().decode(value);
-    url = /listening http=(\S+) ssh=(\S+)/.exec(out)?.[1] ?? null;
+    const m = /listening http=(\S+) ssh=(\S+)/.exec(out);
+    url = m?.[1] ?? null;
+    ssh = m && m[2] !== "off" ? m[2]! : null;
   }
   // keep draining stdout so the server never blocks on a full pipe
   (async () => {
@@ -71,6 +76,7 @@ export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?:
   let stopped: Promise<number> | null = null;
   return {
     url,
+    ssh,
     pid: proc.pid,
     dataDir: opts.dataDir,
     env,

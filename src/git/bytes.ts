@@ -15,3 +15,21 @@ export function copyBytes(src: Uint8Array, from: number, to: number, dst: Uint8A
   }
   nativeCopy.call(src, dst, at, from, to);
 }
+
+/** 2147483648 → "2 GiB", 1536 → "1.5 KiB", 1000 → "1000 bytes". */
+export function formatSize(bytes: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = "bytes";
+  for (const u of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = u;
+  }
+  return unit === "bytes" ? `${bytes} bytes` : `${Math.round(value * 10) / 10} ${unit}`;
+}
+
+/** The refusal of an object over the largest size a write may hold (SVC_GIT_MAX_OBJECT). */
+export function objectTooLarge(size: number, max: number): string {
+  return `object of ${formatSize(size)} exceeds the maximum object size of ${formatSize(max)}`;
+}

@@ -4,7 +4,7 @@
 //   copy   = 1xxxxxxx [offset1..4] [size1..3]  bits 0-3 say which offset bytes follow,
 //            bits 4-6 which size bytes follow (little-endian); size 0 means 0x10000
 //   insert = 0xxxxxxx <that many literal bytes>  (1..127; 0 is reserved)
-import { copyBytes } from "./bytes.ts";
+import { copyBytes, objectTooLarge } from "./bytes.ts";
 import { GitError } from "./types.ts";
 
 /** The base and result sizes from a delta's header, plus where the instructions start. */
@@ -48,16 +48,19 @@ export class CopyLog {
 /**
  * Apply a git delta to its base; throws GitError when the delta does not fit the base or is corrupt.
  * `alloc` supplies the result's buffer (exactly `size` bytes long, not overlapping `base`). With
- * `log`, the copy instructions are recorded in it (it is reset first).
+ * `log`, the copy instructions are recorded in it (it is reset first). A result larger than
+ * `maxResult` is refused from the delta's header, before anything is allocated or copied.
  */
 export function applyDelta(
   base: Uint8Array,
   delta: Uint8Array,
   alloc: (size: number) => Uint8Array = (size) => new Uint8Array(size),
   log?: CopyLog,
+  maxResult = Number.POSITIVE_INFINITY,
 ): Uint8Array {
   if (log) log.count = 0;
   const h = readDeltaHeader(delta);
+  if (h.resultSize > maxResult) throw new GitError(objectTooLarge(h.resultSize, maxResult), "too-large");
   if (h.baseSize !== base.length) {
     throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${base.length} bytes`);
   }

@@ -504,7 +504,14 @@ export class RemoteRepository {
     if (res.status === 200) return res;
     await res.cancel();
     if (res.status === 401 || res.status === 403) {
-      throw new FetchError("auth", auth ? `origin refused the credentials (HTTP ${res.status})` : `origin requires credentials (HTTP ${res.status})`);
+      // Why both causes: hosts answer a missing repository like a private one (so as not to reveal
+      // which private names exist), so a mistyped URL looks exactly like a credential problem.
+      throw new FetchError(
+        "auth",
+        auth
+          ? `origin refused the credentials (HTTP ${res.status}): they may be wrong or lack access, or the repository may not exist; check the URL`
+          : `origin answered HTTP ${res.status} without credentials: the repository may not exist (check the URL), or it is private and the mirror needs credentials`,
+      );
     }
     if (res.status === 404) throw new FetchError("not-found", "origin repository not found (HTTP 404)");
     if (res.status >= 300 && res.status < 400) {

@@ -1,43 +1,45 @@
-// Object checks of C git's fsck as `receive.fsckObjects` applies them (index-pack --strict):
-// every problem git reports as an error, or as a warning that strict mode makes an error, refuses
-// the object with git's message id (Documentation/fsck-msgids.adoc), e.g.
+// Object checks of C git's fsck, with svc's own verdict per message id (FSCK_RULES): what is
+// corrupt or dangerous to clients is refused with git's message id
+// (Documentation/fsck-msgids.adoc), e.g.
 //
 //   object 1f0e…: gitmodulesName: disallowed submodule name: ../../modules/evil
 //
-// Checked per object (fsckObject, called by validateObject for every commit, tree and tag a
+// and what C git only warns about (or what its own parser reads without trouble: zero-padded
+// modes, odd identity lines, tags without a tagger) is accepted and collected in FsckWarnings,
+// which receive-pack tells the pusher about in `remote:` lines. The table with a reason for each
+// id is docs/architecture.md "Object checks"; FSCK_RULES is the same table in code.
+//
+// Checked per object (fsckObject; the indexer's fsckForIndex on every commit, tree and tag a
 // write brings in):
 //   commits and tags: nulInHeader, unterminatedHeader, missingTree, badTreeSha1, badParentSha1,
 //     missingAuthor, multipleAuthors, missingCommitter, nulInCommit; missingObject,
 //     badObjectSha1, missingTypeEntry, missingType, badType, missingTagEntry, missingTag,
-//     badGpgsig, badHeaderContinuation; and in every identity line missingNameBeforeEmail,
-//     missingEmail, badName, missingSpaceBeforeEmail, badEmail, missingSpaceBeforeDate, badDate,
-//     zeroPaddedDate, badDateOverflow, badTimezone.
+//     badTagName, missingTaggerEntry, badGpgsig, badHeaderContinuation; and in every identity
+//     line missingNameBeforeEmail, missingEmail, badName, missingSpaceBeforeEmail, badEmail,
+//     missingSpaceBeforeDate, badDate, zeroPaddedDate, badDateOverflow, badTimezone.
 //   trees: badTree (unparsable), nullSha1, fullPathname, emptyName, hasDot, hasDotdot,
 //     hasDotgit (".git" in any case, its HFS+ spellings with ignorable code points, its NTFS
 //     spellings "git~1", ".git.", ".git::$INDEX_ALLOCATION", and after a backslash),
 //     zeroPaddedFilemode, badFilemode, duplicateEntries, treeNotSorted, largePathname,
-//     gitmodulesSymlink.
+//     gitmodulesSymlink, gitattributesSymlink.
 // Checked across objects (FsckSession): the blob a tree names `.gitmodules` (gitmodulesName,
 //   gitmodulesUrl, gitmodulesPath, gitmodulesUpdate, gitmodulesLarge, gitmodulesBlob,
 //   gitmodulesMissing) and `.gitattributes` (gitattributesLarge, gitattributesLineLength,
 //   gitattributesBlob, gitattributesMissing).
 //
-// Where svc differs from git: a mode git only warns about (badFilemode is "info" in git) is
-// refused, except git's historical 100664; svc's object parsers refuse a few identity lines git
-// tolerates (extra spaces before the date), as before this module.
-//
 // Entry points for write paths (docs/architecture.md "Object checks"):
 // - a received pack: `const fsck = new FsckSession()`, pass it to indexPack (`fsck`), then
 //   `await fsck.finish(reader)` with a reader that sees the new pack and the repository
-//   (receive-pack and mirror sync do this);
+//   (receive-pack and mirror sync do this); `fsck.warnings` holds what was accepted;
 // - objects the server builds (commit API, lander): `await fsckObjects(objects, reader)`.
 import type { CopyLog } from "./delta.ts";
-import { bytesToHex, hashObject } from "./oid.ts";
+import { bytesToHex, hashObject, hexToBytes } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
+import { checkRefFormat } from "./ref-name.ts";
 import { lowerBound } from "./search.ts";
 import { GitError, type ObjectReader, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
-/** git's message ids for the problems svc refuses. */
+/** git's message ids for the object problems svc checks. */
 export type FsckMsgId =
   | "nulInHeader"
   | "unterminatedHeader"
@@ -49,6 +51,7 @@ export type FsckMsgId =
   | "badName"
   | "badObjectSha1"
   | "badParentSha1"
+  | "badTagName"
   | "badTimezone"
   | "badTree"
   | "badTreeSha1"
@@ -58,6 +61,7 @@ export type FsckMsgId =
   | "gitattributesLarge"
   | "gitattributesLineLength"
   | "gitattributesMissing"
+  | "gitattributesSymlink"
   | "gitmodulesBlob"
   | "gitmodulesLarge"
   | "gitmodulesMissing"
@@ -75,6 +79,7 @@ export type FsckMsgId =
   | "missingSpaceBeforeEmail"
   | "missingTag"
   | "missingTagEntry"
+  | "missingTaggerEntry"
   | "missingTree"
   | "missingType"
   | "missingTypeEntry"
@@ -93,7 +98,74 @@ export type FsckMsgId =
   | "zeroPaddedFilemode"
   | "badFilemode";
 
-/** One refused object: git's message id, the object and git's wording. */
+/**
+ * svc's verdict per message id: `refuse` what is corrupt (git's parser or a client's tree walk
+ * cannot trust it) or dangerous to clients (paths that escape a checkout, hostile
+ * .gitmodules/.gitattributes); `warn` (accept, and tell the pusher) what C git itself reads
+ * without trouble. The reasons are the table in docs/architecture.md "Object checks".
+ */
+export const FSCK_RULES: Readonly<Record<FsckMsgId, "refuse" | "warn">> = {
+  nulInHeader: "refuse",
+  unterminatedHeader: "refuse",
+  badHeaderContinuation: "refuse",
+  badGpgsig: "refuse",
+  missingTree: "refuse",
+  badTreeSha1: "refuse",
+  badParentSha1: "refuse",
+  missingAuthor: "refuse",
+  multipleAuthors: "refuse",
+  missingCommitter: "refuse",
+  missingObject: "refuse",
+  badObjectSha1: "refuse",
+  missingTypeEntry: "refuse",
+  missingType: "refuse",
+  badType: "refuse",
+  missingTagEntry: "refuse",
+  missingTag: "refuse",
+  unknownType: "refuse",
+  badTree: "refuse",
+  duplicateEntries: "refuse",
+  treeNotSorted: "refuse",
+  emptyName: "refuse",
+  fullPathname: "refuse",
+  hasDot: "refuse",
+  hasDotdot: "refuse",
+  hasDotgit: "refuse",
+  gitmodulesSymlink: "refuse",
+  gitmodulesName: "refuse",
+  gitmodulesUrl: "refuse",
+  gitmodulesPath: "refuse",
+  gitmodulesUpdate: "refuse",
+  gitmodulesLarge: "refuse",
+  gitmodulesBlob: "refuse",
+  gitmodulesMissing: "refuse",
+  gitattributesLarge: "refuse",
+  gitattributesLineLength: "refuse",
+  gitattributesBlob: "refuse",
+  gitattributesMissing: "refuse",
+  // Identity lines: git's own reader (split_ident_line) shows them; old importers wrote them.
+  missingNameBeforeEmail: "warn",
+  missingEmail: "warn",
+  badName: "warn",
+  missingSpaceBeforeEmail: "warn",
+  badEmail: "warn",
+  missingSpaceBeforeDate: "warn",
+  badDate: "warn",
+  zeroPaddedDate: "warn",
+  badDateOverflow: "warn",
+  badTimezone: "warn",
+  // What git's fsck only warns about or notes.
+  zeroPaddedFilemode: "warn",
+  badFilemode: "warn",
+  nullSha1: "warn",
+  largePathname: "warn",
+  nulInCommit: "warn",
+  missingTaggerEntry: "warn",
+  badTagName: "warn",
+  gitattributesSymlink: "warn",
+};
+
+/** One problem found in an object: git's message id, the object and git's wording. */
 export interface FsckProblem {
   id: FsckMsgId;
   type: ObjectType;
@@ -107,6 +179,57 @@ export class FsckError extends GitError {
   constructor(readonly problem: FsckProblem) {
     super(`${problem.oid ? `object ${problem.oid}: ` : ""}${problem.id}: ${problem.detail}`, "invalid");
     this.name = "FsckError";
+  }
+}
+
+/** FsckWarnings as plain data (structured-cloneable: it crosses from an indexing thread). */
+export interface FsckWarningsData {
+  counts: [FsckMsgId, number][];
+  examples: FsckProblem[];
+}
+
+/**
+ * The problems of one write that svc accepted (FSCK_RULES `warn`): a count per message id and
+ * the first few objects, so a history with a million zero-padded trees costs a few lines.
+ */
+export class FsckWarnings {
+  readonly counts = new Map<FsckMsgId, number>();
+  readonly examples: FsckProblem[] = [];
+
+  constructor(private readonly maxExamples = 10) {}
+
+  add(problem: FsckProblem): void {
+    this.counts.set(problem.id, (this.counts.get(problem.id) ?? 0) + 1);
+    if (this.examples.length < this.maxExamples) this.examples.push(problem);
+  }
+
+  /** Problems counted (an object with two kinds of problem counts twice). */
+  get total(): number {
+    let n = 0;
+    for (const c of this.counts.values()) n += c;
+    return n;
+  }
+
+  toData(): FsckWarningsData {
+    return { counts: [...this.counts], examples: this.examples };
+  }
+
+  addData(data: FsckWarningsData): void {
+    for (const [id, n] of data.counts) this.counts.set(id, (this.counts.get(id) ?? 0) + n);
+    for (const e of data.examples) if (this.examples.length < this.maxExamples) this.examples.push(e);
+  }
+
+  /**
+   * What the pusher reads (each line becomes `remote: <line>`): the first objects with git's
+   * wording, then a count per message id; at most maxExamples + 2 lines.
+   */
+  lines(): string[] {
+    if (this.counts.size === 0) return [];
+    const out = this.examples.map((p) => `warning: object ${p.oid ?? "(unknown)"}: ${p.id}: ${p.detail}`);
+    const summary = [...this.counts].sort((a, b) => b[1] - a[1]).map(([id, n]) => `${id} ×${n}`);
+    out.push(`warning: accepted ${this.total} object problem${this.total === 1 ? "" : "s"} that git's fsck warns about: ${summary.join(", ")}`);
+    out.push("warning: clients with transfer.fsckObjects=true may refuse to fetch these objects");
+    return out;
   }
 }
 
@@ -131,27 +254,36 @@ const INT64_MAX = (1n << 63n) - 1n;
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder("utf-8");
 
-type Report = (id: FsckMsgId, detail: string) => never;
+/**
+ * Reports one problem: throws FsckError when FSCK_RULES refuses it, else records it in the
+ * warnings (when collected) and returns, for the check to go on past it as git's fsck does.
+ */
+type Report = (id: FsckMsgId, detail: string) => void;
 
-function reporter(type: ObjectType, oid: Oid | null, data: Uint8Array): Report {
+function reporter(type: ObjectType, oid: Oid | (() => Oid) | null, data: Uint8Array, warnings: FsckWarnings | null): Report {
+  const oidOf = () => (typeof oid === "function" ? oid() : (oid ?? hashObject(type, data)));
   return (id, detail) => {
-    throw new FsckError({ id, type, oid: oid ?? hashObject(type, data), detail });
+    if (FSCK_RULES[id] === "refuse") throw new FsckError({ id, type, oid: oidOf(), detail });
+    warnings?.add({ id, type, oid: oidOf(), detail });
   };
 }
 
 /**
- * Checks one object as git's fsck does in strict mode; throws FsckError naming git's message id.
- * `oid` is only for the message (computed from the data when omitted and something is wrong).
+ * Checks one object: throws FsckError naming git's message id for a problem svc refuses; the
+ * problems it accepts go to `warnings` when given. `oid` is only for messages (computed from the
+ * data when omitted and something is found).
  */
-export function fsckObject(type: ObjectType, data: Uint8Array, oid: Oid | null = null): void {
-  const report = reporter(type, oid, data);
+export function fsckObject(type: ObjectType, data: Uint8Array, oid: Oid | null = null, warnings: FsckWarnings | null = null): void {
+  const report = reporter(type, oid, data, warnings);
   switch (type) {
     case "commit":
-      return fsckCommit(data, report);
+      fsckCommit(data, report);
+      return;
     case "tag":
-      return fsckTag(data, report);
+      fsckTag(data, report);
+      return;
     case "tree":
-      return fsckTree(data, report, null, null, false);
+      return fsckTree(data, report, null, null);
     case "blob":
       return;
     default:
@@ -159,19 +291,53 @@ export function fsckObject(type: ObjectType, data: Uint8Array, oid: Oid | null =
   }
 }
 
+/** What the indexer passes to fsckForIndex besides the object. */
+export interface IndexCheck {
+  /** Every object the object names (a commit's tree and parents, a tag's object, a tree's entries but gitlinks). */
+  links: OidSet | null;
+  /** Where trees report the blobs they name `.gitmodules` / `.gitattributes` (a FsckSession's). */
+  found: TreeFindings | null;
+  /** Where the accepted problems go. */
+  warnings: FsckWarnings | null;
+  /** The indexer's tree offsets (see TreeLayout). */
+  layout?: TreeLayout | null;
+}
+
 /**
- * What the indexer runs on every tree (validateObject): fsckObject's checks, then svc's own mode
- * rule (a GitError, "invalid tree: bad mode …"); every entry but a gitlink goes into `links`,
- * and the `.gitmodules` / `.gitattributes` blobs it names to `found` (a FsckSession's).
+ * What the indexer runs on every commit, tree and tag: fsckObject's checks, and in the same pass
+ * the links for the connectivity check and the `.gitmodules` / `.gitattributes` findings. `oid`
+ * gives the object's id for messages (it is hashed before it is checked).
  */
-export function fsckTreeForIndex(data: Uint8Array, links: OidSet | null, found: TreeFindings | null, layout: TreeLayout | null = null): void {
-  fsckTree(data, reporter("tree", null, data), found, links, true, layout);
+export function fsckForIndex(type: ObjectType, data: Uint8Array, oid: () => Oid, check: IndexCheck): void {
+  const report = reporter(type, oid, data, check.warnings);
+  const links = check.links;
+  switch (type) {
+    case "tree":
+      return fsckTree(data, report, check.found, links, check.layout ?? null);
+    case "commit": {
+      fsckCommit(data, report);
+      // fsckCommit refused anything but "tree <hex>\n" then "parent <hex>\n" lines.
+      if (links) {
+        links.addHexAt(data, 5);
+        for (let p = 46; startsWith(data, p, "parent "); p += 48) links.addHexAt(data, p + 7);
+      }
+      return;
+    }
+    case "tag":
+      fsckTag(data, report);
+      links?.addHexAt(data, 7);
+      return;
+    case "blob":
+      return;
+    default:
+      report("unknownType", `unknown type '${type as string}'`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Commits and tags
 
-/** Headers end with "\n\n", or at least the last header line ends with "\n"; no NUL before. */
+/** Headers end with "\n\n", or at least the last header line ends with "\n"; no NUL before. Refusals only. */
 function verifyHeaders(d: Uint8Array, report: Report): void {
   for (let i = 0; i < d.length; i++) {
     if (d[i] === 0) report("nulInHeader", `unterminated header: NUL at offset ${i}`);
@@ -202,56 +368,62 @@ function isDigit(c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39;
 }
 
-/** Checks one identity ("Name <email> 1700000000 +0100") from `p`; returns the position after its line. */
+/**
+ * Checks one identity ("Name <email> 1700000000 +0100") from `p`; returns the position after its
+ * line. Like git's fsck_ident, the first problem ends the check of the line.
+ */
 function fsckIdent(d: Uint8Array, p: number, report: Report): number {
   const nl = d.indexOf(NL, p);
   // verifyHeaders guarantees a newline ends every header line.
   const end = nl < 0 ? d.length : nl;
   const next = end + 1;
-  if (d[p] === LT) report("missingNameBeforeEmail", "invalid author/committer line - missing space before email");
+  const bad = (id: FsckMsgId, what: string): number => {
+    report(id, `invalid author/committer line - ${what}`);
+    return next;
+  };
+  if (d[p] === LT) return bad("missingNameBeforeEmail", "missing space before email");
   for (;;) {
-    if (p >= end) report("missingEmail", "invalid author/committer line - missing email");
-    if (d[p] === GT) report("badName", "invalid author/committer line - bad name");
+    if (p >= end) return bad("missingEmail", "missing email");
+    if (d[p] === GT) return bad("badName", "bad name");
     if (d[p] === LT) break;
     p++;
   }
-  if (d[p - 1] !== SP) report("missingSpaceBeforeEmail", "invalid author/committer line - missing space before email");
+  if (d[p - 1] !== SP) return bad("missingSpaceBeforeEmail", "missing space before email");
   p++;
   for (;;) {
-    if (p >= end || d[p] === LT) report("badEmail", "invalid author/committer line - bad email");
+    if (p >= end || d[p] === LT) return bad("badEmail", "bad email");
     if (d[p] === GT) break;
     p++;
   }
   p++;
-  if (d[p] !== SP) report("missingSpaceBeforeDate", "invalid author/committer line - missing space before date");
+  if (d[p] !== SP) return bad("missingSpaceBeforeDate", "missing space before date");
   p++;
   while (d[p] === SP || d[p] === TAB) p++;
-  if (!isDigit(d[p])) report("badDate", "invalid author/committer line - bad date");
-  if (d[p] === 0x30 && d[p + 1] !== SP) report("zeroPaddedDate", "invalid author/committer line - zero-padded date");
+  if (!isDigit(d[p])) return bad("badDate", "bad date");
+  if (d[p] === 0x30 && d[p + 1] !== SP) return bad("zeroPaddedDate", "zero-padded date");
   const start = p;
   while (p < end && isDigit(d[p])) p++;
   // git parses at most 23 digits and refuses what does not fit a signed 64-bit time.
-  if (p - start > 23 || BigInt(latin1.decode(d.subarray(start, p))) > INT64_MAX) {
-    report("badDateOverflow", "invalid author/committer line - date causes integer overflow");
-  }
-  if (d[p] !== SP) report("badDate", "invalid author/committer line - bad date");
+  if (p - start > 23 || BigInt(latin1.decode(d.subarray(start, p))) > INT64_MAX) return bad("badDateOverflow", "date causes integer overflow");
+  if (d[p] !== SP) return bad("badDate", "bad date");
   p++;
   if ((d[p] !== 0x2b && d[p] !== 0x2d) || !isDigit(d[p + 1]) || !isDigit(d[p + 2]) || !isDigit(d[p + 3]) || !isDigit(d[p + 4]) || d[p + 5] !== NL) {
-    report("badTimezone", "invalid author/committer line - bad time zone");
+    return bad("badTimezone", "bad time zone");
   }
   return next;
 }
 
+/** Checks a commit; returns normally only when its tree and parent lines are well formed. */
 function fsckCommit(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "tree ")) report("missingTree", "invalid format - expected 'tree' line");
+  if (!startsWith(d, p, "tree ")) return report("missingTree", "invalid format - expected 'tree' line");
   p += 5;
-  if (!oidLine(d, p)) report("badTreeSha1", "invalid 'tree' line format - bad sha1");
+  if (!oidLine(d, p)) return report("badTreeSha1", "invalid 'tree' line format - bad sha1");
   p += 41;
   while (startsWith(d, p, "parent ")) {
     p += 7;
-    if (!oidLine(d, p)) report("badParentSha1", "invalid 'parent' line format - bad sha1");
+    if (!oidLine(d, p)) return report("badParentSha1", "invalid 'parent' line format - bad sha1");
     p += 41;
   }
   let authors = 0;
@@ -259,43 +431,45 @@ function fsckCommit(d: Uint8Array, report: Report): void {
     authors++;
     p = fsckIdent(d, p + 7, report);
   }
-  if (authors < 1) report("missingAuthor", "invalid format - expected 'author' line");
-  if (authors > 1) report("multipleAuthors", "invalid format - multiple 'author' lines");
-  if (!startsWith(d, p, "committer ")) report("missingCommitter", "invalid format - expected 'committer' line");
+  if (authors < 1) return report("missingAuthor", "invalid format - expected 'author' line");
+  if (authors > 1) return report("multipleAuthors", "invalid format - multiple 'author' lines");
+  if (!startsWith(d, p, "committer ")) return report("missingCommitter", "invalid format - expected 'committer' line");
   fsckIdent(d, p + 10, report);
   if (d.includes(0)) report("nulInCommit", "NUL byte in the commit object body");
 }
 
 const TYPES = new Set(["commit", "tree", "blob", "tag"]);
 
+/** Checks a tag; returns normally only when its object line is well formed. */
 function fsckTag(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "object ")) report("missingObject", "invalid format - expected 'object' line");
+  if (!startsWith(d, p, "object ")) return report("missingObject", "invalid format - expected 'object' line");
   p += 7;
-  if (!oidLine(d, p)) report("badObjectSha1", "invalid 'object' line format - bad sha1");
+  if (!oidLine(d, p)) return report("badObjectSha1", "invalid 'object' line format - bad sha1");
   p += 41;
-  if (!startsWith(d, p, "type ")) report("missingTypeEntry", "invalid format - expected 'type' line");
+  if (!startsWith(d, p, "type ")) return report("missingTypeEntry", "invalid format - expected 'type' line");
   p += 5;
   let eol = d.indexOf(NL, p);
-  if (eol < 0) report("missingType", "invalid format - unexpected end after 'type' line");
-  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) report("badType", "invalid 'type' value");
+  if (eol < 0) return report("missingType", "invalid format - unexpected end after 'type' line");
+  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) return report("badType", "invalid 'type' value");
   p = eol + 1;
-  if (!startsWith(d, p, "tag ")) report("missingTagEntry", "invalid format - expected 'tag' line");
+  if (!startsWith(d, p, "tag ")) return report("missingTagEntry", "invalid format - expected 'tag' line");
   p += 4;
   eol = d.indexOf(NL, p);
-  if (eol < 0) report("missingTag", "invalid format - unexpected end after 'type' line");
-  // badTagName is "info" in git: a tag name that is no ref name is accepted.
+  if (eol < 0) return report("missingTag", "invalid format - unexpected end after 'type' line");
+  const name = utf8.decode(d.subarray(p, eol));
+  if (!checkRefFormat(`tags/${name}`)) report("badTagName", `invalid 'tag' name: ${name.slice(0, 200)}`);
   p = eol + 1;
-  // A tag without a tagger (very old git) is "info" in git too: accepted.
   if (startsWith(d, p, "tagger ")) p = fsckIdent(d, p + 7, report);
+  else report("missingTaggerEntry", "invalid format - expected 'tagger' line");
   if (startsWith(d, p, "gpgsig ") || startsWith(d, p, "gpgsig-sha256 ")) {
     eol = d.indexOf(NL, p);
-    if (eol < 0) report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line");
+    if (eol < 0) return report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line");
     p = eol + 1;
     while (p < d.length && d[p] === SP) {
       eol = d.indexOf(NL, p);
-      if (eol < 0) report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line");
+      if (eol < 0) return report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line");
       p = eol + 1;
     }
   }
@@ -351,21 +525,19 @@ const ORDER_DUPS = 1;
 const ORDER_UNSORTED = 2;
 
 /**
- * Checks a tree: git's fsck_tree (`strictModes` false: fsckObject, compared with git by the
- * differential tests) or what the indexer refuses (`strictModes`: also a mode written in any
- * other way than git writes it, "invalid tree: bad mode …", after git's checks). With `links`,
- * every entry but a gitlink is added to it; with `found`, the `.gitmodules`/`.gitattributes`
- * blobs are reported to it. One pass over the bytes, no allocation per entry: this runs on
- * every tree of every push and mirror sync (33 M entries for git.git's history).
+ * Checks a tree as git's fsck_tree does. With `links`, every entry but a gitlink is added to it;
+ * with `found`, the `.gitmodules`/`.gitattributes` blobs are reported to it. One pass over the
+ * bytes, no allocation per entry: this runs on every tree of every push and mirror sync (33 M
+ * entries for git.git's history).
  */
-function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, links: OidSet | null, strictModes: boolean, layout: TreeLayout | null = null): void {
+function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, links: OidSet | null, layout: TreeLayout | null = null): void {
   const n = d.length;
   let pos = 0;
   let prevStart = -1;
   let prevEnd = -1;
   let prevMode = 0;
   let problems = 0;
-  let modeError: string | null = null;
+  let symlinkedAttributes = false;
   // Names of non-directory entries that a later directory entry could duplicate (git's
   // verify_ordered: "foo", "foo.bar", "foo/" are not adjacent but "foo" and "foo/" clash), as
   // start/end pairs.
@@ -398,11 +570,18 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
           if (pos + l > segEnd) break;
           if (count + 1 >= starts!.length) starts = layout!.grow();
           starts![count++] = pos;
-          // A checked entry's mode is one git writes: "40000" for a directory, else six digits.
-          const dir = d[pos] === 0x34;
-          const start = pos + (dir ? 6 : 7);
+          // The mode as written (usually "40000" or six digits; old trees pad or bend it).
+          let sp = pos;
+          let raw = 0;
+          for (; d[sp] !== SP; sp++) raw = (raw * 8 + (d[sp]! - 0x30)) >>> 0;
+          const start = sp + 1;
           const end = pos + l - 21;
-          const mode = dir ? S_IFDIR : 0o100644;
+          const mode = raw & 0xffff;
+          // What the base was only warned about is this tree's problem too (a warning per object).
+          if (d[pos] === 0x30) problems |= P_ZERO_PADDED;
+          if (mode !== 0o100644 && mode !== S_IFDIR && mode !== 0o100755 && mode !== S_IFLNK && mode !== S_IFGITLINK && mode !== 0o100664) problems |= P_BAD_FILEMODE;
+          if (d[end + 1] === 0 && isNullOid(d, end + 1)) problems |= P_NULL_SHA1;
+          if (end - start > MAX_TREE_ENTRY_LEN) problems |= P_LARGE_PATHNAME;
           if (prevStart >= 0) problems |= orderProblem(d, prevStart, prevEnd, prevMode, start, end, mode, candidates ?? (candidates = []));
           prevStart = start;
           prevEnd = end;
@@ -427,7 +606,6 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
       mode = (mode * 8 + (c - 0x30)) >>> 0;
     }
     if (k >= n) report("badTree", "cannot be parsed as a tree");
-    if (strictModes && modeError === null) modeError = svcModeError(d, pos, k, mode);
     const start = k + 1;
     let end = start;
     let backslash = false;
@@ -455,8 +633,11 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
         if (symlink) report("gitmodulesSymlink", ".gitmodules is a symbolic link");
         found?.gitmodules(d, oidAt);
       }
-      // A symlinked .gitattributes is only "info" in git.
-      if (!symlink && (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29"))) found?.gitattributes(d, oidAt);
+      // A symlinked .gitattributes is only "info" in git (and its content is not checked).
+      if (isHfsDot(d, start, end, "gitattributes") || isNtfsDot(d, start, end, "gitattributes", "gi7d29")) {
+        if (symlink) symlinkedAttributes = true;
+        else found?.gitattributes(d, oidAt);
+      }
     }
     if (d[pos] === 0x30) problems |= P_ZERO_PADDED;
     if (len > MAX_TREE_ENTRY_LEN) problems |= P_LARGE_PATHNAME;
@@ -483,7 +664,7 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
   }
   if (layout !== null) layout.count = count;
   if (problems !== 0) for (let b = 0; b < TREE_MESSAGES.length; b++) if (problems & (1 << b)) report(...TREE_MESSAGES[b]!);
-  if (modeError !== null) throw new GitError(modeError);
+  if (symlinkedAttributes) report("gitattributesSymlink", ".gitattributes is a symlink");
 }
 
 /** The order problem (duplicateEntries, treeNotSorted) of two adjacent entries, as a bit; 0 when in order. */
@@ -534,19 +715,6 @@ export class TreeLayout {
     }
     this.count = count;
   }
-}
-
-/**
- * svc's own rule on top of git's (the indexer's): a mode is one of the strings git writes
- * ("100644", "100755", "120000", "40000", "160000", and the historical "040000", "100664").
- * `mode` is the digits' value modulo 2^32 (exact for six digits or fewer).
- */
-function svcModeError(d: Uint8Array, from: number, to: number, mode: number): string | null {
-  const digits = to - from;
-  if (digits > 6) return "invalid tree: malformed mode";
-  if (digits === 6 && (mode === 0o100644 || mode === 0o100755 || mode === 0o120000 || mode === 0o160000 || mode === 0o040000 || mode === 0o100664)) return null;
-  if (digits === 5 && mode === 0o40000) return null;
-  return `invalid tree: bad mode ${latin1.decode(d.subarray(from, to))}`;
 }
 
 function isNullOid(d: Uint8Array, at: number): boolean {
@@ -920,6 +1088,15 @@ function fsckGitattributes(oid: Oid, data: Uint8Array): void {
 // ---------------------------------------------------------------------------------------------
 // Across objects
 
+/** FsckSession's findings as plain data. */
+export interface FsckSessionState {
+  gitmodules: Oid[];
+  gitattributes: Oid[];
+  /** Blobs already checked ("m<oid>" / "a<oid>"). */
+  done: string[];
+  warnings: FsckWarningsData;
+}
+
 /**
  * The checks that need more than one object: a tree names a blob `.gitmodules` or
  * `.gitattributes`, and that blob's content is checked whether it arrives before, after, or
@@ -934,6 +1111,21 @@ export class FsckSession {
   /** Both sets' oids as raw bytes: most blobs are no such blob, and are told so without a hex string. */
   private readonly flagged = new OidSet(16);
   private readonly done = new Set<Oid>();
+  /** The problems of the write that svc accepts (FSCK_RULES `warn`), for the pusher. */
+  readonly warnings = new FsckWarnings();
+
+  /** What the session found, as plain data (a session on an indexing thread hands it back). */
+  state(): FsckSessionState {
+    return { gitmodules: [...this.gitmodules], gitattributes: [...this.gitattributes], done: [...this.done], warnings: this.warnings.toData() };
+  }
+
+  /** Takes in what another session found (the thread's, for `finish` here). */
+  absorb(state: FsckSessionState): void {
+    for (const oid of state.gitmodules) this.found.gitmodules(hexToBytes(oid), 0);
+    for (const oid of state.gitattributes) this.found.gitattributes(hexToBytes(oid), 0);
+    for (const key of state.done) this.done.add(key);
+    this.warnings.addData(state.warnings);
+  }
 
   /** Where a tree check (fsckTree through validateObject) reports what the tree names. */
   readonly found: TreeFindings = {

@@ -77,6 +77,34 @@ class ZStream {
   }
 }
 
+/**
+ * One zlib stream inflated piece by piece as its bytes arrive (the indexer's pass 1): `step`
+ * keeps the stream's state between calls, so every input byte is inflated once however the
+ * input is cut; `reset` starts the next stream. Its own native stream: never shared.
+ */
+export class PackInflater {
+  private readonly z: ZStream;
+
+  constructor() {
+    const z = ZStream.create("inflate");
+    if (!z) throw new GitError("this runtime's zlib has no reusable stream handle");
+    this.z = z;
+  }
+
+  /**
+   * Inflates `input[inOff, inOff+inLen)` into `out[outOff, outOff+outLen)`: bytes written and
+   * input consumed. The stream has ended when it stops short of the input with output room
+   * left. Throws GitError on corrupt data.
+   */
+  step(input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): { written: number; consumed: number } {
+    return this.z.step(Z_SYNC_FLUSH, input, inOff, inLen, out, outOff, outLen);
+  }
+
+  reset(): void {
+    this.z.reset();
+  }
+}
+
 let sharedInflate: ZStream | null | undefined;
 function inflater(): ZStream | null {
   if (sharedInflate === undefined) sharedInflate = ZStream.create("inflate");

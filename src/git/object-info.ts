@@ -18,7 +18,11 @@ import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { TimeSlice } from "./time-slice.ts";
 import { GitError } from "./types.ts";
 
-/** Answer an object-info request; an unknown object gets an empty size, as git answers. */
+/**
+ * Answer an object-info request; an unknown object gets an empty size, as git answers, and so
+ * does one the repository's tips do not reach (with the snapshot's reachability index): what may
+ * not be fetched is not described either.
+ */
 export async function objectInfo(
   snapshot: RepoSnapshot,
   args: string[],
@@ -34,13 +38,17 @@ export async function objectInfo(
   }
   if (size) await line("size");
   const slice = new TimeSlice();
+  // One walk answers the usual request (everything reachable); only then are ids asked one by one.
+  const index = size && snapshot.reach ? await snapshot.reach() : null;
+  const allReachable = !index || (await index.firstUnreachable(snapshot.objects, oids)) === null;
   for (const oid of oids) {
     await slice.tick();
     if (!size) {
       await line(oid);
       continue;
     }
-    const head = await snapshot.objects.readHeader(oid);
+    const reachable = allReachable || snapshot.refs.some((r) => r.oid === oid) || (await index!.firstUnreachable(snapshot.objects, [oid])) === null;
+    const head = reachable ? await snapshot.objects.readHeader(oid) : null;
     await line(head ? `${oid} ${head.size}` : `${oid} `);
   }
   await write(FLUSH_PKT);

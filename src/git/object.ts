@@ -1,8 +1,8 @@
 // Object codec: commits, trees and tags to and from their canonical bytes.
 // Text is decoded losslessly (see text.ts), so serialize(parse(bytes)) gives back the same
 // bytes for every well-formed object, including non-UTF-8 names and messages.
-import { bytesToHex, hexToBytes, isOid } from "./oid.ts";
-import { fsckObject, fsckTreeForIndex, type TreeFindings, type TreeLayout } from "./fsck.ts";
+import { bytesToHex, hashObject, hexToBytes, isOid } from "./oid.ts";
+import { type FsckWarnings, fsckForIndex, type TreeFindings, type TreeLayout } from "./fsck.ts";
 import type { OidSet } from "./oid-set.ts";
 import { decodeText, encodeText } from "./text.ts";
 import { GitError, type ObjectType, type Oid } from "./types.ts";
@@ -15,6 +15,12 @@ export interface Signature {
   timestamp: number;
   /** As written, e.g. "+0000" or "-0530". */
   timezone: string;
+  /**
+   * The line as written, when it is not in git's canonical form (old importers wrote odd lines;
+   * the object checks accept them): name, email and time are then git's best reading of it, and
+   * the commit serializes back to its own bytes.
+   */
+  raw?: string;
 }
 
 /** A parsed commit; extraHeaders (encoding, mergetag, gpgsig …) keep their order, continuation lines joined by "\n". */
@@ -52,24 +58,35 @@ export interface Tag {
 const NL = 0x0a;
 const SP = 0x20;
 const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
-/** Modes git accepts in trees ("040000" and "100664" only come from very old git). */
-const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
+/** Modes svc writes and reads back the same ("040000" and "100664" only come from very old git); other modes C git only warns about are kept as pushed. */
+export const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
 
-/** Parse "Name <email> timestamp tz"; throws GitError when malformed. */
+/**
+ * Parse "Name <email> timestamp tz". A line in any other shape is read as git's split_ident_line
+ * reads it (name before the first "<", email up to the next ">", then a time and a zone when
+ * they parse, else 0 and "+0000"), keeping the line itself in `raw`; never throws.
+ */
 export function parseSignature(s: string): Signature {
   const lt = s.indexOf("<");
   const gt = s.indexOf(">", lt + 1);
-  if (lt < 0 || gt < 0) throw new GitError(`malformed identity: ${JSON.stringify(s)}`);
-  const name = s.slice(0, lt).replace(/ $/, "");
-  const email = s.slice(lt + 1, gt);
-  const m = /^ (\d+) ([+-]\d{4})$/.exec(s.slice(gt + 1));
-  if (!m || email.includes("<") || name.includes(">")) throw new GitError(`malformed identity: ${JSON.stringify(s)}`);
-  return { name, email, timestamp: Number(m[1]), timezone: m[2]! };
+  if (lt >= 0 && gt >= 0) {
+    const name = s.slice(0, lt).replace(/ $/, "");
+    const email = s.slice(lt + 1, gt);
+    const m = /^ (\d+) ([+-]\d{4})$/.exec(s.slice(gt + 1));
+    if (m && !email.includes("<") && !name.includes(">") && Number.isSafeInteger(Number(m[1])) && (m[1] === "0" || m[1]![0] !== "0")) {
+      return { name, email, timestamp: Number(m[1]), timezone: m[2]! };
+    }
+  }
+  const name = (lt >= 0 ? s.slice(0, lt) : s).trim();
+  const email = lt >= 0 ? s.slice(lt + 1, gt > lt ? gt : s.length) : "";
+  const m = gt > lt ? /^\s*(\d+)(?:\s+([+-]\d{4}))?/.exec(s.slice(gt + 1)) : null;
+  const timestamp = m && Number.isSafeInteger(Number(m[1])) ? Number(m[1]) : 0;
+  return { name, email, timestamp, timezone: m?.[2] ?? "+0000", raw: s };
 }
 
-/** Format a signature the way git writes it. */
+/** Format a signature the way git writes it (a non-canonical line as it was read). */
 export function formatSignature(sig: Signature): string {
-  return `${sig.name} <${sig.email}> ${sig.timestamp} ${sig.timezone}`;
+  return sig.raw ?? `${sig.name} <${sig.email}> ${sig.timestamp} ${sig.timezone}`;
 }
 
 /** Parse a commit object's bytes; throws GitError on malformed headers. */
@@ -184,37 +201,21 @@ export function serializeTree(entries: TreeEntry[]): Uint8Array {
 }
 
 /**
- * Throw GitError unless `data` is a well-formed object of `type` (git fsck's checks, as
- * `receive.fsckObjects` applies them, and svc's own). With `links`, every object the object
- * names (a commit's tree and parents, a tag's object, a tree's entries except gitlinks) is added
- * to it; with `found`, the blobs a tree names `.gitmodules` / `.gitattributes` are reported to it
- * (a FsckSession's), from the same pass over the tree. `layout` (the indexer's) receives where
- * a tree's entries start and may say what it copies whole from its base (fsck.ts TreeLayout).
+ * Throw GitError unless `data` is an object of `type` that svc accepts (fsck.ts, FSCK_RULES);
+ * what it accepts with a warning goes to `warnings` when given. With `links`, every object the
+ * object names (a commit's tree and parents, a tag's object, a tree's entries except gitlinks) is
+ * added to it; with `found`, the blobs a tree names `.gitmodules` / `.gitattributes` are reported
+ * to it (a FsckSession's), from the same pass over the tree. `layout` (the indexer's) receives
+ * where a tree's entries start and may say what it copies whole from its base (fsck.ts TreeLayout).
  */
-export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet, found?: TreeFindings, layout?: TreeLayout): void {
-  if (type === "blob") return;
-  if (type === "tree") return fsckTreeForIndex(data, links ?? null, found ?? null, layout ?? null);
-  fsckObject(type, data);
-  if (type === "commit") {
-    checkNoNulInHeaders(data, "commit");
-    const c = parseCommit(data);
-    if (links) {
-      links.addHex(c.tree);
-      for (const p of c.parents) links.addHex(p);
-    }
-  } else if (type === "tag") {
-    checkNoNulInHeaders(data, "tag");
-    const t = parseTag(data);
-    if (t.tag === "") throw new GitError("invalid tag: empty tag name");
-    links?.addHex(t.object);
-  } else {
-    throw new GitError(`unknown object type ${type as string}`);
-  }
+export function validateObject(type: ObjectType, data: Uint8Array, links?: OidSet, found?: TreeFindings, layout?: TreeLayout, warnings?: FsckWarnings): void {
+  fsckForIndex(type, data, () => hashObject(type, data), { links: links ?? null, found: found ?? null, warnings: warnings ?? null, layout: layout ?? null });
 }
 
 /** True for tree modes that name a subtree. */
 export function isTreeMode(mode: string): boolean {
-  return mode === "40000" || mode === "040000";
+  // Old trees may pad a directory's mode further ("0040000"); git reads the number.
+  return mode === "40000" || mode === "040000" || (mode.length > 6 && mode.endsWith("40000") && (Number.parseInt(mode, 8) & 0o170000) === 0o040000);
 }
 
 /** Byte order git uses for tree entries. */
@@ -241,12 +242,6 @@ function checkTreeEntry(mode: string, name: string): void {
   if (name === "." || name === ".." || name.toLowerCase() === ".git") {
     throw new GitError(`invalid tree: forbidden entry name ${JSON.stringify(name)}`);
   }
-}
-
-function checkNoNulInHeaders(data: Uint8Array, what: string): void {
-  let end = 0;
-  while (end < data.length && !(data[end] === NL && (end === 0 || data[end - 1] === NL))) end++;
-  if (data.subarray(0, end).includes(0)) throw new GitError(`invalid ${what}: NUL byte in header`);
 }
 
 function formatHeader(key: string, value: string): string {

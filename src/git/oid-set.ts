@@ -50,6 +50,28 @@ export class OidSet {
     return this.add(this.scratch, 0);
   }
 
+  /** Add an id written as 40 hex digits (ASCII, either case) at `text[at..at+40)`, as in a commit's header. */
+  addHexAt(text: Uint8Array, at: number): number {
+    const out = this.scratch;
+    for (let i = 0; i < 20; i++) out[i] = (hexNibble(text[at + 2 * i]!) << 4) | hexNibble(text[at + 2 * i + 1]!);
+    return this.add(out, 0);
+  }
+
+  /** The set as transferable parts (it crosses threads without a copy); the set is unusable after. */
+  export(): { keys: Uint8Array; slots: Int32Array; count: number } {
+    return { keys: this.keys, slots: this.slots, count: this.count };
+  }
+
+  /** A set from `export()`'s parts. */
+  static from(parts: { keys: Uint8Array; slots: Int32Array; count: number }): OidSet {
+    const set = new OidSet(1);
+    set.keys = parts.keys;
+    set.slots = parts.slots;
+    set.mask = parts.slots.length - 1;
+    set.count = parts.count;
+    return set;
+  }
+
   /** True when the id at `bytes[at..at+20)` is in the set. */
   has(bytes: Uint8Array, at: number): boolean {
     return this.lookup(bytes, at) >= 0;
@@ -96,6 +118,10 @@ export class OidSet {
     this.mask = cap - 1;
     for (let n = 0; n < this.count; n++) this.place(n);
   }
+}
+
+function hexNibble(c: number): number {
+  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
 }
 
 /** Object ids are SHA-1 output: four of their bytes are as good a hash as any. */

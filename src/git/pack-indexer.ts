@@ -5,23 +5,31 @@
 //   base is not in the pack"; index-pack --fix-thin appends those bases as whole objects
 //   and rewrites the object count and the checksum.
 //
-// Pass 1 streams the input to a temp file while hashing and decodes every entry (inflating
-// it to find where it ends); whole objects are hashed and validated right away. Pass 2
+// Pass 1 spools the input to a temp file while hashing and decodes every entry, inflating each
+// zlib stream incrementally as its bytes arrive (one zlib stream kept across chunks, so every
+// byte is inflated once and the pack is complete the moment its checksum arrives: the client is
+// answered then, not at end of input); whole objects are hashed and checked right away. Pass 2
 // resolves deltas from the file, walking each base's dependants depth-first with a bounded
 // amount of resolved data held in memory, in buffers reused from object to object.
+//
+// Bounds (issue 25): an object's size is checked before any byte of it is inflated (its entry
+// header for a whole object, its delta header for a delta, in pass 1 and again before a delta
+// is applied), never after; inflation never writes past the declared size; a delta chain deeper
+// than `maxDeltaDepth` is refused. With `run` (the process's thread pool), both passes run on a
+// worker thread and the caller's thread only writes the input to the temp file
+// (pack-index-task.ts speaks the other side).
 import { closeSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BufferPool, collectGarbage, MemoryPacer } from "./buffer-pool.ts";
-import { copyBytes } from "./bytes.ts";
-import { applyDelta, CopyLog } from "./delta.ts";
-import { deflate, inflateExact, inflateWithLength } from "./inflate.ts";
-import { validateObject } from "./object.ts";
+import { copyBytes, objectTooLarge } from "./bytes.ts";
+import { applyDelta, CopyLog, readDeltaHeader } from "./delta.ts";
+import { deflate, inflateExact, PackInflater } from "./inflate.ts";
 import { bytesToHex, hexToBytes } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
-import { decodeEntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TREE, typeCode, typeName } from "./pack-entry.ts";
+import { decodeEntryHeader, type EntryHeader, encodeTypeSize, OBJ_OFS_DELTA, OBJ_REF_DELTA, OBJ_TREE, typeCode, typeName } from "./pack-entry.ts";
 import { writePackIndexRaw } from "./pack-index.ts";
-import { type FsckSession, TreeLayout } from "./fsck.ts";
-import { GitError, type ObjectReader, type ObjectType, type Oid } from "./types.ts";
+import { FsckError, type FsckProblem, FsckSession, type FsckSessionState, fsckForIndex, TreeLayout } from "./fsck.ts";
+import { GitError, type GitErrorCode, type ObjectReader, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
 export { BufferPool } from "./buffer-pool.ts";
 
@@ -59,6 +67,12 @@ export interface IndexedPack {
   reachabilityRecord(tips: Oid[]): Oid[] | null;
 }
 
+/** Largest object a push may hold once inflated, unless the caller says otherwise (SVC_GIT_MAX_OBJECT's default). */
+export const DEFAULT_MAX_OBJECT_BYTES = 100 * 1024 * 1024;
+
+/** Deepest delta chain a received pack may hold: git's own pack.depth maximum. */
+export const MAX_DELTA_DEPTH = 4095;
+
 /** Options of indexPack. */
 export interface IndexPackOptions {
   /** Where the temp file and the final pack-<name>.pack/.idx are written. */
@@ -67,19 +81,31 @@ export interface IndexPackOptions {
   thinBaseReader?: ObjectReader;
   /** Reject input longer than this many bytes. */
   maxBytes?: number;
+  /** Refuse an object larger than this once inflated (default DEFAULT_MAX_OBJECT_BYTES). */
+  maxObjectBytes?: number;
+  /** Refuse a delta chain deeper than this (default MAX_DELTA_DEPTH). */
+  maxDeltaDepth?: number;
   /** Bytes of resolved delta bases kept in memory while resolving (default 32 MiB). */
   memoryBudget?: number;
   /**
    * Called with every object of the pack once it is hashed (its oid: 20 bytes of `oids` at `at`),
-   * blobs included; may throw to refuse the pack. The cross-object checks of fsck.ts hook in here.
+   * blobs included; may throw to refuse the pack. Runs where the indexing runs: not with `run`.
    */
   onObject?: ObjectHook;
   /**
-   * The fsck session of the write (receive.fsckObjects): its tree findings come from the tree
-   * checks every object gets anyway, and each blob goes to its `inspectBlob`.
+   * The fsck session of the write: its tree findings come from the tree checks every object gets
+   * anyway, each blob goes to its `inspectBlob`, accepted problems to its `warnings` (with `run`,
+   * a session on the thread does this and its findings are merged into this one at the end).
    */
   fsck?: FsckSession;
+  /** Called once the pack's trailing checksum has arrived and checked out (no more input is read). */
+  onComplete?: () => void;
+  /** Runs the indexing task on a worker thread (the process's pool); without it, on this thread. */
+  run?: IndexTaskRunner;
 }
+
+/** Runs pack-index-task.ts's task on a thread, transferring `transfer` with the input. */
+export type IndexTaskRunner = (input: IndexTaskInput, transfer: Transferable[]) => Promise<IndexTaskResult>;
 
 /** What indexPack tells `onObject` about each object. */
 export type ObjectHook = (type: ObjectType, data: Uint8Array, oids: Uint8Array, at: number) => void;
@@ -90,16 +116,80 @@ export async function indexPack(
   opts: IndexPackOptions,
 ): Promise<IndexedPack> {
   const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  const tmpPath = join(opts.tmpDir, `tmp-pack-${unique}.pack`);
-  const fd = openSync(tmpPath, "w+");
+  const limits: IndexLimits = {
+    maxBytes: opts.maxBytes ?? Number.POSITIVE_INFINITY,
+    maxObjectBytes: opts.maxObjectBytes ?? DEFAULT_MAX_OBJECT_BYTES,
+    maxDeltaDepth: opts.maxDeltaDepth ?? MAX_DELTA_DEPTH,
+    memoryBudget: opts.memoryBudget ?? 32 * 1024 * 1024,
+  };
+  const out = opts.run
+    ? await indexOnThread(input, opts, opts.run, unique, limits)
+    : await indexPackCore(
+        { tmpDir: opts.tmpDir, unique, limits },
+        { chunks: input, spooled: false, complete: () => opts.onComplete?.(), bases: opts.thinBaseReader },
+        opts.fsck ?? null,
+        opts.onObject,
+      );
+  return indexedPack(out);
+}
+
+/** The bounds of one indexing. */
+export interface IndexLimits {
+  maxBytes: number;
+  maxObjectBytes: number;
+  maxDeltaDepth: number;
+  memoryBudget: number;
+}
+
+/** Where the core reads the pack and its thin bases from (this thread's caller, or the port to it). */
+export interface CoreSource {
+  /** The pack's bytes as they arrive; read until the trailing checksum. */
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** The chunks are in the temp file already (the caller spooled them); else the core writes them. */
+  spooled: boolean;
+  /** Told once the trailing checksum (at `end`) checked out. */
+  complete(end: number): void;
+  /** Thin-pack bases from the repository. */
+  bases?: Pick<ObjectReader, "read" | "prefetch">;
+}
+
+/** What the core produced: plain data, so that it crosses from a thread. */
+export interface IndexOutput {
+  name: string;
+  packPath: string;
+  idxPath: string;
+  count: number;
+  /** Offset of the final trailer (the pack is end + 20 bytes). */
+  end: number;
+  idxSize: number;
+  oids: Uint8Array;
+  types: Uint8Array;
+  appendedBases: Oid[];
+  links: { keys: Uint8Array; slots: Int32Array; count: number };
+}
+
+/**
+ * Both passes over one pack (this file's header comment), from `source`, into
+ * `<tmpDir>/pack-<name>-<unique>.pack/.idx`. Runs on the caller's thread or on a worker
+ * (pack-index-task.ts).
+ */
+export async function indexPackCore(
+  where: { tmpDir: string; unique: string; limits: IndexLimits },
+  source: CoreSource,
+  fsck: FsckSession | null,
+  onObject?: ObjectHook,
+): Promise<IndexOutput> {
+  const { tmpDir, unique, limits } = where;
+  const tmpPath = join(tmpDir, `tmp-pack-${unique}.pack`);
+  const fd = openSync(tmpPath, source.spooled ? "r+" : "w+");
   let done = false;
   try {
     const links = new OidSet(4096);
-    const check = objectCheck(links, opts.onObject, opts.fsck);
-    const table = await receive(input, fd, opts.maxBytes ?? Number.POSITIVE_INFINITY, check, earlyBaseHints(opts.thinBaseReader));
-    const resolver = new Resolver(fd, table, opts.memoryBudget ?? 32 * 1024 * 1024, check);
+    const check = objectCheck(links, onObject, fsck);
+    const table = await receive(source.chunks, fd, !source.spooled, limits, check, earlyBaseHints(source.bases), (end) => source.complete(end));
+    const resolver = new Resolver(fd, table, check, limits);
     resolver.resolveAll();
-    const appendedBases = await resolver.fixThin(opts.thinBaseReader);
+    const appendedBases = await resolver.fixThin(source.bases);
     resolver.checkComplete();
     // Resolving produced the whole history's data in short-lived buffers: free them before the
     // rest of the push (and the next request) runs on top of them.
@@ -107,50 +197,25 @@ export async function indexPack(
     const checksum = appendedBases.length > 0 ? rewriteTrailer(fd, table) : table.checksum;
     const name = bytesToHex(checksum);
     const idx = writePackIndexRaw(table.oids, table.offsets, table.crcs, table.count, name);
-    const { oids, types, count } = table;
     closeSync(fd);
     done = true;
-    // Every object a tip or named by another object of the pack: the roots of its graph are tips.
-    const onlyReachableFrom = (tips: Oid[]): boolean => {
-      const roots = new OidSet(tips.length);
-      for (const t of tips) roots.addHex(t);
-      for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
-      return appendedBases.length === 0;
-    };
     // Unique per call: two pushes of the same objects (a fork and its source) index the same pack at once.
-    const packPath = join(opts.tmpDir, `pack-${name}-${unique}.pack`);
-    const idxPath = join(opts.tmpDir, `pack-${name}-${unique}.idx`);
+    const packPath = join(tmpDir, `pack-${name}-${unique}.pack`);
+    const idxPath = join(tmpDir, `pack-${name}-${unique}.idx`);
     renameSync(tmpPath, packPath);
     await Bun.write(idxPath, idx);
+    const count = table.count;
     return {
       name,
       packPath,
       idxPath,
-      objectCount: table.count,
-      size: table.end + 20,
+      count,
+      end: table.end,
       idxSize: idx.length,
-      // Built on demand: the receive path only needs the count, and 125k small objects held for
-      // the whole push are ~15 MB of heap.
-      get objects() {
-        const value: { oid: Oid; type: ObjectType }[] = [];
-        for (let i = 0; i < count; i++) value.push({ oid: bytesToHex(oids, 20 * i, 20), type: typeName(types[i]!) });
-        Object.defineProperty(this, "objects", { value, enumerable: true });
-        return value;
-      },
+      oids: table.oids.subarray(0, 20 * count),
+      types: table.types.subarray(0, count),
       appendedBases,
-      links,
-      onlyReachableFrom(tips: Oid[]): boolean {
-        return onlyReachableFrom(tips);
-      },
-      reachabilityRecord(tips: Oid[]): Oid[] | null {
-        if (!onlyReachableFrom(tips)) return null;
-        const key = new OidSet(1);
-        const heads = [...new Set(tips)].filter((t) => {
-          key.addHex(t);
-          return !links.has(key.table, 20 * (key.size - 1));
-        });
-        return heads.length > 0 ? heads : [...new Set(tips)];
-      },
+      links: links.export(),
     };
   } catch (e) {
     if (!done) closeSync(fd);
@@ -158,6 +223,169 @@ export async function indexPack(
       unlinkSync(tmpPath);
     } catch {}
     throw e;
+  }
+}
+
+/** The IndexedPack over what the core produced. */
+function indexedPack(out: IndexOutput): IndexedPack {
+  const { name, packPath, idxPath, count, oids, types, appendedBases } = out;
+  const links = OidSet.from(out.links);
+  // Every object a tip or named by another object of the pack: the roots of its graph are tips.
+  const onlyReachableFrom = (tips: Oid[]): boolean => {
+    const roots = new OidSet(tips.length);
+    for (const t of tips) roots.addHex(t);
+    for (let i = 0; i < count; i++) if (!links.has(oids, 20 * i) && !roots.has(oids, 20 * i)) return false;
+    return appendedBases.length === 0;
+  };
+  return {
+    name,
+    packPath,
+    idxPath,
+    objectCount: count,
+    size: out.end + 20,
+    idxSize: out.idxSize,
+    // Built on demand: the receive path only needs the count, and 125k small objects held for
+    // the whole push are ~15 MB of heap.
+    get objects() {
+      const value: { oid: Oid; type: ObjectType }[] = [];
+      for (let i = 0; i < count; i++) value.push({ oid: bytesToHex(oids, 20 * i, 20), type: typeName(types[i]!) });
+      Object.defineProperty(this, "objects", { value, enumerable: true });
+      return value;
+    },
+    appendedBases,
+    links,
+    onlyReachableFrom(tips: Oid[]): boolean {
+      return onlyReachableFrom(tips);
+    },
+    reachabilityRecord(tips: Oid[]): Oid[] | null {
+      if (!onlyReachableFrom(tips)) return null;
+      const key = new OidSet(1);
+      const heads = [...new Set(tips)].filter((t) => {
+        key.addHex(t);
+        return !links.has(key.table, 20 * (key.size - 1));
+      });
+      return heads.length > 0 ? heads : [...new Set(tips)];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// On a worker thread: this side spools, the thread indexes (pack-index-task.ts)
+
+/** The task's input: where to index, the limits, and the port this side answers on. */
+export interface IndexTaskInput {
+  tmpDir: string;
+  unique: string;
+  limits: IndexLimits;
+  /** Run the fsck session's checks (its findings come back in the result). */
+  fsck: boolean;
+  /** Thin bases may be asked for over the port. */
+  thin: boolean;
+  port: MessagePort;
+}
+
+/** The task's answer: the indexed pack, or the refusal (as data: errors cross threads as text). */
+export type IndexTaskResult =
+  | { ok: IndexOutput; fsck: FsckSessionState | null }
+  | { error: { message: string; code: GitErrorCode; problem?: FsckProblem } };
+
+/** Messages over the task's port. */
+export type ToIndexer = { t: "data"; total: number } | { t: "end" } | { t: "base"; oid: Oid; object: RawObject | null; error?: string };
+export type FromIndexer = { t: "complete"; end: number } | { t: "prefetch"; oids: Oid[] } | { t: "base?"; oid: Oid };
+
+const STOP: unique symbol = Symbol("stop");
+
+/**
+ * This side of a thread's indexing: every chunk of `input` goes to the temp file and the thread
+ * is told how far the file goes; the thread asks for thin bases over the port and says when the
+ * trailing checksum arrived, after which no more input is read (a client that keeps its side
+ * open waiting for the report gets it).
+ */
+async function indexOnThread(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  opts: IndexPackOptions,
+  run: IndexTaskRunner,
+  unique: string,
+  limits: IndexLimits,
+): Promise<IndexOutput> {
+  const tmpPath = join(opts.tmpDir, `tmp-pack-${unique}.pack`);
+  const fd = openSync(tmpPath, "w");
+  let fdOpen = true;
+  const { port1, port2 } = new MessageChannel();
+  const reader = opts.thinBaseReader;
+  let completeAt = -1;
+  let signalComplete!: () => void;
+  const completed = new Promise<typeof STOP>((resolve) => (signalComplete = () => resolve(STOP)));
+  port1.onmessage = (event: MessageEvent<FromIndexer>) => {
+    const m = event.data;
+    if (m.t === "complete") {
+      completeAt = m.end;
+      signalComplete();
+      opts.onComplete?.();
+    } else if (m.t === "prefetch") reader?.prefetch?.(m.oids);
+    else if (m.t === "base?") {
+      const answer = (object: RawObject | null, error?: string) => port1.postMessage({ t: "base", oid: m.oid, object, error } satisfies ToIndexer);
+      if (!reader) answer(null);
+      else reader.read(m.oid).then((o) => answer(o ? { type: o.type, data: o.data } : null), (e: unknown) => answer(null, e instanceof Error ? e.message : String(e)));
+    }
+  };
+  const task = run({ tmpDir: opts.tmpDir, unique, limits, fsck: opts.fsck !== undefined, thin: reader !== undefined, port: port2 }, [port2]);
+  const settled: Promise<typeof STOP> = task.then(
+    () => STOP,
+    () => STOP,
+  );
+  let total = 0;
+  try {
+    const it = Symbol.asyncIterator in input ? input[Symbol.asyncIterator]() : toAsync(input as Iterable<Uint8Array>);
+    for (;;) {
+      const next: IteratorResult<Uint8Array> | typeof STOP = await Promise.race([it.next(), completed, settled]);
+      if (next === STOP) break;
+      if (next.done) {
+        port1.postMessage({ t: "end" } satisfies ToIndexer);
+        break;
+      }
+      const chunk = next.value;
+      total += chunk.length;
+      if (total > limits.maxBytes) throw new GitError(`pack exceeds the maximum size of ${limits.maxBytes} bytes`, "too-large");
+      writeAll(fd, chunk, total - chunk.length);
+      port1.postMessage({ t: "data", total } satisfies ToIndexer);
+    }
+    closeSync(fd);
+    fdOpen = false;
+    const result = await task;
+    if ("error" in result) {
+      const { message, code, problem } = result.error;
+      throw problem ? new FsckError(problem) : new GitError(message, code);
+    }
+    if (completeAt >= 0 && total > completeAt + 20) {
+      await removeFiles(result.ok.packPath, result.ok.idxPath);
+      throw new GitError("corrupt pack: garbage after the checksum");
+    }
+    if (result.fsck) opts.fsck?.absorb(result.fsck);
+    return result.ok;
+  } catch (e) {
+    // The thread's task ends on its own: an input error makes it see a truncated pack.
+    port1.postMessage({ t: "end" } satisfies ToIndexer);
+    await task.catch(() => {});
+    throw e;
+  } finally {
+    if (fdOpen) closeSync(fd);
+    port1.close();
+    try {
+      unlinkSync(tmpPath);
+    } catch {}
+  }
+}
+
+async function* toAsync(input: Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield* input;
+}
+
+async function removeFiles(...paths: string[]): Promise<void> {
+  for (const p of paths) {
+    try {
+      unlinkSync(p);
+    } catch {}
   }
 }
 
@@ -178,6 +406,8 @@ class EntryTable {
   crcs = new Uint32Array(1024);
   /** Entry index of the base (OFS known in pass 1, REF filled on resolution), else -1. */
   bases = new Int32Array(1024);
+  /** Deltas between the entry and a whole object (0 for a whole object). */
+  depths = new Uint16Array(1024);
   resolved = new Uint8Array(1024);
   oids = new Uint8Array(20 * 1024);
   refBases = new Map<number, Oid>();
@@ -227,6 +457,9 @@ class EntryTable {
     const bases = new Int32Array(n);
     bases.set(this.bases);
     this.bases = bases;
+    const depths = new Uint16Array(n);
+    depths.set(this.depths);
+    this.depths = depths;
   }
 
   /** Entry index at a pack offset, or -1. */
@@ -283,14 +516,20 @@ class InputBuffer {
 /** Checks, hashes (into `oids` at entry `i`) and reports one whole object. */
 type ObjectCheck = (type: ObjectType, data: Uint8Array, oids: Uint8Array, i: number, layout?: TreeLayout) => void;
 
-function objectCheck(links: OidSet, onObject: ObjectHook | undefined, fsck: FsckSession | undefined): ObjectCheck {
-  const found = fsck?.found;
+function objectCheck(links: OidSet, onObject: ObjectHook | undefined, fsck: FsckSession | null): ObjectCheck {
+  const found = fsck?.found ?? null;
+  const warnings = fsck?.warnings ?? null;
   const inspectBlob = fsck?.inspectBlob;
-  return (type, data, oids, i, layout) => {
-    if (type !== "blob") validateObject(type, data, links, found, layout);
-    hashInto(oids, i, type, data);
-    if (type === "blob" && inspectBlob) inspectBlob(data, oids, 20 * i);
-    onObject?.(type, data, oids, 20 * i);
+  let oids: Uint8Array;
+  let at = 0;
+  const oidOf = () => bytesToHex(oids, at, 20);
+  return (type, data, table, i, layout) => {
+    hashInto(table, i, type, data);
+    oids = table;
+    at = 20 * i;
+    if (type !== "blob") fsckForIndex(type, data, oidOf, { links, found, warnings, layout });
+    else if (inspectBlob) inspectBlob(data, table, 20 * i);
+    onObject?.(type, data, table, 20 * i);
   };
 }
 
@@ -315,7 +554,7 @@ interface BaseHints {
  * repository lacks is skipped by the reader. Bounded: a large push's blocks would be evicted
  * again before fixThin reads them.
  */
-function earlyBaseHints(reader: ObjectReader | undefined): BaseHints | undefined {
+function earlyBaseHints(reader: Pick<ObjectReader, "prefetch"> | undefined): BaseHints | undefined {
   if (!reader?.prefetch) return undefined;
   const seen = new Set<Oid>();
   let batch: Oid[] = [];
@@ -333,34 +572,79 @@ function earlyBaseHints(reader: ObjectReader | undefined): BaseHints | undefined
   };
 }
 
-/** Pass 1: spool to `fd`, hash, decode entries; whole objects get their oid here. */
+/** Pass 1: spool to `fd` (when `write`), hash, decode entries; whole objects get their oid here. */
 async function receive(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   fd: number,
-  maxBytes: number,
+  write: boolean,
+  limits: IndexLimits,
   check: ObjectCheck,
-  hints?: BaseHints,
+  hints: BaseHints | undefined,
+  onComplete: (end: number) => void,
 ): Promise<EntryTable> {
   const t = new EntryTable();
   const packHash = new Bun.CryptoHasher("sha1");
   const inbuf = new InputBuffer();
+  const z = new PackInflater();
+  const maxObject = limits.maxObjectBytes;
   let total = 0;
-  let pos = 0; // absolute parse position
+  let pos = 0; // absolute parse position: every byte before it is hashed and inflated
   let expected = -1; // object count from the header
   let trailerRead = false;
-  let want = 12; // bytes needed past `pos` before trying to parse again
-  let retry = 0; // input needed by the current entry after a failed inflate
   let ended = false;
-  // Inflated entries only live until hashed (deltas are not even looked at): one reused buffer.
+  // Whole objects are inflated into one reused buffer (they only live until hashed and checked),
+  // grown as the data really inflates (an entry header's size is the sender's word); a delta's
+  // data is only looked at for its header, so it streams through a small one.
   let scratch = new Uint8Array(64 * 1024);
+  const deltaOut = new Uint8Array(64 * 1024);
   const pacer = new MemoryPacer();
+  // The entry being inflated.
+  let start = 0;
+  let head: EntryHeader | null = null;
+  let crc = 0;
+  let written = 0;
+  let deltaChecked = false;
+
+  const finishEntry = (): void => {
+    const h = head!;
+    const i = t.add();
+    t.offsets[i] = start;
+    t.headerLens[i] = h.headerLength;
+    t.sizes[i] = h.size;
+    t.codes[i] = h.typeCode;
+    t.crcs[i] = crc;
+    t.bases[i] = -1;
+    t.depths[i] = 0;
+    if (h.typeCode === OBJ_OFS_DELTA) {
+      t.bases[i] = t.indexAt(start - h.baseDistance!);
+    } else if (h.typeCode === OBJ_REF_DELTA) {
+      t.refBases.set(i, h.baseOid!);
+      hints?.note(h.baseOid!);
+    } else {
+      check(typeName(h.typeCode), scratch.subarray(0, h.size), t.oids, i);
+      t.types[i] = h.typeCode;
+      t.resolved[i] = 1;
+    }
+    head = null;
+    pacer.tick();
+  };
+
+  /** A delta's result size, refused over the limit as soon as its header has inflated. */
+  const checkDeltaHeader = (complete: boolean): void => {
+    if (deltaChecked || (written < 20 && !complete)) return;
+    deltaChecked = true;
+    const { resultSize } = readDeltaHeader(deltaOut.subarray(0, Math.min(written, deltaOut.length)));
+    if (resultSize > maxObject) throw tooLarge(resultSize, maxObject);
+  };
 
   const step = (): boolean => {
     if (trailerRead) return false;
     const avail = inbuf.endOffset - pos;
-    if (avail < want && !ended) return false;
     if (expected < 0) {
-      if (avail < 12) throw new GitError("truncated pack: incomplete header");
+      if (avail < 12) {
+        if (ended) throw new GitError("truncated pack: incomplete header");
+        return false;
+      }
       const h = inbuf.from(pos);
       if (h[0] !== 0x50 || h[1] !== 0x41 || h[2] !== 0x43 || h[3] !== 0x4b) throw new GitError("not a pack: bad signature");
       const view = new DataView(h.buffer, h.byteOffset, 12);
@@ -370,83 +654,117 @@ async function receive(
       t.expected = expected;
       packHash.update(h.subarray(0, 12));
       pos += 12;
-      want = 2;
       return true;
     }
-    if (t.count === expected) {
-      if (avail < 20) {
-        if (ended) throw new GitError("truncated pack: missing checksum");
-        want = 20;
+    if (head === null) {
+      if (t.count === expected) {
+        if (avail < 20) {
+          if (ended) throw new GitError("truncated pack: missing checksum");
+          return false;
+        }
+        const trailer = inbuf.from(pos).subarray(0, 20);
+        const digest = packHash.digest();
+        if (!digest.equals(trailer)) throw new GitError("corrupt pack: checksum mismatch");
+        t.end = pos;
+        t.checksum.set(trailer);
+        pos += 20;
+        trailerRead = true;
+        if (inbuf.endOffset > pos) throw new GitError("corrupt pack: garbage after the checksum");
+        onComplete(t.end);
         return false;
       }
-      const trailer = inbuf.from(pos).subarray(0, 20);
-      const digest = packHash.digest();
-      if (!digest.equals(trailer)) throw new GitError("corrupt pack: checksum mismatch");
-      t.end = pos;
-      t.checksum.set(trailer);
-      pos += 20;
-      trailerRead = true;
-      if (inbuf.endOffset > pos) throw new GitError("corrupt pack: garbage after the checksum");
-      return false;
+      const window = inbuf.from(pos);
+      const h = decodeEntryHeader(window, 0);
+      if (!h) {
+        if (ended) throw new GitError("truncated pack: incomplete entry header");
+        return false;
+      }
+      const delta = h.typeCode === OBJ_OFS_DELTA || h.typeCode === OBJ_REF_DELTA;
+      // Refused before a byte of it is inflated.
+      if (!delta && h.size > maxObject) throw tooLarge(h.size, maxObject);
+      if (h.typeCode === OBJ_OFS_DELTA && !(h.baseDistance! > 0 && t.indexAt(pos - h.baseDistance!) >= 0)) {
+        throw new GitError(`corrupt pack: delta at ${pos} has no base entry at ${pos - h.baseDistance!}`);
+      }
+      const raw = window.subarray(0, h.headerLength);
+      packHash.update(raw);
+      crc = Bun.hash.crc32(raw);
+      start = pos;
+      head = h;
+      written = 0;
+      deltaChecked = !delta;
+      z.reset();
+      pos += h.headerLength;
+      return true;
     }
-    const window = inbuf.from(pos);
-    const h = decodeEntryHeader(window, 0);
-    if (!h) {
-      if (ended) throw new GitError("truncated pack: incomplete entry header");
-      want = avail + 32;
-      return false;
+    // The entry's zlib stream, fed what has arrived.
+    const h = head;
+    const whole = h.typeCode !== OBJ_OFS_DELTA && h.typeCode !== OBJ_REF_DELTA;
+    for (;;) {
+      const window = inbuf.from(pos);
+      if (window.length === 0) {
+        if (ended) throw new GitError("truncated pack: incomplete entry data");
+        return false;
+      }
+      let out: Uint8Array;
+      let outOff: number;
+      if (whole) {
+        // Room for one byte more than declared: zlib reports the end of the stream with it free.
+        if (written === scratch.length) {
+          if (scratch.length >= h.size + 1) throw new GitError(`corrupt pack: inflated more than ${h.size} bytes, expected ${h.size}`);
+          const grown = new Uint8Array(Math.min(h.size + 1, Math.max(2 * scratch.length, 64 * 1024)));
+          grown.set(scratch.subarray(0, written));
+          scratch = grown;
+        }
+        out = scratch;
+        outOff = written;
+      } else {
+        // Only the delta's header is kept (at the start of deltaOut); the rest streams through.
+        outOff = deltaChecked ? 0 : written;
+        out = deltaOut;
+        if (outOff === out.length) throw new GitError("corrupt delta: header too long");
+      }
+      const room = out.length - outOff;
+      const r = z.step(window, 0, window.length, out, outOff, room);
+      if (r.consumed > 0) {
+        const used = window.subarray(0, r.consumed);
+        packHash.update(used);
+        crc = Bun.hash.crc32(used, crc);
+        pos += r.consumed;
+      }
+      written += r.written;
+      if (written > h.size) throw new GitError(`corrupt pack: inflated more than ${h.size} bytes, expected ${h.size}`);
+      if (!whole) checkDeltaHeader(false);
+      if (r.written < room && r.consumed < window.length) {
+        // zlib stopped short of the input with room to spare: the stream ended.
+        if (written !== h.size) throw new GitError(`corrupt pack: inflated ${written} bytes, expected ${h.size}`);
+        if (!whole) checkDeltaHeader(true);
+        finishEntry();
+        return true;
+      }
+      if (r.written < room) {
+        // Every byte that arrived was used: wait for more (the stream may end at its very edge).
+        if (ended) {
+          // Nothing follows the stream, so zlib cannot have told its end: the trailer is missing.
+          throw new GitError("truncated pack: incomplete entry data");
+        }
+        return false;
+      }
     }
-    // Wait for what a deflated stream of this size takes at most (unless the input ends first).
-    const need = Math.max(h.headerLength + h.size + 5 * Math.ceil((h.size + 1) / 16000) + 64, retry);
-    if (avail < need && !ended) {
-      want = need;
-      return false;
-    }
-    if (scratch.length < h.size + 1 && h.size < SCRATCH_MAX) scratch = new Uint8Array(Math.max(h.size + 1, 2 * scratch.length));
-    const r = inflateWithLength(window.subarray(h.headerLength), h.size, scratch);
-    if (!r) {
-      if (ended) throw new GitError("truncated pack: incomplete entry data");
-      want = retry = avail * 2;
-      return false;
-    }
-    retry = 0;
-    const entryLength = h.headerLength + r.consumed;
-    const raw = window.subarray(0, entryLength);
-    const i = t.add();
-    t.offsets[i] = pos;
-    t.headerLens[i] = h.headerLength;
-    t.sizes[i] = h.size;
-    t.codes[i] = h.typeCode;
-    t.crcs[i] = Bun.hash.crc32(raw);
-    t.bases[i] = -1;
-    if (h.typeCode === OBJ_OFS_DELTA) {
-      const b = h.baseDistance! > 0 ? t.indexAt(pos - h.baseDistance!) : -1;
-      if (b < 0) throw new GitError(`corrupt pack: delta at ${pos} has no base entry at ${pos - h.baseDistance!}`);
-      t.bases[i] = b;
-    } else if (h.typeCode === OBJ_REF_DELTA) {
-      t.refBases.set(i, h.baseOid!);
-      hints?.note(h.baseOid!);
-    } else {
-      check(typeName(h.typeCode), r.data, t.oids, i);
-      t.types[i] = h.typeCode;
-      t.resolved[i] = 1;
-    }
-    packHash.update(raw);
-    pos += entryLength;
-    want = 2;
-    pacer.tick();
-    return true;
   };
 
-  for await (const chunk of input) {
-    total += chunk.length;
-    if (total > maxBytes) throw new GitError(`pack exceeds the maximum size of ${maxBytes} bytes`);
-    if (trailerRead) throw new GitError("corrupt pack: garbage after the checksum");
-    writeAll(fd, chunk, total - chunk.length);
-    inbuf.append(chunk, pos);
-    while (step()) {}
-    hints?.flush(false);
-  }
+  const readInput = async () => {
+    for await (const chunk of input) {
+      total += chunk.length;
+      if (total > limits.maxBytes) throw new GitError(`pack exceeds the maximum size of ${limits.maxBytes} bytes`, "too-large");
+      if (write) writeAll(fd, chunk, total - chunk.length);
+      inbuf.append(chunk, pos);
+      while (step()) {}
+      hints?.flush(false);
+      // Complete at the checksum: the client may keep its side open waiting for the report.
+      if (trailerRead) return;
+    }
+  };
+  await readInput();
   ended = true;
   while (step()) {}
   hints?.flush(true);
@@ -454,16 +772,28 @@ async function receive(
   return t;
 }
 
+function tooLarge(size: number, max: number): GitError {
+  return new GitError(objectTooLarge(size, max), "too-large");
+}
+
 /** Pass 2: resolve every delta, then fix a thin pack. */
 class Resolver {
   private held = 0;
 
+  private readonly budget: number;
+  private readonly maxObject: number;
+  private readonly maxDepth: number;
+
   constructor(
     private readonly fd: number,
     private readonly t: EntryTable,
-    private readonly budget: number,
     private readonly check: ObjectCheck,
-  ) {}
+    limits: IndexLimits,
+  ) {
+    this.budget = limits.memoryBudget;
+    this.maxObject = limits.maxObjectBytes;
+    this.maxDepth = limits.maxDeltaDepth;
+  }
 
   /** Resolve all deltas reachable from whole objects in the pack. */
   resolveAll(): void {
@@ -488,7 +818,7 @@ class Resolver {
    * unresolved ref-deltas are taken in pack order (the trunks of chains come first) and a base
    * the reader lacks is skipped: it may be an object of the pack that a later base resolves.
    */
-  async fixThin(reader: ObjectReader | undefined): Promise<Oid[]> {
+  async fixThin(reader: Pick<ObjectReader, "read" | "prefetch"> | undefined): Promise<Oid[]> {
     const appended: Oid[] = [];
     if (!reader || !this.refChildren || this.refChildren.size === 0) return appended;
     const t = this.t;
@@ -511,6 +841,7 @@ class Resolver {
       t.sizes[i] = obj.data.length;
       t.codes[i] = t.types[i] = typeCode(obj.type);
       t.bases[i] = -1;
+      t.depths[i] = 0;
       t.resolved[i] = 1;
       t.oids.set(hexToBytes(oid), 20 * i);
       const raw = new Uint8Array(head.length + z.length);
@@ -618,7 +949,10 @@ class Resolver {
         keep = false;
       }
       const copies = top.starts ? this.copies : undefined;
-      const data = applyDelta(base, this.readDelta(child), pool.alloc, copies);
+      const depth = t.depths[top.i]! + 1;
+      if (depth > this.maxDepth) throw new GitError(`delta chain deeper than ${this.maxDepth} (the most git itself writes); repack with a smaller --depth`, "too-large");
+      t.depths[child] = depth;
+      const data = applyDelta(base, this.readDelta(child), pool.alloc, copies, this.maxObject);
       layout.base = top.starts;
       layout.baseLength = base.length;
       layout.copies = copies ?? null;

@@ -32,14 +32,15 @@
 // which this server does not have, so both reports carry the same lines.
 import { rm } from "node:fs/promises";
 import { advertiseRefs } from "./advertise.ts";
+import { formatSize } from "./bytes.ts";
 import { CapabilitySet } from "./capabilities.ts";
 import { checkConnectivity, linksClosed } from "./connectivity.ts";
 import { FsckSession } from "./fsck.ts";
 import { isOid } from "./oid.ts";
-import { type IndexedPack, indexPack } from "./pack-indexer.ts";
+import { type IndexedPack, type IndexTaskRunner, indexPack } from "./pack-indexer.ts";
 import { openIndexedPack, overlayReader } from "./pack-overlay.ts";
 import type { Pack } from "./pack-reader.ts";
-import { concatBytes, errPkt, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
+import { concatBytes, encodePkt, errPkt, FLUSH_PKT, PktLineReader, pktLine } from "./pkt-line.ts";
 import { isValidPushRefName } from "./ref-name.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { encodeSideband, SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
@@ -75,6 +76,10 @@ export interface ReceivePackOptions {
   maxPackBytes?: number;
   /** The request's declared length (HTTP Content-Length), when known: over maxPackBytes, the push is refused before its pack is read. */
   declaredBytes?: number;
+  /** Refuse an object larger than this once inflated (SVC_GIT_MAX_OBJECT); checked while inflating. */
+  maxObjectBytes?: number;
+  /** Index the pack on a worker thread (the process's pool); without it, on this thread. */
+  run?: IndexTaskRunner;
   hooks: ReceivePackHooks;
 }
 
@@ -89,6 +94,8 @@ export interface ReceivePackResult {
   /** Objects in the received pack (0 without a pack). */
   objects: number;
   bytesReceived: number;
+  /** What the object checks accepted with a warning (FSCK_RULES), per message id. */
+  warnings: Map<string, number>;
 }
 
 const NON_COMMIT_TO_BRANCH = "non-commit object to a branch";
@@ -99,17 +106,19 @@ export async function serveReceivePack(
   io: ServiceIO,
   opts: ReceivePackOptions,
 ): Promise<ReceivePackResult> {
-  const result: ReceivePackResult = { commands: [], results: new Map(), pushOptions: [], objects: 0, bytesReceived: 0 };
+  const result: ReceivePackResult = { commands: [], results: new Map(), pushOptions: [], objects: 0, bytesReceived: 0, warnings: new Map() };
   if (!opts.statelessRpc) {
     await io.write(await advertiseRefs(snapshot, "git-receive-pack", { protocol: 0, http: false }));
   }
   const counted = countBytes(io.input, result, opts.maxPackBytes ?? Number.POSITIVE_INFINITY);
   const reader = new PktLineReader(counted);
   const caps = new CapabilitySet();
-  const reply = new Reporter(io, caps);
+  // Ref names that are not UTF-8, as the client's bytes (refused, and reported back byte for byte).
+  const rawRefs = new Map<string, Uint8Array>();
+  const reply = new Reporter(io, caps, rawRefs);
 
   try {
-    await readCommands(reader, caps, result.commands);
+    await readCommands(reader, caps, result.commands, rawRefs);
   } catch (e) {
     const message = errorMessage(e);
     result.error = message;
@@ -138,15 +147,22 @@ export async function serveReceivePack(
       // git's receive.fsckObjects: every object checked as it is indexed, then the blobs the
       // trees name .gitmodules / .gitattributes, wherever they are (fsck.ts).
       const fsck = new FsckSession();
+      // The pack is complete at its checksum: indexPack reads no further, so a client that keeps
+      // its side open until the report (libgit2, dulwich, JGit over SSH) gets one.
       pack = await indexPack(reader.rest(), {
         tmpDir: opts.tmpDir,
         thinBaseReader: snapshot.objects,
         maxBytes: opts.maxPackBytes,
+        maxObjectBytes: opts.maxObjectBytes,
+        run: opts.run,
         fsck,
       });
       result.objects = pack.objectCount;
       opened = await openIndexedPack(pack);
       await fsck.finish(overlayReader([opened.pack], snapshot.objects));
+      result.warnings = new Map(fsck.warnings.counts);
+      // Accepted, but worth knowing: git prints these as `remote: warning: …`.
+      await reply.progress(fsck.warnings.lines());
     }
   } catch (e) {
     await opened?.close();
@@ -166,7 +182,7 @@ export async function serveReceivePack(
     const stopKeepalive = reply.keepalive();
     let failures: Map<string, string>;
     try {
-      failures = await checkCommands(snapshot, objects, result.commands, pack && opened ? { pack, opened: opened.pack } : null);
+      failures = await checkCommands(snapshot, objects, result.commands, pack && opened ? { pack, opened: opened.pack } : null, rawRefs);
       let toApply = result.commands.filter((c) => !failures.has(c.ref));
       if (atomic && failures.size > 0) toApply = [];
       if (toApply.length > 0) {
@@ -198,14 +214,28 @@ export async function serveReceivePack(
   }
 }
 
-/** Parse shallow lines and the command list (capabilities after NUL on the first command). */
-async function readCommands(reader: PktLineReader, caps: CapabilitySet, commands: RefCommand[]): Promise<void> {
+const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+const latin1 = new TextDecoder("latin1");
+
+/**
+ * Parse shallow lines and the command list (capabilities after NUL on the first command). A line
+ * that is not UTF-8 (a ref name with bytes such as \xff) is read byte for byte (latin-1) and its
+ * ref recorded in `rawRefs`: it is refused as a funny refname, never decoded into another name.
+ */
+async function readCommands(reader: PktLineReader, caps: CapabilitySet, commands: RefCommand[], rawRefs: Map<string, Uint8Array>): Promise<void> {
   const seen = new Set<string>();
   for (;;) {
     const pkt = await reader.read();
     if (pkt.type === "flush" || pkt.type === "eof") return;
     if (pkt.type !== "data") throw new GitError("protocol error: unexpected packet in command list", "protocol");
-    let line = new TextDecoder().decode(pkt.data);
+    let raw = false;
+    let line: string;
+    try {
+      line = utf8Strict.decode(pkt.data);
+    } catch {
+      line = latin1.decode(pkt.data);
+      raw = true;
+    }
     if (line.endsWith("\n")) line = line.slice(0, -1);
     const nul = line.indexOf("\0");
     if (nul >= 0) {
@@ -222,6 +252,11 @@ async function readCommands(reader: PktLineReader, caps: CapabilitySet, commands
     }
     if (seen.has(ref)) throw new GitError(`protocol error: ${ref} updated twice`, "protocol");
     seen.add(ref);
+    if (raw) {
+      // The ref's bytes: from the end of the new id's separator to the end of the name.
+      const nameBytes = pkt.data.subarray(82, 82 + ref.length);
+      if (!isUtf8(nameBytes)) rawRefs.set(ref, nameBytes.slice());
+    }
     commands.push({ ref, oldOid, newOid });
   }
 }
@@ -238,17 +273,27 @@ async function readPushOptions(reader: PktLineReader): Promise<string[]> {
   }
 }
 
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    utf8Strict.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Per-command refusals before any ref moves: bad names, missing objects, non-commits on branches. */
 async function checkCommands(
   snapshot: RepoSnapshot,
   objects: ObjectReader,
   commands: RefCommand[],
   received: { pack: IndexedPack; opened: Pack } | null,
+  rawRefs: Map<string, Uint8Array>,
 ): Promise<Map<string, string>> {
   const failures = new Map<string, string>();
   const updates: RefCommand[] = [];
   for (const c of commands) {
-    if (!isValidPushRefName(c.ref)) failures.set(c.ref, "funny refname");
+    if (rawRefs.has(c.ref) || !isValidPushRefName(c.ref)) failures.set(c.ref, "funny refname");
     else if (c.newOid !== ZERO_OID) updates.push(c);
   }
   if (updates.length === 0) return failures;
@@ -295,25 +340,30 @@ async function* countBytes(
   }
 }
 
-/** 2147483648 → "2 GiB", 1536 → "1.5 KiB", 1000 → "1000 bytes". */
-export function formatSize(bytes: number): string {
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = "bytes";
-  for (const u of units) {
-    if (value < 1024) break;
-    value /= 1024;
-    unit = u;
-  }
-  return unit === "bytes" ? `${bytes} bytes` : `${Math.round(value * 10) / 10} ${unit}`;
-}
+export { formatSize };
 
 /** Writes the report, in side-band 1 when negotiated (git's report()). */
 class Reporter {
   constructor(
     private readonly io: ServiceIO,
     private readonly caps: CapabilitySet,
+    private readonly rawRefs: Map<string, Uint8Array>,
   ) {}
+
+  /** Lines git prints as `remote: <line>` (side-band 2); nothing without a side band. */
+  async progress(lines: string[]): Promise<void> {
+    if (!this.sideband || lines.length === 0) return;
+    for (const line of lines) for (const p of encodeSideband(2, new TextEncoder().encode(`${line}\n`), SIDE_BAND_64K_PACKET_MAX)) await this.io.write(p);
+  }
+
+  /** One status line for `ref`, with a ref name that is not UTF-8 sent back as its own bytes. */
+  private statusLine(ref: string, reason: string | null): Uint8Array {
+    const tail = reason === null ? "\n" : ` ${reason.replaceAll("\n", " ")}\n`;
+    const raw = this.rawRefs.get(ref);
+    if (!raw) return pktLine(reason === null ? `ok ${ref}` : `ng ${ref} ${reason.replaceAll("\n", " ")}`);
+    const enc = new TextEncoder();
+    return encodePkt(concatBytes([enc.encode(reason === null ? "ok " : "ng "), raw, enc.encode(tail)]));
+  }
 
   private get sideband(): boolean {
     return this.caps.has("side-band-64k");
@@ -326,10 +376,7 @@ class Reporter {
       return;
     }
     const lines = [pktLine(unpack.replaceAll("\n", " "))];
-    for (const c of commands) {
-      const r = results.get(c.ref);
-      lines.push(pktLine(r === null || r === undefined ? `ok ${c.ref}` : `ng ${c.ref} ${r.replaceAll("\n", " ")}`));
-    }
+    for (const c of commands) lines.push(this.statusLine(c.ref, results.get(c.ref) ?? null));
     lines.push(FLUSH_PKT);
     await this.send(concatBytes(lines));
   }

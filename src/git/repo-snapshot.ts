@@ -1,6 +1,7 @@
 // The state of one repository a protocol request is served from: refs, HEAD and objects,
 // taken once per request so every answer in the request agrees.
 import type { PackSet } from "./pack-set.ts";
+import type { ReachIndex } from "./reachability.ts";
 import { CommitCache } from "./revision.ts";
 import type { Oid, Ref } from "./types.ts";
 
@@ -10,6 +11,12 @@ export interface RepoSnapshot {
   /** Symref target of HEAD, e.g. "refs/heads/main"; null when HEAD is detached or absent. */
   head: string | null;
   objects: PackSet;
+  /**
+   * What may be read through the repository: the index of what its tips reach (refs, and for a
+   * server's snapshot the heads of its open changes), built on first use and cached per set of
+   * tips. Absent in engine-only uses (tests, tools), where the refs alone are the tips.
+   */
+  reach?: () => Promise<ReachIndex>;
 }
 
 /** A ref with its peeled value when it names an annotated tag. */

@@ -153,11 +153,15 @@ export function parseShallowOrFilterLine(
   }
 }
 
-/** Throw "not our ref" unless every want is reachable from a ref (allow-reachable-sha1-in-want). */
+/**
+ * Throw "not our ref" unless every want is reachable from a tip (allow-reachable-sha1-in-want):
+ * a ref, or with the snapshot's reachability index (a server's), an open change's head too. The
+ * index answers commits and tags at once; other objects take the tree walk.
+ */
 export async function checkWantsReachable(snapshot: RepoSnapshot, wants: Oid[]): Promise<void> {
   const tips = new Set(snapshot.refs.map((r) => r.oid));
   const others = wants.filter((w) => !tips.has(w));
   if (others.length === 0) return;
-  const bad = await firstUnreachable(snapshot.objects, [...tips], others);
+  const bad = snapshot.reach ? await (await snapshot.reach()).firstUnreachable(snapshot.objects, others) : await firstUnreachable(snapshot.objects, [...tips], others);
   if (bad) throw new GitError(`upload-pack: not our ref ${bad}`, "not-our-ref");
 }

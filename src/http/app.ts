@@ -2,7 +2,7 @@
 import { Elysia, type AnyElysia } from "elysia";
 import { AppError, NotFound, Unauthorized, UnsupportedMediaType } from "../errors.ts";
 import type { Ctx } from "../services/context.ts";
-import { JSON_BODY_LIMIT, parseJsonBody, readBodyLimited } from "./body.ts";
+import { ANONYMOUS_BODY_LIMIT, JSON_BODY_LIMIT, parseJsonBody, readBodyLimited } from "./body.ts";
 import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
@@ -27,7 +27,8 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
-import { EVENT_BODY_LIMIT } from "../services/billing/events.ts";
+import { checkEventHeaders, EVENT_BODY_LIMIT } from "../services/billing/events.ts";
+import { checkInboundHeaders, INBOUND_BODY_LIMITS } from "../services/hooks/inbound.ts";
 import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
 import { followRoutes } from "./routes/discovery/follows.ts";
@@ -38,8 +39,8 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
-import { isReservedSegment } from "./routes/web/draw.ts";
-import { readForm, webRoutes } from "./routes/web/web.ts";
+import { isReservedSegment } from "./web/kit/draw.ts";
+import { readForm, webRoutes } from "./web/index.ts";
 
 const noop = () => undefined;
 
@@ -97,7 +98,8 @@ async function readApiBody(request: Request, route: string): Promise<unknown> {
     if (UNIFORM_BODY_ROUTES.has(route)) return null;
     throw UnsupportedMediaType(`unsupported content type ${JSON.stringify(type || "none")}: send application/json`);
   }
-  return (await parseJsonBody(request).catch(lenientJson(route))) ?? null;
+  const limit = route.startsWith(ANONYMOUS_ROUTES) ? ANONYMOUS_BODY_LIMIT : JSON_BODY_LIMIT;
+  return (await parseJsonBody(request, limit).catch(lenientJson(route))) ?? null;
 }
 
 /** Builds the /v1 application. */
@@ -128,9 +130,17 @@ export function buildApp(ctx: Ctx) {
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       if (route.startsWith("/v1/")) return readApiBody(request, route);
-      // Provider events are verified over their exact bytes: the route gets them unparsed.
-      if (route === "/webhooks/billing") return readBodyLimited(request, EVENT_BODY_LIMIT);
-      // Why: inbound webhooks are verified by a signature over the exact bytes sent, so they get the raw body.
+      // Signed routes get their exact bytes unparsed (the signature is over them), read only
+      // after the headers could be refused (no verifier configured, no signature of the right
+      // shape), within the size their sender documents (issue 25 row 7).
+      if (route === "/webhooks/billing") {
+        checkEventHeaders(ctx, request.headers);
+        return readBodyLimited(request, EVENT_BODY_LIMIT);
+      }
+      if (route === "/webhooks/app" || route === "/webhooks/generic") {
+        checkInboundHeaders(ctx, request.headers.get("x-hub-signature-256"));
+        return readBodyLimited(request, INBOUND_BODY_LIMITS[route === "/webhooks/app" ? "app" : "generic"]);
+      }
       if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
       // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
       if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return readForm(request);

@@ -57,6 +57,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       } catch (error) {
         response = errorResponse(error, ctx.log, id, request);
       }
+      if (response.status >= 400 && hasUnreadBody(request, response.status)) response = closing(response);
       const elapsed = performance.now() - started;
       noteApiRead(ctx, request.method, path, response.status, elapsed, Number(response.headers.get("content-length") ?? 0) || 0);
       observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);
@@ -64,6 +65,32 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       return response;
     },
   });
+}
+
+/**
+ * Whether a refused request may still have body bytes on the wire: it declared a body and the
+ * answer came before it was read (a 413 also when reading stopped part way).
+ */
+function hasUnreadBody(request: Request, status: number): boolean {
+  if (request.body === null || request.headers.get("content-length") === "0") return false;
+  return status === 413 || !request.bodyUsed;
+}
+
+/**
+ * The answer with `Connection: close`. Why: to keep the connection, the server would have to read
+ * (and throw away) the rest of a body it refused; eight 24 MiB sign-in bodies refused at once
+ * still cost the event loop their 192 MiB that way (issue 25 row 7). Closed, the sender stops.
+ */
+function closing(response: Response): Response {
+  try {
+    response.headers.set("connection", "close");
+    return response;
+  } catch {
+    // Immutable headers (a redirect): copy them.
+    const headers = new Headers(response.headers);
+    headers.set("connection", "close");
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }
 
 const GIT_PATH = /^\/[^/]+\/[^/]+\/(info\/refs|git-upload-pack|git-receive-pack)$/;

@@ -19,6 +19,9 @@ const KINDS = [
   { type: "RSA" as const, file: "ssh_host_rsa_key", generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
 ];
 
+/** The data-dir files holding the host keys (a backup carries them: clients pin the keys). */
+export const HOST_KEY_FILES: readonly string[] = KINDS.flatMap((k) => [k.file, `${k.file}.pub`]);
+
 /** Loads the host keys, generating any that are missing (atomically, so two processes agree). */
 export function loadHostKeys(dataDir: string): HostKey[] {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { checkConnectivity } from "../../src/git/connectivity.ts";
 import { applyDelta, createDelta } from "../../src/git/delta.ts";
 import { fsckObject, fsckObjects } from "../../src/git/fsck.ts";
-import { parseCommit, parseTag, parseTree, serializeCommit, serializeTag, serializeTree, validateObject } from "../../src/git/object.ts";
+import { parseCommit, parseTag, parseTree, serializeCommit, serializeTag, serializeTree, TREE_MODES, validateObject } from "../../src/git/object.ts";
 import { hashObject } from "../../src/git/oid.ts";
 import { PackIndex } from "../../src/git/pack-index.ts";
 import { indexPack } from "../../src/git/pack-indexer.ts";
@@ -292,6 +292,9 @@ export function objectTarget(f: Fixture): Target {
         if (valid) throw new Error("validateObject accepted what fsck refuses");
       }
       if (!valid) return;
+      // A tree with a mode git only warns about (zero-padded, 100664; docs/architecture.md "Object
+      // checks") is stored as pushed and never written by svc, whose serializer refuses such modes.
+      if (o.type === "tree" && parseTree(data).some((e) => !TREE_MODES.has(e.mode))) return;
       const again = o.type === "commit" ? serializeCommit(parseCommit(data)) : o.type === "tag" ? serializeTag(parseTag(data)) : serializeTree(parseTree(data));
       if (Buffer.compare(again, data) !== 0) throw new Error(`${o.type} does not round-trip: ${JSON.stringify(new TextDecoder().decode(data))}`);
     },

@@ -1,6 +1,6 @@
 // The fsck differential: generated trees, commits and tags judged by svc's fsck.ts and by C
 // git's `fsck --strict` (the oracle). Shared by test/unit/git/fsck.test.ts and bench/fuzz.ts.
-import { FsckError, fsckObject, type FsckMsgId } from "../../src/git/fsck.ts";
+import { FSCK_RULES, FsckError, fsckObject, type FsckMsgId, FsckWarnings } from "../../src/git/fsck.ts";
 import { hashObject } from "../../src/git/oid.ts";
 import type { ObjectType, Oid } from "../../src/git/types.ts";
 import { prng } from "../unit/git/fixture.ts";
@@ -15,15 +15,40 @@ export function tree(entries: [mode: string, name: string | Uint8Array, oid: Oid
   return new Uint8Array(parts);
 }
 
-/** Our verdict on one object: its message id, or null when accepted. */
+/** Our verdict on one object: the message id it is refused with, or null when accepted. */
 export function ours(type: ObjectType, data: Uint8Array): FsckMsgId | null {
+  return judge(type, data).refused;
+}
+
+/** Our verdict on one object: the id it is refused with (or null), and the ids accepted with a warning. */
+export function judge(type: ObjectType, data: Uint8Array): { refused: FsckMsgId | null; warned: Set<FsckMsgId> } {
+  const warnings = new FsckWarnings();
   try {
-    fsckObject(type, data);
-    return null;
+    fsckObject(type, data, null, warnings);
+    return { refused: null, warned: new Set(warnings.counts.keys()) };
   } catch (e) {
-    if (e instanceof FsckError) return e.problem.id;
+    if (e instanceof FsckError) return { refused: e.problem.id, warned: new Set(warnings.counts.keys()) };
     throw e;
   }
+}
+
+/** Message ids git 2.39 (the oracle here) does not know yet: svc may refuse where it accepts. */
+const NEWER_THAN_ORACLE = new Set<FsckMsgId>(["largePathname", "badHeaderContinuation", "badGpgsig"]);
+
+/**
+ * git's severities set to svc's verdicts (FSCK_RULES): refused ids are errors, accepted ones
+ * warnings; the infos svc does not check (a symlinked .gitignore or .mailmap) are ignored.
+ */
+export const SVC_LEVELS: Record<string, "error" | "warn" | "ignore"> = {
+  ...Object.fromEntries(Object.entries(FSCK_RULES).filter(([id]) => !NEWER_THAN_ORACLE.has(id as FsckMsgId)).map(([id, v]) => [id, v === "refuse" ? "error" : "warn"])),
+  gitignoreSymlink: "ignore",
+  mailmapSymlink: "ignore",
+  gitmodulesParse: "ignore",
+};
+
+/** Whether svc refuses an object git reports with message id `id` (`unparsable`: git's parser refused it). */
+export function refusedId(id: string): boolean {
+  return id === "unparsable" || (FSCK_RULES as Record<string, string>)[id] !== "warn";
 }
 
 // Objects every case may point at, so that git sees no broken links.
@@ -36,8 +61,6 @@ export const COMMIT_OID = hashObject("commit", COMMIT);
 // ---------------------------------------------------------------------------------------------
 // Differential fuzzing: generated objects, git as the oracle.
 
-/** Message ids git 2.39 (the oracle here) does not know yet: svc may refuse where it accepts. */
-const NEWER_THAN_ORACLE = new Set<FsckMsgId>(["largePathname", "badHeaderContinuation", "badGpgsig"]);
 
 const NAMES = [
   "a", "b", "a.b", "a-b", "A", "z", ".git", ".GIT", ".Git", ".git.", ".git ", "git~1", "GIT~1", "git~2", ".gitmodules", ".GITMODULES", "gitmod~1",
@@ -111,15 +134,23 @@ export function differential(o: FsckOracle, seed: number, count: number): string
     const c = generate(rand);
     cases.set(o.write(c.type, c.data), c);
   }
-  const verdicts = o.fsck();
+  // git with svc's severities: it refuses what svc refuses and, like svc, goes on past a warning.
+  const verdicts = o.fsck(SVC_LEVELS);
   const problems: string[] = [];
   for (const [oid, { type, data }] of cases) {
-    const mine = ours(type, data);
-    const git = verdicts.get(oid)?.errors ?? new Set<string>();
+    const { refused: mine, warned } = judge(type, data);
+    const v = verdicts.get(oid);
+    const errors = v?.errors ?? new Set<string>();
+    const warnings = v?.warnings ?? new Set<string>();
     const show = JSON.stringify(new TextDecoder().decode(data));
-    if (mine === null && git.size > 0) problems.push(`${type} ${show}: git refuses (${[...git].join(", ")}), svc accepts`);
-    else if (mine !== null && git.size === 0 && mine !== "badFilemode" && !NEWER_THAN_ORACLE.has(mine)) problems.push(`${type} ${show}: svc refuses (${mine}), git accepts`);
-    else if (mine !== null && git.size > 0 && !git.has(mine) && !git.has("unparsable")) problems.push(`${type} ${show}: svc says ${mine}, git says ${[...git].join(", ")}`);
+    if (mine === null && errors.size > 0) problems.push(`${type} ${show}: svc accepts, git refuses (${[...errors].join(", ")})`);
+    else if (mine !== null && errors.size === 0 && !NEWER_THAN_ORACLE.has(mine)) problems.push(`${type} ${show}: svc refuses (${mine}), git accepts`);
+    else if (mine !== null && errors.size > 0 && !errors.has(mine) && !errors.has("unparsable")) problems.push(`${type} ${show}: svc says ${mine}, git says ${[...errors].join(", ")}`);
+    else if (mine === null) {
+      const a = [...warned].filter((w) => !NEWER_THAN_ORACLE.has(w)).sort();
+      const b = [...warnings].sort();
+      if (a.join() !== b.join()) problems.push(`${type} ${show}: svc warns ${a.join(", ") || "nothing"}, git warns ${b.join(", ") || "nothing"}`);
+    }
   }
   return problems;
 }

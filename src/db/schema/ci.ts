@@ -103,6 +103,11 @@ export interface JobSpec {
 export interface StepState {
   state: "pending" | "running" | "success" | "failure" | "skipped" | "cancelled";
   exit_code: number | null;
+  /**
+   * The step's name as lists show it (at most STEP_NAME_SHOWN characters), kept here so run lists
+   * and pages never read the job's spec. Absent in rows written before issue 25.
+   */
+  name?: string;
 }
 
 export const workflowJobs = sqliteTable("workflow_jobs", {

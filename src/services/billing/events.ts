@@ -6,13 +6,23 @@ import type { Tx } from "../../db/database.ts";
 import { AppError, Invalid } from "../../errors.ts";
 import { recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { BILLING_SEATS } from "./seats.ts";
 import { providerOf } from "./configured.ts";
 import type { ProviderEvent, ProviderSubscription } from "./provider.ts";
 import * as store from "./store.ts";
 
 /** Largest event body read (the provider's events are far smaller). */
 export const EVENT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * What can be refused from the headers alone, before the body is read (issue 25 row 7): 503
+ * without a provider, 400 when the signature header is missing or not in the provider's shape.
+ */
+export function checkEventHeaders(ctx: Ctx, headers: Headers): void {
+  const provider = providerOf(ctx);
+  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider.signatureShapeOk(headers)) throw Invalid("the billing event's signature is missing, wrong or too old");
+}
 
 /** What a delivery did: applied, a repeat of one already recorded, stale, for nobody we know, or not a kind we act on. */
 export type EventOutcome = "applied" | "duplicate" | "stale" | "unmatched" | "ignored";
@@ -44,7 +54,7 @@ function stale(org: Org, at: number, subscriptionId: string | null): boolean {
 }
 
 /** Applies a subscription's state to an org (inside the event's transaction); answers the outcome. */
-async function applySubscription(tx: Tx, org: Org, sub: ProviderSubscription, at: number, ended: boolean): Promise<EventOutcome> {
+async function applySubscription(ctx: Ctx, tx: Tx, org: Org, sub: ProviderSubscription, at: number, ended: boolean): Promise<EventOutcome> {
   // Why: the end of a subscription the org already replaced says nothing about the new one.
   if (org.providerSubscriptionId !== null && org.providerSubscriptionId !== sub.id && (ended || sub.plan === "free")) return "stale";
   if (stale(org, at, sub.id)) return "stale";
@@ -58,7 +68,7 @@ async function applySubscription(tx: Tx, org: Org, sub: ProviderSubscription, at
   });
   if (org.providerCustomerId === null) await store.claimCustomer(tx, org.id, sub.customerId);
   // Seats that changed before the subscription arrived (or while it was paused) reach the provider now.
-  if (!ended && sub.plan !== "free" && (await store.seatCount(tx, org.id)) !== sub.quantity) await enqueueJob(tx, "billing.seats", { orgId: org.id });
+  if (!ended && sub.plan !== "free" && (await store.seatCount(tx, org.id)) !== sub.quantity) await ctx.work.enqueue(tx, BILLING_SEATS, { orgId: org.id });
   return "applied";
 }
 
@@ -93,7 +103,7 @@ export async function receiveEvent(ctx: Ctx, rawBody: Uint8Array, headers: Heade
     let result: EventOutcome;
     if (event.kind === "ignored") result = "ignored";
     else if (!org) result = "unmatched";
-    else result = await apply(tx, org, event, checkoutSub);
+    else result = await apply(ctx, tx, org, event, checkoutSub);
     await store.insertEvent(tx, { id: event.id, orgId: org?.id ?? null, type: event.kind === "ignored" ? event.type : event.kind, providerAt: event.at, outcome: result, receivedAt: now() });
     if (result === "applied" && org && event.kind !== "ignored") {
       const after = (await store.orgById(tx, org.id))!;
@@ -124,15 +134,15 @@ async function targetOf(tx: Tx, event: ProviderEvent, checkoutSub: ProviderSubsc
 }
 
 /** Applies one event to its org; answers the outcome. */
-async function apply(tx: Tx, org: Org, event: Exclude<ProviderEvent, { kind: "ignored" }>, checkoutSub: ProviderSubscription | null): Promise<EventOutcome> {
+async function apply(ctx: Ctx, tx: Tx, org: Org, event: Exclude<ProviderEvent, { kind: "ignored" }>, checkoutSub: ProviderSubscription | null): Promise<EventOutcome> {
   switch (event.kind) {
     case "checkout.completed":
       if (!checkoutSub) return "unmatched";
-      return applySubscription(tx, org, checkoutSub, event.at, false);
+      return applySubscription(ctx, tx, org, checkoutSub, event.at, false);
     case "subscription.updated":
-      return applySubscription(tx, org, event.subscription, event.at, false);
+      return applySubscription(ctx, tx, org, event.subscription, event.at, false);
     case "subscription.deleted":
-      return applySubscription(tx, org, event.subscription, event.at, true);
+      return applySubscription(ctx, tx, org, event.subscription, event.at, true);
     case "invoice.paid":
     case "invoice.failed": {
       // An invoice moves only the subscription in force, and never revives an ended one.

@@ -48,6 +48,8 @@ export interface BillingProvider {
    * null when the signature is missing, wrong or outside the tolerance.
    */
   verifyEvent(rawBody: string, headers: Headers, at: number): Promise<ProviderEvent | null>;
+  /** Whether the headers carry a signature in the provider's shape (checked before the body is read). */
+  signatureShapeOk(headers: Headers): boolean;
 }
 
 /** 502: the provider could not be reached, timed out, or refused what we asked. */

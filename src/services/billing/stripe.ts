@@ -185,6 +185,12 @@ export class StripeProvider implements BillingProvider {
     return this.price.cents;
   }
 
+  signatureShapeOk(headers: Headers): boolean {
+    // `Stripe-Signature: t=<unix seconds>,v1=<64 hex>[,v1=…][,v0=…]`, as Stripe documents it.
+    const header = headers.get("stripe-signature");
+    return !!header && header.length <= 4096 && /(?:^|,)\s*t=\d{1,12}\s*(?:,|$)/.test(header) && /(?:^|,)\s*v1=[0-9a-fA-F]{64}\s*(?:,|$)/.test(header);
+  }
+
   async verifyEvent(rawBody: string, headers: Headers, at: number): Promise<ProviderEvent | null> {
     const header = headers.get("stripe-signature");
     if (!header || header.length > 4096) return null;

@@ -10,7 +10,7 @@ import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { resolveRevision } from "../repos/content.ts";
+import { resolveRevision, revisionOptions } from "../repos/content.ts";
 import type { Diff, DiffFile } from "./schemas.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import * as store from "./store.ts";
@@ -24,6 +24,11 @@ const MAX_BLOB = 1024 * 1024;
 const PATCH_BUDGET = 4 * 1024 * 1024;
 /** One file's patch at most. */
 const MAX_FILE_PATCH = 512 * 1024;
+/**
+ * Blob bytes one diff reads in all; later files are listed without counts. Why: 3,000 files of
+ * up to 1 MiB each could make one page read 3 GB (issue 25 row 4: pages never read without a bound).
+ */
+const READ_BUDGET = 32 * 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -84,10 +89,18 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
   let additions = 0;
   let deletions = 0;
   let tooLarge = 0;
+  let readLeft = READ_BUDGET;
+  let readSpent = false;
   const blob = async (oid: Oid | null, mode: string | null): Promise<Uint8Array | null> => {
     if (oid === null || mode === "160000") return new Uint8Array(0);
     const h = await reader.readHeader(oid);
     if (!h || h.size > MAX_BLOB) return null;
+    // Sizes come first: the budget is taken before a byte is read.
+    if (h.size > readLeft) {
+      readSpent = true;
+      return null;
+    }
+    readLeft -= h.size;
     return (await reader.read(oid))?.data ?? null;
   };
   // One file: counts always, the hunk text while the budget may still take it.
@@ -152,7 +165,7 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
   const notes: string[] = [];
   if (listed.truncated) notes.push(`only the first ${MAX_FILES} changed files are listed`);
   if (budgetSpent) notes.push(`patches stop after ${PATCH_BUDGET} bytes of diff text; later files carry counts only`);
-  if (tooLarge) notes.push(`${tooLarge} file(s) over ${MAX_BLOB} bytes are listed without counts or patch`);
+  if (tooLarge) notes.push(readSpent ? `${tooLarge} file(s) over ${MAX_BLOB} bytes, or past the ${READ_BUDGET / 1024 / 1024} MiB one diff reads, are listed without counts or patch` : `${tooLarge} file(s) over ${MAX_BLOB} bytes are listed without counts or patch`);
   const truncated = notes.length > 0 || files.some((f) => f.patch_truncated);
   if (truncated && !notes.length) notes.push("some files are too large to show as a patch");
   return { files, additions, deletions, truncated, truncation: truncated ? `truncated: ${notes.join("; ")}` : null };
@@ -183,7 +196,8 @@ export async function compare(ctx: Ctx, actor: Principal, orgName: string, repoN
   const at = spec.indexOf("...");
   if (at <= 0 || at + 3 >= spec.length || spec.length > 1024) throw Invalid("compare takes {base}...{head}, e.g. main...feature");
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const base = await resolveRevision(snapshot, spec.slice(0, at));
-  const head = await resolveRevision(snapshot, spec.slice(at + 3));
+  const opts = revisionOptions(actor);
+  const base = await resolveRevision(snapshot, spec.slice(0, at), opts);
+  const head = await resolveRevision(snapshot, spec.slice(at + 3), opts);
   return diffCommits(snapshot.objects, base.oid, head.oid);
 }

@@ -8,14 +8,16 @@
 // mid-landing has either published (the rows say landed; nothing is redone) or not (the rows
 // still say queued; the landing starts over). A concurrent push to the target fails the CAS and
 // the lander recomputes on the new tip; it never overwrites.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { mergeBases, mergeTrees, reaches } from "../../git/merge.ts";
 import { serializeCommit, type Signature } from "../../git/object.ts";
 import { FsckError, fsckObjects } from "../../git/fsck.ts";
 import { hashObject } from "../../git/oid.ts";
-import { writePackIndex } from "../../git/pack-index.ts";
+import { openFileSource } from "../../git/file-source.ts";
+import { PackIndex, writePackIndex } from "../../git/pack-index.ts";
+import { Pack } from "../../git/pack-reader.ts";
 import { buildPack } from "../../git/pack-writer.ts";
 import { CommitCache } from "../../git/revision.ts";
 import type { Oid, RawObject } from "../../git/types.ts";
@@ -26,12 +28,10 @@ import { now, type Ctx } from "../context.ts";
 import { checksOfCommit } from "../ci/store-runs.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
-import { sharePacks } from "../git/share.ts";
+import { closurePack } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { recordEvent } from "../hooks/events.ts";
 import { protectionOfBranch, refPolicy } from "../repos/protections.ts";
 import { changesBeneath, ejectChange } from "./changes.ts";
-import { onLandQueued } from "./lander-signal.ts";
 import type { Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
@@ -64,7 +64,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     const done = await ctx.db.transaction(async (tx) => {
       const cur = await store.changeByNumber(tx, repoId, change.number);
       if (cur?.state !== "queued" || cur.queuedAt !== change.queuedAt) return false;
-      await ejectChange(tx, org, cur, verdict, change.queuedByUserId);
+      await ejectChange(ctx, tx, org, cur, verdict, change.queuedByUserId);
       return true;
     });
     return done ? "ejected" : "retry";
@@ -77,8 +77,8 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   if (change.head !== change.queuedHead || !change.head) {
     return eject({ kind: "head_moved", message: "the branch moved after the land request; land it again", expected: change.queuedHead ?? "", actual: change.head });
   }
-  // A change from a fork: its commits live in the fork's packs, which the landing shares into
-  // this repository (no bytes copied) in the same transaction that moves the target.
+  // A change from a fork: its commits live in the fork's packs; the landing brings the objects
+  // they need in a pack of their own (closurePack), published with the move of the target.
   const source = change.sourceRepoId ? await store.repoWithOrg(ctx.db.read, change.sourceRepoId) : null;
   if (change.sourceRepoId && !source) return eject({ kind: "unsupported", message: "the repository this change comes from was deleted" });
   let beneath: ChangeRow[];
@@ -107,7 +107,8 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
 
   const own = await openSnapshot(ctx.db.read, ctx.git, repo);
   // Planning reads this repository's objects and, for a fork's change, the fork's as well.
-  const objects = source ? new PackSet([...own.objects.packs, ...(await openSnapshot(ctx.db.read, ctx.git, source.repo)).objects.packs]) : own.objects;
+  const sourcePacks = source ? (await openSnapshot(ctx.db.read, ctx.git, source.repo)).objects.packs : [];
+  const objects = source ? new PackSet([...own.objects.packs, ...sourcePacks]) : own.objects;
   const snapshot = { refs: own.refs, objects };
   const ref = `refs/heads/${target}`;
   const tip = snapshot.refs.find((r) => r.name === ref)?.oid ?? null;
@@ -160,14 +161,32 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     pack = { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength };
   }
 
+  const closing: (() => Promise<void>)[] = [];
   try {
+    if (source && newTip !== tip) {
+      // Why a pack of its own: the fork's packs hold whatever else the fork has (another branch
+      // of a private fork); sharing them would make all of it readable here. The landing brings
+      // exactly what the new tip reaches and this repository's refs do not, copied as stored.
+      const extra: Pack[] = [];
+      if (pack) {
+        const merge = await openFileSource(pack.packPath);
+        closing.push(() => merge.close());
+        extra.push(new Pack(`land/${pack.name}`, PackIndex.parse(readFileSync(pack.idxPath)), merge));
+      }
+      const closure = await closurePack(ctx, { target: own.objects.packs, source: sourcePacks, extra }, [newTip], own.refs.map((r) => r.oid));
+      if (closure) {
+        closing.push(closure.cleanup);
+        pack = closure;
+      }
+    }
+
     if (newTip === tip) {
       // Nothing moves: record the landing alone, guarded the same way.
       const ok = await ctx.db.transaction(async (tx) => {
         if ((await store.changeByNumber(tx, repoId, change.number))?.state !== "queued") return false;
         const current = await store.repoWithOrg(tx, repoId);
         if (!current) return false;
-        await markLanded(tx, org, change, beneath, newTip);
+        await markLanded(ctx, tx, org, change, beneath, newTip);
         return true;
       });
       return ok ? "landed" : "retry";
@@ -187,8 +206,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
             const now_ = await store.changeByNumber(tx, repoId, b.number);
             if (!now_ || now_.state === "closed" || now_.state === "landed" || now_.head !== b.head) throw new QueueChanged();
           }
-          if (source) await sharePacks(tx, source.repo.id, repoId);
-          await markLanded(tx, org, change, beneath, newTip);
+          await markLanded(ctx, tx, org, change, beneath, newTip);
         },
       });
     } catch (e) {
@@ -208,19 +226,20 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
         return "retry";
     }
   } finally {
+    for (const close of closing) await close();
     await Promise.all(cleanup.map((p) => rm(p, { force: true })));
   }
 }
 
 /** Marks the top landed and the changes beneath it landed by inclusion; emits change.landed for each, bottom first. */
-async function markLanded(tx: Parameters<typeof store.updateChange>[0], org: Org, top: ChangeRow, beneath: ChangeRow[], commit: Oid): Promise<void> {
+async function markLanded(ctx: Ctx, tx: Parameters<typeof store.updateChange>[0], org: Org, top: ChangeRow, beneath: ChangeRow[], commit: Oid): Promise<void> {
   const t = now();
   for (const b of beneath) {
     await store.updateChange(tx, b.id, { state: "landed", landedCommit: commit, includedIn: top.number, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-    await recordEvent(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: b.number, commit, branch: top.target, included_in: top.number }, actorUserId: top.queuedByUserId });
+    await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: b.number, commit, branch: top.target, included_in: top.number }, actorUserId: top.queuedByUserId });
   }
   await store.updateChange(tx, top.id, { state: "landed", landedCommit: commit, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-  await recordEvent(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: top.number, commit, branch: top.target, patchset: top.patchset }, actorUserId: top.queuedByUserId });
+  await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: top.number, commit, branch: top.target, patchset: top.patchset }, actorUserId: top.queuedByUserId });
 }
 
 /** The merge commit of a landing: first parent the target's tip, second the change's head. */
@@ -251,7 +270,9 @@ export function startLander(ctx: Ctx, intervalMs = 1000) {
   let stopped = false;
   let wake: (() => void) | null = null;
   let again = false;
-  onLandQueued(() => {
+  // Woken after a land request commits (changes.ts) and every `intervalMs`.
+  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
+    if (kind !== "change.land") return;
     again = true;
     wake?.();
   });
@@ -276,7 +297,7 @@ export function startLander(ctx: Ctx, intervalMs = 1000) {
   return {
     async stop() {
       stopped = true;
-      onLandQueued(null);
+      unsubscribe();
       wake?.();
       await done;
     },

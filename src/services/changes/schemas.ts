@@ -23,12 +23,17 @@ export const ChangeCreate = Type.Object({
 });
 export type ChangeCreate = Static<typeof ChangeCreate>;
 
+/** A change's states (DECISIONS §3). Requests take them as plain strings checked by the service: a value outside answers 422 (SPEC §7), where a schema failure would be 400. */
+export const CHANGE_STATES = ["open", "queued", "landed", "ejected", "closed"] as const;
+/** The states PATCH may set: closing and reopening (the lander moves the others). */
+export const SETTABLE_CHANGE_STATES = ["open", "closed"] as const;
+
 export const ChangePatch = Type.Object({
   title: Type.Optional(Type.String({ description: "1-200 characters" })),
   description: Type.Optional(NullableString()),
   target: Type.Optional(Type.String()),
   depends_on: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-  state: Type.Optional(Type.String({ enum: ["open", "closed"], description: "`closed` closes (and leaves the queue); `open` reopens a closed change" })),
+  state: Type.Optional(Type.String({ enum: [...SETTABLE_CHANGE_STATES], description: "`closed` closes (and leaves the queue); `open` reopens a closed change; any other value answers 422" })),
 });
 export type ChangePatch = Static<typeof ChangePatch>;
 
@@ -72,7 +77,7 @@ export const Change = Type.Object(
     number: Type.Integer(),
     title: Type.String(),
     description: NullableString(),
-    state: Type.String({ enum: ["open", "queued", "landed", "ejected", "closed"] }),
+    state: Type.String({ enum: [...CHANGE_STATES] }),
     branch: Type.String(),
     source: Type.Union([ChangeSource, Type.Null()], { description: "null when the branch is in this repository" }),
     target: Type.String(),
@@ -96,7 +101,7 @@ export const ChangeList = Type.Object({ changes: Type.Array(Change), next_cursor
 export type ChangeList = Static<typeof ChangeList>;
 
 export const ChangeListQuery = Type.Object({
-  state: Type.Optional(Type.String({ enum: ["open", "queued", "landed", "ejected", "closed"] })),
+  state: Type.Optional(Type.String({ enum: [...CHANGE_STATES], description: "only changes in this state; any other value answers 422" })),
   limit: Type.Optional(Type.String({ description: "1-100, default 30" })),
   cursor: Type.Optional(Type.String()),
 });

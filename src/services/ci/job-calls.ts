@@ -49,6 +49,11 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string): Pr
   };
 }
 
+/** Where one acknowledged log chunk is stored (a kind of stored file: services/ops/object-kinds.ts). */
+export function logChunkKey(repoId: string, jobId: string, offset: number): string {
+  return `repos/${repoId}/ci-logs/${jobId}/${String(offset).padStart(12, "0")}-${newId()}`;
+}
+
 /**
  * POST /v1/runner/jobs/{job_id}/logs `{ offset, text }` → `{ offset }`: idempotent at `offset`
  * (bytes of UTF-8). Text already stored is acknowledged again; a gap is a 409 carrying the offset
@@ -64,7 +69,7 @@ export async function appendLog(ctx: Ctx, actor: Principal, jobId: string, input
   if (bytes.byteLength === 0) return { offset: job.logSize };
   if (job.logSize + bytes.byteLength > LOG_LIMITS.jobBytes) throw TooLarge(`a job's log may hold at most ${LOG_LIMITS.jobBytes} bytes`);
   // Files first, rows second: a crash between them leaves only an unreferenced object.
-  const key = `repos/${job.repoId}/ci-logs/${job.id}/${String(input.offset).padStart(12, "0")}-${newId()}`;
+  const key = logChunkKey(job.repoId, job.id, input.offset);
   await ctx.store.put(key, bytes);
   const stored = await ctx.db.transaction((tx) => runs.appendLogChunk(tx, job.id, input.offset, bytes.byteLength, key));
   if (!stored) {
@@ -83,7 +88,7 @@ export async function setStepState(ctx: Ctx, actor: Principal, jobId: string, in
     const job = await runs.jobById(tx, jobId);
     if (!job || job.state !== "running") return;
     if (!Number.isInteger(index) || index < 0 || index >= job.steps.length) throw Unprocessable(`no step ${index}: the job has ${job.steps.length} steps`);
-    const steps: StepState[] = job.steps.map((s, i) => (i === index ? { state: input.state as StepState["state"], exit_code: input.exit_code ?? null } : s));
+    const steps: StepState[] = job.steps.map((s, i) => (i === index ? { ...s, state: input.state as StepState["state"], exit_code: input.exit_code ?? null } : s));
     await runs.updateJob(tx, job.id, { steps });
   });
 }

@@ -8,11 +8,18 @@ import { pageOf, parsePage } from "../paging.ts";
 import { failJob } from "./finish.ts";
 import type { Run } from "./schemas.ts";
 import * as runs from "./store-runs.ts";
-import type { JobRow, RunRow } from "./store-runs.ts";
+import type { JobShown, RunRow } from "./store-runs.ts";
+import { waitingMessages } from "./waiting.ts";
+
+/** A job's steps as lists show them: name, state, exit code (from the `steps` column, never the spec). */
+export function shownSteps(job: JobShown): { name: string; state: string; exit_code: number | null }[] {
+  return job.steps.map((s, i) => ({ name: s.name || `step ${i + 1}`, state: s.state, exit_code: s.exit_code }));
+}
 
 async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promise<Run[]> {
-  const jobs = await runs.jobsOfRuns(q, rows.map((r) => r.id));
-  const byRun = new Map<string, JobRow[]>();
+  const jobs = await runs.shownJobsOfRuns(q, rows.map((r) => r.id));
+  const waiting = await waitingMessages(q, jobs);
+  const byRun = new Map<string, JobShown[]>();
   for (const j of jobs) {
     let list = byRun.get(j.runId);
     if (!list) byRun.set(j.runId, (list = []));
@@ -36,10 +43,11 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
       state: j.state,
       verdict: j.verdict,
       error: j.error,
+      waiting: waiting.get(j.id) ?? null,
       runner: j.runnerId ? { id: j.runnerId, name: j.runnerName ?? "" } : null,
       started_at: j.startedAt,
       finished_at: j.finishedAt,
-      steps: j.spec.steps.map((s, i) => ({ name: s.name, state: j.steps[i]?.state ?? "pending", exit_code: j.steps[i]?.exit_code ?? null })),
+      steps: shownSteps(j),
     })),
   }));
 }
@@ -64,9 +72,9 @@ export async function getRun(ctx: Ctx, actor: Principal, orgName: string, repoNa
 }
 
 /** The job `jobId` of run `runId` in the repository, after repo:read (the log routes' one check); 404 for any other job. */
-export async function requireJob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<JobRow> {
+export async function requireJob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<JobShown> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  const job = await runs.jobById(ctx.db.read, jobId);
+  const job = await runs.shownJobById(ctx.db.read, jobId);
   if (!job || job.runId !== runId || job.repoId !== repo.id) throw NotFound("job not found");
   return job;
 }
@@ -108,7 +116,7 @@ export async function cancelRun(ctx: Ctx, actor: Principal, orgName: string, rep
  * A job as it is now and its log from byte `from` on (at most about `max` bytes, whole chunks
  * but the first), with the same check as the log route: what the web page's live log reads.
  */
-export async function jobLogSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobRow; bytes: Uint8Array; next: number }> {
+export async function jobLogSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobShown; bytes: Uint8Array; next: number }> {
   const job = await requireJob(ctx, actor, orgName, repoName, runId, jobId);
   const start = Math.max(0, Math.min(from, job.logSize));
   const parts: Uint8Array[] = [];

@@ -185,6 +185,7 @@ export const RunJob = Type.Object({
   state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
   verdict: NullableString(),
   error: NullableString(),
+  waiting: NullableString({ description: "why a queued job is not taken, when the server can tell (runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise" }),
   runner: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
   started_at: Type.Union([Type.Integer(), Type.Null()]),
   finished_at: Type.Union([Type.Integer(), Type.Null()]),
@@ -209,7 +210,7 @@ export const Run = Type.Object(
     examples: [{
       id: "r4r8s6t1k3x9m2p7", repo: "api", workflow: ".svc/workflows/ci.yml", commit: "9fceb02d0ae598e95dc970b74767f19372d61af8", ref: "refs/heads/main", event: "push",
       state: "success", error: null, created_at: 1795248971422, finished_at: 1795249031422,
-      jobs: [{ id: "j6t1k3x9m2p7q4r8", key: "test", runs_on: ["self-hosted"], state: "success", verdict: "success", error: null, runner: { id: "m2p7q4r8s6t1k3x9", name: "build-01" }, started_at: 1795248972000, finished_at: 1795249031000, steps: [{ name: "test", state: "success", exit_code: 0 }] }],
+      jobs: [{ id: "j6t1k3x9m2p7q4r8", key: "test", runs_on: ["self-hosted"], state: "success", verdict: "success", error: null, waiting: null, runner: { id: "m2p7q4r8s6t1k3x9", name: "build-01" }, started_at: 1795248972000, finished_at: 1795249031000, steps: [{ name: "test", state: "success", exit_code: 0 }] }],
     }],
   },
 );

@@ -64,10 +64,47 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
   return q.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.limit).all();
 }
 
-/** The jobs of each run, in creation order. */
-export async function jobsOfRuns(q: Queryable, runIds: string[]): Promise<JobRow[]> {
+/** How much of a step's name the `steps` column keeps for lists (the runner gets it whole from the spec). */
+export const STEP_NAME_SHOWN = 200;
+
+/** A job without its spec (what lists and pages show): each step's name comes with its state. */
+export type JobShown = Omit<JobRow, "spec">;
+
+/**
+ * The columns of a JobShown row. Why not the spec: it may hold up to a megabyte per run of
+ * scripts (issue 25 row 2), and lists and pages only need the step names, which the `steps`
+ * column carries; rows written before it did get theirs from the spec inside SQLite.
+ */
+const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
+  queued_at, started_at, finished_at, last_heartbeat_at,
+  CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
+
+/** A row of SHOWN_COLUMNS as a JobShown. */
+function jobShownOf(r: Record<string, any>): JobShown {
+  const steps = JSON.parse(r.steps) as JobRow["steps"];
+  if (r.legacy_names) {
+    const names = JSON.parse(r.legacy_names) as (string | null)[];
+    for (let i = 0; i < steps.length; i++) steps[i] = { ...steps[i]!, name: String(names[i] ?? "").slice(0, STEP_NAME_SHOWN) };
+  }
+  return {
+    id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, runsOn: JSON.parse(r.runs_on), hosted: r.hosted === 1,
+    state: r.state, verdict: r.verdict, error: r.error, runnerId: r.runner_id, runnerName: r.runner_name, tokenId: r.token_id, steps,
+    cancelReason: r.cancel_reason, logSize: r.log_size, queuedAt: r.queued_at, startedAt: r.started_at, finishedAt: r.finished_at, lastHeartbeatAt: r.last_heartbeat_at,
+  };
+}
+
+/** The jobs of each run, in creation order, without their specs. */
+export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
-  return q.select().from(workflowJobs).where(inArray(workflowJobs.runId, runIds)).orderBy(asc(workflowJobs.queuedAt), asc(sql`rowid`)).all();
+  const stmt = raw(q, "shownJobsOfRuns", `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY queued_at, rowid`);
+  const rows = stmt.all(JSON.stringify(runIds)) as Record<string, any>[];
+  return rows.map(jobShownOf);
+}
+
+/** The job `id` without its spec, or null. */
+export async function shownJobById(q: Queryable, id: string): Promise<JobShown | null> {
+  const r = raw(q, "shownJobById", `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE id = ?`).get(id) as Record<string, any> | null;
+  return r ? jobShownOf(r) : null;
 }
 
 /** The job `id`, or null. */

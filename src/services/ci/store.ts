@@ -22,6 +22,12 @@ const ph = sql.placeholder;
 export type GroupRow = typeof runnerGroups.$inferSelect;
 export type PolicyRow = typeof runnerPolicies.$inferSelect;
 
+/** The labels of every live machine of the org, or (null) of every live instance runner. */
+export async function liveRunnerLabels(q: Queryable, orgId: string | null): Promise<string[][]> {
+  const pool = orgId === null ? and(isNull(runners.orgId), eq(runners.hosted, true)) : eq(runners.orgId, orgId);
+  return q.select({ labels: runners.labels }).from(runners).where(and(pool, isNull(runners.removedAt))).all().map((r) => r.labels);
+}
+
 /** The name of the org `id`, or null. */
 export async function orgNameById(q: Queryable, id: string): Promise<string | null> {
   return q.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, id)).get()?.name ?? null;
@@ -69,7 +75,9 @@ export async function groupsOfOrg(q: Queryable, orgId: string): Promise<(GroupRo
     .select({
       id: runnerGroups.id, orgId: runnerGroups.orgId, name: runnerGroups.name, repoAccess: runnerGroups.repoAccess, allowPublic: runnerGroups.allowPublic,
       isDefault: runnerGroups.isDefault, createdAt: runnerGroups.createdAt, updatedAt: runnerGroups.updatedAt,
-      runnerCount: sql<number>`(SELECT count(*) FROM runners r WHERE r.group_id = ${runnerGroups.id} AND r.removed_at IS NULL)`,
+      // Why the table name written out: drizzle renders ${runnerGroups.id} unqualified ("id") in a
+      // one-table select, which inside this subquery would be the runner's own id.
+      runnerCount: sql<number>`(SELECT count(*) FROM runners r WHERE r.group_id = runner_groups.id AND r.removed_at IS NULL)`,
     })
     .from(runnerGroups)
     .where(eq(runnerGroups.orgId, orgId))

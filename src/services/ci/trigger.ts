@@ -7,14 +7,15 @@ import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import type { RepoEvent } from "../hooks/events.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import type { RepoEvent } from "../events/types.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { claimHub, hubKey } from "./claim.ts";
 import { hostedDisabledMessage } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
-import { parseWorkflow, WORKFLOW_LIMITS, workflowMatches, type PlannedJob } from "./workflow.ts";
+import { ThreadTaskError } from "../../util/thread-pool.ts";
+import { WORKFLOW_LIMITS, type ParseWorkflowOutput, type PlannedJob } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -29,34 +30,27 @@ export interface TriggerPayload {
 const MAX_REFS_PER_EVENT = 100;
 const WORKFLOW_DIR = [".svc", "workflows"];
 
-let wakeWorker: (() => void) | null = null;
-
-/** Lets the composition root's CI worker be woken when a trigger is queued. */
-export function onTriggerQueued(fn: (() => void) | null): void {
-  wakeWorker = fn;
-}
+/** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
+export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
 
 /** The event subscriber: a `ci.trigger` job per branch a push moved (inside the push's transaction). */
-export async function enqueueTriggers(tx: Tx, event: RepoEvent): Promise<void> {
+export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
   let n = 0;
   for (const move of event.moves) {
     if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
     const payload: TriggerPayload = { repoId: event.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "push" };
-    await enqueueJob(tx, "ci.trigger", payload);
+    await ctx.work.enqueue(tx, CI_TRIGGER, payload);
   }
-  // The worker's own transaction waits for this one to commit, so waking it now is safe.
-  if (n) wakeWorker?.();
 }
 
 /**
  * Queues the workflows of `commit` for `event` on `ref` (inside the caller's transaction); the
  * changes engine calls this with event `change` when a change's head moves.
  */
-export async function enqueueWorkflowTrigger(tx: Tx, payload: TriggerPayload): Promise<void> {
-  await enqueueJob(tx, "ci.trigger", payload);
-  wakeWorker?.();
+export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerPayload): Promise<void> {
+  await ctx.work.enqueue(tx, CI_TRIGGER, payload);
 }
 
 /** A workflow file's outcome: jobs to queue, or why it is malformed. */
@@ -90,11 +84,27 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
     }
     const blob = await snapshot.objects.read(f.oid);
     if (!blob) continue;
-    const parsed = parseWorkflow(path, new TextDecoder().decode(blob.data), { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event });
+    const parsed = await parseOnThread(ctx, { path, text: new TextDecoder().decode(blob.data), trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event }, branch });
     if (!parsed.ok) out.push({ path, error: parsed.error });
-    else if (workflowMatches(parsed.on, p.event, branch)) out.push({ path, jobs: parsed.jobs });
+    else if (parsed.matches) out.push({ path, jobs: parsed.jobs });
   }
   return out;
+}
+
+/**
+ * Parses a workflow on a worker thread within its time limit (issue 25 row 8: YAML parsing of
+ * hostile files took seconds of the event loop). A file past the limit, or one that breaks the
+ * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
+ * job queue retries.
+ */
+async function parseOnThread(ctx: Ctx, input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string }): Promise<ParseWorkflowOutput> {
+  try {
+    return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
+  } catch (e) {
+    if (!(e instanceof ThreadTaskError) || e.kind === "busy" || e.kind === "closed" || e.kind === "aborted") throw e;
+    if (e.kind === "time_limit") return { ok: false, error: `${input.path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
+    return { ok: false, error: `${input.path}: the file could not be parsed (${e.message.slice(0, 200)})` };
+  }
 }
 
 /** The `ci.trigger` worker: creates the runs of one moved branch (idempotent: a run per workflow, commit, ref and event). */
@@ -128,7 +138,7 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
         await runs.insertJob(tx, {
           id, runId, repoId: p.repoId, orgId: p.orgId, key: j.key, runsOn: j.runsOn, hosted: j.hosted, spec: j.spec, state, verdict: null, error,
-          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map(() => ({ state: "pending", exit_code: null })), cancelReason: null, logSize: 0,
+          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })), cancelReason: null, logSize: 0,
           queuedAt: t, startedAt: null, finishedAt: refused ? t : null, lastHeartbeatAt: null,
         });
         await runs.recordCheck(tx, { repoId: p.repoId, commit: p.commit, key: j.key, state, runId, jobId: id, updatedAt: t });

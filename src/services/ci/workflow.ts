@@ -14,12 +14,39 @@
 //
 // Expressions: `${{ matrix.<name> }}` and `${{ github.sha | ref | ref_name | repository |
 // event_name }}` inside strings. Anything else is an error naming file, line and column; a file
-// with an error becomes a failed run (it never breaks the push). Pure: no I/O.
+// with an error becomes a failed run (it never breaks the push). Pure: no I/O, so it runs on a
+// worker thread (`ci.parseWorkflow` in src/thread-tasks.ts) with a time limit.
+//
+// Bounded before and while parsing (issue 25 rows 2 and 8): the file's size, its nesting (a scan
+// before the YAML parser, workflow-scan.ts), and what expansion may produce: every string a run's
+// jobs carry (keys, labels, env, step names and scripts) is charged to a budget per job and per
+// run, checked before a string is built, so a matrix value referenced thousands of times is
+// refused at the first expansion past the budget instead of becoming 100 MB of job specs.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from "yaml";
 import type { JobSpec } from "../../db/schema/index.ts";
+import { globMatch } from "../../util/glob.ts";
+import { WORKFLOW_MAX_DEPTH, yamlTooDeep } from "./workflow-scan.ts";
 
-/** Limits on hostile input (STYLE "Hostile input"). */
-export const WORKFLOW_LIMITS = { fileBytes: 256 * 1024, files: 20, jobsPerRun: 256, stepsPerJob: 100, matrixCells: 256, timeoutMinutes: 4320, defaultTimeoutMinutes: 360 };
+/** Limits on hostile input (STYLE "Hostile input"); docs/api.md "Workflows" lists them. */
+export const WORKFLOW_LIMITS = {
+  fileBytes: 256 * 1024,
+  files: 20,
+  jobsPerRun: 256,
+  stepsPerJob: 100,
+  matrixCells: 256,
+  timeoutMinutes: 4320,
+  defaultTimeoutMinutes: 360,
+  /** Nesting of the YAML (checked before parsing). */
+  depth: WORKFLOW_MAX_DEPTH,
+  /** Bytes of strings one job may carry after expansion (its key, labels, env, steps). */
+  jobSpecBytes: 256 * 1024,
+  /** Bytes of strings all the jobs of one run (one workflow file) may carry after expansion. */
+  runSpecBytes: 1024 * 1024,
+  /** A job's key (the check name): its bytes at most. */
+  keyBytes: 1024,
+  /** How long parsing one file may take on its thread. */
+  parseMs: 3000,
+};
 
 /** A branch filter of one event (null lists: no filter). */
 export interface BranchFilter {
@@ -63,6 +90,8 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Parses one workflow file; errors name `path:line:column: problem`. */
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
   if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes) return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
+  const deep = yamlTooDeep(text, WORKFLOW_LIMITS.depth);
+  if (deep) return { ok: false, error: `${path}:${deep.line}:${deep.col}: the file nests deeper than ${WORKFLOW_LIMITS.depth} levels` };
   const lines = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
@@ -86,8 +115,31 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
     return { ok: true, ...readWorkflow(doc.contents as Node | null, trigger) };
   } catch (e) {
     if (e instanceof WorkflowError) return { ok: false, error: `${at(e.node?.range?.[0])}: ${e.message}` };
+    // Why: a hostile document may still exhaust the stack while being read; that is the file's problem.
+    if (e instanceof RangeError) return { ok: false, error: `${path}: the file could not be read (${e.message})` };
     throw e;
   }
+}
+
+/** The input of the `ci.parseWorkflow` thread task. */
+export interface ParseWorkflowInput {
+  path: string;
+  text: string;
+  trigger: TriggerContext;
+  /** Short branch name the trigger is for: the answer says whether the workflow runs for it. */
+  branch: string;
+}
+
+/** What the `ci.parseWorkflow` thread task answers: the parse, and whether its `on` matches the trigger. */
+export type ParseWorkflowOutput = { ok: true; matches: boolean; jobs: PlannedJob[] } | { ok: false; error: string };
+
+/** The `ci.parseWorkflow` thread task: parse, then match the trigger's event and branch (pure). */
+export function parseWorkflowTask(input: ParseWorkflowInput): ParseWorkflowOutput {
+  const parsed = parseWorkflow(input.path, input.text, input.trigger);
+  if (!parsed.ok) return parsed;
+  const matches = workflowMatches(parsed.on, input.trigger.event, input.branch);
+  // Jobs of a workflow that does not run stay on the thread (nothing to copy back).
+  return { ok: true, matches, jobs: matches ? parsed.jobs : [] };
 }
 
 /** Whether a parsed workflow runs for `event` on `branch` (a short branch name). */
@@ -99,20 +151,8 @@ export function workflowMatches(on: { push?: BranchFilter; change?: BranchFilter
   return true;
 }
 
-/** GitHub-style branch globs: `*` any run of characters but `/`, `**` anything, `?` one character. */
-export function globMatch(pattern: string, value: string): boolean {
-  let re = "^";
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === "*" && pattern[i + 1] === "*") {
-      re += ".*";
-      i++;
-    } else if (c === "*") re += "[^/]*";
-    else if (c === "?") re += "[^/]";
-    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return new RegExp(`${re}$`).test(value);
-}
+/** GitHub-style branch globs: `*` any run of characters but `/`, `**` anything, `?` one character (src/util/glob.ts, linear time). */
+export { globMatch };
 
 // ---- reading the document ----
 
@@ -148,7 +188,7 @@ function readWorkflow(root: Node | null, trigger: TriggerContext): { name: strin
     const key = keyOf(pair);
     if (key === "name") name = scalarString(pair.value, "name");
     else if (key === "on") on = readOn(pair.value);
-    else if (key === "env") env = readEnv(pair.value, "env", {});
+    else if (key === "env") env = readEnv(pair.value, "env", null);
     else if (key === "jobs") jobsNode = pair.value ?? null;
     else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(key)} (expected name, on, env, jobs)`);
   }
@@ -156,8 +196,9 @@ function readWorkflow(root: Node | null, trigger: TriggerContext): { name: strin
   if (jobsNode === undefined) throw new WorkflowError(root, "missing `jobs`");
   const jobs: PlannedJob[] = [];
   const keys = new Set<string>();
+  const budget = new Budget();
   for (const pair of entries(jobsNode, "jobs")) {
-    for (const job of readJob(keyOf(pair), pair.value, env, trigger)) {
+    for (const job of readJob(keyOf(pair), pair.value, env, trigger, budget)) {
       if (keys.has(job.key.toLowerCase())) throw new WorkflowError(pair.key as Node, `two jobs have the key ${JSON.stringify(job.key)}`);
       keys.add(job.key.toLowerCase());
       jobs.push(job);
@@ -198,7 +239,7 @@ function readOn(node: Node | null | undefined): { push?: BranchFilter; change?: 
   return out;
 }
 
-function readEnv(node: Node | null | undefined, what: string, matrix: Record<string, string> | null, trigger?: TriggerContext): Record<string, string> {
+function readEnv(node: Node | null | undefined, what: string, expansion: { matrix: Record<string, string>; trigger: TriggerContext; budget: Budget } | null): Record<string, string> {
   const out: Record<string, string> = {};
   if (node === null || node === undefined || (isScalar(node) && node.value === null)) return out;
   for (const pair of entries(node, what)) {
@@ -206,34 +247,97 @@ function readEnv(node: Node | null | undefined, what: string, matrix: Record<str
     if (!ENV_NAME_RE.test(k)) throw new WorkflowError(pair.key as Node, `invalid environment variable name ${JSON.stringify(k)}`);
     const v = pair.value;
     if (!isScalar(v) || typeof v.value === "object") throw new WorkflowError(v ?? pair.key as Node, `${what}.${k} must be a string, number or boolean`);
-    out[k] = trigger && matrix ? expand(String(v.value ?? ""), v, matrix, trigger) : String(v.value ?? "");
+    const text = String(v.value ?? "");
+    if (expansion) {
+      expansion.budget.charge(k.length, pair.key as Node);
+      out[k] = expand(text, v, expansion.matrix, expansion.trigger, expansion.budget);
+    } else out[k] = text;
   }
   return out;
 }
 
-/** Expands `${{ … }}` in a string. */
-function expand(text: string, node: Node, matrix: Record<string, string>, trigger: TriggerContext): string {
-  return text.replace(/\$\{\{\s*([^}]*?)\s*\}\}/g, (_, expr: string) => {
-    const m = /^matrix\.([A-Za-z0-9_-]+)$/.exec(expr);
-    if (m) {
-      const v = matrix[m[1]!];
-      if (v === undefined) throw new WorkflowError(node, `unknown matrix value ${JSON.stringify(expr)}`);
-      return v;
+/**
+ * What the strings of a run may still take (UTF-16 code units, which bound UTF-8 bytes within a
+ * factor of 3; the limits are stated in bytes and charged in units, the stricter reading for
+ * ASCII). One per run; `job` is reset for each job.
+ */
+class Budget {
+  run = WORKFLOW_LIMITS.runSpecBytes;
+  job = WORKFLOW_LIMITS.jobSpecBytes;
+
+  /** Takes `n` from the job and the run; throws naming `node` when either would go below zero. */
+  charge(n: number, node: Node | null | undefined): void {
+    if (n > this.job) throw new WorkflowError(node, `this job would carry more than ${WORKFLOW_LIMITS.jobSpecBytes / 1024} KiB of keys, labels, env and steps once expanded`);
+    if (n > this.run) throw new WorkflowError(node, `this workflow's jobs would carry more than ${WORKFLOW_LIMITS.runSpecBytes / 1024 / 1024} MiB of keys, labels, env and steps once expanded`);
+    this.job -= n;
+    this.run -= n;
+  }
+}
+
+/** The value of one `${{ expr }}`. */
+function expressionValue(expr: string, node: Node, matrix: Record<string, string>, trigger: TriggerContext): string {
+  const m = /^matrix\.([A-Za-z0-9_-]+)$/.exec(expr);
+  if (m) {
+    const v = matrix[m[1]!];
+    if (v === undefined) throw new WorkflowError(node, `unknown matrix value ${JSON.stringify(expr)}`);
+    return v;
+  }
+  switch (expr) {
+    case "github.sha":
+      return trigger.sha;
+    case "github.ref":
+      return trigger.ref;
+    case "github.ref_name":
+      return trigger.ref.replace(/^refs\/(heads|tags)\//, "");
+    case "github.repository":
+      return trigger.repository;
+    case "github.event_name":
+      return trigger.event;
+  }
+  throw new WorkflowError(node, `unsupported expression \${{ ${expr.slice(0, 100)} }} (matrix.*, github.sha, github.ref, github.ref_name, github.repository, github.event_name)`);
+}
+
+/**
+ * Expands `${{ … }}` in a string (an expression runs to the first `}`, which must be doubled),
+ * charging the result to `budget` before it is built. One pass: each search starts where the
+ * last ended, and the next `}` is found once for all the openings before it.
+ */
+function expand(text: string, node: Node, matrix: Record<string, string>, trigger: TriggerContext, budget: Budget): string {
+  const parts: string[] = [];
+  let size = 0;
+  let from = 0;
+  let scan = 0;
+  let brace = -2;
+  for (;;) {
+    const open = text.indexOf("${{", scan);
+    if (open < 0) break;
+    if (brace < open + 3) brace = text.indexOf("}", open + 3);
+    if (brace < 0) break;
+    if (text.charCodeAt(brace + 1) !== 0x7d) {
+      scan = open + 1;
+      continue;
     }
-    switch (expr) {
-      case "github.sha":
-        return trigger.sha;
-      case "github.ref":
-        return trigger.ref;
-      case "github.ref_name":
-        return trigger.ref.replace(/^refs\/(heads|tags)\//, "");
-      case "github.repository":
-        return trigger.repository;
-      case "github.event_name":
-        return trigger.event;
-    }
-    throw new WorkflowError(node, `unsupported expression \${{ ${expr} }} (matrix.*, github.sha, github.ref, github.ref_name, github.repository, github.event_name)`);
-  });
+    const value = expressionValue(text.slice(open + 3, brace).trim(), node, matrix, trigger);
+    parts.push(text.slice(from, open), value);
+    size += open - from + value.length;
+    // Why here: a value referenced thousands of times is refused before the string exists.
+    if (size > budget.job || size > budget.run) budget.charge(size, node);
+    from = scan = brace + 2;
+  }
+  if (from === 0) {
+    budget.charge(text.length, node);
+    return text;
+  }
+  parts.push(text.slice(from));
+  size += text.length - from;
+  budget.charge(size, node);
+  return parts.join("");
+}
+
+/** A string taken as it is (no expressions), charged to the budget. */
+function literal(text: string, node: Node | null | undefined, budget: Budget): string {
+  budget.charge(text.length, node);
+  return text;
 }
 
 function scalarText(node: Node | null | undefined, what: string): string {
@@ -290,7 +394,7 @@ function readMatrix(strategy: Node | null | undefined): { cells: Record<string, 
   return { cells, order };
 }
 
-function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<string, string>, trigger: TriggerContext): PlannedJob[] {
+function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<string, string>, trigger: TriggerContext, budget: Budget): PlannedJob[] {
   if (!/^[A-Za-z_][A-Za-z0-9_-]{0,99}$/.test(id)) throw new WorkflowError(node, `invalid job id ${JSON.stringify(id)}`);
   let name: { text: string; node: Node } | null = null;
   let runsOn: Node | null | undefined;
@@ -317,32 +421,39 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
   if (!isSeq(stepsNode) || stepsNode.items.length === 0) throw new WorkflowError(stepsNode ?? node, `jobs.${id}.steps must be a non-empty list`);
   if (stepsNode.items.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(stepsNode, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
   const { cells, order } = readMatrix(strategy);
+  const workflowEnvSize = Object.entries(workflowEnv).reduce((n, [k, v]) => n + k.length + v.length, 0);
   return cells.map((cell) => {
-    const base = name ? expand(name.text, name.node, cell, trigger) : id;
+    budget.job = WORKFLOW_LIMITS.jobSpecBytes;
+    const base = name ? expand(name.text, name.node, cell, trigger, budget) : literal(id, node, budget);
     const shown = order.filter((k) => cell[k] !== undefined).map((k) => `${k}=${cell[k]}`);
-    const key = shown.length && !(name && /\$\{\{\s*matrix\./.test(name.text)) ? `${base} (${shown.join(", ")})` : base;
+    const named = name && /\$\{\{\s*matrix\./.test(name.text);
+    if (shown.length && !named) budget.charge(shown.reduce((n, s) => n + s.length + 2, 3), strategy);
+    const key = shown.length && !named ? `${base} (${shown.join(", ")})` : base;
+    if (Buffer.byteLength(key) > WORKFLOW_LIMITS.keyBytes) throw new WorkflowError(name?.node ?? node, `the job key ${JSON.stringify(key.slice(0, 60) + "…")} is longer than ${WORKFLOW_LIMITS.keyBytes} bytes; give the job a shorter name`);
     const labels = stringList(runsOn, `jobs.${id}.runs-on`).map((e) => {
-      const v = expand(e.value, e.node, cell, trigger).toLowerCase();
-      if (!LABEL_RE.test(v)) throw new WorkflowError(e.node, `invalid runner label ${JSON.stringify(v)}`);
+      const v = expand(e.value, e.node, cell, trigger, budget).toLowerCase();
+      if (!LABEL_RE.test(v)) throw new WorkflowError(e.node, `invalid runner label ${JSON.stringify(v.slice(0, 100))}`);
       return v;
     });
     const runsOnLabels = [...new Set(labels)];
     if (!runsOnLabels.length) throw new WorkflowError(runsOn, `jobs.${id}.runs-on names no label`);
-    const env = { ...workflowEnv, ...readEnv(envNode, `jobs.${id}.env`, cell, trigger) };
-    const steps = (stepsNode as { items: unknown[] }).items.map((s, i) => readStep(s as Node, `jobs.${id}.steps[${i}]`, i, cell, trigger));
+    // The workflow's env is copied into every job: each copy counts.
+    budget.charge(workflowEnvSize, node);
+    const env = { ...workflowEnv, ...readEnv(envNode, `jobs.${id}.env`, { matrix: cell, trigger, budget }) };
+    const steps = (stepsNode as { items: unknown[] }).items.map((s, i) => readStep(s as Node, `jobs.${id}.steps[${i}]`, i, cell, trigger, budget));
     return { key, runsOn: runsOnLabels, hosted: !runsOnLabels.includes("self-hosted"), spec: { steps, env, timeoutS: Math.max(3, Math.round(timeout * 60)) } };
   });
 }
 
-function readStep(node: Node, what: string, index: number, matrix: Record<string, string>, trigger: TriggerContext): JobSpec["steps"][number] {
+function readStep(node: Node, what: string, index: number, matrix: Record<string, string>, trigger: TriggerContext, budget: Budget): JobSpec["steps"][number] {
   let name: string | null = null;
   let run: string | null = null;
   let env: Record<string, string> = {};
   for (const pair of entries(node, what)) {
     const k = keyOf(pair);
-    if (k === "name") name = expand(scalarString(pair.value, `${what}.name`), pair.value as Node, matrix, trigger);
-    else if (k === "run") run = expand(scalarString(pair.value, `${what}.run`), pair.value as Node, matrix, trigger);
-    else if (k === "env") env = readEnv(pair.value, `${what}.env`, matrix, trigger);
+    if (k === "name") name = expand(scalarString(pair.value, `${what}.name`), pair.value as Node, matrix, trigger, budget);
+    else if (k === "run") run = expand(scalarString(pair.value, `${what}.run`), pair.value as Node, matrix, trigger, budget);
+    else if (k === "env") env = readEnv(pair.value, `${what}.env`, { matrix, trigger, budget });
     else if (k === "uses") throw new WorkflowError(pair.key as Node, "`uses` is not supported: write a `run` step (the repository is already checked out)");
     else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} in a step (expected name, run, env)`);
   }

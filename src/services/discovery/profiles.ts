@@ -97,6 +97,8 @@ export async function patchUserProfile(ctx: Ctx, actor: Principal, handle: strin
   if (input.name !== undefined) {
     const name = checkText("name", input.name, CAPS.name);
     if (name === null) throw Invalid("name cannot be empty");
+    // Why: the name is the author of the person's API commits; git's ident has no room for < or > (issue 25 row 14).
+    if (/[<>]/.test(name)) throw Invalid("name may not contain < or > (it is the author name of your commits)");
     set.name = name;
   }
   if (input.display_name !== undefined) set.displayName = checkText("display_name", input.display_name, CAPS.display_name);

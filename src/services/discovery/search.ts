@@ -1,10 +1,11 @@
-// Repository search (SPEC §2.2; DECISIONS §3): GET /v1/search/repos?q=&limit=&cursor=. Answers
-// only what the caller may read (the set form of the read decision, `readableScope` in
-// access.ts), ranked in three tiers: the exact name, then names starting with the query, then
-// repositories whose name or description words start with every word of the query (FTS5). The
-// first two tiers are by folded name (then id); the word tier is in the order repositories were
-// made (FTS5 document order, so a common word never sorts all its matches). The cursor is the tier
-// and the last hit's (folded name, id), or in the word tier its document id (as text) and id.
+// Repository search (SPEC §2.2; DECISIONS §3 "ranked name match first"): GET
+// /v1/search/repos?q=&limit=&cursor=. Answers only what the caller may read (the set form of the
+// read decision, `readableScope` in access.ts), ranked in four tiers: the exact name, then names
+// starting with the query, then names whose words start with every word of the query (`lib-<word>`),
+// then repositories matched through their description (FTS5 word matches). The first two tiers are
+// by folded name (then id); the word tiers are in the order repositories were made (FTS5 document
+// order, so a common word never sorts all its matches). The cursor is the tier and the last hit's
+// (folded name, id), or in a word tier its document id (as text) and id.
 import { Invalid, Unauthorized } from "../../errors.ts";
 import { callerFacts, readableScope } from "../access/access.ts";
 import { personOf, type Principal } from "../access/principal.ts";
@@ -21,7 +22,7 @@ const MAX_WORDS = 8;
 type Position = [tier: number, name: string, id: string];
 
 function isPosition(k: unknown): k is Position {
-  return Array.isArray(k) && k.length === 3 && [0, 1, 2].includes(k[0] as number) && typeof k[1] === "string" && typeof k[2] === "string";
+  return Array.isArray(k) && k.length === 3 && [0, 1, 2, 3].includes(k[0] as number) && typeof k[1] === "string" && typeof k[2] === "string";
 }
 
 /** The FTS5 query of the word tier: every word (letters and digits) as a quoted prefix, all required; null when there is none. */
@@ -47,13 +48,13 @@ export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; l
   const match = wordQuery(text);
   const want = page.limit + 1;
   const rows: (store.HitRow & { tier: number })[] = [];
-  for (let tier = page.after?.[0] ?? 0; tier <= 2 && rows.length < want; tier++) {
+  for (let tier = page.after?.[0] ?? 0; tier <= 3 && rows.length < want; tier++) {
     const after = page.after && page.after[0] === tier ? ([page.after[1], page.after[2]] as [string, string]) : null;
     const n = want - rows.length;
-    if (tier === 2) {
+    if (tier >= 2) {
       if (after && !/^\d{1,15}$/.test(after[0])) throw Invalid("invalid cursor");
       const afterDoc = after ? Number(after[0]) : null;
-      const batch = match ? await store.searchWords(ctx.db.read, match, term, scope, afterDoc, n) : [];
+      const batch = match ? await store.searchWords(ctx.db.read, match, tier === 2 ? "name" : "description", term, scope, afterDoc, n) : [];
       for (const r of batch) rows.push({ ...r, tier, sort: String(r.docid) });
       continue;
     }

@@ -255,16 +255,19 @@ export async function searchPrefix(q: Queryable, term: string, scope: SearchScop
 export type WordHitRow = HitRow & { docid: number };
 
 /**
- * Repositories whose name or description words match every word of `match` (an FTS5 query), whose
- * name does not start with `term`, in document order (the order repositories were made) after
- * document `afterDoc`. Why document order: it is the order FTS5 yields matches in, so the scan stops
- * after `limit` visible hits instead of sorting every match of a common word (bench/README.md).
+ * Repositories whose words match every word of `match` (an FTS5 query), whose name does not start
+ * with `term`, in document order (the order repositories were made) after document `afterDoc`:
+ * by `name`, those whose name words alone match; by `description`, the others whose name and
+ * description words match (the lower tier). Why document order: it is the order FTS5 yields
+ * matches in, so the scan stops after `limit` visible hits instead of sorting every match of a
+ * common word (bench/README.md).
  */
-export async function searchWords(q: Queryable, match: string, term: string, scope: SearchScope, afterDoc: number | null, limit: number): Promise<WordHitRow[]> {
+export async function searchWords(q: Queryable, match: string, by: "name" | "description", term: string, scope: SearchScope, afterDoc: number | null, limit: number): Promise<WordHitRow[]> {
   const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
+  const expr = by === "name" ? `name : (${match})` : `(${match}) NOT (name : (${match}))`;
   return q.all(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
     JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
-    WHERE repo_search MATCH ${match} ${pos} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
+    WHERE repo_search MATCH ${expr} ${pos} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
     ORDER BY s.rowid LIMIT ${limit}`);
 }
 

@@ -1,5 +1,5 @@
 // The git read caches over the object store (parsed idx files, pack blocks, delta bases,
-// multi-pack indexes) and the stored packs opened through them. Kept free of the database and of
+// multi-pack indexes, reachability indexes) and the stored packs opened through them. Kept free of the database and of
 // the S3 client's module so that a worker thread can build its own (upload-thread.ts).
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -8,7 +8,9 @@ import type { MultiPackIndex } from "../../git/multi-pack-index.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { countHeldBytes } from "../../git/buffer-pool.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
-import { GitError, type ByteSource } from "../../git/types.ts";
+import type { PackSet } from "../../git/pack-set.ts";
+import { ReachIndex } from "../../git/reachability.ts";
+import { GitError, type ByteSource, type Oid } from "../../git/types.ts";
 import { BlockCache, type RangeReader } from "../../storage/block-cache.ts";
 import { ByteLru } from "../../storage/lru.ts";
 import { StorageError, type ObjectStore } from "../../storage/object-store.ts";
@@ -21,19 +23,20 @@ export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"
   return `repos/${storageRepoId}/packs/pack-${name}.${ext}`;
 }
 
-/** How a GitStore's budget is split, in eighths (they add up to 8). */
+/** How a GitStore's budget is split, in sixteenths (they add up to 16). */
 export interface CacheShares {
   blocks: number;
   deltaBases: number;
   idx: number;
   midx: number;
+  reach: number;
 }
 
 /**
  * Process-wide caches over the object store: parsed idx files, pack blocks, delta bases, and
- * multi-pack indexes of recent pack sets. They share one budget in bytes (SVC_GIT_CACHE), split
- * as 3/8 pack blocks, 1/8 delta bases, 1/4 idx files, 1/4 multi-pack indexes, each entry weighed
- * by what it holds (tables built after it was cached included). Why a bound in bytes that the
+ * multi-pack indexes of recent pack sets, reachability indexes of recent tip sets. They share one
+ * budget in bytes (SVC_GIT_CACHE), split as 5/16 pack blocks, 1/8 delta bases, 1/4 idx files,
+ * 1/4 multi-pack indexes, 1/16 reachability indexes, each entry weighed by what it holds (tables built after it was cached included). Why a bound in bytes that the
  * operator sets: what these caches hold stays in the process between requests, and the
  * collector lets a request's garbage grow in proportion to what the process already holds, so
  * each cached byte costs about two of peak memory.
@@ -44,29 +47,35 @@ export class GitStore {
   private readonly idx: ByteLru<string, PackIndex>;
   /** Multi-pack indexes of recent pack sets (walks and pack writing name objects by their positions). */
   readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
+  /** Reachability indexes by repository and tip set; the next one of a repository is built from them. */
+  readonly reach: ByteLru<string, ReachIndex>;
+  /** Per repository, the keys of its latest indexes (newest first, at most 3). */
+  private readonly recentReach = new Map<string, string[]>();
   private readonly loading = new Map<string, Promise<PackIndex>>();
+  private readonly reachBuilds = new Map<string, Promise<ReachIndex>>();
 
   constructor(
     readonly store: ObjectStore,
     cacheBytes: number,
-    /** Eighths of the budget for blocks, delta bases, idx files and multi-pack indexes (default 3, 1, 2, 2). */
-    shares: CacheShares = { blocks: 3, deltaBases: 1, idx: 2, midx: 2 },
+    /** Sixteenths of the budget for blocks, delta bases, idx files, multi-pack indexes and reachability indexes (default 5, 2, 4, 4, 1). */
+    shares: CacheShares = { blocks: 5, deltaBases: 2, idx: 4, midx: 4, reach: 1 },
   ) {
-    const eighth = Math.floor(cacheBytes / 8);
+    const sixteenth = Math.floor(cacheBytes / 16);
     // Against a bucket a request costs far more than the bytes it carries: larger blocks take a
     // walk's neighbouring entries in one request (a cold fetch of git.git: 92 requests instead of
     // 148, 35 MiB read instead of 26; bench/README.md).
     const blockSize = store.kind === "fs" ? 64 * 1024 : 256 * 1024;
-    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, shares.blocks * eighth) });
-    this.deltaBases = new DeltaBaseCache(shares.deltaBases * eighth);
-    this.idx = new ByteLru<string, PackIndex>(shares.idx * eighth, (v) => v.footprint);
-    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(shares.midx * eighth, (v) => 1024 + v.footprint);
+    this.blocks = new BlockCache(store, { blockSize, maxBytes: Math.max(blockSize, shares.blocks * sixteenth) });
+    this.deltaBases = new DeltaBaseCache(shares.deltaBases * sixteenth);
+    this.idx = new ByteLru<string, PackIndex>(shares.idx * sixteenth, (v) => v.footprint);
+    this.multiPackIndexes = new ByteLru<string, MultiPackIndex>(shares.midx * sixteenth, (v) => 1024 + v.footprint);
+    this.reach = new ByteLru<string, ReachIndex>(shares.reach * sixteenth, (v) => v.footprint);
     countHeldBytes(this);
   }
 
   /** Bytes all these caches hold together (live data: memory pacing does not count it as garbage). */
   heldBytes(): number {
-    return this.blocks.cachedBytes + this.deltaBases.size + this.idx.bytes + this.multiPackIndexes.bytes;
+    return this.blocks.cachedBytes + this.deltaBases.size + this.idx.bytes + this.multiPackIndexes.bytes + this.reach.bytes;
   }
 
   /** The parsed idx of a stored pack (cached; concurrent loads share one read). */
@@ -158,10 +167,44 @@ export class GitStore {
     }
   }
 
-  /** Bytes each cache holds now (the process_ metrics report them). */
-  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes", number> {
-    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes };
+  /**
+   * The reachability index of `repoId`'s `tips` over `objects`: the cached one when the tips are
+   * the same, else built (from the repository's previous index when its tips still reach it) by
+   * one walk that concurrent requests share. Reads by id call it; reads by ref name never do.
+   */
+  async reachIndex(repoId: string, objects: PackSet, tips: Oid[]): Promise<ReachIndex> {
+    // The tips as the caller lists them (refs by name, then change heads in order): the same set
+    // listed otherwise is only a miss, and sorting a thousand refs per request cost more than the rest.
+    const key = `${repoId}\n${tips.join("\n")}`;
+    const cached = this.reach.get(key);
+    if (cached) return cached;
+    let p = this.reachBuilds.get(key);
+    if (!p) {
+      // The repository's recent indexes (a request still on the snapshot before a push asks for
+      // the older tips): any of them whose tips the new ones still reach saves the walk.
+      const recent = (this.recentReach.get(repoId) ?? []).map((k) => this.reach.get(k)).filter((x) => x !== undefined);
+      p = ReachIndex.build(objects, tips, { previous: recent })
+        .then((index) => {
+          this.reach.set(key, index);
+          // At most three per repository: an index may hold the idx of a pack GC has replaced.
+          const keys = [key, ...(this.recentReach.get(repoId) ?? []).filter((k) => k !== key && this.reach.has(k))];
+          for (const old of keys.splice(3)) this.reach.delete(old);
+          this.recentReach.delete(repoId);
+          this.recentReach.set(repoId, keys);
+          if (this.recentReach.size > 10_000) this.recentReach.delete(this.recentReach.keys().next().value!);
+          return index;
+        })
+        .finally(() => this.reachBuilds.delete(key));
+      this.reachBuilds.set(key, p);
+    }
+    return p;
   }
+
+  /** Bytes each cache holds now (the process_ metrics report them). */
+  cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes" | "reach_indexes", number> {
+    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes, reach_indexes: this.reach.bytes };
+  }
+
 
   /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
   evict(storageRepoId: string, name: string): void {

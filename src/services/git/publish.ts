@@ -6,7 +6,7 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { recordEvent } from "../hooks/events.ts";
+import { adoptDefaultBranch } from "../repos/default-branch.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
 import * as store from "./store.ts";
 
@@ -82,28 +82,65 @@ export function refusalReason(ref: string, outcome: RefOutcome): string | null {
 }
 
 /**
+ * What one publish transaction knows about names while it goes through its updates: the refs it
+ * deletes, the refs it creates (and, for each proper prefix of one, that ref), and the stored refs
+ * read so far by name. Why: a push of 2,000 tags asked the database about "refs" and "refs/tags"
+ * 2,000 times each, and scanned every ref created so far for each new one.
+ */
+class NameState {
+  readonly deleting: Set<string>;
+  readonly creating = new Set<string>();
+  /** A proper prefix of a created ref → that ref. */
+  private readonly createdBelow = new Map<string, string>();
+  /** Stored refs by name (null: none), as read in this transaction. */
+  private readonly stored = new Map<string, Oid | null>();
+
+  constructor(deleting: Set<string>) {
+    this.deleting = deleting;
+  }
+
+  create(name: string): void {
+    this.creating.add(name);
+    for (let i = name.indexOf("/"); i >= 0; i = name.indexOf("/", i + 1)) {
+      const prefix = name.slice(0, i);
+      if (!this.createdBelow.has(prefix)) this.createdBelow.set(prefix, name);
+    }
+  }
+
+  createdUnder(name: string): string | undefined {
+    return this.createdBelow.get(name);
+  }
+
+  async storedRef(tx: Tx, repoId: string, name: string): Promise<Oid | null> {
+    if (this.stored.has(name)) return this.stored.get(name)!;
+    const value = await store.readRef(tx, repoId, name);
+    this.stored.set(name, value);
+    return value;
+  }
+}
+
+/**
  * The existing ref a new ref `name` clashes with: `a/b` and `a/b/c` cannot both exist (git stores
  * refs as paths; clients fail to fetch such a pair). Null when free.
  */
-async function refNameClash(tx: Tx, repoId: string, name: string, deleting: Set<string>, creating: Set<string>): Promise<string | null> {
+async function refNameClash(tx: Tx, repoId: string, name: string, names: NameState): Promise<string | null> {
   const parts = name.split("/");
   for (let n = 2; n < parts.length; n++) {
     const prefix = parts.slice(0, n).join("/");
-    if (((await store.readRef(tx, repoId, prefix)) !== null && !deleting.has(prefix)) || creating.has(prefix)) return prefix;
+    if (((await names.storedRef(tx, repoId, prefix)) !== null && !names.deleting.has(prefix)) || names.creating.has(prefix)) return prefix;
   }
-  const below = (await store.refNamesBelow(tx, repoId, name)).find((n) => !deleting.has(n));
+  const below = (await store.refNamesBelow(tx, repoId, name)).find((n) => !names.deleting.has(n));
   if (below !== undefined) return below;
-  for (const c of creating) if (c.startsWith(`${name}/`)) return c;
-  return null;
+  return names.createdUnder(name) ?? null;
 }
 
 /** The outcome of one update against the ref's current value, before policy. */
-async function check(tx: Tx, repoId: string, u: RefUpdate, current: Oid | null, deleting: Set<string>, creating: Set<string>): Promise<RefOutcome> {
+async function check(tx: Tx, repoId: string, u: RefUpdate, current: Oid | null, names: NameState): Promise<RefOutcome> {
   const expected = u.oldOid === ZERO_OID ? null : u.oldOid;
   if (current !== expected) return current === null ? { kind: "stale" } : { kind: "moved", current };
   if (u.newOid === ZERO_OID && current === null) return { kind: "missing" };
   if (current === null && u.newOid !== ZERO_OID) {
-    const existing = await refNameClash(tx, repoId, u.ref, deleting, creating);
+    const existing = await refNameClash(tx, repoId, u.ref, names);
     if (existing !== null) return { kind: "clash", existing };
   }
   return { kind: "applied" };
@@ -134,8 +171,7 @@ export async function publish(
     const live = await store.repoIsLive(tx, repo.id);
     const policy = live && opts.policy ? await opts.policy(tx) : null;
     const ok: RefUpdate[] = [];
-    const deleting = new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref));
-    const creating = new Set<string>();
+    const names = new NameState(new Set(updates.filter((u) => u.newOid === ZERO_OID).map((u) => u.ref)));
     for (const u of updates) {
       // A push of hundreds of tags is thousands of statements' worth of short-lived objects.
       pacer.tick();
@@ -144,14 +180,14 @@ export async function publish(
         continue;
       }
       const current = await store.readRef(tx, repo.id, u.ref);
-      let result = await check(tx, repo.id, u, current, deleting, creating);
+      let result = await check(tx, repo.id, u, current, names);
       if (result.kind === "applied") {
         const message = policy?.(u, current) ?? null;
         if (message !== null) result = { kind: "policy", message };
       }
       results.set(u.ref, result);
       if (result.kind !== "applied") continue;
-      if (current === null && u.newOid !== ZERO_OID) creating.add(u.ref);
+      if (current === null && u.newOid !== ZERO_OID) names.create(u.ref);
       ok.push(u);
     }
     if (opts.atomic && ok.length !== updates.length) {
@@ -163,6 +199,7 @@ export async function publish(
       else if (u.oldOid === ZERO_OID) await store.insertRef(tx, repo.id, u.ref, u.newOid);
       else await store.moveRef(tx, repo.id, u.ref, u.oldOid, u.newOid);
     }
+    if (ok.length) await adoptDefaultBranch(tx, repo, ok);
     if (ok.length && pack && !(await store.packByName(tx, repo.id, pack.name))) {
       packAdded = true;
       await store.insertPack(tx, {
@@ -182,7 +219,7 @@ export async function publish(
     if (ok.length && opts.also) await opts.also(tx);
     if (ok.length && opts.event) {
       const moves = ok.map((u) => ({ ref: u.ref, old: u.oldOid === ZERO_OID ? null : u.oldOid, new: u.newOid === ZERO_OID ? null : u.newOid }));
-      await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
+      await ctx.events.record(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
     }
     return results;
   });

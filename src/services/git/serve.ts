@@ -3,6 +3,7 @@
 // git/service-request.ts, calls serveGit (or advertiseGit for smart HTTP's info/refs), and only
 // translates the typed outcome into an HTTP status or an SSH exit code and stderr text.
 import { advertiseError, advertiseRefs, type GitService } from "../../git/advertise.ts";
+import type { IndexTaskRunner } from "../../git/pack-indexer.ts";
 import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.ts";
 import type { ProtocolVersion } from "../../git/service-request.ts";
 import { SlicedPackSet } from "../../git/time-slice.ts";
@@ -15,6 +16,8 @@ import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
 import { uploadPacker } from "./upload.ts";
+import { firstUnreachableNamed } from "./reach.ts";
+import { PackIndex } from "../../git/pack-index.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
@@ -167,6 +170,11 @@ async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest
   }
 }
 
+/** The indexer's task on the process's thread pool (pack-index-task.ts). */
+export function indexOnThreads(ctx: Ctx): IndexTaskRunner {
+  return (input, transfer) => ctx.threads.run("git.indexPack", input, { transfer });
+}
+
 /** Push: index, check, publish with CAS, the push event `{ via }`, a git.push metric. */
 async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
@@ -175,6 +183,9 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
   const hooks: ReceivePackHooks = {
     async apply(commands, pack, { atomic, objects }) {
       bytes = pack?.size ?? 0;
+      // A fork may not name what it does not reach of the packs it lists (reach.ts): refused like a hole.
+      const named = { tips: commands.map((c) => c.newOid), pack: pack ? { idx: PackIndex.parse(await Bun.file(pack.idxPath).bytes()), links: pack.links, appendedBases: pack.appendedBases } : undefined };
+      if (await firstUnreachableNamed(snapshot, repo.id, named)) return new Map(commands.map((c) => [c.ref, "missing necessary objects"]));
       const updates: RefUpdate[] = [];
       for (const c of commands) {
         let fastForward: boolean | undefined;
@@ -200,5 +211,14 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       return new Map([...results].map(([ref, r]) => [ref, refusalReason(ref, r)]));
     },
   };
-  await serveReceivePack(snapshot, req.io, { statelessRpc: req.stateless, tmpDir: ctx.tmpDir, maxPackBytes: ctx.config.gitMaxPush, declaredBytes: req.declaredBytes, hooks });
+  await serveReceivePack(snapshot, req.io, {
+    statelessRpc: req.stateless,
+    tmpDir: ctx.tmpDir,
+    maxPackBytes: ctx.config.gitMaxPush,
+    maxObjectBytes: ctx.config.gitMaxObject,
+    declaredBytes: req.declaredBytes,
+    // Indexing, checking and resolving run on a worker thread: the event loop only spools bytes.
+    run: indexOnThreads(ctx),
+    hooks,
+  });
 }

@@ -1,17 +1,26 @@
-// Pack sharing between repositories: a fork names its parent's immutable packs instead of copying
-// them, and a change landed from a fork names the fork's packs in the target. Packs are named by
-// their content hash and never change, so one stored copy serves every repository that lists it.
+// Objects crossing from one repository to another. A fork names its parent's immutable packs
+// instead of copying them (sharePacks); a change landed from a fork brings exactly the objects
+// its commits need in a pack of their own (closurePack), never the fork's other packs: whatever
+// else the fork holds (an unrelated branch of a private fork) must not become readable through
+// the target (docs/architecture.md, "Reachability is the boundary").
+import { rm } from "node:fs/promises";
+import { listObjects } from "../../git/object-list.ts";
+import type { Pack } from "../../git/pack-reader.ts";
+import { PackSet } from "../../git/pack-set.ts";
+import type { Oid } from "../../git/types.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
-import { now } from "../context.ts";
+import { now, type Ctx } from "../context.ts";
+import { writePackFiles } from "./maintenance.ts";
+import type { PackToPublish } from "./publish.ts";
 import * as store from "./store.ts";
 
 /**
  * Makes every live pack of `fromRepoId` live in `toRepoId`'s pack list too, without copying a
- * byte: the new rows name the same stored files (`storage_repo_id`). Call it inside the
- * transaction that needs the objects (a fork's first refs, or a `publish` that moves a ref of
- * `toRepoId` to a commit of `fromRepoId`, through its `also` hook), so readers see the refs and the
- * packs together. Idempotent; answers how many packs became live in `toRepoId`.
+ * byte: the new rows name the same stored files (`storage_repo_id`). Only for a new fork's first
+ * refs (services/repos/forks.ts): the fork's refs are then its parent's, and what else the
+ * shared packs hold stays unreadable through the fork because reads go by reachability. Call it
+ * inside the transaction that writes those refs. Idempotent; answers how many packs became live.
  *
  * Liveness: a pack file stays while any row of any repository names it (sweep and purge check
  * that), so maintenance of either repository, or deleting `fromRepoId`, leaves `toRepoId` whole.
@@ -19,4 +28,21 @@ import * as store from "./store.ts";
 export async function sharePacks(tx: Tx, fromRepoId: string, toRepoId: string): Promise<number> {
   if (fromRepoId === toRepoId) return 0;
   return store.sharePackRows(tx, fromRepoId, toRepoId, newId, now());
+}
+
+/**
+ * A pack of what `wants` reach and the target's `haves` (its ref tips) do not: the objects a
+ * landing from a fork adds to the target, read from the target's and the fork's packs together
+ * (plus `extra`, such as the merge commit's own small pack). Entries are copied as stored; a delta
+ * whose base is not in the pack is written whole, so the pack needs nothing the target lacks.
+ * Null when the target already holds everything. The caller removes the files (`cleanup`).
+ */
+export async function closurePack(ctx: Ctx, from: { target: Pack[]; source: Pack[]; extra?: Pack[] }, wants: Oid[], haves: Oid[]): Promise<(PackToPublish & { cleanup(): Promise<void> }) | null> {
+  const names = new Set(from.target.map((p) => p.name));
+  // A fork lists its parent's packs too: each stored file once.
+  const packs = [...(from.extra ?? []), ...from.source.filter((p) => !names.has(p.name)), ...from.target];
+  const list = await listObjects(new PackSet(packs), { wants, haves, shallow: [] });
+  if (list.count === 0) return null;
+  const built = await writePackFiles(ctx, list.midx, list.flags, list.count);
+  return { ...built, cleanup: async () => void (await Promise.all([rm(built.packPath, { force: true }), rm(built.idxPath, { force: true })])) };
 }

@@ -56,8 +56,8 @@ export interface SpoolProgress {
 /** Bytes written to the spool between two progress messages. */
 export const SPOOL_STEP = 1024 * 1024;
 
-/** Eighths of a thread's cache budget: 1 pack blocks, 1 delta bases, 4 idx files, 2 multi-pack indexes. */
-const THREAD_CACHE_SHARES = { blocks: 1, deltaBases: 1, idx: 4, midx: 2 };
+/** Sixteenths of a thread's cache budget: 2 pack blocks, 2 delta bases, 8 idx files, 4 multi-pack indexes, no reachability indexes (wants are checked on the event loop). */
+const THREAD_CACHE_SHARES = { blocks: 2, deltaBases: 2, idx: 8, midx: 4, reach: 0 };
 
 let threadStore: { key: string; git: Promise<GitStore> } | null = null;
 

@@ -12,14 +12,31 @@ import { requestSync } from "../mirrors/queue.ts";
 import { mirrorsByKey } from "../mirrors/store.ts";
 import type { InboundAccepted } from "./schemas.ts";
 
+/**
+ * The largest body each inbound route reads (docs/api.md "Inbound webhooks"). The app provider
+ * documents its own cap ("payloads are capped at 25 MB": GitHub's webhook documentation); the
+ * generic body is ours, `{ full_name: <origin URL> }`, and a few KiB would do.
+ */
+export const INBOUND_BODY_LIMITS = { app: 25 * 1024 * 1024, generic: 64 * 1024 } as const;
+
+const SIGNATURE_SHAPE = /^sha256=([0-9a-fA-F]{64})$/;
+
+/**
+ * What can be refused from the headers alone, before a byte of the body is read (issue 25 row 7:
+ * sixteen unsigned 24 MiB posts were read whole before each was refused): 401 when this server
+ * verifies nothing (no secret) or the signature header is missing or not `sha256=<64 hex>`.
+ */
+export function checkInboundHeaders(ctx: Ctx, header: string | null): void {
+  // Why: without a configured secret nothing can be verified, and an unverified delivery could make us fetch on anyone's behalf.
+  if (!ctx.config.webhookSecret) throw Unauthorized("inbound webhooks are not configured on this server (SVC_WEBHOOK_SECRET)");
+  if (!SIGNATURE_SHAPE.test(header?.trim() ?? "")) throw Unauthorized("missing or malformed X-Hub-Signature-256");
+}
+
 /** Refuses (401) a body whose signature header is missing or does not match. */
 export function verifyInbound(ctx: Ctx, raw: Uint8Array, header: string | null): void {
-  const secret = ctx.config.webhookSecret;
-  // Why: without a configured secret nothing can be verified, and an unverified delivery could make us fetch on anyone's behalf.
-  if (!secret) throw Unauthorized("inbound webhooks are not configured on this server (SVC_WEBHOOK_SECRET)");
-  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(header?.trim() ?? "");
-  if (!m) throw Unauthorized("missing or malformed X-Hub-Signature-256");
-  const expected = createHmac("sha256", secret).update(raw).digest();
+  checkInboundHeaders(ctx, header);
+  const m = SIGNATURE_SHAPE.exec(header!.trim())!;
+  const expected = createHmac("sha256", ctx.config.webhookSecret!).update(raw).digest();
   // Why: constant time, so the signature cannot be learned byte by byte from response times.
   if (!timingSafeEqual(expected, Buffer.from(m[1]!, "hex"))) throw Unauthorized("signature does not match");
 }
@@ -36,7 +53,7 @@ function parseJson(raw: Uint8Array): unknown {
 async function fanOut(ctx: Ctx, key: string, receivedAt: number): Promise<InboundAccepted> {
   return ctx.db.transaction(async (tx) => {
     const ids = await mirrorsByKey(tx, key);
-    for (const id of ids) await requestSync(tx, id, receivedAt);
+    for (const id of ids) await requestSync(ctx, tx, id, receivedAt);
     return { syncs: ids.length };
   });
 }

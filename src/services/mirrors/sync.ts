@@ -13,6 +13,7 @@ import { HaveWalker } from "../../git/fetch-negotiator.ts";
 import { type IndexedPack, indexPack } from "../../git/pack-indexer.ts";
 import { checkConnectivity, linksClosed } from "../../git/connectivity.ts";
 import { FsckSession } from "../../git/fsck.ts";
+import { indexOnThreads } from "../git/serve.ts";
 import { openIndexedPack, overlayReader } from "../../git/pack-overlay.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { CommitCache } from "../../git/revision.ts";
@@ -49,7 +50,7 @@ export type SyncOutcome =
 export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<SyncAccepted> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:sync");
   if (repo.kind !== "mirror") throw Unprocessable(`${orgName}/${repo.name} is not a mirror`);
-  const how = await ctx.db.transaction((tx) => requestSync(tx, repo.id, null));
+  const how = await ctx.db.transaction((tx) => requestSync(ctx, tx, repo.id, null));
   return { queued: how === "queued" };
 }
 
@@ -87,7 +88,7 @@ async function syncJob(ctx: Ctx, job: SyncJob): Promise<void> {
   const at = now();
   if (outcome.kind === "failed" && stopping.signal.aborted) {
     // Cut short by a shutdown: nothing was published; the sync runs again at the next start.
-    await ctx.db.transaction((tx) => requestSync(tx, job.repoId, taken?.receivedAt ?? null));
+    await ctx.db.transaction((tx) => requestSync(ctx, tx, job.repoId, taken?.receivedAt ?? null));
     return;
   }
   if (outcome.kind === "failed") {
@@ -160,7 +161,8 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOu
       // receive-pack (receive.fsckObjects): every object as it is indexed, then the .gitmodules
       // and .gitattributes blobs its trees name (docs/architecture.md "Object checks").
       const fsck = new FsckSession();
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, fsck });
+      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, maxObjectBytes: ctx.config.gitMaxObject, run: indexOnThreads(ctx), fsck });
+      if (fsck.warnings.total > 0) ctx.log.warn("mirror sync accepted objects git's fsck warns about", { repo: repo.id, warnings: Object.fromEntries(fsck.warnings.counts) });
       phase("fetch");
       opened = await openIndexedPack(pack);
       const objects = overlayReader([opened.pack], snapshot.objects);

@@ -1,14 +1,20 @@
 // Backup and restore (DECISIONS §4): a consistent snapshot of the database taken while the
-// server runs (SQLite's VACUUM INTO), then the packs that snapshot names. Packs are immutable and
-// a live pack is deleted only an hour after being replaced, so copying them after the database is
-// enough. A manifest with every file's size and SHA-256 is written last: a target with a
-// manifest holds a complete backup.
+// server runs (SQLite's VACUUM INTO), then every file in the object store that snapshot names, of
+// every kind the service writes (object-kinds.ts: git packs, CI job logs; a new kind joins by
+// declaring itself there). Stored files are immutable, and a file the database names is deleted
+// only after it stops naming it (packs an hour after being replaced), so copying them after the
+// database is enough. A manifest with every file's size and SHA-256 is written last: a target
+// with a manifest holds a complete backup.
 //
 // Layout under the target (a directory or an S3 prefix):
 //   svc.db                                  the database snapshot
-//   objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
+//   objects/<key>                           each stored file under its object-store key, e.g.
+//                                           objects/repos/<repo>/packs/pack-<sha>.{pack,idx}
+//                                           objects/repos/<repo>/ci-logs/<job>/<offset>-<id>
+//   data/<name>                             files of the data dir the caller names (the SSH
+//                                           host keys: clients pin them)
 //   manifest.json
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
 import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
@@ -16,7 +22,7 @@ import { createFsStore } from "../../storage/fs-store.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { packKey } from "../git/snapshot.ts";
+import { OBJECT_KINDS, kindOf, objectRoots, type ObjectKind, type StoredFile } from "./object-kinds.ts";
 import * as store from "./store.ts";
 import { copyObject, eachLimited } from "./transfer.ts";
 
@@ -26,6 +32,12 @@ export interface BackupLocation {
   prefix: string;
   /** For messages: the directory or s3:// address as the operator wrote it. */
   label: string;
+  /**
+   * Makes (or checks that) the target private before anything is written, once it is known to be
+   * empty: a backup holds password and token hashes. A directory becomes 0700; an S3 prefix must
+   * not be readable without credentials.
+   */
+  makePrivate?(): Promise<void>;
 }
 
 /** One file of a backup. */
@@ -35,15 +47,19 @@ export interface ManifestFile {
   sha256: string;
 }
 
-/** manifest.json. */
+/** manifest.json. Version 1 (before CI logs were backed up) held packs only; version 2 adds `kinds` and `data_files`. */
 export interface Manifest {
   format: "svc-backup";
-  version: 1;
+  version: 1 | 2;
   svc_version: string;
   created_at: number;
   database: ManifestFile & { migrations: string[] };
   repositories: number;
   objects: ManifestFile[];
+  /** Files and bytes of each kind of stored file (object-kinds.ts), including kinds with none. */
+  kinds?: Record<string, { files: number; bytes: number }>;
+  /** Files of the data dir (key `data/<name>`): the SSH host keys, so clients see the same host. */
+  data_files?: ManifestFile[];
   bytes: number;
 }
 
@@ -53,6 +69,7 @@ export type ProgressFn = (p: { phase: "database" | "objects"; done: number; tota
 const MANIFEST = "manifest.json";
 const DATABASE = "svc.db";
 const OBJECTS = "objects/";
+const DATA = "data/";
 /** Files copied at once. */
 const PARALLEL = 4;
 
@@ -61,9 +78,13 @@ async function isEmpty(loc: BackupLocation): Promise<boolean> {
   return true;
 }
 
-/** Copies a database snapshot and the packs it names to `target`; answers the manifest written. */
-export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; onProgress?: ProgressFn }): Promise<Manifest> {
+/**
+ * Copies a database snapshot, every stored file it names and the data dir's `dataFiles` (those
+ * present) to `target`; answers the manifest written.
+ */
+export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; dataFiles?: readonly string[]; onProgress?: ProgressFn }): Promise<Manifest> {
   if (!(await isEmpty(target))) throw Conflict(`${target.label} is not empty; back up into a new directory or prefix`);
+  await target.makePrivate?.();
   const work = join(ctx.tmpDir, `backup-${newId()}`);
   mkdirSync(work, { recursive: true });
   const local = createFsStore(work);
@@ -71,11 +92,11 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     opts.onProgress?.({ phase: "database", done: 0, total: 1, bytes: 0, totalBytes: 0 });
     snapshotDatabase(ctx.config.dataDir, join(work, DATABASE));
     const snap = openDatabaseFile(join(work, DATABASE));
-    let packs: store.PackFacts[];
+    const byKind = new Map<ObjectKind, StoredFile[]>();
     let repositories: number;
     let migrations: string[];
     try {
-      packs = await store.packRows(snap.q);
+      for (const kind of OBJECT_KINDS) byKind.set(kind, await kind.backup(snap.q));
       repositories = (await store.repoIds(snap.q)).size;
       migrations = (await store.appliedMigrations(snap.q)).sort();
     } finally {
@@ -84,12 +105,7 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     const dbSize = statSync(join(work, DATABASE)).size;
     const dbSha = await copyObject(local, DATABASE, dbSize, target.store, `${target.prefix}${DATABASE}`, { tmpDir: ctx.tmpDir });
 
-    // A pack shared by several repositories (a parent and its forks) is one set of files: copied once.
-    const unique = new Map(packs.map((p) => [`${p.storageRepoId}/${p.name}`, p]));
-    const files = [...unique.values()].flatMap((p) => [
-      { key: packKey(p.storageRepoId, p.name, "pack"), size: p.size },
-      { key: packKey(p.storageRepoId, p.name, "idx"), size: p.idxSize },
-    ]);
+    const files = [...byKind.values()].flat();
     const totalBytes = files.reduce((n, f) => n + f.size, 0);
     let done = 0;
     let bytes = 0;
@@ -98,8 +114,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
     const objects: ManifestFile[] = [];
     await eachLimited(files, PARALLEL, async (f) => {
       const found = await ctx.store.stat(f.key);
-      // Why fail: a live pack of the snapshot can only vanish if it was replaced and swept since,
-      // which takes over an hour; the backup would not be the snapshot any more.
+      // Why fail: a file the snapshot names can only vanish if the database stopped naming it and
+      // it was swept since (a replaced pack: over an hour); the backup would not be the snapshot.
       if (!found) throw new AppError(500, `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
       if (found.size !== f.size) throw new AppError(500, `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
       const sha256 = await copyObject(ctx.store, f.key, f.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
@@ -114,15 +130,26 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       report();
     });
     objects.sort((a, b) => (a.key < b.key ? -1 : 1));
+    const dataFiles: ManifestFile[] = [];
+    const dataDir = createFsStore(ctx.config.dataDir);
+    for (const name of opts.dataFiles ?? []) {
+      const path = join(ctx.config.dataDir, name);
+      if (!existsSync(path)) continue;
+      const size = statSync(path).size;
+      dataFiles.push({ key: `${DATA}${name}`, size, sha256: await copyObject(dataDir, name, size, target.store, `${target.prefix}${DATA}${name}`, { tmpDir: ctx.tmpDir }) });
+    }
+    const kinds = Object.fromEntries([...byKind].map(([k, list]) => [k.name, { files: list.length, bytes: list.reduce((n, f) => n + f.size, 0) }]));
     const manifest: Manifest = {
       format: "svc-backup",
-      version: 1,
+      version: 2,
       svc_version: opts.version,
       created_at: now(),
       database: { key: DATABASE, size: dbSize, sha256: dbSha, migrations },
       repositories,
       objects,
-      bytes: totalBytes + dbSize,
+      kinds,
+      data_files: dataFiles,
+      bytes: totalBytes + dbSize + dataFiles.reduce((n, f) => n + f.size, 0),
     };
     await target.store.put(`${target.prefix}${MANIFEST}`, new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`));
     return manifest;
@@ -131,8 +158,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
   }
 }
 
-/** Reads and checks a backup's manifest. */
-export async function readManifest(source: BackupLocation): Promise<Manifest> {
+/** Reads and checks a backup's manifest; `dataFiles` are the names of data-dir files it may hold. */
+export async function readManifest(source: BackupLocation, dataFiles: readonly string[] = []): Promise<Manifest> {
   const bytes = await source.store.get(`${source.prefix}${MANIFEST}`);
   if (!bytes) throw NotFound(`${source.label} holds no complete backup (no ${MANIFEST})`);
   let m: Manifest;
@@ -143,9 +170,14 @@ export async function readManifest(source: BackupLocation): Promise<Manifest> {
   }
   const hashed = (f: unknown): f is ManifestFile =>
     typeof f === "object" && f !== null && Number.isSafeInteger((f as ManifestFile).size) && (f as ManifestFile).size >= 0 && /^[0-9a-f]{64}$/.test(String((f as ManifestFile).sha256));
-  // Keys are checked before use: a manifest must not make restore write outside the pack key space.
-  const packFile = (f: unknown): f is ManifestFile => hashed(f) && /^repos\/[A-Za-z0-9._-]+\/packs\/pack-[0-9a-f]{40}\.(pack|idx)$/.test(String((f as ManifestFile).key));
-  if (m?.format !== "svc-backup" || m.version !== 1 || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(packFile)) {
+  // Keys are checked before use: a manifest must not make restore write anything but files of a
+  // kind the service writes, under their own keys.
+  const storedFile = (f: unknown): f is ManifestFile => hashed(f) && kindOf(String((f as ManifestFile).key)) !== null;
+  const dataFile = (f: unknown): f is ManifestFile => hashed(f) && dataFiles.some((n) => (f as ManifestFile).key === `${DATA}${n}`);
+  if (
+    m?.format !== "svc-backup" || (m.version !== 1 && m.version !== 2) || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(storedFile) ||
+    (m.data_files !== undefined && (!Array.isArray(m.data_files) || !m.data_files.every(dataFile)))
+  ) {
     throw Invalid(`${source.label}: ${MANIFEST} is not a backup manifest this version understands`);
   }
   return m;
@@ -162,10 +194,12 @@ function dataDirEmpty(dir: string): boolean {
  * object store, which must hold no repository data): every file is checked against the manifest,
  * objects first, the database last, then pending migrations are applied.
  */
-export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { onProgress?: ProgressFn } = {}): Promise<Manifest> {
-  const manifest = await readManifest(source);
+export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { dataFiles?: readonly string[]; onProgress?: ProgressFn } = {}): Promise<Manifest> {
+  const manifest = await readManifest(source, opts.dataFiles);
   if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
-  for await (const o of dest.objects.list("repos/")) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
+  for (const root of objectRoots()) {
+    for await (const o of dest.objects.list(root)) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
+  }
   const tmpDir = join(dest.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const totalBytes = manifest.bytes;
@@ -186,6 +220,13 @@ export async function restore(source: BackupLocation, dest: { dataDir: string; o
     done++;
     report("objects");
   });
+  // Data-dir files (host keys) next, each checked; private to the service's user.
+  const dataDir = createFsStore(dest.dataDir);
+  for (const f of manifest.data_files ?? []) {
+    const name = f.key.slice(DATA.length);
+    await copyObject(source.store, `${source.prefix}${f.key}`, f.size, dataDir, name, { tmpDir, expectSha256: f.sha256 });
+    chmodSync(join(dest.dataDir, name), 0o600);
+  }
   // The database goes in last, under its final name only once complete and checked.
   const staging = createFsStore(tmpDir);
   const stagedKey = `restore-${newId()}.db`;

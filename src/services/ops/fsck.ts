@@ -1,8 +1,11 @@
 // Integrity of stored repositories (`svc fsck`, DECISIONS §4): every live pack and idx exists
 // with the recorded size and checksum (a pack's name is the SHA-1 of its contents, an idx ends
-// with the pack's checksum and its own), and everything reachable from every ref is present
-// (the engine's connectivity walk from every tip). Files no pack row names are reported as
-// orphans: garbage the sweeper deletes after its grace period, not damage.
+// with the pack's checksum and its own), everything reachable from every ref is present (the
+// engine's connectivity walk from every tip), and every CI job log is whole (its chunks present
+// with their recorded sizes, contiguous from byte 0 to the recorded length, UTF-8 text). Stored
+// files are told apart by kind (object-kinds.ts): a file no row accounts for is an orphan, with
+// its kind's reason (garbage the sweeper or the purge deletes, not damage); a key of no kind is
+// reported as unknown.
 import { checkConnectivity } from "../../git/connectivity.ts";
 import { bytesToHex } from "../../git/oid.ts";
 import { PackIndex } from "../../git/pack-index.ts";
@@ -12,6 +15,7 @@ import { GitError } from "../../git/types.ts";
 import type { Ctx } from "../context.ts";
 import { packKey } from "../git/snapshot.ts";
 import * as store from "./store.ts";
+import { OBJECT_KINDS, kindOf, objectRoots, repoIdOf, type ObjectKind } from "./object-kinds.ts";
 import { readChunks } from "./transfer.ts";
 
 /** What fsck found in one repository. */
@@ -20,6 +24,9 @@ export interface RepoCheck {
   packs: number;
   objects: number;
   refs: number;
+  /** Jobs with a log, and the bytes of those logs. */
+  logs: number;
+  logBytes: number;
   /** Each problem in a line (empty when the repository is sound). */
   problems: string[];
 }
@@ -125,25 +132,78 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
       }
     }
   }
-  return { repo: repo.name, packs: rows.length, objects, refs: refs.length, problems };
+  progress("job logs");
+  const logs = await checkLogs(ctx, repo.id);
+  problems.push(...logs.problems);
+  return { repo: repo.name, packs: rows.length, objects, refs: refs.length, logs: logs.jobs, logBytes: logs.bytes, problems };
 }
 
-const PACK_FILE = /^repos\/([A-Za-z0-9._-]+)\/packs\/pack-([0-9a-f]{40})\.(pack|idx)$/;
+/**
+ * Checks every CI job log of a repository: each chunk the database names is stored with its
+ * recorded size and is UTF-8 text (it was encoded from the runner's text), and the chunks run
+ * from byte 0 without gap or overlap to the length recorded for the job.
+ */
+async function checkLogs(ctx: Ctx, repoId: string): Promise<{ problems: string[]; jobs: number; bytes: number }> {
+  const problems: string[] = [];
+  const stored = new Map<string, number>();
+  for await (const o of ctx.store.list(`repos/${repoId}/ci-logs/`)) stored.set(o.key, o.size);
+  const chunks = new Map<string, store.LogChunkFacts[]>();
+  for (const c of await store.logChunkRows(ctx.db.read, { repoId })) {
+    let list = chunks.get(c.jobId);
+    if (!list) chunks.set(c.jobId, (list = []));
+    list.push(c);
+  }
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const jobs = await store.jobsWithLogs(ctx.db.read, repoId);
+  let bytes = 0;
+  for (const job of jobs) {
+    const where = `log of job ${job.key} (${job.id}, run ${job.runId})`;
+    let at = 0;
+    for (const c of chunks.get(job.id) ?? []) {
+      if (c.offset !== at) problems.push(`${where}: ${c.offset > at ? `bytes ${at}-${c.offset - 1} are in no chunk` : `the chunk at byte ${c.offset} overlaps the one before`}`);
+      at = c.offset + c.size;
+      const size = stored.get(c.key);
+      if (size === undefined) {
+        problems.push(`${where}: chunk at byte ${c.offset} missing (${c.key})`);
+        continue;
+      }
+      if (size !== c.size) {
+        problems.push(`${where}: chunk at byte ${c.offset} is ${size} bytes, recorded ${c.size}`);
+        continue;
+      }
+      const text = await ctx.store.get(c.key);
+      try {
+        if (!text) throw new Error("gone");
+        decoder.decode(text);
+      } catch {
+        problems.push(`${where}: chunk at byte ${c.offset} is not UTF-8 text (contents changed)`);
+      }
+    }
+    if (at !== job.logSize) problems.push(`${where}: its chunks hold ${at} bytes, recorded ${job.logSize}`);
+    bytes += job.logSize;
+  }
+  return { problems, jobs: jobs.length, bytes };
+}
 
 /**
- * Stored files under `repos/` (or one repository's prefix) that no pack row, live or replaced, of
- * any repository names: a fork's rows keep its parent's files (even a deleted parent's) known.
+ * Stored files (of one repository, or of all) that no row accounts for: for each kind
+ * (object-kinds.ts) the files its rows do not name, live or kept for a grace period, of any
+ * repository (a fork's rows keep its parent's files, even a deleted parent's, known); and any key
+ * of no kind at all.
  */
 export async function findOrphans(ctx: Ctx, repoId?: string): Promise<Orphan[]> {
-  const known = new Set((await store.packRows(ctx.db.read, { withReplaced: true })).map((p) => `${p.storageRepoId}/${p.name}`));
+  const known = new Map<ObjectKind, Set<string>>();
+  for (const kind of OBJECT_KINDS) known.set(kind, await kind.known(ctx.db.read));
   const repos = await store.repoIds(ctx.db.read);
   const out: Orphan[] = [];
-  for await (const o of ctx.store.list(repoId ? `repos/${repoId}/` : "repos/")) {
-    const m = PACK_FILE.exec(o.key);
-    if (!m) out.push({ key: o.key, size: o.size, reason: "not a pack file" });
-    else if (known.has(`${m[1]}/${m[2]}`)) continue;
-    else if (!repos.has(m[1]!)) out.push({ key: o.key, size: o.size, reason: "its repository was deleted (the purge job removes it)" });
-    else out.push({ key: o.key, size: o.size, reason: "no pack row (an upload that never committed; swept after the grace period)" });
+  const roots = objectRoots().map((root) => (repoId !== undefined && root === "repos/" ? `repos/${repoId}/` : root));
+  for (const root of roots) {
+    for await (const o of ctx.store.list(root)) {
+      const kind = kindOf(o.key);
+      if (!kind) out.push({ key: o.key, size: o.size, reason: "not a file svc writes (no kind of stored file has such a key)" });
+      else if (known.get(kind)!.has(o.key)) continue;
+      else out.push({ key: o.key, size: o.size, reason: `${kind.name}: ${kind.orphanReason(repos.has(repoIdOf(o.key) ?? ""))}` });
+    }
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : 1));
 }

@@ -177,8 +177,16 @@ export function collectQueues(ctx: Ctx): Collector {
 }
 
 const rss = metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
-const heap = metrics.gauge("process_heap_bytes", "JavaScript heap in use, in bytes");
-const memory = metrics.gauge("svc_process_memory_bytes", "Process memory by kind: JavaScript heap in use and reserved, ArrayBuffer contents, other external memory", ["kind"]);
+const heap = metrics.gauge("process_heap_bytes", "JavaScript heap size after the last collection, in bytes");
+// Why these kind names: Bun's process.memoryUsage() is not Node's. Its heapTotal is the bytes of the
+// JavaScriptCore heap's blocks for small objects (large objects live outside them) and its heapUsed
+// the heap's size after the last (eden) collection, large objects included; so "used" is often
+// above "total". Each kind is named after what it measures, so no pair reads as part and whole.
+const memory = metrics.gauge(
+  "svc_process_memory_bytes",
+  "Process memory by kind (Bun's figures): heap_size_after_gc (JavaScript heap after the last collection, large objects included), heap_blocks_allocated (the heap's small-object blocks), array_buffers, external",
+  ["kind"],
+);
 const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", ["cache"]);
 const startTime = metrics.gauge("process_start_time_seconds", "Start time of the process since the epoch, in seconds");
 const cpu = metrics.gauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds");
@@ -191,8 +199,8 @@ export function collectProcess(version: string): Collector {
     const mem = process.memoryUsage();
     rss.set(mem.rss);
     heap.set(mem.heapUsed);
-    memory.set({ kind: "heap_used" }, mem.heapUsed);
-    memory.set({ kind: "heap_total" }, mem.heapTotal);
+    memory.set({ kind: "heap_size_after_gc" }, mem.heapUsed);
+    memory.set({ kind: "heap_blocks_allocated" }, mem.heapTotal);
     memory.set({ kind: "array_buffers" }, mem.arrayBuffers);
     memory.set({ kind: "external" }, mem.external);
     startTime.set(Math.round(started));

@@ -78,3 +78,29 @@ export async function refRows(q: Queryable, repoId: string): Promise<{ name: str
 export async function repoIds(q: Queryable): Promise<Set<string>> {
   return new Set(q.all<{ id: string }>(sql`SELECT id FROM repos`).map((r) => r.id));
 }
+
+/** A stored CI log chunk as backup and fsck read it, with its job's repository and recorded log size. */
+export interface LogChunkFacts {
+  repoId: string;
+  jobId: string;
+  offset: number;
+  size: number;
+  key: string;
+  /** The job's log_size: the sum of its chunks' sizes when the log is whole. */
+  logSize: number;
+}
+
+/** Every CI log chunk row (of one repository, or of all), by job then offset. */
+export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {}): Promise<LogChunkFacts[]> {
+  const repoFilter = opts.repoId === undefined ? sql`1` : sql`j.repo_id = ${opts.repoId}`;
+  return q.all<LogChunkFacts>(sql`
+    SELECT j.repo_id AS repoId, c.job_id AS jobId, c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS logSize
+    FROM job_log_chunks c JOIN workflow_jobs j ON j.id = c.job_id
+    WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
+}
+
+/** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */
+export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
+  return q.all<{ id: string; runId: string; key: string; logSize: number }>(sql`
+    SELECT id, run_id AS runId, key, log_size AS logSize FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
+}

@@ -92,7 +92,7 @@ export async function teamNameTaken(q: Queryable, orgId: string, name: string): 
 /** A page of the org's teams by folded name, after the folded name `after`, with member counts. */
 export async function listTeams(q: Queryable, orgId: string, page: { after: string | null; limit: number }): Promise<(Team & { memberCount: number })[]> {
   return q
-    .select({ id: teams.id, orgId: teams.orgId, name: teams.name, description: teams.description, createdAt: teams.createdAt, memberCount: sql<number>`(SELECT count(*) FROM team_members tm WHERE tm.team_id = ${teams.id})` })
+    .select({ id: teams.id, orgId: teams.orgId, name: teams.name, description: teams.description, createdAt: teams.createdAt, memberCount: sql<number>`(SELECT count(*) FROM team_members tm WHERE tm.team_id = teams.id)` })
     .from(teams)
     .where(page.after === null ? eq(teams.orgId, orgId) : and(eq(teams.orgId, orgId), sql`lower(${teams.name}) > ${page.after}`))
     .orderBy(sql`lower(${teams.name})`)

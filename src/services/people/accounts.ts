@@ -1,6 +1,6 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
 import { seatsChanged } from "../billing/seats.ts";
-import { Conflict, Invalid } from "../../errors.ts";
+import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import type { Org, Role, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
@@ -45,15 +45,31 @@ export async function insertUser(
   return user;
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * Validates a person's name: 1–100 characters, no control characters, no `<` or `>`. Why the
+ * brackets: the name is the author of the person's API commits, and git's ident format
+ * (`Name <email> time zone`) has no way to hold them (fsck `badName`); a name accepted here
+ * made every later commit of that person a 400 (issue 25 row 14). Names stored before this
+ * rule are made safe when a commit is written (repos/commits.ts gitIdentName).
+ */
+export function checkPersonName(value: unknown): string {
+  const name = typeof value === "string" ? value.trim() : "";
+  if (!name || name.length > 100 || CONTROL.test(name) || /[<>]/.test(name)) throw Invalid("invalid name: 1-100 characters, no control characters, no < or >");
+  return name;
+}
+
 /** `svc user-create`: a confirmed account, the org (created if missing) and the membership. */
 export async function createUserWithOrg(
   ctx: Ctx,
   input: { org: string; email: string; name: string; password: string; role: string; handle?: string },
 ): Promise<User> {
   if (!isEmail(input.email)) throw Invalid("invalid email address");
-  if (!input.name.trim() || input.name.length > 100) throw Invalid("invalid name: 1-100 characters");
+  checkPersonName(input.name);
   if (input.password.length < MIN_PASSWORD) throw Invalid(`password must be at least ${MIN_PASSWORD} characters`);
-  if (!ROLES.includes(input.role as Role)) throw Invalid(`role must be one of ${ROLES.join(", ")}`);
+  if (!ROLES.includes(input.role as Role)) throw Unprocessable(`role must be one of ${ROLES.join(", ")}`);
   const orgName = checkNamespaceName(input.org);
   if (input.handle !== undefined) checkNamespaceName(input.handle);
   const passwordHash = await hashPassword(input.password);
@@ -72,7 +88,7 @@ export async function createUserWithOrg(
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
     await store.addMembership(tx, org.id, user.id, input.role as Role, now());
-    await seatsChanged(tx, org.id);
+    await seatsChanged(ctx, tx, org.id);
     return user;
   });
 }

@@ -160,13 +160,20 @@ export function hashPassword(password: string): Promise<string> {
 /** argon2id at the OWASP baseline (19 MiB, 2 passes): strong, and many logins at once stay affordable. */
 const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
+/** The longest sign-in fields considered (characters); longer ones fail like a wrong password. */
+export const LOGIN_FIELD_LIMITS = { email: 254, password: 1024 } as const;
+
 /**
  * POST /v1/auth/login: checks email + password. Every failure, a body of any other shape
  * included, is the same 401 with the same work done.
  */
 export async function login(ctx: Ctx, input: unknown, source = "unknown"): Promise<{ user: User; sessionSecret: string }> {
   const fail = () => Unauthorized("invalid email or password");
-  const body: LoginRequest = Value.Check(LoginRequest, input) ? input : { email: "", password: "" };
+  // Why the caps: no address is longer than 254 characters (RFC 5321's path limit) and no
+  // password longer than 1,024 (checkPassword); a longer field is an unusable body, answered
+  // like any other, and never becomes a throttle key or a hash input (issue 25 row 7).
+  const usable = Value.Check(LoginRequest, input) && input.email.length <= LOGIN_FIELD_LIMITS.email && input.password.length <= LOGIN_FIELD_LIMITS.password;
+  const body: LoginRequest = usable ? (input as LoginRequest) : { email: "", password: "" };
   const address = body.email.trim();
   const pw = body.password;
   // Why before the lookup: a source or account that must wait costs no password hash (throttle.ts).

@@ -65,6 +65,25 @@ export function splitPath(path: unknown, field = "path"): string[] {
   return parts;
 }
 
+/** The operations SPEC §2.3 knows, by `op`. */
+export const OPERATION_KINDS = ["put", "put_base64", "delete"] as const;
+
+/**
+ * 422 for an operation whose `op` is a string outside OPERATION_KINDS (SPEC §7: a value outside an
+ * enumeration), checked on the raw body before the schema would answer it 400. Anything else
+ * malformed is left to the schema.
+ */
+export function checkOperationKinds(body: unknown): void {
+  const ops = (body as { operations?: unknown } | null)?.operations;
+  if (!Array.isArray(ops) || ops.length > MAX_OPERATIONS) return;
+  ops.forEach((o, i) => {
+    const op = (o as { op?: unknown } | null)?.op;
+    if (typeof op === "string" && !OPERATION_KINDS.includes(op as never)) {
+      throw Unprocessable(`operations[${i}].op must be one of ${OPERATION_KINDS.join(", ")}, got ${JSON.stringify(op.slice(0, 40))}`);
+    }
+  });
+}
+
 /**
  * The operations as tree edits, in request order: paths checked, each path at most once, base64
  * decoded. The schema already checked the shapes and the count (at most MAX_OPERATIONS).
@@ -102,6 +121,18 @@ function parseOperations(raw: CommitOperation[]): TreeOp[] {
     }
   }
   return ops;
+}
+
+/**
+ * A name as a git ident can hold it: without `<`, `>` and control characters, trimmed; `fallback`
+ * when nothing is left. For names this server chose (a person's stored name, a token's label),
+ * which may predate the rule that refuses such names (issue 25 row 14); a name the caller sends
+ * as `author` is refused instead (parseIdentity).
+ */
+export function gitIdentName(name: string, fallback: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = name.replace(/[<>\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+  return clean || fallback;
 }
 
 /** The author as git records it: trimmed, not blank, no `<`, `>`, newline or NUL (git's ident rules). */
@@ -158,8 +189,8 @@ export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, 
     const author: Signature = authorIn
       ? { ...authorIn, ...when }
       : person
-        ? { name: person.name, email: person.email, ...when }
-        : { name: actor.kind === "token" ? actor.token.label : "svc", email: `noreply@${host}`, ...when };
+        ? { name: gitIdentName(person.name, person.handle), email: person.email, ...when }
+        : { name: gitIdentName(actor.kind === "token" ? actor.token.label : "svc", "svc"), email: `noreply@${host}`, ...when };
     const committer: Signature = { name: "svc", email: `svc@${host}`, ...when };
     const commitData = serializeCommit({ tree: edited.tree, parents: tip ? [tip] : [], author, committer, message, extraHeaders: [] });
     const commit = hashObject("commit", commitData);

@@ -1,7 +1,7 @@
 // Content reads over JSON: trees, raw blobs, history and single commits (DECISIONS §3).
 import { isTreeMode, parseCommit, parseTag, parseTree, type Commit, type Signature, type TreeEntry } from "../../git/object.ts";
 import { isOid } from "../../git/oid.ts";
-import { findByPrefix, isAbbreviatedOid, parseRevision } from "../../git/rev-parse.ts";
+import { findByPrefix, isAbbreviatedOid, MIN_ABBREV, parseRevision } from "../../git/rev-parse.ts";
 import type { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
@@ -11,13 +11,33 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { Principal } from "../access/principal.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
+import { blobHeader, readBlobOffloaded } from "./blob-read.ts";
 import { splitPath } from "./commits.ts";
 import type { ChangedPath, CommitDetail, CommitList, CommitSummary, Tree } from "./schemas.ts";
 import * as store from "./store.ts";
 
-async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot }> {
+/**
+ * Hex digits an abbreviated id needs from an anonymous caller. Why more than git's 4: every
+ * anonymous lookup is free to repeat, and 16 bits of prefix enumerate a repository's ids in
+ * 65,536 requests; 7 (git's default abbreviation) makes that 268 million. Signed-in callers may
+ * use git's own minimum (MIN_ABBREV): they are accountable and throttled, and an abbreviation only
+ * ever resolves to an object they may read anyway (see resolveRevision).
+ */
+export const ANONYMOUS_MIN_ABBREV = 7;
+
+/** How a caller's revisions are read: the fewest hex digits of an abbreviated id they may use. */
+export interface RevisionOptions {
+  minAbbrev: number;
+}
+
+/** The revision rules for `actor` (anonymous callers need longer abbreviations). */
+export function revisionOptions(actor: Principal): RevisionOptions {
+  return { minAbbrev: actor.kind === "anonymous" ? ANONYMOUS_MIN_ABBREV : MIN_ABBREV };
+}
+
+async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot; opts: RevisionOptions }> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return { repo, snapshot: await openSnapshot(ctx.db.read, ctx.git, repo) };
+  return { repo, snapshot: await openSnapshot(ctx.db.read, ctx.git, repo), opts: revisionOptions(actor) };
 }
 
 /** Peels tags until a commit; null when the object is missing or not a commit. */
@@ -32,12 +52,45 @@ async function peelToCommit(objects: PackSet, oid: Oid): Promise<{ oid: Oid; com
   return null;
 }
 
+/** The index of what the snapshot's tips reach (a server snapshot always has one). */
+async function reachOf(snapshot: RepoSnapshot) {
+  if (!snapshot.reach) throw new Error("a content read needs a snapshot with its reachability index");
+  return snapshot.reach();
+}
+
+/**
+ * The object a hex id names, when the caller may read it through this repository: a full id the
+ * tips reach (a tip itself costs nothing), or the one reachable commit or tag a `minAbbrev`+
+ * digit abbreviation names. Everything else is the 404 of an id that does not exist, so whether
+ * an unreachable object is stored here (a deleted branch, a fork's other work) never shows.
+ */
+async function resolveId(snapshot: RepoSnapshot, hex: string, opts: RevisionOptions, missing: string): Promise<Oid> {
+  const notFound = () => NotFound(missing);
+  if (hex.length === 40) {
+    if (snapshot.refs.some((r) => r.oid === hex)) return hex;
+    if ((await reachOf(snapshot)).contains(hex)) return hex;
+    throw notFound();
+  }
+  if (hex.length < opts.minAbbrev) throw NotFound(`${missing}; abbreviated ids need at least ${opts.minAbbrev} hex digits when not signed in`);
+  const index = await reachOf(snapshot);
+  // Git's "committish" disambiguation: only commits and tags the tips reach count.
+  const match = await findByPrefix(snapshot.objects.packs, hex, async (oid) => {
+    if (!index.contains(oid)) return false;
+    const type = (await snapshot.objects.readHeader(oid))?.type;
+    return type === "commit" || type === "tag";
+  });
+  if (match.tooMany || match.found.length > 1) throw NotFound(`${JSON.stringify(hex)} is ambiguous: more than one object id starts with it; give more digits`);
+  if (!match.found[0]) throw notFound();
+  return match.found[0];
+}
+
 /**
  * Resolves a revision: a full ref, a branch, a tag, HEAD, a commit id or a unique abbreviation of
- * one (4+ hex digits), followed by any `~N` / `^N` ancestry suffixes (git rev-parse). 404 when
- * unknown or ambiguous.
+ * one (see resolveId for ids), followed by any `~N` / `^N` ancestry suffixes (git rev-parse). Names
+ * are the repository's refs, so they need no reachability check, and neither do ancestors of a
+ * reachable commit. 404 when unknown, unreachable or ambiguous.
  */
-export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Promise<{ oid: Oid; commit: Commit }> {
+export async function resolveRevision(snapshot: RepoSnapshot, rev: string, opts: RevisionOptions): Promise<{ oid: Oid; commit: Commit }> {
   const parsed = parseRevision(rev);
   if (!parsed) throw NotFound(`no commit found for ${JSON.stringify(rev)}`);
   const { base, steps } = parsed;
@@ -45,12 +98,8 @@ export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Prom
   let oid: Oid | undefined;
   if (base === "HEAD") oid = snapshot.head ? byName(snapshot.head) : undefined;
   else if (base.startsWith("refs/")) oid = byName(base);
-  else oid = byName(`refs/heads/${base}`) ?? byName(`refs/tags/${base}`) ?? (isOid(base) ? base : undefined);
-  if (oid === undefined && isAbbreviatedOid(base)) {
-    const matches = findByPrefix(snapshot.objects, base);
-    if (matches.length > 1) throw NotFound(`${JSON.stringify(base)} is ambiguous: more than one object id starts with it; give more digits`);
-    oid = matches[0];
-  }
+  else oid = byName(`refs/heads/${base}`) ?? byName(`refs/tags/${base}`);
+  if (oid === undefined && isAbbreviatedOid(base)) oid = await resolveId(snapshot, base.toLowerCase(), opts, `no commit found for ${JSON.stringify(rev)}`);
   let found = oid ? await peelToCommit(snapshot.objects, oid) : null;
   for (const step of steps) {
     if (!found || step.parent === 0) continue;
@@ -62,18 +111,27 @@ export async function resolveRevision(snapshot: RepoSnapshot, rev: string): Prom
 }
 
 /**
- * A commit named by its id: full, or a unique abbreviation (4+ hex digits), optionally with
- * `~N` / `^N` suffixes. Branch and tag names and non-commit objects are 404 here.
+ * A commit named by its id: full, or a unique abbreviation, optionally with `~N` / `^N` suffixes;
+ * only ids the repository's tips reach (resolveId). Branch and tag names and non-commit objects
+ * are 404 here.
  */
-export async function resolveCommitId(snapshot: RepoSnapshot, sha: string): Promise<{ oid: Oid; commit: Commit }> {
+export async function resolveCommitId(snapshot: RepoSnapshot, sha: string, opts: RevisionOptions): Promise<{ oid: Oid; commit: Commit }> {
   const parsed = parseRevision(sha);
   if (!parsed || !isAbbreviatedOid(parsed.base)) throw NotFound("commit not found");
-  const base = parsed.base.toLowerCase();
-  const matches = isOid(base) ? [base] : findByPrefix(snapshot.objects, base);
-  if (matches.length > 1) throw NotFound(`${JSON.stringify(parsed.base)} is ambiguous: more than one object id starts with it; give more digits`);
-  const head = matches[0] ? await snapshot.objects.readHeader(matches[0]) : null;
+  const oid = await resolveId(snapshot, parsed.base.toLowerCase(), opts, "commit not found");
+  const head = await snapshot.objects.readHeader(oid);
   if (head?.type !== "commit") throw NotFound("commit not found");
-  return resolveRevision(snapshot, `${matches[0]}${sha.slice(parsed.base.length)}`);
+  return resolveRevision(snapshot, `${oid}${sha.slice(parsed.base.length)}`, opts);
+}
+
+/**
+ * 404 unless `sha` (a full id) names a commit the caller may read through the repository. Pages
+ * at a full commit id check this before answering 304 to a validator: a commit that stopped being
+ * reachable is gone for every later view, cached or not.
+ */
+export async function requireCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<Oid> {
+  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  return (await resolveCommitId(snapshot, sha, opts)).oid;
 }
 
 /** The tree entry at `parts` under `tree` (null when absent); an empty path is the root. */
@@ -101,8 +159,8 @@ function typeOfMode(mode: string): "tree" | "blob" | "commit" {
 
 /** GET …/tree/{ref}?path= */
 export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<Tree> {
-  const { snapshot } = await readable(ctx, actor, orgName, repoName);
-  const { oid, commit } = await resolveRevision(snapshot, ref);
+  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { oid, commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   const at = await entryAt(snapshot.objects, commit.tree, parts);
   if (!at) throw NotFound(`no path ${JSON.stringify(parts.join("/"))} at ${ref}`);
@@ -133,8 +191,8 @@ export async function getTreeWindow(
   path: string | undefined,
   window: { offset: number; limit: number; pick?: string[] },
 ): Promise<Tree & { total: number; picked: Tree["entries"] }> {
-  const { snapshot } = await readable(ctx, actor, orgName, repoName);
-  const { oid, commit } = await resolveRevision(snapshot, ref);
+  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { oid, commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   const at = await entryAt(snapshot.objects, commit.tree, parts);
   if (!at) throw NotFound(`no path ${JSON.stringify(parts.join("/"))} at ${ref}`);
@@ -173,18 +231,46 @@ export function guessContentType(name: string, data: Uint8Array): string {
   return sample.includes(0) ? "application/octet-stream" : "text/plain; charset=utf-8";
 }
 
-/** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
-export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
-  const { snapshot } = await readable(ctx, actor, orgName, repoName);
-  const { commit } = await resolveRevision(snapshot, ref);
+/** The blob entry at `path` of `ref` (404 for a directory, a submodule or nothing). */
+async function blobEntry(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ snapshot: RepoSnapshot; oid: Oid; name: string }> {
+  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   if (!parts.length) throw Invalid("path is required");
   const at = await entryAt(snapshot.objects, commit.tree, parts);
   if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${orgName}/repos/${repoName}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
   if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
-  const obj = await snapshot.objects.read(at.oid);
+  return { snapshot, oid: at.oid, name: parts[parts.length - 1]! };
+}
+
+/** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
+export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+  // Off the event loop when big or deep, like the pages' reads (issue 25 row 4).
+  const obj = await readBlobOffloaded(ctx, snapshot.objects, oid);
   if (!obj) throw NotFound("blob missing");
-  return { oid: at.oid, data: obj.data, contentType: guessContentType(parts[parts.length - 1]!, obj.data) };
+  return { oid, data: obj.data, contentType: guessContentType(name, obj.data) };
+}
+
+/**
+ * A blob as the web pages read it: its id and size first (no bytes read), then `read()` for
+ * the bytes, resolved off the event loop when big or deep (blob-read.ts). A page decides from
+ * the size whether to read at all (issue 25 row 4: a view of a 1 GiB blob read it whole first).
+ */
+export async function statBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+  const head = await blobHeader(snapshot.objects, oid);
+  if (!head) throw NotFound("blob missing");
+  return {
+    oid,
+    size: head.size,
+    name,
+    read: async () => {
+      const obj = await readBlobOffloaded(ctx, snapshot.objects, oid);
+      if (!obj) throw NotFound("blob missing");
+      return obj.data;
+    },
+  };
 }
 
 function person(s: Signature) {
@@ -217,15 +303,19 @@ export async function listCommits(
   repoName: string,
   q: { ref?: string; path?: string; limit?: string; cursor?: string },
 ): Promise<CommitList> {
-  const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
+  const { repo, snapshot, opts } = await readable(ctx, actor, orgName, repoName);
   const { limit, after } = parsePage(q, isHistoryKey);
   const parts = pathParts(q.path);
   let start: Oid;
   let skip = 0;
-  if (after) [start, skip] = after;
-  else {
+  if (after) {
+    [start, skip] = after;
+    // Why: a cursor is the caller's text; one naming any stored commit would list history the
+    // tips no longer reach (a deleted branch, a fork's other work), so it is held to the same rule.
+    await resolveId(snapshot, start, opts, "the history this cursor continues is no longer in the repository; start again without a cursor");
+  } else {
     const rev = q.ref ?? repo.defaultBranch;
-    const head = await resolveRevision(snapshot, rev).catch((e) => {
+    const head = await resolveRevision(snapshot, rev, opts).catch((e) => {
       if (!q.ref && e instanceof Error) return null; // an empty repository has no history
       throw e;
     });
@@ -319,8 +409,8 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
 export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<CommitDetail> {
-  const { repo, snapshot } = await readable(ctx, actor, orgName, repoName);
-  const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha);
+  const { repo, snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha, opts);
   sha = resolved;
   let parentTree: Oid | null = null;
   if (c.parents.length) {

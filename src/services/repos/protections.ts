@@ -1,6 +1,7 @@
 // Branch protections: the one enforcement point for git push, the ref API and the commit API
 // (DECISIONS §3). Management routes live with the content API.
 import { checkRefFormat } from "../../git/ref-name.ts";
+import { globMatch } from "../../util/glob.ts";
 import { ZERO_OID } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import type { Repo } from "../../db/schema/index.ts";
@@ -16,10 +17,13 @@ import { auditActor, recordAudit } from "../audit/record.ts";
 /** Where a ref update comes from; only the lander may move a require_change branch. */
 export type UpdateSource = "push" | "ref-api" | "commit-api" | "lander";
 
-/** Whether a branch name matches a protection pattern (`*` matches within one path segment). */
+/**
+ * Whether a branch name matches a protection pattern: `*` within one path segment, `**` across
+ * segments, as in workflow branch filters. Why the shared matcher (src/util/glob.ts): a RegExp
+ * built from `*a*a*a*a*a*a*a*a*a*a*b` backtracked for seconds on a push to a 40-character name.
+ */
 export function matchesPattern(pattern: string, branch: string): boolean {
-  const re = new RegExp(`^${pattern.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
-  return re.test(branch);
+  return globMatch(pattern, branch);
 }
 
 /** The rule protecting `ref` (a branch), if any: an exact pattern wins over a wildcard. */
@@ -51,13 +55,16 @@ export function refPolicy(repo: Repo, source: UpdateSource): RefPolicy {
   return async (tx) => {
     const rules = await store.protectionsOf(tx, repo.id);
     if (!rules.length) return () => null;
+    // The names as they are now (a rename since the write began shows the new address).
+    const names = await store.repoWithOrg(tx, repo.id);
+    const changes = `POST /v1/orgs/${names?.org.name ?? "{org}"}/repos/${names?.repo.name ?? repo.name}/changes`;
     return (update, current) => {
       const rule = ruleFor(rules, update.ref);
       if (!rule) return null;
       const branch = update.ref.slice("refs/heads/".length);
       if (update.newOid === ZERO_OID) return rule.allowDeletion ? null : `protected branch ${branch}: deletion is not allowed`;
       if (rule.requireChange && source !== "lander") {
-        return `protected branch ${branch}: direct updates are refused; land your commits through a change (POST /v1/orgs/{org}/repos/{repo}/changes)`;
+        return `protected branch ${branch}: direct updates are refused; land your commits through a change (${changes})`;
       }
       if (current !== null && !rule.allowForcePush) {
         if (update.fastForward === false) return `protected branch ${branch}: force push is not allowed`;

@@ -6,6 +6,7 @@ import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../err
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
+import { firstUnreachableNamed } from "../git/reach.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "./protections.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
@@ -50,7 +51,9 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
   checkName(name);
   const hasExpected = body.expected !== undefined;
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const header = await snapshot.objects.readHeader(body.target);
+  // A fork may point a ref only at what it reaches (services/git/reach.ts): the same answer as a missing object.
+  const named = await firstUnreachableNamed(snapshot, repo.id, { tips: [body.target] });
+  const header = named ? null : await snapshot.objects.readHeader(body.target);
   const allowed = name.startsWith("refs/tags/") ? header?.type === "commit" || header?.type === "tag" : header?.type === "commit";
   if (!header) throw Unprocessable(`object ${body.target} does not exist in this repository`);
   if (!allowed) throw Unprocessable(`object ${body.target} is a ${header.type}; ${name.startsWith("refs/tags/") ? "a tag needs a commit or tag object" : "a ref needs a commit"}`);

@@ -5,7 +5,7 @@ import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
 import { getRepo, type RepoBody } from "../repos/repos.ts";
-import { getRun, jobLogSince, listRuns, requireJob } from "../ci/runs.ts";
+import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
 import type { Run } from "../ci/schemas.ts";
 
 /** Run and job states that do not change any more. */
@@ -71,7 +71,7 @@ export async function logSince(ctx: Ctx, actor: Principal, orgName: string, repo
     verdict: job.verdict,
     error: job.error,
     finished: FINISHED_STATES.includes(job.state),
-    steps: job.spec.steps.map((s, i) => ({ name: s.name, state: job.steps[i]?.state ?? "pending", exit_code: job.steps[i]?.exit_code ?? null })),
+    steps: shownSteps(job),
     text: new TextDecoder().decode(bytes),
     next,
     more: next < job.logSize,

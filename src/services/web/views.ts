@@ -11,7 +11,7 @@ import type { FileDiffs } from "../changes/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
 import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getBlob, getTreeWindow, listCommits } from "../repos/content.ts";
+import { getTreeWindow, guessContentType, listCommits, statBlob } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
 /** The signed-in person a page is drawn for. */
@@ -102,6 +102,20 @@ export interface RepoFrame {
   choices: RefChoice[];
   ref: ShownRef;
   path: string;
+  /** A sentence the page shows above its content (the default branch is missing), or null. */
+  notice?: string | null;
+}
+
+/**
+ * The ref a page without one shows: the default branch, or when that does not exist (a repository
+ * whose first push predates DECISIONS §5, or whose default was deleted) an existing branch
+ * (`main`, `master`, then the first by name), else the first tag. Null: show the default (the
+ * repository is empty, or the default exists).
+ */
+export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefChoice | null {
+  const branches = choices.filter((c) => c.kind === "branch");
+  if (!choices.length || branches.some((b) => b.name === defaultBranch)) return null;
+  return branches.find((b) => b.name === "main") ?? branches.find((b) => b.name === "master") ?? branches[0] ?? choices[0]!;
 }
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
@@ -113,8 +127,17 @@ export async function repoFrame(ctx: Ctx, actor: Principal, orgName: string, rep
     if (r.name.startsWith("refs/heads/")) choices.push({ kind: "branch", name: r.name.slice(11) });
     else if (r.name.startsWith("refs/tags/")) choices.push({ kind: "tag", name: r.name.slice(10) });
   }
-  const split = rest.length ? splitRefPath(choices, rest) : { ref: { short: repo.default_branch, full: `refs/heads/${repo.default_branch}` }, path: "" };
-  return { repo, choices, ...split };
+  if (rest.length) return { repo, choices, ...splitRefPath(choices, rest), notice: null };
+  // Never a 404 for a repository that has content: a missing default falls back, and says so.
+  const fallback = fallbackRef(choices, repo.default_branch);
+  if (!fallback) return { repo, choices, ref: { short: repo.default_branch, full: `refs/heads/${repo.default_branch}` }, path: "", notice: null };
+  return {
+    repo,
+    choices,
+    ref: { short: fallback.name, full: `refs/${fallback.kind === "branch" ? "heads" : "tags"}/${fallback.name}` },
+    path: "",
+    notice: `The default branch ${repo.default_branch} does not exist; showing ${fallback.kind} ${fallback.name}.${repo.viewer_admin ? ` Push ${repo.default_branch}, or make ${fallback.name} the default (PATCH /v1/orgs/${repo.org}/repos/${repo.name} {"default_branch":"${fallback.name}"}).` : ""}`,
+  };
 }
 
 /** README names looked for in a directory, in order. */
@@ -141,21 +164,25 @@ export async function treeView(
   for (const name of README_NAMES) {
     const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
+    // The size comes from the listing: a README too big to show is never read.
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
-    const blob = await getBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
-    readme = { path: e.path, text: new TextDecoder().decode(blob.data) };
+    const blob = await statBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
+    if (blob.size > INLINE_FILE_LIMIT) break;
+    readme = { path: e.path, text: new TextDecoder().decode(await blob.read()) };
     break;
   }
   return { tree: { ...tree, offset }, readme };
 }
 
-/** A file: its bytes (for the page, text when it is text). */
+/** A file: its size, and its text when it is text small enough to show (a bigger file is never read). */
 export async function fileView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
   if (!frame.path) throw NotFound("no file named");
-  const blob = await getBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
-  const binary = blob.data.subarray(0, 8000).includes(0);
-  const text = binary || blob.data.byteLength > INLINE_FILE_LIMIT ? null : new TextDecoder().decode(blob.data);
-  return { oid: blob.oid, size: blob.data.byteLength, text, contentType: blob.contentType };
+  const blob = await statBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
+  // Why size first: a view of a 1 GiB blob read it whole before deciding not to show it (issue 25 row 4).
+  if (blob.size > INLINE_FILE_LIMIT) return { oid: blob.oid, size: blob.size, text: null, contentType: guessContentType(blob.name, new Uint8Array(0)) };
+  const data = await blob.read();
+  const binary = data.subarray(0, 8000).includes(0);
+  return { oid: blob.oid, size: data.byteLength, text: binary ? null : new TextDecoder().decode(data), contentType: guessContentType(blob.name, data) };
 }
 
 /** History at the frame's ref, filtered by its path when it has one. */

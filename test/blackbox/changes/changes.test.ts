@@ -354,7 +354,7 @@ describe("bad input", () => {
 });
 
 describe("a change from a fork", () => {
-  test("lands into the parent by fast-forward and by merge: the fork's packs are shared, the parent clones whole", async () => {
+  test("lands into the parent by fast-forward and by merge: the landing brings a pack of what it needs, the parent clones whole", async () => {
     const { repo, dir, main } = await seeded("upstream");
     const api = caller(w.server, w.owner.token);
     expect((await api.post(`/v1/orgs/${ORG}/repos/upstream/forks`, { org: ORG, name: "downstream" })).status).toBe(202);

@@ -292,6 +292,10 @@ describe("receivers on private addresses (DECISIONS §4)", () => {
     expectError(await caller(strict, o).post(path, { url: "http://169.254.169.254/latest/meta-data/" }), 400, "link-local");
     expectError(await caller(strict, o).post(path, { url: "http://[::1]:8080/x" }), 400, "loopback");
     expectError(await caller(strict, o).post(path, { url: "http://[::ffff:127.0.0.1]/x" }), 400, "loopback");
+    // Issue 25 row 12: the IPv4-translated form (::ffff:0:0:0/96) and other special-purpose IPv6 blocks.
+    expectError(await caller(strict, o).post(path, { url: "http://[::ffff:0:7f00:1]/" }), 400, "IPv4-translated");
+    expectError(await caller(strict, o).post(path, { url: "http://[64:ff9b:1::a00:1]/" }), 400, "translation");
+    expectError(await caller(strict, o).post(path, { url: "http://[5f00::1]/" }), 400, "segment routing");
     expectError(await caller(strict, o).post(path, { url: "http://localhost:9/x" }), 400, "loopback");
     expectError(await caller(strict, o).post(path, { url: "http://0x7f000001/x" }), 400, "loopback");
   }, T);

@@ -453,6 +453,8 @@ describe("origins on private addresses", () => {
     expectError(await post(`${backend.url}/x.git`), 400, "loopback address");
     expectError(await post("http://169.254.169.254/latest.git"), 400, "link-local");
     expectError(await post("http://[fd00::1]/x.git"), 400, "unique local");
+    // Issue 25 row 12: the IPv4-translated form of 127.0.0.1.
+    expectError(await post("http://[::ffff:0:7f00:1]/x.git"), 400, "IPv4-translated");
     await using allowed = await startServer({ env: { SVC_MIRROR_ALLOW_PRIVATE: "1" } });
     const a = await person(allowed, "ok", "owner@ok.test", "owner");
     expect((await caller(allowed, a).post("/v1/orgs/ok/repos", { name: "m", kind: "mirror", origin_url: `${backend.url}/x.git` })).status).toBe(201);

@@ -3,7 +3,7 @@
 // directory, and revisions written the way git users write them (abbreviated ids, ~N, ^).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { client, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, createRepo, gitSandbox, initRepo, repoUrl, setupOwner, type GitSandbox, type OrgOwner } from "../../helpers/git.ts";
+import { commitFiles, createRepo, gitSandbox, importHistory, initRepo, repoUrl, setupOwner, type GitSandbox, type OrgOwner } from "../../helpers/git.ts";
 
 let server: RunningServer;
 let g: GitSandbox;
@@ -154,12 +154,11 @@ describe("revisions as git users write them", () => {
   });
 
   test("an ambiguous abbreviation is refused and says so", async () => {
-    // Enough blobs that two share their first four hex digits.
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 1500; i++) files[`many/f${i}.txt`] = `file ${i}\n`;
-    await commitFiles(g, work, files, "many files");
-    await g.ok(["push", "-q", repoUrl(server, "stuck", "app", owner.token), "main"], { cwd: work });
-    const oids = (await g.ok(["rev-list", "--objects", "--all"], { cwd: work })).split("\n").map((l) => l.slice(0, 40));
+    // Abbreviations name commits and tags (docs/architecture.md "Reachability is the boundary"):
+    // enough commits that two share their first four hex digits (a signed-in caller may use 4).
+    await importHistory(g, work, { ref: "refs/heads/many", count: 1500, from: "refs/heads/main^0", label: "many" });
+    await g.ok(["push", "-q", repoUrl(server, "stuck", "app", owner.token), "many"], { cwd: work });
+    const oids = (await g.ok(["rev-list", "many"], { cwd: work })).split("\n");
     const byPrefix = new Map<string, number>();
     for (const o of oids) byPrefix.set(o.slice(0, 4), (byPrefix.get(o.slice(0, 4)) ?? 0) + 1);
     const shared = [...byPrefix].find(([, n]) => n > 1)![0];

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SETTINGS } from "../../../src/config.ts";
 import { ROOT, cleanEnv, runSvc, startServer, tempDir } from "../../helpers/server.ts";
 
 /** The non-empty lines of a text. */
@@ -112,12 +113,17 @@ describe("npm scripts", () => {
 });
 
 describe("help", () => {
-  test("svc serve --help points at the settings table and names the variables", async () => {
+  test("svc serve --help prints every setting with its default (issue 24: someone with only the binary has no README)", async () => {
     const r = await runSvc(["serve", "--help"], {});
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("SETTINGS");
-    expect(r.stdout).toContain("Configuration section of README.md");
-    for (const v of ["SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_STORAGE", "SVC_METRICS_TOKEN", "SVC_S3_BUCKET", "SVC_MAIL_TRANSPORT"]) expect(r.stdout).toContain(v);
+    expect(r.stdout).not.toContain("README");
+    const row = (name: string) => r.stdout.split("\n").find((l) => l.trimStart().startsWith(`${name} `))?.trim().split(/\s{2,}/);
+    expect(row("SVC_DATA_DIR")?.slice(0, 2)).toEqual(["SVC_DATA_DIR", "./data"]);
+    expect(row("SVC_HTTP_ADDR")?.slice(0, 2)).toEqual(["SVC_HTTP_ADDR", "127.0.0.1:8080"]);
+    expect(row("SVC_GIT_MAX_PUSH")?.slice(0, 2)).toEqual(["SVC_GIT_MAX_PUSH", "2g"]);
+    expect(row("SVC_RUNNER_CLAIM_WAIT_MS")?.slice(0, 2)).toEqual(["SVC_RUNNER_CLAIM_WAIT_MS", "20000"]);
+    for (const v of SETTINGS) expect({ v, row: row(v)?.length ?? 0 }).toEqual({ v, row: 3 });
   }, 20_000);
 
   test("help read through a pipe has no colour codes", async () => {

@@ -131,13 +131,17 @@ describe("POST /v1/auth/signup", () => {
     expect({ files: mailsTo(mailDir, "nia@example.com").length, queued: queuedTo(server.dataDir, "nia@example.com") }).toEqual({ files: 1, queued: 1 });
     expect({ files: mailsTo(mailDir, "reg@example.com").length, queued: queuedTo(server.dataDir, "reg@example.com") }).toEqual({ files: 0, queued: 0 });
 
-    // The registered account is untouched; the repeats created nothing and took no handle.
+    // The registered accounts are untouched. The repeats took their handles as a new address
+    // would have: a handle left free after a registered address, and taken after a new one, told
+    // anyone which addresses have accounts (issue 25 row 11).
     expect(await loginStatus(server, "reg@example.com", reg.password)).toBe(200);
     expect(await loginStatus(server, "reg@example.com", "the intruder's password")).toBe(401);
     expect(await loginStatus(server, "nia@example.com", "a second password here")).toBe(401);
     expect(await loginStatus(server, "nia@example.com", PASSWORD)).toBe(200);
-    for (const handle of ["reg-again", "nia-again", "nia-upper"]) {
-      expect({ handle, status: (await signup(server, `${handle}@example.com`, handle)).status }).toEqual({ handle, status: 202 });
+    for (const handle of ["reg-again", "nia-again", "nia-upper", "nia"]) {
+      const again = await signup(server, `${handle}-other@example.com`, handle);
+      expect({ handle, status: again.status, body: again.body }).toEqual({ handle, status: 409, body: { error: `the handle ${handle} is taken or reserved` } });
+      expect({ handle, profile: (await client(server).get(`/v1/users/${handle}`)).status }).toEqual({ handle, profile: 200 });
     }
   }, T);
 
@@ -472,5 +476,20 @@ describe("POST /v1/auth/forgot-password and /v1/auth/reset-password", () => {
     const r = await post(server, "/v1/auth/reset-password", { token, new_password: "dex's new password" });
     expectError(r, 401);
     expect(r.cookie).toBeNull();
+  }, T);
+});
+
+describe("issue 25 row 11: no account-existence oracle through handles", () => {
+  test("signup(X, H) then signup(Y, H) answers the same whether X is registered or new", async () => {
+    const registered = await signup(server, "reg@example.com", "oracle-one");
+    const fresh = await signup(server, "never-seen-before@example.com", "oracle-two");
+    expectSameAnswer({ registered }, fresh);
+    const afterRegistered = await signup(server, "y1@example.com", "oracle-one");
+    const afterFresh = await signup(server, "y2@example.com", "oracle-two");
+    expect([afterRegistered.status, afterFresh.status]).toEqual([409, 409]);
+    expect(afterRegistered.text.replace("oracle-one", "H")).toBe(afterFresh.text.replace("oracle-two", "H"));
+    const [a, b] = [await client(server).get("/v1/users/oracle-one"), await client(server).get("/v1/users/oracle-two")];
+    const shape = (p: any) => ({ ...p, handle: "H", created_at: 0 });
+    expect(shape(a.body)).toEqual(shape(b.body));
   }, T);
 });

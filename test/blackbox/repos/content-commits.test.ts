@@ -360,7 +360,8 @@ describe("commit API: rejected requests write nothing", () => {
     ["operations not a list", { ...ok, operations: { op: "put", path: "x", content: "x" } }, 400],
     ["duplicate paths", { ...ok, operations: [put("x", "1"), put("x", "2")] }, 400],
     ["put and delete of one path", { ...ok, operations: [put("a", "1"), del("a")] }, 400],
-    ["unknown op", { ...ok, operations: [{ op: "rename", path: "a", content: "b" }] }, 400],
+    // A value outside the enumeration of ops (SPEC §7: 422, not a malformed request).
+    ["unknown op", { ...ok, operations: [{ op: "rename", path: "a", content: "b" }] }, 422],
     ["put without content", { ...ok, operations: [{ op: "put", path: "x" }] }, 400],
     ["put with non-string content", { ...ok, operations: [{ op: "put", path: "x", content: 5 }] }, 400],
     ["missing message", { operations: [put("x", "x")] }, 400],

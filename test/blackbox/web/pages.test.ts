@@ -2,6 +2,8 @@
 // value is escaped, sign-in and sign-out are forms protected against cross-site posts, and a
 // page hides exactly what the API hides.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { startServer, createUser, login, client, type RunningServer } from "../../helpers/server.ts";
 import { commitFiles, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 
@@ -39,7 +41,14 @@ function csrfOf(page: string): string {
 beforeAll(async () => {
   server = await startServer();
   g = gitSandbox("svc-web-");
-  const u = await createUser(server, { org: "webco", email: "owner@webco.example", name: HOSTILE_NAME });
+  const u = await createUser(server, { org: "webco", email: "owner@webco.example", name: "Web Owner" });
+  // Names may no longer hold < or > (issue 25 row 14); one stored before that rule still shows as text.
+  const db = new Database(join(server.dataDir, "svc.db"));
+  try {
+    db.run("UPDATE users SET name = ? WHERE email = ?", [HOSTILE_NAME, "owner@webco.example"]);
+  } finally {
+    db.close();
+  }
   const cookie = await login(server, u.email, u.password);
   const { token } = await mintTokenWithId(server, cookie, "webco", { scopes: ["repo:write"], label: "web" });
   owner = { cookie, token, email: u.email, password: u.password };

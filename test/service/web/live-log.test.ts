@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { resolveCaller } from "../../../src/http/principal.ts";
-import { LIMITS, logStream, openLiveLogs, type StreamLimits } from "../../../src/http/routes/web/ci-events.ts";
+import { LIMITS, logStream, openLiveLogs, type StreamLimits } from "../../../src/http/web/ci/live-log.ts";
 import { openContext } from "../../../src/runtime.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import { runTrigger } from "../../../src/services/ci/trigger.ts";

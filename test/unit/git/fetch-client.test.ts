@@ -154,9 +154,9 @@ describe("fetch client refusals", () => {
     const url = `${locked.url}/origin.git`;
     const none = await openRemote(url, opts()).catch((e) => e);
     expect(none).toBeInstanceOf(FetchError);
-    expect({ kind: none.kind, message: none.message }).toEqual({ kind: "auth", message: "origin requires credentials (HTTP 401)" });
+    expect({ kind: none.kind, message: none.message }).toEqual({ kind: "auth", message: "origin answered HTTP 401 without credentials: the repository may not exist (check the URL), or it is private and the mirror needs credentials" });
     const wrong = await openRemote(url, opts({ auth: { kind: "basic", username: "mirror", password: "nope" } })).catch((e) => e);
-    expect({ kind: wrong.kind, message: wrong.message }).toEqual({ kind: "auth", message: "origin refused the credentials (HTTP 401)" });
+    expect({ kind: wrong.kind, message: wrong.message }).toEqual({ kind: "auth", message: "origin refused the credentials (HTTP 401): they may be wrong or lack access, or the repository may not exist; check the URL" });
     const ok = await openRemote(url, opts({ auth: { kind: "basic", username: "mirror", password: "s3cret" } }));
     expect(ok.refs.length).toBe(Object.keys(originRefs(origin)).length);
   }, T);

@@ -36,9 +36,14 @@ export class FsckOracle {
     return oid;
   }
 
-  /** Runs `git fsck --strict` over everything written; the verdict per object id. */
-  fsck(): Map<string, GitVerdict> {
-    const r = gitStatus(this.dir, ["fsck", "--strict", "--no-dangling", "--no-progress", "--no-reflogs"]);
+  /**
+   * Runs `git fsck` over everything written; the verdict per object id. With `levels`, git's
+   * severities are set per message id (`fsck.<id>=error|warn|ignore`, not strict): git then
+   * goes on past a warning as svc does. Without, `--strict` (every problem is an error).
+   */
+  fsck(levels?: Record<string, "error" | "warn" | "ignore">): Map<string, GitVerdict> {
+    const config = Object.entries(levels ?? {}).flatMap(([id, level]) => ["-c", `fsck.${id}=${level}`]);
+    const r = gitStatus(this.dir, [...config, "fsck", ...(levels ? [] : ["--strict"]), "--no-dangling", "--no-progress", "--no-reflogs"]);
     const out = new Map<string, GitVerdict>();
     const verdict = (oid: string) => {
       let v = out.get(oid);

@@ -2,8 +2,8 @@
 // every message id svc refuses with, the .gitmodules rules, and a seeded differential run over
 // generated objects where svc must refuse exactly what git refuses, naming one of git's ids.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FsckError, FsckSession, fsckObject, fsckObjects, readGitmodules, submoduleNameOk, submoduleUrlOk, type FsckMsgId } from "../../../src/git/fsck.ts";
-import { BLOB, BLOB_OID, COMMIT, COMMIT_OID, DIFFERENTIAL_CASES, differential, ours, SUBTREE, SUBTREE_OID, tree } from "../../fuzz/fsck-differential.ts";
+import { FSCK_RULES, FsckError, FsckSession, FsckWarnings, fsckObject, fsckObjects, readGitmodules, submoduleNameOk, submoduleUrlOk, type FsckMsgId } from "../../../src/git/fsck.ts";
+import { BLOB, BLOB_OID, COMMIT, COMMIT_OID, DIFFERENTIAL_CASES, differential, judge, ours, SUBTREE, SUBTREE_OID, tree } from "../../fuzz/fsck-differential.ts";
 import { validateObject } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import type { ObjectReader, ObjectType, Oid, RawObject } from "../../../src/git/types.ts";
@@ -34,7 +34,7 @@ afterAll(() => dir.cleanup());
 
 const ident = (s: string) => enc(`tree ${SUBTREE_OID}\nauthor ${s}\ncommitter C <c@example.com> 1 +0000\n\nm\n`);
 
-/** [name, type, bytes, the id git and svc refuse with (null: accepted)]. */
+/** [name, type, bytes, the id git --strict reports (null: none); svc refuses or warns as FSCK_RULES says]. */
 const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
   // trees
   ["a plain tree", "tree", tree([["100644", "a", BLOB_OID], ["40000", "b", SUBTREE_OID], ["160000", "c", COMMIT_OID], ["120000", "d", BLOB_OID], ["100755", "e", BLOB_OID]]), null],
@@ -102,8 +102,8 @@ const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
   ["ident: an empty name", "commit", ident(" <a@b> 1 +0000"), null],
   // tags
   ["a plain tag", "tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v1.0\ntagger T <t@x> 1 +0000\n\nrelease\n`), null],
-  ["a tag without a tagger (very old git)", "tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v1.0\n\nold\n`), null],
-  ["a tag named like no ref (only info in git)", "tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v..1\ntagger T <t@x> 1 +0000\n\nm\n`), null],
+  ["a tag without a tagger (very old git)", "tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v1.0\n\nold\n`), "missingTaggerEntry"],
+  ["a tag named like no ref (only info in git)", "tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v..1\ntagger T <t@x> 1 +0000\n\nm\n`), "badTagName"],
   ["a tag without an object line", "tag", enc(`type commit\ntag v1\ntagger T <t@x> 1 +0000\n\nm\n`), "missingObject"],
   ["a tag with a bad object id", "tag", enc(`object 12345\ntype commit\ntag v1\ntagger T <t@x> 1 +0000\n\nm\n`), "badObjectSha1"],
   ["a tag without a type line", "tag", enc(`object ${COMMIT_OID}\ntag v1\ntagger T <t@x> 1 +0000\n\nm\n`), "missingTypeEntry"],
@@ -128,30 +128,56 @@ describe("one object at a time, as git fsck --strict sees it", () => {
   });
 
   for (const [name, type, data, expected] of CASES) {
-    test(`${type}: ${name} → ${expected ?? "accepted"}`, () => {
+    const verdict = expected === null ? "accepted" : FSCK_RULES[expected] === "refuse" ? `refused (${expected})` : `accepted with a warning (${expected})`;
+    test(`${type}: ${name} → ${verdict}`, () => {
       const git = verdicts.get(hashObject(type, data));
-      // The oracle agrees with the table (so the table is git's behaviour, not our guess) …
-      if (expected) expect([...(git?.errors ?? [])]).toContain(PARSER_LEVEL.has(expected) && git?.errors.has("unparsable") ? "unparsable" : expected);
-      else expect([...(git?.errors ?? [])]).toEqual([]);
-      // … and svc gives the same answer.
-      expect(ours(type, data)).toBe(expected);
+      const found = [...(git?.errors ?? []), ...(git?.warnings ?? [])];
+      // The oracle agrees with the table (so the id is git's, not our guess) …
+      if (expected) expect(found).toContain(PARSER_LEVEL.has(expected) && git?.errors.has("unparsable") ? "unparsable" : expected);
+      else expect(found).toEqual([]);
+      // … and svc refuses it or warns about it as FSCK_RULES says.
+      const mine = judge(type, data);
+      if (expected && FSCK_RULES[expected] === "refuse") expect(mine.refused).toBe(expected);
+      else {
+        expect(mine.refused).toBeNull();
+        expect([...mine.warned]).toEqual(expected ? [expected] : []);
+      }
     });
   }
+
+  test("every message id has a verdict, and the refused ones are the corrupt and the dangerous", () => {
+    const refused = Object.entries(FSCK_RULES).filter(([, v]) => v === "refuse").map(([k]) => k);
+    for (const id of ["hasDot", "hasDotdot", "hasDotgit", "fullPathname", "gitmodulesName", "gitmodulesUrl", "gitmodulesSymlink", "gitattributesLineLength", "badTree", "nulInHeader"]) expect(refused).toContain(id);
+    for (const id of ["zeroPaddedFilemode", "badFilemode", "missingTaggerEntry", "badTimezone", "badDate", "missingSpaceBeforeDate"]) expect(FSCK_RULES[id as FsckMsgId]).toBe("warn");
+  });
 
   test("the refusal reads like git's: object <oid>: <id>: <what>", () => {
     const data = tree([["100644", ".git", BLOB_OID]]);
     expect(() => fsckObject("tree", data)).toThrow(`object ${hashObject("tree", data)}: hasDotgit: contains '.git'`);
   });
 
-  test("validateObject (what the indexer runs on every object) refuses with git's id first", () => {
-    expect(() => validateObject("tree", tree([["100644", "a", BLOB_OID], ["100644", "a", BLOB_OID]]))).toThrow(/duplicateEntries/);
-    expect(() => validateObject("commit", ident("A 1 +0000"))).toThrow(/missingEmail/);
-    expect(() => validateObject("tree", tree([["040000", "d", SUBTREE_OID]]))).toThrow(/zeroPaddedFilemode/);
+  test("a refusal wins over the warnings of the same tree; the warnings read like git's", () => {
+    expect(ours("tree", tree([["040000", ".git", SUBTREE_OID]]))).toBe("hasDotgit");
+    const warnings = new FsckWarnings(2);
+    for (const name of ["a", "b", "c"]) fsckObject("tree", tree([["040000", name, SUBTREE_OID]]), null, warnings);
+    fsckObject("tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v1.0\n\nold\n`), null, warnings);
+    expect(warnings.counts).toEqual(new Map<FsckMsgId, number>([["zeroPaddedFilemode", 3], ["missingTaggerEntry", 1]]));
+    const lines = warnings.lines();
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toBe(`warning: object ${hashObject("tree", tree([["040000", "a", SUBTREE_OID]]))}: zeroPaddedFilemode: contains zero-padded file modes`);
+    expect(lines[2]).toContain("zeroPaddedFilemode ×3, missingTaggerEntry ×1");
   });
 
-  test("modes: git's historical 100664 is accepted (info in git); any other odd mode is refused (svc is stricter)", () => {
-    expect(ours("tree", tree([["100664", "a", BLOB_OID]]))).toBeNull();
-    expect(ours("tree", tree([["100600", "a", BLOB_OID]]))).toBe("badFilemode");
+  test("validateObject (what the indexer runs on every object) refuses with git's id first", () => {
+    expect(() => validateObject("tree", tree([["100644", "a", BLOB_OID], ["100644", "a", BLOB_OID]]))).toThrow(/duplicateEntries/);
+    expect(() => validateObject("tree", tree([["100644", "a/b", BLOB_OID]]))).toThrow(/fullPathname/);
+    expect(() => validateObject("tree", tree([["040000", "d", SUBTREE_OID]]))).not.toThrow();
+    expect(() => validateObject("commit", ident("A 1 +0000"))).not.toThrow();
+  });
+
+  test("modes: git's historical 100664 is accepted silently; any other odd mode with badFilemode (info in git)", () => {
+    expect(judge("tree", tree([["100664", "a", BLOB_OID]]))).toEqual({ refused: null, warned: new Set() });
+    expect(judge("tree", tree([["100600", "a", BLOB_OID]]))).toEqual({ refused: null, warned: new Set(["badFilemode"]) });
     oracle.write("tree", tree([["100600", "a", BLOB_OID]]));
     const git = oracle.fsck().get(hashObject("tree", tree([["100600", "a", BLOB_OID]])));
     expect([...(git?.warnings ?? [])]).toEqual(["badFilemode"]);

@@ -10,6 +10,7 @@ import {
   validateObject,
   type Commit,
 } from "../../../src/git/object.ts";
+import { FsckWarnings } from "../../../src/git/fsck.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import { decodeText, encodeText } from "../../../src/git/text.ts";
 import { GitError, type ObjectType } from "../../../src/git/types.ts";
@@ -113,12 +114,16 @@ describe("object codec rules", () => {
       `parent ${OID}\ntree ${OID}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\n`,
       `tree ${OID.slice(1)}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\n`,
       `tree ${OID}\nauthor A <a@b> 1 +0000\n\n`,
-      `tree ${OID}\nauthor A a@b 1 +0000\ncommitter A <a@b> 1 +0000\n\n`,
-      `tree ${OID}\nauthor A <a@b> x +0000\ncommitter A <a@b> 1 +0000\n\n`,
       `tree ${OID}\nauthor A <a@b> 1 +0000\ncommitter A <a@\0b> 1 +0000\n\n`,
       `tree ${OID}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000`,
     ];
     for (const c of badCommits) expect(() => validateObject("commit", enc(c))).toThrow(GitError);
+    // Odd identity lines are accepted with a warning (git's own reader shows them).
+    for (const c of [`tree ${OID}\nauthor A a@b 1 +0000\ncommitter A <a@b> 1 +0000\n\n`, `tree ${OID}\nauthor A <a@b> x +0000\ncommitter A <a@b> 1 +0000\n\n`]) {
+      const warnings = new FsckWarnings();
+      validateObject("commit", enc(c), undefined, undefined, undefined, warnings);
+      expect(warnings.total).toBe(1);
+    }
 
     const entry = (mode: string, name: string) => [...enc(`${mode} ${name}\0`), ...new Uint8Array(20).fill(1)];
     validateObject("tree", Uint8Array.from([...entry("100644", "a"), ...entry("40000", "b")]));
@@ -127,7 +132,6 @@ describe("object codec rules", () => {
       [...entry("100644", "a"), ...entry("100644", "a")],
       [...entry("100644", "a"), ...entry("40000", "a")],
       entry("100649", "a"),
-      entry("100600", "a"),
       entry("100644", ".."),
       entry("100644", ".GIT"),
       entry("100644", "").slice(0, 20),
@@ -139,11 +143,15 @@ describe("object codec rules", () => {
     for (const t of [
       `object ${OID}\ntype nope\ntag v1\n\n`,
       `type commit\nobject ${OID}\ntag v1\n\n`,
-      `object ${OID}\ntype commit\ntag \n\n`,
-      `object ${OID}\ntype commit\ntag v1\ntagger bad\n\n`,
     ]) {
       expect(() => validateObject("tag", enc(t))).toThrow(GitError);
     }
+    // An empty tag name, an odd tagger, an odd mode: accepted, with git's warnings.
+    const warnings = new FsckWarnings();
+    validateObject("tag", enc(`object ${OID}\ntype commit\ntag \n\n`), undefined, undefined, undefined, warnings);
+    validateObject("tag", enc(`object ${OID}\ntype commit\ntag v1\ntagger bad\n\n`), undefined, undefined, undefined, warnings);
+    validateObject("tree", Uint8Array.from(entry("100600", "a")), undefined, undefined, undefined, warnings);
+    expect([...warnings.counts.keys()].sort()).toEqual(["badFilemode", "badTagName", "missingEmail", "missingTaggerEntry"]);
   });
 
   test("serializeCommit writes what git would hash", async () => {
@@ -160,9 +168,14 @@ describe("object codec rules", () => {
     expect(parseCommit(data)).toEqual(c);
   });
 
-  test("parseSignature accepts odd but valid identities", () => {
+  test("parseSignature accepts odd but valid identities, and reads malformed ones as git does, keeping their bytes", () => {
     expect(parseSignature("<> 0 -0130")).toEqual({ name: "", email: "", timestamp: 0, timezone: "-0130" });
-    expect(() => parseSignature("Name <e> 1")).toThrow(GitError);
+    expect(parseSignature("Name <e> 1")).toEqual({ name: "Name", email: "e", timestamp: 1, timezone: "+0000", raw: "Name <e> 1" });
+    expect(parseSignature("Name e 1 +0100")).toEqual({ name: "Name e 1 +0100", email: "", timestamp: 0, timezone: "+0000", raw: "Name e 1 +0100" });
+    expect(parseSignature("N <e>   0123 +051800")).toMatchObject({ name: "N", email: "e", timestamp: 123 });
+    // A commit with such a line serializes back to its own bytes (its id does not change).
+    const odd = enc(`tree ${OID}\nauthor A <a@b>1 +0000\ncommitter A <a@b> 99999999999999999999999 +0000\n\nm\n`);
+    expect(serializeCommit(parseCommit(odd))).toEqual(odd);
   });
 
   test("text decoding is lossless for invalid UTF-8", () => {

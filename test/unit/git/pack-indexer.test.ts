@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { createDelta } from "../../../src/git/delta.ts";
 import { openFileSource } from "../../../src/git/file-source.ts";
 import { hashObject } from "../../../src/git/oid.ts";
-import { BufferPool, indexPack } from "../../../src/git/pack-indexer.ts";
+import { BufferPool, indexPack, type IndexTaskRunner } from "../../../src/git/pack-indexer.ts";
+import { encodeTypeSize } from "../../../src/git/pack-entry.ts";
+import { FsckError, FsckSession } from "../../../src/git/fsck.ts";
+import { createThreads } from "../../../src/threads.ts";
 import { PackIndex } from "../../../src/git/pack-index.ts";
 import { Pack } from "../../../src/git/pack-reader.ts";
 import { PackSet } from "../../../src/git/pack-set.ts";
@@ -298,10 +301,11 @@ describe("tree deltas (the checks skip entries copied whole from the base)", () 
   });
 
   test("a copy that is not a whole entry of the base is checked like a new entry", async () => {
-    // The first entry's name and mode copied, its id replaced by the null id.
-    const target = cat(fooBar.subarray(0, fooBar.length - 20), new Uint8Array(20), fooDir);
-    const { pack } = index(target, [["copy", 0, fooBar.length - 20], new Uint8Array(20), ["copy", fooBar.length, fooDir.length]]);
-    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/nullSha1/);
+    // The first entry's mode copied, a new name ".git" and id after it.
+    const tail = cat(new TextEncoder().encode(".git\0"), fooBar.subarray(fooBar.length - 20));
+    const target = cat(fooBar.subarray(0, 7), tail, fooDir);
+    const { pack } = index(target, [["copy", 0, 7], tail, ["copy", fooBar.length, fooDir.length]]);
+    await expect(indexPack([pack], { tmpDir: out.path })).rejects.toThrow(/hasDotgit/);
   });
 
   test("an accepted tree delta: copied entries' objects are links of the pack, new ones too", async () => {
@@ -336,3 +340,141 @@ describe("BufferPool", () => {
     expect(pool.alloc(20 * 1024).buffer).not.toBe(big.buffer);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Issue 24 defect 8 and issue 25 rows 4-5: complete at the checksum, bounded objects and chains,
+// and the same indexing on a worker thread.
+
+/** A delta of `base` that is `base` twice: a chain of them doubles the object at every step. */
+function doubling(base: Uint8Array): Uint8Array {
+  return createDelta(base, cat(base, base));
+}
+
+function cat(...parts: Uint8Array[]): Uint8Array {
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+/** The pack's bytes, then an input that never ends (a client waiting for the report). */
+async function* thenWait(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
+  for (let p = 0; p < bytes.length; p += size) yield bytes.subarray(p, p + size);
+  await new Promise(() => {});
+}
+
+const pool = createThreads({ size: 1 });
+afterAll(() => pool.close());
+const onThread: IndexTaskRunner = (input, transfer) => pool.run("git.indexPack", input, { transfer });
+
+for (const mode of ["inline", "thread"] as const) {
+  const run = mode === "thread" ? onThread : undefined;
+  describe(`indexPack ${mode === "thread" ? "on a worker thread" : "on the caller's thread"}: bounds and completion`, () => {
+    test("a pack is complete at its checksum: indexPack answers while the input stays open", async () => {
+      const pack = readFileSync(repo.packPath);
+      let completed = 0;
+      for (const size of [pack.length, 4096, mode === "thread" ? 97 : 1]) {
+        const r = await indexPack(thenWait(pack, size), { tmpDir: out.path, run, onComplete: () => completed++ });
+        expect(readFileSync(r.idxPath).equals(readFileSync(repo.idxPath))).toBe(true);
+      }
+      expect(completed).toBe(3);
+    }, 60_000);
+
+    test("a real pack gets git's idx; a thin pack is fixed with bases from the repository", async () => {
+      const r = await indexPack(chunks(readFileSync(repo.packPath), 5000), { tmpDir: out.path, run });
+      expect(readFileSync(r.idxPath).equals(readFileSync(repo.idxPath))).toBe(true);
+      const thin = gitBytes(repo.dir, ["pack-objects", "--thin", "--no-reuse-delta", "--stdout", "-q", "--revs"], `main\n^main~6\n`);
+      const fixed = await indexPack(chunks(thin, 3000), { tmpDir: out.path, run, thinBaseReader: await packSetOf(repo) });
+      expect(fixed.appendedBases.length).toBeGreaterThan(0);
+      expect(gitStatus(out.path, ["verify-pack", fixed.idxPath]).code).toBe(0);
+    });
+
+    test("a whole object over the limit is refused from its entry header, before it is inflated", async () => {
+      const big = new Uint8Array(3 << 20);
+      const { pack } = craftPack([{ typeCode: 3, data: big }]);
+      const err = await indexPack(chunks(pack, 65536), { tmpDir: out.path, run, maxObjectBytes: 1 << 20 }).catch((e) => e);
+      expect(err).toBeInstanceOf(GitError);
+      expect(err.message).toBe("object of 3 MiB exceeds the maximum object size of 1 MiB");
+      // The default is 100 MiB: a 3 MiB blob is fine.
+      expect((await indexPack(chunks(pack, 65536), { tmpDir: out.path, run })).objectCount).toBe(1);
+    });
+
+    test("an entry that inflates past its declared size is refused without inflating the rest (zlib bomb)", async () => {
+      const { pack } = craftPack([{ typeCode: 3, data: new Uint8Array(8 << 20) }]);
+      // Claim 1000 bytes: the header's size is the sender's word, the stream's is the truth.
+      const head = encodeTypeSize(3, 1000);
+      const body = cat(pack.subarray(0, 12), head, pack.subarray(12 + encodeTypeSize(3, 8 << 20).length, pack.length - 20));
+      const trailer = new Bun.CryptoHasher("sha1").update(body).digest();
+      const err = await indexPack([cat(body, trailer)], { tmpDir: out.path, run }).catch((e) => e);
+      expect(err).toBeInstanceOf(GitError);
+      expect(err.message).toMatch(/inflated more than 1000 bytes/);
+    });
+
+    test("a delta whose result is over the limit is refused from its header (delta bomb)", async () => {
+      // 1 KiB doubled 11 times: 2 MiB from a pack of a few hundred bytes.
+      let data: Uint8Array = Uint8Array.from({ length: 1024 }, (_, i) => i & 0xff);
+      const entries: CraftEntry[] = [{ typeCode: 3, data }];
+      for (let k = 0; k < 11; k++) {
+        entries.push({ typeCode: 6, data: doubling(data), base: k });
+        data = cat(data, data);
+      }
+      const { pack } = craftPack(entries);
+      expect(pack.length).toBeLessThan(4096);
+      const err = await indexPack([pack], { tmpDir: out.path, run, maxObjectBytes: 1 << 20 }).catch((e) => e);
+      expect(err).toBeInstanceOf(GitError);
+      expect(err.message).toBe("object of 2 MiB exceeds the maximum object size of 1 MiB");
+      expect((await indexPack([pack], { tmpDir: out.path, run, maxObjectBytes: 2 << 20 })).objectCount).toBe(12);
+    }, 60_000);
+
+    test("a delta chain of 4,095 is taken, one of 4,096 is refused", async () => {
+      const chain = (n: number) => {
+        let data: Uint8Array = new TextEncoder().encode("seed\n");
+        const entries: CraftEntry[] = [{ typeCode: 3, data }];
+        for (let k = 0; k < n; k++) {
+          const next = cat(data, Uint8Array.of(0x61 + (k % 26)));
+          entries.push({ typeCode: 6, data: createDelta(data, next), base: k });
+          data = next;
+        }
+        return craftPack(entries).pack;
+      };
+      expect((await indexPack([chain(4095)], { tmpDir: out.path, run })).objectCount).toBe(4096);
+      const err = await indexPack([chain(4096)], { tmpDir: out.path, run }).catch((e) => e);
+      expect(err).toBeInstanceOf(GitError);
+      expect(err.message).toMatch(/^delta chain deeper than 4095/);
+    }, 60_000);
+
+    test("corrupt and truncated packs are refused with the same messages, leaving no file", async () => {
+      const pack = new Uint8Array(readFileSync(repo.packPath));
+      const tmp = await tempDir();
+      try {
+        const flipped = pack.slice();
+        flipped[pack.length - 1]! ^= 1;
+        for (const [bytes, message] of [
+          [flipped, /checksum mismatch/],
+          [pack.subarray(0, pack.length - 30), /truncated pack/],
+          [cat(pack, Uint8Array.of(1)), /garbage after the checksum/],
+        ] as const) {
+          const err = await indexPack(chunks(bytes, 4096), { tmpDir: tmp.path, run }).catch((e) => e);
+          expect(err).toBeInstanceOf(GitError);
+          expect(String(err.message)).toMatch(message);
+          expect(readdirSync(tmp.path)).toEqual([]);
+        }
+      } finally {
+        await tmp.cleanup();
+      }
+    }, 60_000);
+
+    test("the fsck session's refusals, findings and warnings are the same", async () => {
+      const blob = new TextEncoder().encode("[submodule \"x\"]\n\tpath = x\n\turl = https://example.com/x\n");
+      // ".gitmodules" sorts before "d": a tree in git's order, with a zero-padded mode.
+      const sorted = Uint8Array.from([...new TextEncoder().encode("100644 .gitmodules\0"), ...Buffer.from(hashObject("blob", blob), "hex"), ...new TextEncoder().encode("040000 d\0"), ...Buffer.from(hashObject("tree", new Uint8Array(0)), "hex")]);
+      const { pack } = craftPack([{ typeCode: 2, data: new Uint8Array(0) }, { typeCode: 2, data: sorted }]);
+      const fsck = new FsckSession();
+      await indexPack([pack], { tmpDir: out.path, run, fsck });
+      expect(fsck.warnings.counts).toEqual(new Map([["zeroPaddedFilemode", 1]]));
+      // The .gitmodules blob was named but not in the pack: finish looks for it.
+      await expect(fsck.finish({ has: async () => false, read: async () => null, readHeader: async () => null })).rejects.toThrow(/gitmodulesMissing/);
+      const dotgit = Uint8Array.from([...new TextEncoder().encode("100644 .git\0"), ...Buffer.from(hashObject("blob", blob), "hex")]);
+      const bad = await indexPack([craftPack([{ typeCode: 2, data: dotgit }]).pack], { tmpDir: out.path, run, fsck: new FsckSession() }).catch((e) => e);
+      expect(bad).toBeInstanceOf(FsckError);
+      expect(bad.problem.id).toBe("hasDotgit");
+    });
+  });
+}

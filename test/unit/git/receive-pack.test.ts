@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { serializeCommit } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import { buildPack } from "../../../src/git/pack-writer.ts";
-import { concatBytes, FLUSH_PKT, PktLineReader, pktLine, pktText } from "../../../src/git/pkt-line.ts";
+import { concatBytes, encodePkt, FLUSH_PKT, PktLineReader, pktLine, pktText } from "../../../src/git/pkt-line.ts";
 import { serveReceivePack } from "../../../src/git/receive-pack.ts";
 import { ZERO_OID } from "../../../src/git/types.ts";
 import { MemoryRepo, serveHttp, serveSsh } from "./harness.ts";
@@ -196,10 +196,12 @@ describe("receive-pack requests", () => {
     const band1: Uint8Array[] = [];
     const lines: string[] = [];
     const sideband = new TextDecoder().decode(body.subarray(0, 200)).includes("side-band-64k");
+    const remote: string[] = [];
     for (let p = await outer.read(); p.type !== "eof"; p = await outer.read()) {
       if (p.type !== "data") lines.push(p.type);
       else if (!sideband) lines.push(pktText(p.data));
       else if (p.data[0] === 1) band1.push(p.data.subarray(1));
+      else if (p.data[0] === 2) remote.push(new TextDecoder().decode(p.data.subarray(1)));
       else lines.push(`band ${p.data[0]}`);
     }
     const inner = new PktLineReader(
@@ -210,7 +212,7 @@ describe("receive-pack requests", () => {
     for (let p = await inner.read(); p.type !== "eof"; p = await inner.read()) {
       lines.push(p.type === "data" ? pktText(p.data) : `inner ${p.type}`);
     }
-    return { lines, result, tmpFiles: await readdir(tmp) };
+    return { lines, result, tmpFiles: await readdir(tmp), remote, report: concatBytes(band1) };
   }
 
   test("flush-only and empty requests get no answer", async () => {
@@ -241,6 +243,36 @@ describe("receive-pack requests", () => {
     ]);
     expect(repo.refs.get("refs/heads/ok-one")).toBe(c.oid);
     expect(tmpFiles).toEqual([]);
+  });
+
+  test("a ref name that is not UTF-8 is refused, reported in the client's bytes, never decoded into another name (issue 25 row 13)", async () => {
+    const name = concatBytes([enc.encode("refs/heads/"), Uint8Array.of(0xff, 0xfe)]);
+    const line = concatBytes([enc.encode(`${ZERO_OID} ${base} `), name, enc.encode(`\0${caps}\n`)]);
+    const { lines, report } = await request(concatBytes([encodePkt(line), FLUSH_PKT, buildPack([]).pack]));
+    expect(lines[1]).toBe("unpack ok");
+    const expected = concatBytes([enc.encode("ng "), name, enc.encode(" funny refname\n")]);
+    expect(Buffer.from(report).includes(Buffer.from(expected))).toBe(true);
+    expect([...repo.refs.keys()].filter((r) => r.includes("\ufffd") || r.includes("ÿ"))).toEqual([]);
+  });
+
+  test("objects git's fsck only warns about are accepted, and the pusher is told in remote: lines (issue 24 defect 0)", async () => {
+    const blob = { type: "blob" as const, data: enc.encode("x\n") };
+    const sub = { type: "tree" as const, data: concatBytes([enc.encode("100644 f\0"), Buffer.from(hashObject("blob", blob.data), "hex")]) };
+    // "040000": a zero-padded directory mode, as old tools wrote it (redis, rails, ohmyzsh).
+    const top = { type: "tree" as const, data: concatBytes([enc.encode("040000 d\0"), Buffer.from(hashObject("tree", sub.data), "hex")]) };
+    const c = commitOn(base, hashObject("tree", top.data), "zero-padded");
+    const { pack } = buildPack([blob, sub, top, c.obj]);
+    const { lines, remote, result } = await request(concatBytes([pktLine(`${ZERO_OID} ${c.oid} refs/heads/padded\0${caps}`), FLUSH_PKT, pack]));
+    expect(lines.slice(1, 3)).toEqual(["unpack ok", "ok refs/heads/padded"]);
+    expect(remote[0]).toBe(`warning: object ${hashObject("tree", top.data)}: zeroPaddedFilemode: contains zero-padded file modes\n`);
+    expect(remote.some((l) => l.includes("zeroPaddedFilemode ×1"))).toBe(true);
+    expect(result.warnings).toEqual(new Map([["zeroPaddedFilemode", 1]]));
+    // A .git entry is still refused.
+    const evil = { type: "tree" as const, data: concatBytes([enc.encode("040000 .git\0"), Buffer.from(hashObject("tree", sub.data), "hex")]) };
+    const e = commitOn(base, hashObject("tree", evil.data), "evil");
+    const refused = await request(concatBytes([pktLine(`${ZERO_OID} ${e.oid} refs/heads/evil\0${caps}`), FLUSH_PKT, buildPack([blob, sub, evil, e.obj]).pack]));
+    expect(refused.lines[1]).toMatch(/^unpack object [0-9a-f]{40}: hasDotgit: contains '\.git'$/);
+    expect(repo.refs.has("refs/heads/evil")).toBe(false);
   });
 
   test("atomic: a funny ref name fails every ref", async () => {

@@ -46,8 +46,8 @@ export function changeRoutes(ctx: Ctx) {
     )
     .get(`${base}/changes`, ({ request, params, query }) => listChanges(ctx, callerOf(request), params.org, params.repo, query), {
       query: ChangeListQuery,
-      response: { 200: ChangeList, ...errors(400, 401, 404) },
-      detail: { summary: "List changes, newest first (?state= filters)" },
+      response: { 200: ChangeList, ...errors(400, 401, 404, 422) },
+      detail: { summary: "List changes, newest first (?state= filters; a state outside the enumeration is 422)" },
     })
     .get(`${base}/changes/:number`, ({ request, params }) => getChange(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
       response: { 200: Change, ...errors(401, 404) },

@@ -2,7 +2,7 @@
 // (SPEC §2.3, §4.6; DECISIONS §3).
 import { Elysia, t } from "elysia";
 import { Invalid } from "../../../errors.ts";
-import { createCommit } from "../../../services/repos/commits.ts";
+import { checkOperationKinds, createCommit } from "../../../services/repos/commits.ts";
 import { getBlob, getCommit, getTree, listCommits } from "../../../services/repos/content.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { deleteProtection, listProtections, putProtection } from "../../../services/repos/protections.ts";
@@ -80,6 +80,8 @@ export function contentRoutes(ctx: Ctx) {
         return out;
       },
       {
+        // Before the schema: an unknown `op` is a value outside an enumeration (422), not malformed (400).
+        transform: ({ body }) => checkOperationKinds(body),
         body: CommitRequest,
         response: { 201: CommitCreated, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
         detail: {

@@ -1,0 +1,110 @@
+// Pieces every administration page shares: the org and repository settings frames with their
+// tabs, the one-button forms, notices after a redirect, and dates.
+import type { OrgAdminFrame, RepoAdminFrame } from "../../../services/web/admin.ts";
+import { CSRF_FIELD } from "../kit/csrf.ts";
+import { html, seg, type Html } from "../kit/html.ts";
+
+/** The tabs of the org settings. */
+export type OrgSection = "profile" | "members" | "teams" | "invitations" | "runners" | "billing" | "audit";
+
+/** [section, label, shown to admins only, shown for a personal namespace] */
+const ORG_TABS: [OrgSection, string, boolean, boolean][] = [
+  ["profile", "Profile", true, true],
+  ["members", "Members", false, true],
+  ["teams", "Teams", false, false],
+  ["invitations", "Invitations", true, false],
+  ["runners", "Runners", false, true],
+  ["billing", "Billing", true, true],
+  ["audit", "Audit log", false, true],
+];
+
+/** `/settings/orgs/{org}` */
+export function orgBase(org: string): string {
+  return `/settings/orgs/${seg(org)}`;
+}
+
+/** The address of one org settings tab. */
+export function orgHref(org: string, section: OrgSection): string {
+  return `${orgBase(org)}/${section}`;
+}
+
+/** The hidden form token of the session. */
+export function csrfInput(csrf: string | null): Html {
+  return html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf ?? ""}">`;
+}
+
+/** A form of one button (remove, revoke, delete); `label` names the thing for screen readers. */
+export function buttonForm(action: string, text: string, label: string, csrf: string | null, danger = true): Html {
+  return html`<form class="inline" method="post" action="${action}">${csrfInput(csrf)}<button type="submit" class="${danger ? "danger" : ""}" aria-label="${label}">${text}</button></form>`;
+}
+
+/** Messages a redirect may ask for (`?done=`): fixed texts, never echoed input. */
+const DONE: Record<string, string> = {
+  saved: "Saved.",
+  created: "Created.",
+  removed: "Removed.",
+  deleted: "Deleted.",
+  revoked: "Revoked.",
+  added: "Added.",
+  granted: "Granted.",
+  left: "You left the organization.",
+  "checkout-done": "Thank you: the subscription shows here as soon as the payment provider confirms it.",
+  "checkout-cancelled": "Checkout cancelled; nothing was charged.",
+};
+
+/** What a page says above its content: an error (with role alert) or the outcome of a redirect. */
+export interface Notice {
+  error?: string;
+  done?: string;
+}
+
+function noticeOf(n: Notice): Html {
+  if (n.error) return html`<p class="error notice" role="alert">${n.error}</p>`;
+  const text = n.done ? DONE[n.done] : undefined;
+  return text ? html`<p class="notice ok" role="status">${text}</p>` : html``;
+}
+
+/** The org settings frame: heading, tabs the viewer may open, the notice, the section. */
+export function orgSettings(f: OrgAdminFrame, section: OrgSection, notice: Notice, body: Html): Html {
+  const tabs = ORG_TABS.filter(([, , adminOnly, personal]) => (!adminOnly || f.admin) && (personal || !f.personal));
+  return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> <span class="muted">settings</span></h1>
+<nav class="tabs" aria-label="Organization settings">${tabs.map(([s, label]) => html`<a href="${orgHref(f.org, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
+${noticeOf(notice)}${body}</div>`;
+}
+
+/** The tabs of a repository's settings. */
+export type RepoSection = "access" | "webhooks";
+
+/** `/{org}/{repo}/settings/{section}` */
+export function repoSettingsHref(org: string, repo: string, section: RepoSection): string {
+  return `/${seg(org)}/${seg(repo)}/settings/${section}`;
+}
+
+/** The repository settings frame. */
+export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: Notice, body: Html): Html {
+  const tabs: [RepoSection, string, boolean][] = [["access", "Access", f.orgAdmin], ["webhooks", "Webhooks", f.repoAdmin]];
+  return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
+<nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
+${noticeOf(notice)}${body}</div>`;
+}
+
+/** A time for people (UTC, to the minute) in a <time> element. */
+export function timeOf(ms: number | null): Html {
+  if (ms === null) return html`<span class="muted">never</span>`;
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
+}
+
+/** A `<select>` of `values` with `selected` chosen. */
+export function options(values: readonly string[], selected: string | null): Html[] {
+  return values.map((v) => html`<option value="${v}"${v === selected ? html` selected` : ""}>${v}</option>`);
+}
+
+/** The link to the next page of a list, keeping the page's other query parameters. */
+export function nextPage(path: string, params: Record<string, string | undefined>, next: string | null, label: string): Html {
+  if (!next) return html``;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  q.set("cursor", next);
+  return html`<nav class="pager" aria-label="More"><a href="${path}?${q.toString()}">${label}</a></nav>`;
+}

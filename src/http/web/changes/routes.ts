@@ -1,0 +1,72 @@
+// The change pages: list (filters, open-a-change form), detail (patchsets, diff, stack, queue),
+// and the land button.
+import { Elysia } from "elysia";
+import { AppError } from "../../../errors.ts";
+import type { Ctx } from "../../../services/context.ts";
+import { CHANGE_FILTERS, changeView, changesListView, landFromForm, openChangeFromForm, type ChangeFilter } from "../../../services/web/changes.ts";
+import { checkForm } from "../kit/csrf.ts";
+import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
+import { seg } from "../kit/html.ts";
+import { layout, page } from "../kit/layout.ts";
+import { changePage, descriptionBase } from "./detail-page.ts";
+import { renderMarkdownOffloaded } from "../kit/markdown.ts";
+import { changesListPage, openChangeForm, openChangePage } from "./list-page.ts";
+
+/** A positive number from the path or query; anything else is null (the page then shows 404 or the default). */
+function positive(raw: string | undefined): number | null {
+  return raw !== undefined && /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : null;
+}
+
+/** The change pages. */
+export function changesWebRoutes(ctx: Ctx) {
+  const draw = pageDrawer(ctx);
+  const changeUrl = (org: string, repo: string, n: number) => `/${seg(org)}/${seg(repo)}/changes/${n}`;
+  return new Elysia({ name: "routes.web.changes" })
+    .get("/:org/:repo/changes", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      const repo = repoParam(params.repo);
+      const asked = queryParam(query, "state");
+      const filter: ChangeFilter = (CHANGE_FILTERS as readonly string[]).includes(asked ?? "") ? (asked as ChangeFilter) : "open";
+      return draw(request, async (actor, frame) => {
+        const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
+        const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
+        return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form)));
+      });
+    }, HIDE)
+    .post("/:org/:repo/changes", ({ request, params, body }) => {
+      const org = orgParam(params.org);
+      const repo = repoParam(params.repo);
+      const form = formOf(body);
+      const values = { title: form.get("title") ?? "", branch: form.get("branch") ?? "", target: form.get("target") ?? "", description: form.get("description") ?? "" };
+      return draw(request, async (actor, frame) => {
+        checkForm(ctx, request, form);
+        try {
+          const c = await openChangeFromForm(ctx, actor, org, repo, values);
+          return new Response(null, { status: 303, headers: { location: changeUrl(org, repo, c.number), "cache-control": "no-store" } });
+        } catch (error) {
+          if (!(error instanceof AppError) || ![400, 402, 409, 422].includes(error.status)) throw error;
+          const v = await changesListView(ctx, actor, org, repo, "open", undefined);
+          return page(layout(frame, `Open a change · ${v.repo.org}/${v.repo.name}`, openChangePage(v.repo, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message))), error.status);
+        }
+      });
+    }, HIDE)
+    .get("/:org/:repo/changes/:number", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      const repo = repoParam(params.repo);
+      return draw(request, async (actor, frame) => {
+        const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, { patchset: positive(queryParam(query, "ps")), against: positive(queryParam(query, "against")) });
+        const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
+        return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
+      });
+    }, HIDE)
+    .post("/:org/:repo/changes/:number/land", ({ request, params, body }) => {
+      const org = orgParam(params.org);
+      const repo = repoParam(params.repo);
+      const form = formOf(body);
+      return draw(request, async (actor) => {
+        checkForm(ctx, request, form);
+        const c = await landFromForm(ctx, actor, org, repo, positive(params.number) ?? 0, form.get("head"));
+        return new Response(null, { status: 303, headers: { location: changeUrl(org, repo, c.number), "cache-control": "no-store" } });
+      });
+    }, HIDE);
+}

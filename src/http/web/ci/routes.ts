@@ -1,0 +1,59 @@
+// CI pages: /{org}/{repo}/runs, …/runs/{id}, …/runs/{id}/jobs/{job} and its live log
+// (…/events, server-sent events), and cancelling a run.
+import { Elysia } from "elysia";
+import { now, type Ctx } from "../../../services/context.ts";
+import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
+import { jobView, runView, runsView } from "../../../services/web/ci.ts";
+import { formPoster } from "../kit/admin-forms.ts";
+import { logStream, resumeOffset } from "./live-log.ts";
+import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
+import { layout, page } from "../kit/layout.ts";
+import { jobPage } from "./job-page.ts";
+import { runHref, runPage, runsPage } from "./runs-page.ts";
+
+/** The CI pages. */
+export function ciWebRoutes(ctx: Ctx) {
+  const draw = pageDrawer(ctx);
+  const post = formPoster(ctx);
+  return new Elysia({ name: "routes.web.ci" })
+    .get("/:org/:repo/runs", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        const v = await runsView(ctx, actor, org, params.repo, queryParam(query, "cursor"));
+        return page(layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now())));
+      });
+    }, HIDE)
+    .get("/:org/:repo/runs/:id", ({ request, params }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        const v = await runView(ctx, actor, org, params.repo, params.id);
+        return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf)));
+      });
+    }, HIDE)
+    .post("/:org/:repo/runs/:id/cancel", ({ request, params, body }) => {
+      const org = orgParam(params.org);
+      return post(request, body, async (actor) => {
+        await cancelRun(ctx, actor, org, params.repo, params.id);
+        const v = await runView(ctx, actor, org, params.repo, params.id);
+        return runHref(v.repo, v.run.id);
+      }, async (actor, frame, e) => {
+        const v = await runView(ctx, actor, org, params.repo, params.id);
+        return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+      });
+    }, HIDE)
+    .get("/:org/:repo/runs/:id/jobs/:job", ({ request, params }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        const v = await jobView(ctx, actor, org, params.repo, params.id, params.job);
+        return page(layout(frame, `${v.job.key} · ${v.repo.org}/${v.repo.name}`, jobPage(v.repo, v.run, v.job, v.log, now())));
+      });
+    }, HIDE)
+    .get("/:org/:repo/runs/:id/jobs/:job/events", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor) => {
+        // The log route's own check before the stream opens: a refusal is its status, not a stream.
+        await requireJob(ctx, actor, org, params.repo, params.id, params.job);
+        return logStream(ctx, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
+      });
+    }, HIDE);
+}

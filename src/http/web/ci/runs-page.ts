@@ -1,0 +1,81 @@
+// CI pages: a repository's runs and one run with its jobs and steps.
+import type { Run } from "../../../services/ci/schemas.ts";
+import type { RepoBody } from "../../../services/repos/repos.ts";
+import { FINISHED_STATES, type RunJob } from "../../../services/web/ci.ts";
+import { html, seg, type Html } from "../kit/html.ts";
+import { buttonForm, timeOf } from "../admin/frame.ts";
+
+/** `/{org}/{repo}/runs` */
+export function runsHref(repo: RepoBody): string {
+  return `/${seg(repo.org)}/${seg(repo.name)}/runs`;
+}
+
+/** `/{org}/{repo}/runs/{id}` */
+export function runHref(repo: RepoBody, runId: string): string {
+  return `${runsHref(repo)}/${seg(runId)}`;
+}
+
+/** A span of time for people: `42s`, `3m 05s`, `1h 02m`. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor(s / 60) % 60).padStart(2, "0")}m`;
+}
+
+/** How long something took, or has been going (measured against `now`); empty before it started. */
+export function took(start: number | null, end: number | null, now: number): string {
+  if (start === null) return "";
+  return end === null ? `${duration(now - start)} so far` : duration(end - start);
+}
+
+/** A state as a coloured word (the colour repeats the word, never replaces it). */
+export function stateBadge(state: string, id?: string): Html {
+  return html`<span class="state state-${state}"${id ? html` id="${id}"` : ""}>${state}</span>`;
+}
+
+/** The heading of the CI pages: the repository and the way back to its files. */
+export function ciHeader(repo: RepoBody, title: Html | string): Html {
+  return html`<p class="crumbs"><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="/${seg(repo.org)}/${seg(repo.name)}">${repo.name}</a> / <a href="${runsHref(repo)}">Runs</a></p><h1>${title}</h1>`;
+}
+
+function refName(ref: string): string {
+  return ref.replace(/^refs\/(heads|tags)\//, "");
+}
+
+function workflowName(path: string): string {
+  return path.split("/").pop() ?? path;
+}
+
+/** The runs, newest first, with a link to the next page. */
+export function runsPage(repo: RepoBody, runs: Run[], next: string | null, now: number): Html {
+  const rows = runs.map(
+    (r) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
+<td>${refName(r.ref)}</td><td>${r.event}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
+  );
+  return html`<div class="ul">${ciHeader(repo, "Runs")}
+<section class="box" aria-label="Runs">${rows.length
+    ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">State</th><th scope="col">Workflow</th><th scope="col">Commit</th><th scope="col">Ref</th><th scope="col">Event</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    : html`<p class="pad muted">No runs yet. Workflows in <code>.svc/workflows/*.yml</code> run on every push.</p>`}</section>
+${next ? html`<nav class="pager" aria-label="More"><a href="${runsHref(repo)}?cursor=${seg(next)}">Older runs</a></nav>` : ""}</div>`;
+}
+
+/** A job's steps in order with their states (`data-step` lets the live view update them). */
+export function stepList(job: RunJob): Html {
+  return html`<ol class="steps">${job.steps.map((s, i) => html`<li data-step="${i}">${s.name || `step ${i + 1}`} ${stateBadge(s.state)}${s.exit_code !== null && s.exit_code !== 0 ? html` <span class="muted">exit ${s.exit_code}</span>` : ""}</li>`)}</ol>`;
+}
+
+/** One run: what it ran on, its jobs with their steps, and cancelling (for writers, while it runs). */
+export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
+  const jobs = run.jobs.map(
+    (j) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
+<span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? `waiting for a runner with ${j.runs_on.join(", ")}` : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
+${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${j.waiting ? html`<p class="pad notice" role="status">${j.waiting}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
+  );
+  const cancel = repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
+  return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
+${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
+<dt>Workflow</dt><dd>${run.workflow}</dd><dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
+${run.error ? html`<p class="error">${run.error}</p>` : ""}${cancel}
+${jobs.length ? jobs : html`<p class="muted">This run has no jobs.</p>`}</div>`;
+}

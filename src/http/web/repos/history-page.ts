@@ -1,0 +1,43 @@
+// History (newest first, with a path filter) and the commit page (message, parents, diff).
+import type { FileDiffs } from "../../../services/changes/diff.ts";
+import type { CommitList, CommitSummary } from "../../../services/repos/schemas.ts";
+import type { RepoFrame } from "../../../services/web/views.ts";
+import type { RepoBody } from "../../../services/repos/repos.ts";
+import { html, seg, segs, type Html } from "../kit/html.ts";
+import { repoHeader, repoHref } from "./tree-page.ts";
+import { diffView } from "./diff-view.ts";
+
+/** A date for people (UTC, to the minute). */
+export function when(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+/** Commit history, newest first, with a form to filter it by path. */
+export function historyPage(f: RepoFrame, list: CommitList): Html {
+  const base = repoHref(f.repo);
+  const items = list.commits.map((c) => {
+    const [title, ...rest] = c.message.split("\n");
+    const body = rest.join("\n").trim();
+    return html`<li><div class="commit-title"><a href="${base}/commit/${c.sha}">${title}</a></div>
+<div class="muted">${c.author.name} · <time datetime="${new Date(c.committer.date).toISOString()}">${when(c.committer.date)}</time> · <a class="sha" href="${base}/commit/${c.sha}" aria-label="Commit ${c.sha.slice(0, 10)}">${c.sha.slice(0, 10)}</a> · <a href="${base}/tree/${c.sha}${f.path ? `/${segs(f.path)}` : ""}">Browse</a></div>${body ? html`<details><summary class="muted">More</summary><pre class="msg">${body}</pre></details>` : ""}</li>`;
+  });
+  const here = f.path ? `/${segs(f.path)}` : "";
+  return html`${repoHeader(f, "commits")}
+<h2>History of ${f.path ? html`<span class="path">${f.path}</span>` : f.ref.short}</h2>
+<form class="filter" method="get" action="${base}/commits/${segs(f.ref.short)}" role="search"><label for="path-filter">Only commits that changed</label><input id="path-filter" type="text" name="path" placeholder="a path, e.g. src/app.ts" value="${f.path}" spellcheck="false"><button type="submit">Filter</button>${f.path ? html`<a href="${base}/commits/${segs(f.ref.short)}">All commits</a>` : ""}</form>
+<section class="box" aria-label="Commits">${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="pad muted">No commits${f.path ? " changed this path" : ""}.</p>`}</section>
+${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}/commits/${segs(f.ref.short)}${here}?cursor=${seg(list.next_cursor)}">Older commits</a></nav>` : ""}`;
+}
+
+/** One commit: its message, who and when, its parents, and its diff against the first parent. */
+export function commitPage(repo: RepoBody, c: CommitSummary, diff: FileDiffs): Html {
+  const base = repoHref(repo);
+  const [title, ...rest] = c.message.split("\n");
+  const body = rest.join("\n").trim();
+  return html`<h1><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a></h1>
+<section class="box" aria-labelledby="commit-h"><header><h2 class="inh commit-title" id="commit-h">${title}</h2></header>
+${body ? html`<pre class="pad msg">${body}</pre>` : ""}
+<p class="pad muted">${c.author.name} authored <time datetime="${new Date(c.author.date).toISOString()}">${when(c.author.date)}</time>${c.committer.name !== c.author.name ? ` · ${c.committer.name} committed` : ""}</p>
+<p class="pad">Commit <span class="sha">${c.sha}</span>${c.parents.length ? html` · ${c.parents.length === 1 ? "parent" : "parents"} ${c.parents.map((p, i) => html`${i ? ", " : ""}<a class="sha" href="${base}/commit/${p}">${p.slice(0, 10)}</a>`)}` : " · root commit"} · <a href="${base}/tree/${c.sha}">Browse files</a></p></section>
+${diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`))}`;
+}

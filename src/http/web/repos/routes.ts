@@ -1,0 +1,144 @@
+// The repository pages: tree, file, raw and download, history, commit; and the new-repository form.
+import { Elysia } from "elysia";
+import { AppError } from "../../../errors.ts";
+import type { Ctx } from "../../../services/context.ts";
+import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
+import type { RepoBody } from "../../../services/repos/repos.ts";
+import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
+import type { Principal } from "../../../services/access/principal.ts";
+import { checkForm } from "../kit/csrf.ts";
+import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
+import { immutablePage, isFullSha, notModified } from "../kit/etag.ts";
+import { layout, page } from "../kit/layout.ts";
+import { seg } from "../kit/html.ts";
+import { readmeMarkup, treePage } from "./tree-page.ts";
+import { fileLines, filePage } from "./file-page.ts";
+import { highlightLines, warmHighlighter } from "./highlight.ts";
+import { commitPage, historyPage } from "./history-page.ts";
+import { newRepoPage } from "./new-page.ts";
+
+/** `attachment; filename=…` that survives any file name (quotes, non-ASCII, control characters). */
+export function attachment(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/** Which repository a page is of: a name reused after a deletion is another repository. */
+function repoKey(r: RepoBody): string[] {
+  return [r.org, r.name, String(r.created_at)];
+}
+
+/** Where a directory page starts (`?offset=`): a non-negative integer, else 0. */
+function offsetOf(raw: string | undefined): number {
+  return raw !== undefined && /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
+}
+
+/** The repository pages. */
+export function repoWebRoutes(ctx: Ctx) {
+  const draw = pageDrawer(ctx);
+  warmHighlighter();
+  return new Elysia({ name: "routes.web.repo" })
+    .get("/:org/:repo", ({ request, params }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        const f = await repoFrame(ctx, actor, org, repoParam(params.repo), []);
+        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f);
+        return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })));
+      });
+    }, HIDE)
+    .get("/:org/:repo/tree/*", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      const offset = offsetOf(queryParam(query, "offset"));
+      return draw(request, async (actor, frame) => {
+        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
+        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
+        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f, offset);
+        return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })), 200, tag?.headers);
+      });
+    }, HIDE)
+    .get("/:org/:repo/blob/*", ({ request, params }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
+        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
+        const file = await fileView(ctx, actor, org, f.repo.name, f);
+        const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
+        // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
+        return page(layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)), 200, shown?.settled === false ? undefined : tag?.headers);
+      });
+    }, HIDE)
+    .get("/:org/:repo/raw/*", ({ request, params, query }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor) => {
+        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        // The id first: a revalidation is answered without reading the bytes, and big ones are
+        // resolved off the event loop (issue 25 row 4).
+        const blob = await statBlob(ctx, actor, org, f.repo.name, f.ref.full, f.path);
+        const etag = `"${blob.oid}"`;
+        // Why: a file at a commit id never changes; at a branch it may, so it is revalidated.
+        const cache = isFullSha(f.ref.short) ? "private, max-age=31536000, immutable" : "private, no-cache";
+        // Why sandbox: a stored file is someone else's content; even if a browser sniffed it as a
+        // page it could run nothing on our origin.
+        const headers: Record<string, string> = { etag, "cache-control": cache, "content-security-policy": "default-src 'none'; sandbox", "x-content-type-options": "nosniff", vary: "Cookie" };
+        if (queryParam(query, "download") !== undefined) headers["content-disposition"] = attachment(f.path.split("/").pop()!);
+        if (request.headers.get("if-none-match")?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) return new Response(null, { status: 304, headers });
+        const data = await blob.read();
+        return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": guessContentType(blob.name, data) } });
+      });
+    }, HIDE)
+    .get("/:org/:repo/commits", ({ request, params, query }) => history(request, orgParam(params.org), params.repo, [], query), HIDE)
+    .get("/:org/:repo/commits/*", ({ request, params, query }) => history(request, orgParam(params.org), params.repo, restOf(params["*"]), query), HIDE)
+    .get("/:org/:repo/commit/:sha", ({ request, params }) => {
+      const org = orgParam(params.org);
+      return draw(request, async (actor, frame) => {
+        // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
+        const repo = await repoView(ctx, actor, org, repoParam(params.repo));
+        const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
+        if (tag && notModified(request, tag)) {
+          // Why before the 304: a commit no longer reachable is a 404, cached or not.
+          await requireCommit(ctx, actor, org, repo.name, params.sha);
+          return tag.notModified;
+        }
+        const v = await commitView(ctx, actor, repo, params.sha);
+        return page(layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)), 200, tag?.headers);
+      });
+    }, HIDE)
+    .post("/:org/new", ({ request, params, body }) => {
+      const org = orgParam(params.org);
+      const form = formOf(body);
+      const values = { name: form.get("name") ?? "", description: form.get("description") ?? "", public: form.get("visibility") === "public" };
+      return draw(request, async (actor, frame) => {
+        checkForm(ctx, request, form);
+        try {
+          const repo = await createRepoFromForm(ctx, actor, org, values);
+          return new Response(null, { status: 303, headers: { location: `/${seg(repo.org)}/${seg(repo.name)}`, "cache-control": "no-store" } });
+        } catch (error) {
+          // A refusal the person can fix (name, quota, taken) re-renders the form with the reason.
+          if (!(error instanceof AppError) || ![400, 402, 409, 422].includes(error.status)) throw error;
+          return page(layout(frame, `New repository · ${org}`, newRepoPage(org, frame.csrf, values, error.message)), error.status);
+        }
+      });
+    }, HIDE);
+
+  /**
+   * `answer` (a 304) once the page's commit is readable: a commit no longer reachable is a 404,
+   * cached or not (services/repos/content.ts requireCommit). A branch named like an id is a ref.
+   */
+  async function reachable(actor: Principal, org: string, f: RepoFrame, answer: Response): Promise<Response> {
+    if (f.ref.full === f.ref.short) await requireCommit(ctx, actor, org, f.repo.name, f.ref.short);
+    return answer;
+  }
+
+  function history(request: Request, org: string, repo: string, rest: string[], query: unknown): Promise<Response> {
+    return draw(request, async (actor, frame) => {
+      const f = await repoFrame(ctx, actor, org, repo, rest);
+      // The filter form sends ?path=; the path in the URL wins when both are given.
+      const filter = (queryParam(query, "path") ?? "").replace(/^\/+|\/+$/g, "");
+      if (!f.path && filter) return new Response(null, { status: 303, headers: { location: `/${seg(f.repo.org)}/${seg(f.repo.name)}/commits/${f.ref.short.split("/").map(seg).join("/")}/${filter.split("/").map(seg).join("/")}` } });
+      const list = await historyView(ctx, actor, org, f.repo.name, f, queryParam(query, "cursor"));
+      return page(layout(frame, `History · ${f.repo.org}/${f.repo.name}`, historyPage(f, list)));
+    });
+  }
+}

@@ -1,0 +1,98 @@
+// Every kind of file the service writes to the object store, declared once (issue 24). Backup
+// copies the files of each kind that the database snapshot names, restore accepts only keys of a
+// declared kind, and fsck tells the kinds apart: it checks each kind for what can be checked and
+// reports as orphans only files no row accounts for (with the reason for their kind), and as
+// unknown any key no kind describes.
+//
+// A feature that stores a new kind of file (build artifacts, caches, LFS objects) joins by adding
+// an entry here: test/unit/ops/object-kinds.test.ts fails for any module that writes to the
+// object store without being a declared writer of some kind.
+import type { Queryable } from "../../db/database.ts";
+import { packKey } from "../git/snapshot.ts";
+import * as store from "./store.ts";
+
+/** A stored file named by a database row. */
+export interface StoredFile {
+  key: string;
+  size: number;
+}
+
+/** One kind of file in the object store. */
+export interface ObjectKind {
+  /** The kind's name in manifests and messages. */
+  readonly name: string;
+  /** What the kind is, for people (README's list of what a backup holds is checked against it). */
+  readonly description: string;
+  /** The key prefix under which the kind's files live (listed by fsck; restore needs it empty). */
+  readonly root: string;
+  /** Every key of the kind matches, and nothing else; group 1 is the repository id the file belongs to. */
+  readonly key: RegExp;
+  /** The modules (paths from the repository root) that write files of this kind. */
+  readonly writers: readonly string[];
+  /** The files a database (a backup's snapshot) names that a server on it reads: what backup copies. */
+  backup(q: Queryable): Promise<StoredFile[]>;
+  /** Every key the database accounts for (backup's, plus any kept for a grace period); the kind's other files are orphans. */
+  known(q: Queryable): Promise<Set<string>>;
+  /** Why a stored file of the kind that the database does not account for is there, given whether its repository exists. */
+  orphanReason(repositoryExists: boolean): string;
+}
+
+/** A repository id in a key: what newId() makes (no dots, so never `.` or `..`). */
+const REPO = "([A-Za-z0-9_-]{1,64})";
+
+/** Git objects: immutable packs and their indexes (DESIGN.md "Git storage on object storage"). */
+export const PACKS: ObjectKind = {
+  name: "pack",
+  description: "git packs and their indexes (every live pack of every repository)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/packs/pack-[0-9a-f]{40}\\.(?:pack|idx)$`),
+  writers: ["src/services/git/snapshot.ts"],
+  async backup(q) {
+    // A pack shared by several repositories (a parent and its forks) is one set of files: copied once.
+    const unique = new Map((await store.packRows(q)).map((p) => [`${p.storageRepoId}/${p.name}`, p]));
+    return [...unique.values()].flatMap((p) => [
+      { key: packKey(p.storageRepoId, p.name, "pack"), size: p.size },
+      { key: packKey(p.storageRepoId, p.name, "idx"), size: p.idxSize },
+    ]);
+  },
+  async known(q) {
+    // Replaced packs stay named (kept an hour for readers); a fork's rows keep its parent's files known.
+    const rows = await store.packRows(q, { withReplaced: true });
+    return new Set(rows.flatMap((p) => [packKey(p.storageRepoId, p.name, "pack"), packKey(p.storageRepoId, p.name, "idx")]));
+  },
+  orphanReason: (exists) => (exists ? "no pack row (an upload that never committed; swept after the grace period)" : "its repository was deleted (the purge job removes it)"),
+};
+
+/** CI job logs: one object per acknowledged append (services/ci/job-calls.ts appendLog). */
+export const CI_LOGS: ObjectKind = {
+  name: "ci-log",
+  description: "CI job logs (every acknowledged chunk of every job's log)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/ci-logs/[A-Za-z0-9_-]{1,64}/[0-9]{12}-[A-Za-z0-9_-]{1,64}$`),
+  writers: ["src/services/ci/job-calls.ts"],
+  async backup(q) {
+    return (await store.logChunkRows(q)).map((c) => ({ key: c.key, size: c.size }));
+  },
+  async known(q) {
+    return new Set((await store.logChunkRows(q)).map((c) => c.key));
+  },
+  orphanReason: (exists) => (exists ? "no log chunk row (an append interrupted before it was recorded; nothing reads it)" : "its repository was deleted (the purge job removes it)"),
+};
+
+/** Every kind, in the order backups list them. */
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS];
+
+/** The kind a key belongs to, or null when svc never writes such a key. */
+export function kindOf(key: string): ObjectKind | null {
+  return OBJECT_KINDS.find((k) => k.key.test(key)) ?? null;
+}
+
+/** The repository id a key of some kind belongs to, or null. */
+export function repoIdOf(key: string): string | null {
+  return kindOf(key)?.key.exec(key)?.[1] ?? null;
+}
+
+/** The distinct roots of the kinds (what fsck lists, and what restore needs empty). */
+export function objectRoots(): string[] {
+  return [...new Set(OBJECT_KINDS.map((k) => k.root))];
+}

@@ -1,0 +1,181 @@
+// Fuzz targets for the text parsers of issue 25: the workflow parser (seed workflows mutated,
+// and generated nesting and expression storms), the branch glob matcher (against a backtracking
+// reference), and the Markdown renderer (seed documents mutated; the output may only hold the
+// sanitizer's allowlist). Each case is pure and in-process; the caller's cap bounds its time.
+import { parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
+import { markdownToHtml } from "../../src/http/web/kit/markdown.ts";
+import { compileGlob } from "../../src/util/glob.ts";
+import { mutate, type Rand, type Target } from "./lib.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+const WORKFLOWS = [
+  `name: CI
+on:
+  push:
+    branches: [main, "release/**"]
+    branches-ignore: [release/old]
+  change:
+env: { A: "1", B: 2 }
+jobs:
+  build:
+    name: build \${{ matrix.os }}
+    runs-on: [self-hosted, "\${{ matrix.os }}"]
+    strategy:
+      matrix:
+        os: [linux, mac]
+        node: [18, 20]
+        exclude: [ { os: mac, node: 18 } ]
+        include: [ { os: linux, node: 22, extra: yes } ]
+    timeout-minutes: 30
+    steps:
+      - name: compile \${{ matrix.node }}
+        run: make NODE=\${{ matrix.node }} SHA=\${{ github.sha }}
+        env: { C: "\${{ github.ref_name }}" }
+      - run: |
+          echo one
+          echo [two]
+`,
+  "on: [push, change]\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n",
+  "on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: 'echo ''q''' \n",
+];
+
+/** A generated hostile workflow: deep nesting, expression storms, huge matrices or long keys. */
+function generatedWorkflow(r: Rand): string {
+  switch (r.int(5)) {
+    case 0:
+      return `on: push\njobs: ${"[".repeat(r.int(200))}${"]".repeat(r.int(200))}\n`;
+    case 1:
+      return `on: push\njobs:\n${"- ".repeat(r.int(200))}x\n`;
+    case 2: {
+      const refs = Array.from({ length: r.int(3000) }, () => r.pick(["${{ matrix.v }}", "${{ ", "}}", "${{ github.sha }}", "${{ x }"])).join(" ");
+      return `on: push\njobs:\n  b:\n    runs-on: x\n    strategy: { matrix: { v: ["${"v".repeat(r.int(5000))}"] } }\n    steps:\n      - run: "${refs}"\n`;
+    }
+    case 3: {
+      const cells = Array.from({ length: r.int(40) }, (_, i) => i).join(", ");
+      return `on: push\njobs:\n  m:\n    runs-on: x\n    strategy: { matrix: { a: [${cells}], b: [${cells}] } }\n    steps: [ { run: "${"s".repeat(r.int(20_000))}" } ]\n`;
+    }
+    default:
+      return Array.from({ length: r.int(120) }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n");
+  }
+}
+
+/** The workflow parser: never throws, refuses with `path…: reason`, and what it accepts fits the budgets. */
+export function workflowTarget(): Target {
+  const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
+  return {
+    name: "workflow parser",
+    run(r) {
+      const text = r.chance(0.3) ? generatedWorkflow(r) : dec.decode(mutate(enc.encode(r.pick(WORKFLOWS)), r, 8));
+      const out = parseWorkflowTask({ path: ".svc/workflows/f.yml", text, trigger, branch: "main" });
+      if (!out.ok) {
+        if (!out.error.startsWith(".svc/workflows/f.yml")) throw new Error(`an error without its file: ${out.error.slice(0, 200)}`);
+        if (out.error.length > 2000) throw new Error(`an error of ${out.error.length} characters`);
+        return;
+      }
+      let total = 0;
+      for (const job of out.jobs) {
+        let size = job.key.length + job.runsOn.join("").length;
+        for (const [k, v] of Object.entries(job.spec.env)) size += k.length + v.length;
+        for (const s of job.spec.steps) size += s.name.length + s.run.length + Object.entries(s.env).reduce((n, [k, v]) => n + k.length + v.length, 0);
+        // Default step names (the first 80 characters of the script) are not charged.
+        if (size > WORKFLOW_LIMITS.jobSpecBytes + 80 * job.spec.steps.length) throw new Error(`a job of ${size} characters passed the ${WORKFLOW_LIMITS.jobSpecBytes} budget`);
+        total += size;
+      }
+      if (total > WORKFLOW_LIMITS.runSpecBytes + 80 * WORKFLOW_LIMITS.stepsPerJob * out.jobs.length) throw new Error(`a run of ${total} characters passed the budget`);
+      if (out.jobs.length > WORKFLOW_LIMITS.jobsPerRun) throw new Error(`${out.jobs.length} jobs`);
+    },
+  };
+}
+
+/** The old RegExp translation of a glob: the reference (correct, exponential on `*a*a*…b`). */
+function referenceGlob(pattern: string, value: string): boolean {
+  let re = "^";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "*" && pattern[i + 1] === "*") {
+      re += ".*";
+      i++;
+      while (pattern[i + 1] === "*") i++;
+    } else if (c === "*") re += "[^/]*";
+    else if (c === "?") re += "[^/]";
+    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`${re}$`, "s").test(value);
+}
+
+/** The glob matcher: agrees with the reference on small cases; answers big adversarial ones at once. */
+export function globTarget(): Target {
+  const atoms = ["a", "b", "/", "*", "**", "?", ".", "-", "[", "(", "\\", "é"];
+  return {
+    name: "branch globs",
+    run(r) {
+      if (r.chance(0.1)) {
+        const stars = 5 + r.int(30);
+        const pattern = `${"*a".repeat(stars)}${r.pick(["*b", "**b", "?b", "b"])}`;
+        const value = "a".repeat(20 + r.int(200)) + (r.chance(0.5) ? "b" : "");
+        compileGlob(pattern).match(value); // only its time matters (the cap)
+        return;
+      }
+      let pattern = "";
+      for (let i = r.int(9); i > 0; i--) pattern += r.pick(atoms);
+      let value = "";
+      for (let i = r.int(12); i > 0; i--) value += r.pick(atoms.filter((a) => a !== "*" && a !== "**" && a !== "?"));
+      const got = compileGlob(pattern).match(value);
+      const want = referenceGlob(pattern, value);
+      if (got !== want) throw new Error(`glob ${JSON.stringify(pattern)} on ${JSON.stringify(value)}: ${got}, the reference says ${want}`);
+    },
+  };
+}
+
+const MARKDOWN = [
+  "# Title\n\nSome *emphasis*, **strong**, `code`, [a link](docs/a.md) and ![img](img/x.png).\n\n- one\n- two\n\n1. first\n\n> quote\n\n```ts\nconst a = 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+  "<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) ![z](data:image/png;base64,AAAA) <img src=x onerror=alert(1)>\n\n<a href=\"javascript:1\">a</a>",
+  "[ref]: http://example.com \"t\"\n\n[link][ref] <http://auto.example> www.example.com\n\n***\n\n    indented code\n\n*a **b *c* d** e*",
+];
+
+/** An attribute value as a browser reads it (character references decoded). */
+function decodeAttr(v: string): string {
+  return v
+    .replace(/&#x([0-9a-f]+);?/gi, (_, h: string) => String.fromCodePoint(Math.min(Number.parseInt(h, 16), 0x10ffff)))
+    .replace(/&#([0-9]+);?/g, (_, d: string) => String.fromCodePoint(Math.min(Number(d), 0x10ffff)))
+    .replace(/&colon;/gi, ":")
+    .replace(/&tab;/gi, "\t")
+    .replace(/&newline;/gi, "\n")
+    .replace(/&amp;/g, "&");
+}
+
+/** Tags and attributes the sanitizer allows (markdown.ts); anything else in the output is a failure. */
+const TAGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "em", "strong", "s", "del", "a", "img", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td"]);
+const ATTRS = new Set(["href", "title", "rel", "src", "alt", "class", "start"]);
+
+/** The Markdown renderer: whatever the input, only allowlisted tags and attributes, only safe URLs. */
+export function markdownTarget(): Target {
+  const base = { repo: "/acme/app", ref: "main", dir: "docs" };
+  return {
+    name: "Markdown renderer",
+    run(r) {
+      const source = r.chance(0.15)
+        ? r.pick(["[", "*", "_", "`", ">", "- ", "<", "![", "](", "\n"]).repeat(r.int(4000))
+        : dec.decode(mutate(enc.encode(r.pick(MARKDOWN)), r, 10));
+      const out = markdownToHtml(source, base);
+      for (const m of out.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)([^>]*)>/g)) {
+        const tag = m[1]!.toLowerCase();
+        if (!TAGS.has(tag)) throw new Error(`tag <${tag}> in the output of ${JSON.stringify(source.slice(0, 200))}`);
+        for (const a of m[2]!.matchAll(/\s([^\s=/>]+)\s*=\s*"([^"]*)"/g)) {
+          const name = a[1]!.toLowerCase();
+          if (!ATTRS.has(name)) throw new Error(`attribute ${name} on <${tag}> in the output of ${JSON.stringify(source.slice(0, 200))}`);
+          if ((name === "href" || name === "src") && /^(javascript|vbscript|data):/i.test(decodeAttr(a[2]!).replace(/[\s\u0000-\u001f]/g, ""))) {
+            throw new Error(`unsafe URL ${a[2]} in the output of ${JSON.stringify(source.slice(0, 200))}`);
+          }
+        }
+      }
+    },
+  };
+}
+
+/** Every text target. */
+export function textTargets(): Target[] {
+  return [workflowTarget(), globTarget(), markdownTarget()];
+}
