@@ -38,7 +38,8 @@ import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
-import { readForm, webRoutes } from "./web/index.ts";
+import { webRoutes } from "./web/index.ts";
+import { readForm } from "./web/kit/forms.ts";
 
 const noop = () => undefined;
 
