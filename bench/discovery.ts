@@ -22,7 +22,6 @@ import { buildApp } from "../src/http/app.ts";
 import { contributionGraphJson, enqueueContributions } from "../src/services/discovery/contributions.ts";
 import { contributionGraphRows, creditCommits } from "../src/services/discovery/store.ts";
 import { searchRepos } from "../src/services/discovery/search.ts";
-import { subscribeToEvents } from "../src/services/hooks/events.ts";
 import { encode, observe, type Histogram } from "../src/services/metrics/histogram.ts";
 import { getMetrics } from "../src/services/metrics/summary.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
@@ -219,7 +218,7 @@ const offCpu: number[] = [];
 let k = 0;
 for (let block = 0; block < COMMITS / 25; block++) {
   const withRecorder = block % 2 === 0;
-  subscribeToEvents("contributions", withRecorder ? enqueueContributions : noop);
+  ctx.events.subscribe("contributions", ["push"], withRecorder ? enqueueContributions : noop);
   const samples = await time(25, () => createCommit(ctx, member, "bench-home", "commit-bench", { branch: "main", message: `c${k}`, operations: [{ op: "put", path: `f${k++}.txt`, content: "x" }] }));
   (withRecorder ? on : off).push(...samples);
   (withRecorder ? onCpu : offCpu).push(...cpuOf.get(samples)!);

@@ -12,29 +12,26 @@ import { warmAuth } from "./services/people/auth.ts";
 import type { Ctx } from "./services/context.ts";
 import { FactCache } from "./services/access/fact-cache.ts";
 import { GitStore } from "./services/git/snapshot.ts";
-import { compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
+import { scheduleGcPass } from "./services/git/maintenance.ts";
 import { startMailWorker } from "./services/mail/outbox.ts";
-import { purgeRepoStorage } from "./services/repos/purge.ts";
-import { onForkQueued, runFork } from "./services/repos/forks.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
-import { startWorkers } from "./services/jobs/worker.ts";
+import { startWorkers, type JobHandler } from "./services/jobs/worker.ts";
 import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts";
 import { ConfigError } from "./config.ts";
 import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
-import { subscribeToEvents } from "./services/hooks/events.ts";
-import { pruneDeliveries, queueDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
+import { pruneDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
 import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
-import { abortMirrorSyncs, runMirrorSync } from "./services/mirrors/sync.ts";
+import { abortMirrorSyncs } from "./services/mirrors/sync.ts";
 import { claimHub } from "./services/ci/claim.ts";
 import { startCiSweeper } from "./services/ci/sweeper.ts";
-import { enqueueTriggers, onTriggerQueued, runTrigger } from "./services/ci/trigger.ts";
-import { enqueueContributions, recordContributions } from "./services/discovery/contributions.ts";
 import { flushMetrics } from "./services/metrics/record.ts";
-import { syncSeats } from "./services/billing/seats.ts";
-import { followPushes } from "./services/changes/changes.ts";
 import { startLander } from "./services/changes/lander.ts";
+import { EventBus } from "./services/events/bus.ts";
+import { LocalSignals } from "./services/events/signals.ts";
+import { WorkEngine } from "./services/jobs/engine.ts";
+import { wire } from "./wiring.ts";
 
 /** How often the mirror schedule looks for mirrors due a sync. */
 const MIRROR_SCHEDULE_TICK_MS = 60_000;
@@ -46,14 +43,6 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const log = createLogger(config.logLevel);
   const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
-  // One event path (services/hooks/events.ts): an event's webhook deliveries and its CI triggers
-  // are written in the event's own transaction (SPEC §6.1).
-  subscribeToEvents("webhooks", queueDeliveries);
-  subscribeToEvents("ci", enqueueTriggers);
-  // A counted push writes its contribution job in its own transaction (services/discovery/contributions.ts).
-  subscribeToEvents("contributions", enqueueContributions);
-  // Open changes follow their branch on every push, whatever the transport (services/changes).
-  subscribeToEvents("changes", followPushes);
   // Every store call is timed for /metrics; the store's own counters pass through.
   const store = instrumentStore(await createObjectStore(config.storage));
   const tmpDir = join(config.dataDir, "tmp");
@@ -61,11 +50,19 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
   const threads = createThreads();
+  const signals = new LocalSignals(db);
   const closeAll = () => {
+    void signals.close();
     threads.close();
     close();
   };
-  return { db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail), close: closeAll };
+  const ctx: Ctx & { close(): void } = {
+    db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail),
+    events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals), close: closeAll,
+  };
+  // Subscribers, job kinds and resolvers (src/wiring.ts).
+  wire(ctx);
+  return ctx;
 }
 
 /**
@@ -118,26 +115,18 @@ export async function serve(config: Config): Promise<void> {
     if (!config.ssh.publicAddr) ctx.sshPublic = hostPort(config.ssh.host, ssh.port);
     for (const k of ssh.fingerprints) process.stdout.write(`ssh host key ${k.type} ${k.fingerprint}\n`);
   }
-  const workers = startWorkers(ctx, {
-    "repo.purge": purgeRepoStorage,
-    "repo.compact": async (c, p) => void (await compactRepo(c, p)),
-    "repo.gc": async (c, p) => void (await gcRepo(c, p)),
-    "repo.sweep": async (c, p) => void (await sweepRepo(c, p)),
-    "contributions.record": recordContributions,
-    "billing.seats": syncSeats,
-  });
+  const handlers = (...kinds: string[]) => Object.fromEntries(kinds.map((k) => [k, ctx.work.handlerOf(k) as JobHandler]));
+  const workers = startWorkers(ctx, handlers("repo.purge", "repo.compact", "repo.gc", "repo.sweep", "contributions.record", "billing.seats"));
   const mailWorker = startMailWorker(ctx);
   // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.
-  const ciWorkers = startWorkers(ctx, { "ci.trigger": runTrigger });
-  onTriggerQueued(ciWorkers.poke);
+  const ciWorkers = startWorkers(ctx, handlers("ci.trigger"));
   const ciSweeper = startCiSweeper(ctx);
   // Forks: their own loop, woken the moment a fork is queued (a fork is ready in well under a second).
-  const forkWorkers = startWorkers(ctx, { "repo.fork": runFork });
-  onForkQueued(forkWorkers.poke);
+  const forkWorkers = startWorkers(ctx, handlers("repo.fork"));
   // The lander: queued changes are its durable queue, so a restart resumes where it stopped.
   const lander = startLander(ctx);
   // Mirror syncs get loops of their own: a long first sync must not hold up compaction or purges.
-  const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, { "mirror.sync": runMirrorSync }));
+  const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, handlers("mirror.sync")));
   const deliveries = startDeliveryWorker(ctx);
   const logFailure = (what: string) => (error: unknown) => ctx.log.error(`${what} failed`, { error: String(error) });
   const scheduleMirrors = () => void scheduleMirrorSyncs(ctx).catch(logFailure("mirror schedule"));
@@ -157,8 +146,6 @@ export async function serve(config: Config): Promise<void> {
       clearInterval(mirrorTimer);
       clearInterval(pruneTimer);
       abortMirrorSyncs();
-      onTriggerQueued(null);
-      onForkQueued(null);
       await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), forkWorkers.stop(), lander.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
       await flushTokenUse(ctx);
       await flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));

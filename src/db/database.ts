@@ -50,11 +50,21 @@ export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) 
   };
 }
 
+function runHook(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // Why: an after-commit hook is a wake-up; the work it announces is found by the next poll anyway.
+  }
+}
+
 /** Reads of committed data, and serialized write transactions. */
 export class Database {
   private tail: Promise<void> = Promise.resolve();
   private open = false;
   private changed = 0;
+  /** Hooks of the open transaction, run in order once it commits (dropped on rollback). */
+  private onCommit: (() => void)[] = [];
   private readonly totalChanges;
   /** Where statement and transaction durations go; null until metrics are wired. */
   timings: DbTimings | null = null;
@@ -90,6 +100,7 @@ export class Database {
     this.open = true;
     const began = performance.now();
     let committed = false;
+    this.onCommit = [];
     try {
       this.writerSqlite.exec("BEGIN IMMEDIATE");
       const before = this.totalChanges.get()!.n;
@@ -107,9 +118,26 @@ export class Database {
       return out;
     } finally {
       this.open = false;
+      const hooks = this.onCommit;
+      this.onCommit = [];
       release();
       this.timings?.transaction((began - asked) / 1000, (performance.now() - began) / 1000, committed);
+      if (committed) for (const fn of hooks) runHook(fn);
     }
+  }
+
+  /**
+   * Runs `fn` once the open transaction `tx` commits (never when it rolls back): wake-ups that
+   * must not reach another worker before the rows they announce are visible. Outside a
+   * transaction (`tx` omitted or none open) `fn` runs now. A throw from `fn` is not the
+   * transaction's failure: it is caught and dropped (hooks are hints, never the only path).
+   */
+  afterCommit(tx: Tx | undefined, fn: () => void): void {
+    if (tx !== this.writer || !this.open) {
+      runHook(fn);
+      return;
+    }
+    this.onCommit.push(fn);
   }
 
   /** Whether a transaction is open now (diagnostics and tests). */

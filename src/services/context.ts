@@ -6,6 +6,9 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import type { FactCache } from "./access/fact-cache.ts";
 import type { GitStore } from "./git/snapshot.ts";
 import type { Threads } from "../threads.ts";
+import type { EventBus } from "./events/bus.ts";
+import type { Signals } from "./events/signals.ts";
+import type { Work } from "./jobs/engine.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -27,6 +30,12 @@ export interface Ctx {
   log: Logger;
   /** The mail transport, or null for the null transport (every message dropped). */
   mail: MailTransport | null;
+  /** The transactional event path: SPEC §6.1 events and internal events, subscribers wired in src/wiring.ts. */
+  events: EventBus;
+  /** Wake-ups (after COMMIT inside a transaction); never the only path. */
+  signals: Signals;
+  /** Durable background work: `enqueue` in the caller's transaction; kinds defined in src/wiring.ts. */
+  work: Work;
 }
 
 /** JSON-lines logger on stderr. */

@@ -6,7 +6,7 @@ import type { Tx } from "../../db/database.ts";
 import { AppError, Invalid } from "../../errors.ts";
 import { recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { BILLING_SEATS } from "./seats.ts";
 import { providerOf } from "./configured.ts";
 import type { ProviderEvent, ProviderSubscription } from "./provider.ts";
 import * as store from "./store.ts";
@@ -54,7 +54,7 @@ function stale(org: Org, at: number, subscriptionId: string | null): boolean {
 }
 
 /** Applies a subscription's state to an org (inside the event's transaction); answers the outcome. */
-async function applySubscription(tx: Tx, org: Org, sub: ProviderSubscription, at: number, ended: boolean): Promise<EventOutcome> {
+async function applySubscription(ctx: Ctx, tx: Tx, org: Org, sub: ProviderSubscription, at: number, ended: boolean): Promise<EventOutcome> {
   // Why: the end of a subscription the org already replaced says nothing about the new one.
   if (org.providerSubscriptionId !== null && org.providerSubscriptionId !== sub.id && (ended || sub.plan === "free")) return "stale";
   if (stale(org, at, sub.id)) return "stale";
@@ -68,7 +68,7 @@ async function applySubscription(tx: Tx, org: Org, sub: ProviderSubscription, at
   });
   if (org.providerCustomerId === null) await store.claimCustomer(tx, org.id, sub.customerId);
   // Seats that changed before the subscription arrived (or while it was paused) reach the provider now.
-  if (!ended && sub.plan !== "free" && (await store.seatCount(tx, org.id)) !== sub.quantity) await enqueueJob(tx, "billing.seats", { orgId: org.id });
+  if (!ended && sub.plan !== "free" && (await store.seatCount(tx, org.id)) !== sub.quantity) await ctx.work.enqueue(tx, BILLING_SEATS, { orgId: org.id });
   return "applied";
 }
 
@@ -103,7 +103,7 @@ export async function receiveEvent(ctx: Ctx, rawBody: Uint8Array, headers: Heade
     let result: EventOutcome;
     if (event.kind === "ignored") result = "ignored";
     else if (!org) result = "unmatched";
-    else result = await apply(tx, org, event, checkoutSub);
+    else result = await apply(ctx, tx, org, event, checkoutSub);
     await store.insertEvent(tx, { id: event.id, orgId: org?.id ?? null, type: event.kind === "ignored" ? event.type : event.kind, providerAt: event.at, outcome: result, receivedAt: now() });
     if (result === "applied" && org && event.kind !== "ignored") {
       const after = (await store.orgById(tx, org.id))!;
@@ -134,15 +134,15 @@ async function targetOf(tx: Tx, event: ProviderEvent, checkoutSub: ProviderSubsc
 }
 
 /** Applies one event to its org; answers the outcome. */
-async function apply(tx: Tx, org: Org, event: Exclude<ProviderEvent, { kind: "ignored" }>, checkoutSub: ProviderSubscription | null): Promise<EventOutcome> {
+async function apply(ctx: Ctx, tx: Tx, org: Org, event: Exclude<ProviderEvent, { kind: "ignored" }>, checkoutSub: ProviderSubscription | null): Promise<EventOutcome> {
   switch (event.kind) {
     case "checkout.completed":
       if (!checkoutSub) return "unmatched";
-      return applySubscription(tx, org, checkoutSub, event.at, false);
+      return applySubscription(ctx, tx, org, checkoutSub, event.at, false);
     case "subscription.updated":
-      return applySubscription(tx, org, event.subscription, event.at, false);
+      return applySubscription(ctx, tx, org, event.subscription, event.at, false);
     case "subscription.deleted":
-      return applySubscription(tx, org, event.subscription, event.at, true);
+      return applySubscription(ctx, tx, org, event.subscription, event.at, true);
     case "invoice.paid":
     case "invoice.failed": {
       // An invoice moves only the subscription in force, and never revives an ended one.

@@ -4,7 +4,7 @@
 import type { Tx } from "../../db/database.ts";
 import { recordAudit } from "../audit/record.ts";
 import type { Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { providerOf } from "./configured.ts";
 import { orgById, seatCount, setPaidSeats } from "./store.ts";
 
@@ -13,11 +13,14 @@ export interface SeatsPayload {
   orgId: string;
 }
 
+/** Telling the provider an org's seat count; one pending per org (later changes fold into it). */
+export const BILLING_SEATS = jobKind<SeatsPayload>("billing.seats", { key: (p) => `org:${p.orgId}`, unique: (p) => p.orgId });
+
 /** Call inside a transaction that added or removed a membership: queues the quantity update when the org pays. */
-export async function seatsChanged(tx: Tx, orgId: string): Promise<void> {
+export async function seatsChanged(ctx: Ctx, tx: Tx, orgId: string): Promise<void> {
   const org = await orgById(tx, orgId);
   if (!org || org.kind !== "org" || org.providerSubscriptionId === null || org.plan === "free") return;
-  await enqueueJob(tx, "billing.seats", { orgId } satisfies SeatsPayload);
+  await ctx.work.enqueue(tx, BILLING_SEATS, { orgId });
 }
 
 /** The `billing.seats` worker: sets the subscription's quantity to the seats in use (idempotent). */

@@ -10,9 +10,8 @@ import { personOf, type Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
 import { readRef } from "../git/snapshot.ts";
-import { recordEvent, type RepoEvent } from "../hooks/events.ts";
+import type { RepoEvent } from "../events/types.ts";
 import { parsePage, pageOf } from "../paging.ts";
-import { pokeLander } from "./lander-signal.ts";
 import { CHANGE_STATES, SETTABLE_CHANGE_STATES as SETTABLE_STATES, type Change, type ChangeCreate, type ChangeList, type ChangeListQuery, type ChangePatch, type Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
@@ -156,7 +155,7 @@ export async function createChange(ctx: Ctx, actor: Principal, orgName: string, 
     };
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
-    if (!source) await enqueueWorkflowTrigger(tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
+    if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
   return one(ctx, row);
@@ -267,16 +266,17 @@ export async function landChange(ctx: Ctx, actor: Principal, orgName: string, re
     const t = now();
     const set: Partial<ChangeRow> = { state: "queued", queuedAt: t, queuedHead: cur.head, queuedByUserId: personOf(actor)?.id ?? null, verdict: null, waiting: null, updatedAt: t };
     await store.updateChange(tx, cur.id, set);
+    // The lander is woken once this commits (it also looks every second).
+    ctx.signals.notify("work", "change.land", tx);
     return { ...cur, ...set } as ChangeRow;
   });
-  pokeLander();
   return one(ctx, row);
 }
 
 /** Ejects a queued change with a verdict and emits change.ejected (SPEC §6.1), inside `tx`. */
-export async function ejectChange(tx: Tx, org: Pick<Org, "id">, row: ChangeRow, verdict: Verdict, actorUserId: string | null): Promise<void> {
+export async function ejectChange(ctx: Ctx, tx: Tx, org: Pick<Org, "id">, row: ChangeRow, verdict: Verdict, actorUserId: string | null): Promise<void> {
   await store.updateChange(tx, row.id, { state: "ejected", verdict, waiting: null, queuedAt: null, updatedAt: now() });
-  await recordEvent(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
+  await ctx.events.record(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
 }
 
 /**
@@ -284,7 +284,7 @@ export async function ejectChange(tx: Tx, org: Pick<Org, "id">, row: ChangeRow, 
  * patchset grows), whatever transport moved it. A queued change whose head moved is ejected:
  * what was asked to land is no longer what the branch holds.
  */
-export async function followPushes(tx: Tx, event: RepoEvent): Promise<void> {
+export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
   for (const move of event.moves) {
     if (!move.ref.startsWith("refs/heads/")) continue;
@@ -295,7 +295,7 @@ export async function followPushes(tx: Tx, event: RepoEvent): Promise<void> {
       if (move.new === null) {
         if (c.state === "queued") {
           const org = await store.repoWithOrg(tx, c.repoId);
-          await ejectChange(tx, { id: org!.org.id }, c, { kind: "head_moved", message: `branch ${branch} was deleted after the land request`, expected: c.queuedHead ?? c.head ?? "", actual: null }, event.actorUserId);
+          await ejectChange(ctx, tx, { id: org!.org.id }, c, { kind: "head_moved", message: `branch ${branch} was deleted after the land request`, expected: c.queuedHead ?? c.head ?? "", actual: null }, event.actorUserId);
         }
         continue;
       }
@@ -305,9 +305,9 @@ export async function followPushes(tx: Tx, event: RepoEvent): Promise<void> {
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };
-        await ejectChange(tx, { id: org!.org.id }, moved, { kind: "head_moved", message: `branch ${branch} moved to ${move.new.slice(0, 12)} after the land request for ${(c.queuedHead ?? "").slice(0, 12)}; land it again`, expected: c.queuedHead ?? "", actual: move.new }, event.actorUserId);
+        await ejectChange(ctx, tx, { id: org!.org.id }, moved, { kind: "head_moved", message: `branch ${branch} moved to ${move.new.slice(0, 12)} after the land request for ${(c.queuedHead ?? "").slice(0, 12)}; land it again`, expected: c.queuedHead ?? "", actual: move.new }, event.actorUserId);
       }
-      if (!c.sourceRepoId) await enqueueWorkflowTrigger(tx, { repoId: c.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "change" });
+      if (!c.sourceRepoId) await enqueueWorkflowTrigger(ctx, tx, { repoId: c.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "change" });
     }
   }
 }

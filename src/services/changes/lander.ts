@@ -30,10 +30,8 @@ import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
 import { closurePack } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { recordEvent } from "../hooks/events.ts";
 import { protectionOfBranch, refPolicy } from "../repos/protections.ts";
 import { changesBeneath, ejectChange } from "./changes.ts";
-import { onLandQueued } from "./lander-signal.ts";
 import type { Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
@@ -66,7 +64,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     const done = await ctx.db.transaction(async (tx) => {
       const cur = await store.changeByNumber(tx, repoId, change.number);
       if (cur?.state !== "queued" || cur.queuedAt !== change.queuedAt) return false;
-      await ejectChange(tx, org, cur, verdict, change.queuedByUserId);
+      await ejectChange(ctx, tx, org, cur, verdict, change.queuedByUserId);
       return true;
     });
     return done ? "ejected" : "retry";
@@ -188,7 +186,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
         if ((await store.changeByNumber(tx, repoId, change.number))?.state !== "queued") return false;
         const current = await store.repoWithOrg(tx, repoId);
         if (!current) return false;
-        await markLanded(tx, org, change, beneath, newTip);
+        await markLanded(ctx, tx, org, change, beneath, newTip);
         return true;
       });
       return ok ? "landed" : "retry";
@@ -208,7 +206,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
             const now_ = await store.changeByNumber(tx, repoId, b.number);
             if (!now_ || now_.state === "closed" || now_.state === "landed" || now_.head !== b.head) throw new QueueChanged();
           }
-          await markLanded(tx, org, change, beneath, newTip);
+          await markLanded(ctx, tx, org, change, beneath, newTip);
         },
       });
     } catch (e) {
@@ -234,14 +232,14 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
 }
 
 /** Marks the top landed and the changes beneath it landed by inclusion; emits change.landed for each, bottom first. */
-async function markLanded(tx: Parameters<typeof store.updateChange>[0], org: Org, top: ChangeRow, beneath: ChangeRow[], commit: Oid): Promise<void> {
+async function markLanded(ctx: Ctx, tx: Parameters<typeof store.updateChange>[0], org: Org, top: ChangeRow, beneath: ChangeRow[], commit: Oid): Promise<void> {
   const t = now();
   for (const b of beneath) {
     await store.updateChange(tx, b.id, { state: "landed", landedCommit: commit, includedIn: top.number, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-    await recordEvent(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: b.number, commit, branch: top.target, included_in: top.number }, actorUserId: top.queuedByUserId });
+    await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: b.number, commit, branch: top.target, included_in: top.number }, actorUserId: top.queuedByUserId });
   }
   await store.updateChange(tx, top.id, { state: "landed", landedCommit: commit, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-  await recordEvent(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: top.number, commit, branch: top.target, patchset: top.patchset }, actorUserId: top.queuedByUserId });
+  await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: top.number, commit, branch: top.target, patchset: top.patchset }, actorUserId: top.queuedByUserId });
 }
 
 /** The merge commit of a landing: first parent the target's tip, second the change's head. */
@@ -272,7 +270,9 @@ export function startLander(ctx: Ctx, intervalMs = 1000) {
   let stopped = false;
   let wake: (() => void) | null = null;
   let again = false;
-  onLandQueued(() => {
+  // Woken after a land request commits (changes.ts) and every `intervalMs`.
+  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
+    if (kind !== "change.land") return;
     again = true;
     wake?.();
   });
@@ -297,7 +297,7 @@ export function startLander(ctx: Ctx, intervalMs = 1000) {
   return {
     async stop() {
       stopped = true;
-      onLandQueued(null);
+      unsubscribe();
       wake?.();
       await done;
     },

@@ -7,8 +7,8 @@ import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import type { RepoEvent } from "../hooks/events.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import type { RepoEvent } from "../events/types.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { claimHub, hubKey } from "./claim.ts";
 import { hostedDisabledMessage } from "./finish.ts";
@@ -30,34 +30,27 @@ export interface TriggerPayload {
 const MAX_REFS_PER_EVENT = 100;
 const WORKFLOW_DIR = [".svc", "workflows"];
 
-let wakeWorker: (() => void) | null = null;
-
-/** Lets the composition root's CI worker be woken when a trigger is queued. */
-export function onTriggerQueued(fn: (() => void) | null): void {
-  wakeWorker = fn;
-}
+/** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
+export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
 
 /** The event subscriber: a `ci.trigger` job per branch a push moved (inside the push's transaction). */
-export async function enqueueTriggers(tx: Tx, event: RepoEvent): Promise<void> {
+export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
   let n = 0;
   for (const move of event.moves) {
     if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
     const payload: TriggerPayload = { repoId: event.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "push" };
-    await enqueueJob(tx, "ci.trigger", payload);
+    await ctx.work.enqueue(tx, CI_TRIGGER, payload);
   }
-  // The worker's own transaction waits for this one to commit, so waking it now is safe.
-  if (n) wakeWorker?.();
 }
 
 /**
  * Queues the workflows of `commit` for `event` on `ref` (inside the caller's transaction); the
  * changes engine calls this with event `change` when a change's head moves.
  */
-export async function enqueueWorkflowTrigger(tx: Tx, payload: TriggerPayload): Promise<void> {
-  await enqueueJob(tx, "ci.trigger", payload);
-  wakeWorker?.();
+export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerPayload): Promise<void> {
+  await ctx.work.enqueue(tx, CI_TRIGGER, payload);
 }
 
 /** A workflow file's outcome: jobs to queue, or why it is malformed. */

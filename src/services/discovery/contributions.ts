@@ -18,8 +18,8 @@ import type { Database, Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { repoById } from "../repos/store.ts";
-import type { RepoEvent } from "../hooks/events.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import type { RepoEvent } from "../events/types.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { requireLiveUser } from "./profiles.ts";
 import { formatDay, GraphCache, graphJson } from "./graph.ts";
 import * as store from "./store.ts";
@@ -42,15 +42,18 @@ export interface RecordPayload {
   moves: { ref: string; old: string | null; new: string }[];
 }
 
+/** Crediting a counted push's commits to their authors. */
+export const CONTRIBUTIONS_RECORD = jobKind<RecordPayload>("contributions.record");
+
 /** The event subscriber: one job per counted push that moved branches forward (inside the push's transaction). */
-export async function enqueueContributions(tx: Tx, event: RepoEvent): Promise<void> {
+export async function enqueueContributions(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push" || !COUNTED_VIA.has(String(event.payload.via))) return;
   const moves = event.moves
     .filter((m): m is { ref: string; old: string | null; new: string } => m.new !== null && m.ref.startsWith("refs/heads/"))
     .slice(0, MAX_REFS_PER_PUSH);
   if (!moves.length) return;
   const payload: RecordPayload = { repoId: event.repoId, pusherUserId: event.actorUserId, moves };
-  await enqueueJob(tx, "contributions.record", payload);
+  await ctx.work.enqueue(tx, CONTRIBUTIONS_RECORD, payload);
 }
 
 /** Whether a commit message carries a Co-Authored-By trailer (case-insensitive, in its last paragraph). */

@@ -14,7 +14,7 @@ import { writePack } from "../../git/pack-writer.ts";
 import type { Oid } from "../../git/types.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { pendingJobFor } from "../jobs/store.ts";
 import { packKey } from "./snapshot.ts";
 import * as store from "./store.ts";
@@ -42,6 +42,18 @@ export function tierFor(objectCount: number): number {
 export const COMPACTION_DELAY_MS = 5000;
 /** Replaced packs and orphan files are deleted only after this long (longer than any request). */
 export const GRACE_MS = 60 * 60 * 1000;
+
+/** The payload of the maintenance jobs. */
+export interface RepoJob {
+  repoId: string;
+}
+
+/** Merging a repository's small packs (one pending per repository; a repository's maintenance runs one job at a time). */
+export const REPO_COMPACT = jobKind<RepoJob>("repo.compact", { key: (p) => `repo:${p.repoId}`, unique: (p) => p.repoId });
+/** One pack of everything reachable (one pending per repository). */
+export const REPO_GC = jobKind<RepoJob>("repo.gc", { key: (p) => `repo:${p.repoId}`, unique: (p) => p.repoId });
+/** Deleting replaced packs once the grace period is over (unkeyed: it waits an hour and must not hold the others back). */
+export const REPO_SWEEP = jobKind<RepoJob>("repo.sweep");
 
 /**
  * Writes the pack of the `count` positions flagged SEND in `flags` to a temp file, with its idx
@@ -116,7 +128,7 @@ async function replacePacks(
     if (existing) await store.revivePack(tx, existing.id, tier, reachTips);
     else await store.insertPack(tx, { id: newId(), repoId, storageRepoId: repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
     await store.markPacksReplaced(tx, ids.filter((id) => id !== existing?.id), t);
-    await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
+    await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
     return true;
   });
 }
@@ -204,7 +216,7 @@ async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[]
     const done = await ctx.db.transaction(async (tx) => {
       if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
       await store.markPacksReplaced(tx, live.map((p) => p.id), t);
-      await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
+      await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
       return true;
     });
     return { objects: 0, packsReplaced: done ? live.length : 0 };
@@ -241,7 +253,7 @@ async function gcBesideShared(ctx: Ctx, repoId: string, live: PackRow[]): Promis
     const done = await ctx.db.transaction(async (tx) => {
       if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
       await store.markPacksReplaced(tx, own.map((p) => p.id), t);
-      await enqueueJob(tx, "repo.sweep", { repoId }, GRACE_MS + 1000);
+      await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
       return true;
     });
     return { objects: 0, packsReplaced: done ? own.length : 0 };
@@ -310,7 +322,7 @@ export async function scheduleGcPass(ctx: Ctx): Promise<number> {
     // A repository with shared packs collects only its own: due when it has two or more.
     if (r.own < r.n ? r.own < 2 : r.n < 2 && r.recorded === r.n) continue;
     if (!(await pendingJobFor(ctx.db.read, "repo.gc", r.repoId))) {
-      await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: r.repoId }));
+      await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_GC, { repoId: r.repoId }));
       n++;
     }
   }
@@ -322,5 +334,5 @@ export async function maybeScheduleCompaction(ctx: Ctx, repoId: string): Promise
   const perTier = new Map<number, number>();
   for (const tier of await store.liveTiers(ctx.db.read, repoId)) perTier.set(tier, (perTier.get(tier) ?? 0) + 1);
   if (![...perTier.values()].some((n) => n >= FAN_IN)) return;
-  if (!(await pendingJobFor(ctx.db.read, "repo.compact", repoId))) await ctx.db.transaction((tx) => enqueueJob(tx, "repo.compact", { repoId }, COMPACTION_DELAY_MS));
+  if (!(await pendingJobFor(ctx.db.read, "repo.compact", repoId))) await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_COMPACT, { repoId }, { delayMs: COMPACTION_DELAY_MS }));
 }

@@ -6,7 +6,6 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { recordEvent } from "../hooks/events.ts";
 import { adoptDefaultBranch } from "../repos/default-branch.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
 import * as store from "./store.ts";
@@ -220,7 +219,7 @@ export async function publish(
     if (ok.length && opts.also) await opts.also(tx);
     if (ok.length && opts.event) {
       const moves = ok.map((u) => ({ ref: u.ref, old: u.oldOid === ZERO_OID ? null : u.oldOid, new: u.newOid === ZERO_OID ? null : u.newOid }));
-      await recordEvent(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
+      await ctx.events.record(tx, { repoId: repo.id, orgId: org.id, kind: "push", payload: opts.event, actorUserId: opts.actorUserId, moves });
     }
     return results;
   });

@@ -20,7 +20,7 @@ import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { recordMetricIn } from "../metrics/record.ts";
 import { EgressError, egressFetch, parseEgressUrl } from "./egress.ts";
-import type { RepoEvent } from "./events.ts";
+import type { RepoEvent } from "../events/types.ts";
 import * as store from "./store.ts";
 
 /** Waits before the three retries of a failed delivery. */
@@ -41,10 +41,8 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-const wakers = new Set<() => void>();
-
 /** The event subscriber: one queued delivery per hook of the repository, in the event's transaction. */
-export async function queueDeliveries(tx: Tx, event: RepoEvent): Promise<void> {
+export async function queueDeliveries(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   const hooks = await store.hooksForEvent(tx, event.repoId);
   if (hooks.length === 0) return;
   const body = JSON.stringify({ event: event.kind, repo_id: event.repoId, payload: event.payload });
@@ -52,8 +50,8 @@ export async function queueDeliveries(tx: Tx, event: RepoEvent): Promise<void> {
   for (const h of hooks) {
     await store.queueDelivery(tx, { id: newId(), webhookId: h.id, orgId: event.orgId, repoId: event.repoId, eventId: event.id, event: event.kind, seq: h.lastSeq + 1, body, nextAttemptAt: t, createdAt: t });
   }
-  // The worker's next claim is a transaction too, so it runs after this one commits.
-  for (const wake of wakers) wake();
+  // The delivery worker is woken once this commits.
+  ctx.signals.notify("work", "webhook.deliver", tx);
 }
 
 /** What one attempt came to. */
@@ -161,7 +159,9 @@ export function startDeliveryWorker(ctx: Ctx, opts: { concurrency?: number; poll
     poked = true;
     wake?.();
   };
-  wakers.add(poke);
+  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
+    if (kind === "webhook.deliver") poke();
+  });
   const loop = async () => {
     while (!stopper.signal.aborted) {
       poked = false;
@@ -206,7 +206,7 @@ export function startDeliveryWorker(ctx: Ctx, opts: { concurrency?: number; poll
   return {
     /** Stops claiming, aborts attempts in flight (released for the next start) and waits for them. */
     async stop() {
-      wakers.delete(poke);
+      unsubscribe();
       stopper.abort();
       wake?.();
       await done;

@@ -53,7 +53,7 @@ function parseJson(raw: Uint8Array): unknown {
 async function fanOut(ctx: Ctx, key: string, receivedAt: number): Promise<InboundAccepted> {
   return ctx.db.transaction(async (tx) => {
     const ids = await mirrorsByKey(tx, key);
-    for (const id of ids) await requestSync(tx, id, receivedAt);
+    for (const id of ids) await requestSync(ctx, tx, id, receivedAt);
     return { syncs: ids.length };
   });
 }

@@ -8,14 +8,6 @@ export type JobHandler = (ctx: Ctx, payload: any) => Promise<void>;
 
 const LEASE_MS = 5 * 60 * 1000;
 
-/** The wake functions of running loops, by the job kinds they take. */
-const wakers = new Map<string, Set<() => void>>();
-
-/** Wakes the loops of this process that take `kind` (a job of that kind was just queued). */
-export function wakeWorkers(kind: string): void {
-  for (const wake of wakers.get(kind) ?? []) wake();
-}
-
 const MAX_ATTEMPTS = 8;
 
 /** Claims one due job (lease-based, so a crashed worker's job is retried after its lease). */
@@ -51,7 +43,10 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
     poked = true;
     wake?.();
   };
-  for (const k of kinds) (wakers.get(k) ?? wakers.set(k, new Set()).get(k)!).add(poke);
+  // Woken after the commit of a job of one of its kinds (ctx.work.enqueue → ctx.signals).
+  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
+    if (kinds.includes(kind)) poke();
+  });
   const loop = async () => {
     while (!stopped) {
       poked = false;
@@ -83,7 +78,7 @@ export function startWorkers(ctx: Ctx, handlers: Record<string, JobHandler>, int
     poke,
     async stop() {
       stopped = true;
-      for (const k of kinds) wakers.get(k)?.delete(poke);
+      unsubscribe();
       wake?.();
       await done;
     },

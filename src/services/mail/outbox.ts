@@ -15,7 +15,7 @@ const LEASE_MS = 2 * 60 * 1000;
 const MAX_ATTEMPTS = 8;
 const FIRST_BACKOFF_MS = 30_000;
 const MAX_BACKOFF_MS = 3_600_000;
-/** The worker looks for due rows at least this often, besides being woken by `notifyMail`. */
+/** The worker looks for due rows at least this often, besides being woken when a message is queued. */
 const POLL_MS = 5_000;
 const MIN_WAIT_MS = 200;
 /** Rows one worker pass sends concurrently. */
@@ -29,21 +29,15 @@ export interface MailResult {
 
 /** Attempts running in this process, by row id: `deliverNow` joins one the worker started, and vice versa. */
 const inflight = new Map<string, Promise<MailResult>>();
-/** Wake-ups of the workers running in this process. */
-const wakers = new Set<() => void>();
-
 /** Queues a message inside the caller's transaction; null (nothing written) under the null transport. */
 export async function enqueueMail(ctx: Ctx, tx: Tx, msg: MailMessage): Promise<string | null> {
   if (!ctx.mail) return null;
   const id = newId();
   const t = now();
   await store.insertMessage(tx, { id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, htmlBody: msg.html, runAt: t, createdAt: t });
+  // The mail worker is woken once this commits.
+  ctx.signals.notify("work", "mail.send", tx);
   return id;
-}
-
-/** Wakes the running mail worker(s) of this process (no-op when none runs); call after the commit. */
-export function notifyMail(): void {
-  for (const wake of wakers) wake();
 }
 
 /**
@@ -57,6 +51,11 @@ export async function deliverNow(ctx: Ctx, id: string | null, waitMs = 5000): Pr
     if (!attempt) {
       const row = await claimOne(ctx, id);
       if (row) attempt = startAttempt(ctx, row);
+      // The worker (woken by the commit) may have claimed it just before us: join its attempt.
+      for (let i = 0; !attempt && i < 20; i++) {
+        await new Promise((r) => setImmediate(r));
+        attempt = inflight.get(id);
+      }
     }
     if (!attempt) {
       const row = await store.messageById(ctx.db.read, id);
@@ -96,7 +95,9 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
     notified = true;
     wake?.();
   };
-  wakers.add(waker);
+  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
+    if (kind === "mail.send") waker();
+  });
   const loop = async () => {
     while (!stopped) {
       let rows: Row[] = [];
@@ -129,7 +130,7 @@ export function startMailWorker(ctx: Ctx): { stop(): Promise<void> } {
   return {
     async stop() {
       stopped = true;
-      wakers.delete(waker);
+      unsubscribe();
       wake?.();
       await done;
       // deliverNow attempts still running record their outcome before the database closes.

@@ -7,7 +7,7 @@ import type { Tx } from "../../db/database.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { jobKind } from "../jobs/kind.ts";
 import type { MirrorOrigin } from "./origin.ts";
 import * as store from "./store.ts";
 
@@ -18,23 +18,26 @@ export interface SyncJob {
   request: string;
 }
 
+/** One sync of a mirror from its origin; a mirror's syncs run one at a time, in order. */
+export const MIRROR_SYNC = jobKind<SyncJob>("mirror.sync", { key: (p) => `mirror:${p.repoId}`, concurrency: 2 });
+
 /** Queues a sync of `repoId`, or folds this request into the one waiting; `receivedAt` is an inbound push's receipt time. */
-export async function requestSync(tx: Tx, repoId: string, receivedAt: number | null): Promise<"queued" | "folded"> {
+export async function requestSync(ctx: Ctx, tx: Tx, repoId: string, receivedAt: number | null): Promise<"queued" | "folded"> {
   const waiting = await store.pendingRequest(tx, repoId);
   if (waiting) {
     if (receivedAt !== null && (waiting.receivedAt === null || receivedAt < waiting.receivedAt)) await store.setReceivedAt(tx, repoId, receivedAt);
     return "folded";
   }
   const request = newId();
-  await enqueueJob(tx, "mirror.sync", { repoId, request } satisfies SyncJob);
+  await ctx.work.enqueue(tx, MIRROR_SYNC, { repoId, request });
   await store.insertRequest(tx, { repoId, jobId: request, receivedAt, requestedAt: now() });
   return "queued";
 }
 
 /** Records a new mirror's origin and queues its first sync (inside the repository's create transaction). */
-export async function registerMirror(tx: Tx, repo: Repo, origin: MirrorOrigin): Promise<void> {
+export async function registerMirror(ctx: Ctx, tx: Tx, repo: Repo, origin: MirrorOrigin): Promise<void> {
   await store.insertMirror(tx, { repoId: repo.id, originKey: origin.key, username: origin.username, password: origin.password, createdAt: repo.createdAt });
-  await requestSync(tx, repo.id, null);
+  await requestSync(ctx, tx, repo.id, null);
 }
 
 /** The schedule's pass: a sync for every mirror not synced within the interval (and none waiting). */
@@ -43,7 +46,7 @@ export async function scheduleMirrorSyncs(ctx: Ctx): Promise<number> {
   if (due.length === 0) return 0;
   return ctx.db.transaction(async (tx) => {
     let queued = 0;
-    for (const id of due) if ((await requestSync(tx, id, null)) === "queued") queued++;
+    for (const id of due) if ((await requestSync(ctx, tx, id, null)) === "queued") queued++;
     return queued;
   });
 }

@@ -50,7 +50,7 @@ export type SyncOutcome =
 export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<SyncAccepted> {
   const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:sync");
   if (repo.kind !== "mirror") throw Unprocessable(`${orgName}/${repo.name} is not a mirror`);
-  const how = await ctx.db.transaction((tx) => requestSync(tx, repo.id, null));
+  const how = await ctx.db.transaction((tx) => requestSync(ctx, tx, repo.id, null));
   return { queued: how === "queued" };
 }
 
@@ -88,7 +88,7 @@ async function syncJob(ctx: Ctx, job: SyncJob): Promise<void> {
   const at = now();
   if (outcome.kind === "failed" && stopping.signal.aborted) {
     // Cut short by a shutdown: nothing was published; the sync runs again at the next start.
-    await ctx.db.transaction((tx) => requestSync(tx, job.repoId, taken?.receivedAt ?? null));
+    await ctx.db.transaction((tx) => requestSync(ctx, tx, job.repoId, taken?.receivedAt ?? null));
     return;
   }
   if (outcome.kind === "failed") {

@@ -155,7 +155,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     const current = await membershipRole(tx, invite.orgId, user.id);
     if (!current) {
       await insertMembership(tx, { orgId: invite.orgId, userId: user.id, role: invite.role, createdAt: now() });
-      await seatsChanged(tx, invite.orgId);
+      await seatsChanged(ctx, tx, invite.orgId);
     } else if (!roleAtLeast(current, invite.role)) {
       await setMembershipRole(tx, invite.orgId, user.id, invite.role);
     }

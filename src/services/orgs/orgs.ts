@@ -87,6 +87,6 @@ export async function removeMember(ctx: Ctx, actor: Principal, orgName: string, 
     // Team membership requires org membership (SPEC §5.2): the store ends both.
     await store.deleteMembership(tx, org.id, current.user_id);
     await recordAudit(tx, { orgId: org.id, action: self ? "member.left" : "member.removed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, role: current.role } });
-    await seatsChanged(tx, org.id);
+    await seatsChanged(ctx, tx, org.id);
   });
 }

@@ -88,7 +88,7 @@ export async function createUserWithOrg(
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
     await store.addMembership(tx, org.id, user.id, input.role as Role, now());
-    await seatsChanged(tx, org.id);
+    await seatsChanged(ctx, tx, org.id);
     return user;
   });
 }

@@ -8,7 +8,7 @@ import { authorizeAccount } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, spendLink } from "./links.ts";
 import { claimMail, verifyMail } from "../mail/messages.ts";
-import { enqueueMail, notifyMail } from "../mail/outbox.ts";
+import { enqueueMail } from "../mail/outbox.ts";
 import { takeRateSlot } from "./rate-limit.ts";
 import { addressTaken, checkAddress } from "./signup.ts";
 import type { EmailList, EmailPatch, EmailPending, EmailRecord, EmailRequest, EmailVerified } from "./schemas.ts";
@@ -49,7 +49,6 @@ export async function addEmail(ctx: Ctx, actor: Principal, handle: string, input
     const token = await issueLink(tx, "claim", user.id, address);
     await enqueueMail(ctx, tx, claimMail({ to: address, handle: user.handle, token, baseUrl: ctx.baseUrl }));
   });
-  notifyMail();
   return { address, status: "pending", detail: "A confirmation link was mailed to the address. It works once, for one day." };
 }
 
@@ -104,7 +103,6 @@ export async function resendEmailClaim(ctx: Ctx, actor: Principal, handle: strin
     }
     return row;
   });
-  notifyMail();
   return { address: row.address, status: "pending", detail: "A confirmation link was mailed to the address. It works once, for one day." };
 }
 

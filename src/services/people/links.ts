@@ -7,7 +7,7 @@ import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { now, type Ctx, type MailMessage } from "../context.ts";
 import { isEmail } from "../orgs/names.ts";
-import { enqueueMail, notifyMail } from "../mail/outbox.ts";
+import { enqueueMail } from "../mail/outbox.ts";
 import { takeRateSlot } from "./rate-limit.ts";
 import { EmailRequest, LinkRequest } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -73,7 +73,7 @@ export async function mailLinkToAccount(
   build: (user: User, token: string) => MailMessage,
 ): Promise<void> {
   if (address === null || !isEmail(address)) return;
-  const queued = await ctx.db.transaction(async (tx) => {
+  await ctx.db.transaction(async (tx) => {
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
     if (!(await takeRateSlot(tx, purpose, address, limits))) return false;
     const user = await store.userByEmail(tx, address);
@@ -81,7 +81,6 @@ export async function mailLinkToAccount(
     // issueLink spends the previous link of the same purpose.
     return (await enqueueMail(ctx, tx, build(user, await issueLink(tx, purpose, user.id, user.email)))) !== null;
   });
-  if (queued) notifyMail();
 }
 
 /** Records that a link reached `address`, which proves it: the address row, and the account when it is the sign-in address. */

@@ -9,7 +9,7 @@ import { newId } from "../../util/ids.ts";
 import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, mailLinkToAccount, proveAddress, requestedAddress, spendLink } from "./links.ts";
 import { verifyMail } from "../mail/messages.ts";
 import { checkNamespaceName, isEmail } from "../orgs/names.ts";
-import { enqueueMail, notifyMail } from "../mail/outbox.ts";
+import { enqueueMail } from "../mail/outbox.ts";
 import { takeRateSlot } from "./rate-limit.ts";
 import type { Accepted, SignupRequest } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -87,7 +87,7 @@ export async function signup(ctx: Ctx, input: SignupRequest): Promise<Accepted> 
   if (!(await namespaceAvailable(ctx.db.read, handle))) throw Conflict(`the handle ${handle} is taken or reserved`);
   // Hashed whatever happens next, so a registered address takes as long as a new one.
   const passwordHash = await hashPassword(password);
-  const queued = await ctx.db.transaction(async (tx) => {
+  await ctx.db.transaction(async (tx) => {
     if (!(await namespaceAvailable(tx, handle))) throw Conflict(`the handle ${handle} is taken or reserved`);
     const limits = { perAddress: ctx.config.signupLimitPerAddress, global: ctx.config.signupLimitGlobal };
     if (!(await takeRateSlot(tx, "signup", address, limits))) return false;
@@ -98,7 +98,6 @@ export async function signup(ctx: Ctx, input: SignupRequest): Promise<Accepted> 
     if (taken) return false;
     return (await enqueueMail(ctx, tx, verifyMail({ to: address, name, token, baseUrl: ctx.baseUrl }))) !== null;
   });
-  if (queued) notifyMail();
   return SIGNUP_ACCEPTED;
 }
 

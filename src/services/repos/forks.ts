@@ -12,18 +12,20 @@ import { now, type Ctx } from "../context.ts";
 import { packKey } from "../git/snapshot.ts";
 import { sharePacks } from "../git/share.ts";
 import { livePacks, repoIsLive } from "../git/store.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { checkRepoName } from "../orgs/names.ts";
 import { repoBody, type RepoBody } from "./repos.ts";
 import type { ForkCreate } from "./schemas.ts";
 import * as store from "./store.ts";
 
-let wakeWorker: (() => void) | null = null;
-
-/** Lets the server's fork worker loop be woken the moment a fork is queued (null to unset). */
-export function onForkQueued(fn: (() => void) | null): void {
-  wakeWorker = fn;
+/** The payload of a `repo.fork` job. */
+export interface ForkPayload {
+  forkId: string;
+  parentId: string;
 }
+
+/** Making a fork servable (a fork is ready in well under a second, so it has its own workers). */
+export const REPO_FORK = jobKind<ForkPayload>("repo.fork", { key: (p) => `repo:${p.forkId}`, concurrency: 2 });
 
 /** POST /v1/orgs/{org}/repos/{repo}/forks → 202 with the fork (fork_state `pending`). */
 export async function createFork(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: ForkCreate): Promise<RepoBody> {
@@ -63,9 +65,8 @@ export async function createFork(ctx: Ctx, actor: Principal, orgName: string, re
     if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
     if (!(await repoIsLive(tx, parent.id))) throw NotFound("repository not found");
     await store.insertRepo(tx, row);
-    await enqueueJob(tx, "repo.fork", { forkId: row.id, parentId: parent.id });
+    await ctx.work.enqueue(tx, REPO_FORK, { forkId: row.id, parentId: parent.id });
   });
-  wakeWorker?.();
   return repoBody(ctx, actor, org, row);
 }
 
@@ -82,7 +83,7 @@ async function defaultNamespace(ctx: Ctx, actor: Principal): Promise<string> {
  * in one transaction, then the fork is `ready`. Idempotent: a fork that is no longer pending (done,
  * failed, or deleted) is left alone. Any failure marks the fork `failed`, never pending for ever.
  */
-export async function runFork(ctx: Ctx, payload: { forkId: string; parentId: string }): Promise<void> {
+export async function runFork(ctx: Ctx, payload: ForkPayload): Promise<void> {
   const fork = await store.repoById(ctx.db.read, payload.forkId);
   if (!fork || fork.forkState !== "pending") return;
   let reason: string | null;

@@ -1,6 +1,17 @@
 // Removes a deleted repository's objects from storage (the `repo.purge` job).
 import type { Ctx } from "../context.ts";
 import { packNamesStoredUnder, repoIsLive } from "../git/store.ts";
+import { jobKind } from "../jobs/kind.ts";
+
+/** The payload of a `repo.purge` job. */
+export interface PurgePayload {
+  repoId: string;
+  orgId?: string;
+  shared?: string[];
+}
+
+/** Removing a deleted repository's stored objects, after its rows are gone. */
+export const REPO_PURGE = jobKind<PurgePayload>("repo.purge");
 
 const PACK_FILE = /^repos\/[^/]+\/packs\/pack-([0-9a-f]{40})\.(pack|idx)$/;
 
@@ -11,7 +22,7 @@ const PACK_FILE = /^repos\/[^/]+\/packs\/pack-([0-9a-f]{40})\.(pack|idx)$/;
  * in `shared` (whose files only this one's rows kept alive); a live one's own sweep collects its
  * files that nobody names. Idempotent.
  */
-export async function purgeRepoStorage(ctx: Ctx, payload: { repoId: string; shared?: string[] }): Promise<void> {
+export async function purgeRepoStorage(ctx: Ctx, payload: PurgePayload): Promise<void> {
   await purgePrefix(ctx, payload.repoId);
   for (const id of payload.shared ?? []) if (!(await repoIsLive(ctx.db.read, id))) await purgePrefix(ctx, id);
 }

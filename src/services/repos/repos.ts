@@ -7,7 +7,6 @@ import { buildFacts, decide, enforce, loadFacts, orgFacts, requireRepoFor, type 
 import { loadPersonInOrg } from "../access/facts-store.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import { sharedStorageOf } from "../git/store.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
@@ -15,6 +14,7 @@ import { checkRepoName } from "../orgs/names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
+import { REPO_PURGE } from "./purge.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
@@ -144,7 +144,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     await store.insertRepo(tx, row);
     await recordAudit(tx, { orgId: org.id, action: "repo.created", actor: auditActor(actor), target: name, data: { repo_id: row.id, public: row.public, kind } });
     // A mirror's origin and its first sync commit with the repository.
-    if (origin) await registerMirror(tx, row, origin);
+    if (origin) await registerMirror(ctx, tx, row, origin);
   });
   return repoBody(ctx, actor, org, row);
 }
@@ -226,6 +226,6 @@ export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, re
     const shared = await sharedStorageOf(tx, repo.id);
     await store.deleteRepo(tx, repo.id);
     await recordAudit(tx, { orgId: org.id, action: "repo.deleted", actor: auditActor(actor), target: repo.name, data: { repo_id: repo.id } });
-    await enqueueJob(tx, "repo.purge", { repoId: repo.id, orgId: org.id, shared });
+    await ctx.work.enqueue(tx, REPO_PURGE, { repoId: repo.id, orgId: org.id, shared });
   });
 }

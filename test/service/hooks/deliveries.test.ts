@@ -14,7 +14,6 @@ import { openContext } from "../../../src/runtime.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { setClock, type Ctx } from "../../../src/services/context.ts";
 import { deliverDue, RETRY_DELAYS_MS, signature } from "../../../src/services/hooks/delivery.ts";
-import { recordEvent } from "../../../src/services/hooks/events.ts";
 import * as hookStore from "../../../src/services/hooks/store.ts";
 import { createWebhook, deleteWebhook, listDeliveries } from "../../../src/services/hooks/webhooks.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
@@ -50,7 +49,7 @@ async function harness(allowPrivate = true) {
   const repo = await createRepo(ctx, actor, "acme", { name: `r${n}` });
   /** Records an event of the repository as the lander (or a push) would, in its own transaction. */
   const event = (kind: "push" | "change.landed" | "change.ejected", payload: Record<string, unknown>) =>
-    ctx.db.transaction((tx) => recordEvent(tx, { repoId: repo.id, orgId: repo.org_id, kind, payload, actorUserId: null }));
+    ctx.db.transaction((tx) => ctx.events.record(tx, { repoId: repo.id, orgId: repo.org_id, kind, payload, actorUserId: null }));
   const attempts = async (hookId: string) => (await listDeliveries(ctx, actor, "acme", repo.name, hookId, {})).deliveries.reverse();
   return { ctx, actor, repo, event, attempts };
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import { openContext } from "../../../src/runtime.ts";
-import { enqueueJob } from "../../../src/services/jobs/queue.ts";
+import { REPO_GC } from "../../../src/services/git/maintenance.ts";
 import { startWorkers } from "../../../src/services/jobs/worker.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-worker-"));
@@ -35,7 +35,7 @@ test("a failing claim is logged and retried; the loop goes on and runs the next 
   try {
     await until(() => errors.includes("job claim failed"), "a logged claim failure");
     other.exec("ALTER TABLE jobs_away RENAME TO jobs");
-    await ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: "r1" }));
+    await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_GC, { repoId: "r1" }));
     await until(() => ran.length === 1, "the job to run");
     expect(ran).toEqual([{ repoId: "r1" }]);
   } finally {

@@ -12,7 +12,7 @@ import { openContext } from "../../../src/runtime.ts";
 import { metrics } from "../../../src/services/ops/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
-import { enqueueJob } from "../../../src/services/jobs/queue.ts";
+import { REPO_GC } from "../../../src/services/git/maintenance.ts";
 import { insertMessage } from "../../../src/services/mail/store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-ops-service-"));
@@ -72,8 +72,8 @@ describe("registering metrics from another subsystem", () => {
     using h = await harness();
     const undo = instrumentContext(h.ctx, "test");
     try {
-      await h.ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: "r1" }));
-      await h.ctx.db.transaction((tx) => enqueueJob(tx, "repo.gc", { repoId: "r2" }, 3_600_000));
+      await h.ctx.db.transaction((tx) => h.ctx.work.enqueue(tx, REPO_GC, { repoId: "r1" }));
+      await h.ctx.db.transaction((tx) => h.ctx.work.enqueue(tx, REPO_GC, { repoId: "r2" }, { delayMs: 3_600_000 }));
       await h.ctx.db.transaction((tx) => insertMessage(tx, { id: "m1", toAddress: "a@example.com", subject: "s", textBody: "t", htmlBody: "h", runAt: Date.now() + 3_600_000, createdAt: Date.now() - 5000 }));
       const text = await (await h.get("/metrics", { authorization: `Bearer ${TOKEN}` })).text();
       expect(text).toContain("svc_mail_outbox_pending 1\n");

@@ -9,7 +9,7 @@ import { loadConfig } from "../../../src/config.ts";
 import { mailOutbox } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
 import { now, setClock, type MailMessage } from "../../../src/services/context.ts";
-import { deliverNow, enqueueMail, notifyMail, startMailWorker } from "../../../src/services/mail/outbox.ts";
+import { deliverNow, enqueueMail, startMailWorker } from "../../../src/services/mail/outbox.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
 
 type Ctx = Awaited<ReturnType<typeof openContext>>;
@@ -111,7 +111,7 @@ describe("capture transport", () => {
       expect(emlFiles(mailDir)).toHaveLength(1);
       expect(row(second, cut).sentAt).toBeNull();
       advance(121_000);
-      notifyMail();
+      second.signals.notify("work", "mail.send");
       await until(() => row(second, cut).sentAt, "the leased message to be retried");
       const subjects = await Promise.all(emlFiles(mailDir).map(async (f) => (await parseMail(readFileSync(join(mailDir, f)))).subject));
       expect(subjects.sort()).toEqual(["Message 1", "Message 2"]);
@@ -181,7 +181,7 @@ describe("smtp transport through the outbox", () => {
     const worker = startMailWorker(ctx);
     try {
       advance(31_000);
-      notifyMail();
+      ctx.signals.notify("work", "mail.send");
       const got = await relay.waitFor((m) => m.to[0] === "person11@example.com");
       expect((await parseMail(got.raw)).text).toContain("token=svcv_11");
       await until(() => row(ctx, id).sentAt, "the retried row to be marked sent");
@@ -198,7 +198,7 @@ describe("smtp transport through the outbox", () => {
     try {
       const connected = relay.nextConnection();
       const id = await enqueue(ctx, message(12));
-      notifyMail();
+      ctx.signals.notify("work", "mail.send");
       await connected;
       const answer = deliverNow(ctx, id, 10_000);
       release();

@@ -1,0 +1,60 @@
+// The event model of the platform floor: repository events (SPEC §6.1, stored and sent to
+// webhooks) and internal events (not stored, never sent), both seen by subscribers inside the
+// transaction of the change that caused them.
+import type { Tx } from "../../db/database.ts";
+import type { Ctx } from "../context.ts";
+
+/** The event kinds of SPEC §6.1. */
+export type EventKind = "push" | "change.landed" | "change.ejected";
+
+/** How the push came in: git over HTTP, SSH, the commit/refs API, the lander, or a mirror's sync from its origin. */
+export type PushVia = "git" | "ssh" | "api" | "lander" | "mirror";
+
+/** A ref that moved in the event (old or new is null for a creation or deletion). */
+export interface RefMove {
+  ref: string;
+  old: string | null;
+  new: string | null;
+}
+
+/** An event as subscribers see it. */
+export interface RepoEvent {
+  id: string;
+  repoId: string;
+  orgId: string;
+  kind: EventKind;
+  /** The webhook payload (SPEC §6.1). */
+  payload: Record<string, unknown>;
+  actorUserId: string | null;
+  /** Refs moved by the event (internal: not part of the webhook payload). */
+  moves: RefMove[];
+  createdAt: number;
+}
+
+/** What a caller records (id and time are the bus's). */
+export interface NewRepoEvent {
+  repoId: string;
+  orgId: string;
+  kind: EventKind;
+  payload: Record<string, unknown>;
+  actorUserId: string | null;
+  moves?: RefMove[];
+}
+
+/**
+ * Events between domains that are not SPEC events: not stored, never sent to webhooks. A lower
+ * domain announces what happened; a higher one reacts (usually by enqueuing a job).
+ */
+export type InternalEvent =
+  /** Who counts as a member of the org may have changed (a seat). */
+  | { kind: "membership.changed"; orgId: string }
+  /** A check result for `commit` of `repoId` was recorded. */
+  | { kind: "checks.reported"; repoId: string; commit: string };
+
+export type InternalKind = InternalEvent["kind"];
+
+/** The event a subscriber of `K` receives. */
+export type EventOf<K extends EventKind | InternalKind> = K extends InternalKind ? Extract<InternalEvent, { kind: K }> : RepoEvent;
+
+/** Reacts to an event inside its transaction; writes rows only (no network or object-store I/O). */
+export type Subscriber<E> = (ctx: Ctx, tx: Tx, event: E) => Promise<void>;

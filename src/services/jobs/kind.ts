@@ -1,0 +1,43 @@
+// A kind of durable work (DESIGN.md "Background work"): its name in `jobs.kind` and the rules the
+// engine runs it by. Each domain declares its kinds next to their handlers; `src/wiring.ts`
+// hands each kind with its handler to `ctx.work.define`.
+
+/** How a failed attempt is retried: a fixed list of waits, or doubling waits up to a cap. */
+export type RetryRule = { readonly delaysMs: readonly number[] } | { readonly firstMs: number; readonly maxMs: number; readonly attempts: number };
+
+export interface JobKind<P = unknown> {
+  /** `jobs.kind`. */
+  readonly name: string;
+  /** Attempts in flight per node. */
+  readonly concurrency: number;
+  /** How long a claimed row is ours; renewed every leaseMs/3 while the handler runs. */
+  readonly leaseMs: number;
+  readonly retry: RetryRule;
+  /** The attempt's signal aborts after this long. */
+  readonly timeoutMs?: number;
+  /** Per-key FIFO: one attempt per key at a time; later rows wait behind a retrying head. */
+  readonly key?: (p: P) => string;
+  /** At most one pending row per value: an enqueue finds it and folds into it. */
+  readonly unique?: (p: P) => string;
+  /** Periodic: `cluster` runs once per slot across nodes (a row per slot); `node` is a local timer. */
+  readonly every?: { readonly ms: number; readonly scope: "cluster" | "node" };
+}
+
+/** The default retry: 60 s doubling to an hour, 8 attempts. */
+export const DEFAULT_RETRY: RetryRule = { firstMs: 60_000, maxMs: 3_600_000, attempts: 8 };
+
+/** Declares a kind; unset rules take the defaults (1 in flight, a 60 s lease, the default retry). */
+export function jobKind<P>(name: string, o: Partial<Omit<JobKind<P>, "name">> = {}): JobKind<P> {
+  return Object.freeze({ name, concurrency: 1, leaseMs: 60_000, retry: DEFAULT_RETRY, ...o });
+}
+
+/** How many attempts a kind gets in all. */
+export function attemptsOf(rule: RetryRule): number {
+  return "delaysMs" in rule ? rule.delaysMs.length + 1 : rule.attempts;
+}
+
+/** The wait before attempt `n + 1` after attempt `n` (1-based) failed. */
+export function backoffOf(rule: RetryRule, n: number): number {
+  if ("delaysMs" in rule) return rule.delaysMs[Math.min(n, rule.delaysMs.length) - 1] ?? 0;
+  return Math.min(rule.firstMs * 2 ** (n - 1), rule.maxMs);
+}

@@ -1,0 +1,53 @@
+// The composition of the services floor (DESIGN.md "Domain order"): which subscribers react to
+// which events, which handler runs each kind of durable work, which resolvers answer for the
+// lower domains. It may import any domain; `buildContext` (src/runtime.ts) calls it once per
+// context, so the CLI and the server see the same wiring.
+//
+// One section per work package of issue 26 (A: platform floor; B: domain order; C: web), so
+// parallel edits never touch the same lines.
+import type { Ctx } from "./services/context.ts";
+import { queueDeliveries } from "./services/hooks/delivery.ts";
+import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
+import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
+import { followPushes } from "./services/changes/changes.ts";
+import { REPO_PURGE, purgeRepoStorage } from "./services/repos/purge.ts";
+import { REPO_FORK, runFork } from "./services/repos/forks.ts";
+import { REPO_COMPACT, REPO_GC, REPO_SWEEP, compactRepo, gcRepo, sweepRepo } from "./services/git/maintenance.ts";
+import { BILLING_SEATS, syncSeats } from "./services/billing/seats.ts";
+import { MIRROR_SYNC } from "./services/mirrors/queue.ts";
+import { runMirrorSync } from "./services/mirrors/sync.ts";
+
+/** Wires every subscriber and kind into a freshly built context. */
+export function wire(ctx: Ctx): void {
+  wirePlatform(ctx);
+  wireDomains(ctx);
+  wireWeb(ctx);
+}
+
+// ── A: platform floor (events, durable work) ─────────────────────────────────────────────────
+function wirePlatform(ctx: Ctx): void {
+  // One event path: an event's webhook deliveries, CI triggers, contribution job and change
+  // updates are written in the event's own transaction (SPEC §6.1), in this order.
+  ctx.events.subscribe("webhooks", ["push", "change.landed", "change.ejected"], queueDeliveries);
+  ctx.events.subscribe("ci", ["push"], enqueueTriggers);
+  // A counted push writes its contribution job in its own transaction (services/discovery/contributions.ts).
+  ctx.events.subscribe("contributions", ["push"], enqueueContributions);
+  // Open changes follow their branch on every push, whatever the transport (services/changes).
+  ctx.events.subscribe("changes", ["push"], followPushes);
+
+  ctx.work.define(REPO_PURGE, purgeRepoStorage);
+  ctx.work.define(REPO_COMPACT, async (c, p) => void (await compactRepo(c, p)));
+  ctx.work.define(REPO_GC, async (c, p) => void (await gcRepo(c, p)));
+  ctx.work.define(REPO_SWEEP, async (c, p) => void (await sweepRepo(c, p)));
+  ctx.work.define(REPO_FORK, runFork);
+  ctx.work.define(CONTRIBUTIONS_RECORD, recordContributions);
+  ctx.work.define(BILLING_SEATS, syncSeats);
+  ctx.work.define(CI_TRIGGER, runTrigger);
+  ctx.work.define(MIRROR_SYNC, runMirrorSync);
+}
+
+// ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────
+function wireDomains(_ctx: Ctx): void {}
+
+// ── C: web ───────────────────────────────────────────────────────────────────────────────────
+function wireWeb(_ctx: Ctx): void {}
