@@ -55,7 +55,7 @@ async function billingTarget(ctx: Ctx, actor: Principal, orgName: string): Promi
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, "org:admin-masked"));
   const provider = providerOf(ctx);
-  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider) throw new AppError("unavailable", "billing is not configured on this deployment");
   if (org.kind !== "org") throw Invalid("a personal namespace has no subscription; billing applies to organizations");
   return { org, provider };
 }

@@ -10,7 +10,7 @@ import { SlicedPackSet } from "../../git/time-slice.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type ServiceIO } from "../../git/types.ts";
-import { AppError } from "../../errors.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
@@ -71,13 +71,17 @@ export type AdvertiseOutcome =
   | GitRefused<StatusRefusal>
   | { kind: "failed" };
 
-// 503: object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
-const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large", 503: "unavailable" };
+// unavailable (503): object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
+// null: an unexpected failure (logged, answered as one).
+const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.freeze({
+  invalid: "bad-request", unauthenticated: "unauthenticated", payment_required: "payment", forbidden: "forbidden", not_found: "not-found", conflict: "bad-request",
+  too_large: "too-large", unsupported_media_type: "bad-request", unprocessable: "bad-request", rate_limited: "bad-request", internal: null, upstream: null, unavailable: "unavailable",
+});
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
 function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
   if (!(error instanceof AppError)) return null;
-  const refusal = REFUSALS[error.status] ?? (error.status < 500 ? "bad-request" : null);
+  const refusal = REFUSALS[error.code];
   return refusal ? { kind: "refused", refusal, message: error.message } : null;
 }
 

@@ -17,7 +17,7 @@ export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Pro
   const rows = await snapshotRows(q, repo.id);
   // Why 503: the store giving up is temporary; the client should retry, not report a broken repository.
   const opened = await Promise.all(rows.packs.map((row) => git.openPack(row))).catch((err: unknown) => {
-    throw isUnavailable(err) ? new AppError(503, UNAVAILABLE) : err;
+    throw isUnavailable(err) ? new AppError("unavailable", UNAVAILABLE) : err;
   });
   const objects = new PackSet(opened, git.multiPackIndexes);
   let reach: Promise<ReachIndex> | null = null;

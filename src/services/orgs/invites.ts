@@ -142,7 +142,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     if (!invite || !(await store.spendInvite(tx, invite.id, now()))) throw dead();
     let user = await accountByAddress(tx, invite.email);
     if (!user) {
-      if (!passwordHash) throw new AppError(409, "the account for this address changed meanwhile; try again");
+      if (!passwordHash) throw new AppError("conflict", "the account for this address changed meanwhile; try again");
       const chosen = handle ?? (await deriveHandle(tx, invite.email));
       if (!(await namespaceAvailable(tx, chosen))) throw Conflict(`the handle ${chosen} is taken or reserved`);
       user = await insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
