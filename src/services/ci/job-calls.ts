@@ -143,6 +143,6 @@ export async function completeJob(ctx: Ctx, actor: Principal, jobId: string, inp
     const verdict = input.verdict as (typeof VERDICTS)[number];
     if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);
     beatsOf(ctx).delete(jobId);
-    await failJob(tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
+    await failJob(ctx, tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
   });
 }

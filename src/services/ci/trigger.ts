@@ -150,6 +150,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         }
       }
     }
+    // A queued change waiting for these checks is looked at again (services/changes, `checks.reported`).
+    await ctx.events.emit(tx, { kind: "checks.reported", repoId: p.repoId, commit: p.commit });
   });
   // Committed: hand the new jobs to machines already waiting.
   const hub = claimHub(ctx);

@@ -21,6 +21,9 @@ export interface SyncJob {
 /** One sync of a mirror from its origin; a mirror's syncs run one at a time, in order. */
 export const MIRROR_SYNC = jobKind<SyncJob>("mirror.sync", { key: (p) => `mirror:${p.repoId}`, concurrency: 2 });
 
+/** The schedule's pass, once a minute across the cluster (and at once on a new install). */
+export const MIRROR_SCHEDULE = jobKind<unknown>("mirror.schedule", { every: { ms: 60_000, scope: "cluster", immediate: true } });
+
 /** Queues a sync of `repoId`, or folds this request into the one waiting; `receivedAt` is an inbound push's receipt time. */
 export async function requestSync(ctx: Ctx, tx: Tx, repoId: string, receivedAt: number | null): Promise<"queued" | "folded"> {
   const waiting = await store.pendingRequest(tx, repoId);

@@ -157,7 +157,7 @@ export function collectQueues(ctx: Ctx): Collector {
   const seen = new Set<string>();
   return async () => {
     const t = now();
-    const rows = await store.jobQueue(ctx.db.read, t);
+    const rows = await ctx.work.stats();
     for (const k of seen) {
       jobsPending.set({ kind: k }, 0);
       jobsDue.set({ kind: k }, 0);
