@@ -24,7 +24,8 @@ export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void
 
 /** The next position in `key`'s queue (after every pending row of the key). */
 export async function nextSeq(tx: Tx, key: string): Promise<number> {
-  const row = tx.get<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
+  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
+  const [row] = tx.all<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
   return (row?.s ?? 0) + 1;
 }
 
@@ -67,7 +68,7 @@ export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number
  */
 export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise<number | null> {
   if (kinds.length === 0) return null;
-  const row = q.get<{ at: number | null }>(sql`
+  const [row] = q.all<{ at: number | null }>(sql`
     SELECT min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
     WHERE j.done_at IS NULL AND j.kind IN (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)})
       AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`);
