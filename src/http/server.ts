@@ -4,7 +4,7 @@ import { noteApiRead } from "../services/metrics/record.ts";
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds, routeTemplates } from "./app.ts";
-import { observeHttp } from "../services/ops/instrument.ts";
+import { observeHttp } from "../services/telemetry/instrument.ts";
 import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 

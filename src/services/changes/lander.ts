@@ -29,7 +29,7 @@ import { jobKind } from "../jobs/kind.ts";
 import { CHANGE_LAND, type LandPayload } from "./land-job.ts";
 import { decide, deferredFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
-import { checksOfCommit } from "../ci/store-runs.ts";
+import { checkStatesOfCommit } from "../ci/checks.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
 import { closurePack } from "../git/share.ts";
@@ -94,7 +94,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
 
   const rule = await protectionOfBranch(ctx.db.read, repoId, target);
   if (rule?.requiredChecks.length) {
-    const results = new Map((await checksOfCommit(ctx.db.read, repoId, change.head)).map((c) => [c.key, c.state]));
+    const results = await checkStatesOfCommit(ctx, repoId, change.head);
     for (const key of rule.requiredChecks) {
       const state = results.get(key);
       if (state === "failure" || state === "cancelled") return eject({ kind: "check_failed", message: `required check ${key} ended ${state} on ${change.head.slice(0, 12)}`, check: key, state });

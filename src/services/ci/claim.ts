@@ -16,7 +16,7 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { metrics } from "../ops/metrics.ts";
+import { metrics } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Claim } from "./schemas.ts";

@@ -12,7 +12,7 @@ import { now, type Ctx } from "../context.ts";
 import { decodeInto, encode, mergeInto, observe, type Histogram } from "./histogram.ts";
 import { bucketAt, putBucket } from "./store.ts";
 import { findOrg } from "../access/lookup.ts";
-import { observeOperation } from "../ops/instrument.ts";
+import { observeOperation } from "../telemetry/instrument.ts";
 
 /** The metric kinds DECISIONS §3 names. */
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";

@@ -4,7 +4,7 @@
 //
 // How a subsystem adds its metrics (webhook deliveries, runner claims, …):
 //
-//   import { metrics } from "../ops/metrics.ts";
+//   import { metrics } from "../telemetry/metrics.ts";
 //   const waiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
 //   waiting.inc(); … waiting.dec();
 //   const deliveries = metrics.counter("svc_webhook_deliveries_total", "Webhook deliveries by outcome", ["outcome"]);
