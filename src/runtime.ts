@@ -18,7 +18,10 @@ import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts
 import { ConfigError } from "./config.ts";
 import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
-import { claimHub } from "./services/ci/claim.ts";
+import { ClaimHub, claimHub } from "./services/ci/claim.ts";
+import { usageBuffer } from "./services/metrics/record.ts";
+import { Stamps } from "./util/stamps.ts";
+import { now } from "./util/clock.ts";
 import { flushRunnerSeen } from "./services/ci/credentials.ts";
 import { flushHeartbeats } from "./services/ci/job-calls.ts";
 import { flushMetrics } from "./services/metrics/record.ts";
@@ -48,6 +51,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const ctx: Ctx & { close(): void } = {
     db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail),
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
+    ci: { claims: new ClaimHub(() => ctx), machines: new Map() },
+    buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);

@@ -9,6 +9,10 @@ import type { Threads } from "../threads.ts";
 import type { EventBus } from "./events/bus.ts";
 import type { Signals } from "./events/signals.ts";
 import type { Work } from "./jobs/engine.ts";
+import type { ClaimHub } from "./ci/claim.ts";
+import type { KnownMachines } from "./ci/credentials.ts";
+import type { UsageBuffer } from "./metrics/record.ts";
+import type { Stamps } from "../util/stamps.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -36,6 +40,10 @@ export interface Ctx {
   signals: Signals;
   /** Durable background work: `enqueue` in the caller's transaction; kinds defined in src/wiring.ts. */
   work: Work;
+  /** CI runtime state: the waiting claims of this process, and machines whose credential was verified. */
+  ci: { claims: ClaimHub; machines: KnownMachines };
+  /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
+  buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
 }
 
 /** JSON-lines logger on stderr. */

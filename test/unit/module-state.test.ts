@@ -65,7 +65,7 @@ export function scan(file: string, text: string): Finding[] {
     const scratch = n > 0 && /\/\/ module-state: scratch\b/.test(lines[n - 1]!) && file.startsWith("src/git/");
     const decl = /^(?:export\s+)?(let|var|const)\s+([A-Za-z_$][\w$]*)\s*(:[^=]+)?=\s*/.exec(line);
     if (decl) {
-      const [whole, keyword, name, type] = decl;
+      const [whole, keyword = "", name = "", type] = decl;
       const rhs = statementFrom(text, at + whole.length).trim();
       let why: string | null = null;
       if (keyword !== "const") why = keyword;
@@ -115,22 +115,16 @@ const KNOWN: readonly string[] = [
   "src/http/web/repos/highlight.ts:worker",
   "src/services/billing/configured.ts:providers",
   "src/services/changes/store-patchsets.ts:openHeadsStatements",
-  "src/services/ci/claim.ts:hubs",
-  "src/services/ci/credentials.ts:machinesByDb",
-  "src/services/ci/credentials.ts:pendingByDb",
-  "src/services/ci/job-calls.ts:beatsByDb",
   "src/services/ci/store-runs.ts:preparedByHandle",
   "src/services/discovery/contributions.ts:caches",
   "src/services/discovery/graph.ts:scratch",
   "src/services/discovery/store.ts:preparedByHandle",
-  "src/services/metrics/record.ts:stateByDb",
   "src/services/mirrors/app-auth.ts:keyCache",
   "src/services/mirrors/app-auth.ts:tokens",
   "src/services/ops/health.ts:cachedDigest",
   "src/services/people/auth.ts:dummyHash",
   "src/services/people/store.ts:preparedByHandle",
   "src/services/people/throttle.ts:byConfig",
-  "src/services/people/token-use.ts:pendingByDb",
   "src/services/telemetry/instrument.ts:httpSeries",
   "src/services/telemetry/metrics.ts:metrics",
 
