@@ -20,6 +20,9 @@ import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
 import { ClaimHub, claimHub } from "./services/ci/claim.ts";
 import { usageBuffer } from "./services/metrics/record.ts";
+import { contributionCache } from "./services/discovery/contributions.ts";
+import { newLimiters } from "./services/people/throttle.ts";
+import { billingProvider } from "./services/billing/configured.ts";
 import { Stamps } from "./util/stamps.ts";
 import { now } from "./util/clock.ts";
 import { flushRunnerSeen } from "./services/ci/credentials.ts";
@@ -53,6 +56,9 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
     ci: { claims: new ClaimHub(() => ctx), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
+    caches: { contributions: contributionCache(), appTokens: new Map() },
+    throttles: newLimiters(config.limits),
+    billing: billingProvider(config),
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);

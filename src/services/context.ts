@@ -13,6 +13,10 @@ import type { ClaimHub } from "./ci/claim.ts";
 import type { KnownMachines } from "./ci/credentials.ts";
 import type { UsageBuffer } from "./metrics/record.ts";
 import type { Stamps } from "../util/stamps.ts";
+import type { GraphCache } from "./discovery/graph.ts";
+import type { AppTokens } from "./mirrors/app-auth.ts";
+import type { Limiters } from "./people/throttle.ts";
+import type { BillingProvider } from "./billing/provider.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -44,6 +48,12 @@ export interface Ctx {
   ci: { claims: ClaimHub; machines: KnownMachines };
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
+  /** Caches of this context: written contribution graphs, app installation tokens. */
+  caches: { contributions: GraphCache; appTokens: AppTokens };
+  /** Sign-in and credential throttles (SVC_LIMIT_*). */
+  throttles: Limiters;
+  /** The payment provider, or null when the deployment sells nothing. */
+  billing: BillingProvider | null;
 }
 
 /** JSON-lines logger on stderr. */
