@@ -94,6 +94,7 @@ const ALLOWED: Record<string, string> = {
   "src/thread-main.ts:waiting": "the worker thread's own entry: one per thread",
   "src/storage/fs-store.ts:handles": "file descriptors are a process resource (see its comment)",
   "src/git/buffer-pool.ts:holders": "process memory accounting",
+  "src/db/statements.ts:byHandle": "keyed by the connection handle: prepared statements live and die with their connection",
   // Request-keyed side tables: they live and die with the Request (plan §3.1 row 31).
   "src/http/app.ts:requestIds": "a side table keyed by the Request: it lives and dies with it",
   "src/http/app.ts:routeTemplates": "a side table keyed by the Request: it lives and dies with it",
@@ -113,14 +114,10 @@ const KNOWN: readonly string[] = [
   "src/http/web/repos/highlight.ts:nextId",
   "src/http/web/repos/highlight.ts:running",
   "src/http/web/repos/highlight.ts:worker",
-  "src/services/changes/store-patchsets.ts:openHeadsStatements",
-  "src/services/ci/store-runs.ts:preparedByHandle",
   "src/services/discovery/graph.ts:scratch",
-  "src/services/discovery/store.ts:preparedByHandle",
   "src/services/mirrors/app-auth.ts:keyCache",
   "src/services/ops/health.ts:cachedDigest",
   "src/services/people/auth.ts:dummyHash",
-  "src/services/people/store.ts:preparedByHandle",
   "src/services/telemetry/instrument.ts:httpSeries",
   "src/services/telemetry/metrics.ts:metrics",
 

@@ -2,6 +2,7 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { changePatchsets, changes } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { statementCache } from "../../db/statements.ts";
 import { LIVE_STATES } from "./store.ts";
 
 export type PatchsetRow = typeof changePatchsets.$inferSelect;
@@ -29,9 +30,7 @@ export async function patchsetOf(q: Queryable, changeId: string, patchset: numbe
 export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
   // Prepared once per connection: reads by id ask on every request, and building the query cost
   // more than running it (bench/README.md, "Reads by id").
-  let stmt = openHeadsStatements.get(q);
-  if (!stmt) openHeadsStatements.set(q, (stmt = prepareOpenHeads(q)));
-  return stmt.all({ repoId }).map((r) => r.head);
+  return prepared(q, "openHeads", prepareOpenHeads).all({ repoId }).map((r) => r.head);
 }
 
 function prepareOpenHeads(q: Queryable) {
@@ -43,4 +42,4 @@ function prepareOpenHeads(q: Queryable) {
     .orderBy(asc(changePatchsets.head))
     .prepare();
 }
-const openHeadsStatements = new WeakMap<Queryable, ReturnType<typeof prepareOpenHeads>>();
+const { prepared } = statementCache("changes.patchsets");
