@@ -19,6 +19,9 @@ export const CHANGE_LAND = jobKind<LandPayload>("change.land", {
   key: (p) => `land:${p.repoId}:${p.target}`,
   unique: (p) => `${p.repoId}:${p.target}`,
   concurrency: 2,
+  // Short and renewed while a landing runs: after a crash the queue resumes within seconds (the
+  // lander had no lease before the engine; the publish CAS keeps a late attempt harmless).
+  leaseMs: 15_000,
 });
 
 /** Queues a pass over `target`'s queue inside `tx` (folded into one already waiting). */
