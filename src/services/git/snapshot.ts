@@ -8,7 +8,7 @@ import { PackIndex } from "../../git/pack-index.ts";
 import { countHeldBytes } from "../../git/buffer-pool.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
-import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
+import { PeelCache, type RepoSnapshot } from "../../git/repo-snapshot.ts";
 import { ReachIndex } from "../../git/reachability.ts";
 import { GitError, type ByteSource, type Oid } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
@@ -46,6 +46,8 @@ export class GitStore {
   readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
   /** Reachability indexes by repository and tip set; the next one of a repository is built from them. */
   readonly reach: ByteLru<string, ReachIndex>;
+  /** Peeled tags by object id, shared by every repository (ids name content). */
+  readonly peeled = new PeelCache();
   /** Per repository, the keys of its latest indexes (newest first, at most 3). */
   private readonly recentReach = new Map<string, string[]>();
   private readonly loading = new Map<string, Promise<PackIndex>>();
@@ -252,6 +254,7 @@ export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Pro
     refs: rows.refs,
     head: `refs/heads/${repo.defaultBranch}`,
     objects,
+    peeled: git.peeled,
     // Built on first use: reads by ref name never ask. The open changes' heads are read then, so
     // a change opened after the refs were read is not in it (its reader retries after the fact).
     reach: () => (reach ??= (async () => git.reachIndex(repo.id, objects, [...rows.refs.map((r) => r.oid), ...(await openChangeHeads(q, repo.id))]))()),
