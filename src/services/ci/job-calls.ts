@@ -16,7 +16,7 @@ import type { JobRow } from "./store-runs.ts";
 /** How often the runner is asked to heartbeat (the job description says so). */
 export const HEARTBEAT_INTERVAL_S = 2;
 /** At most this much text per log call, and per job. */
-export const LOG_LIMITS = { appendBytes: 1024 * 1024, jobBytes: 64 * 1024 * 1024 };
+export const LOG_LIMITS = Object.freeze({ appendBytes: 1024 * 1024, jobBytes: 64 * 1024 * 1024 });
 const STEP_STATES = ["running", "success", "failure", "skipped", "cancelled"] as const;
 const VERDICTS = ["success", "failure", "cancelled"] as const;
 

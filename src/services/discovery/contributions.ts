@@ -33,7 +33,7 @@ export const MAX_COMMITS_PER_PUSH = 10_000;
 /** Branches per push whose commits are credited. */
 const MAX_REFS_PER_PUSH = 100;
 /** The ways in that count (SPEC §4.2 rule; issue 16: lander and mirror syncs do not). */
-const COUNTED_VIA = new Set(["git", "ssh", "api"]);
+const COUNTED_VIA: ReadonlySet<string> = new Set(["git", "ssh", "api"]);
 
 /** The payload of a `contributions.record` job. */
 export interface RecordPayload {

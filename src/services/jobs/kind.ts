@@ -28,7 +28,7 @@ export interface JobKind<P = unknown> {
 }
 
 /** The default retry: 2 min doubling to an hour, 8 attempts (the job queue's rule before the engine). */
-export const DEFAULT_RETRY: RetryRule = { firstMs: 120_000, maxMs: 3_600_000, attempts: 8 };
+export const DEFAULT_RETRY: RetryRule = Object.freeze({ firstMs: 120_000, maxMs: 3_600_000, attempts: 8 });
 
 /** Declares a kind; unset rules take the defaults (1 in flight, a 60 s lease, the default retry). */
 export function jobKind<P>(name: string, o: Partial<Omit<JobKind<P>, "name">> = {}): JobKind<P> {
