@@ -14,9 +14,8 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
 import { buildApp } from "../src/http/app.ts";
 import { openContext } from "../src/runtime.ts";
-import { runTrigger } from "../src/services/ci/trigger.ts";
+import { CI_TRIGGER } from "../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
-import { finishJob, leaseDueJob } from "../src/services/jobs/store.ts";
 
 const { values: opt } = parseArgs({ args: process.argv.slice(2), options: { jobs: { type: "string", default: "4000" }, workers: { type: "string", default: "50" }, "setup-only": { type: "boolean", default: false } } });
 const JOBS = Number(opt.jobs);
@@ -47,12 +46,7 @@ const files = Math.ceil(JOBS / perFile);
 const cells = Array.from({ length: perFile }, (_, i) => i).join(", ");
 const ops = Array.from({ length: files }, (_, f) => ({ op: "put", path: `.svc/workflows/bulk-${f}.yml`, content: `on: push\njobs:\n  bulk:\n    runs-on: [self-hosted, bulk]\n    strategy:\n      matrix:\n        n: [${cells}]\n    steps:\n      - run: echo\n` }));
 if ((await owner("POST", "/v1/orgs/acme/repos/app/commits", { branch: "main", message: "bulk", operations: ops })).status !== 201) throw new Error("commit");
-for (;;) {
-  const job = await ctx.db.transaction((tx) => leaseDueJob(tx, ["ci.trigger"], Date.now(), Date.now() + 60_000));
-  if (!job) break;
-  await runTrigger(ctx, job.payload as never);
-  await ctx.db.transaction((tx) => finishJob(tx, job.id, Date.now()));
-}
+while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
 const creds: string[] = [];
 for (let i = 0; i < WORKERS; i++) {
   const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});

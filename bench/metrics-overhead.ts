@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Database } from "bun:sqlite";
 import { timeStatements } from "../src/db/database.ts";
-import { instrumentStore, observeHttp } from "../src/services/ops/instrument.ts";
+import { instrumentStore } from "../src/services/ops/instrument.ts";
+import { observeHttp } from "../src/services/telemetry/instrument.ts";
 import { createFsStore } from "../src/storage/index.ts";
 import { machine } from "./lib/machine.ts";
 

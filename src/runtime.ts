@@ -12,31 +12,26 @@ import { warmAuth } from "./services/people/auth.ts";
 import type { Ctx } from "./services/context.ts";
 import { FactCache } from "./services/access/fact-cache.ts";
 import { GitStore } from "./services/git/snapshot.ts";
-import { scheduleGcPass } from "./services/git/maintenance.ts";
-import { startMailWorker } from "./services/mail/outbox.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
-import { startWorkers, type JobHandler } from "./services/jobs/worker.ts";
 import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts";
 import { ConfigError } from "./config.ts";
 import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
-import { pruneDeliveries, startDeliveryWorker } from "./services/hooks/delivery.ts";
-import { scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
-import { abortMirrorSyncs } from "./services/mirrors/sync.ts";
-import { claimHub } from "./services/ci/claim.ts";
-import { startCiSweeper } from "./services/ci/sweeper.ts";
+import { ClaimHub, claimHub } from "./services/ci/claim.ts";
+import { usageBuffer } from "./services/metrics/record.ts";
+import { contributionCache } from "./services/discovery/contributions.ts";
+import { newLimiters } from "./services/people/throttle.ts";
+import { billingProvider } from "./services/billing/configured.ts";
+import { Stamps } from "./util/stamps.ts";
+import { now } from "./util/clock.ts";
+import { flushRunnerSeen } from "./services/ci/credentials.ts";
+import { flushHeartbeats } from "./services/ci/job-calls.ts";
 import { flushMetrics } from "./services/metrics/record.ts";
-import { startLander } from "./services/changes/lander.ts";
 import { EventBus } from "./services/events/bus.ts";
 import { LocalSignals } from "./services/events/signals.ts";
 import { WorkEngine } from "./services/jobs/engine.ts";
 import { domainResolvers, wire } from "./wiring.ts";
-
-/** How often the mirror schedule looks for mirrors due a sync. */
-const MIRROR_SCHEDULE_TICK_MS = 60_000;
-/** How many mirrors sync at once in one process. */
-const MIRROR_SYNC_LOOPS = 2;
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -59,7 +54,12 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   };
   const ctx: Ctx & { close(): void } = {
     db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), resolvers: domainResolvers(), git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)), threads, tmpDir, log, mail: createMailTransport(config.mail),
-    events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals), close: closeAll,
+    events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
+    ci: { claims: new ClaimHub(() => ctx), machines: new Map() },
+    buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
+    caches: { contributions: contributionCache(), appTokens: new Map() },
+    throttles: newLimiters(config.limits),
+    billing: billingProvider(config),
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);
@@ -116,26 +116,8 @@ export async function serve(config: Config): Promise<void> {
     if (!config.ssh.publicAddr) ctx.sshPublic = hostPort(config.ssh.host, ssh.port);
     for (const k of ssh.fingerprints) process.stdout.write(`ssh host key ${k.type} ${k.fingerprint}\n`);
   }
-  const handlers = (...kinds: string[]) => Object.fromEntries(kinds.map((k) => [k, ctx.work.handlerOf(k) as JobHandler]));
-  const workers = startWorkers(ctx, handlers("repo.purge", "repo.compact", "repo.gc", "repo.sweep", "contributions.record", "billing.seats"));
-  const mailWorker = startMailWorker(ctx);
-  // CI: its own worker loop, woken the moment a push queues a trigger, and the timeout sweeper.
-  const ciWorkers = startWorkers(ctx, handlers("ci.trigger"));
-  const ciSweeper = startCiSweeper(ctx);
-  // Forks: their own loop, woken the moment a fork is queued (a fork is ready in well under a second).
-  const forkWorkers = startWorkers(ctx, handlers("repo.fork"));
-  // The lander: queued changes are its durable queue, so a restart resumes where it stopped.
-  const lander = startLander(ctx);
-  // Mirror syncs get loops of their own: a long first sync must not hold up compaction or purges.
-  const mirrorWorkers = Array.from({ length: MIRROR_SYNC_LOOPS }, () => startWorkers(ctx, handlers("mirror.sync")));
-  const deliveries = startDeliveryWorker(ctx);
-  const logFailure = (what: string) => (error: unknown) => ctx.log.error(`${what} failed`, { error: String(error) });
-  const scheduleMirrors = () => void scheduleMirrorSyncs(ctx).catch(logFailure("mirror schedule"));
-  scheduleMirrors();
-  const mirrorTimer = setInterval(scheduleMirrors, MIRROR_SCHEDULE_TICK_MS);
-  const pruneTimer = setInterval(() => void pruneDeliveries(ctx).catch(logFailure("delivery pruning")), 3600 * 1000);
-  // The periodic GC pass: one pack of everything reachable per repository, every six hours.
-  const gcTimer = setInterval(() => void scheduleGcPass(ctx).catch((error) => ctx.log.error("gc pass failed", { error: String(error) })), 6 * 3600 * 1000);
+  // Every kind of background work (src/wiring.ts): one dispatcher, the periodic kinds, the sweeper.
+  ctx.work.start();
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
       ctx.log.info("shutting down", { signal });
@@ -143,11 +125,11 @@ export async function serve(config: Config): Promise<void> {
       claimHub(ctx).stop();
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
-      clearInterval(gcTimer);
-      clearInterval(mirrorTimer);
-      clearInterval(pruneTimer);
-      abortMirrorSyncs();
-      await Promise.all([workers.stop(), mailWorker.stop(), ciWorkers.stop(), ciSweeper.stop(), forkWorkers.stop(), lander.stop(), deliveries.stop(), ...mirrorWorkers.map((w) => w.stop())]);
+      // Attempts in flight are aborted; those that honour it are given back uncounted (a webhook
+      // attempt, a mirror sync), the others finish and record their outcome.
+      await ctx.work.stop();
+      await flushHeartbeats(ctx).catch(() => undefined);
+      await flushRunnerSeen(ctx).catch(() => undefined);
       await flushTokenUse(ctx);
       await flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
       uninstrument();

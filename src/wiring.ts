@@ -6,21 +6,26 @@
 // One section per work package of issue 26 (A: platform floor; B: domain order; C: web), so
 // parallel edits never touch the same lines.
 import type { Ctx } from "./services/context.ts";
-import { queueDeliveries } from "./services/hooks/delivery.ts";
+import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveries } from "./services/hooks/delivery.ts";
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/repos/purge.ts";
 import { REPO_FORK, runFork } from "./services/repos/forks.ts";
-import { REPO_COMPACT, REPO_GC, REPO_SWEEP, compactRepo, gcRepo, sweepRepo } from "./services/git/maintenance.ts";
+import { REPO_COMPACT, REPO_GC, REPO_GC_PASS, REPO_SWEEP, compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
 import { BILLING_SEATS, seatsChanged, syncSeats } from "./services/billing/seats.ts";
-import { MIRROR_SYNC } from "./services/mirrors/queue.ts";
+import { MIRROR_SCHEDULE, MIRROR_SYNC, scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
 import { runMirrorSync } from "./services/mirrors/sync.ts";
 import type { Resolvers } from "./services/access/resolvers.ts";
 import { BILLING_QUOTA } from "./services/billing/write-blocked.ts";
 import { isRunnerCredential, resolveRunnerCredential } from "./services/ci/credentials.ts";
 import { SESSION_CREDENTIAL, TOKEN_CREDENTIAL } from "./services/people/auth.ts";
 import { guardPresentation } from "./services/people/throttle.ts";
+import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
+import { CHANGE_LAND } from "./services/changes/land-job.ts";
+import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
+import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
+import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -39,6 +44,8 @@ function wirePlatform(ctx: Ctx): void {
   ctx.events.subscribe("contributions", ["push"], enqueueContributions);
   // Open changes follow their branch on every push, whatever the transport (services/changes).
   ctx.events.subscribe("changes", ["push"], followPushes);
+  // A check result for a queued change's head: its target's queue is looked at again.
+  ctx.events.subscribe("lander", ["checks.reported"], checksReported);
 
   ctx.work.define(REPO_PURGE, purgeRepoStorage);
   ctx.work.define(REPO_COMPACT, async (c, p) => void (await compactRepo(c, p)));
@@ -49,6 +56,17 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(BILLING_SEATS, syncSeats);
   ctx.work.define(CI_TRIGGER, runTrigger);
   ctx.work.define(MIRROR_SYNC, runMirrorSync);
+  ctx.work.define(WEBHOOK_DELIVER, deliver);
+  ctx.work.define(MAIL_SEND, sendMail);
+  ctx.work.define(CHANGE_LAND, landQueue);
+
+  // Periodic: once per slot across the cluster (a job row), or a pass on every node (no row).
+  ctx.work.define(MIRROR_SCHEDULE, async (c) => void (await scheduleMirrorSyncs(c)));
+  ctx.work.define(REPO_GC_PASS, async (c) => void (await scheduleGcPass(c)));
+  ctx.work.define(WEBHOOK_PRUNE, async (c) => void (await pruneDeliveries(c)));
+  ctx.work.define(JOBS_PRUNE, async (c) => void (await pruneJobs(c)));
+  ctx.work.define(CHANGE_LAND_SCAN, scanQueues);
+  ctx.work.define(CI_SWEEP, async (c) => void (await sweepCi(c)));
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────

@@ -97,6 +97,7 @@ export function applyDelta(
   return out;
 }
 
+// module-state: scratch (synchronous, reused by every call; see below)
 // The arguments of the copy instruction readCopy last decoded (module scratch: no allocation per
 // instruction on the hot path).
 let copyOff = 0;

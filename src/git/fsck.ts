@@ -764,6 +764,7 @@ function verifyOrdered(d: Uint8Array, a: number, aEnd: number, aMode: number, b:
 // ---------------------------------------------------------------------------------------------
 // Names that mean `.git`, `.gitmodules` … on HFS+ and NTFS (git's utf8.c and path.c)
 
+// module-state: scratch (synchronous, reused by every call; see below)
 /** Where nextHfsChar left off (one module-level cursor: these checks never nest). */
 let hfsAt = 0;
 

@@ -462,6 +462,7 @@ const BLOBS_SIZED = 1;
 const BLOBS_NONE = 2;
 
 const NO_PENDING: number[] = [];
+// module-state: scratch (synchronous, reused by every call; see below)
 /** Blobs the last scanTree call left for the filter to decide. */
 let pendingBlobs = NO_PENDING;
 /** Entries the last scanTree call stepped over. */

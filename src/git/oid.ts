@@ -3,6 +3,7 @@ import type { ObjectType, Oid } from "./types.ts";
 
 const HEX = "0123456789abcdef";
 const HEX_CHARS = new TextEncoder().encode(HEX);
+// module-state: scratch (synchronous, reused by every call; see below)
 const HEX_SCRATCH = new Uint8Array(40);
 const ASCII = new TextDecoder("latin1");
 const OID_RE = /^[0-9a-f]{40}$/;

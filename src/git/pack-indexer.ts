@@ -1044,6 +1044,7 @@ function buildChildren(t: EntryTable): { start: Int32Array; list: Int32Array } {
 
 /** Scratch buffers are reused up to this size; larger objects get their own buffer. */
 const SCRATCH_MAX = 64 * 1024 * 1024;
+// module-state: scratch (synchronous, reused by every call; see below)
 const hasher = new Bun.CryptoHasher("sha1");
 const digest = new Uint8Array(64);
 const headerBytes = new Uint8Array(32);

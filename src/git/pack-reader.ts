@@ -43,6 +43,7 @@ const PREFETCH_MERGE_GAP = 1024 * 1024;
 /** A merged range stops growing here, so that a long run is still fetched by several requests at once. */
 const PREFETCH_MAX_RANGE = 4 * 1024 * 1024;
 const DELTA_SCRATCH_MAX = 16 * 1024 * 1024;
+// module-state: scratch (synchronous, reused by every call; see below)
 let deltaScratch = new Uint8Array(64 * 1024);
 
 /**

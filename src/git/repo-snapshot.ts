@@ -17,6 +17,28 @@ export interface RepoSnapshot {
    * tips. Absent in engine-only uses (tests, tools), where the refs alone are the tips.
    */
   reach?: () => Promise<ReachIndex>;
+  /** Peeled tags of the server's repositories (GitStore's, shared across requests); absent in engine-only uses. */
+  peeled?: PeelCache;
+}
+
+/**
+ * Peeled value of each object id seen in a ref, or null for a non-tag. Object ids name content,
+ * so the answer holds in every repository and one cache serves them all (the server's GitStore
+ * holds it); bounded, oldest first out.
+ */
+export class PeelCache {
+  private readonly map = new Map<Oid, Oid | null>();
+  constructor(private readonly max = 200_000) {}
+  has(oid: Oid): boolean {
+    return this.map.has(oid);
+  }
+  get(oid: Oid): Oid | null | undefined {
+    return this.map.get(oid);
+  }
+  set(oid: Oid, peeled: Oid | null): void {
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
+    this.map.set(oid, peeled);
+  }
 }
 
 /** A ref with its peeled value when it names an annotated tag. */
@@ -30,12 +52,6 @@ export function resolveHead(snapshot: RepoSnapshot): Ref | null {
   return snapshot.refs.find((r) => r.name === snapshot.head) ?? null;
 }
 
-/**
- * Peeled value of each object id seen in a ref, or null for a non-tag. Object ids name content,
- * so the answer holds in every repository and the cache may be shared.
- */
-const peelCache = new Map<Oid, Oid | null>();
-const PEEL_CACHE_MAX = 200_000;
 
 /** Refs peeled side by side: each peel is a few dependent reads, which object storage answers slowly. */
 const PEEL_CONCURRENCY = 16;
@@ -43,6 +59,7 @@ const PEEL_CONCURRENCY = 16;
 /** Every ref with annotated tags peeled. */
 export async function peelRefs(snapshot: RepoSnapshot): Promise<AdvertisedRef[]> {
   const cache = new CommitCache(snapshot.objects);
+  const peelCache = snapshot.peeled ?? new PeelCache();
   const unknown = [...new Set(snapshot.refs.map((r) => r.oid).filter((oid) => !peelCache.has(oid)))];
   const missing = new Set<Oid>();
   const found = new Map<Oid, Oid | null>();
@@ -59,7 +76,6 @@ export async function peelRefs(snapshot: RepoSnapshot): Promise<AdvertisedRef[]>
       }
       const peeled = p.tags.length > 0 ? p.oid : null;
       found.set(oid, peeled);
-      if (peelCache.size >= PEEL_CACHE_MAX) peelCache.delete(peelCache.keys().next().value!);
       peelCache.set(oid, peeled);
     }
   };

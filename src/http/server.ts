@@ -4,15 +4,15 @@ import { noteApiRead } from "../services/metrics/record.ts";
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds, routeTemplates } from "./app.ts";
-import { observeHttp } from "../services/ops/instrument.ts";
+import { observeHttp } from "../services/telemetry/instrument.ts";
 import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
-const ID_PREFIX = newId().slice(0, 6);
-let sequence = 0;
-/** A unique request id without touching the random source on the hot path. */
-function nextRequestId(): string {
-  return `${ID_PREFIX}-${(++sequence).toString(36)}`;
+/** Unique request ids without touching the random source on the hot path: a random prefix per server, then a counter. */
+function requestIdSource(): () => string {
+  const prefix = newId().slice(0, 6);
+  let sequence = 0;
+  return () => `${prefix}-${(++sequence).toString(36)}`;
 }
 import { pathOf, wellFormedPath } from "./path.ts";
 import { errorResponse, json } from "./errors.ts";
@@ -27,6 +27,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
   // Why: app.fetch is elysia's composed router (what its own listen() serves); app.handle only
   // wraps it in one more async call.
   const handle = app.fetch;
+  const nextRequestId = requestIdSource();
   return Bun.serve({
     hostname: opts.hostname,
     port: opts.port,

@@ -10,6 +10,14 @@ import type { Threads } from "../threads.ts";
 import type { EventBus } from "./events/bus.ts";
 import type { Signals } from "./events/signals.ts";
 import type { Work } from "./jobs/engine.ts";
+import type { ClaimHub } from "./ci/claim.ts";
+import type { KnownMachines } from "./ci/credentials.ts";
+import type { UsageBuffer } from "./metrics/record.ts";
+import type { Stamps } from "../util/stamps.ts";
+import type { GraphCache } from "./discovery/graph.ts";
+import type { AppTokens } from "./mirrors/app-auth.ts";
+import type { Limiters } from "./people/throttle.ts";
+import type { BillingProvider } from "./billing/provider.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -39,6 +47,16 @@ export interface Ctx {
   signals: Signals;
   /** Durable background work: `enqueue` in the caller's transaction; kinds defined in src/wiring.ts. */
   work: Work;
+  /** CI runtime state: the waiting claims of this process, and machines whose credential was verified. */
+  ci: { claims: ClaimHub; machines: KnownMachines };
+  /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
+  buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
+  /** Caches of this context: written contribution graphs, app installation tokens. */
+  caches: { contributions: GraphCache; appTokens: AppTokens };
+  /** Sign-in and credential throttles (SVC_LIMIT_*). */
+  throttles: Limiters;
+  /** The payment provider, or null when the deployment sells nothing. */
+  billing: BillingProvider | null;
 }
 
 /** JSON-lines logger on stderr. */

@@ -15,6 +15,7 @@ import { parsePage, pageOf } from "../paging.ts";
 import { CHANGE_STATES, SETTABLE_CHANGE_STATES as SETTABLE_STATES, type Change, type ChangeCreate, type ChangeList, type ChangeListQuery, type ChangePatch, type Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
+import { queueLanding } from "./land-job.ts";
 import type { ChangeRow } from "./store.ts";
 
 /** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
@@ -266,8 +267,8 @@ export async function landChange(ctx: Ctx, actor: Principal, orgName: string, re
     const t = now();
     const set: Partial<ChangeRow> = { state: "queued", queuedAt: t, queuedHead: cur.head, queuedByUserId: personOf(actor)?.id ?? null, verdict: null, waiting: null, updatedAt: t };
     await store.updateChange(tx, cur.id, set);
-    // The lander is woken once this commits (it also looks every second).
-    ctx.signals.notify("work", "change.land", tx);
+    // The lander takes this target's queue once this commits (services/changes/land-job.ts).
+    await queueLanding(ctx, tx, repo.id, cur.target);
     return { ...cur, ...set } as ChangeRow;
   });
   return one(ctx, row);

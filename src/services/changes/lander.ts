@@ -22,10 +22,14 @@ import { buildPack } from "../../git/pack-writer.ts";
 import { CommitCache } from "../../git/revision.ts";
 import type { Oid, RawObject } from "../../git/types.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
+import { Later } from "../jobs/engine.ts";
+import { jobKind } from "../jobs/kind.ts";
+import { CHANGE_LAND, type LandPayload } from "./land-job.ts";
 import { decide, deferredFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
-import { checksOfCommit } from "../ci/store-runs.ts";
+import { checkStatesOfCommit } from "../ci/checks.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
 import { closurePack } from "../git/share.ts";
@@ -90,7 +94,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
 
   const rule = await protectionOfBranch(ctx.db.read, repoId, target);
   if (rule?.requiredChecks.length) {
-    const results = new Map((await checksOfCommit(ctx.db.read, repoId, change.head)).map((c) => [c.key, c.state]));
+    const results = await checkStatesOfCommit(ctx, repoId, change.head);
     for (const key of rule.requiredChecks) {
       const state = results.get(key);
       if (state === "failure" || state === "cancelled") return eject({ kind: "check_failed", message: `required check ${key} ended ${state} on ${change.head.slice(0, 12)}`, check: key, state });
@@ -252,54 +256,30 @@ function mergeCommit(ctx: Ctx, repo: Repo, org: Org, change: ChangeRow, beneath:
   return serializeCommit({ tree, parents: [tip, change.head!], author: svc, committer: svc, message, extraHeaders: [] });
 }
 
-/** Works every target's queue until each is empty or waiting. */
-export async function drainQueues(ctx: Ctx): Promise<void> {
-  for (const { repoId, target } of await store.queuedTargets(ctx.db.read)) {
-    for (let i = 0; i < 10_000; i++) {
-      const step = await landNext(ctx, repoId, target);
-      if (step === "waiting" || step === "idle" || step === "retry") break;
-    }
+/** The safety net: every few seconds, a `change.land` for each target with queued changes (role, billing or protection changes, restarts). */
+export const CHANGE_LAND_SCAN = jobKind<unknown>("change.land-scan", { every: { ms: 5000, scope: "node" } });
+
+/** The `change.land` handler: lands or ejects queued changes of one target until it is empty or waiting. */
+export async function landQueue(ctx: Ctx, p: LandPayload): Promise<void> {
+  for (let i = 0; i < 10_000; i++) {
+    const step = await landNext(ctx, p.repoId, p.target);
+    // Other writers kept moving the target: try again shortly, without counting a failure.
+    if (step === "retry") throw new Later(1000);
+    if (step === "waiting" || step === "idle") return;
   }
+  throw new Later(0);
 }
 
-/**
- * The lander loop of `svc serve`: drains the queues when woken by a land request, and every
- * `intervalMs` (required checks reporting, restarts: queued rows are the durable queue).
- */
-export function startLander(ctx: Ctx, intervalMs = 1000) {
-  let stopped = false;
-  let wake: (() => void) | null = null;
-  let again = false;
-  // Woken after a land request commits (changes.ts) and every `intervalMs`.
-  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
-    if (kind !== "change.land") return;
-    again = true;
-    wake?.();
+/** The `change.land-scan` pass: one `change.land` per target with queued changes (folded into a pending one). */
+export async function scanQueues(ctx: Ctx): Promise<void> {
+  const targets = await store.queuedTargets(ctx.db.read);
+  if (targets.length === 0) return;
+  await ctx.db.transaction(async (tx) => {
+    for (const t of targets) await ctx.work.enqueue(tx, CHANGE_LAND, t);
   });
-  const loop = async () => {
-    while (!stopped) {
-      again = false;
-      try {
-        await drainQueues(ctx);
-      } catch (error) {
-        // Why: one bad landing (storage down, a corrupt object) must not stop every queue.
-        ctx.log.error("lander pass failed", { error: String(error) });
-      }
-      if (again || stopped) continue;
-      await new Promise<void>((r) => {
-        wake = r;
-        setTimeout(r, intervalMs);
-      });
-      wake = null;
-    }
-  };
-  const done = loop();
-  return {
-    async stop() {
-      stopped = true;
-      unsubscribe();
-      wake?.();
-      await done;
-    },
-  };
+}
+
+/** Enqueues `change.land` for the targets of queued changes whose head is `commit` (a check result arrived). */
+export async function checksReported(ctx: Ctx, tx: Tx, e: { repoId: string; commit: string }): Promise<void> {
+  for (const target of await store.queuedTargetsAt(tx, e.repoId, e.commit)) await ctx.work.enqueue(tx, CHANGE_LAND, { repoId: e.repoId, target });
 }

@@ -57,6 +57,11 @@ export async function queuedTargets(q: Queryable): Promise<{ repoId: string; tar
   return q.selectDistinct({ repoId: changes.repoId, target: changes.target }).from(changes).where(eq(changes.state, "queued")).all();
 }
 
+/** The target branches of `repoId`'s queued changes whose head is `commit` (a check result for it arrived). */
+export async function queuedTargetsAt(q: Queryable, repoId: string, commit: string): Promise<string[]> {
+  return q.selectDistinct({ target: changes.target }).from(changes).where(and(eq(changes.state, "queued"), eq(changes.repoId, repoId), eq(changes.head, commit))).all().map((r) => r.target);
+}
+
 /** The first queued change of a target branch (queue order: time queued, then number). */
 export async function queueHead(q: Queryable, repoId: string, target: string): Promise<ChangeRow | null> {
   return (

@@ -16,7 +16,7 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { metrics } from "../ops/metrics.ts";
+import { metrics } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Claim } from "./schemas.ts";
@@ -51,7 +51,8 @@ export class ClaimHub {
   private count = 0;
   stopped = false;
 
-  constructor(private readonly ctx: Ctx) {}
+  /** `ctxOf`: the context this hub belongs to (built after the hub, src/runtime.ts). */
+  constructor(private readonly ctxOf: () => Ctx) {}
 
   /** The last known queue signature of `key`. */
   signature(key: string): string {
@@ -157,7 +158,7 @@ export class ClaimHub {
     this.ticking = true;
     try {
       const next = new Map<string, string>();
-      for (const row of await runs.queueSignature(this.ctx.db.read)) {
+      for (const row of await runs.queueSignature(this.ctxOf().db.read)) {
         const key = row.hosted ? HOSTED_KEY : row.orgId;
         next.set(key, `${row.n}:${row.newest}`);
       }
@@ -168,20 +169,16 @@ export class ClaimHub {
         for (const w of [...set]) if (w.seen !== sig) w.wake();
       }
     } catch (error) {
-      this.ctx.log.warn("claim queue check failed", { error: String(error) });
+      this.ctxOf().log.warn("claim queue check failed", { error: String(error) });
     } finally {
       this.ticking = false;
     }
   }
 }
 
-const hubs = new WeakMap<object, ClaimHub>();
-
-/** The claim registry of this context. */
+/** The claim registry of this context (`ctx.ci.claims`). */
 export function claimHub(ctx: Ctx): ClaimHub {
-  let hub = hubs.get(ctx.db);
-  if (!hub) hubs.set(ctx.db, (hub = new ClaimHub(ctx)));
-  return hub;
+  return ctx.ci.claims;
 }
 
 /** The hub key of a job or machine: its org, or the instance key for hosted ones. */

@@ -39,7 +39,7 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
   }
   if (RUNNER_RE.test(value)) {
     const id = value.slice(5, 21);
-    const known = machinesOf(ctx);
+    const known = ctx.ci.machines;
     // Why one probe on every call, and no other invalidation: what can change about a machine after
     // registration is its removal (removed_at, or the row deleted) and its group (when its group is
     // deleted). Reading those two columns sees every commit made before this request by any
@@ -65,49 +65,33 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
   return null;
 }
 
-/** Machines whose credential was verified: the row (as registered) and the stored digest, by id. */
-const machinesByDb = new WeakMap<object, Map<string, { runner: RunnerRow; digest: Uint8Array }>>();
+/** Machines whose credential was verified: the row (as registered) and the stored digest, by id (`ctx.ci.machines`). */
+export type KnownMachines = Map<string, { runner: RunnerRow; digest: Uint8Array }>;
 const MAX_KNOWN_MACHINES = 20_000;
-
-function machinesOf(ctx: Ctx): Map<string, { runner: RunnerRow; digest: Uint8Array }> {
-  let m = machinesByDb.get(ctx.db);
-  if (!m) machinesByDb.set(ctx.db, (m = new Map()));
-  return m;
-}
 
 // last_seen_at of machines, written in batches (as token-use.ts does for tokens): every write
 // empties the fact cache, and a thousand long-polling machines would otherwise write 50 times a
 // second. The online window is 60 s (SPEC §3.1), so a stamp a few seconds late changes nothing;
 // readers in this process merge the pending stamps (seenAt) so a call shows at once.
 const SEEN_FLUSH_MS = 5_000;
-const pendingByDb = new WeakMap<object, { stamps: Map<string, number>; flushedAt: number }>();
-
-function pendingOf(ctx: Ctx) {
-  let p = pendingByDb.get(ctx.db);
-  if (!p) pendingByDb.set(ctx.db, (p = { stamps: new Map(), flushedAt: now() }));
-  return p;
-}
 
 /** Records that machine `runnerId` made a call now. */
 export function noteRunnerSeen(ctx: Ctx, runnerId: string): void {
-  const p = pendingOf(ctx);
+  const p = ctx.buffers.runnerSeen;
   const t = now();
-  p.stamps.set(runnerId, t);
+  p.note(runnerId, t);
   // Why not awaited: the stamp is bookkeeping, not part of the request; a failure is only logged.
   if (t - p.flushedAt >= SEEN_FLUSH_MS) void flushRunnerSeen(ctx).catch((error) => ctx.log.warn("runner last_seen_at not recorded", { error: String(error) }));
 }
 
 /** The latest call of `runnerId` this process knows of that is not yet written (or null). */
 export function pendingSeen(ctx: Ctx, runnerId: string): number | null {
-  return pendingOf(ctx).stamps.get(runnerId) ?? null;
+  return ctx.buffers.runnerSeen.pending.get(runnerId) ?? null;
 }
 
 /** Writes every waiting stamp in one transaction (by the sweeper, and at shutdown). */
 export async function flushRunnerSeen(ctx: Ctx): Promise<void> {
-  const p = pendingOf(ctx);
-  p.flushedAt = now();
-  if (p.stamps.size === 0) return;
-  const stamps = [...p.stamps];
-  p.stamps.clear();
+  const stamps = ctx.buffers.runnerSeen.take(now());
+  if (stamps.length === 0) return;
   await ctx.db.transaction((tx) => store.stampRunnersSeen(tx, stamps));
 }

@@ -3,6 +3,7 @@
 // revokes the per-job token, records the check result and the CI minutes, settles the run and
 // de-registers an ephemeral machine.
 import type { Tx } from "../../db/database.ts";
+import type { Ctx } from "../context.ts";
 import type { RunState } from "../../db/schema/index.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
@@ -38,11 +39,14 @@ export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunSt
 }
 
 /** Ends a job (queued or running) with `state` and `error`; false when it had already ended. */
-export async function failJob(tx: Tx, job: JobRow, state: "success" | "failure" | "cancelled", error: string | null, t: number, verdict: string | null = null): Promise<boolean> {
+export async function failJob(ctx: Ctx, tx: Tx, job: JobRow, state: "success" | "failure" | "cancelled", error: string | null, t: number, verdict: string | null = null): Promise<boolean> {
   if (!(await runs.finishJobRow(tx, job.id, { state, verdict, error, t }))) return false;
   // Why: the per-job credential lives exactly as long as the job runs (SPEC §4.1 claim rule 3).
   if (job.tokenId) await runs.deleteJobToken(tx, job.tokenId);
   await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state, jobId: job.id, updatedAt: t });
+  // A queued change waiting for this check is looked at again (services/changes, `checks.reported`).
+  const run = await runs.runOfRepo(tx, job.repoId, job.runId);
+  if (run) await ctx.events.emit(tx, { kind: "checks.reported", repoId: job.repoId, commit: run.commit });
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
   await settleRun(tx, job.runId, t);
   // An ephemeral machine runs one job and then de-registers.

@@ -16,7 +16,7 @@ import type { JobRow } from "./store-runs.ts";
 /** How often the runner is asked to heartbeat (the job description says so). */
 export const HEARTBEAT_INTERVAL_S = 2;
 /** At most this much text per log call, and per job. */
-export const LOG_LIMITS = { appendBytes: 1024 * 1024, jobBytes: 64 * 1024 * 1024 };
+export const LOG_LIMITS = Object.freeze({ appendBytes: 1024 * 1024, jobBytes: 64 * 1024 * 1024 });
 const STEP_STATES = ["running", "success", "failure", "skipped", "cancelled"] as const;
 const VERDICTS = ["success", "failure", "cancelled"] as const;
 
@@ -95,27 +95,18 @@ export async function setStepState(ctx: Ctx, actor: Principal, jobId: string, in
 
 // Heartbeats, stamped in batches (as last_seen_at is): the timeout is two minutes, so a stamp a
 // few seconds late changes nothing, and a write per heartbeat would empty the fact cache.
-const beatsByDb = new WeakMap<object, Map<string, number>>();
-
-function beatsOf(ctx: Ctx): Map<string, number> {
-  let m = beatsByDb.get(ctx.db);
-  if (!m) beatsByDb.set(ctx.db, (m = new Map()));
-  return m;
-}
-
 /** Writes every waiting heartbeat stamp (the sweeper calls this before looking for silent jobs). */
 export async function flushHeartbeats(ctx: Ctx): Promise<void> {
-  const m = beatsOf(ctx);
-  if (m.size === 0) return;
-  const stamps = [...m];
-  m.clear();
+  const m = ctx.buffers.heartbeats;
+  if (m.pending.size === 0) return;
+  const stamps = m.take(now());
   await ctx.db.transaction((tx) => runs.stampHeartbeats(tx, stamps));
 }
 
 /** POST /v1/runner/jobs/{job_id}/heartbeat → `{ cancel }`. */
 export async function heartbeat(ctx: Ctx, actor: Principal, jobId: string): Promise<{ cancel: boolean }> {
   const job = await ownJob(ctx, actor, jobId);
-  beatsOf(ctx).set(job.id, now());
+  ctx.buffers.heartbeats.note(job.id, now());
   return { cancel: job.cancelReason !== null };
 }
 
@@ -142,7 +133,7 @@ export async function completeJob(ctx: Ctx, actor: Principal, jobId: string, inp
     if (!VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${VERDICTS.join(", ")}`);
     const verdict = input.verdict as (typeof VERDICTS)[number];
     if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);
-    beatsOf(ctx).delete(jobId);
-    await failJob(tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
+    ctx.buffers.heartbeats.pending.delete(jobId);
+    await failJob(ctx, tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
   });
 }

@@ -66,7 +66,7 @@ export async function patchRunnerPolicy(ctx: Ctx, actor: Principal, orgName: str
     if (input.self_hosted_repos !== undefined) await store.replacePolicyRepos(tx, org.id, await repoIdsFor(tx, org.id, org.name, input.self_hosted_repos));
     // Hosted jobs already queued would never be taken now (claim rule 5): they fail with its message.
     if (next.hosted === "disabled" && current.hosted !== "disabled") {
-      for (const job of await runsStore.queuedHostedJobsOfOrg(tx, org.id)) await failJob(tx, job, "failure", hostedDisabledMessage(org.name), t);
+      for (const job of await runsStore.queuedHostedJobsOfOrg(tx, org.id)) await failJob(ctx, tx, job, "failure", hostedDisabledMessage(org.name), t);
     }
     const body = await policyBody(tx, org.id);
     await recordAudit(tx, { orgId: org.id, action: "runner_policy.updated", actor: auditActor(actor), target: org.name, data: body });

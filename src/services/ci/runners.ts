@@ -83,10 +83,10 @@ function checkRegistration(input: RunnerRegister, hosted: boolean): { name: stri
 }
 
 /** Tombstones a machine and fails the job it was running (not reassigned), inside `tx`. */
-async function retireRunner(tx: Tx, runner: RunnerRow, t: number): Promise<void> {
+async function retireRunner(ctx: Ctx, tx: Tx, runner: RunnerRow, t: number): Promise<void> {
   await store.tombstoneRunner(tx, runner.id, t);
   const job = await runs.runningJobOf(tx, runner.id);
-  if (job) await failJob(tx, job, "failure", RUNNER_REMOVED, t);
+  if (job) await failJob(ctx, tx, job, "failure", RUNNER_REMOVED, t);
 }
 
 /**
@@ -106,7 +106,7 @@ export async function registerRunner(ctx: Ctx, actor: Principal, input: RunnerRe
     const group = reg.hosted ? null : reg.groupId ? await store.groupById(tx, reg.orgId!, reg.groupId) : null;
     if (!reg.hosted && !group) throw Unauthorized("invalid or revoked token");
     const existing = await store.liveRunnerByName(tx, reg.orgId, body.name);
-    if (existing) await retireRunner(tx, existing, t);
+    if (existing) await retireRunner(ctx, tx, existing, t);
     const cred = mintCredential("svcr");
     const row: RunnerRow = {
       id: cred.id, orgId: reg.orgId, groupId: group?.id ?? null, hosted: reg.hosted, name: body.name, labels: body.labels, os: body.os, arch: body.arch,
@@ -162,7 +162,7 @@ export async function removeRunner(ctx: Ctx, actor: Principal, orgName: string, 
   await ctx.db.transaction(async (tx) => {
     const r = await store.liveRunnerOfOrg(tx, org.id, id);
     if (!r) throw NotFound("no such runner in this organization");
-    await retireRunner(tx, r, now());
+    await retireRunner(ctx, tx, r, now());
     await recordAudit(tx, { orgId: org.id, action: "runner.removed", actor: auditActor(actor), target: r.name, data: { runner_id: r.id } });
   });
   // A claim the machine is waiting in ends now (its next call is a 401).

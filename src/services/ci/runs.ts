@@ -105,7 +105,7 @@ export async function cancelRun(ctx: Ctx, actor: Principal, orgName: string, rep
     if (!open.length) throw Conflict(`the run already finished (${run.state})`);
     const t = now();
     for (const job of open) {
-      if (job.state === "queued") await failJob(tx, job, "cancelled", "cancelled", t);
+      if (job.state === "queued") await failJob(ctx, tx, job, "cancelled", "cancelled", t);
       else if (job.cancelReason === null) await runs.updateJob(tx, job.id, { cancelReason: "cancel" });
     }
   });

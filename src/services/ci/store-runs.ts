@@ -2,33 +2,19 @@
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { checkResults, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
-import type { Database as Sqlite, Statement } from "bun:sqlite";
+import { statementCache } from "../../db/statements.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
 
-// Prepared statements, one set per connection (the read handle, the write handle): building and
-// preparing the SQL is most of what a small query costs, and the claim path runs a dozen of them.
-const preparedByHandle = new WeakMap<object, Map<string, unknown>>();
 const ph = sql.placeholder;
 
-/** The statement `name` prepared on `q` (built once per connection). */
-export function prepared<T>(q: Queryable, name: string, build: (q: Queryable) => T): T {
-  let m = preparedByHandle.get(q);
-  if (!m) preparedByHandle.set(q, (m = new Map()));
-  let stmt = m.get(name) as T | undefined;
-  if (stmt === undefined) m.set(name, (stmt = build(q)));
-  return stmt;
-}
-
 /**
- * The plain SQLite statement `name` on the connection under `q`, prepared once per connection.
- * Why plain SQL on the claim and verdict paths: drizzle's parameter filling and row mapping cost
- * more than the statements themselves there, and a claim runs a handful of them.
+ * Statements prepared once per connection (src/db/statements.ts), shared with ci/store.ts: the
+ * claim path runs a dozen. Why plain SQL (`raw`) on the claim and verdict paths: drizzle's
+ * parameter filling and row mapping cost more than the statements themselves there.
  */
-export function raw(q: Queryable, name: string, text: string): Statement {
-  return prepared(q, name, (q) => (q as unknown as { $client: Sqlite }).$client.prepare(text));
-}
+export const { prepared, raw } = statementCache("ci");
 
 /** States after which nothing moves. */
 export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"];

@@ -5,6 +5,7 @@
 //     cancelled outright if its runner does not report back within another heartbeat timeout;
 //   - a job queued for 24 hours that no machine took fails.
 import { now, type Ctx } from "../context.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { flushRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
 import { flushHeartbeats } from "./job-calls.ts";
@@ -25,7 +26,7 @@ export async function sweepCi(ctx: Ctx): Promise<number> {
       const fresh = await runs.jobById(tx, job.id);
       const last = fresh ? (fresh.lastHeartbeatAt ?? fresh.startedAt ?? 0) : 0;
       if (!fresh || fresh.state !== "running" || last >= t - timeout) return false;
-      return failJob(tx, fresh, "failure", `the runner stopped responding: no heartbeat for ${Math.round((t - last) / 1000)} seconds`, t);
+      return failJob(ctx, tx, fresh, "failure", `the runner stopped responding: no heartbeat for ${Math.round((t - last) / 1000)} seconds`, t);
     });
     if (ended) n++;
   }
@@ -36,34 +37,20 @@ export async function sweepCi(ctx: Ctx): Promise<number> {
   for (const job of await runs.timedOutUnanswered(ctx.db.read, t, timeout)) {
     if (await ctx.db.transaction(async (tx) => {
       const fresh = await runs.jobById(tx, job.id);
-      return !!fresh && failJob(tx, fresh, "cancelled", `the job exceeded its timeout of ${minutes(fresh.spec.timeoutS)} minutes`, t);
+      return !!fresh && failJob(ctx, tx, fresh, "cancelled", `the job exceeded its timeout of ${minutes(fresh.spec.timeoutS)} minutes`, t);
     })) n++;
   }
   for (const job of await runs.staleQueuedJobs(ctx.db.read, t - QUEUED_LIFETIME_MS)) {
     if (await ctx.db.transaction(async (tx) => {
       const fresh = await runs.jobById(tx, job.id);
-      return !!fresh && failJob(tx, fresh, "failure", "no runner took the job within 24 hours", t);
+      return !!fresh && failJob(ctx, tx, fresh, "failure", "no runner took the job within 24 hours", t);
     })) n++;
   }
   return n;
 }
 
-/** Runs the sweeper every few seconds until stopped (`svc serve`). */
-export function startCiSweeper(ctx: Ctx): { stop(): Promise<void> } {
-  const period = Math.max(200, Math.min(5_000, Math.floor(ctx.config.runnerHeartbeatTimeoutMs / 4)));
-  let running: Promise<unknown> | null = null;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = sweepCi(ctx)
-      .catch((error) => ctx.log.error("ci sweep failed", { error: String(error) }))
-      .finally(() => (running = null));
-  }, period);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-      await flushHeartbeats(ctx).catch(() => undefined);
-      await flushRunnerSeen(ctx).catch(() => undefined);
-    },
-  };
-}
+/**
+ * The sweeper's pass on every node, every quarter of the heartbeat timeout (200 ms to 5 s): each
+ * end it writes is guarded by a fresh read in its own transaction, and an idle pass writes nothing.
+ */
+export const CI_SWEEP = jobKind<unknown>("ci.sweep", { every: { ms: (config) => Math.max(200, Math.min(5_000, Math.floor(config.runnerHeartbeatTimeoutMs / 4))), scope: "node" } });

@@ -28,7 +28,7 @@ export interface TriggerPayload {
 
 /** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
 const MAX_REFS_PER_EVENT = 100;
-const WORKFLOW_DIR = [".svc", "workflows"];
+const WORKFLOW_DIR = [".svc", "workflows"] as const;
 
 /** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
 export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
@@ -150,6 +150,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         }
       }
     }
+    // A queued change waiting for these checks is looked at again (services/changes, `checks.reported`).
+    await ctx.events.emit(tx, { kind: "checks.reported", repoId: p.repoId, commit: p.commit });
   });
   // Committed: hand the new jobs to machines already waiting.
   const hub = claimHub(ctx);

@@ -14,7 +14,7 @@
 import { Invalid } from "../../errors.ts";
 import { parseCommit } from "../../git/object.ts";
 import { CommitCache, limitCommits } from "../../git/revision.ts";
-import type { Database, Tx } from "../../db/database.ts";
+import type { Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { repoForJob } from "../repos/repos.ts";
@@ -33,7 +33,7 @@ export const MAX_COMMITS_PER_PUSH = 10_000;
 /** Branches per push whose commits are credited. */
 const MAX_REFS_PER_PUSH = 100;
 /** The ways in that count (SPEC §4.2 rule; issue 16: lander and mirror syncs do not). */
-const COUNTED_VIA = new Set(["git", "ssh", "api"]);
+const COUNTED_VIA: ReadonlySet<string> = new Set(["git", "ssh", "api"]);
 
 /** The payload of a `contributions.record` job. */
 export interface RecordPayload {
@@ -127,8 +127,10 @@ export function rangeOf(q: { from?: string; to?: string }, today: number): { fro
 
 /** Bytes of written answers each database's cache keeps (a busy year is 1.4 MB). */
 const CACHE_BYTES = 32 * 1024 * 1024;
-/** One cache per database, so contexts opened side by side in one process (tests) never share answers. */
-const caches = new WeakMap<Database, GraphCache>();
+/** The written-answer cache of a context (`ctx.caches.contributions`), so contexts opened side by side never share answers. */
+export function contributionCache(): GraphCache {
+  return new GraphCache(CACHE_BYTES);
+}
 
 /**
  * GET /v1/users/{handle}/contributions: the answer (a ContributionGraph) as UTF-8 JSON, the same
@@ -141,8 +143,7 @@ export async function contributionGraphJson(ctx: Ctx, handle: string, q: { from?
   // Why: private work is counted only for someone who opted in (never named either way).
   const withPrivate = user.contribPrivateOptin;
   const rows = await store.contributionGraphRows(ctx.db.read, user.id, range.from, range.to);
-  let cache = caches.get(ctx.db);
-  if (!cache) caches.set(ctx.db, (cache = new GraphCache(CACHE_BYTES)));
+  const cache = ctx.caches.contributions;
   const key = `${user.id}|${range.from}|${range.to}|${withPrivate ? 1 : 0}`;
   // Length-delimited, so two different lists of repositories never give the same stamp.
   let stamp = String(rows.version);

@@ -3,7 +3,7 @@
 // stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
 import { and, eq, sql } from "drizzle-orm";
 import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
-import type { Database as Sqlite, Statement } from "bun:sqlite";
+import { statementCache } from "../../db/statements.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
 
@@ -171,14 +171,7 @@ export interface GraphRows {
 }
 
 /** Plain SQLite statements prepared once per connection (the graph's read: drizzle would prepare it on every call). */
-const preparedByHandle = new WeakMap<object, Map<string, Statement>>();
-function raw(q: Queryable, name: string, text: string): Statement {
-  let m = preparedByHandle.get(q);
-  if (!m) preparedByHandle.set(q, (m = new Map()));
-  let stmt = m.get(name);
-  if (!stmt) m.set(name, (stmt = (q as unknown as { $client: Sqlite }).$client.prepare(text)));
-  return stmt;
-}
+const { raw } = statementCache("discovery");
 
 /**
  * Everything the graph reads, in one statement (one consistent view): the person's repositories

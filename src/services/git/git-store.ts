@@ -9,6 +9,7 @@ import { PackIndex } from "../../git/pack-index.ts";
 import { countHeldBytes } from "../../git/buffer-pool.ts";
 import { DeltaBaseCache, Pack } from "../../git/pack-reader.ts";
 import type { PackSet } from "../../git/pack-set.ts";
+import { PeelCache } from "../../git/repo-snapshot.ts";
 import { ReachIndex } from "../../git/reachability.ts";
 import { GitError, type ByteSource, type Oid } from "../../git/types.ts";
 import { BlockCache, type RangeReader } from "../../storage/block-cache.ts";
@@ -49,6 +50,8 @@ export class GitStore {
   readonly multiPackIndexes: ByteLru<string, MultiPackIndex>;
   /** Reachability indexes by repository and tip set; the next one of a repository is built from them. */
   readonly reach: ByteLru<string, ReachIndex>;
+  /** Peeled tags by object id, shared by every repository (ids name content). */
+  readonly peeled = new PeelCache();
   /** Per repository, the keys of its latest indexes (newest first, at most 3). */
   private readonly recentReach = new Map<string, string[]>();
   private readonly loading = new Map<string, Promise<PackIndex>>();

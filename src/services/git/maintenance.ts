@@ -15,7 +15,6 @@ import type { Oid } from "../../git/types.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { jobKind } from "../jobs/kind.ts";
-import { pendingJobFor } from "../jobs/store.ts";
 import { packKey } from "./snapshot.ts";
 import * as store from "./store.ts";
 import type { PackRecord as PackRow } from "./store.ts";
@@ -54,6 +53,8 @@ export const REPO_COMPACT = jobKind<RepoJob>("repo.compact", { key: (p) => `repo
 export const REPO_GC = jobKind<RepoJob>("repo.gc", { key: (p) => `repo:${p.repoId}`, unique: (p) => p.repoId });
 /** Deleting replaced packs once the grace period is over (unkeyed: it waits an hour and must not hold the others back). */
 export const REPO_SWEEP = jobKind<RepoJob>("repo.sweep");
+/** The periodic GC pass: a GC for every repository with more than one pack, every six hours across the cluster. */
+export const REPO_GC_PASS = jobKind<unknown>("repo.gc-pass", { every: { ms: 6 * 3600 * 1000, scope: "cluster" } });
 
 /**
  * Writes the pack of the `count` positions flagged SEND in `flags` to a temp file, with its idx
@@ -321,10 +322,9 @@ export async function scheduleGcPass(ctx: Ctx): Promise<number> {
   for (const r of await store.livePackCounts(ctx.db.read)) {
     // A repository with shared packs collects only its own: due when it has two or more.
     if (r.own < r.n ? r.own < 2 : r.n < 2 && r.recorded === r.n) continue;
-    if (!(await pendingJobFor(ctx.db.read, "repo.gc", r.repoId))) {
-      await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_GC, { repoId: r.repoId }));
-      n++;
-    }
+    // One pending GC per repository: an enqueue while one waits folds into it (REPO_GC.unique).
+    await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_GC, { repoId: r.repoId }));
+    n++;
   }
   return n;
 }
@@ -334,5 +334,6 @@ export async function maybeScheduleCompaction(ctx: Ctx, repoId: string): Promise
   const perTier = new Map<number, number>();
   for (const tier of await store.liveTiers(ctx.db.read, repoId)) perTier.set(tier, (perTier.get(tier) ?? 0) + 1);
   if (![...perTier.values()].some((n) => n >= FAN_IN)) return;
-  if (!(await pendingJobFor(ctx.db.read, "repo.compact", repoId))) await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_COMPACT, { repoId }, { delayMs: COMPACTION_DELAY_MS }));
+  // One pending compaction per repository (REPO_COMPACT.unique).
+  await ctx.db.transaction((tx) => ctx.work.enqueue(tx, REPO_COMPACT, { repoId }, { delayMs: COMPACTION_DELAY_MS }));
 }

@@ -25,6 +25,7 @@ export async function openSnapshot(q: Queryable, git: GitStore, repo: Repo): Pro
     refs: rows.refs,
     head: `refs/heads/${repo.defaultBranch}`,
     objects,
+    peeled: git.peeled,
     // Built on first use: reads by ref name never ask. The open changes' heads are read then, so
     // a change opened after the refs were read is not in it (its reader retries after the fact).
     reach: () => (reach ??= (async () => git.reachIndex(repo.id, objects, [...rows.refs.map((r) => r.oid), ...(await openChangeHeads(q, repo.id))]))()),

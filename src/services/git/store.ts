@@ -3,6 +3,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import { changePatchsets, changes, LIVE_CHANGE_STATES, orgs, packs, protections, refs, repos } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { statementCache } from "../../db/statements.ts";
 import type { Oid, Ref } from "../../git/types.ts";
 
 /** A live pack as the snapshot needs it. */
@@ -66,9 +67,7 @@ export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Pr
 export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
   // Prepared once per connection: reads by id ask on every request, and building the query cost
   // more than running it (bench/README.md, "Reads by id").
-  let stmt = openHeadsStatements.get(q);
-  if (!stmt) openHeadsStatements.set(q, (stmt = prepareOpenHeads(q)));
-  return stmt.all({ repoId }).map((r) => r.head);
+  return prepared(q, "openHeads", prepareOpenHeads).all({ repoId }).map((r) => r.head);
 }
 
 function prepareOpenHeads(q: Queryable) {
@@ -80,7 +79,7 @@ function prepareOpenHeads(q: Queryable) {
     .orderBy(asc(changePatchsets.head))
     .prepare();
 }
-const openHeadsStatements = new WeakMap<Queryable, ReturnType<typeof prepareOpenHeads>>();
+const { prepared } = statementCache("git.store");
 
 /** The live refs of a repository, sorted by name. */
 export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {

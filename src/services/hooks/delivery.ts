@@ -1,26 +1,30 @@
 // Sending repository events to their webhooks (SPEC §6.1).
 //
 // The "webhooks" event subscriber queues one delivery per hook per event, inside the event's
-// transaction, numbered in the hook's own sequence: the event commits with its deliveries or not
-// at all, and a restart finds them in the table. The worker sends, for each hook, only the first
-// pending delivery of its queue, so a hook receives events in the order they happened; different
-// hooks proceed side by side. A failed attempt is retried three times, after 10 s, 60 s and
-// 5 min (SPEC §8: 3 retries); while a delivery waits for its retry, the hook's later deliveries
-// wait behind it. Each attempt is recorded (status, error, duration) and measured as
-// `webhook.delivery`.
+// transaction, numbered in the hook's own sequence, with one `webhook.deliver` job whose key is
+// the hook and whose seq is the delivery's: the event commits with its deliveries or not at all,
+// and a restart finds them. The engine (services/jobs) runs one job per key at a time, in seq
+// order, so a hook receives events in the order they happened and different hooks proceed side
+// by side (16 at once). A failed attempt is retried three times, after 10 s, 60 s and 5 min
+// (SPEC §8: 3 retries); while a delivery waits for its retry, the hook's later deliveries wait
+// behind it. Each attempt is recorded (status, error, duration) with the job's new state in one
+// transaction, and measured as `webhook.delivery`.
 //
 // The request: POST of `{ event, repo_id, payload }` with `X-Svc-Signature-256:
 // sha256=<hex HMAC-SHA256 of the body with the hook's secret>`, `X-Svc-Event`, `X-Svc-Delivery`
-// (the same on every attempt, so a receiver can drop a repeat). The receiver is untrusted: its
-// address is checked on every attempt (egress.ts), redirects are not followed, at most 64 KiB
-// of its answer is read, and the whole attempt has 10 seconds.
+// (the delivery's id, which is also its job's: the same on every attempt, so a receiver can drop
+// a repeat). The receiver is untrusted: its address is checked on every attempt (egress.ts),
+// redirects are not followed, at most 64 KiB of its answer is read, and the whole attempt has 10
+// seconds.
 import { createHmac } from "node:crypto";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
+import type { RepoEvent } from "../events/types.ts";
+import { Failure, Released, type Attempt } from "../jobs/engine.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { recordMetricIn } from "../metrics/record.ts";
 import { EgressError, egressFetch, parseEgressUrl } from "./egress.ts";
-import type { RepoEvent } from "../events/types.ts";
 import * as store from "./store.ts";
 
 /** Waits before the three retries of a failed delivery. */
@@ -29,29 +33,50 @@ export const RETRY_DELAYS_MS = [10_000, 60_000, 300_000] as const;
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** Bytes of the receiver's answer read at most. */
 export const RESPONSE_CAP_BYTES = 64 * 1024;
-/** How long a worker holds a delivery it is sending (longer than an attempt can take). */
-const LEASE_MS = ATTEMPT_TIMEOUT_MS + 20_000;
 /** Finished deliveries and their attempts are kept this long. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
 const USER_AGENT = "svc-webhooks/0.1";
 const SHUTDOWN = "server stopping";
+
+/** The payload of a `webhook.deliver` job (its id is the delivery's). */
+export interface DeliverPayload {
+  deliveryId: string;
+  webhookId: string;
+}
+
+/** The job key of a hook's deliveries: one at a time, in the hook's order. */
+export const deliveryKey = (webhookId: string) => `webhook:${webhookId}`;
+
+/** One attempt of one delivery; a hook's deliveries one at a time, in its order. */
+export const WEBHOOK_DELIVER = jobKind<DeliverPayload>("webhook.deliver", {
+  key: (p) => deliveryKey(p.webhookId),
+  concurrency: 16,
+  // The lease outlives an attempt (10 s), so a crashed node's delivery is retried by another.
+  leaseMs: ATTEMPT_TIMEOUT_MS + 20_000,
+  retry: { delaysMs: RETRY_DELAYS_MS },
+  timeoutMs: ATTEMPT_TIMEOUT_MS,
+});
+
+/** Deleting finished deliveries past the retention period, once an hour across the cluster. */
+export const WEBHOOK_PRUNE = jobKind<unknown>("webhook.prune", { every: { ms: 3600 * 1000, scope: "cluster" } });
 
 /** The signature header value for `body` under `secret`. */
 export function signature(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-/** The event subscriber: one queued delivery per hook of the repository, in the event's transaction. */
+/** The event subscriber: one queued delivery (and its job) per hook of the repository, in the event's transaction. */
 export async function queueDeliveries(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   const hooks = await store.hooksForEvent(tx, event.repoId);
   if (hooks.length === 0) return;
   const body = JSON.stringify({ event: event.kind, repo_id: event.repoId, payload: event.payload });
   const t = now();
   for (const h of hooks) {
-    await store.queueDelivery(tx, { id: newId(), webhookId: h.id, orgId: event.orgId, repoId: event.repoId, eventId: event.id, event: event.kind, seq: h.lastSeq + 1, body, nextAttemptAt: t, createdAt: t });
+    const id = newId();
+    const seq = h.lastSeq + 1;
+    await store.queueDelivery(tx, { id, webhookId: h.id, orgId: event.orgId, repoId: event.repoId, eventId: event.id, event: event.kind, seq, body, nextAttemptAt: t, createdAt: t });
+    await ctx.work.enqueue(tx, WEBHOOK_DELIVER, { deliveryId: id, webhookId: h.id }, { id, seq });
   }
-  // The delivery worker is woken once this commits.
-  ctx.signals.notify("work", "webhook.deliver", tx);
 }
 
 /** What one attempt came to. */
@@ -77,11 +102,9 @@ async function drain(res: Response, cap: number): Promise<void> {
   }
 }
 
-/** One POST to the receiver. */
-async function attempt(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal, timeoutMs: number): Promise<Outcome> {
+/** One POST to the receiver; `signal` aborts at the time limit (a TimeoutError) or when the server stops. */
+async function attempt(ctx: Ctx, d: store.DeliveryToSend, signal: AbortSignal, timeoutMs: number): Promise<Outcome> {
   const started = performance.now();
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([timeout, stop]);
   const took = () => Math.round(performance.now() - started);
   try {
     const res = await egressFetch(parseEgressUrl(d.url, "webhook url"), {
@@ -104,118 +127,42 @@ async function attempt(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal, ti
     return { statusCode: s, error, durationMs: took() };
   } catch (e) {
     let error: string;
-    if (stop.aborted) error = SHUTDOWN;
-    else if (timeout.aborted) error = `timed out after ${timeoutMs / 1000} s`;
+    if (signal.aborted) error = (signal.reason as Error | undefined)?.name === "TimeoutError" ? `timed out after ${timeoutMs / 1000} s` : SHUTDOWN;
     else if (e instanceof EgressError) error = e.message;
     else error = `connection failed: ${(e as { code?: string }).code ?? (e instanceof Error ? e.message : String(e))}`;
     return { statusCode: null, error, durationMs: took() };
   }
 }
 
-/** Records an attempt and moves the delivery on: delivered, retried later, or failed for good. */
-async function record(ctx: Ctx, d: store.ClaimedDelivery, o: Outcome): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+/** The `webhook.deliver` handler: one POST, recorded with the job's new state (a stop gives the job back unrecorded). */
+export async function deliver(ctx: Ctx, p: DeliverPayload, at: Attempt): Promise<void> {
+  // Gone with its hook (cascade): nothing to send.
+  const d = await store.deliveryToSend(ctx.db.read, p.deliveryId);
+  if (!d || d.state !== "pending") return;
+  const o = await attempt(ctx, d, at.signal, at.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
+  if (o.error === SHUTDOWN) throw new Released();
+  const record = async (tx: Tx, state: "delivered" | "failed" | "pending") => {
     if (!(await store.deliveryExists(tx, d.id))) return;
-    const n = d.attempts + 1;
     const t = now();
-    await store.insertAttempt(tx, { deliveryId: d.id, webhookId: d.webhookId, event: d.event, attempt: n, statusCode: o.statusCode, error: o.error, durationMs: o.durationMs, deliveredAt: t });
-    if (o.error === null) await store.finishDelivery(tx, d.id, "delivered", n, t);
-    else if (n > RETRY_DELAYS_MS.length) await store.finishDelivery(tx, d.id, "failed", n, t);
-    else await store.retryDelivery(tx, d.id, n, t + RETRY_DELAYS_MS[n - 1]!);
+    await store.insertAttempt(tx, { deliveryId: d.id, webhookId: d.webhookId, event: d.event, attempt: at.n, statusCode: o.statusCode, error: o.error, durationMs: o.durationMs, deliveredAt: t });
+    if (state === "pending") await store.retryDelivery(tx, d.id, at.n);
+    else await store.finishDelivery(tx, d.id, state, at.n, t);
     await recordMetricIn(tx, { orgId: d.orgId, repoId: d.repoId, kind: "webhook.delivery", bytes: Buffer.byteLength(d.body), durationMs: o.durationMs });
-  });
-}
-
-/** Sends one claimed delivery and records the outcome (a stop releases it unrecorded). */
-async function send(ctx: Ctx, d: store.ClaimedDelivery, stop: AbortSignal, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<void> {
-  const o = await attempt(ctx, d, stop, timeoutMs);
-  if (o.error === SHUTDOWN) {
-    await ctx.db.transaction((tx) => store.releaseDeliveries(tx, [d.id]));
-    return;
-  }
-  await record(ctx, d, o);
-}
-
-/** One pass: claims up to `limit` due deliveries (one per hook), sends them side by side, records them. */
-export async function deliverDue(ctx: Ctx, opts: { limit?: number; timeoutMs?: number } = {}): Promise<number> {
-  const claimed = await ctx.db.transaction((tx) => {
-    const t = now();
-    return store.claimDue(tx, t, opts.limit ?? 16, t + LEASE_MS);
-  });
-  const stop = new AbortController().signal;
-  await Promise.all(claimed.map((d) => send(ctx, d, stop, opts.timeoutMs)));
-  return claimed.length;
-}
-
-/** The delivery worker of `svc serve`: up to `concurrency` hooks at once, each in its own order. */
-export function startDeliveryWorker(ctx: Ctx, opts: { concurrency?: number; pollMs?: number } = {}) {
-  const concurrency = opts.concurrency ?? 16;
-  const pollMs = opts.pollMs ?? 1000;
-  const stopper = new AbortController();
-  const inflight = new Set<Promise<void>>();
-  let wake: (() => void) | null = null;
-  let poked = false;
-  const poke = () => {
-    poked = true;
-    wake?.();
   };
-  const unsubscribe = ctx.signals.subscribe("work", (kind) => {
-    if (kind === "webhook.deliver") poke();
-  });
-  const loop = async () => {
-    while (!stopper.signal.aborted) {
-      poked = false;
-      const free = concurrency - inflight.size;
-      let claimed: store.ClaimedDelivery[] = [];
-      let due: number | null = null;
-      try {
-        if (free > 0) {
-          claimed = await ctx.db.transaction((tx) => {
-            const t = now();
-            return store.claimDue(tx, t, free, t + LEASE_MS);
-          });
-        }
-        if (claimed.length === 0 && !poked) due = await store.nextDueAt(ctx.db.read);
-      } catch (error) {
-        // Why: a busy or failing database must not end the loop for good (as the job loop); try again after a poll.
-        ctx.log.error("webhook claim failed", { error: String(error) });
-      }
-      for (const d of claimed) {
-        const p: Promise<void> = send(ctx, d, stopper.signal)
-          .catch((error) => ctx.log.error("webhook delivery failed", { delivery_id: d.id, error: String(error) }))
-          .finally(() => {
-            inflight.delete(p);
-            poke();
-          });
-        inflight.add(p);
-      }
-      if (claimed.length > 0 || poked) continue;
-      const wait = due === null ? pollMs : Math.max(0, Math.min(pollMs, due - now()));
-      if (wait === 0 && free > 0) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait > 0 ? wait : pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
-    }
-  };
-  const done = loop().catch((error) => ctx.log.error("webhook worker stopped", { error: String(error) }));
-  return {
-    /** Stops claiming, aborts attempts in flight (released for the next start) and waits for them. */
-    async stop() {
-      unsubscribe();
-      stopper.abort();
-      wake?.();
-      await done;
-      await Promise.all(inflight);
-    },
-  };
+  if (o.error === null) return at.complete((tx) => record(tx, "delivered"));
+  // The engine retries after the next delay (the hook's later deliveries wait), or gives up after the last.
+  throw new Failure(o.error, (tx) => record(tx, at.final ? "failed" : "pending"));
 }
 
-/** Deletes finished deliveries older than the retention period. */
+/**
+ * One pass without the server's loop (tests, the CLI): sends every delivery due now, each hook's
+ * head only; answers how many were attempted.
+ */
+export function deliverDue(ctx: Ctx, opts: { limit?: number; timeoutMs?: number } = {}): Promise<number> {
+  return ctx.work.runDue({ kinds: [WEBHOOK_DELIVER], limit: opts.limit, timeoutMs: opts.timeoutMs });
+}
+
+/** The `webhook.prune` job: deletes finished deliveries older than the retention period. */
 export async function pruneDeliveries(ctx: Ctx): Promise<number> {
   return ctx.db.transaction((tx) => store.pruneFinished(tx, now() - DELIVERY_RETENTION_MS));
 }

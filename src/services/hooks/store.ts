@@ -8,8 +8,8 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
 
-/** A delivery a worker holds, with where and how to send it. */
-export type ClaimedDelivery = DeliveryRow & { url: string; secret: string };
+/** A delivery with where and how to send it. */
+export type DeliveryToSend = DeliveryRow & { url: string; secret: string };
 
 /** Adds a subscription. */
 export async function insertWebhook(tx: Tx, row: Pick<WebhookRow, "id" | "repoId" | "url" | "secret" | "createdAt">): Promise<void> {
@@ -63,35 +63,10 @@ export async function queueDelivery(tx: Tx, row: Pick<DeliveryRow, "id" | "webho
   tx.update(webhooks).set({ lastSeq: row.seq }).where(eq(webhooks.id, row.webhookId)).run();
 }
 
-/**
- * Leases up to `limit` deliveries that are due: each the first pending one of its hook (so a
- * hook's deliveries go out in order, one at a time), not held by another attempt.
- */
-export async function claimDue(tx: Tx, t: number, limit: number, leaseUntil: number): Promise<ClaimedDelivery[]> {
-  const ids = tx.all<{ id: string }>(sql`
-    SELECT d.id AS id FROM webhook_deliveries d
-    JOIN (SELECT webhook_id, min(seq) AS head FROM webhook_deliveries WHERE state = 'pending' GROUP BY webhook_id) h
-      ON h.webhook_id = d.webhook_id AND h.head = d.seq
-    WHERE d.next_attempt_at <= ${t} AND (d.lease_until IS NULL OR d.lease_until <= ${t})
-    ORDER BY d.next_attempt_at LIMIT ${limit}`);
-  const out: ClaimedDelivery[] = [];
-  for (const { id } of ids) {
-    const r = tx.select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret }).from(webhookDeliveries).innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId)).where(eq(webhookDeliveries.id, id)).get();
-    if (!r) continue;
-    tx.update(webhookDeliveries).set({ leaseUntil }).where(eq(webhookDeliveries.id, id)).run();
-    out.push({ ...r.d, leaseUntil, url: r.url, secret: r.secret });
-  }
-  return out;
-}
-
-/** The earliest time a delivery at the head of its hook's queue becomes due (or its lease ends), or null. */
-export async function nextDueAt(q: Queryable): Promise<number | null> {
-  const row = q.get<{ at: number | null }>(sql`
-    SELECT min(max(d.next_attempt_at, coalesce(d.lease_until, 0))) AS at
-    FROM webhook_deliveries d
-    JOIN (SELECT webhook_id, min(seq) AS head FROM webhook_deliveries WHERE state = 'pending' GROUP BY webhook_id) h
-      ON h.webhook_id = d.webhook_id AND h.head = d.seq`);
-  return row?.at ?? null;
+/** A delivery with where and how to send it (null when it or its hook is gone). */
+export async function deliveryToSend(q: Queryable, id: string): Promise<DeliveryToSend | null> {
+  const r = q.select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret }).from(webhookDeliveries).innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId)).where(eq(webhookDeliveries.id, id)).get();
+  return r ? { ...r.d, url: r.url, secret: r.secret } : null;
 }
 
 /** Whether the delivery still exists (its hook may have been deleted during the attempt). */
@@ -106,17 +81,12 @@ export async function insertAttempt(tx: Tx, row: Omit<AttemptRow, "id">): Promis
 
 /** Ends a delivery: delivered, or failed for good. */
 export async function finishDelivery(tx: Tx, id: string, state: "delivered" | "failed", attempts: number, t: number): Promise<void> {
-  tx.update(webhookDeliveries).set({ state, attempts, finishedAt: t, leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
+  tx.update(webhookDeliveries).set({ state, attempts, finishedAt: t }).where(eq(webhookDeliveries.id, id)).run();
 }
 
-/** Schedules the next attempt of a failed delivery. */
-export async function retryDelivery(tx: Tx, id: string, attempts: number, at: number): Promise<void> {
-  tx.update(webhookDeliveries).set({ attempts, nextAttemptAt: at, leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
-}
-
-/** Lets go of deliveries without counting an attempt (the server is stopping). */
-export async function releaseDeliveries(tx: Tx, ids: string[]): Promise<void> {
-  for (const id of ids) tx.update(webhookDeliveries).set({ leaseUntil: null }).where(eq(webhookDeliveries.id, id)).run();
+/** Counts a failed attempt of a delivery that will be retried (its job holds the time of the retry). */
+export async function retryDelivery(tx: Tx, id: string, attempts: number): Promise<void> {
+  tx.update(webhookDeliveries).set({ attempts }).where(eq(webhookDeliveries.id, id)).run();
 }
 
 /** Deletes finished deliveries (and their attempts) that ended before `before`. */

@@ -7,6 +7,7 @@ import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { EgressError, parseEgressUrl, resolveEgress } from "../../util/egress.ts";
+import { deliveryKey } from "./delivery.ts";
 import type { Delivery, DeliveryList, Webhook, WebhookCreate, WebhookCreated, WebhookList } from "./schemas.ts";
 import * as store from "./store.ts";
 
@@ -62,6 +63,8 @@ export async function deleteWebhook(ctx: Ctx, actor: Principal, orgName: string,
   await ctx.db.transaction(async (tx) => {
     if (!(await store.webhookOfRepo(tx, repo.id, id))) throw NotFound("webhook not found");
     await store.deleteWebhook(tx, id);
+    // Its queued deliveries went with it (cascade); their jobs go too.
+    await ctx.work.drop(tx, deliveryKey(id));
   });
 }
 

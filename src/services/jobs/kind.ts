@@ -1,6 +1,7 @@
 // A kind of durable work (DESIGN.md "Background work"): its name in `jobs.kind` and the rules the
 // engine runs it by. Each domain declares its kinds next to their handlers; `src/wiring.ts`
 // hands each kind with its handler to `ctx.work.define`.
+import type { Config } from "../../config.ts";
 
 /** How a failed attempt is retried: a fixed list of waits, or doubling waits up to a cap. */
 export type RetryRule = { readonly delaysMs: readonly number[] } | { readonly firstMs: number; readonly maxMs: number; readonly attempts: number };
@@ -19,12 +20,15 @@ export interface JobKind<P = unknown> {
   readonly key?: (p: P) => string;
   /** At most one pending row per value: an enqueue finds it and folds into it. */
   readonly unique?: (p: P) => string;
-  /** Periodic: `cluster` runs once per slot across nodes (a row per slot); `node` is a local timer. */
-  readonly every?: { readonly ms: number; readonly scope: "cluster" | "node" };
+  /**
+   * Periodic: `cluster` runs once per wall-clock slot across nodes (a row per slot); `node` is a
+   * local timer with no row. A new schedule's first run is at the next slot, or at once with `immediate`.
+   */
+  readonly every?: { readonly ms: number | ((config: Config) => number); readonly scope: "cluster" | "node"; readonly immediate?: boolean };
 }
 
-/** The default retry: 60 s doubling to an hour, 8 attempts. */
-export const DEFAULT_RETRY: RetryRule = { firstMs: 60_000, maxMs: 3_600_000, attempts: 8 };
+/** The default retry: 2 min doubling to an hour, 8 attempts (the job queue's rule before the engine). */
+export const DEFAULT_RETRY: RetryRule = Object.freeze({ firstMs: 120_000, maxMs: 3_600_000, attempts: 8 });
 
 /** Declares a kind; unset rules take the defaults (1 in flight, a 60 s lease, the default retry). */
 export function jobKind<P>(name: string, o: Partial<Omit<JobKind<P>, "name">> = {}): JobKind<P> {

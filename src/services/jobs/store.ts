@@ -1,41 +1,138 @@
-// The jobs domain's queries: the durable work queue (DESIGN.md "Background work").
-import { and, asc, eq, inArray, isNull, lte, or } from "drizzle-orm";
-import { jobs } from "../../db/schema/index.ts";
+// The jobs domain's queries: the durable work queue (DESIGN.md "Background work"). This file is
+// the one dialect seam of the engine: PostgreSQL appends FOR UPDATE SKIP LOCKED to the claim and
+// takes `seq` from a sequence (issue 27); nothing else changes.
+import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { jobSchedules, jobs } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 
 /** Inserts a job row (inside the transaction of the write that causes it). */
-export async function insertJob(tx: Tx, row: Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt">): Promise<void> {
+export async function insertJob(tx: Tx, row: Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt"> & Partial<Pick<JobRow, "key" | "seq" | "uniqueKey">>): Promise<void> {
   tx.insert(jobs).values(row).run();
 }
 
-/** The oldest due, unleased job of one of `kinds`, leased until `leaseUntil` (attempts counted). */
-export async function leaseDueJob(tx: Tx, kinds: string[], t: number, leaseUntil: number): Promise<JobRow | null> {
-  const row = tx
-    .select()
-    .from(jobs)
-    .where(and(isNull(jobs.doneAt), inArray(jobs.kind, kinds), lte(jobs.runAt, t), or(isNull(jobs.lockedUntil), lte(jobs.lockedUntil, t))))
-    .orderBy(asc(jobs.runAt))
-    .limit(1)
-    .get();
-  if (!row) return null;
-  tx.update(jobs).set({ lockedUntil: leaseUntil, attempts: row.attempts + 1 }).where(eq(jobs.id, row.id)).run();
-  return { ...row, lockedUntil: leaseUntil, attempts: row.attempts + 1 };
+/** The pending row of `kind` holding `uniqueKey`, or null. */
+export async function pendingUnique(tx: Tx, kind: string, uniqueKey: string): Promise<{ id: string; runAt: number } | null> {
+  return tx.select({ id: jobs.id, runAt: jobs.runAt }).from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.uniqueKey, uniqueKey), isNull(jobs.doneAt))).get() ?? null;
 }
 
-/** Marks a job done. */
-export async function finishJob(tx: Tx, id: string, t: number): Promise<void> {
-  tx.update(jobs).set({ doneAt: t, lockedUntil: null, lastError: null }).where(eq(jobs.id, id)).run();
+/** Moves a pending row's run time earlier (a folded enqueue that asked for sooner). */
+export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void> {
+  tx.update(jobs).set({ runAt }).where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`${jobs.runAt} > ${runAt}`)).run();
+}
+
+/** The next position in `key`'s queue (after every pending row of the key). */
+export async function nextSeq(tx: Tx, key: string): Promise<number> {
+  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
+  const [row] = tx.all<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
+  return (row?.s ?? 0) + 1;
+}
+
+/** A claimable row: pending, of the kind, due, unleased, and the head of its key's queue. */
+const claimable = (kind: string, t: number) => sql`
+  j.done_at IS NULL AND j.kind = ${kind} AND j.run_at <= ${t} AND (j.locked_until IS NULL OR j.locked_until <= ${t})
+  AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`;
+
+/**
+ * Leases up to `limit` claimable rows of `kind`, oldest due first: each gets `leaseUntil`, the
+ * lease token `token + index` and one more attempt. (PostgreSQL: the SELECT takes FOR UPDATE SKIP LOCKED.)
+ */
+export async function claim(tx: Tx, kind: string, t: number, limit: number, leaseUntil: number, token: string): Promise<JobRow[]> {
+  if (limit <= 0) return [];
+  const ids = tx.all<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
+  const out: JobRow[] = [];
+  ids.forEach(({ id }, i) => {
+    // Started: an enqueue from now on queues the next run instead of folding into this one.
+    const row = tx.update(jobs).set({ lockedUntil: leaseUntil, leaseToken: `${token}.${i}`, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null }).where(eq(jobs.id, id)).returning().get();
+    if (row) out.push(row);
+  });
+  return out;
+}
+
+/** Leases row `id` now, whatever its run time, when it is pending and unleased (runNow), or null. */
+export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number, token: string): Promise<JobRow | null> {
+  return (
+    tx
+      .update(jobs)
+      .set({ lockedUntil: leaseUntil, leaseToken: token, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
+      .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`(${jobs.lockedUntil} IS NULL OR ${jobs.lockedUntil} <= ${t})`))
+      .returning()
+      .get() ?? null
+  );
+}
+
+/**
+ * When a row of one of `kinds` can next be claimed (the earliest head's run time or lease end),
+ * or null: the dispatcher's one read while idle.
+ */
+export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise<number | null> {
+  if (kinds.length === 0) return null;
+  const [row] = q.all<{ at: number | null }>(sql`
+    SELECT min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
+    WHERE j.done_at IS NULL AND j.kind IN (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)})
+      AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`);
+  return row?.at ?? null;
+}
+
+/** Whether the attempt holding `token` still holds row `id` (inside the transaction that depends on it). */
+export async function holds(tx: Tx, id: string, token: string): Promise<boolean> {
+  return tx.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt))).get() !== undefined;
+}
+
+const fenced = (id: string, token: string) => and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt));
+
+/** Marks a job done (only while the lease is ours); answers whether it was. */
+export async function finish(tx: Tx, id: string, token: string, t: number): Promise<boolean> {
+  return tx.update(jobs).set({ doneAt: t, lockedUntil: null, leaseToken: null, lastError: null }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
 }
 
 /** Records a failed attempt: retried at `runAt`, or given up (`doneAt` set). */
-export async function failJob(tx: Tx, id: string, error: string, runAt: number, doneAt: number | null): Promise<void> {
-  tx.update(jobs).set({ lastError: error, lockedUntil: null, runAt, doneAt }).where(eq(jobs.id, id)).run();
+export async function fail(tx: Tx, id: string, token: string, error: string, runAt: number, doneAt: number | null): Promise<boolean> {
+  return tx.update(jobs).set({ lastError: error, lockedUntil: null, leaseToken: null, runAt, doneAt }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
 }
 
-/** Whether a job of `kind` whose payload names `repoId` is still pending. */
-export async function pendingJobFor(q: Queryable, kind: string, repoId: string): Promise<boolean> {
-  const rows = q.select({ payload: jobs.payload }).from(jobs).where(and(eq(jobs.kind, kind), isNull(jobs.doneAt))).all();
-  return rows.some((r) => (r.payload as { repoId?: string }).repoId === repoId);
+/** Gives a row back without counting the attempt, to run again at `runAt` (shutdown, or "later"). */
+export async function release(tx: Tx, id: string, token: string, runAt: number | null): Promise<boolean> {
+  const set = runAt === null ? { lockedUntil: null, leaseToken: null, attempts: sql`max(${jobs.attempts} - 1, 0)` } : { lockedUntil: null, leaseToken: null, runAt, attempts: sql`max(${jobs.attempts} - 1, 0)` };
+  return tx.update(jobs).set(set).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+}
+
+/** Extends a held lease; answers whether the lease was still ours. */
+export async function renew(tx: Tx, id: string, token: string, leaseUntil: number): Promise<boolean> {
+  return tx.update(jobs).set({ lockedUntil: leaseUntil }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+}
+
+/** Deletes the pending rows of `key` (their subject is gone, e.g. a deleted webhook); answers how many. */
+export async function dropKey(tx: Tx, key: string): Promise<number> {
+  return tx.delete(jobs).where(and(eq(jobs.key, key), isNull(jobs.doneAt))).returning({ id: jobs.id }).all().length;
+}
+
+/** A job row by id, or null. */
+export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
+  return q.select().from(jobs).where(eq(jobs.id, id)).get() ?? null;
+}
+
+/** Per kind: pending, due by `t` (leased or not), leased now, and the oldest due run time (/metrics). */
+export async function queueStats(q: Queryable, t: number): Promise<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }[]> {
+  return q.all<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }>(sql`
+    SELECT kind, count(*) AS pending,
+      sum(CASE WHEN run_at <= ${t} THEN 1 ELSE 0 END) AS due,
+      sum(CASE WHEN locked_until > ${t} THEN 1 ELSE 0 END) AS leased,
+      min(CASE WHEN run_at <= ${t} THEN run_at END) AS oldestDue
+    FROM jobs WHERE done_at IS NULL GROUP BY kind ORDER BY kind`);
+}
+
+/** Deletes finished rows that ended before `before`. */
+export async function pruneDone(tx: Tx, before: number): Promise<number> {
+  return tx.delete(jobs).where(lt(jobs.doneAt, before)).returning({ id: jobs.id }).all().length;
+}
+
+/**
+ * Takes slot `slot` of the periodic schedule `name` for this node: true for exactly one caller
+ * per slot across every node (the row starts at `firstSlot` when it does not exist).
+ */
+export async function takeSlot(tx: Tx, name: string, slot: number, firstSlot: number, t: number): Promise<boolean> {
+  tx.insert(jobSchedules).values({ name, lastSlot: firstSlot, updatedAt: t }).onConflictDoNothing().run();
+  return tx.update(jobSchedules).set({ lastSlot: slot, updatedAt: t }).where(and(eq(jobSchedules.name, name), lt(jobSchedules.lastSlot, slot))).returning({ name: jobSchedules.name }).all().length > 0;
 }

@@ -12,7 +12,7 @@ import { now, type Ctx } from "../context.ts";
 import { decodeInto, encode, mergeInto, observe, type Histogram } from "./histogram.ts";
 import { bucketAt, putBucket } from "./store.ts";
 import { findOrg } from "../access/lookup.ts";
-import { observeOperation } from "../ops/instrument.ts";
+import { observeOperation } from "../telemetry/instrument.ts";
 
 /** The metric kinds DECISIONS §3 names. */
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";
@@ -46,7 +46,8 @@ interface Pending {
   hist: Histogram;
 }
 
-interface State {
+/** The counts of operations not yet written, by org, kind and minute (`ctx.buffers.usage`). */
+export interface UsageBuffer {
   pending: Map<string, Pending>;
   flushedAt: number;
   flushing: Promise<void> | null;
@@ -54,12 +55,13 @@ interface State {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
-const stateByDb = new WeakMap<object, State>();
+/** An empty usage buffer (one per context, made by src/runtime.ts). */
+export function usageBuffer(): UsageBuffer {
+  return { pending: new Map(), flushedAt: now(), flushing: null, timer: null };
+}
 
-function stateOf(ctx: Ctx): State {
-  let s = stateByDb.get(ctx.db);
-  if (!s) stateByDb.set(ctx.db, (s = { pending: new Map(), flushedAt: now(), flushing: null, timer: null }));
-  return s;
+function stateOf(ctx: Ctx): UsageBuffer {
+  return ctx.buffers.usage;
 }
 
 /** Adds one operation to the in-memory counts of its minute. */

@@ -10,7 +10,8 @@ import type { RemoteAuth } from "../../git/fetch-client.ts";
 import { FetchError } from "../../git/fetch-client.ts";
 import { now, type Ctx } from "../context.ts";
 
-const tokens = new Map<string, { token: string; expiresAt: number }>();
+/** Installation tokens by installation, until a minute before they expire (`ctx.caches.appTokens`). */
+export type AppTokens = Map<string, { token: string; expiresAt: number }>;
 let keyCache: { pem: string; key: KeyObject } | null = null;
 const API_TIMEOUT_MS = 30_000;
 
@@ -54,6 +55,7 @@ async function api(ctx: Ctx, method: string, path: string, authorization: string
 
 /** An installation token (cached until a minute before it expires). */
 export async function installationToken(ctx: Ctx, installation: string): Promise<string> {
+  const tokens = ctx.caches.appTokens;
   const hit = tokens.get(installation);
   if (hit && hit.expiresAt - 60_000 > now()) return hit.token;
   const app = ctx.config.app;
@@ -72,9 +74,4 @@ export async function appOrigin(ctx: Ctx, fullName: string, installation: string
   const repo = await api(ctx, "GET", `/repos/${encodeURIComponent(owner!)}/${encodeURIComponent(name!)}`, `token ${token}`);
   if (typeof repo?.clone_url !== "string") throw new FetchError("protocol", `app provider sent no clone_url for ${fullName}`);
   return { url: repo.clone_url, auth: { kind: "basic", username: "x-access-token", password: token } };
-}
-
-/** Forgets cached installation tokens (tests). */
-export function forgetInstallationTokens(): void {
-  tokens.clear();
 }

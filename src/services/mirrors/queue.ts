@@ -18,8 +18,15 @@ export interface SyncJob {
   request: string;
 }
 
-/** One sync of a mirror from its origin; a mirror's syncs run one at a time, in order. */
-export const MIRROR_SYNC = jobKind<SyncJob>("mirror.sync", { key: (p) => `mirror:${p.repoId}`, concurrency: 2 });
+/**
+ * One sync of a mirror from its origin; a mirror's syncs run one at a time, in order. The lease
+ * is short and renewed while the sync runs (a first sync may take many minutes), so the syncs
+ * queued behind one cut short by a crash wait seconds, not minutes.
+ */
+export const MIRROR_SYNC = jobKind<SyncJob>("mirror.sync", { key: (p) => `mirror:${p.repoId}`, concurrency: 2, leaseMs: 15_000 });
+
+/** The schedule's pass, once a minute across the cluster (and at once on a new install). */
+export const MIRROR_SCHEDULE = jobKind<unknown>("mirror.schedule", { every: { ms: 60_000, scope: "cluster", immediate: true } });
 
 /** Queues a sync of `repoId`, or folds this request into the one waiting; `receivedAt` is an inbound push's receipt time. */
 export async function requestSync(ctx: Ctx, tx: Tx, repoId: string, receivedAt: number | null): Promise<"queued" | "folded"> {

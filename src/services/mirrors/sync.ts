@@ -28,6 +28,7 @@ import { openSnapshot } from "../git/snapshot.ts";
 import { publish, type RefUpdate } from "../git/publish.ts";
 import { EgressError } from "../../util/egress.ts";
 import { recordMetric } from "../metrics/record.ts";
+import type { Attempt } from "../jobs/engine.ts";
 import { appOrigin } from "./app-auth.ts";
 import { requestSync, type SyncJob } from "./queue.ts";
 import type { SyncAccepted } from "./schemas.ts";
@@ -54,39 +55,22 @@ export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string,
   return { queued: how === "queued" };
 }
 
-const running = new Map<string, Promise<unknown>>();
-let stopping = new AbortController();
-
-/** Stops the syncs running in this process (server shutdown); each is queued again for the next start. */
-export function abortMirrorSyncs(): void {
-  stopping.abort(new Error("server stopping"));
+/**
+ * The `mirror.sync` handler: one sync. A mirror's syncs run one at a time (MIRROR_SYNC's key); a
+ * stop cuts it short (`at.signal`) and it is queued again for the next start.
+ */
+export async function runMirrorSync(ctx: Ctx, job: SyncJob, at: Attempt): Promise<void> {
+  await syncJob(ctx, job, at.signal);
 }
 
-/** Lets syncs run again after abortMirrorSyncs (tests that reopen a context). */
-export function resumeMirrorSyncs(): void {
-  if (stopping.signal.aborted) stopping = new AbortController();
-}
-
-/** The `mirror.sync` job: one sync, after any other sync of the same mirror in this process. */
-export async function runMirrorSync(ctx: Ctx, job: SyncJob): Promise<void> {
-  const before = running.get(job.repoId) ?? Promise.resolve();
-  const mine = before.catch(() => {}).then(() => syncJob(ctx, job));
-  running.set(job.repoId, mine);
-  try {
-    await mine;
-  } finally {
-    if (running.get(job.repoId) === mine) running.delete(job.repoId);
-  }
-}
-
-async function syncJob(ctx: Ctx, job: SyncJob): Promise<void> {
+async function syncJob(ctx: Ctx, job: SyncJob, stop: AbortSignal): Promise<void> {
   const taken = await ctx.db.transaction((tx) => store.takeRequest(tx, job.repoId, job.request));
   const found = await store.repoWithOrg(ctx.db.read, job.repoId);
   if (!found || found.repo.kind !== "mirror") return;
   const started = performance.now();
-  const outcome = await syncMirror(ctx, found.org, found.repo);
+  const outcome = await syncMirror(ctx, found.org, found.repo, stop);
   const at = now();
-  if (outcome.kind === "failed" && stopping.signal.aborted) {
+  if (outcome.kind === "failed" && stop.aborted) {
     // Cut short by a shutdown: nothing was published; the sync runs again at the next start.
     await ctx.db.transaction((tx) => requestSync(ctx, tx, job.repoId, taken?.receivedAt ?? null));
     return;
@@ -122,10 +106,10 @@ function failureMessage(ctx: Ctx, repo: Repo, e: unknown): string {
 }
 
 /** Brings one mirror up to its origin; never throws (the outcome says what happened). */
-export async function syncMirror(ctx: Ctx, org: Org, repo: Repo): Promise<SyncOutcome> {
+export async function syncMirror(ctx: Ctx, org: Org, repo: Repo, stop: AbortSignal = new AbortController().signal): Promise<SyncOutcome> {
   const blocked = await writeBlockedReason(ctx, org, repo);
   if (blocked) return { kind: "failed", error: blocked };
-  const signal = AbortSignal.any([AbortSignal.timeout(SYNC_TIMEOUT_MS), stopping.signal]);
+  const signal = AbortSignal.any([AbortSignal.timeout(SYNC_TIMEOUT_MS), stop]);
   let pack: IndexedPack | null = null;
   let opened: Awaited<ReturnType<typeof openIndexedPack>> | null = null;
   // Its own scratch directory: two mirrors of one origin receive the same pack, named by its checksum.

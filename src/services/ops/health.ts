@@ -3,7 +3,7 @@
 import { migrations } from "../../db/migrations.ts";
 import { NotFound, Unauthorized } from "../../errors.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
-import { metrics } from "./metrics.ts";
+import { metrics } from "../telemetry/metrics.ts";
 import type { Ctx } from "../context.ts";
 import * as store from "./store.ts";
 

@@ -12,14 +12,6 @@ export async function appliedMigrations(q: Queryable): Promise<string[]> {
   return q.all<{ tag: string }>(sql`SELECT tag FROM svc_migrations`).map((r) => r.tag);
 }
 
-/** Per job kind: unfinished jobs, those due by `t`, and the run_at of the oldest due one. */
-export async function jobQueue(q: Queryable, t: number): Promise<{ kind: string; pending: number; due: number; oldestDue: number | null }[]> {
-  return q.all<{ kind: string; pending: number; due: number; oldestDue: number | null }>(sql`
-    SELECT kind, count(*) AS pending, coalesce(sum(run_at <= ${t}), 0) AS due,
-           min(CASE WHEN run_at <= ${t} THEN run_at END) AS oldestDue
-    FROM jobs WHERE done_at IS NULL GROUP BY kind`);
-}
-
 /** Mail outbox: messages still to send, messages given up on. */
 export async function mailOutbox(q: Queryable): Promise<{ pending: number; failed: number; oldestPending: number | null }> {
   // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.

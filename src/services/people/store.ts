@@ -4,6 +4,7 @@
 import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import { emailTokens, emails, memberships, orgs, rateEvents, sessions, tokens, users, type Org, type Role, type Token, type User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { statementCache } from "../../db/statements.ts";
 
 export type Session = typeof sessions.$inferSelect;
 export type EmailRow = typeof emails.$inferSelect;
@@ -12,14 +13,7 @@ export type LinkPurpose = LinkRow["purpose"];
 
 // Statements of the per-request credential lookups, prepared once per connection: building the
 // query is most of what they cost, and every request whose token is not cached runs one.
-const preparedByHandle = new WeakMap<object, Map<string, unknown>>();
-function prepared<T>(q: Queryable, name: string, build: (q: Queryable) => T): T {
-  let m = preparedByHandle.get(q);
-  if (!m) preparedByHandle.set(q, (m = new Map()));
-  let stmt = m.get(name) as T | undefined;
-  if (stmt === undefined) m.set(name, (stmt = build(q)));
-  return stmt;
-}
+const { prepared } = statementCache("people");
 
 // — Accounts
 

@@ -72,8 +72,8 @@ export class Backoff {
   }
 }
 
-/** The limiters of one process (one configuration). */
-interface Limiters {
+/** The limiters of one context (`ctx.throttles`). */
+export interface Limiters {
   loginSource: Backoff;
   loginAccount: Backoff;
   credentials: Backoff;
@@ -81,21 +81,18 @@ interface Limiters {
   known: Map<string, string[]>;
 }
 
-const byConfig = new WeakMap<Limits, Limiters>();
+/** The limiters of a context under `limits` (made once by src/runtime.ts). */
+export function newLimiters(limits: Limits): Limiters {
+  return {
+    loginSource: new Backoff({ perHour: limits.loginPerSource, maxMs: limits.backoffMaxMs }),
+    loginAccount: new Backoff({ perHour: limits.loginPerAccount, maxMs: limits.backoffMaxMs }),
+    credentials: new Backoff({ perHour: limits.credentialFailuresPerSource, maxMs: limits.backoffMaxMs }),
+    known: new Map(),
+  };
+}
 
 function limiters(ctx: Ctx): Limiters {
-  const limits = ctx.config.limits;
-  let l = byConfig.get(limits);
-  if (!l) {
-    l = {
-      loginSource: new Backoff({ perHour: limits.loginPerSource, maxMs: limits.backoffMaxMs }),
-      loginAccount: new Backoff({ perHour: limits.loginPerAccount, maxMs: limits.backoffMaxMs }),
-      credentials: new Backoff({ perHour: limits.credentialFailuresPerSource, maxMs: limits.backoffMaxMs }),
-      known: new Map(),
-    };
-    byConfig.set(limits, l);
-  }
-  return l;
+  return ctx.throttles;
 }
 
 /**

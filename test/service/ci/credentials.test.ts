@@ -13,9 +13,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { openContext } from "../../../src/runtime.ts";
-import { runTrigger } from "../../../src/services/ci/trigger.ts";
+import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { finishJob, leaseDueJob } from "../../../src/services/jobs/store.ts";
 import { readBody } from "../../helpers/server.ts";
 
 const PASSWORD = "a long enough password";
@@ -54,12 +53,7 @@ async function harness() {
   const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? (method === "GET" || method === "DELETE" ? undefined : {}), cookie });
   expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
   async function drain() {
-    for (;;) {
-      const job = await ctx.db.transaction((tx) => leaseDueJob(tx, ["ci.trigger"], Date.now(), Date.now() + 60_000));
-      if (!job) return;
-      await runTrigger(ctx, job.payload as never);
-      await ctx.db.transaction((tx) => finishJob(tx, job.id, Date.now()));
-    }
+    while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
   }
   let pushes = 0;
   async function push(label: string) {

@@ -9,11 +9,10 @@ import { join } from "node:path";
 import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { openContext } from "../../../src/runtime.ts";
-import { runTrigger } from "../../../src/services/ci/trigger.ts";
+import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { sweepCi } from "../../../src/services/ci/sweeper.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { finishJob, leaseDueJob } from "../../../src/services/jobs/store.ts";
 import { readBody } from "../../helpers/server.ts";
 
 const SECOND = 1000;
@@ -61,12 +60,7 @@ async function harness() {
 
   /** Runs the pending ci.trigger jobs (the worker's job in `svc serve`). */
   async function drain() {
-    for (;;) {
-      const job = await ctx.db.transaction((tx) => leaseDueJob(tx, ["ci.trigger"], t, t + MINUTE));
-      if (!job) return;
-      await runTrigger(ctx, job.payload as never);
-      await ctx.db.transaction((tx) => finishJob(tx, job.id, t));
-    }
+    while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
   }
   async function push(workflow: string) {
     const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", { branch: "main", message: "ci", operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }] });

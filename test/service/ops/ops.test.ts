@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { openContext } from "../../../src/runtime.ts";
-import { metrics } from "../../../src/services/ops/metrics.ts";
+import { metrics } from "../../../src/services/telemetry/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
 import { REPO_GC } from "../../../src/services/git/maintenance.ts";

@@ -12,8 +12,7 @@ import { resolveCaller } from "../../../src/http/principal.ts";
 import { LIMITS, logStream, openLiveLogs, type StreamLimits } from "../../../src/http/web/ci/live-log.ts";
 import { openContext } from "../../../src/runtime.ts";
 import type { Ctx } from "../../../src/services/context.ts";
-import { runTrigger } from "../../../src/services/ci/trigger.ts";
-import { finishJob, leaseDueJob } from "../../../src/services/jobs/store.ts";
+import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { eventually } from "../../helpers/receiver.ts";
 
@@ -70,12 +69,7 @@ beforeAll(async () => {
   expect((await api("POST", "/v1/orgs/acme/repos", owner, { name: "app" })).status).toBe(201);
   const workflow = "on: push\njobs:\n  j:\n    runs-on: [self-hosted, nobody-has-this]\n    steps:\n      - run: echo\n";
   expect((await api("POST", "/v1/orgs/acme/repos/app/commits", owner, { branch: "main", message: "ci", operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }] })).status).toBe(201);
-  for (;;) {
-    const job = await ctx.db.transaction((tx) => leaseDueJob(tx, ["ci.trigger"], Date.now(), Date.now() + 60_000));
-    if (!job) break;
-    await runTrigger(ctx, job.payload as never);
-    await ctx.db.transaction((tx) => finishJob(tx, job.id, Date.now()));
-  }
+  while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
   const run = (await api("GET", "/v1/orgs/acme/repos/app/runs", owner)).body.runs[0];
   where = { org: "acme", repo: "app", run: run.id, job: run.jobs[0].id };
 });

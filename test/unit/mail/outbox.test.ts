@@ -1,15 +1,17 @@
 // The durable outbox (SPEC §5.7) against real transports: the capture transport writing files and
 // a real SMTP relay (smtp-server). An in-process context on a temp data dir, as `svc serve` builds it.
+// A message's scheduling (attempts, run time, lease) is its `mail.send` job (same id) on the
+// engine (services/jobs); its state and bodies are the outbox row's.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { loadConfig } from "../../../src/config.ts";
-import { mailOutbox } from "../../../src/db/schema/index.ts";
+import { jobs, mailOutbox } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
 import { now, setClock, type MailMessage } from "../../../src/services/context.ts";
-import { deliverNow, enqueueMail, startMailWorker } from "../../../src/services/mail/outbox.ts";
+import { deliverNow, enqueueMail } from "../../../src/services/mail/outbox.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
 
 type Ctx = Awaited<ReturnType<typeof openContext>>;
@@ -53,6 +55,14 @@ async function enqueue(ctx: Ctx, msg = message()): Promise<string> {
 }
 
 const row = (ctx: Ctx, id: string) => ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()!;
+/** The message's `mail.send` job: attempts, run time and lease. */
+const job = (ctx: Ctx, id: string) => ctx.db.read.select().from(jobs).where(eq(jobs.id, id)).get()!;
+
+/** The engine of `svc serve` on this context; `stop()` waits for running attempts. */
+function startWorker(ctx: Ctx): { stop(): Promise<void> } {
+  ctx.work.start();
+  return { stop: () => ctx.work.stop() };
+}
 
 /** Polls `fn` until it returns a truthy value or the deadline passes. */
 async function until<T>(fn: () => T, what: string, ms = 10_000): Promise<NonNullable<T>> {
@@ -73,7 +83,8 @@ describe("capture transport", () => {
     const ctx = await open(tempDir(), { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir, SVC_MAIL_FROM: "svc@example.test" });
     try {
       const id = await enqueue(ctx);
-      expect(row(ctx, id)).toMatchObject({ toAddress: "person1@example.com", textBody: message().text, htmlBody: message().html, sentAt: null, attempts: 0 });
+      expect(row(ctx, id)).toMatchObject({ toAddress: "person1@example.com", textBody: message().text, htmlBody: message().html, sentAt: null });
+      expect(job(ctx, id)).toMatchObject({ kind: "mail.send", attempts: 0, doneAt: null });
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
       const files = emlFiles(mailDir);
       expect(files).toHaveLength(1);
@@ -83,7 +94,8 @@ describe("capture transport", () => {
       expect(parsed).toMatchObject({ from: "svc@example.test", to: "person1@example.com", subject: "Message 1" });
       expect(parsed.text.trim()).toBe(message().text);
       expect(parsed.html).toContain(`href="https://git.example.test/verify?token=svcv_1"`);
-      expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "", lastError: null, lockedUntil: null, attempts: 1 });
+      expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "", lastError: null });
+      expect(job(ctx, id)).toMatchObject({ lockedUntil: null, attempts: 1 });
       expect(row(ctx, id).sentAt).toBeGreaterThan(0);
       // A second call finds it sent and sends nothing more.
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
@@ -101,11 +113,11 @@ describe("capture transport", () => {
     const queued = await enqueue(first, message(1));
     const cut = await enqueue(first, message(2));
     // The process dies in the middle of an attempt: the row stays leased.
-    await first.db.transaction((tx) => tx.update(mailOutbox).set({ lockedUntil: now() + 120_000, attempts: 1 }).where(eq(mailOutbox.id, cut)).run());
+    await first.db.transaction((tx) => tx.update(jobs).set({ lockedUntil: now() + 120_000, leaseToken: "dead.1", attempts: 1 }).where(eq(jobs.id, cut)).run());
     first.close();
 
     const second = await open(dataDir, env);
-    const worker = startMailWorker(second);
+    const worker = startWorker(second);
     try {
       await until(() => row(second, queued).sentAt, "the queued message to be sent");
       expect(emlFiles(mailDir)).toHaveLength(1);
@@ -115,7 +127,8 @@ describe("capture transport", () => {
       await until(() => row(second, cut).sentAt, "the leased message to be retried");
       const subjects = await Promise.all(emlFiles(mailDir).map(async (f) => (await parseMail(readFileSync(join(mailDir, f)))).subject));
       expect(subjects.sort()).toEqual(["Message 1", "Message 2"]);
-      expect(row(second, cut)).toMatchObject({ attempts: 2, textBody: "", htmlBody: "" });
+      expect(row(second, cut)).toMatchObject({ textBody: "", htmlBody: "" });
+      expect(job(second, cut).attempts).toBe(2);
     } finally {
       await worker.stop();
       second.close();
@@ -131,7 +144,7 @@ describe("null transport", () => {
       expect(await ctx.db.transaction((tx) => enqueueMail(ctx, tx, message()))).toBeNull();
       expect(ctx.db.read.select().from(mailOutbox).all()).toEqual([]);
       expect(await deliverNow(ctx, null)).toEqual({ sent: false });
-      await startMailWorker(ctx).stop();
+      await startWorker(ctx).stop();
     } finally {
       ctx.close();
     }
@@ -172,20 +185,23 @@ describe("smtp transport through the outbox", () => {
     expect(result.sent).toBe(false);
     expect(result.error).toMatch(/421|down for maintenance/);
     const failed = row(ctx, id);
-    expect(failed).toMatchObject({ attempts: 1, sentAt: null, failedAt: null, lockedUntil: null, textBody: message(11).text });
+    expect(failed).toMatchObject({ sentAt: null, failedAt: null, textBody: message(11).text });
     expect(failed.lastError).toBe(result.error!);
-    expect(failed.runAt - t0).toBeGreaterThanOrEqual(30_000);
-    expect(failed.runAt - t0).toBeLessThan(31_000);
+    const waiting = job(ctx, id);
+    expect(waiting).toMatchObject({ attempts: 1, lockedUntil: null, doneAt: null });
+    expect(waiting.runAt - t0).toBeGreaterThanOrEqual(30_000);
+    expect(waiting.runAt - t0).toBeLessThan(31_000);
 
     relay.refuse = false;
-    const worker = startMailWorker(ctx);
+    const worker = startWorker(ctx);
     try {
       advance(31_000);
       ctx.signals.notify("work", "mail.send");
       const got = await relay.waitFor((m) => m.to[0] === "person11@example.com");
       expect((await parseMail(got.raw)).text).toContain("token=svcv_11");
       await until(() => row(ctx, id).sentAt, "the retried row to be marked sent");
-      expect(row(ctx, id)).toMatchObject({ attempts: 2, lastError: null, textBody: "", htmlBody: "" });
+      expect(row(ctx, id)).toMatchObject({ lastError: null, textBody: "", htmlBody: "" });
+      expect(job(ctx, id).attempts).toBe(2);
       expect(relay.messages.filter((m) => m.to[0] === "person11@example.com")).toHaveLength(1);
     } finally {
       await worker.stop();
@@ -193,7 +209,7 @@ describe("smtp transport through the outbox", () => {
   });
 
   test("deliverNow joins an attempt the worker already started: one message, one answer", async () => {
-    const worker = startMailWorker(ctx);
+    const worker = startWorker(ctx);
     const release = relay.hold();
     try {
       const connected = relay.nextConnection();
@@ -222,7 +238,8 @@ describe("smtp transport through the outbox", () => {
       release();
       await relay.waitFor((m) => m.to[0] === "person13@example.com");
       await until(() => row(ctx, id).sentAt, "the background attempt to record its outcome");
-      expect(row(ctx, id)).toMatchObject({ attempts: 1, textBody: "", htmlBody: "" });
+      expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "" });
+      expect(job(ctx, id).attempts).toBe(1);
     } finally {
       release();
     }
@@ -237,12 +254,13 @@ describe("smtp transport through the outbox", () => {
     const delays: number[] = [];
     for (let i = 1; i <= 7; i++) {
       expect((await deliverNow(ctx, id)).sent).toBe(false);
-      delays.push(row(ctx, id).runAt - T);
+      delays.push(job(ctx, id).runAt - T);
     }
     expect(delays).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000]);
     const last = await deliverNow(ctx, id);
     expect(last.sent).toBe(false);
-    expect(row(ctx, id)).toMatchObject({ attempts: 8, failedAt: T, textBody: "", htmlBody: "", lockedUntil: null });
+    expect(row(ctx, id)).toMatchObject({ failedAt: T, textBody: "", htmlBody: "" });
+    expect(job(ctx, id)).toMatchObject({ attempts: 8, doneAt: T, lockedUntil: null });
     // Given up: nothing more is attempted, and the answer repeats the last reason.
     const connections = relay.connections;
     expect(await deliverNow(ctx, id)).toEqual({ sent: false, error: last.error! });

@@ -1,7 +1,7 @@
 // The Prometheus registry (services/ops/metrics.ts): the text exposition format, idempotent
 // registration, conflicting registrations refused, collectors run per scrape and isolated.
 import { describe, expect, test } from "bun:test";
-import { Registry } from "../../../src/services/ops/metrics.ts";
+import { Registry } from "../../../src/services/telemetry/metrics.ts";
 
 /** The sample lines (no comments) of a rendering. */
 const samples = (text: string) => text.split("\n").filter((l) => l && !l.startsWith("#"));

@@ -4,7 +4,7 @@
 //
 // How a subsystem adds its metrics (webhook deliveries, runner claims, …):
 //
-//   import { metrics } from "../ops/metrics.ts";
+//   import { metrics } from "../telemetry/metrics.ts";
 //   const waiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
 //   waiting.inc(); … waiting.dec();
 //   const deliveries = metrics.counter("svc_webhook_deliveries_total", "Webhook deliveries by outcome", ["outcome"]);
@@ -18,7 +18,7 @@
 export type Labels = Record<string, string>;
 
 /** Upper bounds (seconds) for request and query latencies: 0.5 ms to 10 s. */
-export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const LATENCY_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type Kind = "counter" | "gauge" | "histogram";
 
