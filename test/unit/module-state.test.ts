@@ -105,6 +105,10 @@ const ALLOWED: Record<string, string> = {
   "src/http/principal.ts:cache": "a side table keyed by the Request: it lives and dies with it",
   "src/http/source.ts:sources": "a side table keyed by the Request: it lives and dies with it",
   "src/http/web/kit/markdown.ts:md": "a configured renderer: markdown-it keeps no state between renders",
+  // Side tables keyed by one request's objects: they live and die with them.
+  "src/git/repo-snapshot.ts:refsByName": "a side table keyed by the snapshot: it lives and dies with it",
+  "src/git/upload-request.ts:deepenNotSeen": "a side table keyed by the upload request: it lives and dies with it",
+  "src/services/git/upload-thread.ts:threadStore": "the worker thread's own git store: one per thread",
 };
 
 /** Ratchet: declarations still to move onto the context (issue 26 §3); only shrinks. */
@@ -153,6 +157,10 @@ const KNOWN: readonly string[] = [
 
   // A constant byte table (a read-only view would do)
   "src/git/create-pack-file.ts:KEEPALIVE_PKT",
+  "src/services/git/upload.ts:KEEPALIVE_PKT",
+
+  // Process-wide spool accounting of large fetches -> ctx (wt/upload landed after A2 began)
+  "src/services/git/upload.ts:spooledUnsent",
 
   // tables that never change: `as const`, Object.freeze or a read-only type (plan §3.1, ReadonlySet)
   "src/config.ts:KNOWN",
@@ -211,12 +219,8 @@ const KNOWN: readonly string[] = [
   "src/services/changes/schemas.ts:DIFF_EXAMPLE",
   "src/services/ci/workflow.ts:EVENTS",
   "src/services/ci/workflow.ts:WORKFLOW_LIMITS",
-  "src/services/git/serve.ts:REFUSALS",
-  "src/services/hooks/egress.ts:V4_BLOCKS",
-  "src/services/hooks/egress.ts:V6_BLOCKS",
   "src/services/ops/object-kinds.ts:CI_LOGS",
   "src/services/ops/object-kinds.ts:PACKS",
-  "src/services/orgs/names.ts:RESERVED_NAMESPACES",
   "src/services/people/links.ts:LINK_TTL_MS",
   "src/services/people/links.ts:PREFIX",
   "src/services/people/links.ts:SHAPE",
@@ -228,7 +232,6 @@ const KNOWN: readonly string[] = [
   "src/services/people/ssh-keys.ts:ECDSA_CURVES",
   "src/services/repos/blob-read.ts:BLOB_READ_LIMITS",
   "src/services/repos/content.ts:CONTENT_TYPES",
-  "src/services/repos/default-branch.ts:PREFERRED",
   "src/services/repos/schemas.ts:REPO_EXAMPLE",
   "src/services/repos/schemas.ts:SUMMARY_EXAMPLE",
   "src/services/schemas.ts:ERROR_MEANING",
@@ -238,6 +241,8 @@ const KNOWN: readonly string[] = [
   "src/ssh/server.ts:WANTED",
   "src/storage/read-ahead.ts:READ_AHEAD_DEFAULTS",
   "src/storage/retry.ts:DEFAULT_RETRY",
+  "src/util/egress.ts:V4_BLOCKS",
+  "src/util/egress.ts:V6_BLOCKS",
   "src/storage/retry.ts:NETWORK_CODES",
   "src/storage/retry.ts:RETRY_CODES",
   "src/storage/s3-store.ts:DRAIN_STATUSES",
