@@ -1,6 +1,6 @@
 // The CI domain's queries for runs, jobs, the claim, logs, check results and CI minutes.
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { checkResults, ciMinutes, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
+import { checkResults, ciMinutes, jobLogChunks, orgs, repos, runs, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Database as Sqlite, Statement } from "bun:sqlite";
 
