@@ -148,11 +148,6 @@ export async function markRunRunning(tx: Tx, id: string): Promise<void> {
   raw(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
 }
 
-/** Updates a run's fields. */
-export async function updateRun(tx: Tx, id: string, set: Partial<RunRow>): Promise<void> {
-  tx.update(runs).set(set).where(eq(runs.id, id)).run();
-}
-
 /** Which states a run's jobs are in (one index probe per state). */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
   const has = (state: RunState) => `EXISTS (SELECT 1 FROM workflow_jobs WHERE run_id = ?1 AND state = '${state}') AS ${state}`;

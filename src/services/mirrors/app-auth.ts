@@ -73,8 +73,3 @@ export async function appOrigin(ctx: Ctx, fullName: string, installation: string
   if (typeof repo?.clone_url !== "string") throw new FetchError("protocol", `app provider sent no clone_url for ${fullName}`);
   return { url: repo.clone_url, auth: { kind: "basic", username: "x-access-token", password: token } };
 }
-
-/** Forgets cached installation tokens (tests). */
-export function forgetInstallationTokens(): void {
-  tokens.clear();
-}

@@ -55,16 +55,11 @@ export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string,
 }
 
 const running = new Map<string, Promise<unknown>>();
-let stopping = new AbortController();
+const stopping = new AbortController();
 
 /** Stops the syncs running in this process (server shutdown); each is queued again for the next start. */
 export function abortMirrorSyncs(): void {
   stopping.abort(new Error("server stopping"));
-}
-
-/** Lets syncs run again after abortMirrorSyncs (tests that reopen a context). */
-export function resumeMirrorSyncs(): void {
-  if (stopping.signal.aborted) stopping = new AbortController();
 }
 
 /** The `mirror.sync` job: one sync, after any other sync of the same mirror in this process. */
