@@ -13,7 +13,7 @@ import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
-import { inboundRoutes } from "./routes/hooks/inbound.ts";
+import { inboundRoutes } from "./routes/mirrors/inbound.ts";
 import { webhookRoutes } from "./routes/hooks/webhooks.ts";
 import { mirrorRoutes } from "./routes/mirrors/sync.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";

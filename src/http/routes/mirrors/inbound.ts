@@ -3,8 +3,8 @@
 // Not in /v1/openapi.json (the control plane's document): docs/api.md "Inbound webhooks" has them.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { checkInboundHeaders, INBOUND_BODY_LIMITS, receiveApp, receiveGeneric } from "../../../services/hooks/inbound.ts";
-import { InboundAccepted } from "../../../services/hooks/schemas.ts";
+import { checkInboundHeaders, INBOUND_BODY_LIMITS, receiveApp, receiveGeneric } from "../../../services/mirrors/inbound.ts";
+import { InboundAccepted } from "../../../services/mirrors/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { policy } from "../../policy.ts";
 
