@@ -9,7 +9,7 @@ import { targetQueue } from "../changes/queue.ts";
 import type { Change, ChangeList, Diff, Patchset } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getRepo, type RepoBody } from "../repos/repos.ts";
+import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 
 /** The filters of the list page, as the API's `state` values (null: every state). */
 export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
@@ -20,9 +20,10 @@ export const PAGE_CHANGES = 50;
 
 /** The list page: one filter's changes, newest first, and the branches a new change could come from. */
 export async function changesListView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, filter: ChangeFilter, cursor: string | undefined): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, t);
   const list = await listChanges(ctx, actor, orgName, repoName, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
-  const branches = repo.viewer_write ? (await listRefs(ctx, actor, orgName, repoName)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
+  const branches = repo.viewer_write ? (await listRefs(ctx, t)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
   return { repo, list, branches };
 }
 
@@ -48,7 +49,7 @@ export interface ChangeView {
 const STACK_SHOWN = 50;
 
 export async function changeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, choice: DiffChoice): Promise<ChangeView> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, await openRepo(ctx, actor, orgName, repoName));
   const change = await getChange(ctx, actor, orgName, repoName, number);
   const { patchsets } = await listPatchsets(ctx, actor, orgName, repoName, number);
   const wanted = choice.patchset !== null && patchsets.some((p) => p.patchset === choice.patchset) ? choice.patchset : change.patchset;

@@ -4,7 +4,7 @@
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
-import { getRepo, type RepoBody } from "../repos/repos.ts";
+import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
 import type { Run } from "../ci/schemas.ts";
 
@@ -19,14 +19,14 @@ export type RunJob = Run["jobs"][number];
 
 /** A page of a repository's runs, newest first. */
 export async function runsView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, cursor: string | undefined): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, await openRepo(ctx, actor, orgName, repoName));
   const list = await listRuns(ctx, actor, orgName, repo.name, { cursor });
   return { repo, runs: list.runs, next: list.next_cursor };
 }
 
 /** One run with its jobs and steps. */
 export async function runView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<{ repo: RepoBody; run: Run }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, await openRepo(ctx, actor, orgName, repoName));
   return { repo, run: await getRun(ctx, actor, orgName, repo.name, runId) };
 }
 
