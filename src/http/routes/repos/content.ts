@@ -74,6 +74,11 @@ export function contentRoutes(ctx: Ctx) {
   const base = "/v1/orgs/:org/repos/:repo";
   /** The request's repository, resolved once (the services decide what else they need on it). */
   const target = (request: Request, params: { org: string; repo: string }) => openRepo(ctx, callerOf(request), params.org, params.repo);
+  /** The path's `*` decoded first (a malformed escape is 400 before any access check, as before), then the target. */
+  const targetAt = async (request: Request, params: { org: string; repo: string; "*": string }) => {
+    const rest = decodeParam(params["*"]);
+    return { t: await target(request, params), rest };
+  };
   return new Elysia({ name: "routes.content" })
     .post(
       `${base}/commits`,
@@ -103,7 +108,10 @@ export function contentRoutes(ctx: Ctx) {
       response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, async ({ request, params, query }) => jsonAnswer(await getTree(ctx, await target(request, params), decodeParam(params["*"]), query.path)), {
+    .get(`${base}/tree/*`, async ({ request, params, query }) => {
+      const { t, rest } = await targetAt(request, params);
+      return jsonAnswer(await getTree(ctx, t, rest, query.path));
+    }, {
       query: PathQuery,
       response: { 200: Tree, ...errors(400, 401, 404) },
       detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },
@@ -111,7 +119,8 @@ export function contentRoutes(ctx: Ctx) {
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
-        const blob = await getBlob(ctx, await target(request, params), decodeParam(params["*"]), query.path);
+        const { t, rest } = await targetAt(request, params);
+        const blob = await getBlob(ctx, t, rest, query.path);
         const etag = `"${blob.oid}"`;
         const headers: Record<string, string> = {
           "content-type": blob.contentType,
@@ -148,7 +157,10 @@ export function contentRoutes(ctx: Ctx) {
       response: { 200: RefList, ...errors(401, 404) },
       detail: { summary: "List refs by name" },
     })
-    .put(`${base}/refs/*`, async ({ request, params, body }) => putRef(ctx, await target(request, params), decodeParam(params["*"]), body), {
+    .put(`${base}/refs/*`, async ({ request, params, body }) => {
+      const { t, rest } = await targetAt(request, params);
+      return putRef(ctx, t, rest, body);
+    }, {
       body: RefPut,
       response: { 200: Ref, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
       detail: {
@@ -159,7 +171,8 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {
-        await deleteRef(ctx, await target(request, params), decodeParam(params["*"]), query.expected);
+        const { t, rest } = await targetAt(request, params);
+        await deleteRef(ctx, t, rest, query.expected);
         return noContent(set);
       },
       {
@@ -174,7 +187,10 @@ export function contentRoutes(ctx: Ctx) {
     })
     .put(
       `${base}/protections/*`,
-      async ({ request, params, body }) => putProtection(ctx, await target(request, params), decodeParam(params["*"]), body),
+      async ({ request, params, body }) => {
+        const { t, rest } = await targetAt(request, params);
+        return putProtection(ctx, t, rest, body);
+      },
       {
         body: ProtectionPut,
         response: { 200: Protection, ...errors(400, 401, 403, 404, 413) },
@@ -184,7 +200,8 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/protections/*`,
       async ({ request, params, set }) => {
-        await deleteProtection(ctx, await target(request, params), decodeParam(params["*"]));
+        const { t, rest } = await targetAt(request, params);
+        await deleteProtection(ctx, t, rest);
         return noContent(set);
       },
       { response: { 204: noContent.schema, ...errors(400, 401, 403, 404) }, detail: { summary: "Remove a branch protection (repo admin)" } },

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import { now, type Ctx } from "../../../services/context.ts";
 import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { jobView, runView, runsView } from "../../../services/web/ci.ts";
 import { formPoster } from "../kit/admin-forms.ts";
 import { logStream, resumeOffset } from "./live-log.ts";
@@ -33,7 +34,7 @@ export function ciWebRoutes(ctx: Ctx) {
     .post("/:org/:repo/runs/:id/cancel", ({ request, params, body }) => {
       const org = orgParam(params.org);
       return post(request, body, async (actor) => {
-        await cancelRun(ctx, actor, org, params.repo, params.id);
+        await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
         const v = await runView(ctx, actor, org, params.repo, params.id);
         return runHref(v.repo, v.run.id);
       }, async (actor, frame, e) => {
@@ -52,7 +53,7 @@ export function ciWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return draw(request, async (actor) => {
         // The log route's own check before the stream opens: a refusal is its status, not a stream.
-        await requireJob(ctx, actor, org, params.repo, params.id, params.job);
+        await requireJob(ctx, await openRepo(ctx, actor, org, params.repo), params.id, params.job);
         return logStream(ctx, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
       });
     }, HIDE);

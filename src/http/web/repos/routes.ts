@@ -51,8 +51,9 @@ export function repoWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       const offset = offsetOf(queryParam(query, "offset"));
       return draw(request, async (actor, frame) => {
+        const rest = restOf(params["*"]);
         const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, restOf(params["*"]));
+        const f = await repoFrame(ctx, t, rest);
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
         if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
         const { tree, readme } = await treeView(ctx, t, f, offset);
@@ -62,8 +63,9 @@ export function repoWebRoutes(ctx: Ctx) {
     .get("/:org/:repo/blob/*", ({ request, params }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
+        const rest = restOf(params["*"]);
         const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, restOf(params["*"]));
+        const f = await repoFrame(ctx, t, rest);
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
         if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
         const file = await fileView(ctx, t, f);
@@ -75,8 +77,9 @@ export function repoWebRoutes(ctx: Ctx) {
     .get("/:org/:repo/raw/*", ({ request, params, query }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor) => {
+        const rest = restOf(params["*"]);
         const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, restOf(params["*"]));
+        const f = await repoFrame(ctx, t, rest);
         // The id first: a revalidation is answered without reading the bytes, and big ones are
         // resolved off the event loop (issue 25 row 4).
         const blob = await statBlob(ctx, t, f.ref.full, f.path);
