@@ -59,7 +59,7 @@ async function runPurges(): Promise<void> {
 
 /** Forks acme/<from> into acme/<to> and runs the fork job as the worker would. */
 async function fork(from: string, to: string): Promise<string> {
-  const body = await createFork(ctx, owner, "acme", from, { org: "acme", name: to });
+  const body = await createFork(ctx, await openRepo(ctx, owner, "acme", from), { org: "acme", name: to });
   const parent = await getRepo(ctx, await openRepo(ctx, owner, "acme", from));
   await runFork(ctx, { forkId: body.id, parentId: parent.id });
   ctx.facts.fresh();
