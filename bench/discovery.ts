@@ -26,7 +26,7 @@ import { encode, observe, type Histogram } from "../src/services/metrics/histogr
 import { getMetrics } from "../src/services/metrics/summary.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { createCommit } from "../src/services/repos/commits.ts";
-import { createRepo } from "../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../src/services/repos/repos.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -219,7 +219,7 @@ let k = 0;
 for (let block = 0; block < COMMITS / 25; block++) {
   const withRecorder = block % 2 === 0;
   ctx.events.subscribe("contributions", ["push"], withRecorder ? enqueueContributions : noop);
-  const samples = await time(25, () => createCommit(ctx, member, "bench-home", "commit-bench", { branch: "main", message: `c${k}`, operations: [{ op: "put", path: `f${k++}.txt`, content: "x" }] }));
+  const samples = await time(25, async () => createCommit(ctx, await openRepo(ctx, member, "bench-home", "commit-bench"), { branch: "main", message: `c${k}`, operations: [{ op: "put", path: `f${k++}.txt`, content: "x" }] }));
   (withRecorder ? on : off).push(...samples);
   (withRecorder ? onCpu : offCpu).push(...cpuOf.get(samples)!);
 }

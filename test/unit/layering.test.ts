@@ -273,7 +273,7 @@ describe("one git service behind thin transports (issue 10)", () => {
 
   test("src/http and src/ssh decide no authority: no access.ts or lookup.ts, no authorize/decide/requireRepo calls", () => {
     const bad = ALL.filter(transports).filter((i) => !i.typeOnly && /^src\/services\/access\/(access|lookup)\.ts$/.test(i.target ?? ""));
-    const calls = /\b(authorize|decide|requireRepo|requireRepoFor|buildFacts|loadPersonInOrg)\s*\(/;
+    const calls = /\b(authorize|decide|requireRepo|requireRepoFor|openRepoTarget|buildFacts|loadPersonInOrg)\s*\(/;
     const offenders = transportFiles.filter((f) => calls.test(stripComments(readFileSync(f, "utf8")))).map((f) => relative(ROOT, f));
     expect({ imports: show(bad), calls: offenders }).toEqual({ imports: [], calls: [] });
   });

@@ -7,8 +7,9 @@ import type { Org, Repo, Role } from "../../db/schema/index.ts";
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
 import type { QuotaFacts } from "./quota.ts";
-import { findOrg, findRepo } from "./lookup.ts";
-import { ANONYMOUS, personOf, principalKey, type Principal } from "./principal.ts";
+import { findOrg } from "./lookup.ts";
+import { ANONYMOUS, personOf, type Principal } from "./principal.ts";
+import { need, openRepoTarget, type RepoAction } from "./target.ts";
 
 export { loadPersonInOrg, type PersonInOrg };
 
@@ -415,29 +416,18 @@ export async function requireOrgFor(ctx: Ctx, p: Principal, orgName: string, act
 
 /**
  * The org and repo at `orgName/repoName` after `action` is allowed on it. A missing org or repo
- * is refused exactly like one the caller may not see (401 anonymous, 404 otherwise).
+ * is refused exactly like one the caller may not see (401 anonymous, 404 otherwise). A wrapper
+ * over the one resolution (target.ts openRepoTarget) for services not yet taking a RepoTarget.
  */
 export async function requireRepoFor(
   ctx: Ctx,
   p: Principal,
   orgName: string,
   repoName: string,
-  action: "repo:read" | "repo:write" | "repo:admin" | "repo:sync",
+  action: RepoAction,
 ): Promise<{ org: Org; repo: Repo; facts: Facts; role: Role | null }> {
-  // Why cached as one bundle: this is every repository request's first step, and the bundle is
-  // dropped with the rest of the fact cache on any write.
-  const target = await ctx.facts.getPair("repo-target", principalKey(p), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () => loadRepoTarget(ctx, p, orgName, repoName));
-  const role = enforce(decide(target.facts, action));
-  if (!target.org || !target.repo) throw new Error("unreachable: a missing repository is always refused");
-  return { org: target.org, repo: target.repo, facts: target.facts, role };
-}
-
-/** The org, repo and facts of `orgName/repoName` for `p`; facts with `repo: null` when either is missing. */
-async function loadRepoTarget(ctx: Ctx, p: Principal, orgName: string, repoName: string): Promise<{ org: Org | null; repo: Repo | null; facts: Facts }> {
-  const org = await findOrg(ctx, orgName);
-  const repo = org ? await findRepo(ctx, org.id, repoName) : null;
-  if (!org || !repo) return { org, repo: null, facts: { caller: callerFacts(p), org: org ?? { id: "", name: orgName }, orgRole: null, repo: null } };
-  return { org, repo, facts: await loadFacts(ctx, p, org, repo) };
+  const t = await openRepoTarget(ctx, p, orgName, repoName, action);
+  return { org: t.org, repo: t.repo, facts: t.facts, role: need(t, action) };
 }
 
 /** The org named `orgName` (404 when missing) and the caller's facts in it, for several decisions at once. */

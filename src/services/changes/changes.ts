@@ -5,8 +5,9 @@ import { Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
-import { decide, enforce, requireRepoFor } from "../access/access.ts";
-import { personOf, type Principal } from "../access/principal.ts";
+import { requireRepoFor } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
+import { personOf } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
 import { readRef } from "../git/snapshot.ts";
@@ -97,9 +98,11 @@ async function checkDependency(tx: Tx, repoId: string, change: number | null, de
 }
 
 /** POST …/changes: opens a change from a branch here (repo:write) or of a fork (read on both). */
-export async function createChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: ChangeCreate): Promise<Change> {
+export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate): Promise<Change> {
   const fromFork = body.source !== undefined && body.source !== null;
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, fromFork ? "repo:read" : "repo:write");
+  need(t, fromFork ? "repo:read" : "repo:write");
+  const { repo, actor } = t;
+  const { org: orgName, repo: repoName } = t.named;
   const person = personOf(actor);
   if (fromFork && !person) throw Unprocessable("a change from a fork is opened by a person");
   let source: Repo | null = null;
@@ -111,7 +114,7 @@ export async function createChange(ctx: Ctx, actor: Principal, orgName: string, 
       source = s.repo;
       if (!(await isForkOf(ctx, source, repo))) throw Unprocessable(`${body.source!.org}/${body.source!.repo} is not a fork of ${orgName}/${repoName}`);
     } else {
-      enforce(decide((await requireRepoFor(ctx, actor, orgName, repoName, "repo:read")).facts, "repo:write"));
+      need(t, "repo:write");
     }
   }
   if (repo.kind === "mirror") throw Unprocessable(`${orgName}/${repoName} is a mirror: it follows its origin and takes no changes`);
@@ -173,8 +176,9 @@ async function isForkOf(ctx: Ctx, source: Repo, target: Repo): Promise<boolean> 
 }
 
 /** GET …/changes?state= (repo:read), newest first. */
-export async function listChanges(ctx: Ctx, actor: Principal, orgName: string, repoName: string, query: ChangeListQuery): Promise<ChangeList> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function listChanges(ctx: Ctx, t: RepoTarget, query: ChangeListQuery): Promise<ChangeList> {
+  need(t, "repo:read");
+  const { repo } = t;
   // A value outside the enumeration is 422 (SPEC §7), not an empty list that looks like an answer.
   if (query.state !== undefined && !CHANGE_STATES.includes(query.state as never)) throw Unprocessable(`state must be one of ${CHANGE_STATES.join(", ")}`);
   const page = parsePage<number>(query, (k): k is number => typeof k === "number" && Number.isInteger(k));
@@ -184,17 +188,20 @@ export async function listChanges(ctx: Ctx, actor: Principal, orgName: string, r
 }
 
 /** GET …/changes/{number} (repo:read). */
-export async function getChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function getChange(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
+  need(t, "repo:read");
+  const { repo } = t;
   return one(ctx, await mustChange(ctx.db.read, repo.id, number));
 }
 
 /** PATCH …/changes/{number}: title, description, target, depends_on, close/reopen (writers or the author). */
-export async function patchChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, body: ChangePatch): Promise<Change> {
-  const { repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body: ChangePatch): Promise<Change> {
+  need(t, "repo:read");
+  const { repo, actor } = t;
+  const { org: orgName, repo: repoName } = t.named;
   const existing = await mustChange(ctx.db.read, repo.id, number);
   const author = existing.authorUserId !== null && existing.authorUserId === personOf(actor)?.id;
-  enforce(decide(facts, { kind: "change:edit", author }));
+  need(t, { kind: "change:edit", author });
   const title = body.title !== undefined ? checkTitle(body.title) : undefined;
   const description = body.description !== undefined ? checkDescription(body.description) : undefined;
   const target = body.target !== undefined ? checkBranchName(body.target, "target") : undefined;
@@ -257,8 +264,9 @@ export async function changesBeneath(q: Parameters<typeof store.changeByNumber>[
 }
 
 /** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */
-export async function landChange(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
+  need(t, "repo:write");
+  const { repo, actor } = t;
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     if (cur.state === "queued") return cur;

@@ -5,8 +5,7 @@
 import { mergeBases } from "../../git/merge.ts";
 import type { ObjectReader, Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
-import { requireRepoFor } from "../access/access.ts";
-import type { Principal } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { diffTreePair, treeOfCommit } from "../git/diff.ts";
@@ -54,8 +53,9 @@ export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): P
 }
 
 /** GET …/changes/{number}/diff (repo:read on the repository; a fork's change reads its source too). */
-export async function changeDiff(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Diff> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function changeDiff(ctx: Ctx, t: RepoTarget, number: number): Promise<Diff> {
+  need(t, "repo:read");
+  const { repo } = t;
   const row = Number.isInteger(number) && number > 0 ? await store.changeByNumber(ctx.db.read, repo.id, number) : null;
   if (!row) throw NotFound("change not found");
   if (!row.head || !row.base) throw NotFound("change has no commits to compare");
@@ -73,8 +73,9 @@ export async function changeReader(ctx: Ctx, repo: Repo, row: ChangeRow): Promis
 }
 
 /** GET …/compare/{base}...{head} (repo:read): revisions resolved like the content API. */
-export async function compare(ctx: Ctx, actor: Principal, orgName: string, repoName: string, spec: string): Promise<Diff> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function compare(ctx: Ctx, t: RepoTarget, spec: string): Promise<Diff> {
+  need(t, "repo:read");
+  const { repo, actor } = t;
   const at = spec.indexOf("...");
   if (at <= 0 || at + 3 >= spec.length || spec.length > 1024) throw Invalid("compare takes {base}...{head}, e.g. main...feature");
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);

@@ -1,8 +1,7 @@
 // Runs and jobs as people read them (DECISIONS §3): list, get, a job's log as text, cancel.
 import { Conflict, NotFound } from "../../errors.ts";
 import type { Queryable } from "../../db/database.ts";
-import { requireRepoFor } from "../access/access.ts";
-import type { Principal } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { failJob } from "./finish.ts";
@@ -55,8 +54,9 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
 const isRunCursor = (k: unknown): k is [number, string] => Array.isArray(k) && k.length === 2 && typeof k[0] === "number" && typeof k[1] === "string";
 
 /** GET /v1/orgs/{org}/repos/{repo}/runs: newest first, a page at a time. */
-export async function listRuns(ctx: Ctx, actor: Principal, orgName: string, repoName: string, q: { limit?: unknown; cursor?: unknown }): Promise<{ runs: Run[]; next_cursor: string | null }> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function listRuns(ctx: Ctx, t: RepoTarget, q: { limit?: unknown; cursor?: unknown }): Promise<{ runs: Run[]; next_cursor: string | null }> {
+  need(t, "repo:read");
+  const { repo } = t;
   const page = parsePage(q, isRunCursor);
   const rows = await runs.listRuns(ctx.db.read, repo.id, { after: page.after, limit: page.limit + 1 });
   const { items, next_cursor } = pageOf(rows, page, (r) => [r.createdAt, r.id]);
@@ -64,24 +64,26 @@ export async function listRuns(ctx: Ctx, actor: Principal, orgName: string, repo
 }
 
 /** GET /v1/orgs/{org}/repos/{repo}/runs/{id}. */
-export async function getRun(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<Run> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function getRun(ctx: Ctx, t: RepoTarget, runId: string): Promise<Run> {
+  need(t, "repo:read");
+  const { repo } = t;
   const run = await runs.runOfRepo(ctx.db.read, repo.id, runId);
   if (!run) throw NotFound("run not found");
   return (await runBodies(ctx.db.read, repo.name, [run]))[0]!;
 }
 
 /** The job `jobId` of run `runId` in the repository, after repo:read (the log routes' one check); 404 for any other job. */
-export async function requireJob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<JobShown> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function requireJob(ctx: Ctx, t: RepoTarget, runId: string, jobId: string): Promise<JobShown> {
+  need(t, "repo:read");
+  const { repo } = t;
   const job = await runs.shownJobById(ctx.db.read, jobId);
   if (!job || job.runId !== runId || job.repoId !== repo.id) throw NotFound("job not found");
   return job;
 }
 
 /** GET …/runs/{id}/jobs/{job_id}/logs: the acknowledged log, streamed chunk by chunk from the object store. */
-export async function jobLog(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
-  const job = await requireJob(ctx, actor, orgName, repoName, runId, jobId);
+export async function jobLog(ctx: Ctx, t: RepoTarget, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
+  const job = await requireJob(ctx, t, runId, jobId);
   const chunks = await runs.logChunks(ctx.db.read, job.id);
   let i = 0;
   return new ReadableStream<Uint8Array>({
@@ -96,28 +98,29 @@ export async function jobLog(ctx: Ctx, actor: Principal, orgName: string, repoNa
 }
 
 /** POST …/runs/{id}/cancel: queued jobs end now; running ones are told to stop at their next heartbeat. */
-export async function cancelRun(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<Run> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+export async function cancelRun(ctx: Ctx, t: RepoTarget, runId: string): Promise<Run> {
+  need(t, "repo:write");
+  const { repo } = t;
   await ctx.db.transaction(async (tx) => {
     const run = await runs.runOfRepo(tx, repo.id, runId);
     if (!run) throw NotFound("run not found");
     const open = await runs.unfinishedJobsOfRun(tx, run.id);
     if (!open.length) throw Conflict(`the run already finished (${run.state})`);
-    const t = now();
+    const at = now();
     for (const job of open) {
-      if (job.state === "queued") await failJob(ctx, tx, job, "cancelled", "cancelled", t);
+      if (job.state === "queued") await failJob(ctx, tx, job, "cancelled", "cancelled", at);
       else if (job.cancelReason === null) await runs.updateJob(tx, job.id, { cancelReason: "cancel" });
     }
   });
-  return getRun(ctx, actor, orgName, repoName, runId);
+  return getRun(ctx, t, runId);
 }
 
 /**
  * A job as it is now and its log from byte `from` on (at most about `max` bytes, whole chunks
  * but the first), with the same check as the log route: what the web page's live log reads.
  */
-export async function jobLogSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobShown; bytes: Uint8Array; next: number }> {
-  const job = await requireJob(ctx, actor, orgName, repoName, runId, jobId);
+export async function jobLogSince(ctx: Ctx, t: RepoTarget, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobShown; bytes: Uint8Array; next: number }> {
+  const job = await requireJob(ctx, t, runId, jobId);
   const start = Math.max(0, Math.min(from, job.logSize));
   const parts: Uint8Array[] = [];
   let next = start;

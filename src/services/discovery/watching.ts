@@ -1,8 +1,9 @@
 // Watching a repository (DECISIONS §3): a person's level `all`, `participating` or `ignore`;
 // watcher_count counts `all` only (SPEC §2.1).
 import { Unprocessable } from "../../errors.ts";
-import { authorizeAccount, requireRepoFor } from "../access/access.ts";
-import { personOf, type Principal } from "../access/principal.ts";
+import { authorizeAccount } from "../access/access.ts";
+import { personOf } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import type { Subscription, SubscriptionPut } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -10,8 +11,9 @@ import * as store from "./store.ts";
 const LEVELS = ["all", "participating", "ignore"] as const;
 
 /** PUT /v1/orgs/{org}/repos/{repo}/subscription: sets the caller's level (a readable repository). */
-export async function putSubscription(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: SubscriptionPut): Promise<Subscription> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function putSubscription(ctx: Ctx, t: RepoTarget, input: SubscriptionPut): Promise<Subscription> {
+  need(t, "repo:read");
+  const { repo, actor } = t;
   authorizeAccount(actor, { kind: "account:person" });
   const level = LEVELS.find((l) => l === input.level);
   // Why 422 and not a schema enum (which answers 400): SPEC §7 gives an enumeration its own status.
@@ -21,8 +23,9 @@ export async function putSubscription(ctx: Ctx, actor: Principal, orgName: strin
 }
 
 /** DELETE /v1/orgs/{org}/repos/{repo}/subscription: stops watching (not watching is no error). */
-export async function deleteSubscription(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function deleteSubscription(ctx: Ctx, t: RepoTarget): Promise<void> {
+  need(t, "repo:read");
+  const { repo, actor } = t;
   authorizeAccount(actor, { kind: "account:person" });
   await ctx.db.transaction((tx) => store.deleteSubscription(tx, repo.id, personOf(actor)!.id));
 }

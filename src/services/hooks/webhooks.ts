@@ -2,8 +2,7 @@
 // secret shown once), list, delete, and the record of delivery attempts. Repository admins only.
 import { Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { newId, newSecret } from "../../util/ids.ts";
-import { requireRepoFor } from "../access/access.ts";
-import type { Principal } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { EgressError, parseEgressUrl, resolveEgress } from "../../util/egress.ts";
@@ -34,8 +33,9 @@ async function checkReceiver(ctx: Ctx, raw: string): Promise<string> {
 }
 
 /** POST …/webhooks: subscribes `url` to the repository's events; the secret is in this answer only. */
-export async function createWebhook(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: WebhookCreate): Promise<WebhookCreated> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function createWebhook(ctx: Ctx, t: RepoTarget, input: WebhookCreate): Promise<WebhookCreated> {
+  need(t, "repo:admin");
+  const { repo } = t;
   const url = await checkReceiver(ctx, input.url);
   const row = { id: newId(), repoId: repo.id, url, secret: newSecret(), createdAt: now() };
   await ctx.db.transaction(async (tx) => {
@@ -46,8 +46,9 @@ export async function createWebhook(ctx: Ctx, actor: Principal, orgName: string,
 }
 
 /** GET …/webhooks: the subscriptions (never their secrets) with each one's latest attempt. */
-export async function listWebhooks(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<WebhookList> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function listWebhooks(ctx: Ctx, t: RepoTarget): Promise<WebhookList> {
+  need(t, "repo:admin");
+  const { repo } = t;
   const hooks = await store.webhooksOfRepo(ctx.db.read, repo.id);
   const last = await store.lastAttempts(ctx.db.read, hooks.map((h) => h.id));
   const webhooks: Webhook[] = hooks.map((h) => {
@@ -58,8 +59,9 @@ export async function listWebhooks(ctx: Ctx, actor: Principal, orgName: string, 
 }
 
 /** DELETE …/webhooks/{id}: nothing more is delivered to it, queued deliveries included. */
-export async function deleteWebhook(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string): Promise<void> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function deleteWebhook(ctx: Ctx, t: RepoTarget, id: string): Promise<void> {
+  need(t, "repo:admin");
+  const { repo } = t;
   await ctx.db.transaction(async (tx) => {
     if (!(await store.webhookOfRepo(tx, repo.id, id))) throw NotFound("webhook not found");
     await store.deleteWebhook(tx, id);
@@ -69,8 +71,9 @@ export async function deleteWebhook(ctx: Ctx, actor: Principal, orgName: string,
 }
 
 /** GET …/webhooks/{id}/deliveries: every attempt, newest first, a page at a time. */
-export async function listDeliveries(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string, q: { limit?: unknown; cursor?: unknown }): Promise<DeliveryList> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function listDeliveries(ctx: Ctx, t: RepoTarget, id: string, q: { limit?: unknown; cursor?: unknown }): Promise<DeliveryList> {
+  need(t, "repo:admin");
+  const { repo } = t;
   const page = parsePage(q, (k): k is number => Number.isInteger(k));
   if (!(await store.webhookOfRepo(ctx.db.read, repo.id, id))) throw NotFound("webhook not found");
   const rows = await store.attemptsPage(ctx.db.read, id, page.after, page.limit + 1);

@@ -20,8 +20,7 @@ import { CommitCache } from "../../git/revision.ts";
 import { GitError, ZERO_OID, type Oid } from "../../git/types.ts";
 import { Unprocessable } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
-import { requireRepoFor } from "../access/access.ts";
-import type { Principal } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
@@ -48,9 +47,10 @@ export type SyncOutcome =
   | { kind: "failed"; error: string };
 
 /** POST …/sync: queues a sync of a mirror (202). Needs write access, like a push to a native repository. */
-export async function syncRequested(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<SyncAccepted> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:sync");
-  if (repo.kind !== "mirror") throw Unprocessable(`${orgName}/${repo.name} is not a mirror`);
+export async function syncRequested(ctx: Ctx, t: RepoTarget): Promise<SyncAccepted> {
+  need(t, "repo:sync");
+  const { repo } = t;
+  if (repo.kind !== "mirror") throw Unprocessable(`${t.named.org}/${repo.name} is not a mirror`);
   const how = await ctx.db.transaction((tx) => requestSync(ctx, tx, repo.id, null));
   return { queued: how === "queued" };
 }

@@ -13,11 +13,11 @@ import { editTree, type TreeOp } from "../../git/tree-edit.ts";
 import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts";
 import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { requireRepoFor } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef } from "../git/snapshot.ts";
 import { recordMetric } from "../metrics/record.ts";
-import { personOf, type Principal } from "../access/principal.ts";
+import { personOf } from "../access/principal.ts";
 import { refPolicy } from "../git/policy.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import { MAX_OPERATIONS, type CommitCreated, type CommitOperation, type CommitRequest } from "./schemas.ts";
@@ -144,9 +144,10 @@ function parseIdentity(a: CommitRequest["author"]): { name: string; email: strin
 }
 
 /** Creates one commit on a branch from JSON operations. */
-export async function createCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, body: CommitRequest): Promise<CommitCreated> {
+export async function createCommit(ctx: Ctx, t: RepoTarget, body: CommitRequest): Promise<CommitCreated> {
   const started = performance.now();
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+  need(t, "repo:write");
+  const { org, repo, actor } = t;
 
   const branch = body.branch ?? "main";
   if (!checkRefFormat(`refs/heads/${branch}`)) throw Invalid("branch must be a valid branch name");

@@ -6,9 +6,9 @@ import type { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import type { Repo } from "../../db/schema/index.ts";
-import { requireRepoFor } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
-import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
+import { snapshotOf, type RepoSnapshot } from "../git/snapshot.ts";
 import type { Principal } from "../access/principal.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { blobHeader, readBlobOffloaded } from "./blob-read.ts";
@@ -35,9 +35,10 @@ export function revisionOptions(actor: Principal): RevisionOptions {
   return { minAbbrev: actor.kind === "anonymous" ? ANONYMOUS_MIN_ABBREV : MIN_ABBREV };
 }
 
-async function readable(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ repo: Repo; snapshot: RepoSnapshot; opts: RevisionOptions }> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return { repo, snapshot: await openSnapshot(ctx.db.read, ctx.git, repo), opts: revisionOptions(actor) };
+/** The target's snapshot (one per request, shared by every read of it) once repo:read is allowed. */
+async function readable(ctx: Ctx, t: RepoTarget): Promise<{ repo: Repo; snapshot: RepoSnapshot; opts: RevisionOptions }> {
+  need(t, "repo:read");
+  return { repo: t.repo, snapshot: await snapshotOf(ctx, t), opts: revisionOptions(t.actor) };
 }
 
 /** Peels tags until a commit; null when the object is missing or not a commit. */
@@ -129,8 +130,8 @@ export async function resolveCommitId(snapshot: RepoSnapshot, sha: string, opts:
  * at a full commit id check this before answering 304 to a validator: a commit that stopped being
  * reachable is gone for every later view, cached or not.
  */
-export async function requireCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<Oid> {
-  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+export async function requireCommit(ctx: Ctx, t: RepoTarget, sha: string): Promise<Oid> {
+  const { snapshot, opts } = await readable(ctx, t);
   return (await resolveCommitId(snapshot, sha, opts)).oid;
 }
 
@@ -158,8 +159,8 @@ function typeOfMode(mode: string): "tree" | "blob" | "commit" {
 }
 
 /** GET …/tree/{ref}?path= */
-export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<Tree> {
-  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+export async function getTree(ctx: Ctx, t: RepoTarget, ref: string, path: string | undefined): Promise<Tree> {
+  const { snapshot, opts } = await readable(ctx, t);
   const { oid, commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   const at = await entryAt(snapshot.objects, commit.tree, parts);
@@ -184,14 +185,12 @@ export async function getTree(ctx: Ctx, actor: Principal, orgName: string, repoN
  */
 export async function getTreeWindow(
   ctx: Ctx,
-  actor: Principal,
-  orgName: string,
-  repoName: string,
+  t: RepoTarget,
   ref: string,
   path: string | undefined,
   window: { offset: number; limit: number; pick?: string[] },
 ): Promise<Tree & { total: number; picked: Tree["entries"] }> {
-  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { snapshot, opts } = await readable(ctx, t);
   const { oid, commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   const at = await entryAt(snapshot.objects, commit.tree, parts);
@@ -232,20 +231,20 @@ export function guessContentType(name: string, data: Uint8Array): string {
 }
 
 /** The blob entry at `path` of `ref` (404 for a directory, a submodule or nothing). */
-async function blobEntry(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ snapshot: RepoSnapshot; oid: Oid; name: string }> {
-  const { snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+async function blobEntry(ctx: Ctx, t: RepoTarget, ref: string, path: string | undefined): Promise<{ snapshot: RepoSnapshot; oid: Oid; name: string }> {
+  const { snapshot, opts } = await readable(ctx, t);
   const { commit } = await resolveRevision(snapshot, ref, opts);
   const parts = pathParts(path);
   if (!parts.length) throw Invalid("path is required");
   const at = await entryAt(snapshot.objects, commit.tree, parts);
-  if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${orgName}/repos/${repoName}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
+  if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${t.named.org}/repos/${t.named.repo}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
   if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
   return { snapshot, oid: at.oid, name: parts[parts.length - 1]! };
 }
 
 /** GET …/blob/{ref}?path= → the raw bytes with their id (the ETag). */
-export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
-  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+export async function getBlob(ctx: Ctx, t: RepoTarget, ref: string, path: string | undefined): Promise<{ oid: Oid; data: Uint8Array; contentType: string }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, t, ref, path);
   // Off the event loop when big or deep, like the pages' reads (issue 25 row 4).
   const obj = await readBlobOffloaded(ctx, snapshot.objects, oid);
   if (!obj) throw NotFound("blob missing");
@@ -257,8 +256,8 @@ export async function getBlob(ctx: Ctx, actor: Principal, orgName: string, repoN
  * the bytes, resolved off the event loop when big or deep (blob-read.ts). A page decides from
  * the size whether to read at all (issue 25 row 4: a view of a 1 GiB blob read it whole first).
  */
-export async function statBlob(ctx: Ctx, actor: Principal, orgName: string, repoName: string, ref: string, path: string | undefined): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
-  const { snapshot, oid, name } = await blobEntry(ctx, actor, orgName, repoName, ref, path);
+export async function statBlob(ctx: Ctx, t: RepoTarget, ref: string, path: string | undefined): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
+  const { snapshot, oid, name } = await blobEntry(ctx, t, ref, path);
   const head = await blobHeader(snapshot.objects, oid);
   if (!head) throw NotFound("blob missing");
   return {
@@ -298,12 +297,10 @@ function isHistoryKey(key: unknown): key is HistoryKey {
  */
 export async function listCommits(
   ctx: Ctx,
-  actor: Principal,
-  orgName: string,
-  repoName: string,
+  t: RepoTarget,
   q: { ref?: string; path?: string; limit?: string; cursor?: string },
 ): Promise<CommitList> {
-  const { repo, snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+  const { repo, snapshot, opts } = await readable(ctx, t);
   const { limit, after } = parsePage(q, isHistoryKey);
   const parts = pathParts(q.path);
   let start: Oid;
@@ -408,8 +405,8 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 }
 
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
-export async function getCommit(ctx: Ctx, actor: Principal, orgName: string, repoName: string, sha: string): Promise<CommitDetail> {
-  const { repo, snapshot, opts } = await readable(ctx, actor, orgName, repoName);
+export async function getCommit(ctx: Ctx, t: RepoTarget, sha: string): Promise<CommitDetail> {
+  const { repo, snapshot, opts } = await readable(ctx, t);
   const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha, opts);
   sha = resolved;
   let parentTree: Oid | null = null;

@@ -6,7 +6,8 @@
 import { Conflict, Invalid, NotFound } from "../../errors.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { decide, enforce, orgFacts, requireRepoFor } from "../access/access.ts";
+import { decide, enforce, orgFacts } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { missingPackFile, repoIsLive, sharePacks } from "../git/share.ts";
@@ -26,10 +27,11 @@ export interface ForkPayload {
 export const REPO_FORK = jobKind<ForkPayload>("repo.fork", { key: (p) => `repo:${p.forkId}`, concurrency: 2 });
 
 /** POST /v1/orgs/{org}/repos/{repo}/forks → 202 with the fork (fork_state `pending`). */
-export async function createFork(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: ForkCreate): Promise<RepoBody> {
+export async function createFork(ctx: Ctx, t: RepoTarget, input: ForkCreate): Promise<RepoBody> {
   // Why first: a source the caller may not read answers exactly like a missing one (masked 404).
-  const { org: parentOrg, repo: parent, facts: sourceFacts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  enforce(decide(sourceFacts, "repo:fork"));
+  need(t, "repo:read");
+  const { org: parentOrg, repo: parent, actor } = t;
+  need(t, "repo:fork");
   if (parent.forkState === "pending" || parent.forkState === "failed") {
     throw Conflict(`${parentOrg.name}/${parent.name} is a fork that is ${parent.forkState === "pending" ? "still being made" : "failed"}; fork it once it is ready`);
   }

@@ -5,8 +5,7 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import { now, type Ctx } from "../context.ts";
 import { protectionsOf } from "../git/policy.ts";
-import { requireRepoFor } from "../access/access.ts";
-import type { Principal } from "../access/principal.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import * as store from "./store.ts";
 import type { Protection as ProtectionRow } from "./store.ts";
 import type { Protection, ProtectionList, ProtectionPut } from "./schemas.ts";
@@ -22,8 +21,9 @@ function protectionBody(p: ProtectionRow): Protection {
 }
 
 /** GET …/protections (admins). */
-export async function listProtections(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<ProtectionList> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function listProtections(ctx: Ctx, t: RepoTarget): Promise<ProtectionList> {
+  need(t, "repo:admin");
+  const { repo } = t;
   return { protections: (await protectionsOf(ctx.db.read, repo.id)).map(protectionBody) };
 }
 
@@ -34,8 +34,9 @@ function checkPattern(pattern: string): string {
 }
 
 /** PUT …/protections/{pattern}: create or replace (admins); omitted flags are false. */
-export async function putProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string, body: ProtectionPut): Promise<Protection> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function putProtection(ctx: Ctx, t: RepoTarget, pattern: string, body: ProtectionPut): Promise<Protection> {
+  need(t, "repo:admin");
+  const { org, repo, actor } = t;
   checkPattern(pattern);
   const row: ProtectionRow = {
     repoId: repo.id,
@@ -54,8 +55,9 @@ export async function putProtection(ctx: Ctx, actor: Principal, orgName: string,
 }
 
 /** DELETE …/protections/{pattern} (admins); 404 when there is none. */
-export async function deleteProtection(ctx: Ctx, actor: Principal, orgName: string, repoName: string, pattern: string): Promise<void> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function deleteProtection(ctx: Ctx, t: RepoTarget, pattern: string): Promise<void> {
+  need(t, "repo:admin");
+  const { org, repo, actor } = t;
   const gone = await ctx.db.transaction(async (tx) => {
     const deleted = await store.deleteProtection(tx, repo.id, pattern);
     if (deleted) await recordAudit(tx, { orgId: org.id, action: "protection.deleted", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: { pattern } });

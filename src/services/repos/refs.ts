@@ -3,18 +3,19 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type Oid } from "../../git/types.ts";
 import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
-import { requireRepoFor } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
 import { firstUnreachableNamed } from "../git/reach.ts";
-import { personOf, type Principal } from "../access/principal.ts";
+import { personOf } from "../access/principal.ts";
 import { forbidsForcePush, refPolicy } from "../git/policy.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import type { Ref, RefList, RefPut } from "./schemas.ts";
 
 /** GET …/refs */
-export async function listRefs(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RefList> {
-  const { repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
+export async function listRefs(ctx: Ctx, t: RepoTarget): Promise<RefList> {
+  need(t, "repo:read");
+  const repo = t.repo;
   return { refs: (await readRefs(ctx.db.read, repo.id)).map((r) => ({ name: r.name, target: r.oid })) };
 }
 
@@ -46,8 +47,9 @@ async function throwUnlessApplied(ctx: Ctx, repoId: string, name: string, outcom
 }
 
 /** PUT …/refs/{name} `{ target, expected? }`: expected null = must not exist; omitted = unconditional. */
-export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, body: RefPut): Promise<Ref> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+export async function putRef(ctx: Ctx, t: RepoTarget, name: string, body: RefPut): Promise<Ref> {
+  need(t, "repo:write");
+  const { org, repo, actor } = t;
   checkName(name);
   const hasExpected = body.expected !== undefined;
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
@@ -72,8 +74,9 @@ export async function putRef(ctx: Ctx, actor: Principal, orgName: string, repoNa
 }
 
 /** DELETE …/refs/{name}?expected=SHA (the route's schema checks the sha's format). */
-export async function deleteRef(ctx: Ctx, actor: Principal, orgName: string, repoName: string, name: string, expected: string | undefined): Promise<void> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:write");
+export async function deleteRef(ctx: Ctx, t: RepoTarget, name: string, expected: string | undefined): Promise<void> {
+  need(t, "repo:write");
+  const { org, repo, actor } = t;
   checkName(name);
   const current = await readRef(ctx.db.read, repo.id, name);
   if (current === null) throw Conflict(`ref ${name} does not exist`, { current: null });

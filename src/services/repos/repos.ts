@@ -3,7 +3,7 @@ import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { buildFacts, decide, enforce, loadFacts, loadPersonInOrg, orgFacts, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
+import { buildFacts, decide, enforce, loadFacts, loadPersonInOrg, orgFacts, type Facts, type PersonInOrg } from "../access/access.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { sharedStorageOf } from "../git/share.ts";
@@ -11,6 +11,7 @@ import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import { need, openRepoTarget, type RepoTarget } from "../access/target.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
 import { REPO_PURGE } from "../git/purge.ts";
@@ -149,10 +150,19 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
 }
 
 /** GET /v1/orgs/{org}/repos/{repo}. */
-export async function getRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
+export async function getRepo(ctx: Ctx, t: RepoTarget): Promise<RepoBody> {
+  need(t, "repo:read");
   // Why: one set of facts answers the read check and the body's viewer_* fields.
-  const { org, repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return bodyOf(ctx, actor, org, repo, facts);
+  return bodyOf(ctx, t.actor, t.org, t.repo, t.facts);
+}
+
+/**
+ * The one resolution of a repository request (plan §4 "resolve once"): `orgName/repoName` for
+ * `actor`, repo:read decided (401 anonymous / 404 otherwise when missing or unseen, as every
+ * repository action answers then). The services it is passed to decide what else they need on it.
+ */
+export function openRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoTarget> {
+  return openRepoTarget(ctx, actor, orgName, repoName, "repo:read");
 }
 
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
@@ -189,8 +199,9 @@ async function hasVisibleAfter(ctx: Ctx, actor: Principal, org: Org, person: Per
 }
 
 /** PATCH /v1/orgs/{org}/repos/{repo}: name, public, default_branch (moves HEAD), description, homepage. */
-export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string, input: RepoPatch): Promise<RepoBody> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function patchRepo(ctx: Ctx, t: RepoTarget, input: RepoPatch): Promise<RepoBody> {
+  need(t, "repo:admin");
+  const { org, repo, actor } = t;
   // Billing: making a public repository private is adding a private one (402 `quota:`).
   if (input.public === false && repo.public) enforce(decide(await loadFacts(ctx, actor, org, undefined, { quota: true }), { kind: "quota", what: "private-repo" }));
   const set: Partial<Repo> = {};
@@ -222,8 +233,9 @@ export async function repoForJob(ctx: Ctx, repoId: string): Promise<Repo | null>
 }
 
 /** DELETE /v1/orgs/{org}/repos/{repo}: refs and pack rows go now; storage is purged by a job. */
-export async function deleteRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<void> {
-  const { org, repo } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:admin");
+export async function deleteRepo(ctx: Ctx, t: RepoTarget): Promise<void> {
+  need(t, "repo:admin");
+  const { org, repo, actor } = t;
   await ctx.db.transaction(async (tx) => {
     // Why name them now: once the rows are gone nothing says which deleted repositories' files
     // (a fork's deleted parent) this one kept alive; the purge job rechecks them.

@@ -3,7 +3,8 @@
 // plus which controls to offer, decided by `access` like the writes they lead to.
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
-import { allows, orgFacts, requireOrgFor, requireRepoFor } from "../access/access.ts";
+import { allows, orgFacts, requireOrgFor } from "../access/access.ts";
+import { may, need, type RepoTarget } from "../access/target.ts";
 import type { Principal } from "../access/principal.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
@@ -21,7 +22,7 @@ import { listAudit } from "../audit/query.ts";
 import type { AuditList } from "../audit/schemas.ts";
 import { listDeliveries, listWebhooks } from "../hooks/webhooks.ts";
 import type { DeliveryList, Webhook } from "../hooks/schemas.ts";
-import { listRepos } from "../repos/repos.ts";
+import { listRepos, openRepo } from "../repos/repos.ts";
 
 /** Who is looking at an org's settings: what the navigation offers them. */
 export interface OrgAdminFrame {
@@ -111,8 +112,12 @@ export interface RepoAdminFrame {
 
 /** The frame of the repository settings pages (the repository's own read check first). */
 export async function repoAdminFrame(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoAdminFrame> {
-  const { org, repo, facts } = await requireRepoFor(ctx, actor, orgName, repoName, "repo:read");
-  return { org: org.name, repo: repo.name, orgAdmin: allows(facts, "org:admin"), repoAdmin: allows(facts, "repo:admin") };
+  return frameOf(await openRepo(ctx, actor, orgName, repoName));
+}
+
+function frameOf(t: RepoTarget): RepoAdminFrame {
+  need(t, "repo:read");
+  return { org: t.org.name, repo: t.repo.name, orgAdmin: may(t, "org:admin"), repoAdmin: may(t, "repo:admin") };
 }
 
 /** Grants and effective access of a repository (org admins), with the org's teams for the form. */
@@ -125,14 +130,16 @@ export async function accessView(ctx: Ctx, actor: Principal, orgName: string, re
 
 /** A repository's webhooks with their latest attempts (repo admins). */
 export async function webhooksView(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ frame: RepoAdminFrame; webhooks: Webhook[] }> {
-  const { webhooks } = await listWebhooks(ctx, actor, orgName, repoName);
-  return { frame: await repoAdminFrame(ctx, actor, orgName, repoName), webhooks };
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const { webhooks } = await listWebhooks(ctx, t);
+  return { frame: frameOf(t), webhooks };
 }
 
 /** One webhook and its delivery attempts, newest first (repo admins). */
 export async function webhookView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string, cursor: string | undefined): Promise<{ frame: RepoAdminFrame; webhook: Webhook; deliveries: DeliveryList }> {
-  const deliveries = await listDeliveries(ctx, actor, orgName, repoName, id, { cursor });
-  const webhook = (await listWebhooks(ctx, actor, orgName, repoName)).webhooks.find((w) => w.id === id);
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const deliveries = await listDeliveries(ctx, t, id, { cursor });
+  const webhook = (await listWebhooks(ctx, t)).webhooks.find((w) => w.id === id);
   if (!webhook) throw NotFound("webhook not found");
-  return { frame: await repoAdminFrame(ctx, actor, orgName, repoName), webhook, deliveries };
+  return { frame: frameOf(t), webhook, deliveries };
 }

@@ -2,6 +2,7 @@
 // never shows a change the API would hide), and the page forms' writes (open, land).
 import { Conflict } from "../../errors.ts";
 import type { Principal } from "../access/principal.ts";
+import type { RepoTarget } from "../access/target.ts";
 import { createChange, getChange, landChange, listChanges } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
@@ -9,7 +10,7 @@ import { targetQueue } from "../changes/queue.ts";
 import type { Change, ChangeList, Diff, Patchset } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
-import { getRepo, type RepoBody } from "../repos/repos.ts";
+import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 
 /** The filters of the list page, as the API's `state` values (null: every state). */
 export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
@@ -20,9 +21,10 @@ export const PAGE_CHANGES = 50;
 
 /** The list page: one filter's changes, newest first, and the branches a new change could come from. */
 export async function changesListView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, filter: ChangeFilter, cursor: string | undefined): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
-  const list = await listChanges(ctx, actor, orgName, repoName, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
-  const branches = repo.viewer_write ? (await listRefs(ctx, actor, orgName, repoName)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, t);
+  const list = await listChanges(ctx, t, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
+  const branches = repo.viewer_write ? (await listRefs(ctx, t)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
   return { repo, list, branches };
 }
 
@@ -48,31 +50,33 @@ export interface ChangeView {
 const STACK_SHOWN = 50;
 
 export async function changeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, choice: DiffChoice): Promise<ChangeView> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
-  const change = await getChange(ctx, actor, orgName, repoName, number);
-  const { patchsets } = await listPatchsets(ctx, actor, orgName, repoName, number);
+  // One resolution for the whole page (plan §4): every read below decides on the same target.
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, t);
+  const change = await getChange(ctx, t, number);
+  const { patchsets } = await listPatchsets(ctx, t, number);
   const wanted = choice.patchset !== null && patchsets.some((p) => p.patchset === choice.patchset) ? choice.patchset : change.patchset;
   const against = choice.against !== null && choice.against !== wanted && patchsets.some((p) => p.patchset === choice.against) ? choice.against : null;
   let diff: Diff | null = null;
   if (change.head && change.base) {
-    diff = wanted === change.patchset && against === null ? await changeDiff(ctx, actor, orgName, repoName, number) : await patchsetDiff(ctx, actor, orgName, repoName, number, wanted, against);
+    diff = wanted === change.patchset && against === null ? await changeDiff(ctx, t, number) : await patchsetDiff(ctx, t, number, wanted, against);
   }
   const below: Change[] = [];
   for (let n = change.depends_on; n !== null && below.length < STACK_SHOWN; ) {
-    const c = await getChange(ctx, actor, orgName, repoName, n).catch(() => null);
+    const c = await getChange(ctx, t, n).catch(() => null);
     if (!c) break;
     below.unshift(c);
     n = c.state === "landed" ? null : c.depends_on;
   }
-  const above = await dependents(ctx, actor, orgName, repoName, change.number);
-  const queue = change.state === "queued" ? await targetQueue(ctx, actor, orgName, repoName, change.target) : [];
+  const above = await dependents(ctx, t, change.number);
+  const queue = change.state === "queued" ? await targetQueue(ctx, t, change.target) : [];
   return { repo, change, patchsets, shown: { patchset: wanted, against }, diff, stack: { below, above }, queue };
 }
 
 /** Live changes stacked directly or transitively on `number` (looked for among the newest live changes). */
-async function dependents(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change[]> {
+async function dependents(ctx: Ctx, t: RepoTarget, number: number): Promise<Change[]> {
   const live: Change[] = [];
-  for (const state of ["open", "queued", "ejected"] as const) live.push(...(await listChanges(ctx, actor, orgName, repoName, { state, limit: "100" })).changes);
+  for (const state of ["open", "queued", "ejected"] as const) live.push(...(await listChanges(ctx, t, { state, limit: "100" })).changes);
   const out: Change[] = [];
   const tops = new Set([number]);
   for (let grew = true; grew && out.length < STACK_SHOWN; ) {
@@ -94,14 +98,15 @@ async function dependents(ctx: Ctx, actor: Principal, orgName: string, repoName:
  * the person landing should see what they land.
  */
 export async function landFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, shownHead: string | null): Promise<Change> {
+  const t = await openRepo(ctx, actor, orgName, repoName);
   if (shownHead) {
-    const now = await getChange(ctx, actor, orgName, repoName, number);
+    const now = await getChange(ctx, t, number);
     if (now.head !== shownHead) throw Conflict(`change #${number} moved to patchset ${now.patchset} since this page was loaded; review it and land again`);
   }
-  return landChange(ctx, actor, orgName, repoName, number);
+  return landChange(ctx, t, number);
 }
 
 /** The "open a change" form: the API's create (a branch of this repository; repo:write). */
 export async function openChangeFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, form: { title: string; branch: string; target: string; description: string }): Promise<Change> {
-  return createChange(ctx, actor, orgName, repoName, { title: form.title, branch: form.branch, target: form.target || undefined, description: form.description || null });
+  return createChange(ctx, await openRepo(ctx, actor, orgName, repoName), { title: form.title, branch: form.branch, target: form.target || undefined, description: form.description || null });
 }

@@ -4,7 +4,8 @@
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
-import { getRepo, type RepoBody } from "../repos/repos.ts";
+import type { RepoTarget } from "../access/target.ts";
+import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
 import type { Run } from "../ci/schemas.ts";
 
@@ -19,15 +20,20 @@ export type RunJob = Run["jobs"][number];
 
 /** A page of a repository's runs, newest first. */
 export async function runsView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, cursor: string | undefined): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
-  const list = await listRuns(ctx, actor, orgName, repo.name, { cursor });
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const repo = await getRepo(ctx, t);
+  const list = await listRuns(ctx, t, { cursor });
   return { repo, runs: list.runs, next: list.next_cursor };
 }
 
 /** One run with its jobs and steps. */
 export async function runView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<{ repo: RepoBody; run: Run }> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
-  return { repo, run: await getRun(ctx, actor, orgName, repo.name, runId) };
+  return runViewOf(ctx, await openRepo(ctx, actor, orgName, repoName), runId);
+}
+
+async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string): Promise<{ repo: RepoBody; run: Run }> {
+  const repo = await getRepo(ctx, t);
+  return { repo, run: await getRun(ctx, t, runId) };
 }
 
 /** A job's page: its run, the job, and the tail of its log so far (`next` is where live reading continues). */
@@ -39,12 +45,13 @@ export async function jobView(
   runId: string,
   jobId: string,
 ): Promise<{ repo: RepoBody; run: Run; job: RunJob; log: { text: string; truncated: boolean; next: number } }> {
-  const { repo, run } = await runView(ctx, actor, orgName, repoName, runId);
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const { repo, run } = await runViewOf(ctx, t, runId);
   const job = run.jobs.find((j) => j.id === jobId);
   if (!job) throw NotFound("job not found");
-  const size = (await requireJob(ctx, actor, orgName, repo.name, runId, jobId)).logSize;
+  const size = (await requireJob(ctx, t, runId, jobId)).logSize;
   const from = Math.max(0, size - PAGE_LOG_LIMIT);
-  const part = await jobLogSince(ctx, actor, orgName, repo.name, runId, jobId, from, PAGE_LOG_LIMIT);
+  const part = await jobLogSince(ctx, t, runId, jobId, from, PAGE_LOG_LIMIT);
   return { repo, run, job, log: { text: new TextDecoder().decode(part.bytes), truncated: from > 0, next: part.next } };
 }
 
@@ -65,7 +72,8 @@ export interface LogStep {
 
 /** The log after byte `from` (at most `max` bytes) and the job's state, checked like the log route every time. */
 export async function logSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<LogStep> {
-  const { job, bytes, next } = await jobLogSince(ctx, actor, orgName, repoName, runId, jobId, from, max);
+  // Why a fresh resolution each time: the live log asks again and again, and access may change meanwhile.
+  const { job, bytes, next } = await jobLogSince(ctx, await openRepo(ctx, actor, orgName, repoName), runId, jobId, from, max);
   return {
     state: job.state,
     verdict: job.verdict,

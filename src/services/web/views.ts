@@ -8,8 +8,9 @@ import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
 import type { FileDiffs } from "../git/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
-import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
-import { listRefs } from "../repos/refs.ts";
+import { createRepo, getRepo, listRepos, openRepo, type RepoBody } from "../repos/repos.ts";
+import { refsOf } from "../git/snapshot.ts";
+import { spelledAs, type RepoTarget } from "../access/target.ts";
 import { getTreeWindow, guessContentType, listCommits, statBlob } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
@@ -43,14 +44,24 @@ export async function createRepoFromForm(ctx: Ctx, actor: Principal, orgName: st
   return createRepo(ctx, actor, orgName, { name: form.name.trim(), description: form.description.trim() || undefined, public: form.public });
 }
 
-/** A repository as the API answers it (404 when the viewer may not see it). */
-export async function repoView(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoBody> {
-  return getRepo(ctx, actor, orgName, repoName);
+/**
+ * The repository a page is of, resolved once for the whole page (plan §4 "resolve once"): every
+ * view below takes it. 401 anonymous / 404 otherwise when the viewer may not see it.
+ */
+export async function openRepoPage(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoTarget> {
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  // Why: the pages' messages name the repository as stored (their reads always passed the stored name).
+  return spelledAs(t, { org: orgName, repo: t.repo.name });
 }
 
-/** A commit of `repo` with its diff against its first parent. */
-export async function commitView(ctx: Ctx, actor: Principal, repo: RepoBody, sha: string): Promise<{ commit: CommitSummary; diff: FileDiffs }> {
-  return commitDiff(ctx, actor, repo.org, repo.name, sha);
+/** A repository as the API answers it. */
+export async function repoView(ctx: Ctx, t: RepoTarget): Promise<RepoBody> {
+  return getRepo(ctx, t);
+}
+
+/** A commit of the repository with its diff against its first parent. */
+export async function commitView(ctx: Ctx, t: RepoTarget, sha: string): Promise<{ commit: CommitSummary; diff: FileDiffs }> {
+  return commitDiff(ctx, t, sha);
 }
 
 /** A branch or tag as the switcher lists it. */
@@ -105,11 +116,12 @@ export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefCho
 }
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
-export async function repoFrame(ctx: Ctx, actor: Principal, orgName: string, repoName: string, rest: string[]): Promise<RepoFrame> {
-  const repo = await getRepo(ctx, actor, orgName, repoName);
-  const refs = await listRefs(ctx, actor, orgName, repoName);
+export async function repoFrame(ctx: Ctx, t: RepoTarget, rest: string[]): Promise<RepoFrame> {
+  const repo = await getRepo(ctx, t);
+  // The refs of the snapshot the page's content is read from: one ref list per page.
+  const refs = await refsOf(ctx, t);
   const choices: RefChoice[] = [];
-  for (const r of refs.refs) {
+  for (const r of refs) {
     if (r.name.startsWith("refs/heads/")) choices.push({ kind: "branch", name: r.name.slice(11) });
     else if (r.name.startsWith("refs/tags/")) choices.push({ kind: "tag", name: r.name.slice(10) });
   }
@@ -138,21 +150,19 @@ export const PAGE_ENTRIES = 1000;
 /** A directory page: a window of its entries (directories first), how many there are, and its README. Null tree for an empty repository. */
 export async function treeView(
   ctx: Ctx,
-  actor: Principal,
-  orgName: string,
-  repoName: string,
+  t: RepoTarget,
   frame: RepoFrame,
   offset = 0,
 ): Promise<{ tree: (Tree & { total: number; offset: number }) | null; readme: { path: string; text: string } | null }> {
   if (!frame.choices.length && frame.path === "") return { tree: null, readme: null };
-  const tree = await getTreeWindow(ctx, actor, orgName, repoName, frame.ref.full, frame.path, { offset, limit: PAGE_ENTRIES, pick: README_NAMES });
+  const tree = await getTreeWindow(ctx, t, frame.ref.full, frame.path, { offset, limit: PAGE_ENTRIES, pick: README_NAMES });
   let readme: { path: string; text: string } | null = null;
   for (const name of README_NAMES) {
     const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
     // The size comes from the listing: a README too big to show is never read.
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
-    const blob = await statBlob(ctx, actor, orgName, repoName, tree.commit, e.path);
+    const blob = await statBlob(ctx, t, tree.commit, e.path);
     if (blob.size > INLINE_FILE_LIMIT) break;
     readme = { path: e.path, text: new TextDecoder().decode(await blob.read()) };
     break;
@@ -161,9 +171,9 @@ export async function treeView(
 }
 
 /** A file: its size, and its text when it is text small enough to show (a bigger file is never read). */
-export async function fileView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
+export async function fileView(ctx: Ctx, t: RepoTarget, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
   if (!frame.path) throw NotFound("no file named");
-  const blob = await statBlob(ctx, actor, orgName, repoName, frame.ref.full, frame.path);
+  const blob = await statBlob(ctx, t, frame.ref.full, frame.path);
   // Why size first: a view of a 1 GiB blob read it whole before deciding not to show it (issue 25 row 4).
   if (blob.size > INLINE_FILE_LIMIT) return { oid: blob.oid, size: blob.size, text: null, contentType: guessContentType(blob.name, new Uint8Array(0)) };
   const data = await blob.read();
@@ -172,7 +182,7 @@ export async function fileView(ctx: Ctx, actor: Principal, orgName: string, repo
 }
 
 /** History at the frame's ref, filtered by its path when it has one. */
-export async function historyView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, frame: RepoFrame, cursor: string | undefined): Promise<CommitList> {
+export async function historyView(ctx: Ctx, t: RepoTarget, frame: RepoFrame, cursor: string | undefined): Promise<CommitList> {
   if (!frame.choices.length) return { commits: [], next_cursor: null };
-  return listCommits(ctx, actor, orgName, repoName, { ref: frame.ref.full, path: frame.path || undefined, cursor, limit: "50" });
+  return listCommits(ctx, t, { ref: frame.ref.full, path: frame.path || undefined, cursor, limit: "50" });
 }

@@ -17,7 +17,7 @@ import { patchUserProfile } from "../../../src/services/discovery/profiles.ts";
 import { ContributionGraph } from "../../../src/services/discovery/schemas.ts";
 import { creditCommits } from "../../../src/services/discovery/store.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { createRepo, deleteRepo, patchRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo, deleteRepo, patchRepo } from "../../../src/services/repos/repos.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-graph-"));
 let ctx: Ctx & { close(): void };
@@ -95,15 +95,15 @@ describe("contribution graph reads", () => {
     await optIn(true);
     const open = await read();
     expect(day5(open.g)!.repos.map((r) => r.name)).toEqual(["lib", "app"]);
-    await patchRepo(ctx, ada, "acme", "lib", { public: false });
+    await patchRepo(ctx, await openRepo(ctx, ada, "acme", "lib"), { public: false });
     const closed = await read();
     expect(day5(closed.g)).toEqual({ day: 3, date: "2025-03-05", count: 8, repos: [{ org: "acme", name: "app", count: 2 }] });
     expect(new TextDecoder().decode(closed.bytes)).not.toContain("lib");
     await optIn(false);
     expect(day5((await read()).g)).toEqual({ day: 3, date: "2025-03-05", count: 2, repos: [{ org: "acme", name: "app", count: 2 }] });
-    await patchRepo(ctx, ada, "acme", "lib", { public: true });
+    await patchRepo(ctx, await openRepo(ctx, ada, "acme", "lib"), { public: true });
     expect(day5((await read()).g)!.repos).toEqual([{ org: "acme", name: "lib", count: 3 }, { org: "acme", name: "app", count: 2 }]);
-    await patchRepo(ctx, ada, "acme", "lib", { name: "core" });
+    await patchRepo(ctx, await openRepo(ctx, ada, "acme", "lib"), { name: "core" });
     const renamed = await read();
     expect(day5(renamed.g)!.repos).toEqual([{ org: "acme", name: "core", count: 3 }, { org: "acme", name: "app", count: 2 }]);
     ids.core = ids.lib!;
@@ -113,7 +113,7 @@ describe("contribution graph reads", () => {
     await optIn(true);
     const before = await read();
     expect(day5(before.g)!.count).toBe(8);
-    await deleteRepo(ctx, ada, "acme", "core");
+    await deleteRepo(ctx, await openRepo(ctx, ada, "acme", "core"));
     const gone = await read();
     expect(day5(gone.g)).toEqual({ day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "app", count: 2 }] });
     expect(gone.g.total).toBe(6);

@@ -15,7 +15,7 @@ import type { Principal } from "../../../src/services/access/principal.ts";
 import { serveGit } from "../../../src/services/git/serve.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
-import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-git-cache-"));
 const contexts: (Ctx & { close(): void })[] = [];
@@ -34,7 +34,7 @@ async function setUp(name: string, cache: string, commits: number): Promise<{ ct
   let tip = "";
   for (let i = 0; i < commits; i++) {
     const ops = Array.from({ length: 20 }, (_, k) => ({ op: "put" as const, path: `d${k % 4}/f${k}.txt`, content: `commit ${i} file ${k}\n`.repeat(50 + k) }));
-    tip = (await createCommit(ctx, owner, "acme", "many", { message: `c${i}`, operations: ops })).commit;
+    tip = (await createCommit(ctx, await openRepo(ctx, owner, "acme", "many"), { message: `c${i}`, operations: ops })).commit;
   }
   return { ctx, owner, tip };
 }

@@ -22,7 +22,7 @@ import { advertiseGit, serveGit, type GitServiceRequest } from "../../../src/ser
 import { openSnapshot, packKey } from "../../../src/services/git/snapshot.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
-import { createRepo, deleteRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo, deleteRepo } from "../../../src/services/repos/repos.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-git-service-"));
 let ctx: Ctx & { close(): void };
@@ -41,8 +41,8 @@ beforeAll(async () => {
   stranger = await person("sam@example.com", "other", "owner");
   await createRepo(ctx, owner, "acme", { name: "secret" });
   await createRepo(ctx, owner, "acme", { name: "open", public: true });
-  tip = (await createCommit(ctx, owner, "acme", "secret", { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
-  await createCommit(ctx, owner, "acme", "open", { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] });
+  tip = (await createCommit(ctx, await openRepo(ctx, owner, "acme", "secret"), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
+  await createCommit(ctx, await openRepo(ctx, owner, "acme", "open"), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] });
 });
 
 // As the server does at the start of every request: facts are re-validated against the database.
@@ -290,7 +290,7 @@ describe("publish: a typed outcome per ref", () => {
 
   test("the ref API answers a name clash with 409 naming the existing ref", async () => {
     const { putRef } = await import("../../../src/services/repos/refs.ts");
-    const err = await putRef(ctx, owner, "acme", "secret", "refs/heads/main/deeper", { target: tip, expected: null }).catch((e) => e);
+    const err = await putRef(ctx, await openRepo(ctx, owner, "acme", "secret"), "refs/heads/main/deeper", { target: tip, expected: null }).catch((e) => e);
     expect({ status: err.status, message: err.message, extra: err.extra }).toEqual({
       status: 409,
       message: "cannot create refs/heads/main/deeper: refs/heads/main exists",
@@ -302,7 +302,7 @@ describe("publish: a typed outcome per ref", () => {
 describe("one pack upload path", () => {
   test("publish (commit API) and GC upload .pack and .idx and keep the idx cached", async () => {
     await createRepo(ctx, owner, "acme", { name: "packed" });
-    for (const n of [1, 2]) await createCommit(ctx, owner, "acme", "packed", { message: `c${n}`, operations: [{ op: "put", path: `${n}.txt`, content: `${n}\n` }] });
+    for (const n of [1, 2]) await createCommit(ctx, await openRepo(ctx, owner, "acme", "packed"), { message: `c${n}`, operations: [{ op: "put", path: `${n}.txt`, content: `${n}\n` }] });
     const org = (await findOrg(ctx, "acme"))!;
     const repo = (await findRepo(ctx, org.id, "packed"))!;
     const live = () => ctx.db.read.select().from(packs).where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt))).all();
@@ -327,7 +327,7 @@ describe("one pack upload path", () => {
     await createRepo(ctx, owner, "acme", { name: "doomed" });
     const org = (await findOrg(ctx, "acme"))!;
     const repo = (await findRepo(ctx, org.id, "doomed"))!;
-    await deleteRepo(ctx, owner, "acme", "doomed");
+    await deleteRepo(ctx, await openRepo(ctx, owner, "acme", "doomed"));
     const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: ZERO_OID, newOid: tip }], null, { atomic: false, event: null, actorUserId: null });
     expect(Object.fromEntries(results)).toEqual({ "refs/heads/main": { kind: "repo-deleted" } });
   });

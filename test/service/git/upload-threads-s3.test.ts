@@ -15,7 +15,7 @@ import { serveGit } from "../../../src/services/git/serve.ts";
 import { openSnapshot } from "../../../src/services/git/snapshot.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
-import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import { repoById } from "../../../src/services/repos/store.ts";
 import { type S3rverHandle, startS3rver } from "../../helpers/s3rver.ts";
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   const hex = (n: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(n / 2))).toString("hex");
   for (let i = 0; i < 3; i++) {
     const ops = Array.from({ length: 4 }, (_, k) => ({ op: "put" as const, path: `blobs/f${i}-${k}.txt`, content: hex(1024 * 1024) }));
-    tip = (await createCommit(ctx, owner, "acme", "big", { message: `c${i}`, operations: ops })).commit;
+    tip = (await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), { message: `c${i}`, operations: ops })).commit;
   }
 }, 120_000);
 afterAll(async () => {

@@ -17,7 +17,7 @@ import { openSnapshot } from "../../../src/services/git/snapshot.ts";
 import { SMALL_REPO_BYTES, uploadPacker } from "../../../src/services/git/upload.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
-import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import { repoById } from "../../../src/services/repos/store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-upload-threads-"));
@@ -35,9 +35,9 @@ beforeAll(async () => {
   const hex = (n: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(n / 2))).toString("hex");
   for (let i = 0; i < 3; i++) {
     const ops = Array.from({ length: 4 }, (_, k) => ({ op: "put" as const, path: `blobs/f${i}-${k}.txt`, content: hex(1024 * 1024) }));
-    tips.push((await createCommit(ctx, owner, "acme", "big", { message: `c${i}`, operations: ops })).commit);
+    tips.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), { message: `c${i}`, operations: ops })).commit);
   }
-  tips.push((await createCommit(ctx, owner, "acme", "big", { message: "small", operations: [{ op: "put", path: "small.txt", content: "hello\n" }] })).commit);
+  tips.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), { message: "small", operations: [{ op: "put", path: "small.txt", content: "hello\n" }] })).commit);
 });
 afterAll(() => {
   ctx.close();

@@ -17,7 +17,7 @@ import { deliverDue, RETRY_DELAYS_MS, signature } from "../../../src/services/ho
 import * as hookStore from "../../../src/services/hooks/store.ts";
 import { createWebhook, deleteWebhook, listDeliveries } from "../../../src/services/hooks/webhooks.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import { startReceiver } from "../../helpers/receiver.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-deliveries-"));
@@ -50,12 +50,12 @@ async function harness(allowPrivate = true) {
   /** Records an event of the repository as the lander (or a push) would, in its own transaction. */
   const event = (kind: "push" | "change.landed" | "change.ejected", payload: Record<string, unknown>) =>
     ctx.db.transaction((tx) => ctx.events.record(tx, { repoId: repo.id, orgId: repo.org_id, kind, payload, actorUserId: null }));
-  const attempts = async (hookId: string) => (await listDeliveries(ctx, actor, "acme", repo.name, hookId, {})).deliveries.reverse();
+  const attempts = async (hookId: string) => (await listDeliveries(ctx, await openRepo(ctx, actor, "acme", repo.name), hookId, {})).deliveries.reverse();
   return { ctx, actor, repo, event, attempts };
 }
 
 async function subscribe(h: { ctx: Ctx; actor: Principal; repo: { name: string } }, path: string) {
-  const w = await createWebhook(h.ctx, h.actor, "acme", h.repo.name, { url: `${rx.url}${path}` });
+  const w = await createWebhook(h.ctx, await openRepo(h.ctx, h.actor, "acme", h.repo.name), { url: `${rx.url}${path}` });
   rx.secret(path, w.secret);
   return w;
 }
@@ -148,7 +148,7 @@ describe("webhook delivery", () => {
     const w = await subscribe(h, "/gone");
     await h.event("push", { via: "git" });
     await h.event("push", { via: "ssh" });
-    await deleteWebhook(h.ctx, h.actor, "acme", h.repo.name, w.id);
+    await deleteWebhook(h.ctx, await openRepo(h.ctx, h.actor, "acme", h.repo.name), w.id);
     expect(await deliverDue(h.ctx)).toBe(0);
     expect(rx.of("/gone")).toHaveLength(0);
     expect(h.ctx.db.read.select().from(repos).where(eq(repos.id, h.repo.id)).get()).toBeDefined();

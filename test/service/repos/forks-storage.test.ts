@@ -20,7 +20,7 @@ import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
 import { createFork, runFork } from "../../../src/services/repos/forks.ts";
 import { purgeRepoStorage } from "../../../src/services/git/purge.ts";
-import { createRepo, deleteRepo, getRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo, deleteRepo, getRepo } from "../../../src/services/repos/repos.ts";
 import { setClock } from "../../../src/util/clock.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-forks-storage-"));
@@ -34,7 +34,7 @@ const files = (repoId: string) => {
   const d = join(root, "data", "objects", "repos", repoId, "packs");
   return existsSync(d) ? readdirSync(d).sort() : [];
 };
-const commit = (repo: string, i: number) => createCommit(ctx, owner, "acme", repo, { message: `c${i}`, operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n`.repeat(50) }] });
+const commit = async (repo: string, i: number) => createCommit(ctx, await openRepo(ctx, owner, "acme", repo), { message: `c${i}`, operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n`.repeat(50) }] });
 /** Moves the clock past the sweep's grace period. */
 const later = () => (offset += GRACE_MS + 60_000);
 
@@ -59,18 +59,18 @@ async function runPurges(): Promise<void> {
 
 /** Forks acme/<from> into acme/<to> and runs the fork job as the worker would. */
 async function fork(from: string, to: string): Promise<string> {
-  const body = await createFork(ctx, owner, "acme", from, { org: "acme", name: to });
-  const parent = await getRepo(ctx, owner, "acme", from);
+  const body = await createFork(ctx, await openRepo(ctx, owner, "acme", from), { org: "acme", name: to });
+  const parent = await getRepo(ctx, await openRepo(ctx, owner, "acme", from));
   await runFork(ctx, { forkId: body.id, parentId: parent.id });
   ctx.facts.fresh();
-  expect((await getRepo(ctx, owner, "acme", to)).fork_state).toBe("ready");
+  expect((await getRepo(ctx, await openRepo(ctx, owner, "acme", to))).fork_state).toBe("ready");
   return body.id;
 }
 
 test("parent GC and sweep keep the files the fork names; the fork stays sound", async () => {
   await createRepo(ctx, owner, "acme", { name: "base", public: true });
   for (let i = 0; i < 4; i++) await commit("base", i);
-  const base = (await getRepo(ctx, owner, "acme", "base")).id;
+  const base = (await getRepo(ctx, await openRepo(ctx, owner, "acme", "base"))).id;
   const before = files(base);
   expect(before.length).toBe(8);
   const forkId = await fork("base", "base-fork");
@@ -92,8 +92,8 @@ test("parent GC and sweep keep the files the fork names; the fork stays sound", 
 });
 
 test("the fork's GC repacks only its own objects; shared packs stay, and files go once nobody names them", async () => {
-  const base = (await getRepo(ctx, owner, "acme", "base")).id;
-  const forkId = (await getRepo(ctx, owner, "acme", "base-fork")).id;
+  const base = (await getRepo(ctx, await openRepo(ctx, owner, "acme", "base"))).id;
+  const forkId = (await getRepo(ctx, await openRepo(ctx, owner, "acme", "base-fork"))).id;
   await commit("base-fork", 10);
   await commit("base-fork", 11);
   const shared = (await livePacks(ctx.db.read, forkId)).filter((p) => p.storageRepoId !== forkId);
@@ -110,7 +110,7 @@ test("the fork's GC repacks only its own objects; shared packs stay, and files g
   expect((await gcRepo(ctx, { repoId: forkId })).packsReplaced).toBe(0);
 
   // Once the fork is deleted nobody names the parent's replaced files: the parent's sweep deletes them.
-  await deleteRepo(ctx, owner, "acme", "base-fork");
+  await deleteRepo(ctx, await openRepo(ctx, owner, "acme", "base-fork"));
   await runPurges();
   expect(files(forkId)).toEqual([]);
   later();
@@ -123,15 +123,15 @@ test("the fork's GC repacks only its own objects; shared packs stay, and files g
 test("purging a deleted parent keeps what its fork names; the fork's sweep deletes them when it stops naming them", async () => {
   await createRepo(ctx, owner, "acme", { name: "old", public: true });
   for (let i = 0; i < 2; i++) await commit("old", i);
-  const old = (await getRepo(ctx, owner, "acme", "old")).id;
+  const old = (await getRepo(ctx, await openRepo(ctx, owner, "acme", "old"))).id;
   const forkId = await fork("old", "old-fork");
   // Sharing is idempotent.
   expect(await ctx.db.transaction((tx) => sharePacks(tx, old, forkId))).toBe(0);
-  await deleteRepo(ctx, owner, "acme", "old");
+  await deleteRepo(ctx, await openRepo(ctx, owner, "acme", "old"));
   await runPurges();
   expect(files(old).length).toBe(4);
   ctx.facts.fresh();
-  expect((await getRepo(ctx, owner, "acme", "old-fork")).fork_parent).toBeNull();
+  expect((await getRepo(ctx, await openRepo(ctx, owner, "acme", "old-fork"))).fork_parent).toBeNull();
   expect((await checkRepo(ctx, { id: forkId, name: "acme/old-fork" })).problems).toEqual([]);
   expect(await findOrphans(ctx)).toEqual([]);
 
@@ -146,7 +146,7 @@ test("purging a deleted parent keeps what its fork names; the fork's sweep delet
   expect((await checkRepo(ctx, { id: forkId, name: "acme/old-fork" })).problems).toEqual([]);
   // Deleting the fork at last: its purge job also removes the deleted parent's files, which
   // nothing names any more.
-  await deleteRepo(ctx, owner, "acme", "old-fork");
+  await deleteRepo(ctx, await openRepo(ctx, owner, "acme", "old-fork"));
   await runPurges();
   expect(files(forkId)).toEqual([]);
   expect(files(old)).toEqual([]);

@@ -20,7 +20,7 @@ import { createCommit } from "../../../src/services/repos/commits.ts";
 import { deleteProtection, putProtection } from "../../../src/services/repos/protections.ts";
 import { refPolicy } from "../../../src/services/git/policy.ts";
 import { deleteRef, putRef } from "../../../src/services/repos/refs.ts";
-import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import * as store from "../../../src/services/repos/store.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-protections-race-"));
@@ -46,8 +46,8 @@ afterAll(() => {
 async function repoWithHistory() {
   const name = `r${++counter}`;
   await createRepo(ctx, owner, "acme", { name });
-  const c1 = (await createCommit(ctx, owner, "acme", name, { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
-  const c2 = (await createCommit(ctx, owner, "acme", name, { message: "two", operations: [{ op: "put", path: "a.txt", content: "2\n" }] })).commit;
+  const c1 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
+  const c2 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "two", operations: [{ op: "put", path: "a.txt", content: "2\n" }] })).commit;
   const org = (await findOrg(ctx, "acme"))!;
   const repo = (await findRepo(ctx, org.id, name))!;
   return { name, org, repo, c1, c2 };
@@ -103,7 +103,7 @@ describe("protections are read inside the publish transaction", () => {
   test("a policy made before a protection existed still applies it", async () => {
     const { org, repo, c2 } = await repoWithHistory();
     const policy = refPolicy(repo, "ref-api");
-    await putProtection(ctx, owner, "acme", repo.name, "main", {});
+    await putProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main", {});
     const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, { atomic: true, event: null, actorUserId: null, policy });
     expect(results.get("refs/heads/main")).toEqual({ kind: "policy", message: "protected branch main: deletion is not allowed" });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBe(c2);
@@ -111,9 +111,9 @@ describe("protections are read inside the publish transaction", () => {
 
   test("a protection lifted before the write commits no longer refuses it", async () => {
     const { org, repo, c2 } = await repoWithHistory();
-    await putProtection(ctx, owner, "acme", repo.name, "main", {});
+    await putProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main", {});
     const policy = refPolicy(repo, "ref-api");
-    await deleteProtection(ctx, owner, "acme", repo.name, "main");
+    await deleteProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main");
     const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, { atomic: true, event: null, actorUserId: null, policy });
     expect(results.get("refs/heads/main")).toEqual({ kind: "applied" });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBeNull();
@@ -123,7 +123,7 @@ describe("protections are read inside the publish transaction", () => {
     const { repo, c2 } = await repoWithHistory();
     const err = await raceWith(
       (tx) => store.upsertProtection(tx, rule(repo.id, "main")),
-      () => deleteRef(ctx, owner, "acme", repo.name, "refs/heads/main", c2),
+      async () => deleteRef(ctx, await openRepo(ctx, owner, "acme", repo.name), "refs/heads/main", c2),
     ).catch((e) => e);
     expect({ status: err.status, message: err.message }).toEqual({ status: 403, message: "protected branch main: deletion is not allowed" });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBe(c2);
@@ -133,7 +133,7 @@ describe("protections are read inside the publish transaction", () => {
     const { repo, c1, c2 } = await repoWithHistory();
     const err = await raceWith(
       (tx) => store.upsertProtection(tx, rule(repo.id, "main", { allowDeletion: true })),
-      () => putRef(ctx, owner, "acme", repo.name, "refs/heads/main", { target: c1, expected: c2 }),
+      async () => putRef(ctx, await openRepo(ctx, owner, "acme", repo.name), "refs/heads/main", { target: c1, expected: c2 }),
     ).catch((e) => e);
     expect({ status: err.status, message: err.message }).toEqual({
       status: 403,
@@ -141,16 +141,16 @@ describe("protections are read inside the publish transaction", () => {
     });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBe(c2);
     // Retried with the rule in place, ancestry is computed and the answer is the usual refusal.
-    const again = await putRef(ctx, owner, "acme", repo.name, "refs/heads/main", { target: c1, expected: c2 }).catch((e) => e);
+    const again = await putRef(ctx, await openRepo(ctx, owner, "acme", repo.name), "refs/heads/main", { target: c1, expected: c2 }).catch((e) => e);
     expect({ status: again.status, message: again.message }).toEqual({ status: 403, message: "protected branch main: force push is not allowed" });
   });
 
   test("a fast-forward still lands when such a rule appears meanwhile on another branch", async () => {
     const { repo, c1, c2 } = await repoWithHistory();
-    await putRef(ctx, owner, "acme", repo.name, "refs/heads/topic", { target: c1, expected: null });
+    await putRef(ctx, await openRepo(ctx, owner, "acme", repo.name), "refs/heads/topic", { target: c1, expected: null });
     const out = await raceWith(
       (tx) => store.upsertProtection(tx, rule(repo.id, "release/*")),
-      () => putRef(ctx, owner, "acme", repo.name, "refs/heads/topic", { target: c2, expected: c1 }),
+      async () => putRef(ctx, await openRepo(ctx, owner, "acme", repo.name), "refs/heads/topic", { target: c2, expected: c1 }),
     );
     expect(out).toEqual({ name: "refs/heads/topic", target: c2 as Oid });
   });

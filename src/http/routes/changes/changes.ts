@@ -5,6 +5,7 @@ import type { Ctx } from "../../../services/context.ts";
 import { createChange, getChange, landChange, listChanges, patchChange } from "../../../services/changes/changes.ts";
 import { changeDiff, compare } from "../../../services/changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../../../services/changes/patchsets.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff, PatchsetDiffQuery, PatchsetList } from "../../../services/changes/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
@@ -26,11 +27,13 @@ function decodeParam(raw: string): string {
 /** Change routes. */
 export function changeRoutes(ctx: Ctx) {
   const base = "/v1/orgs/:org/repos/:repo";
+  /** The request's repository, resolved once (the services decide what else they need on it). */
+  const target = (request: Request, params: { org: string; repo: string }) => openRepo(ctx, callerOf(request), params.org, params.repo);
   return new Elysia({ name: "routes.changes" })
     .post(
       `${base}/changes`,
       async ({ request, params, body, set }) => {
-        const out = await createChange(ctx, callerOf(request), params.org, params.repo, body);
+        const out = await createChange(ctx, await target(request, params), body);
         set.status = 201;
         return out;
       },
@@ -44,16 +47,16 @@ export function changeRoutes(ctx: Ctx) {
         },
       },
     )
-    .get(`${base}/changes`, ({ request, params, query }) => listChanges(ctx, callerOf(request), params.org, params.repo, query), {
+    .get(`${base}/changes`, async ({ request, params, query }) => listChanges(ctx, await target(request, params), query), {
       query: ChangeListQuery,
       response: { 200: ChangeList, ...errors(400, 401, 404, 422) },
       detail: { summary: "List changes, newest first (?state= filters; a state outside the enumeration is 422)" },
     })
-    .get(`${base}/changes/:number`, ({ request, params }) => getChange(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+    .get(`${base}/changes/:number`, async ({ request, params }) => getChange(ctx, await target(request, params), num(params.number)), {
       response: { 200: Change, ...errors(401, 404) },
       detail: { summary: "One change" },
     })
-    .patch(`${base}/changes/:number`, ({ request, params, body }) => patchChange(ctx, callerOf(request), params.org, params.repo, num(params.number), body), {
+    .patch(`${base}/changes/:number`, async ({ request, params, body }) => patchChange(ctx, await target(request, params), num(params.number), body), {
       body: ChangePatch,
       response: { 200: Change, ...errors(400, 401, 402, 403, 404, 409, 422) },
       detail: {
@@ -64,7 +67,7 @@ export function changeRoutes(ctx: Ctx) {
     .post(
       `${base}/changes/:number/land`,
       async ({ request, params, set }) => {
-        const out = await landChange(ctx, callerOf(request), params.org, params.repo, num(params.number));
+        const out = await landChange(ctx, await target(request, params), num(params.number));
         set.status = 202;
         return out;
       },
@@ -79,25 +82,29 @@ export function changeRoutes(ctx: Ctx) {
     )
     // Diffs are large (hundreds of KB for 1,000 files): answered as prebuilt JSON, outside the
     // framework's response pass; test/blackbox/changes/answers.test.ts checks them against Diff.
-    .get(`${base}/changes/:number/diff`, async ({ request, params }) => jsonAnswer(await changeDiff(ctx, callerOf(request), params.org, params.repo, num(params.number))), {
+    .get(`${base}/changes/:number/diff`, async ({ request, params }) => jsonAnswer(await changeDiff(ctx, await target(request, params), num(params.number))), {
       response: { 200: Diff, ...errors(401, 404) },
       detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
     })
-    .get(`${base}/changes/:number/patchsets`, ({ request, params }) => listPatchsets(ctx, callerOf(request), params.org, params.repo, num(params.number)), {
+    .get(`${base}/changes/:number/patchsets`, async ({ request, params }) => listPatchsets(ctx, await target(request, params), num(params.number)), {
       response: { 200: PatchsetList, ...errors(401, 404) },
       detail: { summary: "A change's patchsets, oldest first: the head each time its branch moved" },
     })
     .get(
       `${base}/changes/:number/patchsets/:n/diff`,
       async ({ request, params, query }) =>
-        jsonAnswer(await patchsetDiff(ctx, callerOf(request), params.org, params.repo, num(params.number), num(params.n), query.against === undefined ? null : num(query.against))),
+        jsonAnswer(await patchsetDiff(ctx, await target(request, params), num(params.number), num(params.n), query.against === undefined ? null : num(query.against))),
       {
         query: PatchsetDiffQuery,
         response: { 200: Diff, ...errors(400, 401, 404) },
         detail: { summary: "One patchset's diff against its recorded base, or with ?against=m the changes from patchset m's head to this one's" },
       },
     )
-    .get(`${base}/compare/*`, async ({ request, params }) => jsonAnswer(await compare(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]))), {
+    .get(`${base}/compare/*`, async ({ request, params }) => {
+      // Decoded first: a malformed escape is 400 before any access check, as before.
+      const spec = decodeParam(params["*"]);
+      return jsonAnswer(await compare(ctx, await target(request, params), spec));
+    }, {
       response: { 200: Diff, ...errors(400, 401, 404) },
       detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
     });

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { cancelRun, getRun, jobLog, listRuns } from "../../../services/ci/runs.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { Run, RunList } from "../../../services/ci/schemas.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
@@ -9,19 +10,19 @@ import { callerOf } from "../../principal.ts";
 /** Run routes under /v1/orgs/{org}/repos/{repo}. */
 export function runRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.ci.runs" })
-    .get("/v1/orgs/:org/repos/:repo/runs", ({ request, params, query }) => listRuns(ctx, callerOf(request), params.org, params.repo, query), {
+    .get("/v1/orgs/:org/repos/:repo/runs", async ({ request, params, query }) => listRuns(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), query), {
       query: PageQuery,
       response: { 200: RunList, ...errors(400, 401, 404) },
       detail: { summary: "List CI runs, newest first" },
     })
-    .get("/v1/orgs/:org/repos/:repo/runs/:id", ({ request, params }) => getRun(ctx, callerOf(request), params.org, params.repo, params.id), {
+    .get("/v1/orgs/:org/repos/:repo/runs/:id", async ({ request, params }) => getRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id), {
       response: { 200: Run, ...errors(401, 404) },
       detail: { summary: "A run with its jobs" },
     })
     .get(
       "/v1/orgs/:org/repos/:repo/runs/:id/jobs/:job_id/logs",
       async ({ request, params }) => {
-        const body = await jobLog(ctx, callerOf(request), params.org, params.repo, params.id, params.job_id);
+        const body = await jobLog(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, params.job_id);
         return new Response(body, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
       },
       { response: { 200: t.String({ description: "the job's log as text/plain" }), ...errors(401, 404) }, detail: { summary: "A job's log (acknowledged text)" } },
@@ -29,7 +30,7 @@ export function runRoutes(ctx: Ctx) {
     .post(
       "/v1/orgs/:org/repos/:repo/runs/:id/cancel",
       async ({ request, params, set }) => {
-        const out = await cancelRun(ctx, callerOf(request), params.org, params.repo, params.id);
+        const out = await cancelRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id);
         set.status = 202;
         return out;
       },

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { DeliveryList, WebhookCreate, WebhookCreated, WebhookList } from "../../../services/hooks/schemas.ts";
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from "../../../services/hooks/webhooks.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
@@ -13,27 +14,27 @@ export function webhookRoutes(ctx: Ctx) {
     .post(
       "/v1/orgs/:org/repos/:repo/webhooks",
       async ({ request, params, body, set }) => {
-        const out = await createWebhook(ctx, callerOf(request), params.org, params.repo, body);
+        const out = await createWebhook(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body);
         set.status = 201;
         return out;
       },
       { body: WebhookCreate, response: { 201: WebhookCreated, ...errors(400, 401, 403, 404, 422) }, detail: { summary: "Subscribe a URL to the repository's events; the secret is shown once (repo admin)" } },
     )
-    .get("/v1/orgs/:org/repos/:repo/webhooks", ({ request, params }) => listWebhooks(ctx, callerOf(request), params.org, params.repo), {
+    .get("/v1/orgs/:org/repos/:repo/webhooks", async ({ request, params }) => listWebhooks(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo)), {
       response: { 200: WebhookList, ...errors(401, 403, 404) },
       detail: { summary: "List the subscriptions with their latest delivery attempt (repo admin)" },
     })
     .delete(
       "/v1/orgs/:org/repos/:repo/webhooks/:id",
       async ({ request, params, set }) => {
-        await deleteWebhook(ctx, callerOf(request), params.org, params.repo, params.id);
+        await deleteWebhook(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id);
         return noContent(set);
       },
       { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Remove a subscription and its queued deliveries (repo admin)" } },
     )
     .get(
       "/v1/orgs/:org/repos/:repo/webhooks/:id/deliveries",
-      ({ request, params, query }) => listDeliveries(ctx, callerOf(request), params.org, params.repo, params.id, query),
+      async ({ request, params, query }) => listDeliveries(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, query),
       { query: PageQuery, response: { 200: DeliveryList, ...errors(400, 401, 403, 404) }, detail: { summary: "Every delivery attempt, newest first (repo admin)" } },
     );
 }

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { SyncAccepted } from "../../../services/mirrors/schemas.ts";
 import { syncRequested } from "../../../services/mirrors/sync.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 
@@ -11,7 +12,7 @@ export function mirrorRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.mirrors" }).post(
     "/v1/orgs/:org/repos/:repo/sync",
     async ({ request, params, set }) => {
-      const out = await syncRequested(ctx, callerOf(request), params.org, params.repo);
+      const out = await syncRequested(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo));
       set.status = 202;
       return out;
     },

@@ -7,6 +7,7 @@ import { getBlob, getCommit, getTree, listCommits } from "../../../services/repo
 import type { Ctx } from "../../../services/context.ts";
 import { deleteProtection, listProtections, putProtection } from "../../../services/repos/protections.ts";
 import { deleteRef, listRefs, putRef } from "../../../services/repos/refs.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import {
   BlobBytes,
   BlobRange,
@@ -71,11 +72,18 @@ function parseRange(header: string | null, size: number): { start: number; end: 
 /** Content routes. */
 export function contentRoutes(ctx: Ctx) {
   const base = "/v1/orgs/:org/repos/:repo";
+  /** The request's repository, resolved once (the services decide what else they need on it). */
+  const target = (request: Request, params: { org: string; repo: string }) => openRepo(ctx, callerOf(request), params.org, params.repo);
+  /** The path's `*` decoded first (a malformed escape is 400 before any access check, as before), then the target. */
+  const targetAt = async (request: Request, params: { org: string; repo: string; "*": string }) => {
+    const rest = decodeParam(params["*"]);
+    return { t: await target(request, params), rest };
+  };
   return new Elysia({ name: "routes.content" })
     .post(
       `${base}/commits`,
       async ({ request, params, body, set }) => {
-        const out = await createCommit(ctx, callerOf(request), params.org, params.repo, body);
+        const out = await createCommit(ctx, await target(request, params), body);
         set.status = 201;
         return out;
       },
@@ -91,16 +99,19 @@ export function contentRoutes(ctx: Ctx) {
         },
       },
     )
-    .get(`${base}/commits`, ({ request, params, query }) => listCommits(ctx, callerOf(request), params.org, params.repo, query), {
+    .get(`${base}/commits`, async ({ request, params, query }) => listCommits(ctx, await target(request, params), query), {
       query: CommitsQuery,
       response: { 200: CommitList, ...errors(400, 401, 404) },
       detail: { summary: "History, newest first by committer date, optionally of one path" },
     })
-    .get(`${base}/commits/:sha`, ({ request, params }) => getCommit(ctx, callerOf(request), params.org, params.repo, params.sha), {
+    .get(`${base}/commits/:sha`, async ({ request, params }) => getCommit(ctx, await target(request, params), params.sha), {
       response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, async ({ request, params, query }) => jsonAnswer(await getTree(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path)), {
+    .get(`${base}/tree/*`, async ({ request, params, query }) => {
+      const { t, rest } = await targetAt(request, params);
+      return jsonAnswer(await getTree(ctx, t, rest, query.path));
+    }, {
       query: PathQuery,
       response: { 200: Tree, ...errors(400, 401, 404) },
       detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },
@@ -108,7 +119,8 @@ export function contentRoutes(ctx: Ctx) {
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
-        const blob = await getBlob(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.path);
+        const { t, rest } = await targetAt(request, params);
+        const blob = await getBlob(ctx, t, rest, query.path);
         const etag = `"${blob.oid}"`;
         const headers: Record<string, string> = {
           "content-type": blob.contentType,
@@ -141,11 +153,14 @@ export function contentRoutes(ctx: Ctx) {
         detail: { summary: "Raw file bytes (ETag = blob id, If-None-Match, one Range); the path query is required" },
       },
     )
-    .get(`${base}/refs`, ({ request, params }) => listRefs(ctx, callerOf(request), params.org, params.repo), {
+    .get(`${base}/refs`, async ({ request, params }) => listRefs(ctx, await target(request, params)), {
       response: { 200: RefList, ...errors(401, 404) },
       detail: { summary: "List refs by name" },
     })
-    .put(`${base}/refs/*`, ({ request, params, body }) => putRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body), {
+    .put(`${base}/refs/*`, async ({ request, params, body }) => {
+      const { t, rest } = await targetAt(request, params);
+      return putRef(ctx, t, rest, body);
+    }, {
       body: RefPut,
       response: { 200: Ref, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
       detail: {
@@ -156,7 +171,8 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {
-        await deleteRef(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), query.expected);
+        const { t, rest } = await targetAt(request, params);
+        await deleteRef(ctx, t, rest, query.expected);
         return noContent(set);
       },
       {
@@ -165,13 +181,16 @@ export function contentRoutes(ctx: Ctx) {
         detail: { summary: "Delete a ref (?expected=SHA for compare-and-swap; 409 with `current`)" },
       },
     )
-    .get(`${base}/protections`, ({ request, params }) => listProtections(ctx, callerOf(request), params.org, params.repo), {
+    .get(`${base}/protections`, async ({ request, params }) => listProtections(ctx, await target(request, params)), {
       response: { 200: ProtectionList, ...errors(401, 403, 404) },
       detail: { summary: "Branch protections, by pattern (repo admin)" },
     })
     .put(
       `${base}/protections/*`,
-      ({ request, params, body }) => putProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]), body),
+      async ({ request, params, body }) => {
+        const { t, rest } = await targetAt(request, params);
+        return putProtection(ctx, t, rest, body);
+      },
       {
         body: ProtectionPut,
         response: { 200: Protection, ...errors(400, 401, 403, 404, 413) },
@@ -181,7 +200,8 @@ export function contentRoutes(ctx: Ctx) {
     .delete(
       `${base}/protections/*`,
       async ({ request, params, set }) => {
-        await deleteProtection(ctx, callerOf(request), params.org, params.repo, decodeParam(params["*"]));
+        const { t, rest } = await targetAt(request, params);
+        await deleteProtection(ctx, t, rest);
         return noContent(set);
       },
       { response: { 204: noContent.schema, ...errors(400, 401, 403, 404) }, detail: { summary: "Remove a branch protection (repo admin)" } },

@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { createFork } from "../../../services/repos/forks.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { ForkCreate, Repo } from "../../../services/repos/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
@@ -11,7 +12,7 @@ export function forkRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.forks" }).post(
     "/v1/orgs/:org/repos/:repo/forks",
     async ({ request, params, body, set }) => {
-      const out = await createFork(ctx, callerOf(request), params.org, params.repo, body ?? {});
+      const out = await createFork(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body ?? {});
       set.status = 202;
       return out;
     },

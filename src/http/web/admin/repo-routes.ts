@@ -6,6 +6,7 @@ import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { createGrants, deleteGrant } from "../../../services/orgs/grants.ts";
 import { createWebhook, deleteWebhook } from "../../../services/hooks/webhooks.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import type { WebhookCreated } from "../../../services/hooks/schemas.ts";
 import { accessView, webhookView, webhooksView } from "../../../services/web/admin.ts";
 import { field, listField, postForm } from "../kit/forms.ts";
@@ -64,7 +65,7 @@ export function adminRepoRoutes(ctx: Ctx) {
     .post("/:org/:repo/settings/webhooks", ({ request, params, body }) => {
       const org = orgParam(params.org);
       return postForm(ctx, request, body, { act: async ({ actor, form, frame }) => {
-        const made = await createWebhook(ctx, actor, org, params.repo, { url: field(form, "url") });
+        const made = await createWebhook(ctx, await openRepo(ctx, actor, org, params.repo), { url: field(form, "url") });
         return hooks(actor, frame, org, params.repo, { made, status: 201 });
       }, again: async ({ actor, frame, form }, e) => hooks(actor, frame, org, params.repo, { notice: { error: e.message }, status: e.status, values: form }) });
     }, HIDE)
@@ -75,7 +76,7 @@ export function adminRepoRoutes(ctx: Ctx) {
     .post("/:org/:repo/settings/webhooks/:id/delete", ({ request, params, body }) => {
       const org = orgParam(params.org);
       return postForm(ctx, request, body, { act: async ({ actor }) => {
-        await deleteWebhook(ctx, actor, org, params.repo, params.id);
+        await deleteWebhook(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
         return `${repoSettingsHref(org, params.repo, "webhooks")}?done=deleted`;
       }, again: async ({ actor, frame }, e) => hook(actor, frame, org, params.repo, params.id, undefined, { error: e.message }, e.status) });
     }, HIDE);

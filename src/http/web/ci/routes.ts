@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import { now, type Ctx } from "../../../services/context.ts";
 import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
+import { openRepo } from "../../../services/repos/repos.ts";
 import { jobView, runView, runsView } from "../../../services/web/ci.ts";
 import { postForm } from "../kit/forms.ts";
 import { logStream, resumeOffset } from "./live-log.ts";
@@ -33,7 +34,7 @@ export function ciWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return postForm(ctx, request, body, {
         act: async ({ actor }) => {
-          await cancelRun(ctx, actor, org, params.repo, params.id);
+          await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
           const v = await runView(ctx, actor, org, params.repo, params.id);
           return runHref(v.repo, v.run.id);
         },
@@ -54,7 +55,7 @@ export function ciWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return draw(request, async (actor) => {
         // The log route's own check before the stream opens: a refusal is its status, not a stream.
-        await requireJob(ctx, actor, org, params.repo, params.id, params.job);
+        await requireJob(ctx, await openRepo(ctx, actor, org, params.repo), params.id, params.job);
         return logStream(ctx, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
       });
     }, HIDE);

@@ -3,7 +3,8 @@ import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
-import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
+import { commitView, createRepoFromForm, fileView, historyView, openRepoPage, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
+import type { RepoTarget } from "../../../services/access/target.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
 import { postForm } from "../kit/forms.ts";
@@ -40,8 +41,9 @@ export function repoWebRoutes(ctx: Ctx) {
     .get("/:org/:repo", ({ request, params }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
-        const f = await repoFrame(ctx, actor, org, repoParam(params.repo), []);
-        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f);
+        const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
+        const f = await repoFrame(ctx, t, []);
+        const { tree, readme } = await treeView(ctx, t, f);
         return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })));
       });
     }, HIDE)
@@ -49,20 +51,24 @@ export function repoWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       const offset = offsetOf(queryParam(query, "offset"));
       return draw(request, async (actor, frame) => {
-        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        const rest = restOf(params["*"]);
+        const t = await openRepoPage(ctx, actor, org, params.repo);
+        const f = await repoFrame(ctx, t, rest);
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
-        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
-        const { tree, readme } = await treeView(ctx, actor, org, f.repo.name, f, offset);
+        if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
+        const { tree, readme } = await treeView(ctx, t, f, offset);
         return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })), 200, tag?.headers);
       });
     }, HIDE)
     .get("/:org/:repo/blob/*", ({ request, params }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
-        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        const rest = restOf(params["*"]);
+        const t = await openRepoPage(ctx, actor, org, params.repo);
+        const f = await repoFrame(ctx, t, rest);
         const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
-        if (tag && notModified(request, tag)) return reachable(actor, org, f, tag.notModified);
-        const file = await fileView(ctx, actor, org, f.repo.name, f);
+        if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
+        const file = await fileView(ctx, t, f);
         const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
         // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
         return page(layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)), 200, shown?.settled === false ? undefined : tag?.headers);
@@ -71,10 +77,12 @@ export function repoWebRoutes(ctx: Ctx) {
     .get("/:org/:repo/raw/*", ({ request, params, query }) => {
       const org = orgParam(params.org);
       return draw(request, async (actor) => {
-        const f = await repoFrame(ctx, actor, org, params.repo, restOf(params["*"]));
+        const rest = restOf(params["*"]);
+        const t = await openRepoPage(ctx, actor, org, params.repo);
+        const f = await repoFrame(ctx, t, rest);
         // The id first: a revalidation is answered without reading the bytes, and big ones are
         // resolved off the event loop (issue 25 row 4).
-        const blob = await statBlob(ctx, actor, org, f.repo.name, f.ref.full, f.path);
+        const blob = await statBlob(ctx, t, f.ref.full, f.path);
         const etag = `"${blob.oid}"`;
         // Why: a file at a commit id never changes; at a branch it may, so it is revalidated.
         const cache = isFullSha(f.ref.short) ? "private, max-age=31536000, immutable" : "private, no-cache";
@@ -93,14 +101,15 @@ export function repoWebRoutes(ctx: Ctx) {
       const org = orgParam(params.org);
       return draw(request, async (actor, frame) => {
         // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
-        const repo = await repoView(ctx, actor, org, repoParam(params.repo));
+        const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
+        const repo = await repoView(ctx, t);
         const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
         if (tag && notModified(request, tag)) {
           // Why before the 304: a commit no longer reachable is a 404, cached or not.
-          await requireCommit(ctx, actor, org, repo.name, params.sha);
+          await requireCommit(ctx, t, params.sha);
           return tag.notModified;
         }
-        const v = await commitView(ctx, actor, repo, params.sha);
+        const v = await commitView(ctx, t, params.sha);
         return page(layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)), 200, tag?.headers);
       });
     }, HIDE)
@@ -121,18 +130,19 @@ export function repoWebRoutes(ctx: Ctx) {
    * `answer` (a 304) once the page's commit is readable: a commit no longer reachable is a 404,
    * cached or not (services/repos/content.ts requireCommit). A branch named like an id is a ref.
    */
-  async function reachable(actor: Principal, org: string, f: RepoFrame, answer: Response): Promise<Response> {
-    if (f.ref.full === f.ref.short) await requireCommit(ctx, actor, org, f.repo.name, f.ref.short);
+  async function reachable(t: RepoTarget, f: RepoFrame, answer: Response): Promise<Response> {
+    if (f.ref.full === f.ref.short) await requireCommit(ctx, t, f.ref.short);
     return answer;
   }
 
   function history(request: Request, org: string, repo: string, rest: string[], query: unknown): Promise<Response> {
     return draw(request, async (actor, frame) => {
-      const f = await repoFrame(ctx, actor, org, repo, rest);
+      const t = await openRepoPage(ctx, actor, org, repo);
+      const f = await repoFrame(ctx, t, rest);
       // The filter form sends ?path=; the path in the URL wins when both are given.
       const filter = (queryParam(query, "path") ?? "").replace(/^\/+|\/+$/g, "");
       if (!f.path && filter) return new Response(null, { status: 303, headers: { location: `/${seg(f.repo.org)}/${seg(f.repo.name)}/commits/${f.ref.short.split("/").map(seg).join("/")}/${filter.split("/").map(seg).join("/")}` } });
-      const list = await historyView(ctx, actor, org, f.repo.name, f, queryParam(query, "cursor"));
+      const list = await historyView(ctx, t, f, queryParam(query, "cursor"));
       return page(layout(frame, `History · ${f.repo.org}/${f.repo.name}`, historyPage(f, list)));
     });
   }
