@@ -5,7 +5,6 @@ import { guessContentType, requireCommit, statBlob } from "../../../services/rep
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { commitView, createRepoFromForm, fileView, historyView, openRepoPage, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
 import type { RepoTarget } from "../../../services/access/target.ts";
-import type { Principal } from "../../../services/access/principal.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
 import { postForm } from "../kit/forms.ts";
 import { immutablePage, isFullSha, notModified } from "../kit/etag.ts";
