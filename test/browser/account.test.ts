@@ -191,4 +191,4 @@ test("sign up → confirm by mail → token shown once → SSH key → profile �
   } finally {
     await phone.close();
   }
-}, 120_000);
+}, 300_000);
