@@ -64,7 +64,7 @@ export async function location(raw: string, flag: string, env: Record<string, st
         await store.delete(key);
       }
       if (status === 200 && !opts.allowPublic) {
-        throw new AppError(409, `${label} can be read without credentials (an unsigned GET answered 200); a backup holds password and token hashes: make the bucket private, or pass --allow-public-target if it is reachable only from where it should be`);
+        throw new AppError("conflict", `${label} can be read without credentials (an unsigned GET answered 200); a backup holds password and token hashes: make the bucket private, or pass --allow-public-target if it is reachable only from where it should be`);
       }
     },
   };

@@ -56,6 +56,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_GIT_MAX_PUSH", "2g", "largest git push: bytes or with a unit (500m, 2g), 1 KiB to 1 TiB"],
   ["SVC_GIT_MAX_OBJECT", "100m", "largest object a push or mirror sync may bring, once inflated: bytes or with a unit, 1 KiB to 1 TiB"],
   ["SVC_GIT_CACHE", "128m", "memory the git read caches hold together, bytes or with a unit"],
+  ["SVC_GIT_MAX_NEGOTIATION", "500000", "most lines of each kind (want, have, shallow, ...) one fetch request may carry"],
 ];
 
 /** The settings footer text: every setting, its default and its meaning, in columns. */

@@ -48,6 +48,8 @@ export interface Config {
   gitMaxObject: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
+  /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
+  gitMaxNegotiation: number;
   /** Rate limits of guessing and flooding (README "Operations"). */
   limits: Limits;
 }
@@ -93,6 +95,7 @@ const KNOWN = new Set([
   "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
   "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
   "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH", "SVC_GIT_MAX_OBJECT", "SVC_GIT_CACHE",
+  "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
@@ -104,6 +107,8 @@ export const SETTINGS: readonly string[] = [...KNOWN];
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
+/** SVC_GIT_MAX_NEGOTIATION when unset: far above what git clients send (git/upload-request.ts). */
+export const DEFAULT_GIT_MAX_NEGOTIATION = 500_000;
 /** SVC_GIT_CACHE when unset: 128 MiB for all git read caches together (README "Operations: memory"). */
 export const DEFAULT_GIT_CACHE = 128 * 1024 ** 2;
 
@@ -278,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
+    gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
   };
 }

@@ -31,7 +31,7 @@ import { flushMetrics } from "./services/metrics/record.ts";
 import { EventBus } from "./services/events/bus.ts";
 import { LocalSignals } from "./services/events/signals.ts";
 import { WorkEngine } from "./services/jobs/engine.ts";
-import { wire } from "./wiring.ts";
+import { domainResolvers, wire } from "./wiring.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -44,6 +44,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
+  // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
   const signals = new LocalSignals(db);
   const closeAll = () => {
@@ -52,7 +53,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     close();
   };
   const ctx: Ctx & { close(): void } = {
-    db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), git: new GitStore(store, config.gitCacheBytes), threads, tmpDir, log, mail: createMailTransport(config.mail),
+    db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), resolvers: domainResolvers(), git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)), threads, tmpDir, log, mail: createMailTransport(config.mail),
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
     ci: { claims: new ClaimHub(() => ctx), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },

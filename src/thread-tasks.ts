@@ -1,5 +1,6 @@
 // The tasks the thread pool runs (src/util/thread-pool.ts), by name. Each is a pure function of
 // its input (plus what the thread builds for itself); add a task here and it runs on every thread.
+import { uploadPackTask } from "./services/git/upload-thread.ts";
 import { indexPackTask } from "./git/pack-index-task.ts";
 import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
@@ -27,6 +28,8 @@ export const TASKS = {
     while (performance.now() < end) n++;
     return n;
   },
+  /** Lists and writes the pack of a large fetch, emitting the response bytes (services/git/upload-thread.ts). */
+  "git.uploadPack": uploadPackTask,
   /** Indexes a pushed or fetched pack from the temp file the caller writes (git/pack-index-task.ts). */
   "git.indexPack": (input: IndexTaskInput) => indexPackTask(input),
   /** Throws an error carrying a `code` (the pool's tests of error passing). */

@@ -13,7 +13,7 @@ import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/repos/purge.ts";
 import { REPO_FORK, runFork } from "./services/repos/forks.ts";
 import { REPO_COMPACT, REPO_GC, REPO_GC_PASS, REPO_SWEEP, compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
-import { BILLING_SEATS, syncSeats } from "./services/billing/seats.ts";
+import { BILLING_SEATS, seatsChanged, syncSeats } from "./services/billing/seats.ts";
 import { MIRROR_SCHEDULE, MIRROR_SYNC, scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
 import { runMirrorSync } from "./services/mirrors/sync.ts";
 import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
@@ -21,6 +21,11 @@ import { CHANGE_LAND } from "./services/changes/land-job.ts";
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
+import type { Resolvers } from "./services/access/resolvers.ts";
+import { BILLING_QUOTA } from "./services/billing/write-blocked.ts";
+import { isRunnerCredential, resolveRunnerCredential } from "./services/ci/credentials.ts";
+import { SESSION_CREDENTIAL, TOKEN_CREDENTIAL } from "./services/people/auth.ts";
+import { guardPresentation } from "./services/people/throttle.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -65,7 +70,29 @@ function wirePlatform(ctx: Ctx): void {
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────
-function wireDomains(_ctx: Ctx): void {}
+function wireDomains(ctx: Ctx): void {
+  // A seat is a membership: orgs and people announce the change, billing tells the provider.
+  ctx.events.subscribe("billing", ["membership.changed"], seatsChanged);
+}
+
+// What access asks the domains above it (ctx.resolvers, access/resolvers.ts): credential kinds and
+// billing's quota answers, so access imports none of them. Built with the context (the field is
+// required: no context exists without quota enforcement or credential kinds).
+/** The resolvers every context carries. Order matters: the first kind whose shape fits resolves a value. */
+export function domainResolvers(): Resolvers {
+  return {
+    credentials: {
+      kinds: [
+        // CI's runner registration tokens (svcg_) and machine credentials (svcr_): bearer only.
+        { name: "runner", carriers: ["bearer"], matches: isRunnerCredential, resolve: resolveRunnerCredential },
+        TOKEN_CREDENTIAL,
+        SESSION_CREDENTIAL,
+      ],
+      guard: guardPresentation,
+    },
+    quota: BILLING_QUOTA,
+  };
+}
 
 // ── C: web ───────────────────────────────────────────────────────────────────────────────────
 function wireWeb(_ctx: Ctx): void {}

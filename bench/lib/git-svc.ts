@@ -26,20 +26,21 @@ function baseEnv(): Record<string, string> {
   return out;
 }
 
-export async function runSvc(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), ...args], { cwd: ROOT, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+export async function runSvc(args: string[], env: Record<string, string>, root = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = Bun.spawn([BUN, join(root, "src/main.ts"), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr };
 }
 
 /**
- * Starts `bun [bunFlags] src/main.ts serve`. `bunFlags` can carry `--cpu-prof`,
+ * Starts `bun [bunFlags] src/main.ts serve` (from `root`: another checkout, for side-by-side runs). `bunFlags` can carry `--cpu-prof`,
  * `--cpu-prof-dir=…`, `--cpu-prof-md` for profiling (written when the server exits).
  */
-export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?: string[]; env?: Record<string, string> }): Promise<SvcServer> {
+export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?: string[]; env?: Record<string, string>; root?: string }): Promise<SvcServer> {
+  const root = opts.root ?? ROOT;
   const env: Record<string, string> = { SVC_DATA_DIR: opts.dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: opts.log ?? "info", ...opts.env };
-  const proc = Bun.spawn([BUN, ...(opts.bunFlags ?? []), join(ROOT, "src/main.ts"), "serve"], {
-    cwd: ROOT,
+  const proc = Bun.spawn([BUN, ...(opts.bunFlags ?? []), join(root, "src/main.ts"), "serve"], {
+    cwd: root,
     env: { ...baseEnv(), ...env },
     stdout: "pipe",
     stderr: "pipe",
@@ -81,7 +82,7 @@ export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?:
     env,
     proc,
     logs: () => errText,
-    cli: (args) => runSvc(args, env),
+    cli: (args) => runSvc(args, env, root),
     stop() {
       stopped ??= (async () => {
         proc.kill("SIGTERM");

@@ -17,8 +17,9 @@ import { writePack } from "./pack-writer.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot } from "./repo-snapshot.ts";
 import { CommitCache } from "./revision.ts";
-import { SidebandWriter } from "./sideband.ts";
+import { encodeSideband, SidebandWriter } from "./sideband.ts";
 import type { CollectRequest } from "./walk.ts";
+import type { WorkBudget } from "./work-budget.ts";
 
 /** Pack options negotiated by the client. */
 export interface PackOptions {
@@ -28,6 +29,35 @@ export interface PackOptions {
   noProgress: boolean;
   /** 0 for a raw pack, else the side-band packet size (1000 or 65520). */
   sideband: number;
+}
+
+/**
+ * One pack to send: what to list and how to send it. Structured-cloneable, so a worker thread can
+ * run it (services/git/upload-thread.ts).
+ */
+export interface PackJob {
+  request: CollectRequest;
+  options: PackOptions;
+}
+
+/**
+ * Lists and streams the pack of `job` through `write`: side-band packets ending with a
+ * flush-pkt (or the raw pack without side-band), each write whole packets. Returns the number of
+ * objects sent; a GitError it throws is reported to the client by the caller (band 3).
+ */
+export type Packer = (job: PackJob, write: (chunk: Uint8Array) => Promise<void>) => Promise<number>;
+
+/** The packer that runs in this thread over `snapshot`. */
+export function localPacker(snapshot: RepoSnapshot): Packer {
+  return (job, write) => createPackFile(snapshot, job.request, job.options, packSink(write, job.options));
+}
+
+/** Writes a fatal error on band 3 (what the client prints before it gives up); nothing without side-band. */
+export function bandError(write: (chunk: Uint8Array) => void | Promise<void>, opts: PackOptions): (text: string) => Promise<void> {
+  return async (text) => {
+    if (opts.sideband === 0) return;
+    for (const p of encodeSideband(3, text, opts.sideband)) await write(p);
+  };
 }
 
 /** Where pack bytes go. */
@@ -75,25 +105,38 @@ export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opt
   };
 }
 
+/** Options of createPackFile. */
+export interface CreatePackOptions {
+  /** Give up with OverBudget once this is spent (nothing is written before listing ends). */
+  budget?: WorkBudget;
+  /** Send keep-alive packets while listing (default true; off where the caller sends them). */
+  keepalive?: boolean;
+}
+
 /** Compute and stream the pack for `req`; returns the number of objects sent. */
 export async function createPackFile(
   snapshot: RepoSnapshot,
   req: CollectRequest,
   opts: PackOptions,
   sink: PackSink,
+  how: CreatePackOptions = {},
 ): Promise<number> {
-  sink.keepalive(true);
+  const keepalive = how.keepalive !== false;
+  if (keepalive) sink.keepalive(true);
   let list: ObjectList;
   try {
-    list = await listObjects(snapshot.objects, req, { reachability: true });
-    if (opts.includeTag) await includeTags(snapshot, list);
+    // Why no thin pack under a filter: a partial clone may lack the blobs we would delta against.
+    list = await listObjects(snapshot.objects, req, { reachability: true, budget: how.budget, thinBases: opts.thinPack && !req.filter });
+    if (opts.includeTag) {
+      how.budget?.spend(snapshot.refs.length);
+      await includeTags(snapshot, list);
+    }
   } finally {
-    sink.keepalive(false);
+    if (keepalive) sink.keepalive(false);
   }
   await sink.progress(`Enumerating objects: ${list.count}, done.\n`);
-  // Why no thin pack under a filter: a partial clone may lack the blobs we would delta against.
   const thin = opts.thinPack && !req.filter;
-  for await (const chunk of writePack(list.midx, list.flags, list.count, { ofsDelta: opts.ofsDelta, thin })) {
+  for await (const chunk of writePack(list.midx, list.flags, list.count, { ofsDelta: opts.ofsDelta, thin, bases: list.bases, budget: how.budget })) {
     await sink.data(chunk);
   }
   await sink.progress(`Total ${list.count}\n`);

@@ -14,10 +14,35 @@
 //   peeled = "peeled:" obj-id
 import { FLUSH_PKT } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot, resolveHead } from "./repo-snapshot.ts";
+import { TimeSlice } from "./time-slice.ts";
 import { GitError } from "./types.ts";
 
-/** More prefixes than this and git ignores them all (TOO_MANY_PREFIXES). */
+/** This many prefixes or more and git ignores them all (ls-refs.c TOO_MANY_PREFIXES): every ref is sent. */
 const TOO_MANY_PREFIXES = 65536;
+
+/**
+ * A test "does some prefix start this name": the prefixes in a set, and each name's own prefixes
+ * of the lengths that occur looked up in it (a few dozen lookups per ref, whatever the number of
+ * prefixes). Built with yields: tens of thousands of prefixes are many strings to hash.
+ */
+export async function prefixMatcher(prefixes: string[], slice: TimeSlice = new TimeSlice()): Promise<(name: string) => boolean> {
+  if (prefixes.length === 0) return () => true;
+  const set = new Set<string>();
+  const lengths = new Set<number>();
+  for (const p of prefixes) {
+    await slice.tick();
+    set.add(p);
+    lengths.add(p.length);
+  }
+  const sorted = [...lengths].sort((a, b) => a - b);
+  return (name) => {
+    for (const n of sorted) {
+      if (n > name.length) return false;
+      if (set.has(n === name.length ? name : name.slice(0, n))) return true;
+    }
+    return false;
+  };
+}
 
 /** Answer an ls-refs request with `args`; `line` writes one pkt-line. */
 export async function lsRefs(
@@ -37,8 +62,9 @@ export async function lsRefs(
     else if (arg.startsWith("ref-prefix ")) prefixes.push(arg.slice(11));
     else throw new GitError(`ls-refs: unexpected line: '${arg}'`, "protocol");
   }
-  if (prefixes.length > TOO_MANY_PREFIXES) prefixes = [];
-  const matches = (name: string): boolean => prefixes.length === 0 || prefixes.some((p) => name.startsWith(p));
+  if (prefixes.length >= TOO_MANY_PREFIXES) prefixes = [];
+  const slice = new TimeSlice();
+  const matches = await prefixMatcher(prefixes, slice);
 
   const refs = await peelRefs(snapshot);
   if (snapshot.head && matches("HEAD")) {
@@ -52,6 +78,7 @@ export async function lsRefs(
     }
   }
   for (const r of refs) {
+    await slice.tick();
     if (!matches(r.name)) continue;
     await line(`${r.oid} ${r.name}${peel && r.peeled ? ` peeled:${r.peeled}` : ""}`);
   }

@@ -17,6 +17,9 @@
 import { type CommitCache } from "./revision.ts";
 import type { Oid } from "./types.ts";
 
+/** Commits the "ok to give up" walks of one request may visit in all. */
+export const GIVE_UP_WALK_LIMIT = 200_000;
+
 /** What the server learned about the client's objects (git's THEY_HAVE marks and have_obj). */
 export class CommonCommits {
   /** Commits the client has, and their parents (THEY_HAVE). */
@@ -26,6 +29,16 @@ export class CommonCommits {
   /** Objects the client has that we have too, in order: the "--not" side of the pack walk. */
   readonly haves: Oid[] = [];
   private oldestHave = 0;
+  /** Bumped whenever theyHave grows or oldestHave moves: the only inputs of okToGiveUp. */
+  private epoch = 0;
+  /** The epoch of the last okToGiveUp that answered false (the same question gets the same answer). */
+  private failedAt = -1;
+  /**
+   * Commits okToGiveUp may still visit in this request. Why: a client alternating haves we know
+   * with haves we do not would make every call walk again; past this, "ready" is simply not sent
+   * early (the client goes on until it says done, and the pack is the same).
+   */
+  private walkLeft = GIVE_UP_WALK_LIMIT;
 
   constructor(private readonly cache: CommitCache) {}
 
@@ -36,10 +49,15 @@ export class CommonCommits {
     let knew = false;
     if (head.type === "commit") {
       const node = await this.cache.get(oid);
+      const before = this.theyHave.size;
       if (this.theyHave.has(oid)) knew = true;
       else this.theyHave.add(oid);
-      if (this.oldestHave === 0 || node.time < this.oldestHave) this.oldestHave = node.time;
+      if (this.oldestHave === 0 || node.time < this.oldestHave) {
+        this.oldestHave = node.time;
+        this.epoch++;
+      }
       for (const p of node.parents) this.theyHave.add(p);
+      if (this.theyHave.size !== before) this.epoch++;
     }
     if (knew) return 0;
     this.haves.push(oid);
@@ -48,7 +66,7 @@ export class CommonCommits {
 
   /** True when every want reaches a commit the client has, through commits not older than its oldest have. */
   async okToGiveUp(wants: Oid[]): Promise<boolean> {
-    if (this.haves.length === 0) return false;
+    if (this.haves.length === 0 || this.failedAt === this.epoch || this.walkLeft <= 0) return false;
     for (const want of wants) {
       if (this.satisfied.has(want)) continue;
       const p = await this.cache.peel(want);
@@ -56,6 +74,7 @@ export class CommonCommits {
         this.satisfied.add(want);
         continue;
       }
+      this.failedAt = this.epoch;
       return false;
     }
     return true;
@@ -65,6 +84,7 @@ export class CommonCommits {
     const stack = [start];
     const visited = new Set<Oid>([start]);
     while (stack.length > 0) {
+      if (--this.walkLeft < 0) return false;
       const oid = stack.pop()!;
       if (this.theyHave.has(oid)) return true;
       const node = await this.cache.lookup(oid);

@@ -15,6 +15,7 @@
 import { isOid } from "./oid.ts";
 import { FLUSH_PKT } from "./pkt-line.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
+import { TimeSlice } from "./time-slice.ts";
 import { GitError } from "./types.ts";
 
 /**
@@ -36,10 +37,12 @@ export async function objectInfo(
     else throw new GitError(`object-info: unexpected line: '${arg}'`, "protocol");
   }
   if (size) await line("size");
+  const slice = new TimeSlice();
   // One walk answers the usual request (everything reachable); only then are ids asked one by one.
   const index = size && snapshot.reach ? await snapshot.reach() : null;
   const allReachable = !index || (await index.firstUnreachable(snapshot.objects, oids)) === null;
   for (const oid of oids) {
+    await slice.tick();
     if (!size) {
       await line(oid);
       continue;

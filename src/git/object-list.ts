@@ -14,15 +14,16 @@
 import { CLONE_MEMORY_SLACK, MemoryPacer } from "./buffer-pool.ts";
 import { type ChainObject, ChainReader } from "./chain-reader.ts";
 import type { CopyLog } from "./delta.ts";
-import { type ObjectFilter } from "./list-objects.ts";
+import { filterRules, type FilterRules } from "./list-objects.ts";
 import { MultiPackIndex } from "./multi-pack-index.ts";
 import type { PackSet } from "./pack-set.ts";
 import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
 import { CommitCache, limitCommits, type Peeled } from "./revision.ts";
 import { lowerBound } from "./search.ts";
 import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
-import { GitError, type Oid } from "./types.ts";
+import { GitError, type ObjectReader, type Oid } from "./types.ts";
 import type { CollectRequest } from "./walk.ts";
+import type { WorkBudget } from "./work-budget.ts";
 
 /** Per-position flags of an ObjectList. */
 export const SEND = 1;
@@ -52,6 +53,22 @@ export interface ObjectList {
    * another want reaches too (a reachability record can leave them out).
    */
   reachedWants: Set<Oid>;
+  /**
+   * With ListOptions.thinBases: for objects sent, the client's version of the same path (a
+   * position flagged HAVE), which a thin pack may send them as a delta against.
+   */
+  bases: Map<number, number> | null;
+  /**
+   * With thinBases: the entries of every tree the client has, as name hashes (sorted) and the
+   * positions they name, recorded by the walk of the client's trees; pairing reads no tree again.
+   */
+  theirEntries: Map<number, TreeNames> | null;
+}
+
+/** A tree's entries: FNV-1a hashes of the names, sorted, and the position each names (-1 when absent). */
+interface TreeNames {
+  hashes: Uint32Array;
+  children: Int32Array;
 }
 
 /** Options of listObjects. */
@@ -63,16 +80,34 @@ export interface ListOptions {
    * fast-forward). Otherwise the listing falls back to the full walk, so the answer is exact.
    */
   reachability?: boolean;
+  /**
+   * Work allowed (OverBudget when spent): about a unit per microsecond of work, so that the
+   * caller can try a fetch on the event loop and move it to a thread when it is not small.
+   */
+  budget?: WorkBudget;
+  /**
+   * Pair what is sent with the client's version of the same path (ObjectList.bases): the root
+   * tree of each commit sent with the root tree of its parent the client has (or of the first
+   * commit the client has), then entry by entry down the trees both sides have.
+   */
+  thinBases?: boolean;
 }
+
+/** Budget units per commit read, per tree read and per 64 tree entries scanned, per object listed. */
+const COMMIT_UNITS = 8;
+const TREE_UNITS = 4;
+const OBJECT_UNITS = 1;
 
 /** List what to send for `req` from `set` (whose multi-pack index is built or reused). */
 export async function listObjects(set: PackSet, req: CollectRequest, opts: ListOptions = {}): Promise<ObjectList> {
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set() };
-  const cache = new CommitCache(set);
+  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set(), bases: null, theirEntries: null };
+  const budget = opts.budget;
+  const cache = new CommitCache(budget ? spendingReader(set, budget) : set);
   const send = (p: number, type: number): void => {
+    budget?.spend(OBJECT_UNITS);
     flags[p]! |= SEND;
     types[p] = type;
     list.count++;
@@ -81,6 +116,8 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const wantCommits: Oid[] = [];
   const wantTrees: number[] = [];
   const wantBlobs: number[] = [];
+  // Every line of the request is looked up at least once: charged up front.
+  budget?.spend(OBJECT_UNITS * (req.wants.length + req.haves.length + req.shallow.length + (req.deepenNot?.length ?? 0)));
   for (const oid of req.wants) {
     const p = await mustPeel(cache, oid);
     for (const t of p.tags) if (!(flags[mustFind(midx, t)]! & SEND)) send(mustFind(midx, t), OBJ_TAG);
@@ -115,7 +152,7 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const clone = haveCommits.length === 0 && haveOthers.length === 0 && plan.unshallow.length === 0 && plan.grafts.size === 0 && plan.extraWants.length === 0;
   if (clone) {
     const needed = opts.reachability && !req.filter ? markRecordedPacks(list, req.wants) : null;
-    await allCommits(list, wantCommits, rootTrees, send, needed);
+    await allCommits(list, wantCommits, rootTrees, send, needed, budget);
     // A recorded tip neither wanted nor met: its pack may hold what the refs no longer reach.
     if (needed && needed.size > 0) return listObjects(set, req, { ...opts, reachability: false });
   } else {
@@ -131,12 +168,22 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
       if (p >= 0) flags[p]! |= HAVE;
       haveTrees.push(mustFind(midx, (await cache.get(oid)).tree));
     }
+    const pairs = opts.thinBases && edges.size > 0 ? (list.bases = new Map()) : null;
+    if (pairs) list.theirEntries = new Map();
+    let firstEdgeTree = -1;
+    if (pairs) firstEdgeTree = mustFind(midx, (await cache.get(edges.values().next().value!)).tree);
     for (const c of walk.commits) {
       const p = mustFind(midx, c.oid);
       if (flags[p]! & SEND) continue;
       send(p, OBJ_COMMIT);
       list.commitCount++;
-      rootTrees.push(mustFind(midx, c.tree));
+      const root = mustFind(midx, c.tree);
+      rootTrees.push(root);
+      if (pairs && !pairs.has(root)) {
+        const parent = c.parents.find((q) => edges.has(q));
+        const base = parent ? mustFind(midx, (await cache.get(parent)).tree) : firstEdgeTree;
+        if (base !== root) pairs.set(root, base);
+      }
     }
   }
   for (const oid of haveOthers) {
@@ -148,16 +195,36 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   }
 
   // Trees and blobs of the client's edge commits first: they are not sent (and may be delta bases).
-  await walkTrees(list, haveTrees, true, undefined, send);
-  const roots: number[] = [];
-  for (const p of [...rootTrees, ...wantTrees]) {
+  await walkTrees(list, [], haveTrees, true, NO_FILTER, send, budget);
+  const rules = filterRules(req.filter);
+  // Explicitly wanted trees are sent whatever the filter says (git's USER_GIVEN objects), and
+  // their entries are judged at depth 0; the commits' root trees are at depth 0 themselves.
+  const given: number[] = [];
+  for (const p of wantTrees) {
     if (flags[p]! & (SEND | HAVE | SEEN)) continue;
     send(p, OBJ_TREE);
+    given.push(p);
+  }
+  const roots: number[] = [];
+  for (const p of rootTrees) {
+    if (flags[p]! & (SEND | HAVE | SEEN)) continue;
+    if (rules.trees && rules.maxDepth > 0) send(p, OBJ_TREE);
+    else flags[p]! |= SEEN;
     roots.push(p);
   }
-  await walkTrees(list, roots, false, req.filter, send);
+  await walkTrees(list, given, roots, false, rules, send, budget);
   // Explicitly wanted blobs are sent whatever the filter says.
   for (const p of wantBlobs) if (!(flags[p]! & SEND)) send(p, OBJ_BLOB);
+  // object:type other than commit: only the wanted commits go (git filters the others).
+  if (!rules.commits) {
+    const wanted = new Set(wantCommits.map((oid) => mustFind(midx, oid)));
+    for (let p = 0; p < midx.count; p++) {
+      if (!(flags[p]! & SEND) || types[p] !== OBJ_COMMIT || wanted.has(p)) continue;
+      flags[p] = (flags[p]! & ~SEND) | SEEN;
+      list.count--;
+      list.commitCount--;
+    }
+  }
   // The walk's resolved trees (tens of MB) are not needed by the pack writer that runs next.
   list.reader.clear();
   return list;
@@ -200,7 +267,7 @@ function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
  * Every commit reachable from `wants` (no boundary): straight through by position. Objects
  * already marked as sent (a recorded pack's) are not walked; `needed` loses each one met.
  */
-async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null): Promise<void> {
+async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null, budget?: WorkBudget): Promise<void> {
   const { midx, flags } = list;
   const stack: number[] = [];
   const wanted = new Set<number>();
@@ -218,6 +285,7 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     const p = stack.pop()!;
     list.commitCount++;
     pacer.tick();
+    budget?.spend(COMMIT_UNITS);
     const obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
     if (obj.code !== OBJ_COMMIT) throw new GitError(`object ${midx.oidAt(p)} is not a commit`);
     const data = obj.data;
@@ -239,32 +307,43 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
   }
 }
 
+/** No filter: every tree and blob is sent. */
+const NO_FILTER = filterRules(undefined);
+
 /**
- * Read the trees `roots` and everything below them, level by level in pack order. With `have`,
- * mark it all as held by the client (mark_tree_uninteresting); else mark as sent every object
- * not already sent, held or seen (the roots themselves are already marked by the caller).
+ * Read the trees `roots` and everything below them, level by level in pack order (so an object
+ * is first met at its smallest depth). With `have`, mark it all as held by the client
+ * (mark_tree_uninteresting); else mark as sent every object not already sent, held or seen that
+ * `rules` let through (the roots themselves are already marked by the caller). `given` (wanted
+ * trees, already marked) are read first: their entries are at depth 0, beside the roots.
  */
 async function walkTrees(
   list: ObjectList,
+  given: number[],
   roots: number[],
   have: boolean,
-  filter: ObjectFilter | undefined,
+  rules: FilterRules,
   send: (p: number, type: number) => void,
+  budget?: WorkBudget,
 ): Promise<void> {
   const { midx, flags } = list;
-  let level = roots;
+  let level = given;
+  let pendingRoots: number[] | null = roots;
   if (have) {
-    level = [];
+    pendingRoots = [];
     for (const p of roots) {
       if (flags[p]! & HAVE) continue;
       flags[p]! |= HAVE;
-      level.push(p);
+      pendingRoots.push(p);
     }
   }
+  const blobs = rules.blobLimit === 0 ? BLOBS_NONE : rules.blobLimit === Number.POSITIVE_INFINITY ? BLOBS_ALL : BLOBS_SIZED;
   const pacer = new MemoryPacer(64, CLONE_MEMORY_SLACK);
   const hints = takesHints(midx);
-  while (level.length > 0) {
+  // The entries of this level's trees are at `depth`.
+  for (let depth = 0; level.length > 0 || pendingRoots; depth++) {
     const next: number[] = [];
+    if (!have && (!rules.descend || depth >= rules.maxDepth)) level = [];
     const ordered = packOrder(midx, level);
     let hinted = 0;
     for (let i = 0; i < ordered.length; i++) {
@@ -291,21 +370,96 @@ async function walkTrees(
       }
       pacer.tick();
       const reader = list.reader;
-      const n = scanTree(midx, flags, obj.data, p, have, filter !== undefined, next, send, reader.lastBase, reader.lastCopies);
+      const n = scanTree(midx, flags, obj.data, p, have, rules.trees, blobs, next, send, reader.lastBase, reader.lastCopies);
       reader.setStarts(obj, startsScratch, n);
+      budget?.spend(TREE_UNITS + (n >> 6));
+      if (have && list.theirEntries) list.theirEntries.set(p, treeNames(midx, obj.data));
       list.stats.trees++;
       list.stats.entries += n;
       list.stats.skipped += scanSkipped;
       const pending = pendingBlobs;
       pendingBlobs = NO_PENDING;
+      const pair = have ? undefined : list.bases?.get(p);
+      if (pair !== undefined) {
+        budget?.spend(n >> 5);
+        pairEntries(list, obj.data, pair);
+      }
       if (hints && pending.length > 1) hint(midx, pending, 0, pending.length);
       for (const q of pending) {
-        if (await wantBlob(midx, q, filter)) send(q, OBJ_BLOB);
+        if (await smallBlob(midx, q, rules.blobLimit)) send(q, OBJ_BLOB);
       }
     }
+    if (pendingRoots) next.push(...pendingRoots);
+    pendingRoots = null;
     level = next;
   }
 }
+
+/** The names of a tree the client has (TreeNames). */
+function treeNames(midx: MultiPackIndex, data: Uint8Array): TreeNames {
+  const hashes: number[] = [];
+  const children: number[] = [];
+  forEachEntry(data, (nameAt, nul) => {
+    hashes.push(nameHash(data, nameAt, nul));
+    children.push(midx.find(data, nul + 1));
+  });
+  const order = hashes.map((_, i) => i).sort((x, y) => hashes[x]! - hashes[y]!);
+  return { hashes: Uint32Array.from(order, (i) => hashes[i]!), children: Int32Array.from(order, (i) => children[i]!) };
+}
+
+/**
+ * Pair the entries of a tree being sent (`data`) with the entries of the same name in the
+ * client's version of that directory (position `theirs`, recorded by the walk of the client's
+ * trees): each entry sent gets the client's object as its thin base; a subtree's pair is used
+ * when the walk reaches it. Names are matched by hash (a collision only costs a worse delta).
+ */
+function pairEntries(list: ObjectList, data: Uint8Array, theirs: number): void {
+  const { midx, flags } = list;
+  const bases = list.bases!;
+  const names = list.theirEntries?.get(theirs);
+  if (!names) return;
+  const { hashes, children } = names;
+  forEachEntry(data, (nameAt, nul) => {
+    const h = nameHash(data, nameAt, nul);
+    let lo = 0;
+    let hi = hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hashes[mid]! < h) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= hashes.length || hashes[lo] !== h) return;
+    const c = children[lo]!;
+    if (c < 0 || !(flags[c]! & HAVE)) return;
+    const q = midx.find(data, nul + 1);
+    if (q < 0 || q === c || !(flags[q]! & SEND) || bases.has(q)) return;
+    bases.set(q, c);
+  });
+}
+
+/** Calls `fn(nameStart, nulAt)` for each "<mode> <name>\0<id>" entry of a well-formed tree. */
+function forEachEntry(data: Uint8Array, fn: (nameAt: number, nul: number) => void): void {
+  let at = 0;
+  while (at < data.length) {
+    const sp = data.indexOf(0x20, at);
+    const nul = sp < 0 ? -1 : data.indexOf(0, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 21 > data.length) return;
+    fn(sp + 1, nul);
+    at = nul + 21;
+  }
+}
+
+function nameHash(data: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+
+/** Blobs met in a tree: all sent, sent when small enough (decided after the scan), none sent. */
+const BLOBS_ALL = 0;
+const BLOBS_SIZED = 1;
+const BLOBS_NONE = 2;
 
 const NO_PENDING: number[] = [];
 // module-state: scratch (synchronous, reused by every call; see below)
@@ -331,7 +485,8 @@ function scanTree(
   data: Uint8Array,
   p: number,
   have: boolean,
-  filtered: boolean,
+  showTrees: boolean,
+  blobs: number,
   next: number[],
   send: (p: number, type: number) => void,
   base: ChainObject | null,
@@ -409,10 +564,13 @@ function scanTree(
     }
     if (f & (SEND | HAVE | SEEN)) continue;
     if (kind === TREE) {
-      send(q, OBJ_TREE);
+      if (showTrees) send(q, OBJ_TREE);
+      else flags[q] = f | SEEN;
       next.push(q);
-    } else if (!filtered) {
+    } else if (blobs === BLOBS_ALL) {
       send(q, OBJ_BLOB);
+    } else if (blobs === BLOBS_NONE) {
+      flags[q] = f | SEEN;
     } else {
       if (pending === NO_PENDING) pending = [];
       flags[q] = f | SEEN;
@@ -424,12 +582,24 @@ function scanTree(
   return n;
 }
 
-async function wantBlob(midx: MultiPackIndex, p: number, filter: ObjectFilter | undefined): Promise<boolean> {
-  if (!filter) return true;
-  if (filter.kind === "blob:none") return false;
+/** True when the blob at `p` is smaller than `limit` bytes (blob:limit). */
+async function smallBlob(midx: MultiPackIndex, p: number, limit: number): Promise<boolean> {
   const pack = midx.packs[midx.packOf[p]!]!;
   const head = await pack.headerAt(pack.idx.offsetAt(midx.idxPos[p]!));
-  return head.size < filter.bytes;
+  return head.size < limit;
+}
+
+/** `reader` spending COMMIT_UNITS of `budget` per object read (the commit walks' reads). */
+function spendingReader(reader: ObjectReader, budget: WorkBudget): ObjectReader {
+  return {
+    has: (oid) => reader.has(oid),
+    read: (oid) => {
+      budget.spend(COMMIT_UNITS);
+      return reader.read(oid);
+    },
+    readHeader: (oid) => reader.readHeader(oid),
+    prefetch: reader.prefetch ? (oids) => reader.prefetch!(oids) : undefined,
+  };
 }
 
 /** Entries hinted ahead of the one being read, when the packs are in object storage. */
@@ -528,7 +698,11 @@ async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
 /** Shallow/unshallow lines and walk boundary of a request (git's send_shallow_list). */
 export async function planShallow(cache: CommitCache, req: CollectRequest, wantCommits: Oid[]): Promise<ShallowPlan> {
   const clientShallow: Oid[] = [];
-  for (const oid of new Set(req.shallow)) {
+  // Deduplicated as it goes (a Set of 100,000 lines built at once holds the event loop ~50 ms).
+  const seen = new Set<Oid>();
+  for (const oid of req.shallow) {
+    if (seen.has(oid)) continue;
+    seen.add(oid);
     const head = await cache.reader.readHeader(oid);
     if (!head) continue;
     if (head.type !== "commit") throw new GitError(`invalid shallow object ${oid}`);

@@ -86,6 +86,8 @@ export async function peelRefs(snapshot: RepoSnapshot): Promise<AdvertisedRef[]>
   });
 }
 
+const refsByName = new WeakMap<RepoSnapshot, Map<string, Ref>>();
+
 /** Ref names a short name can mean, in git's rev-parse order (ref_rev_parse_rules). */
 export function expandRefName(snapshot: RepoSnapshot, name: string): Ref[] {
   const candidates = [
@@ -96,7 +98,12 @@ export function expandRefName(snapshot: RepoSnapshot, name: string): Ref[] {
     `refs/remotes/${name}`,
     `refs/remotes/${name}/HEAD`,
   ];
-  const byName = new Map(snapshot.refs.map((r) => [r.name, r]));
+  // Built once per snapshot: a request may name thousands of refs (deepen-not lines).
+  let byName = refsByName.get(snapshot);
+  if (!byName) {
+    byName = new Map(snapshot.refs.map((r) => [r.name, r]));
+    refsByName.set(snapshot, byName);
+  }
   const found: Ref[] = [];
   for (const c of candidates) {
     const ref = byName.get(c);

@@ -27,7 +27,7 @@
 // Over SSH the capability advertisement is written first and commands follow until EOF;
 // over smart HTTP each request is one command (the advertisement came from info/refs).
 import { advertiseRefs } from "./advertise.ts";
-import { createPackFile, packSink, type PackOptions } from "./create-pack-file.ts";
+import { bandError, type Packer, type PackOptions } from "./create-pack-file.ts";
 import { lsRefs } from "./ls-refs.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { objectInfo } from "./object-info.ts";
@@ -35,15 +35,21 @@ import { DELIM_PKT, errPkt, FLUSH_PKT, type PktLineReader, pktText } from "./pkt
 import { CommitCache } from "./revision.ts";
 import { SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
 import { GitError, type Oid } from "./types.ts";
-import { collectArgs, type UploadPackSession } from "./upload-pack.ts";
+import { TimeSlice } from "./time-slice.ts";
+import { collectArgs, lineKind, type UploadPackSession } from "./upload-pack.ts";
 import {
   checkWantsReachable,
   isDeepen,
+  LineCounts,
+  type NegotiationLimits,
   newUploadRequest,
   parseShallowOrFilterLine,
   parseWant,
 } from "./upload-request.ts";
 import { computeShallow } from "./walk.ts";
+
+/** Haves hinted to object storage at once (a hint, not worth a pass over a huge list). */
+const PREFETCH_HAVES = 1024;
 
 /** Capabilities a v2 client may send with a command (all of them are advertised). */
 const REQUEST_CAPABILITIES = new Set(["agent", "object-format", "server-option", "session-id"]);
@@ -55,7 +61,7 @@ interface CommandRequest {
 }
 
 /** Run the v2 command loop: one command when stateless, else until the client hangs up. */
-export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean): Promise<void> {
+export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean, packer: Packer, limits?: NegotiationLimits): Promise<void> {
   const { snapshot } = session;
   if (!stateless) {
     await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 2, http: false }));
@@ -63,12 +69,12 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
   for (;;) {
     const state = { packStarted: false, bandError: null as ((t: string) => Promise<void>) | null };
     try {
-      const request = await readCommandRequest(reader);
+      const request = await readCommandRequest(reader, new LineCounts(limits));
       if (!request) return;
       if (request.command === "ls-refs") {
         await lsRefs(snapshot, request.args, (t) => session.line(t), session.write);
       } else if (request.command === "fetch") {
-        await fetch(session, request.args, state);
+        await fetch(session, request.args, state, packer);
       } else if (request.command === "object-info") {
         await objectInfo(snapshot, request.args, (t) => session.line(t), session.write);
       } else {
@@ -91,7 +97,7 @@ export async function serveV2(session: UploadPackSession, reader: PktLineReader,
 }
 
 /** Read "command=", capabilities and arguments; null for an empty request or end of input. */
-async function readCommandRequest(reader: PktLineReader): Promise<CommandRequest | null> {
+async function readCommandRequest(reader: PktLineReader, counts: LineCounts): Promise<CommandRequest | null> {
   const first = await reader.read();
   if (first.type !== "data") return null;
   const head = pktText(first.data);
@@ -110,11 +116,15 @@ async function readCommandRequest(reader: PktLineReader): Promise<CommandRequest
     }
   }
   const args: string[] = [];
+  const slice = new TimeSlice();
   for (;;) {
     const p = await reader.read();
     if (p.type === "flush") return { command, args };
     if (p.type !== "data") throw new GitError(`expected flush after ${command} arguments`, "protocol");
-    args.push(pktText(p.data));
+    const arg = pktText(p.data);
+    counts.add(lineKind(arg));
+    await slice.tick();
+    args.push(arg);
   }
 }
 
@@ -123,13 +133,16 @@ async function fetch(
   session: UploadPackSession,
   args: string[],
   state: { packStarted: boolean; bandError: ((t: string) => Promise<void>) | null },
+  packer: Packer,
 ): Promise<void> {
   const { snapshot } = session;
   const req = newUploadRequest();
   const haves: Oid[] = [];
   const wanted = new Set<Oid>();
   const flags = new Set<string>();
+  const slice = new TimeSlice();
   for (const arg of args) {
+    await slice.tick();
     const want = parseWant(arg);
     if (want) {
       if (!wanted.has(want.oid)) req.wants.push(want.oid);
@@ -158,8 +171,8 @@ async function fetch(
   const common = new CommonCommits(new CommitCache(snapshot.objects));
   if (haves.length > 0) {
     const acks: Oid[] = [];
-    // Each have is looked up in turn; object storage fetches them side by side meanwhile.
-    snapshot.objects.prefetch(haves);
+    // Each have is looked up in turn; object storage fetches the first ones side by side meanwhile.
+    snapshot.objects.prefetch(haves.length > PREFETCH_HAVES ? haves.slice(0, PREFETCH_HAVES) : haves);
     for (const oid of haves) if ((await common.gotOid(oid)) !== -1) acks.push(oid);
     if (!flags.has("done")) {
       await session.line("acknowledgments");
@@ -197,8 +210,7 @@ async function fetch(
     noProgress: flags.has("no-progress"),
     sideband: SIDE_BAND_64K_PACKET_MAX,
   };
-  const sink = packSink(session.write, packOpts);
   state.packStarted = true;
-  state.bandError = (t) => sink.error(t);
-  session.objects += await createPackFile(snapshot, { ...walkArgs, plan }, packOpts, sink);
+  state.bandError = bandError(session.write, packOpts);
+  session.objects += await packer({ request: { ...walkArgs, plan }, options: packOpts }, session.write);
 }

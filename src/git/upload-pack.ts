@@ -19,16 +19,19 @@
 // advertisement written here.
 import { advertiseRefs } from "./advertise.ts";
 import { CapabilitySet } from "./capabilities.ts";
-import { createPackFile, packSink, type PackOptions } from "./create-pack-file.ts";
+import { bandError, localPacker, type Packer, type PackOptions } from "./create-pack-file.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { errPkt, PktLineReader, pktLine, FLUSH_PKT } from "./pkt-line.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { CommitCache } from "./revision.ts";
 import { GitError, type Oid, type ServiceIO } from "./types.ts";
 import { serveV2 } from "./upload-pack-v2.ts";
+import { TimeSlice } from "./time-slice.ts";
 import {
   checkWantsReachable,
   isDeepen,
+  LineCounts,
+  type NegotiationLimits,
   newUploadRequest,
   parseShallowOrFilterLine,
   parseWant,
@@ -42,6 +45,10 @@ export type { ServiceIO };
 export interface UploadPackOptions {
   protocol: 0 | 2;
   statelessRpc: boolean;
+  /** Generates the pack (default: in this thread over the snapshot); the service may run it on a worker thread. */
+  packer?: Packer;
+  /** Lines of each kind a request may carry (default DEFAULT_NEGOTIATION_LIMITS). */
+  limits?: NegotiationLimits;
 }
 
 /** Summary of what was served, for metrics and logs. */
@@ -104,7 +111,7 @@ export async function serveUploadPack(
   const session = new UploadPackSession(snapshot, io);
   const reader = new PktLineReader(io.input);
   if (opts.protocol === 2) {
-    await serveV2(session, reader, opts.statelessRpc);
+    await serveV2(session, reader, opts.statelessRpc, opts.packer ?? localPacker(snapshot), opts.limits);
     return session.metrics();
   }
   const state: V0State = { packStarted: false, writeError: null };
@@ -112,7 +119,7 @@ export async function serveUploadPack(
     if (!opts.statelessRpc) {
       await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 0, http: false }));
     }
-    await uploadPackV0(session, reader, opts.statelessRpc, state);
+    await uploadPackV0(session, reader, opts.statelessRpc, state, opts.packer ?? localPacker(snapshot), new LineCounts(opts.limits));
   } catch (e) {
     await reportError(session, state, e);
   }
@@ -141,14 +148,19 @@ async function uploadPackV0(
   reader: PktLineReader,
   stateless: boolean,
   state: V0State,
+  packer: Packer,
+  counts: LineCounts,
 ): Promise<void> {
   const { snapshot } = session;
   const req = newUploadRequest();
   const caps = new CapabilitySet();
   const wanted = new Set<Oid>();
+  const slice = new TimeSlice();
   for (;;) {
     const line = await reader.readLine();
     if (line === null) break;
+    counts.add(lineKind(line));
+    await slice.tick();
     if (parseShallowOrFilterLine(line, req, snapshot, caps.has("filter"))) continue;
     const want = parseWant(line);
     if (!want) throw new GitError(`upload-pack: protocol error, expected to get object ID, not '${line}'`, "protocol");
@@ -183,17 +195,11 @@ async function uploadPackV0(
   if (stateless && (await reader.peek()).type === "eof") return;
 
   const common = new CommonCommits(new CommitCache(snapshot.objects));
-  if (!(await getCommonCommits(session, reader, common, req.wants, multiAck, caps.has("no-done"), stateless))) return;
+  if (!(await getCommonCommits(session, reader, common, req.wants, multiAck, caps.has("no-done"), stateless, counts))) return;
 
-  const sink = packSink(session.write, packOpts);
-  state.writeError = (t) => sink.error(t);
+  state.writeError = bandError(session.write, packOpts);
   state.packStarted = true;
-  session.objects = await createPackFile(
-    snapshot,
-    { ...collectArgs(snapshot, req, common.haves), plan },
-    packOpts,
-    sink,
-  );
+  session.objects = await packer({ request: { ...collectArgs(snapshot, req, common.haves), plan }, options: packOpts }, session.write);
 }
 
 /** The walk request of a parsed fetch request plus the common haves. */
@@ -211,6 +217,13 @@ export function collectArgs(snapshot: RepoSnapshot, req: UploadRequest, haves: O
   };
 }
 
+/** The kind of a request line: its first word ("want", "shallow", "have", ...). */
+export function lineKind(line: string): string {
+  const sp = line.indexOf(" ");
+  const kind = sp < 0 ? line : line.slice(0, sp);
+  return kind.length > 32 ? kind.slice(0, 32) : kind;
+}
+
 /** git's get_common_commits: answer have rounds; true when the pack should follow, false when the response ends. */
 async function getCommonCommits(
   session: UploadPackSession,
@@ -220,14 +233,18 @@ async function getCommonCommits(
   multiAck: number,
   noDone: boolean,
   stateless: boolean,
+  counts: LineCounts,
 ): Promise<boolean> {
+  const slice = new TimeSlice();
   let gotCommon = false;
   let gotOther = false;
   let sentReady = false;
   let lastHex = "";
   for (;;) {
     const line = await reader.readLine();
+    await slice.tick();
     if (line === null) {
+      counts.reset("have");
       if (reader.last === "eof" && !stateless) throw new GitError("upload-pack: the remote end hung up", "protocol");
       if (multiAck === 2 && gotCommon && !gotOther && (await common.okToGiveUp(wants))) {
         sentReady = true;
@@ -244,6 +261,7 @@ async function getCommonCommits(
       continue;
     }
     if (line.startsWith("have ")) {
+      counts.add("have");
       const oid = line.slice(5);
       if (!/^[0-9a-f]{40}$/.test(oid)) throw new GitError(`upload-pack: expected SHA1 object, got '${oid}'`, "protocol");
       session.haves++;

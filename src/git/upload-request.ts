@@ -16,11 +16,50 @@
 //   first-want        =  PKT-LINE("want" SP obj-id SP capability-list)
 //   additional-want   =  PKT-LINE("want" SP obj-id)
 //   filter-request    =  PKT-LINE("filter" SP filter-spec)
-import { parseFilterSpec, type ObjectFilter } from "./list-objects.ts";
+import { FilterSpecError, parseFilterSpec, type ObjectFilter } from "./list-objects.ts";
 import { isOid } from "./oid.ts";
 import { expandRefName, type RepoSnapshot } from "./repo-snapshot.ts";
 import { GitError, type Oid } from "./types.ts";
 import { firstUnreachable } from "./walk.ts";
+
+/**
+ * How many lines of one kind (want, have, shallow, deepen-not, ref-prefix, oid, ...) one
+ * upload-pack request may carry; over SSH each round of haves counts on its own. Why a bound:
+ * each line costs memory and a lookup, and nothing else limits their number (an upload-pack body
+ * may be as large as a push). Real clients stay far below the default: git sends at most a few
+ * tens of thousands of haves per round, and wants beyond the refs only for the blobs of a
+ * partial clone's checkout.
+ */
+export interface NegotiationLimits {
+  maxLines: number;
+  /** The setting that raises the limit, named in the refusal. */
+  setting?: string;
+}
+
+/** The default bound: 500,000 lines of each kind per request. */
+export const DEFAULT_NEGOTIATION_LIMITS: NegotiationLimits = { maxLines: 500_000 };
+
+/** Counts the lines of each kind of one request; throws the refusal git prints past the limit. */
+export class LineCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly limits: NegotiationLimits = DEFAULT_NEGOTIATION_LIMITS) {}
+
+  /** Count one `kind` line. */
+  add(kind: string): void {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    if (n > this.limits.maxLines) {
+      const raise = this.limits.setting ? `; the server's ${this.limits.setting} sets it` : "";
+      throw new GitError(`upload-pack: more than ${this.limits.maxLines} '${kind}' lines in one request${raise}`, "too-large");
+    }
+    this.counts.set(kind, n);
+  }
+
+  /** Start counting `kind` again (a new round of haves in one conversation). */
+  reset(kind: string): void {
+    this.counts.delete(kind);
+  }
+}
 
 /** A parsed fetch request (wants, shallow state, deepen and filter arguments). */
 export interface UploadRequest {
@@ -33,6 +72,8 @@ export interface UploadRequest {
   deepenRelative: boolean;
   filter?: ObjectFilter;
 }
+
+const deepenNotSeen = new WeakMap<UploadRequest, Set<Oid>>();
 
 /** An empty request. */
 export function newUploadRequest(): UploadRequest {
@@ -87,15 +128,24 @@ export function parseShallowOrFilterLine(
     case "deepen-not": {
       const refs = expandRefName(snapshot, arg);
       if (refs.length !== 1) throw new GitError(`upload-pack: ambiguous deepen-not: ${line}`, "protocol");
-      req.deepenNot.push(refs[0]!.oid);
+      // Each ref once: a request may name the same one many times.
+      let seen = deepenNotSeen.get(req);
+      if (!seen) deepenNotSeen.set(req, (seen = new Set()));
+      if (!seen.has(refs[0]!.oid)) {
+        seen.add(refs[0]!.oid);
+        req.deepenNot.push(refs[0]!.oid);
+      }
       return true;
     }
     case "filter": {
       if (!filterAllowed) throw new GitError("upload-pack: filtering capability not negotiated", "protocol");
       if (req.filter) throw new GitError("upload-pack: multiple filter-specs cannot be combined", "protocol");
-      const filter = parseFilterSpec(arg);
-      if (!filter) throw new GitError(`upload-pack: filter '${arg}' not supported`, "protocol");
-      req.filter = filter;
+      try {
+        req.filter = parseFilterSpec(arg);
+      } catch (e) {
+        if (e instanceof FilterSpecError) throw new GitError(e.message, "protocol");
+        throw e;
+      }
       return true;
     }
     default:

@@ -1,7 +1,7 @@
 // Reachability over an ObjectReader: what to send for a fetch (rev-list --objects
 // <wants> --not <haves>, with shallow boundaries and filters), ancestry tests for
 // fast-forward checks, and the "is this object reachable from a ref" check of upload-pack.
-import { type ObjectFilter, TreeWalker } from "./list-objects.ts";
+import { filterRules, type ObjectFilter, TreeWalker } from "./list-objects.ts";
 import { HAVE, listObjects, planShallow, SEND, type ObjectList } from "./object-list.ts";
 import { OBJ_BLOB, OBJ_COMMIT, OBJ_TAG, OBJ_TREE } from "./pack-entry.ts";
 import { PackSet } from "./pack-set.ts";
@@ -96,12 +96,13 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
 
   const seen = new Set<Oid>();
   const sendTags = tags.filter((t) => !haveOthers.has(t) && !seen.has(t) && seen.add(t));
-  const commits = walk.commits.map((c) => c.oid);
-  for (const c of commits) seen.add(c);
+  const wanted = new Set(wantCommits);
+  // object:type other than commit: only the wanted commits go (git filters the others).
+  const commits = walk.commits.map((c) => c.oid).filter((c) => filterRules(req.filter).commits || wanted.has(c));
+  for (const c of walk.commits) seen.add(c.oid);
   const treeList: Oid[] = [];
   const blobList: Oid[] = [];
-  for (const c of walk.commits) await trees.collect(c.tree, seen, treeList, blobList, req.filter);
-  for (const t of wantTrees) await trees.collect(t, seen, treeList, blobList, req.filter);
+  await trees.collect(walk.commits.map((c) => c.tree), wantTrees, seen, treeList, blobList, req.filter);
   // Explicitly wanted blobs are sent whatever the filter says.
   const listed = new Set(blobList);
   for (const b of wantBlobs) {

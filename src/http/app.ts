@@ -7,12 +7,13 @@ import { errorResponse, json, validationMessage } from "./errors.ts";
 import { openapiRoutes } from "./openapi.ts";
 import { pathOf } from "./path.ts";
 import { callerOf, resolveCaller } from "./principal.ts";
-import { methodTable } from "./routing.ts";
+import { isRaw, policyOf, policyTable, type RoutePolicy } from "./policy.ts";
+import { methodTable, patternOf } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
-import { inboundRoutes } from "./routes/hooks/inbound.ts";
+import { inboundRoutes } from "./routes/mirrors/inbound.ts";
 import { webhookRoutes } from "./routes/hooks/webhooks.ts";
 import { mirrorRoutes } from "./routes/mirrors/sync.ts";
 import { grantRoutes } from "./routes/orgs/grants.ts";
@@ -27,9 +28,6 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
-import { checkEventHeaders, EVENT_BODY_LIMIT } from "../services/billing/events.ts";
-import { checkInboundHeaders, INBOUND_BODY_LIMITS } from "../services/hooks/inbound.ts";
-import { lenientJson, UNIFORM_BODY_ROUTES } from "./routes/people/bodies.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
 import { followRoutes } from "./routes/discovery/follows.ts";
 import { pinRoutes } from "./routes/discovery/pins.ts";
@@ -40,7 +38,8 @@ import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
-import { readForm, webRoutes } from "./web/index.ts";
+import { webRoutes } from "./web/index.ts";
+import { readForm } from "./web/kit/forms.ts";
 
 const noop = () => undefined;
 
@@ -49,9 +48,6 @@ export const requestIds = new WeakMap<Request, string>();
 
 /** The route template each request matched (`/v1/orgs/:org/repos`), for metrics. */
 export const routeTemplates = new WeakMap<Request, string>();
-
-/** Paths whose caller is resolved leniently: logout answers 204 whatever came with it (SPEC §4.3). */
-const LENIENT_PATHS: ReadonlySet<string> = new Set(["/v1/auth/logout"]);
 
 /** The request id the front door gave `request` ("unknown" in-process, where nobody gave one). */
 function idOf(request: Request): string {
@@ -70,36 +66,37 @@ function responseMismatch(error: unknown): Error {
   return out;
 }
 
-/** Route patterns an anonymous caller may send a body to: sign-in, signup and the mailed links. */
-const ANONYMOUS_ROUTES = "/v1/auth/";
-/** Routes that take a runner credential: no credential is the same 401 as a bad one (SPEC §4.1). */
-const RUNNER_CREDENTIAL_ROUTES: ReadonlySet<string> = new Set(["/v1/runners/register", "/v1/runners/claim"]);
-
 /** Whether a request carries a body (Bun gives a bodiless request a null body). */
 function hasBody(request: Request): boolean {
   return request.body !== null && request.headers.get("content-length") !== "0";
 }
 
 /**
- * The body of a /v1 request, in this order: the caller (an anonymous caller on a route that needs
- * a credential is 401 before a byte is read), the media type (only JSON: 415 otherwise), then
- * the JSON itself within its size and depth limits (413, 400). Uniform routes (login, the mailed
- * links) read any unusable body as no body, so every failure gets their one answer.
+ * The body of a /v1 request, by the route's policy (policy.ts), in this order: the caller (an
+ * anonymous caller on a route that needs a credential is 401 before a byte is read), the media
+ * type (only JSON: 415 otherwise), then the JSON itself within its size and depth limits (413,
+ * 400). Uniform routes (login, the mailed links) read any unusable body as no body, so every
+ * failure gets their one answer; a body over the size limit (413) is refused everywhere.
  */
-async function readApiBody(request: Request, route: string): Promise<unknown> {
+async function readApiBody(request: Request, p: Required<RoutePolicy>): Promise<unknown> {
   // Why: validation runs before the handler, so without this an anonymous request reached the
   // validator (and its cost) on routes that would refuse it anyway, and answered 400 before 401.
-  if (!route.startsWith(ANONYMOUS_ROUTES) && callerOf(request).kind === "anonymous") {
-    throw Unauthorized(RUNNER_CREDENTIAL_ROUTES.has(route) ? "invalid or revoked token" : "authentication required");
+  if ((p.caller === "credential" || p.caller === "runner") && callerOf(request).kind === "anonymous") {
+    throw Unauthorized(p.caller === "runner" ? "invalid or revoked token" : "authentication required");
   }
   if (!hasBody(request)) return null;
+  const uniform = p.body === "uniform";
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
-    if (UNIFORM_BODY_ROUTES.has(route)) return null;
+    if (uniform) return null;
     throw UnsupportedMediaType(`unsupported content type ${JSON.stringify(type || "none")}: send application/json`);
   }
-  const limit = route.startsWith(ANONYMOUS_ROUTES) ? ANONYMOUS_BODY_LIMIT : JSON_BODY_LIMIT;
-  return (await parseJsonBody(request, limit).catch(lenientJson(route))) ?? null;
+  const limit = p.caller === "anonymous" || p.caller === "lenient" ? ANONYMOUS_BODY_LIMIT : JSON_BODY_LIMIT;
+  const unusable = (error: unknown): null => {
+    if (uniform && error instanceof AppError && error.code === "invalid") return null;
+    throw error;
+  };
+  return (await parseJsonBody(request, limit).catch(unusable)) ?? null;
 }
 
 /** Builds the /v1 application. */
@@ -114,34 +111,40 @@ export function buildApp(ctx: Ctx) {
     }
     return isReservedSegment(path.split("/")[1] ?? "") ? allowed.fixed(path) : allowed.lookup(path);
   };
+  // The routes' declared policies (policy.ts), read from the registered routes on first use.
+  let policies: { routes: number; of: ReturnType<typeof policyTable>; lenient: RegExp[] } | null = null;
+  const declared = () => {
+    if (!policies || policies.routes !== app.routes.length) {
+      const routes = app.routes as { method: string; path: string; hooks?: unknown }[];
+      policies = { routes: routes.length, of: policyTable(routes), lenient: routes.filter((r) => policyOf(r).caller === "lenient").map((r) => patternOf(r.path)) };
+    }
+    return policies;
+  };
   // Why standardHostname off: Elysia otherwise assumes a host of at least four characters and
   // looks for the path from the 12th character on, so `Host: x` or `Host: a.b` routed nowhere.
   const app: AnyElysia = new Elysia({ handler: { standardHostname: false } })
     // Why: the caller is resolved before routing and before any body is read, so a bad credential
     // is a 401 on every /v1 path (routes to come included), and an anonymous caller never reaches
-    // a body parser on a route that needs a credential. Logout answers 204 whatever came with it.
+    // a body parser on a route that needs a credential. A lenient route (logout) answers whatever
+    // came with it; its path is matched before routing, whatever the method.
     .onRequest(({ request }) => {
       const path = pathOf(request.url);
       if (!path.startsWith("/v1/")) return;
-      if (LENIENT_PATHS.has(path)) return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
+      if (declared().lenient.some((re) => re.test(path))) return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
-      if (route.startsWith("/v1/")) return readApiBody(request, route);
+      const p = declared().of(request.method, route);
       // Signed routes get their exact bytes unparsed (the signature is over them), read only
       // after the headers could be refused (no verifier configured, no signature of the right
       // shape), within the size their sender documents (issue 25 row 7).
-      if (route === "/webhooks/billing") {
-        checkEventHeaders(ctx, request.headers);
-        return readBodyLimited(request, EVENT_BODY_LIMIT);
+      if (isRaw(p.body)) {
+        p.body.admit?.(request.headers);
+        return readBodyLimited(request, p.body.raw);
       }
-      if (route === "/webhooks/app" || route === "/webhooks/generic") {
-        checkInboundHeaders(ctx, request.headers.get("x-hub-signature-256"));
-        return readBodyLimited(request, INBOUND_BODY_LIMITS[route === "/webhooks/app" ? "app" : "generic"]);
-      }
-      if (route.startsWith("/webhooks/")) return readBodyLimited(request, JSON_BODY_LIMIT);
+      if (route.startsWith("/v1/")) return readApiBody(request, p);
       // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
       if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return readForm(request);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
@@ -198,6 +201,6 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(webRoutes(ctx))
-    .use(openapiRoutes(() => app, { lenientPaths: LENIENT_PATHS, uniformBodies: UNIFORM_BODY_ROUTES }));
+    .use(openapiRoutes(() => app));
   return app;
 }

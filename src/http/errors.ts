@@ -15,7 +15,7 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 export function errorResponse(error: unknown, log: Logger, requestId: string, request?: Request): Response {
   if (error instanceof AppError) {
     const headers: Record<string, string> = {};
-    if (error.status === 401) headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+    if (error.code === "unauthenticated") headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
     if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterSeconds);
     return json(error.status, { error: error.message, ...error.extra }, headers);
   }

@@ -6,20 +6,13 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { unwrapSchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { ErrorBody } from "../services/schemas.ts";
+import { POLICY_KEY, policyOf, type RoutePolicy } from "./policy.ts";
 import { DOCS_PAGE } from "./routes/ops/docs-page.ts";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/v1/docs";
 const VERSION = "3.1.2";
 const INFO = { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" };
-
-/** What the front door does before routing, so the document can say which statuses it adds. */
-export interface FrontDoor {
-  /** Paths whose caller is resolved leniently (never 401 from the front door). */
-  lenientPaths: ReadonlySet<string>;
-  /** Route patterns (`:param` style) that read any body as their one uniform answer (never 415). */
-  uniformBodies: ReadonlySet<string>;
-}
 
 type Json = Record<string, any>;
 
@@ -40,8 +33,12 @@ const serverError = {
 };
 
 /** The OpenAPI document of `app`'s visible routes. */
-export function buildDocument(app: AnyElysia, frontDoor: FrontDoor): Json {
+export function buildDocument(app: AnyElysia): Json {
   const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, VERSION) as { paths: Json; components: Json };
+  // What the front door does before routing, by each route's declared policy (policy.ts), so the
+  // document can say which statuses it adds.
+  const policies = new Map<string, Required<RoutePolicy>>();
+  for (const route of app.routes) policies.set(`${route.method.toLowerCase()} ${docPath(route.path)}`, policyOf(route));
   // Request bodies, from the routes' own body schemas: every JSON route reads application/json.
   for (const route of app.routes) {
     const body = (route.hooks as { body?: unknown } | undefined)?.body;
@@ -60,7 +57,8 @@ export function buildDocument(app: AnyElysia, frontDoor: FrontDoor): Json {
           { name: TAIL, in: "path", required: true, description: "the rest of the path; may contain slashes", schema: { type: "string" } },
         ];
       }
-      completeResponses(op, method, path, frontDoor);
+      delete op[POLICY_KEY];
+      completeResponses(op, method, policies.get(`${method} ${path}`) ?? policyOf({ method, path }));
     }
     out[key] = item;
   }
@@ -73,7 +71,7 @@ function docPath(path: string): string {
 }
 
 /** Fixes bodiless answers and adds what the front door can answer before the route runs. */
-function completeResponses(op: Json, method: string, path: string, frontDoor: FrontDoor): void {
+function completeResponses(op: Json, method: string, policy: Required<RoutePolicy>): void {
   const responses: Json = (op.responses ??= {});
   for (const r of Object.values(responses) as Json[]) {
     // A `null` (204) schema comes out as a bogus content map; such an answer has no content.
@@ -84,23 +82,23 @@ function completeResponses(op: Json, method: string, path: string, frontDoor: Fr
   };
   const hasBody = !!op.requestBody;
   const hasQuery = (op.parameters ?? []).some((p: Json) => p.in === "query");
-  if (!frontDoor.lenientPaths.has(path)) {
+  if (policy.caller !== "lenient") {
     add("401", errorSchema("no or unusable credential (checked before routing)"));
     if (method !== "get" && method !== "head") add("403", errorSchema("cross-site request refused: a cookie session needs a JSON body or our Origin"));
     add("429", errorSchema("too many unusable credentials from this address; Retry-After says when to try again"));
   }
   if (hasBody || hasQuery) add("400", errorSchema("malformed JSON body (or nested deeper than 64) or invalid parameters"));
   if (hasBody) add("413", errorSchema("request body over 25 MiB"));
-  if (hasBody && !frontDoor.uniformBodies.has(path.replace(/\{([^}]+)\}/g, ":$1"))) add("415", errorSchema("the body is not application/json"));
+  if (hasBody && policy.body !== "uniform") add("415", errorSchema("the body is not application/json"));
   add("500", serverError);
 }
 
 /** The document and its reader as routes, built from the final application on first request. */
-export function openapiRoutes(app: () => AnyElysia, frontDoor: FrontDoor) {
+export function openapiRoutes(app: () => AnyElysia) {
   let cached: { routes: number; doc: Json } | null = null;
   const document = () => {
     const a = app();
-    if (!cached || cached.routes !== a.routes.length) cached = { routes: a.routes.length, doc: buildDocument(a, frontDoor) };
+    if (!cached || cached.routes !== a.routes.length) cached = { routes: a.routes.length, doc: buildDocument(a) };
     return cached.doc;
   };
   return (

@@ -11,7 +11,7 @@ export interface RouteEntry {
 const ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** A route path (`/v1/orgs/:org/teams`, `…/refs/*`) as an anchored regular expression. */
-function patternOf(path: string): RegExp {
+export function patternOf(path: string): RegExp {
   let source = "";
   for (const segment of path.split("/").slice(1)) {
     if (segment === "*") source += "/.*";

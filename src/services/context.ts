@@ -4,6 +4,7 @@ import type { Database } from "../db/database.ts";
 import type { MailTransport } from "../mail/types.ts";
 import type { ObjectStore } from "../storage/object-store.ts";
 import type { FactCache } from "./access/fact-cache.ts";
+import type { Resolvers } from "./access/resolvers.ts";
 import type { GitStore } from "./git/snapshot.ts";
 import type { Threads } from "../threads.ts";
 import type { EventBus } from "./events/bus.ts";
@@ -29,6 +30,8 @@ export interface Ctx {
   store: ObjectStore;
   /** Authority facts cached per database epoch (see fact-cache.ts). */
   facts: FactCache;
+  /** What access asks the domains above it: credential kinds, quota (access/resolvers.ts). */
+  resolvers: Resolvers;
   /** Caches over stored packs, shared by every request. */
   git: GitStore;
   /** Worker threads for work that grows with hostile input (src/util/thread-pool.ts). */

@@ -29,7 +29,12 @@ const IDLE_TIMEOUT_MS = 10 * 60_000;
 /** Bytes we let ssh2 queue on one channel before waiting for it to drain. */
 const CHANNEL_QUEUE_BYTES = 256 * 1024;
 
-// Modern algorithms only: no SHA-1 key exchange or MACs, no CBC ciphers, no DSA.
+// Modern algorithms only: no SHA-1 key exchange or MACs, no CBC ciphers, no DSA. One exception,
+// kept on purpose: for an RSA host key ssh2 always adds `ssh-rsa` (RSA with SHA-1 signatures) at
+// the lowest priority, and accepts `ssh-rsa` user signatures. Clients that speak rsa-sha2 or
+// ed25519 (OpenSSH, libgit2, dulwich, go-git) never choose it; JSch-based clients (JGit 4.x, as
+// Debian ships it) can verify nothing else, and test/blackbox/git/interop-jgit.test.ts pins that
+// they connect. Dropping it needs an ECDSA host key first (JSch verifies ecdsa-sha2-nistp256).
 const WANTED = {
   kex: ["curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521", "diffie-hellman-group16-sha512", "diffie-hellman-group14-sha256"],
   cipher: ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes192-ctr", "aes256-ctr"],

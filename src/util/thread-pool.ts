@@ -84,7 +84,8 @@ interface Slot {
 
 /** A fixed-size pool of threads running the tasks of `T`. */
 export class ThreadPool<T extends TaskTable> {
-  private readonly size: number;
+  /** Threads at most. */
+  readonly size: number;
   private readonly maxQueue: number;
   private readonly window: number;
   private readonly defaultLimit: number | undefined;
@@ -156,7 +157,9 @@ export class ThreadPool<T extends TaskTable> {
 
   private spawn(): Slot {
     const worker = new Worker(this.entry);
-    // Why unref: an idle pool must not keep a CLI command (or a test) alive.
+    // Why unref: an idle pool must not keep a CLI command (or a test) alive. A thread is ref'd
+    // while it runs a task (start/finish): Bun's event loop spins on a CPU while it waits on
+    // nothing but an unref'd worker (measured: as much main-thread CPU as the task's own).
     (worker as unknown as { unref(): void }).unref();
     const slot: Slot = { worker, job: null, timer: null, chain: Promise.resolve() };
     worker.onmessage = (event: MessageEvent<FromThread>) => this.receive(slot, event.data);
@@ -172,6 +175,7 @@ export class ThreadPool<T extends TaskTable> {
     slot.job = job;
     slot.chain = Promise.resolve();
     this.busyCount++;
+    (slot.worker as unknown as { ref(): void }).ref();
     const limit = job.options.timeLimitMs ?? this.defaultLimit;
     if (limit !== undefined) {
       slot.timer = setTimeout(() => this.replace(slot, new ThreadTaskError("time_limit", `${job.task} took longer than ${limit} ms`)), limit);
@@ -218,6 +222,7 @@ export class ThreadPool<T extends TaskTable> {
     slot.timer = null;
     slot.job = null;
     this.busyCount--;
+    (slot.worker as unknown as { unref(): void }).unref();
   }
 
   /** Terminates the slot's thread (time limit, abort, crash): its job rejects, a new thread starts on demand. */

@@ -191,22 +191,6 @@ const KNOWN_UPWARD: readonly string[] = [
   // A (events, telemetry, jobs)
 
   // B (domain order)
-  "src/services/access/access.ts → ../billing/write-blocked.ts",
-  "src/services/billing/billing.ts → ../ci/store-runs.ts",
-  "src/services/billing/billing.ts → ../orgs/store.ts",
-  "src/services/billing/minutes.ts → ../ci/store-runs.ts",
-  "src/services/git/publish.ts → ../repos/default-branch.ts",
-  "src/services/git/serve.ts → ../repos/protections.ts",
-  "src/services/git/snapshot.ts → ../changes/store-patchsets.ts",
-  "src/services/metrics/summary.ts → ../ci/store-runs.ts",
-  "src/services/mirrors/origin.ts → ../hooks/egress.ts",
-  "src/services/mirrors/sync.ts → ../hooks/egress.ts",
-  "src/services/mirrors/transport.ts → ../hooks/egress.ts",
-  "src/services/people/accounts.ts → ../orgs/names.ts",
-  "src/services/people/auth.ts → ../ci/credentials.ts",
-  "src/services/people/links.ts → ../orgs/names.ts",
-  "src/services/people/signup.ts → ../orgs/names.ts",
-  "src/services/repos/commit-diff.ts → ../changes/diff.ts",
 
   // C (web): none
 ];
@@ -216,18 +200,6 @@ const KNOWN_STORE_IMPORTS: readonly string[] = [
   // A (events, telemetry, jobs)
 
   // B (domain order)
-  "src/services/billing/billing.ts → ../ci/store-runs.ts",
-  "src/services/billing/billing.ts → ../orgs/store.ts",
-  "src/services/billing/minutes.ts → ../ci/store-runs.ts",
-  "src/services/discovery/contributions.ts → ../repos/store.ts",
-  "src/services/git/snapshot.ts → ../changes/store-patchsets.ts",
-  "src/services/hooks/inbound.ts → ../mirrors/store.ts",
-  "src/services/metrics/summary.ts → ../ci/store-runs.ts",
-  "src/services/repos/default-branch.ts → ../git/store.ts",
-  "src/services/repos/forks.ts → ../git/store.ts",
-  "src/services/repos/purge.ts → ../git/store.ts",
-  "src/services/repos/repos.ts → ../access/facts-store.ts",
-  "src/services/repos/repos.ts → ../git/store.ts",
 
   // C (web): none
 ];

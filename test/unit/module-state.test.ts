@@ -123,6 +123,12 @@ const KNOWN: readonly string[] = [
   "src/services/telemetry/instrument.ts:httpSeries",
   "src/services/telemetry/metrics.ts:metrics",
 
+  // Found after main moved (wt/upload, B1): side tables and per-process state to place
+  "src/git/repo-snapshot.ts:refsByName",
+  "src/git/upload-request.ts:deepenNotSeen",
+  "src/services/git/upload-thread.ts:threadStore",
+  "src/services/git/upload.ts:spooledUnsent",
+
   // A2: metrics registered at import -> ctx.telemetry (plan §3.1 row 20)
   "src/services/ci/claim.ts:claimsWaiting",
   "src/services/ops/instrument.ts:backendEvents",
@@ -155,6 +161,14 @@ const KNOWN: readonly string[] = [
   "src/git/create-pack-file.ts:KEEPALIVE_PKT",
 
   // tables that never change: `as const`, Object.freeze or a read-only type (plan §3.1, ReadonlySet)
+  "src/git/upload-request.ts:DEFAULT_NEGOTIATION_LIMITS",
+  "src/services/billing/write-blocked.ts:BILLING_QUOTA",
+  "src/services/git/upload-thread.ts:THREAD_CACHE_SHARES",
+  "src/services/git/upload.ts:KEEPALIVE_PKT",
+  "src/services/people/auth.ts:SESSION_CREDENTIAL",
+  "src/services/people/auth.ts:TOKEN_CREDENTIAL",
+  "src/util/egress.ts:V4_BLOCKS",
+  "src/util/egress.ts:V6_BLOCKS",
   "src/config.ts:KNOWN",
   "src/db/client.ts:DB_FILES",
   "src/db/migrations.ts:SQL",
@@ -211,12 +225,8 @@ const KNOWN: readonly string[] = [
   "src/services/changes/schemas.ts:DIFF_EXAMPLE",
   "src/services/ci/workflow.ts:EVENTS",
   "src/services/ci/workflow.ts:WORKFLOW_LIMITS",
-  "src/services/git/serve.ts:REFUSALS",
-  "src/services/hooks/egress.ts:V4_BLOCKS",
-  "src/services/hooks/egress.ts:V6_BLOCKS",
   "src/services/ops/object-kinds.ts:CI_LOGS",
   "src/services/ops/object-kinds.ts:PACKS",
-  "src/services/orgs/names.ts:RESERVED_NAMESPACES",
   "src/services/people/links.ts:LINK_TTL_MS",
   "src/services/people/links.ts:PREFIX",
   "src/services/people/links.ts:SHAPE",
@@ -228,7 +238,6 @@ const KNOWN: readonly string[] = [
   "src/services/people/ssh-keys.ts:ECDSA_CURVES",
   "src/services/repos/blob-read.ts:BLOB_READ_LIMITS",
   "src/services/repos/content.ts:CONTENT_TYPES",
-  "src/services/repos/default-branch.ts:PREFERRED",
   "src/services/repos/schemas.ts:REPO_EXAMPLE",
   "src/services/repos/schemas.ts:SUMMARY_EXAMPLE",
   "src/services/schemas.ts:ERROR_MEANING",

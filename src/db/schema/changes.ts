@@ -3,6 +3,12 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 import { createdAt, id } from "./columns.ts";
 import { repos } from "./repos.ts";
 
+/**
+ * States in which a change still follows its branch (its head moves with pushes); the heads of
+ * its patchsets are readable through its repository (reachability roots, services/git/store.ts).
+ */
+export const LIVE_CHANGE_STATES = ["open", "queued", "ejected"] as const;
+
 export const changes = sqliteTable("changes", {
   id: id(),
   repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),

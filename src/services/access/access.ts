@@ -4,13 +4,13 @@
 // lives here too. SPEC §5.2–§5.5, §2.13, §4.2–§4.6.
 import { AppError, NotFound } from "../../errors.ts";
 import type { Org, Repo, Role } from "../../db/schema/index.ts";
-import { quotaFacts, writeBlockedReason, type QuotaFacts } from "../billing/write-blocked.ts";
 import type { Ctx } from "../context.ts";
 import { loadPersonInOrg, type PersonInOrg } from "./facts-store.ts";
+import type { QuotaFacts } from "./quota.ts";
 import { findOrg, findRepo } from "./lookup.ts";
 import { ANONYMOUS, personOf, principalKey, type Principal } from "./principal.ts";
 
-export type { PersonInOrg };
+export { loadPersonInOrg, type PersonInOrg };
 
 export type Scope = "repo:read" | "repo:write" | "org:read" | "org:admin";
 export const SCOPES: readonly Scope[] = ["repo:read", "repo:write", "org:read", "org:admin"];
@@ -384,9 +384,9 @@ export function buildFacts(p: Principal, org: { id: string; name: string }, pers
 /** Loads the facts about `p` in `org` (and `repo`, with its write block; the plan's quotas when asked) from the database. */
 export async function loadFacts(ctx: Ctx, p: Principal, org: Org, repo?: Repo | null, opts: { quota?: boolean } = {}): Promise<Facts> {
   const person = await loadPersonInOrg(ctx, personOf(p)?.id ?? null, org.id);
-  const target = repo ? { ...repo, writeBlocked: writeBlockedReason(ctx, org, repo) } : repo;
+  const target = repo ? { ...repo, writeBlocked: ctx.resolvers.quota.writeBlocked(ctx, org, repo) } : repo;
   const facts = buildFacts(p, org, person, target);
-  if (opts.quota) facts.quota = await quotaFacts(ctx, org);
+  if (opts.quota) facts.quota = await ctx.resolvers.quota.facts(ctx, org);
   return facts;
 }
 
@@ -486,7 +486,7 @@ export function readableScope(caller: Facts["caller"], memberOrgIds: readonly st
  */
 export async function deferredFacts(ctx: Ctx, userId: string | null, org: Org, repo: Repo): Promise<Facts> {
   const person = await loadPersonInOrg(ctx, userId, org.id);
-  const facts = buildFacts(ANONYMOUS, org, person, { ...repo, writeBlocked: writeBlockedReason(ctx, org, repo) });
+  const facts = buildFacts(ANONYMOUS, org, person, { ...repo, writeBlocked: ctx.resolvers.quota.writeBlocked(ctx, org, repo) });
   facts.caller = userId
     ? { kind: "person", userId, confirmed: true, scopes: "all", tokenOrgId: null, tokenRepoId: null }
     : { kind: "service", scopes: ["repo:write"], tokenOrgId: org.id, tokenRepoId: repo.id };

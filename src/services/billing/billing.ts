@@ -5,14 +5,12 @@ import type { Org } from "../../db/schema/index.ts";
 import { allows, enforce, decide, orgFacts } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
-import { hostedMinutesUsed } from "../ci/store-runs.ts";
 import { now, type Ctx } from "../context.ts";
-import { privateRepoCount } from "../orgs/store.ts";
 import { providerOf } from "./configured.ts";
 import { billingScreen, minutesLimit, monthOf } from "./plan.ts";
 import type { BillingProvider } from "./provider.ts";
 import type { Billing, BillingLink } from "./schemas.ts";
-import { claimCustomer, seatCount } from "./store.ts";
+import { claimCustomer, hostedMinutesUsed, privateRepoCount, seatCount } from "./store.ts";
 
 /** GET /v1/orgs/{org}/billing: the stored state, the plan's quotas through access, this month's minutes. */
 export async function getBilling(ctx: Ctx, actor: Principal, orgName: string): Promise<Billing> {
@@ -57,7 +55,7 @@ async function billingTarget(ctx: Ctx, actor: Principal, orgName: string): Promi
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, "org:admin-masked"));
   const provider = providerOf(ctx);
-  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider) throw new AppError("unavailable", "billing is not configured on this deployment");
   if (org.kind !== "org") throw Invalid("a personal namespace has no subscription; billing applies to organizations");
   return { org, provider };
 }

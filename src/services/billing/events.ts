@@ -20,7 +20,7 @@ export const EVENT_BODY_LIMIT = 1024 * 1024;
  */
 export function checkEventHeaders(ctx: Ctx, headers: Headers): void {
   const provider = providerOf(ctx);
-  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider) throw new AppError("unavailable", "billing is not configured on this deployment");
   if (!provider.signatureShapeOk(headers)) throw Invalid("the billing event's signature is missing, wrong or too old");
 }
 
@@ -88,7 +88,7 @@ const AUDIT_ACTION: Record<Exclude<ProviderEvent["kind"], "ignored">, string> = 
  */
 export async function receiveEvent(ctx: Ctx, rawBody: Uint8Array, headers: Headers): Promise<EventReceipt> {
   const provider = providerOf(ctx);
-  if (!provider) throw new AppError(503, "billing is not configured on this deployment");
+  if (!provider) throw new AppError("unavailable", "billing is not configured on this deployment");
   const event = await provider.verifyEvent(new TextDecoder().decode(rawBody), headers, now());
   if (!event) throw Invalid("the billing event's signature is missing, wrong or too old");
   if (await store.eventSeen(ctx.db.read, event.id)) return { received: true, outcome: "duplicate" };

@@ -1,11 +1,10 @@
 // Hosted CI minutes: the CI domain records them (ci_minutes); billing decides at trigger time
 // whether an org may start more hosted jobs this month (SPEC §2.12, DECISIONS §3 workflows).
-import type { Tx } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
-import { hostedMinutesUsed } from "../ci/store-runs.ts";
 import { minutesExhausted, minutesLimit, monthOf } from "./plan.ts";
-import { orgById, setCiSuspension } from "./store.ts";
+import { hostedMinutesUsed, orgById, setCiSuspension } from "./store.ts";
 
 /**
  * Inside the CI trigger's transaction: the reason hosted jobs of `orgId` are refused now (the
@@ -32,4 +31,9 @@ export async function hostedCiRefusal(ctx: Ctx, tx: Tx, orgId: string): Promise<
     await recordAudit(tx, { orgId, action: "billing.ci_resumed", actor, target: org.name, data: { limit } });
   }
   return reason;
+}
+
+/** Minutes of the org's hosted CI jobs that started in [from, to) (a running job counts from its start to `t`). */
+export async function hostedMinutesIn(q: Queryable, orgId: string, from: number, to: number, t: number): Promise<number> {
+  return hostedMinutesUsed(q, orgId, from, to, t);
 }

@@ -54,5 +54,5 @@ export interface BillingProvider {
 
 /** 502: the provider could not be reached, timed out, or refused what we asked. */
 export function ProviderUnreachable(detail: string): AppError {
-  return new AppError(502, `payment provider unreachable: ${detail}`);
+  return new AppError("upstream", `payment provider unreachable: ${detail}`);
 }

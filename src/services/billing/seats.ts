@@ -1,4 +1,5 @@
-// Seats: a membership change queues a `billing.seats` job in its own transaction; the job tells
+// Seats: a membership change (the internal event `membership.changed`, which orgs and people emit
+// and src/wiring.ts routes here) queues a `billing.seats` job in its own transaction; the job tells
 // the provider the new quantity (retried with backoff by the job worker) and records what the
 // provider now bills as paid_seats. The request that changed the membership never waits on it.
 import type { Tx } from "../../db/database.ts";
@@ -16,8 +17,8 @@ export interface SeatsPayload {
 /** Telling the provider an org's seat count; one pending per org (later changes fold into it). */
 export const BILLING_SEATS = jobKind<SeatsPayload>("billing.seats", { key: (p) => `org:${p.orgId}`, unique: (p) => p.orgId });
 
-/** Call inside a transaction that added or removed a membership: queues the quantity update when the org pays. */
-export async function seatsChanged(ctx: Ctx, tx: Tx, orgId: string): Promise<void> {
+/** Subscriber of `membership.changed`, in the transaction that added or removed a membership: queues the quantity update when the org pays. */
+export async function seatsChanged(ctx: Ctx, tx: Tx, { orgId }: { orgId: string }): Promise<void> {
   const org = await orgById(tx, orgId);
   if (!org || org.kind !== "org" || org.providerSubscriptionId === null || org.plan === "free") return;
   await ctx.work.enqueue(tx, BILLING_SEATS, { orgId });

@@ -1,6 +1,6 @@
 // The billing domain's queries: the org's billing columns, provider events, seats and invitations held.
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { billingEvents, invites, memberships, orgs, type Org } from "../../db/schema/index.ts";
+import { billingEvents, ciMinutes, invites, memberships, orgs, repos, type Org } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Plan } from "./plan.ts";
 
@@ -12,6 +12,21 @@ export async function orgById(q: Queryable, id: string): Promise<Org | null> {
 /** The org billed as provider customer `customerId`, or null. */
 export async function orgByCustomer(q: Queryable, customerId: string): Promise<Org | null> {
   return q.select().from(orgs).where(eq(orgs.providerCustomerId, customerId)).get() ?? null;
+}
+
+/** How many private repositories the org holds. */
+export async function privateRepoCount(q: Queryable, orgId: string): Promise<number> {
+  return q.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.orgId, orgId), eq(repos.public, false))).get()!.n;
+}
+
+/** Minutes (the ci_minutes meter CI writes) used by the org's hosted jobs that started in [from, to); a running job counts from its start. */
+export async function hostedMinutesUsed(q: Queryable, orgId: string, from: number, to: number, t: number): Promise<number> {
+  const row = q
+    .select({ n: sql<number>`coalesce(sum(coalesce(${ciMinutes.minutes}, max(1, (${t} - ${ciMinutes.startedAt} + 59999) / 60000))), 0)` })
+    .from(ciMinutes)
+    .where(and(eq(ciMinutes.orgId, orgId), eq(ciMinutes.hosted, true), sql`${ciMinutes.startedAt} >= ${from}`, sql`${ciMinutes.startedAt} < ${to}`))
+    .get();
+  return row?.n ?? 0;
 }
 
 /** How many people hold a seat: every membership, viewers included. */

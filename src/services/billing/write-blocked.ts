@@ -1,6 +1,8 @@
 // The billing facts access decides with (SPEC §2.1 write_blocked, §2.12 may_*): a `quota:`
 // sentence when the plan refuses, or null. Without a payment provider nothing is ever refused.
+// Access asks through `ctx.resolvers.quota` (access/quota.ts), installed from BILLING_QUOTA.
 import type { Org } from "../../db/schema/index.ts";
+import type { QuotaFacts, QuotaSource } from "../access/quota.ts";
 import { now, type Ctx } from "../context.ts";
 import { addPeopleRefusal, privateRepoRefusal, writeBlocked } from "./plan.ts";
 import { seatsHeld } from "./store.ts";
@@ -10,11 +12,7 @@ export function writeBlockedReason(ctx: Ctx, org: Org, repo: { public: boolean }
   return writeBlocked(ctx.config.billing, ctx.baseUrl, org, repo);
 }
 
-/** Why the org may not add a private repository or a person now (null: it may). */
-export interface QuotaFacts {
-  privateRepo: string | null;
-  people: string | null;
-}
+export type { QuotaFacts };
 
 /** The org's quota facts; counts seats only when the plan could refuse. */
 export async function quotaFacts(ctx: Ctx, org: Org): Promise<QuotaFacts> {
@@ -23,3 +21,6 @@ export async function quotaFacts(ctx: Ctx, org: Org): Promise<QuotaFacts> {
   const held = needsCount ? await seatsHeld(ctx.db.read, org.id, now()) : 0;
   return { privateRepo: privateRepoRefusal(cfg, ctx.baseUrl, org), people: addPeopleRefusal(cfg, ctx.baseUrl, org, held) };
 }
+
+/** Billing's answers to access (registered as `ctx.resolvers.quota`). */
+export const BILLING_QUOTA: QuotaSource = { writeBlocked: writeBlockedReason, facts: quotaFacts };

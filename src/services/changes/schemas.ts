@@ -1,6 +1,7 @@
 // Request and response shapes of changes, diffs and the lander (DECISIONS §3; SPEC §6.1).
 import { Type, type Static } from "@sinclair/typebox";
 import { NextCursor, NullableString } from "../schemas.ts";
+import { DiffFile } from "../git/schemas.ts";
 
 const Sha = (options: Record<string, unknown> = {}) => Type.String({ pattern: "^[0-9a-f]{40}$", ...options });
 
@@ -107,20 +108,7 @@ export const ChangeListQuery = Type.Object({
 });
 export type ChangeListQuery = Static<typeof ChangeListQuery>;
 
-export const DiffFile = Type.Object({
-  path: Type.String(),
-  status: Type.String({ enum: ["added", "deleted", "modified", "type-changed"] }),
-  old_mode: NullableString(),
-  new_mode: NullableString(),
-  old_oid: NullableString(),
-  new_oid: NullableString(),
-  binary: Type.Boolean(),
-  additions: Type.Integer(),
-  deletions: Type.Integer(),
-  patch: NullableString({ description: "unified diff hunks; null for binary files and once the answer's patch budget is spent" }),
-  patch_truncated: Type.Boolean({ description: "true when `patch` was left out for size (file too large or the answer's budget spent)" }),
-});
-export type DiffFile = Static<typeof DiffFile>;
+export { DiffFile } from "../git/schemas.ts";
 
 const DIFF_EXAMPLE = {
   base: "89e6c98d92887913cadf06b2adb97f26cde4849b",

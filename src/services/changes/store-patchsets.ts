@@ -1,9 +1,7 @@
 // Queries of a change's patchsets: one row each time its head moved (the change row holds the latest).
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { changePatchsets, changes } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
-import { statementCache } from "../../db/statements.ts";
-import { LIVE_STATES } from "./store.ts";
 
 export type PatchsetRow = typeof changePatchsets.$inferSelect;
 
@@ -21,25 +19,3 @@ export async function patchsetsOf(q: Queryable, changeId: string): Promise<Patch
 export async function patchsetOf(q: Queryable, changeId: string, patchset: number): Promise<PatchsetRow | null> {
   return q.select().from(changePatchsets).where(and(eq(changePatchsets.changeId, changeId), eq(changePatchsets.patchset, patchset))).get() ?? null;
 }
-
-/**
- * The heads of every patchset of `repoId`'s open changes whose commits live in `repoId` (not a
- * fork's): a reader of the repository reads its changes, so these are tips of what it may read
- * (docs/architecture.md, "Reachability is the boundary").
- */
-export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
-  // Prepared once per connection: reads by id ask on every request, and building the query cost
-  // more than running it (bench/README.md, "Reads by id").
-  return prepared(q, "openHeads", prepareOpenHeads).all({ repoId }).map((r) => r.head);
-}
-
-function prepareOpenHeads(q: Queryable) {
-  return q
-    .selectDistinct({ head: changePatchsets.head })
-    .from(changePatchsets)
-    .innerJoin(changes, eq(changes.id, changePatchsets.changeId))
-    .where(and(eq(changes.repoId, sql.placeholder("repoId")), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_STATES])))
-    .orderBy(asc(changePatchsets.head))
-    .prepare();
-}
-const { prepared } = statementCache("changes.patchsets");

@@ -1,12 +1,12 @@
 // The changes domain's queries: changes, their stacks and the lander's queue (queued rows).
 import { and, asc, desc, eq, inArray, isNull, lt, max, or } from "drizzle-orm";
-import { changes, orgs, repos, users } from "../../db/schema/index.ts";
+import { changes, LIVE_CHANGE_STATES, orgs, repos, users } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
 export type ChangeRow = typeof changes.$inferSelect;
 
 /** States in which a change still follows its branch (its head moves with pushes). */
-export const LIVE_STATES = ["open", "queued", "ejected"] as const;
+export const LIVE_STATES = LIVE_CHANGE_STATES;
 
 /** The next change number of a repository (inside the creating transaction). */
 export async function nextNumber(tx: Tx, repoId: string): Promise<number> {

@@ -32,7 +32,7 @@ async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow
 export async function describeJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobDescription> {
   const job = await ownJob(ctx, actor, jobId);
   const where = await runs.jobPlace(ctx.db.read, job.repoId, job.runId);
-  if (!where) throw new AppError(404, "job not found");
+  if (!where) throw new AppError("not_found", "job not found");
   return {
     job_id: job.id,
     run_id: job.runId,

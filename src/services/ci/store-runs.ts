@@ -1,6 +1,6 @@
 // The CI domain's queries for runs, jobs, the claim, logs, check results and CI minutes.
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { checkResults, ciMinutes, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
+import { checkResults, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 
@@ -386,14 +386,4 @@ export async function startMinutes(tx: Tx, row: { jobId: string; orgId: string; 
 /** Stops counting a job's minutes (whole minutes, rounded up). */
 export async function finishMinutes(tx: Tx, jobId: string, t: number): Promise<void> {
   raw(tx, "finishMinutes", "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL").run(t, jobId);
-}
-
-/** Minutes used by the org's hosted jobs that started in [from, to); a running job counts from its start. */
-export async function hostedMinutesUsed(q: Queryable, orgId: string, from: number, to: number, t: number): Promise<number> {
-  const row = q
-    .select({ n: sql<number>`coalesce(sum(coalesce(${ciMinutes.minutes}, max(1, (${t} - ${ciMinutes.startedAt} + 59999) / 60000))), 0)` })
-    .from(ciMinutes)
-    .where(and(eq(ciMinutes.orgId, orgId), eq(ciMinutes.hosted, true), sql`${ciMinutes.startedAt} >= ${from}`, sql`${ciMinutes.startedAt} < ${to}`))
-    .get();
-  return row?.n ?? 0;
 }

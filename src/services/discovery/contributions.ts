@@ -17,7 +17,7 @@ import { CommitCache, limitCommits } from "../../git/revision.ts";
 import type { Tx } from "../../db/database.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { repoById } from "../repos/store.ts";
+import { repoForJob } from "../repos/repos.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { requireLiveUser } from "./profiles.ts";
@@ -65,7 +65,7 @@ export function hasCoAuthor(message: string): boolean {
 
 /** The `contributions.record` worker: credits the commits the push brought (idempotent per person, repository and commit). */
 export async function recordContributions(ctx: Ctx, p: RecordPayload): Promise<void> {
-  const repo = await repoById(ctx.db.read, p.repoId);
+  const repo = await repoForJob(ctx, p.repoId);
   if (!repo) return;
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
   const moved = new Set(p.moves.map((m) => m.ref));

@@ -7,7 +7,7 @@ import { authorizeAccount, requireOrgFor } from "../access/access.ts";
 import { findOrg } from "../access/lookup.ts";
 import type { Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
-import { isEmail, isRepoName } from "../orgs/names.ts";
+import { isEmail, isRepoName } from "../names.ts";
 import type { OrgProfile, OrgProfilePatch, UserProfile, UserProfilePatch } from "./schemas.ts";
 import * as store from "./store.ts";
 

@@ -6,7 +6,7 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import { adoptDefaultBranch } from "../repos/default-branch.ts";
+import { adoptDefaultBranch } from "./default-branch.ts";
 import { maybeScheduleCompaction, tierFor } from "./maintenance.ts";
 import * as store from "./store.ts";
 

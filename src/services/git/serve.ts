@@ -6,20 +6,22 @@ import { advertiseError, advertiseRefs, type GitService } from "../../git/advert
 import type { IndexTaskRunner } from "../../git/pack-indexer.ts";
 import { serveReceivePack, type ReceivePackHooks } from "../../git/receive-pack.ts";
 import type { ProtocolVersion } from "../../git/service-request.ts";
+import { SlicedPackSet } from "../../git/time-slice.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type ServiceIO } from "../../git/types.ts";
-import { AppError } from "../../errors.ts";
+import { AppError, type ErrorCode } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "./snapshot.ts";
+import { uploadPacker } from "./upload.ts";
 import { firstUnreachableNamed } from "./reach.ts";
 import { PackIndex } from "../../git/pack-index.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
-import { forbidsForcePush, refPolicy } from "../repos/protections.ts";
+import { forbidsForcePush, refPolicy } from "./policy.ts";
 
 export type { GitService, ServiceIO };
 
@@ -69,13 +71,17 @@ export type AdvertiseOutcome =
   | GitRefused<StatusRefusal>
   | { kind: "failed" };
 
-// 503: object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
-const REFUSALS: Partial<Record<number, StatusRefusal>> = { 400: "bad-request", 401: "unauthenticated", 402: "payment", 403: "forbidden", 404: "not-found", 413: "too-large", 503: "unavailable" };
+// unavailable (503): object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
+// null: an unexpected failure (logged, answered as one).
+const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.freeze({
+  invalid: "bad-request", unauthenticated: "unauthenticated", payment_required: "payment", forbidden: "forbidden", not_found: "not-found", conflict: "bad-request",
+  too_large: "too-large", unsupported_media_type: "bad-request", unprocessable: "bad-request", rate_limited: "bad-request", internal: null, upstream: null, unavailable: "unavailable",
+});
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
 function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
   if (!(error instanceof AppError)) return null;
-  const refusal = REFUSALS[error.status] ?? (error.status < 500 ? "bad-request" : null);
+  const refusal = REFUSALS[error.code];
   return refusal ? { kind: "refused", refusal, message: error.message } : null;
 }
 
@@ -123,7 +129,9 @@ export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: G
       if (!inBand(req, admitted)) return withCreateHint(req, admitted);
       return { kind: "refused", refusal: "forbidden-in-band", message: admitted.message, body: advertiseError(req.service, admitted.message, { http: true }) };
     }
-    const snapshot = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
+    const opened = await openSnapshot(ctx.db.read, ctx.git, admitted.repo);
+    // Peeling thousands of refs yields between slices too.
+    const snapshot = { ...opened, objects: new SlicedPackSet(opened.objects.packs, ctx.git.multiPackIndexes) };
     return { kind: "served", body: await advertiseRefs(snapshot, req.service, { protocol: req.protocol, http: true }) };
   } catch (error) {
     return refusalOf(error) ?? failed(ctx, req, "http", error);
@@ -152,8 +160,15 @@ export async function serveGit(ctx: Ctx, actor: Principal, req: GitServiceReques
 /** Clone and fetch; records a git.clone / git.fetch metric. */
 async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest): Promise<void> {
   const started = performance.now();
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-  const summary = await serveUploadPack(snapshot, req.io, { protocol: req.protocol, statelessRpc: req.stateless });
+  const opened = await openSnapshot(ctx.db.read, ctx.git, repo);
+  // Walks over client input on the event loop (haves, shallow lines, wants to check) yield between slices.
+  const snapshot = { ...opened, objects: new SlicedPackSet(opened.objects.packs, ctx.git.multiPackIndexes) };
+  const summary = await serveUploadPack(snapshot, req.io, {
+    protocol: req.protocol,
+    statelessRpc: req.stateless,
+    packer: uploadPacker(ctx, snapshot),
+    limits: { maxLines: ctx.config.gitMaxNegotiation, setting: "SVC_GIT_MAX_NEGOTIATION" },
+  });
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
     await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
   }

@@ -8,12 +8,38 @@ import { listObjects } from "../../git/object-list.ts";
 import type { Pack } from "../../git/pack-reader.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { Oid } from "../../git/types.ts";
-import type { Tx } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { writePackFiles } from "./maintenance.ts";
 import type { PackToPublish } from "./publish.ts";
 import * as store from "./store.ts";
+import { packKey } from "./snapshot.ts";
+
+/** Whether the repository still exists (a fork whose parent was deleted meanwhile fails). */
+export function repoIsLive(q: Queryable, repoId: string): Promise<boolean> {
+  return store.repoIsLive(q, repoId);
+}
+
+/**
+ * Why `repoId`'s live packs cannot be shared with a new fork, or null: a pack file it names that
+ * storage lost. Why check the files: the fork will serve them for as long as it lives; a pack the
+ * parent names but storage lost must fail the fork now, visibly, not its first clone.
+ */
+export async function missingPackFile(ctx: Ctx, repoId: string): Promise<string | null> {
+  for (const p of await store.livePacks(ctx.db.read, repoId)) {
+    for (const ext of ["idx", "pack"] as const) {
+      const found = await ctx.store.stat(packKey(p.storageRepoId, p.name, ext));
+      if (!found) return `pack-${p.name}.${ext} of the parent is missing from storage`;
+    }
+  }
+  return null;
+}
+
+/** The other repositories whose stored packs `repoId`'s rows name (a fork's parent and its ancestors). */
+export function sharedStorageOf(q: Queryable, repoId: string): Promise<string[]> {
+  return store.sharedStorageOf(q, repoId);
+}
 
 /**
  * Makes every live pack of `fromRepoId` live in `toRepoId`'s pack list too, without copying a

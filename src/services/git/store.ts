@@ -1,8 +1,9 @@
 // The git domain's queries: refs and the pack list of a repository. Async, so another database
 // changes this file, not the services.
-import { and, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
-import { orgs, packs, refs, repos } from "../../db/schema/index.ts";
+import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { changePatchsets, changes, LIVE_CHANGE_STATES, orgs, packs, protections, refs, repos } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { statementCache } from "../../db/statements.ts";
 import type { Oid, Ref } from "../../git/types.ts";
 
 /** A live pack as the snapshot needs it. */
@@ -34,6 +35,51 @@ export async function snapshotRows(q: Queryable, repoId: string): Promise<{ refs
   packRows.sort((a, b) => b.created - a.created);
   return { refs: refRows, packs: packRows.map(({ storageRepoId, name, size, reachTips }) => ({ storageRepoId, name, size, reachTips })) };
 }
+
+/** A branch protection as stored (the rules git enforces; repos/protections.ts edits them). */
+export type ProtectionRow = typeof protections.$inferSelect;
+
+/** The protections of a repository, by pattern. */
+export async function protectionsOf(q: Queryable, repoId: string): Promise<ProtectionRow[]> {
+  return q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern).all();
+}
+
+/** A repository's name and its org's name as they are now, or null once it is gone. */
+export async function repoAddress(q: Queryable, repoId: string): Promise<{ org: string; repo: string } | null> {
+  return q.select({ org: orgs.name, repo: repos.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
+}
+
+/** The repository's default branch (the name HEAD points at), or null once it is gone. */
+export async function defaultBranchOf(q: Queryable, repoId: string): Promise<string | null> {
+  return q.select({ name: repos.defaultBranch }).from(repos).where(eq(repos.id, repoId)).get()?.name ?? null;
+}
+
+/** Points the repository's HEAD at branch `name`. */
+export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Promise<void> {
+  tx.update(repos).set({ defaultBranch: name }).where(eq(repos.id, repoId)).run();
+}
+
+/**
+ * The heads of every patchset of `repoId`'s open changes whose commits live in `repoId` (not a
+ * fork's): a reader of the repository reads its changes, so these are tips of what it may read
+ * (docs/architecture.md, "Reachability is the boundary").
+ */
+export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
+  // Prepared once per connection: reads by id ask on every request, and building the query cost
+  // more than running it (bench/README.md, "Reads by id").
+  return prepared(q, "openHeads", prepareOpenHeads).all({ repoId }).map((r) => r.head);
+}
+
+function prepareOpenHeads(q: Queryable) {
+  return q
+    .selectDistinct({ head: changePatchsets.head })
+    .from(changePatchsets)
+    .innerJoin(changes, eq(changes.id, changePatchsets.changeId))
+    .where(and(eq(changes.repoId, sql.placeholder("repoId")), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_CHANGE_STATES])))
+    .orderBy(asc(changePatchsets.head))
+    .prepare();
+}
+const { prepared } = statementCache("git");
 
 /** The live refs of a repository, sorted by name. */
 export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {

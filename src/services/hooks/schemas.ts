@@ -77,9 +77,3 @@ export const DeliveryList = Type.Object(
   },
 );
 export type DeliveryList = Static<typeof DeliveryList>;
-
-export const InboundAccepted = Type.Object(
-  { syncs: Type.Integer({ description: "mirrors of that origin whose sync was scheduled (or folded into one already waiting)" }) },
-  { examples: [{ syncs: 2 }] },
-);
-export type InboundAccepted = Static<typeof InboundAccepted>;

@@ -6,7 +6,7 @@ import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
-import { EgressError, parseEgressUrl, resolveEgress } from "./egress.ts";
+import { EgressError, parseEgressUrl, resolveEgress } from "../../util/egress.ts";
 import { deliveryKey } from "./delivery.ts";
 import type { Delivery, DeliveryList, Webhook, WebhookCreate, WebhookCreated, WebhookList } from "./schemas.ts";
 import * as store from "./store.ts";

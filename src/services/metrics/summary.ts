@@ -2,7 +2,7 @@
 import { Invalid } from "../../errors.ts";
 import { requireOrgFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
-import { hostedMinutesUsed } from "../ci/store-runs.ts";
+import { hostedMinutesIn } from "../billing/minutes.ts";
 import { now, type Ctx } from "../context.ts";
 import { addInto, dense, densePercentile, type Dense } from "./histogram.ts";
 import { flushMetrics, METRIC_KINDS, type MetricKind } from "./record.ts";
@@ -122,7 +122,7 @@ export async function getUsage(ctx: Ctx, actor: Principal, orgName: string, q: {
   const [repos, totals, minutes] = await Promise.all([
     liveBytesPerRepo(ctx.db.read, org.id),
     summarize(ctx, org.id, TRANSFER_KINDS, from, to),
-    hostedMinutesUsed(ctx.db.read, org.id, from, to, now()),
+    hostedMinutesIn(ctx.db.read, org.id, from, to, now()),
   ]);
   let transfer = 0;
   for (const t of totals.values()) transfer += t.bytes;

@@ -2,7 +2,7 @@
 // app-based provider, checked at creation, and the key an inbound push names it by.
 import { Invalid, Unprocessable } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
-import { EgressError, parseEgressUrl, resolveEgress } from "../hooks/egress.ts";
+import { EgressError, parseEgressUrl, resolveEgress } from "../../util/egress.ts";
 
 /** A validated origin, ready to store. */
 export interface MirrorOrigin {

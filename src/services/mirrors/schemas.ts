@@ -6,3 +6,10 @@ export const SyncAccepted = Type.Object(
   { examples: [{ queued: true }] },
 );
 export type SyncAccepted = Static<typeof SyncAccepted>;
+
+/** The answer of an inbound webhook (POST /webhooks/generic, /webhooks/app). */
+export const InboundAccepted = Type.Object(
+  { syncs: Type.Integer({ description: "mirrors of that origin whose sync was scheduled (or folded into one already waiting)" }) },
+  { examples: [{ syncs: 2 }] },
+);
+export type InboundAccepted = Static<typeof InboundAccepted>;

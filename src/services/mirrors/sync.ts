@@ -26,7 +26,7 @@ import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { publish, type RefUpdate } from "../git/publish.ts";
-import { EgressError } from "../hooks/egress.ts";
+import { EgressError } from "../../util/egress.ts";
 import { recordMetric } from "../metrics/record.ts";
 import type { Attempt } from "../jobs/engine.ts";
 import { appOrigin } from "./app-auth.ts";

@@ -2,7 +2,7 @@
 // (public addresses only unless SVC_MIRROR_ALLOW_PRIVATE, the checked address connected to,
 // redirects not followed) and stops with the sync's signal.
 import type { HttpTransport } from "../../git/fetch-client.ts";
-import { egressFetch, parseEgressUrl } from "../hooks/egress.ts";
+import { egressFetch, parseEgressUrl } from "../../util/egress.ts";
 
 /** Time to wait for an origin's response headers. */
 const HEADERS_TIMEOUT_MS = 60_000;

@@ -116,8 +116,8 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       const found = await ctx.store.stat(f.key);
       // Why fail: a file the snapshot names can only vanish if the database stopped naming it and
       // it was swept since (a replaced pack: over an hour); the backup would not be the snapshot.
-      if (!found) throw new AppError(500, `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
-      if (found.size !== f.size) throw new AppError(500, `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
+      if (!found) throw new AppError("internal", `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
+      if (found.size !== f.size) throw new AppError("internal", `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
       const sha256 = await copyObject(ctx.store, f.key, f.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
         tmpDir: ctx.tmpDir,
         onBytes: (n) => {

@@ -10,13 +10,12 @@ import { decide, enforce, orgFacts, requireOrgFor, roleAtLeast } from "../access
 import { hashPassword, startSession } from "../people/auth.ts";
 import { now, type Ctx } from "../context.ts";
 import { inviteMail } from "../mail/messages.ts";
-import { checkNamespaceName } from "./names.ts";
+import { checkNamespaceName } from "../names.ts";
 import { deliverNow, enqueueMail } from "../mail/outbox.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { accountByAddress, checkAddress, checkPassword, checkPersonName } from "../people/signup.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { checkOrgRole } from "./orgs.ts";
-import { seatsChanged } from "../billing/seats.ts";
 import { insertMembership, membershipRole, setMembershipRole } from "./store.ts";
 import * as store from "./store-invites.ts";
 import type { InviteRow } from "./store-invites.ts";
@@ -143,7 +142,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     if (!invite || !(await store.spendInvite(tx, invite.id, now()))) throw dead();
     let user = await accountByAddress(tx, invite.email);
     if (!user) {
-      if (!passwordHash) throw new AppError(409, "the account for this address changed meanwhile; try again");
+      if (!passwordHash) throw new AppError("conflict", "the account for this address changed meanwhile; try again");
       const chosen = handle ?? (await deriveHandle(tx, invite.email));
       if (!(await namespaceAvailable(tx, chosen))) throw Conflict(`the handle ${chosen} is taken or reserved`);
       user = await insertUser(tx, { email: invite.email, name, passwordHash, handle: chosen, confirmed: true });
@@ -155,7 +154,7 @@ export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: u
     const current = await membershipRole(tx, invite.orgId, user.id);
     if (!current) {
       await insertMembership(tx, { orgId: invite.orgId, userId: user.id, role: invite.role, createdAt: now() });
-      await seatsChanged(ctx, tx, invite.orgId);
+      await ctx.events.emit(tx, { kind: "membership.changed", orgId: invite.orgId });
     } else if (!roleAtLeast(current, invite.role)) {
       await setMembershipRole(tx, invite.orgId, user.id, invite.role);
     }

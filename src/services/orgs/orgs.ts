@@ -7,10 +7,9 @@ import { allows, authorizeAccount, decide, enforce, orgFacts, requireOrgFor } fr
 import { now, type Ctx } from "../context.ts";
 import { findUserId } from "../access/lookup.ts";
 import { pageOf, parsePage } from "../paging.ts";
-import { checkNamespaceName } from "./names.ts";
+import { checkNamespaceName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import * as store from "./store.ts";
-import { seatsChanged } from "../billing/seats.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 import { ORG_ROLES, type MemberList, type MemberRoleChange, type MemberUpdated, type OrgCreate, type OrgCreated } from "./schemas.ts";
 
@@ -87,6 +86,6 @@ export async function removeMember(ctx: Ctx, actor: Principal, orgName: string, 
     // Team membership requires org membership (SPEC §5.2): the store ends both.
     await store.deleteMembership(tx, org.id, current.user_id);
     await recordAudit(tx, { orgId: org.id, action: self ? "member.left" : "member.removed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, role: current.role } });
-    await seatsChanged(ctx, tx, org.id);
+    await ctx.events.emit(tx, { kind: "membership.changed", orgId: org.id });
   });
 }

@@ -1,7 +1,7 @@
 // The orgs domain's queries: organizations, memberships, teams and invitations. Async, so
 // another database changes this file, not the services.
 import { and, eq, sql } from "drizzle-orm";
-import { memberships, orgs, repos, teamMembers, teams, users, type Membership, type Org, type Role } from "../../db/schema/index.ts";
+import { memberships, orgs, teamMembers, teams, users, type Membership, type Org, type Role } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
 export type Team = typeof teams.$inferSelect;
@@ -37,11 +37,6 @@ export async function seatCount(q: Queryable, orgId: string): Promise<number> {
 /** How many owners the org has. */
 export async function ownerCount(q: Queryable, orgId: string): Promise<number> {
   return q.select({ n: sql<number>`count(*)` }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, "owner"))).get()!.n;
-}
-
-/** How many private repositories the org holds. */
-export async function privateRepoCount(q: Queryable, orgId: string): Promise<number> {
-  return q.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.orgId, orgId), eq(repos.public, false))).get()!.n;
 }
 
 /** A member row as the members list shows it (email included; the service decides who sees it). */

@@ -1,12 +1,11 @@
 // Accounts: the admin bootstrap (`svc user-create`) and personal namespaces.
-import { seatsChanged } from "../billing/seats.ts";
 import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import type { Org, Role, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { hashPassword } from "./auth.ts";
 import { now, type Ctx } from "../context.ts";
-import { RESERVED_NAMESPACES, checkNamespaceName, isEmail, isNamespaceName } from "../orgs/names.ts";
+import { RESERVED_NAMESPACES, checkNamespaceName, isEmail, isNamespaceName } from "../names.ts";
 import * as store from "./store.ts";
 
 export const ROLES: readonly Role[] = ["viewer", "member", "admin", "owner"];
@@ -88,7 +87,7 @@ export async function createUserWithOrg(
       throw Conflict(`${orgName} is a personal namespace, not an organization`);
     }
     await store.addMembership(tx, org.id, user.id, input.role as Role, now());
-    await seatsChanged(ctx, tx, org.id);
+    await ctx.events.emit(tx, { kind: "membership.changed", orgId: org.id });
     return user;
   });
 }

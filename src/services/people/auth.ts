@@ -1,4 +1,5 @@
-// Credential resolution (bearer, Basic for git, session cookie) and sign-in (SPEC §4.3, §5).
+// The people domain's credentials (API tokens and session cookies: verified here, registered into
+// access as credential kinds) and sign-in (SPEC §4.3, §5).
 import { Value } from "@sinclair/typebox/value";
 import { Unauthorized } from "../../errors.ts";
 import type { User } from "../../db/schema/index.ts";
@@ -6,13 +7,17 @@ import type { Tx } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
 import { now, type Ctx } from "../context.ts";
-import { ANONYMOUS, type Principal } from "../access/principal.ts";
+import type { Principal } from "../access/principal.ts";
 import { whenReady, type MaybePromise } from "../access/fact-cache.ts";
+import type { CredentialKind } from "../access/credentials.ts";
 import * as store from "./store.ts";
 import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
-import { isRunnerCredential, resolveRunnerCredential } from "../ci/credentials.ts";
-import { checkLoginAllowed, guardPresentation, noteLoginFailed, noteLoginSucceeded } from "./throttle.ts";
+import { checkLoginAllowed, noteLoginFailed, noteLoginSucceeded } from "./throttle.ts";
+
+// Resolution itself moved to access/credentials.ts (issue 26: credential kinds are registered
+// into access); kept here for importers in other work packages' files until the shims go.
+export { PASSWORD_REFUSED, resolvePrincipal, type Credentials } from "../access/credentials.ts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -20,19 +25,7 @@ export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 const SESSION_SLIDE_MS = 24 * 3600 * 1000;
 
 const TOKEN_RE = /^svc_[a-z2-7]{16}_[a-z2-7]{32}$/;
-
-/** What a Basic credential carrying a password instead of a token is told (git shows it as `remote:`). */
-export const PASSWORD_REFUSED = "passwords are not accepted for git; use a token";
-
-/** Raw credentials as a transport found them. */
-export interface Credentials {
-  /** Authorization header value, if any. */
-  authorization?: string | null;
-  /** svc_session cookie value, if any. */
-  session?: string | null;
-  /** The source address the transport saw (rate limits of unusable credentials, throttle.ts). */
-  source?: string;
-}
+const SESSION_RE = /^[a-z2-7]{32}$/;
 
 /** Splits an API token `svc_<id>_<secret>` (null when malformed). */
 export function parseToken(raw: string): { id: string; secret: string } | null {
@@ -64,7 +57,7 @@ export function verifyToken(ctx: Ctx, raw: string): MaybePromise<Principal | nul
 
 /** Resolves the session cookie (null when absent, unknown, expired or the account is disabled). */
 export function verifySession(ctx: Ctx, secret: string): MaybePromise<Principal | null> {
-  if (!/^[a-z2-7]{32}$/.test(secret)) return null;
+  if (!SESSION_RE.test(secret)) return null;
   const t = now();
   const hash = hashSecret(secret);
   const found = ctx.facts.get("session", hash, async () => {
@@ -81,63 +74,21 @@ export function verifySession(ctx: Ctx, secret: string): MaybePromise<Principal 
   });
 }
 
-const SPACE = /\s/;
-const BEARER = /^bearer$/i;
-const BASIC = /^basic$/i;
+/** API tokens (`svc_…`): as a bearer, or in either field of git's Basic. */
+export const TOKEN_CREDENTIAL: CredentialKind = {
+  name: "token",
+  carriers: ["bearer", "basic"],
+  matches: (raw) => parseToken(raw) !== null,
+  resolve: verifyToken,
+};
 
-/** The scheme and credential of a trimmed Authorization value: its first two words (hot path). */
-function splitAuthorization(auth: string): [scheme: string, value: string] {
-  const gap = auth.search(SPACE);
-  if (gap < 0) return [auth, ""];
-  const rest = auth.slice(gap).trimStart();
-  const end = rest.search(SPACE);
-  return [auth.slice(0, gap), end < 0 ? rest : rest.slice(0, end)];
-}
-
-/**
- * Resolves the caller. A bearer (or Basic, for git) credential wins over the cookie; a presented
- * but unusable credential is a 401, never a silent fall-back to anonymous.
- */
-export function resolvePrincipal(ctx: Ctx, cred: Credentials): MaybePromise<Principal> {
-  const auth = cred.authorization?.trim();
-  if (auth) return guardPresentation(ctx, cred.source, () => resolveAuthorization(ctx, auth));
-  if (cred.session) return whenReady(verifySession(ctx, cred.session), (p) => p ?? ANONYMOUS);
-  return ANONYMOUS;
-}
-
-/** The principal of an Authorization header; 401 when it is unusable. */
-function resolveAuthorization(ctx: Ctx, auth: string): MaybePromise<Principal> {
-  const [scheme, value] = splitAuthorization(auth);
-  if (BEARER.test(scheme)) {
-    // Runner registration tokens (svcg_) and machine credentials (svcr_) are the CI domain's.
-    return whenReady(isRunnerCredential(value) ? resolveRunnerCredential(ctx, value) : verifyToken(ctx, value), (p) => {
-      if (!p) throw Unauthorized("invalid or revoked token");
-      return p;
-    });
-  }
-  if (BASIC.test(scheme)) {
-    // Git over HTTP: the token may sit in either the user or the password field.
-    let decoded = "";
-    try {
-      decoded = Buffer.from(value, "base64").toString("utf8");
-    } catch {
-      throw Unauthorized("invalid credentials");
-    }
-    const i = decoded.indexOf(":");
-    const user = i < 0 ? decoded : decoded.slice(0, i);
-    const pass = i < 0 ? "" : decoded.slice(i + 1);
-    const candidate = parseToken(pass) ? pass : user;
-    // Why a distinct message: an account password in git's prompt is the most common mistake,
-    // and the answer (make a token) is not guessable from "invalid credentials". It depends only
-    // on the shape of what was sent, so it tells nothing about any account.
-    if (pass !== "" && !parseToken(pass) && !parseToken(user)) throw Unauthorized(PASSWORD_REFUSED);
-    return whenReady(verifyToken(ctx, candidate), (p) => {
-      if (!p) throw Unauthorized("invalid credentials");
-      return p;
-    });
-  }
-  throw Unauthorized("unsupported authorization scheme");
-}
+/** The session cookie's secret. */
+export const SESSION_CREDENTIAL: CredentialKind = {
+  name: "session",
+  carriers: ["cookie"],
+  matches: (raw) => SESSION_RE.test(raw),
+  resolve: verifySession,
+};
 
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
 export async function accountBody(ctx: Ctx, user: User): Promise<Account> {

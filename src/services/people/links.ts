@@ -6,7 +6,7 @@ import type { Queryable, Tx } from "../../db/database.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { now, type Ctx, type MailMessage } from "../context.ts";
-import { isEmail } from "../orgs/names.ts";
+import { isEmail } from "../names.ts";
 import { enqueueMail } from "../mail/outbox.ts";
 import { takeRateSlot } from "./rate-limit.ts";
 import { EmailRequest, LinkRequest } from "./schemas.ts";

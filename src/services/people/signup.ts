@@ -8,7 +8,7 @@ import { now, type Ctx } from "../context.ts";
 import { newId } from "../../util/ids.ts";
 import { LINK_TTL_MS, findLiveLink, issueLink, linkTokenOf, mailLinkToAccount, proveAddress, requestedAddress, spendLink } from "./links.ts";
 import { verifyMail } from "../mail/messages.ts";
-import { checkNamespaceName, isEmail } from "../orgs/names.ts";
+import { checkNamespaceName, isEmail } from "../names.ts";
 import { enqueueMail } from "../mail/outbox.ts";
 import { takeRateSlot } from "./rate-limit.ts";
 import type { Accepted, SignupRequest } from "./schemas.ts";

@@ -16,7 +16,7 @@
 // - from a new source during an attack the owner waits at most the maximum delay, or signs in at
 //   once through the mailed password reset link, which no sign-in limit touches.
 // Counters live in process memory, bounded in size; a restart forgets them.
-import { RateLimited, type AppError } from "../../errors.ts";
+import { AppError, RateLimited } from "../../errors.ts";
 import type { Limits } from "../../config.ts";
 import { now, type Ctx } from "../context.ts";
 
@@ -166,7 +166,7 @@ export function guardPresentation<T>(ctx: Ctx, source: string | undefined, resol
   const wait = l.credentials.wait(src, now());
   if (wait > 0) throw refuse(wait, "unusable credentials from this address");
   const counted = (error: unknown): never => {
-    if ((error as AppError | null)?.status === 401) l.credentials.fail(src, now());
+    if (error instanceof AppError && error.code === "unauthenticated") l.credentials.fail(src, now());
     throw error;
   };
   let out: T | Promise<T>;

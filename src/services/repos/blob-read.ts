@@ -55,8 +55,8 @@ export async function readBlobOffloaded(ctx: Ctx, objects: PackSet, oid: Oid): P
       },
     });
   } catch (e) {
-    if (e instanceof ThreadTaskError && e.kind === "busy") throw new AppError(503, "the server is busy reading other large files; try again shortly");
-    if (e instanceof ThreadTaskError && e.kind === "time_limit") throw new AppError(503, "this file took too long to read; fetch it with git");
+    if (e instanceof ThreadTaskError && e.kind === "busy") throw new AppError("unavailable", "the server is busy reading other large files; try again shortly");
+    if (e instanceof ThreadTaskError && e.kind === "time_limit") throw new AppError("unavailable", "this file took too long to read; fetch it with git");
     throw e;
   }
   if (!data) throw new Error(`git.resolveChain sent nothing for ${oid}`);

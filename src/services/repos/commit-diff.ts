@@ -2,7 +2,7 @@
 // commit page: the same engine and budgets as change diffs.
 import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
-import { diffTreePair, treeOfCommit, type FileDiffs } from "../changes/diff.ts";
+import { diffTreePair, treeOfCommit, type FileDiffs } from "../git/diff.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { commitSummary, resolveCommitId, revisionOptions } from "./content.ts";

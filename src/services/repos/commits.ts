@@ -18,7 +18,7 @@ import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef } from "../git/snapshot.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
-import { refPolicy } from "./protections.ts";
+import { refPolicy } from "../git/policy.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import { MAX_OPERATIONS, type CommitCreated, type CommitOperation, type CommitRequest } from "./schemas.ts";
 import * as store from "./store.ts";

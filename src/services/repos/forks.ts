@@ -9,11 +9,9 @@ import { newId } from "../../util/ids.ts";
 import { decide, enforce, orgFacts, requireRepoFor } from "../access/access.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { packKey } from "../git/snapshot.ts";
-import { sharePacks } from "../git/share.ts";
-import { livePacks, repoIsLive } from "../git/store.ts";
+import { missingPackFile, repoIsLive, sharePacks } from "../git/share.ts";
 import { jobKind } from "../jobs/kind.ts";
-import { checkRepoName } from "../orgs/names.ts";
+import { checkRepoName } from "../names.ts";
 import { repoBody, type RepoBody } from "./repos.ts";
 import type { ForkCreate } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -103,14 +101,8 @@ export async function runFork(ctx: Ctx, payload: ForkPayload): Promise<void> {
 /** Does the work of a fork; answers null when the fork is ready, or why it failed. */
 async function makeFork(ctx: Ctx, forkId: string, parentId: string): Promise<string | null> {
   if (!(await repoIsLive(ctx.db.read, parentId))) return "the parent repository was deleted before the fork was made";
-  // Why check the files: the fork will serve them for as long as it lives; a pack the parent
-  // names but storage lost must fail the fork now, visibly, not its first clone.
-  for (const p of await livePacks(ctx.db.read, parentId)) {
-    for (const ext of ["idx", "pack"] as const) {
-      const found = await ctx.store.stat(packKey(p.storageRepoId, p.name, ext));
-      if (!found) return `pack-${p.name}.${ext} of the parent is missing from storage`;
-    }
-  }
+  const missing = await missingPackFile(ctx, parentId);
+  if (missing) return missing;
   return ctx.db.transaction(async (tx) => {
     const fork = await store.repoById(tx, forkId);
     if (!fork || fork.forkState !== "pending") return null;

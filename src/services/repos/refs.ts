@@ -8,7 +8,7 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
 import { firstUnreachableNamed } from "../git/reach.ts";
 import { personOf, type Principal } from "../access/principal.ts";
-import { forbidsForcePush, refPolicy } from "./protections.ts";
+import { forbidsForcePush, refPolicy } from "../git/policy.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import type { Ref, RefList, RefPut } from "./schemas.ts";
 

@@ -3,18 +3,17 @@ import { Conflict, Invalid, Unprocessable } from "../../errors.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { buildFacts, decide, enforce, loadFacts, orgFacts, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
-import { loadPersonInOrg } from "../access/facts-store.ts";
+import { buildFacts, decide, enforce, loadFacts, loadPersonInOrg, orgFacts, requireRepoFor, type Facts, type PersonInOrg } from "../access/access.ts";
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
-import { sharedStorageOf } from "../git/store.ts";
+import { sharedStorageOf } from "../git/share.ts";
 import { requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
-import { checkRepoName } from "../orgs/names.ts";
+import { checkRepoName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { parseOrigin } from "../mirrors/origin.ts";
 import { registerMirror } from "../mirrors/queue.ts";
-import { REPO_PURGE } from "./purge.ts";
+import { REPO_PURGE } from "../git/purge.ts";
 import type { Repo as RepoBody, RepoCreate, RepoList, RepoPatch } from "./schemas.ts";
 import * as store from "./store.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
@@ -215,6 +214,11 @@ export async function patchRepo(ctx: Ctx, actor: Principal, orgName: string, rep
     return (await store.repoById(tx, repo.id))!;
   });
   return repoBody(ctx, actor, org, updated);
+}
+
+/** The repository with id `repoId`, or null once it is gone: for background work, which decides nothing for a caller. */
+export async function repoForJob(ctx: Ctx, repoId: string): Promise<Repo | null> {
+  return store.repoById(ctx.db.read, repoId);
 }
 
 /** DELETE /v1/orgs/{org}/repos/{repo}: refs and pack rows go now; storage is purged by a job. */

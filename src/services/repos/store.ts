@@ -73,11 +73,6 @@ export async function copyBranchesAndTags(tx: Tx, fromId: string, toId: string):
     ON CONFLICT DO NOTHING`);
 }
 
-/** The repository's branch protections, by pattern. */
-export async function protectionsOf(q: Queryable, repoId: string): Promise<Protection[]> {
-  return q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern).all();
-}
-
 /** Creates a protection, or replaces the rules of the one with the same pattern. */
 export async function upsertProtection(tx: Tx, row: Protection): Promise<void> {
   tx.insert(protections)

@@ -60,7 +60,7 @@ export async function userView(ctx: Ctx, actor: Principal, name: string, tab: Us
   try {
     profile = await getUserProfile(ctx, name);
   } catch (error) {
-    if (error instanceof AppError && error.status === 404) return null;
+    if (error instanceof AppError && error.code === "not_found") return null;
     throw error;
   }
   const view: UserView = { profile, follow: await getFollow(ctx, actor, profile.handle), tab };

@@ -7,7 +7,7 @@ import { accountBody } from "../people/auth.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
-import type { FileDiffs } from "../changes/diff.ts";
+import type { FileDiffs } from "../git/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
 import { createRepo, getRepo, listRepos, type RepoBody } from "../repos/repos.ts";
 import { listRefs } from "../repos/refs.ts";

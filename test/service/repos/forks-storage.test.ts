@@ -19,7 +19,7 @@ import { checkRepo, findOrphans } from "../../../src/services/ops/fsck.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createCommit } from "../../../src/services/repos/commits.ts";
 import { createFork, runFork } from "../../../src/services/repos/forks.ts";
-import { purgeRepoStorage } from "../../../src/services/repos/purge.ts";
+import { purgeRepoStorage } from "../../../src/services/git/purge.ts";
 import { createRepo, deleteRepo, getRepo } from "../../../src/services/repos/repos.ts";
 import { setClock } from "../../../src/util/clock.ts";
 

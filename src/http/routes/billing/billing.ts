@@ -3,9 +3,10 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { getBilling, openPortal, startCheckout } from "../../../services/billing/billing.ts";
-import { receiveEvent } from "../../../services/billing/events.ts";
+import { checkEventHeaders, EVENT_BODY_LIMIT, receiveEvent } from "../../../services/billing/events.ts";
 import { Billing, BillingLink, EventReceipt } from "../../../services/billing/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
+import { policy } from "../../policy.ts";
 import { callerOf } from "../../principal.ts";
 
 /** Whether the caller asked for JSON rather than a redirect. */
@@ -48,6 +49,7 @@ export function billingRoutes(ctx: Ctx) {
     .post("/webhooks/billing", ({ request, body }) => receiveEvent(ctx, body as Uint8Array, request.headers), {
       response: { 200: EventReceipt, ...errors(400, 413, 502, 503) },
       // Why hidden: the provider calls it, not API clients; docs/api.md describes it.
-      detail: { hide: true, summary: "Payment provider events (signed)" },
+      // Signed: the exact bytes, read only after the headers could be refused (issue 25 row 7).
+      detail: { hide: true, summary: "Payment provider events (signed)", ...policy({ caller: "anonymous", body: { raw: EVENT_BODY_LIMIT, admit: (headers) => checkEventHeaders(ctx, headers) } }) },
     });
 }

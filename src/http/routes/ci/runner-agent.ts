@@ -10,6 +10,7 @@ import { registerRunner, requireRunnerCaller } from "../../../services/ci/runner
 import { Claim, HeartbeatAnswer, JobComplete, JobDescription, LogAck, LogAppend, RunnerRegister, RunnerRegistered, StepUpdate } from "../../../services/ci/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
+import { policy } from "../../policy.ts";
 import { noContent } from "../../responses.ts";
 
 /** Runner-facing routes. */
@@ -26,7 +27,7 @@ export function runnerAgentRoutes(ctx: Ctx) {
         transform: ({ request }) => requireRunnerCaller(callerOf(request), "runner:register"),
         body: t.Optional(RunnerRegister),
         response: { 201: RunnerRegistered, ...errors(400, 401, 422) },
-        detail: { summary: "Register a machine with a registration token (bearer svcg_…)" },
+        detail: { summary: "Register a machine with a registration token (bearer svcg_…)", ...policy({ caller: "runner" }) },
       },
     )
     .post(
@@ -41,7 +42,7 @@ export function runnerAgentRoutes(ctx: Ctx) {
       {
         transform: ({ request }) => requireRunnerCaller(callerOf(request), "runner:claim"),
         response: { 200: Claim, 204: noContent.schema, ...errors(401, 409) },
-        detail: { summary: "Claim a job (bearer svcr_…); held open up to SVC_RUNNER_CLAIM_WAIT_MS, 204 when nothing came" },
+        detail: { summary: "Claim a job (bearer svcr_…); held open up to SVC_RUNNER_CLAIM_WAIT_MS, 204 when nothing came", ...policy({ caller: "runner" }) },
       },
     )
     .get("/v1/runner/jobs/:job_id", ({ request, params }) => describeJob(ctx, callerOf(request), params.job_id), {

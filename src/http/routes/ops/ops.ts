@@ -51,7 +51,7 @@ export function opsRoutes(ctx: Ctx) {
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           const headers: Record<string, string> = { "content-type": "application/json", ...NO_STORE };
-          if (error.status === 401) headers["www-authenticate"] = 'Bearer realm="svc metrics"';
+          if (error.code === "unauthenticated") headers["www-authenticate"] = 'Bearer realm="svc metrics"';
           return new Response(JSON.stringify({ error: error.message }), { status: error.status, headers });
         }
       },

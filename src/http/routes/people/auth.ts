@@ -15,8 +15,12 @@ import { clearedSessionCookie, callerOf, readCookie, sessionCookie } from "../..
 import { noContent } from "../../responses.ts";
 import { sourceOf } from "../../source.ts";
 import { JSON_BODY, documentedBody } from "./bodies.ts";
+import { policy } from "../../policy.ts";
 
-/** Sign-in routes. Those whose answer is uniform whatever the body read it leniently (bodies.ts). */
+/**
+ * Sign-in routes: open to anonymous callers (policy.ts). Those whose answer is uniform whatever the
+ * body read it leniently (bodies.ts); logout is resolved leniently and answers 204 whatever came.
+ */
 export function authRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.auth" })
     .post(
@@ -35,6 +39,7 @@ export function authRoutes(ctx: Ctx) {
             "Every failure (unknown address, wrong password, a missing or non-string field, no body, a disabled account) is the same 401. " +
             "After repeated failures from one source address, or for one address from sources it never signed in from, the next attempt must wait (1 s, doubling): sooner is 429 with Retry-After.",
           requestBody: documentedBody(LoginRequest, "email and password"),
+          ...policy({ caller: "anonymous", body: "uniform" }),
         },
       },
     )
@@ -45,7 +50,7 @@ export function authRoutes(ctx: Ctx) {
         set.headers["set-cookie"] = clearedSessionCookie(ctx);
         return noContent(set);
       },
-      { response: { 204: noContent.schema }, detail: { summary: "Sign out; 204 always (whatever credential or body came with it), and the cookie is cleared" } },
+      { response: { 204: noContent.schema }, detail: { summary: "Sign out; 204 always (whatever credential or body came with it), and the cookie is cleared", ...policy({ caller: "lenient", body: "uniform" }) } },
     )
     .post(
       "/v1/auth/signup",
@@ -58,7 +63,7 @@ export function authRoutes(ctx: Ctx) {
         ...JSON_BODY,
         body: SignupRequest,
         response: { 202: Accepted, ...errors(400, 401, 409) },
-        detail: { summary: "Create an account; a confirmation link is mailed (same 202 whatever happened)" },
+        detail: { summary: "Create an account; a confirmation link is mailed (same 202 whatever happened)", ...policy({ caller: "anonymous" }) },
       },
     )
     .post(
@@ -75,6 +80,7 @@ export function authRoutes(ctx: Ctx) {
           summary: "Confirm an address with its svcv_ link; signs in",
           description: "404 for every dead link: malformed, unknown, spent, expired, a reset token, or no token at all.",
           requestBody: documentedBody(LinkRequest, "the svcv_ token of the mailed link"),
+          ...policy({ caller: "anonymous", body: "uniform" }),
         },
       },
     )
@@ -90,6 +96,7 @@ export function authRoutes(ctx: Ctx) {
         detail: {
           summary: "Mail a fresh confirmation link (same 202 for every address and every body)",
           requestBody: documentedBody(EmailRequest, "the address of the unconfirmed account"),
+          ...policy({ caller: "anonymous", body: "uniform" }),
         },
       },
     )
@@ -105,6 +112,7 @@ export function authRoutes(ctx: Ctx) {
         detail: {
           summary: "Mail a password reset link (same 202 for every address and every body)",
           requestBody: documentedBody(EmailRequest, "the sign-in address"),
+          ...policy({ caller: "anonymous", body: "uniform" }),
         },
       },
     )
@@ -122,6 +130,7 @@ export function authRoutes(ctx: Ctx) {
           summary: "Set a new password with an svcrs_ link; ends other sessions and signs in",
           description: "404 for every dead link (or no token), checked first; then 400 for a new password under 12 characters, which leaves the link live.",
           requestBody: documentedBody(ResetRequest, "the svcrs_ token and the new password"),
+          ...policy({ caller: "anonymous", body: "uniform" }),
         },
       },
     )
@@ -131,6 +140,7 @@ export function authRoutes(ctx: Ctx) {
         summary: "What an invitation offers, without spending it",
         description: "404 for every dead invitation: malformed, unknown, revoked, used, expired, or no token at all.",
         requestBody: documentedBody(InvitePreviewRequest, "the svcinv_ token"),
+        ...policy({ caller: "anonymous", body: "uniform" }),
       },
     })
     .post(
@@ -146,7 +156,7 @@ export function authRoutes(ctx: Ctx) {
         ...JSON_BODY,
         body: AcceptInviteRequest,
         response: { 201: Account, ...errors(400, 401, 409) },
-        detail: { summary: "Accept an invitation: creates the account if new, joins the org, signs in" },
+        detail: { summary: "Accept an invitation: creates the account if new, joins the org, signs in", ...policy({ caller: "anonymous" }) },
       },
     )
     .get(

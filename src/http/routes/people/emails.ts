@@ -7,6 +7,7 @@ import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
 import { JSON_BODY, documentedBody } from "./bodies.ts";
+import { policy } from "../../policy.ts";
 
 /** Email address routes: the person themself only. */
 export function emailRoutes(ctx: Ctx) {
@@ -35,6 +36,7 @@ export function emailRoutes(ctx: Ctx) {
         summary: "Prove an address with its svce_ link",
         description: "404 for every bad token: malformed, unknown, expired, spent, issued to another account, or no token at all.",
         requestBody: documentedBody(LinkRequest, "the svce_ token of the mailed link"),
+        ...policy({ body: "uniform" }),
       },
     })
     .post(

@@ -2,7 +2,7 @@
 import type { SshKey, Token } from "../../../services/people/schemas.ts";
 import type { OrgCredentials } from "../../../services/web/account-settings.ts";
 import { html, type Html } from "../kit/html.ts";
-import { alertOf, csrfField } from "./sign-in-page.ts";
+import { alertOf, csrfField } from "../kit/sign-in.ts";
 
 const SCOPES: [string, string][] = [
   ["repo:read", "read repositories"],

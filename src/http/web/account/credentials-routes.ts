@@ -10,7 +10,7 @@ import { createSshKey, deleteSshKey } from "../../../services/people/ssh-keys.ts
 import { keySettingsView, tokenSettingsView } from "../../../services/web/account-settings.ts";
 import { readCookie } from "../../principal.ts";
 import { HIDE } from "../kit/draw.ts";
-import { field, formHandler, me, seeOther, type FormInput } from "../kit/account-forms.ts";
+import { field, me, postForm, seeOther, type FormInput } from "../kit/forms.ts";
 import { settingsAgain, settingsDrawer } from "./settings-routes.ts";
 import { keySettings, tokenSettings } from "./credentials-page.ts";
 
@@ -30,16 +30,12 @@ function newTokenCookie(ctx: Ctx, value: string, maxAge: number): string {
 /** The token routes and the SSH key routes. */
 export function accountCredentialRoutes(ctx: Ctx) {
   const settings = settingsDrawer(ctx);
-  const post = formHandler(ctx);
-  const refusable = (e: AppError) => e.status === 400 || e.status === 403 || e.status === 404 || e.status === 409 || e.status === 422;
-  const tokensAgain = async (error: AppError, i: FormInput) => {
-    if (!refusable(error)) return null;
+  const tokensAgain = async (i: FormInput, error: AppError) => {
     const v = await tokenSettingsView(ctx, i.actor);
     const values = { org: field(i.form, "org"), label: field(i.form, "label"), repo: field(i.form, "repo") };
     return settingsAgain("tokens", i.frame, error.status, tokenSettings({ csrf: i.frame.csrf, ...v, secret: null, error: error.message, values, scopes: i.form.getAll("scope") }));
   };
-  const keysAgain = async (error: AppError, i: FormInput) => {
-    if (!refusable(error)) return null;
+  const keysAgain = async (i: FormInput, error: AppError) => {
     const v = await keySettingsView(ctx, i.actor);
     const values = { label: field(i.form, "label"), public_key: field(i.form, "public_key") };
     return settingsAgain("keys", i.frame, error.status, keySettings({ csrf: i.frame.csrf, keys: v.keys, error: error.message, values }));
@@ -59,30 +55,31 @@ export function accountCredentialRoutes(ctx: Ctx) {
       }, clear);
     }, HIDE)
     .post(TOKENS_PATH, ({ request, body }) =>
-      post(request, body, TOKENS_PATH, async (i) => {
+      // "lookup": the form names an org and a repository, whose 404 is the form again.
+      postForm(ctx, request, body, { back: TOKENS_PATH, kind: "lookup", again: tokensAgain, act: async (i) => {
         me(i);
         const repo = field(i.form, "repo");
         const minted = await mintToken(ctx, i.actor, field(i.form, "org"), { kind: "personal", label: field(i.form, "label"), scopes: i.form.getAll("scope").slice(0, 10), repo: repo || null });
         return seeOther(TOKENS_PATH, { "set-cookie": newTokenCookie(ctx, minted.token, 120) });
-      }, tokensAgain), HIDE)
+      } }), HIDE)
     .post(`${TOKENS_PATH}/revoke`, ({ request, body }) =>
-      post(request, body, TOKENS_PATH, async (i) => {
+      postForm(ctx, request, body, { back: TOKENS_PATH, act: async (i) => {
         me(i);
         await revokeToken(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
-        return seeOther(`${TOKENS_PATH}?done=revoked`);
-      }), HIDE)
+        return `${TOKENS_PATH}?done=revoked`;
+      } }), HIDE)
     .get("/settings/keys", ({ request, query }) =>
       settings(request, query, "keys", async (actor, frame) => keySettings({ csrf: frame.csrf, keys: (await keySettingsView(ctx, actor)).keys })), HIDE)
     .post("/settings/keys", ({ request, body }) =>
-      post(request, body, "/settings/keys", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/keys", again: keysAgain, act: async (i) => {
         // A personal key is registered in the person's own namespace; it acts for them in every org.
         await createSshKey(ctx, i.actor, me(i), { label: field(i.form, "label"), public_key: field(i.form, "public_key") });
-        return seeOther("/settings/keys?done=key-added");
-      }, keysAgain), HIDE)
+        return "/settings/keys?done=key-added";
+      } }), HIDE)
     .post("/settings/keys/remove", ({ request, body }) =>
-      post(request, body, "/settings/keys", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/keys", act: async (i) => {
         me(i);
         await deleteSshKey(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
-        return seeOther("/settings/keys?done=key-removed");
-      }), HIDE);
+        return "/settings/keys?done=key-removed";
+      } }), HIDE);
 }

@@ -2,7 +2,7 @@
 // again, make it the sign-in address, remove it), then the form that adds one.
 import type { EmailRecord } from "../../../services/people/schemas.ts";
 import { html, type Html } from "../kit/html.ts";
-import { alertOf, csrfField } from "./sign-in-page.ts";
+import { alertOf, csrfField } from "../kit/sign-in.ts";
 
 /** A one-button form acting on one address. */
 function action(csrf: string | null, path: string, address: string, label: string): Html {

@@ -8,7 +8,7 @@ import type { Principal } from "../../../services/access/principal.ts";
 import { accountHomeView, userView, type UserTab } from "../../../services/web/account.ts";
 import { queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
-import { homePage, welcomePage } from "./sign-in-page.ts";
+import { homePage, welcomePage } from "./home-page.ts";
 import { userPage } from "./user-page.ts";
 
 /** Home for a signed-in person; the front page for anyone else. */

@@ -3,7 +3,7 @@
 // links); only its button does, by posting the token back to the same address.
 import type { InvitePreview } from "../../../services/people/schemas.ts";
 import { html, type Html } from "../kit/html.ts";
-import { alertOf, csrfField } from "./sign-in-page.ts";
+import { alertOf, csrfField } from "../kit/sign-in.ts";
 
 /** What a form keeps after a refusal. */
 export interface Kept {

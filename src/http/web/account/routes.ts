@@ -1,4 +1,4 @@
-// The account area of the web interface (issue 19): sign-up and the mailed links' pages, settings
+// The account area of the web interface (issue 19): signing in and out, sign-up and the mailed links' pages, settings
 // (profile, addresses, tokens, SSH keys), following people, and the site icon. Home and a
 // person's page share `/` and `/{name}` with other pages; web.ts draws them with account-pages.ts.
 import { Elysia } from "elysia";
@@ -7,6 +7,7 @@ import { HIDE } from "../kit/draw.ts";
 import { ICON } from "../kit/icon.ts";
 import { accountCredentialRoutes } from "./credentials-routes.ts";
 import { accountLinkRoutes } from "./links-routes.ts";
+import { signInRoutes } from "./sign-in-routes.ts";
 import { accountSettingsRoutes } from "./settings-routes.ts";
 
 function icon(cache: string): Response {
@@ -19,6 +20,7 @@ export function accountWebRoutes(ctx: Ctx) {
     .get(ICON.url, () => icon("public, max-age=31536000, immutable"), HIDE)
     // Not immutable: the address stays the same when the icon changes.
     .get("/favicon.ico", () => icon("public, max-age=86400"), HIDE)
+    .use(signInRoutes(ctx))
     .use(accountLinkRoutes(ctx))
     .use(accountSettingsRoutes(ctx))
     .use(accountCredentialRoutes(ctx));

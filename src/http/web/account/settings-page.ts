@@ -3,7 +3,7 @@
 import type { PinList, UserProfile } from "../../../services/discovery/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { alertOf, csrfField } from "./sign-in-page.ts";
+import { alertOf, csrfField } from "../kit/sign-in.ts";
 
 /** The settings sections. */
 export type Section = "profile" | "emails" | "tokens" | "keys";

@@ -13,7 +13,7 @@ import { emailSettingsView, profileSettingsView } from "../../../services/web/ac
 import { HIDE, formOf, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import type { Html } from "../kit/html.ts";
-import { field, formHandler, me, seeOther, signInRequired, type FormInput } from "../kit/account-forms.ts";
+import { field, me, postForm, seeOther, signInRequired, type FormInput } from "../kit/forms.ts";
 import { LINK_ROWS, profileSettings, profileValues, settingsFrame, type Section } from "./settings-page.ts";
 import { emailSettings } from "./emails-page.ts";
 
@@ -73,16 +73,13 @@ function profilePatch(form: URLSearchParams): UserProfilePatch {
 /** The settings routes for the profile, pins, addresses and follows. */
 export function accountSettingsRoutes(ctx: Ctx) {
   const settings = settingsDrawer(ctx);
-  const post = formHandler(ctx);
-  const profileAgain = async (error: AppError, i: FormInput, which: "error" | "pinError") => {
-    if (error.status !== 400) return null;
+  const profileAgain = async (i: FormInput, error: AppError, which: "error" | "pinError") => {
     const v = await profileSettingsView(ctx, i.actor);
     const values = which === "error" ? Object.fromEntries(i.form) : profileValues(v.profile);
     const refusal = which === "error" ? { error: error.message } : { pinError: error.message };
-    return settingsAgain("profile", i.frame, 400, profileSettings({ csrf: i.frame.csrf, handle: me(i), values, ...v, ...refusal }));
+    return settingsAgain("profile", i.frame, error.status, profileSettings({ csrf: i.frame.csrf, handle: me(i), values, ...v, ...refusal }));
   };
-  const emailsAgain = async (error: AppError, i: FormInput) => {
-    if (error.status !== 400 && error.status !== 409) return null;
+  const emailsAgain = async (i: FormInput, error: AppError) => {
     const v = await emailSettingsView(ctx, i.actor);
     return settingsAgain("emails", i.frame, error.status, emailSettings({ csrf: i.frame.csrf, emails: v.emails, error: error.message, value: field(i.form, "email") }));
   };
@@ -95,47 +92,47 @@ export function accountSettingsRoutes(ctx: Ctx) {
         return profileSettings({ csrf: frame.csrf, handle: frame.viewer!.handle, values: profileValues(v.profile), ...v });
       }), HIDE)
     .post("/settings/profile", ({ request, body }) =>
-      post(request, body, "/settings/profile", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/profile", again: (i, e) => profileAgain(i, e, "error"), act: async (i) => {
         await patchUserProfile(ctx, i.actor, me(i), profilePatch(i.form));
-        return seeOther("/settings/profile?done=profile");
-      }, (e, i) => profileAgain(e, i, "error")), HIDE)
+        return "/settings/profile?done=profile";
+      } }), HIDE)
     .post("/settings/profile/pins", ({ request, body }) =>
-      post(request, body, "/settings/profile", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/profile", again: (i, e) => profileAgain(i, e, "pinError"), act: async (i) => {
         const pins = i.form.getAll("pin").slice(0, 100).map((full) => {
           const slash = full.indexOf("/");
           return { org: full.slice(0, slash), repo: full.slice(slash + 1) };
         });
         await putPins(ctx, i.actor, me(i), { pins });
-        return seeOther("/settings/profile?done=pins");
-      }, (e, i) => profileAgain(e, i, "pinError")), HIDE)
+        return "/settings/profile?done=pins";
+      } }), HIDE)
     .get("/settings/emails", ({ request, query }) =>
       settings(request, query, "emails", async (actor, frame) => emailSettings({ csrf: frame.csrf, emails: (await emailSettingsView(ctx, actor)).emails })), HIDE)
     .post("/settings/emails", ({ request, body }) =>
-      post(request, body, "/settings/emails", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
         await addEmail(ctx, i.actor, me(i), { email: field(i.form, "email") });
-        return seeOther("/settings/emails?done=added");
-      }, emailsAgain), HIDE)
+        return "/settings/emails?done=added";
+      } }), HIDE)
     .post("/settings/emails/resend", ({ request, body }) =>
-      post(request, body, "/settings/emails", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
         await resendEmailClaim(ctx, i.actor, me(i), field(i.form, "address"));
-        return seeOther("/settings/emails?done=sent");
-      }, emailsAgain), HIDE)
+        return "/settings/emails?done=sent";
+      } }), HIDE)
     .post("/settings/emails/primary", ({ request, body }) =>
-      post(request, body, "/settings/emails", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
         await makePrimaryEmail(ctx, i.actor, me(i), field(i.form, "address"), { primary: true });
-        return seeOther("/settings/emails?done=primary");
-      }, emailsAgain), HIDE)
+        return "/settings/emails?done=primary";
+      } }), HIDE)
     .post("/settings/emails/remove", ({ request, body }) =>
-      post(request, body, "/settings/emails", async (i) => {
+      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
         await deleteEmail(ctx, i.actor, me(i), field(i.form, "address"));
-        return seeOther("/settings/emails?done=removed");
-      }, emailsAgain), HIDE)
+        return "/settings/emails?done=removed";
+      } }), HIDE)
     .post("/settings/following", ({ request, body }) => {
       const handle = field(formOf(body), "handle");
-      return post(request, body, `/${encodeURIComponent(handle)}`, async (i) => {
+      return postForm(ctx, request, body, { back: `/${encodeURIComponent(handle)}`, act: async (i) => {
         me(i);
         await setFollow(ctx, i.actor, handle, i.form.get("follow") === "1");
-        return seeOther(`/${encodeURIComponent(handle)}`);
-      });
+        return `/${encodeURIComponent(handle)}`;
+      } });
     }, HIDE);
 }

@@ -5,9 +5,9 @@ import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { UserTab, UserView } from "../../../services/web/account.ts";
 import type { WebViewer } from "../../../services/web/views.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { csrfField } from "./sign-in-page.ts";
+import { csrfField } from "../kit/sign-in.ts";
 import { graphSection } from "./graph.ts";
-import { repoItem } from "../repos/tree-page.ts";
+import { repoItem } from "../repos/org-page.ts";
 
 /** The follow or unfollow button (a form), "Edit profile" on one's own page, a sign-in link for visitors. */
 function followControl(p: UserProfile, v: UserView, viewer: WebViewer | null, csrf: string | null): Html {

@@ -4,7 +4,8 @@ import type { Billing } from "../../../services/billing/schemas.ts";
 import type { AuditList } from "../../../services/audit/schemas.ts";
 import type { OrgAdminFrame } from "../../../services/web/admin.ts";
 import { html, type Html } from "../kit/html.ts";
-import { csrfInput, nextPage, orgHref, orgSettings, timeOf, type Notice } from "./frame.ts";
+import { nextPage, orgHref, orgSettings, type Notice } from "./frame.ts";
+import { csrfInput, timeOf } from "../kit/widgets.ts";
 
 /** A minutes field: null means unlimited (SPEC §2.12), never zero. */
 function minutes(n: number | null): string {

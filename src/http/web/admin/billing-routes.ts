@@ -5,7 +5,7 @@ import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { openPortal, startCheckout } from "../../../services/billing/billing.ts";
 import { auditView, billingView, orgAdminFrame } from "../../../services/web/admin.ts";
-import { formPoster } from "../kit/admin-forms.ts";
+import { postForm } from "../kit/forms.ts";
 import { HIDE, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import type { Notice } from "./frame.ts";
@@ -24,7 +24,6 @@ export function dayStart(name: string, value: string): number | undefined {
 /** Billing and audit pages. */
 export function adminBillingRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  const post = formPoster(ctx);
 
   const billing = async (actor: Principal, frame: Frame, org: string, notice: Notice, status = 200) => {
     const v = await billingView(ctx, actor, org);
@@ -40,11 +39,15 @@ export function adminBillingRoutes(ctx: Ctx) {
       return draw(request, (actor, frame) => billing(actor, frame, params.org, { done }));
     }, HIDE)
     .post("/settings/orgs/:org/billing/subscribe", ({ request, params, body }) =>
-      post(request, body, async (actor, _form, frame) => provider(actor, frame, params.org, await startCheckout(ctx, actor, params.org)),
-        (actor, frame, e) => billing(actor, frame, params.org, { error: e.message }, e.status)), HIDE)
+      postForm(ctx, request, body, {
+        act: async ({ actor, frame }) => provider(actor, frame, params.org, await startCheckout(ctx, actor, params.org)),
+        again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
+      }), HIDE)
     .post("/settings/orgs/:org/billing/portal", ({ request, params, body }) =>
-      post(request, body, async (actor, _form, frame) => provider(actor, frame, params.org, await openPortal(ctx, actor, params.org)),
-        (actor, frame, e) => billing(actor, frame, params.org, { error: e.message }, e.status)), HIDE)
+      postForm(ctx, request, body, {
+        act: async ({ actor, frame }) => provider(actor, frame, params.org, await openPortal(ctx, actor, params.org)),
+        again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
+      }), HIDE)
     .get("/settings/orgs/:org/audit", ({ request, params, query }) =>
       draw(request, async (actor, frame) => {
         const form: AuditForm = { action: (queryParam(query, "action") ?? "").trim(), from: queryParam(query, "from") ?? "", to: queryParam(query, "to") ?? "" };
@@ -57,7 +60,7 @@ export function adminBillingRoutes(ctx: Ctx) {
           return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, v.audit, form, {})));
         } catch (error) {
           // A filter the service refuses (400) shows the form again with the reason; anything else is the page's refusal.
-          if (!(error instanceof AppError) || error.status !== 400) throw error;
+          if (!(error instanceof AppError) || error.code !== "invalid") throw error;
           const v = await auditView(ctx, actor, params.org, {});
           return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, null, form, { error: error.message })), 400);
         }

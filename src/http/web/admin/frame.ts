@@ -1,7 +1,6 @@
 // Pieces every administration page shares: the org and repository settings frames with their
-// tabs, the one-button forms, notices after a redirect, and dates.
+// tabs, notices after a redirect, selects and list paging (one-button forms and dates: kit/widgets.ts).
 import type { OrgAdminFrame, RepoAdminFrame } from "../../../services/web/admin.ts";
-import { CSRF_FIELD } from "../kit/csrf.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 
 /** The tabs of the org settings. */
@@ -26,16 +25,6 @@ export function orgBase(org: string): string {
 /** The address of one org settings tab. */
 export function orgHref(org: string, section: OrgSection): string {
   return `${orgBase(org)}/${section}`;
-}
-
-/** The hidden form token of the session. */
-export function csrfInput(csrf: string | null): Html {
-  return html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf ?? ""}">`;
-}
-
-/** A form of one button (remove, revoke, delete); `label` names the thing for screen readers. */
-export function buttonForm(action: string, text: string, label: string, csrf: string | null, danger = true): Html {
-  return html`<form class="inline" method="post" action="${action}">${csrfInput(csrf)}<button type="submit" class="${danger ? "danger" : ""}" aria-label="${label}">${text}</button></form>`;
 }
 
 /** Messages a redirect may ask for (`?done=`): fixed texts, never echoed input. */
@@ -86,13 +75,6 @@ export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: No
   return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
 <nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
 ${noticeOf(notice)}${body}</div>`;
-}
-
-/** A time for people (UTC, to the minute) in a <time> element. */
-export function timeOf(ms: number | null): Html {
-  if (ms === null) return html`<span class="muted">never</span>`;
-  const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
 }
 
 /** A `<select>` of `values` with `selected` chosen. */

@@ -5,7 +5,8 @@ import { ORG_ROLES, type InviteCreated, type InviteList, type MemberList } from 
 import type { OrgAdminFrame } from "../../../services/web/admin.ts";
 import type { WebViewer } from "../../../services/web/views.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, csrfInput, nextPage, options, orgHref, orgSettings, timeOf, type Notice } from "./frame.ts";
+import { nextPage, options, orgHref, orgSettings, type Notice } from "./frame.ts";
+import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
 /** The org profile form; `values` keeps what was sent when it was refused. */
 export function profilePage(f: OrgAdminFrame, p: OrgProfile, csrf: string | null, notice: Notice, values?: URLSearchParams): Html {

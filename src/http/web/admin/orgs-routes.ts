@@ -8,7 +8,7 @@ import { patchOrgProfile } from "../../../services/discovery/profiles.ts";
 import { removeMember, setMemberRole } from "../../../services/orgs/orgs.ts";
 import { createInvite, revokeInvite } from "../../../services/orgs/invites.ts";
 import { invitesView, membersView, orgAdminFrame, profileView } from "../../../services/web/admin.ts";
-import { field, formPoster, seeOther } from "../kit/admin-forms.ts";
+import { field, postForm, seeOther } from "../kit/forms.ts";
 import { adminBillingRoutes } from "./billing-routes.ts";
 import { adminRepoRoutes } from "./repo-routes.ts";
 import { adminRunnerRoutes } from "./runners-routes.ts";
@@ -32,7 +32,6 @@ export function adminWebRoutes(ctx: Ctx) {
 /** Profile, members, invitations. */
 function adminPeopleRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  const post = formPoster(ctx);
 
   const profile = async (actor: Principal, frame: Frame, org: string, notice: Notice, status = 200, values?: URLSearchParams) => {
     const v = await profileView(ctx, actor, org);
@@ -57,34 +56,34 @@ function adminPeopleRoutes(ctx: Ctx) {
       }), HIDE)
     .get("/settings/orgs/:org/profile", ({ request, params, query }) => draw(request, (actor, frame) => profile(actor, frame, params.org, { done: queryParam(query, "done") })), HIDE)
     .post("/settings/orgs/:org/profile", ({ request, params, body }) =>
-      post(request, body, async (actor, form) => {
+      postForm(ctx, request, body, { act: async ({ actor, form }) => {
         const f = await patchOrgProfile(ctx, actor, params.org, {
           display_name: field(form, "display_name"), description: form.get("description") ?? "", location: field(form, "location"), website: field(form, "website"), contact_email: field(form, "contact_email"),
         });
         return `${orgHref(f.org, "profile")}?done=saved`;
-      }, (actor, frame, e, form) => profile(actor, frame, params.org, { error: e.message }, e.status, form)), HIDE)
+      }, again: async ({ actor, frame, form }, e) => profile(actor, frame, params.org, { error: e.message }, e.status, form) }), HIDE)
     .get("/settings/orgs/:org/members", ({ request, params, query }) =>
       draw(request, (actor, frame) => members(actor, frame, params.org, queryParam(query, "cursor"), { done: queryParam(query, "done") })), HIDE)
     .post("/settings/orgs/:org/members/:user/role", ({ request, params, body }) =>
-      post(request, body, async (actor, form) => {
+      postForm(ctx, request, body, { act: async ({ actor, form }) => {
         await setMemberRole(ctx, actor, params.org, params.user, { role: field(form, "role") });
         return `${orgHref(params.org, "members")}?done=saved`;
-      }, (actor, frame, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status)), HIDE)
+      }, again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status) }), HIDE)
     .post("/settings/orgs/:org/members/:user/remove", ({ request, params, body }) =>
-      post(request, body, async (actor, _form, frame) => {
+      postForm(ctx, request, body, { act: async ({ actor, frame }) => {
         await removeMember(ctx, actor, params.org, params.user);
         return frame.viewer?.id === params.user ? "/" : `${orgHref(params.org, "members")}?done=removed`;
-      }, (actor, frame, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status)), HIDE)
+      }, again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status) }), HIDE)
     .get("/settings/orgs/:org/invitations", ({ request, params, query }) =>
       draw(request, (actor, frame) => invites(actor, frame, params.org, { cursor: queryParam(query, "cursor"), notice: { done: queryParam(query, "done") } })), HIDE)
     .post("/settings/orgs/:org/invitations", ({ request, params, body }) =>
-      post(request, body, async (actor, form, frame) => {
+      postForm(ctx, request, body, { act: async ({ actor, form, frame }) => {
         const made = await createInvite(ctx, actor, params.org, { email: field(form, "email"), role: field(form, "role") });
         return invites(actor, frame, params.org, { made, status: 201 });
-      }, (actor, frame, e, form) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status, values: form })), HIDE)
+      }, again: async ({ actor, frame, form }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status, values: form }) }), HIDE)
     .post("/settings/orgs/:org/invitations/:id/revoke", ({ request, params, body }) =>
-      post(request, body, async (actor) => {
+      postForm(ctx, request, body, { act: async ({ actor }) => {
         await revokeInvite(ctx, actor, params.org, params.id);
         return `${orgHref(params.org, "invitations")}?done=revoked`;
-      }, (actor, frame, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status })), HIDE);
+      }, again: async ({ actor, frame }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status }) }), HIDE);
 }

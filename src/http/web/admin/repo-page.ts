@@ -4,7 +4,8 @@ import type { Delivery, DeliveryList, Webhook, WebhookCreated } from "../../../s
 import { GRANT_ROLES, type GrantList, type RepoAccess, type Team } from "../../../services/orgs/schemas.ts";
 import type { RepoAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, csrfInput, nextPage, options, repoSettings, repoSettingsHref, timeOf, type Notice } from "./frame.ts";
+import { nextPage, options, repoSettings, repoSettingsHref, type Notice } from "./frame.ts";
+import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
 /** Grants (person or team → role), the forms to add them, and everyone's effective role. */
 export function accessPage(f: RepoAdminFrame, v: { grants: GrantList; access: RepoAccess; teams: Team[] }, csrf: string | null, notice: Notice, values?: URLSearchParams): Html {

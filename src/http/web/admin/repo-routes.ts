@@ -8,7 +8,7 @@ import { createGrants, deleteGrant } from "../../../services/orgs/grants.ts";
 import { createWebhook, deleteWebhook } from "../../../services/hooks/webhooks.ts";
 import type { WebhookCreated } from "../../../services/hooks/schemas.ts";
 import { accessView, webhookView, webhooksView } from "../../../services/web/admin.ts";
-import { field, formPoster, listField } from "../kit/admin-forms.ts";
+import { field, listField, postForm } from "../kit/forms.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import { repoSettingsHref, type Notice } from "./frame.ts";
@@ -17,7 +17,6 @@ import { accessPage, webhookPage, webhooksPage } from "./repo-page.ts";
 /** Repository settings pages and forms. */
 export function adminRepoRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  const post = formPoster(ctx);
 
   const access = async (actor: Principal, frame: Frame, org: string, repo: string, notice: Notice, status = 200, values?: URLSearchParams) => {
     const v = await accessView(ctx, actor, org, repo);
@@ -42,21 +41,21 @@ export function adminRepoRoutes(ctx: Ctx) {
     }, HIDE)
     .post("/:org/:repo/settings/access", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      return post(request, body, async (actor, form) => {
+      return postForm(ctx, request, body, { act: async ({ actor, form }) => {
         const role = field(form, "role");
         const input = form.get("kind") === "team" ? { team_id: field(form, "team"), role } : { user_ids: listField(form, "users", 1000), role };
         await createGrants(ctx, actor, org, params.repo, input);
         return accessDone(org, params.repo, "granted");
-      }, (actor, frame, e, form) => access(actor, frame, org, params.repo, { error: e.message }, e.status, form));
+      }, again: async ({ actor, frame, form }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status, form) });
     }, HIDE)
     .post("/:org/:repo/settings/access/:kind/:ref/remove", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      return post(request, body, async (actor) => {
+      return postForm(ctx, request, body, { act: async ({ actor }) => {
         const kind = params.kind === "users" ? "user" : params.kind === "teams" ? "team" : null;
         if (!kind) throw NotFound("grant not found");
         await deleteGrant(ctx, actor, org, params.repo, kind, params.ref);
         return accessDone(org, params.repo, "removed");
-      }, (actor, frame, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status));
+      }, again: async ({ actor, frame }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status) });
     }, HIDE)
     .get("/:org/:repo/settings/webhooks", ({ request, params, query }) => {
       const org = orgParam(params.org);
@@ -64,10 +63,10 @@ export function adminRepoRoutes(ctx: Ctx) {
     }, HIDE)
     .post("/:org/:repo/settings/webhooks", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      return post(request, body, async (actor, form, frame) => {
+      return postForm(ctx, request, body, { act: async ({ actor, form, frame }) => {
         const made = await createWebhook(ctx, actor, org, params.repo, { url: field(form, "url") });
         return hooks(actor, frame, org, params.repo, { made, status: 201 });
-      }, (actor, frame, e, form) => hooks(actor, frame, org, params.repo, { notice: { error: e.message }, status: e.status, values: form }));
+      }, again: async ({ actor, frame, form }, e) => hooks(actor, frame, org, params.repo, { notice: { error: e.message }, status: e.status, values: form }) });
     }, HIDE)
     .get("/:org/:repo/settings/webhooks/:id", ({ request, params, query }) => {
       const org = orgParam(params.org);
@@ -75,9 +74,9 @@ export function adminRepoRoutes(ctx: Ctx) {
     }, HIDE)
     .post("/:org/:repo/settings/webhooks/:id/delete", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      return post(request, body, async (actor) => {
+      return postForm(ctx, request, body, { act: async ({ actor }) => {
         await deleteWebhook(ctx, actor, org, params.repo, params.id);
         return `${repoSettingsHref(org, params.repo, "webhooks")}?done=deleted`;
-      }, (actor, frame, e) => hook(actor, frame, org, params.repo, params.id, undefined, { error: e.message }, e.status));
+      }, again: async ({ actor, frame }, e) => hook(actor, frame, org, params.repo, params.id, undefined, { error: e.message }, e.status) });
     }, HIDE);
 }

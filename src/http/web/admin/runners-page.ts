@@ -3,7 +3,8 @@
 import type { RegistrationToken, Runner, RunnerGroup } from "../../../services/ci/schemas.ts";
 import type { OrgAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, csrfInput, options, orgHref, orgSettings, timeOf, type Notice } from "./frame.ts";
+import { options, orgHref, orgSettings, type Notice } from "./frame.ts";
+import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
 function groupsBox(f: OrgAdminFrame, groups: RunnerGroup[], csrf: string | null): Html {
   const base = `${orgHref(f.org, "runners")}/groups`;

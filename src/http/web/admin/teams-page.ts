@@ -2,7 +2,8 @@
 import { GRANT_ROLES, type Team } from "../../../services/orgs/schemas.ts";
 import type { OrgAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, csrfInput, nextPage, options, orgHref, orgSettings, type Notice } from "./frame.ts";
+import { nextPage, options, orgHref, orgSettings, type Notice } from "./frame.ts";
+import { buttonForm, csrfInput } from "../kit/widgets.ts";
 
 /** `/settings/orgs/{org}/teams/{team}` (by id: names may hold any character). */
 export function teamHref(org: string, teamId: string): string {

@@ -1,11 +1,10 @@
 // The change pages: list (filters, open-a-change form), detail (patchsets, diff, stack, queue),
 // and the land button.
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { CHANGE_FILTERS, changeView, changesListView, landFromForm, openChangeFromForm, type ChangeFilter } from "../../../services/web/changes.ts";
-import { checkForm } from "../kit/csrf.ts";
-import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
+import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
+import { postForm } from "../kit/forms.ts";
 import { seg } from "../kit/html.ts";
 import { layout, page } from "../kit/layout.ts";
 import { changePage, descriptionBase } from "./detail-page.ts";
@@ -36,18 +35,13 @@ export function changesWebRoutes(ctx: Ctx) {
     .post("/:org/:repo/changes", ({ request, params, body }) => {
       const org = orgParam(params.org);
       const repo = repoParam(params.repo);
-      const form = formOf(body);
-      const values = { title: form.get("title") ?? "", branch: form.get("branch") ?? "", target: form.get("target") ?? "", description: form.get("description") ?? "" };
-      return draw(request, async (actor, frame) => {
-        checkForm(ctx, request, form);
-        try {
-          const c = await openChangeFromForm(ctx, actor, org, repo, values);
-          return new Response(null, { status: 303, headers: { location: changeUrl(org, repo, c.number), "cache-control": "no-store" } });
-        } catch (error) {
-          if (!(error instanceof AppError) || ![400, 402, 409, 422].includes(error.status)) throw error;
+      return postForm(ctx, request, body, {
+        read: (form) => ({ title: form.get("title") ?? "", branch: form.get("branch") ?? "", target: form.get("target") ?? "", description: form.get("description") ?? "" }),
+        act: async ({ actor }, values) => changeUrl(org, repo, (await openChangeFromForm(ctx, actor, org, repo, values)).number),
+        again: async ({ actor, frame }, error, values) => {
           const v = await changesListView(ctx, actor, org, repo, "open", undefined);
           return page(layout(frame, `Open a change · ${v.repo.org}/${v.repo.name}`, openChangePage(v.repo, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message))), error.status);
-        }
+        },
       });
     }, HIDE)
     .get("/:org/:repo/changes/:number", ({ request, params, query }) => {
@@ -62,11 +56,8 @@ export function changesWebRoutes(ctx: Ctx) {
     .post("/:org/:repo/changes/:number/land", ({ request, params, body }) => {
       const org = orgParam(params.org);
       const repo = repoParam(params.repo);
-      const form = formOf(body);
-      return draw(request, async (actor) => {
-        checkForm(ctx, request, form);
-        const c = await landFromForm(ctx, actor, org, repo, positive(params.number) ?? 0, form.get("head"));
-        return new Response(null, { status: 303, headers: { location: changeUrl(org, repo, c.number), "cache-control": "no-store" } });
+      return postForm(ctx, request, body, {
+        act: async ({ actor, form }) => changeUrl(org, repo, (await landFromForm(ctx, actor, org, repo, positive(params.number) ?? 0, form.get("head"))).number),
       });
     }, HIDE);
 }

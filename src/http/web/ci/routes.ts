@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import { now, type Ctx } from "../../../services/context.ts";
 import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
 import { jobView, runView, runsView } from "../../../services/web/ci.ts";
-import { formPoster } from "../kit/admin-forms.ts";
+import { postForm } from "../kit/forms.ts";
 import { logStream, resumeOffset } from "./live-log.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page } from "../kit/layout.ts";
@@ -14,7 +14,6 @@ import { runHref, runPage, runsPage } from "./runs-page.ts";
 /** The CI pages. */
 export function ciWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  const post = formPoster(ctx);
   return new Elysia({ name: "routes.web.ci" })
     .get("/:org/:repo/runs", ({ request, params, query }) => {
       const org = orgParam(params.org);
@@ -32,13 +31,16 @@ export function ciWebRoutes(ctx: Ctx) {
     }, HIDE)
     .post("/:org/:repo/runs/:id/cancel", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      return post(request, body, async (actor) => {
-        await cancelRun(ctx, actor, org, params.repo, params.id);
-        const v = await runView(ctx, actor, org, params.repo, params.id);
-        return runHref(v.repo, v.run.id);
-      }, async (actor, frame, e) => {
-        const v = await runView(ctx, actor, org, params.repo, params.id);
-        return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+      return postForm(ctx, request, body, {
+        act: async ({ actor }) => {
+          await cancelRun(ctx, actor, org, params.repo, params.id);
+          const v = await runView(ctx, actor, org, params.repo, params.id);
+          return runHref(v.repo, v.run.id);
+        },
+        again: async ({ actor, frame }, e) => {
+          const v = await runView(ctx, actor, org, params.repo, params.id);
+          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+        },
       });
     }, HIDE)
     .get("/:org/:repo/runs/:id/jobs/:job", ({ request, params }) => {

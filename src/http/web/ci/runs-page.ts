@@ -3,7 +3,7 @@ import type { Run } from "../../../services/ci/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { FINISHED_STATES, type RunJob } from "../../../services/web/ci.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, timeOf } from "../admin/frame.ts";
+import { buttonForm, timeOf } from "../kit/widgets.ts";
 
 /** `/{org}/{repo}/runs` */
 export function runsHref(repo: RepoBody): string {

@@ -1,13 +1,12 @@
 // The repository pages: tree, file, raw and download, history, commit; and the new-repository form.
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { commitView, createRepoFromForm, fileView, historyView, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
 import type { Principal } from "../../../services/access/principal.ts";
-import { checkForm } from "../kit/csrf.ts";
-import { HIDE, formOf, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
+import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
+import { postForm } from "../kit/forms.ts";
 import { immutablePage, isFullSha, notModified } from "../kit/etag.ts";
 import { layout, page } from "../kit/layout.ts";
 import { seg } from "../kit/html.ts";
@@ -107,18 +106,14 @@ export function repoWebRoutes(ctx: Ctx) {
     }, HIDE)
     .post("/:org/new", ({ request, params, body }) => {
       const org = orgParam(params.org);
-      const form = formOf(body);
-      const values = { name: form.get("name") ?? "", description: form.get("description") ?? "", public: form.get("visibility") === "public" };
-      return draw(request, async (actor, frame) => {
-        checkForm(ctx, request, form);
-        try {
+      return postForm(ctx, request, body, {
+        read: (form) => ({ name: form.get("name") ?? "", description: form.get("description") ?? "", public: form.get("visibility") === "public" }),
+        act: async ({ actor }, values) => {
           const repo = await createRepoFromForm(ctx, actor, org, values);
-          return new Response(null, { status: 303, headers: { location: `/${seg(repo.org)}/${seg(repo.name)}`, "cache-control": "no-store" } });
-        } catch (error) {
-          // A refusal the person can fix (name, quota, taken) re-renders the form with the reason.
-          if (!(error instanceof AppError) || ![400, 402, 409, 422].includes(error.status)) throw error;
-          return page(layout(frame, `New repository · ${org}`, newRepoPage(org, frame.csrf, values, error.message)), error.status);
-        }
+          return `/${seg(repo.org)}/${seg(repo.name)}`;
+        },
+        // A refusal the person can fix (name, quota, taken, not allowed) re-renders the form with the reason.
+        again: async ({ frame }, error, values) => page(layout(frame, `New repository · ${org}`, newRepoPage(org, frame.csrf, values, error.message)), error.status),
       });
     }, HIDE);
 

@@ -1,5 +1,4 @@
-// The org page and what every repository page shares (heading, switcher, clone box, crumbs), and the tree page (with README).
-import type { OrgProfile } from "../../../services/discovery/schemas.ts";
+// What every repository page shares (heading, switcher, clone box, crumbs), and the tree page (with README).
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { Tree } from "../../../services/repos/schemas.ts";
 import { PAGE_ENTRIES, type RepoFrame } from "../../../services/web/views.ts";
@@ -17,26 +16,6 @@ export function sizeText(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-/** One repository in a list. */
-export function repoItem(repo: RepoBody): Html {
-  return html`<li><a href="${repoHref(repo)}"><strong>${repo.org}/${repo.name}</strong></a> <span class="badge">${repo.public ? "public" : "private"}</span>${repo.kind === "mirror" ? html` <span class="badge">mirror</span>` : ""}
-${repo.description ? html`<div class="muted">${repo.description}</div>` : ""}</li>`;
-}
-
-/** The org page. */
-export function orgPage(profile: OrgProfile, repos: RepoBody[], next: string | null, signedIn = false, newRepo: Html | null = null): Html {
-  const title = profile.display_name ?? profile.org;
-  return html`<h1>${title} <span class="muted">${profile.display_name ? profile.org : ""}</span></h1>
-${signedIn ? html`<p><a href="/settings/orgs/${seg(profile.org)}">Settings</a></p>` : ""}
-${profile.description ? html`<p>${profile.description}</p>` : ""}
-<p class="muted">${[profile.location, profile.website].filter(Boolean).join(" · ")}</p>
-${newRepo ? html`<details class="newrepo"><summary class="button">New repository</summary>${newRepo}</details>` : ""}
-<section class="box" aria-labelledby="repos-h"><header><h2 id="repos-h" class="inh">Repositories</h2></header>
-${repos.length ? html`<ul class="list">${repos.map(repoItem)}</ul>` : html`<p class="pad muted">No repositories you can see.</p>`}
-</section>
-${next ? html`<nav class="pager"><a href="/${seg(profile.org)}?cursor=${seg(next)}">More repositories</a></nav>` : ""}`;
 }
 
 /** The heading, switcher and clone box shared by the repository pages. */

@@ -221,6 +221,26 @@ describe("forms", () => {
     expect(r.text).toContain(`value="boss@acme.example"`);
   });
 
+  test("a post without a session (it ended) is the sign-in form (401), coming back to the page it was posted from", async () => {
+    // Issue 26: formerly an error page; every form now answers a 401 the same way (kit/forms.ts).
+    const from = `${server.url}/settings/orgs/acme/members`;
+    const res = await fetch(`${server.url}/settings/orgs/acme/members/${member.id}/role`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url, referer: from },
+      body: "role=owner",
+      redirect: "manual",
+    });
+    const text = await res.text();
+    expect(res.status).toBe(401);
+    expect(text).toContain(`action="/login"`);
+    expect(text).toContain(`name="next" value="/settings/orgs/acme/members"`);
+    // Without a Referer of this site, back to the front page.
+    const other = await post(`/settings/orgs/acme/members/${member.id}/role`, undefined, { role: "owner" });
+    expect(other.status).toBe(401);
+    expect(other.text).toContain(`name="next" value="/"`);
+    expect((await caller(server, owner).get("/v1/orgs/acme/members")).body.members.find((m: any) => m.user_id === member.id).role).toBe("member");
+  });
+
   test("a member trying an admin form gets the API's refusal", async () => {
     expect((await post("/settings/orgs/acme/teams", member, { name: "mine" })).status).toBe(403);
     expect((await post("/settings/orgs/acme/runners/registration-token", member, { group: "default" })).status).toBe(404);

@@ -255,5 +255,12 @@ describe("the new-repository form", () => {
     }
     const anon = await postForm(server, "/pageco/new", { name: "x6" });
     expect(anon.status).toBe(401);
+    // Issue 26: a 401 is the sign-in form and the service's 403 the form again (both were error pages).
+    expect(anon.text).toContain(`action="/login"`);
+    const viewerToken = csrfOf((await get("/pageco", viewer.cookie)).text);
+    const refused = await postForm(server, "/pageco/new", { csrf: viewerToken, name: "x7", description: "kept" }, { cookie: viewer.cookie });
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain(`action="/pageco/new"`);
+    expect(refused.text).toContain(`value="x7"`);
   });
 });

@@ -3,9 +3,10 @@
 // Not in /v1/openapi.json (the control plane's document): docs/api.md "Inbound webhooks" has them.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { receiveApp, receiveGeneric } from "../../../services/hooks/inbound.ts";
-import { InboundAccepted } from "../../../services/hooks/schemas.ts";
+import { checkInboundHeaders, INBOUND_BODY_LIMITS, receiveApp, receiveGeneric } from "../../../services/mirrors/inbound.ts";
+import { InboundAccepted } from "../../../services/mirrors/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
+import { policy } from "../../policy.ts";
 
 /** The raw body the application's parser kept for /webhooks/ paths. */
 function rawBody(body: unknown): Uint8Array {
@@ -14,6 +15,8 @@ function rawBody(body: unknown): Uint8Array {
 
 /** Inbound webhook routes. */
 export function inboundRoutes(ctx: Ctx) {
+  // The exact bytes within the size the sender documents, read only after the headers could be refused (issue 25 row 7).
+  const signed = (limit: number) => policy({ caller: "anonymous", body: { raw: limit, admit: (headers) => checkInboundHeaders(ctx, headers.get("x-hub-signature-256")) } });
   return new Elysia({ name: "routes.inbound-webhooks" })
     .post(
       "/webhooks/generic",
@@ -22,7 +25,7 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors" } },
+      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors", ...signed(INBOUND_BODY_LIMITS.generic) } },
     )
     .post(
       "/webhooks/app",
@@ -31,6 +34,6 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256" } },
+      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256", ...signed(INBOUND_BODY_LIMITS.app) } },
     );
 }

@@ -1,7 +1,7 @@
 // Which addresses a webhook receiver or mirror origin may have (DECISIONS §4), as a table; the
 // URL shape checks; and that a name is refused when any address it resolves to is not public.
 import { describe, expect, test } from "bun:test";
-import { EgressError, egressFetch, nonPublicReason, parseEgressUrl, resolveEgress } from "../../../src/services/hooks/egress.ts";
+import { EgressError, egressFetch, nonPublicReason, parseEgressUrl, resolveEgress } from "../../../src/util/egress.ts";
 import { appOriginKey, genericOriginKey } from "../../../src/services/mirrors/origin.ts";
 
 describe("nonPublicReason", () => {

@@ -5,11 +5,10 @@
 import { ZERO_OID } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
-import { readRef } from "../git/store.ts";
 import * as store from "./store.ts";
 
 /** Branch names preferred when one write creates several branches (`git push --all`). */
-const PREFERRED = ["main", "master"];
+const PREFERRED: readonly string[] = ["main", "master"];
 
 /**
  * After a write has applied `updates` (ref moves, in the order the client sent them): when the
@@ -22,9 +21,9 @@ export async function adoptDefaultBranch(tx: Tx, repo: Pick<Repo, "id" | "kind">
   if (repo.kind === "mirror") return null;
   const branches = updates.filter((u) => u.newOid !== ZERO_OID && u.ref.startsWith("refs/heads/")).map((u) => u.ref.slice("refs/heads/".length));
   if (!branches.length) return null;
-  const row = await store.repoById(tx, repo.id);
-  if (!row || (await readRef(tx, repo.id, `refs/heads/${row.defaultBranch}`)) !== null) return null;
+  const current = await store.defaultBranchOf(tx, repo.id);
+  if (current === null || (await store.readRef(tx, repo.id, `refs/heads/${current}`)) !== null) return null;
   const chosen = PREFERRED.find((b) => branches.includes(b)) ?? branches[0]!;
-  await store.updateRepo(tx, repo.id, { defaultBranch: chosen });
+  await store.setDefaultBranch(tx, repo.id, chosen);
   return chosen;
 }
