@@ -60,6 +60,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     caches: { contributions: contributionCache(), appTokens: new Map() },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
+    auth: { dummyHash: null },
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);
@@ -86,7 +87,7 @@ function hostPort(host: string, port: number): string {
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContext(config);
   const uninstrument = instrumentContext(ctx, pkg.version);
-  await warmAuth();
+  await warmAuth(ctx);
   // One thread started ahead of the first push, so it does not pay the modules' load; a pool that
   // cannot start (a binary built without its entry point) is a boot failure, not a failed push.
   await ctx.threads.run("pool.echo", null, { timeLimitMs: 10_000 }).catch((error) => {

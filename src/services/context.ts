@@ -57,6 +57,8 @@ export interface Ctx {
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */
   billing: BillingProvider | null;
+  /** Sign-in: the dummy argon2id hash verified for unknown addresses (made on first use; serve warms it). */
+  auth: { dummyHash: Promise<string> | null };
 }
 
 /** JSON-lines logger on stderr. */

@@ -119,7 +119,6 @@ const KNOWN: readonly string[] = [
   "src/services/discovery/graph.ts:scratch",
   "src/services/mirrors/app-auth.ts:keyCache",
   "src/services/ops/health.ts:cachedDigest",
-  "src/services/people/auth.ts:dummyHash",
   "src/services/telemetry/instrument.ts:httpSeries",
   "src/services/telemetry/metrics.ts:metrics",
 
