@@ -24,6 +24,7 @@ import { usageBuffer } from "./services/metrics/record.ts";
 import { contributionCache } from "./services/discovery/contributions.ts";
 import { newLimiters } from "./services/people/throttle.ts";
 import { billingProvider } from "./services/billing/configured.ts";
+import { AppTokens } from "./services/mirrors/app-auth.ts";
 import { Stamps } from "./util/stamps.ts";
 import { now } from "./util/clock.ts";
 import { flushRunnerSeen } from "./services/ci/credentials.ts";
@@ -60,7 +61,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
     ci: { claims: new ClaimHub(() => ctx, telemetry.registry), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
-    caches: { contributions: contributionCache(), appTokens: new Map() },
+    caches: { contributions: contributionCache(), appTokens: new AppTokens() },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
     auth: { dummyHash: null },
