@@ -116,7 +116,6 @@ const KNOWN: readonly string[] = [
   "src/http/web/repos/highlight.ts:nextId",
   "src/http/web/repos/highlight.ts:running",
   "src/http/web/repos/highlight.ts:worker",
-  "src/services/discovery/graph.ts:scratch",
 
   // Found after main moved (wt/upload, B1): side tables and per-process state to place
   "src/git/repo-snapshot.ts:refsByName",
