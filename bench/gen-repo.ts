@@ -409,7 +409,6 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
   let made = 0;
   let mainCommits = 0;
   let tags = 0;
-  let releases = 0;
   let features = 0;
 
   const commit = (ref: string, from: number | null, merge: number | null, changes: (() => void) | null, msg?: string): number => {
@@ -542,7 +541,6 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
       st.text(`tag v0.${tags}.0\nfrom :${mainMark}\ntagger ${who.name} <${who.email}> ${m.time + 60} +0000\n`);
       st.data(`Release 0.${tags}.0\n\n${m.sentence(5, 20)}\n`);
       if (tags % 10 === 0) {
-        releases++;
         st.text(`reset refs/heads/release/0.${tags}\nfrom :${mainMark}\n\n`);
       }
     }

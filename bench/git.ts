@@ -282,8 +282,6 @@ async function restartSvc(phase: string): Promise<void> {
   svc = await startSvc({ dataDir, log: "info", bunFlags: profFlags(phase) });
   log(`svc restarted for ${phase}: pid ${svc.pid} at ${svc.url}`);
 }
-/** The git URL of a repository on the current svc process. */
-const svcUrl = (name: string) => gitUrl(svc!, acct!, name);
 const svcPackInfo = (): Record<string, { packs: number; bytes: number }> => {
   const out: Record<string, { packs: number; bytes: number }> = {};
   const walk = (d: string) => {
@@ -440,7 +438,7 @@ if (svcFetches.length) results.svcFetch = summarize(svcFetches);
 
 daemon.kill("SIGTERM");
 await daemon.exited;
-let profiles: string[] = [];
+const profiles: string[] = [];
 if (svc) {
   results.svcPacksAtEnd = svcPackInfo();
   await svc.stop();

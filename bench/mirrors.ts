@@ -17,7 +17,6 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { machine, rssOf } from "./lib/machine.ts";
 import { BUN, ROOT, spawnServer } from "./lib/proc.ts";
@@ -139,7 +138,6 @@ async function main() {
     const fx = await bootstrap(svc, { org: "bench", repo: "hooked" });
     const a = api(svc, fx.token);
     const repoPath = (name: string) => `/v1/orgs/bench/repos/${name}`;
-    const refsOf = async (name: string) => Object.fromEntries(((await a.get(`${repoPath(name)}/refs`)).body.refs as { name: string; target: string }[]).map((r) => [r.name, r.target]));
     const gitMirror = join(WORK, "run", "git-mirror");
 
     if (only.has("initial") || only.has("incremental") || only.has("fresh")) {

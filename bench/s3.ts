@@ -171,23 +171,6 @@ interface Sample {
   s3?: ProxyStats;
 }
 
-function diffStats(a: ProxyStats, b: ProxyStats): ProxyStats {
-  const byKind: Record<string, number> = {};
-  for (const k of new Set([...Object.keys(a.byKind), ...Object.keys(b.byKind)])) {
-    const d = (b.byKind[k] ?? 0) - (a.byKind[k] ?? 0);
-    if (d) byKind[k] = d;
-  }
-  return {
-    requests: b.requests - a.requests,
-    byKind,
-    slowDowns: b.slowDowns - a.slowDowns,
-    resets: b.resets - a.resets,
-    bytesDown: b.bytesDown - a.bytesDown,
-    bytesUp: b.bytesUp - a.bytesUp,
-    peakInFlight: b.peakInFlight,
-  };
-}
-
 /** The servers of the run; each timed operation first waits for all of them to be idle. */
 let running: Side[] = [];
 

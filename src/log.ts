@@ -38,7 +38,10 @@ function append(line: string, urgent: boolean): void {
   // At most 3 UTF-8 bytes per UTF-16 code unit.
   if (used + line.length * 3 > BUFFER_BYTES) {
     flushLogs();
-    if (line.length * 3 > BUFFER_BYTES) return writeOut(Buffer.from(line));
+    if (line.length * 3 > BUFFER_BYTES) {
+      writeOut(Buffer.from(line));
+      return;
+    }
   }
   used += buffer.write(line, used);
   if (urgent || ++lines >= FLUSH_LINES) flushLogs();

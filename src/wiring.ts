@@ -16,16 +16,16 @@ import { REPO_COMPACT, REPO_GC, REPO_GC_PASS, REPO_SWEEP, compactRepo, gcRepo, s
 import { BILLING_SEATS, seatsChanged, syncSeats } from "./services/billing/seats.ts";
 import { MIRROR_SCHEDULE, MIRROR_SYNC, scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
 import { runMirrorSync } from "./services/mirrors/sync.ts";
-import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
-import { CHANGE_LAND } from "./services/changes/land-job.ts";
-import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
-import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
-import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 import type { Resolvers } from "./services/access/resolvers.ts";
 import { BILLING_QUOTA } from "./services/billing/write-blocked.ts";
 import { isRunnerCredential, resolveRunnerCredential } from "./services/ci/credentials.ts";
 import { SESSION_CREDENTIAL, TOKEN_CREDENTIAL } from "./services/people/auth.ts";
 import { guardPresentation } from "./services/people/throttle.ts";
+import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
+import { CHANGE_LAND } from "./services/changes/land-job.ts";
+import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
+import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
+import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {

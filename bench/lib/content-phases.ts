@@ -21,7 +21,7 @@ import { hashObject } from "../../src/git/oid.ts";
 import { writePackIndex } from "../../src/git/pack-index.ts";
 import { buildPack } from "../../src/git/pack-writer.ts";
 import { editTree, type TreeOp } from "../../src/git/tree-edit.ts";
-import { ZERO_OID, type RawObject } from "../../src/git/types.ts";
+import { type RawObject } from "../../src/git/types.ts";
 import { openSnapshot } from "../../src/services/git/snapshot.ts";
 import { compactRepo } from "../../src/services/git/maintenance.ts";
 import { publish } from "../../src/services/git/publish.ts";

@@ -111,7 +111,7 @@ export function treeRss(pid: number): number {
   let sum = 0;
   for (const p of processTree(pid)) {
     const v = statusKb(p, "VmRSS");
-    if (v === v) sum += v;
+    if (!Number.isNaN(v)) sum += v;
   }
   return sum;
 }

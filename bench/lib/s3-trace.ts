@@ -178,7 +178,9 @@ try {
           const name = `p${++st.serial}`;
           await createRepo(svc, acct, name);
           const walls = await pushSteps(svc, acct, name, st);
-          walls.forEach((w, i) => (marks[`step ${i + 1}`] = w * 1000));
+          walls.forEach((w, i) => {
+            marks[`step ${i + 1}`] = w * 1000;
+          });
         } else if (op === "push10") {
           const name = `q${++st.serial}`;
           await fork(svc, acct, name);

@@ -122,7 +122,7 @@ class LogStream {
   private async send(): Promise<void> {
     while (this.pending && !this.closed) {
       const text = prefixBytes(this.pending, 512 * 1024);
-      let res;
+      let res: Awaited<ReturnType<typeof call>>;
       try {
         res = await call(this.url, { token: this.token, method: "POST", body: { offset: this.acked, text }, stop: this.stop, what: "log upload" });
       } catch (error) {
@@ -211,7 +211,7 @@ export class Agent {
     let busyWaits = 0;
     let claimTimeout = 90_000;
     while (!this.stopper.signal.aborted) {
-      let res;
+      let res: Awaited<ReturnType<typeof call>>;
       try {
         // The client timeout must exceed the server's wait (SPEC §8); a timeout is just another claim.
         res = await call(`${base}/v1/runners/claim`, { token: this.config.credential, method: "POST", timeoutMs: claimTimeout, stop: this.stopper.signal, what: "claim" });

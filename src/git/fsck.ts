@@ -283,7 +283,8 @@ export function fsckObject(type: ObjectType, data: Uint8Array, oid: Oid | null =
       fsckTag(data, report);
       return;
     case "tree":
-      return fsckTree(data, report, null, null);
+      fsckTree(data, report, null, null);
+      return;
     case "blob":
       return;
     default:
@@ -313,7 +314,8 @@ export function fsckForIndex(type: ObjectType, data: Uint8Array, oid: () => Oid,
   const links = check.links;
   switch (type) {
     case "tree":
-      return fsckTree(data, report, check.found, links, check.layout ?? null);
+      fsckTree(data, report, check.found, links, check.layout ?? null);
+      return;
     case "commit": {
       fsckCommit(data, report);
       // fsckCommit refused anything but "tree <hex>\n" then "parent <hex>\n" lines.
@@ -417,13 +419,13 @@ function fsckIdent(d: Uint8Array, p: number, report: Report): number {
 function fsckCommit(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "tree ")) return report("missingTree", "invalid format - expected 'tree' line");
+  if (!startsWith(d, p, "tree ")) { report("missingTree", "invalid format - expected 'tree' line"); return; }
   p += 5;
-  if (!oidLine(d, p)) return report("badTreeSha1", "invalid 'tree' line format - bad sha1");
+  if (!oidLine(d, p)) { report("badTreeSha1", "invalid 'tree' line format - bad sha1"); return; }
   p += 41;
   while (startsWith(d, p, "parent ")) {
     p += 7;
-    if (!oidLine(d, p)) return report("badParentSha1", "invalid 'parent' line format - bad sha1");
+    if (!oidLine(d, p)) { report("badParentSha1", "invalid 'parent' line format - bad sha1"); return; }
     p += 41;
   }
   let authors = 0;
@@ -431,9 +433,9 @@ function fsckCommit(d: Uint8Array, report: Report): void {
     authors++;
     p = fsckIdent(d, p + 7, report);
   }
-  if (authors < 1) return report("missingAuthor", "invalid format - expected 'author' line");
-  if (authors > 1) return report("multipleAuthors", "invalid format - multiple 'author' lines");
-  if (!startsWith(d, p, "committer ")) return report("missingCommitter", "invalid format - expected 'committer' line");
+  if (authors < 1) { report("missingAuthor", "invalid format - expected 'author' line"); return; }
+  if (authors > 1) { report("multipleAuthors", "invalid format - multiple 'author' lines"); return; }
+  if (!startsWith(d, p, "committer ")) { report("missingCommitter", "invalid format - expected 'committer' line"); return; }
   fsckIdent(d, p + 10, report);
   if (d.includes(0)) report("nulInCommit", "NUL byte in the commit object body");
 }
@@ -444,20 +446,20 @@ const TYPES = new Set(["commit", "tree", "blob", "tag"]);
 function fsckTag(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "object ")) return report("missingObject", "invalid format - expected 'object' line");
+  if (!startsWith(d, p, "object ")) { report("missingObject", "invalid format - expected 'object' line"); return; }
   p += 7;
-  if (!oidLine(d, p)) return report("badObjectSha1", "invalid 'object' line format - bad sha1");
+  if (!oidLine(d, p)) { report("badObjectSha1", "invalid 'object' line format - bad sha1"); return; }
   p += 41;
-  if (!startsWith(d, p, "type ")) return report("missingTypeEntry", "invalid format - expected 'type' line");
+  if (!startsWith(d, p, "type ")) { report("missingTypeEntry", "invalid format - expected 'type' line"); return; }
   p += 5;
   let eol = d.indexOf(NL, p);
-  if (eol < 0) return report("missingType", "invalid format - unexpected end after 'type' line");
-  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) return report("badType", "invalid 'type' value");
+  if (eol < 0) { report("missingType", "invalid format - unexpected end after 'type' line"); return; }
+  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) { report("badType", "invalid 'type' value"); return; }
   p = eol + 1;
-  if (!startsWith(d, p, "tag ")) return report("missingTagEntry", "invalid format - expected 'tag' line");
+  if (!startsWith(d, p, "tag ")) { report("missingTagEntry", "invalid format - expected 'tag' line"); return; }
   p += 4;
   eol = d.indexOf(NL, p);
-  if (eol < 0) return report("missingTag", "invalid format - unexpected end after 'type' line");
+  if (eol < 0) { report("missingTag", "invalid format - unexpected end after 'type' line"); return; }
   const name = utf8.decode(d.subarray(p, eol));
   if (!checkRefFormat(`tags/${name}`)) report("badTagName", `invalid 'tag' name: ${name.slice(0, 200)}`);
   p = eol + 1;
@@ -465,11 +467,11 @@ function fsckTag(d: Uint8Array, report: Report): void {
   else report("missingTaggerEntry", "invalid format - expected 'tagger' line");
   if (startsWith(d, p, "gpgsig ") || startsWith(d, p, "gpgsig-sha256 ")) {
     eol = d.indexOf(NL, p);
-    if (eol < 0) return report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line");
+    if (eol < 0) { report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line"); return; }
     p = eol + 1;
     while (p < d.length && d[p] === SP) {
       eol = d.indexOf(NL, p);
-      if (eol < 0) return report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line");
+      if (eol < 0) { report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line"); return; }
       p = eol + 1;
     }
   }
@@ -1142,9 +1144,9 @@ export class FsckSession {
 
   /** Records what a tree names and checks a named blob (oid as 20 raw bytes at `at`, or hex). */
   readonly inspect = (type: ObjectType, data: Uint8Array, oid: Uint8Array | Oid, at = 0): void => {
-    if (type === "tree") return specialEntries(data, this.found);
+    if (type === "tree") { specialEntries(data, this.found); return; }
     if (type !== "blob") return;
-    if (typeof oid !== "string") return this.inspectBlob(data, oid, at);
+    if (typeof oid !== "string") { this.inspectBlob(data, oid, at); return; }
     // A blob that arrives before the tree naming it is read back by finish (not kept: blobs may be large).
     if (this.gitmodules.has(oid) || this.gitattributes.has(oid)) this.check(oid, data);
   };

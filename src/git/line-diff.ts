@@ -119,7 +119,9 @@ const NO_NEWLINE = "\\ No newline at end of file\n";
 /** The hunks of a unified diff (`@@ -a,b +c,d @@` blocks) with `context` lines around changes. */
 export function unifiedHunks(a: string[], b: string[], edits: Edit[], context = 3): string {
   const changed: number[] = [];
-  edits.forEach((e, i) => e.op !== "keep" && changed.push(i));
+  edits.forEach((e, i) => {
+    if (e.op !== "keep") changed.push(i);
+  });
   if (!changed.length) return "";
   let out = "";
   let i = 0;

@@ -356,7 +356,7 @@ async function walkTrees(
         hinted = to;
       }
       const p = ordered[i]!;
-      let obj;
+      let obj: Awaited<ReturnType<typeof list.reader.read>>;
       try {
         obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
       } catch (e) {

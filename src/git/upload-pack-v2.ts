@@ -192,7 +192,7 @@ async function fetch(
   }
 
   const walkArgs = collectArgs(snapshot, req, common.haves);
-  let plan;
+  let plan: Awaited<ReturnType<typeof computeShallow>> | undefined;
   if (isDeepen(req) || req.shallow.length > 0) {
     await session.line("shallow-info");
     if (isDeepen(req)) {

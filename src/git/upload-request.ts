@@ -37,7 +37,7 @@ export interface NegotiationLimits {
 }
 
 /** The default bound: 500,000 lines of each kind per request. */
-export const DEFAULT_NEGOTIATION_LIMITS: NegotiationLimits = { maxLines: 500_000 };
+export const DEFAULT_NEGOTIATION_LIMITS: NegotiationLimits = Object.freeze({ maxLines: 500_000 });
 
 /** Counts the lines of each kind of one request; throws the refusal git prints past the limit. */
 export class LineCounts {

@@ -2,7 +2,7 @@
 // then renamed into place, so a reader sees either no object or the whole object.
 
 import { randomUUID } from "node:crypto";
-import { constants } from "node:fs";
+import { constants, type Dirent } from "node:fs";
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { FileHandlePool } from "./file-handles.ts";
@@ -138,7 +138,7 @@ export function createFsStore(root: string): ObjectStore {
 // Depth-first walk that yields keys in ascending order: siblings are sorted with a "/"
 // appended to directory names, which is exactly where their keys sort among the files.
 async function* walk(base: string, dirKey: string, prefix: string): AsyncGenerator<ObjectInfo> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(join(base, dirKey), { withFileTypes: true });
   } catch (err) {

@@ -1,7 +1,7 @@
 // The server the JSON-route fuzzer runs against: an owner, a token with every scope, a
 // repository with some history, and a local mirror that checks the repository whole with git.
 import { gitSandbox, type GitSandbox } from "../helpers/git.ts";
-import { client, createUser, login, mintToken, startServer, type RunningServer } from "../helpers/server.ts";
+import { client, createUser, login, mintToken, startServer } from "../helpers/server.ts";
 import type { JsonWorld } from "./json-targets.ts";
 
 /** Generous limits: the fuzzer presents bad credentials on purpose, and 429s would hide the routes behind. */

@@ -74,7 +74,7 @@ interface KoaContext {
  * s3rver's own upload folders (`<dir>/<bucket>/._S3rver_uploads/<uploadId>/`, holding `key`).
  */
 function multipartUploads(directory: string) {
-  const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   return async (ctx: KoaContext, next: () => Promise<void>): Promise<void> => {
     const segments = ctx.path.split("/").filter(Boolean).map(decodeURIComponent);
     const bucket = segments[0];
@@ -91,10 +91,10 @@ function multipartUploads(directory: string) {
       ctx.type = "application/xml";
       ctx.body =
         `<?xml version="1.0" encoding="UTF-8"?>\n<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
-        `<Bucket>${escape(bucket)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><Prefix>${escape(prefix)}</Prefix>` +
+        `<Bucket>${escapeXml(bucket)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><Prefix>${escapeXml(prefix)}</Prefix>` +
         `<MaxUploads>10000</MaxUploads><IsTruncated>false</IsTruncated>` +
         uploads
-          .map((u) => `<Upload><Key>${escape(u.key)}</Key><UploadId>${escape(u.id)}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`)
+          .map((u) => `<Upload><Key>${escapeXml(u.key)}</Key><UploadId>${escapeXml(u.id)}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`)
           .join("") +
         `</ListMultipartUploadsResult>`;
       return;

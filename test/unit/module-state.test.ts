@@ -105,6 +105,10 @@ const ALLOWED: Record<string, string> = {
   "src/http/principal.ts:cache": "a side table keyed by the Request: it lives and dies with it",
   "src/http/source.ts:sources": "a side table keyed by the Request: it lives and dies with it",
   "src/http/web/kit/markdown.ts:md": "a configured renderer: markdown-it keeps no state between renders",
+  // Side tables keyed by one request's objects: they live and die with them.
+  "src/git/repo-snapshot.ts:refsByName": "a side table keyed by the snapshot: it lives and dies with it",
+  "src/git/upload-request.ts:deepenNotSeen": "a side table keyed by the upload request: it lives and dies with it",
+  "src/services/git/upload-thread.ts:threadStore": "the worker thread's own git store: one per thread",
 };
 
 /** Ratchet: declarations still to move onto the context (issue 26 §3); only shrinks. */
@@ -116,22 +120,14 @@ const KNOWN: readonly string[] = [
   "src/http/web/repos/highlight.ts:running",
   "src/http/web/repos/highlight.ts:worker",
 
-  // Found after main moved (wt/upload, B1): side tables and per-process state to place
-  "src/git/repo-snapshot.ts:refsByName",
-  "src/git/upload-request.ts:deepenNotSeen",
-  "src/services/git/upload-thread.ts:threadStore",
-  "src/services/git/upload.ts:spooledUnsent",
-
   // A constant byte table (a read-only view would do)
   "src/git/create-pack-file.ts:KEEPALIVE_PKT",
+  "src/services/git/upload.ts:KEEPALIVE_PKT",
+
+  // Process-wide spool accounting of large fetches -> ctx (wt/upload landed after A2 began)
+  "src/services/git/upload.ts:spooledUnsent",
 
   // tables that never change: `as const`, Object.freeze or a read-only type (plan §3.1, ReadonlySet)
-  "src/git/upload-request.ts:DEFAULT_NEGOTIATION_LIMITS",
-  "src/services/billing/write-blocked.ts:BILLING_QUOTA",
-  "src/services/git/upload-thread.ts:THREAD_CACHE_SHARES",
-  "src/services/git/upload.ts:KEEPALIVE_PKT",
-  "src/services/people/auth.ts:SESSION_CREDENTIAL",
-  "src/services/people/auth.ts:TOKEN_CREDENTIAL",
   "src/util/egress.ts:V4_BLOCKS",
   "src/util/egress.ts:V6_BLOCKS",
   "src/config.ts:KNOWN",

@@ -1,6 +1,6 @@
 // People, their addresses, sessions and credentials (tokens, SSH keys), and rate-limit counters.
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
 import { orgs } from "./orgs.ts";
 import { repos } from "./repos.ts";

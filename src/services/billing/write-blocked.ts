@@ -23,4 +23,4 @@ export async function quotaFacts(ctx: Ctx, org: Org): Promise<QuotaFacts> {
 }
 
 /** Billing's answers to access (registered as `ctx.resolvers.quota`). */
-export const BILLING_QUOTA: QuotaSource = { writeBlocked: writeBlockedReason, facts: quotaFacts };
+export const BILLING_QUOTA: QuotaSource = Object.freeze({ writeBlocked: writeBlockedReason, facts: quotaFacts });

@@ -195,7 +195,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
       });
       return ok ? "landed" : "retry";
     }
-    let results;
+    let results: Awaited<ReturnType<typeof publish>>;
     try {
       results = await publish(ctx, org, repo, [{ ref, oldOid: tip, newOid: newTip, fastForward: true }], pack, {
         atomic: true,

@@ -1,6 +1,6 @@
 // Queries of a change's patchsets: one row each time its head moved (the change row holds the latest).
 import { and, asc, eq } from "drizzle-orm";
-import { changePatchsets, changes } from "../../db/schema/index.ts";
+import { changePatchsets } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 
 export type PatchsetRow = typeof changePatchsets.$inferSelect;

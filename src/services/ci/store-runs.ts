@@ -1,6 +1,6 @@
 // The CI domain's queries for runs, jobs, the claim, logs, check results and CI minutes.
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { checkResults, jobLogChunks, orgs, repos, runs, tokens, workflowJobs, type RunState } from "../../db/schema/index.ts";
+import { checkResults, jobLogChunks, orgs, repos, runs, workflowJobs, type RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 
@@ -132,11 +132,6 @@ export async function setRunState(tx: Tx, id: string, state: RunState, finishedA
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
 export async function markRunRunning(tx: Tx, id: string): Promise<void> {
   raw(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
-}
-
-/** Updates a run's fields. */
-export async function updateRun(tx: Tx, id: string, set: Partial<RunRow>): Promise<void> {
-  tx.update(runs).set(set).where(eq(runs.id, id)).run();
 }
 
 /** Which states a run's jobs are in (one index probe per state). */

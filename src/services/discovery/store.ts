@@ -83,7 +83,9 @@ export async function publicPins(q: Queryable, userId: string): Promise<{ org: s
 /** Replaces the person's pins with `repoIds`, in order. */
 export async function replacePins(tx: Tx, userId: string, repoIds: string[]): Promise<void> {
   tx.delete(pins).where(eq(pins.userId, userId)).run();
-  repoIds.forEach((repoId, position) => tx.insert(pins).values({ userId, repoId, position }).run());
+  repoIds.forEach((repoId, position) => {
+    tx.insert(pins).values({ userId, repoId, position }).run();
+  });
 }
 
 // ---- Watching ----------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import type { Oid } from "../../git/types.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { jobKind } from "../jobs/kind.ts";
-import { packKey } from "./snapshot.ts";
 import * as store from "./store.ts";
 import type { PackRecord as PackRow } from "./store.ts";
 
@@ -233,7 +232,6 @@ async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[]
  */
 async function gcBesideShared(ctx: Ctx, repoId: string, live: PackRow[]): Promise<{ objects: number; packsReplaced: number }> {
   const own = live.filter((p) => p.storageRepoId === repoId);
-  const shared = live.filter((p) => p.storageRepoId !== repoId);
   const refsNow = await store.readRefs(ctx.db.read, repoId);
   const refsAtStart = JSON.stringify(refsNow);
   const tips = [...new Set(refsNow.map((r) => r.oid))];

@@ -79,7 +79,7 @@ function prepareOpenHeads(q: Queryable) {
     .orderBy(asc(changePatchsets.head))
     .prepare();
 }
-const { prepared } = statementCache("git");
+const { prepared } = statementCache("git.store");
 
 /** The live refs of a repository, sorted by name. */
 export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {

@@ -57,7 +57,7 @@ export interface SpoolProgress {
 export const SPOOL_STEP = 1024 * 1024;
 
 /** Sixteenths of a thread's cache budget: 2 pack blocks, 2 delta bases, 8 idx files, 4 multi-pack indexes, no reachability indexes (wants are checked on the event loop). */
-const THREAD_CACHE_SHARES = { blocks: 2, deltaBases: 2, idx: 8, midx: 4, reach: 0 };
+const THREAD_CACHE_SHARES = Object.freeze({ blocks: 2, deltaBases: 2, idx: 8, midx: 4, reach: 0 });
 
 let threadStore: { key: string; git: Promise<GitStore> } | null = null;
 

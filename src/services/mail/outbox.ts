@@ -49,7 +49,7 @@ export async function enqueueMail(ctx: Ctx, tx: Tx, msg: MailMessage): Promise<s
  */
 export async function deliverNow(ctx: Ctx, id: string | null, waitMs = 5000): Promise<MailResult> {
   if (id === null || !ctx.mail) return { sent: false };
-  let outcome;
+  let outcome: Awaited<ReturnType<Ctx["work"]["runNow"]>>;
   try {
     outcome = await ctx.work.runNow(id, waitMs);
   } catch (error) {

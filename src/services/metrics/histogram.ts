@@ -31,7 +31,7 @@ export function slotOf(ms: number): number {
 }
 
 /** The duration a slot answers: the duration itself below LINEAR, else the slot's midpoint. */
-export function valueOf(slot: number): number {
+export function slotValue(slot: number): number {
   if (slot < LINEAR) return slot;
   const bits = LINEAR_BITS + Math.floor((slot - LINEAR) / SUB);
   const sub = (slot - LINEAR) % SUB;
@@ -125,7 +125,7 @@ export function densePercentile(h: Dense, p: number): number | null {
   let seen = 0;
   for (let s = 0; s < h.length; s++) {
     seen += h[s]!;
-    if (seen >= rank) return valueOf(s);
+    if (seen >= rank) return slotValue(s);
   }
   return null;
 }
@@ -142,7 +142,7 @@ export function percentile(h: Histogram, p: number): number | null {
   let seen = 0;
   for (const s of [...h.keys()].sort((a, b) => a - b)) {
     seen += h.get(s)!;
-    if (seen >= rank) return valueOf(s);
+    if (seen >= rank) return slotValue(s);
   }
   return null;
 }

@@ -13,13 +13,6 @@ export async function readChunks(store: ObjectStore, key: string, size: number, 
   for (let at = 0; at < size; at += CHUNK) await fn(await store.getRange(key, at, Math.min(CHUNK, size - at)));
 }
 
-/** The SHA-256 (hex) of a whole object. */
-export async function sha256Of(store: ObjectStore, key: string, size: number): Promise<string> {
-  const h = new Bun.CryptoHasher("sha256");
-  await readChunks(store, key, size, (c) => void h.update(c));
-  return h.digest("hex");
-}
-
 /**
  * Copies `src:srcKey` (of `size` bytes) to `dst:dstKey` through a temp file in `tmpDir`, and
  * answers the SHA-256 of what was copied. `expect`, when given, must match or nothing is written.

@@ -3,7 +3,7 @@ import { Conflict, NotFound, Unprocessable } from "../../errors.ts";
 import type { Org, Role } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { emptyOrg, namespaceAvailable } from "../people/accounts.ts";
-import { allows, authorizeAccount, decide, enforce, orgFacts, requireOrgFor } from "../access/access.ts";
+import { allows, authorizeAccount, decide, enforce, orgFacts } from "../access/access.ts";
 import { now, type Ctx } from "../context.ts";
 import { findUserId } from "../access/lookup.ts";
 import { pageOf, parsePage } from "../paging.ts";

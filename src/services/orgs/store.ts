@@ -95,11 +95,6 @@ export async function listTeams(q: Queryable, orgId: string, page: { after: stri
     .all();
 }
 
-/** How many people are in a team. */
-export async function teamMemberCount(q: Queryable, teamId: string): Promise<number> {
-  return q.select({ n: sql<number>`count(*)` }).from(teamMembers).where(eq(teamMembers.teamId, teamId)).get()!.n;
-}
-
 /** Creates a team. */
 export async function insertTeam(tx: Tx, team: Team): Promise<void> {
   tx.insert(teams).values(team).run();

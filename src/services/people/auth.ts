@@ -75,20 +75,20 @@ export function verifySession(ctx: Ctx, secret: string): MaybePromise<Principal 
 }
 
 /** API tokens (`svc_…`): as a bearer, or in either field of git's Basic. */
-export const TOKEN_CREDENTIAL: CredentialKind = {
+export const TOKEN_CREDENTIAL: CredentialKind = Object.freeze<CredentialKind>({
   name: "token",
   carriers: ["bearer", "basic"],
   matches: (raw) => parseToken(raw) !== null,
   resolve: verifyToken,
-};
+});
 
 /** The session cookie's secret. */
-export const SESSION_CREDENTIAL: CredentialKind = {
+export const SESSION_CREDENTIAL: CredentialKind = Object.freeze<CredentialKind>({
   name: "session",
   carriers: ["cookie"],
   matches: (raw) => SESSION_RE.test(raw),
   resolve: verifySession,
-};
+});
 
 /** The account body of login and me: `{ id, email, name, handle, created_at, orgs }`. */
 export async function accountBody(ctx: Ctx, user: User): Promise<Account> {

@@ -159,11 +159,6 @@ export async function setPrimaryEmail(tx: Tx, userId: string, emailId: string, a
   tx.update(users).set({ email: address, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${verifiedAt})` }).where(eq(users.id, userId)).run();
 }
 
-/** Marks an account's sign-in address row proved at `t`. */
-export async function provePrimaryEmail(tx: Tx, userId: string, t: number): Promise<void> {
-  tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, userId), eq(emails.primary, true))).run();
-}
-
 // — Mailed links
 
 /** Spends every live link of `purpose` for one account and address. */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { rm } from "node:fs/promises";
 import { parseCommit, serializeCommit, type Signature } from "../../git/object.ts";
 import { FsckError, fsckObjects } from "../../git/fsck.ts";
-import { hashObject, isOid } from "../../git/oid.ts";
+import { hashObject } from "../../git/oid.ts";
 import { writePackIndex } from "../../git/pack-index.ts";
 import { buildPack } from "../../git/pack-writer.ts";
 import { checkRefFormat } from "../../git/ref-name.ts";

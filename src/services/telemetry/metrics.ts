@@ -42,7 +42,9 @@ abstract class Metric {
     const parts: string[] = [];
     if (this.labelNames.length) {
       const values = key.split("\u0000");
-      this.labelNames.forEach((n, i) => parts.push(`${n}="${escapeLabel(values[i]!)}"`));
+      this.labelNames.forEach((n, i) => {
+        parts.push(`${n}="${escapeLabel(values[i]!)}"`);
+      });
     }
     if (extra) parts.push(`${extra[0]}="${extra[1]}"`);
     return parts.length ? `{${parts.join(",")}}` : "";

@@ -3,7 +3,6 @@
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import { personOf, type Principal } from "../access/principal.ts";
-import { accountBody } from "../people/auth.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
@@ -29,19 +28,6 @@ export function viewerOf(actor: Principal): WebViewer | null {
 
 /** How many repositories one org lists on the home and org pages (the rest: a link to more). */
 export const PAGE_REPOS = 100;
-
-/** Home: the viewer's orgs, each with the repositories they may see. */
-export async function homeView(ctx: Ctx, actor: Principal): Promise<{ orgs: { name: string; role: string; repos: RepoBody[]; more: boolean }[] }> {
-  const user = personOf(actor);
-  if (!user) return { orgs: [] };
-  const account = await accountBody(ctx, user);
-  const orgs = [];
-  for (const o of account.orgs) {
-    const list = await listRepos(ctx, actor, o.name, { limit: PAGE_REPOS });
-    orgs.push({ name: o.name, role: o.role, repos: list.repos, more: list.next_cursor !== null });
-  }
-  return { orgs };
-}
 
 /** An org page: its public profile, the repositories the viewer may see (a page at a time), and whether they may create one. */
 export async function orgView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null; canCreateRepo: boolean }> {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caller, expectError, person, type Person } from "../../helpers/api.ts";
 import { commitFiles, gitSandbox, lsRemote, repoUrl } from "../../helpers/git.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
+import { startServer } from "../../helpers/server.ts";
 import { gitSshEnv, registerKey, sshUrl, sshWorkspace, startSshServer, type SshRunningServer } from "../../helpers/ssh.ts";
 import { deliver, providerEvent, signature, startStandin, type Standin } from "../../helpers/stripe-standin.ts";
 import { dbRows, until } from "../ci/helpers.ts";

@@ -4,17 +4,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { caller, expectError, type Person } from "../../helpers/api.ts";
+import { caller, expectError } from "../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
 import { commitFiles, dbRows, ownerOf, runsOf, until } from "./helpers.ts";
 
 let server: RunningServer;
-let owner: Person;
 let api: ReturnType<typeof caller>;
 
 beforeAll(async () => {
   server = await startServer();
-  ({ owner, api } = await ownerOf(server));
+  ({ api } = await ownerOf(server));
   for (const name of ["bomb", "globs", "nest", "lists"]) expect((await api.post("/v1/orgs/acme/repos", { name, public: true })).status).toBe(201);
 }, 60_000);
 afterAll(() => server?.[Symbol.asyncDispose]());

@@ -2,17 +2,16 @@
 // the org's self-hosted policy (re-checked at claim time), hosted jobs and instance runners,
 // `hosted: disabled`, and malformed workflows that fail their run without breaking the push.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { caller, type Person } from "../../helpers/api.ts";
+import { caller } from "../../helpers/api.ts";
 import { client, startServer, type RunningServer } from "../../helpers/server.ts";
 import { commitFiles, dbRows, ownerOf, registrationToken, until } from "./helpers.ts";
 
 let server: RunningServer;
-let owner: Person;
 let api: ReturnType<typeof caller>;
 
 beforeAll(async () => {
   server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "600" } });
-  ({ owner, api } = await ownerOf(server));
+  ({ api } = await ownerOf(server));
   for (const [name, pub] of [["api", false], ["web", false], ["site", true], ["lint", false]] as const) expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
 });
 afterAll(() => server?.[Symbol.asyncDispose]());

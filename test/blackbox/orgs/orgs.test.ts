@@ -1,7 +1,7 @@
 // Organizations, members and the provider-less billing view (SPEC §2.12, §2.13, §4.4, §5.2, §7;
 // DECISIONS §1–§3).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, login, mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
 import { caller, expectError, person, type Person as User } from "../../helpers/api.ts";
 
 let server: RunningServer;

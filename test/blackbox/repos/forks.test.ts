@@ -56,7 +56,6 @@ function packFilesOf(repoId: string): string[] {
 }
 
 let parentHead: string;
-let parentId: string;
 
 beforeAll(async () => {
   server = await startServer();
@@ -76,7 +75,6 @@ beforeAll(async () => {
   parentHead = await g.ok(["rev-parse", "HEAD"], { cwd: work });
   await g.ok(["push", "-q", repoUrl(server, "up", "lib", up.token), "main", "v1"], { cwd: work });
   await g.ok(["push", "-q", repoUrl(server, "up", "secret", up.token), "main"], { cwd: work });
-  parentId = (await api.get("/v1/orgs/up/repos/lib")).body.id;
 });
 
 afterAll(async () => {

@@ -55,8 +55,12 @@ describe("OidSet", () => {
     const set = new OidSet(4);
     const ids: Uint8Array[] = [];
     for (let i = 0; i < 50_000; i++) ids.push(crypto.getRandomValues(new Uint8Array(20)));
-    ids.forEach((id, i) => expect(set.add(id, 0)).toBe(i));
-    ids.forEach((id, i) => expect(set.add(id, 0)).toBe(i));
+    ids.forEach((id, i) => {
+      expect(set.add(id, 0)).toBe(i);
+    });
+    ids.forEach((id, i) => {
+      expect(set.add(id, 0)).toBe(i);
+    });
     expect(set.size).toBe(50_000);
     for (let i = 0; i < 50_000; i += 997) {
       expect(set.lookup(ids[i]!, 0)).toBe(i);

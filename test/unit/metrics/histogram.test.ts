@@ -1,13 +1,13 @@
 // The metric buckets' fixed histogram and the bucket cover of a window.
 import { describe, expect, test } from "bun:test";
-import { addInto, decodeInto, dense, densePercentile, encode, mergeInto, observe, percentile, slotOf, valueOf, SLOTS, type Histogram } from "../../../src/services/metrics/histogram.ts";
+import { addInto, decodeInto, dense, densePercentile, encode, mergeInto, observe, percentile, slotOf, slotValue, SLOTS, type Histogram } from "../../../src/services/metrics/histogram.ts";
 import { coverOf } from "../../../src/services/metrics/summary.ts";
 
 describe("histogram", () => {
   test("small durations are exact; larger ones within about 3%", () => {
-    for (let ms = 0; ms < 32; ms++) expect(valueOf(slotOf(ms))).toBe(ms);
+    for (let ms = 0; ms < 32; ms++) expect(slotValue(slotOf(ms))).toBe(ms);
     for (const ms of [32, 33, 47, 100, 999, 1000, 12_345, 600_000, 2 ** 31]) {
-      const v = valueOf(slotOf(ms));
+      const v = slotValue(slotOf(ms));
       expect(Math.abs(v - ms) / ms).toBeLessThan(0.035);
     }
     expect(slotOf(-5)).toBe(0);

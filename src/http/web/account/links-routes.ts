@@ -2,7 +2,6 @@
 // (/verify, /reset-password, /invite, /settings/emails/verify; services/mail/messages.ts). Each
 // page only shows a form; its POST calls the same service as the /v1 route.
 import { Elysia } from "elysia";
-import { AppError } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { acceptInvite, previewInvite } from "../../../services/orgs/invites.ts";
 import { verifyEmail } from "../../../services/people/emails.ts";
@@ -10,7 +9,7 @@ import { RESET_ACCEPTED, forgotPassword, resetPassword } from "../../../services
 import { SIGNUP_ACCEPTED, resendVerification, signup, verifyAddress } from "../../../services/people/signup.ts";
 import { sessionCookie } from "../../principal.ts";
 import { HIDE, pageDrawer, queryParam } from "../kit/draw.ts";
-import { errorPage, layout, page, type Frame } from "../kit/layout.ts";
+import { errorPage, layout, page } from "../kit/layout.ts";
 import { field, me, postForm, seeOther, signInRequired } from "../kit/forms.ts";
 import { claimPage, forgotPage, invitePage, resetPage, signupPage, signupSentPage, verifyPage } from "./links-page.ts";
 import { seg } from "../kit/html.ts";

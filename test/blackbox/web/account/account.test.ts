@@ -263,7 +263,7 @@ describe("a person's page and an org's page share /{name}", () => {
       await Bun.sleep(50);
     }
     const page = (await get("/ada")).text;
-    const svg = /<svg class="graph"[^]*?<\/svg>/.exec(page)![0];
+    const svg = /<svg class="graph"[\s\S]*?<\/svg>/.exec(page)![0];
     expect(svg.match(/<rect /g)!.length).toBe(365);
     expect(svg.match(/<title>/g)!.length).toBe(365);
     expect(svg).toMatch(/<title>\d+ commits? on \d{4}-\d{2}-\d{2}<\/title>/);
