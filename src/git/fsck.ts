@@ -440,7 +440,7 @@ function fsckCommit(d: Uint8Array, report: Report): void {
   if (d.includes(0)) report("nulInCommit", "NUL byte in the commit object body");
 }
 
-const TYPES = new Set(["commit", "tree", "blob", "tag"]);
+const TYPES: ReadonlySet<string> = new Set(["commit", "tree", "blob", "tag"]);
 
 /** Checks a tag; returns normally only when its object line is well formed. */
 function fsckTag(d: Uint8Array, report: Report): void {
