@@ -496,7 +496,7 @@ const S_IFLNK = 0o120000;
 const S_IFGITLINK = 0o160000;
 
 /** Tree problems as bits, in the order git reports them (the first one names the refusal). */
-const TREE_MESSAGES: [FsckMsgId, string][] = [
+const TREE_MESSAGES: readonly [FsckMsgId, string][] = [
   ["nullSha1", "contains entries pointing to null sha1"],
   ["fullPathname", "contains full pathnames"],
   ["emptyName", "contains empty pathname"],
