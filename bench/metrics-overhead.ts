@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { Database } from "bun:sqlite";
 import { timeStatements } from "../src/db/database.ts";
 import { instrumentStore } from "../src/services/ops/instrument.ts";
-import { observeHttp } from "../src/services/telemetry/instrument.ts";
+import { Telemetry } from "../src/services/telemetry/instrument.ts";
 import { createFsStore } from "../src/storage/index.ts";
 import { machine } from "./lib/machine.ts";
 
@@ -42,12 +42,13 @@ try {
   const raw = createFsStore(join(dir, "store"));
   writeFileSync(join(dir, "blob"), new Uint8Array(1 << 20));
   await raw.putFile("bench/blob", join(dir, "blob"));
-  const timedStore = instrumentStore(raw);
+  const telemetry = new Telemetry();
+  const timedStore = instrumentStore(telemetry.registry, raw);
 
   const r = { observe_http_ns: [] as number[], statement_plain_ns: [] as number[], statement_timed_ns: [] as number[], get_range_plain_ns: [] as number[], get_range_timed_ns: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     r.observe_http_ns.push(perCall(1_000_000, () => {
-      for (let i = 0; i < 1_000_000; i++) observeHttp("GET", "/v1/orgs/:org/repos/:repo", 200, 0.003);
+      for (let i = 0; i < 1_000_000; i++) telemetry.observeHttp("GET", "/v1/orgs/:org/repos/:repo", 200, 0.003);
     }));
     const stmt = (db: Database) => () => {
       for (let i = 0; i < 100_000; i++) db.prepare("SELECT x FROM t").all();

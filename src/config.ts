@@ -86,7 +86,7 @@ export interface Limits {
   sshUnauthenticatedPerSource: number;
 }
 
-const KNOWN = new Set([
+const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_SSH_PUBLIC", "SVC_STORAGE",
   "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
   "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",

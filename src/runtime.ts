@@ -15,6 +15,7 @@ import { GitStore } from "./services/git/snapshot.ts";
 import { flushTokenUse } from "./services/people/token-use.ts";
 import { createObjectStore } from "./storage/index.ts";
 import { instrumentContext, instrumentStore } from "./services/ops/instrument.ts";
+import { Telemetry } from "./services/telemetry/instrument.ts";
 import { ConfigError } from "./config.ts";
 import { createThreads } from "./threads.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -23,6 +24,7 @@ import { usageBuffer } from "./services/metrics/record.ts";
 import { contributionCache } from "./services/discovery/contributions.ts";
 import { newLimiters } from "./services/people/throttle.ts";
 import { billingProvider } from "./services/billing/configured.ts";
+import { AppTokens } from "./services/mirrors/app-auth.ts";
 import { Stamps } from "./util/stamps.ts";
 import { now } from "./util/clock.ts";
 import { flushRunnerSeen } from "./services/ci/credentials.ts";
@@ -39,7 +41,9 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const { db, sqlite, close } = openDatabase(config.dataDir);
   migrate(sqlite);
   // Every store call is timed for /metrics; the store's own counters pass through.
-  const store = instrumentStore(await createObjectStore(config.storage));
+  // The context's metrics: the store's calls are timed into its registry from the start.
+  const telemetry = new Telemetry();
+  const store = instrumentStore(telemetry.registry, await createObjectStore(config.storage));
   const tmpDir = join(config.dataDir, "tmp");
   mkdirSync(tmpDir, { recursive: true });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(":") ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
@@ -55,11 +59,13 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const ctx: Ctx & { close(): void } = {
     db, config, baseUrl, sshPublic, store, facts: new FactCache(epochProbes(db, sqlite)), resolvers: domainResolvers(), git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)), threads, tmpDir, log, mail: createMailTransport(config.mail),
     events: new EventBus(() => ctx), signals, work: new WorkEngine(db, signals, () => ctx, () => ctx.log), close: closeAll,
-    ci: { claims: new ClaimHub(() => ctx), machines: new Map() },
+    ci: { claims: new ClaimHub(() => ctx, telemetry.registry), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
-    caches: { contributions: contributionCache(), appTokens: new Map() },
+    caches: { contributions: contributionCache(), appTokens: new AppTokens() },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
+    auth: { dummyHash: null },
+    telemetry,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);
@@ -86,7 +92,7 @@ function hostPort(host: string, port: number): string {
 export async function serve(config: Config): Promise<void> {
   const ctx = await openContext(config);
   const uninstrument = instrumentContext(ctx, pkg.version);
-  await warmAuth();
+  await warmAuth(ctx);
   // One thread started ahead of the first push, so it does not pay the modules' load; a pool that
   // cannot start (a binary built without its entry point) is a boot failure, not a failed push.
   await ctx.threads.run("pool.echo", null, { timeLimitMs: 10_000 }).catch((error) => {

@@ -21,7 +21,7 @@ function connect(dataDir: string): Database {
 }
 
 /** The database and its WAL and shared-memory files. */
-const DB_FILES = ["svc.db", "svc.db-wal", "svc.db-shm", "svc.db-journal"];
+const DB_FILES: readonly string[] = ["svc.db", "svc.db-wal", "svc.db-shm", "svc.db-journal"];
 
 /**
  * Makes the data dir private to the service's user (0700) and the database files 0600, existing

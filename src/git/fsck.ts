@@ -440,7 +440,7 @@ function fsckCommit(d: Uint8Array, report: Report): void {
   if (d.includes(0)) report("nulInCommit", "NUL byte in the commit object body");
 }
 
-const TYPES = new Set(["commit", "tree", "blob", "tag"]);
+const TYPES: ReadonlySet<string> = new Set(["commit", "tree", "blob", "tag"]);
 
 /** Checks a tag; returns normally only when its object line is well formed. */
 function fsckTag(d: Uint8Array, report: Report): void {
@@ -496,7 +496,7 @@ const S_IFLNK = 0o120000;
 const S_IFGITLINK = 0o160000;
 
 /** Tree problems as bits, in the order git reports them (the first one names the refusal). */
-const TREE_MESSAGES: [FsckMsgId, string][] = [
+const TREE_MESSAGES: readonly [FsckMsgId, string][] = [
   ["nullSha1", "contains entries pointing to null sha1"],
   ["fullPathname", "contains full pathnames"],
   ["emptyName", "contains empty pathname"],

@@ -59,7 +59,7 @@ const NL = 0x0a;
 const SP = 0x20;
 const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
 /** Modes svc writes and reads back the same ("040000" and "100664" only come from very old git); other modes C git only warns about are kept as pushed. */
-export const TREE_MODES = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
+export const TREE_MODES: ReadonlySet<string> = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
 
 /**
  * Parse "Name <email> timestamp tz". A line in any other shape is read as git's split_ident_line

@@ -52,7 +52,7 @@ import { computeShallow } from "./walk.ts";
 const PREFETCH_HAVES = 1024;
 
 /** Capabilities a v2 client may send with a command (all of them are advertised). */
-const REQUEST_CAPABILITIES = new Set(["agent", "object-format", "server-option", "session-id"]);
+const REQUEST_CAPABILITIES: ReadonlySet<string> = new Set(["agent", "object-format", "server-option", "session-id"]);
 
 /** One parsed command request. */
 interface CommandRequest {

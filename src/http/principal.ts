@@ -8,7 +8,7 @@ import { pathOf } from "./path.ts";
 import { sourceOf } from "./source.ts";
 
 const cache = new WeakMap<Request, Principal>();
-const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+const SAFE: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The value of one cookie from the Cookie header. */
 export function readCookie(request: Request, name: string): string | null {

@@ -8,7 +8,7 @@ export interface RouteEntry {
 }
 
 /** The order methods are listed in `Allow`. */
-const ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const ORDER: readonly string[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** A route path (`/v1/orgs/:org/teams`, `…/refs/*`) as an anchored regular expression. */
 export function patternOf(path: string): RegExp {

@@ -4,7 +4,6 @@ import { noteApiRead } from "../services/metrics/record.ts";
 import type { Server } from "bun";
 import type { Ctx } from "../services/context.ts";
 import { buildApp, requestIds, routeTemplates } from "./app.ts";
-import { observeHttp } from "../services/telemetry/instrument.ts";
 import { GIT_BODY_SLACK, JSON_BODY_LIMIT } from "./body.ts";
 import { newId } from "../util/ids.ts";
 
@@ -61,7 +60,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
       if (response.status >= 400 && hasUnreadBody(request, response.status)) response = closing(response);
       const elapsed = performance.now() - started;
       noteApiRead(ctx, request.method, path, response.status, elapsed, Number(response.headers.get("content-length") ?? 0) || 0);
-      observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);
+      ctx.telemetry.observeHttp(request.method, routeTemplates.get(request) ?? gitRouteOf(path), response.status, elapsed / 1000);
       if (logRequests) writeLine(accessLine(id, request.method, path, response.status, Math.round(elapsed * 10) / 10));
       return response;
     },

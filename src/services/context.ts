@@ -18,6 +18,7 @@ import type { GraphCache } from "./discovery/graph.ts";
 import type { AppTokens } from "./mirrors/app-auth.ts";
 import type { Limiters } from "./people/throttle.ts";
 import type { BillingProvider } from "./billing/provider.ts";
+import type { Telemetry } from "./telemetry/instrument.ts";
 
 /** Service context, built once by the composition root. */
 export interface Ctx {
@@ -57,6 +58,10 @@ export interface Ctx {
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */
   billing: BillingProvider | null;
+  /** Sign-in: the dummy argon2id hash verified for unknown addresses (made on first use; serve warms it). */
+  auth: { dummyHash: Promise<string> | null };
+  /** This context's metrics registry (GET /metrics) and the request and operation series. */
+  telemetry: Telemetry;
 }
 
 /** JSON-lines logger on stderr. */

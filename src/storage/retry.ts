@@ -23,7 +23,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, baseDelayMs: 20, maxDelayMs: 2000, deadlineMs: 60_000, attemptTimeoutMs: 30_000 };
 
 // S3 error codes worth another try (AWS documents these as transient).
-const RETRY_CODES = new Set([
+const RETRY_CODES: ReadonlySet<string> = new Set([
   "SlowDown",
   "Throttling",
   "ThrottlingException",
@@ -35,7 +35,7 @@ const RETRY_CODES = new Set([
 ]);
 // Connection-level failures: the request may or may not have reached the server; every
 // operation we retry is idempotent (PUT of the same bytes, GET, HEAD, DELETE, part upload).
-const NETWORK_CODES = new Set([
+const NETWORK_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
   "ECONNREFUSED",
   "ECONNABORTED",

@@ -51,7 +51,7 @@ const PRESIGN_SECONDS = 300;
 
 // Statuses minio-js rejects as "retryable" without reading the body: drained here so the
 // connection goes back to the pool.
-const DRAIN_STATUSES = new Set([408, 429, 499, 500, 502, 503, 504, 520]);
+const DRAIN_STATUSES: ReadonlySet<number> = new Set([408, 429, 499, 500, 502, 503, 504, 520]);
 
 /** An ObjectStore keeping each object under its key in `cfg.bucket`, creating the bucket if missing. */
 export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {

@@ -32,7 +32,7 @@ export class EgressError extends Error {
  */
 type Block = { net: string; bits: number; reason: string | null; embeds?: "low32" | "6to4" };
 
-const V4_BLOCKS: Block[] = [
+const V4_BLOCKS: readonly Block[] = [
   { net: "0.0.0.0", bits: 8, reason: "this network" },
   { net: "10.0.0.0", bits: 8, reason: "private" },
   { net: "100.64.0.0", bits: 10, reason: "shared address space" },
@@ -59,7 +59,7 @@ const V4_BLOCKS: Block[] = [
   { net: "255.255.255.255", bits: 32, reason: "limited broadcast" },
 ];
 
-const V6_BLOCKS: Block[] = [
+const V6_BLOCKS: readonly Block[] = [
   { net: "::", bits: 8, reason: "reserved by the IETF" },
   { net: "::", bits: 128, reason: "unspecified" },
   { net: "::1", bits: 128, reason: "loopback" },

@@ -16,7 +16,7 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { metrics } from "../telemetry/metrics.ts";
+import type { Gauge, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Claim } from "./schemas.ts";
@@ -26,8 +26,6 @@ export const CLAIM_RETRY_MS = 500;
 /** Waiters woken per newly queued job (the rest are reached by the 500 ms check if those two cannot take it). */
 const WAKE_PER_JOB = 2;
 /** Claims held open right now, waiting for a job (GET /metrics). */
-const claimsWaiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
-claimsWaiting.inc(undefined, 0);
 const HOSTED_KEY = "*hosted";
 
 interface Waiter {
@@ -51,8 +49,17 @@ export class ClaimHub {
   private count = 0;
   stopped = false;
 
-  /** `ctxOf`: the context this hub belongs to (built after the hub, src/runtime.ts). */
-  constructor(private readonly ctxOf: () => Ctx) {}
+  /** Claims waiting now (svc_runner_claims_waiting). */
+  private readonly claimsWaiting: Gauge;
+
+  /** `ctxOf`: the context this hub belongs to (built after the hub, src/runtime.ts); `metrics`: its registry. */
+  constructor(
+    private readonly ctxOf: () => Ctx,
+    metrics: Registry,
+  ) {
+    this.claimsWaiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
+    this.claimsWaiting.inc(undefined, 0);
+  }
 
   /** The last known queue signature of `key`. */
   signature(key: string): string {
@@ -93,7 +100,7 @@ export class ClaimHub {
         signal?.removeEventListener("abort", done);
         if (this.waiters.get(key)?.delete(w)) {
           this.count--;
-          claimsWaiting.dec();
+          this.claimsWaiting.dec();
         }
         if (this.waiters.get(key)?.size === 0) this.waiters.delete(key);
         if (this.count === 0) this.stopTicking();
@@ -102,7 +109,7 @@ export class ClaimHub {
       const w: Waiter = { key, labels: new Set(labels), seen, wake: done };
       set.add(w);
       this.count++;
-      claimsWaiting.inc();
+      this.claimsWaiting.inc();
       const timeout = setTimeout(done, Math.max(0, ms));
       signal?.addEventListener("abort", done);
       this.startTicking();

@@ -209,7 +209,7 @@ function readWorkflow(root: Node | null, trigger: TriggerContext): { name: strin
   return { name, on, jobs };
 }
 
-const EVENTS = new Set(["push", "change"]);
+const EVENTS: ReadonlySet<string> = new Set(["push", "change"]);
 
 function readOn(node: Node | null | undefined): { push?: BranchFilter; change?: BranchFilter } {
   const out: { push?: BranchFilter; change?: BranchFilter } = {};

@@ -150,7 +150,7 @@ export async function contributionGraphJson(ctx: Ctx, handle: string, q: { from?
   for (const r of rows.repos) stamp += `|${r.slot}:${r.isPublic ? 1 : 0}:${r.org.length}:${r.name.length}:${r.org}${r.name}`;
   const hit = cache.get(key, stamp);
   if (hit !== null) return hit;
-  const json = graphJson(range, rows.repos, rows.days, withPrivate);
+  const json = graphJson(range, rows.repos, rows.days, withPrivate, undefined, cache.scratch);
   cache.set(key, stamp, json);
   return json;
 }

@@ -67,17 +67,28 @@ const CLOSE_BRACE = 0x7d;
 const utf8 = new TextEncoder();
 
 /**
- * Where answers are written: one buffer reused by every call (writing is synchronous), grown as
- * needed; the answer is copied out at its exact length. A buffer grown past KEEP_BYTES is dropped
- * after the call that needed it.
+ * Where answers are written: one buffer reused by every call of a context (writing is
+ * synchronous; the GraphCache keeps it), grown as needed; the answer is copied out at its exact
+ * length. A buffer grown past KEEP_BYTES is dropped after the call that needed it.
  */
-let scratch = new Uint8Array(1 << 16);
+export interface Scratch {
+  buf: Uint8Array;
+}
 const KEEP_BYTES = 8 << 20;
+
+/** A fresh scratch buffer. */
+export function newScratch(): Scratch {
+  return { buf: new Uint8Array(1 << 16) };
+}
 
 /** Writes ASCII text and pre-encoded pieces into the scratch buffer. */
 class Writer {
-  buf = scratch;
+  buf: Uint8Array;
   at = HEAD_ROOM;
+
+  constructor(private readonly scratch: Scratch) {
+    this.buf = scratch.buf;
+  }
 
   /** Makes room for `n` more bytes. */
   room(n: number): void {
@@ -112,7 +123,7 @@ class Writer {
   /** The bytes from `start` as an answer of their own; the buffer is kept for the next call unless it grew too big. */
   take(start: number): Uint8Array<ArrayBuffer> {
     const out = this.buf.slice(start, this.at);
-    if (this.buf.length <= KEEP_BYTES) scratch = this.buf;
+    if (this.buf.length <= KEEP_BYTES) this.scratch.buf = this.buf;
     return out;
   }
 }
@@ -125,7 +136,7 @@ class Writer {
  * slot names no current repository (it was deleted) count for nothing. `rankSpace`: tests make it
  * small to take the comparator path.
  */
-export function graphJson(range: { from: number; to: number }, repos: GraphRepo[], days: [day: number, counts: Uint8Array][], withPrivate: boolean, rankSpace = RANK_SPACE): Uint8Array<ArrayBuffer> {
+export function graphJson(range: { from: number; to: number }, repos: GraphRepo[], days: [day: number, counts: Uint8Array][], withPrivate: boolean, rankSpace = RANK_SPACE, scratch: Scratch = newScratch()): Uint8Array<ArrayBuffer> {
   let slots = 0;
   for (const r of repos) if (r.slot >= slots) slots = r.slot + 1;
   // Per slot: -2 no current repository, -1 private, else the public repository's rank by (org, name).
@@ -142,7 +153,7 @@ export function graphJson(range: { from: number; to: number }, repos: GraphRepo[
   });
   // An entry is its prefix, at most 10 digits, "}" and ","; a day's head and tail under 96 bytes.
   const perEntry = longest + 12;
-  const w = new Writer();
+  const w = new Writer(scratch);
   // Per day, one number per public repository: (commits, rank) packed so a numeric sort orders
   // them (fewer commits later, then by rank); past RANK_SPACE public repositories (never in
   // practice) pairs sorted by a comparator.
@@ -230,6 +241,8 @@ interface Entry {
  * to invalidate; opting in or out reads under a different key.
  */
 export class GraphCache {
+  /** The buffer answers are written in (graphJson's scratch), one per context. */
+  readonly scratch = newScratch();
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
 

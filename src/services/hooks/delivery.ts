@@ -147,7 +147,7 @@ export async function deliver(ctx: Ctx, p: DeliverPayload, at: Attempt): Promise
     await store.insertAttempt(tx, { deliveryId: d.id, webhookId: d.webhookId, event: d.event, attempt: at.n, statusCode: o.statusCode, error: o.error, durationMs: o.durationMs, deliveredAt: t });
     if (state === "pending") await store.retryDelivery(tx, d.id, at.n);
     else await store.finishDelivery(tx, d.id, state, at.n, t);
-    await recordMetricIn(tx, { orgId: d.orgId, repoId: d.repoId, kind: "webhook.delivery", bytes: Buffer.byteLength(d.body), durationMs: o.durationMs });
+    await recordMetricIn(ctx, tx, { orgId: d.orgId, repoId: d.repoId, kind: "webhook.delivery", bytes: Buffer.byteLength(d.body), durationMs: o.durationMs });
   };
   if (o.error === null) return at.complete((tx) => record(tx, "delivered"));
   // The engine retries after the next delay (the hook's later deliveries wait), or gives up after the last.

@@ -12,7 +12,6 @@ import { now, type Ctx } from "../context.ts";
 import { decodeInto, encode, mergeInto, observe, type Histogram } from "./histogram.ts";
 import { bucketAt, putBucket } from "./store.ts";
 import { findOrg } from "../access/lookup.ts";
-import { observeOperation } from "../telemetry/instrument.ts";
 
 /** The metric kinds DECISIONS §3 names. */
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";
@@ -81,7 +80,7 @@ function add(into: Map<string, Pending>, orgId: string, kind: string, start: num
 /** Counts one operation in memory; written within METRIC_FLUSH_MS (see the header). */
 export function noteMetric(ctx: Ctx, m: MetricSample): void {
   // Prometheus (/metrics) sees every operation at once; the buckets below are the stored history.
-  observeOperation(m.kind, m.bytes, m.durationMs);
+  ctx.telemetry.observeOperation(m.kind, m.bytes, m.durationMs);
   const s = stateOf(ctx);
   const t = now();
   const ms = Math.max(0, Math.round(m.durationMs));
@@ -118,8 +117,8 @@ export function recordMetric(ctx: Ctx, m: MetricSample): Promise<void> {
 }
 
 /** Records one operation inside an open transaction (written with it). */
-export async function recordMetricIn(tx: Tx, m: MetricSample): Promise<void> {
-  observeOperation(m.kind, m.bytes, m.durationMs);
+export async function recordMetricIn(ctx: Ctx, tx: Tx, m: MetricSample): Promise<void> {
+  ctx.telemetry.observeOperation(m.kind, m.bytes, m.durationMs);
   const t = now();
   const hist: Histogram = new Map();
   const ms = Math.max(0, Math.round(m.durationMs));

@@ -10,9 +10,17 @@ import type { RemoteAuth } from "../../git/fetch-client.ts";
 import { FetchError } from "../../git/fetch-client.ts";
 import { now, type Ctx } from "../context.ts";
 
-/** Installation tokens by installation, until a minute before they expire (`ctx.caches.appTokens`). */
-export type AppTokens = Map<string, { token: string; expiresAt: number }>;
-let keyCache: { pem: string; key: KeyObject } | null = null;
+/** A context's app credentials (`ctx.caches.appTokens`): installation tokens until a minute before they expire, and the parsed private key. */
+export class AppTokens {
+  readonly tokens = new Map<string, { token: string; expiresAt: number }>();
+  private parsed: { pem: string; key: KeyObject } | null = null;
+
+  /** The private key of `pem`, parsed once. */
+  keyOf(pem: string): KeyObject {
+    if (this.parsed?.pem !== pem) this.parsed = { pem, key: createPrivateKey(pem) };
+    return this.parsed.key;
+  }
+}
 const API_TIMEOUT_MS = 30_000;
 
 function b64url(data: string | Uint8Array): string {
@@ -20,12 +28,11 @@ function b64url(data: string | Uint8Array): string {
 }
 
 /** The app's JWT: issued a minute in the past (clock drift), valid nine minutes (the provider allows ten). */
-export function appJwt(appId: string, privateKeyPem: string, at = now()): string {
-  if (keyCache?.pem !== privateKeyPem) keyCache = { pem: privateKeyPem, key: createPrivateKey(privateKeyPem) };
+export function appJwt(appId: string, key: KeyObject, at = now()): string {
   const iat = Math.floor(at / 1000) - 60;
   const head = b64url(JSON.stringify({ alg: "RS256", typ: "JWT" }));
   const body = b64url(JSON.stringify({ iat, exp: iat + 600, iss: appId }));
-  const signed = sign("sha256", Buffer.from(`${head}.${body}`), keyCache.key);
+  const signed = sign("sha256", Buffer.from(`${head}.${body}`), key);
   return `${head}.${body}.${b64url(signed)}`;
 }
 
@@ -55,12 +62,12 @@ async function api(ctx: Ctx, method: string, path: string, authorization: string
 
 /** An installation token (cached until a minute before it expires). */
 export async function installationToken(ctx: Ctx, installation: string): Promise<string> {
-  const tokens = ctx.caches.appTokens;
+  const tokens = ctx.caches.appTokens.tokens;
   const hit = tokens.get(installation);
   if (hit && hit.expiresAt - 60_000 > now()) return hit.token;
   const app = ctx.config.app;
   if (!app) throw new FetchError("auth", "the app provider is not configured on this server (SVC_APP_ID)");
-  const out = await api(ctx, "POST", `/app/installations/${encodeURIComponent(installation)}/access_tokens`, `Bearer ${appJwt(app.id, app.privateKey)}`);
+  const out = await api(ctx, "POST", `/app/installations/${encodeURIComponent(installation)}/access_tokens`, `Bearer ${appJwt(app.id, ctx.caches.appTokens.keyOf(app.privateKey))}`);
   if (typeof out?.token !== "string" || !out.token) throw new FetchError("protocol", "app provider answered without a token");
   const expires = typeof out.expires_at === "string" ? Date.parse(out.expires_at) : Number.NaN;
   tokens.set(installation, { token: out.token, expiresAt: Number.isFinite(expires) ? expires : now() + 10 * 60_000 });

@@ -3,7 +3,6 @@
 import { migrations } from "../../db/migrations.ts";
 import { NotFound, Unauthorized } from "../../errors.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
-import { metrics } from "../telemetry/metrics.ts";
 import type { Ctx } from "../context.ts";
 import * as store from "./store.ts";
 
@@ -68,12 +67,7 @@ export async function scrapeMetrics(ctx: Ctx, authorization: string | null): Pro
   if (expected === null) throw NotFound("metrics are off: set SVC_METRICS_TOKEN to turn them on");
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   // Why: compare digests in constant time so timing does not reveal how much of the token matched.
-  if (!m || !secretMatches(m[1]!, digestOf(expected))) throw Unauthorized("metrics need Authorization: Bearer <SVC_METRICS_TOKEN>");
-  return metrics.render((id, error) => ctx.log.warn("metrics collector failed", { collector: id, error: error instanceof Error ? error.message : String(error) }));
+  if (!m || !secretMatches(m[1]!, ctx.telemetry.once("metrics-token-digest", () => storedDigest(hashSecret(expected))))) throw Unauthorized("metrics need Authorization: Bearer <SVC_METRICS_TOKEN>");
+  return ctx.telemetry.registry.render((id, error) => ctx.log.warn("metrics collector failed", { collector: id, error: error instanceof Error ? error.message : String(error) }));
 }
 
-let cachedDigest: { token: string; digest: Uint8Array } | null = null;
-function digestOf(token: string): Uint8Array {
-  if (cachedDigest?.token !== token) cachedDigest = { token, digest: storedDigest(hashSecret(token)) };
-  return cachedDigest.digest;
-}

@@ -1,19 +1,20 @@
 // What exists today, wired into the metrics registry: HTTP requests per route template, operations
 // (git clone/fetch/push, API commits, mirror syncs, webhook deliveries) with bytes, SQLite
 // statement and transaction latencies, object-store calls, the job queue, the mail outbox and
-// the process. The names are listed in README.md (Operations) and docs/architecture.md.
+// the process. The names are listed in README.md (Operations) and docs/architecture.md. Every
+// metric goes into the registry it is given (a context's: `ctx.telemetry.registry`); registering
+// a name again answers the same metric, so these functions may run once per context.
 import type { Database } from "../../db/database.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { now, type Ctx } from "../context.ts";
-import { metrics, type Collector } from "../telemetry/metrics.ts";
+import type { Collector, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 
-const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", ["connection"]);
-const txWait = metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
-const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
-
 /** Sends the database's statement and transaction timings to the registry. */
-export function instrumentDatabase(db: Database): void {
+export function instrumentDatabase(metrics: Registry, db: Database): void {
+  const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", ["connection"]);
+  const txWait = metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
+  const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
   const read = statementDuration.series({ connection: "read" });
   const write = statementDuration.series({ connection: "write" });
   const wait = txWait.series();
@@ -28,8 +29,6 @@ export function instrumentDatabase(db: Database): void {
   };
 }
 
-const storeDuration = metrics.histogram("svc_object_store_request_duration_seconds", "Object store calls by operation and outcome (ok, error)", ["op", "outcome"]);
-
 /** ObjectStore methods timed by instrumentStore. */
 const TIMED = ["putFile", "put", "get", "getRange", "stat", "delete"] as const;
 
@@ -37,7 +36,8 @@ const TIMED = ["putFile", "put", "get", "getRange", "stat", "delete"] as const;
  * The store with every call timed (and listings counted). Whatever else the store offers (request
  * counters, multipart clean-up, …) passes through unchanged, bound to the store itself.
  */
-export function instrumentStore(inner: ObjectStore): ObjectStore {
+export function instrumentStore(metrics: Registry, inner: ObjectStore): ObjectStore {
+  const storeDuration = metrics.histogram("svc_object_store_request_duration_seconds", "Object store calls by operation and outcome (ok, error)", ["op", "outcome"]);
   const wrapped = new Map<PropertyKey, unknown>();
   for (const op of TIMED) {
     const fn = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
@@ -85,15 +85,14 @@ interface BackendStats {
   [field: string]: unknown;
 }
 
-const backendRequests = metrics.counter("svc_object_store_backend_requests_total", "Requests the object store sent to its backend, by kind, retries included", ["kind"]);
-const backendEvents = metrics.counter("svc_object_store_backend_events_total", "Object store counters (bytesRead, bytesWritten, retries, throttled, networkErrors, failures, …)", ["counter"]);
-const backendInFlight = metrics.gauge("svc_object_store_backend_in_flight", "Object store requests in flight now, and the most at once", ["which"]);
-
 /**
  * Exposes the store's own counters when it has them (`store.stats`, a plain object of numbers
  * and a `requests` record by kind); stores without them are simply skipped.
  */
-export function collectStoreStats(s: ObjectStore): Collector {
+export function collectStoreStats(metrics: Registry, s: ObjectStore): Collector {
+  const backendRequests = metrics.counter("svc_object_store_backend_requests_total", "Requests the object store sent to its backend, by kind, retries included", ["kind"]);
+  const backendEvents = metrics.counter("svc_object_store_backend_events_total", "Object store counters (bytesRead, bytesWritten, retries, throttled, networkErrors, failures, …)", ["counter"]);
+  const backendInFlight = metrics.gauge("svc_object_store_backend_in_flight", "Object store requests in flight now, and the most at once", ["which"]);
   let last = new Map<string, number>();
   return () => {
     const stats = (s as { stats?: BackendStats }).stats;
@@ -115,15 +114,15 @@ export function collectStoreStats(s: ObjectStore): Collector {
   };
 }
 
-const jobsPending = metrics.gauge("svc_jobs_pending", "Unfinished durable jobs by kind (scheduled and due)", ["kind"]);
-const jobsDue = metrics.gauge("svc_jobs_due", "Jobs whose time has come and that no worker finished yet, by kind", ["kind"]);
-const jobsOldest = metrics.gauge("svc_jobs_oldest_due_age_seconds", "How long the oldest due job of each kind has waited", ["kind"]);
-const mailPending = metrics.gauge("svc_mail_outbox_pending", "Mail messages waiting to be sent");
-const mailFailed = metrics.gauge("svc_mail_outbox_failed", "Mail messages given up on after their retries");
-const mailOldest = metrics.gauge("svc_mail_outbox_oldest_pending_age_seconds", "Age of the oldest message waiting to be sent");
-
 /** The job queue and the mail outbox, read at scrape time. */
 export function collectQueues(ctx: Ctx): Collector {
+  const metrics = ctx.telemetry.registry;
+  const jobsPending = metrics.gauge("svc_jobs_pending", "Unfinished durable jobs by kind (scheduled and due)", ["kind"]);
+  const jobsDue = metrics.gauge("svc_jobs_due", "Jobs whose time has come and that no worker finished yet, by kind", ["kind"]);
+  const jobsOldest = metrics.gauge("svc_jobs_oldest_due_age_seconds", "How long the oldest due job of each kind has waited", ["kind"]);
+  const mailPending = metrics.gauge("svc_mail_outbox_pending", "Mail messages waiting to be sent");
+  const mailFailed = metrics.gauge("svc_mail_outbox_failed", "Mail messages given up on after their retries");
+  const mailOldest = metrics.gauge("svc_mail_outbox_oldest_pending_age_seconds", "Age of the oldest message waiting to be sent");
   const seen = new Set<string>();
   return async () => {
     const t = now();
@@ -146,25 +145,24 @@ export function collectQueues(ctx: Ctx): Collector {
   };
 }
 
-const rss = metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
-const heap = metrics.gauge("process_heap_bytes", "JavaScript heap size after the last collection, in bytes");
-// Why these kind names: Bun's process.memoryUsage() is not Node's. Its heapTotal is the bytes of the
-// JavaScriptCore heap's blocks for small objects (large objects live outside them) and its heapUsed
-// the heap's size after the last (eden) collection, large objects included; so "used" is often
-// above "total". Each kind is named after what it measures, so no pair reads as part and whole.
-const memory = metrics.gauge(
-  "svc_process_memory_bytes",
-  "Process memory by kind (Bun's figures): heap_size_after_gc (JavaScript heap after the last collection, large objects included), heap_blocks_allocated (the heap's small-object blocks), array_buffers, external",
-  ["kind"],
-);
-const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", ["cache"]);
-const startTime = metrics.gauge("process_start_time_seconds", "Start time of the process since the epoch, in seconds");
-const cpu = metrics.gauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds");
-const info = metrics.gauge("svc_build_info", "The running version (always 1)", ["version"]);
 const started = Date.now() / 1000 - process.uptime();
 
 /** The process: memory, CPU, start time, version. */
-export function collectProcess(version: string): Collector {
+export function collectProcess(metrics: Registry, version: string): Collector {
+  const rss = metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
+  const heap = metrics.gauge("process_heap_bytes", "JavaScript heap size after the last collection, in bytes");
+  // Why these kind names: Bun's process.memoryUsage() is not Node's. Its heapTotal is the bytes of the
+  // JavaScriptCore heap's blocks for small objects (large objects live outside them) and its heapUsed
+  // the heap's size after the last (eden) collection, large objects included; so "used" is often
+  // above "total". Each kind is named after what it measures, so no pair reads as part and whole.
+  const memory = metrics.gauge(
+    "svc_process_memory_bytes",
+    "Process memory by kind (Bun's figures): heap_size_after_gc (JavaScript heap after the last collection, large objects included), heap_blocks_allocated (the heap's small-object blocks), array_buffers, external",
+    ["kind"],
+  );
+  const startTime = metrics.gauge("process_start_time_seconds", "Start time of the process since the epoch, in seconds");
+  const cpu = metrics.gauge("process_cpu_seconds_total", "User and system CPU time spent, in seconds");
+  const info = metrics.gauge("svc_build_info", "The running version (always 1)", ["version"]);
   return () => {
     const mem = process.memoryUsage();
     rss.set(mem.rss);
@@ -182,10 +180,12 @@ export function collectProcess(version: string): Collector {
 
 /** Wires a context's database, queues and store counters into the registry (the store itself is wrapped by the caller). */
 export function instrumentContext(ctx: Ctx, version: string): () => void {
-  instrumentDatabase(ctx.db);
+  const metrics = ctx.telemetry.registry;
+  instrumentDatabase(metrics, ctx.db);
   const queues = collectQueues(ctx);
-  const storeStats = collectStoreStats(ctx.store);
-  const proc = collectProcess(version);
+  const storeStats = collectStoreStats(metrics, ctx.store);
+  const proc = collectProcess(metrics, version);
+  const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", ["cache"]);
   const caches: Collector = () => {
     for (const [cache, bytes] of Object.entries(ctx.git.cacheBytes())) gitCaches.set({ cache }, bytes);
   };

@@ -46,7 +46,7 @@ export const PACKS: ObjectKind = {
   description: "git packs and their indexes (every live pack of every repository)",
   root: "repos/",
   key: new RegExp(`^repos/${REPO}/packs/pack-[0-9a-f]{40}\\.(?:pack|idx)$`),
-  writers: ["src/services/git/snapshot.ts"],
+  writers: ["src/services/git/git-store.ts"],
   async backup(q) {
     // A pack shared by several repositories (a parent and its forks) is one set of files: copied once.
     const unique = new Map((await store.packRows(q)).map((p) => [`${p.storageRepoId}/${p.name}`, p]));

@@ -96,11 +96,10 @@ export async function accountBody(ctx: Ctx, user: User): Promise<Account> {
   return { id: user.id, email: user.email, name: user.name, handle: user.handle, created_at: user.createdAt, orgs: rows };
 }
 
-let dummyHash: Promise<string> | null = null;
-/** A real argon2id hash of a random password, verified for unknown addresses so timing matches. */
-function dummy(): Promise<string> {
-  dummyHash ??= Bun.password.hash(newSecret(), ARGON2);
-  return dummyHash;
+/** A real argon2id hash of a random password, verified for unknown addresses so timing matches (made once per context). */
+function dummy(ctx: Ctx): Promise<string> {
+  ctx.auth.dummyHash ??= Bun.password.hash(newSecret(), ARGON2);
+  return ctx.auth.dummyHash;
 }
 
 /** Hashes a password with argon2id. */
@@ -130,7 +129,7 @@ export async function login(ctx: Ctx, input: unknown, source = "unknown"): Promi
   // Why before the lookup: a source or account that must wait costs no password hash (throttle.ts).
   checkLoginAllowed(ctx, source, address);
   const user = address ? await store.userByEmail(ctx.db.read, address) : null;
-  const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy());
+  const ok = await Bun.password.verify(pw, user ? user.passwordHash : await dummy(ctx));
   if (!user || !ok || user.disabledAt !== null) {
     noteLoginFailed(ctx, source, address);
     throw fail();
@@ -153,6 +152,6 @@ export async function logout(ctx: Ctx, secret: string | null | undefined): Promi
 }
 
 /** Warms the dummy hash so the first failed login is not faster than later ones. */
-export async function warmAuth(): Promise<void> {
-  await dummy();
+export async function warmAuth(ctx: Ctx): Promise<void> {
+  await dummy(ctx);
 }

@@ -1,18 +1,18 @@
-// The Prometheus registry of the process: counters, gauges and histograms that subsystems
-// register into, and collectors that refresh gauges from the database at scrape time. Rendered
-// as the text exposition format (version 0.0.4) at GET /metrics (DECISIONS §4).
+// The Prometheus registry: counters, gauges and histograms that subsystems register into, and
+// collectors that refresh gauges from the database at scrape time. Rendered as the text
+// exposition format (version 0.0.4) at GET /metrics (DECISIONS §4). One per context
+// (`ctx.telemetry.registry`, services/telemetry/instrument.ts), never a module's.
 //
 // How a subsystem adds its metrics (webhook deliveries, runner claims, …):
 //
-//   import { metrics } from "../telemetry/metrics.ts";
-//   const waiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
+//   const waiting = ctx.telemetry.registry.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
 //   waiting.inc(); … waiting.dec();
-//   const deliveries = metrics.counter("svc_webhook_deliveries_total", "Webhook deliveries by outcome", ["outcome"]);
+//   const deliveries = ctx.telemetry.registry.counter("svc_webhook_deliveries_total", "Webhook deliveries by outcome", ["outcome"]);
 //   deliveries.inc({ outcome: "delivered" });
-//   metrics.collect("webhooks", async () => pending.set(await countPendingDeliveries(ctx.db.read)));
+//   ctx.telemetry.registry.collect("webhooks", async () => pending.set(await countPendingDeliveries(ctx.db.read)));
 //
-// Registering a name twice answers the first metric (modules load once per process, contexts
-// may be opened several times); a second registration with another type or labels throws.
+// Registering a name twice answers the first metric (so a subsystem may register where it first
+// needs the metric); a second registration with another type or labels throws.
 
 /** Label values of one series, by label name. */
 export type Labels = Record<string, string>;
@@ -287,5 +287,3 @@ function formatNumber(v: number): string {
   return String(v);
 }
 
-/** The process-wide registry every subsystem registers into. */
-export const metrics = new Registry();

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { openContext } from "../../../src/runtime.ts";
-import { metrics } from "../../../src/services/telemetry/metrics.ts";
+import { Registry } from "../../../src/services/telemetry/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
 import { REPO_GC } from "../../../src/services/git/maintenance.ts";
@@ -49,7 +49,8 @@ describe("readiness", () => {
 describe("registering metrics from another subsystem", () => {
   test("a gauge and a collector registered the documented way appear at /metrics", async () => {
     using h = await harness();
-    // What the webhook and runner code will do (see the header of services/ops/metrics.ts).
+    // What the webhook and runner code will do (see the header of services/telemetry/metrics.ts).
+    const metrics = h.ctx.telemetry.registry;
     const waiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
     waiting.inc();
     waiting.inc();
@@ -94,10 +95,11 @@ describe("the object store's own counters", () => {
     const inner = createFsStore(join(root, "stats-store"));
     const stats = { requests: { GET: 3, PUT: 1 }, bytesRead: 100, retries: 2, inFlight: 1, peakInFlight: 5 };
     const withStats = Object.assign(inner, { stats });
-    const store = instrumentStore(withStats);
+    const metrics = new Registry();
+    const store = instrumentStore(metrics, withStats);
     // The wrapper passes the counters through untouched.
     expect((store as unknown as { stats: unknown }).stats).toBe(stats);
-    const collect = collectStoreStats(store);
+    const collect = collectStoreStats(metrics, store);
     await collect();
     stats.requests.GET = 5;
     stats.bytesRead = 160;
@@ -111,8 +113,9 @@ describe("the object store's own counters", () => {
   });
 
   test("a store without counters is skipped quietly; its calls are still timed", async () => {
-    const store = instrumentStore(createFsStore(join(root, "plain-store")));
-    const collect = collectStoreStats(store);
+    const metrics = new Registry();
+    const store = instrumentStore(metrics, createFsStore(join(root, "plain-store")));
+    const collect = collectStoreStats(metrics, store);
     expect(() => collect()).not.toThrow();
     await store.put("a/b", new Uint8Array([1, 2, 3]));
     expect(await store.get("a/b")).toEqual(new Uint8Array([1, 2, 3]));

@@ -26,11 +26,14 @@ export interface StreamLimits {
 /** The bounds the pages use. */
 export const LIMITS: StreamLimits = { pollMs: 500, heartbeatMs: 15_000, streamMs: 10 * 60_000, eventBytes: 64 * 1024, maxStreams: 500 };
 
-let open = 0;
+/** The live logs open now through one web plugin (its closure holds it; `maxStreams` caps it). */
+export interface LiveLogs {
+  open: number;
+}
 
-/** How many live logs are open in this process now. */
-export function openLiveLogs(): number {
-  return open;
+/** A fresh count of open live logs (one per mounted ci web plugin). */
+export function liveLogs(): LiveLogs {
+  return { open: 0 };
 }
 
 /** Where a (re)connecting client resumes: Last-Event-ID, else `?from=`, else the start. */
@@ -50,11 +53,11 @@ function stateOf(s: LogStep): string {
 }
 
 /** The response streaming job `jobId`'s log from `from` for `actor` (already allowed once by the caller's page check). */
-export function logStream(ctx: Ctx, request: Request, actor: Principal, where: { org: string; repo: string; run: string; job: string }, from: number, limits: StreamLimits = LIMITS): Response {
-  if (open >= limits.maxStreams) {
+export function logStream(ctx: Ctx, streams: LiveLogs, request: Request, actor: Principal, where: { org: string; repo: string; run: string; job: string }, from: number, limits: StreamLimits = LIMITS): Response {
+  if (streams.open >= limits.maxStreams) {
     return new Response("too many live logs open; retrying", { status: 503, headers: { "retry-after": "5", "content-type": "text/plain; charset=utf-8" } });
   }
-  open++;
+  streams.open++;
   const enc = new TextEncoder();
   const started = Date.now();
   let offset = from;
@@ -65,7 +68,7 @@ export function logStream(ctx: Ctx, request: Request, actor: Principal, where: {
   const finish = () => {
     if (closed) return;
     closed = true;
-    open--;
+    streams.open--;
     wake?.();
   };
   request.signal.addEventListener("abort", finish, { once: true });

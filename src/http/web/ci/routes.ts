@@ -6,7 +6,7 @@ import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
 import { jobView, runView, runsView } from "../../../services/web/ci.ts";
 import { postForm } from "../kit/forms.ts";
-import { logStream, resumeOffset } from "./live-log.ts";
+import { liveLogs, logStream, resumeOffset } from "./live-log.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page } from "../kit/layout.ts";
 import { jobPage } from "./job-page.ts";
@@ -15,6 +15,8 @@ import { runHref, runPage, runsPage } from "./runs-page.ts";
 /** The CI pages. */
 export function ciWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
+  // Live logs open through this plugin (capped by LIMITS.maxStreams).
+  const streams = liveLogs();
   return new Elysia({ name: "routes.web.ci" })
     .get("/:org/:repo/runs", ({ request, params, query }) => {
       const org = orgParam(params.org);
@@ -56,7 +58,7 @@ export function ciWebRoutes(ctx: Ctx) {
       return draw(request, async (actor) => {
         // The log route's own check before the stream opens: a refusal is its status, not a stream.
         await requireJob(ctx, await openRepo(ctx, actor, org, params.repo), params.id, params.job);
-        return logStream(ctx, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
+        return logStream(ctx, streams, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
       });
     }, HIDE);
 }

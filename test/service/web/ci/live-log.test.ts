@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../../../src/config.ts";
 import { buildApp } from "../../../../src/http/app.ts";
 import { resolveCaller } from "../../../../src/http/principal.ts";
-import { LIMITS, logStream, openLiveLogs, type StreamLimits } from "../../../../src/http/web/ci/live-log.ts";
+import { LIMITS, liveLogs, logStream, type StreamLimits } from "../../../../src/http/web/ci/live-log.ts";
 import { openContext } from "../../../../src/runtime.ts";
 import type { Ctx } from "../../../../src/services/context.ts";
 import { CI_TRIGGER } from "../../../../src/services/ci/trigger.ts";
@@ -35,12 +35,15 @@ async function api(method: string, path: string, cookie: string, body?: unknown)
   return { status: r.status, body: r.status === 204 ? null : await r.json() };
 }
 
+/** The open live logs these tests count (the ci web plugin keeps its own). */
+const streams = liveLogs();
+
 /** Opens the job's live log as `cookie` with `limits`; answers the response, a reader of its text, and the abort switch. */
 async function open(cookie: string, limits: Partial<StreamLimits> = {}) {
   const abort = new AbortController();
   const request = new Request(`${BASE}/acme/app/runs/${where.run}/jobs/${where.job}/events`, { headers: { cookie }, signal: abort.signal });
   ctx.facts.fresh();
-  const res = logStream(ctx, request, await resolveCaller(ctx, request), where, 0, { ...LIMITS, ...limits });
+  const res = logStream(ctx, streams, request, await resolveCaller(ctx, request), where, 0, { ...LIMITS, ...limits });
   const reader = res.status === 200 ? res.body!.getReader() : null;
   const dec = new TextDecoder();
   const s = {
@@ -97,18 +100,18 @@ describe("the live log's bounds", () => {
   });
 
   test("a client that leaves frees its stream; beyond the cap a stream is refused with 503", async () => {
-    const before = openLiveLogs();
+    const before = streams.open;
     const a = await open(owner, { pollMs: 10 });
     await a.until((t) => t.includes("event: state"));
-    expect(openLiveLogs()).toBe(before + 1);
+    expect(streams.open).toBe(before + 1);
     const refused = await open(owner, { maxStreams: before + 1 });
     expect({ status: refused.res.status, retry: refused.res.headers.get("retry-after") }).toEqual({ status: 503, retry: "5" });
     a.abort.abort();
-    await eventually(async () => openLiveLogs() === before, 5_000, "the stream to be freed");
+    await eventually(async () => streams.open === before, 5_000, "the stream to be freed");
     const b = await open(owner, { pollMs: 10 });
     await b.until((t) => t.includes("event: state"));
     await b.cancel();
-    await eventually(async () => openLiveLogs() === before, 5_000, "the cancelled stream to be freed");
+    await eventually(async () => streams.open === before, 5_000, "the cancelled stream to be freed");
   });
 
   test("access is checked on every read: a member removed from the org loses the stream", async () => {
