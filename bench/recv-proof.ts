@@ -89,8 +89,16 @@ async function prepare(name: string): Promise<{ dir: string; refs: number; leftO
   return { dir, refs, leftOut: readFileSync(leftOutFile, "utf8").split("\n").filter(Boolean), objects };
 }
 
-/** `git fsck` of the source, as C git sees it: message ids and counts. */
+/** `git fsck` of the source, as C git sees it: message ids and counts (kept beside the source: minutes on git.git). */
 async function fsckSummary(dir: string): Promise<Record<string, number>> {
+  const cached = `${dir}.fsck.json`;
+  if (existsSync(cached)) return JSON.parse(readFileSync(cached, "utf8"));
+  const counts = await runFsck(dir);
+  writeFileSync(cached, JSON.stringify(counts));
+  return counts;
+}
+
+async function runFsck(dir: string): Promise<Record<string, number>> {
   const r = await sh(["git", "-C", dir, "fsck", "--no-dangling", "--no-progress"]);
   const counts: Record<string, number> = {};
   for (const m of r.stderr.matchAll(/^(?:error|warning) in \w+ [0-9a-f]{40}: (\w+):/gm)) counts[m[1]!] = (counts[m[1]!] ?? 0) + 1;
@@ -142,9 +150,11 @@ async function main() {
         const remote = r.stderr.split("\n").filter((l) => l.startsWith("remote: "));
         const lsRemote = await sh(["git", "ls-remote", url], { env: t === "ssh" ? sshEnv : {} });
         const theirs = new Set(lsRemote.stdout.split("\n").filter(Boolean).map((l) => l.replace("\t", " ")).filter((l) => !l.endsWith(" HEAD")));
-        const ours = new Set((await must(["git", "-C", src.dir, "for-each-ref", "--format=%(objectname) %(refname)"])).split("\n").filter(Boolean));
+        // The source as git ls-remote shows it too: annotated tags come with their peeled `^{}` lines.
+        const ours = new Set((await must(["git", "ls-remote", src.dir])).split("\n").filter(Boolean).map((l) => l.replace("\t", " ")).filter((l) => !l.endsWith(" HEAD")));
         const same = theirs.size === ours.size && [...ours].every((l) => theirs.has(l));
-        const entry = { repo: name, transport: t, exit: r.code, seconds: r.seconds, load_1m: Math.round(load * 100) / 100, refs_pushed: ours.size, refs_match: same, remote_warning_lines: remote.filter((l) => l.includes("warning:")).length, remote_summary: remote.find((l) => l.includes("accepted")) ?? null, error: r.code === 0 ? null : r.stderr.slice(-1500) };
+        const differing = [...ours].filter((l) => !theirs.has(l)).concat([...theirs].filter((l) => !ours.has(l)));
+        const entry = { repo: name, transport: t, exit: r.code, seconds: r.seconds, load_1m: Math.round(load * 100) / 100, refs_pushed: src.refs, ls_remote_lines: ours.size, refs_match: same, differing: differing.slice(0, 20), remote_warning_lines: remote.filter((l) => l.includes("warning:")).length, remote_summary: remote.find((l) => l.includes("accepted")) ?? null, remote_lines: remote.slice(0, 12).map((l) => l.trimEnd()), error: r.code === 0 ? null : r.stderr.slice(-1500) };
         (results.pushes as unknown[]).push(entry);
         log(JSON.stringify(entry));
       }
@@ -166,7 +176,7 @@ async function main() {
           await Bun.sleep(500);
         }
         const lsRemote = await sh(["git", "ls-remote", gitUrl(svc, acct, `${name}-mirror`)]);
-        const theirs = lsRemote.stdout.split("\n").filter((l) => l && !l.endsWith("\tHEAD")).length;
+        const theirs = lsRemote.stdout.split("\n").filter((l) => l && !l.endsWith("\tHEAD") && !l.endsWith("^{}")).length;
         const entry = { repo: name, transport: "mirror sync", seconds: Math.round((performance.now() - t0) / 100) / 10, sync_error: state.sync_error ?? null, refs: theirs, refs_expected: src.refs };
         results.mirror = entry;
         log(JSON.stringify(entry));
