@@ -3,7 +3,7 @@
 // about (zero-padded modes, bad time zones, tags without a tagger); svc must take them, say so in
 // `remote: warning:` lines, and hold every ref afterwards.
 //
-//   bun bench/recv-proof.ts [--repos redis,git,rails,httpd,ohmyzsh,curl] [--transports http,ssh]
+//   bun bench/recv-proof.ts [--repos redis,git,rails,httpd,ohmyzsh,curl,frr] [--transports http,ssh]
 //                           [--mirror ohmyzsh] [--out FILE.json] [--prepare-only]
 //
 // Sources come from /work/.mirror/<owner>+<name>/repo (the `fetch` tool's snapshots) and are
@@ -37,6 +37,7 @@ const SOURCES: Record<string, { snapshot: string; clone: string[] }> = {
   httpd: { snapshot: "apache+httpd", clone: [] },
   ohmyzsh: { snapshot: "ohmyzsh+ohmyzsh", clone: [] },
   curl: { snapshot: "curl+curl", clone: [] },
+  frr: { snapshot: "FRRouting+frr", clone: [] },
 };
 
 const WORK = join(ROOT, "bench/work/recv-proof");
