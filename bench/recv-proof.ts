@@ -194,6 +194,8 @@ async function main() {
   } finally {
     results.load_after = loadavg().map((l) => Math.round(l * 100) / 100);
     await svc.stop();
+    // svc's own warnings (a mirror sync logs what git's fsck warns about there).
+    writeFileSync(join(WORK, "svc.log"), svc.logs());
   }
   const out = args.out ?? join(ROOT, "bench/out", `recv-proof-${new Date().toISOString().slice(0, 16).replace(/[:T]/g, "")}.json`);
   mkdirSync(join(out, ".."), { recursive: true });
