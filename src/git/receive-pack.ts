@@ -80,6 +80,8 @@ export interface ReceivePackOptions {
   maxObjectBytes?: number;
   /** Index the pack on a worker thread (the process's pool); without it, on this thread. */
   run?: IndexTaskRunner;
+  /** Milliseconds between side-band keepalive packets while the client waits for the report (default 5000). */
+  keepaliveMs?: number;
   hooks: ReceivePackHooks;
 }
 
@@ -132,6 +134,18 @@ export async function serveReceivePack(
 
   let pack: IndexedPack | null = null;
   let opened: { pack: Pack; close(): Promise<void> } | null = null;
+  // From the pack's checksum on, the client only waits: resolving deltas, the object checks, the
+  // connectivity check and publishing say nothing for a minute on git.git under load, long
+  // enough for a proxy's read timeout (bench/README.md "Receiving real histories"). Like C git's
+  // receive.keepAlive, empty band-1 packets keep the line busy until the report.
+  let stopKeepalive: (() => void) | null = null;
+  const startKeepalive = () => {
+    stopKeepalive ??= reply.keepalive(opts.keepaliveMs ?? 5000);
+  };
+  const endKeepalive = () => {
+    stopKeepalive?.();
+    stopKeepalive = () => {};
+  };
   try {
     if (caps.has("push-options")) result.pushOptions = await readPushOptions(reader);
     const refusal = (await opts.hooks.authorize?.(result.commands)) ?? null;
@@ -156,6 +170,7 @@ export async function serveReceivePack(
         maxObjectBytes: opts.maxObjectBytes,
         run: opts.run,
         fsck,
+        onComplete: startKeepalive,
       });
       result.objects = pack.objectCount;
       opened = await openIndexedPack(pack);
@@ -165,6 +180,7 @@ export async function serveReceivePack(
       await reply.progress(fsck.warnings.lines());
     }
   } catch (e) {
+    endKeepalive();
     await opened?.close();
     if (pack) await removePack(pack);
     const message = errorMessage(e);
@@ -179,7 +195,7 @@ export async function serveReceivePack(
   // The repository as it will be once the pack is published: for checks and for the hook.
   const objects = opened ? overlayReader([opened.pack], snapshot.objects) : snapshot.objects;
   try {
-    const stopKeepalive = reply.keepalive();
+    startKeepalive();
     let failures: Map<string, string>;
     try {
       failures = await checkCommands(snapshot, objects, result.commands, pack && opened ? { pack, opened: opened.pack } : null, rawRefs);
@@ -193,7 +209,7 @@ export async function serveReceivePack(
         }
       }
     } finally {
-      stopKeepalive();
+      endKeepalive();
     }
     for (const c of result.commands) {
       const failed = failures.get(c.ref) ?? (atomic && failures.size > 0 ? "atomic push failure" : null);
@@ -386,10 +402,10 @@ class Reporter {
     await this.send(errPkt(message));
   }
 
-  /** Send empty band-1 packets every few seconds while busy; returns the stop function. */
-  keepalive(): () => void {
+  /** Send an empty band-1 packet every `ms` while busy; returns the stop function. */
+  keepalive(ms: number): () => void {
     if (!this.sideband) return () => {};
-    const timer = setInterval(() => void this.io.write(new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01])), 5000);
+    const timer = setInterval(() => void this.io.write(new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01])), ms);
     return () => clearInterval(timer);
   }
 

@@ -6,8 +6,10 @@ import { serializeCommit } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import { buildPack } from "../../../src/git/pack-writer.ts";
 import { concatBytes, encodePkt, FLUSH_PKT, PktLineReader, pktLine, pktText } from "../../../src/git/pkt-line.ts";
+import type { IndexTaskRunner } from "../../../src/git/pack-indexer.ts";
 import { serveReceivePack } from "../../../src/git/receive-pack.ts";
 import { ZERO_OID } from "../../../src/git/types.ts";
+import { createThreads } from "../../../src/threads.ts";
 import { MemoryRepo, serveHttp, serveSsh } from "./harness.ts";
 import { git, gitAsync, gitLines, makeFixtureRepo, removeDir, runGit } from "./repo-fixture.ts";
 
@@ -274,6 +276,51 @@ describe("receive-pack requests", () => {
     expect(refused.lines[1]).toMatch(/^unpack object [0-9a-f]{40}: hasDotgit: contains '\.git'$/);
     expect(repo.refs.has("refs/heads/evil")).toBe(false);
   });
+
+  test("the keepalive starts at the pack's checksum: the client is not left without a byte while the pack is resolved and checked (issue 24 defect 0)", async () => {
+    // git.git over HTTP: 46 s without a byte from svc after the pack, enough for a proxy's read
+    // timeout. Here the indexing (on a worker thread, as in svc) ends only once a keepalive
+    // has gone out: before the fix the keepalive started after the indexing and this never ended.
+    const blob = { type: "blob" as const, data: enc.encode("kept alive\n") };
+    const tree = { type: "tree" as const, data: concatBytes([enc.encode("100644 f\0"), Buffer.from(hashObject("blob", blob.data), "hex")]) };
+    const c = commitOn(base, hashObject("tree", tree.data), "keepalive");
+    const body = concatBytes([pktLine(`${ZERO_OID} ${c.oid} refs/heads/keepalive\0${caps}`), FLUSH_PKT, buildPack([blob, tree, c.obj]).pack]);
+    const isKeepalive = (w: Uint8Array) => w.length === 5 && new TextDecoder().decode(w.subarray(0, 4)) === "0005" && w[4] === 1;
+    let keptAlive!: () => void;
+    const keepalive = new Promise<void>((resolve) => (keptAlive = resolve));
+    const pool = createThreads({ size: 1 });
+    const run: IndexTaskRunner = async (input, transfer) => {
+      const indexed = await pool.run("git.indexPack", input, { transfer });
+      await keepalive;
+      return indexed;
+    };
+    const writes: Uint8Array[] = [];
+    try {
+      const result = await serveReceivePack(
+        repo.snapshot(),
+        {
+          input: (async function* () {
+            yield body;
+          })(),
+          write: (w) => {
+            writes.push(w);
+            if (isKeepalive(w)) keptAlive();
+          },
+        },
+        { statelessRpc: true, tmpDir: tmp, run, keepaliveMs: 1, hooks: repo.hooks() },
+      );
+      expect(result.results.get("refs/heads/keepalive")).toBeNull();
+      expect(repo.refs.get("refs/heads/keepalive")).toBe(c.oid);
+      // The first byte the client gets is a keepalive; after the report's flush, nothing.
+      expect(isKeepalive(writes[0]!)).toBe(true);
+      expect(new TextDecoder().decode(writes.at(-1)!)).toBe("0000");
+      const report = new TextDecoder().decode(concatBytes(writes.filter((w) => !isKeepalive(w))));
+      expect(report).toContain("unpack ok");
+      expect(report).toContain("ok refs/heads/keepalive");
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
 
   test("atomic: a funny ref name fails every ref", async () => {
     const { lines } = await request(
