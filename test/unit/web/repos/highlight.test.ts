@@ -113,10 +113,17 @@ describe("splitMarkupLines", () => {
 describe("highlightLines", () => {
   test("highlights on the thread without blocking the event loop; lines are neither lost nor reordered", async () => {
     const src = ["/* a comment", "   over <three> lines */", "const s = `template", "${x} & more`;", "// end"];
-    let ticked = false;
-    setTimeout(() => (ticked = true), 0);
-    const out = await highlightLines("0".repeat(40), "x.ts", src);
-    expect(ticked).toBe(true);
+    // Off the event loop: the answer comes back as a message from the thread (a macrotask), so it
+    // cannot be there after this call's microtasks. (A timer raced against that message used to
+    // decide this test: it failed whenever the thread answered first.)
+    let settled = false;
+    const pending = highlightLines("0".repeat(40), "x.ts", src).then((v) => {
+      settled = true;
+      return v;
+    });
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(settled).toBe(false);
+    const out = await pending;
     expect(out).toMatchObject({ language: "TypeScript", settled: true });
     expect(out.lines.length).toBe(src.length);
     for (const l of out.lines) expect(balanced(l.value)).toBe(true);
