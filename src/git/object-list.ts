@@ -24,6 +24,7 @@ import { deepen, deepenByRevList, type ShallowPlan } from "./shallow.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 import type { CollectRequest } from "./walk.ts";
 import type { WorkBudget } from "./work-budget.ts";
+import { headerOidInto } from "./oid.ts";
 
 /** Per-position flags of an ObjectList. */
 export const SEND = 1;
@@ -289,10 +290,10 @@ async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], s
     const obj = await list.reader.read(midx.packOf[p]!, midx.offsetOf(p));
     if (obj.code !== OBJ_COMMIT) throw new GitError(`object ${midx.oidAt(p)} is not a commit`);
     const data = obj.data;
-    if (!headerOid(data, 0, "tree ", key)) throw new GitError(`invalid commit ${midx.oidAt(p)}: missing or bad tree line`);
+    if (!headerOidInto(data, 0, "tree ", key)) throw new GitError(`invalid commit ${midx.oidAt(p)}: missing or bad tree line`);
     rootTrees.push(findOrMissing(midx, key, "tree"));
     const pushed = stack.length;
-    for (let at = 46; headerOid(data, at, "parent ", key); at += 48) {
+    for (let at = 46; headerOidInto(data, at, "parent ", key); at += 48) {
       const parent = findOrMissing(midx, key, "commit");
       if (flags[parent]! & SEND) {
         needed?.delete(parent);
@@ -653,25 +654,6 @@ const BLOB = 0;
 const TREE = 1;
 const GITLINK = 2;
 
-/** Decode "<name><40 hex>\n" at `at` into `key`; false when the line is not there. */
-function headerOid(data: Uint8Array, at: number, name: string, key: Uint8Array): boolean {
-  const start = at + name.length;
-  if (start + 41 > data.length || data[start + 40] !== 0x0a) return false;
-  for (let i = 0; i < name.length; i++) if (data[at + i] !== name.charCodeAt(i)) return false;
-  for (let i = 0; i < 20; i++) {
-    const hi = hexDigit(data[start + 2 * i]!);
-    const lo = hexDigit(data[start + 2 * i + 1]!);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = (hi << 4) | lo;
-  }
-  return true;
-}
-
-function hexDigit(c: number): number {
-  if (c >= 0x30 && c <= 0x39) return c - 0x30;
-  if (c >= 0x61 && c <= 0x66) return c - 0x57;
-  return -1;
-}
 
 function hex(data: Uint8Array, at: number): string {
   return Buffer.from(data.buffer, data.byteOffset + at, 20).toString("hex");

@@ -70,3 +70,26 @@ function hexValue(c: number): number {
   if (c >= 65 && c <= 70) return c - 55;
   return -1;
 }
+
+/**
+ * Decodes the id of an object header line `<name><40 lowercase hex>\n` starting at `at` into
+ * `key` (20 bytes); false when the line is not there (commit `tree `/`parent `, tag `object `).
+ */
+export function headerOidInto(data: Uint8Array, at: number, name: string, key: Uint8Array): boolean {
+  const start = at + name.length;
+  if (start + 41 > data.length || data[start + 40] !== 0x0a) return false;
+  for (let i = 0; i < name.length; i++) if (data[at + i] !== name.charCodeAt(i)) return false;
+  for (let i = 0; i < 20; i++) {
+    const hi = lowerHexValue(data[start + 2 * i]!);
+    const lo = lowerHexValue(data[start + 2 * i + 1]!);
+    if (hi < 0 || lo < 0) return false;
+    key[i] = (hi << 4) | lo;
+  }
+  return true;
+}
+
+function lowerHexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}

@@ -18,7 +18,7 @@
 // Commits and tags are answered exactly by the index; trees and blobs outside a record pack need
 // the engine's tree walk (firstUnreachable), newest history first, stopping once found.
 import { ChainReader } from "./chain-reader.ts";
-import { bytesToHex, hexInto, isOid } from "./oid.ts";
+import { bytesToHex, headerOidInto, hexInto, isOid } from "./oid.ts";
 import { OidSet } from "./oid-set.ts";
 import { OBJ_COMMIT } from "./pack-entry.ts";
 import { sortOids, type PackIndex } from "./pack-index.ts";
@@ -281,7 +281,7 @@ export class ReachIndex {
         if (head.type === "tree") treeRoots.push(hex);
         if (head.type !== "tag") return;
         const obj = await reader.read(at.k, at.offset);
-        if (!rawOidAfter(obj.data, 0, "object ", key)) return;
+        if (!headerOidInto(obj.data, 0, "object ", key)) return;
         const next = numberOf(key, 0);
         if (!next.fresh) return;
         n = next.n;
@@ -299,7 +299,7 @@ export class ReachIndex {
         const obj = await reader.read(at.k, at.offset);
         if (obj.code !== OBJ_COMMIT) continue;
         const data = obj.data;
-        for (let off = 46; rawOidAfter(data, off, "parent ", key); off += 48) {
+        for (let off = 46; headerOidInto(data, off, "parent ", key); off += 48) {
           const parent = numberOf(key, 0);
           flags[parent.n]! |= REACHED;
           if (!parent.fresh) continue;
@@ -383,22 +383,3 @@ export class ReachIndex {
   }
 }
 
-/** Decodes the id of the header line `name <40 hex>\n` at `at` into `key`; false when absent. */
-function rawOidAfter(data: Uint8Array, at: number, name: string, key: Uint8Array): boolean {
-  const start = at + name.length;
-  if (start + 41 > data.length || data[start + 40] !== 0x0a) return false;
-  for (let i = 0; i < name.length; i++) if (data[at + i] !== name.charCodeAt(i)) return false;
-  for (let i = 0; i < 20; i++) {
-    const hi = hexDigit(data[start + 2 * i]!);
-    const lo = hexDigit(data[start + 2 * i + 1]!);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = (hi << 4) | lo;
-  }
-  return true;
-}
-
-function hexDigit(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}

@@ -90,7 +90,7 @@ export function workflowTarget(): Target {
 }
 
 /** The old RegExp translation of a glob: the reference (correct, exponential on `*a*a*…b`). */
-function referenceGlob(pattern: string, value: string): boolean {
+export function referenceGlob(pattern: string, value: string): boolean {
   let re = "^";
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
