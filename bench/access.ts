@@ -75,7 +75,10 @@ const N = {
   warmup: Number(opt.warmup),
   side: Number(opt.side),
 };
-const connections = opt.connections!.split(",").map(Number).filter((n) => n > 0);
+const connections = opt
+  .connections!.split(",")
+  .map(Number)
+  .filter((n) => n > 0);
 const threads = Number(opt.threads);
 const duration = Number(opt.duration);
 const wrkWarmup = Number(opt["wrk-warmup"]);
@@ -178,7 +181,7 @@ function seed(dbPath: string): Fixture {
   const rng = new Rng(Number(opt.seed));
   const t0 = Date.now() - 86_400_000;
   // Ids are random as the product makes them; the shape of the data comes from the seeded PRNG.
-  const one = <T,>(sql: string, ...args: (string | number)[]) => db.query(sql).get(...args) as T;
+  const one = <T>(sql: string, ...args: (string | number)[]) => db.query(sql).get(...args) as T;
   const org = one<{ id: string }>("SELECT id FROM orgs WHERE name = ?", ORG);
   const small = one<{ id: string }>("SELECT id FROM orgs WHERE name = 'small'");
   const me = one<{ id: string }>("SELECT id FROM users WHERE handle = 'me'");
@@ -230,10 +233,11 @@ function seed(dbPath: string): Fixture {
     while (myTeams.size < 8) myTeams.add(rng.pick(teams));
     for (const t of myTeams) t.members.add(me.id);
     let teamMemberRows = 0;
-    for (const t of teams) for (const u of t.members) {
-      insTeamMember.run(t.id, u, t0);
-      teamMemberRows++;
-    }
+    for (const t of teams)
+      for (const u of t.members) {
+        insTeamMember.run(t.id, u, t0);
+        teamMemberRows++;
+      }
 
     // Repositories: 10% public; the two named ones are the measured targets.
     const repos: { id: string; name: string; pub: boolean }[] = [];
@@ -360,7 +364,17 @@ try {
     const bin = join(work, "svc");
     log(`compiling the server into ${bin} (the flags of scripts/build.ts)`);
     const t = performance.now();
-    const b = await run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", join(ROOT, "src/main.ts"), join(ROOT, "src/http/web/repos/highlight-worker.ts"), "--outfile", bin]);
+    const b = await run([
+      BUN,
+      "build",
+      "--compile",
+      "--minify-whitespace",
+      "--minify-syntax",
+      join(ROOT, "src/main.ts"),
+      join(ROOT, "src/http/web/repos/highlight-worker.ts"),
+      "--outfile",
+      bin,
+    ]);
     if (b.code !== 0) throw new Error(`build failed: ${b.stderr}`);
     buildS = r2((performance.now() - t) / 1000);
     cmd = [bin];
@@ -370,7 +384,25 @@ try {
 
   // People with real passwords, through the product's own admin command (this also migrates).
   const userCreate = async (org: string, handle: string, role: string) => {
-    const r = await run([...cmd, "user-create", "--org", org, "--email", `${handle}@${org}.example`, "--name", handle, "--handle", handle, "--password", PASSWORD, "--role", role], env);
+    const r = await run(
+      [
+        ...cmd,
+        "user-create",
+        "--org",
+        org,
+        "--email",
+        `${handle}@${org}.example`,
+        "--name",
+        handle,
+        "--handle",
+        handle,
+        "--password",
+        PASSWORD,
+        "--role",
+        role,
+      ],
+      env,
+    );
     if (r.code !== 0) throw new Error(`user-create ${handle}: ${r.stderr}`);
   };
   await userCreate(ORG, "boss", "owner");
@@ -460,7 +492,9 @@ try {
   await phase("repo_read_sequential_rotating", "(rotation)", async () => {
     const paths = fx.rotation.map((r) => `/v1/orgs/${ORG}/repos/${r}`);
     const visible = [];
-    for (const p of paths) if ((await fetch(server!.url + p, { headers: { authorization: `Bearer ${meToken}` } }).then((r) => r.arrayBuffer().then(() => r.status))) === 200) visible.push(p);
+    for (const p of paths)
+      if ((await fetch(server!.url + p, { headers: { authorization: `Bearer ${meToken}` } }).then((r) => r.arrayBuffer().then(() => r.status))) === 200)
+        visible.push(p);
     const { ms } = await sequential(visible, meToken, N.seq, N.warmup);
     return { paths: `${visible.length} different repos of ${ORG}, round robin`, ...dist(ms) };
   });
@@ -493,7 +527,8 @@ try {
   });
   let hello: Child | null = null;
   try {
-    if (!opt["no-hello"]) hello = await spawnServer([BUN, join(ROOT, "bench/lib/hello-server.ts")], { env: cleanEnv(), stderrFile: join(work, "hello.stderr.log") });
+    if (!opt["no-hello"])
+      hello = await spawnServer([BUN, join(ROOT, "bench/lib/hello-server.ts")], { env: cleanEnv(), stderrFile: join(work, "hello.stderr.log") });
     const svcLoad = loadPhase(server.url + hotPath);
     const helloLoad = hello ? loadPhase(hello.url + hotPath) : null;
     for (const c of connections) {
@@ -510,7 +545,13 @@ try {
   await phase("access_listing_sequential", `${hotPath}/access`, async (mark) => {
     const { ms, bytes, from } = await sequential([`${hotPath}/access`], bossToken, N.side, 20);
     mark(from);
-    return { path: `GET ${hotPath}/access as boss (org:admin token)`, people: access.people.length, teams: access.teams.length, response_bytes: bytes, ...dist(ms) };
+    return {
+      path: `GET ${hotPath}/access as boss (org:admin token)`,
+      people: access.people.length,
+      teams: access.teams.length,
+      response_bytes: bytes,
+      ...dist(ms),
+    };
   });
   await phase("repo_listing_sequential", `/v1/orgs/${ORG}/repos`, async (mark) => {
     const { ms, bytes, from } = await sequential([`/v1/orgs/${ORG}/repos`], meToken, N.side, 20);
@@ -540,7 +581,10 @@ try {
     svc_revision: await revision(),
     loadavg_before: loadBefore,
     loadavg_after: load(),
-    server: serverKind === "binary" ? { kind: "compiled binary (bun build --compile, flags of scripts/build.ts)", build_s: buildS } : { kind: "bun src/main.ts", cpu_prof: opt["cpu-prof"] ? join(work, "prof") : null },
+    server:
+      serverKind === "binary"
+        ? { kind: "compiled binary (bun build --compile, flags of scripts/build.ts)", build_s: buildS }
+        : { kind: "bun src/main.ts", cpu_prof: opt["cpu-prof"] ? join(work, "prof") : null },
     server_env: "SVC_LOG=info (default), stderr to a file; fs storage",
     load_generator: tool === "wrk" ? { tool: "wrk", version: wrk!.version, threads } : { tool: "bun fetch loops (bench/lib/fetch-load.ts)" },
     commands: { bench: `bun bench/access.ts ${process.argv.slice(2).join(" ")}`.trim() },

@@ -105,7 +105,9 @@ try {
     children.push(svcWarn);
     fxWarn = await bootstrap(svcWarn, { org: "bench", repo: "widgets" });
   }
-  log(`hello-world pid ${hello.pid} ${hello.url}; svc (SVC_LOG=info) pid ${svcInfo.pid} ${svcInfo.url}${svcWarn ? `; svc (SVC_LOG=warn) pid ${svcWarn.pid} ${svcWarn.url}` : ""}`);
+  log(
+    `hello-world pid ${hello.pid} ${hello.url}; svc (SVC_LOG=info) pid ${svcInfo.pid} ${svcInfo.url}${svcWarn ? `; svc (SVC_LOG=warn) pid ${svcWarn.pid} ${svcWarn.url}` : ""}`,
+  );
 
   // Every target gets the same request bytes: same path, same Authorization header.
   const targets: { name: "hello" | "svc_info" | "svc_warn"; url: string; token: string }[] = [
@@ -150,7 +152,18 @@ try {
   const peakReset = resetPeakRss(svcMem.pid);
   log(`memory: ${requests} requests against a fresh svc (pid ${svcMem.pid}), RSS before ${before.rss_mb} MB (boot peak ${before.peak_mb} MB)`);
   const sampler = sampleRss(svcMem.pid);
-  const mem = check("memory", await runLoad(tool, { url: svcMem.url + fxMem.path, connections, threads, durationS: Math.max(120, Math.ceil(requests / 500)), maxRequests: requests, headers: { authorization: `Bearer ${fxMem.token}` }, tmpDir: work }));
+  const mem = check(
+    "memory",
+    await runLoad(tool, {
+      url: svcMem.url + fxMem.path,
+      connections,
+      threads,
+      durationS: Math.max(120, Math.ceil(requests / 500)),
+      maxRequests: requests,
+      headers: { authorization: `Bearer ${fxMem.token}` },
+      tmpDir: work,
+    }),
+  );
   const sampledMax = sampler.stop();
   const after = rssOf(svcMem.pid);
   await Bun.sleep(2000);
@@ -167,12 +180,17 @@ try {
     note: "hello-world server, svc server(s) and load generator all share this machine's cores; servers are loaded one at a time",
     loadavg_before: loadBefore,
     loadavg_after: load(),
-    load_generator: tool === "wrk" ? { tool: "wrk", version: wrk!.version, connections, threads } : { tool: "bun fetch loops (bench/lib/fetch-load.ts)", connections },
+    load_generator:
+      tool === "wrk" ? { tool: "wrk", version: wrk!.version, connections, threads } : { tool: "bun fetch loops (bench/lib/fetch-load.ts)", connections },
     commands: {
       bench: `bun bench/api.ts ${process.argv.slice(2).join(" ")}`.trim(),
       hello_server: "bun bench/lib/hello-server.ts",
       svc_server: "SVC_DATA_DIR=<tmp> SVC_HTTP_ADDR=127.0.0.1:0 [SVC_LOG=warn] bun src/main.ts serve  (stderr → file)",
-      load: Object.fromEntries(Object.entries(runs).filter(([, v]) => v.length).map(([k, v]) => [k, v[0]!.command.replace(/svc_[a-z2-7]{16}_[a-z2-7]{32}/, "svc_…")])),
+      load: Object.fromEntries(
+        Object.entries(runs)
+          .filter(([, v]) => v.length)
+          .map(([k, v]) => [k, v[0]!.command.replace(/svc_[a-z2-7]{16}_[a-z2-7]{32}/, "svc_…")]),
+      ),
     },
     duration_s: duration,
     warmup_s: warmup,
@@ -180,7 +198,15 @@ try {
     results: Object.fromEntries(
       Object.entries(runs)
         .filter(([, v]) => v.length)
-        .map(([k, v]) => [k, { rps: median(v.map((r) => r.rps)), p50_ms: v.length === 1 ? v[0]!.p50_ms : median(v.map((r) => r.p50_ms ?? NaN)), p99_ms: v.length === 1 ? v[0]!.p99_ms : median(v.map((r) => r.p99_ms ?? NaN)), runs: v.map(({ command: _c, tool: _t, ...rest }) => rest) }]),
+        .map(([k, v]) => [
+          k,
+          {
+            rps: median(v.map((r) => r.rps)),
+            p50_ms: v.length === 1 ? v[0]!.p50_ms : median(v.map((r) => r.p50_ms ?? NaN)),
+            p99_ms: v.length === 1 ? v[0]!.p99_ms : median(v.map((r) => r.p99_ms ?? NaN)),
+            runs: v.map(({ command: _c, tool: _t, ...rest }) => rest),
+          },
+        ]),
     ),
     ratio_svc_info_to_hello: Number.isNaN(ratio) ? null : ratio,
     ratio_per_round: runs.hello!.map((h, i) => Math.round((runs.svc_info![i]!.rps / h.rps) * 1000) / 1000),

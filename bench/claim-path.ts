@@ -17,11 +17,22 @@ import { openContext } from "../src/runtime.ts";
 import { CI_TRIGGER } from "../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
 
-const { values: opt } = parseArgs({ args: process.argv.slice(2), options: { jobs: { type: "string", default: "4000" }, workers: { type: "string", default: "50" }, "setup-only": { type: "boolean", default: false } } });
+const { values: opt } = parseArgs({
+  args: process.argv.slice(2),
+  options: { jobs: { type: "string", default: "4000" }, workers: { type: "string", default: "50" }, "setup-only": { type: "boolean", default: false } },
+});
 const JOBS = Number(opt.jobs);
 const WORKERS = Number(opt.workers);
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-claim-"));
-const ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(dir, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "200" }));
+const ctx = await openContext(
+  loadConfig({
+    SVC_DATA_DIR: join(dir, "data"),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_LOG: "error",
+    SVC_RUNNER_CLAIM_WAIT_MS: "200",
+  }),
+);
 const app = buildApp(ctx);
 const handle = app.fetch;
 async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
@@ -36,7 +47,13 @@ async function call(method: string, path: string, o: { body?: unknown; token?: s
 }
 const PASSWORD = "a long enough password";
 await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-const login = await handle(new Request("http://svc.test/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }) }));
+const login = await handle(
+  new Request("http://svc.test/v1/auth/login", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
+  }),
+);
 const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
 const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? {}, cookie });
 if ((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status !== 201) throw new Error("repo");
@@ -44,7 +61,11 @@ if ((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status !== 201
 const perFile = 250;
 const files = Math.ceil(JOBS / perFile);
 const cells = Array.from({ length: perFile }, (_, i) => i).join(", ");
-const ops = Array.from({ length: files }, (_, f) => ({ op: "put", path: `.svc/workflows/bulk-${f}.yml`, content: `on: push\njobs:\n  bulk:\n    runs-on: [self-hosted, bulk]\n    strategy:\n      matrix:\n        n: [${cells}]\n    steps:\n      - run: echo\n` }));
+const ops = Array.from({ length: files }, (_, f) => ({
+  op: "put",
+  path: `.svc/workflows/bulk-${f}.yml`,
+  content: `on: push\njobs:\n  bulk:\n    runs-on: [self-hosted, bulk]\n    strategy:\n      matrix:\n        n: [${cells}]\n    steps:\n      - run: echo\n`,
+}));
 if ((await owner("POST", "/v1/orgs/acme/repos/app/commits", { branch: "main", message: "bulk", operations: ops })).status !== 201) throw new Error("commit");
 while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
 const creds: string[] = [];
@@ -83,7 +104,16 @@ await Promise.all(
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
-console.log(JSON.stringify({ jobs: total, claimed: seen.size, duplicates: dupes, seconds: +wall.toFixed(2), claims_per_s: Math.round(seen.size / wall), cpu_ms_per_claim_and_complete: +(cpuMs / seen.size).toFixed(3) }));
+console.log(
+  JSON.stringify({
+    jobs: total,
+    claimed: seen.size,
+    duplicates: dupes,
+    seconds: +wall.toFixed(2),
+    claims_per_s: Math.round(seen.size / wall),
+    cpu_ms_per_claim_and_complete: +(cpuMs / seen.size).toFixed(3),
+  }),
+);
 (globalThis as any).__dumpSql?.();
 ctx.close();
 rmSync(dir, { recursive: true, force: true });

@@ -93,7 +93,9 @@ try {
   mkdirSync(dataDir, { recursive: true });
   const svcEnv: Record<string, string> = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: opt.log! };
   const profDir = join(work, "prof");
-  const cmd = opt["cpu-prof"] ? [BUN, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profDir}`, join(ROOT, "src/main.ts"), "serve"] : [BUN, join(ROOT, "src/main.ts"), "serve"];
+  const cmd = opt["cpu-prof"]
+    ? [BUN, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profDir}`, join(ROOT, "src/main.ts"), "serve"]
+    : [BUN, join(ROOT, "src/main.ts"), "serve"];
   const child = await spawnServer(cmd, { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(work, "server.stderr.log") });
   server = { ...child, dataDir, env: svcEnv };
   const fx = await bootstrap(server, { org: "bench", repo: "content" });
@@ -116,7 +118,9 @@ try {
   const genS = (performance.now() - genStart) / 1000;
   const pushUrl = `${server.url.replace("http://", `http://x:${fx.token}@`)}/${fx.org}/${fx.repo}.git`;
   const push = await git(["push", "-q", pushUrl, "main"], { cwd: tree, env });
-  log(`generated ${gen.files} files (${(gen.bytes / 1e6).toFixed(1)} MB) in ${genS.toFixed(1)} s; pushed ${baseCommit.slice(0, 12)} in ${push.wall_s.toFixed(2)} s`);
+  log(
+    `generated ${gen.files} files (${(gen.bytes / 1e6).toFixed(1)} MB) in ${genS.toFixed(1)} s; pushed ${baseCommit.slice(0, 12)} in ${push.wall_s.toFixed(2)} s`,
+  );
   const listed = await timed(`${api}/tree/main?path=${LAYOUT.wideDir}`, { headers: auth }, 200);
   const wideCount = (JSON.parse(listed.body) as { entries: unknown[] }).entries.length;
   if (wideCount !== LAYOUT.wideEntries) throw new Error(`${LAYOUT.wideDir}/ lists ${wideCount} entries, expected ${LAYOUT.wideEntries}`);
@@ -167,8 +171,12 @@ try {
   const spikes = commitMs.map((ms, i) => ({ commit: i + 1, ms: r2(ms), compaction_running: duringCompaction[i]! })).filter((s) => s.ms > 3 * med);
   const withCompaction = stats(commitMs.filter((_, i) => duringCompaction[i]));
   const withoutCompaction = stats(commitMs.filter((_, i) => !duringCompaction[i]));
-  log(`    p50 ${commitStats.p50_ms} ms, p99 ${commitStats.p99_ms} ms, mean ${commitStats.mean_ms} ms, max ${commitStats.max_ms} ms; drift ratio ${commitDrift?.last_to_first_block_p50_ratio}, ${spikes.length} spikes > 3× p50 (${spikes.filter((x) => x.compaction_running).length} during compaction); ${contention(commitPhase)}`);
-  log(`    during compaction: n ${withCompaction.n}, p50 ${withCompaction.p50_ms} ms, p99 ${withCompaction.p99_ms} ms; otherwise: n ${withoutCompaction.n}, p50 ${withoutCompaction.p50_ms} ms, p99 ${withoutCompaction.p99_ms} ms`);
+  log(
+    `    p50 ${commitStats.p50_ms} ms, p99 ${commitStats.p99_ms} ms, mean ${commitStats.mean_ms} ms, max ${commitStats.max_ms} ms; drift ratio ${commitDrift?.last_to_first_block_p50_ratio}, ${spikes.length} spikes > 3× p50 (${spikes.filter((x) => x.compaction_running).length} during compaction); ${contention(commitPhase)}`,
+  );
+  log(
+    `    during compaction: n ${withCompaction.n}, p50 ${withCompaction.p50_ms} ms, p99 ${withCompaction.p99_ms} ms; otherwise: n ${withoutCompaction.n}, p50 ${withoutCompaction.p50_ms} ms, p99 ${withoutCompaction.p99_ms} ms`,
+  );
   const settleStart = Date.now();
   const settled = await observer.quiesce(300_000);
   const settleS = (Date.now() - settleStart) / 1000;
@@ -207,7 +215,15 @@ try {
   log(`    p50 ${treeStats.p50_ms} ms, p99 ${treeStats.p99_ms} ms (${treeBytes} bytes of JSON); ${contention(treePhase)}`);
 
   // ---- (b) 10,000-operation commits ------------------------------------------------------------
-  const bulk: { rep: number; ms: number; server_ms: number | null; phase: ReturnType<ReturnType<typeof phaseMeter>["stop"]>; request_bytes: number; waited_for_compaction_s: number; live_packs_before: number }[] = [];
+  const bulk: {
+    rep: number;
+    ms: number;
+    server_ms: number | null;
+    phase: ReturnType<ReturnType<typeof phaseMeter>["stop"]>;
+    request_bytes: number;
+    waited_for_compaction_s: number;
+    live_packs_before: number;
+  }[] = [];
   for (let rep = 1; rep <= BULK_REPS; rep++) {
     const q0 = Date.now();
     await observer.quiesce(300_000);
@@ -216,7 +232,11 @@ try {
     const brand = prng(1000 + rep);
     const ops = [];
     for (let i = 0; i < BULK_OPS; i++) {
-      ops.push({ op: "put", path: `bulk${rep}/d${String(Math.floor(i / 100)).padStart(3, "0")}/f${String(i % 100).padStart(3, "0")}.txt`, content: text(brand, 100 + Math.floor(brand() * 200), `bulk ${rep} file ${i}`) });
+      ops.push({
+        op: "put",
+        path: `bulk${rep}/d${String(Math.floor(i / 100)).padStart(3, "0")}/f${String(i % 100).padStart(3, "0")}.txt`,
+        content: text(brand, 100 + Math.floor(brand() * 200), `bulk ${rep} file ${i}`),
+      });
     }
     const body = JSON.stringify({ message: `bench bulk ${rep}`, operations: ops });
     log(`(b) rep ${rep}/${BULK_REPS}: ${BULK_OPS} puts, ${(body.length / 1e6).toFixed(2)} MB request (${livePacks} live packs)`);
@@ -230,7 +250,15 @@ try {
     tip = out.commit;
     const sm = observer.commitDurations(lastMetric);
     lastMetric = sm.lastId;
-    bulk.push({ rep, ms: r2(r.ms), server_ms: sm.ms[0] ?? null, phase, request_bytes: body.length, waited_for_compaction_s: r2(waited), live_packs_before: livePacks });
+    bulk.push({
+      rep,
+      ms: r2(r.ms),
+      server_ms: sm.ms[0] ?? null,
+      phase,
+      request_bytes: body.length,
+      waited_for_compaction_s: r2(waited),
+      live_packs_before: livePacks,
+    });
     log(`    ${r2(r.ms)} ms (server-side ${sm.ms[0]} ms, server CPU ${phase.server_cpu_s} s, other processes ${phase.other_processes_cpu_s} CPU-s)`);
   }
   const check = await timed(`${api}/tree/main?path=bulk1/d000`, { headers: auth }, 200);
@@ -284,8 +312,25 @@ try {
       targets: { p50_ms: TARGETS.commit1_p50_ms, p99_ms: TARGETS.commit1_p99_ms },
     },
     commit_10k_ops: { ...bulkStats, reps: bulk, target_ms: TARGETS.commit10k_ms },
-    blob_read_warm: { path: blobPath, warmup: BLOB_WARMUP, ...blobStats, server_cpu_ms_per_read: r2((blobPhase.server_cpu_s * 1000) / BLOB_READS), phase: blobPhase, target_p50_ms: TARGETS.blob_p50_ms },
-    tree_list_1000: { path: LAYOUT.wideDir, entries: LAYOUT.wideEntries, response_bytes: treeBytes, warmup: TREE_WARMUP, ...treeStats, server_cpu_ms_per_read: r2((treePhase.server_cpu_s * 1000) / TREE_READS), phase: treePhase, target_ms: TARGETS.tree_ms, target_taken_as: "p50" },
+    blob_read_warm: {
+      path: blobPath,
+      warmup: BLOB_WARMUP,
+      ...blobStats,
+      server_cpu_ms_per_read: r2((blobPhase.server_cpu_s * 1000) / BLOB_READS),
+      phase: blobPhase,
+      target_p50_ms: TARGETS.blob_p50_ms,
+    },
+    tree_list_1000: {
+      path: LAYOUT.wideDir,
+      entries: LAYOUT.wideEntries,
+      response_bytes: treeBytes,
+      warmup: TREE_WARMUP,
+      ...treeStats,
+      server_cpu_ms_per_read: r2((treePhase.server_cpu_s * 1000) / TREE_READS),
+      phase: treePhase,
+      target_ms: TARGETS.tree_ms,
+      target_taken_as: "p50",
+    },
     server_rss_mb_at_end: rss.rss_mb,
     server_peak_rss_mb: rss.peak_mb,
     // Share of all cores used by processes other than the server and this bench, per phase.
@@ -305,7 +350,11 @@ try {
   if (opt.out) writeFileSync(opt.out, json);
   if (opt["cpu-prof"]) {
     await server.stop();
-    log(`cpu profile(s): ${readdirSync(profDir).map((f) => join(profDir, f)).join(", ")}`);
+    log(
+      `cpu profile(s): ${readdirSync(profDir)
+        .map((f) => join(profDir, f))
+        .join(", ")}`,
+    );
   }
 } catch (error) {
   log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -80,7 +80,10 @@ do {
       const rssBefore = world.serverRss();
       const target = await jsonRouteTarget(world, { every: 100 });
       const report = await runTarget(target, { seed, cases: Math.round(BASE["JSON routes"]! * scale), capMs: 30_000, maxFailures: 20 });
-      const errors = world.server.stderr().split("\n").filter((l) => /unhandled error/.test(l));
+      const errors = world.server
+        .stderr()
+        .split("\n")
+        .filter((l) => /unhandled error/.test(l));
       reports.push({
         ...report,
         failures: [...report.failures, ...errors.map((e) => `server log: ${e.slice(0, 500)}`)],
@@ -105,7 +108,14 @@ do {
         const o = FsckOracle.create(roundDir);
         failures.push(...differential(o, seed * 1000 + round, Math.min(2000, cases - done)));
       }
-      reports.push({ target: "fsck differential against git", seed, cases, ms: Math.round(performance.now() - t0), slowestMs: 0, failures: failures.slice(0, 20) });
+      reports.push({
+        target: "fsck differential against git",
+        seed,
+        cases,
+        ms: Math.round(performance.now() - t0),
+        slowestMs: 0,
+        failures: failures.slice(0, 20),
+      });
       console.error(`fsck differential: ${cases} objects, ${failures.length} disagreements`);
     } finally {
       await rm(dir, { recursive: true, force: true });

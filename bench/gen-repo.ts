@@ -70,15 +70,119 @@ type TextFile = { kind: "text"; lines: string[]; vocab: string[]; prose: boolean
 type BinFile = { kind: "bin"; data: Uint8Array; structured: boolean };
 type File = TextFile | BinFile;
 
-const SYLLABLES = "ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ha he hi ho hu ja jo ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo wa we wi xa xe ya yo za ze zi zo str tr pl gr bl fl cr dr sp st ch sh th ph ck nd nt rt".split(" ");
-const KEYWORDS = ["const", "let", "return", "if", "else", "for", "while", "await", "async", "export", "import", "function", "class", "new", "throw", "try", "catch", "type", "interface", "switch", "case", "break"];
-const TYPES = ["string", "number", "boolean", "Uint8Array", "Promise<void>", "Map<string, number>", "Record<string, unknown>", "Buffer", "Error", "Date", "Set<string>", "bigint"];
+const SYLLABLES =
+  "ba be bi bo bu ca ce ci co cu da de di do du fa fe fi fo fu ga ge gi go gu ha he hi ho hu ja jo ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo wa we wi xa xe ya yo za ze zi zo str tr pl gr bl fl cr dr sp st ch sh th ph ck nd nt rt".split(
+    " ",
+  );
+const KEYWORDS = [
+  "const",
+  "let",
+  "return",
+  "if",
+  "else",
+  "for",
+  "while",
+  "await",
+  "async",
+  "export",
+  "import",
+  "function",
+  "class",
+  "new",
+  "throw",
+  "try",
+  "catch",
+  "type",
+  "interface",
+  "switch",
+  "case",
+  "break",
+];
+const TYPES = [
+  "string",
+  "number",
+  "boolean",
+  "Uint8Array",
+  "Promise<void>",
+  "Map<string, number>",
+  "Record<string, unknown>",
+  "Buffer",
+  "Error",
+  "Date",
+  "Set<string>",
+  "bigint",
+];
 const OPS = ["===", "!==", "<", ">", "<=", ">=", "&&", "||", "+", "-", "*", "??"];
 const EXTS = [".ts", ".ts", ".ts", ".ts", ".go", ".py", ".rs", ".md", ".json", ".css"];
 const TOPDIRS = ["src", "src", "src", "lib", "pkg", "internal", "test", "docs", "tools", "web", "api"];
-const FIRST = ["Ada", "Brian", "Chen", "Dana", "Elif", "Femi", "Grace", "Hiro", "Ines", "Jon", "Kavya", "Lars", "Mina", "Nils", "Olu", "Priya", "Quinn", "Rosa", "Sven", "Tara", "Uma", "Vik", "Wen", "Xia", "Yusuf", "Zoe"];
-const LAST = ["Lovelace", "Kernighan", "Wei", "Scott", "Yilmaz", "Adeyemi", "Hopper", "Tanaka", "Sousa", "Bentley", "Rao", "Nilsen", "Park", "Holm", "Bello", "Patel", "Reed", "Diaz", "Berg", "Singh"];
-const VERBS = ["fix", "add", "remove", "refactor", "rename", "update", "simplify", "handle", "support", "document", "test", "speed up", "clean up", "extract", "inline", "guard"];
+const FIRST = [
+  "Ada",
+  "Brian",
+  "Chen",
+  "Dana",
+  "Elif",
+  "Femi",
+  "Grace",
+  "Hiro",
+  "Ines",
+  "Jon",
+  "Kavya",
+  "Lars",
+  "Mina",
+  "Nils",
+  "Olu",
+  "Priya",
+  "Quinn",
+  "Rosa",
+  "Sven",
+  "Tara",
+  "Uma",
+  "Vik",
+  "Wen",
+  "Xia",
+  "Yusuf",
+  "Zoe",
+];
+const LAST = [
+  "Lovelace",
+  "Kernighan",
+  "Wei",
+  "Scott",
+  "Yilmaz",
+  "Adeyemi",
+  "Hopper",
+  "Tanaka",
+  "Sousa",
+  "Bentley",
+  "Rao",
+  "Nilsen",
+  "Park",
+  "Holm",
+  "Bello",
+  "Patel",
+  "Reed",
+  "Diaz",
+  "Berg",
+  "Singh",
+];
+const VERBS = [
+  "fix",
+  "add",
+  "remove",
+  "refactor",
+  "rename",
+  "update",
+  "simplify",
+  "handle",
+  "support",
+  "document",
+  "test",
+  "speed up",
+  "clean up",
+  "extract",
+  "inline",
+  "guard",
+];
 
 class Model {
   readonly rng: Rng;
@@ -270,7 +374,7 @@ class Model {
     }
     // patch a few regions (and sometimes append): deltas apply
     const data = r.chance(0.3) ? concat(f.data, new Uint8Array(r.int(256, 32768))) : new Uint8Array(f.data);
-    if (data.length > f.data.length) (f.structured ? this.fillStructured(data, f.data.length, data.length) : r.fill(data, f.data.length, data.length));
+    if (data.length > f.data.length) f.structured ? this.fillStructured(data, f.data.length, data.length) : r.fill(data, f.data.length, data.length);
     const patches = r.int(1, 6);
     for (let i = 0; i < patches; i++) {
       const len = Math.min(data.length, r.int(16, 4096));
@@ -416,7 +520,9 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
     const who = m.person();
     const t = m.tick();
     const committer = r.chance(0.8) ? who : m.person();
-    st.text(`commit ${ref}\nmark :${mark}\nauthor ${who.name} <${who.email}> ${t} +0000\ncommitter ${committer.name} <${committer.email}> ${t + r.int(0, 3600)} +0000\n`);
+    st.text(
+      `commit ${ref}\nmark :${mark}\nauthor ${who.name} <${who.email}> ${t} +0000\ncommitter ${committer.name} <${committer.email}> ${t + r.int(0, 3600)} +0000\n`,
+    );
     st.data(msg ?? m.message());
     if (from !== null) st.text(`from :${from}\n`);
     if (merge !== null) st.text(`merge :${merge}\n`);
@@ -433,9 +539,15 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
   const del = (path: string) => st.text(`D ${path}\n`);
 
   // the first commit: the whole tree
-  mainMark = commit("refs/heads/main", null, null, () => {
-    for (const p of [...m.files.keys()].sort()) put(p);
-  }, "Initial import\n");
+  mainMark = commit(
+    "refs/heads/main",
+    null,
+    null,
+    () => {
+      for (const p of [...m.files.keys()].sort()) put(p);
+    },
+    "Initial import\n",
+  );
   mainCommits++;
 
   /** One ordinary change set; records touched paths (with their previous state) in `undo`. */
@@ -498,7 +610,7 @@ async function writeHistory(st: Stream, m: Model, plan: Plan, log: (s: string) =
     }
   };
   const emit = (touched: Set<string>) => () => {
-    for (const p of [...touched].sort()) (m.files.has(p) ? put(p) : del(p));
+    for (const p of [...touched].sort()) m.files.has(p) ? put(p) : del(p);
   };
 
   while (made < plan.commits) {
@@ -595,7 +707,13 @@ function gitEnv(): Record<string, string> {
 }
 
 async function fastImport(repo: string, feed: (st: Stream) => Promise<void>): Promise<void> {
-  const p = Bun.spawn(["git", "fast-import", "--quiet", "--done", "--depth=50", "--active-branches=20"], { cwd: repo, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: gitEnv() });
+  const p = Bun.spawn(["git", "fast-import", "--quiet", "--done", "--depth=50", "--active-branches=20"], {
+    cwd: repo,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: gitEnv(),
+  });
   const errP = new Response(p.stderr).text();
   const st = new Stream(p.stdin);
   await feed(st);
@@ -609,7 +727,11 @@ async function fastImport(repo: string, feed: (st: Stream) => Promise<void>): Pr
 /** Pack files and total bytes of a bare repository. */
 export function packStats(repo: string): { packs: string[]; packBytes: number } {
   const dir = join(repo, "objects", "pack");
-  const packs = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".pack")).map((f) => join(dir, f)) : [];
+  const packs = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(".pack"))
+        .map((f) => join(dir, f))
+    : [];
   return { packs, packBytes: packs.reduce((a, p) => a + statSync(p).size, 0) };
 }
 

@@ -54,7 +54,9 @@ function parseArgs(argv: string[]): Args {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   if (argv.includes("--help")) {
-    process.stdout.write("usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap] [--keep] [--out FILE]\n");
+    process.stdout.write(
+      "usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap] [--keep] [--out FILE]\n",
+    );
     process.exit(0);
   }
   const only = get("only");
@@ -122,7 +124,16 @@ const port = freePort();
 // run git-daemon itself (not the `git` wrapper, which would fork it) so its pid is the server's
 const execPath = (await git(["--exec-path"])).stdout.trim();
 const daemon = Bun.spawn(
-  [join(execPath, "git-daemon"), "--export-all", `--base-path=${srv}`, `--port=${port}`, "--reuseaddr", "--listen=127.0.0.1", "--enable=receive-pack", "--informative-errors"],
+  [
+    join(execPath, "git-daemon"),
+    "--export-all",
+    `--base-path=${srv}`,
+    `--port=${port}`,
+    "--reuseaddr",
+    "--listen=127.0.0.1",
+    "--enable=receive-pack",
+    "--informative-errors",
+  ],
   { env, stdout: "ignore", stderr: "pipe" },
 );
 await waitPort(port);
@@ -166,7 +177,9 @@ const summarize = (xs: Sample[]) => ({
     clientCpu: round(x.clientCpu),
     serverCpu: round(x.serverCpu),
     ...(x.apiLatency ? { apiLatencyMaxMs: x.apiLatency.maxMs, apiLatencyP50Ms: x.apiLatency.p50Ms } : {}),
-    ...(x.rss ? { rssPeakMB: mb(Math.max(x.rss.peakSampledBytes, x.rss.peakHwmBytes ?? 0)), rssStartMB: mb(x.rss.startBytes), rssEndMB: mb(x.rss.endBytes) } : {}),
+    ...(x.rss
+      ? { rssPeakMB: mb(Math.max(x.rss.peakSampledBytes, x.rss.peakHwmBytes ?? 0)), rssStartMB: mb(x.rss.startBytes), rssEndMB: mb(x.rss.endBytes) }
+      : {}),
   })),
 });
 
@@ -237,7 +250,10 @@ if (args.only !== "svc") {
   const ip: Sample[] = [];
   const ip1: Sample[] = [];
   for (let i = 0; i < args.pushReps; i++) {
-    for (const [threads, acc] of [[0, ip], [1, ip1]] as const) {
+    for (const [threads, acc] of [
+      [0, ip],
+      [1, ip1],
+    ] as const) {
       const dir = join(work, `ip-${i}-${threads}.git`);
       await git(["init", "--quiet", "--bare", dir]);
       const load1 = round(loadavg()[0]!, 2);
@@ -324,7 +340,9 @@ if (svcAvailable) {
     const s = await svcTimed(["push", "--quiet", "--mirror", gitUrl(svc!, acct!, `bench-${i}`)], gen.repo);
     if (s.result.code !== 0) throw new Error(`push to svc failed: ${s.result.stderr}`);
     pushes.push(s);
-    log(`  push ${i}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`);
+    log(
+      `  push ${i}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`,
+    );
   }
   commands.svcPush = "git push --mirror http://x:TOKEN@127.0.0.1:PORT/bench/bench-N.git (new empty repository)";
   results.svcPush = summarize(pushes);
@@ -382,12 +400,20 @@ for (let i = 0; i < args.reps; i++) {
     if (i === 0) {
       const fsck = await git(["fsck", "--connectivity-only", "--no-progress"], { cwd: dst, check: false });
       const count = (await git(["count-objects", "-v"], { cwd: dst })).stdout;
-      results.svcCloneCheck = { fsckExit: fsck.code, fsckErr: fsck.stderr.trim().slice(0, 500), inPack: Number(/in-pack: (\d+)/.exec(count)?.[1]), expected: gen.objects, packMB: mb(packStats(dst).packBytes) };
+      results.svcCloneCheck = {
+        fsckExit: fsck.code,
+        fsckErr: fsck.stderr.trim().slice(0, 500),
+        inPack: Number(/in-pack: (\d+)/.exec(count)?.[1]),
+        expected: gen.objects,
+        packMB: mb(packStats(dst).packBytes),
+      };
       if (!existsSync(template)) cpSync(dst, template, { recursive: true });
     }
     svcClones.push(s);
     rmSync(dst, { recursive: true, force: true });
-    log(`  clone ${i + 1}: cgit ${cgitClones.at(-1) ? round(cgitClones.at(-1)!.wall, 2) : "-"} s, svc ${round(s.wall, 2)} s, svc rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`);
+    log(
+      `  clone ${i + 1}: cgit ${cgitClones.at(-1) ? round(cgitClones.at(-1)!.wall, 2) : "-"} s, svc ${round(s.wall, 2)} s, svc rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`,
+    );
   } else log(`  clone ${i + 1}: cgit ${round(cgitClones.at(-1)!.wall, 2)} s`);
 }
 commands.cgitClone = "git clone --bare git://127.0.0.1:PORT/repo.git (git daemon --export-all --base-path=… --reuseaddr; repository with bitmap)";
@@ -428,7 +454,8 @@ if (existsSync(template)) {
     }
   }
 }
-commands.cgitFetch = "git fetch git://…/push-1.git '+refs/heads/*:refs/heads/*' '+refs/tags/*:refs/tags/*' (in a clone at the old tip; the daemon copy got the 10 commits by push)";
+commands.cgitFetch =
+  "git fetch git://…/push-1.git '+refs/heads/*:refs/heads/*' '+refs/tags/*:refs/tags/*' (in a clone at the old tip; the daemon copy got the 10 commits by push)";
 commands.svcFetch = "git fetch http://…/bench/bench-1.git (same refspecs, same starting clone; svc got the 10 commits by push)";
 if (cgitFetches.length) results.cgitFetch = summarize(cgitFetches);
 if (svcFetches.length) results.svcFetch = summarize(svcFetches);
@@ -470,14 +497,30 @@ const ratiosRobust = {
   fetchCpu: ratioCpu(results.svcFetch, results.cgitFetch),
   pushVsIndexPackCpu: ratioCpu(results.svcPush, results.indexPack),
 };
-const rss = { pushPeakMB: peakOf(results.svcPush), clonePeakMB: peakOf(results.svcClone), fetchPeakMB: peakOf(results.svcFetch), cgitClonePeakTreeMB: peakOf(results.cgitClone) };
+const rss = {
+  pushPeakMB: peakOf(results.svcPush),
+  clonePeakMB: peakOf(results.svcClone),
+  fetchPeakMB: peakOf(results.svcFetch),
+  cgitClonePeakTreeMB: peakOf(results.cgitClone),
+};
 const target = (value: number | null, limit: number) => ({ limit, value, met: value === null ? null : value <= limit });
 const summary = {
   date: new Date().toISOString(),
   machine,
   source,
   loadavgAtEnd: (await machineInfo()).loadavg,
-  repository: { path: gen.repo, seed: gen.seed, scale: gen.scale, commits: gen.commits, objects: gen.objects, refs: gen.refs, packMB: mb(gen.packBytes), tip: baseTip, nextTip, generator: `bun bench/gen-repo.ts --scale ${gen.scale} --seed ${gen.seed} --extra 10` },
+  repository: {
+    path: gen.repo,
+    seed: gen.seed,
+    scale: gen.scale,
+    commits: gen.commits,
+    objects: gen.objects,
+    refs: gen.refs,
+    packMB: mb(gen.packBytes),
+    tip: baseTip,
+    nextTip,
+    generator: `bun bench/gen-repo.ts --scale ${gen.scale} --seed ${gen.seed} --extra 10`,
+  },
   commands,
   results,
   ratios,

@@ -56,9 +56,59 @@ if (!process.argv.includes("--hostile")) {
     splitMarkupLines(hljs.highlight(code, { language: "typescript", ignoreIllegals: true }).value);
     runs.hljs_markup.push(cpuMs() - c);
   }
-  console.log(JSON.stringify({ bytes: Buffer.byteLength(code), reps: REPS, cpu_ms: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, summary(v)])) }, null, 2));
+  console.log(
+    JSON.stringify({ bytes: Buffer.byteLength(code), reps: REPS, cpu_ms: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, summary(v)])) }, null, 2),
+  );
 } else {
-  const FRAGMENTS = ["a ", "a", "/*", "'", '"', "`", "${", "<", "<a ", "<a b=", "#", "\\", "(", "{", "[", "//", "--", "=", ":", "f'", '"""', "```", "$(", "|", "*", " ", "1.", "1e-", "a:", "a =", "x(", "/", "/a", "<!--", "[a", "**", "_a", "$", "-", "@", "!", ".a", "a.", "'a", "A", "a {", "a;"];
+  const FRAGMENTS = [
+    "a ",
+    "a",
+    "/*",
+    "'",
+    '"',
+    "`",
+    "${",
+    "<",
+    "<a ",
+    "<a b=",
+    "#",
+    "\\",
+    "(",
+    "{",
+    "[",
+    "//",
+    "--",
+    "=",
+    ":",
+    "f'",
+    '"""',
+    "```",
+    "$(",
+    "|",
+    "*",
+    " ",
+    "1.",
+    "1e-",
+    "a:",
+    "a =",
+    "x(",
+    "/",
+    "/a",
+    "<!--",
+    "[a",
+    "**",
+    "_a",
+    "$",
+    "-",
+    "@",
+    "!",
+    ".a",
+    "a.",
+    "'a",
+    "A",
+    "a {",
+    "a;",
+  ];
   /** A file of `fragment` repeated, in lines of ~80 characters, SIZE bytes in all. */
   const fileOf = (fragment: string) => {
     const lines: string[] = [];
@@ -104,5 +154,11 @@ if (!process.argv.includes("--hostile")) {
     }
   }
   results.sort((a, b) => b[0] - a[0]);
-  console.log(JSON.stringify({ size: SIZE, cap_ms: CAP_MS, slowest: results.slice(0, TOP).map(([ms, what]) => `${ms === Infinity ? `>${CAP_MS}` : ms.toFixed(0)} ms  ${what}`) }, null, 2));
+  console.log(
+    JSON.stringify(
+      { size: SIZE, cap_ms: CAP_MS, slowest: results.slice(0, TOP).map(([ms, what]) => `${ms === Infinity ? `>${CAP_MS}` : ms.toFixed(0)} ms  ${what}`) },
+      null,
+      2,
+    ),
+  );
 }

@@ -90,11 +90,22 @@ try {
   log(`latency p50 ${r1(median(latencies))} ms`);
 
   // (c) diff of a change touching FILES files (each a 40-line file with two lines changed).
-  const body = (i: number, v: string) => Array.from({ length: 40 }, (_, k) => (k === 10 || k === 30 ? `line ${k} of ${i} ${v}\n` : `line ${k} of ${i}\n`)).join("");
+  const body = (i: number, v: string) =>
+    Array.from({ length: 40 }, (_, k) => (k === 10 || k === 30 ? `line ${k} of ${i} ${v}\n` : `line ${k} of ${i}\n`)).join("");
   const tip = (await ok(c.get(`${base}/refs`))).refs.find((r: any) => r.name === "refs/heads/main").target;
-  const before = await ok(c.post(`${base}/commits`, { branch: "main", message: "files", operations: Array.from({ length: FILES }, (_, i) => ({ op: "put", path: `d/${i % 10}/f${i}.txt`, content: body(i, "old") })) }));
+  const before = await ok(
+    c.post(`${base}/commits`, {
+      branch: "main",
+      message: "files",
+      operations: Array.from({ length: FILES }, (_, i) => ({ op: "put", path: `d/${i % 10}/f${i}.txt`, content: body(i, "old") })),
+    }),
+  );
   void tip;
-  const wide = await changeOn("wide", before.commit, Array.from({ length: FILES }, (_, i) => ({ op: "put", path: `d/${i % 10}/f${i}.txt`, content: body(i, "new") })));
+  const wide = await changeOn(
+    "wide",
+    before.commit,
+    Array.from({ length: FILES }, (_, i) => ({ op: "put", path: `d/${i % 10}/f${i}.txt`, content: body(i, "new") })),
+  );
   const diffMs: number[] = [];
   let files = 0;
   for (let i = 0; i < REPS + 1; i++) {

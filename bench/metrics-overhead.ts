@@ -45,11 +45,19 @@ try {
   const telemetry = new Telemetry();
   const timedStore = instrumentStore(telemetry.registry, raw);
 
-  const r = { observe_http_ns: [] as number[], statement_plain_ns: [] as number[], statement_timed_ns: [] as number[], get_range_plain_ns: [] as number[], get_range_timed_ns: [] as number[] };
+  const r = {
+    observe_http_ns: [] as number[],
+    statement_plain_ns: [] as number[],
+    statement_timed_ns: [] as number[],
+    get_range_plain_ns: [] as number[],
+    get_range_timed_ns: [] as number[],
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    r.observe_http_ns.push(perCall(1_000_000, () => {
-      for (let i = 0; i < 1_000_000; i++) telemetry.observeHttp("GET", "/v1/orgs/:org/repos/:repo", 200, 0.003);
-    }));
+    r.observe_http_ns.push(
+      perCall(1_000_000, () => {
+        for (let i = 0; i < 1_000_000; i++) telemetry.observeHttp("GET", "/v1/orgs/:org/repos/:repo", 200, 0.003);
+      }),
+    );
     const stmt = (db: Database) => () => {
       for (let i = 0; i < 100_000; i++) db.prepare("SELECT x FROM t").all();
     };
@@ -62,7 +70,20 @@ try {
     r.get_range_timed_ns.push(await perCallAsync(20_000, reads(timedStore)));
   }
   const med = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(median(v))]));
-  console.log(JSON.stringify({ machine: machine(), rounds: ROUNDS, median: med, statement_added_ns: med.statement_timed_ns! - med.statement_plain_ns!, get_range_added_ns: med.get_range_timed_ns! - med.get_range_plain_ns!, sink: sink > 0 }, null, 1));
+  console.log(
+    JSON.stringify(
+      {
+        machine: machine(),
+        rounds: ROUNDS,
+        median: med,
+        statement_added_ns: med.statement_timed_ns! - med.statement_plain_ns!,
+        get_range_added_ns: med.get_range_timed_ns! - med.get_range_plain_ns!,
+        sink: sink > 0,
+      },
+      null,
+      1,
+    ),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

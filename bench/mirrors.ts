@@ -40,7 +40,13 @@ const WORK = join(ROOT, "bench/work/mirrors");
 const SERVED = join(WORK, "served");
 const ORIGIN = join(SERVED, "git.git");
 const SECRET = "bench-inbound-secret";
-const GIT_ENV: Record<string, string> = { ...(process.env as Record<string, string>), GIT_CONFIG_NOSYSTEM: "1", HOME: WORK, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" };
+const GIT_ENV: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  GIT_CONFIG_NOSYSTEM: "1",
+  HOME: WORK,
+  GIT_TERMINAL_PROMPT: "0",
+  LC_ALL: "C",
+};
 for (const k of Object.keys(GIT_ENV)) if (k.startsWith("SVC_")) delete GIT_ENV[k];
 
 const log = (...a: unknown[]) => process.stderr.write(`[bench] ${a.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ")}\n`);
@@ -49,7 +55,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function git(argv: string[], cwd = WORK, input?: string): Promise<string> {
-  const p = Bun.spawn(["git", ...argv], { cwd, env: GIT_ENV, stdin: input === undefined ? "ignore" : new TextEncoder().encode(input), stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(["git", ...argv], {
+    cwd,
+    env: GIT_ENV,
+    stdin: input === undefined ? "ignore" : new TextEncoder().encode(input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`git ${argv.join(" ")}: ${err}`);
   return out.trim();
@@ -79,12 +91,23 @@ async function prepareOrigin(): Promise<{ objects: number; pack_mib: number }> {
     log("building the origin from", args.source, "at", args.tag);
     await git(["init", "-q", "--bare", "-b", "main", ORIGIN]);
     const tags = (await git(["tag", "--merged", args.tag!], args.source)).split("\n").filter(Boolean);
-    await git(["fetch", "-q", "--no-tags", args.source!, `+refs/tags/${args.tag}:refs/tags/${args.tag}`, ...tags.map((t) => `+refs/tags/${t}:refs/tags/${t}`)], ORIGIN);
+    await git(
+      ["fetch", "-q", "--no-tags", args.source!, `+refs/tags/${args.tag}:refs/tags/${args.tag}`, ...tags.map((t) => `+refs/tags/${t}:refs/tags/${t}`)],
+      ORIGIN,
+    );
     await git(["update-ref", "refs/heads/main", `${args.tag}^{commit}`], ORIGIN);
     await git(["repack", "-adbq"], ORIGIN);
   }
   const count = await git(["count-objects", "-v"], ORIGIN);
-  const field = (k: string) => Number(/^(\S+): (\d+)/m.exec(count.split("\n").filter((l) => l.startsWith(k)).join("\n"))?.[2] ?? 0);
+  const field = (k: string) =>
+    Number(
+      /^(\S+): (\d+)/m.exec(
+        count
+          .split("\n")
+          .filter((l) => l.startsWith(k))
+          .join("\n"),
+      )?.[2] ?? 0,
+    );
   return { objects: field("in-pack"), pack_mib: r3(field("size-pack") / 1024) };
 }
 
@@ -106,7 +129,11 @@ async function advanceOrigin(n: number): Promise<string> {
 /** JSON API of the svc under test. */
 function api(s: SvcServer, token: string) {
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${s.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
@@ -124,14 +151,22 @@ async function until(check: () => Promise<boolean>, everyMs: number, limitMs = 3
 }
 
 async function main() {
-  const results: Record<string, unknown> = { machine: machine(), started: new Date().toISOString(), load_before: (await Bun.file("/proc/loadavg").text()).trim(), args };
+  const results: Record<string, unknown> = {
+    machine: machine(),
+    started: new Date().toISOString(),
+    load_before: (await Bun.file("/proc/loadavg").text()).trim(),
+    args,
+  };
   const origin = await prepareOrigin();
   results.origin = { ...origin, tag: args.tag };
   log("origin", origin);
   rmSync(join(WORK, "run"), { recursive: true, force: true });
   mkdirSync(join(WORK, "run"), { recursive: true });
   // The origin runs in its own process: this process's children are then only the git client.
-  const backend = await spawnServer([BUN, join(ROOT, "bench/lib/http-backend-server.ts"), SERVED], { env: process.env as Record<string, string>, stderrFile: join(WORK, "run", "origin.log") });
+  const backend = await spawnServer([BUN, join(ROOT, "bench/lib/http-backend-server.ts"), SERVED], {
+    env: process.env as Record<string, string>,
+    stderrFile: join(WORK, "run", "origin.log"),
+  });
   const url = `${backend.url}/git.git`;
   const svc = await startSvc(join(WORK, "run", "svc"), { SVC_LOG: "warn", SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_WEBHOOK_SECRET: SECRET });
   try {
@@ -146,17 +181,24 @@ async function main() {
       const reps = only.has("initial") ? REPS : 1;
       for (let k = 0; k < reps; k++) {
         const gitDir = k === reps - 1 ? gitMirror : join(WORK, "run", `git-mirror-${k}`);
-        const cloneGit = () => timed(() => git(["clone", "-q", "--mirror", url, gitDir]), () => cpuOf("self-children"));
+        const cloneGit = () =>
+          timed(
+            () => git(["clone", "-q", "--mirror", url, gitDir]),
+            () => cpuOf("self-children"),
+          );
         const syncSvc = () =>
-          timed(async () => {
-            const created = await a.post("/v1/orgs/bench/repos", { name: `m${k}`, kind: "mirror", origin_url: url });
-            if (created.status !== 201) throw new Error(JSON.stringify(created));
-            await until(async () => {
-              const r = (await a.get(repoPath(`m${k}`))).body;
-              if (r.sync_error) throw new Error(`sync failed: ${r.sync_error}`);
-              return r.last_synced_commit === want;
-            }, 50);
-          }, () => cpuOf(svc.pid));
+          timed(
+            async () => {
+              const created = await a.post("/v1/orgs/bench/repos", { name: `m${k}`, kind: "mirror", origin_url: url });
+              if (created.status !== 201) throw new Error(JSON.stringify(created));
+              await until(async () => {
+                const r = (await a.get(repoPath(`m${k}`))).body;
+                if (r.sync_error) throw new Error(`sync failed: ${r.sync_error}`);
+                return r.last_synced_commit === want;
+              }, 50);
+            },
+            () => cpuOf(svc.pid),
+          );
         // Alternate which goes first: the machine is shared and its load drifts.
         const [first, second] = k % 2 === 0 ? [await cloneGit(), await syncSvc()] : [await syncSvc(), await cloneGit()].reverse();
         runs.push({ git_s: r3(first!.s), svc_s: r3(second!.s), git_cpu_s: first!.cpu_s, svc_cpu_s: second!.cpu_s });
@@ -168,7 +210,17 @@ async function main() {
       const s = median(runs.map((r) => r.svc_s));
       const gc = median(runs.map((r) => r.git_cpu_s));
       const sc = median(runs.map((r) => r.svc_cpu_s));
-      results.initial = { runs, git_clone_mirror_median_s: g, svc_sync_median_s: s, ratio: r3(s / g), cpu_git_s: gc, cpu_svc_s: sc, cpu_ratio: r3(sc / gc), target: 1.3, met: s / g <= 1.3 };
+      results.initial = {
+        runs,
+        git_clone_mirror_median_s: g,
+        svc_sync_median_s: s,
+        ratio: r3(s / g),
+        cpu_git_s: gc,
+        cpu_svc_s: sc,
+        cpu_ratio: r3(sc / gc),
+        target: 1.3,
+        met: s / g <= 1.3,
+      };
       log("initial", results.initial);
     }
     const mirrorName = `m${(only.has("initial") ? REPS : 1) - 1}`;
@@ -177,13 +229,20 @@ async function main() {
       const runs: { git_s: number; svc_s: number; git_cpu_s: number; svc_cpu_s: number }[] = [];
       for (let k = 0; k < REPS; k++) {
         const tip = await advanceOrigin(10);
-        const fetchGit = () => timed(() => git(["fetch", "-q", "--prune", "origin"], gitMirror), () => cpuOf("self-children"));
+        const fetchGit = () =>
+          timed(
+            () => git(["fetch", "-q", "--prune", "origin"], gitMirror),
+            () => cpuOf("self-children"),
+          );
         const syncSvc = () =>
-          timed(async () => {
-            const r = await a.post(`${repoPath(mirrorName)}/sync`);
-            if (r.status !== 202) throw new Error(JSON.stringify(r));
-            await until(async () => (await a.get(repoPath(mirrorName))).body.last_synced_commit === tip, 10);
-          }, () => cpuOf(svc.pid));
+          timed(
+            async () => {
+              const r = await a.post(`${repoPath(mirrorName)}/sync`);
+              if (r.status !== 202) throw new Error(JSON.stringify(r));
+              await until(async () => (await a.get(repoPath(mirrorName))).body.last_synced_commit === tip, 10);
+            },
+            () => cpuOf(svc.pid),
+          );
         const [gr, sr] = k % 2 === 0 ? [await fetchGit(), await syncSvc()] : (([s2, g2]) => [g2, s2])([await syncSvc(), await fetchGit()]);
         runs.push({ git_s: r3(gr!.s), svc_s: r3(sr!.s), git_cpu_s: gr!.cpu_s, svc_cpu_s: sr!.cpu_s });
         log("incremental", runs[runs.length - 1]);
@@ -201,7 +260,11 @@ async function main() {
         const body = JSON.stringify({ full_name: url });
         const sig = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
         const t0 = performance.now();
-        const res = await fetch(`${svc.url}/webhooks/generic`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": sig }, body });
+        const res = await fetch(`${svc.url}/webhooks/generic`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-hub-signature-256": sig },
+          body,
+        });
         if (res.status !== 202) throw new Error(`inbound: ${res.status} ${await res.text()}`);
         // The sync fields commit with the ref moves: last_synced_commit = tip means servable.
         const t1 = await until(async () => (await a.get(repoPath(mirrorName))).body.last_synced_commit === tip, 5);
@@ -209,7 +272,15 @@ async function main() {
       }
       // The server's own mirror.freshness figures are in the org's metric buckets (histograms, not
       // one row per sync since the discovery work), so the client-side lag is what is reported.
-      results.fresh = { runs: lags.length, client_p50_s: median(lags), client_p90_s: pct(lags, 90), client_max_s: Math.max(...lags), target_p50_s: 1, met: median(lags) <= 1, lags };
+      results.fresh = {
+        runs: lags.length,
+        client_p50_s: median(lags),
+        client_p90_s: pct(lags, 90),
+        client_max_s: Math.max(...lags),
+        target_p50_s: 1,
+        met: median(lags) <= 1,
+        lags,
+      };
       log("fresh", results.fresh);
     }
 
@@ -227,7 +298,9 @@ async function main() {
         async fetch(req) {
           const path = new URL(req.url).pathname;
           const raw = await req.text();
-          const want = createHmac("sha256", secrets.get(path) ?? "").update(raw).digest();
+          const want = createHmac("sha256", secrets.get(path) ?? "")
+            .update(raw)
+            .digest();
           const sig = Buffer.from((req.headers.get("x-svc-signature-256") ?? "").replace(/^sha256=/, ""), "hex");
           if (sig.length !== want.length || !timingSafeEqual(sig, want)) bad++;
           const list = got.get(path) ?? [];
@@ -247,7 +320,11 @@ async function main() {
         const commits: string[] = [];
         const t0 = performance.now();
         for (let i = 0; i < pushes; i++) {
-          const r = await a.post(`${repoPath("hooked")}/commits`, { branch: "main", message: `push ${i}`, operations: [{ op: "put", path: `f${i % 10}.txt`, content: `${i}\n` }] });
+          const r = await a.post(`${repoPath("hooked")}/commits`, {
+            branch: "main",
+            message: `push ${i}`,
+            operations: [{ op: "put", path: `f${i % 10}.txt`, content: `${i}\n` }],
+          });
           if (r.status !== 201) throw new Error(JSON.stringify(r));
           commits.push(r.body.commit);
           if ((i + 1) % 100 === 0) rss.push({ after_pushes: i + 1, rss_mb: rssOf(svc.pid).rss_mb });
@@ -271,7 +348,8 @@ async function main() {
           deliveries_expected: pushes * hooks,
           deliveries_received: total,
           bad_signatures: bad,
-          every_delivery_once_in_order: perHook.length === hooks && perHook.every((p) => p.received === pushes && p.distinct_deliveries === pushes && p.in_order),
+          every_delivery_once_in_order:
+            perHook.length === hooks && perHook.every((p) => p.received === pushes && p.distinct_deliveries === pushes && p.in_order),
           per_hook: perHook,
           pushes_s: r3((pushed - t0) / 1000),
           drained_after_last_push_s: r3((drained - pushed) / 1000),

@@ -100,14 +100,17 @@ interface ListenEvents {
   listens: number;
   errors: string[];
 }
-// drizzle's PgDatabase, as far as used here (the three drivers' databases share it).
-// biome-ignore lint: the drizzle types differ per driver; the methods used are the same
+// drizzle's PgDatabase, as far as used here (the three drivers' databases share it; their types differ, the methods used are the same).
 type DrizzleDb = any;
 
 const kv = pgTable("kv", { id: integer().primaryKey(), name: text().notNull(), value: integer().notNull() });
 
 function drizzlePrepared(db: DrizzleDb): (id: number) => Promise<unknown> {
-  const q = db.select().from(kv).where(eq(kv.id, dsql.placeholder("id"))).prepare("kv_point");
+  const q = db
+    .select()
+    .from(kv)
+    .where(eq(kv.id, dsql.placeholder("id")))
+    .prepare("kv_point");
   return (id) => q.execute({ id });
 }
 
@@ -361,8 +364,7 @@ async function drizzleChecks(d: Driver, url: string): Promise<Record<string, unk
   out.transactions = { committed_then: names, throw_rejects_with: thrown, rollback_rejects_with: rolled };
 
   // FOR UPDATE SKIP LOCKED: A holds the first queued job; B, at the same time, gets the next.
-  const claimQuery = (tx: DrizzleDb) =>
-    tx.select().from(dJobs).where(eq(dJobs.state, "queued")).orderBy(dJobs.id).limit(1).for("update", { skipLocked: true });
+  const claimQuery = (tx: DrizzleDb) => tx.select().from(dJobs).where(eq(dJobs.state, "queued")).orderBy(dJobs.id).limit(1).for("update", { skipLocked: true });
   const aHas = Promise.withResolvers<void>();
   const bDone = Promise.withResolvers<void>();
   const claims: number[] = [];

@@ -84,9 +84,7 @@ const out = {
   results: Object.fromEntries(
     [...results].map(([bin, phases]) => [
       bin,
-      Object.fromEntries(
-        Object.entries(phases).map(([k, xs]) => [k, { median_ms: Math.round(median(xs)), runs_ms: xs.map((x) => Math.round(x)) }]),
-      ),
+      Object.fromEntries(Object.entries(phases).map(([k, xs]) => [k, { median_ms: Math.round(median(xs)), runs_ms: xs.map((x) => Math.round(x)) }])),
     ]),
   ),
 };

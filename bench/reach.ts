@@ -107,7 +107,12 @@ async function engine(): Promise<Record<string, unknown>> {
   for (const p of packs) p.reachTips = tips;
   await time("record_trusted", () => ReachIndex.build(new PackSet(packs), tips));
   for (const p of packs) p.reachTips = null;
-  const before = await time("no_record_every_commit", () => ReachIndex.build(new PackSet(packs), tips.map((t) => (t === master ? older : t))));
+  const before = await time("no_record_every_commit", () =>
+    ReachIndex.build(
+      new PackSet(packs),
+      tips.map((t) => (t === master ? older : t)),
+    ),
+  );
   // master 50 commits further: the index above is the closure the walk stops at.
   await time("after_a_push_of_50_commits", () => ReachIndex.build(new PackSet(packs), tips, { previous: [before] }));
   out.rss_mb = Math.round(process.memoryUsage().rss / 2 ** 20);
@@ -193,7 +198,17 @@ async function servers(engineResult: Record<string, unknown>): Promise<void> {
 
   const results: Record<string, unknown[]> = { before: [], after: [] };
   for (let round = 0; round < Number(opt.rounds); round++) {
-    const order: [string, string][] = opt.before ? (round % 2 === 0 ? [["before", opt.before], ["after", ROOT]] : [["after", ROOT], ["before", opt.before]]) : [["after", ROOT]];
+    const order: [string, string][] = opt.before
+      ? round % 2 === 0
+        ? [
+            ["before", opt.before],
+            ["after", ROOT],
+          ]
+        : [
+            ["after", ROOT],
+            ["before", opt.before],
+          ]
+      : [["after", ROOT]];
     for (const [label, root] of order) {
       log(`round ${round + 1}: ${label} (${root})`);
       results[label]!.push(await measure(root, label));
@@ -208,7 +223,11 @@ async function servers(engineResult: Record<string, unknown>): Promise<void> {
     const p = phases(s.url);
     writes.first_read_by_id_cold_ms = r2(await timed(p.api_commit(picked[1]!)));
     writes.reads_cold_start = await series(picked.slice(20, 40).map(p.api_commit));
-    const commit = await fetch(`${s.url}${base}/commits`, { method: "POST", headers: auth, body: JSON.stringify({ branch: "master", message: "bench", operations: [{ op: "put", path: "bench.txt", content: "x\n" }] }) });
+    const commit = await fetch(`${s.url}${base}/commits`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ branch: "master", message: "bench", operations: [{ op: "put", path: "bench.txt", content: "x\n" }] }),
+    });
     if (commit.status !== 201) throw new Error(`commit: ${commit.status} ${await commit.text()}`);
     await settled(dataDir);
     writes.first_read_by_id_after_commit_ms = r2(await timed(p.api_commit(picked[3]!)));

@@ -44,9 +44,18 @@ const WORK = join(ROOT, "bench/work/recv-proof");
 const SRC = join(WORK, "src");
 const log = (...a: unknown[]) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
-async function sh(cmd: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
+async function sh(
+  cmd: string[],
+  opts: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
   const t0 = performance.now();
-  const p = Bun.spawn(cmd, { cwd: opts.cwd, env: { ...(process.env as Record<string, string>), ...opts.env }, stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input), stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    env: { ...(process.env as Record<string, string>), ...opts.env },
+    stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr, seconds: Math.round((performance.now() - t0) / 100) / 10 };
 }
@@ -75,17 +84,33 @@ async function prepare(name: string): Promise<{ dir: string; refs: number; leftO
       // must not contain. (A walk per ref took over 30 minutes on
       // rails, whose main line has lacked a blob since 2008.)
       const all = (await must(["git", "-C", origin, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags"])).split("\n").filter(Boolean);
-      const missing = [...(await sh(["git", "-C", origin, "rev-list", "--objects", "--missing=print", "--all"])).stdout.matchAll(/^\?([0-9a-f]{40})$/gm)].map((m) => m[1]!);
-      const adding = missing.length === 0 ? [] : [...new Set((await must(["git", "-C", origin, "log", "--all", "-m", "--no-renames", "--format=%H", ...missing.map((o) => `--find-object=${o}`)])).split("\n").filter(Boolean))];
+      const missing = [...(await sh(["git", "-C", origin, "rev-list", "--objects", "--missing=print", "--all"])).stdout.matchAll(/^\?([0-9a-f]{40})$/gm)].map(
+        (m) => m[1]!,
+      );
+      const adding =
+        missing.length === 0
+          ? []
+          : [
+              ...new Set(
+                (await must(["git", "-C", origin, "log", "--all", "-m", "--no-renames", "--format=%H", ...missing.map((o) => `--find-object=${o}`)]))
+                  .split("\n")
+                  .filter(Boolean),
+              ),
+            ];
       log(`${name}: ${missing.length} objects missing from the snapshot, added by ${adding.length} commits: ${adding.map((c) => c.slice(0, 10)).join(" ")}`);
-      const keep = (await must(["git", "-C", origin, "for-each-ref", "--format=%(refname)", ...adding.map((c) => `--no-contains=${c}`), "refs/heads", "refs/tags"])).split("\n").filter(Boolean);
+      const keep = (
+        await must(["git", "-C", origin, "for-each-ref", "--format=%(refname)", ...adding.map((c) => `--no-contains=${c}`), "refs/heads", "refs/tags"])
+      )
+        .split("\n")
+        .filter(Boolean);
       // What is kept must be whole: one walk over it all.
       const check = await sh(["git", "-C", origin, "rev-list", "--objects", "--missing=print", "--stdin"], { input: `${keep.join("\n")}\n` });
       if (check.code !== 0 || /^\?/m.test(check.stdout)) throw new Error(`${name}: the refs kept still reach missing objects`);
       const kept = new Set(keep);
       leftOut = all.filter((r) => !kept.has(r)).sort();
       await must(["git", "init", "-q", "--bare", dir]);
-      for (let i = 0; i < keep.length; i += 200) await must(["git", "-C", dir, "fetch", "-q", "--no-tags", origin, ...keep.slice(i, i + 200).map((r) => `+${r}:${r}`)]);
+      for (let i = 0; i < keep.length; i += 200)
+        await must(["git", "-C", dir, "fetch", "-q", "--no-tags", origin, ...keep.slice(i, i + 200).map((r) => `+${r}:${r}`)]);
     }
     writeFileSync(leftOutFile, leftOut.join("\n"));
   }
@@ -130,7 +155,9 @@ async function main() {
     log(`${name}: ${s.objects} objects, ${s.refs} refs (${s.leftOut.length} left out); git fsck: ${JSON.stringify(sources[name]!.fsck)}`);
   }
   if (args["prepare-only"]) return;
-  results.sources = Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, { objects: v.objects, refs: v.refs, left_out: v.leftOut.length, git_fsck: v.fsck }]));
+  results.sources = Object.fromEntries(
+    Object.entries(sources).map(([k, v]) => [k, { objects: v.objects, refs: v.refs, left_out: v.leftOut.length, git_fsck: v.fsck }]),
+  );
 
   const dataDir = join(WORK, "svc");
   rmSync(dataDir, { recursive: true, force: true });
@@ -141,7 +168,11 @@ async function main() {
     rmSync(key, { force: true });
     rmSync(`${key}.pub`, { force: true });
     await must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "recv-proof", "-f", key]);
-    const addKey = await fetch(`${svc.url}/v1/orgs/proof/ssh-keys`, { method: "POST", headers: { authorization: `Bearer ${acct.token}`, "content-type": "application/json" }, body: JSON.stringify({ public_key: readFileSync(`${key}.pub`, "utf8").trim(), label: "proof" }) });
+    const addKey = await fetch(`${svc.url}/v1/orgs/proof/ssh-keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${acct.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ public_key: readFileSync(`${key}.pub`, "utf8").trim(), label: "proof" }),
+    });
     if (addKey.status !== 201) throw new Error(`ssh key: ${addKey.status} ${await addKey.text()}`);
     const port = Number(svc.ssh?.split(":").pop());
     const sshEnv = { GIT_SSH_COMMAND: `ssh -i ${key} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o IdentitiesOnly=yes` };
@@ -156,12 +187,38 @@ async function main() {
         const r = await sh(["git", "-C", src.dir, "push", "--mirror", url], { env: t === "ssh" ? sshEnv : {} });
         const remote = r.stderr.split("\n").filter((l) => l.startsWith("remote: "));
         const lsRemote = await sh(["git", "ls-remote", url], { env: t === "ssh" ? sshEnv : {} });
-        const theirs = new Set(lsRemote.stdout.split("\n").filter(Boolean).map((l) => l.replace("\t", " ")).filter((l) => !l.endsWith(" HEAD")));
+        const theirs = new Set(
+          lsRemote.stdout
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => l.replace("\t", " "))
+            .filter((l) => !l.endsWith(" HEAD")),
+        );
         // The source as git ls-remote shows it too: annotated tags come with their peeled `^{}` lines.
-        const ours = new Set((await must(["git", "ls-remote", src.dir])).split("\n").filter(Boolean).map((l) => l.replace("\t", " ")).filter((l) => !l.endsWith(" HEAD")));
+        const ours = new Set(
+          (await must(["git", "ls-remote", src.dir]))
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => l.replace("\t", " "))
+            .filter((l) => !l.endsWith(" HEAD")),
+        );
         const same = theirs.size === ours.size && [...ours].every((l) => theirs.has(l));
         const differing = [...ours].filter((l) => !theirs.has(l)).concat([...theirs].filter((l) => !ours.has(l)));
-        const entry = { repo: name, transport: t, exit: r.code, seconds: r.seconds, load_1m: Math.round(load * 100) / 100, refs_pushed: src.refs, ls_remote_lines: ours.size, refs_match: same, differing: differing.slice(0, 20), remote_warning_lines: remote.filter((l) => l.includes("warning:")).length, remote_summary: remote.find((l) => l.includes("accepted")) ?? null, remote_lines: remote.slice(0, 12).map((l) => l.trimEnd()), error: r.code === 0 ? null : r.stderr.slice(-1500) };
+        const entry = {
+          repo: name,
+          transport: t,
+          exit: r.code,
+          seconds: r.seconds,
+          load_1m: Math.round(load * 100) / 100,
+          refs_pushed: src.refs,
+          ls_remote_lines: ours.size,
+          refs_match: same,
+          differing: differing.slice(0, 20),
+          remote_warning_lines: remote.filter((l) => l.includes("warning:")).length,
+          remote_summary: remote.find((l) => l.includes("accepted")) ?? null,
+          remote_lines: remote.slice(0, 12).map((l) => l.trimEnd()),
+          error: r.code === 0 ? null : r.stderr.slice(-1500),
+        };
         (results.pushes as unknown[]).push(entry);
         log(JSON.stringify(entry));
       }
@@ -170,11 +227,18 @@ async function main() {
     if (args.mirror) {
       const name = args.mirror;
       const src = sources[name] ?? (await prepare(name));
-      const backend = await spawnServer([process.execPath, join(ROOT, "bench/lib/http-backend-server.ts"), SRC], { env: process.env as Record<string, string>, stderrFile: join(WORK, "origin.log") });
+      const backend = await spawnServer([process.execPath, join(ROOT, "bench/lib/http-backend-server.ts"), SRC], {
+        env: process.env as Record<string, string>,
+        stderrFile: join(WORK, "origin.log"),
+      });
       try {
         const originUrl = `${backend.url}/${name}.git`;
         const t0 = performance.now();
-        const created = await fetch(`${svc.url}/v1/orgs/proof/repos`, { method: "POST", headers: { authorization: `Bearer ${acct.token}`, "content-type": "application/json" }, body: JSON.stringify({ name: `${name}-mirror`, kind: "mirror", origin_url: originUrl }) });
+        const created = await fetch(`${svc.url}/v1/orgs/proof/repos`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${acct.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ name: `${name}-mirror`, kind: "mirror", origin_url: originUrl }),
+        });
         if (created.status !== 201) throw new Error(`mirror create: ${created.status} ${await created.text()}`);
         let state: any = null;
         for (;;) {
@@ -184,7 +248,14 @@ async function main() {
         }
         const lsRemote = await sh(["git", "ls-remote", gitUrl(svc, acct, `${name}-mirror`)]);
         const theirs = lsRemote.stdout.split("\n").filter((l) => l && !l.endsWith("\tHEAD") && !l.endsWith("^{}")).length;
-        const entry = { repo: name, transport: "mirror sync", seconds: Math.round((performance.now() - t0) / 100) / 10, sync_error: state.sync_error ?? null, refs: theirs, refs_expected: src.refs };
+        const entry = {
+          repo: name,
+          transport: "mirror sync",
+          seconds: Math.round((performance.now() - t0) / 100) / 10,
+          sync_error: state.sync_error ?? null,
+          refs: theirs,
+          refs_expected: src.refs,
+        };
         results.mirror = entry;
         log(JSON.stringify(entry));
       } finally {

@@ -127,13 +127,27 @@ async function main() {
           }
         })();
         const t0 = performance.now();
-        const res = await fetch(`${svc.url}/stall/r.git/git-receive-pack`, { method: "POST", headers: { authorization: auth, "content-type": "application/x-git-receive-pack-request" }, body: bytes as unknown as BodyInit });
+        const res = await fetch(`${svc.url}/stall/r.git/git-receive-pack`, {
+          method: "POST",
+          headers: { authorization: auth, "content-type": "application/x-git-receive-pack-request" },
+          body: bytes as unknown as BodyInit,
+        });
         const text = new TextDecoder().decode(await res.arrayBuffer());
         const seconds = (performance.now() - t0) / 1000;
         done = true;
         await prober;
         const unpack = /unpack ([^\n]*)/.exec(text)?.[1] ?? `HTTP ${res.status}`;
-        const row = { case: name, pack_bytes: bytes.length, push_s: Math.round(seconds * 100) / 100, unpack, probes: lat.length, healthz_p50_ms: pct(lat, 50), healthz_p99_ms: pct(lat, 99), healthz_max_ms: pct(lat, 100), load_1m: Math.round(loadavg()[0]! * 100) / 100 };
+        const row = {
+          case: name,
+          pack_bytes: bytes.length,
+          push_s: Math.round(seconds * 100) / 100,
+          unpack,
+          probes: lat.length,
+          healthz_p50_ms: pct(lat, 50),
+          healthz_p99_ms: pct(lat, 99),
+          healthz_max_ms: pct(lat, 100),
+          load_1m: Math.round(loadavg()[0]! * 100) / 100,
+        };
         rows.push(row);
         console.error(JSON.stringify(row));
       }

@@ -24,7 +24,10 @@ import { startSvc } from "./lib/svc.ts";
 
 // Bun's fetch runs at most 256 requests at once unless told otherwise: re-run with room for every machine.
 if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
-  const child = Bun.spawn([BUN, ...process.argv.slice(1)], { env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" }, stdio: ["inherit", "inherit", "inherit"] });
+  const child = Bun.spawn([BUN, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
   process.exit(await child.exited);
 }
 
@@ -68,16 +71,31 @@ function machineCpuSeconds(): number {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-runners-"));
-const server = await startSvc(dir, { SVC_LOG: "warn", SVC_RUNNER_CLAIM_WAIT_MS: String(CLAIM_WAIT_MS) }, opt["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${opt["cpu-prof"]}`] : []);
+const server = await startSvc(
+  dir,
+  { SVC_LOG: "warn", SVC_RUNNER_CLAIM_WAIT_MS: String(CLAIM_WAIT_MS) },
+  opt["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${opt["cpu-prof"]}`] : [],
+);
 const pid = server.pid;
-log(`server ${server.url} pid ${pid}; load average before: ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+log(
+  `server ${server.url} pid ${pid}; load average before: ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
+);
 
 // ---- bootstrap: owner, admin token, repository ----
 const email = "bench@example.com";
 const password = "correct horse battery staple";
-const created = await run([BUN, join(ROOT, "src/main.ts"), "user-create", "--org", "bench", "--email", email, "--name", "Bench", "--password", password, "--role", "owner"], { ...cleanEnv(), ...server.env });
+const created = await run(
+  [BUN, join(ROOT, "src/main.ts"), "user-create", "--org", "bench", "--email", email, "--name", "Bench", "--password", password, "--role", "owner"],
+  { ...cleanEnv(), ...server.env },
+);
 if (created.code !== 0) throw new Error(created.stderr);
-const login = await fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+const login = await fetch(`${server.url}/v1/auth/login`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ email, password }),
+});
 const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
 async function api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : { cookie, origin: server.url };
@@ -96,18 +114,36 @@ async function register(name: string, labels: string[]): Promise<string> {
   return r.body.credential;
 }
 const claim = (credential: string, signal?: AbortSignal) =>
-  fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${credential}` }, signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(CLAIM_WAIT_MS + 10_000)]) : AbortSignal.timeout(CLAIM_WAIT_MS + 10_000) });
+  fetch(`${server.url}/v1/runners/claim`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${credential}` },
+    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(CLAIM_WAIT_MS + 10_000)]) : AbortSignal.timeout(CLAIM_WAIT_MS + 10_000),
+  });
 async function complete(job: { job_id: string; token: string }): Promise<void> {
-  const r = await fetch(`${server.url}/v1/runner/jobs/${job.job_id}/complete`, { method: "POST", headers: { authorization: `Bearer ${job.token}`, "content-type": "application/json" }, body: JSON.stringify({ verdict: "success" }) });
+  const r = await fetch(`${server.url}/v1/runner/jobs/${job.job_id}/complete`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${job.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ verdict: "success" }),
+  });
   if (r.status !== 204) throw new Error(`complete: ${r.status}`);
 }
 let commits = 0;
 async function commit(files: Record<string, string>, branch = "main"): Promise<void> {
-  const r = await api("POST", "/v1/orgs/bench/repos/app/commits", { branch, message: `bench ${++commits}`, operations: Object.entries(files).map(([path, content]) => ({ op: "put", path, content })) }, admin);
+  const r = await api(
+    "POST",
+    "/v1/orgs/bench/repos/app/commits",
+    { branch, message: `bench ${++commits}`, operations: Object.entries(files).map(([path, content]) => ({ op: "put", path, content })) },
+    admin,
+  );
   if (r.status !== 201) throw new Error(`commit: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-const summary: Record<string, unknown> = { machine: machine(), command: `bun bench/runners.ts ${process.argv.slice(2).join(" ")}`.trim(), started_at: new Date().toISOString(), load_before: loadavg() };
+const summary: Record<string, unknown> = {
+  machine: machine(),
+  command: `bun bench/runners.ts ${process.argv.slice(2).join(" ")}`.trim(),
+  started_at: new Date().toISOString(),
+  load_before: loadavg(),
+};
 
 // ---- A: idle long-polling machines ----
 const idleStop = new AbortController();
@@ -119,7 +155,8 @@ const idleLoops: Promise<void>[] = [];
 if (!opt["skip-idle"]) {
   log(`registering ${MACHINES} machines`);
   const creds: string[] = [];
-  for (let i = 0; i < MACHINES; i += 50) creds.push(...(await Promise.all(Array.from({ length: Math.min(50, MACHINES - i) }, (_, k) => register(`idle-${i + k}`, ["idle"])))));
+  for (let i = 0; i < MACHINES; i += 50)
+    creds.push(...(await Promise.all(Array.from({ length: Math.min(50, MACHINES - i) }, (_, k) => register(`idle-${i + k}`, ["idle"])))));
   log("starting the long polls");
   for (const cred of creds) {
     idleLoops.push(
@@ -176,7 +213,11 @@ if (!opt["skip-idle"]) {
   const latencies: number[] = [];
   const afterCommit: number[] = [];
   for (let i = 0; i < PUSHES; i++) {
-    const pending = claim(hot).then(async (r) => ({ at: performance.now(), status: r.status, body: r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null }));
+    const pending = claim(hot).then(async (r) => ({
+      at: performance.now(),
+      status: r.status,
+      body: r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null,
+    }));
     // Give the claim time to reach its wait (the measure starts at the push, as a user's would).
     await Bun.sleep(30);
     const t0 = performance.now();
@@ -213,7 +254,9 @@ await Promise.allSettled(idleLoops);
   log(`queueing ${files * perFile} jobs`);
   for (let start = 0, b = 0; start < files; start += 20, b++) {
     const batch: Record<string, string> = {};
-    for (let f = start; f < Math.min(files, start + 20); f++) batch[`.svc/workflows/bulk-${f}.yml`] = `on: push\njobs:\n  bulk:\n    runs-on: [self-hosted, bulk]\n    strategy:\n      matrix:\n        n: [${cells}]\n    steps:\n      - run: echo\n`;
+    for (let f = start; f < Math.min(files, start + 20); f++)
+      batch[`.svc/workflows/bulk-${f}.yml`] =
+        `on: push\njobs:\n  bulk:\n    runs-on: [self-hosted, bulk]\n    strategy:\n      matrix:\n        n: [${cells}]\n    steps:\n      - run: echo\n`;
     await commit(batch, `bulk-${b}`);
   }
   const db = new Database(join(server.dataDir, "svc.db"), { readonly: true });

@@ -221,7 +221,16 @@ const summarize = (xs: Sample[]) => ({
   medianClientCpu: round(median(xs.map((x) => x.clientCpu))),
   medianHelperCpu: round(median(xs.map((x) => x.helperCpu))),
   peakRssMB: Math.max(...xs.map((x) => x.rssPeakMB)),
-  runs: xs.map((x) => ({ wall: round(x.wall), serverCpu: round(x.serverCpu), clientCpu: round(x.clientCpu), helperCpu: x.helperCpu, rssStartMB: x.rssStartMB, rssPeakMB: x.rssPeakMB, load1: x.load1, ...(x.s3 ? { s3: x.s3 } : {}) })),
+  runs: xs.map((x) => ({
+    wall: round(x.wall),
+    serverCpu: round(x.serverCpu),
+    clientCpu: round(x.clientCpu),
+    helperCpu: x.helperCpu,
+    rssStartMB: x.rssStartMB,
+    rssPeakMB: x.rssPeakMB,
+    load1: x.load1,
+    ...(x.s3 ? { s3: x.s3 } : {}),
+  })),
 });
 
 const results: Record<string, unknown> = {};
@@ -302,7 +311,9 @@ async function latencyRun(): Promise<void> {
         }
         clones[side.name]!.push(s);
         rmSync(dst, { recursive: true, force: true });
-        log(`  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`);
+        log(
+          `  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`,
+        );
       }
     }
     const clonePackMB = cloneCheck.s3!.packMB;
@@ -335,14 +346,19 @@ async function latencyRun(): Promise<void> {
         fetches[side.name]!.push(s);
         rmSync(dst, { recursive: true, force: true });
       }
-      log(`  fetch ${i + 1}: fs ${round(fetches.fs!.at(-1)!.wall, 3)} s, s3 ${round(fetches.s3!.at(-1)!.wall, 3)} s (${fetches.s3!.at(-1)!.s3?.requests} S3 requests)`);
+      log(
+        `  fetch ${i + 1}: fs ${round(fetches.fs!.at(-1)!.wall, 3)} s, s3 ${round(fetches.s3!.at(-1)!.wall, 3)} s (${fetches.s3!.at(-1)!.s3?.requests} S3 requests)`,
+      );
     }
     results.fetch = {
       fs: summarize(fetches.fs!),
       s3: summarize(fetches.s3!),
       ratio: round(median(fetches.s3!.map((x) => x.wall)) / median(fetches.fs!.map((x) => x.wall)), 3),
     };
-    results.latency = { delayMs: args.delay, repository: { path: repo.path, tag: repo.tag, packMB: repo.packMB, tip: repo.tip, nextTip: repo.nextTip, firstParentCommits: repo.chain.length } };
+    results.latency = {
+      delayMs: args.delay,
+      repository: { path: repo.path, tag: repo.tag, packMB: repo.packMB, tip: repo.tip, nextTip: repo.nextTip, firstParentCommits: repo.chain.length },
+    };
   } finally {
     for (const side of sides) {
       await side.svc.stop();
@@ -375,7 +391,9 @@ async function faultRun(): Promise<void> {
   let side = await startSide("faults", s3Env(s3, proxy.endpoint), proxy);
   running = [];
   const repos = ["f1", "f2", "f3", "f4"];
-  const state = new Map(repos.map((r) => [r, { cursor: 0, pushed: [] as string[], attempted: [] as string[], clone: null as string | null, busy: Promise.resolve() }]));
+  const state = new Map(
+    repos.map((r) => [r, { cursor: 0, pushed: [] as string[], attempted: [] as string[], clone: null as string | null, busy: Promise.resolve() }]),
+  );
   const rng = new Rng(args.seed);
   const plan: { kind: OpKind; repo: string }[] = Array.from({ length: args.faultOps }, () => {
     const x = rng.float();
@@ -400,7 +418,10 @@ async function faultRun(): Promise<void> {
       let ok = false;
       let detail = "";
       if (kind === "push") {
-        st.cursor = Math.min(repo.chain.length - 1, st.cursor + (st.pushed.length === 0 ? Math.floor(repo.chain.length / 4) : 1 + Math.floor(rng.float() * stepSize)));
+        st.cursor = Math.min(
+          repo.chain.length - 1,
+          st.cursor + (st.pushed.length === 0 ? Math.floor(repo.chain.length / 4) : 1 + Math.floor(rng.float() * stepSize)),
+        );
         const sha = repo.chain[st.cursor]!;
         st.attempted.push(sha);
         const r = await git(["push", "--quiet", url(side, name), `${sha}:refs/heads/main`], { cwd: repo.path, check: false });

@@ -68,7 +68,7 @@ function mannWhitney(a: number[], b: number[]): { u: number; z: number; p: numbe
   // Two-sided p from the standard normal (Abramowitz-Stegun 7.1.26 for erf).
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const erf = 1 - (((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t) * Math.exp(-x * x);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
   return { u, z: Math.round(z * 1000) / 1000, p: Math.round((1 - erf) * 10000) / 10000 };
 }
 

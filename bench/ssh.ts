@@ -199,7 +199,10 @@ function resetHwm(pid: number): boolean {
 class RssSampler {
   private timer: ReturnType<typeof setInterval>;
   private windows = new Set<{ max: number; samples: number; maxGapMs: number; last: number }>();
-  constructor(private pid: number, everyMs = 50) {
+  constructor(
+    private pid: number,
+    everyMs = 50,
+  ) {
     this.timer = setInterval(() => this.sample(), everyMs);
   }
   private sample() {
@@ -322,7 +325,7 @@ async function fallbackGenerate(out: string, scale: number): Promise<void> {
   mkdirSync(out, { recursive: true });
   await run(["git", "init", "-q", "--bare", "--initial-branch=main", out]);
   let seed = args.seed >>> 0 || 1;
-  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const words = Array.from({ length: 4000 }, (_, i) => (i * 2654435761).toString(36).slice(0, 3 + (i % 7)));
   const line = () => Array.from({ length: 4 + Math.floor(rnd() * 10) }, () => words[Math.floor(rnd() * words.length)]).join(" ");
   const nFiles = Math.max(20, Math.round(3000 * scale));
@@ -417,8 +420,19 @@ async function svcCli(env: Record<string, string>, a: string[]): Promise<RunResu
   return run([BUN, join(ROOT, "src/main.ts"), ...a], { env: { ...baseEnv(), ...env }, check: false });
 }
 
-async function api(svc: Svc, method: string, path: string, body: unknown, headers: Record<string, string>, expect: number): Promise<{ json: any; headers: Headers }> {
-  const res = await fetch(svc.url + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function api(
+  svc: Svc,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+  expect: number,
+): Promise<{ json: any; headers: Headers }> {
+  const res = await fetch(svc.url + path, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status !== expect) throw new Error(`${method} ${path}: expected ${expect}, got ${res.status} ${text}`);
   return { json: text ? JSON.parse(text) : null, headers: res.headers };
@@ -428,7 +442,18 @@ async function api(svc: Svc, method: string, path: string, body: unknown, header
 // Git clients
 
 const ORG = "bench";
-const SSH_OPTS = ["-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes"];
+const SSH_OPTS = [
+  "-o",
+  "IdentitiesOnly=yes",
+  "-o",
+  "StrictHostKeyChecking=no",
+  "-o",
+  "UserKnownHostsFile=/dev/null",
+  "-o",
+  "LogLevel=ERROR",
+  "-o",
+  "BatchMode=yes",
+];
 
 function sshCommand(key: string, cipher: string | null): string {
   return ["ssh", "-i", key, ...SSH_OPTS, ...(cipher ? ["-c", cipher] : [])].join(" ");
@@ -496,9 +521,24 @@ async function fsck(repo: string): Promise<{ ok: boolean; seconds: number; outpu
 // Diagnostics
 
 /** OpenSSH's view of the connection: negotiated kex, cipher and MAC (from ssh -v). */
-async function negotiated(svc: Svc, c: Clients, repo: string, cipher: string | null): Promise<{ kex: string | null; cipher: string | null; mac: string | null }> {
+async function negotiated(
+  svc: Svc,
+  c: Clients,
+  repo: string,
+  cipher: string | null,
+): Promise<{ kex: string | null; cipher: string | null; mac: string | null }> {
   const opts = SSH_OPTS.map((o) => (o === "LogLevel=ERROR" ? "LogLevel=DEBUG1" : o));
-  const cmd = ["ssh", "-i", c.key, ...opts, ...(cipher ? ["-c", cipher] : []), "-p", String(svc.sshPort), "git@127.0.0.1", `git-upload-pack '${ORG}/${repo}.git'`];
+  const cmd = [
+    "ssh",
+    "-i",
+    c.key,
+    ...opts,
+    ...(cipher ? ["-c", cipher] : []),
+    "-p",
+    String(svc.sshPort),
+    "git@127.0.0.1",
+    `git-upload-pack '${ORG}/${repo}.git'`,
+  ];
   const r = await run(cmd, { env: c.env(), check: false, timeoutMs: 30_000 });
   const sc = /kex: server->client cipher: (\S+) MAC: (\S+)/.exec(r.stderr);
   return { kex: /kex: algorithm: (\S+)/.exec(r.stderr)?.[1] ?? null, cipher: sc?.[1] ?? null, mac: sc?.[2] ?? null };
@@ -532,7 +572,10 @@ async function rawThroughput(work: string, key: string, ciphers: string[], mib: 
       let error: string | null = null;
       for (let i = 0; i < reps; i++) {
         const cpu0 = procCpu(p.pid);
-        const r = await run(["bash", "-o", "pipefail", "-c", `ssh -i '${key}' ${SSH_OPTS.join(" ")} -c ${cipher} -p ${port} bench@127.0.0.1 'zeros ${mib}' | wc -c`], { check: false });
+        const r = await run(
+          ["bash", "-o", "pipefail", "-c", `ssh -i '${key}' ${SSH_OPTS.join(" ")} -c ${cipher} -p ${port} bench@127.0.0.1 'zeros ${mib}' | wc -c`],
+          { check: false },
+        );
         if (r.code !== 0 || Number(r.stdout.trim()) !== mib * 1048576) {
           error = `exit ${r.code}, ${r.stdout.trim()} bytes: ${r.stderr.trim().slice(-300)}`;
           break;
@@ -550,7 +593,12 @@ async function rawThroughput(work: string, key: string, ciphers: string[], mib: 
     p.kill("SIGTERM");
     await p.exited;
   }
-  return { command: `bun bench/ssh.ts --raw-server KEY (ssh2 Server, exec 'zeros N' writes N MiB); ssh -c CIPHER … 'zeros ${mib}' | wc -c`, mib, reps, results: out };
+  return {
+    command: `bun bench/ssh.ts --raw-server KEY (ssh2 Server, exec 'zeros N' writes N MiB); ssh -c CIPHER … 'zeros ${mib}' | wc -c`,
+    mib,
+    reps,
+    results: out,
+  };
 }
 
 /** Self time of a .cpuprofile by source area and by function. */
@@ -608,7 +656,12 @@ function summarizeProfile(file: string, fromMs: number, toMs: number) {
   return {
     file,
     samples_in_clone_window: inWindow,
-    areas_pct_of_samples: Object.fromEntries([...areas].filter(([a]) => a !== "idle").sort((a, b) => b[1] - a[1]).map(([a, n]) => [a, pct(n)])),
+    areas_pct_of_samples: Object.fromEntries(
+      [...areas]
+        .filter(([a]) => a !== "idle")
+        .sort((a, b) => b[1] - a[1])
+        .map(([a, n]) => [a, pct(n)]),
+    ),
     top_functions: [...fns]
       .filter(([k]) => !k.startsWith("(idle)"))
       .sort((a, b) => b[1] - a[1])
@@ -653,7 +706,12 @@ async function profileClones(dataDir: string, work: string, c0: Clients, transpo
  * earlier clones leave nothing behind in its heap); every clone's exit code and refs are
  * checked, `fsck` runs on the first and last; RSS sampled every 50 ms, VmHWM cross-checks.
  */
-async function burst(dataDir: string, work: string, c0: Clients, o: { transport: "ssh" | "http"; repo: string; source: RepoInfo; n: number; bunFlags?: string[]; label: string }) {
+async function burst(
+  dataDir: string,
+  work: string,
+  c0: Clients,
+  o: { transport: "ssh" | "http"; repo: string; source: RepoInfo; n: number; bunFlags?: string[]; label: string },
+) {
   const svc = await startSvc(dataDir, join(work, `svc-${o.label}.log`), o.bunFlags ?? []);
   const rss = new RssSampler(svc.pid, 50);
   const cdir = join(work, `burst-${o.label}`);
@@ -673,7 +731,12 @@ async function burst(dataDir: string, work: string, c0: Clients, o: { transport:
     const url = o.transport === "ssh" ? c.sshUrl(o.repo) : c.httpUrl(o.repo);
     const results = await Promise.all(
       Array.from({ length: o.n }, (_, i) =>
-        run(CLONE(url, join(cdir, `c${i}`)), { env: c.env(), check: false }).then((r) => ({ i, code: r.code, wall: r3(r.wall), stderr: r.stderr.trim().slice(-300) })),
+        run(CLONE(url, join(cdir, `c${i}`)), { env: c.env(), check: false }).then((r) => ({
+          i,
+          code: r.code,
+          wall: r3(r.wall),
+          stderr: r.stderr.trim().slice(-300),
+        })),
       ),
     );
     const wall = (performance.now() - t0) / 1000;
@@ -711,7 +774,9 @@ async function burst(dataDir: string, work: string, c0: Clients, o: { transport:
       vm_hwm_mb: hwm,
       vm_hwm_scope: hwmReset ? "since just before the burst (clear_refs 5)" : "since server start (clear_refs not permitted)",
     };
-    log(`burst ${o.label}: ${out.succeeded}/${o.n} ok in ${out.wall_s} s; RSS ${rssBefore} → peak ${peak.peakMb} MB (VmHWM ${hwm} MB, max sample gap ${peak.maxGapMs} ms)`);
+    log(
+      `burst ${o.label}: ${out.succeeded}/${o.n} ok in ${out.wall_s} s; RSS ${rssBefore} → peak ${peak.peakMb} MB (VmHWM ${hwm} MB, max sample gap ${peak.maxGapMs} ms)`,
+    );
     return out;
   } finally {
     rss.stop();
@@ -782,7 +847,8 @@ async function main() {
     if (uc.code !== 0) throw new Error(`user-create failed: ${uc.stderr}`);
     const login = await api(svc, "POST", "/v1/auth/login", { email, password }, {}, 200);
     const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-    const token = (await api(svc, "POST", `/v1/orgs/${ORG}/tokens`, { scopes: ["repo:write", "org:admin"], label: "ssh-bench" }, { cookie }, 201)).json.token as string;
+    const token = (await api(svc, "POST", `/v1/orgs/${ORG}/tokens`, { scopes: ["repo:write", "org:admin"], label: "ssh-bench" }, { cookie }, 201)).json
+      .token as string;
     const auth = { authorization: `Bearer ${token}` };
     const key = join(work, "id_ed25519");
     await run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ssh-bench", "-f", key]);
@@ -817,7 +883,9 @@ async function main() {
     svc = await startSvc(dataDir, join(work, "svc-clones.log"));
     rss = new RssSampler(svc.pid, 50);
     c = clients(svc, home, key, token);
-    notes.push("the server is restarted (same data dir) after the push and before each burst, so the push's and earlier clones' heap is not counted against the clone figures");
+    notes.push(
+      "the server is restarted (same data dir) after the push and before each burst, so the push's and earlier clones' heap is not counted against the clone figures",
+    );
 
     // Protocol and cipher checks.
     const v2 = { ssh: await speaksV2(c, c.sshUrl(repos.at(-1)!)), http: await speaksV2(c, c.httpUrl(repos.at(-1)!)) };
@@ -836,7 +904,8 @@ async function main() {
     log(`warm-up: ssh ${warm.ssh.wall} s, http ${warm.http.wall} s`);
     const fsckTimed = { ssh: await fsck(sshDest), http: await fsck(httpDest) };
     const refsOk = { ssh: (await refsOf(sshDest)) === srcRefs, http: (await refsOf(httpDest)) === srcRefs };
-    if (!fsckTimed.ssh.ok || !fsckTimed.http.ok || !refsOk.ssh || !refsOk.http) notes.push(`clone check failed: fsck ${JSON.stringify(fsckTimed)} refs ${JSON.stringify(refsOk)}`);
+    if (!fsckTimed.ssh.ok || !fsckTimed.http.ok || !refsOk.ssh || !refsOk.http)
+      notes.push(`clone check failed: fsck ${JSON.stringify(fsckTimed)} refs ${JSON.stringify(refsOk)}`);
     const runs: { ssh: CloneRun[]; http: CloneRun[] } = { ssh: [], http: [] };
     for (let i = 0; i < args.reps; i++) {
       const order: ("ssh" | "http")[] = i % 2 === 0 ? ["ssh", "http"] : ["http", "ssh"];
@@ -887,7 +956,12 @@ async function main() {
           rs.push(await timedClone(svc, rss, c, c.sshUrl("big"), sshDest, cipher));
           hs.push(await timedClone(svc, rss, c, c.httpUrl("big"), httpDest));
         }
-        perCipher[cipher] = { mac: n.mac, ssh: summary(rs), http_alongside: summary(hs), ratio: r3(median(rs.map((r) => r.wall)) / median(hs.map((r) => r.wall))) };
+        perCipher[cipher] = {
+          mac: n.mac,
+          ssh: summary(rs),
+          http_alongside: summary(hs),
+          ratio: r3(median(rs.map((r) => r.wall)) / median(hs.map((r) => r.wall))),
+        };
         log(`ssh clone with -c ${cipher}: median ${r3(median(rs.map((r) => r.wall)))} s vs http ${r3(median(hs.map((r) => r.wall)))} s`);
       }
       rmSync(sshDest, { recursive: true, force: true });
@@ -900,7 +974,13 @@ async function main() {
     const burstRepo = repos.at(-1)!;
     if (args.concurrent > 0) {
       commands.concurrent = `${args.concurrent} × (GIT_SSH_COMMAND=… git -c protocol.version=2 clone --bare -q ssh://git@127.0.0.1:PORT/bench/${burstRepo}.git DEST_i), all spawned at once`;
-      concurrent = await burstSeries(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n: args.concurrent, label: `ssh-${args.concurrent}` }, args.burstReps);
+      concurrent = await burstSeries(
+        dataDir,
+        work,
+        c,
+        { transport: "ssh", repo: burstRepo, source: small, n: args.concurrent, label: `ssh-${args.concurrent}` },
+        args.burstReps,
+      );
     }
 
     const targets = {
@@ -926,15 +1006,26 @@ async function main() {
       const fifth = Math.max(1, Math.round(n / 5));
       const bursts = [
         await burstSeries(dataDir, work, c, { transport: "http", repo: burstRepo, source: small, n, label: `http-${n}` }, args.burstReps),
-        await burstSeries(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n, bunFlags: ["--smol"], label: `ssh-${n}-smol` }, args.burstReps),
+        await burstSeries(
+          dataDir,
+          work,
+          c,
+          { transport: "ssh", repo: burstRepo, source: small, n, bunFlags: ["--smol"], label: `ssh-${n}-smol` },
+          args.burstReps,
+        ),
         await burstSeries(dataDir, work, c, { transport: "ssh", repo: burstRepo, source: small, n: fifth, label: `ssh-${fifth}` }, args.burstReps),
       ];
       diagnostics.bursts = bursts;
     }
     if (args.cpuProf) {
       diagnostics.cpu_profiles = [await profileClones(dataDir, work, c, "ssh", "big", 3, null), await profileClones(dataDir, work, c, "http", "big", 3, null)];
-      if (neg.cipher !== "aes128-gcm@openssh.com") diagnostics.cpu_profiles = [...(diagnostics.cpu_profiles as unknown[]), await profileClones(dataDir, work, c, "ssh", "big", 3, "aes128-gcm@openssh.com")];
-      commands.cpu_prof = "bun --cpu-prof --cpu-prof-dir=DIR src/main.ts serve (fresh process on the same data dir; 3 clones; samples inside the clone window counted)";
+      if (neg.cipher !== "aes128-gcm@openssh.com")
+        diagnostics.cpu_profiles = [
+          ...(diagnostics.cpu_profiles as unknown[]),
+          await profileClones(dataDir, work, c, "ssh", "big", 3, "aes128-gcm@openssh.com"),
+        ];
+      commands.cpu_prof =
+        "bun --cpu-prof --cpu-prof-dir=DIR src/main.ts serve (fresh process on the same data dir; 3 clones; samples inside the clone window counted)";
     }
 
     const result = {

@@ -50,14 +50,19 @@ const home = join(dir, "home");
 mkdirSync(home, { recursive: true });
 const genv = gitEnv(home);
 const loadBefore = load();
-const server = await startSvc(dir, {
-  SVC_LOG: "warn",
-  SVC_WEBHOOK_SECRET: SECRET,
-  // Rows 4-5 are about sizes after inflation: their packs are under 1 MiB either way; 64m lets row 15's repository in.
-  SVC_GIT_MAX_PUSH: "64m",
-  SVC_SIGNUP_LIMIT_PER_ADDRESS: "1000",
-  SVC_SIGNUP_LIMIT_GLOBAL: "100000",
-}, [], opt.root);
+const server = await startSvc(
+  dir,
+  {
+    SVC_LOG: "warn",
+    SVC_WEBHOOK_SECRET: SECRET,
+    // Rows 4-5 are about sizes after inflation: their packs are under 1 MiB either way; 64m lets row 15's repository in.
+    SVC_GIT_MAX_PUSH: "64m",
+    SVC_SIGNUP_LIMIT_PER_ADDRESS: "1000",
+    SVC_SIGNUP_LIMIT_GLOBAL: "100000",
+  },
+  [],
+  opt.root,
+);
 const base = server.url;
 log(`server ${base} (pid ${server.pid}), data ${dir}`);
 
@@ -83,7 +88,10 @@ void (async () => {
 })();
 
 function windowStats(from: number, to: number) {
-  const xs = samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms).sort((a, b) => a - b);
+  const xs = samples
+    .filter((s) => s.at >= from && s.at <= to)
+    .map((s) => s.ms)
+    .sort((a, b) => a - b);
   if (!xs.length) return { probes: 0, worst_ms: null, p99_ms: null, p50_ms: null };
   const q = (p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
   return { probes: xs.length, worst_ms: xs[xs.length - 1]!, p99_ms: q(0.99), p50_ms: q(0.5) };
@@ -92,7 +100,11 @@ function windowStats(from: number, to: number) {
 // ---- the API ------------------------------------------------------------------------------
 const JSON_TYPE = { "content-type": "application/json" };
 
-async function api(method: string, path: string, o: { cookie?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+async function api(
+  method: string,
+  path: string,
+  o: { cookie?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = { origin: base, ...(o.cookie ? { cookie: o.cookie } : {}), ...(o.body !== undefined ? JSON_TYPE : {}), ...o.headers };
   const res = await fetch(base + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), redirect: "manual" });
   const text = await res.text();
@@ -105,7 +117,26 @@ async function api(method: string, path: string, o: { cookie?: string; body?: un
 
 /** A confirmed person (svc user-create) signed in; their cookie and a token of `org`. */
 async function person(org: string, email: string, handle: string, role = "owner"): Promise<{ cookie: string; token: string; email: string; handle: string }> {
-  const r = await run([BUN, join(opt.root, "src/main.ts"), "user-create", "--org", org, "--email", email, "--name", handle, "--handle", handle, "--password", PASSWORD, "--role", role], { ...cleanEnv(), ...server.env });
+  const r = await run(
+    [
+      BUN,
+      join(opt.root, "src/main.ts"),
+      "user-create",
+      "--org",
+      org,
+      "--email",
+      email,
+      "--name",
+      handle,
+      "--handle",
+      handle,
+      "--password",
+      PASSWORD,
+      "--role",
+      role,
+    ],
+    { ...cleanEnv(), ...server.env },
+  );
   if (r.code !== 0) throw new Error(`user-create: ${r.stderr}`);
   const login = await api("POST", "/v1/auth/login", { body: { email, password: PASSWORD } });
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
@@ -118,8 +149,17 @@ async function repo(name: string, isPublic = true, who = owner, org = "acme"): P
   const r = await api("POST", `/v1/orgs/${org}/repos`, { cookie: who.cookie, body: { name, public: isPublic } });
   if (r.status !== 201) throw new Error(`create ${org}/${name}: ${r.status} ${JSON.stringify(r.body)}`);
 }
-async function commit(name: string, files: Record<string, string>, branch = "main", who = owner, org = "acme"): Promise<{ status: number; sha: string | null; error?: string }> {
-  const r = await api("POST", `/v1/orgs/${org}/repos/${name}/commits`, { cookie: who.cookie, body: { branch, message: "bench", operations: Object.entries(files).map(([path, content]) => ({ op: "put", path, content })) } });
+async function commit(
+  name: string,
+  files: Record<string, string>,
+  branch = "main",
+  who = owner,
+  org = "acme",
+): Promise<{ status: number; sha: string | null; error?: string }> {
+  const r = await api("POST", `/v1/orgs/${org}/repos/${name}/commits`, {
+    cookie: who.cookie,
+    body: { branch, message: "bench", operations: Object.entries(files).map(([path, content]) => ({ op: "put", path, content })) },
+  });
   return { status: r.status, sha: r.body?.commit ?? null, error: r.body?.error };
 }
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ms: number): Promise<T | null> {
@@ -136,24 +176,38 @@ const runsOf = async (name: string) => ((await api("GET", `/v1/orgs/acme/repos/$
 const basic = (token: string) => `Basic ${Buffer.from(`x:${token}`).toString("base64")}`;
 
 async function receivePack(name: string, body: Uint8Array, org = "acme", token = owner.token): Promise<string> {
-  const res = await fetch(`${base}/${org}/${name}.git/git-receive-pack`, { method: "POST", headers: { "content-type": "application/x-git-receive-pack-request", authorization: basic(token) }, body: body as Uint8Array<ArrayBuffer> });
+  const res = await fetch(`${base}/${org}/${name}.git/git-receive-pack`, {
+    method: "POST",
+    headers: { "content-type": "application/x-git-receive-pack-request", authorization: basic(token) },
+    body: body as Uint8Array<ArrayBuffer>,
+  });
   const text = await res.text();
-  return `${res.status} ${text.replace(/[\x00-\x1f]+/g, " ").replace(/\s+/g, " ").trim().slice(0, 160)}`;
+  return `${res.status} ${text
+    .replace(/[\x00-\x1f]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 160)}`;
 }
 async function uploadPackV2(name: string, lines: string[]): Promise<string> {
   const parts: Uint8Array[] = [];
   for (const l of lines) parts.push(l === "0001" ? Buffer.from("0001") : encodePkt(l));
   parts.push(Buffer.from("0000"));
-  const res = await fetch(`${base}/acme/${name}.git/git-upload-pack`, { method: "POST", headers: { "content-type": "application/x-git-upload-pack-request", "git-protocol": "version=2" }, body: Buffer.concat(parts) });
+  const res = await fetch(`${base}/acme/${name}.git/git-upload-pack`, {
+    method: "POST",
+    headers: { "content-type": "application/x-git-upload-pack-request", "git-protocol": "version=2" },
+    body: Buffer.concat(parts),
+  });
   const bytes = new Uint8Array(await res.arrayBuffer());
   return `${res.status}, ${bytes.length} bytes${/ERR [^\n]*/.exec(new TextDecoder().decode(bytes.subarray(0, 2000)))?.[0]?.slice(0, 120) ? `: ${/ERR [^\n]*/.exec(new TextDecoder().decode(bytes.subarray(0, 2000)))![0].slice(0, 120)}` : ""}`;
 }
 const randomOid = () => Buffer.from(crypto.getRandomValues(new Uint8Array(20))).toString("hex");
 async function pool<T>(n: number, items: T[], fn: (x: T) => Promise<void>): Promise<void> {
   let i = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (i < items.length) await fn(items[i++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (i < items.length) await fn(items[i++]!);
+    }),
+  );
 }
 /** One 24 MiB JSON-looking body, made once (making one per request would load this process, not the server). */
 const BIG_BODY = new Uint8Array(24 * 1024 * 1024).fill(0x20);
@@ -168,7 +222,10 @@ async function post24MiB(path: string, headers: Record<string, string>): Promise
     return `closed (${String(e).slice(0, 60)})`;
   }
 }
-const tally = (xs: string[]) => Object.entries(xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {})).map(([k, n]) => `${n}× ${k}`).join(", ");
+const tally = (xs: string[]) =>
+  Object.entries(xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {}))
+    .map(([k, n]) => `${n}× ${k}`)
+    .join(", ");
 
 // ---- the cases ----------------------------------------------------------------------------
 interface Case {
@@ -206,29 +263,44 @@ const cases: Case[] = [
       await until("the fork", async () => (await api("GET", "/v1/orgs/bob/repos/parent", { cookie: bob.cookie })).body?.fork_state === "ready", 60_000);
       await api("PATCH", "/v1/orgs/bob/repos/parent", { cookie: bob.cookie, body: { public: false } });
       // The feature branch starts at main (the commit API would start a new branch from nothing).
-      const tip = ((await api("GET", "/v1/orgs/bob/repos/parent/refs", { cookie: bob.cookie })).body.refs as { name: string; target: string }[]).find((r) => r.name === "refs/heads/main")!.target;
+      const tip = ((await api("GET", "/v1/orgs/bob/repos/parent/refs", { cookie: bob.cookie })).body.refs as { name: string; target: string }[]).find(
+        (r) => r.name === "refs/heads/main",
+      )!.target;
       await api("PUT", "/v1/orgs/bob/repos/parent/refs/refs/heads/feature", { cookie: bob.cookie, body: { target: tip, expected: null } });
       await commit("parent", { "feature.txt": "feature\n" }, "feature", bob, "bob");
       secretSha = (await commit("parent", { "SECRET.txt": "the launch code is 0000\n" }, "secret", bob, "bob")).sha!;
     },
     run: async () => {
-      const change = await api("POST", "/v1/orgs/acme/repos/parent/changes", { cookie: bob.cookie, body: { title: "feature", branch: "feature", source: { org: "bob", repo: "parent" } } });
+      const change = await api("POST", "/v1/orgs/acme/repos/parent/changes", {
+        cookie: bob.cookie,
+        body: { title: "feature", branch: "feature", source: { org: "bob", repo: "parent" } },
+      });
       if (change.status !== 201) return `change refused: ${change.status} ${change.body?.error ?? ""}`;
       await api("POST", `/v1/orgs/acme/repos/parent/changes/${change.body.number}/land`, { cookie: owner.cookie });
-      const state = await until("the landing", async () => {
-        const c = (await api("GET", `/v1/orgs/acme/repos/parent/changes/${change.body.number}`, { cookie: owner.cookie })).body;
-        return ["landed", "ejected"].includes(c?.state) ? `${c.state}${c.verdict ? ` (${c.verdict.kind}: ${String(c.verdict.message).slice(0, 80)})` : ""}` : null;
-      }, 120_000);
+      const state = await until(
+        "the landing",
+        async () => {
+          const c = (await api("GET", `/v1/orgs/acme/repos/parent/changes/${change.body.number}`, { cookie: owner.cookie })).body;
+          return ["landed", "ejected"].includes(c?.state)
+            ? `${c.state}${c.verdict ? ` (${c.verdict.kind}: ${String(c.verdict.message).slice(0, 80)})` : ""}`
+            : null;
+        },
+        120_000,
+      );
       const found: string[] = [];
       const statuses: string[] = [];
       // The 4,096 four-digit prefixes that share the secret's first digit (1/16 of the space).
       const first = Number.parseInt(secretSha[0]!, 16);
-      await pool(16, Array.from({ length: 4096 }, (_, i) => (first * 4096 + i).toString(16).padStart(4, "0")), async (hex) => {
-        const r = await fetch(`${base}/v1/orgs/acme/repos/parent/commits/${hex}`);
-        statuses.push(String(r.status));
-        const b = (await r.json().catch(() => null)) as { sha?: string } | null;
-        if (r.status === 200 && b?.sha) found.push(b.sha);
-      });
+      await pool(
+        16,
+        Array.from({ length: 4096 }, (_, i) => (first * 4096 + i).toString(16).padStart(4, "0")),
+        async (hex) => {
+          const r = await fetch(`${base}/v1/orgs/acme/repos/parent/commits/${hex}`);
+          statuses.push(String(r.status));
+          const b = (await r.json().catch(() => null)) as { sha?: string } | null;
+          if (r.status === 200 && b?.sha) found.push(b.sha);
+        },
+      );
       const page = (await fetch(`${base}/acme/parent/commit/${secretSha}`)).status;
       const byApi = (await fetch(`${base}/v1/orgs/acme/repos/parent/commits/${secretSha}`)).status;
       return `change ${state ?? "not landed"}; lookups ${tally(statuses)}; secret commit ${found.includes(secretSha) ? "FOUND by a 4-hex lookup" : "not found by 4-hex lookups"}; by its full id, anonymously: page ${page}, API ${byApi}`;
@@ -248,7 +320,12 @@ const cases: Case[] = [
       const r = await until("the run", async () => (await runsOf("ci")).find((x) => x.commit === c.sha), 120_000);
       const times: number[] = [];
       for (let i = 0; i < 5; i++) {
-        for (const path of ["/v1/orgs/acme/repos/ci/runs", `/acme/ci/runs`, r ? `/acme/ci/runs/${r.id}` : "/acme/ci/runs", r?.jobs?.[0] ? `/acme/ci/runs/${r.id}/jobs/${r.jobs[0].id}` : "/acme/ci/runs"]) {
+        for (const path of [
+          "/v1/orgs/acme/repos/ci/runs",
+          `/acme/ci/runs`,
+          r ? `/acme/ci/runs/${r.id}` : "/acme/ci/runs",
+          r?.jobs?.[0] ? `/acme/ci/runs/${r.id}/jobs/${r.jobs[0].id}` : "/acme/ci/runs",
+        ]) {
           const t0 = performance.now();
           await (await fetch(base + path)).arrayBuffer();
           times.push(performance.now() - t0);
@@ -268,7 +345,14 @@ const cases: Case[] = [
     },
     run: async () => {
       const t0 = performance.now();
-      const c = await commit("globs", { ".svc/workflows/a.yml": `on: { push: { branches: ["*a*a*a*a*a*a*a*a*a*a*b"] } }\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n`, ".svc/workflows/z.yml": "on: push\njobs: { z: { runs-on: x, steps: [ { run: y } ] } }\n" }, "a".repeat(40));
+      const c = await commit(
+        "globs",
+        {
+          ".svc/workflows/a.yml": `on: { push: { branches: ["*a*a*a*a*a*a*a*a*a*a*b"] } }\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n`,
+          ".svc/workflows/z.yml": "on: push\njobs: { z: { runs-on: x, steps: [ { run: y } ] } }\n",
+        },
+        "a".repeat(40),
+      );
       const pushMs = performance.now() - t0;
       const r = await until("the z run", async () => (await runsOf("globs")).find((x) => x.commit === c.sha), 120_000);
       return `commit ${c.status} in ${Math.round(pushMs)} ms; trigger ${r ? "done" : "not done"}`;
@@ -317,31 +401,48 @@ const cases: Case[] = [
       return `pack ${Math.round(b.pack.length / 1024)} KB; push ${pushed.slice(0, 90)}; page ${page.status}; raw ${raw.status}`;
     },
   },
-  ...(["have", "want", "shallow", "ref-prefix"] as const).map((kind): Case => ({
-    row: 6,
-    name: `an upload-pack request with 100,000 ${kind} lines`,
-    limitMs: 120_000,
-    setup: ciRepo,
-    run: async () => {
-      const many = Array.from({ length: 100_000 }, () => randomOid());
-      if (kind === "ref-prefix") return uploadPackV2("ci", ["command=ls-refs\n", "0001", ...many.map((o, i) => `ref-prefix refs/heads/${o.slice(0, 8)}${i}\n`)]);
-      if (kind === "have") return uploadPackV2("ci", ["command=fetch\n", "0001", `want ${mainTip}\n`, ...many.map((o) => `have ${o}\n`), "done\n"]);
-      if (kind === "want") return uploadPackV2("ci", ["command=fetch\n", "0001", ...many.map((o) => `want ${o}\n`), "done\n"]);
-      return uploadPackV2("ci", ["command=fetch\n", "0001", `want ${mainTip}\n`, ...many.map((o) => `shallow ${o}\n`), "deepen 1\n", "done\n"]);
-    },
-  })),
+  ...(["have", "want", "shallow", "ref-prefix"] as const).map(
+    (kind): Case => ({
+      row: 6,
+      name: `an upload-pack request with 100,000 ${kind} lines`,
+      limitMs: 120_000,
+      setup: ciRepo,
+      run: async () => {
+        const many = Array.from({ length: 100_000 }, () => randomOid());
+        if (kind === "ref-prefix")
+          return uploadPackV2("ci", ["command=ls-refs\n", "0001", ...many.map((o, i) => `ref-prefix refs/heads/${o.slice(0, 8)}${i}\n`)]);
+        if (kind === "have") return uploadPackV2("ci", ["command=fetch\n", "0001", `want ${mainTip}\n`, ...many.map((o) => `have ${o}\n`), "done\n"]);
+        if (kind === "want") return uploadPackV2("ci", ["command=fetch\n", "0001", ...many.map((o) => `want ${o}\n`), "done\n"]);
+        return uploadPackV2("ci", ["command=fetch\n", "0001", `want ${mainTip}\n`, ...many.map((o) => `shallow ${o}\n`), "deepen 1\n", "done\n"]);
+      },
+    }),
+  ),
   {
     row: 6,
     name: "64 anonymous 4-hex commit lookups at once",
     setup: ciRepo,
     run: async () => {
-      const statuses = await Promise.all(Array.from({ length: 64 }, (_, i) => fetch(`${base}/v1/orgs/acme/repos/ci/commits/${(i * 1021).toString(16).padStart(4, "0")}`).then(async (r) => (await r.arrayBuffer(), String(r.status)))));
+      const statuses = await Promise.all(
+        Array.from({ length: 64 }, (_, i) =>
+          fetch(`${base}/v1/orgs/acme/repos/ci/commits/${(i * 1021).toString(16).padStart(4, "0")}`).then(
+            async (r) => (await r.arrayBuffer(), String(r.status)),
+          ),
+        ),
+      );
       return tally(statuses);
     },
   },
   { row: 7, name: "one anonymous 24 MiB JSON body to /v1/auth/login", run: async () => post24MiB("/v1/auth/login", {}) },
-  { row: 7, name: "eight 24 MiB login bodies at once", run: async () => tally(await Promise.all(Array.from({ length: 8 }, () => post24MiB("/v1/auth/login", {})))) },
-  { row: 7, name: "sixteen unsigned 24 MiB posts to /webhooks/generic at once", run: async () => tally(await Promise.all(Array.from({ length: 16 }, () => post24MiB("/webhooks/generic", {})))) },
+  {
+    row: 7,
+    name: "eight 24 MiB login bodies at once",
+    run: async () => tally(await Promise.all(Array.from({ length: 8 }, () => post24MiB("/v1/auth/login", {})))),
+  },
+  {
+    row: 7,
+    name: "sixteen unsigned 24 MiB posts to /webhooks/generic at once",
+    run: async () => tally(await Promise.all(Array.from({ length: 16 }, () => post24MiB("/webhooks/generic", {})))),
+  },
   {
     row: 8,
     name: "one push of ten workflows, each 20,000 nested [ (40 KB)",
@@ -351,10 +452,14 @@ const cases: Case[] = [
       const files: Record<string, string> = {};
       for (let i = 0; i < 10; i++) files[`.svc/workflows/n${i}.yml`] = `on: push\njobs: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`;
       const c = await commit("nest", files);
-      const list = await until("ten runs", async () => {
-        const rs = (await runsOf("nest")).filter((x) => x.commit === c.sha);
-        return rs.length >= 10 ? rs : null;
-      }, 150_000);
+      const list = await until(
+        "ten runs",
+        async () => {
+          const rs = (await runsOf("nest")).filter((x) => x.commit === c.sha);
+          return rs.length >= 10 ? rs : null;
+        },
+        150_000,
+      );
       return `commit ${c.status}; ${list ? `${list.length} failed runs: ${String(list[0].error).slice(0, 80)}` : "runs not all there"}`;
     },
   },
@@ -363,8 +468,14 @@ const cases: Case[] = [
     name: "GET /login?next=/%09/evil.example/ signed in; POST /login with that next",
     run: async () => {
       const get = await fetch(`${base}/login?next=/%09/evil.example/`, { headers: { cookie: owner.cookie }, redirect: "manual" });
-      const post = await fetch(`${base}/login`, { method: "POST", redirect: "manual", headers: { origin: base, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ email: owner.email, password: PASSWORD, next: "/\t/evil.example/" }).toString() });
-      const where = (l: string | null) => (l ? new URL(l, base).origin === new URL(base).origin ? `same site (${l.slice(0, 40)})` : `ANOTHER SITE ${new URL(l, base).origin}` : "none");
+      const post = await fetch(`${base}/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: base, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: owner.email, password: PASSWORD, next: "/\t/evil.example/" }).toString(),
+      });
+      const where = (l: string | null) =>
+        l ? (new URL(l, base).origin === new URL(base).origin ? `same site (${l.slice(0, 40)})` : `ANOTHER SITE ${new URL(l, base).origin}`) : "none";
       return `GET ${get.status} → ${where(get.headers.get("location"))}; POST ${post.status} → ${where(post.headers.get("location"))}`;
     },
   },
@@ -374,7 +485,12 @@ const cases: Case[] = [
     run: async () => {
       const out: string[] = [];
       for (const next of ["/acme\n", "/acme\u3000"]) {
-        const r = await fetch(`${base}/login`, { method: "POST", redirect: "manual", headers: { origin: base, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ email: owner.email, password: PASSWORD, next }).toString() });
+        const r = await fetch(`${base}/login`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { origin: base, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ email: owner.email, password: PASSWORD, next }).toString(),
+        });
         out.push(`${r.status} ${r.headers.get("location") ?? ""}`);
       }
       return out.join("; ");
@@ -384,7 +500,8 @@ const cases: Case[] = [
     row: 11,
     name: "signup(X, H) then signup(Y, H), X registered and X new",
     run: async () => {
-      const s = (email: string, handle: string) => api("POST", "/v1/auth/signup", { body: { email, handle, name: "Probe", password: "a long enough password" } });
+      const s = (email: string, handle: string) =>
+        api("POST", "/v1/auth/signup", { body: { email, handle, name: "Probe", password: "a long enough password" } });
       await s(owner.email, "oracle-one");
       const afterRegistered = (await s("y1@example.com", "oracle-one")).status;
       await s("brand-new@example.com", "oracle-two");
@@ -411,7 +528,9 @@ const cases: Case[] = [
       const empty = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);
       const body = Buffer.concat([encodePkt(head), Buffer.from("0000"), empty, new Bun.CryptoHasher("sha1").update(empty).digest()]);
       const pushed = await receivePack("ci", body);
-      const refs = ((await api("GET", "/v1/orgs/acme/repos/ci/refs", { cookie: owner.cookie })).body?.refs ?? []).map((r: { name: string }) => r.name).filter((n: string) => !n.startsWith("refs/heads/main"));
+      const refs = ((await api("GET", "/v1/orgs/acme/repos/ci/refs", { cookie: owner.cookie })).body?.refs ?? [])
+        .map((r: { name: string }) => r.name)
+        .filter((n: string) => !n.startsWith("refs/heads/main"));
       return `${pushed.slice(0, 80)}; refs now ${JSON.stringify(refs)}`;
     },
   },
@@ -512,5 +631,6 @@ try {
   if (opt.out) writeFileSync(opt.out, JSON.stringify(summary, null, 2));
   console.log(JSON.stringify(summary, null, 2));
   console.log("\n| Row | Case | Worst stall (ms) | p99 (ms) | Probes | Outcome |\n|---:|---|---:|---:|---:|---|");
-  for (const r of results) console.log(`| ${r.row || "–"} | ${r.case} | ${r.worst_ms ?? "–"} | ${r.p99_ms ?? "–"} | ${r.probes} | ${r.outcome.replace(/\|/g, "\\|")} |`);
+  for (const r of results)
+    console.log(`| ${r.row || "–"} | ${r.case} | ${r.worst_ms ?? "–"} | ${r.p99_ms ?? "–"} | ${r.probes} | ${r.outcome.replace(/\|/g, "\\|")} |`);
 }

@@ -19,7 +19,12 @@ const WORK = join(ROOT, "bench/work/tag-push");
 
 async function sh(cmd: string[], opts: { cwd?: string; input?: string } = {}): Promise<{ code: number; stderr: string; seconds: number }> {
   const t0 = performance.now();
-  const p = Bun.spawn(cmd, { cwd: opts.cwd, stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input), stdout: "ignore", stderr: "pipe" });
+  const p = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input),
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`${cmd.join(" ")}: ${stderr.slice(-1000)}`);
   return { code, stderr, seconds: (performance.now() - t0) / 1000 };
@@ -35,11 +40,24 @@ async function main() {
   const parts: string[] = [];
   for (let i = 1; i <= TAGS; i++) {
     const body = `file ${i}\n`;
-    parts.push("commit refs/heads/main", `mark :${i}`, `committer A <a@example.com> ${1_700_000_000 + i} +0000`, "data 2", "c", ...(i > 1 ? [`from :${i - 1}`] : []), `M 100644 inline f${i % 50}.txt`, `data ${body.length}`, body);
+    parts.push(
+      "commit refs/heads/main",
+      `mark :${i}`,
+      `committer A <a@example.com> ${1_700_000_000 + i} +0000`,
+      "data 2",
+      "c",
+      ...(i > 1 ? [`from :${i - 1}`] : []),
+      `M 100644 inline f${i % 50}.txt`,
+      `data ${body.length}`,
+      body,
+    );
     parts.push(`tag v${i}`, `from :${i}`, `tagger A <a@example.com> ${1_700_000_000 + i} +0000`, "data 2", "t");
   }
   await sh(["git", "fast-import", "--quiet"], { cwd: src, input: `${parts.join("\n")}\n` });
-  const backend = await spawnServer([process.execPath, join(ROOT, "bench/lib/http-backend-server.ts"), join(WORK, "served")], { env: process.env as Record<string, string>, stderrFile: join(WORK, "origin.log") });
+  const backend = await spawnServer([process.execPath, join(ROOT, "bench/lib/http-backend-server.ts"), join(WORK, "served")], {
+    env: process.env as Record<string, string>,
+    stderrFile: join(WORK, "origin.log"),
+  });
   const svc = await startSvc({ dataDir: join(WORK, "svc"), log: "warn" });
   const results: { svc: number[]; cgit: number[] } = { svc: [], cgit: [] };
   const load0 = loadavg()[0]!;

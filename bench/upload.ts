@@ -191,17 +191,87 @@ async function hostile(): Promise<Record<string, unknown>> {
     await run(["git", "push", "-q", "--mirror", url], { cwd: repo, env });
     const main = (await run(["git", "rev-parse", "main"], { cwd: repo, env })).stdout.trim();
     const commits = (await run(["git", "rev-list", "--all"], { cwd: repo, env })).stdout.trim().split("\n");
-    const objects = (await run(["git", "rev-list", "--objects", "--all"], { cwd: repo, env })).stdout.trim().split("\n").map((l) => l.slice(0, 40));
+    const objects = (await run(["git", "rev-list", "--objects", "--all"], { cwd: repo, env })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.slice(0, 40));
     const fill = (known: string[]) => Array.from({ length: lines }, (_, i) => (i < known.length ? known[i]! : randomOid(i)));
     const cases: { name: string; v2: boolean; body: string }[] = [
-      { name: `v0: ${lines} haves (every commit, then unknown ids), done`, v2: false, body: pkt(`want ${main} multi_ack_detailed side-band-64k ofs-delta thin-pack no-progress`) + FLUSH + fill(commits).map((o) => pkt(`have ${o}`)).join("") + pkt("done") },
-      { name: `v0: ${lines} unknown haves, no done (stateless round)`, v2: false, body: pkt(`want ${main} multi_ack_detailed side-band-64k ofs-delta`) + FLUSH + fill([]).map((o) => pkt(`have ${o}`)).join("") + FLUSH },
-      { name: `v2: ${lines} haves (every commit, then unknown ids)`, v2: true, body: pkt("command=fetch") + DELIM + pkt(`want ${main}`) + fill(commits).map((o) => pkt(`have ${o}`)).join("") + FLUSH },
-      { name: `v0: ${lines} wants (every object id, then unknown ids)`, v2: false, body: fill(objects).map((o, i) => pkt(i === 0 ? `want ${o} side-band-64k ofs-delta no-progress` : `want ${o}`)).join("") + FLUSH + pkt("done") },
-      { name: `v0: ${lines} shallow lines, deepen 1`, v2: false, body: pkt(`want ${main} side-band-64k ofs-delta shallow no-progress`) + fill(commits).map((o) => pkt(`shallow ${o}`)).join("") + pkt("deepen 1") + FLUSH + pkt("done") },
-      { name: `v0: ${lines} deepen-not lines`, v2: false, body: pkt(`want ${main} side-band-64k ofs-delta shallow deepen-not no-progress`) + Array.from({ length: lines }, () => pkt("deepen-not refs/heads/main")).join("") + FLUSH + pkt("done") },
-      { name: `v2: 65,535 ref-prefix lines (the most git matches)`, v2: true, body: pkt("command=ls-refs") + DELIM + Array.from({ length: 65535 }, (_, i) => pkt(`ref-prefix refs/heads/x${i}`)).join("") + FLUSH },
-      { name: `v2: ${lines} ref-prefix lines`, v2: true, body: pkt("command=ls-refs") + DELIM + Array.from({ length: lines }, (_, i) => pkt(`ref-prefix refs/heads/x${i}`)).join("") + FLUSH },
+      {
+        name: `v0: ${lines} haves (every commit, then unknown ids), done`,
+        v2: false,
+        body:
+          pkt(`want ${main} multi_ack_detailed side-band-64k ofs-delta thin-pack no-progress`) +
+          FLUSH +
+          fill(commits)
+            .map((o) => pkt(`have ${o}`))
+            .join("") +
+          pkt("done"),
+      },
+      {
+        name: `v0: ${lines} unknown haves, no done (stateless round)`,
+        v2: false,
+        body:
+          pkt(`want ${main} multi_ack_detailed side-band-64k ofs-delta`) +
+          FLUSH +
+          fill([])
+            .map((o) => pkt(`have ${o}`))
+            .join("") +
+          FLUSH,
+      },
+      {
+        name: `v2: ${lines} haves (every commit, then unknown ids)`,
+        v2: true,
+        body:
+          pkt("command=fetch") +
+          DELIM +
+          pkt(`want ${main}`) +
+          fill(commits)
+            .map((o) => pkt(`have ${o}`))
+            .join("") +
+          FLUSH,
+      },
+      {
+        name: `v0: ${lines} wants (every object id, then unknown ids)`,
+        v2: false,
+        body:
+          fill(objects)
+            .map((o, i) => pkt(i === 0 ? `want ${o} side-band-64k ofs-delta no-progress` : `want ${o}`))
+            .join("") +
+          FLUSH +
+          pkt("done"),
+      },
+      {
+        name: `v0: ${lines} shallow lines, deepen 1`,
+        v2: false,
+        body:
+          pkt(`want ${main} side-band-64k ofs-delta shallow no-progress`) +
+          fill(commits)
+            .map((o) => pkt(`shallow ${o}`))
+            .join("") +
+          pkt("deepen 1") +
+          FLUSH +
+          pkt("done"),
+      },
+      {
+        name: `v0: ${lines} deepen-not lines`,
+        v2: false,
+        body:
+          pkt(`want ${main} side-band-64k ofs-delta shallow deepen-not no-progress`) +
+          Array.from({ length: lines }, () => pkt("deepen-not refs/heads/main")).join("") +
+          FLUSH +
+          pkt("done"),
+      },
+      {
+        name: `v2: 65,535 ref-prefix lines (the most git matches)`,
+        v2: true,
+        body: pkt("command=ls-refs") + DELIM + Array.from({ length: 65535 }, (_, i) => pkt(`ref-prefix refs/heads/x${i}`)).join("") + FLUSH,
+      },
+      {
+        name: `v2: ${lines} ref-prefix lines`,
+        v2: true,
+        body: pkt("command=ls-refs") + DELIM + Array.from({ length: lines }, (_, i) => pkt(`ref-prefix refs/heads/x${i}`)).join("") + FLUSH,
+      },
     ];
     const target = new URL(`${svc.url}/${acct.org}/big.git/git-upload-pack`);
     const auth = `Basic ${Buffer.from(`x:${acct.token}`).toString("base64")}`;
@@ -229,7 +299,16 @@ async function hostile(): Promise<Record<string, unknown>> {
       const cpu = procCpu(svc.pid).self - cpu0;
       const probe = await prober.stop();
       const head = new TextDecoder().decode(answer.subarray(0, 160)).replace(/[^\x20-\x7e]/g, ".");
-      out.push({ case: c.name, request_mib: mb(c.body.length), status: res.status, response_bytes: answer.length, response_head: head, request_s: round(took, 2), server_cpu_s: round(cpu, 2), healthz: probe });
+      out.push({
+        case: c.name,
+        request_mib: mb(c.body.length),
+        status: res.status,
+        response_bytes: answer.length,
+        response_head: head,
+        request_s: round(took, 2),
+        server_cpu_s: round(cpu, 2),
+        healthz: probe,
+      });
       process.stderr.write(`${c.name}: ${round(took, 2)} s, healthz p99 ${probe.p99_ms} ms max ${probe.max_ms} ms\n`);
     }
     return { repo, lines, cases: out };
@@ -254,7 +333,11 @@ async function thin(): Promise<Record<string, unknown>> {
   const hasBitmap = readdirSync(join(src, "objects", "pack")).some((f) => f.endsWith(".bitmap"));
   // C git: git daemon over the same repository.
   const port = freePort();
-  const daemon = Bun.spawn(["git", "daemon", "--export-all", `--base-path=${join(workRoot, "repos")}`, "--reuseaddr", "--listen=127.0.0.1", `--port=${port}`], { env, stdout: "ignore", stderr: "ignore" });
+  const daemon = Bun.spawn(["git", "daemon", "--export-all", `--base-path=${join(workRoot, "repos")}`, "--reuseaddr", "--listen=127.0.0.1", `--port=${port}`], {
+    env,
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   await waitPort(port);
   const { svc, acct } = await server();
   try {
@@ -281,12 +364,17 @@ async function thin(): Promise<Record<string, unknown>> {
     const rows: Record<string, unknown>[] = [];
     for (const s of steps.slice(1)) {
       const row: Record<string, unknown> = { fetch: `${branch}~${steps[steps.indexOf(s) - 1]} → ${branch}~${s}` };
-      const commits = (await run(["git", "rev-list", "--count", `refs/heads/step${steps[steps.indexOf(s) - 1]}..refs/heads/step${s}`], { cwd: src, env })).stdout.trim();
+      const commits = (
+        await run(["git", "rev-list", "--count", `refs/heads/step${steps[steps.indexOf(s) - 1]}..refs/heads/step${s}`], { cwd: src, env })
+      ).stdout.trim();
       row.commits = Number(commits);
       for (const side of ["cgit", "svc"] as const) {
         const trace = join(work, `trace-${side}-${s}.pack`);
         const cpu0 = side === "svc" ? procCpu(svc.pid).self : 0;
-        const r = await run(["git", "fetch", "-q", remotes[side], `+refs/heads/step${s}:refs/heads/${branch}`], { cwd: clients[side], env: { ...env, GIT_TRACE_PACKFILE: trace } });
+        const r = await run(["git", "fetch", "-q", remotes[side], `+refs/heads/step${s}:refs/heads/${branch}`], {
+          cwd: clients[side],
+          env: { ...env, GIT_TRACE_PACKFILE: trace },
+        });
         const bytes = statSync(trace).size;
         row[`${side}_pack_kib`] = round(bytes / 1024, 1);
         row[`${side}_fetch_s`] = round(r.wall, 2);

@@ -76,7 +76,9 @@ for await (const path of glob.scan({ cwd: ROOT })) {
 const big = ts.split("\n").slice(0, 5000).join("\n") + "\n";
 const code: Record<string, string> = { "README.md": README, "src/big.ts": big };
 for (let i = 0; i < COLD; i++) code[`cold/big-${i}.ts`] = `// variant ${i}\n` + big;
-const lib = (v: number) => Array.from({ length: 200 }, (_, l) => (l % 20 === 10 && v ? `export const line${l} = ${l * 2}; // changed` : `export const line${l} = ${l};`)).join("\n") + "\n";
+const lib = (v: number) =>
+  Array.from({ length: 200 }, (_, l) => (l % 20 === 10 && v ? `export const line${l} = ${l * 2}; // changed` : `export const line${l} = ${l};`)).join("\n") +
+  "\n";
 for (let m = 0; m < 50; m++) code[`lib/m${String(m).padStart(2, "0")}.ts`] = lib(0);
 const changed: Record<string, string> = {};
 for (let m = 0; m < 50; m++) changed[`lib/m${String(m).padStart(2, "0")}.ts`] = lib(1);
@@ -85,7 +87,9 @@ const t0 = 1_790_000_000;
 const streams = {
   flat: commitStream("refs/heads/main", flat, "flat", { mark: 1, time: t0 }),
   nested: commitStream("refs/heads/main", nested, "nested", { mark: 1, time: t0 }),
-  code: commitStream("refs/heads/main", code, "code", { mark: 1, time: t0 }) + commitStream("refs/heads/feature", changed, "change 50 files", { mark: 2, from: ":1", time: t0 + 60 }),
+  code:
+    commitStream("refs/heads/main", code, "code", { mark: 1, time: t0 }) +
+    commitStream("refs/heads/feature", changed, "change 50 files", { mark: 2, from: ":1", time: t0 + 60 }),
 };
 
 /** A server with the bench's repositories and a signed-in person's cookie. */
@@ -107,13 +111,23 @@ async function setUp(label: string, root: string): Promise<Target> {
     const r = await fetch(`${svc.url}/v1/orgs/bench/repos`, { method: "POST", headers: json, body: JSON.stringify({ name }) });
     if (r.status !== 201) throw new Error(`create ${name}: ${r.status}`);
   }
-  const login = await fetch(`${svc.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }) });
+  const login = await fetch(`${svc.url}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }),
+  });
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
   await pushRepo(svc, "flat", streams.flat, ["main"], f.token);
   await pushRepo(svc, "nested", streams.nested, ["main"], f.token);
   await pushRepo(svc, "code", streams.code, ["main", "feature"], f.token);
-  const feature = (await (await fetch(`${svc.url}/v1/orgs/bench/repos/code/refs`, { headers: json })).json()).refs.find((r: { name: string }) => r.name === "refs/heads/feature").target;
-  const opened = await fetch(`${svc.url}/v1/orgs/bench/repos/code/changes`, { method: "POST", headers: json, body: JSON.stringify({ title: "Change 50 files", branch: "feature" }) });
+  const feature = (await (await fetch(`${svc.url}/v1/orgs/bench/repos/code/refs`, { headers: json })).json()).refs.find(
+    (r: { name: string }) => r.name === "refs/heads/feature",
+  ).target;
+  const opened = await fetch(`${svc.url}/v1/orgs/bench/repos/code/changes`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ title: "Change 50 files", branch: "feature" }),
+  });
   if (opened.status !== 201) throw new Error(`open change: ${opened.status} ${await opened.text()}`);
   return { label, svc, cookie, feature };
 }
@@ -134,7 +148,14 @@ async function page(t: Target, path: string, expect = 200): Promise<{ ms: number
 function stats(ms: number[], cpu: number, highlighted: number) {
   const s = [...ms].sort((a, b) => a - b);
   const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-  return { n: s.length, p50_ms: +at(50).toFixed(1), p99_ms: +at(99).toFixed(1), max_ms: +s[s.length - 1]!.toFixed(1), server_cpu_ms_per_page: +((cpu * 1000) / s.length).toFixed(1), pages_highlighted: highlighted };
+  return {
+    n: s.length,
+    p50_ms: +at(50).toFixed(1),
+    p99_ms: +at(99).toFixed(1),
+    max_ms: +s[s.length - 1]!.toFixed(1),
+    server_cpu_ms_per_page: +((cpu * 1000) / s.length).toFixed(1),
+    pages_highlighted: highlighted,
+  };
 }
 
 /** `reps` fetches of the paths `pathOf(t, i)` gives from every target in turn, after `warm` unmeasured ones. */
@@ -157,12 +178,20 @@ async function measure(pathOf: (t: Target, i: number) => string, reps: number, w
 /** Each page's size in KB, from one target. */
 async function sizesOf(t: Target): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const [k, p] of Object.entries({ flat: "/bench/flat", nested: "/bench/nested", file: "/bench/code/blob/main/src/big.ts", commit: `/bench/code/commit/${t.feature}`, change: "/bench/code/changes/1" })) {
+  for (const [k, p] of Object.entries({
+    flat: "/bench/flat",
+    nested: "/bench/nested",
+    file: "/bench/code/blob/main/src/big.ts",
+    commit: `/bench/code/commit/${t.feature}`,
+    change: "/bench/code/changes/1",
+  })) {
     out[k] = Math.round((await (await fetch(t.svc.url + p, { headers: { cookie: t.cookie } })).text()).length / 1024);
   }
   return out;
 }
-const sizes = { html_kb: targets.length === 1 ? await sizesOf(targets[0]!) : Object.fromEntries(await Promise.all(targets.map(async (t) => [t.label, await sizesOf(t)]))) };
+const sizes = {
+  html_kb: targets.length === 1 ? await sizesOf(targets[0]!) : Object.fromEntries(await Promise.all(targets.map(async (t) => [t.label, await sizesOf(t)]))),
+};
 const cases: [string, string, () => Promise<unknown>][] = [
   ["flat", "repo_root_flat_10k", () => measure(() => "/bench/flat", REPS)],
   ["nested", "repo_root_nested_10k", () => measure(() => "/bench/nested", REPS)],
@@ -171,7 +200,14 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["commit", "commit_diff_50_files", () => measure((t) => `/bench/code/commit/${t.feature}`, REPS)],
   ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1", REPS)],
 ];
-const results: Record<string, unknown> = { machine: machine(), command: `bun ${process.argv.slice(1).join(" ").replace(ROOT + "/", "")}`, load_before: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ") };
+const results: Record<string, unknown> = {
+  machine: machine(),
+  command: `bun ${process.argv
+    .slice(1)
+    .join(" ")
+    .replace(ROOT + "/", "")}`,
+  load_before: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
+};
 for (const [key, name, fn] of cases) if (ONLY.has(key)) results[name] = await fn();
 Object.assign(results, sizes, { load_after: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ") });
 console.log(JSON.stringify(results, null, 2));

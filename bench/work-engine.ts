@@ -66,9 +66,16 @@ async function measure(root: string, label: string) {
   try {
     const email = "bench@example.com";
     const password = "correct horse battery staple";
-    const created = await run([BUN, join(root, "src/main.ts"), "user-create", "--org", "bench", "--email", email, "--name", "Bench", "--password", password, "--role", "owner"], { ...cleanEnv(), ...s.env });
+    const created = await run(
+      [BUN, join(root, "src/main.ts"), "user-create", "--org", "bench", "--email", email, "--name", "Bench", "--password", password, "--role", "owner"],
+      { ...cleanEnv(), ...s.env },
+    );
     if (created.code !== 0) throw new Error(created.stderr);
-    const login = await fetch(`${s.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+    const login = await fetch(`${s.url}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
     const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
     const api = async (method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> => {
       const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : { cookie, origin: s.url };
@@ -118,14 +125,32 @@ async function measure(root: string, label: string) {
     const runner = await ok(api("POST", "/v1/runners/register", { name: "hot", os: "linux", arch: "x64", labels: ["hot"] }, reg.token));
     const claimLat: number[] = [];
     for (let i = 0; i < REPS; i++) {
-      const pending = fetch(`${s.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${runner.credential}` } }).then(async (r) => ({ at: performance.now(), status: r.status, body: r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null }));
+      const pending = fetch(`${s.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${runner.credential}` } }).then(async (r) => ({
+        at: performance.now(),
+        status: r.status,
+        body: r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null,
+      }));
       await Bun.sleep(30);
-      await a("POST", "/v1/orgs/bench/repos/app/commits", { branch: "main", message: `w${i}`, operations: [{ op: "put", path: ".svc/workflows/hot.yml", content: `# ${i}\non: push\njobs:\n  hot:\n    runs-on: [self-hosted, hot]\n    steps:\n      - run: echo\n` }] });
+      await a("POST", "/v1/orgs/bench/repos/app/commits", {
+        branch: "main",
+        message: `w${i}`,
+        operations: [
+          {
+            op: "put",
+            path: ".svc/workflows/hot.yml",
+            content: `# ${i}\non: push\njobs:\n  hot:\n    runs-on: [self-hosted, hot]\n    steps:\n      - run: echo\n`,
+          },
+        ],
+      });
       const answered = performance.now();
       const got = await pending;
       if (got.status !== 200 || !got.body) throw new Error(`claim ${i}: ${got.status}`);
       claimLat.push(Math.max(0, got.at - answered));
-      const done = await fetch(`${s.url}/v1/runner/jobs/${got.body.job_id}/complete`, { method: "POST", headers: { authorization: `Bearer ${got.body.token}`, "content-type": "application/json" }, body: JSON.stringify({ verdict: "success" }) });
+      const done = await fetch(`${s.url}/v1/runner/jobs/${got.body.job_id}/complete`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${got.body.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ verdict: "success" }),
+      });
       if (done.status !== 204) throw new Error(`complete: ${done.status}`);
     }
     log(`${label} push-to-claim: ${JSON.stringify(stats(claimLat))}`);
@@ -158,7 +183,12 @@ async function measure(root: string, label: string) {
   }
 }
 
-const summary: Record<string, unknown> = { machine: machine(), command: `bun bench/work-engine.ts ${process.argv.slice(2).join(" ")}`, started_at: new Date().toISOString(), load_before: loadavg().map(r1) };
+const summary: Record<string, unknown> = {
+  machine: machine(),
+  command: `bun bench/work-engine.ts ${process.argv.slice(2).join(" ")}`,
+  started_at: new Date().toISOString(),
+  load_before: loadavg().map(r1),
+};
 const runs: Record<string, unknown[]> = { before: [], after: [] };
 for (let round = 0; round < 2; round++) {
   runs.before!.push(await measure(opt.base, "before"));

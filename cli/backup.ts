@@ -20,7 +20,12 @@ const SEGMENT = /^[A-Za-z0-9._-]+$/;
  * A directory, or `s3://bucket[/prefix]` on the S3-compatible service of SVC_S3_ENDPOINT with
  * SVC_S3_ACCESS_KEY / SVC_S3_SECRET_KEY (and SVC_S3_REGION), whatever SVC_STORAGE is.
  */
-export async function location(raw: string, flag: string, env: Record<string, string | undefined> = process.env, opts: { allowPublic?: boolean } = {}): Promise<BackupLocation> {
+export async function location(
+  raw: string,
+  flag: string,
+  env: Record<string, string | undefined> = process.env,
+  opts: { allowPublic?: boolean } = {},
+): Promise<BackupLocation> {
   if (!raw.startsWith("s3://")) {
     const dir = resolve(raw);
     return {
@@ -34,7 +39,10 @@ export async function location(raw: string, flag: string, env: Record<string, st
       },
     };
   }
-  const [bucket, ...rest] = raw.slice("s3://".length).split("/").filter((s) => s !== "");
+  const [bucket, ...rest] = raw
+    .slice("s3://".length)
+    .split("/")
+    .filter((s) => s !== "");
   if (!bucket || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`${flag}: expected s3://bucket/prefix, got ${JSON.stringify(raw)}`);
   if (!rest.every((s) => SEGMENT.test(s) && s !== "." && s !== "..")) throw new ConfigError(`${flag}: prefix segments may use A-Z a-z 0-9 . _ - only`);
   const need = (name: string) => {
@@ -43,7 +51,13 @@ export async function location(raw: string, flag: string, env: Record<string, st
     return v;
   };
   const endpoint = need("SVC_S3_ENDPOINT");
-  const store = await createS3Store({ endpoint, bucket, accessKey: need("SVC_S3_ACCESS_KEY"), secretKey: need("SVC_S3_SECRET_KEY"), region: env.SVC_S3_REGION || undefined });
+  const store = await createS3Store({
+    endpoint,
+    bucket,
+    accessKey: need("SVC_S3_ACCESS_KEY"),
+    secretKey: need("SVC_S3_SECRET_KEY"),
+    region: env.SVC_S3_REGION || undefined,
+  });
   const prefix = rest.length ? `${rest.join("/")}/` : "";
   const label = `s3://${bucket}${rest.length ? `/${rest.join("/")}` : ""}`;
   return {
@@ -57,14 +71,20 @@ export async function location(raw: string, flag: string, env: Record<string, st
       await store.put(key, new TextEncoder().encode("svc backup: checking that this prefix is private\n"));
       let status: number;
       try {
-        const res = await fetch(`${endpoint.replace(/\/+$/, "")}/${bucket}/${key.split("/").map(encodeURIComponent).join("/")}`, { redirect: "manual", signal: AbortSignal.timeout(30_000) });
+        const res = await fetch(`${endpoint.replace(/\/+$/, "")}/${bucket}/${key.split("/").map(encodeURIComponent).join("/")}`, {
+          redirect: "manual",
+          signal: AbortSignal.timeout(30_000),
+        });
         status = res.status;
         await res.body?.cancel();
       } finally {
         await store.delete(key);
       }
       if (status === 200 && !opts.allowPublic) {
-        throw new AppError("conflict", `${label} can be read without credentials (an unsigned GET answered 200); a backup holds password and token hashes: make the bucket private, or pass --allow-public-target if it is reachable only from where it should be`);
+        throw new AppError(
+          "conflict",
+          `${label} can be read without credentials (an unsigned GET answered 200); a backup holds password and token hashes: make the bucket private, or pass --allow-public-target if it is reachable only from where it should be`,
+        );
       }
     },
   };
@@ -94,10 +114,16 @@ function fail(error: unknown): never {
 export const backupCmd = defineCommand({
   meta: {
     name: "backup",
-    description: "Back up the database and every stored file it names (git packs, CI job logs) while the server runs (consistent snapshot), privately, with a manifest of SHA-256 checksums",
+    description:
+      "Back up the database and every stored file it names (git packs, CI job logs) while the server runs (consistent snapshot), privately, with a manifest of SHA-256 checksums",
   },
   args: {
-    to: { type: "string", required: true, description: "An empty or new directory (made 0700, files 0600), or s3://bucket/prefix (SVC_S3_ENDPOINT and keys; must not be readable without credentials)" },
+    to: {
+      type: "string",
+      required: true,
+      description:
+        "An empty or new directory (made 0700, files 0600), or s3://bucket/prefix (SVC_S3_ENDPOINT and keys; must not be readable without credentials)",
+    },
     "allow-public-target": { type: "boolean", description: "Back up to an S3 prefix even though it answers unsigned reads" },
     "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
   },
@@ -110,7 +136,9 @@ export const backupCmd = defineCommand({
     try {
       const m = await backup(ctx, target, { version: pkg.version, dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
       bar.clear();
-      process.stdout.write(`${JSON.stringify({ to: target.label, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, created_at: m.created_at })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ to: target.label, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, created_at: m.created_at })}\n`,
+      );
     } finally {
       bar.clear();
       ctx.close();
@@ -139,7 +167,9 @@ export const restoreCmd = defineCommand({
     try {
       const m = await restore(source, { dataDir: config.dataDir, objects }, { dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
       bar.clear();
-      process.stdout.write(`${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, backup_created_at: m.created_at })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, backup_created_at: m.created_at })}\n`,
+      );
     } finally {
       bar.clear();
     }

@@ -11,7 +11,8 @@ import { Progress, formatBytes, paint } from "./tty.ts";
 export const fsckCmd = defineCommand({
   meta: {
     name: "fsck",
-    description: "Check every live pack and idx (present, recorded size, checksum), that every ref's history is complete and that every CI job log is whole; report orphan files; exit 1 on any problem",
+    description:
+      "Check every live pack and idx (present, recorded size, checksum), that every ref's history is complete and that every CI job log is whole; report orphan files; exit 1 on any problem",
   },
   args: {
     repo: { type: "string", description: "Only this repository (org/name)" },

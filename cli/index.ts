@@ -16,7 +16,10 @@ import { backupCmd, restoreCmd } from "./backup.ts";
 import { fsckCmd } from "./fsck.ts";
 
 const serveCmd = defineCommand({
-  meta: { name: "serve", description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers; settings are environment variables (below)" },
+  meta: {
+    name: "serve",
+    description: "Start the HTTP API, git smart-HTTP, SSH (when SVC_SSH_ADDR is set) and background workers; settings are environment variables (below)",
+  },
   args: {
     addr: { type: "string", description: "HTTP listen address host:port (overrides SVC_HTTP_ADDR)" },
     "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
@@ -52,7 +55,11 @@ async function passwordOf(args: { password?: string; "password-stdin"?: boolean 
 }
 
 const userCreateCmd = defineCommand({
-  meta: { name: "user-create", description: "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON. The password is asked for on a terminal, or read with --password-stdin" },
+  meta: {
+    name: "user-create",
+    description:
+      "Create a confirmed account, its org (if missing) and the membership; prints the user as JSON. The password is asked for on a terminal, or read with --password-stdin",
+  },
   args: {
     org: { type: "string", required: true, description: "Organization name (created if missing)" },
     email: { type: "string", required: true, description: "Sign-in address (confirmed)" },
@@ -69,7 +76,9 @@ const userCreateCmd = defineCommand({
     const ctx = await openContext(config);
     try {
       const user = await createUserWithOrg(ctx, { org: args.org, email: args.email, name: args.name, password, role: args.role, handle: args.handle });
-      process.stdout.write(`${JSON.stringify({ id: user.id, handle: user.handle, email: user.email, name: user.name, created_at: user.createdAt, org: args.org.toLowerCase(), role: args.role })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ id: user.id, handle: user.handle, email: user.email, name: user.name, created_at: user.createdAt, org: args.org.toLowerCase(), role: args.role })}\n`,
+      );
     } catch (e) {
       if (e instanceof AppError) {
         process.stderr.write(`svc: ${e.message}\n`);
@@ -150,8 +159,18 @@ const runnerRegisterCmd = defineCommand({
   },
   async run({ args }) {
     try {
-      const c = await register({ url: args.url, token: args.token, name: args.name, labels: args.labels, ephemeral: args.ephemeral, configPath: args.config, version: pkg.version });
-      process.stdout.write(`registered runner ${c.name} (${c.runner_id})${c.org ? ` in ${c.org}, group ${c.group}` : " for the instance (hosted)"} with labels ${c.labels.join(",")}; credential stored in ${args.config}\n`);
+      const c = await register({
+        url: args.url,
+        token: args.token,
+        name: args.name,
+        labels: args.labels,
+        ephemeral: args.ephemeral,
+        configPath: args.config,
+        version: pkg.version,
+      });
+      process.stdout.write(
+        `registered runner ${c.name} (${c.runner_id})${c.org ? ` in ${c.org}, group ${c.group}` : " for the instance (hosted)"} with labels ${c.labels.join(",")}; credential stored in ${args.config}\n`,
+      );
     } catch (e) {
       process.stderr.write(`svc: ${(e as Error).message}\n`);
       process.exit(1);

@@ -45,7 +45,7 @@ for (const f of files) {
   const text = await Bun.file(f).text();
   const store = isStore(f);
   const counts = PATTERNS.map(([name, re]) => [name, (text.match(re) ?? []).length] as const).filter(
-    ([name, n]) => n > 0 && (store || (all && !name.startsWith("drizzle ."))) || (n > 0 && name === "ctx.db.transaction("),
+    ([name, n]) => (n > 0 && (store || (all && !name.startsWith("drizzle .")))) || (n > 0 && name === "ctx.db.transaction("),
   );
   if (!counts.length) continue;
   for (const [name, n] of counts) totals.set(name, (totals.get(name) ?? 0) + n);

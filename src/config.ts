@@ -87,17 +87,58 @@ export interface Limits {
 }
 
 const KNOWN: ReadonlySet<string> = new Set([
-  "SVC_DATA_DIR", "SVC_HTTP_ADDR", "SVC_BASE_URL", "SVC_SSH_ADDR", "SVC_SSH_PUBLIC", "SVC_STORAGE",
-  "SVC_S3_ENDPOINT", "SVC_S3_BUCKET", "SVC_S3_ACCESS_KEY", "SVC_S3_SECRET_KEY", "SVC_S3_REGION",
-  "SVC_RUNNER_CLAIM_WAIT_MS", "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "SVC_MAIL_TRANSPORT", "SVC_MAIL_DIR", "SVC_MAIL_SMTP_HOST", "SVC_MAIL_FROM",
-  "SVC_MAIL_SMTP_USER", "SVC_MAIL_SMTP_PASSWORD", "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH", "SVC_MAIL_CLOUD_REGION",
-  "SVC_MAIL_CLOUD_ENDPOINT", "SVC_WEBHOOK_SECRET", "SVC_WEBHOOK_ALLOW_PRIVATE", "SVC_MIRROR_ALLOW_PRIVATE", "SVC_MIRROR_SYNC_INTERVAL_S", "SVC_APP_ID", "SVC_APP_PRIVATE_KEY", "SVC_APP_API_URL", "SVC_BILLING_PROVIDER",
-  "SVC_STRIPE_SECRET_KEY", "SVC_STRIPE_WEBHOOK_SECRET", "SVC_STRIPE_PRICE_ID", "SVC_STRIPE_API_BASE",
-  "SVC_BILLING_FREE_SEATS", "SVC_BILLING_FREE_MINUTES", "SVC_BILLING_MINUTES_PER_SEAT",
-  "SVC_LOG", "SVC_SIGNUP_LIMIT_PER_ADDRESS", "SVC_SIGNUP_LIMIT_GLOBAL", "SVC_METRICS_TOKEN", "SVC_GIT_MAX_PUSH", "SVC_GIT_MAX_OBJECT", "SVC_GIT_CACHE",
+  "SVC_DATA_DIR",
+  "SVC_HTTP_ADDR",
+  "SVC_BASE_URL",
+  "SVC_SSH_ADDR",
+  "SVC_SSH_PUBLIC",
+  "SVC_STORAGE",
+  "SVC_S3_ENDPOINT",
+  "SVC_S3_BUCKET",
+  "SVC_S3_ACCESS_KEY",
+  "SVC_S3_SECRET_KEY",
+  "SVC_S3_REGION",
+  "SVC_RUNNER_CLAIM_WAIT_MS",
+  "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
+  "SVC_MAIL_TRANSPORT",
+  "SVC_MAIL_DIR",
+  "SVC_MAIL_SMTP_HOST",
+  "SVC_MAIL_FROM",
+  "SVC_MAIL_SMTP_USER",
+  "SVC_MAIL_SMTP_PASSWORD",
+  "SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH",
+  "SVC_MAIL_CLOUD_REGION",
+  "SVC_MAIL_CLOUD_ENDPOINT",
+  "SVC_WEBHOOK_SECRET",
+  "SVC_WEBHOOK_ALLOW_PRIVATE",
+  "SVC_MIRROR_ALLOW_PRIVATE",
+  "SVC_MIRROR_SYNC_INTERVAL_S",
+  "SVC_APP_ID",
+  "SVC_APP_PRIVATE_KEY",
+  "SVC_APP_API_URL",
+  "SVC_BILLING_PROVIDER",
+  "SVC_STRIPE_SECRET_KEY",
+  "SVC_STRIPE_WEBHOOK_SECRET",
+  "SVC_STRIPE_PRICE_ID",
+  "SVC_STRIPE_API_BASE",
+  "SVC_BILLING_FREE_SEATS",
+  "SVC_BILLING_FREE_MINUTES",
+  "SVC_BILLING_MINUTES_PER_SEAT",
+  "SVC_LOG",
+  "SVC_SIGNUP_LIMIT_PER_ADDRESS",
+  "SVC_SIGNUP_LIMIT_GLOBAL",
+  "SVC_METRICS_TOKEN",
+  "SVC_GIT_MAX_PUSH",
+  "SVC_GIT_MAX_OBJECT",
+  "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
-  "SVC_TRUST_PROXY", "SVC_LOGIN_LIMIT_PER_SOURCE", "SVC_LOGIN_LIMIT_PER_ACCOUNT", "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
-  "SVC_RATE_BACKOFF_MAX_SECONDS", "SVC_SSH_MAX_UNAUTHENTICATED", "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
+  "SVC_TRUST_PROXY",
+  "SVC_LOGIN_LIMIT_PER_SOURCE",
+  "SVC_LOGIN_LIMIT_PER_ACCOUNT",
+  "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
+  "SVC_RATE_BACKOFF_MAX_SECONDS",
+  "SVC_SSH_MAX_UNAUTHENTICATED",
+  "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
 
 /** Every configuration variable svc reads (the settings table of README.md). */
@@ -230,7 +271,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const apiUrl = httpUrl("SVC_APP_API_URL", required(env, "SVC_APP_API_URL", "SVC_APP_ID is set"));
     app = { id: env.SVC_APP_ID, privateKey: rsaPrivateKey("SVC_APP_PRIVATE_KEY", required(env, "SVC_APP_PRIVATE_KEY", "SVC_APP_ID is set")), apiUrl };
   }
-  if (!app && (env.SVC_APP_PRIVATE_KEY || env.SVC_APP_API_URL)) throw new ConfigError("SVC_APP_ID: required when SVC_APP_PRIVATE_KEY or SVC_APP_API_URL is set");
+  if (!app && (env.SVC_APP_PRIVATE_KEY || env.SVC_APP_API_URL))
+    throw new ConfigError("SVC_APP_ID: required when SVC_APP_PRIVATE_KEY or SVC_APP_API_URL is set");
   const webhookAllowPrivate = flag("SVC_WEBHOOK_ALLOW_PRIVATE", env.SVC_WEBHOOK_ALLOW_PRIVATE, false);
   const mirrorAllowPrivate = flag("SVC_MIRROR_ALLOW_PRIVATE", env.SVC_MIRROR_ALLOW_PRIVATE, webhookAllowPrivate);
   const mirrorSyncIntervalS = positiveInt("SVC_MIRROR_SYNC_INTERVAL_S", env.SVC_MIRROR_SYNC_INTERVAL_S, 600);
@@ -252,7 +294,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 
   const logLevel = env.SVC_LOG || "info";
-  if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
+  if (!["debug", "info", "warn", "error"].includes(logLevel))
+    throw new ConfigError(`SVC_LOG: expected debug, info, warn or error, got ${JSON.stringify(logLevel)}`);
 
   const metricsToken = env.SVC_METRICS_TOKEN || null;
   // Why: the token guards internals (routes, queue depths); a short one is guessable.

@@ -38,6 +38,13 @@ self.onmessage = async (event: MessageEvent<ToThread>) => {
     send({ type: "done", id, result });
   } catch (error) {
     const e = error as { message?: string; name?: string; code?: unknown; details?: unknown };
-    send({ type: "error", id, message: String(e?.message ?? error), name: e?.name, code: typeof e?.code === "string" ? e.code : undefined, details: e?.details });
+    send({
+      type: "error",
+      id,
+      message: String(e?.message ?? error),
+      name: e?.name,
+      code: typeof e?.code === "string" ? e.code : undefined,
+      details: e?.details,
+    });
   }
 };

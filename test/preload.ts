@@ -14,7 +14,9 @@ export const TEST_TIMEOUT_MS = 120_000;
 
 function timeoutOnCommandLine(): boolean {
   try {
-    return readFileSync("/proc/self/cmdline", "utf8").split("\0").some((a) => a === "--timeout" || a.startsWith("--timeout="));
+    return readFileSync("/proc/self/cmdline", "utf8")
+      .split("\0")
+      .some((a) => a === "--timeout" || a.startsWith("--timeout="));
   } catch {
     return false;
   }

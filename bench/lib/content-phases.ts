@@ -53,7 +53,10 @@ try {
   const dataDir = join(work, "data");
   mkdirSync(dataDir);
   const svcEnv = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "warn" };
-  const child = await spawnServer([BUN, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(work, "server.stderr.log") });
+  const child = await spawnServer([BUN, join(ROOT, "src/main.ts"), "serve"], {
+    env: { ...cleanEnv(), ...svcEnv },
+    stderrFile: join(work, "server.stderr.log"),
+  });
   const fx = await bootstrap({ ...child, dataDir, env: svcEnv }, { org: "bench", repo: "content" });
   const home = join(work, "home");
   const tree = join(work, "tree");
@@ -107,7 +110,14 @@ try {
     const edited = await editTree(snapshot.objects, baseTree, ops);
     lap("editTree");
     const when = { timestamp: Math.floor(Date.now() / 1000), timezone: "+0000" };
-    const commitData = serializeCommit({ tree: edited.tree, parents: [tip], author: { name: "b", email: "b@x", ...when }, committer: { name: "svc", email: "svc@x", ...when }, message, extraHeaders: [] });
+    const commitData = serializeCommit({
+      tree: edited.tree,
+      parents: [tip],
+      author: { name: "b", email: "b@x", ...when },
+      committer: { name: "svc", email: "svc@x", ...when },
+      message,
+      extraHeaders: [],
+    });
     const oid = hashObject("commit", commitData);
     const objects: RawObject[] = [];
     for (const o of edited.objects) if (!(await snapshot.objects.has(hashObject(o.type, o.data)))) objects.push(o);
@@ -122,7 +132,21 @@ try {
     writeFileSync(`${base}.idx`, idx);
     lap("writeFileSync pack + idx to tmp");
     putMs = 0;
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }], { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength }, { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: refPolicy(repo, "commit-api") });
+    const results = await publish(
+      ctx,
+      org,
+      repo,
+      [{ ref: "refs/heads/main", oldOid: tip, newOid: oid, fastForward: true }],
+      {
+        name: built.checksum,
+        packPath: `${base}.pack`,
+        idxPath: `${base}.idx`,
+        objectCount: objects.length,
+        size: built.pack.byteLength,
+        idxSize: idx.byteLength,
+      },
+      { atomic: true, event: { via: "api", commit: oid, branch: "main" }, actorUserId: null, policy: refPolicy(repo, "commit-api") },
+    );
     const outcome = results.get("refs/heads/main")!;
     if (outcome.kind !== "applied") throw new Error(`publish refused: ${JSON.stringify(outcome)}`);
     const pubMs = performance.now() - t;
@@ -147,14 +171,21 @@ try {
       compactions.push({ after_commit: i + 1, merges, ms: r2(performance.now() - t), put_file_ms: r2(putMs) });
     }
   }
-  const onePhase = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, { p50_ms: stats(v).p50_ms, mean_ms: stats(v).mean_ms, p99_ms: stats(v).p99_ms }]));
+  const onePhase = Object.fromEntries(
+    Object.entries(phases).map(([k, v]) => [k, { p50_ms: stats(v).p50_ms, mean_ms: stats(v).mean_ms, p99_ms: stats(v).p99_ms }]),
+  );
 
   // ---- one 10,000-operation commit --------------------------------------------------------------
   const bulkPhases: Record<string, number> = {};
   const brand = prng(99);
   const enc = new TextEncoder();
   const ops: TreeOp[] = [];
-  for (let i = 0; i < BULK; i++) ops.push({ kind: "put", path: ["bulk", `d${String(Math.floor(i / 100)).padStart(3, "0")}`, `f${String(i % 100).padStart(3, "0")}.txt`], data: enc.encode(text(brand, 100 + Math.floor(brand() * 200), `bulk ${i}`)) });
+  for (let i = 0; i < BULK; i++)
+    ops.push({
+      kind: "put",
+      path: ["bulk", `d${String(Math.floor(i / 100)).padStart(3, "0")}`, `f${String(i % 100).padStart(3, "0")}.txt`],
+      data: enc.encode(text(brand, 100 + Math.floor(brand() * 200), `bulk ${i}`)),
+    });
   const bulkTotal = await commit(ops, "bulk", (name, ms) => (bulkPhases[name] = r2((bulkPhases[name] ?? 0) + ms)));
   ctx.close();
 

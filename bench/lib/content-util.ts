@@ -28,7 +28,14 @@ export function percentile(sorted: number[], p: number): number {
 export function stats(xs: number[]): Stats {
   const s = [...xs].sort((a, b) => a - b);
   const mean = xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  return { n: xs.length, p50_ms: r2(percentile(s, 50)), p99_ms: r2(percentile(s, 99)), mean_ms: r2(mean), min_ms: r2(s[0] ?? NaN), max_ms: r2(s[s.length - 1] ?? NaN) };
+  return {
+    n: xs.length,
+    p50_ms: r2(percentile(s, 50)),
+    p99_ms: r2(percentile(s, 99)),
+    mean_ms: r2(mean),
+    min_ms: r2(s[0] ?? NaN),
+    max_ms: r2(s[s.length - 1] ?? NaN),
+  };
 }
 
 /** Least-squares slope of y over its index, in y-units per index step. */
@@ -59,7 +66,10 @@ export function drift(xs: number[], blocks = 4) {
     const part = xs.slice(b * size, (b + 1) * size);
     if (part.length) per.push({ requests: `${b * size + 1}-${b * size + part.length}`, ...stats(part) });
   }
-  const med = percentile([...xs].sort((a, b) => a - b), 50);
+  const med = percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
   // The trend of a series without its spikes, so one stall does not read as drift.
   const capped = xs.map((x) => Math.min(x, 3 * med));
   const trend = slope(capped) * 100;
@@ -134,7 +144,8 @@ export function writeWorktree(dir: string, seed = 1): { files: number; bytes: nu
     bytes += body.length;
   };
   mkdirSync(join(dir, LAYOUT.wideDir), { recursive: true });
-  for (let i = 0; i < LAYOUT.wideEntries; i++) put(`${LAYOUT.wideDir}/e${String(i).padStart(4, "0")}.txt`, text(rand, 100 + Math.floor(rand() * 900), `wide ${i}`));
+  for (let i = 0; i < LAYOUT.wideEntries; i++)
+    put(`${LAYOUT.wideDir}/e${String(i).padStart(4, "0")}.txt`, text(rand, 100 + Math.floor(rand() * 900), `wide ${i}`));
   for (let k = 0; k < NESTED_FILES; k++) {
     const rel = nestedPath(k);
     if (k % LAYOUT.filesPerDir === 0) mkdirSync(join(dir, rel, ".."), { recursive: true });
@@ -189,7 +200,10 @@ export function cpuSeconds(pid: number): number {
 /** Reads (never writes) the server's svc.db: live packs, compaction jobs, server-side durations. */
 export class Observer {
   private readonly db: Database;
-  constructor(dataDir: string, private readonly repoId: string) {
+  constructor(
+    dataDir: string,
+    private readonly repoId: string,
+  ) {
     this.db = new Database(join(dataDir, "svc.db"), { readonly: true });
   }
 
@@ -206,7 +220,9 @@ export class Observer {
 
   /** Live packs by tier, e.g. { "0": 3, "1": 2 }, and their total. */
   packs(): { live: number; by_tier: Record<string, number>; objects: number } {
-    const rows = this.db.query("select tier, count(*) as n, sum(object_count) as o from packs where repo_id = ? and replaced_at is null group by tier order by tier").all(this.repoId) as { tier: number; n: number; o: number }[];
+    const rows = this.db
+      .query("select tier, count(*) as n, sum(object_count) as o from packs where repo_id = ? and replaced_at is null group by tier order by tier")
+      .all(this.repoId) as { tier: number; n: number; o: number }[];
     const by: Record<string, number> = {};
     let live = 0;
     let objects = 0;
@@ -221,21 +237,29 @@ export class Observer {
   /** Compaction/GC jobs: done and still pending (for this repository). */
   jobs(): { compact_done: number; compact_pending: number; gc_pending: number } {
     const q = (kind: string, done: boolean) =>
-      (this.db.query(`select count(*) as n from jobs where kind = ? and done_at is ${done ? "not null" : "null"} and json_extract(payload, '$.repoId') = ?`).get(kind, this.repoId) as { n: number }).n;
+      (
+        this.db
+          .query(`select count(*) as n from jobs where kind = ? and done_at is ${done ? "not null" : "null"} and json_extract(payload, '$.repoId') = ?`)
+          .get(kind, this.repoId) as { n: number }
+      ).n;
     return { compact_done: q("repo.compact", true), compact_pending: q("repo.compact", false), gc_pending: q("repo.gc", false) };
   }
 
   /** True while a compaction or GC job of the repository is claimed by the worker (running). */
   compactionRunning(): boolean {
     const row = this.db
-      .query("select count(*) as n from jobs where kind in ('repo.compact', 'repo.gc') and done_at is null and locked_until > ? and json_extract(payload, '$.repoId') = ?")
+      .query(
+        "select count(*) as n from jobs where kind in ('repo.compact', 'repo.gc') and done_at is null and locked_until > ? and json_extract(payload, '$.repoId') = ?",
+      )
       .get(Date.now(), this.repoId) as { n: number };
     return row.n > 0;
   }
 
   /** Server-side api.commit durations (ms, integer) recorded after row id `afterId`. */
   commitDurations(afterId = 0): { lastId: number; ms: number[] } {
-    const rows = this.db.query("select id, duration_ms as d from metrics where repo_id = ? and kind = 'api.commit' and id > ? order by id").all(this.repoId, afterId) as { id: number; d: number }[];
+    const rows = this.db
+      .query("select id, duration_ms as d from metrics where repo_id = ? and kind = 'api.commit' and id > ? order by id")
+      .all(this.repoId, afterId) as { id: number; d: number }[];
     return { lastId: rows.length ? rows[rows.length - 1]!.id : afterId, ms: rows.map((r) => r.d) };
   }
 

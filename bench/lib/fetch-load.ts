@@ -37,7 +37,8 @@ async function loop() {
 await Promise.all(Array.from({ length: spec.connections }, loop));
 const elapsed = (performance.now() - t0) / 1000;
 latencies.sort((a, b) => a - b);
-const pct = (p: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 1000) / 1000 : null);
+const pct = (p: number) =>
+  latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 1000) / 1000 : null;
 process.stdout.write(
   JSON.stringify({
     requests: latencies.length,

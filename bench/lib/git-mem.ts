@@ -92,7 +92,9 @@ async function measure(op: Op): Promise<Record<string, unknown>> {
   Bun.gc(true);
   const afterGc = process.memoryUsage();
   const hs = heapStats();
-  const retainedTypes = Object.entries(hs.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 8);
+  const retainedTypes = Object.entries(hs.objectTypeCounts)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8);
   const step = Math.max(1, Math.floor(timeline.length / 15));
   return {
     seconds,
@@ -104,7 +106,12 @@ async function measure(op: Op): Promise<Record<string, unknown>> {
     afterGc: fmt(afterGc),
     heapObjectsAfterGc: hs.objectCount,
     retainedTypes,
-    timeline: "ms, rss, heapUsed, arrayBuffers (MB): " + timeline.filter((_, i) => i % step === 0).map((p) => p.join("/")).join(" "),
+    timeline:
+      "ms, rss, heapUsed, arrayBuffers (MB): " +
+      timeline
+        .filter((_, i) => i % step === 0)
+        .map((p) => p.join("/"))
+        .join(" "),
   };
 }
 
@@ -133,7 +140,9 @@ if (mode === "clone" || mode === "enumerate") {
     if (mode === "enumerate") {
       const listed = await collectObjects(snapshot.objects, { wants, haves: [], shallow: [] });
       const hs = heapStats(); // the listing is still alive here
-      const top = Object.entries(hs.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 8);
+      const top = Object.entries(hs.objectTypeCounts)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8);
       return { objects: listed.oids.length, heapObjectsWithListingAlive: hs.objectCount, heapSizeMB: MB(hs.heapSize), topTypes: top };
     }
     const req = [
@@ -181,15 +190,19 @@ if (mode === "clone" || mode === "enumerate") {
       yield* packChunks(packPath);
     }
     let replyBytes = 0;
-    const res = await serveReceivePack({ refs: [], head: "refs/heads/main", objects: new PackSet([]) }, { input: input(), write: (c: Uint8Array) => void (replyBytes += c.length) }, {
-      statelessRpc: true,
-      tmpDir: tmp,
-      hooks: {
-        async apply(commands) {
-          return new Map(commands.map((c) => [c.ref, null]));
+    const res = await serveReceivePack(
+      { refs: [], head: "refs/heads/main", objects: new PackSet([]) },
+      { input: input(), write: (c: Uint8Array) => void (replyBytes += c.length) },
+      {
+        statelessRpc: true,
+        tmpDir: tmp,
+        hooks: {
+          async apply(commands) {
+            return new Map(commands.map((c) => [c.ref, null]));
+          },
         },
       },
-    });
+    );
     return { objects: res.objects, error: res.error ?? null, refsOk: [...res.results.values()].filter((v) => v === null).length };
   };
 } else throw new Error(`unknown --mode ${mode}`);

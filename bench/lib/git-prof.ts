@@ -22,7 +22,10 @@ export interface ProfileRow {
   total: number;
 }
 
-export function summarizeProfile(file: string, opts: { top?: number; focus?: string } = {}): { samples: number; focusSamples: number; self: ProfileRow[]; total: ProfileRow[] } {
+export function summarizeProfile(
+  file: string,
+  opts: { top?: number; focus?: string } = {},
+): { samples: number; focusSamples: number; self: ProfileRow[]; total: ProfileRow[] } {
   const prof = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[] };
   const byId = new Map<number, Node>();
   const parent = new Map<number, number>();

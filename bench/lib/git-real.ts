@@ -126,19 +126,26 @@ export async function runReal(argv: string[]): Promise<void> {
     packMiB: round(Number(/size-pack: (\d+)/.exec(count.stdout)?.[1]) / 1024, 1),
     refs: (await git(["for-each-ref", "--format=%(refname)"], { cwd: args.repo })).stdout.trim().split("\n").length,
   };
-  log(`repository ${repoInfo.path}: ${repoInfo.objects} objects, ${repoInfo.packMiB} MiB, ${repoInfo.firstParentCommits} first-parent commits, ${repoInfo.refs} refs`);
+  log(
+    `repository ${repoInfo.path}: ${repoInfo.objects} objects, ${repoInfo.packMiB} MiB, ${repoInfo.firstParentCommits} first-parent commits, ${repoInfo.refs} refs`,
+  );
   const stepCommits: string[] = [];
   for (let k = 1; k <= args.steps; k++) stepCommits.push(firstParent[Math.ceil((k * firstParent.length) / args.steps) - 1]!);
   const pushedTags = new Set<string>();
   const stepRefspecs: string[][] = [];
   for (const c of stepCommits) {
-    const tags = (await git(["for-each-ref", `--merged=${c}`, "--format=%(refname)", "refs/tags"], { cwd: args.repo })).stdout.trim().split("\n").filter(Boolean);
+    const tags = (await git(["for-each-ref", `--merged=${c}`, "--format=%(refname)", "refs/tags"], { cwd: args.repo })).stdout
+      .trim()
+      .split("\n")
+      .filter(Boolean);
     const fresh = tags.filter((t) => !pushedTags.has(t));
     for (const t of fresh) pushedTags.add(t);
     stepRefspecs.push([`${c}:refs/heads/${branch}`, ...fresh.map((t) => `${t}:${t}`)]);
   }
   const expectedRefs = new Map<string, string>();
-  for (const line of (await git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags"], { cwd: args.repo })).stdout.trim().split("\n")) {
+  for (const line of (await git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/tags"], { cwd: args.repo })).stdout
+    .trim()
+    .split("\n")) {
     const [oid, name] = line.split(" ");
     if (name === head || pushedTags.has(name!)) expectedRefs.set(name!, oid!);
   }
@@ -151,7 +158,16 @@ export async function runReal(argv: string[]): Promise<void> {
   const port = freePort();
   const execPath = (await git(["--exec-path"])).stdout.trim();
   const daemon = Bun.spawn(
-    [join(execPath, "git-daemon"), "--export-all", `--base-path=${srv}`, `--port=${port}`, "--reuseaddr", "--listen=127.0.0.1", "--enable=receive-pack", "--informative-errors"],
+    [
+      join(execPath, "git-daemon"),
+      "--export-all",
+      `--base-path=${srv}`,
+      `--port=${port}`,
+      "--reuseaddr",
+      "--listen=127.0.0.1",
+      "--enable=receive-pack",
+      "--informative-errors",
+    ],
     { env, stdout: "ignore", stderr: "pipe" },
   );
   await waitPort(port);
@@ -192,7 +208,15 @@ export async function runReal(argv: string[]): Promise<void> {
     const r = await git(argv, { cwd, check: false });
     const rss = sampler.stop();
     await Bun.sleep(300);
-    return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(daemon.pid).children - before, peakMB: mb(rss.peakSampledBytes), load1, code: r.code, stderr: r.stderr };
+    return {
+      wall: r.wall,
+      clientCpu: r.cpu,
+      serverCpu: procCpu(daemon.pid).children - before,
+      peakMB: mb(rss.peakSampledBytes),
+      load1,
+      code: r.code,
+      stderr: r.stderr,
+    };
   };
   /** Runs a client git command against svc: its own CPU, VmHWM after clear_refs (and samples). */
   const svcTimed = async (argv: string[], cwd?: string): Promise<Sample & { code: number; stderr: string }> => {
@@ -201,7 +225,15 @@ export async function runReal(argv: string[]): Promise<void> {
     const sampler = new RssSampler(svc!.pid, 50).start();
     const r = await git(argv, { cwd, check: false });
     const rss = sampler.stop();
-    return { wall: r.wall, clientCpu: r.cpu, serverCpu: procCpu(svc!.pid).self - before, peakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)), load1, code: r.code, stderr: r.stderr };
+    return {
+      wall: r.wall,
+      clientCpu: r.cpu,
+      serverCpu: procCpu(svc!.pid).self - before,
+      peakMB: mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0)),
+      load1,
+      code: r.code,
+      stderr: r.stderr,
+    };
   };
   /** svc's memory right after a request (`--mem-trace`): RSS, anonymous vs file pages, heap and cache gauges, in MB. */
   const memTrace: Record<string, unknown>[] = [];
@@ -227,7 +259,11 @@ export async function runReal(argv: string[]): Promise<void> {
   const svcState = () => {
     const db = svcDb();
     try {
-      const packs = db.query("select count(*) as n, coalesce(sum(size),0) as bytes from packs p join repos r on r.id = p.repo_id where r.name = 'steps' and p.replaced_at is null").get() as { n: number; bytes: number };
+      const packs = db
+        .query(
+          "select count(*) as n, coalesce(sum(size),0) as bytes from packs p join repos r on r.id = p.repo_id where r.name = 'steps' and p.replaced_at is null",
+        )
+        .get() as { n: number; bytes: number };
       const pending = db.query("select count(*) as n from jobs where kind in ('repo.compact','repo.gc') and done_at is null").get() as { n: number };
       return { packs: packs.n, packMiB: round(packs.bytes / 1048576, 1), pendingJobs: pending.n };
     } finally {
@@ -237,7 +273,11 @@ export async function runReal(argv: string[]): Promise<void> {
   const cgitPacks = () => {
     const dir = join(cgitRepo, "objects/pack");
     const packs = readdirSync(dir).filter((f) => f.endsWith(".pack"));
-    return { packs: packs.length, packMiB: round(packs.reduce((s, f) => s + statSync(join(dir, f)).size, 0) / 1048576, 1), loose: readdirSync(join(cgitRepo, "objects")).filter((d) => /^[0-9a-f]{2}$/.test(d)).length };
+    return {
+      packs: packs.length,
+      packMiB: round(packs.reduce((s, f) => s + statSync(join(dir, f)).size, 0) / 1048576, 1),
+      loose: readdirSync(join(cgitRepo, "objects")).filter((d) => /^[0-9a-f]{2}$/.test(d)).length,
+    };
   };
 
   const results: Record<string, unknown> = {};
@@ -266,16 +306,37 @@ export async function runReal(argv: string[]): Promise<void> {
           const t0 = performance.now();
           while (svcState().pendingJobs > 0 && performance.now() - t0 < 600_000) await Bun.sleep(200);
           const rss = sampler.stop();
-          if (performance.now() - t0 > 1000) await traceMem(`step ${k + 1} compaction (${round((performance.now() - t0) / 1000, 1)} s, peak ${mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0))})`);
+          if (performance.now() - t0 > 1000)
+            await traceMem(
+              `step ${k + 1} compaction (${round((performance.now() - t0) / 1000, 1)} s, peak ${mb(Math.max(rss.peakSampledBytes, rss.peakHwmBytes ?? 0))})`,
+            );
         }
       }
     }
     pushes.push(row);
-    log(`step ${k + 1}/${args.steps} (${refspecs.length} refs): cgit ${row.cgit ? round(row.cgit.wall, 2) : "-"} s, svc ${row.svc ? round(row.svc.wall, 2) : "-"} s, svc peak ${row.svc?.peakMB ?? "-"} MB, cgit tree peak ${row.cgit?.peakMB ?? "-"} MB`);
+    log(
+      `step ${k + 1}/${args.steps} (${refspecs.length} refs): cgit ${row.cgit ? round(row.cgit.wall, 2) : "-"} s, svc ${row.svc ? round(row.svc.wall, 2) : "-"} s, svc peak ${row.svc?.peakMB ?? "-"} MB, cgit tree peak ${row.cgit?.peakMB ?? "-"} MB`,
+    );
   }
-  const total = (side: "cgit" | "svc") => round(pushes.reduce((s, r) => s + (r[side]?.wall ?? 0), 0), 2);
-  const totalCpu = (side: "cgit" | "svc") => round(pushes.reduce((s, r) => s + (r[side]?.serverCpu ?? 0), 0), 2);
-  results.pushes = { steps: pushes, cgitTotalWall: total("cgit"), svcTotalWall: total("svc"), cgitTotalServerCpu: totalCpu("cgit"), svcTotalServerCpu: totalCpu("svc"), svcPeakMB: svcPushHwm, cgitPeakMB: Math.max(0, ...pushes.map((r) => r.cgit?.peakMB ?? 0)) };
+  const total = (side: "cgit" | "svc") =>
+    round(
+      pushes.reduce((s, r) => s + (r[side]?.wall ?? 0), 0),
+      2,
+    );
+  const totalCpu = (side: "cgit" | "svc") =>
+    round(
+      pushes.reduce((s, r) => s + (r[side]?.serverCpu ?? 0), 0),
+      2,
+    );
+  results.pushes = {
+    steps: pushes,
+    cgitTotalWall: total("cgit"),
+    svcTotalWall: total("svc"),
+    cgitTotalServerCpu: totalCpu("cgit"),
+    svcTotalServerCpu: totalCpu("svc"),
+    svcPeakMB: svcPushHwm,
+    cgitPeakMB: Math.max(0, ...pushes.map((r) => r.cgit?.peakMB ?? 0)),
+  };
 
   // let svc's background compaction settle, then record the many-pack state
   if (svc) {
@@ -346,18 +407,41 @@ export async function runReal(argv: string[]): Promise<void> {
     const po: { wall: number; maxRssMB: number }[] = [];
     for (let i = 0; i < args.reps; i++) {
       const t0 = performance.now();
-      const p = Bun.spawn(["git", "pack-objects", "--revs", "--thin", "--stdout", "--delta-base-offset", "--include-tag", "-q"], { cwd: cgitRepo, env, stdin: Bun.file(wantsFile), stdout: "ignore", stderr: "ignore" });
+      const p = Bun.spawn(["git", "pack-objects", "--revs", "--thin", "--stdout", "--delta-base-offset", "--include-tag", "-q"], {
+        cwd: cgitRepo,
+        env,
+        stdin: Bun.file(wantsFile),
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       if ((await p.exited) !== 0) throw new Error("git pack-objects failed");
       po.push({ wall: round((performance.now() - t0) / 1000), maxRssMB: mb(Number(p.resourceUsage()!.maxRSS)) });
     }
-    results.cgitPackObjects = { command: "git for-each-ref --format=%(objectname) | git pack-objects --revs --thin --stdout --delta-base-offset --include-tag (in the daemon's many-pack repository)", runs: po, medianWall: round(median(po.map((p) => p.wall))), peakMB: Math.max(...po.map((p) => p.maxRssMB)) };
+    results.cgitPackObjects = {
+      command:
+        "git for-each-ref --format=%(objectname) | git pack-objects --revs --thin --stdout --delta-base-offset --include-tag (in the daemon's many-pack repository)",
+      runs: po,
+      medianWall: round(median(po.map((p) => p.wall))),
+      peakMB: Math.max(...po.map((p) => p.maxRssMB)),
+    };
   }
 
   // ---- svc gc, then clones again (C git still on its many-pack state)
   if (svc && args.gc) {
     log("svc gc");
-    const r = await run([process.execPath, join(ROOT, "src/main.ts"), "gc", "--repo", `${acct!.org}/steps`], { cwd: ROOT, env: { ...cleanSvcEnv(), ...svc.env }, check: false });
-    results.svcGc = { code: r.code, wall: round(r.wall), maxRssMB: mb(r.maxRss), cpu: round(r.cpu), stdout: r.stdout.trim().slice(0, 1000), stderr: r.stderr.trim().slice(0, 1000) };
+    const r = await run([process.execPath, join(ROOT, "src/main.ts"), "gc", "--repo", `${acct!.org}/steps`], {
+      cwd: ROOT,
+      env: { ...cleanSvcEnv(), ...svc.env },
+      check: false,
+    });
+    results.svcGc = {
+      code: r.code,
+      wall: round(r.wall),
+      maxRssMB: mb(r.maxRss),
+      cpu: round(r.cpu),
+      stdout: r.stdout.trim().slice(0, 1000),
+      stderr: r.stderr.trim().slice(0, 1000),
+    };
     results.svcPacksAfterGc = svcState();
     log(`  gc: ${round(r.wall, 1)} s, peak ${mb(r.maxRss)} MB, ${r.stdout.trim()}`);
     await restartSvc("clone-after-gc");
@@ -369,7 +453,9 @@ export async function runReal(argv: string[]): Promise<void> {
   if (args.singlePush) {
     await restartSvc("single-push");
     const rev = args.singlePushRev ? (await git(["rev-parse", `${args.singlePushRev}^{commit}`], { cwd: args.repo })).stdout.trim() : null;
-    const singleTags = rev ? (await git(["for-each-ref", `--merged=${rev}`, "--format=%(refname)", "refs/tags"], { cwd: args.repo })).stdout.trim().split("\n").filter(Boolean) : [...pushedTags];
+    const singleTags = rev
+      ? (await git(["for-each-ref", `--merged=${rev}`, "--format=%(refname)", "refs/tags"], { cwd: args.repo })).stdout.trim().split("\n").filter(Boolean)
+      : [...pushedTags];
     const singleHead = rev ?? head;
     const diskUsage = Number((await git(["rev-list", "--objects", "--disk-usage", singleHead, ...singleTags], { cwd: args.repo })).stdout.trim());
     log(`single push of ${rev ? `${rev} and ${singleTags.length} tags` : "the whole repository"} (${round(diskUsage / 1e6, 1)} MB on disk in the source)`);
@@ -384,7 +470,8 @@ export async function runReal(argv: string[]): Promise<void> {
         url = svcUrl("single");
       }
       const refspecs = [`${singleHead}:${head}`, ...singleTags.map((t) => `${t}:${t}`)];
-      const s = side === "cgit" ? await cgitTimed(["push", "--quiet", url, ...refspecs], args.repo) : await svcTimed(["push", "--quiet", url, ...refspecs], args.repo);
+      const s =
+        side === "cgit" ? await cgitTimed(["push", "--quiet", url, ...refspecs], args.repo) : await svcTimed(["push", "--quiet", url, ...refspecs], args.repo);
       one[side] = { code: s.code, wall: round(s.wall), serverCpu: round(s.serverCpu), peakMB: s.peakMB, load1: s.load1, stderr: s.stderr.trim().slice(-1000) };
       log(`  ${side}: exit ${s.code}, ${round(s.wall, 2)} s, peak ${s.peakMB} MB`);
       if (side === "svc") await traceMem(`single push (peak ${s.peakMB})`);
@@ -392,7 +479,9 @@ export async function runReal(argv: string[]): Promise<void> {
     if (svc) {
       const db = svcDb();
       try {
-        const p = db.query("select count(*) as n, coalesce(sum(size),0) as bytes from packs p join repos r on r.id = p.repo_id where r.name = 'single'").get() as { n: number; bytes: number };
+        const p = db
+          .query("select count(*) as n, coalesce(sum(size),0) as bytes from packs p join repos r on r.id = p.repo_id where r.name = 'single'")
+          .get() as { n: number; bytes: number };
         one.svcStoredPackMB = round(p.bytes / 1e6, 1);
       } finally {
         db.close();

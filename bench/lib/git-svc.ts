@@ -96,8 +96,18 @@ export async function startSvc(opts: { dataDir: string; log?: string; bunFlags?:
   };
 }
 
-async function api(url: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: any; headers: Headers }> {
-  const res = await fetch(url + path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function api(
+  url: string,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; json: any; headers: Headers }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let json: any = text;
   try {
@@ -121,7 +131,13 @@ export async function bootstrap(svc: SvcServer, org = "bench"): Promise<SvcAccou
   const login = await api(svc.url, "POST", "/v1/auth/login", { email, password }, {});
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.json)}`);
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const mint = await api(svc.url, "POST", `/v1/orgs/${org}/tokens`, { scopes: ["repo:read", "repo:write", "org:read", "org:admin"], label: "bench" }, { cookie });
+  const mint = await api(
+    svc.url,
+    "POST",
+    `/v1/orgs/${org}/tokens`,
+    { scopes: ["repo:read", "repo:write", "org:read", "org:admin"], label: "bench" },
+    { cookie },
+  );
   if (mint.status !== 201) throw new Error(`token mint failed: ${mint.status} ${JSON.stringify(mint.json)}`);
   return { org, token: mint.json.token, cookie };
 }

@@ -23,7 +23,10 @@ export interface RunResult {
 }
 
 /** Runs a command to completion; wall time measured from spawn to exit. */
-export async function run(cmd: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: "ignore" | Blob | string; check?: boolean } = {}): Promise<RunResult> {
+export async function run(
+  cmd: string[],
+  opts: { cwd?: string; env?: Record<string, string>; stdin?: "ignore" | Blob | string; check?: boolean } = {},
+): Promise<RunResult> {
   const stdin = typeof opts.stdin === "string" ? Bun.file(opts.stdin) : (opts.stdin ?? "ignore");
   const t0 = performance.now();
   const p = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env, stdin, stdout: "pipe", stderr: "pipe" });
@@ -132,7 +135,11 @@ export class RssSampler {
   readonly timeline: [number, number][] = [];
 
   /** With `tree`, sums VmRSS over the process and its descendants (no VmHWM then). */
-  constructor(private readonly pid: number, private readonly intervalMs = 50, private readonly tree = false) {}
+  constructor(
+    private readonly pid: number,
+    private readonly intervalMs = 50,
+    private readonly tree = false,
+  ) {}
 
   private read(): number {
     return this.tree ? treeRss(this.pid) : statusKb(this.pid, "VmRSS");

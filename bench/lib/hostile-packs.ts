@@ -47,7 +47,11 @@ function pack(entries: Entry[]): Uint8Array {
 
 /** Commit and tree entries naming `files` (name → blob id); the commit's id. */
 function commitOf(files: Record<string, string>, message: string): { entries: Entry[]; commit: string } {
-  const tree = serializeTree(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, oid]) => ({ mode: "100644", name, oid })));
+  const tree = serializeTree(
+    Object.entries(files)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, oid]) => ({ mode: "100644", name, oid })),
+  );
   const treeId = hashObject("tree", tree);
   const sig = { name: "Bench", email: "bench@example.com", timestamp: 1_700_000_000, timezone: "+0000" };
   const commit = serializeCommit({ tree: treeId, parents: [], author: sig, committer: sig, message: `${message}\n`, extraHeaders: [] });

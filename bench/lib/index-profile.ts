@@ -34,6 +34,8 @@ for (let r = 0; r < Number(args.runs); r++) {
   const out = await indexPack(packChunks(pack), { tmpDir: tmp, fsck: args["no-session"] ? undefined : session });
   const t1 = performance.now();
   const c1 = cpu();
-  process.stdout.write(`${JSON.stringify({ run: r, objects: out.objectCount, wall_s: Math.round(t1 - t0) / 1000, cpu_s: Math.round((c1 - c0) * 1000) / 1000, load: (await Bun.file("/proc/loadavg").text()).trim() })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ run: r, objects: out.objectCount, wall_s: Math.round(t1 - t0) / 1000, cpu_s: Math.round((c1 - c0) * 1000) / 1000, load: (await Bun.file("/proc/loadavg").text()).trim() })}\n`,
+  );
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -23,5 +23,17 @@ const session = new FsckSession();
 const p = await indexPack(packChunks(file), { tmpDir: tmp, onObject: fsck ? session.inspect : undefined });
 clearInterval(timer);
 const cpu = process.cpuUsage();
-console.log(JSON.stringify({ objects: p.objectCount, fresh: MB((globalThis as any).__fresh ?? 0), big: MB((globalThis as any).__big ?? 0), seconds: Math.round(performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, baseRss: MB(base.rss), peakRss: MB(peak.rss), peakHeapTotal: MB(peak.heapTotal), peakArrayBuffers: MB(peak.arrayBuffers) }));
+console.log(
+  JSON.stringify({
+    objects: p.objectCount,
+    fresh: MB((globalThis as any).__fresh ?? 0),
+    big: MB((globalThis as any).__big ?? 0),
+    seconds: Math.round(performance.now() - t0) / 1000,
+    cpu: (cpu.user + cpu.system) / 1e6,
+    baseRss: MB(base.rss),
+    peakRss: MB(peak.rss),
+    peakHeapTotal: MB(peak.heapTotal),
+    peakArrayBuffers: MB(peak.arrayBuffers),
+  }),
+);
 rmSync(tmp, { recursive: true, force: true });

@@ -14,7 +14,15 @@ function snapshot(): Record<string, unknown> {
   const types = Object.entries(h.objectTypeCounts as Record<string, number>)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 12);
-  return { rss: MB(m.rss), heapUsed: MB(m.heapUsed), heapTotal: MB(m.heapTotal), external: MB(m.external), arrayBuffers: MB(m.arrayBuffers), objects: h.objectCount, types: Object.fromEntries(types) };
+  return {
+    rss: MB(m.rss),
+    heapUsed: MB(m.heapUsed),
+    heapTotal: MB(m.heapTotal),
+    external: MB(m.external),
+    arrayBuffers: MB(m.arrayBuffers),
+    objects: h.objectCount,
+    types: Object.fromEntries(types),
+  };
 }
 
 if (out) {

@@ -66,7 +66,8 @@ export async function spawnServer(cmd: string[], opts: { env: Record<string, str
   // Why: a server killed from outside (another process, OOM) should be named, not surface
   // later as a bare "connection refused" from the load generator.
   void proc.exited.then((code) => {
-    if (!stopped) process.stderr.write(`[bench] ${cmd.slice(1).join(" ")} (pid ${proc.pid}) exited unexpectedly: code ${code}, signal ${proc.signalCode ?? "none"}\n`);
+    if (!stopped)
+      process.stderr.write(`[bench] ${cmd.slice(1).join(" ")} (pid ${proc.pid}) exited unexpectedly: code ${code}, signal ${proc.signalCode ?? "none"}\n`);
   });
   return {
     url,

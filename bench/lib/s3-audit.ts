@@ -30,7 +30,15 @@ const swept: Record<string, number> = {};
 for (const repo of await allRepos(ctx)) swept[repo.name] = await sweepRepo(ctx, { repoId: repo.id });
 
 const u = new URL(direct);
-const client = new Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: config.storage.accessKey, secretKey: config.storage.secretKey, region: "us-east-1", pathStyle: true });
+const client = new Client({
+  endPoint: u.hostname,
+  port: Number(u.port),
+  useSSL: false,
+  accessKey: config.storage.accessKey,
+  secretKey: config.storage.secretKey,
+  region: "us-east-1",
+  pathStyle: true,
+});
 const bucket = config.storage.bucket;
 const keys: string[] = [];
 for await (const item of client.listObjectsV2(bucket, "repos/", true)) if (item.name) keys.push(item.name);
@@ -46,4 +54,6 @@ const missing = [...live].filter((k) => !keys.includes(k));
 const uploads = (await client.listIncompleteUploadsQuery(bucket, "", "", "", "")).uploads.map((x) => ({ key: x.key, uploadId: x.uploadId }));
 const stats = ctx.store.stats;
 ctx.close();
-process.stdout.write(`${JSON.stringify({ gc, swept, objects: keys.length, livePackFiles: live.size, unreferenced, missing, openUploads: uploads, storeStats: stats })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ gc, swept, objects: keys.length, livePackFiles: live.size, unreferenced, missing, openUploads: uploads, storeStats: stats })}\n`,
+);

@@ -59,7 +59,16 @@ async function measure(name: string, store: S3Store, via: string): Promise<void>
         }),
       );
       const wall = (performance.now() - t0) / 1000;
-      out.push({ via, op: `ranged get x${conc}`, chunkMiB: chunk / MiB, mib: bytes / MiB, wall: round(wall), mibPerS: round(bytes / MiB / wall, 1), helperCpu: round(cpu() - c0), load1: loadavg()[0] });
+      out.push({
+        via,
+        op: `ranged get x${conc}`,
+        chunkMiB: chunk / MiB,
+        mib: bytes / MiB,
+        wall: round(wall),
+        mibPerS: round(bytes / MiB / wall, 1),
+        helperCpu: round(cpu() - c0),
+        load1: loadavg()[0],
+      });
     }
     const small = new Uint8Array(1024);
     t0 = performance.now();

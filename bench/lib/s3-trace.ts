@@ -55,7 +55,13 @@ interface State {
 const s3 = await startS3rver({ directory: join(STATE, "s3rver") });
 mkdirSync(join(STATE, "s3rver"), { recursive: true });
 const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: delay, trace: true });
-const s3Env = { SVC_STORAGE: "s3", SVC_S3_ENDPOINT: proxy.endpoint, SVC_S3_BUCKET: s3.bucket, SVC_S3_ACCESS_KEY: s3.accessKey, SVC_S3_SECRET_KEY: s3.secretKey };
+const s3Env = {
+  SVC_STORAGE: "s3",
+  SVC_S3_ENDPOINT: proxy.endpoint,
+  SVC_S3_BUCKET: s3.bucket,
+  SVC_S3_ACCESS_KEY: s3.accessKey,
+  SVC_S3_SECRET_KEY: s3.secretKey,
+};
 const svcs: SvcServer[] = [];
 const cpuProf = argv.includes("--cpu-prof") ? get("cpu-prof", "") : "";
 const start = async (side: string, profile = false): Promise<SvcServer> => {
@@ -201,7 +207,23 @@ try {
         const { entries } = await proxy.trace();
         const summary = summarize(entries, wall, response);
         log(`${op} ${side}: ${JSON.stringify({ marks, serverCpu: cpu, load, ...(side === "s3" ? summary : {}) })}`);
-        writeFileSync(join(STATE, `${op}-${side}.json`), JSON.stringify({ marks, response, entries: entries.map((e) => ({ ...e, start: e.start - entries[0]!.start, firstByte: e.firstByte - entries[0]!.start, end: e.end - entries[0]!.start })) }, null, 0));
+        writeFileSync(
+          join(STATE, `${op}-${side}.json`),
+          JSON.stringify(
+            {
+              marks,
+              response,
+              entries: entries.map((e) => ({
+                ...e,
+                start: e.start - entries[0]!.start,
+                firstByte: e.firstByte - entries[0]!.start,
+                end: e.end - entries[0]!.start,
+              })),
+            },
+            null,
+            0,
+          ),
+        );
         for (const s of svcs.splice(0)) {
           await s.stop();
           writeFileSync(join(STATE, `svc-${side}-${op}.log`), s.logs());
@@ -231,9 +253,17 @@ async function fork(svc: SvcServer, acct: SvcAccount, name: string): Promise<voi
 
 /** A new token for the account bootstrap() made (its password is the one bootstrap uses). */
 async function signIn(svc: SvcServer, org = "bench"): Promise<SvcAccount> {
-  const login = await fetch(`${svc.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }) });
+  const login = await fetch(`${svc.url}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }),
+  });
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const mint = await fetch(`${svc.url}/v1/orgs/${org}/tokens`, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify({ scopes: ["repo:read", "repo:write", "org:read", "org:admin"], label: "trace" }) });
+  const mint = await fetch(`${svc.url}/v1/orgs/${org}/tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ scopes: ["repo:read", "repo:write", "org:read", "org:admin"], label: "trace" }),
+  });
   const json = (await mint.json()) as { token: string };
   return { org, token: json.token, cookie };
 }

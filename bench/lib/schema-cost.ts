@@ -19,13 +19,40 @@ const tree = {
   ref: "main",
   commit: sha(1),
   path: "wide",
-  entries: Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}.txt`, path: `wide/f${i}.txt`, type: "blob" as const, mode: "100644", oid: sha(i), size: 1000 + i })),
+  entries: Array.from({ length: 1000 }, (_, i) => ({
+    name: `f${i}.txt`,
+    path: `wide/f${i}.txt`,
+    type: "blob" as const,
+    mode: "100644",
+    oid: sha(i),
+    size: 1000 + i,
+  })),
 };
 const repo = {
-  id: "r7k2m9p4q8s1t6v3", org_id: "o3x9m2p7q4r8s6t1", org: "acme", name: "app", kind: "native" as const, public: false, default_branch: "main",
-  origin_url: null, origin_provider: null, origin_installation: null, last_sync_at: null, last_synced_commit: null, sync_error: null,
-  created_at: 1795248971422, clone_url: "https://git.example.com/acme/app.git", ssh_clone_url: null, description: "The app", homepage: null,
-  fork_count: 0, watcher_count: 2, fork_parent: null, viewer_admin: true, viewer_write: true, write_blocked: null,
+  id: "r7k2m9p4q8s1t6v3",
+  org_id: "o3x9m2p7q4r8s6t1",
+  org: "acme",
+  name: "app",
+  kind: "native" as const,
+  public: false,
+  default_branch: "main",
+  origin_url: null,
+  origin_provider: null,
+  origin_installation: null,
+  last_sync_at: null,
+  last_synced_commit: null,
+  sync_error: null,
+  created_at: 1795248971422,
+  clone_url: "https://git.example.com/acme/app.git",
+  ssh_clone_url: null,
+  description: "The app",
+  homepage: null,
+  fork_count: 0,
+  watcher_count: 2,
+  fork_parent: null,
+  viewer_admin: true,
+  viewer_write: true,
+  write_blocked: null,
 };
 const app = new Elysia()
   .get("/repo-plain/:org/:repo", async () => repo)
@@ -48,19 +75,32 @@ const get = (path: string) => async () => (await app.handle(new Request(`http://
 
 const LooseOperation = t.Object({ op: t.String(), path: t.String(), content: t.Optional(t.String()) });
 const LooseCommit = t.Object({
-  branch: t.Optional(t.String()), expected_parent: t.Optional(t.Nullable(t.String())), message: t.String(),
-  author: t.Optional(t.Object({ name: t.String(), email: t.String() })), context: t.Optional(t.Unknown()), operations: t.Array(LooseOperation, { maxItems: 10000 }),
+  branch: t.Optional(t.String()),
+  expected_parent: t.Optional(t.Nullable(t.String())),
+  message: t.String(),
+  author: t.Optional(t.Object({ name: t.String(), email: t.String() })),
+  context: t.Optional(t.Unknown()),
+  operations: t.Array(LooseOperation, { maxItems: 10000 }),
 });
-const body = { message: "m", operations: Array.from({ length: 10_000 }, (_, i) => ({ op: "put", path: `new/d${i % 100}/f${i}.txt`, content: "x".repeat(250) })) };
+const body = {
+  message: "m",
+  operations: Array.from({ length: 10_000 }, (_, i) => ({ op: "put", path: `new/d${i % 100}/f${i}.txt`, content: "x".repeat(250) })),
+};
 const bodyCost = (schema: object) => {
   const check = TypeCompiler.Compile(schema as never);
   const clean = createMirror(schema as never, { TypeCompiler } as never);
   return cpuPer(20, () => check.Check(clean(body as never)));
 };
 
-console.log(JSON.stringify({
-  unit: "CPU µs per answer, best of 9",
-  get_repo: { without_schema: await cpuPer(5000, get("/repo-plain")), with_schema: await cpuPer(5000, get("/repo-schema")) },
-  tree_1000: { without_schema: await cpuPer(200, get("/tree-plain")), with_schema: await cpuPer(200, get("/tree-schema")) },
-  commit_body_10000_ops: { loose_schema: await bodyCost(LooseCommit), typed_schema: await bodyCost(CommitRequest) },
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      unit: "CPU µs per answer, best of 9",
+      get_repo: { without_schema: await cpuPer(5000, get("/repo-plain")), with_schema: await cpuPer(5000, get("/repo-schema")) },
+      tree_1000: { without_schema: await cpuPer(200, get("/tree-plain")), with_schema: await cpuPer(200, get("/tree-schema")) },
+      commit_body_10000_ops: { loose_schema: await bodyCost(LooseCommit), typed_schema: await bodyCost(CommitRequest) },
+    },
+    null,
+    2,
+  ),
+);

@@ -20,7 +20,10 @@ export async function startSvc(dir: string, env: Record<string, string> = {}, bu
   const dataDir = join(dir, "data");
   mkdirSync(dataDir, { recursive: true });
   const svcEnv = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", ...env };
-  const child = await spawnServer([BUN, ...bunArgs, join(root, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...svcEnv }, stderrFile: join(dir, "stderr.log") });
+  const child = await spawnServer([BUN, ...bunArgs, join(root, "src/main.ts"), "serve"], {
+    env: { ...cleanEnv(), ...svcEnv },
+    stderrFile: join(dir, "stderr.log"),
+  });
   return { ...child, dataDir, env: svcEnv, root };
 }
 
@@ -42,10 +45,29 @@ async function call(url: string, init: RequestInit & { expect: number }): Promis
 export async function bootstrap(s: SvcServer, f: { org: string; repo: string }): Promise<Fixture> {
   const email = "bench@example.com";
   const password = "correct horse battery staple";
-  const created = await run([BUN, join(s.root ?? ROOT, "src/main.ts"), "user-create", "--org", f.org, "--email", email, "--name", "Bench", "--handle", "bencher", "--password", password, "--role", "owner"], {
-    ...cleanEnv(),
-    ...s.env,
-  });
+  const created = await run(
+    [
+      BUN,
+      join(s.root ?? ROOT, "src/main.ts"),
+      "user-create",
+      "--org",
+      f.org,
+      "--email",
+      email,
+      "--name",
+      "Bench",
+      "--handle",
+      "bencher",
+      "--password",
+      password,
+      "--role",
+      "owner",
+    ],
+    {
+      ...cleanEnv(),
+      ...s.env,
+    },
+  );
   if (created.code !== 0) throw new Error(`user-create failed: ${created.stderr}`);
   const json = { "content-type": "application/json" };
   const login = await call(`${s.url}/v1/auth/login`, { method: "POST", headers: json, body: JSON.stringify({ email, password }), expect: 200 });

@@ -23,15 +23,28 @@ const cpuOf = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(f[11]) + Number(f[12])) / 100;
 };
-const backend = await spawnServer([BUN, join(ROOT, "bench/lib/http-backend-server.ts"), SERVED], { env: process.env as Record<string, string>, stderrFile: join(RUN, "origin.log") });
-const svc = await startSvc(join(RUN, "svc"), { SVC_LOG: "info", SVC_MIRROR_ALLOW_PRIVATE: "1" }, args.prof ? ["--cpu-prof-md", `--cpu-prof-dir=${args["out-dir"]}`] : []);
+const backend = await spawnServer([BUN, join(ROOT, "bench/lib/http-backend-server.ts"), SERVED], {
+  env: process.env as Record<string, string>,
+  stderrFile: join(RUN, "origin.log"),
+});
+const svc = await startSvc(
+  join(RUN, "svc"),
+  { SVC_LOG: "info", SVC_MIRROR_ALLOW_PRIVATE: "1" },
+  args.prof ? ["--cpu-prof-md", `--cpu-prof-dir=${args["out-dir"]}`] : [],
+);
 try {
   const fx = await bootstrap(svc, { org: "bench", repo: "unused" });
   const headers = { authorization: `Bearer ${fx.token}`, "content-type": "application/json" };
-  const want = Bun.spawnSync(["git", "rev-parse", "refs/heads/main"], { cwd: join(SERVED, "git.git") }).stdout.toString().trim();
+  const want = Bun.spawnSync(["git", "rev-parse", "refs/heads/main"], { cwd: join(SERVED, "git.git") })
+    .stdout.toString()
+    .trim();
   const c0 = cpuOf(svc.pid);
   const t0 = performance.now();
-  const created = await fetch(`${svc.url}/v1/orgs/bench/repos`, { method: "POST", headers, body: JSON.stringify({ name: "m", kind: "mirror", origin_url: `${backend.url}/git.git` }) });
+  const created = await fetch(`${svc.url}/v1/orgs/bench/repos`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "m", kind: "mirror", origin_url: `${backend.url}/git.git` }),
+  });
   if (created.status !== 201) throw new Error(await created.text());
   for (;;) {
     const r = (await (await fetch(`${svc.url}/v1/orgs/bench/repos/m`, { headers })).json()) as { last_synced_commit: string | null; sync_error: string | null };
@@ -44,10 +57,14 @@ try {
   // The sync logs its phases just after the commit the poll saw.
   let phases: string | undefined;
   for (let k = 0; k < 100 && !phases; k++) {
-    phases = readFileSync(join(RUN, "svc", "stderr.log"), "utf8").split("\n").find((l) => l.includes("mirror synced"));
+    phases = readFileSync(join(RUN, "svc", "stderr.log"), "utf8")
+      .split("\n")
+      .find((l) => l.includes("mirror synced"));
     if (!phases) await Bun.sleep(20);
   }
-  process.stdout.write(`${JSON.stringify({ wall_s: Math.round(wall * 1000) / 1000, svc_cpu_s: Math.round(cpu * 100) / 100, load: readFileSync("/proc/loadavg", "utf8").trim(), synced: phases ? JSON.parse(phases) : null })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ wall_s: Math.round(wall * 1000) / 1000, svc_cpu_s: Math.round(cpu * 100) / 100, load: readFileSync("/proc/loadavg", "utf8").trim(), synced: phases ? JSON.parse(phases) : null })}\n`,
+  );
 } finally {
   await svc.stop();
   await backend.stop();

@@ -36,10 +36,28 @@ function archName(): "x64" | "arm64" {
 }
 
 /** `svc runner register`: registers this machine and writes its credential to `configPath`. */
-export async function register(opts: { url: string; token: string; name?: string; labels?: string; ephemeral?: boolean; configPath: string; version: string }): Promise<RunnerConfig> {
+export async function register(opts: {
+  url: string;
+  token: string;
+  name?: string;
+  labels?: string;
+  ephemeral?: boolean;
+  configPath: string;
+  version: string;
+}): Promise<RunnerConfig> {
   const url = opts.url.replace(/\/+$/, "");
-  const name = opts.name ?? (hostname().replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 64) || "runner");
-  const labels = opts.labels ? opts.labels.split(",").map((l) => l.trim()).filter(Boolean) : [];
+  const name =
+    opts.name ??
+    (hostname()
+      .replace(/[^A-Za-z0-9._-]/g, "-")
+      .slice(0, 64) ||
+      "runner");
+  const labels = opts.labels
+    ? opts.labels
+        .split(",")
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : [];
   const res = await call(`${url}/v1/runners/register`, {
     token: opts.token,
     method: "POST",
@@ -48,7 +66,16 @@ export async function register(opts: { url: string; token: string; name?: string
     what: "register",
   });
   if (res.status !== 201) throw new Error(`registration refused (${res.status}): ${res.body?.error ?? "unknown error"}`);
-  const config: RunnerConfig = { url, runner_id: res.body.runner_id, name, credential: res.body.credential, labels: res.body.labels, ephemeral: opts.ephemeral ?? false, org: res.body.org, group: res.body.group };
+  const config: RunnerConfig = {
+    url,
+    runner_id: res.body.runner_id,
+    name,
+    credential: res.body.credential,
+    labels: res.body.labels,
+    ephemeral: opts.ephemeral ?? false,
+    org: res.body.org,
+    group: res.body.group,
+  };
   const path = resolve(opts.configPath);
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
@@ -167,7 +194,11 @@ function killGroup(child: ChildProcess): void {
 }
 
 /** Runs a command in its own process group, streaming merged output to `out`; resolves with its exit code. */
-function runProcess(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string>; out: (s: string) => void; onChild?: (c: ChildProcess) => void }): Promise<number> {
+function runProcess(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; out: (s: string) => void; onChild?: (c: ChildProcess) => void },
+): Promise<number> {
   return new Promise((resolvePromise) => {
     // Why detached: the step becomes a process group leader, so a cancel kills everything it started.
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -214,7 +245,13 @@ export class Agent {
       let res: Awaited<ReturnType<typeof call>>;
       try {
         // The client timeout must exceed the server's wait (SPEC §8); a timeout is just another claim.
-        res = await call(`${base}/v1/runners/claim`, { token: this.config.credential, method: "POST", timeoutMs: claimTimeout, stop: this.stopper.signal, what: "claim" });
+        res = await call(`${base}/v1/runners/claim`, {
+          token: this.config.credential,
+          method: "POST",
+          timeoutMs: claimTimeout,
+          stop: this.stopper.signal,
+          what: "claim",
+        });
       } catch (error) {
         if (error instanceof Stopped) break;
         throw error;
@@ -293,7 +330,9 @@ export class Agent {
     let verdict: "success" | "failure" | "cancelled" = "success";
     const steps = job.steps.length;
     const stepState = (i: number, state: string, exitCode: number | null = null) =>
-      call(`${jobUrl}/steps/${i}`, { token, method: "POST", body: { state, exit_code: exitCode }, stop: reportStop.signal, what: `step ${i + 1} state` }).catch(() => null);
+      call(`${jobUrl}/steps/${i}`, { token, method: "POST", body: { state, exit_code: exitCode }, stop: reportStop.signal, what: `step ${i + 1} state` }).catch(
+        () => null,
+      );
     try {
       rmSync(ws, { recursive: true, force: true });
       mkdirSync(ws, { recursive: true });
@@ -308,7 +347,13 @@ export class Agent {
       };
       const out = (s: string) => log.write(s);
       let code = await runProcess("git", ["init", "-q", "."], { cwd: ws, env: gitEnv, out });
-      if (code === 0) code = await runProcess("git", ["fetch", "-q", "--no-tags", "--depth", "1", job.clone_url, job.commit], { cwd: ws, env: gitEnv, out, onChild: (c) => (this.child = c) });
+      if (code === 0)
+        code = await runProcess("git", ["fetch", "-q", "--no-tags", "--depth", "1", job.clone_url, job.commit], {
+          cwd: ws,
+          env: gitEnv,
+          out,
+          onChild: (c) => (this.child = c),
+        });
       if (code === 0) code = await runProcess("git", ["checkout", "-q", "--detach", "FETCH_HEAD"], { cwd: ws, env: gitEnv, out });
       this.child = null;
       if (code !== 0) {
@@ -329,7 +374,20 @@ export class Agent {
           const script = join(this.workdir, `${job.job_id}.step${i}.sh`);
           // `exec 2>&1`: one stream, so the log keeps stdout and stderr in the order they were written.
           writeFileSync(script, `exec 2>&1\n${step.run}\n`);
-          const env = { ...baseEnv(), CI: "true", SVC_CI: "true", SVC_JOB_ID: job.job_id, SVC_RUN_ID: job.run_id, SVC_JOB_KEY: job.key, SVC_REPOSITORY: job.repo, SVC_SHA: job.commit, SVC_REF: job.ref, SVC_WORKSPACE: ws, ...job.env, ...step.env };
+          const env = {
+            ...baseEnv(),
+            CI: "true",
+            SVC_CI: "true",
+            SVC_JOB_ID: job.job_id,
+            SVC_RUN_ID: job.run_id,
+            SVC_JOB_KEY: job.key,
+            SVC_REPOSITORY: job.repo,
+            SVC_SHA: job.commit,
+            SVC_REF: job.ref,
+            SVC_WORKSPACE: ws,
+            ...job.env,
+            ...step.env,
+          };
           const t0 = Date.now();
           const exit = await runProcess("sh", ["-e", script], { cwd: ws, env, out, onChild: (c) => (this.child = c) });
           this.child = null;

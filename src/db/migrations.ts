@@ -16,7 +16,23 @@ import m0012 from "../../migrations/0012_change_patchsets.sql" with { type: "tex
 import m0013 from "../../migrations/0013_contribution_graph.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
 
-const SQL: Record<string, string> = { "0000_init": m0000, "0001_authority_indexes": m0001, "0002_people_and_mail": m0002, "0003_drop_signup_attempts": m0003, "0004_ci": m0004, "0005_git_reach_tips": m0005, "0006_billing": m0006, "0007_hooks_and_mirrors": m0007, "0008_changes": m0008, "0009_forks": m0009, "0010_discovery": m0010, "0011_web_activity": m0011, "0012_change_patchsets": m0012, "0013_contribution_graph": m0013, "0014_work_engine": m0014 };
+const SQL: Record<string, string> = {
+  "0000_init": m0000,
+  "0001_authority_indexes": m0001,
+  "0002_people_and_mail": m0002,
+  "0003_drop_signup_attempts": m0003,
+  "0004_ci": m0004,
+  "0005_git_reach_tips": m0005,
+  "0006_billing": m0006,
+  "0007_hooks_and_mirrors": m0007,
+  "0008_changes": m0008,
+  "0009_forks": m0009,
+  "0010_discovery": m0010,
+  "0011_web_activity": m0011,
+  "0012_change_patchsets": m0012,
+  "0013_contribution_graph": m0013,
+  "0014_work_engine": m0014,
+};
 
 /** Every migration in journal order; a journal entry without embedded SQL is a build error. */
 export const migrations: { tag: string; sql: string }[] = journal.entries.map((e) => {

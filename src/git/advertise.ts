@@ -26,12 +26,7 @@
 //
 // A refusal the user should read (a reader pushing) is an advertisement of one ERR packet,
 // after the preamble over HTTP: git prints "remote error: <message>" and stops.
-import {
-  AGENT,
-  RECEIVE_PACK_CAPABILITIES,
-  UPLOAD_PACK_CAPABILITIES,
-  V2_CAPABILITIES,
-} from "./capabilities.ts";
+import { AGENT, RECEIVE_PACK_CAPABILITIES, UPLOAD_PACK_CAPABILITIES, V2_CAPABILITIES } from "./capabilities.ts";
 import { concatBytes, errPkt, FLUSH_PKT, pktLine } from "./pkt-line.ts";
 import { peelRefs, type RepoSnapshot, resolveHead } from "./repo-snapshot.ts";
 import { ZERO_OID } from "./types.ts";
@@ -47,11 +42,7 @@ export interface AdvertiseOptions {
 }
 
 /** The complete first response of `service` (the info/refs body over HTTP, the greeting over SSH). */
-export async function advertiseRefs(
-  snapshot: RepoSnapshot,
-  service: GitService,
-  opts: AdvertiseOptions,
-): Promise<Uint8Array<ArrayBuffer>> {
+export async function advertiseRefs(snapshot: RepoSnapshot, service: GitService, opts: AdvertiseOptions): Promise<Uint8Array<ArrayBuffer>> {
   const parts: Uint8Array[] = [];
   const v2 = opts.protocol === 2 && service === "git-upload-pack";
   if (opts.http && !v2) parts.push(serviceHeader(service));

@@ -58,7 +58,6 @@ function bucketOf(size: number): number {
   return 32 - Math.clz32(size - 1);
 }
 
-
 /**
  * A full collection, for the long loops of a clone or a repack. They churn through buffers that
  * live across awaits (pack reads, packets in flight), so the young-generation collector promotes

@@ -27,26 +27,10 @@ export const UPLOAD_PACK_CAPABILITIES = [
 ];
 
 /** Protocol v0 receive-pack capabilities. */
-export const RECEIVE_PACK_CAPABILITIES = [
-  "report-status",
-  "report-status-v2",
-  "delete-refs",
-  "side-band-64k",
-  "quiet",
-  "atomic",
-  "ofs-delta",
-  "push-options",
-];
+export const RECEIVE_PACK_CAPABILITIES = ["report-status", "report-status-v2", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "push-options"];
 
 /** Protocol v2 capability advertisement lines (after "version 2"). */
-export const V2_CAPABILITIES = [
-  `agent=${AGENT}`,
-  "ls-refs=unborn",
-  "fetch=shallow wait-for-done filter",
-  "server-option",
-  "object-format=sha1",
-  "object-info",
-];
+export const V2_CAPABILITIES = [`agent=${AGENT}`, "ls-refs=unborn", "fetch=shallow wait-for-done filter", "server-option", "object-format=sha1", "object-info"];
 
 /** Capabilities a client requested: words and key=value pairs. */
 export class CapabilitySet {

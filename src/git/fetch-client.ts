@@ -516,7 +516,10 @@ export class RemoteRepository {
     if (res.status === 404) throw new FetchError("not-found", "origin repository not found (HTTP 404)");
     if (res.status >= 300 && res.status < 400) {
       const to = res.header("location");
-      throw new FetchError("http", `origin redirected (HTTP ${res.status}${to ? ` to ${to.slice(0, 200)}` : ""}); redirects are not followed, use the final address`);
+      throw new FetchError(
+        "http",
+        `origin redirected (HTTP ${res.status}${to ? ` to ${to.slice(0, 200)}` : ""}); redirects are not followed, use the final address`,
+      );
     }
     throw new FetchError("http", `origin answered HTTP ${res.status}`);
   }

@@ -419,13 +419,22 @@ function fsckIdent(d: Uint8Array, p: number, report: Report): number {
 function fsckCommit(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "tree ")) { report("missingTree", "invalid format - expected 'tree' line"); return; }
+  if (!startsWith(d, p, "tree ")) {
+    report("missingTree", "invalid format - expected 'tree' line");
+    return;
+  }
   p += 5;
-  if (!oidLine(d, p)) { report("badTreeSha1", "invalid 'tree' line format - bad sha1"); return; }
+  if (!oidLine(d, p)) {
+    report("badTreeSha1", "invalid 'tree' line format - bad sha1");
+    return;
+  }
   p += 41;
   while (startsWith(d, p, "parent ")) {
     p += 7;
-    if (!oidLine(d, p)) { report("badParentSha1", "invalid 'parent' line format - bad sha1"); return; }
+    if (!oidLine(d, p)) {
+      report("badParentSha1", "invalid 'parent' line format - bad sha1");
+      return;
+    }
     p += 41;
   }
   let authors = 0;
@@ -433,9 +442,18 @@ function fsckCommit(d: Uint8Array, report: Report): void {
     authors++;
     p = fsckIdent(d, p + 7, report);
   }
-  if (authors < 1) { report("missingAuthor", "invalid format - expected 'author' line"); return; }
-  if (authors > 1) { report("multipleAuthors", "invalid format - multiple 'author' lines"); return; }
-  if (!startsWith(d, p, "committer ")) { report("missingCommitter", "invalid format - expected 'committer' line"); return; }
+  if (authors < 1) {
+    report("missingAuthor", "invalid format - expected 'author' line");
+    return;
+  }
+  if (authors > 1) {
+    report("multipleAuthors", "invalid format - multiple 'author' lines");
+    return;
+  }
+  if (!startsWith(d, p, "committer ")) {
+    report("missingCommitter", "invalid format - expected 'committer' line");
+    return;
+  }
   fsckIdent(d, p + 10, report);
   if (d.includes(0)) report("nulInCommit", "NUL byte in the commit object body");
 }
@@ -446,20 +464,41 @@ const TYPES: ReadonlySet<string> = new Set(["commit", "tree", "blob", "tag"]);
 function fsckTag(d: Uint8Array, report: Report): void {
   verifyHeaders(d, report);
   let p = 0;
-  if (!startsWith(d, p, "object ")) { report("missingObject", "invalid format - expected 'object' line"); return; }
+  if (!startsWith(d, p, "object ")) {
+    report("missingObject", "invalid format - expected 'object' line");
+    return;
+  }
   p += 7;
-  if (!oidLine(d, p)) { report("badObjectSha1", "invalid 'object' line format - bad sha1"); return; }
+  if (!oidLine(d, p)) {
+    report("badObjectSha1", "invalid 'object' line format - bad sha1");
+    return;
+  }
   p += 41;
-  if (!startsWith(d, p, "type ")) { report("missingTypeEntry", "invalid format - expected 'type' line"); return; }
+  if (!startsWith(d, p, "type ")) {
+    report("missingTypeEntry", "invalid format - expected 'type' line");
+    return;
+  }
   p += 5;
   let eol = d.indexOf(NL, p);
-  if (eol < 0) { report("missingType", "invalid format - unexpected end after 'type' line"); return; }
-  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) { report("badType", "invalid 'type' value"); return; }
+  if (eol < 0) {
+    report("missingType", "invalid format - unexpected end after 'type' line");
+    return;
+  }
+  if (!TYPES.has(latin1.decode(d.subarray(p, eol)))) {
+    report("badType", "invalid 'type' value");
+    return;
+  }
   p = eol + 1;
-  if (!startsWith(d, p, "tag ")) { report("missingTagEntry", "invalid format - expected 'tag' line"); return; }
+  if (!startsWith(d, p, "tag ")) {
+    report("missingTagEntry", "invalid format - expected 'tag' line");
+    return;
+  }
   p += 4;
   eol = d.indexOf(NL, p);
-  if (eol < 0) { report("missingTag", "invalid format - unexpected end after 'type' line"); return; }
+  if (eol < 0) {
+    report("missingTag", "invalid format - unexpected end after 'type' line");
+    return;
+  }
   const name = utf8.decode(d.subarray(p, eol));
   if (!checkRefFormat(`tags/${name}`)) report("badTagName", `invalid 'tag' name: ${name.slice(0, 200)}`);
   p = eol + 1;
@@ -467,11 +506,17 @@ function fsckTag(d: Uint8Array, report: Report): void {
   else report("missingTaggerEntry", "invalid format - expected 'tagger' line");
   if (startsWith(d, p, "gpgsig ") || startsWith(d, p, "gpgsig-sha256 ")) {
     eol = d.indexOf(NL, p);
-    if (eol < 0) { report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line"); return; }
+    if (eol < 0) {
+      report("badGpgsig", "invalid format - unexpected end after 'gpgsig' or 'gpgsig-sha256' line");
+      return;
+    }
     p = eol + 1;
     while (p < d.length && d[p] === SP) {
       eol = d.indexOf(NL, p);
-      if (eol < 0) { report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line"); return; }
+      if (eol < 0) {
+        report("badHeaderContinuation", "invalid format - unexpected end in 'gpgsig' or 'gpgsig-sha256' continuation line");
+        return;
+      }
       p = eol + 1;
     }
   }
@@ -581,7 +626,8 @@ function fsckTree(d: Uint8Array, report: Report, found: TreeFindings | null, lin
           const mode = raw & 0xffff;
           // What the base was only warned about is this tree's problem too (a warning per object).
           if (d[pos] === 0x30) problems |= P_ZERO_PADDED;
-          if (mode !== 0o100644 && mode !== S_IFDIR && mode !== 0o100755 && mode !== S_IFLNK && mode !== S_IFGITLINK && mode !== 0o100664) problems |= P_BAD_FILEMODE;
+          if (mode !== 0o100644 && mode !== S_IFDIR && mode !== 0o100755 && mode !== S_IFLNK && mode !== S_IFGITLINK && mode !== 0o100664)
+            problems |= P_BAD_FILEMODE;
           if (d[end + 1] === 0 && isNullOid(d, end + 1)) problems |= P_NULL_SHA1;
           if (end - start > MAX_TREE_ENTRY_LEN) problems |= P_LARGE_PATHNAME;
           if (prevStart >= 0) problems |= orderProblem(d, prevStart, prevEnd, prevMode, start, end, mode, candidates ?? (candidates = []));
@@ -789,14 +835,29 @@ function nextHfsChar(d: Uint8Array, end: number): number {
     } else if ((c0 & 0xf0) === 0xe0) {
       const b1 = s + 1 < end ? d[s + 1]! : 0;
       const b2 = s + 2 < end ? d[s + 2]! : 0;
-      if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (c0 === 0xe0 && (b1 & 0xe0) === 0x80) || (c0 === 0xed && (b1 & 0xe0) === 0xa0) || (c0 === 0xef && b1 === 0xbf && (b2 & 0xfe) === 0xbe)) return -1;
+      if (
+        (b1 & 0xc0) !== 0x80 ||
+        (b2 & 0xc0) !== 0x80 ||
+        (c0 === 0xe0 && (b1 & 0xe0) === 0x80) ||
+        (c0 === 0xed && (b1 & 0xe0) === 0xa0) ||
+        (c0 === 0xef && b1 === 0xbf && (b2 & 0xfe) === 0xbe)
+      )
+        return -1;
       ch = ((c0 & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f);
       len = 3;
     } else if ((c0 & 0xf8) === 0xf0) {
       const b1 = s + 1 < end ? d[s + 1]! : 0;
       const b2 = s + 2 < end ? d[s + 2]! : 0;
       const b3 = s + 3 < end ? d[s + 3]! : 0;
-      if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (b3 & 0xc0) !== 0x80 || (c0 === 0xf0 && (b1 & 0xf0) === 0x80) || (c0 === 0xf4 && b1 > 0x8f) || c0 > 0xf4) return -1;
+      if (
+        (b1 & 0xc0) !== 0x80 ||
+        (b2 & 0xc0) !== 0x80 ||
+        (b3 & 0xc0) !== 0x80 ||
+        (c0 === 0xf0 && (b1 & 0xf0) === 0x80) ||
+        (c0 === 0xf4 && b1 > 0x8f) ||
+        c0 > 0xf4
+      )
+        return -1;
       ch = ((c0 & 0x07) << 18) | ((b1 & 0x3f) << 12) | ((b2 & 0x3f) << 6) | (b3 & 0x3f);
       len = 4;
     } else return -1;
@@ -862,7 +923,8 @@ function isNtfsDot(d: Uint8Array, start: number, end: number, name: string, shor
   if (c0 === DOT && caseEqual(d, start + 1, end, name, name.length)) return onlySpacesAndPeriods(d, start + name.length + 1, end);
   // The short names below start with the name's first letter or with "~".
   if (lower(c0) !== name.charCodeAt(0) && c0 !== TILDE) return false;
-  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === TILDE && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34) return onlySpacesAndPeriods(d, start + 8, end);
+  if (caseEqual(d, start, end, name, 6) && at0(d, start + 6, end) === TILDE && at0(d, start + 7, end) >= 0x31 && at0(d, start + 7, end) <= 0x34)
+    return onlySpacesAndPeriods(d, start + 8, end);
   let sawTilde = false;
   for (let i = 0; i < 8; i++) {
     const c = at0(d, start + i, end);
@@ -1144,9 +1206,15 @@ export class FsckSession {
 
   /** Records what a tree names and checks a named blob (oid as 20 raw bytes at `at`, or hex). */
   readonly inspect = (type: ObjectType, data: Uint8Array, oid: Uint8Array | Oid, at = 0): void => {
-    if (type === "tree") { specialEntries(data, this.found); return; }
+    if (type === "tree") {
+      specialEntries(data, this.found);
+      return;
+    }
     if (type !== "blob") return;
-    if (typeof oid !== "string") { this.inspectBlob(data, oid, at); return; }
+    if (typeof oid !== "string") {
+      this.inspectBlob(data, oid, at);
+      return;
+    }
     // A blob that arrives before the tree naming it is read back by finish (not kept: blobs may be large).
     if (this.gitmodules.has(oid) || this.gitattributes.has(oid)) this.check(oid, data);
   };
@@ -1187,7 +1255,8 @@ export class FsckSession {
         };
         if (!header) fail(kind === "m" ? "gitmodulesMissing" : "gitattributesMissing", `unable to read ${what} blob`);
         if (header!.type !== "blob") fail(kind === "m" ? "gitmodulesBlob" : "gitattributesBlob", `non-blob found at ${what}`);
-        if (header!.size > (kind === "m" ? GITMODULES_MAX_SIZE : ATTR_MAX_FILE_SIZE)) fail(kind === "m" ? "gitmodulesLarge" : "gitattributesLarge", `${what} too large to parse`);
+        if (header!.size > (kind === "m" ? GITMODULES_MAX_SIZE : ATTR_MAX_FILE_SIZE))
+          fail(kind === "m" ? "gitmodulesLarge" : "gitattributesLarge", `${what} too large to parse`);
         const obj = await reader.read(oid);
         if (!obj) fail(kind === "m" ? "gitmodulesMissing" : "gitattributesMissing", `unable to read ${what} blob`);
         this.check(oid, obj!.data);

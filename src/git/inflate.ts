@@ -132,7 +132,8 @@ export function inflateExact(compressed: Uint8Array, size: number, out?: Uint8Ar
   const target = out && out.length >= size + 1 ? out.subarray(0, size + 1) : new Uint8Array(size + 1);
   const r = z.step(Z_SYNC_FLUSH, compressed, 0, compressed.length, target, 0, size + 1);
   z.reset();
-  if (r.written !== size) throw new GitError(`corrupt pack: inflated ${r.written > size ? "more than " : ""}${Math.min(r.written, size)} bytes, expected ${size}`);
+  if (r.written !== size)
+    throw new GitError(`corrupt pack: inflated ${r.written > size ? "more than " : ""}${Math.min(r.written, size)} bytes, expected ${size}`);
   return target.subarray(0, size);
 }
 

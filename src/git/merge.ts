@@ -120,7 +120,12 @@ function byPath(a: string, b: string): number {
  * in path order, like `git diff-tree -r --no-renames`. Only differing subtrees are read. A
  * file replaced by a directory (or back) shows as a deletion plus additions.
  */
-export async function diffTrees(reader: ObjectReader, a: Oid | null, b: Oid | null, opts: { limit?: number } = {}): Promise<{ changes: TreeChange[]; truncated: boolean }> {
+export async function diffTrees(
+  reader: ObjectReader,
+  a: Oid | null,
+  b: Oid | null,
+  opts: { limit?: number } = {},
+): Promise<{ changes: TreeChange[]; truncated: boolean }> {
   const limit = opts.limit ?? Infinity;
   const out: TreeChange[] = [];
   let truncated = false;

@@ -104,7 +104,20 @@ export async function listObjects(set: PackSet, req: CollectRequest, opts: ListO
   const midx = set.multiPackIndex();
   const flags = new Uint8Array(midx.count);
   const types = new Uint8Array(midx.count);
-  const list: ObjectList = { midx, reader: new ChainReader(midx.packs), flags, types, count: 0, commitCount: 0, shallow: [], unshallow: [], stats: { trees: 0, entries: 0, skipped: 0 }, reachedWants: new Set(), bases: null, theirEntries: null };
+  const list: ObjectList = {
+    midx,
+    reader: new ChainReader(midx.packs),
+    flags,
+    types,
+    count: 0,
+    commitCount: 0,
+    shallow: [],
+    unshallow: [],
+    stats: { trees: 0, entries: 0, skipped: 0 },
+    reachedWants: new Set(),
+    bases: null,
+    theirEntries: null,
+  };
   const budget = opts.budget;
   const cache = new CommitCache(budget ? spendingReader(set, budget) : set);
   const send = (p: number, type: number): void => {
@@ -268,7 +281,14 @@ function markRecordedPacks(list: ObjectList, wants: Oid[]): Set<number> | null {
  * Every commit reachable from `wants` (no boundary): straight through by position. Objects
  * already marked as sent (a recorded pack's) are not walked; `needed` loses each one met.
  */
-async function allCommits(list: ObjectList, wants: Oid[], rootTrees: number[], send: (p: number, type: number) => void, needed: Set<number> | null = null, budget?: WorkBudget): Promise<void> {
+async function allCommits(
+  list: ObjectList,
+  wants: Oid[],
+  rootTrees: number[],
+  send: (p: number, type: number) => void,
+  needed: Set<number> | null = null,
+  budget?: WorkBudget,
+): Promise<void> {
   const { midx, flags } = list;
   const stack: number[] = [];
   const wanted = new Set<number>();
@@ -455,7 +475,6 @@ function nameHash(data: Uint8Array, from: number, to: number): number {
   for (let i = from; i < to; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
   return h >>> 0;
 }
-
 
 /** Blobs met in a tree: all sent, sent when small enough (decided after the scan), none sent. */
 const BLOBS_ALL = 0;
@@ -653,7 +672,6 @@ const OFFSET_SPAN = 2 ** 41;
 const BLOB = 0;
 const TREE = 1;
 const GITLINK = 2;
-
 
 function hex(data: Uint8Array, at: number): string {
   return Buffer.from(data.buffer, data.byteOffset + at, 20).toString("hex");

@@ -207,13 +207,7 @@ export function writePackIndex(entries: PackIndexEntry[], packChecksum: Oid): Ui
 }
 
 /** writePackIndex over parallel arrays (`oids`: 20 raw bytes per object), without per-object strings. */
-export function writePackIndexRaw(
-  oids: Uint8Array,
-  offsets: ArrayLike<number>,
-  crcs: ArrayLike<number>,
-  n: number,
-  packChecksum: Oid,
-): Uint8Array {
+export function writePackIndexRaw(oids: Uint8Array, offsets: ArrayLike<number>, crcs: ArrayLike<number>, n: number, packChecksum: Oid): Uint8Array {
   const order = sortOids(oids, n);
   let large = 0;
   for (let i = 0; i < n; i++) if (offsets[i]! > 0x7fffffff) large++;

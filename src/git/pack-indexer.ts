@@ -111,10 +111,7 @@ export type IndexTaskRunner = (input: IndexTaskInput, transfer: Transferable[]) 
 export type ObjectHook = (type: ObjectType, data: Uint8Array, oids: Uint8Array, at: number) => void;
 
 /** Stream, verify and index a pack (fixing it when thin); throws GitError on any corruption. */
-export async function indexPack(
-  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  opts: IndexPackOptions,
-): Promise<IndexedPack> {
+export async function indexPack(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IndexPackOptions): Promise<IndexedPack> {
   const unique = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   const limits: IndexLimits = {
     maxBytes: opts.maxBytes ?? Number.POSITIVE_INFINITY,
@@ -285,9 +282,7 @@ export interface IndexTaskInput {
 }
 
 /** The task's answer: the indexed pack, or the refusal (as data: errors cross threads as text). */
-export type IndexTaskResult =
-  | { ok: IndexOutput; fsck: FsckSessionState | null }
-  | { error: { message: string; code: GitErrorCode; problem?: FsckProblem } };
+export type IndexTaskResult = { ok: IndexOutput; fsck: FsckSessionState | null } | { error: { message: string; code: GitErrorCode; problem?: FsckProblem } };
 
 /** Messages over the task's port. */
 export type ToIndexer = { t: "data"; total: number } | { t: "end" } | { t: "base"; oid: Oid; object: RawObject | null; error?: string };
@@ -326,7 +321,11 @@ async function indexOnThread(
     else if (m.t === "base?") {
       const answer = (object: RawObject | null, error?: string) => port1.postMessage({ t: "base", oid: m.oid, object, error } satisfies ToIndexer);
       if (!reader) answer(null);
-      else reader.read(m.oid).then((o) => answer(o ? { type: o.type, data: o.data } : null), (e: unknown) => answer(null, e instanceof Error ? e.message : String(e)));
+      else
+        reader.read(m.oid).then(
+          (o) => answer(o ? { type: o.type, data: o.data } : null),
+          (e: unknown) => answer(null, e instanceof Error ? e.message : String(e)),
+        );
     }
   };
   const task = run({ tmpDir: opts.tmpDir, unique, limits, fsck: opts.fsck !== undefined, thin: reader !== undefined, port: port2 }, [port2]);
@@ -950,7 +949,8 @@ class Resolver {
       }
       const copies = top.starts ? this.copies : undefined;
       const depth = t.depths[top.i]! + 1;
-      if (depth > this.maxDepth) throw new GitError(`delta chain deeper than ${this.maxDepth} (the most git itself writes); repack with a smaller --depth`, "too-large");
+      if (depth > this.maxDepth)
+        throw new GitError(`delta chain deeper than ${this.maxDepth} (the most git itself writes); repack with a smaller --depth`, "too-large");
       t.depths[child] = depth;
       const data = applyDelta(base, this.readDelta(child), pool.alloc, copies, this.maxObject);
       layout.base = top.starts;
@@ -966,7 +966,6 @@ class Resolver {
       push(child, data, t.types[child] === OBJ_TREE ? takeStarts : null);
     }
   }
-
 
   /** Rebuild a resolved object whose data was dropped, from its chain of bases. */
   private regenerate(i: number): Uint8Array {

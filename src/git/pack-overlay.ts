@@ -21,7 +21,6 @@ export function overlayReader(packs: Pack[], base: ObjectReader): ObjectReader {
   return {
     has: async (oid: Oid) => (await front.has(oid)) || base.has(oid),
     read: async (oid: Oid): Promise<RawObject | null> => (await front.read(oid)) ?? base.read(oid),
-    readHeader: async (oid: Oid): Promise<{ type: ObjectType; size: number } | null> =>
-      (await front.readHeader(oid)) ?? base.readHeader(oid),
+    readHeader: async (oid: Oid): Promise<{ type: ObjectType; size: number } | null> => (await front.readHeader(oid)) ?? base.readHeader(oid),
   };
 }

@@ -7,13 +7,7 @@
 //   named by oid (in a stored pack, also in the same pack).
 import { readDeltaHeader, applyDelta } from "./delta.ts";
 import { inflateExact, inflatePrefix } from "./inflate.ts";
-import {
-  decodeEntryHeader,
-  OBJ_OFS_DELTA,
-  OBJ_REF_DELTA,
-  typeCode,
-  typeName,
-} from "./pack-entry.ts";
+import { decodeEntryHeader, OBJ_OFS_DELTA, OBJ_REF_DELTA, typeCode, typeName } from "./pack-entry.ts";
 import type { PackIndex } from "./pack-index.ts";
 import { GitError, type ByteSource, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
@@ -218,7 +212,8 @@ export class Pack {
     for (let i = 0; i < ranges.length; ) {
       let j = i;
       let end = ranges[i]![1];
-      while (j + 1 < ranges.length && ranges[j + 1]![0] - end <= PREFETCH_MERGE_GAP && ranges[j + 1]![1] - ranges[i]![0] <= PREFETCH_MAX_RANGE) end = Math.max(end, ranges[++j]![1]);
+      while (j + 1 < ranges.length && ranges[j + 1]![0] - end <= PREFETCH_MERGE_GAP && ranges[j + 1]![1] - ranges[i]![0] <= PREFETCH_MAX_RANGE)
+        end = Math.max(end, ranges[++j]![1]);
       source.prefetch(ranges[i]![0], end - ranges[i]![0]);
       i = j + 1;
     }

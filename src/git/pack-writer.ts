@@ -227,7 +227,11 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
       // A thin pack: an object about to go whole may go as a new delta against the receiver's copy.
       let fresh: { header: Uint8Array; z: Uint8Array } | null = null;
       const theirs = opts.thin && deltaLeft > 0 ? opts.bases?.get(p) : undefined;
-      if (theirs !== undefined && (whole || (header === null && h.typeCode !== OBJ_OFS_DELTA && h.typeCode !== OBJ_REF_DELTA)) && (flags[theirs]! & HAVE) !== 0) {
+      if (
+        theirs !== undefined &&
+        (whole || (header === null && h.typeCode !== OBJ_OFS_DELTA && h.typeCode !== OBJ_REF_DELTA)) &&
+        (flags[theirs]! & HAVE) !== 0
+      ) {
         const storedBytes = whole ? Number.POSITIVE_INFINITY : end - off - h.headerLength;
         fresh = await thinDelta(midx, pack, off, theirs, storedBytes, (n) => {
           deltaLeft -= n;
@@ -241,7 +245,8 @@ export async function* writePack(midx: MultiPackIndex, flags: Uint8Array, count:
       if (header === null && !whole) {
         if (opts.record) {
           const crc = idx.crcAt(ip);
-          if (!big && Bun.hash.crc32(bytes.subarray(at, end - from)) !== crc) throw new GitError(`pack ${pack.name}: entry at offset ${off} does not match its checksum`);
+          if (!big && Bun.hash.crc32(bytes.subarray(at, end - from)) !== crc)
+            throw new GitError(`pack ${pack.name}: entry at offset ${off} does not match its checksum`);
           opts.record(p, outAt, crc);
         }
         if (big) {

@@ -22,12 +22,7 @@ export const LARGE_PACKET_MAX = 65520;
 export const LARGE_PACKET_DATA_MAX = LARGE_PACKET_MAX - 4;
 
 /** One packet as read from the wire; "eof" when the input ended cleanly between packets. */
-export type Pkt =
-  | { type: "data"; data: Uint8Array }
-  | { type: "flush" }
-  | { type: "delim" }
-  | { type: "response-end" }
-  | { type: "eof" };
+export type Pkt = { type: "data"; data: Uint8Array } | { type: "flush" } | { type: "delim" } | { type: "response-end" } | { type: "eof" };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

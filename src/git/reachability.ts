@@ -40,7 +40,10 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class SortedOids {
   private readonly fanout = new Uint32Array(257);
 
-  private constructor(readonly table: Uint8Array, readonly count: number) {
+  private constructor(
+    readonly table: Uint8Array,
+    readonly count: number,
+  ) {
     for (let i = 0; i < count; i++) this.fanout[table[20 * i]! + 1]!++;
     for (let b = 0; b < 256; b++) this.fanout[b + 1]! += this.fanout[b]!;
   }
@@ -218,7 +221,12 @@ export class ReachIndex {
     for (const pack of packs) {
       if (!pack.reachTips?.length) continue;
       const entry = { name: pack.name, idx: pack.idx };
-      closures.push({ tips: pack.reachTips, previous: false, contains: (key, at) => pack.idx.indexOfRaw(key, at) >= 0, parts: () => ({ packs: [entry], layers: [], marked: [], treeRoots: [] }) });
+      closures.push({
+        tips: pack.reachTips,
+        previous: false,
+        contains: (key, at) => pack.idx.indexOfRaw(key, at) >= 0,
+        parts: () => ({ packs: [entry], layers: [], marked: [], treeRoots: [] }),
+      });
     }
     const active = new Set(closures.map((_, i) => i));
     const hits = closures.map(() => [] as number[]);
@@ -379,7 +387,14 @@ export class ReachIndex {
       incremental,
       ms: Math.round((performance.now() - started) * 10) / 10,
     };
-    return new ReachIndex(tipList, required, kept, layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers, [...new Set(marked)], [...new Set(treeRoots)], stats);
+    return new ReachIndex(
+      tipList,
+      required,
+      kept,
+      layers.length > MAX_LAYERS ? [SortedOids.merge(layers)] : layers,
+      [...new Set(marked)],
+      [...new Set(treeRoots)],
+      stats,
+    );
   }
 }
-

@@ -103,11 +103,7 @@ export interface ReceivePackResult {
 const NON_COMMIT_TO_BRANCH = "non-commit object to a branch";
 
 /** Serve one git-receive-pack invocation over `io`. */
-export async function serveReceivePack(
-  snapshot: RepoSnapshot,
-  io: ServiceIO,
-  opts: ReceivePackOptions,
-): Promise<ReceivePackResult> {
+export async function serveReceivePack(snapshot: RepoSnapshot, io: ServiceIO, opts: ReceivePackOptions): Promise<ReceivePackResult> {
   const result: ReceivePackResult = { commands: [], results: new Map(), pushOptions: [], objects: 0, bytesReceived: 0, warnings: new Map() };
   if (!opts.statelessRpc) {
     await io.write(await advertiseRefs(snapshot, "git-receive-pack", { protocol: 0, http: false }));
@@ -344,11 +340,7 @@ function errorMessage(e: unknown): string {
   return e instanceof GitError ? e.message : "internal server error";
 }
 
-async function* countBytes(
-  input: AsyncIterable<Uint8Array>,
-  result: ReceivePackResult,
-  limit: number,
-): AsyncGenerator<Uint8Array> {
+async function* countBytes(input: AsyncIterable<Uint8Array>, result: ReceivePackResult, limit: number): AsyncGenerator<Uint8Array> {
   for await (const chunk of input) {
     result.bytesReceived += chunk.length;
     if (result.bytesReceived > limit) throw new GitError(`push exceeds the maximum size of ${formatSize(limit)}`, "too-large");

@@ -52,7 +52,6 @@ export function resolveHead(snapshot: RepoSnapshot): Ref | null {
   return snapshot.refs.find((r) => r.name === snapshot.head) ?? null;
 }
 
-
 /** Refs peeled side by side: each peel is a few dependent reads, which object storage answers slowly. */
 const PEEL_CONCURRENCY = 16;
 
@@ -90,14 +89,7 @@ const refsByName = new WeakMap<RepoSnapshot, Map<string, Ref>>();
 
 /** Ref names a short name can mean, in git's rev-parse order (ref_rev_parse_rules). */
 export function expandRefName(snapshot: RepoSnapshot, name: string): Ref[] {
-  const candidates = [
-    name,
-    `refs/${name}`,
-    `refs/tags/${name}`,
-    `refs/heads/${name}`,
-    `refs/remotes/${name}`,
-    `refs/remotes/${name}/HEAD`,
-  ];
+  const candidates = [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`];
   // Built once per snapshot: a request may name thousands of refs (deepen-not lines).
   let byName = refsByName.get(snapshot);
   if (!byName) {

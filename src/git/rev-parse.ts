@@ -69,7 +69,12 @@ export interface PrefixMatch {
  * at most MAX_PREFIX_CANDIDATES distinct ids examined in all; ids `accept` refuses (objects the
  * caller may not read) count for nothing, ambiguity included.
  */
-export async function findByPrefix(packs: readonly { idx: PackIndex }[], prefix: string, accept: (oid: Oid) => boolean | Promise<boolean>, limit = 2): Promise<PrefixMatch> {
+export async function findByPrefix(
+  packs: readonly { idx: PackIndex }[],
+  prefix: string,
+  accept: (oid: Oid) => boolean | Promise<boolean>,
+  limit = 2,
+): Promise<PrefixMatch> {
   const p = prefix.toLowerCase();
   if (!/^[0-9a-f]{1,40}$/.test(p)) return { found: [], tooMany: false };
   const low = hexToBytes(p.padEnd(40, "0"));

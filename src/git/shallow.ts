@@ -32,11 +32,7 @@ export interface ShallowPlan {
 }
 
 /** Boundary of a depth-limited walk from `heads`: commits at distance depth-1 (get_shallow_commits). */
-async function depthBoundary(
-  cache: CommitCache,
-  heads: Oid[],
-  depth: number,
-): Promise<{ boundary: Set<Oid>; notShallow: Set<Oid> }> {
+async function depthBoundary(cache: CommitCache, heads: Oid[], depth: number): Promise<{ boundary: Set<Oid>; notShallow: Set<Oid> }> {
   const distance = new Map<Oid, number>();
   const boundary = new Set<Oid>();
   const notShallow = new Set<Oid>();
@@ -63,12 +59,7 @@ async function depthBoundary(
 }
 
 /** Apply git's send_shallow/send_unshallow rules to a boundary. */
-async function finish(
-  cache: CommitCache,
-  boundary: Set<Oid>,
-  notShallow: Set<Oid>,
-  clientShallow: Oid[],
-): Promise<ShallowPlan> {
+async function finish(cache: CommitCache, boundary: Set<Oid>, notShallow: Set<Oid>, clientShallow: Oid[]): Promise<ShallowPlan> {
   const client = new Set(clientShallow);
   const shallow = [...boundary].filter((oid) => !client.has(oid) && !notShallow.has(oid));
   const unshallow = clientShallow.filter((oid) => notShallow.has(oid));
@@ -98,10 +89,7 @@ export async function deepen(
 }
 
 /** Plan for deepen-since and/or deepen-not (get_shallow_commits_by_rev_list). */
-export async function deepenByRevList(
-  cache: CommitCache,
-  opts: { wants: Oid[]; clientShallow: Oid[]; since?: number; not: Oid[] },
-): Promise<ShallowPlan> {
+export async function deepenByRevList(cache: CommitCache, opts: { wants: Oid[]; clientShallow: Oid[]; since?: number; not: Oid[] }): Promise<ShallowPlan> {
   const walk = await limitCommits(cache, { interesting: opts.wants, uninteresting: opts.not, maxAge: opts.since });
   if (walk.commits.length === 0) throw new GitError("no commits selected for shallow requests");
   const selected = new Set(walk.commits.map((c) => c.oid));

@@ -37,15 +37,7 @@ import { SIDE_BAND_64K_PACKET_MAX } from "./sideband.ts";
 import { GitError, type Oid } from "./types.ts";
 import { TimeSlice } from "./time-slice.ts";
 import { collectArgs, lineKind, type UploadPackSession } from "./upload-pack.ts";
-import {
-  checkWantsReachable,
-  isDeepen,
-  LineCounts,
-  type NegotiationLimits,
-  newUploadRequest,
-  parseShallowOrFilterLine,
-  parseWant,
-} from "./upload-request.ts";
+import { checkWantsReachable, isDeepen, LineCounts, type NegotiationLimits, newUploadRequest, parseShallowOrFilterLine, parseWant } from "./upload-request.ts";
 import { computeShallow } from "./walk.ts";
 
 /** Haves hinted to object storage at once (a hint, not worth a pass over a huge list). */
@@ -61,7 +53,13 @@ interface CommandRequest {
 }
 
 /** Run the v2 command loop: one command when stateless, else until the client hangs up. */
-export async function serveV2(session: UploadPackSession, reader: PktLineReader, stateless: boolean, packer: Packer, limits?: NegotiationLimits): Promise<void> {
+export async function serveV2(
+  session: UploadPackSession,
+  reader: PktLineReader,
+  stateless: boolean,
+  packer: Packer,
+  limits?: NegotiationLimits,
+): Promise<void> {
   const { snapshot } = session;
   if (!stateless) {
     await session.write(await advertiseRefs(snapshot, "git-upload-pack", { protocol: 2, http: false }));
@@ -151,9 +149,7 @@ async function fetch(
       const oid = arg.slice(5);
       if (!/^[0-9a-f]{40}$/.test(oid)) throw new GitError(`upload-pack: expected SHA1 object, got '${oid}'`, "protocol");
       haves.push(oid);
-    } else if (
-      ["thin-pack", "ofs-delta", "no-progress", "include-tag", "done", "wait-for-done", "deepen-relative"].includes(arg)
-    ) {
+    } else if (["thin-pack", "ofs-delta", "no-progress", "include-tag", "done", "wait-for-done", "deepen-relative"].includes(arg)) {
       flags.add(arg);
     } else if (arg.startsWith("packfile-uris ")) {
       // Not advertised; git also drops it without sideband-all.

@@ -103,11 +103,7 @@ export class UploadPackSession {
 }
 
 /** Serve git-upload-pack over `io`; errors meant for the user are sent as ERR (or band 3) and reported in metrics. */
-export async function serveUploadPack(
-  snapshot: RepoSnapshot,
-  io: ServiceIO,
-  opts: UploadPackOptions,
-): Promise<UploadPackMetrics> {
+export async function serveUploadPack(snapshot: RepoSnapshot, io: ServiceIO, opts: UploadPackOptions): Promise<UploadPackMetrics> {
   const session = new UploadPackSession(snapshot, io);
   const reader = new PktLineReader(io.input);
   if (opts.protocol === 2) {

@@ -99,12 +99,7 @@ export function parseWant(line: string): { oid: Oid; rest: string } | null {
  * Apply a shallow/deepen/deepen-since/deepen-not/filter line to `req`; false when the line is
  * none of these. `filterAllowed` is false in v0 unless the client asked for the filter capability.
  */
-export function parseShallowOrFilterLine(
-  line: string,
-  req: UploadRequest,
-  snapshot: RepoSnapshot,
-  filterAllowed: boolean,
-): boolean {
+export function parseShallowOrFilterLine(line: string, req: UploadRequest, snapshot: RepoSnapshot, filterAllowed: boolean): boolean {
   const sp = line.indexOf(" ");
   const key = sp < 0 ? line : line.slice(0, sp);
   const arg = sp < 0 ? "" : line.slice(sp + 1);
@@ -162,6 +157,8 @@ export async function checkWantsReachable(snapshot: RepoSnapshot, wants: Oid[]):
   const tips = new Set(snapshot.refs.map((r) => r.oid));
   const others = wants.filter((w) => !tips.has(w));
   if (others.length === 0) return;
-  const bad = snapshot.reach ? await (await snapshot.reach()).firstUnreachable(snapshot.objects, others) : await firstUnreachable(snapshot.objects, [...tips], others);
+  const bad = snapshot.reach
+    ? await (await snapshot.reach()).firstUnreachable(snapshot.objects, others)
+    : await firstUnreachable(snapshot.objects, [...tips], others);
   if (bad) throw new GitError(`upload-pack: not our ref ${bad}`, "not-our-ref");
 }

@@ -102,7 +102,14 @@ export async function collectObjects(reader: ObjectReader, req: CollectRequest):
   for (const c of walk.commits) seen.add(c.oid);
   const treeList: Oid[] = [];
   const blobList: Oid[] = [];
-  await trees.collect(walk.commits.map((c) => c.tree), wantTrees, seen, treeList, blobList, req.filter);
+  await trees.collect(
+    walk.commits.map((c) => c.tree),
+    wantTrees,
+    seen,
+    treeList,
+    blobList,
+    req.filter,
+  );
   // Explicitly wanted blobs are sent whatever the filter says.
   const listed = new Set(blobList);
   for (const b of wantBlobs) {
@@ -160,17 +167,19 @@ async function mustPeel(cache: CommitCache, oid: Oid): Promise<Peeled> {
  * True when commit `ancestor` is reachable from commit `descendant` (or is it); for fast-forward checks.
  * `packs` are received packs not yet in `reader` (the objects a push brings).
  */
-export async function isAncestor(
-  reader: ObjectReader,
-  ancestor: Oid,
-  descendant: Oid,
-  packs: IndexedPack[] = [],
-): Promise<boolean> {
+export async function isAncestor(reader: ObjectReader, ancestor: Oid, descendant: Oid, packs: IndexedPack[] = []): Promise<boolean> {
   if (ancestor === descendant) return true;
   if (packs.length === 0) return ancestry(reader, ancestor, descendant);
   const opened = await Promise.all(packs.map(openIndexedPack));
   try {
-    return await ancestry(overlayReader(opened.map((o) => o.pack), reader), ancestor, descendant);
+    return await ancestry(
+      overlayReader(
+        opened.map((o) => o.pack),
+        reader,
+      ),
+      ancestor,
+      descendant,
+    );
   } finally {
     await Promise.all(opened.map((o) => o.close()));
   }

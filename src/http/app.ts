@@ -107,7 +107,11 @@ export function buildApp(ctx: Ctx) {
   let allowed: { routes: number; lookup: (path: string) => string[]; fixed: (path: string) => string[] } | null = null;
   const methodsFor = (path: string): string[] => {
     if (!allowed || allowed.routes !== app.routes.length) {
-      allowed = { routes: app.routes.length, lookup: methodTable(app.routes), fixed: methodTable(app.routes.filter((r: { path: string }) => !r.path.startsWith("/:"))) };
+      allowed = {
+        routes: app.routes.length,
+        lookup: methodTable(app.routes),
+        fixed: methodTable(app.routes.filter((r: { path: string }) => !r.path.startsWith("/:"))),
+      };
     }
     return isReservedSegment(path.split("/")[1] ?? "") ? allowed.fixed(path) : allowed.lookup(path);
   };
@@ -116,7 +120,11 @@ export function buildApp(ctx: Ctx) {
   const declared = () => {
     if (!policies || policies.routes !== app.routes.length) {
       const routes = app.routes as { method: string; path: string; hooks?: unknown }[];
-      policies = { routes: routes.length, of: policyTable(routes), lenient: routes.filter((r) => policyOf(r).caller === "lenient").map((r) => patternOf(r.path)) };
+      policies = {
+        routes: routes.length,
+        of: policyTable(routes),
+        lenient: routes.filter((r) => policyOf(r).caller === "lenient").map((r) => patternOf(r.path)),
+      };
     }
     return policies;
   };
@@ -130,7 +138,10 @@ export function buildApp(ctx: Ctx) {
     .onRequest(({ request }) => {
       const path = pathOf(request.url);
       if (!path.startsWith("/v1/")) return;
-      if (declared().lenient.some((re) => re.test(path))) return Promise.resolve().then(() => resolveCaller(ctx, request)).then(noop, noop);
+      if (declared().lenient.some((re) => re.test(path)))
+        return Promise.resolve()
+          .then(() => resolveCaller(ctx, request))
+          .then(noop, noop);
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
@@ -166,7 +177,8 @@ export function buildApp(ctx: Ctx) {
       if (code === "NOT_FOUND") {
         // A known path asked with another method: 405 naming what it accepts (RFC 9110 §15.5.6).
         const methods = methodsFor(pathOf(request.url));
-        if (methods.length) return json(405, { error: `${request.method} is not allowed here; this path accepts ${methods.join(", ")}` }, { allow: methods.join(", ") });
+        if (methods.length)
+          return json(405, { error: `${request.method} is not allowed here; this path accepts ${methods.join(", ")}` }, { allow: methods.join(", ") });
         return errorResponse(NotFound("no such route"), ctx.log, "");
       }
       if (error instanceof AppError) return errorResponse(error, ctx.log, "");

@@ -48,7 +48,8 @@ export function jsonTooDeep(bytes: Uint8Array, max: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const c = bytes[i]!;
     if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next byte (\" and \\ included)
+      if (c === 0x5c)
+        i++; // a backslash escapes the next byte (\" and \\ included)
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {

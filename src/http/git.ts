@@ -137,7 +137,12 @@ async function rpc(contentType: string, input: AsyncIterable<Uint8Array>, run: (
 /** The smart-HTTP handler: a Response for git paths, null for everything else. */
 export function gitHandler(ctx: Ctx) {
   return async (request: Request): Promise<Response | null> => {
-    const parsed = parseSmartHttpRequest({ method: request.method, path: pathOf(request.url), url: request.url, contentType: request.headers.get("content-type") });
+    const parsed = parseSmartHttpRequest({
+      method: request.method,
+      path: pathOf(request.url),
+      url: request.url,
+      contentType: request.headers.get("content-type"),
+    });
     if (!parsed) return null;
     try {
       // The caller first: a presented but unusable credential is 401 whatever else is wrong.

@@ -17,7 +17,10 @@ const INFO = { title: "svc", version: "1.0.0", description: "Control plane of th
 type Json = Record<string, any>;
 
 const TAIL = "rest";
-const errorSchema = (description: string) => ({ description, content: { "application/json": { schema: { ...JSON.parse(JSON.stringify(ErrorBody)), description } } } });
+const errorSchema = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { ...JSON.parse(JSON.stringify(ErrorBody)), description } } },
+});
 const serverError = {
   description: "internal error: logged with its request id and stack",
   content: {

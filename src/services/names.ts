@@ -3,10 +3,28 @@
 import { Invalid } from "../errors.ts";
 
 export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
-  "v1", "api", "admin", "webhooks", "login", "logout", "signup", "settings", "new", "explore",
-  "static", "assets", "ssh", "git", "runner", "runners", "svc",
+  "v1",
+  "api",
+  "admin",
+  "webhooks",
+  "login",
+  "logout",
+  "signup",
+  "settings",
+  "new",
+  "explore",
+  "static",
+  "assets",
+  "ssh",
+  "git",
+  "runner",
+  "runners",
+  "svc",
   // The web pages mailed links open (a namespace of that name could never be reached at /{name}).
-  "invite", "verify", "reset-password", "forgot-password",
+  "invite",
+  "verify",
+  "reset-password",
+  "forgot-password",
 ]);
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$/;

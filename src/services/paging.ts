@@ -17,7 +17,10 @@ export interface Page<K extends CursorKey = CursorKey> {
 }
 
 /** Parses `limit` and `cursor` from a query; 400 for a bad limit or a cursor this service did not make. */
-export function parsePage<K extends CursorKey = string>(q: { limit?: unknown; cursor?: unknown }, check: (key: unknown) => key is K = isString as never): Page<K> {
+export function parsePage<K extends CursorKey = string>(
+  q: { limit?: unknown; cursor?: unknown },
+  check: (key: unknown) => key is K = isString as never,
+): Page<K> {
   const limit = q.limit === undefined || q.limit === "" ? DEFAULT_LIMIT : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw Invalid(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   if (q.cursor === undefined || q.cursor === "" || q.cursor === null) return { limit, after: null };

@@ -36,7 +36,15 @@ const CHANNEL_QUEUE_BYTES = 256 * 1024;
 // Debian ships it) can verify nothing else, and test/blackbox/git/interop-jgit.test.ts pins that
 // they connect. Dropping it needs an ECDSA host key first (JSch verifies ecdsa-sha2-nistp256).
 const WANTED = {
-  kex: ["curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256", "ecdh-sha2-nistp384", "ecdh-sha2-nistp521", "diffie-hellman-group16-sha512", "diffie-hellman-group14-sha256"],
+  kex: [
+    "curve25519-sha256",
+    "curve25519-sha256@libssh.org",
+    "ecdh-sha2-nistp256",
+    "ecdh-sha2-nistp384",
+    "ecdh-sha2-nistp521",
+    "diffie-hellman-group16-sha512",
+    "diffie-hellman-group14-sha256",
+  ],
   cipher: ["chacha20-poly1305@openssh.com", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes192-ctr", "aes256-ctr"],
   hmac: ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com", "hmac-sha2-256", "hmac-sha2-512"],
   serverHostKey: ["ssh-ed25519", "rsa-sha2-512", "rsa-sha2-256"],

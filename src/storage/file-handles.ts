@@ -16,7 +16,11 @@ export class FileHandlePool {
   private readonly slots: ByteLru<string, Slot>;
 
   constructor(maxOpen = 64) {
-    this.slots = new ByteLru<string, Slot>(maxOpen, () => 1, (_path, slot) => this.retire(slot));
+    this.slots = new ByteLru<string, Slot>(
+      maxOpen,
+      () => 1,
+      (_path, slot) => this.retire(slot),
+    );
   }
 
   /** Run `fn` with an open handle for `path`; the handle stays open for later calls. */

@@ -74,7 +74,8 @@ export function classify(err: unknown): FailureClass {
   const e = err as { code?: unknown; message?: unknown; statusCode?: unknown } | null;
   const code = typeof e?.code === "string" ? e.code : "";
   const message = typeof e?.message === "string" ? e.message : "";
-  if (code === "SlowDown" || code === "Throttling" || code === "ThrottlingException" || code === "TooManyRequests" || code === "RequestLimitExceeded") return "throttled";
+  if (code === "SlowDown" || code === "Throttling" || code === "ThrottlingException" || code === "TooManyRequests" || code === "RequestLimitExceeded")
+    return "throttled";
   if (RETRY_CODES.has(code)) return "server";
   const status = typeof e?.statusCode === "number" ? e.statusCode : Number(STATUS_MESSAGE.exec(message)?.[1] ?? 0);
   if (status === 503 || status === 429) return "throttled";

@@ -115,7 +115,11 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     let res: Response;
     try {
       // A hung connection is closed when the attempt times out (retry.ts gives up on it then).
-      res = await fetch(url, { headers: { range: `bytes=${offset}-${offset + length - 1}` }, redirect: "manual", signal: AbortSignal.timeout(policy.attemptTimeoutMs) });
+      res = await fetch(url, {
+        headers: { range: `bytes=${offset}-${offset + length - 1}` },
+        redirect: "manual",
+        signal: AbortSignal.timeout(policy.attemptTimeoutMs),
+      });
     } catch (err) {
       throw new TransientError(`GET ${key}: ${(err as Error).message}`);
     }
@@ -164,7 +168,8 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
           const declared = Number(res.headers?.["content-length"] ?? NaN);
           const bytes = await collect(res);
           stats.bytesRead += bytes.length;
-          if (Number.isFinite(declared) && bytes.length !== declared) throw new TransientError(`GET ${key}: body ended after ${bytes.length} of ${declared} bytes`);
+          if (Number.isFinite(declared) && bytes.length !== declared)
+            throw new TransientError(`GET ${key}: body ended after ${bytes.length} of ${declared} bytes`);
           return bytes;
         });
       } catch (err) {

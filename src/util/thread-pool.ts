@@ -56,9 +56,7 @@ export interface PoolOptions {
 }
 
 /** Messages between the pool and a thread (src/thread-main.ts speaks the other side). */
-export type ToThread =
-  | { type: "run"; id: number; task: string; input: unknown; window: number }
-  | { type: "ack"; id: number };
+export type ToThread = { type: "run"; id: number; task: string; input: unknown; window: number } | { type: "ack"; id: number };
 export type FromThread =
   | { type: "emit"; id: number; value: unknown }
   | { type: "done"; id: number; result: unknown }

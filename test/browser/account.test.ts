@@ -82,7 +82,10 @@ test("sign up → confirm by mail → token shown once → SSH key → profile �
     await step(tab, "token-once", async () => {
       await tab.page.getByRole("navigation", { name: "Account" }).getByRole("link", { name: "Settings" }).click();
       await tab.page.getByRole("heading", { name: "Profile", exact: true }).waitFor();
-      await Promise.all([tab.page.waitForURL("**/settings/tokens"), tab.page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Tokens" }).click()]);
+      await Promise.all([
+        tab.page.waitForURL("**/settings/tokens"),
+        tab.page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Tokens" }).click(),
+      ]);
       await accessible(tab);
       await tab.page.getByRole("combobox", { name: /^Organization/ }).selectOption("grace");
       await tab.page.getByLabel("Label", { exact: true }).fill("laptop");

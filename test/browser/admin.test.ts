@@ -127,7 +127,11 @@ test("an owner administers the org end to end", async () => {
     await step(tab, "register-with-the-shown-command", async () => {
       // The command as shown, run as `svc` (this checkout's entry point), plus where to keep the credential.
       const args = command.split(" ").slice(1);
-      const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), ...args, "--name", "gpu-box", "--config", join(home.path, "gpu-box.json")], { env: cleanEnv(), stdout: "pipe", stderr: "pipe" });
+      const p = Bun.spawn([BUN, join(ROOT, "src/main.ts"), ...args, "--name", "gpu-box", "--config", join(home.path, "gpu-box.json")], {
+        env: cleanEnv(),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
       expect({ code, err }).toEqual({ code: 0, err: "" });
       expect(out).toContain("registered runner gpu-box");

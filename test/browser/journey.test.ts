@@ -24,7 +24,9 @@ afterAll(async () => {
   g?.[Symbol.dispose]();
 }, 30_000);
 
-const APP = Array.from({ length: 30 }, (_, i) => (i % 5 === 0 ? `// step ${i}` : `export function f${i}(x: number): string { return "v" + (x + ${i}); }`)).join("\n") + "\n";
+const APP =
+  Array.from({ length: 30 }, (_, i) => (i % 5 === 0 ? `// step ${i}` : `export function f${i}(x: number): string { return "v" + (x + ${i}); }`)).join("\n") +
+  "\n";
 
 /** Axe finds nothing and nothing went wrong on the page so far. */
 async function clean(tab: Tab, what: string): Promise<void> {
@@ -171,12 +173,24 @@ test("the file page at a phone's width: nothing wider than the screen but the co
   const user = await createUser(server, { org: "phone", handle: "pho", email: "pho@phone.example", password });
   const cookie = await login(server, user.email, password);
   const { token } = await mintTokenWithId(server, cookie, "phone", { scopes: ["repo:write"], label: "phone" });
-  const created = await fetch(`${server.url}/v1/orgs/phone/repos`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "small", public: true }) });
+  const created = await fetch(`${server.url}/v1/orgs/phone/repos`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "small", public: true }),
+  });
   expect(created.status).toBe(201);
   const dir = await initRepo(g, "small");
   await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
   // A TODO marker on the marked line (#L1): its contrast on --mark is checked in the dark theme.
-  await commitFiles(g, dir, { "src/a-rather-long-file-name-for-a-small-screen.ts": `// TODO: keep <b>this</b> & "that" readable\n` + APP + `export const long = "${"x".repeat(300)}";\n` }, "one");
+  await commitFiles(
+    g,
+    dir,
+    {
+      "src/a-rather-long-file-name-for-a-small-screen.ts":
+        `// TODO: keep <b>this</b> & "that" readable\n` + APP + `export const long = "${"x".repeat(300)}";\n`,
+    },
+    "one",
+  );
   await g.ok(["push", "-q", repoUrl(server, "phone", "small", token), "main"], { cwd: dir });
   const tab = await openTab(browser, server.url, { width: 375, height: 740, colorScheme: "dark" });
   try {
@@ -186,7 +200,11 @@ test("the file page at a phone's width: nothing wider than the screen but the co
       expect(await tab.page.locator("tr#L1 .hl-err").textContent()).toBe("TODO");
       expect(await tab.page.locator("tr#L1").evaluate((r) => r.matches(":target"))).toBe(true);
       expect(await tab.page.locator("table.code .hl-kwd").count()).toBeGreaterThan(0);
-      const widths = await tab.page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth, code: document.querySelector(".scroll")!.scrollWidth > document.querySelector(".scroll")!.clientWidth }));
+      const widths = await tab.page.evaluate(() => ({
+        doc: document.documentElement.scrollWidth,
+        view: window.innerWidth,
+        code: document.querySelector(".scroll")!.scrollWidth > document.querySelector(".scroll")!.clientWidth,
+      }));
       expect(widths.doc).toBeLessThanOrEqual(widths.view);
       expect(widths.code).toBe(true);
       await clean(tab, "file at 375 px, dark");

@@ -60,7 +60,10 @@ export async function openFixture(): Promise<Fixture> {
   try {
     gitDir = await makeFixtureRepo(260, 7);
   } finally {
-    for (const [k, v] of [["GIT_COMMITTER_DATE", saved.c], ["GIT_AUTHOR_DATE", saved.a]] as const) {
+    for (const [k, v] of [
+      ["GIT_COMMITTER_DATE", saved.c],
+      ["GIT_AUTHOR_DATE", saved.a],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -99,7 +102,11 @@ export async function openFixture(): Promise<Fixture> {
 /** Every ref of the repository still reaches only objects it has (git's connectivity check over everything). */
 async function fullConnectivity(f: Fixture): Promise<void> {
   const snapshot = f.repo.snapshot();
-  await checkConnectivity(snapshot.objects, snapshot.refs.map((r) => r.oid), { existing: new PackSet([]) });
+  await checkConnectivity(
+    snapshot.objects,
+    snapshot.refs.map((r) => r.oid),
+    { existing: new PackSet([]) },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +118,8 @@ export function pktLineTarget(): Target {
     async run(r) {
       const packets: Uint8Array[] = [];
       const n = 1 + r.int(12);
-      for (let i = 0; i < n; i++) packets.push(r.chance(0.1) ? FLUSH_PKT : r.chance(0.05) ? DELIM_PKT : encodePkt(r.bytes(r.int(r.chance(0.05) ? LARGE_PACKET_DATA_MAX + 1 : 200))));
+      for (let i = 0; i < n; i++)
+        packets.push(r.chance(0.1) ? FLUSH_PKT : r.chance(0.05) ? DELIM_PKT : encodePkt(r.bytes(r.int(r.chance(0.05) ? LARGE_PACKET_DATA_MAX + 1 : 200))));
       const exact = Buffer.concat(packets);
       const input = r.chance(0.3) ? exact : mutate(exact, r);
       const reader = new PktLineReader(stream(chunked(input, r)));
@@ -141,12 +149,35 @@ export function uploadPackTarget(f: Fixture): Target {
         const command = r.pick(["fetch", "ls-refs", "object-info", "bundle-uri", "nonsense"]);
         lines.push(encodePkt(`command=${command}\n`), encodePkt("agent=git/2.45\n"), encodePkt("object-format=sha1\n"), DELIM_PKT);
         for (let i = 0; i < 1 + r.int(6); i++) {
-          lines.push(encodePkt(r.pick([`want ${r.pick(f.tips)}\n`, `have ${anyOid(r)}\n`, "done\n", "thin-pack\n", "ofs-delta\n", `deepen ${r.int(5)}\n`, "filter blob:none\n", `shallow ${anyOid(r)}\n`, "symrefs\n", `ref-prefix refs/${r.pick(["heads", "tags", ""])}\n`, `oid ${anyOid(r)}\n`, "size\n", `want-ref refs/heads/main\n`])));
+          lines.push(
+            encodePkt(
+              r.pick([
+                `want ${r.pick(f.tips)}\n`,
+                `have ${anyOid(r)}\n`,
+                "done\n",
+                "thin-pack\n",
+                "ofs-delta\n",
+                `deepen ${r.int(5)}\n`,
+                "filter blob:none\n",
+                `shallow ${anyOid(r)}\n`,
+                "symrefs\n",
+                `ref-prefix refs/${r.pick(["heads", "tags", ""])}\n`,
+                `oid ${anyOid(r)}\n`,
+                "size\n",
+                `want-ref refs/heads/main\n`,
+              ]),
+            ),
+          );
         }
         lines.push(FLUSH_PKT);
       } else {
         const wants = 1 + r.int(3);
-        for (let i = 0; i < wants; i++) lines.push(encodePkt(`want ${r.chance(0.9) ? r.pick(f.tips) : anyOid(r)}${i === 0 ? " multi_ack_detailed side-band-64k thin-pack ofs-delta agent=git/2.45 no-progress" + (r.chance(0.3) ? " shallow" : "") + (r.chance(0.2) ? " filter" : "") : ""}\n`));
+        for (let i = 0; i < wants; i++)
+          lines.push(
+            encodePkt(
+              `want ${r.chance(0.9) ? r.pick(f.tips) : anyOid(r)}${i === 0 ? " multi_ack_detailed side-band-64k thin-pack ofs-delta agent=git/2.45 no-progress" + (r.chance(0.3) ? " shallow" : "") + (r.chance(0.2) ? " filter" : "") : ""}\n`,
+            ),
+          );
         if (r.chance(0.2)) lines.push(encodePkt(`deepen ${r.int(4)}\n`));
         if (r.chance(0.1)) lines.push(encodePkt("filter blob:limit=100\n"));
         if (r.chance(0.1)) lines.push(encodePkt(`shallow ${anyOid(r)}\n`));
@@ -158,7 +189,11 @@ export function uploadPackTarget(f: Fixture): Target {
       const input = r.chance(0.4) ? exact : mutate(exact, r);
       const out: Uint8Array[] = [];
       let bytes = 0;
-      await serveUploadPack(snapshot(), { input: stream(chunked(input, r)), write: (c) => void ((bytes += c.length) < 64 << 20 && out.push(c)) }, { protocol: v2 ? 2 : 0, statelessRpc: true }).catch((e: unknown) => {
+      await serveUploadPack(
+        snapshot(),
+        { input: stream(chunked(input, r)), write: (c) => void ((bytes += c.length) < 64 << 20 && out.push(c)) },
+        { protocol: v2 ? 2 : 0, statelessRpc: true },
+      ).catch((e: unknown) => {
         if (!isRefusal(e)) throw e;
       });
     },
@@ -183,7 +218,9 @@ export function receivePackTarget(f: Fixture): Target {
           { mode: "100644", name: `f${n}`, oid: hashObject("blob", blob.data) },
           { mode: "40000", name: "keep", oid: parseCommit(baseObj.data).tree },
         ]);
-        const commit = enc(`tree ${hashObject("tree", tree)}\nparent ${base.oid}\nauthor F <f@x> ${1_700_000_000 + n} +0000\ncommitter F <f@x> ${1_700_000_000 + n} +0000\n\nfuzz ${n}\n`);
+        const commit = enc(
+          `tree ${hashObject("tree", tree)}\nparent ${base.oid}\nauthor F <f@x> ${1_700_000_000 + n} +0000\ncommitter F <f@x> ${1_700_000_000 + n} +0000\n\nfuzz ${n}\n`,
+        );
         objects.push(blob, { type: "tree", data: tree }, { type: "commit", data: commit });
         tip = hashObject("commit", commit);
       }
@@ -203,7 +240,11 @@ export function receivePackTarget(f: Fixture): Target {
         body = where === 0 ? Buffer.concat([mutate(cmd, r), pack]) : where === 1 ? Buffer.concat([cmd, mutate(pack, r, 3)]) : Buffer.from(mutate(body, r, 6));
       }
       const written: Uint8Array[] = [];
-      await serveReceivePack(snapshot, { input: stream(chunked(body, r)), write: (c) => void written.push(c) }, { statelessRpc: true, tmpDir: f.tmp, hooks: f.repo.hooks() }).catch((e: unknown) => {
+      await serveReceivePack(
+        snapshot,
+        { input: stream(chunked(body, r)), write: (c) => void written.push(c) },
+        { statelessRpc: true, tmpDir: f.tmp, hooks: f.repo.hooks() },
+      ).catch((e: unknown) => {
         if (!isRefusal(e)) throw e;
       });
     },
@@ -231,7 +272,11 @@ export function packTarget(f: Fixture): Target {
       const out = await mkdtemp(join(f.tmp, "ix-"));
       try {
         await refusedOrOk(async () => {
-          const indexed = await indexPack(stream(chunked(packBytes, r)), { tmpDir: out, thinBaseReader: f.repo.snapshot().objects, memoryBudget: r.pick([1024, 1 << 20, 64 << 20]) });
+          const indexed = await indexPack(stream(chunked(packBytes, r)), {
+            tmpDir: out,
+            thinBaseReader: f.repo.snapshot().objects,
+            memoryBudget: r.pick([1024, 1 << 20, 64 << 20]),
+          });
           const idx = PackIndex.parse(new Uint8Array(await Bun.file(indexed.idxPath).arrayBuffer()));
           const pack = new Pack(idx.packChecksum, idx, memorySource(new Uint8Array(await Bun.file(indexed.packPath).arrayBuffer())));
           for (let i = 0; i < idx.count; i++) {
@@ -301,7 +346,36 @@ export function objectTarget(f: Fixture): Target {
   };
 }
 
-const NAME_PARTS = ["a", "b", "src", "lib", ".git", ".GIT", "git~1", ".git.", ".gitmodules", ".gitattributes", "..", ".", "", "x y", "ü", "\u200c", "\\", ":", "%", "\0", ".g\u200cit", "GIT~1", ".git::$INDEX_ALLOCATION", "a.", "-", "~", "*", "@{"];
+const NAME_PARTS = [
+  "a",
+  "b",
+  "src",
+  "lib",
+  ".git",
+  ".GIT",
+  "git~1",
+  ".git.",
+  ".gitmodules",
+  ".gitattributes",
+  "..",
+  ".",
+  "",
+  "x y",
+  "ü",
+  "\u200c",
+  "\\",
+  ":",
+  "%",
+  "\0",
+  ".g\u200cit",
+  "GIT~1",
+  ".git::$INDEX_ALLOCATION",
+  "a.",
+  "-",
+  "~",
+  "*",
+  "@{",
+];
 
 /** Path validation and tree editing: whatever splitPath accepts, editTree writes trees git's fsck accepts. */
 export function treeEditTarget(f: Fixture): Target {
@@ -316,7 +390,8 @@ export function treeEditTarget(f: Fixture): Target {
       for (let i = 0; i < 1 + r.int(6); i++) {
         const depth = 1 + r.int(4);
         const parts: string[] = [];
-        for (let d = 0; d < depth; d++) parts.push(r.chance(0.7) ? `${r.pick(NAME_PARTS)}${r.chance(0.5) ? r.int(10) : ""}` : r.pick(NAME_PARTS) + r.pick(NAME_PARTS));
+        for (let d = 0; d < depth; d++)
+          parts.push(r.chance(0.7) ? `${r.pick(NAME_PARTS)}${r.chance(0.5) ? r.int(10) : ""}` : r.pick(NAME_PARTS) + r.pick(NAME_PARTS));
         let raw = parts.join(r.chance(0.95) ? "/" : "//");
         if (r.chance(0.05)) raw = `/${raw}`;
         let split: string[];
@@ -347,7 +422,34 @@ export function treeEditTarget(f: Fixture): Target {
 
 /** Ref-name validation: random names never crash; a push ref name is a valid ref name. */
 export function refNameTarget(): Target {
-  const pieces = ["refs", "heads", "tags", "main", "a", "..", ".", ".lock", "@{", "@", "~", "^", ":", "?", "*", "[", "\\", " ", "\x7f", "\x01", "/", "//", "ü", "-", "x.", ".x"];
+  const pieces = [
+    "refs",
+    "heads",
+    "tags",
+    "main",
+    "a",
+    "..",
+    ".",
+    ".lock",
+    "@{",
+    "@",
+    "~",
+    "^",
+    ":",
+    "?",
+    "*",
+    "[",
+    "\\",
+    " ",
+    "\x7f",
+    "\x01",
+    "/",
+    "//",
+    "ü",
+    "-",
+    "x.",
+    ".x",
+  ];
   return {
     name: "ref-name validation",
     run(r) {
@@ -369,19 +471,40 @@ export function fsckTarget(): Target {
     name: "fsck on generated objects",
     async run(r) {
       const entries: Uint8Array[] = [];
-      for (let i = 0; i < r.int(6); i++) entries.push(enc(`${r.pick(["100644", "40000", "040000", "120000", "160000", "0", "1006444"])} ${r.pick(names)}\0`), r.bytes(20));
+      for (let i = 0; i < r.int(6); i++)
+        entries.push(enc(`${r.pick(["100644", "40000", "040000", "120000", "160000", "0", "1006444"])} ${r.pick(names)}\0`), r.bytes(20));
       const tree = mutate(Buffer.concat(entries), r, 2);
-      const gitmodules = enc(`[submodule "${r.pick(["a", "../../x", "..", "a\\..\\b"])}"]\n\turl = ${r.pick(["./x", "-x", "https://e/%0a", "../../:x"])}\n\tpath = ${r.pick(["x", "-x"])}\n`);
+      const gitmodules = enc(
+        `[submodule "${r.pick(["a", "../../x", "..", "a\\..\\b"])}"]\n\turl = ${r.pick(["./x", "-x", "https://e/%0a", "../../:x"])}\n\tpath = ${r.pick(["x", "-x"])}\n`,
+      );
       const blobOid = hashObject("blob", gitmodules);
       const named = enc(`100644 .gitmodules\0`);
       const withModules = Buffer.concat([named, Buffer.from(blobOid, "hex")]);
       await refusedOrOk(() => fsckObject("tree", tree));
-      await refusedOrOk(() => fsckObjects([{ type: "tree", data: withModules }, { type: "blob", data: mutate(gitmodules, r, 2) }], new PackSet([])));
+      await refusedOrOk(() =>
+        fsckObjects(
+          [
+            { type: "tree", data: withModules },
+            { type: "blob", data: mutate(gitmodules, r, 2) },
+          ],
+          new PackSet([]),
+        ),
+      );
     },
   };
 }
 
 /** Every engine target over one fixture. */
 export function engineTargets(f: Fixture): Target[] {
-  return [pktLineTarget(), uploadPackTarget(f), receivePackTarget(f), packTarget(f), deltaTarget(), objectTarget(f), treeEditTarget(f), refNameTarget(), fsckTarget()];
+  return [
+    pktLineTarget(),
+    uploadPackTarget(f),
+    receivePackTarget(f),
+    packTarget(f),
+    deltaTarget(),
+    objectTarget(f),
+    treeEditTarget(f),
+    refNameTarget(),
+    fsckTarget(),
+  ];
 }

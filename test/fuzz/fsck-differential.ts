@@ -40,7 +40,11 @@ const NEWER_THAN_ORACLE = new Set<FsckMsgId>(["largePathname", "badHeaderContinu
  * warnings; the infos svc does not check (a symlinked .gitignore or .mailmap) are ignored.
  */
 export const SVC_LEVELS: Record<string, "error" | "warn" | "ignore"> = {
-  ...Object.fromEntries(Object.entries(FSCK_RULES).filter(([id]) => !NEWER_THAN_ORACLE.has(id as FsckMsgId)).map(([id, v]) => [id, v === "refuse" ? "error" : "warn"])),
+  ...Object.fromEntries(
+    Object.entries(FSCK_RULES)
+      .filter(([id]) => !NEWER_THAN_ORACLE.has(id as FsckMsgId))
+      .map(([id, v]) => [id, v === "refuse" ? "error" : "warn"]),
+  ),
   gitignoreSymlink: "ignore",
   mailmapSymlink: "ignore",
   gitmodulesParse: "ignore",
@@ -61,17 +65,67 @@ export const COMMIT_OID = hashObject("commit", COMMIT);
 // ---------------------------------------------------------------------------------------------
 // Differential fuzzing: generated objects, git as the oracle.
 
-
 const NAMES = [
-  "a", "b", "a.b", "a-b", "A", "z", ".git", ".GIT", ".Git", ".git.", ".git ", "git~1", "GIT~1", "git~2", ".gitmodules", ".GITMODULES", "gitmod~1",
-  "gi7eba~1", ".gitmodules.", ".gitattributes", ".gitignore", ".", "..", "...", "a/b", "\\", "a\\.git", "x\\gitmod~1", ".g\u200cit", ".\u200fgit",
-  "\ufeff.git", ".gi\u200dt", "ü", "a b", ".git::$DATA", "git~1:stream", ".mailmap",
+  "a",
+  "b",
+  "a.b",
+  "a-b",
+  "A",
+  "z",
+  ".git",
+  ".GIT",
+  ".Git",
+  ".git.",
+  ".git ",
+  "git~1",
+  "GIT~1",
+  "git~2",
+  ".gitmodules",
+  ".GITMODULES",
+  "gitmod~1",
+  "gi7eba~1",
+  ".gitmodules.",
+  ".gitattributes",
+  ".gitignore",
+  ".",
+  "..",
+  "...",
+  "a/b",
+  "\\",
+  "a\\.git",
+  "x\\gitmod~1",
+  ".g\u200cit",
+  ".\u200fgit",
+  "\ufeff.git",
+  ".gi\u200dt",
+  "ü",
+  "a b",
+  ".git::$DATA",
+  "git~1:stream",
+  ".mailmap",
 ];
 const MODES = ["100644", "100755", "120000", "40000", "160000", "040000", "100664", "100600", "0100644", "644", "10644", "1"];
 const IDENTS = [
-  "A U Thor <a@example.com> 1700000000 +0100", "A <a@b> 0 -0000", "<a@b> 1 +0000", "A a@b> 1 +0000", "A> <a@b> 1 +0000", "A<a@b> 1 +0000", "A <a<b> 1 +0000",
-  "A <a@b 1 +0000", "A <a@b>1 +0000", "A <a@b> +0000", "A <a@b> 01 +0000", "A <a@b> 1 +00", "A <a@b> 1 0000", "A <a@b> 1 +0000 x", "A <a@b>  \t 1 +0000",
-  "A <a@b> 99999999999999999999999 +0000", "A <a@b> 9223372036854775808 +0000", " <> 1 +0000", "A <a@b> 1 +1a00", "A <a@b> 1 -9999",
+  "A U Thor <a@example.com> 1700000000 +0100",
+  "A <a@b> 0 -0000",
+  "<a@b> 1 +0000",
+  "A a@b> 1 +0000",
+  "A> <a@b> 1 +0000",
+  "A<a@b> 1 +0000",
+  "A <a<b> 1 +0000",
+  "A <a@b 1 +0000",
+  "A <a@b>1 +0000",
+  "A <a@b> +0000",
+  "A <a@b> 01 +0000",
+  "A <a@b> 1 +00",
+  "A <a@b> 1 0000",
+  "A <a@b> 1 +0000 x",
+  "A <a@b>  \t 1 +0000",
+  "A <a@b> 99999999999999999999999 +0000",
+  "A <a@b> 9223372036854775808 +0000",
+  " <> 1 +0000",
+  "A <a@b> 1 +1a00",
+  "A <a@b> 1 -9999",
 ];
 
 /** One generated object from a seeded source of randomness. */
@@ -88,7 +142,8 @@ function generate(rand: () => number): { type: ObjectType; data: Uint8Array } {
       entries.push([mode, pick(NAMES), oid]);
     }
     // Mostly in git's order (a directory sorts as name + "/"), sometimes as generated.
-    if (rand() < 0.8) entries.sort((x, y) => Buffer.compare(Buffer.from(x[1] + (x[0].endsWith("40000") ? "/" : "")), Buffer.from(y[1] + (y[0].endsWith("40000") ? "/" : ""))));
+    if (rand() < 0.8)
+      entries.sort((x, y) => Buffer.compare(Buffer.from(x[1] + (x[0].endsWith("40000") ? "/" : "")), Buffer.from(y[1] + (y[0].endsWith("40000") ? "/" : ""))));
     return { type: "tree", data: tree(entries) };
   }
   if (kind < 0.85) {
@@ -145,7 +200,8 @@ export function differential(o: FsckOracle, seed: number, count: number): string
     const show = JSON.stringify(new TextDecoder().decode(data));
     if (mine === null && errors.size > 0) problems.push(`${type} ${show}: svc accepts, git refuses (${[...errors].join(", ")})`);
     else if (mine !== null && errors.size === 0 && !NEWER_THAN_ORACLE.has(mine)) problems.push(`${type} ${show}: svc refuses (${mine}), git accepts`);
-    else if (mine !== null && errors.size > 0 && !errors.has(mine) && !errors.has("unparsable")) problems.push(`${type} ${show}: svc says ${mine}, git says ${[...errors].join(", ")}`);
+    else if (mine !== null && errors.size > 0 && !errors.has(mine) && !errors.has("unparsable"))
+      problems.push(`${type} ${show}: svc says ${mine}, git says ${[...errors].join(", ")}`);
     else if (mine === null) {
       const a = [...warned].filter((w) => !NEWER_THAN_ORACLE.has(w)).sort();
       const b = [...warnings].sort();
@@ -154,4 +210,3 @@ export function differential(o: FsckOracle, seed: number, count: number): string
   }
   return problems;
 }
-

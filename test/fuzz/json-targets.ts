@@ -43,8 +43,66 @@ export async function routesOf(server: RunningServer): Promise<Route[]> {
   return out;
 }
 
-const STRINGS = ["", "a", "acme", "app", "main", "refs/heads/main", "x".repeat(300), "ü", "\u0000", "\ud800", "../..", "%zz", "%2F", "<script>", "' OR 1=1 --", "__proto__", "svc_aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "a@b.c", "http://127.0.0.1:1/", "-1", "1e400", "null", " "];
-const KEYS = ["name", "email", "password", "handle", "scopes", "label", "public", "description", "message", "operations", "op", "path", "content", "branch", "expected_parent", "target", "expected", "role", "token", "invite", "new_password", "context", "__proto__", "constructor", "prototype", "public_key", "token_id", "members", "team", "user", "expires_at", "limit", "cursor"];
+const STRINGS = [
+  "",
+  "a",
+  "acme",
+  "app",
+  "main",
+  "refs/heads/main",
+  "x".repeat(300),
+  "ü",
+  "\u0000",
+  "\ud800",
+  "../..",
+  "%zz",
+  "%2F",
+  "<script>",
+  "' OR 1=1 --",
+  "__proto__",
+  "svc_aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+  "a@b.c",
+  "http://127.0.0.1:1/",
+  "-1",
+  "1e400",
+  "null",
+  " ",
+];
+const KEYS = [
+  "name",
+  "email",
+  "password",
+  "handle",
+  "scopes",
+  "label",
+  "public",
+  "description",
+  "message",
+  "operations",
+  "op",
+  "path",
+  "content",
+  "branch",
+  "expected_parent",
+  "target",
+  "expected",
+  "role",
+  "token",
+  "invite",
+  "new_password",
+  "context",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "public_key",
+  "token_id",
+  "members",
+  "team",
+  "user",
+  "expires_at",
+  "limit",
+  "cursor",
+];
 
 /** A random JSON value: shapes, depths (sometimes past the limit), sizes and odd numbers. */
 function value(r: Rand, depth: number): unknown {
@@ -82,7 +140,11 @@ const VALID: Record<string, (r: Rand) => unknown> = {
     message: `fuzz ${r.int(1e6)}`,
     branch: r.pick(["main", "main", `f${r.int(5)}`]),
     context: r.chance(0.3) ? value(r, 0) : undefined,
-    operations: Array.from({ length: 1 + r.int(3) }, (_, i) => ({ op: "put", path: r.pick([`d${r.int(4)}/f${i}.txt`, `top${i}.md`, "ü/ß.txt", "a b/c d"]), content: "x".repeat(r.int(100)) })),
+    operations: Array.from({ length: 1 + r.int(3) }, (_, i) => ({
+      op: "put",
+      path: r.pick([`d${r.int(4)}/f${i}.txt`, `top${i}.md`, "ü/ß.txt", "a b/c d"]),
+      content: "x".repeat(r.int(100)),
+    })),
   }),
   "PUT /v1/orgs/{org}/repos/{repo}/refs/{rest}": () => ({ target: "main" }),
   "POST /v1/orgs/{org}/tokens": (r) => ({ scopes: [r.pick(["repo:read", "repo:write", "org:read"])], label: `t${r.int(100)}` }),
@@ -99,7 +161,11 @@ function bodyFor(route: Route, r: Rand): string {
   const o: Record<string, unknown> = {};
   for (const p of route.bodyProps) if (r.chance(0.8)) o[p] = value(r, 0);
   if (route.bodyProps.includes("operations") && r.chance(0.7)) {
-    o.operations = Array.from({ length: 1 + r.int(4) }, () => ({ op: r.pick(["put", "delete", "put_base64", "x"]), path: r.pick(["a.txt", "d/e.txt", ".gitmodules", ".git/config", "../x", "GIT~1/x", "a//b", "", "ü/ß.txt"]), content: r.pick(["x", "aGVsbG8=", "!!", '[submodule "../../x"]\n\turl = ./x\n']) }));
+    o.operations = Array.from({ length: 1 + r.int(4) }, () => ({
+      op: r.pick(["put", "delete", "put_base64", "x"]),
+      path: r.pick(["a.txt", "d/e.txt", ".gitmodules", ".git/config", "../x", "GIT~1/x", "a//b", "", "ü/ß.txt"]),
+      content: r.pick(["x", "aGVsbG8=", "!!", '[submodule "../../x"]\n\turl = ./x\n']),
+    }));
   }
   if (r.chance(0.1)) o[r.pick(KEYS)] = value(r, 0);
   return JSON.stringify(o);
@@ -138,7 +204,9 @@ function pathFor(route: Route, w: JsonWorld, r: Rand): string {
   if (repo === w.repo && new URL(path, "http://x").pathname.replace(/\/+$/, "") === `/v1/orgs/${w.org}/repos/${w.repo}`) {
     path = path.replace(`/repos/${w.repo}/`, `/repos/${w.scratch}/`);
   }
-  const query = r.chance(0.3) ? `?${r.pick(["limit", "cursor", "path", "ref", "expected", "service"])}=${encode((JSON.stringify(value(r, 5)) ?? "").slice(0, 200))}` : "";
+  const query = r.chance(0.3)
+    ? `?${r.pick(["limit", "cursor", "path", "ref", "expected", "service"])}=${encode((JSON.stringify(value(r, 5)) ?? "").slice(0, 200))}`
+    : "";
   return path + query;
 }
 
@@ -150,8 +218,19 @@ function headersFor(w: JsonWorld, r: Rand): Record<string, string> {
   else if (who < 7) {
     h.cookie = w.cookie;
     if (r.chance(0.8)) h.origin = w.server.url;
-  } else if (who < 8) h.authorization = r.pick(["Bearer svc_aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "Basic %%%", basicAuth(w.token), "Bearer", "Digest x"]);
-  h["content-type"] = r.chance(0.7) ? "application/json" : r.pick(["application/json; charset=utf-8", "application/json; charset=utf-16", "APPLICATION/JSON", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""]);
+  } else if (who < 8)
+    h.authorization = r.pick(["Bearer svc_aaaaaaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "Basic %%%", basicAuth(w.token), "Bearer", "Digest x"]);
+  h["content-type"] = r.chance(0.7)
+    ? "application/json"
+    : r.pick([
+        "application/json; charset=utf-8",
+        "application/json; charset=utf-16",
+        "APPLICATION/JSON",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "",
+      ]);
   if (!h["content-type"]) delete h["content-type"];
   return h;
 }
@@ -168,7 +247,8 @@ export async function jsonRouteTarget(w: JsonWorld, opts: { every?: number; capM
     invariant: () => w.checkRepository(),
     async run(r) {
       const route = r.pick(routes);
-      const method = r.chance(0.9) || route.path === "/v1/orgs/{org}/repos/{repo}" ? route.method : r.pick(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+      const method =
+        r.chance(0.9) || route.path === "/v1/orgs/{org}/repos/{repo}" ? route.method : r.pick(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
       const headers = headersFor(w, r);
       // Signing out would end the session every later cookie call relies on.
       if (route.path === "/v1/auth/logout") delete headers.cookie;
@@ -191,7 +271,8 @@ export async function jsonRouteTarget(w: JsonWorld, opts: { every?: number; capM
       // Invariant: never a 500, and no other server-side status the route does not document
       // (billing's 503 without a payment provider is documented for the methods that answer it).
       const documented = route.statuses.get(method)?.has(res.status) ?? false;
-      if (res.status === 500 || (res.status > 500 && !documented)) throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 300)}\nbody: ${typeof body === "string" ? body.slice(0, 300) : "(bytes)"}`);
+      if (res.status === 500 || (res.status > 500 && !documented))
+        throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 300)}\nbody: ${typeof body === "string" ? body.slice(0, 300) : "(bytes)"}`);
       if ((res.headers.get("content-type") ?? "").startsWith("application/json") && text) {
         try {
           JSON.parse(text);

@@ -20,7 +20,10 @@ export async function openJsonWorld(): Promise<JsonWorld & { g: GitSandbox; serv
   const api = client(server, { token });
   for (const name of ["app", "scratch"]) if ((await api.post("/v1/orgs/acme/repos", { name })).status !== 201) throw new Error("repo create failed");
   for (let i = 0; i < 3; i++) {
-    const r = await api.post("/v1/orgs/acme/repos/app/commits", { message: `seed ${i}`, operations: [{ op: "put", path: `dir${i}/file.txt`, content: `content ${i}\n` }] });
+    const r = await api.post("/v1/orgs/acme/repos/app/commits", {
+      message: `seed ${i}`,
+      operations: [{ op: "put", path: `dir${i}/file.txt`, content: `content ${i}\n` }],
+    });
     if (r.status !== 201) throw new Error(`seed commit failed: ${r.status}`);
   }
   const g = gitSandbox("svc-fuzz-json-");

@@ -73,12 +73,11 @@ export function mutate(input: Uint8Array, r: Rand, rounds = 4): Uint8Array {
       case 6:
         if (b.length) b[at] = r.int(256);
         break;
-      default:
+      default: {
         // Overwrite 2-4 bytes with a big-endian number near a boundary (lengths, counts, offsets).
-        {
-          const v = r.pick([0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0xffffffff, r.int(1 << 30)]);
-          for (let i = 0; i < 4 && at + i < b.length; i++) b[at + i] = (v >>> (8 * (3 - i))) & 0xff;
-        }
+        const v = r.pick([0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0xffffffff, r.int(1 << 30)]);
+        for (let i = 0; i < 4 && at + i < b.length; i++) b[at + i] = (v >>> (8 * (3 - i))) & 0xff;
+      }
     }
   }
   return new Uint8Array(b);
@@ -156,7 +155,8 @@ export async function runTarget(target: Target, opts: { seed: number; cases: num
     }
     const took = performance.now() - t0;
     slowest = Math.max(slowest, took);
-    if (took > opts.capMs && !failures.some((f) => f.includes(`case=${n}:`))) failures.push(`${target.name} seed=${opts.seed} case=${n}: took ${Math.round(took)} ms (cap ${opts.capMs} ms)`);
+    if (took > opts.capMs && !failures.some((f) => f.includes(`case=${n}:`)))
+      failures.push(`${target.name} seed=${opts.seed} case=${n}: took ${Math.round(took)} ms (cap ${opts.capMs} ms)`);
     if (target.invariant && (n + 1) % (target.every ?? 1) === 0) {
       try {
         await target.invariant();

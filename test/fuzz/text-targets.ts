@@ -80,10 +80,12 @@ export function workflowTarget(): Target {
         for (const [k, v] of Object.entries(job.spec.env)) size += k.length + v.length;
         for (const s of job.spec.steps) size += s.name.length + s.run.length + Object.entries(s.env).reduce((n, [k, v]) => n + k.length + v.length, 0);
         // Default step names (the first 80 characters of the script) are not charged.
-        if (size > WORKFLOW_LIMITS.jobSpecBytes + 80 * job.spec.steps.length) throw new Error(`a job of ${size} characters passed the ${WORKFLOW_LIMITS.jobSpecBytes} budget`);
+        if (size > WORKFLOW_LIMITS.jobSpecBytes + 80 * job.spec.steps.length)
+          throw new Error(`a job of ${size} characters passed the ${WORKFLOW_LIMITS.jobSpecBytes} budget`);
         total += size;
       }
-      if (total > WORKFLOW_LIMITS.runSpecBytes + 80 * WORKFLOW_LIMITS.stepsPerJob * out.jobs.length) throw new Error(`a run of ${total} characters passed the budget`);
+      if (total > WORKFLOW_LIMITS.runSpecBytes + 80 * WORKFLOW_LIMITS.stepsPerJob * out.jobs.length)
+        throw new Error(`a run of ${total} characters passed the budget`);
       if (out.jobs.length > WORKFLOW_LIMITS.jobsPerRun) throw new Error(`${out.jobs.length} jobs`);
     },
   };
@@ -131,8 +133,8 @@ export function globTarget(): Target {
 
 const MARKDOWN = [
   "# Title\n\nSome *emphasis*, **strong**, `code`, [a link](docs/a.md) and ![img](img/x.png).\n\n- one\n- two\n\n1. first\n\n> quote\n\n```ts\nconst a = 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
-  "<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) ![z](data:image/png;base64,AAAA) <img src=x onerror=alert(1)>\n\n<a href=\"javascript:1\">a</a>",
-  "[ref]: http://example.com \"t\"\n\n[link][ref] <http://auto.example> www.example.com\n\n***\n\n    indented code\n\n*a **b *c* d** e*",
+  '<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) ![z](data:image/png;base64,AAAA) <img src=x onerror=alert(1)>\n\n<a href="javascript:1">a</a>',
+  '[ref]: http://example.com "t"\n\n[link][ref] <http://auto.example> www.example.com\n\n***\n\n    indented code\n\n*a **b *c* d** e*',
 ];
 
 /** An attribute value as a browser reads it (character references decoded). */
@@ -147,7 +149,35 @@ function decodeAttr(v: string): string {
 }
 
 /** Tags and attributes the sanitizer allows (markdown.ts); anything else in the output is a failure. */
-const TAGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "em", "strong", "s", "del", "a", "img", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td"]);
+const TAGS = new Set([
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "p",
+  "br",
+  "hr",
+  "blockquote",
+  "pre",
+  "code",
+  "em",
+  "strong",
+  "s",
+  "del",
+  "a",
+  "img",
+  "ul",
+  "ol",
+  "li",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td",
+]);
 const ATTRS = new Set(["href", "title", "rel", "src", "alt", "class", "start"]);
 
 /** The Markdown renderer: whatever the input, only allowlisted tags and attributes, only safe URLs. */

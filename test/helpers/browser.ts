@@ -13,7 +13,17 @@ export const SCREENSHOTS = resolve(import.meta.dir, "../../test-results/screensh
 
 // Why these flags: the machine has no network beyond loopback; without them Chromium keeps
 // dialling Google's hosts at start. --no-sandbox: CI runs as root, where the sandbox cannot start.
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
@@ -59,7 +69,13 @@ export async function step<T>(tab: Tab, name: string, body: () => Promise<T>): P
 /** axe's violations on the current page (WCAG 2 A and AA rules), as readable lines. */
 export async function accessibilityViolations(page: Page): Promise<string[]> {
   const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa"]).analyze();
-  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+  return result.violations.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+        .map((n) => n.target.join(" "))
+        .slice(0, 3)
+        .join(", ")}`,
+  );
 }
 
 /** Signs in through the form, as a person would. */

@@ -16,7 +16,12 @@ export interface Person {
 let counter = 0;
 
 /** Creates a confirmed person in `org` (created if missing) with `role`, signed in, with a token of `scopes`. */
-export async function person(server: RunningServer, org: string, role: string, scopes: string[] = [role === "viewer" ? "repo:read" : "repo:write"]): Promise<Person> {
+export async function person(
+  server: RunningServer,
+  org: string,
+  role: string,
+  scopes: string[] = [role === "viewer" ? "repo:read" : "repo:write"],
+): Promise<Person> {
   const n = ++counter;
   const name = `${role[0]!.toUpperCase()}${role.slice(1)} Person ${n}`;
   const email = `${role}.${n}@${org}.example.com`;

@@ -4,7 +4,10 @@
 import { connect } from "node:net";
 
 /** Status and the first bytes of the answer to a request whose body is cut short. */
-export function answerBeforeBody(url: string, o: { method?: string; path: string; headers?: Record<string, string>; declared?: number; chunked?: boolean; sent?: Uint8Array }): Promise<{ status: number; text: string }> {
+export function answerBeforeBody(
+  url: string,
+  o: { method?: string; path: string; headers?: Record<string, string>; declared?: number; chunked?: boolean; sent?: Uint8Array },
+): Promise<{ status: number; text: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const head = [

@@ -98,8 +98,7 @@ export interface FaultProxyHandle {
 
 export const DEFAULT_FAULTS: FaultConfig = { seed: 1, delayMs: 0, slowDown: 0, reset: 0, match: null, firstTry: null };
 
-const SLOW_DOWN_XML =
-  '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
+const SLOW_DOWN_XML = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
 
 /** 32-bit FNV-1a of a string, then mixed with the seed: the per-request PRNG state. */
 function hash32(text: string, seed: number): number {
@@ -196,7 +195,17 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     stats.peakInFlight = Math.max(stats.peakInFlight, inFlight);
     res.on("close", () => inFlight--);
     if (config.trace && traced.length < 1_000_000) {
-      const entry: TraceEntry = { method: req.method ?? "?", path: (req.url ?? "/").replace(/uploadId=[^&]*/g, "uploadId="), range: String(req.headers.range ?? ""), status: 0, start: performance.now(), firstByte: 0, end: 0, bytesDown: 0, bytesUp: 0 };
+      const entry: TraceEntry = {
+        method: req.method ?? "?",
+        path: (req.url ?? "/").replace(/uploadId=[^&]*/g, "uploadId="),
+        range: String(req.headers.range ?? ""),
+        status: 0,
+        start: performance.now(),
+        firstByte: 0,
+        end: 0,
+        bytesDown: 0,
+        bytesUp: 0,
+      };
       traced.push(entry);
       // The declared length: a "data" listener here would start the body flowing before it is piped.
       entry.bytesUp = Number(req.headers["content-length"] ?? "0");
@@ -250,42 +259,39 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
       return;
     }
 
-    const up = httpRequest(
-      { host: target.hostname, port: Number(target.port), method: req.method, path: req.url, headers: req.headers },
-      (ur) => {
-        const headers = { ...ur.headers };
-        res.writeHead(ur.statusCode ?? 502, headers);
-        const length = Number(ur.headers["content-length"] ?? "0");
-        if (!reset) {
-          ur.on("data", (chunk: Buffer) => (stats.bytesDown += chunk.length));
-          ur.pipe(res);
-          return;
-        }
-        stats.resets++;
-        // A body of one byte has no middle: cut before it (cutting "after" it would deliver the
-        // whole answer and count a fault the client never saw).
-        if (length <= 1 || req.method === "HEAD") {
-          ur.resume();
-          res.socket?.destroy();
-          return;
-        }
-        // Mid-response: send part of the body, then drop the connection.
-        const cut = Math.min(length - 1, Math.max(1, Math.floor(length * cutShare)));
-        let sent = 0;
-        ur.on("data", (chunk: Buffer) => {
-          if (sent >= cut) return;
-          const take = chunk.subarray(0, Math.min(chunk.length, cut - sent));
-          sent += take.length;
-          stats.bytesDown += take.length;
-          res.write(take, () => {
-            if (sent >= cut) {
-              ur.destroy();
-              res.socket?.destroy();
-            }
-          });
+    const up = httpRequest({ host: target.hostname, port: Number(target.port), method: req.method, path: req.url, headers: req.headers }, (ur) => {
+      const headers = { ...ur.headers };
+      res.writeHead(ur.statusCode ?? 502, headers);
+      const length = Number(ur.headers["content-length"] ?? "0");
+      if (!reset) {
+        ur.on("data", (chunk: Buffer) => (stats.bytesDown += chunk.length));
+        ur.pipe(res);
+        return;
+      }
+      stats.resets++;
+      // A body of one byte has no middle: cut before it (cutting "after" it would deliver the
+      // whole answer and count a fault the client never saw).
+      if (length <= 1 || req.method === "HEAD") {
+        ur.resume();
+        res.socket?.destroy();
+        return;
+      }
+      // Mid-response: send part of the body, then drop the connection.
+      const cut = Math.min(length - 1, Math.max(1, Math.floor(length * cutShare)));
+      let sent = 0;
+      ur.on("data", (chunk: Buffer) => {
+        if (sent >= cut) return;
+        const take = chunk.subarray(0, Math.min(chunk.length, cut - sent));
+        sent += take.length;
+        stats.bytesDown += take.length;
+        res.write(take, () => {
+          if (sent >= cut) {
+            ur.destroy();
+            res.socket?.destroy();
+          }
         });
-      },
-    );
+      });
+    });
     up.on("error", () => res.socket?.destroy());
     req.on("data", (chunk: Buffer) => (stats.bytesUp += chunk.length));
     req.pipe(up);

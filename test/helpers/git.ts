@@ -150,7 +150,12 @@ export async function localRefs(g: GitSandbox, dir: string): Promise<Record<stri
 /** The server's refs as `git ls-remote` prints them (peeled `^{}` lines and HEAD left out). */
 export async function lsRemote(g: GitSandbox, url: string): Promise<Record<string, string>> {
   const out = await g.ok(["ls-remote", url]);
-  const all = parseRefLines(out.split("\n").map((l) => l.split("\t").reverse().join(" ")).join("\n"));
+  const all = parseRefLines(
+    out
+      .split("\n")
+      .map((l) => l.split("\t").reverse().join(" "))
+      .join("\n"),
+  );
   for (const k of Object.keys(all)) if (k === "HEAD" || k.endsWith("^{}")) delete all[k];
   return all;
 }
@@ -242,7 +247,12 @@ export async function setupOwner(server: RunningServer, org: string, role = "own
 }
 
 /** Mints a token and returns both its secret and id (for revocation). */
-export async function mintTokenWithId(server: RunningServer, cookie: string, org: string, body: Record<string, unknown>): Promise<{ id: string; token: string }> {
+export async function mintTokenWithId(
+  server: RunningServer,
+  cookie: string,
+  org: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; token: string }> {
   const r = await client(server, { cookie }).post(`/v1/orgs/${org}/tokens`, body);
   if (r.status !== 201) throw new Error(`mint failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { id: r.body.id, token: r.body.token };
@@ -325,12 +335,21 @@ export interface PushReport {
 }
 
 /** POSTs a hand-made body to git-receive-pack and parses the report-status lines. */
-export async function postReceivePack(server: RunningServer, org: string, repo: string, body: Uint8Array, auth?: string, headers: Record<string, string> = {}): Promise<PushReport> {
+export async function postReceivePack(
+  server: RunningServer,
+  org: string,
+  repo: string,
+  body: Uint8Array,
+  auth?: string,
+  headers: Record<string, string> = {},
+): Promise<PushReport> {
   const h: Record<string, string> = { "content-type": "application/x-git-receive-pack-request", ...headers };
   if (auth) h.authorization = auth;
   const res = await fetch(`${server.url}/${org}/${repo}.git/git-receive-pack`, { method: "POST", headers: h, body: body as Uint8Array<ArrayBuffer> });
   const bytes = new Uint8Array(await res.arrayBuffer());
-  const lines = parsePkts(bytes).filter((l): l is string => l !== null).map((l) => l.replace(/\n$/, ""));
+  const lines = parsePkts(bytes)
+    .filter((l): l is string => l !== null)
+    .map((l) => l.replace(/\n$/, ""));
   let unpack: string | null = null;
   const refs: Record<string, string> = {};
   for (const line of lines) {

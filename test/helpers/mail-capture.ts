@@ -77,7 +77,9 @@ export function parseMail(file: string, raw: string): CapturedMail {
   } else if (type.toLowerCase().startsWith("text/html")) html = decodePart(headers, body);
   else text = decodePart(headers, body);
   const links = [...text.matchAll(/(https?:\/\/[^\s"<>]+?\?token=(svc[a-z]*_[A-Za-z0-9]+))/g)].map((m) => ({ url: m[1]!, token: decodeURIComponent(m[2]!) }));
-  const to = decodeHeader(headers.get("to") ?? "").replace(/^.*<([^>]+)>.*$/, "$1").trim();
+  const to = decodeHeader(headers.get("to") ?? "")
+    .replace(/^.*<([^>]+)>.*$/, "$1")
+    .trim();
   return { file, to, subject: decodeHeader(headers.get("subject") ?? ""), text, html, links };
 }
 
@@ -110,7 +112,13 @@ export async function waitForMails(dir: string, address: string, count = 1, time
 }
 
 /** Waits for the `count`-th message to `address` carrying a `prefix` link (e.g. `svcv_`) and returns that link. */
-export async function waitForLink(dir: string, address: string, prefix: string, count = 1, timeoutMs = 15_000): Promise<{ url: string; token: string; mail: CapturedMail }> {
+export async function waitForLink(
+  dir: string,
+  address: string,
+  prefix: string,
+  count = 1,
+  timeoutMs = 15_000,
+): Promise<{ url: string; token: string; mail: CapturedMail }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = mailsTo(dir, address).filter((m) => m.links.some((l) => l.token.startsWith(prefix)));

@@ -196,7 +196,9 @@ export function sigV4Problem(
   creds: { accessKeyId: string; secretAccessKey: string; region: string; service: string },
 ): string | null {
   const auth = req.headers.get("authorization") ?? "";
-  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
+    auth,
+  );
   if (!m) return "no AWS4-HMAC-SHA256 authorization header";
   const [, keyId, date, region, service, signedHeaders, signature] = m as unknown as string[];
   if (keyId !== creds.accessKeyId) return "unknown access key";

@@ -200,7 +200,10 @@ function serverVersion(bin: string): Promise<string> {
 // The initdb'd cluster every server is copied from: made once per machine, binary and format.
 async function templateCluster(bin: string, runAs: RunAs | null): Promise<string> {
   const version = await serverVersion(bin);
-  const key = createHash("sha256").update(`${bin}\0${version}\0${runAs?.uid ?? process.getuid?.()}\0${TEMPLATE_FORMAT}`).digest("hex").slice(0, 16);
+  const key = createHash("sha256")
+    .update(`${bin}\0${version}\0${runAs?.uid ?? process.getuid?.()}\0${TEMPLATE_FORMAT}`)
+    .digest("hex")
+    .slice(0, 16);
   const dir = join(tmpdir(), `svc-pgtpl-${key}`);
   if (existsSync(join(dir, "data", "PG_VERSION"))) return dir;
   const work = `${dir}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
@@ -215,12 +218,15 @@ async function templateCluster(bin: string, runAs: RunAs | null): Promise<string
       [
         ...asServerUser(runAs),
         join(bin, "initdb"),
-        "-D", join(work, "data"),
-        "-U", PG_USER,
+        "-D",
+        join(work, "data"),
+        "-U",
+        PG_USER,
         `--pwfile=${pwfile}`,
         "--auth-host=scram-sha-256",
         "--auth-local=trust",
-        "-E", "UTF8",
+        "-E",
+        "UTF8",
         `--locale=${locale}`,
         "--lc-messages=C",
         "--wal-segsize=1",
@@ -244,7 +250,13 @@ async function templateCluster(bin: string, runAs: RunAs | null): Promise<string
 
 function hasLocale(name: string): boolean {
   const r = Bun.spawnSync(["locale", "-a"], { stdout: "pipe", stderr: "ignore" });
-  return r.success && r.stdout.toString().split("\n").some((l) => l.trim().toLowerCase() === name.toLowerCase());
+  return (
+    r.success &&
+    r.stdout
+      .toString()
+      .split("\n")
+      .some((l) => l.trim().toLowerCase() === name.toLowerCase())
+  );
 }
 
 // A root `sh` that waits for our pipe to close (we ended, however) and then makes sure the
@@ -372,10 +384,12 @@ class Server {
   private async spawn(): Promise<void> {
     const settings = { ...SERVER_SETTINGS, unix_socket_directories: this.dir };
     const args = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
-    const proc = Bun.spawn(
-      [...asServerUser(this.runAs), join(this.bin, "postgres"), "-D", join(this.dir, "data"), "-p", String(this.port), ...args],
-      { stdin: "ignore", stdout: "ignore", stderr: "pipe", env: serverEnv() },
-    );
+    const proc = Bun.spawn([...asServerUser(this.runAs), join(this.bin, "postgres"), "-D", join(this.dir, "data"), "-p", String(this.port), ...args], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+      env: serverEnv(),
+    });
     proc.unref();
     this.proc = proc;
     const ready = Promise.withResolvers<void>();
@@ -447,8 +461,7 @@ class Server {
     await this.admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`));
     const url = `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${this.port}/${name}`;
     let dropped: Promise<void> | null = null;
-    const drop = () =>
-      (dropped ??= this.proc ? this.admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) : Promise.resolve());
+    const drop = () => (dropped ??= this.proc ? this.admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) : Promise.resolve());
     return { url, name, server, drop, [Symbol.asyncDispose]: drop };
   }
 

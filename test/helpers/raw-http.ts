@@ -21,7 +21,11 @@ function parsed(text: string): any {
 }
 
 /** A request from the local address `source` (any 127.0.0.0/8 address works on Linux loopback). */
-export function requestFrom(source: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array } = {}): Promise<RawAnswer> {
+export function requestFrom(
+  source: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array } = {},
+): Promise<RawAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -45,7 +49,9 @@ export function rawRequest(url: string, head: string, body = ""): Promise<RawAns
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     // write, not end: a half-closed socket reads to the server as a client that went away.
-    const socket = connect(Number(u.port), u.hostname, () => socket.write(`${head}\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`));
+    const socket = connect(Number(u.port), u.hostname, () =>
+      socket.write(`${head}\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`),
+    );
     const chunks: Buffer[] = [];
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", reject);

@@ -100,7 +100,11 @@ export function startReceiver(): Receiver {
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`receiver: condition not met within ${ms} ms; got ${received.length} requests: ${JSON.stringify(received.map((r) => [r.path, r.body?.event, r.body?.payload]))}`));
+          reject(
+            new Error(
+              `receiver: condition not met within ${ms} ms; got ${received.length} requests: ${JSON.stringify(received.map((r) => [r.path, r.body?.event, r.body?.payload]))}`,
+            ),
+          );
         }, ms);
         waiters.add(check);
       });

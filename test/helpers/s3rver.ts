@@ -94,7 +94,10 @@ function multipartUploads(directory: string) {
         `<Bucket>${escapeXml(bucket)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><Prefix>${escapeXml(prefix)}</Prefix>` +
         `<MaxUploads>10000</MaxUploads><IsTruncated>false</IsTruncated>` +
         uploads
-          .map((u) => `<Upload><Key>${escapeXml(u.key)}</Key><UploadId>${escapeXml(u.id)}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`)
+          .map(
+            (u) =>
+              `<Upload><Key>${escapeXml(u.key)}</Key><UploadId>${escapeXml(u.id)}</UploadId><Initiated>${u.initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`,
+          )
           .join("") +
         `</ListMultipartUploadsResult>`;
       return;
@@ -139,7 +142,12 @@ async function readReadyPort(stdout: ReadableStream<Uint8Array>, exited: Promise
 
 if (import.meta.main) {
   // s3rver ships no type declarations; this is the part of its API we use.
-  type S3rverClass = new (options: { port: number; address: string; directory: string; silent: boolean }) => {
+  type S3rverClass = new (options: {
+    port: number;
+    address: string;
+    directory: string;
+    silent: boolean;
+  }) => {
     run(): Promise<{ port: number }>;
     close(): Promise<void>;
     middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];

@@ -92,7 +92,19 @@ export async function createUser(
   u: { org: string; email: string; name?: string; password?: string; role?: string; handle?: string },
 ): Promise<{ id: string; handle: string; email: string; password: string }> {
   const password = u.password ?? "correct horse battery staple";
-  const args = ["user-create", "--org", u.org, "--email", u.email, "--name", u.name ?? u.email.split("@")[0]!, "--password", password, "--role", u.role ?? "owner"];
+  const args = [
+    "user-create",
+    "--org",
+    u.org,
+    "--email",
+    u.email,
+    "--name",
+    u.name ?? u.email.split("@")[0]!,
+    "--password",
+    password,
+    "--role",
+    u.role ?? "owner",
+  ];
   if (u.handle) args.push("--handle", u.handle);
   const r = await server.cli(args);
   if (r.code !== 0) throw new Error(`user-create failed: ${r.stderr}`);
@@ -143,7 +155,11 @@ export function client(server: RunningServer, auth?: { token?: string; cookie?: 
 
 /** Signs in and returns the `svc_session=…` cookie pair. */
 export async function login(server: RunningServer, email: string, password: string): Promise<string> {
-  const res = await fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${server.url}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
   if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
   const set = res.headers.get("set-cookie")!;
   return set.split(";")[0]!;

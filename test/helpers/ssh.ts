@@ -15,7 +15,13 @@ export interface ProcResult {
 /** Runs a command asynchronously; never throws on a non-zero exit. */
 export async function run(cmd: string[], opts: { env?: Record<string, string>; input?: string | Uint8Array; cwd?: string } = {}): Promise<ProcResult> {
   const input = opts.input === undefined ? undefined : typeof opts.input === "string" ? new TextEncoder().encode(opts.input) : opts.input;
-  const p = Bun.spawn(cmd, { env: opts.env ?? (process.env as Record<string, string>), cwd: opts.cwd, stdin: input ?? "ignore", stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(cmd, {
+    env: opts.env ?? (process.env as Record<string, string>),
+    cwd: opts.cwd,
+    stdin: input ?? "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr };
 }
@@ -94,7 +100,24 @@ export async function keygenFingerprint(file: string, env?: Record<string, strin
 
 /** ssh options shared by every client call: one key, no host key pinning, no prompts, no system config. */
 export function sshOptions(key: SshKey): string[] {
-  return ["-F", "/dev/null", "-i", key.path, "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"];
+  return [
+    "-F",
+    "/dev/null",
+    "-i",
+    key.path,
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    "IdentityAgent=none",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "StrictHostKeyChecking=no",
+    "-o",
+    "UserKnownHostsFile=/dev/null",
+    "-o",
+    "LogLevel=ERROR",
+  ];
 }
 
 /** GIT_SSH_COMMAND for `key` (and `-p port`, for scp-like addresses that cannot carry one). */
@@ -154,7 +177,13 @@ export function postKey(server: RunningServer, who: Caller, org: string, body: R
 }
 
 /** Registers a key and throws unless the answer is 201; returns the key record. */
-export async function registerKey(server: RunningServer, who: Caller, org: string, key: SshKey, tokenId?: string): Promise<{ id: string; kind: string; label: string; fingerprint: string; token_id: string | null; created_at: number }> {
+export async function registerKey(
+  server: RunningServer,
+  who: Caller,
+  org: string,
+  key: SshKey,
+  tokenId?: string,
+): Promise<{ id: string; kind: string; label: string; fingerprint: string; token_id: string | null; created_at: number }> {
   const r = await postKey(server, who, org, { public_key: key.publicKey, label: key.name, ...(tokenId ? { token_id: tokenId } : {}) });
   if (r.status !== 201) throw new Error(`register ${key.name} in ${org} failed: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;

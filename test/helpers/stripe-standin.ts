@@ -43,8 +43,15 @@ export function startStandin(o: { priceCents?: number } = {}): Standin {
   const next = (prefix: string) => `${prefix}_${(++n).toString().padStart(6, "0")}`;
   const subscribe: Standin["subscribe"] = (customer, quantity, s = {}) => {
     const sub: StandinSubscription = {
-      id: next("sub"), object: "subscription", customer, status: s.status ?? "active", metadata: s.orgId ? { org_id: s.orgId } : {},
-      items: { object: "list", data: [{ id: next("si"), quantity, current_period_end: s.periodEnd ?? Math.floor(Date.now() / 1000) + 30 * 86400, price: { id: "price_seat" } }] },
+      id: next("sub"),
+      object: "subscription",
+      customer,
+      status: s.status ?? "active",
+      metadata: s.orgId ? { org_id: s.orgId } : {},
+      items: {
+        object: "list",
+        data: [{ id: next("si"), quantity, current_period_end: s.periodEnd ?? Math.floor(Date.now() / 1000) + 30 * 86400, price: { id: "price_seat" } }],
+      },
     };
     subscriptions.set(sub.id, sub);
     return sub;
@@ -66,9 +73,16 @@ export function startStandin(o: { priceCents?: number } = {}): Standin {
       }
       if (req.method === "POST" && p === "/v1/billing_portal/sessions") {
         const id = next("bps");
-        return Response.json({ id, object: "billing_portal.session", url: `https://billing.standin.test/p/session/${id}`, customer: form.customer, return_url: form.return_url });
+        return Response.json({
+          id,
+          object: "billing_portal.session",
+          url: `https://billing.standin.test/p/session/${id}`,
+          customer: form.customer,
+          return_url: form.return_url,
+        });
       }
-      if (req.method === "GET" && (m = /^\/v1\/prices\/([^/]+)$/.exec(p))) return Response.json({ id: m[1], object: "price", unit_amount: o.priceCents ?? 900, currency: "usd" });
+      if (req.method === "GET" && (m = /^\/v1\/prices\/([^/]+)$/.exec(p)))
+        return Response.json({ id: m[1], object: "price", unit_amount: o.priceCents ?? 900, currency: "usd" });
       if ((m = /^\/v1\/subscriptions\/([^/]+)$/.exec(p))) {
         const sub = subscriptions.get(m[1]!);
         if (!sub) return error(404, `No such subscription: '${m[1]}'`);

@@ -52,36 +52,97 @@ describe("loadConfig accepts", () => {
     ["a data dir", { SVC_DATA_DIR: "/var/lib/svc" }, { dataDir: "/var/lib/svc", storage: { kind: "fs", root: "/var/lib/svc/objects" } }],
     ["an https base URL", { SVC_BASE_URL: "https://git.example.com" }, { baseUrl: "https://git.example.com" }],
     ["SSH on", { SVC_SSH_ADDR: "127.0.0.1:2222" }, { ssh: { host: "127.0.0.1", port: 2222 } }],
-    ["SSH with a public address", { SVC_SSH_ADDR: "0.0.0.0:2222", SVC_SSH_PUBLIC: "git.example.com:22" }, { ssh: { host: "0.0.0.0", port: 2222, publicAddr: "git.example.com:22" } }],
+    [
+      "SSH with a public address",
+      { SVC_SSH_ADDR: "0.0.0.0:2222", SVC_SSH_PUBLIC: "git.example.com:22" },
+      { ssh: { host: "0.0.0.0", port: 2222, publicAddr: "git.example.com:22" } },
+    ],
     ["s3 storage", S3, { storage: { kind: "s3", endpoint: "http://127.0.0.1:9000", bucket: "b", accessKey: "ak", secretKey: "sk" } }],
     ["a claim wait", { SVC_RUNNER_CLAIM_WAIT_MS: "500" }, { runnerClaimWaitMs: 500 }],
     ["a heartbeat timeout", { SVC_RUNNER_HEARTBEAT_TIMEOUT_MS: "3000" }, { runnerHeartbeatTimeoutMs: 3000 }],
     ["capture mail", { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: "/tmp/mail" }, { mail: { transport: "capture", dir: "/tmp/mail" } }],
-    ["smtp mail with a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:2525", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com", port: 2525 } }],
-    ["smtp mail without a port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com" }, { mail: { transport: "smtp", host: "mail.example.com" } }],
+    [
+      "smtp mail with a port",
+      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:2525", SVC_MAIL_FROM: "svc@example.com" },
+      { mail: { transport: "smtp", host: "mail.example.com", port: 2525 } },
+    ],
+    [
+      "smtp mail without a port",
+      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com" },
+      { mail: { transport: "smtp", host: "mail.example.com" } },
+    ],
     [
       "smtp credentials to loopback",
-      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "127.0.0.1:2525", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p" },
+      {
+        SVC_MAIL_TRANSPORT: "smtp",
+        SVC_MAIL_SMTP_HOST: "127.0.0.1:2525",
+        SVC_MAIL_FROM: "svc@example.com",
+        SVC_MAIL_SMTP_USER: "u",
+        SVC_MAIL_SMTP_PASSWORD: "p",
+      },
       { mail: { transport: "smtp", host: "127.0.0.1", port: 2525 } },
     ],
     [
       "smtp credentials to a remote host when allowed",
-      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p", SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH: "1" },
+      {
+        SVC_MAIL_TRANSPORT: "smtp",
+        SVC_MAIL_SMTP_HOST: "mail.example.com",
+        SVC_MAIL_FROM: "svc@example.com",
+        SVC_MAIL_SMTP_USER: "u",
+        SVC_MAIL_SMTP_PASSWORD: "p",
+        SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH: "1",
+      },
       { mail: { transport: "smtp", host: "mail.example.com" } },
     ],
-    ["cloudmail with a region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" }, { mail: { transport: "cloudmail", region: "eu-central-1" } }],
-    ["cloudmail defaults to the ambient region", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" }, { mail: { transport: "cloudmail", region: "ap-south-1" } }],
+    [
+      "cloudmail with a region",
+      { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_CLOUD_REGION: "eu-central-1" },
+      { mail: { transport: "cloudmail", region: "eu-central-1" } },
+    ],
+    [
+      "cloudmail defaults to the ambient region",
+      { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.com", AWS_REGION: "ap-south-1" },
+      { mail: { transport: "cloudmail", region: "ap-south-1" } },
+    ],
     ["a webhook secret", { SVC_WEBHOOK_SECRET: "s3cret" }, { webhookSecret: "s3cret" }],
     ["private receivers allowed (and so private origins)", { SVC_WEBHOOK_ALLOW_PRIVATE: "1" }, { webhookAllowPrivate: true, mirrorAllowPrivate: true }],
-    ["private receivers allowed, private origins not", { SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MIRROR_ALLOW_PRIVATE: "0" }, { webhookAllowPrivate: true, mirrorAllowPrivate: false }],
+    [
+      "private receivers allowed, private origins not",
+      { SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MIRROR_ALLOW_PRIVATE: "0" },
+      { webhookAllowPrivate: true, mirrorAllowPrivate: false },
+    ],
     ["private origins only", { SVC_MIRROR_ALLOW_PRIVATE: "1" }, { webhookAllowPrivate: false, mirrorAllowPrivate: true }],
     ["a mirror sync interval", { SVC_MIRROR_SYNC_INTERVAL_S: "3600" }, { mirrorSyncIntervalMs: 3_600_000 }],
     ["the app provider", APP, { app: { id: "4242", apiUrl: "https://api.example.com", privateKey: RSA_PEM } }],
-    ["the app key with escaped newlines, as env files write it", { ...APP, SVC_APP_PRIVATE_KEY: RSA_PEM.replaceAll("\n", "\\n") }, { app: { privateKey: RSA_PEM } }],
-    ["stripe billing", STRIPE, { billing: { provider: "stripe", secretKey: "sk_test", priceId: "price_1", apiBase: "https://api.stripe.com", freeSeats: 5, freeMinutes: 2000, minutesPerSeat: 1000 } }],
+    [
+      "the app key with escaped newlines, as env files write it",
+      { ...APP, SVC_APP_PRIVATE_KEY: RSA_PEM.replaceAll("\n", "\\n") },
+      { app: { privateKey: RSA_PEM } },
+    ],
+    [
+      "stripe billing",
+      STRIPE,
+      {
+        billing: {
+          provider: "stripe",
+          secretKey: "sk_test",
+          priceId: "price_1",
+          apiBase: "https://api.stripe.com",
+          freeSeats: 5,
+          freeMinutes: 2000,
+          minutesPerSeat: 1000,
+        },
+      },
+    ],
     [
       "billing allowances",
-      { ...STRIPE, SVC_BILLING_FREE_SEATS: "0", SVC_BILLING_FREE_MINUTES: "unlimited", SVC_BILLING_MINUTES_PER_SEAT: "250", SVC_STRIPE_API_BASE: "http://127.0.0.1:4242/" },
+      {
+        ...STRIPE,
+        SVC_BILLING_FREE_SEATS: "0",
+        SVC_BILLING_FREE_MINUTES: "unlimited",
+        SVC_BILLING_MINUTES_PER_SEAT: "250",
+        SVC_STRIPE_API_BASE: "http://127.0.0.1:4242/",
+      },
       { billing: { freeSeats: 0, freeMinutes: null, minutesPerSeat: 250, apiBase: "http://127.0.0.1:4242" } },
     ],
     ["each log level", { SVC_LOG: "debug" }, { logLevel: "debug" }],
@@ -121,7 +182,11 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["mail transport unknown", { SVC_MAIL_TRANSPORT: "pigeon" }, "SVC_MAIL_TRANSPORT"],
     ["capture without a dir", { SVC_MAIL_TRANSPORT: "capture" }, "SVC_MAIL_DIR"],
     ["smtp without a host", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_FROM: "svc@example.com" }, "SVC_MAIL_SMTP_HOST"],
-    ["smtp host with a bad port", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:smtp", SVC_MAIL_FROM: "svc@example.com" }, "SVC_MAIL_SMTP_HOST"],
+    [
+      "smtp host with a bad port",
+      { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com:smtp", SVC_MAIL_FROM: "svc@example.com" },
+      "SVC_MAIL_SMTP_HOST",
+    ],
     ["smtp without a sender", { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com" }, "SVC_MAIL_FROM"],
     ["cloudmail without a sender", { SVC_MAIL_TRANSPORT: "cloudmail" }, "SVC_MAIL_FROM"],
     ["billing provider unknown", { SVC_BILLING_PROVIDER: "paypal" }, "SVC_BILLING_PROVIDER"],
@@ -166,7 +231,13 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
   });
 
   test("cleartext SMTP credentials to a remote host are refused at boot", () => {
-    const env = { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.com", SVC_MAIL_FROM: "svc@example.com", SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p" };
+    const env = {
+      SVC_MAIL_TRANSPORT: "smtp",
+      SVC_MAIL_SMTP_HOST: "mail.example.com",
+      SVC_MAIL_FROM: "svc@example.com",
+      SVC_MAIL_SMTP_USER: "u",
+      SVC_MAIL_SMTP_PASSWORD: "p",
+    };
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(/SVC_MAIL_SMTP_(USER|PASSWORD|ALLOW_CLEARTEXT_AUTH)/);
   });

@@ -3,7 +3,22 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { AppError, codeOfStatus, Conflict, Forbidden, Invalid, NotFound, PaymentRequired, RateLimited, STATUS_OF, TooLarge, Unauthorized, Unprocessable, UnsupportedMediaType, type ErrorCode } from "../../src/errors.ts";
+import {
+  AppError,
+  codeOfStatus,
+  Conflict,
+  Forbidden,
+  Invalid,
+  NotFound,
+  PaymentRequired,
+  RateLimited,
+  STATUS_OF,
+  TooLarge,
+  Unauthorized,
+  Unprocessable,
+  UnsupportedMediaType,
+  type ErrorCode,
+} from "../../src/errors.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -46,12 +61,18 @@ describe("AppError codes", () => {
  */
 describe("nothing switches on an AppError's numeric status", () => {
   const ALLOWED = new Set(["src/http/errors.ts", "src/http/git.ts"]);
-  const COMPARE = /(?:\(([A-Za-z_$][\w$]*) as AppError[^)]*\)|\b([A-Za-z_$][\w$]*))\??\.status\s*(?:===|!==|==|!=|<=|>=|<|>)\s*\d|\d\s*(?:===|!==|==|!=|<=|>=|<|>)\s*([A-Za-z_$][\w$]*)\??\.status\b|\.includes\(\s*([A-Za-z_$][\w$]*)\??\.status\s*\)|\[\s*([A-Za-z_$][\w$]*)\??\.status\s*\]|switch\s*\(\s*([A-Za-z_$][\w$]*)\??\.status\s*\)/g;
+  const COMPARE =
+    /(?:\(([A-Za-z_$][\w$]*) as AppError[^)]*\)|\b([A-Za-z_$][\w$]*))\??\.status\s*(?:===|!==|==|!=|<=|>=|<|>)\s*\d|\d\s*(?:===|!==|==|!=|<=|>=|<|>)\s*([A-Za-z_$][\w$]*)\??\.status\b|\.includes\(\s*([A-Za-z_$][\w$]*)\??\.status\s*\)|\[\s*([A-Za-z_$][\w$]*)\??\.status\s*\]|switch\s*\(\s*([A-Za-z_$][\w$]*)\??\.status\s*\)/g;
 
   /** The names a file binds to an AppError: `catch (x)`, `x: AppError`, `x instanceof AppError`, `x as AppError`. */
   function errorNames(text: string): Set<string> {
     const names = new Set<string>();
-    for (const re of [/catch\s*\(\s*([A-Za-z_$][\w$]*)/g, /([A-Za-z_$][\w$]*)\??\s*:\s*(?:[\w.]*\.)?(?:AppError|RateLimited)\b/g, /([A-Za-z_$][\w$]*)\s+instanceof\s+(?:AppError|RateLimited)\b/g, /([A-Za-z_$][\w$]*)\s+as\s+(?:AppError|RateLimited)\b/g]) {
+    for (const re of [
+      /catch\s*\(\s*([A-Za-z_$][\w$]*)/g,
+      /([A-Za-z_$][\w$]*)\??\s*:\s*(?:[\w.]*\.)?(?:AppError|RateLimited)\b/g,
+      /([A-Za-z_$][\w$]*)\s+instanceof\s+(?:AppError|RateLimited)\b/g,
+      /([A-Za-z_$][\w$]*)\s+as\s+(?:AppError|RateLimited)\b/g,
+    ]) {
       for (const m of text.matchAll(re)) names.add(m[1]!);
     }
     return names;
@@ -92,7 +113,8 @@ describe("nothing switches on an AppError's numeric status", () => {
       "if (err.status >= 500) throw err; } catch (err) {",
     ].join("\n");
     expect(offenders("sample.ts", `import { AppError } from "x";\n${sample}`).length).toBe(7);
-    const fetches = 'import { AppError } from "x";\nconst res = await fetch(u);\nif (res.status === 404) throw new AppError("not_found", "gone");\nif (response.status >= 400) log();';
+    const fetches =
+      'import { AppError } from "x";\nconst res = await fetch(u);\nif (res.status === 404) throw new AppError("not_found", "gone");\nif (response.status >= 400) log();';
     expect(offenders("fetch.ts", fetches)).toEqual([]);
   });
 

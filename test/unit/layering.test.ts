@@ -37,7 +37,10 @@ function sourceFiles(dir: string): string[] {
  * quote inside one can only pair with a later quote, which keeps text. Imports do not use this.
  */
 function stripComments(text: string): string {
-  return text.replace(/("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m, str: string | undefined) => str ?? (m.startsWith("/*") ? m.replace(/[^\n]/g, "") : ""));
+  return text.replace(
+    /("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|\/\/[^\n]*|\/\*[\s\S]*?\*\//g,
+    (m, str: string | undefined) => str ?? (m.startsWith("/*") ? m.replace(/[^\n]/g, "") : ""),
+  );
 }
 
 const transpiler = new Bun.Transpiler({ loader: "ts" });
@@ -61,7 +64,8 @@ function importsOf(file: string, text = readFileSync(file, "utf8")): Import[] {
     found.push({ file: rel, spec, target, typeOnly });
   };
   for (const i of transpiler.scanImports(text)) add(i.path, false);
-  for (const m of text.matchAll(/^(?:import|export)\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+)\s+from\s+["']([^"']+)["']/gm)) add(m[1]!, true);
+  for (const m of text.matchAll(/^(?:import|export)\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+)\s+from\s+["']([^"']+)["']/gm))
+    add(m[1]!, true);
   return found;
 }
 
@@ -96,7 +100,9 @@ describe("layering (DESIGN.md)", () => {
 
   test("src/services never import elysia, ssh2, citty or nodemailer (nor a transport)", () => {
     const banned = ["elysia", "@elysiajs", "ssh2", "citty", "nodemailer"];
-    const bad = ALL.filter(inLayer("services")).filter((i) => banned.some((b) => pkg(b)(i)) || targetIn("http")(i) || targetIn("ssh")(i) || (i.target?.startsWith("cli/") ?? false));
+    const bad = ALL.filter(inLayer("services")).filter(
+      (i) => banned.some((b) => pkg(b)(i)) || targetIn("http")(i) || targetIn("ssh")(i) || (i.target?.startsWith("cli/") ?? false),
+    );
     expect(show(bad)).toEqual([]);
   });
 
@@ -109,7 +115,9 @@ describe("layering (DESIGN.md)", () => {
   });
 
   test("src/storage imports nothing from services, http, ssh or db", () => {
-    const bad = ALL.filter(inLayer("storage")).filter((i) => ["services", "http", "ssh", "db"].some((l) => targetIn(l)(i)) || pkg("drizzle-orm")(i) || i.spec === "bun:sqlite");
+    const bad = ALL.filter(inLayer("storage")).filter(
+      (i) => ["services", "http", "ssh", "db"].some((l) => targetIn(l)(i)) || pkg("drizzle-orm")(i) || i.spec === "bun:sqlite",
+    );
     expect(show(bad)).toEqual([]);
   });
 
@@ -129,7 +137,9 @@ describe("layering (DESIGN.md)", () => {
   });
 
   test("src/util and src/db import nothing from services, http, ssh, git or storage", () => {
-    const bad = ALL.filter((i) => inLayer("util")(i) || inLayer("db")(i)).filter((i) => ["services", "http", "ssh", "git", "storage", "mail"].some((l) => targetIn(l)(i)));
+    const bad = ALL.filter((i) => inLayer("util")(i) || inLayer("db")(i)).filter((i) =>
+      ["services", "http", "ssh", "git", "storage", "mail"].some((l) => targetIn(l)(i)),
+    );
     expect(show(bad)).toEqual([]);
   });
 });
@@ -147,7 +157,7 @@ describe("the import scanner", () => {
     'import "./side.ts";',
     'const lazy = () => import("./dyn.ts");',
     '// import { gone } from "./commented.ts";',
-    'const s = "import { x } from \'./in-a-string.ts\'";',
+    "const s = \"import { x } from './in-a-string.ts'\";",
   ].join("\n");
 
   test("a // comment holding /* hides no import; type-only imports are told apart", () => {
@@ -170,9 +180,25 @@ describe("the import scanner", () => {
  * folders before it. `src/services/*.ts` (context, paging, schemas, names) sit under all of them.
  */
 const SERVICE_ORDER = [
-  "events", "jobs", "telemetry", "mail", // platform floor
-  "access", "audit", "billing", "metrics", "people", "orgs", "git", "ci",
-  "mirrors", "repos", "changes", "hooks", "discovery", "ops", "web",
+  "events",
+  "jobs",
+  "telemetry",
+  "mail", // platform floor
+  "access",
+  "audit",
+  "billing",
+  "metrics",
+  "people",
+  "orgs",
+  "git",
+  "ci",
+  "mirrors",
+  "repos",
+  "changes",
+  "hooks",
+  "discovery",
+  "ops",
+  "web",
 ] as const;
 type Folder = (typeof SERVICE_ORDER)[number];
 
@@ -189,18 +215,14 @@ const sorted = (list: readonly string[]) => [...list].sort();
  */
 const KNOWN_UPWARD: readonly string[] = [
   // A (events, telemetry, jobs)
-
   // B (domain order)
-
   // C (web): none
 ];
 
 /** Ratchet: imports of another domain's store module (plan §1.3), grouped like KNOWN_UPWARD. */
 const KNOWN_STORE_IMPORTS: readonly string[] = [
   // A (events, telemetry, jobs)
-
   // B (domain order)
-
   // C (web): none
 ];
 
@@ -215,7 +237,9 @@ describe("domain order (docs/architecture.md)", () => {
   });
 
   test("every folder under src/services has a place in SERVICE_ORDER", () => {
-    const folders = readdirSync(join(SRC, "services"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const folders = readdirSync(join(SRC, "services"), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(folders.filter((f) => !(SERVICE_ORDER as readonly string[]).includes(f))).toEqual([]);
   });
 
@@ -227,20 +251,24 @@ describe("domain order (docs/architecture.md)", () => {
 
   test("no services folder imports a folder at or above it (type-only imports too)", () => {
     const bad = SERVICES.filter((i) => {
-      const a = folderOf(i.file), b = folderOf(i.target ?? "");
+      const a = folderOf(i.file),
+        b = folderOf(i.target ?? "");
       return a !== null && b !== null && a !== b && rank(b) > rank(a);
     });
     expect(sorted(show(bad))).toEqual(sorted(KNOWN_UPWARD));
   });
 
   test("shared files (src/services/*.ts) import no folder; context.ts imports types only", () => {
-    const bad = SERVICES.filter((i) => /^src\/services\/[^/]+\.ts$/.test(i.file) && folderOf(i.target ?? "") !== null && !(i.file === "src/services/context.ts" && i.typeOnly));
+    const bad = SERVICES.filter(
+      (i) => /^src\/services\/[^/]+\.ts$/.test(i.file) && folderOf(i.target ?? "") !== null && !(i.file === "src/services/context.ts" && i.typeOnly),
+    );
     expect(show(bad)).toEqual([]);
   });
 
   test("a domain never imports another domain's store module", () => {
     const bad = SERVICES.filter((i) => {
-      const a = folderOf(i.file), b = folderOf(i.target ?? "");
+      const a = folderOf(i.file),
+        b = folderOf(i.target ?? "");
       return a !== null && b !== null && a !== b && isStore(i.target!);
     });
     expect(sorted(show(bad))).toEqual(sorted(KNOWN_STORE_IMPORTS));
@@ -248,7 +276,9 @@ describe("domain order (docs/architecture.md)", () => {
 
   test("only src/db imports bun:sqlite or touches a connection's $client", () => {
     const importers = ALL.filter((i) => i.spec === "bun:sqlite" && !i.file.startsWith("src/db/")).map((i) => i.file);
-    const touchers = FILES.map((f) => relative(ROOT, f)).filter((f) => !f.startsWith("src/db/") && /\$client\b/.test(stripComments(readFileSync(join(ROOT, f), "utf8"))));
+    const touchers = FILES.map((f) => relative(ROOT, f)).filter(
+      (f) => !f.startsWith("src/db/") && /\$client\b/.test(stripComments(readFileSync(join(ROOT, f), "utf8"))),
+    );
     expect(sorted([...new Set([...importers, ...touchers])])).toEqual(sorted(KNOWN_SQLITE));
   });
 });
@@ -279,10 +309,18 @@ describe("one git service behind thin transports (issue 10)", () => {
   });
 
   /** Signs of pkt-line framing done by hand: hex lengths, the flush packet, ERR and service lines. */
-  const FRAMING = [/\.toString\(16\)\s*\.padStart\(4\b/, /\.padStart\(4,\s*["'`]0["'`]\)/, /["'`]000[0-2]["'`]/, /["'`]# service=/, /["'`]ERR /, /\.length \+ 4\)/];
+  const FRAMING = [
+    /\.toString\(16\)\s*\.padStart\(4\b/,
+    /\.padStart\(4,\s*["'`]0["'`]\)/,
+    /["'`]000[0-2]["'`]/,
+    /["'`]# service=/,
+    /["'`]ERR /,
+    /\.length \+ 4\)/,
+  ];
 
   test("the framing detector recognises a hand-made pkt-line", () => {
-    const sample = 'const pkt = (s) => Buffer.concat([Buffer.from((b.length + 4).toString(16).padStart(4, "0")), b]); parts.push(pkt(`# service=${x}`), Buffer.from("0000"), pkt(`ERR ${m}`));';
+    const sample =
+      'const pkt = (s) => Buffer.concat([Buffer.from((b.length + 4).toString(16).padStart(4, "0")), b]); parts.push(pkt(`# service=${x}`), Buffer.from("0000"), pkt(`ERR ${m}`));';
     expect(FRAMING.filter((re) => re.test(sample)).length).toBe(FRAMING.length);
   });
 
@@ -315,7 +353,14 @@ describe("git is served by our own engine", () => {
   ];
 
   test("the detector recognises the usual spellings", () => {
-    const samples = ['Bun.spawn(["git", "clone"])', 'Bun.spawnSync(["git","init"])', 'execFile("git", ["log"])', "await $`git rev-parse HEAD`", 'spawn("git", args)', 'Bun.spawn({ cmd: ["git", "x"] })'];
+    const samples = [
+      'Bun.spawn(["git", "clone"])',
+      'Bun.spawnSync(["git","init"])',
+      'execFile("git", ["log"])',
+      "await $`git rev-parse HEAD`",
+      'spawn("git", args)',
+      'Bun.spawn({ cmd: ["git", "x"] })',
+    ];
     for (const s of samples) expect(GIT_SPAWN.some((re) => re.test(s))).toBe(true);
     expect(GIT_SPAWN.some((re) => re.test('Bun.spawn(["sh", "-c", step.run])'))).toBe(false);
   });

@@ -42,7 +42,8 @@ function statementFrom(text: string, start: number): string {
     if (c === '"' || c === "'" || c === "`") quote = c;
     else if (c === "(" || c === "[" || c === "{") depth++;
     else if (c === ")" || c === "]" || c === "}") depth--;
-    else if (depth === 0 && (c === ";" || (c === "\n" && !/[=,(\[{:?|&+\-]\s*$/.test(text.slice(start, i)) && !/^\s*[.?:|&)]/.test(text.slice(i + 1, i + 40))))) return text.slice(start, i);
+    else if (depth === 0 && (c === ";" || (c === "\n" && !/[=,(\[{:?|&+\-]\s*$/.test(text.slice(start, i)) && !/^\s*[.?:|&)]/.test(text.slice(i + 1, i + 40)))))
+      return text.slice(start, i);
   }
   return text.slice(start);
 }
@@ -208,14 +209,14 @@ describe("module state (plan §3.3)", () => {
       'import { x } from "./x.ts";',
       "let counter = 0;",
       "export const cache = new Map<string, number>();",
-      "const KINDS: ReadonlySet<string> = new Set([\"a\"]);",
+      'const KINDS: ReadonlySet<string> = new Set(["a"]);',
       "const TABLE = [1, 2, 3];",
-      'const FROZEN = Object.freeze({ a: 1 });',
+      "const FROZEN = Object.freeze({ a: 1 });",
       'const NAMES = ["a", "b"] as const;',
       "const LIMIT = 10;",
       "const RE = /x/g;",
       "const enc = new TextEncoder();",
-      'const shape = Type.Object({ a: Type.String() });',
+      "const shape = Type.Object({ a: Type.String() });",
       'const waiting = metrics.gauge("x", "y");',
       "const fn = (a: number) => a + 1;",
       "const MULTI = {",

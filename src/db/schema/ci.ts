@@ -8,38 +8,64 @@ import { repos } from "./repos.ts";
 
 /** An organization's runner policy; an org without a row has the default policy (DECISIONS §3). */
 export const runnerPolicies = sqliteTable("runner_policies", {
-  orgId: text("org_id").primaryKey().references(() => orgs.id, { onDelete: "cascade" }),
+  orgId: text("org_id")
+    .primaryKey()
+    .references(() => orgs.id, { onDelete: "cascade" }),
   hosted: text("hosted", { enum: ["allowed", "disabled"] }).notNull(),
   selfHosted: text("self_hosted", { enum: ["all", "selected", "disabled"] }).notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
 
 /** The repositories of `self_hosted_repos` (ids, so a rename keeps the entry; a deleted repo drops out). */
-export const runnerPolicyRepos = sqliteTable("runner_policy_repos", {
-  orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-}, (t) => [primaryKey({ columns: [t.orgId, t.repoId] })]);
+export const runnerPolicyRepos = sqliteTable(
+  "runner_policy_repos",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.repoId] })],
+);
 
-export const runnerGroups = sqliteTable("runner_groups", {
-  id: id(),
-  orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  repoAccess: text("repo_access", { enum: ["all", "selected"] }).notNull().default("all"),
-  allowPublic: integer("allow_public", { mode: "boolean" }).notNull().default(false),
-  isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
-  createdAt: createdAt(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("runner_groups_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
-  // One default group per org, even when two requests create it lazily at once.
-  uniqueIndex("runner_groups_default_uq").on(t.orgId).where(sql`${t.isDefault} = 1`),
-]);
+export const runnerGroups = sqliteTable(
+  "runner_groups",
+  {
+    id: id(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    repoAccess: text("repo_access", { enum: ["all", "selected"] })
+      .notNull()
+      .default("all"),
+    allowPublic: integer("allow_public", { mode: "boolean" }).notNull().default(false),
+    isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("runner_groups_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
+    // One default group per org, even when two requests create it lazily at once.
+    uniqueIndex("runner_groups_default_uq").on(t.orgId).where(sql`${t.isDefault} = 1`),
+  ],
+);
 
 /** The repositories a `selected` group admits. */
-export const runnerGroupRepos = sqliteTable("runner_group_repos", {
-  groupId: text("group_id").notNull().references(() => runnerGroups.id, { onDelete: "cascade" }),
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-}, (t) => [primaryKey({ columns: [t.groupId, t.repoId] }), index("runner_group_repos_repo_idx").on(t.repoId)]);
+export const runnerGroupRepos = sqliteTable(
+  "runner_group_repos",
+  {
+    groupId: text("group_id")
+      .notNull()
+      .references(() => runnerGroups.id, { onDelete: "cascade" }),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.repoId] }), index("runner_group_repos_repo_idx").on(t.repoId)],
+);
 
 /** `svcg_` tokens: one hour, one machine. Org-less rows are instance (hosted) tokens. Deleting the group deletes its tokens. */
 export const runnerRegistrationTokens = sqliteTable("runner_registration_tokens", {
@@ -54,43 +80,53 @@ export const runnerRegistrationTokens = sqliteTable("runner_registration_tokens"
 });
 
 /** Machines. Org-less rows are instance (hosted) runners. Removed rows are tombstones kept for job history. */
-export const runners = sqliteTable("runners", {
-  id: id(),
-  orgId: text("org_id").references(() => orgs.id, { onDelete: "cascade" }),
-  groupId: text("group_id"),
-  hosted: integer("hosted", { mode: "boolean" }).notNull().default(false),
-  name: text("name").notNull(),
-  labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
-  os: text("os").notNull(),
-  arch: text("arch").notNull(),
-  version: text("version").notNull().default(""),
-  ephemeral: integer("ephemeral", { mode: "boolean" }).notNull().default(false),
-  credentialHash: text("credential_hash").notNull(),
-  lastSeenAt: integer("last_seen_at").notNull(),
-  removedAt: integer("removed_at"),
-  createdAt: createdAt(),
-}, (t) => [
-  index("runners_org_idx").on(t.orgId, t.removedAt),
-  index("runners_group_idx").on(t.groupId),
-  uniqueIndex("runners_live_name_uq").on(sql`coalesce(${t.orgId}, '')`, sql`lower(${t.name})`).where(sql`${t.removedAt} IS NULL`),
-]);
+export const runners = sqliteTable(
+  "runners",
+  {
+    id: id(),
+    orgId: text("org_id").references(() => orgs.id, { onDelete: "cascade" }),
+    groupId: text("group_id"),
+    hosted: integer("hosted", { mode: "boolean" }).notNull().default(false),
+    name: text("name").notNull(),
+    labels: text("labels", { mode: "json" }).$type<string[]>().notNull(),
+    os: text("os").notNull(),
+    arch: text("arch").notNull(),
+    version: text("version").notNull().default(""),
+    ephemeral: integer("ephemeral", { mode: "boolean" }).notNull().default(false),
+    credentialHash: text("credential_hash").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+    removedAt: integer("removed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("runners_org_idx").on(t.orgId, t.removedAt),
+    index("runners_group_idx").on(t.groupId),
+    uniqueIndex("runners_live_name_uq").on(sql`coalesce(${t.orgId}, '')`, sql`lower(${t.name})`).where(sql`${t.removedAt} IS NULL`),
+  ],
+);
 
 export type RunState = "queued" | "running" | "success" | "failure" | "cancelled";
 
-export const runs = sqliteTable("runs", {
-  id: id(),
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  orgId: text("org_id").notNull(),
-  workflow: text("workflow").notNull(),
-  commit: text("commit").notNull(),
-  ref: text("ref").notNull(),
-  event: text("event").notNull(),
-  state: text("state").$type<RunState>().notNull(),
-  /** Why the run failed before any job ran (malformed workflow, hosted runners disabled). */
-  error: text("error"),
-  createdAt: createdAt(),
-  finishedAt: integer("finished_at"),
-}, (t) => [index("runs_repo_idx").on(t.repoId, t.createdAt), index("runs_trigger_idx").on(t.repoId, t.commit, t.ref, t.event)]);
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: id(),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    workflow: text("workflow").notNull(),
+    commit: text("commit").notNull(),
+    ref: text("ref").notNull(),
+    event: text("event").notNull(),
+    state: text("state").$type<RunState>().notNull(),
+    /** Why the run failed before any job ran (malformed workflow, hosted runners disabled). */
+    error: text("error"),
+    createdAt: createdAt(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("runs_repo_idx").on(t.repoId, t.createdAt), index("runs_trigger_idx").on(t.repoId, t.commit, t.ref, t.event)],
+);
 
 /** What the runner needs to run a job (DECISIONS §3 job description). */
 export interface JobSpec {
@@ -110,64 +146,86 @@ export interface StepState {
   name?: string;
 }
 
-export const workflowJobs = sqliteTable("workflow_jobs", {
-  id: id(),
-  runId: text("run_id").notNull().references(() => runs.id, { onDelete: "cascade" }),
-  repoId: text("repo_id").notNull(),
-  orgId: text("org_id").notNull(),
-  key: text("key").notNull(),
-  runsOn: text("runs_on", { mode: "json" }).$type<string[]>().notNull(),
-  /** runs-on without `self-hosted`: for instance runners, and counted as CI minutes. */
-  hosted: integer("hosted", { mode: "boolean" }).notNull(),
-  spec: text("spec", { mode: "json" }).$type<JobSpec>().notNull(),
-  state: text("state").$type<RunState>().notNull(),
-  verdict: text("verdict"),
-  error: text("error"),
-  runnerId: text("runner_id"),
-  runnerName: text("runner_name"),
-  tokenId: text("token_id"),
-  steps: text("steps", { mode: "json" }).$type<StepState[]>().notNull(),
-  /** Why the job should stop (`cancel` answered to the heartbeat): a cancel request or its timeout. */
-  cancelReason: text("cancel_reason"),
-  logSize: integer("log_size").notNull().default(0),
-  queuedAt: integer("queued_at").notNull(),
-  startedAt: integer("started_at"),
-  finishedAt: integer("finished_at"),
-  lastHeartbeatAt: integer("last_heartbeat_at"),
-}, (t) => [
-  index("workflow_jobs_queue_idx").on(t.state, t.hosted, t.orgId, t.queuedAt),
-  index("workflow_jobs_run_idx").on(t.runId, t.state),
-  index("workflow_jobs_runner_idx").on(t.runnerId, t.state),
-  index("workflow_jobs_token_idx").on(t.tokenId),
-]);
+export const workflowJobs = sqliteTable(
+  "workflow_jobs",
+  {
+    id: id(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").notNull(),
+    orgId: text("org_id").notNull(),
+    key: text("key").notNull(),
+    runsOn: text("runs_on", { mode: "json" }).$type<string[]>().notNull(),
+    /** runs-on without `self-hosted`: for instance runners, and counted as CI minutes. */
+    hosted: integer("hosted", { mode: "boolean" }).notNull(),
+    spec: text("spec", { mode: "json" }).$type<JobSpec>().notNull(),
+    state: text("state").$type<RunState>().notNull(),
+    verdict: text("verdict"),
+    error: text("error"),
+    runnerId: text("runner_id"),
+    runnerName: text("runner_name"),
+    tokenId: text("token_id"),
+    steps: text("steps", { mode: "json" }).$type<StepState[]>().notNull(),
+    /** Why the job should stop (`cancel` answered to the heartbeat): a cancel request or its timeout. */
+    cancelReason: text("cancel_reason"),
+    logSize: integer("log_size").notNull().default(0),
+    queuedAt: integer("queued_at").notNull(),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+    lastHeartbeatAt: integer("last_heartbeat_at"),
+  },
+  (t) => [
+    index("workflow_jobs_queue_idx").on(t.state, t.hosted, t.orgId, t.queuedAt),
+    index("workflow_jobs_run_idx").on(t.runId, t.state),
+    index("workflow_jobs_runner_idx").on(t.runnerId, t.state),
+    index("workflow_jobs_token_idx").on(t.tokenId),
+  ],
+);
 
 /** Acknowledged log text: one stored object per append, in offset order (bytes of UTF-8). */
-export const jobLogChunks = sqliteTable("job_log_chunks", {
-  jobId: text("job_id").notNull().references(() => workflowJobs.id, { onDelete: "cascade" }),
-  offset: integer("offset").notNull(),
-  size: integer("size").notNull(),
-  key: text("key").notNull(),
-}, (t) => [primaryKey({ columns: [t.jobId, t.offset] })]);
+export const jobLogChunks = sqliteTable(
+  "job_log_chunks",
+  {
+    jobId: text("job_id")
+      .notNull()
+      .references(() => workflowJobs.id, { onDelete: "cascade" }),
+    offset: integer("offset").notNull(),
+    size: integer("size").notNull(),
+    key: text("key").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.offset] })],
+);
 
 /** Each job's latest state against its commit under its key: what a protection's required_checks reads. */
-export const checkResults = sqliteTable("check_results", {
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  commit: text("commit").notNull(),
-  key: text("key").notNull(),
-  state: text("state").$type<RunState>().notNull(),
-  runId: text("run_id").notNull(),
-  jobId: text("job_id").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.repoId, t.commit, t.key] })]);
+export const checkResults = sqliteTable(
+  "check_results",
+  {
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    commit: text("commit").notNull(),
+    key: text("key").notNull(),
+    state: text("state").$type<RunState>().notNull(),
+    runId: text("run_id").notNull(),
+    jobId: text("job_id").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.commit, t.key] })],
+);
 
 /** CI minutes per job, kept when runs are deleted (billing reads them; hosted jobs count). */
-export const ciMinutes = sqliteTable("ci_minutes", {
-  jobId: text("job_id").primaryKey(),
-  orgId: text("org_id").notNull(),
-  repoId: text("repo_id").notNull(),
-  hosted: integer("hosted", { mode: "boolean" }).notNull(),
-  startedAt: integer("started_at").notNull(),
-  finishedAt: integer("finished_at"),
-  /** Whole minutes, rounded up, once the job finished. */
-  minutes: integer("minutes"),
-}, (t) => [index("ci_minutes_org_idx").on(t.orgId, t.startedAt)]);
+export const ciMinutes = sqliteTable(
+  "ci_minutes",
+  {
+    jobId: text("job_id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    repoId: text("repo_id").notNull(),
+    hosted: integer("hosted", { mode: "boolean" }).notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    /** Whole minutes, rounded up, once the job finished. */
+    minutes: integer("minutes"),
+  },
+  (t) => [index("ci_minutes_org_idx").on(t.orgId, t.startedAt)],
+);

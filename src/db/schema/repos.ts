@@ -5,65 +5,99 @@ import { createdAt, id } from "./columns.ts";
 import { orgs, teams } from "./orgs.ts";
 import { users } from "./people.ts";
 
-export const repos = sqliteTable("repos", {
-  id: id(),
-  orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  kind: text("kind", { enum: ["native", "mirror"] }).notNull().default("native"),
-  public: integer("public", { mode: "boolean" }).notNull().default(false),
-  defaultBranch: text("default_branch").notNull().default("main"),
-  description: text("description"),
-  homepage: text("homepage"),
-  originUrl: text("origin_url"),
-  originProvider: text("origin_provider", { enum: ["app", "generic"] }),
-  originInstallation: text("origin_installation"),
-  lastSyncAt: integer("last_sync_at"),
-  lastSyncedCommit: text("last_synced_commit"),
-  syncError: text("sync_error"),
-  forkParentId: text("fork_parent_id"),
-  forkState: text("fork_state", { enum: ["pending", "ready", "failed"] }),
-  createdAt: createdAt(),
-}, (t) => [
-  uniqueIndex("repos_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
-  index("repos_fork_parent_idx").on(t.forkParentId),
-  // Search (services/discovery/search.ts): exact and prefix name matches across every org.
-  index("repos_name_idx").on(sql`lower(${t.name})`),
-]);
+export const repos = sqliteTable(
+  "repos",
+  {
+    id: id(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["native", "mirror"] })
+      .notNull()
+      .default("native"),
+    public: integer("public", { mode: "boolean" }).notNull().default(false),
+    defaultBranch: text("default_branch").notNull().default("main"),
+    description: text("description"),
+    homepage: text("homepage"),
+    originUrl: text("origin_url"),
+    originProvider: text("origin_provider", { enum: ["app", "generic"] }),
+    originInstallation: text("origin_installation"),
+    lastSyncAt: integer("last_sync_at"),
+    lastSyncedCommit: text("last_synced_commit"),
+    syncError: text("sync_error"),
+    forkParentId: text("fork_parent_id"),
+    forkState: text("fork_state", { enum: ["pending", "ready", "failed"] }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("repos_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
+    index("repos_fork_parent_idx").on(t.forkParentId),
+    // Search (services/discovery/search.ts): exact and prefix name matches across every org.
+    index("repos_name_idx").on(sql`lower(${t.name})`),
+  ],
+);
 
-export const grants = sqliteTable("grants", {
-  id: id(),
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
-  teamId: text("team_id").references(() => teams.id, { onDelete: "cascade" }),
-  role: text("role", { enum: ["viewer", "member", "admin"] }).notNull(),
-  createdAt: createdAt(),
-}, (t) => [
-  uniqueIndex("grants_repo_user_uq").on(t.repoId, t.userId),
-  uniqueIndex("grants_repo_team_uq").on(t.repoId, t.teamId),
-  index("grants_user_idx").on(t.userId),
-  index("grants_team_idx").on(t.teamId),
-]);
+export const grants = sqliteTable(
+  "grants",
+  {
+    id: id(),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    teamId: text("team_id").references(() => teams.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["viewer", "member", "admin"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("grants_repo_user_uq").on(t.repoId, t.userId),
+    uniqueIndex("grants_repo_team_uq").on(t.repoId, t.teamId),
+    index("grants_user_idx").on(t.userId),
+    index("grants_team_idx").on(t.teamId),
+  ],
+);
 
-export const protections = sqliteTable("protections", {
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  pattern: text("pattern").notNull(),
-  allowForcePush: integer("allow_force_push", { mode: "boolean" }).notNull().default(false),
-  allowDeletion: integer("allow_deletion", { mode: "boolean" }).notNull().default(false),
-  requireChange: integer("require_change", { mode: "boolean" }).notNull().default(false),
-  requiredChecks: text("required_checks", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.repoId, t.pattern] })]);
+export const protections = sqliteTable(
+  "protections",
+  {
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    pattern: text("pattern").notNull(),
+    allowForcePush: integer("allow_force_push", { mode: "boolean" }).notNull().default(false),
+    allowDeletion: integer("allow_deletion", { mode: "boolean" }).notNull().default(false),
+    requireChange: integer("require_change", { mode: "boolean" }).notNull().default(false),
+    requiredChecks: text("required_checks", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.pattern] })],
+);
 
-export const commitContexts = sqliteTable("commit_contexts", {
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  sha: text("sha").notNull(),
-  context: text("context").notNull(),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.repoId, t.sha] })]);
+export const commitContexts = sqliteTable(
+  "commit_contexts",
+  {
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    sha: text("sha").notNull(),
+    context: text("context").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.sha] })],
+);
 
-export const subscriptions = sqliteTable("subscriptions", {
-  repoId: text("repo_id").notNull().references(() => repos.id, { onDelete: "cascade" }),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  level: text("level", { enum: ["all", "participating", "ignore"] }).notNull(),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.repoId, t.userId] })]);
+export const subscriptions = sqliteTable(
+  "subscriptions",
+  {
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    level: text("level", { enum: ["all", "participating", "ignore"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.userId] })],
+);

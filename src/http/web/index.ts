@@ -17,7 +17,9 @@ import { changesWebRoutes } from "./changes/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 
 function asset(a: Asset): Response {
-  return new Response(a.body, { headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" } });
+  return new Response(a.body, {
+    headers: { "content-type": a.type, "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" },
+  });
 }
 
 /** The web pages. */
@@ -26,17 +28,26 @@ export function webRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.web" })
     .get(STYLE.url, () => asset(STYLE), HIDE)
     .get(SCRIPT.url, () => asset(SCRIPT), HIDE)
-    .get("/", ({ request }) =>
-      draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
-    .get("/:org", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const person = await userResponse(ctx, actor, frame, org, query);
-        if (person) return person;
-        const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-        return page(layout(frame, view.profile.display_name ?? view.profile.org, orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null)));
-      });
-    }, HIDE)
+    .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
+    .get(
+      "/:org",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          const person = await userResponse(ctx, actor, frame, org, query);
+          if (person) return person;
+          const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
+          return page(
+            layout(
+              frame,
+              view.profile.display_name ?? view.profile.org,
+              orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null),
+            ),
+          );
+        });
+      },
+      HIDE,
+    )
     .use(repoWebRoutes(ctx))
     .use(accountWebRoutes(ctx))
     .use(adminWebRoutes(ctx))

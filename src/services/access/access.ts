@@ -217,7 +217,10 @@ function canExerciseSomewhere(f: Facts, scope: Scope): boolean {
 const BAD_TOKEN = "invalid or revoked token";
 
 /** Runner calls (SPEC §4.1, §5 item 3; DECISIONS §3 runner per-job calls). */
-function decideRunner(c: Facts["caller"], action: { kind: "runner:register" } | { kind: "runner:claim" } | { kind: "runner:job"; jobTokenId: string | null }): Decision {
+function decideRunner(
+  c: Facts["caller"],
+  action: { kind: "runner:register" } | { kind: "runner:claim" } | { kind: "runner:job"; jobTokenId: string | null },
+): Decision {
   switch (action.kind) {
     case "runner:register":
       // Why: every bad registration token answers the same 401 as an unknown bearer token, so the
@@ -247,13 +250,15 @@ function decideQuota(f: Facts, action: { kind: "quota"; what: "private-repo" | "
 
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
 export function decide(f: Facts, action: Action): Decision {
-  if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job")) return decideRunner(f.caller, action);
+  if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job"))
+    return decideRunner(f.caller, action);
   // Why: runner credentials carry no authority outside the runner calls; presenting one elsewhere is an unusable credential.
   if (f.caller.kind === "runner" || f.caller.kind === "runner-registration") return deny(401, "a runner credential is good only for runner calls");
   if (typeof action === "object" && action.kind === "quota") return decideQuota(f, action);
   if (action === "repo:read" || action === "repo:write" || action === "repo:admin" || action === "repo:sync") return decideRepo(f, action);
   if (action === "repo:fork") return decideFork(f);
-  if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self" || action.kind === "account:person")) return decideAccount(f, action);
+  if (typeof action === "object" && (action.kind === "account:create-org" || action.kind === "account:self" || action.kind === "account:person"))
+    return decideAccount(f, action);
   if (typeof action === "object" && action.kind === "change:edit") {
     // Why: a change from a fork is opened by someone who may only read here; they keep control
     // of their own proposal (title, closing), while landing it still needs repo:write.
@@ -291,7 +296,8 @@ export function decide(f: Facts, action: Action): Decision {
       case "org:admin-masked":
         return admin ? allow(role) : deny(404, "organization not found");
       case "org:create-repo":
-        if (!roleAtLeast(role, "member") || !scopeCovers(c.scopes, "repo:write")) return deny(403, "creating repositories needs the member role and repo:write");
+        if (!roleAtLeast(role, "member") || !scopeCovers(c.scopes, "repo:write"))
+          return deny(403, "creating repositories needs the member role and repo:write");
         if (c.kind === "person" && !c.confirmed) return deny(403, "confirm your email address before creating repositories");
         return allow(role);
     }
@@ -351,15 +357,28 @@ export function callerFacts(p: Principal): Facts["caller"] {
   if (p.kind === "anonymous") return { kind: "anonymous" };
   if (p.kind === "runner-registration") return { kind: "runner-registration" };
   if (p.kind === "runner") return { kind: "runner", runnerId: p.runner.id };
-  if (p.kind === "session") return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: "all", tokenOrgId: null, tokenRepoId: null };
+  if (p.kind === "session")
+    return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: "all", tokenOrgId: null, tokenRepoId: null };
   if (p.user) {
-    return { kind: "person", userId: p.user.id, confirmed: p.user.emailVerifiedAt !== null, scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId };
+    return {
+      kind: "person",
+      userId: p.user.id,
+      confirmed: p.user.emailVerifiedAt !== null,
+      scopes: p.token.scopes,
+      tokenOrgId: p.token.orgId,
+      tokenRepoId: p.token.repoId,
+    };
   }
   return { kind: "service", scopes: p.token.scopes, tokenOrgId: p.token.orgId, tokenRepoId: p.token.repoId, tokenId: p.token.id };
 }
 
 /** Builds the full facts for one org (and optionally one repo of it, null meaning missing). */
-export function buildFacts(p: Principal, org: { id: string; name: string }, person: PersonInOrg, repo?: (Pick<Repo, "id" | "name" | "public"> & { kind?: Repo["kind"]; writeBlocked?: string | null }) | null): Facts {
+export function buildFacts(
+  p: Principal,
+  org: { id: string; name: string },
+  person: PersonInOrg,
+  repo?: (Pick<Repo, "id" | "name" | "public"> & { kind?: Repo["kind"]; writeBlocked?: string | null }) | null,
+): Facts {
   return {
     caller: callerFacts(p),
     org,

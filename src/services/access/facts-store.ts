@@ -13,7 +13,13 @@ export async function orgByName(q: Queryable, name: string): Promise<Org | null>
 
 /** The repo `name` (case-insensitive) in `orgId`, or null. */
 export async function repoByName(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
-  return q.select().from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get() ?? null;
+  return (
+    q
+      .select()
+      .from(repos)
+      .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+      .get() ?? null
+  );
 }
 
 /** A user id from a user id or a handle (case-insensitive), or null. */
@@ -39,7 +45,11 @@ export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string):
 /** Reads a person's org role and grants (uncached). */
 export async function readPersonInOrg(q: Queryable, userId: string, orgId: string): Promise<PersonInOrg> {
   const out: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  const m = q.select({ role: memberships.role }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get();
+  const m = q
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)))
+    .get();
   if (!m) return out;
   out.orgRole = m.role;
   // Only this org's grants: a person in many orgs loads what this request can use.

@@ -67,7 +67,9 @@ async function loadTarget(ctx: Ctx, p: Principal, orgName: string, repoName: str
 export async function openRepoTarget(ctx: Ctx, actor: Principal, orgName: string, repoName: string, action: RepoAction): Promise<RepoTarget> {
   // Why cached as one bundle: this is every repository request's first step, and the bundle is
   // dropped with the rest of the fact cache on any write.
-  const found = await ctx.facts.getPair("repo-target", principalKey(actor), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () => loadTarget(ctx, actor, orgName, repoName));
+  const found = await ctx.facts.getPair("repo-target", principalKey(actor), `${orgName.toLowerCase()}/${repoName.toLowerCase()}`, () =>
+    loadTarget(ctx, actor, orgName, repoName),
+  );
   const decision = decide(found.facts, action);
   if (!decision.allow) throw new AppError(decision.status, decision.message);
   if (!found.org || !found.repo) throw new Error("unreachable: a missing repository is always refused");

@@ -20,7 +20,12 @@ function millis(name: string, v: string | undefined): number | null {
 }
 
 /** The org's audit events. */
-export async function listAudit(ctx: Ctx, actor: Principal, orgName: string, q: { action?: string; from?: string; to?: string; limit?: unknown; cursor?: unknown }): Promise<AuditList> {
+export async function listAudit(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  q: { action?: string; from?: string; to?: string; limit?: unknown; cursor?: unknown },
+): Promise<AuditList> {
   const { org } = await requireOrgFor(ctx, actor, orgName, "org:read");
   const page = parsePage(q, isPosition);
   const from = millis("from", q.from);
@@ -30,7 +35,14 @@ export async function listAudit(ctx: Ctx, actor: Principal, orgName: string, q: 
   const rows = await auditEventsOf(ctx.db.read, org.id, { action: q.action || null, from, to, after: page.after, limit: page.limit + 1 });
   const { items, next_cursor } = pageOf(rows, page, (r) => [r.createdAt, r.id]);
   return {
-    events: items.map((r) => ({ id: r.id, action: r.action, actor: { kind: r.actorKind, id: r.actorId, name: r.actorName }, target: r.target, data: (r.data as Record<string, unknown> | null) ?? null, created_at: r.createdAt })),
+    events: items.map((r) => ({
+      id: r.id,
+      action: r.action,
+      actor: { kind: r.actorKind, id: r.actorId, name: r.actorName },
+      target: r.target,
+      data: (r.data as Record<string, unknown> | null) ?? null,
+      created_at: r.createdAt,
+    })),
     next_cursor,
   };
 }

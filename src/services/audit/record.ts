@@ -31,6 +31,19 @@ export function auditActor(p: Principal): AuditActor {
 }
 
 /** Appends one audit event to the org's log, inside the caller's transaction. */
-export async function recordAudit(tx: Tx, e: { orgId: string; action: string; actor: AuditActor; target: string | null; data?: Record<string, unknown> | null }): Promise<void> {
-  await insertAuditEvent(tx, { id: newId(), orgId: e.orgId, action: e.action, actorKind: e.actor.kind, actorId: e.actor.id, actorName: e.actor.name, target: e.target, data: e.data ?? null, createdAt: now() });
+export async function recordAudit(
+  tx: Tx,
+  e: { orgId: string; action: string; actor: AuditActor; target: string | null; data?: Record<string, unknown> | null },
+): Promise<void> {
+  await insertAuditEvent(tx, {
+    id: newId(),
+    orgId: e.orgId,
+    action: e.action,
+    actorKind: e.actor.kind,
+    actorId: e.actor.id,
+    actorName: e.actor.name,
+    target: e.target,
+    data: e.data ?? null,
+    createdAt: now(),
+  });
 }

@@ -28,7 +28,16 @@ export const AuditList = Type.Object(
   {
     examples: [
       {
-        events: [{ id: "l3n6xq2c8v5b7m1k", action: "member.role_changed", actor: { kind: "user", id: "6mk7hlwccg2wkryp", name: "ada" }, target: "grace", data: { from: "member", to: "admin" }, created_at: 1795249115366 }],
+        events: [
+          {
+            id: "l3n6xq2c8v5b7m1k",
+            action: "member.role_changed",
+            actor: { kind: "user", id: "6mk7hlwccg2wkryp", name: "ada" },
+            target: "grace",
+            data: { from: "member", to: "admin" },
+            created_at: 1795249115366,
+          },
+        ],
         next_cursor: null,
       },
     ],

@@ -94,7 +94,13 @@ export async function startCheckout(ctx: Ctx, actor: Principal, orgName: string)
     customerId = await ctx.db.transaction(async (tx) => {
       const kept = await claimCustomer(tx, org.id, created.id);
       if (kept === created.id) {
-        await recordAudit(tx, { orgId: org.id, action: "billing.customer_created", actor: auditActor(actor), target: org.name, data: { provider: provider.name, customer: created.id } });
+        await recordAudit(tx, {
+          orgId: org.id,
+          action: "billing.customer_created",
+          actor: auditActor(actor),
+          target: org.name,
+          data: { provider: provider.name, customer: created.id },
+        });
       }
       return kept;
     });
@@ -102,6 +108,12 @@ export async function startCheckout(ctx: Ctx, actor: Principal, orgName: string)
   }
   const seats = Math.max(1, await seatCount(ctx.db.read, org.id));
   const screen = billingScreen(ctx.baseUrl, org.name);
-  const { url } = await provider.checkout({ customerId, orgId: org.id, seats, successUrl: `${screen}?checkout=done`, cancelUrl: `${screen}?checkout=cancelled` });
+  const { url } = await provider.checkout({
+    customerId,
+    orgId: org.id,
+    seats,
+    successUrl: `${screen}?checkout=done`,
+    cancelUrl: `${screen}?checkout=cancelled`,
+  });
   return { url, kind: "checkout" };
 }

@@ -104,11 +104,21 @@ export async function receiveEvent(ctx: Ctx, rawBody: Uint8Array, headers: Heade
     if (event.kind === "ignored") result = "ignored";
     else if (!org) result = "unmatched";
     else result = await apply(ctx, tx, org, event, checkoutSub);
-    await store.insertEvent(tx, { id: event.id, orgId: org?.id ?? null, type: event.kind === "ignored" ? event.type : event.kind, providerAt: event.at, outcome: result, receivedAt: now() });
+    await store.insertEvent(tx, {
+      id: event.id,
+      orgId: org?.id ?? null,
+      type: event.kind === "ignored" ? event.type : event.kind,
+      providerAt: event.at,
+      outcome: result,
+      receivedAt: now(),
+    });
     if (result === "applied" && org && event.kind !== "ignored") {
       const after = (await store.orgById(tx, org.id))!;
       await recordAudit(tx, {
-        orgId: org.id, action: AUDIT_ACTION[event.kind], actor: { kind: "system", id: null, name: provider.name }, target: org.name,
+        orgId: org.id,
+        action: AUDIT_ACTION[event.kind],
+        actor: { kind: "system", id: null, name: provider.name },
+        target: org.name,
         data: { event: event.id, plan: after.plan, status: after.billingStatus, paid_seats: after.paidSeats, current_period_end: after.currentPeriodEnd },
       });
     }
@@ -134,7 +144,13 @@ async function targetOf(tx: Tx, event: ProviderEvent, checkoutSub: ProviderSubsc
 }
 
 /** Applies one event to its org; answers the outcome. */
-async function apply(ctx: Ctx, tx: Tx, org: Org, event: Exclude<ProviderEvent, { kind: "ignored" }>, checkoutSub: ProviderSubscription | null): Promise<EventOutcome> {
+async function apply(
+  ctx: Ctx,
+  tx: Tx,
+  org: Org,
+  event: Exclude<ProviderEvent, { kind: "ignored" }>,
+  checkoutSub: ProviderSubscription | null,
+): Promise<EventOutcome> {
   switch (event.kind) {
     case "checkout.completed":
       if (!checkoutSub) return "unmatched";

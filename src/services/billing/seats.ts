@@ -38,7 +38,10 @@ export async function syncSeats(ctx: Ctx, p: SeatsPayload): Promise<void> {
     if (!current || current.providerSubscriptionId !== sub.id || current.paidSeats === sub.quantity) return;
     await setPaidSeats(tx, org.id, sub.id, sub.quantity);
     await recordAudit(tx, {
-      orgId: org.id, action: "billing.seats_updated", actor: { kind: "system", id: null, name: provider.name }, target: org.name,
+      orgId: org.id,
+      action: "billing.seats_updated",
+      actor: { kind: "system", id: null, name: provider.name },
+      target: org.name,
       data: { from: current.paidSeats, to: sub.quantity, subscription: sub.id },
     });
   });

@@ -16,7 +16,11 @@ export async function orgByCustomer(q: Queryable, customerId: string): Promise<O
 
 /** How many private repositories the org holds. */
 export async function privateRepoCount(q: Queryable, orgId: string): Promise<number> {
-  return q.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.orgId, orgId), eq(repos.public, false))).get()!.n;
+  return q
+    .select({ n: sql<number>`count(*)` })
+    .from(repos)
+    .where(and(eq(repos.orgId, orgId), eq(repos.public, false)))
+    .get()!.n;
 }
 
 /** Minutes (the ci_minutes meter CI writes) used by the org's hosted jobs that started in [from, to); a running job counts from its start. */
@@ -37,13 +41,20 @@ export async function seatCount(q: Queryable, orgId: string): Promise<number> {
 /** Seats held or promised: memberships plus pending, unexpired invitations. */
 export async function seatsHeld(q: Queryable, orgId: string, t: number): Promise<number> {
   const members = await seatCount(q, orgId);
-  const pending = q.select({ n: sql<number>`count(*)` }).from(invites).where(and(eq(invites.orgId, orgId), isNull(invites.acceptedAt), gt(invites.expiresAt, t))).get()!.n;
+  const pending = q
+    .select({ n: sql<number>`count(*)` })
+    .from(invites)
+    .where(and(eq(invites.orgId, orgId), isNull(invites.acceptedAt), gt(invites.expiresAt, t)))
+    .get()!.n;
   return members + pending;
 }
 
 /** Records the provider customer of an org unless one is already recorded; answers the one in force. */
 export async function claimCustomer(tx: Tx, orgId: string, customerId: string): Promise<string | null> {
-  tx.update(orgs).set({ providerCustomerId: customerId }).where(and(eq(orgs.id, orgId), isNull(orgs.providerCustomerId))).run();
+  tx.update(orgs)
+    .set({ providerCustomerId: customerId })
+    .where(and(eq(orgs.id, orgId), isNull(orgs.providerCustomerId)))
+    .run();
   return tx.select({ id: orgs.providerCustomerId }).from(orgs).where(eq(orgs.id, orgId)).get()?.id ?? null;
 }
 
@@ -74,7 +85,10 @@ export async function setBillingState(tx: Tx, orgId: string, s: BillingState): P
 
 /** Records the seats the provider now bills, if the subscription is still the org's. */
 export async function setPaidSeats(tx: Tx, orgId: string, subscriptionId: string, seats: number): Promise<void> {
-  tx.update(orgs).set({ paidSeats: seats }).where(and(eq(orgs.id, orgId), eq(orgs.providerSubscriptionId, subscriptionId))).run();
+  tx.update(orgs)
+    .set({ paidSeats: seats })
+    .where(and(eq(orgs.id, orgId), eq(orgs.providerSubscriptionId, subscriptionId)))
+    .run();
 }
 
 /** Sets (or clears, with nulls) why hosted CI jobs are refused. */

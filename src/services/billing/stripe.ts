@@ -66,7 +66,14 @@ export function eventOf(raw: unknown): ProviderEvent | null {
   const o = obj(obj(e.data).object);
   switch (type) {
     case "checkout.session.completed":
-      return { kind: "checkout.completed", id, at, customerId: ref(o.customer), subscriptionId: ref(o.subscription), orgId: str(o.client_reference_id) ?? str(obj(o.metadata).org_id) };
+      return {
+        kind: "checkout.completed",
+        id,
+        at,
+        customerId: ref(o.customer),
+        subscriptionId: ref(o.subscription),
+        orgId: str(o.client_reference_id) ?? str(obj(o.metadata).org_id),
+      };
     case "customer.subscription.created":
     case "customer.subscription.updated":
     case "customer.subscription.deleted": {
@@ -81,7 +88,14 @@ export function eventOf(raw: unknown): ProviderEvent | null {
       const subscriptionId = ref(o.subscription) ?? ref(obj(obj(o.parent).subscription_details).subscription);
       const line = obj((obj(o.lines).data as unknown[] | undefined)?.[0]);
       const end = int(obj(line.period).end);
-      return { kind: type === "invoice.payment_failed" ? "invoice.failed" : "invoice.paid", id, at, customerId: ref(o.customer), subscriptionId, periodEnd: end === null ? null : end * 1000 };
+      return {
+        kind: type === "invoice.payment_failed" ? "invoice.failed" : "invoice.paid",
+        id,
+        at,
+        customerId: ref(o.customer),
+        subscriptionId,
+        periodEnd: end === null ? null : end * 1000,
+      };
     }
     default:
       return { kind: "ignored", id, at, type };

@@ -13,7 +13,16 @@ import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
 import { readRef } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { parsePage, pageOf } from "../paging.ts";
-import { CHANGE_STATES, SETTABLE_CHANGE_STATES as SETTABLE_STATES, type Change, type ChangeCreate, type ChangeList, type ChangeListQuery, type ChangePatch, type Verdict } from "./schemas.ts";
+import {
+  CHANGE_STATES,
+  SETTABLE_CHANGE_STATES as SETTABLE_STATES,
+  type Change,
+  type ChangeCreate,
+  type ChangeList,
+  type ChangeListQuery,
+  type ChangePatch,
+  type Verdict,
+} from "./schemas.ts";
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import { queueLanding } from "./land-job.ts";
@@ -26,8 +35,14 @@ const MAX_DESCRIPTION = 65_536;
 
 /** The API shapes of rows (author handles and fork names looked up in one query each). */
 export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[]> {
-  const handles = await store.handlesOf(ctx.db.read, rows.map((r) => r.authorUserId).filter((x): x is string => x !== null));
-  const sources = await store.repoNames(ctx.db.read, rows.map((r) => r.sourceRepoId).filter((x): x is string => x !== null));
+  const handles = await store.handlesOf(
+    ctx.db.read,
+    rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
+  );
+  const sources = await store.repoNames(
+    ctx.db.read,
+    rows.map((r) => r.sourceRepoId).filter((x): x is string => x !== null),
+  );
   return rows.map((r) => ({
     number: r.number,
     title: r.title,
@@ -55,7 +70,8 @@ async function one(ctx: Ctx, row: ChangeRow): Promise<Change> {
 }
 
 function checkBranchName(name: string, field: string): string {
-  if (typeof name !== "string" || !name || name.length > 255 || name.startsWith("refs/") || !checkRefFormat(`refs/heads/${name}`)) throw Invalid(`${field} must be a valid branch name`);
+  if (typeof name !== "string" || !name || name.length > 255 || name.startsWith("refs/") || !checkRefFormat(`refs/heads/${name}`))
+    throw Invalid(`${field} must be a valid branch name`);
   return name;
 }
 
@@ -205,7 +221,8 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
   const title = body.title !== undefined ? checkTitle(body.title) : undefined;
   const description = body.description !== undefined ? checkDescription(body.description) : undefined;
   const target = body.target !== undefined ? checkBranchName(body.target, "target") : undefined;
-  if (body.state !== undefined && !SETTABLE_STATES.includes(body.state as never)) throw Unprocessable(`state must be ${SETTABLE_STATES.join(" or ")} (a change is queued, landed or ejected by landing it)`);
+  if (body.state !== undefined && !SETTABLE_STATES.includes(body.state as never))
+    throw Unprocessable(`state must be ${SETTABLE_STATES.join(" or ")} (a change is queued, landed or ejected by landing it)`);
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     const set: Partial<ChangeRow> = { updatedAt: now() };
@@ -273,7 +290,15 @@ export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promi
     if (cur.state === "landed" || cur.state === "closed") throw Conflict(`change #${number} is ${cur.state}; only an open or ejected change can be landed`);
     await changesBeneath(tx, repo.id, cur);
     const t = now();
-    const set: Partial<ChangeRow> = { state: "queued", queuedAt: t, queuedHead: cur.head, queuedByUserId: personOf(actor)?.id ?? null, verdict: null, waiting: null, updatedAt: t };
+    const set: Partial<ChangeRow> = {
+      state: "queued",
+      queuedAt: t,
+      queuedHead: cur.head,
+      queuedByUserId: personOf(actor)?.id ?? null,
+      verdict: null,
+      waiting: null,
+      updatedAt: t,
+    };
     await store.updateChange(tx, cur.id, set);
     // The lander takes this target's queue once this commits (services/changes/land-job.ts).
     await queueLanding(ctx, tx, repo.id, cur.target);
@@ -304,7 +329,14 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
       if (move.new === null) {
         if (c.state === "queued") {
           const org = await store.repoWithOrg(tx, c.repoId);
-          await ejectChange(ctx, tx, { id: org!.org.id }, c, { kind: "head_moved", message: `branch ${branch} was deleted after the land request`, expected: c.queuedHead ?? c.head ?? "", actual: null }, event.actorUserId);
+          await ejectChange(
+            ctx,
+            tx,
+            { id: org!.org.id },
+            c,
+            { kind: "head_moved", message: `branch ${branch} was deleted after the land request`, expected: c.queuedHead ?? c.head ?? "", actual: null },
+            event.actorUserId,
+          );
         }
         continue;
       }
@@ -314,7 +346,19 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };
-        await ejectChange(ctx, tx, { id: org!.org.id }, moved, { kind: "head_moved", message: `branch ${branch} moved to ${move.new.slice(0, 12)} after the land request for ${(c.queuedHead ?? "").slice(0, 12)}; land it again`, expected: c.queuedHead ?? "", actual: move.new }, event.actorUserId);
+        await ejectChange(
+          ctx,
+          tx,
+          { id: org!.org.id },
+          moved,
+          {
+            kind: "head_moved",
+            message: `branch ${branch} moved to ${move.new.slice(0, 12)} after the land request for ${(c.queuedHead ?? "").slice(0, 12)}; land it again`,
+            expected: c.queuedHead ?? "",
+            actual: move.new,
+          },
+          event.actorUserId,
+        );
       }
       if (!c.sourceRepoId) await enqueueWorkflowTrigger(ctx, tx, { repoId: c.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "change" });
     }

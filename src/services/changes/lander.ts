@@ -79,7 +79,12 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   const decision = decide(await deferredFacts(ctx, change.queuedByUserId, org, repo), "repo:write");
   if (!decision.allow) return eject({ kind: "forbidden", message: decision.message });
   if (change.head !== change.queuedHead || !change.head) {
-    return eject({ kind: "head_moved", message: "the branch moved after the land request; land it again", expected: change.queuedHead ?? "", actual: change.head });
+    return eject({
+      kind: "head_moved",
+      message: "the branch moved after the land request; land it again",
+      expected: change.queuedHead ?? "",
+      actual: change.head,
+    });
   }
   // A change from a fork: its commits live in the fork's packs; the landing brings the objects
   // they need in a pack of their own (closurePack), published with the move of the target.
@@ -97,7 +102,8 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     const results = await checkStatesOfCommit(ctx, repoId, change.head);
     for (const key of rule.requiredChecks) {
       const state = results.get(key);
-      if (state === "failure" || state === "cancelled") return eject({ kind: "check_failed", message: `required check ${key} ended ${state} on ${change.head.slice(0, 12)}`, check: key, state });
+      if (state === "failure" || state === "cancelled")
+        return eject({ kind: "check_failed", message: `required check ${key} ended ${state} on ${change.head.slice(0, 12)}`, check: key, state });
     }
     const pending = rule.requiredChecks.filter((k) => results.get(k) !== "success");
     if (pending.length) {
@@ -136,12 +142,21 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   } else {
     const bases = await mergeBases(snapshot.objects, tip, change.head, cache);
     if (bases.length === 0) return eject({ kind: "unrelated", message: `${change.branch} and ${target} share no history` });
-    if (bases.length > 1) return eject({ kind: "conflict", message: `${change.branch} and ${target} have ${bases.length} merge bases (criss-cross merges); rebase the branch onto ${target}`, paths: [] });
+    if (bases.length > 1)
+      return eject({
+        kind: "conflict",
+        message: `${change.branch} and ${target} have ${bases.length} merge bases (criss-cross merges); rebase the branch onto ${target}`,
+        paths: [],
+      });
     const [b, o, t] = await Promise.all([bases[0]!, tip, change.head].map((c) => cache.get(c)));
     const merged = await mergeTrees(snapshot.objects, b!.tree, o!.tree, t!.tree);
     if (merged.kind === "conflict") {
       const shown = merged.paths.slice(0, 5).join(", ");
-      return eject({ kind: "conflict", message: `both ${target} and ${change.branch} changed ${shown}${merged.paths.length > 5 ? ` and ${merged.paths.length - 5} more` : ""}`, paths: merged.paths });
+      return eject({
+        kind: "conflict",
+        message: `both ${target} and ${change.branch} changed ${shown}${merged.paths.length > 5 ? ` and ${merged.paths.length - 5} more` : ""}`,
+        paths: merged.paths,
+      });
     }
     const commit = mergeCommit(ctx, repo, org, change, beneath, tip, merged.tree);
     newTip = hashObject("commit", commit);
@@ -162,7 +177,14 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     writeFileSync(`${base}.pack`, built.pack);
     writeFileSync(`${base}.idx`, idx);
     cleanup = [`${base}.pack`, `${base}.idx`];
-    pack = { name: built.checksum, packPath: `${base}.pack`, idxPath: `${base}.idx`, objectCount: objects.length, size: built.pack.byteLength, idxSize: idx.byteLength };
+    pack = {
+      name: built.checksum,
+      packPath: `${base}.pack`,
+      idxPath: `${base}.idx`,
+      objectCount: objects.length,
+      size: built.pack.byteLength,
+      idxSize: idx.byteLength,
+    };
   }
 
   const closing: (() => Promise<void>)[] = [];
@@ -177,7 +199,12 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
         closing.push(() => merge.close());
         extra.push(new Pack(`land/${pack.name}`, PackIndex.parse(readFileSync(pack.idxPath)), merge));
       }
-      const closure = await closurePack(ctx, { target: own.objects.packs, source: sourcePacks, extra }, [newTip], own.refs.map((r) => r.oid));
+      const closure = await closurePack(
+        ctx,
+        { target: own.objects.packs, source: sourcePacks, extra },
+        [newTip],
+        own.refs.map((r) => r.oid),
+      );
       if (closure) {
         closing.push(closure.cleanup);
         pack = closure;
@@ -239,11 +266,31 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
 async function markLanded(ctx: Ctx, tx: Parameters<typeof store.updateChange>[0], org: Org, top: ChangeRow, beneath: ChangeRow[], commit: Oid): Promise<void> {
   const t = now();
   for (const b of beneath) {
-    await store.updateChange(tx, b.id, { state: "landed", landedCommit: commit, includedIn: top.number, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-    await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: b.number, commit, branch: top.target, included_in: top.number }, actorUserId: top.queuedByUserId });
+    await store.updateChange(tx, b.id, {
+      state: "landed",
+      landedCommit: commit,
+      includedIn: top.number,
+      queuedAt: null,
+      waiting: null,
+      verdict: null,
+      updatedAt: t,
+    });
+    await ctx.events.record(tx, {
+      repoId: top.repoId,
+      orgId: org.id,
+      kind: "change.landed",
+      payload: { change: b.number, commit, branch: top.target, included_in: top.number },
+      actorUserId: top.queuedByUserId,
+    });
   }
   await store.updateChange(tx, top.id, { state: "landed", landedCommit: commit, queuedAt: null, waiting: null, verdict: null, updatedAt: t });
-  await ctx.events.record(tx, { repoId: top.repoId, orgId: org.id, kind: "change.landed", payload: { change: top.number, commit, branch: top.target, patchset: top.patchset }, actorUserId: top.queuedByUserId });
+  await ctx.events.record(tx, {
+    repoId: top.repoId,
+    orgId: org.id,
+    kind: "change.landed",
+    payload: { change: top.number, commit, branch: top.target, patchset: top.patchset },
+    actorUserId: top.queuedByUserId,
+  });
 }
 
 /** The merge commit of a landing: first parent the target's tip, second the change's head. */

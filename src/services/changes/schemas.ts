@@ -34,7 +34,12 @@ export const ChangePatch = Type.Object({
   description: Type.Optional(NullableString()),
   target: Type.Optional(Type.String()),
   depends_on: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-  state: Type.Optional(Type.String({ enum: [...SETTABLE_CHANGE_STATES], description: "`closed` closes (and leaves the queue); `open` reopens a closed change; any other value answers 422" })),
+  state: Type.Optional(
+    Type.String({
+      enum: [...SETTABLE_CHANGE_STATES],
+      description: "`closed` closes (and leaves the queue); `open` reopens a closed change; any other value answers 422",
+    }),
+  ),
 });
 export type ChangePatch = Static<typeof ChangePatch>;
 
@@ -98,7 +103,10 @@ export const Change = Type.Object(
 );
 export type Change = Static<typeof Change>;
 
-export const ChangeList = Type.Object({ changes: Type.Array(Change), next_cursor: NextCursor }, { examples: [{ changes: [CHANGE_EXAMPLE], next_cursor: null }] });
+export const ChangeList = Type.Object(
+  { changes: Type.Array(Change), next_cursor: NextCursor },
+  { examples: [{ changes: [CHANGE_EXAMPLE], next_cursor: null }] },
+);
 export type ChangeList = Static<typeof ChangeList>;
 
 export const ChangeListQuery = Type.Object({

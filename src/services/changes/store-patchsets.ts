@@ -17,5 +17,11 @@ export async function patchsetsOf(q: Queryable, changeId: string): Promise<Patch
 
 /** One patchset of a change, or null. */
 export async function patchsetOf(q: Queryable, changeId: string, patchset: number): Promise<PatchsetRow | null> {
-  return q.select().from(changePatchsets).where(and(eq(changePatchsets.changeId, changeId), eq(changePatchsets.patchset, patchset))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(changePatchsets)
+      .where(and(eq(changePatchsets.changeId, changeId), eq(changePatchsets.patchset, patchset)))
+      .get() ?? null
+  );
 }

@@ -10,7 +10,11 @@ export const LIVE_STATES = LIVE_CHANGE_STATES;
 
 /** The next change number of a repository (inside the creating transaction). */
 export async function nextNumber(tx: Tx, repoId: string): Promise<number> {
-  const row = tx.select({ n: max(changes.number) }).from(changes).where(eq(changes.repoId, repoId)).get();
+  const row = tx
+    .select({ n: max(changes.number) })
+    .from(changes)
+    .where(eq(changes.repoId, repoId))
+    .get();
   return (row?.n ?? 0) + 1;
 }
 
@@ -21,7 +25,13 @@ export async function insertChange(tx: Tx, row: ChangeRow): Promise<void> {
 
 /** One change by its number. */
 export async function changeByNumber(q: Queryable, repoId: string, number: number): Promise<ChangeRow | null> {
-  return q.select().from(changes).where(and(eq(changes.repoId, repoId), eq(changes.number, number))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(changes)
+      .where(and(eq(changes.repoId, repoId), eq(changes.number, number)))
+      .get() ?? null
+  );
 }
 
 /** A page of a repository's changes, newest first, optionally in one state. */
@@ -48,7 +58,13 @@ export async function liveChangesOnBranch(tx: Queryable, repoId: string, branch:
   return tx
     .select()
     .from(changes)
-    .where(and(eq(changes.branch, branch), inArray(changes.state, [...LIVE_STATES]), or(and(eq(changes.repoId, repoId), isNull(changes.sourceRepoId)), eq(changes.sourceRepoId, repoId))))
+    .where(
+      and(
+        eq(changes.branch, branch),
+        inArray(changes.state, [...LIVE_STATES]),
+        or(and(eq(changes.repoId, repoId), isNull(changes.sourceRepoId)), eq(changes.sourceRepoId, repoId)),
+      ),
+    )
     .all();
 }
 
@@ -59,7 +75,12 @@ export async function queuedTargets(q: Queryable): Promise<{ repoId: string; tar
 
 /** The target branches of `repoId`'s queued changes whose head is `commit` (a check result for it arrived). */
 export async function queuedTargetsAt(q: Queryable, repoId: string, commit: string): Promise<string[]> {
-  return q.selectDistinct({ target: changes.target }).from(changes).where(and(eq(changes.state, "queued"), eq(changes.repoId, repoId), eq(changes.head, commit))).all().map((r) => r.target);
+  return q
+    .selectDistinct({ target: changes.target })
+    .from(changes)
+    .where(and(eq(changes.state, "queued"), eq(changes.repoId, repoId), eq(changes.head, commit)))
+    .all()
+    .map((r) => r.target);
 }
 
 /** The first queued change of a target branch (queue order: time queued, then number). */
@@ -78,7 +99,11 @@ export async function queueHead(q: Queryable, repoId: string, target: string): P
 /** Handles of change authors, by user id. */
 export async function handlesOf(q: Queryable, ids: string[]): Promise<Map<string, string>> {
   if (!ids.length) return new Map();
-  const rows = q.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, [...new Set(ids)])).all();
+  const rows = q
+    .select({ id: users.id, handle: users.handle })
+    .from(users)
+    .where(inArray(users.id, [...new Set(ids)]))
+    .all();
   return new Map(rows.map((r) => [r.id, r.handle]));
 }
 

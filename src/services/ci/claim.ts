@@ -198,7 +198,15 @@ async function routeOf(q: Queryable, runner: { hosted: boolean; orgId: string | 
   if (runner.hosted) return { hosted: true, orgId: null, labels: runner.labels, groupId: null, groupAll: true, allowPublic: true, policyAll: true };
   const r = await store.routeRow(q, runner.orgId!, runner.groupId);
   if (!r || r.selfHosted === "disabled") return null;
-  return { hosted: false, orgId: runner.orgId, labels: runner.labels, groupId: r.groupId, groupAll: r.repoAccess === "all", allowPublic: r.allowPublic, policyAll: r.selfHosted === "all" };
+  return {
+    hosted: false,
+    orgId: runner.orgId,
+    labels: runner.labels,
+    groupId: r.groupId,
+    groupAll: r.repoAccess === "all",
+    allowPublic: r.allowPublic,
+    policyAll: r.selfHosted === "all",
+  };
 }
 
 const BUSY = () => Conflict("busy");

@@ -39,7 +39,15 @@ export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunSt
 }
 
 /** Ends a job (queued or running) with `state` and `error`; false when it had already ended. */
-export async function failJob(ctx: Ctx, tx: Tx, job: JobRow, state: "success" | "failure" | "cancelled", error: string | null, t: number, verdict: string | null = null): Promise<boolean> {
+export async function failJob(
+  ctx: Ctx,
+  tx: Tx,
+  job: JobRow,
+  state: "success" | "failure" | "cancelled",
+  error: string | null,
+  t: number,
+  verdict: string | null = null,
+): Promise<boolean> {
   if (!(await runs.finishJobRow(tx, job.id, { state, verdict, error, t }))) return false;
   // Why: the per-job credential lives exactly as long as the job runs (SPEC §4.1 claim rule 3).
   if (job.tokenId) await runs.deleteJobToken(tx, job.tokenId);

@@ -44,7 +44,10 @@ async function defaultExists(ctx: Ctx, orgId: string): Promise<void> {
 }
 
 async function groupBodies(q: Queryable, rows: (GroupRow & { runnerCount?: number })[]): Promise<RunnerGroup[]> {
-  const names = await store.groupRepoNames(q, rows.filter((g) => g.repoAccess === "selected").map((g) => g.id));
+  const names = await store.groupRepoNames(
+    q,
+    rows.filter((g) => g.repoAccess === "selected").map((g) => g.id),
+  );
   const out: RunnerGroup[] = [];
   for (const g of rows) {
     out.push({
@@ -85,11 +88,26 @@ export async function createGroup(ctx: Ctx, actor: Principal, orgName: string, i
     const repoIds = await repoIdsFor(tx, org.id, org.name, input.repos ?? []);
     if (await store.groupByName(tx, org.id, name)) throw Conflict(`a runner group named ${name} already exists in ${org.name}`);
     const t = now();
-    const row: GroupRow = { id: newId(), orgId: org.id, name, repoAccess, allowPublic: input.allow_public ?? false, isDefault: false, createdAt: t, updatedAt: t };
+    const row: GroupRow = {
+      id: newId(),
+      orgId: org.id,
+      name,
+      repoAccess,
+      allowPublic: input.allow_public ?? false,
+      isDefault: false,
+      createdAt: t,
+      updatedAt: t,
+    };
     await store.insertGroup(tx, row);
     if (repoAccess === "selected") await store.replaceGroupRepos(tx, row.id, repoIds);
     const [body] = await groupBodies(tx, [{ ...row, runnerCount: 0 }]);
-    await recordAudit(tx, { orgId: org.id, action: "runner_group.created", actor: auditActor(actor), target: name, data: { id: row.id, repo_access: repoAccess, allow_public: row.allowPublic, repos: body!.repos } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "runner_group.created",
+      actor: auditActor(actor),
+      target: name,
+      data: { id: row.id, repo_access: repoAccess, allow_public: row.allowPublic, repos: body!.repos },
+    });
     return body!;
   });
 }
@@ -107,12 +125,24 @@ export async function patchGroup(ctx: Ctx, actor: Principal, orgName: string, id
       if (clash && clash.id !== g.id) throw Conflict(`a runner group named ${name} already exists in ${org.name}`);
     }
     const repoIds = input.repos === undefined ? undefined : await repoIdsFor(tx, org.id, org.name, input.repos);
-    const next: GroupRow = { ...g, name: name ?? g.name, repoAccess: repoAccess ?? g.repoAccess, allowPublic: input.allow_public ?? g.allowPublic, updatedAt: now() };
+    const next: GroupRow = {
+      ...g,
+      name: name ?? g.name,
+      repoAccess: repoAccess ?? g.repoAccess,
+      allowPublic: input.allow_public ?? g.allowPublic,
+      updatedAt: now(),
+    };
     await store.updateGroup(tx, g.id, { name: next.name, repoAccess: next.repoAccess, allowPublic: next.allowPublic, updatedAt: next.updatedAt });
     if (next.repoAccess === "all") await store.replaceGroupRepos(tx, g.id, []);
     else if (repoIds !== undefined) await store.replaceGroupRepos(tx, g.id, repoIds);
     const [body] = await groupBodies(tx, [next]);
-    await recordAudit(tx, { orgId: org.id, action: "runner_group.updated", actor: auditActor(actor), target: next.name, data: { id: g.id, changed: Object.keys(input) } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "runner_group.updated",
+      actor: auditActor(actor),
+      target: next.name,
+      data: { id: g.id, changed: Object.keys(input) },
+    });
     return body!;
   });
   claimHub(ctx).wakeAll(org.id);

@@ -88,7 +88,9 @@ export async function setStepState(ctx: Ctx, actor: Principal, jobId: string, in
     const job = await runs.jobById(tx, jobId);
     if (!job || job.state !== "running") return;
     if (!Number.isInteger(index) || index < 0 || index >= job.steps.length) throw Unprocessable(`no step ${index}: the job has ${job.steps.length} steps`);
-    const steps: StepState[] = job.steps.map((s, i) => (i === index ? { ...s, state: input.state as StepState["state"], exit_code: input.exit_code ?? null } : s));
+    const steps: StepState[] = job.steps.map((s, i) =>
+      i === index ? { ...s, state: input.state as StepState["state"], exit_code: input.exit_code ?? null } : s,
+    );
     await runs.updateJob(tx, job.id, { steps });
   });
 }

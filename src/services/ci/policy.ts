@@ -52,7 +52,8 @@ export async function patchRunnerPolicy(ctx: Ctx, actor: Principal, orgName: str
   // Why masked: SPEC §4.1 answers 404 to a non-admin, so the policy's existence is not disclosed.
   const { org } = await requireOrgFor(ctx, actor, orgName, "org:admin-masked");
   if (input.hosted !== undefined && !HOSTED.includes(input.hosted as never)) throw Unprocessable(`hosted must be one of ${HOSTED.join(", ")}`);
-  if (input.self_hosted !== undefined && !SELF_HOSTED.includes(input.self_hosted as never)) throw Unprocessable(`self_hosted must be one of ${SELF_HOSTED.join(", ")}`);
+  if (input.self_hosted !== undefined && !SELF_HOSTED.includes(input.self_hosted as never))
+    throw Unprocessable(`self_hosted must be one of ${SELF_HOSTED.join(", ")}`);
   const out = await ctx.db.transaction(async (tx) => {
     const t = now();
     const current = await loadPolicy(tx, org.id);

@@ -46,8 +46,23 @@ export async function createRegistrationToken(ctx: Ctx, actor: Principal, orgNam
     if (!group) throw Unprocessable(`no runner group named ${JSON.stringify(groupName)} in ${org.name}`);
     const t = now();
     const cred = mintCredential("svcg");
-    await store.insertRegistration(tx, { id: cred.id, orgId: org.id, groupId: group.id, hosted: false, secretHash: cred.hash, expiresAt: t + REGISTRATION_TTL_MS, spentAt: null, createdAt: t });
-    await recordAudit(tx, { orgId: org.id, action: "runner.registration_token.created", actor: auditActor(actor), target: group.name, data: { group: group.name, expires_at: t + REGISTRATION_TTL_MS } });
+    await store.insertRegistration(tx, {
+      id: cred.id,
+      orgId: org.id,
+      groupId: group.id,
+      hosted: false,
+      secretHash: cred.hash,
+      expiresAt: t + REGISTRATION_TTL_MS,
+      spentAt: null,
+      createdAt: t,
+    });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "runner.registration_token.created",
+      actor: auditActor(actor),
+      target: group.name,
+      data: { group: group.name, expires_at: t + REGISTRATION_TTL_MS },
+    });
     return { token: cred.plaintext, expires_at: t + REGISTRATION_TTL_MS, group: group.name, command: registerCommand(ctx.baseUrl, cred.plaintext) };
   });
 }
@@ -57,12 +72,24 @@ export async function createHostedRegistrationToken(ctx: Ctx): Promise<Registrat
   return ctx.db.transaction(async (tx) => {
     const t = now();
     const cred = mintCredential("svcg");
-    await store.insertRegistration(tx, { id: cred.id, orgId: null, groupId: null, hosted: true, secretHash: cred.hash, expiresAt: t + REGISTRATION_TTL_MS, spentAt: null, createdAt: t });
+    await store.insertRegistration(tx, {
+      id: cred.id,
+      orgId: null,
+      groupId: null,
+      hosted: true,
+      secretHash: cred.hash,
+      expiresAt: t + REGISTRATION_TTL_MS,
+      spentAt: null,
+      createdAt: t,
+    });
     return { token: cred.plaintext, expires_at: t + REGISTRATION_TTL_MS, group: null, command: registerCommand(ctx.baseUrl, cred.plaintext) };
   });
 }
 
-function checkRegistration(input: RunnerRegister, hosted: boolean): { name: string; os: RunnerRow["os"]; arch: string; labels: string[]; version: string; ephemeral: boolean } {
+function checkRegistration(
+  input: RunnerRegister,
+  hosted: boolean,
+): { name: string; os: RunnerRow["os"]; arch: string; labels: string[]; version: string; ephemeral: boolean } {
   if (typeof input.name !== "string" || !NAME_RE.test(input.name)) throw Unprocessable("name must be 1-64 letters, digits, dots, dashes or underscores");
   if (typeof input.os !== "string" || !OS.includes(input.os as never)) throw Unprocessable(`os must be one of ${OS.join(", ")}`);
   if (typeof input.arch !== "string" || !ARCH.includes(input.arch as never)) throw Unprocessable(`arch must be one of ${ARCH.join(", ")}`);
@@ -71,15 +98,24 @@ function checkRegistration(input: RunnerRegister, hosted: boolean): { name: stri
   const reserved = new Set<string>(["self-hosted", ...OS, ...ARCH]);
   const custom: string[] = [];
   for (const l of offered) {
-    if (typeof l !== "string" || !NAME_RE.test(l)) throw Unprocessable(`label ${JSON.stringify(l)} is not allowed: 1-64 letters, digits, dots, dashes or underscores`);
+    if (typeof l !== "string" || !NAME_RE.test(l))
+      throw Unprocessable(`label ${JSON.stringify(l)} is not allowed: 1-64 letters, digits, dots, dashes or underscores`);
     // Why: the server adds these itself from what the machine is (SPEC §2.7), so a machine cannot claim to be what it is not.
     if (reserved.has(l.toLowerCase())) throw Unprocessable(`label ${JSON.stringify(l)} is added by the server; offer custom labels only`);
     if (!custom.includes(l.toLowerCase())) custom.push(l.toLowerCase());
   }
-  if (input.version !== undefined && (typeof input.version !== "string" || input.version.length > 64)) throw Unprocessable("version must be a string of at most 64 characters");
+  if (input.version !== undefined && (typeof input.version !== "string" || input.version.length > 64))
+    throw Unprocessable("version must be a string of at most 64 characters");
   if (input.ephemeral !== undefined && typeof input.ephemeral !== "boolean") throw Unprocessable("ephemeral must be a boolean");
   const labels = [...(hosted ? [] : ["self-hosted"]), input.os, input.arch, ...custom];
-  return { name: input.name, os: input.os, arch: input.arch, labels, version: (input.version as string | undefined) ?? "", ephemeral: (input.ephemeral as boolean | undefined) ?? false };
+  return {
+    name: input.name,
+    os: input.os,
+    arch: input.arch,
+    labels,
+    version: (input.version as string | undefined) ?? "",
+    ephemeral: (input.ephemeral as boolean | undefined) ?? false,
+  };
 }
 
 /** Tombstones a machine and fails the job it was running (not reassigned), inside `tx`. */
@@ -109,13 +145,28 @@ export async function registerRunner(ctx: Ctx, actor: Principal, input: RunnerRe
     if (existing) await retireRunner(ctx, tx, existing, t);
     const cred = mintCredential("svcr");
     const row: RunnerRow = {
-      id: cred.id, orgId: reg.orgId, groupId: group?.id ?? null, hosted: reg.hosted, name: body.name, labels: body.labels, os: body.os, arch: body.arch,
-      version: body.version, ephemeral: body.ephemeral, credentialHash: cred.hash, lastSeenAt: t, removedAt: null, createdAt: t,
+      id: cred.id,
+      orgId: reg.orgId,
+      groupId: group?.id ?? null,
+      hosted: reg.hosted,
+      name: body.name,
+      labels: body.labels,
+      os: body.os,
+      arch: body.arch,
+      version: body.version,
+      ephemeral: body.ephemeral,
+      credentialHash: cred.hash,
+      lastSeenAt: t,
+      removedAt: null,
+      createdAt: t,
     };
     await store.insertRunner(tx, row);
     if (reg.orgId) {
       await recordAudit(tx, {
-        orgId: reg.orgId, action: "runner.registered", actor: auditActor(actor), target: body.name,
+        orgId: reg.orgId,
+        action: "runner.registered",
+        actor: auditActor(actor),
+        target: body.name,
         data: { runner_id: row.id, group: group!.name, labels: body.labels, ephemeral: body.ephemeral, replaced: existing?.id ?? null },
       });
     } else ctx.log.info("instance runner registered", { runner_id: row.id, name: body.name, labels: body.labels });

@@ -16,7 +16,10 @@ export function shownSteps(job: JobShown): { name: string; state: string; exit_c
 }
 
 async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promise<Run[]> {
-  const jobs = await runs.shownJobsOfRuns(q, rows.map((r) => r.id));
+  const jobs = await runs.shownJobsOfRuns(
+    q,
+    rows.map((r) => r.id),
+  );
   const waiting = await waitingMessages(q, jobs);
   const byRun = new Map<string, JobShown[]>();
   for (const j of jobs) {
@@ -119,7 +122,14 @@ export async function cancelRun(ctx: Ctx, t: RepoTarget, runId: string): Promise
  * A job as it is now and its log from byte `from` on (at most about `max` bytes, whole chunks
  * but the first), with the same check as the log route: what the web page's live log reads.
  */
-export async function jobLogSince(ctx: Ctx, t: RepoTarget, runId: string, jobId: string, from: number, max: number): Promise<{ job: JobShown; bytes: Uint8Array; next: number }> {
+export async function jobLogSince(
+  ctx: Ctx,
+  t: RepoTarget,
+  runId: string,
+  jobId: string,
+  from: number,
+  max: number,
+): Promise<{ job: JobShown; bytes: Uint8Array; next: number }> {
   const job = await requireJob(ctx, t, runId, jobId);
   const start = Math.max(0, Math.min(from, job.logSize));
   const parts: Uint8Array[] = [];

@@ -35,7 +35,21 @@ export const RunnerGroup = Type.Object(
     created_at: Millis(),
     updated_at: Millis(),
   },
-  { examples: [{ id: "k3x9m2p7q4r8s6t1", name: "gpu", repo_access: "selected", allow_public: false, is_default: false, repos: ["trainer"], runners: 2, created_at: 1795248971422, updated_at: 1795248971422 }] },
+  {
+    examples: [
+      {
+        id: "k3x9m2p7q4r8s6t1",
+        name: "gpu",
+        repo_access: "selected",
+        allow_public: false,
+        is_default: false,
+        repos: ["trainer"],
+        runners: 2,
+        created_at: 1795248971422,
+        updated_at: 1795248971422,
+      },
+    ],
+  },
 );
 export type RunnerGroup = Static<typeof RunnerGroup>;
 
@@ -75,18 +89,31 @@ export const Runner = Type.Object(
     job: Type.Union([RunnerJobRef, Type.Null()]),
   },
   {
-    examples: [{
-      id: "m2p7q4r8s6t1k3x9", name: "build-01", labels: ["self-hosted", "linux", "x64", "gpu"], os: "linux", arch: "x64", version: "0.1.0", ephemeral: false,
-      group: { id: "k3x9m2p7q4r8s6t1", name: "default" }, state: "busy", last_seen_at: 1795248971422, created_at: 1795248000000,
-      job: { run_id: "r4r8s6t1k3x9m2p7", job_id: "j6t1k3x9m2p7q4r8", key: "test (node=20)", repo: "api" },
-    }],
+    examples: [
+      {
+        id: "m2p7q4r8s6t1k3x9",
+        name: "build-01",
+        labels: ["self-hosted", "linux", "x64", "gpu"],
+        os: "linux",
+        arch: "x64",
+        version: "0.1.0",
+        ephemeral: false,
+        group: { id: "k3x9m2p7q4r8s6t1", name: "default" },
+        state: "busy",
+        last_seen_at: 1795248971422,
+        created_at: 1795248000000,
+        job: { run_id: "r4r8s6t1k3x9m2p7", job_id: "j6t1k3x9m2p7q4r8", key: "test (node=20)", repo: "api" },
+      },
+    ],
   },
 );
 export type Runner = Static<typeof Runner>;
 
 export const RunnerList = Type.Object({ runners: Type.Array(Runner) }, { examples: [{ runners: Runner.examples }] });
 
-export const RegistrationTokenCreate = Type.Object({ group: Type.Optional(Type.String({ description: "group name; default `default`", examples: ["default"] })) });
+export const RegistrationTokenCreate = Type.Object({
+  group: Type.Optional(Type.String({ description: "group name; default `default`", examples: ["default"] })),
+});
 export type RegistrationTokenCreate = Static<typeof RegistrationTokenCreate>;
 
 export const RegistrationToken = Type.Object(
@@ -96,7 +123,16 @@ export const RegistrationToken = Type.Object(
     group: NullableString({ description: "group name (null for an instance token)" }),
     command: Type.String({ description: "the full runner registration command line" }),
   },
-  { examples: [{ token: "svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567", expires_at: 1795252571422, group: "default", command: "svc runner register --url https://git.example.com --token svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567" }] },
+  {
+    examples: [
+      {
+        token: "svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567",
+        expires_at: 1795252571422,
+        group: "default",
+        command: "svc runner register --url https://git.example.com --token svcg_k3x9m2p7q4r8s6t1_abcdefghijklmnopqrstuvwxyz234567",
+      },
+    ],
+  },
 );
 export type RegistrationToken = Static<typeof RegistrationToken>;
 
@@ -118,7 +154,17 @@ export const RunnerRegistered = Type.Object(
     group: NullableString({ description: "group name; null for an instance runner" }),
     labels: Type.Array(Type.String()),
   },
-  { examples: [{ runner_id: "m2p7q4r8s6t1k3x9", credential: "svcr_m2p7q4r8s6t1k3x9_abcdefghijklmnopqrstuvwxyz234567", org: "acme", group: "default", labels: ["self-hosted", "linux", "x64", "gpu"] }] },
+  {
+    examples: [
+      {
+        runner_id: "m2p7q4r8s6t1k3x9",
+        credential: "svcr_m2p7q4r8s6t1k3x9_abcdefghijklmnopqrstuvwxyz234567",
+        org: "acme",
+        group: "default",
+        labels: ["self-hosted", "linux", "x64", "gpu"],
+      },
+    ],
+  },
 );
 export type RunnerRegistered = Static<typeof RunnerRegistered>;
 
@@ -150,11 +196,22 @@ export const JobDescription = Type.Object(
     heartbeat_s: Type.Integer({ description: "how often the runner should call heartbeat" }),
   },
   {
-    examples: [{
-      job_id: "j6t1k3x9m2p7q4r8", run_id: "r4r8s6t1k3x9m2p7", key: "test (node=20)", repo: "acme/api", clone_url: "https://git.example.com/acme/api.git",
-      commit: "9fceb02d0ae598e95dc970b74767f19372d61af8", ref: "refs/heads/main", runs_on: ["self-hosted", "linux"], env: { CI: "true" },
-      steps: [{ name: "test", run: "make test", env: {} }], timeout_s: 3600, heartbeat_s: 5,
-    }],
+    examples: [
+      {
+        job_id: "j6t1k3x9m2p7q4r8",
+        run_id: "r4r8s6t1k3x9m2p7",
+        key: "test (node=20)",
+        repo: "acme/api",
+        clone_url: "https://git.example.com/acme/api.git",
+        commit: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+        ref: "refs/heads/main",
+        runs_on: ["self-hosted", "linux"],
+        env: { CI: "true" },
+        steps: [{ name: "test", run: "make test", env: {} }],
+        timeout_s: 3600,
+        heartbeat_s: 5,
+      },
+    ],
   },
 );
 export type JobDescription = Static<typeof JobDescription>;
@@ -165,7 +222,10 @@ export const LogAppend = Type.Object({
 });
 export type LogAppend = Static<typeof LogAppend>;
 
-export const LogAck = Type.Object({ offset: Type.Integer({ description: "the log's size after the append: the next offset to send" }) }, { examples: [{ offset: 2048 }] });
+export const LogAck = Type.Object(
+  { offset: Type.Integer({ description: "the log's size after the append: the next offset to send" }) },
+  { examples: [{ offset: 2048 }] },
+);
 
 export const StepUpdate = Type.Object({
   state: Type.String({ description: "`running`, `success`, `failure`, `skipped` or `cancelled`" }),
@@ -185,7 +245,10 @@ export const RunJob = Type.Object({
   state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
   verdict: NullableString(),
   error: NullableString(),
-  waiting: NullableString({ description: "why a queued job is not taken, when the server can tell (runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise" }),
+  waiting: NullableString({
+    description:
+      "why a queued job is not taken, when the server can tell (runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise",
+  }),
   runner: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
   started_at: Type.Union([Type.Integer(), Type.Null()]),
   finished_at: Type.Union([Type.Integer(), Type.Null()]),
@@ -207,11 +270,35 @@ export const Run = Type.Object(
     jobs: Type.Array(RunJob),
   },
   {
-    examples: [{
-      id: "r4r8s6t1k3x9m2p7", repo: "api", workflow: ".svc/workflows/ci.yml", commit: "9fceb02d0ae598e95dc970b74767f19372d61af8", ref: "refs/heads/main", event: "push",
-      state: "success", error: null, created_at: 1795248971422, finished_at: 1795249031422,
-      jobs: [{ id: "j6t1k3x9m2p7q4r8", key: "test", runs_on: ["self-hosted"], state: "success", verdict: "success", error: null, waiting: null, runner: { id: "m2p7q4r8s6t1k3x9", name: "build-01" }, started_at: 1795248972000, finished_at: 1795249031000, steps: [{ name: "test", state: "success", exit_code: 0 }] }],
-    }],
+    examples: [
+      {
+        id: "r4r8s6t1k3x9m2p7",
+        repo: "api",
+        workflow: ".svc/workflows/ci.yml",
+        commit: "9fceb02d0ae598e95dc970b74767f19372d61af8",
+        ref: "refs/heads/main",
+        event: "push",
+        state: "success",
+        error: null,
+        created_at: 1795248971422,
+        finished_at: 1795249031422,
+        jobs: [
+          {
+            id: "j6t1k3x9m2p7q4r8",
+            key: "test",
+            runs_on: ["self-hosted"],
+            state: "success",
+            verdict: "success",
+            error: null,
+            waiting: null,
+            runner: { id: "m2p7q4r8s6t1k3x9", name: "build-01" },
+            started_at: 1795248972000,
+            finished_at: 1795249031000,
+            steps: [{ name: "test", state: "success", exit_code: 0 }],
+          },
+        ],
+      },
+    ],
   },
 );
 export type Run = Static<typeof Run>;

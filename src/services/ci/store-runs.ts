@@ -23,7 +23,11 @@ export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"]
 
 /** Whether a run of this workflow already exists for the trigger (the trigger job is at-least-once). */
 export async function runExists(q: Queryable, repoId: string, commit: string, ref: string, event: string, workflow: string): Promise<boolean> {
-  return !!q.select({ id: runs.id }).from(runs).where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event), eq(runs.workflow, workflow))).get();
+  return !!q
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event), eq(runs.workflow, workflow)))
+    .get();
 }
 
 /** Creates a run. */
@@ -38,7 +42,13 @@ export async function insertJob(tx: Tx, row: JobRow): Promise<void> {
 
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
-  const stmt = prepared(q, "runOfRepo", (q) => q.select().from(runs).where(and(eq(runs.repoId, ph("repoId")), eq(runs.id, ph("id")))).prepare());
+  const stmt = prepared(q, "runOfRepo", (q) =>
+    q
+      .select()
+      .from(runs)
+      .where(and(eq(runs.repoId, ph("repoId")), eq(runs.id, ph("id"))))
+      .prepare(),
+  );
   return stmt.get({ repoId, id }) ?? null;
 }
 
@@ -73,16 +83,37 @@ function jobShownOf(r: Record<string, any>): JobShown {
     for (let i = 0; i < steps.length; i++) steps[i] = { ...steps[i]!, name: String(names[i] ?? "").slice(0, STEP_NAME_SHOWN) };
   }
   return {
-    id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, runsOn: JSON.parse(r.runs_on), hosted: r.hosted === 1,
-    state: r.state, verdict: r.verdict, error: r.error, runnerId: r.runner_id, runnerName: r.runner_name, tokenId: r.token_id, steps,
-    cancelReason: r.cancel_reason, logSize: r.log_size, queuedAt: r.queued_at, startedAt: r.started_at, finishedAt: r.finished_at, lastHeartbeatAt: r.last_heartbeat_at,
+    id: r.id,
+    runId: r.run_id,
+    repoId: r.repo_id,
+    orgId: r.org_id,
+    key: r.key,
+    runsOn: JSON.parse(r.runs_on),
+    hosted: r.hosted === 1,
+    state: r.state,
+    verdict: r.verdict,
+    error: r.error,
+    runnerId: r.runner_id,
+    runnerName: r.runner_name,
+    tokenId: r.token_id,
+    steps,
+    cancelReason: r.cancel_reason,
+    logSize: r.log_size,
+    queuedAt: r.queued_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    lastHeartbeatAt: r.last_heartbeat_at,
   };
 }
 
 /** The jobs of each run, in creation order, without their specs. */
 export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
-  const stmt = raw(q, "shownJobsOfRuns", `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY queued_at, rowid`);
+  const stmt = raw(
+    q,
+    "shownJobsOfRuns",
+    `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY queued_at, rowid`,
+  );
   const rows = stmt.all(JSON.stringify(runIds)) as Record<string, any>[];
   return rows.map(jobShownOf);
 }
@@ -102,15 +133,39 @@ export async function jobById(q: Queryable, id: string): Promise<JobRow | null> 
 /** A workflow_jobs row as SQLite answers it (snake_case, JSON as text) as a JobRow. */
 function jobRowOf(r: Record<string, any>): JobRow {
   return {
-    id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, runsOn: JSON.parse(r.runs_on), hosted: r.hosted === 1, spec: JSON.parse(r.spec),
-    state: r.state, verdict: r.verdict, error: r.error, runnerId: r.runner_id, runnerName: r.runner_name, tokenId: r.token_id, steps: JSON.parse(r.steps),
-    cancelReason: r.cancel_reason, logSize: r.log_size, queuedAt: r.queued_at, startedAt: r.started_at, finishedAt: r.finished_at, lastHeartbeatAt: r.last_heartbeat_at,
+    id: r.id,
+    runId: r.run_id,
+    repoId: r.repo_id,
+    orgId: r.org_id,
+    key: r.key,
+    runsOn: JSON.parse(r.runs_on),
+    hosted: r.hosted === 1,
+    spec: JSON.parse(r.spec),
+    state: r.state,
+    verdict: r.verdict,
+    error: r.error,
+    runnerId: r.runner_id,
+    runnerName: r.runner_name,
+    tokenId: r.token_id,
+    steps: JSON.parse(r.steps),
+    cancelReason: r.cancel_reason,
+    logSize: r.log_size,
+    queuedAt: r.queued_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    lastHeartbeatAt: r.last_heartbeat_at,
   };
 }
 
 /** The running job a machine holds, or null. */
 export async function runningJobOf(q: Queryable, runnerId: string): Promise<JobRow | null> {
-  const stmt = prepared(q, "runningJobOf", (q) => q.select().from(workflowJobs).where(and(eq(workflowJobs.runnerId, ph("runnerId")), eq(workflowJobs.state, "running"))).prepare());
+  const stmt = prepared(q, "runningJobOf", (q) =>
+    q
+      .select()
+      .from(workflowJobs)
+      .where(and(eq(workflowJobs.runnerId, ph("runnerId")), eq(workflowJobs.state, "running")))
+      .prepare(),
+  );
   return stmt.get({ runnerId }) ?? null;
 }
 
@@ -126,7 +181,11 @@ export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promi
 
 /** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(id, state, finishedAt);
+  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(
+    id,
+    state,
+    finishedAt,
+  );
 }
 
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
@@ -137,18 +196,29 @@ export async function markRunRunning(tx: Tx, id: string): Promise<void> {
 /** Which states a run's jobs are in (one index probe per state). */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
   const has = (state: RunState) => `EXISTS (SELECT 1 FROM workflow_jobs WHERE run_id = ?1 AND state = '${state}') AS ${state}`;
-  const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(runId) as Record<RunState, number>;
+  const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
+    runId,
+  ) as Record<RunState, number>;
   return (Object.keys(row) as RunState[]).filter((k) => row[k] === 1);
 }
 
 /** The queued and running jobs of a run. */
 export async function unfinishedJobsOfRun(q: Queryable, runId: string): Promise<JobRow[]> {
-  return q.select().from(workflowJobs).where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["queued", "running"]))).all();
+  return q
+    .select()
+    .from(workflowJobs)
+    .where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["queued", "running"])))
+    .all();
 }
 
 /** Running jobs whose last heartbeat (or start) is before `before`. */
 export async function silentJobs(q: Queryable, before: number): Promise<JobRow[]> {
-  return q.select().from(workflowJobs).where(and(eq(workflowJobs.state, "running"), lt(sql`coalesce(${workflowJobs.lastHeartbeatAt}, ${workflowJobs.startedAt})`, before))).limit(500).all();
+  return q
+    .select()
+    .from(workflowJobs)
+    .where(and(eq(workflowJobs.state, "running"), lt(sql`coalesce(${workflowJobs.lastHeartbeatAt}, ${workflowJobs.startedAt})`, before)))
+    .limit(500)
+    .all();
 }
 
 /** Running jobs past their timeout that were not yet told to stop. */
@@ -156,7 +226,13 @@ export async function overdueJobs(q: Queryable, t: number): Promise<JobRow[]> {
   return q
     .select()
     .from(workflowJobs)
-    .where(and(eq(workflowJobs.state, "running"), isNull(workflowJobs.cancelReason), lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000`, t)))
+    .where(
+      and(
+        eq(workflowJobs.state, "running"),
+        isNull(workflowJobs.cancelReason),
+        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000`, t),
+      ),
+    )
     .limit(500)
     .all();
 }
@@ -166,19 +242,34 @@ export async function timedOutUnanswered(q: Queryable, t: number, graceMs: numbe
   return q
     .select()
     .from(workflowJobs)
-    .where(and(eq(workflowJobs.state, "running"), isNotNull(workflowJobs.cancelReason), lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000 + ${graceMs}`, t)))
+    .where(
+      and(
+        eq(workflowJobs.state, "running"),
+        isNotNull(workflowJobs.cancelReason),
+        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000 + ${graceMs}`, t),
+      ),
+    )
     .limit(500)
     .all();
 }
 
 /** Queued jobs created before `before` (nobody picked them up). */
 export async function staleQueuedJobs(q: Queryable, before: number): Promise<JobRow[]> {
-  return q.select().from(workflowJobs).where(and(eq(workflowJobs.state, "queued"), lt(workflowJobs.queuedAt, before))).limit(500).all();
+  return q
+    .select()
+    .from(workflowJobs)
+    .where(and(eq(workflowJobs.state, "queued"), lt(workflowJobs.queuedAt, before)))
+    .limit(500)
+    .all();
 }
 
 /** Queued hosted jobs of the org. */
 export async function queuedHostedJobsOfOrg(q: Queryable, orgId: string): Promise<JobRow[]> {
-  return q.select().from(workflowJobs).where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), eq(workflowJobs.orgId, orgId))).all();
+  return q
+    .select()
+    .from(workflowJobs)
+    .where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), eq(workflowJobs.orgId, orgId)))
+    .all();
 }
 
 /** Per org and kind (hosted or not): how many jobs are queued and the newest queue time; the claim's cheap "did anything change" probe. */
@@ -212,7 +303,10 @@ function claimableSql(route: Route): { name: string; sql: string } {
   const labelsOk = "NOT EXISTS (SELECT 1 FROM json_each(j.runs_on) l WHERE l.value NOT IN (SELECT value FROM json_each(?1)))";
   const order = "ORDER BY j.queued_at, j.rowid LIMIT 1";
   if (route.hosted) {
-    return { name: "claimable:hosted", sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}` };
+    return {
+      name: "claimable:hosted",
+      sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
+    };
   }
   const where = ["j.state = 'queued'", "j.hosted = 0", "j.org_id = ?2", labelsOk];
   if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = 0)");
@@ -246,7 +340,11 @@ export interface StartedJob {
  * one statement (a compare-and-set on the state inside the write transaction); null when there is
  * none.
  */
-export async function claimNextJob(tx: Tx, route: Route, set: { runnerId: string; runnerName: string; tokenId: string; t: number }): Promise<StartedJob | null> {
+export async function claimNextJob(
+  tx: Tx,
+  route: Route,
+  set: { runnerId: string; runnerName: string; tokenId: string; t: number },
+): Promise<StartedJob | null> {
   const { name, sql } = claimableSql(route);
   const stmt = raw(
     tx,
@@ -260,14 +358,21 @@ export async function claimNextJob(tx: Tx, route: Route, set: { runnerId: string
 
 /** Finishes a job if it is not finished yet; false when it already was. */
 export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; verdict: string | null; error: string | null; t: number }): Promise<boolean> {
-  const stmt = raw(tx, "finishJobRow", "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('queued', 'running') RETURNING 1 AS ok");
+  const stmt = raw(
+    tx,
+    "finishJobRow",
+    "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('queued', 'running') RETURNING 1 AS ok",
+  );
   return stmt.get(set.state, set.verdict, set.error, set.t, id) !== null;
 }
 
 /** Writes batched heartbeat stamps (never moving one backwards). */
 export async function stampHeartbeats(tx: Tx, stamps: [string, number][]): Promise<void> {
   for (const [id, t] of stamps) {
-    tx.update(workflowJobs).set({ lastHeartbeatAt: sql`max(coalesce(${workflowJobs.lastHeartbeatAt}, 0), ${t})` }).where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "running"))).run();
+    tx.update(workflowJobs)
+      .set({ lastHeartbeatAt: sql`max(coalesce(${workflowJobs.lastHeartbeatAt}, 0), ${t})` })
+      .where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "running")))
+      .run();
   }
 }
 
@@ -297,7 +402,10 @@ export async function repoName(q: Queryable, repoId: string): Promise<string | n
 // ---- per-job tokens (rows of the people domain's tokens table, kind `job`) ----
 
 /** Creates the per-job token: repo:read on one repository, no person behind it. */
-export async function insertJobToken(tx: Tx, row: { id: string; orgId: string; repoId: string; secretHash: string; label: string; createdAt: number }): Promise<void> {
+export async function insertJobToken(
+  tx: Tx,
+  row: { id: string; orgId: string; repoId: string; secretHash: string; label: string; createdAt: number },
+): Promise<void> {
   const stmt = raw(
     tx,
     "insertJobToken",
@@ -328,7 +436,12 @@ export async function appendLogChunk(tx: Tx, jobId: string, offset: number, size
 
 /** The log's chunks in order. */
 export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: number; size: number; key: string }[]> {
-  return q.select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key }).from(jobLogChunks).where(eq(jobLogChunks.jobId, jobId)).orderBy(asc(jobLogChunks.offset)).all();
+  return q
+    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
+    .from(jobLogChunks)
+    .where(eq(jobLogChunks.jobId, jobId))
+    .orderBy(asc(jobLogChunks.offset))
+    .all();
 }
 
 /** Up to `limit` chunks holding bytes at or after `from`, in order. */
@@ -349,15 +462,29 @@ export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect)
   const stmt = prepared(tx, "recordCheck", (q) =>
     q
       .insert(checkResults)
-      .values({ repoId: ph("repoId"), commit: ph("commit"), key: ph("key"), state: ph("state"), runId: ph("runId"), jobId: ph("jobId"), updatedAt: ph("updatedAt") })
-      .onConflictDoUpdate({ target: [checkResults.repoId, checkResults.commit, checkResults.key], set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` } })
+      .values({
+        repoId: ph("repoId"),
+        commit: ph("commit"),
+        key: ph("key"),
+        state: ph("state"),
+        runId: ph("runId"),
+        jobId: ph("jobId"),
+        updatedAt: ph("updatedAt"),
+      })
+      .onConflictDoUpdate({
+        target: [checkResults.repoId, checkResults.commit, checkResults.key],
+        set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` },
+      })
       .prepare(),
   );
   stmt.run(row);
 }
 
 /** Records a job's state against its run's commit (read from the run in the same statement); nothing when the run is gone. */
-export async function recordRunCheck(tx: Tx, row: { repoId: string; runId: string; key: string; state: RunState; jobId: string; updatedAt: number }): Promise<void> {
+export async function recordRunCheck(
+  tx: Tx,
+  row: { repoId: string; runId: string; key: string; state: RunState; jobId: string; updatedAt: number },
+): Promise<void> {
   const stmt = raw(
     tx,
     "recordRunCheck",
@@ -369,16 +496,29 @@ export async function recordRunCheck(tx: Tx, row: { repoId: string; runId: strin
 
 /** The check results of a commit, by key. */
 export async function checksOfCommit(q: Queryable, repoId: string, commit: string): Promise<(typeof checkResults.$inferSelect)[]> {
-  return q.select().from(checkResults).where(and(eq(checkResults.repoId, repoId), eq(checkResults.commit, commit))).orderBy(asc(checkResults.key)).all();
+  return q
+    .select()
+    .from(checkResults)
+    .where(and(eq(checkResults.repoId, repoId), eq(checkResults.commit, commit)))
+    .orderBy(asc(checkResults.key))
+    .all();
 }
 
 /** Starts counting a job's minutes. */
 export async function startMinutes(tx: Tx, row: { jobId: string; orgId: string; repoId: string; hosted: boolean; startedAt: number }): Promise<void> {
-  const stmt = raw(tx, "startMinutes", "INSERT INTO ci_minutes (job_id, org_id, repo_id, hosted, started_at, finished_at, minutes) VALUES (?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING");
+  const stmt = raw(
+    tx,
+    "startMinutes",
+    "INSERT INTO ci_minutes (job_id, org_id, repo_id, hosted, started_at, finished_at, minutes) VALUES (?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING",
+  );
   stmt.run(row.jobId, row.orgId, row.repoId, row.hosted ? 1 : 0, row.startedAt);
 }
 
 /** Stops counting a job's minutes (whole minutes, rounded up). */
 export async function finishMinutes(tx: Tx, jobId: string, t: number): Promise<void> {
-  raw(tx, "finishMinutes", "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL").run(t, jobId);
+  raw(
+    tx,
+    "finishMinutes",
+    "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL",
+  ).run(t, jobId);
 }

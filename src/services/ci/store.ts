@@ -25,7 +25,12 @@ export type PolicyRow = typeof runnerPolicies.$inferSelect;
 /** The labels of every live machine of the org, or (null) of every live instance runner. */
 export async function liveRunnerLabels(q: Queryable, orgId: string | null): Promise<string[][]> {
   const pool = orgId === null ? and(isNull(runners.orgId), eq(runners.hosted, true)) : eq(runners.orgId, orgId);
-  return q.select({ labels: runners.labels }).from(runners).where(and(pool, isNull(runners.removedAt))).all().map((r) => r.labels);
+  return q
+    .select({ labels: runners.labels })
+    .from(runners)
+    .where(and(pool, isNull(runners.removedAt)))
+    .all()
+    .map((r) => r.labels);
 }
 
 /** The name of the org `id`, or null. */
@@ -37,18 +42,35 @@ export async function orgNameById(q: Queryable, id: string): Promise<string | nu
 
 /** The org's stored policy row, or null (the default policy applies). */
 export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow | null> {
-  return prepared(q, "policyRow", (q) => q.select().from(runnerPolicies).where(eq(runnerPolicies.orgId, ph("orgId"))).prepare()).get({ orgId }) ?? null;
+  return (
+    prepared(q, "policyRow", (q) =>
+      q
+        .select()
+        .from(runnerPolicies)
+        .where(eq(runnerPolicies.orgId, ph("orgId")))
+        .prepare(),
+    ).get({ orgId }) ?? null
+  );
 }
 
 /** Names of the policy's selected repositories, sorted by folded name. */
 export async function policyRepoNames(q: Queryable, orgId: string): Promise<string[]> {
-  const rows = q.select({ name: repos.name }).from(runnerPolicyRepos).innerJoin(repos, eq(repos.id, runnerPolicyRepos.repoId)).where(eq(runnerPolicyRepos.orgId, orgId)).orderBy(sql`lower(${repos.name})`).all();
+  const rows = q
+    .select({ name: repos.name })
+    .from(runnerPolicyRepos)
+    .innerJoin(repos, eq(repos.id, runnerPolicyRepos.repoId))
+    .where(eq(runnerPolicyRepos.orgId, orgId))
+    .orderBy(sql`lower(${repos.name})`)
+    .all();
   return rows.map((r) => r.name);
 }
 
 /** Creates or replaces the org's policy row. */
 export async function upsertPolicy(tx: Tx, row: PolicyRow): Promise<void> {
-  tx.insert(runnerPolicies).values(row).onConflictDoUpdate({ target: runnerPolicies.orgId, set: { hosted: row.hosted, selfHosted: row.selfHosted, updatedAt: row.updatedAt } }).run();
+  tx.insert(runnerPolicies)
+    .values(row)
+    .onConflictDoUpdate({ target: runnerPolicies.orgId, set: { hosted: row.hosted, selfHosted: row.selfHosted, updatedAt: row.updatedAt } })
+    .run();
 }
 
 /** Replaces the policy's selected repositories. */
@@ -62,7 +84,11 @@ export async function reposByNames(q: Queryable, orgId: string, names: string[])
   const folded = [...new Set(names.map((n) => n.toLowerCase()))];
   const out = new Map<string, { id: string; name: string }>();
   if (!folded.length) return out;
-  const rows = q.select({ id: repos.id, name: repos.name }).from(repos).where(and(eq(repos.orgId, orgId), inArray(sql`lower(${repos.name})`, folded))).all();
+  const rows = q
+    .select({ id: repos.id, name: repos.name })
+    .from(repos)
+    .where(and(eq(repos.orgId, orgId), inArray(sql`lower(${repos.name})`, folded)))
+    .all();
   for (const r of rows) out.set(r.name.toLowerCase(), r);
   return out;
 }
@@ -73,8 +99,14 @@ export async function reposByNames(q: Queryable, orgId: string, names: string[])
 export async function groupsOfOrg(q: Queryable, orgId: string): Promise<(GroupRow & { runnerCount: number })[]> {
   return q
     .select({
-      id: runnerGroups.id, orgId: runnerGroups.orgId, name: runnerGroups.name, repoAccess: runnerGroups.repoAccess, allowPublic: runnerGroups.allowPublic,
-      isDefault: runnerGroups.isDefault, createdAt: runnerGroups.createdAt, updatedAt: runnerGroups.updatedAt,
+      id: runnerGroups.id,
+      orgId: runnerGroups.orgId,
+      name: runnerGroups.name,
+      repoAccess: runnerGroups.repoAccess,
+      allowPublic: runnerGroups.allowPublic,
+      isDefault: runnerGroups.isDefault,
+      createdAt: runnerGroups.createdAt,
+      updatedAt: runnerGroups.updatedAt,
       // Why the table name written out: drizzle renders ${runnerGroups.id} unqualified ("id") in a
       // one-table select, which inside this subquery would be the runner's own id.
       runnerCount: sql<number>`(SELECT count(*) FROM runners r WHERE r.group_id = runner_groups.id AND r.removed_at IS NULL)`,
@@ -106,23 +138,45 @@ export async function groupRepoNames(q: Queryable, groupIds: string[]): Promise<
 
 /** The live machine count of a group. */
 export async function groupRunnerCount(q: Queryable, groupId: string): Promise<number> {
-  return q.select({ n: sql<number>`count(*)` }).from(runners).where(and(eq(runners.groupId, groupId), isNull(runners.removedAt))).get()!.n;
+  return q
+    .select({ n: sql<number>`count(*)` })
+    .from(runners)
+    .where(and(eq(runners.groupId, groupId), isNull(runners.removedAt)))
+    .get()!.n;
 }
 
 /** The group `id` of the org, or null. */
 export async function groupById(q: Queryable, orgId: string, id: string): Promise<GroupRow | null> {
-  const stmt = prepared(q, "groupById", (q) => q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id")))).prepare());
+  const stmt = prepared(q, "groupById", (q) =>
+    q
+      .select()
+      .from(runnerGroups)
+      .where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id"))))
+      .prepare(),
+  );
   return stmt.get({ orgId, id }) ?? null;
 }
 
 /** The group named `name` (case-insensitive) of the org, or null. */
 export async function groupByName(q: Queryable, orgId: string, name: string): Promise<GroupRow | null> {
-  return q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, orgId), sql`lower(${runnerGroups.name}) = lower(${name})`)).get() ?? null;
+  return (
+    q
+      .select()
+      .from(runnerGroups)
+      .where(and(eq(runnerGroups.orgId, orgId), sql`lower(${runnerGroups.name}) = lower(${name})`))
+      .get() ?? null
+  );
 }
 
 /** The org's default group, or null when it was never needed yet. */
 export async function defaultGroup(q: Queryable, orgId: string): Promise<GroupRow | null> {
-  return q.select().from(runnerGroups).where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.isDefault, true))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(runnerGroups)
+      .where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.isDefault, true)))
+      .get() ?? null
+  );
 }
 
 /** Creates a group. */
@@ -160,7 +214,15 @@ export async function insertRegistration(tx: Tx, row: RunnerRegistrationRow): Pr
 
 /** The registration token with id `id`, or null. */
 export async function registrationById(q: Queryable, id: string): Promise<RunnerRegistrationRow | null> {
-  return prepared(q, "registrationById", (q) => q.select().from(runnerRegistrationTokens).where(eq(runnerRegistrationTokens.id, ph("id"))).prepare()).get({ id }) ?? null;
+  return (
+    prepared(q, "registrationById", (q) =>
+      q
+        .select()
+        .from(runnerRegistrationTokens)
+        .where(eq(runnerRegistrationTokens.id, ph("id")))
+        .prepare(),
+    ).get({ id }) ?? null
+  );
 }
 
 /** Spends a registration token if it is still unspent and unexpired; false when it was not. */
@@ -178,18 +240,35 @@ export async function spendRegistration(tx: Tx, id: string, t: number): Promise<
 
 /** The machine with id `id` (live or tombstoned), or null. */
 export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
-  return prepared(q, "runnerById", (q) => q.select().from(runners).where(eq(runners.id, ph("id"))).prepare()).get({ id }) ?? null;
+  return (
+    prepared(q, "runnerById", (q) =>
+      q
+        .select()
+        .from(runners)
+        .where(eq(runners.id, ph("id")))
+        .prepare(),
+    ).get({ id }) ?? null
+  );
 }
 
 /** What a claim needs of a live machine, re-read inside the claim; null once it is removed (or gone). */
-export async function claimingRunner(q: Queryable, id: string): Promise<{ id: string; name: string; orgId: string | null; groupId: string | null; hosted: boolean; labels: string[] } | null> {
-  const r = raw(q, "claimingRunner", "SELECT id, name, org_id, group_id, hosted, labels FROM runners WHERE id = ? AND removed_at IS NULL").get(id) as Record<string, any> | null;
+export async function claimingRunner(
+  q: Queryable,
+  id: string,
+): Promise<{ id: string; name: string; orgId: string | null; groupId: string | null; hosted: boolean; labels: string[] } | null> {
+  const r = raw(q, "claimingRunner", "SELECT id, name, org_id, group_id, hosted, labels FROM runners WHERE id = ? AND removed_at IS NULL").get(id) as Record<
+    string,
+    any
+  > | null;
   return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: r.hosted === 1, labels: JSON.parse(r.labels) } : null;
 }
 
 /** The columns of a machine that can change after registration and matter to its credential: null when the row is gone. */
 export async function runnerLiveness(q: Queryable, id: string): Promise<{ removedAt: number | null; groupId: string | null } | null> {
-  const r = raw(q, "runnerLiveness", "SELECT removed_at, group_id FROM runners WHERE id = ?").get(id) as { removed_at: number | null; group_id: string | null } | null;
+  const r = raw(q, "runnerLiveness", "SELECT removed_at, group_id FROM runners WHERE id = ?").get(id) as {
+    removed_at: number | null;
+    group_id: string | null;
+  } | null;
   return r ? { removedAt: r.removed_at, groupId: r.group_id } : null;
 }
 
@@ -203,7 +282,11 @@ export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boole
  * org's self_hosted policy (`all` when none is stored) and the machine's group `groupId`, or the
  * org's default group when that is gone or unset. Null when the org has no such group at all.
  */
-export async function routeRow(q: Queryable, orgId: string, groupId: string | null): Promise<{ selfHosted: PolicyRow["selfHosted"]; groupId: string; repoAccess: GroupRow["repoAccess"]; allowPublic: boolean } | null> {
+export async function routeRow(
+  q: Queryable,
+  orgId: string,
+  groupId: string | null,
+): Promise<{ selfHosted: PolicyRow["selfHosted"]; groupId: string; repoAccess: GroupRow["repoAccess"]; allowPublic: boolean } | null> {
   const stmt = raw(
     q,
     "routeRow",
@@ -232,7 +315,14 @@ export async function insertRunner(tx: Tx, row: RunnerRow): Promise<void> {
 
 /** Tombstones a machine (kept for job history, never listed); false when it was already removed. */
 export async function tombstoneRunner(tx: Tx, id: string, t: number): Promise<boolean> {
-  return tx.update(runners).set({ removedAt: t }).where(and(eq(runners.id, id), isNull(runners.removedAt))).returning({ id: runners.id }).all().length === 1;
+  return (
+    tx
+      .update(runners)
+      .set({ removedAt: t })
+      .where(and(eq(runners.id, id), isNull(runners.removedAt)))
+      .returning({ id: runners.id })
+      .all().length === 1
+  );
 }
 
 /** The org's live machines by folded name, each with its group and current running job. */
@@ -257,10 +347,20 @@ export async function liveRunnersOfOrg(q: Queryable, orgId: string) {
 
 /** The live machine `id` of the org, or null. */
 export async function liveRunnerOfOrg(q: Queryable, orgId: string, id: string): Promise<RunnerRow | null> {
-  return q.select().from(runners).where(and(eq(runners.id, id), eq(runners.orgId, orgId), isNull(runners.removedAt))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(runners)
+      .where(and(eq(runners.id, id), eq(runners.orgId, orgId), isNull(runners.removedAt)))
+      .get() ?? null
+  );
 }
 
 /** Writes batched last_seen_at stamps (never moving one backwards). */
 export async function stampRunnersSeen(tx: Tx, stamps: [string, number][]): Promise<void> {
-  for (const [id, t] of stamps) tx.update(runners).set({ lastSeenAt: sql`max(${runners.lastSeenAt}, ${t})` }).where(eq(runners.id, id)).run();
+  for (const [id, t] of stamps)
+    tx.update(runners)
+      .set({ lastSeenAt: sql`max(${runners.lastSeenAt}, ${t})` })
+      .where(eq(runners.id, id))
+      .run();
 }

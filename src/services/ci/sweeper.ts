@@ -35,16 +35,22 @@ export async function sweepCi(ctx: Ctx): Promise<number> {
     n++;
   }
   for (const job of await runs.timedOutUnanswered(ctx.db.read, t, timeout)) {
-    if (await ctx.db.transaction(async (tx) => {
-      const fresh = await runs.jobById(tx, job.id);
-      return !!fresh && failJob(ctx, tx, fresh, "cancelled", `the job exceeded its timeout of ${minutes(fresh.spec.timeoutS)} minutes`, t);
-    })) n++;
+    if (
+      await ctx.db.transaction(async (tx) => {
+        const fresh = await runs.jobById(tx, job.id);
+        return !!fresh && failJob(ctx, tx, fresh, "cancelled", `the job exceeded its timeout of ${minutes(fresh.spec.timeoutS)} minutes`, t);
+      })
+    )
+      n++;
   }
   for (const job of await runs.staleQueuedJobs(ctx.db.read, t - QUEUED_LIFETIME_MS)) {
-    if (await ctx.db.transaction(async (tx) => {
-      const fresh = await runs.jobById(tx, job.id);
-      return !!fresh && failJob(ctx, tx, fresh, "failure", "no runner took the job within 24 hours", t);
-    })) n++;
+    if (
+      await ctx.db.transaction(async (tx) => {
+        const fresh = await runs.jobById(tx, job.id);
+        return !!fresh && failJob(ctx, tx, fresh, "failure", "no runner took the job within 24 hours", t);
+      })
+    )
+      n++;
   }
   return n;
 }
@@ -53,4 +59,6 @@ export async function sweepCi(ctx: Ctx): Promise<number> {
  * The sweeper's pass on every node, every quarter of the heartbeat timeout (200 ms to 5 s): each
  * end it writes is guarded by a fresh read in its own transaction, and an idle pass writes nothing.
  */
-export const CI_SWEEP = jobKind<unknown>("ci.sweep", { every: { ms: (config) => Math.max(200, Math.min(5_000, Math.floor(config.runnerHeartbeatTimeoutMs / 4))), scope: "node" } });
+export const CI_SWEEP = jobKind<unknown>("ci.sweep", {
+  every: { ms: (config) => Math.max(200, Math.min(5_000, Math.floor(config.runnerHeartbeatTimeoutMs / 4))), scope: "node" },
+});

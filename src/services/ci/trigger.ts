@@ -84,7 +84,12 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
     }
     const blob = await snapshot.objects.read(f.oid);
     if (!blob) continue;
-    const parsed = await parseOnThread(ctx, { path, text: new TextDecoder().decode(blob.data), trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event }, branch });
+    const parsed = await parseOnThread(ctx, {
+      path,
+      text: new TextDecoder().decode(blob.data),
+      trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event },
+      branch,
+    });
     if (!parsed.ok) out.push({ path, error: parsed.error });
     else if (parsed.matches) out.push({ path, jobs: parsed.jobs });
   }
@@ -97,7 +102,10 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
  * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
  * job queue retries.
  */
-async function parseOnThread(ctx: Ctx, input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string }): Promise<ParseWorkflowOutput> {
+async function parseOnThread(
+  ctx: Ctx,
+  input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string },
+): Promise<ParseWorkflowOutput> {
   try {
     return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
   } catch (e) {
@@ -137,9 +145,27 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         const state = refused ? "failure" : "queued";
         const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
         await runs.insertJob(tx, {
-          id, runId, repoId: p.repoId, orgId: p.orgId, key: j.key, runsOn: j.runsOn, hosted: j.hosted, spec: j.spec, state, verdict: null, error,
-          runnerId: null, runnerName: null, tokenId: null, steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })), cancelReason: null, logSize: 0,
-          queuedAt: t, startedAt: null, finishedAt: refused ? t : null, lastHeartbeatAt: null,
+          id,
+          runId,
+          repoId: p.repoId,
+          orgId: p.orgId,
+          key: j.key,
+          runsOn: j.runsOn,
+          hosted: j.hosted,
+          spec: j.spec,
+          state,
+          verdict: null,
+          error,
+          runnerId: null,
+          runnerName: null,
+          tokenId: null,
+          steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })),
+          cancelReason: null,
+          logSize: 0,
+          queuedAt: t,
+          startedAt: null,
+          finishedAt: refused ? t : null,
+          lastHeartbeatAt: null,
         });
         await runs.recordCheck(tx, { repoId: p.repoId, commit: p.commit, key: j.key, state, runId, jobId: id, updatedAt: t });
         if (!refused) {

@@ -89,7 +89,8 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Parses one workflow file; errors name `path:line:column: problem`. */
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
-  if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes) return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
+  if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes)
+    return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
   const deep = yamlTooDeep(text, WORKFLOW_LIMITS.depth);
   if (deep) return { ok: false, error: `${path}:${deep.line}:${deep.col}: the file nests deeper than ${WORKFLOW_LIMITS.depth} levels` };
   const lines = new LineCounter();
@@ -178,7 +179,10 @@ function stringList(node: Node | null | undefined, what: string): { value: strin
   return node.items.map((n) => ({ value: scalarString(n as Node, `each entry of ${what}`), node: n as Node }));
 }
 
-function readWorkflow(root: Node | null, trigger: TriggerContext): { name: string | null; on: { push?: BranchFilter; change?: BranchFilter }; jobs: PlannedJob[] } {
+function readWorkflow(
+  root: Node | null,
+  trigger: TriggerContext,
+): { name: string | null; on: { push?: BranchFilter; change?: BranchFilter }; jobs: PlannedJob[] } {
   if (root === null) throw new WorkflowError(null, "the file is empty");
   let name: string | null = null;
   let on: { push?: BranchFilter; change?: BranchFilter } | null = null;
@@ -239,14 +243,18 @@ function readOn(node: Node | null | undefined): { push?: BranchFilter; change?: 
   return out;
 }
 
-function readEnv(node: Node | null | undefined, what: string, expansion: { matrix: Record<string, string>; trigger: TriggerContext; budget: Budget } | null): Record<string, string> {
+function readEnv(
+  node: Node | null | undefined,
+  what: string,
+  expansion: { matrix: Record<string, string>; trigger: TriggerContext; budget: Budget } | null,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (node === null || node === undefined || (isScalar(node) && node.value === null)) return out;
   for (const pair of entries(node, what)) {
     const k = keyOf(pair);
     if (!ENV_NAME_RE.test(k)) throw new WorkflowError(pair.key as Node, `invalid environment variable name ${JSON.stringify(k)}`);
     const v = pair.value;
-    if (!isScalar(v) || typeof v.value === "object") throw new WorkflowError(v ?? pair.key as Node, `${what}.${k} must be a string, number or boolean`);
+    if (!isScalar(v) || typeof v.value === "object") throw new WorkflowError(v ?? (pair.key as Node), `${what}.${k} must be a string, number or boolean`);
     const text = String(v.value ?? "");
     if (expansion) {
       expansion.budget.charge(k.length, pair.key as Node);
@@ -267,8 +275,13 @@ class Budget {
 
   /** Takes `n` from the job and the run; throws naming `node` when either would go below zero. */
   charge(n: number, node: Node | null | undefined): void {
-    if (n > this.job) throw new WorkflowError(node, `this job would carry more than ${WORKFLOW_LIMITS.jobSpecBytes / 1024} KiB of keys, labels, env and steps once expanded`);
-    if (n > this.run) throw new WorkflowError(node, `this workflow's jobs would carry more than ${WORKFLOW_LIMITS.runSpecBytes / 1024 / 1024} MiB of keys, labels, env and steps once expanded`);
+    if (n > this.job)
+      throw new WorkflowError(node, `this job would carry more than ${WORKFLOW_LIMITS.jobSpecBytes / 1024} KiB of keys, labels, env and steps once expanded`);
+    if (n > this.run)
+      throw new WorkflowError(
+        node,
+        `this workflow's jobs would carry more than ${WORKFLOW_LIMITS.runSpecBytes / 1024 / 1024} MiB of keys, labels, env and steps once expanded`,
+      );
     this.job -= n;
     this.run -= n;
   }
@@ -294,7 +307,10 @@ function expressionValue(expr: string, node: Node, matrix: Record<string, string
     case "github.event_name":
       return trigger.event;
   }
-  throw new WorkflowError(node, `unsupported expression \${{ ${expr.slice(0, 100)} }} (matrix.*, github.sha, github.ref, github.ref_name, github.repository, github.event_name)`);
+  throw new WorkflowError(
+    node,
+    `unsupported expression \${{ ${expr.slice(0, 100)} }} (matrix.*, github.sha, github.ref, github.ref_name, github.repository, github.event_name)`,
+  );
 }
 
 /**
@@ -372,7 +388,8 @@ function readMatrix(strategy: Node | null | undefined): { cells: Record<string, 
     if (k === "include") include = cellList(pair.value, "matrix.include");
     else if (k === "exclude") exclude = cellList(pair.value, "matrix.exclude");
     else {
-      if (!isSeq(pair.value) || pair.value.items.length === 0) throw new WorkflowError(pair.value ?? (pair.key as Node), `matrix.${k} must be a non-empty list`);
+      if (!isSeq(pair.value) || pair.value.items.length === 0)
+        throw new WorkflowError(pair.value ?? (pair.key as Node), `matrix.${k} must be a non-empty list`);
       dims.push({ name: k, values: pair.value.items.map((n) => scalarText(n as Node, `matrix.${k} values`)) });
     }
   }
@@ -415,7 +432,11 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
         throw new WorkflowError(v, `timeout-minutes must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
       }
       timeout = v.value;
-    } else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} in jobs.${id} (expected name, runs-on, strategy, env, timeout-minutes, steps)`);
+    } else
+      throw new WorkflowError(
+        pair.key as Node,
+        `unknown key ${JSON.stringify(k)} in jobs.${id} (expected name, runs-on, strategy, env, timeout-minutes, steps)`,
+      );
   }
   if (runsOn === undefined) throw new WorkflowError(node, `jobs.${id} is missing runs-on`);
   if (!isSeq(stepsNode) || stepsNode.items.length === 0) throw new WorkflowError(stepsNode ?? node, `jobs.${id}.steps must be a non-empty list`);
@@ -427,9 +448,17 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
     const base = name ? expand(name.text, name.node, cell, trigger, budget) : literal(id, node, budget);
     const shown = order.filter((k) => cell[k] !== undefined).map((k) => `${k}=${cell[k]}`);
     const named = name && /\$\{\{\s*matrix\./.test(name.text);
-    if (shown.length && !named) budget.charge(shown.reduce((n, s) => n + s.length + 2, 3), strategy);
+    if (shown.length && !named)
+      budget.charge(
+        shown.reduce((n, s) => n + s.length + 2, 3),
+        strategy,
+      );
     const key = shown.length && !named ? `${base} (${shown.join(", ")})` : base;
-    if (Buffer.byteLength(key) > WORKFLOW_LIMITS.keyBytes) throw new WorkflowError(name?.node ?? node, `the job key ${JSON.stringify(key.slice(0, 60) + "…")} is longer than ${WORKFLOW_LIMITS.keyBytes} bytes; give the job a shorter name`);
+    if (Buffer.byteLength(key) > WORKFLOW_LIMITS.keyBytes)
+      throw new WorkflowError(
+        name?.node ?? node,
+        `the job key ${JSON.stringify(key.slice(0, 60) + "…")} is longer than ${WORKFLOW_LIMITS.keyBytes} bytes; give the job a shorter name`,
+      );
     const labels = stringList(runsOn, `jobs.${id}.runs-on`).map((e) => {
       const v = expand(e.value, e.node, cell, trigger, budget).toLowerCase();
       if (!LABEL_RE.test(v)) throw new WorkflowError(e.node, `invalid runner label ${JSON.stringify(v.slice(0, 100))}`);

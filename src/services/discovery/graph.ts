@@ -136,7 +136,14 @@ class Writer {
  * slot names no current repository (it was deleted) count for nothing. `rankSpace`: tests make it
  * small to take the comparator path.
  */
-export function graphJson(range: { from: number; to: number }, repos: GraphRepo[], days: [day: number, counts: Uint8Array][], withPrivate: boolean, rankSpace = RANK_SPACE, scratch: Scratch = newScratch()): Uint8Array<ArrayBuffer> {
+export function graphJson(
+  range: { from: number; to: number },
+  repos: GraphRepo[],
+  days: [day: number, counts: Uint8Array][],
+  withPrivate: boolean,
+  rankSpace = RANK_SPACE,
+  scratch: Scratch = newScratch(),
+): Uint8Array<ArrayBuffer> {
   let slots = 0;
   for (const r of repos) if (r.slot >= slots) slots = r.slot + 1;
   // Per slot: -2 no current repository, -1 private, else the public repository's rank by (org, name).

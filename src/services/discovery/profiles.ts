@@ -12,7 +12,18 @@ import type { OrgProfile, OrgProfilePatch, UserProfile, UserProfilePatch } from 
 import * as store from "./store.ts";
 
 /** DECISIONS §1 profile caps, in characters. */
-export const CAPS = { name: 100, display_name: 100, bio: 500, location: 100, company: 100, pronouns: 40, label: 50, url: 2000, description: 500, links: 5 } as const;
+export const CAPS = {
+  name: 100,
+  display_name: 100,
+  bio: 500,
+  location: 100,
+  company: 100,
+  pronouns: 40,
+  label: 50,
+  url: 2000,
+  description: 500,
+  links: 5,
+} as const;
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;

@@ -25,7 +25,9 @@ export const UserProfile = Type.Object(
     pronouns: NullableString(),
     kind: Type.Union([Type.Literal("human"), Type.Literal("agent")]),
     contrib_private_optin: Type.Boolean({ description: "whether private work is counted (never named) on the contribution graph" }),
-    profile_repo: NullableString({ description: "a public repository of the person's namespace shown on their profile; null when unset, or no longer public or present" }),
+    profile_repo: NullableString({
+      description: "a public repository of the person's namespace shown on their profile; null when unset, or no longer public or present",
+    }),
     created_at: Type.Integer({ description: "epoch milliseconds" }),
     links: Type.Array(ProfileLink, { description: "at most 5" }),
     public_repos: Type.Integer({ description: "public repositories of the person's namespace; the same for every caller" }),
@@ -33,8 +35,19 @@ export const UserProfile = Type.Object(
   {
     examples: [
       {
-        handle: "ada", name: "Ada Lovelace", display_name: "Ada", bio: "Engines, mostly analytical.", location: "London", company: null, pronouns: "she/her",
-        kind: "human", contrib_private_optin: false, profile_repo: "ada", created_at: 1795249115366, links: [{ label: "blog", url: "https://ada.example.com" }], public_repos: 3,
+        handle: "ada",
+        name: "Ada Lovelace",
+        display_name: "Ada",
+        bio: "Engines, mostly analytical.",
+        location: "London",
+        company: null,
+        pronouns: "she/her",
+        kind: "human",
+        contrib_private_optin: false,
+        profile_repo: "ada",
+        created_at: 1795249115366,
+        links: [{ label: "blog", url: "https://ada.example.com" }],
+        public_repos: 3,
       },
     ],
   },
@@ -69,7 +82,19 @@ export const OrgProfile = Type.Object(
     contact_email: NullableString(),
     public_repos: Type.Integer(),
   },
-  { examples: [{ org: "acme", display_name: "Acme Corp", description: "Widgets since 1949.", location: "Phoenix", website: "https://acme.example.com", contact_email: "hello@acme.example.com", public_repos: 12 }] },
+  {
+    examples: [
+      {
+        org: "acme",
+        display_name: "Acme Corp",
+        description: "Widgets since 1949.",
+        location: "Phoenix",
+        website: "https://acme.example.com",
+        contact_email: "hello@acme.example.com",
+        public_repos: 12,
+      },
+    ],
+  },
 );
 export type OrgProfile = Static<typeof OrgProfile>;
 
@@ -96,8 +121,21 @@ export const FollowCounts = Type.Object(
 export type FollowCounts = Static<typeof FollowCounts>;
 
 export const PeopleList = Type.Object(
-  { people: Type.Array(Type.Object({ handle: Type.String(), display_name: NullableString() }), { description: "newest first, at most 100; suspended accounts absent" }) },
-  { examples: [{ people: [{ handle: "grace", display_name: "Grace" }, { handle: "ada", display_name: null }] }] },
+  {
+    people: Type.Array(Type.Object({ handle: Type.String(), display_name: NullableString() }), {
+      description: "newest first, at most 100; suspended accounts absent",
+    }),
+  },
+  {
+    examples: [
+      {
+        people: [
+          { handle: "grace", display_name: "Grace" },
+          { handle: "ada", display_name: null },
+        ],
+      },
+    ],
+  },
 );
 export type PeopleList = Static<typeof PeopleList>;
 
@@ -116,10 +154,10 @@ export type PinList = Static<typeof PinList>;
 
 export const PinsPut = Type.Object(
   {
-    pins: Type.Array(
-      Type.Object({ org: Type.String(), repo: Type.String(), kind: Type.Optional(Type.String({ description: "only `repo`" })) }),
-      { maxItems: 100, description: "at most 6, in display order; public repositories only, no duplicates" },
-    ),
+    pins: Type.Array(Type.Object({ org: Type.String(), repo: Type.String(), kind: Type.Optional(Type.String({ description: "only `repo`" })) }), {
+      maxItems: 100,
+      description: "at most 6, in display order; public repositories only, no duplicates",
+    }),
   },
   { examples: [{ pins: [{ org: "acme", repo: "widgets" }] }] },
 );
@@ -149,7 +187,13 @@ export const ContributionGraph = Type.Object(
   },
   {
     examples: [
-      { from: "2025-01-01", to: "2025-12-31", total: 5, private_included: true, days: [{ day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "widgets", count: 3 }] }] },
+      {
+        from: "2025-01-01",
+        to: "2025-12-31",
+        total: 5,
+        private_included: true,
+        days: [{ day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "widgets", count: 3 }] }],
+      },
     ],
   },
 );
@@ -193,7 +237,21 @@ export const SearchResult = Type.Object(
   { hits: Type.Array(RepoHit, { description: "exact name matches, then name prefixes, then word matches; by name within each" }), next_cursor: NextCursor },
   {
     examples: [
-      { hits: [{ id: "q2ql6avhbnrfrgmz", org_id: "zoyuieadj3wexrs6", org: "acme", name: "widgets", description: "Widgets for everyone", public: true, kind: "native", created_at: 1795249115366 }], next_cursor: null },
+      {
+        hits: [
+          {
+            id: "q2ql6avhbnrfrgmz",
+            org_id: "zoyuieadj3wexrs6",
+            org: "acme",
+            name: "widgets",
+            description: "Widgets for everyone",
+            public: true,
+            kind: "native",
+            created_at: 1795249115366,
+          },
+        ],
+        next_cursor: null,
+      },
     ],
   },
 );

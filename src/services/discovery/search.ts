@@ -27,7 +27,11 @@ function isPosition(k: unknown): k is Position {
 
 /** The FTS5 query of the word tier: every word (letters and digits) as a quoted prefix, all required; null when there is none. */
 export function wordQuery(q: string): string | null {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, MAX_WORDS) ?? [];
+  const words =
+    q
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu)
+      ?.slice(0, MAX_WORDS) ?? [];
   return words.length ? words.map((w) => `"${w}"*`).join(" AND ") : null;
 }
 

@@ -27,7 +27,13 @@ export async function updateOrg(tx: Tx, id: string, set: Partial<Org>): Promise<
 
 /** The personal namespace of an account. */
 export async function personalNamespace(q: Queryable, userId: string): Promise<Org | null> {
-  return q.select().from(orgs).where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal"))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(orgs)
+      .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
+      .get() ?? null
+  );
 }
 
 /** Public repositories of a namespace. */
@@ -37,13 +43,23 @@ export async function publicRepoCount(q: Queryable, orgId: string): Promise<numb
 
 /** The repository of `orgId` named `name` (case-insensitive), or null. */
 export async function repoInOrg(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
-  return q.select().from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get() ?? null;
+  return (
+    q
+      .select()
+      .from(repos)
+      .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+      .get() ?? null
+  );
 }
 
 // ---- Follows -----------------------------------------------------------------------------------
 
 /** Followers and followees of an account, suspended accounts not counted, and whether `viewerId` follows it. */
-export async function followCounts(q: Queryable, userId: string, viewerId: string | null): Promise<{ followers: number; following: number; youFollow: boolean }> {
+export async function followCounts(
+  q: Queryable,
+  userId: string,
+  viewerId: string | null,
+): Promise<{ followers: number; following: number; youFollow: boolean }> {
   const row = q.all<{ followers: number; following: number; you: number }>(sql`
     SELECT
       (SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL) AS followers,
@@ -59,11 +75,18 @@ export async function insertFollow(tx: Tx, followerId: string, followeeId: strin
 
 /** Removes a follow edge (nothing when there is none). */
 export async function deleteFollow(tx: Tx, followerId: string, followeeId: string): Promise<void> {
-  tx.delete(follows).where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId))).run();
+  tx.delete(follows)
+    .where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId)))
+    .run();
 }
 
 /** Up to `limit` followers (side `followers`) or followees (side `following`), newest edge first, live accounts only. */
-export async function followPeople(q: Queryable, userId: string, side: "followers" | "following", limit: number): Promise<{ handle: string; display_name: string | null }[]> {
+export async function followPeople(
+  q: Queryable,
+  userId: string,
+  side: "followers" | "following",
+  limit: number,
+): Promise<{ handle: string; display_name: string | null }[]> {
   return side === "followers"
     ? q.all(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.follower_id
         WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`)
@@ -91,13 +114,21 @@ export async function replacePins(tx: Tx, userId: string, repoIds: string[]): Pr
 // ---- Watching ----------------------------------------------------------------------------------
 
 /** Sets the person's watch level on a repository. */
-export async function upsertSubscription(tx: Tx, row: { repoId: string; userId: string; level: "all" | "participating" | "ignore"; createdAt: number }): Promise<void> {
-  tx.insert(subscriptions).values(row).onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } }).run();
+export async function upsertSubscription(
+  tx: Tx,
+  row: { repoId: string; userId: string; level: "all" | "participating" | "ignore"; createdAt: number },
+): Promise<void> {
+  tx.insert(subscriptions)
+    .values(row)
+    .onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } })
+    .run();
 }
 
 /** Removes the person's subscription to a repository. */
 export async function deleteSubscription(tx: Tx, repoId: string, userId: string): Promise<void> {
-  tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId))).run();
+  tx.delete(subscriptions)
+    .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)))
+    .run();
 }
 
 /** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
@@ -111,7 +142,10 @@ export async function watcherCount(q: Queryable, repoId: string): Promise<number
 export async function provedOwners(q: Queryable, addresses: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (!addresses.length) return out;
-  const list = sql.join(addresses.map((a) => sql`${a}`), sql`, `);
+  const list = sql.join(
+    addresses.map((a) => sql`${a}`),
+    sql`, `,
+  );
   const rows = q.all<{ address: string; userId: string }>(sql`
     SELECT lower(e.address) AS address, e.user_id AS userId FROM emails e JOIN users u ON u.id = e.user_id
       WHERE lower(e.address) IN (${list}) AND e.verified_at IS NOT NULL AND u.disabled_at IS NULL
@@ -182,10 +216,14 @@ const { raw } = statementCache("discovery");
  * one row per active day).
  */
 export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<GraphRows> {
-  const rows = raw(q, "contributionGraphRows", `
+  const rows = raw(
+    q,
+    "contributionGraphRows",
+    `
     SELECT 0, s.slot, r.public, o.name, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ?1
     UNION ALL SELECT 1, version, NULL, NULL, NULL FROM contribution_people WHERE user_id = ?1
-    UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3`).values(userId, fromDay, toDay) as [number, number, number | Uint8Array | null, string | null, string | null][];
+    UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3`,
+  ).values(userId, fromDay, toDay) as [number, number, number | Uint8Array | null, string | null, string | null][];
   const out: GraphRows = { repos: [], version: 0, days: [] };
   let sorted = true;
   for (const r of rows) {
@@ -213,7 +251,10 @@ const HIT_COLUMNS = sql`r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS
 /** The visibility condition of `scope` on `repos r`. */
 function visible(scope: SearchScope) {
   if (!scope.orgIds.length) return sql`r.public = 1`;
-  const inOrgs = sql`r.org_id IN (${sql.join(scope.orgIds.map((id) => sql`${id}`), sql`, `)})`;
+  const inOrgs = sql`r.org_id IN (${sql.join(
+    scope.orgIds.map((id) => sql`${id}`),
+    sql`, `,
+  )})`;
   return scope.repoId === null ? sql`(r.public = 1 OR ${inOrgs})` : sql`(r.public = 1 OR (${inOrgs} AND r.id = ${scope.repoId}))`;
 }
 
@@ -257,7 +298,15 @@ export type WordHitRow = HitRow & { docid: number };
  * matches in, so the scan stops after `limit` visible hits instead of sorting every match of a
  * common word (bench/README.md).
  */
-export async function searchWords(q: Queryable, match: string, by: "name" | "description", term: string, scope: SearchScope, afterDoc: number | null, limit: number): Promise<WordHitRow[]> {
+export async function searchWords(
+  q: Queryable,
+  match: string,
+  by: "name" | "description",
+  term: string,
+  scope: SearchScope,
+  afterDoc: number | null,
+  limit: number,
+): Promise<WordHitRow[]> {
   const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
   const expr = by === "name" ? `name : (${match})` : `(${match}) NOT (name : (${match}))`;
   return q.all(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid

@@ -38,7 +38,16 @@ export class EventBus {
 
   /** SPEC §6.1 events: stored in `events`, then every subscriber of the kind, in the caller's transaction. */
   async record(tx: Tx, e: NewRepoEvent): Promise<string> {
-    const event: RepoEvent = { id: newId(), repoId: e.repoId, orgId: e.orgId, kind: e.kind, payload: e.payload, actorUserId: e.actorUserId, moves: e.moves ?? [], createdAt: now() };
+    const event: RepoEvent = {
+      id: newId(),
+      repoId: e.repoId,
+      orgId: e.orgId,
+      kind: e.kind,
+      payload: e.payload,
+      actorUserId: e.actorUserId,
+      moves: e.moves ?? [],
+      createdAt: now(),
+    };
     await insertEvent(tx, event);
     await this.run(tx, event.kind, event);
     return event.id;

@@ -70,7 +70,19 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
   };
   // One file: counts always, the hunk text while the budget may still take it.
   const one = async (c: (typeof listed.changes)[number], wantPatch: boolean): Promise<DiffFile & { text?: string }> => {
-    const file: DiffFile & { text?: string } = { path: c.path, status: c.status, old_mode: c.oldMode, new_mode: c.newMode, old_oid: c.oldOid, new_oid: c.newOid, binary: false, additions: 0, deletions: 0, patch: null, patch_truncated: false };
+    const file: DiffFile & { text?: string } = {
+      path: c.path,
+      status: c.status,
+      old_mode: c.oldMode,
+      new_mode: c.newMode,
+      old_oid: c.oldOid,
+      new_oid: c.newOid,
+      binary: false,
+      additions: 0,
+      deletions: 0,
+      patch: null,
+      patch_truncated: false,
+    };
     if (c.oldMode === "160000" || c.newMode === "160000") {
       // A submodule moved: one line each side, as git shows "Subproject commit".
       const sub = (oid: Oid | null) => (oid ? [`Subproject commit ${oid}\n`] : []);
@@ -130,7 +142,12 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
   const notes: string[] = [];
   if (listed.truncated) notes.push(`only the first ${MAX_FILES} changed files are listed`);
   if (budgetSpent) notes.push(`patches stop after ${PATCH_BUDGET} bytes of diff text; later files carry counts only`);
-  if (tooLarge) notes.push(readSpent ? `${tooLarge} file(s) over ${MAX_BLOB} bytes, or past the ${READ_BUDGET / 1024 / 1024} MiB one diff reads, are listed without counts or patch` : `${tooLarge} file(s) over ${MAX_BLOB} bytes are listed without counts or patch`);
+  if (tooLarge)
+    notes.push(
+      readSpent
+        ? `${tooLarge} file(s) over ${MAX_BLOB} bytes, or past the ${READ_BUDGET / 1024 / 1024} MiB one diff reads, are listed without counts or patch`
+        : `${tooLarge} file(s) over ${MAX_BLOB} bytes are listed without counts or patch`,
+    );
   const truncated = notes.length > 0 || files.some((f) => f.patch_truncated);
   if (truncated && !notes.length) notes.push("some files are too large to show as a patch");
   return { files, additions, deletions, truncated, truncation: truncated ? `truncated: ${notes.join("; ")}` : null };

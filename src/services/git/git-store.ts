@@ -108,7 +108,10 @@ export class GitStore {
    * commits.
    */
   async storePack(repoId: string, pack: { name: string; packPath: string; idxPath: string }): Promise<void> {
-    const uploads = [this.store.putFile(packKey(repoId, pack.name, "pack"), pack.packPath), this.store.putFile(packKey(repoId, pack.name, "idx"), pack.idxPath)];
+    const uploads = [
+      this.store.putFile(packKey(repoId, pack.name, "pack"), pack.packPath),
+      this.store.putFile(packKey(repoId, pack.name, "idx"), pack.idxPath),
+    ];
     // Both settle before a failure is thrown: nothing of this pack is still being written after.
     const settled = await Promise.allSettled(uploads);
     for (const s of settled) if (s.status === "rejected") throw s.reason;
@@ -121,7 +124,12 @@ export class GitStore {
    */
   async openPack(row: { storageRepoId: string; name: string; size: number; reachTips?: string | null }): Promise<Pack> {
     const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
-    const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, engineSource(this.blocks.source(packKey(row.storageRepoId, row.name, "pack"), row.size)), this.deltaBases);
+    const pack = new Pack(
+      `${row.storageRepoId}/${row.name}`,
+      idx,
+      engineSource(this.blocks.source(packKey(row.storageRepoId, row.name, "pack"), row.size)),
+      this.deltaBases,
+    );
     if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
     return pack;
   }
@@ -132,7 +140,10 @@ export class GitStore {
    * reads instead of thousands of small ranged ones); the fs store's packs are read in place.
    * Reachability records come along as in openPack. close() removes the copies.
    */
-  async openPackCopies(rows: { storageRepoId: string; name: string; size: number; reachTips?: string | null }[], tmpDir: string): Promise<{ packs: Pack[]; close(): Promise<void> }> {
+  async openPackCopies(
+    rows: { storageRepoId: string; name: string; size: number; reachTips?: string | null }[],
+    tmpDir: string,
+  ): Promise<{ packs: Pack[]; close(): Promise<void> }> {
     if (this.store.kind === "fs") return { packs: await Promise.all(rows.map((row) => this.openPack(row))), close: async () => {} };
     const opened: { source: Awaited<ReturnType<typeof openFileSource>>; path: string }[] = [];
     const close = async () => {
@@ -205,9 +216,14 @@ export class GitStore {
 
   /** Bytes each cache holds now (the process_ metrics report them). */
   cacheBytes(): Record<"pack_blocks" | "delta_bases" | "pack_indexes" | "multi_pack_indexes" | "reach_indexes", number> {
-    return { pack_blocks: this.blocks.cachedBytes, delta_bases: this.deltaBases.size, pack_indexes: this.idx.bytes, multi_pack_indexes: this.multiPackIndexes.bytes, reach_indexes: this.reach.bytes };
+    return {
+      pack_blocks: this.blocks.cachedBytes,
+      delta_bases: this.deltaBases.size,
+      pack_indexes: this.idx.bytes,
+      multi_pack_indexes: this.multiPackIndexes.bytes,
+      reach_indexes: this.reach.bytes,
+    };
   }
-
 
   /** Forgets cached bytes of a deleted pack (by the repository whose prefix held it). */
   evict(storageRepoId: string, name: string): void {
@@ -246,4 +262,3 @@ function engineSource(source: RangeReader): ByteSource {
   if (source.prefetch) out.prefetch = source.prefetch.bind(source);
   return out;
 }
-

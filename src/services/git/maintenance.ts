@@ -126,8 +126,25 @@ async function replacePacks(
     const t = now();
     const existing = await store.packByName(tx, repoId, built.name);
     if (existing) await store.revivePack(tx, existing.id, tier, reachTips);
-    else await store.insertPack(tx, { id: newId(), repoId, storageRepoId: repoId, name: built.name, size: built.size, idxSize: built.idxSize, objectCount: built.objectCount, tier, createdAt: t, replacedAt: null, reachTips });
-    await store.markPacksReplaced(tx, ids.filter((id) => id !== existing?.id), t);
+    else
+      await store.insertPack(tx, {
+        id: newId(),
+        repoId,
+        storageRepoId: repoId,
+        name: built.name,
+        size: built.size,
+        idxSize: built.idxSize,
+        objectCount: built.objectCount,
+        tier,
+        createdAt: t,
+        replacedAt: null,
+        reachTips,
+      });
+    await store.markPacksReplaced(
+      tx,
+      ids.filter((id) => id !== existing?.id),
+      t,
+    );
     await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
     return true;
   });
@@ -148,7 +165,10 @@ export async function compactRepo(ctx: Ctx, payload: { repoId: string }): Promis
     for (const p of live) byTier.set(p.tier, [...(byTier.get(p.tier) ?? []), p]);
     const tier = [...byTier.keys()].sort((a, b) => a - b).find((t) => byTier.get(t)!.length >= FAN_IN);
     if (tier === undefined) return merges;
-    const group = byTier.get(tier)!.sort((a, b) => a.createdAt - b.createdAt).slice(0, FAN_IN);
+    const group = byTier
+      .get(tier)!
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .slice(0, FAN_IN);
     // Newest first, as in a snapshot: the oldest pack's copy of a duplicate is kept. On object
     // storage the packs are read from local copies (openPackCopies), removed once written.
     const copies = await ctx.git.openPackCopies([...group].reverse(), ctx.tmpDir);
@@ -194,7 +214,14 @@ export async function gcRepo(ctx: Ctx, payload: { repoId: string }): Promise<{ o
 }
 
 /** GC of the opened live packs (newest first): one pack of everything reachable from `tips`. */
-async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[], tips: Oid[], refsAtStart: string): Promise<{ objects: number; packsReplaced: number }> {
+async function gcPacks(
+  ctx: Ctx,
+  repoId: string,
+  live: PackRow[],
+  opened: Pack[],
+  tips: Oid[],
+  refsAtStart: string,
+): Promise<{ objects: number; packsReplaced: number }> {
   const set = new PackSet(opened);
   // The previous GC pack (and any pack with a reachability record) is not walked again.
   const list = tips.length ? await listObjects(set, { wants: tips, haves: [], shallow: [] }, { reachability: true }) : null;
@@ -215,7 +242,11 @@ async function gcPacks(ctx: Ctx, repoId: string, live: PackRow[], opened: Pack[]
     const t = now();
     const done = await ctx.db.transaction(async (tx) => {
       if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
-      await store.markPacksReplaced(tx, live.map((p) => p.id), t);
+      await store.markPacksReplaced(
+        tx,
+        live.map((p) => p.id),
+        t,
+      );
       await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
       return true;
     });
@@ -251,7 +282,11 @@ async function gcBesideShared(ctx: Ctx, repoId: string, live: PackRow[]): Promis
     const t = now();
     const done = await ctx.db.transaction(async (tx) => {
       if (JSON.stringify(await store.readRefs(tx, repoId)) !== refsAtStart) return false;
-      await store.markPacksReplaced(tx, own.map((p) => p.id), t);
+      await store.markPacksReplaced(
+        tx,
+        own.map((p) => p.id),
+        t,
+      );
       await ctx.work.enqueue(tx, REPO_SWEEP, { repoId }, { delayMs: GRACE_MS + 1000 });
       return true;
     });
@@ -291,7 +326,8 @@ export async function sweepRepo(ctx: Ctx, payload: { repoId: string }, graceMs =
   const old = await store.packsReplacedBefore(ctx.db.read, payload.repoId, cutoff);
   let deleted = 0;
   for (const p of old) {
-    if (await ctx.db.transaction((tx) => store.deleteReplacedPack(tx, p.id, cutoff))) deleted += await deleteUnnamedPackFiles(ctx, p.storageRepoId, p.name, cutoff);
+    if (await ctx.db.transaction((tx) => store.deleteReplacedPack(tx, p.id, cutoff)))
+      deleted += await deleteUnnamedPackFiles(ctx, p.storageRepoId, p.name, cutoff);
   }
   const known = await store.packNamesStoredUnder(ctx.db.read, payload.repoId);
   for await (const obj of ctx.store.list(`repos/${payload.repoId}/packs/`)) {

@@ -74,8 +74,19 @@ export type AdvertiseOutcome =
 // unavailable (503): object storage gave up after its retries (snapshot.ts); temporary, so the client is told to retry.
 // null: an unexpected failure (logged, answered as one).
 const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.freeze({
-  invalid: "bad-request", unauthenticated: "unauthenticated", payment_required: "payment", forbidden: "forbidden", not_found: "not-found", conflict: "bad-request",
-  too_large: "too-large", unsupported_media_type: "bad-request", unprocessable: "bad-request", rate_limited: "bad-request", internal: null, upstream: null, unavailable: "unavailable",
+  invalid: "bad-request",
+  unauthenticated: "unauthenticated",
+  payment_required: "payment",
+  forbidden: "forbidden",
+  not_found: "not-found",
+  conflict: "bad-request",
+  too_large: "too-large",
+  unsupported_media_type: "bad-request",
+  unprocessable: "bad-request",
+  rate_limited: "bad-request",
+  internal: null,
+  upstream: null,
+  unavailable: "unavailable",
 });
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
@@ -86,7 +97,12 @@ function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
 }
 
 function failed(ctx: Ctx, what: { service: GitService; org: string; repo: string }, via: string, error: unknown): { kind: "failed" } {
-  ctx.log.error("git service failed", { service: what.service, repo: `${what.org}/${what.repo}`, via, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  ctx.log.error("git service failed", {
+    service: what.service,
+    repo: `${what.org}/${what.repo}`,
+    via,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
   return { kind: "failed" };
 }
 
@@ -94,7 +110,11 @@ function failed(ctx: Ctx, what: { service: GitService; org: string; repo: string
  * Resolves org/repo and checks the service's action (upload-pack reads, receive-pack writes);
  * a refusal when the caller may not.
  */
-async function admit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string }): Promise<{ org: Org; repo: Repo } | GitRefused<StatusRefusal>> {
+async function admit(
+  ctx: Ctx,
+  actor: Principal,
+  req: { service: GitService; org: string; repo: string },
+): Promise<{ org: Org; repo: Repo } | GitRefused<StatusRefusal>> {
   const action = req.service === "git-receive-pack" ? "repo:write" : "repo:read";
   try {
     const { org, repo } = await requireRepoFor(ctx, actor, req.org, req.repo, action);
@@ -122,7 +142,11 @@ function inBand(req: { service: GitService }, refused: GitRefused): boolean {
 }
 
 /** The smart-HTTP info/refs response for `service` (v2 capabilities for upload-pack when asked). */
-export async function advertiseGit(ctx: Ctx, actor: Principal, req: { service: GitService; org: string; repo: string; protocol: ProtocolVersion }): Promise<AdvertiseOutcome> {
+export async function advertiseGit(
+  ctx: Ctx,
+  actor: Principal,
+  req: { service: GitService; org: string; repo: string; protocol: ProtocolVersion },
+): Promise<AdvertiseOutcome> {
   try {
     const admitted = await admit(ctx, actor, req);
     if ("kind" in admitted) {
@@ -170,7 +194,13 @@ async function uploadPack(ctx: Ctx, org: Org, repo: Repo, req: GitServiceRequest
     limits: { maxLines: ctx.config.gitMaxNegotiation, setting: "SVC_GIT_MAX_NEGOTIATION" },
   });
   if (summary && (summary.objects > 0 || summary.kind === "clone") && summary.wants > 0) {
-    await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: summary.kind === "clone" ? "git.clone" : "git.fetch", bytes: summary.bytesSent, durationMs: performance.now() - started });
+    await recordMetric(ctx, {
+      orgId: org.id,
+      repoId: repo.id,
+      kind: summary.kind === "clone" ? "git.clone" : "git.fetch",
+      bytes: summary.bytesSent,
+      durationMs: performance.now() - started,
+    });
   }
 }
 
@@ -188,7 +218,10 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
     async apply(commands, pack, { atomic, objects }) {
       bytes = pack?.size ?? 0;
       // A fork may not name what it does not reach of the packs it lists (reach.ts): refused like a hole.
-      const named = { tips: commands.map((c) => c.newOid), pack: pack ? { idx: PackIndex.parse(await Bun.file(pack.idxPath).bytes()), links: pack.links, appendedBases: pack.appendedBases } : undefined };
+      const named = {
+        tips: commands.map((c) => c.newOid),
+        pack: pack ? { idx: PackIndex.parse(await Bun.file(pack.idxPath).bytes()), links: pack.links, appendedBases: pack.appendedBases } : undefined,
+      };
       if (await firstUnreachableNamed(snapshot, repo.id, named)) return new Map(commands.map((c) => [c.ref, "missing necessary objects"]));
       const updates: RefUpdate[] = [];
       for (const c of commands) {
@@ -201,7 +234,9 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       // The first push into an empty repository: the pack is exactly what its new tips reach.
       const tips = commands.map((c) => c.newOid).filter((o) => o !== ZERO_OID);
       const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(tips)) || undefined;
-      const published = pack ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips } : null;
+      const published = pack
+        ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips }
+        : null;
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
         event: { via: req.via === "http" ? "git" : "ssh" },

@@ -63,7 +63,12 @@ export async function sharePacks(tx: Tx, fromRepoId: string, toRepoId: string): 
  * whose base is not in the pack is written whole, so the pack needs nothing the target lacks.
  * Null when the target already holds everything. The caller removes the files (`cleanup`).
  */
-export async function closurePack(ctx: Ctx, from: { target: Pack[]; source: Pack[]; extra?: Pack[] }, wants: Oid[], haves: Oid[]): Promise<(PackToPublish & { cleanup(): Promise<void> }) | null> {
+export async function closurePack(
+  ctx: Ctx,
+  from: { target: Pack[]; source: Pack[]; extra?: Pack[] },
+  wants: Oid[],
+  haves: Oid[],
+): Promise<(PackToPublish & { cleanup(): Promise<void> }) | null> {
   const names = new Set(from.target.map((p) => p.name));
   // A fork lists its parent's packs too: each stored file once.
   const packs = [...(from.extra ?? []), ...from.source.filter((p) => !names.has(p.name)), ...from.target];

@@ -67,7 +67,9 @@ export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Pr
 export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
   // Prepared once per connection: reads by id ask on every request, and building the query cost
   // more than running it (bench/README.md, "Reads by id").
-  return prepared(q, "openHeads", prepareOpenHeads).all({ repoId }).map((r) => r.head);
+  return prepared(q, "openHeads", prepareOpenHeads)
+    .all({ repoId })
+    .map((r) => r.head);
 }
 
 function prepareOpenHeads(q: Queryable) {
@@ -88,7 +90,13 @@ export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {
 
 /** The current target of one ref, or null. */
 export async function readRef(q: Queryable, repoId: string, name: string): Promise<Oid | null> {
-  return q.select({ target: refs.target }).from(refs).where(and(eq(refs.repoId, repoId), eq(refs.name, name))).get()?.target ?? null;
+  return (
+    q
+      .select({ target: refs.target })
+      .from(refs)
+      .where(and(eq(refs.repoId, repoId), eq(refs.name, name)))
+      .get()?.target ?? null
+  );
 }
 
 /** A pack row with everything maintenance needs. */
@@ -117,17 +125,28 @@ export async function insertRef(tx: Tx, repoId: string, name: string, target: Oi
 
 /** Moves a ref from `old` to `target` (no-op when it is no longer at `old`). */
 export async function moveRef(tx: Tx, repoId: string, name: string, old: Oid, target: Oid): Promise<void> {
-  tx.update(refs).set({ target }).where(and(eq(refs.repoId, repoId), eq(refs.name, name), eq(refs.target, old))).run();
+  tx.update(refs)
+    .set({ target })
+    .where(and(eq(refs.repoId, repoId), eq(refs.name, name), eq(refs.target, old)))
+    .run();
 }
 
 /** Deletes a ref. */
 export async function deleteRef(tx: Tx, repoId: string, name: string): Promise<void> {
-  tx.delete(refs).where(and(eq(refs.repoId, repoId), eq(refs.name, name))).run();
+  tx.delete(refs)
+    .where(and(eq(refs.repoId, repoId), eq(refs.name, name)))
+    .run();
 }
 
 /** The repository's pack row named `name` (live or replaced), or null. */
 export async function packByName(q: Queryable, repoId: string, name: string): Promise<PackRecord | null> {
-  return q.select().from(packs).where(and(eq(packs.repoId, repoId), eq(packs.name, name))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(packs)
+      .where(and(eq(packs.repoId, repoId), eq(packs.name, name)))
+      .get() ?? null
+  );
 }
 
 /** Makes a stored pack visible to readers. */
@@ -137,7 +156,10 @@ export async function insertPack(tx: Tx, row: PackRecord): Promise<void> {
 
 /** Makes a replaced pack live again at `tier` (a merge produced the same pack once more), keeping its record unless given one. */
 export async function revivePack(tx: Tx, id: string, tier: number, reachTips: string | null): Promise<void> {
-  tx.update(packs).set(reachTips === null ? { replacedAt: null, tier } : { replacedAt: null, tier, reachTips }).where(eq(packs.id, id)).run();
+  tx.update(packs)
+    .set(reachTips === null ? { replacedAt: null, tier } : { replacedAt: null, tier, reachTips })
+    .where(eq(packs.id, id))
+    .run();
 }
 
 /** Records that a live pack is exactly the closure of `reachTips`. */
@@ -147,17 +169,30 @@ export async function setReachTips(tx: Tx, id: string, reachTips: string): Promi
 
 /** The repository's live packs. */
 export async function livePacks(q: Queryable, repoId: string): Promise<PackRecord[]> {
-  return q.select().from(packs).where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt))).all();
+  return q
+    .select()
+    .from(packs)
+    .where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt)))
+    .all();
 }
 
 /** The tiers of the repository's own live packs (stored under its prefix), one entry per pack. */
 export async function liveTiers(q: Queryable, repoId: string): Promise<number[]> {
-  return q.select({ tier: packs.tier }).from(packs).where(and(eq(packs.repoId, repoId), eq(packs.storageRepoId, repoId), isNull(packs.replacedAt))).all().map((p) => p.tier);
+  return q
+    .select({ tier: packs.tier })
+    .from(packs)
+    .where(and(eq(packs.repoId, repoId), eq(packs.storageRepoId, repoId), isNull(packs.replacedAt)))
+    .all()
+    .map((p) => p.tier);
 }
 
 /** How many of the packs `ids` are still live. */
 export async function countLive(q: Queryable, ids: string[]): Promise<number> {
-  return q.select({ id: packs.id }).from(packs).where(and(inArray(packs.id, ids), isNull(packs.replacedAt))).all().length;
+  return q
+    .select({ id: packs.id })
+    .from(packs)
+    .where(and(inArray(packs.id, ids), isNull(packs.replacedAt)))
+    .all().length;
 }
 
 /** Marks packs replaced at `t`; their files are deleted after the grace period. */
@@ -167,22 +202,44 @@ export async function markPacksReplaced(tx: Tx, ids: string[], t: number): Promi
 
 /** The repository's packs replaced at or before `cutoff`. */
 export async function packsReplacedBefore(q: Queryable, repoId: string, cutoff: number): Promise<PackRecord[]> {
-  return q.select().from(packs).where(and(eq(packs.repoId, repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).all();
+  return q
+    .select()
+    .from(packs)
+    .where(and(eq(packs.repoId, repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)))
+    .all();
 }
 
 /** Forgets a replaced pack row if it is still replaced at or before `cutoff`; false when it was revived or is gone. */
 export async function deleteReplacedPack(tx: Tx, id: string, cutoff: number): Promise<boolean> {
-  return tx.delete(packs).where(and(eq(packs.id, id), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff))).returning({ id: packs.id }).all().length > 0;
+  return (
+    tx
+      .delete(packs)
+      .where(and(eq(packs.id, id), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)))
+      .returning({ id: packs.id })
+      .all().length > 0
+  );
 }
 
 /** Whether any pack row of any repository, live or replaced, names the files `name` stored under `storageRepoId`. */
 export async function packFileNamed(q: Queryable, storageRepoId: string, name: string): Promise<boolean> {
-  return !!q.select({ id: packs.id }).from(packs).where(and(eq(packs.storageRepoId, storageRepoId), eq(packs.name, name))).limit(1).get();
+  return !!q
+    .select({ id: packs.id })
+    .from(packs)
+    .where(and(eq(packs.storageRepoId, storageRepoId), eq(packs.name, name)))
+    .limit(1)
+    .get();
 }
 
 /** The names of the pack files under `storageRepoId`'s prefix that some row (of any repository) names. */
 export async function packNamesStoredUnder(q: Queryable, storageRepoId: string): Promise<Set<string>> {
-  return new Set(q.selectDistinct({ name: packs.name }).from(packs).where(eq(packs.storageRepoId, storageRepoId)).all().map((r) => r.name));
+  return new Set(
+    q
+      .selectDistinct({ name: packs.name })
+      .from(packs)
+      .where(eq(packs.storageRepoId, storageRepoId))
+      .all()
+      .map((r) => r.name),
+  );
 }
 
 /** The other repositories whose stored packs `repoId`'s rows name (a fork's parent and its ancestors). */
@@ -202,15 +259,29 @@ export async function sharedStorageOf(q: Queryable, repoId: string): Promise<str
  * many packs became live in `toRepoId`.
  */
 export async function sharePackRows(tx: Tx, fromRepoId: string, toRepoId: string, newId: () => string, t: number): Promise<number> {
-  const source = tx.select().from(packs).where(and(eq(packs.repoId, fromRepoId), isNull(packs.replacedAt))).all();
+  const source = tx
+    .select()
+    .from(packs)
+    .where(and(eq(packs.repoId, fromRepoId), isNull(packs.replacedAt)))
+    .all();
   if (!source.length) return 0;
-  const mine = new Map(tx.select({ id: packs.id, name: packs.name, replacedAt: packs.replacedAt }).from(packs).where(eq(packs.repoId, toRepoId)).all().map((r) => [r.name, r]));
+  const mine = new Map(
+    tx
+      .select({ id: packs.id, name: packs.name, replacedAt: packs.replacedAt })
+      .from(packs)
+      .where(eq(packs.repoId, toRepoId))
+      .all()
+      .map((r) => [r.name, r]),
+  );
   let added = 0;
   for (const p of source) {
     const have = mine.get(p.name);
     if (have && have.replacedAt === null) continue;
     if (have) tx.update(packs).set({ replacedAt: null }).where(eq(packs.id, have.id)).run();
-    else tx.insert(packs).values({ ...p, id: newId(), repoId: toRepoId, createdAt: p.createdAt ?? t }).run();
+    else
+      tx.insert(packs)
+        .values({ ...p, id: newId(), repoId: toRepoId, createdAt: p.createdAt ?? t })
+        .run();
     added++;
   }
   return added;

@@ -142,8 +142,16 @@ export function toWire(job: PackJob): WirePackJob {
 /** The job the event loop sent (toWire). */
 export function fromWire(wire: WirePackJob): PackJob {
   const { wants, haves, shallow, deepenNot, tips, plan, ...rest } = wire.request;
-  const request: CollectRequest = { ...rest, wants: split(wants), haves: split(haves), shallow: split(shallow), deepenNot: split(deepenNot), tips: split(tips) };
-  if (plan) request.plan = { shallow: split(plan.shallow), unshallow: split(plan.unshallow), grafts: new Set(split(plan.grafts)), extraWants: split(plan.extraWants) };
+  const request: CollectRequest = {
+    ...rest,
+    wants: split(wants),
+    haves: split(haves),
+    shallow: split(shallow),
+    deepenNot: split(deepenNot),
+    tips: split(tips),
+  };
+  if (plan)
+    request.plan = { shallow: split(plan.shallow), unshallow: split(plan.unshallow), grafts: new Set(split(plan.grafts)), extraWants: split(plan.extraWants) };
   return { request, options: wire.options };
 }
 

@@ -79,7 +79,12 @@ async function tryOnEventLoop(snapshot: RepoSnapshot, job: PackJob, ms: number):
 function packRows(snapshot: RepoSnapshot): PackRow[] {
   return snapshot.objects.packs.map((p) => {
     const slash = p.name.indexOf("/");
-    return { storageRepoId: p.name.slice(0, slash), name: p.name.slice(slash + 1), size: p.source.size, reachTips: p.reachTips ? p.reachTips.join("\n") : null };
+    return {
+      storageRepoId: p.name.slice(0, slash),
+      name: p.name.slice(slash + 1),
+      size: p.source.size,
+      reachTips: p.reachTips ? p.reachTips.join("\n") : null,
+    };
   });
 }
 
@@ -104,7 +109,14 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     linked = false;
     await rm(path, { force: true });
   };
-  const input: UploadPackTaskInput = { store: threadStoreConfig(ctx), refs: refsToWire(snapshot.refs), head: snapshot.head, packs: packRows(snapshot), job: toWire(job), spool: path };
+  const input: UploadPackTaskInput = {
+    store: threadStoreConfig(ctx),
+    refs: refsToWire(snapshot.refs),
+    head: snapshot.head,
+    packs: packRows(snapshot),
+    job: toWire(job),
+    spool: path,
+  };
   // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
   let streaming = false;
   const keepalive = job.options.sideband > 0 ? setInterval(() => void (streaming ? null : write(KEEPALIVE_PKT).catch(() => {})), KEEPALIVE_MS) : null;

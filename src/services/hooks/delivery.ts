@@ -74,7 +74,18 @@ export async function queueDeliveries(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
   for (const h of hooks) {
     const id = newId();
     const seq = h.lastSeq + 1;
-    await store.queueDelivery(tx, { id, webhookId: h.id, orgId: event.orgId, repoId: event.repoId, eventId: event.id, event: event.kind, seq, body, nextAttemptAt: t, createdAt: t });
+    await store.queueDelivery(tx, {
+      id,
+      webhookId: h.id,
+      orgId: event.orgId,
+      repoId: event.repoId,
+      eventId: event.id,
+      event: event.kind,
+      seq,
+      body,
+      nextAttemptAt: t,
+      createdAt: t,
+    });
     await ctx.work.enqueue(tx, WEBHOOK_DELIVER, { deliveryId: id, webhookId: h.id }, { id, seq });
   }
 }
@@ -144,7 +155,16 @@ export async function deliver(ctx: Ctx, p: DeliverPayload, at: Attempt): Promise
   const record = async (tx: Tx, state: "delivered" | "failed" | "pending") => {
     if (!(await store.deliveryExists(tx, d.id))) return;
     const t = now();
-    await store.insertAttempt(tx, { deliveryId: d.id, webhookId: d.webhookId, event: d.event, attempt: at.n, statusCode: o.statusCode, error: o.error, durationMs: o.durationMs, deliveredAt: t });
+    await store.insertAttempt(tx, {
+      deliveryId: d.id,
+      webhookId: d.webhookId,
+      event: d.event,
+      attempt: at.n,
+      statusCode: o.statusCode,
+      error: o.error,
+      durationMs: o.durationMs,
+      deliveredAt: t,
+    });
     if (state === "pending") await store.retryDelivery(tx, d.id, at.n);
     else await store.finishDelivery(tx, d.id, state, at.n, t);
     await recordMetricIn(ctx, tx, { orgId: d.orgId, repoId: d.repoId, kind: "webhook.delivery", bytes: Buffer.byteLength(d.body), durationMs: o.durationMs });

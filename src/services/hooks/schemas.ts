@@ -69,7 +69,15 @@ export const DeliveryList = Type.Object(
       {
         deliveries: [
           { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 2, status_code: 200, error: null, duration_ms: 42, delivered_at: 1795248982000 },
-          { id: "d3m8k2q7x4p9r6s1", event: "push", attempt: 1, status_code: 503, error: "receiver answered HTTP 503", duration_ms: 31, delivered_at: 1795248972000 },
+          {
+            id: "d3m8k2q7x4p9r6s1",
+            event: "push",
+            attempt: 1,
+            status_code: 503,
+            error: "receiver answered HTTP 503",
+            duration_ms: 31,
+            delivered_at: 1795248972000,
+          },
         ],
         next_cursor: null,
       },

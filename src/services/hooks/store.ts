@@ -28,7 +28,13 @@ export async function webhooksOfRepo(q: Queryable, repoId: string): Promise<Webh
 
 /** The subscription `id` of the repository, or null. */
 export async function webhookOfRepo(q: Queryable, repoId: string, id: string): Promise<WebhookRow | null> {
-  return q.select().from(webhooks).where(and(eq(webhooks.repoId, repoId), eq(webhooks.id, id))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.repoId, repoId), eq(webhooks.id, id)))
+      .get() ?? null
+  );
 }
 
 /** Removes a subscription with its queue and attempts (FK cascade). */
@@ -58,14 +64,22 @@ export async function hooksForEvent(tx: Tx, repoId: string): Promise<{ id: strin
 }
 
 /** Queues one delivery as the hook's next in order. */
-export async function queueDelivery(tx: Tx, row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt">): Promise<void> {
+export async function queueDelivery(
+  tx: Tx,
+  row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt">,
+): Promise<void> {
   tx.insert(webhookDeliveries).values(row).run();
   tx.update(webhooks).set({ lastSeq: row.seq }).where(eq(webhooks.id, row.webhookId)).run();
 }
 
 /** A delivery with where and how to send it (null when it or its hook is gone). */
 export async function deliveryToSend(q: Queryable, id: string): Promise<DeliveryToSend | null> {
-  const r = q.select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret }).from(webhookDeliveries).innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId)).where(eq(webhookDeliveries.id, id)).get();
+  const r = q
+    .select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .where(eq(webhookDeliveries.id, id))
+    .get();
   return r ? { ...r.d, url: r.url, secret: r.secret } : null;
 }
 
@@ -91,5 +105,9 @@ export async function retryDelivery(tx: Tx, id: string, attempts: number): Promi
 
 /** Deletes finished deliveries (and their attempts) that ended before `before`. */
 export async function pruneFinished(tx: Tx, before: number): Promise<number> {
-  return tx.delete(webhookDeliveries).where(and(sql`${webhookDeliveries.state} <> 'pending'`, lt(webhookDeliveries.finishedAt, before))).returning({ id: webhookDeliveries.id }).all().length;
+  return tx
+    .delete(webhookDeliveries)
+    .where(and(sql`${webhookDeliveries.state} <> 'pending'`, lt(webhookDeliveries.finishedAt, before)))
+    .returning({ id: webhookDeliveries.id })
+    .all().length;
 }

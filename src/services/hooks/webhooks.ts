@@ -15,7 +15,15 @@ export const MAX_WEBHOOKS = 20;
 const MAX_URL = 2000;
 
 function deliveryBody(a: store.AttemptRow): Delivery {
-  return { id: a.deliveryId, event: a.event, attempt: a.attempt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, delivered_at: a.deliveredAt };
+  return {
+    id: a.deliveryId,
+    event: a.event,
+    attempt: a.attempt,
+    status_code: a.statusCode,
+    error: a.error,
+    duration_ms: a.durationMs,
+    delivered_at: a.deliveredAt,
+  };
 }
 
 /** A receiver URL as given, refused (400) when malformed or when it resolves to a non-public address (SVC_WEBHOOK_ALLOW_PRIVATE aside). */
@@ -50,7 +58,10 @@ export async function listWebhooks(ctx: Ctx, t: RepoTarget): Promise<WebhookList
   need(t, "repo:admin");
   const { repo } = t;
   const hooks = await store.webhooksOfRepo(ctx.db.read, repo.id);
-  const last = await store.lastAttempts(ctx.db.read, hooks.map((h) => h.id));
+  const last = await store.lastAttempts(
+    ctx.db.read,
+    hooks.map((h) => h.id),
+  );
   const webhooks: Webhook[] = hooks.map((h) => {
     const a = last.get(h.id);
     return { id: h.id, url: h.url, created_at: h.createdAt, last_delivery: a ? deliveryBody(a) : null };

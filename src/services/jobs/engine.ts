@@ -107,7 +107,10 @@ const IDLE_POLL_MS = 1000;
 export class WorkEngine implements Work {
   private readonly defined = new Map<string, Defined>();
   /** Attempts running in this process, by job id. */
-  private readonly running = new Map<string, { kind: string; outcome: Promise<Outcome>; abort: AbortController; start(go: { timeoutMs?: number } | null): void }>();
+  private readonly running = new Map<
+    string,
+    { kind: string; outcome: Promise<Outcome>; abort: AbortController; start(go: { timeoutMs?: number } | null): void }
+  >();
   private readonly inflight = new Map<string, number>();
   private started = false;
   private stopping = false;
@@ -332,7 +335,9 @@ export class WorkEngine implements Work {
       const d = this.defined.get(row.kind);
       this.inflight.set(row.kind, (this.inflight.get(row.kind) ?? 0) + 1);
       const outcome = gate
-        .then((go): Promise<Outcome> => (go === null ? Promise.resolve({ state: "pending" }) : d ? this.attempt(d, row, abort, go.timeoutMs) : this.unknown(row)))
+        .then(
+          (go): Promise<Outcome> => (go === null ? Promise.resolve({ state: "pending" }) : d ? this.attempt(d, row, abort, go.timeoutMs) : this.unknown(row)),
+        )
         .finally(() => {
           this.running.delete(row.id);
           this.inflight.set(row.kind, (this.inflight.get(row.kind) ?? 1) - 1);

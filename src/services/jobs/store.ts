@@ -8,18 +8,30 @@ import type { Queryable, Tx } from "../../db/database.ts";
 export type JobRow = typeof jobs.$inferSelect;
 
 /** Inserts a job row (inside the transaction of the write that causes it). */
-export async function insertJob(tx: Tx, row: Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt"> & Partial<Pick<JobRow, "key" | "seq" | "uniqueKey">>): Promise<void> {
+export async function insertJob(
+  tx: Tx,
+  row: Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt"> & Partial<Pick<JobRow, "key" | "seq" | "uniqueKey">>,
+): Promise<void> {
   tx.insert(jobs).values(row).run();
 }
 
 /** The pending row of `kind` holding `uniqueKey`, or null. */
 export async function pendingUnique(tx: Tx, kind: string, uniqueKey: string): Promise<{ id: string; runAt: number } | null> {
-  return tx.select({ id: jobs.id, runAt: jobs.runAt }).from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.uniqueKey, uniqueKey), isNull(jobs.doneAt))).get() ?? null;
+  return (
+    tx
+      .select({ id: jobs.id, runAt: jobs.runAt })
+      .from(jobs)
+      .where(and(eq(jobs.kind, kind), eq(jobs.uniqueKey, uniqueKey), isNull(jobs.doneAt)))
+      .get() ?? null
+  );
 }
 
 /** Moves a pending row's run time earlier (a folded enqueue that asked for sooner). */
 export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void> {
-  tx.update(jobs).set({ runAt }).where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`${jobs.runAt} > ${runAt}`)).run();
+  tx.update(jobs)
+    .set({ runAt })
+    .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`${jobs.runAt} > ${runAt}`))
+    .run();
 }
 
 /** The next position in `key`'s queue (after every pending row of the key). */
@@ -44,7 +56,12 @@ export async function claim(tx: Tx, kind: string, t: number, limit: number, leas
   const out: JobRow[] = [];
   ids.forEach(({ id }, i) => {
     // Started: an enqueue from now on queues the next run instead of folding into this one.
-    const row = tx.update(jobs).set({ lockedUntil: leaseUntil, leaseToken: `${token}.${i}`, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null }).where(eq(jobs.id, id)).returning().get();
+    const row = tx
+      .update(jobs)
+      .set({ lockedUntil: leaseUntil, leaseToken: `${token}.${i}`, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
+      .where(eq(jobs.id, id))
+      .returning()
+      .get();
     if (row) out.push(row);
   });
   return out;
@@ -70,31 +87,49 @@ export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise
   if (kinds.length === 0) return null;
   const [row] = q.all<{ at: number | null }>(sql`
     SELECT min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
-    WHERE j.done_at IS NULL AND j.kind IN (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)})
+    WHERE j.done_at IS NULL AND j.kind IN (${sql.join(
+      kinds.map((k) => sql`${k}`),
+      sql`, `,
+    )})
       AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`);
   return row?.at ?? null;
 }
 
 /** Whether the attempt holding `token` still holds row `id` (inside the transaction that depends on it). */
 export async function holds(tx: Tx, id: string, token: string): Promise<boolean> {
-  return tx.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt))).get() !== undefined;
+  return (
+    tx
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt)))
+      .get() !== undefined
+  );
 }
 
 const fenced = (id: string, token: string) => and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt));
 
 /** Marks a job done (only while the lease is ours); answers whether it was. */
 export async function finish(tx: Tx, id: string, token: string, t: number): Promise<boolean> {
-  return tx.update(jobs).set({ doneAt: t, lockedUntil: null, leaseToken: null, lastError: null }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+  return (
+    tx.update(jobs).set({ doneAt: t, lockedUntil: null, leaseToken: null, lastError: null }).where(fenced(id, token)).returning({ id: jobs.id }).all().length >
+    0
+  );
 }
 
 /** Records a failed attempt: retried at `runAt`, or given up (`doneAt` set). */
 export async function fail(tx: Tx, id: string, token: string, error: string, runAt: number, doneAt: number | null): Promise<boolean> {
-  return tx.update(jobs).set({ lastError: error, lockedUntil: null, leaseToken: null, runAt, doneAt }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+  return (
+    tx.update(jobs).set({ lastError: error, lockedUntil: null, leaseToken: null, runAt, doneAt }).where(fenced(id, token)).returning({ id: jobs.id }).all()
+      .length > 0
+  );
 }
 
 /** Gives a row back without counting the attempt, to run again at `runAt` (shutdown, or "later"). */
 export async function release(tx: Tx, id: string, token: string, runAt: number | null): Promise<boolean> {
-  const set = runAt === null ? { lockedUntil: null, leaseToken: null, attempts: sql`max(${jobs.attempts} - 1, 0)` } : { lockedUntil: null, leaseToken: null, runAt, attempts: sql`max(${jobs.attempts} - 1, 0)` };
+  const set =
+    runAt === null
+      ? { lockedUntil: null, leaseToken: null, attempts: sql`max(${jobs.attempts} - 1, 0)` }
+      : { lockedUntil: null, leaseToken: null, runAt, attempts: sql`max(${jobs.attempts} - 1, 0)` };
   return tx.update(jobs).set(set).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
 }
 
@@ -105,7 +140,11 @@ export async function renew(tx: Tx, id: string, token: string, leaseUntil: numbe
 
 /** Deletes the pending rows of `key` (their subject is gone, e.g. a deleted webhook); answers how many. */
 export async function dropKey(tx: Tx, key: string): Promise<number> {
-  return tx.delete(jobs).where(and(eq(jobs.key, key), isNull(jobs.doneAt))).returning({ id: jobs.id }).all().length;
+  return tx
+    .delete(jobs)
+    .where(and(eq(jobs.key, key), isNull(jobs.doneAt)))
+    .returning({ id: jobs.id })
+    .all().length;
 }
 
 /** A job row by id, or null. */
@@ -134,5 +173,12 @@ export async function pruneDone(tx: Tx, before: number): Promise<number> {
  */
 export async function takeSlot(tx: Tx, name: string, slot: number, firstSlot: number, t: number): Promise<boolean> {
   tx.insert(jobSchedules).values({ name, lastSlot: firstSlot, updatedAt: t }).onConflictDoNothing().run();
-  return tx.update(jobSchedules).set({ lastSlot: slot, updatedAt: t }).where(and(eq(jobSchedules.name, name), lt(jobSchedules.lastSlot, slot))).returning({ name: jobSchedules.name }).all().length > 0;
+  return (
+    tx
+      .update(jobSchedules)
+      .set({ lastSlot: slot, updatedAt: t })
+      .where(and(eq(jobSchedules.name, name), lt(jobSchedules.lastSlot, slot)))
+      .returning({ name: jobSchedules.name })
+      .all().length > 0
+  );
 }

@@ -4,7 +4,15 @@
 import type { MailMessage } from "../context.ts";
 
 /** An invitation to an org: link `${baseUrl}/invite?token=svcinv_…`, valid once until `expiresAt`. */
-export function inviteMail(input: { to: string; orgName: string; role: string; inviter: string; token: string; expiresAt: number; baseUrl: string }): MailMessage {
+export function inviteMail(input: {
+  to: string;
+  orgName: string;
+  role: string;
+  inviter: string;
+  token: string;
+  expiresAt: number;
+  baseUrl: string;
+}): MailMessage {
   const url = link(input.baseUrl, "/invite", input.token);
   const expires = new Date(input.expiresAt).toUTCString();
   const lead = `${input.inviter} invited you to join the organization ${input.orgName} on svc as ${article(input.role)} ${input.role}.`;

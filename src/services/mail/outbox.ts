@@ -28,7 +28,11 @@ export interface SendPayload {
  * and given up after 8 attempts (the last about an hour after the first). The lease (2 min)
  * outlives any transport's own time limits.
  */
-export const MAIL_SEND = jobKind<SendPayload>("mail.send", { concurrency: 4, leaseMs: 2 * 60 * 1000, retry: { firstMs: 30_000, maxMs: 3_600_000, attempts: 8 } });
+export const MAIL_SEND = jobKind<SendPayload>("mail.send", {
+  concurrency: 4,
+  leaseMs: 2 * 60 * 1000,
+  retry: { firstMs: 30_000, maxMs: 3_600_000, attempts: 8 },
+});
 
 const IN_PROGRESS = "delivery is still in progress; it will be retried if it fails";
 

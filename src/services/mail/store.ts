@@ -7,8 +7,13 @@ import type { Queryable, Tx } from "../../db/database.ts";
 export type OutboxRow = typeof mailOutbox.$inferSelect;
 
 /** Queues a message. */
-export async function insertMessage(tx: Tx, row: Pick<OutboxRow, "id" | "toAddress" | "subject" | "textBody" | "htmlBody" | "runAt" | "createdAt">): Promise<void> {
-  tx.insert(mailOutbox).values({ ...row, attempts: 0 }).run();
+export async function insertMessage(
+  tx: Tx,
+  row: Pick<OutboxRow, "id" | "toAddress" | "subject" | "textBody" | "htmlBody" | "runAt" | "createdAt">,
+): Promise<void> {
+  tx.insert(mailOutbox)
+    .values({ ...row, attempts: 0 })
+    .run();
 }
 
 /** The outbox row `id`, or null. */

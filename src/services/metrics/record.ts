@@ -17,7 +17,16 @@ import { findOrg } from "../access/lookup.ts";
 export type MetricKind = "git.clone" | "git.fetch" | "git.push" | "api.commit" | "api.read" | "mirror.sync" | "mirror.freshness" | "webhook.delivery";
 
 /** Every kind, in the order summaries list them. */
-export const METRIC_KINDS: readonly MetricKind[] = ["git.clone", "git.fetch", "git.push", "api.commit", "api.read", "mirror.sync", "mirror.freshness", "webhook.delivery"];
+export const METRIC_KINDS: readonly MetricKind[] = [
+  "git.clone",
+  "git.fetch",
+  "git.push",
+  "api.commit",
+  "api.read",
+  "mirror.sync",
+  "mirror.freshness",
+  "webhook.delivery",
+];
 
 /** One measured operation. */
 export interface MetricSample {
@@ -97,7 +106,8 @@ export function noteMetric(ctx: Ctx, m: MetricSample): void {
     s.pending.set(key, { orgId: m.orgId, kind: m.kind, start: t - (t % MINUTE), count: 1, bytes: Math.max(0, Math.round(m.bytes)), msSum: ms, hist });
   }
   // Why not awaited: metrics are bookkeeping, not part of the operation; a failure is only logged.
-  if (t - s.flushedAt >= METRIC_FLUSH_MS && !s.flushing) void flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
+  if (t - s.flushedAt >= METRIC_FLUSH_MS && !s.flushing)
+    void flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
   // Why a timer as well: without later operations nothing else would write these counts (a quiet
   // server would hold them until shutdown, and a crash would lose them). Real time, not the
   // service clock: this is the process's own bookkeeping.

@@ -20,13 +20,20 @@ export const Metrics = Type.Object(
   {
     from: Type.Integer(),
     to: Type.Integer(),
-    kinds: Type.Record(Type.String(), KindSummary, { description: "every kind: git.clone, git.fetch, git.push, api.commit, api.read, mirror.sync, mirror.freshness, webhook.delivery" }),
+    kinds: Type.Record(Type.String(), KindSummary, {
+      description: "every kind: git.clone, git.fetch, git.push, api.commit, api.read, mirror.sync, mirror.freshness, webhook.delivery",
+    }),
   },
   {
     examples: [
       {
-        from: 1795162715366, to: 1795249115366,
-        kinds: { "git.clone": { count: 3, bytes: 482113, ms_sum: 61, p50_ms: 18, p99_ms: 25 }, "api.read": { count: 120, bytes: 0, ms_sum: 240, p50_ms: 2, p99_ms: 9 }, "mirror.sync": { count: 0, bytes: 0, ms_sum: 0, p50_ms: null, p99_ms: null } },
+        from: 1795162715366,
+        to: 1795249115366,
+        kinds: {
+          "git.clone": { count: 3, bytes: 482113, ms_sum: 61, p50_ms: 18, p99_ms: 25 },
+          "api.read": { count: 120, bytes: 0, ms_sum: 240, p50_ms: 2, p99_ms: 9 },
+          "mirror.sync": { count: 0, bytes: 0, ms_sum: 0, p50_ms: null, p99_ms: null },
+        },
       },
     ],
   },
@@ -42,6 +49,17 @@ export const Usage = Type.Object(
     transfer_bytes: Type.Integer({ description: "bytes moved by git clones, fetches and pushes in the window" }),
     ci_minutes_used: Type.Integer({ description: "minutes of hosted CI jobs that started in the window" }),
   },
-  { examples: [{ from: 1793577600000, to: 1795249115366, storage_bytes: 1048576, repos: [{ name: "widgets", bytes: 1048576 }], transfer_bytes: 5242880, ci_minutes_used: 42 }] },
+  {
+    examples: [
+      {
+        from: 1793577600000,
+        to: 1795249115366,
+        storage_bytes: 1048576,
+        repos: [{ name: "widgets", bytes: 1048576 }],
+        transfer_bytes: 5242880,
+        ci_minutes_used: 42,
+      },
+    ],
+  },
 );
 export type Usage = Static<typeof Usage>;

@@ -41,7 +41,12 @@ export interface BucketRange {
 }
 
 /** The org's buckets of the given kinds in the given ranges (one statement). */
-export async function bucketsIn(q: Queryable, orgId: string, kinds: readonly string[], ranges: readonly BucketRange[]): Promise<Omit<BucketRow, "orgId" | "start">[]> {
+export async function bucketsIn(
+  q: Queryable,
+  orgId: string,
+  kinds: readonly string[],
+  ranges: readonly BucketRange[],
+): Promise<Omit<BucketRow, "orgId" | "start">[]> {
   if (!kinds.length || !ranges.length) return [];
   const rangeSql = sql.join(
     ranges.map((r) => sql`(grain = ${r.grain} AND start >= ${r.from} AND start < ${r.to})`),
@@ -49,7 +54,10 @@ export async function bucketsIn(q: Queryable, orgId: string, kinds: readonly str
   );
   return q.all(sql`
     SELECT kind, grain, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
-    WHERE org_id = ${orgId} AND kind IN (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)}) AND (${rangeSql})`);
+    WHERE org_id = ${orgId} AND kind IN (${sql.join(
+      kinds.map((k) => sql`${k}`),
+      sql`, `,
+    )}) AND (${rangeSql})`);
 }
 
 /** Bytes of every live pack (and its index) per repository of the org, by name; repositories without packs answer 0. */

@@ -67,7 +67,12 @@ export async function installationToken(ctx: Ctx, installation: string): Promise
   if (hit && hit.expiresAt - 60_000 > now()) return hit.token;
   const app = ctx.config.app;
   if (!app) throw new FetchError("auth", "the app provider is not configured on this server (SVC_APP_ID)");
-  const out = await api(ctx, "POST", `/app/installations/${encodeURIComponent(installation)}/access_tokens`, `Bearer ${appJwt(app.id, ctx.caches.appTokens.keyOf(app.privateKey))}`);
+  const out = await api(
+    ctx,
+    "POST",
+    `/app/installations/${encodeURIComponent(installation)}/access_tokens`,
+    `Bearer ${appJwt(app.id, ctx.caches.appTokens.keyOf(app.privateKey))}`,
+  );
   if (typeof out?.token !== "string" || !out.token) throw new FetchError("protocol", "app provider answered without a token");
   const expires = typeof out.expires_at === "string" ? Date.parse(out.expires_at) : Number.NaN;
   tokens.set(installation, { token: out.token, expiresAt: Number.isFinite(expires) ? expires : now() + 10 * 60_000 });

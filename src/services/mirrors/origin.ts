@@ -33,7 +33,10 @@ export function genericOriginKey(raw: string): string | null {
     return null;
   }
   if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) return null;
-  const path = u.pathname.replace(/\/+$/, "").replace(/\.git$/, "").replace(/\/+$/, "");
+  const path = u.pathname
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")
+    .replace(/\/+$/, "");
   return `generic:${u.protocol}//${u.host.toLowerCase()}${path}`;
 }
 
@@ -51,7 +54,8 @@ export async function parseOrigin(ctx: Ctx, input: { origin_url?: unknown; origi
   if (raw.length > MAX_URL) throw Invalid(`origin_url is longer than ${MAX_URL} characters`);
   if (provider === "app") {
     if (!APP_NAME.test(raw)) throw Invalid("origin_url of an app mirror is owner/name");
-    if (typeof input.origin_installation !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(input.origin_installation)) throw Invalid("an app mirror needs origin_installation (the app installation id)");
+    if (typeof input.origin_installation !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(input.origin_installation))
+      throw Invalid("an app mirror needs origin_installation (the app installation id)");
     if (!ctx.config.app) throw Invalid("app mirrors need the app provider configured on this server (SVC_APP_ID)");
     return { provider, url: raw, key: appOriginKey(raw), installation: input.origin_installation, username: null, password: null };
   }

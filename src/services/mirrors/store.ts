@@ -19,7 +19,12 @@ export async function mirrorOf(q: Queryable, repoId: string): Promise<MirrorRow 
 
 /** The repositories mirroring the origin with this key. */
 export async function mirrorsByKey(q: Queryable, key: string): Promise<string[]> {
-  return q.select({ id: mirrors.repoId }).from(mirrors).where(eq(mirrors.originKey, key)).all().map((r) => r.id);
+  return q
+    .select({ id: mirrors.repoId })
+    .from(mirrors)
+    .where(eq(mirrors.originKey, key))
+    .all()
+    .map((r) => r.id);
 }
 
 /** The sync request waiting for a repository, or null. */
@@ -39,7 +44,13 @@ export async function setReceivedAt(tx: Tx, repoId: string, receivedAt: number):
 
 /** Takes the request of job `jobId` off the table (the sync starts); returns it, or null when another job owns it. */
 export async function takeRequest(tx: Tx, repoId: string, jobId: string): Promise<SyncRequestRow | null> {
-  return tx.delete(mirrorSyncRequests).where(and(eq(mirrorSyncRequests.repoId, repoId), eq(mirrorSyncRequests.jobId, jobId))).returning().get() ?? null;
+  return (
+    tx
+      .delete(mirrorSyncRequests)
+      .where(and(eq(mirrorSyncRequests.repoId, repoId), eq(mirrorSyncRequests.jobId, jobId)))
+      .returning()
+      .get() ?? null
+  );
 }
 
 /** The repository and its org, or null when deleted. */
@@ -62,7 +73,11 @@ export async function dueMirrors(q: Queryable, before: number, limit: number): P
 }
 
 /** The outcome of a sync on the Repo: when, the origin's default-branch commit when it succeeded, the error when not. */
-export async function setSyncFields(tx: Tx, repoId: string, f: { at: number; commit?: string | null; error: string | null; defaultBranch?: string }): Promise<void> {
+export async function setSyncFields(
+  tx: Tx,
+  repoId: string,
+  f: { at: number; commit?: string | null; error: string | null; defaultBranch?: string },
+): Promise<void> {
   const set: Partial<Repo> = { lastSyncAt: f.at, syncError: f.error };
   if (f.commit !== undefined) set.lastSyncedCommit = f.commit;
   if (f.defaultBranch !== undefined) set.defaultBranch = f.defaultBranch;

@@ -79,12 +79,30 @@ async function syncJob(ctx: Ctx, job: SyncJob, stop: AbortSignal): Promise<void>
     await ctx.db.transaction((tx) => store.setSyncFields(tx, job.repoId, { at, error: outcome.error }));
     ctx.log.warn("mirror sync failed", { repo: `${found.org.name}/${found.repo.name}`, error: outcome.error });
   } else {
-    ctx.log.info("mirror synced", { repo: `${found.org.name}/${found.repo.name}`, moved: outcome.moved, objects: outcome.objects, pack_bytes: outcome.packBytes, phases_ms: outcome.phasesMs });
+    ctx.log.info("mirror synced", {
+      repo: `${found.org.name}/${found.repo.name}`,
+      moved: outcome.moved,
+      objects: outcome.objects,
+      pack_bytes: outcome.packBytes,
+      phases_ms: outcome.phasesMs,
+    });
   }
-  await recordMetric(ctx, { orgId: found.org.id, repoId: found.repo.id, kind: "mirror.sync", bytes: outcome.kind === "synced" ? outcome.packBytes : 0, durationMs: performance.now() - started });
+  await recordMetric(ctx, {
+    orgId: found.org.id,
+    repoId: found.repo.id,
+    kind: "mirror.sync",
+    bytes: outcome.kind === "synced" ? outcome.packBytes : 0,
+    durationMs: performance.now() - started,
+  });
   const receivedAt = taken?.receivedAt ?? null;
   if (outcome.kind === "synced" && receivedAt !== null) {
-    await recordMetric(ctx, { orgId: found.org.id, repoId: found.repo.id, kind: "mirror.freshness", bytes: 0, durationMs: Math.max(0, outcome.servableAt - receivedAt) });
+    await recordMetric(ctx, {
+      orgId: found.org.id,
+      repoId: found.repo.id,
+      kind: "mirror.freshness",
+      bytes: 0,
+      durationMs: Math.max(0, outcome.servableAt - receivedAt),
+    });
   }
 }
 
@@ -92,7 +110,8 @@ async function syncJob(ctx: Ctx, job: SyncJob, stop: AbortSignal): Promise<void>
 async function originOf(ctx: Ctx, repo: Repo): Promise<{ url: string; auth: RemoteAuth | null }> {
   if (repo.originProvider === "app") return appOrigin(ctx, repo.originUrl!, repo.originInstallation!);
   const m = await store.mirrorOf(ctx.db.read, repo.id);
-  const auth: RemoteAuth | null = m?.username !== null && m?.username !== undefined ? { kind: "basic", username: m.username, password: m.password ?? "" } : null;
+  const auth: RemoteAuth | null =
+    m?.username !== null && m?.username !== undefined ? { kind: "basic", username: m.username, password: m.password ?? "" } : null;
   return { url: repo.originUrl!, auth };
 }
 
@@ -145,8 +164,16 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo, stop: AbortSign
       // receive-pack (receive.fsckObjects): every object as it is indexed, then the .gitmodules
       // and .gitattributes blobs its trees name (docs/architecture.md "Object checks").
       const fsck = new FsckSession();
-      pack = await indexPack(stream, { tmpDir: scratch, thinBaseReader: snapshot.objects, maxBytes: MAX_PACK_BYTES, maxObjectBytes: ctx.config.gitMaxObject, run: indexOnThreads(ctx), fsck });
-      if (fsck.warnings.total > 0) ctx.log.warn("mirror sync accepted objects git's fsck warns about", { repo: repo.id, warnings: Object.fromEntries(fsck.warnings.counts) });
+      pack = await indexPack(stream, {
+        tmpDir: scratch,
+        thinBaseReader: snapshot.objects,
+        maxBytes: MAX_PACK_BYTES,
+        maxObjectBytes: ctx.config.gitMaxObject,
+        run: indexOnThreads(ctx),
+        fsck,
+      });
+      if (fsck.warnings.total > 0)
+        ctx.log.warn("mirror sync accepted objects git's fsck warns about", { repo: repo.id, warnings: Object.fromEntries(fsck.warnings.counts) });
       phase("fetch");
       opened = await openIndexedPack(pack);
       const objects = overlayReader([opened.pack], snapshot.objects);
@@ -175,13 +202,28 @@ export async function syncMirror(ctx: Ctx, org: Org, repo: Repo, stop: AbortSign
     }
     // The first sync into an empty mirror records the tips its pack is exactly the closure of (as a first push does).
     const reachTips = (pack && snapshot.objects.packs.length === 0 && pack.reachabilityRecord(wants)) || undefined;
-    const results = await publish(ctx, org, repo, updates, pack && { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips }, {
-      atomic: true,
-      event: { via: "mirror" },
-      actorUserId: null,
-      // The sync fields commit with the ref moves: a reader never sees refs and fields disagree.
-      also: (tx) => store.setSyncFields(tx, repo.id, { at: now(), ...fields }),
-    });
+    const results = await publish(
+      ctx,
+      org,
+      repo,
+      updates,
+      pack && {
+        name: pack.name,
+        packPath: pack.packPath,
+        idxPath: pack.idxPath,
+        objectCount: pack.objectCount,
+        size: pack.size,
+        idxSize: pack.idxSize,
+        reachTips,
+      },
+      {
+        atomic: true,
+        event: { via: "mirror" },
+        actorUserId: null,
+        // The sync fields commit with the ref moves: a reader never sees refs and fields disagree.
+        also: (tx) => store.setSyncFields(tx, repo.id, { at: now(), ...fields }),
+      },
+    );
     const servableAt = now();
     phase("publish");
     const refused = [...results.entries()].find(([, r]) => r.kind !== "applied" && r.kind !== "atomic-failed");

@@ -18,7 +18,13 @@ export function originTransport(opts: { allowPrivate: boolean; signal: AbortSign
     headersTimeout.addEventListener("abort", onHeadersTimeout, { once: true });
     let res: Response;
     try {
-      res = await egressFetch(parseEgressUrl(req.url, "origin URL", { allowCredentials: true }), { method: req.method, headers: req.headers, body: req.body, signal: aborter.signal, allowPrivate: opts.allowPrivate });
+      res = await egressFetch(parseEgressUrl(req.url, "origin URL", { allowCredentials: true }), {
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal: aborter.signal,
+        allowPrivate: opts.allowPrivate,
+      });
     } finally {
       headersTimeout.removeEventListener("abort", onHeadersTimeout);
     }

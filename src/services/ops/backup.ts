@@ -82,7 +82,11 @@ async function isEmpty(loc: BackupLocation): Promise<boolean> {
  * Copies a database snapshot, every stored file it names and the data dir's `dataFiles` (those
  * present) to `target`; answers the manifest written.
  */
-export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: string; dataFiles?: readonly string[]; onProgress?: ProgressFn }): Promise<Manifest> {
+export async function backup(
+  ctx: Ctx,
+  target: BackupLocation,
+  opts: { version: string; dataFiles?: readonly string[]; onProgress?: ProgressFn },
+): Promise<Manifest> {
   if (!(await isEmpty(target))) throw Conflict(`${target.label} is not empty; back up into a new directory or prefix`);
   await target.makePrivate?.();
   const work = join(ctx.tmpDir, `backup-${newId()}`);
@@ -136,7 +140,11 @@ export async function backup(ctx: Ctx, target: BackupLocation, opts: { version: 
       const path = join(ctx.config.dataDir, name);
       if (!existsSync(path)) continue;
       const size = statSync(path).size;
-      dataFiles.push({ key: `${DATA}${name}`, size, sha256: await copyObject(dataDir, name, size, target.store, `${target.prefix}${DATA}${name}`, { tmpDir: ctx.tmpDir }) });
+      dataFiles.push({
+        key: `${DATA}${name}`,
+        size,
+        sha256: await copyObject(dataDir, name, size, target.store, `${target.prefix}${DATA}${name}`, { tmpDir: ctx.tmpDir }),
+      });
     }
     const kinds = Object.fromEntries([...byKind].map(([k, list]) => [k.name, { files: list.length, bytes: list.reduce((n, f) => n + f.size, 0) }]));
     const manifest: Manifest = {
@@ -169,13 +177,22 @@ export async function readManifest(source: BackupLocation, dataFiles: readonly s
     throw Invalid(`${source.label}: ${MANIFEST} is not JSON`);
   }
   const hashed = (f: unknown): f is ManifestFile =>
-    typeof f === "object" && f !== null && Number.isSafeInteger((f as ManifestFile).size) && (f as ManifestFile).size >= 0 && /^[0-9a-f]{64}$/.test(String((f as ManifestFile).sha256));
+    typeof f === "object" &&
+    f !== null &&
+    Number.isSafeInteger((f as ManifestFile).size) &&
+    (f as ManifestFile).size >= 0 &&
+    /^[0-9a-f]{64}$/.test(String((f as ManifestFile).sha256));
   // Keys are checked before use: a manifest must not make restore write anything but files of a
   // kind the service writes, under their own keys.
   const storedFile = (f: unknown): f is ManifestFile => hashed(f) && kindOf(String((f as ManifestFile).key)) !== null;
   const dataFile = (f: unknown): f is ManifestFile => hashed(f) && dataFiles.some((n) => (f as ManifestFile).key === `${DATA}${n}`);
   if (
-    m?.format !== "svc-backup" || (m.version !== 1 && m.version !== 2) || !hashed(m.database) || m.database.key !== DATABASE || !Array.isArray(m.objects) || !m.objects.every(storedFile) ||
+    m?.format !== "svc-backup" ||
+    (m.version !== 1 && m.version !== 2) ||
+    !hashed(m.database) ||
+    m.database.key !== DATABASE ||
+    !Array.isArray(m.objects) ||
+    !m.objects.every(storedFile) ||
     (m.data_files !== undefined && (!Array.isArray(m.data_files) || !m.data_files.every(dataFile)))
   ) {
     throw Invalid(`${source.label}: ${MANIFEST} is not a backup manifest this version understands`);
@@ -194,7 +211,11 @@ function dataDirEmpty(dir: string): boolean {
  * object store, which must hold no repository data): every file is checked against the manifest,
  * objects first, the database last, then pending migrations are applied.
  */
-export async function restore(source: BackupLocation, dest: { dataDir: string; objects: ObjectStore }, opts: { dataFiles?: readonly string[]; onProgress?: ProgressFn } = {}): Promise<Manifest> {
+export async function restore(
+  source: BackupLocation,
+  dest: { dataDir: string; objects: ObjectStore },
+  opts: { dataFiles?: readonly string[]; onProgress?: ProgressFn } = {},
+): Promise<Manifest> {
   const manifest = await readManifest(source, opts.dataFiles);
   if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
   for (const root of objectRoots()) {

@@ -160,7 +160,8 @@ async function checkLogs(ctx: Ctx, repoId: string): Promise<{ problems: string[]
     const where = `log of job ${job.key} (${job.id}, run ${job.runId})`;
     let at = 0;
     for (const c of chunks.get(job.id) ?? []) {
-      if (c.offset !== at) problems.push(`${where}: ${c.offset > at ? `bytes ${at}-${c.offset - 1} are in no chunk` : `the chunk at byte ${c.offset} overlaps the one before`}`);
+      if (c.offset !== at)
+        problems.push(`${where}: ${c.offset > at ? `bytes ${at}-${c.offset - 1} are in no chunk` : `the chunk at byte ${c.offset} overlaps the one before`}`);
       at = c.offset + c.size;
       const size = stored.get(c.key);
       if (size === undefined) {

@@ -67,7 +67,15 @@ export async function scrapeMetrics(ctx: Ctx, authorization: string | null): Pro
   if (expected === null) throw NotFound("metrics are off: set SVC_METRICS_TOKEN to turn them on");
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   // Why: compare digests in constant time so timing does not reveal how much of the token matched.
-  if (!m || !secretMatches(m[1]!, ctx.telemetry.once("metrics-token-digest", () => storedDigest(hashSecret(expected))))) throw Unauthorized("metrics need Authorization: Bearer <SVC_METRICS_TOKEN>");
-  return ctx.telemetry.registry.render((id, error) => ctx.log.warn("metrics collector failed", { collector: id, error: error instanceof Error ? error.message : String(error) }));
+  if (
+    !m ||
+    !secretMatches(
+      m[1]!,
+      ctx.telemetry.once("metrics-token-digest", () => storedDigest(hashSecret(expected))),
+    )
+  )
+    throw Unauthorized("metrics need Authorization: Bearer <SVC_METRICS_TOKEN>");
+  return ctx.telemetry.registry.render((id, error) =>
+    ctx.log.warn("metrics collector failed", { collector: id, error: error instanceof Error ? error.message : String(error) }),
+  );
 }
-

@@ -12,7 +12,9 @@ import * as store from "./store.ts";
 
 /** Sends the database's statement and transaction timings to the registry. */
 export function instrumentDatabase(metrics: Registry, db: Database): void {
-  const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", ["connection"]);
+  const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", [
+    "connection",
+  ]);
   const txWait = metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
   const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
   const read = statementDuration.series({ connection: "read" });
@@ -37,7 +39,10 @@ const TIMED = ["putFile", "put", "get", "getRange", "stat", "delete"] as const;
  * counters, multipart clean-up, …) passes through unchanged, bound to the store itself.
  */
 export function instrumentStore(metrics: Registry, inner: ObjectStore): ObjectStore {
-  const storeDuration = metrics.histogram("svc_object_store_request_duration_seconds", "Object store calls by operation and outcome (ok, error)", ["op", "outcome"]);
+  const storeDuration = metrics.histogram("svc_object_store_request_duration_seconds", "Object store calls by operation and outcome (ok, error)", [
+    "op",
+    "outcome",
+  ]);
   const wrapped = new Map<PropertyKey, unknown>();
   for (const op of TIMED) {
     const fn = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
@@ -90,8 +95,16 @@ interface BackendStats {
  * and a `requests` record by kind); stores without them are simply skipped.
  */
 export function collectStoreStats(metrics: Registry, s: ObjectStore): Collector {
-  const backendRequests = metrics.counter("svc_object_store_backend_requests_total", "Requests the object store sent to its backend, by kind, retries included", ["kind"]);
-  const backendEvents = metrics.counter("svc_object_store_backend_events_total", "Object store counters (bytesRead, bytesWritten, retries, throttled, networkErrors, failures, …)", ["counter"]);
+  const backendRequests = metrics.counter(
+    "svc_object_store_backend_requests_total",
+    "Requests the object store sent to its backend, by kind, retries included",
+    ["kind"],
+  );
+  const backendEvents = metrics.counter(
+    "svc_object_store_backend_events_total",
+    "Object store counters (bytesRead, bytesWritten, retries, throttled, networkErrors, failures, …)",
+    ["counter"],
+  );
   const backendInFlight = metrics.gauge("svc_object_store_backend_in_flight", "Object store requests in flight now, and the most at once", ["which"]);
   let last = new Map<string, number>();
   return () => {
@@ -185,7 +198,9 @@ export function instrumentContext(ctx: Ctx, version: string): () => void {
   const queues = collectQueues(ctx);
   const storeStats = collectStoreStats(metrics, ctx.store);
   const proc = collectProcess(metrics, version);
-  const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", ["cache"]);
+  const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", [
+    "cache",
+  ]);
   const caches: Collector = () => {
     for (const [cache, bytes] of Object.entries(ctx.git.cacheBytes())) gitCaches.set({ cache }, bytes);
   };

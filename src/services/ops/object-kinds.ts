@@ -60,7 +60,8 @@ export const PACKS: ObjectKind = {
     const rows = await store.packRows(q, { withReplaced: true });
     return new Set(rows.flatMap((p) => [packKey(p.storageRepoId, p.name, "pack"), packKey(p.storageRepoId, p.name, "idx")]));
   },
-  orphanReason: (exists) => (exists ? "no pack row (an upload that never committed; swept after the grace period)" : "its repository was deleted (the purge job removes it)"),
+  orphanReason: (exists) =>
+    exists ? "no pack row (an upload that never committed; swept after the grace period)" : "its repository was deleted (the purge job removes it)",
 };
 
 /** CI job logs: one object per acknowledged append (services/ci/job-calls.ts appendLog). */
@@ -76,7 +77,8 @@ export const CI_LOGS: ObjectKind = {
   async known(q) {
     return new Set((await store.logChunkRows(q)).map((c) => c.key));
   },
-  orphanReason: (exists) => (exists ? "no log chunk row (an append interrupted before it was recorded; nothing reads it)" : "its repository was deleted (the purge job removes it)"),
+  orphanReason: (exists) =>
+    exists ? "no log chunk row (an append interrupted before it was recorded; nothing reads it)" : "its repository was deleted (the purge job removes it)",
 };
 
 /** Every kind, in the order backups list them. */

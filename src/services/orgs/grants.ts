@@ -63,7 +63,13 @@ export async function deleteGrant(ctx: Ctx, actor: Principal, orgName: string, r
     const id = kind === "user" ? await findUserId(tx, ref) : ((await teamByRef(tx, org.id, ref))?.id ?? null);
     const gone = id !== null && (await store.deleteGrant(tx, repo.id, kind === "user" ? { userId: id } : { teamId: id }));
     if (!gone) throw NotFound("grant not found");
-    await recordAudit(tx, { orgId: org.id, action: "grant.deleted", actor: auditActor(actor), target: repo.name, data: kind === "user" ? { user_id: id } : { team_id: id } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "grant.deleted",
+      actor: auditActor(actor),
+      target: repo.name,
+      data: kind === "user" ? { user_id: id } : { team_id: id },
+    });
   });
 }
 

@@ -65,12 +65,23 @@ export async function createInvite(ctx: Ctx, actor: Principal, orgName: string, 
     // A newer invitation for the same address replaces a pending one.
     await store.deletePendingInvitesTo(tx, org.id, address);
     const invite: InviteRow = {
-      id: newId(), orgId: org.id, email: address, role, secretHash: hashSecret(token), expiresAt: t + INVITE_TTL_MS, acceptedAt: null,
-      createdBy: personOf(actor)?.id ?? null, createdAt: t,
+      id: newId(),
+      orgId: org.id,
+      email: address,
+      role,
+      secretHash: hashSecret(token),
+      expiresAt: t + INVITE_TTL_MS,
+      acceptedAt: null,
+      createdBy: personOf(actor)?.id ?? null,
+      createdAt: t,
     };
     await store.insertInvite(tx, invite);
     await recordAudit(tx, { orgId: org.id, action: "invite.created", actor: auditActor(actor), target: address, data: { invite_id: invite.id, role } });
-    const mailId = await enqueueMail(ctx, tx, inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }));
+    const mailId = await enqueueMail(
+      ctx,
+      tx,
+      inviteMail({ to: address, orgName: org.name, role, inviter, token, expiresAt: invite.expiresAt, baseUrl: ctx.baseUrl }),
+    );
     return { invite, mailId };
   });
   const mail = await deliverNow(ctx, mailId);
@@ -93,7 +104,14 @@ export async function listInvites(ctx: Ctx, actor: Principal, orgName: string, q
   const { items, next_cursor } = pageOf(rows, page, (r) => [r.createdAt, r.id]);
   const t = now();
   return {
-    invites: items.map((r) => ({ id: r.id, email: r.email, role: r.role, expires_at: r.expiresAt, created_at: r.createdAt, state: r.expiresAt > t ? ("pending" as const) : ("expired" as const) })),
+    invites: items.map((r) => ({
+      id: r.id,
+      email: r.email,
+      role: r.role,
+      expires_at: r.expiresAt,
+      created_at: r.createdAt,
+      state: r.expiresAt > t ? ("pending" as const) : ("expired" as const),
+    })),
     next_cursor,
   };
 }
@@ -122,7 +140,10 @@ export async function previewInvite(ctx: Ctx, input: { invite?: unknown }): Prom
  * (confirmed: the link proves the address), adds the membership and signs in. An existing account
  * must present its own password.
  */
-export async function acceptInvite(ctx: Ctx, input: { invite?: unknown; name?: unknown; password?: unknown; handle?: unknown }): Promise<{ user: User; sessionSecret: string }> {
+export async function acceptInvite(
+  ctx: Ctx,
+  input: { invite?: unknown; name?: unknown; password?: unknown; handle?: unknown },
+): Promise<{ user: User; sessionSecret: string }> {
   const dead = () => Invalid("this invitation is invalid, expired or already used");
   const probe = await findLiveInvite(ctx.db.read, input.invite);
   if (!probe) throw dead();

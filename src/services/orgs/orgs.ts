@@ -66,7 +66,13 @@ export async function setMemberRole(ctx: Ctx, actor: Principal, orgName: string,
       throw Conflict("an organization must keep at least one owner");
     }
     await store.setMembershipRole(tx, org.id, current.user_id, role);
-    await recordAudit(tx, { orgId: org.id, action: "member.role_changed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, from: current.role, to: role } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "member.role_changed",
+      actor: auditActor(actor),
+      target: current.handle,
+      data: { user_id: current.user_id, from: current.role, to: role },
+    });
     return { user_id: current.user_id, handle: current.handle, name: current.name, role };
   });
 }
@@ -85,7 +91,13 @@ export async function removeMember(ctx: Ctx, actor: Principal, orgName: string, 
     if (current.role === "owner" && (await store.ownerCount(tx, org.id)) <= 1) throw Conflict("an organization must keep at least one owner");
     // Team membership requires org membership (SPEC §5.2): the store ends both.
     await store.deleteMembership(tx, org.id, current.user_id);
-    await recordAudit(tx, { orgId: org.id, action: self ? "member.left" : "member.removed", actor: auditActor(actor), target: current.handle, data: { user_id: current.user_id, role: current.role } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: self ? "member.left" : "member.removed",
+      actor: auditActor(actor),
+      target: current.handle,
+      data: { user_id: current.user_id, role: current.role },
+    });
     await ctx.events.emit(tx, { kind: "membership.changed", orgId: org.id });
   });
 }

@@ -23,7 +23,14 @@ export type Team = Static<typeof Team>;
 
 export const TeamList = Type.Object(
   { teams: Type.Array(Team), next_cursor: NextCursor },
-  { examples: [{ teams: [{ id: "k3x9m2p7q4r8s6t1", name: "backend", description: "Services and storage", member_count: 4, created_at: 1795248971422 }], next_cursor: null }] },
+  {
+    examples: [
+      {
+        teams: [{ id: "k3x9m2p7q4r8s6t1", name: "backend", description: "Services and storage", member_count: 4, created_at: 1795248971422 }],
+        next_cursor: null,
+      },
+    ],
+  },
 );
 
 export const PersonRef = Type.Object({ user_id: Type.String(), handle: Type.String(), name: Type.String() });
@@ -76,7 +83,13 @@ export const OrgCreated = Type.Object(
   },
   {
     examples: [
-      { id: "q7m2k9x4p8r3s6t1", name: "acme", plan: "free", billable_seats: 1, detail: "Created on the free plan. This deployment sells nothing: every feature is available without a subscription." },
+      {
+        id: "q7m2k9x4p8r3s6t1",
+        name: "acme",
+        plan: "free",
+        billable_seats: 1,
+        detail: "Created on the free plan. This deployment sells nothing: every feature is available without a subscription.",
+      },
     ],
   },
 );
@@ -122,7 +135,12 @@ export type MemberUpdated = Static<typeof MemberUpdated>;
 
 export const GrantCreate = Type.Object({
   user_ids: Type.Optional(
-    Type.Array(Type.String(), { minItems: 1, maxItems: 1000, description: "user ids (or handles) of org members; give this or team_id", examples: [["u2m4p6r8t1v3x5z7"]] }),
+    Type.Array(Type.String(), {
+      minItems: 1,
+      maxItems: 1000,
+      description: "user ids (or handles) of org members; give this or team_id",
+      examples: [["u2m4p6r8t1v3x5z7"]],
+    }),
   ),
   team_id: Type.Optional(Type.String({ description: "a team id (or name); give this or user_ids", examples: ["backend"] })),
   role: GrantRole,
@@ -155,8 +173,12 @@ export const AccessPerson = Type.Object({
   user_id: Type.String(),
   handle: Type.String(),
   email: Type.String(),
-  role: Type.Union([Type.Literal("viewer"), Type.Literal("member"), Type.Literal("admin"), Type.Literal("owner")], { description: "effective role on the repository" }),
-  source: Type.Union([Type.Literal("org"), Type.Literal("grant"), Type.Literal("team")], { description: "org role, a grant naming the person, or a team grant" }),
+  role: Type.Union([Type.Literal("viewer"), Type.Literal("member"), Type.Literal("admin"), Type.Literal("owner")], {
+    description: "effective role on the repository",
+  }),
+  source: Type.Union([Type.Literal("org"), Type.Literal("grant"), Type.Literal("team")], {
+    description: "org role, a grant naming the person, or a team grant",
+  }),
   team_name: NullableString({ description: "the team the role comes from when source is team" }),
 });
 export const AccessTeam = Type.Object({ team_id: Type.String(), team_name: Type.String(), role: GrantRoleValue, member_count: Type.Integer() });
@@ -203,8 +225,12 @@ export const InviteCreated = Type.Object(
   {
     examples: [
       {
-        id: "i9x8c7v6b5n4m3l2", email: "new.person@example.com", role: "member", expires_at: 1795853771422,
-        invite_link: "svcinv_abcdefghijklmnopqrstuvwxyz234567", invite_url: "https://git.example.com/invite?token=svcinv_abcdefghijklmnopqrstuvwxyz234567",
+        id: "i9x8c7v6b5n4m3l2",
+        email: "new.person@example.com",
+        role: "member",
+        expires_at: 1795853771422,
+        invite_link: "svcinv_abcdefghijklmnopqrstuvwxyz234567",
+        invite_url: "https://git.example.com/invite?token=svcinv_abcdefghijklmnopqrstuvwxyz234567",
         mail: { sent: true },
       },
     ],
@@ -226,7 +252,12 @@ export const InviteList = Type.Object(
   { invites: Type.Array(Invite, { description: "not yet accepted, newest first" }), next_cursor: NextCursor },
   {
     examples: [
-      { invites: [{ id: "i9x8c7v6b5n4m3l2", email: "new.person@example.com", role: "member", expires_at: 1795853771422, created_at: 1795248971422, state: "pending" }], next_cursor: null },
+      {
+        invites: [
+          { id: "i9x8c7v6b5n4m3l2", email: "new.person@example.com", role: "member", expires_at: 1795853771422, created_at: 1795248971422, state: "pending" },
+        ],
+        next_cursor: null,
+      },
     ],
   },
 );

@@ -19,23 +19,37 @@ export async function listGrants(q: Queryable, repoId: string): Promise<GrantRow
     .where(eq(grants.repoId, repoId))
     .orderBy(sql`${grants.userId} IS NULL`, sql`lower(coalesce(${users.handle}, ${teams.name}))`)
     .all();
-  return rows.map((r) => (r.userId !== null ? { user_id: r.userId, handle: r.handle!, role: r.role } : { team_id: r.teamId!, team_name: r.teamName!, role: r.role }));
+  return rows.map((r) =>
+    r.userId !== null ? { user_id: r.userId, handle: r.handle!, role: r.role } : { team_id: r.teamId!, team_name: r.teamName!, role: r.role },
+  );
 }
 
 /** Grants a person a role on the repo, replacing the role of an existing grant. */
 export async function upsertUserGrant(tx: Tx, g: { id: string; repoId: string; userId: string; role: GrantRoleName; createdAt: number }): Promise<void> {
-  tx.insert(grants).values(g).onConflictDoUpdate({ target: [grants.repoId, grants.userId], set: { role: g.role } }).run();
+  tx.insert(grants)
+    .values(g)
+    .onConflictDoUpdate({ target: [grants.repoId, grants.userId], set: { role: g.role } })
+    .run();
 }
 
 /** Grants a team a role on the repo, replacing the role of an existing grant. */
 export async function upsertTeamGrant(tx: Tx, g: { id: string; repoId: string; teamId: string; role: GrantRoleName; createdAt: number }): Promise<void> {
-  tx.insert(grants).values(g).onConflictDoUpdate({ target: [grants.repoId, grants.teamId], set: { role: g.role } }).run();
+  tx.insert(grants)
+    .values(g)
+    .onConflictDoUpdate({ target: [grants.repoId, grants.teamId], set: { role: g.role } })
+    .run();
 }
 
 /** Removes the grant of a person or a team on the repo; false when there was none. */
 export async function deleteGrant(tx: Tx, repoId: string, to: { userId: string } | { teamId: string }): Promise<boolean> {
   const who = "userId" in to ? eq(grants.userId, to.userId) : eq(grants.teamId, to.teamId);
-  return tx.delete(grants).where(and(eq(grants.repoId, repoId), who)).returning({ id: grants.id }).all().length > 0;
+  return (
+    tx
+      .delete(grants)
+      .where(and(eq(grants.repoId, repoId), who))
+      .returning({ id: grants.id })
+      .all().length > 0
+  );
 }
 
 /** What the access listing is computed from, read in one statement so it is one committed state. */

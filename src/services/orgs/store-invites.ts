@@ -17,7 +17,9 @@ export async function insertInvite(tx: Tx, invite: InviteRow): Promise<void> {
 
 /** Drops the org's pending (not accepted) invitations for an address, compared case-insensitively. */
 export async function deletePendingInvitesTo(tx: Tx, orgId: string, address: string): Promise<void> {
-  tx.delete(invites).where(and(eq(invites.orgId, orgId), sql`lower(${invites.email}) = lower(${address})`, isNull(invites.acceptedAt))).run();
+  tx.delete(invites)
+    .where(and(eq(invites.orgId, orgId), sql`lower(${invites.email}) = lower(${address})`, isNull(invites.acceptedAt)))
+    .run();
 }
 
 /**
@@ -35,12 +37,25 @@ export async function listPendingInvites(q: Queryable, orgId: string, page: { af
 
 /** Deletes a pending invitation of the org; false when there is none with that id. */
 export async function deletePendingInvite(tx: Tx, orgId: string, id: string): Promise<boolean> {
-  return tx.delete(invites).where(and(eq(invites.id, id), eq(invites.orgId, orgId), isNull(invites.acceptedAt))).returning({ id: invites.id }).all().length > 0;
+  return (
+    tx
+      .delete(invites)
+      .where(and(eq(invites.id, id), eq(invites.orgId, orgId), isNull(invites.acceptedAt)))
+      .returning({ id: invites.id })
+      .all().length > 0
+  );
 }
 
 /** Marks an invitation accepted; false when another request spent it first. */
 export async function spendInvite(tx: Tx, id: string, at: number): Promise<boolean> {
-  return tx.update(invites).set({ acceptedAt: at }).where(and(eq(invites.id, id), isNull(invites.acceptedAt))).returning({ id: invites.id }).all().length > 0;
+  return (
+    tx
+      .update(invites)
+      .set({ acceptedAt: at })
+      .where(and(eq(invites.id, id), isNull(invites.acceptedAt)))
+      .returning({ id: invites.id })
+      .all().length > 0
+  );
 }
 
 /** The name of an org by id, or null. */
@@ -51,5 +66,8 @@ export async function orgNameById(q: Queryable, orgId: string): Promise<string |
 /** Confirms a person's primary address (an accepted invitation proves it arrived). */
 export async function confirmPrimaryAddress(tx: Tx, userId: string, at: number): Promise<void> {
   tx.update(users).set({ emailVerifiedAt: at }).where(eq(users.id, userId)).run();
-  tx.update(emails).set({ verifiedAt: at }).where(and(eq(emails.userId, userId), eq(emails.primary, true))).run();
+  tx.update(emails)
+    .set({ verifiedAt: at })
+    .where(and(eq(emails.userId, userId), eq(emails.primary, true)))
+    .run();
 }

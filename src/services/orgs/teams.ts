@@ -58,7 +58,12 @@ export async function createTeam(ctx: Ctx, actor: Principal, orgName: string, in
 }
 
 /** GET /v1/orgs/{org}/teams: the org's teams by name, a page at a time. */
-export async function listTeams(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<{ teams: Team[]; next_cursor: string | null }> {
+export async function listTeams(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  q: { limit?: unknown; cursor?: unknown },
+): Promise<{ teams: Team[]; next_cursor: string | null }> {
   const { org } = await requireOrgFor(ctx, actor, orgName, "org:read");
   const page = parsePage(q);
   const rows = await store.listTeams(ctx.db.read, org.id, { after: page.after, limit: page.limit + 1 });
@@ -96,7 +101,13 @@ export async function addTeamMember(ctx: Ctx, actor: Principal, orgName: string,
     // Why: team membership requires org membership (SPEC §5.2), so a team never carries outsiders.
     if (!(await store.membershipRole(tx, org.id, userId))) throw Unprocessable(`${userRef} is not a member of ${org.name}`);
     await store.addTeamMember(tx, team.id, userId, now());
-    await recordAudit(tx, { orgId: org.id, action: "team.member_added", actor: auditActor(actor), target: team.name, data: { team_id: team.id, user_id: userId } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "team.member_added",
+      actor: auditActor(actor),
+      target: team.name,
+      data: { team_id: team.id, user_id: userId },
+    });
   });
 }
 
@@ -107,6 +118,12 @@ export async function removeTeamMember(ctx: Ctx, actor: Principal, orgName: stri
     const team = await requireTeam(tx, org, teamRef);
     const userId = await findUserId(tx, userRef);
     if (!userId || !(await store.removeTeamMember(tx, team.id, userId))) throw NotFound("not a member of this team");
-    await recordAudit(tx, { orgId: org.id, action: "team.member_removed", actor: auditActor(actor), target: team.name, data: { team_id: team.id, user_id: userId } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "team.member_removed",
+      actor: auditActor(actor),
+      target: team.name,
+      data: { team_id: team.id, user_id: userId },
+    });
   });
 }

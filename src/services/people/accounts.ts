@@ -19,7 +19,13 @@ export async function namespaceAvailable(q: Queryable, name: string): Promise<bo
 
 /** A free handle derived from an address's local part (`ada.lovelace@x` → `ada-lovelace`). */
 export async function deriveHandle(q: Queryable, email: string, alsoTaken: string | null = null): Promise<string> {
-  let base = email.split("@")[0]!.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32).replace(/-+$/, "");
+  let base = email
+    .split("@")[0]!
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 32)
+    .replace(/-+$/, "");
   if (!base) base = "user";
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
@@ -28,15 +34,26 @@ export async function deriveHandle(q: Queryable, email: string, alsoTaken: strin
 }
 
 /** Inserts a user with their sign-in address and personal namespace (they own it). Call inside a transaction. */
-export async function insertUser(
-  tx: Tx,
-  input: { email: string; name: string; passwordHash: string; handle: string; confirmed: boolean },
-): Promise<User> {
+export async function insertUser(tx: Tx, input: { email: string; name: string; passwordHash: string; handle: string; confirmed: boolean }): Promise<User> {
   const t = now();
   const user: User = {
-    id: newId(), handle: input.handle, email: input.email, name: input.name, displayName: null, bio: null, location: null,
-    company: null, pronouns: null, links: [], kind: "human", contribPrivateOptin: false, profileRepo: null,
-    passwordHash: input.passwordHash, emailVerifiedAt: input.confirmed ? t : null, disabledAt: null, createdAt: t,
+    id: newId(),
+    handle: input.handle,
+    email: input.email,
+    name: input.name,
+    displayName: null,
+    bio: null,
+    location: null,
+    company: null,
+    pronouns: null,
+    links: [],
+    kind: "human",
+    contribPrivateOptin: false,
+    profileRepo: null,
+    passwordHash: input.passwordHash,
+    emailVerifiedAt: input.confirmed ? t : null,
+    disabledAt: null,
+    createdAt: t,
   };
   const address = { id: newId(), userId: user.id, address: input.email, verifiedAt: user.emailVerifiedAt, private: true, primary: true, createdAt: t };
   const personal: Org = { ...emptyOrg(), id: newId(), name: input.handle, kind: "personal", ownerUserId: user.id, createdAt: t };
@@ -95,8 +112,21 @@ export async function createUserWithOrg(
 /** Column defaults of an org row, for inserts that build the whole row. */
 export function emptyOrg() {
   return {
-    ownerUserId: null, displayName: null, description: null, location: null, website: null, contactEmail: null,
-    plan: "free" as const, billingStatus: null, currentPeriodEnd: null, paidSeats: 0, providerCustomerId: null,
-    providerSubscriptionId: null, billingEventAt: null, ciSuspendedReason: null, ciSuspendedAt: null, runnerPolicy: null,
+    ownerUserId: null,
+    displayName: null,
+    description: null,
+    location: null,
+    website: null,
+    contactEmail: null,
+    plan: "free" as const,
+    billingStatus: null,
+    currentPeriodEnd: null,
+    paidSeats: 0,
+    providerCustomerId: null,
+    providerSubscriptionId: null,
+    billingEventAt: null,
+    ciSuspendedReason: null,
+    ciSuspendedAt: null,
+    runnerPolicy: null,
   };
 }

@@ -113,7 +113,7 @@ export async function resendEmailClaim(ctx: Ctx, actor: Principal, handle: strin
  */
 export async function makePrimaryEmail(ctx: Ctx, actor: Principal, handle: string, address: string, input: EmailPatch): Promise<EmailRecord> {
   const user = await requireSelf(ctx, actor, handle);
-  if (input.primary !== true) throw Invalid("only { \"primary\": true } can be set: the sign-in address changes by making another one primary");
+  if (input.primary !== true) throw Invalid('only { "primary": true } can be set: the sign-in address changes by making another one primary');
   return ctx.db.transaction(async (tx) => {
     const row = await store.emailOf(tx, user.id, address);
     if (!row) throw NotFound("no such address on this account");

@@ -39,7 +39,16 @@ export async function issueLink(tx: Tx, purpose: LinkPurpose, userId: string, ad
   const t = now();
   await store.spendLinksFor(tx, userId, purpose, address, t);
   const token = `${PREFIX[purpose]}${newSecret()}`;
-  await store.insertLink(tx, { id: newId(), userId, purpose, address, secretHash: hashSecret(token), expiresAt: t + LINK_TTL_MS[purpose], spentAt: null, createdAt: t });
+  await store.insertLink(tx, {
+    id: newId(),
+    userId,
+    purpose,
+    address,
+    secretHash: hashSecret(token),
+    expiresAt: t + LINK_TTL_MS[purpose],
+    spentAt: null,
+    createdAt: t,
+  });
   return token;
 }
 

@@ -19,7 +19,9 @@ export const RESET_ACCEPTED: Accepted = {
 /** POST /v1/auth/forgot-password: mails a reset link to the sign-in address; the same 202 for every address, and for a body without one. */
 export async function forgotPassword(ctx: Ctx, input: unknown): Promise<Accepted> {
   await mailLinkToAccount(
-    ctx, "reset", requestedAddress(input),
+    ctx,
+    "reset",
+    requestedAddress(input),
     // Why: a disabled account gets no link, and says so to nobody (SPEC §4.3).
     (user) => user.disabledAt === null,
     (user, token) => resetMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl }),

@@ -34,8 +34,15 @@ export const Account = Type.Object(
   {
     examples: [
       {
-        id: "6mk7hlwccg2wkryp", email: "ada@example.com", name: "Ada", handle: "ada", created_at: 1795249115366,
-        orgs: [{ id: "q2ql6avhbnrfrgmz", name: "acme", role: "owner" }, { id: "zoyuieadj3wexrs6", name: "ada", role: "owner" }],
+        id: "6mk7hlwccg2wkryp",
+        email: "ada@example.com",
+        name: "Ada",
+        handle: "ada",
+        created_at: 1795249115366,
+        orgs: [
+          { id: "q2ql6avhbnrfrgmz", name: "acme", role: "owner" },
+          { id: "zoyuieadj3wexrs6", name: "ada", role: "owner" },
+        ],
       },
     ],
   },
@@ -62,7 +69,9 @@ export const EmailRequest = Type.Object({ email: Type.String({ examples: ["ada@e
 export type EmailRequest = Static<typeof EmailRequest>;
 
 /** `{ token }` of a mailed link: `svcv_` (verify) or `svce_` (address claim). */
-export const LinkRequest = Type.Object({ token: Type.String({ description: "the token of the mailed link", examples: ["svcv_q3v5d7kz2mhp4xw6b8n3c5f7g2j4k6m8"] }) });
+export const LinkRequest = Type.Object({
+  token: Type.String({ description: "the token of the mailed link", examples: ["svcv_q3v5d7kz2mhp4xw6b8n3c5f7g2j4k6m8"] }),
+});
 export type LinkRequest = Static<typeof LinkRequest>;
 
 export const ResetRequest = Type.Object({
@@ -73,7 +82,9 @@ export type ResetRequest = Static<typeof ResetRequest>;
 
 // — Invitations, from the invitee's side
 
-export const InvitePreviewRequest = Type.Object({ invite: Type.String({ description: "the svcinv_ token", examples: ["svcinv_s6gycbuxmblczzra5bsdnl7gyx2aslvh"] }) });
+export const InvitePreviewRequest = Type.Object({
+  invite: Type.String({ description: "the svcinv_ token", examples: ["svcinv_s6gycbuxmblczzra5bsdnl7gyx2aslvh"] }),
+});
 export type InvitePreviewRequest = Static<typeof InvitePreviewRequest>;
 
 export const InvitePreview = Type.Object(
@@ -92,13 +103,16 @@ export type AcceptInviteRequest = Static<typeof AcceptInviteRequest>;
 
 // — A person's addresses
 
-export const EmailRecord = Type.Object({
-  address: Type.String(),
-  verified_at: NullableMillis("when the address was proved, or null"),
-  private: Type.Boolean(),
-  primary: Type.Boolean({ description: "the sign-in address" }),
-  created_at: Millis(),
-}, { examples: [{ address: "ada.work@example.com", verified_at: 1795249115366, private: true, primary: true, created_at: 1795249000000 }] });
+export const EmailRecord = Type.Object(
+  {
+    address: Type.String(),
+    verified_at: NullableMillis("when the address was proved, or null"),
+    private: Type.Boolean(),
+    primary: Type.Boolean({ description: "the sign-in address" }),
+    created_at: Millis(),
+  },
+  { examples: [{ address: "ada.work@example.com", verified_at: 1795249115366, private: true, primary: true, created_at: 1795249000000 }] },
+);
 export type EmailRecord = Static<typeof EmailRecord>;
 
 export const EmailList = Type.Object(
@@ -129,10 +143,15 @@ export type EmailVerified = Static<typeof EmailVerified>;
 // — API tokens
 
 export const TokenMint = Type.Object({
-  scopes: Type.Array(Type.String(), { description: "non-empty; each one of repo:read, repo:write, org:read, org:admin (another value answers 422)", examples: [["repo:read"]] }),
+  scopes: Type.Array(Type.String(), {
+    description: "non-empty; each one of repo:read, repo:write, org:read, org:admin (another value answers 422)",
+    examples: [["repo:read"]],
+  }),
   label: Type.String({ description: "1-100 characters", examples: ["ci"] }),
   repo: Type.Optional(NullableString({ description: "bind the token to this repository of the org" })),
-  kind: Type.Optional(Type.String({ description: "personal (default for a person) or service (default for a service token; needs org:admin); another value answers 422" })),
+  kind: Type.Optional(
+    Type.String({ description: "personal (default for a person) or service (default for a service token; needs org:admin); another value answers 422" }),
+  ),
 });
 export type TokenMint = Static<typeof TokenMint>;
 
@@ -145,7 +164,15 @@ const tokenFields = {
   created_at: Millis(),
   last_used_at: NullableMillis("refreshed at most every 10 seconds; null when never used"),
 };
-const tokenExample = { id: "c3poufbz3hdeqayl", kind: "service", scopes: ["repo:read"], label: "ci", repo: "widgets", created_at: 1795249117556, last_used_at: null };
+const tokenExample = {
+  id: "c3poufbz3hdeqayl",
+  kind: "service",
+  scopes: ["repo:read"],
+  label: "ci",
+  repo: "widgets",
+  created_at: 1795249117556,
+  last_used_at: null,
+};
 
 /** A token as listed: never the secret. */
 export const Token = Type.Object(tokenFields, { examples: [tokenExample] });
@@ -164,13 +191,23 @@ export type TokenList = Static<typeof TokenList>;
 // — SSH keys
 
 export const SshKeyCreate = Type.Object({
-  public_key: Type.String({ description: "an OpenSSH public key line: ed25519, ECDSA P-256/384/521, or RSA of at least 2048 bits", examples: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0b3JlbSBpcHN1bSBkb2xvciBzaXQgYW1ldCBjb25z ada@laptop"] }),
+  public_key: Type.String({
+    description: "an OpenSSH public key line: ed25519, ECDSA P-256/384/521, or RSA of at least 2048 bits",
+    examples: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0b3JlbSBpcHN1bSBkb2xvciBzaXQgYW1ldCBjb25z ada@laptop"],
+  }),
   label: Type.String({ description: "1-100 characters", examples: ["laptop"] }),
   token_id: Type.Optional(NullableString({ description: "makes a deploy key acting as this token of the org (org admins)" })),
 });
 export type SshKeyCreate = Static<typeof SshKeyCreate>;
 
-const sshKeyExample = { id: "w2zq7m4k9x3p5r8t", kind: "personal", label: "laptop", fingerprint: "SHA256:nPoeb4TtUhcXjC7lWhMaRfTtLQ+y1eRJp6oBvNgQFp0", token_id: null, created_at: 1795249117556 };
+const sshKeyExample = {
+  id: "w2zq7m4k9x3p5r8t",
+  kind: "personal",
+  label: "laptop",
+  fingerprint: "SHA256:nPoeb4TtUhcXjC7lWhMaRfTtLQ+y1eRJp6oBvNgQFp0",
+  token_id: null,
+  created_at: 1795249117556,
+};
 
 export const SshKey = Type.Object(
   {
@@ -185,5 +222,8 @@ export const SshKey = Type.Object(
 );
 export type SshKey = Static<typeof SshKey>;
 
-export const SshKeyList = Type.Object({ keys: Type.Array(SshKey), next_cursor: NextCursor }, { examples: [{ keys: [sshKeyExample], next_cursor: "WzE3OTUyNDkxMTc1NTYsIncyenE3bTRrOXgzcDVyOHQiXQ" }] });
+export const SshKeyList = Type.Object(
+  { keys: Type.Array(SshKey), next_cursor: NextCursor },
+  { examples: [{ keys: [sshKeyExample], next_cursor: "WzE3OTUyNDkxMTc1NTYsIncyenE3bTRrOXgzcDVyOHQiXQ" }] },
+);
 export type SshKeyList = Static<typeof SshKeyList>;

@@ -107,7 +107,9 @@ export async function signup(ctx: Ctx, input: SignupRequest): Promise<Accepted> 
  */
 export async function resendVerification(ctx: Ctx, input: unknown): Promise<Accepted> {
   await mailLinkToAccount(
-    ctx, "verify", requestedAddress(input),
+    ctx,
+    "verify",
+    requestedAddress(input),
     (user) => user.emailVerifiedAt === null && user.disabledAt === null,
     (user, token) => verifyMail({ to: user.email, name: user.name, token, baseUrl: ctx.baseUrl }),
   );

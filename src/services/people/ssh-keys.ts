@@ -69,7 +69,8 @@ export function parsePublicKey(line: string): PublicKey {
   } else if (ECDSA_CURVES[type]) {
     const s = wireStrings(blob, 3);
     const want = ECDSA_CURVES[type]!;
-    if (!s || s[0]!.toString() !== type || s[1]!.toString() !== want.curve || s[2]![0] !== 0x04 || s[2]!.length !== want.pointBytes) throw bad("malformed ECDSA key");
+    if (!s || s[0]!.toString() !== type || s[1]!.toString() !== want.curve || s[2]![0] !== 0x04 || s[2]!.length !== want.pointBytes)
+      throw bad("malformed ECDSA key");
   } else {
     throw Invalid(`unsupported key type ${JSON.stringify(type)}: use ed25519, ECDSA (P-256, P-384, P-521) or RSA of at least ${MIN_RSA_BITS} bits`);
   }
@@ -107,9 +108,25 @@ export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, 
   const fingerprint = fingerprintOf(key.blob);
   return ctx.db.transaction(async (tx) => {
     if (await credentials.keyByFingerprint(tx, fingerprint)) throw Conflict("this key is already registered");
-    const row: SshKeyRow = { id: newId(), orgId: org.id, userId, tokenId, kind: deploy ? "deploy" : "personal", label, publicKey: key.canonical, fingerprint, createdAt: now() };
+    const row: SshKeyRow = {
+      id: newId(),
+      orgId: org.id,
+      userId,
+      tokenId,
+      kind: deploy ? "deploy" : "personal",
+      label,
+      publicKey: key.canonical,
+      fingerprint,
+      createdAt: now(),
+    };
     await credentials.insertKey(tx, row);
-    await recordAudit(tx, { orgId: org.id, action: "ssh_key.created", actor: auditActor(actor), target: label, data: { key_id: row.id, kind: row.kind, fingerprint } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "ssh_key.created",
+      actor: auditActor(actor),
+      target: label,
+      data: { key_id: row.id, kind: row.kind, fingerprint },
+    });
     return keyBody(row);
   });
 }
@@ -118,7 +135,13 @@ export async function createSshKey(ctx: Ctx, actor: Principal, orgName: string, 
  * GET /v1/orgs/{org}/ssh-keys: all keys for an admin, one's own personal keys for a member; by
  * creation, a page at a time. `own` narrows an admin's list to their own personal keys too.
  */
-export async function listSshKeys(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }, opts: { own?: boolean } = {}): Promise<SshKeyList> {
+export async function listSshKeys(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  q: { limit?: unknown; cursor?: unknown },
+  opts: { own?: boolean } = {},
+): Promise<SshKeyList> {
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, { kind: "credential:list" }));
   const page = parsePage(q, isCreatedKey);
@@ -139,7 +162,13 @@ export async function deleteSshKey(ctx: Ctx, actor: Principal, orgName: string, 
   enforce(decide(facts, { kind: "credential:revoke", ownerUserId: row.userId, what: "key" }));
   await ctx.db.transaction(async (tx) => {
     await credentials.deleteKey(tx, row.id);
-    await recordAudit(tx, { orgId: org.id, action: "ssh_key.revoked", actor: auditActor(actor), target: row.label, data: { key_id: row.id, fingerprint: row.fingerprint } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "ssh_key.revoked",
+      actor: auditActor(actor),
+      target: row.label,
+      data: { key_id: row.id, fingerprint: row.fingerprint },
+    });
   });
 }
 

@@ -24,7 +24,13 @@ export interface CreatedPage {
 
 /** The personal or service token `id` of the org (job tokens are not managed here), or null. */
 export async function managedToken(q: Queryable, orgId: string, id: string): Promise<Token | null> {
-  return q.select().from(tokens).where(and(eq(tokens.id, id), eq(tokens.orgId, orgId), ne(tokens.kind, "job"))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(tokens)
+      .where(and(eq(tokens.id, id), eq(tokens.orgId, orgId), ne(tokens.kind, "job")))
+      .get() ?? null
+  );
 }
 
 /** Records a token (only the digest of its secret). */
@@ -70,7 +76,13 @@ export async function keyByFingerprint(q: Queryable, fingerprint: string): Promi
 
 /** The key `id` of the org, or null. */
 export async function keyInOrg(q: Queryable, orgId: string, id: string): Promise<SshKeyRow | null> {
-  return q.select().from(sshKeys).where(and(eq(sshKeys.id, id), eq(sshKeys.orgId, orgId))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(sshKeys)
+      .where(and(eq(sshKeys.id, id), eq(sshKeys.orgId, orgId)))
+      .get() ?? null
+  );
 }
 
 /** Records a key. */
@@ -88,5 +100,11 @@ export async function listKeys(q: Queryable, orgId: string, userId: string | nul
   const where: (SQL | undefined)[] = [eq(sshKeys.orgId, orgId)];
   if (userId !== null) where.push(eq(sshKeys.userId, userId));
   if (page.after) where.push(sql`(${sshKeys.createdAt}, ${sshKeys.id}) > (${page.after[0]}, ${page.after[1]})`);
-  return q.select().from(sshKeys).where(and(...where)).orderBy(asc(sshKeys.createdAt), asc(sshKeys.id)).limit(page.limit).all();
+  return q
+    .select()
+    .from(sshKeys)
+    .where(and(...where))
+    .orderBy(asc(sshKeys.createdAt), asc(sshKeys.id))
+    .limit(page.limit)
+    .all();
 }

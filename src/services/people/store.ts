@@ -2,7 +2,20 @@
 // mailed links and rate-limit counters (credentials are in store-credentials.ts). Async, so
 // another database changes this file, not the services.
 import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
-import { emailTokens, emails, memberships, orgs, rateEvents, sessions, tokens, users, type Org, type Role, type Token, type User } from "../../db/schema/index.ts";
+import {
+  emailTokens,
+  emails,
+  memberships,
+  orgs,
+  rateEvents,
+  sessions,
+  tokens,
+  users,
+  type Org,
+  type Role,
+  type Token,
+  type User,
+} from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 
@@ -19,7 +32,15 @@ const { prepared } = statementCache("people");
 
 /** The account with id `id`, or null. */
 export async function userById(q: Queryable, id: string): Promise<User | null> {
-  return prepared(q, "userById", (q) => q.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare()).get({ id }) ?? null;
+  return (
+    prepared(q, "userById", (q) =>
+      q
+        .select()
+        .from(users)
+        .where(eq(users.id, sql.placeholder("id")))
+        .prepare(),
+    ).get({ id }) ?? null
+  );
 }
 
 /** The account whose sign-in address is `address` (case-insensitive), or null. */
@@ -85,7 +106,15 @@ export async function confirmAccount(tx: Tx, userId: string, t: number): Promise
 
 /** The API token with id `id`, or null. */
 export async function tokenById(q: Queryable, id: string): Promise<Token | null> {
-  return prepared(q, "tokenById", (q) => q.select().from(tokens).where(eq(tokens.id, sql.placeholder("id"))).prepare()).get({ id }) ?? null;
+  return (
+    prepared(q, "tokenById", (q) =>
+      q
+        .select()
+        .from(tokens)
+        .where(eq(tokens.id, sql.placeholder("id")))
+        .prepare(),
+    ).get({ id }) ?? null
+  );
 }
 
 // — Sessions
@@ -124,7 +153,13 @@ export async function emailsOf(q: Queryable, userId: string): Promise<EmailRow[]
 
 /** The address row `address` (case-insensitive) of one account, or null. */
 export async function emailOf(q: Queryable, userId: string, address: string): Promise<EmailRow | null> {
-  return q.select().from(emails).where(and(eq(emails.userId, userId), sql`lower(${emails.address}) = lower(${address})`)).get() ?? null;
+  return (
+    q
+      .select()
+      .from(emails)
+      .where(and(eq(emails.userId, userId), sql`lower(${emails.address}) = lower(${address})`))
+      .get() ?? null
+  );
 }
 
 /** The address row `address` (case-insensitive) of whichever account holds it, or null. */
@@ -149,14 +184,23 @@ export async function deleteEmail(tx: Tx, id: string): Promise<void> {
 
 /** Marks an account's address `address` proved at `t`, unless it already was. */
 export async function proveEmail(tx: Tx, userId: string, address: string, t: number): Promise<void> {
-  tx.update(emails).set({ verifiedAt: t }).where(and(eq(emails.userId, userId), sql`lower(${emails.address}) = lower(${address})`, isNull(emails.verifiedAt))).run();
+  tx.update(emails)
+    .set({ verifiedAt: t })
+    .where(and(eq(emails.userId, userId), sql`lower(${emails.address}) = lower(${address})`, isNull(emails.verifiedAt)))
+    .run();
 }
 
 /** Makes the proved row `emailId` the account's sign-in address: the flag moves and the account's address follows. */
 export async function setPrimaryEmail(tx: Tx, userId: string, emailId: string, address: string, verifiedAt: number): Promise<void> {
-  tx.update(emails).set({ primary: false }).where(and(eq(emails.userId, userId), eq(emails.primary, true))).run();
+  tx.update(emails)
+    .set({ primary: false })
+    .where(and(eq(emails.userId, userId), eq(emails.primary, true)))
+    .run();
   tx.update(emails).set({ primary: true }).where(eq(emails.id, emailId)).run();
-  tx.update(users).set({ email: address, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${verifiedAt})` }).where(eq(users.id, userId)).run();
+  tx.update(users)
+    .set({ email: address, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${verifiedAt})` })
+    .where(eq(users.id, userId))
+    .run();
 }
 
 // — Mailed links
@@ -165,7 +209,14 @@ export async function setPrimaryEmail(tx: Tx, userId: string, emailId: string, a
 export async function spendLinksFor(tx: Tx, userId: string, purpose: LinkPurpose, address: string, t: number): Promise<void> {
   tx.update(emailTokens)
     .set({ spentAt: t })
-    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), sql`lower(${emailTokens.address}) = lower(${address})`, isNull(emailTokens.spentAt)))
+    .where(
+      and(
+        eq(emailTokens.userId, userId),
+        eq(emailTokens.purpose, purpose),
+        sql`lower(${emailTokens.address}) = lower(${address})`,
+        isNull(emailTokens.spentAt),
+      ),
+    )
     .run();
 }
 
@@ -176,19 +227,34 @@ export async function insertLink(tx: Tx, row: LinkRow): Promise<void> {
 
 /** The link of `purpose` whose token hashes to `hash`, spent or not, or null. */
 export async function linkByHash(q: Queryable, purpose: LinkPurpose, hash: string): Promise<LinkRow | null> {
-  return q.select().from(emailTokens).where(and(eq(emailTokens.secretHash, hash), eq(emailTokens.purpose, purpose))).get() ?? null;
+  return (
+    q
+      .select()
+      .from(emailTokens)
+      .where(and(eq(emailTokens.secretHash, hash), eq(emailTokens.purpose, purpose)))
+      .get() ?? null
+  );
 }
 
 /** Spends one link; false when it was already spent. */
 export async function spendLink(tx: Tx, id: string, t: number): Promise<boolean> {
-  return tx.update(emailTokens).set({ spentAt: t }).where(and(eq(emailTokens.id, id), isNull(emailTokens.spentAt))).returning({ id: emailTokens.id }).all().length === 1;
+  return (
+    tx
+      .update(emailTokens)
+      .set({ spentAt: t })
+      .where(and(eq(emailTokens.id, id), isNull(emailTokens.spentAt)))
+      .returning({ id: emailTokens.id })
+      .all().length === 1
+  );
 }
 
 // — Rate limits
 
 /** Forgets the events of `bucket` older than `before`. */
 export async function pruneRateEvents(tx: Tx, bucket: string, before: number): Promise<void> {
-  tx.delete(rateEvents).where(and(eq(rateEvents.bucket, bucket), lt(rateEvents.createdAt, before))).run();
+  tx.delete(rateEvents)
+    .where(and(eq(rateEvents.bucket, bucket), lt(rateEvents.createdAt, before)))
+    .run();
 }
 
 /** Events of `bucket` since `since`: for one (folded) address, and in all. */

@@ -107,7 +107,10 @@ export function sourceKey(address: string): string {
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const groups = address.includes("::") ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
 function accountKey(address: string): string {

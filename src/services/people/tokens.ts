@@ -16,7 +16,15 @@ import { auditActor, recordAudit } from "../audit/record.ts";
 
 /** The public view of a token (never the secret). */
 function tokenBody(t: TokenRow, repoName: string | null): Token {
-  return { id: t.id, kind: t.kind as "personal" | "service", scopes: t.scopes, label: t.label, repo: repoName, created_at: t.createdAt, last_used_at: t.lastUsedAt };
+  return {
+    id: t.id,
+    kind: t.kind as "personal" | "service",
+    scopes: t.scopes,
+    label: t.label,
+    repo: repoName,
+    created_at: t.createdAt,
+    last_used_at: t.lastUsedAt,
+  };
 }
 
 /** POST /v1/orgs/{org}/tokens: mint a personal or service token; the secret is returned once. */
@@ -27,7 +35,8 @@ export async function mintToken(ctx: Ctx, actor: Principal, orgName: string, inp
   const kind = input.kind ?? (person ? "personal" : "service");
   if (kind !== "personal" && kind !== "service") throw Unprocessable("kind must be personal or service");
   if (input.scopes.length === 0) throw Invalid("scopes must be a non-empty array");
-  for (const s of input.scopes) if (!SCOPES.includes(s as Scope)) throw Unprocessable(`unknown scope ${JSON.stringify(s)}; expected one of ${SCOPES.join(", ")}`);
+  for (const s of input.scopes)
+    if (!SCOPES.includes(s as Scope)) throw Unprocessable(`unknown scope ${JSON.stringify(s)}; expected one of ${SCOPES.join(", ")}`);
   const scopes = [...new Set(input.scopes as Scope[])];
   const label = input.label.trim();
   if (!label || input.label.length > 100) throw Invalid("label must be a string of 1-100 characters");
@@ -43,12 +52,26 @@ export async function mintToken(ctx: Ctx, actor: Principal, orgName: string, inp
   const id = newId();
   const secret = newSecret();
   const row: TokenRow = {
-    id, orgId: org.id, userId: kind === "personal" ? person!.id : null, kind, scopes, label, repoId: repo?.id ?? null,
-    secretHash: hashSecret(secret), lastUsedAt: null, createdAt: now(),
+    id,
+    orgId: org.id,
+    userId: kind === "personal" ? person!.id : null,
+    kind,
+    scopes,
+    label,
+    repoId: repo?.id ?? null,
+    secretHash: hashSecret(secret),
+    lastUsedAt: null,
+    createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {
     await store.insertToken(tx, row);
-    await recordAudit(tx, { orgId: org.id, action: "token.created", actor: auditActor(actor), target: label, data: { token_id: id, kind, scopes, repo: repo?.name ?? null } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "token.created",
+      actor: auditActor(actor),
+      target: label,
+      data: { token_id: id, kind, scopes, repo: repo?.name ?? null },
+    });
   });
   return { ...tokenBody(row, repo?.name ?? null), token: `svc_${id}_${secret}` };
 }
@@ -57,7 +80,13 @@ export async function mintToken(ctx: Ctx, actor: Principal, orgName: string, inp
  * GET /v1/orgs/{org}/tokens: all org tokens for an admin, one's own for a member; by creation, a
  * page at a time. `own` narrows an admin's list to their own personal tokens too (account settings).
  */
-export async function listTokens(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }, opts: { own?: boolean } = {}): Promise<TokenList> {
+export async function listTokens(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  q: { limit?: unknown; cursor?: unknown },
+  opts: { own?: boolean } = {},
+): Promise<TokenList> {
   await flushTokenUse(ctx);
   const { org, facts } = await orgFacts(ctx, actor, orgName);
   enforce(decide(facts, { kind: "credential:list" }));

@@ -40,20 +40,25 @@ export async function readBlobOffloaded(ctx: Ctx, objects: PackSet, oid: Oid): P
   const head = await at.pack.headerAt(at.offset);
   // What a push may bring (SVC_GIT_MAX_OBJECT) can always be read back; 128 MiB at least.
   const maxBytes = Math.max(BLOB_READ_LIMITS.maxBytes, ctx.config.gitMaxObject);
-  if (head.size > maxBytes) throw TooLarge(`this file is ${head.size} bytes, more than the ${Math.round(maxBytes / 1024 / 1024)} MiB served here; fetch it with git`);
+  if (head.size > maxBytes)
+    throw TooLarge(`this file is ${head.size} bytes, more than the ${Math.round(maxBytes / 1024 / 1024)} MiB served here; fetch it with git`);
   if (head.size <= BLOB_READ_LIMITS.inlineBytes && (await chainDepth(at.pack, at.offset, BLOB_READ_LIMITS.inlineDepth + 1)) <= BLOB_READ_LIMITS.inlineDepth) {
     return at.pack.readAt(at.offset);
   }
   const chain = detached(await readStoredChain(at.pack, at.offset, { maxDepth: BLOB_READ_LIMITS.maxDepth, maxBytes: BLOB_READ_LIMITS.maxStoredBytes }));
   let data: Uint8Array | null = null;
   try {
-    await ctx.threads.run("git.resolveChain", { chain, maxSize: maxBytes }, {
-      timeLimitMs: BLOB_READ_LIMITS.timeLimitMs,
-      transfer: transferables(chain),
-      onEmit: (value) => {
-        data = value as Uint8Array;
+    await ctx.threads.run(
+      "git.resolveChain",
+      { chain, maxSize: maxBytes },
+      {
+        timeLimitMs: BLOB_READ_LIMITS.timeLimitMs,
+        transfer: transferables(chain),
+        onEmit: (value) => {
+          data = value as Uint8Array;
+        },
       },
-    });
+    );
   } catch (e) {
     if (e instanceof ThreadTaskError && e.kind === "busy") throw new AppError("unavailable", "the server is busy reading other large files; try again shortly");
     if (e instanceof ThreadTaskError && e.kind === "time_limit") throw new AppError("unavailable", "this file took too long to read; fetch it with git");

@@ -35,7 +35,11 @@ const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
  * code points dropped, case folded, NTFS stream suffix and trailing dots/spaces removed.
  */
 function protectedName(part: string): string {
-  return part.replace(HFS_IGNORABLE, "").toLowerCase().split(":")[0]!.replace(/[. ]+$/, "");
+  return part
+    .replace(HFS_IGNORABLE, "")
+    .toLowerCase()
+    .split(":")[0]!
+    .replace(/[. ]+$/, "");
 }
 
 /** Whether git (core.protectHFS/protectNTFS, fsck) would treat a component as `.git`. */
@@ -60,7 +64,8 @@ export function splitPath(path: unknown, field = "path"): string[] {
   }
   for (const p of parts.slice(0, -1)) {
     // git's fsck refuses a directory by either name (gitmodulesBlob, gitattributesBlob).
-    for (const name of [".gitmodules", ".gitattributes"]) if (protectedName(p) === name) throw Invalid(`${field} ${JSON.stringify(path)}: ${name} must be a file`);
+    for (const name of [".gitmodules", ".gitattributes"])
+      if (protectedName(p) === name) throw Invalid(`${field} ${JSON.stringify(path)}: ${name} must be a file`);
   }
   return parts;
 }
@@ -131,7 +136,10 @@ function parseOperations(raw: CommitOperation[]): TreeOp[] {
  */
 export function gitIdentName(name: string, fallback: string): string {
   // eslint-disable-next-line no-control-regex
-  const clean = name.replace(/[<>\u0000-\u001f\u007f]+/g, " ").replace(/\s+/g, " ").trim();
+  const clean = name
+    .replace(/[<>\u0000-\u001f\u007f]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return clean || fallback;
 }
 
@@ -225,7 +233,8 @@ export async function createCommit(ctx: Ctx, t: RepoTarget, body: CommitRequest)
           actorUserId: person?.id ?? null,
           policy: refPolicy(repo, "commit-api"),
           also: async (tx) => {
-            if (hasContext) await store.insertCommitContext(tx, { repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: now() });
+            if (hasContext)
+              await store.insertCommitContext(tx, { repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: now() });
           },
         },
       );

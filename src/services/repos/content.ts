@@ -211,12 +211,39 @@ export async function getTreeWindow(
 }
 
 const CONTENT_TYPES: Record<string, string> = {
-  txt: "text/plain", md: "text/markdown", json: "application/json", js: "text/javascript", mjs: "text/javascript",
-  ts: "text/plain", css: "text/css", html: "text/html", htm: "text/html", xml: "application/xml", svg: "image/svg+xml",
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", ico: "image/x-icon",
-  pdf: "application/pdf", zip: "application/zip", gz: "application/gzip", tar: "application/x-tar", wasm: "application/wasm",
-  yml: "text/yaml", yaml: "text/yaml", csv: "text/csv", sh: "text/x-shellscript", py: "text/x-python", go: "text/plain",
-  rs: "text/plain", c: "text/plain", h: "text/plain", java: "text/plain", toml: "text/plain",
+  txt: "text/plain",
+  md: "text/markdown",
+  json: "application/json",
+  js: "text/javascript",
+  mjs: "text/javascript",
+  ts: "text/plain",
+  css: "text/css",
+  html: "text/html",
+  htm: "text/html",
+  xml: "application/xml",
+  svg: "image/svg+xml",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  ico: "image/x-icon",
+  pdf: "application/pdf",
+  zip: "application/zip",
+  gz: "application/gzip",
+  tar: "application/x-tar",
+  wasm: "application/wasm",
+  yml: "text/yaml",
+  yaml: "text/yaml",
+  csv: "text/csv",
+  sh: "text/x-shellscript",
+  py: "text/x-python",
+  go: "text/plain",
+  rs: "text/plain",
+  c: "text/plain",
+  h: "text/plain",
+  java: "text/plain",
+  toml: "text/plain",
 };
 
 /** A Content-Type from the extension, else text/plain for text and octet-stream for binary. */
@@ -237,7 +264,10 @@ async function blobEntry(ctx: Ctx, t: RepoTarget, ref: string, path: string | un
   const parts = pathParts(path);
   if (!parts.length) throw Invalid("path is required");
   const at = await entryAt(snapshot.objects, commit.tree, parts);
-  if (at && isTreeMode(at.mode)) throw NotFound(`${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${t.named.org}/repos/${t.named.repo}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`);
+  if (at && isTreeMode(at.mode))
+    throw NotFound(
+      `${JSON.stringify(parts.join("/"))} is a directory at ${ref}; list it with GET /v1/orgs/${t.named.org}/repos/${t.named.repo}/tree/${ref}?path=${encodeURIComponent(parts.join("/"))}`,
+    );
   if (!at || typeOfMode(at.mode) !== "blob") throw NotFound(`no file ${JSON.stringify(parts.join("/"))} at ${ref}`);
   return { snapshot, oid: at.oid, name: parts[parts.length - 1]! };
 }
@@ -256,7 +286,12 @@ export async function getBlob(ctx: Ctx, t: RepoTarget, ref: string, path: string
  * the bytes, resolved off the event loop when big or deep (blob-read.ts). A page decides from
  * the size whether to read at all (issue 25 row 4: a view of a 1 GiB blob read it whole first).
  */
-export async function statBlob(ctx: Ctx, t: RepoTarget, ref: string, path: string | undefined): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
+export async function statBlob(
+  ctx: Ctx,
+  t: RepoTarget,
+  ref: string,
+  path: string | undefined,
+): Promise<{ oid: Oid; size: number; name: string; read(): Promise<Uint8Array> }> {
   const { snapshot, oid, name } = await blobEntry(ctx, t, ref, path);
   const head = await blobHeader(snapshot.objects, oid);
   if (!head) throw NotFound("blob missing");
@@ -295,11 +330,7 @@ function isHistoryKey(key: unknown): key is HistoryKey {
  * default history simplification: a commit is shown when it differs from every parent at that
  * path, and a merge that kept one parent's version follows only that parent.
  */
-export async function listCommits(
-  ctx: Ctx,
-  t: RepoTarget,
-  q: { ref?: string; path?: string; limit?: string; cursor?: string },
-): Promise<CommitList> {
+export async function listCommits(ctx: Ctx, t: RepoTarget, q: { ref?: string; path?: string; limit?: string; cursor?: string }): Promise<CommitList> {
   const { repo, snapshot, opts } = await readable(ctx, t);
   const { limit, after } = parsePage(q, isHistoryKey);
   const parts = pathParts(q.path);

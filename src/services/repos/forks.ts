@@ -33,7 +33,9 @@ export async function createFork(ctx: Ctx, t: RepoTarget, input: ForkCreate): Pr
   const { org: parentOrg, repo: parent, actor } = t;
   need(t, "repo:fork");
   if (parent.forkState === "pending" || parent.forkState === "failed") {
-    throw Conflict(`${parentOrg.name}/${parent.name} is a fork that is ${parent.forkState === "pending" ? "still being made" : "failed"}; fork it once it is ready`);
+    throw Conflict(
+      `${parentOrg.name}/${parent.name} is a fork that is ${parent.forkState === "pending" ? "still being made" : "failed"}; fork it once it is ready`,
+    );
   }
   const targetName = input.org ?? (await defaultNamespace(ctx, actor));
   // The fork keeps the parent's visibility: a private repository's fork is private (and so needs the plan's room for one).

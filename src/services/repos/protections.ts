@@ -17,7 +17,13 @@ export { forbidsForcePush, matchesPattern, protectionOfBranch, refPolicy, type U
 
 /** The API shape of one protection. */
 function protectionBody(p: ProtectionRow): Protection {
-  return { pattern: p.pattern, allow_force_push: p.allowForcePush, allow_deletion: p.allowDeletion, require_change: p.requireChange, required_checks: p.requiredChecks };
+  return {
+    pattern: p.pattern,
+    allow_force_push: p.allowForcePush,
+    allow_deletion: p.allowDeletion,
+    require_change: p.requireChange,
+    required_checks: p.requiredChecks,
+  };
 }
 
 /** GET …/protections (admins). */
@@ -49,7 +55,13 @@ export async function putProtection(ctx: Ctx, t: RepoTarget, pattern: string, bo
   };
   await ctx.db.transaction(async (tx) => {
     await store.upsertProtection(tx, row);
-    await recordAudit(tx, { orgId: org.id, action: "protection.updated", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: protectionBody(row) });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "protection.updated",
+      actor: auditActor(actor),
+      target: `${repo.name}:${pattern}`,
+      data: protectionBody(row),
+    });
   });
   return protectionBody(row);
 }
@@ -60,7 +72,8 @@ export async function deleteProtection(ctx: Ctx, t: RepoTarget, pattern: string)
   const { org, repo, actor } = t;
   const gone = await ctx.db.transaction(async (tx) => {
     const deleted = await store.deleteProtection(tx, repo.id, pattern);
-    if (deleted) await recordAudit(tx, { orgId: org.id, action: "protection.deleted", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: { pattern } });
+    if (deleted)
+      await recordAudit(tx, { orgId: org.id, action: "protection.deleted", actor: auditActor(actor), target: `${repo.name}:${pattern}`, data: { pattern } });
     return deleted;
   });
   if (!gone) throw NotFound(`no protection for ${JSON.stringify(pattern)}`);

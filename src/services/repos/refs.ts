@@ -58,11 +58,15 @@ export async function putRef(ctx: Ctx, t: RepoTarget, name: string, body: RefPut
   const header = named ? null : await snapshot.objects.readHeader(body.target);
   const allowed = name.startsWith("refs/tags/") ? header?.type === "commit" || header?.type === "tag" : header?.type === "commit";
   if (!header) throw Unprocessable(`object ${body.target} does not exist in this repository`);
-  if (!allowed) throw Unprocessable(`object ${body.target} is a ${header.type}; ${name.startsWith("refs/tags/") ? "a tag needs a commit or tag object" : "a ref needs a commit"}`);
+  if (!allowed)
+    throw Unprocessable(
+      `object ${body.target} is a ${header.type}; ${name.startsWith("refs/tags/") ? "a tag needs a commit or tag object" : "a ref needs a commit"}`,
+    );
   const current = snapshot.refs.find((r) => r.name === name)?.oid ?? null;
   const old: Oid | null = hasExpected ? (body.expected ?? null) : current;
   if (hasExpected && old !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
-  const fastForward = old && header.type === "commit" && (await forbidsForcePush(ctx, repo, name)) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
+  const fastForward =
+    old && header.type === "commit" && (await forbidsForcePush(ctx, repo, name)) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
   const results = await publish(ctx, org, repo, [{ ref: name, oldOid: old ?? ZERO_OID, newOid: body.target, fastForward }], null, {
     atomic: true,
     event: { via: "api" },

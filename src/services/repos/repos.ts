@@ -142,7 +142,13 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
   await ctx.db.transaction(async (tx) => {
     if (await store.repoNameTaken(tx, org.id, name)) throw Conflict(`repository ${org.name}/${name} already exists`);
     await store.insertRepo(tx, row);
-    await recordAudit(tx, { orgId: org.id, action: "repo.created", actor: auditActor(actor), target: name, data: { repo_id: row.id, public: row.public, kind } });
+    await recordAudit(tx, {
+      orgId: org.id,
+      action: "repo.created",
+      actor: auditActor(actor),
+      target: name,
+      data: { repo_id: row.id, public: row.public, kind },
+    });
     // A mirror's origin and its first sync commit with the repository.
     if (origin) await registerMirror(ctx, tx, row, origin);
   });
@@ -203,7 +209,8 @@ export async function patchRepo(ctx: Ctx, t: RepoTarget, input: RepoPatch): Prom
   need(t, "repo:admin");
   const { org, repo, actor } = t;
   // Billing: making a public repository private is adding a private one (402 `quota:`).
-  if (input.public === false && repo.public) enforce(decide(await loadFacts(ctx, actor, org, undefined, { quota: true }), { kind: "quota", what: "private-repo" }));
+  if (input.public === false && repo.public)
+    enforce(decide(await loadFacts(ctx, actor, org, undefined, { quota: true }), { kind: "quota", what: "private-repo" }));
   const set: Partial<Repo> = {};
   if (input.name !== undefined) set.name = checkRepoName(input.name);
   if (input.public !== undefined) set.public = input.public;
@@ -217,7 +224,13 @@ export async function patchRepo(ctx: Ctx, t: RepoTarget, input: RepoPatch): Prom
     }
     await store.updateRepo(tx, repo.id, set);
     if (set.public !== undefined && set.public !== repo.public) {
-      await recordAudit(tx, { orgId: org.id, action: "repo.visibility_changed", actor: auditActor(actor), target: set.name ?? repo.name, data: { repo_id: repo.id, public: set.public } });
+      await recordAudit(tx, {
+        orgId: org.id,
+        action: "repo.visibility_changed",
+        actor: auditActor(actor),
+        target: set.name ?? repo.name,
+        data: { repo_id: repo.id, public: set.public },
+      });
     }
     if (set.name !== undefined && set.name !== repo.name) {
       await recordAudit(tx, { orgId: org.id, action: "repo.renamed", actor: auditActor(actor), target: set.name, data: { repo_id: repo.id, from: repo.name } });

@@ -23,7 +23,10 @@ const Sha = (options: Record<string, unknown> = {}) => Type.String({ pattern: SH
 // ---- Repositories ------------------------------------------------------------------------------
 
 export const RepoCreate = Type.Object({
-  name: Type.String({ description: "1-100 characters of A-Z a-z 0-9 . - _; not . or ..; not ending in .git; unique per org, case-insensitive", examples: ["app"] }),
+  name: Type.String({
+    description: "1-100 characters of A-Z a-z 0-9 . - _; not . or ..; not ending in .git; unique per org, case-insensitive",
+    examples: ["app"],
+  }),
   public: Type.Optional(Type.Boolean({ description: "default false" })),
   description: Type.Optional(Description("at most 2,000 characters; blank is stored as null")),
   homepage: Type.Optional(NullableString({ description: "absolute http:// or https:// URL; blank is stored as null" })),
@@ -95,7 +98,9 @@ export const Repo = Type.Object(
     fork_count: Type.Integer({ description: "public repositories forked directly from this one" }),
     watcher_count: Type.Integer({ description: "subscriptions at the `all` level" }),
     fork_state: Type.Optional(
-      Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed"), Type.Null()], { description: "absent for a repository that is not a fork" }),
+      Type.Union([Type.Literal("pending"), Type.Literal("ready"), Type.Literal("failed"), Type.Null()], {
+        description: "absent for a repository that is not a fork",
+      }),
     ),
     fork_parent: NullableString({ description: "owner/name of the parent when the viewer may see it" }),
     viewer_admin: Type.Boolean(),
@@ -106,13 +111,18 @@ export const Repo = Type.Object(
 );
 export type Repo = Static<typeof Repo>;
 
-export const RepoList = Type.Object({ repos: Type.Array(Repo), next_cursor: NextCursor }, { description: "the repositories the caller may see, by name", examples: [{ repos: [REPO_EXAMPLE], next_cursor: null }] });
+export const RepoList = Type.Object(
+  { repos: Type.Array(Repo), next_cursor: NextCursor },
+  { description: "the repositories the caller may see, by name", examples: [{ repos: [REPO_EXAMPLE], next_cursor: null }] },
+);
 export type RepoList = Static<typeof RepoList>;
 
 /** POST …/forks (DECISIONS §3). */
 export const ForkCreate = Type.Object(
   {
-    org: Type.Optional(Type.String({ description: "namespace to fork into (an org or a handle); default the caller's personal namespace", examples: ["alice"] })),
+    org: Type.Optional(
+      Type.String({ description: "namespace to fork into (an org or a handle); default the caller's personal namespace", examples: ["alice"] }),
+    ),
     name: Type.Optional(Type.String({ description: "the fork's name; default the parent's name", examples: ["app"] })),
   },
   { description: "where the fork goes; both optional", examples: [{ org: "alice", name: "app" }] },
@@ -184,7 +194,11 @@ export const RefConflict = Type.Object(
     error: Type.String(),
     current: Type.Union([Sha(), Type.Null()], { description: "where the branch or ref is now; null when it does not exist" }),
   },
-  { additionalProperties: true, description: "conflict: the branch or ref is not where the request expected it", examples: [{ error: "branch main is not at a11bef06a3f659402fe7563abf99ad00de2209e6", current: EXAMPLE_SHA }] },
+  {
+    additionalProperties: true,
+    description: "conflict: the branch or ref is not where the request expected it",
+    examples: [{ error: "branch main is not at a11bef06a3f659402fe7563abf99ad00de2209e6", current: EXAMPLE_SHA }],
+  },
 );
 
 // ---- Refs --------------------------------------------------------------------------------------
@@ -195,13 +209,18 @@ export const Ref = Type.Object(
 );
 export type Ref = Static<typeof Ref>;
 
-export const RefList = Type.Object({ refs: Type.Array(Ref) }, { description: "every ref, by name", examples: [{ refs: [{ name: "refs/heads/main", target: EXAMPLE_SHA }] }] });
+export const RefList = Type.Object(
+  { refs: Type.Array(Ref) },
+  { description: "every ref, by name", examples: [{ refs: [{ name: "refs/heads/main", target: EXAMPLE_SHA }] }] },
+);
 export type RefList = Static<typeof RefList>;
 
 export const RefPut = Type.Object(
   {
     target: Sha({ description: "a commit (a tag ref may also name a tag object) present in the repository" }),
-    expected: Type.Optional(Type.Union([Sha(), Type.Null()], { description: "compare-and-swap: the ref must be here; null: must not exist; omitted: unconditional" })),
+    expected: Type.Optional(
+      Type.Union([Sha(), Type.Null()], { description: "compare-and-swap: the ref must be here; null: must not exist; omitted: unconditional" }),
+    ),
   },
   { examples: [{ target: EXAMPLE_SHA, expected: EXAMPLE_PARENT }] },
 );
@@ -211,7 +230,9 @@ export const RefDeleteQuery = Type.Object({ expected: Type.Optional(Sha({ descri
 
 // ---- Content reads -----------------------------------------------------------------------------
 
-export const PathQuery = Type.Object({ path: Type.Optional(Type.String({ description: "a directory or file path; empty or / is the root", examples: ["src"] })) });
+export const PathQuery = Type.Object({
+  path: Type.Optional(Type.String({ description: "a directory or file path; empty or / is the root", examples: ["src"] })),
+});
 
 export const TreeEntry = Type.Object({
   name: Type.String(),
@@ -297,7 +318,10 @@ export const CommitsQuery = Type.Object({
 
 export const CommitList = Type.Object(
   { commits: Type.Array(CommitSummary), next_cursor: NextCursor },
-  { description: "commits, newest first by committer date", examples: [{ commits: [SUMMARY_EXAMPLE], next_cursor: "WyI5ZmNlYjAyZDBhZTU5OGU5NWRjOTcwYjc0NzY3ZjE5MzcyZDYxYWY4IiwzMF0" }] },
+  {
+    description: "commits, newest first by committer date",
+    examples: [{ commits: [SUMMARY_EXAMPLE], next_cursor: "WyI5ZmNlYjAyZDBhZTU5OGU5NWRjOTcwYjc0NzY3ZjE5MzcyZDYxYWY4IiwzMF0" }],
+  },
 );
 export type CommitList = Static<typeof CommitList>;
 
@@ -314,7 +338,10 @@ export const CommitDetail = Type.Object(
     context: Type.Unknown({ description: "the context sent with the commit API (any JSON); null otherwise" }),
     changed_paths: Type.Array(ChangedPath, { description: "against the first parent" }),
   },
-  { description: "one commit with its context and the paths it changed", examples: [{ ...SUMMARY_EXAMPLE, tree: EXAMPLE_TREE, context: { ticket: "OPS-12" }, changed_paths: [{ path: "README.md", status: "modified" }] }] },
+  {
+    description: "one commit with its context and the paths it changed",
+    examples: [{ ...SUMMARY_EXAMPLE, tree: EXAMPLE_TREE, context: { ticket: "OPS-12" }, changed_paths: [{ path: "README.md", status: "modified" }] }],
+  },
 );
 export type CommitDetail = Static<typeof CommitDetail>;
 
@@ -325,7 +352,9 @@ export const ProtectionPut = Type.Object(
     allow_force_push: Type.Optional(Type.Boolean({ description: "default false" })),
     allow_deletion: Type.Optional(Type.Boolean({ description: "default false" })),
     require_change: Type.Optional(Type.Boolean({ description: "default false: when true, only the lander moves the branch" })),
-    required_checks: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { description: "check names a change needs before landing; duplicates are dropped" })),
+    required_checks: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { description: "check names a change needs before landing; duplicates are dropped" }),
+    ),
   },
   { examples: [{ allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"] }] },
 );
@@ -339,12 +368,18 @@ export const Protection = Type.Object(
     require_change: Type.Boolean(),
     required_checks: Type.Array(Type.String()),
   },
-  { description: "a branch protection", examples: [{ pattern: "release/*", allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"] }] },
+  {
+    description: "a branch protection",
+    examples: [{ pattern: "release/*", allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"] }],
+  },
 );
 export type Protection = Static<typeof Protection>;
 
 export const ProtectionList = Type.Object(
   { protections: Type.Array(Protection) },
-  { description: "the repository's branch protections, by pattern", examples: [{ protections: [{ pattern: "main", allow_force_push: false, allow_deletion: false, require_change: false, required_checks: [] }] }] },
+  {
+    description: "the repository's branch protections, by pattern",
+    examples: [{ protections: [{ pattern: "main", allow_force_push: false, allow_deletion: false, require_change: false, required_checks: [] }] }],
+  },
 );
 export type ProtectionList = Static<typeof ProtectionList>;

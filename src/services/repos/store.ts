@@ -9,14 +9,26 @@ export type Protection = typeof protections.$inferSelect;
 /** Public repositories forked directly from the repository, and its watchers at level `all`. */
 export async function repoCounts(q: Queryable, repoId: string): Promise<{ forkCount: number; watchers: number }> {
   return {
-    forkCount: q.select({ n: sql<number>`count(*)` }).from(repos).where(and(eq(repos.forkParentId, repoId), eq(repos.public, true))).get()!.n,
-    watchers: q.select({ n: sql<number>`count(*)` }).from(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.level, "all"))).get()!.n,
+    forkCount: q
+      .select({ n: sql<number>`count(*)` })
+      .from(repos)
+      .where(and(eq(repos.forkParentId, repoId), eq(repos.public, true)))
+      .get()!.n,
+    watchers: q
+      .select({ n: sql<number>`count(*)` })
+      .from(subscriptions)
+      .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.level, "all")))
+      .get()!.n,
   };
 }
 
 /** Whether the org has a repository named `name` (case-insensitive). */
 export async function repoNameTaken(q: Queryable, orgId: string, name: string): Promise<boolean> {
-  return !!q.select({ id: repos.id }).from(repos).where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`)).get();
+  return !!q
+    .select({ id: repos.id })
+    .from(repos)
+    .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+    .get();
 }
 
 /** Creates a repository row. */
@@ -62,7 +74,13 @@ export async function repoWithOrg(q: Queryable, id: string): Promise<{ repo: Rep
 
 /** The name of the person's personal namespace, or null. */
 export async function personalNamespace(q: Queryable, userId: string): Promise<string | null> {
-  return q.select({ name: orgs.name }).from(orgs).where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal"))).get()?.name ?? null;
+  return (
+    q
+      .select({ name: orgs.name })
+      .from(orgs)
+      .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
+      .get()?.name ?? null
+  );
 }
 
 /** Copies the branches and tags of `fromId` to `toId` (one statement), leaving any ref `toId` already has. */
@@ -86,7 +104,13 @@ export async function upsertProtection(tx: Tx, row: Protection): Promise<void> {
 
 /** Deletes the protection with exactly this pattern; false when there was none. */
 export async function deleteProtection(tx: Tx, repoId: string, pattern: string): Promise<boolean> {
-  return tx.delete(protections).where(and(eq(protections.repoId, repoId), eq(protections.pattern, pattern))).returning().all().length > 0;
+  return (
+    tx
+      .delete(protections)
+      .where(and(eq(protections.repoId, repoId), eq(protections.pattern, pattern)))
+      .returning()
+      .all().length > 0
+  );
 }
 
 /** Records a commit's context (JSON text); the first record wins, it is never changed. */
@@ -96,5 +120,11 @@ export async function insertCommitContext(tx: Tx, row: { repoId: string; sha: st
 
 /** The JSON text of a commit's context, or null when it has none. */
 export async function commitContext(q: Queryable, repoId: string, sha: string): Promise<string | null> {
-  return q.select({ context: commitContexts.context }).from(commitContexts).where(and(eq(commitContexts.repoId, repoId), eq(commitContexts.sha, sha))).get()?.context ?? null;
+  return (
+    q
+      .select({ context: commitContexts.context })
+      .from(commitContexts)
+      .where(and(eq(commitContexts.repoId, repoId), eq(commitContexts.sha, sha)))
+      .get()?.context ?? null
+  );
 }

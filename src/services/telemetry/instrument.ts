@@ -17,10 +17,23 @@ export class Telemetry {
 
   constructor(readonly registry: Registry = new Registry()) {
     this.httpRequests = registry.counter("svc_http_requests_total", "HTTP requests by method, route template and status", ["method", "route", "status"]);
-    this.httpDuration = registry.histogram("svc_http_request_duration_seconds", "Time to response headers, by method, route template and status", ["method", "route", "status"]);
-    this.operations = registry.counter("svc_operations_total", "Operations by kind (git.clone, git.fetch, git.push, api.commit, mirror.sync, webhook.delivery, …)", ["kind"]);
+    this.httpDuration = registry.histogram("svc_http_request_duration_seconds", "Time to response headers, by method, route template and status", [
+      "method",
+      "route",
+      "status",
+    ]);
+    this.operations = registry.counter(
+      "svc_operations_total",
+      "Operations by kind (git.clone, git.fetch, git.push, api.commit, mirror.sync, webhook.delivery, …)",
+      ["kind"],
+    );
     this.operationBytes = registry.counter("svc_operation_bytes_total", "Bytes moved by operations, by kind (pack bytes for git operations)", ["kind"]);
-    this.operationDuration = registry.histogram("svc_operation_duration_seconds", "Duration of operations by kind", ["kind"], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]);
+    this.operationDuration = registry.histogram(
+      "svc_operation_duration_seconds",
+      "Duration of operations by kind",
+      ["kind"],
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    );
   }
 
   /** Records one HTTP request (the route is a template such as /v1/orgs/:org/repos, never a raw path). */

@@ -140,7 +140,12 @@ export class Histogram extends Metric {
   readonly kind = "histogram";
   private readonly series_ = new Map<string, HistogramSeries>();
 
-  constructor(name: string, help: string, labelNames: readonly string[], readonly buckets: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
     super(name, help, labelNames);
   }
 
@@ -286,4 +291,3 @@ function formatNumber(v: number): string {
   if (v === Number.NEGATIVE_INFINITY) return "-Inf";
   return String(v);
 }
-

@@ -28,7 +28,10 @@ export async function myOrgs(ctx: Ctx, user: User): Promise<{ id: string; name: 
 }
 
 /** Profile settings: the profile, the current pins and the public repositories that could be pinned. */
-export async function profileSettingsView(ctx: Ctx, actor: Principal): Promise<{ profile: UserProfile; pins: PinList["pins"]; candidates: RepoBody[]; ownPublic: RepoBody[] }> {
+export async function profileSettingsView(
+  ctx: Ctx,
+  actor: Principal,
+): Promise<{ profile: UserProfile; pins: PinList["pins"]; candidates: RepoBody[]; ownPublic: RepoBody[] }> {
   const user = signedIn(actor);
   const profile = await getUserProfile(ctx, user.handle);
   const pins = (await listPins(ctx, user.handle)).pins;

@@ -33,7 +33,11 @@ export async function accountHomeView(ctx: Ctx, actor: Principal): Promise<{ han
     orgs.push({ name: o.name, role: o.role, personal: o.name.toLowerCase() === user.handle.toLowerCase(), repos: list.repos, more: list.next_cursor !== null });
   }
   orgs.sort((a, b) => Number(b.personal) - Number(a.personal));
-  const activity = await recentActivity(ctx, actor, account.orgs.map((o) => o.id));
+  const activity = await recentActivity(
+    ctx,
+    actor,
+    account.orgs.map((o) => o.id),
+  );
   return { handle: user.handle, orgs, activity };
 }
 
@@ -55,7 +59,13 @@ export interface UserView {
  * The page of the person whose handle is `name`, or null when no live account has that handle
  * (the name is an organization, or a disabled person's namespace: the org page shows it).
  */
-export async function userView(ctx: Ctx, actor: Principal, name: string, tab: UserTab, q: { from?: string; to?: string; cursor?: string }): Promise<UserView | null> {
+export async function userView(
+  ctx: Ctx,
+  actor: Principal,
+  name: string,
+  tab: UserTab,
+  q: { from?: string; to?: string; cursor?: string },
+): Promise<UserView | null> {
   let profile: UserProfile;
   try {
     profile = await getUserProfile(ctx, name);

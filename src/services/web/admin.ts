@@ -45,13 +45,23 @@ export async function profileView(ctx: Ctx, actor: Principal, orgName: string): 
 }
 
 /** Members, a page at a time (org:read; addresses for admins). */
-export async function membersView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ frame: OrgAdminFrame; members: MemberList }> {
+export async function membersView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  cursor: string | undefined,
+): Promise<{ frame: OrgAdminFrame; members: MemberList }> {
   const members = await listMembers(ctx, actor, orgName, { cursor });
   return { frame: await orgAdminFrame(ctx, actor, orgName), members };
 }
 
 /** Teams, a page at a time (org:read). */
-export async function teamsView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ frame: OrgAdminFrame; teams: Team[]; next: string | null }> {
+export async function teamsView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  cursor: string | undefined,
+): Promise<{ frame: OrgAdminFrame; teams: Team[]; next: string | null }> {
   const list = await listTeams(ctx, actor, orgName, { cursor });
   return { frame: await orgAdminFrame(ctx, actor, orgName), teams: list.teams, next: list.next_cursor };
 }
@@ -67,7 +77,12 @@ export async function teamView(ctx: Ctx, actor: Principal, orgName: string, team
 }
 
 /** Pending invitations (org admins only). */
-export async function invitesView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ frame: OrgAdminFrame; invites: InviteList }> {
+export async function invitesView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  cursor: string | undefined,
+): Promise<{ frame: OrgAdminFrame; invites: InviteList }> {
   const invites = await listInvites(ctx, actor, orgName, { cursor });
   return { frame: await orgAdminFrame(ctx, actor, orgName), invites };
 }
@@ -121,7 +136,12 @@ function frameOf(t: RepoTarget): RepoAdminFrame {
 }
 
 /** Grants and effective access of a repository (org admins), with the org's teams for the form. */
-export async function accessView(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ frame: RepoAdminFrame; grants: GrantList; access: RepoAccess; teams: Team[] }> {
+export async function accessView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+): Promise<{ frame: RepoAdminFrame; grants: GrantList; access: RepoAccess; teams: Team[] }> {
   const grants = await listGrants(ctx, actor, orgName, repoName);
   const access = await repoAccess(ctx, actor, orgName, repoName);
   const teams = (await listTeams(ctx, actor, orgName, { limit: 100 })).teams;
@@ -136,7 +156,14 @@ export async function webhooksView(ctx: Ctx, actor: Principal, orgName: string, 
 }
 
 /** One webhook and its delivery attempts, newest first (repo admins). */
-export async function webhookView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, id: string, cursor: string | undefined): Promise<{ frame: RepoAdminFrame; webhook: Webhook; deliveries: DeliveryList }> {
+export async function webhookView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  id: string,
+  cursor: string | undefined,
+): Promise<{ frame: RepoAdminFrame; webhook: Webhook; deliveries: DeliveryList }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const deliveries = await listDeliveries(ctx, t, id, { cursor });
   const webhook = (await listWebhooks(ctx, t)).webhooks.find((w) => w.id === id);

@@ -20,7 +20,14 @@ export type ChangeFilter = (typeof CHANGE_FILTERS)[number];
 export const PAGE_CHANGES = 50;
 
 /** The list page: one filter's changes, newest first, and the branches a new change could come from. */
-export async function changesListView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, filter: ChangeFilter, cursor: string | undefined): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
+export async function changesListView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  filter: ChangeFilter,
+  cursor: string | undefined,
+): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const repo = await getRepo(ctx, t);
   const list = await listChanges(ctx, t, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
@@ -107,6 +114,17 @@ export async function landFromForm(ctx: Ctx, actor: Principal, orgName: string, 
 }
 
 /** The "open a change" form: the API's create (a branch of this repository; repo:write). */
-export async function openChangeFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, form: { title: string; branch: string; target: string; description: string }): Promise<Change> {
-  return createChange(ctx, await openRepo(ctx, actor, orgName, repoName), { title: form.title, branch: form.branch, target: form.target || undefined, description: form.description || null });
+export async function openChangeFromForm(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  form: { title: string; branch: string; target: string; description: string },
+): Promise<Change> {
+  return createChange(ctx, await openRepo(ctx, actor, orgName, repoName), {
+    title: form.title,
+    branch: form.branch,
+    target: form.target || undefined,
+    description: form.description || null,
+  });
 }

@@ -19,7 +19,13 @@ export const PAGE_LOG_LIMIT = 1024 * 1024;
 export type RunJob = Run["jobs"][number];
 
 /** A page of a repository's runs, newest first. */
-export async function runsView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, cursor: string | undefined): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
+export async function runsView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  cursor: string | undefined,
+): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const repo = await getRepo(ctx, t);
   const list = await listRuns(ctx, t, { cursor });
@@ -71,7 +77,16 @@ export interface LogStep {
 }
 
 /** The log after byte `from` (at most `max` bytes) and the job's state, checked like the log route every time. */
-export async function logSince(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string, jobId: string, from: number, max: number): Promise<LogStep> {
+export async function logSince(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  runId: string,
+  jobId: string,
+  from: number,
+  max: number,
+): Promise<LogStep> {
   // Why a fresh resolution each time: the live log asks again and again, and access may change meanwhile.
   const { job, bytes, next } = await jobLogSince(ctx, await openRepo(ctx, actor, orgName, repoName), runId, jobId, from, max);
   return {

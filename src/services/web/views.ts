@@ -31,7 +31,12 @@ export function viewerOf(actor: Principal): WebViewer | null {
 export const PAGE_REPOS = 100;
 
 /** An org page: its public profile, the repositories the viewer may see (a page at a time), and whether they may create one. */
-export async function orgView(ctx: Ctx, actor: Principal, orgName: string, cursor: string | undefined): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null; canCreateRepo: boolean }> {
+export async function orgView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  cursor: string | undefined,
+): Promise<{ profile: OrgProfile; repos: RepoBody[]; next: string | null; canCreateRepo: boolean }> {
   const profile = await getOrgProfile(ctx, orgName);
   const list = await listRepos(ctx, actor, orgName, { limit: PAGE_REPOS, cursor });
   // The same decision createRepo enforces (quota aside: a refused private repository says why when submitted).
@@ -40,7 +45,12 @@ export async function orgView(ctx: Ctx, actor: Principal, orgName: string, curso
 }
 
 /** Creates a repository from the web form, through the API's service and its access rule. */
-export async function createRepoFromForm(ctx: Ctx, actor: Principal, orgName: string, form: { name: string; description: string; public: boolean }): Promise<RepoBody> {
+export async function createRepoFromForm(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  form: { name: string; description: string; public: boolean },
+): Promise<RepoBody> {
   return createRepo(ctx, actor, orgName, { name: form.name.trim(), description: form.description.trim() || undefined, public: form.public });
 }
 

@@ -32,7 +32,12 @@ const route = {
   getRepo: async (who: Who, org: string, repo: string) => (await as(who).get(repoPath(org, repo))).status,
   refs: async (who: Who, org: string, repo: string) => (await as(who).get(`${repoPath(org, repo)}/refs`)).status,
   commit: async (who: Who, org: string, repo: string) =>
-    (await as(who).post(`${repoPath(org, repo)}/commits`, { message: `change ${++seq}`, operations: [{ op: "put", path: `f-${seq}.txt`, content: `${seq}\n` }] })).status,
+    (
+      await as(who).post(`${repoPath(org, repo)}/commits`, {
+        message: `change ${++seq}`,
+        operations: [{ op: "put", path: `f-${seq}.txt`, content: `${seq}\n` }],
+      })
+    ).status,
   patch: async (who: Who, org: string, repo: string) => (await as(who).patch(repoPath(org, repo), { description: `patched ${++seq}` })).status,
   grants: async (who: Who, org: string, repo: string) => (await as(who).get(`${repoPath(org, repo)}/grants`)).status,
   members: async (who: Who, org: string) => (await as(who).get(`/v1/orgs/${org}/members`)).status,
@@ -159,7 +164,11 @@ describe("effective role: org role × direct grant × team grants (SPEC §5.2, �
     for (const [i, c] of cases.entries()) {
       const repo = repoOf(i);
       const who = people()[c.org];
-      const row = async (cred: Who) => ({ read: await route.refs(cred, "acme", repo), write: await route.commit(cred, "acme", repo), admin: await route.patch(cred, "acme", repo) });
+      const row = async (cred: Who) => ({
+        read: await route.refs(cred, "acme", repo),
+        write: await route.commit(cred, "acme", repo),
+        admin: await route.patch(cred, "acme", repo),
+      });
       const got = await as(who).get(repoPath("acme", repo));
       actual.push({
         case: c.name,
@@ -217,7 +226,8 @@ describe("callers × routes on a private and a public repository (SPEC §5.1, §
     await createRepo("acme", "priv");
     await createRepo("acme", "pub", true);
     await createRepo("acme", "priv2");
-    const svc = (scopes: string[], repo?: string) => mint(owner, { kind: "service", scopes, label: `svc ${scopes.join(" ")} ${repo ?? ""}`, ...(repo ? { repo } : {}) });
+    const svc = (scopes: string[], repo?: string) =>
+      mint(owner, { kind: "service", scopes, label: `svc ${scopes.join(" ")} ${repo ?? ""}`, ...(repo ? { repo } : {}) });
     Object.assign(creds, {
       adminRw: await mint(admin, { scopes: ["repo:write"], label: "admin rw" }),
       adminOrgAdmin: await mint(admin, { scopes: ["org:admin"], label: "admin org:admin" }),
@@ -238,8 +248,20 @@ describe("callers × routes on a private and a public repository (SPEC §5.1, §
   const rows: Row[] = [
     { who: "anonymous", cred: () => undefined, priv: [401, 401, 401, 401, 401], pub: [200, 200, 401, 401, 401], org: [401, 401] },
     { who: "outsider session", cred: () => outsider, priv: [404, 404, 404, 404, 404], pub: [200, 200, 403, 403, 404], org: [404, 404] },
-    { who: "outsider's personal token (own org)", cred: () => creds.outsiderPersonal, priv: [404, 404, 404, 404, 404], pub: [200, 200, 403, 403, 404], org: [404, 404] },
-    { who: "another org's org:admin service token", cred: () => creds.foreignService, priv: [404, 404, 404, 404, 404], pub: [200, 200, 403, 403, 404], org: [404, 404] },
+    {
+      who: "outsider's personal token (own org)",
+      cred: () => creds.outsiderPersonal,
+      priv: [404, 404, 404, 404, 404],
+      pub: [200, 200, 403, 403, 404],
+      org: [404, 404],
+    },
+    {
+      who: "another org's org:admin service token",
+      cred: () => creds.foreignService,
+      priv: [404, 404, 404, 404, 404],
+      pub: [200, 200, 403, 403, 404],
+      org: [404, 404],
+    },
     { who: "viewer session", cred: () => viewer, priv: [200, 200, 403, 403, 403], pub: [200, 200, 403, 403, 403], org: [200, 403] },
     { who: "viewer token repo:read", cred: () => creds.viewerRo, priv: [200, 200, 403, 403, 403], pub: [200, 200, 403, 403, 403], org: [403, 403] },
     { who: "viewer token repo:read org:read", cred: () => creds.viewerRoOrg, priv: [200, 200, 403, 403, 403], pub: [200, 200, 403, 403, 403], org: [200, 403] },
@@ -247,18 +269,43 @@ describe("callers × routes on a private and a public repository (SPEC §5.1, §
     { who: "member token repo:write org:read", cred: () => creds.memberRw, priv: [200, 200, 201, 403, 403], pub: [200, 200, 201, 403, 403], org: [200, 403] },
     { who: "admin session", cred: () => admin, priv: [200, 200, 201, 200, 200], pub: [200, 200, 201, 200, 200], org: [200, 201] },
     { who: "owner session", cred: () => owner, priv: [200, 200, 201, 200, 200], pub: [200, 200, 201, 200, 200], org: [200, 201] },
-    { who: "admin token repo:write (no org scopes)", cred: () => creds.adminRw, priv: [200, 200, 201, 200, 403], pub: [200, 200, 201, 200, 403], org: [403, 403] },
+    {
+      who: "admin token repo:write (no org scopes)",
+      cred: () => creds.adminRw,
+      priv: [200, 200, 201, 200, 403],
+      pub: [200, 200, 201, 200, 403],
+      org: [403, 403],
+    },
     { who: "admin token org:admin", cred: () => creds.adminOrgAdmin, priv: [200, 200, 201, 200, 200], pub: [200, 200, 201, 200, 200], org: [200, 201] },
     { who: "service token repo:read", cred: () => creds.svcRead, priv: [200, 200, 403, 403, 403], pub: [200, 200, 403, 403, 403], org: [403, 403] },
     { who: "service token repo:write", cred: () => creds.svcWrite, priv: [200, 200, 201, 403, 403], pub: [200, 200, 201, 403, 403], org: [403, 403] },
     { who: "service token org:admin", cred: () => creds.svcAdmin, priv: [200, 200, 201, 200, 200], pub: [200, 200, 201, 200, 200], org: [200, 201] },
     // Repo-bound tokens: their repo per scopes; another repo 404; org-level 403 (SPEC §4.6, §5.1).
-    { who: "service token repo:write bound to priv", cred: () => creds.boundWrite, priv: [200, 200, 201, 403], pub: [200, 200, 403, 403], other: [404, 404, 404, 404], org: [403, 403] },
-    { who: "service token org:admin bound to priv", cred: () => creds.boundAdmin, priv: [200, 200, 201, 200], pub: [200, 200, 403, 403], other: [404, 404, 404, 404], org: [403, 403] },
+    {
+      who: "service token repo:write bound to priv",
+      cred: () => creds.boundWrite,
+      priv: [200, 200, 201, 403],
+      pub: [200, 200, 403, 403],
+      other: [404, 404, 404, 404],
+      org: [403, 403],
+    },
+    {
+      who: "service token org:admin bound to priv",
+      cred: () => creds.boundAdmin,
+      priv: [200, 200, 201, 200],
+      pub: [200, 200, 403, 403],
+      other: [404, 404, 404, 404],
+      org: [403, 403],
+    },
   ];
 
   const repoRow = async (who: Who, repo: string, n: number) => {
-    const out = [await route.getRepo(who, "acme", repo), await route.refs(who, "acme", repo), await route.commit(who, "acme", repo), await route.patch(who, "acme", repo)];
+    const out = [
+      await route.getRepo(who, "acme", repo),
+      await route.refs(who, "acme", repo),
+      await route.commit(who, "acme", repo),
+      await route.patch(who, "acme", repo),
+    ];
     if (n === 5) out.push(await route.grants(who, "acme", repo));
     return out;
   };
@@ -498,7 +545,11 @@ describe("token mint: scopes the person can exercise somewhere in the org (SPEC 
     expectError(await as(gwen).post("/v1/orgs/acme/tokens", { scopes: ["repo:write"], label: "x" }), 403);
     await grant("acme", "mintable", { user_ids: [gwen.id], role: "member" });
     const t = await mint(gwen, { scopes: ["repo:write"], label: "rw" });
-    expect({ there: await route.commit(t, "acme", "mintable"), elsewhere: await route.commit(t, "acme", "unmintable"), read: await route.getRepo(t, "acme", "unmintable") }).toEqual({
+    expect({
+      there: await route.commit(t, "acme", "mintable"),
+      elsewhere: await route.commit(t, "acme", "unmintable"),
+      read: await route.getRepo(t, "acme", "unmintable"),
+    }).toEqual({
       there: 201,
       elsewhere: 403,
       read: 200,
@@ -559,7 +610,14 @@ describe("GET …/access: who can reach the repo, with what and why (SPEC §4.5)
     await grant("acc", "other", { user_ids: [wade.id], role: "admin" }, boss); // another repo: irrelevant here
   }, 60_000);
 
-  const entry = (u: User, role: Role, source: "org" | "grant" | "team", team_name: string | null) => ({ user_id: u.id, handle: u.handle, email: u.email, role, source, team_name });
+  const entry = (u: User, role: Role, source: "org" | "grant" | "team", team_name: string | null) => ({
+    user_id: u.id,
+    handle: u.handle,
+    email: u.email,
+    role,
+    source,
+    team_name,
+  });
   const byHandle = (a: any, b: any) => (a.handle < b.handle ? -1 : 1);
   const byTeam = (a: any, b: any) => (a.team_name < b.team_name ? -1 : 1);
 

@@ -62,10 +62,24 @@ afterAll(async () => {
 describe("on the free plan", () => {
   test("GET billing: stored state, config and provider price, quotas, this month's minutes", async () => {
     expect(await billing()).toEqual({
-      org: "acme", plan: "free", billable_seats: 3, paid_seats: 0, status: null, current_period_end: null,
-      may_create_public: true, may_create_private: false, may_add_people: false,
-      price_per_seat_cents: 900, paid_minutes_per_seat: 1000, free_minutes: 2000, ci_minutes_limit: 2000,
-      ci_minutes_used: 0, ci_minutes_remaining: 2000, ci_suspended_reason: null, ci_suspended_at: null, private_repos: 0,
+      org: "acme",
+      plan: "free",
+      billable_seats: 3,
+      paid_seats: 0,
+      status: null,
+      current_period_end: null,
+      may_create_public: true,
+      may_create_private: false,
+      may_add_people: false,
+      price_per_seat_cents: 900,
+      paid_minutes_per_seat: 1000,
+      free_minutes: 2000,
+      ci_minutes_limit: 2000,
+      ci_minutes_used: 0,
+      ci_minutes_remaining: 2000,
+      ci_suspended_reason: null,
+      ci_suspended_at: null,
+      private_repos: 0,
     });
     // Only the configured price was asked about, with the configured key.
     expect({ ...standin.calls("GET", "/v1/prices/")[0] }).toMatchObject({ path: "/v1/prices/price_seat", auth: "Bearer sk_test_standin" });
@@ -73,12 +87,24 @@ describe("on the free plan", () => {
 
   test("a personal namespace sells nothing and allows everything", async () => {
     const r = await as(owner).get(`/v1/orgs/${owner.handle}/billing`);
-    expect(r.body).toMatchObject({ plan: "free", billable_seats: 1, may_create_public: true, may_create_private: true, may_add_people: true, price_per_seat_cents: null, paid_minutes_per_seat: null });
+    expect(r.body).toMatchObject({
+      plan: "free",
+      billable_seats: 1,
+      may_create_public: true,
+      may_create_private: true,
+      may_add_people: true,
+      price_per_seat_cents: null,
+      paid_minutes_per_seat: null,
+    });
     expect((await as(owner).post(`/v1/orgs/${owner.handle}/repos`, { name: "mine" })).status).toBe(201);
   });
 
   test("a private repository is refused with 402 quota:, a public one is created", async () => {
-    expectError(await as(owner).post("/v1/orgs/acme/repos", { name: "hidden" }), 402, /^quota: private repositories need a subscription; .*\/settings\/orgs\/acme\/billing$/);
+    expectError(
+      await as(owner).post("/v1/orgs/acme/repos", { name: "hidden" }),
+      402,
+      /^quota: private repositories need a subscription; .*\/settings\/orgs\/acme\/billing$/,
+    );
     expectError(await as(member).post("/v1/orgs/acme/repos", { name: "hidden", public: false }), 402, /^quota:/);
     expect((await as(member).post("/v1/orgs/acme/repos", { name: "open", public: true })).status).toBe(201);
     // Making a public repository private is adding a private one.
@@ -89,7 +115,11 @@ describe("on the free plan", () => {
   });
 
   test("inviting past the free seats is refused with 402 quota: and nothing is recorded", async () => {
-    expectError(await as(admin).post("/v1/orgs/acme/invites", { email: "new@acme.example", role: "viewer" }), 402, /^quota: acme holds all 3 seats of the free plan/);
+    expectError(
+      await as(admin).post("/v1/orgs/acme/invites", { email: "new@acme.example", role: "viewer" }),
+      402,
+      /^quota: acme holds all 3 seats of the free plan/,
+    );
     expect((await as(admin).get("/v1/orgs/acme/invites")).body.invites).toEqual([]);
     // A member may not invite at all: the role decision answers first.
     expectError(await as(member).post("/v1/orgs/acme/invites", { email: "new@acme.example", role: "viewer" }), 403);
@@ -136,7 +166,11 @@ describe("subscribing", () => {
   });
 
   test("without Accept: application/json the answer is a 303 to the checkout page; the customer is reused", async () => {
-    const res = await fetch(`${server.url}/v1/orgs/acme/billing/subscribe`, { method: "POST", redirect: "manual", headers: { cookie: owner.cookie, origin: server.url } });
+    const res = await fetch(`${server.url}/v1/orgs/acme/billing/subscribe`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie: owner.cookie, origin: server.url },
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toMatch(/^https:\/\/checkout\.standin\.test\/c\/pay\/cs_/);
     expect(standin.calls("POST", "/v1/customers")).toHaveLength(1);
@@ -179,22 +213,39 @@ describe("provider events", () => {
     expect(first).toEqual({ status: 200, body: { received: true, outcome: "applied" } });
     expect(standin.calls("GET", `/v1/subscriptions/${sub.id}`)).toHaveLength(1);
     const b = await billing();
-    expect(b).toMatchObject({ plan: "paid", status: "active", paid_seats: 3, billable_seats: 3, may_create_private: true, may_add_people: true, ci_minutes_limit: 2000 + 3 * 1000 });
+    expect(b).toMatchObject({
+      plan: "paid",
+      status: "active",
+      paid_seats: 3,
+      billable_seats: 3,
+      may_create_private: true,
+      may_add_people: true,
+      ci_minutes_limit: 2000 + 3 * 1000,
+    });
     expect(b.current_period_end).toBe(sub.items.data[0]!.current_period_end * 1000);
     const again = await deliver(server.url, e.body, header);
     expect(again).toEqual({ status: 200, body: { received: true, outcome: "duplicate" } });
     expect(standin.calls("GET", `/v1/subscriptions/${sub.id}`)).toHaveLength(1);
-    const audit = dbRows<{ action: string; actor_name: string }>(server, "SELECT action, actor_name FROM audit_events WHERE action LIKE 'billing.%' ORDER BY created_at");
+    const audit = dbRows<{ action: string; actor_name: string }>(
+      server,
+      "SELECT action, actor_name FROM audit_events WHERE action LIKE 'billing.%' ORDER BY created_at",
+    );
     expect(audit.filter((a) => a.action === "billing.subscribed")).toEqual([{ action: "billing.subscribed", actor_name: "stripe" }]);
     expect(audit.map((a) => a.action)).toContain("billing.customer_created");
   });
 
   test("the portal: the provider's URL, returning to this deployment's billing screen whatever the caller sends", async () => {
-    const r = await as(owner).post("/v1/orgs/acme/billing?return_url=https://evil.example/", { return_url: "https://evil.example/", returnUrl: "https://evil.example/" });
+    const r = await as(owner).post("/v1/orgs/acme/billing?return_url=https://evil.example/", {
+      return_url: "https://evil.example/",
+      returnUrl: "https://evil.example/",
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ url: expect.stringMatching(/^https:\/\/billing\.standin\.test\/p\/session\/bps_/), kind: "portal" });
     const calls = standin.calls("POST", "/v1/billing_portal/sessions");
-    expect(calls.at(-1)!.form).toEqual({ customer: standin.calls("POST", "/v1/checkout/sessions")[0]!.form.customer!, return_url: `${server.url}/settings/orgs/acme/billing` });
+    expect(calls.at(-1)!.form).toEqual({
+      customer: standin.calls("POST", "/v1/checkout/sessions")[0]!.form.customer!,
+      return_url: `${server.url}/settings/orgs/acme/billing`,
+    });
     expectError(await as(member).post("/v1/orgs/acme/billing"), 404);
     // Already subscribed: checkout is refused rather than selling a second subscription.
     expectError(await as(owner).post("/v1/orgs/acme/billing/subscribe"), 409, /already has a subscription/);
@@ -213,14 +264,22 @@ describe("provider events", () => {
     expect((await billing()).billable_seats).toBe(4);
     const sub = [...standin.subscriptions.values()].at(-1)!;
     await until("the seat update at the provider", () => standin.calls("POST", `/v1/subscriptions/${sub.id}`).length > 0);
-    expect({ ...standin.calls("POST", `/v1/subscriptions/${sub.id}`)[0]!.form }).toMatchObject({ "items[0][id]": sub.items.data[0]!.id, "items[0][quantity]": "4" });
+    expect({ ...standin.calls("POST", `/v1/subscriptions/${sub.id}`)[0]!.form }).toMatchObject({
+      "items[0][id]": sub.items.data[0]!.id,
+      "items[0][quantity]": "4",
+    });
     await until("paid_seats 4", async () => (await billing()).paid_seats === 4);
     expect(dbRows(server, "SELECT action FROM audit_events WHERE action = 'billing.seats_updated'")).toHaveLength(1);
   });
 
   test("out of order: an older event loses to the state in force; newer ones move it", async () => {
     const sub = [...standin.subscriptions.values()].at(-1)!;
-    const failed = await send("invoice.payment_failed", { id: "in_1", object: "invoice", customer: sub.customer, parent: { subscription_details: { subscription: sub.id } } });
+    const failed = await send("invoice.payment_failed", {
+      id: "in_1",
+      object: "invoice",
+      customer: sub.customer,
+      parent: { subscription_details: { subscription: sub.id } },
+    });
     expect(failed.body.outcome).toBe("applied");
     expect(await billing()).toMatchObject({ plan: "past_due", status: "past_due", may_create_private: false });
     // A late delivery of an older "active" update does not undo the failure.
@@ -228,7 +287,13 @@ describe("provider events", () => {
     expect(late.body.outcome).toBe("stale");
     expect((await billing()).plan).toBe("past_due");
     const end = clock + 40 * 86400;
-    const paid = await send("invoice.paid", { id: "in_2", object: "invoice", customer: sub.customer, subscription: sub.id, lines: { data: [{ period: { end } }] } });
+    const paid = await send("invoice.paid", {
+      id: "in_2",
+      object: "invoice",
+      customer: sub.customer,
+      subscription: sub.id,
+      lines: { data: [{ period: { end } }] },
+    });
     expect(paid.body.outcome).toBe("applied");
     expect(await billing()).toMatchObject({ plan: "paid", status: "active", current_period_end: end * 1000 });
     // Unknown customers and kinds we do not act on are recorded and acknowledged.
@@ -281,7 +346,11 @@ describe("a cancelled subscription", () => {
     expect(ssh.code).not.toBe(0);
     expect(ssh.stderr).toContain("quota: acme has no active subscription");
 
-    const commit = await as(owner).post("/v1/orgs/acme/repos/secret/commits", { branch: "main", message: "m", operations: [{ op: "put", path: "c.txt", content: "c" }] });
+    const commit = await as(owner).post("/v1/orgs/acme/repos/secret/commits", {
+      branch: "main",
+      message: "m",
+      operations: [{ op: "put", path: "c.txt", content: "c" }],
+    });
     expectError(commit, 402, /^quota:/);
     expectError(await as(owner).put("/v1/orgs/acme/repos/secret/refs/refs/heads/other", { target: first }), 402, /^quota:/);
     // The lander is a writer like any other: the land request is refused the same way.
@@ -332,7 +401,12 @@ describe("the provider unreachable, or not configured", () => {
     const e = providerEvent("invoice.paid", {});
     expectError(await deliver(s.url, e.body, signature(e.body, SECRET)), 503);
     // Nothing for sale: everything allowed, minutes unlimited.
-    expect((await caller(s, o).get("/v1/orgs/plain/billing")).body).toMatchObject({ may_create_private: true, may_add_people: true, ci_minutes_limit: null, free_minutes: null });
+    expect((await caller(s, o).get("/v1/orgs/plain/billing")).body).toMatchObject({
+      may_create_private: true,
+      may_add_people: true,
+      ci_minutes_limit: null,
+      free_minutes: null,
+    });
     expect((await caller(s, o).post("/v1/orgs/plain/repos", { name: "p" })).status).toBe(201);
   }, 60_000);
 });
@@ -346,16 +420,30 @@ describe("hosted CI minutes", () => {
     expect((await api.post("/v1/orgs/ci-org/repos", { name: "app", public: true })).status).toBe(201);
     const workflow = "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo hi\n";
     const push = async (n: number) => {
-      const r = await api.post("/v1/orgs/ci-org/repos/app/commits", { branch: "main", message: `c${n}`, operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: `${workflow}# ${n}\n` }] });
+      const r = await api.post("/v1/orgs/ci-org/repos/app/commits", {
+        branch: "main",
+        message: `c${n}`,
+        operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: `${workflow}# ${n}\n` }],
+      });
       expect(r.status).toBe(201);
       return r.body.commit as string;
     };
-    const runOf = (commit: string) => until(`the run of ${commit}`, async () => (await api.get("/v1/orgs/ci-org/repos/app/runs")).body.runs.find((r: any) => r.commit === commit));
+    const runOf = (commit: string) =>
+      until(`the run of ${commit}`, async () => (await api.get("/v1/orgs/ci-org/repos/app/runs")).body.runs.find((r: any) => r.commit === commit));
 
-    expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({ free_minutes: 0, ci_minutes_limit: 0, ci_minutes_used: 0, ci_minutes_remaining: 0, ci_suspended_reason: null });
+    expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({
+      free_minutes: 0,
+      ci_minutes_limit: 0,
+      ci_minutes_used: 0,
+      ci_minutes_remaining: 0,
+      ci_suspended_reason: null,
+    });
     const refused = await runOf(await push(1));
     const reason: string = refused.jobs[0].error;
-    expect(refused).toMatchObject({ state: "failure", jobs: [{ key: "build", state: "failure", error: expect.stringMatching(/^quota: ci-org has used its 0 hosted CI minutes for this month/) }] });
+    expect(refused).toMatchObject({
+      state: "failure",
+      jobs: [{ key: "build", state: "failure", error: expect.stringMatching(/^quota: ci-org has used its 0 hosted CI minutes for this month/) }],
+    });
     const suspended = (await api.get("/v1/orgs/ci-org/billing")).body;
     expect(suspended.ci_suspended_reason).toBe(reason);
     expect(suspended.ci_suspended_at).toEqual(expect.any(Number));
@@ -370,6 +458,9 @@ describe("hosted CI minutes", () => {
     const queued = await runOf(await push(2));
     expect(queued).toMatchObject({ state: "queued", jobs: [{ key: "build", state: "queued", error: null }] });
     expect((await api.get("/v1/orgs/ci-org/billing")).body).toMatchObject({ ci_suspended_reason: null, ci_suspended_at: null });
-    expect(dbRows<{ action: string }>(s, "SELECT action FROM audit_events WHERE action LIKE 'billing.ci_%' ORDER BY created_at").map((r) => r.action)).toEqual(["billing.ci_suspended", "billing.ci_resumed"]);
+    expect(dbRows<{ action: string }>(s, "SELECT action FROM audit_events WHERE action LIKE 'billing.ci_%' ORDER BY created_at").map((r) => r.action)).toEqual([
+      "billing.ci_suspended",
+      "billing.ci_resumed",
+    ]);
   }, 60_000);
 });

@@ -18,7 +18,13 @@ beforeAll(async () => {
   owner = await person(server, "ans", "owner@example.com", "owner");
   const as = caller(server, owner);
   expect((await as.post("/v1/orgs/ans/repos", { name: "diffs" })).status).toBe(201);
-  const first = await as.post("/v1/orgs/ans/repos/diffs/commits", { message: "base", operations: [{ op: "put", path: "keep.txt", content: "a\nb\nc\n" }, { op: "put", path: "gone.txt", content: "bye\n" }] });
+  const first = await as.post("/v1/orgs/ans/repos/diffs/commits", {
+    message: "base",
+    operations: [
+      { op: "put", path: "keep.txt", content: "a\nb\nc\n" },
+      { op: "put", path: "gone.txt", content: "bye\n" },
+    ],
+  });
   expect(first.status).toBe(201);
   base = first.body.commit;
   expect((await as.put("/v1/orgs/ans/repos/diffs/refs/refs/heads/topic", { target: base })).status).toBe(200);

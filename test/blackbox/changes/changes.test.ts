@@ -47,20 +47,33 @@ async function settled(repo: TestRepo, n: number, states = ["landed", "ejected"]
     return states.includes(c.state) ? c : null;
   });
 }
-const events = (kind: string) => dbRows<{ payload: string }>(w.server, "SELECT payload FROM events WHERE kind = ? ORDER BY created_at", kind).map((e) => JSON.parse(e.payload));
+const events = (kind: string) =>
+  dbRows<{ payload: string }>(w.server, "SELECT payload FROM events WHERE kind = ? ORDER BY created_at", kind).map((e) => JSON.parse(e.payload));
 
 describe("a change from a branch", () => {
   test("opened, diffed, followed by pushes (patchset grows), landed by fast-forward with change.landed", async () => {
     const { repo, dir, main } = await seeded("ff");
     const head1 = await branch(dir, repo.url, "feature", main, { "c.txt": "one\ntwo\n" });
     const c = await open(repo, { branch: "feature", description: "adds c" });
-    expect(c).toMatchObject({ number: 1, state: "open", branch: "feature", target: "main", head: head1, base: main, patchset: 1, source: null, depends_on: null });
+    expect(c).toMatchObject({
+      number: 1,
+      state: "open",
+      branch: "feature",
+      target: "main",
+      head: head1,
+      base: main,
+      patchset: 1,
+      source: null,
+      depends_on: null,
+    });
     expect(c.author.handle).toBeString();
 
     const d = await repo.api.c.get(`${changes(repo)}/1/diff`);
     expect(d.status).toBe(200);
     expect(d.body).toMatchObject({ base: main, head: head1, merge_base: main, additions: 2, deletions: 0, truncated: false });
-    expect(d.body.files).toEqual([expect.objectContaining({ path: "c.txt", status: "added", additions: 2, deletions: 0, patch: "@@ -0,0 +1,2 @@\n+one\n+two\n" })]);
+    expect(d.body.files).toEqual([
+      expect.objectContaining({ path: "c.txt", status: "added", additions: 2, deletions: 0, patch: "@@ -0,0 +1,2 @@\n+one\n+two\n" }),
+    ]);
 
     // A git push moves the head; so does a commit through the API (another transport).
     const head2 = await commitFiles(w.g, dir, { "c.txt": "one\nTWO\n" }, "second");
@@ -337,7 +350,12 @@ describe("bad input", () => {
     expect(notFork.body.error).toContain("not a fork");
 
     // A mirror takes no changes.
-    const mirror = await caller(w.server, w.owner.token).post(`/v1/orgs/${ORG}/repos`, { name: "mirrored", kind: "mirror", origin_url: "http://127.0.0.1:9/x.git", origin_provider: "generic" });
+    const mirror = await caller(w.server, w.owner.token).post(`/v1/orgs/${ORG}/repos`, {
+      name: "mirrored",
+      kind: "mirror",
+      origin_url: "http://127.0.0.1:9/x.git",
+      origin_provider: "generic",
+    });
     if (mirror.status === 201) {
       const m = await repoApi(w.server, ORG, "mirrored", w.owner.token).c.post(`/v1/orgs/${ORG}/repos/mirrored/changes`, { title: "t", branch: "main" });
       expect(m.status).toBe(422);

@@ -14,7 +14,8 @@ beforeAll(async () => {
   owner = await person(server, "acme", "owner@acme.example", "owner");
   api = caller(server, owner);
   expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  const put = (branch: string, content: string) => api.post(`${base}/commits`, { branch, message: branch, operations: [{ op: "put", path: `${branch}.txt`, content }] });
+  const put = (branch: string, content: string) =>
+    api.post(`${base}/commits`, { branch, message: branch, operations: [{ op: "put", path: `${branch}.txt`, content }] });
   expect((await put("main", "m\n")).status).toBe(201);
   expect((await put("topic", "t\n")).status).toBe(201);
   expect((await api.post(`${base}/changes`, { title: "topic", branch: "topic" })).status).toBe(201);
@@ -43,7 +44,17 @@ describe("enumerations", () => {
   });
 
   test("a commit operation with an unknown op is 422; a malformed one stays 400", async () => {
-    expectError(await api.post(`${base}/commits`, { message: "m", operations: [{ op: "put", path: "a", content: "a" }, { op: "move", path: "a" }] }), 422, 'operations[1].op must be one of put, put_base64, delete, got "move"');
+    expectError(
+      await api.post(`${base}/commits`, {
+        message: "m",
+        operations: [
+          { op: "put", path: "a", content: "a" },
+          { op: "move", path: "a" },
+        ],
+      }),
+      422,
+      'operations[1].op must be one of put, put_base64, delete, got "move"',
+    );
     expectError(await api.post(`${base}/commits`, { message: "m", operations: [{ op: 7, path: "a" }] }), 400);
   });
 });

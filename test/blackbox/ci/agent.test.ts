@@ -58,7 +58,7 @@ describe("the runner agent", () => {
       "    runs-on: [self-hosted, linux-big]",
       "    steps:",
       "      - name: greet",
-      "        run: echo \"$GREETING from $SVC_JOB_KEY at $SVC_SHA\"",
+      '        run: echo "$GREETING from $SVC_JOB_KEY at $SVC_SHA"',
       "      - name: checkout is there",
       "        run: |",
       "          test -f README.md",
@@ -66,17 +66,36 @@ describe("the runner agent", () => {
       "          echo to-stderr >&2",
       "      - name: env per step",
       "        env: { WHO: step }",
-      "        run: echo \"who=$WHO\"",
+      '        run: echo "who=$WHO"',
     ].join("\n");
     const sha = await gitCommit(g, dir, { "README.md": "readme-text\n", ".svc/workflows/ci.yml": `${wf}\n` }, "add ci");
     await g.ok(["push", "-q", "origin", "HEAD:main"], { cwd: dir });
 
     const run = await finishedRun(api, "app", sha);
-    expect(run).toMatchObject({ repo: "app", workflow: ".svc/workflows/ci.yml", commit: sha, ref: "refs/heads/main", event: "push", state: "success", error: null });
+    expect(run).toMatchObject({
+      repo: "app",
+      workflow: ".svc/workflows/ci.yml",
+      commit: sha,
+      ref: "refs/heads/main",
+      event: "push",
+      state: "success",
+      error: null,
+    });
     expect(run.jobs).toHaveLength(1);
     const job = run.jobs[0];
-    expect(job).toMatchObject({ key: "test", runs_on: ["self-hosted", "linux-big"], state: "success", verdict: "success", error: null, runner: { id: a.runnerId, name: "builder" } });
-    expect(job.steps.map((s: any) => [s.name, s.state, s.exit_code])).toEqual([["greet", "success", 0], ["checkout is there", "success", 0], ["env per step", "success", 0]]);
+    expect(job).toMatchObject({
+      key: "test",
+      runs_on: ["self-hosted", "linux-big"],
+      state: "success",
+      verdict: "success",
+      error: null,
+      runner: { id: a.runnerId, name: "builder" },
+    });
+    expect(job.steps.map((s: any) => [s.name, s.state, s.exit_code])).toEqual([
+      ["greet", "success", 0],
+      ["checkout is there", "success", 0],
+      ["env per step", "success", 0],
+    ]);
     const log = await logOf(server, owner, "app", run.id, job.id);
     expect(log).toContain(`hello from test at ${sha}`);
     expect(log).toContain("readme-text");
@@ -91,7 +110,8 @@ describe("the runner agent", () => {
 
   test("a failing step fails the job with its exit code; later steps are skipped", async () => {
     const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": "on: push\njobs:\n  test:\n    runs-on: [self-hosted, linux-big]\n    steps:\n      - name: boom\n        run: |\n          echo before\n          false\n          echo never\n      - name: after\n        run: echo after\n",
+      ".svc/workflows/ci.yml":
+        "on: push\njobs:\n  test:\n    runs-on: [self-hosted, linux-big]\n    steps:\n      - name: boom\n        run: |\n          echo before\n          false\n          echo never\n      - name: after\n        run: echo after\n",
     });
     const run = await finishedRun(api, "app", sha);
     expect(run.state).toBe("failure");
@@ -110,12 +130,12 @@ describe("the runner agent", () => {
         "on: push",
         "jobs:",
         "  test:",
-        "    runs-on: [self-hosted, \"${{ matrix.lane }}\"]",
+        '    runs-on: [self-hosted, "${{ matrix.lane }}"]',
         "    strategy:",
         "      matrix:",
         "        lane: [alpha, beta]",
         "    steps:",
-        "      - run: echo \"lane ${{ matrix.lane }}\"",
+        '      - run: echo "lane ${{ matrix.lane }}"',
       ].join("\n"),
     });
     const run = await finishedRun(api, "matrix", sha);
@@ -170,7 +190,8 @@ describe("the runner agent", () => {
   test("an ephemeral machine runs one job, de-registers and exits", async () => {
     const a = await machine("once", ["one-shot"], true);
     const sha = await commitFiles(api, "ephemeral", {
-      ".svc/workflows/e.yml": "on: push\njobs:\n  a:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo first\n  b:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo second\n",
+      ".svc/workflows/e.yml":
+        "on: push\njobs:\n  a:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo first\n  b:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo second\n",
     });
     expect(await a.proc.exited).toBe(0);
     const runs = (await api.get("/v1/orgs/acme/repos/ephemeral/runs")).body.runs;

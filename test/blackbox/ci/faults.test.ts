@@ -37,7 +37,9 @@ describe("faults", () => {
     const { api } = await ownerOf(server);
     expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
     const victim = await machine(server, api, "victim", ["pool"]);
-    const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": "on: push\njobs:\n  long:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: sleep 300\n" });
+    const sha = await commitFiles(api, "app", {
+      ".svc/workflows/ci.yml": "on: push\njobs:\n  long:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: sleep 300\n",
+    });
     await victim.saw(/step 1\/1 "sleep 300" running/);
     await victim.stop("SIGKILL");
     const run = await finishedRun(api, "app", sha, 30_000);
@@ -45,7 +47,9 @@ describe("faults", () => {
     expect(run.jobs[0].error).toMatch(/^the runner stopped responding: no heartbeat for \d+ seconds$/);
     // The machine is no longer busy, and a new job goes to a live machine.
     const survivor = await machine(server, api, "survivor", ["pool"]);
-    const next = await commitFiles(api, "app", { ".svc/workflows/ci.yml": "on: push\njobs:\n  short:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: echo ok\n" });
+    const next = await commitFiles(api, "app", {
+      ".svc/workflows/ci.yml": "on: push\njobs:\n  short:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: echo ok\n",
+    });
     const done = await finishedRun(api, "app", next);
     expect(done.jobs[0]).toMatchObject({ state: "success", runner: { name: "survivor" } });
     const victimRow = (await api.get("/v1/orgs/acme/runners")).body.runners.find((r: any) => r.name === "victim");

@@ -54,12 +54,21 @@ describe("a workflow written for GitHub's hosted runners", () => {
     );
     // A self-hosted job's labels are the org's own: nothing to say about them.
     expect(jobs.mine.waiting).toBeNull();
-    const page = await (await fetch(`${server.url}/acme/app/runs/${(await runsOf(api, "app")).find((r) => r.workflow.endsWith("gh.yml")).id}`, { headers: { cookie: owner.cookie } })).text();
+    const page = await (
+      await fetch(`${server.url}/acme/app/runs/${(await runsOf(api, "app")).find((r) => r.workflow.endsWith("gh.yml")).id}`, {
+        headers: { cookie: owner.cookie },
+      })
+    ).text();
     expect(page).toContain("GitHub&#39;s hosted runner label");
 
     const minted = await server.cli(["runner-token", "--hosted"]);
     expect(minted.code).toBe(0);
-    const reg = await client(server, { token: JSON.parse(minted.stdout).token }).post("/v1/runners/register", { name: "gh-like", os: "linux", arch: "x64", labels: ["ubuntu-latest"] });
+    const reg = await client(server, { token: JSON.parse(minted.stdout).token }).post("/v1/runners/register", {
+      name: "gh-like",
+      os: "linux",
+      arch: "x64",
+      labels: ["ubuntu-latest"],
+    });
     expect(reg.status).toBe(201);
     const after = (await runsOf(api, "app")).flatMap((r) => r.jobs).find((j: any) => j.key === "build");
     expect(after.waiting).toBeNull();

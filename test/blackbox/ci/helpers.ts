@@ -52,7 +52,12 @@ export async function svc(args: string[], env: Record<string, string> = {}): Pro
 }
 
 /** Registers a machine with the real CLI; answers its config path and the stored config. */
-export async function registerMachine(server: RunningServer, token: string, home: string, o: { name: string; labels?: string[]; ephemeral?: boolean }): Promise<{ config: string; runnerId: string; credential: string }> {
+export async function registerMachine(
+  server: RunningServer,
+  token: string,
+  home: string,
+  o: { name: string; labels?: string[]; ephemeral?: boolean },
+): Promise<{ config: string; runnerId: string; credential: string }> {
   const config = join(home, `${o.name}.json`);
   const args = ["runner", "register", "--url", server.url, "--token", token, "--name", o.name, "--config", config];
   if (o.labels?.length) args.push("--labels", o.labels.join(","));
@@ -75,7 +80,11 @@ export interface Agent {
 
 /** Starts `svc runner run --config <config>`. */
 export function startAgent(config: string, workdir: string): Agent {
-  const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "runner", "run", "--config", config, "--workdir", workdir], { env: cleanEnv(), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "runner", "run", "--config", config, "--workdir", workdir], {
+    env: cleanEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   let err = "";
   void (async () => {
     for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) err += new TextDecoder().decode(chunk);
@@ -116,10 +125,14 @@ export async function runsOf(api: ReturnType<typeof caller>, repo: string, org =
 
 /** Waits for the run of `commit` to reach a finished state; answers it. */
 export async function finishedRun(api: ReturnType<typeof caller>, repo: string, commit: string, ms = 60_000, org = "acme"): Promise<any> {
-  return until(`a finished run of ${commit}`, async () => {
-    const run = (await runsOf(api, repo, org)).find((r) => r.commit === commit);
-    return run && ["success", "failure", "cancelled"].includes(run.state) ? run : null;
-  }, ms);
+  return until(
+    `a finished run of ${commit}`,
+    async () => {
+      const run = (await runsOf(api, repo, org)).find((r) => r.commit === commit);
+      return run && ["success", "failure", "cancelled"].includes(run.state) ? run : null;
+    },
+    ms,
+  );
 }
 
 /** A job's log text. */

@@ -20,10 +20,14 @@ afterAll(() => server?.[Symbol.asyncDispose]());
 
 /** The runs of `commit`, once `count` of them exist. */
 const runsOfCommit = (repo: string, commit: string, count: number) =>
-  until(`${count} runs of ${commit}`, async () => {
-    const list = (await runsOf(api, repo)).filter((r) => r.commit === commit);
-    return list.length >= count ? list : null;
-  }, 60_000);
+  until(
+    `${count} runs of ${commit}`,
+    async () => {
+      const list = (await runsOf(api, repo)).filter((r) => r.commit === commit);
+      return list.length >= count ? list : null;
+    },
+    60_000,
+  );
 
 describe("row 2: expansion is bounded, lists never read job specs", () => {
   test("a 10 KB matrix value referenced 10×1,000 times fails its run naming the limit; nothing big is stored", async () => {
@@ -33,16 +37,28 @@ describe("row 2: expansion is bounded, lists never read job specs", () => {
     expect(text.length).toBeGreaterThan(150_000);
     const commit = await commitFiles(api, "bomb", { ".svc/workflows/bomb.yml": text });
     const [r] = await runsOfCommit("bomb", commit, 1);
-    expect(r).toMatchObject({ state: "failure", jobs: [], error: expect.stringMatching(/^\.svc\/workflows\/bomb\.yml:\d+:\d+: this job would carry more than 256 KiB of keys, labels, env and steps once expanded$/) });
+    expect(r).toMatchObject({
+      state: "failure",
+      jobs: [],
+      error: expect.stringMatching(
+        /^\.svc\/workflows\/bomb\.yml:\d+:\d+: this job would carry more than 256 KiB of keys, labels, env and steps once expanded$/,
+      ),
+    });
     const bytes = dbRows<{ bytes: number | null }>(server, "SELECT sum(length(spec)) AS bytes FROM workflow_jobs")[0]?.bytes ?? 0;
     expect(bytes).toBeLessThan(1024 * 1024);
   }, 120_000);
 
   test("run lists, a run and a job page read the steps column, not the spec (a spec made unreadable changes nothing they show)", async () => {
-    const commit = await commitFiles(api, "lists", { ".svc/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: [self-hosted, nowhere]\n    steps:\n      - name: compile\n        run: make\n      - run: make test\n" });
+    const commit = await commitFiles(api, "lists", {
+      ".svc/workflows/ci.yml":
+        "on: push\njobs:\n  t:\n    runs-on: [self-hosted, nowhere]\n    steps:\n      - name: compile\n        run: make\n      - run: make test\n",
+    });
     const [run] = await runsOfCommit("lists", commit, 1);
     const job = run.jobs[0];
-    expect(job.steps).toEqual([{ name: "compile", state: "pending", exit_code: null }, { name: "make test", state: "pending", exit_code: null }]);
+    expect(job.steps).toEqual([
+      { name: "compile", state: "pending", exit_code: null },
+      { name: "make test", state: "pending", exit_code: null },
+    ]);
     // Break the spec behind the server's back: anything that parses it would now fail with a 500.
     const db = new Database(join(server.dataDir, "svc.db"));
     try {
@@ -67,7 +83,15 @@ describe("row 3: branch globs in linear time", () => {
     const glob = `${"*a".repeat(15)}*b`;
     const branch = "a".repeat(60);
     // z.yml always runs: once its run exists, a.yml (read first) was judged too.
-    const commit = await commitFiles(api, "globs", { ".svc/workflows/a.yml": `on: { push: { branches: ["${glob}"] } }\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n`, ".svc/workflows/z.yml": "on: push\njobs: { z: { runs-on: x, steps: [ { run: y } ] } }\n" }, branch);
+    const commit = await commitFiles(
+      api,
+      "globs",
+      {
+        ".svc/workflows/a.yml": `on: { push: { branches: ["${glob}"] } }\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n`,
+        ".svc/workflows/z.yml": "on: push\njobs: { z: { runs-on: x, steps: [ { run: y } ] } }\n",
+      },
+      branch,
+    );
     const list = await runsOfCommit("globs", commit, 1);
     expect(list.map((r) => r.workflow)).toEqual([".svc/workflows/z.yml"]);
   }, 60_000);
@@ -76,10 +100,15 @@ describe("row 3: branch globs in linear time", () => {
     const glob = `${"*a".repeat(15)}*b`;
     expect((await api.put(`/v1/orgs/acme/repos/globs/protections/${encodeURIComponent(glob)}`, {})).status).toBe(200);
     const branch = "a".repeat(59) + "c";
-    expect((await api.post("/v1/orgs/acme/repos/globs/commits", { branch, message: "m", operations: [{ op: "put", path: "f", content: "1" }] })).status).toBe(201);
+    expect((await api.post("/v1/orgs/acme/repos/globs/commits", { branch, message: "m", operations: [{ op: "put", path: "f", content: "1" }] })).status).toBe(
+      201,
+    );
     // A name the glob does match is protected (require_change off, so a commit is still allowed, but deletion is not).
     const protectedBranch = `${"a".repeat(59)}b`;
-    expect((await api.post("/v1/orgs/acme/repos/globs/commits", { branch: protectedBranch, message: "m", operations: [{ op: "put", path: "f", content: "1" }] })).status).toBe(201);
+    expect(
+      (await api.post("/v1/orgs/acme/repos/globs/commits", { branch: protectedBranch, message: "m", operations: [{ op: "put", path: "f", content: "1" }] }))
+        .status,
+    ).toBe(201);
     expectError(await api.delete(`/v1/orgs/acme/repos/globs/refs/refs/heads/${protectedBranch}`), 403, /deletion is not allowed/);
   }, 60_000);
 });
@@ -90,6 +119,10 @@ describe("row 8: YAML nesting is checked before parsing", () => {
     for (let i = 0; i < 10; i++) files[`.svc/workflows/n${i}.yml`] = `on: push\njobs: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`;
     const commit = await commitFiles(api, "nest", files);
     const list = await runsOfCommit("nest", commit, 10);
-    expect(list.map((r) => r.error).sort()).toEqual(Object.keys(files).sort().map((p) => `${p}:2:70: the file nests deeper than 64 levels`));
+    expect(list.map((r) => r.error).sort()).toEqual(
+      Object.keys(files)
+        .sort()
+        .map((p) => `${p}:2:70: the file nests deeper than 64 levels`),
+    );
   }, 60_000);
 });

@@ -12,7 +12,13 @@ let api: ReturnType<typeof caller>;
 beforeAll(async () => {
   server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "600" } });
   ({ api } = await ownerOf(server));
-  for (const [name, pub] of [["api", false], ["web", false], ["site", true], ["lint", false]] as const) expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
+  for (const [name, pub] of [
+    ["api", false],
+    ["web", false],
+    ["site", true],
+    ["lint", false],
+  ] as const)
+    expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
 });
 afterAll(() => server?.[Symbol.asyncDispose]());
 
@@ -24,7 +30,9 @@ async function machine(name: string, labels: string[], group?: string): Promise<
 }
 
 const claim = (credential: string) => client(server, { token: credential }).post("/v1/runners/claim");
-const wf = (labels: string, job = "j") => ({ [`.svc/workflows/${job}.yml`]: `on: push\njobs:\n  ${job}:\n    runs-on: [${labels}]\n    steps:\n      - run: echo\n` });
+const wf = (labels: string, job = "j") => ({
+  [`.svc/workflows/${job}.yml`]: `on: push\njobs:\n  ${job}:\n    runs-on: [${labels}]\n    steps:\n      - run: echo\n`,
+});
 
 /** Ends a claimed job so the machine is free again. */
 async function finish(c: { body: { job_id: string; token: string } }) {
@@ -90,7 +98,12 @@ describe("hosted and self-hosted", () => {
     const t = JSON.parse(minted.stdout);
     expect(t).toMatchObject({ group: null });
     expect(t.token).toMatch(/^svcg_/);
-    const reg = await client(server, { token: t.token }).post("/v1/runners/register", { name: "hosted-1", os: "linux", arch: "x64", labels: ["ubuntu-latest"] });
+    const reg = await client(server, { token: t.token }).post("/v1/runners/register", {
+      name: "hosted-1",
+      os: "linux",
+      arch: "x64",
+      labels: ["ubuntu-latest"],
+    });
     expect(reg.status).toBe(201);
     expect(reg.body).toMatchObject({ org: null, group: null, labels: ["linux", "x64", "ubuntu-latest"] });
     // Instance runners are not the org's machines.
@@ -138,7 +151,9 @@ describe("malformed workflows", () => {
     const by = Object.fromEntries(runs.map((r: any) => [r.workflow.split("/").pop(), r]));
     expect(by["a-syntax.yml"]).toMatchObject({ state: "failure", jobs: [] });
     expect(by["a-syntax.yml"].error).toMatch(/^\.svc\/workflows\/a-syntax\.yml:\d+:\d+: .+/);
-    expect(by["b-key.yml"].error).toBe('.svc/workflows/b-key.yml:5:5: unknown key "stepz" in jobs.x (expected name, runs-on, strategy, env, timeout-minutes, steps)');
+    expect(by["b-key.yml"].error).toBe(
+      '.svc/workflows/b-key.yml:5:5: unknown key "stepz" in jobs.x (expected name, runs-on, strategy, env, timeout-minutes, steps)',
+    );
     expect(by["c-expr.yml"].error).toMatch(/^\.svc\/workflows\/c-expr\.yml:6:14: unsupported expression \$\{\{ secrets\.TOKEN \}\}/);
     expect(by["d-good.yml"]).toMatchObject({ state: "queued", error: null, jobs: [{ key: "fine", state: "queued" }] });
     expect(by["e-other-branch.yml"]).toBeUndefined();

@@ -25,7 +25,12 @@ beforeAll(async () => {
   outsider = caller(server, await person(server, "rival", "o@rival.example", "owner"));
   anon = caller(server);
   g = gitSandbox();
-  for (const [name, pub] of [["api", false], ["site", true], ["web", false]] as const) expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
+  for (const [name, pub] of [
+    ["api", false],
+    ["site", true],
+    ["web", false],
+  ] as const)
+    expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
 });
 
 afterAll(async () => {
@@ -33,7 +38,12 @@ afterAll(async () => {
   g?.[Symbol.dispose]();
 });
 
-const audit = (action: string) => dbRows<{ action: string; actor_kind: string; target: string; data: string }>(server, "SELECT action, actor_kind, target, data FROM audit_events WHERE action = ? ORDER BY created_at", action);
+const audit = (action: string) =>
+  dbRows<{ action: string; actor_kind: string; target: string; data: string }>(
+    server,
+    "SELECT action, actor_kind, target, data FROM audit_events WHERE action = ? ORDER BY created_at",
+    action,
+  );
 
 /** A machine registered with a raw call; answers its credential and id. */
 async function raw(name: string, labels: string[] = [], group?: string): Promise<{ id: string; credential: string }> {
@@ -47,7 +57,10 @@ const claim = (credential: string) => client(server, { token: credential }).post
 
 describe("runner policy", () => {
   test("GET answers the default policy to any member; 401 anonymous, 404 outsiders", async () => {
-    expect(await viewer.get("/v1/orgs/acme/runner-policy")).toMatchObject({ status: 200, body: { hosted: "allowed", self_hosted: "all", self_hosted_repos: [] } });
+    expect(await viewer.get("/v1/orgs/acme/runner-policy")).toMatchObject({
+      status: 200,
+      body: { hosted: "allowed", self_hosted: "all", self_hosted_repos: [] },
+    });
     expectError(await anon.get("/v1/orgs/acme/runner-policy"), 401);
     expectError(await outsider.get("/v1/orgs/acme/runner-policy"), 404);
     expectError(await viewer.get("/v1/orgs/nosuch/runner-policy"), 404);
@@ -172,7 +185,16 @@ describe("registration", () => {
     expect(r.body.credential).toMatch(/^svcr_[a-z2-7]{16}_[a-z2-7]{32}$/);
     expect(r.body.credential.slice(5, 21)).toBe(r.body.runner_id);
     const listed = (await viewer.get("/v1/orgs/acme/runners")).body.runners.find((x: any) => x.id === r.body.runner_id);
-    expect(listed).toMatchObject({ name: "build-01", os: "macos", arch: "arm64", version: "1.2.3", ephemeral: false, state: "online", job: null, labels: ["self-hosted", "macos", "arm64", "gpu", "big"] });
+    expect(listed).toMatchObject({
+      name: "build-01",
+      os: "macos",
+      arch: "arm64",
+      version: "1.2.3",
+      ephemeral: false,
+      state: "online",
+      job: null,
+      labels: ["self-hosted", "macos", "arm64", "gpu", "big"],
+    });
     expect(audit("runner.registered").find((a) => a.target === "build-01")).toMatchObject({ actor_kind: "registration_token" });
   });
 
@@ -233,7 +255,10 @@ describe("claim and the per-job calls", () => {
     const m = await raw("worker", ["raw"]);
     const other = await raw("other-worker", ["raw2"]);
     const waiting = claim(m.credential);
-    const sha = await commitFiles(api, "api", { ".svc/workflows/ci.yml": "on: push\njobs:\n  unit:\n    runs-on: [self-hosted, raw]\n    env: { A: b }\n    timeout-minutes: 30\n    steps:\n      - name: one\n        run: echo 1\n      - run: echo 2\n" });
+    const sha = await commitFiles(api, "api", {
+      ".svc/workflows/ci.yml":
+        "on: push\njobs:\n  unit:\n    runs-on: [self-hosted, raw]\n    env: { A: b }\n    timeout-minutes: 30\n    steps:\n      - name: one\n        run: echo 1\n      - run: echo 2\n",
+    });
     const c = await waiting;
     expect(c.status).toBe(200);
     expect(Object.keys(c.body).sort()).toEqual(["job_id", "runner_url", "token"]);
@@ -248,8 +273,19 @@ describe("claim and the per-job calls", () => {
     const d = await job.get(base);
     expect(d.status).toBe(200);
     expect(d.body).toMatchObject({
-      job_id: c.body.job_id, key: "unit", repo: "acme/api", clone_url: `${server.url}/acme/api.git`, commit: sha, ref: "refs/heads/main",
-      runs_on: ["self-hosted", "raw"], env: { A: "b" }, timeout_s: 1800, steps: [{ name: "one", run: "echo 1", env: {} }, { name: "echo 2", run: "echo 2", env: {} }],
+      job_id: c.body.job_id,
+      key: "unit",
+      repo: "acme/api",
+      clone_url: `${server.url}/acme/api.git`,
+      commit: sha,
+      ref: "refs/heads/main",
+      runs_on: ["self-hosted", "raw"],
+      env: { A: "b" },
+      timeout_s: 1800,
+      steps: [
+        { name: "one", run: "echo 1", env: {} },
+        { name: "echo 2", run: "echo 2", env: {} },
+      ],
     });
     const dir = await clone(g, repoUrl(server, "acme", "api", c.body.token));
     expect(await g.ok(["rev-parse", "HEAD"], { cwd: dir })).toBe(sha);
@@ -281,16 +317,29 @@ describe("claim and the per-job calls", () => {
     expect((await job.post(`${base}/complete`, { verdict: "success" })).status).toBe(204);
 
     // After the verdict the job token is a 401 everywhere, git included.
-    for (const r of [await job.get(base), await job.post(`${base}/logs`, { offset: 13, text: "late" }), await job.post(`${base}/heartbeat`), await job.post(`${base}/complete`, { verdict: "success" })]) expectError(r, 401);
+    for (const r of [
+      await job.get(base),
+      await job.post(`${base}/logs`, { offset: 13, text: "late" }),
+      await job.post(`${base}/heartbeat`),
+      await job.post(`${base}/complete`, { verdict: "success" }),
+    ])
+      expectError(r, 401);
     const res = await fetch(`${server.url}/acme/api.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Bearer ${c.body.token}` } });
     expect(res.status).toBe(401);
 
     const run = (await api.get("/v1/orgs/acme/repos/api/runs")).body.runs.find((r: any) => r.commit === sha);
-    expect(run.jobs[0]).toMatchObject({ state: "success", verdict: "success", steps: [{ name: "one", state: "success", exit_code: 0 }, { name: "echo 2", state: "pending", exit_code: null }] });
+    expect(run.jobs[0]).toMatchObject({
+      state: "success",
+      verdict: "success",
+      steps: [
+        { name: "one", state: "success", exit_code: 0 },
+        { name: "echo 2", state: "pending", exit_code: null },
+      ],
+    });
     const log = await fetch(`${server.url}/v1/orgs/acme/repos/api/runs/${run.id}/jobs/${run.jobs[0].id}/logs`, { headers: { cookie: owner.cookie } });
     expect(await log.text()).toBe("héllo\nworld\n");
     // The check result of the commit, for required checks.
-    expect(dbRows(server, "SELECT key, state FROM check_results WHERE \"commit\" = ?", sha)).toEqual([{ key: "unit", state: "success" }]);
+    expect(dbRows(server, 'SELECT key, state FROM check_results WHERE "commit" = ?', sha)).toEqual([{ key: "unit", state: "success" }]);
     // Logs and runs are readable by those who can read the repository, and no one else.
     expectError(await outsider.get(`/v1/orgs/acme/repos/api/runs/${run.id}`), 404);
     expectError(await anon.get(`/v1/orgs/acme/repos/api/runs`), 401);
@@ -303,7 +352,9 @@ describe("claim and the per-job calls", () => {
     const m = await raw("doomed", ["doom"]);
     const spare = await raw("spare", ["doom"]);
     const waiting = claim(m.credential);
-    const sha = await commitFiles(api, "api", { ".svc/workflows/ci.yml": "on: push\njobs:\n  d:\n    runs-on: [self-hosted, doom]\n    steps:\n      - run: sleep 1\n" });
+    const sha = await commitFiles(api, "api", {
+      ".svc/workflows/ci.yml": "on: push\njobs:\n  d:\n    runs-on: [self-hosted, doom]\n    steps:\n      - run: sleep 1\n",
+    });
     const c = await waiting;
     expect(c.status).toBe(200);
     expectError(await member.delete(`/v1/orgs/acme/runners/${m.id}`), 404);
@@ -313,7 +364,10 @@ describe("claim and the per-job calls", () => {
     expectError(await claim(m.credential), 401);
     expectError(await client(server, { token: c.body.token }).post(`/v1/runner/jobs/${c.body.job_id}/heartbeat`), 401);
     const run = (await api.get("/v1/orgs/acme/repos/api/runs")).body.runs.find((r: any) => r.commit === sha);
-    expect(run).toMatchObject({ state: "failure", jobs: [{ state: "failure", error: "runner removed while the job was running", runner: { id: m.id, name: "doomed" } }] });
+    expect(run).toMatchObject({
+      state: "failure",
+      jobs: [{ state: "failure", error: "runner removed while the job was running", runner: { id: m.id, name: "doomed" } }],
+    });
     // Not reassigned: the spare machine finds nothing.
     expect((await claim(spare.credential)).status).toBe(204);
     expect((await viewer.get("/v1/orgs/acme/runners")).body.runners.map((r: any) => r.id)).not.toContain(m.id);
@@ -324,7 +378,8 @@ describe("claim and the per-job calls", () => {
     const machines = await Promise.all(Array.from({ length: 12 }, (_, i) => raw(`swarm-${i}`, ["swarm"])));
     const claims = machines.map((m) => claim(m.credential));
     const sha = await commitFiles(api, "api", {
-      ".svc/workflows/ci.yml": "on: push\njobs:\n  s:\n    runs-on: [self-hosted, swarm]\n    strategy:\n      matrix:\n        n: [1, 2, 3, 4, 5, 6, 7, 8]\n    steps:\n      - run: echo\n",
+      ".svc/workflows/ci.yml":
+        "on: push\njobs:\n  s:\n    runs-on: [self-hosted, swarm]\n    strategy:\n      matrix:\n        n: [1, 2, 3, 4, 5, 6, 7, 8]\n    steps:\n      - run: echo\n",
     });
     const answers = await Promise.all(claims);
     const got = answers.filter((a) => a.status === 200).map((a) => a.body.job_id);

@@ -23,7 +23,9 @@ test("git push over SSH queues the workflow's job for a waiting machine", async 
 
   const dir = g.path("work");
   await g.ok(["init", "-q", dir]);
-  const sha = await commitFiles(g, dir, { ".svc/workflows/ci.yml": "on: push\njobs:\n  over-ssh:\n    runs-on: [self-hosted, ssh-lane]\n    steps:\n      - run: echo\n" });
+  const sha = await commitFiles(g, dir, {
+    ".svc/workflows/ci.yml": "on: push\njobs:\n  over-ssh:\n    runs-on: [self-hosted, ssh-lane]\n    steps:\n      - run: echo\n",
+  });
   await g.ok(["push", "-q", sshUrl(server, "acme", "app"), "HEAD:refs/heads/main"], { cwd: dir, env: gitSshEnv(key) });
 
   const c = await waiting;

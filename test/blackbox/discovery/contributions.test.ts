@@ -70,31 +70,60 @@ describe("recording", () => {
     await commitAs(dir, "ADA@example.com", "2025-03-06T10:00:00Z", "pairing\n\nCo-Authored-By: Bob <bob@example.com>", "c.txt");
     await commitAs(dir, "bob@example.com", "2025-03-06T11:00:00Z", "bob's work", "d.txt");
     await g.ok(["push", "-q", repoUrl(server, "acme", "app", bobToken), "main"], { cwd: dir });
-    const bobGraph = await until(() => graph("bob"), (v) => v.total === 2);
+    const bobGraph = await until(
+      () => graph("bob"),
+      (v) => v.total === 2,
+    );
     expect(bobGraph).toEqual({
-      from: "2025-03-01", to: "2025-03-31", total: 2, private_included: false,
+      from: "2025-03-01",
+      to: "2025-03-31",
+      total: 2,
+      private_included: false,
       days: [
         { day: 3, date: "2025-03-05", count: 1, repos: [{ org: "acme", name: "app", count: 1 }] },
         { day: 4, date: "2025-03-06", count: 1, repos: [{ org: "acme", name: "app", count: 1 }] },
       ],
     });
-    expect(await graph("ada")).toEqual({ from: "2025-03-01", to: "2025-03-31", total: 1, private_included: false, days: [{ day: 3, date: "2025-03-05", count: 1, repos: [{ org: "acme", name: "app", count: 1 }] }] });
+    expect(await graph("ada")).toEqual({
+      from: "2025-03-01",
+      to: "2025-03-31",
+      total: 1,
+      private_included: false,
+      days: [{ day: 3, date: "2025-03-05", count: 1, repos: [{ org: "acme", name: "app", count: 1 }] }],
+    });
 
     // A new branch carrying commits already on main credits only what is new.
     await g.ok(["checkout", "-q", "-b", "topic"], { cwd: dir });
     await commitAs(dir, "ada@example.com", "2025-03-07T10:00:00Z", "topic work", "e.txt");
     await g.ok(["push", "-q", repoUrl(server, "acme", "app", bobToken), "topic"], { cwd: dir });
-    const adaGraph = await until(() => graph("ada"), (v) => v.total === 2);
-    expect(adaGraph.days.map((d: any) => [d.date, d.count])).toEqual([["2025-03-05", 1], ["2025-03-07", 1]]);
+    const adaGraph = await until(
+      () => graph("ada"),
+      (v) => v.total === 2,
+    );
+    expect(adaGraph.days.map((d: any) => [d.date, d.count])).toEqual([
+      ["2025-03-05", 1],
+      ["2025-03-07", 1],
+    ]);
     expect((await graph("bob")).total).toBe(2);
   });
 
   test("the commit API credits the proved author address; a service token credits nobody else; the answer is the same for every reader", async () => {
-    const body = (author: string, path: string) => ({ branch: "main", message: "via api", author: { name: "x", email: author }, operations: [{ op: "put", path, content: "x" }] });
+    const body = (author: string, path: string) => ({
+      branch: "main",
+      message: "via api",
+      author: { name: "x", email: author },
+      operations: [{ op: "put", path, content: "x" }],
+    });
     expect((await caller(server, serviceToken).post("/v1/orgs/acme/repos/api/commits", body("nobody@example.com", "n.txt"))).status).toBe(201);
     expect((await caller(server, serviceToken).post("/v1/orgs/acme/repos/api/commits", body("bob@example.com", "b.txt"))).status).toBe(201);
-    const today = await until(() => graph("bob", ""), (v) => v.days.some((d: any) => d.repos.some((r: any) => r.name === "api")));
-    const apiCount = today.days.flatMap((d: any) => d.repos).filter((r: any) => r.name === "api").reduce((n: number, r: any) => n + r.count, 0);
+    const today = await until(
+      () => graph("bob", ""),
+      (v) => v.days.some((d: any) => d.repos.some((r: any) => r.name === "api")),
+    );
+    const apiCount = today.days
+      .flatMap((d: any) => d.repos)
+      .filter((r: any) => r.name === "api")
+      .reduce((n: number, r: any) => n + r.count, 0);
     expect(apiCount).toBe(1);
     for (const who of [ada, bob, adaToken]) expect((await caller(server, who).get("/v1/users/bob/contributions")).body).toEqual(today);
   });
@@ -106,7 +135,10 @@ describe("recording", () => {
     await g.ok(["push", "-q", repoUrl(server, "acme", "vault", adaToken), "main"], { cwd: dir });
     const a = caller(server, ada);
     expect((await a.patch("/v1/users/ada", { contrib_private_optin: true })).status).toBe(200);
-    const optedIn = await until(() => graph("ada"), (v) => v.total === 4);
+    const optedIn = await until(
+      () => graph("ada"),
+      (v) => v.total === 4,
+    );
     expect(optedIn.private_included).toBe(true);
     expect(optedIn.days.find((d: any) => d.date === "2025-03-10")).toEqual({ day: 1, date: "2025-03-10", count: 2, repos: [] });
     expect(JSON.stringify(optedIn)).not.toContain("vault");
@@ -126,7 +158,12 @@ describe("recording", () => {
     expect((await a.patch("/v1/orgs/acme/repos/vault", { public: true })).status).toBe(200);
     const open = await graph("ada");
     expect(open).toMatchObject({ total: 4, private_included: false });
-    expect(open.days.find((d: any) => d.date === "2025-03-10")).toEqual({ day: 1, date: "2025-03-10", count: 2, repos: [{ org: "acme", name: "vault", count: 2 }] });
+    expect(open.days.find((d: any) => d.date === "2025-03-10")).toEqual({
+      day: 1,
+      date: "2025-03-10",
+      count: 2,
+      repos: [{ org: "acme", name: "vault", count: 2 }],
+    });
     expect((await a.patch("/v1/orgs/acme/repos/vault", { public: false })).status).toBe(200);
     const closed = await graph("ada");
     expect(closed).toMatchObject({ total: 4, private_included: true });
@@ -154,7 +191,15 @@ describe("ranges", () => {
   });
 
   test("bad dates and ranges are 400; an unknown person is 404", async () => {
-    for (const q of ["from=2025-13-01", "to=2025-02-30", "from=2025-3-1", "from=yesterday", "to=2025-03-01T00:00", "from=2025-03-02&to=2025-03-01", "from=2015-01-01&to=2025-01-01"]) {
+    for (const q of [
+      "from=2025-13-01",
+      "to=2025-02-30",
+      "from=2025-3-1",
+      "from=yesterday",
+      "to=2025-03-01T00:00",
+      "from=2025-03-02&to=2025-03-01",
+      "from=2015-01-01&to=2025-01-01",
+    ]) {
       expectError(await anon().get(`/v1/users/ada/contributions?${q}`), 400);
     }
     expectError(await anon().get("/v1/users/nobody-here/contributions"), 404);

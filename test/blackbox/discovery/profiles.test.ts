@@ -21,7 +21,13 @@ beforeAll(async () => {
   serviceToken = await mintToken(server, ada.cookie, "acme", { scopes: ["org:admin"], label: "svc", kind: "service" });
   adaReadToken = await mintToken(server, ada.cookie, "acme", { scopes: ["repo:read"], label: "read" });
   const a = caller(server, ada);
-  for (const [org, name, pub] of [["acme", "widgets", true], ["acme", "secret", false], ["ada", "ada", true], ["ada", "notes", false], ["acme", "gears", true]] as const) {
+  for (const [org, name, pub] of [
+    ["acme", "widgets", true],
+    ["acme", "secret", false],
+    ["ada", "ada", true],
+    ["ada", "notes", false],
+    ["acme", "gears", true],
+  ] as const) {
     const r = await a.post(`/v1/orgs/${org}/repos`, { name, public: pub, description: `${name} repo` });
     expect(r.status).toBe(201);
   }
@@ -40,8 +46,19 @@ describe("user profile", () => {
     const r = await anon().get("/v1/users/ada");
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      handle: "ada", name: "Ada", display_name: null, bio: null, location: null, company: null, pronouns: null, kind: "human",
-      contrib_private_optin: false, profile_repo: null, created_at: expect.any(Number), links: [], public_repos: 1,
+      handle: "ada",
+      name: "Ada",
+      display_name: null,
+      bio: null,
+      location: null,
+      company: null,
+      pronouns: null,
+      kind: "human",
+      contrib_private_optin: false,
+      profile_repo: null,
+      created_at: expect.any(Number),
+      links: [],
+      public_repos: 1,
     });
     expect(JSON.stringify(r.body)).not.toContain("@");
     for (const who of [ada, bob, cy, serviceToken]) expect((await caller(server, who).get("/v1/users/ada")).body).toEqual(r.body);
@@ -54,7 +71,16 @@ describe("user profile", () => {
 
   test("PATCH by the person: absent keys untouched, null clears, links replace the list", async () => {
     const a = caller(server, ada);
-    let r = await a.patch("/v1/users/ada", { display_name: "Ada L.", bio: "line one\nline two", location: "London", pronouns: "she/her", links: [{ label: "blog", url: "https://ada.example.com" }, { label: "code", url: "http://code.example.com/x" }] });
+    let r = await a.patch("/v1/users/ada", {
+      display_name: "Ada L.",
+      bio: "line one\nline two",
+      location: "London",
+      pronouns: "she/her",
+      links: [
+        { label: "blog", url: "https://ada.example.com" },
+        { label: "code", url: "http://code.example.com/x" },
+      ],
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ display_name: "Ada L.", bio: "line one\nline two", location: "London", pronouns: "she/her", company: null });
     expect(r.body.links).toHaveLength(2);
@@ -128,7 +154,13 @@ describe("org profile", () => {
     const fresh = await anon().get("/v1/orgs/acme/profile");
     expect(fresh.body).toEqual({ org: "acme", display_name: null, description: null, location: null, website: null, contact_email: null, public_repos: 2 });
     const a = caller(server, ada);
-    const set = { display_name: "Acme", description: "Widgets.", location: "Phoenix", website: "https://acme.example.com", contact_email: "hello@acme.example.com" };
+    const set = {
+      display_name: "Acme",
+      description: "Widgets.",
+      location: "Phoenix",
+      website: "https://acme.example.com",
+      contact_email: "hello@acme.example.com",
+    };
     let r = await a.patch("/v1/orgs/acme/profile", set);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ org: "acme", ...set, public_repos: 2 });
@@ -165,7 +197,12 @@ describe("follows", () => {
     expect((await b.get("/v1/users/ada/follow")).body.you_follow).toBe(true);
     expect((await anon().get("/v1/users/bob/follow")).body).toEqual({ followers: 0, following: 1, you_follow: false });
     // Newest first.
-    expect((await anon().get("/v1/users/ada/followers")).body).toEqual({ people: [{ handle: "cy", display_name: null }, { handle: "bob", display_name: null }] });
+    expect((await anon().get("/v1/users/ada/followers")).body).toEqual({
+      people: [
+        { handle: "cy", display_name: null },
+        { handle: "bob", display_name: null },
+      ],
+    });
     expect((await anon().get("/v1/users/bob/following")).body).toEqual({ people: [{ handle: "ada", display_name: null }] });
     expect((await b.delete("/v1/users/ada/follow")).body).toEqual({ followers: 1, following: 0, you_follow: false });
     expect((await b.delete("/v1/users/ada/follow")).body).toEqual({ followers: 1, following: 0, you_follow: false });
@@ -196,7 +233,11 @@ describe("pins", () => {
   const put = (who: Person | string, pins: unknown[], handle = "ada") => caller(server, who).put(`/v1/users/${handle}/pins`, { pins });
 
   test("pins public repositories in order; GET is anonymous", async () => {
-    const r = await put(ada, [{ org: "acme", repo: "gears" }, { org: "ACME", repo: "Widgets", kind: "repo" }, { org: "ada", repo: "ada" }]);
+    const r = await put(ada, [
+      { org: "acme", repo: "gears" },
+      { org: "ACME", repo: "Widgets", kind: "repo" },
+      { org: "ada", repo: "ada" },
+    ]);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       pins: [
@@ -214,7 +255,14 @@ describe("pins", () => {
     const before = (await anon().get("/v1/users/ada/pins")).body;
     const seven = Array.from({ length: 7 }, () => ({ org: "acme", repo: "widgets" }));
     expectError(await put(ada, seven), 400);
-    expectError(await put(ada, [{ org: "acme", repo: "widgets" }, { org: "acme", repo: "WIDGETS" }]), 400, /twice/);
+    expectError(
+      await put(ada, [
+        { org: "acme", repo: "widgets" },
+        { org: "acme", repo: "WIDGETS" },
+      ]),
+      400,
+      /twice/,
+    );
     expectError(await put(ada, [{ org: "acme", repo: "secret" }]), 400, /private/);
     expectError(await put(ada, [{ org: "acme", repo: "nope" }]), 400, /no repository/);
     expectError(await put(ada, [{ org: "nope-org", repo: "x" }]), 400, /no repository/);
@@ -242,7 +290,15 @@ describe("pins", () => {
   test("a pinned repository made private or deleted disappears from the list", async () => {
     const a = caller(server, ada);
     expect((await a.post("/v1/orgs/acme/repos", { name: "temp", public: true })).status).toBe(201);
-    expect((await put(ada, [{ org: "acme", repo: "gears" }, { org: "acme", repo: "temp" }, { org: "acme", repo: "widgets" }])).status).toBe(200);
+    expect(
+      (
+        await put(ada, [
+          { org: "acme", repo: "gears" },
+          { org: "acme", repo: "temp" },
+          { org: "acme", repo: "widgets" },
+        ])
+      ).status,
+    ).toBe(200);
     expect((await a.patch("/v1/orgs/acme/repos/gears", { public: false })).status).toBe(200);
     expect((await a.delete("/v1/orgs/acme/repos/temp")).status).toBe(204);
     expect((await anon().get("/v1/users/ada/pins")).body.pins.map((p: any) => p.name)).toEqual(["widgets"]);
@@ -259,7 +315,14 @@ describe("a disabled account", () => {
     const followersBefore = (await anon().get("/v1/users/cy/followers")).body.people.map((p: any) => p.handle);
     expect(followersBefore).toContain("dee");
     disableAccount(server.dataDir, "dee@example.com");
-    for (const path of ["/v1/users/dee", "/v1/users/dee/follow", "/v1/users/dee/followers", "/v1/users/dee/following", "/v1/users/dee/pins", "/v1/users/dee/contributions"]) {
+    for (const path of [
+      "/v1/users/dee",
+      "/v1/users/dee/follow",
+      "/v1/users/dee/followers",
+      "/v1/users/dee/following",
+      "/v1/users/dee/pins",
+      "/v1/users/dee/contributions",
+    ]) {
       expectError(await anon().get(path), 404);
     }
     expect((await anon().get("/v1/users/cy/followers")).body.people.map((p: any) => p.handle)).not.toContain("dee");

@@ -42,7 +42,10 @@ test("paging one hit at a time crosses every tier in the same order", async () =
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: { hits: { name: string }[]; next_cursor: string | null } = await names("parser", `&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const page: { hits: { name: string }[]; next_cursor: string | null } = await names(
+      "parser",
+      `&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     seen.push(...page.hits.map((h) => h.name));
     cursor = page.next_cursor;
   } while (cursor && seen.length < 20);

@@ -46,7 +46,14 @@ const search = (who: Person | string | undefined, q: string, extra = "") => call
 describe("search", () => {
   test("exact name first, then name prefixes, then word matches; only what the caller may see", async () => {
     expect(names(await search(undefined, "widget"))).toEqual(["acme/widget", "beta/widget", "acme/widget-api", "acme/gears"]);
-    expect(names(await search(ada, "widget"))).toEqual(["acme/widget", "beta/widget", "acme/widget-api", "acme/widgets-private", "acme/gears", "acme/secret-plans"]);
+    expect(names(await search(ada, "widget"))).toEqual([
+      "acme/widget",
+      "beta/widget",
+      "acme/widget-api",
+      "acme/widgets-private",
+      "acme/gears",
+      "acme/secret-plans",
+    ]);
     expect(names(await search(bob, "widget"))).toEqual(names(await search(ada, "widget")));
     expect(names(await search(cy, "widget"))).toEqual(["acme/widget", "beta/widget", "acme/widget-api", "beta/widgetry", "acme/gears"]);
     expect(names(await search(serviceToken, "widget"))).toEqual(names(await search(ada, "widget")));
@@ -58,7 +65,18 @@ describe("search", () => {
     const r = await search(undefined, "WIDGET-API");
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      hits: [{ id: expect.any(String), org_id: expect.any(String), org: "acme", name: "widget-api", description: "HTTP interface for widgets", public: true, kind: "native", created_at: expect.any(Number) }],
+      hits: [
+        {
+          id: expect.any(String),
+          org_id: expect.any(String),
+          org: "acme",
+          name: "widget-api",
+          description: "HTTP interface for widgets",
+          public: true,
+          kind: "native",
+          created_at: expect.any(Number),
+        },
+      ],
       next_cursor: null,
     });
     expect(names(await search(undefined, "interface http"))).toEqual(["acme/widget-api"]);
@@ -114,7 +132,10 @@ describe("watching", () => {
     expect(await count()).toBe(0);
     expect((await caller(server, ada).put("/v1/orgs/acme/repos/widget/subscription", { level: "all" })).body).toEqual({ level: "all", watcher_count: 1 });
     expect((await caller(server, cy).put("/v1/orgs/acme/repos/widget/subscription", { level: "all" })).body).toEqual({ level: "all", watcher_count: 2 });
-    expect((await caller(server, bob).put("/v1/orgs/acme/repos/widget/subscription", { level: "participating" })).body).toEqual({ level: "participating", watcher_count: 2 });
+    expect((await caller(server, bob).put("/v1/orgs/acme/repos/widget/subscription", { level: "participating" })).body).toEqual({
+      level: "participating",
+      watcher_count: 2,
+    });
     expect((await caller(server, cy).put("/v1/orgs/acme/repos/widget/subscription", { level: "ignore" })).body).toEqual({ level: "ignore", watcher_count: 1 });
     expect(await count()).toBe(1);
     expect((await caller(server, ada).delete("/v1/orgs/acme/repos/widget/subscription")).status).toBe(204);

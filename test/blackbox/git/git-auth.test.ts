@@ -250,7 +250,9 @@ describe("wire details", () => {
       const r = await g.run(["-c", `protocol.version=${version}`, "clone", "--mirror", url, c], { env: { GIT_TRACE_CURL: "1", GIT_TRACE_CURL_NO_DATA: "1" } });
       expect(r).toMatchObject({ code: 0 });
       expect(r.stderr).toMatch(/Send header: Content-Encoding: gzip/i);
-      expect(await lsRemote(g, url)).toEqual(Object.fromEntries((await g.ok(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: c })).split("\n").map((l) => l.split(" "))));
+      expect(await lsRemote(g, url)).toEqual(
+        Object.fromEntries((await g.ok(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: c })).split("\n").map((l) => l.split(" "))),
+      );
       expect(await fsck(g, c)).toMatchObject({ code: 0 });
     });
   }

@@ -231,7 +231,11 @@ test("commands with a flush but no pack at all are refused", async () => {
 
 test("garbage after a valid command list instead of a pack is refused", async () => {
   const { oid } = await nextCommit("garbage");
-  const body = Buffer.concat([pkt(`${ZERO_OID} ${oid} refs/heads/garbage\0${CAPS.join(" ")}\n`), FLUSH, Buffer.from("this is not a pack file, not even close")]);
+  const body = Buffer.concat([
+    pkt(`${ZERO_OID} ${oid} refs/heads/garbage\0${CAPS.join(" ")}\n`),
+    FLUSH,
+    Buffer.from("this is not a pack file, not even close"),
+  ]);
   const r = await push(body);
   expectRefused(r, "refs/heads/garbage");
   await expectUnchanged();

@@ -70,7 +70,12 @@ describe("RPC bodies the engine cannot read", () => {
       const before = accessLines(`/acme/app.git/${service}`).length;
       for (const body of [undefined, new Uint8Array(0)]) {
         const r = await rpc(service, body);
-        expect({ service, status: r.status, type: r.type, text: r.text }).toEqual({ service, status: 400, type: "text/plain; charset=utf-8", text: "protocol error: empty request body\n" });
+        expect({ service, status: r.status, type: r.type, text: r.text }).toEqual({
+          service,
+          status: 400,
+          type: "text/plain; charset=utf-8",
+          text: "protocol error: empty request body\n",
+        });
       }
       const lines = await waitForAccessLines(`/acme/app.git/${service}`, before + 2);
       expect(lines.length).toBe(before + 2);
@@ -82,7 +87,11 @@ describe("RPC bodies the engine cannot read", () => {
     for (const service of ["git-upload-pack", "git-receive-pack"] as const) {
       for (const body of [new Uint8Array([1, 2, 3, 4, 5]), new TextEncoder().encode("0032want 0000000000000000000000000000000000000000\n0000")]) {
         const r = await rpc(service, body, { "content-encoding": "gzip" });
-        expect({ service, status: r.status, text: r.text }).toEqual({ service, status: 400, text: "protocol error: the request body is not valid gzip data\n" });
+        expect({ service, status: r.status, text: r.text }).toEqual({
+          service,
+          status: 400,
+          text: "protocol error: the request body is not valid gzip data\n",
+        });
       }
     }
     // Gzip that breaks off after its first bytes decoded: the engine has begun, so the error is
@@ -139,7 +148,10 @@ describe("object checks on push (git's receive.fsckObjects)", () => {
 
   test("a .gitmodules naming ../../modules/evil is refused with gitmodulesName; nothing moves (finding: accepted)", async () => {
     const before = await lsRemote(g, url);
-    const r = await craftedPush([{ mode: "100644", name: ".gitmodules", content: EVIL }, { mode: "100644", name: "README", content: "hello\n" }]);
+    const r = await craftedPush([
+      { mode: "100644", name: ".gitmodules", content: EVIL },
+      { mode: "100644", name: "README", content: "hello\n" },
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/gitmodulesName: disallowed submodule name: \.\.\/\.\.\/modules\/evil/);
     expect(await lsRemote(g, url)).toEqual(before);
@@ -152,13 +164,24 @@ describe("object checks on push (git's receive.fsckObjects)", () => {
       ["git~1", [{ mode: "100644", name: "git~1", content: "x\n" }], /hasDotgit/],
       [".git. (NTFS)", [{ mode: "100644", name: ".git.", content: "x\n" }], /hasDotgit/],
       ["HFS+ .g\u200cit", [{ mode: "100644", name: ".g\u200cit", content: "x\n" }], /hasDotgit/],
-      ["duplicate entries", [{ mode: "100644", name: "a", content: "1\n" }, { mode: "100644", name: "a", content: "2\n" }], /duplicateEntries/],
+      [
+        "duplicate entries",
+        [
+          { mode: "100644", name: "a", content: "1\n" },
+          { mode: "100644", name: "a", content: "2\n" },
+        ],
+        /duplicateEntries/,
+      ],
       [".gitmodules symlink", [{ mode: "120000", name: ".gitmodules", content: "/etc/passwd" }], /gitmodulesSymlink/],
     ];
     const before = await lsRemote(g, url);
     for (const [name, entries, expected] of cases) {
       const r = await craftedPush(entries);
-      expect({ name, refused: r.code !== 0, id: expected.exec(r.stderr)?.[0] ?? r.stderr }).toEqual({ name, refused: true, id: expected.exec(r.stderr)?.[0] ?? "(missing)" });
+      expect({ name, refused: r.code !== 0, id: expected.exec(r.stderr)?.[0] ?? r.stderr }).toEqual({
+        name,
+        refused: true,
+        id: expected.exec(r.stderr)?.[0] ?? "(missing)",
+      });
     }
     expect(await lsRemote(g, url)).toEqual(before);
   });
@@ -194,7 +217,10 @@ describe("object checks on the commit API", () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toMatch(/gitmodulesName: disallowed submodule name: \.\.\/\.\.\/modules\/evil/);
     expect((await api.get("/v1/orgs/acme/repos/app/refs")).body).toEqual(before);
-    const url2 = await api.post("/v1/orgs/acme/repos/app/commits", { message: "u", operations: [{ op: "put", path: ".gitmodules", content: '[submodule "x"]\n\turl = -oProxyCommand=evil\n' }] });
+    const url2 = await api.post("/v1/orgs/acme/repos/app/commits", {
+      message: "u",
+      operations: [{ op: "put", path: ".gitmodules", content: '[submodule "x"]\n\turl = -oProxyCommand=evil\n' }],
+    });
     expect(url2.status).toBe(400);
     expect(url2.body.error).toMatch(/gitmodulesUrl/);
   });

@@ -69,9 +69,10 @@ test("svc gc repacks into one pack while the server runs; clones agree and fsck 
 function livePacks(repo: string): { name: string; reach_tips: string | null }[] {
   const db = new Database(join(server.dataDir, "svc.db"), { readonly: true });
   try {
-    return db
-      .query("select p.name, p.reach_tips from packs p join repos r on r.id = p.repo_id where r.name = ? and p.replaced_at is null")
-      .all(repo) as { name: string; reach_tips: string | null }[];
+    return db.query("select p.name, p.reach_tips from packs p join repos r on r.id = p.repo_id where r.name = ? and p.replaced_at is null").all(repo) as {
+      name: string;
+      reach_tips: string | null;
+    }[];
   } finally {
     db.close();
   }

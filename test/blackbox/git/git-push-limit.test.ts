@@ -7,7 +7,19 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { commitFiles, gitSandbox, initRepo, lsRemote, repoUrl, setupOwner, type GitSandbox, type OrgOwner } from "../../helpers/git.ts";
 import { runSvc } from "../../helpers/server.ts";
-import { gitSshEnv, makeRepo, registerKey, sshPerson, sshUrl, sshWorkspace, startSshServer, type SshKey, type SshPerson, type SshRunningServer, type SshWorkspace } from "../../helpers/ssh.ts";
+import {
+  gitSshEnv,
+  makeRepo,
+  registerKey,
+  sshPerson,
+  sshUrl,
+  sshWorkspace,
+  startSshServer,
+  type SshKey,
+  type SshPerson,
+  type SshRunningServer,
+  type SshWorkspace,
+} from "../../helpers/ssh.ts";
 
 setDefaultTimeout(60_000);
 
@@ -51,7 +63,7 @@ beforeAll(async () => {
   big = await initRepo(g, "big");
   await commitFiles(g, big, { "data.bin": randomBytes(1024 * 1024) }, "too big");
   small = await initRepo(g, "small");
-  await commitFiles(g, small, { "README": "small enough\n" }, "fits");
+  await commitFiles(g, small, { README: "small enough\n" }, "fits");
 }, 60_000);
 
 afterAll(async () => {
@@ -74,7 +86,9 @@ describe("a push over SVC_GIT_MAX_PUSH", () => {
 
   test("over HTTP with a declared length (a large http.postBuffer): refused before the pack is read", async () => {
     const before = storedFiles();
-    const r = await g.run(["-c", "http.postBuffer=67108864", "push", repoUrl(server, "lim", "http-declared", owner.token), "HEAD:refs/heads/main"], { cwd: big });
+    const r = await g.run(["-c", "http.postBuffer=67108864", "push", repoUrl(server, "lim", "http-declared", owner.token), "HEAD:refs/heads/main"], {
+      cwd: big,
+    });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(MESSAGE);
     expect(await lsRemote(g, repoUrl(server, "lim", "http-declared", owner.token))).toEqual({});

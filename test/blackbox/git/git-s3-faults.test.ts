@@ -25,7 +25,15 @@ describe("git on a faulty bucket", () => {
 
   async function openUploads(): Promise<string[]> {
     const u = new URL(s3.endpoint);
-    const c = new Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: s3.accessKey, secretKey: s3.secretKey, region: "us-east-1", pathStyle: true });
+    const c = new Client({
+      endPoint: u.hostname,
+      port: Number(u.port),
+      useSSL: false,
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+      region: "us-east-1",
+      pathStyle: true,
+    });
     return (await c.listIncompleteUploadsQuery(s3.bucket, "", "", "", "")).uploads.map((x) => x.key);
   }
 
@@ -46,7 +54,7 @@ describe("git on a faulty bucket", () => {
     url = repoUrl(server, "acme", "big", owner.token);
     // Incompressible content, so the stored pack is several MiB: streamed in more than one read.
     work = await initRepo(g);
-    await commitFiles(g, work, { "data.bin": randomBytes(3 * 1024 * 1024), "README": "hello\n" }, "first");
+    await commitFiles(g, work, { "data.bin": randomBytes(3 * 1024 * 1024), README: "hello\n" }, "first");
     await commitFiles(g, work, { "more.bin": randomBytes(1024 * 1024) }, "second");
     await g.ok(["push", "-q", url, "main"], { cwd: work });
   }, 120_000);

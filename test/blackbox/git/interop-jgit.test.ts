@@ -24,7 +24,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startHttpBackend, type HttpBackend } from "../../helpers/git-http-backend.ts";
 import { fsck, gitSandbox, importHistory, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { makeRepo, registerKey, run, sshPerson, sshUrl, sshWorkspace, startSshServer, type SshKey, type SshPerson, type SshRunningServer, type SshWorkspace } from "../../helpers/ssh.ts";
+import {
+  makeRepo,
+  registerKey,
+  run,
+  sshPerson,
+  sshUrl,
+  sshWorkspace,
+  startSshServer,
+  type SshKey,
+  type SshPerson,
+  type SshRunningServer,
+  type SshWorkspace,
+} from "../../helpers/ssh.ts";
 
 setDefaultTimeout(240_000);
 
@@ -33,11 +45,12 @@ const JARS = ["org.eclipse.jgit.jar", "jsch.jar", "jzlib.jar", "javaewah.jar", "
 const JAVA = Bun.which("java");
 const JAVAC = Bun.which("javac");
 /** Why the JGit cases cannot run here, or null when they can. */
-const ABSENT = !JAVA || !JAVAC
-  ? "no java/javac on PATH (a JDK, e.g. Debian's default-jdk-headless)"
-  : JARS.some((j) => !existsSync(j))
-    ? `missing ${JARS.filter((j) => !existsSync(j)).join(", ")} (Debian's libjgit-java and libjsch-java; scripts/install-test-tools.sh installs them)`
-    : null;
+const ABSENT =
+  !JAVA || !JAVAC
+    ? "no java/javac on PATH (a JDK, e.g. Debian's default-jdk-headless)"
+    : JARS.some((j) => !existsSync(j))
+      ? `missing ${JARS.filter((j) => !existsSync(j)).join(", ")} (Debian's libjgit-java and libjsch-java; scripts/install-test-tools.sh installs them)`
+      : null;
 if (ABSENT) console.warn(`interop-jgit: every JGit case skipped: ${ABSENT}`);
 const jtest = test.skipIf(ABSENT !== null);
 
@@ -77,7 +90,12 @@ function cgitUrl(side: Side, repo: string): string {
 async function jgit<T>(args: string[], opts: { key?: SshKey } = {}): Promise<T> {
   const env: Record<string, string> = { ...g.env, JGIT_TOKEN: token, JGIT_SSH_KEY: (opts.key ?? key).path, JGIT_KNOWN_HOSTS: knownHosts };
   const cp = [classes, ...JARS].join(":");
-  const p = Bun.spawn([JAVA!, "-XX:TieredStopAtLevel=1", `-Duser.home=${g.env.HOME}`, "-cp", cp, "InteropJGit", ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([JAVA!, "-XX:TieredStopAtLevel=1", `-Duser.home=${g.env.HOME}`, "-cp", cp, "InteropJGit", ...args], {
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   running.add(p);
   try {
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
@@ -128,10 +146,7 @@ beforeAll(async () => {
   }
 
   classes = mkdtempSync(join(tmpdir(), "svc-interop-jgit-classes-"));
-  const [javac, started] = await Promise.all([
-    run([JAVAC!, "-nowarn", "-encoding", "UTF-8", "-cp", JARS.join(":"), "-d", classes, SOURCE]),
-    startSshServer(),
-  ]);
+  const [javac, started] = await Promise.all([run([JAVAC!, "-nowarn", "-encoding", "UTF-8", "-cp", JARS.join(":"), "-d", classes, SOURCE]), startSshServer()]);
   server = started;
   if (javac.code !== 0) throw new Error(`javac InteropJGit.java exited ${javac.code}:\n${javac.stderr}`);
 
@@ -144,7 +159,13 @@ beforeAll(async () => {
   const at = `[${server.sshHost}]:${server.sshPort}`;
   const hostLine = (file: string) => `${at} ${readFileSync(join(server.dataDir, file), "utf8").trim().split(/\s+/).slice(0, 2).join(" ")}\n`;
   knownHosts = join(ws.root, "known_hosts");
-  writeFileSync(knownHosts, readdirSync(server.dataDir).filter((f) => /^ssh_host_\w+_key\.pub$/.test(f)).map(hostLine).join(""));
+  writeFileSync(
+    knownHosts,
+    readdirSync(server.dataDir)
+      .filter((f) => /^ssh_host_\w+_key\.pub$/.test(f))
+      .map(hostLine)
+      .join(""),
+  );
 
   // C git's server: bare repositories under one root, behind git http-backend with the same
   // Basic credentials svc takes (an authenticated user may push there).
@@ -207,18 +228,37 @@ for (const transport of ["http", "ssh"] as const) {
       await g.ok(["clone", "-q", "--mirror", work, branchWork]);
       await importHistory(g, branchWork, { ref: "refs/heads/main", count: 5, from: "refs/heads/main^0", start: 1_650_000_000, label: `more-${transport}` });
       await importHistory(g, branchWork, { ref: "refs/heads/feature", count: 3, from: "refs/heads/main~10", label: `feature-${transport}` });
-      const rewritten = await importHistory(g, branchWork, { ref: "refs/heads/rewritten", count: 2, from: "refs/heads/main~25", start: 1_660_000_000, label: `side2-${transport}` });
+      const rewritten = await importHistory(g, branchWork, {
+        ref: "refs/heads/rewritten",
+        count: 2,
+        from: "refs/heads/main~25",
+        start: 1_660_000_000,
+        label: `side2-${transport}`,
+      });
       await g.ok(["update-ref", "refs/heads/side", rewritten], { cwd: branchWork });
       await g.ok(["tag", "-a", "-m", "version 2", "v2", "main"], { cwd: branchWork });
       for (const side of ["svc", "cgit"] as const) await g.ok(["push", "-q", "-f", cgitUrl(side, repo), "main", "feature", "side", "v2"], { cwd: branchWork });
 
       const got: Partial<Record<Side, FetchUpdates>> = {};
       for (const side of ["svc", "cgit"] as const) {
-        got[side] = (await jgit<{ updates: FetchUpdates }>(["fetch", clones[side], jgitUrl(side, transport, repo), "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"])).updates;
+        got[side] = (
+          await jgit<{ updates: FetchUpdates }>([
+            "fetch",
+            clones[side],
+            jgitUrl(side, transport, repo),
+            "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/tags/*:refs/tags/*",
+          ])
+        ).updates;
       }
       expect(got.svc).toEqual(got.cgit!);
       const results = Object.fromEntries(Object.entries(got.svc!).map(([name, u]) => [name, u.result]));
-      expect(results).toEqual({ "refs/remotes/origin/main": "FAST_FORWARD", "refs/remotes/origin/feature": "NEW", "refs/remotes/origin/side": "FORCED", "refs/tags/v2": "NEW" });
+      expect(results).toEqual({
+        "refs/remotes/origin/main": "FAST_FORWARD",
+        "refs/remotes/origin/feature": "NEW",
+        "refs/remotes/origin/side": "FORCED",
+        "refs/tags/v2": "NEW",
+      });
       expect(got.svc!["refs/remotes/origin/main"]!.new).toBe(await g.ok(["rev-parse", "main"], { cwd: branchWork }));
       expect((await fsck(g, clones.svc)).code).toBe(0);
     });
@@ -227,14 +267,21 @@ for (const transport of ["http", "ssh"] as const) {
       // In JGit's clone from svc: main moves on by a commit, and the many refs are made on it.
       const dir = clones.svc;
       await g.ok(["update-ref", "refs/heads/main", "refs/remotes/origin/main"], { cwd: dir });
-      const main = await importHistory(g, dir, { ref: "refs/heads/main", count: 1, from: "refs/heads/main^0", start: 1_670_000_000, label: `push-${transport}` });
+      const main = await importHistory(g, dir, {
+        ref: "refs/heads/main",
+        count: 1,
+        from: "refs/heads/main^0",
+        start: 1_670_000_000,
+        label: `push-${transport}`,
+      });
       await g.ok(["fast-import", "--quiet", "--done"], { cwd: dir, input: manyRefsStream(main, BRANCHES, TAGS) });
 
       const specs = ["refs/heads/main:refs/heads/main", "refs/heads/jgit/*:refs/heads/jgit/*", "refs/tags/jgit/*:refs/tags/jgit/*"];
       const got: Partial<Record<Side, PushUpdates>> = {};
       // Over SSH, JGit waits for the report with its side open: this returns only if svc answers
       // at the pack's checksum.
-      for (const side of ["svc", "cgit"] as const) got[side] = (await jgit<{ updates: PushUpdates }>(["push", dir, jgitUrl(side, transport, repo), ...specs])).updates;
+      for (const side of ["svc", "cgit"] as const)
+        got[side] = (await jgit<{ updates: PushUpdates }>(["push", dir, jgitUrl(side, transport, repo), ...specs])).updates;
       expect(got.svc).toEqual(got.cgit!);
       expect(Object.keys(got.svc!).length).toBe(1 + BRANCHES + 2 * TAGS);
       expect(Object.values(got.svc!).filter((u) => u.status !== "OK")).toEqual([]);
@@ -251,7 +298,8 @@ for (const transport of ["http", "ssh"] as const) {
       expect(names.length).toBe(BRANCHES + 2 * TAGS);
       const specs = [...names.map((n) => `:${n}`), "+refs/heads/main~3:refs/heads/side"];
       const got: Partial<Record<Side, PushUpdates>> = {};
-      for (const side of ["svc", "cgit"] as const) got[side] = (await jgit<{ updates: PushUpdates }>(["push", dir, jgitUrl(side, transport, repo), ...specs])).updates;
+      for (const side of ["svc", "cgit"] as const)
+        got[side] = (await jgit<{ updates: PushUpdates }>(["push", dir, jgitUrl(side, transport, repo), ...specs])).updates;
       expect(got.svc).toEqual(got.cgit!);
       expect(Object.keys(got.svc!).length).toBe(BRANCHES + 2 * TAGS + 1);
       expect(Object.values(got.svc!).filter((u) => u.status !== "OK")).toEqual([]);

@@ -13,7 +13,20 @@ import { join } from "node:path";
 import git from "isomorphic-git";
 import http from "isomorphic-git/http/node";
 import { commitFiles, gitSandbox, importHistory, initRepo, lsRemote, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { makeRepo, registerKey, run, sshPerson, sshUrl, sshWorkspace, sshOptions, startSshServer, type SshKey, type SshPerson, type SshRunningServer, type SshWorkspace } from "../../helpers/ssh.ts";
+import {
+  makeRepo,
+  registerKey,
+  run,
+  sshPerson,
+  sshUrl,
+  sshWorkspace,
+  sshOptions,
+  startSshServer,
+  type SshKey,
+  type SshPerson,
+  type SshRunningServer,
+  type SshWorkspace,
+} from "../../helpers/ssh.ts";
 
 setDefaultTimeout(120_000);
 
@@ -65,7 +78,9 @@ async function newBranch(name: string): Promise<string> {
 
 async function python(client: "pygit2" | "dulwich", url: string, branch: string, ssh: boolean) {
   const env: Record<string, string> = { ...ws.env, ...(ssh && client === "dulwich" ? { GIT_SSH_COMMAND: ["ssh", ...sshOptions(key)].join(" ") } : {}) };
-  const r = await run([PYTHON, SCRIPT, client, work, url, `refs/heads/${branch}`, `refs/heads/${branch}`, ...(ssh && client === "pygit2" ? [key.path] : [])], { env });
+  const r = await run([PYTHON, SCRIPT, client, work, url, `refs/heads/${branch}`, `refs/heads/${branch}`, ...(ssh && client === "pygit2" ? [key.path] : [])], {
+    env,
+  });
   if (r.code !== 0) throw new Error(`${client} push exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { ok: boolean; status: Record<string, string | null> };
 }

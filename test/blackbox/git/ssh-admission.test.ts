@@ -4,7 +4,17 @@
 // and everyone else keeps getting in. Clients are told apart by their local address (127.0.0.x).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { connect, type Socket } from "node:net";
-import { registerKey, sshExec, sshPerson, sshWorkspace, startSshServer, type SshKey, type SshPerson, type SshRunningServer, type SshWorkspace } from "../../helpers/ssh.ts";
+import {
+  registerKey,
+  sshExec,
+  sshPerson,
+  sshWorkspace,
+  startSshServer,
+  type SshKey,
+  type SshPerson,
+  type SshRunningServer,
+  type SshWorkspace,
+} from "../../helpers/ssh.ts";
 
 setDefaultTimeout(60_000);
 

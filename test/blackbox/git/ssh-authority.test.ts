@@ -74,7 +74,13 @@ beforeAll(async () => {
     sshPerson(server, "auth", "dee@example.com", "member"),
     sshPerson(server, "other", "oscar@example.com", "owner"),
   ]);
-  for (const [who, name] of [[owner, "owner"], [viewer, "viewer"], [member, "member"], [leaver, "leaver"], [demoted, "demoted"]] as const) {
+  for (const [who, name] of [
+    [owner, "owner"],
+    [viewer, "viewer"],
+    [member, "member"],
+    [leaver, "leaver"],
+    [demoted, "demoted"],
+  ] as const) {
     keyIds[name] = (await registerKey(server, who, "auth", k[name]!)).id;
   }
   keyIds.outsider = (await registerKey(server, outsider, "other", k.outsider!)).id;
@@ -255,12 +261,15 @@ describe("revocation cuts the next connection", () => {
 
   test("revoking a key also stops new sessions on an already open connection (multiplexed)", async () => {
     const sock = join(ws.root, "mux.sock");
-    const master = Bun.spawn(["ssh", "-o", "LogLevel=DEBUG1", ...sshOptions(k.viewer!), "-M", "-S", sock, "-N", "-p", String(server.sshPort), `git@${server.sshHost}`], {
-      env: ws.env,
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-    });
+    const master = Bun.spawn(
+      ["ssh", "-o", "LogLevel=DEBUG1", ...sshOptions(k.viewer!), "-M", "-S", sock, "-N", "-p", String(server.sshPort), `git@${server.sshHost}`],
+      {
+        env: ws.env,
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "pipe",
+      },
+    );
     try {
       // Wait for the master to be ready: it logs once its control socket listens.
       const reader = (master.stderr as ReadableStream<Uint8Array>).getReader();

@@ -56,7 +56,12 @@ function git(key: SshKey, version: 0 | 2, port?: number) {
 /** The server's refs through `git ls-remote` over SSH. */
 async function remoteRefs(key: SshKey, url: string): Promise<Record<string, string>> {
   const out = await git(key, 2).ok(["ls-remote", "--heads", "--tags", url]);
-  return Object.fromEntries(out.split("\n").filter(Boolean).map((l) => l.split("\t").reverse() as [string, string]));
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split("\t").reverse() as [string, string]),
+  );
 }
 
 beforeAll(async () => {
@@ -167,13 +172,15 @@ describe("clone, fetch and push", () => {
 
   test("eight clones at once over SSH all complete and agree", async () => {
     const dirs = Array.from({ length: 8 }, () => g.path("parallel"));
-    const results = await Promise.all(dirs.map((d, i) => git(keys[KEY_TYPES[i % KEY_TYPES.length]![0]]!, i % 2 ? 2 : 0).run(["clone", "-q", sshUrl(server, "sg", "app"), d])));
+    const results = await Promise.all(
+      dirs.map((d, i) => git(keys[KEY_TYPES[i % KEY_TYPES.length]![0]]!, i % 2 ? 2 : 0).run(["clone", "-q", sshUrl(server, "sg", "app"), d])),
+    );
     expect(results.map((r) => r.code)).toEqual(Array(8).fill(0));
     const heads = await Promise.all(dirs.map((d) => g.ok(["rev-parse", "HEAD"], { cwd: d })));
     expect(new Set(heads)).toEqual(new Set([seedTip]));
   });
 
-  test("an SSH push emits a push event with { via: \"ssh\" }, delivered to the repository's webhook; a refused push emits none", async () => {
+  test('an SSH push emits a push event with { via: "ssh" }, delivered to the repository\'s webhook; a refused push emits none', async () => {
     const repo = await makeRepo(server, owner, "sg", "evented");
     const hook = await caller(server, owner).post("/v1/orgs/sg/repos/evented/webhooks", { url: `${rx.url}/evented` });
     expect(hook.status).toBe(201);
@@ -184,7 +191,11 @@ describe("clone, fetch and push", () => {
     // One hook receives events in order, so once the API's delivery is in, every earlier one is.
     expect((await git(deployKey, 0).run(["push", "-q", sshUrl(server, "sg", "evented"), "main"], dir)).code).not.toBe(0);
     await git(keys.ed25519!, 0).ok(["push", "-q", sshUrl(server, "sg", "evented"), "main"], dir);
-    const api = await caller(server, owner).post("/v1/orgs/sg/repos/evented/commits", { branch: "main", message: "after", operations: [{ op: "put", path: "f.txt", content: "f\n" }] });
+    const api = await caller(server, owner).post("/v1/orgs/sg/repos/evented/commits", {
+      branch: "main",
+      message: "after",
+      operations: [{ op: "put", path: "f.txt", content: "f\n" }],
+    });
     expect(api.status).toBe(201);
     await rx.until(() => rx.of("/evented").some((d) => d.body?.payload?.via === "api"));
     expect(rx.of("/evented").map((d) => ({ signed: d.signed, event: d.event, body: d.body }))).toEqual([
@@ -300,7 +311,10 @@ describe("commands other than git", () => {
 
   test("the server is no proxy: stdio forwarding (-W) to its own HTTP port is refused", async () => {
     const http = new URL(server.url);
-    const r = await sshExec(ws, server, keys.ed25519!, undefined, { options: ["-W", `${http.hostname}:${http.port}`], input: "GET /v1/health HTTP/1.0\r\n\r\n" });
+    const r = await sshExec(ws, server, keys.ed25519!, undefined, {
+      options: ["-W", `${http.hostname}:${http.port}`],
+      input: "GET /v1/health HTTP/1.0\r\n\r\n",
+    });
     expect(r.code).not.toBe(0);
     expect(r.stdout).not.toContain("HTTP/1");
   });

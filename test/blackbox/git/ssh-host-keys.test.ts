@@ -93,7 +93,12 @@ describe("host keys", () => {
   test("`svc ssh-host-keys` on the same data dir prints the same fingerprints", async () => {
     const r = await first.cli(["ssh-host-keys"]);
     expect(r.code).toBe(0);
-    const listed = Object.fromEntries(r.stdout.trim().split("\n").map((l) => l.split(" ") as [string, string]));
+    const listed = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ") as [string, string]),
+    );
     expect(listed).toEqual(printed);
   });
 
@@ -133,7 +138,12 @@ describe("host keys", () => {
       const a = await runSvc(["ssh-host-keys"], env);
       const b = await runSvc(["ssh-host-keys"], env);
       expect({ code: a.code, same: a.stdout === b.stdout, lines: a.stdout.trim().split("\n").length }).toEqual({ code: 0, same: true, lines: 2 });
-      const listed = Object.fromEntries(a.stdout.trim().split("\n").map((l) => l.split(" ") as [string, string]));
+      const listed = Object.fromEntries(
+        a.stdout
+          .trim()
+          .split("\n")
+          .map((l) => l.split(" ") as [string, string]),
+      );
       await using server = await startSshServer({ dataDir: fresh });
       expect(asMap(server.hostKeys)).toEqual(listed);
       expect((await keyscan(server)).fingerprints).toEqual(listed);
@@ -158,7 +168,10 @@ describe("ssh_clone_url", () => {
 
   test("a repository created now carries it in the create response too", async () => {
     const r = await client(first, { token: owner.token }).post("/v1/orgs/hk/repos", { name: "fresh.repo", public: false });
-    expect({ status: r.status, ssh_clone_url: r.body.ssh_clone_url }).toEqual({ status: 201, ssh_clone_url: `ssh://git@127.0.0.1:${first.sshPort}/hk/fresh.repo.git` });
+    expect({ status: r.status, ssh_clone_url: r.body.ssh_clone_url }).toEqual({
+      status: 201,
+      ssh_clone_url: `ssh://git@127.0.0.1:${first.sshPort}/hk/fresh.repo.git`,
+    });
   });
 
   test("SVC_SSH_PUBLIC overrides the host:port written into it, not the listening address", async () => {

@@ -41,7 +41,11 @@ describe("hooks and mirrors routes in /v1/openapi.json", () => {
       expect(op.summary).toEqual(expect.any(String));
       expect(!!op.requestBody).toBe(hasBody);
       const ok = statuses[0]!;
-      if (ok !== 204) expect({ type: responseSchema(method, path, ok).type, examples: responseSchema(method, path, ok).examples?.length ?? 0 }).toEqual({ type: "object", examples: 1 });
+      if (ok !== 204)
+        expect({ type: responseSchema(method, path, ok).type, examples: responseSchema(method, path, ok).examples?.length ?? 0 }).toEqual({
+          type: "object",
+          examples: 1,
+        });
       for (const s of statuses.filter((s) => s >= 400)) expect(responseSchema(method, path, s).properties.error.type).toBe("string");
     });
   }

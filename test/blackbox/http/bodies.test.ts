@@ -41,7 +41,9 @@ describe("anonymous bodies: a few KiB", () => {
   test("a body within the limit still gets its usual answers; long login fields are the uniform 401", async () => {
     const api = client(server);
     expect((await api.post("/v1/auth/login", { email: "nobody@example.com", password: "x".repeat(12) })).status).toBe(401);
-    expect((await api.post("/v1/auth/login", { email: `${"a".repeat(300)}@example.com`, password: "x".repeat(12) })).body).toEqual({ error: "invalid email or password" });
+    expect((await api.post("/v1/auth/login", { email: `${"a".repeat(300)}@example.com`, password: "x".repeat(12) })).body).toEqual({
+      error: "invalid email or password",
+    });
     expect((await api.post("/v1/auth/login", { email: "a@example.com", password: "x".repeat(5000) })).body).toEqual({ error: "invalid email or password" });
     expect((await api.post("/v1/auth/signup", { email: "new@example.com", name: "New", password: "p".repeat(1025), handle: "newbie" })).status).toBe(400);
   });
@@ -59,8 +61,15 @@ describe("signed routes: the signature header is checked for shape first", () =>
         answerBeforeBody(server.url, { path: i % 2 ? "/webhooks/app" : "/webhooks/generic", headers: JSON_TYPE, declared: 24 * MiB, sent: start }),
       ),
     );
-    expect(answers.map((a) => [a.status, JSON.parse(a.text).error])).toEqual(Array.from({ length: 16 }, () => [401, "missing or malformed X-Hub-Signature-256"]));
-    const malformed = await answerBeforeBody(server.url, { path: "/webhooks/generic", headers: { ...JSON_TYPE, "x-hub-signature-256": "sha256=zz" }, declared: 24 * MiB, sent: start });
+    expect(answers.map((a) => [a.status, JSON.parse(a.text).error])).toEqual(
+      Array.from({ length: 16 }, () => [401, "missing or malformed X-Hub-Signature-256"]),
+    );
+    const malformed = await answerBeforeBody(server.url, {
+      path: "/webhooks/generic",
+      headers: { ...JSON_TYPE, "x-hub-signature-256": "sha256=zz" },
+      declared: 24 * MiB,
+      sent: start,
+    });
     expect(malformed.status).toBe(401);
   }, 20_000);
 
@@ -71,8 +80,16 @@ describe("signed routes: the signature header is checked for shape first", () =>
   }, 20_000);
 
   test("without SVC_WEBHOOK_SECRET nothing is read: 401 naming the setting; without billing, /webhooks/billing is 503 at once", async () => {
-    const signed = await answerBeforeBody(bare.url, { path: "/webhooks/generic", headers: { ...JSON_TYPE, "x-hub-signature-256": `sha256=${"0".repeat(64)}` }, declared: 24 * MiB, sent: start });
-    expect({ status: signed.status, error: JSON.parse(signed.text).error }).toEqual({ status: 401, error: "inbound webhooks are not configured on this server (SVC_WEBHOOK_SECRET)" });
+    const signed = await answerBeforeBody(bare.url, {
+      path: "/webhooks/generic",
+      headers: { ...JSON_TYPE, "x-hub-signature-256": `sha256=${"0".repeat(64)}` },
+      declared: 24 * MiB,
+      sent: start,
+    });
+    expect({ status: signed.status, error: JSON.parse(signed.text).error }).toEqual({
+      status: 401,
+      error: "inbound webhooks are not configured on this server (SVC_WEBHOOK_SECRET)",
+    });
     expect((await answerBeforeBody(server.url, { path: "/webhooks/billing", headers: JSON_TYPE, declared: 24 * MiB, sent: start })).status).toBe(503);
   }, 20_000);
 
@@ -80,7 +97,11 @@ describe("signed routes: the signature header is checked for shape first", () =>
     const body = JSON.stringify({ full_name: "https://git.example.com/team/lib.git" });
     const res = await fetch(`${server.url}/webhooks/generic`, { method: "POST", headers: { ...JSON_TYPE, "x-hub-signature-256": signature(body) }, body });
     expect({ status: res.status, body: await res.json() }).toEqual({ status: 202, body: { syncs: 0 } });
-    const wrong = await fetch(`${server.url}/webhooks/generic`, { method: "POST", headers: { ...JSON_TYPE, "x-hub-signature-256": `sha256=${"0".repeat(64)}` }, body });
+    const wrong = await fetch(`${server.url}/webhooks/generic`, {
+      method: "POST",
+      headers: { ...JSON_TYPE, "x-hub-signature-256": `sha256=${"0".repeat(64)}` },
+      body,
+    });
     expect(wrong.status).toBe(401);
   });
 });

@@ -75,12 +75,22 @@ describe("body limits (DECISIONS §1: 25 MiB for the JSON API)", () => {
   });
 
   test("a streamed (chunked) body over 25 MiB answers 413", async () => {
-    const r = await raw("/v1/orgs", { method: "POST", headers: { "content-type": "application/json", cookie }, body: bigJsonStream(26 * MiB), duplex: "half" } as RequestInit);
+    const r = await raw("/v1/orgs", {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie },
+      body: bigJsonStream(26 * MiB),
+      duplex: "half",
+    } as RequestInit);
     expectErrorBody(r, 413);
   });
 
   test("a large body under the limit is read normally", async () => {
-    const r = await raw("/v1/orgs", { method: "POST", headers: { "content-type": "application/json", cookie }, body: bigJsonStream(20 * MiB), duplex: "half" } as RequestInit);
+    const r = await raw("/v1/orgs", {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie },
+      body: bigJsonStream(20 * MiB),
+      duplex: "half",
+    } as RequestInit);
     expect(r.status).toBe(201);
     expect(r.body.name).toBe("huge");
   });

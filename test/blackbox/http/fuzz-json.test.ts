@@ -25,7 +25,9 @@ test(`${CASES} calls to the JSON routes: no 500, no hang, bounded memory, the re
   const target = await jsonRouteTarget(world);
   const report = await runTarget(target, { seed: SEED, cases: CASES, capMs: 30_000 });
   expect(report.failures).toEqual([]);
-  console.log(`fuzz-json: ${report.cases} calls in ${report.ms} ms, slowest ${report.slowestMs} ms, statuses ${JSON.stringify(Object.fromEntries([...target.statuses].sort((a, b) => a[0] - b[0])))}`);
+  console.log(
+    `fuzz-json: ${report.cases} calls in ${report.ms} ms, slowest ${report.slowestMs} ms, statuses ${JSON.stringify(Object.fromEntries([...target.statuses].sort((a, b) => a[0] - b[0])))}`,
+  );
   expect(world.serverRss() - rssBefore).toBeLessThan(RSS_GROWTH_LIMIT);
   expect(world.server.stderr()).not.toMatch(/unhandled error|Maximum call stack/);
   expect(world.server.proc.exitCode).toBeNull();

@@ -62,11 +62,18 @@ describe("deeply nested JSON (finding: 50,000 levels pinned the event loop ~9 s,
       `{"message":"deep context","operations":[{"op":"put","path":"d${depth}.txt","content":"x"}],"context":${nested(depth - 1)}}`;
     const ok = await post("/v1/orgs/acme/repos/app/commits", commit(64), { ...JSON_TYPE, authorization: `Bearer ${token}` });
     expect(ok.status).toBe(201);
-    expectError(await post("/v1/orgs/acme/repos/app/commits", commit(65), { ...JSON_TYPE, authorization: `Bearer ${token}` }), 400, /nested deeper than 64 levels/);
+    expectError(
+      await post("/v1/orgs/acme/repos/app/commits", commit(65), { ...JSON_TYPE, authorization: `Bearer ${token}` }),
+      400,
+      /nested deeper than 64 levels/,
+    );
   });
 
   test("brackets inside strings do not count; the server keeps answering and logged no error", async () => {
-    const r = await post("/v1/orgs/acme/repos", JSON.stringify({ name: "[[[{{{".repeat(10), description: "]]]}}}".repeat(1000) }), { ...JSON_TYPE, authorization: `Bearer ${token}` });
+    const r = await post("/v1/orgs/acme/repos", JSON.stringify({ name: "[[[{{{".repeat(10), description: "]]]}}}".repeat(1000) }), {
+      ...JSON_TYPE,
+      authorization: `Bearer ${token}`,
+    });
     expect(r.status).toBe(400); // an invalid name, judged by the service: the body was read
     expect(r.body.error).not.toMatch(/nested/);
     expect((await client(server, { token }).get("/v1/orgs/acme/repos")).status).toBe(200);
@@ -76,7 +83,13 @@ describe("deeply nested JSON (finding: 50,000 levels pinned the event loop ~9 s,
 
 describe("malformed percent-escapes in the path (finding: 500)", () => {
   test("400 with a JSON error for API paths, git paths and anywhere else", async () => {
-    for (const path of ["/v1/orgs/acme/repos/%zz", "/v1/orgs/%E0%A4%A/repos", "/acme/%zz.git/info/refs?service=git-upload-pack", "/v1/orgs/acme/repos/app/tree/50%", "/%"]) {
+    for (const path of [
+      "/v1/orgs/acme/repos/%zz",
+      "/v1/orgs/%E0%A4%A/repos",
+      "/acme/%zz.git/info/refs?service=git-upload-pack",
+      "/v1/orgs/acme/repos/app/tree/50%",
+      "/%",
+    ]) {
       const res = await fetch(server.url + path, { headers: { authorization: `Bearer ${token}` } });
       const body = await res.json();
       expect({ path, status: res.status, body }).toEqual({ path, status: 400, body: { error: "malformed percent-escape in the request path" } });
@@ -134,7 +147,11 @@ describe("only JSON on JSON routes (finding: form and multipart bodies were take
   });
 
   test("the uniform routes keep their one answer for a body of another type", async () => {
-    expectError(await post("/v1/auth/login", "email=owner@example.com", { "content-type": "application/x-www-form-urlencoded" }), 401, "invalid email or password");
+    expectError(
+      await post("/v1/auth/login", "email=owner@example.com", { "content-type": "application/x-www-form-urlencoded" }),
+      401,
+      "invalid email or password",
+    );
   });
 });
 
@@ -161,16 +178,31 @@ describe("routing does not depend on the Host header (finding: `Host: x` answere
       const r = await rawRequest(server.url, `GET /v1/orgs/acme/repos/app HTTP/1.1\r\nhost: ${host}\r\n${auth()}`);
       expect({ host, status: r.status, name: r.body?.name }).toEqual({ host, status: 200, name: "app" });
     }
-    for (const head of [`GET /v1/orgs/acme/repos/app HTTP/1.1\r\nhost: a b\r\n${auth()}`, `GET /v1/orgs/acme/repos/app HTTP/1.1\r\nhost: x/y\r\n${auth()}`, `GET /v1/orgs/acme/repos/app HTTP/1.0\r\n${auth()}`]) {
+    for (const head of [
+      `GET /v1/orgs/acme/repos/app HTTP/1.1\r\nhost: a b\r\n${auth()}`,
+      `GET /v1/orgs/acme/repos/app HTTP/1.1\r\nhost: x/y\r\n${auth()}`,
+      `GET /v1/orgs/acme/repos/app HTTP/1.0\r\n${auth()}`,
+    ]) {
       const r = await rawRequest(server.url, head);
-      expect({ head: head.split("\r\n").slice(0, 2).join(" | "), status: r.status, name: r.body?.name }).toEqual({ head: head.split("\r\n").slice(0, 2).join(" | "), status: 200, name: "app" });
+      expect({ head: head.split("\r\n").slice(0, 2).join(" | "), status: r.status, name: r.body?.name }).toEqual({
+        head: head.split("\r\n").slice(0, 2).join(" | "),
+        status: 200,
+        name: "app",
+      });
     }
   });
 
   test("a body and the git paths route too", async () => {
-    const login = await rawRequest(server.url, "POST /v1/auth/login HTTP/1.1\r\nhost: x\r\ncontent-type: application/json", JSON.stringify({ email: "owner@example.com", password: "wrong password" }));
+    const login = await rawRequest(
+      server.url,
+      "POST /v1/auth/login HTTP/1.1\r\nhost: x\r\ncontent-type: application/json",
+      JSON.stringify({ email: "owner@example.com", password: "wrong password" }),
+    );
     expectError(login, 401, "invalid email or password");
-    const refs = await rawRequest(server.url, `GET /acme/app.git/info/refs?service=git-upload-pack HTTP/1.1\r\nhost: a.b\r\nauthorization: Basic ${btoa(`x:${token}`)}`);
+    const refs = await rawRequest(
+      server.url,
+      `GET /acme/app.git/info/refs?service=git-upload-pack HTTP/1.1\r\nhost: a.b\r\nauthorization: Basic ${btoa(`x:${token}`)}`,
+    );
     expect(refs.status).toBe(200);
     expect(refs.headers["content-type"]).toBe("application/x-git-upload-pack-advertisement");
   });

@@ -84,9 +84,11 @@ describe("GET /v1/openapi.json", () => {
     for (const { key, path, op } of operations) {
       const statuses = Object.keys(op.responses ?? {});
       expect({ key, has500: statuses.includes("500") }).toEqual({ key, has500: true });
-      if (path !== "/v1/auth/logout") expect({ key, has401: statuses.includes("401"), has429: statuses.includes("429") }).toEqual({ key, has401: true, has429: true });
+      if (path !== "/v1/auth/logout")
+        expect({ key, has401: statuses.includes("401"), has429: statuses.includes("429") }).toEqual({ key, has401: true, has429: true });
       if (op.requestBody) expect({ key, has413: statuses.includes("413") }).toEqual({ key, has413: true });
-      if (op.requestBody && !path.startsWith("/v1/auth/") && path !== "/v1/users/{handle}/emails/verify") expect({ key, has415: statuses.includes("415") }).toEqual({ key, has415: true });
+      if (op.requestBody && !path.startsWith("/v1/auth/") && path !== "/v1/users/{handle}/emails/verify")
+        expect({ key, has415: statuses.includes("415") }).toEqual({ key, has415: true });
     }
   });
 
@@ -115,7 +117,12 @@ describe("GET /v1/openapi.json", () => {
     // Paged lists say so.
     for (const key of ["GET /v1/orgs/{org}/members", "GET /v1/orgs/{org}/invites", "GET /v1/orgs/{org}/teams"]) {
       const o = operations.find((x) => x.key === key)!;
-      expect(o.op.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name).sort()).toEqual(["cursor", "limit"]);
+      expect(
+        o.op.parameters
+          .filter((p: any) => p.in === "query")
+          .map((p: any) => p.name)
+          .sort(),
+      ).toEqual(["cursor", "limit"]);
       expect(Object.keys(jsonSchemaOf(o.op.responses["200"]).properties)).toContain("next_cursor");
     }
   });

@@ -29,7 +29,9 @@ async function owner(server: RunningServer, org: string) {
 async function emlFiles(dir: string, n: number, ms = 15_000): Promise<string[]> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const files = readdirSync(dir).filter((f) => f.endsWith(".eml")).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".eml"))
+      .sort();
     if (files.length >= n) return files;
     if (Date.now() > deadline) throw new Error(`expected ${n} mail files in ${dir}, found ${files.length}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -48,7 +50,13 @@ describe("smtp transport", () => {
     relay = await startRelay();
     const port = freePort();
     server = await startServer({
-      env: { SVC_HTTP_ADDR: `127.0.0.1:${port}`, SVC_BASE_URL: BASE, SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: `127.0.0.1:${relay.port}`, SVC_MAIL_FROM: FROM },
+      env: {
+        SVC_HTTP_ADDR: `127.0.0.1:${port}`,
+        SVC_BASE_URL: BASE,
+        SVC_MAIL_TRANSPORT: "smtp",
+        SVC_MAIL_SMTP_HOST: `127.0.0.1:${relay.port}`,
+        SVC_MAIL_FROM: FROM,
+      },
     });
     local = { ...server, url: `http://127.0.0.1:${port}` };
     admin = await owner(local, "relayed");
@@ -67,7 +75,12 @@ describe("smtp transport", () => {
     expect(r.body.invite_url).toBe(url);
 
     const got = await relay.waitFor((m) => m.to.includes("invitee@example.com"));
-    expect({ from: got.from, to: got.to, secure: got.secure, auth: got.auth }).toEqual({ from: "no-reply@git.example.test", to: ["invitee@example.com"], secure: false, auth: null });
+    expect({ from: got.from, to: got.to, secure: got.secure, auth: got.auth }).toEqual({
+      from: "no-reply@git.example.test",
+      to: ["invitee@example.com"],
+      secure: false,
+      auth: null,
+    });
     const mail = await parseMail(got.raw);
     expect({ from: mail.from, name: mail.fromName }).toEqual({ from: FROM_ADDRESS, name: "svc" });
     expect(mail.to).toBe("invitee@example.com");
@@ -220,20 +233,35 @@ describe("a bad mail configuration is a boot failure: exit 2, one stderr line na
       "SVC_MAIL_SMTP_",
     ],
     ["cloudmail without a sender", { SVC_MAIL_TRANSPORT: "cloudmail" }, "SVC_MAIL_FROM"],
-    ["cloudmail with a malformed endpoint", { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: FROM, SVC_MAIL_CLOUD_ENDPOINT: "ses.local" }, "SVC_MAIL_CLOUD_ENDPOINT"],
+    [
+      "cloudmail with a malformed endpoint",
+      { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: FROM, SVC_MAIL_CLOUD_ENDPOINT: "ses.local" },
+      "SVC_MAIL_CLOUD_ENDPOINT",
+    ],
   ];
-  test.each(rows)("%s", async (_name, env, variable) => {
-    using data = tempDir("svc-mail-boot-");
-    const r = await runSvc(["serve"], { SVC_DATA_DIR: data.path, SVC_HTTP_ADDR: "127.0.0.1:0", ...env });
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    expect(r.stderr).toContain(variable);
-    expect(r.stdout).not.toContain("listening");
-  }, 20_000);
+  test.each(rows)(
+    "%s",
+    async (_name, env, variable) => {
+      using data = tempDir("svc-mail-boot-");
+      const r = await runSvc(["serve"], { SVC_DATA_DIR: data.path, SVC_HTTP_ADDR: "127.0.0.1:0", ...env });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(variable);
+      expect(r.stdout).not.toContain("listening");
+    },
+    20_000,
+  );
 
   test("with SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH=1 the same settings boot", async () => {
     await using server = await startServer({
-      env: { SVC_MAIL_TRANSPORT: "smtp", SVC_MAIL_SMTP_HOST: "mail.example.test:25", SVC_MAIL_FROM: FROM, SVC_MAIL_SMTP_USER: "u", SVC_MAIL_SMTP_PASSWORD: "p", SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH: "1" },
+      env: {
+        SVC_MAIL_TRANSPORT: "smtp",
+        SVC_MAIL_SMTP_HOST: "mail.example.test:25",
+        SVC_MAIL_FROM: FROM,
+        SVC_MAIL_SMTP_USER: "u",
+        SVC_MAIL_SMTP_PASSWORD: "p",
+        SVC_MAIL_SMTP_ALLOW_CLEARTEXT_AUTH: "1",
+      },
     });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   }, 20_000);

@@ -40,7 +40,16 @@ describe("metrics and usage", () => {
     for (let i = 0; i < 3; i++) expect((await a.get("/v1/orgs/acme/repos/app")).status).toBe(200);
     const r = await caller(server, bob).get(`/v1/orgs/acme/metrics?from=${since}`);
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body.kinds).sort()).toEqual(["api.commit", "api.read", "git.clone", "git.fetch", "git.push", "mirror.freshness", "mirror.sync", "webhook.delivery"]);
+    expect(Object.keys(r.body.kinds).sort()).toEqual([
+      "api.commit",
+      "api.read",
+      "git.clone",
+      "git.fetch",
+      "git.push",
+      "mirror.freshness",
+      "mirror.sync",
+      "webhook.delivery",
+    ]);
     const k = r.body.kinds;
     expect(k["git.push"]).toMatchObject({ count: 1 });
     expect(k["git.push"].bytes).toBeGreaterThan(0);
@@ -98,11 +107,27 @@ describe("audit log", () => {
     const r = await caller(server, bob).get(`/v1/orgs/acme/audit?from=${since}&limit=100`);
     expect(r.status).toBe(200);
     expect(r.body.events.map((e: any) => e.action)).toEqual([
-      "repo.deleted", "invite.created", "token.revoked", "token.created", "repo.visibility_changed", "protection.updated", "grant.created",
-      "repo.created", "member.role_changed", "team.member_added", "team.created",
+      "repo.deleted",
+      "invite.created",
+      "token.revoked",
+      "token.created",
+      "repo.visibility_changed",
+      "protection.updated",
+      "grant.created",
+      "repo.created",
+      "member.role_changed",
+      "team.member_added",
+      "team.created",
     ]);
     const role = r.body.events.find((e: any) => e.action === "member.role_changed");
-    expect(role).toEqual({ id: expect.any(String), action: "member.role_changed", actor: { kind: "user", id: ada.id, name: "ada" }, target: "bob", data: { user_id: bob.id, from: "viewer", to: "member" }, created_at: expect.any(Number) });
+    expect(role).toEqual({
+      id: expect.any(String),
+      action: "member.role_changed",
+      actor: { kind: "user", id: ada.id, name: "ada" },
+      target: "bob",
+      data: { user_id: bob.id, from: "viewer", to: "member" },
+      created_at: expect.any(Number),
+    });
 
     const only = await caller(server, bob).get(`/v1/orgs/acme/audit?action=repo.created&from=${since}`);
     expect(only.body.events.map((e: any) => e.target)).toEqual(["lib"]);

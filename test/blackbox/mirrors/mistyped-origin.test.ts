@@ -29,5 +29,7 @@ test("a mirror of a repository that does not exist says it may not exist or may 
     const b = (await caller(mirror, owner).get("/v1/orgs/acme/repos/typo")).body;
     return b.last_sync_at !== null && b;
   });
-  expect(repo.sync_error).toBe("origin answered HTTP 401 without credentials: the repository may not exist (check the URL), or it is private and the mirror needs credentials");
+  expect(repo.sync_error).toBe(
+    "origin answered HTTP 401 without credentials: the repository may not exist (check the URL), or it is private and the mirror needs credentials",
+  );
 }, 60_000);

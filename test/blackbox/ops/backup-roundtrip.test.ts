@@ -55,7 +55,11 @@ async function answers(on: RunningServer): Promise<Record<string, unknown>> {
     tokens: (await c.get("/v1/orgs/acme/tokens")).body,
     runners: (await c.get("/v1/orgs/acme/runner-groups")).body,
   };
-  return JSON.parse(JSON.stringify(out).replaceAll(on.url, "<server>").replaceAll(on.ssh ?? "<no ssh>", "<ssh>"));
+  return JSON.parse(
+    JSON.stringify(out)
+      .replaceAll(on.url, "<server>")
+      .replaceAll(on.ssh ?? "<no ssh>", "<ssh>"),
+  );
 }
 
 beforeAll(async () => {
@@ -66,7 +70,10 @@ beforeAll(async () => {
   api = caller(server, owner);
   expect((await api.post("/v1/orgs/acme/repos", { name: "app", description: "the app" })).status).toBe(201);
   expect((await api.post("/v1/orgs/acme/repos/app/webhooks", { url: `${rx.url}/hook` })).status).toBe(201);
-  expect((await api.patch(`/v1/users/${owner.handle}`, { bio: "writes the app", location: "Lisbon", links: [{ label: "site", url: "https://example.com" }] })).status).toBe(200);
+  expect(
+    (await api.patch(`/v1/users/${owner.handle}`, { bio: "writes the app", location: "Lisbon", links: [{ label: "site", url: "https://example.com" }] }))
+      .status,
+  ).toBe(200);
   expect((await api.patch("/v1/orgs/acme/profile", { display_name: "Acme Inc.", description: "makers of the app" })).status).toBe(200);
 
   // A machine that will claim the job the push queues.
@@ -74,7 +81,10 @@ beforeAll(async () => {
   const reg = await client(server, { token }).post("/v1/runners/register", { name: "m1", os: "linux", arch: "x64" });
   expect(reg.status).toBe(201);
   const claim = client(server, { token: reg.body.credential }).post("/v1/runners/claim");
-  await commitFiles(api, "app", { "README.md": "# app\n", ".svc/workflows/ci.yml": "on: push\njobs:\n  test:\n    runs-on: self-hosted\n    steps:\n      - run: echo hi\n" });
+  await commitFiles(api, "app", {
+    "README.md": "# app\n",
+    ".svc/workflows/ci.yml": "on: push\njobs:\n  test:\n    runs-on: self-hosted\n    steps:\n      - run: echo hi\n",
+  });
   const claimed = await claim;
   expect(claimed.status).toBe(200);
   jobId = claimed.body.job_id;
@@ -161,7 +171,12 @@ describe("a backup", () => {
     test("the SSH host keys came along: clients see the same host", () => {
       expect(server.hostKeys.length).toBe(2);
       expect(restored.hostKeys).toEqual(server.hostKeys);
-      expect(manifest.data_files.map((f: { key: string }) => f.key).sort()).toEqual(["data/ssh_host_ed25519_key", "data/ssh_host_ed25519_key.pub", "data/ssh_host_rsa_key", "data/ssh_host_rsa_key.pub"]);
+      expect(manifest.data_files.map((f: { key: string }) => f.key).sort()).toEqual([
+        "data/ssh_host_ed25519_key",
+        "data/ssh_host_ed25519_key.pub",
+        "data/ssh_host_rsa_key",
+        "data/ssh_host_rsa_key.pub",
+      ]);
     });
 
     test("svc fsck on it is clean, with no orphans", async () => {
@@ -170,13 +185,15 @@ describe("a backup", () => {
     }, 60_000);
 
     test("fsck names a damaged, a missing and a stray log chunk", async () => {
-      const logDir = (await readdirSync(join(dataDir, "objects", "repos"))).map((id) => join(dataDir, "objects", "repos", id, "ci-logs", jobId)).find((d) => {
-        try {
-          return readdirSync(d).length > 0;
-        } catch {
-          return false;
-        }
-      })!;
+      const logDir = (await readdirSync(join(dataDir, "objects", "repos")))
+        .map((id) => join(dataDir, "objects", "repos", id, "ci-logs", jobId))
+        .find((d) => {
+          try {
+            return readdirSync(d).length > 0;
+          } catch {
+            return false;
+          }
+        })!;
       const chunks = readdirSync(logDir).sort();
       // Same size, not UTF-8 any more.
       const first = join(logDir, chunks[0]!);

@@ -6,7 +6,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { client, runSvc, startServer, tempDir, type RunningServer } from "../../helpers/server.ts";
-import { clone, commitFiles, createRepo, fsck, gitSandbox, importHistory, initRepo, repoUrl, setupOwner, type GitSandbox, type OrgOwner } from "../../helpers/git.ts";
+import {
+  clone,
+  commitFiles,
+  createRepo,
+  fsck,
+  gitSandbox,
+  importHistory,
+  initRepo,
+  repoUrl,
+  setupOwner,
+  type GitSandbox,
+  type OrgOwner,
+} from "../../helpers/git.ts";
 import { startS3rver, type S3rverHandle } from "../../helpers/s3rver.ts";
 
 const REPOS = ["alpha", "beta", "gamma"];
@@ -25,7 +37,9 @@ let pushesDuringBackup = 0;
 
 /** Every file under a directory, relative. */
 function filesUnder(dir: string, prefix = ""): string[] {
-  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(dir, join(prefix, e.name)) : [join(prefix, e.name)]));
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(dir, join(prefix, e.name)) : [join(prefix, e.name)],
+  );
 }
 
 /** Clones every repository of `on` with the owner's token; each clone must pass git fsck. Answers refs by repository. */

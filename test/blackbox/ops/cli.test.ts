@@ -56,15 +56,24 @@ describe("a bad configuration is a boot failure: exit 2, one stderr line naming 
     ["unknown mail transport", { SVC_MAIL_TRANSPORT: "pigeon" }, "SVC_MAIL_TRANSPORT", ["serve"]],
     ["bad log level", { SVC_LOG: "shout" }, "SVC_LOG", ["serve"]],
     ["unknown variable for migrate", { SVC_FOO: "1" }, "SVC_FOO", ["migrate"]],
-    ["unknown variable for user-create", { SVC_FOO: "1" }, "SVC_FOO", ["user-create", "--org", "x", "--email", "x@example.com", "--name", "X", "--password", "long enough password"]],
+    [
+      "unknown variable for user-create",
+      { SVC_FOO: "1" },
+      "SVC_FOO",
+      ["user-create", "--org", "x", "--email", "x@example.com", "--name", "X", "--password", "long enough password"],
+    ],
   ];
-  test.each(rows)("%s", async (_name, env, variable, args) => {
-    const r = await runSvc(args, { SVC_DATA_DIR: data.path, SVC_HTTP_ADDR: "127.0.0.1:0", ...env });
-    expect(r.code).toBe(2);
-    expect(lines(r.stderr)).toHaveLength(1);
-    expect(r.stderr).toContain(variable);
-    expect(r.stdout).not.toContain("listening");
-  }, 20_000);
+  test.each(rows)(
+    "%s",
+    async (_name, env, variable, args) => {
+      const r = await runSvc(args, { SVC_DATA_DIR: data.path, SVC_HTTP_ADDR: "127.0.0.1:0", ...env });
+      expect(r.code).toBe(2);
+      expect(lines(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toContain(variable);
+      expect(r.stdout).not.toContain("listening");
+    },
+    20_000,
+  );
 
   test("--addr overrides SVC_HTTP_ADDR and is validated the same way", async () => {
     const r = await runSvc(["serve", "--addr", "nonsense"], { SVC_DATA_DIR: data.path });
@@ -90,7 +99,19 @@ describe("serve, user-create and migrate on one data dir", () => {
   });
 
   test("user-create prints the user as JSON with a handle while the server runs; login then works", async () => {
-    const r = await server.cli(["user-create", "--org", "cli-co", "--email", "grace.hopper@example.com", "--name", "Grace Hopper", "--password", "a long enough password", "--role", "admin"]);
+    const r = await server.cli([
+      "user-create",
+      "--org",
+      "cli-co",
+      "--email",
+      "grace.hopper@example.com",
+      "--name",
+      "Grace Hopper",
+      "--password",
+      "a long enough password",
+      "--role",
+      "admin",
+    ]);
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toHaveLength(1);
     const user = JSON.parse(r.stdout);
@@ -130,7 +151,17 @@ describe("serve, user-create and migrate on one data dir", () => {
   }, 20_000);
 
   test("user-create refuses a duplicate address or a short password with a non-zero exit and a message", async () => {
-    const dup = await server.cli(["user-create", "--org", "cli-co", "--email", "grace.hopper@example.com", "--name", "G", "--password", "a long enough password"]);
+    const dup = await server.cli([
+      "user-create",
+      "--org",
+      "cli-co",
+      "--email",
+      "grace.hopper@example.com",
+      "--name",
+      "G",
+      "--password",
+      "a long enough password",
+    ]);
     expect(dup.code).not.toBe(0);
     expect(dup.stderr.trim().length).toBeGreaterThan(0);
     const short = await server.cli(["user-create", "--org", "cli-co", "--email", "short@example.com", "--name", "S", "--password", "short"]);

@@ -27,7 +27,11 @@ describe("SVC_BASE_URL", () => {
     server = await startServer({ env: { SVC_HTTP_ADDR: `127.0.0.1:${port}`, SVC_BASE_URL: `${BASE}/` } });
     local = { ...server, url: `http://127.0.0.1:${port}` };
     const u = await createUser(server, { org: "cfg", email: "conf@example.com" });
-    const res = await fetch(`${local.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: u.email, password: u.password }) });
+    const res = await fetch(`${local.url}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: u.email, password: u.password }),
+    });
     expect(res.status).toBe(200);
     setCookie = res.headers.get("set-cookie")!;
     cookie = setCookie.split(";")[0]!;
@@ -66,7 +70,11 @@ describe("defaults", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
     expect(existsSync(join(server.dataDir, "svc.db"))).toBe(true);
     const u = await createUser(server, { org: "dflt", email: "d@example.com" });
-    const res = await fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: u.email, password: u.password }) });
+    const res = await fetch(`${server.url}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: u.email, password: u.password }),
+    });
     const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
     const r = await client(server, { cookie }).post("/v1/orgs/dflt/repos", { name: "here" });
     expect(r.body.clone_url).toBe(`${server.url}/dflt/here.git`);

@@ -43,17 +43,23 @@ describe("deploy/svc.service", () => {
     expect(section(unit, "Install").get("WantedBy")).toEqual(["multi-user.target"]);
   });
 
-  test.skipIf(!systemdAnalyze)("passes systemd-analyze verify without a warning", async () => {
-    // verify also checks that ExecStart's binary exists: point it at one that does.
-    using dir = tempDir("svc-unit-");
-    const path = join(dir.path, "svc.service");
-    writeFileSync(path, unit.replace("ExecStart=/usr/local/bin/svc", `ExecStart=${process.execPath}`));
-    const p = Bun.spawn([systemdAnalyze!, "verify", "--man=no", path], { stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-    expect({ code, out: out.trim(), err: err.trim() }).toEqual({ code: 0, out: "", err: "" });
-  }, 30_000);
+  test.skipIf(!systemdAnalyze)(
+    "passes systemd-analyze verify without a warning",
+    async () => {
+      // verify also checks that ExecStart's binary exists: point it at one that does.
+      using dir = tempDir("svc-unit-");
+      const path = join(dir.path, "svc.service");
+      writeFileSync(path, unit.replace("ExecStart=/usr/local/bin/svc", `ExecStart=${process.execPath}`));
+      const p = Bun.spawn([systemdAnalyze!, "verify", "--man=no", path], { stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+      expect({ code, out: out.trim(), err: err.trim() }).toEqual({ code: 0, out: "", err: "" });
+    },
+    30_000,
+  );
 
-  if (!systemdAnalyze) test("systemd-analyze verify: skipped (systemd-analyze is not installed here)", () => void console.warn("deploy/svc.service: systemd-analyze not found; unit checked by its keys only"));
+  if (!systemdAnalyze)
+    test("systemd-analyze verify: skipped (systemd-analyze is not installed here)", () =>
+      void console.warn("deploy/svc.service: systemd-analyze not found; unit checked by its keys only"));
 });
 
 /** Dockerfile instructions with their arguments (continuations joined, comments dropped). */
@@ -79,7 +85,25 @@ function instructions(text: string): { op: string; args: string }[] {
 
 describe("deploy/Dockerfile (linted: no container engine here)", () => {
   const ins = instructions(dockerfile);
-  const KNOWN = new Set(["FROM", "RUN", "CMD", "LABEL", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"]);
+  const KNOWN = new Set([
+    "FROM",
+    "RUN",
+    "CMD",
+    "LABEL",
+    "EXPOSE",
+    "ENV",
+    "ADD",
+    "COPY",
+    "ENTRYPOINT",
+    "VOLUME",
+    "USER",
+    "WORKDIR",
+    "ARG",
+    "ONBUILD",
+    "STOPSIGNAL",
+    "HEALTHCHECK",
+    "SHELL",
+  ]);
 
   test("only known instructions", () => {
     expect(ins.filter((i) => !KNOWN.has(i.op)).map((i) => i.op)).toEqual([]);

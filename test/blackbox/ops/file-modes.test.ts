@@ -13,7 +13,8 @@ const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 /** Modes of the data dir and of the files that hold secrets (those that exist). */
 function modes(dataDir: string): Record<string, string> {
   const out: Record<string, string> = { "": mode(dataDir) };
-  for (const f of ["svc.db", "svc.db-wal", "svc.db-shm", "ssh_host_ed25519_key", "ssh_host_rsa_key"]) if (existsSync(join(dataDir, f))) out[f] = mode(join(dataDir, f));
+  for (const f of ["svc.db", "svc.db-wal", "svc.db-shm", "ssh_host_ed25519_key", "ssh_host_rsa_key"])
+    if (existsSync(join(dataDir, f))) out[f] = mode(join(dataDir, f));
   return out;
 }
 
@@ -46,7 +47,8 @@ describe("file modes", () => {
       await createUser(first, { org: "acme", email: "owner@example.com" });
       await first.stop();
       chmodSync(dataDir, 0o755);
-      for (const f of ["svc.db", "svc.db-wal", "svc.db-shm", "ssh_host_ed25519_key", "ssh_host_rsa_key"]) if (existsSync(join(dataDir, f))) chmodSync(join(dataDir, f), 0o644);
+      for (const f of ["svc.db", "svc.db-wal", "svc.db-shm", "ssh_host_ed25519_key", "ssh_host_rsa_key"])
+        if (existsSync(join(dataDir, f))) chmodSync(join(dataDir, f), 0o644);
       const second = await startSshServer({ dataDir });
       const seen = modes(dataDir);
       expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((f) => [f, f === "" ? "700" : "600"])));

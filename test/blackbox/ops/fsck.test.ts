@@ -94,7 +94,9 @@ describe("damage is found, named, and fails the run", () => {
     expect(r.stdout).toMatch(/^hurt\/flipped: 1 problem .*\n {2}pack-[0-9a-f]{40}\.pack: checksum mismatch/m);
     expect(r.stdout).toMatch(/^hurt\/truncated: 1 problem .*\n {2}pack-[0-9a-f]{40}\.idx: \d+ bytes, recorded \d+/m);
     expect(r.stdout).toMatch(/^hurt\/missing: 1 problem .*\n {2}pack-[0-9a-f]{40}\.pack: missing/m);
-    expect(r.stdout).toMatch(/^hurt\/holed: 1 problem .*\n {2}refs\/heads\/main \(1234567890abcdef1234567890abcdef12345678\): missing necessary object 1234567890abcdef1234567890abcdef12345678/m);
+    expect(r.stdout).toMatch(
+      /^hurt\/holed: 1 problem .*\n {2}refs\/heads\/main \(1234567890abcdef1234567890abcdef12345678\): missing necessary object 1234567890abcdef1234567890abcdef12345678/m,
+    );
     expect(r.stdout).toMatch(/^hurt\/fine: ok/m);
     expect(r.stderr).toContain("5 repositories checked, 4 with problems");
   }, 60_000);

@@ -124,7 +124,8 @@ describe("metrics with SVC_METRICS_TOKEN", () => {
     const text = await res.text();
     expect(text).toContain("# TYPE svc_http_requests_total counter\n");
     expect(text).toContain("# TYPE svc_http_request_duration_seconds histogram\n");
-    for (const line of text.split("\n")) if (line && !line.startsWith("#")) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (-?[0-9.e+-]+|[+-]Inf|NaN)$/);
+    for (const line of text.split("\n"))
+      if (line && !line.startsWith("#")) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (-?[0-9.e+-]+|[+-]Inf|NaN)$/);
   });
 
   test("requests are counted per route template and status, never per raw path", async () => {
@@ -176,7 +177,11 @@ describe("metrics with SVC_METRICS_TOKEN", () => {
     const waiting = async () => sample(await scrape(server), "svc_runner_claims_waiting");
     expect(await waiting()).toBe(0);
     const hangUp = new AbortController();
-    const claim = fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${machine.body.credential}` }, signal: hangUp.signal }).catch(() => null);
+    const claim = fetch(`${server.url}/v1/runners/claim`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${machine.body.credential}` },
+      signal: hangUp.signal,
+    }).catch(() => null);
     // The claim is held for SVC_RUNNER_CLAIM_WAIT_MS (20 s): poll the gauge until it shows it.
     let seen: number | null = 0;
     for (let i = 0; i < 200 && seen === 0; i++) seen = await waiting();

@@ -73,7 +73,7 @@ describe("pushing to a repository that does not exist", () => {
   test("git shows how to create it", async () => {
     const r = await g.run(["push", repoUrl(server, "stuck", "nowhere", owner.token), "main"], { cwd: work });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain("remote: repository not found; create it first (POST /v1/orgs/stuck/repos with {\"name\":\"nowhere\"}), then push again");
+    expect(r.stderr).toContain('remote: repository not found; create it first (POST /v1/orgs/stuck/repos with {"name":"nowhere"}), then push again');
   }, 30_000);
 
   test("a clone of a missing repository gets no creation hint", async () => {
@@ -87,7 +87,11 @@ describe("pushing to a repository that does not exist", () => {
     await createRepo(server, other, "secret");
     const hidden = await g.run(["push", repoUrl(server, "elsewhere", "secret", owner.token), "main"], { cwd: work });
     const missing = await g.run(["push", repoUrl(server, "elsewhere", "absent", owner.token), "main"], { cwd: work });
-    const remoteLines = (s: string) => s.split("\n").filter((l) => l.startsWith("remote:")).map((l) => l.replace(/secret|absent/g, "NAME"));
+    const remoteLines = (s: string) =>
+      s
+        .split("\n")
+        .filter((l) => l.startsWith("remote:"))
+        .map((l) => l.replace(/secret|absent/g, "NAME"));
     expect(remoteLines(hidden.stderr)).toEqual(remoteLines(missing.stderr));
   }, 30_000);
 });

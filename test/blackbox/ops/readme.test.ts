@@ -54,7 +54,8 @@ describe("README quick start", () => {
     expect(api).not.toMatch(/shared\/|SPEC|DECISIONS|\/work\//);
   });
 
-  if (tools.length) test(`the walk itself: skipped (${tools.join(", ")} not installed)`, () => void console.warn(`README walk skipped: missing ${tools.join(", ")}`));
+  if (tools.length)
+    test(`the walk itself: skipped (${tools.join(", ")} not installed)`, () => void console.warn(`README walk skipped: missing ${tools.join(", ")}`));
 
   describe.skipIf(tools.length > 0)("run as written against a server", () => {
     let server: RunningServer;
@@ -70,7 +71,9 @@ describe("README quick start", () => {
 
     test("every step succeeds: account, token, repository, push and clone through the credential helper", async () => {
       const host = new URL(server.url).host;
-      const script = shellBlock("## Quick start").replaceAll("127.0.0.1:8080", host).replaceAll("npx bun src/main.ts", `"${BUN}" "${join(ROOT, "src/main.ts")}"`);
+      const script = shellBlock("## Quick start")
+        .replaceAll("127.0.0.1:8080", host)
+        .replaceAll("npx bun src/main.ts", `"${BUN}" "${join(ROOT, "src/main.ts")}"`);
       const work = join(home.path, "checkout");
       const tmp = join(home.path, "tmp");
       mkdirSync(work);
@@ -90,8 +93,18 @@ describe("README quick start", () => {
         GIT_COMMITTER_NAME: "Ada",
         GIT_COMMITTER_EMAIL: "ada@example.com",
       };
-      for (const k of Object.keys(env)) if (k.startsWith("GIT_") && !(k in { GIT_CONFIG_NOSYSTEM: 1, GIT_TERMINAL_PROMPT: 1, GIT_AUTHOR_NAME: 1, GIT_AUTHOR_EMAIL: 1, GIT_COMMITTER_NAME: 1, GIT_COMMITTER_EMAIL: 1 })) delete (env as Record<string, string>)[k];
-      const p = Bun.spawn(["bash", "-euo", "pipefail", "-c", `${script}\ngit -C widgets-copy log --format=%s`], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
+      for (const k of Object.keys(env))
+        if (
+          k.startsWith("GIT_") &&
+          !(k in { GIT_CONFIG_NOSYSTEM: 1, GIT_TERMINAL_PROMPT: 1, GIT_AUTHOR_NAME: 1, GIT_AUTHOR_EMAIL: 1, GIT_COMMITTER_NAME: 1, GIT_COMMITTER_EMAIL: 1 })
+        )
+          delete (env as Record<string, string>)[k];
+      const p = Bun.spawn(["bash", "-euo", "pipefail", "-c", `${script}\ngit -C widgets-copy log --format=%s`], {
+        cwd: work,
+        env,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
       expect({ code, err: code === 0 ? "" : err }).toEqual({ code: 0, err: "" });
       expect(out).toContain('"name":"widgets"');

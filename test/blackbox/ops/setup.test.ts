@@ -10,7 +10,13 @@ import { BUN, ROOT, cleanEnv, startServer, tempDir, type RunningServer } from ".
 
 /** Runs a command; answers exit code and output. */
 async function run(cmd: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}) {
-  const p = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env ?? cleanEnv(), stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input), stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    env: opts.env ?? cleanEnv(),
+    stdin: opts.input === undefined ? "ignore" : new TextEncoder().encode(opts.input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr };
 }
@@ -34,7 +40,9 @@ describe("scripts/apt-install.sh and the dpkg lock", () => {
   });
   afterAll(() => dir?.[Symbol.dispose]());
   const script = (env: Record<string, string> = {}) =>
-    run(["sh", join(ROOT, "scripts/apt-install.sh"), "the tests", "somepkg"], { env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}`, DPKG_LOCK_FRONTEND: join(dir.path, "lock-frontend"), ...env } });
+    run(["sh", join(ROOT, "scripts/apt-install.sh"), "the tests", "somepkg"], {
+      env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}`, DPKG_LOCK_FRONTEND: join(dir.path, "lock-frontend"), ...env },
+    });
 
   test("a free lock: installs with a bounded wait for the lock, and says what it installs", async () => {
     writeFileSync(join(dir.path, "lock-frontend"), "");
@@ -46,7 +54,14 @@ describe("scripts/apt-install.sh and the dpkg lock", () => {
 
   test.skipIf(!python)("a held lock: says it waits, how long, and which process holds it", async () => {
     // python3 takes the lock as dpkg does (a POSIX fcntl lock) and holds it until its stdin closes.
-    const holder = Bun.spawn([python!, "-c", `import fcntl,sys\nf=open(${JSON.stringify(join(dir.path, "lock-frontend"))},"w")\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint("held", flush=True)\nsys.stdin.read()`], { stdin: "pipe", stdout: "pipe" });
+    const holder = Bun.spawn(
+      [
+        python!,
+        "-c",
+        `import fcntl,sys\nf=open(${JSON.stringify(join(dir.path, "lock-frontend"))},"w")\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint("held", flush=True)\nsys.stdin.read()`,
+      ],
+      { stdin: "pipe", stdout: "pipe" },
+    );
     try {
       const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader();
       expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
@@ -110,11 +125,16 @@ describe("svc user-create and the password", () => {
     server = await startServer();
   });
   afterAll(async () => server?.[Symbol.asyncDispose]());
-  const login = async (email: string, password: string) => (await fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) })).status;
+  const login = async (email: string, password: string) =>
+    (await fetch(`${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) }))
+      .status;
   const args = (email: string) => [BUN, join(ROOT, "src/main.ts"), "user-create", "--org", "acme", "--email", email, "--name", "N", "--role", "member"];
 
   test("--password-stdin reads the first line of stdin", async () => {
-    const r = await run([...args("stdin@acme.example"), "--password-stdin"], { env: { ...cleanEnv(), ...server.env }, input: "a password from stdin\nignored\n" });
+    const r = await run([...args("stdin@acme.example"), "--password-stdin"], {
+      env: { ...cleanEnv(), ...server.env },
+      input: "a password from stdin\nignored\n",
+    });
     expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: "" });
     expect(await login("stdin@acme.example", "a password from stdin")).toBe(200);
   });
@@ -127,8 +147,15 @@ describe("svc user-create and the password", () => {
 
   test.skipIf(!Bun.which("script"))("on a terminal it asks twice without echoing", async () => {
     // script(1) gives the command a pseudo-terminal; each answer is typed after its prompt shows.
-    const cmd = args("tty@acme.example").map((a) => `'${a}'`).join(" ");
-    const p = Bun.spawn(["script", "-q", "-e", "-c", cmd, "/dev/null"], { env: { ...cleanEnv(), ...server.env }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const cmd = args("tty@acme.example")
+      .map((a) => `'${a}'`)
+      .join(" ");
+    const p = Bun.spawn(["script", "-q", "-e", "-c", cmd, "/dev/null"], {
+      env: { ...cleanEnv(), ...server.env },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     let out = "";
     const seen = new Set<() => void>();
     void (async () => {
@@ -137,11 +164,12 @@ describe("svc user-create and the password", () => {
         for (const w of seen) w();
       }
     })();
-    const shown = (s: string) => new Promise<void>((resolve) => {
-      const check = () => out.includes(s) && (seen.delete(check), resolve());
-      seen.add(check);
-      check();
-    });
+    const shown = (s: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => out.includes(s) && (seen.delete(check), resolve());
+        seen.add(check);
+        check();
+      });
     await shown("Password (at least 12 characters): ");
     p.stdin.write("typed on a terminal\r");
     await p.stdin.flush();

@@ -72,7 +72,13 @@ describe("npm scripts", () => {
     // --ignore-scripts skips prestart (install.sh) only; the start script itself runs.
     const npm = Bun.spawn(["npm", "start", "--ignore-scripts", "--silent"], {
       cwd: ROOT,
-      env: { ...cleanEnv(), SVC_DATA_DIR: data.path, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "warn", PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}` },
+      env: {
+        ...cleanEnv(),
+        SVC_DATA_DIR: data.path,
+        SVC_HTTP_ADDR: "127.0.0.1:0",
+        SVC_LOG: "warn",
+        PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}`,
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -118,7 +124,12 @@ describe("help", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("SETTINGS");
     expect(r.stdout).not.toContain("README");
-    const row = (name: string) => r.stdout.split("\n").find((l) => l.trimStart().startsWith(`${name} `))?.trim().split(/\s{2,}/);
+    const row = (name: string) =>
+      r.stdout
+        .split("\n")
+        .find((l) => l.trimStart().startsWith(`${name} `))
+        ?.trim()
+        .split(/\s{2,}/);
     expect(row("SVC_DATA_DIR")?.slice(0, 2)).toEqual(["SVC_DATA_DIR", "./data"]);
     expect(row("SVC_HTTP_ADDR")?.slice(0, 2)).toEqual(["SVC_HTTP_ADDR", "127.0.0.1:8080"]);
     expect(row("SVC_GIT_MAX_PUSH")?.slice(0, 2)).toEqual(["SVC_GIT_MAX_PUSH", "2g"]);

@@ -12,7 +12,12 @@ const ESC = "\u001b[";
 /** Runs `svc <args>` under a pseudo terminal; answers everything it printed (stdout and stderr share the terminal). */
 async function onTerminal(server: RunningServer, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const command = [BUN, join(ROOT, "src/main.ts"), ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  const p = Bun.spawn([SCRIPT!, "-qec", command, "/dev/null"], { env: { ...cleanEnv(), ...server.env, TERM: "xterm-256color", ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([SCRIPT!, "-qec", command, "/dev/null"], {
+    env: { ...cleanEnv(), ...server.env, TERM: "xterm-256color", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
   return { code, out };
 }

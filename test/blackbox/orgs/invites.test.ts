@@ -48,7 +48,14 @@ describe("creating invitations", () => {
     expect(body.expires_at).toBeGreaterThanOrEqual(before + week);
     expect(body.expires_at).toBeLessThanOrEqual(Date.now() + week);
     const list = await as(admin).get("/v1/orgs/inv/invites");
-    expect(list.body.invites).toContainEqual({ id: body.id, email: body.email, role: "viewer", expires_at: body.expires_at, created_at: expect.any(Number), state: "pending" });
+    expect(list.body.invites).toContainEqual({
+      id: body.id,
+      email: body.email,
+      role: "viewer",
+      expires_at: body.expires_at,
+      created_at: expect.any(Number),
+      state: "pending",
+    });
     expect(JSON.stringify(list.body)).not.toContain("svcinv_");
   });
 
@@ -120,8 +127,16 @@ describe("preview and accept", () => {
     const inv = await invite("fresh@example.com", "member");
     // The mailed link opens a page with the acceptance form; opening it spends nothing.
     const page = await fetch(inv.invite_url);
-    expect({ status: page.status, type: page.headers.get("content-type"), referrer: page.headers.get("referrer-policy"), cache: page.headers.get("cache-control") }).toEqual({
-      status: 200, type: "text/html; charset=utf-8", referrer: "same-origin", cache: "no-store",
+    expect({
+      status: page.status,
+      type: page.headers.get("content-type"),
+      referrer: page.headers.get("referrer-policy"),
+      cache: page.headers.get("cache-control"),
+    }).toEqual({
+      status: 200,
+      type: "text/html; charset=utf-8",
+      referrer: "same-origin",
+      cache: "no-store",
     });
     expect(await page.text()).toContain(`<form class="stack" method="post" action="/invite">`);
     const preview = await as().post("/v1/auth/invite/preview", { invite: inv.invite_link });

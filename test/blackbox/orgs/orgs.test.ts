@@ -47,7 +47,23 @@ describe("POST /v1/orgs", () => {
   });
 
   test("400 for an invalid name", async () => {
-    const bad: unknown[] = ["", "-lead", "trail-", "dou--ble", "under_score", "dot.ted", "sp ace", "slash/y", "ümlaut", "y".repeat(40), 42, null, true, ["acme2"], { n: 1 }];
+    const bad: unknown[] = [
+      "",
+      "-lead",
+      "trail-",
+      "dou--ble",
+      "under_score",
+      "dot.ted",
+      "sp ace",
+      "slash/y",
+      "ümlaut",
+      "y".repeat(40),
+      42,
+      null,
+      true,
+      ["acme2"],
+      { n: 1 },
+    ];
     for (const name of bad) {
       const r = await as(owner).post("/v1/orgs", { name });
       expect({ name, status: r.status }).toEqual({ name, status: 400 });
@@ -145,7 +161,15 @@ describe("members (DECISIONS §3)", () => {
   });
 
   test("listing: 400 for a bad limit or a cursor this service did not make", async () => {
-    for (const q of ["limit=0", "limit=101", "limit=abc", "limit=2.5", "cursor=%25%25", "cursor=bm90LWpzb24", `cursor=${Buffer.from("5").toString("base64url")}`]) {
+    for (const q of [
+      "limit=0",
+      "limit=101",
+      "limit=abc",
+      "limit=2.5",
+      "cursor=%25%25",
+      "cursor=bm90LWpzb24",
+      `cursor=${Buffer.from("5").toString("base64url")}`,
+    ]) {
       expectError(await as(owner).get(`/v1/orgs/acme/members?${q}`), 400);
     }
   });
@@ -184,7 +208,10 @@ describe("members (DECISIONS §3)", () => {
     expectError(await as(boss).put(`/v1/orgs/peopleco/members/${boss.id}`, { role: "admin" }), 409);
     expectError(await as(boss).delete(`/v1/orgs/peopleco/members/${boss.id}`), 409);
     // An admin removing or demoting the last owner is refused too (409, or 403 where only owners touch owners).
-    for (const r of [await as(second).delete(`/v1/orgs/peopleco/members/${boss.id}`), await as(second).put(`/v1/orgs/peopleco/members/${boss.id}`, { role: "member" })]) {
+    for (const r of [
+      await as(second).delete(`/v1/orgs/peopleco/members/${boss.id}`),
+      await as(second).put(`/v1/orgs/peopleco/members/${boss.id}`, { role: "member" }),
+    ]) {
       expect([403, 409]).toContain(r.status);
       expectError(r, r.status);
     }
@@ -223,7 +250,11 @@ describe("members (DECISIONS §3)", () => {
 
 describe("GET /v1/orgs/{org}/billing without a payment provider (SPEC §2.12)", () => {
   test("the provider-less shape: everything allowed, minutes unlimited, counts real", async () => {
-    for (const [name, pub] of [["bill-p1", false], ["bill-p2", false], ["bill-open", true]] as const) {
+    for (const [name, pub] of [
+      ["bill-p1", false],
+      ["bill-p2", false],
+      ["bill-open", true],
+    ] as const) {
       expect((await as(owner).post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
     }
     const r = await as(owner).get("/v1/orgs/acme/billing");
@@ -269,7 +300,15 @@ describe("GET /v1/orgs/{org}/billing without a payment provider (SPEC §2.12)", 
   test("a personal namespace bills one seat and allows everything", async () => {
     const r = await as(owner).get(`/v1/orgs/${owner.handle}/billing`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ org: owner.handle, plan: "free", billable_seats: 1, may_create_public: true, may_create_private: true, may_add_people: true, private_repos: 0 });
+    expect(r.body).toMatchObject({
+      org: owner.handle,
+      plan: "free",
+      billable_seats: 1,
+      may_create_public: true,
+      may_create_private: true,
+      may_add_people: true,
+      private_repos: 0,
+    });
     expectError(await as(member).get(`/v1/orgs/${owner.handle}/billing`), 404);
   });
 });

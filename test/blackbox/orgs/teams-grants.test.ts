@@ -84,7 +84,14 @@ describe("grants and the access listing", () => {
     const access = await as(admin).get("/v1/orgs/tg/repos/app/access");
     expect(access.status).toBe(200);
     const byHandle = Object.fromEntries(access.body.people.map((p: any) => [p.handle, p]));
-    expect(byHandle[viewer.handle]).toEqual({ user_id: viewer.id, handle: viewer.handle, email: viewer.email, role: "member", source: "team", team_name: "Writers" });
+    expect(byHandle[viewer.handle]).toEqual({
+      user_id: viewer.id,
+      handle: viewer.handle,
+      email: viewer.email,
+      role: "member",
+      source: "team",
+      team_name: "Writers",
+    });
     expect(byHandle[member.handle]).toMatchObject({ role: "viewer", source: "grant", team_name: null });
     expect(byHandle[owner.handle]).toMatchObject({ role: "owner", source: "org", team_name: null });
     expect(byHandle[admin.handle]).toMatchObject({ role: "admin", source: "org" });

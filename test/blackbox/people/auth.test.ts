@@ -248,11 +248,18 @@ describe("POST /v1/auth/invite/preview", () => {
       "not a string": await raw(JSON.stringify({ invite: 42 })),
       "empty object": await raw("{}"),
       "no body": await raw(undefined, null),
-      "malformed JSON": await raw("{\"invite\":"),
-      "null": await raw("null"),
+      "malformed JSON": await raw('{"invite":'),
+      null: await raw("null"),
       "plain text": await raw("svcinv_" + "a".repeat(32), "text/plain"),
     }).toEqual({
-      unknown: dead, malformed: dead, "not a string": dead, "empty object": dead, "no body": dead, "malformed JSON": dead, "null": dead, "plain text": dead,
+      unknown: dead,
+      malformed: dead,
+      "not a string": dead,
+      "empty object": dead,
+      "no body": dead,
+      "malformed JSON": dead,
+      null: dead,
+      "plain text": dead,
     });
   });
 });

@@ -31,7 +31,10 @@ describe("POST /v1/users/{handle}/emails/{email}/resend", () => {
     expect((await caller(server, ada).post(`/v1/users/${ada.handle}/emails`, { email: "ada.work@example.com" })).status).toBe(202);
     const first = await waitForLink(mailDir, "ada.work@example.com", "svce_");
     const r = await caller(server, ada).post(path(ada.handle, "ADA.work@example.com", "/resend"));
-    expect({ status: r.status, body: r.body }).toEqual({ status: 202, body: { address: "ada.work@example.com", status: "pending", detail: expect.any(String) } });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 202,
+      body: { address: "ada.work@example.com", status: "pending", detail: expect.any(String) },
+    });
     const second = await waitForLink(mailDir, "ada.work@example.com", "svce_", 2);
     expect(second.token).not.toBe(first.token);
     expectError(await caller(server, ada).post(`/v1/users/${ada.handle}/emails/verify`, { token: first.token }), 404);
@@ -61,9 +64,15 @@ describe("PATCH /v1/users/{handle}/emails/{email} { primary: true }", () => {
 
   test("a proved address becomes the sign-in address: sign-in and password reset follow it; the old one can then be removed", async () => {
     const r = await caller(server, ada).patch(path(ada.handle, "ada.work@example.com"), { primary: true });
-    expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { address: "ada.work@example.com", verified_at: expect.any(Number), private: true, primary: true, created_at: expect.any(Number) } });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 200,
+      body: { address: "ada.work@example.com", verified_at: expect.any(Number), private: true, primary: true, created_at: expect.any(Number) },
+    });
     const list = (await caller(server, ada).get(`/v1/users/${ada.handle}/emails`)).body.emails;
-    expect(list.map((e: { address: string; primary: boolean }) => [e.address, e.primary])).toEqual([["ada.work@example.com", true], ["ada@example.com", false]]);
+    expect(list.map((e: { address: string; primary: boolean }) => [e.address, e.primary])).toEqual([
+      ["ada.work@example.com", true],
+      ["ada@example.com", false],
+    ]);
     const cookie = await login(server, "ada.work@example.com", ada.password);
     expect((await client(server, { cookie }).get("/v1/auth/me")).body.email).toBe("ada.work@example.com");
     expect((await client(server).post("/v1/auth/login", { email: "ada@example.com", password: ada.password })).status).toBe(401);

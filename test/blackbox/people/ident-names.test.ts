@@ -18,15 +18,32 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server?.[Symbol.asyncDispose]());
 
-const commit = () => caller(server, ada).post("/v1/orgs/acme/repos/app/commits", { message: "m", operations: [{ op: "put", path: `f${Math.random()}`, content: "x" }] });
+const commit = () =>
+  caller(server, ada).post("/v1/orgs/acme/repos/app/commits", { message: "m", operations: [{ op: "put", path: `f${Math.random()}`, content: "x" }] });
 
 describe("names that git idents cannot hold", () => {
   test("refused in a profile, at signup and by user-create", async () => {
     for (const name of ["Ada <admin@example.com>", "a > b", "<"]) {
       expectError(await caller(server, ada).patch("/v1/users/ada", { name }), 400, /may not contain < or >/);
     }
-    expectError(await client(server).post("/v1/auth/signup", { email: "x@example.com", name: "X <y>", password: "a long enough password", handle: "xy" }), 400, /no < or >/);
-    const r = await server.cli(["user-create", "--org", "acme", "--email", "z@example.com", "--name", "Zed <z>", "--password", "a long enough password", "--role", "member"]);
+    expectError(
+      await client(server).post("/v1/auth/signup", { email: "x@example.com", name: "X <y>", password: "a long enough password", handle: "xy" }),
+      400,
+      /no < or >/,
+    );
+    const r = await server.cli([
+      "user-create",
+      "--org",
+      "acme",
+      "--email",
+      "z@example.com",
+      "--name",
+      "Zed <z>",
+      "--password",
+      "a long enough password",
+      "--role",
+      "member",
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/no < or >/);
     expect((await client(server).get("/v1/users/ada")).body.name).toBe(ada.email.split("@")[0]);
@@ -55,6 +72,14 @@ describe("names that git idents cannot hold", () => {
   });
 
   test("an explicit author with brackets is still the caller's 400, as before", async () => {
-    expectError(await caller(server, ada).post("/v1/orgs/acme/repos/app/commits", { message: "m", author: { name: "A <b>", email: "a@b.c" }, operations: [{ op: "put", path: "g", content: "x" }] }), 400, /without <, >/);
+    expectError(
+      await caller(server, ada).post("/v1/orgs/acme/repos/app/commits", {
+        message: "m",
+        author: { name: "A <b>", email: "a@b.c" },
+        operations: [{ op: "put", path: "g", content: "x" }],
+      }),
+      400,
+      /without <, >/,
+    );
   });
 });

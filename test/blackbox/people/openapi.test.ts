@@ -61,7 +61,9 @@ describe("GET /v1/openapi.json for the people routes", () => {
       for (const status of statuses.filter((s) => s >= 200 && s < 300 && s !== 204)) {
         const schema = doc.paths[path][method].responses[String(status)].content["application/json"].schema;
         expect({ route: `${method} ${path}`, type: schema.type, examples: Array.isArray(schema.examples) && schema.examples.length > 0 }).toEqual({
-          route: `${method} ${path}`, type: "object", examples: true,
+          route: `${method} ${path}`,
+          type: "object",
+          examples: true,
         });
       }
     }
@@ -71,7 +73,12 @@ describe("GET /v1/openapi.json for the people routes", () => {
     for (const path of ["/v1/orgs/{org}/tokens", "/v1/orgs/{org}/ssh-keys"]) {
       const op = doc.paths[path].get;
       expect(Object.keys(op.responses["200"].content["application/json"].schema.properties).sort()).toContain("next_cursor");
-      expect(op.parameters.filter((p: any) => p.in === "query").map((p: any) => p.name).sort()).toEqual(["cursor", "limit"]);
+      expect(
+        op.parameters
+          .filter((p: any) => p.in === "query")
+          .map((p: any) => p.name)
+          .sort(),
+      ).toEqual(["cursor", "limit"]);
     }
   });
 
@@ -84,10 +91,20 @@ describe("GET /v1/openapi.json for the people routes", () => {
       }
       const schema = body?.content?.["application/json"]?.schema;
       expect({ route: `${method} ${path}`, type: schema?.type, fields: Object.keys(schema?.properties ?? {}).length > 0 }).toEqual({
-        route: `${method} ${path}`, type: "object", fields: true,
+        route: `${method} ${path}`,
+        type: "object",
+        fields: true,
       });
     }
-    expect(Object.keys(doc.paths["/v1/auth/reset-password"].post.requestBody.content["application/json"].schema.properties).sort()).toEqual(["new_password", "token"]);
-    expect(Object.keys(doc.paths["/v1/orgs/{org}/tokens"].post.requestBody.content["application/json"].schema.properties).sort()).toEqual(["kind", "label", "repo", "scopes"]);
+    expect(Object.keys(doc.paths["/v1/auth/reset-password"].post.requestBody.content["application/json"].schema.properties).sort()).toEqual([
+      "new_password",
+      "token",
+    ]);
+    expect(Object.keys(doc.paths["/v1/orgs/{org}/tokens"].post.requestBody.content["application/json"].schema.properties).sort()).toEqual([
+      "kind",
+      "label",
+      "repo",
+      "scopes",
+    ]);
   });
 });

@@ -28,7 +28,11 @@ afterAll(async () => {
 
 /** POST /v1/auth/login from `source`. */
 function signIn(source: string, email: string, password: string): Promise<RawAnswer> {
-  return requestFrom(source, `${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+  return requestFrom(source, `${server.url}/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
 }
 
 /** Retries `attempt` until it is no longer refused with 429 (the delay is at most SVC_RATE_BACKOFF_MAX_SECONDS). */
@@ -102,7 +106,8 @@ describe("unusable credentials per source address", () => {
   test("bad bearer tokens: 401s up to the allowance, then 429 before the token is looked at; other addresses unaffected", async () => {
     const owner = await setupOwner(server, "tokens");
     const seen: number[] = [];
-    for (let i = 0; i < 3; i++) seen.push((await requestFrom("127.0.0.31", `${server.url}/v1/orgs/tokens/repos`, { headers: { authorization: `Bearer ${BAD}` } })).status);
+    for (let i = 0; i < 3; i++)
+      seen.push((await requestFrom("127.0.0.31", `${server.url}/v1/orgs/tokens/repos`, { headers: { authorization: `Bearer ${BAD}` } })).status);
     expect(seen).toEqual([401, 401, 401]);
     expect429(await requestFrom("127.0.0.31", `${server.url}/v1/orgs/tokens/repos`, { headers: { authorization: `Bearer ${BAD}` } }));
     // A good token from that address waits too (the limit is on the address) …
@@ -114,12 +119,17 @@ describe("unusable credentials per source address", () => {
   test("git over HTTP with bad Basic credentials: 429 in plain text with Retry-After", async () => {
     const owner = await setupOwner(server, "gitco");
     await createRepo(server, owner, "app");
-    const refs = (source: string, auth: string) => requestFrom(source, `${server.url}/gitco/app.git/info/refs?service=git-upload-pack`, { headers: { authorization: auth } });
+    const refs = (source: string, auth: string) =>
+      requestFrom(source, `${server.url}/gitco/app.git/info/refs?service=git-upload-pack`, { headers: { authorization: auth } });
     const seen: number[] = [];
     for (let i = 0; i < 3; i++) seen.push((await refs("127.0.0.41", basicAuth(BAD))).status);
     expect(seen).toEqual([401, 401, 401]);
     const limited = await refs("127.0.0.41", basicAuth(BAD));
-    expect({ status: limited.status, type: limited.headers["content-type"], text: limited.text }).toEqual({ status: 429, type: "text/plain; charset=utf-8", text: expect.stringMatching(/^too many unusable credentials/) });
+    expect({ status: limited.status, type: limited.headers["content-type"], text: limited.text }).toEqual({
+      status: 429,
+      type: "text/plain; charset=utf-8",
+      text: expect.stringMatching(/^too many unusable credentials/),
+    });
     expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect((await refs("127.0.0.42", basicAuth(owner.token))).status).toBe(200);
   });
@@ -133,7 +143,15 @@ describe("behind a proxy (SVC_TRUST_PROXY)", () => {
   test("off (default): X-Forwarded-For is ignored, so a client cannot dodge the limit by claiming other addresses", async () => {
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
-      seen.push((await requestFrom("127.0.0.61", `${server.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": `10.0.0.${i}` }, body: JSON.stringify({ email: `x${i}@example.com`, password: "x" }) })).status);
+      seen.push(
+        (
+          await requestFrom("127.0.0.61", `${server.url}/v1/auth/login`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-forwarded-for": `10.0.0.${i}` },
+            body: JSON.stringify({ email: `x${i}@example.com`, password: "x" }),
+          })
+        ).status,
+      );
     }
     expect(seen).toEqual([401, 401, 401, 401, 429]);
   });
@@ -142,7 +160,11 @@ describe("behind a proxy (SVC_TRUST_PROXY)", () => {
     await using proxied = await startServer({ env: { ...LIMITS, SVC_TRUST_PROXY: "1" } });
     await createUser(proxied, { org: "acme", email: "owner@example.com", password: PASSWORD });
     const viaProxy = (client: string, i: number) =>
-      requestFrom("127.0.0.71", `${proxied.url}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": `203.0.113.9, ${client}` }, body: JSON.stringify({ email: `nobody${i}@example.com`, password: "x" }) });
+      requestFrom("127.0.0.71", `${proxied.url}/v1/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": `203.0.113.9, ${client}` },
+        body: JSON.stringify({ email: `nobody${i}@example.com`, password: "x" }),
+      });
     const a: number[] = [];
     for (let i = 0; i < 5; i++) a.push((await viaProxy("198.51.100.1", i)).status);
     expect(a).toEqual([401, 401, 401, 401, 429]);
@@ -153,9 +175,14 @@ describe("behind a proxy (SVC_TRUST_PROXY)", () => {
 });
 
 test("the limits are configuration: a bad value is a boot failure naming the variable", async () => {
-  for (const [name, value] of [["SVC_LOGIN_LIMIT_PER_SOURCE", "0"], ["SVC_TRUST_PROXY", "yes"], ["SVC_RATE_BACKOFF_MAX_SECONDS", "-1"]]) {
-    const r = await server.cli(["user-create", "--org", "x", "--email", "x@example.com", "--name", "x", "--password", PASSWORD, "--role", "owner"], { [name!]: value! });
+  for (const [name, value] of [
+    ["SVC_LOGIN_LIMIT_PER_SOURCE", "0"],
+    ["SVC_TRUST_PROXY", "yes"],
+    ["SVC_RATE_BACKOFF_MAX_SECONDS", "-1"],
+  ]) {
+    const r = await server.cli(["user-create", "--org", "x", "--email", "x@example.com", "--name", "x", "--password", PASSWORD, "--role", "owner"], {
+      [name!]: value!,
+    });
     expect({ name, code: r.code, stderr: r.stderr.trim() }).toEqual({ name, code: 2, stderr: expect.stringContaining(name!) });
   }
 }, 60_000);
-

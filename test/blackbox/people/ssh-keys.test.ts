@@ -263,7 +263,14 @@ describe("deploy keys", () => {
     const r = await postKey(server, admin, "keys", { public_key: keys["deploy-key"]!.publicKey, label: "deploy", token_id: serviceTokenId });
     expect({ status: r.status, body: r.body }).toEqual({
       status: 201,
-      body: { id: expect.any(String), kind: "deploy", label: "deploy", fingerprint: keys["deploy-key"]!.fingerprint, token_id: serviceTokenId, created_at: expect.any(Number) },
+      body: {
+        id: expect.any(String),
+        kind: "deploy",
+        label: "deploy",
+        fingerprint: keys["deploy-key"]!.fingerprint,
+        token_id: serviceTokenId,
+        created_at: expect.any(Number),
+      },
     });
     const all = await as(server, admin).get("/v1/orgs/keys/ssh-keys");
     expect(all.body.keys.find((k: any) => k.id === r.body.id)).toEqual(r.body);

@@ -312,7 +312,10 @@ describe("paging the token list (DECISIONS §1)", () => {
     const pagee = await person(server, "pages", "penn@example.com", "member");
     const minted: string[] = [];
     for (let i = 0; i < 5; i++) minted.push((await mint(pager, { scopes: ["repo:read"], label: `p${i}` }, "pages")).id);
-    const theirs = [(await mint(pagee, { scopes: ["repo:read"], label: "m0" }, "pages")).id, (await mint(pagee, { scopes: ["repo:read"], label: "m1" }, "pages")).id];
+    const theirs = [
+      (await mint(pagee, { scopes: ["repo:read"], label: "m0" }, "pages")).id,
+      (await mint(pagee, { scopes: ["repo:read"], label: "m1" }, "pages")).id,
+    ];
 
     const first = await as(pager).get("/v1/orgs/pages/tokens");
     expect(first.status).toBe(200);
@@ -335,7 +338,15 @@ describe("paging the token list (DECISIONS §1)", () => {
 
   test("400 for a limit outside 1-100 or a cursor this list did not make", async () => {
     const who = await person(server, "pages-bad", "pat@example.com", "owner");
-    for (const q of ["limit=0", "limit=101", "limit=x", "limit=2.5", "cursor=garbage", `cursor=${Buffer.from(JSON.stringify("a-name")).toString("base64url")}`, `cursor=${Buffer.from("[1,2]").toString("base64url")}`]) {
+    for (const q of [
+      "limit=0",
+      "limit=101",
+      "limit=x",
+      "limit=2.5",
+      "cursor=garbage",
+      `cursor=${Buffer.from(JSON.stringify("a-name")).toString("base64url")}`,
+      `cursor=${Buffer.from("[1,2]").toString("base64url")}`,
+    ]) {
       const r = await as(who).get(`/v1/orgs/pages-bad/tokens?${q}`);
       expect({ q, status: r.status }).toEqual({ q, status: 400 });
       expectError(r, 400);

@@ -15,7 +15,13 @@ beforeAll(async () => {
   owner = await person(server, "ans", "owner@example.com", "owner");
   const as = caller(server, owner);
   expect((await as.post("/v1/orgs/ans/repos", { name: "shown", public: true, description: "d" })).status).toBe(201);
-  const commit = await as.post("/v1/orgs/ans/repos/shown/commits", { message: "m", operations: [{ op: "put", path: "src/a.txt", content: "a\n" }, { op: "put", path: "b.txt", content: "b\n" }] });
+  const commit = await as.post("/v1/orgs/ans/repos/shown/commits", {
+    message: "m",
+    operations: [
+      { op: "put", path: "src/a.txt", content: "a\n" },
+      { op: "put", path: "b.txt", content: "b\n" },
+    ],
+  });
   expect(commit.status).toBe(201);
 }, 60_000);
 afterAll(async () => {

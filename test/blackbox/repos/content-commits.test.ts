@@ -6,7 +6,20 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { clone, fsck, lsRemote } from "../../helpers/git.ts";
 import { client } from "../../helpers/server.ts";
-import { commitOk, del, expectNothingWritten, lines, newRepo, put, putB64, refState, repoApi, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
+import {
+  commitOk,
+  del,
+  expectNothingWritten,
+  lines,
+  newRepo,
+  put,
+  putB64,
+  refState,
+  repoApi,
+  startWorld,
+  type TestRepo,
+  type World,
+} from "../../helpers/content.ts";
 
 setDefaultTimeout(60_000);
 
@@ -48,7 +61,13 @@ describe("commit API: operations", () => {
     const text = "# Hello\n\nUnicode: héllo ✓ 𝄞\r\nno final newline";
     const r = await repo.api.commit({
       message: "first commit",
-      operations: [put("README.md", text), putB64("assets/img/blob.bin", binary), put("src/lib/deep/x.ts", "export {};\n"), put("src/main.ts", "main\n"), putB64("empty.bin", new Uint8Array(0))],
+      operations: [
+        put("README.md", text),
+        putB64("assets/img/blob.bin", binary),
+        put("src/lib/deep/x.ts", "export {};\n"),
+        put("src/main.ts", "main\n"),
+        putB64("empty.bin", new Uint8Array(0)),
+      ],
     });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ commit: expect.stringMatching(OID), branch: "main", parent: null, tree: expect.stringMatching(OID) });
@@ -79,7 +98,9 @@ describe("commit API: operations", () => {
 
   test("delete removes files; deleting the last file of a directory prunes the directory", async () => {
     const repo = await newRepo(w, "prune");
-    const first = await commitOk(repo.api, { operations: [put("keep.txt", "k\n"), put("assets/img/a.png", "png"), put("src/lib/deep/x.ts", "x"), put("src/main.ts", "m"), put("gone.txt", "g")] });
+    const first = await commitOk(repo.api, {
+      operations: [put("keep.txt", "k\n"), put("assets/img/a.png", "png"), put("src/lib/deep/x.ts", "x"), put("src/main.ts", "m"), put("gone.txt", "g")],
+    });
     const second = await commitOk(repo.api, { message: "prune", operations: [del("assets/img/a.png"), del("src/lib/deep/x.ts"), del("gone.txt")] });
     expect(second.parent).toBe(first.commit);
 
@@ -88,7 +109,11 @@ describe("commit API: operations", () => {
     expect(existsSync(join(dir, "assets"))).toBe(false);
     expect(existsSync(join(dir, "src/lib"))).toBe(false);
     expect(lines(await w.g.ok(["ls-tree", "-r", "-t", "--name-only", "HEAD"], { cwd: dir }))).toEqual(["keep.txt", "src", "src/main.ts"]);
-    expect(lines(await w.g.ok(["diff", "--name-status", "HEAD~1", "HEAD"], { cwd: dir }))).toEqual(["D\tassets/img/a.png", "D\tgone.txt", "D\tsrc/lib/deep/x.ts"]);
+    expect(lines(await w.g.ok(["diff", "--name-status", "HEAD~1", "HEAD"], { cwd: dir }))).toEqual([
+      "D\tassets/img/a.png",
+      "D\tgone.txt",
+      "D\tsrc/lib/deep/x.ts",
+    ]);
     await expectFsckClean(dir);
 
     const root = await repo.api.tree("main");
@@ -151,7 +176,9 @@ describe("commit API: branch and expected_parent", () => {
     const remote = await lsRemote(w.g, repo.url);
     expect(remote).toEqual({ "refs/heads/main": tip, "refs/heads/feature/x": r.body.commit });
 
-    const again = await expectNothingWritten(w, repo, () => repo.api.commit({ message: "again", branch: "feature/x", expected_parent: null, operations: [put("g.txt", "g")] }));
+    const again = await expectNothingWritten(w, repo, () =>
+      repo.api.commit({ message: "again", branch: "feature/x", expected_parent: null, operations: [put("g.txt", "g")] }),
+    );
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ error: expect.any(String), current: r.body.commit });
     const onMain = await expectNothingWritten(w, repo, () => repo.api.commit({ message: "again", expected_parent: null, operations: [put("g.txt", "g")] }));
@@ -187,7 +214,10 @@ describe("commit API: identities and context", () => {
     const member = w.member;
     const byOwner = await commitOk(repo.api, { operations: [put("o.txt", "o")] });
     const byMember = await commitOk(repoApi(w.server, "acme", repo.name, member.token), { operations: [put("m.txt", "m")] });
-    const bySession = await client(w.server, { cookie: member.cookie }).post(`${repo.api.base}/commits`, { message: "via session", operations: [put("s.txt", "s")] });
+    const bySession = await client(w.server, { cookie: member.cookie }).post(`${repo.api.base}/commits`, {
+      message: "via session",
+      operations: [put("s.txt", "s")],
+    });
     expect(bySession.status).toBe(201);
 
     const dir = await clone(w.g, repo.url);
@@ -407,7 +437,11 @@ describe("commit API: never writes what git itself refuses", () => {
       await commitOk(repo.api, { operations: [put("ok.txt", "ok\n")] });
       const r = await repo.api.commit({ message: "alias", operations: [put(path, "x")] });
       const c = await w.g.run(["clone", "-q", repo.url, w.g.path("alias")]);
-      expect({ path, status: r.status, clone: c.code === 0 ? "ok" : c.stderr.split("\n").find((l) => l.startsWith("error")) }).toEqual({ path, status: 400, clone: "ok" });
+      expect({ path, status: r.status, clone: c.code === 0 ? "ok" : c.stderr.split("\n").find((l) => l.startsWith("error")) }).toEqual({
+        path,
+        status: 400,
+        clone: "ok",
+      });
     });
   }
 
@@ -438,7 +472,9 @@ describe("commit API: concurrency", () => {
     const repo = await newRepo(w, "race");
     const base = await commitOk(repo.api, { operations: [put("base.txt", "base\n")] });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => repo.api.commit({ message: `racer ${i}`, expected_parent: base.commit, operations: [put(`racer-${i}.txt`, `${i}\n`)] })),
+      Array.from({ length: 20 }, (_, i) =>
+        repo.api.commit({ message: `racer ${i}`, expected_parent: base.commit, operations: [put(`racer-${i}.txt`, `${i}\n`)] }),
+      ),
     );
     const winners = results.filter((r) => r.status === 201);
     const losers = results.filter((r) => r.status !== 201);
@@ -458,7 +494,9 @@ describe("commit API: concurrency", () => {
     // SPEC §2.3: omitted means "commit on the current tip"; only an expected_parent mismatch is a 409.
     const repo = await newRepo(w, "race-open");
     await commitOk(repo.api, { operations: [put("base.txt", "base\n")] });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => repo.api.commit({ message: `open ${i}`, operations: [put(`open-${i}.txt`, `${i}\n`)] })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => repo.api.commit({ message: `open ${i}`, operations: [put(`open-${i}.txt`, `${i}\n`)] })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 201));
     const dir = await clone(w.g, repo.url);
     expect(await w.g.ok(["rev-list", "--count", "HEAD"], { cwd: dir })).toBe("21");

@@ -36,7 +36,10 @@ async function scene(branch = "main") {
 /** `git push <args>` from `dir`; never throws. */
 const push = (dir: string, ...args: string[]) => w.g.run(["push", "origin", ...args], { cwd: dir });
 
-const protection = (pattern: string, o: Partial<{ allow_force_push: boolean; allow_deletion: boolean; require_change: boolean; required_checks: string[] }> = {}) => ({
+const protection = (
+  pattern: string,
+  o: Partial<{ allow_force_push: boolean; allow_deletion: boolean; require_change: boolean; required_checks: string[] }> = {},
+) => ({
   pattern,
   allow_force_push: false,
   allow_deletion: false,
@@ -56,7 +59,12 @@ describe("protection management", () => {
     const api = repoApi(w.server, "acme", repo.name, admin.token);
     expect(await api.protections()).toMatchObject({ status: 200, body: { protections: [] } });
 
-    const main = await api.putProtection("main", { allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["build", "test (node=20)"] });
+    const main = await api.putProtection("main", {
+      allow_force_push: false,
+      allow_deletion: false,
+      require_change: true,
+      required_checks: ["build", "test (node=20)"],
+    });
     expect(main.status).toBe(200);
     expect(main.body).toEqual(protection("main", { require_change: true, required_checks: ["build", "test (node=20)"] }));
     const release = await api.putProtection("release/*", { allow_force_push: true });
@@ -68,7 +76,12 @@ describe("protection management", () => {
 
     const list = await repo.api.protections();
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ protections: [protection("main", { require_change: true, required_checks: ["build", "test (node=20)"] }), protection("release/*", { allow_deletion: true, required_checks: ["lint"] })] });
+    expect(list.body).toEqual({
+      protections: [
+        protection("main", { require_change: true, required_checks: ["build", "test (node=20)"] }),
+        protection("release/*", { allow_deletion: true, required_checks: ["lint"] }),
+      ],
+    });
 
     expect((await api.deleteProtection("release%2F*")).status).toBe(204);
     expect((await api.deleteProtection("release/*")).status).toBe(404);
@@ -145,7 +158,9 @@ describe("allow_force_push: false", () => {
 
   test("pattern release/* protects release/1.0 but not release-2", async () => {
     const s = await scene("release/1.0");
-    expect((await s.repo.api.putRef("refs/heads/release-2", { target: (await lsRemote(w.g, s.repo.url))["refs/heads/release/1.0"]!, expected: null })).status).toBe(200);
+    expect(
+      (await s.repo.api.putRef("refs/heads/release-2", { target: (await lsRemote(w.g, s.repo.url))["refs/heads/release/1.0"]!, expected: null })).status,
+    ).toBe(200);
     expect((await s.repo.api.putProtection("release/*", { allow_force_push: false })).status).toBe(200);
 
     const forced = await expectNothingWritten(w, s.repo, () => push(s.dir, "-f", "origin/side:refs/heads/release/1.0"));
@@ -208,10 +223,14 @@ describe("require_change", () => {
     const viaCommit = await expectNothingWritten(w, s.repo, () => s.repo.api.commit({ message: "direct", operations: [put("x.txt", "x")] }));
     expect(viaCommit.status).toBe(403);
     expect(viaCommit.body.error).toMatch(/change/i);
-    const withParent = await expectNothingWritten(w, s.repo, () => s.repo.api.commit({ message: "direct", expected_parent: s.c2, operations: [put("x.txt", "x")] }));
+    const withParent = await expectNothingWritten(w, s.repo, () =>
+      s.repo.api.commit({ message: "direct", expected_parent: s.c2, operations: [put("x.txt", "x")] }),
+    );
     expect(withParent.status).toBe(403);
     // A member is refused the same way as the owner.
-    const byMember = await expectNothingWritten(w, s.repo, () => repoApi(w.server, "acme", s.repo.name, member.token).commit({ message: "m", operations: [put("x.txt", "x")] }));
+    const byMember = await expectNothingWritten(w, s.repo, () =>
+      repoApi(w.server, "acme", s.repo.name, member.token).commit({ message: "m", operations: [put("x.txt", "x")] }),
+    );
     expect(byMember.status).toBe(403);
 
     const viaRef = await expectNothingWritten(w, s.repo, () => s.repo.api.putRef("refs/heads/main", { target: s.ahead, expected: s.c2 }));
@@ -233,7 +252,9 @@ describe("require_change", () => {
     expect((await s.repo.api.putProtection("release/*", { require_change: true })).status).toBe(200);
     const pushed = await expectNothingWritten(w, s.repo, () => push(s.dir, "origin/ahead:refs/heads/release/2"));
     expect(pushed.code).not.toBe(0);
-    const committed = await expectNothingWritten(w, s.repo, () => s.repo.api.commit({ branch: "release/2", expected_parent: null, message: "r", operations: [put("r", "r")] }));
+    const committed = await expectNothingWritten(w, s.repo, () =>
+      s.repo.api.commit({ branch: "release/2", expected_parent: null, message: "r", operations: [put("r", "r")] }),
+    );
     expect(committed.status).toBe(403);
     const created = await expectNothingWritten(w, s.repo, () => s.repo.api.putRef("refs/heads/release/2", { target: s.c2, expected: null }));
     expect(created.status).toBe(403);

@@ -172,7 +172,8 @@ describe("odd names", () => {
 
   test("a malformed percent-escape in the ref is a client error, not a 500", async () => {
     const got: Record<string, number> = {};
-    for (const url of ["tree/100%", "tree/%E0%A4%A", "blob/50%?path=README.md", "tree/main%"]) got[`GET ${url}`] = (await repo.api.c.get(`${repo.api.base}/${url}`)).status;
+    for (const url of ["tree/100%", "tree/%E0%A4%A", "blob/50%?path=README.md", "tree/main%"])
+      got[`GET ${url}`] = (await repo.api.c.get(`${repo.api.base}/${url}`)).status;
     for (const name of ["refs/heads/q%", "refs/heads/%zz"]) {
       got[`PUT ${name}`] = (await repo.api.putRef(name, { target: shas[0], expected: null })).status;
       got[`DELETE ${name}`] = (await repo.api.deleteRef(name)).status;
@@ -273,7 +274,11 @@ describe("blob", () => {
     const body = new Uint8Array(await unknown.arrayBuffer());
     const multi = await repo.api.blob("main", "image.png", { range: "bytes=0-1,4-5" });
     await multi.arrayBuffer();
-    expect({ unknownUnit: unknown.status, fullBody: body.length === full.length, multiRangeIs416: multi.status === 416 }).toEqual({ unknownUnit: 200, fullBody: true, multiRangeIs416: false });
+    expect({ unknownUnit: unknown.status, fullBody: body.length === full.length, multiRangeIs416: multi.status === 416 }).toEqual({
+      unknownUnit: 200,
+      fullBody: true,
+      multiRangeIs416: false,
+    });
   });
 
   test("by tag and by sha: the content of that commit", async () => {
@@ -332,7 +337,15 @@ describe("history", () => {
   test("a cursor is a position this service made: other shapes are 400", async () => {
     const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
     const tip = shas[shas.length - 1]!;
-    for (const cursor of [encode(tip), encode([tip]), encode([tip, -1]), encode([tip, 1.5]), encode(["main", 1]), encode({ s: tip, k: 1 }), encode([tip, 1, 2])]) {
+    for (const cursor of [
+      encode(tip),
+      encode([tip]),
+      encode([tip, -1]),
+      encode([tip, 1.5]),
+      encode(["main", 1]),
+      encode({ s: tip, k: 1 }),
+      encode([tip, 1, 2]),
+    ]) {
       const r = await repo.api.c.get(`${repo.api.base}/commits?cursor=${cursor}`);
       expect({ cursor, status: r.status }).toEqual({ cursor, status: 400 });
     }
@@ -346,7 +359,10 @@ describe("history", () => {
     for (const path of ["README.md", "docs", "docs/api", "docs/api/endpoints.md", "src/b.ts", "notes.txt", "counter/1.txt", "never-existed"]) {
       const r = await repo.api.log({ path, limit: 100 });
       expect(r.status).toBe(200);
-      expect({ path, shas: r.body.commits.map((c: { sha: string }) => c.sha) }).toEqual({ path, shas: lines(await git("log", "--format=%H", "main", "--", path)) });
+      expect({ path, shas: r.body.commits.map((c: { sha: string }) => c.sha) }).toEqual({
+        path,
+        shas: lines(await git("log", "--format=%H", "main", "--", path)),
+      });
     }
     // Paged with a path filter: still every match exactly once.
     expect(await allPages(repo, 1, "README.md")).toEqual(lines(await git("log", "--format=%H", "main", "--", "README.md")));
@@ -441,7 +457,20 @@ describe("history pushed with git, with a merge", () => {
     base = await importHistory(w.g, work, { ref: "refs/heads/main", count: 6, start: T, step: 100, label: "main" });
     side = await importHistory(w.g, work, { ref: "refs/heads/side", count: 4, from: `${base}~3`, start: T + 250, step: 100, label: "side" });
     // A merge made with fast-import: main's tree (the side's edits discarded) plus a file of its own.
-    const merge = ["commit refs/heads/main", `committer Svc Test <test@example.com> ${T + 10_000} +0000`, "data 6", "merge", `from ${base}`, `merge ${side}`, "M 644 inline merged.txt", "data 7", "merged", "", "done", ""].join("\n");
+    const merge = [
+      "commit refs/heads/main",
+      `committer Svc Test <test@example.com> ${T + 10_000} +0000`,
+      "data 6",
+      "merge",
+      `from ${base}`,
+      `merge ${side}`,
+      "M 644 inline merged.txt",
+      "data 7",
+      "merged",
+      "",
+      "done",
+      "",
+    ].join("\n");
     await w.g.ok(["fast-import", "--quiet", "--done"], { cwd: work, input: merge });
     await w.g.ok(["push", "-q", pushed.url, "main", "side"], { cwd: work });
     head = await gitw("rev-parse", "main");
@@ -471,11 +500,36 @@ describe("history pushed with git, with a merge", () => {
     const T = 1_700_000_000;
     const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}`;
     const stream = [
-      "commit refs/heads/main", "mark :1", `committer A <a@example.com> ${T} +0000`, data("c1"), "M 644 inline c1.txt", data("1"),
-      "commit refs/heads/main", "mark :2", `committer A <a@example.com> ${T + 100} +0000`, data("c2"), "from :1", "M 644 inline c2.txt", data("2"),
-      "commit refs/heads/side", "mark :3", `committer A <a@example.com> ${T - 1000} +0000`, data("s1"), "from :1", "M 644 inline s1.txt", data("3"),
-      "commit refs/heads/main", "mark :4", `committer A <a@example.com> ${T + 200} +0000`, data("merge"), "from :2", "merge :3", "M 644 inline m.txt", data("4"),
-      "done", "",
+      "commit refs/heads/main",
+      "mark :1",
+      `committer A <a@example.com> ${T} +0000`,
+      data("c1"),
+      "M 644 inline c1.txt",
+      data("1"),
+      "commit refs/heads/main",
+      "mark :2",
+      `committer A <a@example.com> ${T + 100} +0000`,
+      data("c2"),
+      "from :1",
+      "M 644 inline c2.txt",
+      data("2"),
+      "commit refs/heads/side",
+      "mark :3",
+      `committer A <a@example.com> ${T - 1000} +0000`,
+      data("s1"),
+      "from :1",
+      "M 644 inline s1.txt",
+      data("3"),
+      "commit refs/heads/main",
+      "mark :4",
+      `committer A <a@example.com> ${T + 200} +0000`,
+      data("merge"),
+      "from :2",
+      "merge :3",
+      "M 644 inline m.txt",
+      data("4"),
+      "done",
+      "",
     ].join("\n");
     const skewWork = await initRepo(w.g);
     await w.g.ok(["fast-import", "--quiet", "--done"], { cwd: skewWork, input: stream });
@@ -494,7 +548,10 @@ describe("history pushed with git, with a merge", () => {
     // side branch away (the merge is TREESAME to its first parent for dir0).
     for (const path of ["merged.txt", "dir1/file1.txt", "dir3", "dir0"]) {
       const r = await pushed.api.log({ path, limit: 100 });
-      expect({ path, shas: r.body.commits.map((c: { sha: string }) => c.sha) }).toEqual({ path, shas: lines(await gitw("log", "--format=%H", "main", "--", path)) });
+      expect({ path, shas: r.body.commits.map((c: { sha: string }) => c.sha) }).toEqual({
+        path,
+        shas: lines(await gitw("log", "--format=%H", "main", "--", path)),
+      });
     }
   });
 });

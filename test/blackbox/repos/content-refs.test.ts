@@ -127,7 +127,20 @@ describe("refs API", () => {
   });
 
   test("invalid ref names and malformed ids are 400", async () => {
-    const names = ["refs/heads/a..b", "heads/x", "refs/heads/x.lock", "refs/heads/with%20space", "refs/heads/x~1", "refs/heads/x%5E", "refs/heads/x:y", "refs/heads/a%2F%2Fb", "HEAD", "main", "refs/heads/x%5B", "refs/heads/@%7Bu%7D"];
+    const names = [
+      "refs/heads/a..b",
+      "heads/x",
+      "refs/heads/x.lock",
+      "refs/heads/with%20space",
+      "refs/heads/x~1",
+      "refs/heads/x%5E",
+      "refs/heads/x:y",
+      "refs/heads/a%2F%2Fb",
+      "HEAD",
+      "main",
+      "refs/heads/x%5B",
+      "refs/heads/@%7Bu%7D",
+    ];
     for (const name of names) {
       const r = await expectNothingWritten(w, repo, () => repo.api.putRef(name, { target: c1, expected: null }));
       expect({ name, status: r.status }).toEqual({ name, status: 400 });

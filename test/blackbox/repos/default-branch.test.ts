@@ -10,7 +10,18 @@ import { join } from "node:path";
 import { caller } from "../../helpers/api.ts";
 import { commitFiles, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { mintToken } from "../../helpers/server.ts";
-import { gitSshEnv, makeRepo, registerKey, sshPerson, sshUrl, sshWorkspace, startSshServer, type SshPerson, type SshRunningServer, type SshWorkspace } from "../../helpers/ssh.ts";
+import {
+  gitSshEnv,
+  makeRepo,
+  registerKey,
+  sshPerson,
+  sshUrl,
+  sshWorkspace,
+  startSshServer,
+  type SshPerson,
+  type SshRunningServer,
+  type SshWorkspace,
+} from "../../helpers/ssh.ts";
 
 let server: SshRunningServer;
 let g: GitSandbox;
@@ -92,7 +103,11 @@ describe("a first push of master", () => {
 describe("the commit and ref APIs", () => {
   test("the first commit on a branch of an empty repository makes it the default; a ref created while the default is missing becomes it", async () => {
     await makeRepo(server, owner, "acme", "by-api");
-    const made = await api.post("/v1/orgs/acme/repos/by-api/commits", { branch: "trunk", message: "first", operations: [{ op: "put", path: "README.md", content: "hi\n" }] });
+    const made = await api.post("/v1/orgs/acme/repos/by-api/commits", {
+      branch: "trunk",
+      message: "first",
+      operations: [{ op: "put", path: "README.md", content: "hi\n" }],
+    });
     expect(made.status).toBe(201);
     expect((await api.get("/v1/orgs/acme/repos/by-api")).body.default_branch).toBe("trunk");
     // A second branch leaves it.
@@ -108,7 +123,11 @@ describe("the commit and ref APIs", () => {
 describe("a repository page whose default branch is missing", () => {
   test("shows an existing branch with a notice, not a 404", async () => {
     await makeRepo(server, owner, "acme", "orphaned");
-    const made = await api.post("/v1/orgs/acme/repos/orphaned/commits", { branch: "master", message: "first", operations: [{ op: "put", path: "README.md", content: "# Orphaned readme\n" }] });
+    const made = await api.post("/v1/orgs/acme/repos/orphaned/commits", {
+      branch: "master",
+      message: "first",
+      operations: [{ op: "put", path: "README.md", content: "# Orphaned readme\n" }],
+    });
     expect(made.status).toBe(201);
     expect((await api.patch("/v1/orgs/acme/repos/orphaned", { default_branch: "main" })).status).toBe(200);
     for (const path of ["/acme/orphaned", "/acme/orphaned/commits"]) {

@@ -87,7 +87,16 @@ describe("forking", () => {
     const before = storedBytes();
     const r = await as(dana).post("/v1/orgs/up/repos/lib/forks", {});
     expect(r.status).toBe(202);
-    expect(r.body).toMatchObject({ org: "dana", name: "lib", public: true, kind: "native", default_branch: "main", description: "the library", fork_parent: "up/lib", fork_count: 0 });
+    expect(r.body).toMatchObject({
+      org: "dana",
+      name: "lib",
+      public: true,
+      kind: "native",
+      default_branch: "main",
+      description: "the library",
+      fork_parent: "up/lib",
+      fork_count: 0,
+    });
     expect(["pending", "ready"]).toContain(r.body.fork_state);
     const fork = await settled("/v1/orgs/dana/repos/lib", dana);
     expect(fork.fork_state).toBe("ready");
@@ -131,12 +140,18 @@ describe("forking", () => {
   test("svc gc on the parent and on the forks leaves every one clonable and fsck clean", async () => {
     // More packs in the parent, so GC has work to do on both sides.
     const api = client(server, { token: up.token });
-    expect((await api.post("/v1/orgs/up/repos/lib/commits", { message: "api", operations: [{ op: "put", path: "api.txt", content: "x\n" }] })).status).toBe(201);
+    expect((await api.post("/v1/orgs/up/repos/lib/commits", { message: "api", operations: [{ op: "put", path: "api.txt", content: "x\n" }] })).status).toBe(
+      201,
+    );
     for (const name of ["up/lib", "dana/lib", "dana/lib-2"]) {
       const r = await server.cli(["gc", "--repo", name]);
       expect(r.code).toBe(0);
     }
-    for (const [org, name] of [["up", "lib"], ["dana", "lib"], ["dana", "lib-2"]] as const) {
+    for (const [org, name] of [
+      ["up", "lib"],
+      ["dana", "lib"],
+      ["dana", "lib-2"],
+    ] as const) {
       const dir = await clone(g, repoUrl(server, org, name, org === "up" ? up.token : undefined));
       expect((await fsck(g, dir)).code).toBe(0);
     }
@@ -161,7 +176,10 @@ describe("forking", () => {
     const fork = (await as(dana).get("/v1/orgs/dana/repos/short-lived")).body;
     expect(fork).toMatchObject({ fork_parent: null, fork_state: "ready" });
     // The purge job runs; it must keep the files the fork still names. Wait for the purge job's row to finish.
-    await until("the purge job", () => dbRows<{ n: number }>(server, "select count(*) as n from jobs where kind = 'repo.purge' and done_at is null")[0]!.n === 0);
+    await until(
+      "the purge job",
+      () => dbRows<{ n: number }>(server, "select count(*) as n from jobs where kind = 'repo.purge' and done_at is null")[0]!.n === 0,
+    );
     expect(packFilesOf(short.id)).toEqual(parentFiles);
     const dir = await clone(g, repoUrl(server, "dana", "short-lived"));
     expect(await g.ok(["rev-parse", "HEAD"], { cwd: dir })).toBe(head);

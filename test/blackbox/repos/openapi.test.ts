@@ -70,12 +70,20 @@ describe("repos routes in /v1/openapi.json", () => {
     const repo = responseSchema("get", R, 200);
     expect(Object.keys(repo.properties)).toContain("fork_state");
     expect(repo.required).not.toContain("fork_state");
-    expect(repo.required.sort()).toEqual(Object.keys(repo.properties).filter((k) => k !== "fork_state").sort());
+    expect(repo.required.sort()).toEqual(
+      Object.keys(repo.properties)
+        .filter((k) => k !== "fork_state")
+        .sort(),
+    );
     expect(repo.examples[0]).not.toHaveProperty("fork_state");
   });
 
   test("the commit and ref APIs document 409 with current; a commit answers { commit, branch, parent, tree }", () => {
-    for (const [method, path] of [["post", `${R}/commits`], ["put", `${R}/refs/{rest}`], ["delete", `${R}/refs/{rest}`]] as const) {
+    for (const [method, path] of [
+      ["post", `${R}/commits`],
+      ["put", `${R}/refs/{rest}`],
+      ["delete", `${R}/refs/{rest}`],
+    ] as const) {
       expect(responseSchema(method, path, 409).required).toEqual(["error", "current"]);
     }
     const created = responseSchema("post", `${R}/commits`, 201);

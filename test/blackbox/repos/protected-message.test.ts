@@ -18,7 +18,10 @@ beforeAll(async () => {
   token = await mintToken(server, owner.cookie, "acme", { scopes: ["repo:write"], label: "git" });
   const api = caller(server, owner);
   expect((await api.post("/v1/orgs/acme/repos", { name: "Widgets" })).status).toBe(201);
-  expect((await api.post("/v1/orgs/acme/repos/Widgets/commits", { branch: "main", message: "seed", operations: [{ op: "put", path: "a.txt", content: "a\n" }] })).status).toBe(201);
+  expect(
+    (await api.post("/v1/orgs/acme/repos/Widgets/commits", { branch: "main", message: "seed", operations: [{ op: "put", path: "a.txt", content: "a\n" }] }))
+      .status,
+  ).toBe(201);
   expect((await api.put("/v1/orgs/acme/repos/Widgets/protections/main", { require_change: true })).status).toBe(200);
 }, 60_000);
 afterAll(async () => {
@@ -41,6 +44,10 @@ test("git push to a branch that requires a change prints the filled-in address",
 }, 60_000);
 
 test("the commit API answers the same sentence", async () => {
-  const r = await caller(server, owner).post("/v1/orgs/acme/repos/Widgets/commits", { branch: "main", message: "direct", operations: [{ op: "put", path: "c.txt", content: "c\n" }] });
+  const r = await caller(server, owner).post("/v1/orgs/acme/repos/Widgets/commits", {
+    branch: "main",
+    message: "direct",
+    operations: [{ op: "put", path: "c.txt", content: "c\n" }],
+  });
   expect({ status: r.status, error: r.body.error }).toEqual({ status: 403, error: WANT });
 }, 60_000);

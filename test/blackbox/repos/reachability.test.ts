@@ -9,7 +9,22 @@
 // anonymous 4-hex lookups find nothing. The parent's deleted branch is not readable through a fork
 // (reads, ref API, a crafted push naming its blob), nor one fork's objects through another.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { commitFiles, emptyPack, gitSandbox, initRepo, packObjects, parsePkts, pkt, FLUSH, postReceivePack, receivePackBody, repoUrl, basicAuth, ZERO_OID, mintTokenWithId } from "../../helpers/git.ts";
+import {
+  commitFiles,
+  emptyPack,
+  gitSandbox,
+  initRepo,
+  packObjects,
+  parsePkts,
+  pkt,
+  FLUSH,
+  postReceivePack,
+  receivePackBody,
+  repoUrl,
+  basicAuth,
+  ZERO_OID,
+  mintTokenWithId,
+} from "../../helpers/git.ts";
 import { caller, person, type Person } from "../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
 import { dbRows, until } from "../ci/helpers.ts";
@@ -104,7 +119,9 @@ afterAll(async () => {
 
 describe("after landing a change from a private fork into its public parent", () => {
   test("the landing brought a pack of its own: the parent lists none of the fork's packs", async () => {
-    const [parent, fork] = ["pub", "danaco"].map((org) => dbRows<{ id: string }>(server, "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE o.name = ? AND r.name = 'lib'", org)[0]!.id);
+    const [parent, fork] = ["pub", "danaco"].map(
+      (org) => dbRows<{ id: string }>(server, "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE o.name = ? AND r.name = 'lib'", org)[0]!.id,
+    );
     const storages = dbRows<{ storage_repo_id: string }>(server, "SELECT storage_repo_id FROM packs WHERE repo_id = ? AND replaced_at IS NULL", parent!);
     expect(storages.length).toBeGreaterThan(0);
     expect(storages.every((p) => p.storage_repo_id === parent)).toBe(true);
@@ -211,8 +228,20 @@ describe("after landing a change from a private fork into its public parent", ()
       const v2 = await rpc(Buffer.concat([pkt("command=fetch\n"), DELIM, pkt(`want ${sha}\n`), pkt("done\n"), FLUSH]), true);
       expect(v2).toContain(`not our ref ${sha}`);
     }
-    const info = await rpc(Buffer.concat([pkt("command=object-info\n"), DELIM, pkt("size\n"), pkt(`oid ${secret.blob}\n`), pkt(`oid ${await g.ok(["rev-parse", `${topic}:feature.txt`], { cwd: work })}\n`), FLUSH]), true);
-    const lines = parsePkts(new TextEncoder().encode(info)).filter((l): l is string => l !== null).map((l) => l.trim());
+    const info = await rpc(
+      Buffer.concat([
+        pkt("command=object-info\n"),
+        DELIM,
+        pkt("size\n"),
+        pkt(`oid ${secret.blob}\n`),
+        pkt(`oid ${await g.ok(["rev-parse", `${topic}:feature.txt`], { cwd: work })}\n`),
+        FLUSH,
+      ]),
+      true,
+    );
+    const lines = parsePkts(new TextEncoder().encode(info))
+      .filter((l): l is string => l !== null)
+      .map((l) => l.trim());
     expect(lines).toContain(secret.blob);
     expect(lines.some((l) => /^[0-9a-f]{40} 18$/.test(l))).toBe(true);
   });
@@ -233,10 +262,22 @@ describe("forks read only what their own refs reach", () => {
     const tree = await g.ok(["mktree", "--missing"], { cwd: work, input: `100644 blob ${leak.blob}\tstolen.txt\n` });
     const commit = await g.ok(["commit-tree", "-m", "steal", tree], { cwd: work });
     const pack = await packObjects(g, work, [commit, tree]);
-    const report = await postReceivePack(server, "danaco", "lib", receivePackBody([{ old: ZERO_OID, new: commit, ref: "refs/heads/stolen" }], ["report-status"], pack), basicAuth(danaToken));
+    const report = await postReceivePack(
+      server,
+      "danaco",
+      "lib",
+      receivePackBody([{ old: ZERO_OID, new: commit, ref: "refs/heads/stolen" }], ["report-status"], pack),
+      basicAuth(danaToken),
+    );
     expect(report.refs["refs/heads/stolen"]).toBe("ng missing necessary objects");
     // A bare ref update to the leaked commit, with an empty pack: the same.
-    const bare = await postReceivePack(server, "danaco", "lib", receivePackBody([{ old: ZERO_OID, new: leak.commit, ref: "refs/heads/bare" }], ["report-status"], emptyPack()), basicAuth(danaToken));
+    const bare = await postReceivePack(
+      server,
+      "danaco",
+      "lib",
+      receivePackBody([{ old: ZERO_OID, new: leak.commit, ref: "refs/heads/bare" }], ["report-status"], emptyPack()),
+      basicAuth(danaToken),
+    );
     expect(bare.refs["refs/heads/bare"]).toMatch(/^ng /);
     expect((await as.get(`${p}/refs`)).body.refs.map((r: { name: string }) => r.name)).not.toContain("refs/heads/stolen");
     // What the fork does reach still works: its own secret branch, for its owner.

@@ -76,7 +76,15 @@ describe("POST /v1/orgs/{org}/repos", () => {
   });
 
   test("homepage: only absolute http(s) URLs; blank folds to null", async () => {
-    for (const homepage of ["example.com", "ftp://example.com", "www.example.com/path", "javascript:alert(1)", "mailto:a@example.com", "//example.com", "http://"]) {
+    for (const homepage of [
+      "example.com",
+      "ftp://example.com",
+      "www.example.com/path",
+      "javascript:alert(1)",
+      "mailto:a@example.com",
+      "//example.com",
+      "http://",
+    ]) {
       const r = await as(owner).post("/v1/orgs/rp/repos", { name: `hp-bad-${crypto.randomUUID().slice(0, 8)}`, homepage });
       expect({ homepage, status: r.status }).toEqual({ homepage, status: 400 });
       expectError(r, 400);
@@ -105,7 +113,10 @@ describe("POST /v1/orgs/{org}/repos", () => {
 
   test("kind and origin_provider outside their enumerations are 422; a wrong type is 400", async () => {
     expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "fork" }), 422);
-    expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "mirror", origin_url: "https://example.com/x.git", origin_provider: "ftp" }), 422);
+    expectError(
+      await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "mirror", origin_url: "https://example.com/x.git", origin_provider: "ftp" }),
+      422,
+    );
     expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: 1 }), 400);
     expectError(await as(owner).post("/v1/orgs/rp/repos", { name: "kinded", kind: "mirror" }), 400);
     expectError(await as(owner).get("/v1/orgs/rp/repos/kinded"), 404);
@@ -142,7 +153,14 @@ describe("reading and listing", () => {
     const boss = await person(server, org, "boss@listco.example", "owner");
     const [m, v] = await Promise.all([person(server, org, "m@listco.example", "member"), person(server, org, "v@listco.example", "viewer")]);
     Object.assign(listPeople, { boss, m, v });
-    for (const [name, pub] of [["p-one", false], ["p-two", false], ["pub-a", true], ["pub-b", true], ["p-three", false], ["Pub-C", true]] as const) {
+    for (const [name, pub] of [
+      ["p-one", false],
+      ["p-two", false],
+      ["pub-a", true],
+      ["pub-b", true],
+      ["p-three", false],
+      ["Pub-C", true],
+    ] as const) {
       await create(org, { name, public: pub }, boss);
     }
   }, 30_000);
@@ -174,7 +192,10 @@ describe("reading and listing", () => {
   });
 
   test("pagination with limit, cursor and next_cursor visits each visible repo once", async () => {
-    for (const [who, expected] of [[listPeople.v!, ALL], [undefined, PUBLIC]] as const) {
+    for (const [who, expected] of [
+      [listPeople.v!, ALL],
+      [undefined, PUBLIC],
+    ] as const) {
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;

@@ -29,7 +29,16 @@ async function signInWith(next: string): Promise<{ status: number; location: str
 const target = (location: string) => new URL(location, server.url);
 
 describe("rows 9-10: `next` is a path on this site or nothing", () => {
-  const hostile = ["/\t/evil.example/", "/\\evil.example/", "/\\\\evil.example", "/.//evil.example/", "/\n/evil.example", "//evil.example", "http://evil.example/", "/a/../..//evil.example/"];
+  const hostile = [
+    "/\t/evil.example/",
+    "/\\evil.example/",
+    "/\\\\evil.example",
+    "/.//evil.example/",
+    "/\n/evil.example",
+    "//evil.example",
+    "http://evil.example/",
+    "/a/../..//evil.example/",
+  ];
 
   test("signing in with a next that a browser would read as another site lands on this site", async () => {
     for (const next of hostile) {
@@ -68,7 +77,13 @@ describe("row 4 (web half): pages read a blob's size first", () => {
     const api = caller(first, owner);
     expect((await api.post("/v1/orgs/acme/repos", { name: "big", public: true })).status).toBe(201);
     const lines = Array.from({ length: 120_000 }, (_, i) => `line ${i} ${(i * 2654435761) % 1000003}`).join("\n");
-    const made = await api.post("/v1/orgs/acme/repos/big/commits", { message: "big", operations: [{ op: "put", path: "big.txt", content: lines }, { op: "put", path: "README.md", content: "# Big\n" }] });
+    const made = await api.post("/v1/orgs/acme/repos/big/commits", {
+      message: "big",
+      operations: [
+        { op: "put", path: "big.txt", content: lines },
+        { op: "put", path: "README.md", content: "# Big\n" },
+      ],
+    });
     expect(made.status).toBe(201);
     const oid = (await api.get("/v1/orgs/acme/repos/big/tree/main")).body.entries.find((e: any) => e.name === "big.txt").oid;
     await first.stop();
@@ -96,7 +111,9 @@ describe("row 4 (web half): pages read a blob's size first", () => {
     const api = caller(server, owner);
     expect((await api.post("/v1/orgs/deep/repos", { name: "d", public: true })).status).toBe(201);
     const bigText = Array.from({ length: 150_000 }, (_, i) => `row ${i}`).join("\n");
-    expect((await api.post("/v1/orgs/deep/repos/d/commits", { message: "big", operations: [{ op: "put", path: "big.txt", content: bigText }] })).status).toBe(201);
+    expect((await api.post("/v1/orgs/deep/repos/d/commits", { message: "big", operations: [{ op: "put", path: "big.txt", content: bigText }] })).status).toBe(
+      201,
+    );
     const raw = await fetch(`${server.url}/deep/d/raw/main/big.txt`);
     expect(raw.status).toBe(200);
     expect(await raw.text()).toBe(bigText);
@@ -135,7 +152,9 @@ describe("row 4 (web half): pages read a blob's size first", () => {
     expect((await api.post("/v1/orgs/docs/repos", { name: "r", public: true })).status).toBe(201);
     const readme = `# Title\n\n${Array.from({ length: 3000 }, (_, i) => `* item **${i}** [link](docs/${i}.md)`).join("\n")}\n`;
     expect(readme.length).toBeGreaterThan(16 * 1024);
-    expect((await api.post("/v1/orgs/docs/repos/r/commits", { message: "readme", operations: [{ op: "put", path: "README.md", content: readme }] })).status).toBe(201);
+    expect(
+      (await api.post("/v1/orgs/docs/repos/r/commits", { message: "readme", operations: [{ op: "put", path: "README.md", content: readme }] })).status,
+    ).toBe(201);
     const page = await getPage(server, "/docs/r");
     expect(page.status).toBe(200);
     expect(page.text).toContain("<h1>Title</h1>");
@@ -160,7 +179,9 @@ async function findEntry(dataDir: string, oid: string): Promise<{ pack: string; 
 async function storedDepths(dataDir: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const idx of new Bun.Glob("objects/repos/*/packs/*.idx").scanSync({ cwd: dataDir })) {
-    for (const line of Bun.spawnSync(["git", "verify-pack", "-v", join(dataDir, idx)]).stdout.toString().split("\n")) {
+    for (const line of Bun.spawnSync(["git", "verify-pack", "-v", join(dataDir, idx)])
+      .stdout.toString()
+      .split("\n")) {
       const f = line.trim().split(/\s+/);
       if (/^[0-9a-f]{40}$/.test(f[0] ?? "") && f.length >= 7) out.set(f[0]!, Number(f[5]));
     }

@@ -55,19 +55,27 @@ beforeAll(async () => {
   const o = await createUser(server, { org: "otherco", email: "someone@other.example" });
   outsider = { cookie: await login(server, o.email, o.password) };
   const api = client(server, { token });
-  for (const [name, isPublic] of [["site", true], ["secret", false]] as const) {
+  for (const [name, isPublic] of [
+    ["site", true],
+    ["secret", false],
+  ] as const) {
     const r = await api.post("/v1/orgs/webco/repos", { name, public: isPublic });
     expect(r.status).toBe(201);
   }
   expect((await api.patch("/v1/orgs/webco/repos/site", { description: HOSTILE_DESC })).status).toBe(200);
   expect((await client(server, { cookie }).patch("/v1/orgs/webco/profile", { display_name: "<b>Web & Co</b>" }, { origin: server.url })).status).toBe(200);
   const dir = await initRepo(g);
-  head = await commitFiles(g, dir, {
-    "README.md": "# Hello web\n\n<script>alert('readme')</script>\n\n[bad](javascript:alert(1)) [guide](docs/guide.md) ![logo](img/logo.png)\n",
-    "docs/guide.md": "guide\n",
-    "src/a.ts": "const a = 1;\nconst b = '<b>bold</b>';\n",
-    "bin.dat": new Uint8Array([0, 1, 2, 3, 0, 255]),
-  }, `first <em>commit</em>`);
+  head = await commitFiles(
+    g,
+    dir,
+    {
+      "README.md": "# Hello web\n\n<script>alert('readme')</script>\n\n[bad](javascript:alert(1)) [guide](docs/guide.md) ![logo](img/logo.png)\n",
+      "docs/guide.md": "guide\n",
+      "src/a.ts": "const a = 1;\nconst b = '<b>bold</b>';\n",
+      "bin.dat": new Uint8Array([0, 1, 2, 3, 0, 255]),
+    },
+    `first <em>commit</em>`,
+  );
   await g.ok(["checkout", "-q", "-b", "feature/x"], { cwd: dir });
   await commitFiles(g, dir, { "src/a.ts": "const a = 2;\n" }, "on the feature");
   await g.ok(["push", "-q", repoUrl(server, "webco", "site", token), "main", "feature/x"], { cwd: dir });
@@ -92,7 +100,12 @@ describe("every page", () => {
   });
 
   test("pages carry no inline script or style: only our own files, served from the binary", async () => {
-    for (const [path, cookie] of [["/", owner.cookie], ["/webco/site", undefined], ["/webco/site/blob/main/src/a.ts", owner.cookie], ["/login", undefined]] as const) {
+    for (const [path, cookie] of [
+      ["/", owner.cookie],
+      ["/webco/site", undefined],
+      ["/webco/site/blob/main/src/a.ts", owner.cookie],
+      ["/login", undefined],
+    ] as const) {
       const r = await get(path, cookie);
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
       expect(r.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
@@ -103,7 +116,11 @@ describe("every page", () => {
     const css = /<link rel="stylesheet" href="([^"]+)">/.exec(page)![1]!;
     const js = /<script src="([^"]+)" defer>/.exec(page)![1]!;
     const cssRes = await get(css);
-    expect({ status: cssRes.status, type: cssRes.headers.get("content-type"), cache: cssRes.headers.get("cache-control") }).toEqual({ status: 200, type: "text/css; charset=utf-8", cache: "public, max-age=31536000, immutable" });
+    expect({ status: cssRes.status, type: cssRes.headers.get("content-type"), cache: cssRes.headers.get("cache-control") }).toEqual({
+      status: 200,
+      type: "text/css; charset=utf-8",
+      cache: "public, max-age=31536000, immutable",
+    });
     expect(cssRes.text).toContain("prefers-color-scheme:dark");
     expect((await get(js)).headers.get("content-type")).toBe("text/javascript; charset=utf-8");
   });
@@ -170,7 +187,9 @@ describe("repository pages", () => {
 
   test("every line of a file has an anchor; binary files link to raw", async () => {
     const r = await get("/webco/site/blob/main/src/a.ts");
-    expect(r.text).toContain(`<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l"><span class="hl-kwd">const</span> a = <span class="hl-num">1</span>;</td></tr>`);
+    expect(r.text).toContain(
+      `<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l"><span class="hl-kwd">const</span> a = <span class="hl-num">1</span>;</td></tr>`,
+    );
     expect(r.text).toContain(`id="L2"`);
     expect(r.text).not.toContain(`id="L3"`);
     const bin = await get("/webco/site/blob/main/bin.dat");
@@ -205,7 +224,13 @@ describe("repository pages", () => {
 });
 
 describe("private repositories are masked exactly as the API masks them", () => {
-  const pages = ["/webco/secret", "/webco/secret/tree/main", "/webco/secret/blob/main/src/a.ts", "/webco/secret/raw/main/src/a.ts", "/webco/secret/commits/main"];
+  const pages = [
+    "/webco/secret",
+    "/webco/secret/tree/main",
+    "/webco/secret/blob/main/src/a.ts",
+    "/webco/secret/raw/main/src/a.ts",
+    "/webco/secret/commits/main",
+  ];
 
   test("anonymous callers and outsiders get the API's answer on every page (as for a missing repository); the owner sees them", async () => {
     const who = [

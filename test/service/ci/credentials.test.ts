@@ -31,7 +31,9 @@ afterEach(() => {
 let harnesses = 0;
 async function harness() {
   const dataDir = join(root, String(++harnesses), "data");
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "50" }));
+  const ctx = await openContext(
+    loadConfig({ SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "50" }),
+  );
   open.push(ctx);
   const app = buildApp(ctx);
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
@@ -48,9 +50,16 @@ async function harness() {
     return { status: res.status, text, body };
   }
   await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await app.handle(new Request("http://svc.test/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }) }));
+  const login = await app.handle(
+    new Request("http://svc.test/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
+    }),
+  );
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? (method === "GET" || method === "DELETE" ? undefined : {}), cookie });
+  const owner = (method: string, path: string, body?: unknown) =>
+    call(method, path, { body: body ?? (method === "GET" || method === "DELETE" ? undefined : {}), cookie });
   expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
   async function drain() {
     while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
@@ -58,7 +67,11 @@ async function harness() {
   let pushes = 0;
   async function push(label: string) {
     const workflow = `on: push\njobs:\n  j:\n    runs-on: [self-hosted, ${label}]\n    steps:\n      - run: echo\n`;
-    const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", { branch: "main", message: `ci ${++pushes}`, operations: [{ op: "put", path: `.svc/workflows/${label}.yml`, content: `# ${pushes}\n${workflow}` }] });
+    const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", {
+      branch: "main",
+      message: `ci ${++pushes}`,
+      operations: [{ op: "put", path: `.svc/workflows/${label}.yml`, content: `# ${pushes}\n${workflow}` }],
+    });
     expect(r.status).toBe(201);
     await drain();
   }
@@ -75,96 +88,120 @@ async function harness() {
 const REVOKED = { status: 401, body: { error: "invalid or revoked token" } };
 
 describe("machine credentials: a change is seen on the very next call", () => {
-  test("removed through the API: the cached credential is refused at once, its running job failed", async () => {
-    const h = await harness();
-    const m = await h.machine("doomed", ["doom"]);
-    // Warm: several verified calls.
-    expect((await h.claim(m.credential)).status).toBe(204);
-    await h.push("doom");
-    const c = await h.claim(m.credential);
-    expect(c.status).toBe(200);
-    expect((await h.claim(m.credential)).status).toBe(409);
-    expect((await h.owner("DELETE", `/v1/orgs/acme/runners/${m.id}`)).status).toBe(204);
-    expect(await h.claim(m.credential)).toMatchObject(REVOKED);
-    expect(await h.claim(m.credential)).toMatchObject(REVOKED);
-    expect((await h.call("POST", `/v1/runner/jobs/${c.body.job_id}/heartbeat`, { token: c.body.token })).status).toBe(401);
-  }, T);
+  test(
+    "removed through the API: the cached credential is refused at once, its running job failed",
+    async () => {
+      const h = await harness();
+      const m = await h.machine("doomed", ["doom"]);
+      // Warm: several verified calls.
+      expect((await h.claim(m.credential)).status).toBe(204);
+      await h.push("doom");
+      const c = await h.claim(m.credential);
+      expect(c.status).toBe(200);
+      expect((await h.claim(m.credential)).status).toBe(409);
+      expect((await h.owner("DELETE", `/v1/orgs/acme/runners/${m.id}`)).status).toBe(204);
+      expect(await h.claim(m.credential)).toMatchObject(REVOKED);
+      expect(await h.claim(m.credential)).toMatchObject(REVOKED);
+      expect((await h.call("POST", `/v1/runner/jobs/${c.body.job_id}/heartbeat`, { token: c.body.token })).status).toBe(401);
+    },
+    T,
+  );
 
-  test("replaced by a registration of the same name: the old credential is refused at once, the new one works", async () => {
-    const h = await harness();
-    const first = await h.machine("twin", ["twin"]);
-    expect((await h.claim(first.credential)).status).toBe(204);
-    expect((await h.claim(first.credential)).status).toBe(204);
-    const second = await h.machine("twin", ["twin"]);
-    expect(await h.claim(first.credential)).toMatchObject(REVOKED);
-    await h.push("twin");
-    expect((await h.claim(second.credential)).status).toBe(200);
-    expect(await h.claim(first.credential)).toMatchObject(REVOKED);
-  }, T);
+  test(
+    "replaced by a registration of the same name: the old credential is refused at once, the new one works",
+    async () => {
+      const h = await harness();
+      const first = await h.machine("twin", ["twin"]);
+      expect((await h.claim(first.credential)).status).toBe(204);
+      expect((await h.claim(first.credential)).status).toBe(204);
+      const second = await h.machine("twin", ["twin"]);
+      expect(await h.claim(first.credential)).toMatchObject(REVOKED);
+      await h.push("twin");
+      expect((await h.claim(second.credential)).status).toBe(200);
+      expect(await h.claim(first.credential)).toMatchObject(REVOKED);
+    },
+    T,
+  );
 
-  test("an ephemeral machine's credential is refused on the call after its one verdict", async () => {
-    const h = await harness();
-    const m = await h.machine("once", ["once"], { ephemeral: true });
-    expect((await h.claim(m.credential)).status).toBe(204);
-    await h.push("once");
-    const c = await h.claim(m.credential);
-    expect(c.status).toBe(200);
-    expect((await h.call("POST", `/v1/runner/jobs/${c.body.job_id}/complete`, { token: c.body.token, body: { verdict: "success" } })).status).toBe(204);
-    expect(await h.claim(m.credential)).toMatchObject(REVOKED);
-  }, T);
+  test(
+    "an ephemeral machine's credential is refused on the call after its one verdict",
+    async () => {
+      const h = await harness();
+      const m = await h.machine("once", ["once"], { ephemeral: true });
+      expect((await h.claim(m.credential)).status).toBe(204);
+      await h.push("once");
+      const c = await h.claim(m.credential);
+      expect(c.status).toBe(200);
+      expect((await h.call("POST", `/v1/runner/jobs/${c.body.job_id}/complete`, { token: c.body.token, body: { verdict: "success" } })).status).toBe(204);
+      expect(await h.claim(m.credential)).toMatchObject(REVOKED);
+    },
+    T,
+  );
 
-  test("removed by another connection (the CLI, another process): refused on the next call", async () => {
-    const h = await harness();
-    const m = await h.machine("elsewhere");
-    const other = await h.machine("bystander");
-    expect((await h.claim(m.credential)).status).toBe(204);
-    expect((await h.claim(other.credential)).status).toBe(204);
-    const db = new Database(join(h.dataDir, "svc.db"));
-    try {
-      db.exec("PRAGMA busy_timeout = 10000");
-      db.query("UPDATE runners SET removed_at = ? WHERE id = ?").run(Date.now(), m.id);
-    } finally {
-      db.close();
-    }
-    expect(await h.claim(m.credential)).toMatchObject(REVOKED);
-    // Only that machine: the other cached credential still works.
-    expect((await h.claim(other.credential)).status).toBe(204);
-    // A machine row deleted outright is refused the same way.
-    const gone = new Database(join(h.dataDir, "svc.db"));
-    try {
-      gone.exec("PRAGMA busy_timeout = 10000");
-      gone.query("DELETE FROM runners WHERE id = ?").run(other.id);
-    } finally {
-      gone.close();
-    }
-    expect(await h.claim(other.credential)).toMatchObject(REVOKED);
-  }, T);
+  test(
+    "removed by another connection (the CLI, another process): refused on the next call",
+    async () => {
+      const h = await harness();
+      const m = await h.machine("elsewhere");
+      const other = await h.machine("bystander");
+      expect((await h.claim(m.credential)).status).toBe(204);
+      expect((await h.claim(other.credential)).status).toBe(204);
+      const db = new Database(join(h.dataDir, "svc.db"));
+      try {
+        db.exec("PRAGMA busy_timeout = 10000");
+        db.query("UPDATE runners SET removed_at = ? WHERE id = ?").run(Date.now(), m.id);
+      } finally {
+        db.close();
+      }
+      expect(await h.claim(m.credential)).toMatchObject(REVOKED);
+      // Only that machine: the other cached credential still works.
+      expect((await h.claim(other.credential)).status).toBe(204);
+      // A machine row deleted outright is refused the same way.
+      const gone = new Database(join(h.dataDir, "svc.db"));
+      try {
+        gone.exec("PRAGMA busy_timeout = 10000");
+        gone.query("DELETE FROM runners WHERE id = ?").run(other.id);
+      } finally {
+        gone.close();
+      }
+      expect(await h.claim(other.credential)).toMatchObject(REVOKED);
+    },
+    T,
+  );
 
-  test("a cached machine id with a wrong secret is the same 401 as an unknown credential", async () => {
-    const h = await harness();
-    const m = await h.machine("right");
-    expect((await h.claim(m.credential)).status).toBe(204);
-    const wrong = `${m.credential.slice(0, 22)}${"a".repeat(32)}`;
-    const unknown = await h.claim(`svcr_${"a".repeat(16)}_${"b".repeat(32)}`);
-    const r = await h.claim(wrong);
-    expect({ status: r.status, text: r.text }).toEqual({ status: unknown.status, text: unknown.text });
-    expect(r.status).toBe(401);
-    expect((await h.claim(m.credential)).status).toBe(204);
-  }, T);
+  test(
+    "a cached machine id with a wrong secret is the same 401 as an unknown credential",
+    async () => {
+      const h = await harness();
+      const m = await h.machine("right");
+      expect((await h.claim(m.credential)).status).toBe(204);
+      const wrong = `${m.credential.slice(0, 22)}${"a".repeat(32)}`;
+      const unknown = await h.claim(`svcr_${"a".repeat(16)}_${"b".repeat(32)}`);
+      const r = await h.claim(wrong);
+      expect({ status: r.status, text: r.text }).toEqual({ status: unknown.status, text: unknown.text });
+      expect(r.status).toBe(401);
+      expect((await h.claim(m.credential)).status).toBe(204);
+    },
+    T,
+  );
 
-  test("a machine whose group is deleted claims through the default group at once", async () => {
-    const h = await harness();
-    expect((await h.owner("POST", "/v1/orgs/acme/runner-groups", { name: "gpu", repo_access: "selected", repos: [] })).status).toBe(201);
-    const tok = await h.owner("POST", "/v1/orgs/acme/runners/registration-token", { group: "gpu" });
-    const reg = await h.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "g1", os: "linux", arch: "x64", labels: ["gpu"] } });
-    expect(reg.status).toBe(201);
-    const cred = reg.body.credential as string;
-    await h.push("gpu");
-    // The gpu group admits no repository: nothing for this machine.
-    expect((await h.claim(cred)).status).toBe(204);
-    const groups = (await h.owner("GET", "/v1/orgs/acme/runner-groups")).body.groups;
-    const gpu = groups.find((g: any) => g.name === "gpu");
-    expect((await h.owner("DELETE", `/v1/orgs/acme/runner-groups/${gpu.id}`)).status).toBe(204);
-    expect((await h.claim(cred)).status).toBe(200);
-  }, T);
+  test(
+    "a machine whose group is deleted claims through the default group at once",
+    async () => {
+      const h = await harness();
+      expect((await h.owner("POST", "/v1/orgs/acme/runner-groups", { name: "gpu", repo_access: "selected", repos: [] })).status).toBe(201);
+      const tok = await h.owner("POST", "/v1/orgs/acme/runners/registration-token", { group: "gpu" });
+      const reg = await h.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "g1", os: "linux", arch: "x64", labels: ["gpu"] } });
+      expect(reg.status).toBe(201);
+      const cred = reg.body.credential as string;
+      await h.push("gpu");
+      // The gpu group admits no repository: nothing for this machine.
+      expect((await h.claim(cred)).status).toBe(204);
+      const groups = (await h.owner("GET", "/v1/orgs/acme/runner-groups")).body.groups;
+      const gpu = groups.find((g: any) => g.name === "gpu");
+      expect((await h.owner("DELETE", `/v1/orgs/acme/runner-groups/${gpu.id}`)).status).toBe(204);
+      expect((await h.claim(cred)).status).toBe(200);
+    },
+    T,
+  );
 });

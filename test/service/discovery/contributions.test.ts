@@ -29,9 +29,20 @@ let shas = 0;
 
 beforeAll(async () => {
   ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
-  const user = await createUserWithOrg(ctx, { org: "acme", email: "ada@example.com", name: "Ada", password: "a long enough password", role: "owner", handle: "ada" });
+  const user = await createUserWithOrg(ctx, {
+    org: "acme",
+    email: "ada@example.com",
+    name: "Ada",
+    password: "a long enough password",
+    role: "owner",
+    handle: "ada",
+  });
   ada = { kind: "session", user, sessionId: "test" };
-  for (const [name, isPublic] of [["app", true], ["lib", true], ["vault", false]] as const) {
+  for (const [name, isPublic] of [
+    ["app", true],
+    ["lib", true],
+    ["vault", false],
+  ] as const) {
     ids[name] = (await createRepo(ctx, ada, "acme", { name, public: isPublic })).id;
   }
   await credit("app", D, 2);
@@ -47,7 +58,13 @@ afterAll(() => {
 /** Credits `n` new commits of `repo` on `day` to ada, as the recorder's transaction does. */
 async function credit(repo: string, day: number, n: number): Promise<void> {
   const userId = (ada as { user: { id: string } }).user.id;
-  await ctx.db.transaction((tx) => creditCommits(tx, ids[repo]!, Array.from({ length: n }, () => ({ userId, sha: `sha-${shas++}`, day }))));
+  await ctx.db.transaction((tx) =>
+    creditCommits(
+      tx,
+      ids[repo]!,
+      Array.from({ length: n }, () => ({ userId, sha: `sha-${shas++}`, day })),
+    ),
+  );
 }
 
 /** The answer's bytes and its parsed form (checked against the schema). */
@@ -64,9 +81,20 @@ describe("contribution graph reads", () => {
   test("a repeated read is the cached answer; a new credit shows at once", async () => {
     const first = await read();
     expect(first.g).toEqual({
-      from: "2025-03-01", to: "2025-03-31", total: 4, private_included: false,
+      from: "2025-03-01",
+      to: "2025-03-31",
+      total: 4,
+      private_included: false,
       days: [
-        { day: 3, date: "2025-03-05", count: 3, repos: [{ org: "acme", name: "app", count: 2 }, { org: "acme", name: "lib", count: 1 }] },
+        {
+          day: 3,
+          date: "2025-03-05",
+          count: 3,
+          repos: [
+            { org: "acme", name: "app", count: 2 },
+            { org: "acme", name: "lib", count: 1 },
+          ],
+        },
         { day: 4, date: "2025-03-06", count: 1, repos: [{ org: "acme", name: "app", count: 1 }] },
       ],
     });
@@ -74,7 +102,15 @@ describe("contribution graph reads", () => {
     await credit("lib", D, 2);
     const after = await read();
     expect(after.bytes).not.toBe(first.bytes);
-    expect(day5(after.g)).toEqual({ day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "lib", count: 3 }, { org: "acme", name: "app", count: 2 }] });
+    expect(day5(after.g)).toEqual({
+      day: 3,
+      date: "2025-03-05",
+      count: 5,
+      repos: [
+        { org: "acme", name: "lib", count: 3 },
+        { org: "acme", name: "app", count: 2 },
+      ],
+    });
   });
 
   test("opting in counts private work at once, unnamed; opting out removes it at once", async () => {
@@ -102,10 +138,16 @@ describe("contribution graph reads", () => {
     await optIn(false);
     expect(day5((await read()).g)).toEqual({ day: 3, date: "2025-03-05", count: 2, repos: [{ org: "acme", name: "app", count: 2 }] });
     await patchRepo(ctx, await openRepo(ctx, ada, "acme", "lib"), { public: true });
-    expect(day5((await read()).g)!.repos).toEqual([{ org: "acme", name: "lib", count: 3 }, { org: "acme", name: "app", count: 2 }]);
+    expect(day5((await read()).g)!.repos).toEqual([
+      { org: "acme", name: "lib", count: 3 },
+      { org: "acme", name: "app", count: 2 },
+    ]);
     await patchRepo(ctx, await openRepo(ctx, ada, "acme", "lib"), { name: "core" });
     const renamed = await read();
-    expect(day5(renamed.g)!.repos).toEqual([{ org: "acme", name: "core", count: 3 }, { org: "acme", name: "app", count: 2 }]);
+    expect(day5(renamed.g)!.repos).toEqual([
+      { org: "acme", name: "core", count: 3 },
+      { org: "acme", name: "app", count: 2 },
+    ]);
     ids.core = ids.lib!;
   });
 
@@ -120,7 +162,15 @@ describe("contribution graph reads", () => {
     // The new repository's first credit lands on a day whose blob still holds core's entry.
     ids.fresh = (await createRepo(ctx, ada, "acme", { name: "fresh", public: true })).id;
     await credit("fresh", D, 1);
-    expect(day5((await read()).g)).toEqual({ day: 3, date: "2025-03-05", count: 6, repos: [{ org: "acme", name: "app", count: 2 }, { org: "acme", name: "fresh", count: 1 }] });
+    expect(day5((await read()).g)).toEqual({
+      day: 3,
+      date: "2025-03-05",
+      count: 6,
+      repos: [
+        { org: "acme", name: "app", count: 2 },
+        { org: "acme", name: "fresh", count: 1 },
+      ],
+    });
     await optIn(false);
   });
 });

@@ -48,7 +48,9 @@ async function clone(ctx: Ctx, owner: Principal, tip: string): Promise<number> {
     })(),
     write: (chunk: Uint8Array) => void written.push(chunk),
   };
-  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "many", protocol: 0, io, stateless: true, via: "http" })).toEqual({ kind: "served" });
+  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "many", protocol: 0, io, stateless: true, via: "http" })).toEqual({
+    kind: "served",
+  });
   const out = Buffer.from(concatBytes(written));
   expect(out.subarray(0, 12).toString()).toBe("0008NAK\nPACK");
   return out.readUInt32BE(16);

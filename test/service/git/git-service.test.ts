@@ -35,13 +35,15 @@ const PASSWORD = "a long enough password";
 
 beforeAll(async () => {
   ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
-  const person = async (email: string, org: string, role: string) => session(await createUserWithOrg(ctx, { org, email, name: email.split("@")[0]!, password: PASSWORD, role }));
+  const person = async (email: string, org: string, role: string) =>
+    session(await createUserWithOrg(ctx, { org, email, name: email.split("@")[0]!, password: PASSWORD, role }));
   owner = await person("olga@example.com", "acme", "owner");
   viewer = await person("vic@example.com", "acme", "viewer");
   stranger = await person("sam@example.com", "other", "owner");
   await createRepo(ctx, owner, "acme", { name: "secret" });
   await createRepo(ctx, owner, "acme", { name: "open", public: true });
-  tip = (await createCommit(ctx, await openRepo(ctx, owner, "acme", "secret"), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
+  tip = (await createCommit(ctx, await openRepo(ctx, owner, "acme", "secret"), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] }))
+    .commit;
   await createCommit(ctx, await openRepo(ctx, owner, "acme", "open"), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] });
 });
 
@@ -136,7 +138,11 @@ describe("advertiseGit: the info/refs outcome for every kind of caller", () => {
 describe("serveGit: one outcome per invocation", () => {
   test("a reader's push over stateless HTTP is a plain 'forbidden' (the advertisement has passed); nothing written", async () => {
     const r = recorder();
-    expect(await call(viewer, { service: "git-receive-pack", io: r.io })).toEqual({ kind: "refused", refusal: "forbidden", message: expect.stringContaining("acme/secret") });
+    expect(await call(viewer, { service: "git-receive-pack", io: r.io })).toEqual({
+      kind: "refused",
+      refusal: "forbidden",
+      message: expect.stringContaining("acme/secret"),
+    });
     expect(r.bytes().length).toBe(0);
   });
 
@@ -179,7 +185,11 @@ describe("serveGit: one outcome per invocation", () => {
       throw TooLarge("request body larger than 10 bytes");
     }
     const r = recorder(tooBig());
-    expect(await call(owner, { service: "git-receive-pack", io: r.io })).toEqual({ kind: "refused", refusal: "too-large", message: "request body larger than 10 bytes" });
+    expect(await call(owner, { service: "git-receive-pack", io: r.io })).toEqual({
+      kind: "refused",
+      refusal: "too-large",
+      message: "request body larger than 10 bytes",
+    });
   });
 
   test("an unexpected failure (the client's connection breaks) is 'failed', logged once with its stack", async () => {
@@ -191,7 +201,12 @@ describe("serveGit: one outcome per invocation", () => {
     };
     const o = await serveGit(quiet, owner, { service: "git-upload-pack", org: "acme", repo: "secret", protocol: 0, io, stateless: false, via: "ssh" });
     expect(o).toEqual({ kind: "failed" });
-    expect(logged).toEqual([{ msg: "git service failed", fields: { service: "git-upload-pack", repo: "acme/secret", via: "ssh", error: expect.stringContaining("connection reset by peer") } }]);
+    expect(logged).toEqual([
+      {
+        msg: "git service failed",
+        fields: { service: "git-upload-pack", repo: "acme/secret", via: "ssh", error: expect.stringContaining("connection reset by peer") },
+      },
+    ]);
   });
 });
 
@@ -201,7 +216,11 @@ describe("the smart-HTTP transport renders outcomes and request problems", () =>
   test("a malformed percent-escape in the repository path is 400, not a server error", async () => {
     const r = (await handle("/acme/%ZZ.git/info/refs?service=git-upload-pack"))!;
     expect({ status: r.status, text: await r.text() }).toEqual({ status: 400, text: "malformed repository path\n" });
-    const post = (await handle("/%E0%A4%A/secret.git/git-upload-pack", { method: "POST", headers: { "content-type": "application/x-git-upload-pack-request" }, body: "0000" }))!;
+    const post = (await handle("/%E0%A4%A/secret.git/git-upload-pack", {
+      method: "POST",
+      headers: { "content-type": "application/x-git-upload-pack-request" },
+      body: "0000",
+    }))!;
     expect(post.status).toBe(400);
   });
 
@@ -302,14 +321,26 @@ describe("publish: a typed outcome per ref", () => {
 describe("one pack upload path", () => {
   test("publish (commit API) and GC upload .pack and .idx and keep the idx cached", async () => {
     await createRepo(ctx, owner, "acme", { name: "packed" });
-    for (const n of [1, 2]) await createCommit(ctx, await openRepo(ctx, owner, "acme", "packed"), { message: `c${n}`, operations: [{ op: "put", path: `${n}.txt`, content: `${n}\n` }] });
+    for (const n of [1, 2])
+      await createCommit(ctx, await openRepo(ctx, owner, "acme", "packed"), {
+        message: `c${n}`,
+        operations: [{ op: "put", path: `${n}.txt`, content: `${n}\n` }],
+      });
     const org = (await findOrg(ctx, "acme"))!;
     const repo = (await findRepo(ctx, org.id, "packed"))!;
-    const live = () => ctx.db.read.select().from(packs).where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt))).all();
+    const live = () =>
+      ctx.db.read
+        .select()
+        .from(packs)
+        .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)))
+        .all();
     const committed = live();
     expect(committed).toHaveLength(2);
     for (const p of committed) {
-      expect({ pack: (await ctx.store.stat(packKey(repo.id, p.name, "pack")))?.size, idx: (await ctx.store.stat(packKey(repo.id, p.name, "idx")))?.size }).toEqual({ pack: p.size, idx: p.idxSize });
+      expect({
+        pack: (await ctx.store.stat(packKey(repo.id, p.name, "pack")))?.size,
+        idx: (await ctx.store.stat(packKey(repo.id, p.name, "idx")))?.size,
+      }).toEqual({ pack: p.size, idx: p.idxSize });
     }
 
     // Two commits, two trees, two blobs.
@@ -328,7 +359,11 @@ describe("one pack upload path", () => {
     const org = (await findOrg(ctx, "acme"))!;
     const repo = (await findRepo(ctx, org.id, "doomed"))!;
     await deleteRepo(ctx, await openRepo(ctx, owner, "acme", "doomed"));
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: ZERO_OID, newOid: tip }], null, { atomic: false, event: null, actorUserId: null });
+    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: ZERO_OID, newOid: tip }], null, {
+      atomic: false,
+      event: null,
+      actorUserId: null,
+    });
     expect(Object.fromEntries(results)).toEqual({ "refs/heads/main": { kind: "repo-deleted" } });
   });
 });

@@ -29,8 +29,21 @@ beforeAll(async () => {
   const user: User = await createUserWithOrg(ctx, { org: "acme", email: "o@example.com", name: "o", password: "a long enough password", role: "owner" });
   owner = { kind: "session", user, sessionId: "test" };
   await createRepo(ctx, owner, "acme", { name: "r" });
-  for (let i = 0; i < 12; i++) commits.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), { message: `c${i}`, operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n` }] })).commit);
-  const side = await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), { branch: "side", expected_parent: null, message: "side", operations: [{ op: "put", path: "side.txt", content: "side\n" }] });
+  for (let i = 0; i < 12; i++)
+    commits.push(
+      (
+        await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), {
+          message: `c${i}`,
+          operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n` }],
+        })
+      ).commit,
+    );
+  const side = await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), {
+    branch: "side",
+    expected_parent: null,
+    message: "side",
+    operations: [{ op: "put", path: "side.txt", content: "side\n" }],
+  });
   commits.push(side.commit);
   const build = ReachIndex.build.bind(ReachIndex);
   spyOn(ReachIndex, "build").mockImplementation(async (...args) => {
@@ -57,7 +70,10 @@ test("reads by ref name never build an index; reads by id build one, once, for c
 });
 
 test("after a push only the new commit is walked; after deleting an unmerged branch everything is", async () => {
-  commits.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), { message: "more", operations: [{ op: "put", path: "more.txt", content: "more\n" }] })).commit);
+  commits.push(
+    (await createCommit(ctx, await openRepo(ctx, owner, "acme", "r"), { message: "more", operations: [{ op: "put", path: "more.txt", content: "more\n" }] }))
+      .commit,
+  );
   await getCommit(ctx, await openRepo(ctx, owner, "acme", "r"), commits[1]!);
   expect(builds.length).toBe(2);
   expect(builds[1]!.stats).toMatchObject({ walked: 1, incremental: true });

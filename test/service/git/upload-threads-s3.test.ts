@@ -28,7 +28,18 @@ let tip = "";
 
 beforeAll(async () => {
   s3 = await startS3rver();
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: root, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_STORAGE: "s3", SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_BUCKET: s3.bucket, SVC_S3_ACCESS_KEY: s3.accessKey, SVC_S3_SECRET_KEY: s3.secretKey }));
+  ctx = await openContext(
+    loadConfig({
+      SVC_DATA_DIR: root,
+      SVC_HTTP_ADDR: "127.0.0.1:0",
+      SVC_LOG: "error",
+      SVC_STORAGE: "s3",
+      SVC_S3_ENDPOINT: s3.endpoint,
+      SVC_S3_BUCKET: s3.bucket,
+      SVC_S3_ACCESS_KEY: s3.accessKey,
+      SVC_S3_SECRET_KEY: s3.secretKey,
+    }),
+  );
   const user: User = await createUserWithOrg(ctx, { org: "acme", email: "o@example.com", name: "o", password: "a long enough password", role: "owner" });
   owner = { kind: "session", user, sessionId: "test" };
   repoId = (await createRepo(ctx, owner, "acme", { name: "big" })).id;
@@ -48,11 +59,27 @@ test("a clone on a thread over S3 is byte for byte the in-process answer", async
   const body = concatBytes([pktLine(`want ${tip} ofs-delta side-band-64k no-progress`), FLUSH_PKT, pktLine("done")]);
   const written: Uint8Array[] = [];
   const before = ctx.threads.stats().completed;
-  const io = { input: (async function* () { yield body; })(), write: (c: Uint8Array) => void written.push(c) };
-  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "big", protocol: 0, io, stateless: true, via: "http" })).toEqual({ kind: "served" });
+  const io = {
+    input: (async function* () {
+      yield body;
+    })(),
+    write: (c: Uint8Array) => void written.push(c),
+  };
+  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "big", protocol: 0, io, stateless: true, via: "http" })).toEqual({
+    kind: "served",
+  });
   expect(ctx.threads.stats().completed).toBe(before + 1);
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, (await repoById(ctx.db.read, repoId))!);
   const local: Uint8Array[] = [];
-  await serveUploadPack(snapshot, { input: (async function* () { yield body; })(), write: (c) => void local.push(c) }, { protocol: 0, statelessRpc: true });
+  await serveUploadPack(
+    snapshot,
+    {
+      input: (async function* () {
+        yield body;
+      })(),
+      write: (c) => void local.push(c),
+    },
+    { protocol: 0, statelessRpc: true },
+  );
   expect(Buffer.from(concatBytes(written)).equals(Buffer.from(concatBytes(local)))).toBe(true);
 }, 120_000);

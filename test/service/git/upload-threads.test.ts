@@ -37,7 +37,14 @@ beforeAll(async () => {
     const ops = Array.from({ length: 4 }, (_, k) => ({ op: "put" as const, path: `blobs/f${i}-${k}.txt`, content: hex(1024 * 1024) }));
     tips.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), { message: `c${i}`, operations: ops })).commit);
   }
-  tips.push((await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), { message: "small", operations: [{ op: "put", path: "small.txt", content: "hello\n" }] })).commit);
+  tips.push(
+    (
+      await createCommit(ctx, await openRepo(ctx, owner, "acme", "big"), {
+        message: "small",
+        operations: [{ op: "put", path: "small.txt", content: "hello\n" }],
+      })
+    ).commit,
+  );
 });
 afterAll(() => {
   ctx.close();
@@ -53,7 +60,9 @@ async function request(lines: string[], done = true): Promise<Buffer> {
     })(),
     write: (chunk: Uint8Array) => void written.push(chunk),
   };
-  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "big", protocol: 0, io, stateless: true, via: "http" })).toEqual({ kind: "served" });
+  expect(await serveGit(ctx, owner, { service: "git-upload-pack", org: "acme", repo: "big", protocol: 0, io, stateless: true, via: "http" })).toEqual({
+    kind: "served",
+  });
   return Buffer.from(concatBytes(written));
 }
 

@@ -42,7 +42,9 @@ async function harness(allowPrivate = true) {
   const dir = join(root, String(++n));
   t = Date.now();
   restore ??= setClock(() => t);
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" }));
+  const ctx = await openContext(
+    loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" }),
+  );
   open.push(ctx);
   const user = await createUserWithOrg(ctx, { org: "acme", email: `o${n}@acme.test`, name: "Owner", password: "a long enough password", role: "owner" });
   const actor: Principal = { kind: "session", user: ctx.db.read.select().from(users).where(eq(users.id, user.id)).get()!, sessionId: "test" };
@@ -114,7 +116,11 @@ describe("webhook delivery", () => {
     expect(list[4]!.id).not.toBe(list[0]!.id);
     expect(rx.of("/flaky").map((r) => r.body.payload.via)).toEqual(["git", "git", "git", "git", "ssh"]);
     // Every attempt is one webhook.delivery operation of the org, with the body's bytes (the day buckets hold them all).
-    const days = h.ctx.db.read.select().from(metricBuckets).where(and(eq(metricBuckets.kind, "webhook.delivery"), eq(metricBuckets.grain, 1440))).all();
+    const days = h.ctx.db.read
+      .select()
+      .from(metricBuckets)
+      .where(and(eq(metricBuckets.kind, "webhook.delivery"), eq(metricBuckets.grain, 1440)))
+      .all();
     expect(days.reduce((n, r) => n + r.count, 0)).toBe(5);
     expect(days.reduce((n, r) => n + r.bytes, 0)).toBe(5 * Buffer.byteLength(rx.of("/flaky")[0]!.raw));
   });
@@ -122,7 +128,9 @@ describe("webhook delivery", () => {
   test("a hook on a loopback address is refused again at delivery time when private receivers are not allowed", async () => {
     const h = await harness(false);
     // As if created while allowed, or a name that resolved elsewhere then: the check is on every attempt.
-    await h.ctx.db.transaction((tx) => hookStore.insertWebhook(tx, { id: "hook-private", repoId: h.repo.id, url: `${rx.url}/private`, secret: "s", createdAt: t }));
+    await h.ctx.db.transaction((tx) =>
+      hookStore.insertWebhook(tx, { id: "hook-private", repoId: h.repo.id, url: `${rx.url}/private`, secret: "s", createdAt: t }),
+    );
     await h.event("push", { via: "git" });
     expect(await deliverDue(h.ctx)).toBe(1);
     const [a] = await h.attempts("hook-private");

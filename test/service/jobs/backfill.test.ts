@@ -69,19 +69,25 @@ test("pending deliveries, mail, queued changes and old jobs keep running after t
   delivery.run("d3", "h1", "e3", 3, body(3), "pending", 0, t, null, null, t + 2);
   delivery.run("d4", "h2", "e2", 1, body(4), "pending", 2, later, null, null, t + 1);
   // Mail: one queued, one retrying (due), one sent, one given up.
-  const mail = old.query("INSERT INTO mail_outbox (id, to_address, subject, text_body, html_body, attempts, run_at, locked_until, last_error, sent_at, failed_at, created_at) VALUES (?, ?, ?, 'text', '<p>html</p>', ?, ?, NULL, ?, ?, ?, ?)");
+  const mail = old.query(
+    "INSERT INTO mail_outbox (id, to_address, subject, text_body, html_body, attempts, run_at, locked_until, last_error, sent_at, failed_at, created_at) VALUES (?, ?, ?, 'text', '<p>html</p>', ?, ?, NULL, ?, ?, ?, ?)",
+  );
   mail.run("m1", "a@example.test", "queued", 0, t, null, null, null, t);
   mail.run("m2", "b@example.test", "retrying", 2, t + 1000, "relay down", null, null, t);
   mail.run("m3", "c@example.test", "sent", 1, t, null, t, null, t);
   mail.run("m4", "d@example.test", "given up", 8, t, "relay down", null, t, t);
   // Changes: two queued on main, one on release, one open.
-  const change = old.query("INSERT INTO changes (id, repo_id, number, title, state, branch, target, head, queued_at, created_at, updated_at) VALUES (?, 'r1', ?, 'c', ?, ?, ?, ?, ?, ?, ?)");
+  const change = old.query(
+    "INSERT INTO changes (id, repo_id, number, title, state, branch, target, head, queued_at, created_at, updated_at) VALUES (?, 'r1', ?, 'c', ?, ?, ?, ?, ?, ?, ?)",
+  );
   change.run("c1", 1, "queued", "f1", "main", "a".repeat(40), t + 1, t, t);
   change.run("c2", 2, "queued", "f2", "main", "b".repeat(40), t + 5, t, t);
   change.run("c3", 3, "queued", "f3", "release", "c".repeat(40), t + 3, t, t);
   change.run("c4", 4, "open", "f4", "main", "d".repeat(40), null, t, t);
   // Old jobs: two pending GCs of one repository (the second folds away), a trigger, a fork, a mirror sync, seats, and a done one.
-  const job = old.query("INSERT INTO jobs (id, kind, payload, run_at, attempts, locked_until, last_error, done_at, created_at) VALUES (?, ?, ?, ?, 0, NULL, NULL, ?, ?)");
+  const job = old.query(
+    "INSERT INTO jobs (id, kind, payload, run_at, attempts, locked_until, last_error, done_at, created_at) VALUES (?, ?, ?, ?, 0, NULL, NULL, ?, ?)",
+  );
   job.run("j1", "repo.gc", JSON.stringify({ repoId: "r1" }), t, null, t);
   job.run("j2", "repo.gc", JSON.stringify({ repoId: "r1" }), t, null, t + 1);
   job.run("j3", "ci.trigger", JSON.stringify({ repoId: "r1", orgId: "o1", ref: "refs/heads/main", commit: "a".repeat(40), event: "push" }), t, null, t);
@@ -91,13 +97,24 @@ test("pending deliveries, mail, queued changes and old jobs keep running after t
   job.run("j7", "repo.compact", JSON.stringify({ repoId: "r1" }), t, t, t);
   old.close();
 
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir }));
+  const ctx = await openContext(
+    loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir }),
+  );
   try {
     const rows = ctx.db.read.select().from(jobs).orderBy(asc(jobs.kind), asc(jobs.id)).all();
     const byId = new Map(rows.map((r) => [r.id, r]));
     // Deliveries: the delivery's id, its hook's key and order, its attempts and due time; a dead lease kept until it ends.
     expect(byId.get("d1")).toBeUndefined();
-    expect(byId.get("d2")).toMatchObject({ kind: "webhook.deliver", payload: { deliveryId: "d2", webhookId: "h1" }, key: "webhook:h1", seq: 2, attempts: 1, runAt: t, lockedUntil: later, doneAt: null });
+    expect(byId.get("d2")).toMatchObject({
+      kind: "webhook.deliver",
+      payload: { deliveryId: "d2", webhookId: "h1" },
+      key: "webhook:h1",
+      seq: 2,
+      attempts: 1,
+      runAt: t,
+      lockedUntil: later,
+      doneAt: null,
+    });
     expect(byId.get("d3")).toMatchObject({ kind: "webhook.deliver", key: "webhook:h1", seq: 3, attempts: 0 });
     expect(byId.get("d4")).toMatchObject({ kind: "webhook.deliver", key: "webhook:h2", seq: 1, attempts: 2, runAt: later });
     for (const id of ["d2", "d3", "d4"]) expect(byId.get(id)!.key).toBe(WEBHOOK_DELIVER.key!(byId.get(id)!.payload as never));
@@ -141,7 +158,11 @@ test("pending deliveries, mail, queued changes and old jobs keep running after t
       ["d3", true, 3],
     ]);
     expect(rx.of("/h2").map((r) => [r.delivery, r.signed, r.body.payload.n])).toEqual([["d4", true, 4]]);
-    const states = ctx.db.read.select({ id: webhookDeliveries.id, state: webhookDeliveries.state, attempts: webhookDeliveries.attempts }).from(webhookDeliveries).orderBy(asc(webhookDeliveries.id)).all();
+    const states = ctx.db.read
+      .select({ id: webhookDeliveries.id, state: webhookDeliveries.state, attempts: webhookDeliveries.attempts })
+      .from(webhookDeliveries)
+      .orderBy(asc(webhookDeliveries.id))
+      .all();
     expect(states).toEqual([
       { id: "d1", state: "delivered", attempts: 1 },
       { id: "d2", state: "delivered", attempts: 2 },
@@ -152,7 +173,8 @@ test("pending deliveries, mail, queued changes and old jobs keep running after t
     expect(await ctx.work.runDue({ kinds: [CHANGE_LAND] })).toBe(2);
     // Mail: both pending messages handed over once, bodies cleared.
     expect(readdirSync(mailDir).filter((f) => f.endsWith(".eml"))).toHaveLength(2);
-    for (const id of ["m1", "m2"]) expect(ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()).toMatchObject({ textBody: "", htmlBody: "" });
+    for (const id of ["m1", "m2"])
+      expect(ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()).toMatchObject({ textBody: "", htmlBody: "" });
   } finally {
     ctx.close();
   }

@@ -214,7 +214,12 @@ test("a cluster periodic kind runs once per slot across two engines on one datab
   const ctx = await context();
   // A second node: its own engine and signals on the same database (two contexts in one process
   // would block each other in SQLite's busy wait; the slot is decided by the database alone).
-  const other = new WorkEngine(ctx.db, new LocalSignals(ctx.db), () => ctx, () => ctx.log);
+  const other = new WorkEngine(
+    ctx.db,
+    new LocalSignals(ctx.db),
+    () => ctx,
+    () => ctx.log,
+  );
   const t = { now: Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 10 };
   clockAt(t);
   const kind = jobKind<unknown>("test.periodic", { every: { ms: 3_600_000, scope: "cluster", immediate: true } });
@@ -240,7 +245,11 @@ test("a cluster periodic kind runs once per slot across two engines on one datab
     await until(() => rows().length === 2 && rows().every((r) => r.doneAt !== null), "the next slot's run");
     expect(ran).toHaveLength(2);
     const slot = Math.floor(t.now / 3_600_000);
-    expect(rows().map((r) => (r.payload as { slot: number }).slot).sort()).toEqual([slot - 1, slot]);
+    expect(
+      rows()
+        .map((r) => (r.payload as { slot: number }).slot)
+        .sort(),
+    ).toEqual([slot - 1, slot]);
   } finally {
     await other.stop();
   }

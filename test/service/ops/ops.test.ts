@@ -75,7 +75,17 @@ describe("registering metrics from another subsystem", () => {
     try {
       await h.ctx.db.transaction((tx) => h.ctx.work.enqueue(tx, REPO_GC, { repoId: "r1" }));
       await h.ctx.db.transaction((tx) => h.ctx.work.enqueue(tx, REPO_GC, { repoId: "r2" }, { delayMs: 3_600_000 }));
-      await h.ctx.db.transaction((tx) => insertMessage(tx, { id: "m1", toAddress: "a@example.com", subject: "s", textBody: "t", htmlBody: "h", runAt: Date.now() + 3_600_000, createdAt: Date.now() - 5000 }));
+      await h.ctx.db.transaction((tx) =>
+        insertMessage(tx, {
+          id: "m1",
+          toAddress: "a@example.com",
+          subject: "s",
+          textBody: "t",
+          htmlBody: "h",
+          runAt: Date.now() + 3_600_000,
+          createdAt: Date.now() - 5000,
+        }),
+      );
       const text = await (await h.get("/metrics", { authorization: `Bearer ${TOKEN}` })).text();
       expect(text).toContain("svc_mail_outbox_pending 1\n");
       expect(text).toContain("svc_mail_outbox_failed 0\n");

@@ -94,205 +94,237 @@ async function harness(extraEnv: Record<string, string> = {}) {
 }
 
 describe("confirmation link (svcv_): one day", () => {
-  test("works at 1 day − 1 s, dead (404, like an unknown link) at 1 day + 1 s; a resend brings a working one", async () => {
-    const h = await harness();
-    const t0 = t;
-    expect((await h.signup("ann@example.com", "ann")).status).toBe(202);
-    expect((await h.signup("ben@example.com", "ben")).status).toBe(202);
-    const [ann] = h.linksTo("ann@example.com", "svcv_");
-    const [ben] = h.linksTo("ben@example.com", "svcv_");
+  test(
+    "works at 1 day − 1 s, dead (404, like an unknown link) at 1 day + 1 s; a resend brings a working one",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      expect((await h.signup("ann@example.com", "ann")).status).toBe(202);
+      expect((await h.signup("ben@example.com", "ben")).status).toBe(202);
+      const [ann] = h.linksTo("ann@example.com", "svcv_");
+      const [ben] = h.linksTo("ben@example.com", "svcv_");
 
-    t = t0 + DAY - SECOND;
-    const ok = await h.post("/v1/auth/verify", { token: ann });
-    expect(ok).toMatchObject({ status: 200, body: { email: "ann@example.com", handle: "ann" } });
-    expect(ok.cookie).not.toBeNull();
+      t = t0 + DAY - SECOND;
+      const ok = await h.post("/v1/auth/verify", { token: ann });
+      expect(ok).toMatchObject({ status: 200, body: { email: "ann@example.com", handle: "ann" } });
+      expect(ok.cookie).not.toBeNull();
 
-    t = t0 + DAY + SECOND;
-    const dead = await h.post("/v1/auth/verify", { token: ben });
-    const unknown = await h.post("/v1/auth/verify", { token: "svcv_" + "a".repeat(32) });
-    expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
-    expect(dead.cookie).toBeNull();
-    // Still unconfirmed: signs in but may not create an org.
-    const signedIn = await h.post("/v1/auth/login", { email: "ben@example.com", password: PASSWORD });
-    expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(403);
+      t = t0 + DAY + SECOND;
+      const dead = await h.post("/v1/auth/verify", { token: ben });
+      const unknown = await h.post("/v1/auth/verify", { token: "svcv_" + "a".repeat(32) });
+      expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
+      expect(dead.cookie).toBeNull();
+      // Still unconfirmed: signs in but may not create an org.
+      const signedIn = await h.post("/v1/auth/login", { email: "ben@example.com", password: PASSWORD });
+      expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(403);
 
-    expect((await h.post("/v1/auth/resend-verification", { email: "ben@example.com" })).status).toBe(202);
-    const fresh = h.linksTo("ben@example.com", "svcv_");
-    expect(fresh).toHaveLength(2);
-    expect((await h.post("/v1/auth/verify", { token: fresh[1] })).status).toBe(200);
-    expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(201);
-  }, T);
+      expect((await h.post("/v1/auth/resend-verification", { email: "ben@example.com" })).status).toBe(202);
+      const fresh = h.linksTo("ben@example.com", "svcv_");
+      expect(fresh).toHaveLength(2);
+      expect((await h.post("/v1/auth/verify", { token: fresh[1] })).status).toBe(200);
+      expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(201);
+    },
+    T,
+  );
 });
 
 describe("reset link (svcrs_): one hour", () => {
-  test("works at 1 hour − 1 s; dead (404) at 1 hour + 1 s, and the password stays", async () => {
-    const h = await harness();
-    const t0 = t;
-    await h.person("rita@example.com");
-    expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
-    const [first] = h.linksTo("rita@example.com", "svcrs_");
-    t = t0 + HOUR - SECOND;
-    expect((await h.post("/v1/auth/reset-password", { token: first, new_password: "second password!" })).status).toBe(200);
+  test(
+    "works at 1 hour − 1 s; dead (404) at 1 hour + 1 s, and the password stays",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      await h.person("rita@example.com");
+      expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
+      const [first] = h.linksTo("rita@example.com", "svcrs_");
+      t = t0 + HOUR - SECOND;
+      expect((await h.post("/v1/auth/reset-password", { token: first, new_password: "second password!" })).status).toBe(200);
 
-    const t1 = t0 + 2 * HOUR;
-    t = t1;
-    expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
-    const second = h.linksTo("rita@example.com", "svcrs_")[1]!;
-    t = t1 + HOUR + SECOND;
-    const dead = await h.post("/v1/auth/reset-password", { token: second, new_password: "third password!!" });
-    const unknown = await h.post("/v1/auth/reset-password", { token: "svcrs_" + "a".repeat(32), new_password: "third password!!" });
-    expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
-    expect((await h.post("/v1/auth/login", { email: "rita@example.com", password: "third password!!" })).status).toBe(401);
-    expect((await h.post("/v1/auth/login", { email: "rita@example.com", password: "second password!" })).status).toBe(200);
-  }, T);
+      const t1 = t0 + 2 * HOUR;
+      t = t1;
+      expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
+      const second = h.linksTo("rita@example.com", "svcrs_")[1]!;
+      t = t1 + HOUR + SECOND;
+      const dead = await h.post("/v1/auth/reset-password", { token: second, new_password: "third password!!" });
+      const unknown = await h.post("/v1/auth/reset-password", { token: "svcrs_" + "a".repeat(32), new_password: "third password!!" });
+      expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
+      expect((await h.post("/v1/auth/login", { email: "rita@example.com", password: "third password!!" })).status).toBe(401);
+      expect((await h.post("/v1/auth/login", { email: "rita@example.com", password: "second password!" })).status).toBe(200);
+    },
+    T,
+  );
 });
 
 describe("invitation (svcinv_): seven days", () => {
-  test("previews and accepts at 7 days − 1 s; after 7 days preview 404 and accept 400, like an unknown link", async () => {
-    const h = await harness();
-    const t0 = t;
-    const { cookie } = await h.person("olga@example.com");
-    const gia = await h.post("/v1/orgs/acme/invites", { email: "gia@example.com", role: "member" }, cookie);
-    const hal = await h.post("/v1/orgs/acme/invites", { email: "hal@example.com", role: "viewer" }, cookie);
-    expect(gia).toMatchObject({ status: 201, body: { expires_at: t0 + 7 * DAY } });
-    expect(hal.status).toBe(201);
+  test(
+    "previews and accepts at 7 days − 1 s; after 7 days preview 404 and accept 400, like an unknown link",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      const { cookie } = await h.person("olga@example.com");
+      const gia = await h.post("/v1/orgs/acme/invites", { email: "gia@example.com", role: "member" }, cookie);
+      const hal = await h.post("/v1/orgs/acme/invites", { email: "hal@example.com", role: "viewer" }, cookie);
+      expect(gia).toMatchObject({ status: 201, body: { expires_at: t0 + 7 * DAY } });
+      expect(hal.status).toBe(201);
 
-    t = t0 + 7 * DAY - SECOND;
-    const preview = await h.post("/v1/auth/invite/preview", { invite: gia.body.invite_link });
-    expect({ status: preview.status, body: preview.body }).toEqual({
-      status: 200,
-      body: { org: "acme", role: "member", email: "gia@example.com", expires_at: t0 + 7 * DAY },
-    });
-    expect((await h.post("/v1/auth/invite/preview", { invite: hal.body.invite_link })).status).toBe(200);
-    const accepted = await h.post("/v1/auth/accept-invite", { invite: gia.body.invite_link, name: "Gia", password: PASSWORD });
-    expect(accepted.status).toBe(201);
-    expect(accepted.body.orgs).toContainEqual({ id: expect.any(String), name: "acme", role: "member" });
+      t = t0 + 7 * DAY - SECOND;
+      const preview = await h.post("/v1/auth/invite/preview", { invite: gia.body.invite_link });
+      expect({ status: preview.status, body: preview.body }).toEqual({
+        status: 200,
+        body: { org: "acme", role: "member", email: "gia@example.com", expires_at: t0 + 7 * DAY },
+      });
+      expect((await h.post("/v1/auth/invite/preview", { invite: hal.body.invite_link })).status).toBe(200);
+      const accepted = await h.post("/v1/auth/accept-invite", { invite: gia.body.invite_link, name: "Gia", password: PASSWORD });
+      expect(accepted.status).toBe(201);
+      expect(accepted.body.orgs).toContainEqual({ id: expect.any(String), name: "acme", role: "member" });
 
-    t = t0 + 7 * DAY + SECOND;
-    const unknownLink = "svcinv_" + "a".repeat(32);
-    const dead = await h.post("/v1/auth/invite/preview", { invite: hal.body.invite_link });
-    const unknown = await h.post("/v1/auth/invite/preview", { invite: unknownLink });
-    expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
-    const deadAccept = await h.post("/v1/auth/accept-invite", { invite: hal.body.invite_link, name: "Hal", password: PASSWORD });
-    const unknownAccept = await h.post("/v1/auth/accept-invite", { invite: unknownLink, name: "Hal", password: PASSWORD });
-    expect({ status: deadAccept.status, text: deadAccept.text }).toEqual({ status: 400, text: unknownAccept.text });
-    expect(deadAccept.cookie).toBeNull();
-    expect((await h.post("/v1/auth/login", { email: "hal@example.com", password: PASSWORD })).status).toBe(401);
-    const listed = await h.call("GET", "/v1/orgs/acme/invites", undefined, cookie);
-    expect(listed.body.invites.map((i: any) => [i.email, i.state])).toEqual([["hal@example.com", "expired"]]);
-  }, T);
+      t = t0 + 7 * DAY + SECOND;
+      const unknownLink = "svcinv_" + "a".repeat(32);
+      const dead = await h.post("/v1/auth/invite/preview", { invite: hal.body.invite_link });
+      const unknown = await h.post("/v1/auth/invite/preview", { invite: unknownLink });
+      expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
+      const deadAccept = await h.post("/v1/auth/accept-invite", { invite: hal.body.invite_link, name: "Hal", password: PASSWORD });
+      const unknownAccept = await h.post("/v1/auth/accept-invite", { invite: unknownLink, name: "Hal", password: PASSWORD });
+      expect({ status: deadAccept.status, text: deadAccept.text }).toEqual({ status: 400, text: unknownAccept.text });
+      expect(deadAccept.cookie).toBeNull();
+      expect((await h.post("/v1/auth/login", { email: "hal@example.com", password: PASSWORD })).status).toBe(401);
+      const listed = await h.call("GET", "/v1/orgs/acme/invites", undefined, cookie);
+      expect(listed.body.invites.map((i: any) => [i.email, i.state])).toEqual([["hal@example.com", "expired"]]);
+    },
+    T,
+  );
 });
 
 describe("address-claim link (svce_): one day", () => {
-  test("proves the address at 1 day − 1 s; dead (404) at 1 day + 1 s, and the lapsed claim frees the address", async () => {
-    const h = await harness();
-    const t0 = t;
-    const uma = await h.person("uma@example.com");
-    const vik = await h.person("vik@example.com", "vik-org");
-    const add = (cookie: string, handle: string, email: string) => h.post(`/v1/users/${handle}/emails`, { email }, cookie);
-    expect((await add(uma.cookie, uma.user.handle, "uma.a@example.com")).status).toBe(202);
-    expect((await add(uma.cookie, uma.user.handle, "uma.b@example.com")).status).toBe(202);
-    const [a] = h.linksTo("uma.a@example.com", "svce_");
-    const [b] = h.linksTo("uma.b@example.com", "svce_");
-    const verify = (token: string | undefined) => h.post(`/v1/users/${uma.user.handle}/emails/verify`, { token }, uma.cookie);
+  test(
+    "proves the address at 1 day − 1 s; dead (404) at 1 day + 1 s, and the lapsed claim frees the address",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      const uma = await h.person("uma@example.com");
+      const vik = await h.person("vik@example.com", "vik-org");
+      const add = (cookie: string, handle: string, email: string) => h.post(`/v1/users/${handle}/emails`, { email }, cookie);
+      expect((await add(uma.cookie, uma.user.handle, "uma.a@example.com")).status).toBe(202);
+      expect((await add(uma.cookie, uma.user.handle, "uma.b@example.com")).status).toBe(202);
+      const [a] = h.linksTo("uma.a@example.com", "svce_");
+      const [b] = h.linksTo("uma.b@example.com", "svce_");
+      const verify = (token: string | undefined) => h.post(`/v1/users/${uma.user.handle}/emails/verify`, { token }, uma.cookie);
 
-    t = t0 + DAY - SECOND;
-    expect(await verify(a)).toMatchObject({ status: 200, body: { address: "uma.a@example.com", verified: true } });
-    // Until then the unproved claim holds the address.
-    expect((await add(vik.cookie, vik.user.handle, "uma.b@example.com")).status).toBe(409);
+      t = t0 + DAY - SECOND;
+      expect(await verify(a)).toMatchObject({ status: 200, body: { address: "uma.a@example.com", verified: true } });
+      // Until then the unproved claim holds the address.
+      expect((await add(vik.cookie, vik.user.handle, "uma.b@example.com")).status).toBe(409);
 
-    t = t0 + DAY + SECOND;
-    const dead = await verify(b);
-    const unknown = await verify("svce_" + "a".repeat(32));
-    expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
-    expect((await add(vik.cookie, vik.user.handle, "uma.b@example.com")).status).toBe(202);
-    const umas = await h.call("GET", `/v1/users/${uma.user.handle}/emails`, undefined, uma.cookie);
-    expect(umas.body.emails.map((e: any) => [e.address, e.verified_at === null])).toEqual([
-      ["uma@example.com", false],
-      ["uma.a@example.com", false],
-    ]);
-  }, T);
+      t = t0 + DAY + SECOND;
+      const dead = await verify(b);
+      const unknown = await verify("svce_" + "a".repeat(32));
+      expect({ status: dead.status, text: dead.text }).toEqual({ status: 404, text: unknown.text });
+      expect((await add(vik.cookie, vik.user.handle, "uma.b@example.com")).status).toBe(202);
+      const umas = await h.call("GET", `/v1/users/${uma.user.handle}/emails`, undefined, uma.cookie);
+      expect(umas.body.emails.map((e: any) => [e.address, e.verified_at === null])).toEqual([
+        ["uma@example.com", false],
+        ["uma.a@example.com", false],
+      ]);
+    },
+    T,
+  );
 });
 
 describe("signup rate limits (per address 3 an hour, global configurable)", () => {
-  test("per address: a 4th signup within the hour is refused silently; after the hour it goes through", async () => {
-    const h = await harness();
-    const t0 = t;
-    // An unproved claim by someone else holds squat@ for one day; signups meanwhile send nothing.
-    const holder = await h.person("holder@example.com");
-    expect((await h.post(`/v1/users/${holder.user.handle}/emails`, { email: "squat@example.com" }, holder.cookie)).status).toBe(202);
-    const reference = await h.signup("someone@example.com", "someone");
-    expect(reference.status).toBe(202);
+  test(
+    "per address: a 4th signup within the hour is refused silently; after the hour it goes through",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      // An unproved claim by someone else holds squat@ for one day; signups meanwhile send nothing.
+      const holder = await h.person("holder@example.com");
+      expect((await h.post(`/v1/users/${holder.user.handle}/emails`, { email: "squat@example.com" }, holder.cookie)).status).toBe(202);
+      const reference = await h.signup("someone@example.com", "someone");
+      expect(reference.status).toBe(202);
 
-    const t1 = t0 + DAY - 30 * MINUTE;
-    t = t1;
-    for (const handle of ["s1", "s2", "s3"]) expect((await h.signup("squat@example.com", handle)).text).toBe(reference.text);
-    expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
+      const t1 = t0 + DAY - 30 * MINUTE;
+      t = t1;
+      for (const handle of ["s1", "s2", "s3"]) expect((await h.signup("squat@example.com", handle)).text).toBe(reference.text);
+      expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
 
-    // The claim has lapsed, so only the limit stands in the way: the same 202, no mail, no account.
-    t = t0 + DAY + MINUTE;
-    const limited = await h.signup("squat@example.com", "s4");
-    expect({ status: limited.status, text: limited.text }).toEqual({ status: 202, text: reference.text });
-    expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
-    expect((await h.post("/v1/auth/login", { email: "squat@example.com", password: PASSWORD })).status).toBe(401);
+      // The claim has lapsed, so only the limit stands in the way: the same 202, no mail, no account.
+      t = t0 + DAY + MINUTE;
+      const limited = await h.signup("squat@example.com", "s4");
+      expect({ status: limited.status, text: limited.text }).toEqual({ status: 202, text: reference.text });
+      expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
+      expect((await h.post("/v1/auth/login", { email: "squat@example.com", password: PASSWORD })).status).toBe(401);
 
-    // An hour after the three attempts the address may sign up again.
-    t = t1 + HOUR + SECOND;
-    const allowed = await h.signup("squat@example.com", "s4");
-    expect({ status: allowed.status, text: allowed.text }).toEqual({ status: 202, text: reference.text });
-    const links = h.linksTo("squat@example.com", "svcv_");
-    expect(links).toHaveLength(1);
-    expect(await h.post("/v1/auth/verify", { token: links[0] })).toMatchObject({ status: 200, body: { handle: "s4" } });
-  }, T);
+      // An hour after the three attempts the address may sign up again.
+      t = t1 + HOUR + SECOND;
+      const allowed = await h.signup("squat@example.com", "s4");
+      expect({ status: allowed.status, text: allowed.text }).toEqual({ status: 202, text: reference.text });
+      const links = h.linksTo("squat@example.com", "svcv_");
+      expect(links).toHaveLength(1);
+      expect(await h.post("/v1/auth/verify", { token: links[0] })).toMatchObject({ status: 200, body: { handle: "s4" } });
+    },
+    T,
+  );
 
-  test("global: once the configured count is reached, new addresses get the same 202 and nothing else until the hour passes", async () => {
-    const h = await harness({ SVC_SIGNUP_LIMIT_GLOBAL: "2" });
-    const t0 = t;
-    const first = await h.signup("g1@example.com", "g1");
-    const second = await h.signup("g2@example.com", "g2");
-    t = t0 + MINUTE;
-    const third = await h.signup("g3@example.com", "g3");
-    expect([second.text, third.text]).toEqual([first.text, first.text]);
-    expect([first.status, second.status, third.status]).toEqual([202, 202, 202]);
-    expect([h.queued("g1@example.com"), h.queued("g2@example.com"), h.queued("g3@example.com")]).toEqual([1, 1, 0]);
-    expect((await h.post("/v1/auth/login", { email: "g3@example.com", password: PASSWORD })).status).toBe(401);
+  test(
+    "global: once the configured count is reached, new addresses get the same 202 and nothing else until the hour passes",
+    async () => {
+      const h = await harness({ SVC_SIGNUP_LIMIT_GLOBAL: "2" });
+      const t0 = t;
+      const first = await h.signup("g1@example.com", "g1");
+      const second = await h.signup("g2@example.com", "g2");
+      t = t0 + MINUTE;
+      const third = await h.signup("g3@example.com", "g3");
+      expect([second.text, third.text]).toEqual([first.text, first.text]);
+      expect([first.status, second.status, third.status]).toEqual([202, 202, 202]);
+      expect([h.queued("g1@example.com"), h.queued("g2@example.com"), h.queued("g3@example.com")]).toEqual([1, 1, 0]);
+      expect((await h.post("/v1/auth/login", { email: "g3@example.com", password: PASSWORD })).status).toBe(401);
 
-    t = t0 + HOUR + SECOND;
-    expect((await h.signup("g3@example.com", "g3")).text).toBe(first.text);
-    expect(h.linksTo("g3@example.com", "svcv_")).toHaveLength(1);
-  }, T);
+      t = t0 + HOUR + SECOND;
+      expect((await h.signup("g3@example.com", "g3")).text).toBe(first.text);
+      expect(h.linksTo("g3@example.com", "svcv_")).toHaveLength(1);
+    },
+    T,
+  );
 
-  test("resend-verification: the 4th within the hour mails nothing and leaves the last link alive", async () => {
-    const h = await harness();
-    const t0 = t;
-    expect((await h.signup("rae@example.com", "rae")).status).toBe(202);
-    t = t0 + MINUTE;
-    const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await h.post("/v1/auth/resend-verification", { email: "rae@example.com" }));
-    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
-    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-    const links = h.linksTo("rae@example.com", "svcv_");
-    expect(links).toHaveLength(4);
-    // Each resend spent the one before it; the refused one spent nothing.
-    expect((await h.post("/v1/auth/verify", { token: links[2] })).status).toBe(404);
-    expect((await h.post("/v1/auth/verify", { token: links[3] })).status).toBe(200);
-  }, T);
+  test(
+    "resend-verification: the 4th within the hour mails nothing and leaves the last link alive",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      expect((await h.signup("rae@example.com", "rae")).status).toBe(202);
+      t = t0 + MINUTE;
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await h.post("/v1/auth/resend-verification", { email: "rae@example.com" }));
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      const links = h.linksTo("rae@example.com", "svcv_");
+      expect(links).toHaveLength(4);
+      // Each resend spent the one before it; the refused one spent nothing.
+      expect((await h.post("/v1/auth/verify", { token: links[2] })).status).toBe(404);
+      expect((await h.post("/v1/auth/verify", { token: links[3] })).status).toBe(200);
+    },
+    T,
+  );
 
-  test("forgot-password: the 4th within the hour mails nothing; after the hour it mails again", async () => {
-    const h = await harness();
-    const t0 = t;
-    await h.person("flo@example.com");
-    const ask = () => h.post("/v1/auth/forgot-password", { email: "flo@example.com" });
-    const answers = [await ask(), await ask(), await ask()];
-    t = t0 + 10 * MINUTE;
-    answers.push(await ask());
-    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
-    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-    expect(h.linksTo("flo@example.com", "svcrs_")).toHaveLength(3);
-    t = t0 + HOUR + SECOND;
-    expect((await ask()).status).toBe(202);
-    const links = h.linksTo("flo@example.com", "svcrs_");
-    expect(links).toHaveLength(4);
-    expect((await h.post("/v1/auth/reset-password", { token: links[3], new_password: "flo's new password" })).status).toBe(200);
-  }, T);
+  test(
+    "forgot-password: the 4th within the hour mails nothing; after the hour it mails again",
+    async () => {
+      const h = await harness();
+      const t0 = t;
+      await h.person("flo@example.com");
+      const ask = () => h.post("/v1/auth/forgot-password", { email: "flo@example.com" });
+      const answers = [await ask(), await ask(), await ask()];
+      t = t0 + 10 * MINUTE;
+      answers.push(await ask());
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      expect(h.linksTo("flo@example.com", "svcrs_")).toHaveLength(3);
+      t = t0 + HOUR + SECOND;
+      expect((await ask()).status).toBe(202);
+      const links = h.linksTo("flo@example.com", "svcrs_");
+      expect(links).toHaveLength(4);
+      expect((await h.post("/v1/auth/reset-password", { token: links[3], new_password: "flo's new password" })).status).toBe(200);
+    },
+    T,
+  );
 });

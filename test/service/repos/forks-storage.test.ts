@@ -34,7 +34,11 @@ const files = (repoId: string) => {
   const d = join(root, "data", "objects", "repos", repoId, "packs");
   return existsSync(d) ? readdirSync(d).sort() : [];
 };
-const commit = async (repo: string, i: number) => createCommit(ctx, await openRepo(ctx, owner, "acme", repo), { message: `c${i}`, operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n`.repeat(50) }] });
+const commit = async (repo: string, i: number) =>
+  createCommit(ctx, await openRepo(ctx, owner, "acme", repo), {
+    message: `c${i}`,
+    operations: [{ op: "put", path: `f${i}.txt`, content: `${i}\n`.repeat(50) }],
+  });
 /** Moves the clock past the sweep's grace period. */
 const later = () => (offset += GRACE_MS + 60_000);
 
@@ -52,7 +56,11 @@ afterAll(() => {
 
 /** Runs the queued purge jobs as the worker would (each is idempotent), then marks them done. */
 async function runPurges(): Promise<void> {
-  const queued = ctx.db.read.select().from(jobs).where(and(eq(jobs.kind, "repo.purge"), isNull(jobs.doneAt))).all();
+  const queued = ctx.db.read
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.kind, "repo.purge"), isNull(jobs.doneAt)))
+    .all();
   for (const j of queued) await purgeRepoStorage(ctx, j.payload as { repoId: string; shared?: string[] });
   await ctx.db.transaction(async (tx) => void tx.update(jobs).set({ doneAt: Date.now() }).where(eq(jobs.kind, "repo.purge")).run());
 }
@@ -103,7 +111,12 @@ test("the fork's GC repacks only its own objects; shared packs stay, and files g
   // Two commits, their trees and blobs: only what no shared pack holds.
   expect(gc.objects).toBe(6);
   const live = await livePacks(ctx.db.read, forkId);
-  expect(live.filter((p) => p.storageRepoId !== forkId).map((p) => p.name).sort()).toEqual(shared.map((p) => p.name).sort());
+  expect(
+    live
+      .filter((p) => p.storageRepoId !== forkId)
+      .map((p) => p.name)
+      .sort(),
+  ).toEqual(shared.map((p) => p.name).sort());
   expect(live.filter((p) => p.storageRepoId === forkId).length).toBe(1);
   expect((await checkRepo(ctx, { id: forkId, name: "acme/base-fork" })).problems).toEqual([]);
   // Again: nothing to do.

@@ -46,8 +46,10 @@ afterAll(() => {
 async function repoWithHistory() {
   const name = `r${++counter}`;
   await createRepo(ctx, owner, "acme", { name });
-  const c1 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] })).commit;
-  const c2 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "two", operations: [{ op: "put", path: "a.txt", content: "2\n" }] })).commit;
+  const c1 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "one", operations: [{ op: "put", path: "a.txt", content: "1\n" }] }))
+    .commit;
+  const c2 = (await createCommit(ctx, await openRepo(ctx, owner, "acme", name), { message: "two", operations: [{ op: "put", path: "a.txt", content: "2\n" }] }))
+    .commit;
   const org = (await findOrg(ctx, "acme"))!;
   const repo = (await findRepo(ctx, org.id, name))!;
   return { name, org, repo, c1, c2 };
@@ -104,7 +106,12 @@ describe("protections are read inside the publish transaction", () => {
     const { org, repo, c2 } = await repoWithHistory();
     const policy = refPolicy(repo, "ref-api");
     await putProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main", {});
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, { atomic: true, event: null, actorUserId: null, policy });
+    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, {
+      atomic: true,
+      event: null,
+      actorUserId: null,
+      policy,
+    });
     expect(results.get("refs/heads/main")).toEqual({ kind: "policy", message: "protected branch main: deletion is not allowed" });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBe(c2);
   });
@@ -114,7 +121,12 @@ describe("protections are read inside the publish transaction", () => {
     await putProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main", {});
     const policy = refPolicy(repo, "ref-api");
     await deleteProtection(ctx, await openRepo(ctx, owner, "acme", repo.name), "main");
-    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, { atomic: true, event: null, actorUserId: null, policy });
+    const results = await publish(ctx, org, repo, [{ ref: "refs/heads/main", oldOid: c2, newOid: ZERO_OID }], null, {
+      atomic: true,
+      event: null,
+      actorUserId: null,
+      policy,
+    });
     expect(results.get("refs/heads/main")).toEqual({ kind: "applied" });
     expect(await readRef(ctx.db.read, repo.id, "refs/heads/main")).toBeNull();
   });

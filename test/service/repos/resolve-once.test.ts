@@ -59,10 +59,20 @@ beforeAll(async () => {
   ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: BASE, SVC_LOG: "error" }));
   app = buildApp(ctx);
   await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await app.handle(new Request(`${BASE}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }) }));
+  const login = await app.handle(
+    new Request(`${BASE}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
+    }),
+  );
   owner = login.headers.get("set-cookie")!.split(";")[0]!;
   expect((await call("POST", "/v1/orgs/acme/repos", owner, { name: "app" })).status).toBe(201);
-  const put = await call("POST", "/v1/orgs/acme/repos/app/commits", owner, { branch: "main", message: "first", operations: [{ op: "put", path: "src/app.ts", content: "export const x = 1;\n" }] });
+  const put = await call("POST", "/v1/orgs/acme/repos/app/commits", owner, {
+    branch: "main",
+    message: "first",
+    operations: [{ op: "put", path: "src/app.ts", content: "export const x = 1;\n" }],
+  });
   expect(put.status).toBe(201);
 });
 
@@ -75,6 +85,10 @@ describe("a file page resolves once", () => {
   test("GET /:org/:repo/blob/main/src/app.ts: 1 resolution, read + the viewer's admin and write, 1 ref list", async () => {
     const c = await counted(() => call("GET", "/acme/app/blob/main/src/app.ts", owner));
     expect(c.status).toBe(200);
-    expect({ resolutions: c.resolutions, decides: c.decides.sort(), refLists: c.refLists }).toEqual({ resolutions: 1, decides: ["repo:admin", "repo:read", "repo:write"], refLists: 1 });
+    expect({ resolutions: c.resolutions, decides: c.decides.sort(), refLists: c.refLists }).toEqual({
+      resolutions: 1,
+      decides: ["repo:admin", "repo:read", "repo:write"],
+      refLists: 1,
+    });
   });
 });

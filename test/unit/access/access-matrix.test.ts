@@ -7,7 +7,10 @@ import { decide, type Action, type Facts } from "../../../src/services/access/ac
 
 const ORG = { id: "org-acme", name: "acme" };
 type Caller = Facts["caller"];
-const person = (scopes: readonly string[] | "all", o: Partial<{ confirmed: boolean; org: string | null; repo: string | null; userId: string }> = {}): Caller => ({
+const person = (
+  scopes: readonly string[] | "all",
+  o: Partial<{ confirmed: boolean; org: string | null; repo: string | null; userId: string }> = {},
+): Caller => ({
   kind: "person",
   userId: o.userId ?? "u-me",
   confirmed: o.confirmed ?? true,
@@ -15,7 +18,12 @@ const person = (scopes: readonly string[] | "all", o: Partial<{ confirmed: boole
   tokenOrgId: o.org === undefined ? (scopes === "all" ? null : ORG.id) : o.org,
   tokenRepoId: o.repo ?? null,
 });
-const svc = (scopes: string[], o: Partial<{ org: string; repo: string | null }> = {}): Caller => ({ kind: "service", scopes, tokenOrgId: o.org ?? ORG.id, tokenRepoId: o.repo ?? null });
+const svc = (scopes: string[], o: Partial<{ org: string; repo: string | null }> = {}): Caller => ({
+  kind: "service",
+  scopes,
+  tokenOrgId: o.org ?? ORG.id,
+  tokenRepoId: o.repo ?? null,
+});
 const CALLERS: Record<string, Caller> = {
   anonymous: { kind: "anonymous" },
   session: person("all"),
@@ -37,7 +45,16 @@ const CALLERS: Record<string, Caller> = {
   "runner registration token": { kind: "runner-registration" },
   "runner machine": { kind: "runner", runnerId: "m-1" },
 };
-const repo = (o: Partial<NonNullable<Facts["repo"]>> = {}): NonNullable<Facts["repo"]> => ({ id: "repo-w", fullName: "acme/widgets", public: false, writeBlocked: null, kind: "native", userGrant: null, teamGrants: [], ...o });
+const repo = (o: Partial<NonNullable<Facts["repo"]>> = {}): NonNullable<Facts["repo"]> => ({
+  id: "repo-w",
+  fullName: "acme/widgets",
+  public: false,
+  writeBlocked: null,
+  kind: "native",
+  userGrant: null,
+  teamGrants: [],
+  ...o,
+});
 const ACTIONS: [string, Action, Partial<Facts>][] = [
   ["repo:read private", "repo:read", { repo: repo() }],
   ["repo:read public", "repo:read", { repo: repo({ public: true }) }],
@@ -89,21 +106,29 @@ const ACTIONS: [string, Action, Partial<Facts>][] = [
   ["runner:job its own job", { kind: "runner:job", jobTokenId: "tok-job" }, {}],
   ["runner:job another job", { kind: "runner:job", jobTokenId: "tok-other" }, {}],
   // Billing quotas describe the org, not the caller: asked after the role decision of the same request.
-  ["quota private-repo, plan refuses", { kind: "quota", what: "private-repo" }, { quota: { privateRepo: "quota: private repositories need a subscription", people: null } }],
+  [
+    "quota private-repo, plan refuses",
+    { kind: "quota", what: "private-repo" },
+    { quota: { privateRepo: "quota: private repositories need a subscription", people: null } },
+  ],
   ["quota private-repo, plan allows", { kind: "quota", what: "private-repo" }, { quota: { privateRepo: null, people: "quota: free seats used" } }],
   ["quota people, plan refuses", { kind: "quota", what: "people" }, { quota: { privateRepo: null, people: "quota: free seats used" } }],
   // A change's author keeps control of it while they can read the repository; others need write.
   ["change:edit private, author", { kind: "change:edit", author: true }, { repo: repo() }],
   ["change:edit public, author", { kind: "change:edit", author: true }, { repo: repo({ public: true }) }],
   ["change:edit public, not author", { kind: "change:edit", author: false }, { repo: repo({ public: true }) }],
-  ["change:edit public write-blocked, author", { kind: "change:edit", author: true }, { repo: repo({ public: true, writeBlocked: "quota: subscribe to write" }) }],
+  [
+    "change:edit public write-blocked, author",
+    { kind: "change:edit", author: true },
+    { repo: repo({ public: true, writeBlocked: "quota: subscribe to write" }) },
+  ],
 ];
 const ROLES = [null, "viewer", "member", "admin", "owner"] as const;
 
 const EXPECTED: Record<string, Record<string, string>> = {
   "repo:read private": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -123,8 +148,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:read public": {
-    "anonymous": "AAAAA",
-    "session": "AAAAA",
+    anonymous: "AAAAA",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "AAAAA",
     "personal repo:write": "AAAAA",
@@ -144,8 +169,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:read missing": {
-    "anonymous": "11111",
-    "session": "44444",
+    anonymous: "11111",
+    session: "44444",
     "session unconfirmed": "44444",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -165,8 +190,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write private": {
-    "anonymous": "11111",
-    "session": "43AAA",
+    anonymous: "11111",
+    session: "43AAA",
     "session unconfirmed": "43AAA",
     "personal repo:read": "43333",
     "personal repo:write": "43AAA",
@@ -186,8 +211,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write public": {
-    "anonymous": "11111",
-    "session": "33AAA",
+    anonymous: "11111",
+    session: "33AAA",
     "session unconfirmed": "33AAA",
     "personal repo:read": "33333",
     "personal repo:write": "33AAA",
@@ -207,8 +232,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write write-blocked": {
-    "anonymous": "11111",
-    "session": "43222",
+    anonymous: "11111",
+    session: "43222",
     "session unconfirmed": "43222",
     "personal repo:read": "43333",
     "personal repo:write": "43222",
@@ -228,8 +253,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:admin private": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "433AA",
@@ -249,8 +274,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:fork private": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -270,8 +295,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:fork public": {
-    "anonymous": "11111",
-    "session": "AAAAA",
+    anonymous: "11111",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "AAAAA",
     "personal repo:write": "AAAAA",
@@ -291,8 +316,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:fork missing": {
-    "anonymous": "11111",
-    "session": "44444",
+    anonymous: "11111",
+    session: "44444",
     "session unconfirmed": "44444",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -312,8 +337,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:read private mirror": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -333,8 +358,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write private mirror": {
-    "anonymous": "11111",
-    "session": "43333",
+    anonymous: "11111",
+    session: "43333",
     "session unconfirmed": "43333",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -354,8 +379,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write public mirror": {
-    "anonymous": "11111",
-    "session": "33333",
+    anonymous: "11111",
+    session: "33333",
     "session unconfirmed": "33333",
     "personal repo:read": "33333",
     "personal repo:write": "33333",
@@ -375,8 +400,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:write write-blocked mirror": {
-    "anonymous": "11111",
-    "session": "43333",
+    anonymous: "11111",
+    session: "43333",
     "session unconfirmed": "43333",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -396,8 +421,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:admin private mirror": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "433AA",
@@ -417,8 +442,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:sync private mirror": {
-    "anonymous": "11111",
-    "session": "43AAA",
+    anonymous: "11111",
+    session: "43AAA",
     "session unconfirmed": "43AAA",
     "personal repo:read": "43333",
     "personal repo:write": "43AAA",
@@ -438,8 +463,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:sync public mirror": {
-    "anonymous": "11111",
-    "session": "33AAA",
+    anonymous: "11111",
+    session: "33AAA",
     "session unconfirmed": "33AAA",
     "personal repo:read": "33333",
     "personal repo:write": "33AAA",
@@ -459,8 +484,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:sync write-blocked mirror": {
-    "anonymous": "11111",
-    "session": "43222",
+    anonymous: "11111",
+    session: "43222",
     "session unconfirmed": "43222",
     "personal repo:read": "43333",
     "personal repo:write": "43222",
@@ -480,8 +505,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "repo:sync missing": {
-    "anonymous": "11111",
-    "session": "44444",
+    anonymous: "11111",
+    session: "44444",
     "session unconfirmed": "44444",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -501,8 +526,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "org:member": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -522,8 +547,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "org:read": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -543,8 +568,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "org:admin": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -564,8 +589,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "org:admin-masked": {
-    "anonymous": "11111",
-    "session": "444AA",
+    anonymous: "11111",
+    session: "444AA",
     "session unconfirmed": "444AA",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -585,8 +610,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "org:create-repo": {
-    "anonymous": "11111",
-    "session": "43AAA",
+    anonymous: "11111",
+    session: "43AAA",
     "session unconfirmed": "43333",
     "personal repo:read": "43333",
     "personal repo:write": "43AAA",
@@ -606,8 +631,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "member:set-role member to admin": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -627,8 +652,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "member:set-role member to owner": {
-    "anonymous": "11111",
-    "session": "4333A",
+    anonymous: "11111",
+    session: "4333A",
     "session unconfirmed": "4333A",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -648,8 +673,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "member:remove a member": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -669,8 +694,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "member:remove an owner": {
-    "anonymous": "11111",
-    "session": "4333A",
+    anonymous: "11111",
+    session: "4333A",
     "session unconfirmed": "4333A",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -690,8 +715,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "member:remove self": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -711,8 +736,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "invite:create member": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -732,8 +757,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "invite:create owner": {
-    "anonymous": "11111",
-    "session": "4333A",
+    anonymous: "11111",
+    session: "4333A",
     "session unconfirmed": "4333A",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -753,8 +778,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "token:mint personal repo:read": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -774,8 +799,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "token:mint personal repo:write": {
-    "anonymous": "11111",
-    "session": "43AAA",
+    anonymous: "11111",
+    session: "43AAA",
     "session unconfirmed": "43AAA",
     "personal repo:read": "43333",
     "personal repo:write": "43AAA",
@@ -795,8 +820,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "token:mint personal org:admin": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -816,8 +841,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "token:mint service repo:read": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -837,8 +862,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "credential:list": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -858,8 +883,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "credential:revoke own": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "4AAAA",
     "personal repo:write": "4AAAA",
@@ -879,8 +904,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "credential:revoke someone else's": {
-    "anonymous": "11111",
-    "session": "444AA",
+    anonymous: "11111",
+    session: "444AA",
     "session unconfirmed": "444AA",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -900,8 +925,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "key:create personal": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -921,8 +946,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "key:create deploy": {
-    "anonymous": "11111",
-    "session": "433AA",
+    anonymous: "11111",
+    session: "433AA",
     "session unconfirmed": "433AA",
     "personal repo:read": "43333",
     "personal repo:write": "43333",
@@ -942,8 +967,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "account:create-org": {
-    "anonymous": "11111",
-    "session": "AAAAA",
+    anonymous: "11111",
+    session: "AAAAA",
     "session unconfirmed": "33333",
     "personal repo:read": "33333",
     "personal repo:write": "33333",
@@ -963,8 +988,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "account:self own": {
-    "anonymous": "11111",
-    "session": "AAAAA",
+    anonymous: "11111",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "AAAAA",
     "personal repo:write": "AAAAA",
@@ -984,8 +1009,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "account:self someone else's": {
-    "anonymous": "11111",
-    "session": "33333",
+    anonymous: "11111",
+    session: "33333",
     "session unconfirmed": "33333",
     "personal repo:read": "33333",
     "personal repo:write": "33333",
@@ -1005,8 +1030,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "account:person (follow, watch)": {
-    "anonymous": "11111",
-    "session": "AAAAA",
+    anonymous: "11111",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "AAAAA",
     "personal repo:write": "AAAAA",
@@ -1026,8 +1051,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "runner:register": {
-    "anonymous": "11111",
-    "session": "11111",
+    anonymous: "11111",
+    session: "11111",
     "session unconfirmed": "11111",
     "personal repo:read": "11111",
     "personal repo:write": "11111",
@@ -1047,8 +1072,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "runner:claim": {
-    "anonymous": "11111",
-    "session": "11111",
+    anonymous: "11111",
+    session: "11111",
     "session unconfirmed": "11111",
     "personal repo:read": "11111",
     "personal repo:write": "11111",
@@ -1068,8 +1093,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "AAAAA",
   },
   "runner:job its own job": {
-    "anonymous": "11111",
-    "session": "44444",
+    anonymous: "11111",
+    session: "44444",
     "session unconfirmed": "44444",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -1089,8 +1114,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "runner:job another job": {
-    "anonymous": "11111",
-    "session": "44444",
+    anonymous: "11111",
+    session: "44444",
     "session unconfirmed": "44444",
     "personal repo:read": "44444",
     "personal repo:write": "44444",
@@ -1110,8 +1135,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "quota private-repo, plan refuses": {
-    "anonymous": "22222",
-    "session": "22222",
+    anonymous: "22222",
+    session: "22222",
     "session unconfirmed": "22222",
     "personal repo:read": "22222",
     "personal repo:write": "22222",
@@ -1131,8 +1156,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "quota private-repo, plan allows": {
-    "anonymous": "AAAAA",
-    "session": "AAAAA",
+    anonymous: "AAAAA",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "AAAAA",
     "personal repo:write": "AAAAA",
@@ -1152,8 +1177,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "quota people, plan refuses": {
-    "anonymous": "22222",
-    "session": "22222",
+    anonymous: "22222",
+    session: "22222",
     "session unconfirmed": "22222",
     "personal repo:read": "22222",
     "personal repo:write": "22222",
@@ -1173,8 +1198,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "change:edit private, author": {
-    "anonymous": "11111",
-    "session": "4AAAA",
+    anonymous: "11111",
+    session: "4AAAA",
     "session unconfirmed": "4AAAA",
     "personal repo:read": "43333",
     "personal repo:write": "4AAAA",
@@ -1194,8 +1219,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "change:edit public, author": {
-    "anonymous": "11111",
-    "session": "AAAAA",
+    anonymous: "11111",
+    session: "AAAAA",
     "session unconfirmed": "AAAAA",
     "personal repo:read": "33333",
     "personal repo:write": "AAAAA",
@@ -1215,8 +1240,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "change:edit public, not author": {
-    "anonymous": "11111",
-    "session": "33AAA",
+    anonymous: "11111",
+    session: "33AAA",
     "session unconfirmed": "33AAA",
     "personal repo:read": "33333",
     "personal repo:write": "33AAA",
@@ -1236,8 +1261,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "runner machine": "11111",
   },
   "change:edit public write-blocked, author": {
-    "anonymous": "11111",
-    "session": "22222",
+    anonymous: "11111",
+    session: "22222",
     "session unconfirmed": "22222",
     "personal repo:read": "33333",
     "personal repo:write": "22222",
@@ -1274,7 +1299,9 @@ describe("the authority matrix (action × role × credential)", () => {
     test(name, () => {
       const got: Record<string, string> = {};
       for (const [who, caller] of Object.entries(CALLERS)) {
-        got[who] = ROLES.map((role) => cell(decide({ caller, org: ORG, orgRole: role, grants: { userGrants: new Map(), teamGrants: new Map() }, ...extra }, action))).join("");
+        got[who] = ROLES.map((role) =>
+          cell(decide({ caller, org: ORG, orgRole: role, grants: { userGrants: new Map(), teamGrants: new Map() }, ...extra }, action)),
+        ).join("");
       }
       expect(got).toEqual(EXPECTED[name]!);
     });

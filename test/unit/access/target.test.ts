@@ -44,7 +44,8 @@ describe("every repository action refuses an unseen repository like repo:read", 
           if (read.allow) continue;
           for (const action of ACTIONS) {
             const d = decide(facts, action);
-            if (JSON.stringify(d) !== JSON.stringify(read)) differ.push(JSON.stringify({ caller: caller.kind, orgRole, repo: repo?.public ?? null, action, read, d }));
+            if (JSON.stringify(d) !== JSON.stringify(read))
+              differ.push(JSON.stringify({ caller: caller.kind, orgRole, repo: repo?.public ?? null, action, read, d }));
           }
         }
       }

@@ -31,14 +31,18 @@ describe("expansion budget (row 2)", () => {
 
   test("the workflow env is charged once per job that copies it", () => {
     const cells = Array.from({ length: 100 }, (_, i) => i).join(", ");
-    const r = parse(`on: push\nenv: { BIG: "${"e".repeat(20_000)}" }\njobs:\n  t:\n    runs-on: self-hosted\n    strategy: { matrix: { n: [${cells}] } }\n    steps: [ { run: x } ]\n`);
+    const r = parse(
+      `on: push\nenv: { BIG: "${"e".repeat(20_000)}" }\njobs:\n  t:\n    runs-on: self-hosted\n    strategy: { matrix: { n: [${cells}] } }\n    steps: [ { run: x } ]\n`,
+    );
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(/more than 1 MiB/);
   });
 
   test("a big but honest workflow passes: 256 cells of a few steps", () => {
     const a = Array.from({ length: 16 }, (_, i) => i).join(", ");
-    const r = parse(`on: push\njobs:\n  t:\n    runs-on: [self-hosted]\n    strategy: { matrix: { a: [${a}], b: [${a}] } }\n    steps:\n      - name: build \${{ matrix.a }}\n        run: make A=\${{ matrix.a }} B=\${{ matrix.b }}\n      - run: make test\n`);
+    const r = parse(
+      `on: push\njobs:\n  t:\n    runs-on: [self-hosted]\n    strategy: { matrix: { a: [${a}], b: [${a}] } }\n    steps:\n      - name: build \${{ matrix.a }}\n        run: make A=\${{ matrix.a }} B=\${{ matrix.b }}\n      - run: make test\n`,
+    );
     expect(r.ok && r.jobs.length).toBe(256);
   });
 
@@ -59,8 +63,14 @@ describe("expansion budget (row 2)", () => {
 
 describe("nesting scan before parsing (row 8)", () => {
   test("20,000 nested brackets, compact sequences and deep indentation are refused with their position", () => {
-    expect(parse(`on: push\njobs: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`)).toEqual({ ok: false, error: `${P}:2:70: the file nests deeper than 64 levels` });
-    expect(parse(`on: push\njobs:\n${"- ".repeat(5_000)}x\n`)).toEqual({ ok: false, error: expect.stringMatching(/^\.svc\/workflows\/ci\.yml:3:\d+: the file nests deeper than 64 levels$/) });
+    expect(parse(`on: push\njobs: ${"[".repeat(20_000)}${"]".repeat(20_000)}\n`)).toEqual({
+      ok: false,
+      error: `${P}:2:70: the file nests deeper than 64 levels`,
+    });
+    expect(parse(`on: push\njobs:\n${"- ".repeat(5_000)}x\n`)).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^\.svc\/workflows\/ci\.yml:3:\d+: the file nests deeper than 64 levels$/),
+    });
     const stairs = Array.from({ length: 100 }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n");
     expect(parse(`on: push\njobs:\n${stairs}\n`)).toEqual({ ok: false, error: expect.stringMatching(/nests deeper than 64 levels/) });
   }, 5_000);

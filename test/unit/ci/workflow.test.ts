@@ -46,8 +46,22 @@ jobs:
     expect(w.name).toBe("CI");
     expect(w.on).toEqual({ push: { branches: ["main", "release/**"], ignore: ["release/old"] }, change: { branches: null, ignore: null } });
     expect(w.jobs).toEqual([
-      { key: "build it", runsOn: ["ubuntu-latest"], hosted: true, spec: { env: { A: "1", B: "three" }, timeoutS: 1800, steps: [{ name: "compile", run: "make", env: { C: ctx.sha } }] } },
-      { key: "test", runsOn: ["self-hosted", "linux"], hosted: false, spec: { env: { A: "1", B: "2" }, timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60, steps: [{ name: "echo one", run: "echo one\necho two\n", env: {} }] } },
+      {
+        key: "build it",
+        runsOn: ["ubuntu-latest"],
+        hosted: true,
+        spec: { env: { A: "1", B: "three" }, timeoutS: 1800, steps: [{ name: "compile", run: "make", env: { C: ctx.sha } }] },
+      },
+      {
+        key: "test",
+        runsOn: ["self-hosted", "linux"],
+        hosted: false,
+        spec: {
+          env: { A: "1", B: "2" },
+          timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60,
+          steps: [{ name: "echo one", run: "echo one\necho two\n", env: {} }],
+        },
+      },
     ]);
   });
 
@@ -70,10 +84,17 @@ jobs:
     steps:
       - run: echo node \${{ matrix.node }}
 `);
-    expect(w.jobs.map((j) => j.key)).toEqual(["test (node=18, os=linux)", "test (node=20, os=linux)", "test (node=20, os=mac)", "test (node=22, os=linux, extra=yes)"]);
+    expect(w.jobs.map((j) => j.key)).toEqual([
+      "test (node=18, os=linux)",
+      "test (node=20, os=linux)",
+      "test (node=20, os=mac)",
+      "test (node=22, os=linux, extra=yes)",
+    ]);
     expect(w.jobs[2]!.runsOn).toEqual(["self-hosted", "mac"]);
     expect(w.jobs[3]!.spec.steps[0]!.run).toBe("echo node 22");
-    const named = ok("on: push\njobs:\n  t:\n    name: t-${{ matrix.v }}\n    runs-on: x\n    strategy: { matrix: { v: [1, 2] } }\n    steps: [ { run: y } ]\n");
+    const named = ok(
+      "on: push\njobs:\n  t:\n    name: t-${{ matrix.v }}\n    runs-on: x\n    strategy: { matrix: { v: [1, 2] } }\n    steps: [ { run: y } ]\n",
+    );
     expect(named.jobs.map((j) => j.key)).toEqual(["t-1", "t-2"]);
   });
 
@@ -83,8 +104,12 @@ jobs:
     expect(err("on: push\njobs:\n  x:\n    steps:\n      - run: a\n")).toBe(`${P}:4:5: jobs.x is missing runs-on`);
     expect(err("on: pull_request\njobs: {}\n")).toBe(`${P}:1:5: unsupported event "pull_request" (expected push or change)`);
     expect(err("jobs:\n  x:\n    runs-on: a\n    steps: [ { run: b } ]\n")).toBe(`${P}:1:1: missing \`on\` (push, change, or both)`);
-    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps:\n      - uses: actions/checkout@v4\n")).toBe(`${P}:6:9: \`uses\` is not supported: write a \`run\` step (the repository is already checked out)`);
-    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    timeout-minutes: 0\n    steps: [ { run: b } ]\n")).toMatch(/:5:22: timeout-minutes must be a number/);
+    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps:\n      - uses: actions/checkout@v4\n")).toBe(
+      `${P}:6:9: \`uses\` is not supported: write a \`run\` step (the repository is already checked out)`,
+    );
+    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    timeout-minutes: 0\n    steps: [ { run: b } ]\n")).toMatch(
+      /:5:22: timeout-minutes must be a number/,
+    );
     expect(err("on: push\njobs:\n  x:\n    runs-on: 'bad label'\n    steps: [ { run: b } ]\n")).toMatch(/:4:14: invalid runner label "bad label"/);
     expect(err("on: push\non: push\njobs: {}\n")).toMatch(/^\.svc\/workflows\/ci\.yml:2:1: /);
     expect(err("")).toBe(`${P}: the file is empty`);
@@ -95,7 +120,9 @@ jobs:
     expect(err(`on: push\njobs: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`)).toMatch(/^\.svc\/workflows\/ci\.yml(:\d+:\d+)?: /);
     expect(err(`# ${"x".repeat(WORKFLOW_LIMITS.fileBytes)}\n`)).toMatch(/larger than/);
     const big = Array.from({ length: 20 }, (_, i) => i).join(", ");
-    expect(err(`on: push\njobs:\n  x:\n    runs-on: a\n    strategy: { matrix: { a: [${big}], b: [${big}] } }\n    steps: [ { run: b } ]\n`)).toMatch(/more than 256 cells/);
+    expect(err(`on: push\njobs:\n  x:\n    runs-on: a\n    strategy: { matrix: { a: [${big}], b: [${big}] } }\n    steps: [ { run: b } ]\n`)).toMatch(
+      /more than 256 cells/,
+    );
   });
 
   test("branch filters: globs, ignore lists, events", () => {

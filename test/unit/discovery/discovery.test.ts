@@ -32,10 +32,30 @@ describe("readableScope is the set form of decide(repo:read)", () => {
             for (const userGrant of [null, "viewer", "admin"] as const) {
               for (const isPublic of [false, true]) {
                 const orgRole = org.id === "org-a" ? role : null;
-                const facts: Facts = { caller, org, orgRole, repo: { id: repoId, fullName: `${org.name}/x`, public: isPublic, writeBlocked: null, kind: "native", userGrant: orgRole ? userGrant : null, teamGrants: [] } };
+                const facts: Facts = {
+                  caller,
+                  org,
+                  orgRole,
+                  repo: {
+                    id: repoId,
+                    fullName: `${org.name}/x`,
+                    public: isPublic,
+                    writeBlocked: null,
+                    kind: "native",
+                    userGrant: orgRole ? userGrant : null,
+                    teamGrants: [],
+                  },
+                };
                 const byDecide = decide(facts, "repo:read").allow;
                 const bySet = scope !== null && (isPublic || (scope.orgIds.includes(org.id) && (scope.repoId === null || scope.repoId === repoId)));
-                expect({ role, org: org.id, repoId, userGrant, isPublic, allowed: bySet }).toEqual({ role, org: org.id, repoId, userGrant, isPublic, allowed: byDecide });
+                expect({ role, org: org.id, repoId, userGrant, isPublic, allowed: bySet }).toEqual({
+                  role,
+                  org: org.id,
+                  repoId,
+                  userGrant,
+                  isPublic,
+                  allowed: byDecide,
+                });
               }
             }
           }
@@ -92,7 +112,16 @@ describe("profile checks", () => {
   });
   test("links are http(s), at most 5", () => {
     expect(checkUrl("u", " https://a.example.com/x ")).toBe("https://a.example.com/x");
-    for (const bad of ["javascript:alert(1)", "data:text/html,x", "//a.example.com", "a.example.com", "https://", "mailto:a@b.c", "https://a.example.com/\u0000"]) expect(() => checkUrl("u", bad)).toThrow(/http/);
+    for (const bad of [
+      "javascript:alert(1)",
+      "data:text/html,x",
+      "//a.example.com",
+      "a.example.com",
+      "https://",
+      "mailto:a@b.c",
+      "https://a.example.com/\u0000",
+    ])
+      expect(() => checkUrl("u", bad)).toThrow(/http/);
     expect(() => checkLinks(Array.from({ length: 6 }, () => ({ label: "x", url: "https://a.example.com" })))).toThrow(/at most 5/);
     expect(checkLinks(null)).toEqual([]);
   });

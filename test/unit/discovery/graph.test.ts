@@ -41,7 +41,7 @@ function reference(range: { from: number; to: number }, repos: GraphRepo[], days
 }
 
 let seed = 11;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const int = (n: number) => Math.floor(rnd() * n);
 
 describe("day count blobs", () => {
@@ -50,8 +50,14 @@ describe("day count blobs", () => {
     const b = addCount(a, 3, 1);
     const c = addCount(b, 7, 5);
     expect(countsOf(a)).toEqual([[7, 2]]);
-    expect(countsOf(b)).toEqual([[7, 2], [3, 1]]);
-    expect(countsOf(c)).toEqual([[7, 7], [3, 1]]);
+    expect(countsOf(b)).toEqual([
+      [7, 2],
+      [3, 1],
+    ]);
+    expect(countsOf(c)).toEqual([
+      [7, 7],
+      [3, 1],
+    ]);
     expect(b.byteLength).toBe(16);
     expect(countsOf(addCount(addCount(null, 2 ** 32 - 1, 2 ** 32 - 2), 2 ** 32 - 1, 9))).toEqual([[2 ** 32 - 1, 2 ** 32 - 1]]);
   });
@@ -67,7 +73,16 @@ describe("graphJson", () => {
   ];
   // Slot 3 was a repository since deleted; slot 9 was never handed out to anything current.
   const days: [number, Uint8Array][] = [
-    [d, [[0, 1], [1, 3], [4, 1], [3, 9], [2, 2]].reduce<Uint8Array | null>((b, [s, n]) => addCount(b, s!, n!), null)!],
+    [
+      d,
+      [
+        [0, 1],
+        [1, 3],
+        [4, 1],
+        [3, 9],
+        [2, 2],
+      ].reduce<Uint8Array | null>((b, [s, n]) => addCount(b, s!, n!), null)!,
+    ],
     [d + 2, addCount(addCount(null, 4, 70_000), 9, 1)],
     [d + 3, addCount(addCount(null, 2, 4), 3, 1)],
     [d + 9, addCount(null, 3, 6)],
@@ -76,9 +91,21 @@ describe("graphJson", () => {
   test("public repositories by most commits, then org and name; deleted ones count for nothing", () => {
     const g = decode(graphJson({ from: d, to: d + 9 }, repos, days, false));
     expect(g).toEqual({
-      from: "2025-03-05", to: "2025-03-14", total: 70_005, private_included: false,
+      from: "2025-03-05",
+      to: "2025-03-14",
+      total: 70_005,
+      private_included: false,
       days: [
-        { day: 3, date: "2025-03-05", count: 5, repos: [{ org: "acme", name: "lib", count: 3 }, { org: "acme", name: "app", count: 1 }, { org: "beta", name: "app", count: 1 }] },
+        {
+          day: 3,
+          date: "2025-03-05",
+          count: 5,
+          repos: [
+            { org: "acme", name: "lib", count: 3 },
+            { org: "acme", name: "app", count: 1 },
+            { org: "beta", name: "app", count: 1 },
+          ],
+        },
         { day: 5, date: "2025-03-07", count: 70_000, repos: [{ org: "acme", name: "app", count: 70_000 }] },
       ],
     });
@@ -87,7 +114,11 @@ describe("graphJson", () => {
 
   test("with private work: counted, never named; private_included only when some was counted", () => {
     const g = decode(graphJson({ from: d, to: d + 9 }, repos, days, true));
-    expect(g.days.map((x: any) => [x.date, x.count, x.repos.length])).toEqual([["2025-03-05", 7, 3], ["2025-03-07", 70_000, 1], ["2025-03-08", 4, 0]]);
+    expect(g.days.map((x: any) => [x.date, x.count, x.repos.length])).toEqual([
+      ["2025-03-05", 7, 3],
+      ["2025-03-07", 70_000, 1],
+      ["2025-03-08", 4, 0],
+    ]);
     expect(g).toMatchObject({ total: 70_011, private_included: true });
     expect(new TextDecoder().decode(graphJson({ from: d, to: d + 9 }, repos, days, true))).not.toContain("vault");
     expect(decode(graphJson({ from: d, to: d + 2 }, repos, days.slice(1, 2), true))).toMatchObject({ total: 70_000, private_included: false });
@@ -98,7 +129,7 @@ describe("graphJson", () => {
   });
 
   test("random people agree with the plain reference, both sort paths, names needing escapes, days before 1970", () => {
-    const names = ["app", "a\"b", "back\\slash", "é", "日本", "emoji-😀", "Zed", "zed", "a", "a-b", "a.b"];
+    const names = ["app", 'a"b', "back\\slash", "é", "日本", "emoji-😀", "Zed", "zed", "a", "a-b", "a.b"];
     for (let round = 0; round < 60; round++) {
       const repos: GraphRepo[] = [];
       const slots = 1 + int(40);
@@ -127,7 +158,10 @@ describe("graphJson", () => {
 
   test("an answer larger than the writer's buffer grows it; later answers are whole", () => {
     const many: GraphRepo[] = Array.from({ length: 300 }, (_, i) => ({ slot: i, isPublic: true, org: "o".repeat(39), name: `${"n".repeat(90)}${i}` }));
-    const days: [number, Uint8Array][] = Array.from({ length: 400 }, (_, i) => [i, many.reduce<Uint8Array | null>((b, r) => addCount(b, r.slot, 1 + (i % 3)), null)!]);
+    const days: [number, Uint8Array][] = Array.from({ length: 400 }, (_, i) => [
+      i,
+      many.reduce<Uint8Array | null>((b, r) => addCount(b, r.slot, 1 + (i % 3)), null)!,
+    ]);
     const big = graphJson({ from: 0, to: 399 }, many, days, false);
     expect(big.byteLength).toBeGreaterThan(10 << 20);
     expect(decode(big)).toEqual(reference({ from: 0, to: 399 }, many, days, false));

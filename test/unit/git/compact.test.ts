@@ -136,7 +136,8 @@ describe("writePack", () => {
         offsets[n] = offset;
         crcs[n++] = crc;
       },
-    })) parts.push(chunk.slice());
+    }))
+      parts.push(chunk.slice());
     const pack = Buffer.concat(parts);
     expect(n).toBe(midx.count);
     const name = bytesToHex(pack.subarray(pack.length - 20));

@@ -73,8 +73,7 @@ export async function makeFixtureRepo(commits = 40): Promise<FixtureRepo> {
   const files = Array.from({ length: 10 }, () => Array.from({ length: 40 + Math.floor(rnd() * 80) }, line));
   const chunks: (string | Uint8Array)[] = [];
   for (let c = 0; c < commits; c++) {
-    const msg =
-      c === 5 ? Uint8Array.from([...Buffer.from("caf"), 0xe9, 0x0a, 0xff, 0x0a]) : Buffer.from(`commit ${c}\n\nbody ${c}\n`);
+    const msg = c === 5 ? Uint8Array.from([...Buffer.from("caf"), 0xe9, 0x0a, 0xff, 0x0a]) : Buffer.from(`commit ${c}\n\nbody ${c}\n`);
     chunks.push(`commit refs/heads/main\nmark :${c + 1}\n`);
     chunks.push(`author A U Thor <author@example.com> ${1600000000 + c * 3600} +0200\n`);
     chunks.push(`committer C O Mitter <committer@example.com> ${1600000000 + c * 3600} -0530\n`);

@@ -2,7 +2,18 @@
 // every message id svc refuses with, the .gitmodules rules, and a seeded differential run over
 // generated objects where svc must refuse exactly what git refuses, naming one of git's ids.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FSCK_RULES, FsckError, FsckSession, FsckWarnings, fsckObject, fsckObjects, readGitmodules, submoduleNameOk, submoduleUrlOk, type FsckMsgId } from "../../../src/git/fsck.ts";
+import {
+  FSCK_RULES,
+  FsckError,
+  FsckSession,
+  FsckWarnings,
+  fsckObject,
+  fsckObjects,
+  readGitmodules,
+  submoduleNameOk,
+  submoduleUrlOk,
+  type FsckMsgId,
+} from "../../../src/git/fsck.ts";
 import { BLOB, BLOB_OID, COMMIT, COMMIT_OID, DIFFERENTIAL_CASES, differential, judge, ours, SUBTREE, SUBTREE_OID, tree } from "../../fuzz/fsck-differential.ts";
 import { validateObject } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
@@ -37,7 +48,18 @@ const ident = (s: string) => enc(`tree ${SUBTREE_OID}\nauthor ${s}\ncommitter C 
 /** [name, type, bytes, the id git --strict reports (null: none); svc refuses or warns as FSCK_RULES says]. */
 const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
   // trees
-  ["a plain tree", "tree", tree([["100644", "a", BLOB_OID], ["40000", "b", SUBTREE_OID], ["160000", "c", COMMIT_OID], ["120000", "d", BLOB_OID], ["100755", "e", BLOB_OID]]), null],
+  [
+    "a plain tree",
+    "tree",
+    tree([
+      ["100644", "a", BLOB_OID],
+      ["40000", "b", SUBTREE_OID],
+      ["160000", "c", COMMIT_OID],
+      ["120000", "d", BLOB_OID],
+      ["100755", "e", BLOB_OID],
+    ]),
+    null,
+  ],
   [".git", "tree", tree([["100644", ".git", BLOB_OID]]), "hasDotgit"],
   [".GIT (any case)", "tree", tree([["40000", ".GIT", SUBTREE_OID]]), "hasDotgit"],
   [".g<ZWNJ>it (HFS+ ignorable code point)", "tree", tree([["100644", ".g\u200cit", BLOB_OID]]), "hasDotgit"],
@@ -55,10 +77,43 @@ const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
   ["a/b", "tree", tree([["100644", "a/b", BLOB_OID]]), "fullPathname"],
   ["040000 (zero-padded)", "tree", tree([["040000", "d", SUBTREE_OID]]), "zeroPaddedFilemode"],
   ["0100644 (zero-padded)", "tree", tree([["0100644", "f", BLOB_OID]]), "zeroPaddedFilemode"],
-  ["duplicate names", "tree", tree([["100644", "a", BLOB_OID], ["100644", "a", BLOB_OID]]), "duplicateEntries"],
-  ["a file and a directory of one name, apart", "tree", tree([["100644", "a", BLOB_OID], ["100644", "a.b", BLOB_OID], ["40000", "a", SUBTREE_OID]]), "duplicateEntries"],
-  ["unsorted", "tree", tree([["100644", "b", BLOB_OID], ["100644", "a", BLOB_OID]]), "treeNotSorted"],
-  ["a directory sorts as name/", "tree", tree([["40000", "a", SUBTREE_OID], ["100644", "a.b", BLOB_OID]]), "treeNotSorted"],
+  [
+    "duplicate names",
+    "tree",
+    tree([
+      ["100644", "a", BLOB_OID],
+      ["100644", "a", BLOB_OID],
+    ]),
+    "duplicateEntries",
+  ],
+  [
+    "a file and a directory of one name, apart",
+    "tree",
+    tree([
+      ["100644", "a", BLOB_OID],
+      ["100644", "a.b", BLOB_OID],
+      ["40000", "a", SUBTREE_OID],
+    ]),
+    "duplicateEntries",
+  ],
+  [
+    "unsorted",
+    "tree",
+    tree([
+      ["100644", "b", BLOB_OID],
+      ["100644", "a", BLOB_OID],
+    ]),
+    "treeNotSorted",
+  ],
+  [
+    "a directory sorts as name/",
+    "tree",
+    tree([
+      ["40000", "a", SUBTREE_OID],
+      ["100644", "a.b", BLOB_OID],
+    ]),
+    "treeNotSorted",
+  ],
   ["a null oid", "tree", tree([["100644", "a", "0".repeat(40)]]), "nullSha1"],
   [".gitmodules as a symlink", "tree", tree([["120000", ".gitmodules", BLOB_OID]]), "gitmodulesSymlink"],
   [".GITMODULES as a symlink", "tree", tree([["120000", ".GITMODULES", BLOB_OID]]), "gitmodulesSymlink"],
@@ -72,7 +127,14 @@ const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
   ["an unparsable tree (empty name)", "tree", tree([["100644", "", BLOB_OID]]), "badTree"],
   // commits
   ["a plain commit", "commit", COMMIT, null],
-  ["a merge with an encoding header and a signature", "commit", enc(`tree ${SUBTREE_OID}\nparent ${COMMIT_OID}\nparent ${COMMIT_OID}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\nencoding ISO-8859-1\ngpgsig -----BEGIN-----\n abc\n -----END-----\n\nm\n`), null],
+  [
+    "a merge with an encoding header and a signature",
+    "commit",
+    enc(
+      `tree ${SUBTREE_OID}\nparent ${COMMIT_OID}\nparent ${COMMIT_OID}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\nencoding ISO-8859-1\ngpgsig -----BEGIN-----\n abc\n -----END-----\n\nm\n`,
+    ),
+    null,
+  ],
   ["no tree line", "commit", enc(`author A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\n\nm\n`), "missingTree"],
   ["a short tree id", "commit", enc(`tree ${SUBTREE_OID.slice(1)}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\n\nm\n`), "badTreeSha1"],
   ["a bad parent id", "commit", enc(`tree ${SUBTREE_OID}\nparent xyz\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 +0000\n\nm\n`), "badParentSha1"],
@@ -115,7 +177,18 @@ const CASES: [string, ObjectType, Uint8Array, FsckMsgId | null][] = [
  * Problems git's object parser already refuses before fsck runs ("object could not be parsed",
  * "bogus commit object"): git refuses them without a message id; svc names fsck.c's id.
  */
-const PARSER_LEVEL = new Set<FsckMsgId>(["missingTree", "badTreeSha1", "badParentSha1", "missingObject", "badObjectSha1", "missingTypeEntry", "missingType", "badType", "missingTagEntry", "missingTag"]);
+const PARSER_LEVEL = new Set<FsckMsgId>([
+  "missingTree",
+  "badTreeSha1",
+  "badParentSha1",
+  "missingObject",
+  "badObjectSha1",
+  "missingTypeEntry",
+  "missingType",
+  "badType",
+  "missingTagEntry",
+  "missingTag",
+]);
 
 describe("one object at a time, as git fsck --strict sees it", () => {
   let verdicts: Map<string, GitVerdict>;
@@ -146,9 +219,24 @@ describe("one object at a time, as git fsck --strict sees it", () => {
   }
 
   test("every message id has a verdict, and the refused ones are the corrupt and the dangerous", () => {
-    const refused = Object.entries(FSCK_RULES).filter(([, v]) => v === "refuse").map(([k]) => k);
-    for (const id of ["hasDot", "hasDotdot", "hasDotgit", "fullPathname", "gitmodulesName", "gitmodulesUrl", "gitmodulesSymlink", "gitattributesLineLength", "badTree", "nulInHeader"]) expect(refused).toContain(id);
-    for (const id of ["zeroPaddedFilemode", "badFilemode", "missingTaggerEntry", "badTimezone", "badDate", "missingSpaceBeforeDate"]) expect(FSCK_RULES[id as FsckMsgId]).toBe("warn");
+    const refused = Object.entries(FSCK_RULES)
+      .filter(([, v]) => v === "refuse")
+      .map(([k]) => k);
+    for (const id of [
+      "hasDot",
+      "hasDotdot",
+      "hasDotgit",
+      "fullPathname",
+      "gitmodulesName",
+      "gitmodulesUrl",
+      "gitmodulesSymlink",
+      "gitattributesLineLength",
+      "badTree",
+      "nulInHeader",
+    ])
+      expect(refused).toContain(id);
+    for (const id of ["zeroPaddedFilemode", "badFilemode", "missingTaggerEntry", "badTimezone", "badDate", "missingSpaceBeforeDate"])
+      expect(FSCK_RULES[id as FsckMsgId]).toBe("warn");
   });
 
   test("the refusal reads like git's: object <oid>: <id>: <what>", () => {
@@ -161,7 +249,12 @@ describe("one object at a time, as git fsck --strict sees it", () => {
     const warnings = new FsckWarnings(2);
     for (const name of ["a", "b", "c"]) fsckObject("tree", tree([["040000", name, SUBTREE_OID]]), null, warnings);
     fsckObject("tag", enc(`object ${COMMIT_OID}\ntype commit\ntag v1.0\n\nold\n`), null, warnings);
-    expect(warnings.counts).toEqual(new Map<FsckMsgId, number>([["zeroPaddedFilemode", 3], ["missingTaggerEntry", 1]]));
+    expect(warnings.counts).toEqual(
+      new Map<FsckMsgId, number>([
+        ["zeroPaddedFilemode", 3],
+        ["missingTaggerEntry", 1],
+      ]),
+    );
     const lines = warnings.lines();
     expect(lines).toHaveLength(4);
     expect(lines[0]).toBe(`warning: object ${hashObject("tree", tree([["040000", "a", SUBTREE_OID]]))}: zeroPaddedFilemode: contains zero-padded file modes`);
@@ -169,7 +262,15 @@ describe("one object at a time, as git fsck --strict sees it", () => {
   });
 
   test("validateObject (what the indexer runs on every object) refuses with git's id first", () => {
-    expect(() => validateObject("tree", tree([["100644", "a", BLOB_OID], ["100644", "a", BLOB_OID]]))).toThrow(/duplicateEntries/);
+    expect(() =>
+      validateObject(
+        "tree",
+        tree([
+          ["100644", "a", BLOB_OID],
+          ["100644", "a", BLOB_OID],
+        ]),
+      ),
+    ).toThrow(/duplicateEntries/);
     expect(() => validateObject("tree", tree([["100644", "a/b", BLOB_OID]]))).toThrow(/fullPathname/);
     expect(() => validateObject("tree", tree([["040000", "d", SUBTREE_OID]]))).not.toThrow();
     expect(() => validateObject("commit", ident("A 1 +0000"))).not.toThrow();
@@ -268,7 +369,13 @@ describe(".gitmodules (git's submodule rules)", () => {
       blobs.push([name, blob, expected]);
       let got: FsckMsgId | null = null;
       try {
-        await fsckObjects([{ type: "tree", data: tree([["100644", ".gitmodules", blob]]) }, { type: "blob", data }], readerOf(new Map()));
+        await fsckObjects(
+          [
+            { type: "tree", data: tree([["100644", ".gitmodules", blob]]) },
+            { type: "blob", data },
+          ],
+          readerOf(new Map()),
+        );
       } catch (e) {
         if (!(e instanceof FsckError)) throw e;
         got = e.problem.id;
@@ -299,7 +406,9 @@ describe(".gitmodules (git's submodule rules)", () => {
     // missing, and not a blob
     await expect(fsckObjects([{ type: "tree", data: named }], readerOf(new Map()))).rejects.toThrow(/gitmodulesMissing/);
     const asTree = tree([["100644", ".gitmodules", SUBTREE_OID]]);
-    await expect(fsckObjects([{ type: "tree", data: asTree }], readerOf(new Map([[SUBTREE_OID, { type: "tree", data: SUBTREE }]])))).rejects.toThrow(/gitmodulesBlob/);
+    await expect(fsckObjects([{ type: "tree", data: asTree }], readerOf(new Map([[SUBTREE_OID, { type: "tree", data: SUBTREE }]])))).rejects.toThrow(
+      /gitmodulesBlob/,
+    );
     // the oid as raw bytes, as the indexer hands it
     s = new FsckSession();
     s.inspect("tree", named, Buffer.from(hashObject("tree", named), "hex"), 0);
@@ -344,7 +453,13 @@ describe(".gitmodules (git's submodule rules)", () => {
           return e instanceof FsckError && e.problem.id === "gitmodulesName";
         }
       })();
-      const viaInspect = await fsckObjects([{ type: "tree", data: named }, { type: "blob", data: bad }], readerOf(new Map())).then(
+      const viaInspect = await fsckObjects(
+        [
+          { type: "tree", data: named },
+          { type: "blob", data: bad },
+        ],
+        readerOf(new Map()),
+      ).then(
         () => false,
         (e) => e instanceof FsckError && e.problem.id === "gitmodulesName",
       );
@@ -358,9 +473,23 @@ describe(".gitmodules (git's submodule rules)", () => {
   test(".gitattributes: a line of 2048 bytes or more is refused (gitattributesLineLength)", async () => {
     const long = enc(`${"x".repeat(2048)} text\n`);
     const oid = hashObject("blob", long);
-    await expect(fsckObjects([{ type: "tree", data: tree([["100644", ".gitattributes", oid]]) }, { type: "blob", data: long }], readerOf(new Map()))).rejects.toThrow(/gitattributesLineLength/);
+    await expect(
+      fsckObjects(
+        [
+          { type: "tree", data: tree([["100644", ".gitattributes", oid]]) },
+          { type: "blob", data: long },
+        ],
+        readerOf(new Map()),
+      ),
+    ).rejects.toThrow(/gitattributesLineLength/);
     const fine = enc("*.bin binary\n");
-    await fsckObjects([{ type: "tree", data: tree([["100644", ".gitattributes", hashObject("blob", fine)]]) }, { type: "blob", data: fine }], readerOf(new Map()));
+    await fsckObjects(
+      [
+        { type: "tree", data: tree([["100644", ".gitattributes", hashObject("blob", fine)]]) },
+        { type: "blob", data: fine },
+      ],
+      readerOf(new Map()),
+    );
   });
 });
 

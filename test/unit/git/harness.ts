@@ -108,8 +108,7 @@ export class MemoryRepo {
 
 async function* bodyOf(req: Request): AsyncGenerator<Uint8Array> {
   if (!req.body) return;
-  const stream =
-    req.headers.get("content-encoding") === "gzip" ? req.body.pipeThrough(new DecompressionStream("gzip")) : req.body;
+  const stream = req.headers.get("content-encoding") === "gzip" ? req.body.pipeThrough(new DecompressionStream("gzip")) : req.body;
   for await (const chunk of stream) yield chunk as Uint8Array;
 }
 
@@ -148,11 +147,7 @@ export function serveHttp(repo: MemoryRepo, tmpDir: string): { url: string; stop
       if (req.method === "POST" && url.pathname === "/repo.git/git-receive-pack") {
         const snapshot = repo.snapshot();
         return streamed("application/x-git-receive-pack-result", async (write) => {
-          const result = await serveReceivePack(
-            snapshot,
-            { input: bodyOf(req), write },
-            { statelessRpc: true, tmpDir, hooks: repo.hooks() },
-          );
+          const result = await serveReceivePack(snapshot, { input: bodyOf(req), write }, { statelessRpc: true, tmpDir, hooks: repo.hooks() });
           repo.pushes.push(result);
         });
       }
@@ -166,10 +161,7 @@ export function serveHttp(repo: MemoryRepo, tmpDir: string): { url: string; stop
  * A stateful transport like ssh: a TCP server; GIT_SSH_COMMAND runs fake-ssh.ts, which sends
  * "<service> <GIT_PROTOCOL>\n" and then relays stdin/stdout (half-closing like ssh does).
  */
-export async function serveSsh(
-  repo: MemoryRepo,
-  tmpDir: string,
-): Promise<{ env: Record<string, string>; url: string; stop(): void }> {
+export async function serveSsh(repo: MemoryRepo, tmpDir: string): Promise<{ env: Record<string, string>; url: string; stop(): void }> {
   const server = createServer({ allowHalfOpen: true }, (socket) => {
     // Events, not the async iterator: finishing that iterator destroys the socket before we answer.
     const queue: (Uint8Array | null)[] = [];
@@ -205,16 +197,13 @@ export async function serveSsh(
         if (rest.length > 0) yield rest;
         yield* it;
       }
-      const write = (c: Uint8Array) =>
-        new Promise<void>((resolve, reject) => socket.write(c, (err) => (err ? reject(err) : resolve())));
+      const write = (c: Uint8Array) => new Promise<void>((resolve, reject) => socket.write(c, (err) => (err ? reject(err) : resolve())));
       const snapshot = repo.snapshot();
       try {
         if (service === "git-upload-pack") {
           repo.fetches.push(await serveUploadPack(snapshot, { input: input(), write }, { protocol, statelessRpc: false }));
         } else {
-          repo.pushes.push(
-            await serveReceivePack(snapshot, { input: input(), write }, { statelessRpc: false, tmpDir, hooks: repo.hooks() }),
-          );
+          repo.pushes.push(await serveReceivePack(snapshot, { input: input(), write }, { statelessRpc: false, tmpDir, hooks: repo.hooks() }));
         }
       } catch (e) {
         console.error("harness: ssh service failed", e);

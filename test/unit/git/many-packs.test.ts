@@ -67,7 +67,12 @@ test("30 packs of overlapping pushes: a clone is exact and fsck-clean", async ()
   expect(fsck.exitCode).toBe(0);
   expect(fsck.stderr.trim()).toBe("");
   const refs = (dir: string) => gitLines(dir, ["for-each-ref", "--format=%(objectname) %(refname)"]).sort();
-  expect(refs(dst)).toEqual(repo.snapshot().refs.map((x) => `${x.oid} ${x.name}`).sort());
+  expect(refs(dst)).toEqual(
+    repo
+      .snapshot()
+      .refs.map((x) => `${x.oid} ${x.name}`)
+      .sort(),
+  );
   // Exactly the objects the refs reach: nothing duplicated, nothing unreachable.
   const expected = new Set(gitLines(dst, ["rev-list", "--objects", "--all"]).map((l) => l.slice(0, 40)));
   const inPack = git(dst, ["count-objects", "-v"]).match(/in-pack: (\d+)/)![1];
@@ -94,7 +99,6 @@ test("an incremental fetch from the 30 packs applies cleanly", async () => {
   expect(git(dst, ["rev-parse", "refs/heads/main"])).toBe(repo.refs.get("refs/heads/main")!);
   expect((await runGit(dst, ["fsck", "--connectivity-only", "--no-dangling"])).exitCode).toBe(0);
 });
-
 
 test("packs whose sources take hints (object storage) list the same objects and write the same pack bytes", async () => {
   const snapshot = repo.snapshot();

@@ -130,7 +130,9 @@ describe("diffTrees and mergeTrees against git", () => {
       for (const c of cases) {
         const [bt, ot, tt] = [pg.tree(c.base), pg.tree(c.ours), pg.tree(c.theirs)];
         const expected = gitLines(pg.dir, ["diff-tree", "-r", "--no-renames", "--name-status", bt, ot]).map((l) => l.replace(/\t/, " "));
-        const got = (await diffTrees(set, bt, ot)).changes.map((ch) => `${{ added: "A", deleted: "D", modified: "M", "type-changed": "T" }[ch.status]} ${ch.path}`);
+        const got = (await diffTrees(set, bt, ot)).changes.map(
+          (ch) => `${{ added: "A", deleted: "D", modified: "M", "type-changed": "T" }[ch.status]} ${ch.path}`,
+        );
         expect(got).toEqual(expected);
 
         const ourMerge = await mergeTrees(set, bt, ot, tt);
@@ -163,8 +165,23 @@ describe("diffTrees and mergeTrees against git", () => {
   });
 
   test("a directory both sides emptied disappears; a conflict names the path", async () => {
-    const base = pg.commit(null, new Map([["d/x", "1\n"], ["d/y", "2\n"], ["k", "k\n"]]), new Map());
-    const ours = pg.commit(base.commit, new Map([["d/x", null], ["k", "ours\n"]]), base.files);
+    const base = pg.commit(
+      null,
+      new Map([
+        ["d/x", "1\n"],
+        ["d/y", "2\n"],
+        ["k", "k\n"],
+      ]),
+      new Map(),
+    );
+    const ours = pg.commit(
+      base.commit,
+      new Map([
+        ["d/x", null],
+        ["k", "ours\n"],
+      ]),
+      base.files,
+    );
     const theirs = pg.commit(base.commit, new Map([["d/y", null]]), base.files);
     const clash = pg.commit(base.commit, new Map([["k", "theirs\n"]]), base.files);
     const { set, close } = await pg.packs();

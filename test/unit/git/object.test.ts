@@ -119,7 +119,10 @@ describe("object codec rules", () => {
     ];
     for (const c of badCommits) expect(() => validateObject("commit", enc(c))).toThrow(GitError);
     // Odd identity lines are accepted with a warning (git's own reader shows them).
-    for (const c of [`tree ${OID}\nauthor A a@b 1 +0000\ncommitter A <a@b> 1 +0000\n\n`, `tree ${OID}\nauthor A <a@b> x +0000\ncommitter A <a@b> 1 +0000\n\n`]) {
+    for (const c of [
+      `tree ${OID}\nauthor A a@b 1 +0000\ncommitter A <a@b> 1 +0000\n\n`,
+      `tree ${OID}\nauthor A <a@b> x +0000\ncommitter A <a@b> 1 +0000\n\n`,
+    ]) {
       const warnings = new FsckWarnings();
       validateObject("commit", enc(c), undefined, undefined, undefined, warnings);
       expect(warnings.total).toBe(1);
@@ -140,10 +143,7 @@ describe("object codec rules", () => {
     for (const t of badTrees) expect(() => validateObject("tree", Uint8Array.from(t))).toThrow(GitError);
 
     validateObject("tag", enc(`object ${OID}\ntype commit\ntag v1\ntagger T <t@t> 1 +0000\n\nmsg\n`));
-    for (const t of [
-      `object ${OID}\ntype nope\ntag v1\n\n`,
-      `type commit\nobject ${OID}\ntag v1\n\n`,
-    ]) {
+    for (const t of [`object ${OID}\ntype nope\ntag v1\n\n`, `type commit\nobject ${OID}\ntag v1\n\n`]) {
       expect(() => validateObject("tag", enc(t))).toThrow(GitError);
     }
     // An empty tag name, an odd tagger, an odd mode: accepted, with git's warnings.

@@ -69,7 +69,9 @@ describe("indexPack", () => {
     const pack = readFileSync(repo.packPath);
     const gitIdxBytes = readFileSync(repo.idxPath);
     const types = new Map(
-      git(repo.dir, ["cat-file", "--batch-all-objects", "--batch-check"]).split("\n").map((l) => l.split(" ") as [string, string]),
+      git(repo.dir, ["cat-file", "--batch-all-objects", "--batch-check"])
+        .split("\n")
+        .map((l) => l.split(" ") as [string, string]),
     );
     for (const size of [1 << 20, 7]) {
       const r = await indexPack(chunks(pack, size), { tmpDir: out.path });
@@ -236,7 +238,13 @@ describe("indexPack", () => {
     const blob = new TextEncoder().encode("some blob content\n");
     await expectRejected(craftPack([{ typeCode: 3, data: blob }], 2).pack, /truncated|corrupt/);
     await expectRejected(craftPack([{ typeCode: 5, data: blob }]).pack, /invalid object type/);
-    await expectRejected(craftPack([{ typeCode: 6, data: createDelta(blob, blob), base: 0 }, { typeCode: 3, data: blob }]).pack, /base/);
+    await expectRejected(
+      craftPack([
+        { typeCode: 6, data: createDelta(blob, blob), base: 0 },
+        { typeCode: 3, data: blob },
+      ]).pack,
+      /base/,
+    );
   });
 });
 
@@ -462,10 +470,18 @@ for (const mode of ["inline", "thread"] as const) {
     }, 60_000);
 
     test("the fsck session's refusals, findings and warnings are the same", async () => {
-      const blob = new TextEncoder().encode("[submodule \"x\"]\n\tpath = x\n\turl = https://example.com/x\n");
+      const blob = new TextEncoder().encode('[submodule "x"]\n\tpath = x\n\turl = https://example.com/x\n');
       // ".gitmodules" sorts before "d": a tree in git's order, with a zero-padded mode.
-      const sorted = Uint8Array.from([...new TextEncoder().encode("100644 .gitmodules\0"), ...Buffer.from(hashObject("blob", blob), "hex"), ...new TextEncoder().encode("040000 d\0"), ...Buffer.from(hashObject("tree", new Uint8Array(0)), "hex")]);
-      const { pack } = craftPack([{ typeCode: 2, data: new Uint8Array(0) }, { typeCode: 2, data: sorted }]);
+      const sorted = Uint8Array.from([
+        ...new TextEncoder().encode("100644 .gitmodules\0"),
+        ...Buffer.from(hashObject("blob", blob), "hex"),
+        ...new TextEncoder().encode("040000 d\0"),
+        ...Buffer.from(hashObject("tree", new Uint8Array(0)), "hex"),
+      ]);
+      const { pack } = craftPack([
+        { typeCode: 2, data: new Uint8Array(0) },
+        { typeCode: 2, data: sorted },
+      ]);
       const fsck = new FsckSession();
       await indexPack([pack], { tmpDir: out.path, run, fsck });
       expect(fsck.warnings.counts).toEqual(new Map([["zeroPaddedFilemode", 1]]));

@@ -128,12 +128,7 @@ describe("Pack", () => {
     const base = new TextEncoder().encode("base content that is long enough\n".repeat(4));
     const target = new TextEncoder().encode("base content that is long enough\n".repeat(5));
     const { pack: bytes, offsets } = craftPack([{ typeCode: 7, data: createDelta(base, target), baseOid: hashObject("blob", base) }]);
-    const idx = PackIndex.parse(
-      writePackIndex(
-        [{ oid: hashObject("blob", target), offset: offsets[0]!, crc: 0 }],
-        "00".repeat(20),
-      ),
-    );
+    const idx = PackIndex.parse(writePackIndex([{ oid: hashObject("blob", target), offset: offsets[0]!, crc: 0 }], "00".repeat(20)));
     const pack = new Pack("thin", idx, memorySource(bytes));
     await expect(pack.read(hashObject("blob", target))).rejects.toThrow(GitError);
   });

@@ -81,7 +81,11 @@ describe("packObjects", () => {
   test("without ofs-delta every kept delta is a ref-delta", async () => {
     const want = objectsOf(["main~3"]);
     const { bytes } = await collect(packObjects(set, want, { ofsDelta: false }));
-    expect(gitIndex(bytes).map((o) => o.oid).sort()).toEqual(want.sort());
+    expect(
+      gitIndex(bytes)
+        .map((o) => o.oid)
+        .sort(),
+    ).toEqual(want.sort());
     const codes = entryCodes(bytes);
     expect(codes.includes(6)).toBe(false);
     expect(codes.filter((c) => c === 7).length).toBeGreaterThan(10);
@@ -104,7 +108,11 @@ describe("packObjects", () => {
     } finally {
       await tmp.cleanup();
     }
-    expect(gitIndex(full, false).map((o) => o.oid).sort()).toEqual(want.sort());
+    expect(
+      gitIndex(full, false)
+        .map((o) => o.oid)
+        .sort(),
+    ).toEqual(want.sort());
   });
 
   test("all objects of one pack stream that pack's bytes as stored", async () => {
@@ -129,13 +137,24 @@ describe("packObjects", () => {
     const [ox, oy] = [hashObject("blob", x), hashObject("blob", y)];
     const memPack = (entries: Parameters<typeof craftPack>[0], oids: string[]) => {
       const { pack, offsets } = craftPack(entries);
-      const idx = PackIndex.parse(writePackIndex(oids.map((oid, i) => ({ oid, offset: offsets[i]!, crc: 0 })), "00".repeat(20)));
+      const idx = PackIndex.parse(
+        writePackIndex(
+          oids.map((oid, i) => ({ oid, offset: offsets[i]!, crc: 0 })),
+          "00".repeat(20),
+        ),
+      );
       const source: ByteSource = { size: pack.length, read: async (o, n) => pack.slice(o, o + n) };
       return new Pack(oids.join("+"), idx, source);
     };
     // p1 holds x as a delta on y (y absent there); p2 holds x whole and y as a delta on x.
     const p1 = memPack([{ typeCode: 7, data: createDelta(y, x), baseOid: oy }], [ox]);
-    const p2 = memPack([{ typeCode: 3, data: x }, { typeCode: 6, data: createDelta(x, y), base: 0 }], [ox, oy]);
+    const p2 = memPack(
+      [
+        { typeCode: 3, data: x },
+        { typeCode: 6, data: createDelta(x, y), base: 0 },
+      ],
+      [ox, oy],
+    );
     const { bytes } = await collect(packObjects(new PackSet([p1, p2]), [ox, oy], { ofsDelta: true }));
     const got = gitIndex(bytes);
     expect(got.map((o) => o.oid).sort()).toEqual([ox, oy].sort());

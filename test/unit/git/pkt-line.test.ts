@@ -1,15 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  concatBytes,
-  DELIM_PKT,
-  encodePkt,
-  FLUSH_PKT,
-  type Pkt,
-  PktLineReader,
-  pktLine,
-  pktText,
-  RESPONSE_END_PKT,
-} from "../../../src/git/pkt-line.ts";
+import { concatBytes, DELIM_PKT, encodePkt, FLUSH_PKT, type Pkt, PktLineReader, pktLine, pktText, RESPONSE_END_PKT } from "../../../src/git/pkt-line.ts";
 import { encodeSideband, SidebandWriter } from "../../../src/git/sideband.ts";
 import { GitError } from "../../../src/git/types.ts";
 

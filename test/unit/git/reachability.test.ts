@@ -109,7 +109,9 @@ describe("trees and blobs", () => {
     const index = await ReachIndex.build(set, [rev("old")]);
     const reached = new Set(gitLines(dir, ["rev-list", "--objects", "old"]).map((l) => l.slice(0, 40)));
     const newer = gitLines(dir, ["rev-list", "--objects", "main", "--not", "old"]).map((l) => l.slice(0, 40));
-    const types = new Map(gitLines(dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)", "--batch-all-objects"]).map((l) => l.split(" ") as [string, string]));
+    const types = new Map(
+      gitLines(dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)", "--batch-all-objects"]).map((l) => l.split(" ") as [string, string]),
+    );
     const outside = newer.find((o) => !reached.has(o) && types.get(o) === "blob")!;
     const inside = [...reached].find((o) => types.get(o) === "blob")!;
     expect(await index.firstUnreachable(set, [inside, rev("old~3")])).toBeNull();

@@ -48,8 +48,7 @@ for (const t of transports) {
     let server: { url: string; env: Record<string, string>; stop(): void };
     let tmp: string;
     let client: string;
-    const push = (args: string[], version = 0) =>
-      runGit(client, ["-c", `protocol.version=${version}`, "push", "--porcelain", ...args], server.env);
+    const push = (args: string[], version = 0) => runGit(client, ["-c", `protocol.version=${version}`, "push", "--porcelain", ...args], server.env);
 
     beforeAll(async () => {
       repo = await newRepo();
@@ -119,11 +118,7 @@ for (const t of transports) {
       await Bun.write(join(big, "random.bin"), crypto.getRandomValues(new Uint8Array(60_000)));
       git(big, ["add", "."]);
       git(big, ["commit", "-q", "-m", "big"]);
-      const r = await runGit(
-        big,
-        ["-c", "http.postBuffer=4096", "push", "--porcelain", server.url, "HEAD:refs/heads/big"],
-        server.env,
-      );
+      const r = await runGit(big, ["-c", "http.postBuffer=4096", "push", "--porcelain", server.url, "HEAD:refs/heads/big"], server.env);
       expect(r.exitCode).toBe(0);
       expect(repo.refs.get("refs/heads/big")).toBe(git(big, ["rev-parse", "HEAD"]));
     });
@@ -331,18 +326,12 @@ describe("receive-pack requests", () => {
         buildPack([]).pack,
       ]),
     );
-    expect(lines.slice(1, 4)).toEqual([
-      "unpack ok",
-      "ng refs/heads/at-1 atomic push failure",
-      "ng refs/heads/at..2 funny refname",
-    ]);
+    expect(lines.slice(1, 4)).toEqual(["unpack ok", "ng refs/heads/at-1 atomic push failure", "ng refs/heads/at..2 funny refname"]);
     expect(repo.refs.has("refs/heads/at-1")).toBe(false);
   });
 
   test("a stale old value is refused by the compare-and-swap", async () => {
-    const { lines } = await request(
-      concatBytes([pktLine(`${"1".repeat(40)} ${base} refs/heads/old\0report-status`), FLUSH_PKT, buildPack([]).pack]),
-    );
+    const { lines } = await request(concatBytes([pktLine(`${"1".repeat(40)} ${base} refs/heads/old\0report-status`), FLUSH_PKT, buildPack([]).pack]));
     expect(lines).toEqual(["unpack ok", "ng refs/heads/old fetch first", "flush"]);
   });
 
@@ -353,9 +342,7 @@ describe("receive-pack requests", () => {
     const bad = pack.slice();
     bad[bad.length - 30]! ^= 0xff;
     for (const body of [bad, pack.subarray(0, pack.length - 10), enc.encode("PACK garbage")]) {
-      const { lines, tmpFiles } = await request(
-        concatBytes([pktLine(`${ZERO_OID} ${c.oid} refs/heads/corrupt\0report-status`), FLUSH_PKT, body]),
-      );
+      const { lines, tmpFiles } = await request(concatBytes([pktLine(`${ZERO_OID} ${c.oid} refs/heads/corrupt\0report-status`), FLUSH_PKT, body]));
       expect(lines[0]).toStartWith("unpack ");
       expect(lines[0]).not.toBe("unpack ok");
       expect(lines.slice(1)).toEqual(["ng refs/heads/corrupt unpacker error", "flush"]);

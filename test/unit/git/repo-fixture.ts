@@ -38,11 +38,7 @@ export async function gitAsync(cwd: string, args: string[], env?: Record<string,
 }
 
 /** Run git asynchronously and return its exit code and output, failing or not. */
-export async function runGit(
-  cwd: string,
-  args: string[],
-  env?: Record<string, string>,
-): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+export async function runGit(cwd: string, args: string[], env?: Record<string, string>): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(["git", ...args], {
     cwd,
     stdin: "ignore",
@@ -50,11 +46,7 @@ export async function runGit(
     stderr: "pipe",
     env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: cwd, GIT_TERMINAL_PROMPT: "0", ...IDENTITY, ...env },
   });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { exitCode, stdout, stderr };
 }
 

@@ -33,7 +33,8 @@ describe("protocolVersion (Git-Protocol header, GIT_PROTOCOL variable)", () => {
 describe("parseSshCommand", () => {
   test("the path forms git sends: quoted or not, leading slash or not, .git or not", () => {
     const forms = ["'sg/app.git'", "'/sg/app.git'", "'sg/app'", "'/sg/app'", "sg/app.git", "/sg/app", "'sg/app.git/'"];
-    for (const f of forms) expect({ f, got: parseSshCommand(`git-upload-pack ${f}`) }).toEqual({ f, got: { service: "git-upload-pack", org: "sg", repo: "app" } });
+    for (const f of forms)
+      expect({ f, got: parseSshCommand(`git-upload-pack ${f}`) }).toEqual({ f, got: { service: "git-upload-pack", org: "sg", repo: "app" } });
     expect(parseSshCommand("git-receive-pack 'sg/dotted.name.git'")).toEqual({ service: "git-receive-pack", org: "sg", repo: "dotted.name" });
   });
 
@@ -61,9 +62,19 @@ describe("parseSmartHttpRequest", () => {
   };
 
   test("info/refs and the two RPCs, with or without .git, percent-decoded", () => {
-    expect(parse("GET", "/acme/app.git/info/refs?service=git-upload-pack")).toEqual({ kind: "advertise", service: "git-upload-pack", org: "acme", repo: "app" });
+    expect(parse("GET", "/acme/app.git/info/refs?service=git-upload-pack")).toEqual({
+      kind: "advertise",
+      service: "git-upload-pack",
+      org: "acme",
+      repo: "app",
+    });
     expect(parse("HEAD", "/acme/app/info/refs?service=git-receive-pack")).toEqual({ kind: "advertise", service: "git-receive-pack", org: "acme", repo: "app" });
-    expect(parse("POST", "/acme/my%20app.git/git-receive-pack", "application/x-git-receive-pack-request")).toEqual({ kind: "rpc", service: "git-receive-pack", org: "acme", repo: "my app" });
+    expect(parse("POST", "/acme/my%20app.git/git-receive-pack", "application/x-git-receive-pack-request")).toEqual({
+      kind: "rpc",
+      service: "git-receive-pack",
+      org: "acme",
+      repo: "my app",
+    });
   });
 
   test("request problems are typed, not thrown", () => {

@@ -49,12 +49,18 @@ async function makeLayeredRepo(): Promise<string> {
     "a/b/c/shared.txt": "shared\n",
     "a/b/c/deep.txt": "deep only\n",
   });
-  commit("refs/heads/main", 2, 1, {
-    "x/shared.txt": "shared\n",
-    "x/deep.txt": "deep only\n",
-    "a/b/c/deep.txt": "deep, changed\n",
-    "a/b/c/d/e/f.txt": "six levels down\n",
-  }, ["M 160000 0123456789012345678901234567890123456789 vendor/lib"]);
+  commit(
+    "refs/heads/main",
+    2,
+    1,
+    {
+      "x/shared.txt": "shared\n",
+      "x/deep.txt": "deep only\n",
+      "a/b/c/deep.txt": "deep, changed\n",
+      "a/b/c/d/e/f.txt": "six levels down\n",
+    },
+    ["M 160000 0123456789012345678901234567890123456789 vendor/lib"],
+  );
   commit("refs/heads/side", 3, 1, { "side.txt": big(1500, 3), "a/b/side.txt": "side\n" });
   commit("refs/heads/main", 4, 2, { "top.txt": null, "a/huge.bin": big(5000, 11), "a/b/c/d/e/f.txt": "six, changed\n" });
   git(dir, ["fast-import", "--quiet"], `${lines.join("\n")}\n`);
@@ -205,10 +211,27 @@ describe("filter refusals", () => {
 
   test("sizes and depths parse as git_parse_ulong does", () => {
     expect([parseGitUlong("10"), parseGitUlong("0x10"), parseGitUlong("010"), parseGitUlong("2k"), parseGitUlong("1M"), parseGitUlong(" +3g")]).toEqual([
-      10, 16, 8, 2048, 1048576, 3 * 1024 ** 3,
+      10,
+      16,
+      8,
+      2048,
+      1048576,
+      3 * 1024 ** 3,
     ]);
-    expect([parseGitUlong(""), parseGitUlong("-1"), parseGitUlong("1kb"), parseGitUlong("08"), parseGitUlong("99999999999999999999")]).toEqual([null, null, null, null, null]);
+    expect([parseGitUlong(""), parseGitUlong("-1"), parseGitUlong("1kb"), parseGitUlong("08"), parseGitUlong("99999999999999999999")]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
     expect(parseGitUlong("18446744073709551615")).toBe(Number.POSITIVE_INFINITY);
-    expect(filterRules(parseFilterSpec("combine:tree:3+object:type=blob+blob:limit=5"))).toEqual({ commits: false, trees: false, descend: true, maxDepth: 3, blobLimit: 5 });
+    expect(filterRules(parseFilterSpec("combine:tree:3+object:type=blob+blob:limit=5"))).toEqual({
+      commits: false,
+      trees: false,
+      descend: true,
+      maxDepth: 3,
+      blobLimit: 5,
+    });
   });
 });

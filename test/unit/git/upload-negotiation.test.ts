@@ -62,7 +62,11 @@ describe("lines per request are bounded", () => {
     expect(tooManyShallow.lines).toEqual(["ERR upload-pack: more than 100 'shallow' lines in one request; the server's SVC_GIT_MAX_NEGOTIATION sets it"]);
 
     // At the limit it is served.
-    const ok = await converse(concatBytes([pktLine(`want ${main} multi_ack_detailed side-band-64k no-progress`), FLUSH_PKT, ...haves.slice(0, 100), pktLine("done")]), 0, 100);
+    const ok = await converse(
+      concatBytes([pktLine(`want ${main} multi_ack_detailed side-band-64k no-progress`), FLUSH_PKT, ...haves.slice(0, 100), pktLine("done")]),
+      0,
+      100,
+    );
     expect(ok.lines[ok.lines.length - 1]).toBe("flush");
     expect(ok.metrics).toMatchObject({ haves: 100, objects: expect.any(Number) });
   });
@@ -82,7 +86,11 @@ describe("lines per request are bounded", () => {
     const { lines } = await converse(concatBytes([pktLine("command=ls-refs"), DELIM, ...prefixes, FLUSH_PKT]), 2, 100_000);
     // Every ref and HEAD, then the flush.
     expect(lines.length).toBe(gitLines(fixture, ["for-each-ref"]).length + 2);
-    const fewer = await converse(concatBytes([pktLine("command=ls-refs"), DELIM, ...prefixes.slice(2), pktLine("ref-prefix refs/heads/main"), FLUSH_PKT]), 2, 100_000);
+    const fewer = await converse(
+      concatBytes([pktLine("command=ls-refs"), DELIM, ...prefixes.slice(2), pktLine("ref-prefix refs/heads/main"), FLUSH_PKT]),
+      2,
+      100_000,
+    );
     expect(fewer.lines).toEqual([`${git(fixture, ["rev-parse", "main"])} refs/heads/main`, "flush"]);
   });
 });

@@ -34,8 +34,7 @@ afterAll(async () => {
 const newDir = (name: string): string => join(work, `${name}-${++seq}`);
 const shallowOf = (gitDir: string): string[] =>
   existsSync(join(gitDir, "shallow")) ? readFileSync(join(gitDir, "shallow"), "utf8").trim().split("\n").sort() : [];
-const refsOf = (gitDir: string, pattern = "refs/"): string[] =>
-  gitLines(gitDir, ["for-each-ref", "--format=%(objectname) %(refname)", pattern]);
+const refsOf = (gitDir: string, pattern = "refs/"): string[] => gitLines(gitDir, ["for-each-ref", "--format=%(objectname) %(refname)", pattern]);
 const fsck = (gitDir: string): string => git(gitDir, ["fsck", "--full", "--no-dangling"]);
 
 const transports = [
@@ -59,9 +58,7 @@ for (const t of transports) {
       const dir = newDir("mirror");
       await run(work, ["clone", "-q", "--mirror", t.url(), dir]);
       expect(refsOf(dir)).toEqual(refsOf(fixture));
-      expect(gitLines(dir, ["rev-list", "--all", "--objects"]).length).toBe(
-        gitLines(fixture, ["rev-list", "--all", "--objects"]).length,
-      );
+      expect(gitLines(dir, ["rev-list", "--all", "--objects"]).length).toBe(gitLines(fixture, ["rev-list", "--all", "--objects"]).length);
       fsck(dir);
       expect(git(dir, ["symbolic-ref", "HEAD"])).toBe("refs/heads/main");
     });
@@ -214,10 +211,10 @@ describe("edge cases", () => {
 
   test("v0 refuses a want of a missing object with ERR", async () => {
     const missing = "12".repeat(20);
-    const { lines, metrics } = await converse(
-      concatBytes([pktLine(`want ${missing} side-band-64k`), FLUSH_PKT, pktLine("done")]),
-      { protocol: 0, statelessRpc: true },
-    );
+    const { lines, metrics } = await converse(concatBytes([pktLine(`want ${missing} side-band-64k`), FLUSH_PKT, pktLine("done")]), {
+      protocol: 0,
+      statelessRpc: true,
+    });
     expect(lines).toEqual([`ERR upload-pack: not our ref ${missing}`]);
     expect(metrics.error).toContain("not our ref");
   });
@@ -243,12 +240,7 @@ describe("edge cases", () => {
     const main = git(fixture, ["rev-parse", "main"]);
     const base = git(fixture, ["rev-parse", "main~3"]);
     const { lines, metrics } = await converse(
-      concatBytes([
-        pktLine(`want ${main} multi_ack_detailed no-done side-band-64k ofs-delta no-progress`),
-        FLUSH_PKT,
-        pktLine(`have ${base}`),
-        FLUSH_PKT,
-      ]),
+      concatBytes([pktLine(`want ${main} multi_ack_detailed no-done side-band-64k ofs-delta no-progress`), FLUSH_PKT, pktLine(`have ${base}`), FLUSH_PKT]),
       { protocol: 0, statelessRpc: true },
     );
     expect(lines.slice(0, 4)).toEqual([`ACK ${base} common`, `ACK ${base} ready`, "NAK", `ACK ${base}`]);

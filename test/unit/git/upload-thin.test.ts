@@ -23,13 +23,21 @@ async function makeEditedRepo(): Promise<string> {
   const word = () => ["alpha", "beta", "gamma", "delta", "return", "const", "value", "index", "(x)", "{", "}"][Math.floor(rand() * 11)];
   const files = new Map<string, string[]>();
   for (let f = 0; f < 12; f++) {
-    files.set(`src/m${f}/file${f}.txt`, Array.from({ length: 300 + f * 40 }, (_, i) => `${i} ${word()} ${word()} ${word()} ${word()} ${word()}`));
+    files.set(
+      `src/m${f}/file${f}.txt`,
+      Array.from({ length: 300 + f * 40 }, (_, i) => `${i} ${word()} ${word()} ${word()} ${word()} ${word()}`),
+    );
   }
   const lines: string[] = [];
   const enc = new TextEncoder();
   const data = (s: string) => lines.push(`data ${enc.encode(s).length}`, s);
   for (let c = 1; c <= 8; c++) {
-    lines.push("commit refs/heads/main", `mark :${c}`, `author A <a@example.com> ${1_600_000_000 + c * 60} +0000`, `committer C <c@example.com> ${1_600_000_000 + c * 60} +0000`);
+    lines.push(
+      "commit refs/heads/main",
+      `mark :${c}`,
+      `author A <a@example.com> ${1_600_000_000 + c * 60} +0000`,
+      `committer C <c@example.com> ${1_600_000_000 + c * 60} +0000`,
+    );
     data(`commit ${c}\n`);
     if (c > 1) lines.push(`from :${c - 1}`);
     for (const [path, content] of files) {

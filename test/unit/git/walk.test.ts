@@ -23,8 +23,7 @@ afterAll(async () => {
 });
 
 const rev = (r: string): string => git(dir, ["rev-parse", r]);
-const revListObjects = (cwd: string, args: string[]): string[] =>
-  gitLines(cwd, ["rev-list", "--objects", ...args]).map((l) => l.slice(0, 40));
+const revListObjects = (cwd: string, args: string[]): string[] => gitLines(cwd, ["rev-list", "--objects", ...args]).map((l) => l.slice(0, 40));
 const sorted = (a: Iterable<string>): string[] => [...a].sort();
 
 async function collect(req: Partial<CollectRequest>) {
@@ -144,9 +143,7 @@ describe("shallow requests match a real git clone/fetch", () => {
   }
 
   test("deepen and deepen-since together are refused", async () => {
-    await expect(collect({ wants: [rev("main")], depth: 2, deepenSince: BASE_TIME })).rejects.toThrow(
-      "cannot be used together",
-    );
+    await expect(collect({ wants: [rev("main")], depth: 2, deepenSince: BASE_TIME })).rejects.toThrow("cannot be used together");
   });
 });
 

@@ -61,10 +61,14 @@ describe("startPostgres", () => {
   test("a SIGKILLed owner leaves no server and no directory behind", async () => {
     const helper = new URL("../../helpers/postgres.ts", import.meta.url).pathname;
     const child = Bun.spawn(
-      [process.execPath, "-e", `const { startPostgres } = await import(${JSON.stringify(helper)});
+      [
+        process.execPath,
+        "-e",
+        `const { startPostgres } = await import(${JSON.stringify(helper)});
 const pg = await startPostgres();
 console.log(JSON.stringify({ dir: pg.dir, port: pg.port }));
-setInterval(() => {}, 1 << 30);`],
+setInterval(() => {}, 1 << 30);`,
+      ],
       { stdout: "pipe", stderr: "inherit" },
     );
     const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();

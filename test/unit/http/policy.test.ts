@@ -56,7 +56,10 @@ describe("route policy", () => {
   test("every body-taking /v1 and /webhooks route declares its policy; all others are a credential and a JSON body", () => {
     const taking = routes.filter((r) => BODY_METHODS.has(r.method.toUpperCase()) && (r.path.startsWith("/v1/") || r.path.startsWith("/webhooks/")));
     expect(taking.length).toBeGreaterThan(50);
-    const declared = taking.map(show).filter((s) => !s.endsWith(": credential/json")).sort();
+    const declared = taking
+      .map(show)
+      .filter((s) => !s.endsWith(": credential/json"))
+      .sort();
     expect(declared).toEqual(DECLARED);
   });
 

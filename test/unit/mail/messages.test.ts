@@ -10,7 +10,15 @@ describe("links in both parts", () => {
   const cases = [
     {
       name: "invite",
-      msg: inviteMail({ to: "new@example.com", orgName: "acme", role: "admin", inviter: "Ada", token: "svcinv_abc234", expiresAt: Date.UTC(2030, 0, 8), baseUrl: `${BASE}/` }),
+      msg: inviteMail({
+        to: "new@example.com",
+        orgName: "acme",
+        role: "admin",
+        inviter: "Ada",
+        token: "svcinv_abc234",
+        expiresAt: Date.UTC(2030, 0, 8),
+        baseUrl: `${BASE}/`,
+      }),
       url: `${BASE}/invite?token=svcinv_abc234`,
       api: /POST \/v1\/auth\/accept-invite with \{ "invite": "svcinv_abc234"/,
     },
@@ -77,7 +85,15 @@ describe("escaping", () => {
   });
 
   test("control characters in an inviter's name cannot add header lines to the subject", () => {
-    const m = inviteMail({ to: "a@example.com", orgName: "acme", role: "viewer", inviter: "Eve\r\nBcc: victim@example.com", token: "svcinv_t", expiresAt: 0, baseUrl: BASE });
+    const m = inviteMail({
+      to: "a@example.com",
+      orgName: "acme",
+      role: "viewer",
+      inviter: "Eve\r\nBcc: victim@example.com",
+      token: "svcinv_t",
+      expiresAt: 0,
+      baseUrl: BASE,
+    });
     expect(m.subject).toBe("Eve Bcc: victim@example.com invited you to join acme");
   });
 

@@ -113,7 +113,13 @@ describe("capture transport", () => {
     const queued = await enqueue(first, message(1));
     const cut = await enqueue(first, message(2));
     // The process dies in the middle of an attempt: the row stays leased.
-    await first.db.transaction((tx) => tx.update(jobs).set({ lockedUntil: now() + 120_000, leaseToken: "dead.1", attempts: 1 }).where(eq(jobs.id, cut)).run());
+    await first.db.transaction((tx) =>
+      tx
+        .update(jobs)
+        .set({ lockedUntil: now() + 120_000, leaseToken: "dead.1", attempts: 1 })
+        .where(eq(jobs.id, cut))
+        .run(),
+    );
     first.close();
 
     const second = await open(dataDir, env);

@@ -24,7 +24,11 @@ describe("smtp", () => {
     expect(t.name).toBe("smtp");
     await t.send(msg);
     const got = await relay.waitFor((m) => m.to[0] === "nia@example.com" && m.auth === null);
-    expect({ secure: got.secure, transmissionType: got.transmissionType, from: got.from }).toEqual({ secure: false, transmissionType: "ESMTP", from: "svc@example.test" });
+    expect({ secure: got.secure, transmissionType: got.transmissionType, from: got.from }).toEqual({
+      secure: false,
+      transmissionType: "ESMTP",
+      from: "svc@example.test",
+    });
     const parsed = await parseMail(got.raw);
     expect(parsed.from).toBe("svc@example.test");
     expect(parsed.contentType).toBe("multipart/alternative");
@@ -33,7 +37,14 @@ describe("smtp", () => {
   });
 
   test("configured credentials are presented (loopback relay)", async () => {
-    const t = createMailTransport({ transport: "smtp", host: "127.0.0.1", port: relay.port, from: "svc@example.test", user: "relay-user", password: "relay-pass" })!;
+    const t = createMailTransport({
+      transport: "smtp",
+      host: "127.0.0.1",
+      port: relay.port,
+      from: "svc@example.test",
+      user: "relay-user",
+      password: "relay-pass",
+    })!;
     await t.send({ ...msg, to: "auth@example.com" });
     const got = await relay.waitFor((m) => m.to[0] === "auth@example.com");
     expect(got.auth).toEqual({ username: "relay-user", password: "relay-pass" });
@@ -45,7 +56,10 @@ describe("smtp", () => {
     try {
       const t = createMailTransport({ transport: "smtp", host: "127.0.0.1", port: silent.port, from: "svc@example.test" })!;
       const started = Date.now();
-      const error = await t.send(msg).then(() => null, (e: Error) => e);
+      const error = await t.send(msg).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(error?.message).toMatch(/greeting|timeout/i);
       expect(Date.now() - started).toBeLessThan(11_000);
     } finally {
@@ -83,7 +97,10 @@ describe("configuration", () => {
   test("cloudmail takes an endpoint override; a malformed one is refused naming the variable", () => {
     const env = { SVC_MAIL_TRANSPORT: "cloudmail", SVC_MAIL_FROM: "svc@example.test", SVC_MAIL_CLOUD_REGION: "eu-west-1" };
     expect(loadConfig({ ...env, SVC_MAIL_CLOUD_ENDPOINT: "http://127.0.0.1:4566/" }).mail).toEqual({
-      transport: "cloudmail", region: "eu-west-1", from: "svc@example.test", endpoint: "http://127.0.0.1:4566",
+      transport: "cloudmail",
+      region: "eu-west-1",
+      from: "svc@example.test",
+      endpoint: "http://127.0.0.1:4566",
     });
     expect(loadConfig(env).mail).toEqual({ transport: "cloudmail", region: "eu-west-1", from: "svc@example.test", endpoint: undefined });
     expect(() => loadConfig({ ...env, SVC_MAIL_CLOUD_ENDPOINT: "ses.local" })).toThrow(ConfigError);

@@ -1,6 +1,19 @@
 // The metric buckets' fixed histogram and the bucket cover of a window.
 import { describe, expect, test } from "bun:test";
-import { addInto, decodeInto, dense, densePercentile, encode, mergeInto, observe, percentile, slotOf, slotValue, SLOTS, type Histogram } from "../../../src/services/metrics/histogram.ts";
+import {
+  addInto,
+  decodeInto,
+  dense,
+  densePercentile,
+  encode,
+  mergeInto,
+  observe,
+  percentile,
+  slotOf,
+  slotValue,
+  SLOTS,
+  type Histogram,
+} from "../../../src/services/metrics/histogram.ts";
 import { coverOf } from "../../../src/services/metrics/summary.ts";
 
 describe("histogram", () => {

@@ -25,7 +25,10 @@ test("every module that writes to the object store is a declared writer of a kin
     if (WRITE.test(readFileSync(join(ROOT, file), "utf8"))) found.push(relative(ROOT, join(ROOT, file)));
   }
   const undeclared = found.filter((f) => !writers.has(f) && !COPIERS.includes(f));
-  expect({ undeclared, hint: undeclared.length ? "declare the kind of file it stores in src/services/ops/object-kinds.ts (backup, restore and fsck follow)" : "" }).toEqual({ undeclared: [], hint: "" });
+  expect({
+    undeclared,
+    hint: undeclared.length ? "declare the kind of file it stores in src/services/ops/object-kinds.ts (backup, restore and fsck follow)" : "",
+  }).toEqual({ undeclared: [], hint: "" });
   // And every declared writer still writes (a stale declaration hides nothing, but misleads).
   for (const w of writers) expect({ w, writes: found.includes(w) }).toEqual({ w, writes: true });
 });
@@ -45,7 +48,15 @@ test("each kind's pattern matches the keys its writer makes, names the repositor
 });
 
 test("keys a backup manifest could smuggle in belong to no kind", () => {
-  for (const bad of ["repos/../packs/pack-" + "a".repeat(40) + ".pack", "repos/x/packs/pack-zz.pack", "etc/passwd", "repos/x/ci-logs/j/1-a", "repos/x/ci-logs/j/000000000001-a/b", "repos/x/other/file", "/repos/x/packs/pack-" + "a".repeat(40) + ".idx"]) {
+  for (const bad of [
+    "repos/../packs/pack-" + "a".repeat(40) + ".pack",
+    "repos/x/packs/pack-zz.pack",
+    "etc/passwd",
+    "repos/x/ci-logs/j/1-a",
+    "repos/x/ci-logs/j/000000000001-a/b",
+    "repos/x/other/file",
+    "/repos/x/packs/pack-" + "a".repeat(40) + ".idx",
+  ]) {
     expect({ bad, kind: kindOf(bad)?.name ?? null }).toEqual({ bad, kind: null });
   }
 });

@@ -12,13 +12,16 @@ const ROOT = join(import.meta.dir, "../../..");
 test("every setting has a help line with a default and a meaning, and no line names an unknown setting", () => {
   const described = SETTING_HELP.map(([n]) => n);
   expect([...described].sort()).toEqual([...SETTINGS].sort());
-  for (const [name, def, meaning] of SETTING_HELP) expect({ name, def: def.length > 0, meaning: meaning.length > 0 }).toEqual({ name, def: true, meaning: true });
+  for (const [name, def, meaning] of SETTING_HELP)
+    expect({ name, def: def.length > 0, meaning: meaning.length > 0 }).toEqual({ name, def: true, meaning: true });
   expect(settingsHelp().split("\n").length).toBeGreaterThan(SETTINGS.length);
 });
 
 test("the README's Configuration table lists the same variables", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1));
-  const named = new Set([...table.matchAll(/^\| ([A-Z0-9_, ]+) \|/gm)].flatMap((m) => m[1]!.split(",").map((s) => s.trim())).filter((s) => s.startsWith("SVC_")));
+  const named = new Set(
+    [...table.matchAll(/^\| ([A-Z0-9_, ]+) \|/gm)].flatMap((m) => m[1]!.split(",").map((s) => s.trim())).filter((s) => s.startsWith("SVC_")),
+  );
   expect([...named].sort()).toEqual([...SETTINGS].sort());
 });

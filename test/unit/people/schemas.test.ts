@@ -25,7 +25,19 @@ describe("people schemas", () => {
   });
 
   test("every response shape has an example", () => {
-    for (const name of ["Account", "Accepted", "InvitePreview", "EmailList", "EmailPending", "EmailVerified", "Token", "MintedToken", "TokenList", "SshKey", "SshKeyList"]) {
+    for (const name of [
+      "Account",
+      "Accepted",
+      "InvitePreview",
+      "EmailList",
+      "EmailPending",
+      "EmailVerified",
+      "Token",
+      "MintedToken",
+      "TokenList",
+      "SshKey",
+      "SshKeyList",
+    ]) {
       const s = (schemas as Record<string, TSchema>)[name]!;
       expect({ name, examples: ((s.examples as unknown[]) ?? []).length > 0 }).toEqual({ name, examples: true });
     }

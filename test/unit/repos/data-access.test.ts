@@ -17,7 +17,9 @@ const modules = DIRS.flatMap((dir) =>
 
 /** The import statements of a module (comments dropped), as written. */
 function imports(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+  const text = readFileSync(join(ROOT, file), "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
   return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+["'][^"']+["']/gm)].map((m) => m[0].trim().replace(/\s+/g, " "));
 }
 
@@ -31,7 +33,12 @@ describe("queries live in the stores (repos, git, metrics)", () => {
   test("no module but a store imports drizzle-orm, bun:sqlite or the db client, or a table as a value", () => {
     const bad = modules.flatMap((file) =>
       imports(file)
-        .filter((i) => /from ["'](drizzle-orm(\/[^"']*)?|bun:sqlite)["']/.test(i) || /db\/client(\.ts)?["']/.test(i) || (/db\/schema(\/[^"']*)?["']/.test(i) && !/^(import|export) type /.test(i)))
+        .filter(
+          (i) =>
+            /from ["'](drizzle-orm(\/[^"']*)?|bun:sqlite)["']/.test(i) ||
+            /db\/client(\.ts)?["']/.test(i) ||
+            (/db\/schema(\/[^"']*)?["']/.test(i) && !/^(import|export) type /.test(i)),
+        )
         .map((i) => `${file}: ${i}`),
     );
     expect(bad).toEqual([]);

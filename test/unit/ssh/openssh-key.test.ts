@@ -63,6 +63,11 @@ describe("Ed25519 keys in OpenSSH format", () => {
     expect(text.endsWith("\n-----END OPENSSH PRIVATE KEY-----\n")).toBe(true);
     const body = Buffer.from(text.split("\n").slice(1, -2).join(""), "base64");
     expect(body.subarray(0, 15).toString("latin1")).toBe("openssh-key-v1\0");
-    expect(text.split("\n").slice(1, -2).every((l) => l.length <= 70)).toBe(true);
+    expect(
+      text
+        .split("\n")
+        .slice(1, -2)
+        .every((l) => l.length <= 70),
+    ).toBe(true);
   });
 });

@@ -53,10 +53,22 @@ test("random reads match the file, and cached bytes stay within the budget", asy
 test("reads at the edges: first byte, last byte, across block boundaries, the short last block", async () => {
   const cache = new BlockCache(counted().store, { blockSize: 1000 });
   const source = cache.source(KEY, SIZE);
-  for (const [offset, length] of [[0, 1], [SIZE - 1, 1], [999, 2], [999, 1002], [SIZE - 3, 3], [0, 0], [SIZE, 0]] as const) {
+  for (const [offset, length] of [
+    [0, 1],
+    [SIZE - 1, 1],
+    [999, 2],
+    [999, 1002],
+    [SIZE - 3, 3],
+    [0, 0],
+    [SIZE, 0],
+  ] as const) {
     expect(await source.read(offset, length)).toEqual(DATA.slice(offset, offset + length));
   }
-  for (const [offset, length] of [[SIZE, 1], [SIZE - 1, 2], [-1, 1]] as const) {
+  for (const [offset, length] of [
+    [SIZE, 1],
+    [SIZE - 1, 2],
+    [-1, 1],
+  ] as const) {
     await expect(source.read(offset, length)).rejects.toMatchObject({ code: "out_of_range" });
   }
 });
@@ -121,7 +133,12 @@ test("a sequential scan fetches a span per request; random reads fetch only thei
   const source = new BlockCache(store, { blockSize: 4096, spanBytes: 8 * 4096, spanReads: true }).source(KEY, SIZE);
   for (let at = 0; at < 20 * 4096; at += 1000) expect(same(await source.read(at, 1000), DATA.subarray(at, at + 1000))).toBe(true);
   // Block 0 alone (nothing before it), then spans of 8 blocks as the scan goes on.
-  expect(ranges).toEqual([[KEY, 0, 4096], [KEY, 4096, 8 * 4096], [KEY, 9 * 4096, 8 * 4096], [KEY, 17 * 4096, 8 * 4096]]);
+  expect(ranges).toEqual([
+    [KEY, 0, 4096],
+    [KEY, 4096, 8 * 4096],
+    [KEY, 9 * 4096, 8 * 4096],
+    [KEY, 17 * 4096, 8 * 4096],
+  ]);
 
   ranges.length = 0;
   for (const block of [100, 50, 150, 52]) await source.read(block * 4096 + 10, 10);
@@ -191,7 +208,10 @@ test("a file no larger than wholeFileBytes comes whole on its first miss or hint
   hinted.source(KEY, SIZE).prefetch!(700_000, 10);
   await hinted.prefetchIdle();
   await new BlockCache(other.store, { blockSize: 4096, wholeFileBytes: SIZE - 1, spanReads: true }).source(KEY, SIZE).read(700_000, 10);
-  expect(other.ranges).toEqual([[KEY, 0, SIZE], [KEY, Math.floor(700_000 / 4096) * 4096, 4096]]);
+  expect(other.ranges).toEqual([
+    [KEY, 0, SIZE],
+    [KEY, Math.floor(700_000 / 4096) * 4096, 4096],
+  ]);
 });
 
 test("a hint for the block after the one read last fetches a span (a commit walk hinting parents)", async () => {
@@ -204,5 +224,9 @@ test("a hint for the block after the one read last fetches a span (a commit walk
   // Elsewhere, a hint is only its own blocks.
   source.prefetch!(200 * 4096, 10);
   await cache.prefetchIdle();
-  expect(ranges).toEqual([[KEY, 40 * 4096, 4096], [KEY, 41 * 4096, 8 * 4096], [KEY, 200 * 4096, 4096]]);
+  expect(ranges).toEqual([
+    [KEY, 40 * 4096, 4096],
+    [KEY, 41 * 4096, 8 * 4096],
+    [KEY, 200 * 4096, 4096],
+  ]);
 });

@@ -12,7 +12,16 @@ const DATA = bytes(300_000, 5);
 
 function client(endpoint: string): Client {
   const u = new URL(endpoint);
-  return new Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: "S3RVER", secretKey: "S3RVER", region: "us-east-1", pathStyle: true, retryOptions: { disableRetry: true } });
+  return new Client({
+    endPoint: u.hostname,
+    port: Number(u.port),
+    useSSL: false,
+    accessKey: "S3RVER",
+    secretKey: "S3RVER",
+    region: "us-east-1",
+    pathStyle: true,
+    retryOptions: { disableRetry: true },
+  });
 }
 
 async function read(c: Client, key: string, offset = 0, length = DATA.length): Promise<Uint8Array> {

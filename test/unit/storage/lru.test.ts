@@ -1,7 +1,12 @@
 import { expect, test } from "bun:test";
 import { ByteLru } from "../../../src/storage/lru.ts";
 
-const sized = (evicted: string[] = []) => new ByteLru<string, string>(10, (v) => v.length, (k) => evicted.push(k));
+const sized = (evicted: string[] = []) =>
+  new ByteLru<string, string>(
+    10,
+    (v) => v.length,
+    (k) => evicted.push(k),
+  );
 
 test("evicts least recently used entries once over the byte budget", () => {
   const evicted: string[] = [];
@@ -50,7 +55,11 @@ test("delete, deleteWhere and clear release bytes and report evictions", () => {
 
 test("a read measures the value again: growth since it was stored evicts older entries", () => {
   const evicted: string[] = [];
-  const lru = new ByteLru<string, { n: number }>(10, (v) => v.n, (k) => evicted.push(k));
+  const lru = new ByteLru<string, { n: number }>(
+    10,
+    (v) => v.n,
+    (k) => evicted.push(k),
+  );
   const a = { n: 2 };
   lru.set("a", a);
   lru.set("b", { n: 4 });

@@ -101,7 +101,14 @@ export function objectStoreContract(name: string, open: () => Promise<ObjectStor
     test("ranged reads past the end or with bad arguments are out_of_range", async () => {
       const key = `${fresh()}/short`;
       await store.put(key, bytes(10));
-      for (const [offset, length] of [[5, 6], [10, 1], [100, 5], [-1, 2], [0, -1], [0.5, 1]] as const) {
+      for (const [offset, length] of [
+        [5, 6],
+        [10, 1],
+        [100, 5],
+        [-1, 2],
+        [0, -1],
+        [0.5, 1],
+      ] as const) {
         await expect(store.getRange(key, offset, length)).rejects.toMatchObject({ code: "out_of_range" });
       }
     });
@@ -124,7 +131,13 @@ export function objectStoreContract(name: string, open: () => Promise<ObjectStor
       await store.putFile(key, path);
       expect(await store.stat(key)).toEqual({ size });
       const mib8 = 8 * 1024 * 1024;
-      for (const [offset, length] of [[0, 100], [mib8 - 3, 6], [2 * mib8 - 1, 2], [size - 10, 10], [size - 1, 1]] as const) {
+      for (const [offset, length] of [
+        [0, 100],
+        [mib8 - 3, 6],
+        [2 * mib8 - 1, 2],
+        [size - 10, 10],
+        [size - 1, 1],
+      ] as const) {
         expect(await store.getRange(key, offset, length)).toEqual(data.slice(offset, offset + length));
       }
       expect(same(await store.get(key), data)).toBe(true);

@@ -21,10 +21,13 @@ function reader(onRead: () => void = () => {}) {
     stats.maxActive = Math.max(stats.maxActive, active);
     // Reads issued later finish sooner: delivery order must not depend on completion order.
     const p = new Promise<Uint8Array>((resolve) =>
-      setTimeout(() => {
-        active--;
-        resolve(DATA.slice(offset, offset + length));
-      }, Math.max(0, 8 - stats.reads.length)),
+      setTimeout(
+        () => {
+          active--;
+          resolve(DATA.slice(offset, offset + length));
+        },
+        Math.max(0, 8 - stats.reads.length),
+      ),
     );
     pending.push(p);
     return p;
@@ -61,10 +64,7 @@ describe("readAhead", () => {
     let peakHeld = 0;
     const { read, stats } = reader(() => (peakHeld = Math.max(peakHeld, budget.capacity - budget.free)));
     const opts = { chunkBytes: 100_000, firstChunkBytes: 100_000, window: 8 };
-    const [a, b] = await Promise.all([
-      collect(readAhead(read, 0, 1_000_000, opts, budget)),
-      collect(readAhead(read, 1_000_000, 1_000_000, opts, budget)),
-    ]);
+    const [a, b] = await Promise.all([collect(readAhead(read, 0, 1_000_000, opts, budget)), collect(readAhead(read, 1_000_000, 1_000_000, opts, budget))]);
     expect(same(a, DATA.subarray(0, 1_000_000)) && same(b, DATA.subarray(1_000_000, 2_000_000))).toBe(true);
     expect(stats.maxActive).toBeLessThanOrEqual(3);
     expect(peakHeld).toBeLessThanOrEqual(300_000);
@@ -119,7 +119,8 @@ describe("BlockCache.stream", () => {
     const cache = new BlockCache(store, { readAhead: { chunkBytes: 256 * 1024, firstChunkBytes: 64 * 1024, window: 3 } });
     const source = cache.source("repos/r/packs/pack-a.pack", DATA.length);
     const sequential: Uint8Array[] = [];
-    for (let at = 100; at < DATA.length; at += 65_536) sequential.push(await new BlockCache(store).source("repos/r/packs/pack-a.pack", DATA.length).read(at, Math.min(65_536, DATA.length - at)));
+    for (let at = 100; at < DATA.length; at += 65_536)
+      sequential.push(await new BlockCache(store).source("repos/r/packs/pack-a.pack", DATA.length).read(at, Math.min(65_536, DATA.length - at)));
     const streamed = await collect(source.stream!(100, DATA.length - 100));
     expect(Buffer.from(streamed).equals(Buffer.concat(sequential))).toBe(true);
     expect(cache.cachedBytes).toBe(0);

@@ -8,7 +8,14 @@ const policy: RetryPolicy = { attempts: 5, baseDelayMs: 10, maxDelayMs: 40, dead
 function harness(draw = 1) {
   const sleeps: number[] = [];
   const run = <T>(attempt: (n: number) => Promise<T>, p: RetryPolicy = policy, observer = {}) =>
-    withRetry("GET k", p, attempt, observer, () => draw, async (ms) => void sleeps.push(ms));
+    withRetry(
+      "GET k",
+      p,
+      attempt,
+      observer,
+      () => draw,
+      async (ms) => void sleeps.push(ms),
+    );
   return { sleeps, run };
 }
 

@@ -23,7 +23,15 @@ const FAST_RETRY = { attempts: 30, baseDelayMs: 1, maxDelayMs: 4, deadlineMs: 60
 /** A client straight to s3rver, to see what is really stored. */
 function direct(): Client {
   const u = new URL(s3.endpoint);
-  return new Client({ endPoint: u.hostname, port: Number(u.port), useSSL: false, accessKey: s3.accessKey, secretKey: s3.secretKey, region: "us-east-1", pathStyle: true });
+  return new Client({
+    endPoint: u.hostname,
+    port: Number(u.port),
+    useSSL: false,
+    accessKey: s3.accessKey,
+    secretKey: s3.secretKey,
+    region: "us-east-1",
+    pathStyle: true,
+  });
 }
 
 async function openUploads(): Promise<string[]> {
@@ -66,7 +74,12 @@ describe("s3 store under faults", () => {
     await s.put("repos/a/packs/pack-1.idx", small);
     await s.putFile("repos/a/packs/pack-1.pack", join(scratch, "big"));
     expect(same(await s.get("repos/a/packs/pack-1.idx"), small)).toBe(true);
-    for (const [offset, length] of [[0, 1], [MIN_PART_SIZE - 10, 20], [big.length - 5000, 5000], [1000, 3 * 1024 * 1024]] as const) {
+    for (const [offset, length] of [
+      [0, 1],
+      [MIN_PART_SIZE - 10, 20],
+      [big.length - 5000, 5000],
+      [1000, 3 * 1024 * 1024],
+    ] as const) {
       expect(same(await s.getRange("repos/a/packs/pack-1.pack", offset, length), big.subarray(offset, offset + length))).toBe(true);
     }
     expect(await s.stat("repos/a/packs/pack-1.pack")).toEqual({ size: big.length });
@@ -106,7 +119,11 @@ describe("s3 store under faults", () => {
     const err = await s.getRange("repos/b/x", 0, 10).catch((e: unknown) => e);
     await proxy.configure({ slowDown: 0 });
     expect(err).toBeInstanceOf(StorageError);
-    expect({ code: (err as StorageError).code, retries: s.stats.retries, failures: s.stats.failures }).toEqual({ code: "unavailable", retries: 3, failures: 1 });
+    expect({ code: (err as StorageError).code, retries: s.stats.retries, failures: s.stats.failures }).toEqual({
+      code: "unavailable",
+      retries: 3,
+      failures: 1,
+    });
     expect((err as Error).message).toContain("GET repos/b/x bytes 0+10 failed after 4 attempts");
   });
 
@@ -136,7 +153,11 @@ describe("s3 store under faults", () => {
     expect(err).toMatchObject({ code: "unavailable" });
     expect(await openUploads()).toEqual([]);
     expect(s.stats.uploadsAborted).toBe(1);
-    expect(await direct().statObject(BUCKET, "repos/d/packs/pack-4.pack").catch((e: { code: string }) => e.code)).toBe("NotFound");
+    expect(
+      await direct()
+        .statObject(BUCKET, "repos/d/packs/pack-4.pack")
+        .catch((e: { code: string }) => e.code),
+    ).toBe("NotFound");
   }, 60_000);
 
   test("abortIncompleteUploads sweeps uploads older than the cutoff under a prefix, and only those", async () => {

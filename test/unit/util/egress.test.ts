@@ -67,27 +67,79 @@ describe("nonPublicReason", () => {
  * multicast blocks of the address-space registries.
  */
 const REGISTRY: [string, boolean][] = [
-  ["0.0.0.0/8", false], ["0.0.0.0/32", false], ["10.0.0.0/8", false], ["100.64.0.0/10", false], ["127.0.0.0/8", false],
-  ["169.254.0.0/16", false], ["172.16.0.0/12", false], ["192.0.0.0/24", false], ["192.0.0.0/29", false], ["192.0.0.8/32", false],
-  ["192.0.0.9/32", true], ["192.0.0.10/32", true], ["192.0.0.170/32", false], ["192.0.0.171/32", false], ["192.0.2.0/24", false],
-  ["192.31.196.0/24", true], ["192.52.193.0/24", true], ["192.88.99.0/24", false], ["192.168.0.0/16", false], ["192.175.48.0/24", true],
-  ["198.18.0.0/15", false], ["198.51.100.0/24", false], ["203.0.113.0/24", false], ["240.0.0.0/4", false], ["255.255.255.255/32", false],
+  ["0.0.0.0/8", false],
+  ["0.0.0.0/32", false],
+  ["10.0.0.0/8", false],
+  ["100.64.0.0/10", false],
+  ["127.0.0.0/8", false],
+  ["169.254.0.0/16", false],
+  ["172.16.0.0/12", false],
+  ["192.0.0.0/24", false],
+  ["192.0.0.0/29", false],
+  ["192.0.0.8/32", false],
+  ["192.0.0.9/32", true],
+  ["192.0.0.10/32", true],
+  ["192.0.0.170/32", false],
+  ["192.0.0.171/32", false],
+  ["192.0.2.0/24", false],
+  ["192.31.196.0/24", true],
+  ["192.52.193.0/24", true],
+  ["192.88.99.0/24", false],
+  ["192.168.0.0/16", false],
+  ["192.175.48.0/24", true],
+  ["198.18.0.0/15", false],
+  ["198.51.100.0/24", false],
+  ["203.0.113.0/24", false],
+  ["240.0.0.0/4", false],
+  ["255.255.255.255/32", false],
   ["224.0.0.0/4", false],
-  ["::1/128", false], ["::/128", false], ["::ffff:0:0/96", false], ["64:ff9b::/96", true], ["64:ff9b:1::/48", false], ["100::/64", false],
-  ["100:0:0:1::/64", false], ["2001::/23", false], ["2001::/32", false], ["2001:1::1/128", true], ["2001:1::2/128", true], ["2001:1::3/128", true],
-  ["2001:2::/48", false], ["2001:3::/32", true], ["2001:4:112::/48", true], ["2001:10::/28", false], ["2001:20::/28", true], ["2001:30::/28", true],
-  ["2001:db8::/32", false], ["2002::/16", false], ["2620:4f:8000::/48", true], ["3fff::/20", false], ["5f00::/16", false], ["fc00::/7", false],
-  ["fe80::/10", false], ["ff00::/8", false],
+  ["::1/128", false],
+  ["::/128", false],
+  ["::ffff:0:0/96", false],
+  ["64:ff9b::/96", true],
+  ["64:ff9b:1::/48", false],
+  ["100::/64", false],
+  ["100:0:0:1::/64", false],
+  ["2001::/23", false],
+  ["2001::/32", false],
+  ["2001:1::1/128", true],
+  ["2001:1::2/128", true],
+  ["2001:1::3/128", true],
+  ["2001:2::/48", false],
+  ["2001:3::/32", true],
+  ["2001:4:112::/48", true],
+  ["2001:10::/28", false],
+  ["2001:20::/28", true],
+  ["2001:30::/28", true],
+  ["2001:db8::/32", false],
+  ["2002::/16", false],
+  ["2620:4f:8000::/48", true],
+  ["3fff::/20", false],
+  ["5f00::/16", false],
+  ["fc00::/7", false],
+  ["fe80::/10", false],
+  ["ff00::/8", false],
 ];
 
 describe("the IANA special-purpose registries, every row", () => {
   test.each(REGISTRY)("%s: refused unless globally reachable (%p)", (block, reachable) => {
     const [net] = block.split("/");
     // The block's first address; for blocks that carry an IPv4 address, one that carries a public one.
-    const probe = net === "::ffff:0:0" ? "::ffff:8.8.8.8" : net === "64:ff9b::" ? "64:ff9b::8.8.8.8" : net === "2002::" ? "2002:a00:1::1" : net === "::" && block === "::/128" ? "::" : net!;
+    const probe =
+      net === "::ffff:0:0"
+        ? "::ffff:8.8.8.8"
+        : net === "64:ff9b::"
+          ? "64:ff9b::8.8.8.8"
+          : net === "2002::"
+            ? "2002:a00:1::1"
+            : net === "::" && block === "::/128"
+              ? "::"
+              : net!;
     const why = nonPublicReason(probe);
-    if (block === "::ffff:0:0/96") expect(why).toBeNull(); // IPv4-mapped: judged by its (public) IPv4 address
-    else if (block === "2002::/16") expect(why).toBe("private"); // 6to4 of 10.0.0.1: judged by its IPv4 address
+    if (block === "::ffff:0:0/96")
+      expect(why).toBeNull(); // IPv4-mapped: judged by its (public) IPv4 address
+    else if (block === "2002::/16")
+      expect(why).toBe("private"); // 6to4 of 10.0.0.1: judged by its IPv4 address
     else expect({ block, refused: why !== null }).toEqual({ block, refused: !reachable });
   });
 });
@@ -123,7 +175,12 @@ describe("URLs and names", () => {
 describe("origin keys (what inbound pushes match)", () => {
   test("generic URLs: case of scheme and host, default port, credentials, .git and trailing slashes do not matter", () => {
     const key = genericOriginKey("https://git.example.com/team/lib.git")!;
-    for (const same of ["HTTPS://Git.Example.com/team/lib", "https://git.example.com:443/team/lib/", "https://u:p@git.example.com/team/lib.git/", "https://git.example.com/team/lib.git?x=1#y"]) {
+    for (const same of [
+      "HTTPS://Git.Example.com/team/lib",
+      "https://git.example.com:443/team/lib/",
+      "https://u:p@git.example.com/team/lib.git/",
+      "https://git.example.com/team/lib.git?x=1#y",
+    ]) {
       expect(genericOriginKey(same)).toBe(key);
     }
     expect(genericOriginKey("https://git.example.com/Team/lib.git")).not.toBe(key);

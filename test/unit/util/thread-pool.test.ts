@@ -32,12 +32,16 @@ describe("thread pool", () => {
     const got: number[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const done = pool.run("pool.count", { count: 20 }, {
-      onEmit: async (v) => {
-        got.push(v as number);
-        if (got.length === 1) await gate;
+    const done = pool.run(
+      "pool.count",
+      { count: 20 },
+      {
+        onEmit: async (v) => {
+          got.push(v as number);
+          if (got.length === 1) await gate;
+        },
       },
-    });
+    );
     await Promise.resolve();
     release();
     expect(await done).toBe(190);

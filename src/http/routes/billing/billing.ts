@@ -39,10 +39,14 @@ export function billingRoutes(ctx: Ctx) {
         return null;
       },
       {
-        response: { 200: BillingLink, 303: t.Null({ description: "redirect to the provider's checkout page (Location)" }), ...errors(400, 401, 403, 404, 409, 502, 503) },
+        response: {
+          200: BillingLink,
+          303: t.Null({ description: "redirect to the provider's checkout page (Location)" }),
+          ...errors(400, 401, 403, 404, 409, 502, 503),
+        },
         detail: {
           summary:
-            "Subscribe: 303 to the provider's checkout page for the seats in use (200 `{ url, kind: \"checkout\" }` with Accept: application/json); 409 when already subscribed",
+            'Subscribe: 303 to the provider\'s checkout page for the seats in use (200 `{ url, kind: "checkout" }` with Accept: application/json); 409 when already subscribed',
         },
       },
     )
@@ -50,6 +54,10 @@ export function billingRoutes(ctx: Ctx) {
       response: { 200: EventReceipt, ...errors(400, 413, 502, 503) },
       // Why hidden: the provider calls it, not API clients; docs/api.md describes it.
       // Signed: the exact bytes, read only after the headers could be refused (issue 25 row 7).
-      detail: { hide: true, summary: "Payment provider events (signed)", ...policy({ caller: "anonymous", body: { raw: EVENT_BODY_LIMIT, admit: (headers) => checkEventHeaders(ctx, headers) } }) },
+      detail: {
+        hide: true,
+        summary: "Payment provider events (signed)",
+        ...policy({ caller: "anonymous", body: { raw: EVENT_BODY_LIMIT, admit: (headers) => checkEventHeaders(ctx, headers) } }),
+      },
     });
 }

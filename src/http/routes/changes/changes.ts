@@ -29,83 +29,96 @@ export function changeRoutes(ctx: Ctx) {
   const base = "/v1/orgs/:org/repos/:repo";
   /** The request's repository, resolved once (the services decide what else they need on it). */
   const target = (request: Request, params: { org: string; repo: string }) => openRepo(ctx, callerOf(request), params.org, params.repo);
-  return new Elysia({ name: "routes.changes" })
-    .post(
-      `${base}/changes`,
-      async ({ request, params, body, set }) => {
-        const out = await createChange(ctx, await target(request, params), body);
-        set.status = 201;
-        return out;
-      },
-      {
-        body: ChangeCreate,
-        response: { 201: Change, ...errors(400, 401, 402, 403, 404, 422) },
-        detail: {
-          summary: "Open a change",
-          description:
-            "From a branch of this repository (repo:write), or of a fork named by `source` (read access on the fork; a fork the caller cannot see is 404). 422 for an unknown branch or target, a mirror, a source that is not a fork, or a bad depends_on (missing, closed, cycle).",
+  return (
+    new Elysia({ name: "routes.changes" })
+      .post(
+        `${base}/changes`,
+        async ({ request, params, body, set }) => {
+          const out = await createChange(ctx, await target(request, params), body);
+          set.status = 201;
+          return out;
         },
-      },
-    )
-    .get(`${base}/changes`, async ({ request, params, query }) => listChanges(ctx, await target(request, params), query), {
-      query: ChangeListQuery,
-      response: { 200: ChangeList, ...errors(400, 401, 404, 422) },
-      detail: { summary: "List changes, newest first (?state= filters; a state outside the enumeration is 422)" },
-    })
-    .get(`${base}/changes/:number`, async ({ request, params }) => getChange(ctx, await target(request, params), num(params.number)), {
-      response: { 200: Change, ...errors(401, 404) },
-      detail: { summary: "One change" },
-    })
-    .patch(`${base}/changes/:number`, async ({ request, params, body }) => patchChange(ctx, await target(request, params), num(params.number), body), {
-      body: ChangePatch,
-      response: { 200: Change, ...errors(400, 401, 402, 403, 404, 409, 422) },
-      detail: {
-        summary: "Edit, close or reopen a change",
-        description: "Writers, or the change's author. `state: closed` closes (leaving the queue); `state: open` reopens a closed change and catches up with its branch. 422 for a depends_on cycle.",
-      },
-    })
-    .post(
-      `${base}/changes/:number/land`,
-      async ({ request, params, set }) => {
-        const out = await landChange(ctx, await target(request, params), num(params.number));
-        set.status = 202;
-        return out;
-      },
-      {
-        response: { 202: Change, ...errors(401, 402, 403, 404, 409) },
-        detail: {
-          summary: "Queue a change for landing",
-          description:
-            "202 with the change `queued`. The lander lands it (fast-forward or a merge commit) once its required checks passed, or ejects it with a `verdict`; landing the top of a stack lands the open changes beneath it. 409 for a landed or closed change, or a closed change beneath.",
+        {
+          body: ChangeCreate,
+          response: { 201: Change, ...errors(400, 401, 402, 403, 404, 422) },
+          detail: {
+            summary: "Open a change",
+            description:
+              "From a branch of this repository (repo:write), or of a fork named by `source` (read access on the fork; a fork the caller cannot see is 404). 422 for an unknown branch or target, a mirror, a source that is not a fork, or a bad depends_on (missing, closed, cycle).",
+          },
         },
-      },
-    )
-    // Diffs are large (hundreds of KB for 1,000 files): answered as prebuilt JSON, outside the
-    // framework's response pass; test/blackbox/changes/answers.test.ts checks them against Diff.
-    .get(`${base}/changes/:number/diff`, async ({ request, params }) => jsonAnswer(await changeDiff(ctx, await target(request, params), num(params.number))), {
-      response: { 200: Diff, ...errors(401, 404) },
-      detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
-    })
-    .get(`${base}/changes/:number/patchsets`, async ({ request, params }) => listPatchsets(ctx, await target(request, params), num(params.number)), {
-      response: { 200: PatchsetList, ...errors(401, 404) },
-      detail: { summary: "A change's patchsets, oldest first: the head each time its branch moved" },
-    })
-    .get(
-      `${base}/changes/:number/patchsets/:n/diff`,
-      async ({ request, params, query }) =>
-        jsonAnswer(await patchsetDiff(ctx, await target(request, params), num(params.number), num(params.n), query.against === undefined ? null : num(query.against))),
-      {
-        query: PatchsetDiffQuery,
-        response: { 200: Diff, ...errors(400, 401, 404) },
-        detail: { summary: "One patchset's diff against its recorded base, or with ?against=m the changes from patchset m's head to this one's" },
-      },
-    )
-    .get(`${base}/compare/*`, async ({ request, params }) => {
-      // Decoded first: a malformed escape is 400 before any access check, as before.
-      const spec = decodeParam(params["*"]);
-      return jsonAnswer(await compare(ctx, await target(request, params), spec));
-    }, {
-      response: { 200: Diff, ...errors(400, 401, 404) },
-      detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
-    });
+      )
+      .get(`${base}/changes`, async ({ request, params, query }) => listChanges(ctx, await target(request, params), query), {
+        query: ChangeListQuery,
+        response: { 200: ChangeList, ...errors(400, 401, 404, 422) },
+        detail: { summary: "List changes, newest first (?state= filters; a state outside the enumeration is 422)" },
+      })
+      .get(`${base}/changes/:number`, async ({ request, params }) => getChange(ctx, await target(request, params), num(params.number)), {
+        response: { 200: Change, ...errors(401, 404) },
+        detail: { summary: "One change" },
+      })
+      .patch(`${base}/changes/:number`, async ({ request, params, body }) => patchChange(ctx, await target(request, params), num(params.number), body), {
+        body: ChangePatch,
+        response: { 200: Change, ...errors(400, 401, 402, 403, 404, 409, 422) },
+        detail: {
+          summary: "Edit, close or reopen a change",
+          description:
+            "Writers, or the change's author. `state: closed` closes (leaving the queue); `state: open` reopens a closed change and catches up with its branch. 422 for a depends_on cycle.",
+        },
+      })
+      .post(
+        `${base}/changes/:number/land`,
+        async ({ request, params, set }) => {
+          const out = await landChange(ctx, await target(request, params), num(params.number));
+          set.status = 202;
+          return out;
+        },
+        {
+          response: { 202: Change, ...errors(401, 402, 403, 404, 409) },
+          detail: {
+            summary: "Queue a change for landing",
+            description:
+              "202 with the change `queued`. The lander lands it (fast-forward or a merge commit) once its required checks passed, or ejects it with a `verdict`; landing the top of a stack lands the open changes beneath it. 409 for a landed or closed change, or a closed change beneath.",
+          },
+        },
+      )
+      // Diffs are large (hundreds of KB for 1,000 files): answered as prebuilt JSON, outside the
+      // framework's response pass; test/blackbox/changes/answers.test.ts checks them against Diff.
+      .get(
+        `${base}/changes/:number/diff`,
+        async ({ request, params }) => jsonAnswer(await changeDiff(ctx, await target(request, params), num(params.number))),
+        {
+          response: { 200: Diff, ...errors(401, 404) },
+          detail: { summary: "A change's diff: files with status, counts and unified patches (capped, with a truncation marker)" },
+        },
+      )
+      .get(`${base}/changes/:number/patchsets`, async ({ request, params }) => listPatchsets(ctx, await target(request, params), num(params.number)), {
+        response: { 200: PatchsetList, ...errors(401, 404) },
+        detail: { summary: "A change's patchsets, oldest first: the head each time its branch moved" },
+      })
+      .get(
+        `${base}/changes/:number/patchsets/:n/diff`,
+        async ({ request, params, query }) =>
+          jsonAnswer(
+            await patchsetDiff(ctx, await target(request, params), num(params.number), num(params.n), query.against === undefined ? null : num(query.against)),
+          ),
+        {
+          query: PatchsetDiffQuery,
+          response: { 200: Diff, ...errors(400, 401, 404) },
+          detail: { summary: "One patchset's diff against its recorded base, or with ?against=m the changes from patchset m's head to this one's" },
+        },
+      )
+      .get(
+        `${base}/compare/*`,
+        async ({ request, params }) => {
+          // Decoded first: a malformed escape is 400 before any access check, as before.
+          const spec = decodeParam(params["*"]);
+          return jsonAnswer(await compare(ctx, await target(request, params), spec));
+        },
+        {
+          response: { 200: Diff, ...errors(400, 401, 404) },
+          detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
+        },
+      )
+  );
 }

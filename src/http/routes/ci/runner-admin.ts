@@ -42,7 +42,11 @@ export function runnerAdminRoutes(ctx: Ctx) {
         set.status = 201;
         return out;
       },
-      { body: RunnerGroupCreate, response: { 201: RunnerGroup, ...errors(400, 401, 403, 404, 409, 422) }, detail: { summary: "Create a runner group (org admin)" } },
+      {
+        body: RunnerGroupCreate,
+        response: { 201: RunnerGroup, ...errors(400, 401, 403, 404, 409, 422) },
+        detail: { summary: "Create a runner group (org admin)" },
+      },
     )
     .patch("/v1/orgs/:org/runner-groups/:id", ({ request, params, body }) => patchGroup(ctx, callerOf(request), params.org, params.id, body), {
       body: RunnerGroupPatch,
@@ -55,7 +59,10 @@ export function runnerAdminRoutes(ctx: Ctx) {
         await deleteGroup(ctx, callerOf(request), params.org, params.id);
         return noContent(set);
       },
-      { response: { 204: noContent.schema, ...errors(401, 403, 404, 422) }, detail: { summary: "Delete a runner group; its machines move to the default group" } },
+      {
+        response: { 204: noContent.schema, ...errors(401, 403, 404, 422) },
+        detail: { summary: "Delete a runner group; its machines move to the default group" },
+      },
     )
     .get("/v1/orgs/:org/runners", ({ request, params }) => listRunners(ctx, callerOf(request), params.org), {
       response: { 200: RunnerList, ...errors(401, 403, 404) },
@@ -68,7 +75,11 @@ export function runnerAdminRoutes(ctx: Ctx) {
         set.status = 201;
         return out;
       },
-      { body: RegistrationTokenCreate, response: { 201: RegistrationToken, ...errors(400, 401, 403, 404, 422) }, detail: { summary: "Mint a one-hour, one-machine registration token (org admin)" } },
+      {
+        body: RegistrationTokenCreate,
+        response: { 201: RegistrationToken, ...errors(400, 401, 403, 404, 422) },
+        detail: { summary: "Mint a one-hour, one-machine registration token (org admin)" },
+      },
     )
     .delete(
       "/v1/orgs/:org/runners/:id",

@@ -7,7 +7,17 @@ import type { Ctx } from "../../../services/context.ts";
 import { claimJob } from "../../../services/ci/claim.ts";
 import { appendLog, completeJob, describeJob, heartbeat, setStepState } from "../../../services/ci/job-calls.ts";
 import { registerRunner, requireRunnerCaller } from "../../../services/ci/runners.ts";
-import { Claim, HeartbeatAnswer, JobComplete, JobDescription, LogAck, LogAppend, RunnerRegister, RunnerRegistered, StepUpdate } from "../../../services/ci/schemas.ts";
+import {
+  Claim,
+  HeartbeatAnswer,
+  JobComplete,
+  JobDescription,
+  LogAck,
+  LogAppend,
+  RunnerRegister,
+  RunnerRegistered,
+  StepUpdate,
+} from "../../../services/ci/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { policy } from "../../policy.ts";
@@ -72,6 +82,10 @@ export function runnerAgentRoutes(ctx: Ctx) {
         await completeJob(ctx, callerOf(request), params.job_id, body);
         return noContent(set);
       },
-      { body: JobComplete, response: { 204: noContent.schema, ...errors(400, 401, 404, 422) }, detail: { summary: "Report the verdict; the job token is revoked" } },
+      {
+        body: JobComplete,
+        response: { 204: noContent.schema, ...errors(400, 401, 404, 422) },
+        detail: { summary: "Report the verdict; the job token is revoked" },
+      },
     );
 }

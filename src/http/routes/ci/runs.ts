@@ -10,22 +10,33 @@ import { callerOf } from "../../principal.ts";
 /** Run routes under /v1/orgs/{org}/repos/{repo}. */
 export function runRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.ci.runs" })
-    .get("/v1/orgs/:org/repos/:repo/runs", async ({ request, params, query }) => listRuns(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), query), {
-      query: PageQuery,
-      response: { 200: RunList, ...errors(400, 401, 404) },
-      detail: { summary: "List CI runs, newest first" },
-    })
-    .get("/v1/orgs/:org/repos/:repo/runs/:id", async ({ request, params }) => getRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id), {
-      response: { 200: Run, ...errors(401, 404) },
-      detail: { summary: "A run with its jobs" },
-    })
+    .get(
+      "/v1/orgs/:org/repos/:repo/runs",
+      async ({ request, params, query }) => listRuns(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), query),
+      {
+        query: PageQuery,
+        response: { 200: RunList, ...errors(400, 401, 404) },
+        detail: { summary: "List CI runs, newest first" },
+      },
+    )
+    .get(
+      "/v1/orgs/:org/repos/:repo/runs/:id",
+      async ({ request, params }) => getRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id),
+      {
+        response: { 200: Run, ...errors(401, 404) },
+        detail: { summary: "A run with its jobs" },
+      },
+    )
     .get(
       "/v1/orgs/:org/repos/:repo/runs/:id/jobs/:job_id/logs",
       async ({ request, params }) => {
         const body = await jobLog(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, params.job_id);
         return new Response(body, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } });
       },
-      { response: { 200: t.String({ description: "the job's log as text/plain" }), ...errors(401, 404) }, detail: { summary: "A job's log (acknowledged text)" } },
+      {
+        response: { 200: t.String({ description: "the job's log as text/plain" }), ...errors(401, 404) },
+        detail: { summary: "A job's log (acknowledged text)" },
+      },
     )
     .post(
       "/v1/orgs/:org/repos/:repo/runs/:id/cancel",

@@ -8,9 +8,13 @@ import { jsonBytesAnswer } from "../../responses.ts";
 
 /** Contribution graph routes. */
 export function contributionRoutes(ctx: Ctx) {
-  return new Elysia({ name: "routes.contributions" }).get("/v1/users/:handle/contributions", async ({ params, query }) => jsonBytesAnswer(await contributionGraphJson(ctx, params.handle, query)), {
-    query: ContributionsQuery,
-    response: { 200: ContributionGraph, ...errors(400, 404) },
-    detail: { summary: "Commits per day (default the year ending today, at most 3653 days); the same answer for every reader" },
-  });
+  return new Elysia({ name: "routes.contributions" }).get(
+    "/v1/users/:handle/contributions",
+    async ({ params, query }) => jsonBytesAnswer(await contributionGraphJson(ctx, params.handle, query)),
+    {
+      query: ContributionsQuery,
+      response: { 200: ContributionGraph, ...errors(400, 404) },
+      detail: { summary: "Commits per day (default the year ending today, at most 3653 days); the same answer for every reader" },
+    },
+  );
 }

@@ -11,11 +11,15 @@ import { noContent } from "../../responses.ts";
 /** Watching routes. */
 export function watchingRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.watching" })
-    .put("/v1/orgs/:org/repos/:repo/subscription", async ({ request, params, body }) => putSubscription(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body), {
-      body: SubscriptionPut,
-      response: { 200: Subscription, ...errors(400, 401, 403, 404, 422) },
-      detail: { summary: "Watch a repository at level all, participating or ignore (watcher_count counts all only)" },
-    })
+    .put(
+      "/v1/orgs/:org/repos/:repo/subscription",
+      async ({ request, params, body }) => putSubscription(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body),
+      {
+        body: SubscriptionPut,
+        response: { 200: Subscription, ...errors(400, 401, 403, 404, 422) },
+        detail: { summary: "Watch a repository at level all, participating or ignore (watcher_count counts all only)" },
+      },
+    )
     .delete(
       "/v1/orgs/:org/repos/:repo/subscription",
       async ({ request, params, set }) => {

@@ -18,12 +18,20 @@ export function webhookRoutes(ctx: Ctx) {
         set.status = 201;
         return out;
       },
-      { body: WebhookCreate, response: { 201: WebhookCreated, ...errors(400, 401, 403, 404, 422) }, detail: { summary: "Subscribe a URL to the repository's events; the secret is shown once (repo admin)" } },
+      {
+        body: WebhookCreate,
+        response: { 201: WebhookCreated, ...errors(400, 401, 403, 404, 422) },
+        detail: { summary: "Subscribe a URL to the repository's events; the secret is shown once (repo admin)" },
+      },
     )
-    .get("/v1/orgs/:org/repos/:repo/webhooks", async ({ request, params }) => listWebhooks(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo)), {
-      response: { 200: WebhookList, ...errors(401, 403, 404) },
-      detail: { summary: "List the subscriptions with their latest delivery attempt (repo admin)" },
-    })
+    .get(
+      "/v1/orgs/:org/repos/:repo/webhooks",
+      async ({ request, params }) => listWebhooks(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo)),
+      {
+        response: { 200: WebhookList, ...errors(401, 403, 404) },
+        detail: { summary: "List the subscriptions with their latest delivery attempt (repo admin)" },
+      },
+    )
     .delete(
       "/v1/orgs/:org/repos/:repo/webhooks/:id",
       async ({ request, params, set }) => {
@@ -35,6 +43,10 @@ export function webhookRoutes(ctx: Ctx) {
     .get(
       "/v1/orgs/:org/repos/:repo/webhooks/:id/deliveries",
       async ({ request, params, query }) => listDeliveries(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, query),
-      { query: PageQuery, response: { 200: DeliveryList, ...errors(400, 401, 403, 404) }, detail: { summary: "Every delivery attempt, newest first (repo admin)" } },
+      {
+        query: PageQuery,
+        response: { 200: DeliveryList, ...errors(400, 401, 403, 404) },
+        detail: { summary: "Every delivery attempt, newest first (repo admin)" },
+      },
     );
 }

@@ -16,7 +16,8 @@ function rawBody(body: unknown): Uint8Array {
 /** Inbound webhook routes. */
 export function inboundRoutes(ctx: Ctx) {
   // The exact bytes within the size the sender documents, read only after the headers could be refused (issue 25 row 7).
-  const signed = (limit: number) => policy({ caller: "anonymous", body: { raw: limit, admit: (headers) => checkInboundHeaders(ctx, headers.get("x-hub-signature-256")) } });
+  const signed = (limit: number) =>
+    policy({ caller: "anonymous", body: { raw: limit, admit: (headers) => checkInboundHeaders(ctx, headers.get("x-hub-signature-256")) } });
   return new Elysia({ name: "routes.inbound-webhooks" })
     .post(
       "/webhooks/generic",
@@ -25,7 +26,14 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors", ...signed(INBOUND_BODY_LIMITS.generic) } },
+      {
+        response: { 202: InboundAccepted, ...errors(400, 401, 413) },
+        detail: {
+          hide: true,
+          summary: "A push at an origin, `{ full_name: <origin URL> }`, signed with X-Hub-Signature-256: syncs its mirrors",
+          ...signed(INBOUND_BODY_LIMITS.generic),
+        },
+      },
     )
     .post(
       "/webhooks/app",
@@ -34,6 +42,13 @@ export function inboundRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: InboundAccepted, ...errors(400, 401, 413) }, detail: { hide: true, summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256", ...signed(INBOUND_BODY_LIMITS.app) } },
+      {
+        response: { 202: InboundAccepted, ...errors(400, 401, 413) },
+        detail: {
+          hide: true,
+          summary: "An app-provider delivery (push events sync the mirrors of repository.full_name), signed with X-Hub-Signature-256",
+          ...signed(INBOUND_BODY_LIMITS.app),
+        },
+      },
     );
 }

@@ -16,6 +16,9 @@ export function mirrorRoutes(ctx: Ctx) {
       set.status = 202;
       return out;
     },
-    { response: { 202: SyncAccepted, ...errors(401, 402, 403, 404, 422) }, detail: { summary: "Sync a mirror from its origin in the background (write access)" } },
+    {
+      response: { 202: SyncAccepted, ...errors(401, 402, 403, 404, 422) },
+      detail: { summary: "Sync a mirror from its origin in the background (write access)" },
+    },
   );
 }

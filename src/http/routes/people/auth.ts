@@ -8,7 +8,16 @@ import { personOf } from "../../../services/access/principal.ts";
 import { forgotPassword, resetPassword } from "../../../services/people/recovery.ts";
 import { resendVerification, signup, verifyAddress } from "../../../services/people/signup.ts";
 import {
-  Accepted, AcceptInviteRequest, Account, EmailRequest, InvitePreview, InvitePreviewRequest, LinkRequest, LoginRequest, ResetRequest, SignupRequest,
+  Accepted,
+  AcceptInviteRequest,
+  Account,
+  EmailRequest,
+  InvitePreview,
+  InvitePreviewRequest,
+  LinkRequest,
+  LoginRequest,
+  ResetRequest,
+  SignupRequest,
 } from "../../../services/people/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { clearedSessionCookie, callerOf, readCookie, sessionCookie } from "../../principal.ts";
@@ -50,7 +59,13 @@ export function authRoutes(ctx: Ctx) {
         set.headers["set-cookie"] = clearedSessionCookie(ctx);
         return noContent(set);
       },
-      { response: { 204: noContent.schema }, detail: { summary: "Sign out; 204 always (whatever credential or body came with it), and the cookie is cleared", ...policy({ caller: "lenient", body: "uniform" }) } },
+      {
+        response: { 204: noContent.schema },
+        detail: {
+          summary: "Sign out; 204 always (whatever credential or body came with it), and the cookie is cleared",
+          ...policy({ caller: "lenient", body: "uniform" }),
+        },
+      },
     )
     .post(
       "/v1/auth/signup",

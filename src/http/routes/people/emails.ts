@@ -51,16 +51,12 @@ export function emailRoutes(ctx: Ctx) {
         detail: { summary: "Mail a fresh confirmation link for an unconfirmed address (the previous one is spent)" },
       },
     )
-    .patch(
-      "/v1/users/:handle/emails/:email",
-      ({ request, params, body }) => makePrimaryEmail(ctx, callerOf(request), params.handle, params.email, body),
-      {
-        ...JSON_BODY,
-        body: EmailPatch,
-        response: { 200: EmailRecord, ...errors(400, 401, 403, 404) },
-        detail: { summary: "Make a confirmed address the sign-in address ({ primary: true })" },
-      },
-    )
+    .patch("/v1/users/:handle/emails/:email", ({ request, params, body }) => makePrimaryEmail(ctx, callerOf(request), params.handle, params.email, body), {
+      ...JSON_BODY,
+      body: EmailPatch,
+      response: { 200: EmailRecord, ...errors(400, 401, 403, 404) },
+      detail: { summary: "Make a confirmed address the sign-in address ({ primary: true })" },
+    })
     .delete(
       "/v1/users/:handle/emails/:email",
       async ({ request, params, set }) => {

@@ -36,6 +36,9 @@ export function sshKeyRoutes(ctx: Ctx) {
         await deleteSshKey(ctx, callerOf(request), params.org, params.id);
         return noContent(set);
       },
-      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Revoke a key (effective on the next connection); someone else's answers 404" } },
+      {
+        response: { 204: noContent.schema, ...errors(401, 403, 404) },
+        detail: { summary: "Revoke a key (effective on the next connection); someone else's answers 404" },
+      },
     );
 }

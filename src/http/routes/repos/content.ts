@@ -108,14 +108,18 @@ export function contentRoutes(ctx: Ctx) {
       response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
     })
-    .get(`${base}/tree/*`, async ({ request, params, query }) => {
-      const { t, rest } = await targetAt(request, params);
-      return jsonAnswer(await getTree(ctx, t, rest, query.path));
-    }, {
-      query: PathQuery,
-      response: { 200: Tree, ...errors(400, 401, 404) },
-      detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },
-    })
+    .get(
+      `${base}/tree/*`,
+      async ({ request, params, query }) => {
+        const { t, rest } = await targetAt(request, params);
+        return jsonAnswer(await getTree(ctx, t, rest, query.path));
+      },
+      {
+        query: PathQuery,
+        response: { 200: Tree, ...errors(400, 401, 404) },
+        detail: { summary: "Directory listing at a ref (branch, tag, full ref name, HEAD or sha) and path" },
+      },
+    )
     .get(
       `${base}/blob/*`,
       async ({ request, params, query }) => {
@@ -157,17 +161,22 @@ export function contentRoutes(ctx: Ctx) {
       response: { 200: RefList, ...errors(401, 404) },
       detail: { summary: "List refs by name" },
     })
-    .put(`${base}/refs/*`, async ({ request, params, body }) => {
-      const { t, rest } = await targetAt(request, params);
-      return putRef(ctx, t, rest, body);
-    }, {
-      body: RefPut,
-      response: { 200: Ref, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
-      detail: {
-        summary: "Create or move a ref with compare-and-swap",
-        description: "409 with `current` when the ref is not at `expected` or the name clashes with an existing ref; 422 when the target is missing or of the wrong type; 403 when a branch protection refuses.",
+    .put(
+      `${base}/refs/*`,
+      async ({ request, params, body }) => {
+        const { t, rest } = await targetAt(request, params);
+        return putRef(ctx, t, rest, body);
       },
-    })
+      {
+        body: RefPut,
+        response: { 200: Ref, ...errors(400, 401, 402, 403, 404, 413, 422), 409: RefConflict },
+        detail: {
+          summary: "Create or move a ref with compare-and-swap",
+          description:
+            "409 with `current` when the ref is not at `expected` or the name clashes with an existing ref; 422 when the target is missing or of the wrong type; 403 when a branch protection refuses.",
+        },
+      },
+    )
     .delete(
       `${base}/refs/*`,
       async ({ request, params, query, set }) => {

@@ -28,21 +28,32 @@ export function repoRoutes(ctx: Ctx) {
       response: { 200: RepoList, ...errors(400, 401, 404) },
       detail: { summary: "List the repositories the caller may see, by name" },
     })
-    .get("/v1/orgs/:org/repos/:repo", async ({ request, params }) => jsonAnswer(await getRepo(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo))), {
-      response: { 200: Repo, ...errors(401, 404) },
-      detail: { summary: "Get a repository (401 anonymous / 404 otherwise when it may not be seen)" },
-    })
-    .patch("/v1/orgs/:org/repos/:repo", async ({ request, params, body }) => patchRepo(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body), {
-      body: RepoPatch,
-      response: { 200: Repo, ...errors(400, 401, 402, 403, 404, 409, 413) },
-      detail: { summary: "Change name, visibility, default branch, description or homepage (repo admin)" },
-    })
+    .get(
+      "/v1/orgs/:org/repos/:repo",
+      async ({ request, params }) => jsonAnswer(await getRepo(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo))),
+      {
+        response: { 200: Repo, ...errors(401, 404) },
+        detail: { summary: "Get a repository (401 anonymous / 404 otherwise when it may not be seen)" },
+      },
+    )
+    .patch(
+      "/v1/orgs/:org/repos/:repo",
+      async ({ request, params, body }) => patchRepo(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), body),
+      {
+        body: RepoPatch,
+        response: { 200: Repo, ...errors(400, 401, 402, 403, 404, 409, 413) },
+        detail: { summary: "Change name, visibility, default branch, description or homepage (repo admin)" },
+      },
+    )
     .delete(
       "/v1/orgs/:org/repos/:repo",
       async ({ request, params, set }) => {
         await deleteRepo(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo));
         return noContent(set);
       },
-      { response: { 204: noContent.schema, ...errors(401, 403, 404) }, detail: { summary: "Delete a repository (storage purged in the background; repo admin)" } },
+      {
+        response: { 204: noContent.schema, ...errors(401, 403, 404) },
+        detail: { summary: "Delete a repository (storage purged in the background; repo admin)" },
+      },
     );
 }

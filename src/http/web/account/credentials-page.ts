@@ -28,7 +28,15 @@ function revoke(csrf: string | null, path: string, org: string, id: string, name
 }
 
 /** The tokens page. */
-export function tokenSettings(o: { csrf: string | null; orgs: string[]; tokens: OrgCredentials<Token>[]; secret: string | null; error?: string; values?: Record<string, string>; scopes?: string[] }): Html {
+export function tokenSettings(o: {
+  csrf: string | null;
+  orgs: string[];
+  tokens: OrgCredentials<Token>[];
+  secret: string | null;
+  error?: string;
+  values?: Record<string, string>;
+  scopes?: string[];
+}): Html {
   const v = o.values ?? {};
   const chosen = new Set(o.scopes ?? ["repo:read"]);
   return html`<h1>Tokens</h1>
@@ -44,10 +52,20 @@ ${alertOf(o.error)}
 <div><button class="primary" type="submit">Create token</button></div>
 </form>
 <h2>Your tokens</h2>
-${o.tokens.map((g) => html`<section class="box" aria-labelledby="tok-${g.org}"><header><h3 class="inh" id="tok-${g.org}">${g.org}</h3></header>
-${g.items.length ? html`<ul class="list">${g.items.map((t) => html`<li class="cred"><div><strong>${t.label}</strong> <span class="sha">${t.scopes.join(" ")}</span>${t.repo ? html` <span class="badge">${t.repo} only</span>` : ""}
-<div class="muted">created ${day(t.created_at)} · last used ${day(t.last_used_at)}</div></div>${revoke(o.csrf, "/settings/tokens/revoke", g.org, t.id, t.label)}</li>`)}</ul>` : html`<p class="pad muted">No tokens.</p>`}
-${g.more ? html`<p class="pad muted">More tokens exist in ${g.org}; the API lists them all.</p>` : ""}</section>`)}`;
+${o.tokens.map(
+  (g) => html`<section class="box" aria-labelledby="tok-${g.org}"><header><h3 class="inh" id="tok-${g.org}">${g.org}</h3></header>
+${
+  g.items.length
+    ? html`<ul class="list">${g.items.map(
+        (
+          t,
+        ) => html`<li class="cred"><div><strong>${t.label}</strong> <span class="sha">${t.scopes.join(" ")}</span>${t.repo ? html` <span class="badge">${t.repo} only</span>` : ""}
+<div class="muted">created ${day(t.created_at)} · last used ${day(t.last_used_at)}</div></div>${revoke(o.csrf, "/settings/tokens/revoke", g.org, t.id, t.label)}</li>`,
+      )}</ul>`
+    : html`<p class="pad muted">No tokens.</p>`
+}
+${g.more ? html`<p class="pad muted">More tokens exist in ${g.org}; the API lists them all.</p>` : ""}</section>`,
+)}`;
 }
 
 /** The SSH keys page. */
@@ -57,8 +75,16 @@ export function keySettings(o: { csrf: string | null; keys: OrgCredentials<SshKe
   return html`<h1>SSH keys</h1>
 <p class="muted">A key acts as you for git over SSH, in every organization you belong to.</p>
 <section class="box" aria-labelledby="keys-h"><header><h2 id="keys-h" class="inh">Your keys</h2></header>
-${count ? html`<ul class="list">${o.keys.flatMap((g) => g.items.map((k) => html`<li class="cred"><div><strong>${k.label}</strong> <span class="sha">${k.fingerprint}</span>
-<div class="muted">added ${day(k.created_at)} in ${g.org}</div></div>${revoke(o.csrf, "/settings/keys/remove", g.org, k.id, k.label, "Remove")}</li>`))}</ul>` : html`<p class="pad muted">No keys yet.</p>`}
+${
+  count
+    ? html`<ul class="list">${o.keys.flatMap((g) =>
+        g.items.map(
+          (k) => html`<li class="cred"><div><strong>${k.label}</strong> <span class="sha">${k.fingerprint}</span>
+<div class="muted">added ${day(k.created_at)} in ${g.org}</div></div>${revoke(o.csrf, "/settings/keys/remove", g.org, k.id, k.label, "Remove")}</li>`,
+        ),
+      )}</ul>`
+    : html`<p class="pad muted">No keys yet.</p>`
+}
 </section>
 <h2 id="new-key-h">Add a key</h2>
 ${alertOf(o.error)}

@@ -33,7 +33,12 @@ export function accountCredentialRoutes(ctx: Ctx) {
   const tokensAgain = async (i: FormInput, error: AppError) => {
     const v = await tokenSettingsView(ctx, i.actor);
     const values = { org: field(i.form, "org"), label: field(i.form, "label"), repo: field(i.form, "repo") };
-    return settingsAgain("tokens", i.frame, error.status, tokenSettings({ csrf: i.frame.csrf, ...v, secret: null, error: error.message, values, scopes: i.form.getAll("scope") }));
+    return settingsAgain(
+      "tokens",
+      i.frame,
+      error.status,
+      tokenSettings({ csrf: i.frame.csrf, ...v, secret: null, error: error.message, values, scopes: i.form.getAll("scope") }),
+    );
   };
   const keysAgain = async (i: FormInput, error: AppError) => {
     const v = await keySettingsView(ctx, i.actor);
@@ -42,44 +47,94 @@ export function accountCredentialRoutes(ctx: Ctx) {
   };
 
   return new Elysia({ name: "routes.web.account.credentials" })
-    .get(TOKENS_PATH, ({ request, query }) => {
-      const flash = readCookie(request, NEW_TOKEN_COOKIE);
-      // The cookie is cleared by this answer whatever it held, so the secret shows at most once.
-      const clear: Record<string, string> = flash === null ? {} : { "set-cookie": newTokenCookie(ctx, "", 0) };
-      return settings(request, query, "tokens", async (actor, frame) => {
-        const v = await tokenSettingsView(ctx, actor);
-        // Why the check: the secret is shown only to the person whose token it is (a shared browser may have changed hands).
-        const id = flash ? parseToken(flash)?.id : undefined;
-        const secret = id && v.tokens.some((g) => g.items.some((t) => t.id === id)) ? flash : null;
-        return tokenSettings({ csrf: frame.csrf, ...v, secret });
-      }, clear);
-    }, HIDE)
-    .post(TOKENS_PATH, ({ request, body }) =>
-      // "lookup": the form names an org and a repository, whose 404 is the form again.
-      postForm(ctx, request, body, { back: TOKENS_PATH, kind: "lookup", again: tokensAgain, act: async (i) => {
-        me(i);
-        const repo = field(i.form, "repo");
-        const minted = await mintToken(ctx, i.actor, field(i.form, "org"), { kind: "personal", label: field(i.form, "label"), scopes: i.form.getAll("scope").slice(0, 10), repo: repo || null });
-        return seeOther(TOKENS_PATH, { "set-cookie": newTokenCookie(ctx, minted.token, 120) });
-      } }), HIDE)
-    .post(`${TOKENS_PATH}/revoke`, ({ request, body }) =>
-      postForm(ctx, request, body, { back: TOKENS_PATH, act: async (i) => {
-        me(i);
-        await revokeToken(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
-        return `${TOKENS_PATH}?done=revoked`;
-      } }), HIDE)
-    .get("/settings/keys", ({ request, query }) =>
-      settings(request, query, "keys", async (actor, frame) => keySettings({ csrf: frame.csrf, keys: (await keySettingsView(ctx, actor)).keys })), HIDE)
-    .post("/settings/keys", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/keys", again: keysAgain, act: async (i) => {
-        // A personal key is registered in the person's own namespace; it acts for them in every org.
-        await createSshKey(ctx, i.actor, me(i), { label: field(i.form, "label"), public_key: field(i.form, "public_key") });
-        return "/settings/keys?done=key-added";
-      } }), HIDE)
-    .post("/settings/keys/remove", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/keys", act: async (i) => {
-        me(i);
-        await deleteSshKey(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
-        return "/settings/keys?done=key-removed";
-      } }), HIDE);
+    .get(
+      TOKENS_PATH,
+      ({ request, query }) => {
+        const flash = readCookie(request, NEW_TOKEN_COOKIE);
+        // The cookie is cleared by this answer whatever it held, so the secret shows at most once.
+        const clear: Record<string, string> = flash === null ? {} : { "set-cookie": newTokenCookie(ctx, "", 0) };
+        return settings(
+          request,
+          query,
+          "tokens",
+          async (actor, frame) => {
+            const v = await tokenSettingsView(ctx, actor);
+            // Why the check: the secret is shown only to the person whose token it is (a shared browser may have changed hands).
+            const id = flash ? parseToken(flash)?.id : undefined;
+            const secret = id && v.tokens.some((g) => g.items.some((t) => t.id === id)) ? flash : null;
+            return tokenSettings({ csrf: frame.csrf, ...v, secret });
+          },
+          clear,
+        );
+      },
+      HIDE,
+    )
+    .post(
+      TOKENS_PATH,
+      ({ request, body }) =>
+        // "lookup": the form names an org and a repository, whose 404 is the form again.
+        postForm(ctx, request, body, {
+          back: TOKENS_PATH,
+          kind: "lookup",
+          again: tokensAgain,
+          act: async (i) => {
+            me(i);
+            const repo = field(i.form, "repo");
+            const minted = await mintToken(ctx, i.actor, field(i.form, "org"), {
+              kind: "personal",
+              label: field(i.form, "label"),
+              scopes: i.form.getAll("scope").slice(0, 10),
+              repo: repo || null,
+            });
+            return seeOther(TOKENS_PATH, { "set-cookie": newTokenCookie(ctx, minted.token, 120) });
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      `${TOKENS_PATH}/revoke`,
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: TOKENS_PATH,
+          act: async (i) => {
+            me(i);
+            await revokeToken(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
+            return `${TOKENS_PATH}?done=revoked`;
+          },
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/keys",
+      ({ request, query }) =>
+        settings(request, query, "keys", async (actor, frame) => keySettings({ csrf: frame.csrf, keys: (await keySettingsView(ctx, actor)).keys })),
+      HIDE,
+    )
+    .post(
+      "/settings/keys",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/keys",
+          again: keysAgain,
+          act: async (i) => {
+            // A personal key is registered in the person's own namespace; it acts for them in every org.
+            await createSshKey(ctx, i.actor, me(i), { label: field(i.form, "label"), public_key: field(i.form, "public_key") });
+            return "/settings/keys?done=key-added";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/keys/remove",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/keys",
+          act: async (i) => {
+            me(i);
+            await deleteSshKey(ctx, i.actor, field(i.form, "org"), field(i.form, "id"));
+            return "/settings/keys?done=key-removed";
+          },
+        }),
+      HIDE,
+    );
 }

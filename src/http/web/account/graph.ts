@@ -55,13 +55,19 @@ export function graphSvg(g: ContributionGraph): Html {
     const n = counts.get(date) ?? 0;
     const col = Math.floor((d - from + offset) / 7);
     const row = (((d + 4) % 7) + 7) % 7;
-    parts.push(`<rect class="g-cell g-l${level(n)}" x="${LEFT + col * STEP}" y="${TOP + row * STEP}" width="${CELL}" height="${CELL}" rx="2"><title>${cellText(n, date)}</title></rect>`);
+    parts.push(
+      `<rect class="g-cell g-l${level(n)}" x="${LEFT + col * STEP}" y="${TOP + row * STEP}" width="${CELL}" height="${CELL}" rx="2"><title>${cellText(n, date)}</title></rect>`,
+    );
     if (date.endsWith("-01")) labels.push({ col, month: Number(date.slice(5, 7)) - 1 });
   }
   // The range's first month is named over the first column when its 1st came earlier and there is room before the next name.
   if (!g.from.endsWith("-01") && (labels[0]?.col ?? Infinity) >= 3) labels.unshift({ col: 0, month: Number(g.from.slice(5, 7)) - 1 });
   for (const l of labels) parts.push(`<text class="g-text" x="${LEFT + l.col * STEP}" y="${TOP - 5}">${MONTHS[l.month]}</text>`);
-  for (const [row, name] of [[1, "Mon"], [3, "Wed"], [5, "Fri"]] as const) {
+  for (const [row, name] of [
+    [1, "Mon"],
+    [3, "Wed"],
+    [5, "Fri"],
+  ] as const) {
     parts.push(`<text class="g-text" x="0" y="${TOP + row * STEP + CELL - 1}">${name}</text>`);
   }
   const label = `${g.total} commit${g.total === 1 ? "" : "s"} from ${g.from} to ${g.to}`;
@@ -81,9 +87,13 @@ export function graphSection(g: ContributionGraph): Html {
 <div class="graph-wrap" tabindex="0" role="region" aria-label="Contribution graph">${graphSvg(g)}</div>
 ${legend()}
 <details class="pad"><summary>Days with commits (${g.days.length})</summary>
-${active.length ? html`<table class="g-table"><thead><tr><th scope="col">Day</th><th scope="col">Commits</th><th scope="col">Public repositories</th></tr></thead><tbody>
+${
+  active.length
+    ? html`<table class="g-table"><thead><tr><th scope="col">Day</th><th scope="col">Commits</th><th scope="col">Public repositories</th></tr></thead><tbody>
 ${active.map((d) => html`<tr><td>${d.date}</td><td>${d.count}</td><td>${d.repos.map((r, i) => html`${i ? ", " : ""}<a href="/${seg(r.org)}/${seg(r.name)}">${r.org}/${r.name}</a> (${r.count})`)}</td></tr>`)}
-</tbody></table>` : html`<p class="muted">No commits in this range.</p>`}
+</tbody></table>`
+    : html`<p class="muted">No commits in this range.</p>`
+}
 </details>
 </section>`;
 }

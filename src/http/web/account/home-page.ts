@@ -19,7 +19,9 @@ ${orgs.map((o) => html`<li><a href="/${seg(o.name)}">${o.name}</a> <span class="
 </div>
 <h2>Repositories</h2>
 ${orgs.map(
-  (o) => html`<section class="box" aria-labelledby="org-${o.name}"><header><h3 class="inh" id="org-${o.name}"><a href="/${seg(o.name)}">${o.name}</a></h3><span class="badge">${o.personal ? "personal" : o.role}</span></header>
+  (
+    o,
+  ) => html`<section class="box" aria-labelledby="org-${o.name}"><header><h3 class="inh" id="org-${o.name}"><a href="/${seg(o.name)}">${o.name}</a></h3><span class="badge">${o.personal ? "personal" : o.role}</span></header>
 ${o.repos.length ? html`<ul class="list">${o.repos.map(repoItem)}</ul>` : html`<p class="pad muted">No repositories yet.</p>`}
 ${o.more ? html`<p class="pad"><a href="/${seg(o.name)}">All repositories of ${o.name}</a></p>` : ""}</section>`,
 )}`;

@@ -16,12 +16,14 @@ function icon(cache: string): Response {
 
 /** The account pages. */
 export function accountWebRoutes(ctx: Ctx) {
-  return new Elysia({ name: "routes.web.account" })
-    .get(ICON.url, () => icon("public, max-age=31536000, immutable"), HIDE)
-    // Not immutable: the address stays the same when the icon changes.
-    .get("/favicon.ico", () => icon("public, max-age=86400"), HIDE)
-    .use(signInRoutes(ctx))
-    .use(accountLinkRoutes(ctx))
-    .use(accountSettingsRoutes(ctx))
-    .use(accountCredentialRoutes(ctx));
+  return (
+    new Elysia({ name: "routes.web.account" })
+      .get(ICON.url, () => icon("public, max-age=31536000, immutable"), HIDE)
+      // Not immutable: the address stays the same when the icon changes.
+      .get("/favicon.ico", () => icon("public, max-age=86400"), HIDE)
+      .use(signInRoutes(ctx))
+      .use(accountLinkRoutes(ctx))
+      .use(accountSettingsRoutes(ctx))
+      .use(accountCredentialRoutes(ctx))
+  );
 }

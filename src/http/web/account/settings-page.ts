@@ -8,7 +8,12 @@ import { alertOf, csrfField } from "../kit/sign-in.ts";
 /** The settings sections. */
 export type Section = "profile" | "emails" | "tokens" | "keys";
 
-const SECTIONS: [Section, string][] = [["profile", "Profile"], ["emails", "Email addresses"], ["tokens", "Tokens"], ["keys", "SSH keys"]];
+const SECTIONS: [Section, string][] = [
+  ["profile", "Profile"],
+  ["emails", "Email addresses"],
+  ["tokens", "Tokens"],
+  ["keys", "SSH keys"],
+];
 
 /** A settings page: the menu, a notice after a change, and the section. */
 export function settingsFrame(current: Section, notice: string | null, body: Html): Html {
@@ -24,8 +29,14 @@ type ProfileValues = Record<string, string>;
 /** The profile as form values. */
 export function profileValues(p: UserProfile): ProfileValues {
   const v: ProfileValues = {
-    name: p.name, display_name: p.display_name ?? "", bio: p.bio ?? "", pronouns: p.pronouns ?? "", company: p.company ?? "",
-    location: p.location ?? "", profile_repo: p.profile_repo ?? "", contrib_private_optin: p.contrib_private_optin ? "on" : "",
+    name: p.name,
+    display_name: p.display_name ?? "",
+    bio: p.bio ?? "",
+    pronouns: p.pronouns ?? "",
+    company: p.company ?? "",
+    location: p.location ?? "",
+    profile_repo: p.profile_repo ?? "",
+    contrib_private_optin: p.contrib_private_optin ? "on" : "",
   };
   p.links.forEach((l, i) => {
     v[`link_label_${i}`] = l.label;
@@ -42,7 +53,16 @@ function text(v: ProfileValues, name: string, label: string, max: number, auto =
 }
 
 /** The profile form and the pins form. */
-export function profileSettings(o: { csrf: string | null; handle: string; values: ProfileValues; ownPublic: RepoBody[]; pins: PinList["pins"]; candidates: RepoBody[]; error?: string; pinError?: string }): Html {
+export function profileSettings(o: {
+  csrf: string | null;
+  handle: string;
+  values: ProfileValues;
+  ownPublic: RepoBody[];
+  pins: PinList["pins"];
+  candidates: RepoBody[];
+  error?: string;
+  pinError?: string;
+}): Html {
   const v = o.values;
   const rows = Array.from({ length: LINK_ROWS }, (_, i) => i);
   const pinned = new Set(o.pins.map((p) => `${p.org}/${p.name}`.toLowerCase()));
@@ -57,8 +77,12 @@ ${text(v, "pronouns", "Pronouns", 40)}
 ${text(v, "company", "Company", 100, "organization")}
 ${text(v, "location", "Location", 100)}
 <fieldset><legend>Links (at most ${LINK_ROWS}; http or https)</legend>
-${rows.map((i) => html`<div class="link-row"><label>Label ${i + 1} <input type="text" name="link_label_${i}" maxlength="50" value="${v[`link_label_${i}`] ?? ""}"></label>
-<label>URL ${i + 1} <input type="url" name="link_url_${i}" maxlength="2000" value="${v[`link_url_${i}`] ?? ""}"></label></div>`)}
+${rows.map(
+  (
+    i,
+  ) => html`<div class="link-row"><label>Label ${i + 1} <input type="text" name="link_label_${i}" maxlength="50" value="${v[`link_label_${i}`] ?? ""}"></label>
+<label>URL ${i + 1} <input type="url" name="link_url_${i}" maxlength="2000" value="${v[`link_url_${i}`] ?? ""}"></label></div>`,
+)}
 </fieldset>
 <label>Profile repository <select name="profile_repo"><option value="">None</option>${o.ownPublic.map((r) => html`<option${r.name === v.profile_repo ? html` selected` : ""}>${r.name}</option>`)}</select></label>
 <label class="check"><input type="checkbox" name="contrib_private_optin"${v.contrib_private_optin ? html` checked` : ""}> Count my private work on my contribution graph (counted, never named)</label>
@@ -67,10 +91,14 @@ ${rows.map((i) => html`<div class="link-row"><label>Label ${i + 1} <input type="
 <h2 id="pins-h">Pinned repositories</h2>
 <p class="muted">Up to six public repositories shown first on your page.</p>
 ${alertOf(o.pinError)}
-${o.candidates.length ? html`<form class="stack wide" method="post" action="/settings/profile/pins" aria-labelledby="pins-h">${csrfField(o.csrf)}
+${
+  o.candidates.length
+    ? html`<form class="stack wide" method="post" action="/settings/profile/pins" aria-labelledby="pins-h">${csrfField(o.csrf)}
 <fieldset><legend>Repositories to pin</legend>${o.candidates.map((r) => {
-    const full = `${r.org}/${r.name}`;
-    return html`<label class="check"><input type="checkbox" name="pin" value="${full}"${pinned.has(full.toLowerCase()) ? html` checked` : ""}> ${full}</label>`;
-  })}</fieldset>
-<div><button type="submit">Save pins</button></div></form>` : html`<p class="muted">No public repositories to pin yet.</p>`}`;
+        const full = `${r.org}/${r.name}`;
+        return html`<label class="check"><input type="checkbox" name="pin" value="${full}"${pinned.has(full.toLowerCase()) ? html` checked` : ""}> ${full}</label>`;
+      })}</fieldset>
+<div><button type="submit">Save pins</button></div></form>`
+    : html`<p class="muted">No public repositories to pin yet.</p>`
+}`;
 }

@@ -81,58 +81,129 @@ export function accountSettingsRoutes(ctx: Ctx) {
   };
   const emailsAgain = async (i: FormInput, error: AppError) => {
     const v = await emailSettingsView(ctx, i.actor);
-    return settingsAgain("emails", i.frame, error.status, emailSettings({ csrf: i.frame.csrf, emails: v.emails, error: error.message, value: field(i.form, "email") }));
+    return settingsAgain(
+      "emails",
+      i.frame,
+      error.status,
+      emailSettings({ csrf: i.frame.csrf, emails: v.emails, error: error.message, value: field(i.form, "email") }),
+    );
   };
 
   return new Elysia({ name: "routes.web.account.settings" })
     .get("/settings", () => seeOther("/settings/profile"), HIDE)
-    .get("/settings/profile", ({ request, query }) =>
-      settings(request, query, "profile", async (actor, frame) => {
-        const v = await profileSettingsView(ctx, actor);
-        return profileSettings({ csrf: frame.csrf, handle: frame.viewer!.handle, values: profileValues(v.profile), ...v });
-      }), HIDE)
-    .post("/settings/profile", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/profile", again: (i, e) => profileAgain(i, e, "error"), act: async (i) => {
-        await patchUserProfile(ctx, i.actor, me(i), profilePatch(i.form));
-        return "/settings/profile?done=profile";
-      } }), HIDE)
-    .post("/settings/profile/pins", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/profile", again: (i, e) => profileAgain(i, e, "pinError"), act: async (i) => {
-        const pins = i.form.getAll("pin").slice(0, 100).map((full) => {
-          const slash = full.indexOf("/");
-          return { org: full.slice(0, slash), repo: full.slice(slash + 1) };
+    .get(
+      "/settings/profile",
+      ({ request, query }) =>
+        settings(request, query, "profile", async (actor, frame) => {
+          const v = await profileSettingsView(ctx, actor);
+          return profileSettings({ csrf: frame.csrf, handle: frame.viewer!.handle, values: profileValues(v.profile), ...v });
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/profile",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/profile",
+          again: (i, e) => profileAgain(i, e, "error"),
+          act: async (i) => {
+            await patchUserProfile(ctx, i.actor, me(i), profilePatch(i.form));
+            return "/settings/profile?done=profile";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/profile/pins",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/profile",
+          again: (i, e) => profileAgain(i, e, "pinError"),
+          act: async (i) => {
+            const pins = i.form
+              .getAll("pin")
+              .slice(0, 100)
+              .map((full) => {
+                const slash = full.indexOf("/");
+                return { org: full.slice(0, slash), repo: full.slice(slash + 1) };
+              });
+            await putPins(ctx, i.actor, me(i), { pins });
+            return "/settings/profile?done=pins";
+          },
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/emails",
+      ({ request, query }) =>
+        settings(request, query, "emails", async (actor, frame) => emailSettings({ csrf: frame.csrf, emails: (await emailSettingsView(ctx, actor)).emails })),
+      HIDE,
+    )
+    .post(
+      "/settings/emails",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/emails",
+          again: emailsAgain,
+          act: async (i) => {
+            await addEmail(ctx, i.actor, me(i), { email: field(i.form, "email") });
+            return "/settings/emails?done=added";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/emails/resend",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/emails",
+          again: emailsAgain,
+          act: async (i) => {
+            await resendEmailClaim(ctx, i.actor, me(i), field(i.form, "address"));
+            return "/settings/emails?done=sent";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/emails/primary",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/emails",
+          again: emailsAgain,
+          act: async (i) => {
+            await makePrimaryEmail(ctx, i.actor, me(i), field(i.form, "address"), { primary: true });
+            return "/settings/emails?done=primary";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/emails/remove",
+      ({ request, body }) =>
+        postForm(ctx, request, body, {
+          back: "/settings/emails",
+          again: emailsAgain,
+          act: async (i) => {
+            await deleteEmail(ctx, i.actor, me(i), field(i.form, "address"));
+            return "/settings/emails?done=removed";
+          },
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/following",
+      ({ request, body }) => {
+        const handle = field(formOf(body), "handle");
+        return postForm(ctx, request, body, {
+          back: `/${encodeURIComponent(handle)}`,
+          act: async (i) => {
+            me(i);
+            await setFollow(ctx, i.actor, handle, i.form.get("follow") === "1");
+            return `/${encodeURIComponent(handle)}`;
+          },
         });
-        await putPins(ctx, i.actor, me(i), { pins });
-        return "/settings/profile?done=pins";
-      } }), HIDE)
-    .get("/settings/emails", ({ request, query }) =>
-      settings(request, query, "emails", async (actor, frame) => emailSettings({ csrf: frame.csrf, emails: (await emailSettingsView(ctx, actor)).emails })), HIDE)
-    .post("/settings/emails", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
-        await addEmail(ctx, i.actor, me(i), { email: field(i.form, "email") });
-        return "/settings/emails?done=added";
-      } }), HIDE)
-    .post("/settings/emails/resend", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
-        await resendEmailClaim(ctx, i.actor, me(i), field(i.form, "address"));
-        return "/settings/emails?done=sent";
-      } }), HIDE)
-    .post("/settings/emails/primary", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
-        await makePrimaryEmail(ctx, i.actor, me(i), field(i.form, "address"), { primary: true });
-        return "/settings/emails?done=primary";
-      } }), HIDE)
-    .post("/settings/emails/remove", ({ request, body }) =>
-      postForm(ctx, request, body, { back: "/settings/emails", again: emailsAgain, act: async (i) => {
-        await deleteEmail(ctx, i.actor, me(i), field(i.form, "address"));
-        return "/settings/emails?done=removed";
-      } }), HIDE)
-    .post("/settings/following", ({ request, body }) => {
-      const handle = field(formOf(body), "handle");
-      return postForm(ctx, request, body, { back: `/${encodeURIComponent(handle)}`, act: async (i) => {
-        me(i);
-        await setFollow(ctx, i.actor, handle, i.form.get("follow") === "1");
-        return `/${encodeURIComponent(handle)}`;
-      } });
-    }, HIDE);
+      },
+      HIDE,
+    );
 }

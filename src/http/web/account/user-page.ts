@@ -47,7 +47,8 @@ function tabs(p: UserProfile, current: UserTab): Html {
 
 function pinsSection(pins: PinList["pins"]): Html {
   return html`<section aria-labelledby="pins-h"><h2 id="pins-h">Pinned</h2><ul class="pins">${pins.map(
-    (pin) => html`<li class="box pad"><a href="/${seg(pin.org)}/${seg(pin.name)}"><strong>${pin.org}/${pin.name}</strong></a>${pin.description ? html`<div class="muted">${pin.description}</div>` : ""}</li>`,
+    (pin) =>
+      html`<li class="box pad"><a href="/${seg(pin.org)}/${seg(pin.name)}"><strong>${pin.org}/${pin.name}</strong></a>${pin.description ? html`<div class="muted">${pin.description}</div>` : ""}</li>`,
   )}</ul></section>`;
 }
 
@@ -70,7 +71,11 @@ export function userPage(v: UserView, viewer: WebViewer | null, csrf: string | n
     main = html`${v.pins?.pins.length ? pinsSection(v.pins.pins) : reposSection("Repositories", v.repos?.repos ?? [], v.repos?.next ? html`<p class="pad"><a href="${base}?tab=repositories">All repositories</a></p>` : "")}
 ${v.graph ? graphSection(v.graph) : ""}`;
   } else if (v.tab === "repositories") {
-    main = reposSection("Repositories", v.repos?.repos ?? [], v.repos?.next ? html`<p class="pad"><a href="${base}?tab=repositories&amp;cursor=${seg(v.repos.next)}">More repositories</a></p>` : "");
+    main = reposSection(
+      "Repositories",
+      v.repos?.repos ?? [],
+      v.repos?.next ? html`<p class="pad"><a href="${base}?tab=repositories&amp;cursor=${seg(v.repos.next)}">More repositories</a></p>` : "",
+    );
   } else {
     main = peopleSection(v.tab === "followers" ? "Followers" : "Following", v.people ?? { people: [] });
   }

@@ -33,36 +33,61 @@ export function adminBillingRoutes(ctx: Ctx) {
     page(layout(frame, `Billing · ${org} settings`, providerLinkPage(await orgAdminFrame(ctx, actor, org), link)), 200, { "cache-control": "no-store" });
 
   return new Elysia({ name: "routes.web.admin.billing" })
-    .get("/settings/orgs/:org/billing", ({ request, params, query }) => {
-      const checkout = queryParam(query, "checkout");
-      const done = checkout === "done" || checkout === "cancelled" ? `checkout-${checkout}` : queryParam(query, "done");
-      return draw(request, (actor, frame) => billing(actor, frame, params.org, { done }));
-    }, HIDE)
-    .post("/settings/orgs/:org/billing/subscribe", ({ request, params, body }) =>
-      postForm(ctx, request, body, {
-        act: async ({ actor, frame }) => provider(actor, frame, params.org, await startCheckout(ctx, actor, params.org)),
-        again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
-      }), HIDE)
-    .post("/settings/orgs/:org/billing/portal", ({ request, params, body }) =>
-      postForm(ctx, request, body, {
-        act: async ({ actor, frame }) => provider(actor, frame, params.org, await openPortal(ctx, actor, params.org)),
-        again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
-      }), HIDE)
-    .get("/settings/orgs/:org/audit", ({ request, params, query }) =>
-      draw(request, async (actor, frame) => {
-        const form: AuditForm = { action: (queryParam(query, "action") ?? "").trim(), from: queryParam(query, "from") ?? "", to: queryParam(query, "to") ?? "" };
-        try {
-          const from = dayStart("from", form.from);
-          const to = dayStart("to", form.to);
-          // The form's "to" is a whole day, inclusive; the service's is exclusive.
-          const q = { action: form.action || undefined, from: from?.toString(), to: to === undefined ? undefined : (to + DAY_MS).toString(), cursor: queryParam(query, "cursor") };
-          const v = await auditView(ctx, actor, params.org, q);
-          return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, v.audit, form, {})));
-        } catch (error) {
-          // A filter the service refuses (400) shows the form again with the reason; anything else is the page's refusal.
-          if (!(error instanceof AppError) || error.code !== "invalid") throw error;
-          const v = await auditView(ctx, actor, params.org, {});
-          return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, null, form, { error: error.message })), 400);
-        }
-      }), HIDE);
+    .get(
+      "/settings/orgs/:org/billing",
+      ({ request, params, query }) => {
+        const checkout = queryParam(query, "checkout");
+        const done = checkout === "done" || checkout === "cancelled" ? `checkout-${checkout}` : queryParam(query, "done");
+        return draw(request, (actor, frame) => billing(actor, frame, params.org, { done }));
+      },
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/billing/subscribe",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, frame }) => provider(actor, frame, params.org, await startCheckout(ctx, actor, params.org)),
+          again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/billing/portal",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, frame }) => provider(actor, frame, params.org, await openPortal(ctx, actor, params.org)),
+          again: async ({ actor, frame }, e) => billing(actor, frame, params.org, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/orgs/:org/audit",
+      ({ request, params, query }) =>
+        draw(request, async (actor, frame) => {
+          const form: AuditForm = {
+            action: (queryParam(query, "action") ?? "").trim(),
+            from: queryParam(query, "from") ?? "",
+            to: queryParam(query, "to") ?? "",
+          };
+          try {
+            const from = dayStart("from", form.from);
+            const to = dayStart("to", form.to);
+            // The form's "to" is a whole day, inclusive; the service's is exclusive.
+            const q = {
+              action: form.action || undefined,
+              from: from?.toString(),
+              to: to === undefined ? undefined : (to + DAY_MS).toString(),
+              cursor: queryParam(query, "cursor"),
+            };
+            const v = await auditView(ctx, actor, params.org, q);
+            return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, v.audit, form, {})));
+          } catch (error) {
+            // A filter the service refuses (400) shows the form again with the reason; anything else is the page's refusal.
+            if (!(error instanceof AppError) || error.code !== "invalid") throw error;
+            const v = await auditView(ctx, actor, params.org, {});
+            return page(layout(frame, `Audit log · ${v.frame.org} settings`, auditPage(v.frame, null, form, { error: error.message })), 400);
+          }
+        }),
+      HIDE,
+    );
 }

@@ -71,7 +71,10 @@ export function repoSettingsHref(org: string, repo: string, section: RepoSection
 
 /** The repository settings frame. */
 export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: Notice, body: Html): Html {
-  const tabs: [RepoSection, string, boolean][] = [["access", "Access", f.orgAdmin], ["webhooks", "Webhooks", f.repoAdmin]];
+  const tabs: [RepoSection, string, boolean][] = [
+    ["access", "Access", f.orgAdmin],
+    ["webhooks", "Webhooks", f.repoAdmin],
+  ];
   return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
 <nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
 ${noticeOf(notice)}${body}</div>`;

@@ -41,49 +41,115 @@ function adminPeopleRoutes(ctx: Ctx) {
     const v = await membersView(ctx, actor, org, cursor);
     return page(layout(frame, `Members · ${v.frame.org} settings`, membersPage(v.frame, v.members, frame.viewer, frame.csrf, notice)), status);
   };
-  const invites = async (actor: Principal, frame: Frame, org: string, o: { cursor?: string; notice?: Notice; status?: number; made?: InviteCreated; values?: URLSearchParams }) => {
+  const invites = async (
+    actor: Principal,
+    frame: Frame,
+    org: string,
+    o: { cursor?: string; notice?: Notice; status?: number; made?: InviteCreated; values?: URLSearchParams },
+  ) => {
     const v = await invitesView(ctx, actor, org, o.cursor);
     // Why no-store: the page right after creation holds the invitation link, shown once.
     const headers: Record<string, string> = o.made ? { "cache-control": "no-store" } : {};
-    return page(layout(frame, `Invitations · ${v.frame.org} settings`, invitesPage(v.frame, v.invites, frame.csrf, o.notice ?? {}, o.made, o.values)), o.status ?? 200, headers);
+    return page(
+      layout(frame, `Invitations · ${v.frame.org} settings`, invitesPage(v.frame, v.invites, frame.csrf, o.notice ?? {}, o.made, o.values)),
+      o.status ?? 200,
+      headers,
+    );
   };
 
   return new Elysia({ name: "routes.web.admin.people" })
-    .get("/settings/orgs/:org", ({ request, params }) =>
-      draw(request, async (actor) => {
-        const f = await orgAdminFrame(ctx, actor, params.org);
-        return seeOther(orgHref(f.org, f.admin ? "profile" : "members"));
-      }), HIDE)
-    .get("/settings/orgs/:org/profile", ({ request, params, query }) => draw(request, (actor, frame) => profile(actor, frame, params.org, { done: queryParam(query, "done") })), HIDE)
-    .post("/settings/orgs/:org/profile", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        const f = await patchOrgProfile(ctx, actor, params.org, {
-          display_name: field(form, "display_name"), description: form.get("description") ?? "", location: field(form, "location"), website: field(form, "website"), contact_email: field(form, "contact_email"),
-        });
-        return `${orgHref(f.org, "profile")}?done=saved`;
-      }, again: async ({ actor, frame, form }, e) => profile(actor, frame, params.org, { error: e.message }, e.status, form) }), HIDE)
-    .get("/settings/orgs/:org/members", ({ request, params, query }) =>
-      draw(request, (actor, frame) => members(actor, frame, params.org, queryParam(query, "cursor"), { done: queryParam(query, "done") })), HIDE)
-    .post("/settings/orgs/:org/members/:user/role", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        await setMemberRole(ctx, actor, params.org, params.user, { role: field(form, "role") });
-        return `${orgHref(params.org, "members")}?done=saved`;
-      }, again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status) }), HIDE)
-    .post("/settings/orgs/:org/members/:user/remove", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, frame }) => {
-        await removeMember(ctx, actor, params.org, params.user);
-        return frame.viewer?.id === params.user ? "/" : `${orgHref(params.org, "members")}?done=removed`;
-      }, again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status) }), HIDE)
-    .get("/settings/orgs/:org/invitations", ({ request, params, query }) =>
-      draw(request, (actor, frame) => invites(actor, frame, params.org, { cursor: queryParam(query, "cursor"), notice: { done: queryParam(query, "done") } })), HIDE)
-    .post("/settings/orgs/:org/invitations", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form, frame }) => {
-        const made = await createInvite(ctx, actor, params.org, { email: field(form, "email"), role: field(form, "role") });
-        return invites(actor, frame, params.org, { made, status: 201 });
-      }, again: async ({ actor, frame, form }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status, values: form }) }), HIDE)
-    .post("/settings/orgs/:org/invitations/:id/revoke", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor }) => {
-        await revokeInvite(ctx, actor, params.org, params.id);
-        return `${orgHref(params.org, "invitations")}?done=revoked`;
-      }, again: async ({ actor, frame }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status }) }), HIDE);
+    .get(
+      "/settings/orgs/:org",
+      ({ request, params }) =>
+        draw(request, async (actor) => {
+          const f = await orgAdminFrame(ctx, actor, params.org);
+          return seeOther(orgHref(f.org, f.admin ? "profile" : "members"));
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/orgs/:org/profile",
+      ({ request, params, query }) => draw(request, (actor, frame) => profile(actor, frame, params.org, { done: queryParam(query, "done") })),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/profile",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const f = await patchOrgProfile(ctx, actor, params.org, {
+              display_name: field(form, "display_name"),
+              description: form.get("description") ?? "",
+              location: field(form, "location"),
+              website: field(form, "website"),
+              contact_email: field(form, "contact_email"),
+            });
+            return `${orgHref(f.org, "profile")}?done=saved`;
+          },
+          again: async ({ actor, frame, form }, e) => profile(actor, frame, params.org, { error: e.message }, e.status, form),
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/orgs/:org/members",
+      ({ request, params, query }) =>
+        draw(request, (actor, frame) => members(actor, frame, params.org, queryParam(query, "cursor"), { done: queryParam(query, "done") })),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/members/:user/role",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            await setMemberRole(ctx, actor, params.org, params.user, { role: field(form, "role") });
+            return `${orgHref(params.org, "members")}?done=saved`;
+          },
+          again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/members/:user/remove",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, frame }) => {
+            await removeMember(ctx, actor, params.org, params.user);
+            return frame.viewer?.id === params.user ? "/" : `${orgHref(params.org, "members")}?done=removed`;
+          },
+          again: async ({ actor, frame }, e) => members(actor, frame, params.org, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/orgs/:org/invitations",
+      ({ request, params, query }) =>
+        draw(request, (actor, frame) =>
+          invites(actor, frame, params.org, { cursor: queryParam(query, "cursor"), notice: { done: queryParam(query, "done") } }),
+        ),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/invitations",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form, frame }) => {
+            const made = await createInvite(ctx, actor, params.org, { email: field(form, "email"), role: field(form, "role") });
+            return invites(actor, frame, params.org, { made, status: 201 });
+          },
+          again: async ({ actor, frame, form }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status, values: form }),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/invitations/:id/revoke",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            await revokeInvite(ctx, actor, params.org, params.id);
+            return `${orgHref(params.org, "invitations")}?done=revoked`;
+          },
+          again: async ({ actor, frame }, e) => invites(actor, frame, params.org, { notice: { error: e.message }, status: e.status }),
+        }),
+      HIDE,
+    );
 }

@@ -8,7 +8,13 @@ import { nextPage, options, repoSettings, repoSettingsHref, type Notice } from "
 import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
 /** Grants (person or team → role), the forms to add them, and everyone's effective role. */
-export function accessPage(f: RepoAdminFrame, v: { grants: GrantList; access: RepoAccess; teams: Team[] }, csrf: string | null, notice: Notice, values?: URLSearchParams): Html {
+export function accessPage(
+  f: RepoAdminFrame,
+  v: { grants: GrantList; access: RepoAccess; teams: Team[] },
+  csrf: string | null,
+  notice: Notice,
+  values?: URLSearchParams,
+): Html {
   const base = repoSettingsHref(f.org, f.repo, "access");
   const grants = v.grants.grants.map((g) =>
     "user_id" in g
@@ -16,24 +22,34 @@ export function accessPage(f: RepoAdminFrame, v: { grants: GrantList; access: Re
       : html`<tr><td>${g.team_name}</td><td>team</td><td>${g.role}</td><td>${buttonForm(`${base}/teams/${seg(g.team_id)}/remove`, "Remove", `Remove the grant of the team ${g.team_name}`, csrf)}</td></tr>`,
   );
   const people = v.access.people.map(
-    (p) => html`<tr><td>${p.handle}</td><td>${p.role}</td><td>${p.source === "team" ? html`team ${p.team_name ?? ""}` : p.source === "grant" ? "grant" : "org role"}</td></tr>`,
+    (p) =>
+      html`<tr><td>${p.handle}</td><td>${p.role}</td><td>${p.source === "team" ? html`team ${p.team_name ?? ""}` : p.source === "grant" ? "grant" : "org role"}</td></tr>`,
   );
-  return repoSettings(f, "access", notice, html`<section class="box" aria-labelledby="grants-h"><header><h2 id="grants-h" class="inh">Grants</h2></header>
-${grants.length
+  return repoSettings(
+    f,
+    "access",
+    notice,
+    html`<section class="box" aria-labelledby="grants-h"><header><h2 id="grants-h" class="inh">Grants</h2></header>
+${
+  grants.length
     ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">Who</th><th scope="col">Kind</th><th scope="col">Role</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${grants}</tbody></table></div>`
-    : html`<p class="pad muted">No grants: everyone has their org role.</p>`}
+    : html`<p class="pad muted">No grants: everyone has their org role.</p>`
+}
 <form class="row" method="post" action="${base}">${csrfInput(csrf)}<input type="hidden" name="kind" value="user">
 <label>People (handles, comma-separated) <input type="text" name="users" required maxlength="2000" value="${values?.get("users") ?? ""}"></label>
 <label>Role <select name="role">${options(GRANT_ROLES, values?.get("kind") === "user" ? (values.get("role") ?? "member") : "member")}</select></label>
 <div><button type="submit">Grant to people</button></div></form>
-${v.teams.length
+${
+  v.teams.length
     ? html`<form class="row" method="post" action="${base}">${csrfInput(csrf)}<input type="hidden" name="kind" value="team">
 <label>Team <select name="team">${v.teams.map((t) => html`<option value="${t.id}">${t.name}</option>`)}</select></label>
 <label>Role <select name="role">${options(GRANT_ROLES, "member")}</select></label>
 <div><button type="submit">Grant to team</button></div></form>`
-    : ""}</section>
+    : ""
+}</section>
 <section class="box" aria-labelledby="effective-h"><header><h2 id="effective-h" class="inh">Effective access</h2></header>
-<div class="scroll"><table class="grid"><thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">From</th></tr></thead><tbody>${people}</tbody></table></div></section>`);
+<div class="scroll"><table class="grid"><thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">From</th></tr></thead><tbody>${people}</tbody></table></div></section>`,
+  );
 }
 
 function attempt(d: Delivery | null): Html {
@@ -50,22 +66,35 @@ export function webhooksPage(f: RepoAdminFrame, hooks: Webhook[], csrf: string |
 <div class="clone"><label for="webhook-secret" class="inl">Secret</label><input id="webhook-secret" type="text" readonly value="${made.secret}"><button type="button" data-copy="webhook-secret" hidden>Copy</button></div></div></section>`
     : "";
   const items = hooks.map((h) => html`<li><a href="${base}/${seg(h.id)}" class="sha">${h.url}</a><div>${attempt(h.last_delivery)}</div></li>`);
-  return repoSettings(f, "webhooks", notice, html`${shown}<section class="box" aria-labelledby="hooks-h"><header><h2 id="hooks-h" class="inh">Webhooks</h2></header>
+  return repoSettings(
+    f,
+    "webhooks",
+    notice,
+    html`${shown}<section class="box" aria-labelledby="hooks-h"><header><h2 id="hooks-h" class="inh">Webhooks</h2></header>
 ${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="pad muted">No webhooks.</p>`}
-<form class="row" method="post" action="${base}">${csrfInput(csrf)}<label>Receiver URL <input type="url" name="url" required maxlength="2000" placeholder="https://" value="${values?.get("url") ?? ""}"></label><div><button class="primary" type="submit">Add webhook</button></div></form></section>`);
+<form class="row" method="post" action="${base}">${csrfInput(csrf)}<label>Receiver URL <input type="url" name="url" required maxlength="2000" placeholder="https://" value="${values?.get("url") ?? ""}"></label><div><button class="primary" type="submit">Add webhook</button></div></form></section>`,
+  );
 }
 
 /** One webhook: its delivery attempts (status, response code, error, duration) and deletion. */
 export function webhookPage(f: RepoAdminFrame, hook: Webhook, list: DeliveryList, csrf: string | null, notice: Notice): Html {
   const base = `${repoSettingsHref(f.org, f.repo, "webhooks")}/${seg(hook.id)}`;
   const rows = list.deliveries.map(
-    (d) => html`<tr><td>${timeOf(d.delivered_at)}</td><td>${d.event}</td><td class="sha">${d.id}</td><td>${d.attempt}</td><td><span class="state state-${d.error ? "failure" : "success"}">${d.error ? "failed" : "delivered"}</span></td><td>${d.status_code ?? "—"}</td><td>${d.duration_ms} ms</td><td>${d.error ?? ""}</td></tr>`,
+    (d) =>
+      html`<tr><td>${timeOf(d.delivered_at)}</td><td>${d.event}</td><td class="sha">${d.id}</td><td>${d.attempt}</td><td><span class="state state-${d.error ? "failure" : "success"}">${d.error ? "failed" : "delivered"}</span></td><td>${d.status_code ?? "—"}</td><td>${d.duration_ms} ms</td><td>${d.error ?? ""}</td></tr>`,
   );
-  return repoSettings(f, "webhooks", notice, html`<h2 class="sha">${hook.url}</h2>
+  return repoSettings(
+    f,
+    "webhooks",
+    notice,
+    html`<h2 class="sha">${hook.url}</h2>
 <section class="box" aria-labelledby="deliveries-h"><header><h2 id="deliveries-h" class="inh">Deliveries</h2></header>
-${rows.length
+${
+  rows.length
     ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Delivery</th><th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Error</th></tr></thead><tbody>${rows}</tbody></table></div>`
-    : html`<p class="pad muted">Nothing delivered yet.</p>`}</section>
+    : html`<p class="pad muted">Nothing delivered yet.</p>`
+}</section>
 ${nextPage(base, {}, list.next_cursor, "Older deliveries")}
-<p>${buttonForm(`${base}/delete`, "Delete webhook", `Delete the webhook to ${hook.url}`, csrf)}</p>`);
+<p>${buttonForm(`${base}/delete`, "Delete webhook", `Delete the webhook to ${hook.url}`, csrf)}</p>`,
+  );
 }

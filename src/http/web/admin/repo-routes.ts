@@ -23,11 +23,21 @@ export function adminRepoRoutes(ctx: Ctx) {
     const v = await accessView(ctx, actor, org, repo);
     return page(layout(frame, `Access · ${v.frame.org}/${v.frame.repo}`, accessPage(v.frame, v, frame.csrf, notice, values)), status);
   };
-  const hooks = async (actor: Principal, frame: Frame, org: string, repo: string, o: { notice?: Notice; status?: number; made?: WebhookCreated; values?: URLSearchParams } = {}) => {
+  const hooks = async (
+    actor: Principal,
+    frame: Frame,
+    org: string,
+    repo: string,
+    o: { notice?: Notice; status?: number; made?: WebhookCreated; values?: URLSearchParams } = {},
+  ) => {
     const v = await webhooksView(ctx, actor, org, repo);
     // Why no-store: the page right after creation holds the signing secret, shown once.
     const headers: Record<string, string> = o.made ? { "cache-control": "no-store" } : {};
-    return page(layout(frame, `Webhooks · ${v.frame.org}/${v.frame.repo}`, webhooksPage(v.frame, v.webhooks, frame.csrf, o.notice ?? {}, o.made, o.values)), o.status ?? 200, headers);
+    return page(
+      layout(frame, `Webhooks · ${v.frame.org}/${v.frame.repo}`, webhooksPage(v.frame, v.webhooks, frame.csrf, o.notice ?? {}, o.made, o.values)),
+      o.status ?? 200,
+      headers,
+    );
   };
   const hook = async (actor: Principal, frame: Frame, org: string, repo: string, id: string, cursor: string | undefined, notice: Notice, status = 200) => {
     const v = await webhookView(ctx, actor, org, repo, id, cursor);
@@ -36,48 +46,90 @@ export function adminRepoRoutes(ctx: Ctx) {
   const accessDone = (org: string, repo: string, what: string) => `${repoSettingsHref(org, repo, "access")}?done=${what}`;
 
   return new Elysia({ name: "routes.web.admin.repo" })
-    .get("/:org/:repo/settings/access", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, (actor, frame) => access(actor, frame, org, params.repo, { done: queryParam(query, "done") }));
-    }, HIDE)
-    .post("/:org/:repo/settings/access", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        const role = field(form, "role");
-        const input = form.get("kind") === "team" ? { team_id: field(form, "team"), role } : { user_ids: listField(form, "users", 1000), role };
-        await createGrants(ctx, actor, org, params.repo, input);
-        return accessDone(org, params.repo, "granted");
-      }, again: async ({ actor, frame, form }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status, form) });
-    }, HIDE)
-    .post("/:org/:repo/settings/access/:kind/:ref/remove", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, { act: async ({ actor }) => {
-        const kind = params.kind === "users" ? "user" : params.kind === "teams" ? "team" : null;
-        if (!kind) throw NotFound("grant not found");
-        await deleteGrant(ctx, actor, org, params.repo, kind, params.ref);
-        return accessDone(org, params.repo, "removed");
-      }, again: async ({ actor, frame }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status) });
-    }, HIDE)
-    .get("/:org/:repo/settings/webhooks", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, (actor, frame) => hooks(actor, frame, org, params.repo, { notice: { done: queryParam(query, "done") } }));
-    }, HIDE)
-    .post("/:org/:repo/settings/webhooks", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, { act: async ({ actor, form, frame }) => {
-        const made = await createWebhook(ctx, await openRepo(ctx, actor, org, params.repo), { url: field(form, "url") });
-        return hooks(actor, frame, org, params.repo, { made, status: 201 });
-      }, again: async ({ actor, frame, form }, e) => hooks(actor, frame, org, params.repo, { notice: { error: e.message }, status: e.status, values: form }) });
-    }, HIDE)
-    .get("/:org/:repo/settings/webhooks/:id", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, (actor, frame) => hook(actor, frame, org, params.repo, params.id, queryParam(query, "cursor"), { done: queryParam(query, "done") }));
-    }, HIDE)
-    .post("/:org/:repo/settings/webhooks/:id/delete", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, { act: async ({ actor }) => {
-        await deleteWebhook(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
-        return `${repoSettingsHref(org, params.repo, "webhooks")}?done=deleted`;
-      }, again: async ({ actor, frame }, e) => hook(actor, frame, org, params.repo, params.id, undefined, { error: e.message }, e.status) });
-    }, HIDE);
+    .get(
+      "/:org/:repo/settings/access",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, (actor, frame) => access(actor, frame, org, params.repo, { done: queryParam(query, "done") }));
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/settings/access",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const role = field(form, "role");
+            const input = form.get("kind") === "team" ? { team_id: field(form, "team"), role } : { user_ids: listField(form, "users", 1000), role };
+            await createGrants(ctx, actor, org, params.repo, input);
+            return accessDone(org, params.repo, "granted");
+          },
+          again: async ({ actor, frame, form }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status, form),
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/settings/access/:kind/:ref/remove",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            const kind = params.kind === "users" ? "user" : params.kind === "teams" ? "team" : null;
+            if (!kind) throw NotFound("grant not found");
+            await deleteGrant(ctx, actor, org, params.repo, kind, params.ref);
+            return accessDone(org, params.repo, "removed");
+          },
+          again: async ({ actor, frame }, e) => access(actor, frame, org, params.repo, { error: e.message }, e.status),
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/settings/webhooks",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, (actor, frame) => hooks(actor, frame, org, params.repo, { notice: { done: queryParam(query, "done") } }));
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/settings/webhooks",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form, frame }) => {
+            const made = await createWebhook(ctx, await openRepo(ctx, actor, org, params.repo), { url: field(form, "url") });
+            return hooks(actor, frame, org, params.repo, { made, status: 201 });
+          },
+          again: async ({ actor, frame, form }, e) => hooks(actor, frame, org, params.repo, { notice: { error: e.message }, status: e.status, values: form }),
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/settings/webhooks/:id",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, (actor, frame) =>
+          hook(actor, frame, org, params.repo, params.id, queryParam(query, "cursor"), { done: queryParam(query, "done") }),
+        );
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/settings/webhooks/:id/delete",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            await deleteWebhook(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
+            return `${repoSettingsHref(org, params.repo, "webhooks")}?done=deleted`;
+          },
+          again: async ({ actor, frame }, e) => hook(actor, frame, org, params.repo, params.id, undefined, { error: e.message }, e.status),
+        });
+      },
+      HIDE,
+    );
 }

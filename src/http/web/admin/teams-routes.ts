@@ -25,34 +25,77 @@ export function adminTeamRoutes(ctx: Ctx) {
   };
 
   return new Elysia({ name: "routes.web.admin.teams" })
-    .get("/settings/orgs/:org/teams", ({ request, params, query }) =>
-      draw(request, (actor, frame) => teams(actor, frame, params.org, queryParam(query, "cursor"), { done: queryParam(query, "done") })), HIDE)
-    .post("/settings/orgs/:org/teams", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        const t = await createTeam(ctx, actor, params.org, { name: form.get("name") ?? "", description: field(form, "description") || null });
-        return `${teamHref(params.org, t.id)}?done=created`;
-      }, again: async ({ actor, frame, form }, e) => teams(actor, frame, params.org, undefined, { error: e.message }, e.status, form) }), HIDE)
-    .get("/settings/orgs/:org/teams/:team", ({ request, params, query }) =>
-      draw(request, (actor, frame) => team(actor, frame, params.org, params.team, queryParam(query, "cursor"), { done: queryParam(query, "done") })), HIDE)
-    .post("/settings/orgs/:org/teams/:team/members", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        await addTeamMember(ctx, actor, params.org, params.team, field(form, "user"));
-        return `${teamHref(params.org, params.team)}?done=added`;
-      }, again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status) }), HIDE)
-    .post("/settings/orgs/:org/teams/:team/members/:user/remove", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor }) => {
-        await removeTeamMember(ctx, actor, params.org, params.team, params.user);
-        return `${teamHref(params.org, params.team)}?done=removed`;
-      }, again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status) }), HIDE)
-    .post("/settings/orgs/:org/teams/:team/grants", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor, form }) => {
-        const repo = field(form, "repo");
-        await createGrants(ctx, actor, params.org, repo, { team_id: params.team, role: field(form, "role") });
-        return `${repoSettingsHref(params.org, repo, "access")}?done=granted`;
-      }, again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status) }), HIDE)
-    .post("/settings/orgs/:org/teams/:team/delete", ({ request, params, body }) =>
-      postForm(ctx, request, body, { act: async ({ actor }) => {
-        await deleteTeam(ctx, actor, params.org, params.team);
-        return `${orgHref(params.org, "teams")}?done=deleted`;
-      }, again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status) }), HIDE);
+    .get(
+      "/settings/orgs/:org/teams",
+      ({ request, params, query }) =>
+        draw(request, (actor, frame) => teams(actor, frame, params.org, queryParam(query, "cursor"), { done: queryParam(query, "done") })),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/teams",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const t = await createTeam(ctx, actor, params.org, { name: form.get("name") ?? "", description: field(form, "description") || null });
+            return `${teamHref(params.org, t.id)}?done=created`;
+          },
+          again: async ({ actor, frame, form }, e) => teams(actor, frame, params.org, undefined, { error: e.message }, e.status, form),
+        }),
+      HIDE,
+    )
+    .get(
+      "/settings/orgs/:org/teams/:team",
+      ({ request, params, query }) =>
+        draw(request, (actor, frame) => team(actor, frame, params.org, params.team, queryParam(query, "cursor"), { done: queryParam(query, "done") })),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/teams/:team/members",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            await addTeamMember(ctx, actor, params.org, params.team, field(form, "user"));
+            return `${teamHref(params.org, params.team)}?done=added`;
+          },
+          again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/teams/:team/members/:user/remove",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            await removeTeamMember(ctx, actor, params.org, params.team, params.user);
+            return `${teamHref(params.org, params.team)}?done=removed`;
+          },
+          again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/teams/:team/grants",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const repo = field(form, "repo");
+            await createGrants(ctx, actor, params.org, repo, { team_id: params.team, role: field(form, "role") });
+            return `${repoSettingsHref(params.org, repo, "access")}?done=granted`;
+          },
+          again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    )
+    .post(
+      "/settings/orgs/:org/teams/:team/delete",
+      ({ request, params, body }) =>
+        postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            await deleteTeam(ctx, actor, params.org, params.team);
+            return `${orgHref(params.org, "teams")}?done=deleted`;
+          },
+          again: async ({ actor, frame }, e) => team(actor, frame, params.org, params.team, undefined, { error: e.message }, e.status),
+        }),
+      HIDE,
+    );
 }

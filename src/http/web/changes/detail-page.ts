@@ -47,7 +47,8 @@ function stackList(v: ChangeView): Html {
   const { below, above } = v.stack;
   if (!below.length && !above.length) return html``;
   const base = repoHref(v.repo);
-  const item = (s: Change, current = false) => html`<li${current ? html` aria-current="true"` : ""}><a href="${base}/changes/${s.number}">#${s.number} ${s.title}</a> ${stateBadge(s)}</li>`;
+  const item = (s: Change, current = false) =>
+    html`<li${current ? html` aria-current="true"` : ""}><a href="${base}/changes/${s.number}">#${s.number} ${s.title}</a> ${stateBadge(s)}</li>`;
   return html`<section class="box" aria-labelledby="stack-h"><header><h2 class="inh" id="stack-h">Stack</h2><span class="muted">top first</span></header>
 <ol class="list stack-list" reversed>${[...above].reverse().map((s) => item(s))}${item(v.change, true)}${[...below].reverse().map((s) => item(s))}</ol></section>`;
 }
@@ -55,7 +56,8 @@ function stackList(v: ChangeView): Html {
 function patchsetBox(v: ChangeView): Html {
   const here = `${repoHref(v.repo)}/changes/${v.change.number}`;
   const { patchset, against } = v.shown;
-  const options = (sel: number | null) => v.patchsets.map((p) => html`<option value="${p.patchset}"${p.patchset === sel ? html` selected` : ""}>Patchset ${p.patchset}</option>`);
+  const options = (sel: number | null) =>
+    v.patchsets.map((p) => html`<option value="${p.patchset}"${p.patchset === sel ? html` selected` : ""}>Patchset ${p.patchset}</option>`);
   return html`<section class="box" aria-labelledby="ps-h"><header><h2 class="inh" id="ps-h">Patchsets</h2></header>
 <ul class="list">${[...v.patchsets].reverse().map((p) => html`<li${p.patchset === patchset && against === null ? html` aria-current="true"` : ""}><a href="${here}?ps=${p.patchset}">Patchset ${p.patchset}</a>${p.patchset === v.change.patchset ? html` <span class="badge">current</span>` : ""} <span class="sha">${p.head.slice(0, 10)}</span> <span class="muted">· <time datetime="${new Date(p.created_at).toISOString()}">${when(p.created_at)}</time></span></li>`)}</ul>
 ${v.patchsets.length > 1 ? html`<form class="filter pad" method="get" action="${here}"><label for="ps-from">Compare</label><select id="ps-from" name="against">${options(against ?? v.patchsets[v.patchsets.length - 2]!.patchset)}</select><label for="ps-to">with</label><select id="ps-to" name="ps">${options(patchset)}</select><button type="submit">Compare</button></form>` : ""}
@@ -74,8 +76,13 @@ export function changePage(v: ChangeView, csrf: string | null, description: Html
   const { patchset, against } = v.shown;
   const shownHead = v.diff?.head ?? null;
   // A fork's commits are not in this repository: its files cannot be opened here.
-  const link = c.source ? () => null : (f: { status: string; path: string }) => (f.status === "deleted" || !shownHead ? null : `${base}/blob/${shownHead}/${segs(f.path)}`);
-  const diffTitle = against !== null ? `Changes from patchset ${against} to patchset ${patchset}` : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
+  const link = c.source
+    ? () => null
+    : (f: { status: string; path: string }) => (f.status === "deleted" || !shownHead ? null : `${base}/blob/${shownHead}/${segs(f.path)}`);
+  const diffTitle =
+    against !== null
+      ? `Changes from patchset ${against} to patchset ${patchset}`
+      : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
   return html`${changesHeader(v.repo)}
 <h2 class="change-title">${c.title} <span class="muted">#${c.number}</span> ${stateBadge(c)}</h2>
 <p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>

@@ -21,43 +21,75 @@ export function changesWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
   const changeUrl = (org: string, repo: string, n: number) => `/${seg(org)}/${seg(repo)}/changes/${n}`;
   return new Elysia({ name: "routes.web.changes" })
-    .get("/:org/:repo/changes", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      const repo = repoParam(params.repo);
-      const asked = queryParam(query, "state");
-      const filter: ChangeFilter = (CHANGE_FILTERS as readonly string[]).includes(asked ?? "") ? (asked as ChangeFilter) : "open";
-      return draw(request, async (actor, frame) => {
-        const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
-        const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
-        return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form)));
-      });
-    }, HIDE)
-    .post("/:org/:repo/changes", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      const repo = repoParam(params.repo);
-      return postForm(ctx, request, body, {
-        read: (form) => ({ title: form.get("title") ?? "", branch: form.get("branch") ?? "", target: form.get("target") ?? "", description: form.get("description") ?? "" }),
-        act: async ({ actor }, values) => changeUrl(org, repo, (await openChangeFromForm(ctx, actor, org, repo, values)).number),
-        again: async ({ actor, frame }, error, values) => {
-          const v = await changesListView(ctx, actor, org, repo, "open", undefined);
-          return page(layout(frame, `Open a change · ${v.repo.org}/${v.repo.name}`, openChangePage(v.repo, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message))), error.status);
-        },
-      });
-    }, HIDE)
-    .get("/:org/:repo/changes/:number", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      const repo = repoParam(params.repo);
-      return draw(request, async (actor, frame) => {
-        const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, { patchset: positive(queryParam(query, "ps")), against: positive(queryParam(query, "against")) });
-        const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
-        return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
-      });
-    }, HIDE)
-    .post("/:org/:repo/changes/:number/land", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      const repo = repoParam(params.repo);
-      return postForm(ctx, request, body, {
-        act: async ({ actor, form }) => changeUrl(org, repo, (await landFromForm(ctx, actor, org, repo, positive(params.number) ?? 0, form.get("head"))).number),
-      });
-    }, HIDE);
+    .get(
+      "/:org/:repo/changes",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const asked = queryParam(query, "state");
+        const filter: ChangeFilter = (CHANGE_FILTERS as readonly string[]).includes(asked ?? "") ? (asked as ChangeFilter) : "open";
+        return draw(request, async (actor, frame) => {
+          const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
+          const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
+          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form)));
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return postForm(ctx, request, body, {
+          read: (form) => ({
+            title: form.get("title") ?? "",
+            branch: form.get("branch") ?? "",
+            target: form.get("target") ?? "",
+            description: form.get("description") ?? "",
+          }),
+          act: async ({ actor }, values) => changeUrl(org, repo, (await openChangeFromForm(ctx, actor, org, repo, values)).number),
+          again: async ({ actor, frame }, error, values) => {
+            const v = await changesListView(ctx, actor, org, repo, "open", undefined);
+            return page(
+              layout(
+                frame,
+                `Open a change · ${v.repo.org}/${v.repo.name}`,
+                openChangePage(v.repo, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message)),
+              ),
+              error.status,
+            );
+          },
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/changes/:number",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return draw(request, async (actor, frame) => {
+          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, {
+            patchset: positive(queryParam(query, "ps")),
+            against: positive(queryParam(query, "against")),
+          });
+          const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
+          return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/land",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) =>
+            changeUrl(org, repo, (await landFromForm(ctx, actor, org, repo, positive(params.number) ?? 0, form.get("head"))).number),
+        });
+      },
+      HIDE,
+    );
 }

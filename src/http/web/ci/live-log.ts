@@ -53,7 +53,15 @@ function stateOf(s: LogStep): string {
 }
 
 /** The response streaming job `jobId`'s log from `from` for `actor` (already allowed once by the caller's page check). */
-export function logStream(ctx: Ctx, streams: LiveLogs, request: Request, actor: Principal, where: { org: string; repo: string; run: string; job: string }, from: number, limits: StreamLimits = LIMITS): Response {
+export function logStream(
+  ctx: Ctx,
+  streams: LiveLogs,
+  request: Request,
+  actor: Principal,
+  where: { org: string; repo: string; run: string; job: string },
+  from: number,
+  limits: StreamLimits = LIMITS,
+): Response {
   if (streams.open >= limits.maxStreams) {
     return new Response("too many live logs open; retrying", { status: 503, headers: { "retry-after": "5", "content-type": "text/plain; charset=utf-8" } });
   }
@@ -137,6 +145,11 @@ export function logStream(ctx: Ctx, streams: LiveLogs, request: Request, actor: 
     },
   });
   return new Response(body, {
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no", "x-content-type-options": "nosniff" },
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+      "x-content-type-options": "nosniff",
+    },
   });
 }

@@ -18,47 +18,74 @@ export function ciWebRoutes(ctx: Ctx) {
   // Live logs open through this plugin (capped by LIMITS.maxStreams).
   const streams = liveLogs();
   return new Elysia({ name: "routes.web.ci" })
-    .get("/:org/:repo/runs", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const v = await runsView(ctx, actor, org, params.repo, queryParam(query, "cursor"));
-        return page(layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now())));
-      });
-    }, HIDE)
-    .get("/:org/:repo/runs/:id", ({ request, params }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const v = await runView(ctx, actor, org, params.repo, params.id);
-        return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf)));
-      });
-    }, HIDE)
-    .post("/:org/:repo/runs/:id/cancel", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, {
-        act: async ({ actor }) => {
-          await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
+    .get(
+      "/:org/:repo/runs",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          const v = await runsView(ctx, actor, org, params.repo, queryParam(query, "cursor"));
+          return page(layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now())));
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/runs/:id",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
           const v = await runView(ctx, actor, org, params.repo, params.id);
-          return runHref(v.repo, v.run.id);
-        },
-        again: async ({ actor, frame }, e) => {
-          const v = await runView(ctx, actor, org, params.repo, params.id);
-          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
-        },
-      });
-    }, HIDE)
-    .get("/:org/:repo/runs/:id/jobs/:job", ({ request, params }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const v = await jobView(ctx, actor, org, params.repo, params.id, params.job);
-        return page(layout(frame, `${v.job.key} · ${v.repo.org}/${v.repo.name}`, jobPage(v.repo, v.run, v.job, v.log, now())));
-      });
-    }, HIDE)
-    .get("/:org/:repo/runs/:id/jobs/:job/events", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor) => {
-        // The log route's own check before the stream opens: a refusal is its status, not a stream.
-        await requireJob(ctx, await openRepo(ctx, actor, org, params.repo), params.id, params.job);
-        return logStream(ctx, streams, request, actor, { org, repo: params.repo, run: params.id, job: params.job }, resumeOffset(request, queryParam(query, "from")));
-      });
-    }, HIDE);
+          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf)));
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/runs/:id/cancel",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => {
+            await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
+            const v = await runView(ctx, actor, org, params.repo, params.id);
+            return runHref(v.repo, v.run.id);
+          },
+          again: async ({ actor, frame }, e) => {
+            const v = await runView(ctx, actor, org, params.repo, params.id);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+          },
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/runs/:id/jobs/:job",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          const v = await jobView(ctx, actor, org, params.repo, params.id, params.job);
+          return page(layout(frame, `${v.job.key} · ${v.repo.org}/${v.repo.name}`, jobPage(v.repo, v.run, v.job, v.log, now())));
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/runs/:id/jobs/:job/events",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor) => {
+          // The log route's own check before the stream opens: a refusal is its status, not a stream.
+          await requireJob(ctx, await openRepo(ctx, actor, org, params.repo), params.id, params.job);
+          return logStream(
+            ctx,
+            streams,
+            request,
+            actor,
+            { org, repo: params.repo, run: params.id, job: params.job },
+            resumeOffset(request, queryParam(query, "from")),
+          );
+        });
+      },
+      HIDE,
+    );
 }

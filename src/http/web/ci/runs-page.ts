@@ -50,13 +50,17 @@ function workflowName(path: string): string {
 /** The runs, newest first, with a link to the next page. */
 export function runsPage(repo: RepoBody, runs: Run[], next: string | null, now: number): Html {
   const rows = runs.map(
-    (r) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
+    (
+      r,
+    ) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
 <td>${refName(r.ref)}</td><td>${r.event}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
   );
   return html`<div class="ul">${ciHeader(repo, "Runs")}
-<section class="box" aria-label="Runs">${rows.length
-    ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">State</th><th scope="col">Workflow</th><th scope="col">Commit</th><th scope="col">Ref</th><th scope="col">Event</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${rows}</tbody></table></div>`
-    : html`<p class="pad muted">No runs yet. Workflows in <code>.svc/workflows/*.yml</code> run on every push.</p>`}</section>
+<section class="box" aria-label="Runs">${
+    rows.length
+      ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">State</th><th scope="col">Workflow</th><th scope="col">Commit</th><th scope="col">Ref</th><th scope="col">Event</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${rows}</tbody></table></div>`
+      : html`<p class="pad muted">No runs yet. Workflows in <code>.svc/workflows/*.yml</code> run on every push.</p>`
+  }</section>
 ${next ? html`<nav class="pager" aria-label="More"><a href="${runsHref(repo)}?cursor=${seg(next)}">Older runs</a></nav>` : ""}</div>`;
 }
 
@@ -68,11 +72,14 @@ export function stepList(job: RunJob): Html {
 /** One run: what it ran on, its jobs with their steps, and cancelling (for writers, while it runs). */
 export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
   const jobs = run.jobs.map(
-    (j) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
+    (
+      j,
+    ) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
 <span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? `waiting for a runner with ${j.runs_on.join(", ")}` : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
 ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${j.waiting ? html`<p class="pad notice" role="status">${j.waiting}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
   );
-  const cancel = repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
+  const cancel =
+    repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
 ${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
 <dt>Workflow</dt><dd>${run.workflow}</dd><dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>

@@ -47,13 +47,16 @@ export function repoParam(repo: string): string {
 
 /** The path segments after a wildcard route's fixed part, percent-decoded (the router leaves a wildcard encoded). */
 export function restOf(wild: string | undefined): string[] {
-  return (wild ?? "").split("/").filter((s) => s !== "").map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      throw NotFound("malformed percent-escape in the path");
-    }
-  });
+  return (wild ?? "")
+    .split("/")
+    .filter((s) => s !== "")
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        throw NotFound("malformed percent-escape in the path");
+      }
+    });
 }
 
 /** The form a POST page route received (see `readForm`); an empty one for anything else. */

@@ -153,7 +153,9 @@ export function field(form: URLSearchParams, name: string): string {
 
 /** A comma- or space-separated list field, empty items dropped; 400 beyond `max` items. */
 export function listField(form: URLSearchParams, name: string, max = 100): string[] {
-  const items = field(form, name).split(/[\s,]+/).filter((s) => s !== "");
+  const items = field(form, name)
+    .split(/[\s,]+/)
+    .filter((s) => s !== "");
   if (items.length > max) throw Invalid(`at most ${max} names at once`);
   return items;
 }

@@ -69,9 +69,20 @@ export function page(markup: Html, status = 200, headers: Record<string, string>
 export function errorPage(ctx: Ctx, frame: Frame, error: unknown): Response {
   if (!(error instanceof AppError)) {
     ctx.log.error("web page failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    return page(layout(frame, "Something went wrong", html`<h1>Something went wrong</h1><p>The server could not show this page. Try again in a moment.</p>`), 500);
+    return page(
+      layout(frame, "Something went wrong", html`<h1>Something went wrong</h1><p>The server could not show this page. Try again in a moment.</p>`),
+      500,
+    );
   }
-  const title = error.code === "not_found" ? "Not found" : error.code === "forbidden" ? "Not allowed" : error.code === "unauthenticated" ? "Sign in required" : "Cannot show this page";
-  const signIn = error.code === "unauthenticated" || (error.code === "not_found" && !frame.viewer) ? html`<p><a href="/login">Sign in</a> if this is yours.</p>` : "";
+  const title =
+    error.code === "not_found"
+      ? "Not found"
+      : error.code === "forbidden"
+        ? "Not allowed"
+        : error.code === "unauthenticated"
+          ? "Sign in required"
+          : "Cannot show this page";
+  const signIn =
+    error.code === "unauthenticated" || (error.code === "not_found" && !frame.viewer) ? html`<p><a href="/login">Sign in</a> if this is yours.</p>` : "";
   return page(layout(frame, title, html`<h1>${title}</h1><p class="error">${error.message}</p>${signIn}`), error.status);
 }

@@ -50,7 +50,8 @@ export function diffView(d: FileDiffs, link: FileLink): Html {
     const href = link(f);
     let body: Html;
     if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
-    else if (f.patch === null) body = html`<p class="pad muted">${f.patch_truncated ? "This file's diff is too large to show." : "No textual changes."}${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
+    else if (f.patch === null)
+      body = html`<p class="pad muted">${f.patch_truncated ? "This file's diff is too large to show." : "No textual changes."}${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
     else {
       const lineCount = f.patch.split("\n").length;
       if (lineCount > budget) {

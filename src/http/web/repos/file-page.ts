@@ -25,8 +25,10 @@ export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | nul
   let body: Html;
   let lineCount = 0;
   let language: string | null = null;
-  if (file.text === null && file.size > INLINE_FILE_LIMIT) body = html`<p class="pad">This file is too large to show here (${sizeText(file.size)}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
-  else if (file.text === null) body = html`<p class="pad">${file.size > 0 ? "This file is binary." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
+  if (file.text === null && file.size > INLINE_FILE_LIMIT)
+    body = html`<p class="pad">This file is too large to show here (${sizeText(file.size)}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
+  else if (file.text === null)
+    body = html`<p class="pad">${file.size > 0 ? "This file is binary." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
   else if (file.text === "" || !shown) body = html`<p class="pad muted">This file is empty.</p>`;
   else {
     lineCount = shown.lines.length;

@@ -84,21 +84,105 @@ export type LanguageId = keyof typeof LANGUAGES;
 
 /** Whole file names (lower case) that name their language. */
 const BY_NAME: Record<string, LanguageId> = {
-  makefile: "make", gnumakefile: "make", dockerfile: "docker", containerfile: "docker", gemfile: "ruby", rakefile: "ruby",
-  ".bashrc": "bash", ".bash_profile": "bash", ".profile": "bash", ".zshrc": "bash", ".editorconfig": "ini", ".gitconfig": "ini", "cargo.lock": "toml",
+  makefile: "make",
+  gnumakefile: "make",
+  dockerfile: "docker",
+  containerfile: "docker",
+  gemfile: "ruby",
+  rakefile: "ruby",
+  ".bashrc": "bash",
+  ".bash_profile": "bash",
+  ".profile": "bash",
+  ".zshrc": "bash",
+  ".editorconfig": "ini",
+  ".gitconfig": "ini",
+  "cargo.lock": "toml",
 };
 
 /** Extensions (lower case) and their language. */
 const BY_EXT: Record<string, LanguageId> = {
-  ts: "ts", tsx: "ts", mts: "ts", cts: "ts", js: "js", jsx: "js", mjs: "js", cjs: "js", json: "json", jsonc: "json",
-  py: "py", pyi: "py", pyw: "py", go: "go", rs: "rs", c: "c", h: "c", java: "java", css: "css",
-  html: "html", htm: "html", xhtml: "html", vue: "html", svelte: "html", xml: "xml", svg: "xml", xsl: "xml", xslt: "xml", xsd: "xml", plist: "xml", csproj: "xml",
-  md: "md", markdown: "md", yaml: "yaml", yml: "yaml", toml: "toml", ini: "ini", cfg: "ini", conf: "ini", properties: "ini",
-  sql: "sql", sh: "bash", bash: "bash", zsh: "bash", ksh: "bash", lua: "lua", mk: "make", mak: "make", dockerfile: "docker",
-  diff: "diff", patch: "diff", pl: "pl", pm: "pl", asm: "asm", s: "asm", nasm: "asm",
-  cpp: "cpp", cc: "cpp", cxx: "cpp", "c++": "cpp", hpp: "cpp", hh: "cpp", hxx: "cpp", ino: "cpp", cs: "csharp", kt: "kotlin", kts: "kotlin",
-  swift: "swift", rb: "ruby", rake: "ruby", gemspec: "ruby", php: "php", r: "r", m: "objectivec", mm: "objectivec",
-  scss: "scss", less: "less", graphql: "graphql", gql: "graphql", vb: "vbnet", wat: "wasm", wast: "wasm",
+  ts: "ts",
+  tsx: "ts",
+  mts: "ts",
+  cts: "ts",
+  js: "js",
+  jsx: "js",
+  mjs: "js",
+  cjs: "js",
+  json: "json",
+  jsonc: "json",
+  py: "py",
+  pyi: "py",
+  pyw: "py",
+  go: "go",
+  rs: "rs",
+  c: "c",
+  h: "c",
+  java: "java",
+  css: "css",
+  html: "html",
+  htm: "html",
+  xhtml: "html",
+  vue: "html",
+  svelte: "html",
+  xml: "xml",
+  svg: "xml",
+  xsl: "xml",
+  xslt: "xml",
+  xsd: "xml",
+  plist: "xml",
+  csproj: "xml",
+  md: "md",
+  markdown: "md",
+  yaml: "yaml",
+  yml: "yaml",
+  toml: "toml",
+  ini: "ini",
+  cfg: "ini",
+  conf: "ini",
+  properties: "ini",
+  sql: "sql",
+  sh: "bash",
+  bash: "bash",
+  zsh: "bash",
+  ksh: "bash",
+  lua: "lua",
+  mk: "make",
+  mak: "make",
+  dockerfile: "docker",
+  diff: "diff",
+  patch: "diff",
+  pl: "pl",
+  pm: "pl",
+  asm: "asm",
+  s: "asm",
+  nasm: "asm",
+  cpp: "cpp",
+  cc: "cpp",
+  cxx: "cpp",
+  "c++": "cpp",
+  hpp: "cpp",
+  hh: "cpp",
+  hxx: "cpp",
+  ino: "cpp",
+  cs: "csharp",
+  kt: "kotlin",
+  kts: "kotlin",
+  swift: "swift",
+  rb: "ruby",
+  rake: "ruby",
+  gemspec: "ruby",
+  php: "php",
+  r: "r",
+  m: "objectivec",
+  mm: "objectivec",
+  scss: "scss",
+  less: "less",
+  graphql: "graphql",
+  gql: "graphql",
+  vb: "vbnet",
+  wat: "wasm",
+  wast: "wasm",
 };
 
 /** Our language id for a file name, or null (shown plain). */
@@ -117,9 +201,49 @@ export function languageOf(path: string): LanguageId | null {
  * is file content, and `constructor` or `__proto__` must find nothing rather than Object's members.
  */
 const GRAMMARS: Record<string, ShjLanguageData> = Object.assign(Object.create(null) as Record<string, ShjLanguageData>, {
-  asm, bash, c, css, diff, docker, go, html: htmlLang, ini, java, js, jsdoc, json, lua, make, md, pl, py, regex, rs, sql, todo, toml, ts, xml, yaml,
+  asm,
+  bash,
+  c,
+  css,
+  diff,
+  docker,
+  go,
+  html: htmlLang,
+  ini,
+  java,
+  js,
+  jsdoc,
+  json,
+  lua,
+  make,
+  md,
+  pl,
+  py,
+  regex,
+  rs,
+  sql,
+  todo,
+  toml,
+  ts,
+  xml,
+  yaml,
   // Fence names people write in Markdown.
-  typescript: ts, javascript: js, python: py, rust: rs, golang: go, sh: bash, shell: bash, zsh: bash, console: bash, yml: yaml, perl: pl, dockerfile: docker, makefile: make, h: c, patch: diff, svg: xml,
+  typescript: ts,
+  javascript: js,
+  python: py,
+  rust: rs,
+  golang: go,
+  sh: bash,
+  shell: bash,
+  zsh: bash,
+  console: bash,
+  yml: yaml,
+  perl: pl,
+  dockerfile: docker,
+  makefile: make,
+  h: c,
+  patch: diff,
+  svg: xml,
 });
 
 /**
@@ -128,8 +252,20 @@ const GRAMMARS: Record<string, ShjLanguageData> = Object.assign(Object.create(nu
  * `,`, `=` — a third of a program's tokens) are left uncoloured, as GitHub does.
  */
 const CLASS: Partial<Record<ShjToken, string>> = {
-  kwd: "hl-kwd", str: "hl-str", cmnt: "hl-cmnt", num: "hl-num", bool: "hl-num", func: "hl-func", class: "hl-type", type: "hl-type",
-  var: "hl-var", section: "hl-sec", insert: "hl-ins", deleted: "hl-del", err: "hl-err", esc: "hl-kwd",
+  kwd: "hl-kwd",
+  str: "hl-str",
+  cmnt: "hl-cmnt",
+  num: "hl-num",
+  bool: "hl-num",
+  func: "hl-func",
+  class: "hl-type",
+  type: "hl-type",
+  var: "hl-var",
+  section: "hl-sec",
+  insert: "hl-ins",
+  deleted: "hl-del",
+  err: "hl-err",
+  esc: "hl-kwd",
 };
 
 /** The characters escapeHtml replaces (most runs have none: skip its replace). */
@@ -156,24 +292,29 @@ export function shjLines(code: string, language: string): string[] | null {
     line += cls ? `<span class="${cls}">${text}</span>` : text;
     run = "";
   };
-  tokenizeWith(code, grammar, (text, type) => {
-    seen += text.length;
-    if (!text) return;
-    const next = type ? CLASS[type] : undefined;
-    if (next !== cls) {
-      flush();
-      cls = next;
-    }
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-      run += text.slice(start, nl);
-      flush();
-      out.push(line);
-      line = "";
-      start = nl + 1;
-    }
-    run += text.slice(start);
-  }, { languages: GRAMMARS });
+  tokenizeWith(
+    code,
+    grammar,
+    (text, type) => {
+      seen += text.length;
+      if (!text) return;
+      const next = type ? CLASS[type] : undefined;
+      if (next !== cls) {
+        flush();
+        cls = next;
+      }
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        run += text.slice(start, nl);
+        flush();
+        out.push(line);
+        line = "";
+        start = nl + 1;
+      }
+      run += text.slice(start);
+    },
+    { languages: GRAMMARS },
+  );
   flush();
   out.push(line);
   return seen === code.length ? out : null;

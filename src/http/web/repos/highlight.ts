@@ -133,12 +133,23 @@ function highlightOnThread(key: string, code: string, language: string, o: Highl
   const started = performance.now();
   const result = new Promise<string[] | typeof PLAIN>((resolve) => {
     queue.push({
-      id: nextId++, code, language, timeLimitMs,
+      id: nextId++,
+      code,
+      language,
+      timeLimitMs,
       done: (markup, problem) => {
         const lines = markup === null ? PLAIN : markup.split("\n");
         cache.set(key, lines);
         inFlight.delete(key);
-        if (problem) o.log?.warn("highlighting abandoned, shown plain", { key, language, bytes: code.length, problem, limit_ms: timeLimitMs, ms: Math.round(performance.now() - started) });
+        if (problem)
+          o.log?.warn("highlighting abandoned, shown plain", {
+            key,
+            language,
+            bytes: code.length,
+            problem,
+            limit_ms: timeLimitMs,
+            ms: Math.round(performance.now() - started),
+          });
         resolve(lines);
       },
     });

@@ -3,7 +3,17 @@ import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
-import { commitView, createRepoFromForm, fileView, historyView, openRepoPage, repoFrame, repoView, treeView, type RepoFrame } from "../../../services/web/views.ts";
+import {
+  commitView,
+  createRepoFromForm,
+  fileView,
+  historyView,
+  openRepoPage,
+  repoFrame,
+  repoView,
+  treeView,
+  type RepoFrame,
+} from "../../../services/web/views.ts";
 import type { RepoTarget } from "../../../services/access/target.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
 import { postForm } from "../kit/forms.ts";
@@ -37,93 +47,148 @@ export function repoWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
   warmHighlighter();
   return new Elysia({ name: "routes.web.repo" })
-    .get("/:org/:repo", ({ request, params }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
-        const f = await repoFrame(ctx, t, []);
-        const { tree, readme } = await treeView(ctx, t, f);
-        return page(layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })));
-      });
-    }, HIDE)
-    .get("/:org/:repo/tree/*", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      const offset = offsetOf(queryParam(query, "offset"));
-      return draw(request, async (actor, frame) => {
-        const rest = restOf(params["*"]);
-        const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, rest);
-        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
-        if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
-        const { tree, readme } = await treeView(ctx, t, f, offset);
-        return page(layout(frame, `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })), 200, tag?.headers);
-      });
-    }, HIDE)
-    .get("/:org/:repo/blob/*", ({ request, params }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        const rest = restOf(params["*"]);
-        const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, rest);
-        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
-        if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
-        const file = await fileView(ctx, t, f);
-        const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
-        // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
-        return page(layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)), 200, shown?.settled === false ? undefined : tag?.headers);
-      });
-    }, HIDE)
-    .get("/:org/:repo/raw/*", ({ request, params, query }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor) => {
-        const rest = restOf(params["*"]);
-        const t = await openRepoPage(ctx, actor, org, params.repo);
-        const f = await repoFrame(ctx, t, rest);
-        // The id first: a revalidation is answered without reading the bytes, and big ones are
-        // resolved off the event loop (issue 25 row 4).
-        const blob = await statBlob(ctx, t, f.ref.full, f.path);
-        const etag = `"${blob.oid}"`;
-        // Why: a file at a commit id never changes; at a branch it may, so it is revalidated.
-        const cache = isFullSha(f.ref.short) ? "private, max-age=31536000, immutable" : "private, no-cache";
-        // Why sandbox: a stored file is someone else's content; even if a browser sniffed it as a
-        // page it could run nothing on our origin.
-        const headers: Record<string, string> = { etag, "cache-control": cache, "content-security-policy": "default-src 'none'; sandbox", "x-content-type-options": "nosniff", vary: "Cookie" };
-        if (queryParam(query, "download") !== undefined) headers["content-disposition"] = attachment(f.path.split("/").pop()!);
-        if (request.headers.get("if-none-match")?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) return new Response(null, { status: 304, headers });
-        const data = await blob.read();
-        return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": guessContentType(blob.name, data) } });
-      });
-    }, HIDE)
+    .get(
+      "/:org/:repo",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
+          const f = await repoFrame(ctx, t, []);
+          const { tree, readme } = await treeView(ctx, t, f);
+          return page(
+            layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })),
+          );
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/tree/*",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        const offset = offsetOf(queryParam(query, "offset"));
+        return draw(request, async (actor, frame) => {
+          const rest = restOf(params["*"]);
+          const t = await openRepoPage(ctx, actor, org, params.repo);
+          const f = await repoFrame(ctx, t, rest);
+          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
+          if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
+          const { tree, readme } = await treeView(ctx, t, f, offset);
+          return page(
+            layout(
+              frame,
+              `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`,
+              treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
+            ),
+            200,
+            tag?.headers,
+          );
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/blob/*",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          const rest = restOf(params["*"]);
+          const t = await openRepoPage(ctx, actor, org, params.repo);
+          const f = await repoFrame(ctx, t, rest);
+          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
+          if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
+          const file = await fileView(ctx, t, f);
+          const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
+          // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
+          return page(
+            layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)),
+            200,
+            shown?.settled === false ? undefined : tag?.headers,
+          );
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/raw/*",
+      ({ request, params, query }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor) => {
+          const rest = restOf(params["*"]);
+          const t = await openRepoPage(ctx, actor, org, params.repo);
+          const f = await repoFrame(ctx, t, rest);
+          // The id first: a revalidation is answered without reading the bytes, and big ones are
+          // resolved off the event loop (issue 25 row 4).
+          const blob = await statBlob(ctx, t, f.ref.full, f.path);
+          const etag = `"${blob.oid}"`;
+          // Why: a file at a commit id never changes; at a branch it may, so it is revalidated.
+          const cache = isFullSha(f.ref.short) ? "private, max-age=31536000, immutable" : "private, no-cache";
+          // Why sandbox: a stored file is someone else's content; even if a browser sniffed it as a
+          // page it could run nothing on our origin.
+          const headers: Record<string, string> = {
+            etag,
+            "cache-control": cache,
+            "content-security-policy": "default-src 'none'; sandbox",
+            "x-content-type-options": "nosniff",
+            vary: "Cookie",
+          };
+          if (queryParam(query, "download") !== undefined) headers["content-disposition"] = attachment(f.path.split("/").pop()!);
+          if (
+            request.headers
+              .get("if-none-match")
+              ?.split(",")
+              .some((t) => t.trim().replace(/^W\//, "") === etag)
+          )
+            return new Response(null, { status: 304, headers });
+          const data = await blob.read();
+          return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": guessContentType(blob.name, data) } });
+        });
+      },
+      HIDE,
+    )
     .get("/:org/:repo/commits", ({ request, params, query }) => history(request, orgParam(params.org), params.repo, [], query), HIDE)
     .get("/:org/:repo/commits/*", ({ request, params, query }) => history(request, orgParam(params.org), params.repo, restOf(params["*"]), query), HIDE)
-    .get("/:org/:repo/commit/:sha", ({ request, params }) => {
-      const org = orgParam(params.org);
-      return draw(request, async (actor, frame) => {
-        // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
-        const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
-        const repo = await repoView(ctx, t);
-        const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
-        if (tag && notModified(request, tag)) {
-          // Why before the 304: a commit no longer reachable is a 404, cached or not.
-          await requireCommit(ctx, t, params.sha);
-          return tag.notModified;
-        }
-        const v = await commitView(ctx, t, params.sha);
-        return page(layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)), 200, tag?.headers);
-      });
-    }, HIDE)
-    .post("/:org/new", ({ request, params, body }) => {
-      const org = orgParam(params.org);
-      return postForm(ctx, request, body, {
-        read: (form) => ({ name: form.get("name") ?? "", description: form.get("description") ?? "", public: form.get("visibility") === "public" }),
-        act: async ({ actor }, values) => {
-          const repo = await createRepoFromForm(ctx, actor, org, values);
-          return `/${seg(repo.org)}/${seg(repo.name)}`;
-        },
-        // A refusal the person can fix (name, quota, taken, not allowed) re-renders the form with the reason.
-        again: async ({ frame }, error, values) => page(layout(frame, `New repository · ${org}`, newRepoPage(org, frame.csrf, values, error.message)), error.status),
-      });
-    }, HIDE);
+    .get(
+      "/:org/:repo/commit/:sha",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor, frame) => {
+          // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
+          const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
+          const repo = await repoView(ctx, t);
+          const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
+          if (tag && notModified(request, tag)) {
+            // Why before the 304: a commit no longer reachable is a 404, cached or not.
+            await requireCommit(ctx, t, params.sha);
+            return tag.notModified;
+          }
+          const v = await commitView(ctx, t, params.sha);
+          return page(
+            layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)),
+            200,
+            tag?.headers,
+          );
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/new",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          read: (form) => ({ name: form.get("name") ?? "", description: form.get("description") ?? "", public: form.get("visibility") === "public" }),
+          act: async ({ actor }, values) => {
+            const repo = await createRepoFromForm(ctx, actor, org, values);
+            return `/${seg(repo.org)}/${seg(repo.name)}`;
+          },
+          // A refusal the person can fix (name, quota, taken, not allowed) re-renders the form with the reason.
+          again: async ({ frame }, error, values) =>
+            page(layout(frame, `New repository · ${org}`, newRepoPage(org, frame.csrf, values, error.message)), error.status),
+        });
+      },
+      HIDE,
+    );
 
   /**
    * `answer` (a 304) once the page's commit is readable: a commit no longer reachable is a 404,
@@ -140,7 +205,13 @@ export function repoWebRoutes(ctx: Ctx) {
       const f = await repoFrame(ctx, t, rest);
       // The filter form sends ?path=; the path in the URL wins when both are given.
       const filter = (queryParam(query, "path") ?? "").replace(/^\/+|\/+$/g, "");
-      if (!f.path && filter) return new Response(null, { status: 303, headers: { location: `/${seg(f.repo.org)}/${seg(f.repo.name)}/commits/${f.ref.short.split("/").map(seg).join("/")}/${filter.split("/").map(seg).join("/")}` } });
+      if (!f.path && filter)
+        return new Response(null, {
+          status: 303,
+          headers: {
+            location: `/${seg(f.repo.org)}/${seg(f.repo.name)}/commits/${f.ref.short.split("/").map(seg).join("/")}/${filter.split("/").map(seg).join("/")}`,
+          },
+        });
       const list = await historyView(ctx, t, f, queryParam(query, "cursor"));
       return page(layout(frame, `History · ${f.repo.org}/${f.repo.name}`, historyPage(f, list)));
     });

@@ -60,7 +60,8 @@ export function readmeBase(f: RepoFrame, path: string): LinkBase {
 
 /** A README as the tree page shows it: rendered Markdown (big ones on a worker thread) or its text. */
 export async function readmeMarkup(threads: Threads, f: RepoFrame, readme: { path: string; text: string }): Promise<Html> {
-  if (/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT) return renderMarkdownOffloaded(threads, readme.text, readmeBase(f, readme.path));
+  if (/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT)
+    return renderMarkdownOffloaded(threads, readme.text, readmeBase(f, readme.path));
   return html`<pre>${readme.text}</pre>`;
 }
 
@@ -75,18 +76,26 @@ git push -u origin ${f.repo.default_branch}</pre></section>`;
   }
   const rows = tree.entries.map((e) => {
     const href = e.type === "tree" ? `${base}/tree/${ref}/${segs(e.path)}` : e.type === "blob" ? `${base}/blob/${ref}/${segs(e.path)}` : null;
-    const label = e.type === "tree" ? html`<span aria-hidden="true">📁 </span>${e.name}/` : e.type === "commit" ? html`<span aria-hidden="true">↪ </span>${e.name} <span class="muted">(submodule)</span>` : html`<span aria-hidden="true">📄 </span>${e.name}`;
+    const label =
+      e.type === "tree"
+        ? html`<span aria-hidden="true">📁 </span>${e.name}/`
+        : e.type === "commit"
+          ? html`<span aria-hidden="true">↪ </span>${e.name} <span class="muted">(submodule)</span>`
+          : html`<span aria-hidden="true">📄 </span>${e.name}`;
     return html`<tr><td>${href ? html`<a href="${href}">${label}</a>` : label}</td><td class="size">${e.size === null ? "" : sizeText(e.size)}</td></tr>`;
   });
   const here = `${base}/tree/${ref}${f.path ? `/${segs(f.path)}` : ""}`;
   const end = tree.offset + tree.entries.length;
-  const pager = tree.total > tree.entries.length
-    ? html`<nav class="pager" aria-label="Entries"><span class="muted">Entries ${(tree.offset + 1).toLocaleString("en")}–${end.toLocaleString("en")} of ${tree.total.toLocaleString("en")}</span>${tree.offset > 0 ? html`<a href="${here}?offset=${Math.max(0, tree.offset - PAGE_ENTRIES)}">Previous entries</a>` : ""}${end < tree.total ? html`<a href="${here}?offset=${end}">Next entries</a>` : ""}</nav>`
-    : "";
+  const pager =
+    tree.total > tree.entries.length
+      ? html`<nav class="pager" aria-label="Entries"><span class="muted">Entries ${(tree.offset + 1).toLocaleString("en")}–${end.toLocaleString("en")} of ${tree.total.toLocaleString("en")}</span>${tree.offset > 0 ? html`<a href="${here}?offset=${Math.max(0, tree.offset - PAGE_ENTRIES)}">Previous entries</a>` : ""}${end < tree.total ? html`<a href="${here}?offset=${end}">Next entries</a>` : ""}</nav>`
+      : "";
   return html`${repoHeader(f, "tree")}${crumbs(f)}
 <section class="box" aria-label="Files"><div class="scroll"><table class="files"><tbody>${rows}</tbody></table></div></section>${pager}
-${readme
+${
+  readme
     ? html`<section class="box" aria-labelledby="readme-h"><header><h2 id="readme-h" class="inh">${readme.path.split("/").pop()}</h2></header>
 <div class="markdown">${readme.html}</div></section>`
-    : ""}`;
+    : ""
+}`;
 }

@@ -69,7 +69,11 @@ beforeAll(async () => {
   const o = await createUser(server, { org: "otherco", handle: "olga", email: "olga@example.com" });
   outsider = { cookie: await login(server, o.email, o.password), handle: o.handle };
   const api = client(server, { token });
-  for (const [name, pub] of [["open-work", true], ["hidden-plans", false]] as const) expect((await api.post("/v1/orgs/ada/repos", { name, public: pub })).status).toBe(201);
+  for (const [name, pub] of [
+    ["open-work", true],
+    ["hidden-plans", false],
+  ] as const)
+    expect((await api.post("/v1/orgs/ada/repos", { name, public: pub })).status).toBe(201);
   const dir = await initRepo(g);
   await commitFiles(g, dir, { "README.md": "# hi\n" }, "first");
   await g.ok(["config", "user.email", "ada@example.com"], { cwd: dir });
@@ -96,7 +100,11 @@ describe("sign-up and the mailed links", () => {
     expect(link.url).toBe(`${server.url}/verify?token=${link.token}`);
     for (let i = 0; i < 2; i++) {
       const page = await get(`/verify?token=${link.token}`);
-      expect({ status: page.status, referrer: page.headers.get("referrer-policy"), cache: page.headers.get("cache-control") }).toEqual({ status: 200, referrer: "same-origin", cache: "no-store" });
+      expect({ status: page.status, referrer: page.headers.get("referrer-policy"), cache: page.headers.get("cache-control") }).toEqual({
+        status: 200,
+        referrer: "same-origin",
+        cache: "no-store",
+      });
       expect(page.text).toContain(`name="token" value="${link.token}"`);
     }
     const done = await postForm("/verify", { token: link.token });
@@ -138,7 +146,11 @@ describe("sign-up and the mailed links", () => {
   test("an invitation's page shows the offer; a refused acceptance keeps the form; acceptance signs in and opens the org", async () => {
     const owner = await createUser(server, { org: "inviteco", email: "boss@inviteco.example" });
     const bossCookie = await login(server, owner.email, owner.password);
-    const inv = await client(server, { cookie: bossCookie }).post("/v1/orgs/inviteco/invites", { email: "newbie@example.com", role: "member" }, { origin: server.url });
+    const inv = await client(server, { cookie: bossCookie }).post(
+      "/v1/orgs/inviteco/invites",
+      { email: "newbie@example.com", role: "member" },
+      { origin: server.url },
+    );
     expect(inv.status).toBe(201);
     const token = inv.body.invite_link as string;
     const page = await get(`/invite?token=${token}`);
@@ -206,10 +218,21 @@ describe("CSRF: a settings form needs our Origin and the session's own form toke
 describe("profile", () => {
   test("hostile profile fields are saved as text and shown escaped on the person's page", async () => {
     const token = await csrf(ada.cookie);
-    const r = await postForm("/settings/profile", {
-      csrf: token, name: "Ada", display_name: HOSTILE, bio: `line one\n<img src=x onerror=alert(1)>`, pronouns: "she/her", company: `"><b>Co</b>`, location: "Earth",
-      link_label_0: `<i>blog</i>`, link_url_0: "https://ada.example/?a=1&b=<2>",
-    }, { cookie: ada.cookie });
+    const r = await postForm(
+      "/settings/profile",
+      {
+        csrf: token,
+        name: "Ada",
+        display_name: HOSTILE,
+        bio: `line one\n<img src=x onerror=alert(1)>`,
+        pronouns: "she/her",
+        company: `"><b>Co</b>`,
+        location: "Earth",
+        link_label_0: `<i>blog</i>`,
+        link_url_0: "https://ada.example/?a=1&b=<2>",
+      },
+      { cookie: ada.cookie },
+    );
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/settings/profile?done=profile" });
     const saved = await get("/settings/profile?done=profile", ada.cookie);
     expect(saved.text).toContain("Profile saved.");
@@ -227,7 +250,11 @@ describe("profile", () => {
   });
 
   test("a link that is not http(s) is refused (400): the form again with what was typed, escaped", async () => {
-    const r = await postForm("/settings/profile", { csrf: await csrf(ada.cookie), name: "Ada", link_label_0: "x", link_url_0: `javascript:alert("1")` }, { cookie: ada.cookie });
+    const r = await postForm(
+      "/settings/profile",
+      { csrf: await csrf(ada.cookie), name: "Ada", link_label_0: "x", link_url_0: `javascript:alert("1")` },
+      { cookie: ada.cookie },
+    );
     expect(r.status).toBe(400);
     expect(r.text).toContain("links[0].url must be an absolute http:// or https:// URL");
     expect(r.text).toContain(`value="javascript:alert(&quot;1&quot;)"`);
@@ -312,7 +339,11 @@ describe("home", () => {
 
 describe("tokens", () => {
   test("the secret is on the page after creation once, works, and is gone on reload", async () => {
-    const r = await postForm("/settings/tokens", { csrf: await csrf(ada.cookie), org: "ada", label: "laptop", scope: ["repo:read", "org:read"] }, { cookie: ada.cookie });
+    const r = await postForm(
+      "/settings/tokens",
+      { csrf: await csrf(ada.cookie), org: "ada", label: "laptop", scope: ["repo:read", "org:read"] },
+      { cookie: ada.cookie },
+    );
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/settings/tokens" });
     const flash = r.headers.getSetCookie().find((c) => c.startsWith("svc_new_token="))!;
     expect(flash).toContain("HttpOnly");
@@ -338,7 +369,9 @@ describe("tokens", () => {
     const bobCookie = await login(server, bob.email, bob.password);
     await mintTokenWithId(server, bobCookie, "acme", { scopes: ["repo:read"], label: "bobs-token" });
     const adaCookie = await login(server, ada.email, ada.password);
-    expect((await client(server, { cookie: adaCookie }).get("/v1/orgs/acme/tokens")).body.tokens.map((t: { label: string }) => t.label)).toContain("bobs-token");
+    expect((await client(server, { cookie: adaCookie }).get("/v1/orgs/acme/tokens")).body.tokens.map((t: { label: string }) => t.label)).toContain(
+      "bobs-token",
+    );
     expect((await get("/settings/tokens", adaCookie)).text).not.toContain("bobs-token");
     expect((await get("/settings/tokens", bobCookie)).text).toContain("bobs-token");
   });
@@ -407,9 +440,20 @@ describe("email addresses", () => {
 describe("every account page", () => {
   test("is HTML under the pages' CSP with no inline script, style or event handler", async () => {
     const pages: [string, string | undefined][] = [
-      ["/", ada.cookie], ["/ada", undefined], ["/ada?tab=repositories", ada.cookie], ["/ada?tab=following", undefined], ["/settings/profile", ada.cookie],
-      ["/settings/emails", ada.cookie], ["/settings/tokens", ada.cookie], ["/settings/keys", ada.cookie], ["/signup", undefined], ["/signup/sent", undefined],
-      ["/login/forgot", undefined], ["/verify?token=svcv_x", undefined], ["/reset-password?token=svcrs_x", undefined], ["/settings/emails/verify?token=svce_x", ada.cookie],
+      ["/", ada.cookie],
+      ["/ada", undefined],
+      ["/ada?tab=repositories", ada.cookie],
+      ["/ada?tab=following", undefined],
+      ["/settings/profile", ada.cookie],
+      ["/settings/emails", ada.cookie],
+      ["/settings/tokens", ada.cookie],
+      ["/settings/keys", ada.cookie],
+      ["/signup", undefined],
+      ["/signup/sent", undefined],
+      ["/login/forgot", undefined],
+      ["/verify?token=svcv_x", undefined],
+      ["/reset-password?token=svcrs_x", undefined],
+      ["/settings/emails/verify?token=svce_x", ada.cookie],
     ];
     for (const [path, cookie] of pages) {
       const r = await get(path, cookie);

@@ -33,7 +33,12 @@ async function csrfOf(who: { cookie: string }): Promise<string> {
 }
 
 /** Posts a form as a browser page of ours would (its token and our Origin unless told otherwise). */
-async function post(path: string, who: { cookie: string } | undefined, fields: Record<string, string>, o: { origin?: string | null; csrf?: string | null } = {}) {
+async function post(
+  path: string,
+  who: { cookie: string } | undefined,
+  fields: Record<string, string>,
+  o: { origin?: string | null; csrf?: string | null } = {},
+) {
   const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
   if (who) headers.cookie = who.cookie;
   if (o.origin !== null) headers.origin = o.origin ?? server.url;
@@ -88,7 +93,13 @@ const PAGES = () => [
 describe("who sees which page", () => {
   test("owners and admins see every page; members what the API lets them read (403/404 elsewhere); outsiders the masked 404; anonymous 401", async () => {
     for (const p of PAGES()) {
-      for (const [name, who, want] of [["owner", owner, 200], ["admin", admin, 200], ["member", member, p.member], ["outsider", outsider, 404], ["anonymous", undefined, 401]] as const) {
+      for (const [name, who, want] of [
+        ["owner", owner, 200],
+        ["admin", admin, 200],
+        ["member", member, p.member],
+        ["outsider", outsider, 404],
+        ["anonymous", undefined, 401],
+      ] as const) {
         const r = await get(p.path, who);
         expect({ path: p.path, name, status: r.status }).toEqual({ path: p.path, name, status: want });
         expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -97,7 +108,10 @@ describe("who sees which page", () => {
   });
 
   test("an outsider's page is the page of an org or repository that does not exist", async () => {
-    for (const [mine, missing] of [["/settings/orgs/acme/members", "/settings/orgs/no-such-org/members"], ["/acme/app/settings/webhooks", "/acme/no-such-repo/settings/webhooks"]] as const) {
+    for (const [mine, missing] of [
+      ["/settings/orgs/acme/members", "/settings/orgs/no-such-org/members"],
+      ["/acme/app/settings/webhooks", "/acme/no-such-repo/settings/webhooks"],
+    ] as const) {
       const a = await get(mine, outsider);
       const b = await get(missing, outsider);
       expect({ status: a.status, main: a.text.split("<main")[1] }).toEqual({ status: b.status, main: b.text.split("<main")[1] });
@@ -106,7 +120,7 @@ describe("who sees which page", () => {
 
   test("a member's pages carry no admin forms, and no addresses; the tabs offer what they may open", async () => {
     const members = (await get("/settings/orgs/acme/members", member)).text;
-    expect(members).not.toContain("/role\"");
+    expect(members).not.toContain('/role"');
     expect(members).not.toContain("owner@acme.example");
     expect(members).toContain(">Leave</button>");
     expect(members).not.toContain(`href="/settings/orgs/acme/invitations"`);
@@ -126,36 +140,42 @@ describe("who sees which page", () => {
 });
 
 /** Every form with fields that would succeed for the owner. */
-const FORMS = () => [
-  ["/settings/orgs/acme/profile", { display_name: "x" }],
-  [`/settings/orgs/acme/members/${member.id}/role`, { role: "viewer" }],
-  [`/settings/orgs/acme/members/${member.id}/remove`, {}],
-  ["/settings/orgs/acme/invitations", { email: "csrf@acme.example", role: "member" }],
-  ["/settings/orgs/acme/invitations/someid/revoke", {}],
-  ["/settings/orgs/acme/teams", { name: "csrf-team" }],
-  [`/settings/orgs/acme/teams/${teamId}/members`, { user: "member" }],
-  [`/settings/orgs/acme/teams/${teamId}/members/${member.id}/remove`, {}],
-  [`/settings/orgs/acme/teams/${teamId}/grants`, { repo: "app", role: "admin" }],
-  [`/settings/orgs/acme/teams/${teamId}/delete`, {}],
-  ["/settings/orgs/acme/runners/groups", { name: "csrf-group" }],
-  ["/settings/orgs/acme/runners/groups/someid/delete", {}],
-  ["/settings/orgs/acme/runners/registration-token", { group: "default" }],
-  ["/settings/orgs/acme/runners/someid/remove", {}],
-  ["/settings/orgs/acme/billing/subscribe", {}],
-  ["/settings/orgs/acme/billing/portal", {}],
-  ["/acme/app/settings/access", { kind: "user", users: "member", role: "admin" }],
-  [`/acme/app/settings/access/users/${member.id}/remove`, {}],
-  [`/acme/app/settings/access/teams/${teamId}/remove`, {}],
-  ["/acme/app/settings/webhooks", { url: "http://127.0.0.1:9/csrf" }],
-  [`/acme/app/settings/webhooks/${hookId}/delete`, {}],
-] as const;
+const FORMS = () =>
+  [
+    ["/settings/orgs/acme/profile", { display_name: "x" }],
+    [`/settings/orgs/acme/members/${member.id}/role`, { role: "viewer" }],
+    [`/settings/orgs/acme/members/${member.id}/remove`, {}],
+    ["/settings/orgs/acme/invitations", { email: "csrf@acme.example", role: "member" }],
+    ["/settings/orgs/acme/invitations/someid/revoke", {}],
+    ["/settings/orgs/acme/teams", { name: "csrf-team" }],
+    [`/settings/orgs/acme/teams/${teamId}/members`, { user: "member" }],
+    [`/settings/orgs/acme/teams/${teamId}/members/${member.id}/remove`, {}],
+    [`/settings/orgs/acme/teams/${teamId}/grants`, { repo: "app", role: "admin" }],
+    [`/settings/orgs/acme/teams/${teamId}/delete`, {}],
+    ["/settings/orgs/acme/runners/groups", { name: "csrf-group" }],
+    ["/settings/orgs/acme/runners/groups/someid/delete", {}],
+    ["/settings/orgs/acme/runners/registration-token", { group: "default" }],
+    ["/settings/orgs/acme/runners/someid/remove", {}],
+    ["/settings/orgs/acme/billing/subscribe", {}],
+    ["/settings/orgs/acme/billing/portal", {}],
+    ["/acme/app/settings/access", { kind: "user", users: "member", role: "admin" }],
+    [`/acme/app/settings/access/users/${member.id}/remove`, {}],
+    [`/acme/app/settings/access/teams/${teamId}/remove`, {}],
+    ["/acme/app/settings/webhooks", { url: "http://127.0.0.1:9/csrf" }],
+    [`/acme/app/settings/webhooks/${hookId}/delete`, {}],
+  ] as const;
 
 describe("CSRF", () => {
   test("every form refuses a cross-site post, a post without our Origin, and a missing or foreign token (403), and changes nothing", async () => {
     const before = (await caller(server, owner).get("/v1/orgs/acme/audit?limit=100")).body.events.length;
     const foreign = await csrfOf(admin);
     for (const [path, fields] of FORMS()) {
-      for (const [name, o] of [["cross-site", { origin: "https://evil.example" }], ["no origin", { origin: null }], ["no token", { csrf: null }], ["another session's token", { csrf: foreign }]] as const) {
+      for (const [name, o] of [
+        ["cross-site", { origin: "https://evil.example" }],
+        ["no origin", { origin: null }],
+        ["no token", { csrf: null }],
+        ["another session's token", { csrf: foreign }],
+      ] as const) {
         const r = await post(path, owner, fields, o);
         expect({ path, name, status: r.status }).toEqual({ path, name, status: 403 });
       }
@@ -169,7 +189,13 @@ describe("CSRF", () => {
 describe("escaping", () => {
   test("hostile team, person and webhook names are text on every page that shows them", async () => {
     const escaped = "&lt;img src=x onerror=alert(1)&gt;";
-    for (const path of ["/settings/orgs/acme/teams", `/settings/orgs/acme/teams/${teamId}`, "/settings/orgs/acme/members", "/settings/orgs/acme/audit", "/acme/app/settings/access"]) {
+    for (const path of [
+      "/settings/orgs/acme/teams",
+      `/settings/orgs/acme/teams/${teamId}`,
+      "/settings/orgs/acme/members",
+      "/settings/orgs/acme/audit",
+      "/acme/app/settings/access",
+    ]) {
       const r = await get(path, owner);
       expect({ path, status: r.status }).toEqual({ path, status: 200 });
       expect({ path, hostile: r.text.includes(HOSTILE) }).toEqual({ path, hostile: false });
@@ -191,12 +217,22 @@ describe("escaping", () => {
 
 describe("forms", () => {
   test("the profile is saved and shown again", async () => {
-    const r = await post("/settings/orgs/acme/profile", owner, { display_name: "Acme & Co", description: "We make things", location: "", website: "https://acme.example", contact_email: "hi@acme.example" });
+    const r = await post("/settings/orgs/acme/profile", owner, {
+      display_name: "Acme & Co",
+      description: "We make things",
+      location: "",
+      website: "https://acme.example",
+      contact_email: "hi@acme.example",
+    });
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/settings/orgs/acme/profile?done=saved" });
     const page = (await get("/settings/orgs/acme/profile?done=saved", owner)).text;
     expect(page).toContain(`value="Acme &amp; Co"`);
     expect(page).toContain("Saved.");
-    expect((await caller(server).get("/v1/orgs/acme/profile")).body).toMatchObject({ display_name: "Acme & Co", website: "https://acme.example", location: null });
+    expect((await caller(server).get("/v1/orgs/acme/profile")).body).toMatchObject({
+      display_name: "Acme & Co",
+      website: "https://acme.example",
+      location: null,
+    });
   });
 
   test("an invitation's link is shown once, in the answer that made it; it can be revoked", async () => {
@@ -287,7 +323,11 @@ describe("forms", () => {
   test("grants to people from the access page, and their removal", async () => {
     let r = await post("/acme/app/settings/access", owner, { kind: "user", users: member.handle, role: "viewer" });
     expect(r.status).toBe(303);
-    expect((await caller(server, owner).get("/v1/orgs/acme/repos/app/grants")).body.grants).toContainEqual({ user_id: member.id, handle: member.handle, role: "viewer" });
+    expect((await caller(server, owner).get("/v1/orgs/acme/repos/app/grants")).body.grants).toContainEqual({
+      user_id: member.id,
+      handle: member.handle,
+      role: "viewer",
+    });
     r = await post("/acme/app/settings/access", owner, { kind: "user", users: `${member.handle}, nobody-here`, role: "viewer" });
     expect(r.status).toBe(422);
     expect(r.text).toContain("nothing was granted");
@@ -299,7 +339,10 @@ describe("forms", () => {
   test("runner groups, the registration command shown once, a machine registered with it and removed", async () => {
     let r = await post("/settings/orgs/acme/runners/groups", owner, { name: "gpu", repo_access: "selected", repos: "app" });
     expect(r.status).toBe(303);
-    expect((await caller(server, owner).get("/v1/orgs/acme/runner-groups")).body.groups.find((g: any) => g.name === "gpu")).toMatchObject({ repo_access: "selected", repos: ["app"] });
+    expect((await caller(server, owner).get("/v1/orgs/acme/runner-groups")).body.groups.find((g: any) => g.name === "gpu")).toMatchObject({
+      repo_access: "selected",
+      repos: ["app"],
+    });
     expect((await post("/settings/orgs/acme/runners/groups", owner, { name: "bad/name" })).status).toBe(422);
     r = await post("/settings/orgs/acme/runners/registration-token", owner, { group: "gpu" });
     expect(r.status).toBe(201);
@@ -308,7 +351,11 @@ describe("forms", () => {
     expect(command).toMatch(new RegExp(`^svc runner register --url ${server.url} --token svcg_\\S+$`));
     expect((await get("/settings/orgs/acme/runners", owner)).text).not.toContain("svcg_");
     const token = command.split(" --token ")[1]!;
-    const reg = await fetch(`${server.url}/v1/runners/register`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "box-1", os: "linux", arch: "x64" }) });
+    const reg = await fetch(`${server.url}/v1/runners/register`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "box-1", os: "linux", arch: "x64" }),
+    });
     expect(reg.status).toBe(201);
     const machine = (await reg.json()).runner_id;
     expect((await get("/settings/orgs/acme/runners", member)).text).toMatch(/<td>box-1<\/td><td>gpu<\/td><td><span class="state state-online">online<\/span>/);
@@ -380,20 +427,33 @@ describe("billing with a payment provider", () => {
   test("the view shows the plan and price; subscribing and the portal answer with a link to the provider (a form may not redirect off-site)", async () => {
     await using standin = startStandin({ priceCents: 900 });
     await using billed = await startServer({
-      env: { SVC_BILLING_PROVIDER: "stripe", SVC_STRIPE_SECRET_KEY: "sk_test_standin", SVC_STRIPE_WEBHOOK_SECRET: "whsec_web", SVC_STRIPE_PRICE_ID: "price_seat", SVC_STRIPE_API_BASE: standin.url },
+      env: {
+        SVC_BILLING_PROVIDER: "stripe",
+        SVC_STRIPE_SECRET_KEY: "sk_test_standin",
+        SVC_STRIPE_WEBHOOK_SECRET: "whsec_web",
+        SVC_STRIPE_PRICE_ID: "price_seat",
+        SVC_STRIPE_API_BASE: standin.url,
+      },
     });
     const o = await person(billed, "shop", "owner@shop.example", "owner");
     const at = (path: string, who: { cookie: string }) => fetch(billed.url + path, { headers: { cookie: who.cookie }, redirect: "manual" });
     const token = /name="csrf" value="([^"]+)"/.exec(await (await at("/", o)).text())![1]!;
     const send = (path: string) =>
-      fetch(billed.url + path, { method: "POST", redirect: "manual", headers: { cookie: o.cookie, origin: billed.url, "content-type": "application/x-www-form-urlencoded" }, body: `csrf=${token}` });
+      fetch(billed.url + path, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie: o.cookie, origin: billed.url, "content-type": "application/x-www-form-urlencoded" },
+        body: `csrf=${token}`,
+      });
     const view = await (await at("/settings/orgs/shop/billing", o)).text();
     expect(view).toContain("<dt>Plan</dt><dd>free</dd>");
     expect(view).toContain("Subscribe for 1 seat at 9.00 per seat a month.");
     expect(view).toContain(`action="/settings/orgs/shop/billing/subscribe"`);
     const checkout = await send("/settings/orgs/shop/billing/subscribe");
     expect(checkout.status).toBe(200);
-    expect(await checkout.text()).toMatch(/<a class="button primary" href="https:\/\/checkout\.standin\.test\/c\/pay\/cs_[^"]+" rel="noreferrer">Continue to the payment provider<\/a>/);
+    expect(await checkout.text()).toMatch(
+      /<a class="button primary" href="https:\/\/checkout\.standin\.test\/c\/pay\/cs_[^"]+" rel="noreferrer">Continue to the payment provider<\/a>/,
+    );
     const portal = await send("/settings/orgs/shop/billing/portal");
     expect(portal.status).toBe(402);
     expect(await portal.text()).toContain("card: shop has no subscription yet");

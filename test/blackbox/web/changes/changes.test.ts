@@ -48,7 +48,11 @@ beforeAll(async () => {
   viewer = { cookie: await login(server, v.email, v.password) };
   const o = await createUser(server, { org: "far", email: "someone@far.example" });
   outsider = { cookie: await login(server, o.email, o.password) };
-  for (const [name, isPublic] of [["pub", true], ["priv", false]] as const) expect((await api().post("/v1/orgs/chg/repos", { name, public: isPublic })).status).toBe(201);
+  for (const [name, isPublic] of [
+    ["pub", true],
+    ["priv", false],
+  ] as const)
+    expect((await api().post("/v1/orgs/chg/repos", { name, public: isPublic })).status).toBe(201);
   dir = await initRepo(g);
   await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
   main = await commitFiles(g, dir, { "a.txt": "a\n", "b.txt": "b\n" }, "seed");
@@ -67,9 +71,20 @@ describe("opening a change from the form", () => {
     expect(list.text).toContain(`action="/chg/pub/changes"`);
     expect(list.text).toContain("<option selected>feature</option>");
     expect((await get("/chg/pub/changes", viewer.cookie)).text).not.toContain(`action="/chg/pub/changes"`);
-    const r = await postForm(server, "/chg/pub/changes", { csrf: csrfOf(list.text), title: EVIL_TITLE, branch: "feature", target: "main", description: EVIL_DESC }, { cookie: owner.cookie });
+    const r = await postForm(
+      server,
+      "/chg/pub/changes",
+      { csrf: csrfOf(list.text), title: EVIL_TITLE, branch: "feature", target: "main", description: EVIL_DESC },
+      { cookie: owner.cookie },
+    );
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/chg/pub/changes/1" });
-    expect((await api().get("/v1/orgs/chg/repos/pub/changes/1")).body).toMatchObject({ number: 1, title: EVIL_TITLE, branch: "feature", state: "open", patchset: 1 });
+    expect((await api().get("/v1/orgs/chg/repos/pub/changes/1")).body).toMatchObject({
+      number: 1,
+      title: EVIL_TITLE,
+      branch: "feature",
+      state: "open",
+      patchset: 1,
+    });
   });
 
   test("a refusal is the form again with the service's status and reason; cross-site posts are refused", async () => {
@@ -77,7 +92,10 @@ describe("opening a change from the form", () => {
     const same = await postForm(server, "/chg/pub/changes", { csrf: token, title: "t", branch: "main", target: "main" }, { cookie: owner.cookie });
     expect(same.status).toBe(422);
     expect(same.text).toContain("branch and target are the same branch");
-    for (const [origin, fields] of [["https://evil.example", { csrf: token }], [server.url, {}]] as const) {
+    for (const [origin, fields] of [
+      ["https://evil.example", { csrf: token }],
+      [server.url, {}],
+    ] as const) {
       const r = await postForm(server, "/chg/pub/changes", { ...fields, title: "x", branch: "feature", target: "main" }, { cookie: owner.cookie, origin });
       expect(r.status).toBe(403);
     }
@@ -156,7 +174,11 @@ describe("the land button", () => {
 
   test("cross-site posts and posts without the session's token queue nothing", async () => {
     const token = csrfOf((await get("/chg/pub/changes/1", owner.cookie)).text);
-    for (const [name, fields, origin] of [["cross-site", { csrf: token }, "https://evil.example"], ["no origin", { csrf: token }, null], ["no token", {}, server.url]] as const) {
+    for (const [name, fields, origin] of [
+      ["cross-site", { csrf: token }, "https://evil.example"],
+      ["no origin", { csrf: token }, null],
+      ["no token", {}, server.url],
+    ] as const) {
       const r = await postForm(server, "/chg/pub/changes/1/land", fields, { cookie: owner.cookie, origin });
       expect({ name, status: r.status }).toEqual({ name, status: 403 });
     }
@@ -190,7 +212,10 @@ describe("private repositories", () => {
   test("change pages and forms answer an outsider or anonymous caller exactly like the API", async () => {
     await pushBranch("priv", "secret-work", main, { "s.txt": "secret\n" });
     expect((await api().post("/v1/orgs/chg/repos/priv/changes", { title: "secret change", branch: "secret-work" })).status).toBe(201);
-    for (const [name, cookie] of [["anonymous", undefined], ["outsider", outsider.cookie]] as const) {
+    for (const [name, cookie] of [
+      ["anonymous", undefined],
+      ["outsider", outsider.cookie],
+    ] as const) {
       const c = client(server, cookie ? { cookie } : undefined);
       const apiAnswer = await c.get("/v1/orgs/chg/repos/priv/changes/1");
       for (const path of ["/chg/priv/changes", "/chg/priv/changes/1", "/chg/priv/changes/1?ps=1"]) {

@@ -63,8 +63,17 @@ beforeAll(async () => {
   viewer = await person(server, "acme", "viewer@acme.example", "viewer");
   outsider = await person(server, "rival", "someone@rival.example", "owner");
   const api = caller(server, owner);
-  for (const [name, pub] of [["app", false], ["pub", true]] as const) expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
-  const reg = await client(server, { token: await registrationToken(api) }).post("/v1/runners/register", { name: "web-runner", os: "linux", arch: "x64", labels: ["web"] });
+  for (const [name, pub] of [
+    ["app", false],
+    ["pub", true],
+  ] as const)
+    expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
+  const reg = await client(server, { token: await registrationToken(api) }).post("/v1/runners/register", {
+    name: "web-runner",
+    os: "linux",
+    arch: "x64",
+    labels: ["web"],
+  });
   expect(reg.status).toBe(201);
   const claiming = client(server, { token: reg.body.credential }).post("/v1/runners/claim");
   const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": WORKFLOW });
@@ -113,7 +122,8 @@ describe("runs and a run", () => {
 describe("the live log", () => {
   test("the event stream is checked like the log route: outsiders 404, anonymous 401, a job of another run 404", async () => {
     const path = `/acme/app/runs/${run.id}/jobs/${job.id}/events`;
-    const api = (who?: Person) => fetch(`${server.url}/v1/orgs/acme/repos/app/runs/${run.id}/jobs/${job.id}/logs`, { headers: who ? { cookie: who.cookie } : {} });
+    const api = (who?: Person) =>
+      fetch(`${server.url}/v1/orgs/acme/repos/app/runs/${run.id}/jobs/${job.id}/logs`, { headers: who ? { cookie: who.cookie } : {} });
     for (const who of [outsider, undefined]) {
       const page = await get(path, who);
       expect({ status: page.status, type: page.headers.get("content-type") }).toEqual({ status: (await api(who)).status, type: "text/html; charset=utf-8" });
@@ -153,7 +163,13 @@ describe("the live log", () => {
     expect((await jobCall("/complete", { verdict: "failure" })).status).toBe(204);
     const all = await s.rest();
     expect(dataOf(all, "end")).toEqual([{ state: "failure" }]);
-    expect(dataOf(all, "state").at(-1)).toMatchObject({ state: "failure", steps: [{ state: "success", exit_code: 0 }, { state: "failure", exit_code: 3 }] });
+    expect(dataOf(all, "state").at(-1)).toMatchObject({
+      state: "failure",
+      steps: [
+        { state: "success", exit_code: 0 },
+        { state: "failure", exit_code: 3 },
+      ],
+    });
 
     const done = await get(`/acme/app/runs/${run.id}/jobs/${job.id}`, viewer);
     expect(done.text).toContain(`data-live="0"`);
@@ -166,7 +182,11 @@ describe("the live log", () => {
     expect(dataOf(resumed, "log")).toEqual([{ text: "two\r\nthree\n" }]);
     expect(dataOf(resumed, "end")).toEqual([{ state: "failure" }]);
     const whole = await (await events(`/acme/app/runs/${run.id}/jobs/${job.id}/events`, owner)).rest();
-    expect(dataOf(whole, "log").map((d) => d.text).join("")).toBe("one <b>bold</b>\ntwo\r\nthree\n");
+    expect(
+      dataOf(whole, "log")
+        .map((d) => d.text)
+        .join(""),
+    ).toBe("one <b>bold</b>\ntwo\r\nthree\n");
     expect(whole.startsWith("retry: 2000\n\n")).toBe(true);
     // A bogus position reads from the start.
     expect(dataOf(await (await events(`/acme/app/runs/${run.id}/jobs/${job.id}/events?from=-5`, owner)).rest(), "log").length).toBeGreaterThan(0);
@@ -187,7 +207,12 @@ describe("cancelling", () => {
   test("writers cancel a run from its page; readers get the API's 403; a cross-site post is refused", async () => {
     const token = (who: Person) => get("/", who).then((r) => /name="csrf" value="([^"]+)"/.exec(r.text)![1]!);
     const send = async (who: Person, origin: string, csrf: string) =>
-      fetch(`${server.url}/acme/pub/runs/${pubRun.id}/cancel`, { method: "POST", redirect: "manual", headers: { cookie: who.cookie, origin, "content-type": "application/x-www-form-urlencoded" }, body: `csrf=${csrf}` });
+      fetch(`${server.url}/acme/pub/runs/${pubRun.id}/cancel`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie: who.cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+        body: `csrf=${csrf}`,
+      });
     expect((await get(`/acme/pub/runs/${pubRun.id}`, owner)).text).toContain(">Cancel run</button>");
     expect((await get(`/acme/pub/runs/${pubRun.id}`, viewer)).text).not.toContain(">Cancel run</button>");
     expect((await send(owner, "https://evil.example", await token(owner))).status).toBe(403);

@@ -35,11 +35,25 @@ beforeAll(async () => {
   const o = await createUser(server, { org: "elsewhere", email: "someone@elsewhere.example" });
   outsider = { cookie: await login(server, o.email, o.password) };
   const api = client(server, { token });
-  for (const [name, isPublic] of [["open", true], ["hidden", false]] as const) expect((await api.post("/v1/orgs/pageco/repos", { name, public: isPublic })).status).toBe(201);
+  for (const [name, isPublic] of [
+    ["open", true],
+    ["hidden", false],
+  ] as const)
+    expect((await api.post("/v1/orgs/pageco/repos", { name, public: isPublic })).status).toBe(201);
   const dir = await initRepo(g);
   await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  first = await commitFiles(g, dir, { "src/app.ts": "export const a = 1;\nexport const b = 2;\n", "docs/guide.md": "guide\n", [EVIL_FILE]: EVIL_CONTENT, 'q"uote & \'apos\'.txt': "quoted\n" }, "first");
-  second = await commitFiles(g, dir, { "src/app.ts": "export const a = 1;\nexport const b = 3;\n", "logo.bin": new Uint8Array([0, 1, 2, 0, 255]), "big.txt": BIG, "plain.ts": PLAIN }, EVIL_MESSAGE);
+  first = await commitFiles(
+    g,
+    dir,
+    { "src/app.ts": "export const a = 1;\nexport const b = 2;\n", "docs/guide.md": "guide\n", [EVIL_FILE]: EVIL_CONTENT, "q\"uote & 'apos'.txt": "quoted\n" },
+    "first",
+  );
+  second = await commitFiles(
+    g,
+    dir,
+    { "src/app.ts": "export const a = 1;\nexport const b = 3;\n", "logo.bin": new Uint8Array([0, 1, 2, 0, 255]), "big.txt": BIG, "plain.ts": PLAIN },
+    EVIL_MESSAGE,
+  );
   for (const repo of ["open", "hidden"]) await g.ok(["push", "-q", repoUrl(server, "pageco", repo, token), "main"], { cwd: dir });
   // A wide directory on its own branch: 1,001 files and a README that sorts after all of them.
   await g.ok(["checkout", "-q", "-b", "wide"], { cwd: dir });
@@ -94,7 +108,10 @@ describe("files", () => {
   });
 
   test("a file too large to show inline links to raw; binary likewise", async () => {
-    for (const [path, words] of [["big.txt", "too large to show here"], ["logo.bin", "This file is binary."]]) {
+    for (const [path, words] of [
+      ["big.txt", "too large to show here"],
+      ["logo.bin", "This file is binary."],
+    ]) {
       const r = await get(`/pageco/open/blob/main/${path}`);
       expect(r.text).toContain(words!);
       expect(r.text).toContain(`href="/pageco/open/raw/main/${path}"`);
@@ -102,7 +119,7 @@ describe("files", () => {
   });
 
   test("download is the raw bytes as an attachment, its name safe in the header", async () => {
-    const r = await fetch(`${server.url}/pageco/open/raw/main/${encodeURIComponent('q"uote & \'apos\'.txt')}?download=1`);
+    const r = await fetch(`${server.url}/pageco/open/raw/main/${encodeURIComponent("q\"uote & 'apos'.txt")}?download=1`);
     expect(r.status).toBe(200);
     expect(r.headers.get("content-disposition")).toBe(`attachment; filename="q_uote & 'apos'.txt"; filename*=UTF-8''q%22uote%20%26%20'apos'.txt`);
     expect(await r.text()).toBe("quoted\n");
@@ -192,8 +209,16 @@ describe("ETag and 304 on pages at a commit id", () => {
 
 describe("private repositories", () => {
   test("commit pages, downloads and the new pages are masked like the API", async () => {
-    const paths = [`/pageco/hidden/commit/${second}`, "/pageco/hidden/raw/main/src/app.ts?download=1", "/pageco/hidden/commits/main/docs", "/pageco/hidden/commits/main?path=docs"];
-    for (const [name, cookie] of [["anonymous", undefined], ["outsider", outsider.cookie]] as const) {
+    const paths = [
+      `/pageco/hidden/commit/${second}`,
+      "/pageco/hidden/raw/main/src/app.ts?download=1",
+      "/pageco/hidden/commits/main/docs",
+      "/pageco/hidden/commits/main?path=docs",
+    ];
+    for (const [name, cookie] of [
+      ["anonymous", undefined],
+      ["outsider", outsider.cookie],
+    ] as const) {
       const api = await client(server, cookie ? { cookie } : undefined).get(`/v1/orgs/pageco/repos/hidden/commits/${second}`);
       for (const path of paths) {
         const r = await get(path, cookie);
@@ -215,7 +240,12 @@ describe("the new-repository form", () => {
 
   test("creates the repository through the API's service and goes to it", async () => {
     const token = csrfOf((await get("/pageco", owner.cookie)).text);
-    const r = await postForm(server, "/pageco/new", { csrf: token, name: "from-web", description: "made <here>", visibility: "public" }, { cookie: owner.cookie });
+    const r = await postForm(
+      server,
+      "/pageco/new",
+      { csrf: token, name: "from-web", description: "made <here>", visibility: "public" },
+      { cookie: owner.cookie },
+    );
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/pageco/from-web" });
     const repo = await client(server, { token: owner.token }).get("/v1/orgs/pageco/repos/from-web");
     expect(repo.body).toMatchObject({ name: "from-web", public: true, description: "made <here>" });

@@ -25,13 +25,25 @@ let owner = "";
 let where = { org: "acme", repo: "app", run: "", job: "" };
 
 async function signIn(email: string): Promise<string> {
-  const r = await app.handle(new Request(`${BASE}/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) }));
+  const r = await app.handle(
+    new Request(`${BASE}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
+  );
   return r.headers.get("set-cookie")!.split(";")[0]!;
 }
 
 async function api(method: string, path: string, cookie: string, body?: unknown) {
   ctx.facts.fresh();
-  const r = await app.handle(new Request(`${BASE}${path}`, { method, headers: { cookie, origin: BASE, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) }));
+  const r = await app.handle(
+    new Request(`${BASE}${path}`, {
+      method,
+      headers: { cookie, origin: BASE, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
   return { status: r.status, body: r.status === 204 ? null : await r.json() };
 }
 
@@ -71,7 +83,15 @@ beforeAll(async () => {
   owner = await signIn("o@acme.example");
   expect((await api("POST", "/v1/orgs/acme/repos", owner, { name: "app" })).status).toBe(201);
   const workflow = "on: push\njobs:\n  j:\n    runs-on: [self-hosted, nobody-has-this]\n    steps:\n      - run: echo\n";
-  expect((await api("POST", "/v1/orgs/acme/repos/app/commits", owner, { branch: "main", message: "ci", operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }] })).status).toBe(201);
+  expect(
+    (
+      await api("POST", "/v1/orgs/acme/repos/app/commits", owner, {
+        branch: "main",
+        message: "ci",
+        operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }],
+      })
+    ).status,
+  ).toBe(201);
   while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
   const run = (await api("GET", "/v1/orgs/acme/repos/app/runs", owner)).body.runs[0];
   where = { org: "acme", repo: "app", run: run.id, job: run.jobs[0].id };

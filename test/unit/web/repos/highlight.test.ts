@@ -3,7 +3,14 @@
 // highlight.js fallback), the bounds, the cache, the thread's time limit and the page's wait, and
 // the download header's name.
 import { describe, expect, test } from "bun:test";
-import { HIGHLIGHT_LIMIT, HIGHLIGHT_LIMIT_HLJS, HIGHLIGHT_LINE_LIMIT, highlightLines, languageOf, splitMarkupLines } from "../../../../src/http/web/repos/highlight.ts";
+import {
+  HIGHLIGHT_LIMIT,
+  HIGHLIGHT_LIMIT_HLJS,
+  HIGHLIGHT_LINE_LIMIT,
+  highlightLines,
+  languageOf,
+  splitMarkupLines,
+} from "../../../../src/http/web/repos/highlight.ts";
 import { LANGUAGES, markupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
 import { attachment } from "../../../../src/http/web/repos/routes.ts";
 import type { Logger } from "../../../../src/services/context.ts";
@@ -20,7 +27,13 @@ function balanced(fragment: string): boolean {
 
 /** The text a fragment shows: tags dropped, entities decoded. */
 function textOf(fragment: string): string {
-  return fragment.replace(/<[^>]+>/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;|&#x27;/g, "'").replace(/&amp;/g, "&");
+  return fragment
+    .replace(/<[^>]+>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&amp;/g, "&");
 }
 
 /** A fragment with our whitelisted spans removed: what is left must be text only. */
@@ -43,7 +56,13 @@ const HOSTILE = [
   `# [x](javascript:alert(6)) **<b>** "quoted" $HOME \${x} <<EOF`,
 ];
 
-const logger = (warnings: Record<string, unknown>[]): Logger => ({ enabled: () => true, info() {}, error() {}, debug() {}, warn: (msg, fields) => warnings.push({ msg, ...fields }) });
+const logger = (warnings: Record<string, unknown>[]): Logger => ({
+  enabled: () => true,
+  info() {},
+  error() {},
+  debug() {},
+  warn: (msg, fields) => warnings.push({ msg, ...fields }),
+});
 
 describe("languageOf", () => {
   test("by extension or file name; unknown, plain text and Object's member names are null", () => {
@@ -79,7 +98,9 @@ describe("markupLines", () => {
 
   test("speed-highlight: escaped with escapeHtml, classes from the whitelist only", () => {
     const lines = markupLines(HOSTILE.join("\n"), "ts")!;
-    expect(lines[0]).toBe(`<span class="hl-kwd">const</span> a = <span class="hl-str">&quot;&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>;`);
+    expect(lines[0]).toBe(
+      `<span class="hl-kwd">const</span> a = <span class="hl-str">&quot;&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>;`,
+    );
     expect(lines[1]).toBe(`<span class="hl-cmnt">// &lt;img src=x onerror=alert(2)&gt; &quot; &#39; &amp; &amp;amp; &amp;lt;</span>`);
     for (const l of lines) for (const m of l.matchAll(/<span class="([^"]*)">/g)) expect(m[1]).toMatch(/^hl-(kwd|str|cmnt|num|var|func|type|sec|ins|del|err)$/);
   });
@@ -91,7 +112,11 @@ describe("markupLines", () => {
     expect(ts[2]).toStartWith(`<span class="hl-cmnt">*/</span> <span class="hl-kwd">const</span> s = <span class="hl-str">\`template</span>`);
     expect(ts[3]).toStartWith(`<span class="hl-kwd">\${</span>x<span class="hl-kwd">}</span><span class="hl-str"> &amp; more\`</span>`);
     const py = markupLines([`def f():`, `    """Doc <b>`, `    more "quotes"`, `    """`, `    return 1`].join("\n"), "py")!;
-    expect(py.slice(1, 4)).toEqual([`    <span class="hl-cmnt">&quot;&quot;&quot;Doc &lt;b&gt;</span>`, `<span class="hl-cmnt">    more &quot;quotes&quot;</span>`, `<span class="hl-cmnt">    &quot;&quot;&quot;</span>`]);
+    expect(py.slice(1, 4)).toEqual([
+      `    <span class="hl-cmnt">&quot;&quot;&quot;Doc &lt;b&gt;</span>`,
+      `<span class="hl-cmnt">    more &quot;quotes&quot;</span>`,
+      `<span class="hl-cmnt">    &quot;&quot;&quot;</span>`,
+    ]);
     for (const l of [...ts, ...py]) expect(balanced(l)).toBe(true);
   });
 
@@ -143,7 +168,13 @@ describe("highlightLines", () => {
     const big = Array.from({ length: Math.ceil(HIGHLIGHT_LIMIT / 20) + 10 }, (_, i) => `const v${i} = ${i};`);
     const bigRuby = Array.from({ length: Math.ceil(HIGHLIGHT_LIMIT_HLJS / 10) + 10 }, (_, i) => `v${i} = ${i}`);
     const long = ["const x = 1;", "y".repeat(HIGHLIGHT_LINE_LIMIT + 1)];
-    for (const [name, lines] of [["big.ts", big], ["big.rb", bigRuby], ["min.js", long], ["a.txt", ["<b>"]], ["CMakeLists.txt", ["project(x)"]]] as const) {
+    for (const [name, lines] of [
+      ["big.ts", big],
+      ["big.rb", bigRuby],
+      ["min.js", long],
+      ["a.txt", ["<b>"]],
+      ["CMakeLists.txt", ["project(x)"]],
+    ] as const) {
       const out = await highlightLines("2".repeat(40), name, [...lines]);
       expect({ name, language: out.language, settled: out.settled }).toEqual({ name, language: null, settled: true });
       expect(out.lines.some((l) => l.value.includes("<span"))).toBe(false);
@@ -201,7 +232,11 @@ test("past 16 files waiting for the thread, a page shows plain text at once, uns
   const calls = Array.from({ length: 18 }, (_, i) => highlightLines(String(i).padStart(40, "q"), "q.ts", [`const q = ${i};`]));
   const shown = await Promise.all(calls);
   expect(shown.slice(0, 17).every((s) => s.language === "TypeScript" && s.settled)).toBe(true);
-  expect({ language: shown[17]!.language, settled: shown[17]!.settled, line: shown[17]!.lines[0]!.value }).toEqual({ language: null, settled: false, line: "const q = 17;" });
+  expect({ language: shown[17]!.language, settled: shown[17]!.settled, line: shown[17]!.lines[0]!.value }).toEqual({
+    language: null,
+    settled: false,
+    line: "const q = 17;",
+  });
   const again = await highlightLines("17".padStart(40, "q"), "q.ts", ["const q = 17;"]);
   expect({ language: again.language, settled: again.settled }).toEqual({ language: "TypeScript", settled: true });
 });
