@@ -100,6 +100,7 @@ const ALLOWED: Record<string, string> = {
   "src/storage/fs-store.ts:handles": "file descriptors are a process resource (see its comment)",
   "src/git/buffer-pool.ts:holders": "process memory accounting",
   "src/db/statements.ts:byHandle": "keyed by the connection handle: prepared statements live and die with their connection",
+  "src/db/dialect.ts:byHandle": "keyed by the handle or transaction: the dialect operations bound to it live and die with it",
   // Request-keyed side tables: they live and die with the Request (plan §3.1 row 31).
   "src/http/app.ts:requestIds": "a side table keyed by the Request: it lives and dies with it",
   "src/http/app.ts:routeTemplates": "a side table keyed by the Request: it lives and dies with it",
