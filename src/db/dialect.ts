@@ -1,9 +1,10 @@
 // The SQL store code needs beyond drizzle's portable builders, per dialect: raw statements,
 // scalar max/min, JSON field reads. Store code writes `x(q).rows(sql\`…\`)` instead of the
 // bun-sqlite-only `q.all(sql\`…\`)`, so a PostgreSQL handle (issue 27) answers the same calls.
-// Today every handle is SQLite; the PostgreSQL client adds its own implementation here.
+// Which one a handle gets is read from the handle (src/db/dialect-of.ts): transactions inherit it.
 import { type SQL, sql } from "drizzle-orm";
 import type { Queryable, Tx } from "./database.ts";
+import { dialectOf } from "./dialect-of.ts";
 
 /** What differs by dialect, bound to one handle. */
 export interface Dialect {
@@ -38,7 +39,8 @@ function sqlite(q: SqliteHandle): Dialect {
   return {
     name: "sqlite",
     rows: async <T>(s: SQL) => q.all<T>(s),
-    row: async <T>(s: SQL) => q.get<T>(s),
+    // (drizzle's bun-sqlite `get(sql)` answers the row's values as an array: first of `all` instead)
+    row: async <T>(s: SQL) => q.all<T>(s)[0],
     run: async (s: SQL) => {
       q.run(s);
     },
@@ -48,11 +50,39 @@ function sqlite(q: SqliteHandle): Dialect {
   };
 }
 
+type PgHandle = { execute(s: SQL): Promise<ArrayLike<Record<string, unknown>>> };
+
+/**
+ * A raw row as store code reads it on SQLite: int8 values (Bun.sql hands them over as BigInt, see
+ * src/db/pg/client.ts) become numbers (every integer svc stores is below 2^53: epoch ms, sizes,
+ * counters, ids of identity columns).
+ */
+function plainRow<T>(row: Record<string, unknown>): T {
+  for (const k in row) if (typeof row[k] === "bigint") row[k] = Number(row[k]);
+  return row as T;
+}
+
+function pg(q: PgHandle): Dialect {
+  const rows = async <T>(s: SQL): Promise<T[]> => Array.from(await q.execute(s), (r) => plainRow<T>(r));
+  return {
+    name: "pg",
+    rows,
+    row: async <T>(s: SQL) => (await rows<T>(s))[0],
+    run: async (s: SQL) => {
+      await q.execute(s);
+    },
+    greatest: (a, b) => sql`greatest(${a}, ${b})`,
+    least: (a, b) => sql`least(${a}, ${b})`,
+    // float8: a JSON number read as a JS number (int8 or numeric would arrive as BigInt or string).
+    jsonNumber: (column, key) => sql<number | null>`(${column}->>${sql.raw(`'${jsonPath(key).slice(2)}'`)})::float8`,
+  };
+}
+
 const byHandle = new WeakMap<object, Dialect>();
 
 /** The dialect of `q` (the read handle or an open transaction). */
 export function x(q: Queryable | Tx): Dialect {
   let d = byHandle.get(q);
-  if (!d) byHandle.set(q, (d = sqlite(q as unknown as SqliteHandle)));
+  if (!d) byHandle.set(q, (d = dialectOf(q) === "pg" ? pg(q as unknown as PgHandle) : sqlite(q as unknown as SqliteHandle)));
   return d;
 }

@@ -8,6 +8,7 @@ import { is } from "drizzle-orm";
 import { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Queryable, Tx } from "./database.ts";
 import * as schema from "./schema/index.ts";
+import { dialectOf } from "./dialect-of.ts";
 
 type Schema = typeof schema;
 type TableName = { [K in keyof Schema]: Schema[K] extends SQLiteTable ? K : never }[keyof Schema];
@@ -19,9 +20,13 @@ export type Tables = Pick<Schema, TableName>;
 const sqliteTables: Tables = Object.fromEntries(Object.entries(schema).filter(([, v]) => is(v, SQLiteTable))) as unknown as Tables;
 
 /**
- * The tables of `q`'s dialect (a transaction inherits its database's). Today every handle is
- * SQLite; the PostgreSQL client registers its own set here.
+ * The tables of `q`'s dialect (a transaction inherits its database's: src/db/dialect-of.ts reads
+ * the dialect drizzle gives the handle and each of its transactions). The PostgreSQL set is
+ * derived from the SQLite one (src/db/pg/schema.ts) and typed as it.
  */
-export function tables(_q: Queryable | Tx): Tables {
-  return sqliteTables;
+export function tables(q: Queryable | Tx): Tables {
+  if (dialectOf(q) === "sqlite") return sqliteTables;
+  // Loaded only once a PostgreSQL handle exists (its client imported it already): a SQLite-only
+  // process never derives the pg tables.
+  return (require("./pg/schema.ts") as typeof import("./pg/schema.ts")).pgTables as unknown as Tables;
 }

@@ -4,7 +4,8 @@
 import { expect, test } from "bun:test";
 import { createServer } from "node:net";
 import { and, eq, sql } from "drizzle-orm";
-import { dialectOf, tablesOf } from "../../src/db/dialect-of.ts";
+import { dialectOf } from "../../src/db/dialect-of.ts";
+import { tables as tablesOf } from "../../src/db/tables.ts";
 import type { Tx } from "../../src/db/database.ts";
 import { openPg } from "../../src/db/pg/client.ts";
 import { RETRIES } from "../../src/db/pg/database.ts";

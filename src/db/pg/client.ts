@@ -18,8 +18,10 @@ export interface PgClient {
 
 /** Opens the pool; no connection is made until the first query. */
 export function openPg(config: DatabaseConfig): PgClient {
-  // `database` explicitly: Bun.sql lets PGDATABASE win over the URL's database.
-  const client = new SQL({ url: config.url, database: config.name, max: config.pool, idleTimeout: 60, connectionTimeout: 10 });
+  // `database` explicitly: Bun.sql lets PGDATABASE win over the URL's database. `bigint`: int8
+  // arrives as BigInt instead of a string, so a raw row's integers are told apart from text and
+  // turned into numbers (src/db/dialect.ts); drizzle's bigint columns map either to a number.
+  const client = new SQL({ url: config.url, database: config.name, max: config.pool, idleTimeout: 60, connectionTimeout: 10, bigint: true });
   const handle = drizzle({ client }) as unknown as Db;
   return { db: new PgDatabase(handle), sql: client, close: () => client.close() };
 }

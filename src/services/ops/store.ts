@@ -16,8 +16,8 @@ export async function appliedMigrations(q: Queryable): Promise<string[]> {
 /** Mail outbox: messages still to send, messages given up on. */
 export async function mailOutbox(q: Queryable): Promise<{ pending: number; failed: number; oldestPending: number | null }> {
   const [row] = await x(q).rows<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
-    SELECT sum(sent_at IS NULL AND failed_at IS NULL) AS pending, sum(failed_at IS NOT NULL) AS failed,
-           min(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN created_at END) AS oldestPending
+    SELECT sum(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN failed_at IS NOT NULL THEN 1 ELSE 0 END) AS failed,
+           min(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN created_at END) AS "oldestPending"
     FROM mail_outbox`);
   return { pending: row?.pending ?? 0, failed: row?.failed ?? 0, oldestPending: row?.oldestPending ?? null };
 }
@@ -57,7 +57,7 @@ export async function packRows(q: Queryable, opts: { repoId?: string; withReplac
   const repoFilter = opts.repoId === undefined ? sql`TRUE` : sql`repo_id = ${opts.repoId}`;
   const liveFilter = opts.withReplaced ? sql`TRUE` : sql`replaced_at IS NULL`;
   return await x(q).rows<PackFacts>(sql`
-    SELECT repo_id AS repoId, storage_repo_id AS storageRepoId, name, size, idx_size AS idxSize, object_count AS objectCount, replaced_at AS replacedAt
+    SELECT repo_id AS "repoId", storage_repo_id AS "storageRepoId", name, size, idx_size AS "idxSize", object_count AS "objectCount", replaced_at AS "replacedAt"
     FROM packs WHERE ${repoFilter} AND ${liveFilter} ORDER BY repo_id, created_at`);
 }
 
@@ -86,7 +86,7 @@ export interface LogChunkFacts {
 export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {}): Promise<LogChunkFacts[]> {
   const repoFilter = opts.repoId === undefined ? sql`TRUE` : sql`j.repo_id = ${opts.repoId}`;
   return await x(q).rows<LogChunkFacts>(sql`
-    SELECT j.repo_id AS repoId, c.job_id AS jobId, c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS logSize
+    SELECT j.repo_id AS "repoId", c.job_id AS "jobId", c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS "logSize"
     FROM job_log_chunks c JOIN workflow_jobs j ON j.id = c.job_id
     WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
 }
@@ -94,5 +94,5 @@ export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {})
 /** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */
 export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
   return await x(q).rows<{ id: string; runId: string; key: string; logSize: number }>(sql`
-    SELECT id, run_id AS runId, key, log_size AS logSize FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
+    SELECT id, run_id AS "runId", key, log_size AS "logSize" FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
 }
