@@ -21,6 +21,17 @@ export interface Dialect {
   least(a: unknown, b: unknown): SQL;
   /** The number at `key` of a JSON object column (null when absent). */
   jsonNumber(column: unknown, key: string): SQL<number | null>;
+  /** True when every element of the JSON array `column` is one of `values` (strings). */
+  jsonSubset(column: unknown, values: readonly string[]): SQL<boolean>;
+  /**
+   * Waits for the transaction-scoped lock named `key` (released at COMMIT/ROLLBACK): short
+   * critical sections across nodes. SQLite: nothing to do, the write lock already holds.
+   */
+  lockKey(key: string): Promise<void>;
+  /** Takes the transaction-scoped lock `key` when free, without waiting: whether it was taken. */
+  tryLockKey(key: string): Promise<boolean>;
+  /** Appended to a SELECT whose rows the transaction will claim: PostgreSQL `FOR UPDATE SKIP LOCKED`, SQLite nothing. */
+  readonly skipLocked: SQL;
 }
 
 type SqliteHandle = {
@@ -47,6 +58,11 @@ function sqlite(q: SqliteHandle): Dialect {
     greatest: (a, b) => sql`max(${a}, ${b})`,
     least: (a, b) => sql`min(${a}, ${b})`,
     jsonNumber: (column, key) => sql<number | null>`json_extract(${column}, ${jsonPath(key)})`,
+    jsonSubset: (column, values) =>
+      sql<boolean>`NOT EXISTS (SELECT 1 FROM json_each(${column}) l WHERE l.value NOT IN (SELECT value FROM json_each(${JSON.stringify(values)})))`,
+    lockKey: async () => {},
+    tryLockKey: async () => true,
+    skipLocked: sql``,
   };
 }
 
@@ -75,6 +91,17 @@ function pg(q: PgHandle): Dialect {
     least: (a, b) => sql`least(${a}, ${b})`,
     // float8: a JSON number read as a JS number (int8 or numeric would arrive as BigInt or string).
     jsonNumber: (column, key) => sql<number | null>`(${column}->>${sql.raw(`'${jsonPath(key).slice(2)}'`)})::float8`,
+    // jsonb containment; the values as JSON text, cast through text (a parameter typed jsonb would
+    // be JSON-encoded again by Bun.sql, and a JS array is sent as a pg array).
+    jsonSubset: (column, values) => sql<boolean>`(${column} <@ ${JSON.stringify(values)}::text::jsonb)`,
+    lockKey: async (key) => {
+      await q.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`);
+    },
+    tryLockKey: async (key) => {
+      const [row] = Array.from(await q.execute(sql`SELECT pg_try_advisory_xact_lock(hashtext(${key})) AS ok`));
+      return row?.ok === true;
+    },
+    skipLocked: sql` FOR UPDATE SKIP LOCKED`,
   };
 }
 

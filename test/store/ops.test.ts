@@ -58,3 +58,46 @@ describeBoth("ops store", (dialect, open) => {
     expect(await d.row<{ seats: number }>(sql`SELECT paid_seats AS seats FROM orgs WHERE id = 'o2'`)).toEqual({ seats: 4 });
   });
 });
+
+describeBoth("dialect: JSON subsets and transaction locks", (dialect, open) => {
+  test("jsonSubset: every element of the array column is among the values", async () => {
+    const { db } = await open();
+    const d = x(db.read);
+    const arr = (v: string[]) => (dialect === "pg" ? sql`${JSON.stringify(v)}::text::jsonb` : sql`${JSON.stringify(v)}`);
+    const ask = async (col: string[], values: string[]) =>
+      !!(await d.row<{ ok: unknown }>(sql`SELECT CASE WHEN ${d.jsonSubset(arr(col), values)} THEN 1 ELSE 0 END AS ok`))!.ok;
+    expect(await ask(["linux", "x64"], ["linux", "x64", "gpu"])).toBe(true);
+    expect(await ask([], ["linux"])).toBe(true);
+    expect(await ask(["linux", "arm64"], ["linux", "x64"])).toBe(false);
+  });
+
+  test("lockKey serializes two transactions on one key; tryLockKey says whether it got it", async () => {
+    const { db } = await open();
+    const order: string[] = [];
+    const held = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    const first = db.transaction(async (tx) => {
+      await x(tx).lockKey("seq:k");
+      order.push("first has it");
+      held.resolve();
+      await release.promise;
+      order.push("first done");
+    });
+    await held.promise;
+    if (dialect === "pg") {
+      // Another transaction cannot take it now, and waits for it.
+      expect(await db.transaction((tx) => x(tx).tryLockKey("seq:k"))).toBe(false);
+      const second = db.transaction(async (tx) => {
+        await x(tx).lockKey("seq:k");
+        order.push("second has it");
+      });
+      release.resolve();
+      await Promise.all([first, second]);
+      expect(order).toEqual(["first has it", "first done", "second has it"]);
+    } else {
+      release.resolve();
+      await first;
+      expect(await db.transaction((tx) => x(tx).tryLockKey("seq:k"))).toBe(true);
+    }
+  });
+});
