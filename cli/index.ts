@@ -2,7 +2,7 @@
 import { defineCommand, runMain } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { AppError } from "../src/errors.ts";
-import { migrate, openDatabase } from "../src/db/client.ts";
+import { openDatabase as openConfiguredDatabase } from "../src/db/open.ts";
 import { openContext, serve } from "../src/runtime.ts";
 import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { findOrg, findRepo } from "../src/services/access/lookup.ts";
@@ -94,10 +94,10 @@ const userCreateCmd = defineCommand({
 const migrateCmd = defineCommand({
   meta: { name: "migrate", description: "Apply pending database migrations and exit" },
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
-  run({ args }) {
+  async run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
-    const { sqlite, close } = openDatabase(config.dataDir);
-    const applied = migrate(sqlite);
+    // SQLite in the data dir, or PostgreSQL (SVC_DATABASE_URL): migrated as `svc serve` does at start.
+    const { applied, close } = await openConfiguredDatabase(config).catch(exitOnConfigError);
     close();
     process.stdout.write(applied.length ? `applied ${applied.join(", ")}\n` : "up to date\n");
   },

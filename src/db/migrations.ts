@@ -67,3 +67,8 @@ export const pgMigrations: readonly Migration[] = inOrder(pgJournal.entries, PG_
 export function statementsOf(m: Migration): string[] {
   return m.sql.split("--> statement-breakpoint").filter((s) => s.trim());
 }
+
+/** The migrations of a database of `dialect` (readiness compares the applied tags with these). */
+export function knownMigrations(dialect: "sqlite" | "pg"): readonly Migration[] {
+  return dialect === "pg" ? pgMigrations : migrations;
+}

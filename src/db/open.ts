@@ -9,6 +9,8 @@ export interface OpenDatabase {
   db: Database;
   /** The fact cache's change counters (services/access/fact-cache.ts EpochProbes). */
   probes: { own(): number; external(): number };
+  /** The migration tags this open applied (empty when the schema was up to date). */
+  applied: string[];
   close(): void;
 }
 
@@ -16,14 +18,15 @@ export interface OpenDatabase {
 export async function openDatabase(config: Config): Promise<OpenDatabase> {
   if (!config.database) {
     const { db, sqlite, close } = openSqlite(config.dataDir);
-    migrate(sqlite);
-    return { db, probes: epochProbes(db, sqlite), close };
+    const applied = migrate(sqlite);
+    return { db, probes: epochProbes(db, sqlite), applied, close };
   }
   // Loaded only for PostgreSQL: a SQLite process never loads drizzle's pg-core.
   const [{ openPg }, { migratePg }, { appErrorOf }] = await Promise.all([import("./pg/client.ts"), import("./pg/migrate.ts"), import("./pg/errors.ts")]);
   const pg = openPg(config.database);
+  let applied: string[];
   try {
-    await migratePg(pg.sql);
+    applied = await migratePg(pg.sql);
   } catch (error) {
     await pg.close().catch(() => {});
     const where = new URL(config.database.url);
@@ -37,6 +40,7 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
   return {
     db: pg.db,
     probes: { own: () => pg.db.ownEpoch, external: () => ++external },
+    applied,
     close: () => void pg.close(),
   };
 }

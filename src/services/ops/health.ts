@@ -1,6 +1,6 @@
 // Liveness and readiness for load balancers and service managers (DECISIONS §4): ready when the
 // database answers with every migration applied and the object store answers a request.
-import { migrations } from "../../db/migrations.ts";
+import { knownMigrations } from "../../db/migrations.ts";
 import { NotFound, Unauthorized } from "../../errors.ts";
 import { hashSecret, secretMatches, storedDigest } from "../../util/secrets.ts";
 import type { Ctx } from "../context.ts";
@@ -46,7 +46,7 @@ export async function readiness(ctx: Ctx): Promise<Readiness> {
     }),
     bounded(ctx, "migrations", async () => {
       const applied = new Set(await store.appliedMigrations(ctx.db.read));
-      return migrations.every((m) => applied.has(m.tag)) ? "ok" : "pending migrations";
+      return knownMigrations(ctx.db.dialect).every((m) => applied.has(m.tag)) ? "ok" : "pending migrations";
     }),
     bounded(ctx, "object_store", async () => {
       // A stat of a key that need not exist: one authenticated round trip, nothing written.
