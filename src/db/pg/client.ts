@@ -11,17 +11,77 @@ import { PgDatabase } from "./database.ts";
 
 export interface PgClient {
   db: PgDatabase;
-  /** The pool (migrations, raw statements, the LISTEN connection's settings). */
+  /** The pool (migrations, the LISTEN connection's settings). */
   sql: SQL;
   close(): Promise<void>;
+}
+
+/** int8 values (BigInt with `bigint: true`) as numbers, in place: what SQLite answers for integers. */
+function plainValues<T>(rows: T): T {
+  if (!Array.isArray(rows)) return rows;
+  for (const row of rows as unknown[]) {
+    if (!row || typeof row !== "object") continue;
+    const r = row as Record<string, unknown>;
+    for (const k in r) if (typeof r[k] === "bigint") r[k] = Number(r[k]);
+  }
+  return rows;
+}
+
+type Unsafe = (text: string, params?: unknown[]) => PromiseLike<unknown> & { values(): PromiseLike<unknown> };
+type Timing = ((seconds: number) => void) | null;
+
+/**
+ * The client drizzle (and src/db/statements.ts) runs statements on: Bun.sql's own, with every
+ * result's int8 values turned into numbers and every statement timed, in the pool and in each
+ * transaction (`begin`/`savepoint` hand the callback a wrapped client too). Why in the client:
+ * raw rows, `sql<number>` fields and counts all pass here, whichever API built them.
+ */
+function wrapClient<C extends object>(client: C, timing: () => Timing): C {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop === "unsafe") {
+        const unsafe = (value as Unsafe).bind(target);
+        return (text: string, params?: unknown[]) => {
+          const query = unsafe(text, params);
+          const run = <T>(p: PromiseLike<T>): Promise<T> => {
+            const sink = timing();
+            const started = sink ? performance.now() : 0;
+            return Promise.resolve(p).then((rows) => {
+              sink?.((performance.now() - started) / 1000);
+              return plainValues(rows);
+            });
+          };
+          return {
+            // biome-ignore lint/suspicious/noThenProperty: a thenable like Bun.sql's own query, as drizzle awaits it.
+            then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(query).then(ok, fail),
+            values: () => run(query.values()),
+          };
+        };
+      }
+      if (prop === "begin" || prop === "savepoint") {
+        const begin = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
+        return (...args: unknown[]) => {
+          const fn = args.at(-1) as (c: object) => unknown;
+          return begin(...args.slice(0, -1), (inner: object) => fn(wrapClient(inner, timing)));
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 /** Opens the pool; no connection is made until the first query. */
 export function openPg(config: DatabaseConfig): PgClient {
   // `database` explicitly: Bun.sql lets PGDATABASE win over the URL's database. `bigint`: int8
-  // arrives as BigInt instead of a string, so a raw row's integers are told apart from text and
-  // turned into numbers (src/db/dialect.ts); drizzle's bigint columns map either to a number.
+  // arrives as BigInt instead of a string, so integers are told apart from text (wrapClient).
   const client = new SQL({ url: config.url, database: config.name, max: config.pool, idleTimeout: 60, connectionTimeout: 10, bigint: true });
-  const handle = drizzle({ client }) as unknown as Db;
-  return { db: new PgDatabase(handle), sql: client, close: () => client.close() };
+  let db: PgDatabase | null = null;
+  const timing = (): Timing => {
+    const t = db?.timings;
+    return t ? (s) => t.statement(db!.inTransaction ? "write" : "read", s) : null;
+  };
+  const handle = drizzle({ client: wrapClient(client, timing) }) as unknown as Db;
+  db = new PgDatabase(handle);
+  return { db, sql: client, close: () => client.close() };
 }
