@@ -53,7 +53,7 @@ function wrapClient<C extends object>(client: C, timing: () => Timing): C {
             });
           };
           return {
-            // biome-ignore lint/suspicious/noThenProperty: a thenable like Bun.sql's own query, as drizzle awaits it.
+            // A thenable like Bun.sql's own query, as drizzle awaits it.
             then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(query).then(ok, fail),
             values: () => run(query.values()),
           };
