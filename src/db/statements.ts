@@ -20,8 +20,8 @@ export function statementCache(scope: string): {
   raw(q: Queryable, name: string, text: string): Statement;
   /** The raw statement `name` on either database (promises; see portableStatement). */
   stmt(q: Queryable, name: string, text: StatementText): PortableStatement;
-  /** The drizzle query `name` built by `build` and prepared once per handle, on either database. */
-  query<T>(q: Queryable, name: string, build: (q: Queryable) => Preparable): PortableQuery<T>;
+  /** The drizzle query `name` built by `build` (not prepared: this does it) once per handle, on either database. */
+  query<B extends Preparable & PromiseLike<readonly unknown[]>>(q: Queryable, name: string, build: (q: Queryable) => B): PortableQuery<Awaited<B>[number]>;
 } {
   const prepared = <T>(q: Queryable, name: string, build: (q: Queryable) => T): T => {
     let m = byHandle.get(q);
@@ -35,8 +35,9 @@ export function statementCache(scope: string): {
     prepared,
     raw: (q, name, text) => prepared(q, name, (q) => (q as unknown as { $client: Sqlite }).$client.prepare(text)),
     stmt: (q, name, text) => portableStatement(scope, q, name, text, dialectOf(q)),
-    query: <T>(q: Queryable, name: string, build: (q: Queryable) => Preparable) =>
-      prepared(q, `${name}:query`, (q): PortableQuery<T> => {
+    query: <B extends Preparable & PromiseLike<readonly unknown[]>>(q: Queryable, name: string, build: (q: Queryable) => B) =>
+      prepared(q, `${name}:query`, (q): PortableQuery<Awaited<B>[number]> => {
+        type T = Awaited<B>[number];
         if (dialectOf(q) === "sqlite") {
           const p = build(q).prepare() as unknown as { all(v?: Record<string, unknown>): T[]; get(v?: Record<string, unknown>): T | undefined };
           return { all: async (v) => p.all(v), get: async (v) => p.get(v) ?? undefined };

@@ -51,7 +51,7 @@ describeBoth("statements", (dialect, open) => {
         .select({ name: orgs.name, policy: orgs.runnerPolicy, createdAt: orgs.createdAt })
         .from(orgs)
         .where(eq(orgs.id, sql.placeholder("id")));
-    const first = query<{ name: string; policy: unknown; createdAt: number }>(db.read, "orgName", build);
+    const first = query(db.read, "orgName", build);
     expect(query(db.read, "orgName", build)).toBe(first);
     expect(await first.get({ id: "o3" })).toEqual({ name: "Gamma", policy: { hosted: "all", self_hosted: "none", self_hosted_repos: ["x"] }, createdAt: 7 });
     expect(await first.all({ id: "none" })).toEqual([]);
