@@ -21,7 +21,7 @@ export function statementCache(scope: string): {
   /** The raw statement `name` on either database (promises; see portableStatement). */
   stmt(q: Queryable, name: string, text: StatementText): PortableStatement;
   /** The drizzle query `name` built by `build` (not prepared: this does it) once per handle, on either database. */
-  query<B extends Preparable & PromiseLike<readonly unknown[]>>(q: Queryable, name: string, build: (q: Queryable) => B): PortableQuery<Awaited<B>[number]>;
+  query<B extends Preparable & PromiseLike<unknown>>(q: Queryable, name: string, build: (q: Queryable) => B): PortableQuery<RowOf<B>>;
 } {
   const prepared = <T>(q: Queryable, name: string, build: (q: Queryable) => T): T => {
     let m = byHandle.get(q);
@@ -35,15 +35,31 @@ export function statementCache(scope: string): {
     prepared,
     raw: (q, name, text) => prepared(q, name, (q) => (q as unknown as { $client: Sqlite }).$client.prepare(text)),
     stmt: (q, name, text) => portableStatement(scope, q, name, text, dialectOf(q)),
-    query: <B extends Preparable & PromiseLike<readonly unknown[]>>(q: Queryable, name: string, build: (q: Queryable) => B) =>
-      prepared(q, `${name}:query`, (q): PortableQuery<Awaited<B>[number]> => {
-        type T = Awaited<B>[number];
+    query: <B extends Preparable & PromiseLike<unknown>>(q: Queryable, name: string, build: (q: Queryable) => B) =>
+      prepared(q, `${name}:query`, (q): PortableQuery<RowOf<B>> => {
+        type T = RowOf<B>;
         if (dialectOf(q) === "sqlite") {
-          const p = build(q).prepare() as unknown as { all(v?: Record<string, unknown>): T[]; get(v?: Record<string, unknown>): T | undefined };
-          return { all: async (v) => p.all(v), get: async (v) => p.get(v) ?? undefined };
+          const p = build(q).prepare() as unknown as {
+            all(v?: Record<string, unknown>): T[];
+            get(v?: Record<string, unknown>): T | undefined;
+            run(v?: Record<string, unknown>): unknown;
+          };
+          return {
+            all: async (v) => p.all(v),
+            get: async (v) => p.get(v) ?? undefined,
+            run: async (v) => {
+              p.run(v);
+            },
+          };
         }
         const p = build(q).prepare(`${scope}_${name}`) as unknown as { execute(v?: Record<string, unknown>): Promise<T[]> };
-        return { all: (v) => p.execute(v), get: async (v) => (await p.execute(v))[0] };
+        return {
+          all: (v) => p.execute(v),
+          get: async (v) => (await p.execute(v))[0],
+          run: async (v) => {
+            await p.execute(v);
+          },
+        };
       }),
   };
 }
@@ -57,15 +73,20 @@ export interface Preparable {
 export interface PortableQuery<T> {
   all(values?: Record<string, unknown>): Promise<T[]>;
   get(values?: Record<string, unknown>): Promise<T | undefined>;
+  /** Runs it for its effect (an insert, update or delete without RETURNING). */
+  run(values?: Record<string, unknown>): Promise<void>;
 }
+
+/** The row type a drizzle builder answers (never for one that answers no rows). */
+type RowOf<B> = Awaited<B> extends readonly (infer R)[] ? R : never;
 
 /** A raw statement's text: one for both databases (SQLite's `?`/`?N` parameters, rewritten to `$N` for PostgreSQL), or one per database. */
 export type StatementText = string | { readonly sqlite: string; readonly pg: string };
 
 /** A raw statement prepared on one handle, run on either database. */
 export interface PortableStatement {
-  /** The first row (columns by their SQL names or `AS "alias"`), or undefined. */
-  get<T>(...params: unknown[]): Promise<T | undefined>;
+  /** The first row (columns by their SQL names or `AS "alias"`), or null (as bun:sqlite's `get`). */
+  get<T>(...params: unknown[]): Promise<T | null>;
   all<T>(...params: unknown[]): Promise<T[]>;
   run(...params: unknown[]): Promise<void>;
 }
@@ -116,7 +137,7 @@ export function portableStatement(scope: string, q: Queryable, name: string, tex
   if (dialect === "sqlite") {
     const stmt = statementCache(scope).raw(q, name, typeof text === "string" ? text : text.sqlite);
     return {
-      get: async <T>(...params: unknown[]) => (stmt.get(...(params as never[])) ?? undefined) as T | undefined,
+      get: async <T>(...params: unknown[]) => (stmt.get(...(params as never[])) ?? null) as T | null,
       all: async <T>(...params: unknown[]) => stmt.all(...(params as never[])) as T[],
       run: async (...params: unknown[]) => {
         stmt.run(...(params as never[]));
@@ -127,7 +148,7 @@ export function portableStatement(scope: string, q: Queryable, name: string, tex
   const client = (q as unknown as PgClientOf).session.client;
   const all = async <T>(...params: unknown[]) => Array.from(await client.unsafe(pgText, params), (r) => plain<T>(r));
   return {
-    get: async <T>(...params: unknown[]) => (await all<T>(...params))[0],
+    get: async <T>(...params: unknown[]) => (await all<T>(...params))[0] ?? null,
     all,
     run: async (...params: unknown[]) => {
       await client.unsafe(pgText, params);

@@ -25,7 +25,7 @@ describeBoth("statements", (dialect, open) => {
     });
     const byId = stmt(db.read, "orgById", 'SELECT id, name, created_at AS "createdAt", paid_seats AS seats FROM orgs WHERE id = ?1');
     expect(await byId.get("o1")).toEqual({ id: "o1", name: "Acme", createdAt: 1_795_000_000_000, seats: 3 });
-    expect(await byId.get("nope")).toBeUndefined();
+    expect(await byId.get("nope")).toBeNull();
     const per = stmt(db.read, "orgsSeats", {
       sqlite: "SELECT name, max(paid_seats, ?1) AS s FROM orgs ORDER BY name",
       pg: "SELECT name, greatest(paid_seats, $1) AS s FROM orgs ORDER BY name",
