@@ -50,6 +50,13 @@ export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) 
   };
 }
 
+/**
+ * Test switch (`SVC_TEST_TX_REPLAY=1`): every write transaction runs its callback twice, the first
+ * run rolled back, as a database that retries on serialization failures would (PostgreSQL). A
+ * callback that is not safe to re-run (in-memory effects before COMMIT) fails the tests it is in.
+ */
+const REPLAY = process.env.SVC_TEST_TX_REPLAY === "1";
+
 function runHook(fn: () => void): void {
   try {
     fn();
@@ -103,6 +110,15 @@ export class Database {
     this.onCommit = [];
     try {
       this.writerSqlite.exec("BEGIN IMMEDIATE");
+      if (REPLAY) {
+        try {
+          await fn(this.writer);
+        } finally {
+          this.writerSqlite.exec("ROLLBACK");
+          this.onCommit = [];
+        }
+        this.writerSqlite.exec("BEGIN IMMEDIATE");
+      }
       const before = this.totalChanges.get()!.n;
       let out: T;
       try {

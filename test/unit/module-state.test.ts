@@ -129,7 +129,6 @@ const KNOWN: readonly string[] = [
   "src/services/git/upload.ts:spooledUnsent",
 
   // tables that never change: `as const`, Object.freeze or a read-only type (plan §3.1, ReadonlySet)
-  "src/db/migrations.ts:SQL",
   "src/git/buffer-pool.ts:PROCESS",
   "src/git/capabilities.ts:RECEIVE_PACK_CAPABILITIES",
   "src/git/capabilities.ts:UPLOAD_PACK_CAPABILITIES",
