@@ -37,7 +37,8 @@ import {
   parseWant,
   type UploadRequest,
 } from "./upload-request.ts";
-import { computeShallow, type ShallowPlan } from "./walk.ts";
+import { computeShallow } from "./walk.ts";
+import type { ShallowPlan } from "./shallow.ts";
 
 export type { ServiceIO };
 

@@ -116,8 +116,6 @@ export const ChangeListQuery = Type.Object({
 });
 export type ChangeListQuery = Static<typeof ChangeListQuery>;
 
-export { DiffFile } from "../git/schemas.ts";
-
 const DIFF_EXAMPLE = {
   base: "89e6c98d92887913cadf06b2adb97f26cde4849b",
   head: "3f786850e387550fdab836ed7e6dc881de23001b",

@@ -10,8 +10,6 @@ import { ByteLru } from "../../../storage/lru.ts";
 import { LANGUAGES, languageOf } from "./highlight-engine.ts";
 import { escapeHtml, trusted, type Html } from "../kit/html.ts";
 
-export { languageOf, splitMarkupLines } from "./highlight-engine.ts";
-
 /** Files larger than this are shown as plain (escaped) text (speed-highlight: ~0.3 ms of CPU per KB). */
 export const HIGHLIGHT_LIMIT = 512 * 1024;
 /** The same bound for the languages highlight.js draws (~1.3 ms of CPU per KB, 4× slower). */

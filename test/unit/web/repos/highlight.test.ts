@@ -3,15 +3,8 @@
 // highlight.js fallback), the bounds, the cache, the thread's time limit and the page's wait, and
 // the download header's name.
 import { describe, expect, test } from "bun:test";
-import {
-  HIGHLIGHT_LIMIT,
-  HIGHLIGHT_LIMIT_HLJS,
-  HIGHLIGHT_LINE_LIMIT,
-  highlightLines,
-  languageOf,
-  splitMarkupLines,
-} from "../../../../src/http/web/repos/highlight.ts";
-import { LANGUAGES, markupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
+import { HIGHLIGHT_LIMIT, HIGHLIGHT_LIMIT_HLJS, HIGHLIGHT_LINE_LIMIT, highlightLines } from "../../../../src/http/web/repos/highlight.ts";
+import { LANGUAGES, languageOf, markupLines, splitMarkupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
 import { attachment } from "../../../../src/http/web/repos/routes.ts";
 import type { Logger } from "../../../../src/services/context.ts";
 
