@@ -76,7 +76,7 @@ const CHANGE_EXAMPLE = {
   waiting: "waiting for required check test: no result yet for 3f786850",
   created_at: 1795248971422,
   updated_at: 1795249012000,
-};
+} as const;
 
 export const Change = Type.Object(
   {
@@ -139,7 +139,7 @@ const DIFF_EXAMPLE = {
   deletions: 1,
   truncated: false,
   truncation: null,
-};
+} as const;
 
 export const Diff = Type.Object(
   {
