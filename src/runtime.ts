@@ -2,8 +2,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
-import { epochProbes, migrate, openDatabase } from "./db/client.ts";
+import { openDatabase } from "./db/open.ts";
 import { gitHandler } from "./http/git.ts";
+import { HighlightThread } from "./http/web/repos/highlight.ts";
 import { startHttp } from "./http/server.ts";
 import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
@@ -38,8 +39,7 @@ import { domainResolvers, wire } from "./wiring.ts";
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  const { db, sqlite, close } = openDatabase(config.dataDir);
-  migrate(sqlite);
+  const { db, probes, close } = await openDatabase(config);
   // Every store call is timed for /metrics; the store's own counters pass through.
   // The context's metrics: the store's calls are timed into its registry from the start.
   const telemetry = new Telemetry();
@@ -51,7 +51,9 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
   const signals = new LocalSignals(db);
+  const highlighter = new HighlightThread();
   const closeAll = () => {
+    highlighter.close();
     void signals.close();
     threads.close();
     close();
@@ -62,7 +64,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     baseUrl,
     sshPublic,
     store,
-    facts: new FactCache(epochProbes(db, sqlite)),
+    facts: new FactCache(probes),
     resolvers: domainResolvers(),
     git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)),
     threads,
@@ -85,6 +87,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     billing: billingProvider(config),
     auth: { dummyHash: null },
     telemetry,
+    uploads: { spooledUnsent: 0 },
+    highlighter,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);

@@ -18,7 +18,7 @@ export interface HostKey {
 const KINDS = [
   { type: "ED25519" as const, file: HOST_KEY_NAMES.ed25519, generate: generateEd25519 },
   { type: "RSA" as const, file: HOST_KEY_NAMES.rsa, generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
-];
+] as const;
 
 /** Loads the host keys, generating any that are missing (atomically, so two processes agree). */
 export function loadHostKeys(dataDir: string): HostKey[] {
