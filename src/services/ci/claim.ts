@@ -4,18 +4,24 @@
 // queued, newest) wakes the waiters whose org's queue changed since they last looked, which
 // catches jobs queued by another process and any wake-up this process missed.
 //
+// Across nodes (issue 27): queueing and routing changes are also announced on the `ci.queue`
+// signal (services/events/signals.ts, after COMMIT). A hub hearing "queued" looks at the queue at
+// once instead of at the next tick; "routing" wakes every waiter of the key, as wakeAll does here.
+// The signal is a hint only: the 500 ms tick stays the bound when a notification is lost.
+//
 // Why the claim is safe: it is one write transaction that re-reads the machine, its group and
 // the org's policy, finds the oldest routable job, and moves it from queued to running with a
 // compare-and-set on the job row. Two machines can never both move one job, and a machine with a
 // running job gets 409 `busy` (one running job per machine, SPEC §8).
 import { Conflict, Unauthorized } from "../../errors.ts";
-import type { Queryable } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import type { RunnerRow } from "../../db/schema/index.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
+import type { Signals } from "../events/signals.ts";
 import type { Gauge, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
@@ -27,6 +33,19 @@ export const CLAIM_RETRY_MS = 500;
 const WAKE_PER_JOB = 2;
 /** Claims held open right now, waiting for a job (GET /metrics). */
 const HOSTED_KEY = "*hosted";
+/** `ci.queue` notification keys: `q:<hub key>` jobs were queued, `r:<hub key>` routing changed. */
+const QUEUED = "q:";
+const ROUTING = "r:";
+
+/** Announces jobs queued for hub `key` to every node's hub (this one's too); inside `tx`, after COMMIT. */
+export function announceQueued(ctx: Ctx, key: string, tx?: Tx): void {
+  ctx.signals.notify("ci.queue", QUEUED + key, tx);
+}
+
+/** Announces that routing changed for hub `key` (policy, groups, a removed machine): every waiter on every node looks again. */
+export function announceRouting(ctx: Ctx, key: string): void {
+  ctx.signals.notify("ci.queue", ROUTING + key);
+}
 
 interface Waiter {
   key: string;
@@ -46,6 +65,8 @@ export class ClaimHub {
   private busyKeys = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
+  /** A look was asked for while one ran: run another when it ends. */
+  private again = false;
   private count = 0;
   stopped = false;
 
@@ -56,9 +77,30 @@ export class ClaimHub {
   constructor(
     private readonly ctxOf: () => Ctx,
     metrics: Registry,
+    /** Where `ci.queue` announcements arrive (all nodes'); none in tests that build a bare hub. */
+    signals?: Signals,
   ) {
     this.claimsWaiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
     this.claimsWaiting.inc(undefined, 0);
+    signals?.subscribe("ci.queue", (k) => this.announced(k));
+  }
+
+  /** A `ci.queue` notification (announceQueued / announceRouting), from this node or another. */
+  private announced(k: string): void {
+    if (k.startsWith(ROUTING)) this.wakeAll(k.slice(ROUTING.length));
+    else if (k.startsWith(QUEUED)) this.queueChanged(k.slice(QUEUED.length));
+  }
+
+  /**
+   * Jobs were queued for `key`, maybe on another node: arriving claims look again (a new
+   * generation) and, when machines wait on `key`, the queue is looked at now rather than at the
+   * next tick. One query per announcement at most, and none when nobody waits.
+   */
+  queueChanged(key: string): void {
+    this.bump(key);
+    if (!this.waiters.has(key) || this.stopped) return;
+    if (this.ticking) this.again = true;
+    else void this.tick();
   }
 
   /** The last known queue signature of `key`. */
@@ -179,6 +221,10 @@ export class ClaimHub {
       this.ctxOf().log.warn("claim queue check failed", { error: String(error) });
     } finally {
       this.ticking = false;
+      if (this.again) {
+        this.again = false;
+        if (this.count > 0 && !this.stopped) void this.tick();
+      }
     }
   }
 }
