@@ -33,6 +33,13 @@ export const CLAIM_RETRY_MS = 500;
 const WAKE_PER_JOB = 2;
 /** Claims held open right now, waiting for a job (GET /metrics). */
 const HOSTED_KEY = "*hosted";
+/**
+ * How long a machine's "nothing for me" is trusted while its key's queue is unchanged: the bound
+ * for a routing change no announcement reached (another node's, when a notification is lost).
+ */
+const LOOK_TTL_MS = 5 * 60_000;
+/** Machines' last looks remembered at most (a map cleared when full). */
+const MAX_LOOKS = 100_000;
 /** `ci.queue` notification keys: `q:<hub key>` jobs were queued, `r:<hub key>` routing changed. */
 const QUEUED = "q:";
 const ROUTING = "r:";
@@ -63,6 +70,8 @@ export class ClaimHub {
   private generations = new Map<string, number>();
   /** Keys whose last claim transaction found a job: the next claim goes straight to its transaction. */
   private busyKeys = new Set<string>();
+  /** Machines whose last look found nothing: the signature and generation of their key then. */
+  private looks = new Map<string, { sig: string; gen: number; at: number }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
   /** A look was asked for while one ran: run another when it ends. */
@@ -116,6 +125,29 @@ export class ClaimHub {
   /** Whether the last claim transaction for `key` found a job (so the queue is probably not empty). */
   busy(key: string): boolean {
     return this.busyKeys.has(key);
+  }
+
+  /**
+   * Whether machine `runnerId`'s last look found nothing and nothing changed for `key` since: the
+   * queue signature the tick last saw and the key's generation (local queueing, announcements,
+   * routing changes) are what they were before that look, and the look is younger than
+   * LOOK_TTL_MS. Then its claim can wait without a query; a job queued meanwhile on another node
+   * changes the signature at the next tick, which wakes it.
+   */
+  nothingNew(runnerId: string, key: string): boolean {
+    const l = this.looks.get(runnerId);
+    return !!l && l.sig === this.signature(key) && l.gen === this.generation(key) && Date.now() - l.at < LOOK_TTL_MS;
+  }
+
+  /** Records that machine `runnerId` looked and found nothing, with the signature and generation read before the look. */
+  noteNothing(runnerId: string, sig: string, gen: number): void {
+    if (this.looks.size >= MAX_LOOKS && !this.looks.has(runnerId)) this.looks.clear();
+    this.looks.set(runnerId, { sig, gen, at: Date.now() });
+  }
+
+  /** Forgets machine `runnerId`'s last look (it claimed a job: its next claim looks, and meets 409 `busy` while the job runs). */
+  forgetLook(runnerId: string): void {
+    this.looks.delete(runnerId);
   }
 
   /** Records whether a claim transaction for `key` found a job. */
@@ -258,17 +290,18 @@ async function routeOf(q: Queryable, runner: { hosted: boolean; orgId: string | 
 const BUSY = () => Conflict("busy");
 
 /**
- * One claim attempt: null when nothing routable is queued (or a competitor took it first). Unless
- * the org's queue is known to be non-empty (`busyQueue`), it first looks on the read connection,
- * so idle machines never take the write lock.
+ * One claim attempt: the claim, "none" when a look on the read connection found nothing routable,
+ * or "taken" when the transaction found nothing (a competitor took it first). Unless the org's
+ * queue is known to be non-empty (`busyQueue`), it first looks on the read connection, so idle
+ * machines never take the write lock.
  */
-async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | null> {
+async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | "none" | "taken"> {
   const hub = claimHub(ctx);
   const key = hubKey(runner.hosted, runner.orgId);
   if (!busyQueue) {
     if (await runs.hasRunningJob(ctx.db.read, runner.id)) throw BUSY();
     const route = await routeOf(ctx.db.read, runner);
-    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
+    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return "none";
   }
   const out = await ctx.db.transaction(async (tx) => {
     // Everything re-read inside the transaction: the machine, its group, the policy, the job.
@@ -289,7 +322,7 @@ async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promis
     return { job_id: job.id, token: `svc_${tokenId}_${secret}`, runner_url: ctx.baseUrl };
   });
   hub.noteClaimed(key, out !== null);
-  return out;
+  return out ?? "taken";
 }
 
 /**
@@ -306,12 +339,20 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
   for (;;) {
     const seen = hub.signature(key);
     const gen = hub.generation(key);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      // The first attempt goes straight to the transaction while this org's queue is known to be busy.
-      const got = await tryClaim(ctx, runner, attempt === 0 && (seen !== "" || hub.busy(key)));
-      if (got) return got;
-      // A competitor took the job we saw: look again at once, a few times, before waiting.
-      if (!(await quickLook(ctx, runner))) break;
+    // An idle machine costs no query (issue 27): when its last look found nothing and nothing was
+    // queued or re-routed for its key since, it goes straight to the wait.
+    if (!hub.nothingNew(runner.id, key)) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        // The first attempt goes straight to the transaction while this org's queue is known to be busy.
+        const got = await tryClaim(ctx, runner, attempt === 0 && (seen !== "" || hub.busy(key)));
+        if (typeof got === "object") {
+          hub.forgetLook(runner.id);
+          return got;
+        }
+        // A competitor took the job we saw: look again at once, a few times, before waiting.
+        if (got === "none" || !(await quickLook(ctx, runner))) break;
+      }
+      hub.noteNothing(runner.id, seen, gen);
     }
     const left = deadline - Date.now();
     if (left <= 0 || hub.stopped || signal?.aborted) return null;

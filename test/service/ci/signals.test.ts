@@ -106,3 +106,44 @@ test("a claim held open is woken by the ci.queue announcement of a queued job; a
   const runs = (await owner("GET", "/v1/orgs/acme/repos/app/runs")).body.runs;
   expect(got.body.job_id).toBe(runs[0].jobs[0].id);
 });
+
+test("an idle machine's repeated claim runs no queue query until something is queued or re-routed for its org", async () => {
+  const a = await node("100");
+  let statements = 0;
+  a.ctx.db.timings = { statement: () => void statements++, transaction: () => undefined };
+  const email = "idle@acme2.example";
+  await createUserWithOrg(a.ctx, { org: "acme2", email, name: "Owner", password: PASSWORD, role: "owner" });
+  const login = await buildApp(a.ctx).handle(
+    new Request("http://svc.test/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) }),
+  );
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  expect((await owner("POST", "/v1/orgs/acme2/repos", { name: "app" })).status).toBe(201);
+  const tok = await owner("POST", "/v1/orgs/acme2/runners/registration-token", {});
+  const credential = (await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } })).body.credential as string;
+  const poll = async () => {
+    const before = statements;
+    const r = await a.call("POST", "/v1/runners/claim", { token: credential });
+    return { status: r.status, body: r.body, statements: statements - before };
+  };
+  const first = await poll();
+  expect(first.status).toBe(204);
+  const second = await poll();
+  expect(second.status).toBe(204);
+  // The second look is skipped: what is left is the credential's liveness read (and at most one
+  // batched last_seen_at write when its 5 s flush falls into this call).
+  expect(second.statements).toBeLessThan(first.statements);
+  expect(second.statements).toBeLessThanOrEqual(2);
+  // A routing change makes the next claim look again.
+  expect((await owner("PATCH", "/v1/orgs/acme2/runner-policy", { self_hosted: "all" })).status).toBe(200);
+  expect((await poll()).statements).toBeGreaterThan(second.statements);
+  // A job queued here: the next claim gets it.
+  const commit = await owner("POST", "/v1/orgs/acme2/repos/app/commits", {
+    branch: "main",
+    message: "ci",
+    operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: "on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo\n" }],
+  });
+  expect(commit.status).toBe(201);
+  while ((await a.ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
+  expect((await poll()).status).toBe(200);
+});
