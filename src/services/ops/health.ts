@@ -45,6 +45,8 @@ export async function readiness(ctx: Ctx): Promise<Readiness> {
       return "ok";
     }),
     bounded(ctx, "migrations", async () => {
+      // Applied ⊇ known: a tag this binary does not know was applied by a newer node (rolling
+      // upgrade, issue 27; migrations are additive), so only a missing known tag fails.
       const applied = new Set(await store.appliedMigrations(ctx.db.read));
       return migrations.every((m) => applied.has(m.tag)) ? "ok" : "pending migrations";
     }),
