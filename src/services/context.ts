@@ -62,6 +62,8 @@ export interface Ctx {
   auth: { dummyHash: Promise<string> | null };
   /** This context's metrics registry (GET /metrics) and the request and operation series. */
   telemetry: Telemetry;
+  /** Set by `svc serve` on SIGTERM: /readyz answers 503 so a balancer takes the node out before it stops accepting. */
+  draining?: boolean;
 }
 
 /** JSON-lines logger on stderr. */
