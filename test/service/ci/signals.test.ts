@@ -114,13 +114,18 @@ test("an idle machine's repeated claim runs no queue query until something is qu
   const email = "idle@acme2.example";
   await createUserWithOrg(a.ctx, { org: "acme2", email, name: "Owner", password: PASSWORD, role: "owner" });
   const login = await buildApp(a.ctx).handle(
-    new Request("http://svc.test/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) }),
+    new Request("http://svc.test/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
   );
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
   const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
   expect((await owner("POST", "/v1/orgs/acme2/repos", { name: "app" })).status).toBe(201);
   const tok = await owner("POST", "/v1/orgs/acme2/runners/registration-token", {});
-  const credential = (await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } })).body.credential as string;
+  const credential = (await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } })).body
+    .credential as string;
   const poll = async () => {
     const before = statements;
     const r = await a.call("POST", "/v1/runners/claim", { token: credential });
