@@ -1,8 +1,10 @@
 // The hooks domain's queries: webhook subscriptions, the per-hook delivery queue and the record
 // of every attempt (SPEC §6.1; DECISIONS §2).
-import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
-import { webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
+import { and, asc, count, desc, eq, lt, sql } from "drizzle-orm";
+import type { webhookAttempts, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -13,40 +15,48 @@ export type DeliveryToSend = DeliveryRow & { url: string; secret: string };
 
 /** Adds a subscription. */
 export async function insertWebhook(tx: Tx, row: Pick<WebhookRow, "id" | "repoId" | "url" | "secret" | "createdAt">): Promise<void> {
-  tx.insert(webhooks).values(row).run();
+  const { webhooks } = tables(tx);
+  await tx.insert(webhooks).values(row);
 }
 
 /** How many subscriptions a repository has. */
 export async function countWebhooks(q: Queryable, repoId: string): Promise<number> {
-  return q.select({ n: sql<number>`count(*)` }).from(webhooks).where(eq(webhooks.repoId, repoId)).get()!.n;
+  const { webhooks } = tables(q);
+  return one(await q.select({ n: count() }).from(webhooks).where(eq(webhooks.repoId, repoId)).limit(1))!.n;
 }
 
 /** A repository's subscriptions, oldest first. */
 export async function webhooksOfRepo(q: Queryable, repoId: string): Promise<WebhookRow[]> {
-  return q.select().from(webhooks).where(eq(webhooks.repoId, repoId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id)).all();
+  const { webhooks } = tables(q);
+  return await q.select().from(webhooks).where(eq(webhooks.repoId, repoId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id));
 }
 
 /** The subscription `id` of the repository, or null. */
 export async function webhookOfRepo(q: Queryable, repoId: string, id: string): Promise<WebhookRow | null> {
+  const { webhooks } = tables(q);
   return (
-    q
-      .select()
-      .from(webhooks)
-      .where(and(eq(webhooks.repoId, repoId), eq(webhooks.id, id)))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(webhooks)
+        .where(and(eq(webhooks.repoId, repoId), eq(webhooks.id, id)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Removes a subscription with its queue and attempts (FK cascade). */
 export async function deleteWebhook(tx: Tx, id: string): Promise<void> {
-  tx.delete(webhooks).where(eq(webhooks.id, id)).run();
+  const { webhooks } = tables(tx);
+  await tx.delete(webhooks).where(eq(webhooks.id, id));
 }
 
 /** The latest attempt of each hook in `ids`. */
 export async function lastAttempts(q: Queryable, ids: string[]): Promise<Map<string, AttemptRow>> {
+  const { webhookAttempts } = tables(q);
   const out = new Map<string, AttemptRow>();
   for (const id of ids) {
-    const row = q.select().from(webhookAttempts).where(eq(webhookAttempts.webhookId, id)).orderBy(desc(webhookAttempts.id)).limit(1).get();
+    const row = one(await q.select().from(webhookAttempts).where(eq(webhookAttempts.webhookId, id)).orderBy(desc(webhookAttempts.id)).limit(1));
     if (row) out.set(id, row);
   }
   return out;
@@ -54,13 +64,15 @@ export async function lastAttempts(q: Queryable, ids: string[]): Promise<Map<str
 
 /** A page of a hook's attempts, newest first, before attempt id `before`. */
 export async function attemptsPage(q: Queryable, webhookId: string, before: number | null, limit: number): Promise<AttemptRow[]> {
+  const { webhookAttempts } = tables(q);
   const where = before === null ? eq(webhookAttempts.webhookId, webhookId) : and(eq(webhookAttempts.webhookId, webhookId), lt(webhookAttempts.id, before));
-  return q.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id)).limit(limit).all();
+  return await q.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id)).limit(limit);
 }
 
 /** The subscriptions an event of `repoId` goes to, with their sequence counters. */
 export async function hooksForEvent(tx: Tx, repoId: string): Promise<{ id: string; lastSeq: number }[]> {
-  return tx.select({ id: webhooks.id, lastSeq: webhooks.lastSeq }).from(webhooks).where(eq(webhooks.repoId, repoId)).all();
+  const { webhooks } = tables(tx);
+  return await tx.select({ id: webhooks.id, lastSeq: webhooks.lastSeq }).from(webhooks).where(eq(webhooks.repoId, repoId));
 }
 
 /** Queues one delivery as the hook's next in order. */
@@ -68,46 +80,56 @@ export async function queueDelivery(
   tx: Tx,
   row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt">,
 ): Promise<void> {
-  tx.insert(webhookDeliveries).values(row).run();
-  tx.update(webhooks).set({ lastSeq: row.seq }).where(eq(webhooks.id, row.webhookId)).run();
+  const { webhookDeliveries, webhooks } = tables(tx);
+  await tx.insert(webhookDeliveries).values(row);
+  await tx.update(webhooks).set({ lastSeq: row.seq }).where(eq(webhooks.id, row.webhookId));
 }
 
 /** A delivery with where and how to send it (null when it or its hook is gone). */
 export async function deliveryToSend(q: Queryable, id: string): Promise<DeliveryToSend | null> {
-  const r = q
-    .select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret })
-    .from(webhookDeliveries)
-    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-    .where(eq(webhookDeliveries.id, id))
-    .get();
+  const { webhookDeliveries, webhooks } = tables(q);
+  const r = one(
+    await q
+      .select({ d: webhookDeliveries, url: webhooks.url, secret: webhooks.secret })
+      .from(webhookDeliveries)
+      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+      .where(eq(webhookDeliveries.id, id))
+      .limit(1),
+  );
   return r ? { ...r.d, url: r.url, secret: r.secret } : null;
 }
 
 /** Whether the delivery still exists (its hook may have been deleted during the attempt). */
 export async function deliveryExists(tx: Tx, id: string): Promise<boolean> {
-  return tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get() !== undefined;
+  const { webhookDeliveries } = tables(tx);
+  return one(await tx.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).limit(1)) !== undefined;
 }
 
 /** Records one attempt's outcome. */
 export async function insertAttempt(tx: Tx, row: Omit<AttemptRow, "id">): Promise<void> {
-  tx.insert(webhookAttempts).values(row).run();
+  const { webhookAttempts } = tables(tx);
+  await tx.insert(webhookAttempts).values(row);
 }
 
 /** Ends a delivery: delivered, or failed for good. */
 export async function finishDelivery(tx: Tx, id: string, state: "delivered" | "failed", attempts: number, t: number): Promise<void> {
-  tx.update(webhookDeliveries).set({ state, attempts, finishedAt: t }).where(eq(webhookDeliveries.id, id)).run();
+  const { webhookDeliveries } = tables(tx);
+  await tx.update(webhookDeliveries).set({ state, attempts, finishedAt: t }).where(eq(webhookDeliveries.id, id));
 }
 
 /** Counts a failed attempt of a delivery that will be retried (its job holds the time of the retry). */
 export async function retryDelivery(tx: Tx, id: string, attempts: number): Promise<void> {
-  tx.update(webhookDeliveries).set({ attempts }).where(eq(webhookDeliveries.id, id)).run();
+  const { webhookDeliveries } = tables(tx);
+  await tx.update(webhookDeliveries).set({ attempts }).where(eq(webhookDeliveries.id, id));
 }
 
 /** Deletes finished deliveries (and their attempts) that ended before `before`. */
 export async function pruneFinished(tx: Tx, before: number): Promise<number> {
-  return tx
-    .delete(webhookDeliveries)
-    .where(and(sql`${webhookDeliveries.state} <> 'pending'`, lt(webhookDeliveries.finishedAt, before)))
-    .returning({ id: webhookDeliveries.id })
-    .all().length;
+  const { webhookDeliveries } = tables(tx);
+  return (
+    await tx
+      .delete(webhookDeliveries)
+      .where(and(sql`${webhookDeliveries.state} <> 'pending'`, lt(webhookDeliveries.finishedAt, before)))
+      .returning({ id: webhookDeliveries.id })
+  ).length;
 }

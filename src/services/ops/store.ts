@@ -1,21 +1,21 @@
 // The ops domain's queries: readiness probes, queue gauges, and what backup and fsck read.
 import { sql } from "drizzle-orm";
 import type { Queryable } from "../../db/database.ts";
+import { x } from "../../db/dialect.ts";
 
 /** One round trip to the database (readiness). */
 export async function ping(q: Queryable): Promise<void> {
-  q.all(sql`SELECT 1`);
+  await x(q).rows(sql`SELECT 1`);
 }
 
 /** Tags of the migrations recorded as applied. */
 export async function appliedMigrations(q: Queryable): Promise<string[]> {
-  return q.all<{ tag: string }>(sql`SELECT tag FROM svc_migrations`).map((r) => r.tag);
+  return (await x(q).rows<{ tag: string }>(sql`SELECT tag FROM svc_migrations`)).map((r) => r.tag);
 }
 
 /** Mail outbox: messages still to send, messages given up on. */
 export async function mailOutbox(q: Queryable): Promise<{ pending: number; failed: number; oldestPending: number | null }> {
-  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
-  const [row] = q.all<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
+  const [row] = await x(q).rows<{ pending: number | null; failed: number | null; oldestPending: number | null }>(sql`
     SELECT sum(sent_at IS NULL AND failed_at IS NULL) AS pending, sum(failed_at IS NOT NULL) AS failed,
            min(CASE WHEN sent_at IS NULL AND failed_at IS NULL THEN created_at END) AS oldestPending
     FROM mail_outbox`);
@@ -30,12 +30,12 @@ export interface RepoName {
 
 /** Every repository with its full name, sorted by it. */
 export async function allRepoNames(q: Queryable): Promise<RepoName[]> {
-  return q.all<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id ORDER BY 2`);
+  return await x(q).rows<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id ORDER BY 2`);
 }
 
 /** One repository by org and repository name (case-insensitive), or null. */
 export async function repoByFullName(q: Queryable, org: string, name: string): Promise<RepoName | null> {
-  const [row] = q.all<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id
+  const [row] = await x(q).rows<RepoName>(sql`SELECT r.id AS id, o.name || '/' || r.name AS name FROM repos r JOIN orgs o ON o.id = r.org_id
       WHERE lower(o.name) = lower(${org}) AND lower(r.name) = lower(${name})`);
   return row ?? null;
 }
@@ -54,21 +54,21 @@ export interface PackFacts {
 
 /** Pack rows (live only unless `withReplaced`), of one repository or of all. */
 export async function packRows(q: Queryable, opts: { repoId?: string; withReplaced?: boolean } = {}): Promise<PackFacts[]> {
-  const repoFilter = opts.repoId === undefined ? sql`1` : sql`repo_id = ${opts.repoId}`;
-  const liveFilter = opts.withReplaced ? sql`1` : sql`replaced_at IS NULL`;
-  return q.all<PackFacts>(sql`
+  const repoFilter = opts.repoId === undefined ? sql`TRUE` : sql`repo_id = ${opts.repoId}`;
+  const liveFilter = opts.withReplaced ? sql`TRUE` : sql`replaced_at IS NULL`;
+  return await x(q).rows<PackFacts>(sql`
     SELECT repo_id AS repoId, storage_repo_id AS storageRepoId, name, size, idx_size AS idxSize, object_count AS objectCount, replaced_at AS replacedAt
     FROM packs WHERE ${repoFilter} AND ${liveFilter} ORDER BY repo_id, created_at`);
 }
 
 /** Refs of one repository. */
 export async function refRows(q: Queryable, repoId: string): Promise<{ name: string; target: string }[]> {
-  return q.all<{ name: string; target: string }>(sql`SELECT name, target FROM refs WHERE repo_id = ${repoId} ORDER BY name`);
+  return await x(q).rows<{ name: string; target: string }>(sql`SELECT name, target FROM refs WHERE repo_id = ${repoId} ORDER BY name`);
 }
 
 /** Every repository id that exists (orphan detection). */
 export async function repoIds(q: Queryable): Promise<Set<string>> {
-  return new Set(q.all<{ id: string }>(sql`SELECT id FROM repos`).map((r) => r.id));
+  return new Set((await x(q).rows<{ id: string }>(sql`SELECT id FROM repos`)).map((r) => r.id));
 }
 
 /** A stored CI log chunk as backup and fsck read it, with its job's repository and recorded log size. */
@@ -84,8 +84,8 @@ export interface LogChunkFacts {
 
 /** Every CI log chunk row (of one repository, or of all), by job then offset. */
 export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {}): Promise<LogChunkFacts[]> {
-  const repoFilter = opts.repoId === undefined ? sql`1` : sql`j.repo_id = ${opts.repoId}`;
-  return q.all<LogChunkFacts>(sql`
+  const repoFilter = opts.repoId === undefined ? sql`TRUE` : sql`j.repo_id = ${opts.repoId}`;
+  return await x(q).rows<LogChunkFacts>(sql`
     SELECT j.repo_id AS repoId, c.job_id AS jobId, c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS logSize
     FROM job_log_chunks c JOIN workflow_jobs j ON j.id = c.job_id
     WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
@@ -93,6 +93,6 @@ export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {})
 
 /** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */
 export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
-  return q.all<{ id: string; runId: string; key: string; logSize: number }>(sql`
+  return await x(q).rows<{ id: string; runId: string; key: string; logSize: number }>(sql`
     SELECT id, run_id AS runId, key, log_size AS logSize FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
 }
