@@ -92,8 +92,8 @@ export const Unavailable = (message: string, extra: Record<string, unknown> = {}
 export const DATABASE_UNAVAILABLE = "the database is unavailable; try again shortly";
 
 /** Driver errors that mean "the database cannot be reached", not "this query is wrong". */
-const UNREACHABLE_MESSAGES = ["Cannot use a closed database", "Database has closed"];
-const UNREACHABLE_CODES = new Set([
+const UNREACHABLE_MESSAGES: readonly string[] = Object.freeze(["Cannot use a closed database", "Database has closed"]);
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   "ERR_POSTGRES_CONNECTION_CLOSED",
   "ERR_POSTGRES_CONNECTION_REFUSED",
   "ERR_POSTGRES_CONNECTION_TIMEOUT",

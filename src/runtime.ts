@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { gitHandler } from "./http/git.ts";
+import { HighlightThread } from "./http/web/repos/highlight.ts";
 import { startHttp } from "./http/server.ts";
 import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
@@ -51,7 +52,9 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
   const signals = new LocalSignals(db);
+  const highlighter = new HighlightThread();
   const closeAll = () => {
+    highlighter.close();
     void signals.close();
     threads.close();
     close();
@@ -85,6 +88,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     billing: billingProvider(config),
     auth: { dummyHash: null },
     telemetry,
+    uploads: { spooledUnsent: 0 },
+    highlighter,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);

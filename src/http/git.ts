@@ -16,10 +16,10 @@ const NO_CACHE = {
   expires: "Fri, 01 Jan 1980 00:00:00 GMT",
   pragma: "no-cache",
   "cache-control": "no-cache, max-age=0, must-revalidate",
-};
+} as const;
 
 /** The status of each refusal of the git service. */
-const STATUS: Record<GitRefusal, number> = {
+const STATUS: Readonly<Record<GitRefusal, number>> = {
   "bad-request": 400,
   unauthenticated: 401,
   payment: 402,

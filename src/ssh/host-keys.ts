@@ -17,7 +17,7 @@ export interface HostKey {
 const KINDS = [
   { type: "ED25519" as const, file: "ssh_host_ed25519_key", generate: generateEd25519 },
   { type: "RSA" as const, file: "ssh_host_rsa_key", generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
-];
+] as const;
 
 /** The data-dir files holding the host keys (a backup carries them: clients pin the keys). */
 export const HOST_KEY_FILES: readonly string[] = KINDS.flatMap((k) => [k.file, `${k.file}.pub`]);

@@ -17,7 +17,7 @@ const Ready = Type.Object(
   { examples: [{ status: "ready", checks: { database: "ok", migrations: "ok", object_store: "ok" } }] },
 );
 
-const NO_STORE = { "cache-control": "no-store" };
+const NO_STORE = { "cache-control": "no-store" } as const;
 
 /** /healthz, /readyz and /metrics. */
 export function opsRoutes(ctx: Ctx) {
