@@ -62,6 +62,8 @@ export interface Ctx {
   auth: { dummyHash: Promise<string> | null };
   /** This context's metrics registry (GET /metrics) and the request and operation series. */
   telemetry: Telemetry;
+  /** Set by `svc serve` on SIGTERM: /readyz answers 503 so a balancer takes the node out before it stops accepting. */
+  draining?: boolean;
   /** Unsent spool bytes of all large fetches together (services/git/upload.ts: past SVC_GIT_MAX_PUSH, a thread waits for its own client). */
   uploads: { spooledUnsent: number };
   /** The file view's syntax highlighting: its thread, queue and cache (src/http/web/repos/highlight.ts); closed with the context. */
