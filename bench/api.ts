@@ -4,7 +4,11 @@
 //
 //   bun bench/api.ts [--duration 10] [--warmup 3] [--requests 100000] [--connections 50]
 //                    [--threads 2] [--rounds 1] [--load auto|wrk|fetch] [--no-warn-variant]
-//                    [--cpu-prof DIR] [--memory-only] [--keep]
+//                    [--cpu-prof DIR] [--memory-only] [--keep] [--baseline DIR]
+//
+// --baseline DIR: also a svc from another checkout (e.g. `git worktree add DIR <commit>`, node_modules
+// linked), SVC_LOG=info, loaded in turn with the others in every round; the memory phase runs
+// on a fresh baseline server too. The summary adds `ratio_new_to_old` (svc_info / svc_base).
 //
 // Target: svc ≥ 50% of the hello-world req/s; svc RSS after 100k requests < 150 MB.
 // Progress goes to stderr; the JSON summary to stdout. See bench/README.md.
@@ -34,6 +38,7 @@ const { values: opt } = parseArgs({
     keep: { type: "boolean", default: false },
     "cpu-prof": { type: "string" },
     "memory-only": { type: "boolean", default: false },
+    baseline: { type: "string" },
   },
 });
 const duration = Number(opt.duration);
@@ -42,6 +47,7 @@ const requests = Number(opt.requests);
 const connections = Number(opt.connections);
 const threads = Number(opt.threads);
 const rounds = Number(opt.rounds);
+const baselineRoot = opt.baseline ? resolve(opt.baseline) : null;
 
 const log = (msg: string) => process.stderr.write(`[bench/api] ${msg}\n`);
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
@@ -110,14 +116,21 @@ try {
   );
 
   // Every target gets the same request bytes: same path, same Authorization header.
-  const targets: { name: "hello" | "svc_info" | "svc_warn"; url: string; token: string }[] = [
+  const targets: { name: "hello" | "svc_info" | "svc_warn" | "svc_base"; url: string; token: string }[] = [
     { name: "hello", url: hello.url + fx.path, token: fx.token },
     { name: "svc_info", url: svcInfo.url + fx.path, token: fx.token },
   ];
   if (svcWarn) targets.push({ name: "svc_warn", url: svcWarn.url + fxWarn.path, token: fxWarn.token });
+  if (baselineRoot) {
+    const svcBase = await startSvc(join(work, "svc-base"), {}, [], baselineRoot);
+    children.push(svcBase);
+    const fxBase = await bootstrap(svcBase, { org: "bench", repo: "widgets" });
+    log(`baseline svc (${baselineRoot}) pid ${svcBase.pid} ${svcBase.url}`);
+    targets.push({ name: "svc_base", url: svcBase.url + fxBase.path, token: fxBase.token });
+  }
 
   // ---- throughput --------------------------------------------------------------------------
-  const runs: Record<string, LoadResult[]> = { hello: [], svc_info: [], svc_warn: [] };
+  const runs: Record<string, LoadResult[]> = { hello: [], svc_info: [], svc_warn: [], svc_base: [] };
   for (let round = 1; round <= (opt["memory-only"] ? 0 : rounds); round++) {
     for (const t of targets) {
       const base = { url: t.url, connections, threads, headers: { authorization: `Bearer ${t.token}` }, tmpDir: work };
@@ -143,33 +156,39 @@ try {
   if (profArgs.length) log(`CPU profile of the SVC_LOG=info server written to ${resolve(opt["cpu-prof"]!)}`);
 
   // ---- memory: a fresh svc (SVC_LOG=info), RSS before and after N requests ----------------
-  const svcMem = await startSvc(join(work, "svc-mem"));
-  children.push(svcMem);
-  const fxMem = await bootstrap(svcMem, { org: "bench", repo: "widgets" });
-  await Bun.sleep(500);
-  const before = rssOf(svcMem.pid);
-  // Why: VmHWM would otherwise include start-up and sign-in (argon2id), not just the requests.
-  const peakReset = resetPeakRss(svcMem.pid);
-  log(`memory: ${requests} requests against a fresh svc (pid ${svcMem.pid}), RSS before ${before.rss_mb} MB (boot peak ${before.peak_mb} MB)`);
-  const sampler = sampleRss(svcMem.pid);
-  const mem = check(
-    "memory",
-    await runLoad(tool, {
-      url: svcMem.url + fxMem.path,
-      connections,
-      threads,
-      durationS: Math.max(120, Math.ceil(requests / 500)),
-      maxRequests: requests,
-      headers: { authorization: `Bearer ${fxMem.token}` },
-      tmpDir: work,
-    }),
-  );
-  const sampledMax = sampler.stop();
-  const after = rssOf(svcMem.pid);
-  await Bun.sleep(2000);
-  const settled = rssOf(svcMem.pid);
-  const peakDuring = peakReset ? after.peak_mb : sampledMax;
-  log(`  served ${mem.requests} requests; RSS after ${after.rss_mb} MB (peak during the run ${peakDuring} MB, 2 s later ${settled.rss_mb} MB)`);
+  const memoryBase = baselineRoot ? await memoryPhase("svc-mem-base", baselineRoot) : null;
+  const { mem, before, after, settled, peakDuring, peakReset } = await memoryPhase("svc-mem", ROOT);
+  async function memoryPhase(name: string, root: string) {
+    const svcMem = await startSvc(join(work, name), {}, [], root);
+    children.push(svcMem);
+    const fxMem = await bootstrap(svcMem, { org: "bench", repo: "widgets" });
+    await Bun.sleep(500);
+    const before = rssOf(svcMem.pid);
+    // Why: VmHWM would otherwise include start-up and sign-in (argon2id), not just the requests.
+    const peakReset = resetPeakRss(svcMem.pid);
+    log(`memory: ${requests} requests against a fresh svc (pid ${svcMem.pid}), RSS before ${before.rss_mb} MB (boot peak ${before.peak_mb} MB)`);
+    const sampler = sampleRss(svcMem.pid);
+    const mem = check(
+      "memory",
+      await runLoad(tool, {
+        url: svcMem.url + fxMem.path,
+        connections,
+        threads,
+        durationS: Math.max(120, Math.ceil(requests / 500)),
+        maxRequests: requests,
+        headers: { authorization: `Bearer ${fxMem.token}` },
+        tmpDir: work,
+      }),
+    );
+    const sampledMax = sampler.stop();
+    const after = rssOf(svcMem.pid);
+    await Bun.sleep(2000);
+    const settled = rssOf(svcMem.pid);
+    const peakDuring = peakReset ? after.peak_mb : sampledMax;
+    log(`  served ${mem.requests} requests; RSS after ${after.rss_mb} MB (peak during the run ${peakDuring} MB, 2 s later ${settled.rss_mb} MB)`);
+    await svcMem.stop();
+    return { mem, before, after, settled, peakDuring, peakReset };
+  }
 
   const ratio = Math.round((infoRps / helloRps) * 1000) / 1000;
   const summary = {
@@ -210,6 +229,19 @@ try {
     ),
     ratio_svc_info_to_hello: Number.isNaN(ratio) ? null : ratio,
     ratio_per_round: runs.hello!.map((h, i) => Math.round((runs.svc_info![i]!.rps / h.rps) * 1000) / 1000),
+    ...(baselineRoot
+      ? {
+          baseline: { dir: baselineRoot, commit: (await run(["git", "-C", baselineRoot, "rev-parse", "--short", "HEAD"])).stdout.trim() },
+          ratio_new_to_old: Math.round((infoRps / (rpsOf("svc_base") ?? NaN)) * 1000) / 1000,
+          ratio_new_to_old_per_round: runs.svc_base!.map((b, i) => Math.round((runs.svc_info![i]!.rps / b.rps) * 1000) / 1000),
+          memory_baseline: memoryBase && {
+            rss_before_mb: memoryBase.before.rss_mb,
+            rss_after_mb: memoryBase.after.rss_mb,
+            peak_rss_during_run_mb: memoryBase.peakDuring,
+            rps: memoryBase.mem.rps,
+          },
+        }
+      : {}),
     ratio_svc_warn_to_hello: warnRps === null || !helloRps ? null : Math.round((warnRps / helloRps) * 1000) / 1000,
     memory: {
       server: "fresh svc, SVC_LOG=info",

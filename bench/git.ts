@@ -3,7 +3,7 @@
 //
 //   bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc]
 //                    [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap]
-//                    [--keep] [--out FILE.json]
+//                    [--keep] [--out FILE.json] [--baseline DIR]
 //   bun bench/git.ts --real REPO.git [--steps 20] [--reps 3] [--single-push] [--no-gc] ...
 //                    (real-repository mode: bench/lib/git-real.ts)
 //
@@ -14,6 +14,9 @@
 //          (summarize with `bun bench/lib/git-prof.ts <file.cpuprofile>`). Keeps the work dir.
 // --restart: restart svc between phases without profiling (cold caches for clones).
 // --keep:  keep bench/work/git-run-*/ (svc data dir, logs) for bench/lib/git-mem.ts.
+// --baseline DIR: also run a second svc from another checkout (e.g. `git worktree add DIR <commit>`,
+//          node_modules linked) on its own data dir; every push, clone and fetch goes to C git, svc
+//          and the baseline in turn (A B A B …), and `ratiosNewVsOld` compares svc with the baseline.
 //
 // Measures (wall clock, medians of repetitions, runs of both sides interleaved so machine
 // noise hits both alike; CPU seconds of client and server as well):
@@ -46,6 +49,8 @@ interface Args {
   noBitmap: boolean;
   /** Probe API latency while svc serves git (event-loop blocking). */
   probe: boolean;
+  /** Another checkout to run side by side (new/old ratios). */
+  baseline: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -55,7 +60,7 @@ function parseArgs(argv: string[]): Args {
   };
   if (argv.includes("--help")) {
     process.stdout.write(
-      "usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap] [--keep] [--out FILE]\n",
+      "usage: bun bench/git.ts [--scale 1] [--seed 1] [--reps 5] [--push-reps 3] [--only cgit|svc] [--probe] [--cpu-prof] [--heap-prof] [--restart] [--skip-nobitmap] [--keep] [--out FILE] [--baseline DIR]\n",
     );
     process.exit(0);
   }
@@ -73,6 +78,7 @@ function parseArgs(argv: string[]): Args {
     out: get("out") ?? null,
     noBitmap: !argv.includes("--skip-nobitmap"),
     probe: argv.includes("--probe"),
+    baseline: get("baseline") ? resolve(get("baseline")!) : null,
   };
 }
 
@@ -222,14 +228,14 @@ function latencyProbe(): { stop(): Promise<{ count: number; maxMs: number; p50Ms
   };
 }
 
-async function svcTimed(argv: string[], cwd?: string): Promise<Sample & { result: RunResult }> {
+async function svcTimed(argv: string[], cwd?: string, server: SvcServer = svc!): Promise<Sample & { result: RunResult }> {
   const load1 = round(loadavg()[0]!, 2);
-  const before = procCpu(svc!.pid).self;
-  const sampler = new RssSampler(svc!.pid, 50).start();
-  const probe = args.probe ? latencyProbe() : null;
+  const before = procCpu(server.pid).self;
+  const sampler = new RssSampler(server.pid, 50).start();
+  const probe = args.probe && server === svc ? latencyProbe() : null;
   const r = await git(argv, { cwd });
   const rss = sampler.stop();
-  const serverCpu = procCpu(svc!.pid).self - before;
+  const serverCpu = procCpu(server.pid).self - before;
   const apiLatency = probe ? await probe.stop() : undefined;
   return { wall: r.wall, clientCpu: r.cpu, serverCpu, rss, timeline: sampler.timeline, apiLatency, load1, result: r };
 }
@@ -331,10 +337,23 @@ if (svcAvailable) {
   }
 }
 
+// --baseline: the same server from another checkout, its own data dir, measured in turn with svc.
+let base: SvcServer | null = null;
+let baseAcct: SvcAccount | null = null;
+const baseRevision = args.baseline ? (await run(["git", "rev-parse", "--short", "HEAD"], { cwd: args.baseline, check: false })).stdout.trim() : null;
+if (svcAvailable && args.baseline) {
+  const dataDir = join(work, "base-data");
+  mkdirSync(dataDir);
+  base = await startSvc({ dataDir, log: "info", root: args.baseline });
+  baseAcct = await bootstrap(base);
+  log(`baseline svc (${args.baseline} at ${baseRevision}) pid ${base.pid} at ${base.url}`);
+}
+
 const svcRepo = "bench-1";
 if (svcAvailable) {
-  log("push --mirror to svc");
+  log(`push --mirror to svc${base ? " and the baseline, in turn" : ""}`);
   const pushes: Sample[] = [];
+  const basePushes: Sample[] = [];
   for (let i = 1; i <= args.pushReps; i++) {
     await createRepo(svc!, acct!, `bench-${i}`);
     const s = await svcTimed(["push", "--quiet", "--mirror", gitUrl(svc!, acct!, `bench-${i}`)], gen.repo);
@@ -343,9 +362,17 @@ if (svcAvailable) {
     log(
       `  push ${i}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`,
     );
+    if (base) {
+      await createRepo(base, baseAcct!, `bench-${i}`);
+      const b = await svcTimed(["push", "--quiet", "--mirror", gitUrl(base, baseAcct!, `bench-${i}`)], gen.repo, base);
+      if (b.result.code !== 0) throw new Error(`push to the baseline failed: ${b.result.stderr}`);
+      basePushes.push(b);
+      log(`  push ${i} (baseline): ${round(b.wall, 2)} s, server cpu ${round(b.serverCpu, 2)} s`);
+    }
   }
   commands.svcPush = "git push --mirror http://x:TOKEN@127.0.0.1:PORT/bench/bench-N.git (new empty repository)";
   results.svcPush = summarize(pushes);
+  if (base) results.basePush = summarize(basePushes);
   const remote = (await git(["ls-remote", gitUrl(svc!, acct!, svcRepo)])).stdout.trim().split("\n");
   const local = (await git(["for-each-ref", "--format=%(objectname)\t%(refname)"], { cwd: gen.repo })).stdout.trim().split("\n");
   const missing = local.filter((l) => !remote.includes(l));
@@ -362,6 +389,12 @@ if (svcAvailable) {
     commands.svcGc = `bun src/main.ts gc --repo ${acct!.org}/${svcRepo}`;
     results.svcGc = { code: g.code, wall: round(wall), stdout: g.stdout.trim().slice(0, 2000), stderr: g.stderr.trim().slice(0, 2000) };
     if (g.code !== 0) notes.push(`svc gc failed (exit ${g.code}); clone measured on the pushed pack`);
+    if (base) {
+      const t1 = performance.now();
+      const bg = await base.cli(["gc", "--repo", `${baseAcct!.org}/${svcRepo}`]);
+      results.baseGc = { code: bg.code, wall: round((performance.now() - t1) / 1000) };
+      if (bg.code !== 0) notes.push(`baseline gc failed (exit ${bg.code})`);
+    }
   } else {
     notes.push("svc has no `gc` command yet: clone measured on the pack as pushed (one pack: the push of the whole repository)");
   }
@@ -375,9 +408,23 @@ if (svcAvailable) {
 const cgitClones: Sample[] = [];
 const cgitClonesNoBitmap: Sample[] = [];
 const svcClones: Sample[] = [];
+const baseClones: Sample[] = [];
 const template = join(work, "template.git"); // a clone at the old tip, for fetches
 log(`clones × ${args.reps}`);
+async function baseClone(i: number): Promise<void> {
+  if (base) {
+    const dst = join(work, `c-base-${i}.git`);
+    const s = await svcTimed(["clone", "--quiet", "--bare", gitUrl(base, baseAcct!, svcRepo), dst], undefined, base);
+    if (s.result.code !== 0) throw new Error(`baseline clone failed: ${s.result.stderr}`);
+    if ((await revParse(dst)) !== baseTip) throw new Error("baseline clone: wrong tip");
+    baseClones.push(s);
+    rmSync(dst, { recursive: true, force: true });
+    log(`  clone ${i + 1} (baseline): ${round(s.wall, 2)} s`);
+  }
+}
 for (let i = 0; i < args.reps; i++) {
+  // the baseline goes first on odd repetitions, last on even ones (no side always follows the other)
+  if (i % 2 === 1) await baseClone(i);
   if (args.only !== "svc") {
     const dst = join(work, `c-cgit-${i}.git`);
     const s = await cgitTimed(["clone", "--quiet", "--bare", daemonUrl("repo.git"), dst]);
@@ -415,6 +462,7 @@ for (let i = 0; i < args.reps; i++) {
       `  clone ${i + 1}: cgit ${cgitClones.at(-1) ? round(cgitClones.at(-1)!.wall, 2) : "-"} s, svc ${round(s.wall, 2)} s, svc rss peak ${mb(Math.max(s.rss!.peakSampledBytes, s.rss!.peakHwmBytes ?? 0))} MB`,
     );
   } else log(`  clone ${i + 1}: cgit ${round(cgitClones.at(-1)!.wall, 2)} s`);
+  if (i % 2 === 0) await baseClone(i);
 }
 commands.cgitClone = "git clone --bare git://127.0.0.1:PORT/repo.git (git daemon --export-all --base-path=… --reuseaddr; repository with bitmap)";
 commands.cgitCloneNoBitmap = "same, repository copy without the .bitmap file";
@@ -422,6 +470,7 @@ commands.svcClone = "git clone --bare http://x:TOKEN@127.0.0.1:PORT/bench/bench-
 if (cgitClones.length) results.cgitClone = summarize(cgitClones);
 if (cgitClonesNoBitmap.length) results.cgitCloneNoBitmap = summarize(cgitClonesNoBitmap);
 if (svcClones.length) results.svcClone = summarize(svcClones);
+if (baseClones.length) results.baseClone = summarize(baseClones);
 
 // ---------------------------------------------------------------------------------------
 // Incremental fetch of 10 commits
@@ -432,24 +481,32 @@ if (svcAvailable) {
   if (s.result.code !== 0) throw new Error(`incremental push to svc failed: ${s.result.stderr}`);
   commands.svcPush10 = "git push http://…/bench/bench-1.git main (10 new commits)";
   results.svcPush10 = summarize([s]);
+  if (base) {
+    const b = await svcTimed(["push", "--quiet", gitUrl(base, baseAcct!, svcRepo), "refs/heads/main:refs/heads/main"], gen.next!, base);
+    if (b.result.code !== 0) throw new Error(`incremental push to the baseline failed: ${b.result.stderr}`);
+    results.basePush10 = summarize([b]);
+  }
 }
 const cgitFetches: Sample[] = [];
 const svcFetches: Sample[] = [];
+const baseFetches: Sample[] = [];
 const refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"];
 if (existsSync(template)) {
   log(`fetches × ${args.reps}`);
   for (let i = 0; i < args.reps; i++) {
-    for (const side of ["cgit", "svc"] as const) {
+    for (const side of i % 2 ? (["cgit", "base", "svc"] as const) : (["cgit", "svc", "base"] as const)) {
       if (side === "cgit" && args.only === "svc") continue;
       if (side === "svc" && !svcAvailable) continue;
+      if (side === "base" && !base) continue;
       const dst = join(work, `f-${side}-${i}.git`);
       await git(["clone", "--quiet", "--bare", "--local", template, dst]);
       if ((await revParse(dst)) !== baseTip) throw new Error("template not at the old tip");
-      const argv = ["fetch", "--quiet", side === "cgit" ? daemonUrl("push-1.git") : gitUrl(svc!, acct!, svcRepo), ...refspecs];
-      const s = side === "cgit" ? await cgitTimed(argv, dst) : await svcTimed(argv, dst);
+      const url = side === "cgit" ? daemonUrl("push-1.git") : side === "svc" ? gitUrl(svc!, acct!, svcRepo) : gitUrl(base!, baseAcct!, svcRepo);
+      const argv = ["fetch", "--quiet", url, ...refspecs];
+      const s = side === "cgit" ? await cgitTimed(argv, dst) : await svcTimed(argv, dst, side === "svc" ? svc! : base!);
       const tip = await revParse(dst);
       if (tip !== nextTip) throw new Error(`${side} fetch: main is ${tip}, expected ${nextTip}`);
-      (side === "cgit" ? cgitFetches : svcFetches).push(s);
+      (side === "cgit" ? cgitFetches : side === "svc" ? svcFetches : baseFetches).push(s);
       rmSync(dst, { recursive: true, force: true });
     }
   }
@@ -459,6 +516,7 @@ commands.cgitFetch =
 commands.svcFetch = "git fetch http://…/bench/bench-1.git (same refspecs, same starting clone; svc got the 10 commits by push)";
 if (cgitFetches.length) results.cgitFetch = summarize(cgitFetches);
 if (svcFetches.length) results.svcFetch = summarize(svcFetches);
+if (baseFetches.length) results.baseFetch = summarize(baseFetches);
 
 // ---------------------------------------------------------------------------------------
 // Shut down, summarize
@@ -471,6 +529,10 @@ if (svc) {
   await svc.stop();
   svcLogs.push(svc.logs());
   writeFileSync(join(work, "svc.log"), svcLogs.join(""));
+  if (base) {
+    await base.stop();
+    writeFileSync(join(work, "base.log"), base.logs());
+  }
   if (existsSync(profRoot)) for (const ph of readdirSync(profRoot)) for (const f of readdirSync(join(profRoot, ph))) profiles.push(join(profRoot, ph, f));
 }
 
@@ -497,6 +559,24 @@ const ratiosRobust = {
   fetchCpu: ratioCpu(results.svcFetch, results.cgitFetch),
   pushVsIndexPackCpu: ratioCpu(results.svcPush, results.indexPack),
 };
+/** --baseline: svc (this checkout) over the baseline checkout, per operation; wall medians, fastest runs, CPU. */
+const ratiosNewVsOld = base
+  ? {
+      baseline: { dir: args.baseline, commit: baseRevision },
+      clone: ratio(results.svcClone, results.baseClone),
+      cloneMinWall: ratioMin(results.svcClone, results.baseClone),
+      cloneCpu: ratioCpu(results.svcClone, results.baseClone),
+      fetch: ratio(results.svcFetch, results.baseFetch),
+      fetchMinWall: ratioMin(results.svcFetch, results.baseFetch),
+      fetchCpu: ratioCpu(results.svcFetch, results.baseFetch),
+      push: ratio(results.svcPush, results.basePush),
+      pushMinWall: ratioMin(results.svcPush, results.basePush),
+      pushCpu: ratioCpu(results.svcPush, results.basePush),
+      push10: ratio(results.svcPush10, results.basePush10),
+      clonePeakRss: round(peakOf(results.svcClone)! / peakOf(results.baseClone)!, 2),
+      pushPeakRss: round(peakOf(results.svcPush)! / peakOf(results.basePush)!, 2),
+    }
+  : null;
 const rss = {
   pushPeakMB: peakOf(results.svcPush),
   clonePeakMB: peakOf(results.svcClone),
@@ -525,6 +605,7 @@ const summary = {
   results,
   ratios,
   ratiosRobust,
+  ...(ratiosNewVsOld ? { ratiosNewVsOld } : {}),
   rss,
   targets: {
     cloneRatio: target(ratios.clone, 1.5),

@@ -35,6 +35,8 @@ export interface Config {
   ssh: { host: string; port: number; publicAddr: string | null } | null;
   storage: StorageConfig;
   runnerClaimWaitMs: number;
+  /** SVC_DRAIN_MS: after SIGTERM, how long /readyz answers 503 before the server stops accepting (rolling upgrades). */
+  drainMs: number;
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
   mail: MailConfig;
@@ -98,6 +100,7 @@ export interface Limits {
 
 const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR",
+  "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
   "SVC_HTTP_ADDR",
@@ -204,6 +207,12 @@ function httpUrl(name: string, value: string): string {
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) <= 0) throw new ConfigError(`${name}: expected a positive integer, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function nonNegativeInt(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name}: expected a whole number (0 or more), got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -346,6 +355,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ssh,
     storage,
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
+    drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,

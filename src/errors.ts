@@ -84,3 +84,46 @@ export class RateLimited extends AppError {
 
 /** 415: a body in a media type the route does not read. */
 export const UnsupportedMediaType = (message: string) => new AppError("unsupported_media_type", message);
+
+/** 503: a dependency is down for now (the client should retry); `extra` may name it with a `code`. */
+export const Unavailable = (message: string, extra: Record<string, unknown> = {}) => new AppError("unavailable", message, extra);
+
+/** What a client is told while the metadata database cannot be reached (issue 27: nodes keep running and recover by themselves). */
+export const DATABASE_UNAVAILABLE = "the database is unavailable; try again shortly";
+
+/** Driver errors that mean "the database cannot be reached", not "this query is wrong". */
+const UNREACHABLE_MESSAGES: readonly string[] = Object.freeze(["Cannot use a closed database", "Database has closed"]);
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "SQLITE_CANTOPEN",
+  "SQLITE_IOERR",
+  // PostgreSQL: admin shutdown, crash shutdown, cannot connect now.
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+
+/**
+ * The 503 `database_unavailable` an error of the database driver stands for (a closed SQLite
+ * handle, a PostgreSQL server that refuses or dropped the connection, SQLSTATE class 08), or
+ * null for any other error. Looks through `cause` (drizzle wraps driver errors).
+ */
+export function databaseUnavailable(error: unknown): AppError | null {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof AppError) return null;
+    const { code, errno, message } = e as { code?: unknown; errno?: unknown; message?: unknown };
+    const codes = [code, errno].filter((c): c is string => typeof c === "string");
+    if (codes.some((c) => UNREACHABLE_CODES.has(c) || /^08[0-9A-Z]{3}$/.test(c) || c.startsWith("SQLITE_IOERR")))
+      return Unavailable(DATABASE_UNAVAILABLE, { code: "database_unavailable" });
+    if (typeof message === "string" && UNREACHABLE_MESSAGES.some((m) => message.includes(m)))
+      return Unavailable(DATABASE_UNAVAILABLE, { code: "database_unavailable" });
+  }
+  return null;
+}

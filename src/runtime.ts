@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { gitHandler } from "./http/git.ts";
+import { HighlightThread } from "./http/web/repos/highlight.ts";
 import { startHttp } from "./http/server.ts";
 import type { SshServer } from "./ssh/server.ts";
 import { createLogger } from "./log.ts";
@@ -34,6 +35,7 @@ import { EventBus } from "./services/events/bus.ts";
 import { LocalSignals } from "./services/events/signals.ts";
 import { WorkEngine } from "./services/jobs/engine.ts";
 import { domainResolvers, wire } from "./wiring.ts";
+import { writeServeLock } from "./services/ops/serve-lock.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -50,7 +52,9 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
   const signals = new LocalSignals(db);
+  const highlighter = new HighlightThread();
   const closeAll = () => {
+    highlighter.close();
     void signals.close();
     threads.close();
     close();
@@ -77,13 +81,15 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
       () => ctx.log,
     ),
     close: closeAll,
-    ci: { claims: new ClaimHub(() => ctx, telemetry.registry), machines: new Map() },
+    ci: { claims: new ClaimHub(() => ctx, telemetry.registry, signals), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
     caches: { contributions: contributionCache(), appTokens: new AppTokens() },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
     auth: { dummyHash: null },
     telemetry,
+    uploads: { spooledUnsent: 0 },
+    highlighter,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).
   wire(ctx);
@@ -142,11 +148,18 @@ export async function serve(config: Config): Promise<void> {
   }
   // Every kind of background work (src/wiring.ts): one dispatcher, the periodic kinds, the sweeper.
   ctx.work.start();
+  // The pid of this server in the data dir, so `svc migrate-db` refuses while it runs.
+  const unlock = writeServeLock(config.dataDir);
+  process.once("exit", unlock);
   const stopped = new Promise<void>((resolve) => {
     const shutdown = async (signal: string) => {
-      ctx.log.info("shutting down", { signal });
+      ctx.log.info("shutting down", { signal, drain_ms: config.drainMs });
       // Waiting claims answer 204 now, so draining does not wait out their long poll.
       claimHub(ctx).stop();
+      // Drain (rolling upgrades, issue 27): /readyz answers 503 for SVC_DRAIN_MS while requests
+      // are still served, so a balancer's health check takes the node out before it refuses connections.
+      ctx.draining = true;
+      if (config.drainMs > 0) await new Promise((r) => setTimeout(r, config.drainMs));
       // Why: stop(false) stops accepting and waits for in-flight requests to finish.
       await Promise.all([server.stop(false), ssh?.close()]);
       // Attempts in flight are aborted; those that honour it are given back uncounted (a webhook
@@ -158,6 +171,7 @@ export async function serve(config: Config): Promise<void> {
       await flushMetrics(ctx).catch((error) => ctx.log.warn("metrics not recorded", { error: String(error) }));
       uninstrument();
       ctx.close();
+      unlock();
       resolve();
     };
     process.once("SIGTERM", () => void shutdown("SIGTERM"));

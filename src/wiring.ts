@@ -10,7 +10,7 @@ import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveri
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
-import { REPO_PURGE, purgeRepoStorage } from "./services/repos/purge.ts";
+import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
 import { REPO_FORK, runFork } from "./services/repos/forks.ts";
 import { REPO_COMPACT, REPO_GC, REPO_GC_PASS, REPO_SWEEP, compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
 import { BILLING_SEATS, seatsChanged, syncSeats } from "./services/billing/seats.ts";

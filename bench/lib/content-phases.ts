@@ -25,7 +25,7 @@ import { type RawObject } from "../../src/git/types.ts";
 import { openSnapshot } from "../../src/services/git/snapshot.ts";
 import { compactRepo } from "../../src/services/git/maintenance.ts";
 import { publish } from "../../src/services/git/publish.ts";
-import { refPolicy } from "../../src/services/repos/protections.ts";
+import { refPolicy } from "../../src/services/git/policy.ts";
 import { newId } from "../../src/util/ids.ts";
 import { orgs, repos } from "../../src/db/schema/index.ts";
 import { eq } from "drizzle-orm";

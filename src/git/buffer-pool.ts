@@ -150,4 +150,4 @@ export function heldBytes(): number {
   return n;
 }
 
-const PROCESS: MemoryProbe = { rss: () => process.memoryUsage.rss(), collect: collectGarbage };
+const PROCESS: Readonly<MemoryProbe> = { rss: () => process.memoryUsage.rss(), collect: collectGarbage };

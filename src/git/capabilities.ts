@@ -8,7 +8,7 @@
 export const AGENT = "svc/0.1.0";
 
 /** Protocol v0 upload-pack capabilities, in the order git advertises them. */
-export const UPLOAD_PACK_CAPABILITIES = [
+export const UPLOAD_PACK_CAPABILITIES: readonly string[] = [
   "multi_ack",
   "thin-pack",
   "side-band",
@@ -27,10 +27,26 @@ export const UPLOAD_PACK_CAPABILITIES = [
 ];
 
 /** Protocol v0 receive-pack capabilities. */
-export const RECEIVE_PACK_CAPABILITIES = ["report-status", "report-status-v2", "delete-refs", "side-band-64k", "quiet", "atomic", "ofs-delta", "push-options"];
+export const RECEIVE_PACK_CAPABILITIES: readonly string[] = [
+  "report-status",
+  "report-status-v2",
+  "delete-refs",
+  "side-band-64k",
+  "quiet",
+  "atomic",
+  "ofs-delta",
+  "push-options",
+];
 
 /** Protocol v2 capability advertisement lines (after "version 2"). */
-export const V2_CAPABILITIES = [`agent=${AGENT}`, "ls-refs=unborn", "fetch=shallow wait-for-done filter", "server-option", "object-format=sha1", "object-info"];
+export const V2_CAPABILITIES: readonly string[] = [
+  `agent=${AGENT}`,
+  "ls-refs=unborn",
+  "fetch=shallow wait-for-done filter",
+  "server-option",
+  "object-format=sha1",
+  "object-info",
+];
 
 /** Capabilities a client requested: words and key=value pairs. */
 export class CapabilitySet {

@@ -71,7 +71,7 @@ export interface PackSink {
 }
 
 const KEEPALIVE_MS = 5000;
-const KEEPALIVE_PKT = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
+const KEEPALIVE_PKT: Readonly<Uint8Array> = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
 
 /** A sink writing side-band packets (ending with a flush-pkt) or, with sideband 0, the raw pack. */
 export function packSink(write: (chunk: Uint8Array) => void | Promise<void>, opts: PackOptions): PackSink {

@@ -481,7 +481,8 @@ const BLOBS_ALL = 0;
 const BLOBS_SIZED = 1;
 const BLOBS_NONE = 2;
 
-const NO_PENDING: number[] = [];
+// Frozen: a sentinel that is never pushed to (scanTree swaps in a new array first).
+const NO_PENDING = Object.freeze([] as number[]) as number[];
 // module-state: scratch (synchronous, reused by every call; see below)
 /** Blobs the last scanTree call left for the filter to decide. */
 let pendingBlobs = NO_PENDING;

@@ -57,7 +57,7 @@ export interface Tag {
 
 const NL = 0x0a;
 const SP = 0x20;
-const OBJECT_TYPES = new Set<string>(["commit", "tree", "blob", "tag"]);
+const OBJECT_TYPES: ReadonlySet<string> = new Set<string>(["commit", "tree", "blob", "tag"]);
 /** Modes svc writes and reads back the same ("040000" and "100664" only come from very old git); other modes C git only warns about are kept as pushed. */
 export const TREE_MODES: ReadonlySet<string> = new Set(["100644", "100755", "120000", "40000", "160000", "040000", "100664"]);
 

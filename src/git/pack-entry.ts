@@ -23,7 +23,7 @@ export const OBJ_OFS_DELTA = 6;
 export const OBJ_REF_DELTA = 7;
 
 const TYPE_NAMES: readonly (ObjectType | undefined)[] = [undefined, "commit", "tree", "blob", "tag"];
-const TYPE_CODES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
+const TYPE_CODES: Readonly<Record<ObjectType, number>> = { commit: 1, tree: 2, blob: 3, tag: 4 };
 
 /** Object type for a non-delta type code (throws GitError for others). */
 export function typeName(code: number): ObjectType {

@@ -31,8 +31,6 @@ import { writePackIndexRaw } from "./pack-index.ts";
 import { FsckError, type FsckProblem, FsckSession, type FsckSessionState, fsckForIndex, TreeLayout } from "./fsck.ts";
 import { GitError, type GitErrorCode, type ObjectReader, type ObjectType, type Oid, type RawObject } from "./types.ts";
 
-export { BufferPool } from "./buffer-pool.ts";
-
 /** The result of indexPack: files named after the final pack checksum (plus a unique suffix), in opts.tmpDir. */
 export interface IndexedPack {
   /** Final pack checksum (hex); files are pack-<name>-<unique>.pack / .idx. */

@@ -22,6 +22,7 @@ import { CapabilitySet } from "./capabilities.ts";
 import { bandError, localPacker, type Packer, type PackOptions } from "./create-pack-file.ts";
 import { CommonCommits } from "./negotiation.ts";
 import { errPkt, PktLineReader, pktLine, FLUSH_PKT } from "./pkt-line.ts";
+import { SIDE_BAND_64K_PACKET_MAX, SIDE_BAND_PACKET_MAX } from "./sideband.ts";
 import type { RepoSnapshot } from "./repo-snapshot.ts";
 import { CommitCache } from "./revision.ts";
 import { GitError, type Oid, type ServiceIO } from "./types.ts";
@@ -37,7 +38,8 @@ import {
   parseWant,
   type UploadRequest,
 } from "./upload-request.ts";
-import { computeShallow, type ShallowPlan } from "./walk.ts";
+import { computeShallow } from "./walk.ts";
+import type { ShallowPlan } from "./shallow.ts";
 
 export type { ServiceIO };
 
@@ -176,7 +178,7 @@ async function uploadPackV0(
     ofsDelta: caps.has("ofs-delta"),
     includeTag: caps.has("include-tag"),
     noProgress: caps.has("no-progress"),
-    sideband: caps.has("side-band-64k") ? 65520 : caps.has("side-band") ? 1000 : 0,
+    sideband: caps.has("side-band-64k") ? SIDE_BAND_64K_PACKET_MAX : caps.has("side-band") ? SIDE_BAND_PACKET_MAX : 0,
   };
   await checkWantsReachable(snapshot, req.wants);
 

@@ -11,9 +11,6 @@ import { CommitCache, CommitQueue, limitCommits, type Peeled } from "./revision.
 import type { ShallowPlan } from "./shallow.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 
-export type { ObjectFilter } from "./list-objects.ts";
-export type { ShallowPlan } from "./shallow.ts";
-
 /** What the client asked for and what it has. */
 export interface CollectRequest {
   wants: Oid[];

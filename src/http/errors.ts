@@ -1,5 +1,5 @@
 // Errors are rendered once, here: `{ "error": message }` with the status of SPEC §7.
-import { AppError, RateLimited } from "../errors.ts";
+import { AppError, databaseUnavailable, RateLimited } from "../errors.ts";
 import type { Logger } from "../services/context.ts";
 import { pathOf } from "./path.ts";
 
@@ -13,8 +13,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
  * logged as one JSON line with the request id, method, path and the error's stack, and masked.
  */
 export function errorResponse(error: unknown, log: Logger, requestId: string, request?: Request): Response {
+  // A database that cannot be reached is a 503 `database_unavailable`, not a 500 with a stack.
+  const unavailable = error instanceof AppError ? null : databaseUnavailable(error);
+  if (unavailable) log.warn("database unavailable", { request_id: requestId, error: error instanceof Error ? error.message : String(error) });
+  error = unavailable ?? error;
   if (error instanceof AppError) {
     const headers: Record<string, string> = {};
+    if (error.extra.code === "database_unavailable") headers["retry-after"] = "5";
     if (error.code === "unauthenticated") headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
     if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterSeconds);
     return json(error.status, { error: error.message, ...error.extra }, headers);

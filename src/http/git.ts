@@ -3,7 +3,7 @@
 // file reads the body (gzip, size limit) and renders the outcome as an HTTP response.
 import { createGunzip } from "node:zlib";
 import { Readable } from "node:stream";
-import { AppError, Invalid, RateLimited, TooLarge } from "../errors.ts";
+import { AppError, databaseUnavailable, Invalid, RateLimited, TooLarge } from "../errors.ts";
 import { parseSmartHttpRequest, protocolVersion, smartHttpContentTypes, unreadableBody } from "../git/service-request.ts";
 import type { Ctx } from "../services/context.ts";
 import { advertiseGit, serveGit, type GitOutcome, type GitRefusal, type ServiceIO } from "../services/git/serve.ts";
@@ -16,10 +16,10 @@ const NO_CACHE = {
   expires: "Fri, 01 Jan 1980 00:00:00 GMT",
   pragma: "no-cache",
   "cache-control": "no-cache, max-age=0, must-revalidate",
-};
+} as const;
 
 /** The status of each refusal of the git service. */
-const STATUS: Record<GitRefusal, number> = {
+const STATUS: Readonly<Record<GitRefusal, number>> = {
   "bad-request": 400,
   unauthenticated: 401,
   payment: 402,
@@ -163,6 +163,9 @@ export function gitHandler(ctx: Ctx) {
       return await rpc(types.result, input, (io) => serveGit(ctx, actor, { service, org, repo, protocol, io, stateless: true, via: "http", declaredBytes }));
     } catch (error) {
       if (error instanceof AppError) return plain(error.status, error.message, error instanceof RateLimited ? error.retryAfterSeconds : undefined);
+      // git prints a text/plain error body to its user: the database being down says so.
+      const unavailable = databaseUnavailable(error);
+      if (unavailable) return plain(unavailable.status, unavailable.message, 5);
       ctx.log.error("git request failed", { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
       return rendered({ kind: "failed" });
     }

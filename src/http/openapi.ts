@@ -12,7 +12,7 @@ import { DOCS_PAGE } from "./routes/ops/docs-page.ts";
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/v1/docs";
 const VERSION = "3.1.2";
-const INFO = { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" };
+const INFO = { title: "svc", version: "1.0.0", description: "Control plane of the svc git host" } as const;
 
 type Json = Record<string, any>;
 
@@ -33,7 +33,7 @@ const serverError = {
       },
     },
   },
-};
+} as const;
 
 /** The OpenAPI document of `app`'s visible routes. */
 export function buildDocument(app: AnyElysia): Json {

@@ -1,6 +1,7 @@
 // Resolves the caller of an HTTP request once, and applies the CSRF rule for cookie sessions.
 import { Forbidden } from "../errors.ts";
-import { SESSION_COOKIE, SESSION_TTL_MS, resolvePrincipal } from "../services/people/auth.ts";
+import { resolvePrincipal } from "../services/access/credentials.ts";
+import { SESSION_COOKIE, SESSION_TTL_MS } from "../services/people/auth.ts";
 import type { Ctx } from "../services/context.ts";
 import { ANONYMOUS, type Principal } from "../services/access/principal.ts";
 import { whenReady, type MaybePromise } from "../services/access/fact-cache.ts";

@@ -28,4 +28,4 @@ export function jsonBytesAnswer(json: Uint8Array<ArrayBuffer>): Response {
   return new Response(json, { status: 200, headers: JSON_HEADERS });
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
+const JSON_HEADERS = { "content-type": "application/json" } as const;

@@ -62,6 +62,28 @@ export interface Ctx {
   auth: { dummyHash: Promise<string> | null };
   /** This context's metrics registry (GET /metrics) and the request and operation series. */
   telemetry: Telemetry;
+  /** Set by `svc serve` on SIGTERM: /readyz answers 503 so a balancer takes the node out before it stops accepting. */
+  draining?: boolean;
+  /** Unsent spool bytes of all large fetches together (services/git/upload.ts: past SVC_GIT_MAX_PUSH, a thread waits for its own client). */
+  uploads: { spooledUnsent: number };
+  /** The file view's syntax highlighting: its thread, queue and cache (src/http/web/repos/highlight.ts); closed with the context. */
+  highlighter: Highlighter;
+}
+
+/**
+ * Syntax highlighting on a thread with a cache by key (blob id and language). Declared here
+ * because services never import the web layer; HighlightThread in src/http/web/repos/highlight.ts
+ * implements it.
+ */
+export interface Highlighter {
+  /** The remembered markup lines of `key`: lines, null (shown plain from now on) or undefined (not yet known). */
+  cached(key: string): string[] | null | undefined;
+  /** The markup lines of `code` from the thread (null when it cannot, or not within the time limit), or undefined when the queue is full. */
+  highlight(key: string, code: string, language: string, o: { timeLimitMs?: number; log?: Logger }): Promise<string[] | null> | undefined;
+  /** Starts the thread ahead of the first file view. */
+  warm(): void;
+  /** Terminates the thread and answers the waiting files plain. */
+  close(): void;
 }
 
 /** JSON-lines logger on stderr. */

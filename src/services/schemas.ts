@@ -11,7 +11,7 @@ export const ErrorBody = Type.Object(
 );
 
 /** What each error status means, for the interface description. */
-const ERROR_MEANING: Record<number, string> = {
+const ERROR_MEANING: Readonly<Record<number, string>> = {
   400: "invalid input",
   401: "no or unusable credential",
   402: "payment required (`quota:` or `card:`)",

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { fingerprintOf } from "../services/people/ssh-keys.ts";
+import { HOST_KEY_NAMES } from "./host-key-files.ts";
 import { generateEd25519 } from "./openssh-key.ts";
 
 const { utils } = ssh2 as unknown as typeof import("ssh2");
@@ -15,12 +16,9 @@ export interface HostKey {
 }
 
 const KINDS = [
-  { type: "ED25519" as const, file: "ssh_host_ed25519_key", generate: generateEd25519 },
-  { type: "RSA" as const, file: "ssh_host_rsa_key", generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
-];
-
-/** The data-dir files holding the host keys (a backup carries them: clients pin the keys). */
-export const HOST_KEY_FILES: readonly string[] = KINDS.flatMap((k) => [k.file, `${k.file}.pub`]);
+  { type: "ED25519" as const, file: HOST_KEY_NAMES.ed25519, generate: generateEd25519 },
+  { type: "RSA" as const, file: HOST_KEY_NAMES.rsa, generate: () => utils.generateKeyPairSync("rsa", { bits: 3072 }) },
+] as const;
 
 /** Loads the host keys, generating any that are missing (atomically, so two processes agree). */
 export function loadHostKeys(dataDir: string): HostKey[] {

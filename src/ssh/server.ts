@@ -49,14 +49,14 @@ const WANTED = {
   hmac: ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com", "hmac-sha2-256", "hmac-sha2-512"],
   serverHostKey: ["ssh-ed25519", "rsa-sha2-512", "rsa-sha2-256"],
   compress: ["none"],
-};
+} as const;
 const ALGORITHMS = {
   kex: WANTED.kex.filter((a) => SUPPORTED.SUPPORTED_KEX!.includes(a)),
   cipher: WANTED.cipher.filter((a) => SUPPORTED.SUPPORTED_CIPHER!.includes(a)),
   hmac: WANTED.hmac.filter((a) => SUPPORTED.SUPPORTED_MAC!.includes(a)),
   serverHostKey: WANTED.serverHostKey.filter((a) => SUPPORTED.SUPPORTED_SERVER_HOST_KEY!.includes(a)),
   compress: WANTED.compress,
-};
+} as const;
 
 /** A running SSH server. */
 export interface SshServer {

@@ -14,7 +14,7 @@ export interface ReadAheadOptions {
   window?: number;
 }
 
-export const READ_AHEAD_DEFAULTS = { chunkBytes: 4 * 1024 * 1024, firstChunkBytes: 1024 * 1024, window: 4 };
+export const READ_AHEAD_DEFAULTS = { chunkBytes: 4 * 1024 * 1024, firstChunkBytes: 1024 * 1024, window: 4 } as const;
 
 /** A pool of bytes shared by every read-ahead stream of a process; a stream waits when it is spent. */
 export class ByteBudget {

@@ -20,7 +20,7 @@ export interface RetryPolicy {
 }
 
 /** Defaults: 10 attempts, 20 ms doubling to at most 2 s, 60 s in all, 30 s per attempt. */
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, baseDelayMs: 20, maxDelayMs: 2000, deadlineMs: 60_000, attemptTimeoutMs: 30_000 };
+export const DEFAULT_RETRY: Readonly<RetryPolicy> = { attempts: 10, baseDelayMs: 20, maxDelayMs: 2000, deadlineMs: 60_000, attemptTimeoutMs: 30_000 };
 
 // S3 error codes worth another try (AWS documents these as transient).
 const RETRY_CODES: ReadonlySet<string> = new Set([

@@ -42,7 +42,8 @@ export function cleanEnv(): Record<string, string> {
 /** Starts a server; `env` adds or overrides SVC_* settings. */
 export async function startServer(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<RunningServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "svc-test-"));
-  const env: Record<string, string> = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "warn", ...opts.env };
+  // SVC_DRAIN_MS 0: a test's SIGTERM stops at once (the drain has its own test).
+  const env: Record<string, string> = { SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "warn", SVC_DRAIN_MS: "0", ...opts.env };
   const proc = Bun.spawn([BUN, join(ROOT, "src/main.ts"), "serve"], { env: { ...cleanEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
   let errText = "";
   (async () => {

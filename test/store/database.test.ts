@@ -252,7 +252,7 @@ describeBoth("database (PostgreSQL only behaviour)", (dialect, open) => {
       const err = await pg.db.transaction((tx) => tx.select().from(tablesOf(tx).orgs).limit(1)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AppError);
       expect((err as AppError).status).toBe(503);
-      expect((err as AppError).extra).toEqual({ reason: "database_unavailable" });
+      expect((err as AppError).extra).toEqual({ code: "database_unavailable" });
     } finally {
       await pg.close();
     }

@@ -3,7 +3,7 @@
 // driver's error as `cause`, while COMMIT's own errors arrive bare (bench/README "PostgreSQL
 // drivers"). A unique violation (23505) between nodes, where a pre-check inside one SERIALIZABLE
 // transaction did not already answer it, becomes the 409 the pre-check would have given.
-import { AppError, Conflict } from "../../errors.ts";
+import { AppError, Conflict, DATABASE_UNAVAILABLE, Unavailable } from "../../errors.ts";
 
 interface DriverError {
   errno?: unknown;
@@ -76,7 +76,7 @@ const UNIQUE_MESSAGES: Readonly<Record<string, string>> = Object.freeze({
 
 /** 503 for a server that cannot be reached. */
 export function databaseUnavailable(): AppError {
-  return new AppError("unavailable", "database unreachable; try again shortly", { reason: "database_unavailable" });
+  return Unavailable(DATABASE_UNAVAILABLE, { code: "database_unavailable" });
 }
 
 /** 503 after a write transaction kept conflicting with others (SERIALIZABLE retries used up). */

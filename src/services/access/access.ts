@@ -45,7 +45,7 @@ export type Action =
   | { kind: "change:edit"; author: boolean }; // edit, close or reopen a change: writers, or its author while they can read
 
 /** Roles in rank order; a grant role never includes owner. */
-const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
+const RANK: Readonly<Record<Role, number>> = { viewer: 1, member: 2, admin: 3, owner: 4 };
 
 /** Highest of several roles (null when none). */
 export function highestRole(roles: (Role | null | undefined)[]): Role | null {
@@ -67,7 +67,7 @@ export function scopeCovers(scopes: readonly string[] | "all", need: Scope): boo
 }
 
 /** The least role that can exercise each scope. */
-const SCOPE_ROLE: Record<Scope, Role> = { "repo:read": "viewer", "org:read": "viewer", "repo:write": "member", "org:admin": "admin" };
+const SCOPE_ROLE: Readonly<Record<Scope, Role>> = { "repo:read": "viewer", "org:read": "viewer", "repo:write": "member", "org:admin": "admin" };
 
 /** Everything `decide` needs to know, loaded from the database by `loadFacts`. */
 export interface Facts {

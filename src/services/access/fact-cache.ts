@@ -6,7 +6,10 @@
 // connection, and at most once per millisecond SQLite's `data_version`, which moves when another
 // connection (the CLI, another process) commits. Any change drops every cached fact, so a token
 // revoked through this server fails on the very next request, and a change committed by another
-// process is seen by every request that starts more than 1 ms after it.
+// process is seen by every request that starts more than 1 ms after it. On a shared database
+// (several nodes, issue 27) the external probe is a read of an epoch row, so it may answer with
+// a promise: lookups then wait for one probe per window per node, and hits inside the window
+// stay synchronous.
 //
 // Facts live in one map per space ("token", "org", …), keyed by one string or a pair of strings,
 // never by a string built per lookup: keys are usually ids taken from cached rows, whose hashes
@@ -24,8 +27,12 @@ export function whenReady<T, U>(v: MaybePromise<T>, f: (value: T) => MaybePromis
 export interface EpochProbes {
   /** Changes made through our own connection. */
   own(): number;
-  /** Moves when another connection commits. */
-  external(): number;
+  /**
+   * Moves when another connection commits. SQLite answers synchronously (`PRAGMA data_version`);
+   * a shared database answers with a promise (a read of its epoch row, issue 27): the cache then
+   * waits for it once per window, and every lookup in that window shares the one probe.
+   */
+  external(): number | Promise<number>;
 }
 
 const MAX_ENTRIES = 50_000;
@@ -42,10 +49,14 @@ export class FactCache {
   private size = 0;
   /** Moves each time the cache is cleared. */
   private generation = 0;
+  /** The asynchronous external probe in flight: lookups wait for it before trusting a fact. */
+  private probing: Promise<void> | null = null;
 
   constructor(
     private readonly probes: EpochProbes,
     private readonly clock: () => number = Date.now,
+    /** How long a reading of other connections' commits is trusted (an asynchronous probe may widen it). */
+    private readonly externalWindowMs: number = WINDOW_MS,
   ) {}
 
   /** Marks the start of a request (or connection): its first lookup re-validates. */
@@ -53,28 +64,57 @@ export class FactCache {
     this.validUntil = 0;
   }
 
-  private validate(now: number): void {
+  private clear(): void {
+    this.spaces.clear();
+    this.size = 0;
+    this.generation++;
+  }
+
+  /** Re-reads the probes; answers the asynchronous external probe to wait for, if one is in flight. */
+  private validate(now: number): Promise<void> | null {
     this.validUntil = now + WINDOW_MS;
     const own = this.probes.own();
     let changed = own !== this.own;
     this.own = own;
     if (now >= this.externalUntil) {
-      this.externalUntil = now + WINDOW_MS;
+      this.externalUntil = now + this.externalWindowMs;
       const external = this.probes.external();
-      changed ||= external !== this.external;
-      this.external = external;
+      if (typeof external === "number") {
+        changed ||= external !== this.external;
+        this.external = external;
+      } else {
+        const probe: Promise<void> = external.then(
+          (value) => {
+            if (this.probing === probe) this.probing = null;
+            if (value !== this.external) {
+              this.external = value;
+              this.clear();
+            }
+          },
+          (error: unknown) => {
+            // Why: a failed probe proves nothing; the next lookup probes again (and meets the error).
+            if (this.probing === probe) this.probing = null;
+            this.externalUntil = 0;
+            this.validUntil = 0;
+            throw error;
+          },
+        );
+        this.probing = probe;
+      }
     }
-    if (changed || this.size > MAX_ENTRIES) {
-      this.spaces.clear();
-      this.size = 0;
-      this.generation++;
-    }
+    if (changed || this.size > MAX_ENTRIES) this.clear();
+    return this.probing;
   }
 
-  /** The valid map of `space` (validating first when due). */
-  private space(space: string): Map<string, unknown> {
+  /** The valid map of `space` (validating first when due), or a promise of it while an external probe is in flight. */
+  private space(space: string): Map<string, unknown> | Promise<Map<string, unknown>> {
     const now = this.clock();
-    if (now >= this.validUntil) this.validate(now);
+    const probing = now >= this.validUntil ? this.validate(now) : this.probing;
+    if (probing) return probing.then(() => this.mapOf(space));
+    return this.mapOf(space);
+  }
+
+  private mapOf(space: string): Map<string, unknown> {
     let map = this.spaces.get(space);
     if (!map) this.spaces.set(space, (map = new Map()));
     return map;
@@ -111,12 +151,19 @@ export class FactCache {
 
   /** The cached value for `key` in `space`, or `load()` (null results are cached too). */
   get<T>(space: string, key: string, load: () => Promise<T>): T | Promise<T> {
-    return this.lookup(this.space(space), key, load);
+    const map = this.space(space);
+    if (map instanceof Promise) return map.then((m) => this.lookup(m, key, load));
+    return this.lookup(map, key, load);
   }
 
   /** The cached value for the pair (`a`, `b`) in `space`, or `load()`. */
   getPair<T>(space: string, a: string, b: string, load: () => Promise<T>): T | Promise<T> {
     const outer = this.space(space);
+    if (outer instanceof Promise) return outer.then((m) => this.lookupPair(m, a, b, load));
+    return this.lookupPair(outer, a, b, load);
+  }
+
+  private lookupPair<T>(outer: Map<string, unknown>, a: string, b: string, load: () => Promise<T>): T | Promise<T> {
     let inner = outer.get(a) as Map<string, unknown> | undefined;
     if (!inner) outer.set(a, (inner = new Map()));
     return this.lookup(inner, b, load);

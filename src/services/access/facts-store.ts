@@ -34,7 +34,7 @@ export interface PersonInOrg {
   teamGrants: Map<string, Role[]>;
 }
 
-const NO_PERSON: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
+const NO_PERSON: Readonly<PersonInOrg> = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
 
 /** Loads the person's org role and every grant naming them or their teams in one org (cached). */
 export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string): MaybePromise<PersonInOrg> {

@@ -13,7 +13,7 @@ export type Principal =
   /** A registered machine's credential (`svcr_`): a live (not removed) runner. */
   | { kind: "runner"; runner: RunnerRow };
 
-export const ANONYMOUS: Principal = { kind: "anonymous" };
+export const ANONYMOUS: Readonly<Principal> = { kind: "anonymous" };
 
 /** The person behind a principal, if any. */
 export function personOf(p: Principal): User | null {

@@ -73,7 +73,7 @@ async function applySubscription(ctx: Ctx, tx: Tx, org: Org, sub: ProviderSubscr
 }
 
 /** The audit action of an applied event. */
-const AUDIT_ACTION: Record<Exclude<ProviderEvent["kind"], "ignored">, string> = {
+const AUDIT_ACTION: Readonly<Record<Exclude<ProviderEvent["kind"], "ignored">, string>> = {
   "checkout.completed": "billing.subscribed",
   "subscription.updated": "billing.subscription_updated",
   "subscription.deleted": "billing.subscription_ended",

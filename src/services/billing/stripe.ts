@@ -15,7 +15,7 @@ const PRICE_TTL_MS = 10 * 60_000;
 const PRICE_RETRY_MS = 60_000;
 
 /** What each Stripe subscription status means for the plan. */
-const PLAN_OF_STATUS: Record<string, Plan> = {
+const PLAN_OF_STATUS: Readonly<Record<string, Plan>> = {
   active: "paid",
   trialing: "paid",
   past_due: "past_due",

@@ -40,10 +40,6 @@ function chain(readers: ObjectReader[]): ObjectReader {
   };
 }
 
-// Moved to services/git/diff.ts (issue 26, domain order); kept for importers in other work
-// packages' files until the integrator removes the shims.
-export { diffTreePair, MAX_FILES, treeOfCommit, type FileDiffs } from "../git/diff.ts";
-
 /** The diff between commits `base` (three-dot: from their merge base) and `head`. */
 export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): Promise<Diff> {
   const bases = await mergeBases(reader, base, head);

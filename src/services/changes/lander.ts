@@ -34,7 +34,7 @@ import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
 import { closurePack } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { protectionOfBranch, refPolicy } from "../repos/protections.ts";
+import { protectionOfBranch, refPolicy } from "../git/policy.ts";
 import { changesBeneath, ejectChange } from "./changes.ts";
 import type { Verdict } from "./schemas.ts";
 import * as store from "./store.ts";

@@ -76,7 +76,7 @@ const CHANGE_EXAMPLE = {
   waiting: "waiting for required check test: no result yet for 3f786850",
   created_at: 1795248971422,
   updated_at: 1795249012000,
-};
+} as const;
 
 export const Change = Type.Object(
   {
@@ -116,8 +116,6 @@ export const ChangeListQuery = Type.Object({
 });
 export type ChangeListQuery = Static<typeof ChangeListQuery>;
 
-export { DiffFile } from "../git/schemas.ts";
-
 const DIFF_EXAMPLE = {
   base: "89e6c98d92887913cadf06b2adb97f26cde4849b",
   head: "3f786850e387550fdab836ed7e6dc881de23001b",
@@ -141,7 +139,7 @@ const DIFF_EXAMPLE = {
   deletions: 1,
   truncated: false,
   truncation: null,
-};
+} as const;
 
 export const Diff = Type.Object(
   {

@@ -4,18 +4,24 @@
 // queued, newest) wakes the waiters whose org's queue changed since they last looked, which
 // catches jobs queued by another process and any wake-up this process missed.
 //
+// Across nodes (issue 27): queueing and routing changes are also announced on the `ci.queue`
+// signal (services/events/signals.ts, after COMMIT). A hub hearing "queued" looks at the queue at
+// once instead of at the next tick; "routing" wakes every waiter of the key, as wakeAll does here.
+// The signal is a hint only: the 500 ms tick stays the bound when a notification is lost.
+//
 // Why the claim is safe: it is one write transaction that re-reads the machine, its group and
 // the org's policy, finds the oldest routable job, and moves it from queued to running with a
 // compare-and-set on the job row. Two machines can never both move one job, and a machine with a
 // running job gets 409 `busy` (one running job per machine, SPEC §8).
 import { Conflict, Unauthorized } from "../../errors.ts";
-import type { Queryable } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import type { RunnerRow } from "../../db/schema/index.ts";
 import { newId, newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
+import type { Signals } from "../events/signals.ts";
 import type { Gauge, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
@@ -27,6 +33,26 @@ export const CLAIM_RETRY_MS = 500;
 const WAKE_PER_JOB = 2;
 /** Claims held open right now, waiting for a job (GET /metrics). */
 const HOSTED_KEY = "*hosted";
+/**
+ * How long a machine's "nothing for me" is trusted while its key's queue is unchanged: the bound
+ * for a routing change no announcement reached (another node's, when a notification is lost).
+ */
+const LOOK_TTL_MS = 5 * 60_000;
+/** Machines' last looks remembered at most (a map cleared when full). */
+const MAX_LOOKS = 100_000;
+/** `ci.queue` notification keys: `q:<hub key>` jobs were queued, `r:<hub key>` routing changed. */
+const QUEUED = "q:";
+const ROUTING = "r:";
+
+/** Announces jobs queued for hub `key` to every node's hub (this one's too); inside `tx`, after COMMIT. */
+export function announceQueued(ctx: Ctx, key: string, tx?: Tx): void {
+  ctx.signals.notify("ci.queue", QUEUED + key, tx);
+}
+
+/** Announces that routing changed for hub `key` (policy, groups, a removed machine): every waiter on every node looks again. */
+export function announceRouting(ctx: Ctx, key: string): void {
+  ctx.signals.notify("ci.queue", ROUTING + key);
+}
 
 interface Waiter {
   key: string;
@@ -44,8 +70,12 @@ export class ClaimHub {
   private generations = new Map<string, number>();
   /** Keys whose last claim transaction found a job: the next claim goes straight to its transaction. */
   private busyKeys = new Set<string>();
+  /** Machines whose last look found nothing: the signature and generation of their key then. */
+  private looks = new Map<string, { sig: string; gen: number; at: number }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
+  /** A look was asked for while one ran: run another when it ends. */
+  private again = false;
   private count = 0;
   stopped = false;
 
@@ -56,9 +86,30 @@ export class ClaimHub {
   constructor(
     private readonly ctxOf: () => Ctx,
     metrics: Registry,
+    /** Where `ci.queue` announcements arrive (all nodes'); none in tests that build a bare hub. */
+    signals?: Signals,
   ) {
     this.claimsWaiting = metrics.gauge("svc_runner_claims_waiting", "Runner claim long-polls waiting for a job");
     this.claimsWaiting.inc(undefined, 0);
+    signals?.subscribe("ci.queue", (k) => this.announced(k));
+  }
+
+  /** A `ci.queue` notification (announceQueued / announceRouting), from this node or another. */
+  private announced(k: string): void {
+    if (k.startsWith(ROUTING)) this.wakeAll(k.slice(ROUTING.length));
+    else if (k.startsWith(QUEUED)) this.queueChanged(k.slice(QUEUED.length));
+  }
+
+  /**
+   * Jobs were queued for `key`, maybe on another node: arriving claims look again (a new
+   * generation) and, when machines wait on `key`, the queue is looked at now rather than at the
+   * next tick. One query per announcement at most, and none when nobody waits.
+   */
+  queueChanged(key: string): void {
+    this.bump(key);
+    if (!this.waiters.has(key) || this.stopped) return;
+    if (this.ticking) this.again = true;
+    else void this.tick();
   }
 
   /** The last known queue signature of `key`. */
@@ -74,6 +125,29 @@ export class ClaimHub {
   /** Whether the last claim transaction for `key` found a job (so the queue is probably not empty). */
   busy(key: string): boolean {
     return this.busyKeys.has(key);
+  }
+
+  /**
+   * Whether machine `runnerId`'s last look found nothing and nothing changed for `key` since: the
+   * queue signature the tick last saw and the key's generation (local queueing, announcements,
+   * routing changes) are what they were before that look, and the look is younger than
+   * LOOK_TTL_MS. Then its claim can wait without a query; a job queued meanwhile on another node
+   * changes the signature at the next tick, which wakes it.
+   */
+  nothingNew(runnerId: string, key: string): boolean {
+    const l = this.looks.get(runnerId);
+    return !!l && l.sig === this.signature(key) && l.gen === this.generation(key) && Date.now() - l.at < LOOK_TTL_MS;
+  }
+
+  /** Records that machine `runnerId` looked and found nothing, with the signature and generation read before the look. */
+  noteNothing(runnerId: string, sig: string, gen: number): void {
+    if (this.looks.size >= MAX_LOOKS && !this.looks.has(runnerId)) this.looks.clear();
+    this.looks.set(runnerId, { sig, gen, at: Date.now() });
+  }
+
+  /** Forgets machine `runnerId`'s last look (it claimed a job: its next claim looks, and meets 409 `busy` while the job runs). */
+  forgetLook(runnerId: string): void {
+    this.looks.delete(runnerId);
   }
 
   /** Records whether a claim transaction for `key` found a job. */
@@ -179,6 +253,10 @@ export class ClaimHub {
       this.ctxOf().log.warn("claim queue check failed", { error: String(error) });
     } finally {
       this.ticking = false;
+      if (this.again) {
+        this.again = false;
+        if (this.count > 0 && !this.stopped) void this.tick();
+      }
     }
   }
 }
@@ -212,17 +290,18 @@ async function routeOf(q: Queryable, runner: { hosted: boolean; orgId: string | 
 const BUSY = () => Conflict("busy");
 
 /**
- * One claim attempt: null when nothing routable is queued (or a competitor took it first). Unless
- * the org's queue is known to be non-empty (`busyQueue`), it first looks on the read connection,
- * so idle machines never take the write lock.
+ * One claim attempt: the claim, "none" when a look on the read connection found nothing routable,
+ * or "taken" when the transaction found nothing (a competitor took it first). Unless the org's
+ * queue is known to be non-empty (`busyQueue`), it first looks on the read connection, so idle
+ * machines never take the write lock.
  */
-async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | null> {
+async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promise<Claim | "none" | "taken"> {
   const hub = claimHub(ctx);
   const key = hubKey(runner.hosted, runner.orgId);
   if (!busyQueue) {
     if (await runs.hasRunningJob(ctx.db.read, runner.id)) throw BUSY();
     const route = await routeOf(ctx.db.read, runner);
-    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return null;
+    if (!route || !(await runs.claimableJob(ctx.db.read, route))) return "none";
   }
   const out = await ctx.db.transaction(async (tx) => {
     // Everything re-read inside the transaction: the machine, its group, the policy, the job.
@@ -243,7 +322,7 @@ async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promis
     return { job_id: job.id, token: `svc_${tokenId}_${secret}`, runner_url: ctx.baseUrl };
   });
   hub.noteClaimed(key, out !== null);
-  return out;
+  return out ?? "taken";
 }
 
 /**
@@ -260,12 +339,20 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
   for (;;) {
     const seen = hub.signature(key);
     const gen = hub.generation(key);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      // The first attempt goes straight to the transaction while this org's queue is known to be busy.
-      const got = await tryClaim(ctx, runner, attempt === 0 && (seen !== "" || hub.busy(key)));
-      if (got) return got;
-      // A competitor took the job we saw: look again at once, a few times, before waiting.
-      if (!(await quickLook(ctx, runner))) break;
+    // An idle machine costs no query (issue 27): when its last look found nothing and nothing was
+    // queued or re-routed for its key since, it goes straight to the wait.
+    if (!hub.nothingNew(runner.id, key)) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        // The first attempt goes straight to the transaction while this org's queue is known to be busy.
+        const got = await tryClaim(ctx, runner, attempt === 0 && (seen !== "" || hub.busy(key)));
+        if (typeof got === "object") {
+          hub.forgetLook(runner.id);
+          return got;
+        }
+        // A competitor took the job we saw: look again at once, a few times, before waiting.
+        if (got === "none" || !(await quickLook(ctx, runner))) break;
+      }
+      hub.noteNothing(runner.id, seen, gen);
     }
     const left = deadline - Date.now();
     if (left <= 0 || hub.stopped || signal?.aborted) return null;

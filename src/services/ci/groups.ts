@@ -8,7 +8,7 @@ import { requireOrgFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
-import { claimHub } from "./claim.ts";
+import { announceRouting } from "./claim.ts";
 import { repoIdsFor } from "./policy.ts";
 import type { RunnerGroup, RunnerGroupCreate, RunnerGroupPatch } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -145,7 +145,7 @@ export async function patchGroup(ctx: Ctx, actor: Principal, orgName: string, id
     });
     return body!;
   });
-  claimHub(ctx).wakeAll(org.id);
+  announceRouting(ctx, org.id);
   return out;
 }
 
@@ -160,5 +160,5 @@ export async function deleteGroup(ctx: Ctx, actor: Principal, orgName: string, i
     await store.deleteGroup(tx, g.id);
     await recordAudit(tx, { orgId: org.id, action: "runner_group.deleted", actor: auditActor(actor), target: g.name, data: { id: g.id } });
   });
-  claimHub(ctx).wakeAll(org.id);
+  announceRouting(ctx, org.id);
 }

@@ -5,7 +5,7 @@ import { requireOrgFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
-import { claimHub } from "./claim.ts";
+import { announceRouting } from "./claim.ts";
 import { failJob, hostedDisabledMessage } from "./finish.ts";
 import type { RunnerPolicy, RunnerPolicyPatch } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -74,6 +74,6 @@ export async function patchRunnerPolicy(ctx: Ctx, actor: Principal, orgName: str
     return body;
   });
   // Routing changed: waiting machines look again.
-  claimHub(ctx).wakeAll(org.id);
+  announceRouting(ctx, org.id);
   return out;
 }

@@ -14,7 +14,7 @@ import type { RegistrationToken, Runner, RunnerRegister, RunnerRegistered } from
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { Tx } from "../../db/database.ts";
-import { claimHub } from "./claim.ts";
+import { announceRouting } from "./claim.ts";
 
 /** Refuses (401) a caller that is not the credential a runner route needs, before its body is read. */
 export function requireRunnerCaller(actor: Principal, action: "runner:register" | "runner:claim"): void {
@@ -217,5 +217,5 @@ export async function removeRunner(ctx: Ctx, actor: Principal, orgName: string, 
     await recordAudit(tx, { orgId: org.id, action: "runner.removed", actor: auditActor(actor), target: r.name, data: { runner_id: r.id } });
   });
   // A claim the machine is waiting in ends now (its next call is a 401).
-  claimHub(ctx).wakeAll(org.id);
+  announceRouting(ctx, org.id);
 }

@@ -10,7 +10,7 @@ import { openSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
-import { claimHub, hubKey } from "./claim.ts";
+import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { hostedDisabledMessage } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
@@ -178,6 +178,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         }
       }
     }
+    // Every node's waiting machines hear of the new jobs once they are visible (after COMMIT).
+    for (const key of queued.keys()) announceQueued(ctx, key, tx);
     // A queued change waiting for these checks is looked at again (services/changes, `checks.reported`).
     await ctx.events.emit(tx, { kind: "checks.reported", repoId: p.repoId, commit: p.commit });
   });

@@ -46,7 +46,7 @@ export const WORKFLOW_LIMITS = {
   keyBytes: 1024,
   /** How long parsing one file may take on its thread. */
   parseMs: 3000,
-};
+} as const;
 
 /** A branch filter of one event (null lists: no filter). */
 export interface BranchFilter {
@@ -417,7 +417,7 @@ function readJob(id: string, node: Node | null | undefined, workflowEnv: Record<
   let runsOn: Node | null | undefined;
   let strategy: Node | null | undefined;
   let envNode: Node | null | undefined;
-  let timeout = WORKFLOW_LIMITS.defaultTimeoutMinutes;
+  let timeout: number = WORKFLOW_LIMITS.defaultTimeoutMinutes;
   let stepsNode: Node | null | undefined;
   for (const pair of entries(node, `jobs.${id}`)) {
     const k = keyOf(pair);

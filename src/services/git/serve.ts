@@ -10,7 +10,7 @@ import { SlicedPackSet } from "../../git/time-slice.ts";
 import { serveUploadPack } from "../../git/upload-pack.ts";
 import { isAncestor } from "../../git/walk.ts";
 import { ZERO_OID, type ServiceIO } from "../../git/types.ts";
-import { AppError, type ErrorCode } from "../../errors.ts";
+import { AppError, databaseUnavailable, type ErrorCode } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import { requireRepoFor } from "../access/access.ts";
 import type { Ctx } from "../context.ts";
@@ -90,8 +90,10 @@ const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.fre
 });
 
 /** The refusal an AppError stands for; null for anything else (an unexpected failure). */
-function refusalOf(error: unknown): GitRefused<StatusRefusal> | null {
-  if (!(error instanceof AppError)) return null;
+function refusalOf(thrown: unknown): GitRefused<StatusRefusal> | null {
+  // A database that cannot be reached is a 503 the client is told about (issue 27), not a failure.
+  const error = thrown instanceof AppError ? thrown : databaseUnavailable(thrown);
+  if (!error) return null;
   const refusal = REFUSALS[error.code];
   return refusal ? { kind: "refused", refusal, message: error.message } : null;
 }

@@ -32,7 +32,7 @@ export const MAIN_OUTPUT_BYTES = 2 * 1024 * 1024;
 export const SMALL_REPO_BYTES = 4 * 1024 * 1024;
 
 const KEEPALIVE_MS = 5000;
-const KEEPALIVE_PKT = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
+const KEEPALIVE_PKT: Readonly<Uint8Array> = new Uint8Array([0x30, 0x30, 0x30, 0x35, 0x01]);
 
 /** Which path served a pack, for tests and metrics. */
 export type PackPath = "main" | "thread";
@@ -93,13 +93,10 @@ export function threadStoreConfig(ctx: Ctx): ThreadStoreConfig {
   return { storage: ctx.config.storage, cacheBytes: Math.floor(ctx.config.gitCacheBytes / 2 / ctx.threads.size) };
 }
 
-/**
- * Unsent spool bytes of all requests together beyond which a thread waits for its own client
- * (SVC_GIT_MAX_PUSH: the room in the temp dir a push needs anyway). Below it a thread never
- * waits on a client; above it, slow clients hold threads rather than fill the disk.
- */
-let spooledUnsent = 0;
-
+// `ctx.uploads.spooledUnsent`: unsent spool bytes of all requests together, beyond which a thread
+// waits for its own client (SVC_GIT_MAX_PUSH: the room in the temp dir a push needs anyway).
+// Below it a thread never waits on a client; above it, slow clients hold threads rather than
+// fill the disk.
 async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (chunk: Uint8Array) => Promise<void>): Promise<number> {
   const path = join(ctx.tmpDir, `upload-${newId()}.spool`);
   const file = await open(path, "w+");
@@ -150,7 +147,7 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
       streaming = true;
       await write(chunk);
       sent += n;
-      spooledUnsent -= n;
+      ctx.uploads.spooledUnsent -= n;
       notify();
     }
   })();
@@ -166,11 +163,11 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
           // The thread has the file open: it needs no name any more (nothing is left behind by a crash).
           await unlinkSpool();
           const progress = value as SpoolProgress;
-          spooledUnsent += progress.written - written;
+          ctx.uploads.spooledUnsent += progress.written - written;
           written = progress.written;
           notify();
           // Past the spool budget, this thread waits until its own client has nearly caught up.
-          while (spooledUnsent > ctx.config.gitMaxPush && written - sent > SPOOL_STEP && !abort.signal.aborted) {
+          while (ctx.uploads.spooledUnsent > ctx.config.gitMaxPush && written - sent > SPOOL_STEP && !abort.signal.aborted) {
             await changed();
           }
         },
@@ -187,7 +184,7 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
   } finally {
     finished = true;
     notify();
-    spooledUnsent -= written - sent;
+    ctx.uploads.spooledUnsent -= written - sent;
     if (keepalive) clearInterval(keepalive);
     await file.close().catch(() => {});
     await unlinkSpool();

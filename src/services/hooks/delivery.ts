@@ -24,7 +24,7 @@ import type { RepoEvent } from "../events/types.ts";
 import { Failure, Released, type Attempt } from "../jobs/engine.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { recordMetricIn } from "../metrics/record.ts";
-import { EgressError, egressFetch, parseEgressUrl } from "./egress.ts";
+import { EgressError, egressFetch, parseEgressUrl } from "../../util/egress.ts";
 import * as store from "./store.ts";
 
 /** Waits before the three retries of a failed delivery. */

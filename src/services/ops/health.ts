@@ -15,6 +15,8 @@ export type CheckResult = "ok" | "failing" | "timeout" | "pending migrations";
 /** GET /readyz's answer. */
 export interface Readiness {
   ready: boolean;
+  /** The node is shutting down (SIGTERM, SVC_DRAIN_MS): not ready whatever the checks say. */
+  draining: boolean;
   checks: { database: CheckResult; migrations: CheckResult; object_store: CheckResult };
 }
 
@@ -45,6 +47,8 @@ export async function readiness(ctx: Ctx): Promise<Readiness> {
       return "ok";
     }),
     bounded(ctx, "migrations", async () => {
+      // Applied ⊇ known: a tag this binary does not know was applied by a newer node (rolling
+      // upgrade, issue 27; migrations are additive), so only a missing known tag fails.
       const applied = new Set(await store.appliedMigrations(ctx.db.read));
       return knownMigrations(ctx.db.dialect).every((m) => applied.has(m.tag)) ? "ok" : "pending migrations";
     }),
@@ -55,7 +59,8 @@ export async function readiness(ctx: Ctx): Promise<Readiness> {
     }),
   ]);
   const checks = { database, migrations: migrationState, object_store: objectStore };
-  return { ready: Object.values(checks).every((c) => c === "ok"), checks };
+  const draining = ctx.draining === true;
+  return { ready: !draining && Object.values(checks).every((c) => c === "ok"), draining, checks };
 }
 
 /**

@@ -41,7 +41,7 @@ export interface ObjectKind {
 const REPO = "([A-Za-z0-9_-]{1,64})";
 
 /** Git objects: immutable packs and their indexes (DESIGN.md "Git storage on object storage"). */
-export const PACKS: ObjectKind = {
+export const PACKS: Readonly<ObjectKind> = {
   name: "pack",
   description: "git packs and their indexes (every live pack of every repository)",
   root: "repos/",
@@ -65,7 +65,7 @@ export const PACKS: ObjectKind = {
 };
 
 /** CI job logs: one object per acknowledged append (services/ci/job-calls.ts appendLog). */
-export const CI_LOGS: ObjectKind = {
+export const CI_LOGS: Readonly<ObjectKind> = {
   name: "ci-log",
   description: "CI job logs (every acknowledged chunk of every job's log)",
   root: "repos/",

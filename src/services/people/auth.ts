@@ -15,10 +15,6 @@ import { LoginRequest, type Account } from "./schemas.ts";
 import { noteTokenUse } from "./token-use.ts";
 import { checkLoginAllowed, noteLoginFailed, noteLoginSucceeded } from "./throttle.ts";
 
-// Resolution itself moved to access/credentials.ts (issue 26: credential kinds are registered
-// into access); kept here for importers in other work packages' files until the shims go.
-export { PASSWORD_REFUSED, resolvePrincipal, type Credentials } from "../access/credentials.ts";
-
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 /** A session's expiry slides forward at most this often (one write per day per session). */

@@ -15,11 +15,11 @@ import type { LinkPurpose, LinkRow } from "./store.ts";
 
 export type { LinkPurpose };
 
-const PREFIX: Record<LinkPurpose, string> = { verify: "svcv_", reset: "svcrs_", claim: "svce_" };
-const SHAPE: Record<LinkPurpose, RegExp> = { verify: /^svcv_[a-z2-7]{32}$/, reset: /^svcrs_[a-z2-7]{32}$/, claim: /^svce_[a-z2-7]{32}$/ };
+const PREFIX: Readonly<Record<LinkPurpose, string>> = { verify: "svcv_", reset: "svcrs_", claim: "svce_" };
+const SHAPE: Readonly<Record<LinkPurpose, RegExp>> = { verify: /^svcv_[a-z2-7]{32}$/, reset: /^svcrs_[a-z2-7]{32}$/, claim: /^svce_[a-z2-7]{32}$/ };
 
 /** How long each kind of link lives (SPEC §8): confirmation one day, reset one hour, claim one day. */
-export const LINK_TTL_MS: Record<LinkPurpose, number> = { verify: 24 * 3600_000, reset: 3600_000, claim: 24 * 3600_000 };
+export const LINK_TTL_MS: Readonly<Record<LinkPurpose, number>> = { verify: 24 * 3600_000, reset: 3600_000, claim: 24 * 3600_000 };
 
 /** The `token` of a `{ token }` body, or null for any other body (a missing token is a dead link). */
 export function linkTokenOf(input: unknown): string | null {

@@ -11,7 +11,7 @@ import { ResetRequest, type Accepted } from "./schemas.ts";
 import * as store from "./store.ts";
 
 /** The one answer of forgot-password, whatever happened (SPEC §7). */
-export const RESET_ACCEPTED: Accepted = {
+export const RESET_ACCEPTED: Readonly<Accepted> = {
   status: "accepted",
   detail: "If an account uses this address, a password reset link is on its way to it. The link works once, for one hour.",
 };

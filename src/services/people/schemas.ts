@@ -163,7 +163,7 @@ const tokenFields = {
   repo: NullableString({ description: "the repository the token is bound to, or null" }),
   created_at: Millis(),
   last_used_at: NullableMillis("refreshed at most every 10 seconds; null when never used"),
-};
+} as const;
 const tokenExample = {
   id: "c3poufbz3hdeqayl",
   kind: "service",
@@ -172,7 +172,7 @@ const tokenExample = {
   repo: "widgets",
   created_at: 1795249117556,
   last_used_at: null,
-};
+} as const;
 
 /** A token as listed: never the secret. */
 export const Token = Type.Object(tokenFields, { examples: [tokenExample] });
@@ -207,7 +207,7 @@ const sshKeyExample = {
   fingerprint: "SHA256:nPoeb4TtUhcXjC7lWhMaRfTtLQ+y1eRJp6oBvNgQFp0",
   token_id: null,
   created_at: 1795249117556,
-};
+} as const;
 
 export const SshKey = Type.Object(
   {

@@ -15,7 +15,7 @@ import type { Accepted, SignupRequest } from "./schemas.ts";
 import * as store from "./store.ts";
 
 /** The one answer of signup and resend-verification, whatever happened (SPEC §7). */
-export const SIGNUP_ACCEPTED: Accepted = {
+export const SIGNUP_ACCEPTED: Readonly<Accepted> = {
   status: "accepted",
   detail: "If this address can be used, a confirmation link is on its way to it. The link works once, for one day.",
 };

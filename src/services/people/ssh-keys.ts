@@ -12,7 +12,7 @@ import * as credentials from "./store-credentials.ts";
 import { isCreatedKey, type SshKeyRow } from "./store-credentials.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 
-const ECDSA_CURVES: Record<string, { curve: string; pointBytes: number }> = {
+const ECDSA_CURVES: Readonly<Record<string, { curve: string; pointBytes: number }>> = {
   "ecdsa-sha2-nistp256": { curve: "nistp256", pointBytes: 65 },
   "ecdsa-sha2-nistp384": { curve: "nistp384", pointBytes: 97 },
   "ecdsa-sha2-nistp521": { curve: "nistp521", pointBytes: 133 },

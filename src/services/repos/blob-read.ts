@@ -23,7 +23,7 @@ export const BLOB_READ_LIMITS = {
   maxDepth: 100_000,
   /** How long resolving one object may take on its thread. */
   timeLimitMs: 30_000,
-};
+} as const;
 
 /** Type and size of `oid` without its bytes (null when absent). */
 export async function blobHeader(objects: PackSet, oid: Oid): Promise<{ type: RawObject["type"]; size: number } | null> {

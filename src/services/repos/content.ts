@@ -188,7 +188,7 @@ export async function getTreeWindow(
   t: RepoTarget,
   ref: string,
   path: string | undefined,
-  window: { offset: number; limit: number; pick?: string[] },
+  window: { offset: number; limit: number; pick?: readonly string[] },
 ): Promise<Tree & { total: number; picked: Tree["entries"] }> {
   const { snapshot, opts } = await readable(ctx, t);
   const { oid, commit } = await resolveRevision(snapshot, ref, opts);
@@ -210,7 +210,7 @@ export async function getTreeWindow(
   return { ref, commit: oid, path: parts.join("/"), entries: await Promise.all(slice.map(({ e }) => body(e))), total: all.length, picked };
 }
 
-const CONTENT_TYPES: Record<string, string> = {
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
   txt: "text/plain",
   md: "text/markdown",
   json: "application/json",

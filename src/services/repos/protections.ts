@@ -1,6 +1,6 @@
 // Branch protections: the admins' rules (list, put, delete; DECISIONS §3). Management routes live
 // with the content API. Git enforces them (services/git/policy.ts: push, the ref and commit APIs,
-// the lander); the evaluation is re-exported here for importers not yet moved.
+// the lander).
 import { checkRefFormat } from "../../git/ref-name.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import { now, type Ctx } from "../context.ts";
@@ -10,10 +10,6 @@ import * as store from "./store.ts";
 import type { Protection as ProtectionRow } from "./store.ts";
 import type { Protection, ProtectionList, ProtectionPut } from "./schemas.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
-
-// Moved to services/git/policy.ts (issue 26, domain order); kept for changes/lander.ts until the
-// integrator removes the shims.
-export { forbidsForcePush, matchesPattern, protectionOfBranch, refPolicy, type UpdateSource } from "../git/policy.ts";
 
 /** The API shape of one protection. */
 function protectionBody(p: ProtectionRow): Protection {

@@ -72,7 +72,7 @@ const REPO_EXAMPLE = {
   viewer_admin: true,
   viewer_write: true,
   write_blocked: null,
-};
+} as const;
 
 /** The Repo resource (SPEC §2.1). */
 export const Repo = Type.Object(
@@ -308,7 +308,7 @@ const SUMMARY_EXAMPLE = {
   author: { name: "Ada", email: "ada@example.com", date: 1795248971000, timezone: "+0100" },
   committer: { name: "svc", email: "svc@git.example.com", date: 1795248971000, timezone: "+0000" },
   parents: [EXAMPLE_PARENT],
-};
+} as const;
 
 export const CommitsQuery = Type.Object({
   ref: Type.Optional(Type.String({ description: "where history starts: a branch, tag, full ref name or sha; default the default branch" })),

@@ -149,7 +149,7 @@ export async function repoFrame(ctx: Ctx, t: RepoTarget, rest: string[]): Promis
 }
 
 /** README names looked for in a directory, in order. */
-const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"];
+const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"] as const;
 
 /** The largest file a page shows inline (larger: a link to the raw file). */
 export const INLINE_FILE_LIMIT = 1024 * 1024;

@@ -14,6 +14,8 @@ import { collectStoreStats, instrumentContext, instrumentStore } from "../../../
 import { createFsStore } from "../../../src/storage/index.ts";
 import { REPO_GC } from "../../../src/services/git/maintenance.ts";
 import { insertMessage } from "../../../src/services/mail/store.ts";
+import { gitHandler } from "../../../src/http/git.ts";
+import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-ops-service-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -43,6 +45,39 @@ describe("readiness", () => {
     const behind = await h.get("/readyz");
     expect(behind.status).toBe(503);
     expect(await behind.json()).toEqual({ status: "unavailable", checks: { database: "ok", migrations: "pending migrations", object_store: "ok" } });
+  });
+
+  test("a migration this binary does not know (a newer node applied it: rolling upgrade) keeps it ready", async () => {
+    using h = await harness();
+    const other = new Database(join(h.dir, "svc.db"));
+    other.run("INSERT INTO svc_migrations (tag, applied_at) VALUES (?, ?)", ["9999_from_the_next_release", Date.now()]);
+    other.close();
+    const ok = await h.get("/readyz");
+    expect(ok.status).toBe(200);
+    expect((await ok.json()).checks.migrations).toBe("ok");
+  });
+});
+
+describe("the database unreachable under a running context", () => {
+  test("API 503 database_unavailable (JSON error shape), git 503 with the message for its user, /readyz 503 database failing", async () => {
+    const h = await harness();
+    await createUserWithOrg(h.ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: "a long enough password", role: "owner" });
+    // Anonymous, decided from the database (a private org asks for credentials).
+    expect((await h.get("/v1/orgs/acme/repos/app")).status).toBe(401);
+    // What a PostgreSQL server going away looks like to a node, on SQLite: the handle is closed.
+    h.ctx.close();
+    h.ctx.facts.fresh();
+    const api = await h.get("/v1/orgs/acme/repos/app");
+    expect(api.status).toBe(503);
+    expect(api.headers.get("retry-after")).toBe("5");
+    expect(await api.json()).toEqual({ error: "the database is unavailable; try again shortly", code: "database_unavailable" });
+    const git = await gitHandler(h.ctx)(new Request("http://svc.test/acme/app.git/info/refs?service=git-upload-pack"));
+    expect(git!.status).toBe(503);
+    expect(git!.headers.get("content-type")).toStartWith("text/plain");
+    expect(await git!.text()).toBe("the database is unavailable; try again shortly\n");
+    const ready = await h.get("/readyz");
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).checks.database).toBe("failing");
   });
 });
 

@@ -93,4 +93,45 @@ describe("FactCache", async () => {
     expect(await slow).toBe("read before the write");
     expect(await cache.get("org", "a", async () => "fresh")).toBe("fresh");
   });
+
+  test("an asynchronous external probe (a shared database) is awaited once per window; hits in the window stay synchronous", async () => {
+    const c = { own: 0, external: 0, now: 1000, probes: 0 };
+    let fail: Error | null = null;
+    const probes = {
+      own: () => c.own,
+      external: async () => {
+        c.probes++;
+        await Promise.resolve();
+        if (fail) throw fail;
+        return c.external;
+      },
+    };
+    const cache = new FactCache(probes, () => c.now, 5);
+    let loads = 0;
+    const load = async () => ++loads;
+    // Concurrent first lookups share one probe.
+    const [x, y] = await Promise.all([cache.get("s", "k", load), cache.get("s", "k", load)]);
+    expect([x, y, c.probes, loads]).toEqual([1, 1, 1, 1]);
+    // A new request within the external window: no probe, and the hit is not a promise.
+    cache.fresh();
+    c.now += 1;
+    expect(cache.get("s", "k", load)).toBe(1);
+    expect(c.probes).toBe(1);
+    // Past the window: probed again; another node's commit moved the epoch, so the fact is reloaded.
+    c.external++;
+    c.now += 5;
+    cache.fresh();
+    const next = cache.get("s", "k", load);
+    expect(next).toBeInstanceOf(Promise);
+    expect(await next).toBe(2);
+    expect(c.probes).toBe(2);
+    // A failed probe fails the lookup (the database is down) and the next lookup probes again.
+    c.now += 5;
+    cache.fresh();
+    fail = new Error("database unreachable");
+    await expect(Promise.resolve(cache.get("s", "k", load))).rejects.toThrow("database unreachable");
+    fail = null;
+    expect(await cache.get("s", "k", load)).toBe(2);
+    expect(c.probes).toBe(4);
+  });
 });

@@ -12,11 +12,12 @@ const Ready = Type.Object(
   {
     status: Type.Union([Type.Literal("ready"), Type.Literal("unavailable")]),
     checks: Type.Object({ database: Check, migrations: Check, object_store: Check }),
+    draining: Type.Optional(Type.Literal(true, { description: "present while the node shuts down (SIGTERM, SVC_DRAIN_MS): 503 whatever the checks say" })),
   },
   { examples: [{ status: "ready", checks: { database: "ok", migrations: "ok", object_store: "ok" } }] },
 );
 
-const NO_STORE = { "cache-control": "no-store" };
+const NO_STORE = { "cache-control": "no-store" } as const;
 
 /** /healthz, /readyz and /metrics. */
 export function opsRoutes(ctx: Ctx) {
@@ -35,7 +36,7 @@ export function opsRoutes(ctx: Ctx) {
         const r = await readiness(ctx);
         Object.assign(set.headers, NO_STORE);
         set.status = r.ready ? 200 : 503;
-        return { status: r.ready ? ("ready" as const) : ("unavailable" as const), checks: r.checks };
+        return { status: r.ready ? ("ready" as const) : ("unavailable" as const), checks: r.checks, ...(r.draining ? { draining: true as const } : {}) };
       },
       {
         response: { 200: Ready, 503: Ready },

@@ -2,7 +2,7 @@
 import type { Activity } from "../../../services/hooks/activity.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 
-const UNITS: [number, string][] = [
+const UNITS: readonly [number, string][] = [
   [365 * 86_400_000, "year"],
   [30 * 86_400_000, "month"],
   [86_400_000, "day"],
@@ -26,7 +26,7 @@ export function timeOf(t: number, nowMs: number): Html {
   return html`<time datetime="${iso}" title="${iso.slice(0, 16).replace("T", " ")} UTC">${ago(t, nowMs)}</time>`;
 }
 
-const VIA: Record<string, string> = { ssh: " over SSH", api: " with the API", mirror: " from its origin" };
+const VIA: Readonly<Record<string, string>> = { ssh: " over SSH", api: " with the API", mirror: " from its origin" };
 
 /** What one event says. */
 function sentence(a: Activity): Html {

@@ -4,7 +4,7 @@ import type { OrgCredentials } from "../../../services/web/account-settings.ts";
 import { html, type Html } from "../kit/html.ts";
 import { alertOf, csrfField } from "../kit/sign-in.ts";
 
-const SCOPES: [string, string][] = [
+const SCOPES: readonly [string, string][] = [
   ["repo:read", "read repositories"],
   ["repo:write", "push and write repositories"],
   ["org:read", "read the organization"],

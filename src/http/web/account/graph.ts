@@ -10,7 +10,7 @@ const CELL = 10;
 const STEP = 13;
 const LEFT = 30;
 const TOP = 16;
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] as const;
 const DAY_MS = 86_400_000;
 
 /**

@@ -18,7 +18,7 @@ export async function homeResponse(ctx: Ctx, actor: Principal, frame: Frame): Pr
   return page(layout(frame, "Home", homePage(frame.viewer.name, view.handle, view.orgs, view.activity, now())));
 }
 
-const TABS = new Set<UserTab>(["overview", "repositories", "followers", "following"]);
+const TABS: ReadonlySet<UserTab> = new Set<UserTab>(["overview", "repositories", "followers", "following"]);
 
 /** The page of the person called `name`, or null when no live person is (then it is an org's page). */
 export async function userResponse(ctx: Ctx, actor: Principal, frame: Frame, name: string, query: unknown): Promise<Response | null> {

@@ -19,7 +19,7 @@ import { seg } from "../kit/html.ts";
  * Referer to another site (the pages' same-origin policy). Not no-referrer: a browser then sends
  * `Origin: null` with the page's own form, which the CSRF check must refuse.
  */
-const LINK_HEADERS = { "referrer-policy": "same-origin", "cache-control": "no-store" };
+const LINK_HEADERS = { "referrer-policy": "same-origin", "cache-control": "no-store" } as const;
 
 /** The pages of sign-up and of the mailed links. */
 export function accountLinkRoutes(ctx: Ctx) {

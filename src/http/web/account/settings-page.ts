@@ -8,7 +8,7 @@ import { alertOf, csrfField } from "../kit/sign-in.ts";
 /** The settings sections. */
 export type Section = "profile" | "emails" | "tokens" | "keys";
 
-const SECTIONS: [Section, string][] = [
+const SECTIONS: readonly [Section, string][] = [
   ["profile", "Profile"],
   ["emails", "Email addresses"],
   ["tokens", "Tokens"],

@@ -18,7 +18,7 @@ import { LINK_ROWS, profileSettings, profileValues, settingsFrame, type Section 
 import { emailSettings } from "./emails-page.ts";
 
 /** What a finished change says on the page it returns to (`?done=`): fixed sentences only. */
-export const NOTICES: Record<string, string> = {
+export const NOTICES: Readonly<Record<string, string>> = {
   profile: "Profile saved.",
   pins: "Pins saved.",
   added: "Address added: a confirmation link is on its way to it.",
@@ -31,7 +31,7 @@ export const NOTICES: Record<string, string> = {
   "key-removed": "Key removed.",
 };
 
-const TITLES: Record<Section, string> = { profile: "Profile settings", emails: "Email addresses", tokens: "Tokens", keys: "SSH keys" };
+const TITLES: Readonly<Record<Section, string>> = { profile: "Profile settings", emails: "Email addresses", tokens: "Tokens", keys: "SSH keys" };
 
 /** Draws a settings section for a signed-in person (401: the sign-in form, back here afterwards). */
 export function settingsDrawer(ctx: Ctx) {

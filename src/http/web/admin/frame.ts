@@ -7,7 +7,7 @@ import { html, seg, type Html } from "../kit/html.ts";
 export type OrgSection = "profile" | "members" | "teams" | "invitations" | "runners" | "billing" | "audit";
 
 /** [section, label, shown to admins only, shown for a personal namespace] */
-const ORG_TABS: [OrgSection, string, boolean, boolean][] = [
+const ORG_TABS: readonly [OrgSection, string, boolean, boolean][] = [
   ["profile", "Profile", true, true],
   ["members", "Members", false, true],
   ["teams", "Teams", false, false],
@@ -28,7 +28,7 @@ export function orgHref(org: string, section: OrgSection): string {
 }
 
 /** Messages a redirect may ask for (`?done=`): fixed texts, never echoed input. */
-const DONE: Record<string, string> = {
+const DONE: Readonly<Record<string, string>> = {
   saved: "Saved.",
   created: "Created.",
   removed: "Removed.",

@@ -25,7 +25,7 @@ export function changeItem(repo: RepoBody, c: Change): Html {
 <div class="muted"><span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> → <span class="path">${c.target}</span> · patchset ${c.patchset}${c.author ? ` · ${c.author.handle}` : ""} · <time datetime="${new Date(c.updated_at).toISOString()}">${when(c.updated_at)}</time></div></li>`;
 }
 
-const LABELS: Record<ChangeFilter, string> = { open: "Open", queued: "Queued", landed: "Landed", ejected: "Ejected", closed: "Closed", all: "All" };
+const LABELS: Readonly<Record<ChangeFilter, string>> = { open: "Open", queued: "Queued", landed: "Landed", ejected: "Ejected", closed: "Closed", all: "All" };
 
 /** The list page. */
 export function changesListPage(repo: RepoBody, filter: ChangeFilter, list: ChangeList, form: Html | null): Html {

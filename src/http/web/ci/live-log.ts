@@ -24,7 +24,7 @@ export interface StreamLimits {
 }
 
 /** The bounds the pages use. */
-export const LIMITS: StreamLimits = { pollMs: 500, heartbeatMs: 15_000, streamMs: 10 * 60_000, eventBytes: 64 * 1024, maxStreams: 500 };
+export const LIMITS: Readonly<StreamLimits> = { pollMs: 500, heartbeatMs: 15_000, streamMs: 10 * 60_000, eventBytes: 64 * 1024, maxStreams: 500 };
 
 /** The live logs open now through one web plugin (its closure holds it; `maxStreams` caps it). */
 export interface LiveLogs {

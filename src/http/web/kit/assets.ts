@@ -84,6 +84,6 @@ export interface Asset {
 const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS;
 const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
-export const STYLE: Asset = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };
+export const STYLE: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };
 /** The script. */
-export const SCRIPT: Asset = { url: `/static/web-${hashOf(ALL_JS)}.js`, type: "text/javascript; charset=utf-8", body: ALL_JS };
+export const SCRIPT: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_JS)}.js`, type: "text/javascript; charset=utf-8", body: ALL_JS };

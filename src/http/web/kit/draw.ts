@@ -5,7 +5,7 @@ import { NotFound } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { viewerOf } from "../../../services/web/views.ts";
-import { RESERVED_NAMESPACES } from "../../../services/orgs/names.ts";
+import { RESERVED_NAMESPACES } from "../../../services/names.ts";
 import { resolveCaller } from "../../principal.ts";
 import { formToken } from "./csrf.ts";
 import { errorPage, type Frame } from "./layout.ts";

@@ -2,8 +2,8 @@
 // then each file's hunks with old and new line numbers. Binary files, files too large for a patch
 // and the diff's own truncation are said in words; the page itself stops drawing patch lines after
 // PAGE_DIFF_LINES (a diff may hold 4 MB of patch text; a page that size helps nobody).
-import type { FileDiffs } from "../../../services/changes/diff.ts";
-import type { DiffFile } from "../../../services/changes/schemas.ts";
+import type { FileDiffs } from "../../../services/git/diff.ts";
+import type { DiffFile } from "../../../services/git/schemas.ts";
 import { html, type Html } from "../kit/html.ts";
 
 /** Patch lines drawn on one page at most; later files show their counts and a note. */

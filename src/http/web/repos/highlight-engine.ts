@@ -77,13 +77,13 @@ export const LANGUAGES = {
   graphql: { name: "GraphQL", engine: "hljs" },
   vbnet: { name: "Visual Basic .NET", engine: "hljs" },
   wasm: { name: "WebAssembly", engine: "hljs" },
-} satisfies Record<string, Language>;
+} as const satisfies Record<string, Language>;
 
 /** A language's id (a key of LANGUAGES). */
 export type LanguageId = keyof typeof LANGUAGES;
 
 /** Whole file names (lower case) that name their language. */
-const BY_NAME: Record<string, LanguageId> = {
+const BY_NAME: Readonly<Record<string, LanguageId>> = {
   makefile: "make",
   gnumakefile: "make",
   dockerfile: "docker",
@@ -100,7 +100,7 @@ const BY_NAME: Record<string, LanguageId> = {
 };
 
 /** Extensions (lower case) and their language. */
-const BY_EXT: Record<string, LanguageId> = {
+const BY_EXT: Readonly<Record<string, LanguageId>> = {
   ts: "ts",
   tsx: "ts",
   mts: "ts",
@@ -251,7 +251,7 @@ const GRAMMARS: Record<string, ShjLanguageData> = Object.assign(Object.create(nu
  * `<span class="hl-…">` from this table, whatever the grammar or the text says. Operators (`.`,
  * `,`, `=` — a third of a program's tokens) are left uncoloured, as GitHub does.
  */
-const CLASS: Partial<Record<ShjToken, string>> = {
+const CLASS: Readonly<Partial<Record<ShjToken, string>>> = {
   kwd: "hl-kwd",
   str: "hl-str",
   cmnt: "hl-cmnt",

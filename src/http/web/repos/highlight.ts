@@ -5,12 +5,12 @@
 // can make them backtrack for seconds or minutes; on the thread that stalls no other request, and
 // past HIGHLIGHT_TIME_LIMIT_MS the thread is terminated and the blob is shown plain from then on.
 // Why a cache: a blob's bytes never change; every view after the first is a lookup.
-import type { Logger } from "../../../services/context.ts";
+// The thread, its queue and the cache are the context's (`ctx.highlighter`, a HighlightThread
+// made in src/runtime.ts and closed with the context), not this module's.
+import type { Highlighter, Logger } from "../../../services/context.ts";
 import { ByteLru } from "../../../storage/lru.ts";
 import { LANGUAGES, languageOf } from "./highlight-engine.ts";
 import { escapeHtml, trusted, type Html } from "../kit/html.ts";
-
-export { languageOf, splitMarkupLines } from "./highlight-engine.ts";
 
 /** Files larger than this are shown as plain (escaped) text (speed-highlight: ~0.3 ms of CPU per KB). */
 export const HIGHLIGHT_LIMIT = 512 * 1024;
@@ -29,7 +29,6 @@ const CACHE_BYTES = 48 * 1024 * 1024;
 
 /** A blob's lines as markup, or PLAIN: remembered as not highlightable (too slow, or refused). */
 const PLAIN = null;
-const cache = new ByteLru<string, string[] | typeof PLAIN>(CACHE_BYTES, (lines) => 64 + (lines ?? []).reduce((n, l) => n + 2 * l.length + 16, 0));
 
 /** One file as the page shows it. */
 export interface Highlighted {
@@ -65,98 +64,124 @@ const WORKER_URL = import.meta.url.includes("/$bunfs/")
   ? new URL("./http/web/repos/highlight-worker.ts", import.meta.url).href
   : new URL("./highlight-worker.ts", import.meta.url).href;
 
-let worker: Worker | null = null;
-let running: { job: Job; timer: ReturnType<typeof setTimeout> } | null = null;
-const queue: Job[] = [];
-const inFlight = new Map<string, Promise<string[] | typeof PLAIN>>();
-let nextId = 1;
+/** Why a job ended when its context closed (not logged, not remembered). */
+const CLOSED = "closed";
 
-/** The highlighting thread, started on first use; it does not keep the process alive. */
-function thread(): Worker {
-  if (worker) return worker;
-  const w = new Worker(WORKER_URL);
-  (w as unknown as { unref(): void }).unref();
-  w.onmessage = (event: MessageEvent<{ id: number; markup: string | null }>) => {
-    if (running?.job.id !== event.data.id) return;
-    finish(event.data.markup);
-  };
-  w.onerror = (event) => {
-    event.preventDefault();
-    stop();
-    finish(null, `thread failed: ${event.message}`);
-  };
-  worker = w;
-  return w;
-}
+/** One context's highlighting thread (started on first use; it does not keep the process alive), its queue and its cache. */
+export class HighlightThread implements Highlighter {
+  private worker: Worker | null = null;
+  private running: { job: Job; timer: ReturnType<typeof setTimeout> } | null = null;
+  private readonly queue: Job[] = [];
+  private readonly inFlight = new Map<string, Promise<string[] | typeof PLAIN>>();
+  private nextId = 1;
+  private closed = false;
+  private readonly cache = new ByteLru<string, string[] | typeof PLAIN>(CACHE_BYTES, (lines) => 64 + (lines ?? []).reduce((n, l) => n + 2 * l.length + 16, 0));
 
-/** Starts the highlighting thread ahead of the first file view (its modules load in ~50 ms of CPU). */
-export function warmHighlighter(): void {
-  thread();
-}
+  /** The highlighting thread, started on first use. */
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(WORKER_URL);
+    (w as unknown as { unref(): void }).unref();
+    w.onmessage = (event: MessageEvent<{ id: number; markup: string | null }>) => {
+      if (this.worker !== w || this.running?.job.id !== event.data.id) return;
+      this.finish(event.data.markup);
+    };
+    w.onerror = (event) => {
+      event.preventDefault();
+      if (this.worker !== w) return;
+      this.stop();
+      this.finish(null, `thread failed: ${event.message}`);
+    };
+    this.worker = w;
+    return w;
+  }
 
-/** Terminates the thread (a new one starts with the next job). */
-function stop(): void {
-  worker?.terminate();
-  worker = null;
-}
+  /** Starts the highlighting thread ahead of the first file view (its modules load in ~50 ms of CPU). */
+  warm(): void {
+    if (!this.closed) this.thread();
+  }
 
-/** Ends the running job with `markup` and starts the next. */
-function finish(markup: string | null, problem?: string): void {
-  const r = running;
-  if (!r) return;
-  clearTimeout(r.timer);
-  running = null;
-  r.job.done(markup, problem);
-  pump();
-}
+  /** Terminates the thread (a new one starts with the next job). */
+  private stop(): void {
+    this.worker?.terminate();
+    this.worker = null;
+  }
 
-/** Sends the next queued job to the thread, with its time limit. */
-function pump(): void {
-  if (running) return;
-  const job = queue.shift();
-  if (!job) return;
-  const w = thread();
-  const timer = setTimeout(() => {
-    stop();
-    finish(null, "time limit");
-  }, job.timeLimitMs);
-  running = { job, timer };
-  w.postMessage({ id: job.id, code: job.code, language: job.language });
-}
+  /** Ends the running job with `markup` and starts the next. */
+  private finish(markup: string | null, problem?: string): void {
+    const r = this.running;
+    if (!r) return;
+    clearTimeout(r.timer);
+    this.running = null;
+    r.job.done(markup, problem);
+    this.pump();
+  }
 
-/** The markup lines of `code` from the thread (PLAIN when it cannot or did not in time), or undefined when the queue is full. */
-function highlightOnThread(key: string, code: string, language: string, o: HighlightOptions): Promise<string[] | typeof PLAIN> | undefined {
-  const pending = inFlight.get(key);
-  if (pending) return pending;
-  if (queue.length >= QUEUE_LIMIT) return undefined;
-  const timeLimitMs = o.timeLimitMs ?? HIGHLIGHT_TIME_LIMIT_MS;
-  const started = performance.now();
-  const result = new Promise<string[] | typeof PLAIN>((resolve) => {
-    queue.push({
-      id: nextId++,
-      code,
-      language,
-      timeLimitMs,
-      done: (markup, problem) => {
-        const lines = markup === null ? PLAIN : markup.split("\n");
-        cache.set(key, lines);
-        inFlight.delete(key);
-        if (problem)
-          o.log?.warn("highlighting abandoned, shown plain", {
-            key,
-            language,
-            bytes: code.length,
-            problem,
-            limit_ms: timeLimitMs,
-            ms: Math.round(performance.now() - started),
-          });
-        resolve(lines);
-      },
+  /** Sends the next queued job to the thread, with its time limit. */
+  private pump(): void {
+    if (this.running || this.closed) return;
+    const job = this.queue.shift();
+    if (!job) return;
+    const w = this.thread();
+    const timer = setTimeout(() => {
+      this.stop();
+      this.finish(null, "time limit");
+    }, job.timeLimitMs);
+    this.running = { job, timer };
+    w.postMessage({ id: job.id, code: job.code, language: job.language });
+  }
+
+  cached(key: string): string[] | typeof PLAIN | undefined {
+    return this.cache.get(key);
+  }
+
+  highlight(key: string, code: string, language: string, o: { timeLimitMs?: number; log?: Logger }): Promise<string[] | typeof PLAIN> | undefined {
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    if (this.closed || this.queue.length >= QUEUE_LIMIT) return undefined;
+    const timeLimitMs = o.timeLimitMs ?? HIGHLIGHT_TIME_LIMIT_MS;
+    const started = performance.now();
+    const result = new Promise<string[] | typeof PLAIN>((resolve) => {
+      this.queue.push({
+        id: this.nextId++,
+        code,
+        language,
+        timeLimitMs,
+        done: (markup, problem) => {
+          const lines = markup === null ? PLAIN : markup.split("\n");
+          this.inFlight.delete(key);
+          // A job ended by close() is not remembered: a later context highlights it afresh.
+          if (problem !== CLOSED) this.cache.set(key, lines);
+          if (problem && problem !== CLOSED)
+            o.log?.warn("highlighting abandoned, shown plain", {
+              key,
+              language,
+              bytes: code.length,
+              problem,
+              limit_ms: timeLimitMs,
+              ms: Math.round(performance.now() - started),
+            });
+          resolve(lines);
+        },
+      });
     });
-  });
-  inFlight.set(key, result);
-  pump();
-  return result;
+    this.inFlight.set(key, result);
+    this.pump();
+    return result;
+  }
+
+  /** Terminates the thread; the running and queued files are answered plain (a page waiting on one shows it plain). */
+  close(): void {
+    this.closed = true;
+    this.stop();
+    const r = this.running;
+    this.running = null;
+    if (r) {
+      clearTimeout(r.timer);
+      r.job.done(null, CLOSED);
+    }
+    for (const job of this.queue.splice(0)) job.done(null, CLOSED);
+  }
 }
 
 /** `lines` as escaped text (the plain view). */
@@ -168,16 +193,16 @@ function plain(lines: string[], settled: boolean): Highlighted {
  * One file's lines as markup: highlighted when its language is known and it is within the
  * bounds, else escaped text; with the language's name.
  */
-export async function highlightLines(oid: string, path: string, lines: string[], o: HighlightOptions = {}): Promise<Highlighted> {
+export async function highlightLines(highlighter: Highlighter, oid: string, path: string, lines: string[], o: HighlightOptions = {}): Promise<Highlighted> {
   const language = languageOf(path);
   const lang = language ? LANGUAGES[language] : null;
   const size = lines.reduce((n, l) => n + l.length + 1, 0);
   const limit = lang?.engine === "hljs" ? HIGHLIGHT_LIMIT_HLJS : HIGHLIGHT_LIMIT;
   if (!language || !lang || size > limit || lines.some((l) => l.length > HIGHLIGHT_LINE_LIMIT)) return plain(lines, true);
   const key = `${oid}:${language}`;
-  let marked = cache.get(key);
+  let marked = highlighter.cached(key);
   if (marked === undefined) {
-    const work = highlightOnThread(key, lines.join("\n"), language, o);
+    const work = highlighter.highlight(key, lines.join("\n"), language, o);
     if (!work) return plain(lines, false);
     const waited = Promise.withResolvers<undefined>();
     const timer = setTimeout(() => waited.resolve(undefined), o.waitMs ?? HIGHLIGHT_WAIT_MS);

@@ -1,5 +1,5 @@
 // History (newest first, with a path filter) and the commit page (message, parents, diff).
-import type { FileDiffs } from "../../../services/changes/diff.ts";
+import type { FileDiffs } from "../../../services/git/diff.ts";
 import type { CommitList, CommitSummary } from "../../../services/repos/schemas.ts";
 import type { RepoFrame } from "../../../services/web/views.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";

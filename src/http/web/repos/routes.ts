@@ -22,7 +22,7 @@ import { layout, page } from "../kit/layout.ts";
 import { seg } from "../kit/html.ts";
 import { readmeMarkup, treePage } from "./tree-page.ts";
 import { fileLines, filePage } from "./file-page.ts";
-import { highlightLines, warmHighlighter } from "./highlight.ts";
+import { highlightLines } from "./highlight.ts";
 import { commitPage, historyPage } from "./history-page.ts";
 import { newRepoPage } from "./new-page.ts";
 
@@ -45,7 +45,7 @@ function offsetOf(raw: string | undefined): number {
 /** The repository pages. */
 export function repoWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  warmHighlighter();
+  ctx.highlighter.warm();
   return new Elysia({ name: "routes.web.repo" })
     .get(
       "/:org/:repo",
@@ -98,7 +98,7 @@ export function repoWebRoutes(ctx: Ctx) {
           const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
           if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
           const file = await fileView(ctx, t, f);
-          const shown = file.text ? await highlightLines(file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
+          const shown = file.text ? await highlightLines(ctx.highlighter, file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
           // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
           return page(
             layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)),

@@ -2,16 +2,9 @@
 // token spans lines, hostile source kept as text through both engines (speed-highlight and the
 // highlight.js fallback), the bounds, the cache, the thread's time limit and the page's wait, and
 // the download header's name.
-import { describe, expect, test } from "bun:test";
-import {
-  HIGHLIGHT_LIMIT,
-  HIGHLIGHT_LIMIT_HLJS,
-  HIGHLIGHT_LINE_LIMIT,
-  highlightLines,
-  languageOf,
-  splitMarkupLines,
-} from "../../../../src/http/web/repos/highlight.ts";
-import { LANGUAGES, markupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
+import { afterAll, describe, expect, test } from "bun:test";
+import { HIGHLIGHT_LIMIT, HIGHLIGHT_LIMIT_HLJS, HIGHLIGHT_LINE_LIMIT, HighlightThread, highlightLines } from "../../../../src/http/web/repos/highlight.ts";
+import { LANGUAGES, languageOf, markupLines, splitMarkupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
 import { attachment } from "../../../../src/http/web/repos/routes.ts";
 import type { Logger } from "../../../../src/services/context.ts";
 
@@ -135,6 +128,10 @@ describe("splitMarkupLines", () => {
   });
 });
 
+// One context's highlighter for the whole file (the queue test below meets the thread the earlier ones warmed).
+const highlighter = new HighlightThread();
+afterAll(() => highlighter.close());
+
 describe("highlightLines", () => {
   test("highlights on the thread without blocking the event loop; lines are neither lost nor reordered", async () => {
     const src = ["/* a comment", "   over <three> lines */", "const s = `template", "${x} & more`;", "// end"];
@@ -142,7 +139,7 @@ describe("highlightLines", () => {
     // cannot be there after this call's microtasks. (A timer raced against that message used to
     // decide this test: it failed whenever the thread answered first.)
     let settled = false;
-    const pending = highlightLines("0".repeat(40), "x.ts", src).then((v) => {
+    const pending = highlightLines(highlighter, "0".repeat(40), "x.ts", src).then((v) => {
       settled = true;
       return v;
     });
@@ -156,7 +153,7 @@ describe("highlightLines", () => {
   });
 
   test("hostile source stays text on the page path too", async () => {
-    const out = await highlightLines("1".repeat(40), "evil.html", HOSTILE);
+    const out = await highlightLines(highlighter, "1".repeat(40), "evil.html", HOSTILE);
     expect(out.language).toBe("HTML");
     const joined = out.lines.map((l) => l.value).join("\n");
     expect(withoutSpans(joined)).not.toMatch(/[<>"]/);
@@ -175,34 +172,34 @@ describe("highlightLines", () => {
       ["a.txt", ["<b>"]],
       ["CMakeLists.txt", ["project(x)"]],
     ] as const) {
-      const out = await highlightLines("2".repeat(40), name, [...lines]);
+      const out = await highlightLines(highlighter, "2".repeat(40), name, [...lines]);
       expect({ name, language: out.language, settled: out.settled }).toEqual({ name, language: null, settled: true });
       expect(out.lines.some((l) => l.value.includes("<span"))).toBe(false);
     }
-    expect((await highlightLines("3".repeat(40), "a.txt", ["<b>"])).lines[0]!.value).toBe("&lt;b&gt;");
-    expect((await highlightLines("3".repeat(40), "small.rb", ["x = 1"])).language).toBe("Ruby");
+    expect((await highlightLines(highlighter, "3".repeat(40), "a.txt", ["<b>"])).lines[0]!.value).toBe("&lt;b&gt;");
+    expect((await highlightLines(highlighter, "3".repeat(40), "small.rb", ["x = 1"])).language).toBe("Ruby");
   });
 
   test("a Dockerfile is highlighted (it used to fail the page)", async () => {
-    const out = await highlightLines("5".repeat(40), "Dockerfile", ["FROM debian:stable", "RUN echo <hi> && make"]);
+    const out = await highlightLines(highlighter, "5".repeat(40), "Dockerfile", ["FROM debian:stable", "RUN echo <hi> && make"]);
     expect(out.language).toBe("Dockerfile");
     expect(out.lines[0]!.value).toStartWith(`<span class="hl-kwd">FROM</span>`);
   });
 
   test("the same blob and language is served from the cache, keyed by blob id", async () => {
-    const a = await highlightLines("4".repeat(40), "c.ts", ["let q = 1;"]);
+    const a = await highlightLines(highlighter, "4".repeat(40), "c.ts", ["let q = 1;"]);
     // The same blob id cannot hold other bytes: the cached markup answers, with no wait at all.
-    const b = await highlightLines("4".repeat(40), "c.ts", ["let z = 2;"], { waitMs: 0 });
+    const b = await highlightLines(highlighter, "4".repeat(40), "c.ts", ["let z = 2;"], { waitMs: 0 });
     expect(b.lines.map((l) => l.value)).toEqual(a.lines.map((l) => l.value));
     expect(b.settled).toBe(true);
   });
 
   test("a page that stops waiting shows plain text, unsettled; the work goes on and fills the cache", async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `export const v${i} = "${i}"; // line ${i}`);
-    const early = await highlightLines("6".repeat(40), "w.ts", lines, { waitMs: 0 });
+    const early = await highlightLines(highlighter, "6".repeat(40), "w.ts", lines, { waitMs: 0 });
     expect({ language: early.language, settled: early.settled }).toEqual({ language: null, settled: false });
     expect(early.lines[0]!.value).toBe(`export const v0 = &quot;0&quot;; // line 0`);
-    const later = await highlightLines("6".repeat(40), "w.ts", lines);
+    const later = await highlightLines(highlighter, "6".repeat(40), "w.ts", lines);
     expect({ language: later.language, settled: later.settled }).toEqual({ language: "TypeScript", settled: true });
   });
 
@@ -213,23 +210,23 @@ describe("highlightLines", () => {
     const warnings: Record<string, unknown>[] = [];
     let ticked = false;
     const timer = setInterval(() => (ticked = true), 5);
-    const out = await highlightLines("7".repeat(40), "evil.html", evil, { timeLimitMs: 300, waitMs: 60_000, log: logger(warnings) });
+    const out = await highlightLines(highlighter, "7".repeat(40), "evil.html", evil, { timeLimitMs: 300, waitMs: 60_000, log: logger(warnings) });
     clearInterval(timer);
     expect(ticked).toBe(true);
     expect({ language: out.language, settled: out.settled }).toEqual({ language: null, settled: true });
     expect(out.lines[0]!.value).toStartWith("&lt;a b=&lt;a b=");
     expect(warnings).toMatchObject([{ msg: "highlighting abandoned, shown plain", language: "html", problem: "time limit" }]);
-    const again = await highlightLines("7".repeat(40), "evil.html", evil, { waitMs: 0 });
+    const again = await highlightLines(highlighter, "7".repeat(40), "evil.html", evil, { waitMs: 0 });
     expect(again.settled).toBe(true);
     expect(warnings.length).toBe(1);
-    const next = await highlightLines("8".repeat(40), "ok.ts", ["const ok = true;"]);
+    const next = await highlightLines(highlighter, "8".repeat(40), "ok.ts", ["const ok = true;"]);
     expect(next.lines[0]!.value).toBe(`<span class="hl-kwd">const</span> ok = <span class="hl-num">true</span>;`);
   }, 60_000);
 });
 
 test("past 16 files waiting for the thread, a page shows plain text at once, unsettled and not remembered", async () => {
   // Every call queues its file before its first await, so these 18 calls meet a busy thread and a full queue.
-  const calls = Array.from({ length: 18 }, (_, i) => highlightLines(String(i).padStart(40, "q"), "q.ts", [`const q = ${i};`]));
+  const calls = Array.from({ length: 18 }, (_, i) => highlightLines(highlighter, String(i).padStart(40, "q"), "q.ts", [`const q = ${i};`]));
   const shown = await Promise.all(calls);
   expect(shown.slice(0, 17).every((s) => s.language === "TypeScript" && s.settled)).toBe(true);
   expect({ language: shown[17]!.language, settled: shown[17]!.settled, line: shown[17]!.lines[0]!.value }).toEqual({
@@ -237,7 +234,7 @@ test("past 16 files waiting for the thread, a page shows plain text at once, uns
     settled: false,
     line: "const q = 17;",
   });
-  const again = await highlightLines("17".padStart(40, "q"), "q.ts", ["const q = 17;"]);
+  const again = await highlightLines(highlighter, "17".padStart(40, "q"), "q.ts", ["const q = 17;"]);
   expect({ language: again.language, settled: again.settled }).toEqual({ language: "TypeScript", settled: true });
 });
 

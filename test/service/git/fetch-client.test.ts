@@ -15,7 +15,7 @@ import { CommitCache } from "../../../src/git/revision.ts";
 import { startHttpBackend, type HttpBackend } from "../../helpers/git-http-backend.ts";
 import { plainTransport } from "../../helpers/http-transport.ts";
 import { FLUSH, pkt } from "../../helpers/git.ts";
-import { git, gitAsync, makeFixtureRepo, removeDir } from "./repo-fixture.ts";
+import { git, gitAsync, makeFixtureRepo, removeDir } from "../../unit/git/repo-fixture.ts";
 
 let root: string;
 let origin: string;
@@ -140,7 +140,7 @@ for (const [label, server] of [
         const url = `${server().url}/origin.git`;
         const other = await makeFixtureRepo(300, 7);
         try {
-          const { openRepoPacks } = await import("./repo-fixture.ts");
+          const { openRepoPacks } = await import("../../unit/git/repo-fixture.ts");
           const mine = await openRepoPacks(other);
           try {
             const walker = new HaveWalker(new CommitCache(mine.set));

@@ -12,7 +12,7 @@ import { MIN_PART_SIZE } from "../../../src/storage/s3-multipart.ts";
 import { createS3Store, type S3Store } from "../../../src/storage/s3-store.ts";
 import { startFaultProxy, type FaultProxyHandle } from "../../helpers/fault-proxy.ts";
 import { startS3rver, type S3rverHandle } from "../../helpers/s3rver.ts";
-import { bytes, same } from "./object-store-contract.ts";
+import { bytes, same } from "../../unit/storage/object-store-contract.ts";
 
 let s3: S3rverHandle;
 let proxy: FaultProxyHandle;

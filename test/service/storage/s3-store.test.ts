@@ -6,7 +6,7 @@ import { Client } from "minio";
 import { createS3Store } from "../../../src/storage/s3-store.ts";
 import { MIN_PART_SIZE, partSizeFor } from "../../../src/storage/s3-multipart.ts";
 import { startS3rver, type S3rverHandle } from "../../helpers/s3rver.ts";
-import { bytes, objectStoreContract, same } from "./object-store-contract.ts";
+import { bytes, objectStoreContract, same } from "../../unit/storage/object-store-contract.ts";
 
 let server: S3rverHandle;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "minio";
 import { startFaultProxy, type FaultProxyHandle } from "../../helpers/fault-proxy.ts";
 import { startS3rver, type S3rverHandle } from "../../helpers/s3rver.ts";
-import { bytes, same } from "./object-store-contract.ts";
+import { bytes, same } from "../../unit/storage/object-store-contract.ts";
 
 let s3: S3rverHandle;
 let proxy: FaultProxyHandle;

@@ -1,0 +1,109 @@
+// Several svc nodes as one service (issue 27, DECISIONS §5 "Several nodes"): one private
+// PostgreSQL server (its own, so a test can stop and start it), one s3rver bucket, and N
+// `svc serve` processes started from source over them, each with its own data dir (temp files
+// only) and port 0. A test talks to each node at `node(i).url`, as a load balancer would.
+//
+//   await using cluster = await startCluster({ nodes: 3 });
+//   const [a, b, c] = cluster.nodes;
+//   await cluster.kill(1, "SIGKILL");   // the node dies mid-whatever
+//   await cluster.restart(1);           // same data dir, a new port
+//   await cluster.pg.stopServer();       // the database goes away (and startServer() brings it back)
+//
+// Needs the PostgreSQL database layer (`SVC_DATABASE_URL`, wt/pgdb): until `svc serve` runs on
+// PostgreSQL the nodes refuse the setting at boot, so no cluster test is in the suite yet.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type PostgresDatabase, type PostgresServer, startPostgres } from "./postgres.ts";
+import { type S3rverHandle, startS3rver } from "./s3rver.ts";
+import { type RunningServer, startServer } from "./server.ts";
+
+export interface Cluster {
+  /** The private PostgreSQL server (stopServer/startServer for database-down cases). */
+  pg: PostgresServer;
+  /** The database every node uses (empty at start; the first node migrates it). */
+  database: PostgresDatabase;
+  s3: S3rverHandle;
+  /** The settings every node shares (database, object store), without the per-node data dir. */
+  env: Record<string, string>;
+  /** The running nodes, by index (a restarted node replaces its entry). */
+  nodes: RunningServer[];
+  node(i: number): RunningServer;
+  /** Sends `signal` (default SIGKILL) to node `i` and waits for it to exit; answers its exit code. */
+  kill(i: number, signal?: NodeJS.Signals): Promise<number>;
+  /** Starts node `i` again on its data dir (after kill); answers the new server (a new port). */
+  restart(i: number): Promise<RunningServer>;
+  /** Stops every node (SIGTERM), the object store and the database server; removes the data dirs. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts PostgreSQL, s3rver and `nodes` svc servers over them (default 3). `env` adds settings
+ * to every node. The nodes start one after the other, so the first applies the migrations.
+ */
+export async function startCluster(opts: { nodes?: number; env?: Record<string, string> } = {}): Promise<Cluster> {
+  const count = opts.nodes ?? 3;
+  const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    const [pg, s3] = await Promise.all([startPostgres(), startS3rver()]);
+    cleanups.push(
+      () => pg.stop(),
+      () => s3.stop(),
+    );
+    const database = await pg.createDatabase();
+    const env: Record<string, string> = {
+      SVC_DATABASE_URL: database.url,
+      SVC_STORAGE: "s3",
+      SVC_S3_ENDPOINT: s3.endpoint,
+      SVC_S3_BUCKET: s3.bucket,
+      SVC_S3_ACCESS_KEY: s3.accessKey,
+      SVC_S3_SECRET_KEY: s3.secretKey,
+      ...opts.env,
+    };
+    const dataDirs = Array.from({ length: count }, (_, i) => join(root, `node-${i}`));
+    const nodes: RunningServer[] = [];
+    cleanups.push(async () => {
+      await Promise.all(nodes.map((n) => n.stop()));
+    });
+    for (const dataDir of dataDirs) nodes.push(await startServer({ env, dataDir }));
+    const check = (i: number) => {
+      if (!Number.isInteger(i) || i < 0 || i >= count) throw new Error(`no node ${i} in a cluster of ${count}`);
+    };
+    const cluster: Cluster = {
+      pg,
+      database,
+      s3,
+      env,
+      nodes,
+      node(i) {
+        check(i);
+        return nodes[i]!;
+      },
+      async kill(i, signal = "SIGKILL") {
+        check(i);
+        const proc = nodes[i]!.proc;
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+        return await proc.exited;
+      },
+      async restart(i) {
+        check(i);
+        const old = nodes[i]!.proc;
+        if (old.exitCode === null && old.signalCode === null) throw new Error(`node ${i} is still running: kill it first`);
+        nodes[i] = await startServer({ env, dataDir: dataDirs[i]! });
+        return nodes[i]!;
+      },
+      stop: cleanup,
+      [Symbol.asyncDispose]: cleanup,
+    };
+    return cluster;
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
