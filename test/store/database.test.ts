@@ -237,7 +237,7 @@ describeBoth("database (PostgreSQL only behaviour)", (dialect, open) => {
     expect(attempts).toBe(RETRIES);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(503);
-    expect((err as AppError).extra).toEqual({ reason: "database_busy" });
+    expect((err as AppError).extra).toEqual({ code: "database_busy" });
   });
 
   test("an unreachable server is a 503 database_unavailable, not a 500", async () => {

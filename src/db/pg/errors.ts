@@ -81,7 +81,7 @@ export function databaseUnavailable(): AppError {
 
 /** 503 after a write transaction kept conflicting with others (SERIALIZABLE retries used up). */
 export function databaseBusy(): AppError {
-  return new AppError("unavailable", "database busy: the write kept conflicting with others; try again", { reason: "database_busy" });
+  return new AppError("unavailable", "database busy: the write kept conflicting with others; try again", { code: "database_busy" });
 }
 
 /** svc's error for a PostgreSQL error, or null when it has none (the error is then a bug: 500). */
