@@ -1,13 +1,15 @@
 // The audit domain's queries: append-only rows, read newest first.
 import { sql } from "drizzle-orm";
-import { auditEvents } from "../../db/schema/index.ts";
+import type { auditEvents } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { tables } from "../../db/tables.ts";
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
 /** Appends an audit row. */
 export async function insertAuditEvent(tx: Tx, row: AuditRow): Promise<void> {
-  tx.insert(auditEvents).values(row).run();
+  const { auditEvents } = tables(tx);
+  await tx.insert(auditEvents).values(row);
 }
 
 /** Up to `limit` of the org's events in [from, to), optionally of one action, newest first, after the position `after`. */

@@ -2,37 +2,45 @@
 // Async, so another database changes this file, not the services. SQLite-only SQL (FTS5 MATCH)
 // stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
 import { and, eq, sql } from "drizzle-orm";
-import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
+import type { Org, Repo, User } from "../../db/schema/index.ts";
 import { statementCache } from "../../db/statements.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
 
 // ---- Profiles ----------------------------------------------------------------------------------
 
 /** A live (not disabled) account by handle, case-insensitive. */
 export async function liveUserByHandle(q: Queryable, handle: string): Promise<User | null> {
-  const u = q.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).get();
+  const { users } = tables(q);
+  const u = one(await q.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).limit(1));
   return u && u.disabledAt === null ? u : null;
 }
 
 /** Changes some profile columns of an account. */
 export async function updateUser(tx: Tx, id: string, set: Partial<User>): Promise<void> {
-  if (Object.keys(set).length) tx.update(users).set(set).where(eq(users.id, id)).run();
+  const { users } = tables(tx);
+  if (Object.keys(set).length) await tx.update(users).set(set).where(eq(users.id, id));
 }
 
 /** Changes some profile columns of an org. */
 export async function updateOrg(tx: Tx, id: string, set: Partial<Org>): Promise<void> {
-  if (Object.keys(set).length) tx.update(orgs).set(set).where(eq(orgs.id, id)).run();
+  const { orgs } = tables(tx);
+  if (Object.keys(set).length) await tx.update(orgs).set(set).where(eq(orgs.id, id));
 }
 
 /** The personal namespace of an account. */
 export async function personalNamespace(q: Queryable, userId: string): Promise<Org | null> {
+  const { orgs } = tables(q);
   return (
-    q
-      .select()
-      .from(orgs)
-      .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(orgs)
+        .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
+        .limit(1),
+    ) ?? null
   );
 }
 
@@ -43,12 +51,15 @@ export async function publicRepoCount(q: Queryable, orgId: string): Promise<numb
 
 /** The repository of `orgId` named `name` (case-insensitive), or null. */
 export async function repoInOrg(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
+  const { repos } = tables(q);
   return (
-    q
-      .select()
-      .from(repos)
-      .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(repos)
+        .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+        .limit(1),
+    ) ?? null
   );
 }
 
@@ -70,14 +81,14 @@ export async function followCounts(
 
 /** Adds a follow edge (nothing when it exists). */
 export async function insertFollow(tx: Tx, followerId: string, followeeId: string, t: number): Promise<void> {
-  tx.insert(follows).values({ followerId, followeeId, createdAt: t }).onConflictDoNothing().run();
+  const { follows } = tables(tx);
+  await tx.insert(follows).values({ followerId, followeeId, createdAt: t }).onConflictDoNothing();
 }
 
 /** Removes a follow edge (nothing when there is none). */
 export async function deleteFollow(tx: Tx, followerId: string, followeeId: string): Promise<void> {
-  tx.delete(follows)
-    .where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId)))
-    .run();
+  const { follows } = tables(tx);
+  await tx.delete(follows).where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId)));
 }
 
 /** Up to `limit` followers (side `followers`) or followees (side `following`), newest edge first, live accounts only. */
@@ -105,10 +116,11 @@ export async function publicPins(q: Queryable, userId: string): Promise<{ org: s
 
 /** Replaces the person's pins with `repoIds`, in order. */
 export async function replacePins(tx: Tx, userId: string, repoIds: string[]): Promise<void> {
-  tx.delete(pins).where(eq(pins.userId, userId)).run();
-  repoIds.forEach((repoId, position) => {
-    tx.insert(pins).values({ userId, repoId, position }).run();
-  });
+  const { pins } = tables(tx);
+  await tx.delete(pins).where(eq(pins.userId, userId));
+  for (const [position, repoId] of repoIds.entries()) {
+    await tx.insert(pins).values({ userId, repoId, position });
+  }
 }
 
 // ---- Watching ----------------------------------------------------------------------------------
@@ -118,17 +130,17 @@ export async function upsertSubscription(
   tx: Tx,
   row: { repoId: string; userId: string; level: "all" | "participating" | "ignore"; createdAt: number },
 ): Promise<void> {
-  tx.insert(subscriptions)
+  const { subscriptions } = tables(tx);
+  await tx
+    .insert(subscriptions)
     .values(row)
-    .onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } })
-    .run();
+    .onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } });
 }
 
 /** Removes the person's subscription to a repository. */
 export async function deleteSubscription(tx: Tx, repoId: string, userId: string): Promise<void> {
-  tx.delete(subscriptions)
-    .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)))
-    .run();
+  const { subscriptions } = tables(tx);
+  await tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)));
 }
 
 /** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
