@@ -24,7 +24,6 @@ export interface Dialect {
 
 type SqliteHandle = {
   all<T>(s: SQL): T[];
-  get<T>(s: SQL): T | undefined;
   run(s: SQL): unknown;
 };
 
@@ -38,7 +37,8 @@ function sqlite(q: SqliteHandle): Dialect {
   return {
     name: "sqlite",
     rows: async <T>(s: SQL) => q.all<T>(s),
-    row: async <T>(s: SQL) => q.get<T>(s),
+    // Why all()[0]: bun-sqlite's get() of raw SQL answers the row as an array of values.
+    row: async <T>(s: SQL) => q.all<T>(s)[0],
     run: async (s: SQL) => {
       q.run(s);
     },
@@ -48,11 +48,7 @@ function sqlite(q: SqliteHandle): Dialect {
   };
 }
 
-const byHandle = new WeakMap<object, Dialect>();
-
-/** The dialect of `q` (the read handle or an open transaction). */
+/** The dialect of `q` (the read handle or an open transaction). A few closures: cheaper than a lookup table would be worth. */
 export function x(q: Queryable | Tx): Dialect {
-  let d = byHandle.get(q);
-  if (!d) byHandle.set(q, (d = sqlite(q as unknown as SqliteHandle)));
-  return d;
+  return sqlite(q as unknown as SqliteHandle);
 }

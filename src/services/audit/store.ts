@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import type { auditEvents } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
@@ -18,7 +19,7 @@ export async function auditEventsOf(
   orgId: string,
   f: { action: string | null; from: number | null; to: number | null; after: [number, string] | null; limit: number },
 ): Promise<AuditRow[]> {
-  const rows = q.all<Record<string, unknown>>(sql`
+  const rows = await x(q).rows<Record<string, unknown>>(sql`
     SELECT id, org_id, action, actor_kind, actor_id, actor_name, target, data, created_at FROM audit_events
     WHERE org_id = ${orgId}
       ${f.action === null ? sql`` : sql`AND action = ${f.action}`}

@@ -1,10 +1,11 @@
 // The billing domain's queries: the org's billing columns, provider events, seats and invitations held.
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, sql } from "drizzle-orm";
 import type { billingEvents, Org } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Plan } from "./plan.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 /** The org with id `id`, or null. */
 export async function orgById(q: Queryable, id: string): Promise<Org | null> {
@@ -23,7 +24,7 @@ export async function privateRepoCount(q: Queryable, orgId: string): Promise<num
   const { repos } = tables(q);
   return one(
     await q
-      .select({ n: sql<number>`count(*)` })
+      .select({ n: count() })
       .from(repos)
       .where(and(eq(repos.orgId, orgId), eq(repos.public, false)))
       .limit(1),
@@ -35,7 +36,9 @@ export async function hostedMinutesUsed(q: Queryable, orgId: string, from: numbe
   const { ciMinutes } = tables(q);
   const row = one(
     await q
-      .select({ n: sql<number>`coalesce(sum(coalesce(${ciMinutes.minutes}, max(1, (${t} - ${ciMinutes.startedAt} + 59999) / 60000))), 0)` })
+      .select({
+        n: sql<number>`coalesce(sum(coalesce(${ciMinutes.minutes}, ${x(q).greatest(sql`1`, sql`(${t} - ${ciMinutes.startedAt} + 59999) / 60000`)})), 0)`,
+      })
       .from(ciMinutes)
       .where(and(eq(ciMinutes.orgId, orgId), eq(ciMinutes.hosted, true), sql`${ciMinutes.startedAt} >= ${from}`, sql`${ciMinutes.startedAt} < ${to}`))
       .limit(1),
@@ -46,7 +49,7 @@ export async function hostedMinutesUsed(q: Queryable, orgId: string, from: numbe
 /** How many people hold a seat: every membership, viewers included. */
 export async function seatCount(q: Queryable, orgId: string): Promise<number> {
   const { memberships } = tables(q);
-  return one(await q.select({ n: sql<number>`count(*)` }).from(memberships).where(eq(memberships.orgId, orgId)).limit(1))!.n;
+  return one(await q.select({ n: count() }).from(memberships).where(eq(memberships.orgId, orgId)).limit(1))!.n;
 }
 
 /** Seats held or promised: memberships plus pending, unexpired invitations. */
@@ -55,7 +58,7 @@ export async function seatsHeld(q: Queryable, orgId: string, t: number): Promise
   const members = await seatCount(q, orgId);
   const pending = one(
     await q
-      .select({ n: sql<number>`count(*)` })
+      .select({ n: count() })
       .from(invites)
       .where(and(eq(invites.orgId, orgId), isNull(invites.acceptedAt), gt(invites.expiresAt, t)))
       .limit(1),

@@ -5,6 +5,7 @@ import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
@@ -98,7 +99,7 @@ function jobShownOf(r: Record<string, any>): JobShown {
     orgId: r.org_id,
     key: r.key,
     runsOn: JSON.parse(r.runs_on),
-    hosted: r.hosted === 1,
+    hosted: !!r.hosted,
     state: r.state,
     verdict: r.verdict,
     error: r.error,
@@ -148,7 +149,7 @@ function jobRowOf(r: Record<string, any>): JobRow {
     orgId: r.org_id,
     key: r.key,
     runsOn: JSON.parse(r.runs_on),
-    hosted: r.hosted === 1,
+    hosted: !!r.hosted,
     spec: JSON.parse(r.spec),
     state: r.state,
     verdict: r.verdict,
@@ -192,7 +193,7 @@ export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promi
 
 /** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(
+  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS DISTINCT FROM ?2 OR finished_at IS DISTINCT FROM ?3)").run(
     id,
     state,
     finishedAt,
@@ -210,7 +211,7 @@ export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunSt
   const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
     runId,
   ) as Record<RunState, number>;
-  return (Object.keys(row) as RunState[]).filter((k) => row[k] === 1);
+  return (Object.keys(row) as RunState[]).filter((k) => !!row[k]);
 }
 
 /** The queued and running jobs of a run. */
@@ -242,7 +243,7 @@ export async function overdueJobs(q: Queryable, t: number): Promise<JobRow[]> {
       and(
         eq(workflowJobs.state, "running"),
         isNull(workflowJobs.cancelReason),
-        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000`, t),
+        lte(sql`${workflowJobs.startedAt} + ${x(q).jsonNumber(workflowJobs.spec, "timeoutS")} * 1000`, t),
       ),
     )
     .limit(500);
@@ -258,7 +259,7 @@ export async function timedOutUnanswered(q: Queryable, t: number, graceMs: numbe
       and(
         eq(workflowJobs.state, "running"),
         isNotNull(workflowJobs.cancelReason),
-        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000 + ${graceMs}`, t),
+        lte(sql`${workflowJobs.startedAt} + ${x(q).jsonNumber(workflowJobs.spec, "timeoutS")} * 1000 + ${graceMs}`, t),
       ),
     )
     .limit(500);
@@ -285,7 +286,7 @@ export async function queuedHostedJobsOfOrg(q: Queryable, orgId: string): Promis
 
 /** Per org and kind (hosted or not): how many jobs are queued and the newest queue time; the claim's cheap "did anything change" probe. */
 export async function queueSignature(q: Queryable): Promise<{ orgId: string; hosted: number; n: number; newest: number }[]> {
-  return q.all<{ orgId: string; hosted: number; n: number; newest: number }>(
+  return await x(q).rows<{ orgId: string; hosted: number; n: number; newest: number }>(
     sql`SELECT org_id AS orgId, hosted, count(*) AS n, max(queued_at) AS newest FROM workflow_jobs WHERE state = 'queued' GROUP BY org_id, hosted`,
   );
 }
@@ -316,11 +317,11 @@ function claimableSql(route: Route): { name: string; sql: string } {
   if (route.hosted) {
     return {
       name: "claimable:hosted",
-      sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
+      sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = TRUE AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
     };
   }
-  const where = ["j.state = 'queued'", "j.hosted = 0", "j.org_id = ?2", labelsOk];
-  if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = 0)");
+  const where = ["j.state = 'queued'", "j.hosted = FALSE", "j.org_id = ?2", labelsOk];
+  if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = FALSE)");
   if (!route.groupAll) where.push("j.repo_id IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ?3)");
   if (!route.policyAll) where.push("j.repo_id IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ?2)");
   const name = `claimable:${route.allowPublic ? 1 : 0}${route.groupAll ? 1 : 0}${route.policyAll ? 1 : 0}`;
@@ -364,7 +365,7 @@ export async function claimNextJob(
      WHERE id = (${sql}) AND state = 'queued' RETURNING id, run_id, repo_id, org_id, key, hosted`,
   );
   const r = stmt.get(JSON.stringify(route.labels), route.orgId, route.groupId, set.runnerId, set.runnerName, set.tokenId, set.t) as Record<string, any> | null;
-  return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: r.hosted === 1 } : null;
+  return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: !!r.hosted } : null;
 }
 
 /** Finishes a job if it is not finished yet; false when it already was. */
@@ -383,7 +384,7 @@ export async function stampHeartbeats(tx: Tx, stamps: [string, number][]): Promi
   for (const [id, t] of stamps) {
     await tx
       .update(workflowJobs)
-      .set({ lastHeartbeatAt: sql`max(coalesce(${workflowJobs.lastHeartbeatAt}, 0), ${t})` })
+      .set({ lastHeartbeatAt: x(tx).greatest(sql`coalesce(${workflowJobs.lastHeartbeatAt}, 0)`, t) })
       .where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "running")));
   }
 }

@@ -1,11 +1,12 @@
 // The CI domain's queries for runner policy, groups, registration tokens and machines. Async, so
 // another database changes this file, not the services. Runs and jobs: store-runs.ts.
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, count, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { runnerGroups, runnerPolicies, RunnerRegistrationRow, RunnerRow } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { prepared, raw } from "./store-runs.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 const ph = sql.placeholder;
 
@@ -136,7 +137,7 @@ export async function groupRunnerCount(q: Queryable, groupId: string): Promise<n
   const { runners } = tables(q);
   return one(
     await q
-      .select({ n: sql<number>`count(*)` })
+      .select({ n: count() })
       .from(runners)
       .where(and(eq(runners.groupId, groupId), isNull(runners.removedAt)))
       .limit(1),
@@ -273,7 +274,7 @@ export async function claimingRunner(
     string,
     any
   > | null;
-  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: r.hosted === 1, labels: JSON.parse(r.labels) } : null;
+  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: !!r.hosted, labels: JSON.parse(r.labels) } : null;
 }
 
 /** The columns of a machine that can change after registration and matter to its credential: null when the row is gone. */
@@ -287,7 +288,7 @@ export async function runnerLiveness(q: Queryable, id: string): Promise<{ remove
 
 /** Whether machine `id` is ephemeral (false when it is gone). */
 export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boolean> {
-  return (raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral === 1;
+  return !!(raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral;
 }
 
 /**
@@ -304,10 +305,10 @@ export async function routeRow(
     q,
     "routeRow",
     `SELECT coalesce((SELECT p.self_hosted FROM runner_policies p WHERE p.org_id = ?1), 'all') AS self_hosted, g.id, g.repo_access, g.allow_public
-     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default = 1))`,
+     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default))`,
   );
   const r = stmt.get(orgId, groupId) as Record<string, any> | null;
-  return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: r.allow_public === 1 } : null;
+  return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: !!r.allow_public } : null;
 }
 
 /** The live machine named `name` (case-insensitive) of the org (null org: instance runners), or null. */
@@ -384,6 +385,6 @@ export async function stampRunnersSeen(tx: Tx, stamps: [string, number][]): Prom
   for (const [id, t] of stamps)
     await tx
       .update(runners)
-      .set({ lastSeenAt: sql`max(${runners.lastSeenAt}, ${t})` })
+      .set({ lastSeenAt: x(tx).greatest(runners.lastSeenAt, t) })
       .where(eq(runners.id, id));
 }

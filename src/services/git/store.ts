@@ -1,12 +1,13 @@
 // The git domain's queries: refs and the pack list of a repository. Async, so another database
 // changes this file, not the services.
-import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { and, count, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import { LIVE_CHANGE_STATES, type packs, type protections } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 import type { Oid, Ref } from "../../git/types.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 /** A live pack as the snapshot needs it. */
 export interface PackRow {
@@ -23,7 +24,7 @@ export interface PackRow {
  * come from the same committed state on any database.
  */
 export async function snapshotRows(q: Queryable, repoId: string): Promise<{ refs: Ref[]; packs: PackRow[] }> {
-  const rows = q.all<{ kind: "ref" | "pack"; name: string; target: string | null; storage: string; size: number; created: number }>(sql`
+  const rows = await x(q).rows<{ kind: "ref" | "pack"; name: string; target: string | null; storage: string; size: number; created: number }>(sql`
     SELECT 'ref' AS kind, name, target, '' AS storage, 0 AS size, 0 AS created FROM refs WHERE repo_id = ${repoId}
     UNION ALL
     SELECT 'pack' AS kind, name, reach_tips AS target, storage_repo_id AS storage, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
@@ -310,7 +311,7 @@ export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n:
   return await q
     .select({
       repoId: packs.repoId,
-      n: sql<number>`count(*)`,
+      n: count(),
       recorded: sql<number>`count(${packs.reachTips})`,
       own: sql<number>`sum(${packs.storageRepoId} = ${packs.repoId})`,
     })

@@ -6,6 +6,7 @@ import type { jobs } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
 import { type Tables, tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -44,7 +45,7 @@ export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void
 /** The next position in `key`'s queue (after every pending row of the key). */
 export async function nextSeq(tx: Tx, key: string): Promise<number> {
   // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
-  const [row] = tx.all<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
+  const [row] = await x(tx).rows<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
   return (row?.s ?? 0) + 1;
 }
 
@@ -60,7 +61,7 @@ const claimable = (kind: string, t: number) => sql`
 export async function claim(tx: Tx, kind: string, t: number, limit: number, leaseUntil: number, token: string): Promise<JobRow[]> {
   const { jobs } = tables(tx);
   if (limit <= 0) return [];
-  const ids = tx.all<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
+  const ids = await x(tx).rows<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
   const out: JobRow[] = [];
   for (const [i, { id }] of ids.entries()) {
     // Started: an enqueue from now on queues the next run instead of folding into this one.
@@ -96,8 +97,8 @@ export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number
  */
 export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise<number | null> {
   if (kinds.length === 0) return null;
-  const [row] = q.all<{ at: number | null }>(sql`
-    SELECT min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
+  const [row] = await x(q).rows<{ at: number | null }>(sql`
+    SELECT min(${x(q).greatest(sql`j.run_at`, sql`coalesce(j.locked_until, 0)`)}) AS at FROM jobs j
     WHERE j.done_at IS NULL AND j.kind IN (${sql.join(
       kinds.map((k) => sql`${k}`),
       sql`, `,
@@ -155,8 +156,8 @@ export async function release(tx: Tx, id: string, token: string, runAt: number |
   const { jobs } = tables(tx);
   const set =
     runAt === null
-      ? { lockedUntil: null, leaseToken: null, attempts: sql`max(${jobs.attempts} - 1, 0)` }
-      : { lockedUntil: null, leaseToken: null, runAt, attempts: sql`max(${jobs.attempts} - 1, 0)` };
+      ? { lockedUntil: null, leaseToken: null, attempts: x(tx).greatest(sql`${jobs.attempts} - 1`, sql`0`) }
+      : { lockedUntil: null, leaseToken: null, runAt, attempts: x(tx).greatest(sql`${jobs.attempts} - 1`, sql`0`) };
   return (
     (
       await tx
@@ -201,7 +202,7 @@ export async function jobById(q: Queryable, id: string): Promise<JobRow | null> 
 
 /** Per kind: pending, due by `t` (leased or not), leased now, and the oldest due run time (/metrics). */
 export async function queueStats(q: Queryable, t: number): Promise<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }[]> {
-  return q.all<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }>(sql`
+  return await x(q).rows<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }>(sql`
     SELECT kind, count(*) AS pending,
       sum(CASE WHEN run_at <= ${t} THEN 1 ELSE 0 END) AS due,
       sum(CASE WHEN locked_until > ${t} THEN 1 ELSE 0 END) AS leased,

@@ -3,6 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Role } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 /** A role a grant can carry. */
 export type GrantRoleName = "viewer" | "member" | "admin";
@@ -71,7 +72,7 @@ export interface AccessFacts {
 
 /** The members, grants and team seats behind GET …/access (SPEC §5.2). */
 export async function accessFacts(q: Queryable, orgId: string, repoId: string): Promise<AccessFacts> {
-  const rows = q.all<{ kind: "member" | "grant" | "team" | "seat"; a: string; b: string | null; c: string | null; role: string | null }>(sql`
+  const rows = await x(q).rows<{ kind: "member" | "grant" | "team" | "seat"; a: string; b: string | null; c: string | null; role: string | null }>(sql`
     SELECT * FROM (
       SELECT 'member' AS kind, u.id AS a, u.handle AS b, u.email AS c, m.role AS role, lower(u.handle) AS sort
         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId}

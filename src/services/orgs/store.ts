@@ -1,6 +1,6 @@
 // The orgs domain's queries: organizations, memberships, teams and invitations. Async, so
 // another database changes this file, not the services.
-import { and, eq, sql } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import type { teams, Membership, Org, Role } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
@@ -41,7 +41,7 @@ export async function deleteMembership(tx: Tx, orgId: string, userId: string): P
 /** How many people hold a seat (every membership counts). */
 export async function seatCount(q: Queryable, orgId: string): Promise<number> {
   const { memberships } = tables(q);
-  return one(await q.select({ n: sql<number>`count(*)` }).from(memberships).where(eq(memberships.orgId, orgId)).limit(1))!.n;
+  return one(await q.select({ n: count() }).from(memberships).where(eq(memberships.orgId, orgId)).limit(1))!.n;
 }
 
 /** How many owners the org has. */
@@ -49,7 +49,7 @@ export async function ownerCount(q: Queryable, orgId: string): Promise<number> {
   const { memberships } = tables(q);
   return one(
     await q
-      .select({ n: sql<number>`count(*)` })
+      .select({ n: count() })
       .from(memberships)
       .where(and(eq(memberships.orgId, orgId), eq(memberships.role, "owner")))
       .limit(1),

@@ -1,7 +1,7 @@
 // The people domain's queries: accounts and their personal namespaces, sessions, addresses,
 // mailed links and rate-limit counters (credentials are in store-credentials.ts). Async, so
 // another database changes this file, not the services.
-import { and, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import { and, count, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { emailTokens, emails, sessions, Org, Role, Token, User } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
@@ -180,7 +180,7 @@ export async function emailByAddress(q: Queryable, address: string): Promise<Ema
 /** How many addresses an account has. */
 export async function emailCount(q: Queryable, userId: string): Promise<number> {
   const { emails } = tables(q);
-  return one(await q.select({ n: sql<number>`count(*)` }).from(emails).where(eq(emails.userId, userId)).limit(1))!.n;
+  return one(await q.select({ n: count() }).from(emails).where(eq(emails.userId, userId)).limit(1))!.n;
 }
 
 /** Records an address. */
@@ -285,7 +285,7 @@ export async function rateEventCounts(q: Queryable, bucket: string, address: str
     await q
       .select({
         address: sql<number>`coalesce(sum(CASE WHEN ${rateEvents.address} = ${address} THEN 1 ELSE 0 END), 0)`,
-        total: sql<number>`count(*)`,
+        total: count(),
       })
       .from(rateEvents)
       .where(and(eq(rateEvents.bucket, bucket), gte(rateEvents.createdAt, since)))

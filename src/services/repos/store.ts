@@ -1,10 +1,11 @@
 // The repos domain's queries: repositories, branch protections and commit contexts. Async, so
 // another database changes this file, not the services.
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, count, asc, eq, gt, sql } from "drizzle-orm";
 import type { protections, Org, Repo } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type Protection = typeof protections.$inferSelect;
 
@@ -14,14 +15,14 @@ export async function repoCounts(q: Queryable, repoId: string): Promise<{ forkCo
   return {
     forkCount: one(
       await q
-        .select({ n: sql<number>`count(*)` })
+        .select({ n: count() })
         .from(repos)
         .where(and(eq(repos.forkParentId, repoId), eq(repos.public, true)))
         .limit(1),
     )!.n,
     watchers: one(
       await q
-        .select({ n: sql<number>`count(*)` })
+        .select({ n: count() })
         .from(subscriptions)
         .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.level, "all")))
         .limit(1),
@@ -103,7 +104,7 @@ export async function personalNamespace(q: Queryable, userId: string): Promise<s
 
 /** Copies the branches and tags of `fromId` to `toId` (one statement), leaving any ref `toId` already has. */
 export async function copyBranchesAndTags(tx: Tx, fromId: string, toId: string): Promise<void> {
-  tx.run(sql`INSERT INTO refs (repo_id, name, target)
+  await x(tx).run(sql`INSERT INTO refs (repo_id, name, target)
     SELECT ${toId}, name, target FROM refs
     WHERE repo_id = ${fromId} AND (substr(name, 1, 11) = 'refs/heads/' OR substr(name, 1, 10) = 'refs/tags/')
     ON CONFLICT DO NOTHING`);
