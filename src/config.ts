@@ -15,9 +15,19 @@ export type StorageConfig =
   | { kind: "fs"; root: string }
   | { kind: "s3"; endpoint: string; bucket: string; accessKey: string; secretKey: string; region?: string };
 
+/** A PostgreSQL database (DECISIONS §5 "Several nodes"): its URL and the pool's size. */
+export interface DatabaseConfig {
+  url: string;
+  /** The database name from the URL (passed explicitly: Bun.sql lets PGDATABASE win over the URL). */
+  name: string;
+  pool: number;
+}
+
 /** The whole validated configuration of one `svc` process. */
 export interface Config {
   dataDir: string;
+  /** SVC_DATABASE_URL (PostgreSQL) and SVC_DATABASE_POOL; null = the embedded SQLite database in dataDir. */
+  database: DatabaseConfig | null;
   httpHost: string;
   httpPort: number;
   /** Explicit SVC_BASE_URL, or null to derive it from the bound address. */
@@ -88,6 +98,8 @@ export interface Limits {
 
 const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR",
+  "SVC_DATABASE_URL",
+  "SVC_DATABASE_POOL",
   "SVC_HTTP_ADDR",
   "SVC_BASE_URL",
   "SVC_SSH_ADDR",
@@ -228,12 +240,34 @@ function required(env: Record<string, string | undefined>, name: string, why: st
   return v;
 }
 
+/** SVC_DATABASE_URL: unset = SQLite; postgres:// or postgresql:// = PostgreSQL; anything else refused. */
+function databaseConfig(env: Record<string, string | undefined>): DatabaseConfig | null {
+  const raw = env.SVC_DATABASE_URL;
+  const pool = positiveInt("SVC_DATABASE_POOL", env.SVC_DATABASE_POOL, 16);
+  if (raw === undefined || raw === "") return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("SVC_DATABASE_URL: expected a URL such as postgres://svc:secret@db.internal:5432/svc");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
+    throw new ConfigError(
+      `SVC_DATABASE_URL: ${url.protocol.replace(/:$/, "")} is not supported; use a postgres:// (or postgresql://) URL of PostgreSQL 14+, or unset it for the embedded SQLite database`,
+    );
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  if (!url.hostname || !name || name.includes("/"))
+    throw new ConfigError("SVC_DATABASE_URL: name the host and the database, e.g. postgres://svc:secret@db.internal:5432/svc");
+  return { url: raw, name, pool };
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   for (const key of Object.keys(env)) {
     if (key.startsWith("SVC_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
   }
   const dataDir = resolve(env.SVC_DATA_DIR || "./data");
+  const database = databaseConfig(env);
   const http = parseHostPort("SVC_HTTP_ADDR", env.SVC_HTTP_ADDR || "127.0.0.1:8080", true);
   const baseUrl = env.SVC_BASE_URL ? httpUrl("SVC_BASE_URL", env.SVC_BASE_URL) : null;
 
@@ -305,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   return {
     dataDir,
+    database,
     httpHost: http.host,
     httpPort: http.port,
     baseUrl,

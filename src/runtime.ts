@@ -2,7 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
-import { epochProbes, migrate, openDatabase } from "./db/client.ts";
+import { openDatabase } from "./db/open.ts";
 import { gitHandler } from "./http/git.ts";
 import { startHttp } from "./http/server.ts";
 import type { SshServer } from "./ssh/server.ts";
@@ -38,8 +38,7 @@ import { domainResolvers, wire } from "./wiring.ts";
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  const { db, sqlite, close } = openDatabase(config.dataDir);
-  migrate(sqlite);
+  const { db, probes, close } = await openDatabase(config);
   // Every store call is timed for /metrics; the store's own counters pass through.
   // The context's metrics: the store's calls are timed into its registry from the start.
   const telemetry = new Telemetry();
@@ -62,7 +61,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     baseUrl,
     sshPublic,
     store,
-    facts: new FactCache(epochProbes(db, sqlite)),
+    facts: new FactCache(probes),
     resolvers: domainResolvers(),
     git: new GitStore(store, Math.floor(config.gitCacheBytes / 2)),
     threads,

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
-import { Database as MetaDatabase, timeStatements } from "./database.ts";
+import { SqliteDatabase as MetaDatabase, timeStatements } from "./database.ts";
 import { migrations } from "./migrations.ts";
 import * as schema from "./schema/index.ts";
 

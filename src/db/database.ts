@@ -1,7 +1,7 @@
 // The metadata database as services see it: queries of committed data, and write transactions
-// run one at a time through `transaction`. Stores (src/services/<domain>/store.ts) take a
-// `Queryable` (the read handle or an open transaction) and are async, so a second database
-// (PostgreSQL, several nodes) replaces the stores and this class, not the services.
+// through `transaction`. Stores (src/services/<domain>/store.ts) take a `Queryable` (the read
+// handle or an open transaction) and are async. Two implementations: SQLite (this file, one
+// writer per process) and PostgreSQL (src/db/pg/database.ts, SERIALIZABLE with retries).
 //
 // Why two SQLite connections: a transaction's callback is async, so other requests run while it
 // is open. Their reads go to the read connection, which sees only committed data (WAL), never
@@ -50,7 +50,15 @@ export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) 
   };
 }
 
-function runHook(fn: () => void): void {
+/**
+ * Test switch (`SVC_TEST_TX_REPLAY=1`): every write transaction runs its callback twice, the first
+ * run rolled back, as a database that retries on serialization failures would (PostgreSQL). A
+ * callback that is not safe to re-run (in-memory effects before COMMIT) fails the tests it is in.
+ */
+const REPLAY = process.env.SVC_TEST_TX_REPLAY === "1";
+
+/** Runs one after-commit hook, dropping its throw. */
+export function runHook(fn: () => void): void {
   try {
     fn();
   } catch {
@@ -58,19 +66,48 @@ function runHook(fn: () => void): void {
   }
 }
 
-/** Reads of committed data, and serialized write transactions. */
-export class Database {
+/**
+ * The metadata database as services see it (one interface, two implementations: SQLite here,
+ * PostgreSQL in src/db/pg/database.ts).
+ */
+export interface Database {
+  /** Which database this is. */
+  readonly dialect: "sqlite" | "pg";
+  /** Queries outside a transaction; sees only committed data. */
+  readonly read: Queryable;
+  /**
+   * Runs `fn` in one write transaction; a throw rolls everything back. `fn` must do database
+   * work only (no network or object-store I/O), and may run more than once on PostgreSQL (a
+   * serialization failure retries it from the start), so side effects belong in `afterCommit`.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T> | T): Promise<T>;
+  /**
+   * Runs `fn` once the open transaction `tx` commits (never when it rolls back or is retried):
+   * wake-ups that must not reach another worker before the rows they announce are visible.
+   * Outside a transaction (`tx` omitted or not open) `fn` runs now. A throw from `fn` is caught
+   * and dropped (hooks are hints, never the only path).
+   */
+  afterCommit(tx: Tx | undefined, fn: () => void): void;
+  /** Moves each time a transaction of this process commits a change (the fact cache's own half). */
+  readonly ownEpoch: number;
+  /** Whether a transaction of this process is open now (diagnostics and tests). */
+  readonly inTransaction: boolean;
+  /** Where statement and transaction durations go; null until metrics are wired. */
+  timings: DbTimings | null;
+}
+
+/** SQLite: reads of committed data, and write transactions run one at a time in this process. */
+export class SqliteDatabase implements Database {
+  readonly dialect = "sqlite" as const;
   private tail: Promise<void> = Promise.resolve();
   private open = false;
   private changed = 0;
-  /** Hooks of the open transaction, run in order once it commits (dropped on rollback). */
-  private onCommit: (() => void)[] = [];
+  /** Hooks of the open transaction (one at a time: the write lock), run once it commits. */
+  private onCommit: (() => void)[] | null = null;
   private readonly totalChanges;
-  /** Where statement and transaction durations go; null until metrics are wired. */
   timings: DbTimings | null = null;
 
   constructor(
-    /** Queries outside a transaction; read-only, sees only committed data. */
     readonly read: Queryable,
     private readonly writer: Tx,
     private readonly writerSqlite: Sqlite,
@@ -78,19 +115,11 @@ export class Database {
     this.totalChanges = writerSqlite.query<{ n: number }, []>("SELECT total_changes() AS n");
   }
 
-  /**
-   * Moves each time a transaction of this process commits a change: the fact cache compares it
-   * on every request instead of asking SQLite (see services/access/fact-cache.ts).
-   */
   get ownEpoch(): number {
     return this.changed;
   }
 
-  /**
-   * Runs `fn` in one write transaction (BEGIN IMMEDIATE … COMMIT), after every earlier one in
-   * this process; a throw rolls everything back. `fn` must do database work only: no network or
-   * object-store I/O while the write lock is held.
-   */
+  /** BEGIN IMMEDIATE … COMMIT on the write connection, after every earlier one in this process. */
   async transaction<T>(fn: (tx: Tx) => Promise<T> | T): Promise<T> {
     const previous = this.tail;
     let release!: () => void;
@@ -100,9 +129,19 @@ export class Database {
     this.open = true;
     const began = performance.now();
     let committed = false;
-    this.onCommit = [];
+    const hooks: (() => void)[] = [];
+    this.onCommit = hooks;
     try {
       this.writerSqlite.exec("BEGIN IMMEDIATE");
+      if (REPLAY) {
+        try {
+          await fn(this.writer);
+        } finally {
+          this.writerSqlite.exec("ROLLBACK");
+          hooks.length = 0;
+        }
+        this.writerSqlite.exec("BEGIN IMMEDIATE");
+      }
       const before = this.totalChanges.get()!.n;
       let out: T;
       try {
@@ -118,29 +157,21 @@ export class Database {
       return out;
     } finally {
       this.open = false;
-      const hooks = this.onCommit;
-      this.onCommit = [];
+      this.onCommit = null;
       release();
       this.timings?.transaction((began - asked) / 1000, (performance.now() - began) / 1000, committed);
       if (committed) for (const fn of hooks) runHook(fn);
     }
   }
 
-  /**
-   * Runs `fn` once the open transaction `tx` commits (never when it rolls back): wake-ups that
-   * must not reach another worker before the rows they announce are visible. Outside a
-   * transaction (`tx` omitted or none open) `fn` runs now. A throw from `fn` is not the
-   * transaction's failure: it is caught and dropped (hooks are hints, never the only path).
-   */
   afterCommit(tx: Tx | undefined, fn: () => void): void {
-    if (tx !== this.writer || !this.open) {
+    if (tx !== this.writer || !this.open || !this.onCommit) {
       runHook(fn);
       return;
     }
     this.onCommit.push(fn);
   }
 
-  /** Whether a transaction is open now (diagnostics and tests). */
   get inTransaction(): boolean {
     return this.open;
   }

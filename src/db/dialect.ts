@@ -48,7 +48,11 @@ function sqlite(q: SqliteHandle): Dialect {
   };
 }
 
-/** The dialect of `q` (the read handle or an open transaction). A few closures: cheaper than a lookup table would be worth. */
+const byHandle = new WeakMap<object, Dialect>();
+
+/** The dialect of `q` (the read handle or an open transaction). */
 export function x(q: Queryable | Tx): Dialect {
-  return sqlite(q as unknown as SqliteHandle);
+  let d = byHandle.get(q);
+  if (!d) byHandle.set(q, (d = sqlite(q as unknown as SqliteHandle)));
+  return d;
 }

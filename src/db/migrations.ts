@@ -1,5 +1,9 @@
-// drizzle-kit's SQL migrations, embedded into the binary as text so `dist/svc` runs anywhere.
+// drizzle-kit's SQL migrations, embedded into the binary as text so `dist/svc` runs anywhere: one
+// journal per database (migrations/ for SQLite, migrations/pg/ for PostgreSQL), both generated
+// from the one schema definition by `npm run db:generate`.
 import journal from "../../migrations/meta/_journal.json" with { type: "json" };
+import pgJournal from "../../migrations/pg/meta/_journal.json" with { type: "json" };
+import pg0000 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -17,7 +21,7 @@ import m0013 from "../../migrations/0013_contribution_graph.sql" with { type: "t
 import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_default_group_index.sql" with { type: "text" };
 
-const SQL: Record<string, string> = {
+const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
   "0001_authority_indexes": m0001,
   "0002_people_and_mail": m0002,
@@ -34,11 +38,34 @@ const SQL: Record<string, string> = {
   "0013_contribution_graph": m0013,
   "0014_work_engine": m0014,
   "0015_default_group_index": m0015,
-};
-
-/** Every migration in journal order; a journal entry without embedded SQL is a build error. */
-export const migrations: { tag: string; sql: string }[] = journal.entries.map((e) => {
-  const sql = SQL[e.tag];
-  if (sql === undefined) throw new Error(`migration ${e.tag} is not embedded in src/db/migrations.ts`);
-  return { tag: e.tag, sql };
 });
+
+const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
+  "0000_baseline": pg0000,
+});
+
+export interface Migration {
+  readonly tag: string;
+  readonly sql: string;
+}
+
+function inOrder(entries: readonly { tag: string }[], texts: Readonly<Record<string, string>>, dir: string): readonly Migration[] {
+  return Object.freeze(
+    entries.map((e) => {
+      const sql = texts[e.tag];
+      if (sql === undefined) throw new Error(`migration ${dir}${e.tag} is not embedded in src/db/migrations.ts`);
+      return Object.freeze({ tag: e.tag, sql });
+    }),
+  );
+}
+
+/** Every SQLite migration in journal order; a journal entry without embedded SQL is a build error. */
+export const migrations: readonly Migration[] = inOrder(journal.entries, SQL, "migrations/");
+
+/** Every PostgreSQL migration in journal order (migrations/pg). */
+export const pgMigrations: readonly Migration[] = inOrder(pgJournal.entries, PG_SQL, "migrations/pg/");
+
+/** The statements of one migration (drizzle-kit separates them with `--> statement-breakpoint`). */
+export function statementsOf(m: Migration): string[] {
+  return m.sql.split("--> statement-breakpoint").filter((s) => s.trim());
+}

@@ -16,6 +16,7 @@ describe("loadConfig defaults", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       dataDir: resolve("./data"),
+      database: null,
       httpHost: "127.0.0.1",
       httpPort: 8080,
       baseUrl: null,
@@ -45,6 +46,16 @@ describe("loadConfig defaults", () => {
 });
 
 describe("loadConfig accepts", () => {
+  test("SVC_DATABASE_URL postgres:// and postgresql:// (PostgreSQL), with the pool size", () => {
+    expect(loadConfig({ SVC_DATABASE_URL: "postgres://svc:p%40ss@db.internal:5433/svc_prod" }).database).toEqual({
+      url: "postgres://svc:p%40ss@db.internal:5433/svc_prod",
+      name: "svc_prod",
+      pool: 16,
+    });
+    expect(loadConfig({ SVC_DATABASE_URL: "postgresql://db/svc", SVC_DATABASE_POOL: "4" }).database).toMatchObject({ name: "svc", pool: 4 });
+    expect(loadConfig({ SVC_DATABASE_URL: "" }).database).toBeNull();
+  });
+
   const rows: [string, Record<string, string>, Record<string, unknown>][] = [
     ["port 0 picks a free port", { SVC_HTTP_ADDR: "127.0.0.1:0" }, { httpHost: "127.0.0.1", httpPort: 0 }],
     ["a bracketed IPv6 address", { SVC_HTTP_ADDR: "[::1]:9000" }, { httpHost: "::1", httpPort: 9000 }],
@@ -170,6 +181,10 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["SVC_SSH_ADDR malformed", { SVC_SSH_ADDR: "localhost" }, "SVC_SSH_ADDR"],
     ["SVC_SSH_PUBLIC malformed", { SVC_SSH_ADDR: "127.0.0.1:2222", SVC_SSH_PUBLIC: "git.example.com" }, "SVC_SSH_PUBLIC"],
     ["SVC_STORAGE unknown", { SVC_STORAGE: "gcs" }, "SVC_STORAGE"],
+    ["SVC_DATABASE_URL of another database", { SVC_DATABASE_URL: "mysql://svc@db/svc" }, "SVC_DATABASE_URL"],
+    ["SVC_DATABASE_URL a file path", { SVC_DATABASE_URL: "/var/lib/svc/svc.db" }, "SVC_DATABASE_URL"],
+    ["SVC_DATABASE_URL without a database", { SVC_DATABASE_URL: "postgres://svc@db" }, "SVC_DATABASE_URL"],
+    ["SVC_DATABASE_POOL zero", { SVC_DATABASE_URL: "postgres://svc@db/svc", SVC_DATABASE_POOL: "0" }, "SVC_DATABASE_POOL"],
     ["s3 without endpoint", { SVC_STORAGE: "s3" }, "SVC_S3_ENDPOINT"],
     ["s3 endpoint not a URL", { ...S3, SVC_S3_ENDPOINT: "minio:9000" }, "SVC_S3_ENDPOINT"],
     ["s3 without bucket", { ...S3, SVC_S3_BUCKET: "" }, "SVC_S3_BUCKET"],

@@ -100,6 +100,7 @@ const ALLOWED: Record<string, string> = {
   "src/storage/fs-store.ts:handles": "file descriptors are a process resource (see its comment)",
   "src/git/buffer-pool.ts:holders": "process memory accounting",
   "src/db/statements.ts:byHandle": "keyed by the connection handle: prepared statements live and die with their connection",
+  "src/db/dialect.ts:byHandle": "keyed by the handle or transaction: the dialect operations bound to it live and die with it",
   // Request-keyed side tables: they live and die with the Request (plan §3.1 row 31).
   "src/http/app.ts:requestIds": "a side table keyed by the Request: it lives and dies with it",
   "src/http/app.ts:routeTemplates": "a side table keyed by the Request: it lives and dies with it",
@@ -129,7 +130,6 @@ const KNOWN: readonly string[] = [
   "src/services/git/upload.ts:spooledUnsent",
 
   // tables that never change: `as const`, Object.freeze or a read-only type (plan §3.1, ReadonlySet)
-  "src/db/migrations.ts:SQL",
   "src/git/buffer-pool.ts:PROCESS",
   "src/git/capabilities.ts:RECEIVE_PACK_CAPABILITIES",
   "src/git/capabilities.ts:UPLOAD_PACK_CAPABILITIES",

@@ -123,6 +123,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   if (!planned.length) return;
   const queued = new Map<string, string[][]>();
   await ctx.db.transaction(async (tx) => {
+    // Reset per run: a retried transaction starts over (plan-27 §1.4).
+    queued.clear();
     const t = now();
     const policy = await loadPolicy(tx, p.orgId);
     // Billing: past the month's hosted minutes, hosted jobs fail here with ci_suspended_reason (asked once, only when a hosted job is planned).

@@ -167,6 +167,8 @@ export async function publish(
   let packAdded = false;
   const pacer = new MemoryPacer();
   const outcome = await ctx.db.transaction(async (tx) => {
+    // Reset per run: a retried transaction starts over (plan-27 §1.4).
+    packAdded = false;
     const results: RefResults = new Map();
     const live = await store.repoIsLive(tx, repo.id);
     const policy = live && opts.policy ? await opts.policy(tx) : null;

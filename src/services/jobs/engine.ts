@@ -109,7 +109,14 @@ export class WorkEngine implements Work {
   /** Attempts running in this process, by job id. */
   private readonly running = new Map<
     string,
-    { kind: string; outcome: Promise<Outcome>; abort: AbortController; start(go: { timeoutMs?: number } | null): void }
+    {
+      kind: string;
+      outcome: Promise<Outcome>;
+      abort: AbortController;
+      start(go: { timeoutMs?: number } | null): void;
+      /** Forgets the row now (running map, kind concurrency); idempotent. */
+      release(): void;
+    }
   >();
   private readonly inflight = new Map<string, number>();
   private started = false;
@@ -311,19 +318,33 @@ export class WorkEngine implements Work {
   /**
    * Runs a claim transaction whose rows are registered as running before it commits (`reserve`),
    * so a runNow right after joins them instead of finding the row leased; a rollback forgets them.
+   * Safe to re-run (a database that retries the transaction): a run first forgets the rows an
+   * earlier, rolled-back run of the callback registered.
    */
   private async reserved(claim: (tx: Tx) => Promise<JobRow[]>): Promise<JobRow[]> {
     const mine: JobRow[] = [];
+    const forget = () => {
+      for (const row of mine.splice(0)) this.unreserve(row.id);
+    };
     try {
       return await this.db.transaction(async (tx) => {
+        forget();
         const rows = await claim(tx);
         mine.push(...rows);
         return rows;
       });
     } catch (error) {
-      for (const row of mine) this.running.get(row.id)?.start(null);
+      forget();
       throw error;
     }
+  }
+
+  /** Gives a reserved, not yet launched row back: its outcome is "pending", its slot free now. */
+  private unreserve(jobId: string): void {
+    const r = this.running.get(jobId);
+    if (!r) return;
+    r.release();
+    r.start(null);
   }
 
   /** Registers claimed rows (inside their claim transaction); `launch` starts them once it committed. */
@@ -334,17 +355,24 @@ export class WorkEngine implements Work {
       const abort = new AbortController();
       const d = this.defined.get(row.kind);
       this.inflight.set(row.kind, (this.inflight.get(row.kind) ?? 0) + 1);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        // Why the check: a re-run of the claim may have registered this row again meanwhile.
+        if (this.running.get(row.id)?.release === release) this.running.delete(row.id);
+        this.inflight.set(row.kind, (this.inflight.get(row.kind) ?? 1) - 1);
+      };
       const outcome = gate
         .then(
           (go): Promise<Outcome> => (go === null ? Promise.resolve({ state: "pending" }) : d ? this.attempt(d, row, abort, go.timeoutMs) : this.unknown(row)),
         )
         .finally(() => {
-          this.running.delete(row.id);
-          this.inflight.set(row.kind, (this.inflight.get(row.kind) ?? 1) - 1);
+          release();
           // A slot is free: look again (and wake rows queued behind this one's key).
           if (this.started && !this.stopping) this.poke();
         });
-      this.running.set(row.id, { kind: row.kind, outcome, abort, start });
+      this.running.set(row.id, { kind: row.kind, outcome, abort, start, release });
     }
     return rows;
   }

@@ -1,0 +1,42 @@
+// Opens the configured metadata database, migrated: the embedded SQLite file in SVC_DATA_DIR, or
+// PostgreSQL when SVC_DATABASE_URL is set (DECISIONS §5 "Several nodes"; the URL's scheme was
+// checked by loadConfig).
+import { type Config, ConfigError } from "../config.ts";
+import { epochProbes, migrate, openDatabase as openSqlite } from "./client.ts";
+import type { Database } from "./database.ts";
+
+export interface OpenDatabase {
+  db: Database;
+  /** The fact cache's change counters (services/access/fact-cache.ts EpochProbes). */
+  probes: { own(): number; external(): number };
+  close(): void;
+}
+
+/** The database of `config`, with pending migrations applied. */
+export async function openDatabase(config: Config): Promise<OpenDatabase> {
+  if (!config.database) {
+    const { db, sqlite, close } = openSqlite(config.dataDir);
+    migrate(sqlite);
+    return { db, probes: epochProbes(db, sqlite), close };
+  }
+  // Loaded only for PostgreSQL: a SQLite process never loads drizzle's pg-core.
+  const [{ openPg }, { migratePg }, { appErrorOf }] = await Promise.all([import("./pg/client.ts"), import("./pg/migrate.ts"), import("./pg/errors.ts")]);
+  const pg = openPg(config.database);
+  try {
+    await migratePg(pg.sql);
+  } catch (error) {
+    await pg.close().catch(() => {});
+    const where = new URL(config.database.url);
+    const cause = appErrorOf(error)?.status === 503 ? "cannot connect" : "migrations failed";
+    throw new ConfigError(`SVC_DATABASE_URL: ${cause} (${where.hostname}:${where.port || 5432}/${config.database.name}): ${(error as Error).message}`);
+  }
+  // Other processes' commits: until the shared fact epoch (plan-27 §2 #3) lands, every reading
+  // differs, so a cached fact lives at most the cache's 1 ms window: the contract SQLite's
+  // data_version gives ("seen by every request that starts more than 1 ms after it").
+  let external = 0;
+  return {
+    db: pg.db,
+    probes: { own: () => pg.db.ownEpoch, external: () => ++external },
+    close: () => void pg.close(),
+  };
+}
