@@ -24,7 +24,6 @@ export interface Dialect {
 
 type SqliteHandle = {
   all<T>(s: SQL): T[];
-  get<T>(s: SQL): T | undefined;
   run(s: SQL): unknown;
 };
 
@@ -38,7 +37,8 @@ function sqlite(q: SqliteHandle): Dialect {
   return {
     name: "sqlite",
     rows: async <T>(s: SQL) => q.all<T>(s),
-    row: async <T>(s: SQL) => q.get<T>(s),
+    // Why all()[0]: bun-sqlite's get() of raw SQL answers the row as an array of values.
+    row: async <T>(s: SQL) => q.all<T>(s)[0],
     run: async (s: SQL) => {
       q.run(s);
     },
