@@ -14,6 +14,7 @@ import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
 import { REPO_FORK, runFork } from "./services/repos/forks.ts";
 import { REPO_COMPACT, REPO_GC, REPO_GC_PASS, REPO_SWEEP, compactRepo, gcRepo, scheduleGcPass, sweepRepo } from "./services/git/maintenance.ts";
 import { BILLING_SEATS, seatsChanged, syncSeats } from "./services/billing/seats.ts";
+import { visibilityChanged } from "./services/ci/claim.ts";
 import { MIRROR_SCHEDULE, MIRROR_SYNC, scheduleMirrorSyncs } from "./services/mirrors/queue.ts";
 import { runMirrorSync } from "./services/mirrors/sync.ts";
 import type { Resolvers } from "./services/access/resolvers.ts";
@@ -73,6 +74,8 @@ function wirePlatform(ctx: Ctx): void {
 function wireDomains(ctx: Ctx): void {
   // A seat is a membership: orgs and people announce the change, billing tells the provider.
   ctx.events.subscribe("billing", ["membership.changed"], seatsChanged);
+  // A repository's visibility decides which machines may take its jobs: CI's waiters look again.
+  ctx.events.subscribe("ci.routing", ["repo.visibility_changed"], visibilityChanged);
 }
 
 // What access asks the domains above it (ctx.resolvers, access/resolvers.ts): credential kinds and

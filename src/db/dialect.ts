@@ -36,7 +36,6 @@ export interface Dialect {
 
 type SqliteHandle = {
   all<T>(s: SQL): T[];
-  get<T>(s: SQL): T | undefined;
   run(s: SQL): unknown;
 };
 
@@ -50,7 +49,7 @@ function sqlite(q: SqliteHandle): Dialect {
   return {
     name: "sqlite",
     rows: async <T>(s: SQL) => q.all<T>(s),
-    // (drizzle's bun-sqlite `get(sql)` answers the row's values as an array: first of `all` instead)
+    // Why all()[0]: bun-sqlite's get() of raw SQL answers the row as an array of values.
     row: async <T>(s: SQL) => q.all<T>(s)[0],
     run: async (s: SQL) => {
       q.run(s);

@@ -19,6 +19,7 @@ import m0011 from "../../migrations/0011_web_activity.sql" with { type: "text" }
 import m0012 from "../../migrations/0012_change_patchsets.sql" with { type: "text" };
 import m0013 from "../../migrations/0013_contribution_graph.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
+import m0015 from "../../migrations/0015_default_group_index.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -36,6 +37,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0012_change_patchsets": m0012,
   "0013_contribution_graph": m0013,
   "0014_work_engine": m0014,
+  "0015_default_group_index": m0015,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({

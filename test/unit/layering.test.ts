@@ -290,6 +290,88 @@ describe("data access (issue 10)", () => {
   });
 });
 
+/**
+ * Ratchet (issue 27 stage 0): drizzle statements outside src/db that run only on SQLite, per file:
+ * the plain bun:sqlite statements of `statementCache().raw` and the drizzle statements prepared
+ * with `statementCache().prepared` (run synchronously with `.get(params)`/`.all(params)`). The
+ * PostgreSQL database layer routes them per dialect and empties this list.
+ */
+const KNOWN_SYNC_STATEMENTS: readonly string[] = [
+  "src/services/ci/store-runs.ts: prepared 3",
+  "src/services/ci/store-runs.ts: raw 15",
+  "src/services/ci/store.ts: prepared 4",
+  "src/services/ci/store.ts: raw 4",
+  "src/services/discovery/store.ts: raw 1",
+  "src/services/git/store.ts: prepared 1",
+  "src/services/people/store.ts: prepared 2",
+];
+
+describe("one schema, two dialects (issue 27)", () => {
+  const outsideDb = FILES.map((f) => relative(ROOT, f)).filter((f) => !f.startsWith("src/db/"));
+  const text = (f: string) => stripComments(readFileSync(join(ROOT, f), "utf8"));
+  /** bun-sqlite's synchronous terminals: a builder's `.get()`/`.all()`/`.run()`, a handle's `q.all(sql…)`. */
+  const SYNC = [/\.(get|all|run)\(\)/g, /\b(q|tx|db|read|writer)\s*\.\s*(get|all|run|values)\s*(<[^()]*>)?\(/g];
+
+  test("the detector sees the synchronous spellings and lets the awaited ones through", () => {
+    const sync = ["q.select().from(t).get()", "tx.insert(t).values(r).run()", "q.all<{ n: number }>(sql`SELECT 1`)", "tx.run(sql`DELETE FROM t`)"];
+    for (const s of sync) expect(SYNC.some((re) => new RegExp(re.source).test(s))).toBe(true);
+    const awaited = [
+      "one(await q.select().from(t).limit(1))",
+      "await tx.insert(t).values(r)",
+      "await x(q).rows(sql`SELECT 1`)",
+      "map.get(key)",
+      "[...m.values()]",
+    ];
+    for (const s of awaited) expect(SYNC.some((re) => new RegExp(re.source).test(s))).toBe(false);
+  });
+
+  test("outside src/db no drizzle statement runs synchronously (awaited builders, x(q) for raw SQL)", () => {
+    const bad: string[] = [];
+    for (const f of outsideDb) {
+      const t = text(f);
+      for (const re of SYNC) for (const m of t.matchAll(re)) bad.push(`${f}: ${m[0]}`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  test("what still runs synchronously is the prepared statements of the KNOWN list", () => {
+    const found: string[] = [];
+    for (const f of outsideDb) {
+      const t = text(f);
+      for (const kind of ["raw", "prepared"]) {
+        const n = [...t.matchAll(new RegExp(`\\b${kind}\\(\\s*(q|tx)\\s*,`, "g"))].length;
+        if (n) found.push(`${f}: ${kind} ${n}`);
+      }
+    }
+    expect(sorted(found)).toEqual(sorted(KNOWN_SYNC_STATEMENTS));
+  });
+
+  test("services import no dialect's core (sqlite-core, pg-core, bun:sqlite) and schema tables only as types", async () => {
+    const { is } = await import("drizzle-orm");
+    const { Table } = await import("drizzle-orm");
+    const schema = (await import("../../src/db/schema/index.ts")) as Record<string, unknown>;
+    const cores = ALL.filter(
+      (i) =>
+        inLayer("services")(i) &&
+        (i.spec === "drizzle-orm/sqlite-core" || i.spec === "drizzle-orm/pg-core" || i.spec === "drizzle-orm/bun-sqlite" || i.spec === "bun:sqlite"),
+    );
+    // A value import of a table from src/db/schema: store code takes its tables from tables(q).
+    const tableImports: string[] = [];
+    for (const f of outsideDb.filter((f) => f.startsWith("src/services/"))) {
+      const src = readFileSync(join(ROOT, f), "utf8");
+      for (const m of src.matchAll(/^import\s+(type\s+)?\{([^}]*)\}\s+from\s+["']([^"']*db\/schema[^"']*)["']/gm)) {
+        if (m[1]) continue;
+        for (const spec of m[2]!.split(",").map((s) => s.trim())) {
+          if (!spec || spec.startsWith("type ")) continue;
+          const name = spec.split(/\s+as\s+/)[0]!;
+          if (is(schema[name], Table)) tableImports.push(`${f}: ${name}`);
+        }
+      }
+    }
+    expect({ cores: show(cores), tableImports }).toEqual({ cores: [], tableImports: [] });
+  });
+});
+
 describe("one git service behind thin transports (issue 10)", () => {
   /** The only engine modules a transport may use: request parsing (URL, exec command, version). */
   const TRANSPORT_GIT_MODULES = ["src/git/service-request.ts"];

@@ -49,7 +49,7 @@ export const runnerGroups = sqliteTable(
   (t) => [
     uniqueIndex("runner_groups_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
     // One default group per org, even when two requests create it lazily at once.
-    uniqueIndex("runner_groups_default_uq").on(t.orgId).where(sql`${t.isDefault} = 1`),
+    uniqueIndex("runner_groups_default_uq").on(t.orgId).where(sql`${t.isDefault}`),
   ],
 );
 

@@ -1,30 +1,37 @@
 // The access domain's queries: orgs and repos by name, people by handle, and the grants that
 // decide a person's role (SPEC §5.2). Async, so another database changes this file only.
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { grants, memberships, orgs, repos, teamMembers, teams, users, type Org, type Repo, type Role } from "../../db/schema/index.ts";
+import type { Org, Repo, Role } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import type { MaybePromise } from "./fact-cache.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
 
 /** The org named `name` (case-insensitive), or null. */
 export async function orgByName(q: Queryable, name: string): Promise<Org | null> {
-  return q.select().from(orgs).where(sql`lower(${orgs.name}) = lower(${name})`).get() ?? null;
+  const { orgs } = tables(q);
+  return one(await q.select().from(orgs).where(sql`lower(${orgs.name}) = lower(${name})`).limit(1)) ?? null;
 }
 
 /** The repo `name` (case-insensitive) in `orgId`, or null. */
 export async function repoByName(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
+  const { repos } = tables(q);
   return (
-    q
-      .select()
-      .from(repos)
-      .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(repos)
+        .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** A user id from a user id or a handle (case-insensitive), or null. */
 export async function userIdByRef(q: Queryable, ref: string): Promise<string | null> {
-  return q.select({ id: users.id }).from(users).where(sql`${users.id} = ${ref} OR lower(${users.handle}) = lower(${ref})`).get()?.id ?? null;
+  const { users } = tables(q);
+  return one(await q.select({ id: users.id }).from(users).where(sql`${users.id} = ${ref} OR lower(${users.handle}) = lower(${ref})`).limit(1))?.id ?? null;
 }
 
 /** Per-org facts about one person, reusable across many repos (listing). */
@@ -44,28 +51,31 @@ export function loadPersonInOrg(ctx: Ctx, userId: string | null, orgId: string):
 
 /** Reads a person's org role and grants (uncached). */
 export async function readPersonInOrg(q: Queryable, userId: string, orgId: string): Promise<PersonInOrg> {
+  const { memberships, repos, grants, teamMembers, teams } = tables(q);
   const out: PersonInOrg = { orgRole: null, userGrants: new Map(), teamGrants: new Map() };
-  const m = q
-    .select({ role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)))
-    .get();
+  const m = one(
+    await q
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)))
+      .limit(1),
+  );
   if (!m) return out;
   out.orgRole = m.role;
   // Only this org's grants: a person in many orgs loads what this request can use.
   const inOrg = (cond: SQL | undefined) => and(cond, eq(repos.orgId, orgId));
-  const grantRows = (cond: SQL | undefined) =>
-    q.select({ repoId: grants.repoId, role: grants.role }).from(grants).innerJoin(repos, eq(repos.id, grants.repoId)).where(inOrg(cond)).all();
-  for (const g of grantRows(eq(grants.userId, userId))) out.userGrants.set(g.repoId, g.role);
-  const teamIds = q
-    .select({ teamId: teamMembers.teamId })
-    .from(teamMembers)
-    .innerJoin(teams, eq(teams.id, teamMembers.teamId))
-    .where(and(eq(teamMembers.userId, userId), eq(teams.orgId, orgId)))
-    .all()
-    .map((t) => t.teamId);
+  const grantRows = async (cond: SQL | undefined) =>
+    await q.select({ repoId: grants.repoId, role: grants.role }).from(grants).innerJoin(repos, eq(repos.id, grants.repoId)).where(inOrg(cond));
+  for (const g of await grantRows(eq(grants.userId, userId))) out.userGrants.set(g.repoId, g.role);
+  const teamIds = (
+    await q
+      .select({ teamId: teamMembers.teamId })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(and(eq(teamMembers.userId, userId), eq(teams.orgId, orgId)))
+  ).map((t) => t.teamId);
   if (teamIds.length) {
-    for (const g of grantRows(inArray(grants.teamId, teamIds))) {
+    for (const g of await grantRows(inArray(grants.teamId, teamIds))) {
       const list = out.teamGrants.get(g.repoId) ?? [];
       list.push(g.role);
       out.teamGrants.set(g.repoId, list);

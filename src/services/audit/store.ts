@@ -1,13 +1,16 @@
 // The audit domain's queries: append-only rows, read newest first.
 import { sql } from "drizzle-orm";
-import { auditEvents } from "../../db/schema/index.ts";
+import type { auditEvents } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
 /** Appends an audit row. */
 export async function insertAuditEvent(tx: Tx, row: AuditRow): Promise<void> {
-  tx.insert(auditEvents).values(row).run();
+  const { auditEvents } = tables(tx);
+  await tx.insert(auditEvents).values(row);
 }
 
 /** Up to `limit` of the org's events in [from, to), optionally of one action, newest first, after the position `after`. */
@@ -16,7 +19,7 @@ export async function auditEventsOf(
   orgId: string,
   f: { action: string | null; from: number | null; to: number | null; after: [number, string] | null; limit: number },
 ): Promise<AuditRow[]> {
-  const rows = q.all<Record<string, unknown>>(sql`
+  const rows = await x(q).rows<Record<string, unknown>>(sql`
     SELECT id, org_id, action, actor_kind, actor_id, actor_name, target, data, created_at FROM audit_events
     WHERE org_id = ${orgId}
       ${f.action === null ? sql`` : sql`AND action = ${f.action}`}

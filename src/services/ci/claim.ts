@@ -49,9 +49,19 @@ export function announceQueued(ctx: Ctx, key: string, tx?: Tx): void {
   ctx.signals.notify("ci.queue", QUEUED + key, tx);
 }
 
-/** Announces that routing changed for hub `key` (policy, groups, a removed machine): every waiter on every node looks again. */
-export function announceRouting(ctx: Ctx, key: string): void {
-  ctx.signals.notify("ci.queue", ROUTING + key);
+/** Announces that routing changed for hub `key` (policy, groups, a removed machine): every waiter on every node looks again; inside `tx`, after COMMIT. */
+export function announceRouting(ctx: Ctx, key: string, tx?: Tx): void {
+  ctx.signals.notify("ci.queue", ROUTING + key, tx);
+}
+
+/**
+ * Subscriber of `repo.visibility_changed`: a group without allow_public may now take (or no
+ * longer take) the repository's queued jobs, so the org's and the instance machines look again
+ * instead of trusting their last empty look.
+ */
+export async function visibilityChanged(ctx: Ctx, tx: Tx, { orgId }: { orgId: string }): Promise<void> {
+  announceRouting(ctx, hubKey(false, orgId), tx);
+  announceRouting(ctx, hubKey(true, null), tx);
 }
 
 interface Waiter {

@@ -1,8 +1,11 @@
 // The CI domain's queries for runs, jobs, the claim, logs, check results and CI minutes.
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { checkResults, jobLogChunks, orgs, repos, runs, workflowJobs, type RunState } from "../../db/schema/index.ts";
+import type { checkResults, repos, runs, workflowJobs, RunState } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
@@ -23,25 +26,31 @@ export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"]
 
 /** Whether a run of this workflow already exists for the trigger (the trigger job is at-least-once). */
 export async function runExists(q: Queryable, repoId: string, commit: string, ref: string, event: string, workflow: string): Promise<boolean> {
-  return !!q
-    .select({ id: runs.id })
-    .from(runs)
-    .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event), eq(runs.workflow, workflow)))
-    .get();
+  const { runs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event), eq(runs.workflow, workflow)))
+      .limit(1),
+  );
 }
 
 /** Creates a run. */
 export async function insertRun(tx: Tx, row: RunRow): Promise<void> {
-  tx.insert(runs).values(row).run();
+  const { runs } = tables(tx);
+  await tx.insert(runs).values(row);
 }
 
 /** Creates a job. */
 export async function insertJob(tx: Tx, row: JobRow): Promise<void> {
-  tx.insert(workflowJobs).values(row).run();
+  const { workflowJobs } = tables(tx);
+  await tx.insert(workflowJobs).values(row);
 }
 
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
+  const { runs } = tables(q);
   const stmt = prepared(q, "runOfRepo", (q) =>
     q
       .select()
@@ -54,10 +63,11 @@ export async function runOfRepo(q: Queryable, repoId: string, id: string): Promi
 
 /** A page of the repo's runs, newest first, after the (created_at, id) position `after`. */
 export async function listRuns(q: Queryable, repoId: string, page: { after: [number, string] | null; limit: number }): Promise<RunRow[]> {
+  const { runs } = tables(q);
   const where = page.after
     ? and(eq(runs.repoId, repoId), or(lt(runs.createdAt, page.after[0]), and(eq(runs.createdAt, page.after[0]), lt(runs.id, page.after[1]))))
     : eq(runs.repoId, repoId);
-  return q.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.limit).all();
+  return await q.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.limit);
 }
 
 /** How much of a step's name the `steps` column keeps for lists (the runner gets it whole from the spec). */
@@ -89,7 +99,7 @@ function jobShownOf(r: Record<string, any>): JobShown {
     orgId: r.org_id,
     key: r.key,
     runsOn: JSON.parse(r.runs_on),
-    hosted: r.hosted === 1,
+    hosted: !!r.hosted,
     state: r.state,
     verdict: r.verdict,
     error: r.error,
@@ -139,7 +149,7 @@ function jobRowOf(r: Record<string, any>): JobRow {
     orgId: r.org_id,
     key: r.key,
     runsOn: JSON.parse(r.runs_on),
-    hosted: r.hosted === 1,
+    hosted: !!r.hosted,
     spec: JSON.parse(r.spec),
     state: r.state,
     verdict: r.verdict,
@@ -159,6 +169,7 @@ function jobRowOf(r: Record<string, any>): JobRow {
 
 /** The running job a machine holds, or null. */
 export async function runningJobOf(q: Queryable, runnerId: string): Promise<JobRow | null> {
+  const { workflowJobs } = tables(q);
   const stmt = prepared(q, "runningJobOf", (q) =>
     q
       .select()
@@ -176,12 +187,13 @@ export async function hasRunningJob(q: Queryable, runnerId: string): Promise<boo
 
 /** Updates a job's fields. */
 export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promise<void> {
-  tx.update(workflowJobs).set(set).where(eq(workflowJobs.id, id)).run();
+  const { workflowJobs } = tables(tx);
+  await tx.update(workflowJobs).set(set).where(eq(workflowJobs.id, id));
 }
 
 /** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS NOT ?2 OR finished_at IS NOT ?3)").run(
+  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS DISTINCT FROM ?2 OR finished_at IS DISTINCT FROM ?3)").run(
     id,
     state,
     finishedAt,
@@ -199,82 +211,82 @@ export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunSt
   const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
     runId,
   ) as Record<RunState, number>;
-  return (Object.keys(row) as RunState[]).filter((k) => row[k] === 1);
+  return (Object.keys(row) as RunState[]).filter((k) => !!row[k]);
 }
 
 /** The queued and running jobs of a run. */
 export async function unfinishedJobsOfRun(q: Queryable, runId: string): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
-    .where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["queued", "running"])))
-    .all();
+    .where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["queued", "running"])));
 }
 
 /** Running jobs whose last heartbeat (or start) is before `before`. */
 export async function silentJobs(q: Queryable, before: number): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
     .where(and(eq(workflowJobs.state, "running"), lt(sql`coalesce(${workflowJobs.lastHeartbeatAt}, ${workflowJobs.startedAt})`, before)))
-    .limit(500)
-    .all();
+    .limit(500);
 }
 
 /** Running jobs past their timeout that were not yet told to stop. */
 export async function overdueJobs(q: Queryable, t: number): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
     .where(
       and(
         eq(workflowJobs.state, "running"),
         isNull(workflowJobs.cancelReason),
-        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000`, t),
+        lte(sql`${workflowJobs.startedAt} + ${x(q).jsonNumber(workflowJobs.spec, "timeoutS")} * 1000`, t),
       ),
     )
-    .limit(500)
-    .all();
+    .limit(500);
 }
 
 /** Running jobs told to stop for their timeout more than `graceMs` ago (the runner did not report back). */
 export async function timedOutUnanswered(q: Queryable, t: number, graceMs: number): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
     .where(
       and(
         eq(workflowJobs.state, "running"),
         isNotNull(workflowJobs.cancelReason),
-        lte(sql`${workflowJobs.startedAt} + json_extract(${workflowJobs.spec}, '$.timeoutS') * 1000 + ${graceMs}`, t),
+        lte(sql`${workflowJobs.startedAt} + ${x(q).jsonNumber(workflowJobs.spec, "timeoutS")} * 1000 + ${graceMs}`, t),
       ),
     )
-    .limit(500)
-    .all();
+    .limit(500);
 }
 
 /** Queued jobs created before `before` (nobody picked them up). */
 export async function staleQueuedJobs(q: Queryable, before: number): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
     .where(and(eq(workflowJobs.state, "queued"), lt(workflowJobs.queuedAt, before)))
-    .limit(500)
-    .all();
+    .limit(500);
 }
 
 /** Queued hosted jobs of the org. */
 export async function queuedHostedJobsOfOrg(q: Queryable, orgId: string): Promise<JobRow[]> {
-  return q
+  const { workflowJobs } = tables(q);
+  return await q
     .select()
     .from(workflowJobs)
-    .where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), eq(workflowJobs.orgId, orgId)))
-    .all();
+    .where(and(eq(workflowJobs.state, "queued"), eq(workflowJobs.hosted, true), eq(workflowJobs.orgId, orgId)));
 }
 
 /** Per org and kind (hosted or not): how many jobs are queued and the newest queue time; the claim's cheap "did anything change" probe. */
 export async function queueSignature(q: Queryable): Promise<{ orgId: string; hosted: number; n: number; newest: number }[]> {
-  return q.all<{ orgId: string; hosted: number; n: number; newest: number }>(
+  return await x(q).rows<{ orgId: string; hosted: number; n: number; newest: number }>(
     sql`SELECT org_id AS orgId, hosted, count(*) AS n, max(queued_at) AS newest FROM workflow_jobs WHERE state = 'queued' GROUP BY org_id, hosted`,
   );
 }
@@ -305,11 +317,11 @@ function claimableSql(route: Route): { name: string; sql: string } {
   if (route.hosted) {
     return {
       name: "claimable:hosted",
-      sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = 1 AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
+      sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = TRUE AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
     };
   }
-  const where = ["j.state = 'queued'", "j.hosted = 0", "j.org_id = ?2", labelsOk];
-  if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = 0)");
+  const where = ["j.state = 'queued'", "j.hosted = FALSE", "j.org_id = ?2", labelsOk];
+  if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = FALSE)");
   if (!route.groupAll) where.push("j.repo_id IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ?3)");
   if (!route.policyAll) where.push("j.repo_id IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ?2)");
   const name = `claimable:${route.allowPublic ? 1 : 0}${route.groupAll ? 1 : 0}${route.policyAll ? 1 : 0}`;
@@ -353,7 +365,7 @@ export async function claimNextJob(
      WHERE id = (${sql}) AND state = 'queued' RETURNING id, run_id, repo_id, org_id, key, hosted`,
   );
   const r = stmt.get(JSON.stringify(route.labels), route.orgId, route.groupId, set.runnerId, set.runnerName, set.tokenId, set.t) as Record<string, any> | null;
-  return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: r.hosted === 1 } : null;
+  return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: !!r.hosted } : null;
 }
 
 /** Finishes a job if it is not finished yet; false when it already was. */
@@ -368,35 +380,43 @@ export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; v
 
 /** Writes batched heartbeat stamps (never moving one backwards). */
 export async function stampHeartbeats(tx: Tx, stamps: [string, number][]): Promise<void> {
+  const { workflowJobs } = tables(tx);
   for (const [id, t] of stamps) {
-    tx.update(workflowJobs)
-      .set({ lastHeartbeatAt: sql`max(coalesce(${workflowJobs.lastHeartbeatAt}, 0), ${t})` })
-      .where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "running")))
-      .run();
+    await tx
+      .update(workflowJobs)
+      .set({ lastHeartbeatAt: x(tx).greatest(sql`coalesce(${workflowJobs.lastHeartbeatAt}, 0)`, t) })
+      .where(and(eq(workflowJobs.id, id), eq(workflowJobs.state, "running")));
   }
 }
 
 /** Where a job's run is: org and repository names, commit and ref (null when the repository is gone). */
 export async function jobPlace(q: Queryable, repoId: string, runId: string): Promise<{ org: string; repo: string; commit: string; ref: string } | null> {
+  const { orgs, repos, runs } = tables(q);
   return (
-    q
-      .select({ org: orgs.name, repo: repos.name, commit: runs.commit, ref: runs.ref })
-      .from(runs)
-      .innerJoin(repos, eq(repos.id, runs.repoId))
-      .innerJoin(orgs, eq(orgs.id, repos.orgId))
-      .where(and(eq(runs.id, runId), eq(runs.repoId, repoId)))
-      .get() ?? null
+    one(
+      await q
+        .select({ org: orgs.name, repo: repos.name, commit: runs.commit, ref: runs.ref })
+        .from(runs)
+        .innerJoin(repos, eq(repos.id, runs.repoId))
+        .innerJoin(orgs, eq(orgs.id, repos.orgId))
+        .where(and(eq(runs.id, runId), eq(runs.repoId, repoId)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** The repository `repoId` with its org's name, or null when it is gone. */
 export async function repoWithOrg(q: Queryable, repoId: string): Promise<{ repo: typeof repos.$inferSelect; orgName: string } | null> {
-  return q.select({ repo: repos, orgName: orgs.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
+  const { repos, orgs } = tables(q);
+  return (
+    one(await q.select({ repo: repos, orgName: orgs.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).limit(1)) ?? null
+  );
 }
 
 /** The repository name of a repo id (null when deleted). */
 export async function repoName(q: Queryable, repoId: string): Promise<string | null> {
-  return q.select({ name: repos.name }).from(repos).where(eq(repos.id, repoId)).get()?.name ?? null;
+  const { repos } = tables(q);
+  return one(await q.select({ name: repos.name }).from(repos).where(eq(repos.id, repoId)).limit(1))?.name ?? null;
 }
 
 // ---- per-job tokens (rows of the people domain's tokens table, kind `job`) ----
@@ -423,42 +443,43 @@ export async function deleteJobToken(tx: Tx, id: string): Promise<void> {
 
 /** Records an acknowledged log chunk and grows the log, if the log is exactly `offset` long; false otherwise. */
 export async function appendLogChunk(tx: Tx, jobId: string, offset: number, size: number, key: string): Promise<boolean> {
-  const r = tx
+  const { workflowJobs, jobLogChunks } = tables(tx);
+  const r = await tx
     .update(workflowJobs)
     .set({ logSize: sql`${workflowJobs.logSize} + ${size}` })
     .where(and(eq(workflowJobs.id, jobId), eq(workflowJobs.logSize, offset)))
-    .returning({ id: sql`1` })
-    .all();
+    .returning({ id: sql`1` });
   if (r.length !== 1) return false;
-  tx.insert(jobLogChunks).values({ jobId, offset, size, key }).run();
+  await tx.insert(jobLogChunks).values({ jobId, offset, size, key });
   return true;
 }
 
 /** The log's chunks in order. */
 export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: number; size: number; key: string }[]> {
-  return q
+  const { jobLogChunks } = tables(q);
+  return await q
     .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
     .from(jobLogChunks)
     .where(eq(jobLogChunks.jobId, jobId))
-    .orderBy(asc(jobLogChunks.offset))
-    .all();
+    .orderBy(asc(jobLogChunks.offset));
 }
 
 /** Up to `limit` chunks holding bytes at or after `from`, in order. */
 export async function logChunksFrom(q: Queryable, jobId: string, from: number, limit: number): Promise<{ offset: number; size: number; key: string }[]> {
-  return q
+  const { jobLogChunks } = tables(q);
+  return await q
     .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
     .from(jobLogChunks)
     .where(and(eq(jobLogChunks.jobId, jobId), gt(sql`${jobLogChunks.offset} + ${jobLogChunks.size}`, from)))
     .orderBy(asc(jobLogChunks.offset))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }
 
 // ---- check results and minutes ----
 
 /** Records a job's state against its commit under its key (what required checks read). */
 export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect): Promise<void> {
+  const { checkResults } = tables(tx);
   const stmt = prepared(tx, "recordCheck", (q) =>
     q
       .insert(checkResults)
@@ -496,12 +517,12 @@ export async function recordRunCheck(
 
 /** The check results of a commit, by key. */
 export async function checksOfCommit(q: Queryable, repoId: string, commit: string): Promise<(typeof checkResults.$inferSelect)[]> {
-  return q
+  const { checkResults } = tables(q);
+  return await q
     .select()
     .from(checkResults)
     .where(and(eq(checkResults.repoId, repoId), eq(checkResults.commit, commit)))
-    .orderBy(asc(checkResults.key))
-    .all();
+    .orderBy(asc(checkResults.key));
 }
 
 /** Starts counting a job's minutes. */

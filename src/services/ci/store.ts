@@ -1,21 +1,12 @@
 // The CI domain's queries for runner policy, groups, registration tokens and machines. Async, so
 // another database changes this file, not the services. Runs and jobs: store-runs.ts.
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
-import {
-  orgs,
-  repos,
-  runnerGroupRepos,
-  runnerGroups,
-  runnerPolicies,
-  runnerPolicyRepos,
-  runnerRegistrationTokens,
-  runners,
-  workflowJobs,
-  type RunnerRegistrationRow,
-  type RunnerRow,
-} from "../../db/schema/index.ts";
+import { and, count, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { runnerGroups, runnerPolicies, RunnerRegistrationRow, RunnerRow } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { prepared, raw } from "./store-runs.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 const ph = sql.placeholder;
 
@@ -24,24 +15,27 @@ export type PolicyRow = typeof runnerPolicies.$inferSelect;
 
 /** The labels of every live machine of the org, or (null) of every live instance runner. */
 export async function liveRunnerLabels(q: Queryable, orgId: string | null): Promise<string[][]> {
+  const { runners } = tables(q);
   const pool = orgId === null ? and(isNull(runners.orgId), eq(runners.hosted, true)) : eq(runners.orgId, orgId);
-  return q
-    .select({ labels: runners.labels })
-    .from(runners)
-    .where(and(pool, isNull(runners.removedAt)))
-    .all()
-    .map((r) => r.labels);
+  return (
+    await q
+      .select({ labels: runners.labels })
+      .from(runners)
+      .where(and(pool, isNull(runners.removedAt)))
+  ).map((r) => r.labels);
 }
 
 /** The name of the org `id`, or null. */
 export async function orgNameById(q: Queryable, id: string): Promise<string | null> {
-  return q.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, id)).get()?.name ?? null;
+  const { orgs } = tables(q);
+  return one(await q.select({ name: orgs.name }).from(orgs).where(eq(orgs.id, id)).limit(1))?.name ?? null;
 }
 
 // ---- policy ----
 
 /** The org's stored policy row, or null (the default policy applies). */
 export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow | null> {
+  const { runnerPolicies } = tables(q);
   return (
     prepared(q, "policyRow", (q) =>
       q
@@ -55,40 +49,42 @@ export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow 
 
 /** Names of the policy's selected repositories, sorted by folded name. */
 export async function policyRepoNames(q: Queryable, orgId: string): Promise<string[]> {
-  const rows = q
+  const { repos, runnerPolicyRepos } = tables(q);
+  const rows = await q
     .select({ name: repos.name })
     .from(runnerPolicyRepos)
     .innerJoin(repos, eq(repos.id, runnerPolicyRepos.repoId))
     .where(eq(runnerPolicyRepos.orgId, orgId))
-    .orderBy(sql`lower(${repos.name})`)
-    .all();
+    .orderBy(sql`lower(${repos.name})`);
   return rows.map((r) => r.name);
 }
 
 /** Creates or replaces the org's policy row. */
 export async function upsertPolicy(tx: Tx, row: PolicyRow): Promise<void> {
-  tx.insert(runnerPolicies)
+  const { runnerPolicies } = tables(tx);
+  await tx
+    .insert(runnerPolicies)
     .values(row)
-    .onConflictDoUpdate({ target: runnerPolicies.orgId, set: { hosted: row.hosted, selfHosted: row.selfHosted, updatedAt: row.updatedAt } })
-    .run();
+    .onConflictDoUpdate({ target: runnerPolicies.orgId, set: { hosted: row.hosted, selfHosted: row.selfHosted, updatedAt: row.updatedAt } });
 }
 
 /** Replaces the policy's selected repositories. */
 export async function replacePolicyRepos(tx: Tx, orgId: string, repoIds: string[]): Promise<void> {
-  tx.delete(runnerPolicyRepos).where(eq(runnerPolicyRepos.orgId, orgId)).run();
-  for (const repoId of repoIds) tx.insert(runnerPolicyRepos).values({ orgId, repoId }).run();
+  const { runnerPolicyRepos } = tables(tx);
+  await tx.delete(runnerPolicyRepos).where(eq(runnerPolicyRepos.orgId, orgId));
+  for (const repoId of repoIds) await tx.insert(runnerPolicyRepos).values({ orgId, repoId });
 }
 
 /** The org's repositories named in `names` (case-insensitive), keyed by folded name. */
 export async function reposByNames(q: Queryable, orgId: string, names: string[]): Promise<Map<string, { id: string; name: string }>> {
+  const { repos } = tables(q);
   const folded = [...new Set(names.map((n) => n.toLowerCase()))];
   const out = new Map<string, { id: string; name: string }>();
   if (!folded.length) return out;
-  const rows = q
+  const rows = await q
     .select({ id: repos.id, name: repos.name })
     .from(repos)
-    .where(and(eq(repos.orgId, orgId), inArray(sql`lower(${repos.name})`, folded)))
-    .all();
+    .where(and(eq(repos.orgId, orgId), inArray(sql`lower(${repos.name})`, folded)));
   for (const r of rows) out.set(r.name.toLowerCase(), r);
   return out;
 }
@@ -97,7 +93,8 @@ export async function reposByNames(q: Queryable, orgId: string, names: string[])
 
 /** Every group of the org by folded name, with its live machine count. */
 export async function groupsOfOrg(q: Queryable, orgId: string): Promise<(GroupRow & { runnerCount: number })[]> {
-  return q
+  const { runnerGroups } = tables(q);
+  return await q
     .select({
       id: runnerGroups.id,
       orgId: runnerGroups.orgId,
@@ -113,21 +110,20 @@ export async function groupsOfOrg(q: Queryable, orgId: string): Promise<(GroupRo
     })
     .from(runnerGroups)
     .where(eq(runnerGroups.orgId, orgId))
-    .orderBy(sql`${runnerGroups.isDefault} DESC`, sql`lower(${runnerGroups.name})`)
-    .all();
+    .orderBy(sql`${runnerGroups.isDefault} DESC`, sql`lower(${runnerGroups.name})`);
 }
 
 /** Repository names of each of `groupIds` (sorted by folded name). */
 export async function groupRepoNames(q: Queryable, groupIds: string[]): Promise<Map<string, string[]>> {
+  const { runnerGroupRepos, repos } = tables(q);
   const out = new Map<string, string[]>();
   if (!groupIds.length) return out;
-  const rows = q
+  const rows = await q
     .select({ groupId: runnerGroupRepos.groupId, name: repos.name })
     .from(runnerGroupRepos)
     .innerJoin(repos, eq(repos.id, runnerGroupRepos.repoId))
     .where(inArray(runnerGroupRepos.groupId, groupIds))
-    .orderBy(sql`lower(${repos.name})`)
-    .all();
+    .orderBy(sql`lower(${repos.name})`);
   for (const r of rows) {
     let list = out.get(r.groupId);
     if (!list) out.set(r.groupId, (list = []));
@@ -138,15 +134,19 @@ export async function groupRepoNames(q: Queryable, groupIds: string[]): Promise<
 
 /** The live machine count of a group. */
 export async function groupRunnerCount(q: Queryable, groupId: string): Promise<number> {
-  return q
-    .select({ n: sql<number>`count(*)` })
-    .from(runners)
-    .where(and(eq(runners.groupId, groupId), isNull(runners.removedAt)))
-    .get()!.n;
+  const { runners } = tables(q);
+  return one(
+    await q
+      .select({ n: count() })
+      .from(runners)
+      .where(and(eq(runners.groupId, groupId), isNull(runners.removedAt)))
+      .limit(1),
+  )!.n;
 }
 
 /** The group `id` of the org, or null. */
 export async function groupById(q: Queryable, orgId: string, id: string): Promise<GroupRow | null> {
+  const { runnerGroups } = tables(q);
   const stmt = prepared(q, "groupById", (q) =>
     q
       .select()
@@ -159,61 +159,74 @@ export async function groupById(q: Queryable, orgId: string, id: string): Promis
 
 /** The group named `name` (case-insensitive) of the org, or null. */
 export async function groupByName(q: Queryable, orgId: string, name: string): Promise<GroupRow | null> {
+  const { runnerGroups } = tables(q);
   return (
-    q
-      .select()
-      .from(runnerGroups)
-      .where(and(eq(runnerGroups.orgId, orgId), sql`lower(${runnerGroups.name}) = lower(${name})`))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(runnerGroups)
+        .where(and(eq(runnerGroups.orgId, orgId), sql`lower(${runnerGroups.name}) = lower(${name})`))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** The org's default group, or null when it was never needed yet. */
 export async function defaultGroup(q: Queryable, orgId: string): Promise<GroupRow | null> {
+  const { runnerGroups } = tables(q);
   return (
-    q
-      .select()
-      .from(runnerGroups)
-      .where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.isDefault, true)))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(runnerGroups)
+        .where(and(eq(runnerGroups.orgId, orgId), eq(runnerGroups.isDefault, true)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Creates a group. */
 export async function insertGroup(tx: Tx, row: GroupRow): Promise<void> {
-  tx.insert(runnerGroups).values(row).run();
+  const { runnerGroups } = tables(tx);
+  await tx.insert(runnerGroups).values(row);
 }
 
 /** Updates a group's fields. */
 export async function updateGroup(tx: Tx, id: string, set: Partial<Pick<GroupRow, "name" | "repoAccess" | "allowPublic" | "updatedAt">>): Promise<void> {
-  tx.update(runnerGroups).set(set).where(eq(runnerGroups.id, id)).run();
+  const { runnerGroups } = tables(tx);
+  await tx.update(runnerGroups).set(set).where(eq(runnerGroups.id, id));
 }
 
 /** Replaces a group's selected repositories. */
 export async function replaceGroupRepos(tx: Tx, groupId: string, repoIds: string[]): Promise<void> {
-  tx.delete(runnerGroupRepos).where(eq(runnerGroupRepos.groupId, groupId)).run();
-  for (const repoId of repoIds) tx.insert(runnerGroupRepos).values({ groupId, repoId }).run();
+  const { runnerGroupRepos } = tables(tx);
+  await tx.delete(runnerGroupRepos).where(eq(runnerGroupRepos.groupId, groupId));
+  for (const repoId of repoIds) await tx.insert(runnerGroupRepos).values({ groupId, repoId });
 }
 
 /** Moves every machine (live and tombstoned) of one group to another. */
 export async function moveRunners(tx: Tx, fromGroupId: string, toGroupId: string): Promise<void> {
-  tx.update(runners).set({ groupId: toGroupId }).where(eq(runners.groupId, fromGroupId)).run();
+  const { runners } = tables(tx);
+  await tx.update(runners).set({ groupId: toGroupId }).where(eq(runners.groupId, fromGroupId));
 }
 
 /** Deletes a group; its repositories and outstanding registration tokens go with it (foreign keys cascade). */
 export async function deleteGroup(tx: Tx, id: string): Promise<void> {
-  tx.delete(runnerGroups).where(eq(runnerGroups.id, id)).run();
+  const { runnerGroups } = tables(tx);
+  await tx.delete(runnerGroups).where(eq(runnerGroups.id, id));
 }
 
 // ---- registration tokens ----
 
 /** Stores a registration token (its digest only). */
 export async function insertRegistration(tx: Tx, row: RunnerRegistrationRow): Promise<void> {
-  tx.insert(runnerRegistrationTokens).values(row).run();
+  const { runnerRegistrationTokens } = tables(tx);
+  await tx.insert(runnerRegistrationTokens).values(row);
 }
 
 /** The registration token with id `id`, or null. */
 export async function registrationById(q: Queryable, id: string): Promise<RunnerRegistrationRow | null> {
+  const { runnerRegistrationTokens } = tables(q);
   return (
     prepared(q, "registrationById", (q) =>
       q
@@ -227,12 +240,12 @@ export async function registrationById(q: Queryable, id: string): Promise<Runner
 
 /** Spends a registration token if it is still unspent and unexpired; false when it was not. */
 export async function spendRegistration(tx: Tx, id: string, t: number): Promise<boolean> {
-  const r = tx
+  const { runnerRegistrationTokens } = tables(tx);
+  const r = await tx
     .update(runnerRegistrationTokens)
     .set({ spentAt: t })
     .where(and(eq(runnerRegistrationTokens.id, id), isNull(runnerRegistrationTokens.spentAt), sql`${runnerRegistrationTokens.expiresAt} > ${t}`))
-    .returning({ id: sql`1` })
-    .all();
+    .returning({ id: sql`1` });
   return r.length === 1;
 }
 
@@ -240,6 +253,7 @@ export async function spendRegistration(tx: Tx, id: string, t: number): Promise<
 
 /** The machine with id `id` (live or tombstoned), or null. */
 export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
+  const { runners } = tables(q);
   return (
     prepared(q, "runnerById", (q) =>
       q
@@ -260,7 +274,7 @@ export async function claimingRunner(
     string,
     any
   > | null;
-  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: r.hosted === 1, labels: JSON.parse(r.labels) } : null;
+  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: !!r.hosted, labels: JSON.parse(r.labels) } : null;
 }
 
 /** The columns of a machine that can change after registration and matter to its credential: null when the row is gone. */
@@ -274,7 +288,7 @@ export async function runnerLiveness(q: Queryable, id: string): Promise<{ remove
 
 /** Whether machine `id` is ephemeral (false when it is gone). */
 export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boolean> {
-  return (raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral === 1;
+  return !!(raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral;
 }
 
 /**
@@ -291,43 +305,50 @@ export async function routeRow(
     q,
     "routeRow",
     `SELECT coalesce((SELECT p.self_hosted FROM runner_policies p WHERE p.org_id = ?1), 'all') AS self_hosted, g.id, g.repo_access, g.allow_public
-     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default = 1))`,
+     FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default))`,
   );
   const r = stmt.get(orgId, groupId) as Record<string, any> | null;
-  return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: r.allow_public === 1 } : null;
+  return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: !!r.allow_public } : null;
 }
 
 /** The live machine named `name` (case-insensitive) of the org (null org: instance runners), or null. */
 export async function liveRunnerByName(q: Queryable, orgId: string | null, name: string): Promise<RunnerRow | null> {
+  const { runners } = tables(q);
   return (
-    q
-      .select()
-      .from(runners)
-      .where(and(orgId === null ? isNull(runners.orgId) : eq(runners.orgId, orgId), isNull(runners.removedAt), sql`lower(${runners.name}) = lower(${name})`))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(runners)
+        .where(and(orgId === null ? isNull(runners.orgId) : eq(runners.orgId, orgId), isNull(runners.removedAt), sql`lower(${runners.name}) = lower(${name})`))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Creates a machine. */
 export async function insertRunner(tx: Tx, row: RunnerRow): Promise<void> {
-  tx.insert(runners).values(row).run();
+  const { runners } = tables(tx);
+  await tx.insert(runners).values(row);
 }
 
 /** Tombstones a machine (kept for job history, never listed); false when it was already removed. */
 export async function tombstoneRunner(tx: Tx, id: string, t: number): Promise<boolean> {
+  const { runners } = tables(tx);
   return (
-    tx
-      .update(runners)
-      .set({ removedAt: t })
-      .where(and(eq(runners.id, id), isNull(runners.removedAt)))
-      .returning({ id: runners.id })
-      .all().length === 1
+    (
+      await tx
+        .update(runners)
+        .set({ removedAt: t })
+        .where(and(eq(runners.id, id), isNull(runners.removedAt)))
+        .returning({ id: runners.id })
+    ).length === 1
   );
 }
 
 /** The org's live machines by folded name, each with its group and current running job. */
 export async function liveRunnersOfOrg(q: Queryable, orgId: string) {
-  return q
+  const { runners, runnerGroups, workflowJobs, repos } = tables(q);
+  return await q
     .select({
       runner: runners,
       groupName: runnerGroups.name,
@@ -341,26 +362,29 @@ export async function liveRunnersOfOrg(q: Queryable, orgId: string) {
     .leftJoin(workflowJobs, and(eq(workflowJobs.runnerId, runners.id), eq(workflowJobs.state, "running")))
     .leftJoin(repos, eq(repos.id, workflowJobs.repoId))
     .where(and(eq(runners.orgId, orgId), isNull(runners.removedAt)))
-    .orderBy(asc(sql`lower(${runners.name})`))
-    .all();
+    .orderBy(asc(sql`lower(${runners.name})`));
 }
 
 /** The live machine `id` of the org, or null. */
 export async function liveRunnerOfOrg(q: Queryable, orgId: string, id: string): Promise<RunnerRow | null> {
+  const { runners } = tables(q);
   return (
-    q
-      .select()
-      .from(runners)
-      .where(and(eq(runners.id, id), eq(runners.orgId, orgId), isNull(runners.removedAt)))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(runners)
+        .where(and(eq(runners.id, id), eq(runners.orgId, orgId), isNull(runners.removedAt)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Writes batched last_seen_at stamps (never moving one backwards). */
 export async function stampRunnersSeen(tx: Tx, stamps: [string, number][]): Promise<void> {
+  const { runners } = tables(tx);
   for (const [id, t] of stamps)
-    tx.update(runners)
-      .set({ lastSeenAt: sql`max(${runners.lastSeenAt}, ${t})` })
-      .where(eq(runners.id, id))
-      .run();
+    await tx
+      .update(runners)
+      .set({ lastSeenAt: x(tx).greatest(runners.lastSeenAt, t) })
+      .where(eq(runners.id, id));
 }

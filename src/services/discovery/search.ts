@@ -36,7 +36,7 @@ export function wordQuery(q: string): string | null {
 }
 
 function hitOf(r: store.HitRow): RepoHit {
-  return { id: r.id, org_id: r.org_id, org: r.org, name: r.name, description: r.description, public: r.public === 1, kind: r.kind, created_at: r.created_at };
+  return { id: r.id, org_id: r.org_id, org: r.org, name: r.name, description: r.description, public: !!r.public, kind: r.kind, created_at: r.created_at };
 }
 
 /** GET /v1/search/repos. */

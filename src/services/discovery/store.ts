@@ -2,53 +2,65 @@
 // Async, so another database changes this file, not the services. SQLite-only SQL (FTS5 MATCH)
 // stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
 import { and, eq, sql } from "drizzle-orm";
-import { follows, orgs, pins, repos, subscriptions, users, type Org, type Repo, type User } from "../../db/schema/index.ts";
+import type { Org, Repo, User } from "../../db/schema/index.ts";
 import { statementCache } from "../../db/statements.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 // ---- Profiles ----------------------------------------------------------------------------------
 
 /** A live (not disabled) account by handle, case-insensitive. */
 export async function liveUserByHandle(q: Queryable, handle: string): Promise<User | null> {
-  const u = q.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).get();
+  const { users } = tables(q);
+  const u = one(await q.select().from(users).where(sql`lower(${users.handle}) = lower(${handle})`).limit(1));
   return u && u.disabledAt === null ? u : null;
 }
 
 /** Changes some profile columns of an account. */
 export async function updateUser(tx: Tx, id: string, set: Partial<User>): Promise<void> {
-  if (Object.keys(set).length) tx.update(users).set(set).where(eq(users.id, id)).run();
+  const { users } = tables(tx);
+  if (Object.keys(set).length) await tx.update(users).set(set).where(eq(users.id, id));
 }
 
 /** Changes some profile columns of an org. */
 export async function updateOrg(tx: Tx, id: string, set: Partial<Org>): Promise<void> {
-  if (Object.keys(set).length) tx.update(orgs).set(set).where(eq(orgs.id, id)).run();
+  const { orgs } = tables(tx);
+  if (Object.keys(set).length) await tx.update(orgs).set(set).where(eq(orgs.id, id));
 }
 
 /** The personal namespace of an account. */
 export async function personalNamespace(q: Queryable, userId: string): Promise<Org | null> {
+  const { orgs } = tables(q);
   return (
-    q
-      .select()
-      .from(orgs)
-      .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(orgs)
+        .where(and(eq(orgs.ownerUserId, userId), eq(orgs.kind, "personal")))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Public repositories of a namespace. */
 export async function publicRepoCount(q: Queryable, orgId: string): Promise<number> {
-  return q.all<{ n: number }>(sql`SELECT count(*) AS n FROM repos WHERE org_id = ${orgId} AND public = 1`)[0]!.n;
+  return (await x(q).rows<{ n: number }>(sql`SELECT count(*) AS n FROM repos WHERE org_id = ${orgId} AND public = TRUE`))[0]!.n;
 }
 
 /** The repository of `orgId` named `name` (case-insensitive), or null. */
 export async function repoInOrg(q: Queryable, orgId: string, name: string): Promise<Repo | null> {
+  const { repos } = tables(q);
   return (
-    q
-      .select()
-      .from(repos)
-      .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(repos)
+        .where(and(eq(repos.orgId, orgId), sql`lower(${repos.name}) = lower(${name})`))
+        .limit(1),
+    ) ?? null
   );
 }
 
@@ -60,24 +72,26 @@ export async function followCounts(
   userId: string,
   viewerId: string | null,
 ): Promise<{ followers: number; following: number; youFollow: boolean }> {
-  const row = q.all<{ followers: number; following: number; you: number }>(sql`
+  const row = (
+    await x(q).rows<{ followers: number; following: number; you: number }>(sql`
     SELECT
       (SELECT count(*) FROM follows f JOIN users u ON u.id = f.follower_id WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL) AS followers,
       (SELECT count(*) FROM follows f JOIN users u ON u.id = f.followee_id WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL) AS following,
-      (SELECT count(*) FROM follows WHERE follower_id = ${viewerId ?? ""} AND followee_id = ${userId}) AS you`)[0]!;
+      (SELECT count(*) FROM follows WHERE follower_id = ${viewerId ?? ""} AND followee_id = ${userId}) AS you`)
+  )[0]!;
   return { followers: row.followers, following: row.following, youFollow: row.you > 0 };
 }
 
 /** Adds a follow edge (nothing when it exists). */
 export async function insertFollow(tx: Tx, followerId: string, followeeId: string, t: number): Promise<void> {
-  tx.insert(follows).values({ followerId, followeeId, createdAt: t }).onConflictDoNothing().run();
+  const { follows } = tables(tx);
+  await tx.insert(follows).values({ followerId, followeeId, createdAt: t }).onConflictDoNothing();
 }
 
 /** Removes a follow edge (nothing when there is none). */
 export async function deleteFollow(tx: Tx, followerId: string, followeeId: string): Promise<void> {
-  tx.delete(follows)
-    .where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId)))
-    .run();
+  const { follows } = tables(tx);
+  await tx.delete(follows).where(and(eq(follows.followerId, followerId), eq(follows.followeeId, followeeId)));
 }
 
 /** Up to `limit` followers (side `followers`) or followees (side `following`), newest edge first, live accounts only. */
@@ -88,9 +102,9 @@ export async function followPeople(
   limit: number,
 ): Promise<{ handle: string; display_name: string | null }[]> {
   return side === "followers"
-    ? q.all(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.follower_id
+    ? await x(q).rows(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.follower_id
         WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`)
-    : q.all(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.followee_id
+    : await x(q).rows(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.followee_id
         WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`);
 }
 
@@ -98,17 +112,18 @@ export async function followPeople(
 
 /** The person's pinned repositories that are public now, in pin order. */
 export async function publicPins(q: Queryable, userId: string): Promise<{ org: string; name: string; description: string | null }[]> {
-  return q.all(sql`SELECT o.name AS org, r.name AS name, r.description AS description
+  return await x(q).rows(sql`SELECT o.name AS org, r.name AS name, r.description AS description
     FROM pins p JOIN repos r ON r.id = p.repo_id JOIN orgs o ON o.id = r.org_id
-    WHERE p.user_id = ${userId} AND r.public = 1 ORDER BY p.position`);
+    WHERE p.user_id = ${userId} AND r.public = TRUE ORDER BY p.position`);
 }
 
 /** Replaces the person's pins with `repoIds`, in order. */
 export async function replacePins(tx: Tx, userId: string, repoIds: string[]): Promise<void> {
-  tx.delete(pins).where(eq(pins.userId, userId)).run();
-  repoIds.forEach((repoId, position) => {
-    tx.insert(pins).values({ userId, repoId, position }).run();
-  });
+  const { pins } = tables(tx);
+  await tx.delete(pins).where(eq(pins.userId, userId));
+  for (const [position, repoId] of repoIds.entries()) {
+    await tx.insert(pins).values({ userId, repoId, position });
+  }
 }
 
 // ---- Watching ----------------------------------------------------------------------------------
@@ -118,22 +133,22 @@ export async function upsertSubscription(
   tx: Tx,
   row: { repoId: string; userId: string; level: "all" | "participating" | "ignore"; createdAt: number },
 ): Promise<void> {
-  tx.insert(subscriptions)
+  const { subscriptions } = tables(tx);
+  await tx
+    .insert(subscriptions)
     .values(row)
-    .onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } })
-    .run();
+    .onConflictDoUpdate({ target: [subscriptions.repoId, subscriptions.userId], set: { level: row.level } });
 }
 
 /** Removes the person's subscription to a repository. */
 export async function deleteSubscription(tx: Tx, repoId: string, userId: string): Promise<void> {
-  tx.delete(subscriptions)
-    .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)))
-    .run();
+  const { subscriptions } = tables(tx);
+  await tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)));
 }
 
 /** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
 export async function watcherCount(q: Queryable, repoId: string): Promise<number> {
-  return q.all<{ n: number }>(sql`SELECT count(*) AS n FROM subscriptions WHERE repo_id = ${repoId} AND level = 'all'`)[0]!.n;
+  return (await x(q).rows<{ n: number }>(sql`SELECT count(*) AS n FROM subscriptions WHERE repo_id = ${repoId} AND level = 'all'`))[0]!.n;
 }
 
 // ---- Contributions -----------------------------------------------------------------------------
@@ -146,7 +161,7 @@ export async function provedOwners(q: Queryable, addresses: string[]): Promise<M
     addresses.map((a) => sql`${a}`),
     sql`, `,
   );
-  const rows = q.all<{ address: string; userId: string }>(sql`
+  const rows = await x(q).rows<{ address: string; userId: string }>(sql`
     SELECT lower(e.address) AS address, e.user_id AS userId FROM emails e JOIN users u ON u.id = e.user_id
       WHERE lower(e.address) IN (${list}) AND e.verified_at IS NOT NULL AND u.disabled_at IS NULL
     UNION ALL
@@ -166,7 +181,7 @@ export async function creditCommits(tx: Tx, repoId: string, credits: { userId: s
   const added = new Map<string, Map<number, number>>();
   let fresh = 0;
   for (const c of credits) {
-    const inserted = tx.all(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${c.userId}, ${repoId}, ${c.sha}, ${c.day})
+    const inserted = await x(tx).rows(sql`INSERT INTO contributions (user_id, repo_id, sha, day) VALUES (${c.userId}, ${repoId}, ${c.sha}, ${c.day})
       ON CONFLICT DO NOTHING RETURNING 1 AS x`);
     if (!inserted.length) continue;
     fresh++;
@@ -177,23 +192,23 @@ export async function creditCommits(tx: Tx, repoId: string, credits: { userId: s
   for (const [userId, days] of added) {
     const slot = await slotFor(tx, userId, repoId);
     for (const [day, n] of days) {
-      const row = tx.values<[Uint8Array]>(sql`SELECT counts FROM contribution_counts WHERE user_id = ${userId} AND day = ${day}`)[0];
-      const counts = addCount(row ? row[0] : null, slot, n);
-      tx.run(sql`INSERT INTO contribution_counts (user_id, day, counts) VALUES (${userId}, ${day}, ${counts})
+      const row = await x(tx).row<{ counts: Uint8Array }>(sql`SELECT counts FROM contribution_counts WHERE user_id = ${userId} AND day = ${day}`);
+      const counts = addCount(row ? row.counts : null, slot, n);
+      await x(tx).run(sql`INSERT INTO contribution_counts (user_id, day, counts) VALUES (${userId}, ${day}, ${counts})
         ON CONFLICT (user_id, day) DO UPDATE SET counts = excluded.counts`);
     }
-    tx.run(sql`UPDATE contribution_people SET version = version + 1 WHERE user_id = ${userId}`);
+    await x(tx).run(sql`UPDATE contribution_people SET version = version + 1 WHERE user_id = ${userId}`);
   }
   return fresh;
 }
 
 /** The person's slot for a repository, handed out from their counter on first credit. */
 async function slotFor(tx: Tx, userId: string, repoId: string): Promise<number> {
-  const have = tx.values<[number]>(sql`SELECT slot FROM contribution_slots WHERE user_id = ${userId} AND repo_id = ${repoId}`)[0];
-  if (have) return have[0];
-  const slot = tx.values<[number]>(sql`INSERT INTO contribution_people (user_id, next_slot, version) VALUES (${userId}, 1, 0)
-    ON CONFLICT (user_id) DO UPDATE SET next_slot = next_slot + 1 RETURNING next_slot - 1`)[0]![0];
-  tx.run(sql`INSERT INTO contribution_slots (user_id, repo_id, slot) VALUES (${userId}, ${repoId}, ${slot})`);
+  const have = await x(tx).row<{ slot: number }>(sql`SELECT slot FROM contribution_slots WHERE user_id = ${userId} AND repo_id = ${repoId}`);
+  if (have) return have.slot;
+  const { slot } = (await x(tx).row<{ slot: number }>(sql`INSERT INTO contribution_people (user_id, next_slot, version) VALUES (${userId}, 1, 0)
+    ON CONFLICT (user_id) DO UPDATE SET next_slot = next_slot + 1 RETURNING next_slot - 1 AS slot`))!;
+  await x(tx).run(sql`INSERT INTO contribution_slots (user_id, repo_id, slot) VALUES (${userId}, ${repoId}, ${slot})`);
   return slot;
 }
 
@@ -227,7 +242,7 @@ export async function contributionGraphRows(q: Queryable, userId: string, fromDa
   const out: GraphRows = { repos: [], version: 0, days: [] };
   let sorted = true;
   for (const r of rows) {
-    if (r[0] === 0) out.repos.push({ slot: r[1], isPublic: r[2] === 1, org: r[3]!, name: r[4]! });
+    if (r[0] === 0) out.repos.push({ slot: r[1], isPublic: !!r[2], org: r[3]!, name: r[4]! });
     else if (r[0] === 1) out.version = r[1];
     else {
       if (out.days.length && out.days[out.days.length - 1]![0] > r[1]) sorted = false;
@@ -250,12 +265,12 @@ const HIT_COLUMNS = sql`r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS
 
 /** The visibility condition of `scope` on `repos r`. */
 function visible(scope: SearchScope) {
-  if (!scope.orgIds.length) return sql`r.public = 1`;
+  if (!scope.orgIds.length) return sql`r.public = TRUE`;
   const inOrgs = sql`r.org_id IN (${sql.join(
     scope.orgIds.map((id) => sql`${id}`),
     sql`, `,
   )})`;
-  return scope.repoId === null ? sql`(r.public = 1 OR ${inOrgs})` : sql`(r.public = 1 OR (${inOrgs} AND r.id = ${scope.repoId}))`;
+  return scope.repoId === null ? sql`(r.public = TRUE OR ${inOrgs})` : sql`(r.public = TRUE OR (${inOrgs} AND r.id = ${scope.repoId}))`;
 }
 
 /** A row of a search answer, before it is shaped as a RepoHit. */
@@ -274,7 +289,7 @@ export interface HitRow {
 /** Names equal to `q` (folded), by folded name then id, after the position `after`. */
 export async function searchExact(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
   const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
-  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
+  return await x(q).rows(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
     WHERE lower(r.name) = ${term} AND ${visible(scope)} ${pos} ORDER BY lower(r.name), r.id LIMIT ${limit}`);
 }
 
@@ -282,7 +297,7 @@ export async function searchExact(q: Queryable, term: string, scope: SearchScope
 export async function searchPrefix(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
   const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
   // A range on the name index: every folded name that starts with `term` sorts in [term, term + U+FFFF).
-  return q.all(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
+  return await x(q).rows(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
     WHERE lower(r.name) > ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)} ${pos}
     ORDER BY lower(r.name), r.id LIMIT ${limit}`);
 }
@@ -309,7 +324,7 @@ export async function searchWords(
 ): Promise<WordHitRow[]> {
   const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
   const expr = by === "name" ? `name : (${match})` : `(${match}) NOT (name : (${match}))`;
-  return q.all(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
+  return await x(q).rows(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
     JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
     WHERE repo_search MATCH ${expr} ${pos} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
     ORDER BY s.rowid LIMIT ${limit}`);
@@ -317,5 +332,5 @@ export async function searchWords(
 
 /** The orgs where the person holds a role. */
 export async function memberOrgIds(q: Queryable, userId: string): Promise<string[]> {
-  return q.all<{ id: string }>(sql`SELECT org_id AS id FROM memberships WHERE user_id = ${userId}`).map((r) => r.id);
+  return (await x(q).rows<{ id: string }>(sql`SELECT org_id AS id FROM memberships WHERE user_id = ${userId}`)).map((r) => r.id);
 }

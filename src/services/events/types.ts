@@ -48,6 +48,8 @@ export interface NewRepoEvent {
 export type InternalEvent =
   /** Who counts as a member of the org may have changed (a seat). */
   | { kind: "membership.changed"; orgId: string }
+  /** A repository became public or private: which machines may take its queued jobs changed. */
+  | { kind: "repo.visibility_changed"; orgId: string; repoId: string }
   /** A check result for `commit` of `repoId` was recorded. */
   | { kind: "checks.reported"; repoId: string; commit: string };
 

@@ -1,10 +1,13 @@
 // The git domain's queries: refs and the pack list of a repository. Async, so another database
 // changes this file, not the services.
-import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
-import { changePatchsets, changes, LIVE_CHANGE_STATES, orgs, packs, protections, refs, repos } from "../../db/schema/index.ts";
+import { and, count, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { LIVE_CHANGE_STATES, type packs, type protections } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
 import type { Oid, Ref } from "../../git/types.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 /** A live pack as the snapshot needs it. */
 export interface PackRow {
@@ -21,7 +24,7 @@ export interface PackRow {
  * come from the same committed state on any database.
  */
 export async function snapshotRows(q: Queryable, repoId: string): Promise<{ refs: Ref[]; packs: PackRow[] }> {
-  const rows = q.all<{ kind: "ref" | "pack"; name: string; target: string | null; storage: string; size: number; created: number }>(sql`
+  const rows = await x(q).rows<{ kind: "ref" | "pack"; name: string; target: string | null; storage: string; size: number; created: number }>(sql`
     SELECT 'ref' AS kind, name, target, '' AS storage, 0 AS size, 0 AS created FROM refs WHERE repo_id = ${repoId}
     UNION ALL
     SELECT 'pack' AS kind, name, reach_tips AS target, storage_repo_id AS storage, size, created_at AS created FROM packs WHERE repo_id = ${repoId} AND replaced_at IS NULL`);
@@ -41,22 +44,28 @@ export type ProtectionRow = typeof protections.$inferSelect;
 
 /** The protections of a repository, by pattern. */
 export async function protectionsOf(q: Queryable, repoId: string): Promise<ProtectionRow[]> {
-  return q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern).all();
+  const { protections } = tables(q);
+  return await q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern);
 }
 
 /** A repository's name and its org's name as they are now, or null once it is gone. */
 export async function repoAddress(q: Queryable, repoId: string): Promise<{ org: string; repo: string } | null> {
-  return q.select({ org: orgs.name, repo: repos.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).get() ?? null;
+  const { orgs, repos } = tables(q);
+  return (
+    one(await q.select({ org: orgs.name, repo: repos.name }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).limit(1)) ?? null
+  );
 }
 
 /** The repository's default branch (the name HEAD points at), or null once it is gone. */
 export async function defaultBranchOf(q: Queryable, repoId: string): Promise<string | null> {
-  return q.select({ name: repos.defaultBranch }).from(repos).where(eq(repos.id, repoId)).get()?.name ?? null;
+  const { repos } = tables(q);
+  return one(await q.select({ name: repos.defaultBranch }).from(repos).where(eq(repos.id, repoId)).limit(1))?.name ?? null;
 }
 
 /** Points the repository's HEAD at branch `name`. */
 export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Promise<void> {
-  tx.update(repos).set({ defaultBranch: name }).where(eq(repos.id, repoId)).run();
+  const { repos } = tables(tx);
+  await tx.update(repos).set({ defaultBranch: name }).where(eq(repos.id, repoId));
 }
 
 /**
@@ -73,6 +82,7 @@ export async function openChangeHeads(q: Queryable, repoId: string): Promise<str
 }
 
 function prepareOpenHeads(q: Queryable) {
+  const { changePatchsets, changes } = tables(q);
   return q
     .selectDistinct({ head: changePatchsets.head })
     .from(changePatchsets)
@@ -85,17 +95,21 @@ const { prepared } = statementCache("git.store");
 
 /** The live refs of a repository, sorted by name. */
 export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {
-  return q.select({ name: refs.name, oid: refs.target }).from(refs).where(eq(refs.repoId, repoId)).orderBy(refs.name).all();
+  const { refs } = tables(q);
+  return await q.select({ name: refs.name, oid: refs.target }).from(refs).where(eq(refs.repoId, repoId)).orderBy(refs.name);
 }
 
 /** The current target of one ref, or null. */
 export async function readRef(q: Queryable, repoId: string, name: string): Promise<Oid | null> {
+  const { refs } = tables(q);
   return (
-    q
-      .select({ target: refs.target })
-      .from(refs)
-      .where(and(eq(refs.repoId, repoId), eq(refs.name, name)))
-      .get()?.target ?? null
+    one(
+      await q
+        .select({ target: refs.target })
+        .from(refs)
+        .where(and(eq(refs.repoId, repoId), eq(refs.name, name)))
+        .limit(1),
+    )?.target ?? null
   );
 }
 
@@ -104,152 +118,164 @@ export type PackRecord = typeof packs.$inferSelect;
 
 /** Whether the repository still exists (a write racing its deletion answers `repo-deleted`). */
 export async function repoIsLive(q: Queryable, repoId: string): Promise<boolean> {
-  return !!q.select({ id: repos.id }).from(repos).where(eq(repos.id, repoId)).get();
+  const { repos } = tables(q);
+  return !!one(await q.select({ id: repos.id }).from(repos).where(eq(repos.id, repoId)).limit(1));
 }
 
 /** The names of the repository's refs below `name/` (`name/a`, `name/a/b`, …). */
 export async function refNamesBelow(q: Queryable, repoId: string, name: string): Promise<string[]> {
+  const { refs } = tables(q);
   // Why a range and not LIKE: ref names may hold `%` and `_`; `0` is the character after `/`.
-  return q
-    .select({ name: refs.name })
-    .from(refs)
-    .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
-    .all()
-    .map((r) => r.name);
+  return (
+    await q
+      .select({ name: refs.name })
+      .from(refs)
+      .where(and(eq(refs.repoId, repoId), sql`${refs.name} > ${`${name}/`} AND ${refs.name} < ${`${name}0`}`))
+  ).map((r) => r.name);
 }
 
 /** Creates a ref. */
 export async function insertRef(tx: Tx, repoId: string, name: string, target: Oid): Promise<void> {
-  tx.insert(refs).values({ repoId, name, target }).run();
+  const { refs } = tables(tx);
+  await tx.insert(refs).values({ repoId, name, target });
 }
 
 /** Moves a ref from `old` to `target` (no-op when it is no longer at `old`). */
 export async function moveRef(tx: Tx, repoId: string, name: string, old: Oid, target: Oid): Promise<void> {
-  tx.update(refs)
+  const { refs } = tables(tx);
+  await tx
+    .update(refs)
     .set({ target })
-    .where(and(eq(refs.repoId, repoId), eq(refs.name, name), eq(refs.target, old)))
-    .run();
+    .where(and(eq(refs.repoId, repoId), eq(refs.name, name), eq(refs.target, old)));
 }
 
 /** Deletes a ref. */
 export async function deleteRef(tx: Tx, repoId: string, name: string): Promise<void> {
-  tx.delete(refs)
-    .where(and(eq(refs.repoId, repoId), eq(refs.name, name)))
-    .run();
+  const { refs } = tables(tx);
+  await tx.delete(refs).where(and(eq(refs.repoId, repoId), eq(refs.name, name)));
 }
 
 /** The repository's pack row named `name` (live or replaced), or null. */
 export async function packByName(q: Queryable, repoId: string, name: string): Promise<PackRecord | null> {
+  const { packs } = tables(q);
   return (
-    q
-      .select()
-      .from(packs)
-      .where(and(eq(packs.repoId, repoId), eq(packs.name, name)))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(packs)
+        .where(and(eq(packs.repoId, repoId), eq(packs.name, name)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Makes a stored pack visible to readers. */
 export async function insertPack(tx: Tx, row: PackRecord): Promise<void> {
-  tx.insert(packs).values(row).run();
+  const { packs } = tables(tx);
+  await tx.insert(packs).values(row);
 }
 
 /** Makes a replaced pack live again at `tier` (a merge produced the same pack once more), keeping its record unless given one. */
 export async function revivePack(tx: Tx, id: string, tier: number, reachTips: string | null): Promise<void> {
-  tx.update(packs)
+  const { packs } = tables(tx);
+  await tx
+    .update(packs)
     .set(reachTips === null ? { replacedAt: null, tier } : { replacedAt: null, tier, reachTips })
-    .where(eq(packs.id, id))
-    .run();
+    .where(eq(packs.id, id));
 }
 
 /** Records that a live pack is exactly the closure of `reachTips`. */
 export async function setReachTips(tx: Tx, id: string, reachTips: string): Promise<void> {
-  tx.update(packs).set({ reachTips }).where(eq(packs.id, id)).run();
+  const { packs } = tables(tx);
+  await tx.update(packs).set({ reachTips }).where(eq(packs.id, id));
 }
 
 /** The repository's live packs. */
 export async function livePacks(q: Queryable, repoId: string): Promise<PackRecord[]> {
-  return q
+  const { packs } = tables(q);
+  return await q
     .select()
     .from(packs)
-    .where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt)))
-    .all();
+    .where(and(eq(packs.repoId, repoId), isNull(packs.replacedAt)));
 }
 
 /** The tiers of the repository's own live packs (stored under its prefix), one entry per pack. */
 export async function liveTiers(q: Queryable, repoId: string): Promise<number[]> {
-  return q
-    .select({ tier: packs.tier })
-    .from(packs)
-    .where(and(eq(packs.repoId, repoId), eq(packs.storageRepoId, repoId), isNull(packs.replacedAt)))
-    .all()
-    .map((p) => p.tier);
+  const { packs } = tables(q);
+  return (
+    await q
+      .select({ tier: packs.tier })
+      .from(packs)
+      .where(and(eq(packs.repoId, repoId), eq(packs.storageRepoId, repoId), isNull(packs.replacedAt)))
+  ).map((p) => p.tier);
 }
 
 /** How many of the packs `ids` are still live. */
 export async function countLive(q: Queryable, ids: string[]): Promise<number> {
-  return q
-    .select({ id: packs.id })
-    .from(packs)
-    .where(and(inArray(packs.id, ids), isNull(packs.replacedAt)))
-    .all().length;
+  const { packs } = tables(q);
+  return (
+    await q
+      .select({ id: packs.id })
+      .from(packs)
+      .where(and(inArray(packs.id, ids), isNull(packs.replacedAt)))
+  ).length;
 }
 
 /** Marks packs replaced at `t`; their files are deleted after the grace period. */
 export async function markPacksReplaced(tx: Tx, ids: string[], t: number): Promise<void> {
-  if (ids.length) tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, ids)).run();
+  const { packs } = tables(tx);
+  if (ids.length) await tx.update(packs).set({ replacedAt: t }).where(inArray(packs.id, ids));
 }
 
 /** The repository's packs replaced at or before `cutoff`. */
 export async function packsReplacedBefore(q: Queryable, repoId: string, cutoff: number): Promise<PackRecord[]> {
-  return q
+  const { packs } = tables(q);
+  return await q
     .select()
     .from(packs)
-    .where(and(eq(packs.repoId, repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)))
-    .all();
+    .where(and(eq(packs.repoId, repoId), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)));
 }
 
 /** Forgets a replaced pack row if it is still replaced at or before `cutoff`; false when it was revived or is gone. */
 export async function deleteReplacedPack(tx: Tx, id: string, cutoff: number): Promise<boolean> {
+  const { packs } = tables(tx);
   return (
-    tx
-      .delete(packs)
-      .where(and(eq(packs.id, id), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)))
-      .returning({ id: packs.id })
-      .all().length > 0
+    (
+      await tx
+        .delete(packs)
+        .where(and(eq(packs.id, id), isNotNull(packs.replacedAt), lte(packs.replacedAt, cutoff)))
+        .returning({ id: packs.id })
+    ).length > 0
   );
 }
 
 /** Whether any pack row of any repository, live or replaced, names the files `name` stored under `storageRepoId`. */
 export async function packFileNamed(q: Queryable, storageRepoId: string, name: string): Promise<boolean> {
-  return !!q
-    .select({ id: packs.id })
-    .from(packs)
-    .where(and(eq(packs.storageRepoId, storageRepoId), eq(packs.name, name)))
-    .limit(1)
-    .get();
+  const { packs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: packs.id })
+      .from(packs)
+      .where(and(eq(packs.storageRepoId, storageRepoId), eq(packs.name, name)))
+      .limit(1),
+  );
 }
 
 /** The names of the pack files under `storageRepoId`'s prefix that some row (of any repository) names. */
 export async function packNamesStoredUnder(q: Queryable, storageRepoId: string): Promise<Set<string>> {
-  return new Set(
-    q
-      .selectDistinct({ name: packs.name })
-      .from(packs)
-      .where(eq(packs.storageRepoId, storageRepoId))
-      .all()
-      .map((r) => r.name),
-  );
+  const { packs } = tables(q);
+  return new Set((await q.selectDistinct({ name: packs.name }).from(packs).where(eq(packs.storageRepoId, storageRepoId))).map((r) => r.name));
 }
 
 /** The other repositories whose stored packs `repoId`'s rows name (a fork's parent and its ancestors). */
 export async function sharedStorageOf(q: Queryable, repoId: string): Promise<string[]> {
-  return q
-    .selectDistinct({ id: packs.storageRepoId })
-    .from(packs)
-    .where(and(eq(packs.repoId, repoId), sql`${packs.storageRepoId} <> ${repoId}`))
-    .all()
-    .map((r) => r.id);
+  const { packs } = tables(q);
+  return (
+    await q
+      .selectDistinct({ id: packs.storageRepoId })
+      .from(packs)
+      .where(and(eq(packs.repoId, repoId), sql`${packs.storageRepoId} <> ${repoId}`))
+  ).map((r) => r.id);
 }
 
 /**
@@ -259,29 +285,21 @@ export async function sharedStorageOf(q: Queryable, repoId: string): Promise<str
  * many packs became live in `toRepoId`.
  */
 export async function sharePackRows(tx: Tx, fromRepoId: string, toRepoId: string, newId: () => string, t: number): Promise<number> {
-  const source = tx
+  const { packs } = tables(tx);
+  const source = await tx
     .select()
     .from(packs)
-    .where(and(eq(packs.repoId, fromRepoId), isNull(packs.replacedAt)))
-    .all();
+    .where(and(eq(packs.repoId, fromRepoId), isNull(packs.replacedAt)));
   if (!source.length) return 0;
   const mine = new Map(
-    tx
-      .select({ id: packs.id, name: packs.name, replacedAt: packs.replacedAt })
-      .from(packs)
-      .where(eq(packs.repoId, toRepoId))
-      .all()
-      .map((r) => [r.name, r]),
+    (await tx.select({ id: packs.id, name: packs.name, replacedAt: packs.replacedAt }).from(packs).where(eq(packs.repoId, toRepoId))).map((r) => [r.name, r]),
   );
   let added = 0;
   for (const p of source) {
     const have = mine.get(p.name);
     if (have && have.replacedAt === null) continue;
-    if (have) tx.update(packs).set({ replacedAt: null }).where(eq(packs.id, have.id)).run();
-    else
-      tx.insert(packs)
-        .values({ ...p, id: newId(), repoId: toRepoId, createdAt: p.createdAt ?? t })
-        .run();
+    if (have) await tx.update(packs).set({ replacedAt: null }).where(eq(packs.id, have.id));
+    else await tx.insert(packs).values({ ...p, id: newId(), repoId: toRepoId, createdAt: p.createdAt ?? t });
     added++;
   }
   return added;
@@ -289,24 +307,24 @@ export async function sharePackRows(tx: Tx, fromRepoId: string, toRepoId: string
 
 /** Live pack counts of every repository that has packs: all, those with a record, its own (not shared). */
 export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n: number; recorded: number; own: number }[]> {
-  return q
+  const { packs } = tables(q);
+  return await q
     .select({
       repoId: packs.repoId,
-      n: sql<number>`count(*)`,
+      n: count(),
       recorded: sql<number>`count(${packs.reachTips})`,
       own: sql<number>`sum(${packs.storageRepoId} = ${packs.repoId})`,
     })
     .from(packs)
     .where(isNull(packs.replacedAt))
-    .groupBy(packs.repoId)
-    .all();
+    .groupBy(packs.repoId);
 }
 
 /** Every repository with its full name (`org/repo`), for maintenance passes. */
 export async function allRepoNames(q: Queryable): Promise<{ id: string; name: string }[]> {
-  return q
+  const { repos, orgs } = tables(q);
+  return await q
     .select({ id: repos.id, name: sql<string>`${orgs.name} || '/' || ${repos.name}` })
     .from(repos)
-    .innerJoin(orgs, eq(orgs.id, repos.orgId))
-    .all();
+    .innerJoin(orgs, eq(orgs.id, repos.orgId));
 }

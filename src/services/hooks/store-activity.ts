@@ -1,8 +1,8 @@
 // Reads of the event log for activity feeds: the newest events of one org (by the
 // events_org_idx index), with the names a page shows. Deleted repositories drop out by the join.
 import { and, desc, eq } from "drizzle-orm";
-import { events, orgs, repos, users } from "../../db/schema/index.ts";
 import type { Queryable } from "../../db/database.ts";
+import { tables } from "../../db/tables.ts";
 
 /** One event as a feed shows it. */
 export interface ActivityRow {
@@ -17,8 +17,9 @@ export interface ActivityRow {
 
 /** The newest `limit` events of the org (of one repository of it when `repoId` is given), newest first. */
 export async function recentOrgEvents(q: Queryable, orgId: string, repoId: string | null, limit: number): Promise<ActivityRow[]> {
+  const { events, orgs, repos, users } = tables(q);
   const where = repoId === null ? eq(events.orgId, orgId) : and(eq(events.orgId, orgId), eq(events.repoId, repoId));
-  return q
+  return await q
     .select({ id: events.id, kind: events.kind, payload: events.payload, org: orgs.name, repo: repos.name, actor: users.handle, createdAt: events.createdAt })
     .from(events)
     .innerJoin(repos, eq(repos.id, events.repoId))
@@ -26,6 +27,5 @@ export async function recentOrgEvents(q: Queryable, orgId: string, repoId: strin
     .leftJoin(users, eq(users.id, events.actorUserId))
     .where(where)
     .orderBy(desc(events.createdAt), desc(events.id))
-    .limit(limit)
-    .all();
+    .limit(limit);
 }

@@ -2,8 +2,11 @@
 // the one dialect seam of the engine: PostgreSQL appends FOR UPDATE SKIP LOCKED to the claim and
 // takes `seq` from a sequence (issue 27); nothing else changes.
 import { and, eq, isNull, lt, sql } from "drizzle-orm";
-import { jobSchedules, jobs } from "../../db/schema/index.ts";
+import type { jobs } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { one } from "../../db/rows.ts";
+import { type Tables, tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -12,32 +15,37 @@ export async function insertJob(
   tx: Tx,
   row: Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt"> & Partial<Pick<JobRow, "key" | "seq" | "uniqueKey">>,
 ): Promise<void> {
-  tx.insert(jobs).values(row).run();
+  const { jobs } = tables(tx);
+  await tx.insert(jobs).values(row);
 }
 
 /** The pending row of `kind` holding `uniqueKey`, or null. */
 export async function pendingUnique(tx: Tx, kind: string, uniqueKey: string): Promise<{ id: string; runAt: number } | null> {
+  const { jobs } = tables(tx);
   return (
-    tx
-      .select({ id: jobs.id, runAt: jobs.runAt })
-      .from(jobs)
-      .where(and(eq(jobs.kind, kind), eq(jobs.uniqueKey, uniqueKey), isNull(jobs.doneAt)))
-      .get() ?? null
+    one(
+      await tx
+        .select({ id: jobs.id, runAt: jobs.runAt })
+        .from(jobs)
+        .where(and(eq(jobs.kind, kind), eq(jobs.uniqueKey, uniqueKey), isNull(jobs.doneAt)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Moves a pending row's run time earlier (a folded enqueue that asked for sooner). */
 export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void> {
-  tx.update(jobs)
+  const { jobs } = tables(tx);
+  await tx
+    .update(jobs)
     .set({ runAt })
-    .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`${jobs.runAt} > ${runAt}`))
-    .run();
+    .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`${jobs.runAt} > ${runAt}`));
 }
 
 /** The next position in `key`'s queue (after every pending row of the key). */
 export async function nextSeq(tx: Tx, key: string): Promise<number> {
   // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
-  const [row] = tx.all<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
+  const [row] = await x(tx).rows<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
   return (row?.s ?? 0) + 1;
 }
 
@@ -51,31 +59,35 @@ const claimable = (kind: string, t: number) => sql`
  * lease token `token + index` and one more attempt. (PostgreSQL: the SELECT takes FOR UPDATE SKIP LOCKED.)
  */
 export async function claim(tx: Tx, kind: string, t: number, limit: number, leaseUntil: number, token: string): Promise<JobRow[]> {
+  const { jobs } = tables(tx);
   if (limit <= 0) return [];
-  const ids = tx.all<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
+  const ids = await x(tx).rows<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
   const out: JobRow[] = [];
-  ids.forEach(({ id }, i) => {
+  for (const [i, { id }] of ids.entries()) {
     // Started: an enqueue from now on queues the next run instead of folding into this one.
-    const row = tx
-      .update(jobs)
-      .set({ lockedUntil: leaseUntil, leaseToken: `${token}.${i}`, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
-      .where(eq(jobs.id, id))
-      .returning()
-      .get();
+    const row = one(
+      await tx
+        .update(jobs)
+        .set({ lockedUntil: leaseUntil, leaseToken: `${token}.${i}`, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
+        .where(eq(jobs.id, id))
+        .returning(),
+    );
     if (row) out.push(row);
-  });
+  }
   return out;
 }
 
 /** Leases row `id` now, whatever its run time, when it is pending and unleased (runNow), or null. */
 export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number, token: string): Promise<JobRow | null> {
+  const { jobs } = tables(tx);
   return (
-    tx
-      .update(jobs)
-      .set({ lockedUntil: leaseUntil, leaseToken: token, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
-      .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`(${jobs.lockedUntil} IS NULL OR ${jobs.lockedUntil} <= ${t})`))
-      .returning()
-      .get() ?? null
+    one(
+      await tx
+        .update(jobs)
+        .set({ lockedUntil: leaseUntil, leaseToken: token, attempts: sql`${jobs.attempts} + 1`, uniqueKey: null })
+        .where(and(eq(jobs.id, id), isNull(jobs.doneAt), sql`(${jobs.lockedUntil} IS NULL OR ${jobs.lockedUntil} <= ${t})`))
+        .returning(),
+    ) ?? null
   );
 }
 
@@ -85,8 +97,8 @@ export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number
  */
 export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise<number | null> {
   if (kinds.length === 0) return null;
-  const [row] = q.all<{ at: number | null }>(sql`
-    SELECT min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
+  const [row] = await x(q).rows<{ at: number | null }>(sql`
+    SELECT min(${x(q).greatest(sql`j.run_at`, sql`coalesce(j.locked_until, 0)`)}) AS at FROM jobs j
     WHERE j.done_at IS NULL AND j.kind IN (${sql.join(
       kinds.map((k) => sql`${k}`),
       sql`, `,
@@ -97,64 +109,100 @@ export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise
 
 /** Whether the attempt holding `token` still holds row `id` (inside the transaction that depends on it). */
 export async function holds(tx: Tx, id: string, token: string): Promise<boolean> {
+  const { jobs } = tables(tx);
   return (
-    tx
-      .select({ id: jobs.id })
-      .from(jobs)
-      .where(and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt)))
-      .get() !== undefined
+    one(
+      await tx
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt)))
+        .limit(1),
+    ) !== undefined
   );
 }
 
-const fenced = (id: string, token: string) => and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt));
+const fenced = (jobs: Tables["jobs"], id: string, token: string) => and(eq(jobs.id, id), eq(jobs.leaseToken, token), isNull(jobs.doneAt));
 
 /** Marks a job done (only while the lease is ours); answers whether it was. */
 export async function finish(tx: Tx, id: string, token: string, t: number): Promise<boolean> {
+  const { jobs } = tables(tx);
   return (
-    tx.update(jobs).set({ doneAt: t, lockedUntil: null, leaseToken: null, lastError: null }).where(fenced(id, token)).returning({ id: jobs.id }).all().length >
-    0
+    (
+      await tx
+        .update(jobs)
+        .set({ doneAt: t, lockedUntil: null, leaseToken: null, lastError: null })
+        .where(fenced(jobs, id, token))
+        .returning({ id: jobs.id })
+    ).length > 0
   );
 }
 
 /** Records a failed attempt: retried at `runAt`, or given up (`doneAt` set). */
 export async function fail(tx: Tx, id: string, token: string, error: string, runAt: number, doneAt: number | null): Promise<boolean> {
+  const { jobs } = tables(tx);
   return (
-    tx.update(jobs).set({ lastError: error, lockedUntil: null, leaseToken: null, runAt, doneAt }).where(fenced(id, token)).returning({ id: jobs.id }).all()
-      .length > 0
+    (
+      await tx
+        .update(jobs)
+        .set({ lastError: error, lockedUntil: null, leaseToken: null, runAt, doneAt })
+        .where(fenced(jobs, id, token))
+        .returning({ id: jobs.id })
+    ).length > 0
   );
 }
 
 /** Gives a row back without counting the attempt, to run again at `runAt` (shutdown, or "later"). */
 export async function release(tx: Tx, id: string, token: string, runAt: number | null): Promise<boolean> {
+  const { jobs } = tables(tx);
   const set =
     runAt === null
-      ? { lockedUntil: null, leaseToken: null, attempts: sql`max(${jobs.attempts} - 1, 0)` }
-      : { lockedUntil: null, leaseToken: null, runAt, attempts: sql`max(${jobs.attempts} - 1, 0)` };
-  return tx.update(jobs).set(set).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+      ? { lockedUntil: null, leaseToken: null, attempts: x(tx).greatest(sql`${jobs.attempts} - 1`, sql`0`) }
+      : { lockedUntil: null, leaseToken: null, runAt, attempts: x(tx).greatest(sql`${jobs.attempts} - 1`, sql`0`) };
+  return (
+    (
+      await tx
+        .update(jobs)
+        .set(set)
+        .where(fenced(jobs, id, token))
+        .returning({ id: jobs.id })
+    ).length > 0
+  );
 }
 
 /** Extends a held lease; answers whether the lease was still ours. */
 export async function renew(tx: Tx, id: string, token: string, leaseUntil: number): Promise<boolean> {
-  return tx.update(jobs).set({ lockedUntil: leaseUntil }).where(fenced(id, token)).returning({ id: jobs.id }).all().length > 0;
+  const { jobs } = tables(tx);
+  return (
+    (
+      await tx
+        .update(jobs)
+        .set({ lockedUntil: leaseUntil })
+        .where(fenced(jobs, id, token))
+        .returning({ id: jobs.id })
+    ).length > 0
+  );
 }
 
 /** Deletes the pending rows of `key` (their subject is gone, e.g. a deleted webhook); answers how many. */
 export async function dropKey(tx: Tx, key: string): Promise<number> {
-  return tx
-    .delete(jobs)
-    .where(and(eq(jobs.key, key), isNull(jobs.doneAt)))
-    .returning({ id: jobs.id })
-    .all().length;
+  const { jobs } = tables(tx);
+  return (
+    await tx
+      .delete(jobs)
+      .where(and(eq(jobs.key, key), isNull(jobs.doneAt)))
+      .returning({ id: jobs.id })
+  ).length;
 }
 
 /** A job row by id, or null. */
 export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
-  return q.select().from(jobs).where(eq(jobs.id, id)).get() ?? null;
+  const { jobs } = tables(q);
+  return one(await q.select().from(jobs).where(eq(jobs.id, id)).limit(1)) ?? null;
 }
 
 /** Per kind: pending, due by `t` (leased or not), leased now, and the oldest due run time (/metrics). */
 export async function queueStats(q: Queryable, t: number): Promise<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }[]> {
-  return q.all<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }>(sql`
+  return await x(q).rows<{ kind: string; pending: number; due: number; leased: number; oldestDue: number | null }>(sql`
     SELECT kind, count(*) AS pending,
       sum(CASE WHEN run_at <= ${t} THEN 1 ELSE 0 END) AS due,
       sum(CASE WHEN locked_until > ${t} THEN 1 ELSE 0 END) AS leased,
@@ -164,7 +212,8 @@ export async function queueStats(q: Queryable, t: number): Promise<{ kind: strin
 
 /** Deletes finished rows that ended before `before`. */
 export async function pruneDone(tx: Tx, before: number): Promise<number> {
-  return tx.delete(jobs).where(lt(jobs.doneAt, before)).returning({ id: jobs.id }).all().length;
+  const { jobs } = tables(tx);
+  return (await tx.delete(jobs).where(lt(jobs.doneAt, before)).returning({ id: jobs.id })).length;
 }
 
 /**
@@ -172,13 +221,15 @@ export async function pruneDone(tx: Tx, before: number): Promise<number> {
  * per slot across every node (the row starts at `firstSlot` when it does not exist).
  */
 export async function takeSlot(tx: Tx, name: string, slot: number, firstSlot: number, t: number): Promise<boolean> {
-  tx.insert(jobSchedules).values({ name, lastSlot: firstSlot, updatedAt: t }).onConflictDoNothing().run();
+  const { jobSchedules } = tables(tx);
+  await tx.insert(jobSchedules).values({ name, lastSlot: firstSlot, updatedAt: t }).onConflictDoNothing();
   return (
-    tx
-      .update(jobSchedules)
-      .set({ lastSlot: slot, updatedAt: t })
-      .where(and(eq(jobSchedules.name, name), lt(jobSchedules.lastSlot, slot)))
-      .returning({ name: jobSchedules.name })
-      .all().length > 0
+    (
+      await tx
+        .update(jobSchedules)
+        .set({ lastSlot: slot, updatedAt: t })
+        .where(and(eq(jobSchedules.name, name), lt(jobSchedules.lastSlot, slot)))
+        .returning({ name: jobSchedules.name })
+    ).length > 0
   );
 }

@@ -2,6 +2,7 @@
 // (live pack bytes, transfer bytes). Async, so another database changes this file, not the services.
 import { sql } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { x } from "../../db/dialect.ts";
 
 /** One stored bucket. */
 export interface BucketRow {
@@ -19,15 +20,17 @@ export interface BucketRow {
 /** The bucket at this key, or null. */
 export async function bucketAt(tx: Tx, key: { orgId: string; kind: string; grain: number; start: number }): Promise<BucketRow | null> {
   return (
-    tx.all<BucketRow>(sql`
+    (
+      await x(tx).rows<BucketRow>(sql`
       SELECT org_id AS orgId, kind, grain, start, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
-      WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`)[0] ?? null
+      WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`)
+    )[0] ?? null
   );
 }
 
 /** Writes a bucket (insert, or replace the one at its key). */
 export async function putBucket(tx: Tx, row: BucketRow): Promise<void> {
-  tx.run(sql`
+  await x(tx).run(sql`
     INSERT INTO metric_buckets (org_id, kind, grain, start, count, bytes, ms_sum, hist)
     VALUES (${row.orgId}, ${row.kind}, ${row.grain}, ${row.start}, ${row.count}, ${row.bytes}, ${row.msSum}, ${row.hist})
     ON CONFLICT (org_id, kind, grain, start) DO UPDATE SET count = excluded.count, bytes = excluded.bytes, ms_sum = excluded.ms_sum, hist = excluded.hist`);
@@ -52,7 +55,7 @@ export async function bucketsIn(
     ranges.map((r) => sql`(grain = ${r.grain} AND start >= ${r.from} AND start < ${r.to})`),
     sql` OR `,
   );
-  return q.all(sql`
+  return await x(q).rows(sql`
     SELECT kind, grain, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
     WHERE org_id = ${orgId} AND kind IN (${sql.join(
       kinds.map((k) => sql`${k}`),
@@ -62,7 +65,7 @@ export async function bucketsIn(
 
 /** Bytes of every live pack (and its index) per repository of the org, by name; repositories without packs answer 0. */
 export async function liveBytesPerRepo(q: Queryable, orgId: string): Promise<{ name: string; bytes: number }[]> {
-  return q.all(sql`
+  return await x(q).rows(sql`
     SELECT r.name AS name, coalesce(sum(p.size + p.idx_size), 0) AS bytes
     FROM repos r LEFT JOIN packs p ON p.repo_id = r.id AND p.replaced_at IS NULL
     WHERE r.org_id = ${orgId}

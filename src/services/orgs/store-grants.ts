@@ -1,7 +1,9 @@
 // The orgs domain's queries about per-repository grants and who can reach a repository.
 import { and, eq, sql } from "drizzle-orm";
-import { grants, teams, users, type Role } from "../../db/schema/index.ts";
+import type { Role } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { tables } from "../../db/tables.ts";
+import { x } from "../../db/dialect.ts";
 
 /** A role a grant can carry. */
 export type GrantRoleName = "viewer" | "member" | "admin";
@@ -11,14 +13,14 @@ export type GrantRow = { user_id: string; handle: string; role: GrantRoleName } 
 
 /** Every grant on the repo, people first (by handle), then teams (by name); one statement. */
 export async function listGrants(q: Queryable, repoId: string): Promise<GrantRow[]> {
-  const rows = q
+  const { grants, users, teams } = tables(q);
+  const rows = await q
     .select({ userId: grants.userId, handle: users.handle, teamId: grants.teamId, teamName: teams.name, role: grants.role })
     .from(grants)
     .leftJoin(users, eq(users.id, grants.userId))
     .leftJoin(teams, eq(teams.id, grants.teamId))
     .where(eq(grants.repoId, repoId))
-    .orderBy(sql`${grants.userId} IS NULL`, sql`lower(coalesce(${users.handle}, ${teams.name}))`)
-    .all();
+    .orderBy(sql`${grants.userId} IS NULL`, sql`lower(coalesce(${users.handle}, ${teams.name}))`);
   return rows.map((r) =>
     r.userId !== null ? { user_id: r.userId, handle: r.handle!, role: r.role } : { team_id: r.teamId!, team_name: r.teamName!, role: r.role },
   );
@@ -26,29 +28,33 @@ export async function listGrants(q: Queryable, repoId: string): Promise<GrantRow
 
 /** Grants a person a role on the repo, replacing the role of an existing grant. */
 export async function upsertUserGrant(tx: Tx, g: { id: string; repoId: string; userId: string; role: GrantRoleName; createdAt: number }): Promise<void> {
-  tx.insert(grants)
+  const { grants } = tables(tx);
+  await tx
+    .insert(grants)
     .values(g)
-    .onConflictDoUpdate({ target: [grants.repoId, grants.userId], set: { role: g.role } })
-    .run();
+    .onConflictDoUpdate({ target: [grants.repoId, grants.userId], set: { role: g.role } });
 }
 
 /** Grants a team a role on the repo, replacing the role of an existing grant. */
 export async function upsertTeamGrant(tx: Tx, g: { id: string; repoId: string; teamId: string; role: GrantRoleName; createdAt: number }): Promise<void> {
-  tx.insert(grants)
+  const { grants } = tables(tx);
+  await tx
+    .insert(grants)
     .values(g)
-    .onConflictDoUpdate({ target: [grants.repoId, grants.teamId], set: { role: g.role } })
-    .run();
+    .onConflictDoUpdate({ target: [grants.repoId, grants.teamId], set: { role: g.role } });
 }
 
 /** Removes the grant of a person or a team on the repo; false when there was none. */
 export async function deleteGrant(tx: Tx, repoId: string, to: { userId: string } | { teamId: string }): Promise<boolean> {
+  const { grants } = tables(tx);
   const who = "userId" in to ? eq(grants.userId, to.userId) : eq(grants.teamId, to.teamId);
   return (
-    tx
-      .delete(grants)
-      .where(and(eq(grants.repoId, repoId), who))
-      .returning({ id: grants.id })
-      .all().length > 0
+    (
+      await tx
+        .delete(grants)
+        .where(and(eq(grants.repoId, repoId), who))
+        .returning({ id: grants.id })
+    ).length > 0
   );
 }
 
@@ -66,7 +72,7 @@ export interface AccessFacts {
 
 /** The members, grants and team seats behind GET …/access (SPEC §5.2). */
 export async function accessFacts(q: Queryable, orgId: string, repoId: string): Promise<AccessFacts> {
-  const rows = q.all<{ kind: "member" | "grant" | "team" | "seat"; a: string; b: string | null; c: string | null; role: string | null }>(sql`
+  const rows = await x(q).rows<{ kind: "member" | "grant" | "team" | "seat"; a: string; b: string | null; c: string | null; role: string | null }>(sql`
     SELECT * FROM (
       SELECT 'member' AS kind, u.id AS a, u.handle AS b, u.email AS c, m.role AS role, lower(u.handle) AS sort
         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId}

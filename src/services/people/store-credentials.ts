@@ -1,8 +1,10 @@
 // The people domain's credential queries: API tokens and SSH keys. Async, so another database
 // changes this file, not the services.
 import { and, asc, eq, ne, sql, type SQL } from "drizzle-orm";
-import { repos, sshKeys, tokens, type Token } from "../../db/schema/index.ts";
+import type { sshKeys, Token } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
+import { one } from "../../db/rows.ts";
+import { tables } from "../../db/tables.ts";
 
 export type SshKeyRow = typeof sshKeys.$inferSelect;
 
@@ -24,28 +26,34 @@ export interface CreatedPage {
 
 /** The personal or service token `id` of the org (job tokens are not managed here), or null. */
 export async function managedToken(q: Queryable, orgId: string, id: string): Promise<Token | null> {
+  const { tokens } = tables(q);
   return (
-    q
-      .select()
-      .from(tokens)
-      .where(and(eq(tokens.id, id), eq(tokens.orgId, orgId), ne(tokens.kind, "job")))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(tokens)
+        .where(and(eq(tokens.id, id), eq(tokens.orgId, orgId), ne(tokens.kind, "job")))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Records a token (only the digest of its secret). */
 export async function insertToken(tx: Tx, row: Token): Promise<void> {
-  tx.insert(tokens).values(row).run();
+  const { tokens } = tables(tx);
+  await tx.insert(tokens).values(row);
 }
 
 /** Deletes a token; requests presenting it fail from now on. */
 export async function deleteToken(tx: Tx, id: string): Promise<void> {
-  tx.delete(tokens).where(eq(tokens.id, id)).run();
+  const { tokens } = tables(tx);
+  await tx.delete(tokens).where(eq(tokens.id, id));
 }
 
 /** Writes last_used_at stamps. */
 export async function stampTokens(tx: Tx, stamps: [id: string, t: number][]): Promise<void> {
-  for (const [id, t] of stamps) tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id)).run();
+  const { tokens } = tables(tx);
+  for (const [id, t] of stamps) await tx.update(tokens).set({ lastUsedAt: t }).where(eq(tokens.id, id));
 }
 
 /**
@@ -53,17 +61,17 @@ export async function stampTokens(tx: Tx, stamps: [id: string, t: number][]): Pr
  * repository it is bound to; only `userId`'s when given.
  */
 export async function listTokens(q: Queryable, orgId: string, userId: string | null, page: CreatedPage): Promise<(Token & { repoName: string | null })[]> {
+  const { tokens, repos } = tables(q);
   const where: (SQL | undefined)[] = [eq(tokens.orgId, orgId), ne(tokens.kind, "job")];
   if (userId !== null) where.push(eq(tokens.userId, userId));
   if (page.after) where.push(sql`(${tokens.createdAt}, ${tokens.id}) > (${page.after[0]}, ${page.after[1]})`);
-  const rows = q
+  const rows = await q
     .select({ token: tokens, repoName: repos.name })
     .from(tokens)
     .leftJoin(repos, eq(repos.id, tokens.repoId))
     .where(and(...where))
     .orderBy(asc(tokens.createdAt), asc(tokens.id))
-    .limit(page.limit)
-    .all();
+    .limit(page.limit);
   return rows.map((r) => ({ ...r.token, repoName: r.repoName }));
 }
 
@@ -71,40 +79,46 @@ export async function listTokens(q: Queryable, orgId: string, userId: string | n
 
 /** The key with this fingerprint, in any org, or null. */
 export async function keyByFingerprint(q: Queryable, fingerprint: string): Promise<SshKeyRow | null> {
-  return q.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).get() ?? null;
+  const { sshKeys } = tables(q);
+  return one(await q.select().from(sshKeys).where(eq(sshKeys.fingerprint, fingerprint)).limit(1)) ?? null;
 }
 
 /** The key `id` of the org, or null. */
 export async function keyInOrg(q: Queryable, orgId: string, id: string): Promise<SshKeyRow | null> {
+  const { sshKeys } = tables(q);
   return (
-    q
-      .select()
-      .from(sshKeys)
-      .where(and(eq(sshKeys.id, id), eq(sshKeys.orgId, orgId)))
-      .get() ?? null
+    one(
+      await q
+        .select()
+        .from(sshKeys)
+        .where(and(eq(sshKeys.id, id), eq(sshKeys.orgId, orgId)))
+        .limit(1),
+    ) ?? null
   );
 }
 
 /** Records a key. */
 export async function insertKey(tx: Tx, row: SshKeyRow): Promise<void> {
-  tx.insert(sshKeys).values(row).run();
+  const { sshKeys } = tables(tx);
+  await tx.insert(sshKeys).values(row);
 }
 
 /** Deletes a key; connections offering it fail from now on. */
 export async function deleteKey(tx: Tx, id: string): Promise<void> {
-  tx.delete(sshKeys).where(eq(sshKeys.id, id)).run();
+  const { sshKeys } = tables(tx);
+  await tx.delete(sshKeys).where(eq(sshKeys.id, id));
 }
 
 /** A page of the org's keys by creation; only `userId`'s personal keys when given. */
 export async function listKeys(q: Queryable, orgId: string, userId: string | null, page: CreatedPage): Promise<SshKeyRow[]> {
+  const { sshKeys } = tables(q);
   const where: (SQL | undefined)[] = [eq(sshKeys.orgId, orgId)];
   if (userId !== null) where.push(eq(sshKeys.userId, userId));
   if (page.after) where.push(sql`(${sshKeys.createdAt}, ${sshKeys.id}) > (${page.after[0]}, ${page.after[1]})`);
-  return q
+  return await q
     .select()
     .from(sshKeys)
     .where(and(...where))
     .orderBy(asc(sshKeys.createdAt), asc(sshKeys.id))
-    .limit(page.limit)
-    .all();
+    .limit(page.limit);
 }

@@ -231,6 +231,7 @@ export async function patchRepo(ctx: Ctx, t: RepoTarget, input: RepoPatch): Prom
         target: set.name ?? repo.name,
         data: { repo_id: repo.id, public: set.public },
       });
+      await ctx.events.emit(tx, { kind: "repo.visibility_changed", orgId: org.id, repoId: repo.id });
     }
     if (set.name !== undefined && set.name !== repo.name) {
       await recordAudit(tx, { orgId: org.id, action: "repo.renamed", actor: auditActor(actor), target: set.name, data: { repo_id: repo.id, from: repo.name } });

@@ -152,3 +152,45 @@ test("an idle machine's repeated claim runs no queue query until something is qu
   while ((await a.ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
   expect((await poll()).status).toBe(200);
 });
+
+test("a repository made private is a routing change: an idle machine whose group refuses public repositories looks again and takes its queued job", async () => {
+  const a = await node("100");
+  let statements = 0;
+  a.ctx.db.timings = { statement: () => void statements++, transaction: () => undefined };
+  const email = "vis@acme3.example";
+  await createUserWithOrg(a.ctx, { org: "acme3", email, name: "Owner", password: PASSWORD, role: "owner" });
+  const login = await buildApp(a.ctx).handle(
+    new Request("http://svc.test/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
+  );
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  expect((await owner("POST", "/v1/orgs/acme3/repos", { name: "pub", public: true })).status).toBe(201);
+  expect((await owner("PATCH", "/v1/orgs/acme3/runner-policy", { self_hosted: "all" })).status).toBe(200);
+  const tok = await owner("POST", "/v1/orgs/acme3/runners/registration-token", {});
+  const credential = (await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } })).body
+    .credential as string;
+  const poll = async () => {
+    const before = statements;
+    const r = await a.call("POST", "/v1/runners/claim", { token: credential });
+    return { status: r.status, statements: statements - before };
+  };
+  const commit = await owner("POST", "/v1/orgs/acme3/repos/pub/commits", {
+    branch: "main",
+    message: "ci",
+    operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: "on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo\n" }],
+  });
+  expect(commit.status).toBe(201);
+  while ((await a.ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
+  // The default group does not admit public repositories: the machine looks, finds nothing, and
+  // its next claim trusts that look.
+  expect((await poll()).status).toBe(204);
+  const trusted = await poll();
+  expect(trusted.status).toBe(204);
+  expect(trusted.statements).toBeLessThanOrEqual(2);
+  expect((await owner("PATCH", "/v1/orgs/acme3/repos/pub", { public: false })).status).toBe(200);
+  expect((await poll()).status).toBe(200);
+});
