@@ -17,7 +17,7 @@ const ph = sql.placeholder;
  * claim path runs a dozen. Why plain SQL (`raw`) on the claim and verdict paths: drizzle's
  * parameter filling and row mapping cost more than the statements themselves there.
  */
-export const { prepared, raw } = statementCache("ci");
+export const { query, stmt } = statementCache("ci");
 
 /** States after which nothing moves. */
 export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"];
@@ -51,14 +51,13 @@ export async function insertJob(tx: Tx, row: JobRow): Promise<void> {
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
   const { runs } = tables(q);
-  const stmt = prepared(q, "runOfRepo", (q) =>
+  const st = query(q, "runOfRepo", (q) =>
     q
       .select()
       .from(runs)
-      .where(and(eq(runs.repoId, ph("repoId")), eq(runs.id, ph("id"))))
-      .prepare(),
+      .where(and(eq(runs.repoId, ph("repoId")), eq(runs.id, ph("id")))),
   );
-  return stmt.get({ repoId, id }) ?? null;
+  return (await st.get({ repoId, id })) ?? null;
 }
 
 /** A page of the repo's runs, newest first, after the (created_at, id) position `after`. */
@@ -81,13 +80,21 @@ export type JobShown = Omit<JobRow, "spec">;
  * scripts (issue 25 row 2), and lists and pages only need the step names, which the `steps`
  * column carries; rows written before it did get theirs from the spec inside SQLite.
  */
+const SHOWN_COLUMNS_PG = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
+  queued_at, started_at, finished_at, last_heartbeat_at, NULL AS legacy_names`;
+// (PostgreSQL has no rows from before `steps` carried the names: its schema starts after that.)
 const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
   queued_at, started_at, finished_at, last_heartbeat_at,
   CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
 
+/** A JSON column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
+export function jsonOf<T>(v: unknown): T {
+  return (typeof v === "string" ? JSON.parse(v) : v) as T;
+}
+
 /** A row of SHOWN_COLUMNS as a JobShown. */
 function jobShownOf(r: Record<string, any>): JobShown {
-  const steps = JSON.parse(r.steps) as JobRow["steps"];
+  const steps = structuredClone(jsonOf<JobRow["steps"]>(r.steps));
   if (r.legacy_names) {
     const names = JSON.parse(r.legacy_names) as (string | null)[];
     for (let i = 0; i < steps.length; i++) steps[i] = { ...steps[i]!, name: String(names[i] ?? "").slice(0, STEP_NAME_SHOWN) };
@@ -98,7 +105,7 @@ function jobShownOf(r: Record<string, any>): JobShown {
     repoId: r.repo_id,
     orgId: r.org_id,
     key: r.key,
-    runsOn: JSON.parse(r.runs_on),
+    runsOn: jsonOf(r.runs_on),
     hosted: !!r.hosted,
     state: r.state,
     verdict: r.verdict,
@@ -119,24 +126,26 @@ function jobShownOf(r: Record<string, any>): JobShown {
 /** The jobs of each run, in creation order, without their specs. */
 export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
-  const stmt = raw(
-    q,
-    "shownJobsOfRuns",
-    `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY queued_at, rowid`,
-  );
-  const rows = stmt.all(JSON.stringify(runIds)) as Record<string, any>[];
+  const st = stmt(q, "shownJobsOfRuns", {
+    sqlite: `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY queued_at, rowid`,
+    pg: `SELECT ${SHOWN_COLUMNS_PG} FROM workflow_jobs WHERE run_id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) ORDER BY queued_at, id`,
+  });
+  const rows = (await st.all(JSON.stringify(runIds))) as Record<string, any>[];
   return rows.map(jobShownOf);
 }
 
 /** The job `id` without its spec, or null. */
 export async function shownJobById(q: Queryable, id: string): Promise<JobShown | null> {
-  const r = raw(q, "shownJobById", `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE id = ?`).get(id) as Record<string, any> | null;
+  const r = (await stmt(q, "shownJobById", {
+    sqlite: `SELECT ${SHOWN_COLUMNS} FROM workflow_jobs WHERE id = ?`,
+    pg: `SELECT ${SHOWN_COLUMNS_PG} FROM workflow_jobs WHERE id = $1`,
+  }).get(id)) as Record<string, any> | null;
   return r ? jobShownOf(r) : null;
 }
 
 /** The job `id`, or null. */
 export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
-  const r = raw(q, "jobById", "SELECT * FROM workflow_jobs WHERE id = ?").get(id) as Record<string, any> | null;
+  const r = (await stmt(q, "jobById", "SELECT * FROM workflow_jobs WHERE id = ?").get(id)) as Record<string, any> | null;
   return r ? jobRowOf(r) : null;
 }
 
@@ -148,16 +157,16 @@ function jobRowOf(r: Record<string, any>): JobRow {
     repoId: r.repo_id,
     orgId: r.org_id,
     key: r.key,
-    runsOn: JSON.parse(r.runs_on),
+    runsOn: jsonOf(r.runs_on),
     hosted: !!r.hosted,
-    spec: JSON.parse(r.spec),
+    spec: jsonOf(r.spec),
     state: r.state,
     verdict: r.verdict,
     error: r.error,
     runnerId: r.runner_id,
     runnerName: r.runner_name,
     tokenId: r.token_id,
-    steps: JSON.parse(r.steps),
+    steps: jsonOf(r.steps),
     cancelReason: r.cancel_reason,
     logSize: r.log_size,
     queuedAt: r.queued_at,
@@ -170,19 +179,18 @@ function jobRowOf(r: Record<string, any>): JobRow {
 /** The running job a machine holds, or null. */
 export async function runningJobOf(q: Queryable, runnerId: string): Promise<JobRow | null> {
   const { workflowJobs } = tables(q);
-  const stmt = prepared(q, "runningJobOf", (q) =>
+  const st = query(q, "runningJobOf", (q) =>
     q
       .select()
       .from(workflowJobs)
-      .where(and(eq(workflowJobs.runnerId, ph("runnerId")), eq(workflowJobs.state, "running")))
-      .prepare(),
+      .where(and(eq(workflowJobs.runnerId, ph("runnerId")), eq(workflowJobs.state, "running"))),
   );
-  return stmt.get({ runnerId }) ?? null;
+  return (await st.get({ runnerId })) ?? null;
 }
 
 /** Whether a machine holds a running job (one probe of the runner index). */
 export async function hasRunningJob(q: Queryable, runnerId: string): Promise<boolean> {
-  return raw(q, "hasRunningJob", "SELECT 1 FROM workflow_jobs WHERE runner_id = ? AND state = 'running' LIMIT 1").get(runnerId) !== null;
+  return (await stmt(q, "hasRunningJob", "SELECT 1 FROM workflow_jobs WHERE runner_id = ? AND state = 'running' LIMIT 1").get(runnerId)) !== null;
 }
 
 /** Updates a job's fields. */
@@ -193,24 +201,24 @@ export async function updateJob(tx: Tx, id: string, set: Partial<JobRow>): Promi
 
 /** Sets a run's state (and finished_at); a run already in that state is not written again. */
 export async function setRunState(tx: Tx, id: string, state: RunState, finishedAt: number | null): Promise<void> {
-  raw(tx, "setRunState", "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS DISTINCT FROM ?2 OR finished_at IS DISTINCT FROM ?3)").run(
-    id,
-    state,
-    finishedAt,
-  );
+  await stmt(
+    tx,
+    "setRunState",
+    "UPDATE runs SET state = ?2, finished_at = ?3 WHERE id = ?1 AND (state IS DISTINCT FROM ?2 OR finished_at IS DISTINCT FROM ?3)",
+  ).run(id, state, finishedAt);
 }
 
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
 export async function markRunRunning(tx: Tx, id: string): Promise<void> {
-  raw(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
+  await stmt(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
 }
 
 /** Which states a run's jobs are in (one index probe per state). */
 export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
   const has = (state: RunState) => `EXISTS (SELECT 1 FROM workflow_jobs WHERE run_id = ?1 AND state = '${state}') AS ${state}`;
-  const row = raw(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
+  const row = (await stmt(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
     runId,
-  ) as Record<RunState, number>;
+  )) as Record<RunState, number>;
   return (Object.keys(row) as RunState[]).filter((k) => !!row[k]);
 }
 
@@ -287,7 +295,7 @@ export async function queuedHostedJobsOfOrg(q: Queryable, orgId: string): Promis
 /** Per org and kind (hosted or not): how many jobs are queued and the newest queue time; the claim's cheap "did anything change" probe. */
 export async function queueSignature(q: Queryable): Promise<{ orgId: string; hosted: number; n: number; newest: number }[]> {
   return await x(q).rows<{ orgId: string; hosted: number; n: number; newest: number }>(
-    sql`SELECT org_id AS orgId, hosted, count(*) AS n, max(queued_at) AS newest FROM workflow_jobs WHERE state = 'queued' GROUP BY org_id, hosted`,
+    sql`SELECT org_id AS "orgId", hosted, count(*) AS n, max(queued_at) AS newest FROM workflow_jobs WHERE state = 'queued' GROUP BY org_id, hosted`,
   );
 }
 
@@ -311,12 +319,16 @@ export interface Route {
  * labels (JSON), ?2 the org, ?3 the group. A condition that admits everything (group `all`,
  * allow_public, policy `all`) is left out of the SQL, so the common claim is one index range.
  */
-function claimableSql(route: Route): { name: string; sql: string } {
-  const labelsOk = "NOT EXISTS (SELECT 1 FROM json_each(j.runs_on) l WHERE l.value NOT IN (SELECT value FROM json_each(?1)))";
-  const order = "ORDER BY j.queued_at, j.rowid LIMIT 1";
+function claimableSql(route: Route, dialect: "sqlite" | "pg"): { name: string; sql: string } {
+  // runs-on ⊆ labels; PostgreSQL: jsonb containment, and a job another node is claiming is skipped.
+  const labelsOk =
+    dialect === "pg"
+      ? "j.runs_on <@ ?1::text::jsonb"
+      : "NOT EXISTS (SELECT 1 FROM json_each(j.runs_on) l WHERE l.value NOT IN (SELECT value FROM json_each(?1)))";
+  const order = dialect === "pg" ? "ORDER BY j.queued_at, j.id LIMIT 1 FOR UPDATE SKIP LOCKED" : "ORDER BY j.queued_at, j.rowid LIMIT 1";
   if (route.hosted) {
     return {
-      name: "claimable:hosted",
+      name: `claimable:${dialect}:hosted`,
       sql: `SELECT j.id FROM workflow_jobs j WHERE j.state = 'queued' AND j.hosted = TRUE AND ${labelsOk} AND NOT EXISTS (SELECT 1 FROM runner_policies p WHERE p.org_id = j.org_id AND p.hosted = 'disabled') ${order}`,
     };
   }
@@ -324,16 +336,17 @@ function claimableSql(route: Route): { name: string; sql: string } {
   if (!route.allowPublic) where.push("EXISTS (SELECT 1 FROM repos r WHERE r.id = j.repo_id AND r.public = FALSE)");
   if (!route.groupAll) where.push("j.repo_id IN (SELECT g.repo_id FROM runner_group_repos g WHERE g.group_id = ?3)");
   if (!route.policyAll) where.push("j.repo_id IN (SELECT p.repo_id FROM runner_policy_repos p WHERE p.org_id = ?2)");
-  const name = `claimable:${route.allowPublic ? 1 : 0}${route.groupAll ? 1 : 0}${route.policyAll ? 1 : 0}`;
+  const name = `claimable:${dialect}:${route.allowPublic ? 1 : 0}${route.groupAll ? 1 : 0}${route.policyAll ? 1 : 0}`;
   return { name, sql: `SELECT j.id FROM workflow_jobs j WHERE ${where.join(" AND ")} ${order}` };
 }
 
 /** The id of the oldest queued job `route` may take (see claimableSql), or null. */
 export async function claimableJob(q: Queryable, route: Route): Promise<string | null> {
-  const { name, sql } = claimableSql(route);
-  const stmt = raw(q, name, sql);
+  const { name, sql } = claimableSql(route, x(q).name);
+  const st = stmt(q, name, sql);
   // A variant binds only the parameters it names (the hosted one has no org, the open ones no group).
-  const row = stmt.get(...[JSON.stringify(route.labels), route.orgId, route.groupId].slice(0, stmt.paramsCount)) as { id: string } | null;
+  const count = Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
+  const row = (await st.get(...[JSON.stringify(route.labels), route.orgId, route.groupId].slice(0, count))) as { id: string } | undefined;
   return row?.id ?? null;
 }
 
@@ -357,25 +370,31 @@ export async function claimNextJob(
   route: Route,
   set: { runnerId: string; runnerName: string; tokenId: string; t: number },
 ): Promise<StartedJob | null> {
-  const { name, sql } = claimableSql(route);
-  const stmt = raw(
+  const dialect = x(tx).name;
+  const { name, sql } = claimableSql(route, dialect);
+  // PostgreSQL types every parameter of a statement: one a variant leaves out still needs a use.
+  const typed = dialect === "pg" ? [2, 3].filter((n) => !sql.includes(`?${n}`)).map((n) => ` AND (?${n}::text IS NULL OR TRUE)`) : [];
+  const st = stmt(
     tx,
     `start:${name}`,
     `UPDATE workflow_jobs SET state = 'running', runner_id = ?4, runner_name = ?5, token_id = ?6, started_at = ?7, last_heartbeat_at = ?7
-     WHERE id = (${sql}) AND state = 'queued' RETURNING id, run_id, repo_id, org_id, key, hosted`,
+     WHERE id = (${sql}) AND state = 'queued'${typed.join("")} RETURNING id, run_id, repo_id, org_id, key, hosted`,
   );
-  const r = stmt.get(JSON.stringify(route.labels), route.orgId, route.groupId, set.runnerId, set.runnerName, set.tokenId, set.t) as Record<string, any> | null;
+  const r = (await st.get(JSON.stringify(route.labels), route.orgId, route.groupId, set.runnerId, set.runnerName, set.tokenId, set.t)) as Record<
+    string,
+    any
+  > | null;
   return r ? { id: r.id, runId: r.run_id, repoId: r.repo_id, orgId: r.org_id, key: r.key, hosted: !!r.hosted } : null;
 }
 
 /** Finishes a job if it is not finished yet; false when it already was. */
 export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; verdict: string | null; error: string | null; t: number }): Promise<boolean> {
-  const stmt = raw(
+  const st = stmt(
     tx,
     "finishJobRow",
     "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('queued', 'running') RETURNING 1 AS ok",
   );
-  return stmt.get(set.state, set.verdict, set.error, set.t, id) !== null;
+  return (await st.get(set.state, set.verdict, set.error, set.t, id)) !== null;
 }
 
 /** Writes batched heartbeat stamps (never moving one backwards). */
@@ -426,17 +445,17 @@ export async function insertJobToken(
   tx: Tx,
   row: { id: string; orgId: string; repoId: string; secretHash: string; label: string; createdAt: number },
 ): Promise<void> {
-  const stmt = raw(
+  const st = stmt(
     tx,
     "insertJobToken",
     `INSERT INTO tokens (id, org_id, user_id, kind, scopes, label, repo_id, secret_hash, last_used_at, created_at) VALUES (?, ?, NULL, 'job', '["repo:read"]', ?, ?, ?, NULL, ?)`,
   );
-  stmt.run(row.id, row.orgId, row.label, row.repoId, row.secretHash, row.createdAt);
+  await st.run(row.id, row.orgId, row.label, row.repoId, row.secretHash, row.createdAt);
 }
 
 /** Revokes a per-job token (the next use is a 401). */
 export async function deleteJobToken(tx: Tx, id: string): Promise<void> {
-  raw(tx, "deleteJobToken", "DELETE FROM tokens WHERE id = ? AND kind = 'job'").run(id);
+  await stmt(tx, "deleteJobToken", "DELETE FROM tokens WHERE id = ? AND kind = 'job'").run(id);
 }
 
 // ---- logs ----
@@ -480,7 +499,7 @@ export async function logChunksFrom(q: Queryable, jobId: string, from: number, l
 /** Records a job's state against its commit under its key (what required checks read). */
 export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect): Promise<void> {
   const { checkResults } = tables(tx);
-  const stmt = prepared(tx, "recordCheck", (q) =>
+  const st = query(tx, "recordCheck", (q) =>
     q
       .insert(checkResults)
       .values({
@@ -495,10 +514,9 @@ export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect)
       .onConflictDoUpdate({
         target: [checkResults.repoId, checkResults.commit, checkResults.key],
         set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` },
-      })
-      .prepare(),
+      }),
   );
-  stmt.run(row);
+  await st.run(row);
 }
 
 /** Records a job's state against its run's commit (read from the run in the same statement); nothing when the run is gone. */
@@ -506,13 +524,13 @@ export async function recordRunCheck(
   tx: Tx,
   row: { repoId: string; runId: string; key: string; state: RunState; jobId: string; updatedAt: number },
 ): Promise<void> {
-  const stmt = raw(
+  const st = stmt(
     tx,
     "recordRunCheck",
     `INSERT INTO check_results (repo_id, "commit", key, state, run_id, job_id, updated_at) SELECT repo_id, "commit", ?3, ?4, id, ?5, ?6 FROM runs WHERE id = ?1 AND repo_id = ?2
      ON CONFLICT (repo_id, "commit", key) DO UPDATE SET state = excluded.state, run_id = excluded.run_id, job_id = excluded.job_id, updated_at = excluded.updated_at`,
   );
-  stmt.run(row.runId, row.repoId, row.key, row.state, row.jobId, row.updatedAt);
+  await st.run(row.runId, row.repoId, row.key, row.state, row.jobId, row.updatedAt);
 }
 
 /** The check results of a commit, by key. */
@@ -527,19 +545,18 @@ export async function checksOfCommit(q: Queryable, repoId: string, commit: strin
 
 /** Starts counting a job's minutes. */
 export async function startMinutes(tx: Tx, row: { jobId: string; orgId: string; repoId: string; hosted: boolean; startedAt: number }): Promise<void> {
-  const stmt = raw(
+  const st = stmt(
     tx,
     "startMinutes",
     "INSERT INTO ci_minutes (job_id, org_id, repo_id, hosted, started_at, finished_at, minutes) VALUES (?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT DO NOTHING",
   );
-  stmt.run(row.jobId, row.orgId, row.repoId, row.hosted ? 1 : 0, row.startedAt);
+  await st.run(row.jobId, row.orgId, row.repoId, row.hosted, row.startedAt);
 }
 
 /** Stops counting a job's minutes (whole minutes, rounded up). */
 export async function finishMinutes(tx: Tx, jobId: string, t: number): Promise<void> {
-  raw(
-    tx,
-    "finishMinutes",
-    "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL",
-  ).run(t, jobId);
+  await stmt(tx, "finishMinutes", {
+    sqlite: "UPDATE ci_minutes SET finished_at = ?1, minutes = max(1, (?1 - started_at + 59999) / 60000) WHERE job_id = ?2 AND finished_at IS NULL",
+    pg: "UPDATE ci_minutes SET finished_at = $1, minutes = greatest(1, ($1 - started_at + 59999) / 60000) WHERE job_id = $2 AND finished_at IS NULL",
+  }).run(t, jobId);
 }

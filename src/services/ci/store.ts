@@ -3,7 +3,7 @@
 import { and, count, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { runnerGroups, runnerPolicies, RunnerRegistrationRow, RunnerRow } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
-import { prepared, raw } from "./store-runs.ts";
+import { jsonOf, query, stmt } from "./store-runs.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
 import { x } from "../../db/dialect.ts";
@@ -37,13 +37,12 @@ export async function orgNameById(q: Queryable, id: string): Promise<string | nu
 export async function policyRow(q: Queryable, orgId: string): Promise<PolicyRow | null> {
   const { runnerPolicies } = tables(q);
   return (
-    prepared(q, "policyRow", (q) =>
+    (await query(q, "policyRow", (q) =>
       q
         .select()
         .from(runnerPolicies)
-        .where(eq(runnerPolicies.orgId, ph("orgId")))
-        .prepare(),
-    ).get({ orgId }) ?? null
+        .where(eq(runnerPolicies.orgId, ph("orgId"))),
+    ).get({ orgId })) ?? null
   );
 }
 
@@ -147,14 +146,13 @@ export async function groupRunnerCount(q: Queryable, groupId: string): Promise<n
 /** The group `id` of the org, or null. */
 export async function groupById(q: Queryable, orgId: string, id: string): Promise<GroupRow | null> {
   const { runnerGroups } = tables(q);
-  const stmt = prepared(q, "groupById", (q) =>
+  const st = query(q, "groupById", (q) =>
     q
       .select()
       .from(runnerGroups)
-      .where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id"))))
-      .prepare(),
+      .where(and(eq(runnerGroups.orgId, ph("orgId")), eq(runnerGroups.id, ph("id")))),
   );
-  return stmt.get({ orgId, id }) ?? null;
+  return (await st.get({ orgId, id })) ?? null;
 }
 
 /** The group named `name` (case-insensitive) of the org, or null. */
@@ -228,13 +226,12 @@ export async function insertRegistration(tx: Tx, row: RunnerRegistrationRow): Pr
 export async function registrationById(q: Queryable, id: string): Promise<RunnerRegistrationRow | null> {
   const { runnerRegistrationTokens } = tables(q);
   return (
-    prepared(q, "registrationById", (q) =>
+    (await query(q, "registrationById", (q) =>
       q
         .select()
         .from(runnerRegistrationTokens)
-        .where(eq(runnerRegistrationTokens.id, ph("id")))
-        .prepare(),
-    ).get({ id }) ?? null
+        .where(eq(runnerRegistrationTokens.id, ph("id"))),
+    ).get({ id })) ?? null
   );
 }
 
@@ -255,13 +252,12 @@ export async function spendRegistration(tx: Tx, id: string, t: number): Promise<
 export async function runnerById(q: Queryable, id: string): Promise<RunnerRow | null> {
   const { runners } = tables(q);
   return (
-    prepared(q, "runnerById", (q) =>
+    (await query(q, "runnerById", (q) =>
       q
         .select()
         .from(runners)
-        .where(eq(runners.id, ph("id")))
-        .prepare(),
-    ).get({ id }) ?? null
+        .where(eq(runners.id, ph("id"))),
+    ).get({ id })) ?? null
   );
 }
 
@@ -270,16 +266,15 @@ export async function claimingRunner(
   q: Queryable,
   id: string,
 ): Promise<{ id: string; name: string; orgId: string | null; groupId: string | null; hosted: boolean; labels: string[] } | null> {
-  const r = raw(q, "claimingRunner", "SELECT id, name, org_id, group_id, hosted, labels FROM runners WHERE id = ? AND removed_at IS NULL").get(id) as Record<
-    string,
-    any
-  > | null;
-  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: !!r.hosted, labels: JSON.parse(r.labels) } : null;
+  const r = (await stmt(q, "claimingRunner", "SELECT id, name, org_id, group_id, hosted, labels FROM runners WHERE id = ? AND removed_at IS NULL").get(
+    id,
+  )) as Record<string, any> | null;
+  return r ? { id: r.id, name: r.name, orgId: r.org_id, groupId: r.group_id, hosted: !!r.hosted, labels: jsonOf<string[]>(r.labels) } : null;
 }
 
 /** The columns of a machine that can change after registration and matter to its credential: null when the row is gone. */
 export async function runnerLiveness(q: Queryable, id: string): Promise<{ removedAt: number | null; groupId: string | null } | null> {
-  const r = raw(q, "runnerLiveness", "SELECT removed_at, group_id FROM runners WHERE id = ?").get(id) as {
+  const r = (await stmt(q, "runnerLiveness", "SELECT removed_at, group_id FROM runners WHERE id = ?").get(id)) as {
     removed_at: number | null;
     group_id: string | null;
   } | null;
@@ -288,7 +283,7 @@ export async function runnerLiveness(q: Queryable, id: string): Promise<{ remove
 
 /** Whether machine `id` is ephemeral (false when it is gone). */
 export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boolean> {
-  return !!(raw(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id) as { ephemeral: number } | null)?.ephemeral;
+  return !!((await stmt(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id)) as { ephemeral: number } | null)?.ephemeral;
 }
 
 /**
@@ -301,13 +296,13 @@ export async function routeRow(
   orgId: string,
   groupId: string | null,
 ): Promise<{ selfHosted: PolicyRow["selfHosted"]; groupId: string; repoAccess: GroupRow["repoAccess"]; allowPublic: boolean } | null> {
-  const stmt = raw(
+  const st = stmt(
     q,
     "routeRow",
     `SELECT coalesce((SELECT p.self_hosted FROM runner_policies p WHERE p.org_id = ?1), 'all') AS self_hosted, g.id, g.repo_access, g.allow_public
      FROM runner_groups g WHERE g.id = coalesce((SELECT id FROM runner_groups WHERE id = ?2 AND org_id = ?1), (SELECT id FROM runner_groups WHERE org_id = ?1 AND is_default))`,
   );
-  const r = stmt.get(orgId, groupId) as Record<string, any> | null;
+  const r = (await st.get(orgId, groupId)) as Record<string, any> | null;
   return r ? { selfHosted: r.self_hosted, groupId: r.id, repoAccess: r.repo_access, allowPublic: !!r.allow_public } : null;
 }
 

@@ -101,11 +101,13 @@ export async function followPeople(
   side: "followers" | "following",
   limit: number,
 ): Promise<{ handle: string; display_name: string | null }[]> {
+  // (PostgreSQL has no rowid: the other side's id breaks ties instead of the insertion order)
+  const tie = (col: string) => (x(q).name === "pg" ? sql.raw(col) : sql.raw("f.rowid"));
   return side === "followers"
     ? await x(q).rows(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.follower_id
-        WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`)
+        WHERE f.followee_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, ${tie("f.follower_id")} DESC LIMIT ${limit}`)
     : await x(q).rows(sql`SELECT u.handle AS handle, u.display_name AS display_name FROM follows f JOIN users u ON u.id = f.followee_id
-        WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, f.rowid DESC LIMIT ${limit}`);
+        WHERE f.follower_id = ${userId} AND u.disabled_at IS NULL ORDER BY f.created_at DESC, ${tie("f.followee_id")} DESC LIMIT ${limit}`);
 }
 
 // ---- Pins --------------------------------------------------------------------------------------
@@ -162,10 +164,10 @@ export async function provedOwners(q: Queryable, addresses: string[]): Promise<M
     sql`, `,
   );
   const rows = await x(q).rows<{ address: string; userId: string }>(sql`
-    SELECT lower(e.address) AS address, e.user_id AS userId FROM emails e JOIN users u ON u.id = e.user_id
+    SELECT lower(e.address) AS address, e.user_id AS "userId" FROM emails e JOIN users u ON u.id = e.user_id
       WHERE lower(e.address) IN (${list}) AND e.verified_at IS NOT NULL AND u.disabled_at IS NULL
     UNION ALL
-    SELECT lower(u.email) AS address, u.id AS userId FROM users u
+    SELECT lower(u.email) AS address, u.id AS "userId" FROM users u
       WHERE lower(u.email) IN (${list}) AND u.email_verified_at IS NOT NULL AND u.disabled_at IS NULL`);
   for (const r of rows) if (!out.has(r.address)) out.set(r.address, r.userId);
   return out;
@@ -207,7 +209,7 @@ async function slotFor(tx: Tx, userId: string, repoId: string): Promise<number> 
   const have = await x(tx).row<{ slot: number }>(sql`SELECT slot FROM contribution_slots WHERE user_id = ${userId} AND repo_id = ${repoId}`);
   if (have) return have.slot;
   const { slot } = (await x(tx).row<{ slot: number }>(sql`INSERT INTO contribution_people (user_id, next_slot, version) VALUES (${userId}, 1, 0)
-    ON CONFLICT (user_id) DO UPDATE SET next_slot = next_slot + 1 RETURNING next_slot - 1 AS slot`))!;
+    ON CONFLICT (user_id) DO UPDATE SET next_slot = contribution_people.next_slot + 1 RETURNING next_slot - 1 AS slot`))!;
   await x(tx).run(sql`INSERT INTO contribution_slots (user_id, repo_id, slot) VALUES (${userId}, ${repoId}, ${slot})`);
   return slot;
 }
@@ -222,7 +224,7 @@ export interface GraphRows {
 }
 
 /** Plain SQLite statements prepared once per connection (the graph's read: drizzle would prepare it on every call). */
-const { raw } = statementCache("discovery");
+const { raw, stmt } = statementCache("discovery");
 
 /**
  * Everything the graph reads, in one statement (one consistent view): the person's repositories
@@ -231,14 +233,42 @@ const { raw } = statementCache("discovery");
  * one row per active day).
  */
 export async function contributionGraphRows(q: Queryable, userId: string, fromDay: number, toDay: number): Promise<GraphRows> {
-  const rows = raw(
-    q,
-    "contributionGraphRows",
-    `
+  type Row = [number, number, number | boolean | Uint8Array | null, string | null, string | null];
+  let rows: Row[];
+  if (x(q).name === "sqlite") {
+    rows = raw(
+      q,
+      "contributionGraphRows",
+      `
     SELECT 0, s.slot, r.public, o.name, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ?1
     UNION ALL SELECT 1, version, NULL, NULL, NULL FROM contribution_people WHERE user_id = ?1
     UNION ALL SELECT 2, day, counts, NULL, NULL FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3`,
-  ).values(userId, fromDay, toDay) as [number, number, number | Uint8Array | null, string | null, string | null][];
+    ).values(userId, fromDay, toDay) as Row[];
+  } else {
+    // PostgreSQL: a UNION needs one type per column (boolean vs bytea), so three reads.
+    const [slots, people, days] = await Promise.all([
+      stmt(
+        q,
+        "graphSlots",
+        "SELECT s.slot, r.public, o.name AS org, r.name FROM contribution_slots s JOIN repos r ON r.id = s.repo_id JOIN orgs o ON o.id = r.org_id WHERE s.user_id = ?1",
+      ).all<{
+        slot: number;
+        public: boolean;
+        org: string;
+        name: string;
+      }>(userId),
+      stmt(q, "graphVersion", "SELECT version FROM contribution_people WHERE user_id = ?1").all<{ version: number }>(userId),
+      stmt(q, "graphDays", "SELECT day, counts FROM contribution_counts WHERE user_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day").all<{
+        day: number;
+        counts: Uint8Array;
+      }>(userId, fromDay, toDay),
+    ]);
+    rows = [
+      ...slots.map((r): Row => [0, r.slot, r.public, r.org, r.name]),
+      ...people.map((r): Row => [1, r.version, null, null, null]),
+      ...days.map((r): Row => [2, r.day, r.counts, null, null]),
+    ];
+  }
   const out: GraphRows = { repos: [], version: 0, days: [] };
   let sorted = true;
   for (const r of rows) {

@@ -76,9 +76,7 @@ export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Pr
 export async function openChangeHeads(q: Queryable, repoId: string): Promise<string[]> {
   // Prepared once per connection: reads by id ask on every request, and building the query cost
   // more than running it (bench/README.md, "Reads by id").
-  return prepared(q, "openHeads", prepareOpenHeads)
-    .all({ repoId })
-    .map((r) => r.head);
+  return (await query(q, "openHeads", prepareOpenHeads).all({ repoId })).map((r) => r.head);
 }
 
 function prepareOpenHeads(q: Queryable) {
@@ -88,10 +86,9 @@ function prepareOpenHeads(q: Queryable) {
     .from(changePatchsets)
     .innerJoin(changes, eq(changes.id, changePatchsets.changeId))
     .where(and(eq(changes.repoId, sql.placeholder("repoId")), isNull(changes.sourceRepoId), inArray(changes.state, [...LIVE_CHANGE_STATES])))
-    .orderBy(asc(changePatchsets.head))
-    .prepare();
+    .orderBy(asc(changePatchsets.head));
 }
-const { prepared } = statementCache("git.store");
+const { query } = statementCache("git.store");
 
 /** The live refs of a repository, sorted by name. */
 export async function readRefs(q: Queryable, repoId: string): Promise<Ref[]> {

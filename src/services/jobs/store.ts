@@ -206,7 +206,7 @@ export async function queueStats(q: Queryable, t: number): Promise<{ kind: strin
     SELECT kind, count(*) AS pending,
       sum(CASE WHEN run_at <= ${t} THEN 1 ELSE 0 END) AS due,
       sum(CASE WHEN locked_until > ${t} THEN 1 ELSE 0 END) AS leased,
-      min(CASE WHEN run_at <= ${t} THEN run_at END) AS oldestDue
+      min(CASE WHEN run_at <= ${t} THEN run_at END) AS "oldestDue"
     FROM jobs WHERE done_at IS NULL GROUP BY kind ORDER BY kind`);
 }
 

@@ -22,7 +22,7 @@ export async function bucketAt(tx: Tx, key: { orgId: string; kind: string; grain
   return (
     (
       await x(tx).rows<BucketRow>(sql`
-      SELECT org_id AS orgId, kind, grain, start, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
+      SELECT org_id AS "orgId", kind, grain, start, count, bytes, ms_sum AS "msSum", hist FROM metric_buckets
       WHERE org_id = ${key.orgId} AND kind = ${key.kind} AND grain = ${key.grain} AND start = ${key.start}`)
     )[0] ?? null
   );
@@ -56,7 +56,7 @@ export async function bucketsIn(
     sql` OR `,
   );
   return await x(q).rows(sql`
-    SELECT kind, grain, count, bytes, ms_sum AS msSum, hist FROM metric_buckets
+    SELECT kind, grain, count, bytes, ms_sum AS "msSum", hist FROM metric_buckets
     WHERE org_id = ${orgId} AND kind IN (${sql.join(
       kinds.map((k) => sql`${k}`),
       sql`, `,

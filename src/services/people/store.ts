@@ -15,7 +15,7 @@ export type LinkPurpose = LinkRow["purpose"];
 
 // Statements of the per-request credential lookups, prepared once per connection: building the
 // query is most of what they cost, and every request whose token is not cached runs one.
-const { prepared } = statementCache("people");
+const { query } = statementCache("people");
 
 // — Accounts
 
@@ -23,13 +23,12 @@ const { prepared } = statementCache("people");
 export async function userById(q: Queryable, id: string): Promise<User | null> {
   const { users } = tables(q);
   return (
-    prepared(q, "userById", (q) =>
+    (await query(q, "userById", (q) =>
       q
         .select()
         .from(users)
-        .where(eq(users.id, sql.placeholder("id")))
-        .prepare(),
-    ).get({ id }) ?? null
+        .where(eq(users.id, sql.placeholder("id"))),
+    ).get({ id })) ?? null
   );
 }
 
@@ -107,13 +106,12 @@ export async function confirmAccount(tx: Tx, userId: string, t: number): Promise
 export async function tokenById(q: Queryable, id: string): Promise<Token | null> {
   const { tokens } = tables(q);
   return (
-    prepared(q, "tokenById", (q) =>
+    (await query(q, "tokenById", (q) =>
       q
         .select()
         .from(tokens)
-        .where(eq(tokens.id, sql.placeholder("id")))
-        .prepare(),
-    ).get({ id }) ?? null
+        .where(eq(tokens.id, sql.placeholder("id"))),
+    ).get({ id })) ?? null
   );
 }
 
