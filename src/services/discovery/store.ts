@@ -352,6 +352,19 @@ export async function searchWords(
   afterDoc: number | null,
   limit: number,
 ): Promise<WordHitRow[]> {
+  if (x(q).name === "pg") {
+    // The generated tsvector over name and description (migrations/pg); the FTS5 query's quoted
+    // prefix words ("w"* AND …) as a tsquery of prefixes (w:* & …). Words are letters and digits only.
+    const words = [...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`);
+    const tq = sql`to_tsquery('simple', ${words.join(" & ")})`;
+    const inName = sql`to_tsvector('simple', r.name) @@ ${tq}`;
+    const cond = by === "name" ? sql`r.search_tsv @@ ${tq} AND ${inName}` : sql`r.search_tsv @@ ${tq} AND NOT (${inName})`;
+    const after = afterDoc !== null ? sql`AND d.docid > ${afterDoc}` : sql``;
+    return await x(q).rows(sql`SELECT ${HIT_COLUMNS}, d.docid AS docid FROM repo_search_docs d
+      JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
+      WHERE ${cond} ${after} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
+      ORDER BY d.docid LIMIT ${limit}`);
+  }
   const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
   const expr = by === "name" ? `name : (${match})` : `(${match}) NOT (name : (${match}))`;
   return await x(q).rows(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
