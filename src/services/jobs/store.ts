@@ -44,7 +44,9 @@ export async function runSooner(tx: Tx, id: string, runAt: number): Promise<void
 
 /** The next position in `key`'s queue (after every pending row of the key). */
 export async function nextSeq(tx: Tx, key: string): Promise<number> {
-  // Why all()[0]: drizzle's get() of raw SQL answers the row as an array of values.
+  // Concurrent enqueuers of one key (other nodes) queue on this lock instead of failing to
+  // serialize (PostgreSQL; SQLite's write lock already orders them).
+  await x(tx).lockKey(`seq:${key}`);
   const [row] = await x(tx).rows<{ s: number | null }>(sql`SELECT max(seq) AS s FROM jobs WHERE key = ${key} AND done_at IS NULL`);
   return (row?.s ?? 0) + 1;
 }
@@ -61,7 +63,10 @@ const claimable = (kind: string, t: number) => sql`
 export async function claim(tx: Tx, kind: string, t: number, limit: number, leaseUntil: number, token: string): Promise<JobRow[]> {
   const { jobs } = tables(tx);
   if (limit <= 0) return [];
-  const ids = await x(tx).rows<{ id: string }>(sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}`);
+  // PostgreSQL: rows another node is claiming now are skipped, not waited for.
+  const ids = await x(tx).rows<{ id: string }>(
+    sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}${x(tx).skipLocked}`,
+  );
   const out: JobRow[] = [];
   for (const [i, { id }] of ids.entries()) {
     // Started: an enqueue from now on queues the next run instead of folding into this one.

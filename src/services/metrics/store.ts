@@ -66,7 +66,7 @@ export async function bucketsIn(
 /** Bytes of every live pack (and its index) per repository of the org, by name; repositories without packs answer 0. */
 export async function liveBytesPerRepo(q: Queryable, orgId: string): Promise<{ name: string; bytes: number }[]> {
   return await x(q).rows(sql`
-    SELECT r.name AS name, coalesce(sum(p.size + p.idx_size), 0) AS bytes
+    SELECT r.name AS name, CAST(coalesce(sum(p.size + p.idx_size), 0) AS BIGINT) AS bytes
     FROM repos r LEFT JOIN packs p ON p.repo_id = r.id AND p.replaced_at IS NULL
     WHERE r.org_id = ${orgId}
     GROUP BY r.id ORDER BY lower(r.name)`);
