@@ -1,0 +1,93 @@
+// Several nodes over one PostgreSQL and one bucket (issue 27, DECISIONS §5): what is made on one
+// node is there on every node at once, git moves refs by compare-and-swap across nodes, and a
+// revocation on one node is refused on another at its next request.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { startCluster, type Cluster } from "../helpers/cluster.ts";
+import {
+  clone,
+  commitFiles,
+  createRepo,
+  gitSandbox,
+  lsRemote,
+  mintTokenWithId,
+  repoUrl,
+  revokeToken,
+  setupOwner,
+  type GitSandbox,
+  type OrgOwner,
+} from "../helpers/git.ts";
+import { client } from "../helpers/server.ts";
+
+setDefaultTimeout(120_000);
+
+describe("three nodes, one PostgreSQL, one bucket", () => {
+  let cluster: Cluster;
+  let g: GitSandbox;
+  let owner: OrgOwner;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ nodes: 3 });
+    g = gitSandbox();
+    owner = await setupOwner(cluster.node(0), "acme");
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    g?.[Symbol.dispose]();
+  }, 60_000);
+
+  test("an account, token and repository made on A work on B and C at once", async () => {
+    await createRepo(cluster.node(0), owner, "made-on-a");
+    for (const i of [1, 2]) {
+      const r = await client(cluster.node(i), { token: owner.token }).get("/v1/orgs/acme/repos/made-on-a");
+      expect(r.status).toBe(200);
+      expect(r.body.name).toBe("made-on-a");
+    }
+  });
+
+  test("push to A, clone from B and C: every node answers the same refs", async () => {
+    await createRepo(cluster.node(0), owner, "app");
+    const dir = await clone(g, repoUrl(cluster.node(0), "acme", "app", owner.token));
+    await commitFiles(g, dir, { "README.md": "hello\n" }, "first");
+    await g.ok(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: dir });
+    const refs = await Promise.all([0, 1, 2].map((i) => lsRemote(g, repoUrl(cluster.node(i), "acme", "app", owner.token))));
+    expect(refs[0]!["refs/heads/main"]).toMatch(/^[0-9a-f]{40}$/);
+    expect(refs[1]).toEqual(refs[0]!);
+    expect(refs[2]).toEqual(refs[0]!);
+    for (const i of [1, 2]) {
+      const copy = await clone(g, repoUrl(cluster.node(i), "acme", "app", owner.token));
+      expect((await g.ok(["rev-parse", "HEAD"], { cwd: copy })).trim()).toBe(refs[0]!["refs/heads/main"]!);
+    }
+  });
+
+  test("two fast-forwards of one branch through A and B at once: exactly one wins, every node agrees, the loser's retry after a fetch lands", async () => {
+    await createRepo(cluster.node(0), owner, "race");
+    const seed = await clone(g, repoUrl(cluster.node(0), "acme", "race", owner.token));
+    await commitFiles(g, seed, { "a.txt": "base\n" }, "base");
+    await g.ok(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: seed });
+    const viaA = await clone(g, repoUrl(cluster.node(0), "acme", "race", owner.token));
+    const viaB = await clone(g, repoUrl(cluster.node(1), "acme", "race", owner.token));
+    const tipA = await commitFiles(g, viaA, { "a.txt": "from A\n" }, "A");
+    const tipB = await commitFiles(g, viaB, { "b.txt": "from B\n" }, "B");
+    const [pa, pb] = await Promise.all([
+      g.run(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: viaA }),
+      g.run(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: viaB }),
+    ]);
+    expect([pa.code === 0, pb.code === 0].filter(Boolean)).toHaveLength(1);
+    const winner = pa.code === 0 ? tipA : tipB;
+    for (const i of [0, 1, 2]) expect((await lsRemote(g, repoUrl(cluster.node(i), "acme", "race", owner.token)))["refs/heads/main"]).toBe(winner);
+    const loser = pa.code === 0 ? viaB : viaA;
+    await g.ok(["pull", "-q", "--rebase", "origin", "main"], { cwd: loser });
+    await g.ok(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: loser });
+    const tip = (await g.ok(["rev-parse", "HEAD"], { cwd: loser })).trim();
+    for (const i of [0, 1, 2]) expect((await lsRemote(g, repoUrl(cluster.node(i), "acme", "race", owner.token)))["refs/heads/main"]).toBe(tip);
+  });
+
+  test("a token revoked on A is refused on B at B's next request", async () => {
+    const { id, token } = await mintTokenWithId(cluster.node(0), owner.cookie, "acme", { scopes: ["repo:read"], label: "short-lived" });
+    expect((await client(cluster.node(1), { token }).get("/v1/orgs/acme/repos/app")).status).toBe(200);
+    await revokeToken(cluster.node(0), owner.cookie, "acme", id);
+    expect((await client(cluster.node(1), { token }).get("/v1/orgs/acme/repos/app")).status).toBe(401);
+    expect((await client(cluster.node(2), { token }).get("/v1/orgs/acme/repos/app")).status).toBe(401);
+  });
+});
