@@ -90,4 +90,60 @@ describe("three nodes, one PostgreSQL, one bucket", () => {
     expect((await client(cluster.node(1), { token }).get("/v1/orgs/acme/repos/app")).status).toBe(401);
     expect((await client(cluster.node(2), { token }).get("/v1/orgs/acme/repos/app")).status).toBe(401);
   });
+
+  test("a runner's claim held open on B receives the job a push through A queued", async () => {
+    const admin = client(cluster.node(0), { cookie: owner.cookie });
+    await createRepo(cluster.node(0), owner, "ci");
+    expect((await admin.patch("/v1/orgs/acme/runner-policy", { self_hosted: "all" }, { origin: cluster.node(0).url })).status).toBe(200);
+    const reg = await admin.post("/v1/orgs/acme/runners/registration-token", {}, { origin: cluster.node(0).url });
+    expect(reg.status).toBe(201);
+    // Registered on C, claiming on B, the job queued through A.
+    const machine = await client(cluster.node(2), { token: reg.body.token }).post("/v1/runners/register", { name: "m1", os: "linux", arch: "x64" });
+    expect(machine.status).toBe(201);
+    const runner = client(cluster.node(1), { token: machine.body.credential });
+    // The claim is held open on B until a job is queued (the server's wait is longer than this test).
+    const held = runner.post("/v1/runners/claim", {});
+    const commit = await client(cluster.node(0), { token: owner.token }).post("/v1/orgs/acme/repos/ci/commits", {
+      branch: "main",
+      message: "ci",
+      operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: "on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo\n" }],
+    });
+    expect(commit.status).toBe(201);
+    const got = await held;
+    expect(got.status).toBe(200);
+    const runs = (await client(cluster.node(2), { token: owner.token }).get("/v1/orgs/acme/repos/ci/runs")).body.runs;
+    expect(got.body.job_id).toBe(runs[0].jobs[0].id);
+  });
+
+  test("API commits with expected_parent through every node, in turn and at once: no lost update", async () => {
+    await createRepo(cluster.node(0), owner, "ledger");
+    const on = (i: number) => client(cluster.node(i % 3), { token: owner.token });
+    const commit = (i: number, parent: string | null, n: number) =>
+      on(i).post("/v1/orgs/acme/repos/ledger/commits", {
+        branch: "main",
+        expected_parent: parent,
+        message: `entry ${n}`,
+        operations: [{ op: "put", path: `entries/${n}.txt`, content: `${n}\n` }],
+      });
+    // In turn: each node commits on the tip the previous node made.
+    let tip: string | null = null;
+    for (let n = 0; n < 9; n++) {
+      const r = await commit(n, tip, n);
+      expect(r.status).toBe(201);
+      tip = r.body.commit;
+    }
+    // At once: ten commits on the same parent through the three nodes; exactly one moves the
+    // branch, every other answers 409 with the winner's tip.
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, k) => commit(k, tip, 100 + k)));
+    const won = racing.filter((r) => r.status === 201);
+    expect(won).toHaveLength(1);
+    for (const r of racing.filter((r) => r.status !== 201)) {
+      expect(r.status).toBe(409);
+      expect(r.body.current).toBe(won[0]!.body.commit);
+    }
+    const history = await on(1).get("/v1/orgs/acme/repos/ledger/commits?limit=100");
+    expect(history.status).toBe(200);
+    expect(history.body.commits).toHaveLength(10);
+    expect(history.body.commits[0].sha).toBe(won[0]!.body.commit);
+  });
 });
