@@ -37,7 +37,7 @@ export async function hostedMinutesUsed(q: Queryable, orgId: string, from: numbe
   const row = one(
     await q
       .select({
-        n: sql<number>`coalesce(sum(coalesce(${ciMinutes.minutes}, ${x(q).greatest(sql`1`, sql`(${t} - ${ciMinutes.startedAt} + 59999) / 60000`)})), 0)`,
+        n: sql<number>`CAST(coalesce(sum(coalesce(${ciMinutes.minutes}, ${x(q).greatest(sql`1`, sql`(${t} - ${ciMinutes.startedAt} + 59999) / 60000`)})), 0) AS BIGINT)`,
       })
       .from(ciMinutes)
       .where(and(eq(ciMinutes.orgId, orgId), eq(ciMinutes.hosted, true), sql`${ciMinutes.startedAt} >= ${from}`, sql`${ciMinutes.startedAt} < ${to}`))

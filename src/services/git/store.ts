@@ -310,7 +310,7 @@ export async function livePackCounts(q: Queryable): Promise<{ repoId: string; n:
       repoId: packs.repoId,
       n: count(),
       recorded: sql<number>`count(${packs.reachTips})`,
-      own: sql<number>`sum(${packs.storageRepoId} = ${packs.repoId})`,
+      own: sql<number>`sum(CASE WHEN ${packs.storageRepoId} = ${packs.repoId} THEN 1 ELSE 0 END)`,
     })
     .from(packs)
     .where(isNull(packs.replacedAt))
