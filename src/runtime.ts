@@ -32,7 +32,8 @@ import { flushRunnerSeen } from "./services/ci/credentials.ts";
 import { flushHeartbeats } from "./services/ci/job-calls.ts";
 import { flushMetrics } from "./services/metrics/record.ts";
 import { EventBus } from "./services/events/bus.ts";
-import { LocalSignals } from "./services/events/signals.ts";
+import { PgSignals } from "./services/events/pg-signals.ts";
+import { LocalSignals, type Signals } from "./services/events/signals.ts";
 import { WorkEngine } from "./services/jobs/engine.ts";
 import { domainResolvers, wire } from "./wiring.ts";
 import { writeServeLock } from "./services/ops/serve-lock.ts";
@@ -40,7 +41,7 @@ import { writeServeLock } from "./services/ops/serve-lock.ts";
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
   const log = createLogger(config.logLevel);
-  const { db, probes, close } = await openDatabase(config);
+  const { db, probes, channel, close } = await openDatabase(config);
   // Every store call is timed for /metrics; the store's own counters pass through.
   // The context's metrics: the store's calls are timed into its registry from the start.
   const telemetry = new Telemetry();
@@ -51,7 +52,8 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
   const sshPublic = config.ssh ? (config.ssh.publicAddr ?? `${config.ssh.host}:${config.ssh.port}`) : null;
   // SVC_GIT_CACHE: half for the event loop's git caches, half split between the threads' (services/git/upload.ts).
   const threads = createThreads();
-  const signals = new LocalSignals(db);
+  // Across nodes on PostgreSQL (NOTIFY/LISTEN); within the process on SQLite.
+  const signals: Signals = channel ? new PgSignals(db, channel, (what, error) => log.warn(what, { error: String(error) })) : new LocalSignals(db);
   const highlighter = new HighlightThread();
   const closeAll = () => {
     highlighter.close();

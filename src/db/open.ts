@@ -5,12 +5,20 @@ import { type Config, ConfigError } from "../config.ts";
 import { epochProbes, migrate, openDatabase as openSqlite } from "./client.ts";
 import type { Database } from "./database.ts";
 
+/** PostgreSQL's NOTIFY/LISTEN on the pool (PgSignals); `listen` holds one dedicated connection and re-listens after a reconnect, calling `onlisten` each time. */
+export interface NotifyChannel {
+  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void): Promise<{ unlisten(): Promise<void> }>;
+  notify(channel: string, payload: string): Promise<unknown>;
+}
+
 export interface OpenDatabase {
   db: Database;
   /** The fact cache's change counters (services/access/fact-cache.ts EpochProbes). */
   probes: { own(): number; external(): number };
   /** The migration tags this open applied (empty when the schema was up to date). */
   applied: string[];
+  /** PostgreSQL only: the channel PgSignals sends and listens on. */
+  channel?: NotifyChannel;
   close(): void;
 }
 
@@ -41,6 +49,10 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     db: pg.db,
     probes: { own: () => pg.db.ownEpoch, external: () => ++external },
     applied,
+    channel: {
+      listen: (channel, onnotify, onlisten) => pg.sql.listen(channel, onnotify, onlisten),
+      notify: (channel, payload) => pg.sql`SELECT pg_notify(${channel}, ${payload})`,
+    },
     close: () => void pg.close(),
   };
 }

@@ -21,7 +21,7 @@ import { hashSecret } from "../../util/secrets.ts";
 import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import type { Signals } from "../events/signals.ts";
+import { ANY_KEY, type Signals } from "../events/signals.ts";
 import type { Gauge, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
@@ -106,6 +106,8 @@ export class ClaimHub {
 
   /** A `ci.queue` notification (announceQueued / announceRouting), from this node or another. */
   private announced(k: string): void {
+    // A synthetic "look again" (signals reconnected): every waiter looks, as after a routing change.
+    if (k === ANY_KEY) for (const key of [...this.waiters.keys()]) this.wakeAll(key);
     if (k.startsWith(ROUTING)) this.wakeAll(k.slice(ROUTING.length));
     else if (k.startsWith(QUEUED)) this.queueChanged(k.slice(QUEUED.length));
   }

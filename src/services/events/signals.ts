@@ -3,12 +3,15 @@
 // woken worker never looks before the rows it was told about are visible. A signal is never the
 // only path: every waiter also polls (bounded), so a lost signal costs latency, not work.
 //
-// Now: in-process (one node). Issue 27 adds a PostgreSQL implementation (LISTEN on one dedicated
-// connection, NOTIFY) behind the same interface.
+// LocalSignals: in-process (one node, SQLite). PgSignals (pg-signals.ts): the same plus NOTIFY /
+// LISTEN across the nodes sharing one PostgreSQL database.
 import type { Database, Tx } from "../../db/database.ts";
 
 /** The topics: durable work by kind, CI queues by org key, authority facts. */
 export type Topic = "work" | "ci.queue" | "facts";
+
+/** The key of a synthetic "look again" (e.g. after PgSignals' LISTEN reconnected): anything of the topic may have changed. */
+export const ANY_KEY = "*";
 
 export interface Signals {
   /** A hint to every subscriber of `topic` (on every node); inside `tx` it is sent after COMMIT. */

@@ -15,7 +15,7 @@ import type { Database, Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now } from "../../util/clock.ts";
 import type { Ctx, Logger } from "../context.ts";
-import type { Signals } from "../events/signals.ts";
+import { ANY_KEY, type Signals } from "../events/signals.ts";
 import { attemptsOf, backoffOf, type JobKind } from "./kind.ts";
 import * as store from "./store.ts";
 import type { JobRow } from "./store.ts";
@@ -174,7 +174,7 @@ export class WorkEngine implements Work {
     this.stopping = false;
     this.stopSignal = new AbortController();
     this.unsubscribe = this.signals.subscribe("work", (name) => {
-      if (this.defined.has(name)) this.poke();
+      if (name === ANY_KEY || this.defined.has(name)) this.poke();
     });
     for (const d of this.defined.values()) {
       if (d.kind.every?.scope === "cluster") this.scheduleCluster(d);
