@@ -63,7 +63,7 @@ export interface Ctx {
   /** This context's metrics registry (GET /metrics) and the request and operation series. */
   telemetry: Telemetry;
   /** Unsent spool bytes of all large fetches together (services/git/upload.ts: past SVC_GIT_MAX_PUSH, a thread waits for its own client). */
-  uploads: { spooledUnsent: number };
+  uploads: { spooledUnsent: number; copiedBytes: number };
   /** The file view's syntax highlighting: its thread, queue and cache (src/http/web/repos/highlight.ts); closed with the context. */
   highlighter: Highlighter;
 }

@@ -91,7 +91,8 @@ function packRows(snapshot: RepoSnapshot): PackRow[] {
 /**
  * Whether the thread reads a clone's packs from local copies: a whole-repository clone (no
  * haves, no filter) from object storage that is not one recorded pack (streamed as stored), of at
- * most SVC_GIT_MAX_PUSH bytes (the temp room a push needs anyway). Why: such a clone walks the
+ * most SVC_GIT_MAX_PUSH bytes (the temp room a push needs anyway; all clones' copies together stay
+ * within it too, see onThread). Why: such a clone walks the
  * commits and trees of every pack without a reachability record (after stepped pushes, most of
  * the repository), and its reads follow the walk block by block, a round trip each time the walk
  * moves on; the same bytes downloaded first in large ranged reads, several packs at once, cost a
@@ -131,8 +132,15 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     packs: packRows(snapshot),
     job: toWire(job),
     spool: path,
-    copyPacks: copyForClone(ctx, snapshot, job),
+    copyPacks: false,
   };
+  // Local copies of every clone in progress together stay within SVC_GIT_MAX_PUSH of temp room
+  // (`ctx.uploads.copiedBytes`); past it a clone reads the store directly, as before.
+  const copyBytes = snapshot.objects.packs.reduce((sum, p) => sum + p.source.size, 0);
+  if (copyForClone(ctx, snapshot, job) && ctx.uploads.copiedBytes + copyBytes <= ctx.config.gitMaxPush) {
+    input.copyPacks = true;
+    ctx.uploads.copiedBytes += copyBytes;
+  }
   // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
   let streaming = false;
   const keepalive = job.options.sideband > 0 ? setInterval(() => void (streaming ? null : write(KEEPALIVE_PKT).catch(() => {})), KEEPALIVE_MS) : null;
@@ -204,6 +212,7 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     finished = true;
     notify();
     ctx.uploads.spooledUnsent -= written - sent;
+    if (input.copyPacks) ctx.uploads.copiedBytes -= copyBytes;
     if (keepalive) clearInterval(keepalive);
     await file.close().catch(() => {});
     await unlinkSpool();

@@ -92,6 +92,20 @@ test("a clone of several packs from S3 reads each stored pack byte once and answ
   await uploadPacker(ctx, snapshot)(job, async (c) => void again.push(c));
   expect(Buffer.from(concatBytes(again)).equals(Buffer.from(concatBytes(written)))).toBe(true);
 
+  expect(ctx.uploads.copiedBytes).toBe(0);
+  // With the temp room taken by other clones' copies, the clone reads the store directly: same answer.
+  ctx.uploads.copiedBytes = ctx.config.gitMaxPush;
+  await proxy.trace();
+  const direct: Uint8Array[] = [];
+  try {
+    await uploadPacker(ctx, snapshot)(job, async (c) => void direct.push(c));
+  } finally {
+    ctx.uploads.copiedBytes = 0;
+  }
+  const directReads = (await proxy.trace()).entries.filter((e) => e.method === "GET" && e.path.split("?")[0]!.endsWith(".pack"));
+  expect(directReads.reduce((n, e) => n + e.bytesDown, 0)).not.toBe(stored);
+  expect(Buffer.from(concatBytes(direct)).equals(Buffer.from(concatBytes(written)))).toBe(true);
+
   const local: Uint8Array[] = [];
   await createPackFile(
     snapshot,
