@@ -5,15 +5,19 @@
 //   bun bench/s3.ts [--only latency|faults] [--delay 20] [--steps 10] [--clone-reps 3]
 //                   [--fetch-reps 5] [--tag v2.24.0] [--fault-tag v1.6.0] [--fault-ops 200]
 //                   [--fault-workers 4] [--fault-delay 5] [--slowdown 0.05] [--reset 0.01]
-//                   [--seed 1] [--keep] [--out FILE]
+//                   [--seed 1] [--no-gc] [--keep] [--out FILE]
 //
 // latency: every request to S3 gets --delay ms before it is forwarded. The repository is pushed
 //   in --steps fast-forward steps (the last one with all tags) to both servers, alternating which
-//   goes first; both are compacted with `svc gc`; then clones (--clone-reps, alternating), a push
+//   goes first; both are compacted with `svc gc` (not with --no-gc: the clones are then of the
+//   stepped state, one pack per push plus what compaction merged, as a repository is between GC
+//   passes); then clones (--clone-reps, alternating), a push
 //   of 10 more commits, and incremental fetches of them (--fetch-reps, alternating). Reported:
 //   wall time per side and ratios, server CPU, client CPU, the CPU of s3rver and the proxy (they
 //   share the machine with the client and svc), server peak RSS, and the S3 requests and bytes
-//   each operation cost (counted by the proxy). Each timed operation waits for both servers to
+//   each operation cost (counted by the proxy), and for the clones the proxy's timeline split
+//   by phase (idx reads, pack reads, other): requests, bytes, and serial time (≤ 1 request in
+//   flight while the operation ran). Each timed operation waits for both servers to
 //   be idle first (background work after the other side's push).
 // faults: a third svc on S3 behind the proxy answering --slowdown of requests 503 SlowDown and
 //   resetting --reset of connections mid-body. --fault-ops pushes, clones and fetches (seeded
@@ -32,7 +36,8 @@ import { join, resolve } from "node:path";
 import { gitEnv, machineInfo, mb, median, procCpu, round, RssSampler, run } from "./lib/git-util.ts";
 import { bootstrap, createRepo, gitUrl, ROOT, startSvc, type SvcAccount, type SvcServer } from "./lib/git-svc.ts";
 import { Rng } from "./lib/git-prng.ts";
-import { spawnFaultProxy, type FaultProxyHandle, type ProxyStats } from "../test/helpers/fault-proxy.ts";
+import { spawnFaultProxy, type FaultProxyHandle, type ProxyStats, type TraceEntry } from "../test/helpers/fault-proxy.ts";
+import { timeline, type Timeline } from "./lib/s3-timeline.ts";
 import { startS3rver, type S3rverHandle } from "../test/helpers/s3rver.ts";
 
 const MIRROR = "/work/.mirror/git+git/repo";
@@ -51,6 +56,7 @@ interface Args {
   slowDown: number;
   reset: number;
   seed: number;
+  noGc: boolean;
   keep: boolean;
   out: string | null;
 }
@@ -75,6 +81,7 @@ function parseArgs(argv: string[]): Args {
     slowDown: Number(get("slowdown") ?? 0.05),
     reset: Number(get("reset") ?? 0.01),
     seed: Number(get("seed") ?? 1),
+    noGc: argv.includes("--no-gc"),
     keep: argv.includes("--keep"),
     out: get("out") ?? null,
   };
@@ -169,7 +176,12 @@ interface Sample {
   code: number;
   stderr: string;
   s3?: ProxyStats;
+  /** With a tracing proxy: the operation's requests by phase, bytes and serial time. */
+  timeline?: Timeline;
 }
+
+/** Whether the proxy keeps a timeline (the latency run); timed() then reads it per operation. */
+let traceOn = false;
 
 /** The servers of the run; each timed operation first waits for all of them to be idle. */
 let running: Side[] = [];
@@ -196,6 +208,8 @@ async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> 
   const helpersBefore = helperCpu();
   const s3Before = side.proxy ? await side.proxy.stats() : null;
   if (side.proxy) await side.proxy.resetStats();
+  if (side.proxy && traceOn) await side.proxy.trace();
+  const t0 = performance.now();
   const sampler = new RssSampler(side.svc.pid, 50).start();
   const r = await git(argv, { cwd, check: false });
   const rss = sampler.stop();
@@ -211,6 +225,11 @@ async function timed(side: Side, argv: string[], cwd?: string): Promise<Sample> 
     stderr: r.stderr.trim().slice(-2000),
   };
   if (side.proxy && s3Before) sample.s3 = await side.proxy.stats();
+  if (side.proxy && traceOn) {
+    const { now, entries } = await side.proxy.trace();
+    // The proxy's clock: the operation ended about when trace() answered.
+    sample.timeline = timeline(entries as TraceEntry[], now - (performance.now() - t0), now);
+  }
   return sample;
 }
 
@@ -230,6 +249,7 @@ const summarize = (xs: Sample[]) => ({
     rssPeakMB: x.rssPeakMB,
     load1: x.load1,
     ...(x.s3 ? { s3: x.s3 } : {}),
+    ...(x.timeline ? { timeline: x.timeline } : {}),
   })),
 });
 
@@ -247,7 +267,8 @@ async function latencyRun(): Promise<void> {
   const repo = await subset(args.tag);
   log(`repository ${repo.path}: pack ${repo.packMB} MB, ${repo.chain.length} first-parent commits, main ${repo.tip.slice(0, 12)}`);
   const s3 = await startS3rver();
-  const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: args.delay, seed: args.seed });
+  const proxy = await spawnFaultProxy(s3.endpoint, { delayMs: args.delay, seed: args.seed, trace: true });
+  traceOn = true;
   const sides: Side[] = [await startSide("fs", {}, null), await startSide("s3", s3Env(s3, proxy.endpoint), proxy, [s3.pid, proxy.pid])];
   running = sides;
   try {
@@ -274,15 +295,18 @@ async function latencyRun(): Promise<void> {
       ratio: round(pushTotal(pushes.s3!) / pushTotal(pushes.fs!), 3),
     };
 
-    // One pack per repository, as a long-lived repository has after its periodic GC.
+    // One pack per repository, as a long-lived repository has after its periodic GC (with
+    // --no-gc the stepped state stays, as a repository is between GC passes).
     const gc: Record<string, unknown> = {};
-    for (const side of sides) {
+    for (const side of args.noGc ? [] : sides) {
       const t0 = performance.now();
       const g = await side.svc.cli(["gc", "--repo", `${side.acct.org}/${name}`]);
       if (g.code !== 0) throw new Error(`gc on ${side.name}: ${g.stderr}`);
       gc[side.name] = { wall: round((performance.now() - t0) / 1000), out: g.stdout.trim() };
     }
-    results.gc = gc;
+    results.gc = args.noGc ? "skipped (--no-gc)" : gc;
+    await settle();
+    results.packsBeforeClone = Object.fromEntries(sides.map((side) => [side.name, livePacks(side)]));
     // Fresh processes for the clones: peak RSS is the clone's, and the first clone is cold (idx
     // files and peeled tags read from storage again).
     for (const side of sides) {
@@ -312,7 +336,7 @@ async function latencyRun(): Promise<void> {
         clones[side.name]!.push(s);
         rmSync(dst, { recursive: true, force: true });
         log(
-          `  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}`,
+          `  clone ${i + 1} from ${side.name}: ${round(s.wall, 2)} s, server cpu ${round(s.serverCpu, 2)} s, client cpu ${round(s.clientCpu, 2)} s, s3rver+proxy cpu ${s.helperCpu} s, load ${s.load1}, rss peak ${s.rssPeakMB} MB${s.s3 ? `, S3 ${s.s3.requests} requests / ${mb(s.s3.bytesDown)} MB` : ""}${s.timeline ? `, timeline ${JSON.stringify(s.timeline)}` : ""}`,
         );
       }
     }
@@ -527,6 +551,22 @@ async function faultRun(): Promise<void> {
     await side.svc.stop().catch(() => {});
     await proxy.stop();
     await s3.stop();
+  }
+}
+
+/** The live packs of the side's repository, from its database (count and sizes, newest first). */
+function livePacks(side: Side): { count: number; sizesMB: number[] } | string {
+  try {
+    const { Database } = require("bun:sqlite") as typeof import("bun:sqlite");
+    const db = new Database(join(side.svc.dataDir, "svc.db"), { readonly: true });
+    try {
+      const rows = db.query("SELECT size FROM packs WHERE replaced_at IS NULL ORDER BY created_at DESC").all() as { size: number }[];
+      return { count: rows.length, sizesMB: rows.map((r) => mb(r.size)) };
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    return String(err);
   }
 }
 

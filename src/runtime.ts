@@ -90,7 +90,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     billing: billingProvider(config),
     auth: { dummyHash: null },
     telemetry,
-    uploads: { spooledUnsent: 0 },
+    uploads: { spooledUnsent: 0, copiedBytes: 0 },
     highlighter,
   };
   // Subscribers, job kinds and resolvers (src/wiring.ts).

@@ -65,7 +65,7 @@ export interface Ctx {
   /** Set by `svc serve` on SIGTERM: /readyz answers 503 so a balancer takes the node out before it stops accepting. */
   draining?: boolean;
   /** Unsent spool bytes of all large fetches together (services/git/upload.ts: past SVC_GIT_MAX_PUSH, a thread waits for its own client). */
-  uploads: { spooledUnsent: number };
+  uploads: { spooledUnsent: number; copiedBytes: number };
   /** The file view's syntax highlighting: its thread, queue and cache (src/http/web/repos/highlight.ts); closed with the context. */
   highlighter: Highlighter;
 }

@@ -24,6 +24,9 @@ export function packKey(storageRepoId: string, name: string, ext: "pack" | "idx"
   return `repos/${storageRepoId}/packs/pack-${name}.${ext}`;
 }
 
+/** Packs openPackCopies downloads at once. */
+export const COPY_CONCURRENCY = 4;
+
 /** How a GitStore's budget is split, in sixteenths (they add up to 16). */
 export interface CacheShares {
   blocks: number;
@@ -135,10 +138,11 @@ export class GitStore {
   }
 
   /**
-   * Opens stored packs for maintenance, which reads every byte of them, often more than once:
-   * from object storage each is first downloaded whole into `tmpDir` (a few large streamed
-   * reads instead of thousands of small ranged ones); the fs store's packs are read in place.
-   * Reachability records come along as in openPack. close() removes the copies.
+   * Opens stored packs for reading every byte of them, often more than once (maintenance, and a
+   * whole-repository clone of several packs): from object storage each is first downloaded whole
+   * into `tmpDir` (a few large streamed reads instead of thousands of small ranged ones, up to
+   * COPY_CONCURRENCY packs at once); the fs store's packs are read in place. Reachability records
+   * come along as in openPack. close() removes the copies.
    */
   async openPackCopies(
     rows: { storageRepoId: string; name: string; size: number; reachTips?: string | null }[],
@@ -152,33 +156,47 @@ export class GitStore {
         await rm(o.path, { force: true });
       }
     };
-    try {
-      const packs: Pack[] = [];
-      for (const row of rows) {
-        const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
-        const path = join(tmpDir, `copy-${row.name}-${process.pid}-${Math.random().toString(36).slice(2)}.pack`);
-        const file = await open(path, "w");
-        try {
-          for await (const chunk of this.blocks.stream(packKey(row.storageRepoId, row.name, "pack"), row.size, 0, row.size)) {
-            for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
-          }
-        } catch (err) {
-          await file.close();
-          await rm(path, { force: true });
-          throw err;
+    const copy = async (row: (typeof rows)[number]): Promise<Pack> => {
+      const idx = await this.packIndex(packKey(row.storageRepoId, row.name, "idx"));
+      const path = join(tmpDir, `copy-${row.name}-${process.pid}-${Math.random().toString(36).slice(2)}.pack`);
+      const file = await open(path, "w");
+      try {
+        for await (const chunk of this.blocks.stream(packKey(row.storageRepoId, row.name, "pack"), row.size, 0, row.size)) {
+          for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
         }
+      } catch (err) {
         await file.close();
-        const source = await openFileSource(path);
-        opened.push({ source, path });
-        const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, source, this.deltaBases);
-        if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
-        packs.push(pack);
+        await rm(path, { force: true });
+        throw err;
       }
-      return { packs, close };
-    } catch (err) {
+      await file.close();
+      const source = await openFileSource(path);
+      opened.push({ source, path });
+      const pack = new Pack(`${row.storageRepoId}/${row.name}`, idx, source, this.deltaBases);
+      if (row.reachTips) pack.reachTips = row.reachTips.split("\n");
+      return pack;
+    };
+    // Why in parallel: one pack's stream keeps a few ranged reads in flight; twelve packs one
+    // after the other wait out each one's first and last round trips in turn.
+    const packs: Pack[] = new Array(rows.length);
+    let next = 0;
+    let failing = false;
+    const worker = async (): Promise<void> => {
+      while (next < rows.length && !failing) {
+        const i = next++;
+        packs[i] = await copy(rows[i]!).catch((err: unknown) => {
+          failing = true;
+          throw err;
+        });
+      }
+    };
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(COPY_CONCURRENCY, rows.length) }, worker));
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) {
       await close();
-      throw err;
+      throw (failed as PromiseRejectedResult).reason;
     }
+    return { packs, close };
   }
 
   /**

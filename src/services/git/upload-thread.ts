@@ -10,6 +10,7 @@
 // Pure function of its input plus what the thread builds for itself (the store and caches,
 // kept between tasks): importable on a thread, no ctx.
 import { open, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 import { createPackFile, packSink, type PackJob } from "../../git/create-pack-file.ts";
 import { PackSet } from "../../git/pack-set.ts";
 import type { RepoSnapshot } from "../../git/repo-snapshot.ts";
@@ -41,6 +42,11 @@ export interface UploadPackTaskInput {
   job: WirePackJob;
   /** An empty file the caller created; the response bytes go there from offset 0. */
   spool: string;
+  /**
+   * Read the packs from local copies downloaded whole into the spool's directory first (a
+   * whole-repository clone of several packs from object storage, see upload.ts).
+   */
+  copyPacks?: boolean;
 }
 
 /** Output of "git.uploadPack": objects sent. */
@@ -89,14 +95,26 @@ export async function uploadPackTask(input: UploadPackTaskInput, io: TaskIo): Pr
   try {
     await io.emit({ written: 0 } satisfies SpoolProgress);
     const git = await threadGitStore(input.store);
-    const packs = await Promise.all(input.packs.map((row) => git.openPack(row)));
-    const snapshot: RepoSnapshot = { refs: refsFromWire(input.refs), head: input.head, objects: new PackSet(packs, git.multiPackIndexes) };
-    const job = fromWire(input.job);
-    const out = new SpoolWriter(file, io);
-    // Keep-alives come from the event loop while this thread lists (it may not yield for seconds).
-    const objects = await createPackFile(snapshot, job.request, job.options, packSink(out.write, job.options), { keepalive: false });
-    await out.flush();
-    return { objects };
+    const opened = input.copyPacks
+      ? await git.openPackCopies(input.packs, dirname(input.spool))
+      : { packs: await Promise.all(input.packs.map((row) => git.openPack(row))), close: async () => {} };
+    try {
+      // Not the shared multi-pack-index cache for copies: a cached index holds its packs, and
+      // these packs' files are removed when this task ends (the next clone would read them).
+      const snapshot: RepoSnapshot = {
+        refs: refsFromWire(input.refs),
+        head: input.head,
+        objects: new PackSet(opened.packs, input.copyPacks ? undefined : git.multiPackIndexes),
+      };
+      const job = fromWire(input.job);
+      const out = new SpoolWriter(file, io);
+      // Keep-alives come from the event loop while this thread lists (it may not yield for seconds).
+      const objects = await createPackFile(snapshot, job.request, job.options, packSink(out.write, job.options), { keepalive: false });
+      await out.flush();
+      return { objects };
+    } finally {
+      await opened.close();
+    }
   } finally {
     await file.close();
   }

@@ -88,6 +88,25 @@ function packRows(snapshot: RepoSnapshot): PackRow[] {
   });
 }
 
+/**
+ * Whether the thread reads a clone's packs from local copies: a whole-repository clone (no
+ * haves, no filter) from object storage that is not one recorded pack (streamed as stored), of at
+ * most SVC_GIT_MAX_PUSH bytes (the temp room a push needs anyway; all clones' copies together stay
+ * within it too, see onThread). Why: such a clone walks the
+ * commits and trees of every pack without a reachability record (after stepped pushes, most of
+ * the repository), and its reads follow the walk block by block, a round trip each time the walk
+ * moves on; the same bytes downloaded first in large ranged reads, several packs at once, cost a
+ * few dozen requests, and the walk and the pack writer then read a local file (bench/README.md
+ * "Object storage: clone after stepped pushes").
+ */
+export function copyForClone(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob): boolean {
+  if (ctx.store.kind === "fs" || job.request.haves.length > 0 || job.request.filter || (job.request.shallow?.length ?? 0) > 0) return false;
+  if (job.request.depth || job.request.deepenSince || (job.request.deepenNot?.length ?? 0) > 0) return false;
+  const packs = snapshot.objects.packs;
+  if (packs.length === 1 && packs[0]!.reachTips) return false;
+  return packs.reduce((sum, p) => sum + p.source.size, 0) <= ctx.config.gitMaxPush;
+}
+
 /** What a thread needs to reach the store, and its share of SVC_GIT_CACHE (half of it, split between the threads). */
 export function threadStoreConfig(ctx: Ctx): ThreadStoreConfig {
   return { storage: ctx.config.storage, cacheBytes: Math.floor(ctx.config.gitCacheBytes / 2 / ctx.threads.size) };
@@ -113,7 +132,15 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     packs: packRows(snapshot),
     job: toWire(job),
     spool: path,
+    copyPacks: false,
   };
+  // Local copies of every clone in progress together stay within SVC_GIT_MAX_PUSH of temp room
+  // (`ctx.uploads.copiedBytes`); past it a clone reads the store directly, as before.
+  const copyBytes = snapshot.objects.packs.reduce((sum, p) => sum + p.source.size, 0);
+  if (copyForClone(ctx, snapshot, job) && ctx.uploads.copiedBytes + copyBytes <= ctx.config.gitMaxPush) {
+    input.copyPacks = true;
+    ctx.uploads.copiedBytes += copyBytes;
+  }
   // While the thread lists (it may not yield for seconds) the client hears keep-alives from here.
   let streaming = false;
   const keepalive = job.options.sideband > 0 ? setInterval(() => void (streaming ? null : write(KEEPALIVE_PKT).catch(() => {})), KEEPALIVE_MS) : null;
@@ -185,6 +212,7 @@ async function onThread(ctx: Ctx, snapshot: RepoSnapshot, job: PackJob, write: (
     finished = true;
     notify();
     ctx.uploads.spooledUnsent -= written - sent;
+    if (input.copyPacks) ctx.uploads.copiedBytes -= copyBytes;
     if (keepalive) clearInterval(keepalive);
     await file.close().catch(() => {});
     await unlinkSpool();
