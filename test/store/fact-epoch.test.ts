@@ -94,6 +94,13 @@ describe("fact epoch [pg]", () => {
     ).toBe(true);
   });
 
+  test("concurrent authority writes on two nodes all commit (the epoch row's conflicts are retried) and each moves it once", async () => {
+    const before = await epoch();
+    const ids = Array.from({ length: 16 }, (_, i) => `tokc${String(i).padStart(12, "0")}`);
+    await Promise.all(ids.map((id, i) => (i % 2 ? a : b).db.transaction((tx) => credentials.insertToken(tx, token(id) as never))));
+    expect((await epoch()) - before).toBe(ids.length);
+  });
+
   test("node B's cached token survives A's stamps and is dropped at B's next request after A revokes it", async () => {
     const id = "tok0000000000002";
     await a.db.transaction((tx) => credentials.insertToken(tx, token(id) as never));
