@@ -37,15 +37,23 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
   // §2 #3), a counter row that triggers move with every write to a table the fact cache loads
   // from. The cache awaits this one read per window per node; timed like every other statement.
   const [{ sql }, { x }] = await Promise.all([import("drizzle-orm"), import("./dialect.ts")]);
-  const external = async (): Promise<number> => {
+  let last = -1;
+  let closed = false;
+  const read = async (): Promise<number> => {
     const row = await x(pg.db.read).row<{ n: number }>(sql`SELECT n FROM svc_fact_epoch WHERE id = 1`);
     if (!row) throw new Error("svc_fact_epoch has no row: migration 0001_fact_epoch did not apply");
-    return Number(row.n);
+    return (last = Number(row.n));
   };
+  // Why a number once closed: after close() nothing can be validated against the database, and
+  // work still finishing during shutdown must not meet a probe that fails (or waits) on a closed pool.
+  const external = (): number | Promise<number> => (closed ? last : read());
   return {
     db: pg.db,
     probes: { own: () => pg.db.ownEpoch, external },
     applied,
-    close: () => void pg.close(),
+    close: () => {
+      closed = true;
+      void pg.close();
+    },
   };
 }
