@@ -4,6 +4,7 @@
 import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import pgJournal from "../../migrations/pg/meta/_journal.json" with { type: "json" };
 import pg0000 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
+import pg0001 from "../../migrations/pg/0001_fact_epoch.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -42,6 +43,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_baseline": pg0000,
+  "0001_fact_epoch": pg0001,
 });
 
 export interface Migration {

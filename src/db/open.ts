@@ -14,7 +14,7 @@ export interface NotifyChannel {
 export interface OpenDatabase {
   db: Database;
   /** The fact cache's change counters (services/access/fact-cache.ts EpochProbes). */
-  probes: { own(): number; external(): number };
+  probes: { own(): number; external(): number | Promise<number> };
   /** The migration tags this open applied (empty when the schema was up to date). */
   applied: string[];
   /** PostgreSQL only: the channel PgSignals sends and listens on. */
@@ -41,18 +41,31 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     const cause = appErrorOf(error)?.status === 503 ? "cannot connect" : "migrations failed";
     throw new ConfigError(`SVC_DATABASE_URL: ${cause} (${where.hostname}:${where.port || 5432}/${config.database.name}): ${(error as Error).message}`);
   }
-  // Other processes' commits: until the shared fact epoch (plan-27 §2 #3) lands, every reading
-  // differs, so a cached fact lives at most the cache's 1 ms window: the contract SQLite's
-  // data_version gives ("seen by every request that starts more than 1 ms after it").
-  let external = 0;
+  // Other processes' commits: the shared fact epoch (migrations/pg/0001_fact_epoch.sql, plan-27
+  // §2 #3), a counter row that triggers move with every write to a table the fact cache loads
+  // from. The cache awaits this one read per window per node; timed like every other statement.
+  const [{ sql }, { x }] = await Promise.all([import("drizzle-orm"), import("./dialect.ts")]);
+  let last = -1;
+  let closed = false;
+  const read = async (): Promise<number> => {
+    const row = await x(pg.db.read).row<{ n: number }>(sql`SELECT n FROM svc_fact_epoch WHERE id = 1`);
+    if (!row) throw new Error("svc_fact_epoch has no row: migration 0001_fact_epoch did not apply");
+    return (last = Number(row.n));
+  };
+  // Why a number once closed: after close() nothing can be validated against the database, and
+  // work still finishing during shutdown must not meet a probe that fails (or waits) on a closed pool.
+  const external = (): number | Promise<number> => (closed ? last : read());
   return {
     db: pg.db,
-    probes: { own: () => pg.db.ownEpoch, external: () => ++external },
+    probes: { own: () => pg.db.ownEpoch, external },
     applied,
     channel: {
       listen: (channel, onnotify, onlisten) => pg.sql.listen(channel, onnotify, onlisten),
       notify: (channel, payload) => pg.sql`SELECT pg_notify(${channel}, ${payload})`,
     },
-    close: () => void pg.close(),
+    close: () => {
+      closed = true;
+      void pg.close();
+    },
   };
 }
