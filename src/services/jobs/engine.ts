@@ -208,13 +208,13 @@ export class WorkEngine implements Work {
   async runNow(jobId: string, waitMs: number): Promise<Outcome> {
     let outcome = this.running.get(jobId)?.outcome;
     if (!outcome) {
-      const claimed = await this.reserved(async (tx) => {
+      const claimed = await this.reserved(async (tx, reserve) => {
         const row = await store.jobById(tx, jobId);
         const d = row ? this.defined.get(row.kind) : undefined;
         if (!d) return [];
         const t = now();
         const got = await store.claimOne(tx, jobId, t, t + d.kind.leaseMs, this.token());
-        return got ? this.reserve([got]) : [];
+        return got ? reserve([got]) : [];
       });
       if (claimed.length) outcome = this.launch(claimed[0]!);
       // A dispatcher claim just before ours registered its attempt before committing: join it.
@@ -302,14 +302,14 @@ export class WorkEngine implements Work {
   /** Claims due rows of `names` (each kind up to its free concurrency, or `cap`) in one transaction. */
   private async claim(names: readonly string[], cap: number, ignoreConcurrency: boolean): Promise<JobRow[]> {
     if (names.length === 0) return [];
-    return this.reserved(async (tx) => {
+    return this.reserved(async (tx, reserve) => {
       const t = now();
       const out: JobRow[] = [];
       for (const name of names) {
         const d = this.defined.get(name)!;
         const limit = Math.min(cap - out.length, ignoreConcurrency ? cap : this.free(d));
         if (limit <= 0) continue;
-        out.push(...this.reserve(await store.claim(tx, name, t, limit, t + d.kind.leaseMs, this.token())));
+        out.push(...reserve(await store.claim(tx, name, t, limit, t + d.kind.leaseMs, this.token())));
       }
       return out;
     });
@@ -321,17 +321,22 @@ export class WorkEngine implements Work {
    * Safe to re-run (a database that retries the transaction): a run first forgets the rows an
    * earlier, rolled-back run of the callback registered.
    */
-  private async reserved(claim: (tx: Tx) => Promise<JobRow[]>): Promise<JobRow[]> {
+  private async reserved(claim: (tx: Tx, reserve: (rows: JobRow[]) => JobRow[]) => Promise<JobRow[]>): Promise<JobRow[]> {
     const mine: JobRow[] = [];
     const forget = () => {
       for (const row of mine.splice(0)) this.unreserve(row.id);
     };
+    // Each row is remembered the moment it is registered: a callback that fails after reserving
+    // some rows (a serialization failure on a later statement) gives them all back, so none is
+    // left registered with an attempt that never starts (holding its kind's slot and stop()).
+    const reserve = (rows: JobRow[]) => {
+      mine.push(...this.reserve(rows));
+      return rows;
+    };
     try {
       return await this.db.transaction(async (tx) => {
         forget();
-        const rows = await claim(tx);
-        mine.push(...rows);
-        return rows;
+        return await claim(tx, reserve);
       });
     } catch (error) {
       forget();
