@@ -299,3 +299,32 @@ test("a failing claim is logged and retried; the dispatcher goes on and runs the
     other.close();
   }
 });
+
+test("a claim that fails after reserving rows of one kind gives them back: the kind runs later and stop() returns", async () => {
+  const dataDir = join(root, String(++n));
+  const ctx = await context(dataDir);
+  const first = jobKind<{ r: string }>("test.first");
+  const second = jobKind<{ r: string }>("test.second");
+  const ran: string[] = [];
+  ctx.work.define(first, async (_c, p) => void ran.push(`first ${p.r}`));
+  ctx.work.define(second, async (_c, p) => void ran.push(`second ${p.r}`));
+  await enqueue(ctx, first, { r: "a" });
+  await enqueue(ctx, second, { r: "b" });
+  // Another connection makes the second kind's claim fail (as a serialization failure on a later
+  // statement does on PostgreSQL), after the first kind's row was claimed in the same transaction.
+  const other = new Sqlite(join(dataDir, "svc.db"));
+  try {
+    other.exec("CREATE TRIGGER refuse_second BEFORE UPDATE ON jobs WHEN OLD.kind = 'test.second' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    await expect(ctx.work.runDue({ kinds: [first, second] })).rejects.toThrow("refused");
+    expect(ran).toEqual([]);
+    other.exec("DROP TRIGGER refuse_second");
+  } finally {
+    other.close();
+  }
+  // Nothing of the failed claim is left registered: the dispatcher (which keeps to each kind's
+  // concurrency of 1) runs both, and stop() has no attempt to wait for that never started.
+  ctx.work.start();
+  await until(() => ran.length === 2, "both kinds to run");
+  expect(ran.sort()).toEqual(["first a", "second b"]);
+  await ctx.work.stop();
+});
