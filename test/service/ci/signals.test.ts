@@ -49,6 +49,21 @@ async function node(waitMs: string) {
   return { ctx, call };
 }
 
+/** The org `org` with its owner signed in on node `a`: a caller with the owner's session. */
+async function signedInOwner(a: Awaited<ReturnType<typeof node>>, org: string) {
+  const email = `owner@${org}.example`;
+  await createUserWithOrg(a.ctx, { org, email, name: "Owner", password: PASSWORD, role: "owner" });
+  const login = await buildApp(a.ctx).handle(
+    new Request("http://svc.test/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
+  );
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  return (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+}
+
 test("a claim held open is woken by the ci.queue announcement of a queued job; a routing change wakes it through the same signal", async () => {
   const a = await node("60000");
   const hub = a.ctx.ci.claims;
@@ -65,16 +80,7 @@ test("a claim held open is woken by the ci.queue announcement of a queued job; a
     return p;
   };
   const nextWait = () => new Promise<void>((resolve) => waiting.push(resolve));
-  await createUserWithOrg(a.ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await buildApp(a.ctx).handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  const owner = await signedInOwner(a, "acme");
   expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
   const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});
   const reg = await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } });
@@ -111,17 +117,7 @@ test("an idle machine's repeated claim runs no queue query until something is qu
   const a = await node("100");
   let statements = 0;
   a.ctx.db.timings = { statement: () => void statements++, transaction: () => undefined };
-  const email = "idle@acme2.example";
-  await createUserWithOrg(a.ctx, { org: "acme2", email, name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await buildApp(a.ctx).handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email, password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  const owner = await signedInOwner(a, "acme2");
   expect((await owner("POST", "/v1/orgs/acme2/repos", { name: "app" })).status).toBe(201);
   const tok = await owner("POST", "/v1/orgs/acme2/runners/registration-token", {});
   const credential = (await a.call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } })).body
@@ -157,17 +153,7 @@ test("a repository made private is a routing change: an idle machine whose group
   const a = await node("100");
   let statements = 0;
   a.ctx.db.timings = { statement: () => void statements++, transaction: () => undefined };
-  const email = "vis@acme3.example";
-  await createUserWithOrg(a.ctx, { org: "acme3", email, name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await buildApp(a.ctx).handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email, password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  const owner = await signedInOwner(a, "acme3");
   expect((await owner("POST", "/v1/orgs/acme3/repos", { name: "pub", public: true })).status).toBe(201);
   expect((await owner("PATCH", "/v1/orgs/acme3/runner-policy", { self_hosted: "all" })).status).toBe(200);
   const tok = await owner("POST", "/v1/orgs/acme3/runners/registration-token", {});
