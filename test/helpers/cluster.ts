@@ -8,15 +8,18 @@
 //   await cluster.kill(1, "SIGKILL");   // the node dies mid-whatever
 //   await cluster.restart(1);           // same data dir, a new port
 //   await cluster.pg.stopServer();       // the database goes away (and startServer() brings it back)
+//   await cluster.sql`SELECT count(*) FROM jobs`;  // the shared database, as an operator sees it
 //
-// Needs the PostgreSQL database layer (`SVC_DATABASE_URL`, wt/pgdb): until `svc serve` runs on
-// PostgreSQL the nodes refuse the setting at boot, so no cluster test is in the suite yet.
+// The suite is test/cluster/*.test.ts, one cluster per file (a start costs seconds), its cases
+// sharing it with their own orgs and repositories. `nodeEnv(i)` gives one node settings of its
+// own (e.g. its object store behind a fault proxy).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PostgresDatabase, type PostgresServer, startPostgres } from "./postgres.ts";
 import { type S3rverHandle, startS3rver } from "./s3rver.ts";
 import { type RunningServer, startServer } from "./server.ts";
+import { SQL } from "bun";
 
 export interface Cluster {
   /** The private PostgreSQL server (stopServer/startServer for database-down cases). */
@@ -26,6 +29,8 @@ export interface Cluster {
   s3: S3rverHandle;
   /** The settings every node shares (database, object store), without the per-node data dir. */
   env: Record<string, string>;
+  /** A client of the shared database for the test's own queries (closed by stop()). */
+  sql: SQL;
   /** The running nodes, by index (a restarted node replaces its entry). */
   nodes: RunningServer[];
   node(i: number): RunningServer;
@@ -42,7 +47,9 @@ export interface Cluster {
  * Starts PostgreSQL, s3rver and `nodes` svc servers over them (default 3). `env` adds settings
  * to every node. The nodes start one after the other, so the first applies the migrations.
  */
-export async function startCluster(opts: { nodes?: number; env?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(
+  opts: { nodes?: number; env?: Record<string, string>; nodeEnv?: (i: number) => Record<string, string> } = {},
+): Promise<Cluster> {
   const count = opts.nodes ?? 3;
   const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
   const cleanups: (() => Promise<void>)[] = [];
@@ -66,12 +73,15 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
       SVC_S3_SECRET_KEY: s3.secretKey,
       ...opts.env,
     };
+    const sql = new SQL({ url: database.url, max: 2 });
+    cleanups.push(() => sql.close());
     const dataDirs = Array.from({ length: count }, (_, i) => join(root, `node-${i}`));
+    const envOf = (i: number) => ({ ...env, ...opts.nodeEnv?.(i) });
     const nodes: RunningServer[] = [];
     cleanups.push(async () => {
       await Promise.all(nodes.map((n) => n.stop()));
     });
-    for (const dataDir of dataDirs) nodes.push(await startServer({ env, dataDir }));
+    for (const [i, dataDir] of dataDirs.entries()) nodes.push(await startServer({ env: envOf(i), dataDir }));
     const check = (i: number) => {
       if (!Number.isInteger(i) || i < 0 || i >= count) throw new Error(`no node ${i} in a cluster of ${count}`);
     };
@@ -80,6 +90,7 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
       database,
       s3,
       env,
+      sql,
       nodes,
       node(i) {
         check(i);
@@ -95,7 +106,7 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
         check(i);
         const old = nodes[i]!.proc;
         if (old.exitCode === null && old.signalCode === null) throw new Error(`node ${i} is still running: kill it first`);
-        nodes[i] = await startServer({ env, dataDir: dataDirs[i]! });
+        nodes[i] = await startServer({ env: envOf(i), dataDir: dataDirs[i]! });
         return nodes[i]!;
       },
       stop: cleanup,
