@@ -45,10 +45,15 @@ export interface Cluster {
 
 /**
  * Starts PostgreSQL, s3rver and `nodes` svc servers over them (default 3). `env` adds settings
- * to every node. The nodes start one after the other, so the first applies the migrations.
+ * to every node. The first node starts alone (it applies the migrations), the others together.
  */
 export async function startCluster(
-  opts: { nodes?: number; env?: Record<string, string>; nodeEnv?: (i: number) => Record<string, string> } = {},
+  opts: {
+    nodes?: number;
+    env?: Record<string, string>;
+    /** Node `i`'s own settings over the shared ones (called once per node, before it first starts). */
+    nodeEnv?: (i: number, s3: S3rverHandle) => Record<string, string> | Promise<Record<string, string>>;
+  } = {},
 ): Promise<Cluster> {
   const count = opts.nodes ?? 3;
   const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
@@ -76,12 +81,18 @@ export async function startCluster(
     const sql = new SQL({ url: database.url, max: 2 });
     cleanups.push(() => sql.close());
     const dataDirs = Array.from({ length: count }, (_, i) => join(root, `node-${i}`));
-    const envOf = (i: number) => ({ ...env, ...opts.nodeEnv?.(i) });
+    const own: Record<string, string>[] = [];
+    for (let i = 0; i < count; i++) own.push((await opts.nodeEnv?.(i, s3)) ?? {});
+    const envOf = (i: number) => ({ ...env, ...own[i] });
     const nodes: RunningServer[] = [];
     cleanups.push(async () => {
       await Promise.all(nodes.map((n) => n.stop()));
     });
-    for (const [i, dataDir] of dataDirs.entries()) nodes.push(await startServer({ env: envOf(i), dataDir }));
+    // The first node alone (it applies the migrations), then the others side by side.
+    nodes.push(await startServer({ env: envOf(0), dataDir: dataDirs[0]! }));
+    const rest = await Promise.allSettled(dataDirs.slice(1).map((dataDir, k) => startServer({ env: envOf(k + 1), dataDir })));
+    for (const r of rest) if (r.status === "fulfilled") nodes.push(r.value);
+    for (const r of rest) if (r.status === "rejected") throw r.reason;
     const check = (i: number) => {
       if (!Number.isInteger(i) || i < 0 || i >= count) throw new Error(`no node ${i} in a cluster of ${count}`);
     };
