@@ -103,6 +103,23 @@ const migrateCmd = defineCommand({
   },
 });
 
+const migrateDbCmd = defineCommand({
+  meta: {
+    name: "migrate-db",
+    description:
+      "Move this stopped SQLite installation's metadata into an empty PostgreSQL database (verified row counts and key checksums, one transaction); objects stay where they are",
+  },
+  args: {
+    to: { type: "string", required: true, description: "postgres://user:password@host:5432/database (PostgreSQL 14+, an existing empty database)" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const { runMigrateDb } = await import("./migrate-db.ts");
+    process.exit(await runMigrateDb(config, args.to));
+  },
+});
+
 const gcCmd = defineCommand({
   meta: { name: "gc", description: "Repack each repository into one pack of everything reachable; delete replaced packs past their grace period" },
   args: {
@@ -243,6 +260,7 @@ export const main = defineCommand({
     serve: serveCmd,
     "user-create": userCreateCmd,
     migrate: migrateCmd,
+    "migrate-db": migrateDbCmd,
     gc: gcCmd,
     "ssh-host-keys": sshHostKeysCmd,
     runner: runnerCmd,
