@@ -1,12 +1,14 @@
 // Operating several nodes (issue 27, DECISIONS §5 "Several nodes"): every node presents the same
 // SSH host key (kept in the database, not in a node's data dir), as a client behind a TCP
-// balancer must see it.
+// balancer must see it; `svc fsck` checks the cluster's database and bucket while nodes write.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster, type Cluster } from "../helpers/cluster.ts";
+import { clone, commitFiles, createRepo, type GitSandbox, gitSandbox, type OrgOwner, repoUrl, setupOwner } from "../helpers/git.ts";
 import { run, sshWorkspace, type SshWorkspace } from "../helpers/ssh.ts";
-import type { RunningServer } from "../helpers/server.ts";
+import { type RunningServer, runSvc } from "../helpers/server.ts";
 
 setDefaultTimeout(120_000);
 
@@ -28,15 +30,23 @@ async function keyscan(ws: SshWorkspace, node: RunningServer): Promise<Record<st
 describe("two nodes over PostgreSQL: operations", () => {
   let cluster: Cluster;
   let ws: SshWorkspace;
+  let g: GitSandbox;
+  let owner: OrgOwner;
+  let scratch: string;
 
   beforeAll(async () => {
     cluster = await startCluster({ nodes: 2, env: { SVC_SSH_ADDR: "127.0.0.1:0" } });
     ws = sshWorkspace();
+    g = gitSandbox();
+    scratch = mkdtempSync(join(tmpdir(), "svc-cluster-ops-"));
+    owner = await setupOwner(cluster.node(0), "ops");
   }, 180_000);
 
   afterAll(async () => {
     await cluster?.stop();
     ws?.[Symbol.dispose]();
+    g?.[Symbol.dispose]();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   }, 60_000);
 
   test("both nodes present the same SSH host keys, and no node keeps them in its data dir", async () => {
@@ -57,5 +67,28 @@ describe("two nodes over PostgreSQL: operations", () => {
     const cli = await b.cli(["ssh-host-keys"]);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toBe(before.map((k) => `${k.type} ${k.fingerprint}\n`).join(""));
+  });
+
+  test("svc fsck over the cluster's database and bucket is clean while another node takes pushes", async () => {
+    await createRepo(cluster.node(0), owner, "busy");
+    const url = (i: number) => repoUrl(cluster.node(i), "ops", "busy", owner.token);
+    const dir = await clone(g, url(0));
+    await commitFiles(g, dir, { "README.md": "0\n" }, "c0");
+    await g.ok(["push", "-q", url(0), "HEAD:refs/heads/main"], { cwd: dir });
+    const pushes = (async () => {
+      for (let i = 1; i <= 4; i++) {
+        await commitFiles(g, dir, { "README.md": `${i}\n`, [`f${i}.txt`]: `${i}\n` }, `c${i}`);
+        await g.ok(["push", "-q", url(1), "HEAD:refs/heads/main"], { cwd: dir });
+      }
+    })();
+    const fsck = runSvc(["fsck"], { ...cluster.env, SVC_DATA_DIR: join(scratch, "fsck"), SVC_LOG: "error" });
+    const [r] = await Promise.all([fsck, pushes]);
+    expect(r.stderr).toContain("0 with problems");
+    expect(r.stdout).toMatch(/^ops\/busy: .*ok/m);
+    expect(r.code).toBe(0);
+    // and once the pushes are in
+    const after = await runSvc(["fsck", "--repo", "ops/busy"], { ...cluster.env, SVC_DATA_DIR: join(scratch, "fsck"), SVC_LOG: "error" });
+    expect(after.code).toBe(0);
+    expect(after.stdout).toMatch(/^ops\/busy: .*ok \(\d+ packs, \d+ objects, 1 refs\)/m);
   });
 });
