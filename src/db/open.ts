@@ -5,9 +5,13 @@ import { type Config, ConfigError } from "../config.ts";
 import { epochProbes, migrate, openDatabase as openSqlite } from "./client.ts";
 import type { Database } from "./database.ts";
 
-/** PostgreSQL's NOTIFY/LISTEN on the pool (PgSignals); `listen` holds one dedicated connection and re-listens after a reconnect, calling `onlisten` each time. */
+/**
+ * PostgreSQL's NOTIFY (on the pool) and LISTEN (PgSignals); `listen` holds one dedicated
+ * connection (SVC_DATABASE_LISTEN_URL when set) and re-listens after a reconnect, calling
+ * `onlisten` each time and `onclose` when the connection drops.
+ */
 export interface NotifyChannel {
-  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void): Promise<{ unlisten(): Promise<void> }>;
+  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void, onclose?: () => void): Promise<{ unlisten(): Promise<void> }>;
   notify(channel: string, payload: string): Promise<unknown>;
 }
 
@@ -60,7 +64,7 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     probes: { own: () => pg.db.ownEpoch, external },
     applied,
     channel: {
-      listen: (channel, onnotify, onlisten) => pg.sql.listen(channel, onnotify, onlisten),
+      listen: (channel, onnotify, onlisten, onclose) => pg.listen(channel, onnotify, onlisten, onclose),
       notify: (channel, payload) => pg.sql`SELECT pg_notify(${channel}, ${payload})`,
     },
     close: () => {
