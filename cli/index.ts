@@ -159,8 +159,15 @@ const sshHostKeysCmd = defineCommand({
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
   async run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
-    const { loadHostKeys } = await import("../src/ssh/host-keys.ts");
-    for (const k of loadHostKeys(config.dataDir)) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
+    const { loadHostKeys, nodeHostKeys } = await import("../src/ssh/host-keys.ts");
+    // On PostgreSQL the keys every node presents are in the database (node_secrets).
+    const opened = config.database ? await openConfiguredDatabase(config).catch(exitOnConfigError) : null;
+    try {
+      const keys = opened ? await nodeHostKeys(opened.db, config.dataDir) : loadHostKeys(config.dataDir);
+      for (const k of keys) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
+    } finally {
+      opened?.close();
+    }
   },
 });
 

@@ -273,7 +273,8 @@ function databaseConfig(env: Record<string, string | undefined>): DatabaseConfig
 /** Reads and validates the configuration; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   for (const key of Object.keys(env)) {
-    if (key.startsWith("SVC_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
+    // SVC_TEST_* are test switches read where they act (SVC_TEST_TX_REPLAY, jobs/kind.ts), not settings.
+    if (key.startsWith("SVC_") && !key.startsWith("SVC_TEST_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
   }
   const dataDir = resolve(env.SVC_DATA_DIR || "./data");
   const database = databaseConfig(env);

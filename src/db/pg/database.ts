@@ -84,6 +84,15 @@ export class PgDatabase implements Database {
     }
   }
 
+  async readView<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const handle = this.read as unknown as PgHandle;
+    try {
+      return await handle.transaction(async (tx) => await fn(tx as unknown as Queryable), { isolationLevel: "repeatable read", accessMode: "read only" });
+    } catch (error) {
+      throw appErrorOf(error) ?? error;
+    }
+  }
+
   afterCommit(tx: Tx | undefined, fn: () => void): void {
     const hooks = tx ? this.hooks.get(tx) : undefined;
     if (!hooks) {
