@@ -25,7 +25,7 @@ let beforeRefs: Record<string, string>;
 let backupDir: string;
 const started: RunningServer[] = [];
 
-/** What a user could read, with the server's own address taken out. */
+/** What a user could read, with the server's own addresses (HTTP, SSH) taken out. */
 async function answers(on: RunningServer): Promise<Record<string, unknown>> {
   const c = caller(on, owner);
   const base = "/v1/orgs/acme/repos/app";
@@ -40,12 +40,16 @@ async function answers(on: RunningServer): Promise<Record<string, unknown>> {
     teams: (await c.get("/v1/orgs/acme/teams")).body,
     search: (await c.get("/v1/search/repos?q=app")).body,
   };
-  return JSON.parse(JSON.stringify(out).replaceAll(on.url, "<server>"));
+  return JSON.parse(
+    JSON.stringify(out)
+      .replaceAll(on.url, "<server>")
+      .replaceAll(on.ssh ?? "<no ssh>", "<ssh>"),
+  );
 }
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "svc-backup-pg-"));
-  cluster = await startCluster({ nodes: 1 });
+  cluster = await startCluster({ nodes: 1, env: { SVC_SSH_ADDR: "127.0.0.1:0" } });
   g = gitSandbox();
   const node = cluster.node(0);
   owner = await person(node, "acme", "owner@acme.example", "owner");
@@ -84,6 +88,9 @@ function restoreInto(dataDir: string, env: Record<string, string> = {}) {
 
 /** The same checks on a restored server: every answer, the refs, a clone, the token. */
 async function sameAsBefore(server: RunningServer): Promise<void> {
+  // The host keys (node_secrets rows in the backup's database): clients see the same host.
+  expect(cluster.node(0).hostKeys).toHaveLength(2);
+  expect(server.hostKeys).toEqual(cluster.node(0).hostKeys);
   expect(await answers(server)).toEqual(before);
   expect(await lsRemote(g, repoUrl(server, "acme", "app", token))).toEqual(beforeRefs);
   const dir = await clone(g, repoUrl(server, "acme", "app", token));
@@ -106,7 +113,7 @@ describe("a backup of a PostgreSQL installation", () => {
     const r = await restoreInto(dataDir, { SVC_DATABASE_URL: fresh.url });
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
     expect(existsSync(join(dataDir, "svc.db"))).toBe(false);
-    const server = await startServer({ dataDir, env: { SVC_DATABASE_URL: fresh.url } });
+    const server = await startServer({ dataDir, env: { SVC_DATABASE_URL: fresh.url, SVC_SSH_ADDR: "127.0.0.1:0" } });
     started.push(server);
     try {
       await sameAsBefore(server);
@@ -121,7 +128,7 @@ describe("a backup of a PostgreSQL installation", () => {
     const dataDir = join(root, "restored-sqlite");
     const r = await restoreInto(dataDir);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
-    const server = await startServer({ dataDir });
+    const server = await startServer({ dataDir, env: { SVC_SSH_ADDR: "127.0.0.1:0" } });
     started.push(server);
     await sameAsBefore(server);
   });
@@ -132,5 +139,37 @@ describe("a backup of a PostgreSQL installation", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the database of SVC_DATABASE_URL is not empty");
     expect(existsSync(dataDir) ? readdirSync(dataDir) : []).toEqual([]);
+  });
+});
+
+describe("a backup of a SQLite installation restored into PostgreSQL", () => {
+  test("answers the same, and its host key files become the database's host keys (none left in the data dir)", async () => {
+    const sqliteDir = join(root, "sqlite-origin");
+    const origin = await startServer({ dataDir: sqliteDir, env: { SVC_SSH_ADDR: "127.0.0.1:0" } });
+    started.push(origin);
+    const who = await person(origin, "beta", "owner@beta.example", "owner");
+    expect((await caller(origin, who).post("/v1/orgs/beta/repos", { name: "site" })).status).toBe(201);
+    const repos = (await caller(origin, who).get("/v1/orgs/beta/repos")).body;
+    const dir = join(root, "sqlite-backup");
+    const b = await origin.cli(["backup", "--to", dir]);
+    expect({ code: b.code, stderr: b.stderr }).toEqual({ code: 0, stderr: "" });
+    await origin.stop();
+    await using fresh: PostgresDatabase = await cluster.pg.createDatabase();
+    const dataDir = join(root, "sqlite-origin-on-pg");
+    const r = await runSvc(["restore", "--from", dir], { SVC_DATA_DIR: dataDir, SVC_LOG: "warn", SVC_DATABASE_URL: fresh.url });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readdirSync(dataDir).filter((f) => f.startsWith("ssh_host_"))).toEqual([]);
+    const server = await startServer({ dataDir, env: { SVC_DATABASE_URL: fresh.url, SVC_SSH_ADDR: "127.0.0.1:0" } });
+    started.push(server);
+    try {
+      expect(origin.hostKeys).toHaveLength(2);
+      expect(server.hostKeys).toEqual(origin.hostKeys);
+      const after = (await caller(server, who).get("/v1/orgs/beta/repos")).body;
+      expect(JSON.parse(JSON.stringify(after).replaceAll(server.ssh!, "<ssh>").replaceAll(server.url, "<server>"))).toEqual(
+        JSON.parse(JSON.stringify(repos).replaceAll(origin.ssh!, "<ssh>").replaceAll(origin.url, "<server>")),
+      );
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -22,7 +22,7 @@
 //                                           host keys: clients pin them)
 //   manifest.json
 import { Database as Sqlite } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { DatabaseConfig } from "../../config.ts";
@@ -37,7 +37,8 @@ import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { OBJECT_KINDS, kindOf, objectRoots, type ObjectKind, type StoredFile } from "./object-kinds.ts";
 import * as store from "./store.ts";
-import { copyIntoPg } from "./migrate-db.ts";
+import { HOST_KEY_FILES, HOST_KEY_NAMES, readHostKeyFiles } from "./host-keys.ts";
+import { copyIntoPg, storeHostKeys } from "./migrate-db.ts";
 import { copyObject, eachLimited } from "./transfer.ts";
 
 /** Where a backup goes or comes from: a store and a key prefix ("" or ending in "/"). */
@@ -336,11 +337,20 @@ export async function restore(
     try {
       // The backup may be older than this version: its file is brought to the current schema first.
       migrate(file);
-      await copyIntoPg(drizzle(file, { schema }) as unknown as Db, dest.database);
+      // Host keys: a backup of a PostgreSQL installation holds them as node_secrets rows (copied
+      // with the tables); one of a SQLite installation as data files, stored now in the same
+      // transaction, so the restored nodes present the keys clients know.
+      await copyIntoPg(drizzle(file, { schema }) as unknown as Db, dest.database, {
+        beforeCommit: async (tx) => {
+          await storeHostKeys(tx, readHostKeyFiles(dest.dataDir), { replace: false });
+        },
+      });
     } finally {
       file.close();
       rmSync(staged, { force: true });
     }
+    // In the database now; a PostgreSQL node keeps no key files.
+    for (const name of HOST_KEY_FILES) rmSync(join(dest.dataDir, name), { force: true });
     done++;
     report("database");
     return manifest;
@@ -348,9 +358,16 @@ export async function restore(
   renameSync(join(tmpDir, stagedKey), join(dest.dataDir, "svc.db"));
   done++;
   report("database");
-  const { sqlite, close } = openDatabase(dest.dataDir);
+  const { db, sqlite, close } = openDatabase(dest.dataDir);
   try {
     migrate(sqlite);
+    // A backup of a PostgreSQL installation holds its host keys as node_secrets rows; SQLite keeps
+    // them as files, so they are written out (those the backup did not carry as files).
+    const stored = await store.nodeSecretValues(db.read, Object.values(HOST_KEY_NAMES));
+    for (const [name, value] of stored) {
+      const path = join(dest.dataDir, name);
+      if (!existsSync(path)) writeFileSync(path, value, { mode: 0o600 });
+    }
   } finally {
     close();
   }
