@@ -1,5 +1,5 @@
 // Machine credentials (svcr_) are verified from a small cache of machines by id (services/ci/
-// credentials.ts), with one probe of the machine's removal on every call. These tests warm that
+// credentials.ts), with the machine's removal checked on every call (a fact-cache fact). These tests warm that
 // cache first, then change the machine every way it can change, and require the very next call
 // to see it: removal through the API, replacement by a new registration of the same name, the
 // one-job life of an ephemeral machine, removal committed by another connection (the CLI or
