@@ -9,9 +9,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { readBody } from "../../helpers/server.ts";
@@ -25,15 +24,13 @@ afterAll(() => {
 });
 
 async function node(waitMs: string) {
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(root, "data"),
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_LOG: "error",
-      SVC_RUNNER_CLAIM_WAIT_MS: waitMs,
-    }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: join(root, "data"),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_LOG: "error",
+    SVC_RUNNER_CLAIM_WAIT_MS: waitMs,
+  });
   contexts.push(ctx);
   const app = buildApp(ctx);
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {

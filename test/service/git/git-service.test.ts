@@ -6,13 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq, isNull } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { packs, type User } from "../../../src/db/schema/index.ts";
 import { TooLarge } from "../../../src/errors.ts";
 import { concatBytes, FLUSH_PKT, PktLineReader, pktLine } from "../../../src/git/pkt-line.ts";
 import { ZERO_OID, type Oid } from "../../../src/git/types.ts";
 import { gitHandler } from "../../../src/http/git.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import { ANONYMOUS, type Principal } from "../../../src/services/access/principal.ts";
 import { findOrg, findRepo } from "../../../src/services/access/lookup.ts";
@@ -34,7 +33,7 @@ const session = (user: User): Principal => ({ kind: "session", user, sessionId: 
 const PASSWORD = "a long enough password";
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   const person = async (email: string, org: string, role: string) =>
     session(await createUserWithOrg(ctx, { org, email, name: email.split("@")[0]!, password: PASSWORD, role }));
   owner = await person("olga@example.com", "acme", "owner");

@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { metricBuckets, repos, users } from "../../../src/db/schema/index.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { setClock, type Ctx } from "../../../src/services/context.ts";
 import { deliverDue, RETRY_DELAYS_MS, signature } from "../../../src/services/hooks/delivery.ts";
@@ -42,9 +41,7 @@ async function harness(allowPrivate = true) {
   const dir = join(root, String(++n));
   t = Date.now();
   restore ??= setClock(() => t);
-  const ctx = await openContext(
-    loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" }),
-  );
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" });
   open.push(ctx);
   const user = await createUserWithOrg(ctx, { org: "acme", email: `o${n}@acme.test`, name: "Owner", password: "a long enough password", role: "owner" });
   const actor: Principal = { kind: "session", user: ctx.db.read.select().from(users).where(eq(users.id, user.id)).get()!, sessionId: "test" };

@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { jobs } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { LocalSignals } from "../../../src/services/events/signals.ts";
 import { LeaseLost, Later, Released, WorkEngine, type Attempt } from "../../../src/services/jobs/engine.ts";
@@ -33,7 +33,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let n = 0;
 async function context(dir = join(root, String(++n))): Promise<Ctx> {
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_LOG: "error" }));
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_LOG: "error" });
   open.push(ctx);
   return ctx;
 }

@@ -7,9 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { jobs, mailOutbox } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { now, setClock, type MailMessage } from "../../../src/services/context.ts";
 import { deliverNow, enqueueMail } from "../../../src/services/mail/outbox.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
@@ -38,7 +38,7 @@ function advance(ms: number) {
 }
 
 function open(dataDir: string, env: Record<string, string>): Promise<Ctx> {
-  return openContext(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", ...env }));
+  return openTestContext({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", ...env });
 }
 
 const message = (n = 1): MailMessage => ({

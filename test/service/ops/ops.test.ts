@@ -6,9 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { Registry } from "../../../src/services/telemetry/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
@@ -24,7 +23,7 @@ let n = 0;
 
 async function harness() {
   const dir = join(root, String(++n));
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_METRICS_TOKEN: TOKEN }));
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_METRICS_TOKEN: TOKEN });
   const app = buildApp(ctx);
   const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://svc.test${path}`, { headers }));
   return { ctx, dir, get, [Symbol.dispose]: () => ctx.close() };

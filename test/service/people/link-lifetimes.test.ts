@@ -6,10 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { mailOutbox } from "../../../src/db/schema/index.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { readBody, sessionCookie } from "../../helpers/server.ts";
@@ -48,17 +47,15 @@ async function harness(extraEnv: Record<string, string> = {}) {
   const dir = join(root, String(++harnesses));
   t = Date.now();
   restoreClock ??= setClock(() => t);
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(dir, "data"),
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_MAIL_TRANSPORT: "capture",
-      SVC_MAIL_DIR: join(dir, "mail"),
-      SVC_LOG: "error",
-      ...extraEnv,
-    }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: join(dir, "data"),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_MAIL_TRANSPORT: "capture",
+    SVC_MAIL_DIR: join(dir, "mail"),
+    SVC_LOG: "error",
+    ...extraEnv,
+  });
   open.push(ctx);
   const app = buildApp(ctx);
 

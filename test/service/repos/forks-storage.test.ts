@@ -6,10 +6,9 @@ import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { and, eq, isNull } from "drizzle-orm";
 import { jobs, type User } from "../../../src/db/schema/index.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { compactRepo, gcRepo, GRACE_MS, sweepRepo } from "../../../src/services/git/maintenance.ts";
@@ -44,7 +43,7 @@ const later = () => (offset += GRACE_MS + 60_000);
 
 beforeAll(async () => {
   restore = setClock(() => Date.now() + offset);
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   owner = session(await createUserWithOrg(ctx, { org: "acme", email: "olga@example.com", name: "olga", password: "a long enough password", role: "owner" }));
 });
 beforeEach(() => ctx.facts.fresh());
