@@ -6,8 +6,10 @@
 // dir stands for one installation, so a context reopened on it (a restart) or a second context on
 // it (a second node) meets the same database, as it meets the same SQLite file. The databases go
 // with the server when the test process ends.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { type Config, loadConfig } from "../../src/config.ts";
+import * as schema from "../../src/db/schema/index.ts";
+import type { Tables } from "../../src/db/tables.ts";
 import { openContext } from "../../src/runtime.ts";
 import type { Dialect } from "./db.ts";
 import { type PostgresDatabase, postgresDatabase } from "./postgres.ts";
@@ -21,6 +23,16 @@ function testDatabase(): Dialect {
 
 /** The database the service tests run on (SVC_TEST_DATABASE). */
 export const TEST_DATABASE: Dialect = testDatabase();
+
+/**
+ * The table objects of the test run's database, for a test's own queries on `ctx.db` (a query
+ * must be built from its handle's dialect's tables: src/db/tables.ts). The same keys and row
+ * types as src/db/schema's exports: `const { jobs } = testTables;`.
+ */
+export const testTables: Tables =
+  TEST_DATABASE === "pg"
+    ? ((require("../../src/db/pg/schema.ts") as typeof import("../../src/db/pg/schema.ts")).pgTables as unknown as Tables)
+    : (schema as unknown as Tables);
 
 const databases = new Map<string, Promise<PostgresDatabase>>();
 
@@ -42,9 +54,16 @@ export async function testConfig(env: Record<string, string | undefined>): Promi
   return loadConfig(await testEnv(env));
 }
 
-/** openContext(loadConfig(env)) on the test run's database. */
+/**
+ * openContext(loadConfig(env)) on the test run's database. On PostgreSQL it resolves once the
+ * context's LISTEN is up (PgSignals.ready), as on a node that has been running a while: the
+ * first LISTEN sends every subscriber a "look again" (`*`), which must not land in a test's
+ * count of wake-ups.
+ */
 export async function openTestContext(env: Record<string, string | undefined>): ReturnType<typeof openContext> {
-  return openContext(await testConfig(env));
+  const ctx = await openContext(await testConfig(env));
+  await (ctx.signals as { ready?(): Promise<void> }).ready?.();
+  return ctx;
 }
 
 const said = new Set<string>();
@@ -60,4 +79,36 @@ export function sqliteOnly(reason: string): boolean {
     console.warn(`skipped on PostgreSQL (SQLite only): ${reason}`);
   }
   return true;
+}
+
+/** A connection of its own to the database of `dataDir` (another process: the CLI, a hand edit, another node). */
+export interface OtherConnection {
+  /** Runs statements (no parameters); `{ sqlite, pg }` when the dialects need different text. */
+  exec(statements: string | { sqlite: string; pg: string }): Promise<void>;
+  /** The rows of one query (no parameters). */
+  rows<T>(query: string | { sqlite: string; pg: string }): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** Opens a second connection to the database a context on `dataDir` uses (open that context first). */
+export async function otherConnection(dataDir: string): Promise<OtherConnection> {
+  const pick = (q: string | { sqlite: string; pg: string }) => (typeof q === "string" ? q : q[TEST_DATABASE]);
+  if (TEST_DATABASE === "sqlite") {
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(join(dataDir, "svc.db"));
+    return {
+      exec: async (q) => void db.exec(pick(q)),
+      rows: async <T>(q: string | { sqlite: string; pg: string }) => db.query(pick(q)).all() as T[],
+      close: async () => db.close(),
+    };
+  }
+  const db = databases.get(resolve(dataDir));
+  if (!db) throw new Error(`no context was opened on ${dataDir}`);
+  const { url, name } = await db;
+  const sql = new Bun.SQL({ url, database: name, max: 1 });
+  return {
+    exec: async (q) => void (await sql.unsafe(pick(q)).simple()),
+    rows: async <T>(q: string | { sqlite: string; pg: string }) => [...((await sql.unsafe(pick(q))) as T[])],
+    close: () => sql.close(),
+  };
 }
