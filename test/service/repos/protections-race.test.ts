@@ -82,7 +82,10 @@ async function raceWith<T>(during: Parameters<Ctx["db"]["transaction"]>[0], writ
   const asked = new Promise<void>((r) => (queued = r));
   db.transaction = ((fn) => {
     queued();
-    return original(fn);
+    // PostgreSQL has no process-wide lock to queue behind (transactions run side by side, and one
+    // that commits first is serialized first): the write's transaction begins once the held one
+    // has committed, which is where SQLite's lock puts it.
+    return db.dialect === "pg" ? held.then(() => original(fn)) : original(fn);
   }) as typeof db.transaction;
   try {
     const result = write().then(
