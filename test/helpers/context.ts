@@ -96,6 +96,8 @@ export async function otherConnection(dataDir: string): Promise<OtherConnection>
   if (TEST_DATABASE === "sqlite") {
     const { Database } = await import("bun:sqlite");
     const db = new Database(join(dataDir, "svc.db"));
+    // The context's own writes may hold the lock for a moment: wait, as another process would.
+    db.exec("PRAGMA busy_timeout = 10000");
     return {
       exec: async (q) => void db.exec(pick(q)),
       rows: async <T>(q: string | { sqlite: string; pg: string }) => db.query(pick(q)).all() as T[],
