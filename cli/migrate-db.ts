@@ -16,7 +16,6 @@ export async function runMigrateDb(config: Config, rawTo: string): Promise<numbe
       onTable: (r) => {
         if (process.stderr.isTTY) process.stderr.write(`\rcopied ${r.table} (${r.rows})\x1b[K`);
       },
-      hostKeys: await hostKeyCopier(),
     });
     if (process.stderr.isTTY) process.stderr.write("\r\x1b[K");
   } catch (error) {
@@ -60,9 +59,4 @@ function table(checks: { table: string; source: number; target: number; ok: bool
   const lines = [`${"table".padEnd(w)}  ${"sqlite".padStart(9)}  ${"postgres".padStart(9)}`];
   for (const c of checks) lines.push(`${c.table.padEnd(w)}  ${String(c.source).padStart(9)}  ${String(c.target).padStart(9)}${c.ok ? "" : "  MISMATCH"}`);
   return `${lines.join("\n")}\n`;
-}
-
-/** Stores the data dir's SSH host keys in the target (the pg host-key store), when this build has one. */
-async function hostKeyCopier(): Promise<undefined> {
-  return undefined;
 }

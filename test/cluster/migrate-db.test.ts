@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { caller, person, type Person } from "../helpers/api.ts";
 import { startCluster, type Cluster } from "../helpers/cluster.ts";
+import type { PostgresDatabase } from "../helpers/postgres.ts";
 import { clone, gitSandbox, lsRemote, repoUrl, type GitSandbox } from "../helpers/git.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { client, runSvc, startServer, type RunningServer } from "../helpers/server.ts";
@@ -19,6 +20,8 @@ import { commitFiles, registrationToken, until } from "../blackbox/ci/helpers.ts
 setDefaultTimeout(120_000);
 
 let cluster: Cluster;
+/** The empty database moved into (the cluster's own is its first node's). */
+let target: PostgresDatabase;
 let root: string;
 let single: RunningServer;
 let singleDir: string;
@@ -67,7 +70,11 @@ async function answers(on: RunningServer): Promise<Record<string, unknown>> {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "svc-migrate-db-"));
-  cluster = await startCluster({ nodes: 0 });
+  // The cluster's one node is not needed: stopped before it could touch the bucket the SQLite
+  // installation will use.
+  cluster = await startCluster({ nodes: 1 });
+  await cluster.kill(0, "SIGTERM");
+  target = await cluster.pg.createDatabase();
   const { SVC_DATABASE_URL: _, ...shared } = cluster.env;
   sqliteEnv = { ...shared, SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_SSH_ADDR: "127.0.0.1:0" };
   rx = startReceiver();
@@ -144,11 +151,11 @@ describe("refused before anything is copied", () => {
   });
 
   test("while svc serve runs on the data dir: exit 1, stop it first; the target is untouched", async () => {
-    const r = await migrateDb(["--to", cluster.database.url]);
+    const r = await migrateDb(["--to", target.url]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`is running on ${singleDir}; stop it first`);
     const { SQL } = await import("bun");
-    const pg = new SQL({ url: cluster.database.url, database: cluster.database.name, max: 1 });
+    const pg = new SQL({ url: target.url, database: target.name, max: 1 });
     try {
       expect(await pg`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`).toEqual([{ n: 0 }]);
     } finally {
@@ -157,7 +164,7 @@ describe("refused before anything is copied", () => {
   });
 
   test("an installation already on PostgreSQL: exit 2", async () => {
-    const r = await migrateDb(["--to", cluster.database.url], { SVC_DATABASE_URL: cluster.database.url });
+    const r = await migrateDb(["--to", target.url], { SVC_DATABASE_URL: target.url });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("on PostgreSQL already");
   });
@@ -167,10 +174,15 @@ describe("a populated SQLite installation moved to PostgreSQL", () => {
   let migrated: { code: number; stdout: string; stderr: string };
   beforeAll(async () => {
     await single.stop();
-    migrated = await migrateDb(["--to", cluster.database.url]);
+    migrated = await migrateDb(["--to", target.url]);
     expect({ code: migrated.code, stderr: migrated.stderr }).toEqual({ code: 0, stderr: "" });
     for (let i = 0; i < 2; i++)
-      nodes.push(await startServer({ dataDir: join(root, `node-${i}`), env: { ...cluster.env, SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_SSH_ADDR: "127.0.0.1:0" } }));
+      nodes.push(
+        await startServer({
+          dataDir: join(root, `node-${i}`),
+          env: { ...cluster.env, SVC_DATABASE_URL: target.url, SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_SSH_ADDR: "127.0.0.1:0" },
+        }),
+      );
   }, 120_000);
 
   test("prints every table's counts on both sides, the verification and what to set next", () => {
@@ -199,6 +211,12 @@ describe("a populated SQLite installation moved to PostgreSQL", () => {
     }
   });
 
+  test("the SSH host keys came along: both nodes present the single node's keys, and the command said so", () => {
+    expect(single.hostKeys).toHaveLength(2);
+    for (const n of nodes) expect(n.hostKeys).toEqual(single.hostKeys);
+    expect(migrated.stdout).toContain("stored 2 SSH host key(s)");
+  });
+
   test("new rows get fresh ids after the copied ones (identity sequences moved), on either node", async () => {
     const api = caller(nodes[1]!, owner);
     expect((await api.post("/v1/orgs/acme/repos", { name: "after", description: "made after the move" })).status).toBe(201);
@@ -217,7 +235,7 @@ describe("a populated SQLite installation moved to PostgreSQL", () => {
   });
 
   test("run again into the same database: refused, target is not empty; nothing changes", async () => {
-    const r = await migrateDb(["--to", cluster.database.url]);
+    const r = await migrateDb(["--to", target.url]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("target is not empty");
     expect(existsSync(join(singleDir, "svc.db"))).toBe(true);

@@ -19,7 +19,10 @@ import { type CopyReport, copyTables, foldCollisions, nonEmptyTables, type Table
 import type { Queryable } from "../../db/database.ts";
 import * as schema from "../../db/schema/index.ts";
 import { AppError, Conflict, NotFound } from "../../errors.ts";
+import { now } from "../context.ts";
+import { type HostKeySecret, readHostKeyFiles } from "./host-keys.ts";
 import { runningServer } from "./serve-lock.ts";
+import * as store from "./store.ts";
 
 /** The outcome of a copy into PostgreSQL: rows per table, and each table's check. */
 export interface PgCopy {
@@ -114,6 +117,28 @@ export class VerifyFailed extends AppError {
   }
 }
 
+/**
+ * Stores `keys` in the target's `node_secrets` inside the copy's transaction: `replace` for
+ * migrate-db (the data dir's files are the installation's keys), not for a restore (keys the
+ * backup's database holds win over its files). Why not saveHostKeys: that opens its own
+ * transaction, and keys committed apart from the copy could be missing when the first node starts
+ * (it would generate new ones, and every client would see a changed host key).
+ */
+export async function storeHostKeys(tx: Queryable, keys: readonly HostKeySecret[], opts: { replace: boolean }): Promise<number> {
+  for (const k of keys) {
+    // The same rule as services/ops/host-keys.ts; no key text in the message.
+    if (!/^-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(k.private.trimStart()) || k.private.length > 16 * 1024)
+      throw new AppError("invalid", `host key ${k.name} is not a private key in OpenSSH or PEM form; nothing was committed`);
+  }
+  await store.putNodeSecrets(
+    tx,
+    keys.map((k) => ({ name: k.name, value: k.private })),
+    now(),
+    opts,
+  );
+  return keys.length;
+}
+
 /** What `migrateDb` did, for the command's summary. */
 export interface MigrateDbResult extends PgCopy {
   target: string;
@@ -121,15 +146,10 @@ export interface MigrateDbResult extends PgCopy {
 }
 
 /**
- * Moves the SQLite installation of `config` into the empty PostgreSQL database at `to`.
- * `hostKeys`, when given, stores the data dir's SSH host keys in the target inside the copy's
- * transaction (answers how many it stored).
+ * Moves the SQLite installation of `config` into the empty PostgreSQL database at `to`, its SSH
+ * host key files included (into `node_secrets`, in the same transaction).
  */
-export async function migrateDb(
-  config: Config,
-  to: DatabaseConfig,
-  opts: { onTable?: (r: CopyReport) => void; hostKeys?: (tx: Queryable, dataDir: string) => Promise<number> } = {},
-): Promise<MigrateDbResult> {
+export async function migrateDb(config: Config, to: DatabaseConfig, opts: { onTable?: (r: CopyReport) => void } = {}): Promise<MigrateDbResult> {
   if (config.database)
     throw new ConfigError(
       "SVC_DATABASE_URL is set: this installation is on PostgreSQL already; migrate-db moves a SQLite installation (unset SVC_DATABASE_URL)",
@@ -155,11 +175,9 @@ export async function migrateDb(
       let hostKeys = 0;
       const copy = await copyIntoPg(source, to, {
         onTable: opts.onTable,
-        beforeCommit: opts.hostKeys
-          ? async (tx) => {
-              hostKeys = await opts.hostKeys!(tx, config.dataDir);
-            }
-          : undefined,
+        beforeCommit: async (tx) => {
+          hostKeys = await storeHostKeys(tx, readHostKeyFiles(config.dataDir), { replace: true });
+        },
       });
       return { ...copy, target: shownUrl(to.url), hostKeys };
     } finally {
