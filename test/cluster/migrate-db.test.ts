@@ -242,3 +242,18 @@ describe("a populated SQLite installation moved to PostgreSQL", () => {
     expect((await caller(nodes[0]!, owner).get("/v1/orgs/acme/repos/after")).status).toBe(200);
   });
 });
+
+describe("an installation on fs storage", () => {
+  test("moves, and the command warns that several nodes need S3 (objects stay in the data dir)", async () => {
+    const dataDir = join(root, "fs-install");
+    const env = { SVC_DATA_DIR: dataDir, SVC_LOG: "warn" };
+    expect((await runSvc(["migrate"], env)).code).toBe(0);
+    await using db: PostgresDatabase = await cluster.pg.createDatabase();
+    const r = await runSvc(["migrate-db", "--to", db.url], env);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toMatch(/^users\s+0\s+0$/m);
+    expect(r.stdout).toContain(`SVC_STORAGE=fs SVC_DATA_DIR=${dataDir}`);
+    expect(r.stdout).toContain("several nodes need SVC_STORAGE=s3");
+    expect(r.stdout).not.toContain("SSH host key");
+  });
+});
