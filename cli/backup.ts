@@ -9,7 +9,7 @@ import { AppError } from "../src/errors.ts";
 import { openContext } from "../src/runtime.ts";
 import { backup, restore, type BackupLocation, type ProgressFn } from "../src/services/ops/backup.ts";
 import { ChecksumMismatch } from "../src/services/ops/transfer.ts";
-import { HOST_KEY_FILES } from "../src/ssh/host-key-files.ts";
+import { HOST_KEY_FILES } from "../src/services/ops/host-keys.ts";
 import { createFsStore, createObjectStore, createS3Store } from "../src/storage/index.ts";
 import { configOrExit, exitOnConfigError } from "./config.ts";
 import { Progress, formatBytes, paint } from "./tty.ts";

@@ -7,7 +7,7 @@ import ssh2 from "ssh2";
 import type { Ctx } from "../services/context.ts";
 import { sharedHostKeys } from "../services/ops/host-keys.ts";
 import { fingerprintOf } from "../services/people/ssh-keys.ts";
-import { HOST_KEY_NAMES } from "./host-key-files.ts";
+import { HOST_KEY_NAMES } from "../services/ops/host-keys.ts";
 import { generateEd25519 } from "./openssh-key.ts";
 
 const { utils } = ssh2 as unknown as typeof import("ssh2");
