@@ -5,9 +5,13 @@ import { type Config, ConfigError } from "../config.ts";
 import { epochProbes, migrate, openDatabase as openSqlite } from "./client.ts";
 import type { Database } from "./database.ts";
 
-/** PostgreSQL's NOTIFY/LISTEN on the pool (PgSignals); `listen` holds one dedicated connection and re-listens after a reconnect, calling `onlisten` each time. */
+/**
+ * PostgreSQL's NOTIFY (on the pool) and LISTEN (PgSignals); `listen` holds one dedicated
+ * connection (SVC_DATABASE_LISTEN_URL when set) and re-listens after a reconnect, calling
+ * `onlisten` each time and `onclose` when the connection drops.
+ */
 export interface NotifyChannel {
-  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void): Promise<{ unlisten(): Promise<void> }>;
+  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void, onclose?: () => void): Promise<{ unlisten(): Promise<void> }>;
   notify(channel: string, payload: string): Promise<unknown>;
 }
 
@@ -44,11 +48,14 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
   // Other processes' commits: the shared fact epoch (migrations/pg/0001_fact_epoch.sql, plan-27
   // §2 #3), a counter row that triggers move with every write to a table the fact cache loads
   // from. The cache awaits this one read per window per node; timed like every other statement.
-  const [{ sql }, { x }] = await Promise.all([import("drizzle-orm"), import("./dialect.ts")]);
+  // Why a raw prepared statement, not a drizzle query: this read runs up to once per millisecond
+  // per node, and building the query each time cost more CPU than the read (bench/README §25).
+  const { statementCache } = await import("./statements.ts");
+  const epoch = statementCache("fact-epoch").stmt(pg.db.read, "read", "SELECT n FROM svc_fact_epoch WHERE id = 1");
   let last = -1;
   let closed = false;
   const read = async (): Promise<number> => {
-    const row = await x(pg.db.read).row<{ n: number }>(sql`SELECT n FROM svc_fact_epoch WHERE id = 1`);
+    const row = await epoch.get<{ n: number }>();
     if (!row) throw new Error("svc_fact_epoch has no row: migration 0001_fact_epoch did not apply");
     return (last = Number(row.n));
   };
@@ -60,7 +67,7 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     probes: { own: () => pg.db.ownEpoch, external },
     applied,
     channel: {
-      listen: (channel, onnotify, onlisten) => pg.sql.listen(channel, onnotify, onlisten),
+      listen: (channel, onnotify, onlisten, onclose) => pg.listen(channel, onnotify, onlisten, onclose),
       notify: (channel, payload) => pg.sql`SELECT pg_notify(${channel}, ${payload})`,
     },
     close: () => {

@@ -66,6 +66,8 @@ describe("the database stops and starts under three nodes", () => {
       expect(r.body.status).toBe("unavailable");
       expect(["failing", "timeout"]).toContain(r.body.checks.database!);
       expect(r.body.checks.object_store).toBe("ok");
+      // Alive all the same: an orchestrator's liveness probe does not restart it.
+      expect((await fetch(`${cluster.node(i).url}/healthz`)).status).toBe(200);
     }
     for (const i of [0, 1, 2]) {
       const r = await client(cluster.node(i), { token: owner.token }).get("/v1/orgs/acme/repos/steady");

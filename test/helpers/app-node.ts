@@ -2,11 +2,10 @@
 // over it, called without a socket. Two of them over one database stand for two svc nodes
 // (test/cluster/signals.test.ts on PostgreSQL, test/service/ci/signals.test.ts on SQLite), so
 // a test can reach into each node's context (its claim hub, its signals) between requests.
-import { loadConfig } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
-import { openContext } from "../../src/runtime.ts";
 import type { Ctx } from "../../src/services/context.ts";
 import { createUserWithOrg } from "../../src/services/people/accounts.ts";
+import { openTestContext } from "./context.ts";
 import { readBody } from "./server.ts";
 
 /** The password every owner made by signedInOwner has. */
@@ -24,7 +23,7 @@ export interface AppNode {
  * defaults) and builds the app over it. The caller closes `ctx`.
  */
 export async function openAppNode(settings: Record<string, string>): Promise<AppNode> {
-  const ctx = await openContext(loadConfig({ SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", ...settings }));
+  const ctx = await openTestContext({ SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", ...settings });
   const app = buildApp(ctx);
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
     const headers: Record<string, string> = {};

@@ -78,8 +78,15 @@ const TEMPLATE_FORMAT = "1";
 const START_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 15_000;
 
-/** Starts a private server (own directory, own port). */
-export async function startPostgres(opts: { bin?: string } = {}): Promise<PostgresServer> {
+/** What a benchmark turns back on (`durable`): a commit waits for its WAL to reach the disk, as in production. */
+const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", synchronous_commit: "on", full_page_writes: "on" };
+
+/**
+ * Starts a private server (own directory, own port). `durable`: fsync, synchronous_commit and
+ * full_page_writes on (benchmarks; tests keep them off); `settings` adds or overrides server
+ * settings (e.g. `shared_preload_libraries`).
+ */
+export async function startPostgres(opts: { bin?: string; durable?: boolean; settings?: Record<string, string> } = {}): Promise<PostgresServer> {
   sweepOnce();
   const bin = opts.bin ?? findPostgresBin();
   const runAs = serverUser();
@@ -91,7 +98,8 @@ export async function startPostgres(opts: { bin?: string } = {}): Promise<Postgr
   const janitor = startJanitor(dir);
   try {
     await exec(["cp", "-a", join(template, "data"), join(dir, "data")]);
-    const server = new Server(bin, dir, runAs, janitor);
+    const settings = { ...SERVER_SETTINGS, ...(opts.durable ? DURABLE_SETTINGS : {}), ...opts.settings };
+    const server = new Server(bin, dir, runAs, janitor, settings);
     await server.firstStart();
     return server.handle();
   } catch (err) {
@@ -365,6 +373,7 @@ class Server {
     private readonly dir: string,
     private readonly runAs: RunAs | null,
     private readonly janitor: Janitor,
+    private readonly settings: Record<string, string>,
   ) {}
 
   async firstStart(): Promise<void> {
@@ -382,7 +391,7 @@ class Server {
   }
 
   private async spawn(): Promise<void> {
-    const settings = { ...SERVER_SETTINGS, unix_socket_directories: this.dir };
+    const settings = { ...this.settings, unix_socket_directories: this.dir };
     const args = Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]);
     const proc = Bun.spawn([...asServerUser(this.runAs), join(this.bin, "postgres"), "-D", join(this.dir, "data"), "-p", String(this.port), ...args], {
       stdin: "ignore",

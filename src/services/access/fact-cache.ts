@@ -45,6 +45,13 @@ export class FactCache {
   private external = -1;
   private validUntil = 0;
   private externalUntil = 0;
+  /** When the last external probe started, and whether the probe answers promises (a shared database). */
+  private externalAt = Number.NEGATIVE_INFINITY;
+  private externalAsync = false;
+  /** getWithin's facts: kept across this process's own writes, dropped when the external epoch moves. */
+  private loose = new Map<string, Map<string, unknown>>();
+  private looseSize = 0;
+  private looseGeneration = 0;
   private spaces = new Map<string, Map<string, unknown>>();
   private size = 0;
   /** Moves each time the cache is cleared. */
@@ -78,7 +85,9 @@ export class FactCache {
     this.own = own;
     if (now >= this.externalUntil) {
       this.externalUntil = now + this.externalWindowMs;
+      this.externalAt = now;
       const external = this.probes.external();
+      this.externalAsync = typeof external !== "number";
       if (typeof external === "number") {
         changed ||= external !== this.external;
         this.external = external;
@@ -89,12 +98,14 @@ export class FactCache {
             if (value !== this.external) {
               this.external = value;
               this.clear();
+              this.clearLoose();
             }
           },
           (error: unknown) => {
             // Why: a failed probe proves nothing; the next lookup probes again (and meets the error).
             if (this.probing === probe) this.probing = null;
             this.externalUntil = 0;
+            this.externalAt = Number.NEGATIVE_INFINITY;
             this.validUntil = 0;
             throw error;
           },
@@ -125,28 +136,65 @@ export class FactCache {
    * promise, no async frame: this is every request's hot path); a pending load is shared by
    * concurrent misses; a failed load is forgotten so the next lookup retries.
    */
-  private lookup<T>(map: Map<string, unknown>, key: string, load: () => Promise<T>): T | Promise<T> {
+  private lookup<T>(map: Map<string, unknown>, key: string, load: () => Promise<T>, loose = false): T | Promise<T> {
     const hit = map.get(key);
     if (hit !== undefined) return hit instanceof Settled ? (hit.value as T) : (hit as Promise<T>);
-    const generation = this.generation;
+    const gen = () => (loose ? this.looseGeneration : this.generation);
+    const generation = gen();
     const loading = load().then(
       (value) => {
         // Why: a write that lands while the load runs clears the cache (a new generation) and
         // drops this map with it, so nothing read before the write survives it.
-        if (generation === this.generation && map.get(key) === loading) map.set(key, new Settled(value));
+        if (generation === gen() && map.get(key) === loading) map.set(key, new Settled(value));
         return value;
       },
       (error: unknown) => {
         if (map.get(key) === loading) {
           map.delete(key);
-          this.size--;
+          if (loose) this.looseSize--;
+          else this.size--;
         }
         throw error;
       },
     );
     map.set(key, loading);
-    this.size++;
+    if (loose) this.looseSize++;
+    else this.size++;
     return loading;
+  }
+
+  private clearLoose(): void {
+    this.loose.clear();
+    this.looseSize = 0;
+    this.looseGeneration++;
+  }
+
+  /**
+   * As get, for a fact whose every use is re-checked where it matters (a runner credential: the
+   * claim transaction re-reads the machine), on a shared database only (issue 27): the fact is
+   * kept across this process's own writes and trusted while the shared fact epoch, read at most
+   * once per `staleMs` for these facts, has not moved. So a change is seen within `staleMs` on
+   * every node, and an idle long poll costs no query. With a synchronous probe (SQLite: no query
+   * to save) this is exactly get().
+   */
+  getWithin<T>(space: string, key: string, load: () => Promise<T>, staleMs: number): T | Promise<T> {
+    if (!this.externalAsync) return this.get(space, key, load);
+    const now = this.clock();
+    if (!this.probing && now >= this.externalAt + staleMs) {
+      // Re-read the epoch now (a strict validation: the next strict lookup may share it).
+      this.validUntil = 0;
+      this.space(space);
+    }
+    const probing = this.probing;
+    if (probing) return probing.then(() => this.looseLookup(space, key, load));
+    return this.looseLookup(space, key, load);
+  }
+
+  private looseLookup<T>(space: string, key: string, load: () => Promise<T>): T | Promise<T> {
+    if (this.looseSize > MAX_ENTRIES) this.clearLoose();
+    let map = this.loose.get(space);
+    if (!map) this.loose.set(space, (map = new Map()));
+    return this.lookup(map, key, load, true);
   }
 
   /** The cached value for `key` in `space`, or `load()` (null results are cached too). */

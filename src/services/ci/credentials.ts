@@ -40,12 +40,15 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
   if (RUNNER_RE.test(value)) {
     const id = value.slice(5, 21);
     const known = ctx.ci.machines;
-    // Why one probe on every call, and no other invalidation: what can change about a machine after
-    // registration is its removal (removed_at, or the row deleted) and its group (when its group is
-    // deleted). Reading those two columns sees every commit made before this request by any
-    // connection (this server, the CLI, another process), so a removed or replaced machine's
-    // credential fails on its very next call; the rest of the row never changes and is cached.
-    const live = await store.runnerLiveness(ctx.db.read, id);
+    // What can change about a machine after registration is its removal (removed_at, or the row
+    // deleted) and its group (when its group is deleted); the rest of the row never changes and
+    // is cached. Those two columns are a fact: on SQLite any commit (this process's or another's)
+    // drops it, so a removed or replaced machine fails on its very next call. On a shared database
+    // (several nodes) it is kept across this node's own writes and trusted while the fact epoch,
+    // read at most every LIVENESS_STALE_MS for it, has not moved: a removal is seen within that
+    // on every node, an idle long poll costs no query, and the claim transaction re-reads the
+    // machine, so a removed machine never gets a job.
+    const live = await ctx.facts.getWithin("runner-live", id, () => store.runnerLiveness(ctx.db.read, id), LIVENESS_STALE_MS);
     if (!live || live.removedAt !== null) {
       known.delete(id);
       return null;
@@ -64,6 +67,9 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
   }
   return null;
 }
+
+/** How late a machine's removal on another node may be seen by this one (several nodes only). */
+const LIVENESS_STALE_MS = 1_000;
 
 /** Machines whose credential was verified: the row (as registered) and the stored digest, by id (`ctx.ci.machines`). */
 export type KnownMachines = Map<string, { runner: RunnerRow; digest: Uint8Array }>;

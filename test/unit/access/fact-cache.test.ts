@@ -134,4 +134,60 @@ describe("FactCache", async () => {
     expect(await cache.get("s", "k", load)).toBe(2);
     expect(c.probes).toBe(4);
   });
+
+  test("getWithin on a shared database: the epoch is read at most once per staleMs for these facts, and only its move drops them", async () => {
+    const c = { own: 0, external: 0, now: 1000, probes: 0 };
+    const probes = {
+      own: () => c.own,
+      external: () => {
+        c.probes++;
+        return Promise.resolve(c.external);
+      },
+    };
+    const cache = new FactCache(probes, () => c.now);
+    let loads = 0;
+    const load = async () => ++loads;
+    // The first lookup (any) learns that the probe is asynchronous.
+    expect(await cache.get("s", "k", async () => "strict")).toBe("strict");
+    expect(await cache.getWithin("m", "k", load, 1000)).toBe(1);
+    expect(c.probes).toBe(1);
+    // Later requests within 1 s of that probe: no probe, a synchronous hit, although another node
+    // committed and this process wrote (its own writes are not these facts' concern).
+    c.external++;
+    for (const dt of [10, 300, 600]) {
+      c.now += dt;
+      c.own++;
+      cache.fresh();
+      expect(cache.getWithin("m", "k", load, 1000)).toBe(1);
+    }
+    expect(c.probes).toBe(1);
+    // A strict lookup in the same request still probes; the epoch moved, so both kinds reload.
+    expect(await cache.get("s", "k", async () => "strict 2")).toBe("strict 2");
+    expect(c.probes).toBe(2);
+    expect(await cache.getWithin("m", "k", load, 1000)).toBe(2);
+    // Past staleMs since the last probe: the next getWithin reads the epoch again.
+    c.now += 1000;
+    cache.fresh();
+    expect(await cache.getWithin("m", "k", load, 1000)).toBe(2);
+    expect(c.probes).toBe(3);
+    c.external++;
+    c.now += 1000;
+    cache.fresh();
+    expect(await cache.getWithin("m", "k", load, 1000)).toBe(3);
+    expect(c.probes).toBe(4);
+  });
+
+  test("getWithin with a synchronous probe (SQLite) is get: another process's commit and our own write are seen at once", async () => {
+    const { c, probes, clock } = counters();
+    const cache = new FactCache(probes, clock);
+    let loads = 0;
+    await cache.getWithin("m", "k", async () => ++loads, 1000);
+    c.external++;
+    c.now += 1;
+    cache.fresh();
+    expect(await cache.getWithin("m", "k", async () => ++loads, 1000)).toBe(2);
+    c.own++;
+    cache.fresh();
+    expect(await cache.getWithin("m", "k", async () => ++loads, 1000)).toBe(3);
+  });
 });
