@@ -59,6 +59,7 @@ describe("the database stops and starts under three nodes", () => {
       return /^svc_runner_claims_waiting 1$/m.test(await res.text());
     });
 
+    const outageFrom = Date.now();
     await cluster.pg.stopServer();
     for (const i of [0, 1, 2]) {
       const r = await readyz(i);
@@ -81,6 +82,17 @@ describe("the database stops and starts under three nodes", () => {
 
     await cluster.pg.startServer();
     for (const i of [0, 1, 2]) await eventually(async () => (await readyz(i)).status === 200, 30_000, `node ${i} ready again`);
+    // Each node's job dispatcher said so once (then at most one line a minute), and that it recovered.
+    const minutes = Math.floor((Date.now() - outageFrom) / 60_000);
+    for (const n of cluster.nodes) {
+      await eventually(async () => n.stderr().includes("job claims recovered"), 30_000, "the dispatcher's recovery line");
+      const lines = n
+        .stderr()
+        .split("\n")
+        .filter((l) => l.includes("job claim failed")).length;
+      expect(lines).toBeGreaterThanOrEqual(1);
+      expect(lines).toBeLessThanOrEqual(1 + minutes);
+    }
     await commitFiles(g, dir, { "README.md": "after\n" }, "after");
     await g.ok(["push", "-q", repoUrl(cluster.node(1), "acme", "steady", owner.token), "HEAD:refs/heads/main"], { cwd: dir });
     const tip = (await g.ok(["rev-parse", "HEAD"], { cwd: dir })).trim();

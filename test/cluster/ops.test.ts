@@ -24,7 +24,7 @@ async function metricsOf(node: RunningServer): Promise<string> {
 }
 
 /** The value of one series (`name{labels}` exactly as rendered), or null when absent. */
-function valueOf(text: string, series: string): number | null {
+function seriesValue(text: string, series: string): number | null {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? null : Number(line.slice(series.length + 1));
 }
@@ -120,23 +120,23 @@ describe("two nodes over PostgreSQL: operations", () => {
 
   test("/metrics on a PostgreSQL node: pool, retries, LISTEN, notifications received, job leases, svc_db_* timings", async () => {
     const b = cluster.node(1);
-    const before = valueOf(await metricsOf(b), 'svc_db_notify_received_total{topic="work"}') ?? 0;
+    const before = seriesValue(await metricsOf(b), 'svc_db_notify_received_total{topic="work"}') ?? 0;
     await enqueueOnA("announced");
     const text = await eventually(
       async () => {
         const t = await metricsOf(b);
-        return (valueOf(t, 'svc_db_notify_received_total{topic="work"}') ?? 0) > before && valueOf(t, "svc_db_listen_connected") === 1 ? t : null;
+        return (seriesValue(t, 'svc_db_notify_received_total{topic="work"}') ?? 0) > before && seriesValue(t, "svc_db_listen_connected") === 1 ? t : null;
       },
       60_000,
       "B counts a notification from A",
     );
-    for (const state of ["busy", "idle", "waiting"]) expect(valueOf(text, `svc_db_pool_connections{state="${state}"}`)).toBeGreaterThanOrEqual(0);
-    const pool = ["busy", "idle"].reduce((n, state) => n + valueOf(text, `svc_db_pool_connections{state="${state}"}`)!, 0);
+    for (const state of ["busy", "idle", "waiting"]) expect(seriesValue(text, `svc_db_pool_connections{state="${state}"}`)).toBeGreaterThanOrEqual(0);
+    const pool = ["busy", "idle"].reduce((n, state) => n + seriesValue(text, `svc_db_pool_connections{state="${state}"}`)!, 0);
     expect(pool).toBe(16);
-    expect(valueOf(text, 'svc_db_transaction_retries_total{sqlstate="40001"}')).toBeGreaterThanOrEqual(0);
-    expect(valueOf(text, 'svc_db_transaction_retries_total{sqlstate="40P01"}')).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, 'svc_db_transaction_retries_total{sqlstate="40001"}')).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, 'svc_db_transaction_retries_total{sqlstate="40P01"}')).toBeGreaterThanOrEqual(0);
     expect(text).toContain("# TYPE svc_jobs_leases gauge");
-    expect(valueOf(text, 'svc_db_statement_duration_seconds_count{connection="read"}')).toBeGreaterThan(0);
+    expect(seriesValue(text, 'svc_db_statement_duration_seconds_count{connection="read"}')).toBeGreaterThan(0);
     expect(text).toContain("# TYPE svc_db_transaction_duration_seconds histogram");
     // The SQLite names stay SQLite's.
     expect(text).not.toContain("svc_sqlite_");
@@ -167,12 +167,12 @@ describe("two nodes over PostgreSQL: operations", () => {
       );
       // exactly one session, the LISTEN (the pool's statements keep to SVC_DATABASE_URL's role)
       expect(listening.map((s) => s.query)).toEqual(['LISTEN "svc"']);
-      const before = valueOf(await metricsOf(node), 'svc_db_notify_received_total{topic="work"}') ?? 0;
+      const before = seriesValue(await metricsOf(node), 'svc_db_notify_received_total{topic="work"}') ?? 0;
       await enqueueOnA("heard");
       await eventually(
         async () => {
           const t = await metricsOf(node);
-          return (valueOf(t, 'svc_db_notify_received_total{topic="work"}') ?? 0) > before && valueOf(t, "svc_db_listen_connected") === 1;
+          return (seriesValue(t, 'svc_db_notify_received_total{topic="work"}') ?? 0) > before && seriesValue(t, "svc_db_listen_connected") === 1;
         },
         60_000,
         "the node hears A over the LISTEN URL",

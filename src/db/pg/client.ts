@@ -105,7 +105,15 @@ export function openPg(config: DatabaseConfig): PgClient {
   const closed = new Set<() => void>();
   let listener: SQL | null = null;
   const listen: PgClient["listen"] = async (channel, onnotify, onlisten, onclose) => {
-    listener ??= new SQL({ url: at.url, database: at.name, max: 1, connectionTimeout: 10, onclose: () => closed.forEach((fn) => fn()) });
+    listener ??= new SQL({
+      url: at.url,
+      database: at.name,
+      max: 1,
+      connectionTimeout: 10,
+      onclose: () => {
+        for (const fn of closed) fn();
+      },
+    });
     if (onclose) closed.add(onclose);
     const sub = await listener.listen(channel, onnotify, onlisten);
     return {

@@ -5,17 +5,9 @@
 // callback from the start after a jittered backoff, and after RETRIES attempts the caller gets a
 // 503 `database_busy`. After-commit hooks belong to one attempt of one transaction: a retried
 // attempt's hooks are dropped with it.
-//
-// The fact epoch (migrations/pg/0001_fact_epoch.sql) is one row that every write to a fact table
-// updates, so such writes running side by side fail each other ("concurrent update") and, many at
-// once, used to run out of attempts (40 runner registration tokens at once: 4 answered 503, test/
-// service/ci/lifetimes "40 machines" on PostgreSQL; test/store/fact-epoch "48 concurrent"). An attempt that failed there begins its
-// retry with a lock on that table taken before its snapshot: it waits for the writer holding the
-// row instead of losing to it again, and retries queue behind each other instead of colliding.
-// Only retries take it, so writers that do not meet each other never wait.
 import { sql } from "drizzle-orm";
 import type { PgDatabase as DrizzlePg } from "drizzle-orm/pg-core";
-import { appErrorOf, atFactEpoch, databaseBusy, isRetryable, sqlState } from "./errors.ts";
+import { appErrorOf, databaseBusy, isRetryable, sqlState } from "./errors.ts";
 import { type Database, type DbTimings, type Queryable, runHook, type Tx } from "../database.ts";
 
 /** Attempts of one write transaction before 503 `database_busy`. */
@@ -65,7 +57,6 @@ export class PgDatabase implements Database {
   async transaction<T>(fn: (tx: Tx) => Promise<T> | T): Promise<T> {
     const handle = this.read as unknown as PgHandle;
     const asked = performance.now();
-    let queueAtEpoch = false;
     for (let attempt = 1; ; attempt++) {
       const began = performance.now();
       const hooks: (() => void)[] = [];
@@ -77,8 +68,6 @@ export class PgDatabase implements Database {
             this.hooks.set(tx, hooks);
             this.open++;
             try {
-              // The first statement, so the snapshot is taken once the lock is held (LOCK takes none).
-              if (queueAtEpoch) await tx.execute(sql`LOCK TABLE svc_fact_epoch IN SHARE ROW EXCLUSIVE MODE`);
               const result = await fn(tx as unknown as Tx);
               // Did this transaction write? (a transaction id is assigned on the first write)
               const rows = (await tx.execute(sql`SELECT txid_current_if_assigned() IS NOT NULL AS wrote`)) as unknown as { wrote: boolean }[];
@@ -97,7 +86,6 @@ export class PgDatabase implements Database {
           const state = sqlState(error) ?? "40001";
           this.retried.set(state, (this.retried.get(state) ?? 0) + 1);
           if (attempt >= RETRIES) throw databaseBusy();
-          queueAtEpoch ||= atFactEpoch(error);
           await Bun.sleep(backoffMs(attempt));
           continue;
         }

@@ -41,15 +41,6 @@ export function isRetryable(err: unknown): boolean {
   return s === "40001" || s === "40P01";
 }
 
-/**
- * A serialization failure met at the shared fact epoch's bump (migrations/pg/0001_fact_epoch.sql:
- * one row every write to a fact table updates, so concurrent such writes lose to each other as
- * "concurrent update").
- */
-export function atFactEpoch(err: unknown): boolean {
-  return isRetryable(err) && chain(err).some((e) => typeof e.where === "string" && e.where.includes("svc_fact_epoch"));
-}
-
 /** The server is unreachable (refused, closed, timed out): answered 503, never 500. */
 export function isUnreachable(err: unknown): boolean {
   for (const e of chain(err)) {

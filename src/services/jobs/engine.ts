@@ -103,6 +103,8 @@ interface Outcome {
 
 /** How long the idle dispatcher waits at most between reads. */
 const IDLE_POLL_MS = 1000;
+/** While claims keep failing, at most one log line per this long. */
+const CLAIM_FAILURE_LOG_MS = 60_000;
 
 export class WorkEngine implements Work {
   private readonly defined = new Map<string, Defined>();
@@ -119,6 +121,9 @@ export class WorkEngine implements Work {
     }
   >();
   private readonly inflight = new Map<string, number>();
+  /** Claims failed in a row (the database down or busy), and when that was last logged. */
+  private claimFailures = 0;
+  private claimFailureLoggedAt = 0;
   private started = false;
   private stopping = false;
   private poked = false;
@@ -275,9 +280,19 @@ export class WorkEngine implements Work {
           for (const row of await this.claim(this.claimable(), Infinity, false)) void this.launch(row);
         }
         if (!this.poked && !this.stopping) next = await store.nextDueAt(this.db.read, this.claimable());
+        if (this.claimFailures > 0) {
+          this.logOf().warn("job claims recovered", { failures: this.claimFailures });
+          this.claimFailures = 0;
+        }
       } catch (error) {
         // Why: a busy or failing database must not end the loop for good; try again after a poll.
-        this.logOf().error("job claim failed", { error: String(error) });
+        // The first failure is logged, then one line a minute while it lasts (a database down
+        // for an hour would otherwise write 3,600 lines per node).
+        this.claimFailures++;
+        if (this.claimFailures === 1 || now() - this.claimFailureLoggedAt >= CLAIM_FAILURE_LOG_MS) {
+          this.claimFailureLoggedAt = now();
+          this.logOf().error("job claim failed", { error: String(error), failures: this.claimFailures });
+        }
         failed = true;
       }
       if (this.stopping) break;
