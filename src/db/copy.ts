@@ -11,8 +11,11 @@
 // the source's (a repository keeps its search id, the search's page order); on SQLite the FTS5
 // table `repo_search` is then rebuilt from them (PostgreSQL's tsvector is a generated column of
 // `repos`, right by construction). Identity sequences (PostgreSQL) are moved past the copied ids.
+import { Database as Sqlite } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { asc, getTableColumns, is, SQL, sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import { migrate } from "./client.ts";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Queryable } from "./database.ts";
 import { x } from "./dialect.ts";
@@ -255,4 +258,30 @@ export async function foldCollisions(q: Queryable): Promise<FoldCollision[]> {
     }
   }
   return found;
+}
+
+/**
+ * A SQLite database file as a copy's source or target (the installation's svc.db for migrate-db,
+ * a backup's file): a query handle on one connection whose transactions the caller runs with
+ * `exec("BEGIN IMMEDIATE")` … `exec("COMMIT"|"ROLLBACK")` (services do not import bun:sqlite).
+ */
+export interface SqliteFile {
+  q: Queryable;
+  /** Runs one statement of transaction control (BEGIN, BEGIN IMMEDIATE, COMMIT, ROLLBACK). */
+  exec(statement: "BEGIN" | "BEGIN IMMEDIATE" | "COMMIT" | "ROLLBACK"): void;
+  /** Applies pending SQLite migrations; answers the tags applied. */
+  migrate(): string[];
+  close(): void;
+}
+
+/** Opens (or, with `create`, creates) the SQLite file at `path`; waits up to 10 s for a lock. */
+export function openSqliteFile(path: string, opts: { create?: boolean } = {}): SqliteFile {
+  const file = new Sqlite(path, { create: opts.create ?? false, strict: true });
+  file.exec("PRAGMA busy_timeout = 10000");
+  return {
+    q: drizzle(file, { schema }) as unknown as Queryable,
+    exec: (statement) => file.exec(statement),
+    migrate: () => migrate(file),
+    close: () => file.close(),
+  };
 }

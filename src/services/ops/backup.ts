@@ -21,15 +21,12 @@
 //   data/<name>                             files of the data dir the caller names (the SSH
 //                                           host keys: clients pin them)
 //   manifest.json
-import { Database as Sqlite } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { drizzle } from "drizzle-orm/bun-sqlite";
 import type { DatabaseConfig } from "../../config.ts";
-import { type Db, migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
-import { copyTables, nonEmptyTables, verifyTables } from "../../db/copy.ts";
+import { migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
+import { copyTables, nonEmptyTables, openSqliteFile, verifyTables } from "../../db/copy.ts";
 import type { Database, Queryable } from "../../db/database.ts";
-import * as schema from "../../db/schema/index.ts";
 import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
 import { createFsStore } from "../../storage/fs-store.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
@@ -94,10 +91,10 @@ const PARALLEL = 4;
  * READ ONLY transaction, then verified (row counts and primary-key checksums per table).
  */
 export async function snapshotPg(db: Database, dest: string): Promise<void> {
-  const file = new Sqlite(dest, { create: true, strict: true });
+  const file = openSqliteFile(dest, { create: true });
   try {
-    migrate(file);
-    const target = drizzle(file, { schema }) as unknown as Db;
+    file.migrate();
+    const target = file.q;
     const pg = db.read as unknown as {
       transaction(fn: (tx: Queryable) => Promise<void>, config: { isolationLevel: "repeatable read"; accessMode: "read only" }): Promise<void>;
     };
@@ -333,14 +330,14 @@ export async function restore(
   });
   if (dest.database) {
     const staged = join(tmpDir, stagedKey);
-    const file = new Sqlite(staged, { strict: true });
+    const file = openSqliteFile(staged);
     try {
       // The backup may be older than this version: its file is brought to the current schema first.
-      migrate(file);
+      file.migrate();
       // Host keys: a backup of a PostgreSQL installation holds them as node_secrets rows (copied
       // with the tables); one of a SQLite installation as data files, stored now in the same
       // transaction, so the restored nodes present the keys clients know.
-      await copyIntoPg(drizzle(file, { schema }) as unknown as Db, dest.database, {
+      await copyIntoPg(file.q, dest.database, {
         beforeCommit: async (tx) => {
           await storeHostKeys(tx, readHostKeyFiles(dest.dataDir), { replace: false });
         },

@@ -9,15 +9,11 @@
 // refuse names PostgreSQL's Unicode lower() would fold together; copy every table in one
 // PostgreSQL transaction (src/db/copy.ts); verify row counts and primary-key checksums per table;
 // COMMIT only when all match. `svc restore` into PostgreSQL runs the same copy from a backup's file.
-import { Database as Sqlite } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { drizzle } from "drizzle-orm/bun-sqlite";
 import { type Config, ConfigError, type DatabaseConfig } from "../../config.ts";
-import { migrate, type Db } from "../../db/client.ts";
-import { type CopyReport, copyTables, foldCollisions, nonEmptyTables, type TableCheck, verifyTables } from "../../db/copy.ts";
+import { type CopyReport, copyTables, foldCollisions, nonEmptyTables, openSqliteFile, type TableCheck, verifyTables } from "../../db/copy.ts";
 import type { Queryable } from "../../db/database.ts";
-import * as schema from "../../db/schema/index.ts";
 import { AppError, Conflict, NotFound } from "../../errors.ts";
 import { now } from "../context.ts";
 import { type HostKeySecret, readHostKeyFiles } from "./host-keys.ts";
@@ -158,11 +154,10 @@ export async function migrateDb(config: Config, to: DatabaseConfig, opts: { onTa
   if (pid !== null) throw Conflict(`svc serve (pid ${pid}) is running on ${config.dataDir}; stop it first`);
   const file = join(config.dataDir, "svc.db");
   if (!existsSync(file)) throw NotFound(`no database at ${file}: nothing to migrate (check SVC_DATA_DIR)`);
-  const sqlite = new Sqlite(file, { strict: true });
+  const sqlite = openSqliteFile(file);
   try {
-    sqlite.exec("PRAGMA busy_timeout = 10000");
     // The copy reads the current schema: bring the file up to it, as `svc serve` would at start.
-    migrate(sqlite);
+    sqlite.migrate();
     // Why IMMEDIATE and held to the end: no one writes to the source while it is copied, so the
     // verification compares the very rows copied, and a server started meanwhile waits (then fails)
     // instead of taking writes that would be left behind.
@@ -171,7 +166,7 @@ export async function migrateDb(config: Config, to: DatabaseConfig, opts: { onTa
       // Checked again under the lock: a server that started before it is seen now.
       const late = runningServer(config.dataDir);
       if (late !== null) throw Conflict(`svc serve (pid ${late}) is running on ${config.dataDir}; stop it first`);
-      const source = drizzle(sqlite, { schema }) as unknown as Db;
+      const source = sqlite.q;
       let hostKeys = 0;
       const copy = await copyIntoPg(source, to, {
         onTable: opts.onTable,
