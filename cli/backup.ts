@@ -152,7 +152,8 @@ export const backupCmd = defineCommand({
 export const restoreCmd = defineCommand({
   meta: {
     name: "restore",
-    description: "Restore a backup into an empty data directory (and an empty object store), checking every checksum; never overwrites",
+    description:
+      "Restore a backup into an empty data directory (and an empty object store; with SVC_DATABASE_URL, into that empty PostgreSQL database), checking every checksum; never overwrites",
   },
   args: {
     from: { type: "string", required: true, description: "A backup directory, or s3://bucket/prefix (SVC_S3_ENDPOINT and keys)" },
@@ -165,7 +166,9 @@ export const restoreCmd = defineCommand({
     const objects = await createObjectStore(config.storage);
     const { fn, bar } = progressBar("restore");
     try {
-      const m = await restore(source, { dataDir: config.dataDir, objects }, { dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
+      const m = await restore(source, { dataDir: config.dataDir, objects, database: config.database }, { dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(
+        fail,
+      );
       bar.clear();
       process.stdout.write(
         `${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, backup_created_at: m.created_at })}\n`,

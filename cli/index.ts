@@ -103,6 +103,23 @@ const migrateCmd = defineCommand({
   },
 });
 
+const migrateDbCmd = defineCommand({
+  meta: {
+    name: "migrate-db",
+    description:
+      "Move this stopped SQLite installation's metadata into an empty PostgreSQL database (verified row counts and key checksums, one transaction); objects stay where they are",
+  },
+  args: {
+    to: { type: "string", required: true, description: "postgres://user:password@host:5432/database (PostgreSQL 14+, an existing empty database)" },
+    "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" },
+  },
+  async run({ args }) {
+    const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
+    const { runMigrateDb } = await import("./migrate-db.ts");
+    process.exit(await runMigrateDb(config, args.to));
+  },
+});
+
 const gcCmd = defineCommand({
   meta: { name: "gc", description: "Repack each repository into one pack of everything reachable; delete replaced packs past their grace period" },
   args: {
@@ -142,8 +159,15 @@ const sshHostKeysCmd = defineCommand({
   args: { "data-dir": { type: "string", description: "Data directory (overrides SVC_DATA_DIR)" } },
   async run({ args }) {
     const config = configOrExit({ SVC_DATA_DIR: args["data-dir"] });
-    const { loadHostKeys } = await import("../src/ssh/host-keys.ts");
-    for (const k of loadHostKeys(config.dataDir)) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
+    const { loadHostKeys, nodeHostKeys } = await import("../src/ssh/host-keys.ts");
+    // On PostgreSQL the keys every node presents are in the database (node_secrets).
+    const opened = config.database ? await openConfiguredDatabase(config).catch(exitOnConfigError) : null;
+    try {
+      const keys = opened ? await nodeHostKeys(opened.db, config.dataDir) : loadHostKeys(config.dataDir);
+      for (const k of keys) process.stdout.write(`${k.type} ${k.fingerprint}\n`);
+    } finally {
+      opened?.close();
+    }
   },
 });
 
@@ -236,6 +260,7 @@ export const main = defineCommand({
     serve: serveCmd,
     "user-create": userCreateCmd,
     migrate: migrateCmd,
+    "migrate-db": migrateDbCmd,
     gc: gcCmd,
     "ssh-host-keys": sshHostKeysCmd,
     runner: runnerCmd,

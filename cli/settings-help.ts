@@ -12,6 +12,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
     "postgres://user:password@host:5432/db: PostgreSQL 14+ holds the metadata instead of SQLite (several nodes); other schemes are refused",
   ],
   ["SVC_DATABASE_POOL", "16", "connections to PostgreSQL this process keeps at most (SVC_DATABASE_URL set)"],
+  ["SVC_DATABASE_LISTEN_URL", "SVC_DATABASE_URL", "postgres://… for the one LISTEN connection, past a pooler in transaction mode (PgBouncer)"],
   ["SVC_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"],
   ["SVC_BASE_URL", "http://{SVC_HTTP_ADDR}", "public base address used in clone URLs, links and mails"],
   ["SVC_SSH_ADDR", "unset", "SSH listen address (e.g. 127.0.0.1:2222); unset = no SSH"],

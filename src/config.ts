@@ -21,6 +21,11 @@ export interface DatabaseConfig {
   /** The database name from the URL (passed explicitly: Bun.sql lets PGDATABASE win over the URL). */
   name: string;
   pool: number;
+  /**
+   * SVC_DATABASE_LISTEN_URL: where the LISTEN connection goes when it must bypass a pooler that
+   * cannot hold one (PgBouncer in transaction mode); unset = SVC_DATABASE_URL.
+   */
+  listen?: { url: string; name: string } | null;
 }
 
 /** The whole validated configuration of one `svc` process. */
@@ -103,6 +108,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
+  "SVC_DATABASE_LISTEN_URL",
   "SVC_HTTP_ADDR",
   "SVC_BASE_URL",
   "SVC_SSH_ADDR",
@@ -253,27 +259,38 @@ function required(env: Record<string, string | undefined>, name: string, why: st
 function databaseConfig(env: Record<string, string | undefined>): DatabaseConfig | null {
   const raw = env.SVC_DATABASE_URL;
   const pool = positiveInt("SVC_DATABASE_POOL", env.SVC_DATABASE_POOL, 16);
-  if (raw === undefined || raw === "") return null;
+  const listenRaw = env.SVC_DATABASE_LISTEN_URL;
+  if (raw === undefined || raw === "") {
+    if (listenRaw) throw new ConfigError("SVC_DATABASE_LISTEN_URL: only with SVC_DATABASE_URL (PostgreSQL)");
+    return null;
+  }
+  const listen = listenRaw ? postgresUrl("SVC_DATABASE_LISTEN_URL", listenRaw) : null;
+  return { ...postgresUrl("SVC_DATABASE_URL", raw), pool, listen };
+}
+
+/** A PostgreSQL URL (`variable` names it in errors) and the database it names. */
+function postgresUrl(variable: string, raw: string): { url: string; name: string } {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError("SVC_DATABASE_URL: expected a URL such as postgres://svc:secret@db.internal:5432/svc");
+    throw new ConfigError(`${variable}: expected a URL such as postgres://svc:secret@db.internal:5432/svc`);
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
     throw new ConfigError(
-      `SVC_DATABASE_URL: ${url.protocol.replace(/:$/, "")} is not supported; use a postgres:// (or postgresql://) URL of PostgreSQL 14+, or unset it for the embedded SQLite database`,
+      `${variable}: ${url.protocol.replace(/:$/, "")} is not supported; use a postgres:// (or postgresql://) URL of PostgreSQL 14+, or unset it for the embedded SQLite database`,
     );
   const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (!url.hostname || !name || name.includes("/"))
-    throw new ConfigError("SVC_DATABASE_URL: name the host and the database, e.g. postgres://svc:secret@db.internal:5432/svc");
-  return { url: raw, name, pool };
+    throw new ConfigError(`${variable}: name the host and the database, e.g. postgres://svc:secret@db.internal:5432/svc`);
+  return { url: raw, name };
 }
 
 /** Reads and validates the configuration; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   for (const key of Object.keys(env)) {
-    if (key.startsWith("SVC_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
+    // SVC_TEST_* are test switches read where they act (SVC_TEST_TX_REPLAY, jobs/kind.ts), not settings.
+    if (key.startsWith("SVC_") && !key.startsWith("SVC_TEST_") && !KNOWN.has(key)) throw new ConfigError(`${key}: unknown configuration variable`);
   }
   const dataDir = resolve(env.SVC_DATA_DIR || "./data");
   const database = databaseConfig(env);

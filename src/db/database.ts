@@ -88,6 +88,13 @@ export interface Database {
    * and dropped (hooks are hints, never the only path).
    */
   afterCommit(tx: Tx | undefined, fn: () => void): void;
+  /**
+   * Runs `fn`'s reads in one consistent view of committed data, once (no writes; never retried):
+   * PostgreSQL opens a REPEATABLE READ READ ONLY transaction, so reads that belong together (a
+   * repository's pack rows and refs, which a push commits together) agree while other nodes
+   * write. SQLite hands `fn` the read connection, as before (one process writes; `svc fsck` reads).
+   */
+  readView<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Moves each time a transaction of this process commits a change (the fact cache's own half). */
   readonly ownEpoch: number;
   /** Whether a transaction of this process is open now (diagnostics and tests). */
@@ -174,5 +181,9 @@ export class SqliteDatabase implements Database {
 
   get inTransaction(): boolean {
     return this.open;
+  }
+
+  readView<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return fn(this.read);
   }
 }

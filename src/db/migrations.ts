@@ -5,6 +5,8 @@ import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import pgJournal from "../../migrations/pg/meta/_journal.json" with { type: "json" };
 import pg0000 from "../../migrations/pg/0000_baseline.sql" with { type: "text" };
 import pg0001 from "../../migrations/pg/0001_fact_epoch.sql" with { type: "text" };
+import pg0002 from "../../migrations/pg/0002_node_secrets.sql" with { type: "text" };
+import pg0003 from "../../migrations/pg/0003_fact_epoch_log.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -21,6 +23,7 @@ import m0012 from "../../migrations/0012_change_patchsets.sql" with { type: "tex
 import m0013 from "../../migrations/0013_contribution_graph.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_default_group_index.sql" with { type: "text" };
+import m0016 from "../../migrations/0016_node_secrets.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -39,11 +42,14 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0013_contribution_graph": m0013,
   "0014_work_engine": m0014,
   "0015_default_group_index": m0015,
+  "0016_node_secrets": m0016,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_baseline": pg0000,
   "0001_fact_epoch": pg0001,
+  "0002_node_secrets": pg0002,
+  "0003_fact_epoch_log": pg0003,
 });
 
 export interface Migration {

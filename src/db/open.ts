@@ -5,9 +5,13 @@ import { type Config, ConfigError } from "../config.ts";
 import { epochProbes, migrate, openDatabase as openSqlite } from "./client.ts";
 import type { Database } from "./database.ts";
 
-/** PostgreSQL's NOTIFY/LISTEN on the pool (PgSignals); `listen` holds one dedicated connection and re-listens after a reconnect, calling `onlisten` each time. */
+/**
+ * PostgreSQL's NOTIFY (on the pool) and LISTEN (PgSignals); `listen` holds one dedicated
+ * connection (SVC_DATABASE_LISTEN_URL when set) and re-listens after a reconnect, calling
+ * `onlisten` each time and `onclose` when the connection drops.
+ */
 export interface NotifyChannel {
-  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void): Promise<{ unlisten(): Promise<void> }>;
+  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void, onclose?: () => void): Promise<{ unlisten(): Promise<void> }>;
   notify(channel: string, payload: string): Promise<unknown>;
 }
 
@@ -21,6 +25,9 @@ export interface OpenDatabase {
   channel?: NotifyChannel;
   close(): void;
 }
+
+/** Rows in the fact epoch's log past which a node folds them into its base (a read counts them). */
+export const FOLD_AT = 4096;
 
 /** The database of `config`, with pending migrations applied. */
 export async function openDatabase(config: Config): Promise<OpenDatabase> {
@@ -41,18 +48,42 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     const cause = appErrorOf(error)?.status === 503 ? "cannot connect" : "migrations failed";
     throw new ConfigError(`SVC_DATABASE_URL: ${cause} (${where.hostname}:${where.port || 5432}/${config.database.name}): ${(error as Error).message}`);
   }
-  // Other processes' commits: the shared fact epoch (migrations/pg/0001_fact_epoch.sql, plan-27
-  // §2 #3), a counter row that triggers move with every write to a table the fact cache loads
-  // from. The cache awaits this one read per window per node; timed like every other statement.
+  // Other processes' commits: the shared fact epoch (migrations/pg/0001_fact_epoch.sql and
+  // 0003_fact_epoch_log.sql, plan-27 §2 #3): a base row plus one appended row per statement that
+  // wrote a table the fact cache loads from, so it moves exactly when such a write commits and
+  // concurrent writers never meet on it. The cache awaits this one read per window per node.
   // Why a raw prepared statement, not a drizzle query: this read runs up to once per millisecond
   // per node, and building the query each time cost more CPU than the read (bench/README §25).
   const { statementCache } = await import("./statements.ts");
-  const epoch = statementCache("fact-epoch").stmt(pg.db.read, "read", "SELECT n FROM svc_fact_epoch WHERE id = 1");
+  const statements = statementCache("fact-epoch");
+  const epoch = statements.stmt(
+    pg.db.read,
+    "read",
+    "SELECT e.n + l.count AS n, l.count AS pending FROM svc_fact_epoch e, (SELECT count(*)::bigint AS count FROM svc_fact_epoch_log) l WHERE e.id = 1",
+  );
+  // Folds the log into the base in one statement: at READ COMMITTED a second node folding at
+  // the same time deletes only the rows the first left and adds only those, and a reader's one
+  // statement sees the sum before or after, never a part: the epoch does not move.
+  const fold = statements.stmt(
+    pg.db.read,
+    "fold",
+    "WITH gone AS (DELETE FROM svc_fact_epoch_log RETURNING 1) UPDATE svc_fact_epoch SET n = n + (SELECT count(*) FROM gone) WHERE id = 1",
+  );
+  let folding = false;
   let last = -1;
   let closed = false;
   const read = async (): Promise<number> => {
-    const row = await epoch.get<{ n: number }>();
+    const row = await epoch.get<{ n: number; pending: number }>();
     if (!row) throw new Error("svc_fact_epoch has no row: migration 0001_fact_epoch did not apply");
+    if (Number(row.pending) >= FOLD_AT && !folding) {
+      folding = true;
+      fold
+        .run()
+        .catch(() => {}) // the next read past FOLD_AT tries again
+        .finally(() => {
+          folding = false;
+        });
+    }
     return (last = Number(row.n));
   };
   // Why a number once closed: after close() nothing can be validated against the database, and
@@ -63,7 +94,7 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
     probes: { own: () => pg.db.ownEpoch, external },
     applied,
     channel: {
-      listen: (channel, onnotify, onlisten) => pg.sql.listen(channel, onnotify, onlisten),
+      listen: (channel, onnotify, onlisten, onclose) => pg.listen(channel, onnotify, onlisten, onclose),
       notify: (channel, payload) => pg.sql`SELECT pg_notify(${channel}, ${payload})`,
     },
     close: () => {

@@ -16,7 +16,7 @@ import { serveGit, type GitOutcome, type ServiceIO } from "../services/git/serve
 import type { Principal } from "../services/access/principal.ts";
 import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
 import { Admission } from "./admission.ts";
-import { loadHostKeys } from "./host-keys.ts";
+import { nodeHostKeys } from "./host-keys.ts";
 
 const { Server, utils } = ssh2 as unknown as typeof import("ssh2");
 // What this ssh2 build can do (chacha20-poly1305 needs its optional native binding).
@@ -67,7 +67,7 @@ export interface SshServer {
 
 /** Starts the SSH server on host:port (port 0 picks one). */
 export async function startSsh(ctx: Ctx, addr: { host: string; port: number }): Promise<SshServer> {
-  const hostKeys = loadHostKeys(ctx.config.dataDir);
+  const hostKeys = await nodeHostKeys(ctx.db, ctx.config.dataDir);
   const { sshUnauthenticated, sshUnauthenticatedPerSource } = ctx.config.limits;
   const admission = new Admission({ total: sshUnauthenticated, perSource: sshUnauthenticatedPerSource, authTimeoutMs: AUTH_TIMEOUT_MS });
 

@@ -7,17 +7,12 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../src/config.ts";
-import { buildApp } from "../../src/http/app.ts";
-import { openContext } from "../../src/runtime.ts";
 import { CI_TRIGGER } from "../../src/services/ci/trigger.ts";
 import { PgSignals } from "../../src/services/events/pg-signals.ts";
 import { ANY_KEY } from "../../src/services/events/signals.ts";
-import { createUserWithOrg } from "../../src/services/people/accounts.ts";
 import { type PostgresDatabase, postgresDatabase } from "../helpers/postgres.ts";
-import { readBody } from "../helpers/server.ts";
+import { openAppNode, signedInOwner } from "../helpers/app-node.ts";
 
-const PASSWORD = "a long enough password";
 const root = mkdtempSync(join(tmpdir(), "svc-pg-signals-"));
 const contexts: { close(): void }[] = [];
 let pgdb: PostgresDatabase | undefined;
@@ -27,33 +22,14 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/** A node on the shared PostgreSQL database, listening. */
 async function node() {
   pgdb ??= await postgresDatabase();
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(root, "data"),
-      SVC_DATABASE_URL: pgdb.url,
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_LOG: "error",
-      SVC_RUNNER_CLAIM_WAIT_MS: "60000",
-    }),
-  );
-  contexts.push(ctx);
-  expect(ctx.signals).toBeInstanceOf(PgSignals);
-  await (ctx.signals as PgSignals).ready();
-  const app = buildApp(ctx);
-  async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
-    const headers: Record<string, string> = {};
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.cookie) headers.cookie = o.cookie;
-    ctx.facts.fresh();
-    const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-    const { text, body } = await readBody(res);
-    return { status: res.status, text, body };
-  }
-  return { ctx, call, app };
+  const n = await openAppNode({ SVC_DATA_DIR: join(root, "data"), SVC_DATABASE_URL: pgdb.url, SVC_RUNNER_CLAIM_WAIT_MS: "60000" });
+  contexts.push(n.ctx);
+  expect(n.ctx.signals).toBeInstanceOf(PgSignals);
+  await (n.ctx.signals as PgSignals).ready();
+  return n;
 }
 
 test("a notification on A reaches B's subscribers once, after COMMIT; A's own comes back only locally; identical ones are coalesced", async () => {
@@ -103,16 +79,7 @@ test("B's claim hub, without its 500 ms check, is woken by a job queued on A", a
     return p;
   };
   const nextWait = () => new Promise<void>((resolve) => waiting.push(resolve));
-  await createUserWithOrg(a.ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await a.app.handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  const owner = await signedInOwner(a, "acme");
   expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
   expect((await owner("PATCH", "/v1/orgs/acme/runner-policy", { self_hosted: "all" })).status).toBe(200);
   const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});

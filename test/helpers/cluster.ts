@@ -8,15 +8,18 @@
 //   await cluster.kill(1, "SIGKILL");   // the node dies mid-whatever
 //   await cluster.restart(1);           // same data dir, a new port
 //   await cluster.pg.stopServer();       // the database goes away (and startServer() brings it back)
+//   await cluster.sql`SELECT count(*) FROM jobs`;  // the shared database, as an operator sees it
 //
-// Needs the PostgreSQL database layer (`SVC_DATABASE_URL`, wt/pgdb): until `svc serve` runs on
-// PostgreSQL the nodes refuse the setting at boot, so no cluster test is in the suite yet.
+// The suite is test/cluster/*.test.ts, one cluster per file (a start costs seconds), its cases
+// sharing it with their own orgs and repositories. `nodeEnv(i)` gives one node settings of its
+// own (e.g. its object store behind a fault proxy).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PostgresDatabase, type PostgresServer, startPostgres } from "./postgres.ts";
 import { type S3rverHandle, startS3rver } from "./s3rver.ts";
 import { type RunningServer, startServer } from "./server.ts";
+import { SQL } from "bun";
 
 export interface Cluster {
   /** The private PostgreSQL server (stopServer/startServer for database-down cases). */
@@ -26,6 +29,8 @@ export interface Cluster {
   s3: S3rverHandle;
   /** The settings every node shares (database, object store), without the per-node data dir. */
   env: Record<string, string>;
+  /** A client of the shared database for the test's own queries (closed by stop()). */
+  sql: SQL;
   /** The running nodes, by index (a restarted node replaces its entry). */
   nodes: RunningServer[];
   node(i: number): RunningServer;
@@ -40,9 +45,16 @@ export interface Cluster {
 
 /**
  * Starts PostgreSQL, s3rver and `nodes` svc servers over them (default 3). `env` adds settings
- * to every node. The nodes start one after the other, so the first applies the migrations.
+ * to every node. The first node starts alone (it applies the migrations), the others together.
  */
-export async function startCluster(opts: { nodes?: number; env?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(
+  opts: {
+    nodes?: number;
+    env?: Record<string, string>;
+    /** Node `i`'s own settings over the shared ones (called once per node, before it first starts). */
+    nodeEnv?: (i: number, s3: S3rverHandle) => Record<string, string> | Promise<Record<string, string>>;
+  } = {},
+): Promise<Cluster> {
   const count = opts.nodes ?? 3;
   const root = mkdtempSync(join(tmpdir(), "svc-cluster-"));
   const cleanups: (() => Promise<void>)[] = [];
@@ -66,12 +78,21 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
       SVC_S3_SECRET_KEY: s3.secretKey,
       ...opts.env,
     };
+    const sql = new SQL({ url: database.url, max: 2 });
+    cleanups.push(() => sql.close());
     const dataDirs = Array.from({ length: count }, (_, i) => join(root, `node-${i}`));
+    const own: Record<string, string>[] = [];
+    for (let i = 0; i < count; i++) own.push((await opts.nodeEnv?.(i, s3)) ?? {});
+    const envOf = (i: number) => ({ ...env, ...own[i] });
     const nodes: RunningServer[] = [];
     cleanups.push(async () => {
       await Promise.all(nodes.map((n) => n.stop()));
     });
-    for (const dataDir of dataDirs) nodes.push(await startServer({ env, dataDir }));
+    // The first node alone (it applies the migrations), then the others side by side.
+    nodes.push(await startServer({ env: envOf(0), dataDir: dataDirs[0]! }));
+    const rest = await Promise.allSettled(dataDirs.slice(1).map((dataDir, k) => startServer({ env: envOf(k + 1), dataDir })));
+    for (const r of rest) if (r.status === "fulfilled") nodes.push(r.value);
+    for (const r of rest) if (r.status === "rejected") throw r.reason;
     const check = (i: number) => {
       if (!Number.isInteger(i) || i < 0 || i >= count) throw new Error(`no node ${i} in a cluster of ${count}`);
     };
@@ -80,6 +101,7 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
       database,
       s3,
       env,
+      sql,
       nodes,
       node(i) {
         check(i);
@@ -95,7 +117,7 @@ export async function startCluster(opts: { nodes?: number; env?: Record<string, 
         check(i);
         const old = nodes[i]!.proc;
         if (old.exitCode === null && old.signalCode === null) throw new Error(`node ${i} is still running: kill it first`);
-        nodes[i] = await startServer({ env, dataDir: dataDirs[i]! });
+        nodes[i] = await startServer({ env: envOf(i), dataDir: dataDirs[i]! });
         return nodes[i]!;
       },
       stop: cleanup,

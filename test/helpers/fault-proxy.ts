@@ -11,6 +11,7 @@
 //   GET  /__proxy/stats       ProxyStats since start or the last reset
 //   POST /__proxy/stats/reset zero the stats
 //   GET  /__proxy/trace       with `trace` on: the requests since the last call (TraceEntry), drained
+//   GET  /__proxy/held        answers (once at least one request is held, see `hold`) the held requests
 //
 // This file is also a child entry point (`bun test/helpers/fault-proxy.ts <upstream> [config]`):
 // a test that blocks its own event loop (spawnSync) must not stall the proxy svc talks to.
@@ -46,6 +47,12 @@ export interface FaultConfig {
   firstTry?: "slowDown" | "reset" | null;
   /** Keep a timeline of every request (read with trace()), for benchmarks. */
   trace?: boolean;
+  /**
+   * Hold matching requests: never forwarded nor answered, their bodies left unread (an upload
+   * that hangs), until a config without `hold` drops their connections. For crash tests: kill
+   * the client when `held()` answers.
+   */
+  hold?: FaultMatch | null;
 }
 
 /** One request as the proxy saw it (times in ms on the proxy's clock, performance.now()). */
@@ -90,6 +97,8 @@ export interface FaultProxyHandle {
   configure(patch: Partial<FaultConfig>): Promise<void>;
   stats(): Promise<ProxyStats>;
   resetStats(): Promise<void>;
+  /** Resolves once at least one request is held (`hold`), with the held requests' method and path. */
+  held(): Promise<{ method: string; path: string }[]>;
   /** The traced requests since the last call (needs `trace: true`), and the proxy's clock now. */
   trace(): Promise<{ now: number; entries: TraceEntry[] }>;
   stop(): Promise<void>;
@@ -160,6 +169,12 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
   let stats = emptyStats();
   let inFlight = 0;
   let traced: TraceEntry[] = [];
+  const holding = new Map<IncomingMessage, { method: string; path: string }>();
+  let heldWaiters: (() => void)[] = [];
+  const dropHeld = () => {
+    for (const req of holding.keys()) req.socket.destroy();
+    holding.clear();
+  };
 
   const control = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readAll(req);
@@ -170,9 +185,14 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     if (req.url === "/__proxy/config" && req.method === "POST") {
       config = { ...config, ...(JSON.parse(body.toString() || "{}") as Partial<FaultConfig>) };
       seen = new Map();
+      if (!config.hold) dropHeld();
       return json(config);
     }
     if (req.url === "/__proxy/config") return json(config);
+    if (req.url === "/__proxy/held") {
+      if (holding.size === 0) await new Promise<void>((resolve) => heldWaiters.push(resolve));
+      return json([...holding.values()]);
+    }
     if (req.url === "/__proxy/stats/reset" && req.method === "POST") {
       stats = emptyStats();
       return json(stats);
@@ -233,6 +253,14 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
     // Where the body is cut: somewhere in its middle half.
     const cutShare = 0.25 + u3 * 0.5;
 
+    if (config.hold && matches(config.hold, req)) {
+      holding.set(req, { method: req.method ?? "?", path: (req.url ?? "/").replace(/uploadId=[^&]*/g, "uploadId=") });
+      req.socket.on("close", () => holding.delete(req));
+      const waiters = heldWaiters;
+      heldWaiters = [];
+      for (const w of waiters) w();
+      return;
+    }
     if (config.log) process.stderr.write(`[fault-proxy] ${key}${slowDown ? " -> SlowDown" : reset ? " -> reset" : ""}\n`);
     if (config.delayMs > 0) await new Promise((r) => setTimeout(r, config.delayMs));
 
@@ -309,6 +337,8 @@ export async function startFaultProxy(upstream: string, initial: Partial<FaultCo
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return controlHandle(`http://127.0.0.1:${port}`, process.pid, async () => {
+    dropHeld();
+    for (const w of heldWaiters.splice(0)) w();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Idle keep-alive connections and requests cut mid-body would hold close() open.
     for (const socket of sockets) socket.destroy();
@@ -357,6 +387,7 @@ function controlHandle(endpoint: string, pid: number, close: () => Promise<void>
     stats: () => call("GET", "/__proxy/stats") as Promise<ProxyStats>,
     resetStats: async () => void (await call("POST", "/__proxy/stats/reset")),
     trace: () => call("GET", "/__proxy/trace") as Promise<{ now: number; entries: TraceEntry[] }>,
+    held: () => call("GET", "/__proxy/held") as Promise<{ method: string; path: string }[]>,
     stop,
     [Symbol.asyncDispose]: stop,
   };

@@ -1,18 +1,20 @@
-// The shared fact epoch (issue 27, plan-27 §2 #3; migrations/pg/0001_fact_epoch.sql): on
-// PostgreSQL every write that can change a cached authority fact moves one counter row, and the
+// The shared fact epoch (issue 27, plan-27 §2 #3; migrations/pg/0001_fact_epoch.sql, 0003): on
+// PostgreSQL every write that can change a cached authority fact moves a counter, and the
 // stamps written on every use do not. Two "nodes" are two opens of one database (src/db/open.ts,
 // the probes the server's FactCache gets).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { eq } from "drizzle-orm";
 import type { Config } from "../../src/config.ts";
 import type { Tx } from "../../src/db/database.ts";
-import { type OpenDatabase, openDatabase } from "../../src/db/open.ts";
+import { FOLD_AT, type OpenDatabase, openDatabase } from "../../src/db/open.ts";
 import { tables } from "../../src/db/tables.ts";
 import { FactCache } from "../../src/services/access/fact-cache.ts";
 import * as orgStore from "../../src/services/orgs/store.ts";
 import * as credentials from "../../src/services/people/store-credentials.ts";
 import * as people from "../../src/services/people/store.ts";
 import { type PostgresDatabase, postgresDatabase } from "../helpers/postgres.ts";
+import { eventually } from "../helpers/receiver.ts";
 
 describe("fact epoch [pg]", () => {
   let pgdb: PostgresDatabase;
@@ -94,11 +96,59 @@ describe("fact epoch [pg]", () => {
     ).toBe(true);
   });
 
-  test("concurrent authority writes on two nodes all commit (the epoch row's conflicts are retried) and each moves it once", async () => {
+  test("concurrent authority writes on two nodes all commit and each moves it once", async () => {
     const before = await epoch();
     const ids = Array.from({ length: 16 }, (_, i) => `tokc${String(i).padStart(12, "0")}`);
     await Promise.all(ids.map((id, i) => (i % 2 ? a : b).db.transaction((tx) => credentials.insertToken(tx, token(id) as never))));
     expect((await epoch()) - before).toBe(ids.length);
+  });
+
+  test("48 concurrent authority writes through two nodes all commit and each moves it once", async () => {
+    const before = await epoch();
+    const ids = Array.from({ length: 48 }, (_, i) => `tokq${String(i).padStart(12, "0")}`);
+    // Each stays open for a few statements after its trigger ran, as a service call does (an
+    // audit row, reads): with one counter row (0001) this was the window in which they collided.
+    const write = async (tx: Tx, id: string) => {
+      await credentials.insertToken(tx, token(id) as never);
+      for (let i = 0; i < 4; i++) await people.tokenById(tx, id);
+    };
+    const answers = await Promise.allSettled(ids.map((id, i) => (i % 2 ? a : b).db.transaction((tx) => write(tx, id))));
+    expect(answers.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect((await epoch()) - before).toBe(ids.length);
+  });
+
+  test("writes of different fact tables never meet at the epoch: 48 at once, none retried", async () => {
+    const retried = () =>
+      [a, b].reduce((n, o) => n + [...(o.db as unknown as { retried: Map<string, number> }).retried.values()].reduce((x, y) => x + y, 0), 0);
+    const before = { epoch: await epoch(), retried: retried() };
+    // Tokens and memberships of distinct rows, each transaction held open after its trigger ran;
+    // with one counter row (0001) every pair of these collided on it.
+    const ids = Array.from({ length: 48 }, (_, i) => `tokn${String(i).padStart(12, "0")}`);
+    const answers = await Promise.allSettled(
+      ids.map((id, i) =>
+        (i % 2 ? a : b).db.transaction(async (tx) => {
+          await credentials.insertToken(tx, token(id) as never);
+          await new Promise((r) => setImmediate(r));
+        }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === "rejected")).toEqual([]);
+    expect((await epoch()) - before.epoch).toBe(ids.length);
+    expect(retried() - before.retried).toBe(0);
+  });
+
+  test("a node folds a long log into the base; the epoch does not move, and later writes still move it", async () => {
+    const pgClient = new SQL({ url: pgdb.url, database: pgdb.name, max: 1 });
+    try {
+      const pending = async () => Number((await pgClient`SELECT count(*)::int AS n FROM svc_fact_epoch_log`)[0].n);
+      await pgClient`INSERT INTO svc_fact_epoch_log SELECT FROM generate_series(1, ${FOLD_AT})`;
+      const at = await epoch(); // this read counts FOLD_AT rows or more and starts the fold
+      await eventually(async () => (await pending()) === 0, 30_000, "the log folded");
+      expect(await epoch()).toBe(at);
+      expect(await moves((tx) => credentials.insertToken(tx, token("tokf000000000001") as never))).toBe(true);
+    } finally {
+      await pgClient.close();
+    }
   });
 
   test("node B's cached token survives A's stamps and is dropped at B's next request after A revokes it", async () => {

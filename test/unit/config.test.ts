@@ -51,9 +51,15 @@ describe("loadConfig accepts", () => {
       url: "postgres://svc:p%40ss@db.internal:5433/svc_prod",
       name: "svc_prod",
       pool: 16,
+      listen: null,
     });
     expect(loadConfig({ SVC_DATABASE_URL: "postgresql://db/svc", SVC_DATABASE_POOL: "4" }).database).toMatchObject({ name: "svc", pool: 4 });
     expect(loadConfig({ SVC_DATABASE_URL: "" }).database).toBeNull();
+  });
+
+  test("SVC_DATABASE_LISTEN_URL: the LISTEN connection's own address (PgBouncer in transaction mode)", () => {
+    const env = { SVC_DATABASE_URL: "postgres://svc@pgbouncer:6432/svc", SVC_DATABASE_LISTEN_URL: "postgresql://svc@db.internal:5432/svc" };
+    expect(loadConfig(env).database).toMatchObject({ url: env.SVC_DATABASE_URL, listen: { url: env.SVC_DATABASE_LISTEN_URL, name: "svc" } });
   });
 
   const rows: [string, Record<string, string>, Record<string, unknown>][] = [
@@ -184,6 +190,12 @@ describe("loadConfig refuses a malformed value, naming the variable", () => {
     ["SVC_DATABASE_URL of another database", { SVC_DATABASE_URL: "mysql://svc@db/svc" }, "SVC_DATABASE_URL"],
     ["SVC_DATABASE_URL a file path", { SVC_DATABASE_URL: "/var/lib/svc/svc.db" }, "SVC_DATABASE_URL"],
     ["SVC_DATABASE_URL without a database", { SVC_DATABASE_URL: "postgres://svc@db" }, "SVC_DATABASE_URL"],
+    ["SVC_DATABASE_LISTEN_URL without SVC_DATABASE_URL", { SVC_DATABASE_LISTEN_URL: "postgres://svc@db/svc" }, "SVC_DATABASE_LISTEN_URL"],
+    [
+      "SVC_DATABASE_LISTEN_URL of another database",
+      { SVC_DATABASE_URL: "postgres://svc@db/svc", SVC_DATABASE_LISTEN_URL: "mysql://svc@db/svc" },
+      "SVC_DATABASE_LISTEN_URL",
+    ],
     ["SVC_DATABASE_POOL zero", { SVC_DATABASE_URL: "postgres://svc@db/svc", SVC_DATABASE_POOL: "0" }, "SVC_DATABASE_POOL"],
     ["s3 without endpoint", { SVC_STORAGE: "s3" }, "SVC_S3_ENDPOINT"],
     ["s3 endpoint not a URL", { ...S3, SVC_S3_ENDPOINT: "minio:9000" }, "SVC_S3_ENDPOINT"],

@@ -7,12 +7,19 @@ import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { DatabaseConfig } from "../../config.ts";
 import type { Db } from "../client.ts";
-import { PgDatabase } from "./database.ts";
+import { PgDatabase, type PoolUse } from "./database.ts";
 
 export interface PgClient {
   db: PgDatabase;
-  /** The pool (migrations, the LISTEN connection's settings). */
+  /** The pool (migrations, NOTIFY). */
   sql: SQL;
+  /**
+   * LISTEN on `channel` over the LISTEN connection: a client of its own holding one connection
+   * (SVC_DATABASE_LISTEN_URL when set, else SVC_DATABASE_URL), opened on the first call;
+   * `onlisten` runs once the LISTEN is acknowledged (again after each reconnect), `onclose` when
+   * the connection drops (the driver reconnects by itself).
+   */
+  listen(channel: string, onnotify: (payload: string) => void, onlisten?: () => void, onclose?: () => void): Promise<{ unlisten(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -28,7 +35,7 @@ function plainValues<T>(rows: T): T {
 }
 
 type Unsafe = (text: string, params?: unknown[]) => PromiseLike<unknown> & { values(): PromiseLike<unknown> };
-type Timing = ((seconds: number) => void) | null;
+type Timing = ((connection: "read" | "write", seconds: number) => void) | null;
 
 /**
  * The client drizzle (and src/db/statements.ts) runs statements on: Bun.sql's own, with every
@@ -36,7 +43,13 @@ type Timing = ((seconds: number) => void) | null;
  * transaction (`begin`/`savepoint` hand the callback a wrapped client too). Why in the client:
  * raw rows, `sql<number>` fields and counts all pass here, whichever API built them.
  */
-function wrapClient<C extends object>(client: C, timing: () => Timing): C {
+function wrapClient<C extends object>(client: C, timing: () => Timing, pool: PoolUse | null, connection: "read" | "write"): C {
+  // Why `pool` only at the top: a transaction's statements run on the connection it holds.
+  const hold = <T>(p: Promise<T>): Promise<T> => {
+    if (!pool) return p;
+    pool.inUse++;
+    return p.finally(() => pool.inUse--);
+  };
   return new Proxy(client, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
@@ -47,8 +60,8 @@ function wrapClient<C extends object>(client: C, timing: () => Timing): C {
           const run = <T>(p: PromiseLike<T>): Promise<T> => {
             const sink = timing();
             const started = sink ? performance.now() : 0;
-            return Promise.resolve(p).then((rows) => {
-              sink?.((performance.now() - started) / 1000);
+            return hold(Promise.resolve(p)).then((rows) => {
+              sink?.(connection, (performance.now() - started) / 1000);
               return plainValues(rows);
             });
           };
@@ -63,7 +76,7 @@ function wrapClient<C extends object>(client: C, timing: () => Timing): C {
         const begin = (value as (...a: unknown[]) => Promise<unknown>).bind(target);
         return (...args: unknown[]) => {
           const fn = args.at(-1) as (c: object) => unknown;
-          return begin(...args.slice(0, -1), (inner: object) => fn(wrapClient(inner, timing)));
+          return hold(begin(...args.slice(0, -1), (inner: object) => fn(wrapClient(inner, timing, null, "write"))));
         };
       }
       return typeof value === "function" ? value.bind(target) : value;
@@ -77,11 +90,45 @@ export function openPg(config: DatabaseConfig): PgClient {
   // arrives as BigInt instead of a string, so integers are told apart from text (wrapClient).
   const client = new SQL({ url: config.url, database: config.name, max: config.pool, idleTimeout: 60, connectionTimeout: 10, bigint: true });
   let db: PgDatabase | null = null;
+  // Statements on the pool are "read" (autocommit), those inside a transaction "write".
   const timing = (): Timing => {
     const t = db?.timings;
-    return t ? (s) => t.statement(db!.inTransaction ? "write" : "read", s) : null;
+    return t ? (connection, s) => t.statement(connection, s) : null;
   };
-  const handle = drizzle({ client: wrapClient(client, timing) }) as unknown as Db;
-  db = new PgDatabase(handle);
-  return { db, sql: client, close: () => client.close() };
+  const pool: PoolUse = { size: config.pool, inUse: 0 };
+  const handle = drizzle({ client: wrapClient(client, timing, pool, "read") }) as unknown as Db;
+  db = new PgDatabase(handle, pool);
+  // The LISTEN connection: a client of its own (nothing else runs on it), so its onclose is that
+  // connection's (svc_db_listen_connected) and SVC_DATABASE_LISTEN_URL can send it past a pooler
+  // in transaction mode, which cannot keep a LISTEN. No idle timeout: it only waits.
+  const at = config.listen ?? { url: config.url, name: config.name };
+  const closed = new Set<() => void>();
+  let listener: SQL | null = null;
+  const listen: PgClient["listen"] = async (channel, onnotify, onlisten, onclose) => {
+    listener ??= new SQL({
+      url: at.url,
+      database: at.name,
+      max: 1,
+      connectionTimeout: 10,
+      onclose: () => {
+        for (const fn of closed) fn();
+      },
+    });
+    if (onclose) closed.add(onclose);
+    const sub = await listener.listen(channel, onnotify, onlisten);
+    return {
+      unlisten: async () => {
+        if (onclose) closed.delete(onclose);
+        await sub.unlisten();
+      },
+    };
+  };
+  return {
+    db,
+    sql: client,
+    listen,
+    close: async () => {
+      await Promise.all([client.close(), listener?.close()]);
+    },
+  };
 }

@@ -20,6 +20,16 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
 // drizzle's pg handle over any driver and schema.
 type PgHandle = DrizzlePg<any, any, any>;
 
+/**
+ * What the wrapper counts of the pool's use (Bun.sql does not expose its pool's state): pool-level
+ * statements and transactions running or waiting for a connection now. Each holds one connection
+ * while it runs; beyond `size` they wait.
+ */
+export interface PoolUse {
+  readonly size: number;
+  inUse: number;
+}
+
 export class PgDatabase implements Database {
   readonly dialect = "pg" as const;
   private changed = 0;
@@ -30,7 +40,11 @@ export class PgDatabase implements Database {
   /** Serialization failures and deadlocks retried, by SQLSTATE (metrics). */
   readonly retried = new Map<string, number>();
 
-  constructor(readonly read: Queryable) {}
+  constructor(
+    readonly read: Queryable,
+    /** The pool's use as the client wrapper counts it (metrics: svc_db_pool_connections). */
+    readonly pool: PoolUse = { size: 0, inUse: 0 },
+  ) {}
 
   get ownEpoch(): number {
     return this.changed;
@@ -81,6 +95,15 @@ export class PgDatabase implements Database {
       if (wrote) this.changed++;
       for (const h of hooks) runHook(h);
       return out;
+    }
+  }
+
+  async readView<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const handle = this.read as unknown as PgHandle;
+    try {
+      return await handle.transaction(async (tx) => await fn(tx as unknown as Queryable), { isolationLevel: "repeatable read", accessMode: "read only" });
+    } catch (error) {
+      throw appErrorOf(error) ?? error;
     }
   }
 

@@ -9,6 +9,8 @@ interface DriverError {
   errno?: unknown;
   code?: unknown;
   constraint?: unknown;
+  /** PostgreSQL's CONTEXT: the statement (and function) the error arose in. */
+  where?: unknown;
   cause?: unknown;
 }
 

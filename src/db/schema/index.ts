@@ -13,6 +13,7 @@ export * from "./discovery.ts";
 export * from "./ci.ts";
 export * from "./changes.ts";
 export * from "./billing.ts";
+export * from "./nodes.ts";
 
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";

@@ -24,6 +24,10 @@ export class PgSignals implements Signals {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private listening: Promise<{ unlisten(): Promise<void> } | null>;
   private closed = false;
+  /** Whether the LISTEN connection is up now (svc_db_listen_connected). */
+  listenConnected = false;
+  /** Notifications received from other nodes, by topic (svc_db_notify_received_total). */
+  readonly notifyReceived = new Map<Topic, number>();
 
   constructor(
     private readonly db: Database,
@@ -35,7 +39,13 @@ export class PgSignals implements Signals {
       .listen(
         CHANNEL,
         (payload) => this.received(payload),
-        () => this.lookAgain(),
+        () => {
+          this.listenConnected = true;
+          this.lookAgain();
+        },
+        () => {
+          this.listenConnected = false;
+        },
       )
       .catch((error) => {
         // Why: the pollers stay the bound; the driver's reconnect only covers an established LISTEN.
@@ -60,6 +70,7 @@ export class PgSignals implements Signals {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.listenConnected = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.pending.clear();
@@ -89,6 +100,7 @@ export class PgSignals implements Signals {
     if (b < 0 || payload.slice(0, a) === this.nodeId) return;
     const topic = payload.slice(a + 1, b) as Topic;
     if (!TOPICS.includes(topic)) return;
+    this.notifyReceived.set(topic, (this.notifyReceived.get(topic) ?? 0) + 1);
     this.local.notify(topic, payload.slice(b + 1));
   }
 

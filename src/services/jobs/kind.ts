@@ -30,9 +30,32 @@ export interface JobKind<P = unknown> {
 /** The default retry: 2 min doubling to an hour, 8 attempts (the job queue's rule before the engine). */
 export const DEFAULT_RETRY: RetryRule = Object.freeze({ firstMs: 120_000, maxMs: 3_600_000, attempts: 8 });
 
+/**
+ * Test-only switches, read once (the multi-node suite, test/cluster): `SVC_TEST_LEASE_SCALE`
+ * multiplies every kind's lease (0.1: a killed node's `change.land` lapses in 1.5 s, not 15 s) and
+ * `SVC_TEST_PERIOD_SCALE` every periodic kind's period (0.02: a minute's slot every 1.2 s). Both
+ * are ignored by the compiled binary (a production build), and outside (0, 1].
+ */
+const COMPILED = import.meta.url.includes("/$bunfs/");
+function testScale(name: string): number {
+  const value = Number(process.env[name]);
+  return !COMPILED && value > 0 && value <= 1 ? value : 1;
+}
+const LEASE_SCALE = testScale("SVC_TEST_LEASE_SCALE");
+const PERIOD_SCALE = testScale("SVC_TEST_PERIOD_SCALE");
+
 /** Declares a kind; unset rules take the defaults (1 in flight, a 60 s lease, the default retry). */
 export function jobKind<P>(name: string, o: Partial<Omit<JobKind<P>, "name">> = {}): JobKind<P> {
-  return Object.freeze({ name, concurrency: 1, leaseMs: 60_000, retry: DEFAULT_RETRY, ...o });
+  const kind: JobKind<P> = { name, concurrency: 1, leaseMs: 60_000, retry: DEFAULT_RETRY, ...o };
+  if (LEASE_SCALE === 1 && PERIOD_SCALE === 1) return Object.freeze(kind);
+  const every = kind.every;
+  const ms = every?.ms;
+  const scaled = (v: number) => Math.max(50, Math.round(v * PERIOD_SCALE));
+  return Object.freeze({
+    ...kind,
+    leaseMs: Math.max(300, Math.round(kind.leaseMs * LEASE_SCALE)),
+    ...(every && ms !== undefined ? { every: { ...every, ms: typeof ms === "function" ? (c: Config) => scaled(ms(c)) : scaled(ms) } } : {}),
+  });
 }
 
 /** How many attempts a kind gets in all. */

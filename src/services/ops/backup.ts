@@ -6,6 +6,13 @@
 // database is enough. A manifest with every file's size and SHA-256 is written last: a target
 // with a manifest holds a complete backup.
 //
+// On PostgreSQL (issue 27, plan-27 §3.2) the backup has the same format: the database part is a
+// SQLite file, made by copying every table (src/db/copy.ts) inside one REPEATABLE READ, READ ONLY
+// transaction (a consistent view while nodes write) into a fresh file migrated to the current
+// SQLite migrations. One format for both databases: a backup of either restores onto either;
+// restore into PostgreSQL (SVC_DATABASE_URL set) copies the backup's file into the database,
+// which must be empty, with the verification `svc migrate-db` uses.
+//
 // Layout under the target (a directory or an S3 prefix):
 //   svc.db                                  the database snapshot
 //   objects/<key>                           each stored file under its object-store key, e.g.
@@ -14,9 +21,15 @@
 //   data/<name>                             files of the data dir the caller names (the SSH
 //                                           host keys: clients pin them)
 //   manifest.json
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { Database as Sqlite } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import type { DatabaseConfig } from "../../config.ts";
+import { type Db, migrate, openDatabase, openDatabaseFile, snapshotDatabase } from "../../db/client.ts";
+import { copyTables, nonEmptyTables, verifyTables } from "../../db/copy.ts";
+import type { Database, Queryable } from "../../db/database.ts";
+import * as schema from "../../db/schema/index.ts";
 import { AppError, Conflict, Invalid, NotFound } from "../../errors.ts";
 import { createFsStore } from "../../storage/fs-store.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
@@ -24,6 +37,8 @@ import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
 import { OBJECT_KINDS, kindOf, objectRoots, type ObjectKind, type StoredFile } from "./object-kinds.ts";
 import * as store from "./store.ts";
+import { HOST_KEY_FILES, HOST_KEY_NAMES, readHostKeyFiles } from "./host-keys.ts";
+import { copyIntoPg, storeHostKeys } from "./migrate-db.ts";
 import { copyObject, eachLimited } from "./transfer.ts";
 
 /** Where a backup goes or comes from: a store and a key prefix ("" or ending in "/"). */
@@ -73,6 +88,40 @@ const DATA = "data/";
 /** Files copied at once. */
 const PARALLEL = 4;
 
+/**
+ * Writes the committed state of the PostgreSQL database `db` at one instant into a new SQLite file
+ * `dest` migrated to the current SQLite migrations: every table copied inside one REPEATABLE READ,
+ * READ ONLY transaction, then verified (row counts and primary-key checksums per table).
+ */
+export async function snapshotPg(db: Database, dest: string): Promise<void> {
+  const file = new Sqlite(dest, { create: true, strict: true });
+  try {
+    migrate(file);
+    const target = drizzle(file, { schema }) as unknown as Db;
+    const pg = db.read as unknown as {
+      transaction(fn: (tx: Queryable) => Promise<void>, config: { isolationLevel: "repeatable read"; accessMode: "read only" }): Promise<void>;
+    };
+    await pg.transaction(
+      async (tx) => {
+        file.exec("BEGIN");
+        try {
+          await copyTables(tx, target);
+          const bad = (await verifyTables(tx, target)).filter((c) => !c.ok);
+          if (bad.length)
+            throw new AppError("internal", `the database snapshot did not verify: ${bad.map((c) => `${c.table} (${c.source} → ${c.target})`).join(", ")}`);
+          file.exec("COMMIT");
+        } catch (error) {
+          file.exec("ROLLBACK");
+          throw error;
+        }
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
+  } finally {
+    file.close();
+  }
+}
+
 async function isEmpty(loc: BackupLocation): Promise<boolean> {
   for await (const _ of loc.store.list(loc.prefix)) return false;
   return true;
@@ -94,7 +143,8 @@ export async function backup(
   const local = createFsStore(work);
   try {
     opts.onProgress?.({ phase: "database", done: 0, total: 1, bytes: 0, totalBytes: 0 });
-    snapshotDatabase(ctx.config.dataDir, join(work, DATABASE));
+    if (ctx.db.dialect === "pg") await snapshotPg(ctx.db, join(work, DATABASE));
+    else snapshotDatabase(ctx.config.dataDir, join(work, DATABASE));
     const snap = openDatabaseFile(join(work, DATABASE));
     const byKind = new Map<ObjectKind, StoredFile[]>();
     let repositories: number;
@@ -206,18 +256,40 @@ function dataDirEmpty(dir: string): boolean {
   return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
 }
 
+/** Refuses a PostgreSQL restore target that holds any row (checked before anything is copied). */
+async function requireEmptyPg(target: DatabaseConfig): Promise<void> {
+  const [{ openPg }, { migratePg }, { appErrorOf }] = await Promise.all([
+    import("../../db/pg/client.ts"),
+    import("../../db/pg/migrate.ts"),
+    import("../../db/pg/errors.ts"),
+  ]);
+  const pg = openPg({ ...target, pool: 1 });
+  try {
+    await migratePg(pg.sql);
+    const full = await nonEmptyTables(pg.db.read);
+    if (full.length) throw Conflict(`the database of SVC_DATABASE_URL is not empty (${full.join(", ")} hold rows); restore into an empty database`);
+  } catch (error) {
+    throw appErrorOf(error) ?? error;
+  } finally {
+    await pg.close().catch(() => {});
+  }
+}
+
 /**
  * Restores the backup at `source` into `dataDir` (absent or empty) and `objects` (the configured
  * object store, which must hold no repository data): every file is checked against the manifest,
- * objects first, the database last, then pending migrations are applied.
+ * objects first, the database last, then pending migrations are applied. With `database` (a
+ * PostgreSQL installation) the backup's database file is migrated and copied into that database,
+ * which must be empty, in one verified transaction; the data dir then holds no database.
  */
 export async function restore(
   source: BackupLocation,
-  dest: { dataDir: string; objects: ObjectStore },
+  dest: { dataDir: string; objects: ObjectStore; database?: DatabaseConfig | null },
   opts: { dataFiles?: readonly string[]; onProgress?: ProgressFn } = {},
 ): Promise<Manifest> {
   const manifest = await readManifest(source, opts.dataFiles);
   if (!dataDirEmpty(dest.dataDir)) throw Conflict(`${dest.dataDir} is not empty; restore into a new or empty data directory`);
+  if (dest.database) await requireEmptyPg(dest.database);
   for (const root of objectRoots()) {
     for await (const o of dest.objects.list(root)) throw Conflict(`the object store already holds repository data (${o.key}); restore into an empty one`);
   }
@@ -259,12 +331,43 @@ export async function restore(
       report("database");
     },
   });
+  if (dest.database) {
+    const staged = join(tmpDir, stagedKey);
+    const file = new Sqlite(staged, { strict: true });
+    try {
+      // The backup may be older than this version: its file is brought to the current schema first.
+      migrate(file);
+      // Host keys: a backup of a PostgreSQL installation holds them as node_secrets rows (copied
+      // with the tables); one of a SQLite installation as data files, stored now in the same
+      // transaction, so the restored nodes present the keys clients know.
+      await copyIntoPg(drizzle(file, { schema }) as unknown as Db, dest.database, {
+        beforeCommit: async (tx) => {
+          await storeHostKeys(tx, readHostKeyFiles(dest.dataDir), { replace: false });
+        },
+      });
+    } finally {
+      file.close();
+      rmSync(staged, { force: true });
+    }
+    // In the database now; a PostgreSQL node keeps no key files.
+    for (const name of HOST_KEY_FILES) rmSync(join(dest.dataDir, name), { force: true });
+    done++;
+    report("database");
+    return manifest;
+  }
   renameSync(join(tmpDir, stagedKey), join(dest.dataDir, "svc.db"));
   done++;
   report("database");
-  const { sqlite, close } = openDatabase(dest.dataDir);
+  const { db, sqlite, close } = openDatabase(dest.dataDir);
   try {
     migrate(sqlite);
+    // A backup of a PostgreSQL installation holds its host keys as node_secrets rows; SQLite keeps
+    // them as files, so they are written out (those the backup did not carry as files).
+    const stored = await store.nodeSecretValues(db.read, Object.values(HOST_KEY_NAMES));
+    for (const [name, value] of stored) {
+      const path = join(dest.dataDir, name);
+      if (!existsSync(path)) writeFileSync(path, value, { mode: 0o600 });
+    }
   } finally {
     close();
   }

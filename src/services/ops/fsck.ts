@@ -6,6 +6,13 @@
 // files are told apart by kind (object-kinds.ts): a file no row accounts for is an orphan, with
 // its kind's reason (garbage the sweeper or the purge deletes, not damage); a key of no kind is
 // reported as unknown.
+//
+// Several nodes (issue 27): the rows each step needs are read first, in one consistent view
+// (Database.readView: REPEATABLE READ READ ONLY on PostgreSQL), then the object store is checked
+// against them outside any transaction. One view per repository, not one for the whole run: a
+// repository's pack rows, refs and log rows are committed together and must agree, while a view
+// held through hours of pack hashing would keep PostgreSQL from vacuuming and compare the store
+// with rows hours old (every pack pushed since would show as an orphan).
 import { checkConnectivity } from "../../git/connectivity.ts";
 import { bytesToHex } from "../../git/oid.ts";
 import { PackIndex } from "../../git/pack-index.ts";
@@ -98,8 +105,15 @@ async function checkPack(ctx: Ctx, row: store.PackFacts, progress: FsckProgress)
 
 /** Checks one repository: its live packs, then the connectivity of every ref. */
 export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckProgress = () => {}): Promise<RepoCheck> {
-  const rows = await store.packRows(ctx.db.read, { repoId: repo.id });
-  const refs = await store.refRows(ctx.db.read, repo.id);
+  const {
+    rows,
+    refs,
+    logs: logRows,
+  } = await ctx.db.readView(async (q) => ({
+    rows: await store.packRows(q, { repoId: repo.id }),
+    refs: await store.refRows(q, repo.id),
+    logs: { chunks: await store.logChunkRows(q, { repoId: repo.id }), jobs: await store.jobsWithLogs(q, repo.id) },
+  }));
   const problems: string[] = [];
   const opened: Pack[] = [];
   let objects = 0;
@@ -133,7 +147,7 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
     }
   }
   progress("job logs");
-  const logs = await checkLogs(ctx, repo.id);
+  const logs = await checkLogs(ctx, repo.id, logRows);
   problems.push(...logs.problems);
   return { repo: repo.name, packs: rows.length, objects, refs: refs.length, logs: logs.jobs, logBytes: logs.bytes, problems };
 }
@@ -143,18 +157,22 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
  * recorded size and is UTF-8 text (it was encoded from the runner's text), and the chunks run
  * from byte 0 without gap or overlap to the length recorded for the job.
  */
-async function checkLogs(ctx: Ctx, repoId: string): Promise<{ problems: string[]; jobs: number; bytes: number }> {
+async function checkLogs(
+  ctx: Ctx,
+  repoId: string,
+  rows: { chunks: store.LogChunkFacts[]; jobs: Awaited<ReturnType<typeof store.jobsWithLogs>> },
+): Promise<{ problems: string[]; jobs: number; bytes: number }> {
   const problems: string[] = [];
   const stored = new Map<string, number>();
   for await (const o of ctx.store.list(`repos/${repoId}/ci-logs/`)) stored.set(o.key, o.size);
   const chunks = new Map<string, store.LogChunkFacts[]>();
-  for (const c of await store.logChunkRows(ctx.db.read, { repoId })) {
+  for (const c of rows.chunks) {
     let list = chunks.get(c.jobId);
     if (!list) chunks.set(c.jobId, (list = []));
     list.push(c);
   }
   const decoder = new TextDecoder("utf-8", { fatal: true });
-  const jobs = await store.jobsWithLogs(ctx.db.read, repoId);
+  const jobs = rows.jobs;
   let bytes = 0;
   for (const job of jobs) {
     const where = `log of job ${job.key} (${job.id}, run ${job.runId})`;
@@ -193,9 +211,11 @@ async function checkLogs(ctx: Ctx, repoId: string): Promise<{ problems: string[]
  * of no kind at all.
  */
 export async function findOrphans(ctx: Ctx, repoId?: string): Promise<Orphan[]> {
-  const known = new Map<ObjectKind, Set<string>>();
-  for (const kind of OBJECT_KINDS) known.set(kind, await kind.known(ctx.db.read));
-  const repos = await store.repoIds(ctx.db.read);
+  const { known, repos } = await ctx.db.readView(async (q) => {
+    const known = new Map<ObjectKind, Set<string>>();
+    for (const kind of OBJECT_KINDS) known.set(kind, await kind.known(q));
+    return { known, repos: await store.repoIds(q) };
+  });
   const out: Orphan[] = [];
   const roots = objectRoots().map((root) => (repoId !== undefined && root === "repos/" ? `repos/${repoId}/` : root));
   for (const root of roots) {

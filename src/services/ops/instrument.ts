@@ -1,22 +1,41 @@
 // What exists today, wired into the metrics registry: HTTP requests per route template, operations
-// (git clone/fetch/push, API commits, mirror syncs, webhook deliveries) with bytes, SQLite
-// statement and transaction latencies, object-store calls, the job queue, the mail outbox and
-// the process. The names are listed in README.md (Operations) and docs/architecture.md. Every
+// (git clone/fetch/push, API commits, mirror syncs, webhook deliveries) with bytes, database
+// statement and transaction latencies (svc_sqlite_* on SQLite, svc_db_* on PostgreSQL with the
+// pool, retries and LISTEN state), object-store calls, the job queue and its leases, the mail
+// outbox and the process. The names are listed in README.md (Operations) and docs/architecture.md. Every
 // metric goes into the registry it is given (a context's: `ctx.telemetry.registry`); registering
 // a name again answers the same metric, so these functions may run once per context.
 import type { Database } from "../../db/database.ts";
+import type { PgDatabase } from "../../db/pg/database.ts";
+import { PgSignals } from "../events/pg-signals.ts";
 import type { ObjectStore } from "../../storage/object-store.ts";
 import { now, type Ctx } from "../context.ts";
 import type { Collector, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 
-/** Sends the database's statement and transaction timings to the registry. */
+/**
+ * Sends the database's statement and transaction timings to the registry: svc_sqlite_* on SQLite,
+ * their twins svc_db_* on PostgreSQL (where "wait" is the time before a transaction's attempt
+ * began: earlier attempts and their backoff after serialization failures).
+ */
 export function instrumentDatabase(metrics: Registry, db: Database): void {
-  const statementDuration = metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", [
-    "connection",
-  ]);
-  const txWait = metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
-  const txHeld = metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
+  const pg = db.dialect === "pg";
+  const statementDuration = pg
+    ? metrics.histogram(
+        "svc_db_statement_duration_seconds",
+        "PostgreSQL statement latency by connection (read: autocommit on the pool; write: inside a transaction)",
+        ["connection"],
+      )
+    : metrics.histogram("svc_sqlite_statement_duration_seconds", "SQLite statement latency by connection (read or write)", ["connection"]);
+  const txWait = pg
+    ? metrics.histogram(
+        "svc_db_transaction_wait_seconds",
+        "Time before each attempt of a write transaction began (earlier attempts and their backoff after serialization failures)",
+      )
+    : metrics.histogram("svc_sqlite_transaction_wait_seconds", "Time a write transaction waited for the process's write lock");
+  const txHeld = pg
+    ? metrics.histogram("svc_db_transaction_duration_seconds", "Write transaction attempts from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"])
+    : metrics.histogram("svc_sqlite_transaction_duration_seconds", "Write transactions from BEGIN to COMMIT or ROLLBACK, by outcome", ["outcome"]);
   const read = statementDuration.series({ connection: "read" });
   const write = statementDuration.series({ connection: "write" });
   const wait = txWait.series();
@@ -133,6 +152,7 @@ export function collectQueues(ctx: Ctx): Collector {
   const jobsPending = metrics.gauge("svc_jobs_pending", "Unfinished durable jobs by kind (scheduled and due)", ["kind"]);
   const jobsDue = metrics.gauge("svc_jobs_due", "Jobs whose time has come and that no worker finished yet, by kind", ["kind"]);
   const jobsOldest = metrics.gauge("svc_jobs_oldest_due_age_seconds", "How long the oldest due job of each kind has waited", ["kind"]);
+  const jobsLeases = metrics.gauge("svc_jobs_leases", "Jobs leased by a worker now (of any node), by kind", ["kind"]);
   const mailPending = metrics.gauge("svc_mail_outbox_pending", "Mail messages waiting to be sent");
   const mailFailed = metrics.gauge("svc_mail_outbox_failed", "Mail messages given up on after their retries");
   const mailOldest = metrics.gauge("svc_mail_outbox_oldest_pending_age_seconds", "Age of the oldest message waiting to be sent");
@@ -144,17 +164,63 @@ export function collectQueues(ctx: Ctx): Collector {
       jobsPending.set({ kind: k }, 0);
       jobsDue.set({ kind: k }, 0);
       jobsOldest.set({ kind: k }, 0);
+      jobsLeases.set({ kind: k }, 0);
     }
     for (const r of rows) {
       seen.add(r.kind);
       jobsPending.set({ kind: r.kind }, r.pending);
       jobsDue.set({ kind: r.kind }, r.due);
       jobsOldest.set({ kind: r.kind }, r.oldestDue === null ? 0 : Math.max(0, (t - r.oldestDue) / 1000));
+      jobsLeases.set({ kind: r.kind }, r.leased);
     }
     const mail = await store.mailOutbox(ctx.db.read);
     mailPending.set(mail.pending);
     mailFailed.set(mail.failed);
     mailOldest.set(mail.oldestPending === null ? 0 : Math.max(0, (t - mail.oldestPending) / 1000));
+  };
+}
+
+/**
+ * PostgreSQL's connection-level state, read at scrape time: the pool's use as the client wrapper
+ * counts it (Bun.sql does not expose its pool), the transactions retried after serialization
+ * failures and deadlocks, the LISTEN connection and the notifications it brought. Nothing on SQLite.
+ */
+export function collectDatabase(ctx: Ctx): Collector | null {
+  if (ctx.db.dialect !== "pg") return null;
+  const db = ctx.db as PgDatabase;
+  const metrics = ctx.telemetry.registry;
+  const pool = metrics.gauge(
+    "svc_db_pool_connections",
+    "PostgreSQL pool connections by state: busy (running a statement or holding a transaction), idle (free of the SVC_DATABASE_POOL slots), waiting (statements and transactions queued for a connection)",
+    ["state"],
+  );
+  const retries = metrics.counter("svc_db_transaction_retries_total", "Write transactions run again after a serialization failure or deadlock, by SQLSTATE", [
+    "sqlstate",
+  ]);
+  // The two SQLSTATEs retried (serialization failure, deadlock), shown from 0.
+  for (const sqlstate of ["40001", "40P01"]) retries.cell({ sqlstate });
+  const listen = metrics.gauge("svc_db_listen_connected", "Whether the LISTEN connection (cross-node wake-ups) is up: 1 or 0");
+  const notified = metrics.counter("svc_db_notify_received_total", "Notifications received from other nodes over LISTEN, by topic", ["topic"]);
+  const signals = ctx.signals instanceof PgSignals ? ctx.signals : null;
+  let last = new Map<string, number>();
+  // Counters are rebuilt from running totals; the registry keeps them monotonic by adding the difference.
+  const bump = (next: Map<string, number>, key: string, value: number, apply: (by: number) => void) => {
+    next.set(key, value);
+    const by = value - (last.get(key) ?? 0);
+    if (by > 0) apply(by);
+  };
+  return () => {
+    const busy = Math.min(db.pool.inUse, db.pool.size);
+    pool.set({ state: "busy" }, busy);
+    pool.set({ state: "idle" }, db.pool.size - busy);
+    pool.set({ state: "waiting" }, Math.max(0, db.pool.inUse - db.pool.size));
+    const next = new Map<string, number>();
+    for (const [sqlstate, n] of db.retried) bump(next, `r:${sqlstate}`, n, (by) => retries.inc({ sqlstate }, by));
+    if (signals) {
+      listen.set(signals.listenConnected ? 1 : 0);
+      for (const [topic, n] of signals.notifyReceived) bump(next, `n:${topic}`, n, (by) => notified.inc({ topic }, by));
+    }
+    last = next;
   };
 }
 
@@ -198,6 +264,7 @@ export function instrumentContext(ctx: Ctx, version: string): () => void {
   const queues = collectQueues(ctx);
   const storeStats = collectStoreStats(metrics, ctx.store);
   const proc = collectProcess(metrics, version);
+  const database = collectDatabase(ctx);
   const gitCaches = metrics.gauge("svc_git_cache_bytes", "Bytes held by the git read caches (pack blocks, delta bases, pack indexes, multi-pack indexes)", [
     "cache",
   ]);
@@ -208,10 +275,12 @@ export function instrumentContext(ctx: Ctx, version: string): () => void {
   metrics.collect("git_caches", caches);
   metrics.collect("object_store", storeStats);
   metrics.collect("process", proc);
+  if (database) metrics.collect("database", database);
   return () => {
     metrics.uncollect("queues", queues);
     metrics.uncollect("object_store", storeStats);
     metrics.uncollect("process", proc);
     metrics.uncollect("git_caches", caches);
+    if (database) metrics.uncollect("database", database);
   };
 }

@@ -1,7 +1,9 @@
-// The ops domain's queries: readiness probes, queue gauges, and what backup and fsck read.
-import { sql } from "drizzle-orm";
-import type { Queryable } from "../../db/database.ts";
+// The ops domain's queries: readiness probes, queue gauges, what backup and fsck read, and the
+// node secrets (the SSH host keys every node of a PostgreSQL installation shares).
+import { inArray, sql } from "drizzle-orm";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { x } from "../../db/dialect.ts";
+import { tables } from "../../db/tables.ts";
 
 /** One round trip to the database (readiness). */
 export async function ping(q: Queryable): Promise<void> {
@@ -95,4 +97,23 @@ export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {})
 export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
   return await x(q).rows<{ id: string; runId: string; key: string; logSize: number }>(sql`
     SELECT id, run_id AS "runId", key, log_size AS "logSize" FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
+}
+
+/** Node secrets by name (those stored among `names`): the SSH host keys of a PostgreSQL installation. */
+export async function nodeSecretValues(q: Queryable, names: readonly string[]): Promise<Map<string, string>> {
+  const { nodeSecrets } = tables(q);
+  const rows = await q
+    .select({ name: nodeSecrets.name, value: nodeSecrets.value })
+    .from(nodeSecrets)
+    .where(inArray(nodeSecrets.name, [...names]));
+  return new Map(rows.map((r) => [r.name, r.value]));
+}
+
+/** Stores node secrets: `replace` overwrites a stored value of the same name, else the stored one stays. */
+export async function putNodeSecrets(tx: Tx, rows: readonly { name: string; value: string }[], at: number, opts: { replace: boolean }): Promise<void> {
+  if (rows.length === 0) return;
+  const { nodeSecrets } = tables(tx);
+  const insert = tx.insert(nodeSecrets).values(rows.map((r) => ({ name: r.name, value: r.value, createdAt: at })));
+  if (opts.replace) await insert.onConflictDoUpdate({ target: nodeSecrets.name, set: { value: sql`excluded.value`, createdAt: at } });
+  else await insert.onConflictDoNothing();
 }

@@ -6,13 +6,11 @@
 // another process), a wrong secret for a cached id. In-process: the real context and HTTP
 // application driven with app.handle(), the trigger jobs drained by hand.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, otherConnection } from "../../helpers/context.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { readBody } from "../../helpers/server.ts";
@@ -31,9 +29,13 @@ afterEach(() => {
 let harnesses = 0;
 async function harness() {
   const dataDir = join(root, String(++harnesses), "data");
-  const ctx = await openContext(
-    loadConfig({ SVC_DATA_DIR: dataDir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "50" }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_LOG: "error",
+    SVC_RUNNER_CLAIM_WAIT_MS: "50",
+  });
   open.push(ctx);
   const app = buildApp(ctx);
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
@@ -146,23 +148,21 @@ describe("machine credentials: a change is seen on the very next call", () => {
       const other = await h.machine("bystander");
       expect((await h.claim(m.credential)).status).toBe(204);
       expect((await h.claim(other.credential)).status).toBe(204);
-      const db = new Database(join(h.dataDir, "svc.db"));
+      const db = await otherConnection(h.dataDir);
       try {
-        db.exec("PRAGMA busy_timeout = 10000");
-        db.query("UPDATE runners SET removed_at = ? WHERE id = ?").run(Date.now(), m.id);
+        await db.exec(`UPDATE runners SET removed_at = ${Date.now()} WHERE id = '${m.id}'`);
       } finally {
-        db.close();
+        await db.close();
       }
       expect(await h.claim(m.credential)).toMatchObject(REVOKED);
       // Only that machine: the other cached credential still works.
       expect((await h.claim(other.credential)).status).toBe(204);
       // A machine row deleted outright is refused the same way.
-      const gone = new Database(join(h.dataDir, "svc.db"));
+      const gone = await otherConnection(h.dataDir);
       try {
-        gone.exec("PRAGMA busy_timeout = 10000");
-        gone.query("DELETE FROM runners WHERE id = ?").run(other.id);
+        await gone.exec(`DELETE FROM runners WHERE id = '${other.id}'`);
       } finally {
-        gone.close();
+        await gone.close();
       }
       expect(await h.claim(other.credential)).toMatchObject(REVOKED);
     },

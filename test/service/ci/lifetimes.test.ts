@@ -6,9 +6,8 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { sweepCi } from "../../../src/services/ci/sweeper.ts";
 import { setClock } from "../../../src/services/context.ts";
@@ -39,15 +38,13 @@ async function harness() {
   const dir = join(root, String(++harnesses));
   t = Date.now();
   restoreClock ??= setClock(() => t);
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(dir, "data"),
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_LOG: "error",
-      SVC_RUNNER_CLAIM_WAIT_MS: "150",
-    }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: join(dir, "data"),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_LOG: "error",
+    SVC_RUNNER_CLAIM_WAIT_MS: "150",
+  });
   open.push(ctx);
   const app = buildApp(ctx);
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {

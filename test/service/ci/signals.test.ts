@@ -9,14 +9,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
-import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
-import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { readBody } from "../../helpers/server.ts";
+import { openAppNode, signedInOwner } from "../../helpers/app-node.ts";
 
-const PASSWORD = "a long enough password";
 const root = mkdtempSync(join(tmpdir(), "svc-ci-signals-"));
 const contexts: { close(): void }[] = [];
 afterAll(() => {
@@ -24,44 +19,11 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/** A node on the shared SQLite file whose held claims wait `waitMs`. */
 async function node(waitMs: string) {
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(root, "data"),
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_LOG: "error",
-      SVC_RUNNER_CLAIM_WAIT_MS: waitMs,
-    }),
-  );
-  contexts.push(ctx);
-  const app = buildApp(ctx);
-  async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
-    const headers: Record<string, string> = {};
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.cookie) headers.cookie = o.cookie;
-    ctx.facts.fresh();
-    const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-    const { text, body } = await readBody(res);
-    return { status: res.status, text, body };
-  }
-  return { ctx, call };
-}
-
-/** The org `org` with its owner signed in on node `a`: a caller with the owner's session. */
-async function signedInOwner(a: Awaited<ReturnType<typeof node>>, org: string) {
-  const email = `owner@${org}.example`;
-  await createUserWithOrg(a.ctx, { org, email, name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await buildApp(a.ctx).handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email, password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  return (method: string, path: string, body?: unknown) => a.call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
+  const n = await openAppNode({ SVC_DATA_DIR: join(root, "data"), SVC_RUNNER_CLAIM_WAIT_MS: waitMs });
+  contexts.push(n.ctx);
+  return n;
 }
 
 test("a claim held open is woken by the ci.queue announcement of a queued job; a routing change wakes it through the same signal", async () => {

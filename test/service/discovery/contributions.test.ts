@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { loadConfig } from "../../../src/config.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { contributionGraphJson, parseDay } from "../../../src/services/discovery/contributions.ts";
@@ -28,7 +27,7 @@ const RANGE = { from: "2025-03-01", to: "2025-03-31" };
 let shas = 0;
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   const user = await createUserWithOrg(ctx, {
     org: "acme",
     email: "ada@example.com",

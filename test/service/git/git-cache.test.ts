@@ -5,11 +5,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import type { User } from "../../../src/db/schema/index.ts";
 import { heldBytes } from "../../../src/git/buffer-pool.ts";
 import { concatBytes, FLUSH_PKT, pktLine } from "../../../src/git/pkt-line.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { serveGit } from "../../../src/services/git/serve.ts";
@@ -26,7 +25,7 @@ afterAll(() => {
 
 /** A context over its own data dir with SVC_GIT_CACHE = `cache`, and a repository of `commits` commits (one pack each). */
 async function setUp(name: string, cache: string, commits: number): Promise<{ ctx: Ctx; owner: Principal; tip: string }> {
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, name), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_GIT_CACHE: cache }));
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, name), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_GIT_CACHE: cache });
   contexts.push(ctx);
   const user: User = await createUserWithOrg(ctx, { org: "acme", email: "o@example.com", name: "o", password: "a long enough password", role: "owner" });
   const owner: Principal = { kind: "session", user, sessionId: "test" };

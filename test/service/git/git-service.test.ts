@@ -6,13 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq, isNull } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
-import { packs, type User } from "../../../src/db/schema/index.ts";
+import type { User } from "../../../src/db/schema/index.ts";
 import { TooLarge } from "../../../src/errors.ts";
 import { concatBytes, FLUSH_PKT, PktLineReader, pktLine } from "../../../src/git/pkt-line.ts";
 import { ZERO_OID, type Oid } from "../../../src/git/types.ts";
 import { gitHandler } from "../../../src/http/git.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, testTables } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import { ANONYMOUS, type Principal } from "../../../src/services/access/principal.ts";
 import { findOrg, findRepo } from "../../../src/services/access/lookup.ts";
@@ -34,7 +33,7 @@ const session = (user: User): Principal => ({ kind: "session", user, sessionId: 
 const PASSWORD = "a long enough password";
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   const person = async (email: string, org: string, role: string) =>
     session(await createUserWithOrg(ctx, { org, email, name: email.split("@")[0]!, password: PASSWORD, role }));
   owner = await person("olga@example.com", "acme", "owner");
@@ -328,13 +327,13 @@ describe("one pack upload path", () => {
       });
     const org = (await findOrg(ctx, "acme"))!;
     const repo = (await findRepo(ctx, org.id, "packed"))!;
+    const { packs } = testTables;
     const live = () =>
       ctx.db.read
         .select()
         .from(packs)
-        .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)))
-        .all();
-    const committed = live();
+        .where(and(eq(packs.repoId, repo.id), isNull(packs.replacedAt)));
+    const committed = await live();
     expect(committed).toHaveLength(2);
     for (const p of committed) {
       expect({
@@ -345,7 +344,7 @@ describe("one pack upload path", () => {
 
     // Two commits, two trees, two blobs.
     expect(await gcRepo(ctx, { repoId: repo.id })).toEqual({ objects: 6, packsReplaced: 2 });
-    const [gc] = live();
+    const [gc] = await live();
     expect((await ctx.store.stat(packKey(repo.id, gc!.name, "pack")))?.size).toBe(gc!.size);
     // The idx was remembered when uploaded: with the stored copy gone, reads still work.
     await ctx.store.delete(packKey(repo.id, gc!.name, "idx"));

@@ -6,10 +6,9 @@ import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import type { User } from "../../../src/db/schema/index.ts";
 import { ReachIndex } from "../../../src/git/reachability.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
@@ -25,7 +24,7 @@ const commits: string[] = [];
 const builds: ReachIndex[] = [];
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: root, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: root, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
   const user: User = await createUserWithOrg(ctx, { org: "acme", email: "o@example.com", name: "o", password: "a long enough password", role: "owner" });
   owner = { kind: "session", user, sessionId: "test" };
   await createRepo(ctx, owner, "acme", { name: "r" });

@@ -4,11 +4,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import type { User } from "../../../src/db/schema/index.ts";
 import { concatBytes, FLUSH_PKT, pktLine } from "../../../src/git/pkt-line.ts";
 import { serveUploadPack } from "../../../src/git/upload-pack.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { serveGit } from "../../../src/services/git/serve.ts";
@@ -28,18 +27,16 @@ let tip = "";
 
 beforeAll(async () => {
   s3 = await startS3rver();
-  ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: root,
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_LOG: "error",
-      SVC_STORAGE: "s3",
-      SVC_S3_ENDPOINT: s3.endpoint,
-      SVC_S3_BUCKET: s3.bucket,
-      SVC_S3_ACCESS_KEY: s3.accessKey,
-      SVC_S3_SECRET_KEY: s3.secretKey,
-    }),
-  );
+  ctx = await openTestContext({
+    SVC_DATA_DIR: root,
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_LOG: "error",
+    SVC_STORAGE: "s3",
+    SVC_S3_ENDPOINT: s3.endpoint,
+    SVC_S3_BUCKET: s3.bucket,
+    SVC_S3_ACCESS_KEY: s3.accessKey,
+    SVC_S3_SECRET_KEY: s3.secretKey,
+  });
   const user: User = await createUserWithOrg(ctx, { org: "acme", email: "o@example.com", name: "o", password: "a long enough password", role: "owner" });
   owner = { kind: "session", user, sessionId: "test" };
   repoId = (await createRepo(ctx, owner, "acme", { name: "big" })).id;

@@ -8,9 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
-import { metricBuckets, repos, users } from "../../../src/db/schema/index.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, testTables } from "../../helpers/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { setClock, type Ctx } from "../../../src/services/context.ts";
 import { deliverDue, RETRY_DELAYS_MS, signature } from "../../../src/services/hooks/delivery.ts";
@@ -20,6 +18,7 @@ import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import { startReceiver } from "../../helpers/receiver.ts";
 
+const { metricBuckets, repos, users } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-deliveries-"));
 const rx = startReceiver();
 afterAll(() => {
@@ -42,12 +41,10 @@ async function harness(allowPrivate = true) {
   const dir = join(root, String(++n));
   t = Date.now();
   restore ??= setClock(() => t);
-  const ctx = await openContext(
-    loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" }),
-  );
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: allowPrivate ? "1" : "0" });
   open.push(ctx);
   const user = await createUserWithOrg(ctx, { org: "acme", email: `o${n}@acme.test`, name: "Owner", password: "a long enough password", role: "owner" });
-  const actor: Principal = { kind: "session", user: ctx.db.read.select().from(users).where(eq(users.id, user.id)).get()!, sessionId: "test" };
+  const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, user.id)))[0]!, sessionId: "test" };
   const repo = await createRepo(ctx, actor, "acme", { name: `r${n}` });
   /** Records an event of the repository as the lander (or a push) would, in its own transaction. */
   const event = (kind: "push" | "change.landed" | "change.ejected", payload: Record<string, unknown>) =>
@@ -116,11 +113,10 @@ describe("webhook delivery", () => {
     expect(list[4]!.id).not.toBe(list[0]!.id);
     expect(rx.of("/flaky").map((r) => r.body.payload.via)).toEqual(["git", "git", "git", "git", "ssh"]);
     // Every attempt is one webhook.delivery operation of the org, with the body's bytes (the day buckets hold them all).
-    const days = h.ctx.db.read
+    const days = await h.ctx.db.read
       .select()
       .from(metricBuckets)
-      .where(and(eq(metricBuckets.kind, "webhook.delivery"), eq(metricBuckets.grain, 1440)))
-      .all();
+      .where(and(eq(metricBuckets.kind, "webhook.delivery"), eq(metricBuckets.grain, 1440)));
     expect(days.reduce((n, r) => n + r.count, 0)).toBe(5);
     expect(days.reduce((n, r) => n + r.bytes, 0)).toBe(5 * Buffer.byteLength(rx.of("/flaky")[0]!.raw));
   });
@@ -159,6 +155,6 @@ describe("webhook delivery", () => {
     await deleteWebhook(h.ctx, await openRepo(h.ctx, h.actor, "acme", h.repo.name), w.id);
     expect(await deliverDue(h.ctx)).toBe(0);
     expect(rx.of("/gone")).toHaveLength(0);
-    expect(h.ctx.db.read.select().from(repos).where(eq(repos.id, h.repo.id)).get()).toBeDefined();
+    expect((await h.ctx.db.read.select().from(repos).where(eq(repos.id, h.repo.id)))[0]).toBeDefined();
   });
 });

@@ -5,12 +5,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
 import { JSON_BODY_LIMIT } from "../../../src/http/body.ts";
 import { buildDocument } from "../../../src/http/openapi.ts";
 import { POLICY_KEY, isRaw, policy, policyOf, policyTable } from "../../../src/http/policy.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-policy-"));
@@ -18,7 +17,7 @@ let ctx: Ctx;
 let routes: { method: string; path: string; hooks?: unknown }[];
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
   routes = buildApp(ctx).routes;
 });
 

@@ -6,13 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { t } from "elysia";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Logger } from "../../../src/services/context.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-server-errors-"));
-const ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" }));
+const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
 afterAll(() => {
   ctx.close();
   rmSync(root, { recursive: true, force: true });

@@ -10,10 +10,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asc, eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
 import { jobs, mailOutbox, webhookDeliveries } from "../../../src/db/schema/index.ts";
 import { migrations } from "../../../src/db/migrations.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, sqliteOnly } from "../../helpers/context.ts";
 import { BILLING_SEATS } from "../../../src/services/billing/seats.ts";
 import { CHANGE_LAND } from "../../../src/services/changes/land-job.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
@@ -45,7 +44,9 @@ function databaseAt0013(dataDir: string): Sqlite {
   return db;
 }
 
-test("pending deliveries, mail, queued changes and old jobs keep running after the upgrade", async () => {
+const onSqlite = test.skipIf(sqliteOnly("upgrades a SQLite database made at migration 0013; PostgreSQL's migrations begin with the engine in place"));
+
+onSqlite("pending deliveries, mail, queued changes and old jobs keep running after the upgrade", async () => {
   const dataDir = join(root, "data");
   const mailDir = join(root, "mail");
   mkdirSync(mailDir);
@@ -97,9 +98,13 @@ test("pending deliveries, mail, queued changes and old jobs keep running after t
   job.run("j7", "repo.compact", JSON.stringify({ repoId: "r1" }), t, t, t);
   old.close();
 
-  const ctx = await openContext(
-    loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", SVC_WEBHOOK_ALLOW_PRIVATE: "1", SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: dataDir,
+    SVC_LOG: "error",
+    SVC_WEBHOOK_ALLOW_PRIVATE: "1",
+    SVC_MAIL_TRANSPORT: "capture",
+    SVC_MAIL_DIR: mailDir,
+  });
   try {
     const rows = ctx.db.read.select().from(jobs).orderBy(asc(jobs.kind), asc(jobs.id)).all();
     const byId = new Map(rows.map((r) => [r.id, r]));

@@ -4,20 +4,19 @@
 // fencing its outcome, periodic cluster kinds once per slot across two engines, wake-ups after
 // COMMIT only, and a dispatcher that survives a database refusing its claims.
 import { afterAll, afterEach, expect, test } from "bun:test";
-import { Database as Sqlite } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
-import { jobs } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, otherConnection, testTables } from "../../helpers/context.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { LocalSignals } from "../../../src/services/events/signals.ts";
 import { LeaseLost, Later, Released, WorkEngine, type Attempt } from "../../../src/services/jobs/engine.ts";
 import { jobKind, type JobKind } from "../../../src/services/jobs/kind.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-engine-"));
+const { jobs } = testTables;
 type Ctx = Awaited<ReturnType<typeof openContext>>;
 const open: Ctx[] = [];
 let restore: (() => void) | null = null;
@@ -33,7 +32,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 let n = 0;
 async function context(dir = join(root, String(++n))): Promise<Ctx> {
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_LOG: "error" }));
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_LOG: "error" });
   open.push(ctx);
   return ctx;
 }
@@ -49,7 +48,7 @@ async function until<T>(fn: () => T | Promise<T>, what: string, ms = 20_000): Pr
   }
 }
 
-const row = (ctx: Ctx, id: string) => ctx.db.read.select().from(jobs).where(eq(jobs.id, id)).get()!;
+const row = async (ctx: Ctx, id: string) => (await ctx.db.read.select().from(jobs).where(eq(jobs.id, id)))[0]!;
 const enqueue = <P>(ctx: Ctx, kind: JobKind<P>, p: P, o?: { delayMs?: number }) => ctx.db.transaction((tx) => ctx.work.enqueue(tx, kind, p, o));
 
 /** Stops the service clock at `t` (moved by hand). */
@@ -98,10 +97,10 @@ test("unique: an enqueue while one waits folds into it (sooner wins); once start
   });
   const a = await enqueue(ctx, kind, { r: "x" }, { delayMs: 60_000 });
   expect(await enqueue(ctx, kind, { r: "x" }, { delayMs: 120_000 })).toBe(a);
-  expect(row(ctx, a).runAt).toBe(t.now + 60_000);
+  expect((await row(ctx, a)).runAt).toBe(t.now + 60_000);
   expect(await enqueue(ctx, kind, { r: "x" })).toBe(a);
-  expect(row(ctx, a).runAt).toBe(t.now);
-  expect(ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name)).all()).toHaveLength(1);
+  expect((await row(ctx, a)).runAt).toBe(t.now);
+  expect(await ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name))).toHaveLength(1);
   // Running: a new request is a second row, behind the first (same key).
   const pass = ctx.work.runDue({ kinds: [kind] });
   await until(() => ran.length === 1, "the first run");
@@ -127,7 +126,7 @@ test("retry by the kind's rule, then given up with the last error; Later resched
   const waits: number[] = [];
   for (let i = 0; i < 4; i++) {
     expect(await ctx.work.runDue({ kinds: [failing] })).toBe(1);
-    const r = row(ctx, id);
+    const r = await row(ctx, id);
     waits.push(r.runAt - t.now);
     t.now = r.runAt;
   }
@@ -138,8 +137,8 @@ test("retry by the kind's rule, then given up with the last error; Later resched
     { n: 4, final: true },
   ]);
   expect(waits).toEqual([1000, 2000, 3000, 0]);
-  expect(row(ctx, id)).toMatchObject({ attempts: 4, lastError: "boom 4", lockedUntil: null, leaseToken: null });
-  expect(row(ctx, id).doneAt).toBe(t.now);
+  expect(await row(ctx, id)).toMatchObject({ attempts: 4, lastError: "boom 4", lockedUntil: null, leaseToken: null });
+  expect((await row(ctx, id)).doneAt).toBe(t.now);
   expect(await ctx.work.runNow(id, 1000)).toEqual({ state: "failed", error: "boom 4" });
 
   const later = jobKind<{}>("test.later");
@@ -149,12 +148,12 @@ test("retry by the kind's rule, then given up with the last error; Later resched
   });
   const l = await enqueue(ctx, later, {});
   expect(await ctx.work.runDue({ kinds: [later] })).toBe(1);
-  expect(row(ctx, l)).toMatchObject({ attempts: 0, runAt: t.now + 500, doneAt: null });
+  expect(await row(ctx, l)).toMatchObject({ attempts: 0, runAt: t.now + 500, doneAt: null });
   t.now += 500;
   expect(await ctx.work.runDue({ kinds: [later] })).toBe(1);
   t.now += 500;
   expect(await ctx.work.runDue({ kinds: [later] })).toBe(1);
-  expect(row(ctx, l)).toMatchObject({ attempts: 1, doneAt: t.now, lastError: null });
+  expect(await row(ctx, l)).toMatchObject({ attempts: 1, doneAt: t.now, lastError: null });
 });
 
 test("stop aborts a running attempt: Released gives the row back uncounted; complete() commits with the job", async () => {
@@ -169,9 +168,9 @@ test("stop aborts a running attempt: Released gives the row back uncounted; comp
   const id = await enqueue(ctx, kind, {});
   ctx.work.start();
   await until(() => started, "the attempt to start");
-  expect(row(ctx, id).leaseToken).not.toBeNull();
+  expect((await row(ctx, id)).leaseToken).not.toBeNull();
   await ctx.work.stop();
-  expect(row(ctx, id)).toMatchObject({ attempts: 0, lockedUntil: null, leaseToken: null, doneAt: null });
+  expect(await row(ctx, id)).toMatchObject({ attempts: 0, lockedUntil: null, leaseToken: null, doneAt: null });
 
   const closing = jobKind<{}>("test.complete");
   ctx.work.define(closing, async (c, _p, at) => {
@@ -179,8 +178,8 @@ test("stop aborts a running attempt: Released gives the row back uncounted; comp
   });
   const c = await enqueue(ctx, closing, {});
   expect(await ctx.work.runDue({ kinds: [closing] })).toBe(1);
-  expect(row(ctx, c).doneAt).not.toBeNull();
-  expect(ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name)).all()).toHaveLength(2);
+  expect((await row(ctx, c)).doneAt).not.toBeNull();
+  expect(await ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name))).toHaveLength(2);
 });
 
 test("the lease is renewed while the handler runs; a lost lease aborts the attempt and fences its outcome", async () => {
@@ -200,14 +199,14 @@ test("the lease is renewed while the handler runs; a lost lease aborts the attem
   const id = await enqueue(ctx, kind, {});
   const pass = ctx.work.runDue({ kinds: [kind] });
   await until(() => at, "the attempt to start");
-  const first = row(ctx, id).lockedUntil!;
-  await until(() => row(ctx, id).lockedUntil! > first, "a renewal");
+  const first = (await row(ctx, id)).lockedUntil!;
+  await until(async () => (await row(ctx, id)).lockedUntil! > first, "a renewal");
   // Another node took the row (its lease ran out there): the next renewal finds it gone.
-  await ctx.db.transaction((tx) => tx.update(jobs).set({ leaseToken: "other.1" }).where(eq(jobs.id, id)).run());
+  await ctx.db.transaction((tx) => tx.update(jobs).set({ leaseToken: "other.1" }).where(eq(jobs.id, id)));
   await pass;
   expect(at.signal.reason).toBeInstanceOf(LeaseLost);
   expect(finished).toBeInstanceOf(LeaseLost);
-  expect(row(ctx, id)).toMatchObject({ leaseToken: "other.1", doneAt: null, attempts: 1 });
+  expect(await row(ctx, id)).toMatchObject({ leaseToken: "other.1", doneAt: null, attempts: 1 });
 });
 
 test("a cluster periodic kind runs once per slot across two engines on one database", async () => {
@@ -229,8 +228,8 @@ test("a cluster periodic kind runs once per slot across two engines on one datab
   try {
     ctx.work.start();
     other.start();
-    const rows = () => ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name)).all();
-    await until(() => rows().length === 1 && rows()[0]!.doneAt !== null, "the first slot's run");
+    const rows = () => ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name));
+    await until(async () => (await rows()).length === 1 && (await rows())[0]!.doneAt !== null, "the first slot's run");
     expect(ran).toHaveLength(1);
     // A restart within the slot runs nothing more (the slot is recorded, not a timer's start).
     const restart = async () => {
@@ -242,14 +241,10 @@ test("a cluster periodic kind runs once per slot across two engines on one datab
     // The next slot: once more, by one of them.
     t.now += 3_600_000;
     await restart();
-    await until(() => rows().length === 2 && rows().every((r) => r.doneAt !== null), "the next slot's run");
+    await until(async () => (await rows()).length === 2 && (await rows()).every((r) => r.doneAt !== null), "the next slot's run");
     expect(ran).toHaveLength(2);
     const slot = Math.floor(t.now / 3_600_000);
-    expect(
-      rows()
-        .map((r) => (r.payload as { slot: number }).slot)
-        .sort(),
-    ).toEqual([slot - 1, slot]);
+    expect((await rows()).map((r) => (r.payload as { slot: number }).slot).sort()).toEqual([slot - 1, slot]);
   } finally {
     await other.stop();
   }
@@ -269,7 +264,7 @@ test("wake-ups go out after COMMIT only: a rolled-back enqueue wakes nobody and 
     })
     .catch(() => undefined);
   expect(woken).toEqual([]);
-  expect(ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name)).all()).toEqual([]);
+  expect(await ctx.db.read.select().from(jobs).where(eq(jobs.kind, kind.name))).toEqual([]);
   await ctx.db.transaction(async (tx) => {
     await ctx.work.enqueue(tx, kind, {});
     expect(woken).toEqual([]);
@@ -286,17 +281,17 @@ test("a failing claim is logged and retried; the dispatcher goes on and runs the
   const ran: unknown[] = [];
   ctx.work.define(kind, async (_c, p) => void ran.push(p));
   // Another connection takes the jobs table away: every claim fails until it is back.
-  const other = new Sqlite(join(dataDir, "svc.db"));
+  const other = await otherConnection(dataDir);
   try {
-    other.exec("ALTER TABLE jobs RENAME TO jobs_away");
+    await other.exec("ALTER TABLE jobs RENAME TO jobs_away");
     ctx.work.start();
     await until(() => errors.includes("job claim failed"), "a logged claim failure");
-    other.exec("ALTER TABLE jobs_away RENAME TO jobs");
+    await other.exec("ALTER TABLE jobs_away RENAME TO jobs");
     await enqueue(ctx, kind, { r: "r1" });
     await until(() => ran.length === 1, "the job to run");
     expect(ran).toEqual([{ r: "r1" }]);
   } finally {
-    other.close();
+    await other.close();
   }
 });
 
@@ -312,14 +307,24 @@ test("a claim that fails after reserving rows of one kind gives them back: the k
   await enqueue(ctx, second, { r: "b" });
   // Another connection makes the second kind's claim fail (as a serialization failure on a later
   // statement does on PostgreSQL), after the first kind's row was claimed in the same transaction.
-  const other = new Sqlite(join(dataDir, "svc.db"));
+  const other = await otherConnection(dataDir);
   try {
-    other.exec("CREATE TRIGGER refuse_second BEFORE UPDATE ON jobs WHEN OLD.kind = 'test.second' BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    await expect(ctx.work.runDue({ kinds: [first, second] })).rejects.toThrow("refused");
+    await other.exec({
+      sqlite: "CREATE TRIGGER refuse_second BEFORE UPDATE ON jobs WHEN OLD.kind = 'test.second' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+      pg:
+        "CREATE FUNCTION refuse_second() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$; " +
+        "CREATE TRIGGER refuse_second BEFORE UPDATE ON jobs FOR EACH ROW WHEN (OLD.kind = 'test.second') EXECUTE FUNCTION refuse_second()",
+    });
+    // (PostgreSQL's refusal arrives as the cause of drizzle's "Failed query" error.)
+    const refusal = await ctx.work.runDue({ kinds: [first, second] }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(String(refusal?.cause ?? refusal)).toContain("refused");
     expect(ran).toEqual([]);
-    other.exec("DROP TRIGGER refuse_second");
+    await other.exec({ sqlite: "DROP TRIGGER refuse_second", pg: "DROP TRIGGER refuse_second ON jobs; DROP FUNCTION refuse_second()" });
   } finally {
-    other.close();
+    await other.close();
   }
   // Nothing of the failed claim is left registered: the dispatcher (which keeps to each kind's
   // concurrency of 1) runs both, and stop() has no attempt to wait for that never started.

@@ -7,14 +7,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
-import { jobs, mailOutbox } from "../../../src/db/schema/index.ts";
 import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, testTables } from "../../helpers/context.ts";
 import { now, setClock, type MailMessage } from "../../../src/services/context.ts";
 import { deliverNow, enqueueMail } from "../../../src/services/mail/outbox.ts";
 import { parseMail, startRelay, type Relay } from "../../helpers/mail-endpoints.ts";
 
 type Ctx = Awaited<ReturnType<typeof openContext>>;
+const { jobs, mailOutbox } = testTables;
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -38,7 +38,7 @@ function advance(ms: number) {
 }
 
 function open(dataDir: string, env: Record<string, string>): Promise<Ctx> {
-  return openContext(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", ...env }));
+  return openTestContext({ SVC_DATA_DIR: dataDir, SVC_LOG: "error", ...env });
 }
 
 const message = (n = 1): MailMessage => ({
@@ -54,9 +54,9 @@ async function enqueue(ctx: Ctx, msg = message()): Promise<string> {
   return id;
 }
 
-const row = (ctx: Ctx, id: string) => ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get()!;
+const row = async (ctx: Ctx, id: string) => (await ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.id, id)))[0]!;
 /** The message's `mail.send` job: attempts, run time and lease. */
-const job = (ctx: Ctx, id: string) => ctx.db.read.select().from(jobs).where(eq(jobs.id, id)).get()!;
+const job = async (ctx: Ctx, id: string) => (await ctx.db.read.select().from(jobs).where(eq(jobs.id, id)))[0]!;
 
 /** The engine of `svc serve` on this context; `stop()` waits for running attempts. */
 function startWorker(ctx: Ctx): { stop(): Promise<void> } {
@@ -65,10 +65,10 @@ function startWorker(ctx: Ctx): { stop(): Promise<void> } {
 }
 
 /** Polls `fn` until it returns a truthy value or the deadline passes. */
-async function until<T>(fn: () => T, what: string, ms = 10_000): Promise<NonNullable<T>> {
+async function until<T>(fn: () => T | Promise<T>, what: string, ms = 10_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const v = fn();
+    const v = await fn();
     if (v) return v as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -83,8 +83,8 @@ describe("capture transport", () => {
     const ctx = await open(tempDir(), { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir, SVC_MAIL_FROM: "svc@example.test" });
     try {
       const id = await enqueue(ctx);
-      expect(row(ctx, id)).toMatchObject({ toAddress: "person1@example.com", textBody: message().text, htmlBody: message().html, sentAt: null });
-      expect(job(ctx, id)).toMatchObject({ kind: "mail.send", attempts: 0, doneAt: null });
+      expect(await row(ctx, id)).toMatchObject({ toAddress: "person1@example.com", textBody: message().text, htmlBody: message().html, sentAt: null });
+      expect(await job(ctx, id)).toMatchObject({ kind: "mail.send", attempts: 0, doneAt: null });
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
       const files = emlFiles(mailDir);
       expect(files).toHaveLength(1);
@@ -94,9 +94,9 @@ describe("capture transport", () => {
       expect(parsed).toMatchObject({ from: "svc@example.test", to: "person1@example.com", subject: "Message 1" });
       expect(parsed.text.trim()).toBe(message().text);
       expect(parsed.html).toContain(`href="https://git.example.test/verify?token=svcv_1"`);
-      expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "", lastError: null });
-      expect(job(ctx, id)).toMatchObject({ lockedUntil: null, attempts: 1 });
-      expect(row(ctx, id).sentAt).toBeGreaterThan(0);
+      expect(await row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "", lastError: null });
+      expect(await job(ctx, id)).toMatchObject({ lockedUntil: null, attempts: 1 });
+      expect((await row(ctx, id)).sentAt).toBeGreaterThan(0);
       // A second call finds it sent and sends nothing more.
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
       expect(emlFiles(mailDir)).toHaveLength(1);
@@ -117,24 +117,23 @@ describe("capture transport", () => {
       tx
         .update(jobs)
         .set({ lockedUntil: now() + 120_000, leaseToken: "dead.1", attempts: 1 })
-        .where(eq(jobs.id, cut))
-        .run(),
+        .where(eq(jobs.id, cut)),
     );
     first.close();
 
     const second = await open(dataDir, env);
     const worker = startWorker(second);
     try {
-      await until(() => row(second, queued).sentAt, "the queued message to be sent");
+      await until(async () => (await row(second, queued)).sentAt, "the queued message to be sent");
       expect(emlFiles(mailDir)).toHaveLength(1);
-      expect(row(second, cut).sentAt).toBeNull();
+      expect((await row(second, cut)).sentAt).toBeNull();
       advance(121_000);
       second.signals.notify("work", "mail.send");
-      await until(() => row(second, cut).sentAt, "the leased message to be retried");
+      await until(async () => (await row(second, cut)).sentAt, "the leased message to be retried");
       const subjects = await Promise.all(emlFiles(mailDir).map(async (f) => (await parseMail(readFileSync(join(mailDir, f)))).subject));
       expect(subjects.sort()).toEqual(["Message 1", "Message 2"]);
-      expect(row(second, cut)).toMatchObject({ textBody: "", htmlBody: "" });
-      expect(job(second, cut).attempts).toBe(2);
+      expect(await row(second, cut)).toMatchObject({ textBody: "", htmlBody: "" });
+      expect((await job(second, cut)).attempts).toBe(2);
     } finally {
       await worker.stop();
       second.close();
@@ -148,7 +147,7 @@ describe("null transport", () => {
     try {
       expect(ctx.mail).toBeNull();
       expect(await ctx.db.transaction((tx) => enqueueMail(ctx, tx, message()))).toBeNull();
-      expect(ctx.db.read.select().from(mailOutbox).all()).toEqual([]);
+      expect(await ctx.db.read.select().from(mailOutbox)).toEqual([]);
       expect(await deliverNow(ctx, null)).toEqual({ sent: false });
       await startWorker(ctx).stop();
     } finally {
@@ -180,7 +179,7 @@ describe("smtp transport through the outbox", () => {
     const parsed = await parseMail(got.raw);
     expect(parsed.text.trim()).toBe(message(10).text);
     expect(parsed.html).toContain("token=svcv_10");
-    expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "" });
+    expect(await row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "" });
   });
 
   test("relay down: the error is reported, the row waits 30 s, and the worker delivers it once due and the relay is back", async () => {
@@ -190,10 +189,10 @@ describe("smtp transport through the outbox", () => {
     const result = await deliverNow(ctx, id);
     expect(result.sent).toBe(false);
     expect(result.error).toMatch(/421|down for maintenance/);
-    const failed = row(ctx, id);
+    const failed = await row(ctx, id);
     expect(failed).toMatchObject({ sentAt: null, failedAt: null, textBody: message(11).text });
     expect(failed.lastError).toBe(result.error!);
-    const waiting = job(ctx, id);
+    const waiting = await job(ctx, id);
     expect(waiting).toMatchObject({ attempts: 1, lockedUntil: null, doneAt: null });
     expect(waiting.runAt - t0).toBeGreaterThanOrEqual(30_000);
     expect(waiting.runAt - t0).toBeLessThan(31_000);
@@ -205,9 +204,9 @@ describe("smtp transport through the outbox", () => {
       ctx.signals.notify("work", "mail.send");
       const got = await relay.waitFor((m) => m.to[0] === "person11@example.com");
       expect((await parseMail(got.raw)).text).toContain("token=svcv_11");
-      await until(() => row(ctx, id).sentAt, "the retried row to be marked sent");
-      expect(row(ctx, id)).toMatchObject({ lastError: null, textBody: "", htmlBody: "" });
-      expect(job(ctx, id).attempts).toBe(2);
+      await until(async () => (await row(ctx, id)).sentAt, "the retried row to be marked sent");
+      expect(await row(ctx, id)).toMatchObject({ lastError: null, textBody: "", htmlBody: "" });
+      expect((await job(ctx, id)).attempts).toBe(2);
       expect(relay.messages.filter((m) => m.to[0] === "person11@example.com")).toHaveLength(1);
     } finally {
       await worker.stop();
@@ -240,12 +239,12 @@ describe("smtp transport through the outbox", () => {
       const result = await deliverNow(ctx, id, 200);
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(result).toEqual({ sent: false, error: "delivery is still in progress; it will be retried if it fails" });
-      expect(row(ctx, id).sentAt).toBeNull();
+      expect((await row(ctx, id)).sentAt).toBeNull();
       release();
       await relay.waitFor((m) => m.to[0] === "person13@example.com");
-      await until(() => row(ctx, id).sentAt, "the background attempt to record its outcome");
-      expect(row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "" });
-      expect(job(ctx, id).attempts).toBe(1);
+      await until(async () => (await row(ctx, id)).sentAt, "the background attempt to record its outcome");
+      expect(await row(ctx, id)).toMatchObject({ textBody: "", htmlBody: "" });
+      expect((await job(ctx, id)).attempts).toBe(1);
     } finally {
       release();
     }
@@ -260,13 +259,13 @@ describe("smtp transport through the outbox", () => {
     const delays: number[] = [];
     for (let i = 1; i <= 7; i++) {
       expect((await deliverNow(ctx, id)).sent).toBe(false);
-      delays.push(job(ctx, id).runAt - T);
+      delays.push((await job(ctx, id)).runAt - T);
     }
     expect(delays).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000]);
     const last = await deliverNow(ctx, id);
     expect(last.sent).toBe(false);
-    expect(row(ctx, id)).toMatchObject({ failedAt: T, textBody: "", htmlBody: "" });
-    expect(job(ctx, id)).toMatchObject({ attempts: 8, doneAt: T, lockedUntil: null });
+    expect(await row(ctx, id)).toMatchObject({ failedAt: T, textBody: "", htmlBody: "" });
+    expect(await job(ctx, id)).toMatchObject({ attempts: 8, doneAt: T, lockedUntil: null });
     // Given up: nothing more is attempted, and the answer repeats the last reason.
     const connections = relay.connections;
     expect(await deliverNow(ctx, id)).toEqual({ sent: false, error: last.error! });

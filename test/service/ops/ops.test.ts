@@ -5,10 +5,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, otherConnection, TEST_DATABASE } from "../../helpers/context.ts";
+import { startPostgres } from "../../helpers/postgres.ts";
 import { Registry } from "../../../src/services/telemetry/metrics.ts";
 import { collectStoreStats, instrumentContext, instrumentStore } from "../../../src/services/ops/instrument.ts";
 import { createFsStore } from "../../../src/storage/index.ts";
@@ -22,9 +21,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const TOKEN = "a-metrics-token-of-some-length";
 let n = 0;
 
-async function harness() {
+async function harness(env: Record<string, string> = {}) {
   const dir = join(root, String(++n));
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_METRICS_TOKEN: TOKEN }));
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_METRICS_TOKEN: TOKEN, ...env });
   const app = buildApp(ctx);
   const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://svc.test${path}`, { headers }));
   return { ctx, dir, get, [Symbol.dispose]: () => ctx.close() };
@@ -38,10 +37,10 @@ describe("readiness", () => {
     expect(await ok.json()).toEqual({ status: "ready", checks: { database: "ok", migrations: "ok", object_store: "ok" } });
 
     // Another process (an older binary's restore, a hand edit) leaves the schema behind.
-    const other = new Database(join(h.dir, "svc.db"));
-    const last = other.query<{ tag: string }, []>("SELECT tag FROM svc_migrations ORDER BY tag DESC LIMIT 1").get()!.tag;
-    other.run("DELETE FROM svc_migrations WHERE tag = ?", [last]);
-    other.close();
+    const other = await otherConnection(h.dir);
+    const [{ tag: last }] = (await other.rows<{ tag: string }>("SELECT tag FROM svc_migrations ORDER BY tag DESC LIMIT 1")) as [{ tag: string }];
+    await other.exec(`DELETE FROM svc_migrations WHERE tag = '${last}'`);
+    await other.close();
     const behind = await h.get("/readyz");
     expect(behind.status).toBe(503);
     expect(await behind.json()).toEqual({ status: "unavailable", checks: { database: "ok", migrations: "pending migrations", object_store: "ok" } });
@@ -49,9 +48,9 @@ describe("readiness", () => {
 
   test("a migration this binary does not know (a newer node applied it: rolling upgrade) keeps it ready", async () => {
     using h = await harness();
-    const other = new Database(join(h.dir, "svc.db"));
-    other.run("INSERT INTO svc_migrations (tag, applied_at) VALUES (?, ?)", ["9999_from_the_next_release", Date.now()]);
-    other.close();
+    const other = await otherConnection(h.dir);
+    await other.exec(`INSERT INTO svc_migrations (tag, applied_at) VALUES ('9999_from_the_next_release', ${Date.now()})`);
+    await other.close();
     const ok = await h.get("/readyz");
     expect(ok.status).toBe(200);
     expect((await ok.json()).checks.migrations).toBe("ok");
@@ -60,12 +59,15 @@ describe("readiness", () => {
 
 describe("the database unreachable under a running context", () => {
   test("API 503 database_unavailable (JSON error shape), git 503 with the message for its user, /readyz 503 database failing", async () => {
-    const h = await harness();
+    // On PostgreSQL a server of its own, which the test stops (the shared one serves other tests).
+    await using pg = TEST_DATABASE === "pg" ? await startPostgres() : null;
+    const h = await harness(pg ? { SVC_DATABASE_URL: (await pg.createDatabase()).url } : {});
     await createUserWithOrg(h.ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: "a long enough password", role: "owner" });
     // Anonymous, decided from the database (a private org asks for credentials).
     expect((await h.get("/v1/orgs/acme/repos/app")).status).toBe(401);
     // What a PostgreSQL server going away looks like to a node, on SQLite: the handle is closed.
-    h.ctx.close();
+    if (pg) await pg.stopServer();
+    else h.ctx.close();
     h.ctx.facts.fresh();
     const api = await h.get("/v1/orgs/acme/repos/app");
     expect(api.status).toBe(503);
@@ -78,6 +80,7 @@ describe("the database unreachable under a running context", () => {
     const ready = await h.get("/readyz");
     expect(ready.status).toBe(503);
     expect((await ready.json()).checks.database).toBe("failing");
+    if (pg) h.ctx.close();
   });
 });
 

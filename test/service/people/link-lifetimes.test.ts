@@ -5,11 +5,9 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "drizzle-orm";
-import { loadConfig } from "../../../src/config.ts";
-import { mailOutbox } from "../../../src/db/schema/index.ts";
+import { asc, sql } from "drizzle-orm";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext, testTables } from "../../helpers/context.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { readBody, sessionCookie } from "../../helpers/server.ts";
@@ -21,6 +19,7 @@ const DAY = 24 * HOUR;
 const PASSWORD = "a long enough password";
 const T = 30_000;
 
+const { mailOutbox } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-lifetimes-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -48,17 +47,15 @@ async function harness(extraEnv: Record<string, string> = {}) {
   const dir = join(root, String(++harnesses));
   t = Date.now();
   restoreClock ??= setClock(() => t);
-  const ctx = await openContext(
-    loadConfig({
-      SVC_DATA_DIR: join(dir, "data"),
-      SVC_HTTP_ADDR: "127.0.0.1:0",
-      SVC_BASE_URL: "http://svc.test",
-      SVC_MAIL_TRANSPORT: "capture",
-      SVC_MAIL_DIR: join(dir, "mail"),
-      SVC_LOG: "error",
-      ...extraEnv,
-    }),
-  );
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: join(dir, "data"),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_BASE_URL: "http://svc.test",
+    SVC_MAIL_TRANSPORT: "capture",
+    SVC_MAIL_DIR: join(dir, "mail"),
+    SVC_LOG: "error",
+    ...extraEnv,
+  });
   open.push(ctx);
   const app = buildApp(ctx);
 
@@ -74,14 +71,14 @@ async function harness(extraEnv: Record<string, string> = {}) {
   }
   const post = (path: string, body: unknown, cookie?: string | null) => call("POST", path, body, cookie);
 
-  /** The tokens with `prefix` of every message queued to `address`, oldest first. */
-  function linksTo(address: string, prefix: string): string[] {
-    const rows = ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).orderBy(sql`rowid`).all();
+  /** The tokens with `prefix` of every message queued to `address`, oldest first (messages queued at one service time are in no order: step the clock between them). */
+  async function linksTo(address: string, prefix: string): Promise<string[]> {
+    const rows = await ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).orderBy(asc(mailOutbox.createdAt));
     return rows.flatMap((r) => [...r.textBody.matchAll(/\?token=(svc[a-z]*_[a-z2-7]{32})/g)].map((m) => m[1]!)).filter((tok) => tok.startsWith(prefix));
   }
   /** How many messages were ever queued to `address`. */
-  function queued(address: string): number {
-    return ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`).all().length;
+  async function queued(address: string): Promise<number> {
+    return (await ctx.db.read.select().from(mailOutbox).where(sql`lower(${mailOutbox.toAddress}) = lower(${address})`)).length;
   }
   const signup = (email: string, handle: string) => post("/v1/auth/signup", { email, name: "Test Person", password: PASSWORD, handle });
   async function person(email: string, org = "acme", role = "owner") {
@@ -101,8 +98,8 @@ describe("confirmation link (svcv_): one day", () => {
       const t0 = t;
       expect((await h.signup("ann@example.com", "ann")).status).toBe(202);
       expect((await h.signup("ben@example.com", "ben")).status).toBe(202);
-      const [ann] = h.linksTo("ann@example.com", "svcv_");
-      const [ben] = h.linksTo("ben@example.com", "svcv_");
+      const [ann] = await h.linksTo("ann@example.com", "svcv_");
+      const [ben] = await h.linksTo("ben@example.com", "svcv_");
 
       t = t0 + DAY - SECOND;
       const ok = await h.post("/v1/auth/verify", { token: ann });
@@ -119,7 +116,7 @@ describe("confirmation link (svcv_): one day", () => {
       expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(403);
 
       expect((await h.post("/v1/auth/resend-verification", { email: "ben@example.com" })).status).toBe(202);
-      const fresh = h.linksTo("ben@example.com", "svcv_");
+      const fresh = await h.linksTo("ben@example.com", "svcv_");
       expect(fresh).toHaveLength(2);
       expect((await h.post("/v1/auth/verify", { token: fresh[1] })).status).toBe(200);
       expect((await h.post("/v1/orgs", { name: "ben-org" }, signedIn.cookie)).status).toBe(201);
@@ -136,14 +133,14 @@ describe("reset link (svcrs_): one hour", () => {
       const t0 = t;
       await h.person("rita@example.com");
       expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
-      const [first] = h.linksTo("rita@example.com", "svcrs_");
+      const [first] = await h.linksTo("rita@example.com", "svcrs_");
       t = t0 + HOUR - SECOND;
       expect((await h.post("/v1/auth/reset-password", { token: first, new_password: "second password!" })).status).toBe(200);
 
       const t1 = t0 + 2 * HOUR;
       t = t1;
       expect((await h.post("/v1/auth/forgot-password", { email: "rita@example.com" })).status).toBe(202);
-      const second = h.linksTo("rita@example.com", "svcrs_")[1]!;
+      const second = (await h.linksTo("rita@example.com", "svcrs_"))[1]!;
       t = t1 + HOUR + SECOND;
       const dead = await h.post("/v1/auth/reset-password", { token: second, new_password: "third password!!" });
       const unknown = await h.post("/v1/auth/reset-password", { token: "svcrs_" + "a".repeat(32), new_password: "third password!!" });
@@ -206,8 +203,8 @@ describe("address-claim link (svce_): one day", () => {
       const add = (cookie: string, handle: string, email: string) => h.post(`/v1/users/${handle}/emails`, { email }, cookie);
       expect((await add(uma.cookie, uma.user.handle, "uma.a@example.com")).status).toBe(202);
       expect((await add(uma.cookie, uma.user.handle, "uma.b@example.com")).status).toBe(202);
-      const [a] = h.linksTo("uma.a@example.com", "svce_");
-      const [b] = h.linksTo("uma.b@example.com", "svce_");
+      const [a] = await h.linksTo("uma.a@example.com", "svce_");
+      const [b] = await h.linksTo("uma.b@example.com", "svce_");
       const verify = (token: string | undefined) => h.post(`/v1/users/${uma.user.handle}/emails/verify`, { token }, uma.cookie);
 
       t = t0 + DAY - SECOND;
@@ -245,20 +242,20 @@ describe("signup rate limits (per address 3 an hour, global configurable)", () =
       const t1 = t0 + DAY - 30 * MINUTE;
       t = t1;
       for (const handle of ["s1", "s2", "s3"]) expect((await h.signup("squat@example.com", handle)).text).toBe(reference.text);
-      expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
+      expect(await h.linksTo("squat@example.com", "svcv_")).toEqual([]);
 
       // The claim has lapsed, so only the limit stands in the way: the same 202, no mail, no account.
       t = t0 + DAY + MINUTE;
       const limited = await h.signup("squat@example.com", "s4");
       expect({ status: limited.status, text: limited.text }).toEqual({ status: 202, text: reference.text });
-      expect(h.linksTo("squat@example.com", "svcv_")).toEqual([]);
+      expect(await h.linksTo("squat@example.com", "svcv_")).toEqual([]);
       expect((await h.post("/v1/auth/login", { email: "squat@example.com", password: PASSWORD })).status).toBe(401);
 
       // An hour after the three attempts the address may sign up again.
       t = t1 + HOUR + SECOND;
       const allowed = await h.signup("squat@example.com", "s4");
       expect({ status: allowed.status, text: allowed.text }).toEqual({ status: 202, text: reference.text });
-      const links = h.linksTo("squat@example.com", "svcv_");
+      const links = await h.linksTo("squat@example.com", "svcv_");
       expect(links).toHaveLength(1);
       expect(await h.post("/v1/auth/verify", { token: links[0] })).toMatchObject({ status: 200, body: { handle: "s4" } });
     },
@@ -276,12 +273,12 @@ describe("signup rate limits (per address 3 an hour, global configurable)", () =
       const third = await h.signup("g3@example.com", "g3");
       expect([second.text, third.text]).toEqual([first.text, first.text]);
       expect([first.status, second.status, third.status]).toEqual([202, 202, 202]);
-      expect([h.queued("g1@example.com"), h.queued("g2@example.com"), h.queued("g3@example.com")]).toEqual([1, 1, 0]);
+      expect([await h.queued("g1@example.com"), await h.queued("g2@example.com"), await h.queued("g3@example.com")]).toEqual([1, 1, 0]);
       expect((await h.post("/v1/auth/login", { email: "g3@example.com", password: PASSWORD })).status).toBe(401);
 
       t = t0 + HOUR + SECOND;
       expect((await h.signup("g3@example.com", "g3")).text).toBe(first.text);
-      expect(h.linksTo("g3@example.com", "svcv_")).toHaveLength(1);
+      expect(await h.linksTo("g3@example.com", "svcv_")).toHaveLength(1);
     },
     T,
   );
@@ -294,10 +291,11 @@ describe("signup rate limits (per address 3 an hour, global configurable)", () =
       expect((await h.signup("rae@example.com", "rae")).status).toBe(202);
       t = t0 + MINUTE;
       const answers = [];
-      for (let i = 0; i < 4; i++) answers.push(await h.post("/v1/auth/resend-verification", { email: "rae@example.com" }));
+      // One millisecond apart, so the links' order is their queueing times'.
+      for (let i = 0; i < 4; i++, t++) answers.push(await h.post("/v1/auth/resend-verification", { email: "rae@example.com" }));
       expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
       expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-      const links = h.linksTo("rae@example.com", "svcv_");
+      const links = await h.linksTo("rae@example.com", "svcv_");
       expect(links).toHaveLength(4);
       // Each resend spent the one before it; the refused one spent nothing.
       expect((await h.post("/v1/auth/verify", { token: links[2] })).status).toBe(404);
@@ -318,10 +316,10 @@ describe("signup rate limits (per address 3 an hour, global configurable)", () =
       answers.push(await ask());
       expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
       expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-      expect(h.linksTo("flo@example.com", "svcrs_")).toHaveLength(3);
+      expect(await h.linksTo("flo@example.com", "svcrs_")).toHaveLength(3);
       t = t0 + HOUR + SECOND;
       expect((await ask()).status).toBe(202);
-      const links = h.linksTo("flo@example.com", "svcrs_");
+      const links = await h.linksTo("flo@example.com", "svcrs_");
       expect(links).toHaveLength(4);
       expect((await h.post("/v1/auth/reset-password", { token: links[3], new_password: "flo's new password" })).status).toBe(200);
     },

@@ -6,10 +6,9 @@ import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { and, eq, isNull } from "drizzle-orm";
-import { jobs, type User } from "../../../src/db/schema/index.ts";
-import { openContext } from "../../../src/runtime.ts";
+import type { User } from "../../../src/db/schema/index.ts";
+import { openTestContext, testTables } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { compactRepo, gcRepo, GRACE_MS, sweepRepo } from "../../../src/services/git/maintenance.ts";
@@ -23,6 +22,7 @@ import { purgeRepoStorage } from "../../../src/services/git/purge.ts";
 import { createRepo, openRepo, deleteRepo, getRepo } from "../../../src/services/repos/repos.ts";
 import { setClock } from "../../../src/util/clock.ts";
 
+const { jobs } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-forks-storage-"));
 let ctx: Ctx & { close(): void };
 let owner: Principal;
@@ -44,7 +44,7 @@ const later = () => (offset += GRACE_MS + 60_000);
 
 beforeAll(async () => {
   restore = setClock(() => Date.now() + offset);
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   owner = session(await createUserWithOrg(ctx, { org: "acme", email: "olga@example.com", name: "olga", password: "a long enough password", role: "owner" }));
 });
 beforeEach(() => ctx.facts.fresh());
@@ -56,13 +56,12 @@ afterAll(() => {
 
 /** Runs the queued purge jobs as the worker would (each is idempotent), then marks them done. */
 async function runPurges(): Promise<void> {
-  const queued = ctx.db.read
+  const queued = await ctx.db.read
     .select()
     .from(jobs)
-    .where(and(eq(jobs.kind, "repo.purge"), isNull(jobs.doneAt)))
-    .all();
+    .where(and(eq(jobs.kind, "repo.purge"), isNull(jobs.doneAt)));
   for (const j of queued) await purgeRepoStorage(ctx, j.payload as { repoId: string; shared?: string[] });
-  await ctx.db.transaction(async (tx) => void tx.update(jobs).set({ doneAt: Date.now() }).where(eq(jobs.kind, "repo.purge")).run());
+  await ctx.db.transaction(async (tx) => void (await tx.update(jobs).set({ doneAt: Date.now() }).where(eq(jobs.kind, "repo.purge"))));
 }
 
 /** Forks acme/<from> into acme/<to> and runs the fork job as the worker would. */

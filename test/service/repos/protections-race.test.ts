@@ -6,10 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import type { User } from "../../../src/db/schema/index.ts";
 import { ZERO_OID, type Oid } from "../../../src/git/types.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { findOrg, findRepo } from "../../../src/services/access/lookup.ts";
@@ -31,7 +30,7 @@ let counter = 0;
 const session = (user: User): Principal => ({ kind: "session", user, sessionId: "test" });
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   owner = session(await createUserWithOrg(ctx, { org: "acme", email: "olga@example.com", name: "Olga", password: "a long enough password", role: "owner" }));
 });
 
@@ -83,7 +82,10 @@ async function raceWith<T>(during: Parameters<Ctx["db"]["transaction"]>[0], writ
   const asked = new Promise<void>((r) => (queued = r));
   db.transaction = ((fn) => {
     queued();
-    return original(fn);
+    // PostgreSQL has no process-wide lock to queue behind (transactions run side by side, and one
+    // that commits first is serialized first): the write's transaction begins once the held one
+    // has committed, which is where SQLite's lock puts it.
+    return db.dialect === "pg" ? held.then(() => original(fn)) : original(fn);
   }) as typeof db.transaction;
   try {
     const result = write().then(

@@ -5,9 +5,8 @@ import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../src/config.ts";
 import { buildApp } from "../../../src/http/app.ts";
-import { openContext } from "../../../src/runtime.ts";
+import { openTestContext } from "../../helpers/context.ts";
 import type { Ctx } from "../../../src/services/context.ts";
 import * as access from "../../../src/services/access/access.ts";
 import * as gitStore from "../../../src/services/git/store.ts";
@@ -56,7 +55,7 @@ async function counted(fn: () => Promise<Response>): Promise<{ status: number; r
 }
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: BASE, SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: BASE, SVC_LOG: "error" });
   app = buildApp(ctx);
   await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
   const login = await app.handle(

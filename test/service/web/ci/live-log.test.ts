@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../../src/config.ts";
 import { buildApp } from "../../../../src/http/app.ts";
 import { resolveCaller } from "../../../../src/http/principal.ts";
 import { LIMITS, liveLogs, logStream, type StreamLimits } from "../../../../src/http/web/ci/live-log.ts";
-import { openContext } from "../../../../src/runtime.ts";
+import { openTestContext } from "../../../helpers/context.ts";
 import type { Ctx } from "../../../../src/services/context.ts";
 import { CI_TRIGGER } from "../../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../../src/services/people/accounts.ts";
@@ -77,7 +76,7 @@ async function open(cookie: string, limits: Partial<StreamLimits> = {}) {
 }
 
 beforeAll(async () => {
-  ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: BASE, SVC_LOG: "error" }));
+  ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: BASE, SVC_LOG: "error" });
   app = buildApp(ctx);
   await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
   owner = await signIn("o@acme.example");
