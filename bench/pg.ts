@@ -1,14 +1,16 @@
 // PostgreSQL vs SQLite, and several nodes (issue 27, plan-27 §5.1).
 //
 //   bun bench/pg.ts [--rounds 3] [--duration 8] [--connections 16] [--commit-connections 4]
-//                   [--tag v1.6.0] [--git-reps 2] [--only api|git] [--out FILE]
+//                   [--tag v1.6.0] [--git-reps 2] [--only api|git] [--apart] [--out FILE]
 //   bun bench/pg.ts --nodes 3 [--reps 100] [--runners 1000] [--seconds 60] [--claim-wait-ms 20000]
 //                   [--only claim|idle] [--out FILE]
 //
 // One node (default): the same checkout started twice on this machine, one node on SQLite (its
 // data dir) and one on PostgreSQL (Debian's server from test/helpers/postgres.ts, fsync,
 // synchronous_commit and full_page_writes ON, pg_stat_statements loaded), both on fs storage.
-// Interleaved rounds (which side goes first alternates): authenticated GET of a repository and
+// Rounds in which both sides run each phase at the same time (each with its own load generator,
+// so both see the same machine load; --apart: one after the other, the first side alternating):
+// authenticated GET of a repository and
 // 1-operation API commits (each connection its own branch, no expected_parent) at the same
 // concurrency, req/s and p50/p99; then git push of a git/git subset (history up to --tag, made
 // once under bench/work/repos/ from /work/.mirror/git+git/repo) into a fresh repository and a
@@ -65,6 +67,7 @@ const { values: opt } = parseArgs({
     root: { type: "string" },
     out: { type: "string" },
     keep: { type: "boolean", default: false },
+    apart: { type: "boolean", default: false },
   },
 });
 const NODES = Number(opt.nodes);
@@ -316,6 +319,12 @@ async function oneNode(): Promise<Record<string, unknown>> {
   }
   const out: Record<string, unknown> = { rounds, duration_s: duration, connections: conns, commit_connections: commitConns };
   const order = (r: number) => (r % 2 === 0 ? sides : [...sides].reverse());
+  // Both sides at once (default): on a shared machine whose load swings from second to second,
+  // only simultaneous phases see the same load; --apart runs them one after the other.
+  const each = async (list: Side[], fn: (s: Side) => Promise<void>) => {
+    if (opt.apart) for (const s of list) await fn(s);
+    else await Promise.all(list.map(fn));
+  };
   type Row = Record<string, unknown>;
   const rows: { phase: string; side: string; round: number; load: number[]; row: Row }[] = [];
   try {
@@ -326,7 +335,7 @@ async function oneNode(): Promise<Record<string, unknown>> {
         await apiCommit(s, 2, commitConns);
       }
       for (let r = 0; r < rounds; r++) {
-        for (const s of order(r)) {
+        await each(order(r), async (s) => {
           const { result, cost } = await measured(
             s,
             (x) => Math.max(1, x.requests),
@@ -334,8 +343,8 @@ async function oneNode(): Promise<Record<string, unknown>> {
           );
           rows.push({ phase: "api_get_repo", side: s.name, round: r, load: load(), row: { ...result, ...cost } });
           log(`GET repo ${s.name} round ${r}: ${result.rps} req/s p99 ${result.p99_ms} ms, ${cost.statements_per_request} stmts/req; load ${load()[0]}`);
-        }
-        for (const s of order(r + 1)) {
+        });
+        await each(order(r + 1), async (s) => {
           const { result, cost } = await measured(
             s,
             (x) => Math.max(1, x.requests),
@@ -343,14 +352,14 @@ async function oneNode(): Promise<Record<string, unknown>> {
           );
           rows.push({ phase: "api_commit", side: s.name, round: r, load: load(), row: { ...result, ...cost } });
           log(`commit ${s.name} round ${r}: ${result.rps} req/s p99 ${result.p99_ms} ms, ${cost.statements_per_request} stmts/req; load ${load()[0]}`);
-        }
+        });
       }
     }
     if (opt.only !== "api") {
       const source = await subset(opt.tag!);
       const reps = Number(opt["git-reps"]);
       for (let r = 0; r < reps; r++) {
-        for (const s of order(r)) {
+        await each(order(r), async (s) => {
           const { result, cost } = await measured(
             s,
             (x) => x.requests,
@@ -358,8 +367,8 @@ async function oneNode(): Promise<Record<string, unknown>> {
           );
           rows.push({ phase: "git_push", side: s.name, round: r, load: load(), row: { ...result, ...cost } });
           log(`push ${s.name} rep ${r}: ${round(result.seconds)} s, ${cost.statements_per_request} stmts; load ${load()[0]}`);
-        }
-        for (const s of order(r + 1)) {
+        });
+        await each(order(r + 1), async (s) => {
           const { result, cost } = await measured(
             s,
             (x) => x.requests,
@@ -367,7 +376,7 @@ async function oneNode(): Promise<Record<string, unknown>> {
           );
           rows.push({ phase: "git_clone", side: s.name, round: r, load: load(), row: { ...result, ...cost } });
           log(`clone ${s.name} rep ${r}: ${round(result.seconds)} s, ${cost.statements_per_request} stmts; load ${load()[0]}`);
-        }
+        });
       }
     }
   } finally {

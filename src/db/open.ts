@@ -53,7 +53,7 @@ export async function openDatabase(config: Config): Promise<OpenDatabase> {
   // wrote a table the fact cache loads from, so it moves exactly when such a write commits and
   // concurrent writers never meet on it. The cache awaits this one read per window per node.
   // Why a raw prepared statement, not a drizzle query: this read runs up to once per millisecond
-  // per node, and building the query each time cost more CPU than the read (bench/README §25).
+  // per node, and building the query each time cost more CPU than the read (bench/README §26).
   const { statementCache } = await import("./statements.ts");
   const statements = statementCache("fact-epoch");
   const epoch = statements.stmt(

@@ -163,6 +163,11 @@ export class FactCache {
     return loading;
   }
 
+  /** Drops every getWithin fact now (after this process committed a change to one: its next use reloads). */
+  dropWithin(): void {
+    this.clearLoose();
+  }
+
   private clearLoose(): void {
     this.loose.clear();
     this.looseSize = 0;

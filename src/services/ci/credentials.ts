@@ -45,9 +45,10 @@ export async function resolveRunnerCredential(ctx: Ctx, raw: string): Promise<Pr
     // is cached. Those two columns are a fact: on SQLite any commit (this process's or another's)
     // drops it, so a removed or replaced machine fails on its very next call. On a shared database
     // (several nodes) it is kept across this node's own writes and trusted while the fact epoch,
-    // read at most every LIVENESS_STALE_MS for it, has not moved: a removal is seen within that
-    // on every node, an idle long poll costs no query, and the claim transaction re-reads the
-    // machine, so a removed machine never gets a job.
+    // read at most every LIVENESS_STALE_MS for it, has not moved; a tombstone written here drops
+    // it after COMMIT. So a removal is seen at once on this node and within that on the others,
+    // an idle long poll costs no query, and the claim transaction re-reads the machine, so a
+    // removed machine never gets a job.
     const live = await ctx.facts.getWithin("runner-live", id, () => store.runnerLiveness(ctx.db.read, id), LIVENESS_STALE_MS);
     if (!live || live.removedAt !== null) {
       known.delete(id);

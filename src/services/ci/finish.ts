@@ -58,6 +58,10 @@ export async function failJob(
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
   await settleRun(tx, job.runId, t);
   // An ephemeral machine runs one job and then de-registers.
-  if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) await store.tombstoneRunner(tx, job.runnerId, t);
+  if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) {
+    await store.tombstoneRunner(tx, job.runnerId, t);
+    // This node refuses the credential at its next call (other nodes: at their next epoch read).
+    ctx.db.afterCommit(tx, () => ctx.facts.dropWithin());
+  }
   return true;
 }

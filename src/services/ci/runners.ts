@@ -121,6 +121,8 @@ function checkRegistration(
 /** Tombstones a machine and fails the job it was running (not reassigned), inside `tx`. */
 async function retireRunner(ctx: Ctx, tx: Tx, runner: RunnerRow, t: number): Promise<void> {
   await store.tombstoneRunner(tx, runner.id, t);
+  // This node refuses the credential at its next call (other nodes: at their next epoch read).
+  ctx.db.afterCommit(tx, () => ctx.facts.dropWithin());
   const job = await runs.runningJobOf(tx, runner.id);
   if (job) await failJob(ctx, tx, job, "failure", RUNNER_REMOVED, t);
 }

@@ -375,7 +375,7 @@ export async function liveRunnerOfOrg(q: Queryable, orgId: string, id: string): 
 
 /**
  * Writes batched last_seen_at stamps (never moving one backwards) in one statement per 1,000
- * machines: one statement per flush, however many machines called (bench/README §25: a statement
+ * machines: one statement per flush, however many machines called (bench/README §26: a statement
  * per machine was most of what idle long polls cost a shared database).
  */
 export async function stampRunnersSeen(q: Queryable | Tx, stamps: [string, number][]): Promise<void> {

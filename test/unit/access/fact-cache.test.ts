@@ -175,6 +175,10 @@ describe("FactCache", async () => {
     cache.fresh();
     expect(await cache.getWithin("m", "k", load, 1000)).toBe(3);
     expect(c.probes).toBe(4);
+    // This process changed such a fact (and committed): dropWithin, and the next use reloads.
+    cache.dropWithin();
+    expect(await cache.getWithin("m", "k", load, 1000)).toBe(4);
+    expect(c.probes).toBe(4);
   });
 
   test("getWithin with a synchronous probe (SQLite) is get: another process's commit and our own write are seen at once", async () => {
