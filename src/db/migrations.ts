@@ -7,6 +7,7 @@ import pg0000 from "../../migrations/pg/0000_baseline.sql" with { type: "text" }
 import pg0001 from "../../migrations/pg/0001_fact_epoch.sql" with { type: "text" };
 import pg0002 from "../../migrations/pg/0002_node_secrets.sql" with { type: "text" };
 import pg0003 from "../../migrations/pg/0003_fact_epoch_log.sql" with { type: "text" };
+import pg0004 from "../../migrations/pg/0004_retry_lane.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -50,6 +51,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0001_fact_epoch": pg0001,
   "0002_node_secrets": pg0002,
   "0003_fact_epoch_log": pg0003,
+  "0004_retry_lane": pg0004,
 });
 
 export interface Migration {

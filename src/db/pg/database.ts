@@ -5,6 +5,11 @@
 // callback from the start after a jittered backoff, and after RETRIES attempts the caller gets a
 // 503 `database_busy`. After-commit hooks belong to one attempt of one transaction: a retried
 // attempt's hooks are dropped with it.
+//
+// A retried attempt first locks the retry lane (migrations/pg/0004_retry_lane.sql) before its
+// snapshot: retries across the cluster run one at a time, each after the commits that beat it,
+// so writers meeting on a hot row (40 machines completing jobs of one run) queue instead of
+// failing each other until they run out of attempts. First attempts never wait for it.
 import { sql } from "drizzle-orm";
 import type { PgDatabase as DrizzlePg } from "drizzle-orm/pg-core";
 import { appErrorOf, databaseBusy, isRetryable, sqlState } from "./errors.ts";
@@ -68,6 +73,8 @@ export class PgDatabase implements Database {
             this.hooks.set(tx, hooks);
             this.open++;
             try {
+              // The first statement, so the snapshot is taken once the lane is held (LOCK takes none).
+              if (attempt > 1) await tx.execute(sql`LOCK TABLE svc_retry_lane IN EXCLUSIVE MODE`);
               const result = await fn(tx as unknown as Tx);
               // Did this transaction write? (a transaction id is assigned on the first write)
               const rows = (await tx.execute(sql`SELECT txid_current_if_assigned() IS NOT NULL AS wrote`)) as unknown as { wrote: boolean }[];
