@@ -240,6 +240,42 @@ describeBoth("database (PostgreSQL only behaviour)", (dialect, open) => {
     expect((err as AppError).extra).toEqual({ code: "database_busy" });
   });
 
+  test("40 writers that each read what the others write all commit: retries queue behind each other", async () => {
+    const { db } = await open();
+    // Forty jobs of one kind; each transaction reads them all (as settling a CI run reads all its
+    // jobs) and then finishes its own: every pair conflicts under SERIALIZABLE.
+    const kind = `t.${crypto.randomUUID()}`;
+    const ids = Array.from({ length: 40 }, () => crypto.randomUUID());
+    await db.transaction(async (tx) => {
+      const { jobs } = tablesOf(tx);
+      for (const id of ids) await tx.insert(jobs).values({ id, kind, payload: {}, runAt: 1, createdAt: 1 });
+    });
+    const answers = await Promise.allSettled(
+      ids.map((id) =>
+        db.transaction(async (tx) => {
+          const { jobs } = tablesOf(tx);
+          const open = await tx
+            .select()
+            .from(jobs)
+            .where(and(eq(jobs.kind, kind), sql`${jobs.doneAt} IS NULL`));
+          await tx
+            .update(jobs)
+            .set({ doneAt: 2, lastError: String(open.length) })
+            .where(eq(jobs.id, id));
+          // More of the service call's statements (a check row, an event, the run's state).
+          for (let i = 0; i < 6; i++) await tx.select().from(jobs).where(eq(jobs.kind, kind));
+        }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    // Serializable: the finishes happened one after another, so each saw one fewer still open.
+    const seen = await db.read
+      .select({ e: tablesOf(db.read).jobs.lastError })
+      .from(tablesOf(db.read).jobs)
+      .where(eq(tablesOf(db.read).jobs.kind, kind));
+    expect(seen.map((r) => Number(r.e)).sort((a, b) => a - b)).toEqual(ids.map((_, i) => i + 1));
+  });
+
   test("an unreachable server is a 503 database_unavailable, not a 500", async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, "127.0.0.1", () => {

@@ -5,6 +5,14 @@
 // callback from the start after a jittered backoff, and after RETRIES attempts the caller gets a
 // 503 `database_busy`. After-commit hooks belong to one attempt of one transaction: a retried
 // attempt's hooks are dropped with it.
+//
+// Retries queue behind each other: an attempt after a serialization failure begins with a lock
+// that only retries take (LOCK TABLE svc_fact_epoch IN SHARE ROW EXCLUSIVE MODE, its first
+// statement, so its snapshot is taken once the lock is held; the table is the fact epoch's base
+// row, which no ordinary write touches). Retried writes then never fail each other, only first
+// attempts; without it, many writers that read what the others write (40 machines completing
+// jobs of one run: each settles the run by reading all its jobs) kept failing each other until
+// some ran out of attempts (503; test/service/ci/lifetimes "40 machines" on PostgreSQL).
 import { sql } from "drizzle-orm";
 import type { PgDatabase as DrizzlePg } from "drizzle-orm/pg-core";
 import { appErrorOf, databaseBusy, isRetryable, sqlState } from "./errors.ts";
@@ -68,6 +76,7 @@ export class PgDatabase implements Database {
             this.hooks.set(tx, hooks);
             this.open++;
             try {
+              if (attempt > 1) await tx.execute(sql`LOCK TABLE svc_fact_epoch IN SHARE ROW EXCLUSIVE MODE`);
               const result = await fn(tx as unknown as Tx);
               // Did this transaction write? (a transaction id is assigned on the first write)
               const rows = (await tx.execute(sql`SELECT txid_current_if_assigned() IS NOT NULL AS wrote`)) as unknown as { wrote: boolean }[];
