@@ -115,6 +115,22 @@ describe("three nodes, one PostgreSQL, one bucket", () => {
     expect(got.body.job_id).toBe(runs[0].jobs[0].id);
   });
 
+  test("a machine removed through A: its claim held open on B answers 401, not a 204 after the wait", async () => {
+    const admin = client(cluster.node(0), { cookie: owner.cookie });
+    expect((await admin.patch("/v1/orgs/acme/runner-policy", { self_hosted: "all" }, { origin: cluster.node(0).url })).status).toBe(200);
+    const reg = await admin.post("/v1/orgs/acme/runners/registration-token", {}, { origin: cluster.node(0).url });
+    expect(reg.status).toBe(201);
+    const machine = await client(cluster.node(2), { token: reg.body.token }).post("/v1/runners/register", { name: "m-removed", os: "linux", arch: "x64" });
+    expect(machine.status).toBe(201);
+    const runner = client(cluster.node(1), { token: machine.body.credential });
+    // The claim waits on B (nothing is queued; the server's wait, 20 s, is longer than this case).
+    const held = runner.post("/v1/runners/claim", {});
+    expect((await admin.delete(`/v1/orgs/acme/runners/${machine.body.runner_id}`, { origin: cluster.node(0).url })).status).toBe(204);
+    const got = await held;
+    expect(got.status).toBe(401);
+    expect((await runner.post("/v1/runners/claim", {})).status).toBe(401);
+  });
+
   test("API commits with expected_parent through every node, in turn and at once: no lost update", async () => {
     await createRepo(cluster.node(0), owner, "ledger");
     const on = (i: number) => client(cluster.node(i % 3), { token: owner.token });

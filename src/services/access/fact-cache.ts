@@ -163,6 +163,28 @@ export class FactCache {
     return loading;
   }
 
+  /**
+   * The external epoch as last read: getWithin's facts in the cache are valid as of it (they are
+   * dropped whenever a read finds it moved). -1 before the first read.
+   */
+  epochSeen(): number {
+    return this.external;
+  }
+
+  /**
+   * On a shared database, reads the external epoch now (a strict validation: lookups in the next
+   * window share it; facts are dropped if it moved) and answers it; null with a synchronous
+   * probe (SQLite), where every lookup is strict already.
+   */
+  async epochNow(): Promise<number | null> {
+    if (!this.externalAsync) return null;
+    this.validUntil = 0;
+    this.externalUntil = 0;
+    const probing = this.validate(this.clock());
+    if (probing) await probing;
+    return this.external;
+  }
+
   /** Drops every getWithin fact now (after this process committed a change to one: its next use reloads). */
   dropWithin(): void {
     this.clearLoose();

@@ -38,6 +38,10 @@ const HOSTED_KEY = "*hosted";
  * for a routing change no announcement reached (another node's, when a notification is lost).
  */
 const LOOK_TTL_MS = 5 * 60_000;
+/** How often waiting claims' machines are confirmed live on a shared database (a removal answers 401 within about this). */
+const LIVENESS_CHECK_MS = 1_000;
+/** Machines per liveness query. */
+const LIVENESS_BATCH = 1_000;
 /** Machines' last looks remembered at most (a map cleared when full). */
 const MAX_LOOKS = 100_000;
 /** `ci.queue` notification keys: `q:<hub key>` jobs were queued, `r:<hub key>` routing changed. */
@@ -64,8 +68,25 @@ export async function visibilityChanged(ctx: Ctx, tx: Tx, { orgId }: { orgId: st
   announceRouting(ctx, hubKey(true, null), tx);
 }
 
+/**
+ * What a waiting claim knows of its machine's liveness on a shared database (several nodes): the
+ * fact its credential was checked against is valid as of fact epoch `epoch` (getWithin may have
+ * trusted it for up to a second), so before the claim may answer anything but 401 the machine is
+ * confirmed live by an epoch read that started after the claim arrived: the hub's liveness check
+ * does that for every waiting claim at once, `confirmLive` for one that ends before it ran.
+ */
+export interface Liveness {
+  runnerId: string;
+  epoch: number;
+  arrivedAt: number;
+  /** When an epoch read that found it live started (0: not yet). */
+  confirmedAt: number;
+  removed: boolean;
+}
+
 interface Waiter {
   key: string;
+  live?: Liveness;
   labels: Set<string>;
   /** The queue signature of `key` when the waiter last looked. */
   seen: string;
@@ -84,6 +105,8 @@ export class ClaimHub {
   private looks = new Map<string, { sig: string; gen: number; at: number }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking = false;
+  /** When the last liveness check of waiting claims started. */
+  private livenessAt = 0;
   /** A look was asked for while one ran: run another when it ends. */
   private again = false;
   private count = 0;
@@ -176,7 +199,7 @@ export class ClaimHub {
    * Waits until woken, `ms` pass or `signal` aborts. `seen` is the queue signature and `gen` the
    * generation read before the caller last looked: if jobs were queued since, it returns at once.
    */
-  wait(key: string, labels: string[], seen: string, gen: number, ms: number, signal: AbortSignal | null): Promise<void> {
+  wait(key: string, labels: string[], seen: string, gen: number, ms: number, signal: AbortSignal | null, live?: Liveness): Promise<void> {
     if (this.stopped || this.generation(key) !== gen) return Promise.resolve();
     return new Promise<void>((resolve) => {
       let set = this.waiters.get(key);
@@ -192,7 +215,7 @@ export class ClaimHub {
         if (this.count === 0) this.stopTicking();
         resolve();
       };
-      const w: Waiter = { key, labels: new Set(labels), seen, wake: done };
+      const w: Waiter = { key, live, labels: new Set(labels), seen, wake: done };
       set.add(w);
       this.count++;
       this.claimsWaiting.inc();
@@ -245,6 +268,59 @@ export class ClaimHub {
     this.timer = null;
   }
 
+  /**
+   * Every LIVENESS_CHECK_MS while claims wait (shared database only): one read of the fact epoch
+   * and, for the waiting claims whose machine was last checked at another epoch, one query of
+   * which of them are still live. A removed machine's claim is woken and answers 401.
+   */
+  private async checkLiveness(): Promise<void> {
+    const at = Date.now();
+    if (at - this.livenessAt < LIVENESS_CHECK_MS) return;
+    this.livenessAt = at;
+    const waiting: Liveness[] = [];
+    for (const set of this.waiters.values()) for (const w of set) if (w.live && !w.live.removed) waiting.push(w.live);
+    if (waiting.length === 0) return;
+    const epoch = await this.ctxOf().facts.epochNow();
+    if (epoch === null) return;
+    await this.settle(
+      waiting.filter((l) => l.epoch !== epoch),
+      epoch,
+      at,
+    );
+    for (const l of waiting) if (!l.removed && l.epoch === epoch) l.confirmedAt = at;
+    for (const set of this.waiters.values()) for (const w of [...set]) if (w.live?.removed) w.wake();
+  }
+
+  /** Re-reads the machines of `stale` (checked at another epoch): live ones move to `epoch`, others are marked removed. */
+  private async settle(stale: Liveness[], epoch: number, at: number): Promise<void> {
+    const ids = [...new Set(stale.map((l) => l.runnerId))];
+    const live = new Set<string>();
+    for (let i = 0; i < ids.length; i += LIVENESS_BATCH)
+      for (const id of await store.liveRunnerIds(this.ctxOf().db.read, ids.slice(i, i + LIVENESS_BATCH))) live.add(id);
+    for (const l of stale) {
+      if (live.has(l.runnerId)) {
+        l.epoch = epoch;
+        l.confirmedAt = at;
+      } else l.removed = true;
+    }
+  }
+
+  /**
+   * Whether a claim about to answer without a job may: its machine was confirmed live by a read
+   * that started after it arrived, or is now (one epoch read, and one query if the epoch moved).
+   * Always true on SQLite, where the credential's own lookup was strict.
+   */
+  async confirmLive(live: Liveness): Promise<boolean> {
+    if (live.removed) return false;
+    if (live.confirmedAt >= live.arrivedAt) return true;
+    const at = Date.now();
+    const epoch = await this.ctxOf().facts.epochNow();
+    if (epoch === null) return true;
+    if (live.epoch === epoch) live.confirmedAt = at;
+    else await this.settle([live], epoch, at);
+    return !live.removed;
+  }
+
   /** One look at the queue: wake the waiters whose org's queue changed since they last looked. */
   private async tick(): Promise<void> {
     if (this.ticking) return;
@@ -261,6 +337,7 @@ export class ClaimHub {
         if (sig === "") continue;
         for (const w of [...set]) if (w.seen !== sig) w.wake();
       }
+      await this.checkLiveness();
     } catch (error) {
       this.ctxOf().log.warn("claim queue check failed", { error: String(error) });
     } finally {
@@ -348,6 +425,13 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
   const key = hubKey(runner.hosted, runner.orgId);
   // The wait is real time (not the service clock): it bounds an open request.
   const deadline = Date.now() + ctx.config.runnerClaimWaitMs;
+  const live: Liveness = { runnerId: runner.id, epoch: ctx.facts.epochSeen(), arrivedAt: Date.now(), confirmedAt: 0, removed: false };
+  // Its credential fails at its next call (SPEC §3.2): an answer without a job waits for the
+  // machine to be confirmed live after this call arrived (several nodes: see Liveness).
+  const answerNone = async (): Promise<null> => {
+    if (!signal?.aborted && !(await hub.confirmLive(live))) throw Unauthorized("invalid or revoked token");
+    return null;
+  };
   for (;;) {
     const seen = hub.signature(key);
     const gen = hub.generation(key);
@@ -367,9 +451,9 @@ export async function claimJob(ctx: Ctx, actor: Principal, signal: AbortSignal |
       hub.noteNothing(runner.id, seen, gen);
     }
     const left = deadline - Date.now();
-    if (left <= 0 || hub.stopped || signal?.aborted) return null;
-    await hub.wait(key, runner.labels, seen, gen, left, signal);
-    if (hub.stopped || signal?.aborted) return null;
+    if (left <= 0 || hub.stopped || signal?.aborted) return await answerNone();
+    await hub.wait(key, runner.labels, seen, gen, left, signal, live);
+    if (live.removed || hub.stopped || signal?.aborted) return await answerNone();
   }
 }
 

@@ -280,6 +280,17 @@ export async function runnerLiveness(q: Queryable, id: string): Promise<{ remove
   return r ? { removedAt: r.removed_at, groupId: r.group_id } : null;
 }
 
+/** The machines among `ids` that are live (not removed, row present): one statement for many waiting claims. */
+export async function liveRunnerIds(q: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { runners } = tables(q);
+  const rows = await q
+    .select({ id: runners.id })
+    .from(runners)
+    .where(and(inArray(runners.id, ids), isNull(runners.removedAt)));
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Whether machine `id` is ephemeral (false when it is gone). */
 export async function runnerIsEphemeral(q: Queryable, id: string): Promise<boolean> {
   return !!((await stmt(q, "runnerIsEphemeral", "SELECT ephemeral FROM runners WHERE id = ?").get(id)) as { ephemeral: number } | null)?.ephemeral;
