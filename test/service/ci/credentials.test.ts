@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../../src/http/app.ts";
-import { openTestContext, otherConnection, TEST_DATABASE } from "../../helpers/context.ts";
+import { openTestContext, otherConnection } from "../../helpers/context.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { readBody } from "../../helpers/server.ts";
