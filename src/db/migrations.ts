@@ -8,6 +8,7 @@ import pg0001 from "../../migrations/pg/0001_fact_epoch.sql" with { type: "text"
 import pg0002 from "../../migrations/pg/0002_node_secrets.sql" with { type: "text" };
 import pg0003 from "../../migrations/pg/0003_fact_epoch_log.sql" with { type: "text" };
 import pg0004 from "../../migrations/pg/0004_retry_lane.sql" with { type: "text" };
+import pg0005 from "../../migrations/pg/0005_reviews.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -25,6 +26,7 @@ import m0013 from "../../migrations/0013_contribution_graph.sql" with { type: "t
 import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_default_group_index.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_node_secrets.sql" with { type: "text" };
+import m0017 from "../../migrations/0017_reviews.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -44,6 +46,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0014_work_engine": m0014,
   "0015_default_group_index": m0015,
   "0016_node_secrets": m0016,
+  "0017_reviews": m0017,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
@@ -52,6 +55,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0002_node_secrets": pg0002,
   "0003_fact_epoch_log": pg0003,
   "0004_retry_lane": pg0004,
+  "0005_reviews": pg0005,
 });
 
 export interface Migration {

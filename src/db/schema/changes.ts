@@ -1,6 +1,8 @@
 // Changes (reviewable proposals) and the lander's queue.
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { createdAt, id } from "./columns.ts";
+import { users } from "./people.ts";
 import { repos } from "./repos.ts";
 
 /**
@@ -63,4 +65,101 @@ export const changePatchsets = sqliteTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.changeId, t.patchset] })],
+);
+
+/**
+ * Comments on a change: general ones (no path), line comments (path, side, line, start_line) and
+ * replies (in_reply_to; grouped by thread_id = the root's id). A line comment is anchored to the
+ * patchset it was made on (commit_oid/blob_oid/anchor_text); `anchored_patchset` and `cur_*` are
+ * its position on the latest patchset it was mapped to, `outdated` once a later patchset changed
+ * the lines. `body` null = a deleted root kept as a tombstone for its replies.
+ */
+export const changeComments = sqliteTable(
+  "change_comments",
+  {
+    id: id(),
+    changeId: text("change_id")
+      .notNull()
+      .references(() => changes.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").notNull(),
+    authorUserId: text("author_user_id"),
+    state: text("state", { enum: ["draft", "published"] })
+      .notNull()
+      .default("published"),
+    body: text("body"),
+    bodyHtml: text("body_html"),
+    renderVersion: integer("render_version").notNull().default(0),
+    threadId: text("thread_id").notNull(),
+    inReplyTo: text("in_reply_to"),
+    reviewId: text("review_id"),
+    patchset: integer("patchset").notNull(),
+    path: text("path"),
+    side: text("side", { enum: ["new", "old"] }),
+    line: integer("line"),
+    startLine: integer("start_line"),
+    commitOid: text("commit_oid"),
+    blobOid: text("blob_oid"),
+    anchorText: text("anchor_text"),
+    contextText: text("context_text"),
+    outdated: integer("outdated", { mode: "boolean" }).notNull().default(false),
+    anchoredPatchset: integer("anchored_patchset").notNull(),
+    curLine: integer("cur_line"),
+    curStartLine: integer("cur_start_line"),
+    suggestion: text("suggestion"),
+    appliedCommit: text("applied_commit"),
+    resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
+    resolvedByUserId: text("resolved_by_user_id"),
+    resolvedAt: integer("resolved_at"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull(),
+    editedAt: integer("edited_at"),
+  },
+  (t) => [
+    index("change_comments_change_idx").on(t.changeId, t.createdAt, t.id),
+    index("change_comments_thread_idx").on(t.threadId, t.createdAt),
+    index("change_comments_review_idx").on(t.reviewId),
+    index("change_comments_author_idx").on(t.changeId, t.authorUserId, t.state),
+    index("change_comments_anchor_idx").on(t.changeId, t.anchoredPatchset).where(sql`state = 'published' AND path IS NOT NULL`),
+  ],
+);
+
+/** Reviews: a verdict with an optional body, on the patchset current when it was posted. */
+export const changeReviews = sqliteTable(
+  "change_reviews",
+  {
+    id: id(),
+    changeId: text("change_id")
+      .notNull()
+      .references(() => changes.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").notNull(),
+    authorUserId: text("author_user_id"),
+    verdict: text("verdict", { enum: ["approve", "request_changes", "comment"] }).notNull(),
+    body: text("body"),
+    bodyHtml: text("body_html"),
+    renderVersion: integer("render_version").notNull().default(0),
+    patchset: integer("patchset").notNull(),
+    head: text("head").notNull(),
+    dismissed: integer("dismissed", { mode: "boolean" }).notNull().default(false),
+    dismissedReason: text("dismissed_reason", { enum: ["stale", "manual"] }),
+    dismissedByUserId: text("dismissed_by_user_id"),
+    dismissedAt: integer("dismissed_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("change_reviews_change_idx").on(t.changeId, t.createdAt, t.id), index("change_reviews_person_idx").on(t.changeId, t.authorUserId, t.createdAt)],
+);
+
+/** People asked to review a change. */
+export const changeReviewers = sqliteTable(
+  "change_reviewers",
+  {
+    changeId: text("change_id")
+      .notNull()
+      .references(() => changes.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    requestedByUserId: text("requested_by_user_id"),
+    requestedAt: integer("requested_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.changeId, t.userId] }), index("change_reviewers_user_idx").on(t.userId)],
 );

@@ -122,6 +122,8 @@ export const runs = sqliteTable(
     state: text("state").$type<RunState>().notNull(),
     /** Why the run failed before any job ran (malformed workflow, hosted runners disabled). */
     error: text("error"),
+    /** Who pushed (or dispatched) what the run is for; null for mirrors and schedules. */
+    actorUserId: text("actor_user_id"),
     createdAt: createdAt(),
     finishedAt: integer("finished_at"),
   },

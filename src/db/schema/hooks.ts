@@ -30,6 +30,8 @@ export const webhooks = sqliteTable(
     secret: text("secret").notNull(),
     /** Sequence number of the last delivery queued for this hook: deliveries go out in this order. */
     lastSeq: integer("last_seq").notNull().default(0),
+    /** The event kinds this hook receives; null = every kind. */
+    events: text("events", { mode: "json" }).$type<string[] | null>(),
     createdAt: createdAt(),
   },
   (t) => [index("webhooks_repo_idx").on(t.repoId)],
@@ -61,6 +63,8 @@ export const webhookDeliveries = sqliteTable(
     /** A worker holds the delivery until then (an attempt in flight). */
     leaseUntil: integer("lease_until"),
     finishedAt: integer("finished_at"),
+    /** The delivery this one re-sends (a redelivery keeps the body and gets a new id). */
+    redeliveryOf: text("redelivery_of"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -14,6 +14,7 @@ export * from "./ci.ts";
 export * from "./changes.ts";
 export * from "./billing.ts";
 export * from "./nodes.ts";
+export * from "./notifications.ts";
 
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";

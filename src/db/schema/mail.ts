@@ -11,6 +11,8 @@ export const mailOutbox = sqliteTable(
     /** Bodies are cleared once delivered or given up on: they may carry single-use links. */
     textBody: text("text_body").notNull(),
     htmlBody: text("html_body").notNull(),
+    /** Extra headers (List-Unsubscribe, List-Id, Auto-Submitted); cleared with the bodies. */
+    headers: text("headers", { mode: "json" }).$type<Record<string, string> | null>(),
     attempts: integer("attempts").notNull().default(0),
     runAt: integer("run_at").notNull(),
     lockedUntil: integer("locked_until"),

@@ -69,6 +69,10 @@ export const protections = sqliteTable(
     allowDeletion: integer("allow_deletion", { mode: "boolean" }).notNull().default(false),
     requireChange: integer("require_change", { mode: "boolean" }).notNull().default(false),
     requiredChecks: text("required_checks", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** Approvals from people with write access a change needs before it lands (0–10). */
+    requiredApprovals: integer("required_approvals").notNull().default(0),
+    /** A push to a change dismisses the approvals given on earlier patchsets. */
+    dismissStaleApprovals: integer("dismiss_stale_approvals", { mode: "boolean" }).notNull().default(true),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.repoId, t.pattern] })],
@@ -99,5 +103,5 @@ export const subscriptions = sqliteTable(
     level: text("level", { enum: ["all", "participating", "ignore"] }).notNull(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.repoId, t.userId] })],
+  (t) => [primaryKey({ columns: [t.repoId, t.userId] }), index("subscriptions_repo_level_idx").on(t.repoId, t.level)],
 );

@@ -132,7 +132,17 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
     for (const w of planned) {
       if (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, w.path)) continue;
       const runId = newId();
-      const base = { id: runId, repoId: p.repoId, orgId: p.orgId, workflow: w.path, commit: p.commit, ref: p.ref, event: p.event, createdAt: t };
+      const base = {
+        id: runId,
+        repoId: p.repoId,
+        orgId: p.orgId,
+        workflow: w.path,
+        commit: p.commit,
+        ref: p.ref,
+        event: p.event,
+        actorUserId: null,
+        createdAt: t,
+      };
       if ("error" in w) {
         await runs.insertRun(tx, { ...base, state: "failure", error: w.error, finishedAt: t });
         continue;

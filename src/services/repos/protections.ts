@@ -47,6 +47,8 @@ export async function putProtection(ctx: Ctx, t: RepoTarget, pattern: string, bo
     allowDeletion: body.allow_deletion ?? false,
     requireChange: body.require_change ?? false,
     requiredChecks: [...new Set(body.required_checks ?? [])],
+    requiredApprovals: 0,
+    dismissStaleApprovals: true,
     createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {

@@ -56,7 +56,18 @@ async function repoWithHistory() {
 
 /** A protection row for `pattern` with everything forbidden unless `allow` says otherwise. */
 function rule(repoId: string, pattern: string, allow: Partial<Pick<store.Protection, "allowForcePush" | "allowDeletion">> = {}): store.Protection {
-  return { repoId, pattern, allowForcePush: false, allowDeletion: false, requireChange: false, requiredChecks: [], createdAt: 0, ...allow };
+  return {
+    repoId,
+    pattern,
+    allowForcePush: false,
+    allowDeletion: false,
+    requireChange: false,
+    requiredChecks: [],
+    requiredApprovals: 0,
+    dismissStaleApprovals: true,
+    createdAt: 0,
+    ...allow,
+  };
 }
 
 /**
