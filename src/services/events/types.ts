@@ -4,8 +4,8 @@
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 
-/** The event kinds of SPEC §6.1. */
-export type EventKind = "push" | "change.landed" | "change.ejected";
+/** The event kinds of SPEC §6.1 and DECISIONS §5 (the `change.*` review events). */
+export type EventKind = "push" | "change.landed" | "change.ejected" | "change.opened" | "change.reviewed" | "change.commented";
 
 /** How the push came in: git over HTTP, SSH, the commit/refs API, the lander, or a mirror's sync from its origin. */
 export type PushVia = "git" | "ssh" | "api" | "lander" | "mirror";
@@ -51,7 +51,31 @@ export type InternalEvent =
   /** A repository became public or private: which machines may take its queued jobs changed. */
   | { kind: "repo.visibility_changed"; orgId: string; repoId: string }
   /** A check result for `commit` of `repoId` was recorded. */
-  | { kind: "checks.reported"; repoId: string; commit: string };
+  | { kind: "checks.reported"; repoId: string; commit: string }
+  /** Something happened in a thread people follow (services/notify records it and fans it out). */
+  | ThreadActivityEvent;
+
+/** Why a person hears about a thread (DECISIONS §5 Notifications; GitHub's words where they exist). */
+export type NotifyReason = "author" | "comment" | "review" | "review_requested" | "assign" | "mention" | "watching" | "ci_activity";
+
+/** What happened in a thread. */
+export type ActivityKind = "opened" | "commented" | "reviewed" | "review_requested" | "patchset" | "landed" | "ejected" | "closed" | "reopened" | "run_failed";
+
+/** The activity of a change, issue or run thread (one per request: a review with 20 comments is one). */
+export interface ThreadActivityEvent {
+  kind: "thread.activity";
+  repoId: string;
+  orgId: string;
+  subject: { kind: "change" | "issue" | "run"; id: string; number: number | null; title: string };
+  activity: ActivityKind;
+  actorUserId: string | null;
+  /** People who take part from now on, with their reason (the actor as commenter, a mentioned person…). */
+  participants: { userId: string; reason: NotifyReason }[];
+  /** What a notification and its mail show: `{ verdict?, comments?, excerpt?, comment_ids?, patchset? }`. */
+  summary: Record<string, unknown>;
+  /** When set, only these people hear about this activity (a review request goes to the people asked). */
+  only?: string[];
+}
 
 export type InternalKind = InternalEvent["kind"];
 
