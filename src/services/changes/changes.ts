@@ -193,10 +193,46 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
     };
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
+    await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null);
     if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
   return one(ctx, row);
+}
+
+/** A new change's `change.opened` event (SPEC §6.1 webhooks) and its thread's first activity (the author takes part). */
+async function recordOpened(
+  ctx: Ctx,
+  tx: Tx,
+  repo: Repo,
+  r: ChangeRow,
+  author: { id: string; handle: string } | null,
+  source: { org: string; repo: string } | null,
+): Promise<void> {
+  await ctx.events.record(tx, {
+    repoId: repo.id,
+    orgId: repo.orgId,
+    kind: "change.opened",
+    payload: {
+      change: r.number,
+      title: r.title,
+      branch: r.branch,
+      target: r.target,
+      author: author ? { user_id: author.id, handle: author.handle } : null,
+      source,
+    },
+    actorUserId: author?.id ?? null,
+  });
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: repo.id,
+    orgId: repo.orgId,
+    subject: { kind: "change", id: r.id, number: r.number, title: r.title },
+    activity: "opened",
+    actorUserId: author?.id ?? null,
+    participants: author ? [{ userId: author.id, reason: "author" }] : [],
+    summary: { excerpt: (r.description ?? "").slice(0, 500) },
+  });
 }
 
 /** Whether `source` descends from `target` through fork parents (a bounded walk). */
