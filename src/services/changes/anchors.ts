@@ -72,9 +72,13 @@ export function nearHunks(oldText: string, newText: string, side: "old" | "new",
   // Positions (1-based) on this side that an edit touches; an edit of the other side touches
   // the lines on both sides of where it sits.
   const near = new Uint8Array(count + 2);
-  const mark = (p: number) => {
-    for (let i = Math.max(1, p - HUNK_CONTEXT); i <= Math.min(count, p + HUNK_CONTEXT); i++) near[i] = 1;
+  const markRange = (from: number, to: number) => {
+    for (let i = Math.max(1, from); i <= Math.min(count, to); i++) near[i] = 1;
   };
+  /** A changed line of this side. */
+  const mark = (p: number) => markRange(p - HUNK_CONTEXT, p + HUNK_CONTEXT);
+  /** An edit of the other side sitting after line `p` of this side: the context lines around the gap. */
+  const markGap = (p: number) => markRange(p - HUNK_CONTEXT + 1, p + HUNK_CONTEXT);
   let ai = 0;
   let bi = 0;
   for (const e of edits) {
@@ -83,17 +87,11 @@ export function nearHunks(oldText: string, newText: string, side: "old" | "new",
       bi = e.b + 1;
     } else if (e.op === "del") {
       if (side === "old") mark(e.a + 1);
-      else {
-        mark(bi);
-        mark(bi + 1);
-      }
+      else markGap(bi);
       ai = e.a + 1;
     } else {
       if (side === "new") mark(e.b + 1);
-      else {
-        mark(ai);
-        mark(ai + 1);
-      }
+      else markGap(ai);
       bi = e.b + 1;
     }
   }
