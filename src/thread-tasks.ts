@@ -7,6 +7,7 @@ import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
+import { diffTexts } from "./git/line-diff.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -47,6 +48,8 @@ export const TASKS = {
     await io.emit(own, [own.buffer as ArrayBuffer]);
     return own.byteLength;
   },
+  /** The line diff of one big file's two sides: counts and, when asked, the unified hunks (git/line-diff.ts). */
+  "git.lineDiff": (input: { a: string; b: string; wantPatch: boolean }) => diffTexts(input.a, input.b, input.wantPatch),
 } as const;
 
 export type Tasks = typeof TASKS;
