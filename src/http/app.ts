@@ -39,6 +39,7 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
+import { notificationRoutes } from "./routes/notify/notifications.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -216,6 +217,7 @@ export function buildApp(ctx: Ctx) {
     .use(inboundRoutes(ctx))
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
+    .use(notificationRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;
