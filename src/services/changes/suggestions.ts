@@ -68,7 +68,6 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
     if (row.suggestion === null || row.path === null || row.line === null || row.side !== "new")
       throw Unprocessable(`comment ${id} is not a suggestion on the new side of a line range`);
     if (row.appliedCommit !== null) throw Unprocessable(`comment ${id} was already applied in ${row.appliedCommit}`);
-    if (row.outdated) throw Unprocessable(`comment ${id} is outdated: its lines changed since it was made`);
     wanted.push(row);
   }
 
@@ -82,17 +81,21 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
     byPath.set(row.path!, list);
   }
 
+  // DECISIONS §5: "409 when those lines changed since" — outdated, mapped away, or different text alike.
+  const changedSince = (row: SuggestionCommentRow) =>
+    Conflict(`the lines of comment ${row.id} in ${row.path} changed since it was made`, { current: head, comment_id: row.id, path: row.path });
   const operations: { op: "put"; path: string; content: string }[] = [];
   for (const [path, list] of byPath) {
+    const outdated = list.find((r) => r.outdated);
+    if (outdated) throw changedSince(outdated);
     const entry = await entryAt(objects, headTree, path.split("/"));
-    if (!entry || isTreeMode(entry.mode) || entry.mode === "160000")
-      throw Unprocessable(`comment ${list[0]!.id} is outdated: ${path} is no longer a file on the head`);
+    if (!entry || isTreeMode(entry.mode) || entry.mode === "160000") throw changedSince(list[0]!);
     if (entry.mode === "120000") throw Unprocessable(`${path} is a symbolic link; suggestions apply to text files`);
     const text = await readText(ctx, objects, entry.oid, path);
     const planned: Planned[] = [];
     for (const row of list) {
       const range = await currentRange(ctx, objects, change, row, entry.oid, text);
-      if (!range) throw Unprocessable(`comment ${row.id} is outdated: its lines changed since it was made`);
+      if (!range) throw changedSince(row);
       planned.push({ row, path, start: range.start, end: range.end, text: row.suggestion! });
     }
     planned.sort((a, b) => a.start - b.start);
@@ -104,8 +107,7 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
     for (const p of planned) {
       const current = lines.slice(p.start - 1, p.end).join("");
       // The guard that keeps a wrong mapping from ever corrupting a file: the text must be the reviewer's, byte for byte.
-      if (p.end > lines.length || !sameLines(current, p.row.anchorText ?? ""))
-        throw Conflict(`the lines of comment ${p.row.id} in ${path} changed since it was made`, { current: head, comment_id: p.row.id, path });
+      if (p.end > lines.length || !sameLines(current, p.row.anchorText ?? "")) throw changedSince(p.row);
     }
     const edits: LineEdit[] = planned.map((p) => ({ start: p.start, end: p.end, text: p.text }));
     const next = spliceLines(text, edits);
