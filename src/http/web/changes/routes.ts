@@ -1,13 +1,24 @@
-// The change pages: list (filters, open-a-change form), detail (patchsets, diff, stack, queue),
-// and the land button.
+// The change pages: list (filters, open-a-change form), a change's two tabs (conversation: timeline,
+// status, stack, patchsets; files: the diff with line comment links), and its forms (land, title,
+// close, reopen), each one call to the API's service.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { CHANGE_FILTERS, changeView, changesListView, landFromForm, openChangeFromForm, type ChangeFilter } from "../../../services/web/changes.ts";
+import {
+  CHANGE_FILTERS,
+  changeView,
+  changesListView,
+  editChangeFromForm,
+  landFromForm,
+  openChangeFromForm,
+  parseCommentAt,
+  setChangeStateFromForm,
+  type ChangeFilter,
+} from "../../../services/web/changes.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
 import { postForm } from "../kit/forms.ts";
 import { seg } from "../kit/html.ts";
 import { layout, page } from "../kit/layout.ts";
-import { changePage, descriptionBase } from "./detail-page.ts";
+import { conversationPage, descriptionBase, filesPage } from "./detail-page.ts";
 import { renderMarkdownOffloaded } from "../kit/markdown.ts";
 import { changesListPage, openChangeForm, openChangePage } from "./list-page.ts";
 
@@ -66,16 +77,65 @@ export function changesWebRoutes(ctx: Ctx) {
     )
     .get(
       "/:org/:repo/changes/:number",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return draw(request, async (actor, frame) => {
+          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, "conversation");
+          const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
+          return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, conversationPage(v, frame.csrf, description)));
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/changes/:number/files",
       ({ request, params, query }) => {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
         return draw(request, async (actor, frame) => {
-          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, {
+          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, "files", {
             patchset: positive(queryParam(query, "ps")),
             against: positive(queryParam(query, "against")),
           });
-          const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
-          return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
+          const at = v.canComment && v.shown.against === null ? parseCommentAt(queryParam(query, "comment")) : null;
+          return page(layout(frame, `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, filesPage(v, frame.csrf, at)));
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/edit",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => changeUrl(org, repo, (await editChangeFromForm(ctx, actor, org, repo, n, form.get("title") ?? "")).number),
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/close",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => changeUrl(org, repo, (await setChangeStateFromForm(ctx, actor, org, repo, n, "closed")).number),
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reopen",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => changeUrl(org, repo, (await setChangeStateFromForm(ctx, actor, org, repo, n, "open")).number),
         });
       },
       HIDE,
