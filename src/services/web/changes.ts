@@ -1,6 +1,6 @@
 // What the change pages show, read through the changes services the API answers with (so a page
 // never shows a change the API would hide), and the page forms' writes (open, land).
-import { Conflict } from "../../errors.ts";
+import { Conflict, Unprocessable } from "../../errors.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RepoTarget } from "../access/target.ts";
 import { personOf } from "../access/principal.ts";
@@ -8,7 +8,9 @@ import { createChange, getChange, landChange, listChanges, patchChange } from ".
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
-import type { Change, ChangeList, Diff, Patchset } from "../changes/schemas.ts";
+import { removeReviewer, requestReviewers } from "../changes/reviewers.ts";
+import { dismissReview, listReviews, postReview } from "../changes/reviews.ts";
+import type { Change, ChangeList, Diff, Patchset, Review, ReviewCreate } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
@@ -75,7 +77,8 @@ export type TimelineItem =
   | { kind: "patchset"; at: number; patchset: number; head: string }
   | { kind: "landed"; at: number; commit: string | null; includedIn: number | null }
   | { kind: "ejected"; at: number; message: string | null }
-  | { kind: "closed"; at: number };
+  | { kind: "closed"; at: number }
+  | { kind: "review"; at: number; review: Review };
 
 /** A change page: the change, its patchsets, the chosen diff, its stack and its target's queue. */
 export interface ChangeView {
@@ -91,6 +94,8 @@ export interface ChangeView {
   /** The diff (files tab only; null on the conversation tab or without commits). */
   diff: Diff | null;
   timeline: TimelineItem[];
+  /** Whether the caller is the change's author (who may not approve or request changes on it). */
+  isAuthor: boolean;
   /** Changes beneath (bottom first), then this one, then those stacked on it. */
   stack: { below: Change[]; above: Change[] };
   queue: Change[];
@@ -132,6 +137,9 @@ export async function changeView(
   const above = await dependents(ctx, t, change.number);
   const queue = change.state === "queued" ? await targetQueue(ctx, t, change.target) : [];
   const canComment = me !== null;
+  const isAuthor = me !== null && change.author?.user_id === me.id;
+  // Reviews are the conversation's (the files tab shows the review form, not the history).
+  const reviews = tab === "conversation" ? (await listReviews(ctx, t, number)).reviews : [];
   return {
     repo,
     change,
@@ -141,15 +149,17 @@ export async function changeView(
     patchsets,
     shown: { patchset: wanted, against },
     diff,
-    timeline: timelineOf(change, patchsets),
+    timeline: timelineOf(change, patchsets, reviews),
+    isAuthor,
     stack: { below, above },
     queue,
   };
 }
 
 /** The timeline's rows a change and its patchsets tell: opened, each later patchset, how it ended. */
-function timelineOf(change: Change, patchsets: Patchset[]): TimelineItem[] {
+function timelineOf(change: Change, patchsets: Patchset[], reviews: Review[]): TimelineItem[] {
   const items: TimelineItem[] = [{ kind: "opened", at: change.created_at, author: change.author?.handle ?? null }];
+  for (const review of reviews) items.push({ kind: "review", at: review.created_at, review });
   for (const p of patchsets) if (p.patchset > 1) items.push({ kind: "patchset", at: p.created_at, patchset: p.patchset, head: p.head });
   // The change keeps no time of its ending but its last update, which that ending was.
   if (change.state === "landed") items.push({ kind: "landed", at: change.updated_at, commit: change.landed_commit, includedIn: change.included_in });
@@ -206,6 +216,34 @@ export async function setChangeStateFromForm(
   state: "open" | "closed",
 ): Promise<Change> {
   return patchChange(ctx, await openRepo(ctx, actor, orgName, repoName), number, { state });
+}
+
+/** The review form: the API's POST …/reviews (a verdict and a body; the comments service decides who may). */
+export async function reviewFromForm(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  number: number,
+  form: { verdict: string; body: string },
+): Promise<Review> {
+  return postReview(ctx, await openRepo(ctx, actor, orgName, repoName), number, { verdict: form.verdict as ReviewCreate["verdict"], body: form.body || null });
+}
+
+/** The reviewers form: the API's POST …/reviewers (handles separated by spaces or commas). */
+export async function requestReviewersFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, handles: string[]) {
+  if (!handles.length) throw Unprocessable("name at least one person to ask");
+  return requestReviewers(ctx, await openRepo(ctx, actor, orgName, repoName), number, { handles });
+}
+
+/** A reviewer's Remove button: the API's DELETE …/reviewers/{handle}. */
+export async function removeReviewerFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, handle: string): Promise<void> {
+  await removeReviewer(ctx, await openRepo(ctx, actor, orgName, repoName), number, handle);
+}
+
+/** An admin's Dismiss button: the API's POST …/reviews/{id}/dismiss. */
+export async function dismissReviewFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, id: string, message: string) {
+  return dismissReview(ctx, await openRepo(ctx, actor, orgName, repoName), number, id, { message: message || null });
 }
 
 /** The "open a change" form: the API's create (a branch of this repository; repo:write). */

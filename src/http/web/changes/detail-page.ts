@@ -3,7 +3,7 @@
 // position, the land button (writers, while it can land), its stack and its patchsets. Files
 // (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
 // that opens a comment form at that line, without any script (`?comment=path:side:line`).
-import type { Change } from "../../../services/changes/schemas.ts";
+import type { Change, Review } from "../../../services/changes/schemas.ts";
 import { commentAtParam, type ChangeView, type CommentAt, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
 import { html, seg, segs, type Html } from "../kit/html.ts";
@@ -101,7 +101,7 @@ function at(ms: number): Html {
 }
 
 /** One timeline row. */
-function timelineRow(v: ChangeView, item: TimelineItem): Html {
+function timelineRow(v: ChangeView, item: TimelineItem, csrf: string | null, rendered: ReadonlyMap<string, Html>): Html {
   const base = repoHref(v.repo);
   const here = changeHref(v);
   switch (item.kind) {
@@ -115,7 +115,64 @@ function timelineRow(v: ChangeView, item: TimelineItem): Html {
       return html`<li class="event"><strong>Ejected</strong> by the lander${item.message ? html`: ${item.message}` : ""} ${at(item.at)}</li>`;
     case "closed":
       return html`<li class="event"><strong>Closed</strong> ${at(item.at)}</li>`;
+    case "review":
+      return reviewItem(v, item.review, csrf, rendered);
   }
+}
+
+const VERDICT_WORDS: Readonly<Record<string, string>> = { approve: "approved these changes", request_changes: "requested changes", comment: "reviewed" };
+
+/** A review in the timeline: who, what verdict, on which patchset, its body; admins may dismiss a verdict. */
+function reviewItem(v: ChangeView, r: Review, csrf: string | null, rendered: ReadonlyMap<string, Html>): Html {
+  const here = changeHref(v);
+  const body = rendered.get(r.id);
+  const dismiss =
+    v.repo.viewer_admin && !r.dismissed && r.verdict !== "comment"
+      ? html`<form class="inline" method="post" action="${here}/reviews/${r.id}/dismiss">${csrfField(csrf)}<button class="link" type="submit">Dismiss</button></form>`
+      : "";
+  return html`<li class="review verdict-${r.verdict}" id="review-${r.id}"><div class="box"><header><span><strong>${r.author?.handle ?? "someone"}</strong> ${VERDICT_WORDS[r.verdict] ?? r.verdict} on <a href="${here}/files?ps=${r.patchset}">patchset ${r.patchset}</a> ${at(r.created_at)}</span>${r.dismissed ? html`<span class="badge">dismissed${r.dismissed_reason === "stale" ? " (new patchset)" : ""}</span>` : ""}${dismiss}</header>${body ? html`<div class="markdown">${body}</div>` : ""}</div></li>`;
+}
+
+/** The review form: a body and a verdict (the author may only comment on their own change). */
+export function reviewForm(v: ChangeView, csrf: string | null): Html {
+  if (!v.canComment) return html``;
+  const judged = !v.isAuthor && v.change.state !== "landed" && v.change.state !== "closed";
+  const radio = (value: string, label: string, hint: string, checked = false) =>
+    html`<label class="radio"><input type="radio" name="verdict" value="${value}"${checked ? html` checked` : ""}> <span>${label} <span class="muted">${hint}</span></span></label>`;
+  return html`<section class="box" id="review" aria-labelledby="review-h"><header><h3 class="inh" id="review-h">Review</h3><span class="muted">patchset ${v.change.patchset}</span></header>
+<form class="pad stack-wide" method="post" action="${changeHref(v)}/reviews">${csrfField(csrf)}
+<label>Comment <span class="muted">(Markdown)</span><textarea name="body" rows="4" maxlength="65536"></textarea></label>
+<fieldset><legend>Verdict</legend>${radio("comment", "Comment", "feedback without a verdict", true)}${judged ? html`${radio("approve", "Approve", "these changes may land")}${radio("request_changes", "Request changes", "these changes must change before landing")}` : ""}</fieldset>
+<div><button class="primary" type="submit">Submit review</button></div>
+</form></section>`;
+}
+
+const REVIEWER_WORDS: Readonly<Record<string, string>> = {
+  requested: "asked to review",
+  approved: "approved",
+  changes_requested: "requested changes",
+  commented: "commented",
+};
+
+/** Reviewers: who was asked and where each stands; writers and the author ask more, or take a request back. */
+function reviewersBox(v: ChangeView, csrf: string | null): Html {
+  const here = changeHref(v);
+  const people = v.change.reviewers ?? [];
+  return html`<section class="box" aria-labelledby="reviewers-h"><header><h3 class="inh" id="reviewers-h">Reviewers</h3></header>
+${people.length ? html`<ul class="list">${people.map((p) => html`<li class="reviewer state-${p.state}"><a href="/${seg(p.handle)}">${p.handle}</a> <span class="muted">${REVIEWER_WORDS[p.state] ?? p.state}</span>${v.canEdit && p.requested ? html` <form class="inline" method="post" action="${here}/reviewers/${seg(p.handle)}/remove">${csrfField(csrf)}<button class="link" type="submit" aria-label="Remove ${p.handle} from the reviewers">Remove</button></form>` : ""}</li>`)}</ul>` : html`<p class="pad muted">Nobody yet.</p>`}
+${v.canEdit && v.change.state !== "landed" && v.change.state !== "closed" ? html`<form class="pad ask" method="post" action="${here}/reviewers">${csrfField(csrf)}<label for="ask-in" class="sr">Handles to ask</label><input id="ask-in" type="text" name="handles" placeholder="handle, handle" autocomplete="off" required><button type="submit">Ask</button></form>` : ""}
+</section>`;
+}
+
+const CHECK_WORDS: Readonly<Record<string, string>> = { success: "✓", failure: "✗", cancelled: "⊘", running: "●", queued: "○" };
+
+/** The head's checks: key, state, links to the run and the job's log. */
+function checksBox(v: ChangeView): Html {
+  const checks = v.change.checks ?? [];
+  const base = repoHref(v.repo);
+  return html`<section class="box" aria-labelledby="checks-h"><header><h3 class="inh" id="checks-h">Checks</h3>${v.change.head ? html`<span class="sha">${v.change.head.slice(0, 10)}</span>` : ""}</header>
+${checks.length ? html`<ul class="list">${checks.map((c) => html`<li class="check state-${c.state}"><span aria-hidden="true">${CHECK_WORDS[c.state] ?? "·"}</span> <a href="${base}/runs/${seg(c.run_id)}">${c.key}</a> <span class="muted">${c.state}</span> · <a href="${base}/runs/${seg(c.run_id)}/jobs/${seg(c.job_id)}" aria-label="Log of ${c.key}">log</a></li>`)}</ul>` : html`<p class="pad muted">No checks reported for this head.</p>`}
+</section>`;
 }
 
 /** Close or reopen, for writers and the author. */
@@ -126,18 +183,32 @@ function stateForm(v: ChangeView, csrf: string | null): Html {
   return html`<form class="inline" method="post" action="${changeHref(v)}/${reopen ? "reopen" : "close"}">${csrfField(csrf)}<button type="submit">${reopen ? "Reopen change" : "Close change"}</button></form>`;
 }
 
-/** The conversation tab: description and timeline on the left; status, land, stack and patchsets on the right. */
-export function conversationPage(v: ChangeView, csrf: string | null, description: Html | null): Html {
+/**
+ * The conversation tab: description, timeline and review form on the left; status, land,
+ * reviewers, checks, stack and patchsets on the right. `rendered` holds the Markdown of review
+ * and comment bodies by id.
+ */
+export function conversationPage(
+  v: ChangeView,
+  csrf: string | null,
+  description: Html | null,
+  rendered: ReadonlyMap<string, Html> = new Map(),
+  error?: string,
+): Html {
   return html`${changeHeader(v, csrf)}
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <div class="review">
 <div class="review-main">
 <section class="box" aria-label="Description"><header><strong>${v.change.author?.handle ?? "Someone"}</strong> <span class="muted">described it</span></header>${description ? html`<div class="markdown">${description}</div>` : html`<p class="pad muted">No description.</p>`}</section>
 <h3 class="sr" id="timeline-h">Timeline</h3>
-<ol class="timeline" aria-labelledby="timeline-h">${v.timeline.map((i) => timelineRow(v, i))}</ol>
+<ol class="timeline" aria-labelledby="timeline-h">${v.timeline.map((i) => timelineRow(v, i, csrf, rendered))}</ol>
+${reviewForm(v, csrf)}
 <div class="change-actions">${stateForm(v, csrf)}</div>
 </div>
 <aside class="review-side" aria-label="Status">
 <section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${landForm(v, csrf)}</div></section>
+${reviewersBox(v, csrf)}
+${checksBox(v)}
 ${stackList(v)}
 ${patchsetBox(v, "conversation")}
 </aside>
@@ -156,7 +227,7 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 }
 
 /** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
-export function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null): Html {
+export function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string): Html {
   const c = v.change;
   const base = repoHref(v.repo);
   const here = changeHref(v);
@@ -187,6 +258,8 @@ export function filesPage(v: ChangeView, csrf: string | null, commentAt: Comment
           },
         };
   return html`${changeHeader(v, csrf)}
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}
 <h3 id="diff-h">${diffTitle}</h3>
 ${v.diff ? diffView(v.diff, link, lines) : html`<p class="muted">This change has no commits to compare.</p>`}`;

@@ -26,5 +26,10 @@ ol.timeline a{text-decoration:underline}ol.timeline>li{margin:0 0 .8rem}ol.timel
 table.diff td.o a,table.diff td.n a{color:var(--muted);display:block}
 table.diff tr.comment-row>td{padding:.5rem .8rem;background:var(--bg);font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:.9rem;white-space:normal}
 form.stack-wide{display:grid;gap:.6rem;max-width:48rem}
+ol.timeline>li.review>.box{margin:0}ol.timeline>li.review>.box>header{justify-content:space-between}
+ol.timeline>li.verdict-approve>.box{border-color:var(--add-fg)}ol.timeline>li.verdict-request_changes>.box{border-color:var(--bad)}
+form.ask{display:flex;gap:.4rem}form.ask input{flex:1;min-width:0}
+li.check.state-success>span:first-child{color:var(--add-fg)}li.check.state-failure>span:first-child{color:var(--bad)}
+details.review-drop{margin:0 0 1rem}details.review-drop>summary{list-style:none;margin:0 0 .5rem}details.review-drop>summary::-webkit-details-marker{display:none}
 @media (max-width:52rem){.review{grid-template-columns:minmax(0,1fr)}}
 `;

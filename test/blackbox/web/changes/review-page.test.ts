@@ -180,6 +180,62 @@ describe("title, close and reopen", () => {
   });
 });
 
+describe("reviews, reviewers and checks", () => {
+  test("the author may only comment: approving their own change is refused with the service's reason", async () => {
+    const page = (await get("/rev/pub/changes/1", author.cookie)).text;
+    expect(page).toContain(`action="/rev/pub/changes/1/reviews"`);
+    expect(page).not.toContain(`value="approve"`);
+    const r = await postForm(server, "/rev/pub/changes/1/reviews", { csrf: csrfOf(page), verdict: "approve", body: "" }, { cookie: author.cookie });
+    expect(r.status).toBe(422);
+    expect(r.text).toContain(`role="alert"`);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews).toEqual([]);
+  });
+
+  test("a writer asks a reviewer; the reviewer approves from the form; the timeline and the box say so", async () => {
+    const page = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    expect(textOf(page)).toContain("No checks reported for this head.");
+    const asked = await postForm(server, "/rev/pub/changes/1/reviewers", { csrf: csrfOf(page), handles: "vic" }, { cookie: owner.cookie });
+    expect({ status: asked.status, location: asked.headers.get("location") }).toEqual({ status: 303, location: "/rev/pub/changes/1#reviewers-h" });
+    const unknown = await postForm(server, "/rev/pub/changes/1/reviewers", { csrf: csrfOf(page), handles: "nobody-here" }, { cookie: owner.cookie });
+    expect(unknown.status).toBe(422);
+    const vics = (await get("/rev/pub/changes/1", viewer.cookie)).text;
+    expect(textOf(vics)).toContain("vic asked to review");
+    expect(vics).toContain(`value="approve"`);
+    const r = await postForm(
+      server,
+      "/rev/pub/changes/1/reviews",
+      { csrf: csrfOf(vics), verdict: "approve", body: "Looks **right**." },
+      { cookie: viewer.cookie },
+    );
+    expect(r.status).toBe(303);
+    const reviews = (await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews;
+    expect(reviews.map((x: { verdict: string; author: { handle: string } }) => [x.verdict, x.author.handle])).toEqual([["approve", "vic"]]);
+    expect(r.headers.get("location")).toBe(`/rev/pub/changes/1#review-${reviews[0].id}`);
+    const after = (await get("/rev/pub/changes/1")).text;
+    expect(after).toContain(`id="review-${reviews[0].id}"`);
+    expect(textOf(after)).toContain("vic approved these changes on patchset 1");
+    expect(after).toContain("Looks <strong>right</strong>.");
+    expect(textOf(after)).toContain("vic approved");
+  });
+
+  test("an admin dismisses the approval; a writer takes a request back", async () => {
+    const page = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    const id = (await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews[0].id;
+    expect(page).toContain(`action="/rev/pub/changes/1/reviews/${id}/dismiss"`);
+    expect((await get("/rev/pub/changes/1", author.cookie)).text).not.toContain("/dismiss");
+    const r = await postForm(server, `/rev/pub/changes/1/reviews/${id}/dismiss`, { csrf: csrfOf(page) }, { cookie: owner.cookie });
+    expect(r.status).toBe(303);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews[0].dismissed).toBe(true);
+    expect(textOf((await get("/rev/pub/changes/1")).text)).toContain("dismissed");
+    const bo = (await get("/rev/pub/changes/1", author.cookie)).text;
+    expect(bo).toContain(`action="/rev/pub/changes/1/reviewers/vic/remove"`);
+    const gone = await postForm(server, "/rev/pub/changes/1/reviewers/vic/remove", { csrf: csrfOf(bo) }, { cookie: author.cookie });
+    expect(gone.status).toBe(303);
+    const reviewers = (await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.reviewers;
+    expect(reviewers.find((x: { handle: string; requested: boolean }) => x.handle === "vic")?.requested ?? false).toBe(false);
+  });
+});
+
 describe("private repositories", () => {
   test("both tabs and every form answer an outsider or anonymous caller exactly like the API", async () => {
     for (const [name, cookie] of [
@@ -195,7 +251,7 @@ describe("private repositories", () => {
       }
       if (cookie) {
         const token = csrfOf((await get("/", cookie)).text);
-        for (const action of ["edit", "close", "reopen"]) {
+        for (const action of ["edit", "close", "reopen", "reviews", "reviewers", "reviewers/ada/remove"]) {
           const r = await postForm(server, `/rev/priv/changes/1/${action}`, { csrf: token, title: "x" }, { cookie });
           expect({ name, action, status: r.status }).toEqual({ name, action, status: 404 });
         }
