@@ -11,6 +11,7 @@ import { isRaw, policyOf, policyTable, type RoutePolicy } from "./policy.ts";
 import { methodTable, patternOf } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
+import { reviewRoutes } from "./routes/changes/reviews.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
@@ -191,6 +192,7 @@ export function buildApp(ctx: Ctx) {
     .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
+    .use(reviewRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))

@@ -5,6 +5,8 @@
 import { parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
 import { markdownToHtml } from "../../src/http/web/kit/markdown.ts";
 import { compileGlob } from "../../src/util/glob.ts";
+import MarkdownIt from "markdown-it";
+import { parseSuggestion, SUGGESTION_BODY_MAX } from "../../src/services/changes/suggestion.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -205,7 +207,88 @@ export function markdownTarget(): Target {
   };
 }
 
+/** Lines a suggestion fuzz case is made of: fences of every shape, content, blank lines (no other block syntax). */
+const FENCE_LINES = [
+  "```suggestion",
+  "~~~suggestion",
+  "````suggestion",
+  "``` suggestion ",
+  "   ```suggestion",
+  "    ```suggestion",
+  "```suggestion`",
+  "```suggestion js",
+  "```",
+  "~~~",
+  "````",
+  "`````",
+  "```   ",
+  "   ```",
+  "    ```",
+  "``` x",
+  "~~~~",
+  "```js",
+  "~~~ suggestion",
+];
+const CONTENT_LINES = ["a", "b c", "", "  x", "     y", "\tz", "suggestion"];
+
+/**
+ * The ```suggestion parser (issue 28): mutated and generated bodies. Any body gives null, a text (LF only,
+ * empty or ending in a newline) or an error; a generated body of fence and text lines agrees with
+ * markdown-it's top-level fences (the one suggestion's content, or two → error); a text wrapped in a
+ * fence longer than any inside it reads back unchanged.
+ */
+export function suggestionTarget(): Target {
+  const md = new MarkdownIt();
+  return {
+    name: "suggestion parser",
+    run(r) {
+      const mode = r.int(4);
+      if (mode === 0) {
+        // Round trip: any text, wrapped in a fence no run inside can close.
+        const lines = Array.from({ length: r.int(8) }, () => r.pick([...CONTENT_LINES, ...FENCE_LINES]));
+        const text = lines.map((l) => `${l}\n`).join("");
+        const longest = Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+        const fence = "`".repeat(longest + 1);
+        const eol = r.pick(["\n", "\r\n"]);
+        const body = `intro${eol}${fence}suggestion${eol}${lines.map((l) => l + eol).join("")}${fence}${r.chance(0.5) ? eol : ""}`;
+        const got = parseSuggestion(body);
+        if (JSON.stringify(got) !== JSON.stringify({ text })) throw new Error(`round trip of ${JSON.stringify(body)} gave ${JSON.stringify(got)}`);
+        return;
+      }
+      if (mode === 1) {
+        // Differential against markdown-it over bodies of fence, content and blank lines only.
+        const lines = Array.from({ length: r.int(12) }, () => r.pick(r.chance(0.4) ? FENCE_LINES : CONTENT_LINES));
+        const body = lines.join(r.pick(["\n", "\r\n"])) + (r.chance(0.5) ? "\n" : "");
+        const fences = md.parse(body, {}).filter((t) => t.type === "fence" && t.level === 0 && t.info.trim() === "suggestion");
+        const want =
+          fences.length > 1 ? { error: "a comment may hold one suggestion block" } : fences.length === 1 ? { text: lineEnded(fences[0]!.content) } : null;
+        const got = parseSuggestion(body);
+        if (JSON.stringify(got) !== JSON.stringify(want))
+          throw new Error(`${JSON.stringify(body)}: parser ${JSON.stringify(got)}, markdown-it ${JSON.stringify(want)}`);
+        return;
+      }
+      const body =
+        mode === 2
+          ? dec.decode(mutate(enc.encode(r.pick(["```suggestion\nx\n```", "~~~~ suggestion\r\na\r\n~~~~\r\n", "text\n```\n```suggestion\n```\n"])), r, 10))
+          : r.pick(["```", "~~~", "\n", "\r", "`", " "]).repeat(r.int(r.chance(0.1) ? SUGGESTION_BODY_MAX + 10 : 3000));
+      const got = parseSuggestion(body);
+      if (got === null) return;
+      if ("error" in got) {
+        if (typeof got.error !== "string" || !got.error) throw new Error(`empty error for ${JSON.stringify(body.slice(0, 200))}`);
+        return;
+      }
+      if (got.text.includes("\r") || (got.text !== "" && !got.text.endsWith("\n")) || got.text.length > body.length + 1)
+        throw new Error(`bad text ${JSON.stringify(got.text.slice(0, 200))} for ${JSON.stringify(body.slice(0, 200))}`);
+    },
+  };
+}
+
+/** markdown-it leaves an unclosed fence's last line unterminated at the end of the input; CommonMark (and the parser) end it. */
+function lineEnded(text: string): string {
+  return text === "" || text.endsWith("\n") ? text : `${text}\n`;
+}
+
 /** Every text target. */
 export function textTargets(): Target[] {
-  return [workflowTarget(), globTarget(), markdownTarget()];
+  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget()];
 }
