@@ -194,3 +194,50 @@ describe("redelivery", () => {
     T,
   );
 });
+
+/** A repository with main and a branch `feature` one commit ahead, and a change for it; returns the change number. */
+async function openChange(repo: string): Promise<{ number: number; head: string }> {
+  const base = await commit(repo, "base.txt");
+  const ref = await caller(server, token).put(`/v1/orgs/acme/repos/${repo}/refs/refs/heads/feature`, { target: base, expected: null });
+  expect(ref.status).toBe(200);
+  const r = await caller(server, token).post(`/v1/orgs/acme/repos/${repo}/commits`, {
+    branch: "feature",
+    message: "feature work",
+    operations: [{ op: "put", path: "feature.txt", content: "one\ntwo\nthree\n" }],
+  });
+  expect(r.status).toBe(201);
+  const opened = await caller(server, owner).post(`/v1/orgs/acme/repos/${repo}/changes`, { title: "adds feature", branch: "feature" });
+  expect(opened.status).toBe(201);
+  return { number: opened.body.number, head: r.body.commit };
+}
+
+describe("change.* events (payloads of docs/api.md, What a receiver gets)", () => {
+  test(
+    "change.reviewed: { change, review: { id, verdict, author, patchset }, comments }, signed; a hook for change.reviewed only gets just that",
+    async () => {
+      const repo = await newRepo();
+      await hook(repo.name, "/rv-all");
+      await hook(repo.name, "/rv-only", ["change.reviewed"]);
+      const reviewer = await person(server, "acme", `rv-${repo.name}@acme.test`, "owner");
+      const c = await openChange(repo.name);
+      const review = await caller(server, reviewer).post(`/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/reviews`, { verdict: "approve", body: "fine" });
+      expect(review.status).toBe(201);
+      await rx.until(() => rx.of("/rv-only").length === 1 && rx.of("/rv-all").some((r) => r.event === "change.reviewed"));
+      const got = rx.of("/rv-only")[0]!;
+      expect({ signed: got.signed, event: got.event }).toEqual({ signed: true, event: "change.reviewed" });
+      expect(JSON.parse(got.raw)).toEqual({
+        event: "change.reviewed",
+        repo_id: repo.id,
+        payload: {
+          change: c.number,
+          review: { id: review.body.id, verdict: "approve", author: { user_id: reviewer.id, handle: reviewer.handle }, patchset: 1 },
+          comments: 0,
+        },
+      });
+      expect(rx.of("/rv-all").find((r) => r.event === "change.reviewed")!.raw).toBe(got.raw);
+      // The all-kinds hook got the pushes first, in order.
+      expect(rx.of("/rv-all")[0]!.event).toBe("push");
+    },
+    T,
+  );
+});
