@@ -324,7 +324,7 @@ async function sizesOf(t: Target): Promise<Record<string, number>> {
     nested: "/bench/nested",
     file: "/bench/code/blob/main/src/big.ts",
     commit: `/bench/code/commit/${t.feature}`,
-    change: "/bench/code/changes/1",
+    change: "/bench/code/changes/1/files",
   })) {
     out[k] = Math.round((await (await fetch(t.svc.url + p, { headers: { cookie: t.cookie } })).text()).length / 1024);
   }
@@ -339,7 +339,7 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["warm", "file_5000_lines_highlighted_warm", () => measure(() => "/bench/code/blob/main/src/big.ts", REPS)],
   ["cold", "file_5000_lines_highlighted_cold", () => measure((_, i) => `/bench/code/blob/main/cold/big-${i}.ts`, COLD, 0)],
   ["commit", "commit_diff_50_files", () => measure((t) => `/bench/code/commit/${t.feature}`, REPS)],
-  ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1", REPS)],
+  ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1/files", REPS)],
   ["review", "review_change_page_300_files_200_comments", () => probed(() => "/bench/review/changes/1", REPS)],
   ["review-files", "review_files_tab_300_files_200_comments", () => probed(() => "/bench/review/changes/1/files", REPS)],
   ["review-diff", "review_diff_api_300_files", () => probed(() => "/v1/orgs/bench/repos/review/changes/1/diff", REPS)],
