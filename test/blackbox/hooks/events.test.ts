@@ -241,3 +241,67 @@ describe("change.* events (payloads of docs/api.md, What a receiver gets)", () =
     T,
   );
 });
+
+describe("change.opened and change.commented", () => {
+  test(
+    "change.opened: { change, title, branch, target, author, source }; change.commented for a line comment, a reply and a general comment; signed, in order",
+    async () => {
+      const repo = await newRepo();
+      await hook(repo.name, "/ch-all");
+      await hook(repo.name, "/ch-opened", ["change.opened"]);
+      await hook(repo.name, "/ch-commented", ["change.commented"]);
+      const c = await openChange(repo.name);
+      await rx.until(() => rx.of("/ch-opened").length === 1);
+      const opened = rx.of("/ch-opened")[0]!;
+      expect({ signed: opened.signed, event: opened.event }).toEqual({ signed: true, event: "change.opened" });
+      expect(JSON.parse(opened.raw)).toEqual({
+        event: "change.opened",
+        repo_id: repo.id,
+        payload: {
+          change: c.number,
+          title: "adds feature",
+          branch: "feature",
+          target: "main",
+          author: { user_id: owner.id, handle: owner.handle },
+          source: null,
+        },
+      });
+
+      const base = `/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/comments`;
+      const line = await caller(server, owner).post(base, { body: "why three?", path: "feature.txt", line: 3, side: "new" });
+      expect(line.status).toBe(201);
+      const reply = await caller(server, owner).post(base, { body: "because", in_reply_to: line.body.id });
+      expect(reply.status).toBe(201);
+      const general = await caller(server, owner).post(base, { body: "looks fine overall" });
+      expect(general.status).toBe(201);
+      await rx.until(() => rx.of("/ch-commented").length === 3);
+      const got = rx.of("/ch-commented");
+      expect(got.every((r) => r.signed === true && r.event === "change.commented")).toBe(true);
+      const author = { user_id: owner.id, handle: owner.handle };
+      expect(got.map((r) => JSON.parse(r.raw))).toEqual([
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: line.body.id, author, path: "feature.txt", line: 3, side: "new", in_reply_to: null } },
+        },
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: reply.body.id, author, path: null, line: null, side: null, in_reply_to: line.body.id } },
+        },
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: general.body.id, author, path: null, line: null, side: null, in_reply_to: null } },
+        },
+      ]);
+      // The all-kinds hook got the same bodies, after the pushes and the opening, in event order.
+      await rx.until(() => rx.of("/ch-all").filter((r) => r.event === "change.commented").length === 3);
+      const all = rx.of("/ch-all");
+      expect(all.map((r) => r.event)).toEqual(["push", "push", "push", "change.opened", "change.commented", "change.commented", "change.commented"]);
+      expect(all.slice(4).map((r) => r.raw)).toEqual(got.map((r) => r.raw));
+      expect(all[3]!.raw).toBe(opened.raw);
+    },
+    T,
+  );
+});
