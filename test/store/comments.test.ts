@@ -52,22 +52,20 @@ describeBoth("comment store", (_dialect, open) => {
         { id: "u1", handle: "Ada", email: "ada@example.com", name: "Ada", passwordHash: "x", createdAt: 1 },
         { id: "u2", handle: "bo", email: "bo@example.com", name: "Bo", passwordHash: "x", createdAt: 1 },
       ]);
-      await tx
-        .insert(changes)
-        .values(
-          [1, 2].map((n) => ({
-            id: `c${n}`,
-            repoId: "r1",
-            number: n,
-            title: "t",
-            state: "open",
-            branch: `b${n}`,
-            target: "main",
-            patchset: 2,
-            createdAt: 1,
-            updatedAt: 1,
-          })),
-        );
+      await tx.insert(changes).values(
+        [1, 2].map((n) => ({
+          id: `c${n}`,
+          repoId: "r1",
+          number: n,
+          title: "t",
+          state: "open",
+          branch: `b${n}`,
+          target: "main",
+          patchset: 2,
+          createdAt: 1,
+          updatedAt: 1,
+        })),
+      );
       await cstore.insertComments(tx, [
         row({ id: "a", createdAt: 10 }),
         row({ id: "b", createdAt: 20, path: "f.txt", side: "new", line: 3, curLine: 3 }),
