@@ -108,6 +108,29 @@ describe("notification inbox", () => {
     expect((await inbox(people.bo!, t.repo)).notifications.length).toBe(1);
   }, 120_000);
 
+  test("ci_activity: a failed CI run notifies whoever pushed it, and nobody else (not an `all` watcher)", async () => {
+    const name = "ci";
+    await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
+    const repoBase = `/v1/orgs/${ORG}/repos/${name}`;
+    expect((await as(people.wat!).put(`${repoBase}/subscription`, { level: "all" })).status).toBe(200);
+    const dir = await initRepo(g, name);
+    await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+    // A workflow that cannot be read: its run fails as soon as the push is read.
+    await commitFiles(g, dir, { ".svc/workflows/ci.yml": "on: [push\njobs: {" }, "broken workflow");
+    await g.ok(["push", "-q", repoUrl(server, ORG, name, people.bo!.token), "main"], { cwd: dir });
+    const n = await waitFor(people.bo!, name);
+    expect(n.reason).toBe("ci_activity");
+    expect(n.subject.kind).toBe("run");
+    expect(n.subject.number).toBe(null);
+    expect(n.subject.title).toContain("failed on main");
+    expect(n.subject.url).toBe(`${server.url}/${ORG}/${name}/runs/${n.subject.id}`);
+    const run = await as(people.own!).get(`${repoBase}/runs/${n.subject.id}`);
+    expect(run.status).toBe(200);
+    expect(run.body.state).toBe("failure");
+    expect((await inbox(people.wat!, name)).notifications).toEqual([]);
+    expect((await inbox(people.ada!, name)).notifications).toEqual([]);
+  }, 120_000);
+
   test("PATCH unread, read-all, mute; unread_count and filters; another person's id is 404", async () => {
     const t = await thread("marks");
     expect((await as(people.cy!).post(`${t.base}/reviews`, { verdict: "comment", body: "first" })).status).toBe(201);
