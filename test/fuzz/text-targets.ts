@@ -5,6 +5,11 @@
 import { parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
 import { markdownToHtml } from "../../src/http/web/kit/markdown.ts";
 import { compileGlob } from "../../src/util/glob.ts";
+import MarkdownIt from "markdown-it";
+import { parseSuggestion, SUGGESTION_BODY_MAX } from "../../src/services/changes/suggestion.ts";
+import { collectRefs, linkRefs } from "../../src/services/changes/refs.ts";
+import { mapRange } from "../../src/services/changes/anchors.ts";
+import { splitLines } from "../../src/git/line-diff.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -205,7 +210,156 @@ export function markdownTarget(): Target {
   };
 }
 
+/** Lines a suggestion fuzz case is made of: fences of every shape, content, blank lines (no other block syntax). */
+const FENCE_LINES = [
+  "```suggestion",
+  "~~~suggestion",
+  "````suggestion",
+  "``` suggestion ",
+  "   ```suggestion",
+  "    ```suggestion",
+  "```suggestion`",
+  "```suggestion js",
+  "```",
+  "~~~",
+  "````",
+  "`````",
+  "```   ",
+  "   ```",
+  "    ```",
+  "``` x",
+  "~~~~",
+  "```js",
+  "~~~ suggestion",
+];
+const CONTENT_LINES = ["a", "b c", "", "  x", "     y", "\tz", "suggestion"];
+
+/**
+ * The ```suggestion parser (issue 28): mutated and generated bodies. Any body gives null, a text (LF only,
+ * empty or ending in a newline) or an error; a generated body of fence and text lines agrees with
+ * markdown-it's top-level fences (the one suggestion's content, or two → error); a text wrapped in a
+ * fence longer than any inside it reads back unchanged.
+ */
+export function suggestionTarget(): Target {
+  const md = new MarkdownIt();
+  return {
+    name: "suggestion parser",
+    run(r) {
+      const mode = r.int(4);
+      if (mode === 0) {
+        // Round trip: any text, wrapped in a fence no run inside can close.
+        const lines = Array.from({ length: r.int(8) }, () => r.pick([...CONTENT_LINES, ...FENCE_LINES]));
+        const text = lines.map((l) => `${l}\n`).join("");
+        const longest = Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+        const fence = "`".repeat(longest + 1);
+        const eol = r.pick(["\n", "\r\n"]);
+        const body = `intro${eol}${fence}suggestion${eol}${lines.map((l) => l + eol).join("")}${fence}${r.chance(0.5) ? eol : ""}`;
+        const got = parseSuggestion(body);
+        if (JSON.stringify(got) !== JSON.stringify({ text })) throw new Error(`round trip of ${JSON.stringify(body)} gave ${JSON.stringify(got)}`);
+        return;
+      }
+      if (mode === 1) {
+        // Differential against markdown-it over bodies of fence, content and blank lines only.
+        const lines = Array.from({ length: r.int(12) }, () => r.pick(r.chance(0.4) ? FENCE_LINES : CONTENT_LINES));
+        const body = lines.join(r.pick(["\n", "\r\n"])) + (r.chance(0.5) ? "\n" : "");
+        const fences = md.parse(body, {}).filter((t) => t.type === "fence" && t.level === 0 && t.info.trim() === "suggestion");
+        const want =
+          fences.length > 1 ? { error: "a comment may hold one suggestion block" } : fences.length === 1 ? { text: lineEnded(fences[0]!.content) } : null;
+        const got = parseSuggestion(body);
+        if (JSON.stringify(got) !== JSON.stringify(want))
+          throw new Error(`${JSON.stringify(body)}: parser ${JSON.stringify(got)}, markdown-it ${JSON.stringify(want)}`);
+        return;
+      }
+      const body =
+        mode === 2
+          ? dec.decode(mutate(enc.encode(r.pick(["```suggestion\nx\n```", "~~~~ suggestion\r\na\r\n~~~~\r\n", "text\n```\n```suggestion\n```\n"])), r, 10))
+          : r.pick(["```", "~~~", "\n", "\r", "`", " "]).repeat(r.int(r.chance(0.1) ? SUGGESTION_BODY_MAX + 10 : 3000));
+      const got = parseSuggestion(body);
+      if (got === null) return;
+      if ("error" in got) {
+        if (typeof got.error !== "string" || !got.error) throw new Error(`empty error for ${JSON.stringify(body.slice(0, 200))}`);
+        return;
+      }
+      if (got.text.includes("\r") || (got.text !== "" && !got.text.endsWith("\n")) || got.text.length > body.length + 1)
+        throw new Error(`bad text ${JSON.stringify(got.text.slice(0, 200))} for ${JSON.stringify(body.slice(0, 200))}`);
+    },
+  };
+}
+
+/** markdown-it leaves an unclosed fence's last line unterminated at the end of the input; CommonMark (and the parser) end it. */
+function lineEnded(text: string): string {
+  return text === "" || text.endsWith("\n") ? text : `${text}\n`;
+}
+
+/** Comment bodies full of references, in text, code, links and emphasis. */
+const REF_BODIES = [
+  "see #1 and #22, ask @bo or @ada-l; `#1 @bo` and [#1](/x) stay",
+  "```\n#3 @bo\n```\n\n> quoted #4 @ada\n\n*#5* **@bo** mail bo@x.org, a&#1; b#6 c@d",
+  "<a href=x>#7</a> &lt;@bo&gt; #08 #9x @-x @x- @bo.@bo",
+  "- #1\n- @ada\n\n| #2 | @bo |\n|---|---|\n| `@x` | #3 |",
+];
+
+/** Replaces each link the post-pass could have made with its text (a fixpoint for markup without them). */
+function unlinkRefs(markup: string): string {
+  return markup.replace(/<a href="(?:\/acme\/app\/changes\/[0-9]+|\/[A-Za-z0-9-]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+))<\/a>/g, "$1");
+}
+
+/**
+ * The `#N` / `@handle` post-pass of comment markup (issue 28): on rendered, mutated bodies it only
+ * adds links (taking them out gives the input back), never inside a link, code span or block,
+ * only to the changes and people it was given, and it finds nothing to change when given none.
+ */
+export function refsTarget(): Target {
+  const base = { repo: "/acme/app", ref: "main", dir: "" };
+  return {
+    name: "comment references",
+    run(r) {
+      const source = r.chance(0.15)
+        ? r.pick(["#1 ", "@bo ", "`", "<", "&#", "#", "@", "[", "](", "\n"]).repeat(r.int(3000))
+        : dec.decode(mutate(enc.encode(r.pick(REF_BODIES)), r, 10));
+      const markup = markdownToHtml(source, base);
+      const found = collectRefs(markup);
+      const changes = new Set(found.numbers.filter(() => r.chance(0.7)));
+      const people = new Map(found.handles.filter(() => r.chance(0.7)).map((h) => [h.toLowerCase(), h]));
+      const out = linkRefs(markup, { repoPath: "/acme/app", changes, people });
+      if (linkRefs(markup, { repoPath: "/acme/app", changes: new Set(), people: new Map() }) !== markup) throw new Error("changed markup with nothing to link");
+      if (unlinkRefs(out) !== unlinkRefs(markup))
+        throw new Error(`not only links added to ${JSON.stringify(markup.slice(0, 300))}: ${JSON.stringify(out.slice(0, 300))}`);
+      let depth = 0;
+      for (const m of out.matchAll(/<(\/?)(a|code|pre)\b[^>]*>/g)) {
+        if (m[1]) depth--;
+        else if (m[2] === "a" && depth > 0) throw new Error(`a link inside a link or code in ${JSON.stringify(out.slice(0, 300))}`);
+        else depth++;
+      }
+      for (const m of out.matchAll(/<a href="\/acme\/app\/changes\/([0-9]+)">#[0-9]+<\/a>/g))
+        if (!markup.includes(m[0]) && !changes.has(Number(m[1]))) throw new Error(`linked #${m[1]}, which was not given`);
+    },
+  };
+}
+
+/** Outdated comments (issue 28): a range mapped through random edits holds the same lines, or is null. */
+export function mapRangeTarget(): Target {
+  return {
+    name: "comment ranges",
+    run(r) {
+      const alphabet = ["a\n", "b\n", "c\n", "a\r\n", "\n", "x"];
+      const before = Array.from({ length: r.int(60) }, () => r.pick(alphabet)).join("");
+      const lines = splitLines(before);
+      const after = [...lines];
+      for (let k = r.int(5); k > 0; k--) after.splice(r.int(after.length + 1), r.int(3), ...Array.from({ length: r.int(3) }, () => r.pick(alphabet)));
+      if (!lines.length) return;
+      const start = 1 + r.int(lines.length);
+      const end = Math.min(lines.length, start + r.int(5));
+      const m = mapRange(lines, splitLines(after.join("")), start, end);
+      if (m === null) return;
+      const got = splitLines(after.join("")).slice(m.start - 1, m.end);
+      if (JSON.stringify(got) !== JSON.stringify(lines.slice(start - 1, end)))
+        throw new Error(`mapped ${start}-${end} of ${JSON.stringify(before)} to ${m.start}-${m.end} of ${JSON.stringify(after.join(""))}`);
+    },
+  };
+}
+
 /** Every text target. */
 export function textTargets(): Target[] {
-  return [workflowTarget(), globTarget(), markdownTarget()];
+  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget(), refsTarget(), mapRangeTarget()];
 }
