@@ -7,6 +7,7 @@
 // parallel edits never touch the same lines.
 import type { Ctx } from "./services/context.ts";
 import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveries } from "./services/hooks/delivery.ts";
+import { WEBHOOK_EVENT_KINDS } from "./services/hooks/schemas.ts";
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
@@ -39,7 +40,7 @@ export function wire(ctx: Ctx): void {
 function wirePlatform(ctx: Ctx): void {
   // One event path: an event's webhook deliveries, CI triggers, contribution job and change
   // updates are written in the event's own transaction (SPEC §6.1), in this order.
-  ctx.events.subscribe("webhooks", ["push", "change.landed", "change.ejected"], queueDeliveries);
+  ctx.events.subscribe("webhooks", [...WEBHOOK_EVENT_KINDS], queueDeliveries);
   ctx.events.subscribe("ci", ["push"], enqueueTriggers);
   // A counted push writes its contribution job in its own transaction (services/discovery/contributions.ts).
   ctx.events.subscribe("contributions", ["push"], enqueueContributions);

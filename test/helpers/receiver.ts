@@ -9,6 +9,8 @@ export interface Received {
   path: string;
   event: string | null;
   delivery: string | null;
+  /** X-Svc-Redelivery-Of: the delivery this one sends again (null on a first delivery). */
+  redeliveryOf: string | null;
   signature: string | null;
   /** Whether the signature matched the secret registered for this path (null: no secret known). */
   signed: boolean | null;
@@ -65,6 +67,7 @@ export function startReceiver(): Receiver {
         path,
         event: req.headers.get("x-svc-event"),
         delivery: req.headers.get("x-svc-delivery"),
+        redeliveryOf: req.headers.get("x-svc-redelivery-of"),
         signature,
         signed: secret === undefined ? null : valid(secret, raw, signature),
         raw,

@@ -10,6 +10,8 @@ import { need, type RepoTarget } from "../access/target.ts";
 import { personOf } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
+import { checksOfCommits } from "../ci/checks.ts";
+import type { Check } from "../ci/schemas.ts";
 import { readRef } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { parsePage, pageOf } from "../paging.ts";
@@ -27,6 +29,7 @@ import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import { queueLanding } from "./land-job.ts";
 import type { ChangeRow } from "./store.ts";
+import { reviewersOfChanges } from "./reviewers.ts";
 
 /** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
 export const MAX_STACK = 50;
@@ -43,6 +46,19 @@ export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[
     ctx.db.read,
     rows.map((r) => r.sourceRepoId).filter((x): x is string => x !== null),
   );
+  const reviewers = await reviewersOfChanges(ctx.db.read, rows);
+  // Checks of the heads, read in the target repository (CI runs no fork changes yet: none for them).
+  const checks = new Map<string, Check[]>();
+  for (const [repoId, heads] of Map.groupBy(
+    rows.filter((r) => r.head && !r.sourceRepoId),
+    (r) => r.repoId,
+  ))
+    for (const [sha, list] of await checksOfCommits(
+      ctx,
+      repoId,
+      heads.map((r) => r.head!),
+    ))
+      checks.set(`${repoId}:${sha}`, list);
   return rows.map((r) => ({
     number: r.number,
     title: r.title,
@@ -60,6 +76,8 @@ export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[
     author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
     verdict: (r.verdict as Verdict | null) ?? null,
     waiting: r.waiting,
+    checks: (!r.sourceRepoId && r.head && checks.get(`${r.repoId}:${r.head}`)) || [],
+    reviewers: reviewers.get(r.id) ?? [],
     created_at: r.createdAt,
     updated_at: r.updatedAt,
   }));

@@ -2,6 +2,9 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { NextCursor, NullableString } from "../schemas.ts";
 import { DiffFile } from "../git/schemas.ts";
+import { Check } from "../ci/schemas.ts";
+
+export { Check, CheckList } from "../ci/schemas.ts";
 
 const Sha = (options: Record<string, unknown> = {}) => Type.String({ pattern: "^[0-9a-f]{40}$", ...options });
 
@@ -45,17 +48,110 @@ export type ChangePatch = Static<typeof ChangePatch>;
 
 export const Verdict = Type.Object(
   {
-    kind: Type.String({ description: "conflict, check_failed, head_moved, stack, target_missing, unrelated, forbidden, unsupported" }),
+    kind: Type.String({ description: "conflict, check_failed, head_moved, stack, target_missing, unrelated, forbidden, unsupported, approval" }),
     message: Type.String(),
     paths: Type.Optional(Type.Array(Type.String(), { description: "conflict: the paths both sides changed" })),
     check: Type.Optional(Type.String({ description: "check_failed: the required check's key" })),
     state: Type.Optional(Type.String({ description: "check_failed: the check's state" })),
     expected: Type.Optional(Type.String({ description: "head_moved: the head the land request was made for" })),
     actual: Type.Optional(NullableString({ description: "head_moved: the head now (null: branch deleted)" })),
+    required: Type.Optional(Type.Integer({ description: "approval: the approvals the target's protection requires" })),
+    approvals: Type.Optional(Type.Integer({ description: "approval: the approvals that count now" })),
+    changes_requested_by: Type.Optional(Type.Array(Type.String(), { description: "approval: handles of writers whose standing review requests changes" })),
   },
   { examples: [{ kind: "conflict", message: "both sides changed src/upload.ts", paths: ["src/upload.ts"] }] },
 );
 export type Verdict = Static<typeof Verdict>;
+
+// ---- Reviews, reviewers and checks (issue 28) ----------------------------------------------------
+
+/** A review's verdicts (DECISIONS §5). */
+export const REVIEW_VERDICTS = ["approve", "request_changes", "comment"] as const;
+export type ReviewVerdict = (typeof REVIEW_VERDICTS)[number];
+
+const PersonRef = Type.Object({ user_id: Type.String(), handle: Type.String() });
+
+/** A reviewer's state on a change. */
+export const REVIEWER_STATES = ["requested", "approved", "changes_requested", "commented"] as const;
+
+export const Reviewer = Type.Object(
+  {
+    user_id: Type.String(),
+    handle: Type.String(),
+    state: Type.String({
+      enum: [...REVIEWER_STATES],
+      description: "approved / changes_requested: their standing review; commented: they reviewed without a standing verdict; requested: asked, no review yet",
+    }),
+    requested: Type.Boolean({ description: "whether they were asked to review (POST …/reviewers)" }),
+  },
+  { examples: [{ user_id: "u7p4q8s6t1r3k9x2", handle: "bo", state: "approved", requested: true }] },
+);
+export type Reviewer = Static<typeof Reviewer>;
+
+export const ReviewerList = Type.Object(
+  { reviewers: Type.Array(Reviewer) },
+  { examples: [{ reviewers: [{ user_id: "u7p4q8s6t1r3k9x2", handle: "bo", state: "requested", requested: true }] }] },
+);
+export type ReviewerList = Static<typeof ReviewerList>;
+
+export const ReviewersRequest = Type.Object({
+  handles: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    minItems: 1,
+    maxItems: 20,
+    description: "1-20 handles of people who can read the repository",
+  }),
+});
+export type ReviewersRequest = Static<typeof ReviewersRequest>;
+
+export const ReviewCreate = Type.Object({
+  verdict: Type.String({ description: "approve, request_changes or comment (any other value answers 422)", examples: ["approve"] }),
+  body: Type.Optional(NullableString({ description: "at most 65,536 characters (markdown)" })),
+  comments: Type.Optional(
+    Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      maxItems: 100,
+      description: "line or general comments posted with the review: each a POST …/comments body without `patchset` (the review is on the current patchset)",
+    }),
+  ),
+});
+export type ReviewCreate = Static<typeof ReviewCreate>;
+
+export const ReviewDismiss = Type.Object({
+  message: Type.Optional(NullableString({ description: "why (at most 1,000 characters; shown in the change's activity, not stored on the review)" })),
+});
+export type ReviewDismiss = Static<typeof ReviewDismiss>;
+
+const REVIEW_EXAMPLE = {
+  id: "v3k9x2m7p4q8s6t1",
+  author: { user_id: "u7p4q8s6t1r3k9x2", handle: "bo" },
+  verdict: "approve",
+  body: "Looks good.",
+  patchset: 2,
+  head: "3f786850e387550fdab836ed7e6dc881de23001b",
+  dismissed: false,
+  dismissed_reason: null,
+  created_at: 1795249012000,
+  comments: [],
+} as const;
+
+export const Review = Type.Object(
+  {
+    id: Type.String(),
+    author: Type.Union([PersonRef, Type.Null()], { description: "null once the person's account is gone" }),
+    verdict: Type.String({ enum: [...REVIEW_VERDICTS] }),
+    body: NullableString(),
+    patchset: Type.Integer({ description: "the patchset current when the review was posted" }),
+    head: Type.String({ description: "the change's head when the review was posted" }),
+    dismissed: Type.Boolean(),
+    dismissed_reason: NullableString({ description: "stale (a push after an approval, when the protection dismisses stale approvals) or manual (an admin)" }),
+    created_at: Type.Integer({ description: "epoch milliseconds" }),
+    comments: Type.Array(Type.Unknown(), { description: "the comments posted with the review (Comment objects, oldest first)" }),
+  },
+  { examples: [REVIEW_EXAMPLE] },
+);
+export type Review = Static<typeof Review>;
+
+export const ReviewList = Type.Object({ reviews: Type.Array(Review, { description: "oldest first" }) }, { examples: [{ reviews: [REVIEW_EXAMPLE] }] });
+export type ReviewList = Static<typeof ReviewList>;
 
 const CHANGE_EXAMPLE = {
   number: 7,
@@ -74,6 +170,8 @@ const CHANGE_EXAMPLE = {
   author: { user_id: "u1k3x9m2p7q4r8s6", handle: "ada" },
   verdict: null,
   waiting: "waiting for required check test: no result yet for 3f786850",
+  checks: [{ key: "test", state: "running", run_id: "r3k9x2m7p4q8s6t1", job_id: "j7p4q8s6t1r3k9x2" }],
+  reviewers: [{ user_id: "u7p4q8s6t1r3k9x2", handle: "bo", state: "approved", requested: true }],
   created_at: 1795248971422,
   updated_at: 1795249012000,
 } as const;
@@ -96,6 +194,8 @@ export const Change = Type.Object(
     author: Type.Union([Type.Object({ user_id: Type.String(), handle: Type.String() }), Type.Null()]),
     verdict: Type.Union([Verdict, Type.Null()], { description: "why the lander ejected it (state ejected)" }),
     waiting: NullableString({ description: "why a queued change is not landing yet" }),
+    checks: Type.Array(Check, { description: "the check results of its head, by key (a change from a fork: none until CI runs fork changes)" }),
+    reviewers: Type.Array(Reviewer, { description: "people asked to review and people who reviewed (not the author)" }),
     created_at: Type.Integer({ description: "epoch milliseconds" }),
     updated_at: Type.Integer({ description: "epoch milliseconds" }),
   },

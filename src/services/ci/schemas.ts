@@ -304,3 +304,23 @@ export const Run = Type.Object(
 export type Run = Static<typeof Run>;
 
 export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCursor }, { examples: [{ runs: Run.examples, next_cursor: null }] });
+
+// ---- Checks of a commit (issue 28) ----------------------------------------------------------------
+
+/** One check result of a commit: a CI job's state under its key. */
+export const Check = Type.Object(
+  {
+    key: Type.String({ description: "the check's name (the workflow job's key)" }),
+    state: Type.String({ description: "queued, running, success, failure, cancelled" }),
+    run_id: Type.String(),
+    job_id: Type.String(),
+  },
+  { examples: [{ key: "test", state: "success", run_id: "r3k9x2m7p4q8s6t1", job_id: "j7p4q8s6t1r3k9x2" }] },
+);
+export type Check = Static<typeof Check>;
+
+export const CheckList = Type.Object(
+  { checks: Type.Array(Check, { description: "by key" }) },
+  { examples: [{ checks: [{ key: "test", state: "success", run_id: "r3k9x2m7p4q8s6t1", job_id: "j7p4q8s6t1r3k9x2" }] }] },
+);
+export type CheckList = Static<typeof CheckList>;

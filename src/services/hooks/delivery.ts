@@ -13,7 +13,8 @@
 // The request: POST of `{ event, repo_id, payload }` with `X-Svc-Signature-256:
 // sha256=<hex HMAC-SHA256 of the body with the hook's secret>`, `X-Svc-Event`, `X-Svc-Delivery`
 // (the delivery's id, which is also its job's: the same on every attempt, so a receiver can drop
-// a repeat). The receiver is untrusted: its address is checked on every attempt (egress.ts),
+// a repeat), and on a redelivery `X-Svc-Redelivery-Of` (the original's id; the body is the
+// original's, unchanged). The receiver is untrusted: its address is checked on every attempt (egress.ts),
 // redirects are not followed, at most 64 KiB of its answer is read, and the whole attempt has 10
 // seconds.
 import { createHmac } from "node:crypto";
@@ -65,9 +66,9 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }
 
-/** The event subscriber: one queued delivery (and its job) per hook of the repository, in the event's transaction. */
+/** The event subscriber: one queued delivery (and its job) per hook of the repository that takes the event's kind, in the event's transaction. */
 export async function queueDeliveries(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
-  const hooks = await store.hooksForEvent(tx, event.repoId);
+  const hooks = await store.hooksForEvent(tx, event.repoId, event.kind);
   if (hooks.length === 0) return;
   const body = JSON.stringify({ event: event.kind, repo_id: event.repoId, payload: event.payload });
   const t = now();
@@ -126,6 +127,7 @@ async function attempt(ctx: Ctx, d: store.DeliveryToSend, signal: AbortSignal, t
         "x-svc-event": d.event,
         "x-svc-delivery": d.id,
         "x-svc-signature-256": signature(d.secret, d.body),
+        ...(d.redeliveryOf ? { "x-svc-redelivery-of": d.redeliveryOf } : {}),
       },
       body: d.body,
       signal,

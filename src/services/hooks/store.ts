@@ -14,7 +14,10 @@ export type AttemptRow = typeof webhookAttempts.$inferSelect;
 export type DeliveryToSend = DeliveryRow & { url: string; secret: string };
 
 /** Adds a subscription. */
-export async function insertWebhook(tx: Tx, row: Pick<WebhookRow, "id" | "repoId" | "url" | "secret" | "createdAt">): Promise<void> {
+export async function insertWebhook(
+  tx: Tx,
+  row: Pick<WebhookRow, "id" | "repoId" | "url" | "secret" | "createdAt"> & Partial<Pick<WebhookRow, "events">>,
+): Promise<void> {
   const { webhooks } = tables(tx);
   await tx.insert(webhooks).values(row);
 }
@@ -45,6 +48,26 @@ export async function webhookOfRepo(q: Queryable, repoId: string, id: string): P
   );
 }
 
+/** Sets the event kinds a subscription receives (null: every kind). */
+export async function setWebhookEvents(tx: Tx, id: string, events: string[] | null): Promise<void> {
+  const { webhooks } = tables(tx);
+  await tx.update(webhooks).set({ events }).where(eq(webhooks.id, id));
+}
+
+/** A stored delivery of hook `webhookId` (any state), or null (unknown or pruned). */
+export async function deliveryOfHook(q: Queryable, webhookId: string, id: string): Promise<DeliveryRow | null> {
+  const { webhookDeliveries } = tables(q);
+  return (
+    one(
+      await q
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.webhookId, webhookId), eq(webhookDeliveries.id, id)))
+        .limit(1),
+    ) ?? null
+  );
+}
+
 /** Removes a subscription with its queue and attempts (FK cascade). */
 export async function deleteWebhook(tx: Tx, id: string): Promise<void> {
   const { webhooks } = tables(tx);
@@ -69,16 +92,22 @@ export async function attemptsPage(q: Queryable, webhookId: string, before: numb
   return await q.select().from(webhookAttempts).where(where).orderBy(desc(webhookAttempts.id)).limit(limit);
 }
 
-/** The subscriptions an event of `repoId` goes to, with their sequence counters. */
-export async function hooksForEvent(tx: Tx, repoId: string): Promise<{ id: string; lastSeq: number }[]> {
+/**
+ * The subscriptions an event of kind `kind` of `repoId` goes to, with their sequence counters:
+ * the repository's (at most 20) hooks read, then those whose `events` is null or names the kind
+ * kept (in app code: no dialect-specific JSON query).
+ */
+export async function hooksForEvent(tx: Tx, repoId: string, kind: string): Promise<{ id: string; lastSeq: number }[]> {
   const { webhooks } = tables(tx);
-  return await tx.select({ id: webhooks.id, lastSeq: webhooks.lastSeq }).from(webhooks).where(eq(webhooks.repoId, repoId));
+  const rows = await tx.select({ id: webhooks.id, lastSeq: webhooks.lastSeq, events: webhooks.events }).from(webhooks).where(eq(webhooks.repoId, repoId));
+  return rows.filter((h) => h.events === null || h.events.includes(kind)).map(({ id, lastSeq }) => ({ id, lastSeq }));
 }
 
 /** Queues one delivery as the hook's next in order. */
 export async function queueDelivery(
   tx: Tx,
-  row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt">,
+  row: Pick<DeliveryRow, "id" | "webhookId" | "orgId" | "repoId" | "eventId" | "event" | "seq" | "body" | "nextAttemptAt" | "createdAt"> &
+    Partial<Pick<DeliveryRow, "redeliveryOf">>,
 ): Promise<void> {
   const { webhookDeliveries, webhooks } = tables(tx);
   await tx.insert(webhookDeliveries).values(row);

@@ -23,7 +23,9 @@ const R = "/v1/orgs/{org}/repos/{repo}";
 const ROUTES: [string, string, number[], boolean][] = [
   ["post", `${R}/webhooks`, [201, 400, 401, 403, 404, 413, 422], true],
   ["get", `${R}/webhooks`, [200, 401, 403, 404], false],
+  ["patch", `${R}/webhooks/{id}`, [200, 400, 401, 403, 404, 413, 422], true],
   ["delete", `${R}/webhooks/{id}`, [204, 401, 403, 404], false],
+  ["post", `${R}/webhooks/{id}/deliveries/{delivery}/redeliver`, [202, 401, 403, 404], false],
   ["get", `${R}/webhooks/{id}/deliveries`, [200, 400, 401, 403, 404], false],
   ["post", `${R}/sync`, [202, 401, 402, 403, 404, 422], false],
 ];

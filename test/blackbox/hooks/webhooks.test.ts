@@ -67,12 +67,14 @@ describe("webhook subscriptions (repository admins)", () => {
       const { name } = await newRepo();
       const created = await caller(server, owner).post(`/v1/orgs/acme/repos/${name}/webhooks`, { url: `${rx.url}/crud` });
       expect(created.status).toBe(201);
-      expect(Object.keys(created.body).sort()).toEqual(["created_at", "id", "secret", "url"]);
+      expect(Object.keys(created.body).sort()).toEqual(["created_at", "events", "id", "secret", "url"]);
       expect(created.body.url).toBe(`${rx.url}/crud`);
       expect(created.body.secret.length).toBeGreaterThanOrEqual(32);
       const list = await caller(server, owner).get(`/v1/orgs/acme/repos/${name}/webhooks`);
       expect(list).toMatchObject({ status: 200 });
-      expect(list.body).toEqual({ webhooks: [{ id: created.body.id, url: `${rx.url}/crud`, created_at: created.body.created_at, last_delivery: null }] });
+      expect(list.body).toEqual({
+        webhooks: [{ id: created.body.id, url: `${rx.url}/crud`, events: null, created_at: created.body.created_at, last_delivery: null }],
+      });
       expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
       const empty = await caller(server, owner).get(`/v1/orgs/acme/repos/${name}/webhooks/${created.body.id}/deliveries`);
       expect(empty.body).toEqual({ deliveries: [], next_cursor: null });

@@ -1,0 +1,182 @@
+// Reviews of a change (issue 28; DECISIONS §5 "Reviews on changes"): a verdict (approve,
+// request_changes, comment) with an optional body and a batch of line comments, posted as one
+// transaction that records one change.reviewed event and one thread activity.
+import { Conflict, Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../../errors.ts";
+import type { Queryable } from "../../db/database.ts";
+import type { User } from "../../db/schema/index.ts";
+import { newId } from "../../util/ids.ts";
+import { scopeCovers } from "../access/access.ts";
+import { need, type RepoTarget } from "../access/target.ts";
+import { personOf } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { queueLanding } from "./land-job.ts";
+import { REVIEW_VERDICTS, type Review, type ReviewCreate, type ReviewDismiss, type ReviewList, type ReviewVerdict } from "./schemas.ts";
+import * as store from "./store.ts";
+import type { ChangeRow } from "./store.ts";
+import * as reviewStore from "./store-reviews.ts";
+import type { ReviewRow } from "./store-reviews.ts";
+
+const MAX_BODY = 65_536;
+const MAX_DISMISS_MESSAGE = 1000;
+/** How many comments one review may carry. */
+export const MAX_REVIEW_COMMENTS = 100;
+
+/**
+ * Who may review or comment: a person who can read the repository, with a credential whose scope
+ * covers repo:write (a read-only token stays read-only). Anonymous 401; a service token 403 (a
+ * review names a person). Answers the person.
+ */
+export function needDiscussant(t: RepoTarget): User {
+  need(t, "repo:read");
+  const c = t.facts.caller;
+  if (c.kind === "anonymous") throw Unauthorized();
+  const person = personOf(t.actor);
+  if (c.kind !== "person" || !person) throw Forbidden("a review is written by a person; service tokens cannot review");
+  if (!scopeCovers(c.scopes, "repo:write")) throw Forbidden("reviewing needs a credential with the repo:write scope");
+  return person;
+}
+
+async function mustChange(q: Queryable, repoId: string, number: number): Promise<ChangeRow> {
+  const row = Number.isInteger(number) && number >= 1 ? await store.changeByNumber(q, repoId, number) : null;
+  if (!row) throw NotFound("change not found");
+  return row;
+}
+
+/** The API shapes of review rows (author handles in one query); `comments` by review id. */
+export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<string, unknown[]> = new Map()): Promise<Review[]> {
+  const handles = await store.handlesOf(
+    ctx.db.read,
+    rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
+    verdict: r.verdict,
+    body: r.body,
+    patchset: r.patchset,
+    head: r.head,
+    dismissed: r.dismissed,
+    dismissed_reason: r.dismissedReason ?? null,
+    created_at: r.createdAt,
+    comments: comments.get(r.id) ?? [],
+  }));
+}
+
+function checkBody(body: string | null | undefined): string | null {
+  if (body === undefined || body === null || body.trim() === "") return null;
+  if (body.length > MAX_BODY || body.includes("\0")) throw Unprocessable(`body must be at most ${MAX_BODY} characters without NUL`);
+  return body;
+}
+
+/**
+ * POST …/changes/{n}/reviews. 422: a verdict outside the three, approving or requesting changes
+ * on one's own change, a `comment` review with neither body nor comments, a bad comment (with its
+ * `index`). 409: approve or request_changes on a landed or closed change. A request for changes
+ * on a queued change makes the lander look again (it ejects it with verdict `approval` when the
+ * target's protection requires approvals).
+ */
+export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input: ReviewCreate): Promise<Review> {
+  const person = needDiscussant(t);
+  const { org, repo } = t;
+  if (!REVIEW_VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${REVIEW_VERDICTS.join(", ")}`);
+  const verdict = input.verdict as ReviewVerdict;
+  const body = checkBody(input.body);
+  const items = input.comments ?? [];
+  if (items.length > MAX_REVIEW_COMMENTS) throw Invalid(`a review carries at most ${MAX_REVIEW_COMMENTS} comments`);
+  const change = await mustChange(ctx.db.read, repo.id, number);
+  const own = change.authorUserId === person.id;
+  if (own && verdict === "approve") throw Unprocessable("you cannot approve your own change");
+  if (own && verdict === "request_changes") throw Unprocessable("you cannot request changes on your own change");
+  if (verdict === "comment" && body === null && items.length === 0) throw Unprocessable("a comment review needs a body or comments");
+  const judged = verdict !== "comment";
+  if (judged && (change.state === "landed" || change.state === "closed"))
+    throw Conflict(`change #${number} is ${change.state}; it takes comments, not verdicts`);
+  if (items.length) throw Unprocessable("comments in a review are not accepted yet; post them with POST …/comments");
+
+  const row = await ctx.db.transaction(async (tx) => {
+    // The change as it is now: the review is on its current patchset.
+    const cur = await mustChange(tx, repo.id, number);
+    if (judged && (cur.state === "landed" || cur.state === "closed")) throw Conflict(`change #${number} is ${cur.state}; it takes comments, not verdicts`);
+    const r: ReviewRow = {
+      id: newId(),
+      changeId: cur.id,
+      repoId: repo.id,
+      authorUserId: person.id,
+      verdict,
+      body,
+      bodyHtml: null,
+      renderVersion: 0,
+      patchset: cur.patchset,
+      head: cur.head ?? "",
+      dismissed: false,
+      dismissedReason: null,
+      dismissedByUserId: null,
+      dismissedAt: null,
+      createdAt: now(),
+    };
+    await reviewStore.insertReview(tx, r);
+    const n = 0;
+    await ctx.events.record(tx, {
+      repoId: repo.id,
+      orgId: org.id,
+      kind: "change.reviewed",
+      payload: { change: cur.number, review: { id: r.id, verdict, author: { user_id: person.id, handle: person.handle }, patchset: r.patchset }, comments: n },
+      actorUserId: person.id,
+    });
+    await ctx.events.emit(tx, {
+      kind: "thread.activity",
+      repoId: repo.id,
+      orgId: org.id,
+      subject: { kind: "change", id: cur.id, number: cur.number, title: cur.title },
+      activity: "reviewed",
+      actorUserId: person.id,
+      participants: [{ userId: person.id, reason: "review" }],
+      summary: { verdict, comments: n, review_id: r.id, ...(body ? { excerpt: body.slice(0, 200) } : {}) },
+    });
+    // The lander never waits for approvals: it looks again and ejects the change if it is blocked now.
+    if (verdict === "request_changes" && cur.state === "queued") await queueLanding(ctx, tx, repo.id, cur.target);
+    return r;
+  });
+  return (await reviewBodies(ctx, [row]))[0]!;
+}
+
+/** GET …/changes/{n}/reviews (repo:read), oldest first. */
+export async function listReviews(ctx: Ctx, t: RepoTarget, number: number): Promise<ReviewList> {
+  need(t, "repo:read");
+  const change = await mustChange(ctx.db.read, t.repo.id, number);
+  return { reviews: await reviewBodies(ctx, await reviewStore.reviewsOf(ctx.db.read, [change.id])) };
+}
+
+/**
+ * POST …/changes/{n}/reviews/{id}/dismiss (repo:admin): the review stops counting (an approval
+ * no longer approves; a request for changes no longer blocks). 422 for a `comment` review (it has
+ * no verdict to dismiss); 409 when already dismissed.
+ */
+export async function dismissReview(ctx: Ctx, t: RepoTarget, number: number, id: string, input: ReviewDismiss): Promise<Review> {
+  need(t, "repo:admin");
+  const { org, repo, actor } = t;
+  const message = input.message?.trim() || null;
+  if (message && message.length > MAX_DISMISS_MESSAGE) throw Unprocessable(`message must be at most ${MAX_DISMISS_MESSAGE} characters`);
+  const change = await mustChange(ctx.db.read, repo.id, number);
+  const review = await reviewStore.reviewById(ctx.db.read, change.id, id);
+  if (!review) throw NotFound("review not found");
+  if (review.verdict === "comment") throw Unprocessable("a comment review has no verdict to dismiss");
+  if (review.dismissed) throw Conflict("the review is already dismissed");
+  const by = personOf(actor)?.id ?? null;
+  const at = now();
+  await ctx.db.transaction(async (tx) => {
+    if (!(await reviewStore.dismissReview(tx, review.id, by, at))) throw Conflict("the review is already dismissed");
+    await ctx.events.emit(tx, {
+      kind: "thread.activity",
+      repoId: repo.id,
+      orgId: org.id,
+      subject: { kind: "change", id: change.id, number: change.number, title: change.title },
+      activity: "reviewed",
+      actorUserId: by,
+      participants: [],
+      summary: { dismissed: review.id, verdict: review.verdict, ...(message ? { excerpt: message.slice(0, 200) } : {}) },
+      only: review.authorUserId ? [review.authorUserId] : [],
+    });
+  });
+  return (await reviewBodies(ctx, [{ ...review, dismissed: true, dismissedReason: "manual", dismissedByUserId: by, dismissedAt: at }]))[0]!;
+}

@@ -1,0 +1,198 @@
+// Reviews and requested reviewers (issue 28), black-box: the real server, a change opened from a
+// branch pushed by git, people of every role reviewing through the API, the database read only to
+// see the events recorded.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { commitFiles, initRepo, mintTokenWithId } from "../../helpers/git.ts";
+import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
+import { dbRows } from "../ci/helpers.ts";
+import { client, createUser, login } from "../../helpers/server.ts";
+
+const ORG = "rev";
+let w: World;
+
+/** A person with a known handle: session cookie, a token of `scopes`, and a client for each. */
+interface Cast {
+  id: string;
+  handle: string;
+  cookie: string;
+  token: string;
+}
+const people: Record<string, Cast> = {};
+
+async function cast(org: string, handle: string, role: string, scopes: string[]): Promise<Cast> {
+  const u = await createUser(w.server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
+  const cookie = await login(w.server, u.email, u.password);
+  const { token } = await mintTokenWithId(w.server, cookie, org, { scopes, label: `${handle}-token` });
+  return { id: u.id, handle: u.handle, cookie, token };
+}
+
+beforeAll(async () => {
+  w = await startWorld(ORG);
+  const list = await Promise.all([
+    cast(ORG, "ada", "member", ["repo:write"]),
+    cast(ORG, "bo", "member", ["repo:write"]),
+    cast(ORG, "cy", "viewer", ["repo:read"]),
+    cast(ORG, "dee", "admin", ["repo:write"]),
+    cast(`${ORG}-else`, "eve", "owner", ["repo:write"]),
+  ]);
+  for (const p of list) people[p.handle] = p;
+});
+afterAll(async () => w.close());
+
+const as = (who: Cast, via: "token" | "cookie" = "token") => client(w.server, via === "token" ? { token: who.token } : { cookie: who.cookie });
+
+/** A private repository with main and a branch `feature` pushed by git; ada opens change #1 from it. */
+async function opened(name: string): Promise<{ repo: TestRepo; base: string }> {
+  const repo = await newRepo(w, name);
+  const dir = await initRepo(w.g, name);
+  await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+  await commitFiles(w.g, dir, { "a.txt": "a\n" }, "seed");
+  await w.g.ok(["push", "-q", repo.url, "main"], { cwd: dir });
+  await w.g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
+  await commitFiles(w.g, dir, { "a.txt": "a\nmore\n" }, "feature");
+  await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+  const base = `${repo.api.base}/changes`;
+  const r = await as(people.ada!).post(base, { title: "More a", branch: "feature" });
+  expect(r.status).toBe(201);
+  return { repo, base: `${base}/1` };
+}
+
+describe("reviews", () => {
+  test("approve, request_changes and comment: 201 shapes, listed oldest first, change.reviewed recorded", async () => {
+    const { base } = await opened("verdicts");
+    const change = (await as(people.ada!).get(base)).body;
+    const approve = await as(people.bo!).post(`${base}/reviews`, { verdict: "approve", body: "LGTM" });
+    expect(approve.status).toBe(201);
+    expect(approve.body).toEqual({
+      id: expect.any(String),
+      author: { user_id: people.bo!.id, handle: "bo" },
+      verdict: "approve",
+      body: "LGTM",
+      patchset: 1,
+      head: change.head,
+      dismissed: false,
+      dismissed_reason: null,
+      created_at: expect.any(Number),
+      comments: [],
+    });
+    const rc = await as(people.dee!).post(`${base}/reviews`, { verdict: "request_changes", body: "needs tests" });
+    expect(rc.status).toBe(201);
+    // A viewer signed in (a session covers repo:write scope) may comment.
+    const cm = await as(people.cy!, "cookie").post(`${base}/reviews`, { verdict: "comment", body: "question" });
+    expect(cm.status).toBe(201);
+
+    const list = await as(people.ada!).get(`${base}/reviews`);
+    expect(list.status).toBe(200);
+    expect(list.body.reviews.map((r: { verdict: string; author: { handle: string } }) => [r.author.handle, r.verdict])).toEqual([
+      ["bo", "approve"],
+      ["dee", "request_changes"],
+      ["cy", "comment"],
+    ]);
+    const events = dbRows<{ payload: string; actor_user_id: string }>(
+      w.server,
+      "SELECT payload, actor_user_id FROM events WHERE kind = 'change.reviewed' ORDER BY created_at",
+    );
+    expect(events.map((e) => JSON.parse(e.payload))).toContainEqual({
+      change: 1,
+      review: { id: approve.body.id, verdict: "approve", author: { user_id: people.bo!.id, handle: "bo" }, patchset: 1 },
+      comments: 0,
+    });
+
+    // The change shows each reviewer's state.
+    const after = (await as(people.ada!).get(base)).body;
+    expect(after.reviewers).toEqual([
+      { user_id: people.bo!.id, handle: "bo", state: "approved", requested: false },
+      { user_id: people.dee!.id, handle: "dee", state: "changes_requested", requested: false },
+      { user_id: people.cy!.id, handle: "cy", state: "commented", requested: false },
+    ]);
+    // A later comment review keeps a standing verdict; a new verdict replaces it.
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", body: "nit" })).status).toBe(201);
+    expect((await as(people.dee!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(201);
+    const states = (await as(people.ada!).get(base)).body.reviewers.map((r: { handle: string; state: string }) => `${r.handle}:${r.state}`);
+    expect(states).toEqual(["bo:approved", "dee:approved", "cy:commented"]);
+  });
+
+  test("refusals: own change, empty comment, unknown verdict, closed change, who may review", async () => {
+    const { base } = await opened("refusals");
+    const own = await as(people.ada!).post(`${base}/reviews`, { verdict: "approve" });
+    expect(own.status).toBe(422);
+    expect(own.body.error).toContain("own change");
+    expect((await as(people.ada!).post(`${base}/reviews`, { verdict: "request_changes" })).status).toBe(422);
+    // The author may comment on their own change.
+    expect((await as(people.ada!).post(`${base}/reviews`, { verdict: "comment", body: "context" })).status).toBe(201);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "comment" })).status).toBe(422);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "lgtm" })).status).toBe(422);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "approve", body: "x".repeat(65_537) })).status).toBe(422);
+
+    // A read-only token stays read-only; a service token is no person; outsiders see nothing.
+    const ro = await as(people.cy!).post(`${base}/reviews`, { verdict: "comment", body: "hi" });
+    expect(ro.status).toBe(403);
+    const svc = await mintTokenWithId(w.server, w.owner.cookie, ORG, { scopes: ["repo:write"], label: "svc", kind: "service" });
+    expect((await client(w.server, { token: svc.token }).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(403);
+    const outsider = await as(people.eve!).post(`${base}/reviews`, { verdict: "approve" });
+    const missing = await as(people.eve!).post(`${base.replace("refusals", "nope")}/reviews`, { verdict: "approve" });
+    expect(outsider.status).toBe(404);
+    expect(outsider.body).toEqual(missing.body);
+    expect((await as(people.eve!).get(`${base}/reviews`)).status).toBe(404);
+    expect((await client(w.server).get(`${base}/reviews`)).status).toBe(401);
+    expect((await client(w.server).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(401);
+
+    // A closed change takes comments, not verdicts.
+    expect((await as(people.ada!).patch(base, { state: "closed" })).status).toBe(200);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(409);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", body: "why closed?" })).status).toBe(201);
+  });
+
+  test("dismiss: repository admins only, once; the dismissed approval no longer counts as approved", async () => {
+    const { base } = await opened("dismiss");
+    const r = (await as(people.bo!).post(`${base}/reviews`, { verdict: "approve" })).body;
+    expect((await as(people.bo!).post(`${base}/reviews/${r.id}/dismiss`, {})).status).toBe(403);
+    const d = await as(people.dee!).post(`${base}/reviews/${r.id}/dismiss`, { message: "approved the wrong change" });
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ id: r.id, dismissed: true, dismissed_reason: "manual", verdict: "approve" });
+    expect((await as(people.dee!).post(`${base}/reviews/${r.id}/dismiss`, {})).status).toBe(409);
+    expect((await as(people.dee!).post(`${base}/reviews/nope/dismiss`, {})).status).toBe(404);
+    const reviewers = (await as(people.ada!).get(base)).body.reviewers;
+    expect(reviewers).toEqual([{ user_id: people.bo!.id, handle: "bo", state: "commented", requested: false }]);
+  });
+});
+
+describe("reviewers", () => {
+  test("request, list with state, remove; 422 unknown, cannot read (same message), the author, > 20", async () => {
+    const { base } = await opened("reviewers");
+    const asked = await as(people.ada!).post(`${base}/reviewers`, { handles: ["bo", "CY"] });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toEqual({
+      reviewers: [
+        { user_id: people.bo!.id, handle: "bo", state: "requested", requested: true },
+        { user_id: people.cy!.id, handle: "cy", state: "requested", requested: true },
+      ],
+    });
+    // Asking again changes nothing.
+    expect((await as(people.ada!).post(`${base}/reviewers`, { handles: ["bo"] })).body.reviewers).toHaveLength(2);
+
+    const unknown = await as(people.ada!).post(`${base}/reviewers`, { handles: ["nobody-here"] });
+    const cannotRead = await as(people.ada!).post(`${base}/reviewers`, { handles: ["eve"] });
+    expect(unknown.status).toBe(422);
+    expect(cannotRead.status).toBe(422);
+    expect(cannotRead.body.error).toBe(unknown.body.error.replace("nobody-here", "eve"));
+    expect((await as(people.ada!).post(`${base}/reviewers`, { handles: ["ada"] })).status).toBe(422);
+    expect((await as(people.ada!).post(`${base}/reviewers`, { handles: [] })).status).toBe(400);
+    expect((await as(people.ada!).post(`${base}/reviewers`, { handles: Array.from({ length: 21 }, (_, i) => `p${i}`) })).status).toBe(400);
+    // A viewer who is not the author may not ask.
+    expect((await as(people.cy!, "cookie").post(`${base}/reviewers`, { handles: ["dee"] })).status).toBe(403);
+
+    // bo approves: state approved, still requested.
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(201);
+    const change = (await as(people.ada!).get(base)).body;
+    expect(change.reviewers).toEqual([
+      { user_id: people.bo!.id, handle: "bo", state: "approved", requested: true },
+      { user_id: people.cy!.id, handle: "cy", state: "requested", requested: true },
+    ]);
+    expect((await as(people.ada!).get(`${base}/reviewers`)).body.reviewers).toEqual(change.reviewers);
+
+    expect((await as(people.bo!).delete(`${base}/reviewers/cy`)).status).toBe(204);
+    expect((await as(people.bo!).delete(`${base}/reviewers/cy`)).status).toBe(404);
+    expect((await as(people.ada!).get(`${base}/reviewers`)).body.reviewers.map((r: { handle: string }) => r.handle)).toEqual(["bo"]);
+  });
+});
