@@ -183,7 +183,7 @@ async function sizesOf(t: Target): Promise<Record<string, number>> {
     nested: "/bench/nested",
     file: "/bench/code/blob/main/src/big.ts",
     commit: `/bench/code/commit/${t.feature}`,
-    change: "/bench/code/changes/1",
+    change: "/bench/code/changes/1/files",
   })) {
     out[k] = Math.round((await (await fetch(t.svc.url + p, { headers: { cookie: t.cookie } })).text()).length / 1024);
   }
@@ -198,7 +198,7 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["warm", "file_5000_lines_highlighted_warm", () => measure(() => "/bench/code/blob/main/src/big.ts", REPS)],
   ["cold", "file_5000_lines_highlighted_cold", () => measure((_, i) => `/bench/code/blob/main/cold/big-${i}.ts`, COLD, 0)],
   ["commit", "commit_diff_50_files", () => measure((t) => `/bench/code/commit/${t.feature}`, REPS)],
-  ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1", REPS)],
+  ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1/files", REPS)],
 ];
 const results: Record<string, unknown> = {
   machine: machine(),

@@ -25,9 +25,14 @@ import { SESSION_CREDENTIAL, TOKEN_CREDENTIAL } from "./services/people/auth.ts"
 import { guardPresentation } from "./services/people/throttle.ts";
 import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
 import { CHANGE_LAND } from "./services/changes/land-job.ts";
+import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts";
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
+import { recordActivity } from "./services/notify/activity.ts";
+import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
+import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
+import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -61,6 +66,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(WEBHOOK_DELIVER, deliver);
   ctx.work.define(MAIL_SEND, sendMail);
   ctx.work.define(CHANGE_LAND, landQueue);
+  ctx.work.define(CHANGE_REANCHOR, reanchorChange);
 
   // Periodic: once per slot across the cluster (a job row), or a pass on every node (no row).
   ctx.work.define(MIRROR_SCHEDULE, async (c) => void (await scheduleMirrorSyncs(c)));
@@ -77,6 +83,11 @@ function wireDomains(ctx: Ctx): void {
   ctx.events.subscribe("billing", ["membership.changed"], seatsChanged);
   // A repository's visibility decides which machines may take its jobs: CI's waiters look again.
   ctx.events.subscribe("ci.routing", ["repo.visibility_changed"], visibilityChanged);
+  // Something happened in a thread: its participants, the activity row and the fan-out job (services/notify).
+  ctx.events.subscribe("notify", ["thread.activity"], recordActivity);
+  ctx.work.define(NOTIFY_FANOUT, fanout);
+  ctx.work.define(NOTIFY_MAIL, mailNotification);
+  ctx.work.define(NOTIFY_PRUNE, async (c) => void (await pruneNotify(c)));
 }
 
 // What access asks the domains above it (ctx.resolvers, access/resolvers.ts): credential kinds and

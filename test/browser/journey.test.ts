@@ -127,8 +127,11 @@ test("sign in → new repository → push → browse, file, history, commit → 
       await page.getByLabel("Branch with the commits").selectOption("feature");
       await go(page, () => page.getByRole("button", { name: "Open change" }).click());
       expect(new URL(page.url()).pathname).toBe("/journey/trail/changes/1");
+      await clean(tab, "change page: conversation");
+      await go(page, () => page.getByRole("link", { name: "Files changed" }).click());
+      expect(new URL(page.url()).pathname).toBe("/journey/trail/changes/1/files");
       await page.locator("tr.add td.c", { hasText: "export const extra = 1;" }).waitFor();
-      await clean(tab, "change page");
+      await clean(tab, "change page: files");
     });
 
     await step(tab, "patchsets", async () => {

@@ -28,8 +28,12 @@ import {
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import { queueLanding } from "./land-job.ts";
+import { queueReanchor } from "./reanchor.ts";
 import type { ChangeRow } from "./store.ts";
 import { reviewersOfChanges } from "./reviewers.ts";
+import { approvalFields, stackApprovals } from "./approvals.ts";
+import { dismissStaleApprovals } from "./store-reviews.ts";
+import { protectionOfBranch } from "../git/policy.ts";
 
 /** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
 export const MAX_STACK = 50;
@@ -193,10 +197,46 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
     };
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
+    await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null);
     if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
   return one(ctx, row);
+}
+
+/** A new change's `change.opened` event (SPEC §6.1 webhooks) and its thread's first activity (the author takes part). */
+async function recordOpened(
+  ctx: Ctx,
+  tx: Tx,
+  repo: Repo,
+  r: ChangeRow,
+  author: { id: string; handle: string } | null,
+  source: { org: string; repo: string } | null,
+): Promise<void> {
+  await ctx.events.record(tx, {
+    repoId: repo.id,
+    orgId: repo.orgId,
+    kind: "change.opened",
+    payload: {
+      change: r.number,
+      title: r.title,
+      branch: r.branch,
+      target: r.target,
+      author: author ? { user_id: author.id, handle: author.handle } : null,
+      source,
+    },
+    actorUserId: author?.id ?? null,
+  });
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: repo.id,
+    orgId: repo.orgId,
+    subject: { kind: "change", id: r.id, number: r.number, title: r.title },
+    activity: "opened",
+    actorUserId: author?.id ?? null,
+    participants: author ? [{ userId: author.id, reason: "author" }] : [],
+    summary: { excerpt: (r.description ?? "").slice(0, 500) },
+  });
 }
 
 /** Whether `source` descends from `target` through fork parents (a bounded walk). */
@@ -273,6 +313,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
       if (head !== cur.head) {
         Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
         await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
+        await queueReanchor(ctx, tx, cur.id);
       }
     }
     await store.updateChange(tx, cur.id, set);
@@ -301,7 +342,15 @@ export async function changesBeneath(q: Parameters<typeof store.changeByNumber>[
 /** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */
 export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
   need(t, "repo:write");
-  const { repo, actor } = t;
+  const { org, repo, actor } = t;
+  // Landing rules on reviews (approvals.ts), read before the transaction; the lander asks again
+  // before it lands, so a review that arrives in between is still heard.
+  const pre = await mustChange(ctx.db.read, repo.id, number);
+  if (pre.state === "open" || pre.state === "ejected") {
+    const rule = await protectionOfBranch(ctx.db.read, repo.id, pre.target);
+    const missing = await stackApprovals(ctx, org, repo, [...(await changesBeneath(ctx.db.read, repo.id, pre)), pre], rule);
+    if (missing) throw Conflict(missing.message, { approval: approvalFields(missing) });
+  }
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     if (cur.state === "queued") return cur;
@@ -329,6 +378,33 @@ export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promi
 export async function ejectChange(ctx: Ctx, tx: Tx, org: Pick<Org, "id">, row: ChangeRow, verdict: Verdict, actorUserId: string | null): Promise<void> {
   await store.updateChange(tx, row.id, { state: "ejected", verdict, waiting: null, queuedAt: null, updatedAt: now() });
   await ctx.events.record(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: row.repoId,
+    orgId: org.id,
+    subject: { kind: "change", id: row.id, number: row.number, title: row.title },
+    activity: "ejected",
+    actorUserId,
+    participants: [],
+    summary: { verdict: verdict.kind, excerpt: verdict.message.slice(0, 200) },
+  });
+}
+
+/** A patchset recorded by a push: its comments re-anchored by a job, and the thread told. */
+async function recordNewPatchset(ctx: Ctx, tx: Tx, event: RepoEvent, c: ChangeRow, patchset: number): Promise<void> {
+  await queueReanchor(ctx, tx, c.id);
+  // A fork's push is the fork's event: the change's thread lives in the target's org.
+  const orgId = c.repoId === event.repoId ? event.orgId : ((await store.repoWithOrg(tx, c.repoId))?.org.id ?? event.orgId);
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: c.repoId,
+    orgId,
+    subject: { kind: "change", id: c.id, number: c.number, title: c.title },
+    activity: "patchset",
+    actorUserId: event.actorUserId,
+    participants: [],
+    summary: { patchset },
+  });
 }
 
 /**
@@ -361,6 +437,9 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
       const base = await readRef(tx, c.repoId, `refs/heads/${c.target}`);
       await store.updateChange(tx, c.id, { head: move.new, patchset: c.patchset + 1, base, updatedAt: t });
       await recordPatchset(tx, { changeId: c.id, patchset: c.patchset + 1, head: move.new, base, createdAt: t });
+      await recordNewPatchset(ctx, tx, event, c, c.patchset + 1);
+      // Approvals of earlier patchsets go stale when the target's protection says so (requests for changes stay).
+      if ((await protectionOfBranch(tx, c.repoId, c.target))?.dismissStaleApprovals) await dismissStaleApprovals(tx, c.id, c.patchset + 1, t);
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };

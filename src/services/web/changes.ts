@@ -1,13 +1,16 @@
 // What the change pages show, read through the changes services the API answers with (so a page
 // never shows a change the API would hide), and the page forms' writes (open, land).
-import { Conflict } from "../../errors.ts";
+import { Conflict, Unprocessable } from "../../errors.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RepoTarget } from "../access/target.ts";
-import { createChange, getChange, landChange, listChanges } from "../changes/changes.ts";
+import { personOf } from "../access/principal.ts";
+import { createChange, getChange, landChange, listChanges, patchChange } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
-import type { Change, ChangeList, Diff, Patchset } from "../changes/schemas.ts";
+import { removeReviewer, requestReviewers } from "../changes/reviewers.ts";
+import { dismissReview, listReviews, postReview } from "../changes/reviews.ts";
+import type { Change, ChangeList, Diff, Patchset, Review, ReviewCreate } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
@@ -41,13 +44,58 @@ export interface DiffChoice {
   against: number | null;
 }
 
+/** Which tab of a change page: the conversation (description, timeline, boxes) or the files (the diff). */
+export type ChangeTab = "conversation" | "files";
+
+/** A line asked to comment on (`?comment=path:side:line` or `path:side:start-line`). */
+export interface CommentAt {
+  path: string;
+  side: "old" | "new";
+  line: number;
+  startLine: number | null;
+}
+
+/** Reads `?comment=` (path first, so a path holding `:` still parses); null when malformed. */
+export function parseCommentAt(raw: string | undefined): CommentAt | null {
+  if (!raw || raw.length > 4200) return null;
+  const m = /^(.+):(old|new):(?:([1-9][0-9]{0,8})-)?([1-9][0-9]{0,8})$/.exec(raw);
+  if (!m) return null;
+  const line = Number(m[4]);
+  const startLine = m[3] ? Number(m[3]) : null;
+  if (startLine !== null && startLine >= line) return { path: m[1]!, side: m[2] as "old" | "new", line, startLine: null };
+  return { path: m[1]!, side: m[2] as "old" | "new", line, startLine };
+}
+
+/** The `?comment=` value of a line (the inverse of parseCommentAt). */
+export function commentAtParam(c: CommentAt): string {
+  return `${c.path}:${c.side}:${c.startLine !== null ? `${c.startLine}-` : ""}${c.line}`;
+}
+
+/** One row of the conversation tab's timeline, oldest first. */
+export type TimelineItem =
+  | { kind: "opened"; at: number; author: string | null }
+  | { kind: "patchset"; at: number; patchset: number; head: string }
+  | { kind: "landed"; at: number; commit: string | null; includedIn: number | null }
+  | { kind: "ejected"; at: number; message: string | null }
+  | { kind: "closed"; at: number }
+  | { kind: "review"; at: number; review: Review };
+
 /** A change page: the change, its patchsets, the chosen diff, its stack and its target's queue. */
 export interface ChangeView {
   repo: RepoBody;
   change: Change;
+  /** Whether the caller may edit the title and close or reopen (a writer or the change's author). */
+  canEdit: boolean;
+  /** Whether the caller may comment (a person who can read it; the service decides again on post). */
+  canComment: boolean;
+  tab: ChangeTab;
   patchsets: Patchset[];
   shown: { patchset: number; against: number | null };
+  /** The diff (files tab only; null on the conversation tab or without commits). */
   diff: Diff | null;
+  timeline: TimelineItem[];
+  /** Whether the caller is the change's author (who may not approve or request changes on it). */
+  isAuthor: boolean;
   /** Changes beneath (bottom first), then this one, then those stacked on it. */
   stack: { below: Change[]; above: Change[] };
   queue: Change[];
@@ -56,16 +104,27 @@ export interface ChangeView {
 /** How deep a stack is followed for the page (the service caps stacks at 50). */
 const STACK_SHOWN = 50;
 
-export async function changeView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, choice: DiffChoice): Promise<ChangeView> {
+export async function changeView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  number: number,
+  tab: ChangeTab,
+  choice: DiffChoice = { patchset: null, against: null },
+): Promise<ChangeView> {
   // One resolution for the whole page (plan §4): every read below decides on the same target.
   const t = await openRepo(ctx, actor, orgName, repoName);
   const repo = await getRepo(ctx, t);
   const change = await getChange(ctx, t, number);
+  const me = personOf(actor);
+  const canEdit = repo.viewer_write || (me !== null && change.author?.user_id === me.id);
   const { patchsets } = await listPatchsets(ctx, t, number);
   const wanted = choice.patchset !== null && patchsets.some((p) => p.patchset === choice.patchset) ? choice.patchset : change.patchset;
   const against = choice.against !== null && choice.against !== wanted && patchsets.some((p) => p.patchset === choice.against) ? choice.against : null;
   let diff: Diff | null = null;
-  if (change.head && change.base) {
+  // The conversation tab never computes the diff (plan §5): it is the files tab's.
+  if (tab === "files" && change.head && change.base) {
     diff = wanted === change.patchset && against === null ? await changeDiff(ctx, t, number) : await patchsetDiff(ctx, t, number, wanted, against);
   }
   const below: Change[] = [];
@@ -77,7 +136,36 @@ export async function changeView(ctx: Ctx, actor: Principal, orgName: string, re
   }
   const above = await dependents(ctx, t, change.number);
   const queue = change.state === "queued" ? await targetQueue(ctx, t, change.target) : [];
-  return { repo, change, patchsets, shown: { patchset: wanted, against }, diff, stack: { below, above }, queue };
+  const canComment = me !== null;
+  const isAuthor = me !== null && change.author?.user_id === me.id;
+  // Reviews are the conversation's (the files tab shows the review form, not the history).
+  const reviews = tab === "conversation" ? (await listReviews(ctx, t, number)).reviews : [];
+  return {
+    repo,
+    change,
+    canEdit,
+    canComment,
+    tab,
+    patchsets,
+    shown: { patchset: wanted, against },
+    diff,
+    timeline: timelineOf(change, patchsets, reviews),
+    isAuthor,
+    stack: { below, above },
+    queue,
+  };
+}
+
+/** The timeline's rows a change and its patchsets tell: opened, each later patchset, how it ended. */
+function timelineOf(change: Change, patchsets: Patchset[], reviews: Review[]): TimelineItem[] {
+  const items: TimelineItem[] = [{ kind: "opened", at: change.created_at, author: change.author?.handle ?? null }];
+  for (const review of reviews) items.push({ kind: "review", at: review.created_at, review });
+  for (const p of patchsets) if (p.patchset > 1) items.push({ kind: "patchset", at: p.created_at, patchset: p.patchset, head: p.head });
+  // The change keeps no time of its ending but its last update, which that ending was.
+  if (change.state === "landed") items.push({ kind: "landed", at: change.updated_at, commit: change.landed_commit, includedIn: change.included_in });
+  else if (change.state === "ejected") items.push({ kind: "ejected", at: change.updated_at, message: change.verdict?.message ?? null });
+  else if (change.state === "closed") items.push({ kind: "closed", at: change.updated_at });
+  return items.sort((a, b) => a.at - b.at);
 }
 
 /** Live changes stacked directly or transitively on `number` (looked for among the newest live changes). */
@@ -111,6 +199,51 @@ export async function landFromForm(ctx: Ctx, actor: Principal, orgName: string, 
     if (now.head !== shownHead) throw Conflict(`change #${number} moved to patchset ${now.patchset} since this page was loaded; review it and land again`);
   }
   return landChange(ctx, t, number);
+}
+
+/** The title form: the API's PATCH (writers or the change's author, `change:edit`). */
+export async function editChangeFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, title: string): Promise<Change> {
+  return patchChange(ctx, await openRepo(ctx, actor, orgName, repoName), number, { title });
+}
+
+/** The close and reopen buttons: the API's PATCH of `state`. */
+export async function setChangeStateFromForm(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  number: number,
+  state: "open" | "closed",
+): Promise<Change> {
+  return patchChange(ctx, await openRepo(ctx, actor, orgName, repoName), number, { state });
+}
+
+/** The review form: the API's POST …/reviews (a verdict and a body; the comments service decides who may). */
+export async function reviewFromForm(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  number: number,
+  form: { verdict: string; body: string },
+): Promise<Review> {
+  return postReview(ctx, await openRepo(ctx, actor, orgName, repoName), number, { verdict: form.verdict as ReviewCreate["verdict"], body: form.body || null });
+}
+
+/** The reviewers form: the API's POST …/reviewers (handles separated by spaces or commas). */
+export async function requestReviewersFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, handles: string[]) {
+  if (!handles.length) throw Unprocessable("name at least one person to ask");
+  return requestReviewers(ctx, await openRepo(ctx, actor, orgName, repoName), number, { handles });
+}
+
+/** A reviewer's Remove button: the API's DELETE …/reviewers/{handle}. */
+export async function removeReviewerFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, handle: string): Promise<void> {
+  await removeReviewer(ctx, await openRepo(ctx, actor, orgName, repoName), number, handle);
+}
+
+/** An admin's Dismiss button: the API's POST …/reviews/{id}/dismiss. */
+export async function dismissReviewFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, id: string, message: string) {
+  return dismissReview(ctx, await openRepo(ctx, actor, orgName, repoName), number, id, { message: message || null });
 }
 
 /** The "open a change" form: the API's create (a branch of this repository; repo:write). */

@@ -1,13 +1,16 @@
-// One change: its state and queue position, the land button (writers, while it can land), its
-// description, its stack, its patchsets (switch, compare two) and the diff of the chosen one.
-import type { Change } from "../../../services/changes/schemas.ts";
-import type { ChangeView } from "../../../services/web/changes.ts";
+// One change as a review page in two tabs. Conversation (/changes/{n}): the description, a timeline
+// (opened, patchsets pushed, landed or closed), and a right column with its state and queue
+// position, the land button (writers, while it can land), its stack and its patchsets. Files
+// (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
+// that opens a comment form at that line, without any script (`?comment=path:side:line`).
+import type { Change, Review } from "../../../services/changes/schemas.ts";
+import { commentAtParam, type ChangeView, type CommentAt, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
-import { html, segs, type Html } from "../kit/html.ts";
+import { html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
 import { changesHeader, stateBadge } from "./list-page.ts";
 import { repoHref } from "../repos/tree-page.ts";
-import { diffView } from "../repos/diff-view.ts";
+import { diffView, type DiffLines } from "../repos/diff-view.ts";
 import { when } from "../repos/history-page.ts";
 
 /** Where the change stands: queued (and where in the queue), ejected (why), landed (as what). */
@@ -53,14 +56,14 @@ function stackList(v: ChangeView): Html {
 <ol class="list stack-list" reversed>${[...above].reverse().map((s) => item(s))}${item(v.change, true)}${[...below].reverse().map((s) => item(s))}</ol></section>`;
 }
 
-function patchsetBox(v: ChangeView): Html {
-  const here = `${repoHref(v.repo)}/changes/${v.change.number}`;
+function patchsetBox(v: ChangeView, tab: "conversation" | "files"): Html {
+  const here = `${repoHref(v.repo)}/changes/${v.change.number}/files`;
   const { patchset, against } = v.shown;
   const options = (sel: number | null) =>
     v.patchsets.map((p) => html`<option value="${p.patchset}"${p.patchset === sel ? html` selected` : ""}>Patchset ${p.patchset}</option>`);
   return html`<section class="box" aria-labelledby="ps-h"><header><h2 class="inh" id="ps-h">Patchsets</h2></header>
-<ul class="list">${[...v.patchsets].reverse().map((p) => html`<li${p.patchset === patchset && against === null ? html` aria-current="true"` : ""}><a href="${here}?ps=${p.patchset}">Patchset ${p.patchset}</a>${p.patchset === v.change.patchset ? html` <span class="badge">current</span>` : ""} <span class="sha">${p.head.slice(0, 10)}</span> <span class="muted">· <time datetime="${new Date(p.created_at).toISOString()}">${when(p.created_at)}</time></span></li>`)}</ul>
-${v.patchsets.length > 1 ? html`<form class="filter pad" method="get" action="${here}"><label for="ps-from">Compare</label><select id="ps-from" name="against">${options(against ?? v.patchsets[v.patchsets.length - 2]!.patchset)}</select><label for="ps-to">with</label><select id="ps-to" name="ps">${options(patchset)}</select><button type="submit">Compare</button></form>` : ""}
+<ul class="list">${[...v.patchsets].reverse().map((p) => html`<li${tab === "files" && p.patchset === patchset && against === null ? html` aria-current="true"` : ""}><a href="${here}?ps=${p.patchset}">Patchset ${p.patchset}</a>${p.patchset === v.change.patchset ? html` <span class="badge">current</span>` : ""} <span class="sha">${p.head.slice(0, 10)}</span> <span class="muted">· <time datetime="${new Date(p.created_at).toISOString()}">${when(p.created_at)}</time></span></li>`)}</ul>
+${v.patchsets.length > 1 && tab === "files" ? html`<form class="filter pad" method="get" action="${here}"><label for="ps-from">Compare</label><select id="ps-from" name="against">${options(against ?? v.patchsets[v.patchsets.length - 2]!.patchset)}</select><label for="ps-to">with</label><select id="ps-to" name="ps">${options(patchset)}</select><button type="submit">Compare</button></form>` : ""}
 </section>`;
 }
 
@@ -69,10 +72,165 @@ export function descriptionBase(v: ChangeView): LinkBase {
   return { repo: repoHref(v.repo), ref: segs(v.change.target), dir: "" };
 }
 
-/** The change page; `description` is the description's markup (renderMarkdownOffloaded), null without one. */
-export function changePage(v: ChangeView, csrf: string | null, description: Html | null): Html {
+/** The change's address (both tabs hang under it). */
+export function changeHref(v: ChangeView): string {
+  return `${repoHref(v.repo)}/changes/${v.change.number}`;
+}
+
+/** The form token field, when the page has a session. */
+function csrfField(csrf: string | null): Html {
+  return csrf ? html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">` : html``;
+}
+
+/** Title (with its edit form for writers and the author), who wants what, and the two tabs. */
+function changeHeader(v: ChangeView, csrf: string | null): Html {
+  const c = v.change;
+  const here = changeHref(v);
+  const edit = v.canEdit
+    ? html`<details class="edit-title"><summary class="button">Edit title</summary><form class="title-form" method="post" action="${here}/edit">${csrfField(csrf)}<label for="title-in" class="sr">Title</label><input id="title-in" type="text" name="title" required maxlength="200" value="${c.title}"><button class="primary" type="submit">Save</button></form></details>`
+    : "";
+  return html`${changesHeader(v.repo)}
+<div class="change-head"><h2 class="change-title">${c.title} <span class="muted">#${c.number}</span> ${stateBadge(c)}</h2>${edit}</div>
+<p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>
+<nav class="tabs" aria-label="Change"><a href="${here}"${v.tab === "conversation" ? html` aria-current="page"` : ""}>Conversation</a><a href="${here}/files"${v.tab === "files" ? html` aria-current="page"` : ""}>Files changed</a></nav>`;
+}
+
+/** A time as the pages show it, machine-readable too. */
+function at(ms: number): Html {
+  return html`<time datetime="${new Date(ms).toISOString()}">${when(ms)}</time>`;
+}
+
+/** One timeline row. */
+function timelineRow(v: ChangeView, item: TimelineItem, csrf: string | null, rendered: ReadonlyMap<string, Html>): Html {
+  const base = repoHref(v.repo);
+  const here = changeHref(v);
+  switch (item.kind) {
+    case "opened":
+      return html`<li class="event">${item.author ? html`<strong>${item.author}</strong> opened` : "Opened"} this change ${at(item.at)}</li>`;
+    case "patchset":
+      return html`<li class="event" id="ps-${item.patchset}">Pushed <a href="${here}/files?ps=${item.patchset}">patchset ${item.patchset}</a> <span class="sha">${item.head.slice(0, 10)}</span> ${at(item.at)}${item.patchset > 1 ? html` · <a href="${here}/files?ps=${item.patchset}&amp;against=${item.patchset - 1}">changes since patchset ${item.patchset - 1}</a>` : ""}</li>`;
+    case "landed":
+      return html`<li class="event"><strong>Landed</strong>${item.commit ? html` as <a class="sha" href="${base}/commit/${item.commit}">${item.commit.slice(0, 10)}</a>` : ""}${item.includedIn ? html` with <a href="${base}/changes/${item.includedIn}">#${item.includedIn}</a>` : ""} ${at(item.at)}</li>`;
+    case "ejected":
+      return html`<li class="event"><strong>Ejected</strong> by the lander${item.message ? html`: ${item.message}` : ""} ${at(item.at)}</li>`;
+    case "closed":
+      return html`<li class="event"><strong>Closed</strong> ${at(item.at)}</li>`;
+    case "review":
+      return reviewItem(v, item.review, csrf, rendered);
+  }
+}
+
+const VERDICT_WORDS: Readonly<Record<string, string>> = { approve: "approved these changes", request_changes: "requested changes", comment: "reviewed" };
+
+/** A review in the timeline: who, what verdict, on which patchset, its body; admins may dismiss a verdict. */
+function reviewItem(v: ChangeView, r: Review, csrf: string | null, rendered: ReadonlyMap<string, Html>): Html {
+  const here = changeHref(v);
+  const body = rendered.get(r.id);
+  const dismiss =
+    v.repo.viewer_admin && !r.dismissed && r.verdict !== "comment"
+      ? html`<form class="inline" method="post" action="${here}/reviews/${r.id}/dismiss">${csrfField(csrf)}<button class="link" type="submit">Dismiss</button></form>`
+      : "";
+  return html`<li class="review verdict-${r.verdict}" id="review-${r.id}"><div class="box"><header><span><strong>${r.author?.handle ?? "someone"}</strong> ${VERDICT_WORDS[r.verdict] ?? r.verdict} on <a href="${here}/files?ps=${r.patchset}">patchset ${r.patchset}</a> ${at(r.created_at)}</span>${r.dismissed ? html`<span class="badge">dismissed${r.dismissed_reason === "stale" ? " (new patchset)" : ""}</span>` : ""}${dismiss}</header>${body ? html`<div class="markdown">${body}</div>` : ""}</div></li>`;
+}
+
+/** The review form: a body and a verdict (the author may only comment on their own change). */
+export function reviewForm(v: ChangeView, csrf: string | null): Html {
+  if (!v.canComment) return html``;
+  const judged = !v.isAuthor && v.change.state !== "landed" && v.change.state !== "closed";
+  const radio = (value: string, label: string, hint: string, checked = false) =>
+    html`<label class="radio"><input type="radio" name="verdict" value="${value}"${checked ? html` checked` : ""}> <span>${label} <span class="muted">${hint}</span></span></label>`;
+  return html`<section class="box" id="review" aria-labelledby="review-h"><header><h3 class="inh" id="review-h">Review</h3><span class="muted">patchset ${v.change.patchset}</span></header>
+<form class="pad stack-wide" method="post" action="${changeHref(v)}/reviews">${csrfField(csrf)}
+<label>Comment <span class="muted">(Markdown)</span><textarea name="body" rows="4" maxlength="65536"></textarea></label>
+<fieldset><legend>Verdict</legend>${radio("comment", "Comment", "feedback without a verdict", true)}${judged ? html`${radio("approve", "Approve", "these changes may land")}${radio("request_changes", "Request changes", "these changes must change before landing")}` : ""}</fieldset>
+<div><button class="primary" type="submit">Submit review</button></div>
+</form></section>`;
+}
+
+const REVIEWER_WORDS: Readonly<Record<string, string>> = {
+  requested: "asked to review",
+  approved: "approved",
+  changes_requested: "requested changes",
+  commented: "commented",
+};
+
+/** Reviewers: who was asked and where each stands; writers and the author ask more, or take a request back. */
+function reviewersBox(v: ChangeView, csrf: string | null): Html {
+  const here = changeHref(v);
+  const people = v.change.reviewers ?? [];
+  return html`<section class="box" aria-labelledby="reviewers-h"><header><h3 class="inh" id="reviewers-h">Reviewers</h3></header>
+${people.length ? html`<ul class="list">${people.map((p) => html`<li class="reviewer state-${p.state}"><a href="/${seg(p.handle)}">${p.handle}</a> <span class="muted">${REVIEWER_WORDS[p.state] ?? p.state}</span>${v.canEdit && p.requested ? html` <form class="inline" method="post" action="${here}/reviewers/${seg(p.handle)}/remove">${csrfField(csrf)}<button class="link" type="submit" aria-label="Remove ${p.handle} from the reviewers">Remove</button></form>` : ""}</li>`)}</ul>` : html`<p class="pad muted">Nobody yet.</p>`}
+${v.canEdit && v.change.state !== "landed" && v.change.state !== "closed" ? html`<form class="pad ask" method="post" action="${here}/reviewers">${csrfField(csrf)}<label for="ask-in" class="sr">Handles to ask</label><input id="ask-in" type="text" name="handles" placeholder="handle, handle" autocomplete="off" required><button type="submit">Ask</button></form>` : ""}
+</section>`;
+}
+
+const CHECK_WORDS: Readonly<Record<string, string>> = { success: "✓", failure: "✗", cancelled: "⊘", running: "●", queued: "○" };
+
+/** The head's checks: key, state, links to the run and the job's log. */
+function checksBox(v: ChangeView): Html {
+  const checks = v.change.checks ?? [];
+  const base = repoHref(v.repo);
+  return html`<section class="box" aria-labelledby="checks-h"><header><h3 class="inh" id="checks-h">Checks</h3>${v.change.head ? html`<span class="sha">${v.change.head.slice(0, 10)}</span>` : ""}</header>
+${checks.length ? html`<ul class="list">${checks.map((c) => html`<li class="check state-${c.state}"><span aria-hidden="true">${CHECK_WORDS[c.state] ?? "·"}</span> <a href="${base}/runs/${seg(c.run_id)}">${c.key}</a> <span class="muted">${c.state}</span> · <a href="${base}/runs/${seg(c.run_id)}/jobs/${seg(c.job_id)}" aria-label="Log of ${c.key}">log</a></li>`)}</ul>` : html`<p class="pad muted">No checks reported for this head.</p>`}
+</section>`;
+}
+
+/** Close or reopen, for writers and the author. */
+function stateForm(v: ChangeView, csrf: string | null): Html {
+  const c = v.change;
+  if (!v.canEdit || c.state === "landed") return html``;
+  const reopen = c.state === "closed";
+  return html`<form class="inline" method="post" action="${changeHref(v)}/${reopen ? "reopen" : "close"}">${csrfField(csrf)}<button type="submit">${reopen ? "Reopen change" : "Close change"}</button></form>`;
+}
+
+/**
+ * The conversation tab: description, timeline and review form on the left; status, land,
+ * reviewers, checks, stack and patchsets on the right. `rendered` holds the Markdown of review
+ * and comment bodies by id.
+ */
+export function conversationPage(
+  v: ChangeView,
+  csrf: string | null,
+  description: Html | null,
+  rendered: ReadonlyMap<string, Html> = new Map(),
+  error?: string,
+): Html {
+  return html`${changeHeader(v, csrf)}
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+<div class="review">
+<div class="review-main">
+<section class="box" aria-label="Description"><header><strong>${v.change.author?.handle ?? "Someone"}</strong> <span class="muted">described it</span></header>${description ? html`<div class="markdown">${description}</div>` : html`<p class="pad muted">No description.</p>`}</section>
+<h3 class="sr" id="timeline-h">Timeline</h3>
+<ol class="timeline" aria-labelledby="timeline-h">${v.timeline.map((i) => timelineRow(v, i, csrf, rendered))}</ol>
+${reviewForm(v, csrf)}
+<div class="change-actions">${stateForm(v, csrf)}</div>
+</div>
+<aside class="review-side" aria-label="Status">
+<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${landForm(v, csrf)}</div></section>
+${reviewersBox(v, csrf)}
+${checksBox(v)}
+${stackList(v)}
+${patchsetBox(v, "conversation")}
+</aside>
+</div>`;
+}
+
+/** The files tab's inline comment form under a line (`?comment=`; plain HTML, no script needed). */
+function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anchor: string): Html {
+  const range = at.startLine !== null ? `lines ${at.startLine}–${at.line}` : `line ${at.line}`;
+  return html`<tr class="comment-row"><td colspan="3"><form class="line-comment stack-wide" method="post" action="${changeHref(v)}/comments">${csrfField(csrf)}
+<input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
+<label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
+<label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
+<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
+</form></td></tr>`;
+}
+
+/** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
+export function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string): Html {
   const c = v.change;
   const base = repoHref(v.repo);
+  const here = changeHref(v);
   const { patchset, against } = v.shown;
   const shownHead = v.diff?.head ?? null;
   // A fork's commits are not in this repository: its files cannot be opened here.
@@ -83,14 +241,26 @@ export function changePage(v: ChangeView, csrf: string | null, description: Html
     against !== null
       ? `Changes from patchset ${against} to patchset ${patchset}`
       : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
-  return html`${changesHeader(v.repo)}
-<h2 class="change-title">${c.title} <span class="muted">#${c.number}</span> ${stateBadge(c)}</h2>
-<p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>
-${statusBox(v)}
-${landForm(v, csrf)}
-${description ? html`<section class="box" aria-label="Description"><div class="markdown">${description}</div></section>` : ""}
-${stackList(v)}
-${patchsetBox(v)}
-<h2 id="diff-h">${diffTitle}</h2>
-${v.diff ? diffView(v.diff, link) : html`<p class="muted">This change has no commits to compare.</p>`}`;
+  const ps = patchset !== c.patchset ? `ps=${patchset}&` : "";
+  // Comments are on one patchset's diff: the interdiff's numbers are not a patchset's lines.
+  const lines: DiffLines | undefined =
+    against !== null || !v.canComment
+      ? undefined
+      : {
+          cell: (f, i, side, n) => ({
+            id: `c-${i}-${side}-${n}`,
+            inner: html`<a href="${here}/files?${ps}comment=${seg(commentAtParam({ path: f.path, side, line: n, startLine: null }))}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})" data-line="${n}" data-side="${side}">${n}</a>`,
+          }),
+          after: (f, i, o, n) => {
+            if (!commentAt || commentAt.path !== f.path) return null;
+            const hit = commentAt.side === "old" ? o === commentAt.line : n === commentAt.line;
+            return hit ? lineCommentForm(v, csrf, commentAt, `c-${i}-${commentAt.side}-${commentAt.line}`) : null;
+          },
+        };
+  return html`${changeHeader(v, csrf)}
+${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
+${patchsetBox(v, "files")}
+<h3 id="diff-h">${diffTitle}</h3>
+${v.diff ? diffView(v.diff, link, lines) : html`<p class="muted">This change has no commits to compare.</p>`}`;
 }

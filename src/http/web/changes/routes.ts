@@ -1,13 +1,30 @@
-// The change pages: list (filters, open-a-change form), detail (patchsets, diff, stack, queue),
-// and the land button.
+// The change pages: list (filters, open-a-change form), a change's two tabs (conversation: timeline,
+// status, stack, patchsets; files: the diff with line comment links), and its forms (land, title,
+// close, reopen), each one call to the API's service.
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
-import { CHANGE_FILTERS, changeView, changesListView, landFromForm, openChangeFromForm, type ChangeFilter } from "../../../services/web/changes.ts";
+import {
+  CHANGE_FILTERS,
+  changeView,
+  changesListView,
+  editChangeFromForm,
+  landFromForm,
+  openChangeFromForm,
+  parseCommentAt,
+  setChangeStateFromForm,
+  reviewFromForm,
+  dismissReviewFromForm,
+  requestReviewersFromForm,
+  removeReviewerFromForm,
+  type ChangeFilter,
+} from "../../../services/web/changes.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
-import { postForm } from "../kit/forms.ts";
-import { seg } from "../kit/html.ts";
-import { layout, page } from "../kit/layout.ts";
-import { changePage, descriptionBase } from "./detail-page.ts";
+import type { AppError } from "../../../errors.ts";
+import type { Principal } from "../../../services/access/principal.ts";
+import { field, listField, postForm, type FormInput } from "../kit/forms.ts";
+import { seg, type Html } from "../kit/html.ts";
+import { layout, page, type Frame } from "../kit/layout.ts";
+import { conversationPage, descriptionBase, filesPage } from "./detail-page.ts";
 import { renderMarkdownOffloaded } from "../kit/markdown.ts";
 import { changesListPage, openChangeForm, openChangePage } from "./list-page.ts";
 
@@ -20,6 +37,24 @@ function positive(raw: string | undefined): number | null {
 export function changesWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
   const changeUrl = (org: string, repo: string, n: number) => `/${seg(org)}/${seg(repo)}/changes/${n}`;
+  /** The conversation tab, drawn for a GET or again after a refused form (with its reason, at its status). */
+  const conversation = async (org: string, repo: string, n: number, actor: Principal, frame: Frame, refusal?: AppError): Promise<Response> => {
+    const v = await changeView(ctx, actor, org, repo, n, "conversation");
+    const linkBase = descriptionBase(v);
+    const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, linkBase) : null;
+    const rendered = new Map<string, Html>();
+    for (const item of v.timeline) {
+      if (item.kind === "review" && item.review.body) rendered.set(item.review.id, await renderMarkdownOffloaded(ctx.threads, item.review.body, linkBase));
+    }
+    const title = `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
+    return page(layout(frame, title, conversationPage(v, frame.csrf, description, rendered, refusal?.message)), refusal?.status);
+  };
+  /** A change form's answers: 303 to `anchor` of the conversation; a refusal is the conversation again with the reason. */
+  const changeForm = (request: Request, body: unknown, org: string, repo: string, n: number, act: (i: FormInput) => Promise<string>) =>
+    postForm(ctx, request, body, {
+      act: async (i) => `${changeUrl(org, repo, n)}${await act(i)}`,
+      again: ({ actor, frame }, refusal) => conversation(org, repo, n, actor, frame, refusal),
+    });
   return new Elysia({ name: "routes.web.changes" })
     .get(
       "/:org/:repo/changes",
@@ -66,16 +101,116 @@ export function changesWebRoutes(ctx: Ctx) {
     )
     .get(
       "/:org/:repo/changes/:number",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return draw(request, (actor, frame) => conversation(org, repo, positive(params.number) ?? 0, actor, frame));
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/changes/:number/files",
       ({ request, params, query }) => {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
         return draw(request, async (actor, frame) => {
-          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, {
+          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, "files", {
             patchset: positive(queryParam(query, "ps")),
             against: positive(queryParam(query, "against")),
           });
-          const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, descriptionBase(v)) : null;
-          return page(layout(frame, `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, changePage(v, frame.csrf, description)));
+          const at = v.canComment && v.shown.against === null ? parseCommentAt(queryParam(query, "comment")) : null;
+          return page(layout(frame, `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, filesPage(v, frame.csrf, at)));
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reviews",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor, form }) => {
+          const r = await reviewFromForm(ctx, actor, org, repo, n, { verdict: field(form, "verdict") || "comment", body: form.get("body") ?? "" });
+          return `#review-${r.id}`;
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reviews/:id/dismiss",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor, form }) => {
+          const r = await dismissReviewFromForm(ctx, actor, org, repo, n, params.id, field(form, "message"));
+          return `#review-${r.id}`;
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reviewers",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor, form }) => {
+          await requestReviewersFromForm(ctx, actor, org, repo, n, listField(form, "handles", 20));
+          return "#reviewers-h";
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reviewers/:handle/remove",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor }) => {
+          await removeReviewerFromForm(ctx, actor, org, repo, n, params.handle);
+          return "#reviewers-h";
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/edit",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor, form }) => {
+          await editChangeFromForm(ctx, actor, org, repo, n, form.get("title") ?? "");
+          return "";
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/close",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor }) => {
+          await setChangeStateFromForm(ctx, actor, org, repo, n, "closed");
+          return "";
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/reopen",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return changeForm(request, body, org, repo, n, async ({ actor }) => {
+          await setChangeStateFromForm(ctx, actor, org, repo, n, "open");
+          return "";
         });
       },
       HIDE,

@@ -1,4 +1,5 @@
-// Styles of the change pages: section tabs, state badges, the land form, the stack and queue.
+// Styles of the change pages: section tabs, state badges, the land form, the stack and queue, the
+// review page's two columns, timeline, line links and inline comment forms.
 
 export const CHANGES_CSS = `
 nav.tabs{display:flex;gap:.2rem;flex-wrap:wrap;margin:0 0 1rem;border-bottom:1px solid var(--line)}
@@ -13,4 +14,22 @@ ol.stack-list{padding-left:2.2rem}ol.stack-list>li{padding-left:0}
 select,textarea{padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);font:inherit}
 textarea{width:100%;resize:vertical}
 ul.list>li[aria-current]{background:var(--soft)}
+
+.change-head{display:flex;gap:.8rem;align-items:flex-start;flex-wrap:wrap}.change-head h2{margin:.5rem 0;flex:1}
+details.edit-title{margin:.5rem 0}details.edit-title>summary{list-style:none}details.edit-title>summary::-webkit-details-marker{display:none}
+form.title-form{display:flex;gap:.5rem;margin-top:.5rem;min-width:20rem}
+.review{display:grid;grid-template-columns:minmax(0,1fr) 18rem;gap:1.2rem;align-items:start}
+.review-side .box .pad p{margin:0 0 .5rem}
+ol.timeline{list-style:none;margin:0 0 1rem;padding:0 0 0 1rem;border-left:2px solid var(--line)}
+ol.timeline a{text-decoration:underline}ol.timeline>li{margin:0 0 .8rem}ol.timeline>li.event{color:var(--muted)}ol.timeline>li.event strong{color:var(--fg)}
+.change-actions{display:flex;gap:.6rem;flex-wrap:wrap;margin:0 0 1rem}
+table.diff td.o a,table.diff td.n a{color:var(--muted);display:block}
+table.diff tr.comment-row>td{padding:.5rem .8rem;background:var(--bg);font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:.9rem;white-space:normal}
+form.stack-wide{display:grid;gap:.6rem;max-width:48rem}
+ol.timeline>li.review>.box{margin:0}ol.timeline>li.review>.box>header{justify-content:space-between}
+ol.timeline>li.verdict-approve>.box{border-color:var(--add-fg)}ol.timeline>li.verdict-request_changes>.box{border-color:var(--bad)}
+form.ask{display:flex;gap:.4rem}form.ask input{flex:1;min-width:0}
+li.check.state-success>span:first-child{color:var(--add-fg)}li.check.state-failure>span:first-child{color:var(--bad)}
+details.review-drop{margin:0 0 1rem}details.review-drop>summary{list-style:none;margin:0 0 .5rem}details.review-drop>summary::-webkit-details-marker{display:none}
+@media (max-width:52rem){.review{grid-template-columns:minmax(0,1fr)}}
 `;

@@ -14,8 +14,23 @@ export type FileLink = (file: DiffFile) => string | null;
 
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
 
-/** One hunk-annotated patch as table rows. */
-function patchRows(patch: string): Html[] {
+/** A side of a diff line: the old file's numbering or the new one's. */
+export type DiffSide = "old" | "new";
+
+/**
+ * What a review page adds to a diff (the change's files tab): every line number becomes a link
+ * (`cell`), and rows of its own (threads, a comment form) follow a line (`after`).
+ */
+export interface DiffLines {
+  /** The markup inside a line-number cell and the cell's id (null: the plain number). */
+  cell(file: DiffFile, index: number, side: DiffSide, line: number): { id: string; inner: Html } | null;
+  /** Rows drawn after the row of this line (threads, a form); `old`/`new` are the row's numbers. */
+  after(file: DiffFile, index: number, oldNo: number | null, newNo: number | null): Html | null;
+}
+
+/** One hunk-annotated patch as table rows, with `lines`' links and rows when given. */
+function patchRows(patch: string, review?: { file: DiffFile; index: number; spec: DiffLines }): Html[] {
+  if (review) return reviewRows(patch, review.file, review.index, review.spec);
   const rows: Html[] = [];
   let oldNo = 0;
   let newNo = 0;
@@ -37,13 +52,59 @@ function patchRows(patch: string): Html[] {
   return rows;
 }
 
+/** `patchRows` for a review page: numbers as links, extra rows after a line. */
+function reviewRows(patch: string, file: DiffFile, index: number, spec: DiffLines): Html[] {
+  const rows: Html[] = [];
+  let oldNo = 0;
+  let newNo = 0;
+  const num = (cls: "o" | "n", side: DiffSide, n: number | null) => {
+    if (n === null) return html`<td class="${cls}"></td>`;
+    const c = spec.cell(file, index, side, n);
+    return c ? html`<td class="${cls}" id="${c.id}">${c.inner}</td>` : html`<td class="${cls}">${n}</td>`;
+  };
+  const lines = patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
+  for (const line of lines) {
+    const hunk = HUNK.exec(line);
+    if (hunk) {
+      oldNo = Number(hunk[1]);
+      newNo = Number(hunk[2]);
+      rows.push(html`<tr class="hunk"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
+      continue;
+    }
+    const sign = line[0];
+    let o: number | null = null;
+    let n: number | null = null;
+    let cls = "";
+    if (sign === "+") {
+      n = newNo++;
+      cls = "add";
+    } else if (sign === "-") {
+      o = oldNo++;
+      cls = "del";
+    } else if (sign === "\\") {
+      rows.push(html`<tr class="note"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
+      continue;
+    } else {
+      o = oldNo++;
+      n = newNo++;
+    }
+    rows.push(html`<tr${cls ? html` class="${cls}"` : ""}>${num("o", "old", o)}${num("n", "new", n)}<td class="c">${line}</td></tr>`);
+    const extra = spec.after(file, index, o, n);
+    if (extra) rows.push(extra);
+  }
+  return rows;
+}
+
 function statusWord(f: DiffFile): string {
   const mode = f.old_mode && f.new_mode && f.old_mode !== f.new_mode && f.status === "modified" ? ` (mode ${f.old_mode} → ${f.new_mode})` : "";
   return f.status + mode;
 }
 
-/** The whole diff: a file summary, then every file. */
-export function diffView(d: FileDiffs, link: FileLink): Html {
+/**
+ * The whole diff: a file summary, then every file. `lines` (a review page) makes line numbers
+ * links and adds rows after lines; `fileExtra` adds markup after a file's table (its outdated threads).
+ */
+export function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileExtra?: (f: DiffFile, index: number) => Html | null): Html {
   let budget = PAGE_DIFF_LINES;
   let cut = 0;
   const files = d.files.map((f, i) => {
@@ -60,10 +121,10 @@ export function diffView(d: FileDiffs, link: FileLink): Html {
         body = html`<p class="pad muted">Not shown: this page already shows ${PAGE_DIFF_LINES.toLocaleString("en")} changed lines.${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
       } else {
         budget -= lineCount;
-        body = html`<div class="scroll"><table class="diff"><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${patchRows(f.patch)}</tbody></table></div>`;
+        body = html`<div class="scroll"><table class="diff"><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${patchRows(f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined)}</tbody></table></div>`;
       }
     }
-    return html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}</section>`;
+    return html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${fileExtra?.(f, i + 1) ?? ""}</section>`;
   });
   const notes = [d.truncation, cut ? "later files' patches are not drawn on this page" : null].filter(Boolean);
   return html`<p><strong>${d.files.length}</strong> ${d.files.length === 1 ? "file" : "files"} changed, ${counts(d)}</p>

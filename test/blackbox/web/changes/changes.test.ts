@@ -1,5 +1,6 @@
 // The change pages over HTTP against the real server, real git pushes and the real lander: list
-// filters, the open-a-change form, the change page (diff, patchsets, compare, stack, queue), the
+// filters, the open-a-change form, the change page (conversation tab; files tab: diff, patchsets,
+// compare), its stack and queue, the
 // land button (CSRF, who may, a head that moved), escaping and masking like the API.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { client, createUser, login, startServer, type RunningServer } from "../../../helpers/server.ts";
@@ -104,15 +105,21 @@ describe("opening a change from the form", () => {
 });
 
 describe("the change page", () => {
-  test("shows the change escaped, its description as sanitized Markdown, and its diff per file", async () => {
+  test("shows the change escaped, its description as sanitized Markdown, and its diff per file on the files tab", async () => {
     const r = await get("/chg/pub/changes/1");
     expect(r.status).toBe(200);
     expect(r.text).not.toMatch(/<script>alert|<img src=x|href="javascript:/);
     expect(r.text).toContain("&lt;script&gt;alert(&quot;title&quot;)&lt;/script&gt;");
     expect(r.text).toContain("<strong>it</strong>");
-    expect(textOf(r.text)).toContain("1 file changed, +2 −0");
-    expect(r.text).toContain(`<tr class="add"><td class="o"></td><td class="n">1</td><td class="c">+one</td></tr>`);
-    expect(r.text).toMatch(/<h3[^>]*>c\.txt<\/h3><span class="badge">added<\/span>/);
+    // The conversation tab never draws the diff (it is the files tab's).
+    expect(r.text).not.toContain("+one");
+    const files = await get("/chg/pub/changes/1/files");
+    expect(files.status).toBe(200);
+    expect(files.text).not.toMatch(/<script>alert|<img src=x|href="javascript:/);
+    expect(files.text).toContain("&lt;script&gt;alert(&quot;title&quot;)&lt;/script&gt;");
+    expect(textOf(files.text)).toContain("1 file changed, +2 −0");
+    expect(files.text).toContain(`<tr class="add"><td class="o"></td><td class="n">1</td><td class="c">+one</td></tr>`);
+    expect(files.text).toMatch(/<h3[^>]*>c\.txt<\/h3><span class="badge">added<\/span>/);
   });
 
   test("the list filters by state", async () => {
@@ -129,20 +136,24 @@ describe("the change page", () => {
     expect((await api().get("/v1/orgs/chg/repos/pub/changes/1")).body.patchset).toBe(2);
     const ps = (await api().get("/v1/orgs/chg/repos/pub/changes/1/patchsets")).body.patchsets;
     expect(ps.map((p: { patchset: number }) => p.patchset)).toEqual([1, 2]);
-    const now = await get("/chg/pub/changes/1");
-    expect(now.text).toContain(`href="/chg/pub/changes/1?ps=1"`);
+    const now = await get("/chg/pub/changes/1/files");
+    expect(now.text).toContain(`href="/chg/pub/changes/1/files?ps=1"`);
     expect(now.text).toContain("+TWO");
-    const old = await get("/chg/pub/changes/1?ps=1");
+    // The conversation's timeline tells of the push, linking to the patchset and the interdiff.
+    const talk = textOf((await get("/chg/pub/changes/1")).text);
+    expect(talk).toContain("Pushed patchset 2");
+    expect((await get("/chg/pub/changes/1")).text).toContain(`href="/chg/pub/changes/1/files?ps=2&amp;against=1"`);
+    const old = await get("/chg/pub/changes/1/files?ps=1");
     expect(old.text).toContain("Patchset 1 (not the current one)");
     expect(old.text).toContain("+two");
     expect(old.text).not.toContain("+TWO");
-    const inter = await get("/chg/pub/changes/1?ps=2&against=1");
+    const inter = await get("/chg/pub/changes/1/files?ps=2&against=1");
     expect(inter.text).toContain("Changes from patchset 1 to patchset 2");
     expect(inter.text).toContain(`<td class="c">-two</td>`);
     expect(inter.text).toContain(`<td class="c">+TWO</td>`);
     expect(textOf(inter.text)).toContain("1 file changed, +1 −1");
     // An unknown patchset falls back to the current one; the API says 404.
-    expect((await get("/chg/pub/changes/1?ps=9")).text).toContain("+TWO");
+    expect((await get("/chg/pub/changes/1/files?ps=9")).text).toContain("+TWO");
     expect((await api().get("/v1/orgs/chg/repos/pub/changes/1/patchsets/9/diff")).status).toBe(404);
     expect((await api().get("/v1/orgs/chg/repos/pub/changes/1/patchsets/2/diff?against=1")).body.files[0].patch).toBe("@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n");
   });
@@ -218,7 +229,7 @@ describe("private repositories", () => {
     ] as const) {
       const c = client(server, cookie ? { cookie } : undefined);
       const apiAnswer = await c.get("/v1/orgs/chg/repos/priv/changes/1");
-      for (const path of ["/chg/priv/changes", "/chg/priv/changes/1", "/chg/priv/changes/1?ps=1"]) {
+      for (const path of ["/chg/priv/changes", "/chg/priv/changes/1", "/chg/priv/changes/1/files", "/chg/priv/changes/1/files?ps=1&comment=s.txt:new:1"]) {
         const r = await get(path, cookie);
         expect({ name, path, status: r.status }).toEqual({ name, path, status: apiAnswer.status });
         expect(r.text).toContain(apiAnswer.body.error);

@@ -1,0 +1,262 @@
+// The change page as a review page, over HTTP against the real server and real git pushes: the
+// conversation and files tabs (links with aria-current), the title and close/reopen forms (the API's
+// PATCH service: who may, CSRF), line numbers as links that draw a comment form without any script
+// (`?comment=path:side:line`), and private repositories masked like the API.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { client, createUser, login, startServer, type RunningServer } from "../../../helpers/server.ts";
+import { commitFiles, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../../helpers/git.ts";
+import { csrfOf, getPage, postForm, textOf } from "../../../helpers/web.ts";
+
+let server: RunningServer;
+let g: GitSandbox;
+let owner: { cookie: string; token: string };
+let author: { cookie: string; token: string };
+let viewer: { cookie: string };
+let outsider: { cookie: string };
+let dir = "";
+
+const get = (path: string, cookie?: string) => getPage(server, path, cookie);
+const api = () => client(server, { token: owner.token });
+const LINES = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+
+beforeAll(async () => {
+  server = await startServer();
+  g = gitSandbox("svc-web-review-");
+  const u = await createUser(server, { org: "rev", email: "owner@rev.example", handle: "ada" });
+  const cookie = await login(server, u.email, u.password);
+  owner = { cookie, token: (await mintTokenWithId(server, cookie, "rev", { scopes: ["repo:write"], label: "web" })).token };
+  const v = await createUser(server, { org: "rev", email: "viewer@rev.example", role: "viewer", handle: "vic" });
+  viewer = { cookie: await login(server, v.email, v.password) };
+  const w = await createUser(server, { org: "rev", email: "bo@rev.example", role: "member", handle: "bo" });
+  const wc = await login(server, w.email, w.password);
+  author = { cookie: wc, token: (await mintTokenWithId(server, wc, "rev", { scopes: ["repo:write"], label: "bo" })).token };
+  const o = await createUser(server, { org: "far", email: "someone@far.example" });
+  outsider = { cookie: await login(server, o.email, o.password) };
+  for (const [name, isPublic] of [
+    ["pub", true],
+    ["priv", false],
+  ] as const)
+    expect((await api().post("/v1/orgs/rev/repos", { name, public: isPublic })).status).toBe(201);
+  dir = await initRepo(g);
+  await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+  const main = await commitFiles(g, dir, { "src/a:b.txt": `${LINES.join("\n")}\n`, "keep.txt": "k\n" }, "seed");
+  for (const repo of ["pub", "priv"]) await g.ok(["push", "-q", repoUrl(server, "rev", repo, owner.token), "main"], { cwd: dir });
+  await g.ok(["checkout", "-q", "-b", "topic", main], { cwd: dir });
+  const changed = [...LINES];
+  changed[11] = "line twelve";
+  await commitFiles(g, dir, { "src/a:b.txt": `${changed.join("\n")}\n` }, "twelve");
+  for (const repo of ["pub", "priv"]) {
+    await g.ok(["push", "-q", repoUrl(server, "rev", repo, owner.token), "topic"], { cwd: dir });
+    // Opened by bo (a member), so "the author" and "a writer" are two people.
+    const opened = await client(server, { token: author.token }).post(`/v1/orgs/rev/repos/${repo}/changes`, {
+      title: "Twelve in words",
+      branch: "topic",
+      description: "Spells **twelve**.",
+    });
+    expect(opened.status).toBe(201);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  g?.[Symbol.dispose]();
+});
+
+describe("two tabs", () => {
+  test("conversation: description, timeline and status; the tab links mark the current one", async () => {
+    const r = await get("/rev/pub/changes/1");
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(
+      `<nav class="tabs" aria-label="Change"><a href="/rev/pub/changes/1" aria-current="page">Conversation</a><a href="/rev/pub/changes/1/files">Files changed</a></nav>`,
+    );
+    expect(r.text).toContain("Spells <strong>twelve</strong>.");
+    const text = textOf(r.text);
+    expect(text).toContain("bo opened this change");
+    expect(text).toContain("Open: not queued to land yet.");
+    expect(r.text).not.toContain("line twelve");
+  });
+
+  test("files: the diff, with the files tab current", async () => {
+    const r = await get("/rev/pub/changes/1/files");
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(`<a href="/rev/pub/changes/1">Conversation</a><a href="/rev/pub/changes/1/files" aria-current="page">Files changed</a>`);
+    expect(r.text).toContain(`<td class="c">+line twelve</td>`);
+  });
+});
+
+describe("line comments without a script", () => {
+  test("signed-in readers get every line number as a link; anonymous readers get plain numbers", async () => {
+    const mine = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    // The path holds a colon: the parameter is read from its right end.
+    expect(mine).toContain(
+      `<td class="n" id="c-1-new-12"><a href="/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12#c-1-new-12" aria-label="Comment on line 12 (new)" data-line="12" data-side="new">12</a></td>`,
+    );
+    expect(mine).toContain(`id="c-1-old-12"`);
+    const anon = (await get("/rev/pub/changes/1/files")).text;
+    expect(anon).not.toContain("comment=");
+    expect(anon).toContain(`<tr class="add"><td class="o"></td><td class="n">12</td><td class="c">+line twelve</td></tr>`);
+  });
+
+  test("?comment= draws the form at that line, with the anchor as hidden fields", async () => {
+    const r = await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie);
+    expect(r.status).toBe(200);
+    const form = /<tr class="comment-row">[\s\S]*?<\/tr>/.exec(r.text)?.[0] ?? "";
+    expect(form).toContain(`action="/rev/pub/changes/1/comments"`);
+    for (const [name, value] of [
+      ["path", "src/a:b.txt"],
+      ["side", "new"],
+      ["line", "12"],
+      ["patchset", "1"],
+    ])
+      expect(form).toContain(`name="${name}" value="${value}"`);
+    expect(form).toContain(`name="csrf" value="${csrfOf(r.text)}"`);
+    expect(textOf(form)).toContain("Comment on line 12 (new) of src/a:b.txt");
+    // Drawn right after line 12's row, not elsewhere.
+    expect(r.text.indexOf(`<tr class="comment-row">`)).toBeGreaterThan(r.text.indexOf(`+line twelve`));
+    expect(r.text.indexOf(`<tr class="comment-row">`)).toBeLessThan(r.text.indexOf(` line 13</td>`));
+    // A range: start-line; the form says so and keeps the start.
+    const range = await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Aold%3A10-12", viewer.cookie);
+    expect(textOf(range.text)).toContain("Comment on lines 10–12 (old)");
+    expect(range.text).toContain(`name="start_line" value="10"`);
+    // Nonsense parameters draw no form and no error.
+    for (const bad of ["nope", "x:mid:3", "src%2Fa%3Ab.txt%3Anew%3A0", "src%2Fa%3Ab.txt%3Anew%3A999"]) {
+      const page = await get(`/rev/pub/changes/1/files?comment=${bad}`, viewer.cookie);
+      expect({ bad, status: page.status, form: page.text.includes("comment-row") }).toEqual({ bad, status: 200, form: false });
+    }
+    // Anonymous readers get no form (a comment needs a person).
+    expect((await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12")).text).not.toContain("comment-row");
+  });
+});
+
+describe("title, close and reopen", () => {
+  test("writers and the author get the forms; viewers do not, and their posts are refused like the API", async () => {
+    for (const cookie of [owner.cookie, author.cookie]) {
+      const page = (await get("/rev/pub/changes/1", cookie)).text;
+      expect(page).toContain(`action="/rev/pub/changes/1/edit"`);
+      expect(page).toContain(`action="/rev/pub/changes/1/close"`);
+    }
+    const page = (await get("/rev/pub/changes/1", viewer.cookie)).text;
+    expect(page).not.toContain("/edit");
+    expect(page).not.toContain("/close");
+    const r = await postForm(server, "/rev/pub/changes/1/edit", { csrf: csrfOf(page), title: "hijacked" }, { cookie: viewer.cookie });
+    expect(r.status).toBe(403);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.title).toBe("Twelve in words");
+  });
+
+  test("the author renames it; an empty title is refused with the service's reason", async () => {
+    const page = (await get("/rev/pub/changes/1", author.cookie)).text;
+    const r = await postForm(server, "/rev/pub/changes/1/edit", { csrf: csrfOf(page), title: "Line twelve, spelled" }, { cookie: author.cookie });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/rev/pub/changes/1" });
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.title).toBe("Line twelve, spelled");
+    const empty = await postForm(server, "/rev/pub/changes/1/edit", { csrf: csrfOf(page), title: " " }, { cookie: author.cookie });
+    expect(empty.status).toBeGreaterThanOrEqual(400);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.title).toBe("Line twelve, spelled");
+  });
+
+  test("close, then reopen: the state, the button and the timeline follow", async () => {
+    const page = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    const closed = await postForm(server, "/rev/pub/changes/1/close", { csrf: csrfOf(page) }, { cookie: owner.cookie });
+    expect({ status: closed.status, location: closed.headers.get("location") }).toEqual({ status: 303, location: "/rev/pub/changes/1" });
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.state).toBe("closed");
+    const after = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    expect(after).toContain(`action="/rev/pub/changes/1/reopen"`);
+    expect(textOf(after)).toContain("Reopen change");
+    const reopened = await postForm(server, "/rev/pub/changes/1/reopen", { csrf: csrfOf(after) }, { cookie: owner.cookie });
+    expect(reopened.status).toBe(303);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.state).toBe("open");
+  });
+
+  test("cross-site posts and posts without the session's token change nothing", async () => {
+    const token = csrfOf((await get("/rev/pub/changes/1", owner.cookie)).text);
+    for (const [name, path, fields, origin] of [
+      ["cross-site close", "/rev/pub/changes/1/close", { csrf: token }, "https://evil.example"],
+      ["close without token", "/rev/pub/changes/1/close", {}, server.url],
+      ["edit without origin", "/rev/pub/changes/1/edit", { csrf: token, title: "x" }, null],
+    ] as const) {
+      const r = await postForm(server, path, fields, { cookie: owner.cookie, origin });
+      expect({ name, status: r.status }).toEqual({ name, status: 403 });
+    }
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body).toMatchObject({ state: "open", title: "Line twelve, spelled" });
+  });
+});
+
+describe("reviews, reviewers and checks", () => {
+  test("the author may only comment: approving their own change is refused with the service's reason", async () => {
+    const page = (await get("/rev/pub/changes/1", author.cookie)).text;
+    expect(page).toContain(`action="/rev/pub/changes/1/reviews"`);
+    expect(page).not.toContain(`value="approve"`);
+    const r = await postForm(server, "/rev/pub/changes/1/reviews", { csrf: csrfOf(page), verdict: "approve", body: "" }, { cookie: author.cookie });
+    expect(r.status).toBe(422);
+    expect(r.text).toContain(`role="alert"`);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews).toEqual([]);
+  });
+
+  test("a writer asks a reviewer; the reviewer approves from the form; the timeline and the box say so", async () => {
+    const page = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    expect(textOf(page)).toContain("No checks reported for this head.");
+    const asked = await postForm(server, "/rev/pub/changes/1/reviewers", { csrf: csrfOf(page), handles: "vic" }, { cookie: owner.cookie });
+    expect({ status: asked.status, location: asked.headers.get("location") }).toEqual({ status: 303, location: "/rev/pub/changes/1#reviewers-h" });
+    const unknown = await postForm(server, "/rev/pub/changes/1/reviewers", { csrf: csrfOf(page), handles: "nobody-here" }, { cookie: owner.cookie });
+    expect(unknown.status).toBe(422);
+    const vics = (await get("/rev/pub/changes/1", viewer.cookie)).text;
+    expect(textOf(vics)).toContain("vic asked to review");
+    expect(vics).toContain(`value="approve"`);
+    const r = await postForm(
+      server,
+      "/rev/pub/changes/1/reviews",
+      { csrf: csrfOf(vics), verdict: "approve", body: "Looks **right**." },
+      { cookie: viewer.cookie },
+    );
+    expect(r.status).toBe(303);
+    const reviews = (await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews;
+    expect(reviews.map((x: { verdict: string; author: { handle: string } }) => [x.verdict, x.author.handle])).toEqual([["approve", "vic"]]);
+    expect(r.headers.get("location")).toBe(`/rev/pub/changes/1#review-${reviews[0].id}`);
+    const after = (await get("/rev/pub/changes/1")).text;
+    expect(after).toContain(`id="review-${reviews[0].id}"`);
+    expect(textOf(after)).toContain("vic approved these changes on patchset 1");
+    expect(after).toContain("Looks <strong>right</strong>.");
+    expect(textOf(after)).toContain("vic approved");
+  });
+
+  test("an admin dismisses the approval; a writer takes a request back", async () => {
+    const page = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    const id = (await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews[0].id;
+    expect(page).toContain(`action="/rev/pub/changes/1/reviews/${id}/dismiss"`);
+    expect((await get("/rev/pub/changes/1", author.cookie)).text).not.toContain("/dismiss");
+    const r = await postForm(server, `/rev/pub/changes/1/reviews/${id}/dismiss`, { csrf: csrfOf(page) }, { cookie: owner.cookie });
+    expect(r.status).toBe(303);
+    expect((await api().get("/v1/orgs/rev/repos/pub/changes/1/reviews")).body.reviews[0].dismissed).toBe(true);
+    expect(textOf((await get("/rev/pub/changes/1")).text)).toContain("dismissed");
+    const bo = (await get("/rev/pub/changes/1", author.cookie)).text;
+    expect(bo).toContain(`action="/rev/pub/changes/1/reviewers/vic/remove"`);
+    const gone = await postForm(server, "/rev/pub/changes/1/reviewers/vic/remove", { csrf: csrfOf(bo) }, { cookie: author.cookie });
+    expect(gone.status).toBe(303);
+    const reviewers = (await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.reviewers;
+    expect(reviewers.find((x: { handle: string; requested: boolean }) => x.handle === "vic")?.requested ?? false).toBe(false);
+  });
+});
+
+describe("private repositories", () => {
+  test("both tabs and every form answer an outsider or anonymous caller exactly like the API", async () => {
+    for (const [name, cookie] of [
+      ["anonymous", undefined],
+      ["outsider", outsider.cookie],
+    ] as const) {
+      const apiAnswer = await client(server, cookie ? { cookie } : undefined).get("/v1/orgs/rev/repos/priv/changes/1");
+      for (const path of ["/rev/priv/changes/1", "/rev/priv/changes/1/files", "/rev/priv/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12"]) {
+        const r = await get(path, cookie);
+        expect({ name, path, status: r.status }).toEqual({ name, path, status: apiAnswer.status });
+        expect(r.text).toContain(apiAnswer.body.error);
+        expect(r.text).not.toContain("Twelve in words");
+      }
+      if (cookie) {
+        const token = csrfOf((await get("/", cookie)).text);
+        for (const action of ["edit", "close", "reopen", "reviews", "reviewers", "reviewers/ada/remove"]) {
+          const r = await postForm(server, `/rev/priv/changes/1/${action}`, { csrf: token, title: "x" }, { cookie });
+          expect({ name, action, status: r.status }).toEqual({ name, action, status: 404 });
+        }
+      }
+    }
+    expect((await api().get("/v1/orgs/rev/repos/priv/changes/1")).body).toMatchObject({ state: "open", title: "Twelve in words" });
+  });
+});
