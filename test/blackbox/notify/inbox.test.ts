@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { commitFiles, createRepo, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { client, createUser, login, startServer, type RunningServer } from "../../helpers/server.ts";
+import { csrfOf, getPage, postForm, textOf } from "../../helpers/web.ts";
 
 const ORG = "ntf";
 let server: RunningServer;
@@ -155,5 +156,54 @@ describe("notification inbox", () => {
     expect((await cookie.put("/v1/notifications/settings", { email: false }, { origin: server.url })).body).toEqual({ email: false });
     expect((await cookie.get("/v1/notifications/settings")).body).toEqual({ email: false });
     expect((await cookie.put("/v1/notifications/settings", { email: "no" }, { origin: server.url })).status).toBe(400);
+  }, 120_000);
+
+  test("web: the header bell counts unread on every page; /notifications lists, marks read, mutes, reads all; /settings/notifications", async () => {
+    const t = await thread("web");
+    expect((await as(people.cy!).post(`${t.base}/reviews`, { verdict: "comment", body: "look" })).status).toBe(201);
+    await waitFor(people.wat!, t.repo);
+    const cookie = people.wat!.cookie;
+    const unread = (await as(people.wat!).get("/v1/notifications")).body.unread_count as number;
+    expect(unread).toBeGreaterThan(0);
+    // The bell on another page (the repository page) shows the count.
+    const other = await getPage(server, `/${ORG}/${t.repo}`, cookie);
+    expect(other.status).toBe(200);
+    expect(other.text).toContain(`aria-label="Notifications, ${unread} unread"`);
+    const inboxPage = await getPage(server, "/notifications", cookie);
+    expect(inboxPage.status).toBe(200);
+    expect(textOf(inboxPage.text)).toContain("Change in web #1");
+    expect(inboxPage.text).toContain(`href="/${ORG}/${t.repo}/changes/1"`);
+    const id = (await inbox(people.wat!, t.repo)).notifications[0].id as string;
+    const csrf = csrfOf(inboxPage.text);
+    const read = await postForm(server, `/notifications/${id}/read`, { csrf }, { cookie });
+    expect(read.status).toBe(303);
+    expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    const after = await getPage(server, `/${ORG}/${t.repo}`, cookie);
+    expect(after.text).toContain(unread - 1 === 0 ? 'aria-label="Notifications, none unread"' : `aria-label="Notifications, ${unread - 1} unread"`);
+    // Without the form token: refused, nothing changes.
+    expect((await postForm(server, `/notifications/${id}/unread`, {}, { cookie })).status).toBe(403);
+    expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    expect((await postForm(server, `/notifications/${id}/unread`, { csrf }, { cookie })).status).toBe(303);
+    expect((await postForm(server, "/notifications/read-all", { csrf }, { cookie })).status).toBe(303);
+    expect((await as(people.wat!).get("/v1/notifications")).body.unread_count).toBe(0);
+    expect((await postForm(server, `/notifications/${id}/mute`, { csrf }, { cookie })).status).toBe(303);
+    // Someone else's notification: the masked 404 page.
+    expect(
+      (
+        await postForm(
+          server,
+          `/notifications/${id}/read`,
+          { csrf: csrfOf((await getPage(server, "/notifications", people.bo!.cookie)).text) },
+          { cookie: people.bo!.cookie },
+        )
+      ).status,
+    ).toBe(404);
+    // Mail setting.
+    const settings = await getPage(server, "/settings/notifications", cookie);
+    expect(settings.text).toContain('name="email" value="on" checked');
+    expect((await postForm(server, "/settings/notifications", { csrf }, { cookie })).status).toBe(303);
+    expect((await as(people.wat!).get("/v1/notifications/settings")).body).toEqual({ email: false });
+    // Anonymous: the sign-in form.
+    expect((await getPage(server, "/notifications")).status).toBe(401);
   }, 120_000);
 });
