@@ -7,6 +7,7 @@ import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
+import { mapRanges, nearHunks, type LineRange } from "./services/changes/anchors.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -47,6 +48,11 @@ export const TASKS = {
     await io.emit(own, [own.buffer as ArrayBuffer]);
     return own.byteLength;
   },
+  /** Maps comment ranges from one version of a file to the next (services/changes/anchors.ts). */
+  "changes.mapRanges": (input: { old: string; new: string; ranges: LineRange[] }) => mapRanges(input.old, input.new, input.ranges),
+  /** Whether comment ranges lie in or beside a hunk of a file's diff (services/changes/anchors.ts). */
+  "changes.nearHunks": (input: { old: string; new: string; side: "old" | "new"; ranges: LineRange[] }) =>
+    nearHunks(input.old, input.new, input.side, input.ranges),
 } as const;
 
 export type Tasks = typeof TASKS;

@@ -25,6 +25,7 @@ import { SESSION_CREDENTIAL, TOKEN_CREDENTIAL } from "./services/people/auth.ts"
 import { guardPresentation } from "./services/people/throttle.ts";
 import { MAIL_SEND, sendMail } from "./services/mail/outbox.ts";
 import { CHANGE_LAND } from "./services/changes/land-job.ts";
+import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts";
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
@@ -61,6 +62,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(WEBHOOK_DELIVER, deliver);
   ctx.work.define(MAIL_SEND, sendMail);
   ctx.work.define(CHANGE_LAND, landQueue);
+  ctx.work.define(CHANGE_REANCHOR, reanchorChange);
 
   // Periodic: once per slot across the cluster (a job row), or a pass on every node (no row).
   ctx.work.define(MIRROR_SCHEDULE, async (c) => void (await scheduleMirrorSyncs(c)));

@@ -12,6 +12,7 @@ import { methodTable, patternOf } from "./routing.ts";
 import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { reviewRoutes } from "./routes/changes/reviews.ts";
+import { commentRoutes } from "./routes/changes/comments.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
@@ -193,6 +194,7 @@ export function buildApp(ctx: Ctx) {
     .use(contentRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(reviewRoutes(ctx))
+    .use(commentRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))

@@ -42,7 +42,10 @@ export type Action =
   | { kind: "runner:claim" } // a registered machine (svcr_) claims a job
   | { kind: "runner:job"; jobTokenId: string | null } // the per-job token acts on its own running job
   | { kind: "quota"; what: "private-repo" | "people" } // the org's plan allows one more private repo / person (402 `quota:`)
-  | { kind: "change:edit"; author: boolean }; // edit, close or reopen a change: writers, or its author while they can read
+  | { kind: "change:edit"; author: boolean } // edit, close or reopen a change: writers, or its author while they can read
+  | { kind: "repo:discuss" } // comment on or review a change: a person with a role here and a token covering repo:write
+  | { kind: "comment:delete"; author: boolean } // delete a comment: its author, or a repo admin
+  | { kind: "thread:resolve"; changeAuthor: boolean }; // resolve or unresolve a thread: writers, or the change's author
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Readonly<Record<Role, number>> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -248,6 +251,34 @@ function decideQuota(f: Facts, action: { kind: "quota"; what: "private-repo" | "
   return refusal ? deny(402, refusal) : allow(f.orgRole);
 }
 
+/**
+ * Discussion on changes (DECISIONS §5 "Reviews on changes"; issue 28 plan §2). Commenting needs
+ * only the viewer role, but a credential covering repo:write (decided: a read-only token stays
+ * read-only) held by a person (decided: notifications and approvals always name someone, and a
+ * service token belongs to nobody). Unreadable is the same 401/404 as repo:read.
+ */
+function decideDiscussion(
+  f: Facts,
+  action: { kind: "repo:discuss" } | { kind: "comment:delete"; author: boolean } | { kind: "thread:resolve"; changeAuthor: boolean },
+): Decision {
+  const read = decideRepo(f, "repo:read");
+  if (!read.allow) return read;
+  const c = f.caller;
+  if (c.kind === "anonymous") return deny(401, "authentication required");
+  if (c.kind !== "person") return deny(403, "comments and reviews are written by a person; service tokens belong to nobody");
+  const role = effectiveRepoRole(f);
+  if (!roleAtLeast(role, "viewer")) return deny(403, `commenting on ${f.repo!.fullName} needs a role in its organization`);
+  if (!scopeCovers(c.scopes, "repo:write")) return deny(403, "commenting needs a credential with the repo:write scope; this one is read-only");
+  if (action.kind === "repo:discuss") return allow(role);
+  if (action.kind === "comment:delete") {
+    if (action.author) return allow(role);
+    return roleAtLeast(role, "admin") ? allow(role) : deny(403, "only a comment's author or a repository admin can delete it");
+  }
+  // Why no mirror or write-block check: resolving a thread writes no git data.
+  if (action.changeAuthor || roleAtLeast(role, "member")) return allow(role);
+  return deny(403, "resolving a thread needs write access, or being the change's author");
+}
+
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
 export function decide(f: Facts, action: Action): Decision {
   if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job"))
@@ -269,6 +300,9 @@ export function decide(f: Facts, action: Action): Decision {
     if (!scopeCovers(f.caller.scopes, "repo:write")) return deny(403, "editing a change needs a credential with the repo:write scope");
     return f.repo?.writeBlocked ? deny(402, f.repo.writeBlocked) : read;
   }
+
+  if (typeof action === "object" && (action.kind === "repo:discuss" || action.kind === "comment:delete" || action.kind === "thread:resolve"))
+    return decideDiscussion(f, action);
 
   // Organization-level actions.
   const c = f.caller;

@@ -28,6 +28,7 @@ import {
 import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import { queueLanding } from "./land-job.ts";
+import { queueReanchor } from "./reanchor.ts";
 import type { ChangeRow } from "./store.ts";
 import { reviewersOfChanges } from "./reviewers.ts";
 
@@ -193,10 +194,46 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
     };
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
+    await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null);
     if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
   return one(ctx, row);
+}
+
+/** A new change's `change.opened` event (SPEC §6.1 webhooks) and its thread's first activity (the author takes part). */
+async function recordOpened(
+  ctx: Ctx,
+  tx: Tx,
+  repo: Repo,
+  r: ChangeRow,
+  author: { id: string; handle: string } | null,
+  source: { org: string; repo: string } | null,
+): Promise<void> {
+  await ctx.events.record(tx, {
+    repoId: repo.id,
+    orgId: repo.orgId,
+    kind: "change.opened",
+    payload: {
+      change: r.number,
+      title: r.title,
+      branch: r.branch,
+      target: r.target,
+      author: author ? { user_id: author.id, handle: author.handle } : null,
+      source,
+    },
+    actorUserId: author?.id ?? null,
+  });
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: repo.id,
+    orgId: repo.orgId,
+    subject: { kind: "change", id: r.id, number: r.number, title: r.title },
+    activity: "opened",
+    actorUserId: author?.id ?? null,
+    participants: author ? [{ userId: author.id, reason: "author" }] : [],
+    summary: { excerpt: (r.description ?? "").slice(0, 500) },
+  });
 }
 
 /** Whether `source` descends from `target` through fork parents (a bounded walk). */
@@ -273,6 +310,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
       if (head !== cur.head) {
         Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
         await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
+        await queueReanchor(ctx, tx, cur.id);
       }
     }
     await store.updateChange(tx, cur.id, set);
@@ -331,6 +369,23 @@ export async function ejectChange(ctx: Ctx, tx: Tx, org: Pick<Org, "id">, row: C
   await ctx.events.record(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
 }
 
+/** A patchset recorded by a push: its comments re-anchored by a job, and the thread told. */
+async function recordNewPatchset(ctx: Ctx, tx: Tx, event: RepoEvent, c: ChangeRow, patchset: number): Promise<void> {
+  await queueReanchor(ctx, tx, c.id);
+  // A fork's push is the fork's event: the change's thread lives in the target's org.
+  const orgId = c.repoId === event.repoId ? event.orgId : ((await store.repoWithOrg(tx, c.repoId))?.org.id ?? event.orgId);
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: c.repoId,
+    orgId,
+    subject: { kind: "change", id: c.id, number: c.number, title: c.title },
+    activity: "patchset",
+    actorUserId: event.actorUserId,
+    participants: [],
+    summary: { patchset },
+  });
+}
+
 /**
  * The push subscriber: every live change following a branch that moved takes the new head (the
  * patchset grows), whatever transport moved it. A queued change whose head moved is ejected:
@@ -361,6 +416,7 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
       const base = await readRef(tx, c.repoId, `refs/heads/${c.target}`);
       await store.updateChange(tx, c.id, { head: move.new, patchset: c.patchset + 1, base, updatedAt: t });
       await recordPatchset(tx, { changeId: c.id, patchset: c.patchset + 1, head: move.new, base, createdAt: t });
+      await recordNewPatchset(ctx, tx, event, c, c.patchset + 1);
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };

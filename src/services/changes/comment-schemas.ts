@@ -1,0 +1,82 @@
+// Request and response shapes of comments on changes (DECISIONS §5 "Reviews on changes"; issue 28 plan §2).
+import { Type, type Static } from "@sinclair/typebox";
+import { NextCursor, NullableString } from "../schemas.ts";
+
+const NullableInt = (options: Record<string, unknown> = {}) => Type.Union([Type.Integer(), Type.Null()], options);
+
+/** The most characters a comment body takes. */
+export const MAX_COMMENT_BODY = 65_536;
+/** The most lines one comment may span. */
+export const MAX_COMMENT_LINES = 500;
+
+export const CommentCreate = Type.Object({
+  body: Type.String({ description: `1-${MAX_COMMENT_BODY} characters of Markdown`, examples: ["Should this retry on 503 too?"] }),
+  path: Type.Optional(NullableString({ description: "a file of the patchset's diff; omit for a comment on the whole change" })),
+  line: Type.Optional(NullableInt({ description: "the (last) line commented on, 1-based, on `side`; needed with `path`" })),
+  start_line: Type.Optional(NullableInt({ description: `the first line of a range (at most ${MAX_COMMENT_LINES} lines); omit for one line` })),
+  side: Type.Optional(
+    Type.Union([Type.Literal("new"), Type.Literal("old"), Type.Null()], { description: "`new` (default): the head's lines; `old`: the merge base's" }),
+  ),
+  in_reply_to: Type.Optional(NullableString({ description: "a comment of the same change: this one joins its thread (and takes no path or line)" })),
+  patchset: Type.Optional(NullableInt({ description: "the patchset the lines are on; default the current one" })),
+});
+export type CommentCreate = Static<typeof CommentCreate>;
+
+export const CommentPatch = Type.Object({
+  body: Type.Optional(Type.String({ description: "new text (the comment's author only)" })),
+  resolved: Type.Optional(Type.Boolean({ description: "resolve or reopen the comment's thread (writers, or the change's author)" })),
+});
+export type CommentPatch = Static<typeof CommentPatch>;
+
+export const CommentAuthor = Type.Union([Type.Object({ user_id: Type.String(), handle: Type.String() }), Type.Null()], {
+  description: "null once the person's account is gone",
+});
+
+export const CommentSuggestion = Type.Union(
+  [
+    Type.Object({
+      text: Type.String({ description: "the replacement lines the ```suggestion block proposes" }),
+      applicable: Type.Boolean({ description: "whether it can be applied now (not applied, not outdated)" }),
+      applied_commit: NullableString({ description: "the commit that applied it" }),
+    }),
+    Type.Null(),
+  ],
+  { description: "the comment's ```suggestion block, null without one" },
+);
+
+export const Comment = Type.Object({
+  id: Type.String(),
+  author: CommentAuthor,
+  body: NullableString({ description: "the Markdown source; null when deleted (a thread's root with replies stays as a tombstone)" }),
+  body_html: NullableString({ description: "the body rendered to sanitized HTML, `#N` and `@handle` linked" }),
+  path: NullableString(),
+  line: NullableInt({ description: "on `patchset`, as posted" }),
+  start_line: NullableInt(),
+  side: Type.Union([Type.Literal("new"), Type.Literal("old"), Type.Null()]),
+  patchset: Type.Integer({ description: "the patchset it was made on" }),
+  in_reply_to: NullableString(),
+  thread_id: Type.String({ description: "the thread's root comment (its own id for a root)" }),
+  review_id: NullableString({ description: "the review that published it" }),
+  resolved: Type.Boolean({ description: "whether its thread is resolved (the flag lives on the root)" }),
+  outdated: Type.Boolean({ description: "a later patchset changed the lines it is on" }),
+  current_line: NullableInt({ description: "where `line` is on the current patchset; null when outdated or not a line comment" }),
+  current_start_line: NullableInt(),
+  anchor_text: NullableString({ description: "the lines commented on, as they were" }),
+  context_text: NullableString({ description: "up to 3 lines before them" }),
+  suggestion: CommentSuggestion,
+  created_at: Type.Integer(),
+  updated_at: Type.Integer(),
+  edited_at: NullableInt({ description: "when the body was last edited" }),
+});
+export type Comment = Static<typeof Comment>;
+
+export const CommentList = Type.Object({ comments: Type.Array(Comment), next_cursor: NextCursor });
+export type CommentList = Static<typeof CommentList>;
+
+export const CommentListQuery = Type.Object({
+  patchset: Type.Optional(Type.String({ description: "only comments made on this patchset" })),
+  path: Type.Optional(Type.String({ description: "only threads on this file" })),
+  limit: Type.Optional(Type.String()),
+  cursor: Type.Optional(Type.String()),
+});
+export type CommentListQuery = Static<typeof CommentListQuery>;
