@@ -45,6 +45,8 @@ const BASE: Record<string, number> = {
   "branch globs": 3000,
   "Markdown renderer": 400,
   "suggestion parser": 2000,
+  "comment references": 400,
+  "comment ranges": 2000,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };

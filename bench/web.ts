@@ -7,11 +7,18 @@
 //      and cold (a different blob every time: the highlighter does the work); each case counts
 //      the pages that came back highlighted;
 //   3. a commit page whose diff is 50 files × 10 hunks;
-//   4. the change page of the same diff.
+//   4. the change page of the same diff;
+//   5. (issue 28) a change of 300 files / ~5,100 changed lines with 200 comments and 5 reviews
+//      posted through the API (150 line comments on 60 files, 20 of them suggestions, 30
+//      replies, 20 general): the change page (`review`), its files tab (`review-files`, when the
+//      server has one) and the diff API (`review-diff`); the first (uncached) request of each is
+//      reported apart. Beside these cases a /healthz prober runs in its own process every 10 ms
+//      (bench/lib/healthz-probe.ts) and the server's `svc_event_loop_delay_max_seconds` is read
+//      (reset by the scrape before each case): the longest the loop was blocked during it.
 // --baseline DIR runs a second server from another checkout (e.g. an older commit unpacked with
 // `git archive`, node_modules linked) with the same data; every case then fetches from both
 // servers in turn, request by request, so both see the same load.
-// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change]
+// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change,review,review-files,review-diff]
 //                         [--baseline DIR] [--cpu-prof DIR] [--out FILE]
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +35,8 @@ const arg = (name: string, fallback: string) => {
 const REPS = Number(arg("reps", "200"));
 const COLD = Number(arg("cold", "40"));
 const OUT = arg("out", "");
-const ONLY = new Set(arg("only", "flat,nested,warm,cold,commit,change").split(","));
+const ONLY = new Set(arg("only", "flat,nested,warm,cold,commit,change,review,review-files,review-diff").split(","));
+const METRICS_TOKEN = "bench-web-metrics";
 const PROF = arg("cpu-prof", "");
 const BASELINE = arg("baseline", "");
 
@@ -83,6 +91,27 @@ for (let m = 0; m < 50; m++) code[`lib/m${String(m).padStart(2, "0")}.ts`] = lib
 const changed: Record<string, string> = {};
 for (let m = 0; m < 50; m++) changed[`lib/m${String(m).padStart(2, "0")}.ts`] = lib(1);
 
+// The review change: 300 files of 120 lines; on the branch each has 8 lines replaced and 1
+// inserted (17 changed lines a file, 5,100 in all).
+const REVIEW_FILES = 300;
+const reviewBase: Record<string, string> = { "README.md": README };
+const reviewHead: Record<string, string> = {};
+const reviewPath = (i: number) => `src/mod${String(Math.floor(i / 30)).padStart(2, "0")}/file${String(i).padStart(3, "0")}.ts`;
+for (let i = 0; i < REVIEW_FILES; i++) {
+  const lines = Array.from({ length: 120 }, (_, l) => `export function f${i}_${l}(x: number): number { return x + ${l}; }\n`);
+  reviewBase[reviewPath(i)] = lines.join("");
+  const changed = lines.map((line, l) => (l % 14 === 5 ? `export function f${i}_${l}(x: number): number { return x * ${l}; } // reviewed\n` : line));
+  changed.splice(60, 0, `// inserted in file ${i}\n`);
+  reviewHead[reviewPath(i)] = changed.join("");
+}
+/** New-side line numbers of the changed lines of each file (1-based): the 8 replaced and the inserted one. */
+const reviewLines = (() => {
+  const out: number[] = [];
+  for (let l = 0; l < 120; l++) if (l % 14 === 5) out.push(l < 60 ? l + 1 : l + 2);
+  out.push(61);
+  return out.sort((a, b) => a - b);
+})();
+
 const t0 = 1_790_000_000;
 const streams = {
   flat: commitStream("refs/heads/main", flat, "flat", { mark: 1, time: t0 }),
@@ -90,6 +119,9 @@ const streams = {
   code:
     commitStream("refs/heads/main", code, "code", { mark: 1, time: t0 }) +
     commitStream("refs/heads/feature", changed, "change 50 files", { mark: 2, from: ":1", time: t0 + 60 }),
+  review:
+    commitStream("refs/heads/main", reviewBase, "base", { mark: 1, time: t0 }) +
+    commitStream("refs/heads/feature", reviewHead, "change 300 files", { mark: 2, from: ":1", time: t0 + 60 }),
 };
 
 /** A server with the bench's repositories and a signed-in person's cookie. */
@@ -98,16 +130,75 @@ interface Target {
   svc: SvcServer;
   cookie: string;
   feature: string;
+  /** What was posted on the review change (comments refused by a server without the comments API are not counted). */
+  review: { comments: number; reviews: number; setup_s: number };
+}
+
+/**
+ * Posts the review change's 200 comments and 5 reviews as the bench person (a comment-type review:
+ * the author cannot approve): 150 line comments on 60 files (20 suggestions), 30 replies, 20
+ * general comments. Stops at the first refusal (a server without the comments API).
+ */
+async function postReview(svc: SvcServer, token: string): Promise<{ comments: number; reviews: number }> {
+  const base = `${svc.url}/v1/orgs/bench/repos/review/changes/1`;
+  const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(base + path, { method: "POST", headers, body: JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : null };
+  };
+  let comments = 0;
+  const roots: string[] = [];
+  for (let k = 0; k < 150; k++) {
+    const file = reviewPath((k % 60) * 5);
+    const line = reviewLines[Math.floor(k / 60) * 3 + (k % 3)]!;
+    const body =
+      k < 20
+        ? `Better:\n\n\`\`\`suggestion\nexport function f${(k % 60) * 5}_x(x: number): number { return x - 1; }\n\`\`\`\n`
+        : `Comment ${k} on this line: is the multiplication intended? See #1 and @bencher.`;
+    const r = await post("/comments", { body, path: file, line, side: "new" });
+    if (r.status !== 201) {
+      console.error(`line comment refused: ${r.status} ${JSON.stringify(r.body)}`);
+      return { comments, reviews: 0 };
+    }
+    roots.push(r.body.id);
+    comments++;
+  }
+  for (let k = 0; k < 30; k++) {
+    const r = await post("/comments", { body: `Reply ${k}: agreed, fixed in the next patchset.`, in_reply_to: roots[k * 5]! });
+    if (r.status !== 201) throw new Error(`reply: ${r.status} ${JSON.stringify(r.body)}`);
+    comments++;
+  }
+  for (let k = 0; k < 20; k++) {
+    const r = await post("/comments", { body: `General remark ${k}: the change reads well overall; a few notes on the line comments.` });
+    if (r.status !== 201) throw new Error(`general comment: ${r.status} ${JSON.stringify(r.body)}`);
+    comments++;
+  }
+  let reviews = 0;
+  for (let k = 0; k < 5; k++) {
+    const r = await post("/reviews", { verdict: "comment", body: `Review ${k}: see the comments.` });
+    if (r.status !== 201) {
+      console.error(`review refused: ${r.status} ${JSON.stringify(r.body)}`);
+      break;
+    }
+    reviews++;
+  }
+  return { comments, reviews };
 }
 
 /** Starts a server from checkout `root` and gives it the bench's data (the same commits every time). */
 async function setUp(label: string, root: string): Promise<Target> {
   const dir = join(work, label);
   mkdirSync(dir);
-  const svc = await startSvc(dir, { SVC_LOG: "error" }, PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(PROF, label)}`] : [], root);
+  const svc = await startSvc(
+    dir,
+    { SVC_LOG: "error", SVC_METRICS_TOKEN: METRICS_TOKEN },
+    PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(PROF, label)}`] : [],
+    root,
+  );
   const f = await bootstrap(svc, { org: "bench", repo: "flat" });
   const json = { "content-type": "application/json", authorization: `Bearer ${f.token}` };
-  for (const name of ["nested", "code"]) {
+  for (const name of ["nested", "code", "review"]) {
     const r = await fetch(`${svc.url}/v1/orgs/bench/repos`, { method: "POST", headers: json, body: JSON.stringify({ name }) });
     if (r.status !== 201) throw new Error(`create ${name}: ${r.status}`);
   }
@@ -129,7 +220,19 @@ async function setUp(label: string, root: string): Promise<Target> {
     body: JSON.stringify({ title: "Change 50 files", branch: "feature" }),
   });
   if (opened.status !== 201) throw new Error(`open change: ${opened.status} ${await opened.text()}`);
-  return { label, svc, cookie, feature };
+  let review = { comments: 0, reviews: 0, setup_s: 0 };
+  if (["review", "review-files", "review-diff"].some((k) => ONLY.has(k))) {
+    const s0 = performance.now();
+    await pushRepo(svc, "review", streams.review, ["main", "feature"], f.token);
+    const r = await fetch(`${svc.url}/v1/orgs/bench/repos/review/changes`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ title: "Change 300 files", branch: "feature" }),
+    });
+    if (r.status !== 201) throw new Error(`open review change: ${r.status} ${await r.text()}`);
+    review = { ...(await postReview(svc, f.token)), setup_s: +((performance.now() - s0) / 1000).toFixed(1) };
+  }
+  return { label, svc, cookie, feature, review };
 }
 
 const targets = [await setUp("svc", ROOT)];
@@ -156,6 +259,44 @@ function stats(ms: number[], cpu: number, highlighted: number) {
     server_cpu_ms_per_page: +((cpu * 1000) / s.length).toFixed(1),
     pages_highlighted: highlighted,
   };
+}
+
+/** The server's svc_event_loop_delay_max_seconds in ms since the previous scrape (a scrape resets it). */
+async function loopDelayMaxMs(t: Target): Promise<number | null> {
+  const r = await fetch(`${t.svc.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const m = /^svc_event_loop_delay_max_seconds (\S+)$/m.exec(await r.text());
+  return m ? +(Number(m[1]) * 1000).toFixed(1) : null;
+}
+
+/**
+ * `measure` with a /healthz prober in its own process every 10 ms beside it (bench/lib/healthz-probe.ts)
+ * and the server's event-loop delay gauge read over the case; also the first request's time (before
+ * any warm-up: the diff not yet in the node's cache).
+ */
+async function probed(pathOf: (t: Target, i: number) => string, reps: number) {
+  const first = await Promise.all(targets.map(async (t) => [t.label, +(await page(t, pathOf(t, -1))).ms.toFixed(1)] as const));
+  for (const t of targets) await loopDelayMaxMs(t);
+  const probes = targets.map((t) =>
+    Bun.spawn([process.execPath, join(ROOT, "bench/lib/healthz-probe.ts"), t.svc.url, "10"], { stdout: "pipe", stderr: "ignore" }),
+  );
+  const measured = await measure(pathOf, reps);
+  const loop = await Promise.all(targets.map(loopDelayMaxMs));
+  const healthz = await Promise.all(
+    probes.map(async (p) => {
+      p.kill();
+      const lines = (await new Response(p.stdout).text()).trim().split("\n").filter(Boolean);
+      const ms = lines.map((l) => JSON.parse(l).ms as number).sort((a, b) => a - b);
+      return {
+        n: ms.length,
+        p50_ms: ms[Math.floor(ms.length / 2)] ?? null,
+        p99_ms: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)] ?? null,
+        max_ms: ms.at(-1) ?? null,
+      };
+    }),
+  );
+  const extra = targets.map((t, k) => ({ first_request_ms: first[k]![1], event_loop_delay_max_ms: loop[k], healthz_probe_10ms: healthz[k], posted: t.review }));
+  if (targets.length === 1) return { ...(measured as object), ...extra[0] };
+  return Object.fromEntries(targets.map((t, k) => [t.label, { ...(measured as Record<string, object>)[t.label], ...extra[k] }]));
 }
 
 /** `reps` fetches of the paths `pathOf(t, i)` gives from every target in turn, after `warm` unmeasured ones. */
@@ -199,6 +340,9 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["cold", "file_5000_lines_highlighted_cold", () => measure((_, i) => `/bench/code/blob/main/cold/big-${i}.ts`, COLD, 0)],
   ["commit", "commit_diff_50_files", () => measure((t) => `/bench/code/commit/${t.feature}`, REPS)],
   ["change", "change_page_50_files", () => measure(() => "/bench/code/changes/1/files", REPS)],
+  ["review", "review_change_page_300_files_200_comments", () => probed(() => "/bench/review/changes/1", REPS)],
+  ["review-files", "review_files_tab_300_files_200_comments", () => probed(() => "/bench/review/changes/1/files", REPS)],
+  ["review-diff", "review_diff_api_300_files", () => probed(() => "/v1/orgs/bench/repos/review/changes/1/diff", REPS)],
 ];
 const results: Record<string, unknown> = {
   machine: machine(),
@@ -208,7 +352,16 @@ const results: Record<string, unknown> = {
     .replace(ROOT + "/", "")}`,
   load_before: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" "),
 };
-for (const [key, name, fn] of cases) if (ONLY.has(key)) results[name] = await fn();
+for (const [key, name, fn] of cases) {
+  if (!ONLY.has(key)) continue;
+  try {
+    results[name] = await fn();
+  } catch (e) {
+    // A page this server does not have yet (e.g. the files tab before the review page landed).
+    if (!key.startsWith("review")) throw e;
+    results[name] = { skipped: String(e).slice(0, 300) };
+  }
+}
 Object.assign(results, sizes, { load_after: (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ") });
 console.log(JSON.stringify(results, null, 2));
 if (OUT) writeFileSync(OUT, JSON.stringify(results, null, 2));

@@ -45,6 +45,8 @@ export interface Config {
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
   mail: MailConfig;
+  /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
+  notifyMailDelayMs: number;
   webhookSecret: string | null;
   /** Outbound webhook receivers may be on loopback, private or link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1). */
   webhookAllowPrivate: boolean;
@@ -105,6 +107,7 @@ export interface Limits {
 
 const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR",
+  "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -375,6 +378,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
+    notifyMailDelayMs: notifyMailDelay(env),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     webhookAllowPrivate,
     mirrorAllowPrivate,
@@ -391,6 +395,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
   };
+}
+
+function notifyMailDelay(env: Record<string, string | undefined>): number {
+  const ms = nonNegativeInt("SVC_NOTIFY_MAIL_DELAY_MS", env.SVC_NOTIFY_MAIL_DELAY_MS, 10_000);
+  if (ms > 600_000) throw new ConfigError(`SVC_NOTIFY_MAIL_DELAY_MS: at most 600000 (10 minutes), got ${ms}`);
+  return ms;
 }
 
 function loadLimits(env: Record<string, string | undefined>): Limits {

@@ -8,6 +8,7 @@ import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 import { mapRanges, nearHunks, type LineRange } from "./services/changes/anchors.ts";
+import { diffTexts } from "./git/line-diff.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -53,6 +54,8 @@ export const TASKS = {
   /** Whether comment ranges lie in or beside a hunk of a file's diff (services/changes/anchors.ts). */
   "changes.nearHunks": (input: { old: string; new: string; side: "old" | "new"; ranges: LineRange[] }) =>
     nearHunks(input.old, input.new, input.side, input.ranges),
+  /** The line diff of one big file's two sides: counts and, when asked, the unified hunks (git/line-diff.ts). */
+  "git.lineDiff": (input: { a: string; b: string; wantPatch: boolean }) => diffTexts(input.a, input.b, input.wantPatch),
 } as const;
 
 export type Tasks = typeof TASKS;

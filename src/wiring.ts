@@ -29,6 +29,10 @@ import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts"
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
+import { recordActivity } from "./services/notify/activity.ts";
+import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
+import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
+import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -79,6 +83,11 @@ function wireDomains(ctx: Ctx): void {
   ctx.events.subscribe("billing", ["membership.changed"], seatsChanged);
   // A repository's visibility decides which machines may take its jobs: CI's waiters look again.
   ctx.events.subscribe("ci.routing", ["repo.visibility_changed"], visibilityChanged);
+  // Something happened in a thread: its participants, the activity row and the fan-out job (services/notify).
+  ctx.events.subscribe("notify", ["thread.activity"], recordActivity);
+  ctx.work.define(NOTIFY_FANOUT, fanout);
+  ctx.work.define(NOTIFY_MAIL, mailNotification);
+  ctx.work.define(NOTIFY_PRUNE, async (c) => void (await pruneNotify(c)));
 }
 
 // What access asks the domains above it (ctx.resolvers, access/resolvers.ts): credential kinds and

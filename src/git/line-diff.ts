@@ -157,3 +157,25 @@ export function unifiedHunks(a: string[], b: string[], edits: Edit[], context = 
   }
   return out;
 }
+
+/** What one file's line diff comes to: counts, and the hunks when asked for (null when not, or when rewritten). */
+export interface TextDiff {
+  additions: number;
+  deletions: number;
+  /** Too different to diff line by line within the edit budget: counted as all lines removed and added. */
+  rewritten: boolean;
+  text: string | null;
+}
+
+/**
+ * The line diff of two texts: counts, and the unified hunks when `wantPatch`. Pure (the
+ * `git.lineDiff` thread task runs it for big files; services/git/diff.ts inline for small ones).
+ */
+export function diffTexts(aText: string, bText: string, wantPatch: boolean): TextDiff {
+  const a = splitLines(aText);
+  const b = splitLines(bText);
+  const edits = diffLines(a, b);
+  if (edits === null) return { additions: b.length, deletions: a.length, rewritten: true, text: null };
+  const { additions, deletions } = countEdits(edits);
+  return { additions, deletions, rewritten: false, text: wantPatch ? unifiedHunks(a, b, edits) : null };
+}

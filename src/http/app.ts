@@ -13,6 +13,7 @@ import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { reviewRoutes } from "./routes/changes/reviews.ts";
 import { commentRoutes } from "./routes/changes/comments.ts";
+import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
@@ -39,6 +40,7 @@ import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
+import { notificationRoutes } from "./routes/notify/notifications.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -195,6 +197,7 @@ export function buildApp(ctx: Ctx) {
     .use(changeRoutes(ctx))
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))
+    .use(suggestionRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))
@@ -216,6 +219,7 @@ export function buildApp(ctx: Ctx) {
     .use(inboundRoutes(ctx))
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
+    .use(notificationRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;

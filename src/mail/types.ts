@@ -6,6 +6,8 @@ export interface MailMessage {
   subject: string;
   text: string;
   html: string;
+  /** Extra header fields (List-Id, List-Unsubscribe, List-Unsubscribe-Post, Auto-Submitted). */
+  headers?: Record<string, string>;
 }
 
 /** A configured mail transport; null on the service context means the null transport. */

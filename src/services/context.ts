@@ -6,6 +6,7 @@ import type { ObjectStore } from "../storage/object-store.ts";
 import type { FactCache } from "./access/fact-cache.ts";
 import type { Resolvers } from "./access/resolvers.ts";
 import type { GitStore } from "./git/snapshot.ts";
+import type { DiffCache } from "./git/diff-cache.ts";
 import type { Threads } from "../threads.ts";
 import type { EventBus } from "./events/bus.ts";
 import type { Signals } from "./events/signals.ts";
@@ -52,8 +53,8 @@ export interface Ctx {
   ci: { claims: ClaimHub; machines: KnownMachines };
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
-  /** Caches of this context: written contribution graphs, app installation tokens. */
-  caches: { contributions: GraphCache; appTokens: AppTokens };
+  /** Caches of this context: written contribution graphs, app installation tokens, computed diffs. */
+  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache };
   /** Sign-in and credential throttles (SVC_LIMIT_*). */
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */

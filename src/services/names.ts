@@ -25,6 +25,8 @@ export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
   "verify",
   "reset-password",
   "forgot-password",
+  // The notification inbox and its mailed unsubscribe links (issue 28).
+  "notifications",
 ]);
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$/;

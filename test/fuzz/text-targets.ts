@@ -7,6 +7,9 @@ import { markdownToHtml } from "../../src/http/web/kit/markdown.ts";
 import { compileGlob } from "../../src/util/glob.ts";
 import MarkdownIt from "markdown-it";
 import { parseSuggestion, SUGGESTION_BODY_MAX } from "../../src/services/changes/suggestion.ts";
+import { collectRefs, linkRefs } from "../../src/services/changes/refs.ts";
+import { mapRange } from "../../src/services/changes/anchors.ts";
+import { splitLines } from "../../src/git/line-diff.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -288,7 +291,75 @@ function lineEnded(text: string): string {
   return text === "" || text.endsWith("\n") ? text : `${text}\n`;
 }
 
+/** Comment bodies full of references, in text, code, links and emphasis. */
+const REF_BODIES = [
+  "see #1 and #22, ask @bo or @ada-l; `#1 @bo` and [#1](/x) stay",
+  "```\n#3 @bo\n```\n\n> quoted #4 @ada\n\n*#5* **@bo** mail bo@x.org, a&#1; b#6 c@d",
+  "<a href=x>#7</a> &lt;@bo&gt; #08 #9x @-x @x- @bo.@bo",
+  "- #1\n- @ada\n\n| #2 | @bo |\n|---|---|\n| `@x` | #3 |",
+];
+
+/** Replaces each link the post-pass could have made with its text (a fixpoint for markup without them). */
+function unlinkRefs(markup: string): string {
+  return markup.replace(/<a href="(?:\/acme\/app\/changes\/[0-9]+|\/[A-Za-z0-9-]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+))<\/a>/g, "$1");
+}
+
+/**
+ * The `#N` / `@handle` post-pass of comment markup (issue 28): on rendered, mutated bodies it only
+ * adds links (taking them out gives the input back), never inside a link, code span or block,
+ * only to the changes and people it was given, and it finds nothing to change when given none.
+ */
+export function refsTarget(): Target {
+  const base = { repo: "/acme/app", ref: "main", dir: "" };
+  return {
+    name: "comment references",
+    run(r) {
+      const source = r.chance(0.15)
+        ? r.pick(["#1 ", "@bo ", "`", "<", "&#", "#", "@", "[", "](", "\n"]).repeat(r.int(3000))
+        : dec.decode(mutate(enc.encode(r.pick(REF_BODIES)), r, 10));
+      const markup = markdownToHtml(source, base);
+      const found = collectRefs(markup);
+      const changes = new Set(found.numbers.filter(() => r.chance(0.7)));
+      const people = new Map(found.handles.filter(() => r.chance(0.7)).map((h) => [h.toLowerCase(), h]));
+      const out = linkRefs(markup, { repoPath: "/acme/app", changes, people });
+      if (linkRefs(markup, { repoPath: "/acme/app", changes: new Set(), people: new Map() }) !== markup) throw new Error("changed markup with nothing to link");
+      if (unlinkRefs(out) !== unlinkRefs(markup))
+        throw new Error(`not only links added to ${JSON.stringify(markup.slice(0, 300))}: ${JSON.stringify(out.slice(0, 300))}`);
+      let depth = 0;
+      for (const m of out.matchAll(/<(\/?)(a|code|pre)\b[^>]*>/g)) {
+        if (m[1]) depth--;
+        else if (m[2] === "a" && depth > 0) throw new Error(`a link inside a link or code in ${JSON.stringify(out.slice(0, 300))}`);
+        else depth++;
+      }
+      for (const m of out.matchAll(/<a href="\/acme\/app\/changes\/([0-9]+)">#[0-9]+<\/a>/g))
+        if (!markup.includes(m[0]) && !changes.has(Number(m[1]))) throw new Error(`linked #${m[1]}, which was not given`);
+    },
+  };
+}
+
+/** Outdated comments (issue 28): a range mapped through random edits holds the same lines, or is null. */
+export function mapRangeTarget(): Target {
+  return {
+    name: "comment ranges",
+    run(r) {
+      const alphabet = ["a\n", "b\n", "c\n", "a\r\n", "\n", "x"];
+      const before = Array.from({ length: r.int(60) }, () => r.pick(alphabet)).join("");
+      const lines = splitLines(before);
+      const after = [...lines];
+      for (let k = r.int(5); k > 0; k--) after.splice(r.int(after.length + 1), r.int(3), ...Array.from({ length: r.int(3) }, () => r.pick(alphabet)));
+      if (!lines.length) return;
+      const start = 1 + r.int(lines.length);
+      const end = Math.min(lines.length, start + r.int(5));
+      const m = mapRange(lines, splitLines(after.join("")), start, end);
+      if (m === null) return;
+      const got = splitLines(after.join("")).slice(m.start - 1, m.end);
+      if (JSON.stringify(got) !== JSON.stringify(lines.slice(start - 1, end)))
+        throw new Error(`mapped ${start}-${end} of ${JSON.stringify(before)} to ${m.start}-${m.end} of ${JSON.stringify(after.join(""))}`);
+    },
+  };
+}
+
 /** Every text target. */
 export function textTargets(): Target[] {
-  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget()];
+  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget(), refsTarget(), mapRangeTarget()];
 }

@@ -9,7 +9,14 @@ import { textTargets } from "./text-targets.ts";
 const SCALE = Number(process.env.FUZZ_CASES_SCALE ?? "1");
 const SEED = Number(process.env.FUZZ_SEED ?? "20261125");
 /** Cases per target in the test suite. */
-export const TEXT_CASES: Record<string, number> = { "workflow parser": 400, "branch globs": 3000, "Markdown renderer": 400, "suggestion parser": 2000 };
+export const TEXT_CASES: Record<string, number> = {
+  "workflow parser": 400,
+  "branch globs": 3000,
+  "Markdown renderer": 400,
+  "suggestion parser": 2000,
+  "comment references": 400,
+  "comment ranges": 2000,
+};
 /** A case longer than this fails (the machine is shared; real cases take milliseconds). */
 const CAP_MS = 5_000;
 

@@ -13,6 +13,8 @@ export interface CapturedMail {
   html: string;
   /** Every `…?token=svc…_…` link of the text part, in order: the whole URL and the token. */
   links: { url: string; token: string }[];
+  /** Every top-level header field, lower-case names, folded lines joined (encoded words left as they are). */
+  headers: Map<string, string>;
 }
 
 /** Decodes a quoted-printable body: soft line breaks dropped, `=XX` octets joined as UTF-8. */
@@ -80,7 +82,7 @@ export function parseMail(file: string, raw: string): CapturedMail {
   const to = decodeHeader(headers.get("to") ?? "")
     .replace(/^.*<([^>]+)>.*$/, "$1")
     .trim();
-  return { file, to, subject: decodeHeader(headers.get("subject") ?? ""), text, html, links };
+  return { file, to, subject: decodeHeader(headers.get("subject") ?? ""), text, html, links, headers };
 }
 
 /** Every message in the capture directory, oldest first (the file names start with the time). */

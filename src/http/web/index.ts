@@ -15,6 +15,7 @@ import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
+import { notifyWebRoutes } from "./notify/routes.ts";
 
 function asset(a: Asset): Response {
   return new Response(a.body, {
@@ -25,32 +26,36 @@ function asset(a: Asset): Response {
 /** The web pages. */
 export function webRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
-  return new Elysia({ name: "routes.web" })
-    .get(STYLE.url, () => asset(STYLE), HIDE)
-    .get(SCRIPT.url, () => asset(SCRIPT), HIDE)
-    .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
-    .get(
-      "/:org",
-      ({ request, params, query }) => {
-        const org = orgParam(params.org);
-        return draw(request, async (actor, frame) => {
-          const person = await userResponse(ctx, actor, frame, org, query);
-          if (person) return person;
-          const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
-          return page(
-            layout(
-              frame,
-              view.profile.display_name ?? view.profile.org,
-              orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null),
-            ),
-          );
-        });
-      },
-      HIDE,
-    )
-    .use(repoWebRoutes(ctx))
-    .use(accountWebRoutes(ctx))
-    .use(adminWebRoutes(ctx))
-    .use(ciWebRoutes(ctx))
-    .use(changesWebRoutes(ctx));
+  return (
+    new Elysia({ name: "routes.web" })
+      .get(STYLE.url, () => asset(STYLE), HIDE)
+      .get(SCRIPT.url, () => asset(SCRIPT), HIDE)
+      .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
+      // Before /:org: `notifications` is a reserved name (services/names.ts).
+      .use(notifyWebRoutes(ctx))
+      .get(
+        "/:org",
+        ({ request, params, query }) => {
+          const org = orgParam(params.org);
+          return draw(request, async (actor, frame) => {
+            const person = await userResponse(ctx, actor, frame, org, query);
+            if (person) return person;
+            const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
+            return page(
+              layout(
+                frame,
+                view.profile.display_name ?? view.profile.org,
+                orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null),
+              ),
+            );
+          });
+        },
+        HIDE,
+      )
+      .use(repoWebRoutes(ctx))
+      .use(accountWebRoutes(ctx))
+      .use(adminWebRoutes(ctx))
+      .use(ciWebRoutes(ctx))
+      .use(changesWebRoutes(ctx))
+  );
 }

@@ -83,3 +83,88 @@ export async function readPersonInOrg(q: Queryable, userId: string, orgId: strin
   }
   return out;
 }
+
+/** The account facts `decide` needs about a person besides their roles. */
+export interface PersonAccount {
+  confirmed: boolean;
+  disabled: boolean;
+}
+
+/** How many ids one `IN` list carries (under SQLite's and PostgreSQL's parameter limits). */
+const IN_CHUNK = 500;
+
+function chunks<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += IN_CHUNK) out.push(list.slice(i, i + IN_CHUNK));
+  return out;
+}
+
+/**
+ * `readPersonInOrg` for N people at once (notification fan-out): users, memberships, direct grants,
+ * team memberships and team grants, one `IN` query each per 500 people. People without an
+ * account are absent from the answer; people without a membership get no roles.
+ */
+export async function readPeopleInOrg(q: Queryable, userIds: readonly string[], orgId: string): Promise<Map<string, PersonInOrg & PersonAccount>> {
+  const { users, memberships, repos, grants, teamMembers, teams } = tables(q);
+  const out = new Map<string, PersonInOrg & PersonAccount>();
+  const ids = [...new Set(userIds)];
+  for (const part of chunks(ids)) {
+    const rows = await q.select({ id: users.id, verified: users.emailVerifiedAt, disabled: users.disabledAt }).from(users).where(inArray(users.id, part));
+    for (const u of rows)
+      out.set(u.id, { orgRole: null, userGrants: new Map(), teamGrants: new Map(), confirmed: u.verified !== null, disabled: u.disabled !== null });
+  }
+  const members = [...out.keys()];
+  const inOrg: string[] = [];
+  for (const part of chunks(members)) {
+    const rows = await q
+      .select({ userId: memberships.userId, role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), inArray(memberships.userId, part)));
+    for (const m of rows) {
+      const p = out.get(m.userId);
+      if (p) {
+        p.orgRole = m.role;
+        inOrg.push(m.userId);
+      }
+    }
+  }
+  // Grants exist only for members (readPersonInOrg stops at a missing membership too).
+  for (const part of chunks(inOrg)) {
+    const rows = await q
+      .select({ userId: grants.userId, repoId: grants.repoId, role: grants.role })
+      .from(grants)
+      .innerJoin(repos, eq(repos.id, grants.repoId))
+      .where(and(inArray(grants.userId, part), eq(repos.orgId, orgId)));
+    for (const g of rows) if (g.userId) out.get(g.userId)?.userGrants.set(g.repoId, g.role);
+  }
+  const teamsOf = new Map<string, string[]>();
+  for (const part of chunks(inOrg)) {
+    const rows = await q
+      .select({ userId: teamMembers.userId, teamId: teamMembers.teamId })
+      .from(teamMembers)
+      .innerJoin(teams, eq(teams.id, teamMembers.teamId))
+      .where(and(inArray(teamMembers.userId, part), eq(teams.orgId, orgId)));
+    for (const r of rows) {
+      const list = teamsOf.get(r.teamId) ?? [];
+      list.push(r.userId);
+      teamsOf.set(r.teamId, list);
+    }
+  }
+  for (const part of chunks([...teamsOf.keys()])) {
+    const rows = await q
+      .select({ teamId: grants.teamId, repoId: grants.repoId, role: grants.role })
+      .from(grants)
+      .innerJoin(repos, eq(repos.id, grants.repoId))
+      .where(and(inArray(grants.teamId, part), eq(repos.orgId, orgId)));
+    for (const g of rows) {
+      for (const userId of teamsOf.get(g.teamId ?? "") ?? []) {
+        const p = out.get(userId);
+        if (!p) continue;
+        const list = p.teamGrants.get(g.repoId) ?? [];
+        list.push(g.role);
+        p.teamGrants.set(g.repoId, list);
+      }
+    }
+  }
+  return out;
+}

@@ -31,6 +31,9 @@ import { queueLanding } from "./land-job.ts";
 import { queueReanchor } from "./reanchor.ts";
 import type { ChangeRow } from "./store.ts";
 import { reviewersOfChanges } from "./reviewers.ts";
+import { approvalFields, stackApprovals } from "./approvals.ts";
+import { dismissStaleApprovals } from "./store-reviews.ts";
+import { protectionOfBranch } from "../git/policy.ts";
 
 /** How deep a stack may be (depends_on chains are walked in requests and by the lander). */
 export const MAX_STACK = 50;
@@ -339,7 +342,15 @@ export async function changesBeneath(q: Parameters<typeof store.changeByNumber>[
 /** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */
 export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
   need(t, "repo:write");
-  const { repo, actor } = t;
+  const { org, repo, actor } = t;
+  // Landing rules on reviews (approvals.ts), read before the transaction; the lander asks again
+  // before it lands, so a review that arrives in between is still heard.
+  const pre = await mustChange(ctx.db.read, repo.id, number);
+  if (pre.state === "open" || pre.state === "ejected") {
+    const rule = await protectionOfBranch(ctx.db.read, repo.id, pre.target);
+    const missing = await stackApprovals(ctx, org, repo, [...(await changesBeneath(ctx.db.read, repo.id, pre)), pre], rule);
+    if (missing) throw Conflict(missing.message, { approval: approvalFields(missing) });
+  }
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     if (cur.state === "queued") return cur;
@@ -367,6 +378,16 @@ export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promi
 export async function ejectChange(ctx: Ctx, tx: Tx, org: Pick<Org, "id">, row: ChangeRow, verdict: Verdict, actorUserId: string | null): Promise<void> {
   await store.updateChange(tx, row.id, { state: "ejected", verdict, waiting: null, queuedAt: null, updatedAt: now() });
   await ctx.events.record(tx, { repoId: row.repoId, orgId: org.id, kind: "change.ejected", payload: { change: row.number, verdict }, actorUserId });
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: row.repoId,
+    orgId: org.id,
+    subject: { kind: "change", id: row.id, number: row.number, title: row.title },
+    activity: "ejected",
+    actorUserId,
+    participants: [],
+    summary: { verdict: verdict.kind, excerpt: verdict.message.slice(0, 200) },
+  });
 }
 
 /** A patchset recorded by a push: its comments re-anchored by a job, and the thread told. */
@@ -417,6 +438,8 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
       await store.updateChange(tx, c.id, { head: move.new, patchset: c.patchset + 1, base, updatedAt: t });
       await recordPatchset(tx, { changeId: c.id, patchset: c.patchset + 1, head: move.new, base, createdAt: t });
       await recordNewPatchset(ctx, tx, event, c, c.patchset + 1);
+      // Approvals of earlier patchsets go stale when the target's protection says so (requests for changes stay).
+      if ((await protectionOfBranch(tx, c.repoId, c.target))?.dismissStaleApprovals) await dismissStaleApprovals(tx, c.id, c.patchset + 1, t);
       if (c.state === "queued") {
         const org = await store.repoWithOrg(tx, c.repoId);
         const moved = { ...c, head: move.new, patchset: c.patchset + 1 };

@@ -30,6 +30,7 @@ import {
 } from "./comment-schemas.ts";
 import { changeReader } from "./diff.ts";
 import { collectRefs, linkRefs } from "./refs.ts";
+import { parseSuggestion } from "./suggestion.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as cstore from "./store-comments.ts";
@@ -231,6 +232,19 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
   };
 }
 
+/**
+ * The replacement text of a body's ```suggestion block, for a comment on lines of the new side
+ * (a general comment or a reply keeps none: it has no lines to replace). 422 for two blocks, or
+ * a suggestion on the old side (those lines are not in the change's files any more).
+ */
+function suggestionOf(body: string, side: "new" | "old" | null): string | null {
+  const parsed = parseSuggestion(body);
+  if (parsed === null) return null;
+  if ("error" in parsed) throw Unprocessable(parsed.error);
+  if (side === "old") throw Unprocessable("a suggestion replaces lines of the new side: comment on side new");
+  return side === "new" ? parsed.text : null;
+}
+
 /** Options of `prepareComment`. */
 export interface PrepareOptions {
   /** A review's comment: always on the current patchset (`patchset` refused). */
@@ -273,9 +287,8 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
   } else if (input.line != null || input.start_line != null || input.side != null) {
     throw Unprocessable("line, start_line and side need a path");
   }
+  const suggestion = suggestionOf(body, anchor?.side ?? null);
   const rendered = await renderBody(ctx, t, change, body, anchor?.path ?? null);
-  // The ```suggestion block (services/changes/suggestion.ts) is wired here once it lands on main.
-  const suggestion: string | null = null;
   const row: CommentRow = {
     id,
     changeId: change.id,
@@ -553,10 +566,12 @@ export async function patchComment(ctx: Ctx, t: RepoTarget, number: number, id: 
   if (input.body === undefined && input.resolved === undefined) throw Unprocessable("nothing to change: send body or resolved");
   let rendered: { html: string } | null = null;
   let body: string | null = null;
+  let suggestion: string | null = null;
   if (input.body !== undefined) {
     if (row.authorUserId !== me.id) throw Forbidden("only its author can edit a comment");
     if (row.body === null) throw Unprocessable("this comment was deleted");
     body = checkBody(input.body);
+    suggestion = suggestionOf(body, row.path === null ? null : row.side);
     rendered = await renderBody(ctx, t, change, body, row.path);
   }
   if (input.resolved !== undefined) need(t, { kind: "thread:resolve", changeAuthor: change.authorUserId !== null && change.authorUserId === me.id });
@@ -565,7 +580,7 @@ export async function patchComment(ctx: Ctx, t: RepoTarget, number: number, id: 
     if (!cur) throw NotFound("comment not found");
     const at = now();
     if (body !== null && rendered)
-      await cstore.updateComment(tx, id, { body, bodyHtml: rendered.html, renderVersion: RENDER_VERSION, editedAt: at, updatedAt: at });
+      await cstore.updateComment(tx, id, { body, bodyHtml: rendered.html, renderVersion: RENDER_VERSION, suggestion, editedAt: at, updatedAt: at });
     if (input.resolved !== undefined) {
       const root = cur.threadId === cur.id ? cur : await cstore.commentById(tx, change.id, cur.threadId);
       if (root && root.resolved !== input.resolved)

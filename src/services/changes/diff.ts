@@ -8,7 +8,7 @@ import { Invalid, NotFound } from "../../errors.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { diffTreePair, treeOfCommit } from "../git/diff.ts";
+import { diffTreePair, treeOfCommit, type DiffEnv } from "../git/diff.ts";
 import { resolveRevision, revisionOptions } from "../repos/content.ts";
 import type { Diff } from "./schemas.ts";
 import type { Repo } from "../../db/schema/index.ts";
@@ -40,12 +40,17 @@ function chain(readers: ObjectReader[]): ObjectReader {
   };
 }
 
+/** What a diff of `repo` uses: the thread pool for big files and the node's diff cache. */
+export function diffEnv(ctx: Ctx, repo: Repo): DiffEnv {
+  return { threads: ctx.threads, cache: { diffs: ctx.caches.diffs, repoId: repo.id } };
+}
+
 /** The diff between commits `base` (three-dot: from their merge base) and `head`. */
-export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid): Promise<Diff> {
+export async function diffCommits(reader: ObjectReader, base: Oid, head: Oid, env: DiffEnv = {}): Promise<Diff> {
   const bases = await mergeBases(reader, base, head);
   const from = bases[0] ?? base;
   const [fromTree, headTree] = await Promise.all([treeOfCommit(reader, from), treeOfCommit(reader, head)]);
-  return { base, head, merge_base: bases[0] ?? null, ...(await diffTreePair(reader, fromTree, headTree)) };
+  return { base, head, merge_base: bases[0] ?? null, ...(await diffTreePair(reader, fromTree, headTree, env)) };
 }
 
 /** GET …/changes/{number}/diff (repo:read on the repository; a fork's change reads its source too). */
@@ -55,7 +60,7 @@ export async function changeDiff(ctx: Ctx, t: RepoTarget, number: number): Promi
   const row = Number.isInteger(number) && number > 0 ? await store.changeByNumber(ctx.db.read, repo.id, number) : null;
   if (!row) throw NotFound("change not found");
   if (!row.head || !row.base) throw NotFound("change has no commits to compare");
-  return diffCommits(await changeReader(ctx, repo, row), row.base, row.head);
+  return diffCommits(await changeReader(ctx, repo, row), row.base, row.head, diffEnv(ctx, repo));
 }
 
 /** The objects a change's commits are read from: its repository, and first its fork when it comes from one. */
@@ -78,5 +83,5 @@ export async function compare(ctx: Ctx, t: RepoTarget, spec: string): Promise<Di
   const opts = revisionOptions(actor);
   const base = await resolveRevision(snapshot, spec.slice(0, at), opts);
   const head = await resolveRevision(snapshot, spec.slice(at + 3), opts);
-  return diffCommits(snapshot.objects, base.oid, head.oid);
+  return diffCommits(snapshot.objects, base.oid, head.oid, diffEnv(ctx, repo));
 }

@@ -36,6 +36,7 @@ import { closurePack } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { protectionOfBranch, refPolicy } from "../git/policy.ts";
 import { changesBeneath, ejectChange } from "./changes.ts";
+import { approvalFields, stackApprovals } from "./approvals.ts";
 import type { Verdict } from "./schemas.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
@@ -98,6 +99,9 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   }
 
   const rule = await protectionOfBranch(ctx.db.read, repoId, target);
+  // Approvals are no pending state: a change that lacks them leaves the queue at once.
+  const missing = await stackApprovals(ctx, org, repo, [...beneath, change], rule);
+  if (missing) return eject({ kind: "approval", message: missing.message, ...approvalFields(missing) });
   if (rule?.requiredChecks.length) {
     const results = await checkStatesOfCommit(ctx, repoId, change.head);
     for (const key of rule.requiredChecks) {
@@ -291,6 +295,17 @@ async function markLanded(ctx: Ctx, tx: Parameters<typeof store.updateChange>[0]
     payload: { change: top.number, commit, branch: top.target, patchset: top.patchset },
     actorUserId: top.queuedByUserId,
   });
+  for (const c of [...beneath, top])
+    await ctx.events.emit(tx, {
+      kind: "thread.activity",
+      repoId: top.repoId,
+      orgId: org.id,
+      subject: { kind: "change", id: c.id, number: c.number, title: c.title },
+      activity: "landed",
+      actorUserId: top.queuedByUserId,
+      participants: [],
+      summary: { commit, branch: top.target, ...(c === top ? {} : { included_in: top.number }) },
+    });
 }
 
 /** The merge commit of a landing: first parent the target's tip, second the change's head. */

@@ -2,7 +2,7 @@
 import { Invalid, NotFound } from "../../errors.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
-import { changeReader, diffCommits } from "./diff.ts";
+import { changeReader, diffCommits, diffEnv } from "./diff.ts";
 import { diffTreePair, treeOfCommit } from "../git/diff.ts";
 import type { Diff, PatchsetList } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -35,11 +35,11 @@ export async function patchsetDiff(ctx: Ctx, t: RepoTarget, number: number, n: n
   const reader = await changeReader(ctx, repo, row);
   if (against === null) {
     if (!to.base) throw NotFound("patchset has no base to compare with");
-    return diffCommits(reader, to.base, to.head);
+    return diffCommits(reader, to.base, to.head, diffEnv(ctx, repo));
   }
   if (against === n) throw Invalid("compare two different patchsets");
   const from = await patchsetOf(ctx.db.read, row.id, against);
   if (!from) throw NotFound(`change #${number} has no patchset ${against}`);
   const [fromTree, toTree] = await Promise.all([treeOfCommit(reader, from.head), treeOfCommit(reader, to.head)]);
-  return { base: from.head, head: to.head, merge_base: null, ...(await diffTreePair(reader, fromTree, toTree)) };
+  return { base: from.head, head: to.head, merge_base: null, ...(await diffTreePair(reader, fromTree, toTree, diffEnv(ctx, repo))) };
 }

@@ -39,7 +39,9 @@ function reviewerStates(change: ChangeRow, reviews: readonly ReviewRow[], reques
       order.push(id);
     }
   };
-  for (const r of requested) add(r.userId);
+  // Requested together (one request, one millisecond) = alphabetical, so the list reads the same every time.
+  const byRequest = [...requested].sort((a, b) => a.requestedAt - b.requestedAt || (handles.get(a.userId) ?? "").localeCompare(handles.get(b.userId) ?? ""));
+  for (const r of byRequest) add(r.userId);
   for (const r of reviews) add(r.authorUserId);
   const asked = new Set(requested.map((r) => r.userId));
   const reviewed = new Set(reviews.map((r) => r.authorUserId));

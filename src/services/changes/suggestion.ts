@@ -74,3 +74,56 @@ function stripIndent(line: string, n: number): string {
   }
   return line.slice(i);
 }
+
+/** One replacement: lines `start`..`end` (1-based, inclusive) become `text` (a parsed suggestion's text). */
+export interface LineEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** Lines of a text, each keeping its line ending ("\n" or "\r\n"; the last may have none). */
+export function textLines(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/** Two runs of lines are the same lines: equal, or equal but for the final line ending (a file's last line may lack it). */
+export function sameLines(a: string, b: string): boolean {
+  return a === b || a.replace(/\r?\n$/, "") === b.replace(/\r?\n$/, "");
+}
+
+/** The line ending a file mostly uses: CRLF when most of its line endings are. */
+export function lineEndingOf(lines: string[]): "\n" | "\r\n" {
+  let crlf = 0;
+  let lf = 0;
+  for (const l of lines) {
+    if (l.endsWith("\r\n")) crlf++;
+    else if (l.endsWith("\n")) lf++;
+  }
+  return crlf > lf ? "\r\n" : "\n";
+}
+
+/**
+ * `text` with every edit applied (ranges must not overlap; applied bottom-up, so each keeps its
+ * line numbers). Replacement lines take the file's line ending; a file without a final newline
+ * keeps that state.
+ */
+export function spliceLines(text: string, edits: LineEdit[]): string {
+  const lines = textLines(text);
+  const eol = lineEndingOf(lines);
+  const finalNewline = text === "" || text.endsWith("\n");
+  const sorted = [...edits].sort((a, b) => b.start - a.start);
+  for (const e of sorted) {
+    const replacement =
+      e.text === ""
+        ? []
+        : e.text
+            .slice(0, -1)
+            .split("\n")
+            .map((l) => l + eol);
+    lines.splice(e.start - 1, e.end - e.start + 1, ...replacement);
+  }
+  let out = lines.join("");
+  if (!finalNewline && out.endsWith("\n")) out = out.slice(0, out.endsWith("\r\n") ? -2 : -1);
+  return out;
+}

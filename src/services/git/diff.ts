@@ -1,11 +1,20 @@
 // The tree diff: the files that differ between two trees, each with a Myers line diff of its
 // text, within explicit budgets (files listed, blob bytes read, patch text). Pure over an object
 // reader; the commit page (repos), change and compare diffs (changes) all use it.
-import { countEdits, diffLines, splitLines, unifiedHunks } from "../../git/line-diff.ts";
+//
+// The event loop (plan 28 §5: never blocked > 50 ms by a diff): the work between two yields is
+// at most SLICE_MS plus one small file's line diff; a file whose two sides together exceed
+// THREAD_MIN_BYTES is diffed on a worker thread (`git.lineDiff`) when the caller passes the pool.
+// With `cache`, the answer is remembered per node by (repository, from tree, to tree)
+// (services/git/diff-cache.ts): the same bytes either way.
+import { countEdits, diffLines, diffTexts, unifiedHunks, type TextDiff } from "../../git/line-diff.ts";
 import { diffTrees } from "../../git/merge.ts";
 import { parseCommit } from "../../git/object.ts";
 import type { ObjectReader, Oid } from "../../git/types.ts";
 import { NotFound } from "../../errors.ts";
+import type { Threads } from "../../threads.ts";
+import { ThreadTaskError } from "../../util/thread-pool.ts";
+import { type DiffCache, diffKey } from "./diff-cache.ts";
 import type { DiffFile } from "./schemas.ts";
 
 /** Files listed at most; beyond, the answer says it was truncated. */
@@ -23,6 +32,56 @@ const MAX_FILE_PATCH = 512 * 1024;
 const READ_BUDGET = 32 * 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
+
+/** Work on the event loop between two yields (about: one inline file's diff is not cut). */
+export const SLICE_MS = 8;
+/** A file whose two sides together are larger than this is diffed on a thread (when a pool is given). */
+export const THREAD_MIN_BYTES = 64 * 1024;
+/** One file's diff on a thread at most; past it the file is counted as rewritten, without a patch. */
+const LINE_DIFF_TIME_LIMIT_MS = 10_000;
+
+/** What a diff may use beyond its reader: the thread pool for big files, and a node's cache. */
+export interface DiffEnv {
+  threads?: Threads;
+  /** Remember the answer in `diffs` under repository `repoId` (the trees are the rest of the key). */
+  cache?: { diffs: DiffCache; repoId: string };
+  /** Work between two yields (default SLICE_MS; tests use 0 to yield after every file). */
+  sliceMs?: number;
+}
+
+/** A function that yields to the event loop (a macrotask turn) once SLICE_MS of work has passed since the last yield. */
+export function slicer(sliceMs = SLICE_MS): () => Promise<void> {
+  let start = performance.now();
+  return async () => {
+    if (performance.now() - start < sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    start = performance.now();
+  };
+}
+
+/** Lines of a text, counted as splitLines would. */
+function lineCount(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+/** The line diff of one file's two sides: on a thread when big and a pool is given, else here. */
+export async function diffFileTexts(a: string, b: string, wantPatch: boolean, threads?: Threads): Promise<TextDiff> {
+  if (threads && a.length + b.length > THREAD_MIN_BYTES) {
+    try {
+      return await threads.run("git.lineDiff", { a, b, wantPatch }, { timeLimitMs: LINE_DIFF_TIME_LIMIT_MS });
+    } catch (e) {
+      if (!(e instanceof ThreadTaskError)) throw e;
+      // Too slow even on a thread: counted as rewritten, as when the edit budget runs out.
+      if (e.kind === "time_limit") return { additions: lineCount(b), deletions: lineCount(a), rewritten: true, text: null };
+      if (e.kind !== "busy" && e.kind !== "closed") throw e;
+      // No thread to be had: done here, as before the pool.
+    }
+  }
+  return diffTexts(a, b, wantPatch);
+}
 
 /** Whether bytes look binary the way git decides: a NUL in the first 8,000 bytes. */
 function isBinary(data: Uint8Array): boolean {
@@ -46,7 +105,15 @@ export interface FileDiffs {
 }
 
 /** Two-dot: the files that differ from tree `fromTree` (null: the empty tree) to `headTree`, within the budgets. */
-export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, headTree: Oid): Promise<FileDiffs> {
+export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, headTree: Oid, env: DiffEnv = {}): Promise<FileDiffs> {
+  const { cache } = env;
+  if (!cache) return computeTreePair(reader, fromTree, headTree, env);
+  return cache.diffs.get(diffKey(cache.repoId, fromTree, headTree), () => computeTreePair(reader, fromTree, headTree, env));
+}
+
+async function computeTreePair(reader: ObjectReader, fromTree: Oid | null, headTree: Oid, env: DiffEnv): Promise<FileDiffs> {
+  const { threads } = env;
+  const tick = slicer(env.sliceMs);
   const listed = await diffTrees(reader, fromTree, headTree, { limit: MAX_FILES });
   const files: DiffFile[] = [];
   let budget = PATCH_BUDGET;
@@ -100,19 +167,13 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
     } else if (isBinary(a) || isBinary(b)) {
       file.binary = true;
     } else {
-      const al = splitLines(decoder.decode(a));
-      const bl = splitLines(decoder.decode(b));
-      const edits = diffLines(al, bl);
-      if (edits === null) {
-        // Too different to diff line by line within the edit budget: counted as rewritten.
-        file.additions = bl.length;
-        file.deletions = al.length;
-        file.patch_truncated = true;
-      } else {
-        Object.assign(file, countEdits(edits));
-        if (wantPatch) file.text = unifiedHunks(al, bl, edits);
-        else file.patch_truncated = true;
-      }
+      await tick();
+      const d = await diffFileTexts(decoder.decode(a), decoder.decode(b), wantPatch, threads);
+      // Too different to diff line by line within the edit budget: counted as rewritten.
+      file.additions = d.additions;
+      file.deletions = d.deletions;
+      if (d.rewritten || !wantPatch) file.patch_truncated = true;
+      else file.text = d.text ?? "";
     }
     return file;
   };
@@ -121,6 +182,7 @@ export async function diffTreePair(reader: ObjectReader, fromTree: Oid | null, h
   const BATCH = 32;
   for (let i = 0; i < listed.changes.length; i += BATCH) {
     const batch = await Promise.all(listed.changes.slice(i, i + BATCH).map((c) => one(c, !budgetSpent)));
+    await tick();
     for (const file of batch) {
       const text = file.text;
       delete file.text;

@@ -50,7 +50,7 @@ async function checkReceiver(ctx: Ctx, raw: string): Promise<string> {
   return url;
 }
 
-const KNOWN = new Set<string>(WEBHOOK_EVENT_KINDS);
+const KNOWN: ReadonlySet<string> = new Set<string>(WEBHOOK_EVENT_KINDS);
 
 /** The `events` of a create or patch: null (every kind) or a non-empty list of known kinds, deduplicated in the order given. */
 function checkEvents(events: string[] | null | undefined): string[] | null {

@@ -152,3 +152,93 @@ function button(url: string, label: string): string {
 function page(body: string[]): string {
   return `<!doctype html>\n<html><body style="font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;font-size:14px;line-height:1.5;color:#1f2328">\n${body.join("\n")}\n</body></html>\n`;
 }
+
+/** One activity of a thread as a notification mail shows it. */
+export interface MailActivity {
+  /** The actor's handle (null: the service, e.g. CI). */
+  actor: string | null;
+  kind: string;
+  summary: Record<string, unknown>;
+}
+
+/** The line an activity gets: "bo approved with 20 comments", "ada pushed patchset 3". */
+export function activityLine(a: MailActivity): string {
+  const who = a.actor ?? "svc";
+  const s = a.summary;
+  const n = typeof s.comments === "number" ? s.comments : 0;
+  const withComments = n > 0 ? ` with ${n} comment${n === 1 ? "" : "s"}` : "";
+  switch (a.kind) {
+    case "opened":
+      return `${who} opened it`;
+    case "commented":
+      return `${who} commented`;
+    case "reviewed": {
+      const v = s.verdict === "approve" ? "approved" : s.verdict === "request_changes" ? "requested changes" : "reviewed";
+      return `${who} ${v}${withComments}`;
+    }
+    case "review_requested":
+      return `${who} requested your review`;
+    case "patchset":
+      return typeof s.patchset === "number" ? `${who} pushed patchset ${s.patchset}` : `${who} pushed`;
+    case "landed":
+      return `${who} landed it`;
+    case "ejected":
+      return typeof s.verdict_kind === "string" ? `it was taken out of the queue: ${s.verdict_kind}` : "it was taken out of the queue";
+    case "closed":
+      return `${who} closed it`;
+    case "reopened":
+      return `${who} reopened it`;
+    case "run_failed":
+      return "the CI run failed";
+    default:
+      return `${who}: ${a.kind}`;
+  }
+}
+
+/**
+ * A notification mail (plan §3.6): every activity since the last mail of the thread, the link to
+ * the thread, and the list headers that let mail clients file it and unsubscribe in one click.
+ */
+export function notificationMail(input: {
+  to: string;
+  org: string;
+  repo: string;
+  subject: { kind: string; number: number | null; title: string };
+  threadUrl: string;
+  unsubscribeUrl: string;
+  host: string;
+  activities: MailActivity[];
+}): MailMessage {
+  const number = input.subject.number !== null ? ` (#${input.subject.number})` : "";
+  const subject = oneLine(`[${input.org}/${input.repo}] ${input.subject.title}${number}`);
+  const lines = input.activities.map((a) => ({ line: activityLine(a), excerpt: typeof a.summary.excerpt === "string" ? a.summary.excerpt : null }));
+  const text = [
+    ...lines.flatMap((l) => (l.excerpt ? [`${l.line}:`, "", ...l.excerpt.split("\n").map((x) => `> ${x}`), ""] : [l.line, ""])),
+    `View it on the web: ${input.threadUrl}`,
+    "",
+    "Reply on the web; replies to this address are not read.",
+    "",
+    `You are getting this because you take part in or watch ${input.org}/${input.repo}. Mute this thread: ${input.unsubscribeUrl}`,
+  ].join("\n");
+  const html = page([
+    ...lines.map(
+      (l) =>
+        `<p><strong>${esc(l.line)}</strong></p>${l.excerpt ? `\n<blockquote style="margin:0 0 12px;padding-left:12px;border-left:3px solid #d0d7de;color:#57606a;white-space:pre-wrap">${esc(l.excerpt)}</blockquote>` : ""}`,
+    ),
+    `<p><a href="${esc(input.threadUrl)}">View it on the web</a></p>`,
+    `<p style="font-size:12px;color:#57606a">Reply on the web; replies to this address are not read. <a href="${esc(input.unsubscribeUrl)}">Mute this thread</a>.</p>`,
+  ]);
+  const listHost = input.host.replace(/:\d+$/, "");
+  return {
+    to: input.to,
+    subject,
+    text,
+    html,
+    headers: {
+      "List-Id": `<${oneLine(input.repo)}.${oneLine(input.org)}.${listHost}>`,
+      "List-Unsubscribe": `<${input.unsubscribeUrl}>`,
+      "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+      "Auto-Submitted": "auto-generated",
+    },
+  };
+}

@@ -41,7 +41,16 @@ export async function enqueueMail(ctx: Ctx, tx: Tx, msg: MailMessage): Promise<s
   if (!ctx.mail) return null;
   const id = newId();
   const t = now();
-  await store.insertMessage(tx, { id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, htmlBody: msg.html, runAt: t, createdAt: t });
+  await store.insertMessage(tx, {
+    id,
+    toAddress: msg.to,
+    subject: msg.subject,
+    textBody: msg.text,
+    htmlBody: msg.html,
+    headers: msg.headers ?? null,
+    runAt: t,
+    createdAt: t,
+  });
   await ctx.work.enqueue(tx, MAIL_SEND, { outboxId: id }, { id });
   return id;
 }
@@ -74,7 +83,7 @@ export async function sendMail(ctx: Ctx, p: SendPayload, at: Attempt): Promise<v
   const row = await store.messageById(ctx.db.read, p.outboxId);
   if (!row || row.sentAt !== null || row.failedAt !== null) return;
   try {
-    await ctx.mail.send({ to: row.toAddress, subject: row.subject, text: row.textBody, html: row.htmlBody });
+    await ctx.mail.send({ to: row.toAddress, subject: row.subject, text: row.textBody, html: row.htmlBody, ...(row.headers ? { headers: row.headers } : {}) });
   } catch (error) {
     const reason = reasonOf(error);
     // Never the address or the bodies in the log: the bodies hold single-use links.

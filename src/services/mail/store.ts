@@ -11,7 +11,7 @@ export type OutboxRow = typeof mailOutbox.$inferSelect;
 /** Queues a message. */
 export async function insertMessage(
   tx: Tx,
-  row: Pick<OutboxRow, "id" | "toAddress" | "subject" | "textBody" | "htmlBody" | "runAt" | "createdAt">,
+  row: Pick<OutboxRow, "id" | "toAddress" | "subject" | "textBody" | "htmlBody" | "runAt" | "createdAt"> & { headers?: OutboxRow["headers"] },
 ): Promise<void> {
   const { mailOutbox } = tables(tx);
   await tx.insert(mailOutbox).values({ ...row, attempts: 0 });
@@ -26,12 +26,12 @@ export async function messageById(q: Queryable, id: string): Promise<OutboxRow |
 /** Records a delivered message; its bodies are cleared (they carry single-use links). */
 export async function recordSent(tx: Tx, id: string, at: number): Promise<void> {
   const { mailOutbox } = tables(tx);
-  await tx.update(mailOutbox).set({ sentAt: at, lastError: null, textBody: "", htmlBody: "" }).where(eq(mailOutbox.id, id));
+  await tx.update(mailOutbox).set({ sentAt: at, lastError: null, textBody: "", htmlBody: "", headers: null }).where(eq(mailOutbox.id, id));
 }
 
 /** Records a failed attempt; `failedAt` gives the message up (and clears its bodies). */
 export async function recordFailure(tx: Tx, id: string, error: string, failedAt: number | null): Promise<void> {
   const { mailOutbox } = tables(tx);
-  const set = failedAt === null ? { lastError: error } : { lastError: error, failedAt, textBody: "", htmlBody: "" };
+  const set = failedAt === null ? { lastError: error } : { lastError: error, failedAt, textBody: "", htmlBody: "", headers: null };
   await tx.update(mailOutbox).set(set).where(eq(mailOutbox.id, id));
 }

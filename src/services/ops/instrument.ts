@@ -5,6 +5,7 @@
 // outbox and the process. The names are listed in README.md (Operations) and docs/architecture.md. Every
 // metric goes into the registry it is given (a context's: `ctx.telemetry.registry`); registering
 // a name again answers the same metric, so these functions may run once per context.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Database } from "../../db/database.ts";
 import type { PgDatabase } from "../../db/pg/database.ts";
 import { PgSignals } from "../events/pg-signals.ts";
@@ -257,6 +258,27 @@ export function collectProcess(metrics: Registry, version: string): Collector {
   };
 }
 
+/**
+ * The longest the event loop was held up since the previous scrape (plan 28 §5: nothing may block
+ * it > 50 ms), sampled every 10 ms by node:perf_hooks; each scrape reads the maximum and starts
+ * over. Answers the collector and what stops the sampling.
+ */
+export function collectEventLoop(metrics: Registry): { collector: Collector; stop: () => void } {
+  const max = metrics.gauge(
+    "svc_event_loop_delay_max_seconds",
+    "The longest delay of the event loop since the previous scrape (sampled every 10 ms), in seconds; reset by each scrape",
+  );
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    collector: () => {
+      max.set(h.max / 1e9);
+      h.reset();
+    },
+    stop: () => h.disable(),
+  };
+}
+
 /** Wires a context's database, queues and store counters into the registry (the store itself is wrapped by the caller). */
 export function instrumentContext(ctx: Ctx, version: string): () => void {
   const metrics = ctx.telemetry.registry;
@@ -275,12 +297,16 @@ export function instrumentContext(ctx: Ctx, version: string): () => void {
   metrics.collect("git_caches", caches);
   metrics.collect("object_store", storeStats);
   metrics.collect("process", proc);
+  const loop = collectEventLoop(metrics);
+  metrics.collect("event_loop", loop.collector);
   if (database) metrics.collect("database", database);
   return () => {
     metrics.uncollect("queues", queues);
     metrics.uncollect("object_store", storeStats);
     metrics.uncollect("process", proc);
     metrics.uncollect("git_caches", caches);
+    metrics.uncollect("event_loop", loop.collector);
+    loop.stop();
     if (database) metrics.uncollect("database", database);
   };
 }

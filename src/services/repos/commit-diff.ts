@@ -14,5 +14,6 @@ export async function commitDiff(ctx: Ctx, t: RepoTarget, sha: string): Promise<
   const { oid, commit } = await resolveCommitId(snapshot, sha, revisionOptions(t.actor));
   const parent = commit.parents[0];
   const fromTree = parent ? await treeOfCommit(snapshot.objects, parent) : null;
-  return { commit: commitSummary(oid, commit), diff: await diffTreePair(snapshot.objects, fromTree, commit.tree) };
+  const env = { threads: ctx.threads, cache: { diffs: ctx.caches.diffs, repoId: t.repo.id } };
+  return { commit: commitSummary(oid, commit), diff: await diffTreePair(snapshot.objects, fromTree, commit.tree, env) };
 }

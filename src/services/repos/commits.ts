@@ -12,6 +12,7 @@ import { checkRefFormat } from "../../git/ref-name.ts";
 import { editTree, type TreeOp } from "../../git/tree-edit.ts";
 import { GitError, ZERO_OID, type Oid, type RawObject } from "../../git/types.ts";
 import { Conflict, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
@@ -153,6 +154,23 @@ function parseIdentity(a: CommitRequest["author"]): { name: string; email: strin
 
 /** Creates one commit on a branch from JSON operations. */
 export async function createCommit(ctx: Ctx, t: RepoTarget, body: CommitRequest): Promise<CommitCreated> {
+  return commitOperations(ctx, t, body);
+}
+
+/** What a caller of commitOperations may add to the commit's publish. */
+export interface CommitExtras {
+  /**
+   * Writes that commit together with the branch move, in the publish transaction (exactly once with
+   * the commit; rerun if the transaction is retried, so rows only, no I/O).
+   */
+  also?: (tx: Tx, made: { commit: Oid; parent: Oid | null }) => Promise<void> | void;
+}
+
+/**
+ * Creates one commit on a branch from JSON operations (the commit API's machinery, for in-process
+ * callers such as applying suggestions): same checks, same publish path as a push.
+ */
+export async function commitOperations(ctx: Ctx, t: RepoTarget, body: CommitRequest, extras: CommitExtras = {}): Promise<CommitCreated> {
   const started = performance.now();
   need(t, "repo:write");
   const { org, repo, actor } = t;
@@ -233,6 +251,7 @@ export async function createCommit(ctx: Ctx, t: RepoTarget, body: CommitRequest)
           actorUserId: person?.id ?? null,
           policy: refPolicy(repo, "commit-api"),
           also: async (tx) => {
+            await extras.also?.(tx, { commit, parent: tip });
             if (hasContext)
               await store.insertCommitContext(tx, { repoId: repo.id, sha: commit, context: JSON.stringify(body.context ?? null), createdAt: now() });
           },

@@ -2,7 +2,7 @@
 // with the content API. Git enforces them (services/git/policy.ts: push, the ref and commit APIs,
 // the lander).
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { Invalid, NotFound } from "../../errors.ts";
+import { Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import { now, type Ctx } from "../context.ts";
 import { protectionsOf } from "../git/policy.ts";
 import { need, type RepoTarget } from "../access/target.ts";
@@ -10,6 +10,9 @@ import * as store from "./store.ts";
 import type { Protection as ProtectionRow } from "./store.ts";
 import type { Protection, ProtectionList, ProtectionPut } from "./schemas.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
+
+/** The most approvals a protection may require. */
+const MAX_APPROVALS = 10;
 
 /** The API shape of one protection. */
 function protectionBody(p: ProtectionRow): Protection {
@@ -19,6 +22,8 @@ function protectionBody(p: ProtectionRow): Protection {
     allow_deletion: p.allowDeletion,
     require_change: p.requireChange,
     required_checks: p.requiredChecks,
+    required_approvals: p.requiredApprovals,
+    dismiss_stale_approvals: p.dismissStaleApprovals,
   };
 }
 
@@ -35,11 +40,13 @@ function checkPattern(pattern: string): string {
   return pattern;
 }
 
-/** PUT …/protections/{pattern}: create or replace (admins); omitted flags are false. */
+/** PUT …/protections/{pattern}: create or replace (admins); omitted flags are false (dismiss_stale_approvals: true, required_approvals: 0). */
 export async function putProtection(ctx: Ctx, t: RepoTarget, pattern: string, body: ProtectionPut): Promise<Protection> {
   need(t, "repo:admin");
   const { org, repo, actor } = t;
   checkPattern(pattern);
+  const approvals = body.required_approvals ?? 0;
+  if (!Number.isInteger(approvals) || approvals < 0 || approvals > MAX_APPROVALS) throw Unprocessable(`required_approvals must be 0-${MAX_APPROVALS}`);
   const row: ProtectionRow = {
     repoId: repo.id,
     pattern,
@@ -47,8 +54,8 @@ export async function putProtection(ctx: Ctx, t: RepoTarget, pattern: string, bo
     allowDeletion: body.allow_deletion ?? false,
     requireChange: body.require_change ?? false,
     requiredChecks: [...new Set(body.required_checks ?? [])],
-    requiredApprovals: 0,
-    dismissStaleApprovals: true,
+    requiredApprovals: approvals,
+    dismissStaleApprovals: body.dismiss_stale_approvals ?? true,
     createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {

@@ -355,8 +355,16 @@ export const ProtectionPut = Type.Object(
     required_checks: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { description: "check names a change needs before landing; duplicates are dropped" }),
     ),
+    required_approvals: Type.Optional(
+      Type.Integer({ description: "0-10, default 0: approvals from people with write access a change needs before landing (another value answers 422)" }),
+    ),
+    dismiss_stale_approvals: Type.Optional(Type.Boolean({ description: "default true: a push to a change dismisses its approvals" })),
   },
-  { examples: [{ allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"] }] },
+  {
+    examples: [
+      { allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"], required_approvals: 1, dismiss_stale_approvals: true },
+    ],
+  },
 );
 export type ProtectionPut = Static<typeof ProtectionPut>;
 
@@ -367,10 +375,22 @@ export const Protection = Type.Object(
     allow_deletion: Type.Boolean(),
     require_change: Type.Boolean(),
     required_checks: Type.Array(Type.String()),
+    required_approvals: Type.Integer({ description: "approvals from people with write access a change needs before landing" }),
+    dismiss_stale_approvals: Type.Boolean({ description: "whether a push to a change dismisses its approvals" }),
   },
   {
     description: "a branch protection",
-    examples: [{ pattern: "release/*", allow_force_push: false, allow_deletion: false, require_change: true, required_checks: ["test"] }],
+    examples: [
+      {
+        pattern: "release/*",
+        allow_force_push: false,
+        allow_deletion: false,
+        require_change: true,
+        required_checks: ["test"],
+        required_approvals: 1,
+        dismiss_stale_approvals: true,
+      },
+    ],
   },
 );
 export type Protection = Static<typeof Protection>;
@@ -379,7 +399,21 @@ export const ProtectionList = Type.Object(
   { protections: Type.Array(Protection) },
   {
     description: "the repository's branch protections, by pattern",
-    examples: [{ protections: [{ pattern: "main", allow_force_push: false, allow_deletion: false, require_change: false, required_checks: [] }] }],
+    examples: [
+      {
+        protections: [
+          {
+            pattern: "main",
+            allow_force_push: false,
+            allow_deletion: false,
+            require_change: false,
+            required_checks: [],
+            required_approvals: 0,
+            dismiss_stale_approvals: true,
+          },
+        ],
+      },
+    ],
   },
 );
 export type ProtectionList = Static<typeof ProtectionList>;

@@ -118,7 +118,14 @@ export async function upsertProtection(tx: Tx, row: Protection): Promise<void> {
     .values(row)
     .onConflictDoUpdate({
       target: [protections.repoId, protections.pattern],
-      set: { allowForcePush: row.allowForcePush, allowDeletion: row.allowDeletion, requireChange: row.requireChange, requiredChecks: row.requiredChecks },
+      set: {
+        allowForcePush: row.allowForcePush,
+        allowDeletion: row.allowDeletion,
+        requireChange: row.requireChange,
+        requiredChecks: row.requiredChecks,
+        requiredApprovals: row.requiredApprovals,
+        dismissStaleApprovals: row.dismissStaleApprovals,
+      },
     });
 }
 

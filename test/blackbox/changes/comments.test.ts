@@ -330,3 +330,19 @@ describe("listing", () => {
     expect(await postOk(repo, { body: "late", path: "f.txt", line: 10, patchset: 1 })).toMatchObject({ patchset: 1, current_line: 10, outdated: false });
   });
 });
+
+describe("suggestions", () => {
+  test("a ```suggestion on new lines is kept structured; on the old side or twice: 422; a general comment keeps none", async () => {
+    const { repo } = await seeded("suggest");
+    const body = "Try this:\n```suggestion\nLINE 10\n```\n";
+    const c = await postOk(repo, { body, path: "f.txt", line: 10 });
+    expect(c.suggestion).toEqual({ text: "LINE 10\n", applicable: true, applied_commit: null });
+    expect(c.body_html).toContain("<code");
+    expectError(await post(repo, { body, path: "f.txt", line: 10, side: "old" }), 422, /new side/);
+    expectError(await post(repo, { body: `${body}\n${body}`, path: "f.txt", line: 10 }), 422, /one suggestion/);
+    expect((await postOk(repo, { body })).suggestion).toBeNull();
+    // Editing the body re-reads the block.
+    const e = await as(w.owner.token).patch(`${commentsOf(repo)}/${c.id}`, { body: "no longer" });
+    expect(e.body.suggestion).toBeNull();
+  });
+});

@@ -194,3 +194,114 @@ describe("redelivery", () => {
     T,
   );
 });
+
+/** A repository with main and a branch `feature` one commit ahead, and a change for it; returns the change number. */
+async function openChange(repo: string): Promise<{ number: number; head: string }> {
+  const base = await commit(repo, "base.txt");
+  const ref = await caller(server, token).put(`/v1/orgs/acme/repos/${repo}/refs/refs/heads/feature`, { target: base, expected: null });
+  expect(ref.status).toBe(200);
+  const r = await caller(server, token).post(`/v1/orgs/acme/repos/${repo}/commits`, {
+    branch: "feature",
+    message: "feature work",
+    operations: [{ op: "put", path: "feature.txt", content: "one\ntwo\nthree\n" }],
+  });
+  expect(r.status).toBe(201);
+  const opened = await caller(server, owner).post(`/v1/orgs/acme/repos/${repo}/changes`, { title: "adds feature", branch: "feature" });
+  expect(opened.status).toBe(201);
+  return { number: opened.body.number, head: r.body.commit };
+}
+
+describe("change.* events (payloads of docs/api.md, What a receiver gets)", () => {
+  test(
+    "change.reviewed: { change, review: { id, verdict, author, patchset }, comments }, signed; a hook for change.reviewed only gets just that",
+    async () => {
+      const repo = await newRepo();
+      await hook(repo.name, "/rv-all");
+      await hook(repo.name, "/rv-only", ["change.reviewed"]);
+      const reviewer = await person(server, "acme", `rv-${repo.name}@acme.test`, "owner");
+      const c = await openChange(repo.name);
+      const review = await caller(server, reviewer).post(`/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/reviews`, { verdict: "approve", body: "fine" });
+      expect(review.status).toBe(201);
+      await rx.until(() => rx.of("/rv-only").length === 1 && rx.of("/rv-all").some((r) => r.event === "change.reviewed"));
+      const got = rx.of("/rv-only")[0]!;
+      expect({ signed: got.signed, event: got.event }).toEqual({ signed: true, event: "change.reviewed" });
+      expect(JSON.parse(got.raw)).toEqual({
+        event: "change.reviewed",
+        repo_id: repo.id,
+        payload: {
+          change: c.number,
+          review: { id: review.body.id, verdict: "approve", author: { user_id: reviewer.id, handle: reviewer.handle }, patchset: 1 },
+          comments: 0,
+        },
+      });
+      expect(rx.of("/rv-all").find((r) => r.event === "change.reviewed")!.raw).toBe(got.raw);
+      // The all-kinds hook got the pushes first, in order.
+      expect(rx.of("/rv-all")[0]!.event).toBe("push");
+    },
+    T,
+  );
+});
+
+describe("change.opened and change.commented", () => {
+  test(
+    "change.opened: { change, title, branch, target, author, source }; change.commented for a line comment, a reply and a general comment; signed, in order",
+    async () => {
+      const repo = await newRepo();
+      await hook(repo.name, "/ch-all");
+      await hook(repo.name, "/ch-opened", ["change.opened"]);
+      await hook(repo.name, "/ch-commented", ["change.commented"]);
+      const c = await openChange(repo.name);
+      await rx.until(() => rx.of("/ch-opened").length === 1);
+      const opened = rx.of("/ch-opened")[0]!;
+      expect({ signed: opened.signed, event: opened.event }).toEqual({ signed: true, event: "change.opened" });
+      expect(JSON.parse(opened.raw)).toEqual({
+        event: "change.opened",
+        repo_id: repo.id,
+        payload: {
+          change: c.number,
+          title: "adds feature",
+          branch: "feature",
+          target: "main",
+          author: { user_id: owner.id, handle: owner.handle },
+          source: null,
+        },
+      });
+
+      const base = `/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/comments`;
+      const line = await caller(server, owner).post(base, { body: "why three?", path: "feature.txt", line: 3, side: "new" });
+      expect(line.status).toBe(201);
+      const reply = await caller(server, owner).post(base, { body: "because", in_reply_to: line.body.id });
+      expect(reply.status).toBe(201);
+      const general = await caller(server, owner).post(base, { body: "looks fine overall" });
+      expect(general.status).toBe(201);
+      await rx.until(() => rx.of("/ch-commented").length === 3);
+      const got = rx.of("/ch-commented");
+      expect(got.every((r) => r.signed === true && r.event === "change.commented")).toBe(true);
+      const author = { user_id: owner.id, handle: owner.handle };
+      expect(got.map((r) => JSON.parse(r.raw))).toEqual([
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: line.body.id, author, path: "feature.txt", line: 3, side: "new", in_reply_to: null } },
+        },
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: reply.body.id, author, path: null, line: null, side: null, in_reply_to: line.body.id } },
+        },
+        {
+          event: "change.commented",
+          repo_id: repo.id,
+          payload: { change: c.number, comment: { id: general.body.id, author, path: null, line: null, side: null, in_reply_to: null } },
+        },
+      ]);
+      // The all-kinds hook got the same bodies, after the pushes and the opening, in event order.
+      await rx.until(() => rx.of("/ch-all").filter((r) => r.event === "change.commented").length === 3);
+      const all = rx.of("/ch-all");
+      expect(all.map((r) => r.event)).toEqual(["push", "push", "push", "change.opened", "change.commented", "change.commented", "change.commented"]);
+      expect(all.slice(4).map((r) => r.raw)).toEqual(got.map((r) => r.raw));
+      expect(all[3]!.raw).toBe(opened.raw);
+    },
+    T,
+  );
+});

@@ -45,6 +45,8 @@ const protection = (
   allow_deletion: false,
   require_change: false,
   required_checks: [],
+  required_approvals: 0,
+  dismiss_stale_approvals: true,
   ...o,
 });
 

@@ -1,6 +1,16 @@
-// The ```suggestion parser (issue 28): CommonMark fences, one block per comment, bounded input.
+// The ```suggestion parser (issue 28): CommonMark fences, one block per comment, bounded input;
+// and the text side of applying: lines replaced bottom-up keeping line endings, ranges mapped.
 import { describe, expect, test } from "bun:test";
-import { parseSuggestion, SUGGESTION_BODY_MAX } from "../../../src/services/changes/suggestion.ts";
+import {
+  lineEndingOf,
+  type LineEdit,
+  parseSuggestion,
+  sameLines,
+  spliceLines,
+  SUGGESTION_BODY_MAX,
+  textLines,
+} from "../../../src/services/changes/suggestion.ts";
+import { mapLines } from "../../../src/services/changes/suggestions.ts";
 
 const TWO = { error: "a comment may hold one suggestion block" };
 
@@ -62,5 +72,61 @@ describe("parseSuggestion", () => {
   test("many fences stay linear", () => {
     const body = "```\n```\n".repeat(4000);
     expect(parseSuggestion(body)).toBeNull();
+  });
+});
+
+describe("spliceLines", () => {
+  const CASES: [string, string, LineEdit[], string][] = [
+    ["one line replaced", "a\nb\nc\n", [{ start: 2, end: 2, text: "B\n" }], "a\nB\nc\n"],
+    ["range replaced by more lines", "a\nb\nc\n", [{ start: 1, end: 2, text: "x\ny\nz\n" }], "x\ny\nz\nc\n"],
+    ["lines deleted", "a\nb\nc\n", [{ start: 2, end: 3, text: "" }], "a\n"],
+    ["one empty line", "a\nb\nc\n", [{ start: 2, end: 2, text: "\n" }], "a\n\nc\n"],
+    [
+      "several, bottom-up keeps numbers",
+      "1\n2\n3\n4\n5\n",
+      [
+        { start: 1, end: 1, text: "one\nuno\n" },
+        { start: 4, end: 5, text: "four\n" },
+      ],
+      "one\nuno\n2\n3\nfour\n",
+    ],
+    ["CRLF file keeps CRLF", "a\r\nb\r\nc\r\n", [{ start: 2, end: 2, text: "B\nB2\n" }], "a\r\nB\r\nB2\r\nc\r\n"],
+    ["no final newline kept when the last line is replaced", "a\nb", [{ start: 2, end: 2, text: "B\nC\n" }], "a\nB\nC"],
+    ["no final newline kept when the last line is deleted", "a\nb\nc", [{ start: 3, end: 3, text: "" }], "a\nb"],
+    ["no final newline, CRLF", "a\r\nb", [{ start: 2, end: 2, text: "B\n" }], "a\r\nB"],
+    ["no final newline, edit above the last line", "a\nb\nc", [{ start: 1, end: 1, text: "A\n" }], "A\nb\nc"],
+    ["whole file deleted", "a\nb\n", [{ start: 1, end: 2, text: "" }], ""],
+  ];
+  for (const [name, text, edits, want] of CASES) {
+    test(name, () => {
+      expect(spliceLines(text, edits)).toBe(want);
+    });
+  }
+
+  test("line endings: the file's majority", () => {
+    expect(lineEndingOf(textLines("a\r\nb\r\nc\n"))).toBe("\r\n");
+    expect(lineEndingOf(textLines("a\nb\r\nc\n"))).toBe("\n");
+    expect(lineEndingOf(textLines("a"))).toBe("\n");
+  });
+
+  test("same lines: byte for byte, but for the final line ending", () => {
+    expect(sameLines("a\nb\n", "a\nb\n")).toBe(true);
+    expect(sameLines("a\nb", "a\nb\n")).toBe(true);
+    expect(sameLines("a\r\nb\r\n", "a\r\nb")).toBe(true);
+    expect(sameLines("a\r\nb\r\n", "a\nb\n")).toBe(false);
+    expect(sameLines("a \n", "a\n")).toBe(false);
+  });
+});
+
+describe("mapLines", () => {
+  const lines = (s: string) => textLines(s);
+  test("unchanged, shifted, touched", () => {
+    expect(mapLines(lines("a\nb\nc\n"), lines("a\nb\nc\n"), 2, 3)).toEqual({ start: 2, end: 3 });
+    expect(mapLines(lines("a\nb\nc\n"), lines("x\ny\na\nb\nc\n"), 2, 3)).toEqual({ start: 4, end: 5 });
+    expect(mapLines(lines("a\nb\nc\nd\n"), lines("a\nb\nc\nX\nd\n"), 2, 3)).toEqual({ start: 2, end: 3 });
+    expect(mapLines(lines("a\nb\nc\n"), lines("a\nB\nc\n"), 2, 3)).toBeNull();
+    expect(mapLines(lines("a\nb\nc\n"), lines("a\nb\nX\nc\n"), 2, 3)).toBeNull();
+    expect(mapLines(lines("a\nb\nc\n"), lines("a\nc\n"), 2, 2)).toBeNull();
+    expect(mapLines(lines("a\nb\n"), lines("a\nb\n"), 2, 3)).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { viewerOf } from "../../../services/web/views.ts";
 import { RESERVED_NAMESPACES } from "../../../services/names.ts";
+import { unreadCount } from "../../../services/notify/inbox.ts";
 import { resolveCaller } from "../../principal.ts";
 import { formToken } from "./csrf.ts";
 import { errorPage, type Frame } from "./layout.ts";
@@ -20,13 +21,23 @@ export type PageBody = (actor: Principal, frame: Frame) => Promise<Response>;
 export function pageDrawer(ctx: Ctx): (request: Request, body: PageBody) => Promise<Response> {
   return async (request, body) => {
     const actor = await resolveCaller(ctx, request);
-    const frame: Frame = { viewer: viewerOf(actor), csrf: formToken(request) };
+    const viewer = viewerOf(actor);
+    const frame: Frame = { viewer, csrf: formToken(request), unread: viewer ? await unreadOf(ctx, actor) : null };
     try {
       return await body(actor, frame);
     } catch (error) {
       return errorPage(ctx, frame, error);
     }
   };
+}
+
+/** The header bell's count (one grouped query, filtered by read access); null when it cannot be had. */
+async function unreadOf(ctx: Ctx, actor: Principal): Promise<number | null> {
+  try {
+    return await unreadCount(ctx, actor);
+  } catch {
+    return null;
+  }
 }
 
 /** Whether a first path segment belongs to the API or another fixed route rather than an org. */

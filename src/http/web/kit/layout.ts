@@ -36,12 +36,21 @@ export function pageHeaders(extra: Record<string, string> = {}): Record<string, 
 export interface Frame {
   viewer: WebViewer | null;
   csrf: string | null;
+  /** The signed-in person's unread notifications (the header bell); null or absent: no bell. */
+  unread?: number | null;
+}
+
+/** The header's notification bell: a link to the inbox with the unread count ("99+" beyond 99). */
+function bell(unread: number): Html {
+  const shown = unread > 99 ? "99+" : String(unread);
+  const label = unread === 0 ? "Notifications, none unread" : `Notifications, ${unread} unread`;
+  return html`<a class="bell" href="/notifications" aria-label="${label}">Inbox${unread > 0 ? html` <span class="count">${shown}</span>` : ""}</a> `;
 }
 
 /** A whole page. */
 export function layout(frame: Frame, title: string, body: Html): Html {
   const who = frame.viewer
-    ? html`<a href="/${seg(frame.viewer.handle)}">${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
+    ? html`${typeof frame.unread === "number" ? bell(frame.unread) : ""}<a href="/${seg(frame.viewer.handle)}">${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf ?? ""}"><button class="link" type="submit">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
   return html`<!doctype html>

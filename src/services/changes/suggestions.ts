@@ -1,0 +1,268 @@
+// Applying suggestions (issue 28; DECISIONS §5 "Reviews on changes"): the ```suggestion blocks of
+// line comments, written into the change's branch as one commit by the caller. Each comment's lines
+// are found where they sit on the current head (mapped through the pushes since it was made); the
+// text there must still be exactly what the reviewer commented on, else 409 naming the comment.
+// The commit goes through the commit API's machinery (commitOperations) with the head as expected
+// parent, so a push in between answers 409 too; the comments are marked applied and their threads
+// resolved in the transaction that moves the branch (exactly once with the commit).
+import { diffLines } from "../../git/line-diff.ts";
+import { isTreeMode, parseTree } from "../../git/object.ts";
+import type { ObjectReader, Oid } from "../../git/types.ts";
+import { AppError, Conflict, Forbidden, NotFound, Unprocessable } from "../../errors.ts";
+import { openRepoTarget, need, type RepoTarget } from "../access/target.ts";
+import { personOf } from "../access/principal.ts";
+import { now, type Ctx } from "../context.ts";
+import { openSnapshot } from "../git/snapshot.ts";
+import { treeOfCommit } from "../git/diff.ts";
+import { readBlobOffloaded } from "../repos/blob-read.ts";
+import { commitOperations, gitIdentName } from "../repos/commits.ts";
+import type { PackSet } from "../../git/pack-set.ts";
+import * as store from "./store.ts";
+import { patchsetOf } from "./store-patchsets.ts";
+import * as sstore from "./store-suggestions.ts";
+import type { SuggestionCommentRow } from "./store-suggestions.ts";
+import { sameLines, spliceLines, textLines, type LineEdit } from "./suggestion.ts";
+import { MAX_APPLY_COMMENTS, type SuggestionApply, type SuggestionApplied } from "./suggestion-schemas.ts";
+
+/** The largest file suggestions are applied to (read whole, split into lines, written back). */
+export const MAX_APPLY_FILE_BYTES = 8 * 1024 * 1024;
+/** The largest files a comment's lines are mapped across (a line diff of both); bigger changed files count as outdated. */
+const MAX_MAP_BYTES = 1024 * 1024;
+/** Edits a mapping diff may need before the file counts as rewritten. */
+const MAX_MAP_EDITS = 5_000;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A comment to apply, with where its lines are on the head. */
+interface Planned {
+  row: SuggestionCommentRow;
+  path: string;
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** POST …/changes/{n}/suggestions/apply → the commit on the change's branch. */
+export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, input: SuggestionApply): Promise<SuggestionApplied> {
+  need(t, "repo:read");
+  const { repo, actor } = t;
+  const ids = [...new Set(input.comment_ids)];
+  if (!ids.length || ids.length > MAX_APPLY_COMMENTS) throw Unprocessable(`comment_ids must hold 1 to ${MAX_APPLY_COMMENTS} ids`);
+  const change = Number.isInteger(number) && number > 0 ? await store.changeByNumber(ctx.db.read, repo.id, number) : null;
+  if (!change) throw NotFound("change not found");
+
+  // The branch lives here, or in the fork the change comes from: write access there is what counts.
+  const branchTarget = await branchRepoTarget(ctx, t, change.sourceRepoId);
+  if (change.state === "landed" || change.state === "closed") throw Conflict(`change #${number} is ${change.state}; suggestions apply to open changes`);
+  const head = change.head;
+  if (!head) throw Conflict(`change #${number} has no head`);
+  if (input.head !== undefined && input.head !== head) throw Conflict(`change #${number} moved: its head is now ${head}`, { current: head });
+
+  const rows = await sstore.commentsOfChange(ctx.db.read, change.id, ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const wanted: SuggestionCommentRow[] = [];
+  for (const id of ids) {
+    const row = byId.get(id);
+    // Why drafts read as missing: they are their author's alone until published.
+    if (!row || row.state !== "published") throw Unprocessable(`comment ${JSON.stringify(id)} is not a comment of change #${number}`);
+    if (row.suggestion === null || row.path === null || row.line === null || row.side !== "new")
+      throw Unprocessable(`comment ${id} is not a suggestion on the new side of a line range`);
+    if (row.appliedCommit !== null) throw Unprocessable(`comment ${id} was already applied in ${row.appliedCommit}`);
+    wanted.push(row);
+  }
+
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, branchTarget.repo);
+  const objects = snapshot.objects;
+  const headTree = await treeOfCommit(objects, head);
+  const byPath = new Map<string, SuggestionCommentRow[]>();
+  for (const row of wanted) {
+    const list = byPath.get(row.path!) ?? [];
+    list.push(row);
+    byPath.set(row.path!, list);
+  }
+
+  // DECISIONS §5: "409 when those lines changed since" — outdated, mapped away, or different text alike.
+  const changedSince = (row: SuggestionCommentRow) =>
+    Conflict(`the lines of comment ${row.id} in ${row.path} changed since it was made`, { current: head, comment_id: row.id, path: row.path });
+  const operations: { op: "put"; path: string; content: string }[] = [];
+  for (const [path, list] of byPath) {
+    const outdated = list.find((r) => r.outdated);
+    if (outdated) throw changedSince(outdated);
+    const entry = await entryAt(objects, headTree, path.split("/"));
+    if (!entry || isTreeMode(entry.mode) || entry.mode === "160000") throw changedSince(list[0]!);
+    if (entry.mode === "120000") throw Unprocessable(`${path} is a symbolic link; suggestions apply to text files`);
+    const text = await readText(ctx, objects, entry.oid, path);
+    const planned: Planned[] = [];
+    for (const row of list) {
+      const range = await currentRange(ctx, objects, change, row, entry.oid, text);
+      if (!range) throw changedSince(row);
+      planned.push({ row, path, start: range.start, end: range.end, text: row.suggestion! });
+    }
+    planned.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < planned.length; i++) {
+      const [a, b] = [planned[i - 1]!, planned[i]!];
+      if (b.start <= a.end) throw Unprocessable(`comments ${a.row.id} and ${b.row.id} suggest changes to overlapping lines of ${path}`);
+    }
+    const lines = textLines(text);
+    for (const p of planned) {
+      const current = lines.slice(p.start - 1, p.end).join("");
+      // The guard that keeps a wrong mapping from ever corrupting a file: the text must be the reviewer's, byte for byte.
+      if (p.end > lines.length || !sameLines(current, p.row.anchorText ?? "")) throw changedSince(p.row);
+    }
+    const edits: LineEdit[] = planned.map((p) => ({ start: p.start, end: p.end, text: p.text }));
+    const next = spliceLines(text, edits);
+    if (next !== text) operations.push({ op: "put", path, content: next });
+  }
+  if (!operations.length) throw Unprocessable("these suggestions change nothing: the lines already read as suggested");
+
+  const message = await commitMessage(ctx, wanted, personOf(actor)?.id ?? null, input.message);
+  const threadIds = [...new Set(wanted.map((r) => r.threadId))];
+  const applied = ids;
+  const made = await commitOperations(
+    ctx,
+    branchTarget,
+    { branch: change.branch, expected_parent: head, message, operations },
+    {
+      also: async (tx, { commit }) => {
+        // Exactly once with the commit: a concurrent apply of the same comment loses here (and its ref move rolls back).
+        if ((await sstore.appliedAmong(tx, applied)) > 0) throw Conflict("some of these suggestions were applied meanwhile", { current: null });
+        await sstore.markApplied(tx, applied, threadIds, commit, personOf(actor)?.id ?? null, now());
+      },
+    },
+  );
+  return { commit: made.commit, branch: made.branch, applied };
+}
+
+/**
+ * The target to commit through: the change's repository with repo:write, or for a change from a
+ * fork, the fork with repo:write (403 naming the fork otherwise; anonymous stays 401).
+ */
+async function branchRepoTarget(ctx: Ctx, t: RepoTarget, sourceRepoId: string | null): Promise<RepoTarget> {
+  if (!sourceRepoId || sourceRepoId === t.repo.id) {
+    need(t, "repo:write");
+    return t;
+  }
+  const source = await store.repoWithOrg(ctx.db.read, sourceRepoId);
+  if (!source) throw Conflict("the fork this change comes from no longer exists");
+  try {
+    return await openRepoTarget(ctx, t.actor, source.org.name, source.repo.name, "repo:write");
+  } catch (e) {
+    if (e instanceof AppError && e.status === 401) throw e;
+    // Why one message whether the fork is hidden or read-only: the change already names its source.
+    if (e instanceof AppError && (e.status === 403 || e.status === 404))
+      throw Forbidden(`applying suggestions to this change needs write access to ${source.org.name}/${source.repo.name}, where its branch lives`);
+    throw e;
+  }
+}
+
+/** The tree entry at `parts` under `tree`, or null. */
+async function entryAt(objects: ObjectReader, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
+  let current: { mode: string; oid: Oid } = { mode: "40000", oid: tree };
+  for (const part of parts) {
+    if (!isTreeMode(current.mode)) return null;
+    const obj = await objects.read(current.oid);
+    if (!obj) return null;
+    const e = parseTree(obj.data).find((x) => x.name === part);
+    if (!e) return null;
+    current = { mode: e.mode, oid: e.oid };
+  }
+  return current;
+}
+
+/** A blob as text: 422 for a binary file (a NUL in its first 8,000 bytes, as git decides, or not UTF-8) or one too large. */
+async function readText(ctx: Ctx, objects: PackSet, oid: Oid, path: string): Promise<string> {
+  const header = await objects.readHeader(oid);
+  if (!header) throw new Error(`blob ${oid} of ${path} is missing`);
+  if (header.size > MAX_APPLY_FILE_BYTES) throw Unprocessable(`${path} is larger than ${MAX_APPLY_FILE_BYTES} bytes; apply its suggestions by hand`);
+  const obj = await readBlobOffloaded(ctx, objects, oid);
+  if (!obj) throw new Error(`blob ${oid} of ${path} is missing`);
+  if (obj.data.subarray(0, 8000).includes(0)) throw Unprocessable(`${path} is a binary file; suggestions apply to text files`);
+  try {
+    return utf8.decode(obj.data);
+  } catch {
+    throw Unprocessable(`${path} is not UTF-8 text; suggestions apply to text files`);
+  }
+}
+
+/**
+ * Where a comment's lines are on the change's head (whose blob at the path is `headBlob`, read as
+ * `headText`): the stored position when it was mapped to the current patchset, else mapped now from
+ * the last blob it was anchored to. Null when a push touched the lines (outdated).
+ */
+async function currentRange(
+  ctx: Ctx,
+  objects: PackSet,
+  change: { id: string; patchset: number },
+  row: SuggestionCommentRow,
+  headBlob: Oid,
+  headText: string,
+): Promise<{ start: number; end: number } | null> {
+  const stored = { start: row.curStartLine ?? row.curLine ?? row.startLine ?? row.line!, end: row.curLine ?? row.line! };
+  if (row.anchoredPatchset >= change.patchset) return stored;
+  // The blob the stored position refers to: the comment's own when never re-anchored, else the path's at the anchored patchset.
+  let fromBlob: Oid | null = row.anchoredPatchset === row.patchset ? row.blobOid : null;
+  if (!fromBlob) {
+    const ps = await patchsetOf(ctx.db.read, change.id, row.anchoredPatchset);
+    const at = ps?.head ? await entryAt(objects, await treeOfCommit(objects, ps.head), row.path!.split("/")) : null;
+    fromBlob = at && !isTreeMode(at.mode) ? at.oid : null;
+  }
+  if (!fromBlob) return null;
+  if (fromBlob === headBlob) return stored;
+  const header = await objects.readHeader(fromBlob);
+  if (!header || header.size > MAX_MAP_BYTES || headText.length > MAX_MAP_BYTES) return null;
+  const old = await readBlobOffloaded(ctx, objects, fromBlob);
+  if (!old) return null;
+  let oldText: string;
+  try {
+    oldText = utf8.decode(old.data);
+  } catch {
+    return null;
+  }
+  return mapLines(textLines(oldText), textLines(headText), stored.start, stored.end);
+}
+
+/**
+ * The range `[start, end]` of `a` in `b`, or null when an edit touches it (a line of it deleted or
+ * replaced, or one inserted strictly inside it); insertions just before or after only shift it.
+ */
+export function mapLines(a: string[], b: string[], start: number, end: number): { start: number; end: number } | null {
+  if (start < 1 || end < start || end > a.length) return null;
+  const edits = diffLines(a, b, MAX_MAP_EDITS);
+  if (!edits) return null;
+  let from = -1;
+  for (const e of edits) {
+    if (e.op === "keep") {
+      if (e.a === start - 1) from = e.b;
+      if (e.a === end - 1) return from >= 0 ? { start: from + 1, end: e.b + 1 } : null;
+    } else if (e.op === "del") {
+      if (e.a >= start - 1 && e.a <= end - 1) return null;
+    } else if (from >= 0) return null;
+  }
+  return null;
+}
+
+/**
+ * The commit message: the caller's, or `Apply suggestion from @handle` for one suggester's single
+ * suggestion and `Apply suggestions from code review` otherwise; then a Co-authored-by trailer per
+ * distinct suggester other than the caller (a private sign-in address shows as
+ * `{handle}@users.noreply.{host}`).
+ */
+async function commitMessage(ctx: Ctx, rows: SuggestionCommentRow[], callerId: string | null, given: string | undefined): Promise<string> {
+  const authorIds = [...new Set(rows.map((r) => r.authorUserId).filter((x): x is string => x !== null))];
+  const people = await sstore.suggesters(ctx.db.read, authorIds);
+  const byId = new Map(people.map((p) => [p.id, p]));
+  let subject = given?.trim();
+  if (!subject) {
+    const only = rows.length === 1 && rows[0]!.authorUserId ? byId.get(rows[0]!.authorUserId) : undefined;
+    subject = only ? `Apply suggestion from @${only.handle}` : "Apply suggestions from code review";
+  }
+  const host = new URL(ctx.baseUrl).hostname;
+  const trailers = authorIds
+    .filter((id) => id !== callerId && byId.has(id))
+    .map((id) => {
+      const p = byId.get(id)!;
+      const email = p.emailPrivate ? `${p.handle}@users.noreply.${host}` : p.email;
+      return `Co-authored-by: ${gitIdentName(p.name, p.handle)} <${email.replace(/[<>\s]/g, "")}>`;
+    });
+  return trailers.length ? `${subject}\n\n${trailers.join("\n")}\n` : `${subject}\n`;
+}
