@@ -397,7 +397,7 @@ describe("comments and threads", () => {
     for (const [line, text] of [
       ["12", "line twelve (12)"],
       ["10", "line ten"],
-    ])
+    ] as const)
       expect(
         (
           await postForm(
