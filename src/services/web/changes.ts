@@ -12,6 +12,7 @@ import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
 import { removeReviewer, requestReviewers } from "../changes/reviewers.ts";
+import { applySuggestions } from "../changes/suggestions.ts";
 import { dismissReview, listReviews, postReview } from "../changes/reviews.ts";
 import type { Change, ChangeList, Diff, Patchset, Review, ReviewCreate } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
@@ -313,6 +314,15 @@ export async function patchCommentFromForm(ctx: Ctx, actor: Principal, orgName: 
 /** Delete: the API's DELETE …/comments/{id}. */
 export async function deleteCommentFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, id: string): Promise<void> {
   await deleteComment(ctx, await openRepo(ctx, actor, orgName, repoName), number, id);
+}
+
+/** Apply (one) and the batch form: the API's POST …/suggestions/apply with the head the page showed. */
+export async function applyFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, ids: string[], head: string) {
+  if (!ids.length) throw Unprocessable("choose at least one suggestion to apply");
+  return applySuggestions(ctx, await openRepo(ctx, actor, orgName, repoName), number, {
+    comment_ids: ids,
+    head: /^[0-9a-f]{40}$/.test(head) ? head : undefined,
+  });
 }
 
 /** The review form: the API's POST …/reviews (a verdict and a body; the comments service decides who may). */

@@ -14,6 +14,7 @@ import {
   parseCommentAt,
   setChangeStateFromForm,
   commentFromForm,
+  applyFromForm,
   patchCommentFromForm,
   deleteCommentFromForm,
   threadView,
@@ -218,6 +219,24 @@ export function changesWebRoutes(ctx: Ctx) {
           }
           const input = action === "edit" ? { body: form.get("body") ?? "" } : { resolved: action === "resolve" };
           return (await patchCommentFromForm(ctx, actor, org, repo, n, id, input)).thread_id;
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/suggestions/apply",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const ids = form.getAll("comment_ids").filter((x) => x !== "");
+            await applyFromForm(ctx, actor, org, repo, n, ids, field(form, "head"));
+            // A new patchset: the files tab shows it, at the (first) applied suggestion's thread.
+            return `${changeUrl(org, repo, n)}/files#t-${ids[0]}`;
+          },
+          again: ({ actor, frame }, refusal) => filesTab(org, repo, n, actor, frame, { ps: null, against: null, comment: undefined }, refusal),
         });
       },
       HIDE,

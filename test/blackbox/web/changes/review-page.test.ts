@@ -392,6 +392,53 @@ describe("comments and threads", () => {
     expect(at).toBeLessThan(old.indexOf(" line 13</td>"));
   });
 
+  test("a suggestion is drawn as a small diff; a writer applies it from the page (a new patchset); the batch form takes checkboxes", async () => {
+    const page = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    for (const [line, text] of [
+      ["12", "line twelve (12)"],
+      ["10", "line ten"],
+    ] as const)
+      expect(
+        (
+          await postForm(
+            server,
+            "/rev/pub/changes/1/comments",
+            { csrf: csrfOf(page), view: "files", path: FILE, side: "new", line, patchset: "2", body: `Try:\n\n\`\`\`suggestion\n${text}\n\`\`\`\n` },
+            { cookie: viewer.cookie },
+          )
+        ).status,
+      ).toBe(303);
+    const all = await comments();
+    const [twelve, ten] = all.slice(-2);
+    expect(twelve.suggestion).toMatchObject({ text: "line twelve (12)\n", applicable: true });
+    // Viewers see the diff, not the buttons; writers get Apply and the batch checkbox.
+    const vics = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    expect(vics).toContain(`<tr class="del"><td class="c">-line 12, twelve</td></tr><tr class="add"><td class="c">+line twelve (12)</td></tr>`);
+    expect(vics).not.toContain("/suggestions/apply");
+    const own = (await get("/rev/pub/changes/1/files", owner.cookie)).text;
+    expect(own).toContain(`<form id="apply-batch"`);
+    expect(own).toContain(`<input type="checkbox" name="comment_ids" value="${ten.id}" form="apply-batch">`);
+    const head = (await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.head;
+    // A page whose head moved applies nothing (409, the files tab again with the reason).
+    const stale = await postForm(
+      server,
+      "/rev/pub/changes/1/suggestions/apply",
+      { csrf: csrfOf(own), comment_ids: twelve.id, head: "0".repeat(40) },
+      { cookie: owner.cookie },
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.text).toContain(`role="alert"`);
+    const r = await postForm(server, "/rev/pub/changes/1/suggestions/apply", { csrf: csrfOf(own), comment_ids: twelve.id, head }, { cookie: owner.cookie });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${twelve.id}` });
+    const after = await api().get("/v1/orgs/rev/repos/pub/changes/1");
+    expect(after.body.patchset).toBe(3);
+    const applied = (await comments()).find((c: { id: string }) => c.id === twelve.id);
+    expect(applied.suggestion.applied_commit).toBe(after.body.head);
+    const files = (await get("/rev/pub/changes/1/files", owner.cookie)).text;
+    expect(files).toContain(`+line twelve (12)</td>`);
+    expect(textOf(files)).toContain(`Applied in ${after.body.head.slice(0, 10)}`);
+  });
+
   test("cross-site comment posts change nothing", async () => {
     const token = csrfOf((await get("/rev/pub/changes/1", viewer.cookie)).text);
     const before = (await comments()).length;
@@ -421,7 +468,18 @@ describe("private repositories", () => {
       }
       if (cookie) {
         const token = csrfOf((await get("/", cookie)).text);
-        for (const action of ["edit", "close", "reopen", "reviews", "reviewers", "reviewers/ada/remove", "comments", "comments/x/edit", "comments/x/resolve"]) {
+        for (const action of [
+          "edit",
+          "close",
+          "reopen",
+          "reviews",
+          "reviewers",
+          "reviewers/ada/remove",
+          "comments",
+          "comments/x/edit",
+          "comments/x/resolve",
+          "suggestions/apply",
+        ]) {
           const r = await postForm(server, `/rev/priv/changes/1/${action}`, { csrf: token, title: "x" }, { cookie });
           expect({ name, action, status: r.status }).toEqual({ name, action, status: 404 });
         }
