@@ -146,7 +146,7 @@ function escapeText(s: string): string {
  * on a worker thread (the `web.renderMarkdown` task; services hold no renderer of their own): a
  * body the thread cannot render in time is shown as text.
  */
-async function renderBody(
+export async function renderBody(
   ctx: Ctx,
   t: RepoTarget,
   change: ChangeRow,
@@ -358,7 +358,7 @@ export async function insertPreparedComments(tx: Tx, prepared: PreparedComment[]
 }
 
 /** The thread participants of prepared comments: the author as commenter, mentioned people as `mention`. */
-export function commentParticipants(authorUserId: string, prepared: PreparedComment[]): { userId: string; reason: NotifyReason }[] {
+export function commentParticipants(authorUserId: string, prepared: readonly Pick<PreparedComment, "mentions">[]): { userId: string; reason: NotifyReason }[] {
   const out: { userId: string; reason: NotifyReason }[] = [{ userId: authorUserId, reason: "comment" }];
   const seen = new Set([authorUserId]);
   for (const p of prepared)
