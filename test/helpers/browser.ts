@@ -38,8 +38,17 @@ export interface Tab {
   close(): Promise<void>;
 }
 
-export async function openTab(browser: Browser, baseURL: string, o: { width?: number; height?: number; colorScheme?: "light" | "dark" } = {}): Promise<Tab> {
-  const context = await browser.newContext({ baseURL, viewport: { width: o.width ?? 1280, height: o.height ?? 900 }, colorScheme: o.colorScheme ?? "light" });
+export async function openTab(
+  browser: Browser,
+  baseURL: string,
+  o: { width?: number; height?: number; colorScheme?: "light" | "dark"; javaScriptEnabled?: boolean } = {},
+): Promise<Tab> {
+  const context = await browser.newContext({
+    baseURL,
+    viewport: { width: o.width ?? 1280, height: o.height ?? 900 },
+    colorScheme: o.colorScheme ?? "light",
+    javaScriptEnabled: o.javaScriptEnabled ?? true,
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {

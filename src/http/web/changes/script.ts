@@ -50,6 +50,8 @@ export const CHANGES_JS = `
     files.addEventListener("mousedown", (e) => {
       const a = linkOf(e.target);
       down = a && e.button === 0 && !e.shiftKey ? a : null;
+      // A link would start the browser's own drag (of its URL): a drag here selects lines.
+      if (down) e.preventDefault();
     });
     files.addEventListener("mouseup", (e) => {
       const a = linkOf(e.target);
