@@ -93,7 +93,7 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
     try {
       prepared.push(await prepareComment(ctx, t, change, item, { inReview: true }));
     } catch (e) {
-      if (e instanceof AppError && e.status === 422) throw new AppError("unprocessable", `comments[${index}]: ${e.message}`, { ...e.extra, index });
+      if (e instanceof AppError && e.code === "unprocessable") throw new AppError("unprocessable", `comments[${index}]: ${e.message}`, { ...e.extra, index });
       throw e;
     }
   }
