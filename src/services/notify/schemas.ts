@@ -25,7 +25,7 @@ const EXAMPLE = {
   reason: "review_requested",
   unread: true,
   updated_at: "2026-11-27T12:40:00.000Z",
-};
+} as const;
 
 export const Notification = Type.Object(
   {
