@@ -3,12 +3,16 @@
 import { Conflict, Unprocessable } from "../../errors.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RepoTarget } from "../access/target.ts";
+import { decide } from "../access/access.ts";
 import { personOf } from "../access/principal.ts";
+import { deleteComment, listComments, patchComment, postComment } from "../changes/comments.ts";
+import type { Comment, CommentCreate, CommentPatch } from "../changes/comment-schemas.ts";
 import { createChange, getChange, landChange, listChanges, patchChange } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
 import { removeReviewer, requestReviewers } from "../changes/reviewers.ts";
+import { applySuggestions } from "../changes/suggestions.ts";
 import { dismissReview, listReviews, postReview } from "../changes/reviews.ts";
 import type { Change, ChangeList, Diff, Patchset, Review, ReviewCreate } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
@@ -45,7 +49,7 @@ export interface DiffChoice {
 }
 
 /** Which tab of a change page: the conversation (description, timeline, boxes) or the files (the diff). */
-export type ChangeTab = "conversation" | "files";
+export type ChangeTab = "conversation" | "files" | "thread";
 
 /** A line asked to comment on (`?comment=path:side:line` or `path:side:start-line`). */
 export interface CommentAt {
@@ -71,6 +75,29 @@ export function commentAtParam(c: CommentAt): string {
   return `${c.path}:${c.side}:${c.startLine !== null ? `${c.startLine}-` : ""}${c.line}`;
 }
 
+/** A thread: its root comment and its replies, oldest first. */
+export interface Thread {
+  root: Comment;
+  replies: Comment[];
+}
+
+/** Comments read for one page at most (pages of 100; a busier change shows the first ones). */
+export const PAGE_COMMENTS = 2000;
+
+/** What the caller may do with comments on this change (the services decide again on each post). */
+export interface CommentRights {
+  /** Comment, reply and review (`repo:discuss`). */
+  discuss: boolean;
+  /** Resolve and reopen threads (writers or the change's author). */
+  resolve: boolean;
+  /** Delete other people's comments (repo admins). */
+  deleteAny: boolean;
+  /** Apply suggestions (writers of the repository holding the branch). */
+  apply: boolean;
+  /** The caller's user id (their own comments may be edited and deleted). */
+  me: string | null;
+}
+
 /** One row of the conversation tab's timeline, oldest first. */
 export type TimelineItem =
   | { kind: "opened"; at: number; author: string | null }
@@ -78,7 +105,8 @@ export type TimelineItem =
   | { kind: "landed"; at: number; commit: string | null; includedIn: number | null }
   | { kind: "ejected"; at: number; message: string | null }
   | { kind: "closed"; at: number }
-  | { kind: "review"; at: number; review: Review };
+  | { kind: "review"; at: number; review: Review }
+  | { kind: "thread"; at: number; thread: Thread };
 
 /** A change page: the change, its patchsets, the chosen diff, its stack and its target's queue. */
 export interface ChangeView {
@@ -86,8 +114,11 @@ export interface ChangeView {
   change: Change;
   /** Whether the caller may edit the title and close or reopen (a writer or the change's author). */
   canEdit: boolean;
-  /** Whether the caller may comment (a person who can read it; the service decides again on post). */
+  /** Whether the caller may comment (`repo:discuss`; the service decides again on post). */
   canComment: boolean;
+  rights: CommentRights;
+  /** Every thread of the change (published, and the caller's own drafts), oldest first. */
+  threads: Thread[];
   tab: ChangeTab;
   patchsets: Patchset[];
   shown: { patchset: number; against: number | null };
@@ -128,28 +159,39 @@ export async function changeView(
     diff = wanted === change.patchset && against === null ? await changeDiff(ctx, t, number) : await patchsetDiff(ctx, t, number, wanted, against);
   }
   const below: Change[] = [];
-  for (let n = change.depends_on; n !== null && below.length < STACK_SHOWN; ) {
+  for (let n = tab === "thread" ? null : change.depends_on; n !== null && below.length < STACK_SHOWN; ) {
     const c = await getChange(ctx, t, n).catch(() => null);
     if (!c) break;
     below.unshift(c);
     n = c.state === "landed" ? null : c.depends_on;
   }
-  const above = await dependents(ctx, t, change.number);
+  const above = tab === "thread" ? [] : await dependents(ctx, t, change.number);
   const queue = change.state === "queued" ? await targetQueue(ctx, t, change.target) : [];
-  const canComment = me !== null;
   const isAuthor = me !== null && change.author?.user_id === me.id;
+  const canComment = decide(t.facts, { kind: "repo:discuss" }).allow;
+  const rights: CommentRights = {
+    discuss: canComment,
+    resolve: canComment && decide(t.facts, { kind: "thread:resolve", changeAuthor: isAuthor }).allow,
+    deleteAny: canComment && decide(t.facts, { kind: "comment:delete", author: false }).allow,
+    apply: canComment && !change.source && repo.viewer_write,
+    me: me?.id ?? null,
+  };
+  const threads = threadsOf(await allComments(ctx, t, number));
   // Reviews are the conversation's (the files tab shows the review form, not the history).
+  // ("thread": one thread re-drawn after a post, neither diff nor reviews.)
   const reviews = tab === "conversation" ? (await listReviews(ctx, t, number)).reviews : [];
   return {
     repo,
     change,
     canEdit,
     canComment,
+    rights,
+    threads,
     tab,
     patchsets,
     shown: { patchset: wanted, against },
     diff,
-    timeline: timelineOf(change, patchsets, reviews),
+    timeline: timelineOf(change, patchsets, reviews, threads),
     isAuthor,
     stack: { below, above },
     queue,
@@ -157,8 +199,10 @@ export async function changeView(
 }
 
 /** The timeline's rows a change and its patchsets tell: opened, each later patchset, how it ended. */
-function timelineOf(change: Change, patchsets: Patchset[], reviews: Review[]): TimelineItem[] {
+function timelineOf(change: Change, patchsets: Patchset[], reviews: Review[], threads: Thread[]): TimelineItem[] {
   const items: TimelineItem[] = [{ kind: "opened", at: change.created_at, author: change.author?.handle ?? null }];
+  // A review's own comments show under the review; every other thread on its own row.
+  for (const thread of threads) if (thread.root.review_id === null) items.push({ kind: "thread", at: thread.root.created_at, thread });
   for (const review of reviews) items.push({ kind: "review", at: review.created_at, review });
   for (const p of patchsets) if (p.patchset > 1) items.push({ kind: "patchset", at: p.created_at, patchset: p.patchset, head: p.head });
   // The change keeps no time of its ending but its last update, which that ending was.
@@ -216,6 +260,69 @@ export async function setChangeStateFromForm(
   state: "open" | "closed",
 ): Promise<Change> {
   return patchChange(ctx, await openRepo(ctx, actor, orgName, repoName), number, { state });
+}
+
+/** Every comment of the change the caller may see, oldest first (at most PAGE_COMMENTS). */
+async function allComments(ctx: Ctx, t: RepoTarget, number: number): Promise<Comment[]> {
+  const out: Comment[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listComments(ctx, t, number, { limit: "100", cursor });
+    out.push(...page.comments);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor && out.length < PAGE_COMMENTS);
+  return out;
+}
+
+/** Comments grouped into threads (a reply whose root is not among them is shown as a root). */
+export function threadsOf(comments: Comment[]): Thread[] {
+  const byRoot = new Map<string, Thread>();
+  for (const c of comments) if (c.thread_id === c.id) byRoot.set(c.id, { root: c, replies: [] });
+  for (const c of comments) {
+    if (c.thread_id === c.id) continue;
+    const t = byRoot.get(c.thread_id);
+    if (t) t.replies.push(c);
+    else byRoot.set(c.id, { root: c, replies: [] });
+  }
+  return [...byRoot.values()].sort((a, b) => a.root.created_at - b.root.created_at);
+}
+
+/** The thread holding comment `id` after a post (the fragment the script swaps in); null when it is gone. */
+export async function threadView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  number: number,
+  id: string,
+): Promise<ChangeView & { thread: Thread | null }> {
+  const v = await changeView(ctx, actor, orgName, repoName, number, "thread");
+  const thread = v.threads.find((t) => t.root.id === id || t.replies.some((r) => r.id === id)) ?? null;
+  return { ...v, thread };
+}
+
+/** The comment forms: the API's POST …/comments (general, line, or a reply with `in_reply_to`). */
+export async function commentFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, input: CommentCreate): Promise<Comment> {
+  return postComment(ctx, await openRepo(ctx, actor, orgName, repoName), number, input);
+}
+
+/** Edit (body), resolve or reopen: the API's PATCH …/comments/{id}. */
+export async function patchCommentFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, id: string, input: CommentPatch) {
+  return patchComment(ctx, await openRepo(ctx, actor, orgName, repoName), number, id, input);
+}
+
+/** Delete: the API's DELETE …/comments/{id}. */
+export async function deleteCommentFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, id: string): Promise<void> {
+  await deleteComment(ctx, await openRepo(ctx, actor, orgName, repoName), number, id);
+}
+
+/** Apply (one) and the batch form: the API's POST …/suggestions/apply with the head the page showed. */
+export async function applyFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number, ids: string[], head: string) {
+  if (!ids.length) throw Unprocessable("choose at least one suggestion to apply");
+  return applySuggestions(ctx, await openRepo(ctx, actor, orgName, repoName), number, {
+    comment_ids: ids,
+    head: /^[0-9a-f]{40}$/.test(head) ? head : undefined,
+  });
 }
 
 /** The review form: the API's POST …/reviews (a verdict and a body; the comments service decides who may). */

@@ -4,11 +4,12 @@
 // (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
 // that opens a comment form at that line, without any script (`?comment=path:side:line`).
 import type { Change, Review } from "../../../services/changes/schemas.ts";
-import { commentAtParam, type ChangeView, type CommentAt, type TimelineItem } from "../../../services/web/changes.ts";
+import { commentAtParam, type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
 import { html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
 import { changesHeader, stateBadge } from "./list-page.ts";
+import { batchApplyForm, generalCommentForm, lineCommentTemplate, threadBlock } from "./threads.ts";
 import { repoHref } from "../repos/tree-page.ts";
 import { diffView, type DiffLines } from "../repos/diff-view.ts";
 import { when } from "../repos/history-page.ts";
@@ -117,6 +118,8 @@ function timelineRow(v: ChangeView, item: TimelineItem, csrf: string | null, ren
       return html`<li class="event"><strong>Closed</strong> ${at(item.at)}</li>`;
     case "review":
       return reviewItem(v, item.review, csrf, rendered);
+    case "thread":
+      return html`<li class="thread-item">${threadBlock(v, item.thread, csrf, "conversation")}</li>`;
   }
 }
 
@@ -130,7 +133,9 @@ function reviewItem(v: ChangeView, r: Review, csrf: string | null, rendered: Rea
     v.repo.viewer_admin && !r.dismissed && r.verdict !== "comment"
       ? html`<form class="inline" method="post" action="${here}/reviews/${r.id}/dismiss">${csrfField(csrf)}<button class="link" type="submit">Dismiss</button></form>`
       : "";
-  return html`<li class="review verdict-${r.verdict}" id="review-${r.id}"><div class="box"><header><span><strong>${r.author?.handle ?? "someone"}</strong> ${VERDICT_WORDS[r.verdict] ?? r.verdict} on <a href="${here}/files?ps=${r.patchset}">patchset ${r.patchset}</a> ${at(r.created_at)}</span>${r.dismissed ? html`<span class="badge">dismissed${r.dismissed_reason === "stale" ? " (new patchset)" : ""}</span>` : ""}${dismiss}</header>${body ? html`<div class="markdown">${body}</div>` : ""}</div></li>`;
+  return html`<li class="review verdict-${r.verdict}" id="review-${r.id}"><div class="box"><header><span><strong>${r.author?.handle ?? "someone"}</strong> ${VERDICT_WORDS[r.verdict] ?? r.verdict} on <a href="${here}/files?ps=${r.patchset}">patchset ${r.patchset}</a> ${at(r.created_at)}</span>${r.dismissed ? html`<span class="badge">dismissed${r.dismissed_reason === "stale" ? " (new patchset)" : ""}</span>` : ""}${dismiss}</header>${body ? html`<div class="markdown">${body}</div>` : ""}${v.threads
+    .filter((t) => t.root.review_id === r.id)
+    .map((t) => threadBlock(v, t, csrf, "conversation"))}</div></li>`;
 }
 
 /** The review form: a body and a verdict (the author may only comment on their own change). */
@@ -201,7 +206,8 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <div class="review-main">
 <section class="box" aria-label="Description"><header><strong>${v.change.author?.handle ?? "Someone"}</strong> <span class="muted">described it</span></header>${description ? html`<div class="markdown">${description}</div>` : html`<p class="pad muted">No description.</p>`}</section>
 <h3 class="sr" id="timeline-h">Timeline</h3>
-<ol class="timeline" aria-labelledby="timeline-h">${v.timeline.map((i) => timelineRow(v, i, csrf, rendered))}</ol>
+<ol class="timeline" id="timeline" aria-labelledby="timeline-h">${v.timeline.map((i) => timelineRow(v, i, csrf, rendered))}</ol>
+${generalCommentForm(v, csrf)}
 ${reviewForm(v, csrf)}
 <div class="change-actions">${stateForm(v, csrf)}</div>
 </div>
@@ -218,7 +224,7 @@ ${patchsetBox(v, "conversation")}
 /** The files tab's inline comment form under a line (`?comment=`; plain HTML, no script needed). */
 function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anchor: string): Html {
   const range = at.startLine !== null ? `lines ${at.startLine}–${at.line}` : `line ${at.line}`;
-  return html`<tr class="comment-row"><td colspan="3"><form class="line-comment stack-wide" method="post" action="${changeHref(v)}/comments">${csrfField(csrf)}
+  return html`<tr class="comment-row"><td colspan="3"><form class="line-comment stack-wide" method="post" action="${changeHref(v)}/comments" data-fragment>${csrfField(csrf)}<input type="hidden" name="view" value="files">${v.shown.patchset !== v.change.patchset ? html`<input type="hidden" name="ps" value="${v.shown.patchset}">` : ""}
 <input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
 <label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
@@ -242,25 +248,68 @@ export function filesPage(v: ChangeView, csrf: string | null, commentAt: Comment
       ? `Changes from patchset ${against} to patchset ${patchset}`
       : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
   const ps = patchset !== c.patchset ? `ps=${patchset}&` : "";
+  const interdiff = against !== null;
+  // Threads by the line they sit under on the shown patchset: the current one places them at
+  // their current position; an older one shows the threads made on it at their own lines.
+  const key = (path: string, side: string, line: number) => `${side}:${line}:${path}`;
+  const atLine = new Map<string, Thread[]>();
+  const byFile = new Map<string, Thread[]>();
+  for (const t of interdiff ? [] : v.threads) {
+    const r = t.root;
+    if (r.path === null || r.side === null) continue;
+    byFile.set(r.path, [...(byFile.get(r.path) ?? []), t]);
+    const line = patchset === c.patchset ? (r.outdated ? null : r.current_line) : r.patchset === patchset ? r.line : null;
+    if (line === null) continue;
+    const k = key(r.path, r.side, line);
+    atLine.set(k, [...(atLine.get(k) ?? []), t]);
+  }
+  const placed = new Set<string>();
+  const threadRow = (threads: Thread[]) => {
+    for (const t of threads) placed.add(t.root.id);
+    return html`<tr class="thread-row"><td colspan="3">${threads.map((t) => threadBlock(v, t, csrf, "files"))}</td></tr>`;
+  };
   // Comments are on one patchset's diff: the interdiff's numbers are not a patchset's lines.
-  const lines: DiffLines | undefined =
-    against !== null || !v.canComment
-      ? undefined
-      : {
-          cell: (f, i, side, n) => ({
-            id: `c-${i}-${side}-${n}`,
-            inner: html`<a href="${here}/files?${ps}comment=${seg(commentAtParam({ path: f.path, side, line: n, startLine: null }))}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})" data-line="${n}" data-side="${side}">${n}</a>`,
-          }),
-          after: (f, i, o, n) => {
-            if (!commentAt || commentAt.path !== f.path) return null;
-            const hit = commentAt.side === "old" ? o === commentAt.line : n === commentAt.line;
-            return hit ? lineCommentForm(v, csrf, commentAt, `c-${i}-${commentAt.side}-${commentAt.line}`) : null;
-          },
-        };
+  const lines: DiffLines | undefined = interdiff
+    ? undefined
+    : {
+        cell: (f, i, side, n) =>
+          v.canComment
+            ? {
+                id: `c-${i}-${side}-${n}`,
+                inner: html`<a href="${here}/files?${ps}comment=${seg(commentAtParam({ path: f.path, side, line: n, startLine: null }))}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})" data-line="${n}" data-side="${side}">${n}</a>`,
+              }
+            : null,
+        after: (f, i, o, n) => {
+          const rows: Html[] = [];
+          for (const [side, line] of [
+            ["old", o],
+            ["new", n],
+          ] as const) {
+            if (line === null) continue;
+            const found = atLine.get(key(f.path, side, line));
+            if (found?.length) rows.push(threadRow(found));
+          }
+          if (commentAt && commentAt.path === f.path && (commentAt.side === "old" ? o === commentAt.line : n === commentAt.line))
+            rows.push(lineCommentForm(v, csrf, commentAt, `c-${i}-${commentAt.side}-${commentAt.line}`));
+          return rows.length ? html`${rows}` : null;
+        },
+      };
+  // Threads of a file that sit on no drawn line (outdated, or made on another patchset): listed under it.
+  const fileExtra = (f: { path: string }) => {
+    const rest = (byFile.get(f.path) ?? []).filter((t) => !placed.has(t.root.id));
+    for (const t of rest) placed.add(t.root.id);
+    if (!rest.length) return null;
+    return html`<details class="elsewhere"><summary>${rest.length} ${rest.length === 1 ? "conversation" : "conversations"} not on these lines (outdated or on another patchset)</summary>${rest.map((t) => threadBlock(v, t, csrf, "files"))}</details>`;
+  };
+  const diff = v.diff ? diffView(v.diff, link, lines, interdiff ? undefined : fileExtra) : html`<p class="muted">This change has no commits to compare.</p>`;
+  const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, csrf)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 ${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}
+${batchApplyForm(v, csrf)}
 <h3 id="diff-h">${diffTitle}</h3>
-${v.diff ? diffView(v.diff, link, lines) : html`<p class="muted">This change has no commits to compare.</p>`}`;
+${lineCommentTemplate(v, csrf)}
+<div data-review-files>${diff}</div>
+${lost.length ? html`<section class="box" aria-labelledby="lost-h"><header><h3 class="inh" id="lost-h">Conversations on files not in this diff</h3></header><div class="pad">${lost.map((t) => threadBlock(v, t, csrf, "files"))}</div></section>` : ""}`;
 }

@@ -1,7 +1,8 @@
 // The change pages: list (filters, open-a-change form), a change's two tabs (conversation: timeline,
 // status, stack, patchsets; files: the diff with line comment links), and its forms (land, title,
 // close, reopen), each one call to the API's service.
-import { Elysia } from "elysia";
+import { Elysia, NotFoundError } from "elysia";
+import type { CommentCreate } from "../../../services/changes/comment-schemas.ts";
 import type { Ctx } from "../../../services/context.ts";
 import {
   CHANGE_FILTERS,
@@ -12,6 +13,12 @@ import {
   openChangeFromForm,
   parseCommentAt,
   setChangeStateFromForm,
+  commentFromForm,
+  applyFromForm,
+  patchCommentFromForm,
+  deleteCommentFromForm,
+  threadView,
+  commentAtParam,
   reviewFromForm,
   dismissReviewFromForm,
   requestReviewersFromForm,
@@ -22,7 +29,8 @@ import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.t
 import type { AppError } from "../../../errors.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { field, listField, postForm, type FormInput } from "../kit/forms.ts";
-import { seg, type Html } from "../kit/html.ts";
+import { html, seg, type Html } from "../kit/html.ts";
+import { goneThread, threadBlock, type ThreadPlace } from "./threads.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import { conversationPage, descriptionBase, filesPage } from "./detail-page.ts";
 import { renderMarkdownOffloaded } from "../kit/markdown.ts";
@@ -31,6 +39,12 @@ import { changesListPage, openChangeForm, openChangePage } from "./list-page.ts"
 /** A positive number from the path or query; anything else is null (the page then shows 404 or the default). */
 function positive(raw: string | undefined): number | null {
   return raw !== undefined && /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : null;
+}
+
+/** A whole-number form field; anything else is 0 (the service refuses it with its own reason). */
+function numberField(form: URLSearchParams, name: string): number {
+  const raw = field(form, name);
+  return /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
 }
 
 /** The change pages. */
@@ -48,6 +62,52 @@ export function changesWebRoutes(ctx: Ctx) {
     }
     const title = `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
     return page(layout(frame, title, conversationPage(v, frame.csrf, description, rendered, refusal?.message)), refusal?.status);
+  };
+  /** The files tab, drawn for a GET or again after a refused comment (with its reason and the form at its line). */
+  const filesTab = async (
+    org: string,
+    repo: string,
+    n: number,
+    actor: Principal,
+    frame: Frame,
+    shown: { ps: number | null; against: number | null; comment: string | undefined },
+    refusal?: AppError,
+  ): Promise<Response> => {
+    const v = await changeView(ctx, actor, org, repo, n, "files", { patchset: shown.ps, against: shown.against });
+    const at = v.canComment && v.shown.against === null ? parseCommentAt(shown.comment) : null;
+    const title = `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
+    return page(layout(frame, title, filesPage(v, frame.csrf, at, refusal?.message)), refusal?.status);
+  };
+  /**
+   * A comment form's answers: `act` answers the thread's id. Sent by the script (`X-Svc-Fragment: 1`):
+   * the thread drawn again (200), a refusal as its reason alone. Else 303 to the thread on the tab
+   * the form was on; a refusal is that tab again with the reason (and, on the files tab, the form).
+   */
+  const commentForm = (request: Request, body: unknown, org: string, repo: string, n: number, act: (i: FormInput) => Promise<string>) => {
+    const scripted = request.headers.get("x-svc-fragment") === "1";
+    const placeOf = (form: URLSearchParams): ThreadPlace => (form.get("view") === "files" ? "files" : "conversation");
+    return postForm(ctx, request, body, {
+      act: async (i) => {
+        const thread = await act(i);
+        const place = placeOf(i.form);
+        if (scripted) {
+          const v = await threadView(ctx, i.actor, org, repo, n, thread);
+          return page(v.thread ? threadBlock(v, v.thread, i.frame.csrf, place) : goneThread(thread));
+        }
+        const ps = positive(i.form.get("ps") ?? undefined);
+        return `${changeUrl(org, repo, n)}${place === "files" ? `/files${ps ? `?ps=${ps}` : ""}` : ""}#t-${thread}`;
+      },
+      again: async ({ actor, frame, form }, refusal) => {
+        if (scripted) return page(html`<p class="error" role="alert">${refusal.message}</p>`, refusal.status);
+        if (placeOf(form) === "conversation") return conversation(org, repo, n, actor, frame, refusal);
+        const path = form.get("path");
+        const line = positive(form.get("line") ?? undefined);
+        const start = positive(form.get("start_line") ?? undefined);
+        const side = form.get("side") === "old" ? "old" : "new";
+        const comment = path && line ? commentAtParam({ path, side, line, startLine: start }) : undefined;
+        return filesTab(org, repo, n, actor, frame, { ps: positive(form.get("ps") ?? undefined), against: null, comment }, refusal);
+      },
+    });
   };
   /** A change form's answers: 303 to `anchor` of the conversation; a refusal is the conversation again with the reason. */
   const changeForm = (request: Request, body: unknown, org: string, repo: string, n: number, act: (i: FormInput) => Promise<string>) =>
@@ -113,13 +173,70 @@ export function changesWebRoutes(ctx: Ctx) {
       ({ request, params, query }) => {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
-        return draw(request, async (actor, frame) => {
-          const v = await changeView(ctx, actor, org, repo, positive(params.number) ?? 0, "files", {
-            patchset: positive(queryParam(query, "ps")),
-            against: positive(queryParam(query, "against")),
-          });
-          const at = v.canComment && v.shown.against === null ? parseCommentAt(queryParam(query, "comment")) : null;
-          return page(layout(frame, `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`, filesPage(v, frame.csrf, at)));
+        const shown = { ps: positive(queryParam(query, "ps")), against: positive(queryParam(query, "against")), comment: queryParam(query, "comment") };
+        return draw(request, (actor, frame) => filesTab(org, repo, positive(params.number) ?? 0, actor, frame, shown));
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/comments",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return commentForm(request, body, org, repo, n, async ({ actor, form }) => {
+          const reply = field(form, "in_reply_to");
+          const path = form.get("path") ?? "";
+          const input: CommentCreate = reply
+            ? { body: form.get("body") ?? "", in_reply_to: reply }
+            : path
+              ? {
+                  body: form.get("body") ?? "",
+                  path,
+                  side: form.get("side") === "old" ? "old" : "new",
+                  line: numberField(form, "line"),
+                  start_line: field(form, "start_line") === "" ? null : numberField(form, "start_line"),
+                  patchset: field(form, "patchset") === "" ? null : numberField(form, "patchset"),
+                }
+              : { body: form.get("body") ?? "" };
+          return (await commentFromForm(ctx, actor, org, repo, n, input)).thread_id;
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/comments/:id/:action",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        const { id, action } = params;
+        if (!["edit", "delete", "resolve", "unresolve"].includes(action)) throw new NotFoundError();
+        return commentForm(request, body, org, repo, n, async ({ actor, form }) => {
+          if (action === "delete") {
+            await deleteCommentFromForm(ctx, actor, org, repo, n, id);
+            return field(form, "thread") || id;
+          }
+          const input = action === "edit" ? { body: form.get("body") ?? "" } : { resolved: action === "resolve" };
+          return (await patchCommentFromForm(ctx, actor, org, repo, n, id, input)).thread_id;
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/suggestions/apply",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        const n = positive(params.number) ?? 0;
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const ids = form.getAll("comment_ids").filter((x) => x !== "");
+            await applyFromForm(ctx, actor, org, repo, n, ids, field(form, "head"));
+            // A new patchset: the files tab shows it, at the (first) applied suggestion's thread.
+            return `${changeUrl(org, repo, n)}/files#t-${ids[0]}`;
+          },
+          again: ({ actor, frame }, refusal) => filesTab(org, repo, n, actor, frame, { ps: null, against: null, comment: undefined }, refusal),
         });
       },
       HIDE,

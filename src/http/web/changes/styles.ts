@@ -30,6 +30,20 @@ ol.timeline>li.review>.box{margin:0}ol.timeline>li.review>.box>header{justify-co
 ol.timeline>li.verdict-approve>.box{border-color:var(--add-fg)}ol.timeline>li.verdict-request_changes>.box{border-color:var(--bad)}
 form.ask{display:flex;gap:.4rem}form.ask input{flex:1;min-width:0}
 li.check.state-success>span:first-child{color:var(--add-fg)}li.check.state-failure>span:first-child{color:var(--bad)}
+.thread{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;background:var(--bg)}.thread.outdated{border-style:dashed}
+.thread>summary{padding:.4rem .8rem;cursor:pointer}.thread-head{padding:.4rem .8rem;background:var(--soft);border-bottom:1px solid var(--line)}
+.thread-head a.path,.thread a{text-decoration:underline}.badge.outdated{color:var(--hl-type);border-color:var(--hl-type)}
+pre.thread-code{margin:0;padding:.4rem .8rem;overflow:auto;border-bottom:1px solid var(--line);white-space:pre}pre.thread-code mark{background:var(--mark);color:inherit;display:block}
+article.comment{border-top:1px solid var(--line)}article.comment:first-of-type{border-top:0}article.comment>header{padding:.4rem .8rem;display:flex;gap:.6rem;align-items:baseline;flex-wrap:wrap}
+article.comment>header form{margin-left:auto}.thread-forms{display:flex;gap:.6rem;align-items:flex-start;flex-wrap:wrap;padding:.4rem .8rem;border-top:1px solid var(--line)}
+details.reply>summary,details.edit-comment>summary{list-style:none;cursor:pointer}details.edit-comment>summary{padding:0 .8rem .4rem;color:var(--link)}
+details.reply>summary::-webkit-details-marker,details.edit-comment>summary::-webkit-details-marker{display:none}details.reply[open]{flex-basis:100%}
+.suggestion-box{margin:0 .8rem .6rem;border:1px solid var(--line);border-radius:6px;overflow:hidden}.suggestion-actions{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
+table.diff tr.thread-row>td{padding:.3rem .8rem;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:.9rem;white-space:normal;background:var(--soft)}
+table.diff tr.sel td.o,table.diff tr.sel td.n{background:var(--mark)}
+details.elsewhere{padding:.4rem .8rem;border-top:1px solid var(--line)}details.elsewhere>summary{cursor:pointer}
+form.general-comment{margin:0 0 1rem}form.batch{margin:0 0 1rem}
+li.thread-item>.thread{margin:0}
 details.review-drop{margin:0 0 1rem}details.review-drop>summary{list-style:none;margin:0 0 .5rem}details.review-drop>summary::-webkit-details-marker{display:none}
 @media (max-width:52rem){.review{grid-template-columns:minmax(0,1fr)}}
 `;

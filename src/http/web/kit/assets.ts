@@ -6,6 +6,7 @@ import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
 import { REPO_CSS } from "../repos/styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
+import { CHANGES_JS } from "../changes/script.ts";
 import { REPO_JS } from "../repos/script.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
@@ -68,7 +69,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 `;
 
 const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
-const JS = BASE_JS + REPO_JS;
+const JS = BASE_JS + REPO_JS + CHANGES_JS;
 
 function hashOf(text: string): string {
   return new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 12);

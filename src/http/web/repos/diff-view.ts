@@ -121,7 +121,7 @@ export function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileEx
         body = html`<p class="pad muted">Not shown: this page already shows ${PAGE_DIFF_LINES.toLocaleString("en")} changed lines.${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
       } else {
         budget -= lineCount;
-        body = html`<div class="scroll"><table class="diff"><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${patchRows(f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined)}</tbody></table></div>`;
+        body = html`<div class="scroll"><table class="diff"${lines ? html` data-path="${f.path}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${patchRows(f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined)}</tbody></table></div>`;
       }
     }
     return html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${fileExtra?.(f, i + 1) ?? ""}</section>`;

@@ -17,6 +17,8 @@ let dir = "";
 
 const get = (path: string, cookie?: string) => getPage(server, path, cookie);
 const api = () => client(server, { token: owner.token });
+/** A page without its <template> (the script's form lives there; the tests look at what is drawn). */
+const drawn = (page: string) => page.replace(/<template[\s\S]*?<\/template>/g, "");
 const LINES = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
 
 beforeAll(async () => {
@@ -98,8 +100,9 @@ describe("line comments without a script", () => {
   });
 
   test("?comment= draws the form at that line, with the anchor as hidden fields", async () => {
-    const r = await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie);
-    expect(r.status).toBe(200);
+    const got = await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie);
+    expect(got.status).toBe(200);
+    const r = { text: drawn(got.text) };
     const form = /<tr class="comment-row">[\s\S]*?<\/tr>/.exec(r.text)?.[0] ?? "";
     expect(form).toContain(`action="/rev/pub/changes/1/comments"`);
     for (const [name, value] of [
@@ -115,13 +118,13 @@ describe("line comments without a script", () => {
     expect(r.text.indexOf(`<tr class="comment-row">`)).toBeGreaterThan(r.text.indexOf(`+line twelve`));
     expect(r.text.indexOf(`<tr class="comment-row">`)).toBeLessThan(r.text.indexOf(` line 13</td>`));
     // A range: start-line; the form says so and keeps the start.
-    const range = await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Aold%3A10-12", viewer.cookie);
+    const range = { text: drawn((await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Aold%3A10-12", viewer.cookie)).text) };
     expect(textOf(range.text)).toContain("Comment on lines 10–12 (old)");
     expect(range.text).toContain(`name="start_line" value="10"`);
     // Nonsense parameters draw no form and no error.
     for (const bad of ["nope", "x:mid:3", "src%2Fa%3Ab.txt%3Anew%3A0", "src%2Fa%3Ab.txt%3Anew%3A999"]) {
       const page = await get(`/rev/pub/changes/1/files?comment=${bad}`, viewer.cookie);
-      expect({ bad, status: page.status, form: page.text.includes("comment-row") }).toEqual({ bad, status: 200, form: false });
+      expect({ bad, status: page.status, form: drawn(page.text).includes("comment-row") }).toEqual({ bad, status: 200, form: false });
     }
     // Anonymous readers get no form (a comment needs a person).
     expect((await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12")).text).not.toContain("comment-row");
@@ -236,6 +239,220 @@ describe("reviews, reviewers and checks", () => {
   });
 });
 
+describe("comments and threads", () => {
+  const FILE = "src/a:b.txt";
+  const comments = async () => (await api().get("/v1/orgs/rev/repos/pub/changes/1/comments")).body.comments;
+
+  test("the no-script line form posts a comment through the API's service; 303 back to the thread on the files tab", async () => {
+    const page = (await get("/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie)).text;
+    const r = await postForm(
+      server,
+      "/rev/pub/changes/1/comments",
+      { csrf: csrfOf(page), view: "files", path: FILE, side: "new", line: "12", start_line: "", patchset: "1", body: "Why **words**?" },
+      { cookie: viewer.cookie },
+    );
+    const [c] = await comments();
+    expect(c).toMatchObject({ path: FILE, side: "new", line: 12, start_line: null, body: "Why **words**?", author: { handle: "vic" } });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${c.id}` });
+    // The files tab draws the thread right under line 12; the conversation shows it with its code.
+    const files = (await get("/rev/pub/changes/1/files")).text;
+    const at = files.indexOf(`id="t-${c.id}"`);
+    expect(at).toBeGreaterThan(files.indexOf("+line twelve"));
+    expect(at).toBeLessThan(files.indexOf(" line 13</td>"));
+    expect(files).toContain("Why <strong>words</strong>?");
+    const talk = (await get("/rev/pub/changes/1")).text;
+    expect(talk).toContain(`id="t-${c.id}"`);
+    expect(textOf(talk)).toContain(`${FILE} line 12 (new)`);
+    expect(talk).toContain("<mark>line twelve");
+  });
+
+  test("a refused line comment is the files tab again with the reason and the form at the line", async () => {
+    const page = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    const r = await postForm(
+      server,
+      "/rev/pub/changes/1/comments",
+      { csrf: csrfOf(page), view: "files", path: FILE, side: "new", line: "12", patchset: "1", body: "" },
+      { cookie: viewer.cookie },
+    );
+    expect(r.status).toBe(422);
+    expect(r.text).toContain(`role="alert"`);
+    expect(drawn(r.text)).toContain(`<tr class="comment-row">`);
+    expect((await comments()).length).toBe(1);
+  });
+
+  test("sent by the script (X-Svc-Fragment): the answer is the thread alone, drawn by the same renderer", async () => {
+    const [root] = await comments();
+    const page = (await get("/rev/pub/changes/1/files", owner.cookie)).text;
+    const res = await fetch(`${server.url}/rev/pub/changes/1/comments`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: owner.cookie, origin: server.url, "x-svc-fragment": "1" },
+      body: new URLSearchParams({ csrf: csrfOf(page), view: "files", in_reply_to: root.id, body: "Because the spec spells it." }).toString(),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text.startsWith(`<div class="thread" id="t-${root.id}">`)).toBe(true);
+    expect(text).not.toContain("<html");
+    expect(textOf(text)).toContain("Because the spec spells it.");
+    // A refusal sent by the script is its reason alone.
+    const bad = await fetch(`${server.url}/rev/pub/changes/1/comments`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: owner.cookie, origin: server.url, "x-svc-fragment": "1" },
+      body: new URLSearchParams({ csrf: csrfOf(page), view: "files", path: "nope.txt", side: "new", line: "1", body: "x" }).toString(),
+    });
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toMatch(/^<p class="error" role="alert">/);
+  });
+
+  test("edit (its author only), resolve (writers and the change's author) collapses the thread, delete", async () => {
+    const [root, reply] = await comments();
+    const vics = (await get("/rev/pub/changes/1", viewer.cookie)).text;
+    expect(vics).toContain(`action="/rev/pub/changes/1/comments/${root.id}/edit"`);
+    expect(vics).not.toContain(`action="/rev/pub/changes/1/comments/${reply.id}/edit"`);
+    // A viewer may not resolve; bo (the change's author) may.
+    expect(vics).not.toContain("/resolve");
+    const edited = await postForm(
+      server,
+      `/rev/pub/changes/1/comments/${root.id}/edit`,
+      { csrf: csrfOf(vics), view: "conversation", body: "Why words, really?" },
+      { cookie: viewer.cookie },
+    );
+    expect({ status: edited.status, location: edited.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1#t-${root.id}` });
+    const notMine = await postForm(server, `/rev/pub/changes/1/comments/${reply.id}/edit`, { csrf: csrfOf(vics), body: "mine now" }, { cookie: viewer.cookie });
+    expect(notMine.status).toBe(403);
+    const bos = (await get("/rev/pub/changes/1", author.cookie)).text;
+    const resolved = await postForm(
+      server,
+      `/rev/pub/changes/1/comments/${root.id}/resolve`,
+      { csrf: csrfOf(bos), view: "conversation" },
+      { cookie: author.cookie },
+    );
+    expect(resolved.status).toBe(303);
+    const after = (await get("/rev/pub/changes/1")).text;
+    expect(after).toContain(`<details class="thread resolved" id="t-${root.id}">`);
+    expect(textOf(after)).toContain("Resolved conversation started by vic · 2 comments");
+    expect(textOf(after)).toContain("Why words, really?");
+    const again = await postForm(
+      server,
+      `/rev/pub/changes/1/comments/${root.id}/unresolve`,
+      { csrf: csrfOf(bos), view: "conversation" },
+      { cookie: author.cookie },
+    );
+    expect(again.status).toBe(303);
+    expect((await comments())[0].resolved).toBe(false);
+    // The owner (an admin) deletes the reply.
+    const own = (await get("/rev/pub/changes/1", owner.cookie)).text;
+    const del = await postForm(
+      server,
+      `/rev/pub/changes/1/comments/${reply.id}/delete`,
+      { csrf: csrfOf(own), view: "conversation", thread: root.id },
+      { cookie: owner.cookie },
+    );
+    expect({ status: del.status, location: del.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1#t-${root.id}` });
+    expect((await comments()).map((c: { id: string }) => c.id)).toEqual([root.id]);
+  });
+
+  test("a general comment from the conversation's form joins the timeline", async () => {
+    const page = (await get("/rev/pub/changes/1", viewer.cookie)).text;
+    expect(page).toContain(`data-append="#timeline"`);
+    const r = await postForm(
+      server,
+      "/rev/pub/changes/1/comments",
+      { csrf: csrfOf(page), view: "conversation", body: "Ship it after the fix." },
+      { cookie: viewer.cookie },
+    );
+    expect(r.status).toBe(303);
+    expect(textOf((await get("/rev/pub/changes/1")).text)).toContain("Ship it after the fix.");
+    // Anonymous readers see threads, never a form.
+    const anon = (await get("/rev/pub/changes/1")).text;
+    expect(anon).not.toContain(`action="/rev/pub/changes/1/comments"`);
+  });
+
+  test("a push that changes the commented line makes the thread outdated, linked to its patchset", async () => {
+    const [root] = await comments();
+    await g.ok(["checkout", "-q", "topic"], { cwd: dir });
+    const again = [...LINES];
+    again[11] = "line 12, twelve";
+    await commitFiles(g, dir, { "src/a:b.txt": `${again.join("\n")}\n` }, "again");
+    await g.ok(["push", "-q", repoUrl(server, "rev", "pub", owner.token), "topic"], { cwd: dir });
+    const deadline = Date.now() + 30_000;
+    while ((await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.patchset !== 2) {
+      if (Date.now() > deadline) throw new Error("no patchset 2");
+      await Bun.sleep(50);
+    }
+    const talk = (await get("/rev/pub/changes/1")).text;
+    expect(talk).toContain(`<span class="badge outdated">outdated</span> <a href="/rev/pub/changes/1/files?ps=1#t-${root.id}">on patchset 1</a>`);
+    // The files tab lists it under the file, not on a line; on patchset 1 it is back on line 12.
+    const files = (await get("/rev/pub/changes/1/files")).text;
+    expect(textOf(files)).toContain("1 conversation not on these lines");
+    const old = (await get("/rev/pub/changes/1/files?ps=1")).text;
+    const at = old.indexOf(`id="t-${root.id}"`);
+    expect(at).toBeGreaterThan(old.indexOf("+line twelve"));
+    expect(at).toBeLessThan(old.indexOf(" line 13</td>"));
+  });
+
+  test("a suggestion is drawn as a small diff; a writer applies it from the page (a new patchset); the batch form takes checkboxes", async () => {
+    const page = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    for (const [line, text] of [
+      ["12", "line twelve (12)"],
+      ["10", "line ten"],
+    ] as const)
+      expect(
+        (
+          await postForm(
+            server,
+            "/rev/pub/changes/1/comments",
+            { csrf: csrfOf(page), view: "files", path: FILE, side: "new", line, patchset: "2", body: `Try:\n\n\`\`\`suggestion\n${text}\n\`\`\`\n` },
+            { cookie: viewer.cookie },
+          )
+        ).status,
+      ).toBe(303);
+    const all = await comments();
+    const [twelve, ten] = all.slice(-2);
+    expect(twelve.suggestion).toMatchObject({ text: "line twelve (12)\n", applicable: true });
+    // Viewers see the diff, not the buttons; writers get Apply and the batch checkbox.
+    const vics = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
+    expect(vics).toContain(`<tr class="del"><td class="c">-line 12, twelve</td></tr><tr class="add"><td class="c">+line twelve (12)</td></tr>`);
+    expect(vics).not.toContain("/suggestions/apply");
+    const own = (await get("/rev/pub/changes/1/files", owner.cookie)).text;
+    expect(own).toContain(`<form id="apply-batch"`);
+    expect(own).toContain(`<input type="checkbox" name="comment_ids" value="${ten.id}" form="apply-batch">`);
+    const head = (await api().get("/v1/orgs/rev/repos/pub/changes/1")).body.head;
+    // A page whose head moved applies nothing (409, the files tab again with the reason).
+    const stale = await postForm(
+      server,
+      "/rev/pub/changes/1/suggestions/apply",
+      { csrf: csrfOf(own), comment_ids: twelve.id, head: "0".repeat(40) },
+      { cookie: owner.cookie },
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.text).toContain(`role="alert"`);
+    const r = await postForm(server, "/rev/pub/changes/1/suggestions/apply", { csrf: csrfOf(own), comment_ids: twelve.id, head }, { cookie: owner.cookie });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${twelve.id}` });
+    const after = await api().get("/v1/orgs/rev/repos/pub/changes/1");
+    expect(after.body.patchset).toBe(3);
+    const applied = (await comments()).find((c: { id: string }) => c.id === twelve.id);
+    expect(applied.suggestion.applied_commit).toBe(after.body.head);
+    const files = (await get("/rev/pub/changes/1/files", owner.cookie)).text;
+    expect(files).toContain(`+line twelve (12)</td>`);
+    expect(textOf(files)).toContain(`Applied in ${after.body.head.slice(0, 10)}`);
+  });
+
+  test("cross-site comment posts change nothing", async () => {
+    const token = csrfOf((await get("/rev/pub/changes/1", viewer.cookie)).text);
+    const before = (await comments()).length;
+    for (const [name, fields, origin] of [
+      ["cross-site", { csrf: token, body: "x" }, "https://evil.example"],
+      ["no token", { body: "x" }, server.url],
+    ] as const) {
+      const r = await postForm(server, "/rev/pub/changes/1/comments", fields, { cookie: viewer.cookie, origin });
+      expect({ name, status: r.status }).toEqual({ name, status: 403 });
+    }
+    expect((await comments()).length).toBe(before);
+  });
+});
+
 describe("private repositories", () => {
   test("both tabs and every form answer an outsider or anonymous caller exactly like the API", async () => {
     for (const [name, cookie] of [
@@ -251,7 +468,18 @@ describe("private repositories", () => {
       }
       if (cookie) {
         const token = csrfOf((await get("/", cookie)).text);
-        for (const action of ["edit", "close", "reopen", "reviews", "reviewers", "reviewers/ada/remove"]) {
+        for (const action of [
+          "edit",
+          "close",
+          "reopen",
+          "reviews",
+          "reviewers",
+          "reviewers/ada/remove",
+          "comments",
+          "comments/x/edit",
+          "comments/x/resolve",
+          "suggestions/apply",
+        ]) {
           const r = await postForm(server, `/rev/priv/changes/1/${action}`, { csrf: token, title: "x" }, { cookie });
           expect({ name, action, status: r.status }).toEqual({ name, action, status: 404 });
         }
