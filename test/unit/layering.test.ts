@@ -196,6 +196,7 @@ const SERVICE_ORDER = [
   "repos",
   "changes",
   "hooks",
+  "notify",
   "discovery",
   "ops",
   "web",

@@ -29,6 +29,7 @@ import * as store from "./store.ts";
 import { recordPatchset } from "./store-patchsets.ts";
 import { queueLanding } from "./land-job.ts";
 import { queueReanchor } from "./reanchor.ts";
+import { mentionsIn } from "./comments.ts";
 import type { ChangeRow } from "./store.ts";
 import { reviewersOfChanges } from "./reviewers.ts";
 import { approvalFields, stackApprovals } from "./approvals.ts";
@@ -161,6 +162,7 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
   const branch = checkBranchName(body.branch, "branch");
   const target = checkBranchName(body.target ?? repo.defaultBranch, "target");
   if (!source && branch === target) throw Unprocessable("branch and target are the same branch");
+  const mentioned = description ? await mentionsIn(ctx, description) : [];
 
   const row = await ctx.db.transaction(async (tx) => {
     const head = await readRef(tx, (source ?? repo).id, `refs/heads/${branch}`);
@@ -197,7 +199,7 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
     };
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
-    await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null);
+    await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null, mentioned);
     if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
     return r;
   });
@@ -212,6 +214,7 @@ async function recordOpened(
   r: ChangeRow,
   author: { id: string; handle: string } | null,
   source: { org: string; repo: string } | null,
+  mentioned: { id: string }[],
 ): Promise<void> {
   await ctx.events.record(tx, {
     repoId: repo.id,
@@ -234,7 +237,10 @@ async function recordOpened(
     subject: { kind: "change", id: r.id, number: r.number, title: r.title },
     activity: "opened",
     actorUserId: author?.id ?? null,
-    participants: author ? [{ userId: author.id, reason: "author" }] : [],
+    participants: [
+      ...(author ? [{ userId: author.id, reason: "author" as const }] : []),
+      ...mentioned.filter((m) => m.id !== author?.id).map((m) => ({ userId: m.id, reason: "mention" as const })),
+    ],
     summary: { excerpt: (r.description ?? "").slice(0, 500) },
   });
 }

@@ -174,6 +174,22 @@ async function renderBody(
   return { html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])) }), mentions: people };
 }
 
+/**
+ * The people a Markdown text (a change's description) mentions with `@handle` outside code, who
+ * exist: the thread's `mention` participants (the fan-out checks they may read the repository).
+ */
+export async function mentionsIn(ctx: Ctx, source: string): Promise<{ id: string; handle: string }[]> {
+  if (!source.includes("@")) return [];
+  let html: string;
+  try {
+    html = await ctx.threads.run("web.renderMarkdown", { source, base: { repo: "", ref: "", dir: "" } }, { timeLimitMs: 2_000 });
+  } catch (e) {
+    if (!(e instanceof ThreadTaskError)) throw e;
+    return [];
+  }
+  return cstore.usersByHandles(ctx.db.read, collectRefs(html).handles);
+}
+
 /** The anchor of a line comment: the side's blob and lines, checked against the patchset's diff. */
 async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: CommentCreate, patchset: number) {
   const path = checkPath(input.path!);
@@ -188,7 +204,10 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
   if (!ps.base) throw Unprocessable(`patchset ${patchset} has no base to comment against`);
   const reader = await t.once(`change-reader:${change.id}`, () => changeReader(ctx, t.repo, change));
   const mergeBase = await t.once(`merge-base:${ps.base}:${ps.head}`, () => mergeBaseOf(reader, ps.base!, ps.head));
-  const [oldEntry, newEntry] = await Promise.all([fileAt(reader, mergeBase, path), fileAt(reader, ps.head, path)]);
+  // Memoised on the request: a review's comments on one file read its blobs once.
+  const entryAt = (commit: Oid) => t.once(`file:${commit}:${path}`, () => fileAt(reader, commit, path));
+  const text = (oid: Oid, max: number) => t.once(`text:${oid}:${max}`, () => textOf(reader, oid, max));
+  const [oldEntry, newEntry] = await Promise.all([entryAt(mergeBase), entryAt(ps.head)]);
   const notInDiff = () => Unprocessable(`${path} is not part of the diff of patchset ${patchset}`);
   if ((oldEntry?.oid ?? null) === (newEntry?.oid ?? null) && (oldEntry?.mode ?? null) === (newEntry?.mode ?? null)) throw notInDiff();
   // A directory or submodule is no file to comment on lines of.
@@ -196,14 +215,14 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
   const entry = side === "new" ? newEntry : oldEntry;
   if (!entry || !isFile(entry.mode))
     throw Unprocessable(`${path} has no ${side} side in patchset ${patchset} (it was ${side === "new" ? "deleted" : "added"}); comment on the other side`);
-  const own = await textOf(reader, entry.oid, MAX_LINE_BLOB);
+  const own = await text(entry.oid, MAX_LINE_BLOB);
   if ("none" in own) throw Unprocessable(own.none === "binary" ? `${path} is binary: comment on the change instead` : `${path} is too large for line comments`);
   const lines = splitLines(own.text);
   if (line > lines.length) throw Unprocessable(`line ${line} is outside ${path} (${lines.length} lines on the ${side} side)`);
   const start = startLine ?? line;
   // The hunk check: the lines must be ones a reviewer sees in the diff (changed, or within its context).
   const otherEntry = side === "new" ? oldEntry : newEntry;
-  const other = otherEntry && isFile(otherEntry.mode) ? await textOf(reader, otherEntry.oid, MAX_DIFF_BLOB) : { text: "" };
+  const other = otherEntry && isFile(otherEntry.mode) ? await text(otherEntry.oid, MAX_DIFF_BLOB) : { text: "" };
   if (own.text.length <= MAX_DIFF_BLOB && "text" in other) {
     const [oldText, newText] = side === "new" ? [other.text, own.text] : [own.text, other.text];
     let ok = true;

@@ -12,7 +12,7 @@ const TAG = /<[^>]*>/g;
 const CHANGE_REF = /(^|[^\w&#/])#([1-9][0-9]{0,8})(?![\w])/g;
 const MENTION = /(^|[^\w.@/+-])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}[A-Za-z0-9])?)(?![\w-])/g;
 /** Elements inside which text is left alone. */
-const SKIP = new Set(["a", "code", "pre"]);
+const SKIP: ReadonlySet<string> = new Set(["a", "code", "pre"]);
 
 /** The text segments of markup outside links and code, with their offsets. */
 function textSegments(markup: string): { start: number; end: number }[] {

@@ -1,11 +1,10 @@
 // Reviews of a change (issue 28; DECISIONS §5 "Reviews on changes"): a verdict (approve,
 // request_changes, comment) with an optional body and a batch of line comments, posted as one
 // transaction that records one change.reviewed event and one thread activity.
-import { Conflict, Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../../errors.ts";
+import { AppError, Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import type { Queryable } from "../../db/database.ts";
 import type { User } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
-import { scopeCovers } from "../access/access.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import { personOf } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
@@ -14,6 +13,9 @@ import { REVIEW_VERDICTS, type Review, type ReviewCreate, type ReviewDismiss, ty
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as reviewStore from "./store-reviews.ts";
+import { commentBodies, commentParticipants, insertPreparedComments, prepareComment, type PreparedComment } from "./comments.ts";
+import type { CommentRow } from "./store-comments.ts";
+import type { Comment } from "./comment-schemas.ts";
 import type { ReviewRow } from "./store-reviews.ts";
 
 const MAX_BODY = 65_536;
@@ -21,19 +23,10 @@ const MAX_DISMISS_MESSAGE = 1000;
 /** How many comments one review may carry. */
 export const MAX_REVIEW_COMMENTS = 100;
 
-/**
- * Who may review or comment: a person who can read the repository, with a credential whose scope
- * covers repo:write (a read-only token stays read-only). Anonymous 401; a service token 403 (a
- * review names a person). Answers the person.
- */
+/** Who may review: a person with a role here and a credential covering repo:write (access `repo:discuss`). Answers the person. */
 export function needDiscussant(t: RepoTarget): User {
-  need(t, "repo:read");
-  const c = t.facts.caller;
-  if (c.kind === "anonymous") throw Unauthorized();
-  const person = personOf(t.actor);
-  if (c.kind !== "person" || !person) throw Forbidden("a review is written by a person; service tokens cannot review");
-  if (!scopeCovers(c.scopes, "repo:write")) throw Forbidden("reviewing needs a credential with the repo:write scope");
-  return person;
+  need(t, { kind: "repo:discuss" });
+  return personOf(t.actor)!;
 }
 
 async function mustChange(q: Queryable, repoId: string, number: number): Promise<ChangeRow> {
@@ -43,7 +36,7 @@ async function mustChange(q: Queryable, repoId: string, number: number): Promise
 }
 
 /** The API shapes of review rows (author handles in one query); `comments` by review id. */
-export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<string, unknown[]> = new Map()): Promise<Review[]> {
+export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<string, Comment[]> = new Map()): Promise<Review[]> {
   const handles = await store.handlesOf(
     ctx.db.read,
     rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
@@ -91,7 +84,16 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
   const judged = verdict !== "comment";
   if (judged && (change.state === "landed" || change.state === "closed"))
     throw Conflict(`change #${number} is ${change.state}; it takes comments, not verdicts`);
-  if (items.length) throw Unprocessable("comments in a review are not accepted yet; post them with POST …/comments");
+  // Every comment is checked and anchored first (git reads, no writes); a bad one refuses the whole review.
+  const prepared: PreparedComment[] = [];
+  for (const [index, item] of items.entries()) {
+    try {
+      prepared.push(await prepareComment(ctx, t, change, item, { inReview: true }));
+    } catch (e) {
+      if (e instanceof AppError && e.status === 422) throw new AppError("unprocessable", `comments[${index}]: ${e.message}`, { ...e.extra, index });
+      throw e;
+    }
+  }
 
   const row = await ctx.db.transaction(async (tx) => {
     // The change as it is now: the review is on its current patchset.
@@ -115,7 +117,8 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       createdAt: now(),
     };
     await reviewStore.insertReview(tx, r);
-    const n = 0;
+    const rows = await insertPreparedComments(tx, prepared, { reviewId: r.id });
+    const n = rows.length;
     await ctx.events.record(tx, {
       repoId: repo.id,
       orgId: org.id,
@@ -130,21 +133,42 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       subject: { kind: "change", id: cur.id, number: cur.number, title: cur.title },
       activity: "reviewed",
       actorUserId: person.id,
-      participants: [{ userId: person.id, reason: "review" }],
-      summary: { verdict, comments: n, review_id: r.id, ...(body ? { excerpt: body.slice(0, 200) } : {}) },
+      // The reviewer takes part as `review`; people mentioned in the comments as `mention`.
+      participants: [{ userId: person.id, reason: "review" as const }, ...commentParticipants(person.id, prepared).slice(1)],
+      summary: { verdict, comments: n, review_id: r.id, comment_ids: rows.map((c) => c.id), ...(body ? { excerpt: body.slice(0, 200) } : {}) },
     });
     // The lander never waits for approvals: it looks again and ejects the change if it is blocked now.
     if (verdict === "request_changes" && cur.state === "queued") await queueLanding(ctx, tx, repo.id, cur.target);
-    return r;
+    return { review: r, comments: rows };
   });
-  return (await reviewBodies(ctx, [row]))[0]!;
+  const comments = await commentBodies(ctx, row.comments, { change, repo });
+  return (await reviewBodies(ctx, [row.review], new Map([[row.review.id, comments]])))[0]!;
 }
 
 /** GET …/changes/{n}/reviews (repo:read), oldest first. */
 export async function listReviews(ctx: Ctx, t: RepoTarget, number: number): Promise<ReviewList> {
   need(t, "repo:read");
   const change = await mustChange(ctx.db.read, t.repo.id, number);
-  return { reviews: await reviewBodies(ctx, await reviewStore.reviewsOf(ctx.db.read, [change.id])) };
+  const reviews = await reviewStore.reviewsOf(ctx.db.read, [change.id]);
+  return { reviews: await reviewBodies(ctx, reviews, await commentsByReview(ctx, t, change, reviews)) };
+}
+
+/** The comments posted with `reviews`, as the API shows them, by review id (one query, one shaping pass). */
+async function commentsByReview(ctx: Ctx, t: RepoTarget, change: ChangeRow, reviews: ReviewRow[]): Promise<Map<string, Comment[]>> {
+  const rows: CommentRow[] = await reviewStore.commentsOfReviews(
+    ctx.db.read,
+    change.id,
+    reviews.map((r) => r.id),
+  );
+  const out = new Map<string, Comment[]>();
+  if (!rows.length) return out;
+  const bodies = await commentBodies(ctx, rows, { change, repo: t.repo });
+  rows.forEach((r, i) => {
+    let l = out.get(r.reviewId!);
+    if (!l) out.set(r.reviewId!, (l = []));
+    l.push(bodies[i]!);
+  });
+  return out;
 }
 
 /**
@@ -178,5 +202,6 @@ export async function dismissReview(ctx: Ctx, t: RepoTarget, number: number, id:
       only: review.authorUserId ? [review.authorUserId] : [],
     });
   });
-  return (await reviewBodies(ctx, [{ ...review, dismissed: true, dismissedReason: "manual", dismissedByUserId: by, dismissedAt: at }]))[0]!;
+  const dismissed = { ...review, dismissed: true, dismissedReason: "manual" as const, dismissedByUserId: by, dismissedAt: at };
+  return (await reviewBodies(ctx, [dismissed], await commentsByReview(ctx, t, change, [dismissed])))[0]!;
 }

@@ -4,6 +4,8 @@ import { NextCursor, NullableString } from "../schemas.ts";
 import { DiffFile } from "../git/schemas.ts";
 import { Check } from "../ci/schemas.ts";
 
+import { Comment, CommentCreate } from "./comment-schemas.ts";
+
 export { Check, CheckList } from "../ci/schemas.ts";
 
 const Sha = (options: Record<string, unknown> = {}) => Type.String({ pattern: "^[0-9a-f]{40}$", ...options });
@@ -107,7 +109,7 @@ export const ReviewCreate = Type.Object({
   verdict: Type.String({ description: "approve, request_changes or comment (any other value answers 422)", examples: ["approve"] }),
   body: Type.Optional(NullableString({ description: "at most 65,536 characters (markdown)" })),
   comments: Type.Optional(
-    Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+    Type.Array(CommentCreate, {
       maxItems: 100,
       description: "line or general comments posted with the review: each a POST …/comments body without `patchset` (the review is on the current patchset)",
     }),
@@ -144,7 +146,7 @@ export const Review = Type.Object(
     dismissed: Type.Boolean(),
     dismissed_reason: NullableString({ description: "stale (a push after an approval, when the protection dismisses stale approvals) or manual (an admin)" }),
     created_at: Type.Integer({ description: "epoch milliseconds" }),
-    comments: Type.Array(Type.Unknown(), { description: "the comments posted with the review (Comment objects, oldest first)" }),
+    comments: Type.Array(Comment, { description: "the comments posted with the review, oldest first" }),
   },
   { examples: [REVIEW_EXAMPLE] },
 );

@@ -104,3 +104,14 @@ export async function usersByHandles(q: Queryable, handles: string[]): Promise<{
     .from(users)
     .where(inArray(sql`lower(${users.handle})`, lower));
 }
+
+/** The published comments posted with reviews, oldest first (one query for a list of reviews). */
+export async function commentsOfReviews(q: Queryable, changeId: string, reviewIds: string[]) {
+  const { changeComments: c } = tables(q);
+  if (!reviewIds.length) return [];
+  return await q
+    .select()
+    .from(c)
+    .where(and(eq(c.changeId, changeId), eq(c.state, "published"), inArray(c.reviewId, [...new Set(reviewIds)])))
+    .orderBy(asc(c.createdAt), asc(c.id));
+}

@@ -5,7 +5,6 @@
 // The commit goes through the commit API's machinery (commitOperations) with the head as expected
 // parent, so a push in between answers 409 too; the comments are marked applied and their threads
 // resolved in the transaction that moves the branch (exactly once with the commit).
-import { diffLines } from "../../git/line-diff.ts";
 import { isTreeMode, parseTree } from "../../git/object.ts";
 import type { ObjectReader, Oid } from "../../git/types.ts";
 import { AppError, Conflict, Forbidden, NotFound, Unprocessable } from "../../errors.ts";
@@ -18,7 +17,7 @@ import { readBlobOffloaded } from "../repos/blob-read.ts";
 import { commitOperations, gitIdentName } from "../repos/commits.ts";
 import type { PackSet } from "../../git/pack-set.ts";
 import * as store from "./store.ts";
-import { patchsetOf } from "./store-patchsets.ts";
+import { currentAnchors, type CurrentAnchor } from "./comments.ts";
 import * as sstore from "./store-suggestions.ts";
 import type { SuggestionCommentRow } from "./store-suggestions.ts";
 import { sameLines, spliceLines, textLines, type LineEdit } from "./suggestion.ts";
@@ -26,10 +25,6 @@ import { MAX_APPLY_COMMENTS, type SuggestionApply, type SuggestionApplied } from
 
 /** The largest file suggestions are applied to (read whole, split into lines, written back). */
 export const MAX_APPLY_FILE_BYTES = 8 * 1024 * 1024;
-/** The largest files a comment's lines are mapped across (a line diff of both); bigger changed files count as outdated. */
-const MAX_MAP_BYTES = 1024 * 1024;
-/** Edits a mapping diff may need before the file counts as rewritten. */
-const MAX_MAP_EDITS = 5_000;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -84,6 +79,8 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
   // DECISIONS §5: "409 when those lines changed since" — outdated, mapped away, or different text alike.
   const changedSince = (row: SuggestionCommentRow) =>
     Conflict(`the lines of comment ${row.id} in ${row.path} changed since it was made`, { current: head, comment_id: row.id, path: row.path });
+  // Positions on the current patchset: stored once the re-anchor job reached it, else mapped now as a read does.
+  const anchors = await currentAnchors(ctx, t.repo, change, wanted, true);
   const operations: { op: "put"; path: string; content: string }[] = [];
   for (const [path, list] of byPath) {
     const outdated = list.find((r) => r.outdated);
@@ -94,7 +91,7 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
     const text = await readText(ctx, objects, entry.oid, path);
     const planned: Planned[] = [];
     for (const row of list) {
-      const range = await currentRange(ctx, objects, change, row, entry.oid, text);
+      const range = rangeOnHead(row, anchors.get(row.id));
       if (!range) throw changedSince(row);
       planned.push({ row, path, start: range.start, end: range.end, text: row.suggestion! });
     }
@@ -185,60 +182,13 @@ async function readText(ctx: Ctx, objects: PackSet, oid: Oid, path: string): Pro
 }
 
 /**
- * Where a comment's lines are on the change's head (whose blob at the path is `headBlob`, read as
- * `headText`): the stored position when it was mapped to the current patchset, else mapped now from
- * the last blob it was anchored to. Null when a push touched the lines (outdated).
+ * Where a comment's lines are on the change's head: as mapped now (`anchor`, for a comment the
+ * re-anchor job has not brought to the current patchset yet), else as stored. Null when outdated.
  */
-async function currentRange(
-  ctx: Ctx,
-  objects: PackSet,
-  change: { id: string; patchset: number },
-  row: SuggestionCommentRow,
-  headBlob: Oid,
-  headText: string,
-): Promise<{ start: number; end: number } | null> {
-  const stored = { start: row.curStartLine ?? row.curLine ?? row.startLine ?? row.line!, end: row.curLine ?? row.line! };
-  if (row.anchoredPatchset >= change.patchset) return stored;
-  // The blob the stored position refers to: the comment's own when never re-anchored, else the path's at the anchored patchset.
-  let fromBlob: Oid | null = row.anchoredPatchset === row.patchset ? row.blobOid : null;
-  if (!fromBlob) {
-    const ps = await patchsetOf(ctx.db.read, change.id, row.anchoredPatchset);
-    const at = ps?.head ? await entryAt(objects, await treeOfCommit(objects, ps.head), row.path!.split("/")) : null;
-    fromBlob = at && !isTreeMode(at.mode) ? at.oid : null;
-  }
-  if (!fromBlob) return null;
-  if (fromBlob === headBlob) return stored;
-  const header = await objects.readHeader(fromBlob);
-  if (!header || header.size > MAX_MAP_BYTES || headText.length > MAX_MAP_BYTES) return null;
-  const old = await readBlobOffloaded(ctx, objects, fromBlob);
-  if (!old) return null;
-  let oldText: string;
-  try {
-    oldText = utf8.decode(old.data);
-  } catch {
-    return null;
-  }
-  return mapLines(textLines(oldText), textLines(headText), stored.start, stored.end);
-}
-
-/**
- * The range `[start, end]` of `a` in `b`, or null when an edit touches it (a line of it deleted or
- * replaced, or one inserted strictly inside it); insertions just before or after only shift it.
- */
-export function mapLines(a: string[], b: string[], start: number, end: number): { start: number; end: number } | null {
-  if (start < 1 || end < start || end > a.length) return null;
-  const edits = diffLines(a, b, MAX_MAP_EDITS);
-  if (!edits) return null;
-  let from = -1;
-  for (const e of edits) {
-    if (e.op === "keep") {
-      if (e.a === start - 1) from = e.b;
-      if (e.a === end - 1) return from >= 0 ? { start: from + 1, end: e.b + 1 } : null;
-    } else if (e.op === "del") {
-      if (e.a >= start - 1 && e.a <= end - 1) return null;
-    } else if (from >= 0) return null;
-  }
-  return null;
+function rangeOnHead(row: SuggestionCommentRow, anchor: CurrentAnchor | undefined): { start: number; end: number } | null {
+  const at = anchor ?? { outdated: row.outdated, curLine: row.curLine, curStartLine: row.curStartLine };
+  if (at.outdated || at.curLine === null) return null;
+  return { start: at.curStartLine ?? at.curLine, end: at.curLine };
 }
 
 /**

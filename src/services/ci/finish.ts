@@ -38,6 +38,32 @@ export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunSt
   return state;
 }
 
+/**
+ * A run first reached failure: "a failed CI run notifies whoever pushed it" (DECISIONS §5
+ * Notifications) — a thread.activity on the run with its pusher as the one participant
+ * (`ci_activity`) and the only one told. Runs nobody pushed (mirrors, schedules) notify nobody.
+ */
+export async function runFailed(
+  ctx: Ctx,
+  tx: Tx,
+  run: Pick<runs.RunRow, "id" | "repoId" | "orgId" | "workflow" | "ref" | "commit" | "actorUserId" | "error">,
+): Promise<void> {
+  if (!run.actorUserId) return;
+  const branch = run.ref.replace(/^refs\/heads\//, "");
+  await ctx.events.emit(tx, {
+    kind: "thread.activity",
+    repoId: run.repoId,
+    orgId: run.orgId,
+    subject: { kind: "run", id: run.id, number: null, title: `${run.workflow} failed on ${branch} (${run.commit.slice(0, 7)})` },
+    activity: "run_failed",
+    // Why no actor: the failure is the service's news; the pusher must not be left out as "the actor".
+    actorUserId: null,
+    participants: [{ userId: run.actorUserId, reason: "ci_activity" }],
+    summary: run.error ? { excerpt: run.error } : {},
+    only: [run.actorUserId],
+  });
+}
+
 /** Ends a job (queued or running) with `state` and `error`; false when it had already ended. */
 export async function failJob(
   ctx: Ctx,
@@ -56,7 +82,8 @@ export async function failJob(
   const run = await runs.runOfRepo(tx, job.repoId, job.runId);
   if (run) await ctx.events.emit(tx, { kind: "checks.reported", repoId: job.repoId, commit: run.commit });
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
-  await settleRun(tx, job.runId, t);
+  const settled = await settleRun(tx, job.runId, t);
+  if (run && settled === "failure" && run.state !== "failure") await runFailed(ctx, tx, run);
   // An ephemeral machine runs one job and then de-registers.
   if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) {
     await store.tombstoneRunner(tx, job.runnerId, t);

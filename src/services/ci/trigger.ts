@@ -11,7 +11,7 @@ import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
-import { hostedDisabledMessage } from "./finish.ts";
+import { hostedDisabledMessage, runFailed } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
@@ -24,6 +24,8 @@ export interface TriggerPayload {
   ref: string;
   commit: string;
   event: "push" | "change";
+  /** Who pushed (the push event's actor): the run's `actor_user_id`, told when it fails. Absent in jobs queued before it existed. */
+  actorUserId?: string | null;
 }
 
 /** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
@@ -40,7 +42,14 @@ export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
   for (const move of event.moves) {
     if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
-    const payload: TriggerPayload = { repoId: event.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "push" };
+    const payload: TriggerPayload = {
+      repoId: event.repoId,
+      orgId: event.orgId,
+      ref: move.ref,
+      commit: move.new,
+      event: "push",
+      actorUserId: event.actorUserId,
+    };
     await ctx.work.enqueue(tx, CI_TRIGGER, payload);
   }
 }
@@ -140,11 +149,12 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
         commit: p.commit,
         ref: p.ref,
         event: p.event,
-        actorUserId: null,
+        actorUserId: p.actorUserId ?? null,
         createdAt: t,
       };
       if ("error" in w) {
         await runs.insertRun(tx, { ...base, state: "failure", error: w.error, finishedAt: t });
+        await runFailed(ctx, tx, { ...base, error: w.error });
         continue;
       }
       // SPEC §4.1 claim rule 5: hosted jobs under `hosted: disabled` fail the run at trigger time.
@@ -152,6 +162,7 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
       if (hosted && minutes === undefined) minutes = await hostedCiRefusal(ctx, tx, p.orgId);
       const refused = hosted ? (policy.hosted === "disabled" ? hostedDisabledMessage(place.orgName) : (minutes ?? null)) : null;
       await runs.insertRun(tx, { ...base, state: refused ? "failure" : "queued", error: refused, finishedAt: refused ? t : null });
+      if (refused) await runFailed(ctx, tx, { ...base, error: refused });
       for (const j of w.jobs) {
         const id = newId();
         const state = refused ? "failure" : "queued";

@@ -54,7 +54,7 @@ function bodyOf(ctx: Ctx, row: store.NotificationRow, r: { repo: Repo; org: Org 
   };
 }
 
-const REASONS = new Set(["author", "comment", "review", "review_requested", "assign", "mention", "watching", "ci_activity"]);
+const REASONS: ReadonlySet<string> = new Set(["author", "comment", "review", "review_requested", "assign", "mention", "watching", "ci_activity"]);
 
 export interface ListInput {
   unread?: string;

@@ -7,9 +7,7 @@
 // Why the lock first: an activity fanned out while this attempt runs folds into this very row; with
 // the lock, either its fan-out committed before our read (its activity is in this mail) or it
 // waits for our commit and then enqueues a new row.
-import { inArray } from "drizzle-orm";
 import type { SubjectKind } from "../../db/schema/notifications.ts";
-import { tables } from "../../db/tables.ts";
 import { newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
 import { now, type Ctx } from "../context.ts";
@@ -62,13 +60,8 @@ export async function mailNotification(ctx: Ctx, p: MailPayload, at: Attempt): P
     const mine = all.filter((a) => a.actorUserId !== p.userId && (!Array.isArray(a.summary.only) || a.summary.only.includes(p.userId)));
     const through = all.length ? all[all.length - 1]!.createdAt : row.mailedThrough;
     if (!mine.length) return void (await store.setMailedThrough(tx, row.id, through));
-    const { users } = tables(tx);
     const actorIds = [...new Set(mine.map((a) => a.actorUserId).filter((x): x is string => x !== null))];
-    const handles = new Map(
-      actorIds.length
-        ? (await tx.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, actorIds))).map((u) => [u.id, u.handle])
-        : [],
-    );
+    const handles = await store.handlesOf(tx, actorIds);
     const token = `svcu_${newSecret()}`;
     const t = now();
     await store.insertUnsubscribe(tx, {

@@ -340,3 +340,14 @@ export async function pruneUnsubscribes(tx: Tx, before: number): Promise<number>
   const rows = await tx.delete(mailUnsubscribes).where(lt(mailUnsubscribes.expiresAt, before)).returning({ h: mailUnsubscribes.tokenHash });
   return rows.length;
 }
+
+/** Handles of people by id (the actors a mail names). */
+export async function handlesOf(q: Queryable, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const { users } = tables(q);
+  const rows = await q
+    .select({ id: users.id, handle: users.handle })
+    .from(users)
+    .where(inArray(users.id, [...ids]));
+  return new Map(rows.map((u) => [u.id, u.handle]));
+}

@@ -15,6 +15,8 @@ import { blobHeader, readBlobOffloaded } from "./blob-read.ts";
 import { splitPath } from "./commits.ts";
 import type { ChangedPath, CommitDetail, CommitList, CommitSummary, Tree } from "./schemas.ts";
 import * as store from "./store.ts";
+import { checksOfCommits, checksState } from "../ci/checks.ts";
+import type { CheckList } from "../ci/schemas.ts";
 
 /**
  * Hex digits an abbreviated id needs from an anonymous caller. Why more than git's 4: every
@@ -411,7 +413,13 @@ export async function listCommits(ctx: Ctx, t: RepoTarget, q: { ref?: string; pa
     if (shown >= skip) out.push(commitSummary(oid, c));
     shown++;
   }
-  return { commits: out, next_cursor: more ? encodeCursor([start, skip + limit]) : null };
+  // One query for the page's check rollups (issue 28).
+  const checks = await checksOfCommits(
+    ctx,
+    repo.id,
+    out.map((c) => c.sha),
+  );
+  return { commits: out.map((c) => ({ ...c, checks_state: checksState(checks.get(c.sha)) })), next_cursor: more ? encodeCursor([start, skip + limit]) : null };
 }
 
 /** Paths that differ between two trees (recursively), with added / modified / deleted. */
@@ -436,6 +444,16 @@ async function diffTrees(objects: PackSet, a: Oid | null, b: Oid | null, prefix:
 }
 
 /** GET …/commits/{sha}: the commit, its context (API commits) and the paths it changed. */
+/**
+ * GET …/commits/{rev}/checks: the check results of the commit any revision the content API
+ * resolves names (a branch, a tag, a full or abbreviated id), by key; 404 when unknown.
+ */
+export async function commitChecks(ctx: Ctx, t: RepoTarget, rev: string): Promise<CheckList> {
+  const { repo, snapshot, opts } = await readable(ctx, t);
+  const { oid } = await resolveRevision(snapshot, rev, opts);
+  return { checks: (await checksOfCommits(ctx, repo.id, [oid])).get(oid) ?? [] };
+}
+
 export async function getCommit(ctx: Ctx, t: RepoTarget, sha: string): Promise<CommitDetail> {
   const { repo, snapshot, opts } = await readable(ctx, t);
   const { oid: resolved, commit: c } = await resolveCommitId(snapshot, sha, opts);

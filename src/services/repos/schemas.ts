@@ -316,11 +316,20 @@ export const CommitsQuery = Type.Object({
   ...PageQuery.properties,
 });
 
+export const CommitListItem = Type.Object({
+  ...CommitSummary.properties,
+  checks_state: Type.Union([Type.String({ enum: ["success", "failure", "pending"] }), Type.Null()], {
+    description:
+      "the rollup of the commit's checks: failure when any failed or was cancelled, pending while any runs, success when all passed; null without checks",
+  }),
+});
+export type CommitListItem = Static<typeof CommitListItem>;
+
 export const CommitList = Type.Object(
-  { commits: Type.Array(CommitSummary), next_cursor: NextCursor },
+  { commits: Type.Array(CommitListItem), next_cursor: NextCursor },
   {
     description: "commits, newest first by committer date",
-    examples: [{ commits: [SUMMARY_EXAMPLE], next_cursor: "WyI5ZmNlYjAyZDBhZTU5OGU5NWRjOTcwYjc0NzY3ZjE5MzcyZDYxYWY4IiwzMF0" }],
+    examples: [{ commits: [{ ...SUMMARY_EXAMPLE, checks_state: "success" }], next_cursor: "WyI5ZmNlYjAyZDBhZTU5OGU5NWRjOTcwYjc0NzY3ZjE5MzcyZDYxYWY4IiwzMF0" }],
   },
 );
 export type CommitList = Static<typeof CommitList>;

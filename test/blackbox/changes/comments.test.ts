@@ -346,3 +346,44 @@ describe("suggestions", () => {
     expect(e.body.suggestion).toBeNull();
   });
 });
+
+describe("thread activity", () => {
+  test("a comment's author takes part as `comment`, people it mentions as `mention`; a description's mentions too", async () => {
+    const { repo } = await seeded("activity");
+    const c = await postOk(repo, { body: "cc @bo and @nobody" }, { cookie: w.member.cookie });
+    const change = dbRows<{ id: string }>(
+      w.server,
+      "SELECT c.id FROM changes c JOIN repos r ON r.id = c.repo_id WHERE r.name = 'activity' AND c.number = 1",
+    )[0]!;
+    const parts = () =>
+      dbRows<{ user_id: string; reason: string }>(
+        w.server,
+        "SELECT user_id, reason FROM thread_participants WHERE subject_id = ? ORDER BY reason",
+        change.id,
+      ).map((p) => [p.user_id, p.reason]);
+    expect(parts()).toContainEqual([c.author.user_id, "comment"]);
+    expect(parts()).toContainEqual([bo.id, "mention"]);
+    const kinds = dbRows<{ kind: string; summary: string }>(
+      w.server,
+      "SELECT kind, summary FROM thread_activity WHERE subject_id = ? ORDER BY created_at",
+      change.id,
+    );
+    expect(kinds.map((k) => k.kind)).toEqual(["opened", "commented"]);
+    expect(JSON.parse(kinds[1]!.summary)).toMatchObject({ excerpt: "cc @bo and @nobody", comment_ids: [c.id] });
+
+    const second = await repo.api.c.post(`${repo.api.base}/changes`, {
+      title: "Mentions",
+      branch: "feature",
+      target: "main",
+      description: "ping @bo, not `@ada`",
+    });
+    expect(second.status).toBe(201);
+    const id = dbRows<{ id: string }>(w.server, "SELECT c.id FROM changes c JOIN repos r ON r.id = c.repo_id WHERE r.name = 'activity' AND c.number = 2")[0]!
+      .id;
+    // bo is mentioned; `@ada` in code is not a mention.
+    expect(dbRows<{ user_id: string; reason: string }>(w.server, "SELECT user_id, reason FROM thread_participants WHERE subject_id = ?", id)).toEqual(
+      expect.arrayContaining([{ user_id: bo.id, reason: "mention" }]),
+    );
+    expect(dbRows(w.server, "SELECT user_id FROM thread_participants WHERE subject_id = ?", id).length).toBe(2);
+  });
+});

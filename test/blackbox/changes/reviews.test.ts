@@ -49,7 +49,7 @@ async function opened(name: string): Promise<{ repo: TestRepo; base: string }> {
   await commitFiles(w.g, dir, { "a.txt": "a\n" }, "seed");
   await w.g.ok(["push", "-q", repo.url, "main"], { cwd: dir });
   await w.g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(w.g, dir, { "a.txt": "a\nmore\n" }, "feature");
+  await commitFiles(w.g, dir, { "a.txt": "a\nmore\n", "big.txt": Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("") }, "feature");
   await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
   const base = `${repo.api.base}/changes`;
   const r = await as(people.ada!).post(base, { title: "More a", branch: "feature" });
@@ -110,6 +110,39 @@ describe("reviews", () => {
     expect((await as(people.dee!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(201);
     const states = (await as(people.ada!).get(base)).body.reviewers.map((r: { handle: string; state: string }) => `${r.handle}:${r.state}`);
     expect(states).toEqual(["bo:approved", "dee:approved", "cy:commented"]);
+  });
+
+  test("a review with 20 line comments is one transaction: all 201 with review_id, or none on a bad item (with its index)", async () => {
+    const { base } = await opened("batch");
+    const comments = Array.from({ length: 20 }, (_, i) => ({ body: `about line ${i + 1}`, path: "big.txt", line: i + 1 }));
+    const bad = await as(people.bo!).post(`${base}/reviews`, {
+      verdict: "request_changes",
+      body: "see inline",
+      comments: [...comments.slice(0, 5), { body: "nowhere", path: "big.txt", line: 999 }, ...comments.slice(5)],
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.index).toBe(5);
+    expect(bad.body.error).toStartWith("comments[5]: ");
+    expect((await as(people.bo!).get(`${base}/reviews`)).body.reviews).toEqual([]);
+    expect((await as(people.bo!).get(`${base}/comments`)).body.comments).toEqual([]);
+    // A review's comments take no patchset of their own.
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", comments: [{ ...comments[0], patchset: 1 }] })).status).toBe(201);
+
+    const ok = await as(people.bo!).post(`${base}/reviews`, { verdict: "request_changes", body: "see inline", comments });
+    expect(ok.status).toBe(201);
+    expect(ok.body.comments).toHaveLength(20);
+    for (const [i, c] of ok.body.comments.entries())
+      expect(c).toMatchObject({ review_id: ok.body.id, path: "big.txt", line: i + 1, patchset: 1, body: `about line ${i + 1}` });
+    const listed = (await as(people.ada!).get(`${base}/reviews`)).body.reviews;
+    expect(listed[1]).toEqual(ok.body);
+    expect((await as(people.ada!).get(`${base}/comments`)).body.comments).toHaveLength(21);
+    // One change.reviewed event counting them; no change.commented for a review's own comments.
+    const events = dbRows<{ kind: string; payload: string }>(
+      w.server,
+      "SELECT kind, payload FROM events WHERE kind LIKE 'change.%ed' AND payload LIKE ?",
+      `%${ok.body.id}%`,
+    );
+    expect(events.map((e) => [e.kind, JSON.parse(e.payload).comments])).toEqual([["change.reviewed", 20]]);
   });
 
   test("refusals: own change, empty comment, unknown verdict, closed change, who may review", async () => {

@@ -1,15 +1,13 @@
 // Applying suggestions (issue 28), black-box: the real server, suggestions posted as line comments,
 // applied through POST …/changes/{n}/suggestions/apply, and the result read back with the real git
 // client (content, modes, line endings, trailers, parents).
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitFiles, initRepo, lsRemote, repoUrl } from "../../helpers/git.ts";
-import { commitOk, newRepo, put, repoApi, startWorld, type Person, type RepoApi, type TestRepo, type World } from "../../helpers/content.ts";
+import { commitOk, newRepo, put, repoApi, startWorld, type Person, type TestRepo, type World } from "../../helpers/content.ts";
 import { caller } from "../../helpers/api.ts";
 import { dbRows, until } from "../ci/helpers.ts";
-import { parseSuggestion } from "../../../src/services/changes/suggestion.ts";
 
 const ORG = "sug";
 let w: World;
@@ -41,80 +39,13 @@ const change = async (repo: TestRepo, n: number) => (await repo.api.c.get(`${rep
 const apply = (repo: TestRepo, n: number, body: Record<string, unknown>, who: Person = w.owner) =>
   repoApi(w.server, ORG, repo.name, who.token).c.post(`${repo.api.base}/changes/${n}/suggestions/apply`, body);
 
-/**
- * Posts a line comment on the new side whose body holds a suggestion, as `who`; answers its id.
- * Until the comments API exists on this branch (helper comments' COMMENTS1), the row is written
- * as that API would write it.
- */
-async function suggest(
-  repo: TestRepo,
-  n: number,
-  who: Person,
-  at: { path: string; line: number; start_line?: number },
-  suggestion: string,
-  branchRepo: RepoApi = repo.api,
-): Promise<string> {
+/** Posts a line comment on the new side whose body holds a suggestion, as `who`; answers its id. */
+async function suggest(repo: TestRepo, n: number, who: Person, at: { path: string; line: number; start_line?: number }, suggestion: string): Promise<string> {
   const body = `Try this:\n\n\`\`\`suggestion\n${suggestion}\`\`\`\n`;
   const r = await repoApi(w.server, ORG, repo.name, who.token).c.post(`${repo.api.base}/changes/${n}/comments`, { body, side: "new", ...at });
-  if (r.status === 201) return r.body.id;
-  if (r.status !== 404) throw new Error(`comment: ${r.status} ${JSON.stringify(r.body)}`);
-  return seedComment(repo, n, who, at, body, branchRepo);
-}
-
-async function seedComment(
-  repo: TestRepo,
-  n: number,
-  who: Person,
-  at: { path: string; line: number; start_line?: number },
-  body: string,
-  branchRepo: RepoApi,
-): Promise<string> {
-  const c = dbRows<{ id: string; repo_id: string; head: string; patchset: number }>(
-    w.server,
-    "SELECT c.id, c.repo_id, c.head, c.patchset FROM changes c JOIN repos r ON r.id = c.repo_id WHERE r.name = ? AND c.number = ?",
-    repo.name,
-    n,
-  )[0]!;
-  const show = await branchRepo.c.get(`${branchRepo.base}/tree/${c.head}?path=${encodeURIComponent(at.path.split("/").slice(0, -1).join("/"))}`);
-  const blob = (show.body.entries as { name: string; oid: string }[]).find((e) => e.name === at.path.split("/").pop())!.oid;
-  const text = await (await branchRepo.blob(c.head, at.path)).text();
-  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
-  const start = at.start_line ?? at.line;
-  const id = crypto.randomUUID();
-  const t = Date.now();
-  const parsed = parseSuggestion(body) as { text: string };
-  const db = new Database(join(w.server.dataDir, "svc.db"));
-  db.exec("PRAGMA busy_timeout = 10000");
-  try {
-    db.query(
-      `INSERT INTO change_comments (id, change_id, repo_id, author_user_id, state, body, body_html, render_version, thread_id, patchset, path, side, line, start_line,
-        commit_oid, blob_oid, anchor_text, context_text, outdated, anchored_patchset, cur_line, cur_start_line, suggestion, resolved, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'published', ?, '', 0, ?, ?, ?, 'new', ?, ?, ?, ?, ?, '', 0, ?, ?, ?, ?, 0, ?, ?)`,
-    ).run(
-      id,
-      c.id,
-      c.repo_id,
-      userOf(who).id,
-      body,
-      id,
-      c.patchset,
-      at.path,
-      at.line,
-      at.start_line ?? null,
-      c.head,
-      blob,
-      lines.slice(start - 1, at.line).join(""),
-      c.patchset,
-      at.line,
-      at.start_line ?? null,
-      parsed.text,
-      t,
-      t,
-    );
-  } finally {
-    db.close();
-  }
-  return id;
+  if (r.status !== 201) throw new Error(`comment: ${r.status} ${JSON.stringify(r.body)}`);
+  expect(r.body.suggestion).toMatchObject({ applicable: true, applied_commit: null });
+  return r.body.id;
 }
 
 /** The comment rows as stored (applied commit, resolution). */
@@ -154,6 +85,8 @@ describe("applying suggestions", () => {
 
     expect(await change(repo, number)).toMatchObject({ head: commit, patchset: 2 });
     expect(commentRow(id)).toEqual({ applied_commit: commit, resolved: 1 });
+    const listed = (await repo.api.c.get(`${repo.api.base}/changes/${number}/comments`)).body.comments.find((c: { id: string }) => c.id === id);
+    expect(listed).toMatchObject({ resolved: true, suggestion: { applicable: false, applied_commit: commit } });
     // Applied once: again is 422, and nothing moves.
     const again = await apply(repo, number, { comment_ids: [id] });
     expect(again.status).toBe(422);
@@ -244,13 +177,19 @@ describe("applying suggestions", () => {
     expect(commentRow(id)).toEqual({ applied_commit: null, resolved: 0 });
   });
 
-  test("refusals: overlapping 422, not a suggestion 422, another change's comment 422, a viewer 403, anonymous 401", async () => {
+  test("refusals: overlapping 422, a plain comment 422, another change's comment 422, a viewer 403, anonymous 401", async () => {
     const { repo, number } = await seeded("refused");
     const a = await suggest(repo, number, w.member, { path: "a.txt", start_line: 2, line: 4 }, "x\n");
     const b = await suggest(repo, number, w.member, { path: "a.txt", start_line: 4, line: 5 }, "y\n");
     const overlap = await apply(repo, number, { comment_ids: [a, b] });
     expect(overlap.status).toBe(422);
     expect(overlap.body.error).toContain("overlapping");
+
+    const plain = await repo.api.c.post(`${repo.api.base}/changes/${number}/comments`, { body: "just a remark", path: "a.txt", line: 1, side: "new" });
+    expect(plain.status).toBe(201);
+    const notSuggestion = await apply(repo, number, { comment_ids: [plain.body.id] });
+    expect(notSuggestion.status).toBe(422);
+    expect(notSuggestion.body.error).toContain("not a suggestion");
 
     const other = await seeded("refused-other");
     const elsewhere = await suggest(other.repo, other.number, w.member, { path: "a.txt", line: 1 }, "z\n");
@@ -289,14 +228,7 @@ describe("applying suggestions", () => {
       source: { org: w.outsider.org, repo: "down" },
     });
     expect(opened.status).toBe(201);
-    const id = await suggest(
-      upstream,
-      opened.body.number,
-      w.owner,
-      { path: "a.txt", line: 1 },
-      "ONE\n",
-      repoApi(w.server, w.outsider.org, "down", w.outsider.token),
-    );
+    const id = await suggest(upstream, opened.body.number, w.owner, { path: "a.txt", line: 1 }, "ONE\n");
     const r = await apply(upstream, opened.body.number, { comment_ids: [id] });
     expect(r.status).toBe(403);
     expect(r.body.error).toContain(`${w.outsider.org}/down`);

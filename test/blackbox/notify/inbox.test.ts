@@ -32,7 +32,7 @@ beforeAll(async () => {
   server = await startServer({ env: { SVC_NOTIFY_MAIL_DELAY_MS: "0" } });
   g = gitSandbox("svc-notify-");
   people.own = await cast(ORG, "own", "owner");
-  const list = await Promise.all(["ada", "bo", "cy", "wat", "ign"].map((h) => cast(ORG, h, "member")));
+  const list = await Promise.all(["ada", "bo", "cy", "wat", "ign", "lea", "men", "par"].map((h) => cast(ORG, h, "member")));
   for (const p of list) people[p.handle] = p;
 });
 afterAll(async () => {
@@ -108,6 +108,44 @@ describe("notification inbox", () => {
     expect((await inbox(people.bo!, t.repo)).notifications.length).toBe(1);
   }, 120_000);
 
+  test("author, comment and mention from comments; a `participating` watcher hears nothing of a thread they are not in", async () => {
+    const t = await thread("comments");
+    expect((await as(people.par!).put(`/v1/orgs/${ORG}/repos/${t.repo}/subscription`, { level: "participating" })).status).toBe(200);
+    // cy comments on ada's change: ada hears as its author.
+    expect((await as(people.cy!).post(`${t.base}/comments`, { body: "why this?" })).status).toBe(201);
+    expect((await waitFor(people.ada!, t.repo)).reason).toBe("author");
+    // bo replies mentioning men: cy hears as a commenter, men as mentioned.
+    expect((await as(people.bo!).post(`${t.base}/comments`, { body: "because @men said so" })).status).toBe(201);
+    expect((await waitFor(people.cy!, t.repo)).reason).toBe("comment");
+    expect((await waitFor(people.men!, t.repo)).reason).toBe("mention");
+    expect((await inbox(people.ada!, t.repo)).notifications.map((n) => n.reason)).toEqual(["author"]);
+    expect((await inbox(people.par!, t.repo)).notifications).toEqual([]);
+    expect((await inbox(people.bo!, t.repo)).notifications).toEqual([]);
+  }, 120_000);
+
+  test("ci_activity: a failed CI run notifies whoever pushed it, and nobody else (not an `all` watcher)", async () => {
+    const name = "ci";
+    await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
+    const repoBase = `/v1/orgs/${ORG}/repos/${name}`;
+    expect((await as(people.wat!).put(`${repoBase}/subscription`, { level: "all" })).status).toBe(200);
+    const dir = await initRepo(g, name);
+    await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+    // A workflow that cannot be read: its run fails as soon as the push is read.
+    await commitFiles(g, dir, { ".svc/workflows/ci.yml": "on: [push\njobs: {" }, "broken workflow");
+    await g.ok(["push", "-q", repoUrl(server, ORG, name, people.bo!.token), "main"], { cwd: dir });
+    const n = await waitFor(people.bo!, name);
+    expect(n.reason).toBe("ci_activity");
+    expect(n.subject.kind).toBe("run");
+    expect(n.subject.number).toBe(null);
+    expect(n.subject.title).toContain("failed on main");
+    expect(n.subject.url).toBe(`${server.url}/${ORG}/${name}/runs/${n.subject.id}`);
+    const run = await as(people.own!).get(`${repoBase}/runs/${n.subject.id}`);
+    expect(run.status).toBe(200);
+    expect(run.body.state).toBe("failure");
+    expect((await inbox(people.wat!, name)).notifications).toEqual([]);
+    expect((await inbox(people.ada!, name)).notifications).toEqual([]);
+  }, 120_000);
+
   test("PATCH unread, read-all, mute; unread_count and filters; another person's id is 404", async () => {
     const t = await thread("marks");
     expect((await as(people.cy!).post(`${t.base}/reviews`, { verdict: "comment", body: "first" })).status).toBe(201);
@@ -139,14 +177,15 @@ describe("notification inbox", () => {
 
   test("losing access hides the notification from the list and the count; anonymous 401; settings", async () => {
     const t = await thread("access");
+    expect((await as(people.lea!).put(`/v1/orgs/${ORG}/repos/${t.repo}/subscription`, { level: "all" })).status).toBe(200);
     expect((await as(people.cy!).post(`${t.base}/reviews`, { verdict: "comment", body: "hello" })).status).toBe(201);
-    await waitFor(people.wat!, t.repo);
-    const all = await as(people.wat!).get("/v1/notifications");
+    await waitFor(people.lea!, t.repo);
+    const all = await as(people.lea!).get("/v1/notifications");
     expect(all.body.notifications.some((n: any) => n.repo.name === t.repo)).toBe(true);
     const count = all.body.unread_count;
-    // wat leaves the org: the private repository is no longer readable.
-    expect((await client(server, { cookie: people.own!.cookie }).delete(`/v1/orgs/${ORG}/members/${people.wat!.id}`, { origin: server.url })).status).toBe(204);
-    const after = await client(server, { cookie: people.wat!.cookie }).get("/v1/notifications");
+    // lea leaves the org: the private repository is no longer readable.
+    expect((await client(server, { cookie: people.own!.cookie }).delete(`/v1/orgs/${ORG}/members/${people.lea!.id}`, { origin: server.url })).status).toBe(204);
+    const after = await client(server, { cookie: people.lea!.cookie }).get("/v1/notifications");
     expect(after.status).toBe(200);
     expect(after.body.notifications.some((n: any) => n.repo.name === t.repo)).toBe(false);
     expect(after.body.unread_count).toBeLessThan(count);

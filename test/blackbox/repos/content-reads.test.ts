@@ -384,6 +384,7 @@ describe("history", () => {
         author: { name: an, email: ae, date: Number(at) * 1000, timezone: "+0000" },
         committer: { name: cn, email: ce, date: Number(ct) * 1000, timezone: "+0000" },
         parents: parents ? parents.split(" ") : [],
+        checks_state: null,
       });
       expect(c.message.trimEnd()).toBe(await git("log", "-1", "--format=%B", c.sha));
     }

@@ -1,5 +1,5 @@
 // The ```suggestion parser (issue 28): CommonMark fences, one block per comment, bounded input;
-// and the text side of applying: lines replaced bottom-up keeping line endings, ranges mapped.
+// and the text side of applying: lines replaced bottom-up keeping line endings.
 import { describe, expect, test } from "bun:test";
 import {
   lineEndingOf,
@@ -10,7 +10,6 @@ import {
   SUGGESTION_BODY_MAX,
   textLines,
 } from "../../../src/services/changes/suggestion.ts";
-import { mapLines } from "../../../src/services/changes/suggestions.ts";
 
 const TWO = { error: "a comment may hold one suggestion block" };
 
@@ -115,18 +114,5 @@ describe("spliceLines", () => {
     expect(sameLines("a\r\nb\r\n", "a\r\nb")).toBe(true);
     expect(sameLines("a\r\nb\r\n", "a\nb\n")).toBe(false);
     expect(sameLines("a \n", "a\n")).toBe(false);
-  });
-});
-
-describe("mapLines", () => {
-  const lines = (s: string) => textLines(s);
-  test("unchanged, shifted, touched", () => {
-    expect(mapLines(lines("a\nb\nc\n"), lines("a\nb\nc\n"), 2, 3)).toEqual({ start: 2, end: 3 });
-    expect(mapLines(lines("a\nb\nc\n"), lines("x\ny\na\nb\nc\n"), 2, 3)).toEqual({ start: 4, end: 5 });
-    expect(mapLines(lines("a\nb\nc\nd\n"), lines("a\nb\nc\nX\nd\n"), 2, 3)).toEqual({ start: 2, end: 3 });
-    expect(mapLines(lines("a\nb\nc\n"), lines("a\nB\nc\n"), 2, 3)).toBeNull();
-    expect(mapLines(lines("a\nb\nc\n"), lines("a\nb\nX\nc\n"), 2, 3)).toBeNull();
-    expect(mapLines(lines("a\nb\nc\n"), lines("a\nc\n"), 2, 2)).toBeNull();
-    expect(mapLines(lines("a\nb\n"), lines("a\nb\n"), 2, 3)).toBeNull();
   });
 });

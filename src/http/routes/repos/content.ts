@@ -3,7 +3,8 @@
 import { Elysia, t } from "elysia";
 import { Invalid } from "../../../errors.ts";
 import { checkOperationKinds, createCommit } from "../../../services/repos/commits.ts";
-import { getBlob, getCommit, getTree, listCommits } from "../../../services/repos/content.ts";
+import { commitChecks, getBlob, getCommit, getTree, listCommits } from "../../../services/repos/content.ts";
+import { CheckList } from "../../../services/ci/schemas.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { deleteProtection, listProtections, putProtection } from "../../../services/repos/protections.ts";
 import { deleteRef, listRefs, putRef } from "../../../services/repos/refs.ts";
@@ -107,6 +108,14 @@ export function contentRoutes(ctx: Ctx) {
     .get(`${base}/commits/:sha`, async ({ request, params }) => getCommit(ctx, await target(request, params), params.sha), {
       response: { 200: CommitDetail, ...errors(401, 404) },
       detail: { summary: "One commit with parents, author, committer, message, context and changed paths" },
+    })
+    .get(`${base}/commits/:sha/checks`, async ({ request, params }) => commitChecks(ctx, await target(request, params), params.sha), {
+      response: { 200: CheckList, ...errors(401, 404) },
+      detail: {
+        summary: "A commit's check results, by key",
+        description:
+          "{sha} is any revision the content API resolves (a branch, a tag, a full or abbreviated id). Each check is a CI job's latest state for the commit; 404 for an unknown revision.",
+      },
     })
     .get(
       `${base}/tree/*`,
