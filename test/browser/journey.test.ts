@@ -141,8 +141,8 @@ test("sign in → new repository → push → browse, file, history, commit → 
       await page.locator("tr.add td.c", { hasText: "export const extra = 2;" }).waitFor();
       await go(page, () => page.getByRole("link", { name: "Patchset 1" }).click());
       await page.locator("tr.add td.c", { hasText: "export const extra = 1;" }).waitFor();
-      await page.getByLabel("Compare").selectOption("1");
-      await page.getByLabel("with").selectOption("2");
+      await page.getByLabel("Compare", { exact: true }).selectOption("1");
+      await page.getByLabel("with", { exact: true }).selectOption("2");
       await go(page, () => page.getByRole("button", { name: "Compare" }).click());
       await page.getByRole("heading", { name: "Changes from patchset 1 to patchset 2" }).waitFor();
       await page.locator("tr.del td.c", { hasText: "export const extra = 1;" }).waitFor();
