@@ -7,7 +7,7 @@ import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
-import { mapRanges, nearHunks, type LineRange } from "./services/changes/anchors.ts";
+import { hunkLines, mapRanges, type LineRange } from "./services/changes/anchors.ts";
 import { diffTexts } from "./git/line-diff.ts";
 
 /** Every task a thread can run. */
@@ -51,9 +51,8 @@ export const TASKS = {
   },
   /** Maps comment ranges from one version of a file to the next (services/changes/anchors.ts). */
   "changes.mapRanges": (input: { old: string; new: string; ranges: LineRange[] }) => mapRanges(input.old, input.new, input.ranges),
-  /** Whether comment ranges lie in or beside a hunk of a file's diff (services/changes/anchors.ts). */
-  "changes.nearHunks": (input: { old: string; new: string; side: "old" | "new"; ranges: LineRange[] }) =>
-    nearHunks(input.old, input.new, input.side, input.ranges),
+  /** The lines of one side of a file's diff that may take comments (services/changes/anchors.ts). */
+  "changes.hunkLines": (input: { old: string; new: string; side: "old" | "new" }) => hunkLines(input.old, input.new, input.side),
   /** The line diff of one big file's two sides: counts and, when asked, the unified hunks (git/line-diff.ts). */
   "git.lineDiff": (input: { a: string; b: string; wantPatch: boolean }) => diffTexts(input.a, input.b, input.wantPatch),
 } as const;

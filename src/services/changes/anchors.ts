@@ -1,5 +1,5 @@
 // Where a line comment sits, and where it sits after a push (issue 28 plan §3.1 "Outdated").
-// Pure functions of text (the `changes.mapRanges` and `changes.nearHunks` thread tasks run them
+// Pure functions of text (the `changes.mapRanges` and `changes.hunkLines` thread tasks run them
 // on big files): a range of lines maps through git's kind of line diff (Myers, git/line-diff.ts)
 // to the same lines in the new text, or to null when an edit touched it.
 import { diffLines, splitLines, type Edit } from "../../git/line-diff.ts";
@@ -59,19 +59,17 @@ export function mapRanges(oldText: string, newText: string, ranges: LineRange[])
 export const HUNK_CONTEXT = 3;
 
 /**
- * For each range on `side` of the diff from `oldText` to `newText`: whether every line of it is
- * a changed line or within HUNK_CONTEXT lines of one (the lines a reviewer sees in a hunk). A
- * diff too large to compute accepts every range that exists.
+ * The lines of `side` a comment may sit on in the diff from `oldText` to `newText`: a changed line
+ * or within HUNK_CONTEXT lines of one (the lines a reviewer sees in a hunk), as a 1-based byte map
+ * (index 0 unused); null when the diff is too large to compute (then every existing line may).
  */
-export function nearHunks(oldText: string, newText: string, side: "old" | "new", ranges: LineRange[]): boolean[] {
+export function hunkLines(oldText: string, newText: string, side: "old" | "new"): Uint8Array | null {
   const a = splitLines(oldText);
   const b = splitLines(newText);
   const count = side === "new" ? b.length : a.length;
   const edits = diffLines(a, b, MAX_EDITS);
-  if (edits === null) return ranges.map((r) => r.start >= 1 && r.end <= count);
-  // Positions (1-based) on this side that an edit touches; an edit of the other side touches
-  // the lines on both sides of where it sits.
-  const near = new Uint8Array(count + 2);
+  if (edits === null) return null;
+  const near = new Uint8Array(count + 1);
   const markRange = (from: number, to: number) => {
     for (let i = Math.max(1, from); i <= Math.min(count, to); i++) near[i] = 1;
   };
@@ -95,9 +93,20 @@ export function nearHunks(oldText: string, newText: string, side: "old" | "new",
       bi = e.b + 1;
     }
   }
-  return ranges.map((r) => {
-    if (r.start < 1 || r.end > count) return false;
-    for (let i = r.start; i <= r.end; i++) if (!near[i]) return false;
-    return true;
-  });
+  return near;
+}
+
+/** Whether every line of `r` may take a comment, given `hunkLines`' map and the side's line count. */
+export function rangeInHunks(near: Uint8Array | null, count: number, r: LineRange): boolean {
+  if (r.start < 1 || r.end > count || r.end < r.start) return false;
+  if (near === null) return true;
+  for (let i = r.start; i <= r.end; i++) if (!near[i]) return false;
+  return true;
+}
+
+/** For each range on `side` of the diff from `oldText` to `newText`: whether it may take a comment (`hunkLines`). */
+export function nearHunks(oldText: string, newText: string, side: "old" | "new", ranges: LineRange[]): boolean[] {
+  const near = hunkLines(oldText, newText, side);
+  const count = splitLines(side === "new" ? newText : oldText).length;
+  return ranges.map((r) => rangeInHunks(near, count, r));
 }

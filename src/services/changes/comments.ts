@@ -18,7 +18,7 @@ import { now, type Ctx } from "../context.ts";
 import type { NotifyReason } from "../events/types.ts";
 import { treeOfCommit } from "../git/diff.ts";
 import { parsePage, pageOf } from "../paging.ts";
-import { mapRanges, nearHunks, type LineRange } from "./anchors.ts";
+import { hunkLines, mapRanges, rangeInHunks, type LineRange } from "./anchors.ts";
 import {
   MAX_COMMENT_BODY,
   MAX_COMMENT_LINES,
@@ -99,21 +99,16 @@ async function mergeBaseOf(reader: ObjectReader, base: Oid, head: Oid): Promise<
   return (await mergeBases(reader, base, head))[0] ?? base;
 }
 
-/** Runs a pure anchor task on the event loop for small texts, on a thread for big ones. */
-async function anchorTask<K extends "changes.mapRanges" | "changes.nearHunks">(
-  ctx: Ctx,
-  name: K,
-  input: K extends "changes.mapRanges"
-    ? { old: string; new: string; ranges: LineRange[] }
-    : { old: string; new: string; side: "old" | "new"; ranges: LineRange[] },
-): Promise<K extends "changes.mapRanges" ? (LineRange | null)[] : boolean[]> {
-  type Out = K extends "changes.mapRanges" ? (LineRange | null)[] : boolean[];
-  if (input.old.length + input.new.length <= OFFLOAD_BYTES) {
-    if (name === "changes.mapRanges") return mapRanges(input.old, input.new, input.ranges) as Out;
-    const i = input as { old: string; new: string; side: "old" | "new"; ranges: LineRange[] };
-    return nearHunks(i.old, i.new, i.side, i.ranges) as Out;
-  }
-  return (await ctx.threads.run(name, input as never, { timeLimitMs: THREAD_TIME_LIMIT_MS })) as Out;
+/** Maps ranges between two texts: on the event loop for small texts, on a thread for big ones. */
+async function mapRangesOffloaded(ctx: Ctx, input: { old: string; new: string; ranges: LineRange[] }): Promise<(LineRange | null)[]> {
+  if (input.old.length + input.new.length <= OFFLOAD_BYTES) return mapRanges(input.old, input.new, input.ranges);
+  return await ctx.threads.run("changes.mapRanges", input, { timeLimitMs: THREAD_TIME_LIMIT_MS });
+}
+
+/** The commentable lines of one side of a file's diff (anchors.ts `hunkLines`), on a thread for big texts. */
+async function hunkLinesOffloaded(ctx: Ctx, input: { old: string; new: string; side: "old" | "new" }): Promise<Uint8Array | null> {
+  if (input.old.length + input.new.length <= OFFLOAD_BYTES) return hunkLines(input.old, input.new, input.side);
+  return await ctx.threads.run("changes.hunkLines", input, { timeLimitMs: THREAD_TIME_LIMIT_MS });
 }
 
 // ── validation and rendering ─────────────────────────────────────────────────────────────────
@@ -146,7 +141,7 @@ function escapeText(s: string): string {
  * on a worker thread (the `web.renderMarkdown` task; services hold no renderer of their own): a
  * body the thread cannot render in time is shown as text.
  */
-async function renderBody(
+export async function renderBody(
   ctx: Ctx,
   t: RepoTarget,
   change: ChangeRow,
@@ -225,12 +220,14 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
   const other = otherEntry && isFile(otherEntry.mode) ? await text(otherEntry.oid, MAX_DIFF_BLOB) : { text: "" };
   if (own.text.length <= MAX_DIFF_BLOB && "text" in other) {
     const [oldText, newText] = side === "new" ? [other.text, own.text] : [own.text, other.text];
-    let ok = true;
+    let near: Uint8Array | null = null;
     try {
-      ok = (await anchorTask(ctx, "changes.nearHunks", { old: oldText, new: newText, side, ranges: [{ start, end: line }] }))[0]!;
+      // One diff per file and side for the whole request (a review's comments on one file).
+      near = await t.once(`hunks:${otherEntry?.oid ?? "-"}:${entry.oid}:${side}`, () => hunkLinesOffloaded(ctx, { old: oldText, new: newText, side }));
     } catch (e) {
       if (!(e instanceof ThreadTaskError)) throw e;
     }
+    const ok = rangeInHunks(near, lines.length, { start, end: line });
     if (!ok)
       throw Unprocessable(
         `line${start === line ? ` ${line}` : `s ${start}-${line}`} of ${path} ${start === line ? "is" : "are"} not part of the diff: comment on changed lines or the 3 lines around them`,
@@ -358,7 +355,7 @@ export async function insertPreparedComments(tx: Tx, prepared: PreparedComment[]
 }
 
 /** The thread participants of prepared comments: the author as commenter, mentioned people as `mention`. */
-export function commentParticipants(authorUserId: string, prepared: PreparedComment[]): { userId: string; reason: NotifyReason }[] {
+export function commentParticipants(authorUserId: string, prepared: readonly Pick<PreparedComment, "mentions">[]): { userId: string; reason: NotifyReason }[] {
   const out: { userId: string; reason: NotifyReason }[] = [{ userId: authorUserId, reason: "comment" }];
   const seen = new Set([authorUserId]);
   for (const p of prepared)
@@ -467,7 +464,7 @@ export async function currentAnchors(ctx: Ctx, repo: Repo, change: ChangeRow, ro
     }
     let mapped: (LineRange | null)[];
     try {
-      mapped = await anchorTask(ctx, "changes.mapRanges", {
+      mapped = await mapRangesOffloaded(ctx, {
         old: a.text,
         new: b.text,
         ranges: list.map((r) => ({ start: r.startLine ?? r.line!, end: r.line! })),

@@ -13,7 +13,7 @@ import { REVIEW_VERDICTS, type Review, type ReviewCreate, type ReviewDismiss, ty
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as reviewStore from "./store-reviews.ts";
-import { commentBodies, commentParticipants, insertPreparedComments, prepareComment, type PreparedComment } from "./comments.ts";
+import { commentBodies, commentParticipants, insertPreparedComments, prepareComment, RENDER_VERSION, renderBody, type PreparedComment } from "./comments.ts";
 import type { CommentRow } from "./store-comments.ts";
 import type { Comment } from "./comment-schemas.ts";
 import type { ReviewRow } from "./store-reviews.ts";
@@ -46,6 +46,7 @@ export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<st
     author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
     verdict: r.verdict,
     body: r.body,
+    body_html: r.bodyHtml,
     patchset: r.patchset,
     head: r.head,
     dismissed: r.dismissed,
@@ -86,11 +87,13 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
     throw Conflict(`change #${number} is ${change.state}; it takes comments, not verdicts`);
   // Every comment is checked and anchored first (git reads, no writes); a bad one refuses the whole review.
   const prepared: PreparedComment[] = [];
+  // The body is rendered like a comment's (sanitized, `#N` and `@handle` linked); people it mentions take part.
+  const rendered = body === null ? null : await renderBody(ctx, t, change, body, null);
   for (const [index, item] of items.entries()) {
     try {
       prepared.push(await prepareComment(ctx, t, change, item, { inReview: true }));
     } catch (e) {
-      if (e instanceof AppError && e.status === 422) throw new AppError("unprocessable", `comments[${index}]: ${e.message}`, { ...e.extra, index });
+      if (e instanceof AppError && e.code === "unprocessable") throw new AppError("unprocessable", `comments[${index}]: ${e.message}`, { ...e.extra, index });
       throw e;
     }
   }
@@ -106,8 +109,8 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       authorUserId: person.id,
       verdict,
       body,
-      bodyHtml: null,
-      renderVersion: 0,
+      bodyHtml: rendered?.html ?? null,
+      renderVersion: rendered ? RENDER_VERSION : 0,
       patchset: cur.patchset,
       head: cur.head ?? "",
       dismissed: false,
@@ -134,7 +137,10 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       activity: "reviewed",
       actorUserId: person.id,
       // The reviewer takes part as `review`; people mentioned in the comments as `mention`.
-      participants: [{ userId: person.id, reason: "review" as const }, ...commentParticipants(person.id, prepared).slice(1)],
+      participants: [
+        { userId: person.id, reason: "review" as const },
+        ...commentParticipants(person.id, [...prepared, { mentions: rendered?.mentions ?? [] }]).slice(1),
+      ],
       summary: { verdict, comments: n, review_id: r.id, comment_ids: rows.map((c) => c.id), ...(body ? { excerpt: body.slice(0, 200) } : {}) },
     });
     // The lander never waits for approvals: it looks again and ejects the change if it is blocked now.

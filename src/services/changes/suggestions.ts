@@ -144,9 +144,9 @@ async function branchRepoTarget(ctx: Ctx, t: RepoTarget, sourceRepoId: string | 
   try {
     return await openRepoTarget(ctx, t.actor, source.org.name, source.repo.name, "repo:write");
   } catch (e) {
-    if (e instanceof AppError && e.status === 401) throw e;
+    if (e instanceof AppError && e.code === "unauthenticated") throw e;
     // Why one message whether the fork is hidden or read-only: the change already names its source.
-    if (e instanceof AppError && (e.status === 403 || e.status === 404))
+    if (e instanceof AppError && (e.code === "forbidden" || e.code === "not_found"))
       throw Forbidden(`applying suggestions to this change needs write access to ${source.org.name}/${source.repo.name}, where its branch lives`);
     throw e;
   }

@@ -18,26 +18,41 @@ const Reason = Type.String({
     "why the person hears about the thread (their strongest reason): author, comment, review, review_requested, assign, mention, watching or ci_activity",
 });
 
-export const Notification = Type.Object({
-  id: Type.String(),
-  repo: Type.Object({ org: Type.String(), name: Type.String() }),
-  subject: Type.Object({
-    kind: Type.Union([Type.Literal("change"), Type.Literal("issue"), Type.Literal("run")]),
-    number: Type.Union([Type.Integer(), Type.Null()], { description: "the change or issue number; null for a CI run" }),
-    id: Type.String(),
-    title: Type.String(),
-    url: Type.String({ description: "the thread on the web" }),
-  }),
-  reason: Reason,
-  unread: Type.Boolean(),
-  updated_at: Type.String({ format: "date-time" }),
-});
+const EXAMPLE = {
+  id: "n5v2k7q3x9m4c8b1",
+  repo: { org: "acme", name: "widgets" },
+  subject: { kind: "change", number: 7, id: "c2h8m4k6p1r9t3w5", title: "Faster parser", url: "https://svc.example.com/acme/widgets/changes/7" },
+  reason: "review_requested",
+  unread: true,
+  updated_at: "2026-11-27T12:40:00.000Z",
+} as const;
 
-export const NotificationList = Type.Object({
-  notifications: Type.Array(Notification),
-  next_cursor: NextCursor,
-  unread_count: Type.Integer({ description: "unread notifications about repositories the caller may read, over the whole inbox" }),
-});
+export const Notification = Type.Object(
+  {
+    id: Type.String(),
+    repo: Type.Object({ org: Type.String(), name: Type.String() }),
+    subject: Type.Object({
+      kind: Type.Union([Type.Literal("change"), Type.Literal("issue"), Type.Literal("run")]),
+      number: Type.Union([Type.Integer(), Type.Null()], { description: "the change or issue number; null for a CI run" }),
+      id: Type.String(),
+      title: Type.String(),
+      url: Type.String({ description: "the thread on the web" }),
+    }),
+    reason: Reason,
+    unread: Type.Boolean(),
+    updated_at: Type.String({ format: "date-time" }),
+  },
+  { examples: [EXAMPLE] },
+);
+
+export const NotificationList = Type.Object(
+  {
+    notifications: Type.Array(Notification),
+    next_cursor: NextCursor,
+    unread_count: Type.Integer({ description: "unread notifications about repositories the caller may read, over the whole inbox" }),
+  },
+  { examples: [{ notifications: [EXAMPLE], next_cursor: null, unread_count: 3 }] },
+);
 
 export const NotificationQuery = Type.Object({
   unread: Type.Optional(Type.String({ description: "true or false", examples: ["true"] })),
@@ -60,4 +75,10 @@ export const ReadAll = Type.Object(
 export const NotificationSettings = Type.Object(
   { email: Type.Boolean({ description: "notification mail on (default) or off" }) },
   { additionalProperties: false },
+);
+
+/** The settings as answered (the request body is NotificationSettings). */
+export const NotificationSettingsBody = Type.Object(
+  { email: Type.Boolean({ description: "notification mail on (default) or off" }) },
+  { examples: [{ email: true }] },
 );

@@ -143,3 +143,28 @@ describe("after a push", () => {
     expect(await shown(repo)).toEqual(after);
   });
 });
+
+describe("big files (diffed on a worker thread)", () => {
+  test("the hunk check and the mapping after a push work past the 64 KiB the event loop takes", async () => {
+    const repo = await newRepo(w, "big");
+    const dir = await initRepo(w.g, "big");
+    const big = numbered(5000);
+    await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+    await commitFiles(w.g, dir, { "big.txt": text(big) }, "seed");
+    await w.g.ok(["push", "-q", repo.url, "main"], { cwd: dir });
+    await w.g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
+    const changed = big.map((l, i) => (i === 2999 ? "LINE 3000" : l));
+    await commitFiles(w.g, dir, { "big.txt": text(changed) }, "feature");
+    await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+    expect((await repo.api.c.post(`${repo.api.base}/changes`, { title: "big", branch: "feature" })).status).toBe(201);
+    const far = await repo.api.c.post(`${repo.api.base}/changes/1/comments`, { body: "far", path: "big.txt", line: 100 });
+    expect(far.status).toBe(422);
+    expect(far.body.error).toMatch(/not part of the diff/);
+    const c = await comment(repo, { body: "here", path: "big.txt", start_line: 2998, line: 3000 });
+    await commitFiles(w.g, dir, { "big.txt": text(["top 1", "top 2", ...changed]) }, "shift");
+    await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+    expect((await shown(repo)).get(c.id)).toMatchObject({ outdated: false, current_start_line: 3000, current_line: 3002 });
+    await reanchored([c.id], 2);
+    expect((await shown(repo)).get(c.id)).toMatchObject({ outdated: false, current_start_line: 3000, current_line: 3002 });
+  });
+});

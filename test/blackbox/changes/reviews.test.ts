@@ -68,6 +68,7 @@ describe("reviews", () => {
       author: { user_id: people.bo!.id, handle: "bo" },
       verdict: "approve",
       body: "LGTM",
+      body_html: "<p>LGTM</p>\n",
       patchset: 1,
       head: change.head,
       dismissed: false,
@@ -78,8 +79,12 @@ describe("reviews", () => {
     const rc = await as(people.dee!).post(`${base}/reviews`, { verdict: "request_changes", body: "needs tests" });
     expect(rc.status).toBe(201);
     // A viewer signed in (a session covers repo:write scope) may comment.
-    const cm = await as(people.cy!, "cookie").post(`${base}/reviews`, { verdict: "comment", body: "question" });
+    const cm = await as(people.cy!, "cookie").post(`${base}/reviews`, { verdict: "comment", body: "question for @bo about #1 <script>x</script>" });
     expect(cm.status).toBe(201);
+    // The body is rendered like a comment's: sanitized, `#N` and `@handle` linked.
+    expect(cm.body.body_html).toContain('<a href="/bo">@bo</a>');
+    expect(cm.body.body_html).toMatch(/<a href="\/[^"]+\/changes\/1">#1<\/a>/);
+    expect(cm.body.body_html).not.toContain("<script>");
 
     const list = await as(people.ada!).get(`${base}/reviews`);
     expect(list.status).toBe(200);

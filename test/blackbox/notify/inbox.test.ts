@@ -244,5 +244,11 @@ describe("notification inbox", () => {
     expect((await as(people.wat!).get("/v1/notifications/settings")).body).toEqual({ email: false });
     // Anonymous: the sign-in form.
     expect((await getPage(server, "/notifications")).status).toBe(401);
+    // A token bound to one repository lists only that repository's notifications (wat has others).
+    expect((await as(people.wat!).get("/v1/notifications?limit=100")).body.notifications.some((x: any) => x.repo.name !== t.repo)).toBe(true);
+    const { token: bound } = await mintTokenWithId(server, cookie, ORG, { scopes: ["repo:read"], label: "bound", repo: t.repo });
+    const listed = await client(server, { token: bound }).get("/v1/notifications?limit=100");
+    expect(listed.status).toBe(200);
+    expect(listed.body.notifications.map((x: any) => x.repo.name)).toEqual([t.repo]);
   }, 120_000);
 });

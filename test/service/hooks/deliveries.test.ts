@@ -13,7 +13,7 @@ import type { Principal } from "../../../src/services/access/principal.ts";
 import { setClock, type Ctx } from "../../../src/services/context.ts";
 import { deliverDue, RETRY_DELAYS_MS, signature } from "../../../src/services/hooks/delivery.ts";
 import * as hookStore from "../../../src/services/hooks/store.ts";
-import { createWebhook, deleteWebhook, listDeliveries } from "../../../src/services/hooks/webhooks.ts";
+import { createWebhook, deleteWebhook, listDeliveries, redeliver, updateWebhook } from "../../../src/services/hooks/webhooks.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo, openRepo } from "../../../src/services/repos/repos.ts";
 import { startReceiver } from "../../helpers/receiver.ts";
@@ -47,19 +47,48 @@ async function harness(allowPrivate = true) {
   const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, user.id)))[0]!, sessionId: "test" };
   const repo = await createRepo(ctx, actor, "acme", { name: `r${n}` });
   /** Records an event of the repository as the lander (or a push) would, in its own transaction. */
-  const event = (kind: "push" | "change.landed" | "change.ejected", payload: Record<string, unknown>) =>
+  const event = (kind: "push" | "change.landed" | "change.ejected" | "change.reviewed", payload: Record<string, unknown>) =>
     ctx.db.transaction((tx) => ctx.events.record(tx, { repoId: repo.id, orgId: repo.org_id, kind, payload, actorUserId: null }));
   const attempts = async (hookId: string) => (await listDeliveries(ctx, await openRepo(ctx, actor, "acme", repo.name), hookId, {})).deliveries.reverse();
   return { ctx, actor, repo, event, attempts };
 }
 
-async function subscribe(h: { ctx: Ctx; actor: Principal; repo: { name: string } }, path: string) {
-  const w = await createWebhook(h.ctx, await openRepo(h.ctx, h.actor, "acme", h.repo.name), { url: `${rx.url}${path}` });
+async function subscribe(h: { ctx: Ctx; actor: Principal; repo: { name: string } }, path: string, events?: string[] | null) {
+  const w = await createWebhook(h.ctx, await openRepo(h.ctx, h.actor, "acme", h.repo.name), { url: `${rx.url}${path}`, events });
   rx.secret(path, w.secret);
   return w;
 }
 
 describe("webhook delivery", () => {
+  test("event selection (the JSON column read back on either database): only hooks naming the kind, or every kind, get a delivery; PATCH changes it; a redelivery copies the body in the hook's order", async () => {
+    const h = await harness();
+    const all = await subscribe(h, "/sel-all");
+    const pushOnly = await subscribe(h, "/sel-push", ["push"]);
+    const reviewedOnly = await subscribe(h, "/sel-reviewed", ["change.reviewed", "change.opened"]);
+    const target = () => openRepo(h.ctx, h.actor, "acme", h.repo.name);
+    expect((await listDeliveries(h.ctx, await target(), reviewedOnly.id, {})).deliveries).toEqual([]);
+    await h.event("push", { via: "git" });
+    await h.event("change.reviewed", { change: 1 });
+    while ((await deliverDue(h.ctx)) > 0);
+    expect(rx.of("/sel-all").map((r) => r.event)).toEqual(["push", "change.reviewed"]);
+    expect(rx.of("/sel-push").map((r) => r.event)).toEqual(["push"]);
+    expect(rx.of("/sel-reviewed").map((r) => r.event)).toEqual(["change.reviewed"]);
+    const patched = await updateWebhook(h.ctx, await target(), pushOnly.id, { events: null });
+    expect(patched.events).toBeNull();
+    await h.event("change.reviewed", { change: 2 });
+    const again = await redeliver(h.ctx, await target(), all.id, rx.of("/sel-all")[0]!.delivery!);
+    while ((await deliverDue(h.ctx)) > 0);
+    expect(rx.of("/sel-push").map((r) => r.event)).toEqual(["push", "change.reviewed"]);
+    const last = rx.of("/sel-all").at(-1)!;
+    expect({ delivery: last.delivery, of: last.redeliveryOf, raw: last.raw, signed: last.signed }).toEqual({
+      delivery: again.id,
+      of: rx.of("/sel-all")[0]!.delivery,
+      raw: rx.of("/sel-all")[0]!.raw,
+      signed: true,
+    });
+    expect(rx.of("/sel-all").map((r) => r.event)).toEqual(["push", "change.reviewed", "change.reviewed", "push"]);
+  });
+
   test("change.landed and change.ejected go out like pushes: the SPEC body, signed, in event order", async () => {
     const h = await harness();
     const w = await subscribe(h, "/changes");

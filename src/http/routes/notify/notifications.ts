@@ -2,7 +2,15 @@
 import { Elysia } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { getSettings, listNotifications, muteNotification, patchNotification, putSettings, readAll } from "../../../services/notify/inbox.ts";
-import { Notification, NotificationList, NotificationPatch, NotificationQuery, NotificationSettings, ReadAll } from "../../../services/notify/schemas.ts";
+import {
+  Notification,
+  NotificationList,
+  NotificationPatch,
+  NotificationQuery,
+  NotificationSettings,
+  NotificationSettingsBody,
+  ReadAll,
+} from "../../../services/notify/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
@@ -16,12 +24,12 @@ export function notificationRoutes(ctx: Ctx) {
       detail: { summary: "Your notifications, newest activity first; only repositories you may read now; paged, with unread_count" },
     })
     .get("/v1/notifications/settings", ({ request }) => getSettings(ctx, callerOf(request)), {
-      response: { 200: NotificationSettings, ...errors(401) },
+      response: { 200: NotificationSettingsBody, ...errors(401) },
       detail: { summary: "Your notification settings (mail on or off)" },
     })
     .put("/v1/notifications/settings", ({ request, body }) => putSettings(ctx, callerOf(request), body), {
       body: NotificationSettings,
-      response: { 200: NotificationSettings, ...errors(400, 401, 403) },
+      response: { 200: NotificationSettingsBody, ...errors(400, 401, 403) },
       detail: { summary: "Turn notification mail on or off (the inbox keeps filling either way)" },
     })
     .post(
