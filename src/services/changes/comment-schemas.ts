@@ -44,33 +44,64 @@ export const CommentSuggestion = Type.Union(
   { description: "the comment's ```suggestion block, null without one" },
 );
 
-export const Comment = Type.Object({
-  id: Type.String(),
-  author: CommentAuthor,
-  body: NullableString({ description: "the Markdown source; null when deleted (a thread's root with replies stays as a tombstone)" }),
-  body_html: NullableString({ description: "the body rendered to sanitized HTML, `#N` and `@handle` linked" }),
-  path: NullableString(),
-  line: NullableInt({ description: "on `patchset`, as posted" }),
-  start_line: NullableInt(),
-  side: Type.Union([Type.Literal("new"), Type.Literal("old"), Type.Null()]),
-  patchset: Type.Integer({ description: "the patchset it was made on" }),
-  in_reply_to: NullableString(),
-  thread_id: Type.String({ description: "the thread's root comment (its own id for a root)" }),
-  review_id: NullableString({ description: "the review that published it" }),
-  resolved: Type.Boolean({ description: "whether its thread is resolved (the flag lives on the root)" }),
-  outdated: Type.Boolean({ description: "a later patchset changed the lines it is on" }),
-  current_line: NullableInt({ description: "where `line` is on the current patchset; null when outdated or not a line comment" }),
-  current_start_line: NullableInt(),
-  anchor_text: NullableString({ description: "the lines commented on, as they were" }),
-  context_text: NullableString({ description: "up to 3 lines before them" }),
-  suggestion: CommentSuggestion,
-  created_at: Type.Integer(),
-  updated_at: Type.Integer(),
-  edited_at: NullableInt({ description: "when the body was last edited" }),
-});
+const COMMENT_EXAMPLE = {
+  id: "c4m8x2k6p1q9s3t7",
+  author: { user_id: "u7p4q8s6t1r3k9x2", handle: "bo" },
+  body: "Should this retry on 503 too?",
+  body_html: "<p>Should this retry on 503 too?</p>\n",
+  path: "src/upload.ts",
+  line: 12,
+  start_line: null,
+  side: "new",
+  patchset: 2,
+  in_reply_to: null,
+  thread_id: "c4m8x2k6p1q9s3t7",
+  review_id: null,
+  resolved: false,
+  outdated: false,
+  current_line: 14,
+  current_start_line: null,
+  anchor_text: "  if (res.status === 503) return retry();\n",
+  context_text: "  const res = await put(url, body);\n",
+  suggestion: null,
+  created_at: 1795249012000,
+  updated_at: 1795249012000,
+  edited_at: null,
+} as const;
+
+export const Comment = Type.Object(
+  {
+    id: Type.String(),
+    author: CommentAuthor,
+    body: NullableString({ description: "the Markdown source; null when deleted (a thread's root with replies stays as a tombstone)" }),
+    body_html: NullableString({ description: "the body rendered to sanitized HTML, `#N` and `@handle` linked" }),
+    path: NullableString(),
+    line: NullableInt({ description: "on `patchset`, as posted" }),
+    start_line: NullableInt(),
+    side: Type.Union([Type.Literal("new"), Type.Literal("old"), Type.Null()]),
+    patchset: Type.Integer({ description: "the patchset it was made on" }),
+    in_reply_to: NullableString(),
+    thread_id: Type.String({ description: "the thread's root comment (its own id for a root)" }),
+    review_id: NullableString({ description: "the review that published it" }),
+    resolved: Type.Boolean({ description: "whether its thread is resolved (the flag lives on the root)" }),
+    outdated: Type.Boolean({ description: "a later patchset changed the lines it is on" }),
+    current_line: NullableInt({ description: "where `line` is on the current patchset; null when outdated or not a line comment" }),
+    current_start_line: NullableInt(),
+    anchor_text: NullableString({ description: "the lines commented on, as they were" }),
+    context_text: NullableString({ description: "up to 3 lines before them" }),
+    suggestion: CommentSuggestion,
+    created_at: Type.Integer(),
+    updated_at: Type.Integer(),
+    edited_at: NullableInt({ description: "when the body was last edited" }),
+  },
+  { examples: [COMMENT_EXAMPLE] },
+);
 export type Comment = Static<typeof Comment>;
 
-export const CommentList = Type.Object({ comments: Type.Array(Comment), next_cursor: NextCursor });
+export const CommentList = Type.Object(
+  { comments: Type.Array(Comment), next_cursor: NextCursor },
+  { examples: [{ comments: [COMMENT_EXAMPLE], next_cursor: null }] },
+);
 export type CommentList = Static<typeof CommentList>;
 
 export const CommentListQuery = Type.Object({
