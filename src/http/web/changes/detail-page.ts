@@ -233,7 +233,7 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 }
 
 /** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
-export function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string): Html {
+export async function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string): Promise<Html> {
   const c = v.change;
   const base = repoHref(v.repo);
   const here = changeHref(v);
@@ -301,7 +301,9 @@ export function filesPage(v: ChangeView, csrf: string | null, commentAt: Comment
     if (!rest.length) return null;
     return html`<details class="elsewhere"><summary>${rest.length} ${rest.length === 1 ? "conversation" : "conversations"} not on these lines (outdated or on another patchset)</summary>${rest.map((t) => threadBlock(v, t, csrf, "files"))}</details>`;
   };
-  const diff = v.diff ? diffView(v.diff, link, lines, interdiff ? undefined : fileExtra) : html`<p class="muted">This change has no commits to compare.</p>`;
+  const diff = v.diff
+    ? await diffView(v.diff, link, lines, interdiff ? undefined : fileExtra)
+    : html`<p class="muted">This change has no commits to compare.</p>`;
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, csrf)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}

@@ -76,7 +76,7 @@ export function changesWebRoutes(ctx: Ctx) {
     const v = await changeView(ctx, actor, org, repo, n, "files", { patchset: shown.ps, against: shown.against });
     const at = v.canComment && v.shown.against === null ? parseCommentAt(shown.comment) : null;
     const title = `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, filesPage(v, frame.csrf, at, refusal?.message)), refusal?.status);
+    return page(layout(frame, title, await filesPage(v, frame.csrf, at, refusal?.message)), refusal?.status);
   };
   /**
    * A comment form's answers: `act` answers the thread's id. Sent by the script (`X-Svc-Fragment: 1`):

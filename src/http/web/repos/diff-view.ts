@@ -2,7 +2,7 @@
 // then each file's hunks with old and new line numbers. Binary files, files too large for a patch
 // and the diff's own truncation are said in words; the page itself stops drawing patch lines after
 // PAGE_DIFF_LINES (a diff may hold 4 MB of patch text; a page that size helps nobody).
-import type { FileDiffs } from "../../../services/git/diff.ts";
+import { slicer, type FileDiffs } from "../../../services/git/diff.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
 import { html, type Html } from "../kit/html.ts";
 
@@ -13,6 +13,12 @@ export const PAGE_DIFF_LINES = 20_000;
 export type FileLink = (file: DiffFile) => string | null;
 
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
+
+/** Rows drawn between two looks at the clock (the page yields to the event loop once a slice is spent). */
+const ROWS_PER_LOOK = 256;
+
+/** Yields to the event loop when the slice is spent: a big diff's page never holds the loop for long. */
+type Tick = () => Promise<void>;
 
 /** A side of a diff line: the old file's numbering or the new one's. */
 export type DiffSide = "old" | "new";
@@ -29,13 +35,14 @@ export interface DiffLines {
 }
 
 /** One hunk-annotated patch as table rows, with `lines`' links and rows when given. */
-function patchRows(patch: string, review?: { file: DiffFile; index: number; spec: DiffLines }): Html[] {
-  if (review) return reviewRows(patch, review.file, review.index, review.spec);
+async function patchRows(tick: Tick, patch: string, review?: { file: DiffFile; index: number; spec: DiffLines }): Promise<Html[]> {
+  if (review) return await reviewRows(tick, patch, review.file, review.index, review.spec);
   const rows: Html[] = [];
   let oldNo = 0;
   let newNo = 0;
   const lines = patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
-  for (const line of lines) {
+  for (const [i, line] of lines.entries()) {
+    if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1) await tick();
     const hunk = HUNK.exec(line);
     if (hunk) {
       oldNo = Number(hunk[1]);
@@ -53,7 +60,7 @@ function patchRows(patch: string, review?: { file: DiffFile; index: number; spec
 }
 
 /** `patchRows` for a review page: numbers as links, extra rows after a line. */
-function reviewRows(patch: string, file: DiffFile, index: number, spec: DiffLines): Html[] {
+async function reviewRows(tick: Tick, patch: string, file: DiffFile, index: number, spec: DiffLines): Promise<Html[]> {
   const rows: Html[] = [];
   let oldNo = 0;
   let newNo = 0;
@@ -63,7 +70,8 @@ function reviewRows(patch: string, file: DiffFile, index: number, spec: DiffLine
     return c ? html`<td class="${cls}" id="${c.id}">${c.inner}</td>` : html`<td class="${cls}">${n}</td>`;
   };
   const lines = patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
-  for (const line of lines) {
+  for (const [i, line] of lines.entries()) {
+    if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1) await tick();
     const hunk = HUNK.exec(line);
     if (hunk) {
       oldNo = Number(hunk[1]);
@@ -104,10 +112,13 @@ function statusWord(f: DiffFile): string {
  * The whole diff: a file summary, then every file. `lines` (a review page) makes line numbers
  * links and adds rows after lines; `fileExtra` adds markup after a file's table (its outdated threads).
  */
-export function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileExtra?: (f: DiffFile, index: number) => Html | null): Html {
+export async function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileExtra?: (f: DiffFile, index: number) => Html | null): Promise<Html> {
   let budget = PAGE_DIFF_LINES;
   let cut = 0;
-  const files = d.files.map((f, i) => {
+  const tick = slicer();
+  const files: Html[] = [];
+  for (const [i, f] of d.files.entries()) {
+    await tick();
     const href = link(f);
     let body: Html;
     if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
@@ -121,11 +132,14 @@ export function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileEx
         body = html`<p class="pad muted">Not shown: this page already shows ${PAGE_DIFF_LINES.toLocaleString("en")} changed lines.${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
       } else {
         budget -= lineCount;
-        body = html`<div class="scroll"><table class="diff"${lines ? html` data-path="${f.path}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${patchRows(f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined)}</tbody></table></div>`;
+        const rows = await patchRows(tick, f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined);
+        body = html`<div class="scroll"><table class="diff"${lines ? html` data-path="${f.path}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${rows}</tbody></table></div>`;
       }
     }
-    return html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${fileExtra?.(f, i + 1) ?? ""}</section>`;
-  });
+    files.push(
+      html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${fileExtra?.(f, i + 1) ?? ""}</section>`,
+    );
+  }
   const notes = [d.truncation, cut ? "later files' patches are not drawn on this page" : null].filter(Boolean);
   return html`<p><strong>${d.files.length}</strong> ${d.files.length === 1 ? "file" : "files"} changed, ${counts(d)}</p>
 ${notes.length ? html`<p class="warn" role="note">${notes.join("; ")}.</p>` : ""}

@@ -30,7 +30,7 @@ ${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}
 }
 
 /** One commit: its message, who and when, its parents, and its diff against the first parent. */
-export function commitPage(repo: RepoBody, c: CommitSummary, diff: FileDiffs): Html {
+export async function commitPage(repo: RepoBody, c: CommitSummary, diff: FileDiffs): Promise<Html> {
   const base = repoHref(repo);
   const [title, ...rest] = c.message.split("\n");
   const body = rest.join("\n").trim();
@@ -39,5 +39,5 @@ export function commitPage(repo: RepoBody, c: CommitSummary, diff: FileDiffs): H
 ${body ? html`<pre class="pad msg">${body}</pre>` : ""}
 <p class="pad muted">${c.author.name} authored <time datetime="${new Date(c.author.date).toISOString()}">${when(c.author.date)}</time>${c.committer.name !== c.author.name ? ` · ${c.committer.name} committed` : ""}</p>
 <p class="pad">Commit <span class="sha">${c.sha}</span>${c.parents.length ? html` · ${c.parents.length === 1 ? "parent" : "parents"} ${c.parents.map((p, i) => html`${i ? ", " : ""}<a class="sha" href="${base}/commit/${p}">${p.slice(0, 10)}</a>`)}` : " · root commit"} · <a href="${base}/tree/${c.sha}">Browse files</a></p></section>
-${diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`))}`;
+${await diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`))}`;
 }

@@ -164,7 +164,11 @@ export function repoWebRoutes(ctx: Ctx) {
           }
           const v = await commitView(ctx, t, params.sha);
           return page(
-            layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, commitPage(repo, v.commit, v.diff)),
+            layout(
+              frame,
+              `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
+              await commitPage(repo, v.commit, v.diff),
+            ),
             200,
             tag?.headers,
           );
