@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from "node:path";
 const WEB = resolve(import.meta.dir, "../../../src/http/web");
 
 /** Bottom first; folders on one rank are peers and import neither each other. `index` is web/index.ts. */
-const ORDER: readonly (readonly string[])[] = [["kit"], ["repos"], ["changes", "ci", "account"], ["admin"], ["index"]];
+const ORDER: readonly (readonly string[])[] = [["kit"], ["repos"], ["changes", "ci", "account", "notify"], ["admin"], ["index"]];
 
 const rankOf = (folder: string) => ORDER.findIndex((rank) => rank.includes(folder));
 
