@@ -344,7 +344,13 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
 
 /** Inserts prepared comments inside `tx` (a review passes its id; a lone comment null). Answers the rows as stored. */
 export async function insertPreparedComments(tx: Tx, prepared: PreparedComment[], o: { reviewId: string | null }): Promise<CommentRow[]> {
-  const rows = prepared.map((p) => ({ ...p.row, reviewId: o.reviewId }));
+  // Ids in the batch's order: a review's comments made in one millisecond list (by created_at, id) in
+  // the order they were written, not in random id order. A root's thread is its own id.
+  const ids = prepared.map(() => newId()).sort();
+  const rows = prepared.map((p, i) => {
+    const root = p.row.threadId === p.row.id;
+    return { ...p.row, id: ids[i]!, threadId: root ? ids[i]! : p.row.threadId, reviewId: o.reviewId };
+  });
   // A reply must still find its thread (its root may have been deleted since it was prepared).
   for (const r of rows) {
     if (r.inReplyTo && !rows.some((x) => x.id === r.threadId) && !(await cstore.commentById(tx, r.changeId, r.threadId)))
