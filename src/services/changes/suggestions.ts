@@ -5,8 +5,8 @@
 // The commit goes through the commit API's machinery (commitOperations) with the head as expected
 // parent, so a push in between answers 409 too; the comments are marked applied and their threads
 // resolved in the transaction that moves the branch (exactly once with the commit).
-import { isTreeMode, parseTree } from "../../git/object.ts";
-import type { ObjectReader, Oid } from "../../git/types.ts";
+import { isTreeMode } from "../../git/object.ts";
+import type { Oid } from "../../git/types.ts";
 import { AppError, Conflict, Forbidden, NotFound, Unprocessable } from "../../errors.ts";
 import { openRepoTarget, need, type RepoTarget } from "../access/target.ts";
 import { personOf } from "../access/principal.ts";
@@ -15,6 +15,7 @@ import { openSnapshot } from "../git/snapshot.ts";
 import { treeOfCommit } from "../git/diff.ts";
 import { readBlobOffloaded } from "../repos/blob-read.ts";
 import { commitOperations, gitIdentName } from "../repos/commits.ts";
+import { entryAt } from "../repos/content.ts";
 import type { PackSet } from "../../git/pack-set.ts";
 import * as store from "./store.ts";
 import { currentAnchors, type CurrentAnchor } from "./comments.ts";
@@ -150,20 +151,6 @@ async function branchRepoTarget(ctx: Ctx, t: RepoTarget, sourceRepoId: string | 
       throw Forbidden(`applying suggestions to this change needs write access to ${source.org.name}/${source.repo.name}, where its branch lives`);
     throw e;
   }
-}
-
-/** The tree entry at `parts` under `tree`, or null. */
-async function entryAt(objects: ObjectReader, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
-  let current: { mode: string; oid: Oid } = { mode: "40000", oid: tree };
-  for (const part of parts) {
-    if (!isTreeMode(current.mode)) return null;
-    const obj = await objects.read(current.oid);
-    if (!obj) return null;
-    const e = parseTree(obj.data).find((x) => x.name === part);
-    if (!e) return null;
-    current = { mode: e.mode, oid: e.oid };
-  }
-  return current;
 }
 
 /** A blob as text: 422 for a binary file (a NUL in its first 8,000 bytes, as git decides, or not UTF-8) or one too large. */

@@ -1,4 +1,5 @@
 // Content reads over JSON: trees, raw blobs, history and single commits (DECISIONS §3).
+import type { ObjectReader } from "../../git/types.ts";
 import { isTreeMode, parseCommit, parseTag, parseTree, type Commit, type Signature, type TreeEntry } from "../../git/object.ts";
 import { isOid } from "../../git/oid.ts";
 import { findByPrefix, isAbbreviatedOid, MIN_ABBREV, parseRevision } from "../../git/rev-parse.ts";
@@ -138,7 +139,7 @@ export async function requireCommit(ctx: Ctx, t: RepoTarget, sha: string): Promi
 }
 
 /** The tree entry at `parts` under `tree` (null when absent); an empty path is the root. */
-async function entryAt(objects: PackSet, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
+export async function entryAt(objects: ObjectReader, tree: Oid, parts: string[]): Promise<{ mode: string; oid: Oid } | null> {
   let current: { mode: string; oid: Oid } = { mode: "40000", oid: tree };
   for (const part of parts) {
     if (!isTreeMode(current.mode)) return null;
