@@ -73,6 +73,8 @@ describe("the database unreachable under a running context", () => {
     expect(api.status).toBe(503);
     expect(api.headers.get("retry-after")).toBe("5");
     expect(await api.json()).toEqual({ error: "the database is unavailable; try again shortly", code: "database_unavailable" });
+    // Decided from the database again, not from facts cached since (the cache may answer within its bound).
+    h.ctx.facts.fresh();
     const git = await gitHandler(h.ctx)(new Request("http://svc.test/acme/app.git/info/refs?service=git-upload-pack"));
     expect(git!.status).toBe(503);
     expect(git!.headers.get("content-type")).toStartWith("text/plain");
