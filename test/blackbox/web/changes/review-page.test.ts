@@ -91,7 +91,7 @@ describe("line comments without a script", () => {
     const mine = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
     // The path holds a colon: the parameter is read from its right end.
     expect(mine).toContain(
-      `<td class="n" id="c-1-new-12"><a href="/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12#c-1-new-12" aria-label="Comment on line 12 (new)" data-line="12" data-side="new">12</a></td>`,
+      `<td class="n" id="c-1-new-12"><a href="/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12#c-1-new-12" aria-label="Comment on line 12 (new)">12</a></td>`,
     );
     expect(mine).toContain(`id="c-1-old-12"`);
     const anon = (await get("/rev/pub/changes/1/files")).text;
@@ -253,7 +253,10 @@ describe("comments and threads", () => {
     );
     const [c] = await comments();
     expect(c).toMatchObject({ path: FILE, side: "new", line: 12, start_line: null, body: "Why **words**?", author: { handle: "vic" } });
-    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${c.id}` });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/pub/changes/1/files?file=src%2Fa%3Ab.txt#t-${c.id}`,
+    });
     // The files tab draws the thread right under line 12; the conversation shows it with its code.
     const files = (await get("/rev/pub/changes/1/files")).text;
     const at = files.indexOf(`id="t-${c.id}"`);
@@ -382,7 +385,9 @@ describe("comments and threads", () => {
       await Bun.sleep(50);
     }
     const talk = (await get("/rev/pub/changes/1")).text;
-    expect(talk).toContain(`<span class="badge outdated">outdated</span> <a href="/rev/pub/changes/1/files?ps=1#t-${root.id}">on patchset 1</a>`);
+    expect(talk).toContain(
+      `<span class="badge outdated">outdated</span> <a href="/rev/pub/changes/1/files?ps=1&amp;file=src%2Fa%3Ab.txt#t-${root.id}">on patchset 1</a>`,
+    );
     // The files tab lists it under the file, not on a line; on patchset 1 it is back on line 12.
     const files = (await get("/rev/pub/changes/1/files")).text;
     expect(textOf(files)).toContain("1 conversation not on these lines");
@@ -429,7 +434,10 @@ describe("comments and threads", () => {
     expect(stale.status).toBe(409);
     expect(stale.text).toContain(`role="alert"`);
     const r = await postForm(server, "/rev/pub/changes/1/suggestions/apply", { csrf: csrfOf(own), comment_ids: twelve.id, head }, { cookie: owner.cookie });
-    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${twelve.id}` });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/pub/changes/1/files?file=src%2Fa%3Ab.txt#t-${twelve.id}`,
+    });
     const after = await api().get("/v1/orgs/rev/repos/pub/changes/1");
     expect(after.body.patchset).toBe(3);
     const applied = (await comments()).find((c: { id: string }) => c.id === twelve.id);

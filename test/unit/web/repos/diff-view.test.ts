@@ -3,7 +3,6 @@
 // tab never holds the loop), and what it draws is every file, in order, with its numbered lines.
 import { describe, expect, test } from "bun:test";
 import { diffView, PAGE_DIFF_LINES, type DiffLines } from "../../../../src/http/web/repos/diff-view.ts";
-import { html } from "../../../../src/http/web/kit/html.ts";
 import type { FileDiffs } from "../../../../src/services/git/diff.ts";
 
 /** `files` files of `lines` changed lines each (a hunk of additions after one context line). */
@@ -32,11 +31,11 @@ function bigDiff(files: number, lines: number): FileDiffs {
 
 describe("diffView", () => {
   test("draws every file in order with escaped lines and review links", async () => {
-    const lines: DiffLines = {
-      cell: (f, i, side, n) => ({ id: `c-${i}-${side}-${n}`, inner: html`<a href="?comment=${f.path}:${side}:${n}">${n}</a>` }),
-      after: (_f, i, _o, n) => (i === 2 && n === 3 ? html`<tr class="thread-row"><td>thread</td></tr>` : null),
-    };
-    const out = (await diffView(bigDiff(3, 4), () => null, lines)).value;
+    const lines: DiffLines = (f, i) => ({
+      cell: (side, n) => `<td class="${side === "old" ? "o" : "n"}" id="c-${i}-${side}-${n}"><a href="?comment=${f.path}:${side}:${n}">${n}</a></td>`,
+      after: i === 2 ? (_o, n) => (n === 3 ? `<tr class="thread-row"><td>thread</td></tr>` : null) : null,
+    });
+    const out = (await diffView(bigDiff(3, 4), () => null, { lines })).value;
     expect([...out.matchAll(/<h3 class="inh path" id="diff-\d+-h">([^<]+)</g)].map((m) => m[1])).toEqual(["dir/f0.txt", "dir/f1.txt", "dir/f2.txt"]);
     expect(out).toContain("+file 1 line 2 &lt;b&gt;&amp;&lt;/b&gt;");
     expect(out).not.toContain("<b>&</b>");
