@@ -3,6 +3,7 @@
 // tab never holds the loop), and what it draws is every file, in order, with its numbered lines.
 import { describe, expect, test } from "bun:test";
 import { diffView, PAGE_DIFF_LINES, type DiffLines } from "../../../../src/http/web/repos/diff-view.ts";
+import { html } from "../../../../src/http/web/kit/html.ts";
 import type { FileDiffs } from "../../../../src/services/git/diff.ts";
 
 /** `files` files of `lines` changed lines each (a hunk of additions after one context line). */
@@ -62,4 +63,21 @@ describe("diffView", () => {
     // …and not in one go: macrotasks ran between slices (without the slices, none would run before it returns).
     expect(turns - started).toBeGreaterThan(0);
   }, 60_000);
+
+  test("collapsing: files are drawn in full until the budget is spent (the last may overrun it); later ones, and any longer than the budget, collapsed unless asked for", async () => {
+    const d = bigDiff(4, 1000);
+    d.files[3]!.patch = `@@ -1,1 +1,3001 @@\n ctx\n${Array.from({ length: 3000 }, (_, i) => `+big ${i}`).join("\n")}\n`;
+    const drawnOf = async (open: (path: string) => boolean, moveBigFirst = false) => {
+      const dd = moveBigFirst ? { ...d, files: [d.files[3]!, ...d.files.slice(0, 3)] } : d;
+      const out = (
+        await diffView(dd, () => null, {
+          collapse: { full: 1500, open: (f) => open(f.path), collapsed: (f, i) => html`<p class="folded">${i}:${f.path}</p>` },
+        })
+      ).value;
+      return [...out.matchAll(/<section class="box( collapsed)?" id="diff-(\d+)"/g)].map((m) => `${m[2]}${m[1] ? "-" : "+"}`);
+    };
+    expect(await drawnOf(() => false)).toEqual(["1+", "2+", "3-", "4-"]);
+    expect(await drawnOf((p) => p === "dir/f2.txt" || p === "dir/f3.txt")).toEqual(["1+", "2+", "3+", "4+"]);
+    expect(await drawnOf(() => false, true)).toEqual(["1-", "2+", "3+", "4-"]);
+  });
 });
