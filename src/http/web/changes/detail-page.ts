@@ -4,7 +4,7 @@
 // (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
 // that opens a comment form at that line, without any script (`?comment=path:side:line`).
 import type { Change, Review } from "../../../services/changes/schemas.ts";
-import { commentAtParam, type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
+import { type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
 import { escapeHtml, html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
