@@ -15,11 +15,18 @@
 //      reported apart. Beside these cases a /healthz prober runs in its own process every 10 ms
 //      (bench/lib/healthz-probe.ts) and the server's `svc_event_loop_delay_max_seconds` is read
 //      (reset by the scrape before each case): the longest the loop was blocked during it.
+//   6. (issue 28, `--only real-files,real-change`) a real history: `--real GITDIR` (default the
+//      fetched mirror of git/git, /work/.mirror/git+git/repo) and `--real-range A..B` (default
+//      v2.43.0..v2.43.1: 391 files, +1,996 −1,189): the commits of A..B replayed in order (same
+//      trees, messages, authors and dates; merges kept, parents before A mapped to the root) on a
+//      root commit holding A's tree, pushed as `main` (A) and `maint` (B); the change from maint
+//      to main, its files tab (`real-files`) and conversation tab (`real-change`), probed as in 5.
+// Every probed case also reports the page's size (`page_kb`).
 // --baseline DIR runs a second server from another checkout (e.g. an older commit unpacked with
 // `git archive`, node_modules linked) with the same data; every case then fetches from both
 // servers in turn, request by request, so both see the same load.
-// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change,review,review-files,review-diff]
-//                         [--baseline DIR] [--cpu-prof DIR] [--out FILE]
+// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change,review,review-files,review-diff,real-files,real-change]
+//                         [--real GITDIR] [--real-range A..B] [--baseline DIR] [--cpu-prof DIR] [--out FILE]
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -39,6 +46,10 @@ const ONLY = new Set(arg("only", "flat,nested,warm,cold,commit,change,review,rev
 const METRICS_TOKEN = "bench-web-metrics";
 const PROF = arg("cpu-prof", "");
 const BASELINE = arg("baseline", "");
+
+const REAL = arg("real", "/work/.mirror/git+git/repo");
+const REAL_RANGE = arg("real-range", "v2.43.0..v2.43.1");
+const REAL_CASES = ["real-files", "real-change"];
 
 const work = mkdtempSync(join(tmpdir(), "svc-bench-web-"));
 
@@ -66,6 +77,64 @@ async function pushRepo(svc: SvcServer, name: string, streams: string, branches:
   }
   const url = `${svc.url.replace("://", `://x:${token}@`)}/bench/${name}.git`;
   await git(["push", "-q", url, ...branches], dir);
+}
+
+/**
+ * A local repository holding the real range `A..B` of `REAL` replayed on a root commit with A's
+ * tree (objects borrowed through alternates; commit ids differ, trees are the real ones): `main`
+ * is the root, `maint` the replayed B. Built once per run.
+ */
+async function realRepo(): Promise<{ dir: string; commits: number; files: number; stat: string }> {
+  const dir = join(work, "git-real");
+  const [a, b] = REAL_RANGE.split("..") as [string, string];
+  const src = resolve(REAL);
+  await git(["init", "-q", "--bare", dir], work);
+  writeFileSync(join(dir, "objects/info/alternates"), `${join(src, "objects")}\n`);
+  const env = (c: Record<string, string>) => Object.entries(c);
+  /** `git commit-tree` with the original commit's people, dates and message. */
+  const commitTree = async (tree: string, parents: string[], meta: string): Promise<string> => {
+    const [an, ae, ad, cn, ce, cd, ...msg] = meta.split("\u0000");
+    const p = Bun.spawn(["git", "commit-tree", tree, ...parents.flatMap((x) => ["-p", x])], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...Object.fromEntries(
+          env({
+            GIT_AUTHOR_NAME: an!,
+            GIT_AUTHOR_EMAIL: ae!,
+            GIT_AUTHOR_DATE: ad!,
+            GIT_COMMITTER_NAME: cn!,
+            GIT_COMMITTER_EMAIL: ce!,
+            GIT_COMMITTER_DATE: cd!,
+          }),
+        ),
+      },
+      stdin: new TextEncoder().encode(msg.join("\u0000")),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+    if (code !== 0) throw new Error(`git commit-tree: ${err}`);
+    return out.trim();
+  };
+  const FORMAT = "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B";
+  const root = await commitTree(await git(["rev-parse", `${a}^{tree}`], src), [], (await git(["log", "-1", "--date=raw", FORMAT, a], src)) + "\n");
+  const mapped = new Map<string, string>();
+  const list = (await git(["rev-list", "--reverse", "--topo-order", "--parents", `${a}..${b}`], src)).split("\n").filter(Boolean);
+  for (const row of list) {
+    const [id, ...parents] = row.split(" ") as [string, ...string[]];
+    const meta = await git(["log", "-1", "--date=raw", FORMAT, id], src);
+    const ps = [...new Set(parents.map((x) => mapped.get(x) ?? root))];
+    mapped.set(id, await commitTree(await git(["rev-parse", `${id}^{tree}`], src), ps, meta + "\n"));
+  }
+  const tip = mapped.get(await git(["rev-parse", `${b}^{commit}`], src)) ?? root;
+  await git(["update-ref", "refs/heads/main", root], dir);
+  await git(["update-ref", "refs/heads/maint", tip], dir);
+  // The pack pushed must not lean on the mirror: repack everything reachable into this repository.
+  await git(["repack", "-a", "-d", "-q"], dir);
+  rmSync(join(dir, "objects/info/alternates"));
+  const stat = await git(["diff", "--shortstat", root, tip], dir);
+  return { dir, commits: list.length, files: Number(/(\d+) files? changed/.exec(stat)?.[1] ?? 0), stat };
 }
 
 const README = "# Bench\n\nA repository for the web benchmark.\n\n- one\n- two\n\n```ts\nconst x = 1;\n```\n";
@@ -132,6 +201,8 @@ interface Target {
   feature: string;
   /** What was posted on the review change (comments refused by a server without the comments API are not counted). */
   review: { comments: number; reviews: number; setup_s: number };
+  /** The real history's change (when asked for). */
+  real?: { range: string; commits: number; files: number; stat: string; push_s: number };
 }
 
 /**
@@ -232,20 +303,38 @@ async function setUp(label: string, root: string): Promise<Target> {
     if (r.status !== 201) throw new Error(`open review change: ${r.status} ${await r.text()}`);
     review = { ...(await postReview(svc, f.token)), setup_s: +((performance.now() - s0) / 1000).toFixed(1) };
   }
-  return { label, svc, cookie, feature, review };
+  let real: Target["real"];
+  if (REAL_CASES.some((k) => ONLY.has(k))) {
+    const r = (realBuilt ??= realRepo());
+    const built = await r;
+    const create = await fetch(`${svc.url}/v1/orgs/bench/repos`, { method: "POST", headers: json, body: JSON.stringify({ name: "real" }) });
+    if (create.status !== 201) throw new Error(`create real: ${create.status}`);
+    const s0 = performance.now();
+    await git(["push", "-q", `${svc.url.replace("://", `://x:${f.token}@`)}/bench/real.git`, "main", "maint"], built.dir);
+    const push_s = +((performance.now() - s0) / 1000).toFixed(1);
+    const opened = await fetch(`${svc.url}/v1/orgs/bench/repos/real/changes`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ title: `git ${REAL_RANGE}`, branch: "maint", description: `The real range ${REAL_RANGE} of git/git.` }),
+    });
+    if (opened.status !== 201) throw new Error(`open real change: ${opened.status} ${await opened.text()}`);
+    real = { range: REAL_RANGE, commits: built.commits, files: built.files, stat: built.stat, push_s };
+  }
+  return { label, svc, cookie, feature, review, real };
 }
+let realBuilt: ReturnType<typeof realRepo> | undefined;
 
 const targets = [await setUp("svc", ROOT)];
 if (BASELINE) targets.push(await setUp("baseline", resolve(BASELINE)));
 
 /** Fetches a page as the signed-in person; answers the milliseconds to the whole body and whether it holds highlighted code. */
-async function page(t: Target, path: string, expect = 200): Promise<{ ms: number; highlighted: boolean }> {
+async function page(t: Target, path: string, expect = 200): Promise<{ ms: number; highlighted: boolean; kb: number }> {
   const start = performance.now();
   const r = await fetch(t.svc.url + path, { headers: { cookie: t.cookie } });
   const body = await r.text();
   const ms = performance.now() - start;
   if (r.status !== expect) throw new Error(`${t.label} ${path}: ${r.status} ${body.slice(0, 300)}`);
-  return { ms, highlighted: /<span class="hl(js)?-/.test(body) };
+  return { ms, highlighted: /<span class="hl(js)?-/.test(body), kb: Math.round(Buffer.byteLength(body) / 1024) };
 }
 
 function stats(ms: number[], cpu: number, highlighted: number) {
@@ -274,7 +363,8 @@ async function loopDelayMaxMs(t: Target): Promise<number | null> {
  * any warm-up: the diff not yet in the node's cache).
  */
 async function probed(pathOf: (t: Target, i: number) => string, reps: number) {
-  const first = await Promise.all(targets.map(async (t) => [t.label, +(await page(t, pathOf(t, -1))).ms.toFixed(1)] as const));
+  const firstPages = await Promise.all(targets.map(async (t) => page(t, pathOf(t, -1))));
+  const first = targets.map((t, k) => [t.label, +firstPages[k]!.ms.toFixed(1)] as const);
   for (const t of targets) await loopDelayMaxMs(t);
   const probes = targets.map((t) =>
     Bun.spawn([process.execPath, join(ROOT, "bench/lib/healthz-probe.ts"), t.svc.url, "10"], { stdout: "pipe", stderr: "ignore" }),
@@ -294,7 +384,14 @@ async function probed(pathOf: (t: Target, i: number) => string, reps: number) {
       };
     }),
   );
-  const extra = targets.map((t, k) => ({ first_request_ms: first[k]![1], event_loop_delay_max_ms: loop[k], healthz_probe_10ms: healthz[k], posted: t.review }));
+  const extra = targets.map((t, k) => ({
+    first_request_ms: first[k]![1],
+    page_kb: firstPages[k]!.kb,
+    event_loop_delay_max_ms: loop[k],
+    healthz_probe_10ms: healthz[k],
+    ...(t.real ? { real: t.real } : {}),
+    posted: t.review,
+  }));
   if (targets.length === 1) return { ...(measured as object), ...extra[0] };
   return Object.fromEntries(targets.map((t, k) => [t.label, { ...(measured as Record<string, object>)[t.label], ...extra[k] }]));
 }
@@ -343,6 +440,8 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["review", "review_change_page_300_files_200_comments", () => probed(() => "/bench/review/changes/1", REPS)],
   ["review-files", "review_files_tab_300_files_200_comments", () => probed(() => "/bench/review/changes/1/files", REPS)],
   ["review-diff", "review_diff_api_300_files", () => probed(() => "/v1/orgs/bench/repos/review/changes/1/diff", REPS)],
+  ["real-files", "real_git_files_tab", () => probed(() => "/bench/real/changes/1/files", REPS)],
+  ["real-change", "real_git_change_page", () => probed(() => "/bench/real/changes/1", REPS)],
 ];
 const results: Record<string, unknown> = {
   machine: machine(),
@@ -358,7 +457,7 @@ for (const [key, name, fn] of cases) {
     results[name] = await fn();
   } catch (e) {
     // A page this server does not have yet (e.g. the files tab before the review page landed).
-    if (!key.startsWith("review")) throw e;
+    if (!key.startsWith("review") && !key.startsWith("real")) throw e;
     results[name] = { skipped: String(e).slice(0, 300) };
   }
 }
