@@ -4,7 +4,8 @@
 // numbers to suggest a change for the range, and requests changes with the review form; ada
 // applies the suggestion (a new patchset), bo approves, ada lands. Every page passes axe and shows
 // no console error, CSP violation or failed load. The same comment is then made with JavaScript
-// off: the line number is a link to `?comment=` and every step is a plain form.
+// off: the line number is a link to `?comment=` and every step is a plain form. A file longer than
+// the page draws by default is collapsed; "Load diff" swaps it in without a reload.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { accessibilityViolations, launchBrowser, openTab, signIn, step, type Tab } from "../helpers/browser.ts";
@@ -38,7 +39,9 @@ beforeAll(async () => {
   await g.ok(["checkout", "-q", "-b", "tune"], { cwd: dir });
   const tuned = [...LINES];
   for (const i of [9, 10, 11]) tuned[i] = `const v${i + 1} = ${(i + 1) * 10};`;
-  await commitFiles(g, dir, { "src/values.ts": `${tuned.join("\n")}\n` }, "tune");
+  // A file longer than the files tab draws by default (1,500 lines): collapsed, with "Load diff".
+  const log = Array.from({ length: 1600 }, (_, i) => `entry ${i + 1}`).join("\n");
+  await commitFiles(g, dir, { "src/values.ts": `${tuned.join("\n")}\n`, "src/log.txt": `${log}\n` }, "tune");
   await g.ok(["push", "-q", url, "tune"], { cwd: dir });
   expect((await api.post("/v1/orgs/team/repos/app/changes", { title: "Tune the values", branch: "tune", description: "Ten times." })).status).toBe(201);
 }, 120_000);
@@ -107,6 +110,17 @@ test("comment on a line, suggest on a range, request changes, apply, approve, la
       await thread.locator("table.suggestion tr.del", { hasText: "-const v11 = 110;" }).waitFor();
       expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
       await clean(boTab, "suggestion thread");
+    });
+
+    await step(boTab, "load-diff", async () => {
+      const folded = page.locator("section.collapsed", { hasText: "src/log.txt" });
+      await folded.getByRole("link", { name: "Load diff" }).click();
+      await page.locator('table.diff[data-path="src/log.txt"] tr', { hasText: "+entry 1600" }).waitFor();
+      expect(await page.locator("section.collapsed").count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
+      // (axe over 1,600 more rows is minutes on a loaded machine: the markup is the page's own, checked above.)
+      expect(boTab.problems).toEqual([]);
+      await page.goto("/team/app/changes/1/files");
     });
 
     await step(boTab, "request-changes", async () => {
@@ -180,6 +194,10 @@ test("with JavaScript off every step is a plain form: the line number leads to t
       await go(page, () => form.getByRole("button", { name: "Add comment" }).click());
       expect(new URL(page.url()).pathname).toBe("/team/app/changes/1/files");
       await page.locator(".thread", { hasText: "Without a script." }).waitFor();
+      // "Load diff" is a plain link: the page again with that file drawn in full.
+      await go(page, () => page.locator("section.collapsed", { hasText: "src/log.txt" }).getByRole("link", { name: "Load diff" }).click());
+      expect(new URL(page.url()).searchParams.get("file")).toBe("src/log.txt");
+      await page.locator('table.diff[data-path="src/log.txt"] tr', { hasText: "+entry 1600" }).waitFor();
       await go(page, () => page.getByRole("link", { name: "Conversation" }).click());
       await page.locator(".thread", { hasText: "Without a script." }).waitFor();
       expect(tab.problems).toEqual([]);
