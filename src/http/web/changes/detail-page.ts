@@ -9,7 +9,7 @@ import { CSRF_FIELD } from "../kit/csrf.ts";
 import { html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
 import { changesHeader, stateBadge } from "./list-page.ts";
-import { batchApplyForm, generalCommentForm, lineCommentTemplate, threadBlock } from "./threads.ts";
+import { batchApplyForm, draftButton, generalCommentForm, lineCommentTemplate, pendingCount, threadBlock } from "./threads.ts";
 import { repoHref } from "../repos/tree-page.ts";
 import { diffView, type DiffLines } from "../repos/diff-view.ts";
 import { when } from "../repos/history-page.ts";
@@ -146,6 +146,7 @@ export function reviewForm(v: ChangeView, csrf: string | null): Html {
     html`<label class="radio"><input type="radio" name="verdict" value="${value}"${checked ? html` checked` : ""}> <span>${label} <span class="muted">${hint}</span></span></label>`;
   return html`<section class="box" id="review" aria-labelledby="review-h"><header><h3 class="inh" id="review-h">Review</h3><span class="muted">patchset ${v.change.patchset}</span></header>
 <form class="pad stack-wide" method="post" action="${changeHref(v)}/reviews">${csrfField(csrf)}
+<p class="pending-note" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)} will be published with this review.</p>
 <label>Comment <span class="muted">(Markdown)</span><textarea name="body" rows="4" maxlength="65536"></textarea></label>
 <fieldset><legend>Verdict</legend>${radio("comment", "Comment", "feedback without a verdict", true)}${judged ? html`${radio("approve", "Approve", "these changes may land")}${radio("request_changes", "Request changes", "these changes must change before landing")}` : ""}</fieldset>
 <div><button class="primary" type="submit">Submit review</button></div>
@@ -228,7 +229,7 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 <input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
 <label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
-<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
+<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> ${draftButton(v)} <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
 </form></td></tr>`;
 }
 
@@ -307,7 +308,7 @@ export async function filesPage(v: ChangeView, csrf: string | null, commentAt: C
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, csrf)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
-${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
+${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes<span class="badge" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)}</span></summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}
 ${batchApplyForm(v, csrf)}
 <h3 id="diff-h">${diffTitle}</h3>

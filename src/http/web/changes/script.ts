@@ -7,7 +7,8 @@
 // - forms marked `data-fragment` are sent with fetch and `X-Svc-Fragment: 1`; the server answers
 //   the re-rendered thread (one renderer, no client templating), which replaces the element with
 //   the same id, or takes the place of the form it came from; a refusal shows its reason in the
-//   form. No full reload.
+//   form. No full reload. The answer's X-Svc-Pending header (the person's pending review
+//   comments after the post) updates the review box's count and the "Start a review" buttons.
 // The CSP allows no inline script: this is part of the one bundle (kit/assets.ts).
 
 /** The script, appended to the one the pages load. */
@@ -88,6 +89,16 @@ export const CHANGES_JS = `
     });
   }
 
+  /** The person's pending comments are now n: the counts, their notes, the draft buttons (the template's too). */
+  const setPending = (n) => {
+    const text = n + " pending " + (n === 1 ? "comment" : "comments");
+    for (const root of tpl ? [document, tpl.content] : [document]) {
+      for (const e of root.querySelectorAll("[data-pending]")) e.textContent = text;
+      for (const e of root.querySelectorAll("[data-pending-note]")) e.hidden = n === 0;
+      for (const b of root.querySelectorAll("button[data-draft]")) b.textContent = n ? "Add review comment" : "Start a review";
+    }
+  };
+
   /** Markup from the server as one element. */
   const parse = (text) => {
     const t = document.createElement("template");
@@ -117,6 +128,8 @@ export const CHANGES_JS = `
         form.prepend(p);
         return;
       }
+      const pending = res.headers.get("x-svc-pending");
+      if (pending !== null && /^[0-9]+$/.test(pending)) setPending(Number(pending));
       const node = parse(text);
       if (!node) return;
       const same = node.id ? document.getElementById(node.id) : null;
