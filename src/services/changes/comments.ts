@@ -29,7 +29,7 @@ import {
   type CommentPatch,
 } from "./comment-schemas.ts";
 import { changeReader } from "./diff.ts";
-import { collectRefs, linkRefs } from "./refs.ts";
+import { collectRefs, type CrossRefs, linkRefs, repoKey } from "./refs.ts";
 import { parseSuggestion } from "./suggestion.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
@@ -164,11 +164,38 @@ export async function renderBody(
     html = `<pre>${escapeText(body)}</pre>`;
   }
   const refs = collectRefs(html);
-  const [numbers, people] = await Promise.all([
+  const [numbers, people, repos] = await Promise.all([
     cstore.existingChangeNumbers(ctx.db.read, change.repoId, refs.numbers),
     cstore.usersByHandles(ctx.db.read, refs.handles),
+    crossRefTargets(ctx, change.repoId, refs.repos),
   ]);
-  return { html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])) }), mentions: people };
+  return {
+    html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])), repos }),
+    mentions: people,
+  };
+}
+
+/**
+ * What `org/repo#N` may link to: changes that exist in a public repository or in the comment's
+ * own. Rendered once for every reader, so a private repository's name stays text: a link (or its
+ * absence beside other links) would tell a reader who cannot see it that it exists.
+ */
+async function crossRefTargets(ctx: Ctx, ownRepoId: string, refs: CrossRefs): Promise<Map<string, { repoPath: string; changes: Set<number> }>> {
+  const out = new Map<string, { repoPath: string; changes: Set<number> }>();
+  if (!refs.size) return out;
+  const linkable = (await cstore.reposByFullNames(ctx.db.read, [...refs.values()])).filter((r) => r.public || r.id === ownRepoId);
+  const numbers = linkable.flatMap((r) => refs.get(repoKey(r.org, r.name))?.numbers ?? []);
+  const found = await cstore.changeNumbersIn(
+    ctx.db.read,
+    linkable.map((r) => r.id),
+    numbers,
+  );
+  for (const r of linkable) {
+    const wanted = new Set(refs.get(repoKey(r.org, r.name))?.numbers ?? []);
+    const changes = new Set(found.filter((f) => f.repoId === r.id && wanted.has(f.number)).map((f) => f.number));
+    if (changes.size) out.set(repoKey(r.org, r.name), { repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`, changes });
+  }
+  return out;
 }
 
 /**

@@ -195,3 +195,30 @@ export async function publishDrafts(tx: Tx, changeId: string, authorUserId: stri
     .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft")))
     .returning();
 }
+
+/**
+ * Repositories named `org/repo` (case-insensitively), with whether each is public: an
+ * `org/repo#N` in a comment links only to a public repository or the comment's own.
+ */
+export async function reposByFullNames(
+  q: Queryable,
+  names: { org: string; repo: string }[],
+): Promise<{ id: string; org: string; name: string; public: boolean }[]> {
+  if (!names.length) return [];
+  const { repos, orgs } = tables(q);
+  return await q
+    .select({ id: repos.id, org: orgs.name, name: repos.name, public: repos.public })
+    .from(repos)
+    .innerJoin(orgs, eq(orgs.id, repos.orgId))
+    .where(or(...names.map((n) => and(eq(orgs.name, n.org.toLowerCase()), eq(sql`lower(${repos.name})`, n.repo.toLowerCase())))));
+}
+
+/** Which of `numbers` are changes of which of `repoIds` (pairs; the caller keeps the ones it asked about). */
+export async function changeNumbersIn(q: Queryable, repoIds: string[], numbers: number[]): Promise<{ repoId: string; number: number }[]> {
+  if (!repoIds.length || !numbers.length) return [];
+  const { changes } = tables(q);
+  return await q
+    .select({ repoId: changes.repoId, number: changes.number })
+    .from(changes)
+    .where(and(inArray(changes.repoId, [...new Set(repoIds)]), inArray(changes.number, [...new Set(numbers)])));
+}

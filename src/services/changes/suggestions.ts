@@ -86,12 +86,14 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
   const anchors = await currentAnchors(ctx, t.repo, change, wanted, true);
   const operations: { op: "put"; path: string; content: string }[] = [];
   for (const [path, list] of byPath) {
-    const outdated = list.find((r) => r.outdated);
-    if (outdated) throw changedSince(outdated);
     const entry = await entryAt(objects, headTree, path.split("/"));
     if (!entry || isTreeMode(entry.mode) || entry.mode === "160000") throw changedSince(list[0]!);
+    // What the file is now decides first (a file turned binary is 422 whether or not the re-anchor
+    // job has marked its comments outdated yet), then whether the lines are still there (409).
     if (entry.mode === "120000") throw Unprocessable(`${path} is a symbolic link; suggestions apply to text files`);
     const text = await readText(ctx, objects, entry.oid, path);
+    const outdated = list.find((r) => r.outdated);
+    if (outdated) throw changedSince(outdated);
     const planned: Planned[] = [];
     for (const row of list) {
       const range = rangeOnHead(row, anchors.get(row.id));
