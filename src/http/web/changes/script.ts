@@ -50,6 +50,8 @@ export const CHANGES_JS = `
     let dragged = false;
     files.addEventListener("mousedown", (e) => {
       const a = linkOf(e.target);
+      // A drag's own click lands on the rows' common ancestor (no link): the next press starts afresh.
+      dragged = false;
       down = a && e.button === 0 && !e.shiftKey ? a : null;
       // A link would start the browser's own drag (of its URL): a drag here selects lines.
       if (down) e.preventDefault();
