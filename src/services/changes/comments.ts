@@ -52,6 +52,8 @@ const MAX_ANCHOR_TEXT = 64 * 1024;
 const CONTEXT_LINES = 3;
 /** The excerpt of a comment in its thread activity. */
 const EXCERPT = 500;
+/** Pending (draft) comments one person may hold on a change: as many as one review publishes. */
+export const MAX_PENDING_COMMENTS = 100;
 /** Rendered-body version: bump to re-render stored comments lazily. */
 export const RENDER_VERSION = 1;
 
@@ -312,6 +314,7 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
   const anchored = input.path !== undefined && input.path !== null;
   if (opts.inReview && input.patchset !== undefined && input.patchset !== null && input.patchset !== change.patchset)
     throw Unprocessable("a review's comments are on the current patchset: leave out patchset");
+  if (opts.inReview && input.draft === true) throw Unprocessable("a review's comments are published with it: leave out draft");
   const patchset = input.patchset ?? change.patchset;
   if (!Number.isInteger(patchset) || patchset < 1 || patchset > change.patchset) throw Unprocessable(`change #${change.number} has no patchset ${patchset}`);
   let threadId = id;
@@ -324,6 +327,8 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
       typeof input.in_reply_to === "string" && input.in_reply_to.length <= 64 ? await cstore.commentById(ctx.db.read, change.id, input.in_reply_to) : null;
     if (!parent || (parent.state === "draft" && parent.authorUserId !== author.id))
       throw Unprocessable(`in_reply_to names no comment of change #${change.number}`);
+    // A pending comment is its author's until the review publishes it: edit it rather than reply.
+    if (parent.state === "draft") throw Unprocessable("in_reply_to names a pending comment: edit it, or reply once your review is submitted");
     threadId = parent.threadId;
     inReplyTo = parent.id;
   } else if (anchored) {
@@ -408,12 +413,25 @@ async function mustChange(q: Parameters<typeof store.changeByNumber>[0], repoId:
   return row;
 }
 
-/** POST …/changes/{n}/comments (repo:discuss): one comment, its `change.commented` event and thread activity. */
+/**
+ * POST …/changes/{n}/comments (repo:discuss): one comment, its `change.commented` event and thread
+ * activity. A draft (`draft: true`) is only written: it is its author's alone (no event, no
+ * activity, no mention) until their next review publishes it.
+ */
 export async function postComment(ctx: Ctx, t: RepoTarget, number: number, input: CommentCreate): Promise<Comment> {
   need(t, { kind: "repo:discuss" });
   const change = await mustChange(ctx.db.read, t.repo.id, number);
-  const prepared = await prepareComment(ctx, t, change, input);
+  const draft = input.draft === true;
+  const prepared = await prepareComment(ctx, t, change, input, draft ? { state: "draft" } : {});
   const author = personOf(t.actor)!;
+  if (draft) {
+    const [row] = await ctx.db.transaction(async (tx) => {
+      if ((await cstore.draftCount(tx, change.id, author.id)) >= MAX_PENDING_COMMENTS)
+        throw Unprocessable(`you have ${MAX_PENDING_COMMENTS} pending comments on change #${change.number}: submit your review first`);
+      return await insertPreparedComments(tx, [prepared], { reviewId: null });
+    });
+    return (await commentBodies(ctx, [row!], { change, repo: t.repo }))[0]!;
+  }
   const [row] = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, t.repo.id, number);
     const rows = await insertPreparedComments(tx, [prepared], { reviewId: null });
@@ -626,6 +644,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
         r.suggestion === null || r.body === null
           ? null
           : { text: r.suggestion, applicable: r.appliedCommit === null && !(line && pos.outdated) && r.state === "published", applied_commit: r.appliedCommit },
+      draft: r.state === "draft",
       created_at: r.createdAt,
       updated_at: r.updatedAt,
       edited_at: r.editedAt,
@@ -683,13 +702,24 @@ export async function patchComment(ctx: Ctx, t: RepoTarget, number: number, id: 
     suggestion = suggestionOf(body, row.path === null ? null : row.side);
     rendered = await renderBody(ctx, t, change, body, row.path);
   }
-  if (input.resolved !== undefined) need(t, { kind: "thread:resolve", changeAuthor: change.authorUserId !== null && change.authorUserId === me.id });
+  if (input.resolved !== undefined) {
+    need(t, { kind: "thread:resolve", changeAuthor: change.authorUserId !== null && change.authorUserId === me.id });
+    if (row.state === "draft") throw Unprocessable("a pending comment has no conversation to resolve until your review is submitted");
+  }
   await ctx.db.transaction(async (tx) => {
     const cur = await cstore.commentById(tx, change.id, id);
     if (!cur) throw NotFound("comment not found");
     const at = now();
     if (body !== null && rendered)
-      await cstore.updateComment(tx, id, { body, bodyHtml: rendered.html, renderVersion: RENDER_VERSION, suggestion, editedAt: at, updatedAt: at });
+      // A pending comment is not shown as edited: nobody else saw it before.
+      await cstore.updateComment(tx, id, {
+        body,
+        bodyHtml: rendered.html,
+        renderVersion: RENDER_VERSION,
+        suggestion,
+        editedAt: cur.state === "draft" ? null : at,
+        updatedAt: at,
+      });
     if (input.resolved !== undefined) {
       const root = cur.threadId === cur.id ? cur : await cstore.commentById(tx, change.id, cur.threadId);
       if (root && root.resolved !== input.resolved)

@@ -160,6 +160,42 @@ export async function changeById(q: Queryable, id: string): Promise<ChangeRow | 
   return one(await q.select().from(changes).where(eq(changes.id, id)).limit(1)) ?? null;
 }
 
+/** How many pending (draft) comments a person holds on a change. */
+export async function draftCount(q: Queryable, changeId: string, authorUserId: string): Promise<number> {
+  const { changeComments: c } = tables(q);
+  const row = one(
+    await q
+      .select({ n: sql<number>`count(*)` })
+      .from(c)
+      .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft"))),
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** A person's pending (draft) comments on a change, oldest first (at most MAX_PENDING_COMMENTS exist). */
+export async function draftsOf(q: Queryable, changeId: string, authorUserId: string): Promise<CommentRow[]> {
+  const { changeComments: c } = tables(q);
+  return await q
+    .select()
+    .from(c)
+    .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft")))
+    .orderBy(asc(c.createdAt), asc(c.id));
+}
+
+/**
+ * Publishes a person's pending comments on a change with their review: published, `review_id`
+ * set, `updated_at` the review's time (`created_at` stays when each was written, so they keep the
+ * order they were written in). Answers the rows as stored.
+ */
+export async function publishDrafts(tx: Tx, changeId: string, authorUserId: string, reviewId: string, at: number): Promise<CommentRow[]> {
+  const { changeComments: c } = tables(tx);
+  return await tx
+    .update(c)
+    .set({ state: "published", reviewId, updatedAt: at })
+    .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft")))
+    .returning();
+}
+
 /**
  * Repositories named `org/repo` (case-insensitively), with whether each is public: an
  * `org/repo#N` in a comment links only to a public repository or the comment's own.

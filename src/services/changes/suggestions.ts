@@ -59,7 +59,9 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
   const wanted: SuggestionCommentRow[] = [];
   for (const id of ids) {
     const row = byId.get(id);
-    // Why drafts read as missing: they are their author's alone until published.
+    // Why drafts read as missing: they are their author's alone until published (to whom 422 says why).
+    if (row?.state === "draft" && row.authorUserId !== null && row.authorUserId === personOf(actor)?.id)
+      throw Unprocessable(`comment ${id} is pending: submit your review to publish it, then apply it`);
     if (!row || row.state !== "published") throw Unprocessable(`comment ${JSON.stringify(id)} is not a comment of change #${number}`);
     if (row.suggestion === null || row.path === null || row.line === null || row.side !== "new")
       throw Unprocessable(`comment ${id} is not a suggestion on the new side of a line range`);

@@ -6,6 +6,7 @@ import { commitFiles, initRepo, lsRemote, mintTokenWithId } from "../../helpers/
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { until } from "../ci/helpers.ts";
 import { client, createUser, login } from "../../helpers/server.ts";
+import { getPage, textOf } from "../../helpers/web.ts";
 
 const ORG = "appr";
 let w: World;
@@ -63,6 +64,13 @@ async function seeded(name: string) {
 
 const review = (who: Cast, changes: string, n: number, verdict: string) => as(who).post(`${changes}/${n}/reviews`, { verdict });
 const land = (changes: string, n: number) => as(people.ada!).post(`${changes}/${n}/land`);
+/** The web status box's list of what landing needs (the change page's conversation tab), as text. */
+async function needs(repo: TestRepo, n: number): Promise<string> {
+  const page = await getPage(w.server, `/${ORG}/${repo.name}/changes/${n}`, people.ada!.cookie);
+  expect(page.status).toBe(200);
+  const list = /<ul class="needs"[^>]*>([\s\S]*?)<\/ul>/.exec(page.text);
+  return textOf(list?.[1] ?? "").replace(/\s+/g, " ");
+}
 async function settled(repo: TestRepo, n: number) {
   return until(`change #${n} to settle`, async () => {
     const c = (await repo.api.c.get(`${repo.api.base}/changes/${n}`)).body;
@@ -96,12 +104,18 @@ describe("approvals", () => {
       approval: { required: 2, approvals: 0, changes_requested_by: [] },
     });
     expect((await as(people.ada!).get(`${changes}/1`)).body.state).toBe("open");
+    // The web status box says what the 409 says (one rule: landingApprovals).
+    expect(await needs(repo, 1)).toContain("✗ 2 approvals needed (0 of 2 required)");
 
     expect((await review(people.cy!, changes, 1, "approve")).status).toBe(201);
     expect((await review(people.bo!, changes, 1, "approve")).status).toBe(201);
     expect((await land(changes, 1)).body).toMatchObject({ approval: { required: 2, approvals: 1 } });
+    expect(await needs(repo, 1)).toContain("✗ 1 approval needed (1 of 2 required)");
 
     expect((await review(people.dee!, changes, 1, "approve")).status).toBe(201);
+    const met = await needs(repo, 1);
+    expect(met).toContain("✓ 2 of 2 required approvals");
+    expect(met).not.toContain("✗");
     expect((await land(changes, 1)).status).toBe(202);
     const done = await settled(repo, 1);
     expect(done).toMatchObject({ state: "landed", landed_commit: head });
@@ -124,6 +138,7 @@ describe("approvals", () => {
       error: "change #1 has changes requested by dee",
       approval: { required: 1, approvals: 1, changes_requested_by: ["dee"] },
     });
+    expect(await needs(repo, 1)).toContain("✗ Changes requested by @dee");
     // A later comment review keeps dee's standing.
     await as(people.dee!).post(`${changes}/1/reviews`, { verdict: "comment", body: "still no tests" });
     expect((await land(changes, 1)).status).toBe(409);
@@ -204,6 +219,7 @@ describe("approvals", () => {
     const refused = await land(changes, 2);
     expect(refused.status).toBe(409);
     expect(refused.body.error).toBe("change #1 needs 1 approval from people with write access (has 0)");
+    expect(await needs(repo, 2)).toContain("✗ #1 beneath lacks approvals: change #1 needs 1 approval");
     await review(people.dee!, changes, 1, "approve");
     expect((await land(changes, 2)).status).toBe(202);
     expect(await settled(repo, 2)).toMatchObject({ state: "landed", landed_commit: top });

@@ -76,6 +76,7 @@ describe("posting", () => {
       anchor_text: null,
       context_text: null,
       suggestion: null,
+      draft: false,
       created_at: expect.any(Number),
       updated_at: c.created_at,
       edited_at: null,

@@ -35,6 +35,52 @@ ${v.queue.length > 1 ? html`<ol class="queue" aria-label="Queue of ${c.target}">
   }
 }
 
+/** One line of what landing needs: met (✓), pending (●) or missing (✗), in words too. */
+function needLine(state: "met" | "pending" | "missing", text: Html | string): Html {
+  const mark = state === "met" ? "✓" : state === "pending" ? "●" : "✗";
+  return html`<li class="need need-${state}"><span aria-hidden="true">${mark}</span> ${text}</li>`;
+}
+
+/**
+ * What landing needs, as the land request judges it (landingNeeds: the same rule that answers
+ * 409): approvals against the target's protection, who requested changes, the head's checks.
+ */
+function needsList(v: ChangeView): Html {
+  const n = v.needs;
+  if (!n) return html``;
+  const base = repoHref(v.repo);
+  const c = v.change;
+  const lines: Html[] = [];
+  if (n.stack) lines.push(needLine("missing", n.stack));
+  const b = n.blocking;
+  if (b && b.number !== c.number)
+    lines.push(needLine("missing", html`<a href="${base}/changes/${b.number}">#${b.number}</a> beneath lacks approvals: ${b.message}`));
+  if (n.changesRequestedBy.length)
+    lines.push(needLine("missing", html`Changes requested by ${n.changesRequestedBy.map((h, i) => html`${i ? ", " : ""}<a href="/${seg(h)}">@${h}</a>`)}`));
+  if (n.required === 0) lines.push(html`<li class="need muted">No approvals required on <span class="path">${c.target}</span></li>`);
+  else if (n.approvals < n.required) {
+    const more = n.required - n.approvals;
+    lines.push(needLine("missing", `${more} approval${more === 1 ? "" : "s"} needed (${n.approvals} of ${n.required} required)`));
+  } else lines.push(needLine("met", `${n.approvals} of ${n.required} required approval${n.required === 1 ? "" : "s"}`));
+  const checks = c.checks ?? [];
+  const failing = checks.filter((k) => k.state === "failure" || k.state === "cancelled").length;
+  const pending = checks.filter((k) => k.state !== "success" && k.state !== "failure" && k.state !== "cancelled").length;
+  if (!checks.length) lines.push(html`<li class="need muted">No checks reported</li>`);
+  else if (failing) lines.push(needLine("missing", `${failing} of ${checks.length} check${checks.length === 1 ? "" : "s"} failing`));
+  else if (pending) lines.push(needLine("pending", `${pending} of ${checks.length} check${checks.length === 1 ? "" : "s"} running`));
+  else lines.push(needLine("met", `${checks.length} check${checks.length === 1 ? "" : "s"} passed`));
+  const states = new Map(checks.map((k) => [k.key, k.state]));
+  const unmet = n.requiredChecks.filter((k) => states.get(k) !== "success");
+  if (unmet.length)
+    lines.push(
+      needLine(
+        unmet.some((k) => states.get(k) === "failure" || states.get(k) === "cancelled") ? "missing" : "pending",
+        html`Required: ${unmet.map((k, i) => html`${i ? ", " : ""}<span class="path">${k}</span> ${states.get(k) ?? "no result yet"}`)}`,
+      ),
+    );
+  return html`<ul class="needs" aria-label="What landing needs">${lines}</ul>`;
+}
+
 /** The land button, for writers while the change is open or ejected. */
 function landForm(v: ChangeView, csrf: string | null): Html {
   const c = v.change;
@@ -212,7 +258,7 @@ ${reviewForm(v, csrf)}
 <div class="change-actions">${stateForm(v, csrf)}</div>
 </div>
 <aside class="review-side" aria-label="Status">
-<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${landForm(v, csrf)}</div></section>
+<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${needsList(v)}${landForm(v, csrf)}</div></section>
 ${reviewersBox(v, csrf)}
 ${checksBox(v)}
 ${stackList(v)}
