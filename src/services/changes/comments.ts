@@ -34,6 +34,7 @@ import { parseSuggestion } from "./suggestion.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as cstore from "./store-comments.ts";
+import * as rstore from "./store-reviews.ts";
 import type { CommentRow } from "./store-comments.ts";
 import { patchsetOf } from "./store-patchsets.ts";
 
@@ -145,7 +146,7 @@ function escapeText(s: string): string {
  */
 export async function renderBody(
   ctx: Ctx,
-  t: RepoTarget,
+  t: { org: { name: string }; repo: { name: string } },
   change: ChangeRow,
   body: string,
   path: string | null,
@@ -161,7 +162,7 @@ export async function renderBody(
     );
   } catch (e) {
     if (!(e instanceof ThreadTaskError)) throw e;
-    html = `<pre>${escapeText(body)}</pre>`;
+    return { html: `<pre>${escapeText(body)}</pre>`, mentions: [] };
   }
   const refs = collectRefs(html);
   const [numbers, people, repos] = await Promise.all([
@@ -535,6 +536,64 @@ export async function currentAnchors(ctx: Ctx, repo: Repo, change: ChangeRow, ro
   return out;
 }
 
+/** A stored rendered body: a comment's (with its path, for relative links) or a review's. */
+interface StoredBody {
+  id: string;
+  changeId: string;
+  body: string | null;
+  bodyHtml: string | null;
+  renderVersion: number;
+  path?: string | null;
+}
+
+/** Bodies rendered again at once (each on a worker thread). */
+const RERENDER_BATCH = 8;
+
+/**
+ * The html of rows rendered by an older renderer (render_version < RENDER_VERSION), rendered again
+ * as at write time → id → html (rows already current are not in the map). So raising
+ * RENDER_VERSION needs no migration: each body is re-rendered the first time it is read. The
+ * fresh html is written back after the read, in a transaction of its own that the read does not
+ * wait for (its failure is logged; the next read renders again); the write keeps a row whose
+ * body was edited or deleted meanwhile as it is. A body the thread cannot render in time is
+ * shown and stored as text, as at write time (so a hostile body costs its time limit once, not
+ * on every read).
+ */
+export async function rerenderStale(
+  ctx: Ctx,
+  rows: readonly StoredBody[],
+  kind: "comment" | "review",
+  o: { change?: ChangeRow } = {},
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const stale = rows.filter((r) => r.body !== null && r.renderVersion < RENDER_VERSION);
+  if (!stale.length) return out;
+  const fresh: { id: string; body: string; html: string }[] = [];
+  for (const changeId of new Set(stale.map((r) => r.changeId))) {
+    const change = o.change?.id === changeId ? o.change : await cstore.changeById(ctx.db.read, changeId);
+    const where = change ? await store.repoWithOrg(ctx.db.read, change.repoId) : null;
+    if (!change || !where) continue;
+    const mine = stale.filter((r) => r.changeId === changeId);
+    for (let i = 0; i < mine.length; i += RERENDER_BATCH) {
+      const batch = mine.slice(i, i + RERENDER_BATCH);
+      const rendered = await Promise.all(batch.map((r) => renderBody(ctx, where, change, r.body!, r.path ?? null)));
+      batch.forEach((r, j) => {
+        out.set(r.id, rendered[j]!.html);
+        fresh.push({ id: r.id, body: r.body!, html: rendered[j]!.html });
+      });
+    }
+  }
+  if (fresh.length)
+    void ctx.db
+      .transaction(async (tx) => {
+        for (const f of fresh)
+          if (kind === "comment") await cstore.writeRendered(tx, f.id, f.body, f.html, RENDER_VERSION);
+          else await rstore.writeRendered(tx, f.id, f.body, f.html, RENDER_VERSION);
+      })
+      .catch((error: unknown) => ctx.log.warn("re-rendered bodies not stored", { kind, rows: fresh.length, error: String(error) }));
+  return out;
+}
+
 /**
  * The API shapes of comment rows: authors' handles in one query, replies' resolved flag from
  * their roots, and positions on the current patchset (mapped in memory for rows the re-anchor
@@ -548,6 +607,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
   );
   const missingRoots = rows.filter((r) => r.threadId !== r.id && !rows.some((x) => x.id === r.threadId)).map((r) => r.threadId);
   const roots = new Map([...rows, ...(await cstore.commentsByIds(ctx.db.read, missingRoots))].map((r) => [r.id, r]));
+  const rerendered = await rerenderStale(ctx, rows, "comment", o);
   const positions = new Map<string, CurrentAnchor>();
   for (const changeId of new Set(rows.map((r) => r.changeId))) {
     const mine = rows.filter((r) => r.changeId === changeId);
@@ -565,7 +625,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
       id: r.id,
       author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
       body: r.body,
-      body_html: r.bodyHtml,
+      body_html: rerendered.get(r.id) ?? r.bodyHtml,
       path: r.path,
       line: r.line,
       start_line: r.startLine,

@@ -21,6 +21,7 @@ import {
   prepareComment,
   RENDER_VERSION,
   renderBody,
+  rerenderStale,
   type PreparedComment,
 } from "./comments.ts";
 import { queueReanchor } from "./reanchor.ts";
@@ -46,18 +47,21 @@ async function mustChange(q: Queryable, repoId: string, number: number): Promise
   return row;
 }
 
-/** The API shapes of review rows (author handles in one query); `comments` by review id. */
+/** The API shapes of review rows (author handles in one query; bodies of an older renderer rendered again); `comments` by review id. */
 export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<string, Comment[]> = new Map()): Promise<Review[]> {
-  const handles = await store.handlesOf(
-    ctx.db.read,
-    rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
-  );
+  const [handles, rerendered] = await Promise.all([
+    store.handlesOf(
+      ctx.db.read,
+      rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
+    ),
+    rerenderStale(ctx, rows, "review"),
+  ]);
   return rows.map((r) => ({
     id: r.id,
     author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
     verdict: r.verdict,
     body: r.body,
-    body_html: r.bodyHtml,
+    body_html: rerendered.get(r.id) ?? r.bodyHtml,
     patchset: r.patchset,
     head: r.head,
     dismissed: r.dismissed,

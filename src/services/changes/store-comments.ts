@@ -222,3 +222,15 @@ export async function changeNumbersIn(q: Queryable, repoIds: string[], numbers: 
     .from(changes)
     .where(and(inArray(changes.repoId, [...new Set(repoIds)]), inArray(changes.number, [...new Set(numbers)])));
 }
+
+/**
+ * Stores a comment's body re-rendered by this renderer (RENDER_VERSION bumps), only if the row is
+ * still older and its body is the one rendered (an edit or delete meanwhile keeps its own).
+ */
+export async function writeRendered(tx: Tx, id: string, body: string, bodyHtml: string, version: number): Promise<void> {
+  const { changeComments: c } = tables(tx);
+  await tx
+    .update(c)
+    .set({ bodyHtml, renderVersion: version })
+    .where(and(eq(c.id, id), lt(c.renderVersion, version), eq(c.body, body)));
+}

@@ -103,14 +103,16 @@ function threadHead(v: ChangeView, t: Thread, place: ThreadPlace): Html {
   const c = t.root;
   if (c.path === null) return html``;
   const here = changeHref(v);
+  // `file=`: the files tab draws the thread's file in full (a big change's later files are collapsed).
+  const file = `file=${seg(c.path)}`;
   const outdated = c.outdated
-    ? html` <span class="badge outdated">outdated</span> <a href="${here}/files?ps=${c.patchset}#t-${c.id}">on patchset ${c.patchset}</a>`
+    ? html` <span class="badge outdated">outdated</span> <a href="${here}/files?ps=${c.patchset}&amp;${file}#t-${c.id}">on patchset ${c.patchset}</a>`
     : html` <span class="muted">patchset ${c.patchset}</span>`;
   const code =
     place === "conversation" && (c.context_text || c.anchor_text)
       ? html`<pre class="thread-code" aria-label="The lines commented on">${c.context_text ? html`<span class="muted">${c.context_text}</span>` : ""}<mark>${c.anchor_text ?? ""}</mark></pre>`
       : "";
-  return html`<header class="thread-head"><a class="path" href="${here}/files${c.outdated ? `?ps=${c.patchset}` : ""}#t-${c.id}">${c.path}</a> <span class="muted">${linesOf(c)} (${c.side})</span>${outdated}</header>${code}`;
+  return html`<header class="thread-head"><a class="path" href="${here}/files?${c.outdated ? `ps=${c.patchset}&` : ""}${file}#t-${c.id}">${c.path}</a> <span class="muted">${linesOf(c)} (${c.side})</span>${outdated}</header>${code}`;
 }
 
 /** The reply form and the resolve toggle under a thread. */
