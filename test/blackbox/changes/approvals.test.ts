@@ -2,39 +2,21 @@
 // request's 409 naming what is missing, the lander's verdict `approval`, stale approvals after a
 // git push, and stacks. Landings go through the real lander; C git checks the target afterwards.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { commitFiles, initRepo, lsRemote, mintTokenWithId } from "../../helpers/git.ts";
+import { commitFiles, initRepo, lsRemote } from "../../helpers/git.ts";
+import { castReviewers, type Cast } from "../../helpers/cast.ts";
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { until } from "../ci/helpers.ts";
-import { client, createUser, login } from "../../helpers/server.ts";
+import { client } from "../../helpers/server.ts";
 import { getPage, textOf } from "../../helpers/web.ts";
 
 const ORG = "appr";
 let w: World;
 
-interface Cast {
-  id: string;
-  handle: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(org: string, handle: string, role: string, scopes: string[]): Promise<Cast> {
-  const u = await createUser(w.server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
-  const cookie = await login(w.server, u.email, u.password);
-  const { token } = await mintTokenWithId(w.server, cookie, org, { scopes, label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, cookie, token };
-}
 
 beforeAll(async () => {
   w = await startWorld(ORG);
-  const list = await Promise.all([
-    cast(ORG, "ada", "member", ["repo:write"]),
-    cast(ORG, "bo", "member", ["repo:write"]),
-    cast(ORG, "cy", "viewer", ["repo:read"]),
-    cast(ORG, "dee", "admin", ["repo:write"]),
-  ]);
-  for (const p of list) people[p.handle] = p;
+  Object.assign(people, await castReviewers(w.server, ORG));
 });
 afterAll(async () => w.close());
 

@@ -2,40 +2,21 @@
 // branch pushed by git, people of every role reviewing through the API, the database read only to
 // see the events recorded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { commitFiles, initRepo, mintTokenWithId } from "../../helpers/git.ts";
+import { castPerson, castReviewers, pushMainAndFeature, type Cast } from "../../helpers/cast.ts";
+import { mintTokenWithId } from "../../helpers/git.ts";
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { dbRows } from "../ci/helpers.ts";
-import { client, createUser, login } from "../../helpers/server.ts";
+import { client } from "../../helpers/server.ts";
 
 const ORG = "rev";
 let w: World;
 
-/** A person with a known handle: session cookie, a token of `scopes`, and a client for each. */
-interface Cast {
-  id: string;
-  handle: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(org: string, handle: string, role: string, scopes: string[]): Promise<Cast> {
-  const u = await createUser(w.server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
-  const cookie = await login(w.server, u.email, u.password);
-  const { token } = await mintTokenWithId(w.server, cookie, org, { scopes, label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, cookie, token };
-}
 
 beforeAll(async () => {
   w = await startWorld(ORG);
-  const list = await Promise.all([
-    cast(ORG, "ada", "member", ["repo:write"]),
-    cast(ORG, "bo", "member", ["repo:write"]),
-    cast(ORG, "cy", "viewer", ["repo:read"]),
-    cast(ORG, "dee", "admin", ["repo:write"]),
-    cast(`${ORG}-else`, "eve", "owner", ["repo:write"]),
-  ]);
-  for (const p of list) people[p.handle] = p;
+  const [cast, eve] = await Promise.all([castReviewers(w.server, ORG), castPerson(w.server, `${ORG}-else`, "eve", "owner")]);
+  Object.assign(people, cast, { eve });
 });
 afterAll(async () => w.close());
 
@@ -44,13 +25,7 @@ const as = (who: Cast, via: "token" | "cookie" = "token") => client(w.server, vi
 /** A private (or public) repository with main and a branch `feature` pushed by git; ada opens change #1 from it. */
 async function opened(name: string, isPublic = false): Promise<{ repo: TestRepo; base: string }> {
   const repo = await newRepo(w, name, isPublic);
-  const dir = await initRepo(w.g, name);
-  await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(w.g, dir, { "a.txt": "a\n" }, "seed");
-  await w.g.ok(["push", "-q", repo.url, "main"], { cwd: dir });
-  await w.g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(w.g, dir, { "a.txt": "a\nmore\n", "big.txt": Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("") }, "feature");
-  await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+  await pushMainAndFeature(w.g, name, repo.url, { "a.txt": "a\nmore\n", "big.txt": Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("") });
   const base = `${repo.api.base}/changes`;
   const r = await as(people.ada!).post(base, { title: "More a", branch: "feature" });
   expect(r.status).toBe(201);

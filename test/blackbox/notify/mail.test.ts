@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commitFiles, createRepo, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
+import { castPerson, pushMainAndFeature, type Cast } from "../../helpers/cast.ts";
+import { createRepo, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { mailsTo, withDb } from "../../helpers/mail-capture.ts";
-import { client, createUser, login, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, startServer, type RunningServer } from "../../helpers/server.ts";
 
 const ORG = "nml";
 let server: RunningServer;
@@ -21,27 +22,13 @@ const dataDir = join(root, "data");
 // Leases scaled down: a job the killed server held lapses in seconds, not a minute (the restart case).
 const env = { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir, SVC_NOTIFY_MAIL_DELAY_MS: "4000", SVC_TEST_LEASE_SCALE: "0.1" };
 
-interface Cast {
-  id: string;
-  handle: string;
-  email: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(handle: string, role: string): Promise<Cast> {
-  const u = await createUser(server, { org: ORG, email: `${handle}@${ORG}.example.com`, name: handle, role, handle });
-  const cookie = await login(server, u.email, u.password);
-  const { token } = await mintTokenWithId(server, cookie, ORG, { scopes: ["repo:write"], label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, email: u.email, cookie, token };
-}
 
 beforeAll(async () => {
   server = await startServer({ env, dataDir });
   g = gitSandbox("svc-notify-mail-");
-  people.own = await cast("own", "owner");
-  for (const h of ["ada", "bo", "cy", "wat"]) people[h] = await cast(h, "member");
+  people.own = await castPerson(server, ORG, "own", "owner");
+  for (const h of ["ada", "bo", "cy", "wat"]) people[h] = await castPerson(server, ORG, h, "member");
 });
 afterAll(async () => {
   await server.stop();
@@ -54,14 +41,7 @@ const as = (who: Cast) => client(server, { token: who.token });
 /** A private repository watched at `all` by `watchers`, with change #1 by ada. */
 async function thread(name: string, watchers: Cast[]): Promise<string> {
   await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
-  const url = repoUrl(server, ORG, name, people.ada!.token);
-  const dir = await initRepo(g, name);
-  await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\n" }, "seed");
-  await g.ok(["push", "-q", url, "main"], { cwd: dir });
-  await g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\nmore\n" }, "feature");
-  await g.ok(["push", "-q", url, "feature"], { cwd: dir });
+  await pushMainAndFeature(g, name, repoUrl(server, ORG, name, people.ada!.token));
   const repoBase = `/v1/orgs/${ORG}/repos/${name}`;
   for (const w of watchers) expect((await as(w).put(`${repoBase}/subscription`, { level: "all" })).status).toBe(200);
   expect((await as(people.ada!).post(`${repoBase}/changes`, { title: `Change in ${name}`, branch: "feature" })).status).toBe(201);
