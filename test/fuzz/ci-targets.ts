@@ -16,6 +16,7 @@ import {
 } from "../../src/services/ci/expr/index.ts";
 import type { Contexts } from "../../src/services/ci/expr/index.ts";
 import { MASK, Masker } from "../../src/services/ci/mask.ts";
+import { CronError, cronMatches, parseCron } from "../../src/services/ci/cron.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -149,7 +150,28 @@ export function maskTarget(): Target {
   };
 }
 
+const CRONS = ["*/15 * * * *", "30 5 * * MON-FRI", "0 0 13 * 5", "10-20/5 8-9 1,15 JAN-jun 0-7", "5/20 * * * *"];
+
+/** Cron texts: seeds mutated; a parse ends in a schedule or a CronError inside the text, and matching never throws. */
+export function cronTarget(): Target {
+  return {
+    name: "cron",
+    run(r) {
+      const text = dec.decode(mutate(enc.encode(r.pick(CRONS)), r, 6));
+      let cron: ReturnType<typeof parseCron>;
+      try {
+        cron = parseCron(text);
+      } catch (e) {
+        if (!(e instanceof CronError)) throw e;
+        if (!(e.offset >= 0 && e.offset <= text.length)) throw new Error(`offset ${e.offset} outside ${JSON.stringify(text)}`);
+        return;
+      }
+      for (let i = 0; i < 20; i++) cronMatches(cron, r.int(2 ** 31) * 1000);
+    },
+  };
+}
+
 /** Every CI target. */
 export function ciTargets(): Target[] {
-  return [exprTarget(), maskTarget()];
+  return [exprTarget(), maskTarget(), cronTarget()];
 }
