@@ -51,6 +51,7 @@ const BASE: Record<string, number> = {
   "ci expressions": 3000,
   "log masking": 3000,
   cron: 3000,
+  "runner file commands": 3000,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };
