@@ -49,6 +49,7 @@ const BASE: Record<string, number> = {
   "comment references": 400,
   "comment ranges": 2000,
   "ci expressions": 3000,
+  "log masking": 3000,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };

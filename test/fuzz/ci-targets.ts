@@ -15,6 +15,7 @@ import {
   renderTemplate,
 } from "../../src/services/ci/expr/index.ts";
 import type { Contexts } from "../../src/services/ci/expr/index.ts";
+import { MASK, Masker } from "../../src/services/ci/mask.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -116,7 +117,39 @@ export function exprTarget(): Target {
   };
 }
 
+/** Log masking: random values over a small alphabet (so values overlap and repeat), text built from them, cut into random writes. */
+export function maskTarget(): Target {
+  const ALPHABET = "ab\nc=+/%";
+  const word = (r: Rand, n: number) => Array.from({ length: n }, () => ALPHABET[r.int(ALPHABET.length)]).join("");
+  return {
+    name: "log masking",
+    run(r) {
+      const values = Array.from({ length: 1 + r.int(6) }, () => word(r, 1 + r.int(r.chance(0.2) ? 40 : 8)));
+      const pieces: string[] = [];
+      for (let i = r.int(40); i > 0; i--) {
+        const v = r.pick(values);
+        pieces.push(
+          r.pick([v, v.slice(0, r.int(v.length + 1)), Buffer.from(word(r, r.int(3)) + v).toString("base64"), encodeURIComponent(v), word(r, r.int(12))]),
+        );
+      }
+      const text = pieces.join("");
+      const whole = new Masker(values).mask(text);
+      const m = new Masker(values);
+      let streamed = "";
+      for (let i = 0; i < text.length; ) {
+        const n = 1 + r.int(r.chance(0.5) ? 4 : 64);
+        streamed += m.push(text.slice(i, i + n));
+        i += n;
+      }
+      streamed += m.flush();
+      if (streamed !== whole) throw new Error(`streamed ${JSON.stringify(streamed)} != whole ${JSON.stringify(whole)} for ${JSON.stringify(values)}`);
+      const visible = whole.split(MASK).join("\u0000");
+      for (const v of values) if (visible.includes(v)) throw new Error(`${JSON.stringify(v)} is visible in ${JSON.stringify(whole)}`);
+    },
+  };
+}
+
 /** Every CI target. */
 export function ciTargets(): Target[] {
-  return [exprTarget()];
+  return [exprTarget(), maskTarget()];
 }
