@@ -164,6 +164,11 @@ export class FactCache {
           if (loose) this.looseSize--;
           else this.size--;
         }
+        // Why: a failed load (the database unreachable) leaves nothing validated: the next lookup,
+        // even in the same millisecond, probes again instead of answering from what is cached.
+        this.externalUntil = 0;
+        this.externalAt = Number.NEGATIVE_INFINITY;
+        this.validUntil = 0;
         throw error;
       },
     );
