@@ -119,6 +119,8 @@ export interface ChangeView {
   rights: CommentRights;
   /** Every thread of the change (published, and the caller's own drafts), oldest first. */
   threads: Thread[];
+  /** How many pending (draft) comments the caller holds on the change (their next review publishes them). */
+  pending: number;
   tab: ChangeTab;
   patchsets: Patchset[];
   shown: { patchset: number; against: number | null };
@@ -178,7 +180,8 @@ export async function changeView(
     apply: canComment && !change.source && repo.viewer_write,
     me: me?.id ?? null,
   };
-  const threads = threadsOf(await allComments(ctx, t, number));
+  const comments = await allComments(ctx, t, number);
+  const threads = threadsOf(comments);
   // Reviews are the conversation's (the files tab shows the review form, not the history).
   // ("thread": one thread re-drawn after a post, neither diff nor reviews.)
   const reviews = tab === "conversation" ? (await listReviews(ctx, t, number)).reviews : [];
@@ -190,6 +193,8 @@ export async function changeView(
     canComment,
     rights,
     threads,
+    // Only the caller's own drafts are ever listed to them.
+    pending: comments.filter((c) => c.draft).length,
     tab,
     patchsets,
     shown: { patchset: wanted, against },

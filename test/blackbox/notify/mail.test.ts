@@ -146,6 +146,25 @@ describe("notification mail", () => {
     expect(mailsTo(mailDir, people.cy!.email).length).toBe(0);
   }, 120_000);
 
+  test("pending comments notify nobody; the review that publishes them is one notification and one mail", async () => {
+    const base = await thread("pending", [people.wat!]);
+    await mailsAbout(people.wat!, "pending", 1);
+    for (const body of ["pending one @bo", "pending two"])
+      expect((await as(people.cy!).post(`${base}/comments`, { path: "a.txt", line: 2, body, draft: true })).status).toBe(201);
+    expect((await as(people.cy!).post(`${base}/reviews`, { verdict: "comment" })).status).toBe(201);
+    const mail = (await mailsAbout(people.wat!, "pending", 2))[1];
+    await settled();
+    expect(mailsTo(mailDir, people.wat!.email).filter((m) => m.subject.startsWith(`[${ORG}/pending]`)).length).toBe(2);
+    expect((await as(people.wat!).get(`/v1/notifications?repo=${ORG}/pending`)).body.notifications).toHaveLength(1);
+    expect(mail!.text.match(/cy reviewed with 2 comments/g)?.length).toBe(1);
+    // The mention in a draft counts once it is published: bo hears of the review (and only of it).
+    const [bo] = await mailsAbout(people.bo!, "pending", 1);
+    expect(bo!.text).toContain("cy reviewed with 2 comments");
+    expect((await as(people.bo!).get(`/v1/notifications?repo=${ORG}/pending`)).body.notifications.map((n: { reason: string }) => n.reason)).toEqual([
+      "mention",
+    ]);
+  }, 120_000);
+
   test("the unsubscribe link: GET changes nothing, the one-click POST mutes the thread (no more mail from it)", async () => {
     const base = await thread("unsub", [people.wat!, people.bo!]);
     // The opening's mail (each watcher's first about this thread) carries the link.

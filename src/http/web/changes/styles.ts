@@ -46,4 +46,5 @@ form.general-comment{margin:0 0 1rem}form.batch{margin:0 0 1rem}
 li.thread-item>.thread{margin:0}
 details.review-drop{margin:0 0 1rem}details.review-drop>summary{list-style:none;margin:0 0 .5rem}details.review-drop>summary::-webkit-details-marker{display:none}
 @media (max-width:52rem){.review{grid-template-columns:minmax(0,1fr)}}
+.badge.pending{color:var(--hl-type);border-color:var(--hl-type)}details.review-drop>summary .badge{margin-left:.5rem}p.pending-note{margin:0}[data-pending-note][hidden]{display:none}
 `;
