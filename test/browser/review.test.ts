@@ -5,8 +5,8 @@
 // "Add review comment") and requests changes with the review form, which publishes them; ada
 // applies the suggestion (a new patchset), bo approves, ada lands. After bo's first comment ada's
 // header counts one unread notification, and opening it from /notifications reads it. Every page
-// passes axe and shows no console error, CSP violation or failed load. The same comment is then made with JavaScript
-// off: the line number is a link to `?comment=` and every step is a plain form.
+// passes axe and shows no console error, CSP violation or failed load. The same comment is then
+// made with JavaScript off: the line number is a link to `?comment=` and every step is a plain form.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { accessibilityViolations, launchBrowser, openTab, signIn, step, type Tab } from "../helpers/browser.ts";
