@@ -50,6 +50,8 @@ const BASE: Record<string, number> = {
   "comment ranges": 2000,
   "ci expressions": 3000,
   "log masking": 3000,
+  cron: 3000,
+  "runner file commands": 3000,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };

@@ -16,6 +16,8 @@ import {
 } from "../../src/services/ci/expr/index.ts";
 import type { Contexts } from "../../src/services/ci/expr/index.ts";
 import { MASK, Masker } from "../../src/services/ci/mask.ts";
+import { CronError, cronMatches, parseCron } from "../../src/services/ci/cron.ts";
+import { parseFileCommands, parsePathFile } from "../../cli/runner/files.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -149,7 +151,60 @@ export function maskTarget(): Target {
   };
 }
 
+const CRONS = ["*/15 * * * *", "30 5 * * MON-FRI", "0 0 13 * 5", "10-20/5 8-9 1,15 JAN-jun 0-7", "5/20 * * * *"];
+
+/** Cron texts: seeds mutated; a parse ends in a schedule or a CronError inside the text, and matching never throws. */
+export function cronTarget(): Target {
+  return {
+    name: "cron",
+    run(r) {
+      const text = dec.decode(mutate(enc.encode(r.pick(CRONS)), r, 6));
+      let cron: ReturnType<typeof parseCron>;
+      try {
+        cron = parseCron(text);
+      } catch (e) {
+        if (!(e instanceof CronError)) throw e;
+        if (!(e.offset >= 0 && e.offset <= text.length)) throw new Error(`offset ${e.offset} outside ${JSON.stringify(text)}`);
+        return;
+      }
+      for (let i = 0; i < 20; i++) cronMatches(cron, r.int(2 ** 31) * 1000);
+    },
+  };
+}
+
+/**
+ * The runner's file commands ($GITHUB_OUTPUT, $GITHUB_ENV, $GITHUB_PATH): entries written the way
+ * a step writes them parse back to themselves; mutated files parse or are refused, never throw.
+ */
+export function fileCommandsTarget(): Target {
+  const CHARS = "ab=<\n EOF-_1";
+  return {
+    name: "runner file commands",
+    run(r) {
+      const entries: [string, string][] = [];
+      let text = "";
+      for (let i = r.int(8); i > 0; i--) {
+        const name = `${r.pick(["a", "B", "_x"])}${r.int(100)}`;
+        const value = Array.from({ length: r.int(30) }, () => CHARS[r.int(CHARS.length)]).join("");
+        entries.push([name, value]);
+        if (!value.includes("\n") && r.chance(0.5)) text += `${name}=${value}\n`;
+        else {
+          let delimiter = "EOF";
+          while (value.split("\n").includes(delimiter)) delimiter += `_${r.int(10)}`;
+          text += `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
+        }
+      }
+      const parsed = parseFileCommands(text, "env");
+      if (!parsed.ok || JSON.stringify(parsed.entries) !== JSON.stringify(entries))
+        throw new Error(`${JSON.stringify(text)} parsed as ${JSON.stringify(parsed)}, wrote ${JSON.stringify(entries)}`);
+      const mutated = dec.decode(mutate(enc.encode(text), r, 6));
+      parseFileCommands(mutated, r.chance(0.5) ? "env" : "output");
+      parsePathFile(mutated);
+    },
+  };
+}
+
 /** Every CI target. */
 export function ciTargets(): Target[] {
-  return [exprTarget(), maskTarget()];
+  return [exprTarget(), maskTarget(), cronTarget(), fileCommandsTarget()];
 }

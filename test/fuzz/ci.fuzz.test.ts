@@ -11,6 +11,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? "20261127");
 export const CI_CASES: Record<string, number> = {
   "ci expressions": 3000,
   "log masking": 3000,
+  cron: 3000,
+  "runner file commands": 3000,
 };
 /** A case longer than this fails (the machine is shared; real cases take milliseconds). */
 const CAP_MS = 5_000;

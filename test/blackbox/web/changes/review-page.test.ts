@@ -513,7 +513,10 @@ describe("pending comments (Start a review)", () => {
     );
     const [d] = await vicComments();
     expect(d).toMatchObject({ body: "Pending thought", draft: true, line: 12 });
-    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/priv/changes/1/files?file=src%2Fa%3Ab.txt#t-${d.id}` });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/priv/changes/1/files?file=src%2Fa%3Ab.txt#t-${d.id}`,
+    });
     // Drawn under its line for vic, labelled, with no reply or resolve; the review box counts it.
     const mine = drawn((await get("/rev/priv/changes/1/files", viewer.cookie)).text);
     const thread = mine.slice(mine.indexOf(`id="t-${d.id}"`), mine.indexOf("</tr>", mine.indexOf(`id="t-${d.id}"`)));
