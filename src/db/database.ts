@@ -23,16 +23,37 @@ export interface DbTimings {
   transaction(waitSeconds: number, heldSeconds: number, committed: boolean): void;
 }
 
+/** Compiled statements kept per connection, by SQL text (the least recently used ones go first). */
+const STATEMENT_CACHE = 2000;
+
 /**
  * Times every statement drizzle runs on `sqlite` (it prepares each query through `prepare`):
  * a thin wrapper over run/all/get/values of each prepared statement, reporting to `report` when
  * it answers a sink. Why per statement: bun:sqlite gives each statement methods specialised to
  * its parameter count, so one shared wrapper would call the wrong one.
+ *
+ * Statements are cached by their SQL text (at most STATEMENT_CACHE per connection): drizzle
+ * prepares every query it runs, and compiling the SQL cost more than running it on the hot paths
+ * (bench/README §29: a third of a comment's CPU). Safe to share: bun:sqlite runs a statement to
+ * completion in one synchronous call and resets it before the next, and drizzle never iterates
+ * or finalizes the statements it prepares.
  */
 export function timeStatements(sqlite: Sqlite, report: () => ((seconds: number) => void) | null): void {
   const prepare = sqlite.prepare.bind(sqlite) as unknown as (...args: unknown[]) => Record<string, (...a: unknown[]) => unknown>;
+  const cache = new Map<string, Record<string, (...a: unknown[]) => unknown>>();
   (sqlite as { prepare: unknown }).prepare = (...args: unknown[]) => {
+    const text = args.length === 1 && typeof args[0] === "string" ? args[0] : null;
+    const hit = text === null ? undefined : cache.get(text);
+    if (hit) {
+      cache.delete(text!);
+      cache.set(text!, hit);
+      return hit;
+    }
     const stmt = prepare(...args);
+    if (text !== null) {
+      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(text, stmt);
+    }
     for (const method of ["run", "all", "get", "values"] as const) {
       const inner = stmt[method]!.bind(stmt);
       stmt[method] = (...a: unknown[]) => {

@@ -277,7 +277,11 @@ export class WorkEngine implements Work {
       try {
         if (mustClaim) {
           mustClaim = false;
-          for (const row of await this.claim(this.claimable(), Infinity, false)) void this.launch(row);
+          // One read first: the claim's write transaction only for kinds with a row due now
+          // (a wake-up names work of one kind; most of the others have nothing).
+          const t = now();
+          const due = [...(await store.dueByKind(this.db.read, this.claimable()))].filter(([, at]) => at <= t).map(([name]) => name);
+          if (due.length) for (const row of await this.claim(due, Infinity, false)) void this.launch(row);
         }
         if (!this.poked && !this.stopping) next = await store.nextDueAt(this.db.read, this.claimable());
         if (this.claimFailures > 0) {

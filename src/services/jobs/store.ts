@@ -7,6 +7,9 @@ import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
 import { type Tables, tables } from "../../db/tables.ts";
 import { x } from "../../db/dialect.ts";
+import { statementCache } from "../../db/statements.ts";
+
+const { stmt } = statementCache("jobs");
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -51,10 +54,11 @@ export async function nextSeq(tx: Tx, key: string): Promise<number> {
   return (row?.s ?? 0) + 1;
 }
 
-/** A claimable row: pending, of the kind, due, unleased, and the head of its key's queue. */
-const claimable = (kind: string, t: number) => sql`
-  j.done_at IS NULL AND j.kind = ${kind} AND j.run_at <= ${t} AND (j.locked_until IS NULL OR j.locked_until <= ${t})
-  AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`;
+/** Row `j` heads its key's queue: no pending row of the key before it (or it has no key). */
+const HEAD = "(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))";
+
+/** A claimable row (`?1` its kind, `?2` now): pending, of the kind, due, unleased, and the head of its key's queue. */
+const CLAIMABLE = `j.done_at IS NULL AND j.kind = ?1 AND j.run_at <= ?2 AND (j.locked_until IS NULL OR j.locked_until <= ?2) AND ${HEAD}`;
 
 /**
  * Leases up to `limit` claimable rows of `kind`, oldest due first: each gets `leaseUntil`, the
@@ -64,9 +68,10 @@ export async function claim(tx: Tx, kind: string, t: number, limit: number, leas
   const { jobs } = tables(tx);
   if (limit <= 0) return [];
   // PostgreSQL: rows another node is claiming now are skipped, not waited for.
-  const ids = await x(tx).rows<{ id: string }>(
-    sql`SELECT j.id AS id FROM jobs j WHERE ${claimable(kind, t)} ORDER BY j.run_at LIMIT ${limit}${x(tx).skipLocked}`,
-  );
+  const ids = await stmt(tx, "claim", {
+    sqlite: `SELECT j.id AS id FROM jobs j WHERE ${CLAIMABLE} ORDER BY j.run_at LIMIT ?3`,
+    pg: `SELECT j.id AS id FROM jobs j WHERE ${CLAIMABLE.replaceAll("?1", "$1").replaceAll("?2", "$2")} ORDER BY j.run_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+  }).all<{ id: string }>(kind, t, limit);
   const out: JobRow[] = [];
   for (const [i, { id }] of ids.entries()) {
     // Started: an enqueue from now on queues the next run instead of folding into this one.
@@ -97,19 +102,32 @@ export async function claimOne(tx: Tx, id: string, t: number, leaseUntil: number
 }
 
 /**
+ * Per kind of `kinds` that has pending rows: when its next row can be claimed (the earliest
+ * head's run time or lease end). The dispatcher's read on each wake-up: it claims in a write
+ * transaction only the kinds due now, and sleeps until the earliest of the rest. One prepared
+ * statement whatever the kinds (they go as a JSON array).
+ */
+export async function dueByKind(q: Queryable, kinds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (kinds.length === 0) return out;
+  const rows = await stmt(q, "dueByKind", {
+    sqlite: `SELECT j.kind AS kind, min(max(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
+      WHERE j.done_at IS NULL AND j.kind IN (SELECT value FROM json_each(?1)) AND ${HEAD} GROUP BY j.kind`,
+    pg: `SELECT j.kind AS kind, min(greatest(j.run_at, coalesce(j.locked_until, 0))) AS at FROM jobs j
+      WHERE j.done_at IS NULL AND j.kind IN (SELECT jsonb_array_elements_text($1::text::jsonb)) AND ${HEAD} GROUP BY j.kind`,
+  }).all<{ kind: string; at: number }>(JSON.stringify(kinds));
+  for (const r of rows) out.set(r.kind, Number(r.at));
+  return out;
+}
+
+/**
  * When a row of one of `kinds` can next be claimed (the earliest head's run time or lease end),
  * or null: the dispatcher's one read while idle.
  */
 export async function nextDueAt(q: Queryable, kinds: readonly string[]): Promise<number | null> {
-  if (kinds.length === 0) return null;
-  const [row] = await x(q).rows<{ at: number | null }>(sql`
-    SELECT min(${x(q).greatest(sql`j.run_at`, sql`coalesce(j.locked_until, 0)`)}) AS at FROM jobs j
-    WHERE j.done_at IS NULL AND j.kind IN (${sql.join(
-      kinds.map((k) => sql`${k}`),
-      sql`, `,
-    )})
-      AND (j.key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs h WHERE h.key = j.key AND h.done_at IS NULL AND h.seq < j.seq))`);
-  return row?.at ?? null;
+  let at: number | null = null;
+  for (const t of (await dueByKind(q, kinds)).values()) if (at === null || t < at) at = t;
+  return at;
 }
 
 /** Whether the attempt holding `token` still holds row `id` (inside the transaction that depends on it). */

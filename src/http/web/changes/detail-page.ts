@@ -9,7 +9,7 @@ import { CSRF_FIELD } from "../kit/csrf.ts";
 import { escapeHtml, html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
 import { changesHeader, stateBadge } from "./list-page.ts";
-import { batchApplyForm, generalCommentForm, lineCommentTemplate, threadBlock } from "./threads.ts";
+import { batchApplyForm, draftButton, generalCommentForm, lineCommentTemplate, pendingCount, threadBlock } from "./threads.ts";
 import { repoHref } from "../repos/tree-page.ts";
 import { diffFileView, diffView, type DiffLines, type DiffOptions, type DiffSide } from "../repos/diff-view.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
@@ -34,6 +34,57 @@ ${v.queue.length > 1 ? html`<ol class="queue" aria-label="Queue of ${c.target}">
     default:
       return html`<p role="status"><strong>Open</strong>: not queued to land yet.</p>`;
   }
+}
+
+/** One line of what landing needs: met (✓), pending (●) or missing (✗), in words too. */
+function needLine(state: "met" | "pending" | "missing", text: Html | string): Html {
+  const mark = state === "met" ? "✓" : state === "pending" ? "●" : "✗";
+  return html`<li class="need need-${state}"><span aria-hidden="true">${mark}</span> ${text}</li>`;
+}
+
+/**
+ * What landing needs, as the land request judges it (landingNeeds: the same rule that answers
+ * 409): approvals against the target's protection, who requested changes, the head's checks.
+ */
+function needsList(v: ChangeView): Html {
+  const n = v.needs;
+  if (!n) return html``;
+  const base = repoHref(v.repo);
+  const c = v.change;
+  const lines: Html[] = [];
+  if (n.stack) lines.push(needLine("missing", n.stack));
+  const b = n.blocking;
+  if (b && b.number !== c.number)
+    lines.push(needLine("missing", html`<a href="${base}/changes/${b.number}">#${b.number}</a> beneath lacks approvals: ${b.message}`));
+  if (n.changesRequestedBy.length)
+    lines.push(needLine("missing", html`Changes requested by ${n.changesRequestedBy.map((h, i) => html`${i ? ", " : ""}<a href="/${seg(h)}">@${h}</a>`)}`));
+  if (n.required === 0) lines.push(html`<li class="need muted">No approvals required on <span class="path">${c.target}</span></li>`);
+  else if (n.approvals < n.required) {
+    const more = n.required - n.approvals;
+    lines.push(needLine("missing", `${more} approval${more === 1 ? "" : "s"} needed (${n.approvals} of ${n.required} required)`));
+  } else lines.push(needLine("met", `${n.approvals} of ${n.required} required approval${n.required === 1 ? "" : "s"}`));
+  const checks = c.checks ?? [];
+  const failing = checks.filter((k) => k.state === "failure" || k.state === "cancelled").length;
+  const pending = checks.filter((k) => k.state !== "success" && k.state !== "failure" && k.state !== "cancelled").length;
+  if (!checks.length) lines.push(html`<li class="need muted">No checks reported</li>`);
+  else if (failing) lines.push(needLine("missing", `${failing} of ${checks.length} check${checks.length === 1 ? "" : "s"} failing`));
+  else if (pending) lines.push(needLine("pending", `${pending} of ${checks.length} check${checks.length === 1 ? "" : "s"} running`));
+  else lines.push(needLine("met", `${checks.length} check${checks.length === 1 ? "" : "s"} passed`));
+  const states = new Map(checks.map((k) => [k.key, k.state]));
+  const unmet = n.requiredChecks.filter((k) => states.get(k) !== "success");
+  if (unmet.length)
+    lines.push(
+      needLine(
+        unmet.some((k) => states.get(k) === "failure" || states.get(k) === "cancelled") ? "missing" : "pending",
+        html`Required: ${unmet.map((k, i) => html`${i ? ", " : ""}<span class="path">${k}</span> ${states.get(k) ?? "no result yet"}`)}`,
+      ),
+    );
+  // Mergeability as far as one ref read tells (the merge itself is the lander's: a conflict ejects).
+  const target = html`<span class="path">${c.target}</span>`;
+  if (n.targetTip === null) lines.push(needLine("missing", html`Target branch ${target} does not exist`));
+  else if (c.base && n.targetTip === c.base) lines.push(needLine("met", html`Up to date with ${target}`));
+  else if (c.head) lines.push(html`<li class="need muted">${target} has moved since this patchset; the lander merges it (a conflict ejects the change)</li>`);
+  return html`<ul class="needs" aria-label="What landing needs">${lines}</ul>`;
 }
 
 /** The land button, for writers while the change is open or ejected. */
@@ -147,6 +198,7 @@ export function reviewForm(v: ChangeView, csrf: string | null): Html {
     html`<label class="radio"><input type="radio" name="verdict" value="${value}"${checked ? html` checked` : ""}> <span>${label} <span class="muted">${hint}</span></span></label>`;
   return html`<section class="box" id="review" aria-labelledby="review-h"><header><h3 class="inh" id="review-h">Review</h3><span class="muted">patchset ${v.change.patchset}</span></header>
 <form class="pad stack-wide" method="post" action="${changeHref(v)}/reviews">${csrfField(csrf)}
+<p class="pending-note" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)} will be published with this review.</p>
 <label>Comment <span class="muted">(Markdown)</span><textarea name="body" rows="4" maxlength="65536"></textarea></label>
 <fieldset><legend>Verdict</legend>${radio("comment", "Comment", "feedback without a verdict", true)}${judged ? html`${radio("approve", "Approve", "these changes may land")}${radio("request_changes", "Request changes", "these changes must change before landing")}` : ""}</fieldset>
 <div><button class="primary" type="submit">Submit review</button></div>
@@ -213,7 +265,7 @@ ${reviewForm(v, csrf)}
 <div class="change-actions">${stateForm(v, csrf)}</div>
 </div>
 <aside class="review-side" aria-label="Status">
-<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${landForm(v, csrf)}</div></section>
+<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${needsList(v)}${landForm(v, csrf)}</div></section>
 ${reviewersBox(v, csrf)}
 ${checksBox(v)}
 ${stackList(v)}
@@ -229,7 +281,7 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 <input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
 <label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
-<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
+<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> ${draftButton(v)} <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
 </form></td></tr>`;
 }
 
@@ -342,7 +394,7 @@ export async function filesPage(v: ChangeView, csrf: string | null, commentAt: C
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, csrf)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
-${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
+${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes<span class="badge" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)}</span></summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}
 ${batchApplyForm(v, csrf)}
 <h3 id="diff-h">${diffTitle}</h3>

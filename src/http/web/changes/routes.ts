@@ -105,7 +105,8 @@ export function changesWebRoutes(ctx: Ctx) {
         const place = placeOf(i.form);
         if (scripted) {
           const v = await threadView(ctx, i.actor, org, repo, n, thread);
-          return page(v.thread ? threadBlock(v, v.thread, i.frame.csrf, place) : goneThread(thread));
+          // The caller's pending count after this post: the script updates the review box and the form buttons.
+          return page(v.thread ? threadBlock(v, v.thread, i.frame.csrf, place) : goneThread(thread), 200, { "x-svc-pending": String(v.pending) });
         }
         if (place === "conversation") return `${changeUrl(org, repo, n)}#t-${thread}`;
         const ps = positive(i.form.get("ps") ?? undefined);
@@ -208,8 +209,10 @@ export function changesWebRoutes(ctx: Ctx) {
         return commentForm(request, body, org, repo, n, async ({ actor, form }) => {
           const reply = field(form, "in_reply_to");
           const path = form.get("path") ?? "";
+          // "Start a review" / "Add review comment": a pending comment of the person's next review.
+          const draft = field(form, "intent") === "review";
           const input: CommentCreate = reply
-            ? { body: form.get("body") ?? "", in_reply_to: reply }
+            ? { body: form.get("body") ?? "", in_reply_to: reply, draft }
             : path
               ? {
                   body: form.get("body") ?? "",
@@ -218,8 +221,9 @@ export function changesWebRoutes(ctx: Ctx) {
                   line: numberField(form, "line"),
                   start_line: field(form, "start_line") === "" ? null : numberField(form, "start_line"),
                   patchset: field(form, "patchset") === "" ? null : numberField(form, "patchset"),
+                  draft,
                 }
-              : { body: form.get("body") ?? "" };
+              : { body: form.get("body") ?? "", draft };
           return (await commentFromForm(ctx, actor, org, repo, n, input)).thread_id;
         });
       },

@@ -7,7 +7,8 @@
 // - forms marked `data-fragment` are sent with fetch and `X-Svc-Fragment: 1`; the server answers
 //   the re-rendered thread (one renderer, no client templating), which replaces the element with
 //   the same id, or takes the place of the form it came from; a refusal shows its reason in the
-//   form. No full reload.
+//   form. No full reload. The answer's X-Svc-Pending header (the person's pending review
+//   comments after the post) updates the review box's count and the "Start a review" buttons.
 // The CSP allows no inline script: this is part of the one bundle (kit/assets.ts).
 
 /** The script, appended to the one the pages load. */
@@ -52,6 +53,8 @@ export const CHANGES_JS = `
     let dragged = false;
     files.addEventListener("mousedown", (e) => {
       const a = linkOf(e.target);
+      // A drag's own click lands on the rows' common ancestor (no link): the next press starts afresh.
+      dragged = false;
       down = a && e.button === 0 && !e.shiftKey ? a : null;
       // A link would start the browser's own drag (of its URL): a drag here selects lines.
       if (down) e.preventDefault();
@@ -91,6 +94,15 @@ export const CHANGES_JS = `
     });
   }
 
+  /** The person's pending comments are now n: the counts, their notes, the draft buttons (the template's too). */
+  const setPending = (n) => {
+    const text = n + " pending " + (n === 1 ? "comment" : "comments");
+    for (const root of tpl ? [document, tpl.content] : [document]) {
+      for (const e of root.querySelectorAll("[data-pending]")) e.textContent = text;
+      for (const e of root.querySelectorAll("[data-pending-note]")) e.hidden = n === 0;
+      for (const b of root.querySelectorAll("button[data-draft]")) b.textContent = n ? "Add review comment" : "Start a review";
+    }
+  };
   // "Load diff" on a collapsed file: the same address with X-Svc-Fragment answers that file's
   // section alone, which takes the collapsed one's place (no reload); a failure follows the link.
   document.addEventListener("click", async (e) => {
@@ -138,6 +150,8 @@ export const CHANGES_JS = `
         form.prepend(p);
         return;
       }
+      const pending = res.headers.get("x-svc-pending");
+      if (pending !== null && /^[0-9]+$/.test(pending)) setPending(Number(pending));
       const node = parse(text);
       if (!node) return;
       const same = node.id ? document.getElementById(node.id) : null;

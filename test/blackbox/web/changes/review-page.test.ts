@@ -497,6 +497,85 @@ describe("private repositories", () => {
   });
 });
 
+describe("pending comments (Start a review)", () => {
+  const FILE = "src/a:b.txt";
+  const asVic = () => client(server, { cookie: viewer.cookie });
+  const vicComments = async () => (await asVic().get("/v1/orgs/rev/repos/priv/changes/1/comments")).body.comments;
+
+  test("the line form's Start a review writes a pending comment, drawn for its author alone; the review box counts and publishes them", async () => {
+    const form = (await get("/rev/priv/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie)).text;
+    expect(drawn(form)).toContain(`<button type="submit" name="intent" value="review" data-draft>Start a review</button>`);
+    const r = await postForm(
+      server,
+      "/rev/priv/changes/1/comments",
+      { csrf: csrfOf(form), view: "files", path: FILE, side: "new", line: "12", start_line: "", patchset: "1", body: "Pending thought", intent: "review" },
+      { cookie: viewer.cookie },
+    );
+    const [d] = await vicComments();
+    expect(d).toMatchObject({ body: "Pending thought", draft: true, line: 12 });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/priv/changes/1/files?file=src%2Fa%3Ab.txt#t-${d.id}`,
+    });
+    // Drawn under its line for vic, labelled, with no reply or resolve; the review box counts it.
+    const mine = drawn((await get("/rev/priv/changes/1/files", viewer.cookie)).text);
+    const thread = mine.slice(mine.indexOf(`id="t-${d.id}"`), mine.indexOf("</tr>", mine.indexOf(`id="t-${d.id}"`)));
+    expect(thread).toContain(`<span class="badge pending">Pending</span>`);
+    expect(thread).toContain(`/comments/${d.id}/edit`);
+    expect(thread).toContain(`/comments/${d.id}/delete`);
+    expect(thread).not.toContain("in_reply_to");
+    expect(thread).not.toContain("/resolve");
+    expect(textOf(mine)).toContain("1 pending comment will be published with this review.");
+    // Nobody else sees it.
+    for (const cookie of [owner.cookie, author.cookie]) {
+      const other = (await get("/rev/priv/changes/1/files", cookie)).text;
+      expect(other).not.toContain(`t-${d.id}`);
+      expect(other).not.toContain("Pending thought");
+      // The template of the script's form: their own button still starts a review.
+      expect(other).toContain("data-draft>Start a review</button>");
+    }
+
+    // Sent by the script: the answer carries the new count for the review box and the buttons.
+    const res = await fetch(`${server.url}/rev/priv/changes/1/comments`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: viewer.cookie, origin: server.url, "x-svc-fragment": "1" },
+      body: new URLSearchParams({
+        csrf: csrfOf(form),
+        view: "files",
+        path: FILE,
+        side: "new",
+        line: "11",
+        patchset: "1",
+        body: "Second",
+        intent: "review",
+      }).toString(),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-svc-pending")).toBe("2");
+    expect(await res.text()).toContain(`<span class="badge pending">Pending</span>`);
+    const talk = (await get("/rev/priv/changes/1", viewer.cookie)).text;
+    expect(textOf(talk)).toContain("2 pending comments will be published with this review.");
+
+    // The review form (a comment review, no body) publishes both in one review.
+    const sent = await postForm(server, "/rev/priv/changes/1/reviews", { csrf: csrfOf(talk), verdict: "comment", body: "" }, { cookie: viewer.cookie });
+    expect(sent.status).toBe(303);
+    const published = await vicComments();
+    expect(published.map((c: { body: string; draft: boolean }) => [c.body, c.draft])).toEqual([
+      ["Pending thought", false],
+      ["Second", false],
+    ]);
+    const [review] = (await api().get("/v1/orgs/rev/repos/priv/changes/1/reviews")).body.reviews;
+    expect(sent.headers.get("location")).toBe(`/rev/priv/changes/1#review-${review.id}`);
+    expect(review.comments.map((c: { id: string }) => c.id)).toEqual(published.map((c: { id: string }) => c.id));
+    const seen = (await get("/rev/priv/changes/1", owner.cookie)).text;
+    expect(seen).toContain("Pending thought");
+    expect(seen).not.toContain(`<span class="badge pending">`);
+    // Nothing pending now: the note is hidden (the script shows it again after the next draft).
+    expect((await get("/rev/priv/changes/1", viewer.cookie)).text).toContain(`<p class="pending-note" data-pending-note hidden>`);
+  });
+});
+
 describe("a big change's files tab", () => {
   // Sorted as the diff lists them: a.txt (1,400 lines) and b.txt (200) are drawn in full and spend
   // the page's budget (FILES_TAB_FULL_LINES, 1,500), so the third file, whose name needs escaping
