@@ -3,9 +3,10 @@
 // thread the server draws: no full reload, a marker set on `window` survives), drags across two
 // numbers to suggest a change for the range, leaves two pending comments ("Start a review", then
 // "Add review comment") and requests changes with the review form, which publishes them; ada
-// applies the suggestion (a new patchset), bo approves, ada lands. Every page passes axe and shows
-// no console error, CSP violation or failed load. The same comment is then made with JavaScript
-// off: the line number is a link to `?comment=` and every step is a plain form.
+// applies the suggestion (a new patchset), bo approves, ada lands. After bo's first comment ada's
+// header counts one unread notification, and opening it from /notifications reads it. Every page
+// passes axe and shows no console error, CSP violation or failed load. The same comment is then
+// made with JavaScript off: the line number is a link to `?comment=` and every step is a plain form.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { accessibilityViolations, launchBrowser, openTab, signIn, step, type Tab } from "../helpers/browser.ts";
@@ -94,6 +95,26 @@ test("comment on a line, suggest on a range, request changes, apply, approve, la
       await clean(boTab, "thread swapped in");
     });
 
+    // ada (the author) is told: her header counts it; opening it from the inbox reads it.
+    const adaPage = adaTab.page;
+    await step(adaTab, "notified", async () => {
+      await signIn(adaPage, ada.email, PASSWORD);
+      await adaPage.goto("/team/app");
+      // The fan-out is a background job: reload until the bell counts it (a deadline, not a sleep).
+      const bell = adaPage.getByRole("link", { name: "Notifications, 1 unread" });
+      const deadline = Date.now() + 30_000;
+      while (!(await bell.count())) {
+        if (Date.now() > deadline) throw new Error("ada's header never counted the comment");
+        await adaPage.waitForTimeout(200);
+        await adaPage.reload();
+      }
+      await go(adaPage, () => bell.click());
+      await clean(adaTab, "inbox");
+      await go(adaPage, () => adaPage.getByRole("link", { name: "Tune the values #1" }).click());
+      expect(new URL(adaPage.url()).pathname).toBe("/team/app/changes/1");
+      await adaPage.getByRole("link", { name: "Notifications, none unread" }).waitFor();
+    });
+
     await step(boTab, "range-suggestion", async () => {
       await lineLink(page, 10).hover();
       await page.mouse.down();
@@ -147,9 +168,7 @@ test("comment on a line, suggest on a range, request changes, apply, approve, la
       await clean(boTab, "conversation after the review");
     });
 
-    const adaPage = adaTab.page;
     await step(adaTab, "apply", async () => {
-      await signIn(adaPage, ada.email, PASSWORD);
       await adaPage.goto("/team/app/changes/1");
       await adaPage.locator(".thread", { hasText: "Is 120 right?" }).waitFor();
       await clean(adaTab, "ada's conversation");

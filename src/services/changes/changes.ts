@@ -351,9 +351,11 @@ export interface LandingNeeds extends LandingApprovals {
   requiredChecks: string[];
   /** Why the stack beneath stops a land request (a closed change beneath), or null. */
   stack: string | null;
+  /** The target branch's tip now (null: the branch is gone): equal to the change's `base`, it lands as a fast-forward. */
+  targetTip: string | null;
 }
 
-/** What change `number` needs to land (repo:read, the caller's target): approvals from the land request's own rule (landingApprovals), required checks. */
+/** What change `number` needs to land (repo:read, the caller's target): approvals from the land request's own rule (landingApprovals), required checks, where its target stands. */
 export async function landingNeeds(ctx: Ctx, t: RepoTarget, number: number): Promise<LandingNeeds> {
   need(t, "repo:read");
   const { org, repo } = t;
@@ -367,7 +369,12 @@ export async function landingNeeds(ctx: Ctx, t: RepoTarget, number: number): Pro
     if (!(e instanceof AppError) || e.code !== "conflict") throw e;
     stack = e.message;
   }
-  return { ...(await landingApprovals(ctx, org, repo, row, beneath, rule)), requiredChecks: rule?.requiredChecks ?? [], stack };
+  return {
+    ...(await landingApprovals(ctx, org, repo, row, beneath, rule)),
+    requiredChecks: rule?.requiredChecks ?? [],
+    stack,
+    targetTip: await readRef(ctx.db.read, repo.id, `refs/heads/${row.target}`),
+  };
 }
 
 /** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */

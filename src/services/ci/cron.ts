@@ -56,7 +56,7 @@ const FIELDS: readonly FieldRule[] = Object.freeze([
 ]);
 
 /** One value of a field (a number or, where the field has them, a name) at `at`. */
-function valueOf(text: string, at: number, rule: FieldRule): number {
+function fieldValue(text: string, at: number, rule: FieldRule): number {
   if (/^[0-9]{1,2}$/.test(text)) {
     const n = Number(text);
     if (n < rule.min || n > rule.max) throw new CronError(`${rule.name} ${n} is outside ${rule.min}-${rule.max}`, at);
@@ -92,8 +92,8 @@ function parseField(text: string, at: number, rule: FieldRule): { set: Uint8Arra
       hi = rule.max;
     } else {
       const dash = range.indexOf("-", 1);
-      lo = valueOf(dash < 0 ? range : range.slice(0, dash), offset, rule);
-      hi = dash < 0 ? (slash >= 0 ? rule.max : lo) : valueOf(range.slice(dash + 1), offset + dash + 1, rule);
+      lo = fieldValue(dash < 0 ? range : range.slice(0, dash), offset, rule);
+      hi = dash < 0 ? (slash >= 0 ? rule.max : lo) : fieldValue(range.slice(dash + 1), offset + dash + 1, rule);
       if (hi < lo) throw new CronError(`the range ${range} of the ${rule.name} field runs backwards`, offset);
     }
     for (let v = lo; v <= hi; v += step) set[v] = 1;

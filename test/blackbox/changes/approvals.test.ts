@@ -97,6 +97,7 @@ describe("approvals", () => {
     expect((await review(people.dee!, changes, 1, "approve")).status).toBe(201);
     const met = await needs(repo, 1);
     expect(met).toContain("✓ 2 of 2 required approvals");
+    expect(met).toContain("✓ Up to date with main");
     expect(met).not.toContain("✗");
     expect((await land(changes, 1)).status).toBe(202);
     const done = await settled(repo, 1);

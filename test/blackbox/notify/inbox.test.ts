@@ -191,8 +191,9 @@ describe("notification inbox", () => {
     const inboxPage = await getPage(server, "/notifications", cookie);
     expect(inboxPage.status).toBe(200);
     expect(textOf(inboxPage.text)).toContain("Change in web #1");
-    expect(inboxPage.text).toContain(`href="/${ORG}/${t.repo}/changes/1"`);
     const id = (await inbox(people.wat!, t.repo)).notifications[0].id as string;
+    // An unread row's link reads it on the way to the thread; a read row links to the thread.
+    expect(inboxPage.text).toContain(`href="/notifications/${id}/open"`);
     const csrf = csrfOf(inboxPage.text);
     const read = await postForm(server, `/notifications/${id}/read`, { csrf }, { cookie });
     expect(read.status).toBe(303);
@@ -202,6 +203,13 @@ describe("notification inbox", () => {
     // Without the form token: refused, nothing changes.
     expect((await postForm(server, `/notifications/${id}/unread`, {}, { cookie })).status).toBe(403);
     expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    expect((await getPage(server, "/notifications?filter=all", cookie)).text).toContain(`href="/${ORG}/${t.repo}/changes/1"`);
+    expect((await postForm(server, `/notifications/${id}/unread`, { csrf }, { cookie })).status).toBe(303);
+    const opened = await getPage(server, `/notifications/${id}/open`, cookie);
+    expect({ status: opened.status, location: opened.headers.get("location") }).toEqual({ status: 303, location: `/${ORG}/${t.repo}/changes/1` });
+    expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    expect((await getPage(server, `/notifications/${id}/open`, people.bo!.cookie)).status).toBe(404);
+    expect((await getPage(server, `/notifications/${id}/open`)).status).toBe(401);
     expect((await postForm(server, `/notifications/${id}/unread`, { csrf }, { cookie })).status).toBe(303);
     expect((await postForm(server, "/notifications/read-all", { csrf }, { cookie })).status).toBe(303);
     expect((await as(people.wat!).get("/v1/notifications")).body.unread_count).toBe(0);

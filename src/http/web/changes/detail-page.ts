@@ -79,6 +79,11 @@ function needsList(v: ChangeView): Html {
         html`Required: ${unmet.map((k, i) => html`${i ? ", " : ""}<span class="path">${k}</span> ${states.get(k) ?? "no result yet"}`)}`,
       ),
     );
+  // Mergeability as far as one ref read tells (the merge itself is the lander's: a conflict ejects).
+  const target = html`<span class="path">${c.target}</span>`;
+  if (n.targetTip === null) lines.push(needLine("missing", html`Target branch ${target} does not exist`));
+  else if (c.base && n.targetTip === c.base) lines.push(needLine("met", html`Up to date with ${target}`));
+  else if (c.head) lines.push(html`<li class="need muted">${target} has moved since this patchset; the lander merges it (a conflict ejects the change)</li>`);
   return html`<ul class="needs" aria-label="What landing needs">${lines}</ul>`;
 }
 
