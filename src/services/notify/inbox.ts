@@ -50,7 +50,7 @@ function bodyOf(ctx: Ctx, row: store.NotificationRow, r: { repo: Repo; org: Org 
     },
     reason: row.reason,
     unread: row.unread,
-    updated_at: new Date(row.updatedAt).toISOString(),
+    updated_at: row.updatedAt,
   };
 }
 
@@ -153,14 +153,11 @@ export async function patchNotification(ctx: Ctx, actor: Principal, id: string, 
 }
 
 /** POST /v1/notifications/read-all `{ repo?, before? }`: answers how many were marked. */
-export async function readAll(ctx: Ctx, actor: Principal, input: { repo?: string; before?: string }): Promise<number> {
+export async function readAll(ctx: Ctx, actor: Principal, input: { repo?: string; before?: number }): Promise<number> {
   const c = personCaller(actor);
   const repoId = input.repo ? await repoFilter(ctx, actor, c, input.repo) : undefined;
-  let before: number | undefined;
-  if (input.before !== undefined) {
-    before = Date.parse(input.before);
-    if (!Number.isFinite(before)) throw Invalid("before must be a date-time");
-  }
+  const before = input.before;
+  if (before !== undefined && (!Number.isSafeInteger(before) || before < 0)) throw Invalid("before must be epoch milliseconds");
   // A token bound to one repository marks only that repository's.
   const bound = c.tokenRepoId ?? undefined;
   if (bound && repoId && bound !== repoId) throw NotFound("repository not found");

@@ -24,7 +24,7 @@ const EXAMPLE = {
   subject: { kind: "change", number: 7, id: "c2h8m4k6p1r9t3w5", title: "Faster parser", url: "https://svc.example.com/acme/widgets/changes/7" },
   reason: "review_requested",
   unread: true,
-  updated_at: "2026-11-27T12:40:00.000Z",
+  updated_at: 1795797584404,
 } as const;
 
 export const Notification = Type.Object(
@@ -40,7 +40,7 @@ export const Notification = Type.Object(
     }),
     reason: Reason,
     unread: Type.Boolean(),
-    updated_at: Type.String({ format: "date-time" }),
+    updated_at: Type.Integer({ description: "epoch milliseconds of the thread's latest activity for the person (DECISIONS §1)" }),
   },
   { examples: [EXAMPLE] },
 );
@@ -67,7 +67,7 @@ export const NotificationPatch = Type.Object({ unread: Type.Boolean() }, { addit
 export const ReadAll = Type.Object(
   {
     repo: Type.Optional(Type.String({ description: "only this repository's (org/name)" })),
-    before: Type.Optional(Type.String({ format: "date-time", description: "only notifications updated at or before this time" })),
+    before: Type.Optional(Type.Integer({ minimum: 0, description: "epoch milliseconds: only notifications updated at or before this time" })),
   },
   { additionalProperties: false },
 );

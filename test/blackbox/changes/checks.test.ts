@@ -1,6 +1,6 @@
 // Checks on changes and commits (issue 28), black-box: a real runner (`svc runner run`) runs a
 // workflow pushed with a change's branch; the change's `checks`, GET …/commits/{sha}/checks (full,
-// abbreviated, a branch name), the commit list's `checks_state` rollup, and masking.
+// abbreviated, a branch name), the commit list's `checks_state` rollup, the change page's checks box, and masking.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { commitFiles, initRepo } from "../../helpers/git.ts";
@@ -84,6 +84,15 @@ describe("checks", () => {
         [head, "failure"],
         [main, null],
       ]);
+
+      // The change page's checks box: each key links to its run, with a link to its job's log; the status box counts the failure.
+      const page = await client(w.server, { cookie: w.owner.cookie }).get(`/${ORG}/checked/changes/1`);
+      expect(page.status).toBe(200);
+      for (const k of change.checks as { key: string; state: string; run_id: string; job_id: string }[]) {
+        expect(page.body as string).toContain(`<a href="/${ORG}/checked/runs/${k.run_id}">${k.key}</a> <span class="muted">${k.state}</span>`);
+        expect(page.body as string).toContain(`<a href="/${ORG}/checked/runs/${k.run_id}/jobs/${k.job_id}" aria-label="Log of ${k.key}">log</a>`);
+      }
+      expect(page.body as string).toContain("1 of 2 checks failing");
 
       // Private: an outsider gets the same 404 as for a repository that does not exist; anonymous 401.
       const outsider = client(w.server, { token: w.outsider.token });

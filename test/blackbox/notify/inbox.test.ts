@@ -71,8 +71,10 @@ describe("notification inbox", () => {
       subject: { kind: "change", number: 1, id: expect.any(String), title: "Change in reasons", url: `${server.url}/${ORG}/${t.repo}/changes/1` },
       reason: "review_requested",
       unread: true,
-      updated_at: expect.any(String),
+      updated_at: expect.any(Number),
     });
+    // Timestamps are epoch milliseconds (DECISIONS §1), as on every other body.
+    expect(Number.isSafeInteger(req.updated_at) && Math.abs(req.updated_at - Date.now()) < 3_600_000).toBe(true);
     // cy reviews: bo (participant) and wat (watching) hear; cy (the actor) and ign (ignoring) do not.
     expect((await as(people.cy!).post(`${t.base}/reviews`, { verdict: "comment", body: "a thought" })).status).toBe(201);
     const watching = await waitFor(people.wat!, t.repo);
@@ -141,6 +143,14 @@ describe("notification inbox", () => {
     expect((await as(people.wat!).get("/v1/notifications?reason=nonsense")).status).toBe(400);
     expect((await as(people.bo!).patch(`/v1/notifications/${n.id}`, { unread: false })).status).toBe(404);
     expect((await as(people.bo!).put(`/v1/notifications/${n.id}/mute`)).status).toBe(404);
+    expect((await as(people.wat!).patch(`/v1/notifications/${n.id}`, { unread: true })).body.unread).toBe(true);
+    // `before` is epoch milliseconds: a time before the row's activity leaves it unread; a date string is 400.
+    const read = (body: unknown) => as(people.wat!).post("/v1/notifications/read-all", body);
+    expect((await read({ repo: `${ORG}/${t.repo}`, before: "2026-11-27T12:00:00Z" })).status).toBe(400);
+    expect((await read({ repo: `${ORG}/${t.repo}`, before: n.updated_at - 1 })).status).toBe(204);
+    expect((await inbox(people.wat!, t.repo, "&unread=true")).notifications.length).toBe(1);
+    expect((await read({ repo: `${ORG}/${t.repo}`, before: n.updated_at })).status).toBe(204);
+    expect((await inbox(people.wat!, t.repo, "&unread=true")).notifications).toEqual([]);
     expect((await as(people.wat!).patch(`/v1/notifications/${n.id}`, { unread: true })).body.unread).toBe(true);
     expect((await as(people.wat!).post("/v1/notifications/read-all", { repo: `${ORG}/${t.repo}` })).status).toBe(204);
     expect((await inbox(people.wat!, t.repo, "&unread=true")).notifications).toEqual([]);

@@ -56,7 +56,7 @@ function inboxPage(o: {
       (
         n,
       ) => html`<li class="${n.unread ? "unread" : "read"}"><a href="${n.unread ? `/notifications/${seg(n.id)}/open` : new URL(n.subject.url).pathname}">${n.subject.title}${n.subject.number !== null ? ` #${n.subject.number}` : ""}</a>
-<span class="muted">${n.unread ? "Unread · " : ""}${REASON_TEXT[n.reason] ?? n.reason} · ${n.updated_at.slice(0, 16).replace("T", " ")}</span>
+<span class="muted">${n.unread ? "Unread · " : ""}${REASON_TEXT[n.reason] ?? n.reason} · ${new Date(n.updated_at).toISOString().slice(0, 16).replace("T", " ")}</span>
 ${button(`/notifications/${seg(n.id)}/${n.unread ? "read" : "unread"}${back}`, n.unread ? "Mark read" : "Mark unread", o.csrf)}
 ${button(`/notifications/${seg(n.id)}/mute${back}`, "Mute thread", o.csrf)}</li>`,
     )}</ul></section>`,
