@@ -14,9 +14,10 @@ import { createRepo } from "../../../src/services/repos/repos.ts";
 import { failJob } from "../../../src/services/ci/finish.ts";
 import * as runs from "../../../src/services/ci/store-runs.ts";
 import { NOTIFY_FANOUT } from "../../../src/services/notify/fanout.ts";
+import { NOTIFY_MAIL } from "../../../src/services/notify/mail.ts";
 import { newId } from "../../../src/util/ids.ts";
 
-const { users, subscriptions, notifications, threadActivity } = testTables;
+const { users, subscriptions, notifications, threadActivity, mailOutbox } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-notify-run-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const open: { close(): void }[] = [];
@@ -25,8 +26,10 @@ afterEach(() => {
 });
 
 let n = 0;
-async function setup(pusher: "owner" | null) {
-  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, String(++n)), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+async function setup(pusher: "owner" | null, mail = false) {
+  const dir = join(root, String(++n));
+  const mailEnv = mail ? { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: join(dir, "mail"), SVC_NOTIFY_MAIL_DELAY_MS: "0" } : {};
+  const ctx = await openTestContext({ SVC_DATA_DIR: dir, SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", ...mailEnv });
   open.push(ctx);
   const owner = await createUserWithOrg(ctx, { org: "acme", email: `o${n}@acme.test`, name: "Owner", password: "a long enough password", role: "owner" });
   const watcher = await createUserWithOrg(ctx, { org: `w${n}`, email: `w${n}@acme.test`, name: "W", password: "a long enough password", role: "owner" });
@@ -93,6 +96,22 @@ describe("run_failed", () => {
     while ((await s.ctx.work.runDue({ kinds: [NOTIFY_FANOUT] })) > 0);
     const rows = await s.ctx.db.read.select().from(notifications);
     expect(rows.map((r) => [r.userId, r.reason, r.subjectKind, r.subjectId])).toEqual([[s.owner.id, "ci_activity", "run", s.runId]]);
+  });
+
+  test("the pusher's mail names the failed run and links to it; the watcher gets none", async () => {
+    const s = await setup("owner", true);
+    await s.end(s.jobIds[0]!);
+    await s.end(s.jobIds[1]!);
+    while ((await s.ctx.work.runDue({ kinds: [NOTIFY_FANOUT] })) > 0);
+    while ((await s.ctx.work.runDue({ kinds: [NOTIFY_MAIL] })) > 0);
+    const outbox = await s.ctx.db.read.select().from(mailOutbox);
+    expect(outbox.map((m) => m.toAddress)).toEqual([`o${n}@acme.test`]);
+    const [m] = outbox;
+    expect(m!.subject).toBe(`[acme/r] .svc/workflows/ci.yml failed on main (aaaaaaa)`);
+    expect(m!.textBody).toContain("the CI run failed");
+    expect(m!.textBody).toContain(`/acme/r/runs/${s.runId}`);
+    expect(m!.htmlBody).toContain(`/acme/r/runs/${s.runId}`);
+    expect(m!.headers!["List-Unsubscribe"]).toMatch(/\/notifications\/unsubscribe\?token=svcu_/);
   });
 
   test("a run nobody pushed tells nobody", async () => {
