@@ -74,6 +74,12 @@ export interface Work {
   define<P>(kind: JobKind<P>, run: Handler<P>): void;
   /** In the caller's transaction; wakes the kind (every node) after COMMIT. Answers the row's id (the folded one for `unique`). */
   enqueue<P>(tx: Tx, kind: JobKind<P>, payload: P, o?: { delayMs?: number; id?: string; seq?: number }): Promise<string>;
+  /**
+   * `enqueue` of many payloads of one kind, in multi-row INSERTs (a fan-out's mail jobs): the
+   * same rows, unique folding and per-key order as enqueueing them one by one in this order.
+   * Answers each payload's row id, in order (payloads folded together share one).
+   */
+  enqueueMany<P>(tx: Tx, kind: JobKind<P>, payloads: readonly P[], o?: { delayMs?: number }): Promise<string[]>;
   /** Starts the dispatcher and the periodic kinds (`svc serve` only). */
   start(): void;
   /** Stops claiming, aborts running attempts after `graceMs` (default at once), waits for them. */
@@ -171,6 +177,41 @@ export class WorkEngine implements Work {
     await store.insertJob(tx, { id, kind: kind.name, payload, runAt, createdAt: t, key, seq, uniqueKey });
     if (delayMs <= 0) this.signals.notify("work", kind.name, tx);
     return id;
+  }
+
+  async enqueueMany<P>(tx: Tx, kind: JobKind<P>, payloads: readonly P[], o: { delayMs?: number } = {}): Promise<string[]> {
+    if (payloads.length === 0) return [];
+    const t = now();
+    const delayMs = o.delayMs ?? 0;
+    const runAt = t + delayMs;
+    // Ids in payload order: rows written in one millisecond list (created_at, id) in the order
+    // they were enqueued, not in random id order.
+    const ids = payloads.map(() => newId()).sort();
+    const rows: Parameters<typeof store.insertJobs>[1][number][] = [];
+    /** Per payload: its row's id, or its unique key (the id is known after the INSERT). */
+    const out: ({ id: string } | { unique: string })[] = [];
+    const seen = new Set<string>();
+    const seqs = new Map<string, number>();
+    for (const [i, payload] of payloads.entries()) {
+      const uniqueKey = kind.unique?.(payload) ?? null;
+      if (uniqueKey !== null) {
+        out.push({ unique: uniqueKey });
+        // A second payload with the key folds into the first one's row.
+        if (seen.has(uniqueKey)) continue;
+        seen.add(uniqueKey);
+      } else out.push({ id: ids[i]! });
+      const key = kind.key?.(payload) ?? null;
+      let seq = 0;
+      if (key !== null) {
+        // Why a gap is harmless: a row that folds into a pending one leaves its seq unused; order is by `<` only.
+        seq = seqs.get(key) ?? (await store.nextSeq(tx, key));
+        seqs.set(key, seq + 1);
+      }
+      rows.push({ id: ids[i]!, kind: kind.name, payload, runAt, createdAt: t, key, seq, uniqueKey });
+    }
+    const held = await store.insertJobs(tx, rows);
+    if (delayMs <= 0) this.signals.notify("work", kind.name, tx);
+    return out.map((r) => ("id" in r ? r.id : held.get(r.unique)!));
   }
 
   start(): void {
