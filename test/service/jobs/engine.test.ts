@@ -135,7 +135,7 @@ test("enqueueMany: multi-row inserts with enqueue's unique folding (within the b
   expect(await many(mail, [{ u: "a" }], { delayMs: 120_000 })).toEqual([a]);
   expect((await row(ctx, a)).runAt).toBe(t.now + 60_000);
   const pending = await ctx.db.read.select().from(jobs).where(eq(jobs.kind, mail.name));
-  expect(pending.map((r) => [r.id, r.uniqueKey]).sort()).toEqual([...new Set(ids)].map((id, i) => [id, ["a", "b", "c"][i]]).sort());
+  expect(pending.map((r) => [r.id, r.uniqueKey]).sort()).toEqual([...new Set(ids)].map((id, i) => [id, ["a", "b", "c"][i]!]).sort());
   // Started rows take no folds: the next ones are new rows.
   t.now += 60_000;
   const pass = ctx.work.runDue({ kinds: [mail] });
