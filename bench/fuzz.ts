@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { engineTargets, openFixture } from "../test/fuzz/engine-targets.ts";
 import { textTargets } from "../test/fuzz/text-targets.ts";
+import { ciTargets } from "../test/fuzz/ci-targets.ts";
 import { jsonRouteTarget } from "../test/fuzz/json-targets.ts";
 import { openJsonWorld } from "../test/fuzz/json-world.ts";
 import { runTarget, type FuzzReport } from "../test/fuzz/lib.ts";
@@ -30,7 +31,7 @@ const { values } = parseArgs({
 const scale = Number(values.scale);
 const until = values.minutes ? Date.now() + Number(values.minutes) * 60_000 : 0;
 
-/** The test suite's counts (engine.fuzz.test.ts, text.fuzz.test.ts, fuzz-json.test.ts, fsck.test.ts), before scaling. */
+/** The test suite's counts (engine.fuzz.test.ts, text.fuzz.test.ts, ci.fuzz.test.ts, fuzz-json.test.ts, fsck.test.ts), before scaling. */
 const BASE: Record<string, number> = {
   "pkt-line reader": 400,
   "upload-pack requests": 300,
@@ -47,6 +48,10 @@ const BASE: Record<string, number> = {
   "suggestion parser": 2000,
   "comment references": 400,
   "comment ranges": 2000,
+  "ci expressions": 3000,
+  "log masking": 3000,
+  cron: 3000,
+  "runner file commands": 3000,
   "JSON routes": 1500,
   "fsck differential against git": 1500,
 };
@@ -71,7 +76,7 @@ do {
   } finally {
     await fixture.close();
   }
-  for (const target of textTargets()) {
+  for (const target of [...textTargets(), ...ciTargets()]) {
     if (!wanted(target.name)) continue;
     const report = await runTarget(target, { seed, cases: Math.round(BASE[target.name]! * scale), capMs: 10_000, maxFailures: 20 });
     reports.push(report);

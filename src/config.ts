@@ -47,6 +47,8 @@ export interface Config {
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
+  notifyMailFrom: string | null;
   webhookSecret: string | null;
   /** Outbound webhook receivers may be on loopback, private or link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1). */
   webhookAllowPrivate: boolean;
@@ -108,6 +110,7 @@ export interface Limits {
 const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR",
   "SVC_NOTIFY_MAIL_DELAY_MS",
+  "SVC_NOTIFY_MAIL_FROM",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -379,6 +382,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
+    notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     webhookAllowPrivate,
     mirrorAllowPrivate,
@@ -395,6 +399,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
   };
+}
+
+/** A sender address setting (`addr` or `Name <addr>`): one header line, at most 320 characters; unset or empty: null. */
+function senderSetting(name: string, raw: string | undefined): string | null {
+  if (!raw) return null;
+  if (raw.length > 320 || /[\r\n\0]/.test(raw) || !/@/.test(raw))
+    throw new ConfigError(`${name}: expected one address (addr or Name <addr>), got ${JSON.stringify(raw.slice(0, 80))}`);
+  return raw.trim();
 }
 
 function notifyMailDelay(env: Record<string, string | undefined>): number {

@@ -15,7 +15,14 @@ export function captureTransport(config: Extract<MailConfig, { transport: "captu
   return {
     name: "capture",
     async send(msg: MailMessage) {
-      const info = await composer.sendMail({ from: config.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers });
+      const info = await composer.sendMail({
+        from: msg.from ?? config.from,
+        to: msg.to,
+        subject: msg.subject,
+        text: msg.text,
+        html: msg.html,
+        headers: msg.headers,
+      });
       await mkdir(config.dir, { recursive: true });
       const name = `${String(now()).padStart(13, "0")}-${newId()}.eml`;
       const tmp = join(config.dir, `.${name}.tmp`);

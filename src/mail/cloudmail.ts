@@ -32,7 +32,7 @@ export function cloudmailTransport(config: Extract<MailConfig, { transport: "clo
         transport = null;
         throw error;
       });
-      await t.sendMail({ from: config.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers });
+      await t.sendMail({ from: msg.from ?? config.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers });
     },
   };
 }

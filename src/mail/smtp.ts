@@ -26,7 +26,7 @@ export function smtpTransport(config: Extract<MailConfig, { transport: "smtp" }>
   return {
     name: "smtp",
     async send(msg: MailMessage) {
-      await transport.sendMail({ from: config.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers });
+      await transport.sendMail({ from: msg.from ?? config.from, to: msg.to, subject: msg.subject, text: msg.text, html: msg.html, headers: msg.headers });
     },
   };
 }

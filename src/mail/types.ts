@@ -3,6 +3,8 @@
 /** One outgoing message: plain-text and HTML parts of the same content. */
 export interface MailMessage {
   to: string;
+  /** The sender (`addr` or `"Name" <addr>`); unset: the transport's configured one (SVC_MAIL_FROM). */
+  from?: string;
   subject: string;
   text: string;
   html: string;

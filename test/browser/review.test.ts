@@ -1,10 +1,12 @@
 // Code review in a real browser (issue 28): ada opens a change; bo, reading the files tab, clicks
 // a line number and comments (the script opens the form from the page's template and swaps in the
 // thread the server draws: no full reload, a marker set on `window` survives), drags across two
-// numbers to suggest a change for the range, and requests changes with the review form; ada
-// applies the suggestion (a new patchset), bo approves, ada lands. Every page passes axe and shows
-// no console error, CSP violation or failed load. The same comment is then made with JavaScript
-// off: the line number is a link to `?comment=` and every step is a plain form.
+// numbers to suggest a change for the range, leaves two pending comments ("Start a review", then
+// "Add review comment") and requests changes with the review form, which publishes them; ada
+// applies the suggestion (a new patchset), bo approves, ada lands. After bo's first comment ada's
+// header counts one unread notification, and opening it from /notifications reads it. Every page
+// passes axe and shows no console error, CSP violation or failed load. The same comment is then
+// made with JavaScript off: the line number is a link to `?comment=` and every step is a plain form.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { accessibilityViolations, launchBrowser, openTab, signIn, step, type Tab } from "../helpers/browser.ts";
@@ -93,6 +95,26 @@ test("comment on a line, suggest on a range, request changes, apply, approve, la
       await clean(boTab, "thread swapped in");
     });
 
+    // ada (the author) is told: her header counts it; opening it from the inbox reads it.
+    const adaPage = adaTab.page;
+    await step(adaTab, "notified", async () => {
+      await signIn(adaPage, ada.email, PASSWORD);
+      await adaPage.goto("/team/app");
+      // The fan-out is a background job: reload until the bell counts it (a deadline, not a sleep).
+      const bell = adaPage.getByRole("link", { name: "Notifications, 1 unread" });
+      const deadline = Date.now() + 30_000;
+      while (!(await bell.count())) {
+        if (Date.now() > deadline) throw new Error("ada's header never counted the comment");
+        await adaPage.waitForTimeout(200);
+        await adaPage.reload();
+      }
+      await go(adaPage, () => bell.click());
+      await clean(adaTab, "inbox");
+      await go(adaPage, () => adaPage.getByRole("link", { name: "Tune the values #1" }).click());
+      expect(new URL(adaPage.url()).pathname).toBe("/team/app/changes/1");
+      await adaPage.getByRole("link", { name: "Notifications, none unread" }).waitFor();
+    });
+
     await step(boTab, "range-suggestion", async () => {
       await lineLink(page, 10).hover();
       await page.mouse.down();
@@ -109,20 +131,44 @@ test("comment on a line, suggest on a range, request changes, apply, approve, la
       await clean(boTab, "suggestion thread");
     });
 
+    await step(boTab, "pending-comments", async () => {
+      // "Start a review": the comment waits, drawn under its line as Pending, and the review box counts it.
+      await lineLink(page, 8).click();
+      let form = page.locator("tr.comment-row");
+      await form.getByRole("textbox").fill("Pending: why 8?");
+      await form.getByRole("button", { name: "Start a review" }).click();
+      await page.locator(".thread", { hasText: "Pending: why 8?" }).getByText("Pending", { exact: true }).waitFor();
+      await page.locator("details.review-drop > summary", { hasText: "1 pending comment" }).waitFor();
+      // The next form offers to add to the review; the count follows without a reload.
+      await lineLink(page, 14).click();
+      form = page.locator("tr.comment-row");
+      await form.getByRole("textbox").fill("Pending: and 14?");
+      await form.getByRole("button", { name: "Add review comment" }).click();
+      await page.locator(".thread", { hasText: "Pending: and 14?" }).waitFor();
+      await page.locator("details.review-drop > summary", { hasText: "2 pending comments" }).waitFor();
+      expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
+      await clean(boTab, "two pending comments");
+    });
+
     await step(boTab, "request-changes", async () => {
       await page.getByText("Review changes").click();
+      await page.getByText("2 pending comments will be published with this review.").waitFor();
       await page.getByLabel("Comment (Markdown)").fill("Two things to look at.");
       await page.getByLabel(/Request changes/).check();
       await clean(boTab, "review form open");
       await go(page, () => page.getByRole("button", { name: "Submit review" }).click());
       expect(new URL(page.url()).pathname).toBe("/team/app/changes/1");
       await page.getByText("bo requested changes on patchset 1").waitFor();
+      // One review, carrying both pending comments, published (no Pending label left).
+      const review = page.locator("li.review");
+      expect(await review.count()).toBe(1);
+      await review.locator(".thread", { hasText: "Pending: why 8?" }).waitFor();
+      await review.locator(".thread", { hasText: "Pending: and 14?" }).waitFor();
+      expect(await page.locator(".badge.pending").count()).toBe(0);
       await clean(boTab, "conversation after the review");
     });
 
-    const adaPage = adaTab.page;
     await step(adaTab, "apply", async () => {
-      await signIn(adaPage, ada.email, PASSWORD);
       await adaPage.goto("/team/app/changes/1");
       await adaPage.locator(".thread", { hasText: "Is 120 right?" }).waitFor();
       await clean(adaTab, "ada's conversation");

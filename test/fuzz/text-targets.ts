@@ -297,17 +297,22 @@ const REF_BODIES = [
   "```\n#3 @bo\n```\n\n> quoted #4 @ada\n\n*#5* **@bo** mail bo@x.org, a&#1; b#6 c@d",
   "<a href=x>#7</a> &lt;@bo&gt; #08 #9x @-x @x- @bo.@bo",
   "- #1\n- @ada\n\n| #2 | @bo |\n|---|---|\n| `@x` | #3 |",
+  "see acme/api#1, (Acme/API#2). ops/x.y_z-1#3 `acme/api#1` [acme/api#1](/x) a.b/c#1 x/..#2 o/r/s#1 x/y-#4 #4",
+  "```\nacme/api#9\n```\n\n> acme/api#7 *ops/web#8* @bo/app#1 acme/api#0 acme/api#1x",
 ];
 
 /** Replaces each link the post-pass could have made with its text (a fixpoint for markup without them). */
 function unlinkRefs(markup: string): string {
-  return markup.replace(/<a href="(?:\/acme\/app\/changes\/[0-9]+|\/[A-Za-z0-9-]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+))<\/a>/g, "$1");
+  return markup.replace(
+    /<a href="(?:\/acme\/app\/changes\/[0-9]+|\/[A-Za-z0-9-]+|\/x\/[a-z0-9-]+\/[a-z0-9._-]+\/changes\/[0-9]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+)|(?:[A-Za-z0-9-]+\/[A-Za-z0-9._-]+#[0-9]+))<\/a>/g,
+    "$1",
+  );
 }
 
 /**
- * The `#N` / `@handle` post-pass of comment markup (issue 28): on rendered, mutated bodies it only
+ * The `#N` / `org/repo#N` / `@handle` post-pass of comment markup (issue 28): on rendered, mutated bodies it only
  * adds links (taking them out gives the input back), never inside a link, code span or block,
- * only to the changes and people it was given, and it finds nothing to change when given none.
+ * only to the changes, repositories and people it was given, and it finds nothing to change when given none.
  */
 export function refsTarget(): Target {
   const base = { repo: "/acme/app", ref: "main", dir: "" };
@@ -321,8 +326,17 @@ export function refsTarget(): Target {
       const found = collectRefs(markup);
       const changes = new Set(found.numbers.filter(() => r.chance(0.7)));
       const people = new Map(found.handles.filter(() => r.chance(0.7)).map((h) => [h.toLowerCase(), h]));
-      const out = linkRefs(markup, { repoPath: "/acme/app", changes, people });
-      if (linkRefs(markup, { repoPath: "/acme/app", changes: new Set(), people: new Map() }) !== markup) throw new Error("changed markup with nothing to link");
+      // Other repositories' references: some given as linkable (at /x/{key}), with some of their numbers.
+      const repos = new Map(
+        [...found.repos]
+          .filter(() => r.chance(0.7))
+          .map(([key, ref]) => [key, { repoPath: `/x/${key}`, changes: new Set(ref.numbers.filter(() => r.chance(0.7))) }] as const),
+      );
+      if ([...found.repos.values()].some((ref) => !ref.numbers.length || ref.numbers.some((n) => !Number.isSafeInteger(n) || n < 1)))
+        throw new Error(`a bad org/repo#N collected from ${JSON.stringify(markup.slice(0, 300))}`);
+      const out = linkRefs(markup, { repoPath: "/acme/app", changes, people, repos });
+      if (linkRefs(markup, { repoPath: "/acme/app", changes: new Set(), people: new Map(), repos: new Map() }) !== markup)
+        throw new Error("changed markup with nothing to link");
       if (unlinkRefs(out) !== unlinkRefs(markup))
         throw new Error(`not only links added to ${JSON.stringify(markup.slice(0, 300))}: ${JSON.stringify(out.slice(0, 300))}`);
       let depth = 0;
@@ -333,6 +347,9 @@ export function refsTarget(): Target {
       }
       for (const m of out.matchAll(/<a href="\/acme\/app\/changes\/([0-9]+)">#[0-9]+<\/a>/g))
         if (!markup.includes(m[0]) && !changes.has(Number(m[1]))) throw new Error(`linked #${m[1]}, which was not given`);
+      for (const m of out.matchAll(/<a href="\/x\/([^"]+)\/changes\/([0-9]+)">([^<]*)<\/a>/g))
+        if (!markup.includes(m[0]) && (!repos.get(m[1]!)?.changes.has(Number(m[2])) || m[3]!.toLowerCase() !== `${m[1]}#${m[2]}`))
+          throw new Error(`linked ${m[3]}, which was not given`);
     },
   };
 }

@@ -86,7 +86,17 @@ export class FactCache {
     if (now >= this.externalUntil) {
       this.externalUntil = now + this.externalWindowMs;
       this.externalAt = now;
-      const external = this.probes.external();
+      let external: number | Promise<number>;
+      try {
+        external = this.probes.external();
+      } catch (error) {
+        // Why: a probe that failed (the database unreachable) validated nothing; a lookup in the
+        // same millisecond must probe again and meet the error (503), not answer from the cache.
+        this.externalUntil = 0;
+        this.externalAt = Number.NEGATIVE_INFINITY;
+        this.validUntil = 0;
+        throw error;
+      }
       this.externalAsync = typeof external !== "number";
       if (typeof external === "number") {
         changed ||= external !== this.external;
@@ -154,6 +164,11 @@ export class FactCache {
           if (loose) this.looseSize--;
           else this.size--;
         }
+        // Why: a failed load (the database unreachable) leaves nothing validated: the next lookup,
+        // even in the same millisecond, probes again instead of answering from what is cached.
+        this.externalUntil = 0;
+        this.externalAt = Number.NEGATIVE_INFINITY;
+        this.validUntil = 0;
         throw error;
       },
     );

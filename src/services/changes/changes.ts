@@ -1,7 +1,7 @@
 // Changes (DECISIONS §3): reviewable proposals from a branch of this repository or of a fork,
 // stacked with depends_on, followed by their branch on every push, landed by the queue.
 import { checkRefFormat } from "../../git/ref-name.ts";
-import { Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import { AppError, Conflict, Invalid, NotFound, Unprocessable } from "../../errors.ts";
 import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
@@ -32,7 +32,7 @@ import { queueReanchor } from "./reanchor.ts";
 import { mentionsIn } from "./comments.ts";
 import type { ChangeRow } from "./store.ts";
 import { reviewersOfChanges } from "./reviewers.ts";
-import { approvalFields, stackApprovals } from "./approvals.ts";
+import { approvalFields, landingApprovals, type LandingApprovals } from "./approvals.ts";
 import { dismissStaleApprovals } from "./store-reviews.ts";
 import { protectionOfBranch } from "../git/policy.ts";
 
@@ -345,6 +345,38 @@ export async function changesBeneath(q: Parameters<typeof store.changeByNumber>[
   return out;
 }
 
+/** What landing a change needs, judged as its land request would judge it now (the web's status box). */
+export interface LandingNeeds extends LandingApprovals {
+  /** The checks the target's protection requires to succeed on the head. */
+  requiredChecks: string[];
+  /** Why the stack beneath stops a land request (a closed change beneath), or null. */
+  stack: string | null;
+  /** The target branch's tip now (null: the branch is gone): equal to the change's `base`, it lands as a fast-forward. */
+  targetTip: string | null;
+}
+
+/** What change `number` needs to land (repo:read, the caller's target): approvals from the land request's own rule (landingApprovals), required checks, where its target stands. */
+export async function landingNeeds(ctx: Ctx, t: RepoTarget, number: number): Promise<LandingNeeds> {
+  need(t, "repo:read");
+  const { org, repo } = t;
+  const row = await mustChange(ctx.db.read, repo.id, number);
+  const rule = await protectionOfBranch(ctx.db.read, repo.id, row.target);
+  let beneath: ChangeRow[] = [];
+  let stack: string | null = null;
+  try {
+    beneath = await changesBeneath(ctx.db.read, repo.id, row);
+  } catch (e) {
+    if (!(e instanceof AppError) || e.code !== "conflict") throw e;
+    stack = e.message;
+  }
+  return {
+    ...(await landingApprovals(ctx, org, repo, row, beneath, rule)),
+    requiredChecks: rule?.requiredChecks ?? [],
+    stack,
+    targetTip: await readRef(ctx.db.read, repo.id, `refs/heads/${row.target}`),
+  };
+}
+
 /** POST …/changes/{number}/land (repo:write) → queued; the lander takes it from there. */
 export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
   need(t, "repo:write");
@@ -354,8 +386,8 @@ export async function landChange(ctx: Ctx, t: RepoTarget, number: number): Promi
   const pre = await mustChange(ctx.db.read, repo.id, number);
   if (pre.state === "open" || pre.state === "ejected") {
     const rule = await protectionOfBranch(ctx.db.read, repo.id, pre.target);
-    const missing = await stackApprovals(ctx, org, repo, [...(await changesBeneath(ctx.db.read, repo.id, pre)), pre], rule);
-    if (missing) throw Conflict(missing.message, { approval: approvalFields(missing) });
+    const { blocking } = await landingApprovals(ctx, org, repo, pre, await changesBeneath(ctx.db.read, repo.id, pre), rule);
+    if (blocking) throw Conflict(blocking.message, { approval: approvalFields(blocking) });
   }
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);

@@ -19,6 +19,11 @@ export const CommentCreate = Type.Object({
   ),
   in_reply_to: Type.Optional(NullableString({ description: "a comment of the same change: this one joins its thread (and takes no path or line)" })),
   patchset: Type.Optional(NullableInt({ description: "the patchset the lines are on; default the current one" })),
+  draft: Type.Optional(
+    Type.Boolean({
+      description: "a pending comment of the caller's next review: seen by its author alone, published by their next POST …/reviews (default false)",
+    }),
+  ),
 });
 export type CommentCreate = Static<typeof CommentCreate>;
 
@@ -64,6 +69,7 @@ const COMMENT_EXAMPLE = {
   anchor_text: "  if (res.status === 503) return retry();\n",
   context_text: "  const res = await put(url, body);\n",
   suggestion: null,
+  draft: false,
   created_at: 1795249012000,
   updated_at: 1795249012000,
   edited_at: null,
@@ -90,6 +96,7 @@ export const Comment = Type.Object(
     anchor_text: NullableString({ description: "the lines commented on, as they were" }),
     context_text: NullableString({ description: "up to 3 lines before them" }),
     suggestion: CommentSuggestion,
+    draft: Type.Boolean({ description: "a pending comment of its author's next review (listed to its author alone)" }),
     created_at: Type.Integer(),
     updated_at: Type.Integer(),
     edited_at: NullableInt({ description: "when the body was last edited" }),

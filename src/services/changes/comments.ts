@@ -29,11 +29,12 @@ import {
   type CommentPatch,
 } from "./comment-schemas.ts";
 import { changeReader } from "./diff.ts";
-import { collectRefs, linkRefs } from "./refs.ts";
+import { collectRefs, type CrossRefs, linkRefs, repoKey } from "./refs.ts";
 import { parseSuggestion } from "./suggestion.ts";
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as cstore from "./store-comments.ts";
+import * as rstore from "./store-reviews.ts";
 import type { CommentRow } from "./store-comments.ts";
 import { patchsetOf } from "./store-patchsets.ts";
 
@@ -51,6 +52,8 @@ const MAX_ANCHOR_TEXT = 64 * 1024;
 const CONTEXT_LINES = 3;
 /** The excerpt of a comment in its thread activity. */
 const EXCERPT = 500;
+/** Pending (draft) comments one person may hold on a change: as many as one review publishes. */
+export const MAX_PENDING_COMMENTS = 100;
 /** Rendered-body version: bump to re-render stored comments lazily. */
 export const RENDER_VERSION = 1;
 
@@ -152,7 +155,7 @@ function escapeText(s: string): string {
  */
 export async function renderBody(
   ctx: Ctx,
-  t: RepoTarget,
+  t: { org: { name: string }; repo: { name: string } },
   change: ChangeRow,
   body: string,
   path: string | null,
@@ -168,14 +171,41 @@ export async function renderBody(
     );
   } catch (e) {
     if (!(e instanceof ThreadTaskError)) throw e;
-    html = `<pre>${escapeText(body)}</pre>`;
+    return { html: `<pre>${escapeText(body)}</pre>`, mentions: [] };
   }
   const refs = collectRefs(html);
-  const [numbers, people] = await Promise.all([
+  const [numbers, people, repos] = await Promise.all([
     cstore.existingChangeNumbers(ctx.db.read, change.repoId, refs.numbers),
     cstore.usersByHandles(ctx.db.read, refs.handles),
+    crossRefTargets(ctx, change.repoId, refs.repos),
   ]);
-  return { html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])) }), mentions: people };
+  return {
+    html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])), repos }),
+    mentions: people,
+  };
+}
+
+/**
+ * What `org/repo#N` may link to: changes that exist in a public repository or in the comment's
+ * own. Rendered once for every reader, so a private repository's name stays text: a link (or its
+ * absence beside other links) would tell a reader who cannot see it that it exists.
+ */
+async function crossRefTargets(ctx: Ctx, ownRepoId: string, refs: CrossRefs): Promise<Map<string, { repoPath: string; changes: Set<number> }>> {
+  const out = new Map<string, { repoPath: string; changes: Set<number> }>();
+  if (!refs.size) return out;
+  const linkable = (await cstore.reposByFullNames(ctx.db.read, [...refs.values()])).filter((r) => r.public || r.id === ownRepoId);
+  const numbers = linkable.flatMap((r) => refs.get(repoKey(r.org, r.name))?.numbers ?? []);
+  const found = await cstore.changeNumbersIn(
+    ctx.db.read,
+    linkable.map((r) => r.id),
+    numbers,
+  );
+  for (const r of linkable) {
+    const wanted = new Set(refs.get(repoKey(r.org, r.name))?.numbers ?? []);
+    const changes = new Set(found.filter((f) => f.repoId === r.id && wanted.has(f.number)).map((f) => f.number));
+    if (changes.size) out.set(repoKey(r.org, r.name), { repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`, changes });
+  }
+  return out;
 }
 
 /**
@@ -298,6 +328,7 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
   const anchored = input.path !== undefined && input.path !== null;
   if (opts.inReview && input.patchset !== undefined && input.patchset !== null && input.patchset !== change.patchset)
     throw Unprocessable("a review's comments are on the current patchset: leave out patchset");
+  if (opts.inReview && input.draft === true) throw Unprocessable("a review's comments are published with it: leave out draft");
   const patchset = input.patchset ?? change.patchset;
   if (!Number.isInteger(patchset) || patchset < 1 || patchset > change.patchset) throw Unprocessable(`change #${change.number} has no patchset ${patchset}`);
   let threadId = id;
@@ -310,6 +341,8 @@ export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow,
       typeof input.in_reply_to === "string" && input.in_reply_to.length <= 64 ? await cstore.commentById(ctx.db.read, change.id, input.in_reply_to) : null;
     if (!parent || (parent.state === "draft" && parent.authorUserId !== author.id))
       throw Unprocessable(`in_reply_to names no comment of change #${change.number}`);
+    // A pending comment is its author's until the review publishes it: edit it rather than reply.
+    if (parent.state === "draft") throw Unprocessable("in_reply_to names a pending comment: edit it, or reply once your review is submitted");
     threadId = parent.threadId;
     inReplyTo = parent.id;
   } else if (anchored) {
@@ -394,12 +427,25 @@ async function mustChange(q: Parameters<typeof store.changeByNumber>[0], repoId:
   return row;
 }
 
-/** POST …/changes/{n}/comments (repo:discuss): one comment, its `change.commented` event and thread activity. */
+/**
+ * POST …/changes/{n}/comments (repo:discuss): one comment, its `change.commented` event and thread
+ * activity. A draft (`draft: true`) is only written: it is its author's alone (no event, no
+ * activity, no mention) until their next review publishes it.
+ */
 export async function postComment(ctx: Ctx, t: RepoTarget, number: number, input: CommentCreate): Promise<Comment> {
   need(t, { kind: "repo:discuss" });
   const change = await mustChange(ctx.db.read, t.repo.id, number);
-  const prepared = await prepareComment(ctx, t, change, input);
+  const draft = input.draft === true;
+  const prepared = await prepareComment(ctx, t, change, input, draft ? { state: "draft" } : {});
   const author = personOf(t.actor)!;
+  if (draft) {
+    const [row] = await ctx.db.transaction(async (tx) => {
+      if ((await cstore.draftCount(tx, change.id, author.id)) >= MAX_PENDING_COMMENTS)
+        throw Unprocessable(`you have ${MAX_PENDING_COMMENTS} pending comments on change #${change.number}: submit your review first`);
+      return await insertPreparedComments(tx, [prepared], { reviewId: null });
+    });
+    return (await commentBodies(ctx, [row!], { change, repo: t.repo }))[0]!;
+  }
   const [row] = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, t.repo.id, number);
     const rows = await insertPreparedComments(tx, [prepared], { reviewId: null });
@@ -504,6 +550,64 @@ export async function currentAnchors(ctx: Ctx, repo: Repo, change: ChangeRow, ro
   return out;
 }
 
+/** A stored rendered body: a comment's (with its path, for relative links) or a review's. */
+interface StoredBody {
+  id: string;
+  changeId: string;
+  body: string | null;
+  bodyHtml: string | null;
+  renderVersion: number;
+  path?: string | null;
+}
+
+/** Bodies rendered again at once (each on a worker thread). */
+const RERENDER_BATCH = 8;
+
+/**
+ * The html of rows rendered by an older renderer (render_version < RENDER_VERSION), rendered again
+ * as at write time → id → html (rows already current are not in the map). So raising
+ * RENDER_VERSION needs no migration: each body is re-rendered the first time it is read. The
+ * fresh html is written back after the read, in a transaction of its own that the read does not
+ * wait for (its failure is logged; the next read renders again); the write keeps a row whose
+ * body was edited or deleted meanwhile as it is. A body the thread cannot render in time is
+ * shown and stored as text, as at write time (so a hostile body costs its time limit once, not
+ * on every read).
+ */
+export async function rerenderStale(
+  ctx: Ctx,
+  rows: readonly StoredBody[],
+  kind: "comment" | "review",
+  o: { change?: ChangeRow } = {},
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const stale = rows.filter((r) => r.body !== null && r.renderVersion < RENDER_VERSION);
+  if (!stale.length) return out;
+  const fresh: { id: string; body: string; html: string }[] = [];
+  for (const changeId of new Set(stale.map((r) => r.changeId))) {
+    const change = o.change?.id === changeId ? o.change : await cstore.changeById(ctx.db.read, changeId);
+    const where = change ? await store.repoWithOrg(ctx.db.read, change.repoId) : null;
+    if (!change || !where) continue;
+    const mine = stale.filter((r) => r.changeId === changeId);
+    for (let i = 0; i < mine.length; i += RERENDER_BATCH) {
+      const batch = mine.slice(i, i + RERENDER_BATCH);
+      const rendered = await Promise.all(batch.map((r) => renderBody(ctx, where, change, r.body!, r.path ?? null)));
+      batch.forEach((r, j) => {
+        out.set(r.id, rendered[j]!.html);
+        fresh.push({ id: r.id, body: r.body!, html: rendered[j]!.html });
+      });
+    }
+  }
+  if (fresh.length)
+    void ctx.db
+      .transaction(async (tx) => {
+        for (const f of fresh)
+          if (kind === "comment") await cstore.writeRendered(tx, f.id, f.body, f.html, RENDER_VERSION);
+          else await rstore.writeRendered(tx, f.id, f.body, f.html, RENDER_VERSION);
+      })
+      .catch((error: unknown) => ctx.log.warn("re-rendered bodies not stored", { kind, rows: fresh.length, error: String(error) }));
+  return out;
+}
+
 /**
  * The API shapes of comment rows: authors' handles in one query, replies' resolved flag from
  * their roots, and positions on the current patchset (mapped in memory for rows the re-anchor
@@ -517,6 +621,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
   );
   const missingRoots = rows.filter((r) => r.threadId !== r.id && !rows.some((x) => x.id === r.threadId)).map((r) => r.threadId);
   const roots = new Map([...rows, ...(await cstore.commentsByIds(ctx.db.read, missingRoots))].map((r) => [r.id, r]));
+  const rerendered = await rerenderStale(ctx, rows, "comment", o);
   const positions = new Map<string, CurrentAnchor>();
   for (const changeId of new Set(rows.map((r) => r.changeId))) {
     const mine = rows.filter((r) => r.changeId === changeId);
@@ -534,7 +639,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
       id: r.id,
       author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
       body: r.body,
-      body_html: r.bodyHtml,
+      body_html: rerendered.get(r.id) ?? r.bodyHtml,
       path: r.path,
       line: r.line,
       start_line: r.startLine,
@@ -553,6 +658,7 @@ export async function commentBodies(ctx: Ctx, rows: CommentRow[], o: { change?: 
         r.suggestion === null || r.body === null
           ? null
           : { text: r.suggestion, applicable: r.appliedCommit === null && !(line && pos.outdated) && r.state === "published", applied_commit: r.appliedCommit },
+      draft: r.state === "draft",
       created_at: r.createdAt,
       updated_at: r.updatedAt,
       edited_at: r.editedAt,
@@ -610,13 +716,24 @@ export async function patchComment(ctx: Ctx, t: RepoTarget, number: number, id: 
     suggestion = suggestionOf(body, row.path === null ? null : row.side);
     rendered = await renderBody(ctx, t, change, body, row.path);
   }
-  if (input.resolved !== undefined) need(t, { kind: "thread:resolve", changeAuthor: change.authorUserId !== null && change.authorUserId === me.id });
+  if (input.resolved !== undefined) {
+    need(t, { kind: "thread:resolve", changeAuthor: change.authorUserId !== null && change.authorUserId === me.id });
+    if (row.state === "draft") throw Unprocessable("a pending comment has no conversation to resolve until your review is submitted");
+  }
   await ctx.db.transaction(async (tx) => {
     const cur = await cstore.commentById(tx, change.id, id);
     if (!cur) throw NotFound("comment not found");
     const at = now();
     if (body !== null && rendered)
-      await cstore.updateComment(tx, id, { body, bodyHtml: rendered.html, renderVersion: RENDER_VERSION, suggestion, editedAt: at, updatedAt: at });
+      // A pending comment is not shown as edited: nobody else saw it before.
+      await cstore.updateComment(tx, id, {
+        body,
+        bodyHtml: rendered.html,
+        renderVersion: RENDER_VERSION,
+        suggestion,
+        editedAt: cur.state === "draft" ? null : at,
+        updatedAt: at,
+      });
     if (input.resolved !== undefined) {
       const root = cur.threadId === cur.id ? cur : await cstore.commentById(tx, change.id, cur.threadId);
       if (root && root.resolved !== input.resolved)

@@ -13,7 +13,19 @@ import { REVIEW_VERDICTS, type Review, type ReviewCreate, type ReviewDismiss, ty
 import * as store from "./store.ts";
 import type { ChangeRow } from "./store.ts";
 import * as reviewStore from "./store-reviews.ts";
-import { commentBodies, commentParticipants, insertPreparedComments, prepareComment, RENDER_VERSION, renderBody, type PreparedComment } from "./comments.ts";
+import {
+  commentBodies,
+  commentParticipants,
+  insertPreparedComments,
+  mentionsIn,
+  prepareComment,
+  RENDER_VERSION,
+  renderBody,
+  rerenderStale,
+  type PreparedComment,
+} from "./comments.ts";
+import { queueReanchor } from "./reanchor.ts";
+import * as cstore from "./store-comments.ts";
 import type { CommentRow } from "./store-comments.ts";
 import type { Comment } from "./comment-schemas.ts";
 import type { ReviewRow } from "./store-reviews.ts";
@@ -35,18 +47,21 @@ async function mustChange(q: Queryable, repoId: string, number: number): Promise
   return row;
 }
 
-/** The API shapes of review rows (author handles in one query); `comments` by review id. */
+/** The API shapes of review rows (author handles in one query; bodies of an older renderer rendered again); `comments` by review id. */
 export async function reviewBodies(ctx: Ctx, rows: ReviewRow[], comments: Map<string, Comment[]> = new Map()): Promise<Review[]> {
-  const handles = await store.handlesOf(
-    ctx.db.read,
-    rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
-  );
+  const [handles, rerendered] = await Promise.all([
+    store.handlesOf(
+      ctx.db.read,
+      rows.map((r) => r.authorUserId).filter((x): x is string => x !== null),
+    ),
+    rerenderStale(ctx, rows, "review"),
+  ]);
   return rows.map((r) => ({
     id: r.id,
     author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
     verdict: r.verdict,
     body: r.body,
-    body_html: r.bodyHtml,
+    body_html: rerendered.get(r.id) ?? r.bodyHtml,
     patchset: r.patchset,
     head: r.head,
     dismissed: r.dismissed,
@@ -81,7 +96,12 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
   const own = change.authorUserId === person.id;
   if (own && verdict === "approve") throw Unprocessable("you cannot approve your own change");
   if (own && verdict === "request_changes") throw Unprocessable("you cannot request changes on your own change");
-  if (verdict === "comment" && body === null && items.length === 0) throw Unprocessable("a comment review needs a body or comments");
+  // The caller's pending comments on the change are published with the review (and count as its comments).
+  const drafts = await cstore.draftsOf(ctx.db.read, change.id, person.id);
+  const tooMany = (pending: number) => Unprocessable(`a review carries at most ${MAX_REVIEW_COMMENTS} comments: ${items.length} sent and ${pending} pending`);
+  if (items.length + drafts.length > MAX_REVIEW_COMMENTS) throw tooMany(drafts.length);
+  const emptyComment = () => Unprocessable("a comment review needs a body or comments");
+  if (verdict === "comment" && body === null && items.length === 0 && drafts.length === 0) throw emptyComment();
   const judged = verdict !== "comment";
   if (judged && (change.state === "landed" || change.state === "closed"))
     throw Conflict(`change #${number} is ${change.state}; it takes comments, not verdicts`);
@@ -97,6 +117,13 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       throw e;
     }
   }
+  // People the pending comments mention take part once they are published (a draft mentions nobody).
+  const draftMentions = new Map<string, { id: string; handle: string }[]>();
+  await Promise.all(
+    drafts.map(async (d) => {
+      if (d.body?.includes("@")) draftMentions.set(d.id, await mentionsIn(ctx, d.body));
+    }),
+  );
 
   const row = await ctx.db.transaction(async (tx) => {
     // The change as it is now: the review is on its current patchset.
@@ -120,7 +147,14 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       createdAt: now(),
     };
     await reviewStore.insertReview(tx, r);
-    const rows = await insertPreparedComments(tx, prepared, { reviewId: r.id });
+    // Drafts as they are now (one written or deleted since the read above counts as it stands here).
+    const published = await cstore.publishDrafts(tx, cur.id, person.id, r.id, r.createdAt);
+    published.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (items.length + published.length > MAX_REVIEW_COMMENTS) throw tooMany(published.length);
+    if (verdict === "comment" && body === null && items.length === 0 && published.length === 0) throw emptyComment();
+    // A draft made on an earlier patchset is behind the current one: the re-anchor job maps it (reads map it meanwhile).
+    if (published.some((c) => c.path !== null && c.anchoredPatchset < cur.patchset)) await queueReanchor(ctx, tx, cur.id);
+    const rows = [...published, ...(await insertPreparedComments(tx, prepared, { reviewId: r.id }))];
     const n = rows.length;
     await ctx.events.record(tx, {
       repoId: repo.id,
@@ -139,7 +173,11 @@ export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input:
       // The reviewer takes part as `review`; people mentioned in the comments as `mention`.
       participants: [
         { userId: person.id, reason: "review" as const },
-        ...commentParticipants(person.id, [...prepared, { mentions: rendered?.mentions ?? [] }]).slice(1),
+        ...commentParticipants(person.id, [
+          ...published.map((c) => ({ mentions: draftMentions.get(c.id) ?? [] })),
+          ...prepared,
+          { mentions: rendered?.mentions ?? [] },
+        ]).slice(1),
       ],
       summary: { verdict, comments: n, review_id: r.id, comment_ids: rows.map((c) => c.id), ...(body ? { excerpt: body.slice(0, 200) } : {}) },
     });

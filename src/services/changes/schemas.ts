@@ -111,7 +111,8 @@ export const ReviewCreate = Type.Object({
   comments: Type.Optional(
     Type.Array(CommentCreate, {
       maxItems: 100,
-      description: "line or general comments posted with the review: each a POST …/comments body without `patchset` (the review is on the current patchset)",
+      description:
+        "line or general comments posted with the review: each a POST …/comments body without `patchset` or `draft` (the review is on the current patchset); the caller's pending (draft) comments on the change are published with them, at most 100 together",
     }),
   ),
 });

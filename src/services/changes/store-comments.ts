@@ -159,3 +159,78 @@ export async function changeById(q: Queryable, id: string): Promise<ChangeRow | 
   const { changes } = tables(q);
   return one(await q.select().from(changes).where(eq(changes.id, id)).limit(1)) ?? null;
 }
+
+/** How many pending (draft) comments a person holds on a change. */
+export async function draftCount(q: Queryable, changeId: string, authorUserId: string): Promise<number> {
+  const { changeComments: c } = tables(q);
+  const row = one(
+    await q
+      .select({ n: sql<number>`count(*)` })
+      .from(c)
+      .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft"))),
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** A person's pending (draft) comments on a change, oldest first (at most MAX_PENDING_COMMENTS exist). */
+export async function draftsOf(q: Queryable, changeId: string, authorUserId: string): Promise<CommentRow[]> {
+  const { changeComments: c } = tables(q);
+  return await q
+    .select()
+    .from(c)
+    .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft")))
+    .orderBy(asc(c.createdAt), asc(c.id));
+}
+
+/**
+ * Publishes a person's pending comments on a change with their review: published, `review_id`
+ * set, `updated_at` the review's time (`created_at` stays when each was written, so they keep the
+ * order they were written in). Answers the rows as stored.
+ */
+export async function publishDrafts(tx: Tx, changeId: string, authorUserId: string, reviewId: string, at: number): Promise<CommentRow[]> {
+  const { changeComments: c } = tables(tx);
+  return await tx
+    .update(c)
+    .set({ state: "published", reviewId, updatedAt: at })
+    .where(and(eq(c.changeId, changeId), eq(c.authorUserId, authorUserId), eq(c.state, "draft")))
+    .returning();
+}
+
+/**
+ * Repositories named `org/repo` (case-insensitively), with whether each is public: an
+ * `org/repo#N` in a comment links only to a public repository or the comment's own.
+ */
+export async function reposByFullNames(
+  q: Queryable,
+  names: { org: string; repo: string }[],
+): Promise<{ id: string; org: string; name: string; public: boolean }[]> {
+  if (!names.length) return [];
+  const { repos, orgs } = tables(q);
+  return await q
+    .select({ id: repos.id, org: orgs.name, name: repos.name, public: repos.public })
+    .from(repos)
+    .innerJoin(orgs, eq(orgs.id, repos.orgId))
+    .where(or(...names.map((n) => and(eq(orgs.name, n.org.toLowerCase()), eq(sql`lower(${repos.name})`, n.repo.toLowerCase())))));
+}
+
+/** Which of `numbers` are changes of which of `repoIds` (pairs; the caller keeps the ones it asked about). */
+export async function changeNumbersIn(q: Queryable, repoIds: string[], numbers: number[]): Promise<{ repoId: string; number: number }[]> {
+  if (!repoIds.length || !numbers.length) return [];
+  const { changes } = tables(q);
+  return await q
+    .select({ repoId: changes.repoId, number: changes.number })
+    .from(changes)
+    .where(and(inArray(changes.repoId, [...new Set(repoIds)]), inArray(changes.number, [...new Set(numbers)])));
+}
+
+/**
+ * Stores a comment's body re-rendered by this renderer (RENDER_VERSION bumps), only if the row is
+ * still older and its body is the one rendered (an edit or delete meanwhile keeps its own).
+ */
+export async function writeRendered(tx: Tx, id: string, body: string, bodyHtml: string, version: number): Promise<void> {
+  const { changeComments: c } = tables(tx);
+  await tx
+    .update(c)
+    .set({ bodyHtml, renderVersion: version })
+    .where(and(eq(c.id, id), lt(c.renderVersion, version), eq(c.body, body)));
+}

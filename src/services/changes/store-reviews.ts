@@ -115,3 +115,12 @@ export async function commentsOfReviews(q: Queryable, changeId: string, reviewId
     .where(and(eq(c.changeId, changeId), eq(c.state, "published"), inArray(c.reviewId, [...new Set(reviewIds)])))
     .orderBy(asc(c.createdAt), asc(c.id));
 }
+
+/** Stores a review's body re-rendered by this renderer, only if the row is still older and its body the one rendered. */
+export async function writeRendered(tx: Tx, id: string, body: string, bodyHtml: string, version: number): Promise<void> {
+  const { changeReviews: r } = tables(tx);
+  await tx
+    .update(r)
+    .set({ bodyHtml, renderVersion: version })
+    .where(and(eq(r.id, id), lt(r.renderVersion, version), eq(r.body, body)));
+}

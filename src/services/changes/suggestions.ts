@@ -59,7 +59,9 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
   const wanted: SuggestionCommentRow[] = [];
   for (const id of ids) {
     const row = byId.get(id);
-    // Why drafts read as missing: they are their author's alone until published.
+    // Why drafts read as missing: they are their author's alone until published (to whom 422 says why).
+    if (row?.state === "draft" && row.authorUserId !== null && row.authorUserId === personOf(actor)?.id)
+      throw Unprocessable(`comment ${id} is pending: submit your review to publish it, then apply it`);
     if (!row || row.state !== "published") throw Unprocessable(`comment ${JSON.stringify(id)} is not a comment of change #${number}`);
     if (row.suggestion === null || row.path === null || row.line === null || row.side !== "new")
       throw Unprocessable(`comment ${id} is not a suggestion on the new side of a line range`);
@@ -84,12 +86,14 @@ export async function applySuggestions(ctx: Ctx, t: RepoTarget, number: number, 
   const anchors = await currentAnchors(ctx, t.repo, change, wanted, true);
   const operations: { op: "put"; path: string; content: string }[] = [];
   for (const [path, list] of byPath) {
-    const outdated = list.find((r) => r.outdated);
-    if (outdated) throw changedSince(outdated);
     const entry = await entryAt(objects, headTree, path.split("/"));
     if (!entry || isTreeMode(entry.mode) || entry.mode === "160000") throw changedSince(list[0]!);
+    // What the file is now decides first (a file turned binary is 422 whether or not the re-anchor
+    // job has marked its comments outdated yet), then whether the lines are still there (409).
     if (entry.mode === "120000") throw Unprocessable(`${path} is a symbolic link; suggestions apply to text files`);
     const text = await readText(ctx, objects, entry.oid, path);
+    const outdated = list.find((r) => r.outdated);
+    if (outdated) throw changedSince(outdated);
     const planned: Planned[] = [];
     for (const row of list) {
       const range = rangeOnHead(row, anchors.get(row.id));

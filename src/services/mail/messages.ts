@@ -201,6 +201,8 @@ export function activityLine(a: MailActivity): string {
  */
 export function notificationMail(input: {
   to: string;
+  /** The sender (notify/mail.ts notificationSender); null: the transport's. */
+  from?: string | null;
   org: string;
   repo: string;
   subject: { kind: string; number: number | null; title: string };
@@ -231,6 +233,7 @@ export function notificationMail(input: {
   const listHost = input.host.replace(/:\d+$/, "");
   return {
     to: input.to,
+    ...(input.from ? { from: input.from } : {}),
     subject,
     text,
     html,

@@ -47,7 +47,8 @@ export async function enqueueMail(ctx: Ctx, tx: Tx, msg: MailMessage): Promise<s
     subject: msg.subject,
     textBody: msg.text,
     htmlBody: msg.html,
-    headers: msg.headers ?? null,
+    // The outbox keeps a sender of its own among the headers (`From`); sendMail takes it back out.
+    headers: msg.from ? { ...msg.headers, From: msg.from } : (msg.headers ?? null),
     runAt: t,
     createdAt: t,
   });
@@ -83,7 +84,15 @@ export async function sendMail(ctx: Ctx, p: SendPayload, at: Attempt): Promise<v
   const row = await store.messageById(ctx.db.read, p.outboxId);
   if (!row || row.sentAt !== null || row.failedAt !== null) return;
   try {
-    await ctx.mail.send({ to: row.toAddress, subject: row.subject, text: row.textBody, html: row.htmlBody, ...(row.headers ? { headers: row.headers } : {}) });
+    const { From: from, ...headers } = row.headers ?? {};
+    await ctx.mail.send({
+      to: row.toAddress,
+      ...(from ? { from } : {}),
+      subject: row.subject,
+      text: row.textBody,
+      html: row.htmlBody,
+      ...(Object.keys(headers).length ? { headers } : {}),
+    });
   } catch (error) {
     const reason = reasonOf(error);
     // Never the address or the bodies in the log: the bodies hold single-use links.

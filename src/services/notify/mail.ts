@@ -10,6 +10,7 @@
 import type { SubjectKind } from "../../db/schema/notifications.ts";
 import { newSecret } from "../../util/ids.ts";
 import { hashSecret } from "../../util/secrets.ts";
+import type { Config } from "../../config.ts";
 import { now, type Ctx } from "../context.ts";
 import { readersAmong } from "../access/lookup.ts";
 import type { Attempt } from "../jobs/engine.ts";
@@ -36,6 +37,23 @@ export const NOTIFY_MAIL = jobKind<MailPayload>("notify.mail", {
 const MAX_ACTIVITIES = 50;
 /** How long an unsubscribe link works. */
 export const UNSUBSCRIBE_TTL_MS = 90 * 24 * 3600 * 1000;
+
+/**
+ * Who notification mail comes from. An explicit SVC_NOTIFY_MAIL_FROM wins; else
+ * `"<instance>" <notifications@<host>>` with the host of the configured public URL (SVC_BASE_URL)
+ * and the instance's name from SVC_MAIL_FROM's display name (else the host), as GitHub's
+ * notifications@github.com; null (the transport's SVC_MAIL_FROM) when no public URL is configured
+ * or its host is an IP address (no mailbox domain to name).
+ */
+export function notificationSender(config: Pick<Config, "notifyMailFrom" | "baseUrl" | "mail">): string | null {
+  if (config.notifyMailFrom) return config.notifyMailFrom;
+  if (!config.baseUrl) return null;
+  const host = new URL(config.baseUrl).hostname.toLowerCase();
+  if (!host || host.startsWith("[") || /^[0-9.]+$/.test(host) || !/^[a-z0-9.-]+$/.test(host)) return null;
+  const configured = config.mail.transport === "null" ? "" : config.mail.from;
+  const name = /^\s*"?([^"<>]*?)"?\s*<[^<>]*>\s*$/.exec(configured)?.[1]?.trim() || host;
+  return `"${name.replace(/["\\]/g, "\\$&")}" <notifications@${host}>`;
+}
 
 /** The `notify.mail` handler. */
 export async function mailNotification(ctx: Ctx, p: MailPayload, at: Attempt): Promise<void> {
@@ -84,6 +102,7 @@ export async function mailNotification(ctx: Ctx, p: MailPayload, at: Attempt): P
       tx,
       notificationMail({
         to: address,
+        from: notificationSender(ctx.config),
         org: org.name,
         repo: repo.name,
         subject: { kind: row.subjectKind, number: last.subjectNumber, title: last.title },

@@ -7,7 +7,7 @@ import { decide } from "../access/access.ts";
 import { personOf } from "../access/principal.ts";
 import { deleteComment, listComments, patchComment, postComment } from "../changes/comments.ts";
 import type { Comment, CommentCreate, CommentPatch } from "../changes/comment-schemas.ts";
-import { createChange, getChange, landChange, listChanges, patchChange } from "../changes/changes.ts";
+import { createChange, getChange, landChange, landingNeeds, listChanges, patchChange, type LandingNeeds } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
@@ -119,6 +119,8 @@ export interface ChangeView {
   rights: CommentRights;
   /** Every thread of the change (published, and the caller's own drafts), oldest first. */
   threads: Thread[];
+  /** How many pending (draft) comments the caller holds on the change (their next review publishes them). */
+  pending: number;
   tab: ChangeTab;
   patchsets: Patchset[];
   shown: { patchset: number; against: number | null };
@@ -130,6 +132,8 @@ export interface ChangeView {
   /** Changes beneath (bottom first), then this one, then those stacked on it. */
   stack: { below: Change[]; above: Change[] };
   queue: Change[];
+  /** What landing needs (approvals, required checks), as the land request judges it; null on a landed or closed change and off the conversation tab. */
+  needs: LandingNeeds | null;
 }
 
 /** How deep a stack is followed for the page (the service caps stacks at 50). */
@@ -176,10 +180,12 @@ export async function changeView(
     apply: canComment && !change.source && repo.viewer_write,
     me: me?.id ?? null,
   };
-  const threads = threadsOf(await allComments(ctx, t, number));
+  const comments = await allComments(ctx, t, number);
+  const threads = threadsOf(comments);
   // Reviews are the conversation's (the files tab shows the review form, not the history).
   // ("thread": one thread re-drawn after a post, neither diff nor reviews.)
   const reviews = tab === "conversation" ? (await listReviews(ctx, t, number)).reviews : [];
+  const needs = tab === "conversation" && change.state !== "landed" && change.state !== "closed" ? await landingNeeds(ctx, t, number) : null;
   return {
     repo,
     change,
@@ -187,6 +193,8 @@ export async function changeView(
     canComment,
     rights,
     threads,
+    // Only the caller's own drafts are ever listed to them.
+    pending: comments.filter((c) => c.draft).length,
     tab,
     patchsets,
     shown: { patchset: wanted, against },
@@ -195,6 +203,7 @@ export async function changeView(
     isAuthor,
     stack: { below, above },
     queue,
+    needs,
   };
 }
 

@@ -8,9 +8,11 @@ import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
 import type { FileDiffs } from "../git/diff.ts";
 import { commitDiff } from "../repos/commit-diff.ts";
+import { checksOfCommits } from "../ci/checks.ts";
+import type { Check } from "../ci/schemas.ts";
 import { createRepo, getRepo, listRepos, openRepo, type RepoBody } from "../repos/repos.ts";
 import { refsOf } from "../git/snapshot.ts";
-import { spelledAs, type RepoTarget } from "../access/target.ts";
+import { need, spelledAs, type RepoTarget } from "../access/target.ts";
 import { getTreeWindow, guessContentType, listCommits, statBlob } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
 
@@ -72,6 +74,15 @@ export async function repoView(ctx: Ctx, t: RepoTarget): Promise<RepoBody> {
 /** A commit of the repository with its diff against its first parent. */
 export async function commitView(ctx: Ctx, t: RepoTarget, sha: string): Promise<{ commit: CommitSummary; diff: FileDiffs }> {
   return commitDiff(ctx, t, sha);
+}
+
+/**
+ * The check results of a commit by its full id (the commit page's checks box, and part of its
+ * validator: a finished CI job changes the page). One query; the commit itself is proven by the page.
+ */
+export async function commitChecksView(ctx: Ctx, t: RepoTarget, sha: string): Promise<Check[]> {
+  need(t, "repo:read");
+  return (await checksOfCommits(ctx, t.repo.id, [sha])).get(sha) ?? [];
 }
 
 /** A branch or tag as the switcher lists it. */

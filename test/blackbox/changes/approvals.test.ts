@@ -2,38 +2,21 @@
 // request's 409 naming what is missing, the lander's verdict `approval`, stale approvals after a
 // git push, and stacks. Landings go through the real lander; C git checks the target afterwards.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { commitFiles, initRepo, lsRemote, mintTokenWithId } from "../../helpers/git.ts";
+import { commitFiles, initRepo, lsRemote } from "../../helpers/git.ts";
+import { castReviewers, type Cast } from "../../helpers/cast.ts";
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { until } from "../ci/helpers.ts";
-import { client, createUser, login } from "../../helpers/server.ts";
+import { client } from "../../helpers/server.ts";
+import { getPage, textOf } from "../../helpers/web.ts";
 
 const ORG = "appr";
 let w: World;
 
-interface Cast {
-  id: string;
-  handle: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(org: string, handle: string, role: string, scopes: string[]): Promise<Cast> {
-  const u = await createUser(w.server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
-  const cookie = await login(w.server, u.email, u.password);
-  const { token } = await mintTokenWithId(w.server, cookie, org, { scopes, label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, cookie, token };
-}
 
 beforeAll(async () => {
   w = await startWorld(ORG);
-  const list = await Promise.all([
-    cast(ORG, "ada", "member", ["repo:write"]),
-    cast(ORG, "bo", "member", ["repo:write"]),
-    cast(ORG, "cy", "viewer", ["repo:read"]),
-    cast(ORG, "dee", "admin", ["repo:write"]),
-  ]);
-  for (const p of list) people[p.handle] = p;
+  Object.assign(people, await castReviewers(w.server, ORG));
 });
 afterAll(async () => w.close());
 
@@ -63,6 +46,13 @@ async function seeded(name: string) {
 
 const review = (who: Cast, changes: string, n: number, verdict: string) => as(who).post(`${changes}/${n}/reviews`, { verdict });
 const land = (changes: string, n: number) => as(people.ada!).post(`${changes}/${n}/land`);
+/** The web status box's list of what landing needs (the change page's conversation tab), as text. */
+async function needs(repo: TestRepo, n: number): Promise<string> {
+  const page = await getPage(w.server, `/${ORG}/${repo.name}/changes/${n}`, people.ada!.cookie);
+  expect(page.status).toBe(200);
+  const list = /<ul class="needs"[^>]*>([\s\S]*?)<\/ul>/.exec(page.text);
+  return textOf(list?.[1] ?? "").replace(/\s+/g, " ");
+}
 async function settled(repo: TestRepo, n: number) {
   return until(`change #${n} to settle`, async () => {
     const c = (await repo.api.c.get(`${repo.api.base}/changes/${n}`)).body;
@@ -96,12 +86,19 @@ describe("approvals", () => {
       approval: { required: 2, approvals: 0, changes_requested_by: [] },
     });
     expect((await as(people.ada!).get(`${changes}/1`)).body.state).toBe("open");
+    // The web status box says what the 409 says (one rule: landingApprovals).
+    expect(await needs(repo, 1)).toContain("✗ 2 approvals needed (0 of 2 required)");
 
     expect((await review(people.cy!, changes, 1, "approve")).status).toBe(201);
     expect((await review(people.bo!, changes, 1, "approve")).status).toBe(201);
     expect((await land(changes, 1)).body).toMatchObject({ approval: { required: 2, approvals: 1 } });
+    expect(await needs(repo, 1)).toContain("✗ 1 approval needed (1 of 2 required)");
 
     expect((await review(people.dee!, changes, 1, "approve")).status).toBe(201);
+    const met = await needs(repo, 1);
+    expect(met).toContain("✓ 2 of 2 required approvals");
+    expect(met).toContain("✓ Up to date with main");
+    expect(met).not.toContain("✗");
     expect((await land(changes, 1)).status).toBe(202);
     const done = await settled(repo, 1);
     expect(done).toMatchObject({ state: "landed", landed_commit: head });
@@ -124,6 +121,7 @@ describe("approvals", () => {
       error: "change #1 has changes requested by dee",
       approval: { required: 1, approvals: 1, changes_requested_by: ["dee"] },
     });
+    expect(await needs(repo, 1)).toContain("✗ Changes requested by @dee");
     // A later comment review keeps dee's standing.
     await as(people.dee!).post(`${changes}/1/reviews`, { verdict: "comment", body: "still no tests" });
     expect((await land(changes, 1)).status).toBe(409);
@@ -204,6 +202,7 @@ describe("approvals", () => {
     const refused = await land(changes, 2);
     expect(refused.status).toBe(409);
     expect(refused.body.error).toBe("change #1 needs 1 approval from people with write access (has 0)");
+    expect(await needs(repo, 2)).toContain("✗ #1 beneath lacks approvals: change #1 needs 1 approval");
     await review(people.dee!, changes, 1, "approve");
     expect((await land(changes, 2)).status).toBe(202);
     expect(await settled(repo, 2)).toMatchObject({ state: "landed", landed_commit: top });

@@ -76,6 +76,7 @@ describe("posting", () => {
       anchor_text: null,
       context_text: null,
       suggestion: null,
+      draft: false,
       created_at: expect.any(Number),
       updated_at: c.created_at,
       edited_at: null,
@@ -302,6 +303,23 @@ describe("markdown", () => {
     expect(h).toContain("@nobody");
     expect(h).not.toContain('href="/nobody"');
     expect(h).toContain("<code>#2 @bo</code>");
+  });
+
+  test("org/repo#N links a public repository's change and this repository's own; a private repository's stays text, even for its owner", async () => {
+    const [{ repo }] = await Promise.all([seeded("refs-here"), seeded("refs-public", true), seeded("refs-private")]);
+    const c = await postOk(repo, {
+      body: `see ${ORG}/refs-public#1, ${ORG.toUpperCase()}/Refs-Public#9, ${ORG}/refs-private#1, ${ORG}/refs-here#1, nobody/nothing#1; \`${ORG}/refs-public#1\``,
+    });
+    const h: string = c.body_html;
+    expect(h).toContain(`<a href="/${ORG}/refs-public/changes/1">${ORG}/refs-public#1</a>`);
+    expect(h).toContain(`<a href="/${ORG}/refs-here/changes/1">${ORG}/refs-here#1</a>`);
+    // No such change, a private repository (the comment may be read by someone who cannot see it), no such repository.
+    for (const text of [`${ORG.toUpperCase()}/Refs-Public#9`, `${ORG}/refs-private#1`, "nobody/nothing#1"]) expect(h).toContain(`${text}`);
+    expect(h).not.toContain("refs-private/changes");
+    expect(h).not.toContain("changes/9");
+    expect(h).not.toContain("nobody/nothing/changes");
+    expect(h).toContain(`<code>${ORG}/refs-public#1</code>`);
+    expect(h.match(/<a /g)?.length).toBe(2);
   });
 });
 

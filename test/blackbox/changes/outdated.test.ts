@@ -112,6 +112,24 @@ describe("after a push", () => {
     expect((await shown(repo)).get(fresh.id)).toEqual({ outdated: false, current_line: 22, current_start_line: null, patchset: 4, line: 22 });
   });
 
+  test("drafts made on patchset 1 and published after a push stay anchored there: edited lines outdated, moved ones followed, stored by the job", async () => {
+    const { repo, dir } = await seeded("drafts");
+    const ten = await comment(repo, { body: "ten", path: "f.txt", line: 10, draft: true });
+    const twenty = await comment(repo, { body: "twenty", path: "f.txt", line: 20, draft: true });
+    // The drafts wait while the push moves the change (the job maps published comments only).
+    await pushFeature(dir, repo, ["new a", ...FEATURE.map((l, i) => (i === 9 ? "LINE TEN, again" : l))]);
+    expect((await repo.api.c.get(`${repo.api.base}/changes/1`)).body.patchset).toBe(2);
+    const review = await repo.api.c.post(`${repo.api.base}/changes/1/reviews`, { verdict: "comment" });
+    expect(review.status).toBe(201);
+    expect(review.body.patchset).toBe(2);
+    const after = await shown(repo);
+    expect(after.get(ten.id)).toEqual({ outdated: true, current_line: null, current_start_line: null, patchset: 1, line: 10 });
+    expect(after.get(twenty.id)).toEqual({ outdated: false, current_line: 21, current_start_line: null, patchset: 1, line: 20 });
+    // The review queued the re-anchoring of the drafts it published.
+    await reanchored([ten.id, twenty.id], 2);
+    expect(await shown(repo)).toEqual(after);
+  });
+
   test("a deleted file outdates its comments", async () => {
     const { repo, dir } = await seeded("deleted");
     const c = await comment(repo, { body: "ten", path: "f.txt", line: 20 });

@@ -2,55 +2,30 @@
 // branch pushed by git, people of every role reviewing through the API, the database read only to
 // see the events recorded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { commitFiles, initRepo, mintTokenWithId } from "../../helpers/git.ts";
+import { castPerson, castReviewers, pushMainAndFeature, type Cast } from "../../helpers/cast.ts";
+import { mintTokenWithId } from "../../helpers/git.ts";
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { dbRows } from "../ci/helpers.ts";
-import { client, createUser, login } from "../../helpers/server.ts";
+import { client } from "../../helpers/server.ts";
 
 const ORG = "rev";
 let w: World;
 
-/** A person with a known handle: session cookie, a token of `scopes`, and a client for each. */
-interface Cast {
-  id: string;
-  handle: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(org: string, handle: string, role: string, scopes: string[]): Promise<Cast> {
-  const u = await createUser(w.server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
-  const cookie = await login(w.server, u.email, u.password);
-  const { token } = await mintTokenWithId(w.server, cookie, org, { scopes, label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, cookie, token };
-}
 
 beforeAll(async () => {
   w = await startWorld(ORG);
-  const list = await Promise.all([
-    cast(ORG, "ada", "member", ["repo:write"]),
-    cast(ORG, "bo", "member", ["repo:write"]),
-    cast(ORG, "cy", "viewer", ["repo:read"]),
-    cast(ORG, "dee", "admin", ["repo:write"]),
-    cast(`${ORG}-else`, "eve", "owner", ["repo:write"]),
-  ]);
-  for (const p of list) people[p.handle] = p;
+  const [cast, eve] = await Promise.all([castReviewers(w.server, ORG), castPerson(w.server, `${ORG}-else`, "eve", "owner")]);
+  Object.assign(people, cast, { eve });
 });
 afterAll(async () => w.close());
 
 const as = (who: Cast, via: "token" | "cookie" = "token") => client(w.server, via === "token" ? { token: who.token } : { cookie: who.cookie });
 
-/** A private repository with main and a branch `feature` pushed by git; ada opens change #1 from it. */
-async function opened(name: string): Promise<{ repo: TestRepo; base: string }> {
-  const repo = await newRepo(w, name);
-  const dir = await initRepo(w.g, name);
-  await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(w.g, dir, { "a.txt": "a\n" }, "seed");
-  await w.g.ok(["push", "-q", repo.url, "main"], { cwd: dir });
-  await w.g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(w.g, dir, { "a.txt": "a\nmore\n", "big.txt": Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("") }, "feature");
-  await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+/** A private (or public) repository with main and a branch `feature` pushed by git; ada opens change #1 from it. */
+async function opened(name: string, isPublic = false): Promise<{ repo: TestRepo; base: string }> {
+  const repo = await newRepo(w, name, isPublic);
+  await pushMainAndFeature(w.g, name, repo.url, { "a.txt": "a\nmore\n", "big.txt": Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("") });
   const base = `${repo.api.base}/changes`;
   const r = await as(people.ada!).post(base, { title: "More a", branch: "feature" });
   expect(r.status).toBe(201);
@@ -232,5 +207,147 @@ describe("reviewers", () => {
     expect((await as(people.bo!).delete(`${base}/reviewers/cy`)).status).toBe(204);
     expect((await as(people.bo!).delete(`${base}/reviewers/cy`)).status).toBe(404);
     expect((await as(people.ada!).get(`${base}/reviewers`)).body.reviewers.map((r: { handle: string }) => r.handle)).toEqual(["bo"]);
+  });
+});
+
+describe("pending comments", () => {
+  type C = { id: string; body: string; draft: boolean; review_id: string | null };
+  const bodies = (r: { body: { comments: C[] } }) => r.body.comments.map((c) => c.body);
+
+  test("a draft is its author's alone: listed to them with draft true, 404 to everyone else, no event; edit and delete it, resolve 422", async () => {
+    const { base } = await opened("drafts-seen", true);
+    const pub = await as(people.bo!).post(`${base}/comments`, { body: "published", path: "big.txt", line: 3 });
+    expect(pub.status).toBe(201);
+    expect(pub.body.draft).toBe(false);
+    const d = await as(people.bo!).post(`${base}/comments`, { body: "pending on 5 @cy", path: "big.txt", line: 5, draft: true });
+    expect(d.status).toBe(201);
+    expect(d.body).toMatchObject({ draft: true, review_id: null, path: "big.txt", line: 5, resolved: false });
+    const general = await as(people.bo!).post(`${base}/comments`, { body: "pending overall", draft: true });
+    const reply = await as(people.bo!).post(`${base}/comments`, { body: "pending reply", in_reply_to: pub.body.id, draft: true });
+    expect([general.status, reply.status]).toEqual([201, 201]);
+    expect(reply.body).toMatchObject({ draft: true, thread_id: pub.body.id });
+
+    // Listed to bo (flagged), to nobody else: another member, a viewer, anonymous on this public repository.
+    const mine = await as(people.bo!).get(`${base}/comments`);
+    expect(mine.body.comments.map((c: C) => [c.body, c.draft])).toEqual([
+      ["published", false],
+      ["pending on 5 @cy", true],
+      ["pending overall", true],
+      ["pending reply", true],
+    ]);
+    for (const other of [as(people.ada!), as(people.cy!, "cookie"), client(w.server)])
+      expect(bodies(await other.get(`${base}/comments`))).toEqual(["published"]);
+    // Another person's draft id is 404, as a missing comment: edit, resolve, delete, reply to it.
+    const missing = await as(people.dee!).patch(`${base}/comments/nope`, { body: "x" });
+    expect(missing.status).toBe(404);
+    for (const r of [
+      await as(people.dee!).patch(`${base}/comments/${d.body.id}`, { body: "x" }),
+      await as(people.dee!).patch(`${base}/comments/${d.body.id}`, { resolved: true }),
+      await as(people.dee!).delete(`${base}/comments/${d.body.id}`),
+    ]) {
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual(missing.body);
+    }
+    expect((await as(people.ada!).post(`${base}/comments`, { body: "hm", in_reply_to: d.body.id })).status).toBe(422);
+    // Its author cannot reply to it either (edit it instead); nor resolve it.
+    const ownReply = await as(people.bo!).post(`${base}/comments`, { body: "and", in_reply_to: d.body.id, draft: true });
+    expect(ownReply.status).toBe(422);
+    expect(ownReply.body.error).toContain("pending");
+    const resolve = await as(people.dee!, "token").patch(`${base}/comments/${general.body.id}`, { resolved: true });
+    expect(resolve.status).toBe(404);
+    expect((await as(people.bo!).patch(`${base}/comments/${d.body.id}`, { resolved: true })).status).toBe(422);
+    // The author edits (not marked edited: nobody saw it) and deletes.
+    const edited = await as(people.bo!).patch(`${base}/comments/${d.body.id}`, { body: "pending on line 5" });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ body: "pending on line 5", draft: true, edited_at: null });
+    expect((await as(people.bo!).delete(`${base}/comments/${general.body.id}`)).status).toBe(204);
+    expect(bodies(await as(people.bo!).get(`${base}/comments`))).toEqual(["published", "pending on line 5", "pending reply"]);
+    // A pending suggestion does not apply until published: 422 to its author, "no comment" to others.
+    const sug = await as(people.bo!).post(`${base}/comments`, { body: "```suggestion\nLINE 6\n```", path: "big.txt", line: 6, draft: true });
+    expect(sug.status).toBe(201);
+    expect(sug.body.suggestion).toMatchObject({ applicable: false });
+    const applyOwn = await as(people.bo!).post(`${base}/suggestions/apply`, { comment_ids: [sug.body.id] });
+    expect(applyOwn.status).toBe(422);
+    expect(applyOwn.body.error).toContain("pending");
+    const applyOther = await as(people.dee!).post(`${base}/suggestions/apply`, { comment_ids: [sug.body.id] });
+    expect(applyOther.status).toBe(422);
+    expect(applyOther.body.error).toContain("is not a comment");
+    // Drafts record nothing: no change.commented (only the published comment's).
+    const events = dbRows<{ payload: string }>(w.server, "SELECT payload FROM events WHERE kind = 'change.commented' AND payload LIKE ?", `%${pub.body.id}%`);
+    expect(events).toHaveLength(1);
+    expect(dbRows(w.server, "SELECT id FROM events WHERE payload LIKE ? OR payload LIKE ?", `%${d.body.id}%`, `%${reply.body.id}%`)).toEqual([]);
+    expect(dbRows(w.server, "SELECT id FROM thread_activity WHERE summary LIKE ?", `%${d.body.id}%`)).toEqual([]);
+    // A read-only token writes no draft; anonymous 401.
+    expect((await as(people.cy!).post(`${base}/comments`, { body: "ro", draft: true })).status).toBe(403);
+    expect((await client(w.server).post(`${base}/comments`, { body: "anon", draft: true })).status).toBe(401);
+  });
+
+  test("a review publishes the reviewer's drafts with its own comments: review_id set, draft false, one change.reviewed counting them", async () => {
+    const { base } = await opened("drafts-published");
+    const root = (await as(people.ada!).post(`${base}/comments`, { body: "why 30 lines?", path: "big.txt", line: 30 })).body;
+    const d1 = (await as(people.bo!).post(`${base}/comments`, { body: "pending one", path: "big.txt", line: 2, draft: true })).body;
+    const d2 = (await as(people.bo!).post(`${base}/comments`, { body: "pending reply", in_reply_to: root.id, draft: true })).body;
+    // Someone else's drafts stay theirs.
+    const dee = (await as(people.dee!).post(`${base}/comments`, { body: "dee pending", path: "big.txt", line: 4, draft: true })).body;
+    // A review item cannot itself be a draft.
+    const bad = await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", comments: [{ body: "x", draft: true }] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.index).toBe(0);
+    // A verdict refused leaves the drafts pending.
+    expect((await as(people.ada!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(422);
+
+    // A comment review with no body and no items is fine when drafts are pending.
+    const review = await as(people.bo!).post(`${base}/reviews`, { verdict: "approve", comments: [{ body: "inline too", path: "big.txt", line: 7 }] });
+    expect(review.status).toBe(201);
+    expect(review.body.comments.map((c: C) => [c.id, c.body, c.draft, c.review_id])).toEqual([
+      [d1.id, "pending one", false, review.body.id],
+      [d2.id, "pending reply", false, review.body.id],
+      [expect.any(String), "inline too", false, review.body.id],
+    ]);
+    const everyone = await as(people.ada!).get(`${base}/comments`);
+    const published = everyone.body.comments.filter((c: C) => c.review_id === review.body.id);
+    expect(published.map((c: C) => c.body).sort()).toEqual(["inline too", "pending one", "pending reply"]);
+    // The reply joined its thread.
+    expect(published.find((c: { id: string }) => c.id === d2.id)).toMatchObject({ thread_id: root.id, in_reply_to: root.id });
+    expect(everyone.body.comments.some((c: C) => c.id === dee.id)).toBe(false);
+    expect((await as(people.ada!).get(`${base}/reviews`)).body.reviews[0].comments).toHaveLength(3);
+    const events = dbRows<{ kind: string; payload: string }>(w.server, "SELECT kind, payload FROM events WHERE payload LIKE ?", `%${review.body.id}%`);
+    expect(events.map((e) => [e.kind, JSON.parse(e.payload).comments])).toEqual([["change.reviewed", 3]]);
+    expect(
+      dbRows(w.server, "SELECT id FROM events WHERE kind = 'change.commented' AND (payload LIKE ? OR payload LIKE ?)", `%${d1.id}%`, `%${d2.id}%`),
+    ).toEqual([]);
+    // Nothing left pending for bo; dee's draft is still dee's.
+    expect((await as(people.bo!).get(`${base}/comments`)).body.comments.filter((c: C) => c.draft)).toEqual([]);
+    expect((await as(people.dee!).get(`${base}/comments`)).body.comments.filter((c: C) => c.draft).map((c: C) => c.id)).toEqual([dee.id]);
+    // Published, it resolves like any thread.
+    expect((await as(people.ada!).patch(`${base}/comments/${d1.id}`, { resolved: true })).status).toBe(200);
+
+    // A comment review with nothing but drafts publishes them; with nothing at all it is 422.
+    const d3 = (await as(people.dee!).post(`${base}/comments`, { body: "second dee", draft: true })).body;
+    const only = await as(people.dee!).post(`${base}/reviews`, { verdict: "comment" });
+    expect(only.status).toBe(201);
+    expect(only.body.comments.map((c: C) => c.id)).toEqual([dee.id, d3.id]);
+    expect((await as(people.dee!).post(`${base}/reviews`, { verdict: "comment" })).status).toBe(422);
+  });
+
+  test("drafts on a closed change stay pending; a verdict is refused (409, drafts kept), a comment review publishes them; at most 100 with the review's own", async () => {
+    const { base } = await opened("drafts-closed");
+    const d = (await as(people.bo!).post(`${base}/comments`, { body: "pending", path: "big.txt", line: 2, draft: true })).body;
+    expect((await as(people.ada!).patch(base, { state: "closed" })).status).toBe(200);
+    expect((await as(people.bo!).post(`${base}/comments`, { body: "pending 2", draft: true })).status).toBe(201);
+    expect((await as(people.bo!).post(`${base}/reviews`, { verdict: "approve" })).status).toBe(409);
+    expect((await as(people.bo!).get(`${base}/comments`)).body.comments.map((c: C) => c.draft)).toEqual([true, true]);
+    // 99 comments with 2 pending is 101: refused, nothing published.
+    const many = Array.from({ length: 99 }, (_, i) => ({ body: `n${i}` }));
+    const over = await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", comments: many });
+    expect(over.status).toBe(422);
+    expect(over.body.error).toContain("2 pending");
+    const ok = await as(people.bo!).post(`${base}/reviews`, { verdict: "comment", body: "closing notes" });
+    expect(ok.status).toBe(201);
+    expect(ok.body.comments.map((c: C) => [c.body, c.draft])).toEqual([
+      ["pending", false],
+      ["pending 2", false],
+    ]);
+    expect(ok.body.comments[0].id).toBe(d.id);
   });
 });

@@ -2,7 +2,7 @@
 // applied through POST …/changes/{n}/suggestions/apply, and the result read back with the real git
 // client (content, modes, line endings, trailers, parents).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitFiles, initRepo, lsRemote, repoUrl } from "../../helpers/git.ts";
 import { commitOk, newRepo, put, repoApi, startWorld, type Person, type TestRepo, type World } from "../../helpers/content.ts";
@@ -20,7 +20,7 @@ afterAll(async () => w.close());
 const FILE = ["one", "two", "three", "four", "five", "six", "seven", "eight"].map((l) => `${l}\n`).join("");
 
 /** A repository with main (a.txt, b.txt) and a change from branch `feature` that edits both. */
-async function seeded(name: string, files: Record<string, string> = { "a.txt": FILE, "b.txt": FILE }) {
+async function seeded(name: string, files: Record<string, string | Uint8Array> = { "a.txt": FILE, "b.txt": FILE }) {
   const repo = await newRepo(w, name);
   const dir = await initRepo(w.g, name);
   await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
@@ -204,6 +204,32 @@ describe("applying suggestions", () => {
     expect((await apply(repo, number, { comment_ids: [] })).status).toBe(400);
     expect((await apply(repo, 999, { comment_ids: [a] })).status).toBe(404);
     expect(commentRow(a)).toEqual({ applied_commit: null, resolved: 0 });
+  });
+
+  test("a symbolic link, a file that is not UTF-8 and a file turned binary since are 422 naming the file; nothing is written", async () => {
+    const latin = Uint8Array.from([...Buffer.from("caf"), 0xe9, 0x0a, ...Buffer.from("two\n")]);
+    const { repo, dir, number } = await seeded("kinds", { "a.txt": FILE, "latin.txt": latin });
+    symlinkSync("a.txt", join(dir, "link"));
+    await commitFiles(w.g, dir, {}, "a link");
+    await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+    const link = await suggest(repo, number, w.member, { path: "link", line: 1 }, "b.txt\n");
+    const notUtf8 = await suggest(repo, number, w.member, { path: "latin.txt", line: 2 }, "TWO\n");
+    const turned = await suggest(repo, number, w.member, { path: "a.txt", line: 1 }, "ONE\n");
+    const head = await commitFiles(w.g, dir, { "a.txt": `one\0${FILE}` }, "binary now");
+    await w.g.ok(["push", "-q", repo.url, "feature"], { cwd: dir });
+    expect(await change(repo, number)).toMatchObject({ head, patchset: 3 });
+
+    const refused = async (id: string) => {
+      const r = await apply(repo, number, { comment_ids: [id] });
+      return { status: r.status, error: r.body.error };
+    };
+    expect(await refused(link)).toEqual({ status: 422, error: "link is a symbolic link; suggestions apply to text files" });
+    expect(await refused(notUtf8)).toEqual({ status: 422, error: "latin.txt is not UTF-8 text; suggestions apply to text files" });
+    expect(await refused(turned)).toEqual({ status: 422, error: "a.txt is a binary file; suggestions apply to text files" });
+    // One refused comment refuses the whole batch.
+    expect((await apply(repo, number, { comment_ids: [notUtf8, link] })).status).toBe(422);
+    expect((await lsRemote(w.g, repo.url))["refs/heads/feature"]).toBe(head);
+    for (const id of [link, notUtf8, turned]) expect(commentRow(id)).toEqual({ applied_commit: null, resolved: 0 });
   });
 
   test("a change from a fork the applier cannot write to is 403 naming the fork", async () => {

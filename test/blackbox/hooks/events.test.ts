@@ -213,15 +213,23 @@ async function openChange(repo: string): Promise<{ number: number; head: string 
 
 describe("change.* events (payloads of docs/api.md, What a receiver gets)", () => {
   test(
-    "change.reviewed: { change, review: { id, verdict, author, patchset }, comments }, signed; a hook for change.reviewed only gets just that",
+    "change.reviewed: { change, review: { id, verdict, author, patchset }, comments }, signed; a hook for change.reviewed only gets just that; the review's line comments fire no change.commented",
     async () => {
       const repo = await newRepo();
       await hook(repo.name, "/rv-all");
       await hook(repo.name, "/rv-only", ["change.reviewed"]);
       const reviewer = await person(server, "acme", `rv-${repo.name}@acme.test`, "owner");
       const c = await openChange(repo.name);
-      const review = await caller(server, reviewer).post(`/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/reviews`, { verdict: "approve", body: "fine" });
+      const review = await caller(server, reviewer).post(`/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/reviews`, {
+        verdict: "approve",
+        body: "fine",
+        comments: [
+          { body: "nice first line", path: "feature.txt", line: 1, side: "new" },
+          { body: "and the last", path: "feature.txt", line: 3, side: "new" },
+        ],
+      });
       expect(review.status).toBe(201);
+      expect(review.body.comments.length).toBe(2);
       await rx.until(() => rx.of("/rv-only").length === 1 && rx.of("/rv-all").some((r) => r.event === "change.reviewed"));
       const got = rx.of("/rv-only")[0]!;
       expect({ signed: got.signed, event: got.event }).toEqual({ signed: true, event: "change.reviewed" });
@@ -231,12 +239,20 @@ describe("change.* events (payloads of docs/api.md, What a receiver gets)", () =
         payload: {
           change: c.number,
           review: { id: review.body.id, verdict: "approve", author: { user_id: reviewer.id, handle: reviewer.handle }, patchset: 1 },
-          comments: 0,
+          comments: 2,
         },
       });
       expect(rx.of("/rv-all").find((r) => r.event === "change.reviewed")!.raw).toBe(got.raw);
-      // The all-kinds hook got the pushes first, in order.
-      expect(rx.of("/rv-all")[0]!.event).toBe("push");
+      // A comment posted on its own after the review: once its change.commented arrives (a hook's
+      // deliveries go in event order), every event of the review has arrived too, and the review's
+      // two line comments fired none of their own.
+      const alone = await caller(server, reviewer).post(`/v1/orgs/acme/repos/${repo.name}/changes/${c.number}/comments`, { body: "one more thing" });
+      expect(alone.status).toBe(201);
+      await rx.until(() => rx.of("/rv-all").some((r) => r.event === "change.commented"));
+      const all = rx.of("/rv-all");
+      expect(all.map((r) => r.event)).toEqual(["push", "push", "push", "change.opened", "change.reviewed", "change.commented"]);
+      expect(all[5]!.body.payload.comment.id).toBe(alone.body.id);
+      expect(rx.of("/rv-only").length).toBe(1);
     },
     T,
   );

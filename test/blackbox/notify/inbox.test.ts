@@ -4,35 +4,22 @@
 // (the `all` watcher `wat`, in every thread) sees an activity, everyone else's rows are written too:
 // "nothing for X" is read only after that.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { castPerson, pushMainAndFeature, type Cast } from "../../helpers/cast.ts";
 import { commitFiles, createRepo, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { client, createUser, login, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, startServer, type RunningServer } from "../../helpers/server.ts";
 import { csrfOf, getPage, postForm, textOf } from "../../helpers/web.ts";
 
 const ORG = "ntf";
 let server: RunningServer;
 let g: GitSandbox;
 
-interface Cast {
-  id: string;
-  handle: string;
-  email: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(org: string, handle: string, role: string): Promise<Cast> {
-  const u = await createUser(server, { org, email: `${handle}@${org}.example.com`, name: handle, role, handle });
-  const cookie = await login(server, u.email, u.password);
-  const { token } = await mintTokenWithId(server, cookie, org, { scopes: ["repo:write"], label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, email: u.email, cookie, token };
-}
 
 beforeAll(async () => {
   server = await startServer({ env: { SVC_NOTIFY_MAIL_DELAY_MS: "0" } });
   g = gitSandbox("svc-notify-");
-  people.own = await cast(ORG, "own", "owner");
-  const list = await Promise.all(["ada", "bo", "cy", "wat", "ign", "lea", "men", "par"].map((h) => cast(ORG, h, "member")));
+  people.own = await castPerson(server, ORG, "own", "owner");
+  const list = await Promise.all(["ada", "bo", "cy", "wat", "ign", "lea", "men", "par"].map((h) => castPerson(server, ORG, h, "member")));
   for (const p of list) people[p.handle] = p;
 });
 afterAll(async () => {
@@ -45,14 +32,7 @@ const as = (who: Cast) => client(server, { token: who.token });
 /** A private repository watched by `wat` (all) and ignored by `ign`, with change #1 (by ada) from branch `feature`. */
 async function thread(name: string): Promise<{ base: string; repo: string }> {
   await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
-  const url = repoUrl(server, ORG, name, people.ada!.token);
-  const dir = await initRepo(g, name);
-  await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\n" }, "seed");
-  await g.ok(["push", "-q", url, "main"], { cwd: dir });
-  await g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\nmore\n" }, "feature");
-  await g.ok(["push", "-q", url, "feature"], { cwd: dir });
+  await pushMainAndFeature(g, name, repoUrl(server, ORG, name, people.ada!.token));
   const repoBase = `/v1/orgs/${ORG}/repos/${name}`;
   expect((await as(people.wat!).put(`${repoBase}/subscription`, { level: "all" })).status).toBe(200);
   expect((await as(people.ign!).put(`${repoBase}/subscription`, { level: "ignore" })).status).toBe(200);
@@ -211,8 +191,9 @@ describe("notification inbox", () => {
     const inboxPage = await getPage(server, "/notifications", cookie);
     expect(inboxPage.status).toBe(200);
     expect(textOf(inboxPage.text)).toContain("Change in web #1");
-    expect(inboxPage.text).toContain(`href="/${ORG}/${t.repo}/changes/1"`);
     const id = (await inbox(people.wat!, t.repo)).notifications[0].id as string;
+    // An unread row's link reads it on the way to the thread; a read row links to the thread.
+    expect(inboxPage.text).toContain(`href="/notifications/${id}/open"`);
     const csrf = csrfOf(inboxPage.text);
     const read = await postForm(server, `/notifications/${id}/read`, { csrf }, { cookie });
     expect(read.status).toBe(303);
@@ -222,6 +203,13 @@ describe("notification inbox", () => {
     // Without the form token: refused, nothing changes.
     expect((await postForm(server, `/notifications/${id}/unread`, {}, { cookie })).status).toBe(403);
     expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    expect((await getPage(server, "/notifications?filter=all", cookie)).text).toContain(`href="/${ORG}/${t.repo}/changes/1"`);
+    expect((await postForm(server, `/notifications/${id}/unread`, { csrf }, { cookie })).status).toBe(303);
+    const opened = await getPage(server, `/notifications/${id}/open`, cookie);
+    expect({ status: opened.status, location: opened.headers.get("location") }).toEqual({ status: 303, location: `/${ORG}/${t.repo}/changes/1` });
+    expect((await inbox(people.wat!, t.repo)).notifications[0].unread).toBe(false);
+    expect((await getPage(server, `/notifications/${id}/open`, people.bo!.cookie)).status).toBe(404);
+    expect((await getPage(server, `/notifications/${id}/open`)).status).toBe(401);
     expect((await postForm(server, `/notifications/${id}/unread`, { csrf }, { cookie })).status).toBe(303);
     expect((await postForm(server, "/notifications/read-all", { csrf }, { cookie })).status).toBe(303);
     expect((await as(people.wat!).get("/v1/notifications")).body.unread_count).toBe(0);

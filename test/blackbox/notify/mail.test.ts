@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commitFiles, createRepo, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
+import { castPerson, pushMainAndFeature, type Cast } from "../../helpers/cast.ts";
+import { createRepo, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { mailsTo, withDb } from "../../helpers/mail-capture.ts";
-import { client, createUser, login, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, startServer, type RunningServer } from "../../helpers/server.ts";
 
 const ORG = "nml";
 let server: RunningServer;
@@ -21,27 +22,13 @@ const dataDir = join(root, "data");
 // Leases scaled down: a job the killed server held lapses in seconds, not a minute (the restart case).
 const env = { SVC_MAIL_TRANSPORT: "capture", SVC_MAIL_DIR: mailDir, SVC_NOTIFY_MAIL_DELAY_MS: "4000", SVC_TEST_LEASE_SCALE: "0.1" };
 
-interface Cast {
-  id: string;
-  handle: string;
-  email: string;
-  cookie: string;
-  token: string;
-}
 const people: Record<string, Cast> = {};
-
-async function cast(handle: string, role: string): Promise<Cast> {
-  const u = await createUser(server, { org: ORG, email: `${handle}@${ORG}.example.com`, name: handle, role, handle });
-  const cookie = await login(server, u.email, u.password);
-  const { token } = await mintTokenWithId(server, cookie, ORG, { scopes: ["repo:write"], label: `${handle}-token` });
-  return { id: u.id, handle: u.handle, email: u.email, cookie, token };
-}
 
 beforeAll(async () => {
   server = await startServer({ env, dataDir });
   g = gitSandbox("svc-notify-mail-");
-  people.own = await cast("own", "owner");
-  for (const h of ["ada", "bo", "cy", "wat"]) people[h] = await cast(h, "member");
+  people.own = await castPerson(server, ORG, "own", "owner");
+  for (const h of ["ada", "bo", "cy", "wat"]) people[h] = await castPerson(server, ORG, h, "member");
 });
 afterAll(async () => {
   await server.stop();
@@ -54,14 +41,7 @@ const as = (who: Cast) => client(server, { token: who.token });
 /** A private repository watched at `all` by `watchers`, with change #1 by ada. */
 async function thread(name: string, watchers: Cast[]): Promise<string> {
   await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
-  const url = repoUrl(server, ORG, name, people.ada!.token);
-  const dir = await initRepo(g, name);
-  await g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\n" }, "seed");
-  await g.ok(["push", "-q", url, "main"], { cwd: dir });
-  await g.ok(["checkout", "-q", "-b", "feature"], { cwd: dir });
-  await commitFiles(g, dir, { "a.txt": "a\nmore\n" }, "feature");
-  await g.ok(["push", "-q", url, "feature"], { cwd: dir });
+  await pushMainAndFeature(g, name, repoUrl(server, ORG, name, people.ada!.token));
   const repoBase = `/v1/orgs/${ORG}/repos/${name}`;
   for (const w of watchers) expect((await as(w).put(`${repoBase}/subscription`, { level: "all" })).status).toBe(200);
   expect((await as(people.ada!).post(`${repoBase}/changes`, { title: `Change in ${name}`, branch: "feature" })).status).toBe(201);
@@ -140,8 +120,29 @@ describe("notification mail", () => {
     expect(mail!.headers.get("list-id")).toBe(`<burst.${ORG}.127.0.0.1>`);
     expect(mail!.headers.get("list-unsubscribe")).toMatch(/^<http:\/\/127\.0\.0\.1:\d+\/notifications\/unsubscribe\?token=svcu_[a-z2-7]{32}>$/);
     expect(mail!.headers.has("reply-to")).toBe(false);
+    // No SVC_BASE_URL (the bound 127.0.0.1): no host to name, so SVC_MAIL_FROM (capture's default).
+    expect(mail!.headers.get("from")).toBe("svc@localhost");
     // The actor gets no mail about their own reviews.
     expect(mailsTo(mailDir, people.cy!.email).length).toBe(0);
+  }, 120_000);
+
+  test("pending comments notify nobody; the review that publishes them is one notification and one mail", async () => {
+    const base = await thread("pending", [people.wat!]);
+    await mailsAbout(people.wat!, "pending", 1);
+    for (const body of ["pending one @bo", "pending two"])
+      expect((await as(people.cy!).post(`${base}/comments`, { path: "a.txt", line: 2, body, draft: true })).status).toBe(201);
+    expect((await as(people.cy!).post(`${base}/reviews`, { verdict: "comment" })).status).toBe(201);
+    const mail = (await mailsAbout(people.wat!, "pending", 2))[1];
+    await settled();
+    expect(mailsTo(mailDir, people.wat!.email).filter((m) => m.subject.startsWith(`[${ORG}/pending]`)).length).toBe(2);
+    expect((await as(people.wat!).get(`/v1/notifications?repo=${ORG}/pending`)).body.notifications).toHaveLength(1);
+    expect(mail!.text.match(/cy reviewed with 2 comments/g)?.length).toBe(1);
+    // The mention in a draft counts once it is published: bo hears of the review (and only of it).
+    const [bo] = await mailsAbout(people.bo!, "pending", 1);
+    expect(bo!.text).toContain("cy reviewed with 2 comments");
+    expect((await as(people.bo!).get(`/v1/notifications?repo=${ORG}/pending`)).body.notifications.map((n: { reason: string }) => n.reason)).toEqual([
+      "mention",
+    ]);
   }, 120_000);
 
   test("the unsubscribe link: GET changes nothing, the one-click POST mutes the thread (no more mail from it)", async () => {

@@ -1,6 +1,7 @@
 // `svc serve` on PostgreSQL, reviews end to end (issue 28): requested reviewers (case-insensitive
-// handles), a review with a line comment, a protection requiring an approval (409, then landed by
-// the lander), stale approvals dismissed by a push, dismissal, and a commit's checks and rollup.
+// handles), a pending comment published by a review with a line comment, a protection requiring
+// an approval (409, then landed by the lander), stale approvals dismissed by a push, dismissal,
+// and a commit's checks and rollup.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { caller, type Person, person } from "../../helpers/api.ts";
 import { type PostgresDatabase, postgresDatabase } from "../../helpers/postgres.ts";
@@ -46,9 +47,18 @@ test("reviewers, a review with a comment, required approvals, stale dismissal an
   expect((await a.put(`${R}/protections/main`, { required_approvals: 1 })).status).toBe(200);
   expect((await a.post(`${R}/changes/1/land`)).body.approval).toEqual({ required: 1, approvals: 0, changes_requested_by: [] });
 
+  // A pending comment: bo's alone (ada gets 404 on it) until bo's review publishes it.
+  const draft = await b.post(`${R}/changes/1/comments`, { path: "b.txt", line: 1, body: "pending", draft: true });
+  expect(draft.status).toBe(201);
+  expect((await a.get(`${R}/changes/1/comments`)).body.comments).toEqual([]);
+  expect((await a.patch(`${R}/changes/1/comments/${draft.body.id}`, { resolved: true })).status).toBe(404);
+  expect((await b.patch(`${R}/changes/1/comments/${draft.body.id}`, { body: "pending, edited" })).body.draft).toBe(true);
   const review = await b.post(`${R}/changes/1/reviews`, { verdict: "approve", comments: [{ path: "b.txt", line: 2, body: "fine" }] });
   expect(review.status).toBe(201);
-  expect(review.body.comments).toHaveLength(1);
+  expect(review.body.comments.map((c: { body: string; draft: boolean; review_id: string }) => [c.body, c.draft, c.review_id])).toEqual([
+    ["pending, edited", false, review.body.id],
+    ["fine", false, review.body.id],
+  ]);
   // A push makes the approval stale; approving again counts.
   const head = await commit("feature", "b.txt", "one\ntwo\nthree\n");
   const reviews = (await a.get(`${R}/changes/1/reviews`)).body.reviews;

@@ -62,6 +62,42 @@ describe("FactCache", async () => {
     expect(await cache.get("s", "k", async () => ++loads)).toBe(2);
   });
 
+  test("a failed probe (the database unreachable) validates nothing: the next lookup, even in the same millisecond, probes again", async () => {
+    const { c, clock } = counters();
+    let down = false;
+    const probes = {
+      own: () => c.own,
+      external: () => {
+        if (down) throw new Error("Cannot use a closed database");
+        return c.external;
+      },
+    };
+    const cache = new FactCache(probes, clock);
+    expect(await cache.get("org", "acme", async () => "private org")).toBe("private org");
+    down = true;
+    c.now += 1;
+    cache.fresh();
+    expect(() => cache.get("org", "acme", async () => "reloaded")).toThrow("closed database");
+    // The next request in the same millisecond: never the fact cached before the failure.
+    cache.fresh();
+    expect(() => cache.get("org", "acme", async () => "reloaded")).toThrow("closed database");
+    down = false;
+    cache.fresh();
+    expect(await cache.get("org", "acme", async () => "reloaded")).toBe("private org");
+  });
+
+  test("a failed load (the database unreachable) leaves nothing validated: the next lookup in the same millisecond probes again", async () => {
+    const { c, clock } = counters();
+    let probes = 0;
+    const cache = new FactCache({ own: () => c.own, external: () => (probes++, c.external) }, clock);
+    expect(await cache.get("org", "acme", async () => "private org")).toBe("private org");
+    const before = probes;
+    // A credential lookup that misses the cache while the database is down: its error, never a cached answer.
+    await expect(cache.get("token", "t1", async () => Promise.reject(new Error("connection refused")))).rejects.toThrow("connection refused");
+    cache.get("org", "acme", async () => "reloaded");
+    expect(probes).toBe(before + 1);
+  });
+
   test("spaces and pairs keep their keys apart, and a change drops them all", async () => {
     const { c, probes, clock } = counters();
     const cache = new FactCache(probes, clock);

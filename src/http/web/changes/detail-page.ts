@@ -4,14 +4,15 @@
 // (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
 // that opens a comment form at that line, without any script (`?comment=path:side:line`).
 import type { Change, Review } from "../../../services/changes/schemas.ts";
-import { commentAtParam, type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
+import { type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
-import { html, seg, segs, type Html } from "../kit/html.ts";
+import { escapeHtml, html, seg, segs, type Html } from "../kit/html.ts";
 import type { LinkBase } from "../kit/markdown.ts";
 import { changesHeader, stateBadge } from "./list-page.ts";
-import { batchApplyForm, generalCommentForm, lineCommentTemplate, threadBlock } from "./threads.ts";
+import { batchApplyForm, draftButton, generalCommentForm, lineCommentTemplate, pendingCount, threadBlock } from "./threads.ts";
 import { repoHref } from "../repos/tree-page.ts";
-import { diffView, type DiffLines } from "../repos/diff-view.ts";
+import { diffFileView, diffView, type DiffLines, type DiffOptions, type DiffSide } from "../repos/diff-view.ts";
+import type { DiffFile } from "../../../services/git/schemas.ts";
 import { when } from "../repos/history-page.ts";
 
 /** Where the change stands: queued (and where in the queue), ejected (why), landed (as what). */
@@ -33,6 +34,57 @@ ${v.queue.length > 1 ? html`<ol class="queue" aria-label="Queue of ${c.target}">
     default:
       return html`<p role="status"><strong>Open</strong>: not queued to land yet.</p>`;
   }
+}
+
+/** One line of what landing needs: met (✓), pending (●) or missing (✗), in words too. */
+function needLine(state: "met" | "pending" | "missing", text: Html | string): Html {
+  const mark = state === "met" ? "✓" : state === "pending" ? "●" : "✗";
+  return html`<li class="need need-${state}"><span aria-hidden="true">${mark}</span> ${text}</li>`;
+}
+
+/**
+ * What landing needs, as the land request judges it (landingNeeds: the same rule that answers
+ * 409): approvals against the target's protection, who requested changes, the head's checks.
+ */
+function needsList(v: ChangeView): Html {
+  const n = v.needs;
+  if (!n) return html``;
+  const base = repoHref(v.repo);
+  const c = v.change;
+  const lines: Html[] = [];
+  if (n.stack) lines.push(needLine("missing", n.stack));
+  const b = n.blocking;
+  if (b && b.number !== c.number)
+    lines.push(needLine("missing", html`<a href="${base}/changes/${b.number}">#${b.number}</a> beneath lacks approvals: ${b.message}`));
+  if (n.changesRequestedBy.length)
+    lines.push(needLine("missing", html`Changes requested by ${n.changesRequestedBy.map((h, i) => html`${i ? ", " : ""}<a href="/${seg(h)}">@${h}</a>`)}`));
+  if (n.required === 0) lines.push(html`<li class="need muted">No approvals required on <span class="path">${c.target}</span></li>`);
+  else if (n.approvals < n.required) {
+    const more = n.required - n.approvals;
+    lines.push(needLine("missing", `${more} approval${more === 1 ? "" : "s"} needed (${n.approvals} of ${n.required} required)`));
+  } else lines.push(needLine("met", `${n.approvals} of ${n.required} required approval${n.required === 1 ? "" : "s"}`));
+  const checks = c.checks ?? [];
+  const failing = checks.filter((k) => k.state === "failure" || k.state === "cancelled").length;
+  const pending = checks.filter((k) => k.state !== "success" && k.state !== "failure" && k.state !== "cancelled").length;
+  if (!checks.length) lines.push(html`<li class="need muted">No checks reported</li>`);
+  else if (failing) lines.push(needLine("missing", `${failing} of ${checks.length} check${checks.length === 1 ? "" : "s"} failing`));
+  else if (pending) lines.push(needLine("pending", `${pending} of ${checks.length} check${checks.length === 1 ? "" : "s"} running`));
+  else lines.push(needLine("met", `${checks.length} check${checks.length === 1 ? "" : "s"} passed`));
+  const states = new Map(checks.map((k) => [k.key, k.state]));
+  const unmet = n.requiredChecks.filter((k) => states.get(k) !== "success");
+  if (unmet.length)
+    lines.push(
+      needLine(
+        unmet.some((k) => states.get(k) === "failure" || states.get(k) === "cancelled") ? "missing" : "pending",
+        html`Required: ${unmet.map((k, i) => html`${i ? ", " : ""}<span class="path">${k}</span> ${states.get(k) ?? "no result yet"}`)}`,
+      ),
+    );
+  // Mergeability as far as one ref read tells (the merge itself is the lander's: a conflict ejects).
+  const target = html`<span class="path">${c.target}</span>`;
+  if (n.targetTip === null) lines.push(needLine("missing", html`Target branch ${target} does not exist`));
+  else if (c.base && n.targetTip === c.base) lines.push(needLine("met", html`Up to date with ${target}`));
+  else if (c.head) lines.push(html`<li class="need muted">${target} has moved since this patchset; the lander merges it (a conflict ejects the change)</li>`);
+  return html`<ul class="needs" aria-label="What landing needs">${lines}</ul>`;
 }
 
 /** The land button, for writers while the change is open or ejected. */
@@ -146,6 +198,7 @@ export function reviewForm(v: ChangeView, csrf: string | null): Html {
     html`<label class="radio"><input type="radio" name="verdict" value="${value}"${checked ? html` checked` : ""}> <span>${label} <span class="muted">${hint}</span></span></label>`;
   return html`<section class="box" id="review" aria-labelledby="review-h"><header><h3 class="inh" id="review-h">Review</h3><span class="muted">patchset ${v.change.patchset}</span></header>
 <form class="pad stack-wide" method="post" action="${changeHref(v)}/reviews">${csrfField(csrf)}
+<p class="pending-note" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)} will be published with this review.</p>
 <label>Comment <span class="muted">(Markdown)</span><textarea name="body" rows="4" maxlength="65536"></textarea></label>
 <fieldset><legend>Verdict</legend>${radio("comment", "Comment", "feedback without a verdict", true)}${judged ? html`${radio("approve", "Approve", "these changes may land")}${radio("request_changes", "Request changes", "these changes must change before landing")}` : ""}</fieldset>
 <div><button class="primary" type="submit">Submit review</button></div>
@@ -212,7 +265,7 @@ ${reviewForm(v, csrf)}
 <div class="change-actions">${stateForm(v, csrf)}</div>
 </div>
 <aside class="review-side" aria-label="Status">
-<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${landForm(v, csrf)}</div></section>
+<section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${needsList(v)}${landForm(v, csrf)}</div></section>
 ${reviewersBox(v, csrf)}
 ${checksBox(v)}
 ${stackList(v)}
@@ -228,12 +281,19 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 <input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
 <label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
-<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
+<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> ${draftButton(v)} <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
 </form></td></tr>`;
 }
 
-/** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
-export async function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string): Promise<Html> {
+/** Patch lines the files tab draws in full before it collapses later files (each then has "Load diff"). */
+export const FILES_TAB_FULL_LINES = 1500;
+
+/**
+ * The files tab's diff drawing, shared by the page and the one-file fragment: threads by the line
+ * they sit under, the line-number links, the collapsed files' "Load diff" and the conversations
+ * not on a drawn line. `open` names a file drawn in full wherever it is (`?file=`).
+ */
+function filesDiff(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, open: string | null) {
   const c = v.change;
   const base = repoHref(v.repo);
   const here = changeHref(v);
@@ -243,75 +303,110 @@ export async function filesPage(v: ChangeView, csrf: string | null, commentAt: C
   const link = c.source
     ? () => null
     : (f: { status: string; path: string }) => (f.status === "deleted" || !shownHead ? null : `${base}/blob/${shownHead}/${segs(f.path)}`);
-  const diffTitle =
-    against !== null
-      ? `Changes from patchset ${against} to patchset ${patchset}`
-      : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
   const ps = patchset !== c.patchset ? `ps=${patchset}&` : "";
   const interdiff = against !== null;
+  /** This view's query (patchset, interdiff) ahead of a further parameter. */
+  const shownQuery = `${ps || (interdiff ? `ps=${patchset}&` : "")}${interdiff ? `against=${against}&` : ""}`;
   // Threads by the line they sit under on the shown patchset: the current one places them at
   // their current position; an older one shows the threads made on it at their own lines.
   const key = (path: string, side: string, line: number) => `${side}:${line}:${path}`;
   const atLine = new Map<string, Thread[]>();
   const byFile = new Map<string, Thread[]>();
+  const onLine = new Set<string>();
   for (const t of interdiff ? [] : v.threads) {
     const r = t.root;
     if (r.path === null || r.side === null) continue;
     byFile.set(r.path, [...(byFile.get(r.path) ?? []), t]);
     const line = patchset === c.patchset ? (r.outdated ? null : r.current_line) : r.patchset === patchset ? r.line : null;
     if (line === null) continue;
+    onLine.add(r.id);
     const k = key(r.path, r.side, line);
     atLine.set(k, [...(atLine.get(k) ?? []), t]);
   }
   const placed = new Set<string>();
+  const folded = new Set<string>();
   const threadRow = (threads: Thread[]) => {
     for (const t of threads) placed.add(t.root.id);
-    return html`<tr class="thread-row"><td colspan="3">${threads.map((t) => threadBlock(v, t, csrf, "files"))}</td></tr>`;
+    return `<tr class="thread-row"><td colspan="3">${threads.map((t) => threadBlock(v, t, csrf, "files").value).join("")}</td></tr>`;
   };
   // Comments are on one patchset's diff: the interdiff's numbers are not a patchset's lines.
+  // The row hook runs once per diff row: each file's link prefix is built (and escaped) once, and
+  // the cells are plain strings (the side comes from the cell's class, the number from its text).
   const lines: DiffLines | undefined = interdiff
     ? undefined
-    : {
-        cell: (f, i, side, n) =>
-          v.canComment
-            ? {
-                id: `c-${i}-${side}-${n}`,
-                inner: html`<a href="${here}/files?${ps}comment=${seg(commentAtParam({ path: f.path, side, line: n, startLine: null }))}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})" data-line="${n}" data-side="${side}">${n}</a>`,
-              }
-            : null,
-        after: (f, i, o, n) => {
-          const rows: Html[] = [];
-          for (const [side, line] of [
-            ["old", o],
-            ["new", n],
-          ] as const) {
-            if (line === null) continue;
-            const found = atLine.get(key(f.path, side, line));
-            if (found?.length) rows.push(threadRow(found));
+    : (f, i) => {
+        const prefix = escapeHtml(`${here}/files?${ps}comment=${seg(f.path)}%3A`);
+        const cell = v.canComment
+          ? (side: DiffSide, n: number) =>
+              `<td class="${side === "old" ? "o" : "n"}" id="c-${i}-${side}-${n}"><a href="${prefix}${side}%3A${n}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})">${n}</a></td>`
+          : null;
+        const formHere = commentAt !== null && commentAt.path === f.path;
+        if (!byFile.has(f.path) && !formHere) return { cell, after: null };
+        const after = (o: number | null, n: number | null) => {
+          let rows = "";
+          if (o !== null) {
+            const found = atLine.get(key(f.path, "old", o));
+            if (found?.length) rows += threadRow(found);
           }
-          if (commentAt && commentAt.path === f.path && (commentAt.side === "old" ? o === commentAt.line : n === commentAt.line))
-            rows.push(lineCommentForm(v, csrf, commentAt, `c-${i}-${commentAt.side}-${commentAt.line}`));
-          return rows.length ? html`${rows}` : null;
-        },
+          if (n !== null) {
+            const found = atLine.get(key(f.path, "new", n));
+            if (found?.length) rows += threadRow(found);
+          }
+          if (formHere && (commentAt.side === "old" ? o === commentAt.line : n === commentAt.line))
+            rows += lineCommentForm(v, csrf, commentAt, `c-${i}-${commentAt.side}-${commentAt.line}`).value;
+          return rows || null;
+        };
+        return { cell, after };
       };
-  // Threads of a file that sit on no drawn line (outdated, or made on another patchset): listed under it.
+  // Threads of a file that sit on no drawn line (outdated, or made on another patchset): listed
+  // under it. A collapsed file's threads on its lines are only counted (its "Load diff" shows them).
   const fileExtra = (f: { path: string }) => {
-    const rest = (byFile.get(f.path) ?? []).filter((t) => !placed.has(t.root.id));
+    const collapsed = folded.has(f.path);
+    const rest = (byFile.get(f.path) ?? []).filter((t) => !placed.has(t.root.id) && !(collapsed && onLine.has(t.root.id)));
+    if (collapsed) for (const t of byFile.get(f.path) ?? []) placed.add(t.root.id);
     for (const t of rest) placed.add(t.root.id);
     if (!rest.length) return null;
     return html`<details class="elsewhere"><summary>${rest.length} ${rest.length === 1 ? "conversation" : "conversations"} not on these lines (outdated or on another patchset)</summary>${rest.map((t) => threadBlock(v, t, csrf, "files"))}</details>`;
   };
-  const diff = v.diff
-    ? await diffView(v.diff, link, lines, interdiff ? undefined : fileExtra)
-    : html`<p class="muted">This change has no commits to compare.</p>`;
+  const collapsed = (f: DiffFile, i: number) => {
+    folded.add(f.path);
+    const n = (byFile.get(f.path) ?? []).filter((t) => onLine.has(t.root.id)).length;
+    return html`<p class="pad load-diff"><a href="${here}/files?${shownQuery}file=${seg(f.path)}#diff-${i}" data-load-diff>Load diff</a> <span class="muted">${(f.additions + f.deletions).toLocaleString("en")} changed lines${n ? ` · ${n} ${n === 1 ? "conversation" : "conversations"}` : ""}</span></p>`;
+  };
+  const options: DiffOptions = {
+    lines,
+    fileExtra: interdiff ? undefined : fileExtra,
+    collapse: { full: FILES_TAB_FULL_LINES, open: (f) => f.path === open || f.path === commentAt?.path, collapsed },
+  };
+  return { link, options, placed, interdiff };
+}
+
+/** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
+export async function filesPage(v: ChangeView, csrf: string | null, commentAt: CommentAt | null, error?: string, open: string | null = null): Promise<Html> {
+  const c = v.change;
+  const { patchset, against } = v.shown;
+  const diffTitle =
+    against !== null
+      ? `Changes from patchset ${against} to patchset ${patchset}`
+      : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
+  const { link, options, placed, interdiff } = filesDiff(v, csrf, commentAt, open);
+  const diff = v.diff ? await diffView(v.diff, link, options) : html`<p class="muted">This change has no commits to compare.</p>`;
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, csrf)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
-${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes</summary>${reviewForm(v, csrf)}</details>` : ""}
+${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes<span class="badge" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)}</span></summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}
 ${batchApplyForm(v, csrf)}
 <h3 id="diff-h">${diffTitle}</h3>
 ${lineCommentTemplate(v, csrf)}
 <div data-review-files>${diff}</div>
 ${lost.length ? html`<section class="box" aria-labelledby="lost-h"><header><h3 class="inh" id="lost-h">Conversations on files not in this diff</h3></header><div class="pad">${lost.map((t) => threadBlock(v, t, csrf, "files"))}</div></section>` : ""}`;
+}
+
+/** One file of the files tab drawn in full, alone (what "Load diff" swaps in): null when the diff has no such file. */
+export async function filesFragment(v: ChangeView, csrf: string | null, path: string): Promise<Html | null> {
+  const index = v.diff ? v.diff.files.findIndex((f) => f.path === path) : -1;
+  if (!v.diff || index < 0) return null;
+  const { link, options } = filesDiff(v, csrf, null, path);
+  return await diffFileView(v.diff, index + 1, link, options);
 }

@@ -26,13 +26,13 @@ import {
   type ChangeFilter,
 } from "../../../services/web/changes.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
-import type { AppError } from "../../../errors.ts";
+import { NotFound, type AppError } from "../../../errors.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { field, listField, postForm, type FormInput } from "../kit/forms.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { goneThread, threadBlock, type ThreadPlace } from "./threads.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
-import { conversationPage, descriptionBase, filesPage } from "./detail-page.ts";
+import { conversationPage, descriptionBase, filesFragment, filesPage } from "./detail-page.ts";
 import { renderMarkdownOffloaded } from "../kit/markdown.ts";
 import { changesListPage, openChangeForm, openChangePage } from "./list-page.ts";
 
@@ -70,13 +70,26 @@ export function changesWebRoutes(ctx: Ctx) {
     n: number,
     actor: Principal,
     frame: Frame,
-    shown: { ps: number | null; against: number | null; comment: string | undefined },
+    shown: { ps: number | null; against: number | null; comment: string | undefined; file?: string | undefined; fragment?: boolean },
     refusal?: AppError,
   ): Promise<Response> => {
     const v = await changeView(ctx, actor, org, repo, n, "files", { patchset: shown.ps, against: shown.against });
+    // "Load diff" with the script: that one file's section alone (same access, same drawing).
+    if (shown.fragment && shown.file !== undefined) {
+      const one = await filesFragment(v, frame.csrf, shown.file);
+      if (!one) throw NotFound("no such file in this diff");
+      return page(one, 200, { vary: "Cookie, X-Svc-Fragment" });
+    }
     const at = v.canComment && v.shown.against === null ? parseCommentAt(shown.comment) : null;
     const title = `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, await filesPage(v, frame.csrf, at, refusal?.message)), refusal?.status);
+    return page(layout(frame, title, await filesPage(v, frame.csrf, at, refusal?.message, shown.file ?? null)), refusal?.status, {
+      vary: "Cookie, X-Svc-Fragment",
+    });
+  };
+  /** `?file=` naming a thread's file, so the files tab draws it in full (it may be collapsed otherwise). */
+  const fileOfThread = async (actor: Principal, org: string, repo: string, n: number, thread: string): Promise<string> => {
+    const path = (await threadView(ctx, actor, org, repo, n, thread)).thread?.root.path;
+    return path ? `file=${seg(path)}` : "";
   };
   /**
    * A comment form's answers: `act` answers the thread's id. Sent by the script (`X-Svc-Fragment: 1`):
@@ -92,10 +105,13 @@ export function changesWebRoutes(ctx: Ctx) {
         const place = placeOf(i.form);
         if (scripted) {
           const v = await threadView(ctx, i.actor, org, repo, n, thread);
-          return page(v.thread ? threadBlock(v, v.thread, i.frame.csrf, place) : goneThread(thread));
+          // The caller's pending count after this post: the script updates the review box and the form buttons.
+          return page(v.thread ? threadBlock(v, v.thread, i.frame.csrf, place) : goneThread(thread), 200, { "x-svc-pending": String(v.pending) });
         }
+        if (place === "conversation") return `${changeUrl(org, repo, n)}#t-${thread}`;
         const ps = positive(i.form.get("ps") ?? undefined);
-        return `${changeUrl(org, repo, n)}${place === "files" ? `/files${ps ? `?ps=${ps}` : ""}` : ""}#t-${thread}`;
+        const query = [ps ? `ps=${ps}` : "", await fileOfThread(i.actor, org, repo, n, thread)].filter(Boolean).join("&");
+        return `${changeUrl(org, repo, n)}/files${query ? `?${query}` : ""}#t-${thread}`;
       },
       again: async ({ actor, frame, form }, refusal) => {
         if (scripted) return page(html`<p class="error" role="alert">${refusal.message}</p>`, refusal.status);
@@ -173,7 +189,13 @@ export function changesWebRoutes(ctx: Ctx) {
       ({ request, params, query }) => {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
-        const shown = { ps: positive(queryParam(query, "ps")), against: positive(queryParam(query, "against")), comment: queryParam(query, "comment") };
+        const shown = {
+          ps: positive(queryParam(query, "ps")),
+          against: positive(queryParam(query, "against")),
+          comment: queryParam(query, "comment"),
+          file: queryParam(query, "file"),
+          fragment: request.headers.get("x-svc-fragment") === "1",
+        };
         return draw(request, (actor, frame) => filesTab(org, repo, positive(params.number) ?? 0, actor, frame, shown));
       },
       HIDE,
@@ -187,8 +209,10 @@ export function changesWebRoutes(ctx: Ctx) {
         return commentForm(request, body, org, repo, n, async ({ actor, form }) => {
           const reply = field(form, "in_reply_to");
           const path = form.get("path") ?? "";
+          // "Start a review" / "Add review comment": a pending comment of the person's next review.
+          const draft = field(form, "intent") === "review";
           const input: CommentCreate = reply
-            ? { body: form.get("body") ?? "", in_reply_to: reply }
+            ? { body: form.get("body") ?? "", in_reply_to: reply, draft }
             : path
               ? {
                   body: form.get("body") ?? "",
@@ -197,8 +221,9 @@ export function changesWebRoutes(ctx: Ctx) {
                   line: numberField(form, "line"),
                   start_line: field(form, "start_line") === "" ? null : numberField(form, "start_line"),
                   patchset: field(form, "patchset") === "" ? null : numberField(form, "patchset"),
+                  draft,
                 }
-              : { body: form.get("body") ?? "" };
+              : { body: form.get("body") ?? "", draft };
           return (await commentFromForm(ctx, actor, org, repo, n, input)).thread_id;
         });
       },
@@ -233,8 +258,9 @@ export function changesWebRoutes(ctx: Ctx) {
           act: async ({ actor, form }) => {
             const ids = form.getAll("comment_ids").filter((x) => x !== "");
             await applyFromForm(ctx, actor, org, repo, n, ids, field(form, "head"));
-            // A new patchset: the files tab shows it, at the (first) applied suggestion's thread.
-            return `${changeUrl(org, repo, n)}/files#t-${ids[0]}`;
+            // A new patchset: the files tab shows it, at the (first) applied suggestion's thread (its file drawn in full).
+            const file = await fileOfThread(actor, org, repo, n, ids[0]!);
+            return `${changeUrl(org, repo, n)}/files${file ? `?${file}` : ""}#t-${ids[0]}`;
           },
           again: ({ actor, frame }, refusal) => filesTab(org, repo, n, actor, frame, { ps: null, against: null, comment: undefined }, refusal),
         });

@@ -7,7 +7,8 @@
 // - forms marked `data-fragment` are sent with fetch and `X-Svc-Fragment: 1`; the server answers
 //   the re-rendered thread (one renderer, no client templating), which replaces the element with
 //   the same id, or takes the place of the form it came from; a refusal shows its reason in the
-//   form. No full reload.
+//   form. No full reload. The answer's X-Svc-Pending header (the person's pending review
+//   comments after the post) updates the review box's count and the "Start a review" buttons.
 // The CSP allows no inline script: this is part of the one bundle (kit/assets.ts).
 
 /** The script, appended to the one the pages load. */
@@ -15,12 +16,15 @@ export const CHANGES_JS = `
 (() => {
   const files = document.querySelector("[data-review-files]");
   const tpl = document.getElementById("line-comment-template");
-  const LINK = "table.diff td.o a[data-line], table.diff td.n a[data-line]";
+  // A line-number link: its cell's class says the side (o: old, n: new), its text the number,
+  // its cell's id (c-{file}-{side}-{line}) finds it again.
+  const LINK = "table.diff[data-file] td.o > a, table.diff[data-file] td.n > a";
   const linkOf = (t) => (t instanceof Element ? t.closest(LINK) : null);
-  const sideOf = (a) => a.dataset.side;
+  const sideOf = (a) => (a.parentElement.classList.contains("o") ? "old" : "new");
+  const lineOf = (a) => Number(a.textContent);
   const tableOf = (a) => a.closest("table.diff");
   const clearMarks = () => { for (const r of document.querySelectorAll("table.diff tr.sel")) r.classList.remove("sel"); };
-  const numberLink = (table, side, n) => table.querySelector("td." + (side === "old" ? "o" : "n") + " a[data-line='" + n + "']");
+  const numberLink = (table, side, n) => document.getElementById("c-" + table.dataset.file + "-" + side + "-" + n)?.firstElementChild ?? null;
 
   const open = (table, side, start, end) => {
     for (const f of document.querySelectorAll("tr.comment-row.scripted")) if (!f.querySelector("textarea").value.trim()) f.remove();
@@ -49,6 +53,8 @@ export const CHANGES_JS = `
     let dragged = false;
     files.addEventListener("mousedown", (e) => {
       const a = linkOf(e.target);
+      // A drag's own click lands on the rows' common ancestor (no link): the next press starts afresh.
+      dragged = false;
       down = a && e.button === 0 && !e.shiftKey ? a : null;
       // A link would start the browser's own drag (of its URL): a drag here selects lines.
       if (down) e.preventDefault();
@@ -56,7 +62,7 @@ export const CHANGES_JS = `
     files.addEventListener("mouseup", (e) => {
       const a = linkOf(e.target);
       if (down && a && a !== down && tableOf(a) === tableOf(down) && sideOf(a) === sideOf(down)) {
-        const x = Number(down.dataset.line), y = Number(a.dataset.line);
+        const x = lineOf(down), y = lineOf(a);
         dragged = true;
         anchor = down;
         open(tableOf(a), sideOf(a), Math.min(x, y), Math.max(x, y));
@@ -68,9 +74,9 @@ export const CHANGES_JS = `
       if (!a || e.metaKey || e.ctrlKey || e.altKey) return;
       e.preventDefault();
       if (dragged) { dragged = false; return; }
-      const n = Number(a.dataset.line);
+      const n = lineOf(a);
       if (e.shiftKey && anchor && tableOf(anchor) === tableOf(a) && sideOf(anchor) === sideOf(a)) {
-        const m = Number(anchor.dataset.line);
+        const m = lineOf(anchor);
         open(tableOf(a), sideOf(a), Math.min(m, n), Math.max(m, n));
         return;
       }
@@ -87,6 +93,33 @@ export const CHANGES_JS = `
       clearMarks();
     });
   }
+
+  /** The person's pending comments are now n: the counts, their notes, the draft buttons (the template's too). */
+  const setPending = (n) => {
+    const text = n + " pending " + (n === 1 ? "comment" : "comments");
+    for (const root of tpl ? [document, tpl.content] : [document]) {
+      for (const e of root.querySelectorAll("[data-pending]")) e.textContent = text;
+      for (const e of root.querySelectorAll("[data-pending-note]")) e.hidden = n === 0;
+      for (const b of root.querySelectorAll("button[data-draft]")) b.textContent = n ? "Add review comment" : "Start a review";
+    }
+  };
+  // "Load diff" on a collapsed file: the same address with X-Svc-Fragment answers that file's
+  // section alone, which takes the collapsed one's place (no reload); a failure follows the link.
+  document.addEventListener("click", async (e) => {
+    const a = e.target instanceof Element ? e.target.closest("a[data-load-diff]") : null;
+    if (!a || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    const section = a.closest("section");
+    a.setAttribute("aria-busy", "true");
+    try {
+      const res = await fetch(a.href, { headers: { "x-svc-fragment": "1" }, credentials: "same-origin" });
+      const node = res.ok ? parse(await res.text()) : null;
+      if (!node || !section) { location.href = a.href; return; }
+      section.replaceWith(node);
+    } catch {
+      location.href = a.href;
+    }
+  });
 
   /** Markup from the server as one element. */
   const parse = (text) => {
@@ -117,6 +150,8 @@ export const CHANGES_JS = `
         form.prepend(p);
         return;
       }
+      const pending = res.headers.get("x-svc-pending");
+      if (pending !== null && /^[0-9]+$/.test(pending)) setPending(Number(pending));
       const node = parse(text);
       if (!node) return;
       const same = node.id ? document.getElementById(node.id) : null;

@@ -29,7 +29,7 @@ form.stack-wide{display:grid;gap:.6rem;max-width:48rem}
 ol.timeline>li.review>.box{margin:0}ol.timeline>li.review>.box>header{justify-content:space-between}
 ol.timeline>li.verdict-approve>.box{border-color:var(--add-fg)}ol.timeline>li.verdict-request_changes>.box{border-color:var(--bad)}
 form.ask{display:flex;gap:.4rem}form.ask input{flex:1;min-width:0}
-li.check a{text-decoration:underline}li.check.state-success>span:first-child{color:var(--add-fg)}li.check.state-failure>span:first-child{color:var(--bad)}
+ul.needs{list-style:none;padding:0;margin:.5em 0}ul.needs li{margin:.2em 0}li.need-met>span:first-child{color:var(--add-fg)}li.need-missing>span:first-child{color:var(--bad)}li.check a{text-decoration:underline}li.check.state-success>span:first-child{color:var(--add-fg)}li.check.state-failure>span:first-child{color:var(--bad)}
 .thread{border:1px solid var(--line);border-radius:6px;margin:.4rem 0;background:var(--bg)}.thread.outdated{border-style:dashed}
 .thread>summary{padding:.4rem .8rem;cursor:pointer}.thread-head{padding:.4rem .8rem;background:var(--soft);border-bottom:1px solid var(--line)}
 .thread-head a.path,.thread a{text-decoration:underline}.badge.outdated{color:var(--hl-type);border-color:var(--hl-type)}
@@ -46,4 +46,5 @@ form.general-comment{margin:0 0 1rem}form.batch{margin:0 0 1rem}
 li.thread-item>.thread{margin:0}
 details.review-drop{margin:0 0 1rem}details.review-drop>summary{list-style:none;margin:0 0 .5rem}details.review-drop>summary::-webkit-details-marker{display:none}
 @media (max-width:52rem){.review{grid-template-columns:minmax(0,1fr)}}
+.badge.pending{color:var(--hl-type);border-color:var(--hl-type)}details.review-drop>summary .badge{margin-left:.5rem}p.pending-note{margin:0}[data-pending-note][hidden]{display:none}
 `;

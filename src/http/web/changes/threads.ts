@@ -39,6 +39,19 @@ function linesOf(c: Comment): string {
   return c.start_line !== null && c.start_line !== c.line ? `lines ${c.start_line}–${c.line}` : `line ${c.line}`;
 }
 
+/**
+ * The second button of a comment form: the comment waits, pending, for the person's review ("Start
+ * a review", or "Add review comment" once they have pending comments; the script relabels it).
+ */
+export function draftButton(v: ChangeView): Html {
+  return html`<button type="submit" name="intent" value="review" data-draft>${v.pending ? "Add review comment" : "Start a review"}</button>`;
+}
+
+/** "N pending comments", which the script keeps up to date after each post (`data-pending`). */
+export function pendingCount(n: number): Html {
+  return html`<span data-pending>${n} pending ${n === 1 ? "comment" : "comments"}</span>`;
+}
+
 /** The lines a suggestion replaces and what it proposes, as a two-part diff. */
 function suggestionDiff(c: Comment): Html {
   const s = c.suggestion!;
@@ -56,6 +69,7 @@ function suggestionBox(v: ChangeView, c: Comment, csrf: string | null, place: Th
   let actions: Html = html``;
   if (s.applied_commit)
     actions = html`<p class="pad muted">Applied in <a class="sha" href="${base}/commit/${s.applied_commit}">${s.applied_commit.slice(0, 10)}</a>.</p>`;
+  else if (c.draft) actions = html`<p class="pad muted">Pending: it can be applied once your review is submitted.</p>`;
   else if (!s.applicable) actions = html`<p class="pad muted">This suggestion no longer applies (its lines changed).</p>`;
   else if (v.rights.apply && v.change.head)
     // Not sent by the script: applying makes a new patchset, so the whole page is drawn again.
@@ -79,7 +93,8 @@ function commentItem(v: ChangeView, t: Thread, c: Comment, csrf: string | null, 
     !deleted && (mine || v.rights.deleteAny)
       ? html`<form class="inline" method="post" action="${here}/comments/${c.id}/delete" data-fragment>${csrfField(csrf)}${placeFields(v, place)}<input type="hidden" name="thread" value="${t.root.id}"><button class="link" type="submit" aria-label="Delete comment by ${c.author?.handle ?? "someone"}">Delete</button></form>`
       : "";
-  return html`<article class="comment" id="comment-${c.id}"><header><strong>${c.author?.handle ?? "someone"}</strong> <span class="muted">${at(c.created_at)}${c.edited_at ? " · edited" : ""}</span>${del}</header>
+  const pending = c.draft ? html` <span class="badge pending">Pending</span>` : "";
+  return html`<article class="comment${c.draft ? " draft" : ""}" id="comment-${c.id}"><header><strong>${c.author?.handle ?? "someone"}</strong>${pending} <span class="muted">${at(c.created_at)}${c.edited_at ? " · edited" : ""}</span>${del}</header>
 ${body}${deleted ? "" : suggestionBox(v, c, csrf, place)}${edit}</article>`;
 }
 
@@ -88,21 +103,25 @@ function threadHead(v: ChangeView, t: Thread, place: ThreadPlace): Html {
   const c = t.root;
   if (c.path === null) return html``;
   const here = changeHref(v);
+  // `file=`: the files tab draws the thread's file in full (a big change's later files are collapsed).
+  const file = `file=${seg(c.path)}`;
   const outdated = c.outdated
-    ? html` <span class="badge outdated">outdated</span> <a href="${here}/files?ps=${c.patchset}#t-${c.id}">on patchset ${c.patchset}</a>`
+    ? html` <span class="badge outdated">outdated</span> <a href="${here}/files?ps=${c.patchset}&amp;${file}#t-${c.id}">on patchset ${c.patchset}</a>`
     : html` <span class="muted">patchset ${c.patchset}</span>`;
   const code =
     place === "conversation" && (c.context_text || c.anchor_text)
       ? html`<pre class="thread-code" aria-label="The lines commented on">${c.context_text ? html`<span class="muted">${c.context_text}</span>` : ""}<mark>${c.anchor_text ?? ""}</mark></pre>`
       : "";
-  return html`<header class="thread-head"><a class="path" href="${here}/files${c.outdated ? `?ps=${c.patchset}` : ""}#t-${c.id}">${c.path}</a> <span class="muted">${linesOf(c)} (${c.side})</span>${outdated}</header>${code}`;
+  return html`<header class="thread-head"><a class="path" href="${here}/files?${c.outdated ? `ps=${c.patchset}&` : ""}${file}#t-${c.id}">${c.path}</a> <span class="muted">${linesOf(c)} (${c.side})</span>${outdated}</header>${code}`;
 }
 
 /** The reply form and the resolve toggle under a thread. */
 function threadForms(v: ChangeView, t: Thread, csrf: string | null, place: ThreadPlace): Html {
   const here = changeHref(v);
+  // A pending thread is its author's until their review publishes it: edited, not replied to or resolved.
+  if (t.root.draft) return html``;
   const reply = v.rights.discuss
-    ? html`<details class="reply"><summary class="button">Reply</summary><form class="stack-wide pad" method="post" action="${here}/comments" data-fragment>${csrfField(csrf)}${placeFields(v, place)}<input type="hidden" name="in_reply_to" value="${t.root.id}"><label>Reply<textarea name="body" rows="3" required maxlength="65536"></textarea></label><div><button class="primary" type="submit">Reply</button></div></form></details>`
+    ? html`<details class="reply"><summary class="button">Reply</summary><form class="stack-wide pad" method="post" action="${here}/comments" data-fragment>${csrfField(csrf)}${placeFields(v, place)}<input type="hidden" name="in_reply_to" value="${t.root.id}"><label>Reply<textarea name="body" rows="3" required maxlength="65536"></textarea></label><div><button class="primary" type="submit">Reply</button>${place === "files" ? html` ${draftButton(v)}` : ""}</div></form></details>`
     : "";
   const resolve =
     v.rights.resolve && t.root.path !== null
@@ -132,7 +151,7 @@ export function lineCommentTemplate(v: ChangeView, csrf: string | null): Html {
   return html`<template id="line-comment-template"><tr class="comment-row"><td colspan="3"><form class="line-comment stack-wide" method="post" action="${changeHref(v)}/comments" data-fragment>${csrfField(csrf)}${placeFields(v, "files")}
 <input type="hidden" name="path" value=""><input type="hidden" name="side" value=""><input type="hidden" name="line" value=""><input type="hidden" name="start_line" value=""><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on <span data-what></span><textarea name="body" rows="4" required maxlength="65536"></textarea></label>
-<div><button class="primary" type="submit">Add comment</button> <button type="button" data-cancel>Cancel</button></div>
+<div><button class="primary" type="submit">Add comment</button> ${draftButton(v)} <button type="button" data-cancel>Cancel</button></div>
 </form></td></tr></template>`;
 }
 

@@ -55,7 +55,7 @@ function inboxPage(o: {
 <ul class="notifications">${items.map(
       (
         n,
-      ) => html`<li class="${n.unread ? "unread" : "read"}"><a href="${new URL(n.subject.url).pathname}">${n.subject.title}${n.subject.number !== null ? ` #${n.subject.number}` : ""}</a>
+      ) => html`<li class="${n.unread ? "unread" : "read"}"><a href="${n.unread ? `/notifications/${seg(n.id)}/open` : new URL(n.subject.url).pathname}">${n.subject.title}${n.subject.number !== null ? ` #${n.subject.number}` : ""}</a>
 <span class="muted">${n.unread ? "Unread · " : ""}${REASON_TEXT[n.reason] ?? n.reason} · ${n.updated_at.slice(0, 16).replace("T", " ")}</span>
 ${button(`/notifications/${seg(n.id)}/${n.unread ? "read" : "unread"}${back}`, n.unread ? "Mark read" : "Mark unread", o.csrf)}
 ${button(`/notifications/${seg(n.id)}/mute${back}`, "Mute thread", o.csrf)}</li>`,
@@ -112,6 +112,18 @@ export function notifyWebRoutes(ctx: Ctx) {
             200,
             { "cache-control": "no-store" },
           );
+        }),
+      HIDE,
+    )
+    .get(
+      "/notifications/:id/open",
+      ({ request, params }) =>
+        draw(request, async (actor, frame) => {
+          if (!frame.viewer) return signInRequired(request, frame);
+          // An unread row's link in the inbox: opening the thread reads it (as GitHub's inbox does).
+          // A GET that writes, but only the caller's own row's read flag; someone else's id is 404.
+          const n = await patchNotification(ctx, actor, params.id, { unread: false });
+          return new Response(null, { status: 303, headers: { location: new URL(n.subject.url).pathname } });
         }),
       HIDE,
     )

@@ -4,7 +4,7 @@
 // PAGE_DIFF_LINES (a diff may hold 4 MB of patch text; a page that size helps nobody).
 import { slicer, type FileDiffs } from "../../../services/git/diff.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
-import { html, type Html } from "../kit/html.ts";
+import { escapeHtml, html, trusted, type Html } from "../kit/html.ts";
 
 /** Patch lines drawn on one page at most; later files show their counts and a note. */
 export const PAGE_DIFF_LINES = 20_000;
@@ -24,83 +24,76 @@ type Tick = () => Promise<void>;
 export type DiffSide = "old" | "new";
 
 /**
- * What a review page adds to a diff (the change's files tab): every line number becomes a link
- * (`cell`), and rows of its own (threads, a comment form) follow a line (`after`).
+ * What a review page adds to one file of a diff (the change's files tab): every line number a
+ * link (`cell`), and rows of its own (threads, a comment form) after a line (`after`). Both answer
+ * markup as plain strings, every value in them already escaped: they run once per row (15,000 rows
+ * on a big change), where a template call per cell was most of the page's time.
  */
-export interface DiffLines {
-  /** The markup inside a line-number cell and the cell's id (null: the plain number). */
-  cell(file: DiffFile, index: number, side: DiffSide, line: number): { id: string; inner: Html } | null;
+export interface FileLines {
+  /** A line-number cell, `<td class="o|n" …>…</td>` whole (null: the plain number). */
+  cell: ((side: DiffSide, line: number) => string) | null;
   /** Rows drawn after the row of this line (threads, a form); `old`/`new` are the row's numbers. */
-  after(file: DiffFile, index: number, oldNo: number | null, newNo: number | null): Html | null;
+  after: ((oldNo: number | null, newNo: number | null) => string | null) | null;
 }
 
-/** One hunk-annotated patch as table rows, with `lines`' links and rows when given. */
-async function patchRows(tick: Tick, patch: string, review?: { file: DiffFile; index: number; spec: DiffLines }): Promise<Html[]> {
-  if (review) return await reviewRows(tick, patch, review.file, review.index, review.spec);
-  const rows: Html[] = [];
-  let oldNo = 0;
-  let newNo = 0;
-  const lines = patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
-  for (const [i, line] of lines.entries()) {
-    if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1) await tick();
-    const hunk = HUNK.exec(line);
-    if (hunk) {
-      oldNo = Number(hunk[1]);
-      newNo = Number(hunk[2]);
-      rows.push(html`<tr class="hunk"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
-      continue;
-    }
-    const sign = line[0];
-    if (sign === "+") rows.push(html`<tr class="add"><td class="o"></td><td class="n">${newNo++}</td><td class="c">${line}</td></tr>`);
-    else if (sign === "-") rows.push(html`<tr class="del"><td class="o">${oldNo++}</td><td class="n"></td><td class="c">${line}</td></tr>`);
-    else if (sign === "\\") rows.push(html`<tr class="note"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
-    else rows.push(html`<tr><td class="o">${oldNo++}</td><td class="n">${newNo++}</td><td class="c">${line}</td></tr>`);
-  }
-  return rows;
+/** The review page's hook: asked once per file drawn in full (null: that file drawn plainly). */
+export type DiffLines = (file: DiffFile, index: number) => FileLines | null;
+
+/** The lines of a patch without the final newline's empty one. */
+function patchLines(patch: string): string[] {
+  return patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
 }
 
-/** `patchRows` for a review page: numbers as links, extra rows after a line. */
-async function reviewRows(tick: Tick, patch: string, file: DiffFile, index: number, spec: DiffLines): Promise<Html[]> {
-  const rows: Html[] = [];
+const PLAIN_CELLS = { o: (n: number) => `<td class="o">${n}</td>`, n: (n: number) => `<td class="n">${n}</td>` } as const;
+
+/**
+ * One hunk-annotated patch as table rows (one string: the row loop is plain concatenation, every
+ * line escaped here), with the review hook's links and rows when given.
+ */
+async function patchRows(tick: Tick, patch: string, review: FileLines | null): Promise<string> {
+  let out = "";
   let oldNo = 0;
   let newNo = 0;
-  const num = (cls: "o" | "n", side: DiffSide, n: number | null) => {
-    if (n === null) return html`<td class="${cls}"></td>`;
-    const c = spec.cell(file, index, side, n);
-    return c ? html`<td class="${cls}" id="${c.id}">${c.inner}</td>` : html`<td class="${cls}">${n}</td>`;
-  };
-  const lines = patch.endsWith("\n") ? patch.slice(0, -1).split("\n") : patch.split("\n");
-  for (const [i, line] of lines.entries()) {
+  const cell = review?.cell ?? null;
+  const after = review?.after ?? null;
+  const o = cell ? (n: number) => cell("old", n) : PLAIN_CELLS.o;
+  const nw = cell ? (n: number) => cell("new", n) : PLAIN_CELLS.n;
+  const lines = patchLines(patch);
+  for (let i = 0; i < lines.length; i++) {
     if (i % ROWS_PER_LOOK === ROWS_PER_LOOK - 1) await tick();
-    const hunk = HUNK.exec(line);
-    if (hunk) {
-      oldNo = Number(hunk[1]);
-      newNo = Number(hunk[2]);
-      rows.push(html`<tr class="hunk"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
-      continue;
-    }
+    const line = lines[i]!;
     const sign = line[0];
-    let o: number | null = null;
-    let n: number | null = null;
-    let cls = "";
+    if (sign === "@") {
+      const hunk = HUNK.exec(line);
+      if (hunk) {
+        oldNo = Number(hunk[1]);
+        newNo = Number(hunk[2]);
+        out += `<tr class="hunk"><td class="o"></td><td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
+        continue;
+      }
+    }
+    let a: number | null = null;
+    let b: number | null = null;
     if (sign === "+") {
-      n = newNo++;
-      cls = "add";
+      b = newNo++;
+      out += `<tr class="add"><td class="o"></td>${nw(b)}<td class="c">${escapeHtml(line)}</td></tr>`;
     } else if (sign === "-") {
-      o = oldNo++;
-      cls = "del";
+      a = oldNo++;
+      out += `<tr class="del">${o(a)}<td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
     } else if (sign === "\\") {
-      rows.push(html`<tr class="note"><td class="o"></td><td class="n"></td><td class="c">${line}</td></tr>`);
+      out += `<tr class="note"><td class="o"></td><td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
       continue;
     } else {
-      o = oldNo++;
-      n = newNo++;
+      a = oldNo++;
+      b = newNo++;
+      out += `<tr>${o(a)}${nw(b)}<td class="c">${escapeHtml(line)}</td></tr>`;
     }
-    rows.push(html`<tr${cls ? html` class="${cls}"` : ""}>${num("o", "old", o)}${num("n", "new", n)}<td class="c">${line}</td></tr>`);
-    const extra = spec.after(file, index, o, n);
-    if (extra) rows.push(extra);
+    if (after) {
+      const extra = after(a, b);
+      if (extra) out += extra;
+    }
   }
-  return rows;
+  return out;
 }
 
 function statusWord(f: DiffFile): string {
@@ -108,43 +101,99 @@ function statusWord(f: DiffFile): string {
   return f.status + mode;
 }
 
+/** What a page adds to the plain diff (the commit page passes none). */
+export interface DiffOptions {
+  /** The review hook: line-number links and rows after lines (the change's files tab). */
+  lines?: DiffLines;
+  /** Markup after a file's body (its conversations not on a drawn line). */
+  fileExtra?: (f: DiffFile, index: number) => Html | null;
+  /**
+   * Collapsing (the files tab): once `full` patch lines are drawn, each later file (and any file
+   * longer than `full`) shows its header and `collapsed(f, index)` (a "Load diff" link, its
+   * conversations' count) instead of its rows, unless `open(f)` (a file asked for by name). What
+   * a big change's page costs is then bounded by about twice `full`, not by the change.
+   */
+  collapse?: { full: number; open: (f: DiffFile) => boolean; collapsed: (f: DiffFile, index: number) => Html };
+}
+
+/** Lines of a patch as the table draws them (one row each). */
+function rowCount(patch: string): number {
+  let n = 1;
+  for (let i = patch.indexOf("\n"); i >= 0; i = patch.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** How one file's body is drawn: its rows, collapsed, or a note that the page's line budget is spent. */
+type Drawn = "full" | "collapsed" | "cut";
+
+/** One file's section: header, then its rows (or why not), then `fileExtra`. */
+async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o: DiffOptions, drawn: Drawn): Promise<Html> {
+  const href = link(f);
+  let body: Html;
+  if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
+  else if (f.patch === null)
+    body = html`<p class="pad muted">${f.patch_truncated ? "This file's diff is too large to show." : "No textual changes."}${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
+  else if (drawn === "cut")
+    body = html`<p class="pad muted">Not shown: this page already shows ${PAGE_DIFF_LINES.toLocaleString("en")} changed lines.${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
+  else if (drawn === "collapsed" && o.collapse) body = o.collapse.collapsed(f, i);
+  else {
+    // Why trusted: patchRows escapes every line, and the review hook's cells and rows are escaped where they are built.
+    const rows = trusted(await patchRows(tick, f.patch, o.lines?.(f, i) ?? null));
+    body = html`<div class="scroll"><table class="diff"${o.lines ? html` data-path="${f.path}" data-file="${i}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  }
+  return html`<section class="box${drawn === "collapsed" ? " collapsed" : ""}" id="diff-${i}" aria-labelledby="diff-${i}-h"><header><h3 class="inh path" id="diff-${i}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${o.fileExtra?.(f, i) ?? ""}</section>`;
+}
+
 /**
- * The whole diff: a file summary, then every file. `lines` (a review page) makes line numbers
- * links and adds rows after lines; `fileExtra` adds markup after a file's table (its outdated threads).
+ * The whole diff: a file summary, then every file. `o.lines` (a review page) makes line numbers
+ * links and adds rows after lines; `o.fileExtra` adds markup after a file's table (its outdated
+ * threads); `o.collapse` draws later files collapsed once enough lines are drawn.
  */
-export async function diffView(d: FileDiffs, link: FileLink, lines?: DiffLines, fileExtra?: (f: DiffFile, index: number) => Html | null): Promise<Html> {
+export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}): Promise<Html> {
   let budget = PAGE_DIFF_LINES;
+  let full = o.collapse?.full ?? Number.POSITIVE_INFINITY;
   let cut = 0;
+  let collapsed = 0;
   const tick = slicer();
   const files: Html[] = [];
-  for (const [i, f] of d.files.entries()) {
+  for (const [k, f] of d.files.entries()) {
     await tick();
-    const href = link(f);
-    let body: Html;
-    if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
-    else if (f.patch === null)
-      body = html`<p class="pad muted">${f.patch_truncated ? "This file's diff is too large to show." : "No textual changes."}${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
-    else {
-      const lineCount = f.patch.split("\n").length;
-      if (lineCount > budget) {
+    let drawn: Drawn = "full";
+    if (f.patch !== null && !f.binary) {
+      const lineCount = rowCount(f.patch);
+      // Drawn in full while the budget lasts (the last one may overrun it); a file bigger than the
+      // whole budget is collapsed wherever it is (a large diff is not drawn by default).
+      if (o.collapse && (full <= 0 || lineCount > o.collapse.full) && !o.collapse.open(f)) {
+        drawn = "collapsed";
+        collapsed++;
+      } else if (lineCount > budget) {
+        drawn = "cut";
         cut++;
         budget = 0;
-        body = html`<p class="pad muted">Not shown: this page already shows ${PAGE_DIFF_LINES.toLocaleString("en")} changed lines.${href ? html` <a href="${href}">View the file</a>.` : ""}</p>`;
       } else {
         budget -= lineCount;
-        const rows = await patchRows(tick, f.patch, lines ? { file: f, index: i + 1, spec: lines } : undefined);
-        body = html`<div class="scroll"><table class="diff"${lines ? html` data-path="${f.path}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+        full -= lineCount;
       }
     }
-    files.push(
-      html`<section class="box" id="diff-${i + 1}" aria-labelledby="diff-${i + 1}-h"><header><h3 class="inh path" id="diff-${i + 1}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${fileExtra?.(f, i + 1) ?? ""}</section>`,
-    );
+    files.push(await fileSection(tick, f, k + 1, link, o, drawn));
   }
-  const notes = [d.truncation, cut ? "later files' patches are not drawn on this page" : null].filter(Boolean);
+  const notes = [
+    d.truncation,
+    cut ? "later files' patches are not drawn on this page" : null,
+    collapsed ? `${collapsed} ${collapsed === 1 ? "file is" : "files are"} collapsed to keep this page quick: "Load diff" shows one` : null,
+  ].filter(Boolean);
   return html`<p><strong>${d.files.length}</strong> ${d.files.length === 1 ? "file" : "files"} changed, ${counts(d)}</p>
 ${notes.length ? html`<p class="warn" role="note">${notes.join("; ")}.</p>` : ""}
 ${d.files.length ? html`<details class="filelist" open><summary>Files</summary><ul class="list">${d.files.map((f, i) => html`<li><a href="#diff-${i + 1}" class="path">${f.path}</a> ${counts(f)}</li>`)}</ul></details>` : ""}
 ${files}`;
+}
+
+/** One file of the diff (1-based `index`) drawn in full, alone: what "Load diff" swaps in; null when there is no such file. */
+export async function diffFileView(d: FileDiffs, index: number, link: FileLink, o: DiffOptions = {}): Promise<Html | null> {
+  const f = d.files[index - 1];
+  if (!f) return null;
+  const drawn: Drawn = f.patch !== null && rowCount(f.patch) > PAGE_DIFF_LINES ? "cut" : "full";
+  return await fileSection(slicer(), f, index, link, o, drawn);
 }
 
 /** "+3 −1" with words for screen readers. */

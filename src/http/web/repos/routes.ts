@@ -4,6 +4,7 @@ import type { Ctx } from "../../../services/context.ts";
 import { guessContentType, requireCommit, statBlob } from "../../../services/repos/content.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import {
+  commitChecksView,
   commitView,
   createRepoFromForm,
   fileView,
@@ -156,18 +157,23 @@ export function repoWebRoutes(ctx: Ctx) {
           // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
           const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
           const repo = await repoView(ctx, t);
-          const tag = isFullSha(params.sha) ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha]) : null;
+          // The commit never changes, its checks do: their states are part of the validator, so a
+          // finished CI job draws the page again (one query, 304 or not).
+          const full = isFullSha(params.sha);
+          const early = full ? await commitChecksView(ctx, t, params.sha) : null;
+          const tag = early ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha, ...early.map((c) => `${c.job_id}:${c.state}:${c.key}`)]) : null;
           if (tag && notModified(request, tag)) {
             // Why before the 304: a commit no longer reachable is a 404, cached or not.
             await requireCommit(ctx, t, params.sha);
             return tag.notModified;
           }
           const v = await commitView(ctx, t, params.sha);
+          const checks = early ?? (await commitChecksView(ctx, t, v.commit.sha));
           return page(
             layout(
               frame,
               `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
-              await commitPage(repo, v.commit, v.diff),
+              await commitPage(repo, v.commit, v.diff, checks),
             ),
             200,
             tag?.headers,

@@ -13,6 +13,7 @@ export const REPO_CSS = `
 .warn{padding:.5rem .8rem;border:1px solid var(--line);border-left:.25rem solid var(--bad);border-radius:6px}
 .adds{color:var(--add-fg);font-weight:600}.dels{color:var(--bad);font-weight:600}
 pre.msg{white-space:pre-wrap;word-break:break-word;margin:0}
+a.checks-state.state-success>span,li.check.state-success>span:first-child{color:var(--add-fg)}a.checks-state.state-failure>span,li.check.state-failure>span:first-child{color:var(--bad)}li.check a{text-decoration:underline}
 details.filelist{margin:0 0 1rem}details.filelist>summary{cursor:pointer;margin:0 0 .4rem}
 details.filelist ul.list{border:1px solid var(--line);border-radius:6px;max-height:24rem;overflow:auto}
 details.newrepo{margin:0 0 1rem}details.newrepo>summary{list-style:none}details.newrepo>summary::-webkit-details-marker{display:none}details.newrepo form{margin-top:.8rem}

@@ -91,7 +91,7 @@ describe("line comments without a script", () => {
     const mine = (await get("/rev/pub/changes/1/files", viewer.cookie)).text;
     // The path holds a colon: the parameter is read from its right end.
     expect(mine).toContain(
-      `<td class="n" id="c-1-new-12"><a href="/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12#c-1-new-12" aria-label="Comment on line 12 (new)" data-line="12" data-side="new">12</a></td>`,
+      `<td class="n" id="c-1-new-12"><a href="/rev/pub/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12#c-1-new-12" aria-label="Comment on line 12 (new)">12</a></td>`,
     );
     expect(mine).toContain(`id="c-1-old-12"`);
     const anon = (await get("/rev/pub/changes/1/files")).text;
@@ -253,7 +253,10 @@ describe("comments and threads", () => {
     );
     const [c] = await comments();
     expect(c).toMatchObject({ path: FILE, side: "new", line: 12, start_line: null, body: "Why **words**?", author: { handle: "vic" } });
-    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${c.id}` });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/pub/changes/1/files?file=src%2Fa%3Ab.txt#t-${c.id}`,
+    });
     // The files tab draws the thread right under line 12; the conversation shows it with its code.
     const files = (await get("/rev/pub/changes/1/files")).text;
     const at = files.indexOf(`id="t-${c.id}"`);
@@ -382,7 +385,9 @@ describe("comments and threads", () => {
       await Bun.sleep(50);
     }
     const talk = (await get("/rev/pub/changes/1")).text;
-    expect(talk).toContain(`<span class="badge outdated">outdated</span> <a href="/rev/pub/changes/1/files?ps=1#t-${root.id}">on patchset 1</a>`);
+    expect(talk).toContain(
+      `<span class="badge outdated">outdated</span> <a href="/rev/pub/changes/1/files?ps=1&amp;file=src%2Fa%3Ab.txt#t-${root.id}">on patchset 1</a>`,
+    );
     // The files tab lists it under the file, not on a line; on patchset 1 it is back on line 12.
     const files = (await get("/rev/pub/changes/1/files")).text;
     expect(textOf(files)).toContain("1 conversation not on these lines");
@@ -429,7 +434,10 @@ describe("comments and threads", () => {
     expect(stale.status).toBe(409);
     expect(stale.text).toContain(`role="alert"`);
     const r = await postForm(server, "/rev/pub/changes/1/suggestions/apply", { csrf: csrfOf(own), comment_ids: twelve.id, head }, { cookie: owner.cookie });
-    expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: `/rev/pub/changes/1/files#t-${twelve.id}` });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/pub/changes/1/files?file=src%2Fa%3Ab.txt#t-${twelve.id}`,
+    });
     const after = await api().get("/v1/orgs/rev/repos/pub/changes/1");
     expect(after.body.patchset).toBe(3);
     const applied = (await comments()).find((c: { id: string }) => c.id === twelve.id);
@@ -486,5 +494,162 @@ describe("private repositories", () => {
       }
     }
     expect((await api().get("/v1/orgs/rev/repos/priv/changes/1")).body).toMatchObject({ state: "open", title: "Twelve in words" });
+  });
+});
+
+describe("pending comments (Start a review)", () => {
+  const FILE = "src/a:b.txt";
+  const asVic = () => client(server, { cookie: viewer.cookie });
+  const vicComments = async () => (await asVic().get("/v1/orgs/rev/repos/priv/changes/1/comments")).body.comments;
+
+  test("the line form's Start a review writes a pending comment, drawn for its author alone; the review box counts and publishes them", async () => {
+    const form = (await get("/rev/priv/changes/1/files?comment=src%2Fa%3Ab.txt%3Anew%3A12", viewer.cookie)).text;
+    expect(drawn(form)).toContain(`<button type="submit" name="intent" value="review" data-draft>Start a review</button>`);
+    const r = await postForm(
+      server,
+      "/rev/priv/changes/1/comments",
+      { csrf: csrfOf(form), view: "files", path: FILE, side: "new", line: "12", start_line: "", patchset: "1", body: "Pending thought", intent: "review" },
+      { cookie: viewer.cookie },
+    );
+    const [d] = await vicComments();
+    expect(d).toMatchObject({ body: "Pending thought", draft: true, line: 12 });
+    expect({ status: r.status, location: r.headers.get("location") }).toEqual({
+      status: 303,
+      location: `/rev/priv/changes/1/files?file=src%2Fa%3Ab.txt#t-${d.id}`,
+    });
+    // Drawn under its line for vic, labelled, with no reply or resolve; the review box counts it.
+    const mine = drawn((await get("/rev/priv/changes/1/files", viewer.cookie)).text);
+    const thread = mine.slice(mine.indexOf(`id="t-${d.id}"`), mine.indexOf("</tr>", mine.indexOf(`id="t-${d.id}"`)));
+    expect(thread).toContain(`<span class="badge pending">Pending</span>`);
+    expect(thread).toContain(`/comments/${d.id}/edit`);
+    expect(thread).toContain(`/comments/${d.id}/delete`);
+    expect(thread).not.toContain("in_reply_to");
+    expect(thread).not.toContain("/resolve");
+    expect(textOf(mine)).toContain("1 pending comment will be published with this review.");
+    // Nobody else sees it.
+    for (const cookie of [owner.cookie, author.cookie]) {
+      const other = (await get("/rev/priv/changes/1/files", cookie)).text;
+      expect(other).not.toContain(`t-${d.id}`);
+      expect(other).not.toContain("Pending thought");
+      // The template of the script's form: their own button still starts a review.
+      expect(other).toContain("data-draft>Start a review</button>");
+    }
+
+    // Sent by the script: the answer carries the new count for the review box and the buttons.
+    const res = await fetch(`${server.url}/rev/priv/changes/1/comments`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: viewer.cookie, origin: server.url, "x-svc-fragment": "1" },
+      body: new URLSearchParams({
+        csrf: csrfOf(form),
+        view: "files",
+        path: FILE,
+        side: "new",
+        line: "11",
+        patchset: "1",
+        body: "Second",
+        intent: "review",
+      }).toString(),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-svc-pending")).toBe("2");
+    expect(await res.text()).toContain(`<span class="badge pending">Pending</span>`);
+    const talk = (await get("/rev/priv/changes/1", viewer.cookie)).text;
+    expect(textOf(talk)).toContain("2 pending comments will be published with this review.");
+
+    // The review form (a comment review, no body) publishes both in one review.
+    const sent = await postForm(server, "/rev/priv/changes/1/reviews", { csrf: csrfOf(talk), verdict: "comment", body: "" }, { cookie: viewer.cookie });
+    expect(sent.status).toBe(303);
+    const published = await vicComments();
+    expect(published.map((c: { body: string; draft: boolean }) => [c.body, c.draft])).toEqual([
+      ["Pending thought", false],
+      ["Second", false],
+    ]);
+    const [review] = (await api().get("/v1/orgs/rev/repos/priv/changes/1/reviews")).body.reviews;
+    expect(sent.headers.get("location")).toBe(`/rev/priv/changes/1#review-${review.id}`);
+    expect(review.comments.map((c: { id: string }) => c.id)).toEqual(published.map((c: { id: string }) => c.id));
+    const seen = (await get("/rev/priv/changes/1", owner.cookie)).text;
+    expect(seen).toContain("Pending thought");
+    expect(seen).not.toContain(`<span class="badge pending">`);
+    // Nothing pending now: the note is hidden (the script shows it again after the next draft).
+    expect((await get("/rev/priv/changes/1", viewer.cookie)).text).toContain(`<p class="pending-note" data-pending-note hidden>`);
+  });
+});
+
+describe("a big change's files tab", () => {
+  // Sorted as the diff lists them: a.txt (1,400 lines) and b.txt (200) are drawn in full and spend
+  // the page's budget (FILES_TAB_FULL_LINES, 1,500), so the third file, whose name needs escaping
+  // everywhere it goes (HTML, a URL), is drawn collapsed with "Load diff".
+  const ODD = `big/c <"&> ü.txt`;
+  const ODD_Q = encodeURIComponent(ODD);
+  const ODD_H = `big/c &lt;&quot;&amp;&gt; ü.txt`;
+  let thread = "";
+
+  beforeAll(async () => {
+    await g.ok(["checkout", "-q", "-B", "big", "main"], { cwd: dir });
+    const many = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i + 1}`).join("\n") + "\n";
+    await commitFiles(g, dir, { "big/a.txt": many(1400, "a"), "big/b.txt": many(200, "b"), [ODD]: many(5, "c <b>") }, "big");
+    for (const repo of ["pub", "priv"]) {
+      await g.ok(["push", "-q", repoUrl(server, "rev", repo, owner.token), "big"], { cwd: dir });
+      const opened = await api().post(`/v1/orgs/rev/repos/${repo}/changes`, { title: "Big one", branch: "big" });
+      expect(opened.status).toBe(201);
+      expect(opened.body.number).toBe(2);
+    }
+    const c = await api().post("/v1/orgs/rev/repos/pub/changes/2/comments", { body: "Odd name, *odd* line.", path: ODD, side: "new", line: 2 });
+    expect(c.status).toBe(201);
+    thread = c.body.id;
+  }, 120_000);
+
+  test("later files are collapsed with a Load diff link and their conversations counted; the name is escaped", async () => {
+    const page = (await get("/rev/pub/changes/2/files", viewer.cookie)).text;
+    expect(page).toContain(`<table class="diff" data-path="big/a.txt" data-file="1">`);
+    expect(page).toContain(`<table class="diff" data-path="big/b.txt" data-file="2">`);
+    expect(page).toContain(`<section class="box collapsed" id="diff-3" aria-labelledby="diff-3-h"><header><h3 class="inh path" id="diff-3-h">${ODD_H}</h3>`);
+    expect(page).toContain(
+      `<a href="/rev/pub/changes/2/files?file=${ODD_Q}#diff-3" data-load-diff>Load diff</a> <span class="muted">5 changed lines · 1 conversation</span>`,
+    );
+    expect(page).not.toContain(`t-${thread}`);
+    expect(page).not.toContain("c <b>");
+    expect(page).not.toContain(`<"&>`);
+    expect(textOf(page)).toContain(`1 file is collapsed to keep this page quick`);
+  });
+
+  test("?file= draws that file in full, its thread under its line, links with the name encoded", async () => {
+    const page = (await get(`/rev/pub/changes/2/files?file=${ODD_Q}`, viewer.cookie)).text;
+    expect(page).toContain(`<table class="diff" data-path="${ODD_H}" data-file="3">`);
+    expect(page).toContain(
+      `<td class="n" id="c-3-new-2"><a href="/rev/pub/changes/2/files?comment=${ODD_Q}%3Anew%3A2#c-3-new-2" aria-label="Comment on line 2 (new)">2</a></td><td class="c">+c &lt;b&gt; 2</td></tr><tr class="thread-row">`,
+    );
+    expect(page).toContain(`id="t-${thread}"`);
+    expect(page).not.toContain("c <b>");
+    // The comment link's `?comment=` keeps the file open too (the form is drawn at its line).
+    const form = (await get(`/rev/pub/changes/2/files?comment=${ODD_Q}%3Anew%3A4`, viewer.cookie)).text;
+    expect(drawn(form)).toContain(`<input type="hidden" name="path" value="${ODD_H}">`);
+  });
+
+  test("with X-Svc-Fragment the same address answers the file's section alone; an unknown file is 404", async () => {
+    const r = await getPage(server, `/rev/pub/changes/2/files?file=${ODD_Q}`, viewer.cookie, { "x-svc-fragment": "1" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("vary")).toContain("X-Svc-Fragment");
+    expect(r.text.slice(0, 40)).toBe(`<section class="box" id="diff-3" aria-la`);
+    expect(r.text).not.toContain("<html");
+    expect(r.text).toContain(`id="t-${thread}"`);
+    expect((await getPage(server, "/rev/pub/changes/2/files?file=nope.txt", viewer.cookie, { "x-svc-fragment": "1" })).status).toBe(404);
+  });
+
+  test("a private repository's fragment is masked like the page and the API", async () => {
+    for (const [name, cookie] of [
+      ["anonymous", undefined],
+      ["outsider", outsider.cookie],
+    ] as const) {
+      const apiAnswer = await client(server, cookie ? { cookie } : undefined).get("/v1/orgs/rev/repos/priv/changes/2");
+      for (const headers of [{}, { "x-svc-fragment": "1" }] as Record<string, string>[]) {
+        const r = await getPage(server, `/rev/priv/changes/2/files?file=${ODD_Q}`, cookie, headers);
+        expect({ name, headers, status: r.status }).toEqual({ name, headers, status: apiAnswer.status });
+        expect(r.text).toContain(apiAnswer.body.error);
+        expect(r.text).not.toContain("Big one");
+        expect(r.text).not.toContain("big/");
+      }
+    }
   });
 });

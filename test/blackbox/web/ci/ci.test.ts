@@ -228,3 +228,32 @@ describe("cancelling", () => {
     expect(await again.text()).toContain("the run already finished");
   });
 });
+
+describe("checks on commits", () => {
+  test("the history shows each commit's rollup; the commit page lists each check with links, and its ETag follows the check states", async () => {
+    const api = caller(server, owner);
+    expect((await api.post("/v1/orgs/acme/repos", { name: "checked", public: false })).status).toBe(201);
+    const sha = await commitFiles(api, "checked", { ".svc/workflows/ci.yml": WORKFLOW.replace("web]", "nowhere]") });
+    const r = await until("the run", async () => (await api.get("/v1/orgs/acme/repos/checked/runs")).body.runs.find((x: any) => x.commit === sha));
+    const jobId = r.jobs[0].id;
+    const history = await get("/acme/checked/commits", owner);
+    expect(history.text).toContain(
+      `<a class="checks-state state-pending" href="/acme/checked/commit/${sha}#checks"><span aria-hidden="true">●</span> checks running</a>`,
+    );
+    const path = `/acme/checked/commit/${sha}`;
+    const first = await get(path, owner);
+    expect(first.status).toBe(200);
+    expect(first.text).toContain(`<a href="/acme/checked/runs/${r.id}">build</a> <span class="muted">queued</span>`);
+    expect(first.text).toContain(`<a href="/acme/checked/runs/${r.id}/jobs/${jobId}" aria-label="Log of build">log</a>`);
+    const etag = first.headers.get("etag")!;
+    expect((await get(path, owner, { "if-none-match": etag })).status).toBe(304);
+    // The job ends (cancelled): the same commit, another page. The old tag is not a match.
+    expect((await api.post(`/v1/orgs/acme/repos/checked/runs/${r.id}/cancel`)).status).toBe(202);
+    const after = await get(path, owner, { "if-none-match": etag });
+    expect(after.status).toBe(200);
+    expect(after.text).toContain(`<a href="/acme/checked/runs/${r.id}">build</a> <span class="muted">cancelled</span>`);
+    expect(after.headers.get("etag")).not.toBe(etag);
+    expect((await get(path, owner, { "if-none-match": after.headers.get("etag")! })).status).toBe(304);
+    expect((await get("/acme/checked/commits", owner)).text).toContain(`<span aria-hidden="true">✗</span> checks failing</a>`);
+  });
+});

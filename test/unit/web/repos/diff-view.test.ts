@@ -32,11 +32,11 @@ function bigDiff(files: number, lines: number): FileDiffs {
 
 describe("diffView", () => {
   test("draws every file in order with escaped lines and review links", async () => {
-    const lines: DiffLines = {
-      cell: (f, i, side, n) => ({ id: `c-${i}-${side}-${n}`, inner: html`<a href="?comment=${f.path}:${side}:${n}">${n}</a>` }),
-      after: (_f, i, _o, n) => (i === 2 && n === 3 ? html`<tr class="thread-row"><td>thread</td></tr>` : null),
-    };
-    const out = (await diffView(bigDiff(3, 4), () => null, lines)).value;
+    const lines: DiffLines = (f, i) => ({
+      cell: (side, n) => `<td class="${side === "old" ? "o" : "n"}" id="c-${i}-${side}-${n}"><a href="?comment=${f.path}:${side}:${n}">${n}</a></td>`,
+      after: i === 2 ? (_o, n) => (n === 3 ? `<tr class="thread-row"><td>thread</td></tr>` : null) : null,
+    });
+    const out = (await diffView(bigDiff(3, 4), () => null, { lines })).value;
     expect([...out.matchAll(/<h3 class="inh path" id="diff-\d+-h">([^<]+)</g)].map((m) => m[1])).toEqual(["dir/f0.txt", "dir/f1.txt", "dir/f2.txt"]);
     expect(out).toContain("+file 1 line 2 &lt;b&gt;&amp;&lt;/b&gt;");
     expect(out).not.toContain("<b>&</b>");
@@ -63,4 +63,21 @@ describe("diffView", () => {
     // …and not in one go: macrotasks ran between slices (without the slices, none would run before it returns).
     expect(turns - started).toBeGreaterThan(0);
   }, 60_000);
+
+  test("collapsing: files are drawn in full until the budget is spent (the last may overrun it); later ones, and any longer than the budget, collapsed unless asked for", async () => {
+    const d = bigDiff(4, 1000);
+    d.files[3]!.patch = `@@ -1,1 +1,3001 @@\n ctx\n${Array.from({ length: 3000 }, (_, i) => `+big ${i}`).join("\n")}\n`;
+    const drawnOf = async (open: (path: string) => boolean, moveBigFirst = false) => {
+      const dd = moveBigFirst ? { ...d, files: [d.files[3]!, ...d.files.slice(0, 3)] } : d;
+      const out = (
+        await diffView(dd, () => null, {
+          collapse: { full: 1500, open: (f) => open(f.path), collapsed: (f, i) => html`<p class="folded">${i}:${f.path}</p>` },
+        })
+      ).value;
+      return [...out.matchAll(/<section class="box( collapsed)?" id="diff-(\d+)"/g)].map((m) => `${m[2]}${m[1] ? "-" : "+"}`);
+    };
+    expect(await drawnOf(() => false)).toEqual(["1+", "2+", "3-", "4-"]);
+    expect(await drawnOf((p) => p === "dir/f2.txt" || p === "dir/f3.txt")).toEqual(["1+", "2+", "3+", "4+"]);
+    expect(await drawnOf(() => false, true)).toEqual(["1-", "2+", "3+", "4-"]);
+  });
 });

@@ -1,0 +1,210 @@
+// Fuzz targets for the CI expression language (issue 29): seed expressions and templates mutated,
+// and generated hostile ones (deep nesting, long chains, filter storms, huge format/join/toJSON
+// results). Invariants: parsing and evaluation end in a value or an ExprError (never another
+// throw), every ExprError's offset lies inside its text, results respect EXPR_LIMITS, and an
+// error message never holds the secret the contexts carry. Pure and in-process; the caller's cap
+// bounds each case's time.
+import {
+  EXPR_LIMITS,
+  ExprError,
+  evaluate,
+  evaluateCondition,
+  parseCondition,
+  parseExpression,
+  parseTemplate,
+  renderTemplate,
+} from "../../src/services/ci/expr/index.ts";
+import type { Contexts } from "../../src/services/ci/expr/index.ts";
+import { MASK, Masker } from "../../src/services/ci/mask.ts";
+import { CronError, cronMatches, parseCron } from "../../src/services/ci/cron.ts";
+import { parseFileCommands, parsePathFile } from "../../cli/runner/files.ts";
+import { mutate, type Rand, type Target } from "./lib.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A value no message may contain. */
+const SECRET = "fuzz-s3cret-VALUE";
+
+const CONTEXTS: Contexts = Object.freeze<Contexts>({
+  github: { sha: "abc", ref: "refs/heads/main", event: { commits: [{ id: "a", author: { name: "x" } }, { id: "b" }], labels: [{ name: "bug" }] } },
+  needs: { build: { result: "success", outputs: { json: '{"a":[1,2,{"b":"c"}]}', text: SECRET } } },
+  matrix: { os: "linux", n: 3 },
+  vars: { X: "1" },
+  inputs: { flag: true, s: "x" },
+  secrets: { TOKEN: SECRET },
+  steps: { s1: { outputs: { o: "v" } } },
+  env: { A: "b" },
+});
+
+const SEEDS = [
+  "github.ref == 'refs/heads/main' && !startsWith(github.ref, 'refs/tags/')",
+  "contains(github.event.labels.*.name, 'bug') || failure()",
+  "fromJSON(needs.build.outputs.json).a[2].b",
+  "format('{0}-{1}{{}}', matrix.os, matrix.n) != 'x' && always()",
+  "join(github.event.commits.*.author.name, ', ')",
+  "toJSON(github.event)",
+  "(0xff == '255') && (.5 < 1) && -Infinity < NaN || null",
+  "endsWith(secrets.TOKEN, 'VALUE') && cancelled() == false",
+  "steps.s1.outputs['o'] == 'V' && inputs.flag",
+  "github['event']['commits'][*].id[0]",
+  "fromJSON(secrets.TOKEN) || fromJSON(needs.build.outputs.text)",
+];
+
+const TEMPLATES = [
+  "echo ${{ matrix.os }} ${{ github.sha }}\nrun ${{ format('{0}', '}}') }}",
+  "${{ needs.build.outputs.text }}",
+  "a ${{ 'it''s' }} b ${{ toJSON(matrix) }} c",
+  "${{ fromJSON('[1,2]') }}",
+];
+
+/** A generated hostile expression. */
+function generated(r: Rand): string {
+  const n = r.int(3000);
+  switch (r.int(8)) {
+    case 0:
+      return `${"(".repeat(n)}1${")".repeat(r.int(n + 1))}`;
+    case 1:
+      return `${"!".repeat(n)}github`;
+    case 2:
+      return `github${".a".repeat(n)}`;
+    case 3:
+      return `github.event${".*".repeat(r.int(40))}`;
+    case 4:
+      return `${"contains(".repeat(r.int(80))}'a', 'b'${")".repeat(r.int(80))}`;
+    case 5:
+      return `format('${"{0}".repeat(r.int(2000))}', needs.build.outputs.json)`;
+    case 6:
+      return `fromJSON('${"[".repeat(r.int(200))}${"]".repeat(r.int(200))}')`;
+    default:
+      return Array.from({ length: r.int(500) }, () =>
+        r.pick(["github", ".", "[", "]", "(", ")", "'", "''", "==", "&&", "||", "!", "1", "0x", ",", "*", " "]),
+      ).join("");
+  }
+}
+
+/** Throws unless `e` is a clean ExprError about `text` that names no secret. */
+function checkError(e: unknown, text: string): void {
+  if (!(e instanceof ExprError)) throw e;
+  if (!(e.offset >= 0 && e.offset <= text.length)) throw new Error(`offset ${e.offset} outside the text (${text.length} chars): ${e.message}`);
+  if (e.message.includes(SECRET)) throw new Error(`an error message holds the secret: ${e.message}`);
+}
+
+function checkResult(v: unknown): void {
+  if (typeof v === "string" && v.length > EXPR_LIMITS.resultChars) throw new Error(`a result of ${v.length} characters`);
+}
+
+/** Expressions, conditions and templates: seeds mutated, and generated storms. */
+export function exprTarget(): Target {
+  return {
+    name: "ci expressions",
+    run(r) {
+      const kind = r.int(3);
+      const text =
+        kind === 2
+          ? dec.decode(mutate(enc.encode(r.pick(TEMPLATES)), r, 6))
+          : r.chance(0.3)
+            ? generated(r)
+            : dec.decode(mutate(enc.encode(r.pick(SEEDS)), r, 6));
+      const status = { success: r.chance(0.5), failure: r.chance(0.5), cancelled: r.chance(0.2) };
+      const hashFiles = (p: string[]) => p.join("|");
+      try {
+        if (kind === 0) checkResult(evaluate(parseExpression(text, { status: true }), { contexts: CONTEXTS, status, hashFiles }));
+        else if (kind === 1) evaluateCondition(parseCondition(text), { contexts: CONTEXTS, status, hashFiles });
+        else checkResult(renderTemplate(parseTemplate(text), { contexts: CONTEXTS, hashFiles }));
+      } catch (e) {
+        checkError(e, text);
+      }
+    },
+  };
+}
+
+/** Log masking: random values over a small alphabet (so values overlap and repeat), text built from them, cut into random writes. */
+export function maskTarget(): Target {
+  const ALPHABET = "ab\nc=+/%";
+  const word = (r: Rand, n: number) => Array.from({ length: n }, () => ALPHABET[r.int(ALPHABET.length)]).join("");
+  return {
+    name: "log masking",
+    run(r) {
+      const values = Array.from({ length: 1 + r.int(6) }, () => word(r, 1 + r.int(r.chance(0.2) ? 40 : 8)));
+      const pieces: string[] = [];
+      for (let i = r.int(40); i > 0; i--) {
+        const v = r.pick(values);
+        pieces.push(
+          r.pick([v, v.slice(0, r.int(v.length + 1)), Buffer.from(word(r, r.int(3)) + v).toString("base64"), encodeURIComponent(v), word(r, r.int(12))]),
+        );
+      }
+      const text = pieces.join("");
+      const whole = new Masker(values).mask(text);
+      const m = new Masker(values);
+      let streamed = "";
+      for (let i = 0; i < text.length; ) {
+        const n = 1 + r.int(r.chance(0.5) ? 4 : 64);
+        streamed += m.push(text.slice(i, i + n));
+        i += n;
+      }
+      streamed += m.flush();
+      if (streamed !== whole) throw new Error(`streamed ${JSON.stringify(streamed)} != whole ${JSON.stringify(whole)} for ${JSON.stringify(values)}`);
+      const visible = whole.split(MASK).join("\u0000");
+      for (const v of values) if (visible.includes(v)) throw new Error(`${JSON.stringify(v)} is visible in ${JSON.stringify(whole)}`);
+    },
+  };
+}
+
+const CRONS = ["*/15 * * * *", "30 5 * * MON-FRI", "0 0 13 * 5", "10-20/5 8-9 1,15 JAN-jun 0-7", "5/20 * * * *"];
+
+/** Cron texts: seeds mutated; a parse ends in a schedule or a CronError inside the text, and matching never throws. */
+export function cronTarget(): Target {
+  return {
+    name: "cron",
+    run(r) {
+      const text = dec.decode(mutate(enc.encode(r.pick(CRONS)), r, 6));
+      let cron: ReturnType<typeof parseCron>;
+      try {
+        cron = parseCron(text);
+      } catch (e) {
+        if (!(e instanceof CronError)) throw e;
+        if (!(e.offset >= 0 && e.offset <= text.length)) throw new Error(`offset ${e.offset} outside ${JSON.stringify(text)}`);
+        return;
+      }
+      for (let i = 0; i < 20; i++) cronMatches(cron, r.int(2 ** 31) * 1000);
+    },
+  };
+}
+
+/**
+ * The runner's file commands ($GITHUB_OUTPUT, $GITHUB_ENV, $GITHUB_PATH): entries written the way
+ * a step writes them parse back to themselves; mutated files parse or are refused, never throw.
+ */
+export function fileCommandsTarget(): Target {
+  const CHARS = "ab=<\n EOF-_1";
+  return {
+    name: "runner file commands",
+    run(r) {
+      const entries: [string, string][] = [];
+      let text = "";
+      for (let i = r.int(8); i > 0; i--) {
+        const name = `${r.pick(["a", "B", "_x"])}${r.int(100)}`;
+        const value = Array.from({ length: r.int(30) }, () => CHARS[r.int(CHARS.length)]).join("");
+        entries.push([name, value]);
+        if (!value.includes("\n") && r.chance(0.5)) text += `${name}=${value}\n`;
+        else {
+          let delimiter = "EOF";
+          while (value.split("\n").includes(delimiter)) delimiter += `_${r.int(10)}`;
+          text += `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
+        }
+      }
+      const parsed = parseFileCommands(text, "env");
+      if (!parsed.ok || JSON.stringify(parsed.entries) !== JSON.stringify(entries))
+        throw new Error(`${JSON.stringify(text)} parsed as ${JSON.stringify(parsed)}, wrote ${JSON.stringify(entries)}`);
+      const mutated = dec.decode(mutate(enc.encode(text), r, 6));
+      parseFileCommands(mutated, r.chance(0.5) ? "env" : "output");
+      parsePathFile(mutated);
+    },
+  };
+}
+
+/** Every CI target. */
+export function ciTargets(): Target[] {
+  return [exprTarget(), maskTarget(), cronTarget(), fileCommandsTarget()];
+}
