@@ -358,15 +358,17 @@ export class WorkEngine implements Work {
   /**
    * The kinds a wake-up claims. SQLite: one read first, and the claim's write transaction only
    * for kinds with a row due now (a wake-up names work of one kind; most others have nothing, and
-   * claiming all 22 cost ~4 ms of CPU per wake). PostgreSQL: every claimable kind, as before —
-   * with the read first, the claim came right inside the next write to the same key queue and
-   * under 4 concurrent commenters on one thread the comment writes kept failing to serialize
-   * (503 database_busy after 8 attempts in bench/review.ts --pg; bench/README §29).
+   * claiming all 22 cost ~4 ms of CPU per wake). PostgreSQL: the same read, but a wake-up with
+   * anything due claims every claimable kind, as before — claiming only the due ones, the claim
+   * came right inside the next write to the same key queue and under 4 concurrent commenters on
+   * one thread the comment writes kept failing to serialize (503 database_busy after 8 attempts
+   * in bench/review.ts --pg; bench/README §29).
    */
   private async dueKinds(): Promise<string[]> {
-    if (this.db.dialect !== "sqlite") return this.claimable();
     const t = now();
-    return [...(await store.dueByKind(this.db.read, this.claimable()))].filter(([, at]) => at <= t).map(([name]) => name);
+    const claimable = this.claimable();
+    const due = [...(await store.dueByKind(this.db.read, claimable))].filter(([, at]) => at <= t).map(([name]) => name);
+    return this.db.dialect === "sqlite" || due.length === 0 ? due : claimable;
   }
 
   /** Claims due rows of `names` (each kind up to its free concurrency, or `cap`) in one transaction. */
