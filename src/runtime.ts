@@ -38,6 +38,7 @@ import { WorkEngine } from "./services/jobs/engine.ts";
 import { domainResolvers, wire } from "./wiring.ts";
 import { writeServeLock } from "./services/ops/serve-lock.ts";
 import { DiffCache } from "./services/git/diff-cache.ts";
+import { anchorCache } from "./services/changes/anchor-cache.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -86,7 +87,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     close: closeAll,
     ci: { claims: new ClaimHub(() => ctx, telemetry.registry, signals), machines: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
-    caches: { contributions: contributionCache(), appTokens: new AppTokens(), diffs: new DiffCache() },
+    caches: { contributions: contributionCache(), appTokens: new AppTokens(), diffs: new DiffCache(), anchors: anchorCache() },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
     auth: { dummyHash: null },

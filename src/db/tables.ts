@@ -19,6 +19,19 @@ export type Tables = Pick<Schema, TableName>;
 /** The SQLite table set: the schema's own table objects. */
 const sqliteTables: Tables = Object.fromEntries(Object.entries(schema).filter(([, v]) => is(v, SQLiteTable))) as unknown as Tables;
 
+/** `load()` on the first call, then its answer again (an import memoized: no state of any context). */
+function once<T>(load: () => T): () => T {
+  let value: { v: T } | null = null;
+  return () => (value ??= { v: load() }).v;
+}
+
+/**
+ * The PostgreSQL table set, derived on first use: a SQLite-only process never derives it. Why
+ * memoized: a `require` costs ~18 µs, and store functions call `tables` on every query
+ * (bench/README §29: 4% of a comment's CPU on PostgreSQL).
+ */
+const pgTables = once(() => (require("./pg/schema.ts") as typeof import("./pg/schema.ts")).pgTables as unknown as Tables);
+
 /**
  * The tables of `q`'s dialect (a transaction inherits its database's: src/db/dialect-of.ts reads
  * the dialect drizzle gives the handle and each of its transactions). The PostgreSQL set is
@@ -26,7 +39,6 @@ const sqliteTables: Tables = Object.fromEntries(Object.entries(schema).filter(([
  */
 export function tables(q: Queryable | Tx): Tables {
   if (dialectOf(q) === "sqlite") return sqliteTables;
-  // Loaded only once a PostgreSQL handle exists (its client imported it already): a SQLite-only
-  // process never derives the pg tables.
-  return (require("./pg/schema.ts") as typeof import("./pg/schema.ts")).pgTables as unknown as Tables;
+  // Loaded only once a PostgreSQL handle exists (its client imported it already).
+  return pgTables();
 }

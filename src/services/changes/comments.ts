@@ -108,6 +108,15 @@ async function mapRangesOffloaded(ctx: Ctx, input: { old: string; new: string; r
   return await ctx.threads.run("changes.mapRanges", input, { timeLimitMs: THREAD_TIME_LIMIT_MS });
 }
 
+/** `make()`, remembered in the context's anchor cache under `key` (a function of object ids: anchor-cache.ts). */
+async function remembered<T extends Uint8Array | string | null>(ctx: Ctx, key: string, make: () => Promise<T>): Promise<T> {
+  const hit = ctx.caches.anchors.get(key);
+  if (hit !== undefined) return hit as T;
+  const value = await make();
+  ctx.caches.anchors.set(key, value);
+  return value;
+}
+
 /** The commentable lines of one side of a file's diff (anchors.ts `hunkLines`), on a thread for big texts. */
 async function hunkLinesOffloaded(ctx: Ctx, input: { old: string; new: string; side: "old" | "new" }): Promise<Uint8Array | null> {
   if (input.old.length + input.new.length <= OFFLOAD_BYTES) return hunkLines(input.old, input.new, input.side);
@@ -228,7 +237,9 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
   if (!ps) throw Unprocessable(`change #${change.number} has no patchset ${patchset}`);
   if (!ps.base) throw Unprocessable(`patchset ${patchset} has no base to comment against`);
   const reader = await t.once(`change-reader:${change.id}`, () => changeReader(ctx, t.repo, change));
-  const mergeBase = await t.once(`merge-base:${ps.base}:${ps.head}`, () => mergeBaseOf(reader, ps.base!, ps.head));
+  const mergeBase = await t.once(`merge-base:${ps.base}:${ps.head}`, () =>
+    remembered(ctx, `base:${t.repo.id}:${ps.base}:${ps.head}`, () => mergeBaseOf(reader, ps.base!, ps.head)),
+  );
   // Memoised on the request: a review's comments on one file read its blobs once.
   const entryAt = (commit: Oid) => t.once(`file:${commit}:${path}`, () => fileAt(reader, commit, path));
   const text = (oid: Oid, max: number) => t.once(`text:${oid}:${max}`, () => textOf(reader, oid, max));
@@ -253,7 +264,10 @@ async function anchorOf(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: Comme
     let near: Uint8Array | null = null;
     try {
       // One diff per file and side for the whole request (a review's comments on one file).
-      near = await t.once(`hunks:${otherEntry?.oid ?? "-"}:${entry.oid}:${side}`, () => hunkLinesOffloaded(ctx, { old: oldText, new: newText, side }));
+      const key = `${otherEntry?.oid ?? "-"}:${entry.oid}:${side}`;
+      near = await t.once(`hunks:${key}`, () =>
+        remembered(ctx, `hunks:${t.repo.id}:${key}`, () => hunkLinesOffloaded(ctx, { old: oldText, new: newText, side })),
+      );
     } catch (e) {
       if (!(e instanceof ThreadTaskError)) throw e;
     }

@@ -74,6 +74,12 @@ export interface Work {
   define<P>(kind: JobKind<P>, run: Handler<P>): void;
   /** In the caller's transaction; wakes the kind (every node) after COMMIT. Answers the row's id (the folded one for `unique`). */
   enqueue<P>(tx: Tx, kind: JobKind<P>, payload: P, o?: { delayMs?: number; id?: string; seq?: number }): Promise<string>;
+  /**
+   * `enqueue` of many payloads of one kind, in multi-row INSERTs (a fan-out's mail jobs): the
+   * same rows, unique folding and per-key order as enqueueing them one by one in this order.
+   * Answers each payload's row id, in order (payloads folded together share one).
+   */
+  enqueueMany<P>(tx: Tx, kind: JobKind<P>, payloads: readonly P[], o?: { delayMs?: number }): Promise<string[]>;
   /** Starts the dispatcher and the periodic kinds (`svc serve` only). */
   start(): void;
   /** Stops claiming, aborts running attempts after `graceMs` (default at once), waits for them. */
@@ -171,6 +177,41 @@ export class WorkEngine implements Work {
     await store.insertJob(tx, { id, kind: kind.name, payload, runAt, createdAt: t, key, seq, uniqueKey });
     if (delayMs <= 0) this.signals.notify("work", kind.name, tx);
     return id;
+  }
+
+  async enqueueMany<P>(tx: Tx, kind: JobKind<P>, payloads: readonly P[], o: { delayMs?: number } = {}): Promise<string[]> {
+    if (payloads.length === 0) return [];
+    const t = now();
+    const delayMs = o.delayMs ?? 0;
+    const runAt = t + delayMs;
+    // Ids in payload order: rows written in one millisecond list (created_at, id) in the order
+    // they were enqueued, not in random id order.
+    const ids = payloads.map(() => newId()).sort();
+    const rows: Parameters<typeof store.insertJobs>[1][number][] = [];
+    /** Per payload: its row's id, or its unique key (the id is known after the INSERT). */
+    const out: ({ id: string } | { unique: string })[] = [];
+    const seen = new Set<string>();
+    const seqs = new Map<string, number>();
+    for (const [i, payload] of payloads.entries()) {
+      const uniqueKey = kind.unique?.(payload) ?? null;
+      if (uniqueKey !== null) {
+        out.push({ unique: uniqueKey });
+        // A second payload with the key folds into the first one's row.
+        if (seen.has(uniqueKey)) continue;
+        seen.add(uniqueKey);
+      } else out.push({ id: ids[i]! });
+      const key = kind.key?.(payload) ?? null;
+      let seq = 0;
+      if (key !== null) {
+        // Why a gap is harmless: a row that folds into a pending one leaves its seq unused; order is by `<` only.
+        seq = seqs.get(key) ?? (await store.nextSeq(tx, key));
+        seqs.set(key, seq + 1);
+      }
+      rows.push({ id: ids[i]!, kind: kind.name, payload, runAt, createdAt: t, key, seq, uniqueKey });
+    }
+    const held = await store.insertJobs(tx, rows);
+    if (delayMs <= 0) this.signals.notify("work", kind.name, tx);
+    return out.map((r) => ("id" in r ? r.id : held.get(r.unique)!));
   }
 
   start(): void {
@@ -277,11 +318,7 @@ export class WorkEngine implements Work {
       try {
         if (mustClaim) {
           mustClaim = false;
-          // One read first: the claim's write transaction only for kinds with a row due now
-          // (a wake-up names work of one kind; most of the others have nothing).
-          const t = now();
-          const due = [...(await store.dueByKind(this.db.read, this.claimable()))].filter(([, at]) => at <= t).map(([name]) => name);
-          if (due.length) for (const row of await this.claim(due, Infinity, false)) void this.launch(row);
+          for (const row of await this.claim(await this.dueKinds(), Infinity, false)) void this.launch(row);
         }
         if (!this.poked && !this.stopping) next = await store.nextDueAt(this.db.read, this.claimable());
         if (this.claimFailures > 0) {
@@ -316,6 +353,22 @@ export class WorkEngine implements Work {
       // A failed claim is retried; a due row found by the read is claimed after the wait.
       if (failed || (next !== null && next <= now())) mustClaim = true;
     }
+  }
+
+  /**
+   * The kinds a wake-up claims. SQLite: one read first, and the claim's write transaction only
+   * for kinds with a row due now (a wake-up names work of one kind; most others have nothing, and
+   * claiming all 22 cost ~4 ms of CPU per wake). PostgreSQL: the same read, but a wake-up with
+   * anything due claims every claimable kind, as before — claiming only the due ones, the claim
+   * came right inside the next write to the same key queue and under 4 concurrent commenters on
+   * one thread the comment writes kept failing to serialize (503 database_busy after 8 attempts
+   * in bench/review.ts --pg; bench/README §29).
+   */
+  private async dueKinds(): Promise<string[]> {
+    const t = now();
+    const claimable = this.claimable();
+    const due = [...(await store.dueByKind(this.db.read, claimable))].filter(([, at]) => at <= t).map(([name]) => name);
+    return this.db.dialect === "sqlite" || due.length === 0 ? due : claimable;
   }
 
   /** Claims due rows of `names` (each kind up to its free concurrency, or `cap`) in one transaction. */

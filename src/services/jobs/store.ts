@@ -22,6 +22,38 @@ export async function insertJob(
   await tx.insert(jobs).values(row);
 }
 
+/** Rows per multi-row INSERT (13 columns: well under SQLite's and PostgreSQL's parameter limits). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts job rows in multi-row statements (`enqueueMany`). A row whose `uniqueKey` is held by a
+ * pending, not yet started row of its kind folds into that row (ON CONFLICT on `jobs_unique_uq`:
+ * its run time moves earlier when the new one is sooner, nothing else changes), as `enqueue`
+ * does. The rows must hold distinct unique keys. Answers, per unique key, the id of the row that
+ * holds it now (the new row's, or the one folded into).
+ */
+export async function insertJobs(
+  tx: Tx,
+  rows: readonly Pick<JobRow, "id" | "kind" | "payload" | "runAt" | "createdAt" | "key" | "seq" | "uniqueKey">[],
+): Promise<Map<string, string>> {
+  const { jobs } = tables(tx);
+  const held = new Map<string, string>();
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const part = rows.slice(i, i + INSERT_CHUNK);
+    const back = await tx
+      .insert(jobs)
+      .values(part)
+      .onConflictDoUpdate({
+        target: [jobs.kind, jobs.uniqueKey],
+        targetWhere: sql`done_at IS NULL AND unique_key IS NOT NULL`,
+        set: { runAt: x(tx).least(sql`${jobs.runAt}`, sql`excluded.run_at`) },
+      })
+      .returning({ id: jobs.id, uniqueKey: jobs.uniqueKey });
+    for (const r of back) if (r.uniqueKey !== null) held.set(r.uniqueKey, r.id);
+  }
+  return held;
+}
+
 /** The pending row of `kind` holding `uniqueKey`, or null. */
 export async function pendingUnique(tx: Tx, kind: string, uniqueKey: string): Promise<{ id: string; runAt: number } | null> {
   const { jobs } = tables(tx);

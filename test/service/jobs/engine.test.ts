@@ -1,5 +1,5 @@
 // The durable-work engine (services/jobs/engine.ts) on a real database: per-key order with a
-// retrying head holding the rest back, unique folding, retry and give-up by the kind's rule,
+// retrying head holding the rest back, unique folding (enqueueMany's multi-row inserts too), retry and give-up by the kind's rule,
 // Later and Released (uncounted), lease renewal and a lost lease aborting the attempt and
 // fencing its outcome, periodic cluster kinds once per slot across two engines, wake-ups after
 // COMMIT only, and a dispatcher that survives a database refusing its claims.
@@ -110,6 +110,74 @@ test("unique: an enqueue while one waits folds into it (sooner wins); once start
   expect(await pass).toBe(1);
   expect(await ctx.work.runDue({ kinds: [kind] })).toBe(1);
   expect(ran).toEqual(["x", "x"]);
+});
+
+test("enqueueMany: multi-row inserts with enqueue's unique folding (within the batch too), per-key order and payload order in one ms", async () => {
+  const ctx = await context();
+  const t = { now: Date.now() };
+  clockAt(t);
+  const mail = jobKind<{ u: string }>("test.many", { unique: (p) => p.u, concurrency: 8 });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const ran: string[] = [];
+  ctx.work.define(mail, async (_c, p) => {
+    ran.push(p.u);
+    await gate;
+  });
+  const many = <P>(kind: JobKind<P>, ps: P[], o?: { delayMs?: number }) => ctx.db.transaction((tx) => ctx.work.enqueueMany(tx, kind, ps, o));
+  const a = await enqueue(ctx, mail, { u: "a" }, { delayMs: 120_000 });
+  // "a" folds into the pending row (sooner wins), the two "b" into one new row.
+  const ids = await many(mail, [{ u: "a" }, { u: "b" }, { u: "b" }, { u: "c" }], { delayMs: 60_000 });
+  expect(ids[0]).toBe(a);
+  expect(ids[1]).toBe(ids[2]!);
+  expect(new Set(ids).size).toBe(3);
+  expect((await row(ctx, a)).runAt).toBe(t.now + 60_000);
+  expect(await many(mail, [{ u: "a" }], { delayMs: 120_000 })).toEqual([a]);
+  expect((await row(ctx, a)).runAt).toBe(t.now + 60_000);
+  const pending = await ctx.db.read.select().from(jobs).where(eq(jobs.kind, mail.name));
+  expect(pending.map((r) => [r.id, r.uniqueKey]).sort()).toEqual([...new Set(ids)].map((id, i) => [id, ["a", "b", "c"][i]!]).sort());
+  // Started rows take no folds: the next ones are new rows.
+  t.now += 60_000;
+  const pass = ctx.work.runDue({ kinds: [mail] });
+  await until(() => ran.length === 3, "the three runs");
+  const again = await many(mail, [{ u: "a" }, { u: "c" }]);
+  expect(again.filter((id) => ids.includes(id))).toEqual([]);
+  release();
+  expect(await pass).toBe(3);
+  expect(await ctx.work.runDue({ kinds: [mail] })).toBe(2);
+  expect(ran.sort()).toEqual(["a", "a", "b", "c", "c"]);
+
+  // Per key: the batch queues behind the key's pending rows, in payload order; rows written in one
+  // millisecond list by (created_at, id) in the order enqueued.
+  const keyed = jobKind<{ k: string; n: number }>("test.many-keyed", { key: (p) => p.k, concurrency: 4 });
+  const order: string[] = [];
+  ctx.work.define(keyed, async (_c, p) => void order.push(`${p.k}${p.n}`));
+  await enqueue(ctx, keyed, { k: "x", n: 0 });
+  const batch = [
+    { k: "x", n: 1 },
+    { k: "x", n: 2 },
+    { k: "y", n: 1 },
+    { k: "x", n: 3 },
+  ];
+  const kids = await many(keyed, batch);
+  const written = await ctx.db.read.select().from(jobs).where(eq(jobs.kind, keyed.name));
+  const byId = written.filter((r) => kids.includes(r.id)).sort((p, q) => p.createdAt - q.createdAt || (p.id < q.id ? -1 : 1));
+  expect(byId.map((r) => r.id)).toEqual(kids);
+  const xs = written.filter((r) => r.key === "x").sort((p, q) => p.seq - q.seq);
+  expect(xs.map((r) => (r.payload as { n: number }).n)).toEqual([0, 1, 2, 3]);
+  while ((await ctx.work.runDue({ kinds: [keyed] })) > 0);
+  expect(order.filter((s) => s.startsWith("x"))).toEqual(["x0", "x1", "x2", "x3"]);
+  expect(order).toContain("y1");
+
+  // Past one statement's rows (chunked): every payload gets its row.
+  const bulk = jobKind<{ u: string }>("test.many-bulk", { unique: (p) => p.u });
+  const bulkIds = await many(
+    bulk,
+    Array.from({ length: 1200 }, (_, i) => ({ u: `u${i}` })),
+    { delayMs: 60_000 },
+  );
+  expect(new Set(bulkIds).size).toBe(1200);
+  expect(await ctx.db.read.select({ id: jobs.id }).from(jobs).where(eq(jobs.kind, bulk.name))).toHaveLength(1200);
 });
 
 test("retry by the kind's rule, then given up with the last error; Later reschedules uncounted", async () => {
