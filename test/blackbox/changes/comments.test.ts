@@ -193,6 +193,8 @@ describe("422s", () => {
       [{ body: "x", path: "other.txt", line: 1 }, /not part of the diff/],
       [{ body: "x", path: "missing.txt", line: 1 }, /not part of the diff/],
       [{ body: "x", path: "f.txt", line: 25 }, /not part of the diff/],
+      // Again: the hunk mask now comes from the node's anchor cache, and refuses the same.
+      [{ body: "x", path: "f.txt", line: 25, side: "new" }, /not part of the diff/],
       [{ body: "x", path: "f.txt", start_line: 12, line: 10 }, /start_line/],
       [{ body: "x", path: "f.txt", start_line: 1, line: 600 }, /at most 500 lines/],
       [{ body: "x", path: "dir/new.md", line: 1, side: "old" }, /no old side/],
