@@ -43,8 +43,8 @@ export type Action =
   | { kind: "runner:job"; jobTokenId: string | null } // the per-job token acts on its own running job
   | { kind: "quota"; what: "private-repo" | "people" } // the org's plan allows one more private repo / person (402 `quota:`)
   | { kind: "change:edit"; author: boolean } // edit, close or reopen a change: writers, or its author while they can read
-  | { kind: "repo:discuss" } // comment on or review a change: a person with a role here and a token covering repo:write
-  | { kind: "comment:delete"; author: boolean } // delete a comment: its author, or a repo admin
+  | { kind: "repo:discuss"; changeAuthor?: boolean } // comment on or review a change: a person with a role here (or the change's author, e.g. from a fork) and a token covering repo:write
+  | { kind: "comment:delete"; author: boolean; changeAuthor?: boolean } // delete a comment: its author, or a repo admin
   | { kind: "thread:resolve"; changeAuthor: boolean }; // resolve or unresolve a thread: writers, or the change's author
 
 /** Roles in rank order; a grant role never includes owner. */
@@ -259,7 +259,7 @@ function decideQuota(f: Facts, action: { kind: "quota"; what: "private-repo" | "
  */
 function decideDiscussion(
   f: Facts,
-  action: { kind: "repo:discuss" } | { kind: "comment:delete"; author: boolean } | { kind: "thread:resolve"; changeAuthor: boolean },
+  action: { kind: "repo:discuss"; changeAuthor?: boolean } | { kind: "comment:delete"; author: boolean; changeAuthor?: boolean } | { kind: "thread:resolve"; changeAuthor: boolean },
 ): Decision {
   const read = decideRepo(f, "repo:read");
   if (!read.allow) return read;
@@ -267,7 +267,10 @@ function decideDiscussion(
   if (c.kind === "anonymous") return deny(401, "authentication required");
   if (c.kind !== "person") return deny(403, "comments and reviews are written by a person; service tokens belong to nobody");
   const role = effectiveRepoRole(f);
-  if (!roleAtLeast(role, "viewer")) return deny(403, `commenting on ${f.repo!.fullName} needs a role in its organization`);
+  // Why the change's author too: someone who opened a change from a fork on a public repository
+  // (no role here) must be able to answer the review of their own change.
+  if (!roleAtLeast(role, "viewer") && action.changeAuthor !== true)
+    return deny(403, `commenting on ${f.repo!.fullName} needs a role in its organization (or being the change's author)`);
   if (!scopeCovers(c.scopes, "repo:write")) return deny(403, "commenting needs a credential with the repo:write scope; this one is read-only");
   if (action.kind === "repo:discuss") return allow(role);
   if (action.kind === "comment:delete") {

@@ -125,6 +125,12 @@ async function hunkLinesOffloaded(ctx: Ctx, input: { old: string; new: string; s
 
 // ── validation and rendering ─────────────────────────────────────────────────────────────────
 
+/** Whether the caller opened `change` (its author may discuss it without a role here, e.g. from a fork). */
+function isChangeAuthor(t: RepoTarget, change: Pick<ChangeRow, "authorUserId">): boolean {
+  const me = personOf(t.actor);
+  return me !== null && change.authorUserId !== null && change.authorUserId === me.id;
+}
+
 function checkBody(body: unknown): string {
   if (typeof body !== "string" || body.trim() === "") throw Unprocessable("body must not be empty");
   if (body.length > MAX_COMMENT_BODY) throw Unprocessable(`body must be at most ${MAX_COMMENT_BODY} characters`);
@@ -320,7 +326,7 @@ export interface PrepareOptions {
  * another change's comment).
  */
 export async function prepareComment(ctx: Ctx, t: RepoTarget, change: ChangeRow, input: CommentCreate, opts: PrepareOptions = {}): Promise<PreparedComment> {
-  need(t, { kind: "repo:discuss" });
+  need(t, { kind: "repo:discuss", changeAuthor: isChangeAuthor(t, change) });
   const author = personOf(t.actor)!;
   const body = checkBody(input.body);
   const id = newId();
@@ -433,8 +439,9 @@ async function mustChange(q: Parameters<typeof store.changeByNumber>[0], repoId:
  * activity, no mention) until their next review publishes it.
  */
 export async function postComment(ctx: Ctx, t: RepoTarget, number: number, input: CommentCreate): Promise<Comment> {
-  need(t, { kind: "repo:discuss" });
+  need(t, "repo:read");
   const change = await mustChange(ctx.db.read, t.repo.id, number);
+  need(t, { kind: "repo:discuss", changeAuthor: isChangeAuthor(t, change) });
   const draft = input.draft === true;
   const prepared = await prepareComment(ctx, t, change, input, draft ? { state: "draft" } : {});
   const author = personOf(t.actor)!;
@@ -703,7 +710,7 @@ export async function patchComment(ctx: Ctx, t: RepoTarget, number: number, id: 
   need(t, "repo:read");
   const change = await mustChange(ctx.db.read, t.repo.id, number);
   const row = await visibleComment(ctx, t, change, id);
-  need(t, { kind: "repo:discuss" });
+  need(t, { kind: "repo:discuss", changeAuthor: isChangeAuthor(t, change) });
   const me = personOf(t.actor)!;
   if (input.body === undefined && input.resolved === undefined) throw Unprocessable("nothing to change: send body or resolved");
   let rendered: { html: string } | null = null;
@@ -755,7 +762,7 @@ export async function deleteComment(ctx: Ctx, t: RepoTarget, number: number, id:
   need(t, "repo:read");
   const change = await mustChange(ctx.db.read, t.repo.id, number);
   const row = await visibleComment(ctx, t, change, id);
-  need(t, { kind: "comment:delete", author: row.authorUserId !== null && row.authorUserId === personOf(t.actor)?.id });
+  need(t, { kind: "comment:delete", author: row.authorUserId !== null && row.authorUserId === personOf(t.actor)?.id, changeAuthor: isChangeAuthor(t, change) });
   await ctx.db.transaction(async (tx) => {
     const cur = await cstore.commentById(tx, change.id, id);
     if (!cur) return;

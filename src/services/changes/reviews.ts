@@ -35,10 +35,11 @@ const MAX_DISMISS_MESSAGE = 1000;
 /** How many comments one review may carry. */
 export const MAX_REVIEW_COMMENTS = 100;
 
-/** Who may review: a person with a role here and a credential covering repo:write (access `repo:discuss`). Answers the person. */
-export function needDiscussant(t: RepoTarget): User {
-  need(t, { kind: "repo:discuss" });
-  return personOf(t.actor)!;
+/** Who may review `change`: a person with a role here, or its author, with a credential covering repo:write (access `repo:discuss`). Answers the person. */
+export function needDiscussant(t: RepoTarget, change: Pick<ChangeRow, "authorUserId">): User {
+  const me = personOf(t.actor);
+  need(t, { kind: "repo:discuss", changeAuthor: me !== null && change.authorUserId !== null && change.authorUserId === me.id });
+  return me!;
 }
 
 async function mustChange(q: Queryable, repoId: string, number: number): Promise<ChangeRow> {
@@ -85,14 +86,15 @@ function checkBody(body: string | null | undefined): string | null {
  * target's protection requires approvals).
  */
 export async function postReview(ctx: Ctx, t: RepoTarget, number: number, input: ReviewCreate): Promise<Review> {
-  const person = needDiscussant(t);
+  need(t, "repo:read");
   const { org, repo } = t;
+  const change = await mustChange(ctx.db.read, repo.id, number);
+  const person = needDiscussant(t, change);
   if (!REVIEW_VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${REVIEW_VERDICTS.join(", ")}`);
   const verdict = input.verdict as ReviewVerdict;
   const body = checkBody(input.body);
   const items = input.comments ?? [];
   if (items.length > MAX_REVIEW_COMMENTS) throw Invalid(`a review carries at most ${MAX_REVIEW_COMMENTS} comments`);
-  const change = await mustChange(ctx.db.read, repo.id, number);
   const own = change.authorUserId === person.id;
   if (own && verdict === "approve") throw Unprocessable("you cannot approve your own change");
   if (own && verdict === "request_changes") throw Unprocessable("you cannot request changes on your own change");

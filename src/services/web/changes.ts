@@ -172,7 +172,7 @@ export async function changeView(
   const above = tab === "thread" ? [] : await dependents(ctx, t, change.number);
   const queue = change.state === "queued" ? await targetQueue(ctx, t, change.target) : [];
   const isAuthor = me !== null && change.author?.user_id === me.id;
-  const canComment = decide(t.facts, { kind: "repo:discuss" }).allow;
+  const canComment = decide(t.facts, { kind: "repo:discuss", changeAuthor: isAuthor }).allow;
   const rights: CommentRights = {
     discuss: canComment,
     resolve: canComment && decide(t.facts, { kind: "thread:resolve", changeAuthor: isAuthor }).allow,

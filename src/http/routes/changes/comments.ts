@@ -31,7 +31,7 @@ export function commentRoutes(ctx: Ctx) {
         detail: {
           summary: "Comment on a change",
           description:
-            "A general comment, a comment on lines of one side of a patchset's diff (`path`, `line`, `start_line`, `side`, `patchset`), or a reply (`in_reply_to`); with `draft: true` a pending comment of the caller's next review (seen by the caller alone, no event or notification, published by POST …/reviews). Anyone with a role who can read the repository, as a person, with a credential covering repo:write. 422 for a path not in the diff, lines outside the file or its hunks, a bad range, an empty or too long body, or a reply to a comment of another change.",
+            "A general comment, a comment on lines of one side of a patchset's diff (`path`, `line`, `start_line`, `side`, `patchset`), or a reply (`in_reply_to`); with `draft: true` a pending comment of the caller's next review (seen by the caller alone, no event or notification, published by POST …/reviews). Anyone with a role who can read the repository (or the change's author, e.g. from a fork), as a person, with a credential covering repo:write. 422 for a path not in the diff, lines outside the file or its hunks, a bad range, an empty or too long body, or a reply to a comment of another change.",
         },
       },
     )

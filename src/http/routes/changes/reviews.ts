@@ -32,7 +32,7 @@ export function reviewRoutes(ctx: Ctx) {
         detail: {
           summary: "Review a change",
           description:
-            "A person who can read the repository, with a credential covering repo:write. `verdict` approve, request_changes or comment; up to 100 `comments` posted with it in one transaction. 422 approving (or requesting changes on) one's own change, a comment review with neither body nor comments, a bad comment (`index` names it); 409 a verdict on a landed or closed change.",
+            "A person with a role here (or the change's author, e.g. from a fork) who can read the repository, with a credential covering repo:write. `verdict` approve, request_changes or comment; up to 100 `comments` posted with it in one transaction. 422 approving (or requesting changes on) one's own change, a comment review with neither body nor comments, a bad comment (`index` names it); 409 a verdict on a landed or closed change.",
         },
       },
     )
