@@ -93,7 +93,7 @@ export async function listReviewers(ctx: Ctx, t: RepoTarget, number: number): Pr
 
 /**
  * POST …/changes/{n}/reviewers `{ handles }`: writers or the change's author ask people who can
- * read the repository. 422 for an unknown handle and for one who cannot read, with the same
+ * review on the repository (a role in its org). 422 for an unknown handle and for one who cannot, with the same
  * message (a request is no probe of who can see a private repository), for the author, and when
  * more than 20 people would be asked. People already asked stay asked (no second notification).
  */
@@ -108,11 +108,12 @@ export async function requestReviewers(ctx: Ctx, t: RepoTarget, number: number, 
   const people: { id: string; handle: string }[] = [];
   for (const h of handles) {
     const u = found.get(h.toLowerCase());
-    const unknown = () => Unprocessable(`@${h} is not a person who can read ${t.named.org}/${t.named.repo}`);
+    const unknown = () => Unprocessable(`@${h} is not a person who can review on ${t.named.org}/${t.named.repo}`);
     if (!u) throw unknown();
     if (u.id === change.authorUserId) throw Unprocessable(`@${u.handle} wrote change #${number}; the author cannot review it`);
-    // Why decided now and per person: whoever is asked gets a notification naming the change.
-    if (!decide(await deferredFacts(ctx, u.id, org, repo), "repo:read").allow) throw unknown();
+    // Why decided now and per person: whoever is asked gets a notification naming the change, and
+    // must be able to review it (repo:discuss: a role here; on a public repository reading is not enough).
+    if (!decide(await deferredFacts(ctx, u.id, org, repo), { kind: "repo:discuss" }).allow) throw unknown();
     people.push(u);
   }
   const requester = personOf(actor)?.id ?? null;

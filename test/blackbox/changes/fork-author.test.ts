@@ -65,6 +65,15 @@ test("the author of a change from a fork answers its review; a stranger may not 
   expectError(await stranger.post(`${base}/comments`, { body: "drive-by" }), 403, /role/);
   expectError(await stranger.post(`${base}/reviews`, { verdict: "comment", body: "drive-by" }), 403, /role/);
   expectError(await stranger.patch(`${base}/comments/${remark.body.id}`, { resolved: false }), 403);
+  // So nobody may ask them to review it (they could not): the same 422 as for a handle that names nobody.
+  const handleOf = async (p: { cookie: string }) => (await caller(w.server, p).get("/v1/auth/me")).body.handle as string;
+  const strangerHandle = await handleOf(strangerP);
+  const askStranger = await owner.post(`${base}/reviewers`, { handles: [strangerHandle] });
+  const askNobody = await owner.post(`${base}/reviewers`, { handles: ["nobody-at-all"] });
+  expectError(askStranger, 422);
+  expect(askStranger.body.error).toBe(askNobody.body.error.replace("nobody-at-all", strangerHandle));
+  // A viewer of the org may be asked.
+  expect((await owner.post(`${base}/reviewers`, { handles: [await handleOf(w.viewer)] })).status).toBe(200);
 
   // The conversation shows the author's reply; the web page offers them the comment form.
   const listed = (await owner.get(`${base}/comments`)).body.comments.map((c: { id: string }) => c.id);

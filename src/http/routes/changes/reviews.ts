@@ -59,7 +59,7 @@ export function reviewRoutes(ctx: Ctx) {
       detail: {
         summary: "Ask people to review a change",
         description:
-          "Writers or the change's author. 422 for an unknown handle or one who cannot read the repository (the same message), the author, or more than 20 requested reviewers.",
+          "Writers or the change's author. 422 for an unknown handle or one who cannot review there (no role in the org; the same message), the author, or more than 20 requested reviewers.",
       },
     })
     .delete(
