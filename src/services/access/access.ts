@@ -259,7 +259,10 @@ function decideQuota(f: Facts, action: { kind: "quota"; what: "private-repo" | "
  */
 function decideDiscussion(
   f: Facts,
-  action: { kind: "repo:discuss"; changeAuthor?: boolean } | { kind: "comment:delete"; author: boolean; changeAuthor?: boolean } | { kind: "thread:resolve"; changeAuthor: boolean },
+  action:
+    | { kind: "repo:discuss"; changeAuthor?: boolean }
+    | { kind: "comment:delete"; author: boolean; changeAuthor?: boolean }
+    | { kind: "thread:resolve"; changeAuthor: boolean },
 ): Decision {
   const read = decideRepo(f, "repo:read");
   if (!read.allow) return read;
