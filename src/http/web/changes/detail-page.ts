@@ -281,7 +281,7 @@ function lineCommentForm(v: ChangeView, csrf: string | null, at: CommentAt, anch
 <input type="hidden" name="path" value="${at.path}"><input type="hidden" name="side" value="${at.side}"><input type="hidden" name="line" value="${at.line}"><input type="hidden" name="patchset" value="${v.shown.patchset}">
 <label>Comment on ${range} (${at.side}) of <span class="path">${at.path}</span><textarea name="body" rows="4" required maxlength="65536" autofocus></textarea></label>
 <label class="from">Start at line <span class="muted">(optional, for a range)</span><input type="text" inputmode="numeric" pattern="[0-9]*" name="start_line" value="${at.startLine ?? ""}"></label>
-<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> ${draftButton(v)} <a href="${changeHref(v)}/files${v.shown.patchset !== v.change.patchset ? `?ps=${v.shown.patchset}` : ""}#${anchor}">Cancel</a></div>
+<div><button class="primary" type="submit" name="intent" value="comment">Add comment</button> ${draftButton(v)} <a href="${changeHref(v)}/files?${v.shown.patchset !== v.change.patchset ? `ps=${v.shown.patchset}&` : ""}file=${seg(at.path)}#${anchor}">Cancel</a></div>
 </form></td></tr>`;
 }
 

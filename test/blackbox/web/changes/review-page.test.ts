@@ -114,6 +114,8 @@ describe("line comments without a script", () => {
       expect(form).toContain(`name="${name}" value="${value}"`);
     expect(form).toContain(`name="csrf" value="${csrfOf(r.text)}"`);
     expect(textOf(form)).toContain("Comment on line 12 (new) of src/a:b.txt");
+    // Cancel goes back to the line with its file open (a big change's later files are collapsed).
+    expect(form).toContain(`<a href="/rev/pub/changes/1/files?file=src%2Fa%3Ab.txt#c-1-new-12">Cancel</a>`);
     // Drawn right after line 12's row, not elsewhere.
     expect(r.text.indexOf(`<tr class="comment-row">`)).toBeGreaterThan(r.text.indexOf(`+line twelve`));
     expect(r.text.indexOf(`<tr class="comment-row">`)).toBeLessThan(r.text.indexOf(` line 13</td>`));
