@@ -290,6 +290,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, repo.id, number);
     const set: Partial<ChangeRow> = { updatedAt: now() };
+    let moved: "closed" | "reopened" | null = null;
     if (title !== undefined) set.title = title;
     if (description !== undefined) set.description = description;
     const editsCode = target !== undefined || body.depends_on !== undefined;
@@ -309,6 +310,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
     if (body.state === "closed" && cur.state !== "closed") {
       if (cur.state === "landed") throw Conflict(`change #${number} has landed; it cannot be closed`);
       Object.assign(set, { state: "closed", queuedAt: null, queuedHead: null, waiting: null });
+      moved = "closed";
     } else if (body.state === "open" && cur.state !== "open") {
       if (cur.state !== "closed") throw Conflict(`change #${number} is ${cur.state}; only a closed change can be reopened`);
       // Reopening catches up with the branch: pushes while closed did not move the head.
@@ -316,6 +318,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
       const head = await readRef(tx, source, `refs/heads/${cur.branch}`);
       if (!head) throw Unprocessable(`branch ${cur.branch} no longer exists; push it again to reopen the change`);
       Object.assign(set, { state: "open", verdict: null });
+      moved = "reopened";
       if (head !== cur.head) {
         Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
         await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
@@ -323,6 +326,18 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
       }
     }
     await store.updateChange(tx, cur.id, set);
+    // Closing or reopening tells the thread (its participants and `all` watchers), as on GitHub.
+    if (moved)
+      await ctx.events.emit(tx, {
+        kind: "thread.activity",
+        repoId: cur.repoId,
+        orgId: t.org.id,
+        subject: { kind: "change", id: cur.id, number: cur.number, title: set.title ?? cur.title },
+        activity: moved,
+        actorUserId: personOf(actor)?.id ?? null,
+        participants: [],
+        summary: {},
+      });
     return { ...cur, ...set } as ChangeRow;
   });
   return one(ctx, row);

@@ -105,6 +105,21 @@ describe("notification inbox", () => {
     expect((await inbox(people.bo!, t.repo)).notifications).toEqual([]);
   }, 120_000);
 
+  test("closing and reopening a change tells its participants and `all` watchers, not the actor", async () => {
+    const t = await thread("closing");
+    expect((await as(people.cy!).post(`${t.base}/comments`, { body: "hmm" })).status).toBe(201);
+    const first = await waitFor(people.wat!, t.repo);
+    // ada (the author) closes it: cy (a commenter) and wat (watching) hear, ada does not.
+    expect((await as(people.ada!).patch(t.base, { state: "closed" })).status).toBe(200);
+    const closed = await waitFor(people.wat!, t.repo, (n) => n.updated_at > first.updated_at);
+    expect(closed.reason).toBe("watching");
+    expect((await waitFor(people.cy!, t.repo)).reason).toBe("comment");
+    expect((await inbox(people.ada!, t.repo)).notifications.map((n) => n.reason)).toEqual(["author"]);
+    // Reopened: wat's row moves on again.
+    expect((await as(people.ada!).patch(t.base, { state: "open" })).status).toBe(200);
+    await waitFor(people.wat!, t.repo, (n) => n.updated_at > closed.updated_at);
+  }, 120_000);
+
   test("ci_activity: a failed CI run notifies whoever pushed it, and nobody else (not an `all` watcher)", async () => {
     const name = "ci";
     await createRepo(server, { org: ORG, email: people.own!.email, cookie: people.own!.cookie, token: people.own!.token }, name);
