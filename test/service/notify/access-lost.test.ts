@@ -70,7 +70,12 @@ test("a person who lost read access gets no mail for the pending burst and no no
   };
   const inboxOf = async (userId: string) => await ctx.db.read.select().from(notifications).where(eq(notifications.userId, userId));
   const mailJobsOf = async (userId: string) =>
-    (await ctx.db.read.select().from(jobs).where(and(eq(jobs.kind, "notify.mail")))).filter((j) => (j.payload as { userId?: string }).userId === userId);
+    (
+      await ctx.db.read
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.kind, "notify.mail")))
+    ).filter((j) => (j.payload as { userId?: string }).userId === userId);
   const outboxTo = async (address: string) => await ctx.db.read.select().from(mailOutbox).where(eq(mailOutbox.toAddress, address));
 
   // lea comments (a participant), then the owner comments: both viewers get a row and a pending mail.
