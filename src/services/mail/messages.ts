@@ -195,6 +195,28 @@ export function activityLine(a: MailActivity): string {
   }
 }
 
+/** Why the person gets the mail, from the notification's reason (the footer; `X-Svc-Reason` carries the word). */
+function reasonLine(reason: string, org: string, repo: string): string {
+  switch (reason) {
+    case "author":
+      return "you opened this thread";
+    case "review_requested":
+      return "your review was requested";
+    case "assign":
+      return "you were assigned";
+    case "mention":
+      return "you were mentioned";
+    case "review":
+      return "you reviewed it";
+    case "comment":
+      return "you commented on it";
+    case "ci_activity":
+      return "you pushed the commit the run was for";
+    default:
+      return `you watch ${org}/${repo}`;
+  }
+}
+
 /**
  * A notification mail (plan §3.6): every activity since the last mail of the thread, the link to
  * the thread, and the list headers that let mail clients file it and unsubscribe in one click.
@@ -206,6 +228,8 @@ export function notificationMail(input: {
   org: string;
   repo: string;
   subject: { kind: string; number: number | null; title: string };
+  /** The notification's reason (author, comment, review, review_requested, assign, mention, ci_activity, watching). */
+  reason: string;
   threadUrl: string;
   unsubscribeUrl: string;
   host: string;
@@ -220,7 +244,7 @@ export function notificationMail(input: {
     "",
     "Reply on the web; replies to this address are not read.",
     "",
-    `You are getting this because you take part in or watch ${input.org}/${input.repo}. Mute this thread: ${input.unsubscribeUrl}`,
+    `You are getting this because ${reasonLine(input.reason, input.org, input.repo)}. Mute this thread: ${input.unsubscribeUrl}`,
   ].join("\n");
   const html = page([
     ...lines.map(
@@ -228,7 +252,7 @@ export function notificationMail(input: {
         `<p><strong>${esc(l.line)}</strong></p>${l.excerpt ? `\n<blockquote style="margin:0 0 12px;padding-left:12px;border-left:3px solid #d0d7de;color:#57606a;white-space:pre-wrap">${esc(l.excerpt)}</blockquote>` : ""}`,
     ),
     `<p><a href="${esc(input.threadUrl)}">View it on the web</a></p>`,
-    `<p style="font-size:12px;color:#57606a">Reply on the web; replies to this address are not read. <a href="${esc(input.unsubscribeUrl)}">Mute this thread</a>.</p>`,
+    `<p style="font-size:12px;color:#57606a">Reply on the web; replies to this address are not read. You are getting this because ${esc(reasonLine(input.reason, input.org, input.repo))}. <a href="${esc(input.unsubscribeUrl)}">Mute this thread</a>.</p>`,
   ]);
   const listHost = input.host.replace(/:\d+$/, "");
   return {
@@ -242,6 +266,7 @@ export function notificationMail(input: {
       "List-Unsubscribe": `<${input.unsubscribeUrl}>`,
       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
       "Auto-Submitted": "auto-generated",
+      "X-Svc-Reason": oneLine(input.reason),
     },
   };
 }

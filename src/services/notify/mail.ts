@@ -106,6 +106,7 @@ export async function mailNotification(ctx: Ctx, p: MailPayload, at: Attempt): P
         org: org.name,
         repo: repo.name,
         subject: { kind: row.subjectKind, number: last.subjectNumber, title: last.title },
+        reason: row.reason,
         threadUrl: `${base}${threadPath(org.name, repo.name, row.subjectKind, row.subjectId, last.subjectNumber)}`,
         unsubscribeUrl: `${base}/notifications/unsubscribe?token=${token}`,
         host,

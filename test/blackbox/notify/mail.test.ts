@@ -120,6 +120,10 @@ describe("notification mail", () => {
     expect(mail!.headers.get("list-id")).toBe(`<burst.${ORG}.127.0.0.1>`);
     expect(mail!.headers.get("list-unsubscribe")).toMatch(/^<http:\/\/127\.0\.0\.1:\d+\/notifications\/unsubscribe\?token=svcu_[a-z2-7]{32}>$/);
     expect(mail!.headers.has("reply-to")).toBe(false);
+    // Why they get it: wat watches the repository (the footer says so; the header carries the word).
+    expect(mail!.text).toContain(`You are getting this because you watch ${ORG}/burst.`);
+    expect(mail!.html).toContain(`You are getting this because you watch ${ORG}/burst.`);
+    expect(mail!.headers.get("x-svc-reason")).toBe("watching");
     // No SVC_BASE_URL (the bound 127.0.0.1): no host to name, so SVC_MAIL_FROM (capture's default).
     expect(mail!.headers.get("from")).toBe("svc@localhost");
     // The actor gets no mail about their own reviews.

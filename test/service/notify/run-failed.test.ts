@@ -112,6 +112,8 @@ describe("run_failed", () => {
     expect(m!.textBody).toContain(`/acme/r/runs/${s.runId}`);
     expect(m!.htmlBody).toContain(`/acme/r/runs/${s.runId}`);
     expect(m!.headers!["List-Unsubscribe"]).toMatch(/\/notifications\/unsubscribe\?token=svcu_/);
+    expect(m!.textBody).toContain("You are getting this because you pushed the commit the run was for.");
+    expect(m!.headers!["X-Svc-Reason"]).toBe("ci_activity");
   });
 
   test("a run nobody pushed tells nobody", async () => {
