@@ -9,6 +9,7 @@ import pg0002 from "../../migrations/pg/0002_node_secrets.sql" with { type: "tex
 import pg0003 from "../../migrations/pg/0003_fact_epoch_log.sql" with { type: "text" };
 import pg0004 from "../../migrations/pg/0004_retry_lane.sql" with { type: "text" };
 import pg0005 from "../../migrations/pg/0005_reviews.sql" with { type: "text" };
+import pg0006 from "../../migrations/pg/0006_ci_workflows.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -27,6 +28,7 @@ import m0014 from "../../migrations/0014_work_engine.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_default_group_index.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_node_secrets.sql" with { type: "text" };
 import m0017 from "../../migrations/0017_reviews.sql" with { type: "text" };
+import m0018 from "../../migrations/0018_ci_workflows.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -47,6 +49,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0015_default_group_index": m0015,
   "0016_node_secrets": m0016,
   "0017_reviews": m0017,
+  "0018_ci_workflows": m0018,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
@@ -56,6 +59,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0003_fact_epoch_log": pg0003,
   "0004_retry_lane": pg0004,
   "0005_reviews": pg0005,
+  "0006_ci_workflows": pg0006,
 });
 
 export interface Migration {

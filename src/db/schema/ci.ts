@@ -107,6 +107,12 @@ export const runners = sqliteTable(
 
 export type RunState = "queued" | "running" | "success" | "failure" | "cancelled";
 
+/**
+ * A job's state: a run's states plus `pending` (needs or concurrency not satisfied; never
+ * claimable, the claim reads only `queued`) and `skipped` (condition false, or a need failed).
+ */
+export type JobState = RunState | "pending" | "skipped";
+
 export const runs = sqliteTable(
   "runs",
   {
@@ -126,8 +132,26 @@ export const runs = sqliteTable(
     actorUserId: text("actor_user_id"),
     createdAt: createdAt(),
     finishedAt: integer("finished_at"),
+    /** The current attempt (a re-run adds one; the jobs of earlier attempts stay). */
+    attempt: integer("attempt").notNull().default(1),
+    /** workflow_dispatch inputs, validated and typed. */
+    inputs: text("inputs", { mode: "json" }).$type<Record<string, string | number | boolean>>(),
+    /** The evaluated workflow-level `concurrency.group`. */
+    concurrencyGroup: text("concurrency_group"),
+    cancelInProgress: integer("cancel_in_progress", { mode: "boolean" }).notNull().default(false),
+    /** The minute slot (epoch minutes) of a scheduled run: one run per workflow per slot. */
+    scheduleSlot: integer("schedule_slot"),
+    /** False for a change from a fork: its jobs get no secrets. */
+    trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
+    /** Why the whole run waits (concurrency), shown and never parsed. */
+    waiting: text("waiting"),
   },
-  (t) => [index("runs_repo_idx").on(t.repoId, t.createdAt), index("runs_trigger_idx").on(t.repoId, t.commit, t.ref, t.event)],
+  (t) => [
+    index("runs_repo_idx").on(t.repoId, t.createdAt),
+    index("runs_trigger_idx").on(t.repoId, t.commit, t.ref, t.event),
+    uniqueIndex("runs_schedule_uq").on(t.repoId, t.workflow, t.scheduleSlot).where(sql`${t.scheduleSlot} IS NOT NULL`),
+    index("runs_concurrency_idx").on(t.repoId, t.concurrencyGroup, t.state).where(sql`${t.concurrencyGroup} IS NOT NULL`),
+  ],
 );
 
 /** What the runner needs to run a job (DECISIONS §3 job description). */
@@ -162,7 +186,7 @@ export const workflowJobs = sqliteTable(
     /** runs-on without `self-hosted`: for instance runners, and counted as CI minutes. */
     hosted: integer("hosted", { mode: "boolean" }).notNull(),
     spec: text("spec", { mode: "json" }).$type<JobSpec>().notNull(),
-    state: text("state").$type<RunState>().notNull(),
+    state: text("state").$type<JobState>().notNull(),
     verdict: text("verdict"),
     error: text("error"),
     runnerId: text("runner_id"),
@@ -176,12 +200,32 @@ export const workflowJobs = sqliteTable(
     startedAt: integer("started_at"),
     finishedAt: integer("finished_at"),
     lastHeartbeatAt: integer("last_heartbeat_at"),
+    /** The attempt this row belongs to; rows (and logs) of earlier attempts stay. */
+    attempt: integer("attempt").notNull().default(1),
+    /** The YAML job id (`build`): what `needs` names. Empty in rows planned before issue 29. */
+    workflowJob: text("workflow_job").notNull().default(""),
+    /** YAML job ids this job needs. */
+    needs: text("needs", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** The job's `if` source, shown on the run page. */
+    condition: text("condition"),
+    /** Why a `skipped` job was skipped (`needs build failed`). */
+    skipReason: text("skip_reason"),
+    /** Job outputs reported with the verdict. */
+    outputs: text("outputs", { mode: "json" }).$type<Record<string, string>>(),
+    /** The evaluated job-level concurrency group. */
+    concurrencyGroup: text("concurrency_group"),
+    /** A failed-only re-run: the earlier attempt's job this row stands for. */
+    reusedFrom: text("reused_from"),
+    /** What is evaluated when the job is released (dynamic matrix, needs-dependent parts); null when planned whole. */
+    plan: text("plan", { mode: "json" }).$type<unknown>(),
   },
   (t) => [
     index("workflow_jobs_queue_idx").on(t.state, t.hosted, t.orgId, t.queuedAt),
     index("workflow_jobs_run_idx").on(t.runId, t.state),
     index("workflow_jobs_runner_idx").on(t.runnerId, t.state),
     index("workflow_jobs_token_idx").on(t.tokenId),
+    index("workflow_jobs_attempt_idx").on(t.runId, t.attempt),
+    index("workflow_jobs_concurrency_idx").on(t.repoId, t.concurrencyGroup, t.state).where(sql`${t.concurrencyGroup} IS NOT NULL`),
   ],
 );
 
@@ -195,6 +239,8 @@ export const jobLogChunks = sqliteTable(
     offset: integer("offset").notNull(),
     size: integer("size").notNull(),
     key: text("key").notNull(),
+    /** The server's masking pass changed the stored bytes: offset/size stay the agent's, readers serve the chunk whole. */
+    masked: integer("masked", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.offset] })],
 );
@@ -230,4 +276,95 @@ export const ciMinutes = sqliteTable(
     minutes: integer("minutes"),
   },
   (t) => [index("ci_minutes_org_idx").on(t.orgId, t.startedAt)],
+);
+
+/** Encrypted CI secrets: org secrets (`repo_id` null) and repo secrets. The value is only ever sealed (seal.ts). */
+export const ciSecrets = sqliteTable(
+  "ci_secrets",
+  {
+    id: id(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").references(() => repos.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** `v1:<key_id>:<nonce>:<ciphertext+tag>`, bound to (org, repo, name). */
+    sealed: text("sealed").notNull(),
+    /** Org secrets: every repo of the org, or only those in ci_secret_repos. */
+    visibility: text("visibility", { enum: ["all", "selected"] })
+      .notNull()
+      .default("all"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull(),
+    updatedBy: text("updated_by"),
+  },
+  (t) => [uniqueIndex("ci_secrets_scope_name_uq").on(t.orgId, sql`coalesce(${t.repoId}, '')`, t.name), index("ci_secrets_repo_idx").on(t.repoId)],
+);
+
+/** The repositories a `selected` org secret reaches (ids, so a rename keeps the entry). */
+export const ciSecretRepos = sqliteTable(
+  "ci_secret_repos",
+  {
+    secretId: text("secret_id")
+      .notNull()
+      .references(() => ciSecrets.id, { onDelete: "cascade" }),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.secretId, t.repoId] }), index("ci_secret_repos_repo_idx").on(t.repoId)],
+);
+
+/** CI variables: plain text, readable by writers (DECISIONS §5); org (`repo_id` null) or repo. */
+export const ciVariables = sqliteTable(
+  "ci_variables",
+  {
+    id: id(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").references(() => repos.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    value: text("value").notNull(),
+    visibility: text("visibility", { enum: ["all", "selected"] })
+      .notNull()
+      .default("all"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull(),
+    updatedBy: text("updated_by"),
+  },
+  (t) => [uniqueIndex("ci_variables_scope_name_uq").on(t.orgId, sql`coalesce(${t.repoId}, '')`, t.name), index("ci_variables_repo_idx").on(t.repoId)],
+);
+
+/** The repositories a `selected` org variable reaches. */
+export const ciVariableRepos = sqliteTable(
+  "ci_variable_repos",
+  {
+    variableId: text("variable_id")
+      .notNull()
+      .references(() => ciVariables.id, { onDelete: "cascade" }),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.variableId, t.repoId] }), index("ci_variable_repos_repo_idx").on(t.repoId)],
+);
+
+/** The `schedule` crons of each repo's default branch, replaced whole when the default branch moves. */
+export const ciSchedules = sqliteTable(
+  "ci_schedules",
+  {
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    /** The workflow file's path. */
+    workflow: text("workflow").notNull(),
+    /** The index of the cron in the file's `schedule` list. */
+    position: integer("position").notNull(),
+    cron: text("cron").notNull(),
+    /** The default-branch tip the cron was read from. */
+    commit: text("commit").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.repoId, t.workflow, t.position] })],
 );

@@ -9,6 +9,10 @@ import { x } from "../../db/dialect.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 export type JobRow = typeof workflowJobs.$inferSelect;
+/** A new run: the issue-29 columns (attempt, inputs, concurrency, schedule slot, trust) have defaults. */
+export type NewRun = typeof runs.$inferInsert;
+/** A new job: the issue-29 columns (attempt, needs, condition, outputs, …) have defaults. */
+export type NewJob = typeof workflowJobs.$inferInsert & Pick<JobRow, "spec" | "steps" | "runsOn" | "state">;
 
 const ph = sql.placeholder;
 
@@ -37,13 +41,13 @@ export async function runExists(q: Queryable, repoId: string, commit: string, re
 }
 
 /** Creates a run. */
-export async function insertRun(tx: Tx, row: RunRow): Promise<void> {
+export async function insertRun(tx: Tx, row: NewRun): Promise<void> {
   const { runs } = tables(tx);
   await tx.insert(runs).values(row);
 }
 
 /** Creates a job. */
-export async function insertJob(tx: Tx, row: JobRow): Promise<void> {
+export async function insertJob(tx: Tx, row: NewJob): Promise<void> {
   const { workflowJobs } = tables(tx);
   await tx.insert(workflowJobs).values(row);
 }
@@ -73,7 +77,9 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
 export const STEP_NAME_SHOWN = 200;
 
 /** A job without its spec (what lists and pages show): each step's name comes with its state. */
-export type JobShown = Omit<JobRow, "spec">;
+export type JobShown = Omit<JobRow, "spec" | IssueTwentyNineJobColumns>;
+/** Job columns added for issue 29 that lists and pages do not read yet (SHOWN_COLUMNS). */
+type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "condition" | "skipReason" | "outputs" | "concurrencyGroup" | "reusedFrom" | "plan";
 
 /**
  * The columns of a JobShown row. Why not the spec: it may hold up to a megabyte per run of
@@ -173,6 +179,15 @@ function jobRowOf(r: Record<string, any>): JobRow {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+    attempt: r.attempt ?? 1,
+    workflowJob: r.workflow_job ?? "",
+    needs: r.needs == null ? [] : jsonOf(r.needs),
+    condition: r.condition ?? null,
+    skipReason: r.skip_reason ?? null,
+    outputs: r.outputs == null ? null : jsonOf(r.outputs),
+    concurrencyGroup: r.concurrency_group ?? null,
+    reusedFrom: r.reused_from ?? null,
+    plan: r.plan == null ? null : jsonOf(r.plan),
   };
 }
 
