@@ -9,10 +9,14 @@ import { AppError } from "../src/errors.ts";
 import { openContext } from "../src/runtime.ts";
 import { backup, restore, type BackupLocation, type ProgressFn } from "../src/services/ops/backup.ts";
 import { ChecksumMismatch } from "../src/services/ops/transfer.ts";
+import { SECRETS_KEY_FILE } from "../src/services/ci/secrets-key.ts";
 import { HOST_KEY_FILES } from "../src/services/ops/host-keys.ts";
 import { createFsStore, createObjectStore, createS3Store } from "../src/storage/index.ts";
 import { configOrExit, exitOnConfigError } from "./config.ts";
 import { Progress, formatBytes, paint } from "./tty.ts";
+
+/** The data dir files a backup carries: the SSH host keys and the CI secrets key (a restore without it loses every secret). */
+const DATA_FILES: readonly string[] = [...HOST_KEY_FILES, SECRETS_KEY_FILE];
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
 
@@ -134,7 +138,7 @@ export const backupCmd = defineCommand({
     const ctx = await openContext(config);
     const { fn, bar } = progressBar("backup");
     try {
-      const m = await backup(ctx, target, { version: pkg.version, dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(fail);
+      const m = await backup(ctx, target, { version: pkg.version, dataFiles: DATA_FILES, onProgress: fn }).catch(fail);
       bar.clear();
       process.stdout.write(
         `${JSON.stringify({ to: target.label, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, created_at: m.created_at })}\n`,
@@ -166,9 +170,7 @@ export const restoreCmd = defineCommand({
     const objects = await createObjectStore(config.storage);
     const { fn, bar } = progressBar("restore");
     try {
-      const m = await restore(source, { dataDir: config.dataDir, objects, database: config.database }, { dataFiles: HOST_KEY_FILES, onProgress: fn }).catch(
-        fail,
-      );
+      const m = await restore(source, { dataDir: config.dataDir, objects, database: config.database }, { dataFiles: DATA_FILES, onProgress: fn }).catch(fail);
       bar.clear();
       process.stdout.write(
         `${JSON.stringify({ from: source.label, data_dir: config.dataDir, repositories: m.repositories, files: m.objects.length + 1 + (m.data_files?.length ?? 0), bytes: m.bytes, backup_created_at: m.created_at })}\n`,

@@ -50,6 +50,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_TRUST_PROXY", "0", "1: the source address is the last X-Forwarded-For entry (behind your proxy only)"],
   ["SVC_SSH_MAX_UNAUTHENTICATED", "64", "SSH connections not yet authenticated, in total"],
   ["SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE", "8", "of those, from one source address"],
+  ["SVC_SECRETS_KEY", "unset", "key sealing CI secrets: 32 bytes as base64 or 64 hex; unset = SVC_DATA_DIR/secrets.key (SQLite), none on PostgreSQL"],
   ["SVC_WEBHOOK_SECRET", "unset", "HMAC secret of inbound /webhooks/app and /webhooks/generic; unset = all 401"],
   ["SVC_WEBHOOK_ALLOW_PRIVATE", "0", "1 lets outbound webhook receivers be on loopback or private addresses"],
   ["SVC_MIRROR_ALLOW_PRIVATE", "as SVC_WEBHOOK_ALLOW_PRIVATE", "the same for mirror origins"],

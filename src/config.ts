@@ -1,6 +1,7 @@
 // Configuration from environment variables (DECISIONS §0), validated once at boot.
 import { createPrivateKey } from "node:crypto";
 import { resolve } from "node:path";
+import { parseSecretsKey } from "./services/ci/seal.ts";
 
 /** A boot failure: the CLI prints the message as one line and exits 2. */
 export class ConfigError extends Error {}
@@ -50,6 +51,8 @@ export interface Config {
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
+  /** SVC_SECRETS_KEY, decoded (32 bytes): seals CI secrets; null = the data dir's secrets.key (SQLite only). */
+  secretsKey: Uint8Array | null;
   /** Outbound webhook receivers may be on loopback, private or link-local addresses (SVC_WEBHOOK_ALLOW_PRIVATE=1). */
   webhookAllowPrivate: boolean;
   /** Mirror origins may be on such addresses (SVC_MIRROR_ALLOW_PRIVATE, default: as SVC_WEBHOOK_ALLOW_PRIVATE). */
@@ -109,6 +112,7 @@ export interface Limits {
 
 const KNOWN: ReadonlySet<string> = new Set([
   "SVC_DATA_DIR",
+  "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
   "SVC_DRAIN_MS",
@@ -292,6 +296,16 @@ function postgresUrl(variable: string, raw: string): { url: string; name: string
   return { url: raw, name };
 }
 
+/** SVC_SECRETS_KEY: 32 bytes as base64 or 64 hex digits. Why the message never quotes it: it is a key. */
+function secretsKeySetting(value: string | undefined): Uint8Array | null {
+  if (!value) return null;
+  try {
+    return parseSecretsKey(value);
+  } catch (e) {
+    throw new ConfigError(`SVC_SECRETS_KEY: ${(e as Error).message}`);
+  }
+}
+
 /** Reads and validates the configuration; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   for (const key of Object.keys(env)) {
@@ -384,6 +398,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
+    secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,
     mirrorAllowPrivate,
     mirrorSyncIntervalMs: mirrorSyncIntervalS * 1000,

@@ -28,6 +28,7 @@ import { sshKeyRoutes } from "./routes/people/ssh-keys.ts";
 import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
+import { secretRoutes } from "./routes/ci/secrets.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
@@ -204,6 +205,7 @@ export function buildApp(ctx: Ctx) {
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(runnerAdminRoutes(ctx))
+    .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
     .use(profileRoutes(ctx))

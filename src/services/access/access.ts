@@ -25,6 +25,7 @@ export type Action =
   | "repo:sync" // ask a mirror to sync from its origin
   | "org:member" // any role in the org, no scope needed (own tokens, own keys)
   | "org:read" // listings, metrics, usage, audit
+  | "org:write" // writers of the org's repositories (member role and repo:write): reading org CI variables
   | "org:admin" // people, credentials
   | "org:admin-masked" // org:admin where a non-admin must not learn the thing exists (billing): 404
   | "org:create-repo" // create repositories
@@ -331,6 +332,8 @@ export function decide(f: Facts, action: Action): Decision {
         return isPerson ? allow(role) : deny(403, "this action needs a person, not a service token");
       case "org:read":
         return scopeCovers(c.scopes, "org:read") ? allow(role) : deny(403, "this token lacks the org:read scope");
+      case "org:write":
+        return roleAtLeast(role, "member") && scopeCovers(c.scopes, "repo:write") ? allow(role) : deny(403, "this action needs the member role and repo:write");
       case "org:admin":
         return needAdmin();
       case "org:admin-masked":

@@ -324,3 +324,42 @@ export const CheckList = Type.Object(
   { examples: [{ checks: [{ key: "test", state: "success", run_id: "r3k9x2m7p4q8s6t1", job_id: "j7p4q8s6t1r3k9x2" }] }] },
 );
 export type CheckList = Static<typeof CheckList>;
+
+// ---- secrets and variables (issue 29, plan-29 §2.1) ----
+
+/**
+ * PUT body of a secret or variable. Why Unknown and checked by the service: a schema refusal's
+ * message quotes the offending value (http/errors.ts validationMessage), and this value may be a
+ * secret; the service's 422s are fixed text.
+ */
+export const CiValuePut = Type.Unknown({
+  description:
+    "`{ value, repos? }`: value a non-empty string of at most 48 KiB; repos (organization level only) a list of repository names the value reaches, or null/absent for every repository",
+  examples: [{ value: "s3cr3t", repos: ["api"] }],
+});
+
+const ReposReached = Type.Union([Type.Array(Type.String()), Type.Null()], {
+  description: "organization level only: the repositories reached, sorted; null = every repository of the organization",
+});
+
+export const CiSecret = Type.Object(
+  { name: Type.String(), repos: Type.Optional(ReposReached), updated_at: Millis() },
+  { description: "a secret's name and reach, never its value", examples: [{ name: "DEPLOY_TOKEN", repos: null, updated_at: 1767225600000 }] },
+);
+export type CiSecret = Static<typeof CiSecret>;
+
+export const CiSecretList = Type.Object(
+  { secrets: Type.Array(CiSecret, { description: "by name" }) },
+  { examples: [{ secrets: [{ name: "DEPLOY_TOKEN", repos: ["api"], updated_at: 1767225600000 }] }] },
+);
+
+export const CiVariable = Type.Object(
+  { name: Type.String(), value: Type.String(), repos: Type.Optional(ReposReached), updated_at: Millis() },
+  { examples: [{ name: "REGION", value: "eu-west-1", repos: ["api", "web"], updated_at: 1767225600000 }] },
+);
+export type CiVariable = Static<typeof CiVariable>;
+
+export const CiVariableList = Type.Object(
+  { variables: Type.Array(CiVariable, { description: "by name" }) },
+  { examples: [{ variables: [{ name: "REGION", value: "eu-west-1", repos: null, updated_at: 1767225600000 }] }] },
+);
