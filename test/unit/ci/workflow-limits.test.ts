@@ -52,12 +52,15 @@ describe("expansion budget (row 2)", () => {
   });
 
   test("expressions: unclosed openings, single braces and many openings cost one pass", () => {
-    const ok = parse(`on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: "\${{ github.sha } \${{ github.sha }} \${{ open"\n`);
-    expect(ok.ok && ok.jobs[0]!.spec.steps[0]!.run).toBe(`\${{ github.sha } ${trigger.sha} \${{ open`);
+    // Issue 29: every `\${{` is parsed by the expression module; a single `}` or an unclosed opening is an error at its column.
+    const bad = parse(`on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: "\${{ github.sha } \${{ github.sha }} \${{ open"\n`);
+    expect(!bad.ok && bad.error).toBe(`${P}:6:30: unexpected character "}"`);
+    const ok = parse(`on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: "\${{ github.sha }} x"\n`);
+    expect(ok.ok && ok.jobs[0]!.spec.steps[0]!.run).toBe(`${trigger.sha} x`);
     // 60,000 openings with no closing brace: the old RegExp rescanned the rest of the string from each.
     const many = "${{ ".repeat(60_000);
     const r = parse(`on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: "${many}"\n`);
-    expect(r.ok && r.jobs[0]!.spec.steps[0]!.run).toBe(many);
+    expect(!r.ok && r.error).toBe(`${P}:6:15: the expression opened here is not closed with }}`);
   }, 5_000);
 });
 
@@ -103,8 +106,14 @@ ${Array.from({ length: 80 }, (_, i) => `${" ".repeat(10 + i)}echo deep ${i}`).jo
 describe("the thread task", () => {
   test("answers whether the workflow runs for the trigger, with jobs only when it does", () => {
     const text = "on: { push: { branches: [main] } }\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n";
-    expect(parseWorkflowTask({ path: P, text, trigger, branch: "main" })).toEqual({ ok: true, matches: true, jobs: [expect.objectContaining({ key: "a" })] });
-    expect(parseWorkflowTask({ path: P, text, trigger, branch: "dev" })).toEqual({ ok: true, matches: false, jobs: [] });
+    const run = { name: null, runName: null, concurrency: null, graph: { a: [] }, order: ["a"] };
+    expect(parseWorkflowTask({ path: P, text, trigger, branch: "main" })).toEqual({
+      ok: true,
+      matches: true,
+      jobs: [expect.objectContaining({ key: "a" })],
+      run,
+    });
+    expect(parseWorkflowTask({ path: P, text, trigger, branch: "dev" })).toEqual({ ok: true, matches: false, jobs: [], run });
     expect(parseWorkflowTask({ path: P, text: "on: [", trigger, branch: "main" }).ok).toBe(false);
   });
 });

@@ -51,6 +51,8 @@ jobs:
         runsOn: ["ubuntu-latest"],
         hosted: true,
         spec: { env: { A: "1", B: "three" }, timeoutS: 1800, steps: [{ name: "compile", run: "make", env: { C: ctx.sha } }] },
+        workflowJob: "build",
+        needs: [],
       },
       {
         key: "test",
@@ -61,6 +63,8 @@ jobs:
           timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60,
           steps: [{ name: "echo one", run: "echo one\necho two\n", env: {} }],
         },
+        workflowJob: "test",
+        needs: [],
       },
     ]);
   });
@@ -102,7 +106,9 @@ jobs:
     expect(err("on: push\njobs:\n  x: [unclosed\n")).toMatch(/^\.svc\/workflows\/ci\.yml:\d+:\d+: /);
     expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps: []\n")).toBe(`${P}:5:12: jobs.x.steps must be a non-empty list`);
     expect(err("on: push\njobs:\n  x:\n    steps:\n      - run: a\n")).toBe(`${P}:4:5: jobs.x is missing runs-on`);
-    expect(err("on: pull_request\njobs: {}\n")).toBe(`${P}:1:5: unsupported event "pull_request" (expected push or change)`);
+    expect(err("on: pull_requests\njobs: {}\n")).toBe(
+      `${P}:1:5: unsupported event "pull_requests" (expected push, change, pull_request, workflow_dispatch, schedule or another GitHub event)`,
+    );
     expect(err("jobs:\n  x:\n    runs-on: a\n    steps: [ { run: b } ]\n")).toBe(`${P}:1:1: missing \`on\` (push, change, or both)`);
     expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps:\n      - uses: actions/checkout@v4\n")).toBe(
       `${P}:6:9: \`uses\` is not supported: write a \`run\` step (the repository is already checked out)`,

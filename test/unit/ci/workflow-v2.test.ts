@@ -1,0 +1,307 @@
+// Issue 29 part B: the workflow language v2 at the parser and planner (pure): needs (a DAG),
+// `if` on jobs and steps with contexts checked per site, outputs, step options, concurrency,
+// on.push tags/paths, workflow_dispatch inputs and schedules; every rejection names file, line
+// and column (asserted exactly).
+import { describe, expect, test } from "bun:test";
+import { parseWorkflow, parseWorkflowTask, workflowMatches, WORKFLOW_LIMITS } from "../../../src/services/ci/workflow.ts";
+
+const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
+const F = "f.yml";
+const parse = (text: string, t: Parameters<typeof parseWorkflow>[2] = trigger) => parseWorkflow(F, text, t);
+const ok = (text: string, t?: Parameters<typeof parseWorkflow>[2]) => {
+  const r = parse(text, t);
+  if (!r.ok) throw new Error(r.error);
+  return r;
+};
+const J = "    runs-on: x\n    steps: [ { run: y } ]\n";
+const REJECT: [string, string][] = [
+  ["unknown need", `on: push\njobs:\n  build:\n${J}  test:\n    needs: [build, buld]\n${J}`],
+  ["need as a string", `on: push\njobs:\n  test:\n    needs: nope\n${J}`],
+  ["needs itself", `on: push\njobs:\n  a:\n    needs: a\n${J}`],
+  ["cycle of two", `on: push\njobs:\n  a:\n    needs: b\n${J}  b:\n    needs: [a]\n${J}`],
+  ["cycle of three behind a job", `on: push\njobs:\n  z:\n    needs: b\n${J}  b:\n    needs: c\n${J}  c:\n    needs: d\n${J}  d:\n    needs: b\n${J}`],
+  ["job if syntax", `on: push\njobs:\n  a:\n    if: github.ref == 'x' &&\n${J}`],
+  ["job if context", `on: push\njobs:\n  a:\n    if: \${{ secrets.X }}\n${J}`],
+  ["job if steps context", `on: push\njobs:\n  a:\n    if: steps.x.outputs.y\n${J}`],
+  ["step if secrets", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        if: secrets.TOKEN != ''\n`],
+  ["step if unknown function", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        if: startWith(github.ref, 'refs/tags/')\n`],
+  ["status function outside if", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo \${{ always() }}\n`],
+  ["runs-on reads steps", `on: push\njobs:\n  a:\n    runs-on: "\${{ steps.a.outputs.b }}"\n    steps: [ { run: y } ]\n`],
+  ["runs-on reads needs", `on: push\njobs:\n  b:\n${J}  a:\n    needs: b\n    runs-on: "\${{ needs.b.outputs.os }}"\n    steps: [ { run: y } ]\n`],
+  ["block run, line 3", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n          echo one\n          echo \${{ foo.bar }}\n`],
+  ["output secrets", `on: push\njobs:\n  a:\n    outputs:\n      v: \${{ secrets.X }}\n${J}`],
+  ["output name", `on: push\njobs:\n  a:\n    outputs:\n      "bad name": x\n${J}`],
+  ["step id", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - id: "1st"\n        run: y\n`],
+  ["duplicate step id", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - id: s\n        run: y\n      - id: s\n        run: z\n`],
+  ["shell", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        shell: pwsh\n`],
+  ["defaults shell", `on: push\ndefaults:\n  run:\n    shell: zsh\njobs:\n  a:\n${J}`],
+  ["continue-on-error", `on: push\njobs:\n  a:\n    continue-on-error: maybe\n${J}`],
+  ["step timeout", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        timeout-minutes: 0\n`],
+  ["concurrency key", `on: push\nconcurrency:\n  group: g\n  cancel: true\njobs:\n  a:\n${J}`],
+  ["concurrency context", `on: push\nconcurrency: ci-\${{ secrets.X }}\njobs:\n  a:\n${J}`],
+  ["cron hour", `on:\n  schedule:\n    - cron: "0 25 * * *"\njobs:\n  a:\n${J}`],
+  ["cron macro", `on:\n  schedule:\n    - cron: '@daily'\njobs:\n  a:\n${J}`],
+  ["cron fields", `on:\n  schedule:\n    - cron: "* * * *"\njobs:\n  a:\n${J}`],
+  ["schedule key", `on:\n  schedule:\n    - crontab: "* * * * *"\njobs:\n  a:\n${J}`],
+  ["schedule as a word", `on: [push, schedule]\njobs:\n  a:\n${J}`],
+  ["input type", `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: number\njobs:\n  a:\n${J}`],
+  ["choice without options", `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: choice\njobs:\n  a:\n${J}`],
+  [
+    "choice default not an option",
+    `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: choice\n        options: [low, high]\n        default: mid\njobs:\n  a:\n${J}`,
+  ],
+  ["boolean default", `on:\n  workflow_dispatch:\n    inputs:\n      dry:\n        type: boolean\n        default: "yes"\njobs:\n  a:\n${J}`],
+  ["required not boolean", `on:\n  workflow_dispatch:\n    inputs:\n      dry:\n        required: sometimes\njobs:\n  a:\n${J}`],
+  ["options on a string", `on:\n  workflow_dispatch:\n    inputs:\n      dry:\n        options: [a]\njobs:\n  a:\n${J}`],
+  ["push filter key", `on:\n  push:\n    tag: [v*]\njobs:\n  a:\n${J}`],
+  ["unknown event", `on: [push, pusj]\njobs:\n  a:\n${J}`],
+  ["container", `on: push\njobs:\n  a:\n    container: node:20\n${J}`],
+  ["run-name context", `on: push\nrun-name: \${{ matrix.x }}\njobs:\n  a:\n${J}`],
+];
+
+/** Each rejection's exact message (with its line and column in the file). */
+const EXPECTED: Record<string, string> = {
+  "unknown need": 'f.yml:7:20: jobs.test.needs names unknown job "buld"',
+  "need as a string": 'f.yml:4:12: jobs.test.needs names unknown job "nope"',
+  "needs itself": "f.yml:4:12: jobs.a needs itself",
+  "cycle of two": "f.yml:4:12: jobs a → b → a form a cycle",
+  "cycle of three behind a job": "f.yml:8:12: jobs b → c → d → b form a cycle",
+  "job if syntax": "f.yml:4:29: the expression ends too early",
+  "job if context": "f.yml:4:13: the secrets context is not available here (available: github, inputs, vars, needs)",
+  "job if steps context": "f.yml:4:9: the steps context is not available here (available: github, inputs, vars, needs)",
+  "step if secrets":
+    "f.yml:7:13: the secrets context is not available here (available: github, inputs, vars, matrix, strategy, needs, job, runner, env, steps)",
+  "step if unknown function": 'f.yml:7:13: unknown function "startWith"',
+  "status function outside if": "f.yml:6:23: always() is only available in if: conditions",
+  "runs-on reads steps": "f.yml:4:19: the steps context is not available here (available: github, inputs, vars, matrix, needs)",
+  "runs-on reads needs": "f.yml:8:14: a value read from needs here is evaluated when the job is released, which this server does not do yet",
+  "block run, line 3":
+    'f.yml:8:20: unknown context "foo" (expected one of github, env, vars, job, jobs, steps, runner, secrets, strategy, matrix, needs, inputs)',
+  "output secrets": "f.yml:5:14: the secrets context is not available here (available: github, inputs, vars, matrix, strategy, needs, job, runner, env, steps)",
+  "output name": 'f.yml:5:7: invalid output name "bad name"',
+  "step id": 'f.yml:6:13: invalid step id "1st"',
+  "duplicate step id": 'f.yml:8:9: two steps of jobs.a have the id "s"',
+  shell: 'f.yml:7:16: jobs.a.steps[0].shell must be sh or bash, not "pwsh"',
+  "defaults shell": 'f.yml:4:12: defaults.run.shell must be sh or bash, not "zsh"',
+  "continue-on-error": "f.yml:4:24: jobs.a.continue-on-error must be true, false or an expression",
+  "step timeout": "f.yml:7:26: jobs.a.steps[0].timeout-minutes must be a number from 0.05 to 4320",
+  "concurrency key": 'f.yml:4:3: unknown key "cancel" under concurrency (expected group, cancel-in-progress)',
+  "concurrency context": "f.yml:2:21: the secrets context is not available here (available: github, inputs, vars)",
+  "cron hour": "f.yml:3:16: hour 25 is outside 0-23",
+  "cron macro": "f.yml:3:14: macros like @daily are not supported; write the five fields (e.g. 0 0 * * *)",
+  "cron fields": "f.yml:3:21: a cron text has 5 fields (minute hour day-of-month month day-of-week), not 4",
+  "schedule key": 'f.yml:3:7: unknown key "crontab" in on.schedule (expected cron)',
+  "schedule as a word": "f.yml:1:12: on.schedule needs a list of { cron } entries",
+  "input type": 'f.yml:5:15: on.workflow_dispatch.inputs.level.type must be string, boolean or choice, not "number"',
+  "choice without options": "f.yml:4:7: on.workflow_dispatch.inputs.level is a choice without options",
+  "choice default not an option": 'f.yml:7:18: on.workflow_dispatch.inputs.level.default "mid" is not one of its options',
+  "boolean default": "f.yml:6:18: on.workflow_dispatch.inputs.dry.default must be true or false",
+  "required not boolean": "f.yml:5:19: on.workflow_dispatch.inputs.dry.required must be true or false",
+  "options on a string": "f.yml:5:18: on.workflow_dispatch.inputs.dry.options is only for type: choice",
+  "push filter key": 'f.yml:3:5: unknown key "tag" under on.push (expected branches, branches-ignore, tags, tags-ignore, paths, paths-ignore)',
+  "unknown event": 'f.yml:1:12: unsupported event "pusj" (expected push, change, pull_request, workflow_dispatch, schedule or another GitHub event)',
+  container: "f.yml:4:5: container jobs are not supported",
+  "run-name context": "f.yml:2:15: the matrix context is not available here (available: github, inputs, vars)",
+};
+
+describe("workflow v2: rejections name file, line and column", () => {
+  test.each(REJECT)("%s", (name, text) => {
+    const r = parse(text);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toBe(EXPECTED[name]!);
+  });
+});
+
+const FULL = `name: CI
+run-name: Deploy \${{ github.ref_name }}
+on:
+  push:
+    branches: [main]
+    tags: ["v*"]
+    paths: ["src/**", "!src/docs/**"]
+  pull_request:
+  workflow_dispatch:
+    inputs:
+      level: { type: choice, options: [low, high], default: low, required: true }
+      dry: { type: boolean, default: false }
+      note: { description: free text }
+  schedule:
+    - cron: "*/15 * * * 1-5"
+  release:
+concurrency: ci-\${{ github.ref }}
+defaults:
+  run:
+    shell: bash
+env: { TOKEN: "\${{ secrets.TOKEN }}" }
+permissions: { contents: read }
+jobs:
+  build:
+    runs-on: self-hosted
+    outputs:
+      version: \${{ steps.v.outputs.version }}
+    steps:
+      - id: v
+        run: echo "version=1" >> "$GITHUB_OUTPUT"
+        working-directory: src
+        continue-on-error: true
+        timeout-minutes: 5
+  test:
+    needs: build
+    if: \${{ needs.build.outputs.version != '' }}
+    runs-on: [self-hosted, "\${{ matrix.os }}"]
+    strategy: { matrix: { os: [linux, mac] }, fail-fast: false, max-parallel: 2 }
+    concurrency: { group: "test-\${{ matrix.os }}", cancel-in-progress: true }
+    timeout-minutes: 10
+    steps:
+      - run: echo \${{ needs.build.outputs.version }} \${{ matrix.os }} \${{ vars.REGION }}
+        if: always()
+        shell: sh
+  deploy:
+    needs: [build, test]
+    environment: production
+    runs-on: self-hosted
+    steps:
+      - run: echo deploy
+`;
+
+describe("workflow v2: what parses", () => {
+  test("a full workflow: the DAG, conditions, outputs, step options, concurrency, v2 specs with templates kept for the runner", () => {
+    const w = ok(FULL);
+    expect(w.run).toEqual({
+      name: "CI",
+      runName: "Deploy main",
+      concurrency: { group: "ci-refs/heads/main", cancelInProgress: false },
+      graph: { build: [], test: ["build"], deploy: ["build", "test"] },
+      order: ["build", "test", "deploy"],
+      dispatch: [
+        { name: "level", description: null, required: true, type: "choice", default: "low", options: ["low", "high"] },
+        { name: "dry", description: null, required: false, type: "boolean", default: false, options: null },
+        { name: "note", description: "free text", required: false, type: "string", default: null, options: null },
+      ],
+      schedules: ["*/15 * * * 1-5"],
+    });
+    expect(w.jobs.map((j) => [j.key, j.workflowJob, j.needs])).toEqual([
+      ["build", "build", []],
+      ["test (os=linux)", "test", ["build"]],
+      ["test (os=mac)", "test", ["build"]],
+      ["deploy", "deploy", ["build", "test"]],
+    ]);
+    const [build, linux] = w.jobs;
+    expect(build!.spec).toEqual({
+      v: 2,
+      env: { TOKEN: "${{ secrets.TOKEN }}" },
+      timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60,
+      defaults: { shell: "bash" },
+      outputs: { version: "${{ steps.v.outputs.version }}" },
+      secretRefs: ["TOKEN"],
+      steps: [
+        {
+          id: "v",
+          name: 'echo "version=1" >> "$GITHUB_OUTPUT"',
+          run: 'echo "version=1" >> "$GITHUB_OUTPUT"',
+          env: {},
+          workingDirectory: "src",
+          continueOnError: true,
+          timeoutS: 300,
+        },
+      ],
+    });
+    expect(linux).toMatchObject({
+      runsOn: ["self-hosted", "linux"],
+      condition: "${{ needs.build.outputs.version != '' }}",
+      concurrency: { group: "test-linux", cancelInProgress: true },
+      spec: {
+        v: 2,
+        timeoutS: 600,
+        matrix: { os: "linux" },
+        varRefs: ["REGION"],
+        steps: [{ run: "echo ${{ needs.build.outputs.version }} ${{ matrix.os }} ${{ vars.REGION }}", if: "always()", shell: "sh" }],
+      },
+    });
+    expect(w.on.change).toEqual({ branches: null, ignore: null });
+    expect(w.on.other).toEqual(["release"]);
+  });
+
+  test("a job that needs another but uses no v2 step feature keeps a v1 spec (steps expanded here)", () => {
+    const w = ok(
+      `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: "echo \${{ github.sha }}" } ]\n  b:\n    needs: a\n    if: success()\n    runs-on: x\n    steps: [ { run: y } ]\n`,
+    );
+    expect(w.jobs[0]!.spec).toEqual({ env: {}, timeoutS: 21600, steps: [{ name: `echo ${trigger.sha}`, run: `echo ${trigger.sha}`, env: {} }] });
+    expect(w.jobs[1]).toMatchObject({ needs: ["a"], condition: "success()" });
+    expect(w.jobs[1]!.spec.v).toBeUndefined();
+  });
+
+  test("plan-time values: job name, runs-on, timeout and concurrency from github, inputs and vars", () => {
+    const text = `on: workflow_dispatch\nconcurrency:\n  group: \${{ inputs.env }}\n  cancel-in-progress: \${{ inputs.env == 'prod' }}\njobs:\n  a:\n    name: deploy \${{ inputs.env }} \${{ vars.ZONE }}\n    runs-on: "\${{ format('{0}-x', inputs.env) }}"\n    timeout-minutes: \${{ inputs.minutes }}\n    steps: [ { run: y } ]\n`;
+    const w = ok(text, { ...trigger, event: "workflow_dispatch", inputs: { env: "prod", minutes: "2" }, vars: { ZONE: "eu" } });
+    expect(w.run.concurrency).toEqual({ group: "prod", cancelInProgress: true });
+    expect(w.jobs[0]).toMatchObject({ key: "deploy prod eu", runsOn: ["prod-x"], spec: { timeoutS: 120 } });
+  });
+
+  test("a concurrency group that reads needs is kept as a template for the release", () => {
+    const w = ok(`on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: g-\${{ needs.a.outputs.x }}\n${J}`);
+    expect(w.jobs[1]!.concurrency).toEqual({ group: "g-${{ needs.a.outputs.x }}", cancelInProgress: false, dynamic: true });
+  });
+
+  test("on: push filters for tags and paths (GitHub's rules)", () => {
+    const on = ok(`on:\n  push:\n    tags: ["v*"]\n    tags-ignore: ["v0.*"]\njobs:\n  a:\n${J}`).on;
+    expect(workflowMatches(on, "push", "v1.2", { tag: true })).toBe(true);
+    expect(workflowMatches(on, "push", "v0.9", { tag: true })).toBe(false);
+    // Only tag filters: branch pushes do not start it.
+    expect(workflowMatches(on, "push", "main")).toBe(false);
+    const branchesOnly = ok(`on:\n  push:\n    branches: [main]\njobs:\n  a:\n${J}`).on;
+    expect(workflowMatches(branchesOnly, "push", "v1", { tag: true })).toBe(false);
+    const plain = ok(`on: push\njobs:\n  a:\n${J}`).on;
+    expect(workflowMatches(plain, "push", "v1", { tag: true })).toBe(false);
+    const paths = ok(`on:\n  push:\n    paths: ["src/**", "!src/docs/**", "src/docs/api.md"]\njobs:\n  a:\n${J}`).on;
+    expect(workflowMatches(paths, "push", "main", { paths: ["src/a.ts"] })).toBe(true);
+    expect(workflowMatches(paths, "push", "main", { paths: ["src/docs/x.md"] })).toBe(false);
+    expect(workflowMatches(paths, "push", "main", { paths: ["src/docs/api.md"] })).toBe(true);
+    expect(workflowMatches(paths, "push", "main", { paths: ["README.md", "src/docs/x.md"] })).toBe(false);
+    // Paths unknown (null): the filter matches.
+    expect(workflowMatches(paths, "push", "main", { paths: null })).toBe(true);
+    const ignore = ok(`on:\n  push:\n    paths-ignore: ["docs/**", "*.md"]\njobs:\n  a:\n${J}`).on;
+    expect(workflowMatches(ignore, "push", "main", { paths: ["docs/a.md", "README.md"] })).toBe(false);
+    expect(workflowMatches(ignore, "push", "main", { paths: ["docs/a.md", "src/x.ts"] })).toBe(true);
+  });
+
+  test("pull_request is an alias of change; other GitHub events parse and never fire", () => {
+    const w = ok(`on:\n  pull_request:\n    branches: [main]\n    types: [opened]\n  issues:\n  workflow_run:\n    workflows: [x]\njobs:\n  a:\n${J}`);
+    expect(w.on.change).toEqual({ branches: ["main"], ignore: null });
+    expect(w.on.other).toEqual(["issues", "workflow_run"]);
+    expect(workflowMatches(w.on, "change", "main")).toBe(true);
+    expect(workflowMatches(w.on, "push", "main")).toBe(false);
+  });
+
+  test("the thread task: dispatch and schedule triggers match workflows that declare them", () => {
+    const text = `on:\n  workflow_dispatch:\n  schedule: [ { cron: "0 0 * * *" } ]\njobs:\n  a:\n${J}`;
+    const d = parseWorkflowTask({ path: F, text, trigger: { ...trigger, event: "workflow_dispatch" }, branch: "main" });
+    expect(d.ok && d.matches).toBe(true);
+    const s = parseWorkflowTask({ path: F, text, trigger: { ...trigger, event: "schedule" }, branch: "main" });
+    expect(s.ok && s.matches && s.run?.schedules).toEqual(["0 0 * * *"]);
+    const p = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(p.ok && p.matches).toBe(false);
+  });
+
+  test("limits: inputs, schedules, outputs, needs entries and expressions per file", () => {
+    const inputs = Array.from({ length: WORKFLOW_LIMITS.inputs + 1 }, (_, i) => `      i${i}:`).join("\n");
+    expect(parse(`on:\n  workflow_dispatch:\n    inputs:\n${inputs}\njobs:\n  a:\n${J}`)).toEqual({ ok: false, error: `${F}:29:7: more than 25 inputs` });
+    const crons = Array.from({ length: WORKFLOW_LIMITS.schedules + 1 }, () => `    - cron: "* * * * *"`).join("\n");
+    expect(parse(`on:\n  schedule:\n${crons}\njobs:\n  a:\n${J}`)).toEqual({ ok: false, error: `${F}:3:5: more than 10 schedules` });
+    const outs = Array.from({ length: WORKFLOW_LIMITS.outputsPerJob + 1 }, (_, i) => `      o${i}: x`).join("\n");
+    expect(parse(`on: push\njobs:\n  a:\n    outputs:\n${outs}\n${J}`)).toEqual({ ok: false, error: `${F}:55:7: more than 50 outputs` });
+    const needs = Array.from({ length: WORKFLOW_LIMITS.needsPerJob + 1 }, () => "a").join(", ");
+    expect(parse(`on: push\njobs:\n  a:\n    needs: [${needs}]\n${J}`)).toEqual({ ok: false, error: `${F}:4:12: jobs.a.needs names more than 256 jobs` });
+    const env = Array.from({ length: WORKFLOW_LIMITS.expressionsPerFile + 1 }, (_, i) => `  E${i}: \${{github.sha}}`).join("\n");
+    const r = parse(`on: push\nenv:\n${env}\njobs:\n  a:\n${J}`);
+    expect(!r.ok && r.error).toBe(`${F}:10003:11: more than 10000 expressions in one file`);
+  });
+
+  test("v2 templates are charged as written to the run's budget, once per matrix cell", () => {
+    const big = "x".repeat(200_000);
+    const r = parse(
+      `on: push\njobs:\n  a:\n    runs-on: x\n    strategy: { matrix: { n: [1, 2, 3, 4, 5, 6] } }\n    steps:\n      - run: "\${{ steps.a.outputs.b }}${big}"\n        id: a\n`,
+    );
+    expect(!r.ok && r.error).toBe(`${F}:7:14: this workflow's jobs would carry more than 1 MiB of keys, labels, env and steps once expanded`);
+  });
+});
