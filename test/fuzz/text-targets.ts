@@ -44,11 +44,91 @@ jobs:
 `,
   "on: [push, change]\njobs: { a: { runs-on: x, steps: [ { run: y } ] } }\n",
   "on: push\njobs:\n  t:\n    runs-on: self-hosted\n    steps:\n      - run: 'echo ''q''' \n",
+  // Issue 29 (v2): needs, if, outputs, step options, concurrency, filters, dispatch inputs, schedules.
+  `name: v2
+run-name: Deploy \${{ github.ref_name }} \${{ inputs.level }}
+on:
+  push:
+    branches: [main]
+    tags: ["v*", "!v0.*"]
+    paths: ["src/**", "!src/docs/**"]
+    paths-ignore: ["*.md"]
+  pull_request:
+    types: [opened]
+  workflow_dispatch:
+    inputs:
+      level: { type: choice, options: [low, high], default: low, required: true }
+      dry: { type: boolean, default: false }
+      note: { description: text, type: string }
+  schedule:
+    - cron: "*/15 9-17 * JAN-MAR MON-FRI"
+    - cron: "0 0 1,15 * *"
+  release:
+concurrency:
+  group: ci-\${{ github.ref }}
+  cancel-in-progress: \${{ github.ref != 'refs/heads/main' }}
+defaults: { run: { shell: bash, working-directory: src } }
+env: { TOKEN: "\${{ secrets.TOKEN }}", REGION: "\${{ vars.REGION }}" }
+permissions: { contents: read }
+jobs:
+  build:
+    runs-on: self-hosted
+    outputs:
+      version: \${{ steps.v.outputs.version }}
+    steps:
+      - id: v
+        run: |
+          echo "version=1" >> "$GITHUB_OUTPUT"
+          echo \${{ matrix.os || 'none' }}
+        if: \${{ github.event_name == 'push' && !contains(github.ref, 'tmp') }}
+        working-directory: sub
+        continue-on-error: true
+        timeout-minutes: 5
+  test:
+    needs: build
+    if: \${{ always() && needs.build.result == 'success' }}
+    runs-on: [self-hosted, "\${{ matrix.os }}"]
+    strategy: { matrix: { os: [linux, mac], node: [18, 20] }, fail-fast: false }
+    concurrency: test-\${{ matrix.os }}-\${{ needs.build.outputs.version }}
+    timeout-minutes: \${{ matrix.node }}
+    continue-on-error: \${{ matrix.node == 20 }}
+    steps:
+      - run: echo \${{ needs.build.outputs.version }} \${{ fromJSON('[1,2]')[0] }} \${{ format('{0}', env.TOKEN) }}
+        shell: sh
+        env: { V: "\${{ steps.x.outputs.y }}" }
+  deploy:
+    needs: [build, test]
+    if: failure() || cancelled()
+    environment: production
+    runs-on: self-hosted
+    steps:
+      - run: echo deploy
+`,
+  "on: push\njobs:\n  a:\n    needs: b\n    runs-on: x\n    steps: [ { run: y } ]\n  b:\n    needs: [a]\n    runs-on: x\n    steps: [ { run: y } ]\n",
 ];
 
 /** A generated hostile workflow: deep nesting, expression storms, huge matrices or long keys. */
 function generatedWorkflow(r: Rand): string {
-  switch (r.int(5)) {
+  switch (r.int(7)) {
+    case 5: {
+      // A long needs chain (Kahn's order and the cycle walk on 256 jobs), sometimes closed into a cycle.
+      const n = 1 + r.int(WORKFLOW_LIMITS.jobsPerRun + 10);
+      const cycle = r.chance(0.5);
+      const jobs = Array.from(
+        { length: n },
+        (_, i) => `  j${i}:\n    needs: [${i > 0 ? `j${i - 1}` : cycle ? `j${n - 1}` : ""}]\n    runs-on: x\n    steps: [ { run: y } ]\n`,
+      );
+      return `on: push\njobs:\n${jobs.join("")}`;
+    }
+    case 6: {
+      // Many conditions and templates: each parsed once per node, within the file's expression limit.
+      const ifs = Array.from(
+        { length: r.int(400) },
+        (_, i) =>
+          `      - run: echo \${{ steps.s${i}.outputs.v }}\n        if: \${{ ${r.pick(["success()", "github.ref == 'x'", "(", "!!!a", "contains(", "'}}'"])} }}\n`,
+      ).join("");
+      return `on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n${ifs}`;
+    }
     case 0:
       return `on: push\njobs: ${"[".repeat(r.int(200))}${"]".repeat(r.int(200))}\n`;
     case 1:
