@@ -542,9 +542,16 @@ class Reader {
   }
 }
 
-/** Whether every expression of a template is one the v1 planner expands by itself (matrix.*, five github fields). */
+const v1Templates = new WeakMap<Template, boolean>();
+
+/** Whether every expression of a template is one the v1 planner expands by itself (matrix.*, five github fields); cached per template. */
 function isV1(t: Template): boolean {
-  return t.parts.every((p) => typeof p === "string" || /^\s*(matrix\.[A-Za-z0-9_-]+|github\.(sha|ref|ref_name|repository|event_name))\s*$/.test(p.expr.source));
+  let v = v1Templates.get(t);
+  if (v === undefined) {
+    v = t.parts.every((p) => typeof p === "string" || /^\s*(matrix\.[A-Za-z0-9_-]+|github\.(sha|ref|ref_name|repository|event_name))\s*$/.test(p.expr.source));
+    v1Templates.set(t, v);
+  }
+  return v;
 }
 
 /** A template text kept for the runner (v2), checked and charged as written. */
