@@ -59,6 +59,27 @@ const REJECT: [string, string][] = [
   ["run-name context", `on: push\nrun-name: \${{ matrix.x }}\njobs:\n  a:\n${J}`],
 ];
 
+/** Where an expression error points: exact in plain, quoted-without-escapes and `|` strings; at the string's start otherwise (Decided). */
+const UNKNOWN_FOO = 'unknown context "foo" (expected one of github, env, vars, job, jobs, steps, runner, secrets, strategy, matrix, needs, inputs)';
+const STEP = "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n";
+const POSITIONS: [string, string, string][] = [
+  ["plain", `${STEP}      - run: echo \${{ foo }}\n`, "6:23"],
+  ["single-quoted", `${STEP}      - run: 'echo \${{ foo }}'\n`, "6:24"],
+  ["double-quoted", `${STEP}      - run: "echo \${{ foo }}"\n`, "6:24"],
+  ["literal block, third line", `${STEP}      - run: |\n          a\n\n          echo \${{ foo }}\n`, "9:20"],
+  ["double-quoted with an escape: the start", `${STEP}      - run: "a\\tb \${{ foo }}"\n`, "6:14"],
+  ["single-quoted with an escape: the start", `${STEP}      - run: 'it''s \${{ foo }}'\n`, "6:14"],
+  ["folded block: the start", `${STEP}      - run: >\n          a\n          \${{ foo }}\n`, "6:14"],
+  ["multi-line plain: the start", `${STEP}      - run: plain\n          \${{ foo }}\n`, "6:14"],
+];
+
+describe("workflow v2: expression positions by YAML string style", () => {
+  test.each(POSITIONS)("%s", (_name, text, at) => {
+    const r = parse(text);
+    expect(!r.ok && r.error).toBe(`${F}:${at}: ${UNKNOWN_FOO}`);
+  });
+});
+
 /** Each rejection's exact message (with its line and column in the file). */
 const EXPECTED: Record<string, string> = {
   "unknown need": 'f.yml:7:20: jobs.test.needs names unknown job "buld"',
