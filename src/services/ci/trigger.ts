@@ -15,7 +15,7 @@ import { hostedDisabledMessage, runFailed } from "./finish.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
-import { WORKFLOW_LIMITS, type ParseWorkflowOutput, type PlannedJob } from "./workflow.ts";
+import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowOutput, type PlannedJob } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -100,7 +100,11 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
       branch,
     });
     if (!parsed.ok) out.push({ path, error: parsed.error });
-    else if (parsed.matches) out.push({ path, jobs: parsed.jobs });
+    else if (parsed.matches) {
+      // Issue 29: what is parsed but not yet run (needs, if, concurrency, v2 steps) fails the run instead of running wrongly.
+      const unsupported = notRunYet(path, parsed);
+      out.push(unsupported ? { path, error: unsupported } : { path, jobs: parsed.jobs });
+    }
   }
   return out;
 }

@@ -1147,3 +1147,27 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
   }
   return { secrets: [...secrets].sort(), vars: [...vars].sort() };
 }
+
+/**
+ * Until the server runs them (issue 29 part C: release of dependent jobs, conditions,
+ * concurrency; part D: the runner's v2 steps), a workflow using what is only parsed so far fails
+ * its run with this message instead of running its jobs out of order, unconditionally, or with
+ * unexpanded `${{ }}` in their scripts. Null when the workflow runs as before. Part C removes it.
+ */
+export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: PlannedRun }): string | null {
+  const uses: string[] = [];
+  if (out.run?.concurrency) uses.push("concurrency");
+  for (const j of out.jobs) {
+    const id = j.workflowJob ?? j.key;
+    if (j.needs?.length) uses.push(`jobs.${id}.needs`);
+    if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
+    if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
+    if (j.spec.v === 2)
+      uses.push(
+        `jobs.${id} (step id/if/shell/working-directory/continue-on-error/timeout-minutes, outputs, defaults, or expressions beyond matrix.* and github.*)`,
+      );
+    if (uses.length) break;
+  }
+  if (!uses.length) return null;
+  return `${path}: ${uses[0]} is parsed but not run by this server yet; the run does not start`;
+}

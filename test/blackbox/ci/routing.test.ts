@@ -142,11 +142,13 @@ describe("malformed workflows", () => {
       ".svc/workflows/b-key.yml": "on: push\njobs:\n  x:\n    runs-on: self-hosted\n    stepz:\n      - run: echo\n",
       ".svc/workflows/c-expr.yml": "on: push\njobs:\n  x:\n    runs-on: self-hosted\n    steps:\n      - run: echo ${{ secret.TOKEN }}\n",
       ".svc/workflows/d-good.yml": "on: push\njobs:\n  fine:\n    runs-on: self-hosted\n    steps:\n      - run: echo\n",
+      ".svc/workflows/f-needs.yml":
+        "on: push\njobs:\n  a:\n    runs-on: self-hosted\n    steps: [ { run: echo } ]\n  b:\n    needs: a\n    runs-on: self-hosted\n    steps: [ { run: echo } ]\n",
       ".svc/workflows/e-other-branch.yml": "on:\n  push:\n    branches: [release/*]\njobs:\n  x:\n    runs-on: self-hosted\n    steps:\n      - run: echo\n",
     });
-    const runs = await until("four runs", async () => {
+    const runs = await until("five runs", async () => {
       const all = (await api.get("/v1/orgs/acme/repos/lint/runs")).body.runs.filter((r: any) => r.commit === sha && !r.workflow.endsWith("/j.yml"));
-      return all.length === 4 ? all : null;
+      return all.length === 5 ? all : null;
     });
     const by = Object.fromEntries(runs.map((r: any) => [r.workflow.split("/").pop(), r]));
     expect(by["a-syntax.yml"]).toMatchObject({ state: "failure", jobs: [] });
@@ -157,5 +159,11 @@ describe("malformed workflows", () => {
     expect(by["c-expr.yml"].error).toMatch(/^\.svc\/workflows\/c-expr\.yml:6:23: unknown context "secret"/);
     expect(by["d-good.yml"]).toMatchObject({ state: "queued", error: null, jobs: [{ key: "fine", state: "queued" }] });
     expect(by["e-other-branch.yml"]).toBeUndefined();
+    // Issue 29: parsed, not run yet (part C releases dependent jobs): the run fails instead of running b before a.
+    expect(by["f-needs.yml"]).toMatchObject({
+      state: "failure",
+      jobs: [],
+      error: ".svc/workflows/f-needs.yml: jobs.b.needs is parsed but not run by this server yet; the run does not start",
+    });
   });
 });

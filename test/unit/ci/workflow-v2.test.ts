@@ -3,7 +3,7 @@
 // on.push tags/paths, workflow_dispatch inputs and schedules; every rejection names file, line
 // and column (asserted exactly).
 import { describe, expect, test } from "bun:test";
-import { parseWorkflow, parseWorkflowTask, workflowMatches, WORKFLOW_LIMITS } from "../../../src/services/ci/workflow.ts";
+import { notRunYet, parseWorkflow, parseWorkflowTask, workflowMatches, WORKFLOW_LIMITS } from "../../../src/services/ci/workflow.ts";
 
 const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
 const F = "f.yml";
@@ -324,5 +324,29 @@ describe("workflow v2: what parses", () => {
       `on: push\njobs:\n  a:\n    runs-on: x\n    strategy: { matrix: { n: [1, 2, 3, 4, 5, 6] } }\n    steps:\n      - run: "\${{ steps.a.outputs.b }}${big}"\n        id: a\n`,
     );
     expect(!r.ok && r.error).toBe(`${F}:7:14: this workflow's jobs would carry more than 1 MiB of keys, labels, env and steps once expanded`);
+  });
+});
+
+describe("until the server runs them (part C)", () => {
+  const task = (text: string) => {
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    if (!out.ok) throw new Error(out.error);
+    return notRunYet(F, out);
+  };
+  test.each([
+    ["needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n${J}`, "jobs.b.needs"],
+    ["job if", `on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}`, "jobs.a.if"],
+    ["workflow concurrency", `on: push\nconcurrency: ci\njobs:\n  a:\n${J}`, "concurrency"],
+    ["job concurrency", `on: push\njobs:\n  a:\n    concurrency: ci\n${J}`, "jobs.a.concurrency"],
+    ["a v2 step", `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: "echo \${{ secrets.T }}" } ]\n`, "jobs.a (step id/if"],
+  ])("%s: the run fails naming it", (_n, text, what) => {
+    expect(task(text)).toStartWith(`${F}: ${what}`);
+  });
+  test("a v1 workflow runs as before", () => {
+    expect(
+      task(
+        `on: push\njobs:\n  a:\n    runs-on: x\n    strategy: { matrix: { o: [a, b] } }\n    steps: [ { run: "echo \${{ matrix.o }} \${{ github.sha }}" } ]\n`,
+      ),
+    ).toBeNull();
   });
 });
