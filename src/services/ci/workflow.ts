@@ -542,16 +542,11 @@ class Reader {
   }
 }
 
-const v1Templates = new WeakMap<Template, boolean>();
+const V1_EXPR = /^\s*(matrix\.[A-Za-z0-9_-]+|github\.(sha|ref|ref_name|repository|event_name))\s*$/;
 
-/** Whether every expression of a template is one the v1 planner expands by itself (matrix.*, five github fields); cached per template. */
+/** Whether every expression of a template is one the v1 planner expands by itself (matrix.*, five github fields). */
 function isV1(t: Template): boolean {
-  let v = v1Templates.get(t);
-  if (v === undefined) {
-    v = t.parts.every((p) => typeof p === "string" || /^\s*(matrix\.[A-Za-z0-9_-]+|github\.(sha|ref|ref_name|repository|event_name))\s*$/.test(p.expr.source));
-    v1Templates.set(t, v);
-  }
-  return v;
+  return t.parts.every((p) => typeof p === "string" || V1_EXPR.test(p.expr.source));
 }
 
 /** A template text kept for the runner (v2), checked and charged as written. */
