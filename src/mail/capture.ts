@@ -1,4 +1,4 @@
-// The capture transport: each message becomes one RFC 822 file `<dir>/<timestamp>-<id>.eml`.
+// The capture transport: each message becomes one RFC 822 file `<dir>/<timestamp>-<sequence>-<id>.eml`.
 // Written to a temp name and renamed, so a reader never sees half a message.
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { newId } from "../util/ids.ts";
 export function captureTransport(config: Extract<MailConfig, { transport: "capture" }>): MailTransport {
   // streamTransport composes exactly what an SMTP relay would be handed, into a buffer.
   const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  // Why a sequence: two messages in one millisecond keep the order they were handed over in (file names sort).
+  let sent = 0;
   return {
     name: "capture",
     async send(msg: MailMessage) {
@@ -24,7 +26,7 @@ export function captureTransport(config: Extract<MailConfig, { transport: "captu
         headers: msg.headers,
       });
       await mkdir(config.dir, { recursive: true });
-      const name = `${String(now()).padStart(13, "0")}-${newId()}.eml`;
+      const name = `${String(now()).padStart(13, "0")}-${String(++sent).padStart(9, "0")}-${newId()}.eml`;
       const tmp = join(config.dir, `.${name}.tmp`);
       try {
         await writeFile(tmp, info.message as Buffer, { mode: 0o600 });

@@ -120,12 +120,14 @@ export async function waitForLink(
   prefix: string,
   count = 1,
   timeoutMs = 15_000,
+  /** Tokens already seen (a resend's mail is the one with a new token: two mails sent together may be captured in either order). */
+  except: readonly string[] = [],
 ): Promise<{ url: string; token: string; mail: CapturedMail }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = mailsTo(dir, address).filter((m) => m.links.some((l) => l.token.startsWith(prefix)));
+    const found = mailsTo(dir, address).filter((m) => m.links.some((l) => l.token.startsWith(prefix) && !except.includes(l.token)));
     const mail = found[count - 1];
-    if (mail) return { ...mail.links.find((l) => l.token.startsWith(prefix))!, mail };
+    if (mail) return { ...mail.links.find((l) => l.token.startsWith(prefix) && !except.includes(l.token))!, mail };
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} message(s) with a ${prefix} link to ${address}; have ${found.length}`);
     await Bun.sleep(20);
   }

@@ -137,7 +137,7 @@ describe("capture transport", () => {
     expect(r.status).toBe(201);
     expect(r.body.mail).toEqual({ sent: true });
     const [file] = await emlFiles(mailDir.path, 1);
-    expect(file).toMatch(/^\d{13}-[a-z2-7]{16}\.eml$/);
+    expect(file).toMatch(/^\d{13}-\d{9}-[a-z2-7]{16}\.eml$/);
     const raw = readFileSync(join(mailDir.path, file!));
     expect(raw.toString("latin1")).toMatch(/\r\nMIME-Version: 1\.0\r\n/);
     const mail = await parseMail(raw);

@@ -88,7 +88,7 @@ describe("capture transport", () => {
       expect(await deliverNow(ctx, id)).toEqual({ sent: true });
       const files = emlFiles(mailDir);
       expect(files).toHaveLength(1);
-      expect(files[0]).toMatch(/^\d{13}-[a-z2-7]{16}\.eml$/);
+      expect(files[0]).toMatch(/^\d{13}-\d{9}-[a-z2-7]{16}\.eml$/);
       expect(readdirSync(mailDir)).toEqual(files); // no temp file left behind
       const parsed = await parseMail(readFileSync(join(mailDir, files[0]!)));
       expect(parsed).toMatchObject({ from: "svc@example.test", to: "person1@example.com", subject: "Message 1" });

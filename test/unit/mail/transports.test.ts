@@ -78,7 +78,7 @@ describe("capture", () => {
       const files = readdirSync(dir).sort();
       expect(files).toHaveLength(2);
       for (const f of files) {
-        expect(f).toMatch(/^\d{13}-[a-z2-7]{16}\.eml$/);
+        expect(f).toMatch(/^\d{13}-\d{9}-[a-z2-7]{16}\.eml$/);
         expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
       }
       const tos = await Promise.all(files.map(async (f) => (await parseMail(readFileSync(join(dir, f)))).to));
