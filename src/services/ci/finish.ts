@@ -5,6 +5,7 @@
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import type { RunState } from "../../db/schema/index.ts";
+import { releaseConcurrencyGroup } from "./concurrency.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
@@ -83,6 +84,8 @@ export async function failJob(
   if (run) await ctx.events.emit(tx, { kind: "checks.reported", repoId: job.repoId, commit: run.commit });
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
   const settled = await settleRun(tx, job.runId, t);
+  // Concurrency groups (concurrency.ts): the job's group admits its next job; a finished run's group its next run.
+  await releaseConcurrencyGroup(ctx, tx, job, run, settled, t);
   if (run && settled === "failure" && run.state !== "failure") await runFailed(ctx, tx, run);
   // An ephemeral machine runs one job and then de-registers.
   if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) {
