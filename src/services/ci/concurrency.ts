@@ -37,11 +37,14 @@ export function announceJobs(ctx: Ctx, tx: Tx, jobs: { hosted: boolean; orgId: s
   }
 }
 
-/** Ends a job for its group (pending or queued: now; running: told at its next heartbeat). */
-async function cancelJob(ctx: Ctx, tx: Tx, job: JobRow, reason: string, t: number): Promise<void> {
+/**
+ * Ends a job for its group (pending or queued: now; running: told at its next heartbeat, its
+ * dependents decided when it ends). `release: false` when its whole run is being cancelled.
+ */
+async function cancelJob(ctx: Ctx, tx: Tx, job: JobRow, reason: string, t: number, release: boolean): Promise<void> {
   if (job.state === "running") {
     if (job.cancelReason === null) await runs.updateJob(tx, job.id, { cancelReason: "cancel" });
-  } else await failJob(ctx, tx, job, "cancelled", reason, t);
+  } else await failJob(ctx, tx, job, "cancelled", reason, t, null, { release });
 }
 
 /** Cancels a run for its group: every unfinished job ends (running ones at their next heartbeat); the run says why. */
@@ -52,7 +55,7 @@ export async function cancelRunForGroup(ctx: Ctx, tx: Tx, run: RunRow, reason: s
   open.sort((a, b) => (a.state === "pending" ? 0 : 1) - (b.state === "pending" ? 0 : 1));
   for (const job of open) {
     const fresh = job.state === "running" ? job : await runs.jobById(tx, job.id);
-    if (fresh && ["pending", "queued", "running"].includes(fresh.state)) await cancelJob(ctx, tx, fresh, reason, t);
+    if (fresh && ["pending", "queued", "running"].includes(fresh.state)) await cancelJob(ctx, tx, fresh, reason, t, false);
   }
 }
 
@@ -105,7 +108,7 @@ export async function admitJobs(
       if (out.has(id)) out.set(id, { cancelled: reason });
       else {
         const row = await runs.jobById(tx, id);
-        if (row) await cancelJob(ctx, tx, row, reason, t);
+        if (row) await cancelJob(ctx, tx, row, reason, t, true);
       }
     };
     for (const id of s.waiters) await end(id, `superseded by a newer job in concurrency group ${g}`);

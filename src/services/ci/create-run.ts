@@ -101,7 +101,9 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
   if (refused) await runFailed(ctx, tx, { ...base, error: refused });
   // Job-level groups of jobs that start with the run (jobs with needs are refused a group until the release admits them).
   const ids = planned.jobs.map(() => newId());
-  const gated = planned.jobs.flatMap((j, i) => (!refused && !waiting && j.concurrency && !j.needs?.length ? [{ id: ids[i]!, concurrency: j.concurrency }] : []));
+  const gated = planned.jobs.flatMap((j, i) =>
+    !refused && !waiting && j.concurrency && !j.needs?.length ? [{ id: ids[i]!, concurrency: j.concurrency }] : [],
+  );
   const admitted = gated.length ? await admitJobs(ctx, tx, p.repoId, gated, t) : new Map<string, JobAdmission>();
   const queued = new Map<string, string[][]>();
   const jobRows: runs.NewJob[] = [];

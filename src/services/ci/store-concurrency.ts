@@ -29,7 +29,10 @@ export async function setRunWaiting(tx: Tx, id: string, waiting: string | null):
 /** Sets the sentence a run shows as its error (a concurrency cancel says why). */
 export async function setRunError(tx: Tx, id: string, error: string): Promise<void> {
   const { runs } = tables(tx);
-  await tx.update(runs).set({ error }).where(and(eq(runs.id, id), isNull(runs.error)));
+  await tx
+    .update(runs)
+    .set({ error })
+    .where(and(eq(runs.id, id), isNull(runs.error)));
 }
 
 /** The oldest run of the group that waits for it, or null. */
@@ -45,7 +48,11 @@ export async function oldestWaitingRun(q: Queryable, repoId: string, group: stri
 }
 
 /** The pending jobs without needs of a run's attempt (what a run released by its group queues), with routing. */
-export async function pendingRootJobs(q: Queryable, runId: string, attempt: number): Promise<{ id: string; hosted: boolean; orgId: string; runsOn: string[] }[]> {
+export async function pendingRootJobs(
+  q: Queryable,
+  runId: string,
+  attempt: number,
+): Promise<{ id: string; hosted: boolean; orgId: string; runsOn: string[] }[]> {
   const { workflowJobs: j } = tables(q);
   return await q
     .select({ id: j.id, hosted: j.hosted, orgId: j.orgId, runsOn: j.runsOn })
@@ -76,4 +83,12 @@ export async function queuePending(tx: Tx, id: string, t: number): Promise<boole
     .where(and(eq(j.id, id), eq(j.state, "pending")))
     .returning({ id: j.id });
   return r.length === 1;
+}
+
+/** The handles of users by id (a run's actor, shown with the run). */
+export async function userHandles(q: Queryable, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const { users } = tables(q);
+  const rows = await q.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, ids));
+  return new Map(rows.map((r) => [r.id, r.handle]));
 }

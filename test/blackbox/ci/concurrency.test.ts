@@ -76,7 +76,11 @@ describe("concurrency groups", () => {
       const r = await runOf("queue", two);
       return r?.jobs[0]?.state === "pending" ? r : null;
     });
-    expect(run2).toMatchObject({ state: "queued", concurrency_group: "deploy-refs/heads/main", waiting: `waiting for run ${run1.id} in concurrency group deploy-refs/heads/main` });
+    expect(run2).toMatchObject({
+      state: "queued",
+      concurrency_group: "deploy-refs/heads/main",
+      waiting: `waiting for run ${run1.id} in concurrency group deploy-refs/heads/main`,
+    });
     const three = await commitFiles(api, "queue", { ".svc/workflows/d.yml": workflow("q-3", false) });
     const run3 = await until("run 3 waiting", async () => {
       const r = await runOf("queue", three);
