@@ -37,7 +37,6 @@ function workflow(name: string, cancelInProgress: boolean): string {
   return [
     "on: push",
     "concurrency:",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a workflow expression
     "  group: deploy-${{ github.ref }}",
     `  cancel-in-progress: ${cancelInProgress}`,
     "jobs:",

@@ -113,7 +113,10 @@ test("job-level concurrency: a second job of the group waits, a third supersedes
     };
     const create = async (n: number) => {
       const r = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger(n)));
-      const rows = await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.runId, r.created ? r.runId : ""));
+      const rows = await ctx.db.read
+        .select()
+        .from(workflowJobs)
+        .where(eq(workflowJobs.runId, r.created ? r.runId : ""));
       return new Map(rows.map((j) => [j.key, j]));
     };
     const one = await create(1);
