@@ -60,7 +60,7 @@ const run = {
       waiting: "no runner here has <ubuntu-latest>",
     }),
   ],
-} as unknown as Run;
+} as unknown as Run & { attempts: unknown[] };
 
 describe("the run page", () => {
   const text = runPage(repo, run, 10_000, "tok").value;
