@@ -1157,10 +1157,6 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     if (j.needs?.length) uses.push(`jobs.${id}.needs`);
     if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
     if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
-    if (j.spec.v === 2)
-      uses.push(
-        `jobs.${id} (step id/if/shell/working-directory/continue-on-error/timeout-minutes, outputs, defaults, or expressions beyond matrix.* and github.*)`,
-      );
     if (uses.length) break;
   }
   if (!uses.length) return null;
