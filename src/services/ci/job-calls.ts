@@ -93,7 +93,13 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
     event: facts.event,
     actor: facts.actor,
   };
-  if (spec.v !== 2) return { ...base, format: 1, steps: spec.steps.map((s) => ({ name: s.name, run: s.run, env: s.env })) };
+  if (spec.v !== 2)
+    return {
+      ...base,
+      format: 1,
+      // A `uses` step is always in a v2 job; should one reach here, it fails instead of running nothing.
+      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
+    };
   if ((opts.format ?? 1) < 2) {
     const error = "upgrade the runner: this job needs an svc runner that runs format-2 job descriptions (this server's version)";
     await ctx.db.transaction(async (tx) => {

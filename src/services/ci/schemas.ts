@@ -339,7 +339,7 @@ export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCur
 export const Check = Type.Object(
   {
     key: Type.String({ description: "the check's name (the workflow job's key)" }),
-    state: Type.String({ description: "queued, running, success, failure, cancelled" }),
+    state: Type.String({ description: "queued, running, success, failure, cancelled, skipped (a skipped check passes)" }),
     run_id: Type.String(),
     job_id: Type.String(),
   },

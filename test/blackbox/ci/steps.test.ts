@@ -169,12 +169,17 @@ jobs:
     expect(JSON.parse(row!.outputs)).toEqual({ greeting: "hello-out", lines: "line one\nline two" });
   }, 180_000);
 
-  test("a working-directory leaving the workspace, an expression error and a malformed GITHUB_OUTPUT fail their steps", async () => {
+  test("a uses step fails with its message (continue-on-error respected); a working-directory leaving the workspace, an expression error and a malformed GITHUB_OUTPUT fail their steps", async () => {
     const wf = `on: push
 jobs:
   escape:
     runs-on: [self-hosted, steps]
     steps:
+      - uses: actions/checkout@v4
+        with: { fetch-depth: 0 }
+        continue-on-error: true
+      - name: after uses
+        run: echo after-uses
       - name: up
         working-directory: ..
         run: echo escaped
@@ -191,11 +196,17 @@ jobs:
     const job = run.jobs[0];
     expect(run.state).toBe("failure");
     expect(stepsOf(job)).toEqual([
+      ["Run actions/checkout@v4", "failure"],
+      ["after uses", "success"],
       ["up", "failure"],
       ["bad expression", "failure"],
       ["bad output", "failure"],
     ]);
     const log = await logOf(server, owner, "steps", run.id, job.id);
+    expect(log).toContain(
+      "##[error] uses: actions/checkout@v4 is not run by this server yet; actions arrive in a later release — write the step as run: commands",
+    );
+    expect(log).toContain("after-uses");
     expect(log).toContain('working-directory ".." is outside the workspace');
     expect(log).not.toContain("escaped");
     expect(log).toMatch(/##\[error\] run ".*fromJSON\('\{'\).*":/);
