@@ -1225,10 +1225,6 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
     // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
     if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
-    if (j.spec.v === 2)
-      uses.push(
-        `jobs.${id} (step id/if/shell/working-directory/continue-on-error/timeout-minutes, outputs, defaults, or expressions beyond matrix.* and github.*)`,
-      );
     if (uses.length) break;
   }
   if (!uses.length) return null;
