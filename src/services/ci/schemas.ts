@@ -403,3 +403,11 @@ export const CiVariableList = Type.Object(
   { variables: Type.Array(CiVariable, { description: "by name" }) },
   { examples: [{ variables: [{ name: "REGION", value: "eu-west-1", repos: null, updated_at: 1767225600000 }] }] },
 );
+
+// ---- Dispatch (issue 29, part C) ------------------------------------------------------------------
+
+export const RunDispatch = Type.Unknown({
+  description:
+    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", the rest strings)',
+  examples: [{ workflow: "deploy.yml", ref: "main", inputs: { environment: "staging", dry_run: true } }],
+});
