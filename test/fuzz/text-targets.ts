@@ -163,7 +163,12 @@ export function workflowTarget(): Target {
       for (const job of out.jobs) {
         let size = job.key.length + job.runsOn.join("").length;
         for (const [k, v] of Object.entries(job.spec.env)) size += k.length + v.length;
-        for (const s of job.spec.steps) size += s.name.length + s.run.length + Object.entries(s.env).reduce((n, [k, v]) => n + k.length + v.length, 0);
+        for (const s of job.spec.steps)
+          size +=
+            s.name.length +
+            (s.run ?? s.uses ?? "").length +
+            Object.entries(s.with ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0) +
+            Object.entries(s.env).reduce((n, [k, v]) => n + k.length + v.length, 0);
         // Default step names (the first 80 characters of the script) are not charged.
         if (size > WORKFLOW_LIMITS.jobSpecBytes + 80 * job.spec.steps.length)
           throw new Error(`a job of ${size} characters passed the ${WORKFLOW_LIMITS.jobSpecBytes} budget`);

@@ -156,7 +156,11 @@ export const runs = sqliteTable(
 
 /** What the runner needs to run a job (DECISIONS §3 job description). */
 export interface JobSpec {
-  steps: { name: string; run: string; env: Record<string, string> }[];
+  /**
+   * A step runs `run` (a script) or, in a v2 spec (issue 29), `uses` an action with `with` inputs
+   * (exactly one of `run` and `uses`; v1 specs have only `run` steps).
+   */
+  steps: { name: string; run?: string; uses?: string; with?: Record<string, string>; env: Record<string, string> }[];
   env: Record<string, string>;
   timeoutS: number;
 }

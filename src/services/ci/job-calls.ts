@@ -43,7 +43,8 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string): Pr
     ref: where.ref,
     runs_on: job.runsOn,
     env: job.spec.env,
-    steps: job.spec.steps.map((s) => ({ name: s.name, run: s.run, env: s.env })),
+    // A `uses` step (issue 29, parsed; actions run in issue 30) fails if an agent reads this field as a script.
+    steps: job.spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
     timeout_s: job.spec.timeoutS,
     heartbeat_s: HEARTBEAT_INTERVAL_S,
   };

@@ -54,6 +54,27 @@ export async function insertJob(tx: Tx, row: NewJob): Promise<void> {
   await tx.insert(workflowJobs).values(row);
 }
 
+/** Whether the scheduled run of this workflow for minute `slot` exists (runs_schedule_uq guards the insert too). */
+export async function scheduledRunExists(q: Queryable, repoId: string, workflow: string, slot: number): Promise<boolean> {
+  const { runs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.repoId, repoId), eq(runs.workflow, workflow), eq(runs.scheduleSlot, slot)))
+      .limit(1),
+  );
+}
+
+/** Rows per multi-row INSERT (well under SQLite's and PostgreSQL's bound-parameter limits). */
+const INSERT_BATCH = 128;
+
+/** Creates a run's jobs: one multi-row INSERT per 128 rows. */
+export async function insertJobs(tx: Tx, rows: NewJob[]): Promise<void> {
+  const { workflowJobs } = tables(tx);
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) await tx.insert(workflowJobs).values(rows.slice(i, i + INSERT_BATCH));
+}
+
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
   const { runs } = tables(q);
@@ -614,6 +635,27 @@ export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect)
       }),
   );
   await st.run(row);
+}
+
+/** A check_results row. */
+export type CheckRow = typeof checkResults.$inferSelect;
+
+/** Records several jobs' states against their commit (multi-row upserts; a key written twice keeps its last row). */
+export async function recordChecks(tx: Tx, rows: CheckRow[]): Promise<void> {
+  const { checkResults } = tables(tx);
+  // Why deduplicated: one upsert statement may not touch the same (repo, commit, key) row twice (PostgreSQL).
+  const byKey = new Map<string, CheckRow>();
+  for (const r of rows) byKey.set(`${r.repoId}\0${r.commit}\0${r.key}`, r);
+  const unique = [...byKey.values()];
+  for (let i = 0; i < unique.length; i += INSERT_BATCH) {
+    await tx
+      .insert(checkResults)
+      .values(unique.slice(i, i + INSERT_BATCH))
+      .onConflictDoUpdate({
+        target: [checkResults.repoId, checkResults.commit, checkResults.key],
+        set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` },
+      });
+  }
 }
 
 /** Records a job's state against its run's commit (read from the run in the same statement); nothing when the run is gone. */

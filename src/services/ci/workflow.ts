@@ -557,6 +557,8 @@ function kept(r: Reader, node: Node, text: string, site: Site): string {
 }
 
 const ID_RE = /^[A-Za-z_][A-Za-z0-9_-]{0,99}$/;
+/** An action input's name (`with:` keys): GitHub allows letters, digits, `-` and `_`. */
+const INPUT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,99}$/;
 const SHELLS: ReadonlySet<string> = new Set(["sh", "bash"]);
 
 function isNull(node: Node | null | undefined): boolean {
@@ -887,7 +889,10 @@ interface RawStep {
   what: string;
   index: number;
   name?: { node: Node; text: string };
-  run: { node: Node; text: string };
+  /** A `run` step's script, or (absent) a `uses` step. */
+  run?: { node: Node; text: string };
+  uses?: string;
+  with?: Record<string, string>;
   envNode?: Node | null;
   id?: string;
   if?: string;
@@ -901,6 +906,8 @@ interface RawStep {
 function readStepRaw(node: Node, what: string, index: number, r: Reader): RawStep {
   let name: RawStep["name"];
   let run: RawStep["run"] | undefined;
+  let usesNode: Node | undefined;
+  let withNode: Pair<Node, Node | null> | undefined;
   const step: Partial<RawStep> = { node, what, index, v2: false };
   for (const pair of entries(node, what)) {
     const k = keyOf(pair);
@@ -917,20 +924,30 @@ function readStepRaw(node: Node, what: string, index: number, r: Reader): RawSte
     else if (k === "working-directory") step.workingDirectory = kept(r, v, scalarString(v, `${what}.working-directory`), "agent");
     else if (k === "continue-on-error") step.continueOnError = readBoolOrExpr(v, `${what}.continue-on-error`, r);
     else if (k === "timeout-minutes") step.timeout = { node: v, text: scalarText(v, `${what}.timeout-minutes`) };
-    else if (k === "uses") throw new WorkflowError(pair.key as Node, "`uses` is not supported: write a `run` step (the repository is already checked out)");
-    else if (k === "with") throw new WorkflowError(pair.key as Node, "`with` goes with `uses`, which is not supported");
+    else if (k === "uses") {
+      usesNode = v;
+      step.uses = readUses(v, `${what}.uses`);
+    } else if (k === "with") withNode = pair;
     else
       throw new WorkflowError(
         pair.key as Node,
-        `unknown key ${JSON.stringify(k)} in a step (expected id, name, if, run, env, shell, working-directory, continue-on-error, timeout-minutes)`,
+        `unknown key ${JSON.stringify(k)} in a step (expected id, name, if, run, uses, with, env, shell, working-directory, continue-on-error, timeout-minutes)`,
       );
   }
-  if (run === undefined) throw new WorkflowError(node, `${what} has no run`);
+  if (run !== undefined && usesNode !== undefined) throw new WorkflowError(usesNode, `${what} has both run and uses; a step has one of them`);
+  if (run === undefined && usesNode === undefined) throw new WorkflowError(node, `${what} has no run (or uses)`);
+  if (withNode !== undefined) {
+    if (usesNode === undefined) throw new WorkflowError(withNode.key as Node, `${what}.with goes with uses, and this step has none`);
+    step.with = readWith(withNode.value, `${what}.with`, r);
+  }
+  if (usesNode !== undefined && (step.shell !== undefined || step.workingDirectory !== undefined))
+    throw new WorkflowError(usesNode, `${what}: shell and working-directory go with run, not uses`);
   step.name = name;
   step.run = run;
-  const runT = r.template(run.node, run.text, "agent");
+  const runT = run ? r.template(run.node, run.text, "agent") : null;
   const nameT = name ? r.template(name.node, name.text, "agent") : null;
   step.v2 =
+    step.uses !== undefined ||
     step.id !== undefined ||
     step.if !== undefined ||
     step.shell !== undefined ||
@@ -949,6 +966,43 @@ function readBoolOrExpr(node: Node | null | undefined, what: string, r: Reader):
   if (!r.template(node as Node, text, "agent")) throw new WorkflowError(node, `${what} must be true, false or an expression`);
   r.budget.charge(text.length, node);
   return text;
+}
+
+/** Longest `uses:` reference accepted (characters). */
+const USES_MAX = 400;
+/** `owner/repo[/path]@ref` (GitHub's names: owner letters, digits and `-`; repo also `.` and `_`). */
+const USES_REMOTE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.\-/]+)?@[A-Za-z0-9_.\-/+]+$/;
+/** `./path` (an action in the repository itself). */
+const USES_LOCAL_RE = /^\.\/[A-Za-z0-9_.\-/]*$/;
+
+/**
+ * A step's `uses:`: an action in the repository (`./path`) or on GitHub (`owner/repo[/path]@ref`),
+ * kept as written for the runner. Docker actions (`docker://image`) are refused here: they need a
+ * container runtime the runner does not have.
+ */
+function readUses(node: Node | null | undefined, what: string): string {
+  const v = scalarString(node, what);
+  if (v.startsWith("docker://")) throw new WorkflowError(node, `docker actions (${JSON.stringify(v.slice(0, 100))}) are not supported`);
+  if (v.length > USES_MAX || !(USES_LOCAL_RE.test(v) || USES_REMOTE_RE.test(v)) || v.includes("/../") || v.includes("//"))
+    throw new WorkflowError(node, `invalid action reference ${JSON.stringify(v.slice(0, 100))} (expected ./path or owner/repo[/path]@ref)`);
+  return v;
+}
+
+/** A `uses` step's `with:` inputs: scalars as GitHub stringifies them (true, 3, ""), templates kept for the runner (charged per job by stepOf). */
+function readWith(node: Node | null | undefined, what: string, r: Reader): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (isNull(node)) return out;
+  for (const pair of entries(node, what)) {
+    const k = keyOf(pair);
+    if (!INPUT_NAME_RE.test(k)) throw new WorkflowError(pair.key as Node, `invalid input name ${JSON.stringify(k.slice(0, 100))} in ${what}`);
+    const v = pair.value;
+    if (!isNull(v) && (!isScalar(v) || typeof v.value === "object"))
+      throw new WorkflowError(v ?? (pair.key as Node), `${what}.${k} must be a string, number or boolean`);
+    const text = isNull(v) ? "" : String((v as Scalar).value);
+    if (!isNull(v)) r.template(v as Node, text, "agent");
+    out[k] = text;
+  }
+  return out;
 }
 
 /** timeout-minutes from a number or a plan-time expression. */
@@ -1097,10 +1151,19 @@ function readJob(
 function stepOf(s: RawStep, v2: boolean, cell: Record<string, string>, r: Reader): StepSpec {
   const budget = r.budget;
   const trigger = r.trigger;
-  let run: string;
+  let run: string | undefined;
   let name: string | null = null;
   let env: Record<string, string>;
-  if (v2) {
+  if (!s.run) {
+    // A `uses` step (always in a v2 job): its reference and inputs, as written, in every job that carries them.
+    if (s.name) name = literal(s.name.text, s.name.node, budget);
+    budget.charge(s.uses!.length + Object.entries(s.with ?? {}).reduce((n, [k, v]) => n + k.length + v.length, 0), s.node);
+    env = readEnv(s.envNode, `${s.what}.env`, null, r, "agent");
+    budget.charge(
+      Object.entries(env).reduce((n, [k, v]) => n + k.length + v.length, 0),
+      s.envNode ?? s.node,
+    );
+  } else if (v2) {
     run = literal(s.run.text, s.run.node, budget);
     if (s.name) name = literal(s.name.text, s.name.node, budget);
     env = readEnv(s.envNode, `${s.what}.env`, null, r, "agent");
@@ -1113,7 +1176,11 @@ function stepOf(s: RawStep, v2: boolean, cell: Record<string, string>, r: Reader
     if (s.name) name = expand(s.name.text, s.name.node, cell, trigger, budget);
     env = readEnv(s.envNode, `${s.what}.env`, { matrix: cell, trigger, budget }, r, "agent");
   }
-  const out: StepSpec = { name: name ?? (run.split("\n")[0]!.slice(0, 80) || `step ${s.index + 1}`), run, env };
+  const out: StepSpec =
+    run === undefined
+      ? { name: name ?? `Run ${s.uses!}`, uses: s.uses!, env }
+      : { name: name ?? (run.split("\n")[0]!.slice(0, 80) || `step ${s.index + 1}`), run, env };
+  if (s.with !== undefined) out.with = s.with;
   if (s.id !== undefined) out.id = s.id;
   if (s.if !== undefined) out.if = s.if;
   if (s.shell !== undefined) out.shell = s.shell;
@@ -1139,6 +1206,7 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
     scan(s.workingDirectory);
     scan(typeof s.continueOnError === "string" ? s.continueOnError : undefined);
     for (const v of Object.values(s.env)) scan(v);
+    for (const v of Object.values(s.with ?? {})) scan(v);
   }
   return { secrets: [...secrets].sort(), vars: [...vars].sort() };
 }

@@ -57,6 +57,15 @@ const REJECT: [string, string][] = [
   ["unknown event", `on: [push, pusj]\njobs:\n  a:\n${J}`],
   ["container", `on: push\njobs:\n  a:\n    container: node:20\n${J}`],
   ["run-name context", `on: push\nrun-name: \${{ matrix.x }}\njobs:\n  a:\n${J}`],
+  ["uses docker", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: docker://alpine:3.19\n`],
+  ["uses without a ref", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: actions/checkout\n`],
+  ["uses with a space", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: a\n        uses: "actions/checkout@v4; rm -rf /"\n`],
+  ["uses and run", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        uses: a/b@v1\n`],
+  ["with without uses", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        with: { a: b }\n`],
+  ["with context", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        with:\n          token: \${{ secret.X }}\n`],
+  ["with a mapping value", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        with:\n          args: { a: b }\n`],
+  ["shell with uses", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        shell: bash\n`],
+  ["a step with neither", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: nothing\n`],
 ];
 
 /** Where an expression error points: exact in plain, quoted-without-escapes and `|` strings; at the string's start otherwise (Decided). */
@@ -123,6 +132,16 @@ const EXPECTED: Record<string, string> = {
   "unknown event": 'f.yml:1:12: unsupported event "pusj" (expected push, change, pull_request, workflow_dispatch, schedule or another GitHub event)',
   container: "f.yml:4:5: container jobs are not supported",
   "run-name context": "f.yml:2:15: the matrix context is not available here (available: github, inputs, vars)",
+  "uses docker": 'f.yml:6:15: docker actions ("docker://alpine:3.19") are not supported',
+  "uses without a ref": 'f.yml:6:15: invalid action reference "actions/checkout" (expected ./path or owner/repo[/path]@ref)',
+  "uses with a space": 'f.yml:7:15: invalid action reference "actions/checkout@v4; rm -rf /" (expected ./path or owner/repo[/path]@ref)',
+  "uses and run": "f.yml:7:15: jobs.a.steps[0] has both run and uses; a step has one of them",
+  "with without uses": "f.yml:7:9: jobs.a.steps[0].with goes with uses, and this step has none",
+  "with context":
+    'f.yml:8:22: unknown context "secret" (expected one of github, env, vars, job, jobs, steps, runner, secrets, strategy, matrix, needs, inputs)',
+  "with a mapping value": "f.yml:8:17: jobs.a.steps[0].with.args must be a string, number or boolean",
+  "shell with uses": "f.yml:6:15: jobs.a.steps[0]: shell and working-directory go with run, not uses",
+  "a step with neither": "f.yml:6:9: jobs.a.steps[0] has no run (or uses)",
 };
 
 describe("workflow v2: rejections name file, line and column", () => {
@@ -243,6 +262,60 @@ describe("workflow v2: what parses", () => {
     expect(w.on.other).toEqual(["release"]);
   });
 
+  test("uses steps: the reference and with inputs (stringified as GitHub does, templates kept), no run; the job is v2", () => {
+    const w = ok(`on: push
+jobs:
+  a:
+    runs-on: x
+    strategy: { matrix: { v: [18, 20] } }
+    steps:
+      - uses: actions/checkout@v4
+        with: { fetch-depth: 0, lfs: true, ref: "\${{ github.sha }}", empty: }
+      - name: setup
+        id: setup
+        uses: actions/setup-node@8f152de45cc393bb48ce5d89d36b731f54d6b7a1
+        if: matrix.v == 20
+        continue-on-error: true
+        timeout-minutes: 2
+        env: { A: b }
+        with:
+          node-version: \${{ matrix.v }}
+          token: \${{ secrets.NPM_TOKEN }}
+      - uses: ./.github/actions/build
+      - uses: octo-org/monorepo/actions/lint@release/v1.2
+      - run: npm test
+`);
+    expect(w.jobs).toHaveLength(2);
+    expect(w.jobs[1]!.spec).toEqual({
+      v: 2,
+      env: {},
+      timeoutS: 21600,
+      matrix: { v: "20" },
+      secretRefs: ["NPM_TOKEN"],
+      steps: [
+        {
+          name: "Run actions/checkout@v4",
+          uses: "actions/checkout@v4",
+          env: {},
+          with: { "fetch-depth": "0", lfs: "true", ref: "\${{ github.sha }}", empty: "" },
+        },
+        {
+          name: "setup",
+          id: "setup",
+          uses: "actions/setup-node@8f152de45cc393bb48ce5d89d36b731f54d6b7a1",
+          if: "matrix.v == 20",
+          continueOnError: true,
+          timeoutS: 120,
+          env: { A: "b" },
+          with: { "node-version": "\${{ matrix.v }}", token: "\${{ secrets.NPM_TOKEN }}" },
+        },
+        { name: "Run ./.github/actions/build", uses: "./.github/actions/build", env: {} },
+        { name: "Run octo-org/monorepo/actions/lint@release/v1.2", uses: "octo-org/monorepo/actions/lint@release/v1.2", env: {} },
+        { name: "npm test", run: "npm test", env: {} },
+      ],
+    });
+  });
+
   test("a job that needs another but uses no v2 step feature keeps a v1 spec (steps expanded here)", () => {
     const w = ok(
       `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: "echo \${{ github.sha }}" } ]\n  b:\n    needs: a\n    if: success()\n    runs-on: x\n    steps: [ { run: y } ]\n`,
@@ -339,6 +412,7 @@ describe("until the server runs them (part C)", () => {
     ["workflow concurrency", `on: push\nconcurrency: ci\njobs:\n  a:\n${J}`, "concurrency"],
     ["job concurrency", `on: push\njobs:\n  a:\n    concurrency: ci\n${J}`, "jobs.a.concurrency"],
     ["a v2 step", `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: "echo \${{ secrets.T }}" } ]\n`, "jobs.a (step id/if"],
+    ["a uses step", `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { uses: actions/checkout@v4 } ]\n`, "jobs.a (step id/if"],
   ])("%s: the run fails naming it", (_n, text, what) => {
     expect(task(text)).toStartWith(`${F}: ${what}`);
   });

@@ -110,8 +110,8 @@ jobs:
       `${P}:1:5: unsupported event "pull_requests" (expected push, change, pull_request, workflow_dispatch, schedule or another GitHub event)`,
     );
     expect(err("jobs:\n  x:\n    runs-on: a\n    steps: [ { run: b } ]\n")).toBe(`${P}:1:1: missing \`on\` (push, change, or both)`);
-    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps:\n      - uses: actions/checkout@v4\n")).toBe(
-      `${P}:6:9: \`uses\` is not supported: write a \`run\` step (the repository is already checked out)`,
+    expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    steps:\n      - uses: docker://alpine:3\n")).toBe(
+      `${P}:6:15: docker actions ("docker://alpine:3") are not supported`,
     );
     expect(err("on: push\njobs:\n  x:\n    runs-on: a\n    timeout-minutes: 0\n    steps: [ { run: b } ]\n")).toMatch(
       /:5:22: timeout-minutes must be a number/,
