@@ -1222,8 +1222,6 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
   if (out.run?.concurrency) uses.push("concurrency");
   for (const j of out.jobs) {
     const id = j.workflowJob ?? j.key;
-    if (j.needs?.length) uses.push(`jobs.${id}.needs`);
-    if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
     if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
     if (j.spec.v === 2)
       uses.push(

@@ -53,6 +53,9 @@ export function runRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: Run, ...errors(401, 403, 404, 409) }, detail: { summary: "Cancel a run: queued jobs end, running ones are told to stop" } },
+      {
+        response: { 202: Run, ...errors(401, 403, 404, 409) },
+        detail: { summary: "Cancel a run: queued and pending jobs end, running ones are told to stop (cleanup jobs with if: always() still run)" },
+      },
     );
 }
