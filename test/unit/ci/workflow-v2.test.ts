@@ -580,8 +580,6 @@ describe("until the server runs them (part C)", () => {
     return notRunYet(F, out);
   };
   test.each([
-    ["needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n${J}`, "jobs.b.needs"],
-    ["job if", `on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}`, "jobs.a.if"],
     ["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"],
   ])("%s: the run fails naming it", (_n, text, what) => {
     expect(task(text)).toStartWith(`${F}: ${what}`);
@@ -591,6 +589,9 @@ describe("until the server runs them (part C)", () => {
   });
   test("v2 steps run (the runner evaluates them: part D)", () => {
     expect(task(`on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]\n`)).toBeNull();
+  });
+  test("needs and job if run (part C releases dependent jobs)", () => {
+    expect(task(`on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}  b:\n    needs: a\n${J}`)).toBeNull();
   });
   test("a v1 workflow runs as before", () => {
     expect(
