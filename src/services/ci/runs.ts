@@ -8,6 +8,7 @@ import { parseCondition } from "./expr/index.ts";
 import { failJob, runStateOf, settleRun } from "./finish.ts";
 import { cancelRequested, releaseDependents } from "./release.ts";
 import type { Run } from "./schemas.ts";
+import { userHandles } from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow, JobShown, RunRow } from "./store-runs.ts";
 import { waitingMessages } from "./waiting.ts";
@@ -39,6 +40,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[], attempt
     q,
     rows.map((r) => r.id),
   );
+  const handles = await userHandles(q, [...new Set(rows.flatMap((r) => (r.actorUserId ? [r.actorUserId] : [])))]);
   const byRun = new Map<string, JobShown[]>();
   for (const j of all) {
     let list = byRun.get(j.runId);
@@ -68,6 +70,10 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[], attempt
       event: r.event,
       state: current ? current.state : r.state,
       error: r.error,
+      actor: r.actorUserId && handles.has(r.actorUserId) ? { id: r.actorUserId, handle: handles.get(r.actorUserId)! } : null,
+      inputs: r.inputs ?? null,
+      concurrency_group: r.concurrencyGroup,
+      waiting: r.waiting,
       created_at: r.createdAt,
       finished_at: current ? current.finished_at : r.finishedAt,
       attempt: attempt ?? r.attempt,

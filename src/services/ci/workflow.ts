@@ -1219,10 +1219,10 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
  */
 export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: PlannedRun }): string | null {
   const uses: string[] = [];
-  if (out.run?.concurrency) uses.push("concurrency");
   for (const j of out.jobs) {
     const id = j.workflowJob ?? j.key;
-    if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
+    // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
+    if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
     if (j.spec.v === 2)
       uses.push(
         `jobs.${id} (step id/if/shell/working-directory/continue-on-error/timeout-minutes, outputs, defaults, or expressions beyond matrix.* and github.*)`,
