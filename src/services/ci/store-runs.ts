@@ -329,12 +329,12 @@ export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<bo
   return (await st.get(t, id)) !== null;
 }
 
-/** A pending job is skipped with its reason; false when it was no longer pending. */
+/** A job not started yet (pending or queued) is skipped with its reason; false when it had started or ended. */
 export async function skipPendingJob(tx: Tx, id: string, reason: string, t: number): Promise<boolean> {
   const st = stmt(
     tx,
     "skipPendingJob",
-    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok",
+    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'queued') RETURNING 1 AS ok",
   );
   return (await st.get(reason, t, id)) !== null;
 }

@@ -50,6 +50,8 @@ describe("needs and job if with the real agent", () => {
         job("test", { needs: ["build"] }),
         job("deploy", { needs: ["test"] }),
         job("release-only", { needs: ["build"], if: "github.ref == 'refs/heads/release'" }),
+        job("root-if", { if: "github.ref == 'refs/heads/release'" }),
+        job("after-root", { needs: ["root-if"] }),
       ),
     });
     const run = await finishedRun(api, "app", sha);
@@ -68,6 +70,9 @@ describe("needs and job if with the real agent", () => {
       runner: null,
       started_at: null,
     });
+    // A job without needs has its `if` decided when the run is created; what needs it cascades.
+    expect(jobs["root-if"]).toMatchObject({ state: "skipped", skip_reason: "if: github.ref == 'refs/heads/release' was false" });
+    expect(jobs["after-root"]).toMatchObject({ state: "skipped", skip_reason: "needs root-if was skipped" });
     expect(await logOf(server, owner, "app", run.id, jobs.deploy.id)).toContain("ran deploy");
     // A skipped check passes; each job's check is recorded under its key.
     const checks = (await api.get(`/v1/orgs/acme/repos/app/commits/${sha}/checks`)).body.checks;
@@ -76,6 +81,8 @@ describe("needs and job if with the real agent", () => {
       test: "success",
       deploy: "success",
       "release-only": "skipped",
+      "root-if": "skipped",
+      "after-root": "skipped",
     });
   });
 
