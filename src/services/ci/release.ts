@@ -192,6 +192,8 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
     let changed = false;
     for (const job of jobs) {
       if (job.state !== "pending") continue;
+      // A pending job without needs waits for its concurrency group (concurrency.ts releases it), never for a job.
+      if (!job.needs.length) continue;
       // A need no row stands for (never planned) counts as finished and skipped.
       if (!job.needs.every((n) => results.has(n) || !cells.has(n))) continue;
       const d = await decideJob(job, { results, graph, cancelled, contexts });

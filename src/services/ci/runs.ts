@@ -6,6 +6,7 @@ import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { failJob } from "./finish.ts";
 import type { Run } from "./schemas.ts";
+import { userHandles } from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
 import type { JobShown, RunRow } from "./store-runs.ts";
 import { waitingMessages } from "./waiting.ts";
@@ -21,6 +22,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
     rows.map((r) => r.id),
   );
   const waiting = await waitingMessages(q, jobs);
+  const handles = await userHandles(q, [...new Set(rows.flatMap((r) => (r.actorUserId ? [r.actorUserId] : [])))]);
   const byRun = new Map<string, JobShown[]>();
   for (const j of jobs) {
     let list = byRun.get(j.runId);
@@ -36,6 +38,10 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[]): Promis
     event: r.event,
     state: r.state,
     error: r.error,
+    actor: r.actorUserId && handles.has(r.actorUserId) ? { id: r.actorUserId, handle: handles.get(r.actorUserId)! } : null,
+    inputs: r.inputs ?? null,
+    concurrency_group: r.concurrencyGroup,
+    waiting: r.waiting,
     created_at: r.createdAt,
     finished_at: r.finishedAt,
     jobs: (byRun.get(r.id) ?? []).map((j) => ({

@@ -293,6 +293,14 @@ export const Run = Type.Object(
     event: Type.String(),
     state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
     error: NullableString({ description: "why the run failed before any job ran (malformed workflow: file:line:column: problem)" }),
+    actor: Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()], {
+      description: "who pushed or dispatched; null for schedules and mirrors",
+    }),
+    inputs: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean(), Type.Number()])), Type.Null()], {
+      description: "a workflow_dispatch run's inputs, validated and typed (booleans as booleans); null for other events",
+    }),
+    concurrency_group: NullableString({ description: "the workflow's evaluated `concurrency.group`, or null" }),
+    waiting: NullableString({ description: "why the whole run waits (`waiting for run … in concurrency group …`), or null" }),
     created_at: Millis(),
     finished_at: Type.Union([Type.Integer(), Type.Null()]),
     jobs: Type.Array(RunJob),
@@ -308,6 +316,10 @@ export const Run = Type.Object(
         event: "push",
         state: "success",
         error: null,
+        actor: { id: "u3k9x2m7p4q8r6s1", handle: "ada" },
+        inputs: null,
+        concurrency_group: null,
+        waiting: null,
         created_at: 1795248971422,
         finished_at: 1795249031422,
         jobs: [

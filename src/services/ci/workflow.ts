@@ -1219,12 +1219,12 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
  */
 export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: PlannedRun }): string | null {
   const uses: string[] = [];
-  if (out.run?.concurrency) uses.push("concurrency");
   for (const j of out.jobs) {
     const id = j.workflowJob ?? j.key;
     if (j.needs?.length) uses.push(`jobs.${id}.needs`);
     if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
-    if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
+    // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
+    if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
     if (uses.length) break;
   }
   if (!uses.length) return null;
