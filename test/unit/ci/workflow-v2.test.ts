@@ -409,37 +409,47 @@ describe("until the server runs them (part C)", () => {
   test.each([
     ["needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n${J}`, "jobs.b.needs"],
     ["job if", `on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}`, "jobs.a.if"],
-    ["job concurrency on a job with needs", `on: push
+    [
+      "job concurrency on a job with needs",
+      `on: push
 jobs:
   a:
 ${J}  b:
     needs: a
     concurrency: ci
-${J}`, "jobs.b"],
+${J}`,
+      "jobs.b",
+    ],
   ])("%s: the run fails naming it", (_n, text, what) => {
     expect(task(text)).toStartWith(`${F}: ${what}`);
   });
   test("workflow and job concurrency run (part C)", () => {
-    expect(task(`on: push
+    expect(
+      task(`on: push
 concurrency: ci
 jobs:
   a:
     concurrency: { group: x, cancel-in-progress: true }
-${J}`)).toBeNull();
+${J}`),
+    ).toBeNull();
   });
   test("v2 steps run (the runner evaluates them: part D)", () => {
-    expect(task(`on: push
+    expect(
+      task(`on: push
 jobs:
   a:
     runs-on: x
     steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]
-`)).toBeNull();
-    expect(task(`on: push
+`),
+    ).toBeNull();
+    expect(
+      task(`on: push
 jobs:
   a:
     runs-on: x
     steps: [ { uses: actions/checkout@v4 } ]
-`)).toBeNull();
+`),
+    ).toBeNull();
   });
   test("a v1 workflow runs as before", () => {
     expect(
