@@ -7,6 +7,8 @@
 // then each `include` entry extends every cell it does not overwrite an original value of, or
 // else becomes a cell of its own). A matrix computed from an expression (`fromJSON(...)`) is
 // "dynamic": one placeholder on both sides.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseWorkflow, type TriggerContext } from "../../src/services/ci/workflow.ts";
 
@@ -173,4 +175,28 @@ export function checkWorkflow(name: string, text: string, defaultBranch: string)
   if (diff) return { kind: "different", detail: diff };
   const cells = Object.values(got).reduce((n, j) => n + (typeof j.cells === "number" ? j.cells : 1), 0);
   return { kind: "equal", jobs: Object.keys(got).length, cells };
+}
+
+/** One file of the corpus and what became of it. */
+export interface CorpusRow {
+  repo: string;
+  file: string;
+  result: FileResult;
+}
+
+/** The fixtures (test/fixtures/workflows/<owner>+<name>+<file>.yml, copied from the corpus), planned for a push to main. */
+export function fixtureRows(dir = join(import.meta.dir, "..", "..", "test", "fixtures", "workflows")): CorpusRow[] {
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => ({ repo: "fixtures", file: f, result: checkWorkflow(f, readFileSync(join(dir, f), "utf8"), "main") }));
+}
+
+/** Files, excluded, parsed, graph-equal and the share of the files not excluded that plan the reference graph. */
+export function corpusSummary(rows: CorpusRow[]) {
+  const excluded = rows.filter((r) => r.result.kind === "excluded").length;
+  const parsed = rows.filter((r) => r.result.kind === "equal" || r.result.kind === "different").length;
+  const equal = rows.filter((r) => r.result.kind === "equal").length;
+  const considered = rows.length - excluded;
+  return { files: rows.length, excluded, parsed, graphEqual: equal, percent: considered ? +((100 * equal) / considered).toFixed(1) : 100 };
 }
