@@ -53,6 +53,8 @@ function referenceCells(strategy: Y): GraphJob["cells"] {
   const matrix = strategy.matrix;
   if (matrix === undefined || matrix === null) return 1;
   if (!isObj(matrix)) return exprKind(matrix);
+  // A value anywhere in the matrix read from needs: the cells are known only once the run is under way.
+  if (/\$\{\{[^}]*\bneeds\s*\./.test(JSON.stringify(matrix))) return "dynamic";
   const dims: [string, Y[]][] = [];
   let include: Y[] = [];
   let exclude: Y[] = [];
