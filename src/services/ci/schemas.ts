@@ -178,7 +178,20 @@ export const Claim = Type.Object(
 );
 export type Claim = Static<typeof Claim>;
 
-export const JobStep = Type.Object({ name: Type.String(), run: Type.String(), env: Type.Record(Type.String(), Type.String()) });
+export const JobStep = Type.Object({
+  name: Type.String(),
+  run: Type.String(),
+  env: Type.Record(Type.String(), Type.String()),
+  // Format 2 (issue 29): templates the runner evaluates per step; absent in format 1.
+  id: Type.Optional(NullableString()),
+  if: Type.Optional(NullableString({ description: "the step's condition (format 2)" })),
+  shell: Type.Optional(NullableString()),
+  working_directory: Type.Optional(NullableString()),
+  continue_on_error: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
+  timeout_s: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  uses: Type.Optional(NullableString({ description: "an action reference: not run by this server yet (the step fails saying so)" })),
+  with: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
 
 export const JobDescription = Type.Object(
   {
@@ -194,6 +207,18 @@ export const JobDescription = Type.Object(
     steps: Type.Array(JobStep),
     timeout_s: Type.Integer(),
     heartbeat_s: Type.Integer({ description: "how often the runner should call heartbeat" }),
+    // Issue 29 (plan-29 §2.3), additive.
+    format: Type.Optional(Type.Integer({ description: "1: env and steps are expanded; 2: they are templates over `contexts`" })),
+    attempt: Type.Optional(Type.Integer()),
+    workflow: Type.Optional(Type.String()),
+    event: Type.Optional(Type.String()),
+    actor: Type.Optional(Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()])),
+    contexts: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "github, needs, inputs, vars, matrix, strategy, job (format 2)" })),
+    secrets: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the secrets the job references; none for a run from a fork" })),
+    mask: Type.Optional(Type.Array(Type.String())),
+    defaults: Type.Optional(Type.Object({ shell: NullableString(), working_directory: NullableString() })),
+    outputs: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "job outputs: templates over steps, evaluated at the job's end" })),
+    continue_on_error: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   },
   {
     examples: [
@@ -235,7 +260,10 @@ export type StepUpdate = Static<typeof StepUpdate>;
 
 export const HeartbeatAnswer = Type.Object({ cancel: Type.Boolean() }, { examples: [{ cancel: false }] });
 
-export const JobComplete = Type.Object({ verdict: Type.String({ description: "`success`, `failure` or `cancelled`" }) });
+export const JobComplete = Type.Object({
+  verdict: Type.String({ description: "`success`, `failure` or `cancelled`" }),
+  outputs: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the job's outputs (at most 50, 1 MiB in all)" })),
+});
 export type JobComplete = Static<typeof JobComplete>;
 
 export const RunJob = Type.Object({
@@ -397,3 +425,11 @@ export const CiVariableList = Type.Object(
   { variables: Type.Array(CiVariable, { description: "by name" }) },
   { examples: [{ variables: [{ name: "REGION", value: "eu-west-1", repos: null, updated_at: 1767225600000 }] }] },
 );
+
+// ---- Dispatch (issue 29, part C) ------------------------------------------------------------------
+
+export const RunDispatch = Type.Unknown({
+  description:
+    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", the rest strings)',
+  examples: [{ workflow: "deploy.yml", ref: "main", inputs: { environment: "staging", dry_run: true } }],
+});

@@ -618,10 +618,15 @@ export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: 
 }
 
 /** Up to `limit` chunks holding bytes at or after `from`, in order. */
-export async function logChunksFrom(q: Queryable, jobId: string, from: number, limit: number): Promise<{ offset: number; size: number; key: string }[]> {
+export async function logChunksFrom(
+  q: Queryable,
+  jobId: string,
+  from: number,
+  limit: number,
+): Promise<{ offset: number; size: number; key: string; masked: boolean }[]> {
   const { jobLogChunks } = tables(q);
   return await q
-    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
+    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key, masked: jobLogChunks.masked })
     .from(jobLogChunks)
     .where(and(eq(jobLogChunks.jobId, jobId), gt(sql`${jobLogChunks.offset} + ${jobLogChunks.size}`, from)))
     .orderBy(asc(jobLogChunks.offset))
