@@ -314,7 +314,7 @@ test("cancel and re-run on hand-built rows: pending cleanup kept, failed-only co
   const kept = Object.fromEntries(third.jobs.map((j) => [j.key, j]));
   expect(kept.build).toMatchObject({ state: "success", reused_from: r2.ids.get("build") });
   expect(kept.lint).toMatchObject({ state: "queued", reused_from: null });
-  expect((await runs.jobById(ctx.db.read, kept.build.id))!.outputs).toEqual({ v: "1" });
+  expect((await runs.jobById(ctx.db.read, kept.build!.id))!.outputs).toEqual({ v: "1" });
   const checks = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.jobId]));
-  expect(checks.get("lint")).toBe(kept.lint.id);
+  expect(checks.get("lint")).toBe(kept.lint!.id);
 });
