@@ -3,8 +3,24 @@
 // talk to the runner ($GITHUB_OUTPUT, $GITHUB_ENV, $GITHUB_PATH; $GITHUB_STEP_SUMMARY is created
 // and ignored).
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, openSync, readSync, closeSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { compileGlob } from "../../src/util/glob.ts";
 import { FILE_COMMAND_LIMITS, parseFileCommands, parsePathFile } from "./files.ts";
 
 /** Kills a step's whole process group: TERM, then KILL if it lingers. */
@@ -161,4 +177,48 @@ export function readStepFiles(files: StepFiles): StepWrites {
   const e = parseFileCommands(env, "env");
   if (!e.ok) return e;
   return { ok: true, outputs: o.entries, env: e.entries, path: parsePathFile(path) };
+}
+
+/** Files `hashFiles` looks at, at most (a workspace past it hashes what was found first). */
+const HASH_FILES_LIMIT = 100_000;
+
+/**
+ * `hashFiles(patterns…)` (GitHub's): the files of the workspace matching any pattern and no `!`
+ * pattern (paths relative to the workspace, `**` across directories, `.git` skipped), in path
+ * order, as the SHA-256 of their SHA-256s; "" when none matches.
+ */
+export function hashFiles(workspace: string, patterns: string[]): string {
+  const rel = (p: string) => {
+    const q = p.startsWith(`${workspace}/`) ? p.slice(workspace.length + 1) : p;
+    return q.startsWith("./") ? q.slice(2) : q;
+  };
+  const include = patterns.filter((p) => !p.startsWith("!")).map((p) => compileGlob(rel(p.trim())));
+  const exclude = patterns.filter((p) => p.startsWith("!")).map((p) => compileGlob(rel(p.slice(1).trim())));
+  const found: string[] = [];
+  const walk = (dir: string, prefix: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (found.length >= HASH_FILES_LIMIT) return;
+      const path = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (e.name !== ".git") walk(join(dir, e.name), path);
+      } else if (e.isFile() && include.some((g) => g.match(path)) && !exclude.some((g) => g.match(path))) found.push(path);
+    }
+  };
+  walk(workspace, "");
+  if (!found.length) return "";
+  found.sort();
+  const all = createHash("sha256");
+  for (const f of found)
+    all.update(
+      createHash("sha256")
+        .update(readFileSync(join(workspace, f)))
+        .digest(),
+    );
+  return all.digest("hex");
 }
