@@ -579,11 +579,12 @@ describe("until the server runs them (part C)", () => {
     if (!out.ok) throw new Error(out.error);
     return notRunYet(F, out);
   };
-  test.each([
-    ["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"],
-  ])("%s: the run fails naming it", (_n, text, what) => {
-    expect(task(text)).toStartWith(`${F}: ${what}`);
-  });
+  test.each([["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"]])(
+    "%s: the run fails naming it",
+    (_n, text, what) => {
+      expect(task(text)).toStartWith(`${F}: ${what}`);
+    },
+  );
   test("workflow and job concurrency run (part C)", () => {
     expect(task(`on: push\nconcurrency: ci\njobs:\n  a:\n    concurrency: { group: x, cancel-in-progress: true }\n${J}`)).toBeNull();
   });
