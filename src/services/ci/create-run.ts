@@ -10,7 +10,9 @@ import { newId } from "../../util/ids.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { now, type Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
-import { hostedDisabledMessage, runFailed } from "./finish.ts";
+import { admitJobs, admitRun, cancelsInProgress, type JobAdmission } from "./concurrency.ts";
+import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
+import { decideRootJobs } from "./release.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
@@ -85,16 +87,35 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
     const policy = await loadPolicy(tx, p.orgId);
     refused = policy.hosted === "disabled" ? hostedDisabledMessage(p.orgName) : await hostedCiRefusal(ctx, tx, p.orgId);
   }
-  await runs.insertRun(tx, { ...base, state: refused ? "failure" : "queued", error: refused, finishedAt: refused ? t : null });
+  // Concurrency (concurrency.ts): the run may cancel others of its group, or wait for its group.
+  const group = planned.run?.concurrency ?? null;
+  const waiting = !refused && group ? await admitRun(ctx, tx, { id: runId, repoId: p.repoId }, group, t) : null;
+  await runs.insertRun(tx, {
+    ...base,
+    state: refused ? "failure" : "queued",
+    error: refused,
+    finishedAt: refused ? t : null,
+    concurrencyGroup: group?.group ?? null,
+    cancelInProgress: group ? cancelsInProgress(group) : false,
+    waiting,
+  });
   if (refused) await runFailed(ctx, tx, { ...base, error: refused });
+  // Job-level groups of jobs that start with the run (jobs with needs are refused a group until the release admits them).
+  const ids = planned.jobs.map(() => newId());
+  const gated = planned.jobs.flatMap((j, i) =>
+    !refused && !waiting && j.concurrency && !j.needs?.length ? [{ id: ids[i]!, concurrency: j.concurrency }] : [],
+  );
+  const admitted = gated.length ? await admitJobs(ctx, tx, p.repoId, gated, t) : new Map<string, JobAdmission>();
   const queued = new Map<string, string[][]>();
   const jobRows: runs.NewJob[] = [];
   const checkRows: runs.CheckRow[] = [];
-  for (const j of planned.jobs) {
-    const id = newId();
-    const waitsForNeeds = !!j.needs?.length;
-    const state: JobState = refused ? "failure" : waitsForNeeds ? "pending" : "queued";
-    const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
+  for (const [i, j] of planned.jobs.entries()) {
+    const id = ids[i]!;
+    const admission = admitted.get(id);
+    const cancelled = typeof admission === "object" ? admission.cancelled : null;
+    const waits = !!j.needs?.length || waiting !== null || admission === "pending";
+    const state: JobState = refused ? "failure" : cancelled ? "cancelled" : waits ? "pending" : "queued";
+    const error = refused ? (j.hosted ? refused : "not started: the run was refused") : cancelled;
     jobRows.push({
       id,
       runId,
@@ -115,12 +136,13 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       logSize: 0,
       queuedAt: t,
       startedAt: null,
-      finishedAt: refused ? t : null,
+      finishedAt: refused || cancelled ? t : null,
       lastHeartbeatAt: null,
       attempt: 1,
       workflowJob: j.workflowJob ?? "",
       needs: j.needs ?? [],
       condition: j.condition ?? null,
+      concurrencyGroup: j.concurrency && !j.concurrency.dynamic ? j.concurrency.group : null,
     });
     checkRows.push({
       repoId: p.repoId,
@@ -140,6 +162,11 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
   }
   await runs.insertJobs(tx, jobRows);
   await runs.recordChecks(tx, checkRows);
+  // A job without needs whose `if` is false is skipped now, with what needs it (release.ts).
+  if (!refused && jobRows.some((j) => j.condition != null && !j.needs?.length)) {
+    await decideRootJobs(ctx, tx, runId, 1, t);
+    await settleRun(tx, runId, t);
+  }
   // Every node's waiting machines hear of the new jobs once they are visible (after COMMIT), and
   // this node's hub hands them to machines already waiting.
   const hub = claimHub(ctx);

@@ -5,6 +5,7 @@
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import type { RunState } from "../../db/schema/index.ts";
+import { releaseConcurrencyGroup } from "./concurrency.ts";
 import { releaseDependents } from "./release.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
@@ -94,6 +95,8 @@ export async function failJob(
   // Its dependents move in the same transaction: the next job is queued at the COMMIT that ends this one.
   if (opts.release !== false) await releaseDependents(ctx, tx, job.runId, job.attempt, t);
   const settled = await settleRun(tx, job.runId, t);
+  // Concurrency groups (concurrency.ts): the job's group admits its next job; a finished run's group its next run.
+  await releaseConcurrencyGroup(ctx, tx, job, run, settled, t);
   if (run && settled === "failure" && run.state !== "failure") await runFailed(ctx, tx, run);
   // An ephemeral machine runs one job and then de-registers.
   if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) {

@@ -100,9 +100,9 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
 export const STEP_NAME_SHOWN = 200;
 
 /** A job without its spec (what lists and pages show): each step's name comes with its state. */
-export type JobShown = Omit<JobRow, "spec" | IssueTwentyNineJobColumns>;
-/** Job columns added for issue 29 that lists and pages do not read yet (SHOWN_COLUMNS). */
-type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "condition" | "skipReason" | "outputs" | "concurrencyGroup" | "reusedFrom" | "plan";
+export type JobShown = Omit<JobRow, "spec" | UnshownJobColumns>;
+/** Job columns lists and pages do not read (SHOWN_COLUMNS): outputs are never shown (plan-29 §2.2), the plan is the server's. */
+type UnshownJobColumns = "outputs" | "concurrencyGroup" | "plan";
 
 /**
  * The columns of a JobShown row. Why not the spec: it may hold up to a megabyte per run of
@@ -110,10 +110,10 @@ type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "conditio
  * column carries; rows written before it did get theirs from the spec inside SQLite.
  */
 const SHOWN_COLUMNS_PG = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at, NULL AS legacy_names`;
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from, NULL AS legacy_names`;
 // (PostgreSQL has no rows from before `steps` carried the names: its schema starts after that.)
 const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at,
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from,
   CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
 
 /** A JSON column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
@@ -149,10 +149,16 @@ function jobShownOf(r: Record<string, any>): JobShown {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+    attempt: r.attempt ?? 1,
+    workflowJob: r.workflow_job ?? "",
+    needs: r.needs == null ? [] : jsonOf(r.needs),
+    condition: r.condition ?? null,
+    skipReason: r.skip_reason ?? null,
+    reusedFrom: r.reused_from ?? null,
   };
 }
 
-/** The jobs of each run, in creation order, without their specs. */
+/** The jobs of each run (every attempt), in creation order, without their specs. */
 export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
   const st = stmt(q, "shownJobsOfRuns", {
@@ -323,12 +329,12 @@ export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<bo
   return (await st.get(t, id)) !== null;
 }
 
-/** A pending job is skipped with its reason; false when it was no longer pending. */
+/** A job not started yet (pending or queued) is skipped with its reason; false when it had started or ended. */
 export async function skipPendingJob(tx: Tx, id: string, reason: string, t: number): Promise<boolean> {
   const st = stmt(
     tx,
     "skipPendingJob",
-    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok",
+    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'queued') RETURNING 1 AS ok",
   );
   return (await st.get(reason, t, id)) !== null;
 }
@@ -596,10 +602,15 @@ export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: 
 }
 
 /** Up to `limit` chunks holding bytes at or after `from`, in order. */
-export async function logChunksFrom(q: Queryable, jobId: string, from: number, limit: number): Promise<{ offset: number; size: number; key: string }[]> {
+export async function logChunksFrom(
+  q: Queryable,
+  jobId: string,
+  from: number,
+  limit: number,
+): Promise<{ offset: number; size: number; key: string; masked: boolean }[]> {
   const { jobLogChunks } = tables(q);
   return await q
-    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
+    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key, masked: jobLogChunks.masked })
     .from(jobLogChunks)
     .where(and(eq(jobLogChunks.jobId, jobId), gt(sql`${jobLogChunks.offset} + ${jobLogChunks.size}`, from)))
     .orderBy(asc(jobLogChunks.offset))

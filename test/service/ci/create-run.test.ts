@@ -13,6 +13,7 @@ import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "../../../src/services/ci/create-run.ts";
 import type { PlannedJob } from "../../../src/services/ci/workflow.ts";
+import { failJob } from "../../../src/services/ci/finish.ts";
 
 const { users, runs, workflowJobs, checkResults } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-create-run-"));
@@ -86,6 +87,51 @@ test("createRun: queued and pending jobs, checks, idempotency per event", async 
       .from(runs)
       .where(eq(runs.id, bad.created ? bad.runId : ""));
     expect(b).toMatchObject({ state: "failure", error: "bad.yml:1:1: no" });
+  } finally {
+    ctx.close();
+  }
+});
+
+test("job-level concurrency: a second job of the group waits, a third supersedes it, the first ending starts the third", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "2"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    const trigger = (n: number): RunTrigger => ({
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: String(n).repeat(40),
+      event: "push",
+      actorUserId: owner.id,
+    });
+    const planned: PlannedWorkflow = {
+      path: ".svc/workflows/deploy.yml",
+      jobs: [{ ...job("deploy"), concurrency: { group: "prod", cancelInProgress: false } }, job("lint")],
+    };
+    const create = async (n: number) => {
+      const r = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger(n)));
+      const rows = await ctx.db.read
+        .select()
+        .from(workflowJobs)
+        .where(eq(workflowJobs.runId, r.created ? r.runId : ""));
+      return new Map(rows.map((j) => [j.key, j]));
+    };
+    const one = await create(1);
+    expect(one.get("deploy")).toMatchObject({ state: "queued", concurrencyGroup: "prod" });
+    const two = await create(2);
+    expect(two.get("deploy")?.state).toBe("pending");
+    expect(two.get("lint")?.state).toBe("queued");
+    const three = await create(3);
+    expect(three.get("deploy")?.state).toBe("pending");
+    const state = async (id: string) => (await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.id, id)))[0]!;
+    expect(await state(two.get("deploy")!.id)).toMatchObject({ state: "cancelled", error: "superseded by a newer job in concurrency group prod" });
+    // The first deploy ends: the third starts.
+    const first = await state(one.get("deploy")!.id);
+    await ctx.db.transaction((tx) => failJob(ctx, tx, first, "success", null, Date.now(), "success"));
+    expect((await state(three.get("deploy")!.id)).state).toBe("queued");
   } finally {
     ctx.close();
   }
