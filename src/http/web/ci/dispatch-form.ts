@@ -2,17 +2,11 @@
 // has `on: workflow_dispatch`, with a branch to run it on and its inputs by type (string: a text
 // field, boolean: a checkbox, choice: a select; required ones marked). A refused dispatch draws the
 // list again with that workflow's form open, what was typed, and the service's message per input.
+import type { DispatchableWorkflow } from "../../../services/ci/dispatch.ts";
 import type { InputSpec } from "../../../services/ci/workflow-on.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { csrfInput } from "../kit/widgets.ts";
-
-/** A workflow that can be run by hand: its path, its `name:` (null without one) and its inputs. */
-export interface DispatchableWorkflow {
-  path: string;
-  name: string | null;
-  inputs: InputSpec[];
-}
 
 /** A refused dispatch, to draw its form again: the workflow, what was sent, and the messages. */
 export interface DispatchRefusal {
@@ -70,7 +64,7 @@ function workflowForm(repo: RepoBody, w: DispatchableWorkflow, index: number, br
   const ref = mine?.ref ?? repo.default_branch;
   const names = branches.includes(ref) ? branches : [ref, ...branches];
   const booleans = w.inputs.filter((i) => i.type === "boolean").map((i) => i.name);
-  const file = w.path.split("/").pop() ?? w.path;
+  const file = w.file;
   return html`<details class="dispatch"${mine ? html` open` : ""}><summary>Run ${w.name ?? file}${w.name ? html` <span class="muted">${file}</span>` : ""}</summary>
 <form class="row" method="post" action="${dispatchHref(repo)}">${csrfInput(csrf)}<input type="hidden" name="workflow" value="${w.path}">${
     booleans.length ? html`<input type="hidden" name="${BOOLEANS_FIELD}" value="${JSON.stringify(booleans)}">` : ""

@@ -2,12 +2,14 @@
 // defaults, required ones marked, a refusal drawn back into its own workflow's form, and the posted
 // inputs read back (an unticked checkbox as false; hostile names kept as names).
 import { describe, expect, test } from "bun:test";
-import { dispatchBox, postedInputs, type DispatchableWorkflow } from "../../../../src/http/web/ci/dispatch-form.ts";
+import { dispatchBox, postedInputs } from "../../../../src/http/web/ci/dispatch-form.ts";
+import type { DispatchableWorkflow } from "../../../../src/services/ci/dispatch.ts";
 import type { RepoBody } from "../../../../src/services/repos/repos.ts";
 
 const repo = { org: "acme", name: "app", default_branch: "main" } as RepoBody;
 const deploy: DispatchableWorkflow = {
   path: ".svc/workflows/deploy.yml",
+  file: "deploy.yml",
   name: "Deploy <prod>",
   inputs: [
     { name: "target", description: "where to <deploy>", required: true, type: "string", default: "staging", options: null },
@@ -15,7 +17,7 @@ const deploy: DispatchableWorkflow = {
     { name: "level", description: null, required: false, type: "choice", default: "info", options: ["debug", "info"] },
   ],
 };
-const other: DispatchableWorkflow = { path: ".svc/workflows/other.yml", name: null, inputs: [] };
+const other: DispatchableWorkflow = { path: ".svc/workflows/other.yml", file: "other.yml", name: null, inputs: [] };
 
 describe("the Run workflow box", () => {
   test("nothing without a dispatchable workflow", () => {
