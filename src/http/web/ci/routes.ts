@@ -6,6 +6,7 @@ import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
 import { attemptOf, jobView, runView, runsView } from "../../../services/web/ci.ts";
 import { dispatchWorkflow } from "../../../services/ci/dispatch.ts";
+import { rerunRun } from "../../../services/ci/rerun.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import type { AppError } from "../../../errors.ts";
 import { field, postForm } from "../kit/forms.ts";
@@ -98,6 +99,24 @@ export function ciWebRoutes(ctx: Ctx) {
             await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
             const v = await runView(ctx, actor, org, params.repo, params.id);
             return runHref(v.repo, v.run.id);
+          },
+          again: async ({ actor, frame }, e) => {
+            const v = await runView(ctx, actor, org, params.repo, params.id);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+          },
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/runs/:id/rerun",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const t = await openRepo(ctx, actor, org, params.repo);
+            const run = await rerunRun(ctx, t, params.id, { failed_only: form.get("failed_only") === "1" });
+            return `${runHref({ org: t.org.name, name: t.repo.name }, run.id)}?attempt=${run.attempt}`;
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);

@@ -3,7 +3,7 @@ import type { Run } from "../../../services/ci/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import { FINISHED_STATES, type DispatchChoices, type RunJob } from "../../../services/web/ci.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, timeOf } from "../kit/widgets.ts";
+import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 import { dispatchBox, type DispatchRefusal } from "./dispatch-form.ts";
 import { jobColumns } from "./graph.ts";
 
@@ -115,6 +115,19 @@ function attemptSwitcher(repo: RepoBody, run: Run): Html {
   )}</nav>`;
 }
 
+/** A form of one button posting `failed_only` to the run's re-run route. */
+function rerunForm(repo: RepoBody, run: Run, csrf: string | null, failedOnly: boolean): Html {
+  return html`<form class="inline" method="post" action="${runHref(repo, run.id)}/rerun">${csrfInput(csrf)}<input type="hidden" name="failed_only" value="${failedOnly ? "1" : "0"}"><button type="submit">${failedOnly ? "Re-run failed jobs" : "Re-run all jobs"}</button></form>`;
+}
+
+/** "Re-run all jobs" / "Re-run failed jobs": writers, on the latest attempt of a finished run that started (what the re-run service accepts). */
+function rerunForms(repo: RepoBody, run: Run, csrf: string | null): Html {
+  const latest = run.attempts.at(-1)?.attempt ?? run.attempt;
+  if (!repo.viewer_write || !FINISHED_STATES.includes(run.state) || run.attempt !== latest || run.error !== null || !run.jobs.length) return html``;
+  const failed = run.jobs.some((j) => j.state === "failure" || j.state === "cancelled");
+  return html`<div class="actions">${rerunForm(repo, run, csrf, false)}${failed ? rerunForm(repo, run, csrf, true) : ""}</div>`;
+}
+
 /** One run: what it ran on, its job graph, its jobs with their steps, and cancelling (for writers, while it runs). */
 export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
   const shown = run.jobs;
@@ -127,12 +140,13 @@ ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p clas
   );
   const cancel =
     repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
+  const controls = html`${cancel}${rerunForms(repo, run, csrf)}`;
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
 ${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
 <dt>Workflow</dt><dd>${run.workflow}</dd>${run.actor ? html`<dt>By</dt><dd><a href="/${seg(run.actor.handle)}">${run.actor.handle}</a></dd>` : ""}${
     run.inputs ? html`<dt>Inputs</dt><dd>${Object.entries(run.inputs).map(([k, v]) => html`<code class="data">${k}=${String(v)}</code> `)}</dd>` : ""
   }<dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
-${run.error ? html`<p class="error">${run.error}</p>` : ""}${run.waiting ? html`<p class="notice" role="status">${run.waiting}</p>` : ""}${cancel}
+${run.error ? html`<p class="error">${run.error}</p>` : ""}${run.waiting ? html`<p class="notice" role="status">${run.waiting}</p>` : ""}${controls}
 ${
   shown.length
     ? html`<section class="box" aria-labelledby="graph-h"><header><h2 id="graph-h" class="inh">Jobs</h2>${attemptSwitcher(repo, run)}</header>${jobGraph(repo, run, shown, now)}</section>${jobs}`

@@ -149,6 +149,45 @@ describe("the job graph", () => {
   });
 });
 
+describe("re-running from the run page", () => {
+  test("writers see both buttons on a finished run with a failure; readers none, and their post is the API's 403", async () => {
+    const page = await get(`/acme/app/runs/${run.id}`, owner);
+    expect(page.text).toContain(`action="/acme/app/runs/${run.id}/rerun"`);
+    expect(page.text).toContain(`<input type="hidden" name="failed_only" value="1"><button type="submit">Re-run failed jobs</button>`);
+    expect(page.text).toContain(`<input type="hidden" name="failed_only" value="0"><button type="submit">Re-run all jobs</button>`);
+    expect((await get(`/acme/app/runs/${run.id}`, viewer)).text).not.toContain("Re-run");
+    const refused = await post(`/acme/app/runs/${run.id}/rerun`, viewer, [["failed_only", "1"]]);
+    expect(refused.status).toBe(403);
+    expect((await api.get(`/v1/orgs/acme/repos/app/runs/${run.id}`)).body.attempt).toBe(1);
+  });
+
+  test("re-run failed jobs lands on the new attempt: the switcher, the kept jobs linking to the earlier attempt's, no buttons until it ends", async () => {
+    const r = await post(`/acme/app/runs/${run.id}/rerun`, owner, [["failed_only", "1"]]);
+    expect({ status: r.status, location: r.location }).toEqual({ status: 303, location: `/acme/app/runs/${run.id}?attempt=2` });
+    const page = await get(r.location!, owner);
+    expect(page.text).toContain(`<a href="/acme/app/runs/${run.id}?attempt=1">Attempt 1</a>`);
+    expect(page.text).toContain(`<a href="/acme/app/runs/${run.id}" aria-current="page">Attempt 2</a>`);
+    const oldBuild = run.jobs.find((j: any) => j.name === "build").id;
+    expect(page.text).toContain(`<a href="/acme/app/runs/${run.id}/jobs/${oldBuild}">the earlier attempt's job</a>`);
+    expect(page.text).not.toContain("Re-run");
+    // The earlier attempt's job still has its page (the run at that job's attempt).
+    expect((await get(`/acme/app/runs/${run.id}/jobs/${oldBuild}`, owner)).status).toBe(200);
+    // A second re-run while the attempt runs: the service's 409 on the run page.
+    const busy = await post(`/acme/app/runs/${run.id}/rerun`, owner, [["failed_only", "0"]]);
+    expect(busy.status).toBe(409);
+    expect(busy.text).toContain("the run is not finished");
+
+    const second = await work(run.id, {});
+    expect({ attempt: second.attempt, state: second.state }).toEqual({ attempt: 2, state: "success" });
+    const first = await get(`/acme/app/runs/${run.id}?attempt=1`, owner);
+    expect(first.text).toContain(`<a href="/acme/app/runs/${run.id}?attempt=1" aria-current="page">Attempt 1</a>`);
+    expect(first.text).not.toContain("Re-run");
+    const latest = await get(`/acme/app/runs/${run.id}`, owner);
+    expect(latest.text).toContain("Re-run all jobs");
+    expect(latest.text).not.toContain("Re-run failed jobs");
+  });
+});
+
 describe("the Run workflow form", () => {
   test("writers get a form per workflow_dispatch workflow with its inputs by type; readers none", async () => {
     const page = await get("/acme/app/runs", owner);
