@@ -7,6 +7,8 @@
 // then each `include` entry extends every cell it does not overwrite an original value of, or
 // else becomes a cell of its own). A matrix computed from an expression (`fromJSON(...)`) is
 // "dynamic": one placeholder on both sides.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseWorkflow, type TriggerContext } from "../../src/services/ci/workflow.ts";
 
@@ -22,7 +24,16 @@ export type FileResult =
   | { kind: "excluded"; reason: string }
   | { kind: "failed"; error: string }
   | { kind: "different"; detail: string }
-  | { kind: "equal"; jobs: number; cells: number };
+  | { kind: "equal"; jobs: number; cells: number; uses: Uses };
+
+/** What in a planned file is parsed but not run yet (the run fails naming it): actions, and part F's constructs. */
+export interface Uses {
+  actions: boolean;
+  reusable: boolean;
+  placeholder: boolean;
+  otherShell: boolean;
+  parallel: boolean;
+}
 
 type Y = unknown;
 const isObj = (v: Y): v is Record<string, Y> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -51,6 +62,8 @@ function referenceCells(strategy: Y): GraphJob["cells"] {
   const matrix = strategy.matrix;
   if (matrix === undefined || matrix === null) return 1;
   if (!isObj(matrix)) return exprKind(matrix);
+  // A value anywhere in the matrix read from needs: the cells are known only once the run is under way.
+  if (/\$\{\{[^}]*\bneeds\s*\./.test(JSON.stringify(matrix))) return "dynamic";
   const dims: [string, Y[]][] = [];
   let include: Y[] = [];
   let exclude: Y[] = [];
@@ -121,7 +134,7 @@ function dispatchInputs(doc: Y): Record<string, string | boolean> {
 }
 
 /** The graph the real parser plans (`.svc/workflows/<name>`). */
-export function plannedGraph(name: string, text: string, doc: Y, defaultBranch: string): Graph | { error: string } {
+export function plannedGraph(name: string, text: string, doc: Y, defaultBranch: string): { graph: Graph; uses: Uses } | { error: string } {
   const event = eventOf(doc);
   const trigger: TriggerContext = {
     sha: "0123456789abcdef0123456789abcdef01234567",
@@ -133,6 +146,13 @@ export function plannedGraph(name: string, text: string, doc: Y, defaultBranch: 
   const parsed = parseWorkflow(`.svc/workflows/${name}`, text, trigger);
   if (!parsed.ok) return { error: parsed.error };
   const out: Graph = {};
+  const uses: Uses = {
+    actions: parsed.jobs.some((j) => j.spec.steps.some((s) => s.uses !== undefined)),
+    reusable: parsed.jobs.some((j) => j.calls !== undefined),
+    placeholder: parsed.jobs.some((j) => j.dynamic !== undefined),
+    otherShell: parsed.jobs.some((j) => [j.spec.defaults?.shell, ...j.spec.steps.map((s) => s.shell)].some((x) => x && x !== "sh" && x !== "bash")),
+    parallel: parsed.jobs.some((j) => j.spec.steps.some((s) => s.parallel !== undefined)),
+  };
   for (const [id, needs] of Object.entries(parsed.run.graph)) out[id] = { needs: [...needs].sort(), cells: 0 };
   for (const j of parsed.jobs) {
     const g = out[j.workflowJob ?? j.key];
@@ -140,7 +160,7 @@ export function plannedGraph(name: string, text: string, doc: Y, defaultBranch: 
     if (j.dynamic?.endsWith(".strategy.matrix")) g.cells = "dynamic";
     else if (typeof g.cells === "number") g.cells++;
   }
-  return out;
+  return { graph: out, uses };
 }
 
 function firstDifference(ref: Graph, got: Graph): string | null {
@@ -167,10 +187,50 @@ export function checkWorkflow(name: string, text: string, defaultBranch: string)
   if (excluded) return { kind: "excluded", reason: excluded };
   const ref = referenceGraph(doc);
   if ("error" in ref) return { kind: "failed", error: `reference: ${ref.error}` };
-  const got = plannedGraph(name, text, doc, defaultBranch);
-  if ("error" in got) return { kind: "failed", error: got.error as string };
+  const planned = plannedGraph(name, text, doc, defaultBranch);
+  if ("error" in planned) return { kind: "failed", error: planned.error };
+  const got = planned.graph;
   const diff = firstDifference(ref, got);
   if (diff) return { kind: "different", detail: diff };
   const cells = Object.values(got).reduce((n, j) => n + (typeof j.cells === "number" ? j.cells : 1), 0);
-  return { kind: "equal", jobs: Object.keys(got).length, cells };
+  return { kind: "equal", jobs: Object.keys(got).length, cells, uses: planned.uses };
+}
+
+/** One file of the corpus and what became of it. */
+export interface CorpusRow {
+  repo: string;
+  file: string;
+  result: FileResult;
+}
+
+/** The fixtures (test/fixtures/workflows/<owner>+<name>+<file>.yml, copied from the corpus), planned for a push to main. */
+export function fixtureRows(dir = join(import.meta.dir, "..", "..", "test", "fixtures", "workflows")): CorpusRow[] {
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => ({ repo: "fixtures", file: f, result: checkWorkflow(f, readFileSync(join(dir, f), "utf8"), "main") }));
+}
+
+/** Files, excluded, parsed, graph-equal and the share of the files not excluded that plan the reference graph. */
+export function corpusSummary(rows: CorpusRow[]) {
+  const excluded = rows.filter((r) => r.result.kind === "excluded").length;
+  const parsed = rows.filter((r) => r.result.kind === "equal" || r.result.kind === "different").length;
+  const equal = rows.filter((r) => r.result.kind === "equal").length;
+  const considered = rows.length - excluded;
+  const count = (k: keyof Uses) => rows.filter((r) => r.result.kind === "equal" && r.result.uses[k]).length;
+  return {
+    files: rows.length,
+    excluded,
+    parsed,
+    graphEqual: equal,
+    percent: considered ? +((100 * equal) / considered).toFixed(1) : 100,
+    /** Of the graph-equal files, how many hold what is parsed but not run yet. */
+    holding: {
+      actions: count("actions"),
+      reusable: count("reusable"),
+      placeholder: count("placeholder"),
+      otherShell: count("otherShell"),
+      parallel: count("parallel"),
+    },
+  };
 }

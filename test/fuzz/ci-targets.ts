@@ -230,6 +230,9 @@ jobs:
       - id: m
         run: echo "m={}" >> "$GITHUB_OUTPUT"
         shell: pwsh
+      - parallel:
+          - run: a
+          - uses: octo/lint@v1
   build:
     needs: plan
     runs-on: [x, "\${{ matrix.job.os }}"]
@@ -249,7 +252,7 @@ jobs:
     steps: [ { run: "python {0}", shell: "python {0}" } ]
   computed:
     runs-on: \${{ fromJSON('["self-hosted", "arm"]') }}
-    strategy: { matrix: { os: "\${{ fromJSON(vars.OSES || '[\\"a\\",\\"b\\"]') }}" } }
+    strategy: { matrix: { os: "\${{ fromJSON(vars.OSES || '[\\"a\\",\\"b\\"]') }}", p: ["\${{ github.ref == 'x' && 'big' || 'small' }}"] } }
     steps: [ { run: y } ]
   call:
     needs: [plan, build]
@@ -257,6 +260,8 @@ jobs:
     with: { dry: true }
     secrets: inherit
     strategy: { matrix: { n: [1, 2] } }
+  own:
+    uses: $/.github/workflows/build.yml
   remote:
     uses: octo/ci/.github/workflows/lint.yml@v2
     secrets: { TOKEN: "\${{ secrets.NPM }}" }

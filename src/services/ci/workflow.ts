@@ -90,6 +90,8 @@ export type StepSpec = JobSpec["steps"][number] & {
   workingDirectory?: string;
   continueOnError?: boolean | string;
   timeoutS?: number;
+  /** The step is in the `parallel:` group written at this index of the job's steps (GitHub runs a group's steps side by side). */
+  parallel?: number;
 };
 export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   v?: 2;
@@ -541,7 +543,14 @@ function readMatrix(strategy: Node | null | undefined, r: Reader): { cells: Matr
         );
       if (key !== "include" && key !== "exclude" && node.items.length > WORKFLOW_LIMITS.matrixCells)
         throw new WorkflowError(node, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
-      list = node.items.map((n) => matrixValue(n as Node, `matrix.${key} values`, r, true));
+      const values: Value[] = [];
+      for (const n of node.items) {
+        // A value written as an expression (`- ${{ github.repository == 'a/b' && 'big' || 'small' }}`) is evaluated here.
+        const c = computed(n as Node, `matrix.${key} values`);
+        if (c === null) return { dynamic: true };
+        values.push(c === undefined ? matrixValue(n as Node, `matrix.${key} values`, r, true) : topValue(c));
+      }
+      list = values;
     } else if (value !== undefined || (isScalar(node) && typeof node.value === "string")) {
       if (!Array.isArray(list)) throw new WorkflowError(node, `matrix.${key} must evaluate to a list`);
       list = list.map(topValue);
@@ -1050,7 +1059,20 @@ interface RawStep {
   workingDirectory?: string;
   continueOnError?: boolean | string;
   timeout?: { node: Node; text: string };
+  /** Index (in `steps`) of the `parallel:` group the step belongs to. */
+  parallel?: number;
   v2: boolean;
+}
+
+/** A `parallel:` group (GitHub's steps that run side by side): its steps, or null for a plain step. */
+function parallelGroup(node: Node, what: string): Node[] | null {
+  if (!isMap(node) || !node.items.some((p) => isScalar(p.key) && p.key.value === "parallel")) return null;
+  if (node.items.length !== 1) throw new WorkflowError(node, `${what} is a parallel group: it holds only parallel`);
+  const list = node.items[0]!.value as Node | null;
+  if (!isSeq(list) || list.items.length === 0) throw new WorkflowError(list ?? node, `${what}.parallel must be a non-empty list of steps`);
+  for (const s of list.items)
+    if (parallelGroup(s as Node, `${what}.parallel`)) throw new WorkflowError(s as Node, `${what}.parallel holds another parallel group`);
+  return list.items as Node[];
 }
 
 function readStepRaw(node: Node, what: string, index: number, r: Reader): RawStep {
@@ -1167,7 +1189,7 @@ const JOB_KEYS =
   "name, needs, if, runs-on, strategy, env, defaults, outputs, timeout-minutes, continue-on-error, concurrency, permissions, environment, steps, uses, with, secrets";
 /** A reusable workflow: `./.github/workflows/x.yml` or `owner/repo/.github/workflows/x.yml@ref`. */
 const CALL_RE =
-  /^(\.\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml|[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml@[A-Za-z0-9_.\-/+]+)$/;
+  /^([.$]\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml|[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml@[A-Za-z0-9_.\-/+]+)$/;
 /** What a job calling a reusable workflow may hold besides `uses` (GitHub's list). */
 const CALL_KEYS: ReadonlySet<string> = new Set(["name", "needs", "if", "strategy", "permissions", "concurrency", "uses", "with", "secrets"]);
 
@@ -1205,7 +1227,7 @@ function readJob(
       if (ref.length > USES_MAX || !CALL_RE.test(ref) || ref.includes("/../"))
         throw new WorkflowError(
           v,
-          `invalid reusable workflow ${JSON.stringify(ref.slice(0, 100))} (expected ./.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)`,
+          `invalid reusable workflow ${JSON.stringify(ref.slice(0, 100))} (expected ./.github/workflows/<file>.yml, $/.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)`,
         );
       calls = { node: v, ref };
     } else if (k === "with") readWith(v, `jobs.${id}.with`, r);
@@ -1272,7 +1294,18 @@ function readJob(
   if (runsOn === undefined) throw new WorkflowError(node, `jobs.${id} is missing runs-on`);
   if (!isSeq(stepsNode) || stepsNode.items.length === 0) throw new WorkflowError(stepsNode ?? node, `jobs.${id}.steps must be a non-empty list`);
   if (stepsNode.items.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(stepsNode, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
-  const raw = stepsNode.items.map((s, i) => readStepRaw(s as Node, `jobs.${id}.steps[${i}]`, i, r));
+  const raw: RawStep[] = [];
+  for (const [i, s] of stepsNode.items.entries()) {
+    const group = parallelGroup(s as Node, `jobs.${id}.steps[${i}]`);
+    if (!group) raw.push(readStepRaw(s as Node, `jobs.${id}.steps[${i}]`, raw.length, r));
+    else
+      for (const [k, g] of group.entries()) {
+        const step = readStepRaw(g as Node, `jobs.${id}.steps[${i}].parallel[${k}]`, raw.length, r);
+        step.parallel = i;
+        raw.push(step);
+      }
+    if (raw.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(stepsNode, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
+  }
   const stepIds = new Set<string>();
   for (const s of raw) {
     if (s.id === undefined) continue;
@@ -1446,6 +1479,7 @@ function stepOf(s: RawStep, v2: boolean, cell: MatrixCell, r: Reader): StepSpec 
       ? { name: name ?? `Run ${s.uses!}`, uses: s.uses!, env }
       : { name: name ?? (run.split("\n")[0]!.slice(0, 80) || `step ${s.index + 1}`), run, env };
   if (s.with !== undefined) out.with = s.with;
+  if (s.parallel !== undefined) out.parallel = s.parallel;
   if (s.id !== undefined) out.id = s.id;
   if (s.if !== undefined) out.if = s.if;
   if (s.shell !== undefined) out.shell = s.shell;
@@ -1489,6 +1523,8 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     // Part F (corpus): planned so files written for GitHub parse, run by no part of this issue.
     if (j.calls !== undefined) uses.push(`jobs.${id} (a call of the reusable workflow ${j.calls})`);
     if (j.dynamic !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
+    const grouped = j.spec.steps.find((s) => s.parallel !== undefined);
+    if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
     const shells = [j.spec.defaults?.shell, ...j.spec.steps.map((s) => s.shell)].filter((x) => x !== undefined && !SHELLS.has(x));
     if (shells.length) uses.push(`jobs.${id}: the shell ${JSON.stringify(shells[0])} (the runner runs sh and bash)`);
     // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.

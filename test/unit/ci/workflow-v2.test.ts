@@ -149,7 +149,7 @@ const EXPECTED: Record<string, string> = {
   "shell with uses": "f.yml:6:15: jobs.a.steps[0]: shell and working-directory go with run, not uses",
   "a step with neither": "f.yml:6:9: jobs.a.steps[0] has no run (or uses)",
   "reusable workflow reference":
-    'f.yml:4:11: invalid reusable workflow "octo/ci/build.yml@v1" (expected ./.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)',
+    'f.yml:4:11: invalid reusable workflow "octo/ci/build.yml@v1" (expected ./.github/workflows/<file>.yml, $/.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)',
   "reusable workflow with steps": "f.yml:5:5: jobs.a calls a reusable workflow (uses) and cannot have steps",
   "job with without uses": "f.yml:4:5: jobs.a.with goes with uses (a reusable workflow), and this job has none",
   "runs-on group only": "f.yml:4:23: jobs.a.runs-on names only a group; svc routes jobs by labels: add labels",
@@ -563,6 +563,48 @@ jobs:
     });
     expect(w.jobs[0]!.spec.steps[0]).toMatchObject({ uses: "$/.github/actions/helper", timeoutS: 300 });
     expect(w.jobs[1]).toMatchObject({ runsOn: ["self-hosted", "arm"], spec: { timeoutS: 1800 } });
+  });
+
+  test("matrix values written as expressions are evaluated when planned (a value read from needs: the placeholder)", () => {
+    const w = ok(
+      `on: push\njobs:\n  t:\n    runs-on: "\${{ matrix.p }}"\n    strategy:\n      matrix:\n        p:\n          - \${{ github.repository == 'acme/api' && 'big' || 'small' }}\n          - plain\n    steps: [ { run: y } ]\n`,
+    );
+    expect(w.jobs.map((j) => [j.key, j.runsOn])).toEqual([
+      ["t (p=big)", ["big"]],
+      ["t (p=plain)", ["plain"]],
+    ]);
+    const d = ok(`on: push\njobs:\n  k:\n${J}  t:\n    needs: k\n    strategy: { matrix: { v: ["\${{ needs.k.outputs.v }}", "4.19"] } }\n${J}`);
+    expect(d.jobs[1]).toMatchObject({ key: "t", dynamic: "jobs.t.strategy.matrix" });
+  });
+
+  test("parallel step groups: read (ids unique across the job, no nesting), planned as steps marked with their group, refused when run", () => {
+    const text = `on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: setup\n      - parallel:\n          - id: a\n            run: test a\n          - uses: octo/lint@v1\n      - run: after\n`;
+    const w = ok(text);
+    expect(w.jobs[0]!.spec.steps.map((s) => [s.run ?? s.uses, s.parallel ?? null])).toEqual([
+      ["setup", null],
+      ["test a", 1],
+      ["octo/lint@v1", 1],
+      ["after", null],
+    ]);
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(out.ok && notRunYet(F, out)).toStartWith(`${F}: jobs.t.steps[1].parallel (steps side by side) is parsed but not run`);
+    expect(parse(`${STEP}      - parallel:\n          - parallel: [ { run: a } ]\n`)).toEqual({
+      ok: false,
+      error: `${F}:7:13: jobs.t.steps[0].parallel holds another parallel group`,
+    });
+    expect(parse(`${STEP}      - parallel: [ { run: a } ]\n        name: x\n`)).toEqual({
+      ok: false,
+      error: `${F}:6:9: jobs.t.steps[0] is a parallel group: it holds only parallel`,
+    });
+    expect(parse(`${STEP}      - id: a\n        run: x\n      - parallel: [ { id: a, run: y } ]\n`)).toEqual({
+      ok: false,
+      error: `${F}:8:21: two steps of jobs.t have the id "a"`,
+    });
+  });
+
+  test("a reusable workflow of the workflow's own repository ($/)", () => {
+    const w = ok(`on: push\njobs:\n  b:\n    uses: $/.github/workflows/build.yml\n`);
+    expect(w.jobs[0]).toMatchObject({ key: "b", calls: "$/.github/workflows/build.yml" });
   });
 
   test("a file up to 512 KiB parses (deno's generated CI is 415 KiB)", () => {
