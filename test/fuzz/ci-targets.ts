@@ -18,6 +18,7 @@ import type { Contexts } from "../../src/services/ci/expr/index.ts";
 import { MASK, Masker } from "../../src/services/ci/mask.ts";
 import { CronError, cronMatches, parseCron } from "../../src/services/ci/cron.ts";
 import { parseFileCommands, parsePathFile } from "../../cli/runner/files.ts";
+import { notRunYet, parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -205,6 +206,91 @@ export function fileCommandsTarget(): Target {
 }
 
 /** Every CI target. */
+/** Workflows with what the corpus of real GitHub workflows needed (part F): seeds for the workflow parser. */
+const CORPUS_WORKFLOWS = [
+  `name: corpus
+on:
+  push:
+  workflow_dispatch:
+    inputs:
+      n: { type: number, default: 3 }
+      where: { type: environment }
+concurrency: \${{ github.workflow }}-\${{ github.ref }}
+env: &env { A: "1", EMPTY: , cache-name: x }
+jobs:
+  plan:
+    runs-on: { group: big, labels: [self-hosted, linux] }
+    timeout-minutes: 14400
+    outputs: { m: "\${{ steps.m.outputs.m }}" }
+    env: *env
+    steps: &steps
+      - uses: actions/checkout@v4
+        with: { fetch-depth: 0, lfs: true, token: "\${{ secrets.T }}", empty: }
+      - uses: $/.github/actions/helper
+      - id: m
+        run: echo "m={}" >> "$GITHUB_OUTPUT"
+        shell: pwsh
+      - parallel:
+          - run: a
+          - uses: octo/lint@v1
+  build:
+    needs: plan
+    runs-on: [x, "\${{ matrix.job.os }}"]
+    strategy:
+      fail-fast: \${{ github.event_name == 'push' }}
+      max-parallel: 2
+      matrix:
+        job: [ { target: x86_64, os: linux }, { target: aarch64, os: mac } ]
+        rust: [stable, nightly]
+        exclude: [ { job: { target: aarch64, os: mac }, rust: nightly } ]
+        include: [ { rust: nightly, experimental: true }, { rust: beta, job: { os: linux } } ]
+    steps: *steps
+  dyn:
+    needs: plan
+    runs-on: \${{ matrix.os }}
+    strategy: { matrix: "\${{ fromJSON(needs.plan.outputs.m) }}" }
+    steps: [ { run: "python {0}", shell: "python {0}" } ]
+  computed:
+    runs-on: \${{ fromJSON('["self-hosted", "arm"]') }}
+    strategy: { matrix: { os: "\${{ fromJSON(vars.OSES || '[\\"a\\",\\"b\\"]') }}", p: ["\${{ github.ref == 'x' && 'big' || 'small' }}"] } }
+    steps: [ { run: y } ]
+  call:
+    needs: [plan, build]
+    uses: ./.github/workflows/release.yml
+    with: { dry: true }
+    secrets: inherit
+    strategy: { matrix: { n: [1, 2] } }
+  own:
+    uses: $/.github/workflows/build.yml
+  remote:
+    uses: octo/ci/.github/workflows/lint.yml@v2
+    secrets: { TOKEN: "\${{ secrets.NPM }}" }
+`,
+  `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: docker://alpine\n      - uses: actions/cache@v4\n        with: { path: a }\n`,
+];
+
+/** The workflow parser on the corpus constructs: never throws, errors name the file, what it plans fits the limits, notRunYet never throws. */
+export function workflowCorpusTarget(): Target {
+  const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
+  return {
+    name: "workflow corpus constructs",
+    run(r) {
+      const text = dec.decode(mutate(enc.encode(r.pick(CORPUS_WORKFLOWS)), r, 8));
+      const out = parseWorkflowTask({ path: ".svc/workflows/f.yml", text, trigger, branch: "main" });
+      if (!out.ok) {
+        if (!out.error.startsWith(".svc/workflows/f.yml")) throw new Error(`an error without its file: ${out.error.slice(0, 200)}`);
+        return;
+      }
+      if (out.jobs.length > WORKFLOW_LIMITS.jobsPerRun) throw new Error(`${out.jobs.length} jobs`);
+      let total = 0;
+      for (const job of out.jobs) total += JSON.stringify(job).length;
+      // Each job's strings are charged (≤ 1 MiB a run); JSON quoting and default step names add a bounded overhead.
+      if (total > 4 * WORKFLOW_LIMITS.runSpecBytes) throw new Error(`a run of ${total} characters of jobs`);
+      notRunYet(".svc/workflows/f.yml", out);
+    },
+  };
+}
+
 export function ciTargets(): Target[] {
-  return [exprTarget(), maskTarget(), cronTarget(), fileCommandsTarget()];
+  return [exprTarget(), maskTarget(), cronTarget(), fileCommandsTarget(), workflowCorpusTarget()];
 }

@@ -13,6 +13,7 @@ export const CI_CASES: Record<string, number> = {
   "log masking": 3000,
   cron: 3000,
   "runner file commands": 3000,
+  "workflow corpus constructs": 400,
 };
 /** A case longer than this fails (the machine is shared; real cases take milliseconds). */
 const CAP_MS = 5_000;

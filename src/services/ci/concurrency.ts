@@ -11,6 +11,7 @@ import type { RunState } from "../../db/schema/index.ts";
 import type { Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { failJob } from "./finish.ts";
+import { cancelRunJobs } from "./runs.ts";
 import * as groups from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow, RunRow } from "./store-runs.ts";
@@ -47,7 +48,7 @@ async function cancelJob(ctx: Ctx, tx: Tx, job: JobRow, reason: string, t: numbe
   } else await failJob(ctx, tx, job, "cancelled", reason, t, null, { release });
 }
 
-/** Cancels a run for its group: every unfinished job ends (running ones at their next heartbeat); the run says why. */
+/** Cancels a waiting run superseded in its group: every unfinished job ends (none has started); the run says why. */
 export async function cancelRunForGroup(ctx: Ctx, tx: Tx, run: RunRow, reason: string, t: number): Promise<void> {
   await groups.setRunError(tx, run.id, reason);
   const open = await runs.unfinishedJobsOfRun(tx, run.id);
@@ -71,7 +72,11 @@ export async function admitRun(ctx: Ctx, tx: Tx, run: { id: string; repoId: stri
   // Waiting runs first: when an active one ends during this, no waiting run is left to release.
   for (const r of waitingOnes) await cancelRunForGroup(ctx, tx, r, `superseded by run ${run.id} in concurrency group ${c.group}`, t);
   if (cancelsInProgress(c)) {
-    for (const r of active) await cancelRunForGroup(ctx, tx, r, `cancelled: a newer run in concurrency group ${c.group}`, t);
+    // An active run is cancelled like a cancel request (runs.ts): its `if: always()` / `cancelled()` cleanup jobs still run.
+    for (const r of active) {
+      await groups.setRunError(tx, r.id, `cancelled: a newer run in concurrency group ${c.group}`);
+      await cancelRunJobs(ctx, tx, r, "cancel", t);
+    }
     return null;
   }
   const holder = active[0];

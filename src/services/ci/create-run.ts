@@ -11,7 +11,8 @@ import { hostedCiRefusal } from "../billing/minutes.ts";
 import { now, type Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { admitJobs, admitRun, cancelsInProgress, type JobAdmission } from "./concurrency.ts";
-import { hostedDisabledMessage, runFailed } from "./finish.ts";
+import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
+import { decideRootJobs } from "./release.ts";
 import { loadPolicy } from "./policy.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
@@ -161,6 +162,11 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
   }
   await runs.insertJobs(tx, jobRows);
   await runs.recordChecks(tx, checkRows);
+  // A job without needs whose `if` is false is skipped now, with what needs it (release.ts).
+  if (!refused && jobRows.some((j) => j.condition != null && !j.needs?.length)) {
+    await decideRootJobs(ctx, tx, runId, 1, t);
+    await settleRun(tx, runId, t);
+  }
   // Every node's waiting machines hear of the new jobs once they are visible (after COMMIT), and
   // this node's hub hands them to machines already waiting.
   const hub = claimHub(ctx);

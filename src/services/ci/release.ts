@@ -233,3 +233,38 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
   }
   return moved;
 }
+
+/**
+ * A new attempt's jobs without needs that have an `if` (a push's, a dispatch's, a re-run's): the
+ * `if` is evaluated now (no needs; `success()` unless the run is cancelled), a false one skips the
+ * job (and, through the release, what needs it), an error fails it. Inside the creating
+ * transaction; the caller settles the run. Answers how many jobs moved.
+ */
+export async function decideRootJobs(ctx: Ctx, tx: Tx, runId: string, attempt: number, t: number): Promise<number> {
+  const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
+  const roots = jobs.filter((j) => !j.needs.length && j.condition !== null && (j.state === "queued" || j.state === "pending"));
+  if (!roots.length) return 0;
+  let built: Promise<Record<string, Value>> | null = null;
+  let vars: Promise<Record<string, string>> | null = null;
+  const contexts = async (names: ReadonlySet<string>): Promise<Record<string, Value>> => {
+    const out: Record<string, Value> = {};
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
+    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
+    return out;
+  };
+  const env: DecideEnv = { results: new Map(), graph: new Map(), cancelled: cancelRequested(jobs), contexts };
+  let moved = 0;
+  for (const job of roots) {
+    const d = await decideJob(job, env);
+    if (d.kind === "queue") continue;
+    const ok =
+      d.kind === "skip"
+        ? await runs.skipPendingJob(tx, job.id, d.reason, t)
+        : await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: d.error, t });
+    if (!ok) continue;
+    await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: d.kind === "skip" ? "skipped" : "failure", jobId: job.id, updatedAt: t });
+    moved++;
+  }
+  if (moved) moved += await releaseDependents(ctx, tx, runId, attempt, t);
+  return moved;
+}

@@ -269,13 +269,22 @@ export type JobComplete = Static<typeof JobComplete>;
 export const RunJob = Type.Object({
   id: Type.String(),
   key: Type.String(),
+  name: Type.String({ description: "the workflow's job id (`build`), shared by a matrix job's cells: what `needs` names" }),
+  attempt: Type.Integer({ description: "the attempt of the run this job belongs to" }),
+  needs: Type.Array(Type.String(), { description: "workflow job ids this job waits for" }),
+  condition: NullableString({ description: "the job's `if` as written; null without one" }),
   runs_on: Type.Array(Type.String()),
-  state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+  state: Type.String({
+    description:
+      "`pending` (waits for its needs), `queued`, `running`, `success`, `failure`, `cancelled` or `skipped` (its `if` was false or a need did not succeed)",
+  }),
+  skip_reason: NullableString({ description: "why a skipped job was skipped (`needs build failed`, `if: … was false`)" }),
+  reused_from: NullableString({ description: "a failed-only re-run: the id of the earlier attempt's job whose success this row stands for (not run again)" }),
   verdict: NullableString(),
   error: NullableString(),
   waiting: NullableString({
     description:
-      "why a queued job is not taken, when the server can tell (runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise",
+      "why a pending or queued job is not running, when the server can tell (`waiting for build, test`; runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise",
   }),
   runner: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
   started_at: Type.Union([Type.Integer(), Type.Null()]),
@@ -291,7 +300,7 @@ export const Run = Type.Object(
     commit: Type.String(),
     ref: Type.String(),
     event: Type.String(),
-    state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+    state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled` (of the attempt shown)" }),
     error: NullableString({ description: "why the run failed before any job ran (malformed workflow: file:line:column: problem)" }),
     actor: Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()], {
       description: "who pushed or dispatched; null for schedules and mirrors",
@@ -303,7 +312,12 @@ export const Run = Type.Object(
     waiting: NullableString({ description: "why the whole run waits (`waiting for run … in concurrency group …`), or null" }),
     created_at: Millis(),
     finished_at: Type.Union([Type.Integer(), Type.Null()]),
-    jobs: Type.Array(RunJob),
+    attempt: Type.Integer({ description: "the attempt shown (the latest unless `?attempt=N` asked for another); a re-run adds one" }),
+    attempts: Type.Array(
+      Type.Object({ attempt: Type.Integer(), state: Type.String(), created_at: Millis(), finished_at: Type.Union([Type.Integer(), Type.Null()]) }),
+      { description: "every attempt of the run, oldest first" },
+    ),
+    jobs: Type.Array(RunJob, { description: "the jobs of the attempt shown" }),
   },
   {
     examples: [
@@ -322,12 +336,20 @@ export const Run = Type.Object(
         waiting: null,
         created_at: 1795248971422,
         finished_at: 1795249031422,
+        attempt: 1,
+        attempts: [{ attempt: 1, state: "success", created_at: 1795248971422, finished_at: 1795249031422 }],
         jobs: [
           {
             id: "j6t1k3x9m2p7q4r8",
             key: "test",
+            name: "test",
+            attempt: 1,
+            needs: [],
+            condition: null,
             runs_on: ["self-hosted"],
             state: "success",
+            skip_reason: null,
+            reused_from: null,
             verdict: "success",
             error: null,
             waiting: null,
@@ -403,3 +425,11 @@ export const CiVariableList = Type.Object(
   { variables: Type.Array(CiVariable, { description: "by name" }) },
   { examples: [{ variables: [{ name: "REGION", value: "eu-west-1", repos: null, updated_at: 1767225600000 }] }] },
 );
+
+// ---- Dispatch (issue 29, part C) ------------------------------------------------------------------
+
+export const RunDispatch = Type.Unknown({
+  description:
+    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", the rest strings)',
+  examples: [{ workflow: "deploy.yml", ref: "main", inputs: { environment: "staging", dry_run: true } }],
+});

@@ -92,3 +92,47 @@ export async function userHandles(q: Queryable, ids: string[]): Promise<Map<stri
   const rows = await q.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, ids));
   return new Map(rows.map((r) => [r.id, r.handle]));
 }
+
+// ---- the schedule index (ci_schedules) ----
+
+/** A row of the schedule index. */
+export type ScheduleRow = { repoId: string; workflow: string; position: number; cron: string; commit: string; updatedAt: number };
+
+/** The schedule rows of a repository. */
+export async function schedulesOfRepo(q: Queryable, repoId: string): Promise<ScheduleRow[]> {
+  const { ciSchedules: s } = tables(q);
+  return await q.select().from(s).where(eq(s.repoId, repoId)).orderBy(asc(s.workflow), asc(s.position));
+}
+
+/** Replaces a repository's schedule rows (delete, then one multi-row INSERT). */
+export async function replaceSchedules(tx: Tx, repoId: string, rows: ScheduleRow[]): Promise<void> {
+  const { ciSchedules: s } = tables(tx);
+  await tx.delete(s).where(eq(s.repoId, repoId));
+  if (rows.length) await tx.insert(s).values(rows);
+}
+
+/** A page of the schedule index with each repository's org and default branch, after `after` (repo, workflow, position order). */
+export async function schedulesPage(
+  q: Queryable,
+  after: { repoId: string; workflow: string; position: number } | null,
+  limit: number,
+): Promise<(ScheduleRow & { orgId: string; defaultBranch: string })[]> {
+  const { ciSchedules: s, repos } = tables(q);
+  const where = after ? sql`(${s.repoId}, ${s.workflow}, ${s.position}) > (${after.repoId}, ${after.workflow}, ${after.position})` : undefined;
+  return await q
+    .select({
+      repoId: s.repoId,
+      workflow: s.workflow,
+      position: s.position,
+      cron: s.cron,
+      commit: s.commit,
+      updatedAt: s.updatedAt,
+      orgId: repos.orgId,
+      defaultBranch: repos.defaultBranch,
+    })
+    .from(s)
+    .innerJoin(repos, eq(repos.id, s.repoId))
+    .where(where)
+    .orderBy(asc(s.repoId), asc(s.workflow), asc(s.position))
+    .limit(limit);
+}

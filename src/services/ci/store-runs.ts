@@ -100,9 +100,9 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
 export const STEP_NAME_SHOWN = 200;
 
 /** A job without its spec (what lists and pages show): each step's name comes with its state. */
-export type JobShown = Omit<JobRow, "spec" | IssueTwentyNineJobColumns>;
-/** Job columns added for issue 29 that lists and pages do not read yet (SHOWN_COLUMNS). */
-type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "condition" | "skipReason" | "outputs" | "concurrencyGroup" | "reusedFrom" | "plan";
+export type JobShown = Omit<JobRow, "spec" | UnshownJobColumns>;
+/** Job columns lists and pages do not read (SHOWN_COLUMNS): outputs are never shown (plan-29 §2.2), the plan is the server's. */
+type UnshownJobColumns = "outputs" | "concurrencyGroup" | "plan";
 
 /**
  * The columns of a JobShown row. Why not the spec: it may hold up to a megabyte per run of
@@ -110,10 +110,10 @@ type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "conditio
  * column carries; rows written before it did get theirs from the spec inside SQLite.
  */
 const SHOWN_COLUMNS_PG = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at, NULL AS legacy_names`;
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from, NULL AS legacy_names`;
 // (PostgreSQL has no rows from before `steps` carried the names: its schema starts after that.)
 const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at,
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from,
   CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
 
 /** A JSON column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
@@ -149,10 +149,16 @@ function jobShownOf(r: Record<string, any>): JobShown {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+    attempt: r.attempt ?? 1,
+    workflowJob: r.workflow_job ?? "",
+    needs: r.needs == null ? [] : jsonOf(r.needs),
+    condition: r.condition ?? null,
+    skipReason: r.skip_reason ?? null,
+    reusedFrom: r.reused_from ?? null,
   };
 }
 
-/** The jobs of each run, in creation order, without their specs. */
+/** The jobs of each run (every attempt), in creation order, without their specs. */
 export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
   const st = stmt(q, "shownJobsOfRuns", {
@@ -317,18 +323,34 @@ export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number
     .orderBy(asc(j.queuedAt), asc(j.id));
 }
 
+/** The whole rows of one attempt's jobs, in creation order (what a re-run copies). */
+export async function jobRowsOfAttempt(q: Queryable, runId: string, attempt: number): Promise<JobRow[]> {
+  const { workflowJobs: j } = tables(q);
+  return await q
+    .select()
+    .from(j)
+    .where(and(eq(j.runId, runId), eq(j.attempt, attempt)))
+    .orderBy(asc(j.queuedAt), asc(j.id));
+}
+
+/** A run starts attempt `next` (queued, unfinished) if it is still at attempt `prev`; false otherwise. */
+export async function startAttempt(tx: Tx, runId: string, prev: number, next: number): Promise<boolean> {
+  const st = stmt(tx, "startAttempt", "UPDATE runs SET attempt = ?3, state = 'queued', finished_at = NULL WHERE id = ?1 AND attempt = ?2 RETURNING 1 AS ok");
+  return (await st.get(runId, prev, next)) !== null;
+}
+
 /** A pending job becomes claimable (queued now); false when it was no longer pending. */
 export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<boolean> {
   const st = stmt(tx, "queuePendingJob", "UPDATE workflow_jobs SET state = 'queued', queued_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok");
   return (await st.get(t, id)) !== null;
 }
 
-/** A pending job is skipped with its reason; false when it was no longer pending. */
+/** A job not started yet (pending or queued) is skipped with its reason; false when it had started or ended. */
 export async function skipPendingJob(tx: Tx, id: string, reason: string, t: number): Promise<boolean> {
   const st = stmt(
     tx,
     "skipPendingJob",
-    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok",
+    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'queued') RETURNING 1 AS ok",
   );
   return (await st.get(reason, t, id)) !== null;
 }

@@ -2,16 +2,18 @@
 // inside the push's transaction; the job's worker reads `.svc/workflows/*.yml` at the new tip
 // with the pure-TS engine and creates the runs and their jobs in one transaction. A malformed
 // workflow becomes a failed run naming file, line and problem; nothing here can fail the push.
-import { parseCommit, parseTree } from "../../git/object.ts";
+import { diffTrees } from "../../git/merge.ts";
+import { parseCommit, parseTag, parseTree } from "../../git/object.ts";
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
-import { openSnapshot } from "../git/snapshot.ts";
+import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
+import { refreshScheduleIndex } from "./schedule.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
-import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowOutput } from "./workflow.ts";
+import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -19,9 +21,16 @@ export interface TriggerPayload {
   orgId: string;
   ref: string;
   commit: string;
-  event: "push" | "change";
+  event: "push" | "change" | "schedule";
   /** Who pushed (the push event's actor): the run's `actor_user_id`, told when it fails. Absent in jobs queued before it existed. */
   actorUserId?: string | null;
+  /** push: the ref's tip before the push (null: a new ref); change: the target's tip. What path filters diff against. */
+  before?: string | null;
+  /** change: from a fork (the run is untrusted: its jobs get no secrets). */
+  fork?: boolean;
+  /** schedule: the one workflow file that fires, and its minute slot. */
+  workflow?: string;
+  scheduleSlot?: number;
 }
 
 /** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
@@ -31,12 +40,12 @@ const WORKFLOW_DIR = [".svc", "workflows"] as const;
 /** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
 export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
 
-/** The event subscriber: a `ci.trigger` job per branch a push moved (inside the push's transaction). */
+/** The event subscriber: a `ci.trigger` job per branch or tag a push moved (inside the push's transaction). */
 export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
   let n = 0;
   for (const move of event.moves) {
-    if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
+    if (move.new === null || !(move.ref.startsWith("refs/heads/") || move.ref.startsWith("refs/tags/"))) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
     const payload: TriggerPayload = {
       repoId: event.repoId,
@@ -45,6 +54,7 @@ export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
       commit: move.new,
       event: "push",
       actorUserId: event.actorUserId,
+      before: move.old,
     };
     await ctx.work.enqueue(tx, CI_TRIGGER, payload);
   }
@@ -60,10 +70,16 @@ export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerP
 
 type Planned = PlannedWorkflow;
 
-/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and branch. */
-async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<Planned[]> {
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
-  const commitObj = await snapshot.objects.read(p.commit);
+/** A workflow file in `.svc/workflows` of a commit: its path, name and blob. */
+export interface WorkflowFile {
+  path: string;
+  name: string;
+  oid: string;
+}
+
+/** The `.svc/workflows/*.yml` (and `.yaml`) files of `commit`, by name, at most WORKFLOW_LIMITS.files; none when the commit or the folder is missing. */
+export async function workflowFilesAt(snapshot: RepoSnapshot, commit: string): Promise<WorkflowFile[]> {
+  const commitObj = await snapshot.objects.read(commit);
   if (!commitObj || commitObj.type !== "commit") return [];
   let tree = parseCommit(commitObj.data).tree;
   for (const part of WORKFLOW_DIR) {
@@ -74,34 +90,105 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
   }
   const dir = await snapshot.objects.read(tree);
   if (!dir) return [];
-  const files = parseTree(dir.data)
+  return parseTree(dir.data)
     .filter((e) => /\.ya?ml$/.test(e.name) && (e.mode === "100644" || e.mode === "100755"))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
-  const branch = p.ref.replace(/^refs\/heads\//, "");
-  const out: Planned[] = [];
-  for (const f of files.slice(0, WORKFLOW_LIMITS.files)) {
-    const path = `${WORKFLOW_DIR.join("/")}/${f.name}`;
-    const size = (await snapshot.objects.readHeader(f.oid))?.size ?? 0;
-    if (size > WORKFLOW_LIMITS.fileBytes) {
-      out.push({ path, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` });
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .slice(0, WORKFLOW_LIMITS.files)
+    .map((e) => ({ path: `${WORKFLOW_DIR.join("/")}/${e.name}`, name: e.name, oid: e.oid }));
+}
+
+/** A workflow file's text, or why it is not read (larger than the limit); null when its blob is missing. */
+export async function readWorkflowText(snapshot: RepoSnapshot, f: WorkflowFile): Promise<{ text: string } | { error: string } | null> {
+  const size = (await snapshot.objects.readHeader(f.oid))?.size ?? 0;
+  if (size > WORKFLOW_LIMITS.fileBytes) return { error: `${f.path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
+  const blob = await snapshot.objects.read(f.oid);
+  if (!blob) return null;
+  return { text: new TextDecoder().decode(blob.data) };
+}
+
+/** Changed paths past which a push counts as touching everything (path filters match). */
+export const MAX_CHANGED_PATHS = 1000;
+
+/**
+ * The paths that differ from `before` to `commit` (GitHub's path filters), or null when unknown
+ * (a new ref, a tag, a missing commit, more than MAX_CHANGED_PATHS: filters then match).
+ */
+async function changedPaths(snapshot: RepoSnapshot, before: string | null | undefined, commit: string): Promise<string[] | null> {
+  if (!before || /^0+$/.test(before)) return null;
+  const treeOf = async (oid: string) => {
+    const obj = await snapshot.objects.read(oid);
+    return obj?.type === "commit" ? parseCommit(obj.data).tree : null;
+  };
+  const [a, b] = await Promise.all([treeOf(before), treeOf(commit)]);
+  if (!a || !b) return null;
+  try {
+    const d = await diffTrees(snapshot.objects, a, b, { limit: MAX_CHANGED_PATHS });
+    return d.truncated ? null : d.changes.map((c) => c.path);
+  } catch {
+    // A missing tree (a shallow history): unknown, so the filters match.
+    return null;
+  }
+}
+
+/** What a trigger read at its commit: the commit (an annotated tag peeled), the workflows to run, and every well-formed file's crons (the schedule index). */
+interface TriggerPlan {
+  commit: string;
+  planned: Planned[];
+  schedules: { path: string; crons: string[] }[];
+}
+
+/** The commit `oid` names: itself, or what an annotated tag (a few levels at most) points to; null when it is not a commit. */
+export async function peelCommit(snapshot: RepoSnapshot, oid: string): Promise<string | null> {
+  for (let i = 0; i < 8; i++) {
+    const obj = await snapshot.objects.read(oid);
+    if (!obj) return null;
+    if (obj.type === "commit") return oid;
+    if (obj.type !== "tag") return null;
+    oid = parseTag(obj.data).object;
+  }
+  return null;
+}
+
+/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and ref are planned. */
+async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<TriggerPlan> {
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
+  const commit = await peelCommit(snapshot, p.commit);
+  if (!commit) return { commit: p.commit, planned: [], schedules: [] };
+  const tag = p.ref.startsWith("refs/tags/");
+  const name = p.ref.replace(/^refs\/(heads|tags)\//, "");
+  // GitHub evaluates no path filter for a tag push.
+  const paths = p.event === "schedule" || tag ? null : await changedPaths(snapshot, p.before, commit);
+  const out: TriggerPlan = { commit, planned: [], schedules: [] };
+  for (const f of await workflowFilesAt(snapshot, commit)) {
+    if (p.event === "schedule" && f.path !== p.workflow) continue;
+    const read = await readWorkflowText(snapshot, f);
+    if (!read) continue;
+    if ("error" in read) {
+      if (p.event !== "schedule") out.planned.push({ path: f.path, error: read.error });
       continue;
     }
-    const blob = await snapshot.objects.read(f.oid);
-    if (!blob) continue;
     const parsed = await parseOnThread(ctx, {
-      path,
-      text: new TextDecoder().decode(blob.data),
-      trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event },
-      branch,
+      path: f.path,
+      text: read.text,
+      trigger: { sha: commit, ref: p.ref, repository: repoFullName, event: p.event },
+      branch: name,
+      tag,
+      paths,
     });
-    if (!parsed.ok) out.push({ path, error: parsed.error });
-    else if (parsed.matches) {
-      // Issue 29: what is parsed but not yet run (needs, if, concurrency, v2 steps) fails the run instead of running wrongly.
-      const unsupported = notRunYet(path, parsed);
-      out.push(unsupported ? { path, error: unsupported } : { path, jobs: parsed.jobs, run: parsed.run });
+    if (!parsed.ok) {
+      if (p.event !== "schedule") out.planned.push({ path: f.path, error: parsed.error });
+      continue;
     }
+    if (parsed.run?.schedules?.length) out.schedules.push({ path: f.path, crons: parsed.run.schedules });
+    if (parsed.matches) out.planned.push(runnable(f.path, parsed));
   }
   return out;
+}
+
+/** A parsed workflow that matches, as createRun takes it: what is parsed but not yet run (issue 29) fails the run instead of running wrongly. */
+export function runnable(path: string, parsed: Extract<ParseWorkflowOutput, { ok: true }>): Planned {
+  const unsupported = notRunYet(path, parsed);
+  return unsupported ? { path, error: unsupported } : { path, jobs: parsed.jobs, run: parsed.run };
 }
 
 /**
@@ -110,10 +197,7 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
  * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
  * job queue retries.
  */
-async function parseOnThread(
-  ctx: Ctx,
-  input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string },
-): Promise<ParseWorkflowOutput> {
+export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
   try {
     return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
   } catch (e) {
@@ -123,22 +207,28 @@ async function parseOnThread(
   }
 }
 
-/** The `ci.trigger` worker: creates the runs of one moved branch (idempotent: a run per workflow, commit, ref and event). */
+/** The `ci.trigger` worker: creates the runs of one moved ref (idempotent: a run per workflow, commit, ref and event; a scheduled run per slot). */
 export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
   if (!place) return;
-  const planned = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
-  if (!planned.length) return;
+  const { commit, planned, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
+  // A push of the default branch refreshes the repository's schedule index.
+  const indexes = p.event === "push" && p.ref === `refs/heads/${place.repo.defaultBranch}`;
+  if (!planned.length && !indexes) return;
   const trigger: RunTrigger = {
     repoId: p.repoId,
     orgId: p.orgId,
     orgName: place.orgName,
     ref: p.ref,
-    commit: p.commit,
+    commit,
     event: p.event,
     actorUserId: p.actorUserId ?? null,
+    scheduleSlot: p.event === "schedule" ? (p.scheduleSlot ?? null) : null,
+    // Why: a change from a fork runs code its author controls; its jobs get no secrets.
+    trusted: !p.fork,
   };
   await ctx.db.transaction(async (tx) => {
+    if (indexes) await refreshScheduleIndex(tx, p.repoId, commit, schedules);
     for (const w of planned) await createRun(ctx, tx, w, trigger);
   });
 }

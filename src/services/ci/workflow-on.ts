@@ -19,7 +19,8 @@ export interface InputSpec {
   name: string;
   description: string | null;
   required: boolean;
-  type: "string" | "boolean" | "choice";
+  /** GitHub's types; `environment` is a string naming an environment, `number` is given as a number. */
+  type: "string" | "boolean" | "choice" | "number" | "environment";
   default: string | boolean | null;
   options: string[] | null;
 }

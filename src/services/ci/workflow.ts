@@ -9,13 +9,18 @@
 //       runs-on: self-hosted | [self-hosted, linux, "${{ matrix.os }}"]
 //       strategy: { matrix: { node: [18, 20], include: [...], exclude: [...] } }
 //       env: { ... }
-//       timeout-minutes: 30                   (default 360, at most 4320; fractions allowed, at least 0.05)
+//       timeout-minutes: 30                   (default 360, more is capped at 4320; fractions allowed, at least 0.05)
 //       steps: [ { name?, run, env? } ]
 //
 // Issue 29 adds (docs/api.md "Workflows"): `needs` (a DAG, unknown jobs and cycles refused),
 // `if` on jobs and steps, job `outputs`, `concurrency`, `defaults.run`, `continue-on-error`,
 // step `id`, `shell`, `working-directory`, `timeout-minutes`, `run-name`, `on.push.tags|paths`,
 // `on.workflow_dispatch.inputs`, `on.schedule`, `pull_request` (an alias of `change`).
+// Part F (what real GitHub workflows need, bench/workflows.ts): `uses` steps with `with`, YAML
+// aliases, matrix values that are mappings, GitHub's include rule, matrices from expressions,
+// `runs-on: { group, labels }`, GitHub's shell names and input types; planned but refused when
+// run (notRunYet): reusable workflow calls, jobs whose matrix/name/runs-on/timeout read `needs`
+// (one placeholder), shells other than sh and bash.
 //
 // Expressions (src/services/ci/expr): every `${{ }}` and `if:` in the file is parsed here, with
 // the contexts its site allows (plan-29 §3.B table); a syntax error or a context used outside its
@@ -31,7 +36,7 @@
 // jobs carry (keys, labels, env, step names and scripts) is charged to a budget per job and per
 // run, checked before a string is built, so a matrix value referenced thousands of times is
 // refused at the first expansion past the budget instead of becoming 100 MB of job specs.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Node, type Pair, type YAMLMap } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Node, type Pair, type YAMLMap } from "yaml";
 import type { JobSpec } from "../../db/schema/index.ts";
 import { globMatch } from "../../util/glob.ts";
 import { CronError, CRON_MAX_CHARS, parseCron } from "./cron.ts";
@@ -44,7 +49,7 @@ export type { BranchFilter, InputSpec, TriggerRef, WorkflowOn };
 
 /** Limits on hostile input (STYLE "Hostile input"); docs/api.md "Workflows" lists them. */
 export const WORKFLOW_LIMITS = {
-  fileBytes: 256 * 1024,
+  fileBytes: 512 * 1024,
   files: 20,
   jobsPerRun: 256,
   stepsPerJob: 100,
@@ -85,6 +90,8 @@ export type StepSpec = JobSpec["steps"][number] & {
   workingDirectory?: string;
   continueOnError?: boolean | string;
   timeoutS?: number;
+  /** The step is in the `parallel:` group written at this index of the job's steps (GitHub runs a group's steps side by side). */
+  parallel?: number;
 };
 export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   v?: 2;
@@ -93,9 +100,15 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   outputs?: Record<string, string>;
   secretRefs?: string[];
   varRefs?: string[];
-  matrix?: Record<string, string>;
+  matrix?: MatrixCell;
   steps: StepSpec[];
 };
+
+/**
+ * One matrix cell: dimension → value. Scalars are kept as their text (as before issue 29);
+ * mappings and lists (`matrix: { target: [ { os: linux, rust: stable } ] }`) as JSON values.
+ */
+export type MatrixCell = Record<string, Value>;
 
 /** A concurrency group: evaluated at plan time, or (reading `needs`) a template left for the release. */
 export interface Concurrency {
@@ -118,6 +131,14 @@ export interface PlannedJob {
   /** The job's `if:` as written (evaluated at release, with needs' results). */
   condition?: string;
   concurrency?: Concurrency;
+  /**
+   * A placeholder for a job whose matrix (or name, runs-on, timeout) is only known once its needs
+   * ended: the place that reads `needs` (`jobs.x.strategy.matrix`). Planned as this one row with
+   * no labels and no steps; not run by this server yet (notRunYet names it).
+   */
+  dynamic?: string;
+  /** A call of a reusable workflow (`jobs.x.uses`): planned, not run yet (notRunYet names it). */
+  calls?: string;
 }
 
 /** The run a workflow plans beyond its jobs (data for the trigger; part C wires it). */
@@ -170,7 +191,8 @@ const SITES = {
 type Site = keyof typeof SITES;
 
 const LABEL_RE = /^[A-Za-z0-9._-]{1,64}$/;
-const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Environment names: GitHub also takes `-` and `.` (`cache-name:`), which the environment carries (shells cannot name them). */
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 /** Parses one workflow file; errors name `path:line:column: problem`. */
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
@@ -198,7 +220,8 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
     return { ok: false, error: `${pos ? `${path}:${pos.line}:${pos.col}` : path}: ${message}` };
   }
   try {
-    return { ok: true, ...readWorkflow(doc.contents as Node | null, trigger) };
+    resolveAliases(doc);
+    return { ok: true, ...readWorkflow(doc.contents as Node | null, trigger, path) };
   } catch (e) {
     if (e instanceof WorkflowError) {
       const start = e.node?.range?.[0];
@@ -209,6 +232,39 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
     if (e instanceof RangeError) return { ok: false, error: `${path}: the file could not be read (${e.message})` };
     throw e;
   }
+}
+
+/**
+ * YAML anchors and aliases (`steps: *common`, GitHub accepts them): each alias in the tree is
+ * replaced by the node it names, in one pass over the document (the named node is not walked
+ * again, so this is linear in the file). Reading may then meet a node several times; what that
+ * produces is charged to the run's budget like any string, a matrix dimension is checked for
+ * length before it is read, and matrix values are converted with a node count (`toValue`).
+ */
+function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
+  const resolve = (n: unknown): unknown => {
+    if (!isAlias(n)) return n;
+    const target = n.resolve(doc);
+    if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String(n.source).slice(0, 100))}`);
+    return target;
+  };
+  const stack: unknown[] = [doc.contents];
+  while (stack.length) {
+    const n = stack.pop();
+    if (isMap(n)) {
+      for (const pair of n.items) {
+        pair.key = resolve(pair.key);
+        if (isAlias(pair.value)) pair.value = resolve(pair.value) as Node;
+        else stack.push(pair.value);
+      }
+    } else if (isSeq(n)) {
+      for (let i = 0; i < n.items.length; i++) {
+        if (isAlias(n.items[i])) n.items[i] = resolve(n.items[i]);
+        else stack.push(n.items[i]);
+      }
+    }
+  }
+  if (isAlias(doc.contents)) doc.contents = resolve(doc.contents) as typeof doc.contents;
 }
 
 /**
@@ -338,12 +394,12 @@ class Budget {
 }
 
 /** The value of one `${{ expr }}`. */
-function expressionValue(expr: string, node: Node, matrix: Record<string, string>, trigger: TriggerContext): string {
+function expressionValue(expr: string, node: Node, matrix: MatrixCell, trigger: TriggerContext): string {
   const m = /^matrix\.([A-Za-z0-9_-]+)$/.exec(expr);
   if (m) {
+    // GitHub's reading: a value the cell does not have (an include adding it to other cells) is null, the empty string.
     const v = matrix[m[1]!];
-    if (v === undefined) throw new WorkflowError(node, `unknown matrix value ${JSON.stringify(expr)}`);
-    return v;
+    return v === undefined ? "" : toText(v);
   }
   switch (expr) {
     case "github.sha":
@@ -368,7 +424,7 @@ function expressionValue(expr: string, node: Node, matrix: Record<string, string
  * charging the result to `budget` before it is built. One pass: each search starts where the
  * last ended, and the next `}` is found once for all the openings before it.
  */
-function expand(text: string, node: Node, matrix: Record<string, string>, trigger: TriggerContext, budget: Budget): string {
+function expand(text: string, node: Node, matrix: MatrixCell, trigger: TriggerContext, budget: Budget): string {
   const parts: string[] = [];
   let size = 0;
   let from = 0;
@@ -411,59 +467,144 @@ function scalarText(node: Node | null | undefined, what: string): string {
   return String(node.value);
 }
 
-/** The matrix cells of a job (one empty cell without a matrix). */
-function readMatrix(strategy: Node | null | undefined): { cells: Record<string, string>[]; order: string[] } {
-  if (strategy === undefined || strategy === null) return { cells: [{}], order: [] };
+/** Nodes of matrix values converted per file (mappings and lists, aliases counted each time they are met). */
+const MATRIX_VALUE_NODES = 20_000;
+
+/** A matrix value as JSON: scalars at the top as their text (as before), nested ones as YAML typed them. */
+function matrixValue(node: Node | null | undefined, what: string, r: Reader, top: boolean): Value {
+  if (++r.matrixNodes > MATRIX_VALUE_NODES) throw new WorkflowError(node, `the matrices of this file hold more than ${MATRIX_VALUE_NODES} values`);
+  if (isNull(node)) return top ? "" : null;
+  if (isScalar(node)) {
+    const v = node.value;
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return top ? String(v) : v;
+    throw new WorkflowError(node, `${what} must be a string, number, boolean, mapping or list`);
+  }
+  if (isSeq(node)) return node.items.map((n) => matrixValue(n as Node, what, r, false));
+  const out: Record<string, Value> = {};
+  for (const p of entries(node, what)) out[keyOf(p)] = matrixValue(p.value, what, r, false);
+  return out;
+}
+
+/** A value computed by an expression, made a matrix value (scalars as text at the top). */
+function topValue(v: Value): Value {
+  return typeof v === "number" || typeof v === "boolean" ? String(v) : v;
+}
+
+const sameValue = (a: Value | undefined, b: Value | undefined) => a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The matrix cells of a job (one empty cell without a matrix), by GitHub's rules: the product of
+ * the dimensions, minus the cells an `exclude` entry matches (partially), then each `include`
+ * entry is added to every cell whose original dimensions it does not overwrite, or becomes a
+ * cell of its own when there is none. A matrix, dimension or list given as an expression is
+ * evaluated here (github, inputs, vars); one that reads `needs` is known only once the run is
+ * under way: `dynamic`.
+ */
+function readMatrix(strategy: Node | null | undefined, r: Reader): { cells: MatrixCell[]; order: string[] } | { dynamic: true } {
+  if (strategy === undefined || isNull(strategy)) return { cells: [{}], order: [] };
   let matrixNode: Node | null | undefined;
   for (const pair of entries(strategy, "strategy")) {
     const k = keyOf(pair);
     if (k === "matrix") matrixNode = pair.value;
-    else if (k === "fail-fast" || k === "max-parallel") continue;
-    else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} under strategy (expected matrix)`);
+    // Accepted and ignored (docs/api.md "Workflows"): every cell is queued, and a failed cell does not cancel the others.
+    else if (k === "fail-fast" || k === "max-parallel") scalarText(pair.value, `strategy.${k}`);
+    else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} under strategy (expected matrix, fail-fast, max-parallel)`);
   }
-  if (matrixNode === undefined) return { cells: [{}], order: [] };
-  const dims: { name: string; values: string[] }[] = [];
-  let include: Record<string, string>[] = [];
-  let exclude: Record<string, string>[] = [];
-  const cellList = (node: Node | null | undefined, what: string) => {
-    if (!isSeq(node)) throw new WorkflowError(node, `${what} must be a list of mappings`);
-    return node.items.map((item) => {
-      const cell: Record<string, string> = {};
-      for (const p of entries(item as Node, `each entry of ${what}`)) cell[keyOf(p)] = scalarText(p.value, `${what} values`);
-      return cell;
-    });
+  if (matrixNode === undefined || isNull(matrixNode)) return { cells: [{}], order: [] };
+  /** An expression in place of a mapping or list: its value, or null when it reads needs. */
+  const computed = (node: Node, what: string): Value | undefined => {
+    if (!isScalar(node) || typeof node.value !== "string" || !node.value.includes("${{")) return undefined;
+    const t = r.template(node, node.value, "matrix");
+    if (t?.contexts.has("needs")) return null;
+    return r.value(node, node.value, "matrix", {});
   };
-  for (const pair of entries(matrixNode, "strategy.matrix")) {
-    const k = keyOf(pair);
-    if (k === "include") include = cellList(pair.value, "matrix.include");
-    else if (k === "exclude") exclude = cellList(pair.value, "matrix.exclude");
-    else {
-      if (!isSeq(pair.value) || pair.value.items.length === 0)
-        throw new WorkflowError(pair.value ?? (pair.key as Node), `matrix.${k} must be a non-empty list`);
-      dims.push({ name: k, values: pair.value.items.map((n) => scalarText(n as Node, `matrix.${k} values`)) });
+  let source: { key: string; node: Node | null | undefined; value?: Value }[];
+  const whole = matrixNode ? computed(matrixNode, "strategy.matrix") : undefined;
+  if (whole === null) return { dynamic: true };
+  if (whole !== undefined) {
+    if (typeof whole !== "object" || whole === null || Array.isArray(whole)) throw new WorkflowError(matrixNode, "strategy.matrix must evaluate to a mapping");
+    source = Object.entries(whole).map(([key, value]) => ({ key, node: matrixNode, value }));
+  } else source = entries(matrixNode, "strategy.matrix").map((p) => ({ key: keyOf(p), node: p.value }));
+  const dims: { name: string; values: Value[] }[] = [];
+  let include: Value[] = [];
+  let exclude: Value[] = [];
+  for (const { key, node, value } of source) {
+    let list: Value | undefined = value;
+    if (list === undefined && node) {
+      const c = computed(node, `matrix.${key}`);
+      if (c === null) return { dynamic: true };
+      list = c;
+    }
+    if (list === undefined) {
+      if (!isSeq(node))
+        throw new WorkflowError(
+          node ?? matrixNode,
+          `matrix.${key} must be a ${key === "include" || key === "exclude" ? "list of mappings" : "non-empty list"}`,
+        );
+      if (key !== "include" && key !== "exclude" && node.items.length > WORKFLOW_LIMITS.matrixCells)
+        throw new WorkflowError(node, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
+      const values: Value[] = [];
+      for (const n of node.items) {
+        // A value written as an expression (`- ${{ github.repository == 'a/b' && 'big' || 'small' }}`) is evaluated here.
+        const c = computed(n as Node, `matrix.${key} values`);
+        if (c === null) return { dynamic: true };
+        values.push(c === undefined ? matrixValue(n as Node, `matrix.${key} values`, r, true) : topValue(c));
+      }
+      list = values;
+    } else if (value !== undefined || (isScalar(node) && typeof node.value === "string")) {
+      if (!Array.isArray(list)) throw new WorkflowError(node, `matrix.${key} must evaluate to a list`);
+      list = list.map(topValue);
+    }
+    const items = list as Value[];
+    if (key === "include" || key === "exclude") {
+      for (const item of items)
+        if (typeof item !== "object" || item === null || Array.isArray(item)) throw new WorkflowError(node, `matrix.${key} must be a list of mappings`);
+      // An entry's values are the cells' values: scalars as text.
+      const cellsOf = items.map((item) => Object.fromEntries(Object.entries(item as Record<string, Value>).map(([k, v]) => [k, topValue(v)])));
+      if (key === "include") include = cellsOf;
+      else exclude = cellsOf;
+    } else {
+      if (items.length === 0) throw new WorkflowError(node ?? matrixNode, `matrix.${key} must be a non-empty list`);
+      dims.push({ name: key, values: items });
     }
   }
-  let cells: Record<string, string>[] = dims.length ? [{}] : [];
+  let cells: MatrixCell[] = dims.length ? [{}] : [];
   for (const d of dims) {
-    const next: Record<string, string>[] = [];
+    if (cells.length * d.values.length > WORKFLOW_LIMITS.matrixCells * 16)
+      throw new WorkflowError(matrixNode, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
+    const next: MatrixCell[] = [];
     for (const c of cells) for (const v of d.values) next.push({ ...c, [d.name]: v });
     cells = next;
-    if (cells.length > WORKFLOW_LIMITS.matrixCells) throw new WorkflowError(matrixNode, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
   }
-  cells = cells.filter((c) => !exclude.some((x) => Object.entries(x).every(([k, v]) => c[k] === v)));
-  const order = dims.map((d) => d.name);
-  for (const inc of include) {
-    for (const k of Object.keys(inc)) if (!order.includes(k)) order.push(k);
-    cells.push(inc);
-  }
+  cells = cells.filter((c) => !exclude.some((x) => Object.entries(x as Record<string, Value>).every(([k, v]) => sameValue(c[k], v))));
   if (cells.length > WORKFLOW_LIMITS.matrixCells) throw new WorkflowError(matrixNode, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
-  if (!cells.length) throw new WorkflowError(matrixNode, "the matrix has no cells left");
-  return { cells, order };
+  const order = dims.map((d) => d.name);
+  const original = new Set(order);
+  const extended = cells.map((c) => ({ ...c }));
+  for (const inc of include as Record<string, Value>[]) {
+    const entriesOf = Object.entries(inc);
+    for (const [k] of entriesOf) if (!original.has(k) && !order.includes(k)) order.push(k);
+    let merged = false;
+    for (let i = 0; i < cells.length; i++) {
+      if (entriesOf.every(([k, v]) => !original.has(k) || sameValue(cells[i]![k], v))) {
+        for (const [k, v] of entriesOf) extended[i]![k] = v;
+        merged = true;
+      }
+    }
+    if (!merged) {
+      extended.push(Object.fromEntries(entriesOf));
+      if (extended.length > WORKFLOW_LIMITS.matrixCells) throw new WorkflowError(matrixNode, `the matrix has more than ${WORKFLOW_LIMITS.matrixCells} cells`);
+    }
+  }
+  if (!extended.length) throw new WorkflowError(matrixNode, "the matrix has no cells left");
+  return { cells: extended, order };
 }
 
 /** Per-file reading state: the trigger, the budget, and each scalar's parsed template (parsed once, reused by every matrix cell). */
 class Reader {
   readonly budget = new Budget();
+  /** Matrix value nodes converted so far (MATRIX_VALUE_NODES). */
+  matrixNodes = 0;
   private expressions = 0;
   private readonly templates = new WeakMap<Node, Template | null>();
   readonly github: Record<string, Value>;
@@ -524,7 +665,7 @@ class Reader {
   }
 
   /** A plan-time value (job name, runs-on, timeout, concurrency, run-name) for one matrix cell. */
-  value(node: Node, text: string, site: Site, cell: Record<string, string>): Value {
+  value(node: Node, text: string, site: Site, cell: MatrixCell): Value {
     const t = this.template(node, text, site);
     if (!t) return text;
     if (t.contexts.has("needs"))
@@ -559,13 +700,18 @@ function kept(r: Reader, node: Node, text: string, site: Site): string {
 const ID_RE = /^[A-Za-z_][A-Za-z0-9_-]{0,99}$/;
 /** An action input's name (`with:` keys): GitHub allows letters, digits, `-` and `_`. */
 const INPUT_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,99}$/;
+/** Shells the runner runs. */
 const SHELLS: ReadonlySet<string> = new Set(["sh", "bash"]);
+/** GitHub's other shell names: parsed (files written for GitHub plan), not run (notRunYet names them). */
+const OTHER_SHELLS: ReadonlySet<string> = new Set(["pwsh", "powershell", "python", "cmd"]);
+/** A custom shell (`perl {0}`): a command with `{0}` where the script's path goes. */
+const CUSTOM_SHELL_RE = /^[^\n]{0,200}\{0\}[^\n]{0,200}$/;
 
 function isNull(node: Node | null | undefined): boolean {
   return node === null || node === undefined || (isScalar(node) && node.value === null);
 }
 
-function readWorkflow(root: Node | null, trigger: TriggerContext): { name: string | null; on: WorkflowOn; jobs: PlannedJob[]; run: PlannedRun } {
+function readWorkflow(root: Node | null, trigger: TriggerContext, path: string): { name: string | null; on: WorkflowOn; jobs: PlannedJob[]; run: PlannedRun } {
   if (root === null) throw new WorkflowError(null, "the file is empty");
   const r = new Reader(trigger);
   let name: string | null = null;
@@ -592,6 +738,8 @@ function readWorkflow(root: Node | null, trigger: TriggerContext): { name: strin
       );
   }
   if (!on) throw new WorkflowError(root, "missing `on` (push, change, or both)");
+  // GitHub's github.workflow: the workflow's name, or its file's path without one.
+  r.github.workflow = name ?? path;
   if (jobsNode === undefined) throw new WorkflowError(root, "missing `jobs`");
   const env = readEnv(envNode, "env", null, r, "workflowEnv");
   // A workflow env that reads what only the runner knows (secrets, vars…) makes every job a v2 job.
@@ -709,7 +857,8 @@ function readOn(node: Node | null | undefined, r: Reader): WorkflowOn {
   return out;
 }
 
-const INPUT_TYPES: ReadonlySet<string> = new Set(["string", "boolean", "choice"]);
+/** GitHub's input types: `environment` names a deployment environment (a string here), `number` a number (its text). */
+const INPUT_TYPES: ReadonlySet<string> = new Set(["string", "boolean", "choice", "number", "environment"]);
 
 function readDispatch(node: Node | null | undefined): InputSpec[] {
   const out: InputSpec[] = [];
@@ -736,7 +885,8 @@ function readDispatch(node: Node | null | undefined): InputSpec[] {
             spec.required = v.value;
           } else if (fk === "type") {
             const t = scalarString(v, `${what}.type`);
-            if (!INPUT_TYPES.has(t)) throw new WorkflowError(v, `${what}.type must be string, boolean or choice, not ${JSON.stringify(t)}`);
+            if (!INPUT_TYPES.has(t))
+              throw new WorkflowError(v, `${what}.type must be string, boolean, choice, number or environment, not ${JSON.stringify(t.slice(0, 100))}`);
             spec.type = t as InputSpec["type"];
           } else if (fk === "default") defaultNode = v;
           else if (fk === "options") optionsNode = v;
@@ -755,6 +905,8 @@ function readDispatch(node: Node | null | undefined): InputSpec[] {
           spec.default = defaultNode.value;
         } else {
           const d = scalarText(defaultNode, `${what}.default`);
+          if (spec.type === "number" && (d.trim() === "" || !Number.isFinite(Number(d))))
+            throw new WorkflowError(defaultNode, `${what}.default must be a number`);
           if (spec.options && !spec.options.includes(d)) throw new WorkflowError(defaultNode, `${what}.default ${JSON.stringify(d)} is not one of its options`);
           spec.default = d;
         }
@@ -805,12 +957,13 @@ function readDefaults(node: Node | null | undefined, what: string, r: Reader): {
 
 function readShell(node: Node | null | undefined, what: string): string {
   const v = scalarString(node, what);
-  if (!SHELLS.has(v)) throw new WorkflowError(node, `${what} must be sh or bash, not ${JSON.stringify(v.slice(0, 100))}`);
+  if (!SHELLS.has(v) && !OTHER_SHELLS.has(v) && !CUSTOM_SHELL_RE.test(v))
+    throw new WorkflowError(node, `${what} must be sh, bash, pwsh, powershell, python, cmd or a command with {0}, not ${JSON.stringify(v.slice(0, 100))}`);
   return v;
 }
 
 /** `concurrency:` as a group string or `{ group, cancel-in-progress }`, evaluated for one cell (or kept when it reads needs). */
-function readConcurrency(node: Node | null | undefined, what: string, r: Reader, site: Site, cell: Record<string, string>): Concurrency {
+function readConcurrency(node: Node | null | undefined, what: string, r: Reader, site: Site, cell: MatrixCell): Concurrency {
   let groupNode: Node | null | undefined = node;
   let cancelNode: Node | null | undefined;
   if (isMap(node)) {
@@ -850,7 +1003,7 @@ function readConcurrency(node: Node | null | undefined, what: string, r: Reader,
 function readEnv(
   node: Node | null | undefined,
   what: string,
-  expansion: { matrix: Record<string, string>; trigger: TriggerContext; budget: Budget } | null,
+  expansion: { matrix: MatrixCell; trigger: TriggerContext; budget: Budget } | null,
   r: Reader,
   site: Site,
 ): Record<string, string> {
@@ -860,8 +1013,14 @@ function readEnv(
     const k = keyOf(pair);
     if (!ENV_NAME_RE.test(k)) throw new WorkflowError(pair.key as Node, `invalid environment variable name ${JSON.stringify(k)}`);
     const v = pair.value;
+    // `KEY:` with no value is the empty string (GitHub's reading).
+    if (isNull(v)) {
+      expansion?.budget.charge(k.length, pair.key as Node);
+      out[k] = "";
+      continue;
+    }
     if (!isScalar(v) || typeof v.value === "object") throw new WorkflowError(v ?? (pair.key as Node), `${what}.${k} must be a string, number or boolean`);
-    const text = String(v.value ?? "");
+    const text = String(v.value);
     const t = r.template(v, text, site);
     if (expansion && (!t || isV1(t))) {
       expansion.budget.charge(k.length, pair.key as Node);
@@ -900,7 +1059,20 @@ interface RawStep {
   workingDirectory?: string;
   continueOnError?: boolean | string;
   timeout?: { node: Node; text: string };
+  /** Index (in `steps`) of the `parallel:` group the step belongs to. */
+  parallel?: number;
   v2: boolean;
+}
+
+/** A `parallel:` group (GitHub's steps that run side by side): its steps, or null for a plain step. */
+function parallelGroup(node: Node, what: string): Node[] | null {
+  if (!isMap(node) || !node.items.some((p) => isScalar(p.key) && p.key.value === "parallel")) return null;
+  if (node.items.length !== 1) throw new WorkflowError(node, `${what} is a parallel group: it holds only parallel`);
+  const list = node.items[0]!.value as Node | null;
+  if (!isSeq(list) || list.items.length === 0) throw new WorkflowError(list ?? node, `${what}.parallel must be a non-empty list of steps`);
+  for (const s of list.items)
+    if (parallelGroup(s as Node, `${what}.parallel`)) throw new WorkflowError(s as Node, `${what}.parallel holds another parallel group`);
+  return list.items as Node[];
 }
 
 function readStepRaw(node: Node, what: string, index: number, r: Reader): RawStep {
@@ -972,8 +1144,8 @@ function readBoolOrExpr(node: Node | null | undefined, what: string, r: Reader):
 const USES_MAX = 400;
 /** `owner/repo[/path]@ref` (GitHub's names: owner letters, digits and `-`; repo also `.` and `_`). */
 const USES_REMOTE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.\-/]+)?@[A-Za-z0-9_.\-/+]+$/;
-/** `./path` (an action in the repository itself). */
-const USES_LOCAL_RE = /^\.\/[A-Za-z0-9_.\-/]*$/;
+/** `./path` (an action in the checked-out repository), or `$/path` (the form vite's workflows use for an action of the workflow's own repository). */
+const USES_LOCAL_RE = /^[.$]\/[A-Za-z0-9_.\-/]*$/;
 
 /**
  * A step's `uses:`: an action in the repository (`./path`) or on GitHub (`owner/repo[/path]@ref`),
@@ -984,7 +1156,7 @@ function readUses(node: Node | null | undefined, what: string): string {
   const v = scalarString(node, what);
   if (v.startsWith("docker://")) throw new WorkflowError(node, `docker actions (${JSON.stringify(v.slice(0, 100))}) are not supported`);
   if (v.length > USES_MAX || !(USES_LOCAL_RE.test(v) || USES_REMOTE_RE.test(v)) || v.includes("/../") || v.includes("//"))
-    throw new WorkflowError(node, `invalid action reference ${JSON.stringify(v.slice(0, 100))} (expected ./path or owner/repo[/path]@ref)`);
+    throw new WorkflowError(node, `invalid action reference ${JSON.stringify(v.slice(0, 100))} (expected ./path, $/path or owner/repo[/path]@ref)`);
   return v;
 }
 
@@ -1006,14 +1178,20 @@ function readWith(node: Node | null | undefined, what: string, r: Reader): Recor
 }
 
 /** timeout-minutes from a number or a plan-time expression. */
-function minutesOf(r: Reader, t: { node: Node; text: string }, cell: Record<string, string>, what: string): number {
+function minutesOf(r: Reader, t: { node: Node; text: string }, cell: MatrixCell, what: string): number {
   const v = isScalar(t.node) && typeof t.node.value === "number" ? t.node.value : Number(r.value(t.node, t.text, "jobPlan", cell));
-  if (!(v >= 0.05) || v > WORKFLOW_LIMITS.timeoutMinutes)
-    throw new WorkflowError(t.node, `${what} must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
-  return v;
+  if (!(v >= 0.05)) throw new WorkflowError(t.node, `${what} must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
+  // A longer timeout is capped, as GitHub caps it at its own limit (docs/api.md "Workflows").
+  return Math.min(v, WORKFLOW_LIMITS.timeoutMinutes);
 }
 
-const JOB_KEYS = "name, needs, if, runs-on, strategy, env, defaults, outputs, timeout-minutes, continue-on-error, concurrency, permissions, environment, steps";
+const JOB_KEYS =
+  "name, needs, if, runs-on, strategy, env, defaults, outputs, timeout-minutes, continue-on-error, concurrency, permissions, environment, steps, uses, with, secrets";
+/** A reusable workflow: `./.github/workflows/x.yml` or `owner/repo/.github/workflows/x.yml@ref`. */
+const CALL_RE =
+  /^([.$]\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml|[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+\/\.github\/workflows\/[A-Za-z0-9_.-]+\.ya?ml@[A-Za-z0-9_.\-/+]+)$/;
+/** What a job calling a reusable workflow may hold besides `uses` (GitHub's list). */
+const CALL_KEYS: ReadonlySet<string> = new Set(["name", "needs", "if", "strategy", "permissions", "concurrency", "uses", "with", "secrets"]);
 
 function readJob(
   id: string,
@@ -1038,10 +1216,24 @@ function readJob(
   let continueOnError: boolean | string | undefined;
   let concurrencyNode: Node | null | undefined;
   let defaults: { shell?: string; workingDirectory?: string } | undefined;
+  let calls: { node: Node; ref: string } | undefined;
+  const keysSeen: { key: string; node: Node }[] = [];
   for (const pair of entries(node, `jobs.${id}`)) {
     const k = keyOf(pair);
     const v = pair.value as Node;
-    if (k === "name") name = { text: scalarString(v, `jobs.${id}.name`), node: v };
+    keysSeen.push({ key: k, node: pair.key as Node });
+    if (k === "uses") {
+      const ref = scalarString(v, `jobs.${id}.uses`);
+      if (ref.length > USES_MAX || !CALL_RE.test(ref) || ref.includes("/../"))
+        throw new WorkflowError(
+          v,
+          `invalid reusable workflow ${JSON.stringify(ref.slice(0, 100))} (expected ./.github/workflows/<file>.yml, $/.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)`,
+        );
+      calls = { node: v, ref };
+    } else if (k === "with") readWith(v, `jobs.${id}.with`, r);
+    else if (k === "secrets") {
+      if (!(isScalar(v) && v.value === "inherit")) readWith(v, `jobs.${id}.secrets`, r);
+    } else if (k === "name") name = { text: scalarString(v, `jobs.${id}.name`), node: v };
     else if (k === "runs-on") runsOn = v;
     else if (k === "strategy") strategy = v;
     else if (k === "env") envNode = v;
@@ -1049,7 +1241,10 @@ function readJob(
     else if (k === "timeout-minutes") {
       if (isScalar(v) && typeof v.value === "number") timeout = { node: v, text: String(v.value) };
       else if (isScalar(v) && typeof v.value === "string" && v.value.includes("${{")) timeout = { node: v, text: v.value };
-      else throw new WorkflowError(v, `timeout-minutes must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
+      else if (isScalar(v) && typeof v.value === "string" && v.value.trim() !== "" && Number.isFinite(Number(v.value))) {
+        timeout = { node: v, text: v.value };
+        minutesOf(r, timeout, {}, "timeout-minutes");
+      } else throw new WorkflowError(v, `timeout-minutes must be a number from 0.05 to ${WORKFLOW_LIMITS.timeoutMinutes}`);
       if (typeof (v as Scalar).value === "number") minutesOf(r, timeout, {}, "timeout-minutes");
     } else if (k === "needs") {
       needsNode = v;
@@ -1072,10 +1267,45 @@ function readJob(
     else if (k === "container" || k === "services") throw new WorkflowError(pair.key as Node, "container jobs are not supported");
     else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} in jobs.${id} (expected ${JOB_KEYS})`);
   }
+  const needIds = [...new Set(needs.map((n) => n.id))];
+  if (calls) {
+    // A call of a reusable workflow: planned (graph, matrix, conditions) but not run yet (notRunYet names it).
+    for (const k of keysSeen)
+      if (!CALL_KEYS.has(k.key)) throw new WorkflowError(k.node, `jobs.${id} calls a reusable workflow (uses) and cannot have ${k.key}`);
+    const m = readMatrix(strategy, r);
+    const cells = "dynamic" in m ? [{}] : m.cells;
+    return {
+      jobs: cells.map((cell, i) => {
+        const key = cells.length > 1 ? `${id} (${i + 1})` : id;
+        budget.charge(key.length + calls.ref.length, calls.node);
+        const job = placeholder(id, key, needIds, condition);
+        job.calls = calls.ref;
+        if ("dynamic" in m) job.dynamic = `jobs.${id}.strategy.matrix`;
+        else if (Object.keys(cell).length) job.spec.matrix = cell;
+        return job;
+      }),
+      needs,
+      needsNode,
+    };
+  }
+  for (const k of keysSeen)
+    if (k.key === "with" || k.key === "secrets")
+      throw new WorkflowError(k.node, `jobs.${id}.${k.key} goes with uses (a reusable workflow), and this job has none`);
   if (runsOn === undefined) throw new WorkflowError(node, `jobs.${id} is missing runs-on`);
   if (!isSeq(stepsNode) || stepsNode.items.length === 0) throw new WorkflowError(stepsNode ?? node, `jobs.${id}.steps must be a non-empty list`);
   if (stepsNode.items.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(stepsNode, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
-  const raw = stepsNode.items.map((s, i) => readStepRaw(s as Node, `jobs.${id}.steps[${i}]`, i, r));
+  const raw: RawStep[] = [];
+  for (const [i, s] of stepsNode.items.entries()) {
+    const group = parallelGroup(s as Node, `jobs.${id}.steps[${i}]`);
+    if (!group) raw.push(readStepRaw(s as Node, `jobs.${id}.steps[${i}]`, raw.length, r));
+    else
+      for (const [k, g] of group.entries()) {
+        const step = readStepRaw(g as Node, `jobs.${id}.steps[${i}].parallel[${k}]`, raw.length, r);
+        step.parallel = i;
+        raw.push(step);
+      }
+    if (raw.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(stepsNode, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
+  }
   const stepIds = new Set<string>();
   for (const s of raw) {
     if (s.id === undefined) continue;
@@ -1092,14 +1322,32 @@ function readJob(
     mergedDefaults.shell !== undefined ||
     mergedDefaults.workingDirectory !== undefined ||
     !envIsV1(envNode, r, "agent", `jobs.${id}.env`);
-  const runsOnList = stringList(runsOn, `jobs.${id}.runs-on`);
-  const { cells, order } = readMatrix(strategy);
+  const runsOnList = readRunsOn(runsOn, `jobs.${id}.runs-on`);
+  const matrix = readMatrix(strategy, r);
+  // A job whose matrix, name, runs-on or timeout reads needs is known only once its needs ended: one placeholder row.
+  const readsNeeds = (n: { node: Node; text: string } | null) => n !== null && r.template(n.node, n.text, "jobPlan")?.contexts.has("needs") === true;
+  const dynamic =
+    "dynamic" in matrix
+      ? `jobs.${id}.strategy.matrix`
+      : readsNeeds(name)
+        ? `jobs.${id}.name`
+        : runsOnList.some((e) => readsNeeds({ node: e.node, text: e.value }))
+          ? `jobs.${id}.runs-on`
+          : readsNeeds(timeout)
+            ? `jobs.${id}.timeout-minutes`
+            : null;
+  if (dynamic !== null) {
+    budget.charge(id.length, node);
+    const job = placeholder(id, id, needIds, condition);
+    job.dynamic = dynamic;
+    return { jobs: [job], needs, needsNode };
+  }
+  const { cells, order } = matrix as { cells: MatrixCell[]; order: string[] };
   const workflowEnvSize = Object.entries(workflowEnv).reduce((n, [k, v]) => n + k.length + v.length, 0);
-  const needIds = [...new Set(needs.map((n) => n.id))];
   const jobs = cells.map((cell): PlannedJob => {
     budget.job = WORKFLOW_LIMITS.jobSpecBytes;
     const base = name ? toText(r.value(name.node, name.text, "jobPlan", cell)) : literal(id, node, budget);
-    const shown = order.filter((k) => cell[k] !== undefined).map((k) => `${k}=${cell[k]}`);
+    const shown = order.filter((k) => cell[k] !== undefined).map((k) => `${k}=${shownValue(cell[k]!)}`);
     const named = name && /\$\{\{\s*matrix\./.test(name.text);
     if (shown.length && !named)
       budget.charge(
@@ -1112,10 +1360,14 @@ function readJob(
         name?.node ?? node,
         `the job key ${JSON.stringify(key.slice(0, 60) + "…")} is longer than ${WORKFLOW_LIMITS.keyBytes} bytes; give the job a shorter name`,
       );
-    const labels = runsOnList.map((e) => {
-      const v = toText(r.value(e.node, e.value, "jobPlan", cell)).toLowerCase();
-      if (!LABEL_RE.test(v)) throw new WorkflowError(e.node, `invalid runner label ${JSON.stringify(v.slice(0, 100))}`);
-      return v;
+    const labels = runsOnList.flatMap((e) => {
+      const value = r.value(e.node, e.value, "jobPlan", cell);
+      // An expression may give a list of labels (`runs-on: ${{ matrix.runner }}` with runner: [self-hosted, linux]).
+      return (Array.isArray(value) ? value : [value]).map((one) => {
+        const v = toText(one).toLowerCase();
+        if (!LABEL_RE.test(v)) throw new WorkflowError(e.node, `invalid runner label ${JSON.stringify(v.slice(0, 100))}`);
+        return v;
+      });
     });
     const runsOnLabels = [...new Set(labels)];
     if (!runsOnLabels.length) throw new WorkflowError(runsOn, `jobs.${id}.runs-on names no label`);
@@ -1140,6 +1392,7 @@ function readJob(
       if (refs.secrets.length) spec.secretRefs = refs.secrets;
       if (refs.vars.length) spec.varRefs = refs.vars;
     }
+    if (spec.matrix && Object.values(spec.matrix).some((v) => typeof v === "object")) budget.charge(JSON.stringify(spec.matrix).length, strategy);
     const job: PlannedJob = { key, runsOn: runsOnLabels, hosted: !runsOnLabels.includes("self-hosted"), spec, workflowJob: id, needs: needIds };
     if (condition !== undefined) job.condition = condition;
     if (concurrencyNode !== undefined) job.concurrency = readConcurrency(concurrencyNode, `jobs.${id}.concurrency`, r, "jobPlan", cell);
@@ -1148,7 +1401,52 @@ function readJob(
   return { jobs, needs, needsNode };
 }
 
-function stepOf(s: RawStep, v2: boolean, cell: Record<string, string>, r: Reader): StepSpec {
+/** A matrix value in a job key: scalars as they are, a mapping or list by its values (`x86_64, ubuntu-latest`), as GitHub shows them. */
+function shownValue(v: Value): string {
+  if (typeof v !== "object" || v === null) return toText(v);
+  const leaves: string[] = [];
+  const walk = (x: Value) => {
+    if (leaves.length >= 16) return;
+    if (typeof x !== "object" || x === null) leaves.push(toText(x));
+    else for (const y of Array.isArray(x) ? x : Object.values(x)) walk(y);
+  };
+  walk(v);
+  return leaves.join(", ");
+}
+
+/** A job that is planned (graph, condition) but not run as it is: a dynamic part, or a reusable workflow call. */
+function placeholder(id: string, key: string, needs: string[], condition: string | undefined): PlannedJob {
+  const job: PlannedJob = {
+    key,
+    runsOn: [],
+    hosted: false,
+    spec: { v: 2, env: {}, timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60, steps: [] },
+    workflowJob: id,
+    needs,
+  };
+  if (condition !== undefined) job.condition = condition;
+  return job;
+}
+
+/**
+ * `runs-on`: a label, a list of labels, or GitHub's `{ group, labels }` (svc routes by labels; a
+ * group names a runner group on GitHub, which svc's runner policy decides instead: docs/api.md).
+ */
+function readRunsOn(node: Node | null | undefined, what: string): { value: string; node: Node }[] {
+  if (!isMap(node)) return stringList(node, what);
+  let labels: { value: string; node: Node }[] = [];
+  let group: { value: string; node: Node } | null = null;
+  for (const pair of entries(node, what)) {
+    const k = keyOf(pair);
+    if (k === "labels") labels = stringList(pair.value, `${what}.labels`);
+    else if (k === "group") group = { value: scalarString(pair.value, `${what}.group`), node: pair.value as Node };
+    else throw new WorkflowError(pair.key as Node, `unknown key ${JSON.stringify(k)} under ${what} (expected group, labels)`);
+  }
+  if (!labels.length && group) throw new WorkflowError(group.node, `${what} names only a group; svc routes jobs by labels: add labels`);
+  return labels;
+}
+
+function stepOf(s: RawStep, v2: boolean, cell: MatrixCell, r: Reader): StepSpec {
   const budget = r.budget;
   const trigger = r.trigger;
   let run: string | undefined;
@@ -1181,6 +1479,7 @@ function stepOf(s: RawStep, v2: boolean, cell: Record<string, string>, r: Reader
       ? { name: name ?? `Run ${s.uses!}`, uses: s.uses!, env }
       : { name: name ?? (run.split("\n")[0]!.slice(0, 80) || `step ${s.index + 1}`), run, env };
   if (s.with !== undefined) out.with = s.with;
+  if (s.parallel !== undefined) out.parallel = s.parallel;
   if (s.id !== undefined) out.id = s.id;
   if (s.if !== undefined) out.if = s.if;
   if (s.shell !== undefined) out.shell = s.shell;
@@ -1221,8 +1520,13 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
   const uses: string[] = [];
   for (const j of out.jobs) {
     const id = j.workflowJob ?? j.key;
-    if (j.needs?.length) uses.push(`jobs.${id}.needs`);
-    if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
+    // Part F (corpus): planned so files written for GitHub parse, run by no part of this issue.
+    if (j.calls !== undefined) uses.push(`jobs.${id} (a call of the reusable workflow ${j.calls})`);
+    if (j.dynamic !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
+    const grouped = j.spec.steps.find((s) => s.parallel !== undefined);
+    if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
+    const shells = [j.spec.defaults?.shell, ...j.spec.steps.map((s) => s.shell)].filter((x) => x !== undefined && !SHELLS.has(x));
+    if (shells.length) uses.push(`jobs.${id}: the shell ${JSON.stringify(shells[0])} (the runner runs sh and bash)`);
     // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
     if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
     if (uses.length) break;

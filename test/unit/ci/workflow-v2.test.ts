@@ -27,13 +27,12 @@ const REJECT: [string, string][] = [
   ["step if unknown function", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        if: startWith(github.ref, 'refs/tags/')\n`],
   ["status function outside if", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo \${{ always() }}\n`],
   ["runs-on reads steps", `on: push\njobs:\n  a:\n    runs-on: "\${{ steps.a.outputs.b }}"\n    steps: [ { run: y } ]\n`],
-  ["runs-on reads needs", `on: push\njobs:\n  b:\n${J}  a:\n    needs: b\n    runs-on: "\${{ needs.b.outputs.os }}"\n    steps: [ { run: y } ]\n`],
   ["block run, line 3", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: |\n          echo one\n          echo \${{ foo.bar }}\n`],
   ["output secrets", `on: push\njobs:\n  a:\n    outputs:\n      v: \${{ secrets.X }}\n${J}`],
   ["output name", `on: push\njobs:\n  a:\n    outputs:\n      "bad name": x\n${J}`],
   ["step id", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - id: "1st"\n        run: y\n`],
   ["duplicate step id", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - id: s\n        run: y\n      - id: s\n        run: z\n`],
-  ["shell", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        shell: pwsh\n`],
+  ["shell", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        shell: fish\n`],
   ["defaults shell", `on: push\ndefaults:\n  run:\n    shell: zsh\njobs:\n  a:\n${J}`],
   ["continue-on-error", `on: push\njobs:\n  a:\n    continue-on-error: maybe\n${J}`],
   ["step timeout", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: y\n        timeout-minutes: 0\n`],
@@ -44,7 +43,7 @@ const REJECT: [string, string][] = [
   ["cron fields", `on:\n  schedule:\n    - cron: "* * * *"\njobs:\n  a:\n${J}`],
   ["schedule key", `on:\n  schedule:\n    - crontab: "* * * * *"\njobs:\n  a:\n${J}`],
   ["schedule as a word", `on: [push, schedule]\njobs:\n  a:\n${J}`],
-  ["input type", `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: number\njobs:\n  a:\n${J}`],
+  ["input type", `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: file\njobs:\n  a:\n${J}`],
   ["choice without options", `on:\n  workflow_dispatch:\n    inputs:\n      level:\n        type: choice\njobs:\n  a:\n${J}`],
   [
     "choice default not an option",
@@ -66,6 +65,14 @@ const REJECT: [string, string][] = [
   ["with a mapping value", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        with:\n          args: { a: b }\n`],
   ["shell with uses", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: a/b@v1\n        shell: bash\n`],
   ["a step with neither", `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - name: nothing\n`],
+  ["reusable workflow reference", `on: push\njobs:\n  a:\n    uses: octo/ci/build.yml@v1\n`],
+  ["reusable workflow with steps", `on: push\njobs:\n  a:\n    uses: ./.github/workflows/b.yml\n    steps: [ { run: y } ]\n`],
+  ["job with without uses", `on: push\njobs:\n  a:\n    with: { a: b }\n${J}`],
+  ["runs-on group only", `on: push\njobs:\n  a:\n    runs-on: { group: big }\n    steps: [ { run: y } ]\n`],
+  ["runs-on map key", `on: push\njobs:\n  a:\n    runs-on: { labels: [x], size: big }\n    steps: [ { run: y } ]\n`],
+  ["matrix expression not a mapping", `on: push\njobs:\n  a:\n    strategy: { matrix: "\${{ fromJSON('[1]') }}" }\n${J}`],
+  ["matrix dimension expression not a list", `on: push\njobs:\n  a:\n    strategy: { matrix: { os: "\${{ github.sha }}" } }\n${J}`],
+  ["number input default", `on:\n  workflow_dispatch:\n    inputs:\n      n:\n        type: number\n        default: many\njobs:\n  a:\n${J}`],
 ];
 
 /** Where an expression error points: exact in plain, quoted-without-escapes and `|` strings; at the string's start otherwise (Decided). */
@@ -104,15 +111,14 @@ const EXPECTED: Record<string, string> = {
   "step if unknown function": 'f.yml:7:13: unknown function "startWith"',
   "status function outside if": "f.yml:6:23: always() is only available in if: conditions",
   "runs-on reads steps": "f.yml:4:19: the steps context is not available here (available: github, inputs, vars, matrix, needs)",
-  "runs-on reads needs": "f.yml:8:14: a value read from needs here is evaluated when the job is released, which this server does not do yet",
   "block run, line 3":
     'f.yml:8:20: unknown context "foo" (expected one of github, env, vars, job, jobs, steps, runner, secrets, strategy, matrix, needs, inputs)',
   "output secrets": "f.yml:5:14: the secrets context is not available here (available: github, inputs, vars, matrix, strategy, needs, job, runner, env, steps)",
   "output name": 'f.yml:5:7: invalid output name "bad name"',
   "step id": 'f.yml:6:13: invalid step id "1st"',
   "duplicate step id": 'f.yml:8:9: two steps of jobs.a have the id "s"',
-  shell: 'f.yml:7:16: jobs.a.steps[0].shell must be sh or bash, not "pwsh"',
-  "defaults shell": 'f.yml:4:12: defaults.run.shell must be sh or bash, not "zsh"',
+  shell: 'f.yml:7:16: jobs.a.steps[0].shell must be sh, bash, pwsh, powershell, python, cmd or a command with {0}, not "fish"',
+  "defaults shell": 'f.yml:4:12: defaults.run.shell must be sh, bash, pwsh, powershell, python, cmd or a command with {0}, not "zsh"',
   "continue-on-error": "f.yml:4:24: jobs.a.continue-on-error must be true, false or an expression",
   "step timeout": "f.yml:7:26: jobs.a.steps[0].timeout-minutes must be a number from 0.05 to 4320",
   "concurrency key": 'f.yml:4:3: unknown key "cancel" under concurrency (expected group, cancel-in-progress)',
@@ -122,7 +128,7 @@ const EXPECTED: Record<string, string> = {
   "cron fields": "f.yml:3:21: a cron text has 5 fields (minute hour day-of-month month day-of-week), not 4",
   "schedule key": 'f.yml:3:7: unknown key "crontab" in on.schedule (expected cron)',
   "schedule as a word": "f.yml:1:12: on.schedule needs a list of { cron } entries",
-  "input type": 'f.yml:5:15: on.workflow_dispatch.inputs.level.type must be string, boolean or choice, not "number"',
+  "input type": 'f.yml:5:15: on.workflow_dispatch.inputs.level.type must be string, boolean, choice, number or environment, not "file"',
   "choice without options": "f.yml:4:7: on.workflow_dispatch.inputs.level is a choice without options",
   "choice default not an option": 'f.yml:7:18: on.workflow_dispatch.inputs.level.default "mid" is not one of its options',
   "boolean default": "f.yml:6:18: on.workflow_dispatch.inputs.dry.default must be true or false",
@@ -133,8 +139,8 @@ const EXPECTED: Record<string, string> = {
   container: "f.yml:4:5: container jobs are not supported",
   "run-name context": "f.yml:2:15: the matrix context is not available here (available: github, inputs, vars)",
   "uses docker": 'f.yml:6:15: docker actions ("docker://alpine:3.19") are not supported',
-  "uses without a ref": 'f.yml:6:15: invalid action reference "actions/checkout" (expected ./path or owner/repo[/path]@ref)',
-  "uses with a space": 'f.yml:7:15: invalid action reference "actions/checkout@v4; rm -rf /" (expected ./path or owner/repo[/path]@ref)',
+  "uses without a ref": 'f.yml:6:15: invalid action reference "actions/checkout" (expected ./path, $/path or owner/repo[/path]@ref)',
+  "uses with a space": 'f.yml:7:15: invalid action reference "actions/checkout@v4; rm -rf /" (expected ./path, $/path or owner/repo[/path]@ref)',
   "uses and run": "f.yml:7:15: jobs.a.steps[0] has both run and uses; a step has one of them",
   "with without uses": "f.yml:7:9: jobs.a.steps[0].with goes with uses, and this step has none",
   "with context":
@@ -142,6 +148,15 @@ const EXPECTED: Record<string, string> = {
   "with a mapping value": "f.yml:8:17: jobs.a.steps[0].with.args must be a string, number or boolean",
   "shell with uses": "f.yml:6:15: jobs.a.steps[0]: shell and working-directory go with run, not uses",
   "a step with neither": "f.yml:6:9: jobs.a.steps[0] has no run (or uses)",
+  "reusable workflow reference":
+    'f.yml:4:11: invalid reusable workflow "octo/ci/build.yml@v1" (expected ./.github/workflows/<file>.yml, $/.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)',
+  "reusable workflow with steps": "f.yml:5:5: jobs.a calls a reusable workflow (uses) and cannot have steps",
+  "job with without uses": "f.yml:4:5: jobs.a.with goes with uses (a reusable workflow), and this job has none",
+  "runs-on group only": "f.yml:4:23: jobs.a.runs-on names only a group; svc routes jobs by labels: add labels",
+  "runs-on map key": 'f.yml:4:29: unknown key "size" under jobs.a.runs-on (expected group, labels)',
+  "matrix expression not a mapping": "f.yml:4:25: strategy.matrix must evaluate to a mapping",
+  "matrix dimension expression not a list": "f.yml:4:31: matrix.os must evaluate to a list",
+  "number input default": "f.yml:6:18: on.workflow_dispatch.inputs.n.default must be a number",
 };
 
 describe("workflow v2: rejections name file, line and column", () => {
@@ -400,56 +415,226 @@ jobs:
   });
 });
 
+describe("workflow v2: what the corpus of real workflows needed (part F)", () => {
+  test("YAML anchors and aliases: a list of steps and an env shared by jobs", () => {
+    const w = ok(`on: push
+env: &env { A: "1" }
+jobs:
+  a:
+    runs-on: x
+    env: *env
+    steps: &steps
+      - run: echo a
+      - run: echo b
+  b:
+    runs-on: x
+    steps: *steps
+`);
+    expect(w.jobs.map((j) => [j.key, j.spec.env, j.spec.steps.map((s) => s.run)])).toEqual([
+      ["a", { A: "1" }, ["echo a", "echo b"]],
+      ["b", { A: "1" }, ["echo a", "echo b"]],
+    ]);
+  });
+
+  test("matrix: mapping values, GitHub's include rule (extend the cells it does not overwrite, else a new cell), a key a cell lacks reads as empty", () => {
+    const w = ok(`on: push
+jobs:
+  t:
+    runs-on: [x, "\${{ matrix.job.os }}"]
+    strategy:
+      fail-fast: \${{ github.event_name == 'push' }}
+      max-parallel: 2
+      matrix:
+        job:
+          - { target: x86_64, os: linux }
+          - { target: aarch64, os: mac }
+        rust: [stable, nightly]
+        exclude: [ { job: { target: aarch64, os: mac }, rust: nightly } ]
+        include:
+          - { rust: nightly, experimental: true }
+          - { rust: beta, job: { target: riscv, os: linux } }
+    steps:
+      - run: echo \${{ matrix.rust }} \${{ matrix.experimental }}
+`);
+    expect(w.jobs.map((j) => [j.key, j.runsOn])).toEqual([
+      ["t (job=x86_64, linux, rust=stable)", ["x", "linux"]],
+      ["t (job=x86_64, linux, rust=nightly, experimental=true)", ["x", "linux"]],
+      ["t (job=aarch64, mac, rust=stable)", ["x", "mac"]],
+      ["t (job=riscv, linux, rust=beta)", ["x", "linux"]],
+    ]);
+    expect(w.jobs.map((j) => j.spec.steps[0]!.run)).toEqual(["echo stable ", "echo nightly true", "echo stable ", "echo beta "]);
+    // Steps read only matrix.<name>: expanded here (v1). A step reading into a mapping keeps its template and carries the cell.
+    expect(w.jobs[0]!.spec.v).toBeUndefined();
+    const v2 = ok(
+      `on: push\njobs:\n  t:\n    runs-on: x\n    strategy: { matrix: { job: [ { os: linux } ] } }\n    steps: [ { run: "echo \${{ matrix.job.os }}" } ]\n`,
+    );
+    expect(v2.jobs[0]!.spec).toMatchObject({ v: 2, matrix: { job: { os: "linux" } }, steps: [{ run: "echo ${{ matrix.job.os }}" }] });
+  });
+
+  test("matrix from an expression: evaluated when planned over github, inputs and vars; read from needs: one placeholder the run refuses", () => {
+    const w = ok(
+      `on: push\njobs:\n  a:\n    runs-on: x\n    strategy:\n      matrix:\n        os: \${{ fromJSON(vars.OSES || '["linux", "mac"]') }}\n    steps: [ { run: "echo \${{ matrix.os }}" } ]\n`,
+    );
+    expect(w.jobs.map((j) => j.key)).toEqual(["a (os=linux)", "a (os=mac)"]);
+    const whole = ok(`on: push\njobs:\n  a:\n    runs-on: x\n    strategy: { matrix: "\${{ fromJSON('{\\"n\\":[1,2,3]}') }}" }\n    steps: [ { run: y } ]\n`);
+    expect(whole.jobs.map((j) => j.key)).toEqual(["a (n=1)", "a (n=2)", "a (n=3)"]);
+    const text = `on: push\njobs:\n  plan:\n${J}  run:\n    needs: plan\n    runs-on: "\${{ matrix.os }}"\n    strategy: { matrix: "\${{ fromJSON(needs.plan.outputs.m) }}" }\n    steps: [ { run: y } ]\n  name:\n    needs: plan\n    name: deploy \${{ needs.plan.outputs.v }}\n${J}`;
+    const d = ok(text);
+    expect(d.jobs.map((j) => [j.key, j.dynamic ?? null, j.runsOn, j.needs])).toEqual([
+      ["plan", null, ["x"], []],
+      ["run", "jobs.run.strategy.matrix", [], ["plan"]],
+      ["name", "jobs.name.name", [], ["plan"]],
+    ]);
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(out.ok && notRunYet(F, out)).toBe(
+      `${F}: jobs.run.strategy.matrix (it reads needs, so the job is planned once its needs ended) is parsed but not run by this server yet; the run does not start`,
+    );
+  });
+
+  test("a job calling a reusable workflow: planned in the graph (with its matrix), refused when run", () => {
+    const text = `on: push
+jobs:
+  build:
+${J}  call:
+    needs: build
+    if: success()
+    uses: ./.github/workflows/release.yml
+    with: { dry: true, level: 3 }
+    secrets: inherit
+    strategy: { matrix: { n: [1, 2] } }
+    permissions: { contents: write }
+  remote:
+    uses: octo/ci/.github/workflows/lint.yml@v2
+    secrets: { TOKEN: "\${{ secrets.NPM }}" }
+`;
+    const w = ok(text);
+    expect(w.run.graph).toEqual({ build: [], call: ["build"], remote: [] });
+    expect(w.jobs.map((j) => [j.key, j.calls ?? null, j.condition ?? null])).toEqual([
+      ["build", null, null],
+      ["call (1)", "./.github/workflows/release.yml", "success()"],
+      ["call (2)", "./.github/workflows/release.yml", "success()"],
+      ["remote", "octo/ci/.github/workflows/lint.yml@v2", null],
+    ]);
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(out.ok && notRunYet(F, out)).toStartWith(`${F}: jobs.call (a call of the reusable workflow ./.github/workflows/release.yml) is parsed but not run`);
+  });
+
+  test("GitHub's shells parse; a job with one the runner does not run is refused when run", () => {
+    const text = `on: push\njobs:\n  w:\n    runs-on: windows\n    steps:\n      - run: Write-Host hi\n        shell: pwsh\n      - run: print(1)\n        shell: "python {0}"\n`;
+    const w = ok(text);
+    expect(w.jobs[0]!.spec.steps.map((s) => s.shell)).toEqual(["pwsh", "python {0}"]);
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(out.ok && notRunYet(F, out)).toStartWith(`${F}: jobs.w: the shell "pwsh" (the runner runs sh and bash) is parsed but not run`);
+  });
+
+  test("github.workflow (the name, else the path), env keys with no value or a dash, number and environment inputs, timeouts capped or quoted, runs-on labels from a map or a list-valued expression, $/ actions", () => {
+    const w = ok(`name: CI
+on:
+  push:
+  workflow_dispatch:
+    inputs:
+      n: { type: number, default: 3 }
+      where: { type: environment }
+concurrency: \${{ github.workflow }}-\${{ github.ref }}
+jobs:
+  a:
+    runs-on: { group: big-runners, labels: [self-hosted, linux] }
+    timeout-minutes: 14400
+    env:
+      EMPTY:
+      cache-name: npm
+    steps:
+      - uses: $/.github/actions/helper
+        timeout-minutes: "5"
+  b:
+    runs-on: \${{ fromJSON('["self-hosted", "arm"]') }}
+    timeout-minutes: "30"
+    steps: [ { run: y } ]
+`);
+    expect(w.run.concurrency?.group).toBe("CI-refs/heads/main");
+    expect(ok(`on: push\nconcurrency: \${{ github.workflow }}\njobs:\n  a:\n${J}`).run.concurrency?.group).toBe(F);
+    expect(w.run.dispatch!.map((i) => [i.name, i.type, i.default])).toEqual([
+      ["n", "number", "3"],
+      ["where", "environment", null],
+    ]);
+    expect(w.jobs[0]).toMatchObject({
+      runsOn: ["self-hosted", "linux"],
+      spec: { timeoutS: WORKFLOW_LIMITS.timeoutMinutes * 60, env: { EMPTY: "", "cache-name": "npm" } },
+    });
+    expect(w.jobs[0]!.spec.steps[0]).toMatchObject({ uses: "$/.github/actions/helper", timeoutS: 300 });
+    expect(w.jobs[1]).toMatchObject({ runsOn: ["self-hosted", "arm"], spec: { timeoutS: 1800 } });
+  });
+
+  test("matrix values written as expressions are evaluated when planned (a value read from needs: the placeholder)", () => {
+    const w = ok(
+      `on: push\njobs:\n  t:\n    runs-on: "\${{ matrix.p }}"\n    strategy:\n      matrix:\n        p:\n          - \${{ github.repository == 'acme/api' && 'big' || 'small' }}\n          - plain\n    steps: [ { run: y } ]\n`,
+    );
+    expect(w.jobs.map((j) => [j.key, j.runsOn])).toEqual([
+      ["t (p=big)", ["big"]],
+      ["t (p=plain)", ["plain"]],
+    ]);
+    const d = ok(`on: push\njobs:\n  k:\n${J}  t:\n    needs: k\n    strategy: { matrix: { v: ["\${{ needs.k.outputs.v }}", "4.19"] } }\n${J}`);
+    expect(d.jobs[1]).toMatchObject({ key: "t", dynamic: "jobs.t.strategy.matrix" });
+  });
+
+  test("parallel step groups: read (ids unique across the job, no nesting), planned as steps marked with their group, refused when run", () => {
+    const text = `on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: setup\n      - parallel:\n          - id: a\n            run: test a\n          - uses: octo/lint@v1\n      - run: after\n`;
+    const w = ok(text);
+    expect(w.jobs[0]!.spec.steps.map((s) => [s.run ?? s.uses, s.parallel ?? null])).toEqual([
+      ["setup", null],
+      ["test a", 1],
+      ["octo/lint@v1", 1],
+      ["after", null],
+    ]);
+    const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
+    expect(out.ok && notRunYet(F, out)).toStartWith(`${F}: jobs.t.steps[1].parallel (steps side by side) is parsed but not run`);
+    expect(parse(`${STEP}      - parallel:\n          - parallel: [ { run: a } ]\n`)).toEqual({
+      ok: false,
+      error: `${F}:7:13: jobs.t.steps[0].parallel holds another parallel group`,
+    });
+    expect(parse(`${STEP}      - parallel: [ { run: a } ]\n        name: x\n`)).toEqual({
+      ok: false,
+      error: `${F}:6:9: jobs.t.steps[0] is a parallel group: it holds only parallel`,
+    });
+    expect(parse(`${STEP}      - id: a\n        run: x\n      - parallel: [ { id: a, run: y } ]\n`)).toEqual({
+      ok: false,
+      error: `${F}:8:21: two steps of jobs.t have the id "a"`,
+    });
+  });
+
+  test("a reusable workflow of the workflow's own repository ($/)", () => {
+    const w = ok(`on: push\njobs:\n  b:\n    uses: $/.github/workflows/build.yml\n`);
+    expect(w.jobs[0]).toMatchObject({ key: "b", calls: "$/.github/workflows/build.yml" });
+  });
+
+  test("a file up to 512 KiB parses (deno's generated CI is 415 KiB)", () => {
+    const steps = Array.from({ length: 30 }, (_, i) => `      - run: echo ${"x".repeat(4000)} ${i}\n`).join("");
+    const text = `on: push\njobs:\n${["a", "b", "c"].map((id) => `  ${id}:\n    runs-on: x\n    steps:\n${steps}`).join("")}`;
+    expect(text.length).toBeGreaterThan(300 * 1024);
+    expect(ok(text).jobs.map((j) => j.spec.steps.length)).toEqual([30, 30, 30]);
+  });
+});
+
 describe("until the server runs them (part C)", () => {
   const task = (text: string) => {
     const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
     if (!out.ok) throw new Error(out.error);
     return notRunYet(F, out);
   };
-  test.each([
-    ["needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n${J}`, "jobs.b.needs"],
-    ["job if", `on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}`, "jobs.a.if"],
-    [
-      "job concurrency on a job with needs",
-      `on: push
-jobs:
-  a:
-${J}  b:
-    needs: a
-    concurrency: ci
-${J}`,
-      "jobs.b",
-    ],
-  ])("%s: the run fails naming it", (_n, text, what) => {
-    expect(task(text)).toStartWith(`${F}: ${what}`);
-  });
+  test.each([["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"]])(
+    "%s: the run fails naming it",
+    (_n, text, what) => {
+      expect(task(text)).toStartWith(`${F}: ${what}`);
+    },
+  );
   test("workflow and job concurrency run (part C)", () => {
-    expect(
-      task(`on: push
-concurrency: ci
-jobs:
-  a:
-    concurrency: { group: x, cancel-in-progress: true }
-${J}`),
-    ).toBeNull();
+    expect(task(`on: push\nconcurrency: ci\njobs:\n  a:\n    concurrency: { group: x, cancel-in-progress: true }\n${J}`)).toBeNull();
   });
   test("v2 steps run (the runner evaluates them: part D)", () => {
-    expect(
-      task(`on: push
-jobs:
-  a:
-    runs-on: x
-    steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]
-`),
-    ).toBeNull();
-    expect(
-      task(`on: push
-jobs:
-  a:
-    runs-on: x
-    steps: [ { uses: actions/checkout@v4 } ]
-`),
-    ).toBeNull();
+    expect(task(`on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]\n`)).toBeNull();
+  });
+  test("needs and job if run (part C releases dependent jobs)", () => {
+    expect(task(`on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}  b:\n    needs: a\n${J}`)).toBeNull();
   });
   test("a v1 workflow runs as before", () => {
     expect(
