@@ -482,7 +482,7 @@ class StepRunner {
     env.GITHUB_STEP_SUMMARY = files.summary;
     if (this.pathAdds.length) env.PATH = [...this.pathAdds, env.PATH ?? ""].join(delimiter);
     const shell = shellOf(step.shell ?? this.job.defaults?.shell ?? null, env.PATH, this.format);
-    const scriptPath = join(this.o.temp, `step${i}${shell.posix ? ".sh" : ""}`);
+    const scriptPath = join(this.o.temp, `step${i}${shell.ext ?? (shell.posix ? ".sh" : "")}`);
     // `exec 2>&1`: one stream, so the log keeps stdout and stderr in the order they were written.
     writeFileSync(scriptPath, shell.posix ? `exec 2>&1\n${script}\n` : `${script}\n`);
     const argv = shell.argv.map((a) => a.replaceAll("{0}", scriptPath));

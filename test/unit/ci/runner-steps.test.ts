@@ -52,6 +52,8 @@ describe("shells", () => {
     expect(shellOf("sh", "", 2).argv).toEqual(["sh", "-e", "{0}"]);
     expect(shellOf("python3 -u {0}", "", 2)).toEqual({ argv: ["python3", "-u", "{0}"], posix: false });
     expect(shellOf("perl", "", 2).argv).toEqual(["perl", "{0}"]);
+    expect(shellOf("python", "", 2)).toEqual({ argv: ["python", "{0}"], posix: false, ext: ".py" });
+    expect(shellOf("pwsh", "", 2).argv).toEqual(["pwsh", "-command", ". '{0}'"]);
     expect(shellOf(null, "/nonexistent", 2).argv).toEqual(["sh", "-e", "{0}"]);
     expect(shellOf(null, process.env.PATH, 1).argv).toEqual(["sh", "-e", "{0}"]);
   });
