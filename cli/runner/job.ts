@@ -482,11 +482,13 @@ class StepRunner {
     env.GITHUB_STEP_SUMMARY = files.summary;
     if (this.pathAdds.length) env.PATH = [...this.pathAdds, env.PATH ?? ""].join(delimiter);
     const shell = shellOf(step.shell ?? this.job.defaults?.shell ?? null, env.PATH, this.format);
-    const scriptPath = join(this.o.temp, `step${i}${shell.posix ? ".sh" : ""}`);
+    const scriptPath = join(this.o.temp, `step${i}${shell.ext ?? (shell.posix ? ".sh" : "")}`);
     // `exec 2>&1`: one stream, so the log keeps stdout and stderr in the order they were written.
     writeFileSync(scriptPath, shell.posix ? `exec 2>&1\n${script}\n` : `${script}\n`);
     const argv = shell.argv.map((a) => a.replaceAll("{0}", scriptPath));
     const t0 = Date.now();
+    // A step that runs after a cancel (its `if` says always() or cancelled()) is judged by its own exit.
+    const cancelledBefore = control.cancelled !== null;
     let timedOut = false;
     const timer =
       step.timeout_s && step.timeout_s > 0
@@ -500,7 +502,7 @@ class StepRunner {
     control.child = null;
     rmSync(scriptPath, { force: true });
     const secs = ((Date.now() - t0) / 1000).toFixed(1);
-    if (control.cancelled) {
+    if (control.cancelled && !cancelledBefore) {
       log.endStep();
       log.write(`##[cancelled] ${name}\n`);
       say(`${tag}: step ${i + 1}/${n} ${JSON.stringify(name)} cancelled after ${secs}s`);

@@ -76,11 +76,20 @@ export function onPath(name: string, path: string | undefined): boolean {
   return false;
 }
 
-/** A shell as a command with `{0}` for the script, and whether `exec 2>&1` may open the script (a POSIX shell). */
+/** A shell as a command with `{0}` for the script, whether `exec 2>&1` may open the script (a POSIX shell), and the script's file extension. */
 export interface Shell {
   argv: string[];
   posix: boolean;
+  ext?: string;
 }
+
+/** GitHub's other named shells (they run where the machine has them; a missing one fails the step with exit 127). */
+const NAMED: Readonly<Record<string, Shell>> = {
+  python: { argv: ["python", "{0}"], posix: false, ext: ".py" },
+  pwsh: { argv: ["pwsh", "-command", ". '{0}'"], posix: false, ext: ".ps1" },
+  powershell: { argv: ["powershell", "-command", ". '{0}'"], posix: false, ext: ".ps1" },
+  cmd: { argv: ["cmd", "/D", "/E:ON", "/V:OFF", "/S", "/C", 'CALL "{0}"'], posix: false, ext: ".cmd" },
+};
 
 /**
  * The command that runs a step (GitHub's): `sh` → `sh -e {0}`, `bash` → `bash --noprofile --norc
@@ -96,6 +105,8 @@ export function shellOf(shell: string | null | undefined, path: string | undefin
   }
   if (s === "sh") return { argv: ["sh", "-e", "{0}"], posix: true };
   if (s === "bash") return { argv: ["bash", "--noprofile", "--norc", "-eo", "pipefail", "{0}"], posix: true };
+  const named = NAMED[s];
+  if (named) return { ...named, argv: [...named.argv] };
   const argv = s.split(/\s+/);
   if (!argv.some((a) => a.includes("{0}"))) argv.push("{0}");
   const cmd = argv[0]!.replace(/^.*\//, "");
