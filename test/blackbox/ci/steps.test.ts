@@ -217,4 +217,29 @@ jobs:
     expect(log).toMatch(/##\[error\] run ".*fromJSON\('\{'\).*":/);
     expect(log).toContain("GITHUB_OUTPUT line 1");
   }, 120_000);
+
+  test("a job reads the outputs and result of the jobs it needs (every matrix cell) through the needs context", async () => {
+    const wf = `on: push
+jobs:
+  build:
+    runs-on: [self-hosted, steps]
+    strategy: { matrix: { part: [one, two] } }
+    outputs:
+      v: \${{ steps.w.outputs.v }}
+    steps:
+      - id: w
+        run: echo "v=built-\${{ matrix.part }}" >> "$GITHUB_OUTPUT"
+  use:
+    needs: build
+    runs-on: [self-hosted, steps]
+    steps:
+      - run: echo "got=\${{ needs.build.outputs.v }} result=\${{ needs.build.result }} env=$GITHUB_JOB"
+`;
+    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf });
+    const run = await finishedRun(api, "steps", sha, 120_000);
+    expect([run.state, run.error]).toEqual(["success", null]);
+    const use = run.jobs.find((j: any) => j.key === "use");
+    const log = await logOf(server, owner, "steps", run.id, use.id);
+    expect(log).toMatch(/got=built-(one|two) result=success env=use\n/);
+  }, 120_000);
 });
