@@ -1,5 +1,5 @@
 // The CI domain's queries for concurrency groups (runs and jobs) and the schedule index.
-import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { x } from "../../db/dialect.ts";
 import { tables } from "../../db/tables.ts";
