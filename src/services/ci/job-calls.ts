@@ -266,6 +266,8 @@ function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string |
   if (verdict === "cancelled") {
     if (job.cancelReason === "timeout") return `the job exceeded its timeout of ${minutes(job.spec.timeoutS)} minutes`;
     if (job.cancelReason === "cancel") return "cancelled";
+    // A concurrency group's cancel (concurrency.ts) says why.
+    if (job.cancelReason?.startsWith("cancelled: ")) return job.cancelReason;
     return "cancelled by the runner";
   }
   const i = job.steps.findIndex((s) => s.state === "failure");

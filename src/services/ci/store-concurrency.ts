@@ -1,5 +1,5 @@
 // The CI domain's queries for concurrency groups (runs and jobs) and the schedule index.
-import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { x } from "../../db/dialect.ts";
 import { tables } from "../../db/tables.ts";
@@ -26,13 +26,13 @@ export async function setRunWaiting(tx: Tx, id: string, waiting: string | null):
   await tx.update(runs).set({ waiting }).where(eq(runs.id, id));
 }
 
-/** Sets the sentence a run shows as its error (a concurrency cancel says why). */
-export async function setRunError(tx: Tx, id: string, error: string): Promise<void> {
-  const { runs } = tables(tx);
+/** Gives the jobs of a run's attempt that a cancel just ended (error `cancelled`) the concurrency reason instead. */
+export async function explainCancelled(tx: Tx, runId: string, attempt: number, reason: string): Promise<void> {
+  const { workflowJobs: j } = tables(tx);
   await tx
-    .update(runs)
-    .set({ error })
-    .where(and(eq(runs.id, id), isNull(runs.error)));
+    .update(j)
+    .set({ error: reason })
+    .where(and(eq(j.runId, runId), eq(j.attempt, attempt), eq(j.state, "cancelled"), eq(j.error, "cancelled")));
 }
 
 /** The oldest run of the group that waits for it, or null. */

@@ -170,7 +170,8 @@ test("run-level concurrency and the schedule index, on this database", async () 
     expect(await run(two)).toMatchObject({ state: "queued", concurrencyGroup: "prod", waiting: `waiting for run ${one} in concurrency group prod` });
     expect((await jobsOf(two))[0]?.state).toBe("pending");
     const three = await create(3);
-    expect(await run(two)).toMatchObject({ state: "cancelled", error: `superseded by run ${three} in concurrency group prod` });
+    expect(await run(two)).toMatchObject({ state: "cancelled", error: null });
+    expect((await jobsOf(two))[0]?.error).toBe(`superseded by run ${three} in concurrency group prod`);
     const [first] = await jobsOf(one);
     await ctx.db.transaction((tx) => failJob(ctx, tx, first!, "success", null, Date.now(), "success"));
     expect(await run(three)).toMatchObject({ state: "queued", waiting: null });
@@ -179,7 +180,8 @@ test("run-level concurrency and the schedule index, on this database", async () 
     const four = await ctx.db.transaction((tx) =>
       createRun(ctx, tx, { ...planned, run: { ...planned.run!, concurrency: { group: "prod", cancelInProgress: true } } }, trigger(4)),
     );
-    expect(await run(three)).toMatchObject({ state: "cancelled", error: "cancelled: a newer run in concurrency group prod" });
+    expect(await run(three)).toMatchObject({ state: "cancelled", error: null });
+    expect((await jobsOf(three))[0]?.error).toBe("cancelled: a newer run in concurrency group prod");
     expect((await run(four.created ? four.runId : "")).waiting).toBeNull();
 
     // The schedule index: replaced whole, paged in order, fired once per matching workflow.
