@@ -323,6 +323,14 @@ export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number
     .orderBy(asc(j.queuedAt), asc(j.id));
 }
 
+/** Whether an attempt of a run has a pending job (one probe of workflow_jobs_run_idx): the verdict path's cheap "anything to release?". */
+export async function hasPendingJob(q: Queryable, runId: string, attempt: number): Promise<boolean> {
+  return (
+    (await stmt(q, "hasPendingJob", "SELECT 1 AS ok FROM workflow_jobs WHERE run_id = ? AND state = 'pending' AND attempt = ? LIMIT 1").get(runId, attempt)) !==
+    null
+  );
+}
+
 /** The whole rows of one attempt's jobs, in creation order (what a re-run copies). */
 export async function jobRowsOfAttempt(q: Queryable, runId: string, attempt: number): Promise<JobRow[]> {
   const { workflowJobs: j } = tables(q);

@@ -35,6 +35,8 @@ export interface TriggerPayload {
 
 /** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
 const MAX_REFS_PER_EVENT = 100;
+/** Tags per push that start workflows: more, and none does (GitHub's rule). */
+const MAX_TAGS_PER_EVENT = 3;
 const WORKFLOW_DIR = [".svc", "workflows"] as const;
 
 /** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
@@ -43,9 +45,11 @@ export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `c
 /** The event subscriber: a `ci.trigger` job per branch or tag a push moved (inside the push's transaction). */
 export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
+  // GitHub's rule: a push of more than three tags at once starts no tag workflow (a mirror's or an import's tags).
+  const tags = event.moves.filter((m) => m.new !== null && m.ref.startsWith("refs/tags/")).length <= MAX_TAGS_PER_EVENT;
   let n = 0;
   for (const move of event.moves) {
-    if (move.new === null || !(move.ref.startsWith("refs/heads/") || move.ref.startsWith("refs/tags/"))) continue;
+    if (move.new === null || !(move.ref.startsWith("refs/heads/") || (tags && move.ref.startsWith("refs/tags/")))) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
     const payload: TriggerPayload = {
       repoId: event.repoId,

@@ -247,7 +247,12 @@ jobs:
     runs-on: [self-hosted, masking]
     env:
       S: \${{ secrets.LOG_SECRET }}
+    outputs:
+      leak: \${{ steps.out.outputs.v }}
+      fine: ok
     steps:
+      - id: out
+        run: echo "v=$S" >> "$GITHUB_OUTPUT"
       - name: print
         run: |
           echo "plain=$S"
@@ -279,6 +284,9 @@ jobs:
     expect(log).toContain("url=***\n");
     expect(log).toContain("expr=***\n");
     expect(log).toContain("half=***|end\n");
+    expect(log).toContain("##[warning] output leak skipped: it contains a secret\n");
+    const [row] = dbRows<{ outputs: string }>(server, "SELECT outputs FROM workflow_jobs WHERE id = ?", run.jobs[0].id);
+    expect(JSON.parse(row!.outputs)).toEqual({ fine: "ok" });
     for (const form of [
       LOG_VALUE,
       Buffer.from(LOG_VALUE).toString("base64").slice(0, 36),
@@ -346,6 +354,18 @@ jobs:
     expect(await liveLog(server, owner, path, 0)).toEqual({ text: "before *** after\ntail\n", next: size + 5 });
     expect(await liveLog(server, owner, path, 3)).toEqual({ text: "before *** after\ntail\n", next: size + 5 });
     expect(await liveLog(server, owner, path, size)).toEqual({ text: "tail\n", next: size + 5 });
+    // An agent that does not say it runs format 2 gets a 409 for a v2 job, which fails saying to upgrade.
+    const sha2 = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf.replace("id: s", "id: t") });
+    const claim2 = await until("a claimed job", async () => {
+      const r = await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${m.credential}` } });
+      return r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null;
+    });
+    const old = await fetch(`${server.url}/v1/runner/jobs/${claim2.job_id}`, { headers: { authorization: `Bearer ${claim2.token}` } });
+    expect(old.status).toBe(409);
+    expect(((await old.json()) as { error: string }).error).toStartWith("upgrade the runner");
+    const failed = await finishedRun(api, "logs", sha2, 30_000);
+    expect(failed.jobs[0]).toMatchObject({ state: "failure" });
+    expect(failed.jobs[0].error).toStartWith("upgrade the runner");
     // fsck knows a masked chunk holds fewer bytes than the runner sent (backup too: the key-file case below).
     const fsck = await server.cli(["fsck"]);
     expect(fsck.stdout + fsck.stderr).not.toContain("recorded");
