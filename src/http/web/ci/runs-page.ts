@@ -63,7 +63,11 @@ export function runsPage(
     ) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
 <td>${refName(r.ref)}</td><td>${r.event}${r.attempt > 1 ? html` <span class="muted">attempt ${r.attempt}</span>` : ""}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
   );
-  return html`<div class="ul">${ciHeader(repo, "Runs")}
+  const base = `/${seg(repo.org)}/${seg(repo.name)}/settings`;
+  const settings = repo.viewer_write
+    ? html`<p class="muted">${repo.viewer_admin ? html`<a href="${base}/secrets">Secrets</a> · ` : ""}<a href="${base}/variables">Variables</a> for workflows</p>`
+    : "";
+  return html`<div class="ul">${ciHeader(repo, "Runs")}${settings}
 ${o.refused && !o.dispatch?.workflows.some((w) => w.path === o.refused!.workflow) ? html`<p class="error notice" role="alert">${o.refused.error}</p>` : ""}${
   o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null) : ""
 }

@@ -197,7 +197,10 @@ describe("the Run workflow form", () => {
     expect(page.text).toContain(`<input type="checkbox" name="input.dry" value="true" checked>`);
     expect(page.text).toContain(`<option value="info" selected>info</option>`);
     expect(page.text).toContain(`<option value="main" selected>main</option>`);
-    expect((await get("/acme/app/runs", viewer)).text).not.toContain("Run workflow");
+    expect(page.text).toContain(`<a href="/acme/app/settings/secrets">Secrets</a> · <a href="/acme/app/settings/variables">Variables</a>`);
+    const forViewer = (await get("/acme/app/runs", viewer)).text;
+    expect(forViewer).not.toContain("Run workflow");
+    expect(forViewer).not.toContain("/acme/app/settings/");
   });
 
   test("a refused dispatch is the list again, at 422, with the form open and the input's message", async () => {
