@@ -1,7 +1,9 @@
 // A CI run in a real browser: a workflow pushed with git, a real `svc runner` agent registered
 // and running, and the job's page following the log live (server-sent events) while the job waits
 // on a gate the test opens, until the job ends; no reload in between. Meanwhile the page without
-// JavaScript: the log so far and a refresh link. Every page: axe clean, no console problems.
+// JavaScript: the log so far and a refresh link. Then a repository secret added through its settings
+// page (listed by name, its value in no page) and the org secrets page. Every page: axe clean, no
+// console problems.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -131,6 +133,21 @@ test("push a workflow, watch the job's log arrive live until the job ends", asyn
       expect(navigations).toBe(0);
       // The markup in the log stayed text.
       expect(await log.locator("b").count()).toBe(0);
+      await accessible(page);
+    });
+
+    await step(tab, "secrets-settings", async () => {
+      await page.goto("/acme/app/settings/secrets");
+      await page.getByLabel("Name", { exact: true }).fill("DEPLOY_KEY");
+      await page.getByLabel("Value", { exact: true }).fill("browser-secret-value");
+      await Promise.all([page.waitForURL("**/settings/secrets?done=created"), page.getByRole("button", { name: "Save secret" }).click()]);
+      await page.getByText("Created.").waitFor();
+      // The name is listed; the value is in no page.
+      await page.getByRole("cell", { name: "DEPLOY_KEY", exact: true }).waitFor();
+      expect(await page.content()).not.toContain("browser-secret-value");
+      await accessible(page);
+      await page.goto("/settings/orgs/acme/secrets");
+      await page.getByRole("group", { name: "Repositories" }).waitFor();
       await accessible(page);
     });
     expect(tab.problems).toEqual([]);
