@@ -85,7 +85,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
       () => ctx.log,
     ),
     close: closeAll,
-    ci: { claims: new ClaimHub(() => ctx, telemetry.registry, signals), machines: new Map() },
+    ci: { claims: new ClaimHub(() => ctx, telemetry.registry, signals), machines: new Map(), logSecrets: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
     caches: { contributions: contributionCache(), appTokens: new AppTokens(), diffs: new DiffCache(), anchors: anchorCache() },
     throttles: newLimiters(config.limits),

@@ -24,6 +24,8 @@ export interface CallOptions {
   attempts?: number;
   /** What the call is, for progress lines. */
   what: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -53,7 +55,7 @@ export async function call(url: string, o: CallOptions): Promise<Answer> {
     if (o.stop?.aborted) throw new Stopped("stopping");
     let problem: string;
     try {
-      const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, "user-agent": "svc-runner" };
+      const headers: Record<string, string> = { ...o.headers, authorization: `Bearer ${o.token}`, "user-agent": "svc-runner" };
       if (o.body !== undefined) headers["content-type"] = "application/json";
       const res = await fetch(url, {
         method: o.method ?? "GET",

@@ -31,6 +31,7 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
 import { followRoutes } from "./routes/discovery/follows.ts";
@@ -208,6 +209,7 @@ export function buildApp(ctx: Ctx) {
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
     .use(followRoutes(ctx))
     .use(pinRoutes(ctx))

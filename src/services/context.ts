@@ -50,8 +50,8 @@ export interface Ctx {
   signals: Signals;
   /** Durable background work: `enqueue` in the caller's transaction; kinds defined in src/wiring.ts. */
   work: Work;
-  /** CI runtime state: the waiting claims of this process, and machines whose credential was verified. */
-  ci: { claims: ClaimHub; machines: KnownMachines };
+  /** CI runtime state: the waiting claims of this process, machines whose credential was verified, and running jobs' secret values (log masking). */
+  ci: { claims: ClaimHub; machines: KnownMachines; logSecrets: Map<string, readonly string[]> };
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
   /** Caches of this context: written contribution graphs, app installation tokens, computed diffs. */

@@ -258,7 +258,8 @@ export const checkResults = sqliteTable(
       .references(() => repos.id, { onDelete: "cascade" }),
     commit: text("commit").notNull(),
     key: text("key").notNull(),
-    state: text("state").$type<RunState>().notNull(),
+    /** A job state; `pending` is recorded as `queued`, `skipped` as itself (it passes). */
+    state: text("state").$type<RunState | "skipped">().notNull(),
     runId: text("run_id").notNull(),
     jobId: text("job_id").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -109,7 +109,8 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
       if (state === "failure" || state === "cancelled")
         return eject({ kind: "check_failed", message: `required check ${key} ended ${state} on ${change.head.slice(0, 12)}`, check: key, state });
     }
-    const pending = rule.requiredChecks.filter((k) => results.get(k) !== "success");
+    // A skipped required check counts as passed (GitHub's rule: a job skipped by its `if` or a skipped need).
+    const pending = rule.requiredChecks.filter((k) => results.get(k) !== "success" && results.get(k) !== "skipped");
     if (pending.length) {
       const key = pending[0]!;
       const state = results.get(key);

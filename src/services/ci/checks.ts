@@ -27,10 +27,10 @@ export async function checksOfCommits(ctx: Ctx, repoId: string, commits: string[
   return out;
 }
 
-/** A rollup of a commit's checks: failure when any failed or was cancelled, pending while any has not finished, else success; null with no checks. */
+/** A rollup of a commit's checks: failure when any failed or was cancelled, pending while any has not finished, else success (a skipped check passes); null with no checks. */
 export function checksState(checks: readonly Check[] | undefined): "success" | "failure" | "pending" | null {
   if (!checks?.length) return null;
   if (checks.some((c) => c.state === "failure" || c.state === "cancelled")) return "failure";
-  if (checks.some((c) => c.state !== "success")) return "pending";
+  if (checks.some((c) => c.state !== "success" && c.state !== "skipped")) return "pending";
   return "success";
 }

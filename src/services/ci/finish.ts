@@ -5,6 +5,8 @@
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import type { RunState } from "../../db/schema/index.ts";
+import { releaseConcurrencyGroup } from "./concurrency.ts";
+import { releaseDependents } from "./release.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
@@ -22,16 +24,20 @@ export function minutes(seconds: number): string {
   return String(Math.round((seconds / 60) * 100) / 100);
 }
 
-/** The state a run is in, given its jobs' states. */
-export function runStateOf(states: RunState[]): RunState {
+/**
+ * The state a run is in, given its jobs' states: `skipped` counts as success (a run whose jobs
+ * were all skipped succeeds, as on GitHub); `pending` and any state this node does not know (a
+ * newer node's) as not finished, so a rolling upgrade never settles a run early.
+ */
+export function runStateOf(states: readonly string[]): RunState {
   if (states.some((s) => s === "running")) return "running";
-  if (states.some((s) => s === "queued")) return states.some((s) => runs.FINISHED.includes(s)) ? "running" : "queued";
+  if (states.some((s) => !runs.JOB_FINISHED.includes(s))) return states.some((s) => runs.JOB_FINISHED.includes(s)) ? "running" : "queued";
   if (states.some((s) => s === "failure")) return "failure";
   if (states.some((s) => s === "cancelled")) return "cancelled";
   return "success";
 }
 
-/** Recomputes a run's state from its jobs (finished_at once every job finished). */
+/** Recomputes a run's state from its current attempt's jobs (finished_at once every job finished). */
 export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunState> {
   const state = runStateOf(await runs.jobStatesOfRun(tx, runId));
   await runs.setRunState(tx, runId, state, runs.FINISHED.includes(state) ? t : null);
@@ -64,7 +70,10 @@ export async function runFailed(
   });
 }
 
-/** Ends a job (queued or running) with `state` and `error`; false when it had already ended. */
+/**
+ * Ends a job (pending, queued or running) with `state` and `error`, then releases the jobs that
+ * needed it (release.ts) and settles the run; false when it had already ended.
+ */
 export async function failJob(
   ctx: Ctx,
   tx: Tx,
@@ -73,6 +82,7 @@ export async function failJob(
   error: string | null,
   t: number,
   verdict: string | null = null,
+  opts: { release?: boolean } = {},
 ): Promise<boolean> {
   if (!(await runs.finishJobRow(tx, job.id, { state, verdict, error, t }))) return false;
   // Why: the per-job credential lives exactly as long as the job runs (SPEC §4.1 claim rule 3).
@@ -82,7 +92,11 @@ export async function failJob(
   const run = await runs.runOfRepo(tx, job.repoId, job.runId);
   if (run) await ctx.events.emit(tx, { kind: "checks.reported", repoId: job.repoId, commit: run.commit });
   if (job.startedAt !== null) await runs.finishMinutes(tx, job.id, t);
+  // Its dependents move in the same transaction: the next job is queued at the COMMIT that ends this one.
+  if (opts.release !== false) await releaseDependents(ctx, tx, job.runId, job.attempt, t);
   const settled = await settleRun(tx, job.runId, t);
+  // Concurrency groups (concurrency.ts): the job's group admits its next job; a finished run's group its next run.
+  await releaseConcurrencyGroup(ctx, tx, job, run, settled, t);
   if (run && settled === "failure" && run.state !== "failure") await runFailed(ctx, tx, run);
   // An ephemeral machine runs one job and then de-registers.
   if (job.runnerId && job.state === "running" && (await store.runnerIsEphemeral(tx, job.runnerId))) {

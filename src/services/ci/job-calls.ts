@@ -9,9 +9,13 @@ import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
+import { secretsForJob, variablesForJob } from "./job-secrets.ts";
+import { Masker } from "./mask.ts";
 import type { JobComplete, JobDescription, LogAppend, StepUpdate } from "./schemas.ts";
+import * as jobCalls from "./store-job-calls.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
+import type { JobSpecV2, StepSpec } from "./workflow.ts";
 
 /** How often the runner is asked to heartbeat (the job description says so). */
 export const HEARTBEAT_INTERVAL_S = 2;
@@ -28,27 +32,156 @@ async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow
   return job!;
 }
 
-/** GET /v1/runner/jobs/{job_id}: what to run. */
-export async function describeJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobDescription> {
+/** What the agent sends to say it runs format-2 descriptions (`x-svc-runner-format: 2`). */
+export const RUNNER_FORMAT_HEADER = "x-svc-runner-format";
+
+/** The `needs` context of a job: per needed workflow job its result and outputs (matrix cells merged, the first failure wins). */
+function needsContext(
+  rows: Awaited<ReturnType<typeof jobCalls.neededJobs>>,
+  needs: readonly string[],
+): Record<string, { result: string; outputs: Record<string, string> }> {
+  const out: Record<string, { result: string; outputs: Record<string, string> }> = {};
+  for (const id of needs) {
+    const cells = rows.filter((r) => r.workflowJob === id);
+    const states = cells.map((c) => c.state);
+    const result = states.includes("failure")
+      ? "failure"
+      : states.includes("cancelled")
+        ? "cancelled"
+        : states.length && states.every((s) => s === "skipped")
+          ? "skipped"
+          : "success";
+    const outputs: Record<string, string> = {};
+    for (const c of cells) Object.assign(outputs, c.outputs ?? {});
+    out[id] = { result, outputs };
+  }
+  return out;
+}
+
+/** The short name and kind of a ref (`refs/heads/main` → main, branch). */
+function refParts(ref: string): { name: string; type: "branch" | "tag" | "" } {
+  if (ref.startsWith("refs/heads/")) return { name: ref.slice(11), type: "branch" };
+  if (ref.startsWith("refs/tags/")) return { name: ref.slice(10), type: "tag" };
+  return { name: ref.replace(/^refs\/[^/]+\//, ""), type: "" };
+}
+
+/**
+ * GET /v1/runner/jobs/{job_id}: what to run. A v1 spec (planned before issue 29, or a workflow
+ * using nothing new) answers `format: 1` with its strings expanded; a v2 spec answers `format: 2`
+ * with templates and the contexts to evaluate them over (plan-29 §2.3). An agent that does not
+ * say it runs format 2 gets a 409 for a v2 job, and the job fails saying to upgrade the runner.
+ */
+export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opts: { format?: number } = {}): Promise<JobDescription> {
   const job = await ownJob(ctx, actor, jobId);
-  const where = await runs.jobPlace(ctx.db.read, job.repoId, job.runId);
-  if (!where) throw new AppError("not_found", "job not found");
-  return {
+  const facts = await jobCalls.runFacts(ctx.db.read, job.repoId, job.runId);
+  if (!facts) throw new AppError("not_found", "job not found");
+  const spec = job.spec as JobSpecV2;
+  const base = {
     job_id: job.id,
     run_id: job.runId,
     key: job.key,
-    repo: `${where.org}/${where.repo}`,
-    clone_url: `${ctx.baseUrl}/${where.org}/${where.repo}.git`,
-    commit: where.commit,
-    ref: where.ref,
+    repo: `${facts.org}/${facts.repo}`,
+    clone_url: `${ctx.baseUrl}/${facts.org}/${facts.repo}.git`,
+    commit: facts.commit,
+    ref: facts.ref,
     runs_on: job.runsOn,
-    env: job.spec.env,
-    // A `uses` step (issue 29, parsed; actions run in issue 30) fails if an agent reads this field as a script.
-    steps: job.spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
-    timeout_s: job.spec.timeoutS,
+    env: spec.env,
+    timeout_s: spec.timeoutS,
     heartbeat_s: HEARTBEAT_INTERVAL_S,
+    attempt: job.attempt,
+    workflow: facts.workflow,
+    event: facts.event,
+    actor: facts.actor,
+  };
+  if (spec.v !== 2)
+    return {
+      ...base,
+      format: 1,
+      // A `uses` step is always in a v2 job; should one reach here, it fails instead of running nothing.
+      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
+    };
+  if ((opts.format ?? 1) < 2) {
+    const error = "upgrade the runner: this job needs an svc runner that runs format-2 job descriptions (this server's version)";
+    await ctx.db.transaction(async (tx) => {
+      const now2 = await runs.jobById(tx, job.id);
+      if (now2?.state === "running") await failJob(ctx, tx, now2, "failure", error, now());
+    });
+    throw Conflict(error);
+  }
+  const secrets = await secretsForJob(ctx, ctx.db.read, { orgId: job.orgId, repoId: job.repoId, trusted: facts.trusted, refs: spec.secretRefs ?? [] });
+  if (!secrets.ok) {
+    await ctx.db.transaction(async (tx) => {
+      const now2 = await runs.jobById(tx, job.id);
+      if (now2?.state === "running") await failJob(ctx, tx, now2, "failure", secrets.error, now());
+    });
+    throw Conflict(secrets.error);
+  }
+  rememberJobSecrets(ctx, job.id, Object.values(secrets.secrets));
+  const vars = await variablesForJob(ctx.db.read, { orgId: job.orgId, repoId: job.repoId });
+  const needs = needsContext(await jobCalls.neededJobs(ctx.db.read, job.runId, job.attempt, job.needs), job.needs);
+  const ref = refParts(facts.ref);
+  const repository = `${facts.org}/${facts.repo}`;
+  const inputs = facts.inputs ?? {};
+  const event: Record<string, unknown> =
+    facts.event === "workflow_dispatch"
+      ? { inputs, ref: facts.ref, repository: { full_name: repository, name: facts.repo, owner: { login: facts.org } } }
+      : { ref: facts.ref, after: facts.commit, repository: { full_name: repository, name: facts.repo, owner: { login: facts.org } } };
+  const github = {
+    sha: facts.commit,
+    ref: facts.ref,
+    ref_name: ref.name,
+    ref_type: ref.type,
+    repository,
+    repository_owner: facts.org,
+    event_name: facts.event,
+    event,
+    actor: facts.actor?.handle ?? "",
+    run_id: job.runId,
+    run_attempt: String(job.attempt),
+    job: job.workflowJob || job.key,
+    workflow: facts.workflow,
+    server_url: ctx.baseUrl,
+  };
+  // Why here and nowhere else: this answer is the one place a secret value leaves the server. The
+  // request log holds no bodies, and the answer goes only to the job's own token over its call.
+  return {
+    ...base,
+    format: 2,
+    contexts: { github, needs, inputs, vars, matrix: spec.matrix ?? {}, strategy: {}, job: {} },
+    secrets: secrets.secrets,
+    mask: [],
+    defaults: { shell: spec.defaults?.shell ?? null, working_directory: spec.defaults?.workingDirectory ?? null },
+    outputs: spec.outputs ?? {},
+    continue_on_error: spec.continueOnError ?? false,
+    steps: spec.steps.map((s) => {
+      const st = s as StepSpec & { uses?: string; with?: Record<string, string> };
+      return {
+        name: st.name,
+        run: st.run ?? "",
+        env: st.env ?? {},
+        id: st.id ?? null,
+        if: st.if ?? null,
+        shell: st.shell ?? null,
+        working_directory: st.workingDirectory ?? null,
+        continue_on_error: st.continueOnError ?? false,
+        timeout_s: st.timeoutS ?? null,
+        uses: st.uses ?? null,
+        with: st.with ?? {},
+      };
+    }),
   };
 }
+
+/** Keeps a job's secret values on this node for the log masking pass (dropped at the verdict; at most LOG_SECRET_JOBS jobs). */
+function rememberJobSecrets(ctx: Ctx, jobId: string, values: string[]): void {
+  const m = ctx.ci.logSecrets;
+  m.delete(jobId);
+  m.set(jobId, values);
+  while (m.size > LOG_SECRET_JOBS) m.delete(m.keys().next().value as string);
+}
+
+/** Jobs whose secrets one node keeps for masking (the oldest forgotten first; a forgotten job's secrets are looked up again). */
+const LOG_SECRET_JOBS = 4096;
 
 /** Where one acknowledged log chunk is stored (a kind of stored file: services/ops/object-kinds.ts). */
 export function logChunkKey(repoId: string, jobId: string, offset: number): string {
@@ -69,16 +202,39 @@ export async function appendLog(ctx: Ctx, actor: Principal, jobId: string, input
   if (input.offset > job.logSize) throw Conflict(`the log is ${job.logSize} bytes long; send from there`, { offset: job.logSize });
   if (bytes.byteLength === 0) return { offset: job.logSize };
   if (job.logSize + bytes.byteLength > LOG_LIMITS.jobBytes) throw TooLarge(`a job's log may hold at most ${LOG_LIMITS.jobBytes} bytes`);
+  // The second masking pass (the agent's is the first): what is stored is masked with the job's
+  // secrets; the row keeps the agent's offset and size, and a changed chunk is marked to be served whole.
+  const secrets = await jobSecretValues(ctx, job);
+  const maskedText = secrets.length ? new Masker(secrets).mask(input.text) : input.text;
+  const masked = maskedText !== input.text;
   // Files first, rows second: a crash between them leaves only an unreferenced object.
   const key = logChunkKey(job.repoId, job.id, input.offset);
-  await ctx.store.put(key, bytes);
-  const stored = await ctx.db.transaction((tx) => runs.appendLogChunk(tx, job.id, input.offset, bytes.byteLength, key));
+  await ctx.store.put(key, masked ? new TextEncoder().encode(maskedText) : bytes);
+  const stored = await ctx.db.transaction(async (tx) => {
+    const ok = await runs.appendLogChunk(tx, job.id, input.offset, bytes.byteLength, key);
+    if (ok && masked) await jobCalls.markChunkMasked(tx, job.id, input.offset);
+    return ok;
+  });
   if (!stored) {
     await ctx.store.delete(key);
     const now = await runs.jobById(ctx.db.read, job.id);
     return { offset: now?.logSize ?? job.logSize };
   }
   return { offset: input.offset + bytes.byteLength };
+}
+
+/** The secret values of a running job (this node's copy from its description, else looked up again); none for v1 jobs. */
+async function jobSecretValues(ctx: Ctx, job: JobRow): Promise<readonly string[]> {
+  const spec = job.spec as JobSpecV2;
+  if (spec.v !== 2 || !spec.secretRefs?.length) return [];
+  const known = ctx.ci.logSecrets.get(job.id);
+  if (known) return known;
+  const facts = await jobCalls.runFacts(ctx.db.read, job.repoId, job.runId);
+  if (!facts) return [];
+  const got = await secretsForJob(ctx, ctx.db.read, { orgId: job.orgId, repoId: job.repoId, trusted: facts.trusted, refs: spec.secretRefs });
+  const values = got.ok ? Object.values(got.secrets) : [];
+  rememberJobSecrets(ctx, job.id, values);
+  return values;
 }
 
 /** POST /v1/runner/jobs/{job_id}/steps/{index} `{ state, exit_code? }`. */
@@ -127,16 +283,44 @@ function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string |
   return `step ${JSON.stringify(job.spec.steps[i]?.name ?? String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
 }
 
-/** POST /v1/runner/jobs/{job_id}/complete `{ verdict }`: the job ends and its token is revoked. */
+/** Bounds on the outputs a verdict carries (plan-29 §2.3, like GitHub's 1 MB per job). */
+export const OUTPUT_LIMITS = Object.freeze({ names: 50, bytes: 1024 * 1024 });
+const OUTPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,99}$/;
+
+/** The outputs to store: bounded (422 past the limits), without a value holding one of the job's secrets. */
+function checkedOutputs(outputs: Record<string, string> | undefined, secrets: readonly string[]): Record<string, string> | null {
+  if (!outputs) return null;
+  const names = Object.keys(outputs);
+  if (names.length > OUTPUT_LIMITS.names) throw Unprocessable(`at most ${OUTPUT_LIMITS.names} outputs`);
+  let total = 0;
+  for (const n of names) {
+    if (!OUTPUT_NAME.test(n)) throw Unprocessable(`${JSON.stringify(n.slice(0, 100))} is not a valid output name`);
+    total += Buffer.byteLength(n) + Buffer.byteLength(outputs[n]!);
+  }
+  // Why no value in the message: an output may carry anything the job printed.
+  if (total > OUTPUT_LIMITS.bytes) throw Unprocessable(`the outputs are larger than ${OUTPUT_LIMITS.bytes} bytes`);
+  const masker = secrets.length ? new Masker(secrets) : null;
+  const out: Record<string, string> = {};
+  // Why: the agent drops outputs holding a secret; one that still does is dropped here (needs.* would spread it).
+  for (const n of names) if (!masker?.contains(outputs[n]!)) out[n] = outputs[n]!;
+  return out;
+}
+
+/** POST /v1/runner/jobs/{job_id}/complete `{ verdict, outputs? }`: the job ends and its token is revoked. */
 export async function completeJob(ctx: Ctx, actor: Principal, jobId: string, input: JobComplete): Promise<void> {
+  const before = await runs.jobById(ctx.db.read, jobId);
+  const secrets = before?.state === "running" && input.outputs ? await jobSecretValues(ctx, before) : [];
   // One read of the job, inside the transaction: the token check (401/404), then the verdict (422).
   await ctx.db.transaction(async (tx) => {
     const job = await runs.jobById(tx, jobId);
     enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
     if (!VERDICTS.includes(input.verdict as never)) throw Unprocessable(`verdict must be one of ${VERDICTS.join(", ")}`);
     const verdict = input.verdict as (typeof VERDICTS)[number];
+    const outputs = checkedOutputs(input.outputs, secrets);
     if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);
     ctx.buffers.heartbeats.pending.delete(jobId);
+    if (outputs) await runs.updateJob(tx, job!.id, { outputs });
     await failJob(ctx, tx, job!, verdict, verdictError(job!, verdict), now(), verdict);
   });
+  ctx.ci.logSecrets.delete(jobId);
 }

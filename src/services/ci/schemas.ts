@@ -178,7 +178,20 @@ export const Claim = Type.Object(
 );
 export type Claim = Static<typeof Claim>;
 
-export const JobStep = Type.Object({ name: Type.String(), run: Type.String(), env: Type.Record(Type.String(), Type.String()) });
+export const JobStep = Type.Object({
+  name: Type.String(),
+  run: Type.String(),
+  env: Type.Record(Type.String(), Type.String()),
+  // Format 2 (issue 29): templates the runner evaluates per step; absent in format 1.
+  id: Type.Optional(NullableString()),
+  if: Type.Optional(NullableString({ description: "the step's condition (format 2)" })),
+  shell: Type.Optional(NullableString()),
+  working_directory: Type.Optional(NullableString()),
+  continue_on_error: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
+  timeout_s: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  uses: Type.Optional(NullableString({ description: "an action reference: not run by this server yet (the step fails saying so)" })),
+  with: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
 
 export const JobDescription = Type.Object(
   {
@@ -194,6 +207,18 @@ export const JobDescription = Type.Object(
     steps: Type.Array(JobStep),
     timeout_s: Type.Integer(),
     heartbeat_s: Type.Integer({ description: "how often the runner should call heartbeat" }),
+    // Issue 29 (plan-29 §2.3), additive.
+    format: Type.Optional(Type.Integer({ description: "1: env and steps are expanded; 2: they are templates over `contexts`" })),
+    attempt: Type.Optional(Type.Integer()),
+    workflow: Type.Optional(Type.String()),
+    event: Type.Optional(Type.String()),
+    actor: Type.Optional(Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()])),
+    contexts: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "github, needs, inputs, vars, matrix, strategy, job (format 2)" })),
+    secrets: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the secrets the job references; none for a run from a fork" })),
+    mask: Type.Optional(Type.Array(Type.String())),
+    defaults: Type.Optional(Type.Object({ shell: NullableString(), working_directory: NullableString() })),
+    outputs: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "job outputs: templates over steps, evaluated at the job's end" })),
+    continue_on_error: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   },
   {
     examples: [
@@ -235,19 +260,31 @@ export type StepUpdate = Static<typeof StepUpdate>;
 
 export const HeartbeatAnswer = Type.Object({ cancel: Type.Boolean() }, { examples: [{ cancel: false }] });
 
-export const JobComplete = Type.Object({ verdict: Type.String({ description: "`success`, `failure` or `cancelled`" }) });
+export const JobComplete = Type.Object({
+  verdict: Type.String({ description: "`success`, `failure` or `cancelled`" }),
+  outputs: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the job's outputs (at most 50, 1 MiB in all)" })),
+});
 export type JobComplete = Static<typeof JobComplete>;
 
 export const RunJob = Type.Object({
   id: Type.String(),
   key: Type.String(),
+  name: Type.String({ description: "the workflow's job id (`build`), shared by a matrix job's cells: what `needs` names" }),
+  attempt: Type.Integer({ description: "the attempt of the run this job belongs to" }),
+  needs: Type.Array(Type.String(), { description: "workflow job ids this job waits for" }),
+  condition: NullableString({ description: "the job's `if` as written; null without one" }),
   runs_on: Type.Array(Type.String()),
-  state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+  state: Type.String({
+    description:
+      "`pending` (waits for its needs), `queued`, `running`, `success`, `failure`, `cancelled` or `skipped` (its `if` was false or a need did not succeed)",
+  }),
+  skip_reason: NullableString({ description: "why a skipped job was skipped (`needs build failed`, `if: … was false`)" }),
+  reused_from: NullableString({ description: "a failed-only re-run: the id of the earlier attempt's job whose success this row stands for (not run again)" }),
   verdict: NullableString(),
   error: NullableString(),
   waiting: NullableString({
     description:
-      "why a queued job is not taken, when the server can tell (runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise",
+      "why a pending or queued job is not running, when the server can tell (`waiting for build, test`; runs-on names GitHub's hosted runner labels no runner here has, with how to run it here); null otherwise",
   }),
   runner: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
   started_at: Type.Union([Type.Integer(), Type.Null()]),
@@ -263,11 +300,24 @@ export const Run = Type.Object(
     commit: Type.String(),
     ref: Type.String(),
     event: Type.String(),
-    state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled`" }),
+    state: Type.String({ description: "`queued`, `running`, `success`, `failure` or `cancelled` (of the attempt shown)" }),
     error: NullableString({ description: "why the run failed before any job ran (malformed workflow: file:line:column: problem)" }),
+    actor: Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()], {
+      description: "who pushed or dispatched; null for schedules and mirrors",
+    }),
+    inputs: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean(), Type.Number()])), Type.Null()], {
+      description: "a workflow_dispatch run's inputs, validated and typed (booleans as booleans); null for other events",
+    }),
+    concurrency_group: NullableString({ description: "the workflow's evaluated `concurrency.group`, or null" }),
+    waiting: NullableString({ description: "why the whole run waits (`waiting for run … in concurrency group …`), or null" }),
     created_at: Millis(),
     finished_at: Type.Union([Type.Integer(), Type.Null()]),
-    jobs: Type.Array(RunJob),
+    attempt: Type.Integer({ description: "the attempt shown (the latest unless `?attempt=N` asked for another); a re-run adds one" }),
+    attempts: Type.Array(
+      Type.Object({ attempt: Type.Integer(), state: Type.String(), created_at: Millis(), finished_at: Type.Union([Type.Integer(), Type.Null()]) }),
+      { description: "every attempt of the run, oldest first" },
+    ),
+    jobs: Type.Array(RunJob, { description: "the jobs of the attempt shown" }),
   },
   {
     examples: [
@@ -280,14 +330,26 @@ export const Run = Type.Object(
         event: "push",
         state: "success",
         error: null,
+        actor: { id: "u3k9x2m7p4q8r6s1", handle: "ada" },
+        inputs: null,
+        concurrency_group: null,
+        waiting: null,
         created_at: 1795248971422,
         finished_at: 1795249031422,
+        attempt: 1,
+        attempts: [{ attempt: 1, state: "success", created_at: 1795248971422, finished_at: 1795249031422 }],
         jobs: [
           {
             id: "j6t1k3x9m2p7q4r8",
             key: "test",
+            name: "test",
+            attempt: 1,
+            needs: [],
+            condition: null,
             runs_on: ["self-hosted"],
             state: "success",
+            skip_reason: null,
+            reused_from: null,
             verdict: "success",
             error: null,
             waiting: null,
@@ -311,7 +373,7 @@ export const RunList = Type.Object({ runs: Type.Array(Run), next_cursor: NextCur
 export const Check = Type.Object(
   {
     key: Type.String({ description: "the check's name (the workflow job's key)" }),
-    state: Type.String({ description: "queued, running, success, failure, cancelled" }),
+    state: Type.String({ description: "queued, running, success, failure, cancelled, skipped (a skipped check passes)" }),
     run_id: Type.String(),
     job_id: Type.String(),
   },
@@ -363,3 +425,11 @@ export const CiVariableList = Type.Object(
   { variables: Type.Array(CiVariable, { description: "by name" }) },
   { examples: [{ variables: [{ name: "REGION", value: "eu-west-1", repos: null, updated_at: 1767225600000 }] }] },
 );
+
+// ---- Dispatch (issue 29, part C) ------------------------------------------------------------------
+
+export const RunDispatch = Type.Unknown({
+  description:
+    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", the rest strings)',
+  examples: [{ workflow: "deploy.yml", ref: "main", inputs: { environment: "staging", dry_run: true } }],
+});

@@ -25,6 +25,8 @@ export const { query, stmt } = statementCache("ci");
 
 /** States after which nothing moves. */
 export const FINISHED: readonly RunState[] = ["success", "failure", "cancelled"];
+/** A job's states after which nothing moves: a run's, and `skipped`. */
+export const JOB_FINISHED: readonly string[] = ["success", "failure", "cancelled", "skipped"];
 
 // ---- runs and jobs ----
 
@@ -52,6 +54,27 @@ export async function insertJob(tx: Tx, row: NewJob): Promise<void> {
   await tx.insert(workflowJobs).values(row);
 }
 
+/** Whether the scheduled run of this workflow for minute `slot` exists (runs_schedule_uq guards the insert too). */
+export async function scheduledRunExists(q: Queryable, repoId: string, workflow: string, slot: number): Promise<boolean> {
+  const { runs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.repoId, repoId), eq(runs.workflow, workflow), eq(runs.scheduleSlot, slot)))
+      .limit(1),
+  );
+}
+
+/** Rows per multi-row INSERT (well under SQLite's and PostgreSQL's bound-parameter limits). */
+const INSERT_BATCH = 128;
+
+/** Creates a run's jobs: one multi-row INSERT per 128 rows. */
+export async function insertJobs(tx: Tx, rows: NewJob[]): Promise<void> {
+  const { workflowJobs } = tables(tx);
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) await tx.insert(workflowJobs).values(rows.slice(i, i + INSERT_BATCH));
+}
+
 /** The run `id` of the repo, or null. */
 export async function runOfRepo(q: Queryable, repoId: string, id: string): Promise<RunRow | null> {
   const { runs } = tables(q);
@@ -77,9 +100,9 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
 export const STEP_NAME_SHOWN = 200;
 
 /** A job without its spec (what lists and pages show): each step's name comes with its state. */
-export type JobShown = Omit<JobRow, "spec" | IssueTwentyNineJobColumns>;
-/** Job columns added for issue 29 that lists and pages do not read yet (SHOWN_COLUMNS). */
-type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "condition" | "skipReason" | "outputs" | "concurrencyGroup" | "reusedFrom" | "plan";
+export type JobShown = Omit<JobRow, "spec" | UnshownJobColumns>;
+/** Job columns lists and pages do not read (SHOWN_COLUMNS): outputs are never shown (plan-29 §2.2), the plan is the server's. */
+type UnshownJobColumns = "outputs" | "concurrencyGroup" | "plan";
 
 /**
  * The columns of a JobShown row. Why not the spec: it may hold up to a megabyte per run of
@@ -87,10 +110,10 @@ type IssueTwentyNineJobColumns = "attempt" | "workflowJob" | "needs" | "conditio
  * column carries; rows written before it did get theirs from the spec inside SQLite.
  */
 const SHOWN_COLUMNS_PG = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at, NULL AS legacy_names`;
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from, NULL AS legacy_names`;
 // (PostgreSQL has no rows from before `steps` carried the names: its schema starts after that.)
 const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at,
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from,
   CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
 
 /** A JSON column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
@@ -126,10 +149,16 @@ function jobShownOf(r: Record<string, any>): JobShown {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+    attempt: r.attempt ?? 1,
+    workflowJob: r.workflow_job ?? "",
+    needs: r.needs == null ? [] : jsonOf(r.needs),
+    condition: r.condition ?? null,
+    skipReason: r.skip_reason ?? null,
+    reusedFrom: r.reused_from ?? null,
   };
 }
 
-/** The jobs of each run, in creation order, without their specs. */
+/** The jobs of each run (every attempt), in creation order, without their specs. */
 export async function shownJobsOfRuns(q: Queryable, runIds: string[]): Promise<JobShown[]> {
   if (!runIds.length) return [];
   const st = stmt(q, "shownJobsOfRuns", {
@@ -228,22 +257,96 @@ export async function markRunRunning(tx: Tx, id: string): Promise<void> {
   await stmt(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
 }
 
-/** Which states a run's jobs are in (one index probe per state). */
-export async function jobStatesOfRun(q: Queryable, runId: string): Promise<RunState[]> {
-  const has = (state: RunState) => `EXISTS (SELECT 1 FROM workflow_jobs WHERE run_id = ?1 AND state = '${state}') AS ${state}`;
-  const row = (await stmt(q, "jobStatesOfRun", `SELECT ${(["queued", "running", "success", "failure", "cancelled"] as const).map(has).join(", ")}`).get(
-    runId,
-  )) as Record<RunState, number>;
-  return (Object.keys(row) as RunState[]).filter((k) => !!row[k]);
+/**
+ * Which states the jobs of a run's current attempt are in (one range of workflow_jobs_attempt_idx).
+ * Plain strings: a state a newer node wrote is passed on, not dropped (runStateOf treats it as unfinished).
+ */
+export async function jobStatesOfRun(q: Queryable, runId: string): Promise<string[]> {
+  const st = stmt(q, "jobStatesOfRun", "SELECT DISTINCT state FROM workflow_jobs WHERE run_id = ?1 AND attempt = (SELECT attempt FROM runs WHERE id = ?1)");
+  return ((await st.all(runId)) as { state: string }[]).map((r) => r.state);
 }
 
-/** The queued and running jobs of a run. */
+/** The pending, queued and running jobs of a run (any attempt: earlier attempts have none). */
 export async function unfinishedJobsOfRun(q: Queryable, runId: string): Promise<JobRow[]> {
   const { workflowJobs } = tables(q);
   return await q
     .select()
     .from(workflowJobs)
-    .where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["queued", "running"])));
+    .where(and(eq(workflowJobs.runId, runId), inArray(workflowJobs.state, ["pending", "queued", "running"])));
+}
+
+/** What the release of dependent jobs reads of each job of an attempt (no spec, no steps). */
+export type GraphJob = Pick<
+  JobRow,
+  | "id"
+  | "runId"
+  | "repoId"
+  | "orgId"
+  | "key"
+  | "runsOn"
+  | "hosted"
+  | "state"
+  | "attempt"
+  | "workflowJob"
+  | "needs"
+  | "condition"
+  | "outputs"
+  | "cancelReason"
+  | "finishedAt"
+  | "reusedFrom"
+>;
+
+/** The jobs of one attempt of a run, in creation order (one range of workflow_jobs_attempt_idx; at most 256 rows). */
+export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number): Promise<GraphJob[]> {
+  const { workflowJobs: j } = tables(q);
+  return await q
+    .select({
+      id: j.id,
+      runId: j.runId,
+      repoId: j.repoId,
+      orgId: j.orgId,
+      key: j.key,
+      runsOn: j.runsOn,
+      hosted: j.hosted,
+      state: j.state,
+      attempt: j.attempt,
+      workflowJob: j.workflowJob,
+      needs: j.needs,
+      condition: j.condition,
+      outputs: j.outputs,
+      cancelReason: j.cancelReason,
+      finishedAt: j.finishedAt,
+      reusedFrom: j.reusedFrom,
+    })
+    .from(j)
+    .where(and(eq(j.runId, runId), eq(j.attempt, attempt)))
+    .orderBy(asc(j.queuedAt), asc(j.id));
+}
+
+/** A pending job becomes claimable (queued now); false when it was no longer pending. */
+export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<boolean> {
+  const st = stmt(tx, "queuePendingJob", "UPDATE workflow_jobs SET state = 'queued', queued_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok");
+  return (await st.get(t, id)) !== null;
+}
+
+/** A job not started yet (pending or queued) is skipped with its reason; false when it had started or ended. */
+export async function skipPendingJob(tx: Tx, id: string, reason: string, t: number): Promise<boolean> {
+  const st = stmt(
+    tx,
+    "skipPendingJob",
+    "UPDATE workflow_jobs SET state = 'skipped', skip_reason = ?, finished_at = ? WHERE id = ? AND state IN ('pending', 'queued') RETURNING 1 AS ok",
+  );
+  return (await st.get(reason, t, id)) !== null;
+}
+
+/** Marks unfinished jobs with why they stop (`cancel`): running ones hear it at their next heartbeat. */
+export async function markCancelReason(tx: Tx, ids: string[], reason: string): Promise<void> {
+  if (!ids.length) return;
+  const { workflowJobs } = tables(tx);
+  await tx
+    .update(workflowJobs)
+    .set({ cancelReason: reason })
+    .where(and(inArray(workflowJobs.id, ids), isNull(workflowJobs.cancelReason)));
 }
 
 /** Running jobs whose last heartbeat (or start) is before `before`. */
@@ -407,7 +510,7 @@ export async function finishJobRow(tx: Tx, id: string, set: { state: RunState; v
   const st = stmt(
     tx,
     "finishJobRow",
-    "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('queued', 'running') RETURNING 1 AS ok",
+    "UPDATE workflow_jobs SET state = ?, verdict = ?, error = ?, finished_at = ?, token_id = NULL WHERE id = ? AND state IN ('pending', 'queued', 'running') RETURNING 1 AS ok",
   );
   return (await st.get(set.state, set.verdict, set.error, set.t, id)) !== null;
 }
@@ -499,10 +602,15 @@ export async function logChunks(q: Queryable, jobId: string): Promise<{ offset: 
 }
 
 /** Up to `limit` chunks holding bytes at or after `from`, in order. */
-export async function logChunksFrom(q: Queryable, jobId: string, from: number, limit: number): Promise<{ offset: number; size: number; key: string }[]> {
+export async function logChunksFrom(
+  q: Queryable,
+  jobId: string,
+  from: number,
+  limit: number,
+): Promise<{ offset: number; size: number; key: string; masked: boolean }[]> {
   const { jobLogChunks } = tables(q);
   return await q
-    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key })
+    .select({ offset: jobLogChunks.offset, size: jobLogChunks.size, key: jobLogChunks.key, masked: jobLogChunks.masked })
     .from(jobLogChunks)
     .where(and(eq(jobLogChunks.jobId, jobId), gt(sql`${jobLogChunks.offset} + ${jobLogChunks.size}`, from)))
     .orderBy(asc(jobLogChunks.offset))
@@ -534,10 +642,31 @@ export async function recordCheck(tx: Tx, row: typeof checkResults.$inferSelect)
   await st.run(row);
 }
 
+/** A check_results row. */
+export type CheckRow = typeof checkResults.$inferSelect;
+
+/** Records several jobs' states against their commit (multi-row upserts; a key written twice keeps its last row). */
+export async function recordChecks(tx: Tx, rows: CheckRow[]): Promise<void> {
+  const { checkResults } = tables(tx);
+  // Why deduplicated: one upsert statement may not touch the same (repo, commit, key) row twice (PostgreSQL).
+  const byKey = new Map<string, CheckRow>();
+  for (const r of rows) byKey.set(`${r.repoId}\0${r.commit}\0${r.key}`, r);
+  const unique = [...byKey.values()];
+  for (let i = 0; i < unique.length; i += INSERT_BATCH) {
+    await tx
+      .insert(checkResults)
+      .values(unique.slice(i, i + INSERT_BATCH))
+      .onConflictDoUpdate({
+        target: [checkResults.repoId, checkResults.commit, checkResults.key],
+        set: { state: sql`excluded.state`, runId: sql`excluded.run_id`, jobId: sql`excluded.job_id`, updatedAt: sql`excluded.updated_at` },
+      });
+  }
+}
+
 /** Records a job's state against its run's commit (read from the run in the same statement); nothing when the run is gone. */
 export async function recordRunCheck(
   tx: Tx,
-  row: { repoId: string; runId: string; key: string; state: RunState; jobId: string; updatedAt: number },
+  row: { repoId: string; runId: string; key: string; state: RunState | "skipped"; jobId: string; updatedAt: number },
 ): Promise<void> {
   const st = stmt(
     tx,

@@ -4,18 +4,14 @@
 // workflow becomes a failed run naming file, line and problem; nothing here can fail the push.
 import { parseCommit, parseTree } from "../../git/object.ts";
 import type { Tx } from "../../db/database.ts";
-import { newId } from "../../util/ids.ts";
-import { now, type Ctx } from "../context.ts";
-import { openSnapshot } from "../git/snapshot.ts";
+import type { Ctx } from "../context.ts";
+import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
-import { hostedCiRefusal } from "../billing/minutes.ts";
-import { announceQueued, claimHub, hubKey } from "./claim.ts";
-import { hostedDisabledMessage, runFailed } from "./finish.ts";
-import { loadPolicy } from "./policy.ts";
+import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
-import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowOutput, type PlannedJob } from "./workflow.ts";
+import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -62,13 +58,18 @@ export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerP
   await ctx.work.enqueue(tx, CI_TRIGGER, payload);
 }
 
-/** A workflow file's outcome: jobs to queue, or why it is malformed. */
-type Planned = { path: string; jobs: PlannedJob[] } | { path: string; error: string };
+type Planned = PlannedWorkflow;
 
-/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and branch. */
-async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<Planned[]> {
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
-  const commitObj = await snapshot.objects.read(p.commit);
+/** A workflow file in `.svc/workflows` of a commit: its path, name and blob. */
+export interface WorkflowFile {
+  path: string;
+  name: string;
+  oid: string;
+}
+
+/** The `.svc/workflows/*.yml` (and `.yaml`) files of `commit`, by name, at most WORKFLOW_LIMITS.files; none when the commit or the folder is missing. */
+export async function workflowFilesAt(snapshot: RepoSnapshot, commit: string): Promise<WorkflowFile[]> {
+  const commitObj = await snapshot.objects.read(commit);
   if (!commitObj || commitObj.type !== "commit") return [];
   let tree = parseCommit(commitObj.data).tree;
   for (const part of WORKFLOW_DIR) {
@@ -79,34 +80,50 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
   }
   const dir = await snapshot.objects.read(tree);
   if (!dir) return [];
-  const files = parseTree(dir.data)
+  return parseTree(dir.data)
     .filter((e) => /\.ya?ml$/.test(e.name) && (e.mode === "100644" || e.mode === "100755"))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .slice(0, WORKFLOW_LIMITS.files)
+    .map((e) => ({ path: `${WORKFLOW_DIR.join("/")}/${e.name}`, name: e.name, oid: e.oid }));
+}
+
+/** A workflow file's text, or why it is not read (larger than the limit); null when its blob is missing. */
+export async function readWorkflowText(snapshot: RepoSnapshot, f: WorkflowFile): Promise<{ text: string } | { error: string } | null> {
+  const size = (await snapshot.objects.readHeader(f.oid))?.size ?? 0;
+  if (size > WORKFLOW_LIMITS.fileBytes) return { error: `${f.path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
+  const blob = await snapshot.objects.read(f.oid);
+  if (!blob) return null;
+  return { text: new TextDecoder().decode(blob.data) };
+}
+
+/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and branch. */
+async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<Planned[]> {
+  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
   const branch = p.ref.replace(/^refs\/heads\//, "");
   const out: Planned[] = [];
-  for (const f of files.slice(0, WORKFLOW_LIMITS.files)) {
-    const path = `${WORKFLOW_DIR.join("/")}/${f.name}`;
-    const size = (await snapshot.objects.readHeader(f.oid))?.size ?? 0;
-    if (size > WORKFLOW_LIMITS.fileBytes) {
-      out.push({ path, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` });
+  for (const f of await workflowFilesAt(snapshot, p.commit)) {
+    const read = await readWorkflowText(snapshot, f);
+    if (!read) continue;
+    if ("error" in read) {
+      out.push({ path: f.path, error: read.error });
       continue;
     }
-    const blob = await snapshot.objects.read(f.oid);
-    if (!blob) continue;
     const parsed = await parseOnThread(ctx, {
-      path,
-      text: new TextDecoder().decode(blob.data),
+      path: f.path,
+      text: read.text,
       trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event },
       branch,
     });
-    if (!parsed.ok) out.push({ path, error: parsed.error });
-    else if (parsed.matches) {
-      // Issue 29: what is parsed but not yet run (needs, if, concurrency, v2 steps) fails the run instead of running wrongly.
-      const unsupported = notRunYet(path, parsed);
-      out.push(unsupported ? { path, error: unsupported } : { path, jobs: parsed.jobs });
-    }
+    if (!parsed.ok) out.push({ path: f.path, error: parsed.error });
+    else if (parsed.matches) out.push(runnable(f.path, parsed));
   }
   return out;
+}
+
+/** A parsed workflow that matches, as createRun takes it: what is parsed but not yet run (issue 29) fails the run instead of running wrongly. */
+export function runnable(path: string, parsed: Extract<ParseWorkflowOutput, { ok: true }>): Planned {
+  const unsupported = notRunYet(path, parsed);
+  return unsupported ? { path, error: unsupported } : { path, jobs: parsed.jobs, run: parsed.run };
 }
 
 /**
@@ -115,10 +132,7 @@ async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, 
  * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
  * job queue retries.
  */
-async function parseOnThread(
-  ctx: Ctx,
-  input: { path: string; text: string; trigger: { sha: string; ref: string; repository: string; event: "push" | "change" }; branch: string },
-): Promise<ParseWorkflowOutput> {
+export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
   try {
     return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
   } catch (e) {
@@ -134,81 +148,16 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   if (!place) return;
   const planned = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
   if (!planned.length) return;
-  const queued = new Map<string, string[][]>();
+  const trigger: RunTrigger = {
+    repoId: p.repoId,
+    orgId: p.orgId,
+    orgName: place.orgName,
+    ref: p.ref,
+    commit: p.commit,
+    event: p.event,
+    actorUserId: p.actorUserId ?? null,
+  };
   await ctx.db.transaction(async (tx) => {
-    // Reset per run: a retried transaction starts over (plan-27 §1.4).
-    queued.clear();
-    const t = now();
-    const policy = await loadPolicy(tx, p.orgId);
-    // Billing: past the month's hosted minutes, hosted jobs fail here with ci_suspended_reason (asked once, only when a hosted job is planned).
-    let minutes: string | null | undefined;
-    for (const w of planned) {
-      if (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, w.path)) continue;
-      const runId = newId();
-      const base = {
-        id: runId,
-        repoId: p.repoId,
-        orgId: p.orgId,
-        workflow: w.path,
-        commit: p.commit,
-        ref: p.ref,
-        event: p.event,
-        actorUserId: p.actorUserId ?? null,
-        createdAt: t,
-      };
-      if ("error" in w) {
-        await runs.insertRun(tx, { ...base, state: "failure", error: w.error, finishedAt: t });
-        await runFailed(ctx, tx, { ...base, error: w.error });
-        continue;
-      }
-      // SPEC §4.1 claim rule 5: hosted jobs under `hosted: disabled` fail the run at trigger time.
-      const hosted = w.jobs.some((j) => j.hosted);
-      if (hosted && minutes === undefined) minutes = await hostedCiRefusal(ctx, tx, p.orgId);
-      const refused = hosted ? (policy.hosted === "disabled" ? hostedDisabledMessage(place.orgName) : (minutes ?? null)) : null;
-      await runs.insertRun(tx, { ...base, state: refused ? "failure" : "queued", error: refused, finishedAt: refused ? t : null });
-      if (refused) await runFailed(ctx, tx, { ...base, error: refused });
-      for (const j of w.jobs) {
-        const id = newId();
-        const state = refused ? "failure" : "queued";
-        const error = refused ? (j.hosted ? refused : "not started: the run was refused") : null;
-        await runs.insertJob(tx, {
-          id,
-          runId,
-          repoId: p.repoId,
-          orgId: p.orgId,
-          key: j.key,
-          runsOn: j.runsOn,
-          hosted: j.hosted,
-          spec: j.spec,
-          state,
-          verdict: null,
-          error,
-          runnerId: null,
-          runnerName: null,
-          tokenId: null,
-          steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })),
-          cancelReason: null,
-          logSize: 0,
-          queuedAt: t,
-          startedAt: null,
-          finishedAt: refused ? t : null,
-          lastHeartbeatAt: null,
-        });
-        await runs.recordCheck(tx, { repoId: p.repoId, commit: p.commit, key: j.key, state, runId, jobId: id, updatedAt: t });
-        if (!refused) {
-          const key = hubKey(j.hosted, p.orgId);
-          let list = queued.get(key);
-          if (!list) queued.set(key, (list = []));
-          list.push(j.runsOn);
-        }
-      }
-    }
-    // Every node's waiting machines hear of the new jobs once they are visible (after COMMIT).
-    for (const key of queued.keys()) announceQueued(ctx, key, tx);
-    // A queued change waiting for these checks is looked at again (services/changes, `checks.reported`).
-    await ctx.events.emit(tx, { kind: "checks.reported", repoId: p.repoId, commit: p.commit });
+    for (const w of planned) await createRun(ctx, tx, w, trigger);
   });
-  // Committed: hand the new jobs to machines already waiting.
-  const hub = claimHub(ctx);
-  for (const [key, list] of queued) hub.jobsQueued(key, list);
 }

@@ -1518,7 +1518,6 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
  */
 export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: PlannedRun }): string | null {
   const uses: string[] = [];
-  if (out.run?.concurrency) uses.push("concurrency");
   for (const j of out.jobs) {
     const id = j.workflowJob ?? j.key;
     // Part F (corpus): planned so files written for GitHub parse, run by no part of this issue.
@@ -1528,13 +1527,8 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
     const shells = [j.spec.defaults?.shell, ...j.spec.steps.map((s) => s.shell)].filter((x) => x !== undefined && !SHELLS.has(x));
     if (shells.length) uses.push(`jobs.${id}: the shell ${JSON.stringify(shells[0])} (the runner runs sh and bash)`);
-    if (j.needs?.length) uses.push(`jobs.${id}.needs`);
-    if (j.condition !== undefined) uses.push(`jobs.${id}.if`);
-    if (j.concurrency) uses.push(`jobs.${id}.concurrency`);
-    if (j.spec.v === 2)
-      uses.push(
-        `jobs.${id} (step id/if/shell/working-directory/continue-on-error/timeout-minutes, outputs, defaults, or expressions beyond matrix.* and github.*)`,
-      );
+    // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
+    if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
     if (uses.length) break;
   }
   if (!uses.length) return null;

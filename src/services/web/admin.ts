@@ -121,8 +121,10 @@ export interface RepoAdminFrame {
   repo: string;
   /** Grants need org:admin. */
   orgAdmin: boolean;
-  /** Webhooks need repo admin. */
+  /** Webhooks and secrets need repo admin. */
   repoAdmin: boolean;
+  /** Variables are readable by writers. */
+  repoWrite: boolean;
 }
 
 /** The frame of the repository settings pages (the repository's own read check first). */
@@ -132,7 +134,7 @@ export async function repoAdminFrame(ctx: Ctx, actor: Principal, orgName: string
 
 function frameOf(t: RepoTarget): RepoAdminFrame {
   need(t, "repo:read");
-  return { org: t.org.name, repo: t.repo.name, orgAdmin: may(t, "org:admin"), repoAdmin: may(t, "repo:admin") };
+  return { org: t.org.name, repo: t.repo.name, orgAdmin: may(t, "org:admin"), repoAdmin: may(t, "repo:admin"), repoWrite: may(t, "repo:write") };
 }
 
 /** Grants and effective access of a repository (org admins), with the org's teams for the form. */

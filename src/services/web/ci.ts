@@ -8,6 +8,10 @@ import type { RepoTarget } from "../access/target.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
 import type { Run } from "../ci/schemas.ts";
+import { listOrgValues, listRepoValues, orgSecretsReaching, type CiValueItem } from "../ci/secrets.ts";
+import { requireOrgFor } from "../access/access.ts";
+import { listRepos } from "../repos/repos.ts";
+import { orgAdminFrame, repoAdminFrame, type OrgAdminFrame, type RepoAdminFrame } from "./admin.ts";
 
 /** Run and job states that do not change any more. */
 export const FINISHED_STATES: readonly string[] = ["success", "failure", "cancelled"];
@@ -99,4 +103,58 @@ export async function logSince(
     next,
     more: next < job.logSize,
   };
+}
+
+/** A repository's secrets (names only) and the org secrets that reach it (repo admins, as the API's list). */
+export async function repoSecretsView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+): Promise<{ frame: RepoAdminFrame; secrets: CiValueItem[]; fromOrg: { name: string; updated_at: number }[] }> {
+  const secrets = await listRepoValues(ctx, actor, "secret", orgName, repoName);
+  const fromOrg = await orgSecretsReaching(ctx, actor, orgName, repoName);
+  return { frame: await repoAdminFrame(ctx, actor, orgName, repoName), secrets, fromOrg };
+}
+
+/** A repository's variables with their values (writers read them; the forms are for repo admins). */
+export async function repoVariablesView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+): Promise<{ frame: RepoAdminFrame; variables: CiValueItem[] }> {
+  const variables = await listRepoValues(ctx, actor, "variable", orgName, repoName);
+  return { frame: await repoAdminFrame(ctx, actor, orgName, repoName), variables };
+}
+
+/** The most repositories an org secret form offers to choose from (the service takes at most 100 per secret). */
+export const PICKABLE_REPOS = 300;
+
+/** The org's repository names for the "selected repositories" choice, in name order (the viewer is an org admin). */
+async function repoNames(ctx: Ctx, actor: Principal, orgName: string): Promise<string[]> {
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listRepos(ctx, actor, orgName, { limit: 100, cursor });
+    names.push(...page.repos.map((r) => r.name));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor && names.length < PICKABLE_REPOS);
+  return names;
+}
+
+/**
+ * An org's secrets or variables (names and reach; variables with values) and its repositories for
+ * the form. Why org:admin for both, with the masked 404: they are org settings pages, hidden like
+ * billing from everyone else (members read variables through the API).
+ */
+export async function orgValuesView(
+  ctx: Ctx,
+  actor: Principal,
+  kind: "secret" | "variable",
+  orgName: string,
+): Promise<{ frame: OrgAdminFrame; items: CiValueItem[]; repos: string[] }> {
+  await requireOrgFor(ctx, actor, orgName, "org:admin-masked");
+  const items = await listOrgValues(ctx, actor, kind, orgName);
+  return { frame: await orgAdminFrame(ctx, actor, orgName), items, repos: await repoNames(ctx, actor, orgName) };
 }

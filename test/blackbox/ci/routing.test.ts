@@ -159,11 +159,14 @@ describe("malformed workflows", () => {
     expect(by["c-expr.yml"].error).toMatch(/^\.svc\/workflows\/c-expr\.yml:6:23: unknown context "secret"/);
     expect(by["d-good.yml"]).toMatchObject({ state: "queued", error: null, jobs: [{ key: "fine", state: "queued" }] });
     expect(by["e-other-branch.yml"]).toBeUndefined();
-    // Issue 29: parsed, not run yet (part C releases dependent jobs): the run fails instead of running b before a.
+    // Issue 29: b waits for a (pending, never claimable) instead of running before it.
     expect(by["f-needs.yml"]).toMatchObject({
-      state: "failure",
-      jobs: [],
-      error: ".svc/workflows/f-needs.yml: jobs.b.needs is parsed but not run by this server yet; the run does not start",
+      state: "queued",
+      error: null,
+      jobs: [
+        { key: "a", state: "queued", needs: [] },
+        { key: "b", name: "b", state: "pending", needs: ["a"], waiting: "waiting for a" },
+      ],
     });
   });
 });

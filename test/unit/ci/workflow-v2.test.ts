@@ -621,15 +621,20 @@ describe("until the server runs them (part C)", () => {
     if (!out.ok) throw new Error(out.error);
     return notRunYet(F, out);
   };
-  test.each([
-    ["needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n${J}`, "jobs.b.needs"],
-    ["job if", `on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}`, "jobs.a.if"],
-    ["workflow concurrency", `on: push\nconcurrency: ci\njobs:\n  a:\n${J}`, "concurrency"],
-    ["job concurrency", `on: push\njobs:\n  a:\n    concurrency: ci\n${J}`, "jobs.a.concurrency"],
-    ["a v2 step", `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: "echo \${{ secrets.T }}" } ]\n`, "jobs.a (step id/if"],
-    ["a uses step", `on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { uses: actions/checkout@v4 } ]\n`, "jobs.a (step id/if"],
-  ])("%s: the run fails naming it", (_n, text, what) => {
-    expect(task(text)).toStartWith(`${F}: ${what}`);
+  test.each([["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"]])(
+    "%s: the run fails naming it",
+    (_n, text, what) => {
+      expect(task(text)).toStartWith(`${F}: ${what}`);
+    },
+  );
+  test("workflow and job concurrency run (part C)", () => {
+    expect(task(`on: push\nconcurrency: ci\njobs:\n  a:\n    concurrency: { group: x, cancel-in-progress: true }\n${J}`)).toBeNull();
+  });
+  test("v2 steps run (the runner evaluates them: part D)", () => {
+    expect(task(`on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]\n`)).toBeNull();
+  });
+  test("needs and job if run (part C releases dependent jobs)", () => {
+    expect(task(`on: push\njobs:\n  a:\n    if: github.ref == 'refs/heads/main'\n${J}  b:\n    needs: a\n${J}`)).toBeNull();
   });
   test("a v1 workflow runs as before", () => {
     expect(

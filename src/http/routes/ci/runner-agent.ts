@@ -5,7 +5,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { claimJob } from "../../../services/ci/claim.ts";
-import { appendLog, completeJob, describeJob, heartbeat, setStepState } from "../../../services/ci/job-calls.ts";
+import { appendLog, completeJob, describeJob, heartbeat, RUNNER_FORMAT_HEADER, setStepState } from "../../../services/ci/job-calls.ts";
 import { registerRunner, requireRunnerCaller } from "../../../services/ci/runners.ts";
 import {
   Claim,
@@ -55,10 +55,14 @@ export function runnerAgentRoutes(ctx: Ctx) {
         detail: { summary: "Claim a job (bearer svcr_…); held open up to SVC_RUNNER_CLAIM_WAIT_MS, 204 when nothing came", ...policy({ caller: "runner" }) },
       },
     )
-    .get("/v1/runner/jobs/:job_id", ({ request, params }) => describeJob(ctx, callerOf(request), params.job_id), {
-      response: { 200: JobDescription, ...errors(401, 404) },
-      detail: { summary: "The claimed job's description (bearer = the per-job token)" },
-    })
+    .get(
+      "/v1/runner/jobs/:job_id",
+      ({ request, params }) => describeJob(ctx, callerOf(request), params.job_id, { format: Number(request.headers.get(RUNNER_FORMAT_HEADER)) || 1 }),
+      {
+        response: { 200: JobDescription, ...errors(401, 404, 409) },
+        detail: { summary: "The claimed job's description (bearer = the per-job token; `x-svc-runner-format: 2` for templates and contexts)" },
+      },
+    )
     .post("/v1/runner/jobs/:job_id/logs", ({ request, params, body }) => appendLog(ctx, callerOf(request), params.job_id, body), {
       body: LogAppend,
       response: { 200: LogAck, ...errors(400, 401, 404, 409, 413) },

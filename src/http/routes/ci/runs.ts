@@ -7,6 +7,12 @@ import { Run, RunList } from "../../../services/ci/schemas.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 
+/** `?attempt=N` as a number (anything but a positive integer answers 404 as an unknown attempt); null when absent. */
+function attemptParam(v: string | undefined): number | null {
+  if (v === undefined) return null;
+  return /^[1-9][0-9]{0,8}$/.test(v) ? Number(v) : 0;
+}
+
 /** Run routes under /v1/orgs/{org}/repos/{repo}. */
 export function runRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.ci.runs" })
@@ -21,10 +27,12 @@ export function runRoutes(ctx: Ctx) {
     )
     .get(
       "/v1/orgs/:org/repos/:repo/runs/:id",
-      async ({ request, params }) => getRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id),
+      async ({ request, params, query }) =>
+        getRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, attemptParam(query.attempt)),
       {
+        query: t.Object({ attempt: t.Optional(t.String({ description: "an earlier attempt to show (1, 2, …); default the latest", examples: ["1"] })) }),
         response: { 200: Run, ...errors(401, 404) },
-        detail: { summary: "A run with its jobs" },
+        detail: { summary: "A run with the jobs of its latest attempt (or of ?attempt=N)" },
       },
     )
     .get(
@@ -45,6 +53,9 @@ export function runRoutes(ctx: Ctx) {
         set.status = 202;
         return out;
       },
-      { response: { 202: Run, ...errors(401, 403, 404, 409) }, detail: { summary: "Cancel a run: queued jobs end, running ones are told to stop" } },
+      {
+        response: { 202: Run, ...errors(401, 403, 404, 409) },
+        detail: { summary: "Cancel a run: queued and pending jobs end, running ones are told to stop (cleanup jobs with if: always() still run)" },
+      },
     );
 }

@@ -4,7 +4,7 @@ import type { OrgAdminFrame, RepoAdminFrame } from "../../../services/web/admin.
 import { html, seg, type Html } from "../kit/html.ts";
 
 /** The tabs of the org settings. */
-export type OrgSection = "profile" | "members" | "teams" | "invitations" | "runners" | "billing" | "audit";
+export type OrgSection = "profile" | "members" | "teams" | "invitations" | "runners" | "secrets" | "variables" | "billing" | "audit";
 
 /** [section, label, shown to admins only, shown for a personal namespace] */
 const ORG_TABS: readonly [OrgSection, string, boolean, boolean][] = [
@@ -13,6 +13,8 @@ const ORG_TABS: readonly [OrgSection, string, boolean, boolean][] = [
   ["teams", "Teams", false, false],
   ["invitations", "Invitations", true, false],
   ["runners", "Runners", false, true],
+  ["secrets", "Secrets", true, true],
+  ["variables", "Variables", true, true],
   ["billing", "Billing", true, true],
   ["audit", "Audit log", false, true],
 ];
@@ -30,6 +32,7 @@ export function orgHref(org: string, section: OrgSection): string {
 /** Messages a redirect may ask for (`?done=`): fixed texts, never echoed input. */
 const DONE: Readonly<Record<string, string>> = {
   saved: "Saved.",
+  updated: "Updated.",
   created: "Created.",
   removed: "Removed.",
   deleted: "Deleted.",
@@ -62,7 +65,7 @@ ${noticeOf(notice)}${body}</div>`;
 }
 
 /** The tabs of a repository's settings. */
-export type RepoSection = "access" | "webhooks";
+export type RepoSection = "access" | "webhooks" | "secrets" | "variables";
 
 /** `/{org}/{repo}/settings/{section}` */
 export function repoSettingsHref(org: string, repo: string, section: RepoSection): string {
@@ -74,6 +77,8 @@ export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: No
   const tabs: [RepoSection, string, boolean][] = [
     ["access", "Access", f.orgAdmin],
     ["webhooks", "Webhooks", f.repoAdmin],
+    ["secrets", "Secrets", f.repoAdmin],
+    ["variables", "Variables", f.repoWrite],
   ];
   return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
 <nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>

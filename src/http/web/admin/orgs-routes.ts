@@ -12,6 +12,7 @@ import { field, postForm, seeOther } from "../kit/forms.ts";
 import { adminBillingRoutes } from "./billing-routes.ts";
 import { adminRepoRoutes } from "./repo-routes.ts";
 import { adminRunnerRoutes } from "./runners-routes.ts";
+import { adminSecretRoutes } from "./secrets-routes.ts";
 import { adminTeamRoutes } from "./teams-routes.ts";
 import { HIDE, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
@@ -25,6 +26,7 @@ export function adminWebRoutes(ctx: Ctx) {
     .use(adminPeopleRoutes(ctx))
     .use(adminTeamRoutes(ctx))
     .use(adminRunnerRoutes(ctx))
+    .use(adminSecretRoutes(ctx))
     .use(adminBillingRoutes(ctx))
     .use(adminRepoRoutes(ctx));
 }

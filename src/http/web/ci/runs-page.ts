@@ -4,6 +4,7 @@ import type { RepoBody } from "../../../services/repos/repos.ts";
 import { FINISHED_STATES, type RunJob } from "../../../services/web/ci.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { buttonForm, timeOf } from "../kit/widgets.ts";
+import { jobColumns } from "./graph.ts";
 
 /** `/{org}/{repo}/runs` */
 export function runsHref(repo: RepoBody): string {
@@ -69,20 +70,87 @@ export function stepList(job: RunJob): Html {
   return html`<ol class="steps">${job.steps.map((s, i) => html`<li data-step="${i}">${s.name || `step ${i + 1}`} ${stateBadge(s.state)}${s.exit_code !== null && s.exit_code !== 0 ? html` <span class="muted">exit ${s.exit_code}</span>` : ""}</li>`)}</ol>`;
 }
 
-/** One run: what it ran on, its jobs with their steps, and cancelling (for writers, while it runs). */
+/** The issue-29 fields of a job, read where the API has them (older servers' runs lack them). */
+interface JobGraphFields {
+  name?: string;
+  needs?: string[];
+  condition?: string | null;
+  skip_reason?: string | null;
+  attempt?: number;
+  reused_from?: string | null;
+}
+
+/** The issue-29 fields of a run: its attempt, every attempt, and why the whole run waits (concurrency). */
+interface RunGraphFields {
+  attempt?: number;
+  attempts?: { attempt: number; state: string; created_at: number; finished_at: number | null }[];
+  waiting?: string | null;
+}
+
+/** A job with the fields the graph reads (its workflow job id is its key for jobs planned before needs). */
+type Shown = RunJob & JobGraphFields & { name: string; needs: string[] };
+
+function shownOf(j: RunJob): Shown {
+  const x = j as RunJob & JobGraphFields;
+  return { ...x, name: x.name || x.key, needs: x.needs ?? [] };
+}
+
+/** `?attempt=N` of a run's page (the latest attempt has the plain address). */
+function attemptHref(repo: RepoBody, run: Run, attempt: number): string {
+  const latest = (run as Run & RunGraphFields).attempt ?? 1;
+  return attempt === latest ? runHref(repo, run.id) : `${runHref(repo, run.id)}?attempt=${attempt}`;
+}
+
+/** One job in the graph: its state, what it needs, its `if`, why it was skipped or waits, and the job it reuses. */
+function jobCard(repo: RepoBody, run: Run, j: Shown, now: number): Html {
+  const href = `${runHref(repo, run.id)}/jobs/${seg(j.id)}`;
+  return html`<li class="job-card" id="card-${j.id}"><div><a href="${href}">${j.key}</a> ${stateBadge(j.state)} <span class="muted">${took(j.started_at, j.finished_at, now)}</span></div>
+${j.needs.length ? html`<p class="muted">needs ${j.needs.join(", ")}</p>` : ""}${j.condition ? html`<p><code class="data">if: ${j.condition}</code></p>` : ""}${
+  j.skip_reason ? html`<p class="skip">skipped: ${j.skip_reason}</p>` : ""
+}${j.waiting ? html`<p class="notice" role="status">${j.waiting}</p>` : ""}${
+  j.reused_from ? html`<p class="muted">not run again: <a href="${runHref(repo, run.id)}/jobs/${seg(j.reused_from)}">the earlier attempt's job</a></p>` : ""
+}</li>`;
+}
+
+/** The jobs as columns by topological level (CSS grid, no script). */
+function jobGraph(repo: RepoBody, run: Run, jobs: Shown[], now: number): Html {
+  const { columns } = jobColumns(jobs);
+  return html`<div class="graph">${columns.map(
+    (col, i) => html`<ol class="stage" aria-label="Stage ${i + 1} of ${columns.length}">${col.map((j) => jobCard(repo, run, j, now))}</ol>`,
+  )}</div>`;
+}
+
+/** Links to each attempt of a re-run run, the one shown marked. */
+function attemptSwitcher(repo: RepoBody, run: Run): Html {
+  const r = run as Run & RunGraphFields;
+  if (!r.attempts || r.attempts.length < 2) return html``;
+  const shown = r.attempt ?? 1;
+  return html`<nav class="attempts" aria-label="Attempts">${r.attempts.map(
+    (a) =>
+      html`<a href="${attemptHref(repo, run, a.attempt)}"${a.attempt === shown ? html` aria-current="page"` : ""}>Attempt ${a.attempt}</a> ${stateBadge(a.state)}`,
+  )}</nav>`;
+}
+
+/** One run: what it ran on, its job graph, its jobs with their steps, and cancelling (for writers, while it runs). */
 export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
-  const jobs = run.jobs.map(
+  const shown = run.jobs.map(shownOf);
+  const r = run as Run & RunGraphFields;
+  const jobs = shown.map(
     (
       j,
     ) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
 <span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? `waiting for a runner with ${j.runs_on.join(", ")}` : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
-${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${j.waiting ? html`<p class="pad notice" role="status">${j.waiting}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
+${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
   );
   const cancel =
     repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
 ${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
 <dt>Workflow</dt><dd>${run.workflow}</dd><dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
-${run.error ? html`<p class="error">${run.error}</p>` : ""}${cancel}
-${jobs.length ? jobs : html`<p class="muted">This run has no jobs.</p>`}</div>`;
+${run.error ? html`<p class="error">${run.error}</p>` : ""}${r.waiting ? html`<p class="notice" role="status">${r.waiting}</p>` : ""}${cancel}
+${
+  shown.length
+    ? html`<section class="box" aria-labelledby="graph-h"><header><h2 id="graph-h" class="inh">Jobs</h2>${attemptSwitcher(repo, run)}</header>${jobGraph(repo, run, shown, now)}</section>${jobs}`
+    : html`<p class="muted">This run has no jobs.</p>`
+}</div>`;
 }

@@ -1,0 +1,208 @@
+// Running a workflow by hand (issue 29, plan §3 C "Dispatch"; POST …/runs): the workflow file is
+// read at the ref's commit and parsed on a worker thread; the caller's inputs are checked against
+// the file's `workflow_dispatch.inputs` (typed: string, boolean, choice; required; defaults filled)
+// and the run is created like any other (createRun) with event `workflow_dispatch`, the typed
+// inputs stored, the caller as actor. Also: the workflows a writer may run this way (the web's
+// "Run workflow" form).
+import { AppError, NotFound, Unprocessable } from "../../errors.ts";
+import { need, type RepoTarget } from "../access/target.ts";
+import { personOf } from "../access/principal.ts";
+import type { Ctx } from "../context.ts";
+import { snapshotOf, type RepoSnapshot } from "../git/snapshot.ts";
+import { createRun } from "./create-run.ts";
+import { getRun } from "./runs.ts";
+import type { Run } from "./schemas.ts";
+import { parseOnThread, readWorkflowText, runnable, workflowFilesAt, type WorkflowFile } from "./trigger.ts";
+import type { InputSpec, ParseWorkflowOutput } from "./workflow.ts";
+
+/** Bounds on a dispatch request (hostile input): names looked at, and all values' characters together (GitHub's 65,535). */
+export const DISPATCH_LIMITS = { inputNames: 100, inputChars: 65_535, workflowChars: 200, refChars: 1024 } as const;
+
+/** A dispatch input's value as stored and handed to the job: booleans typed, the rest strings. */
+export type InputValue = string | boolean;
+
+/** What a dispatch asks for (POST …/runs). */
+export interface DispatchInput {
+  workflow: string;
+  ref?: string;
+  inputs?: Record<string, unknown>;
+}
+
+/** A workflow a writer may run by hand: its path, file name, display name and inputs. */
+export interface DispatchableWorkflow {
+  path: string;
+  file: string;
+  name: string | null;
+  inputs: InputSpec[];
+}
+
+const WORKFLOW_NAME_RE = /^[A-Za-z0-9._-]+\.ya?ml$/;
+const DIR = ".svc/workflows/";
+
+/** The branch or tag `ref` names (a full ref, or a short name: branches first, then tags), with its commit; 404 when unknown. */
+async function resolveRef(snapshot: RepoSnapshot, ref: string): Promise<{ ref: string; commit: string }> {
+  const names = ref.startsWith("refs/") ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
+  for (const name of names) {
+    if (!name.startsWith("refs/heads/") && !name.startsWith("refs/tags/")) continue;
+    const hit = snapshot.refs.find((r) => r.name === name);
+    if (!hit) continue;
+    let oid = hit.oid;
+    // An annotated tag: its commit (a few levels at most).
+    for (let i = 0; i < 8; i++) {
+      const obj = await snapshot.objects.read(oid);
+      if (!obj) break;
+      if (obj.type === "commit") return { ref: name, commit: oid };
+      if (obj.type !== "tag") break;
+      const m = /^object ([0-9a-f]{40})/.exec(new TextDecoder().decode(obj.data.subarray(0, 60)));
+      if (!m) break;
+      oid = m[1]!;
+    }
+  }
+  throw NotFound(`no branch or tag ${JSON.stringify(ref)}`);
+}
+
+/** The file `workflow` names (`ci.yml` or `.svc/workflows/ci.yml`) at `commit`; 404 when it is not there. */
+async function findWorkflow(snapshot: RepoSnapshot, commit: string, workflow: string, ref: string): Promise<WorkflowFile> {
+  const name = workflow.startsWith(DIR) ? workflow.slice(DIR.length) : workflow;
+  const missing = () => NotFound(`no workflow ${JSON.stringify(workflow)} at ${ref}`);
+  if (!WORKFLOW_NAME_RE.test(name)) throw missing();
+  const f = (await workflowFilesAt(snapshot, commit)).find((e) => e.name === name);
+  if (!f) throw missing();
+  return f;
+}
+
+/**
+ * Checks `given` against the workflow's input specs: every problem by input name (unknown input,
+ * missing required input, wrong type, choice not among the options), else the typed inputs with
+ * defaults filled (an unset input without a default: `""`, or false for a boolean).
+ */
+export function checkInputs(
+  specs: readonly InputSpec[],
+  given: Record<string, unknown>,
+): { ok: true; inputs: Record<string, InputValue> } | { ok: false; problems: Record<string, string> } {
+  const problems: Record<string, string> = {};
+  const inputs: Record<string, InputValue> = {};
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const keys = Object.keys(given);
+  for (const k of keys.slice(0, DISPATCH_LIMITS.inputNames)) if (!byName.has(k)) problems[k.slice(0, 100)] = "unknown input: the workflow does not declare it";
+  let chars = 0;
+  for (const s of specs) {
+    const has = Object.hasOwn(given, s.name) && given[s.name] !== null && given[s.name] !== undefined;
+    const v = has ? given[s.name] : undefined;
+    if (!has) {
+      if (s.default !== null) inputs[s.name] = s.type === "boolean" ? s.default === true || s.default === "true" : String(s.default);
+      else if (s.required) problems[s.name] = "required: the workflow declares no default";
+      else inputs[s.name] = s.type === "boolean" ? false : "";
+      continue;
+    }
+    if (s.type === "boolean") {
+      if (v === true || v === "true") inputs[s.name] = true;
+      else if (v === false || v === "false") inputs[s.name] = false;
+      else problems[s.name] = "must be a boolean (true or false)";
+      continue;
+    }
+    if (typeof v !== "string") {
+      problems[s.name] = "must be a string";
+      continue;
+    }
+    chars += v.length;
+    if (s.type === "choice" && !(s.options ?? []).includes(v)) {
+      problems[s.name] = `must be one of ${(s.options ?? []).map((o) => JSON.stringify(o)).join(", ")}`;
+      continue;
+    }
+    if (s.required && v === "") {
+      problems[s.name] = "required: may not be empty";
+      continue;
+    }
+    inputs[s.name] = v;
+  }
+  if (chars > DISPATCH_LIMITS.inputChars)
+    return { ok: false, problems: { ...problems, "*": `the inputs are longer than ${DISPATCH_LIMITS.inputChars} characters together` } };
+  return Object.keys(problems).length ? { ok: false, problems } : { ok: true, inputs };
+}
+
+/** Parses a workflow file's text for a dispatch (on a worker thread); the malformed file is a 422 with its error. */
+async function parseForDispatch(
+  ctx: Ctx,
+  t: RepoTarget,
+  f: WorkflowFile,
+  text: string,
+  at: { ref: string; commit: string },
+  inputs?: Record<string, InputValue>,
+) {
+  const parsed: ParseWorkflowOutput = await parseOnThread(ctx, {
+    path: f.path,
+    text,
+    trigger: { sha: at.commit, ref: at.ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch", inputs },
+    branch: at.ref.replace(/^refs\/(heads|tags)\//, ""),
+  });
+  if (!parsed.ok) throw Unprocessable(parsed.error);
+  return parsed;
+}
+
+/** POST /v1/orgs/{org}/repos/{repo}/runs: runs `workflow` at `ref` (default: the default branch) with `inputs`; 201 with the Run. */
+export async function dispatchWorkflow(ctx: Ctx, t: RepoTarget, input: DispatchInput): Promise<Run> {
+  need(t, "repo:write");
+  if (typeof input.workflow !== "string" || !input.workflow || input.workflow.length > DISPATCH_LIMITS.workflowChars)
+    throw Unprocessable(`workflow must be a workflow file name (ci.yml) or path (${DIR}ci.yml)`);
+  const refName = input.ref ?? t.repo.defaultBranch;
+  if (typeof refName !== "string" || !refName || refName.length > DISPATCH_LIMITS.refChars) throw Unprocessable("ref must be a branch, a tag or a full ref");
+  if (input.inputs !== undefined && (typeof input.inputs !== "object" || input.inputs === null || Array.isArray(input.inputs)))
+    throw Unprocessable("inputs must be an object of input names to values");
+  const snapshot = await snapshotOf(ctx, t);
+  const at = await resolveRef(snapshot, refName);
+  const f = await findWorkflow(snapshot, at.commit, input.workflow, refName);
+  const read = await readWorkflowText(snapshot, f);
+  if (!read) throw NotFound(`no workflow ${JSON.stringify(input.workflow)} at ${refName}`);
+  if ("error" in read) throw Unprocessable(read.error);
+  let parsed = await parseForDispatch(ctx, t, f, read.text, at);
+  const specs = parsed.run?.dispatch;
+  if (!parsed.matches || !specs) throw Unprocessable(`${f.path} has no workflow_dispatch trigger`);
+  const checked = checkInputs(specs, input.inputs ?? {});
+  if (!checked.ok) throw new AppError("unprocessable", "the inputs do not match the workflow's workflow_dispatch inputs", { inputs: checked.problems });
+  // Plan-time values (run-name, job names, runs-on, concurrency) may read the inputs: parsed again with them.
+  if (specs.length) parsed = await parseForDispatch(ctx, t, f, read.text, at, checked.inputs);
+  if (!parsed.matches) throw Unprocessable(`${f.path} has no workflow_dispatch trigger`);
+  const planned = runnable(f.path, parsed);
+  const made = await ctx.db.transaction((tx) =>
+    createRun(ctx, tx, planned, {
+      repoId: t.repo.id,
+      orgId: t.org.id,
+      orgName: t.org.name,
+      ref: at.ref,
+      commit: at.commit,
+      event: "workflow_dispatch",
+      actorUserId: personOf(t.actor)?.id ?? null,
+      inputs: checked.inputs,
+    }),
+  );
+  if (!made.created) throw new Error("a dispatch always creates a run");
+  return getRun(ctx, t, made.runId);
+}
+
+/**
+ * The workflows at the default branch's tip that declare `workflow_dispatch`, with their input
+ * specs (each file parsed on a worker thread; malformed files are left out): what the web's "Run
+ * workflow" form offers. Needs repo:write (only writers may dispatch).
+ */
+export async function dispatchableWorkflows(ctx: Ctx, t: RepoTarget): Promise<{ ref: string; workflows: DispatchableWorkflow[] }> {
+  need(t, "repo:write");
+  const ref = `refs/heads/${t.repo.defaultBranch}`;
+  const snapshot = await snapshotOf(ctx, t);
+  const tip = snapshot.refs.find((r) => r.name === ref);
+  if (!tip) return { ref, workflows: [] };
+  const out: DispatchableWorkflow[] = [];
+  for (const f of await workflowFilesAt(snapshot, tip.oid)) {
+    const read = await readWorkflowText(snapshot, f);
+    if (!read || "error" in read) continue;
+    const parsed = await parseOnThread(ctx, {
+      path: f.path,
+      text: read.text,
+      trigger: { sha: tip.oid, ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch" },
+      branch: t.repo.defaultBranch,
+    });
+    if (!parsed.ok || !parsed.matches || !parsed.run?.dispatch) continue;
+    out.push({ path: f.path, file: f.name, name: parsed.run.name, inputs: parsed.run.dispatch });
+  }
+  return { ref, workflows: out };
+}

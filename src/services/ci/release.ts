@@ -1,0 +1,270 @@
+// The release of dependent jobs (plan-29 §3 C "Release"): a job with `needs` is planned `pending`
+// (never claimable: the claim reads only `queued`); when a job ends, inside the same transaction,
+// every pending job of its attempt whose needs all finished is decided: its `if` is evaluated
+// (no status function = `success() && (…)`) over `needs` (each need's result and outputs, a
+// matrix job's cells aggregated), `github`, `inputs` and `vars`, and the job is queued (its check
+// recorded, the claim hub told after COMMIT) or skipped with the reason. A skip ends a job too,
+// so the pass repeats until nothing moves (skips cascade). An `if` that cannot be evaluated (a
+// fromJSON of bad output, say) fails the job with the expression's error, which quotes the
+// expression's source and never a value.
+import type { Queryable, Tx } from "../../db/database.ts";
+import type { Ctx } from "../context.ts";
+import { ExprError, evaluateCondition, parseCondition, type Condition, type Status, type Value } from "./expr/index.ts";
+import { announceQueued, claimHub, hubKey } from "./claim.ts";
+import { variablesForJob } from "./job-secrets.ts";
+import * as runs from "./store-runs.ts";
+import type { GraphJob } from "./store-runs.ts";
+
+/** The contexts a job's `if` may read (workflow.ts checks this at plan time). */
+const JOB_IF_CONTEXTS: ReadonlySet<string> = new Set(["github", "inputs", "vars", "needs"]);
+
+/** What one `needs.<id>` says: GitHub's `result` and the job's outputs. */
+export type NeedResult = "success" | "failure" | "cancelled" | "skipped";
+
+/** A cancel reason that is not a cancel of the run (a timeout stops one job, not the run). */
+const JOB_ONLY_REASONS: ReadonlySet<string> = new Set(["timeout"]);
+
+/** Whether the run's attempt was asked to stop (a cancel, or a newer run of its concurrency group): `cancelled()` is true. */
+export function cancelRequested(jobs: readonly Pick<GraphJob, "cancelReason">[]): boolean {
+  return jobs.some((j) => j.cancelReason !== null && !JOB_ONLY_REASONS.has(j.cancelReason));
+}
+
+/**
+ * A need's result over its cells (GitHub's rule for a matrix): failure if any cell failed, else
+ * cancelled if any was, else skipped if every cell was, else success. Null while a cell is unfinished.
+ */
+export function aggregateResult(states: readonly string[]): NeedResult | null {
+  if (states.some((s) => !runs.JOB_FINISHED.includes(s))) return null;
+  if (states.some((s) => s === "failure")) return "failure";
+  if (states.some((s) => s === "cancelled")) return "cancelled";
+  if (states.length && states.every((s) => s === "skipped")) return "skipped";
+  return "success";
+}
+
+/** A need's outputs: its cells' merged name by name, the last cell to finish winning. */
+export function mergeOutputs(cells: readonly Pick<GraphJob, "outputs" | "finishedAt">[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const sorted = [...cells].sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
+  for (const c of sorted) Object.assign(out, c.outputs ?? {});
+  return out;
+}
+
+/** The verdict on one pending job whose needs all finished. */
+export type Decision = { kind: "queue" } | { kind: "skip"; reason: string } | { kind: "fail"; error: string };
+
+/** What a decision reads besides the job: each workflow job's aggregate, and the other contexts (built on first use). */
+export interface DecideEnv {
+  results: ReadonlyMap<string, { result: NeedResult; outputs: Record<string, string> }>;
+  /** Workflow job id → ids it needs (for failure() over ancestors). */
+  graph: ReadonlyMap<string, readonly string[]>;
+  cancelled: boolean;
+  contexts(names: ReadonlySet<string>): Promise<Record<string, Value>>;
+}
+
+/** Every ancestor of `id` (its needs, their needs, …). */
+function ancestors(graph: ReadonlyMap<string, readonly string[]>, id: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...(graph.get(id) ?? [])];
+  while (todo.length) {
+    const n = todo.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    todo.push(...(graph.get(n) ?? []));
+  }
+  return seen;
+}
+
+/**
+ * The status functions for a job (GitHub's job semantics): `success()` every need succeeded and no
+ * ancestor failed or was cancelled, and the run was not cancelled; `failure()` some ancestor
+ * failed; `cancelled()` the run was asked to stop.
+ */
+export function jobStatus(job: Pick<GraphJob, "workflowJob" | "needs">, env: Pick<DecideEnv, "results" | "graph" | "cancelled">): Status {
+  const up = [...ancestors(env.graph, job.workflowJob)];
+  for (const n of job.needs) up.push(n);
+  const resultOf = (n: string) => env.results.get(n)?.result ?? "skipped";
+  const failure = up.some((n) => resultOf(n) === "failure");
+  const success = !env.cancelled && job.needs.every((n) => resultOf(n) === "success") && !up.some((n) => resultOf(n) === "cancelled") && !failure;
+  return { success, failure, cancelled: env.cancelled };
+}
+
+/** Why a job without an `if` (implicit success()) does not run. */
+function implicitSkipReason(job: Pick<GraphJob, "needs">, env: Pick<DecideEnv, "results" | "cancelled">): string {
+  const bad = job.needs.filter((n) => env.results.get(n)?.result !== "success");
+  if (!bad.length) return env.cancelled ? "the run was cancelled" : "an earlier job failed";
+  const word = (r: NeedResult | undefined) => (r === "failure" ? "failed" : r === "cancelled" ? "was cancelled" : "was skipped");
+  return bad.map((n) => `needs ${n} ${word(env.results.get(n)?.result)}`).join(", ");
+}
+
+/** How much of an `if` a skip reason quotes. */
+const REASON_SOURCE_CHARS = 200;
+
+/** Decides one pending job whose needs all finished. */
+export async function decideJob(job: Pick<GraphJob, "workflowJob" | "needs" | "condition">, env: DecideEnv): Promise<Decision> {
+  const status = jobStatus(job, env);
+  const source = job.condition;
+  if (source === null || source.trim() === "") return status.success ? { kind: "queue" } : { kind: "skip", reason: implicitSkipReason(job, env) };
+  let cond: Condition;
+  try {
+    cond = parseCondition(source, { contexts: JOB_IF_CONTEXTS });
+  } catch (e) {
+    if (e instanceof ExprError) return { kind: "fail", error: `jobs.${job.workflowJob}.if: ${e.message}` };
+    throw e;
+  }
+  if (cond.implicitSuccess && !status.success) return { kind: "skip", reason: implicitSkipReason(job, env) };
+  const contexts = await env.contexts(cond.contexts);
+  const needs: Record<string, Value> = {};
+  for (const n of job.needs) {
+    const r = env.results.get(n);
+    needs[n] = { result: r?.result ?? "skipped", outputs: { ...(r?.outputs ?? {}) } };
+  }
+  let ok: boolean;
+  try {
+    ok = evaluateCondition(cond, { contexts: { ...contexts, needs }, status });
+  } catch (e) {
+    // Why the message and not more: ExprError quotes the expression's source, never a value (a value may be a secret).
+    if (e instanceof ExprError) return { kind: "fail", error: `jobs.${job.workflowJob}.if: ${e.message}` };
+    throw e;
+  }
+  if (ok) return { kind: "queue" };
+  const shown = source.length > REASON_SOURCE_CHARS ? `${source.slice(0, REASON_SOURCE_CHARS)}…` : source;
+  return { kind: "skip", reason: `if: ${shown} was false` };
+}
+
+/** The `github` and `inputs` contexts of a run, read from its row (what the job's `if` may read). */
+async function runContexts(q: Queryable, runId: string, repoId: string): Promise<{ github: Record<string, Value>; inputs: Record<string, Value> }> {
+  const run = await runs.runOfRepo(q, repoId, runId);
+  const place = await runs.jobPlace(q, repoId, runId);
+  if (!run || !place) return { github: {}, inputs: {} };
+  const repository = `${place.org}/${place.repo}`;
+  const github: Record<string, Value> = {
+    sha: run.commit,
+    ref: run.ref,
+    ref_name: run.ref.replace(/^refs\/(heads|tags)\//, ""),
+    ref_type: run.ref.startsWith("refs/tags/") ? "tag" : "branch",
+    repository,
+    repository_owner: place.org,
+    event_name: run.event,
+    workflow: run.workflow,
+    run_id: run.id,
+    run_attempt: String(run.attempt),
+  };
+  const inputs: Record<string, Value> = { ...(run.inputs ?? {}) };
+  if (run.inputs) github.event = { inputs: Object.fromEntries(Object.entries(run.inputs).map(([k, v]) => [k, String(v)])) };
+  return { github, inputs };
+}
+
+/**
+ * Moves the pending jobs of attempt `attempt` of run `runId` whose needs all finished: queued (check
+ * `queued`, the hub told after COMMIT) or skipped with a reason, to a fixpoint; an `if` that fails to
+ * evaluate fails its job. Inside the caller's transaction; the caller settles the run. Answers how
+ * many jobs moved.
+ */
+export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt: number, t: number): Promise<number> {
+  const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
+  if (!jobs.some((j) => j.state === "pending")) return 0;
+  const graph = new Map<string, readonly string[]>();
+  for (const j of jobs) if (j.workflowJob && !graph.has(j.workflowJob)) graph.set(j.workflowJob, j.needs);
+  let built: Promise<Record<string, Value>> | null = null;
+  let vars: Promise<Record<string, string>> | null = null;
+  const contexts = async (names: ReadonlySet<string>): Promise<Record<string, Value>> => {
+    const out: Record<string, Value> = {};
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
+    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
+    return out;
+  };
+  const cancelled = cancelRequested(jobs);
+  const queued = new Map<string, string[][]>();
+  let moved = 0;
+  for (;;) {
+    // Each workflow job's aggregate over its cells, as the rows stand now.
+    const cells = new Map<string, GraphJob[]>();
+    for (const j of jobs) {
+      let list = cells.get(j.workflowJob);
+      if (!list) cells.set(j.workflowJob, (list = []));
+      list.push(j);
+    }
+    const results = new Map<string, { result: NeedResult; outputs: Record<string, string> }>();
+    for (const [id, list] of cells) {
+      const result = aggregateResult(list.map((j) => j.state));
+      if (result) results.set(id, { result, outputs: mergeOutputs(list) });
+    }
+    let changed = false;
+    for (const job of jobs) {
+      if (job.state !== "pending") continue;
+      // A pending job without needs waits for its concurrency group (concurrency.ts releases it), never for a job.
+      if (!job.needs.length) continue;
+      // A need no row stands for (never planned) counts as finished and skipped.
+      if (!job.needs.every((n) => results.has(n) || !cells.has(n))) continue;
+      const d = await decideJob(job, { results, graph, cancelled, contexts });
+      if (d.kind === "queue") {
+        if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
+        job.state = "queued";
+        await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
+        const key = hubKey(job.hosted, job.orgId);
+        let list = queued.get(key);
+        if (!list) queued.set(key, (list = []));
+        list.push(job.runsOn);
+      } else if (d.kind === "skip") {
+        if (!(await runs.skipPendingJob(tx, job.id, d.reason, t))) continue;
+        job.state = "skipped";
+        job.finishedAt = t;
+        await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "skipped", jobId: job.id, updatedAt: t });
+        changed = true;
+      } else {
+        if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: d.error, t }))) continue;
+        job.state = "failure";
+        job.finishedAt = t;
+        await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+        changed = true;
+      }
+      moved++;
+    }
+    // A queued job changes no aggregate (it is not finished); a skip or a failure may finish a need.
+    if (!changed) break;
+  }
+  // Every node's waiting machines hear of the released jobs once they are visible (after COMMIT).
+  for (const key of queued.keys()) announceQueued(ctx, key, tx);
+  if (queued.size) {
+    const hub = claimHub(ctx);
+    ctx.db.afterCommit(tx, () => {
+      for (const [key, list] of queued) hub.jobsQueued(key, list);
+    });
+  }
+  return moved;
+}
+
+/**
+ * A new attempt's jobs without needs that have an `if` (a push's, a dispatch's, a re-run's): the
+ * `if` is evaluated now (no needs; `success()` unless the run is cancelled), a false one skips the
+ * job (and, through the release, what needs it), an error fails it. Inside the creating
+ * transaction; the caller settles the run. Answers how many jobs moved.
+ */
+export async function decideRootJobs(ctx: Ctx, tx: Tx, runId: string, attempt: number, t: number): Promise<number> {
+  const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
+  const roots = jobs.filter((j) => !j.needs.length && j.condition !== null && (j.state === "queued" || j.state === "pending"));
+  if (!roots.length) return 0;
+  let built: Promise<Record<string, Value>> | null = null;
+  let vars: Promise<Record<string, string>> | null = null;
+  const contexts = async (names: ReadonlySet<string>): Promise<Record<string, Value>> => {
+    const out: Record<string, Value> = {};
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
+    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
+    return out;
+  };
+  const env: DecideEnv = { results: new Map(), graph: new Map(), cancelled: cancelRequested(jobs), contexts };
+  let moved = 0;
+  for (const job of roots) {
+    const d = await decideJob(job, env);
+    if (d.kind === "queue") continue;
+    const ok =
+      d.kind === "skip"
+        ? await runs.skipPendingJob(tx, job.id, d.reason, t)
+        : await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: d.error, t });
+    if (!ok) continue;
+    await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: d.kind === "skip" ? "skipped" : "failure", jobId: job.id, updatedAt: t });
+    moved++;
+  }
+  if (moved) moved += await releaseDependents(ctx, tx, runId, attempt, t);
+  return moved;
+}

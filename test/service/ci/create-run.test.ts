@@ -1,0 +1,138 @@
+// createRun (plan-29 §3 C "Trigger"), in process on the test run's database
+// (SVC_TEST_DATABASE=sqlite|pg): jobs without needs are queued, jobs with needs pending (their
+// check recorded as queued), the issue-29 columns filled, push/change idempotent, a schedule once
+// per slot, a dispatch always new.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { openTestContext, testTables } from "../../helpers/context.ts";
+import type { Principal } from "../../../src/services/access/principal.ts";
+import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
+import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRun, type PlannedWorkflow, type RunTrigger } from "../../../src/services/ci/create-run.ts";
+import type { PlannedJob } from "../../../src/services/ci/workflow.ts";
+import { failJob } from "../../../src/services/ci/finish.ts";
+
+const { users, runs, workflowJobs, checkResults } = testTables;
+const root = mkdtempSync(join(tmpdir(), "svc-create-run-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const job = (id: string, needs: string[] = [], condition?: string): PlannedJob => ({
+  key: id,
+  runsOn: ["self-hosted"],
+  hosted: false,
+  spec: { env: {}, timeoutS: 60, steps: [{ name: "s", run: "true", env: {} }] },
+  workflowJob: id,
+  needs,
+  condition,
+});
+
+test("createRun: queued and pending jobs, checks, idempotency per event", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "1"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    const commit = "a".repeat(40);
+    const trigger: RunTrigger = { repoId: repo.id, orgId: repo.org_id, orgName: "acme", ref: "refs/heads/main", commit, event: "push", actorUserId: owner.id };
+    const planned: PlannedWorkflow = { path: ".svc/workflows/ci.yml", jobs: [job("build"), job("test", ["build"], "success()"), job("lint")] };
+
+    const first = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger));
+    expect(first.created).toBe(true);
+    const runId = first.created ? first.runId : "";
+    const jobs = await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.runId, runId));
+    const byKey = new Map(jobs.map((j) => [j.key, j]));
+    expect(byKey.get("build")).toMatchObject({ state: "queued", workflowJob: "build", needs: [], condition: null, attempt: 1 });
+    expect(byKey.get("test")).toMatchObject({ state: "pending", workflowJob: "test", needs: ["build"], condition: "success()", attempt: 1 });
+    expect(byKey.get("lint")?.state).toBe("queued");
+    const checks = await ctx.db.read.select().from(checkResults).where(eq(checkResults.commit, commit));
+    expect(checks.map((c) => [c.key, c.state]).sort()).toEqual([
+      ["build", "queued"],
+      ["lint", "queued"],
+      ["test", "queued"],
+    ]);
+    const [run] = await ctx.db.read.select().from(runs).where(eq(runs.id, runId));
+    expect(run).toMatchObject({ state: "queued", event: "push", attempt: 1, trusted: true, inputs: null, scheduleSlot: null, actorUserId: owner.id });
+
+    // The trigger job is at-least-once: the same push creates nothing twice.
+    expect(await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger))).toEqual({ created: false, reason: "exists" });
+    // A dispatch on the same commit is a new run, with its inputs and actor; an untrusted change keeps trusted = false.
+    const dispatched = await ctx.db.transaction((tx) =>
+      createRun(ctx, tx, planned, { ...trigger, event: "workflow_dispatch", inputs: { level: "3", dry: true } }),
+    );
+    expect(dispatched.created).toBe(true);
+    const [d] = await ctx.db.read
+      .select()
+      .from(runs)
+      .where(eq(runs.id, dispatched.created ? dispatched.runId : ""));
+    expect(d).toMatchObject({ event: "workflow_dispatch", inputs: { level: "3", dry: true } });
+    const fork = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, { ...trigger, event: "change", trusted: false }));
+    const [f] = await ctx.db.read
+      .select()
+      .from(runs)
+      .where(eq(runs.id, fork.created ? fork.runId : ""));
+    expect(f?.trusted).toBe(false);
+    // A schedule: once per slot.
+    const sched = { ...trigger, event: "schedule" as const, actorUserId: null, scheduleSlot: 29_000_000 };
+    expect((await ctx.db.transaction((tx) => createRun(ctx, tx, planned, sched))).created).toBe(true);
+    expect(await ctx.db.transaction((tx) => createRun(ctx, tx, planned, sched))).toEqual({ created: false, reason: "exists" });
+    expect((await ctx.db.transaction((tx) => createRun(ctx, tx, planned, { ...sched, scheduleSlot: 29_000_001 }))).created).toBe(true);
+
+    // A malformed workflow is a failed run with its message and no jobs.
+    const bad = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: ".svc/workflows/bad.yml", error: "bad.yml:1:1: no" }, trigger));
+    const [b] = await ctx.db.read
+      .select()
+      .from(runs)
+      .where(eq(runs.id, bad.created ? bad.runId : ""));
+    expect(b).toMatchObject({ state: "failure", error: "bad.yml:1:1: no" });
+  } finally {
+    ctx.close();
+  }
+});
+
+test("job-level concurrency: a second job of the group waits, a third supersedes it, the first ending starts the third", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "2"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    const trigger = (n: number): RunTrigger => ({
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: String(n).repeat(40),
+      event: "push",
+      actorUserId: owner.id,
+    });
+    const planned: PlannedWorkflow = {
+      path: ".svc/workflows/deploy.yml",
+      jobs: [{ ...job("deploy"), concurrency: { group: "prod", cancelInProgress: false } }, job("lint")],
+    };
+    const create = async (n: number) => {
+      const r = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger(n)));
+      const rows = await ctx.db.read
+        .select()
+        .from(workflowJobs)
+        .where(eq(workflowJobs.runId, r.created ? r.runId : ""));
+      return new Map(rows.map((j) => [j.key, j]));
+    };
+    const one = await create(1);
+    expect(one.get("deploy")).toMatchObject({ state: "queued", concurrencyGroup: "prod" });
+    const two = await create(2);
+    expect(two.get("deploy")?.state).toBe("pending");
+    expect(two.get("lint")?.state).toBe("queued");
+    const three = await create(3);
+    expect(three.get("deploy")?.state).toBe("pending");
+    const state = async (id: string) => (await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.id, id)))[0]!;
+    expect(await state(two.get("deploy")!.id)).toMatchObject({ state: "cancelled", error: "superseded by a newer job in concurrency group prod" });
+    // The first deploy ends: the third starts.
+    const first = await state(one.get("deploy")!.id);
+    await ctx.db.transaction((tx) => failJob(ctx, tx, first, "success", null, Date.now(), "success"));
+    expect((await state(three.get("deploy")!.id)).state).toBe("queued");
+  } finally {
+    ctx.close();
+  }
+});

@@ -1,0 +1,265 @@
+// The release of dependent jobs (plan-29 §3 C "Release") on hand-built rows, in process on the
+// test run's database (SVC_TEST_DATABASE=sqlite|pg): a job's end queues the pending jobs whose
+// needs all finished or skips them with the reason, to a fixpoint (skips cascade); a matrix need
+// is all its cells (result aggregated, outputs merged, the last cell to finish winning); `if`
+// with always(), failure(), cancelled() and contexts; an `if` that cannot be evaluated fails its
+// job with the expression's error and never a value; a run of successes and skips succeeds.
+import { afterAll, afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { openTestContext, testTables } from "../../helpers/context.ts";
+import type { Principal } from "../../../src/services/access/principal.ts";
+import type { Ctx } from "../../../src/services/context.ts";
+import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
+import { createRepo } from "../../../src/services/repos/repos.ts";
+import { putRepoValue } from "../../../src/services/ci/secrets.ts";
+import { failJob, runStateOf } from "../../../src/services/ci/finish.ts";
+import { releaseDependents } from "../../../src/services/ci/release.ts";
+import * as runs from "../../../src/services/ci/store-runs.ts";
+import { newId } from "../../../src/util/ids.ts";
+
+const { users } = testTables;
+const root = mkdtempSync(join(tmpdir(), "svc-release-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const open: { close(): void }[] = [];
+afterEach(() => {
+  for (const c of open.splice(0)) c.close();
+});
+
+const COMMIT = "a".repeat(40);
+let n = 0;
+
+async function setup() {
+  const ctx = await openTestContext({
+    SVC_DATA_DIR: join(root, String(++n)),
+    SVC_HTTP_ADDR: "127.0.0.1:0",
+    SVC_LOG: "error",
+    SVC_SECRETS_KEY: "11".repeat(32),
+  });
+  open.push(ctx);
+  const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+  const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+  const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+  return { ctx, actor, repo };
+}
+
+/** A job as the test writes it: its workflow job id, needs, `if`, state (default pending when it needs something). */
+interface JobIn {
+  key: string;
+  job?: string;
+  needs?: string[];
+  condition?: string;
+  state?: "pending" | "queued" | "running" | "success" | "failure";
+  outputs?: Record<string, string>;
+}
+
+/** Writes a run and its jobs (one attempt); answers the job ids by key. */
+async function run(
+  ctx: Ctx,
+  repo: { id: string; org_id: string },
+  jobs: JobIn[],
+  ref = "refs/heads/main",
+): Promise<{ runId: string; ids: Map<string, string> }> {
+  const runId = newId();
+  const ids = new Map<string, string>();
+  let t = 1_000;
+  await ctx.db.transaction(async (tx) => {
+    await runs.insertRun(tx, {
+      id: runId,
+      repoId: repo.id,
+      orgId: repo.org_id,
+      workflow: ".svc/workflows/ci.yml",
+      commit: COMMIT,
+      ref,
+      event: "push",
+      state: "queued",
+      createdAt: t,
+    });
+    for (const j of jobs) {
+      const id = newId();
+      ids.set(j.key, id);
+      const state = j.state ?? (j.needs?.length ? "pending" : "queued");
+      await runs.insertJob(tx, {
+        id,
+        runId,
+        repoId: repo.id,
+        orgId: repo.org_id,
+        key: j.key,
+        runsOn: ["self-hosted"],
+        hosted: false,
+        spec: { steps: [{ name: "s", run: "true", env: {} }], env: {}, timeoutS: 60 },
+        state,
+        steps: [{ state: "pending", exit_code: null, name: "s" }],
+        queuedAt: t++,
+        workflowJob: j.job ?? j.key,
+        needs: j.needs ?? [],
+        condition: j.condition ?? null,
+        outputs: j.outputs ?? null,
+      });
+    }
+  });
+  return { runId, ids };
+}
+
+async function states(ctx: Ctx, runId: string): Promise<Record<string, string>> {
+  const rows = await runs.jobsOfAttempt(ctx.db.read, runId, 1);
+  return Object.fromEntries(rows.map((r) => [r.key, r.state]));
+}
+
+async function job(ctx: Ctx, id: string) {
+  return (await runs.jobById(ctx.db.read, id))!;
+}
+
+/** Ends job `key` with `state` (and outputs) the way a verdict does; answers the run's state after. */
+async function finish(
+  ctx: Ctx,
+  r: { runId: string; ids: Map<string, string> },
+  key: string,
+  state: "success" | "failure" | "cancelled",
+  outputs?: Record<string, string>,
+) {
+  const id = r.ids.get(key)!;
+  await ctx.db.transaction(async (tx) => {
+    if (outputs) await runs.updateJob(tx, id, { outputs });
+    const row = (await runs.jobById(tx, id))!;
+    expect(await failJob(ctx, tx, row, state, state === "success" ? null : "it broke", Date.now())).toBe(true);
+  });
+  return (await runs.runOfRepo(ctx.db.read, (await job(ctx, id)).repoId, r.runId))!.state;
+}
+
+test("runStateOf: skipped is success, pending and unknown states are unfinished", () => {
+  expect(runStateOf(["success", "skipped"])).toBe("success");
+  expect(runStateOf(["skipped"])).toBe("success");
+  expect(runStateOf(["pending"])).toBe("queued");
+  expect(runStateOf(["pending", "queued"])).toBe("queued");
+  expect(runStateOf(["success", "pending"])).toBe("running");
+  expect(runStateOf(["success", "some-later-state"])).toBe("running");
+  expect(runStateOf(["failure", "skipped"])).toBe("failure");
+});
+
+test("a chain releases in order; a failed need skips its dependents to a fixpoint; always() and failure() still run", async () => {
+  const { ctx, repo } = await setup();
+  const r = await run(ctx, repo, [
+    { key: "build" },
+    { key: "test", needs: ["build"] },
+    { key: "deploy", needs: ["test"] },
+    { key: "smoke", needs: ["deploy"] },
+    { key: "cleanup", needs: ["smoke"], condition: "always()" },
+    { key: "report", needs: ["smoke"], condition: "${{ failure() }}" },
+    { key: "happy", needs: ["smoke"], condition: "success()" },
+  ]);
+  expect(await states(ctx, r.runId)).toMatchObject({ build: "queued", test: "pending", deploy: "pending" });
+
+  expect(await finish(ctx, r, "build", "success")).toBe("running");
+  const test1 = await job(ctx, r.ids.get("test")!);
+  expect(test1.state).toBe("queued");
+  const checks = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.state]));
+  expect(checks.get("test")).toBe("queued");
+
+  // test fails: deploy and smoke skip in one pass (a cascade), cleanup and report run, happy skips.
+  expect(await finish(ctx, r, "test", "failure")).toBe("running");
+  expect(await states(ctx, r.runId)).toEqual({
+    build: "success",
+    test: "failure",
+    deploy: "skipped",
+    smoke: "skipped",
+    cleanup: "queued",
+    report: "queued",
+    happy: "skipped",
+  });
+  expect((await job(ctx, r.ids.get("deploy")!)).skipReason).toBe("needs test failed");
+  expect((await job(ctx, r.ids.get("smoke")!)).skipReason).toBe("needs deploy was skipped");
+  expect((await job(ctx, r.ids.get("happy")!)).skipReason).toBe("if: success() was false");
+  const after = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.state]));
+  expect(after.get("deploy")).toBe("skipped");
+  expect(after.get("cleanup")).toBe("queued");
+
+  await finish(ctx, r, "cleanup", "success");
+  expect(await finish(ctx, r, "report", "success")).toBe("failure");
+});
+
+test("a matrix need is all its cells: released after the last, result aggregated, outputs merged (last cell wins)", async () => {
+  const { ctx, repo } = await setup();
+  const r = await run(ctx, repo, [
+    { key: "build (1)", job: "build" },
+    { key: "build (2)", job: "build" },
+    { key: "test", needs: ["build"], condition: "needs.build.outputs.x == '2' && needs.build.outputs.y == 'from-1' && needs.build.result == 'success'" },
+    { key: "lint", needs: ["build"], condition: "needs.build.outputs.x == '1'" },
+  ]);
+  await finish(ctx, r, "build (1)", "success", { x: "1", y: "from-1" });
+  expect(await states(ctx, r.runId)).toMatchObject({ test: "pending", lint: "pending" });
+  await finish(ctx, r, "build (2)", "success", { x: "2" });
+  expect(await states(ctx, r.runId)).toMatchObject({ test: "queued", lint: "skipped" });
+  expect((await job(ctx, r.ids.get("lint")!)).skipReason).toBe("if: needs.build.outputs.x == '1' was false");
+
+  // One failed cell makes the need a failure.
+  const m = await run(ctx, repo, [
+    { key: "b (1)", job: "b" },
+    { key: "b (2)", job: "b" },
+    { key: "after", needs: ["b"] },
+    { key: "why", needs: ["b"], condition: "always() && needs.b.result == 'failure'" },
+  ]);
+  await finish(ctx, m, "b (1)", "failure");
+  expect(await states(ctx, m.runId)).toMatchObject({ after: "pending", why: "pending" });
+  await finish(ctx, m, "b (2)", "success");
+  expect(await states(ctx, m.runId)).toMatchObject({ after: "skipped", why: "queued" });
+});
+
+test("an `if` that cannot be evaluated fails its job with the expression's error, never the value; dependents cascade", async () => {
+  const { ctx, repo } = await setup();
+  const r = await run(ctx, repo, [
+    { key: "build" },
+    { key: "deploy", needs: ["build"], condition: "fromJSON(needs.build.outputs.config).on" },
+    { key: "after", needs: ["deploy"] },
+  ]);
+  expect(await finish(ctx, r, "build", "success", { config: "{not json hunter2" })).toBe("failure");
+  const deploy = await job(ctx, r.ids.get("deploy")!);
+  expect(deploy.state).toBe("failure");
+  expect(deploy.error).toStartWith("jobs.deploy.if: ");
+  expect(deploy.error).not.toContain("hunter2");
+  expect(await states(ctx, r.runId)).toMatchObject({ after: "skipped" });
+});
+
+test("contexts: github from the run, vars from the repo; a run of successes and skips succeeds", async () => {
+  const { ctx, actor, repo } = await setup();
+  await putRepoValue(ctx, actor, "variable", "acme", "app", "STAGE", { value: "prod" });
+  const r = await run(
+    ctx,
+    repo,
+    [
+      { key: "build" },
+      { key: "main-only", needs: ["build"], condition: "github.ref == 'refs/heads/main' && github.repository == 'acme/app'" },
+      { key: "prod", needs: ["build"], condition: "${{ vars.STAGE == 'prod' && github.run_attempt == '1' }}" },
+      { key: "never", needs: ["build"], condition: "false" },
+    ],
+    "refs/heads/feature",
+  );
+  expect(await finish(ctx, r, "build", "success")).toBe("running");
+  expect(await states(ctx, r.runId)).toEqual({ build: "success", "main-only": "skipped", prod: "queued", never: "skipped" });
+  expect(await finish(ctx, r, "prod", "success")).toBe("success");
+});
+
+test("cancelled() is true once the run is asked to stop; a timeout of one job is no cancel of the run", async () => {
+  const { ctx, repo } = await setup();
+  const r = await run(ctx, repo, [
+    { key: "build", state: "running" },
+    { key: "deploy", needs: ["build"] },
+    { key: "on-cancel", needs: ["build"], condition: "cancelled()" },
+  ]);
+  await ctx.db.transaction((tx) => runs.markCancelReason(tx, [r.ids.get("build")!], "cancel"));
+  await finish(ctx, r, "build", "cancelled");
+  expect(await states(ctx, r.runId)).toMatchObject({ deploy: "skipped", "on-cancel": "queued" });
+  expect((await job(ctx, r.ids.get("deploy")!)).skipReason).toBe("needs build was cancelled");
+
+  const t = await run(ctx, repo, [
+    { key: "build", state: "running" },
+    { key: "on-cancel", needs: ["build"], condition: "cancelled()" },
+  ]);
+  await ctx.db.transaction((tx) => runs.markCancelReason(tx, [t.ids.get("build")!], "timeout"));
+  await finish(ctx, t, "build", "cancelled");
+  expect(await states(ctx, t.runId)).toMatchObject({ "on-cancel": "skipped" });
+  // A second release finds nothing to move.
+  expect(await ctx.db.transaction((tx) => releaseDependents(ctx, tx, t.runId, 1, Date.now()))).toBe(0);
+});
