@@ -3,13 +3,39 @@
 // as the agent feeds it (pipe reads of 64 KiB, and line-sized writes), with and without secrets
 // printed in it. Prints a JSON summary: throughput, and the share of one core masking 10 MB/s costs.
 //
-//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3]
+// Then the agent's whole log path (cli/runner/log.ts, `--stream`): a LogStream fed 10 MB/s of the
+// same output in 64 KiB writes for `--seconds`, uploading to a stub log endpoint in another
+// process (so only the agent's CPU is counted), once without secrets (nothing to mask) and once
+// with the 20: the difference in CPU is what masking adds to log streaming.
+//
+//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--stream] [--seconds 8]
 import { parseArgs } from "node:util";
+import { LogStream, MaskedText } from "../cli/runner/log.ts";
 import { Masker } from "../src/services/ci/mask.ts";
 
 const { values } = parseArgs({
-  options: { mb: { type: "string", default: "64" }, secrets: { type: "string", default: "20" }, rounds: { type: "string", default: "3" } },
+  options: {
+    mb: { type: "string", default: "64" },
+    secrets: { type: "string", default: "20" },
+    rounds: { type: "string", default: "3" },
+    stream: { type: "boolean", default: false },
+    seconds: { type: "string", default: "8" },
+    "stub-server": { type: "boolean", default: false },
+  },
 });
+
+if (values["stub-server"]) {
+  // The log endpoint: acknowledges every append at its offset (what the server answers), nothing stored.
+  const server = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      const body = (await req.json()) as { offset: number; text: string };
+      return Response.json({ offset: body.offset + Buffer.byteLength(body.text) });
+    },
+  });
+  console.log(server.port);
+  await new Promise(() => {});
+}
 const MB = Number(values.mb);
 const N = Number(values.secrets);
 const ROUNDS = Number(values.rounds);
@@ -93,4 +119,73 @@ for (const hits of [0, 0.01]) {
     });
   }
 }
-console.log(JSON.stringify({ secrets: N, results }, null, 2));
+// The agent's front (the ::add-mask:: line scan, then the Masker), as CPU per MB like the rows above.
+for (const hits of [0, 0.01]) {
+  const parts = chunks(output(MB * 1024 * 1024, hits), 64 * 1024);
+  let best = Infinity;
+  for (let r = 0; r < ROUNDS; r++) {
+    const front = new MaskedText(new Masker(secrets));
+    const t0 = process.cpuUsage();
+    for (const p of parts) front.write(p);
+    front.end();
+    const t = process.cpuUsage(t0);
+    best = Math.min(best, (t.user + t.system) / 1000);
+  }
+  const mbps = MB / (best / 1000);
+  results.push({
+    hits_per_line: hits,
+    writes: "64 KiB through MaskedText (log.ts)",
+    mb: MB,
+    best_cpu_ms: Math.round(best),
+    mb_per_s: Math.round(mbps),
+    cpu_share_at_10_mb_per_s: `${((10 / mbps) * 100).toFixed(2)}%`,
+  });
+}
+
+/** CPU of this process while a LogStream takes 10 MB/s for `seconds` and uploads it all. */
+async function streamCpu(url: string, masker: Masker, seconds: number): Promise<{ cpu_ms: number; wall_ms: number; mb: number }> {
+  const rate = 10 * 1024 * 1024;
+  const text = output(rate * seconds, 0.01);
+  const parts = chunks(text, 64 * 1024);
+  const stop = new AbortController();
+  const log = new LogStream(url, "bench-token", stop.signal, masker);
+  const wall0 = performance.now();
+  const t0 = process.cpuUsage();
+  let i = 0;
+  let written = 0;
+  while (i < parts.length) {
+    const due = (rate * (performance.now() - wall0)) / 1000;
+    while (i < parts.length && written < due) {
+      log.write(parts[i]!);
+      written += parts[i]!.length;
+      i++;
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await log.close();
+  const t = process.cpuUsage(t0);
+  return { cpu_ms: Math.round((t.user + t.system) / 1000), wall_ms: Math.round(performance.now() - wall0), mb: Math.round(written / 1024 / 1024) };
+}
+
+const stream: Record<string, unknown>[] = [];
+if (values.stream) {
+  const stub = Bun.spawn([process.execPath, import.meta.path, "--stub-server"], { stdout: "pipe", stderr: "inherit" });
+  const reader = (stub.stdout as ReadableStream<Uint8Array>).getReader();
+  let port = "";
+  while (!port.includes("\n")) port += new TextDecoder().decode((await reader.read()).value);
+  const url = `http://127.0.0.1:${port.trim()}/logs`;
+  const seconds = Number(values.seconds);
+  try {
+    for (let r = 0; r < ROUNDS; r++)
+      for (const [label, masker] of [
+        ["without the Masker (no secrets)", new Masker()],
+        [`with the Masker (${N} secrets)`, new Masker(secrets)],
+      ] as const) {
+        const m = await streamCpu(url, masker, seconds);
+        stream.push({ round: r + 1, path: label, ...m, core_share: `${((m.cpu_ms / m.wall_ms) * 100).toFixed(1)}%` });
+      }
+  } finally {
+    stub.kill();
+  }
+}
+console.log(JSON.stringify({ secrets: N, results, stream }, null, 2));

@@ -9,6 +9,7 @@ import type { Ctx } from "./services/context.ts";
 import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveries } from "./services/hooks/delivery.ts";
 import { WEBHOOK_EVENT_KINDS } from "./services/hooks/schemas.ts";
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
+import { CI_SCHEDULE, fireSchedules } from "./services/ci/schedule.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
@@ -70,6 +71,7 @@ function wirePlatform(ctx: Ctx): void {
 
   // Periodic: once per slot across the cluster (a job row), or a pass on every node (no row).
   ctx.work.define(MIRROR_SCHEDULE, async (c) => void (await scheduleMirrorSyncs(c)));
+  ctx.work.define(CI_SCHEDULE, async (c, p) => void (await fireSchedules(c, p)));
   ctx.work.define(REPO_GC_PASS, async (c) => void (await scheduleGcPass(c)));
   ctx.work.define(WEBHOOK_PRUNE, async (c) => void (await pruneDeliveries(c)));
   ctx.work.define(JOBS_PRUNE, async (c) => void (await pruneJobs(c)));

@@ -12,11 +12,11 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { arch as osArch, platform } from "node:os";
 import { delimiter, join } from "node:path";
 import { ExprError, evaluateCondition, parseCondition, parseTemplate, renderTemplate, templateValue, truthy } from "../../src/services/ci/expr/index.ts";
-import type { Contexts, Value } from "../../src/services/ci/expr/index.ts";
+import type { Contexts, EvalEnv, Value } from "../../src/services/ci/expr/index.ts";
 import { Masker } from "../../src/services/ci/mask.ts";
 import { call, pause, say } from "./client.ts";
 import { LogStream } from "./log.ts";
-import { killGroup, readStepFiles, runProcess, shellOf, stepFiles, workingDirectory } from "./steps.ts";
+import { hashFiles, killGroup, readStepFiles, runProcess, shellOf, stepFiles, workingDirectory } from "./steps.ts";
 
 /** What the agent asks for: format 2 (templates and contexts). */
 export const RUNNER_FORMAT = 2;
@@ -90,7 +90,7 @@ export function baseEnv(): Record<string, string> {
 }
 
 /** Evaluates `text` as a template over `contexts` (format 2) or takes it as it is (format 1). */
-function renderer(format: number, env: () => { contexts: Contexts }) {
+function renderer(format: number, env: () => EvalEnv) {
   return (text: string, what: string): string => {
     if (format < 2 || !text.includes("${{")) return text;
     try {
@@ -319,7 +319,12 @@ class StepRunner {
       RUNNER_TEMP: o.temp,
       RUNNER_NAME: o.runnerName,
     };
-    this.render = renderer(format, () => ({ contexts: this.contexts() }));
+    this.render = renderer(format, () => this.evalEnv());
+  }
+
+  /** What an expression is evaluated with: the contexts now, and hashFiles over the workspace. */
+  private evalEnv(): EvalEnv {
+    return { contexts: this.contexts(), hashFiles: (patterns) => hashFiles(this.o.ws, patterns) };
   }
 
   /** The contexts an expression reads now. */
@@ -394,7 +399,7 @@ class StepRunner {
     if (this.format < 2 || step.if == null || step.if === "") return status.success;
     if (step.if === "true" || step.if === "false") return status.success && step.if === "true";
     try {
-      return evaluateCondition(parseCondition(step.if), { contexts: this.contexts(), status });
+      return evaluateCondition(parseCondition(step.if), { ...this.evalEnv(), status });
     } catch (e) {
       if (e instanceof ExprError) throw new StepProblem(`if ${JSON.stringify(step.if.slice(0, 200))}: ${e.message}`);
       throw e;
@@ -451,7 +456,7 @@ class StepRunner {
       if (typeof coe === "boolean") continueOnError = coe;
       else if (typeof coe === "string" && coe) {
         try {
-          continueOnError = this.format < 2 ? coe === "true" : truthy(templateValue(parseTemplate(coe), { contexts: this.contexts() }));
+          continueOnError = this.format < 2 ? coe === "true" : truthy(templateValue(parseTemplate(coe), this.evalEnv()));
         } catch (e) {
           if (e instanceof ExprError) throw new StepProblem(`continue-on-error ${JSON.stringify(coe.slice(0, 200))}: ${e.message}`);
           throw e;
@@ -477,11 +482,13 @@ class StepRunner {
     env.GITHUB_STEP_SUMMARY = files.summary;
     if (this.pathAdds.length) env.PATH = [...this.pathAdds, env.PATH ?? ""].join(delimiter);
     const shell = shellOf(step.shell ?? this.job.defaults?.shell ?? null, env.PATH, this.format);
-    const scriptPath = join(this.o.temp, `step${i}${shell.posix ? ".sh" : ""}`);
+    const scriptPath = join(this.o.temp, `step${i}${shell.ext ?? (shell.posix ? ".sh" : "")}`);
     // `exec 2>&1`: one stream, so the log keeps stdout and stderr in the order they were written.
     writeFileSync(scriptPath, shell.posix ? `exec 2>&1\n${script}\n` : `${script}\n`);
     const argv = shell.argv.map((a) => a.replaceAll("{0}", scriptPath));
     const t0 = Date.now();
+    // A step that runs after a cancel (its `if` says always() or cancelled()) is judged by its own exit.
+    const cancelledBefore = control.cancelled !== null;
     let timedOut = false;
     const timer =
       step.timeout_s && step.timeout_s > 0
@@ -495,7 +502,7 @@ class StepRunner {
     control.child = null;
     rmSync(scriptPath, { force: true });
     const secs = ((Date.now() - t0) / 1000).toFixed(1);
-    if (control.cancelled) {
+    if (control.cancelled && !cancelledBefore) {
       log.endStep();
       log.write(`##[cancelled] ${name}\n`);
       say(`${tag}: step ${i + 1}/${n} ${JSON.stringify(name)} cancelled after ${secs}s`);

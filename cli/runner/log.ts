@@ -9,18 +9,6 @@
 import { MASK, Masker } from "../../src/services/ci/mask.ts";
 import { call, say, Stopped } from "./client.ts";
 
-/** Bytes of a string as UTF-8. */
-const byteLength = (s: string) => Buffer.byteLength(s);
-
-/** The longest prefix of `s` of at most `limit` UTF-8 bytes (never splitting a character). */
-export function prefixBytes(s: string, limit: number): string {
-  const b = Buffer.from(s);
-  if (b.length <= limit) return s;
-  let end = limit;
-  while (end > 0 && (b[end]! & 0xc0) === 0x80) end--;
-  return b.subarray(0, end).toString("utf8");
-}
-
 const ADD_MASK = "::add-mask::";
 /** Characters of an `::add-mask::` value (a secret's bound). */
 export const ADD_MASK_MAX_CHARS = 48 * 1024;
@@ -99,9 +87,14 @@ export class MaskedText {
   }
 }
 
-/** The job's log as the server has acknowledged it, and the text still to send. */
+/**
+ * The job's log as the server has acknowledged it, and the bytes still to send. Why a queue of
+ * buffers and not one string: at 10 MB/s the unsent text can reach megabytes while an upload is
+ * in flight, and re-encoding all of it for every 512 KiB call made the path quadratic.
+ */
 export class LogStream {
-  private pending = "";
+  private queue: Buffer[] = [];
+  private queued = 0;
   private acked = 0;
   private flushing: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval>;
@@ -126,14 +119,52 @@ export class LogStream {
 
   write(text: string): void {
     if (this.closed || !text) return;
-    this.pending += this.text.write(text);
-    if (byteLength(this.pending) >= 256 * 1024) void this.flush();
+    this.enqueue(this.text.write(text));
+    if (this.queued >= 256 * 1024) void this.flush();
   }
 
   /** A step ended: what the masker held back goes out now. */
   endStep(): void {
     if (this.closed) return;
-    this.pending += this.text.end();
+    this.enqueue(this.text.end());
+  }
+
+  private enqueue(text: string): void {
+    if (!text) return;
+    const b = Buffer.from(text);
+    this.queue.push(b);
+    this.queued += b.length;
+  }
+
+  /** The first `limit` bytes or fewer of the queue, ending on a character boundary. */
+  private head(limit: number): Buffer {
+    const parts: Buffer[] = [];
+    let n = 0;
+    for (const b of this.queue) {
+      if (n >= limit) break;
+      parts.push(b);
+      n += b.length;
+    }
+    const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    if (all.length <= limit) return all;
+    let end = limit;
+    while (end > 0 && (all[end]! & 0xc0) === 0x80) end--;
+    return all.subarray(0, end);
+  }
+
+  /** Drops `n` acknowledged bytes from the front of the queue. */
+  private drop(n: number): void {
+    this.queued -= Math.min(n, this.queued);
+    while (n > 0 && this.queue.length) {
+      const b = this.queue[0]!;
+      if (b.length <= n) {
+        this.queue.shift();
+        n -= b.length;
+      } else {
+        this.queue[0] = b.subarray(n);
+        n = 0;
+      }
+    }
   }
 
   /** Sends what is pending (one call at a time); resolves when this round is done. */
@@ -144,8 +175,8 @@ export class LogStream {
   }
 
   private async send(): Promise<void> {
-    while (this.pending && !this.closed) {
-      const text = prefixBytes(this.pending, 512 * 1024);
+    while (this.queued > 0 && !this.closed) {
+      const text = this.head(512 * 1024).toString("utf8");
       let res: Awaited<ReturnType<typeof call>>;
       try {
         res = await call(this.url, { token: this.token, method: "POST", body: { offset: this.acked, text }, stop: this.stop, what: "log upload" });
@@ -156,7 +187,7 @@ export class LogStream {
       if ((res.status === 200 || res.status === 409) && typeof res.body?.offset === "number") {
         // The server holds everything up to `offset`: drop that much from what is pending.
         const drop = res.body.offset - this.acked;
-        if (drop > 0) this.pending = Buffer.from(this.pending).subarray(drop).toString("utf8");
+        if (drop > 0) this.drop(drop);
         this.acked = Math.max(this.acked, res.body.offset);
         continue;
       }
@@ -169,7 +200,7 @@ export class LogStream {
   async close(): Promise<void> {
     this.endStep();
     clearInterval(this.timer);
-    while (this.pending && !this.closed && !this.stop.aborted) await this.flush();
+    while (this.queued > 0 && !this.closed && !this.stop.aborted) await this.flush();
     this.closed = true;
   }
 }

@@ -3,8 +3,24 @@
 // talk to the runner ($GITHUB_OUTPUT, $GITHUB_ENV, $GITHUB_PATH; $GITHUB_STEP_SUMMARY is created
 // and ignored).
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, openSync, readSync, closeSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { compileGlob } from "../../src/util/glob.ts";
 import { FILE_COMMAND_LIMITS, parseFileCommands, parsePathFile } from "./files.ts";
 
 /** Kills a step's whole process group: TERM, then KILL if it lingers. */
@@ -60,11 +76,20 @@ export function onPath(name: string, path: string | undefined): boolean {
   return false;
 }
 
-/** A shell as a command with `{0}` for the script, and whether `exec 2>&1` may open the script (a POSIX shell). */
+/** A shell as a command with `{0}` for the script, whether `exec 2>&1` may open the script (a POSIX shell), and the script's file extension. */
 export interface Shell {
   argv: string[];
   posix: boolean;
+  ext?: string;
 }
+
+/** GitHub's other named shells (they run where the machine has them; a missing one fails the step with exit 127). */
+const NAMED: Readonly<Record<string, Shell>> = {
+  python: { argv: ["python", "{0}"], posix: false, ext: ".py" },
+  pwsh: { argv: ["pwsh", "-command", ". '{0}'"], posix: false, ext: ".ps1" },
+  powershell: { argv: ["powershell", "-command", ". '{0}'"], posix: false, ext: ".ps1" },
+  cmd: { argv: ["cmd", "/D", "/E:ON", "/V:OFF", "/S", "/C", 'CALL "{0}"'], posix: false, ext: ".cmd" },
+};
 
 /**
  * The command that runs a step (GitHub's): `sh` → `sh -e {0}`, `bash` → `bash --noprofile --norc
@@ -80,6 +105,8 @@ export function shellOf(shell: string | null | undefined, path: string | undefin
   }
   if (s === "sh") return { argv: ["sh", "-e", "{0}"], posix: true };
   if (s === "bash") return { argv: ["bash", "--noprofile", "--norc", "-eo", "pipefail", "{0}"], posix: true };
+  const named = NAMED[s];
+  if (named) return { ...named, argv: [...named.argv] };
   const argv = s.split(/\s+/);
   if (!argv.some((a) => a.includes("{0}"))) argv.push("{0}");
   const cmd = argv[0]!.replace(/^.*\//, "");
@@ -161,4 +188,48 @@ export function readStepFiles(files: StepFiles): StepWrites {
   const e = parseFileCommands(env, "env");
   if (!e.ok) return e;
   return { ok: true, outputs: o.entries, env: e.entries, path: parsePathFile(path) };
+}
+
+/** Files `hashFiles` looks at, at most (a workspace past it hashes what was found first). */
+const HASH_FILES_LIMIT = 100_000;
+
+/**
+ * `hashFiles(patterns…)` (GitHub's): the files of the workspace matching any pattern and no `!`
+ * pattern (paths relative to the workspace, `**` across directories, `.git` skipped), in path
+ * order, as the SHA-256 of their SHA-256s; "" when none matches.
+ */
+export function hashFiles(workspace: string, patterns: string[]): string {
+  const rel = (p: string) => {
+    const q = p.startsWith(`${workspace}/`) ? p.slice(workspace.length + 1) : p;
+    return q.startsWith("./") ? q.slice(2) : q;
+  };
+  const include = patterns.filter((p) => !p.startsWith("!")).map((p) => compileGlob(rel(p.trim())));
+  const exclude = patterns.filter((p) => p.startsWith("!")).map((p) => compileGlob(rel(p.slice(1).trim())));
+  const found: string[] = [];
+  const walk = (dir: string, prefix: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (found.length >= HASH_FILES_LIMIT) return;
+      const path = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (e.name !== ".git") walk(join(dir, e.name), path);
+      } else if (e.isFile() && include.some((g) => g.match(path)) && !exclude.some((g) => g.match(path))) found.push(path);
+    }
+  };
+  walk(workspace, "");
+  if (!found.length) return "";
+  found.sort();
+  const all = createHash("sha256");
+  for (const f of found)
+    all.update(
+      createHash("sha256")
+        .update(readFileSync(join(workspace, f)))
+        .digest(),
+    );
+  return all.digest("hex");
 }

@@ -12,7 +12,7 @@ import { eventually } from "../helpers/receiver.ts";
 setDefaultTimeout(120_000);
 
 /** The cluster-scoped periodic kinds (`every: { scope: "cluster" }` in their domains). */
-const CLUSTER_PERIODIC = ["mirror.schedule", "webhook.prune", "repo.gc-pass", "jobs.prune", "notify.prune"];
+const CLUSTER_PERIODIC = ["mirror.schedule", "webhook.prune", "repo.gc-pass", "jobs.prune", "notify.prune", "ci.schedule"];
 
 describe("periodic duties on three nodes", () => {
   let cluster: Cluster;

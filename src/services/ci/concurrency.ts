@@ -11,6 +11,7 @@ import type { RunState } from "../../db/schema/index.ts";
 import type { Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { failJob } from "./finish.ts";
+import { cancelRunJobs } from "./runs.ts";
 import * as groups from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow, RunRow } from "./store-runs.ts";
@@ -47,9 +48,8 @@ async function cancelJob(ctx: Ctx, tx: Tx, job: JobRow, reason: string, t: numbe
   } else await failJob(ctx, tx, job, "cancelled", reason, t, null, { release });
 }
 
-/** Cancels a run for its group: every unfinished job ends (running ones at their next heartbeat); the run says why. */
+/** Cancels a waiting run superseded in its group: every unfinished job ends (none has started) with `reason` as its error. */
 export async function cancelRunForGroup(ctx: Ctx, tx: Tx, run: RunRow, reason: string, t: number): Promise<void> {
-  await groups.setRunError(tx, run.id, reason);
   const open = await runs.unfinishedJobsOfRun(tx, run.id);
   // Pending ones first: ending a queued job may release its dependents, which are ending anyway.
   open.sort((a, b) => (a.state === "pending" ? 0 : 1) - (b.state === "pending" ? 0 : 1));
@@ -71,7 +71,13 @@ export async function admitRun(ctx: Ctx, tx: Tx, run: { id: string; repoId: stri
   // Waiting runs first: when an active one ends during this, no waiting run is left to release.
   for (const r of waitingOnes) await cancelRunForGroup(ctx, tx, r, `superseded by run ${run.id} in concurrency group ${c.group}`, t);
   if (cancelsInProgress(c)) {
-    for (const r of active) await cancelRunForGroup(ctx, tx, r, `cancelled: a newer run in concurrency group ${c.group}`, t);
+    // An active run is cancelled like a cancel request (runs.ts): its `if: always()` / `cancelled()` cleanup jobs still run.
+    // Why the reason on the jobs and not the run's `error`: that column means "never started", and a re-run refuses such runs.
+    const reason = `cancelled: a newer run in concurrency group ${c.group}`;
+    for (const r of active) {
+      await cancelRunJobs(ctx, tx, r, reason, t);
+      await groups.explainCancelled(tx, r.id, r.attempt, reason);
+    }
     return null;
   }
   const holder = active[0];

@@ -12,7 +12,7 @@ import { snapshotOf, type RepoSnapshot } from "../git/snapshot.ts";
 import { createRun } from "./create-run.ts";
 import { getRun } from "./runs.ts";
 import type { Run } from "./schemas.ts";
-import { parseOnThread, readWorkflowText, runnable, workflowFilesAt, type WorkflowFile } from "./trigger.ts";
+import { parseOnThread, peelCommit, readWorkflowText, runnable, workflowFilesAt, type WorkflowFile } from "./trigger.ts";
 import type { InputSpec, ParseWorkflowOutput } from "./workflow.ts";
 
 /** Bounds on a dispatch request (hostile input): names looked at, and all values' characters together (GitHub's 65,535). */
@@ -46,17 +46,8 @@ async function resolveRef(snapshot: RepoSnapshot, ref: string): Promise<{ ref: s
     if (!name.startsWith("refs/heads/") && !name.startsWith("refs/tags/")) continue;
     const hit = snapshot.refs.find((r) => r.name === name);
     if (!hit) continue;
-    let oid = hit.oid;
-    // An annotated tag: its commit (a few levels at most).
-    for (let i = 0; i < 8; i++) {
-      const obj = await snapshot.objects.read(oid);
-      if (!obj) break;
-      if (obj.type === "commit") return { ref: name, commit: oid };
-      if (obj.type !== "tag") break;
-      const m = /^object ([0-9a-f]{40})/.exec(new TextDecoder().decode(obj.data.subarray(0, 60)));
-      if (!m) break;
-      oid = m[1]!;
-    }
+    const commit = await peelCommit(snapshot, hit.oid);
+    if (commit) return { ref: name, commit };
   }
   throw NotFound(`no branch or tag ${JSON.stringify(ref)}`);
 }

@@ -10,6 +10,7 @@ import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
 import { secretsForJob, variablesForJob } from "./job-secrets.ts";
+import { aggregateResult, mergeOutputs } from "./release.ts";
 import { Masker } from "./mask.ts";
 import type { JobComplete, JobDescription, LogAppend, StepUpdate } from "./schemas.ts";
 import * as jobCalls from "./store-job-calls.ts";
@@ -35,7 +36,7 @@ async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow
 /** What the agent sends to say it runs format-2 descriptions (`x-svc-runner-format: 2`). */
 export const RUNNER_FORMAT_HEADER = "x-svc-runner-format";
 
-/** The `needs` context of a job: per needed workflow job its result and outputs (matrix cells merged, the first failure wins). */
+/** The `needs` context of a job: per needed workflow job its result and outputs over its matrix cells (release.ts's rules). */
 function needsContext(
   rows: Awaited<ReturnType<typeof jobCalls.neededJobs>>,
   needs: readonly string[],
@@ -43,17 +44,7 @@ function needsContext(
   const out: Record<string, { result: string; outputs: Record<string, string> }> = {};
   for (const id of needs) {
     const cells = rows.filter((r) => r.workflowJob === id);
-    const states = cells.map((c) => c.state);
-    const result = states.includes("failure")
-      ? "failure"
-      : states.includes("cancelled")
-        ? "cancelled"
-        : states.length && states.every((s) => s === "skipped")
-          ? "skipped"
-          : "success";
-    const outputs: Record<string, string> = {};
-    for (const c of cells) Object.assign(outputs, c.outputs ?? {});
-    out[id] = { result, outputs };
+    out[id] = { result: aggregateResult(cells.map((c) => c.state)) ?? "success", outputs: mergeOutputs(cells) };
   }
   return out;
 }
@@ -275,6 +266,8 @@ function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string |
   if (verdict === "cancelled") {
     if (job.cancelReason === "timeout") return `the job exceeded its timeout of ${minutes(job.spec.timeoutS)} minutes`;
     if (job.cancelReason === "cancel") return "cancelled";
+    // A concurrency group's cancel (concurrency.ts) says why.
+    if (job.cancelReason?.startsWith("cancelled: ")) return job.cancelReason;
     return "cancelled by the runner";
   }
   const i = job.steps.findIndex((s) => s.state === "failure");

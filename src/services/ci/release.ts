@@ -161,6 +161,8 @@ async function runContexts(q: Queryable, runId: string, repoId: string): Promise
  * many jobs moved.
  */
 export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt: number, t: number): Promise<number> {
+  // Why probe first: every verdict calls this, and a 256-cell matrix without needs must not read 256 rows per verdict.
+  if (!(await runs.hasPendingJob(tx, runId, attempt))) return 0;
   const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
   if (!jobs.some((j) => j.state === "pending")) return 0;
   const graph = new Map<string, readonly string[]>();

@@ -135,7 +135,8 @@ export async function requireJob(ctx: Ctx, t: RepoTarget, runId: string, jobId: 
 /** GET …/runs/{id}/jobs/{job_id}/logs: the acknowledged log, streamed chunk by chunk from the object store. */
 export async function jobLog(ctx: Ctx, t: RepoTarget, runId: string, jobId: string): Promise<ReadableStream<Uint8Array>> {
   const job = await requireJob(ctx, t, runId, jobId);
-  const chunks = await runs.logChunks(ctx.db.read, job.id);
+  // A job a failed-only re-run kept has the log of the job it stands for.
+  const chunks = await runs.logChunks(ctx.db.read, job.reusedFrom ?? job.id);
   let i = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -213,19 +214,16 @@ export async function jobLogSince(
   const start = Math.max(0, Math.min(from, job.logSize));
   const parts: Uint8Array[] = [];
   let next = start;
-  for (const c of await runs.logChunksFrom(ctx.db.read, job.id, start, 64)) {
+  for (const c of await runs.logChunksFrom(ctx.db.read, job.reusedFrom ?? job.id, start, 64)) {
     if (next - start >= max || c.offset > next) break;
-    // A chunk the server's masking pass changed holds other bytes than its offset/size say: served
-    // whole, from its start only (a reader inside it has it already), and `next` moves by its size.
-    if (c.masked && next > c.offset) {
-      next = c.offset + c.size;
-      continue;
-    }
+    // A chunk the server's masking pass changed holds other bytes than its offset/size say: it is
+    // served whole (also to a reader starting inside it: no reader ever got part of it), and
+    // `next` moves to its end in the agent's bytes.
     const bytes = await ctx.store.get(c.key);
     if (!bytes) throw new Error(`log chunk ${c.key} is missing`);
     const part = c.masked ? bytes : bytes.subarray(next - c.offset);
     parts.push(part);
-    next += c.masked ? c.size : part.byteLength;
+    next = c.masked ? c.offset + c.size : next + part.byteLength;
   }
   return { job, bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), next };
 }

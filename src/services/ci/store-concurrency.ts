@@ -1,5 +1,5 @@
 // The CI domain's queries for concurrency groups (runs and jobs) and the schedule index.
-import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { x } from "../../db/dialect.ts";
 import { tables } from "../../db/tables.ts";
@@ -26,13 +26,13 @@ export async function setRunWaiting(tx: Tx, id: string, waiting: string | null):
   await tx.update(runs).set({ waiting }).where(eq(runs.id, id));
 }
 
-/** Sets the sentence a run shows as its error (a concurrency cancel says why). */
-export async function setRunError(tx: Tx, id: string, error: string): Promise<void> {
-  const { runs } = tables(tx);
+/** Gives the jobs of a run's attempt that a cancel just ended (error `cancelled`) the concurrency reason instead. */
+export async function explainCancelled(tx: Tx, runId: string, attempt: number, reason: string): Promise<void> {
+  const { workflowJobs: j } = tables(tx);
   await tx
-    .update(runs)
-    .set({ error })
-    .where(and(eq(runs.id, id), isNull(runs.error)));
+    .update(j)
+    .set({ error: reason })
+    .where(and(eq(j.runId, runId), eq(j.attempt, attempt), eq(j.state, "cancelled"), eq(j.error, "cancelled")));
 }
 
 /** The oldest run of the group that waits for it, or null. */
@@ -91,4 +91,48 @@ export async function userHandles(q: Queryable, ids: string[]): Promise<Map<stri
   const { users } = tables(q);
   const rows = await q.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, ids));
   return new Map(rows.map((r) => [r.id, r.handle]));
+}
+
+// ---- the schedule index (ci_schedules) ----
+
+/** A row of the schedule index. */
+export type ScheduleRow = { repoId: string; workflow: string; position: number; cron: string; commit: string; updatedAt: number };
+
+/** The schedule rows of a repository. */
+export async function schedulesOfRepo(q: Queryable, repoId: string): Promise<ScheduleRow[]> {
+  const { ciSchedules: s } = tables(q);
+  return await q.select().from(s).where(eq(s.repoId, repoId)).orderBy(asc(s.workflow), asc(s.position));
+}
+
+/** Replaces a repository's schedule rows (delete, then one multi-row INSERT). */
+export async function replaceSchedules(tx: Tx, repoId: string, rows: ScheduleRow[]): Promise<void> {
+  const { ciSchedules: s } = tables(tx);
+  await tx.delete(s).where(eq(s.repoId, repoId));
+  if (rows.length) await tx.insert(s).values(rows);
+}
+
+/** A page of the schedule index with each repository's org and default branch, after `after` (repo, workflow, position order). */
+export async function schedulesPage(
+  q: Queryable,
+  after: { repoId: string; workflow: string; position: number } | null,
+  limit: number,
+): Promise<(ScheduleRow & { orgId: string; defaultBranch: string })[]> {
+  const { ciSchedules: s, repos } = tables(q);
+  const where = after ? sql`(${s.repoId}, ${s.workflow}, ${s.position}) > (${after.repoId}, ${after.workflow}, ${after.position})` : undefined;
+  return await q
+    .select({
+      repoId: s.repoId,
+      workflow: s.workflow,
+      position: s.position,
+      cron: s.cron,
+      commit: s.commit,
+      updatedAt: s.updatedAt,
+      orgId: repos.orgId,
+      defaultBranch: repos.defaultBranch,
+    })
+    .from(s)
+    .innerJoin(repos, eq(repos.id, s.repoId))
+    .where(where)
+    .orderBy(asc(s.repoId), asc(s.workflow), asc(s.position))
+    .limit(limit);
 }

@@ -57,11 +57,11 @@ export async function neededJobs(
   runId: string,
   attempt: number,
   workflowJobs: readonly string[],
-): Promise<{ workflowJob: string; state: string; outputs: Record<string, string> | null }[]> {
+): Promise<{ workflowJob: string; state: string; outputs: Record<string, string> | null; finishedAt: number | null }[]> {
   if (!workflowJobs.length) return [];
   const { workflowJobs: jobs } = tables(q);
   return await q
-    .select({ workflowJob: jobs.workflowJob, state: jobs.state, outputs: jobs.outputs })
+    .select({ workflowJob: jobs.workflowJob, state: jobs.state, outputs: jobs.outputs, finishedAt: jobs.finishedAt })
     .from(jobs)
     .where(and(eq(jobs.runId, runId), eq(jobs.attempt, attempt), inArray(jobs.workflowJob, [...workflowJobs])));
 }

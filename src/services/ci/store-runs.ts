@@ -323,6 +323,30 @@ export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number
     .orderBy(asc(j.queuedAt), asc(j.id));
 }
 
+/** Whether an attempt of a run has a pending job (one probe of workflow_jobs_run_idx): the verdict path's cheap "anything to release?". */
+export async function hasPendingJob(q: Queryable, runId: string, attempt: number): Promise<boolean> {
+  return (
+    (await stmt(q, "hasPendingJob", "SELECT 1 AS ok FROM workflow_jobs WHERE run_id = ? AND state = 'pending' AND attempt = ? LIMIT 1").get(runId, attempt)) !==
+    null
+  );
+}
+
+/** The whole rows of one attempt's jobs, in creation order (what a re-run copies). */
+export async function jobRowsOfAttempt(q: Queryable, runId: string, attempt: number): Promise<JobRow[]> {
+  const { workflowJobs: j } = tables(q);
+  return await q
+    .select()
+    .from(j)
+    .where(and(eq(j.runId, runId), eq(j.attempt, attempt)))
+    .orderBy(asc(j.queuedAt), asc(j.id));
+}
+
+/** A run starts attempt `next` (queued, unfinished) if it is still at attempt `prev`; false otherwise. */
+export async function startAttempt(tx: Tx, runId: string, prev: number, next: number): Promise<boolean> {
+  const st = stmt(tx, "startAttempt", "UPDATE runs SET attempt = ?3, state = 'queued', finished_at = NULL WHERE id = ?1 AND attempt = ?2 RETURNING 1 AS ok");
+  return (await st.get(runId, prev, next)) !== null;
+}
+
 /** A pending job becomes claimable (queued now); false when it was no longer pending. */
 export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<boolean> {
   const st = stmt(tx, "queuePendingJob", "UPDATE workflow_jobs SET state = 'queued', queued_at = ? WHERE id = ? AND state = 'pending' RETURNING 1 AS ok");

@@ -2,13 +2,15 @@
 // inside the push's transaction; the job's worker reads `.svc/workflows/*.yml` at the new tip
 // with the pure-TS engine and creates the runs and their jobs in one transaction. A malformed
 // workflow becomes a failed run naming file, line and problem; nothing here can fail the push.
-import { parseCommit, parseTree } from "../../git/object.ts";
+import { diffTrees } from "../../git/merge.ts";
+import { parseCommit, parseTag, parseTree } from "../../git/object.ts";
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
+import { refreshScheduleIndex } from "./schedule.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
 import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
@@ -19,24 +21,35 @@ export interface TriggerPayload {
   orgId: string;
   ref: string;
   commit: string;
-  event: "push" | "change";
+  event: "push" | "change" | "schedule";
   /** Who pushed (the push event's actor): the run's `actor_user_id`, told when it fails. Absent in jobs queued before it existed. */
   actorUserId?: string | null;
+  /** push: the ref's tip before the push (null: a new ref); change: the target's tip. What path filters diff against. */
+  before?: string | null;
+  /** change: from a fork (the run is untrusted: its jobs get no secrets). */
+  fork?: boolean;
+  /** schedule: the one workflow file that fires, and its minute slot. */
+  workflow?: string;
+  scheduleSlot?: number;
 }
 
 /** Branches per push that start workflows (a push of thousands of branches starts the first ones). */
 const MAX_REFS_PER_EVENT = 100;
+/** Tags per push that start workflows: more, and none does (GitHub's rule). */
+const MAX_TAGS_PER_EVENT = 3;
 const WORKFLOW_DIR = [".svc", "workflows"] as const;
 
 /** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
 export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
 
-/** The event subscriber: a `ci.trigger` job per branch a push moved (inside the push's transaction). */
+/** The event subscriber: a `ci.trigger` job per branch or tag a push moved (inside the push's transaction). */
 export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
   if (event.kind !== "push") return;
+  // GitHub's rule: a push of more than three tags at once starts no tag workflow (a mirror's or an import's tags).
+  const tags = event.moves.filter((m) => m.new !== null && m.ref.startsWith("refs/tags/")).length <= MAX_TAGS_PER_EVENT;
   let n = 0;
   for (const move of event.moves) {
-    if (move.new === null || !move.ref.startsWith("refs/heads/")) continue;
+    if (move.new === null || !(move.ref.startsWith("refs/heads/") || (tags && move.ref.startsWith("refs/tags/")))) continue;
     if (++n > MAX_REFS_PER_EVENT) break;
     const payload: TriggerPayload = {
       repoId: event.repoId,
@@ -45,6 +58,7 @@ export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
       commit: move.new,
       event: "push",
       actorUserId: event.actorUserId,
+      before: move.old,
     };
     await ctx.work.enqueue(tx, CI_TRIGGER, payload);
   }
@@ -96,26 +110,81 @@ export async function readWorkflowText(snapshot: RepoSnapshot, f: WorkflowFile):
   return { text: new TextDecoder().decode(blob.data) };
 }
 
-/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and branch. */
-async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<Planned[]> {
+/** Changed paths past which a push counts as touching everything (path filters match). */
+export const MAX_CHANGED_PATHS = 1000;
+
+/**
+ * The paths that differ from `before` to `commit` (GitHub's path filters), or null when unknown
+ * (a new ref, a tag, a missing commit, more than MAX_CHANGED_PATHS: filters then match).
+ */
+async function changedPaths(snapshot: RepoSnapshot, before: string | null | undefined, commit: string): Promise<string[] | null> {
+  if (!before || /^0+$/.test(before)) return null;
+  const treeOf = async (oid: string) => {
+    const obj = await snapshot.objects.read(oid);
+    return obj?.type === "commit" ? parseCommit(obj.data).tree : null;
+  };
+  const [a, b] = await Promise.all([treeOf(before), treeOf(commit)]);
+  if (!a || !b) return null;
+  try {
+    const d = await diffTrees(snapshot.objects, a, b, { limit: MAX_CHANGED_PATHS });
+    return d.truncated ? null : d.changes.map((c) => c.path);
+  } catch {
+    // A missing tree (a shallow history): unknown, so the filters match.
+    return null;
+  }
+}
+
+/** What a trigger read at its commit: the commit (an annotated tag peeled), the workflows to run, and every well-formed file's crons (the schedule index). */
+interface TriggerPlan {
+  commit: string;
+  planned: Planned[];
+  schedules: { path: string; crons: string[] }[];
+}
+
+/** The commit `oid` names: itself, or what an annotated tag (a few levels at most) points to; null when it is not a commit. */
+export async function peelCommit(snapshot: RepoSnapshot, oid: string): Promise<string | null> {
+  for (let i = 0; i < 8; i++) {
+    const obj = await snapshot.objects.read(oid);
+    if (!obj) return null;
+    if (obj.type === "commit") return oid;
+    if (obj.type !== "tag") return null;
+    oid = parseTag(obj.data).object;
+  }
+  return null;
+}
+
+/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and ref are planned. */
+async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<TriggerPlan> {
   const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
-  const branch = p.ref.replace(/^refs\/heads\//, "");
-  const out: Planned[] = [];
-  for (const f of await workflowFilesAt(snapshot, p.commit)) {
+  const commit = await peelCommit(snapshot, p.commit);
+  if (!commit) return { commit: p.commit, planned: [], schedules: [] };
+  const tag = p.ref.startsWith("refs/tags/");
+  const name = p.ref.replace(/^refs\/(heads|tags)\//, "");
+  // GitHub evaluates no path filter for a tag push.
+  const paths = p.event === "schedule" || tag ? null : await changedPaths(snapshot, p.before, commit);
+  const out: TriggerPlan = { commit, planned: [], schedules: [] };
+  for (const f of await workflowFilesAt(snapshot, commit)) {
+    if (p.event === "schedule" && f.path !== p.workflow) continue;
     const read = await readWorkflowText(snapshot, f);
     if (!read) continue;
     if ("error" in read) {
-      out.push({ path: f.path, error: read.error });
+      if (p.event !== "schedule") out.planned.push({ path: f.path, error: read.error });
       continue;
     }
     const parsed = await parseOnThread(ctx, {
       path: f.path,
       text: read.text,
-      trigger: { sha: p.commit, ref: p.ref, repository: repoFullName, event: p.event },
-      branch,
+      trigger: { sha: commit, ref: p.ref, repository: repoFullName, event: p.event },
+      branch: name,
+      tag,
+      paths,
     });
-    if (!parsed.ok) out.push({ path: f.path, error: parsed.error });
-    else if (parsed.matches) out.push(runnable(f.path, parsed));
+    if (!parsed.ok) {
+      if (p.event !== "schedule") out.planned.push({ path: f.path, error: parsed.error });
+      continue;
+    }
+    if (parsed.run?.schedules?.length) out.schedules.push({ path: f.path, crons: parsed.run.schedules });
+    if (parsed.matches) out.planned.push(runnable(f.path, parsed));
   }
   return out;
 }
@@ -142,22 +211,28 @@ export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promis
   }
 }
 
-/** The `ci.trigger` worker: creates the runs of one moved branch (idempotent: a run per workflow, commit, ref and event). */
+/** The `ci.trigger` worker: creates the runs of one moved ref (idempotent: a run per workflow, commit, ref and event; a scheduled run per slot). */
 export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
   if (!place) return;
-  const planned = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
-  if (!planned.length) return;
+  const { commit, planned, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
+  // A push of the default branch refreshes the repository's schedule index.
+  const indexes = p.event === "push" && p.ref === `refs/heads/${place.repo.defaultBranch}`;
+  if (!planned.length && !indexes) return;
   const trigger: RunTrigger = {
     repoId: p.repoId,
     orgId: p.orgId,
     orgName: place.orgName,
     ref: p.ref,
-    commit: p.commit,
+    commit,
     event: p.event,
     actorUserId: p.actorUserId ?? null,
+    scheduleSlot: p.event === "schedule" ? (p.scheduleSlot ?? null) : null,
+    // Why: a change from a fork runs code its author controls; its jobs get no secrets.
+    trusted: !p.fork,
   };
   await ctx.db.transaction(async (tx) => {
+    if (indexes) await refreshScheduleIndex(tx, p.repoId, commit, schedules);
     for (const w of planned) await createRun(ctx, tx, w, trigger);
   });
 }

@@ -1562,8 +1562,6 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     if (j.dynamic !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
     const grouped = j.spec.steps.find((s) => s.parallel !== undefined);
     if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
-    const shells = [j.spec.defaults?.shell, ...j.spec.steps.map((s) => s.shell)].filter((x) => x !== undefined && !SHELLS.has(x));
-    if (shells.length) uses.push(`jobs.${id}: the shell ${JSON.stringify(shells[0])} (the runner runs sh and bash)`);
     // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
     if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
     if (uses.length) break;

@@ -168,15 +168,15 @@ export async function backup(
       // Why fail: a file the snapshot names can only vanish if the database stopped naming it and
       // it was swept since (a replaced pack: over an hour); the backup would not be the snapshot.
       if (!found) throw new AppError("internal", `${f.key}: named by the database snapshot but missing from the object store (run svc fsck)`);
-      if (found.size !== f.size) throw new AppError("internal", `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
-      const sha256 = await copyObject(ctx.store, f.key, f.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
+      if (found.size !== f.size && !f.sizeVaries) throw new AppError("internal", `${f.key}: ${found.size} bytes stored, ${f.size} recorded (run svc fsck)`);
+      const sha256 = await copyObject(ctx.store, f.key, found.size, target.store, `${target.prefix}${OBJECTS}${f.key}`, {
         tmpDir: ctx.tmpDir,
         onBytes: (n) => {
           bytes += n;
           report();
         },
       });
-      objects.push({ key: f.key, size: f.size, sha256 });
+      objects.push({ key: f.key, size: found.size, sha256 });
       done++;
       report();
     });

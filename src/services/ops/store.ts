@@ -82,13 +82,15 @@ export interface LogChunkFacts {
   key: string;
   /** The job's log_size: the sum of its chunks' sizes when the log is whole. */
   logSize: number;
+  /** The server's masking pass changed the stored bytes (their size is not `size`). */
+  masked: boolean;
 }
 
 /** Every CI log chunk row (of one repository, or of all), by job then offset. */
 export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {}): Promise<LogChunkFacts[]> {
   const repoFilter = opts.repoId === undefined ? sql`TRUE` : sql`j.repo_id = ${opts.repoId}`;
   return await x(q).rows<LogChunkFacts>(sql`
-    SELECT j.repo_id AS "repoId", c.job_id AS "jobId", c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS "logSize"
+    SELECT j.repo_id AS "repoId", c.job_id AS "jobId", c."offset" AS "offset", c.size AS size, c.key AS key, j.log_size AS "logSize", c.masked AS masked
     FROM job_log_chunks c JOIN workflow_jobs j ON j.id = c.job_id
     WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
 }

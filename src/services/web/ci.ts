@@ -4,8 +4,10 @@
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
-import type { RepoTarget } from "../access/target.ts";
+import { may, type RepoTarget } from "../access/target.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
+import { refsOf } from "../git/snapshot.ts";
+import { dispatchableWorkflows, type DispatchableWorkflow } from "../ci/dispatch.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
 import type { Run } from "../ci/schemas.ts";
 import { listOrgValues, listRepoValues, orgSecretsReaching, type CiValueItem } from "../ci/secrets.ts";
@@ -13,8 +15,8 @@ import { requireOrgFor } from "../access/access.ts";
 import { listRepos } from "../repos/repos.ts";
 import { orgAdminFrame, repoAdminFrame, type OrgAdminFrame, type RepoAdminFrame } from "./admin.ts";
 
-/** Run and job states that do not change any more. */
-export const FINISHED_STATES: readonly string[] = ["success", "failure", "cancelled"];
+/** Run and job states that do not change any more (`skipped`: a job whose `if` was false or whose need failed). */
+export const FINISHED_STATES: readonly string[] = ["success", "failure", "cancelled", "skipped"];
 
 /** The most of a log a page shows inline (its tail; the rest is in the raw log). */
 export const PAGE_LOG_LIMIT = 1024 * 1024;
@@ -22,31 +24,68 @@ export const PAGE_LOG_LIMIT = 1024 * 1024;
 /** A job of a run, as the API answers it. */
 export type RunJob = Run["jobs"][number];
 
-/** A page of a repository's runs, newest first. */
+/** The most branches the "Run workflow" form offers (the default branch always among them). */
+export const BRANCH_CHOICES = 500;
+
+/** What the runs list offers a writer: the workflows to run by hand and the branches to run them on. */
+export interface DispatchChoices {
+  workflows: DispatchableWorkflow[];
+  branches: string[];
+}
+
+/** The dispatchable workflows of the default branch and the repository's branches; null for readers (they may not dispatch). */
+async function dispatchChoices(ctx: Ctx, t: RepoTarget): Promise<DispatchChoices | null> {
+  if (!may(t, "repo:write")) return null;
+  const { workflows } = await dispatchableWorkflows(ctx, t);
+  if (!workflows.length) return { workflows, branches: [] };
+  const branches = (await refsOf(ctx, t))
+    .filter((r) => r.name.startsWith("refs/heads/"))
+    .map((r) => r.name.slice(11))
+    .slice(0, BRANCH_CHOICES);
+  return { workflows, branches };
+}
+
+/** A page of a repository's runs, newest first; on the first page, what a writer may run by hand. */
 export async function runsView(
   ctx: Ctx,
   actor: Principal,
   orgName: string,
   repoName: string,
   cursor: string | undefined,
-): Promise<{ repo: RepoBody; runs: Run[]; next: string | null }> {
+): Promise<{ repo: RepoBody; runs: Run[]; next: string | null; dispatch: DispatchChoices | null }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const repo = await getRepo(ctx, t);
   const list = await listRuns(ctx, t, { cursor });
-  return { repo, runs: list.runs, next: list.next_cursor };
+  // Why the first page only: each workflow file is parsed to find its inputs; older pages are for reading.
+  const dispatch = cursor ? null : await dispatchChoices(ctx, t);
+  return { repo, runs: list.runs, next: list.next_cursor, dispatch };
 }
 
-/** One run with its jobs and steps. */
-export async function runView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, runId: string): Promise<{ repo: RepoBody; run: Run }> {
-  return runViewOf(ctx, await openRepo(ctx, actor, orgName, repoName), runId);
+/** `?attempt=N` as the API reads it: a positive integer, else the masked 404 of an unknown attempt; null when absent. */
+export function attemptOf(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  if (!/^[1-9]\d{0,8}$/.test(raw)) throw NotFound("attempt not found");
+  return Number(raw);
 }
 
-async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string): Promise<{ repo: RepoBody; run: Run }> {
+/** One run with the jobs and steps of its latest attempt, or of `attempt`. */
+export async function runView(
+  ctx: Ctx,
+  actor: Principal,
+  orgName: string,
+  repoName: string,
+  runId: string,
+  attempt: number | null = null,
+): Promise<{ repo: RepoBody; run: Run }> {
+  return runViewOf(ctx, await openRepo(ctx, actor, orgName, repoName), runId, attempt);
+}
+
+async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string, attempt: number | null): Promise<{ repo: RepoBody; run: Run }> {
   const repo = await getRepo(ctx, t);
-  return { repo, run: await getRun(ctx, t, runId) };
+  return { repo, run: await getRun(ctx, t, runId, attempt) };
 }
 
-/** A job's page: its run, the job, and the tail of its log so far (`next` is where live reading continues). */
+/** A job's page: its run (at the job's attempt), the job, and the tail of its log so far (`next` is where live reading continues). */
 export async function jobView(
   ctx: Ctx,
   actor: Principal,
@@ -56,10 +95,12 @@ export async function jobView(
   jobId: string,
 ): Promise<{ repo: RepoBody; run: Run; job: RunJob; log: { text: string; truncated: boolean; next: number } }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
-  const { repo, run } = await runViewOf(ctx, t, runId);
+  const row = await requireJob(ctx, t, runId, jobId);
+  // Why the job's own attempt: an earlier attempt's job (a reused job's link) is not among the latest attempt's jobs.
+  const { repo, run } = await runViewOf(ctx, t, runId, row.attempt);
   const job = run.jobs.find((j) => j.id === jobId);
   if (!job) throw NotFound("job not found");
-  const size = (await requireJob(ctx, t, runId, jobId)).logSize;
+  const size = row.logSize;
   const from = Math.max(0, size - PAGE_LOG_LIMIT);
   const part = await jobLogSince(ctx, t, runId, jobId, from, PAGE_LOG_LIMIT);
   return { repo, run, job, log: { text: new TextDecoder().decode(part.bytes), truncated: from > 0, next: part.next } };

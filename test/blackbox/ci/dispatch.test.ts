@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { caller, person, type Person } from "../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, type Agent } from "./helpers.ts";
+import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, until, type Agent } from "./helpers.ts";
 
 let server: RunningServer;
 let owner: Person;
@@ -40,6 +40,8 @@ beforeAll(async () => {
   sha = await commitFiles(api, "app", {
     ".svc/workflows/deploy.yml": DEPLOY,
     ".svc/workflows/ci.yml": "on: change\njobs:\n  t:\n    runs-on: [self-hosted, nobody-has-this]\n    steps: [ { run: 'true' } ]\n",
+    ".svc/workflows/echo.yml":
+      'on:\n  workflow_dispatch:\n    inputs:\n      target: { type: string, required: true }\n      dry: { type: boolean, default: true }\njobs:\n  e:\n    runs-on: [self-hosted, disp]\n    steps:\n      - run: echo "target=${{ inputs.target }} dry=${{ inputs.dry }} event=${{ github.event_name }}"\n',
     ".svc/workflows/broken.yml": "on: workflow_dispatch\njobs:\n  t:\n    runs-on: [self-hosted, disp]\n    steps: [ { run: '${{ nope( }}' } ]\n",
   });
   const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "disp", labels: ["disp"] });
@@ -79,6 +81,17 @@ describe("workflow_dispatch", () => {
     expect(again.status).toBe(201);
     expect(again.body.id).not.toBe(r.body.id);
     expect(again.body.inputs).toEqual({ target: "prod", dry: false, note: "none", extra: "" });
+  });
+
+  test("steps read the inputs through the runner (inputs.*)", async () => {
+    const r = await dispatch({ workflow: "echo.yml", inputs: { target: "blue" } });
+    expect(r.status).toBe(201);
+    const done = await until("the echo run to finish", async () => {
+      const x = (await api.get(`/v1/orgs/acme/repos/app/runs/${r.body.id}`)).body;
+      return ["success", "failure", "cancelled"].includes(x.state) ? x : null;
+    });
+    expect(done.state).toBe("success");
+    expect(await logOf(server, owner, "app", done.id, done.jobs[0].id)).toContain("target=blue dry=true event=workflow_dispatch");
   });
 
   test("422: every input problem by name; no workflow_dispatch; a malformed file", async () => {

@@ -109,6 +109,37 @@ describe("needs and job if with the real agent", () => {
     expect(await logOf(server, owner, "app", run.id, jobs.report.id)).toContain("ran report");
   });
 
+  test("job outputs reach a dependent: its if and its steps read needs.build.outputs.x", async () => {
+    const wf = [
+      "on: push",
+      "jobs:",
+      "  build:",
+      "    runs-on: [self-hosted, graph]",
+      "    outputs:",
+      "      x: ${{ steps.out.outputs.x }}",
+      "    steps:",
+      "      - id: out",
+      '        run: echo "x=hello-from-build" >> "$GITHUB_OUTPUT"',
+      "  use:",
+      "    needs: build",
+      "    if: needs.build.outputs.x == 'hello-from-build'",
+      "    runs-on: [self-hosted, graph]",
+      '    steps: [ { run: "echo got ${{ needs.build.outputs.x }}" } ]',
+      "  unused:",
+      "    needs: build",
+      "    if: needs.build.outputs.x == 'other'",
+      "    runs-on: [self-hosted, graph]",
+      "    steps: [ { run: echo never } ]",
+    ].join("\n");
+    const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": `${wf}\n` });
+    const run = await finishedRun(api, "app", sha);
+    expect(run.state).toBe("success");
+    const jobs = byName(run);
+    expect(jobs.use.state).toBe("success");
+    expect(jobs.unused).toMatchObject({ state: "skipped", skip_reason: "if: needs.build.outputs.x == 'other' was false" });
+    expect(await logOf(server, owner, "app", run.id, jobs.use.id)).toContain("got hello-from-build");
+  });
+
   test("a job released after its need with runs-on: ubuntu-latest says how to run it here", async () => {
     const sha = await commitFiles(api, "app", {
       ".svc/workflows/ci.yml": workflow(job("build"), job("gh", { needs: ["build"], runsOn: "ubuntu-latest" })),

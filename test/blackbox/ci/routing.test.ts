@@ -154,7 +154,7 @@ describe("malformed workflows", () => {
     expect(by["a-syntax.yml"]).toMatchObject({ state: "failure", jobs: [] });
     expect(by["a-syntax.yml"].error).toMatch(/^\.svc\/workflows\/a-syntax\.yml:\d+:\d+: .+/);
     expect(by["b-key.yml"].error).toBe(
-      '.svc/workflows/b-key.yml:5:5: unknown key "stepz" in jobs.x (expected name, needs, if, runs-on, strategy, env, defaults, outputs, timeout-minutes, continue-on-error, concurrency, permissions, environment, steps)',
+      '.svc/workflows/b-key.yml:5:5: unknown key "stepz" in jobs.x (expected name, needs, if, runs-on, strategy, env, defaults, outputs, timeout-minutes, continue-on-error, concurrency, permissions, environment, steps, uses, with, secrets)',
     );
     expect(by["c-expr.yml"].error).toMatch(/^\.svc\/workflows\/c-expr\.yml:6:23: unknown context "secret"/);
     expect(by["d-good.yml"]).toMatchObject({ state: "queued", error: null, jobs: [{ key: "fine", state: "queued" }] });

@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { caller, type Person, person } from "../../helpers/api.ts";
 import { type PostgresDatabase, postgresDatabase } from "../../helpers/postgres.ts";
 import { runSvc, type RunningServer, startServer } from "../../helpers/server.ts";
+import { Database } from "bun:sqlite";
+import { writeFileSync } from "node:fs";
+import { commitFiles, dbRows, finishedRun, logOf, registerMachine, registrationToken, runnerHome, startAgent, until } from "./helpers.ts";
 
 const VALUE = "s3cr3t-Value-7f1d0c9e";
 const OTHER = "another-Secret-b83a21";
@@ -165,6 +168,8 @@ function suite(label: string, start: () => Promise<{ server: RunningServer; done
       expect(server.stderr()).not.toContain(OTHER);
     });
 
+    if (keyFile) logCases(() => ({ server, owner, api, seen }));
+
     if (keyFile)
       test("the key file: created once in the data dir, mode 0600, not the value's holder", async () => {
         const path = join(server.dataDir, "secrets.key");
@@ -186,6 +191,185 @@ function suite(label: string, start: () => Promise<{ server: RunningServer; done
         }
       });
   });
+}
+
+/** A value whose derived forms (base64, URL-encoded) differ from it. */
+const LOG_VALUE = "Lg-s3cr3t/Value+7f1d 0c9e&ok";
+
+/** Writes to the server's SQLite database (a state no route makes yet: an untrusted run). */
+function dbWrite(server: RunningServer, query: string, ...params: (string | number)[]): void {
+  const db = new Database(join(server.dataDir, "svc.db"));
+  try {
+    db.exec("PRAGMA busy_timeout = 10000");
+    db.query(query).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** The events of a finished job's live log from `from`: the log texts and the last id. */
+async function liveLog(server: RunningServer, who: Person, path: string, from: number): Promise<{ text: string; next: number }> {
+  const res = await fetch(`${server.url}${path}/events?from=${from}`, { headers: { cookie: who.cookie } });
+  expect(res.status).toBe(200);
+  const body = await res.text();
+  let text = "";
+  let next = from;
+  for (const block of body.split("\n\n")) {
+    const id = block.match(/^id: (\d+)$/m);
+    const data = block.match(/^event: log\ndata: (.*)$/m);
+    if (data) text += JSON.parse(data[1]!).text;
+    if (id) next = Number(id[1]);
+  }
+  return { text, next };
+}
+
+/**
+ * Secrets in job logs (plan-29 §5 A, part D): the agent masks what a step prints (the value, its
+ * base64 and URL forms, a value split across two uploads), the server masks each append again
+ * (a chunk it changed is served whole), outputs holding a secret are dropped, and an untrusted
+ * (fork) run's description carries no secrets.
+ */
+function logCases(get: () => { server: RunningServer; owner: Person; api: Api; seen: string[] }) {
+  const home = runnerHome();
+  afterAll(() => home.cleanup());
+
+  test("a run printing a secret, its base64 and URL forms, and a secret split across two uploads shows *** only", async () => {
+    const { server, owner, api, seen } = get();
+    expect((await api.post("/v1/orgs/acme/repos", { name: "logs" })).status).toBe(201);
+    expect((await api.put("/v1/orgs/acme/repos/logs/secrets/LOG_SECRET", { value: LOG_VALUE })).status).toBe(201);
+    const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "masker", labels: ["masking"] });
+    await using agent = startAgent(m.config, join(home.dir, "work"));
+    await agent.saw(/waiting for jobs/);
+    const marker = join(home.dir, "go-on");
+    const wf = `on: push
+jobs:
+  leak:
+    runs-on: [self-hosted, masking]
+    env:
+      S: \${{ secrets.LOG_SECRET }}
+    outputs:
+      leak: \${{ steps.out.outputs.v }}
+      fine: ok
+    steps:
+      - id: out
+        run: echo "v=$S" >> "$GITHUB_OUTPUT"
+      - name: print
+        run: |
+          echo "plain=$S"
+          printf '%s' "$S" | base64 | sed 's/^/b64=/'
+          echo "url=${encodeURIComponent(LOG_VALUE)}"
+          echo "expr=\${{ secrets.LOG_SECRET }}"
+      - name: split
+        run: |
+          printf 'half=%s' "$(printf '%s' "$S" | cut -c1-12)"
+          while [ ! -f ${marker} ]; do sleep 0.1; done
+          printf '%s|end\\n' "$(printf '%s' "$S" | cut -c13-)"
+`;
+    const sha = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf });
+    const running = await until("the running job", async () => {
+      const run = (await api.get("/v1/orgs/acme/repos/logs/runs")).body.runs.find((r: any) => r.commit === sha);
+      if (run && run.state !== "queued" && run.state !== "running") throw new Error(`the run ended: ${JSON.stringify(run)}\n${agent.stderr()}`);
+      return run?.jobs[0]?.state === "running" ? run : null;
+    });
+    // The first half is held back by the agent (it may start the secret): only "half=" reaches the server.
+    await until("the first half's line in the log", async () => (await logOf(server, owner, "logs", running.id, running.jobs[0].id)).includes("half="));
+    const early = await logOf(server, owner, "logs", running.id, running.jobs[0].id);
+    expect(early).not.toContain(LOG_VALUE.slice(0, 12));
+    writeFileSync(marker, "");
+    const run = await finishedRun(api, "logs", sha, 60_000);
+    expect(run.state).toBe("success");
+    const log = await logOf(server, owner, "logs", run.id, run.jobs[0].id);
+    expect(log).toContain("plain=***\n");
+    expect(log).toMatch(/b64=\*\*\*/);
+    expect(log).toContain("url=***\n");
+    expect(log).toContain("expr=***\n");
+    expect(log).toContain("half=***|end\n");
+    expect(log).toContain("##[warning] output leak skipped: it contains a secret\n");
+    const [row] = dbRows<{ outputs: string }>(server, "SELECT outputs FROM workflow_jobs WHERE id = ?", run.jobs[0].id);
+    expect(JSON.parse(row!.outputs)).toEqual({ fine: "ok" });
+    for (const form of [
+      LOG_VALUE,
+      Buffer.from(LOG_VALUE).toString("base64").slice(0, 36),
+      encodeURIComponent(LOG_VALUE),
+      LOG_VALUE.slice(0, 12),
+      LOG_VALUE.slice(12),
+    ])
+      expect(log).not.toContain(form);
+    // No API answer, page or error holds it.
+    const page = await (await fetch(`${server.url}/acme/logs/runs/${run.id}/jobs/${run.jobs[0].id}`, { headers: { cookie: owner.cookie } })).text();
+    const runPage = await (await fetch(`${server.url}/acme/logs/runs/${run.id}`, { headers: { cookie: owner.cookie } })).text();
+    for (const body of [page, runPage, JSON.stringify((await api.get(`/v1/orgs/acme/repos/logs/runs/${run.id}`)).body), ...seen])
+      expect(body).not.toContain(LOG_VALUE);
+    expect(server.stderr()).not.toContain(LOG_VALUE);
+  }, 120_000);
+
+  test("the server masks each append again (a changed chunk is served whole), drops an output holding a secret, and an untrusted run gets no secrets", async () => {
+    const { server, owner, api } = get();
+    await api.post("/v1/orgs/acme/repos", { name: "logs" }); // 409 when the case above made it
+    expect([200, 201]).toContain((await api.put("/v1/orgs/acme/repos/logs/secrets/LOG_SECRET", { value: LOG_VALUE })).status);
+    const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "raw", labels: ["raw-calls"] });
+    const wf = 'on: push\njobs:\n  raw:\n    runs-on: [self-hosted, raw-calls]\n    steps:\n      - id: s\n        run: echo "${{ secrets.LOG_SECRET }}"\n';
+    const sha = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf });
+    const claim = await until("a claimed job", async () => {
+      const r = await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${m.credential}` } });
+      return r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null;
+    });
+    const jobUrl = `${server.url}/v1/runner/jobs/${claim.job_id}`;
+    const runnerCall = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${jobUrl}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { authorization: `Bearer ${claim.token}`, "content-type": "application/json", ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      return { status: r.status, body: text ? JSON.parse(text) : null };
+    };
+    const runId = (await api.get("/v1/orgs/acme/repos/logs/runs")).body.runs.find((r: any) => r.commit === sha).id;
+    // An untrusted run (a change from a fork: CONTROL sets runs.trusted = 0) is described without secrets.
+    dbWrite(server, "UPDATE runs SET trusted = 0 WHERE id = ?", runId);
+    const untrusted = await runnerCall("", undefined, { "x-svc-runner-format": "2" });
+    expect(untrusted.status).toBe(200);
+    expect(untrusted.body).toMatchObject({ format: 2, secrets: {} });
+    expect(JSON.stringify(untrusted.body)).not.toContain(LOG_VALUE);
+    dbWrite(server, "UPDATE runs SET trusted = 1 WHERE id = ?", runId);
+    const trusted = await runnerCall("", undefined, { "x-svc-runner-format": "2" });
+    expect(trusted.body.secrets).toEqual({ LOG_SECRET: LOG_VALUE });
+    // An agent that masked nothing: the server's pass stores "***"; offsets stay the agent's bytes.
+    const first = `before ${LOG_VALUE} after\n`;
+    const size = Buffer.byteLength(first);
+    expect(await runnerCall("/logs", { offset: 0, text: first })).toEqual({ status: 200, body: { offset: size } });
+    expect(await runnerCall("/logs", { offset: 0, text: first })).toEqual({ status: 200, body: { offset: size } });
+    expect(await runnerCall("/logs", { offset: size, text: "tail\n" })).toEqual({ status: 200, body: { offset: size + 5 } });
+    expect((await runnerCall("/complete", { verdict: "success", outputs: { leak: `x${LOG_VALUE}x`, fine: "ok" } })).status).toBe(204);
+    const jobId = claim.job_id;
+    const log = await logOf(server, owner, "logs", runId, jobId);
+    expect(log).toBe("before *** after\ntail\n");
+    expect(dbRows<{ masked: number }>(server, "SELECT masked FROM job_log_chunks WHERE job_id = ? ORDER BY offset", jobId).map((r) => r.masked)).toEqual([
+      1, 0,
+    ]);
+    const [row] = dbRows<{ outputs: string }>(server, "SELECT outputs FROM workflow_jobs WHERE id = ?", jobId);
+    expect(JSON.parse(row!.outputs)).toEqual({ fine: "ok" });
+    // The live log: a masked chunk whole (also from inside it), resuming in the agent's bytes.
+    const path = `/acme/logs/runs/${runId}/jobs/${jobId}`;
+    expect(await liveLog(server, owner, path, 0)).toEqual({ text: "before *** after\ntail\n", next: size + 5 });
+    expect(await liveLog(server, owner, path, 3)).toEqual({ text: "before *** after\ntail\n", next: size + 5 });
+    expect(await liveLog(server, owner, path, size)).toEqual({ text: "tail\n", next: size + 5 });
+    // An agent that does not say it runs format 2 gets a 409 for a v2 job, which fails saying to upgrade.
+    const sha2 = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf.replace("id: s", "id: t") });
+    const claim2 = await until("a claimed job", async () => {
+      const r = await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${m.credential}` } });
+      return r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null;
+    });
+    const old = await fetch(`${server.url}/v1/runner/jobs/${claim2.job_id}`, { headers: { authorization: `Bearer ${claim2.token}` } });
+    expect(old.status).toBe(409);
+    expect(((await old.json()) as { error: string }).error).toStartWith("upgrade the runner");
+    const failed = await finishedRun(api, "logs", sha2, 30_000);
+    expect(failed.jobs[0]).toMatchObject({ state: "failure" });
+    expect(failed.jobs[0].error).toStartWith("upgrade the runner");
+    // fsck knows a masked chunk holds fewer bytes than the runner sent (backup too: the key-file case below).
+    const fsck = await server.cli(["fsck"]);
+    expect(fsck.stdout + fsck.stderr).not.toContain("recorded");
+  }, 120_000);
 }
 
 suite(

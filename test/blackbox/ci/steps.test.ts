@@ -2,8 +2,9 @@
 // the GITHUB_*/RUNNER_* variables and the event file, step `id` + $GITHUB_OUTPUT, $GITHUB_ENV,
 // $GITHUB_PATH, job outputs, working-directory (and `..` refused), shells (bash's pipefail seen),
 // continue-on-error, a step's timeout-minutes, `if` false → skipped, status functions,
-// `::add-mask::`, expression errors naming the expression, and `uses:` steps refused at run time.
+// `::add-mask::`, hashFiles, expression errors naming the expression, and `uses:` steps refused at run time.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { caller, Person } from "../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
@@ -71,7 +72,9 @@ jobs:
           mytool
       - name: in sub
         working-directory: sub/dir
-        run: echo "cwd=$PWD"
+        run: |
+          echo "cwd=$PWD"
+          echo "hash=\${{ hashFiles('sub/**/*.txt', '!**/skip.txt') }} none=\${{ hashFiles('nothing/*') }}."
       - name: never
         if: github.ref == 'refs/heads/other'
         run: echo never-ran
@@ -101,7 +104,7 @@ jobs:
         if: always()
         run: echo "status=\${{ job.status }}"
 `;
-    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf, "sub/dir/keep.txt": "x\n" });
+    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf, "sub/dir/keep.txt": "x\n", "sub/skip.txt": "y\n" });
     const run = await finishedRun(api, "steps", sha, 120_000);
     expect(run.error).toBeNull();
     const job = run.jobs[0];
@@ -152,6 +155,8 @@ jobs:
     expect(log).toContain("out=hello-out env=carried via=hello-out-carried outcome=success");
     expect(log).toContain("tool-ran");
     expect(log).toContain(`cwd=${join(ws, "sub/dir")}`);
+    const hash = createHash("sha256").update(createHash("sha256").update("x\n").digest()).digest("hex");
+    expect(log).toContain(`hash=${hash} none=.`);
     expect(log).not.toContain("never-ran");
     expect(log).toContain("piped-default");
     expect(log).toContain("piped-bash");
@@ -211,5 +216,30 @@ jobs:
     expect(log).not.toContain("escaped");
     expect(log).toMatch(/##\[error\] run ".*fromJSON\('\{'\).*":/);
     expect(log).toContain("GITHUB_OUTPUT line 1");
+  }, 120_000);
+
+  test("a job reads the outputs and result of the jobs it needs (every matrix cell) through the needs context", async () => {
+    const wf = `on: push
+jobs:
+  build:
+    runs-on: [self-hosted, steps]
+    strategy: { matrix: { part: [one, two] } }
+    outputs:
+      v: \${{ steps.w.outputs.v }}
+    steps:
+      - id: w
+        run: echo "v=built-\${{ matrix.part }}" >> "$GITHUB_OUTPUT"
+  use:
+    needs: build
+    runs-on: [self-hosted, steps]
+    steps:
+      - run: echo "got=\${{ needs.build.outputs.v }} result=\${{ needs.build.result }} env=$GITHUB_JOB"
+`;
+    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf });
+    const run = await finishedRun(api, "steps", sha, 120_000);
+    expect([run.state, run.error]).toEqual(["success", null]);
+    const use = run.jobs.find((j: any) => j.key === "use");
+    const log = await logOf(server, owner, "steps", run.id, use.id);
+    expect(log).toMatch(/got=built-(one|two) result=success env=use\n/);
   }, 120_000);
 });

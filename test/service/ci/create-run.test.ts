@@ -14,6 +14,8 @@ import { createRepo } from "../../../src/services/repos/repos.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "../../../src/services/ci/create-run.ts";
 import type { PlannedJob } from "../../../src/services/ci/workflow.ts";
 import { failJob } from "../../../src/services/ci/finish.ts";
+import { fireSchedules, refreshScheduleIndex } from "../../../src/services/ci/schedule.ts";
+import { schedulesPage } from "../../../src/services/ci/store-concurrency.ts";
 
 const { users, runs, workflowJobs, checkResults } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-create-run-"));
@@ -132,6 +134,75 @@ test("job-level concurrency: a second job of the group waits, a third supersedes
     const first = await state(one.get("deploy")!.id);
     await ctx.db.transaction((tx) => failJob(ctx, tx, first, "success", null, Date.now(), "success"));
     expect((await state(three.get("deploy")!.id)).state).toBe("queued");
+  } finally {
+    ctx.close();
+  }
+});
+
+test("run-level concurrency and the schedule index, on this database", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "3"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    const trigger = (n: number): RunTrigger => ({
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: String(n).repeat(40),
+      event: "push",
+      actorUserId: owner.id,
+    });
+    const planned: PlannedWorkflow = {
+      path: ".svc/workflows/deploy.yml",
+      jobs: [job("deploy")],
+      run: { name: null, runName: null, concurrency: { group: "prod", cancelInProgress: false }, graph: {}, order: ["deploy"] },
+    };
+    const create = async (n: number) => {
+      const r = await ctx.db.transaction((tx) => createRun(ctx, tx, planned, trigger(n)));
+      return r.created ? r.runId : "";
+    };
+    const run = async (id: string) => (await ctx.db.read.select().from(runs).where(eq(runs.id, id)))[0]!;
+    const jobsOf = async (id: string) => await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.runId, id));
+    const one = await create(1);
+    const two = await create(2);
+    expect(await run(two)).toMatchObject({ state: "queued", concurrencyGroup: "prod", waiting: `waiting for run ${one} in concurrency group prod` });
+    expect((await jobsOf(two))[0]?.state).toBe("pending");
+    const three = await create(3);
+    expect(await run(two)).toMatchObject({ state: "cancelled", error: null });
+    expect((await jobsOf(two))[0]?.error).toBe(`superseded by run ${three} in concurrency group prod`);
+    const [first] = await jobsOf(one);
+    await ctx.db.transaction((tx) => failJob(ctx, tx, first!, "success", null, Date.now(), "success"));
+    expect(await run(three)).toMatchObject({ state: "queued", waiting: null });
+    expect((await jobsOf(three))[0]?.state).toBe("queued");
+    // cancel-in-progress: the queued run is cancelled at once, the new one starts.
+    const four = await ctx.db.transaction((tx) =>
+      createRun(ctx, tx, { ...planned, run: { ...planned.run!, concurrency: { group: "prod", cancelInProgress: true } } }, trigger(4)),
+    );
+    expect(await run(three)).toMatchObject({ state: "cancelled", error: null });
+    expect((await jobsOf(three))[0]?.error).toBe("cancelled: a newer run in concurrency group prod");
+    expect((await run(four.created ? four.runId : "")).waiting).toBeNull();
+
+    // The schedule index: replaced whole, paged in order, fired once per matching workflow.
+    await ctx.db.transaction((tx) =>
+      refreshScheduleIndex(tx, repo.id, "a".repeat(40), [
+        { path: ".svc/workflows/a.yml", crons: ["* * * * *", "*/5 * * * *"] },
+        { path: ".svc/workflows/b.yml", crons: ["0 3 * * *"] },
+      ]),
+    );
+    const page = await schedulesPage(ctx.db.read, null, 2);
+    expect(page.map((r) => [r.workflow, r.position, r.defaultBranch])).toEqual([
+      [".svc/workflows/a.yml", 0, "main"],
+      [".svc/workflows/a.yml", 1, "main"],
+    ]);
+    expect((await schedulesPage(ctx.db.read, page[1]!, 10)).map((r) => r.workflow)).toEqual([".svc/workflows/b.yml"]);
+    // 03:00 UTC on some day: both files match, a.yml once although two of its crons match.
+    const slot = Math.floor(Date.UTC(2026, 10, 27, 3, 0) / 60_000);
+    expect(await fireSchedules(ctx, { slot })).toBe(2);
+    expect(await fireSchedules(ctx, { slot: slot + 1 })).toBe(1);
+    await ctx.db.transaction((tx) => refreshScheduleIndex(tx, repo.id, "b".repeat(40), []));
+    expect(await fireSchedules(ctx, { slot })).toBe(0);
   } finally {
     ctx.close();
   }

@@ -17,6 +17,9 @@ import { createRepo } from "../../../src/services/repos/repos.ts";
 import { putRepoValue } from "../../../src/services/ci/secrets.ts";
 import { failJob, runStateOf } from "../../../src/services/ci/finish.ts";
 import { releaseDependents } from "../../../src/services/ci/release.ts";
+import { rerunRun } from "../../../src/services/ci/rerun.ts";
+import { cancelRun, getRun } from "../../../src/services/ci/runs.ts";
+import { openRepo } from "../../../src/services/repos/repos.ts";
 import * as runs from "../../../src/services/ci/store-runs.ts";
 import { newId } from "../../../src/util/ids.ts";
 
@@ -262,4 +265,56 @@ test("cancelled() is true once the run is asked to stop; a timeout of one job is
   expect(await states(ctx, t.runId)).toMatchObject({ "on-cancel": "skipped" });
   // A second release finds nothing to move.
   expect(await ctx.db.transaction((tx) => releaseDependents(ctx, tx, t.runId, 1, Date.now()))).toBe(0);
+});
+
+test("cancel and re-run on hand-built rows: pending cleanup kept, failed-only copies and re-queues, attempts readable", async () => {
+  const { ctx, actor, repo } = await setup();
+  const target = await openRepo(ctx, actor, "acme", "app");
+  const r = await run(ctx, repo, [
+    { key: "build", state: "running" },
+    { key: "test", needs: ["build"] },
+    { key: "cleanup", needs: ["build"], condition: "always()" },
+    { key: "lint" },
+  ]);
+  const cancelled = await cancelRun(ctx, target, r.runId);
+  expect(Object.fromEntries(cancelled.jobs.map((j) => [j.key, j.state]))).toEqual({
+    build: "running",
+    test: "cancelled",
+    cleanup: "pending",
+    lint: "cancelled",
+  });
+  expect(await finish(ctx, r, "build", "cancelled")).toBe("running");
+  expect(await states(ctx, r.runId)).toMatchObject({ cleanup: "queued" });
+  expect(await finish(ctx, r, "cleanup", "success")).toBe("cancelled");
+
+  // Failed only: build (cancelled) and everything that needs it (cleanup too) run again, and lint (cancelled).
+  const again = await rerunRun(ctx, target, r.runId, { failed_only: true });
+  expect(again.attempt).toBe(2);
+  const byKey = Object.fromEntries(again.jobs.map((j) => [j.key, j]));
+  expect(byKey.build).toMatchObject({ state: "queued", reused_from: null, attempt: 2 });
+  expect(byKey.lint).toMatchObject({ state: "queued", reused_from: null });
+  expect(byKey.test).toMatchObject({ state: "pending" });
+  expect(byKey.cleanup).toMatchObject({ state: "pending" });
+  expect(again.attempts.map((a) => [a.attempt, a.state])).toEqual([
+    [1, "cancelled"],
+    [2, "queued"],
+  ]);
+  await expect(rerunRun(ctx, target, r.runId, {})).rejects.toMatchObject({ code: "conflict" });
+  const old = await getRun(ctx, target, r.runId, 1);
+  expect(old).toMatchObject({ attempt: 1, state: "cancelled" });
+  expect(old.jobs.find((j) => j.key === "cleanup")).toMatchObject({ state: "success" });
+
+  // Attempt 2: build succeeds, lint fails → a failed-only attempt 3 keeps build, test, cleanup and runs lint again.
+  const r2 = { runId: r.runId, ids: new Map(again.jobs.map((j) => [j.key, j.id])) };
+  await finish(ctx, r2, "build", "success", { v: "1" });
+  await finish(ctx, r2, "test", "success");
+  await finish(ctx, r2, "cleanup", "success");
+  expect(await finish(ctx, r2, "lint", "failure")).toBe("failure");
+  const third = await rerunRun(ctx, target, r.runId, { failed_only: true });
+  const kept = Object.fromEntries(third.jobs.map((j) => [j.key, j]));
+  expect(kept.build).toMatchObject({ state: "success", reused_from: r2.ids.get("build") });
+  expect(kept.lint).toMatchObject({ state: "queued", reused_from: null });
+  expect((await runs.jobById(ctx.db.read, kept.build!.id))!.outputs).toEqual({ v: "1" });
+  const checks = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.jobId]));
+  expect(checks.get("lint")).toBe(kept.lint!.id);
 });

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Ctx } from "../../../services/context.ts";
 import { cancelRun, getRun, jobLog, listRuns } from "../../../services/ci/runs.ts";
+import { rerunRun } from "../../../services/ci/rerun.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
 import { Run, RunList } from "../../../services/ci/schemas.ts";
 import { PageQuery, errors } from "../../../services/schemas.ts";
@@ -56,6 +57,28 @@ export function runRoutes(ctx: Ctx) {
       {
         response: { 202: Run, ...errors(401, 403, 404, 409) },
         detail: { summary: "Cancel a run: queued and pending jobs end, running ones are told to stop (cleanup jobs with if: always() still run)" },
+      },
+    )
+    .post(
+      "/v1/orgs/:org/repos/:repo/runs/:id/rerun",
+      async ({ request, params, body, set }) => {
+        const out = await rerunRun(ctx, await openRepo(ctx, callerOf(request), params.org, params.repo), params.id, body ?? {});
+        set.status = 201;
+        return out;
+      },
+      {
+        body: t.Optional(
+          t.Object(
+            {
+              failed_only: t.Optional(
+                t.Boolean({ description: "run again only the failed and cancelled jobs and what needs them; default false (every job)" }),
+              ),
+            },
+            { examples: [{ failed_only: true }] },
+          ),
+        ),
+        response: { 201: Run, ...errors(400, 401, 403, 404, 409, 422) },
+        detail: { summary: "Re-run a finished run as a new attempt (all jobs, or only the failed ones and their dependents)" },
       },
     );
 }

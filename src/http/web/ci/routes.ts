@@ -4,37 +4,87 @@ import { Elysia } from "elysia";
 import { now, type Ctx } from "../../../services/context.ts";
 import { cancelRun, requireJob } from "../../../services/ci/runs.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
-import { jobView, runView, runsView } from "../../../services/web/ci.ts";
-import { postForm } from "../kit/forms.ts";
+import { attemptOf, jobView, runView, runsView } from "../../../services/web/ci.ts";
+import { dispatchWorkflow } from "../../../services/ci/dispatch.ts";
+import { rerunRun } from "../../../services/ci/rerun.ts";
+import type { Principal } from "../../../services/access/principal.ts";
+import type { AppError } from "../../../errors.ts";
+import { field, postForm } from "../kit/forms.ts";
+import { postedInputs, type DispatchRefusal } from "./dispatch-form.ts";
 import { liveLogs, logStream, resumeOffset } from "./live-log.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
-import { layout, page } from "../kit/layout.ts";
+import { layout, page, type Frame } from "../kit/layout.ts";
 import { jobPage } from "./job-page.ts";
 import { runHref, runPage, runsPage } from "./runs-page.ts";
+
+/** The per-input problems of a refused dispatch (`{ inputs: { name: problem } }`), strings only. */
+function problemsOf(e: AppError): Record<string, string> {
+  const given = e.extra.inputs;
+  const out = new Map<string, string>();
+  if (given && typeof given === "object") for (const [k, v] of Object.entries(given)) if (typeof v === "string") out.set(k, v);
+  return Object.fromEntries(out);
+}
 
 /** The CI pages. */
 export function ciWebRoutes(ctx: Ctx) {
   const draw = pageDrawer(ctx);
   // Live logs open through this plugin (capped by LIMITS.maxStreams).
   const streams = liveLogs();
+  const runs = async (actor: Principal, frame: Frame, org: string, repo: string, cursor: string | undefined, refused?: DispatchRefusal, status = 200) => {
+    const v = await runsView(ctx, actor, org, repo, cursor);
+    return page(
+      layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now(), { dispatch: v.dispatch, csrf: frame.csrf, refused })),
+      status,
+    );
+  };
   return new Elysia({ name: "routes.web.ci" })
     .get(
       "/:org/:repo/runs",
       ({ request, params, query }) => {
         const org = orgParam(params.org);
-        return draw(request, async (actor, frame) => {
-          const v = await runsView(ctx, actor, org, params.repo, queryParam(query, "cursor"));
-          return page(layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now())));
+        return draw(request, (actor, frame) => runs(actor, frame, org, params.repo, queryParam(query, "cursor")));
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/runs/dispatch",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          // Why "lookup": the form names a branch and a workflow file; one gone since the page was drawn is the form again with the message.
+          kind: "lookup",
+          read: (form) => ({ workflow: field(form, "workflow"), ref: field(form, "ref"), inputs: postedInputs(form) }),
+          act: async ({ actor }, v) => {
+            const t = await openRepo(ctx, actor, org, params.repo);
+            const run = await dispatchWorkflow(ctx, t, { workflow: v.workflow, ref: v.ref || undefined, inputs: v.inputs });
+            return runHref({ org: t.org.name, name: t.repo.name }, run.id);
+          },
+          again: ({ actor, frame }, e, v) =>
+            runs(
+              actor,
+              frame,
+              org,
+              params.repo,
+              undefined,
+              {
+                workflow: v.workflow,
+                ref: v.ref,
+                values: v.inputs,
+                error: e.message,
+                inputs: problemsOf(e),
+              },
+              e.status,
+            ),
         });
       },
       HIDE,
     )
     .get(
       "/:org/:repo/runs/:id",
-      ({ request, params }) => {
+      ({ request, params, query }) => {
         const org = orgParam(params.org);
         return draw(request, async (actor, frame) => {
-          const v = await runView(ctx, actor, org, params.repo, params.id);
+          const v = await runView(ctx, actor, org, params.repo, params.id, attemptOf(queryParam(query, "attempt")));
           return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf)));
         });
       },
@@ -49,6 +99,24 @@ export function ciWebRoutes(ctx: Ctx) {
             await cancelRun(ctx, await openRepo(ctx, actor, org, params.repo), params.id);
             const v = await runView(ctx, actor, org, params.repo, params.id);
             return runHref(v.repo, v.run.id);
+          },
+          again: async ({ actor, frame }, e) => {
+            const v = await runView(ctx, actor, org, params.repo, params.id);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+          },
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/runs/:id/rerun",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        return postForm(ctx, request, body, {
+          act: async ({ actor, form }) => {
+            const t = await openRepo(ctx, actor, org, params.repo);
+            const run = await rerunRun(ctx, t, params.id, { failed_only: form.get("failed_only") === "1" });
+            return `${runHref({ org: t.org.name, name: t.repo.name }, run.id)}?attempt=${run.attempt}`;
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);

@@ -1,18 +1,19 @@
 // CI pages: a repository's runs and one run with its jobs and steps.
 import type { Run } from "../../../services/ci/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
-import { FINISHED_STATES, type RunJob } from "../../../services/web/ci.ts";
+import { FINISHED_STATES, type DispatchChoices, type RunJob } from "../../../services/web/ci.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { buttonForm, timeOf } from "../kit/widgets.ts";
+import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
+import { dispatchBox, type DispatchRefusal } from "./dispatch-form.ts";
 import { jobColumns } from "./graph.ts";
 
 /** `/{org}/{repo}/runs` */
-export function runsHref(repo: RepoBody): string {
+export function runsHref(repo: Pick<RepoBody, "org" | "name">): string {
   return `/${seg(repo.org)}/${seg(repo.name)}/runs`;
 }
 
 /** `/{org}/{repo}/runs/{id}` */
-export function runHref(repo: RepoBody, runId: string): string {
+export function runHref(repo: Pick<RepoBody, "org" | "name">, runId: string): string {
   return `${runsHref(repo)}/${seg(runId)}`;
 }
 
@@ -48,15 +49,24 @@ function workflowName(path: string): string {
   return path.split("/").pop() ?? path;
 }
 
-/** The runs, newest first, with a link to the next page. */
-export function runsPage(repo: RepoBody, runs: Run[], next: string | null, now: number): Html {
+/** The runs, newest first, with a link to the next page, and the "Run workflow" forms for writers. */
+export function runsPage(
+  repo: RepoBody,
+  runs: Run[],
+  next: string | null,
+  now: number,
+  o: { dispatch?: DispatchChoices | null; csrf?: string | null; refused?: DispatchRefusal | null } = {},
+): Html {
   const rows = runs.map(
     (
       r,
     ) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
-<td>${refName(r.ref)}</td><td>${r.event}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
+<td>${refName(r.ref)}</td><td>${r.event}${r.attempt > 1 ? html` <span class="muted">attempt ${r.attempt}</span>` : ""}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
   );
   return html`<div class="ul">${ciHeader(repo, "Runs")}
+${o.refused && !o.dispatch?.workflows.some((w) => w.path === o.refused!.workflow) ? html`<p class="error notice" role="alert">${o.refused.error}</p>` : ""}${
+  o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null) : ""
+}
 <section class="box" aria-label="Runs">${
     rows.length
       ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">State</th><th scope="col">Workflow</th><th scope="col">Commit</th><th scope="col">Ref</th><th scope="col">Event</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${rows}</tbody></table></div>`
@@ -70,39 +80,14 @@ export function stepList(job: RunJob): Html {
   return html`<ol class="steps">${job.steps.map((s, i) => html`<li data-step="${i}">${s.name || `step ${i + 1}`} ${stateBadge(s.state)}${s.exit_code !== null && s.exit_code !== 0 ? html` <span class="muted">exit ${s.exit_code}</span>` : ""}</li>`)}</ol>`;
 }
 
-/** The issue-29 fields of a job, read where the API has them (older servers' runs lack them). */
-interface JobGraphFields {
-  name?: string;
-  needs?: string[];
-  condition?: string | null;
-  skip_reason?: string | null;
-  attempt?: number;
-  reused_from?: string | null;
-}
-
-/** The issue-29 fields of a run: its attempt, every attempt, and why the whole run waits (concurrency). */
-interface RunGraphFields {
-  attempt?: number;
-  attempts?: { attempt: number; state: string; created_at: number; finished_at: number | null }[];
-  waiting?: string | null;
-}
-
-/** A job with the fields the graph reads (its workflow job id is its key for jobs planned before needs). */
-type Shown = RunJob & JobGraphFields & { name: string; needs: string[] };
-
-function shownOf(j: RunJob): Shown {
-  const x = j as RunJob & JobGraphFields;
-  return { ...x, name: x.name || x.key, needs: x.needs ?? [] };
-}
-
 /** `?attempt=N` of a run's page (the latest attempt has the plain address). */
 function attemptHref(repo: RepoBody, run: Run, attempt: number): string {
-  const latest = (run as Run & RunGraphFields).attempt ?? 1;
+  const latest = run.attempts.at(-1)?.attempt ?? run.attempt;
   return attempt === latest ? runHref(repo, run.id) : `${runHref(repo, run.id)}?attempt=${attempt}`;
 }
 
 /** One job in the graph: its state, what it needs, its `if`, why it was skipped or waits, and the job it reuses. */
-function jobCard(repo: RepoBody, run: Run, j: Shown, now: number): Html {
+function jobCard(repo: RepoBody, run: Run, j: RunJob, now: number): Html {
   const href = `${runHref(repo, run.id)}/jobs/${seg(j.id)}`;
   return html`<li class="job-card" id="card-${j.id}"><div><a href="${href}">${j.key}</a> ${stateBadge(j.state)} <span class="muted">${took(j.started_at, j.finished_at, now)}</span></div>
 ${j.needs.length ? html`<p class="muted">needs ${j.needs.join(", ")}</p>` : ""}${j.condition ? html`<p><code class="data">if: ${j.condition}</code></p>` : ""}${
@@ -113,7 +98,7 @@ ${j.needs.length ? html`<p class="muted">needs ${j.needs.join(", ")}</p>` : ""}$
 }
 
 /** The jobs as columns by topological level (CSS grid, no script). */
-function jobGraph(repo: RepoBody, run: Run, jobs: Shown[], now: number): Html {
+function jobGraph(repo: RepoBody, run: Run, jobs: RunJob[], now: number): Html {
   const { columns } = jobColumns(jobs);
   return html`<div class="graph">${columns.map(
     (col, i) => html`<ol class="stage" aria-label="Stage ${i + 1} of ${columns.length}">${col.map((j) => jobCard(repo, run, j, now))}</ol>`,
@@ -122,19 +107,30 @@ function jobGraph(repo: RepoBody, run: Run, jobs: Shown[], now: number): Html {
 
 /** Links to each attempt of a re-run run, the one shown marked. */
 function attemptSwitcher(repo: RepoBody, run: Run): Html {
-  const r = run as Run & RunGraphFields;
-  if (!r.attempts || r.attempts.length < 2) return html``;
-  const shown = r.attempt ?? 1;
-  return html`<nav class="attempts" aria-label="Attempts">${r.attempts.map(
+  if (run.attempts.length < 2) return html``;
+  const shown = run.attempt;
+  return html`<nav class="attempts" aria-label="Attempts">${run.attempts.map(
     (a) =>
       html`<a href="${attemptHref(repo, run, a.attempt)}"${a.attempt === shown ? html` aria-current="page"` : ""}>Attempt ${a.attempt}</a> ${stateBadge(a.state)}`,
   )}</nav>`;
 }
 
+/** A form of one button posting `failed_only` to the run's re-run route. */
+function rerunForm(repo: RepoBody, run: Run, csrf: string | null, failedOnly: boolean): Html {
+  return html`<form class="inline" method="post" action="${runHref(repo, run.id)}/rerun">${csrfInput(csrf)}<input type="hidden" name="failed_only" value="${failedOnly ? "1" : "0"}"><button type="submit">${failedOnly ? "Re-run failed jobs" : "Re-run all jobs"}</button></form>`;
+}
+
+/** "Re-run all jobs" / "Re-run failed jobs": writers, on the latest attempt of a finished run that started (what the re-run service accepts). */
+function rerunForms(repo: RepoBody, run: Run, csrf: string | null): Html {
+  const latest = run.attempts.at(-1)?.attempt ?? run.attempt;
+  if (!repo.viewer_write || !FINISHED_STATES.includes(run.state) || run.attempt !== latest || run.error !== null || !run.jobs.length) return html``;
+  const failed = run.jobs.some((j) => j.state === "failure" || j.state === "cancelled");
+  return html`<div class="actions">${rerunForm(repo, run, csrf, false)}${failed ? rerunForm(repo, run, csrf, true) : ""}</div>`;
+}
+
 /** One run: what it ran on, its job graph, its jobs with their steps, and cancelling (for writers, while it runs). */
 export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
-  const shown = run.jobs.map(shownOf);
-  const r = run as Run & RunGraphFields;
+  const shown = run.jobs;
   const jobs = shown.map(
     (
       j,
@@ -144,10 +140,13 @@ ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p clas
   );
   const cancel =
     repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
+  const controls = html`${cancel}${rerunForms(repo, run, csrf)}`;
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
 ${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
-<dt>Workflow</dt><dd>${run.workflow}</dd><dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
-${run.error ? html`<p class="error">${run.error}</p>` : ""}${r.waiting ? html`<p class="notice" role="status">${r.waiting}</p>` : ""}${cancel}
+<dt>Workflow</dt><dd>${run.workflow}</dd>${run.actor ? html`<dt>By</dt><dd><a href="/${seg(run.actor.handle)}">${run.actor.handle}</a></dd>` : ""}${
+    run.inputs ? html`<dt>Inputs</dt><dd>${Object.entries(run.inputs).map(([k, v]) => html`<code class="data">${k}=${String(v)}</code> `)}</dd>` : ""
+  }<dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
+${run.error ? html`<p class="error">${run.error}</p>` : ""}${run.waiting ? html`<p class="notice" role="status">${run.waiting}</p>` : ""}${controls}
 ${
   shown.length
     ? html`<section class="box" aria-labelledby="graph-h"><header><h2 id="graph-h" class="inh">Jobs</h2>${attemptSwitcher(repo, run)}</header>${jobGraph(repo, run, shown, now)}</section>${jobs}`

@@ -93,26 +93,11 @@ describe("the run page", () => {
     expect(single).not.toContain(`aria-label="Attempts"`);
   });
 
-  test("a run from before issue 29 (no needs, no attempts) is one column of its jobs", () => {
-    const old = {
-      ...run,
-      jobs: run.jobs.map(({ id, key, runs_on, state, verdict, error, waiting, runner, started_at, finished_at, steps }) => ({
-        id,
-        key,
-        runs_on,
-        state,
-        verdict,
-        error,
-        waiting,
-        runner,
-        started_at,
-        finished_at,
-        steps,
-      })),
-    };
-    delete (old as Record<string, unknown>).attempts;
-    const t = runPage(repo, old as unknown as Run, 10_000, "tok").value;
+  test("a run without needs is one column of its jobs in their order", () => {
+    const flat = { ...run, jobs: run.jobs.map((j) => ({ ...j, needs: [] })) } as unknown as Run;
+    const t = runPage(repo, flat, 10_000, "tok").value;
     expect(t).toContain(`aria-label="Stage 1 of 1"`);
-    expect(t).not.toContain("needs ");
+    expect([...t.matchAll(/id="card-(\w+)"/g)].map((m) => m[1])).toEqual(["j1", "j2", "j3", "j4"]);
+    expect(t).not.toContain(`<p class="muted">needs`);
   });
 });
