@@ -203,7 +203,9 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
   const lines = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
-    doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
+    // Why uniqueKeys off: the yaml package's check is quadratic in a mapping's keys (20,000 keys took
+    // seconds); entries() refuses a repeated key in linear time for every mapping the parser reads.
+    doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false, prettyErrors: true });
   } catch (e) {
     // Why: hostile nesting may exhaust the parser; that is the file's problem, never the trigger's.
     return { ok: false, error: `${path}: the file could not be parsed (${e instanceof Error ? e.message : String(e)})` };
@@ -242,29 +244,44 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
  * length before it is read, and matrix values are converted with a node count (`toValue`).
  */
 function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
+  // Why not Alias.resolve: without a context it walks the whole document for every alias (and,
+  // once aliases are replaced, every shared subtree: exponential on nested aliases); with one it
+  // builds JS values. Here: one pre-order walk in document order, each anchor recorded as met
+  // (YAML names an anchor before its aliases; the last one before an alias wins), each alias
+  // replaced by the node its anchor names, never walked into.
+  const anchors = new Map<string, unknown>();
   const resolve = (n: unknown): unknown => {
     if (!isAlias(n)) return n;
-    const target = n.resolve(doc);
+    const target = anchors.get(n.source);
     if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String(n.source).slice(0, 100))}`);
     return target;
   };
+  const note = (n: unknown) => {
+    const anchor = (n as { anchor?: string } | null)?.anchor;
+    if (anchor && !isAlias(n)) anchors.set(anchor, n);
+  };
+  if (isAlias(doc.contents)) doc.contents = resolve(doc.contents) as typeof doc.contents;
   const stack: unknown[] = [doc.contents];
   while (stack.length) {
     const n = stack.pop();
+    note(n);
+    const children: unknown[] = [];
     if (isMap(n)) {
       for (const pair of n.items) {
-        pair.key = resolve(pair.key);
+        if (isAlias(pair.key)) pair.key = resolve(pair.key);
+        else children.push(pair.key);
         if (isAlias(pair.value)) pair.value = resolve(pair.value) as Node;
-        else stack.push(pair.value);
+        else children.push(pair.value);
       }
     } else if (isSeq(n)) {
       for (let i = 0; i < n.items.length; i++) {
         if (isAlias(n.items[i])) n.items[i] = resolve(n.items[i]);
-        else stack.push(n.items[i]);
+        else children.push(n.items[i]);
       }
     }
+    // Children in document order: the stack takes them reversed.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
   }
-  if (isAlias(doc.contents)) doc.contents = resolve(doc.contents) as typeof doc.contents;
 }
 
 /**
@@ -350,7 +367,16 @@ export { globMatch };
 
 function entries(node: Node | null | undefined, what: string): Pair<Node, Node | null>[] {
   if (!isMap(node)) throw new WorkflowError(node, `${what} must be a mapping`);
-  return (node as YAMLMap<Node, Node | null>).items;
+  const items = (node as YAMLMap<Node, Node | null>).items;
+  if (items.length > 1) {
+    const seen = new Set<unknown>();
+    for (const p of items) {
+      const k = isScalar(p.key) ? p.key.value : p.key;
+      if (seen.has(k)) throw new WorkflowError(p.key as Node, "Map keys must be unique");
+      seen.add(k);
+    }
+  }
+  return items;
 }
 
 function keyOf(pair: Pair<Node, Node | null>): string {
@@ -1177,6 +1203,14 @@ function readWith(node: Node | null | undefined, what: string, r: Reader): Recor
   return out;
 }
 
+/** Charges a mapping's keys and values to the run's budget (read again for every job an alias shares it with). */
+function chargeAll(m: Record<string, string>, node: Node, r: Reader): void {
+  r.budget.charge(
+    Object.entries(m).reduce((n, [k, v]) => n + k.length + v.length, 0),
+    node,
+  );
+}
+
 /** timeout-minutes from a number or a plan-time expression. */
 function minutesOf(r: Reader, t: { node: Node; text: string }, cell: MatrixCell, what: string): number {
   const v = isScalar(t.node) && typeof t.node.value === "number" ? t.node.value : Number(r.value(t.node, t.text, "jobPlan", cell));
@@ -1203,6 +1237,8 @@ function readJob(
   if (!ID_RE.test(id)) throw new WorkflowError(node, `invalid job id ${JSON.stringify(id)}`);
   const trigger = r.trigger;
   const budget = r.budget;
+  // What this job's keys charge while read (a reusable call's with/secrets) is this job's.
+  budget.job = WORKFLOW_LIMITS.jobSpecBytes;
   let name: { text: string; node: Node } | null = null;
   let runsOn: Node | null | undefined;
   let strategy: Node | null | undefined;
@@ -1230,9 +1266,9 @@ function readJob(
           `invalid reusable workflow ${JSON.stringify(ref.slice(0, 100))} (expected ./.github/workflows/<file>.yml, $/.github/workflows/<file>.yml or owner/repo/.github/workflows/<file>.yml@ref)`,
         );
       calls = { node: v, ref };
-    } else if (k === "with") readWith(v, `jobs.${id}.with`, r);
+    } else if (k === "with") chargeAll(readWith(v, `jobs.${id}.with`, r), v, r);
     else if (k === "secrets") {
-      if (!(isScalar(v) && v.value === "inherit")) readWith(v, `jobs.${id}.secrets`, r);
+      if (!(isScalar(v) && v.value === "inherit")) chargeAll(readWith(v, `jobs.${id}.secrets`, r), v, r);
     } else if (k === "name") name = { text: scalarString(v, `jobs.${id}.name`), node: v };
     else if (k === "runs-on") runsOn = v;
     else if (k === "strategy") strategy = v;
@@ -1298,6 +1334,7 @@ function readJob(
   for (const [i, s] of stepsNode.items.entries()) {
     const group = parallelGroup(s as Node, `jobs.${id}.steps[${i}]`);
     if (!group) raw.push(readStepRaw(s as Node, `jobs.${id}.steps[${i}]`, raw.length, r));
+    else if (raw.length + group.length > WORKFLOW_LIMITS.stepsPerJob) throw new WorkflowError(s as Node, `more than ${WORKFLOW_LIMITS.stepsPerJob} steps`);
     else
       for (const [k, g] of group.entries()) {
         const step = readStepRaw(g as Node, `jobs.${id}.steps[${i}].parallel[${k}]`, raw.length, r);

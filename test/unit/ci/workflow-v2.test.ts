@@ -436,6 +436,18 @@ jobs:
     ]);
   });
 
+  test("nested aliases (a billion laughs) are replaced in one walk and their expansion is bounded where it is read", () => {
+    let lists = "        l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n";
+    for (let i = 1; i < 9; i++) lists += `        l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(", ")}]\n`;
+    const r = parse(
+      `on: push\njobs:\n  a:\n    runs-on: x\n    strategy:\n      matrix:\n${lists}        include: [ { v: *l8 } ]\n    steps: [ { run: y } ]\n`,
+    );
+    expect(r).toEqual({ ok: false, error: `${F}:7:27: the matrices of this file hold more than 20000 values` });
+    const many = Array.from({ length: 300 }, (_, i) => `  j${i}:\n    uses: ./.github/workflows/a.yml\n    secrets: *s\n`).join("");
+    const secrets = Array.from({ length: 3000 }, (_, i) => `  S${i}: "\${{ secrets.X }}"`).join("\n");
+    expect(parse(`on: push\nenv: &s\n${secrets}\njobs:\n${many}`)).toMatchObject({ ok: false, error: expect.stringContaining("more than 1 MiB") });
+  });
+
   test("matrix: mapping values, GitHub's include rule (extend the cells it does not overwrite, else a new cell), a key a cell lacks reads as empty", () => {
     const w = ok(`on: push
 jobs:
