@@ -20,7 +20,7 @@
 // aliases, matrix values that are mappings, GitHub's include rule, matrices from expressions,
 // `runs-on: { group, labels }`, GitHub's shell names and input types; planned but refused when
 // run (notRunYet): reusable workflow calls, jobs whose matrix/name/runs-on/timeout read `needs`
-// (one placeholder), shells other than sh and bash.
+// (one placeholder), `parallel:` step groups.
 //
 // Expressions (src/services/ci/expr): every `${{ }}` and `if:` in the file is parsed here, with
 // the contexts its site allows (plan-29 §3.B table); a syntax error or a context used outside its
