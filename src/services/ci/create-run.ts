@@ -32,7 +32,7 @@ export interface RunTrigger {
   /** Who pushed or dispatched (null: mirrors, schedules). */
   actorUserId: string | null;
   /** workflow_dispatch inputs, validated and typed. */
-  inputs?: Record<string, string | boolean> | null;
+  inputs?: Record<string, string | boolean | number> | null;
   /** The minute slot of a scheduled run (one run per workflow per slot). */
   scheduleSlot?: number | null;
   /** False for a change from a fork: its jobs get no secrets. Default true. */

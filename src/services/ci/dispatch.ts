@@ -19,7 +19,7 @@ import type { InputSpec, ParseWorkflowOutput } from "./workflow.ts";
 export const DISPATCH_LIMITS = { inputNames: 100, inputChars: 65_535, workflowChars: 200, refChars: 1024 } as const;
 
 /** A dispatch input's value as stored and handed to the job: booleans typed, the rest strings. */
-export type InputValue = string | boolean;
+export type InputValue = string | boolean | number;
 
 /** What a dispatch asks for (POST …/runs). */
 export interface DispatchInput {
@@ -81,7 +81,9 @@ export function checkInputs(
     const has = Object.hasOwn(given, s.name) && given[s.name] !== null && given[s.name] !== undefined;
     const v = has ? given[s.name] : undefined;
     if (!has) {
-      if (s.default !== null) inputs[s.name] = s.type === "boolean" ? s.default === true || s.default === "true" : String(s.default);
+      if (s.default !== null)
+        inputs[s.name] =
+          s.type === "boolean" ? s.default === true || s.default === "true" : s.type === "number" ? (numberOf(s.default) ?? 0) : String(s.default);
       else if (s.required) problems[s.name] = "required: the workflow declares no default";
       else inputs[s.name] = s.type === "boolean" ? false : "";
       continue;
@@ -90,6 +92,13 @@ export function checkInputs(
       if (v === true || v === "true") inputs[s.name] = true;
       else if (v === false || v === "false") inputs[s.name] = false;
       else problems[s.name] = "must be a boolean (true or false)";
+      continue;
+    }
+    if (s.type === "number") {
+      // GitHub types a number input as a number in `inputs`; a form sends it as text.
+      const n = numberOf(v);
+      if (n === null) problems[s.name] = "must be a number";
+      else inputs[s.name] = n;
       continue;
     }
     if (typeof v !== "string") {
@@ -110,6 +119,14 @@ export function checkInputs(
   if (chars > DISPATCH_LIMITS.inputChars)
     return { ok: false, problems: { ...problems, "*": `the inputs are longer than ${DISPATCH_LIMITS.inputChars} characters together` } };
   return Object.keys(problems).length ? { ok: false, problems } : { ok: true, inputs };
+}
+
+/** A finite number from a JSON number or its text ("3", "-1.5"); null otherwise. */
+function numberOf(v: unknown): number | null {
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (typeof v !== "string" || !/^\s*-?\d+(\.\d+)?([eE][+-]?\d+)?\s*$/.test(v)) return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
 }
 
 /** Parses a workflow file's text for a dispatch (on a worker thread); the malformed file is a 422 with its error. */

@@ -430,6 +430,6 @@ export const CiVariableList = Type.Object(
 
 export const RunDispatch = Type.Unknown({
   description:
-    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", the rest strings)',
+    '`{ workflow, ref?, inputs? }`: workflow a file name (`ci.yml`) or path (`.svc/workflows/ci.yml`); ref a branch, tag or full ref (default: the default branch); inputs the workflow_dispatch inputs by name (booleans as true/false or "true"/"false", numbers as numbers or their text, the rest strings)',
   examples: [{ workflow: "deploy.yml", ref: "main", inputs: { environment: "staging", dry_run: true } }],
 });

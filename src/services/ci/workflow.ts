@@ -163,7 +163,7 @@ export interface TriggerContext {
   ref: string;
   repository: string;
   event: "push" | "change" | "workflow_dispatch" | "schedule";
-  inputs?: Record<string, string | boolean>;
+  inputs?: Record<string, string | boolean | number>;
   vars?: Record<string, string>;
 }
 
