@@ -82,7 +82,7 @@ function parseField(text: string, at: number, rule: FieldRule): { set: Uint8Arra
     if (slash >= 0) {
       const s = item.slice(slash + 1);
       if (!/^[0-9]{1,2}$/.test(s) || Number(s) < 1)
-        throw new CronError(`the step ${JSON.stringify(s.slice(0, 20))} must be a number from 1`, offset + slash + 1);
+        throw new CronError(`the step ${JSON.stringify(s.slice(0, 20))} in the ${rule.name} field must be a number from 1 to 99`, offset + slash + 1);
       step = Number(s);
     }
     let lo: number;

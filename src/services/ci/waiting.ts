@@ -30,17 +30,40 @@ export function waitingMessage(job: Pick<JobRow, "runsOn" | "hosted">, machines:
   return `no runner here has the label${github.length > 1 ? "s" : ""} ${names}: ${github.length > 1 ? "they are" : "it is"} GitHub's hosted runner label${github.length > 1 ? "s" : ""}, which this server does not provide. To run the job here, register ${register}, or change runs-on to self-hosted (with your runners' labels)`;
 }
 
+/**
+ * The message for a queued hosted job (its runs-on names no `self-hosted`, so only instance
+ * runners may take it) that no live instance runner could take, while a runner of its own
+ * organization carries every label it names: the usual slip of writing `runs-on: linux` for
+ * one's own machine. Null otherwise.
+ */
+export function selfHostedHint(job: Pick<JobRow, "runsOn" | "hosted">, instance: string[][], org: string[][]): string | null {
+  if (!job.hosted || !job.runsOn.length) return null;
+  const want = job.runsOn.map((l) => l.toLowerCase());
+  const carries = (labels: string[]) => want.every((l) => labels.some((m) => m.toLowerCase() === l));
+  if (instance.some(carries) || !org.some(carries)) return null;
+  const list = job.runsOn.join(", ");
+  return `runs-on names no self-hosted label, so this job waits for an instance runner, and none has ${list}; your organization's runners do: write runs-on: [self-hosted, ${list}] to run it on them`;
+}
+
 /** The waiting messages of `jobs` by job id (only queued ones can have one). */
 export async function waitingMessages(q: Queryable, jobs: Pick<JobRow, "id" | "state" | "runsOn" | "hosted" | "orgId">[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const pools = new Map<string, string[][]>();
+  const pool = async (orgId: string | null) => {
+    const key = orgId ?? "*hosted";
+    let machines = pools.get(key);
+    if (!machines) pools.set(key, (machines = await store.liveRunnerLabels(q, orgId)));
+    return machines;
+  };
   for (const job of jobs) {
-    if (job.state !== "queued" || !job.runsOn.some(isGithubHostedLabel)) continue;
-    const pool = job.hosted ? "*hosted" : job.orgId;
-    let machines = pools.get(pool);
-    if (!machines) pools.set(pool, (machines = await store.liveRunnerLabels(q, job.hosted ? null : job.orgId)));
-    const message = waitingMessage(job, machines);
-    if (message) out.set(job.id, message);
+    if (job.state !== "queued") continue;
+    if (job.runsOn.some(isGithubHostedLabel)) {
+      const message = waitingMessage(job, await pool(job.hosted ? null : job.orgId));
+      if (message) out.set(job.id, message);
+    } else if (job.hosted) {
+      const message = selfHostedHint(job, await pool(null), await pool(job.orgId));
+      if (message) out.set(job.id, message);
+    }
   }
   return out;
 }

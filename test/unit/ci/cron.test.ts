@@ -63,7 +63,7 @@ describe("refusals name the offset of the problem", () => {
     ["0 0 * * 8", "8: day of week 8 is outside 0-7"],
     ["0 0 * FOO *", '6: "FOO" is not a month (a number or JAN-DEC)'],
     ["0 0 * * MON-XYZ", '12: "XYZ" is not a day of week (a number or SUN-SAT)'],
-    ["*/0 * * * *", '2: the step "0" must be a number from 1'],
+    ["*/0 * * * *", '2: the step "0" in the minute field must be a number from 1 to 99'],
     ["1,,2 * * * *", "2: an empty item in the minute field"],
     ["30-10 * * * *", "0: the range 30-10 of the minute field runs backwards"],
     ["-5 * * * *", '0: "-5" is not a minute'],
