@@ -261,7 +261,7 @@ export async function heartbeat(ctx: Ctx, actor: Principal, jobId: string): Prom
 }
 
 /** The error recorded with a verdict. */
-function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string | null {
+export function verdictError(job: Pick<JobRow, "cancelReason" | "spec" | "steps">, verdict: (typeof VERDICTS)[number]): string | null {
   if (verdict === "success") return null;
   if (verdict === "cancelled") {
     if (job.cancelReason === "timeout") return `the job exceeded its timeout of ${minutes(job.spec.timeoutS)} minutes`;
@@ -270,7 +270,10 @@ function verdictError(job: JobRow, verdict: (typeof VERDICTS)[number]): string |
     if (job.cancelReason?.startsWith("cancelled: ")) return job.cancelReason;
     return "cancelled by the runner";
   }
-  const i = job.steps.findIndex((s) => s.state === "failure");
+  // A step under `continue-on-error: true` failed without failing the job: name the step that did
+  // (the first other failed one; the last failed one when every one may continue, e.g. an expression).
+  const failed = job.steps.flatMap((s, k) => (s.state === "failure" ? [k] : []));
+  const i = failed.find((k) => (job.spec.steps[k] as { continueOnError?: unknown } | undefined)?.continueOnError !== true) ?? failed.at(-1) ?? -1;
   if (i < 0) return "the job failed";
   const code = job.steps[i]!.exit_code;
   return `step ${JSON.stringify(job.spec.steps[i]?.name ?? String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
