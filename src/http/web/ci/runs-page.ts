@@ -139,7 +139,7 @@ export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | nu
     (
       j,
     ) => html`<section class="box" aria-labelledby="job-${j.id}"><header><h2 class="inh" id="job-${j.id}"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">${j.key}</a></h2>${stateBadge(j.state)}
-<span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? `waiting for a runner with ${j.runs_on.join(", ")}` : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
+<span class="muted">${j.runner ? `on ${j.runner.name}` : j.state === "queued" ? (j.waiting ? "waiting: see the job graph" : `waiting for a runner with ${j.runs_on.join(", ")}`) : ""}</span><span class="muted">${took(j.started_at, j.finished_at, now)}</span></header>
 ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p class="pad"><a href="${runHref(repo, run.id)}/jobs/${seg(j.id)}">Log of ${j.key}</a></p></section>`,
   );
   const cancel =
