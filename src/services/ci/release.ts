@@ -154,6 +154,18 @@ async function runContexts(q: Queryable, runId: string, repoId: string): Promise
   return { github, inputs };
 }
 
+/** The run-wide contexts an `if` reads (github/inputs, vars), each read at most once and only when a condition names it. */
+function lazyContexts(tx: Tx, runId: string, jobs: readonly GraphJob[]): (names: ReadonlySet<string>) => Promise<Record<string, Value>> {
+  let built: Promise<Record<string, Value>> | null = null;
+  let vars: Promise<Record<string, string>> | null = null;
+  return async (names) => {
+    const out: Record<string, Value> = {};
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
+    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
+    return out;
+  };
+}
+
 /**
  * Moves the pending jobs of attempt `attempt` of run `runId` whose needs all finished: queued (check
  * `queued`, the hub told after COMMIT) or skipped with a reason, to a fixpoint; an `if` that fails to
@@ -167,14 +179,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
   if (!jobs.some((j) => j.state === "pending")) return 0;
   const graph = new Map<string, readonly string[]>();
   for (const j of jobs) if (j.workflowJob && !graph.has(j.workflowJob)) graph.set(j.workflowJob, j.needs);
-  let built: Promise<Record<string, Value>> | null = null;
-  let vars: Promise<Record<string, string>> | null = null;
-  const contexts = async (names: ReadonlySet<string>): Promise<Record<string, Value>> => {
-    const out: Record<string, Value> = {};
-    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
-    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
-    return out;
-  };
+  const contexts = lazyContexts(tx, runId, jobs);
   const cancelled = cancelRequested(jobs);
   const queued = new Map<string, string[][]>();
   let moved = 0;
@@ -246,14 +251,7 @@ export async function decideRootJobs(ctx: Ctx, tx: Tx, runId: string, attempt: n
   const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
   const roots = jobs.filter((j) => !j.needs.length && j.condition !== null && (j.state === "queued" || j.state === "pending"));
   if (!roots.length) return 0;
-  let built: Promise<Record<string, Value>> | null = null;
-  let vars: Promise<Record<string, string>> | null = null;
-  const contexts = async (names: ReadonlySet<string>): Promise<Record<string, Value>> => {
-    const out: Record<string, Value> = {};
-    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
-    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
-    return out;
-  };
+  const contexts = lazyContexts(tx, runId, jobs);
   const env: DecideEnv = { results: new Map(), graph: new Map(), cancelled: cancelRequested(jobs), contexts };
   let moved = 0;
   for (const job of roots) {
