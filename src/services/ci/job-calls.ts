@@ -10,7 +10,7 @@ import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
 import { secretsForJob, variablesForJob } from "./job-secrets.ts";
-import { aggregateResult, mergeOutputs } from "./release.ts";
+import { aggregateResult, conclusionOf, mergeOutputs } from "./release.ts";
 import { Masker } from "./mask.ts";
 import type { JobComplete, JobDescription, LogAppend, StepUpdate } from "./schemas.ts";
 import * as jobCalls from "./store-job-calls.ts";
@@ -44,7 +44,7 @@ function needsContext(
   const out: Record<string, { result: string; outputs: Record<string, string> }> = {};
   for (const id of needs) {
     const cells = rows.filter((r) => r.workflowJob === id);
-    out[id] = { result: aggregateResult(cells.map((c) => c.state)) ?? "success", outputs: mergeOutputs(cells) };
+    out[id] = { result: aggregateResult(cells.map(conclusionOf)) ?? "success", outputs: mergeOutputs(cells) };
   }
   return out;
 }

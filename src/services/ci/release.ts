@@ -30,6 +30,15 @@ export function cancelRequested(jobs: readonly Pick<GraphJob, "cancelReason">[])
 }
 
 /**
+ * A job's state as its run and what needs it count it (GitHub's conclusion): a failure under
+ * job-level `continue-on-error: true` is a success there, while the job itself (its row, its
+ * check) stays failed (GitHub's outcome).
+ */
+export function conclusionOf(job: { state: string; continues?: boolean }): string {
+  return job.state === "failure" && job.continues === true ? "success" : job.state;
+}
+
+/**
  * A need's result over its cells (GitHub's rule for a matrix): failure if any cell failed, else
  * cancelled if any was, else skipped if every cell was, else success. Null while a cell is unfinished.
  */
@@ -193,7 +202,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
     }
     const results = new Map<string, { result: NeedResult; outputs: Record<string, string> }>();
     for (const [id, list] of cells) {
-      const result = aggregateResult(list.map((j) => j.state));
+      const result = aggregateResult(list.map(conclusionOf));
       if (result) results.set(id, { result, outputs: mergeOutputs(list) });
     }
     let changed = false;
