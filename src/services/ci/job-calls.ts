@@ -276,7 +276,8 @@ export function verdictError(job: Pick<JobRow, "cancelReason" | "spec" | "steps"
   const i = failed.find((k) => (job.spec.steps[k] as { continueOnError?: unknown } | undefined)?.continueOnError !== true) ?? failed.at(-1) ?? -1;
   if (i < 0) return "the job failed";
   const code = job.steps[i]!.exit_code;
-  return `step ${JSON.stringify(job.spec.steps[i]?.name ?? String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
+  // The name as shown (plan-time expressions expanded: step-names.ts), the spec's when the row has none.
+  return `step ${JSON.stringify(job.steps[i]?.name || job.spec.steps[i]?.name || String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
 }
 
 /** Bounds on the outputs a verdict carries (plan-29 §2.3, like GitHub's 1 MB per job). */

@@ -16,6 +16,7 @@ import type { PlannedJob } from "../../../src/services/ci/workflow.ts";
 import { failJob } from "../../../src/services/ci/finish.ts";
 import { fireSchedules, refreshScheduleIndex } from "../../../src/services/ci/schedule.ts";
 import { schedulesPage } from "../../../src/services/ci/store-concurrency.ts";
+import { putRepoValue } from "../../../src/services/ci/secrets.ts";
 
 const { users, runs, workflowJobs, checkResults } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-create-run-"));
@@ -203,6 +204,53 @@ test("run-level concurrency and the schedule index, on this database", async () 
     expect(await fireSchedules(ctx, { slot: slot + 1 })).toBe(1);
     await ctx.db.transaction((tx) => refreshScheduleIndex(tx, repo.id, "b".repeat(40), []));
     expect(await fireSchedules(ctx, { slot })).toBe(0);
+  } finally {
+    ctx.close();
+  }
+});
+
+test("createRun: step names show what is known at plan time (matrix, inputs, vars, github) and keep what only the runner knows", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "names"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_SECRETS_KEY: "11".repeat(32) });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    await putRepoValue(ctx, actor, "variable", "acme", "app", "STAGE", { value: "prod" });
+    const trigger: RunTrigger = {
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: "c".repeat(40),
+      event: "workflow_dispatch",
+      actorUserId: owner.id,
+      inputs: { level: "3" },
+    };
+    const names = [
+      "test on ${{ matrix.os }} at level ${{ inputs.level }}",
+      "deploy to ${{ vars.STAGE }} from ${{ github.ref_name }}",
+      "after ${{ steps.build.outputs.v }} on ${{ matrix.os }}",
+      "run ${{ github.run_id }}",
+      "bad ${{ fromJSON(github.ref_name) }} on ${{ matrix.os }}",
+    ];
+    const j: PlannedJob = {
+      ...job("t"),
+      spec: { v: 2, env: {}, timeoutS: 60, matrix: { os: "linux" }, steps: names.map((name) => ({ name, run: "true", env: {} })) },
+    };
+    const made = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: ".svc/workflows/ci.yml", jobs: [j] }, trigger));
+    const [row] = await ctx.db.read
+      .select()
+      .from(workflowJobs)
+      .where(eq(workflowJobs.runId, made.created ? made.runId : ""));
+    expect(row!.steps.map((s) => s.name)).toEqual([
+      "test on linux at level 3",
+      "deploy to prod from main",
+      "after ${{ steps.build.outputs.v }} on linux",
+      "run ${{ github.run_id }}",
+      "bad ${{ fromJSON(github.ref_name) }} on ${{ matrix.os }}",
+    ]);
+    // The runner gets the names as written.
+    expect(row!.spec.steps.map((s) => s.name)).toEqual(names);
   } finally {
     ctx.close();
   }
