@@ -231,6 +231,7 @@ if (values.stream) {
       for (const [label, masker] of [
         ["without the Masker (no secrets)", new Masker()],
         [`with the Masker (${N} secrets)`, new Masker(secrets)],
+        ...(values.baseline ? [[`with main's Masker, 386769c (${N} secrets)`, new BaselineMasker(secrets) as unknown as Masker] as const] : []),
       ] as const) {
         const m = await streamCpu(url, masker, seconds);
         stream.push({ round: r + 1, path: label, ...m, core_share: `${((m.cpu_ms / m.wall_ms) * 100).toFixed(1)}%` });
