@@ -191,6 +191,8 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
   const contexts = lazyContexts(tx, runId, jobs);
   const cancelled = cancelRequested(jobs);
   const queued = new Map<string, string[][]>();
+  // A run waiting for its concurrency group queues nothing (its group releases it: concurrency.ts); read on the first job to queue.
+  let waits: Promise<boolean> | null = null;
   let moved = 0;
   for (;;) {
     // Each workflow job's aggregate over its cells, as the rows stand now.
@@ -214,6 +216,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
       if (!job.needs.every((n) => results.has(n) || !cells.has(n))) continue;
       const d = await decideJob(job, { results, graph, cancelled, contexts });
       if (d.kind === "queue") {
+        if (await (waits ??= runs.runWaits(tx, runId))) continue;
         if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
         job.state = "queued";
         await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });

@@ -278,6 +278,11 @@ export async function setRunState(tx: Tx, id: string, state: RunState, finishedA
   ).run(id, state, finishedAt);
 }
 
+/** Whether a run waits for its concurrency group (`runs.waiting` set). */
+export async function runWaits(q: Queryable, id: string): Promise<boolean> {
+  return (await stmt(q, "runWaits", "SELECT 1 AS ok FROM runs WHERE id = ? AND waiting IS NOT NULL").get(id)) !== null;
+}
+
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
 export async function markRunRunning(tx: Tx, id: string): Promise<void> {
   await stmt(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
