@@ -105,7 +105,12 @@ test("a change from a fork runs on the target, untrusted: no secrets, variables 
   };
   expect(await page(`/acme/app/changes/${change}`)).toContain(`/acme/app/runs/${run.id}`);
   expect(await page("/acme/app/runs")).toContain(`/acme/app/runs/${run.id}`);
-  expect(await page(`/acme/app/runs/${run.id}`)).toContain("topic");
+  const runPage = await page(`/acme/app/runs/${run.id}`);
+  expect(runPage).toContain("topic");
+  expect(runPage).toContain("from a fork (no secrets)");
+  // The commit is the fork's: the target's tree does not have it, so the page does not link there.
+  expect(runPage).not.toContain(`/acme/app/tree/${head}`);
+  expect((await fetch(`${server.url}/acme/app/tree/${head}`, { headers: { cookie: acme.cookie } })).status).toBe(404);
 }, 90_000);
 
 test("a second push to the fork's branch runs again; its job token reads the fork alone, never writes, and dies with the job", async () => {
