@@ -102,6 +102,8 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   varRefs?: string[];
   matrix?: MatrixCell;
   steps: StepSpec[];
+  /** A change from a fork: the repository the agent fetches the commit from (set by the trigger, never by the file; the job token reads it and nothing else). */
+  checkoutRepoId?: string;
 };
 
 /**
