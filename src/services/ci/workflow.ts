@@ -274,16 +274,16 @@ function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
     if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String((n as { source: string }).source).slice(0, 100))}`);
     return target;
   };
-  // Each stack entry is a slot: the node at `get()`, replaced through `set` when it is an alias. An
+  // Each stack entry is a slot: the node at `node()`, replaced through `put` when it is an alias. An
   // alias is resolved when its slot is popped, so every anchor before it in the document (an
   // earlier sibling's too: `[&a x, *a]`) has been met.
-  type Slot = { get: () => unknown; set: (v: unknown) => void };
-  const stack: Slot[] = [{ get: () => doc.contents, set: (v) => (doc.contents = v as typeof doc.contents) }];
+  type Slot = { node: () => unknown; put: (v: unknown) => void };
+  const stack: Slot[] = [{ node: () => doc.contents, put: (v) => (doc.contents = v as typeof doc.contents) }];
   while (stack.length) {
     const slot = stack.pop()!;
-    const n = slot.get();
+    const n = slot.node();
     if (isAlias(n)) {
-      slot.set(resolve(n));
+      slot.put(resolve(n));
       continue;
     }
     const anchor = (n as { anchor?: string } | null)?.anchor;
@@ -291,12 +291,12 @@ function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
     const children: Slot[] = [];
     if (isMap(n)) {
       for (const pair of n.items) {
-        children.push({ get: () => pair.key, set: (v) => (pair.key = v) });
-        children.push({ get: () => pair.value, set: (v) => (pair.value = v as Node) });
+        children.push({ node: () => pair.key, put: (v) => (pair.key = v) });
+        children.push({ node: () => pair.value, put: (v) => (pair.value = v as Node) });
       }
     } else if (isSeq(n)) {
       const items = n.items;
-      for (let i = 0; i < items.length; i++) children.push({ get: () => items[i], set: (v) => (items[i] = v) });
+      for (let i = 0; i < items.length; i++) children.push({ node: () => items[i], put: (v) => (items[i] = v) });
     }
     // Children in document order: the stack takes them reversed.
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
