@@ -21,6 +21,8 @@ export interface Dialect {
   least(a: unknown, b: unknown): SQL;
   /** The number at `key` of a JSON object column (null when absent). */
   jsonNumber(column: unknown, key: string): SQL<number | null>;
+  /** The string at `key` of a JSON object column (null when absent). */
+  jsonText(column: unknown, key: string): SQL<string | null>;
   /** True when every element of the JSON array `column` is one of `values` (strings). */
   jsonSubset(column: unknown, values: readonly string[]): SQL<boolean>;
   /**
@@ -57,6 +59,7 @@ function sqlite(q: SqliteHandle): Dialect {
     greatest: (a, b) => sql`max(${a}, ${b})`,
     least: (a, b) => sql`min(${a}, ${b})`,
     jsonNumber: (column, key) => sql<number | null>`json_extract(${column}, ${jsonPath(key)})`,
+    jsonText: (column, key) => sql<string | null>`json_extract(${column}, ${jsonPath(key)})`,
     jsonSubset: (column, values) =>
       sql<boolean>`NOT EXISTS (SELECT 1 FROM json_each(${column}) l WHERE l.value NOT IN (SELECT value FROM json_each(${JSON.stringify(values)})))`,
     lockKey: async () => {},
@@ -90,6 +93,7 @@ function pg(q: PgHandle): Dialect {
     least: (a, b) => sql`least(${a}, ${b})`,
     // float8: a JSON number read as a JS number (int8 or numeric would arrive as BigInt or string).
     jsonNumber: (column, key) => sql<number | null>`(${column}->>${sql.raw(`'${jsonPath(key).slice(2)}'`)})::float8`,
+    jsonText: (column, key) => sql<string | null>`(${column}->>${sql.raw(`'${jsonPath(key).slice(2)}'`)})`,
     // jsonb containment; the values as JSON text, cast through text (a parameter typed jsonb would
     // be JSON-encoded again by Bun.sql, and a JS array is sent as a pg array).
     jsonSubset: (column, values) => sql<boolean>`(${column} <@ ${JSON.stringify(values)}::text::jsonb)`,

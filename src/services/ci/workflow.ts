@@ -40,7 +40,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, ty
 import type { JobSpec } from "../../db/schema/index.ts";
 import { globMatch } from "../../util/glob.ts";
 import { CronError, CRON_MAX_CHARS, parseCron } from "./cron.ts";
-import { ExprError, parseCondition, parseTemplate, templateValue, toText, type Template, type Value } from "./expr/index.ts";
+import { ExprError, parseCondition, parseTemplate, templateValue, toText, truthy, type Template, type Value } from "./expr/index.ts";
 import { orderJobs } from "./workflow-graph.ts";
 import { filterMatches, type BranchFilter, type InputSpec, type TriggerRef, type WorkflowOn } from "./workflow-on.ts";
 import { scanMessage, scanWorkflow, WORKFLOW_MAX_DEPTH } from "./workflow-scan.ts";
@@ -111,6 +111,8 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   varRefs?: string[];
   matrix?: MatrixCell;
   steps: StepSpec[];
+  /** A change from a fork: the repository the agent fetches the commit from (set by the trigger, never by the file; the job token reads it and nothing else). */
+  checkoutRepoId?: string;
 };
 
 /**
@@ -1185,6 +1187,27 @@ function readBoolOrExpr(node: Node | null | undefined, what: string, r: Reader):
   return text;
 }
 
+/**
+ * A job's `continue-on-error`: true, false, or a template of plan-time contexts (github, inputs,
+ * vars, matrix: `${{ matrix.experimental }}`), evaluated per matrix cell (continuesOf).
+ */
+function readJobContinueOnError(node: Node | null | undefined, what: string, r: Reader): boolean | { node: Node; text: string } {
+  if (isScalar(node) && typeof node.value === "boolean") return node.value;
+  const text = scalarString(node, what);
+  if (!r.template(node as Node, text, "jobPlan")) throw new WorkflowError(node, `${what} must be true, false or an expression`);
+  return { node: node as Node, text };
+}
+
+/** A plan-time value as a job's continue-on-error: matrix scalars are text, so "true"/"false" are read as the booleans they were written as. */
+export function continuesOf(v: Value): boolean {
+  if (typeof v === "string") {
+    const s = v.trim().toLowerCase();
+    if (s === "true") return true;
+    if (s === "false" || s === "" || s === "0") return false;
+  }
+  return truthy(v);
+}
+
 /** Longest `uses:` reference accepted (characters). */
 const USES_MAX = 400;
 /** `owner/repo[/path]@ref` (GitHub's names: owner letters, digits and `-`; repo also `.` and `_`). */
@@ -1268,7 +1291,7 @@ function readJob(
   let needsNode: Node | null = null;
   let condition: string | undefined;
   let outputs: Record<string, string> | undefined;
-  let continueOnError: boolean | string | undefined;
+  let continueOnError: boolean | { node: Node; text: string } | undefined;
   let concurrencyNode: Node | null | undefined;
   let defaults: { shell?: string; workingDirectory?: string } | undefined;
   let calls: { node: Node; ref: string } | undefined;
@@ -1315,7 +1338,7 @@ function readJob(
           throw new WorkflowError(o.key as Node, `more than ${WORKFLOW_LIMITS.outputsPerJob} outputs`);
         outputs[on] = kept(r, o.value as Node, scalarText(o.value, `jobs.${id}.outputs.${on}`), "agentNoSecrets");
       }
-    } else if (k === "continue-on-error") continueOnError = readBoolOrExpr(v, `jobs.${id}.continue-on-error`, r);
+    } else if (k === "continue-on-error") continueOnError = readJobContinueOnError(v, `jobs.${id}.continue-on-error`, r);
     else if (k === "concurrency") concurrencyNode = v;
     else if (k === "defaults") defaults = readDefaults(v, `jobs.${id}.defaults`, r);
     else if (k === "permissions" || k === "environment") continue;
@@ -1441,7 +1464,10 @@ function readJob(
     if (v2) {
       spec.v = 2;
       if (mergedDefaults.shell !== undefined || mergedDefaults.workingDirectory !== undefined) spec.defaults = mergedDefaults;
-      if (continueOnError !== undefined) spec.continueOnError = continueOnError;
+      // Job-level continue-on-error is the server's (finish.ts, release.ts): decided here per cell, a boolean in the spec.
+      if (continueOnError !== undefined)
+        spec.continueOnError =
+          typeof continueOnError === "boolean" ? continueOnError : continuesOf(r.value(continueOnError.node, continueOnError.text, "jobPlan", cell));
       if (outputs !== undefined) spec.outputs = outputs;
       if (Object.keys(cell).length) spec.matrix = cell;
       const refs = referencedNames(spec);
