@@ -15,7 +15,7 @@ import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
 import { decideRootJobs } from "./release.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { loadPolicy } from "./policy.ts";
-import { planTimeText, readsVars } from "./step-names.ts";
+import { planTimeText, readsVars, type PreparedName } from "./step-names.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
 
@@ -123,6 +123,7 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
     inputs: { ...(p.inputs ?? {}) },
     vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId }) : undefined,
   };
+  const parsedNames = new Map<string, PreparedName>();
   const jobRows: runs.NewJob[] = [];
   const checkRows: runs.CheckRow[] = [];
   for (const [i, j] of planned.jobs.entries()) {
@@ -150,7 +151,7 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       steps: j.spec.steps.map((s) => ({
         state: "pending",
         exit_code: null,
-        name: planTimeText(s.name, { ...known, matrix: j.spec.matrix ?? {} }).slice(0, runs.STEP_NAME_SHOWN),
+        name: planTimeText(s.name, { ...known, matrix: j.spec.matrix ?? {} }, parsedNames).slice(0, runs.STEP_NAME_SHOWN),
       })),
       cancelReason: null,
       logSize: 0,
