@@ -67,12 +67,14 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
   const facts = await jobCalls.runFacts(ctx.db.read, job.repoId, job.runId);
   if (!facts) throw new AppError("not_found", "job not found");
   const spec = job.spec as JobSpecV2;
+  // A change from a fork: the commit is fetched from the fork (the job's token reads it alone).
+  const fork = spec.checkoutRepoId ? await runs.repoWithOrg(ctx.db.read, spec.checkoutRepoId) : null;
   const base = {
     job_id: job.id,
     run_id: job.runId,
     key: job.key,
     repo: `${facts.org}/${facts.repo}`,
-    clone_url: `${ctx.baseUrl}/${facts.org}/${facts.repo}.git`,
+    clone_url: fork ? `${ctx.baseUrl}/${fork.orgName}/${fork.repo.name}.git` : `${ctx.baseUrl}/${facts.org}/${facts.repo}.git`,
     commit: facts.commit,
     ref: facts.ref,
     runs_on: job.runsOn,

@@ -74,6 +74,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[], attempt
       inputs: r.inputs ?? null,
       concurrency_group: r.concurrencyGroup,
       waiting: r.waiting,
+      trusted: r.trusted,
       created_at: r.createdAt,
       finished_at: current ? current.finished_at : r.finishedAt,
       attempt: attempt ?? r.attempt,

@@ -43,7 +43,7 @@ import { CronError, CRON_MAX_CHARS, parseCron } from "./cron.ts";
 import { ExprError, parseCondition, parseTemplate, templateValue, toText, truthy, type Template, type Value } from "./expr/index.ts";
 import { orderJobs } from "./workflow-graph.ts";
 import { filterMatches, type BranchFilter, type InputSpec, type TriggerRef, type WorkflowOn } from "./workflow-on.ts";
-import { WORKFLOW_MAX_DEPTH, yamlTooDeep } from "./workflow-scan.ts";
+import { scanMessage, scanWorkflow, WORKFLOW_MAX_DEPTH } from "./workflow-scan.ts";
 
 export type { BranchFilter, InputSpec, TriggerRef, WorkflowOn };
 
@@ -58,6 +58,15 @@ export const WORKFLOW_LIMITS = {
   defaultTimeoutMinutes: 360,
   /** Nesting of the YAML (checked before parsing). */
   depth: WORKFLOW_MAX_DEPTH,
+  /**
+   * Checked before parsing too (workflow-scan.ts), what the YAML parser's cost grows with: lines,
+   * mapping keys and list items, anchors and aliases (the largest real file, 415 KiB, has 7,684
+   * lines and 5,375 entries; the corpus's most anchors and aliases is 12). The keys under `jobs:`
+   * are counted against `jobsPerRun` before parsing as well.
+   */
+  lines: 30_000,
+  entries: 20_000,
+  anchors: 1_000,
   /** Bytes of strings one job may carry after expansion (its key, labels, env, steps). */
   jobSpecBytes: 256 * 1024,
   /** Bytes of strings all the jobs of one run (one workflow file) may carry after expansion. */
@@ -102,6 +111,8 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   varRefs?: string[];
   matrix?: MatrixCell;
   steps: StepSpec[];
+  /** A change from a fork: the repository the agent fetches the commit from (set by the trigger, never by the file; the job token reads it and nothing else). */
+  checkoutRepoId?: string;
 };
 
 /**
@@ -198,8 +209,18 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
   if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes)
     return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
-  const deep = yamlTooDeep(text, WORKFLOW_LIMITS.depth);
-  if (deep) return { ok: false, error: `${path}:${deep.line}:${deep.col}: the file nests deeper than ${WORKFLOW_LIMITS.depth} levels` };
+  // Why before parseDocument: its cost grows with lines, entries and nesting (a 10,000-job file:
+  // seconds of a thread, and past the time limit an answer that depends on the load); the scan
+  // refuses in one pass, the same way every time. (The yaml package's maxAliasCount guards only
+  // toJS, which is never called here: resolveAliases is linear and expansion is charged to Budget.)
+  const scanned = scanWorkflow(text, {
+    depth: WORKFLOW_LIMITS.depth,
+    jobs: WORKFLOW_LIMITS.jobsPerRun,
+    anchors: WORKFLOW_LIMITS.anchors,
+    entries: WORKFLOW_LIMITS.entries,
+    lines: WORKFLOW_LIMITS.lines,
+  });
+  if (scanned) return { ok: false, error: `${path}:${scanned.line}:${scanned.col}: ${scanMessage(scanned)}` };
   const lines = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
@@ -251,36 +272,36 @@ function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
   // replaced by the node its anchor names, never walked into.
   const anchors = new Map<string, unknown>();
   const resolve = (n: unknown): unknown => {
-    if (!isAlias(n)) return n;
-    const target = anchors.get(n.source);
-    if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String(n.source).slice(0, 100))}`);
+    const target = anchors.get((n as { source: string }).source);
+    if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String((n as { source: string }).source).slice(0, 100))}`);
     return target;
   };
-  const note = (n: unknown) => {
-    const anchor = (n as { anchor?: string } | null)?.anchor;
-    if (anchor && !isAlias(n)) anchors.set(anchor, n);
-  };
-  if (isAlias(doc.contents)) doc.contents = resolve(doc.contents) as typeof doc.contents;
-  const stack: unknown[] = [doc.contents];
+  // Each stack entry is a slot: the node at `node()`, replaced through `put` when it is an alias. An
+  // alias is resolved when its slot is popped, so every anchor before it in the document (an
+  // earlier sibling's too: `[&a x, *a]`) has been met.
+  type Slot = { node: () => unknown; put: (v: unknown) => void };
+  const stack: Slot[] = [{ node: () => doc.contents, put: (v) => (doc.contents = v as typeof doc.contents) }];
   while (stack.length) {
-    const n = stack.pop();
-    note(n);
-    const children: unknown[] = [];
+    const slot = stack.pop()!;
+    const n = slot.node();
+    if (isAlias(n)) {
+      slot.put(resolve(n));
+      continue;
+    }
+    const anchor = (n as { anchor?: string } | null)?.anchor;
+    if (anchor) anchors.set(anchor, n);
+    const children: Slot[] = [];
     if (isMap(n)) {
       for (const pair of n.items) {
-        if (isAlias(pair.key)) pair.key = resolve(pair.key);
-        else children.push(pair.key);
-        if (isAlias(pair.value)) pair.value = resolve(pair.value) as Node;
-        else children.push(pair.value);
+        children.push({ node: () => pair.key, put: (v) => (pair.key = v) });
+        children.push({ node: () => pair.value, put: (v) => (pair.value = v as Node) });
       }
     } else if (isSeq(n)) {
-      for (let i = 0; i < n.items.length; i++) {
-        if (isAlias(n.items[i])) n.items[i] = resolve(n.items[i]);
-        else children.push(n.items[i]);
-      }
+      const items = n.items;
+      for (let i = 0; i < items.length; i++) children.push({ node: () => items[i], put: (v) => (items[i] = v) });
     }
     // Children in document order: the stack takes them reversed.
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
 }
 
