@@ -8,10 +8,16 @@
 // process (so only the agent's CPU is counted), once without secrets (nothing to mask) and once
 // with the 20: the difference in CPU is what masking adds to log streaming.
 //
-//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--stream] [--seconds 8]
+// `--baseline` also runs the Masker-alone rows with main's masker before the single-pass one
+// (bench/lib/mask-386769c.ts: one regular expression), interleaved round by round in one process.
+// Two hostile rows ("prefixes": output made only of prefixes of the forms, cut before their last
+// unit; "periodic": a value `aaaa…` and output `aaa…ab` repeated) show the work per unit stays bounded.
+//
+//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--baseline] [--stream] [--seconds 8]
 import { parseArgs } from "node:util";
 import { LogStream, MaskedText } from "../cli/runner/log.ts";
-import { Masker } from "../src/services/ci/mask.ts";
+import { Masker, maskForms } from "../src/services/ci/mask.ts";
+import { Masker as BaselineMasker } from "./lib/mask-386769c.ts";
 
 const { values } = parseArgs({
   options: {
@@ -19,6 +25,7 @@ const { values } = parseArgs({
     secrets: { type: "string", default: "20" },
     rounds: { type: "string", default: "3" },
     stream: { type: "boolean", default: false },
+    baseline: { type: "boolean", default: false },
     seconds: { type: "string", default: "8" },
     "stub-server": { type: "boolean", default: false },
   },
@@ -84,8 +91,15 @@ function chunks(text: string, size: number | "lines"): string[] {
   return out;
 }
 
+type AnyMasker = { push(text: string): string; flush(): string };
+const MASKERS: [string, (values: string[]) => AnyMasker][] = [
+  ...(values.baseline ? [["main 386769c (one regular expression)", (v: string[]) => new BaselineMasker(v)] as [string, (values: string[]) => AnyMasker]] : []),
+  ["single pass (prefix filter, skip loop)", (v: string[]) => new Masker(v)],
+];
+
 /** CPU milliseconds (user + system) of masking `parts`: the machine is shared, so wall time would count other work. */
-function run(parts: string[], masker: Masker): { ms: number; bytes: number } {
+function run(parts: string[], masker: AnyMasker): { ms: number; bytes: number } {
+  Bun.gc(true);
   const t0 = process.cpuUsage();
   let bytes = 0;
   for (const p of parts) bytes += masker.push(p).length;
@@ -94,37 +108,74 @@ function run(parts: string[], masker: Masker): { ms: number; bytes: number } {
   return { ms: (t.user + t.system) / 1000, bytes };
 }
 
-const results: Record<string, unknown>[] = [];
-for (const hits of [0, 0.01]) {
-  const text = output(MB * 1024 * 1024, hits);
-  for (const size of [64 * 1024, "lines"] as const) {
-    const parts = chunks(text, size);
-    let best = Infinity;
-    let masked = 0;
-    for (let r = 0; r < ROUNDS; r++) {
-      const m = new Masker(secrets);
-      const { ms, bytes } = run(parts, m);
-      best = Math.min(best, ms);
-      masked = bytes;
+/** Output made only of prefixes of the forms of `values` (each cut before its last unit), in lines. */
+function prefixes(bytes: number, vals: string[]): string {
+  const forms = vals.flatMap((v) => maskForms(v));
+  const parts: string[] = [];
+  let n = 0;
+  while (n < bytes) {
+    const f = forms[Math.floor(rand() * forms.length)]!;
+    const p = f.slice(0, 1 + Math.floor(rand() * (f.length - 1)));
+    parts.push(p);
+    n += p.length;
+    if (rand() < 0.05) {
+      parts.push("\n");
+      n++;
     }
-    const mbps = MB / (best / 1000);
-    results.push({
-      hits_per_line: hits,
-      writes: size === "lines" ? "one per line" : "64 KiB",
-      mb: MB,
-      best_cpu_ms: Math.round(best),
-      mb_per_s: Math.round(mbps),
-      cpu_share_at_10_mb_per_s: `${((10 / mbps) * 100).toFixed(2)}%`,
-      output_bytes: masked,
-    });
   }
+  return parts.join("");
 }
+
+const results: Record<string, unknown>[] = [];
+const cases: { output: string; values: string[]; text: string; sizes: readonly (number | "lines")[] }[] = [];
+for (const hits of [0, 0.01])
+  cases.push({
+    output: hits ? "1 % of lines print secrets" : "no secrets printed",
+    values: secrets,
+    text: output(MB * 1024 * 1024, hits),
+    sizes: [64 * 1024, "lines"],
+  });
+cases.push({ output: "hostile: only prefixes of the forms", values: secrets, text: prefixes(MB * 1024 * 1024, secrets), sizes: [64 * 1024] });
+const periodic = "a".repeat(64);
+cases.push({
+  output: "hostile: value a×64, output (a×63 b) repeated",
+  values: [...secrets, periodic],
+  text: `${periodic.slice(1)}b`.repeat(Math.ceil((MB * 1024 * 1024) / 64)),
+  sizes: [64 * 1024],
+});
+for (const c of cases)
+  for (const size of c.sizes) {
+    const parts = chunks(c.text, size);
+    const best = MASKERS.map(() => Infinity);
+    const masked = MASKERS.map(() => 0);
+    for (let r = 0; r < ROUNDS; r++)
+      MASKERS.forEach(([, make], k) => {
+        const { ms, bytes } = run(parts, make(c.values));
+        best[k] = Math.min(best[k]!, ms);
+        masked[k] = bytes;
+      });
+    MASKERS.forEach(([name], k) => {
+      const mbps = MB / (best[k]! / 1000);
+      results.push({
+        masker: name,
+        output: c.output,
+        writes: size === "lines" ? "one per line" : "64 KiB",
+        mb: MB,
+        best_cpu_ms: Math.round(best[k]!),
+        mb_per_s: Math.round(mbps),
+        cpu_share_at_10_mb_per_s: `${((10 / mbps) * 100).toFixed(2)}%`,
+        output_bytes: masked[k],
+      });
+    });
+    if (new Set(masked).size > 1) throw new Error(`the maskers disagree on ${c.output}: ${masked.join(" vs ")} bytes`);
+  }
 // The agent's front (the ::add-mask:: line scan, then the Masker), as CPU per MB like the rows above.
 for (const hits of [0, 0.01]) {
   const parts = chunks(output(MB * 1024 * 1024, hits), 64 * 1024);
   let best = Infinity;
   for (let r = 0; r < ROUNDS; r++) {
     const front = new MaskedText(new Masker(secrets));
+    Bun.gc(true);
     const t0 = process.cpuUsage();
     for (const p of parts) front.write(p);
     front.end();
@@ -180,6 +231,7 @@ if (values.stream) {
       for (const [label, masker] of [
         ["without the Masker (no secrets)", new Masker()],
         [`with the Masker (${N} secrets)`, new Masker(secrets)],
+        ...(values.baseline ? [[`with main's Masker, 386769c (${N} secrets)`, new BaselineMasker(secrets) as unknown as Masker] as const] : []),
       ] as const) {
         const m = await streamCpu(url, masker, seconds);
         stream.push({ round: r + 1, path: label, ...m, core_share: `${((m.cpu_ms / m.wall_ms) * 100).toFixed(1)}%` });

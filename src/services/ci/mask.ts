@@ -5,8 +5,8 @@
 // printed across two writes (or two log chunks) is masked too; `flush` ends the stream. Pure (no
 // I/O): the runner agent masks as it streams, the server masks each append again.
 //
-// Matching is leftmost-longest over UTF-16 code units (one regular expression, the forms longest
-// first); the held tail is found with a table of the forms' first two characters.
+// Matching is leftmost-longest over UTF-16 code units: one pass with a table of the forms' first
+// two code units (Masker below); the same pass finds the held tail.
 
 /** What replaces a secret in a log. */
 export const MASK = "***";
@@ -52,19 +52,44 @@ export function maskForms(value: string): string[] {
   return [...forms];
 }
 
-/** The table slot of a pair of characters (exact for Latin-1 pairs; others share slots and are checked). */
-const hashPair = (a: number, b: number) => ((a & 0xff) << 8) | (b & 0xff);
+/** The table slot of a pair of code units (exact for Latin-1 pairs; others share slots and are compared in full). */
+const slot = (a: number, b: number) => ((a & 0xff) << 8) | (b & 0xff);
 
-/** A streaming masker over a set of values. */
+/** The shift-table slot of three code units (a hash: units that share a slot only shorten shifts). */
+const block = (a: number, b: number, c: number) => ((a << 10) ^ (b << 5) ^ c) & 0xffff;
+
+/**
+ * A streaming masker over a set of values.
+ *
+ * One pass over the text, left to right. When every form is at least 4 code units long, a skip
+ * loop (Wu–Manber): the last three units of the window of the shortest form's length are looked
+ * up in `shift`, which says how far the window can move before those units could lie in the
+ * start of a form; on ordinary output it moves nearly the window's length per probe. Where the
+ * shift is 0, and everywhere when a form is shorter (a per-position loop), the position's first
+ * two units are looked up in `pairs`, and only a marked pair is compared in full against the
+ * forms of its slot, longest first (the first whole match is the longest at that position). The
+ * same scan finds the held tail: the first position where the text ends inside a form is where
+ * a later write could complete one. Why not the regular expression this replaced (one
+ * alternation of the forms): JavaScriptCore tries the alternatives at every position, ~100
+ * MB/s with 20 secrets; this is 3–10× faster (bench/masking.ts, bench/README.md §33).
+ *
+ * Work: one probe per window or position, plus the compared units where a form may start. A log
+ * made only of secret prefixes is compared once per prefix (linear); a value that repeats
+ * itself (`aaaa…`) makes every position compare up to its length, in the engine's `startsWith`.
+ */
 export class Masker {
-  private forms: string[] = [];
-  /** Forms by the hash of their first two characters, longest first. */
-  private byPair: (string[] | undefined)[] = [];
+  private count = 0;
+  private forms = new Set<string>();
+  /** Forms by the slot of their first two code units, longest first; a one-unit form is in all 256 slots of its unit. */
+  private bySlot: (string[] | undefined)[] = [];
+  /** 1 where `bySlot` has forms. */
   private pairs = new Uint8Array(65536);
-  private regex: RegExp | null = null;
-  /** First characters of the forms longer than one character (a last character that may start one is held). */
-  private firsts = new Set<number>();
-  private longest = 0;
+  /** 1 for the first code unit of a form longer than one unit (the last unit of a write that may start one is held). */
+  private firsts = new Uint8Array(65536);
+  /** Length of the shortest form. */
+  private shortest = Infinity;
+  /** How far the skip loop may move for each block slot (`skips`); null after `add`. */
+  private shift: Uint8Array | null = null;
   private values = new Set<string>();
   private held = "";
 
@@ -81,89 +106,141 @@ export class Masker {
     return true;
   }
 
+  /** Code units held back by `push`: a tail that may start a form (shorter than the longest form). */
+  get holding(): number {
+    return this.held.length;
+  }
+
   /** Whether there is anything to mask. */
   get empty(): boolean {
-    return this.forms.length === 0;
+    return this.count === 0;
   }
 
   private addForm(f: string): void {
-    if (this.forms.includes(f)) return;
-    this.forms.push(f);
-    this.regex = null;
-    this.longest = Math.max(this.longest, f.length);
-    if (f.length === 1) return;
-    this.firsts.add(f.charCodeAt(0));
-    const h = hashPair(f.charCodeAt(0), f.charCodeAt(1));
+    if (this.forms.has(f)) return;
+    this.forms.add(f);
+    this.count++;
+    this.shortest = Math.min(this.shortest, f.length);
+    this.shift = null;
+    const a = f.charCodeAt(0);
+    if (f.length > 1) {
+      this.firsts[a] = 1;
+      this.file(slot(a, f.charCodeAt(1)), f);
+    } else for (let b = 0; b < 256; b++) this.file(slot(a, b), f);
+  }
+
+  private file(h: number, f: string): void {
     this.pairs[h] = 1;
-    const list = (this.byPair[h] ??= []);
+    const list = (this.bySlot[h] ??= []);
     list.push(f);
-    list.sort((a, b) => b.length - a.length);
+    list.sort((x, y) => y.length - x.length);
   }
 
   /** Whether `text` holds a masked value or form (a check for answers that must not carry one). */
   contains(text: string): boolean {
-    return this.replace(text, text.length).text !== text;
+    return this.scan(text, true).text !== text;
   }
 
-  /** The forms as one alternation, longest first (leftmost-longest); rebuilt after `add`. */
-  private pattern(): RegExp {
-    if (!this.regex) {
-      const sorted = [...this.forms].sort((x, y) => y.length - x.length);
-      this.regex = new RegExp(sorted.map((f) => f.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
-    }
-    return this.regex;
+  /** The shift table for the skip loop (`shortest` ≥ 4), built when first needed after `add`. */
+  private skips(): Uint8Array {
+    if (this.shift) return this.shift;
+    // Wu–Manber over blocks of three code units: a block that ends a window of `shortest` units
+    // and occurs nowhere in the first `shortest` units of any form lets the window move past it.
+    const m = this.shortest;
+    const top = Math.min(m - 2, 255);
+    const shift = new Uint8Array(65536).fill(top);
+    for (const f of this.forms)
+      for (let j = Math.max(0, m - 3 - top); j <= m - 3; j++) {
+        const h = block(f.charCodeAt(j), f.charCodeAt(j + 1), f.charCodeAt(j + 2));
+        if (m - 3 - j < shift[h]!) shift[h] = m - 3 - j;
+      }
+    this.shift = shift;
+    return shift;
   }
 
   /**
-   * Masks the matches that start before `end` in `s`; answers the masked text of `s` up to where
-   * the scan stopped (`consumed`: `end`, or past it when a match ran beyond). Why a regular
-   * expression: the engine's literal alternation scans several times faster than a loop over
-   * characters in script (bench/masking.ts).
+   * The longest form at `s[i]`: its length; 0 when none; -1 when `s` ends inside one (and no
+   * longer form matched whole) while more text may come (`whole` false).
    */
-  private replace(s: string, end: number): { text: string; consumed: number } {
-    if (this.forms.length === 0) return { text: s.slice(0, end), consumed: end };
-    const re = this.pattern();
-    re.lastIndex = 0;
-    let out = "";
-    let from = 0;
-    for (let m = re.exec(s); m !== null && m.index < end; m = re.exec(s)) {
-      out += s.slice(from, m.index) + MASK;
-      from = m.index + m[0].length;
-    }
-    const consumed = Math.max(end, from);
-    out += s.slice(from, consumed);
-    return { text: out, consumed };
-  }
-
-  /** The length of the longest tail of `s` that is a proper prefix of some form (what must wait for more text). */
-  private pendingTail(s: string): number {
-    const n = s.length;
-    for (let j = Math.max(0, n - this.longest + 1); j < n; j++) {
-      const tail = n - j;
-      const c = s.charCodeAt(j);
-      if (tail === 1) {
-        if (this.firsts.has(c)) return 1;
+  private longestAt(s: string, i: number, whole: boolean): number {
+    const h = slot(s.charCodeAt(i), s.charCodeAt(i + 1));
+    if (this.pairs[h] === 0) return 0;
+    const rest = s.length - i;
+    for (const f of this.bySlot[h]!) {
+      const len = f.length;
+      if (len <= rest) {
+        // The engine's compare (a value repeating itself, `aaaa…`, costs its length per position).
+        if (s.startsWith(f, i)) return len;
         continue;
       }
-      const h = hashPair(c, s.charCodeAt(j + 1));
-      if (this.pairs[h] === 0) continue;
-      for (const f of this.byPair[h]!) {
-        if (f.length <= tail) continue;
-        let k = 0;
-        while (k < tail && f.charCodeAt(k) === s.charCodeAt(j + k)) k++;
-        if (k === tail) return tail;
-      }
+      if (whole) continue;
+      let k = 0;
+      while (k < rest && f.charCodeAt(k) === s.charCodeAt(i + k)) k++;
+      if (k === rest) return -1;
     }
     return 0;
   }
 
+  /**
+   * Masks `s` left to right, leftmost-longest. With `whole`, to its end; otherwise the scan stops
+   * at the first position where `s` ends inside a form (a later write may complete it), and
+   * `consumed` says where: what is after it is held.
+   */
+  private scan(s: string, whole: boolean): { text: string; consumed: number } {
+    const n = s.length;
+    const pairs = this.pairs;
+    const m = this.shortest;
+    let out = "";
+    let from = 0;
+    let i = 0;
+    if (m >= 4) {
+      // Skip loop: look at the last three units of the window [i, i + m); compare only where they may end a form's start.
+      const shift = this.skips();
+      for (const stop = n - m; i <= stop; ) {
+        const p = i + m - 1;
+        const sh = shift[block(s.charCodeAt(p - 2), s.charCodeAt(p - 1), s.charCodeAt(p))]!;
+        if (sh !== 0) {
+          i += sh;
+          continue;
+        }
+        const hit = this.longestAt(s, i, whole);
+        if (hit === 0) {
+          i++;
+          continue;
+        }
+        if (hit < 0) return { text: out + s.slice(from, i), consumed: i };
+        out += from === i ? MASK : s.slice(from, i) + MASK;
+        i = from = i + hit;
+      }
+    }
+    const last = n - 1;
+    for (; i < last; i++) {
+      if (pairs[slot(s.charCodeAt(i), s.charCodeAt(i + 1))] === 0) continue;
+      const hit = this.longestAt(s, i, whole);
+      if (hit === 0) continue;
+      if (hit < 0) return { text: out + s.slice(from, i), consumed: i };
+      out += from === i ? MASK : s.slice(from, i) + MASK;
+      from = i + hit;
+      i = from - 1;
+    }
+    if (i === last) {
+      // The last code unit: it may start a longer form (held), or be a one-unit form.
+      const c = s.charCodeAt(i);
+      if (!whole && this.firsts[c] === 1) return { text: out + s.slice(from, i), consumed: i };
+      if (pairs[slot(c, 0)] === 1 && this.bySlot[slot(c, 0)]!.some((f) => f.length === 1 && f.charCodeAt(0) === c)) {
+        out += s.slice(from, i) + MASK;
+        from = n;
+      }
+    }
+    return { text: from === 0 ? s : out + s.slice(from), consumed: n };
+  }
+
   /** Takes more output; answers what can be sent now (masked). */
   push(text: string): string {
-    if (this.forms.length === 0) return text;
-    const s = this.held + text;
-    const keep = this.pendingTail(s);
-    const { text: out, consumed } = this.replace(s, s.length - keep);
-    this.held = s.slice(consumed);
+    if (this.count === 0) return text;
+    const s = this.held ? this.held + text : text;
+    const { text: out, consumed } = this.scan(s, false);
+    this.held = consumed === s.length ? "" : s.slice(consumed);
     return out;
   }
 
@@ -171,11 +248,11 @@ export class Masker {
   flush(): string {
     const s = this.held;
     this.held = "";
-    return this.replace(s, s.length).text;
+    return s ? this.scan(s, true).text : "";
   }
 
   /** Masks a whole text at once (error messages, outputs, one log append on the server). */
   mask(text: string): string {
-    return this.replace(text, text.length).text;
+    return this.count === 0 ? text : this.scan(text, true).text;
   }
 }

@@ -2,6 +2,8 @@
 // and streaming with a held tail so a value split across writes (or log chunks) is masked.
 import { describe, expect, test } from "bun:test";
 import { MASK, Masker, maskForms } from "../../../src/services/ci/mask.ts";
+import { maskDifferential, maskReference } from "../../fuzz/ci-targets.ts";
+import { Rand } from "../../fuzz/lib.ts";
 
 const SECRET = "hunter2-Pa55/word+x";
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -89,5 +91,45 @@ describe("streaming", () => {
     const m = new Masker([SECRET]);
     expect(m.contains(`x${b64(SECRET)}`)).toBe(true);
     expect(m.contains("nothing here")).toBe(false);
+  });
+});
+
+describe("against the naive reference (longest form at each position, random writes)", () => {
+  const ALPHABET = "ab\nc=/\u0161\u0100";
+  test("random values and texts, some with a value added while streaming", () => {
+    const r = new Rand(29);
+    const word = (n: number) => Array.from({ length: n }, () => ALPHABET[r.int(ALPHABET.length)]).join("");
+    for (let n = 0; n < 400; n++) {
+      const min = n % 2 ? 4 : 1;
+      const values = Array.from({ length: 1 + r.int(5) }, () => word(min + r.int(n % 5 ? 8 : 40)));
+      const text = Array.from({ length: r.int(30) }, () => {
+        const v = r.pick(values);
+        return r.pick([v, v.slice(0, r.int(v.length)), Buffer.from(word(r.int(3)) + v).toString("base64"), word(r.int(10))]);
+      }).join("");
+      maskDifferential(r, values, text, n % 3 ? null : word(min + r.int(8)));
+    }
+  });
+
+  test("code units outside Latin-1 share table slots but are compared in full", () => {
+    const m = new Masker(["\u0161\u0162x", "\u0100"]);
+    expect(m.mask("abx ab\u0162x \u0161\u0162x \u0100 \u0200")).toBe(`abx ab\u0162x ${MASK} ${MASK} \u0200`);
+    expect(m.push("a\u0161")).toBe("a");
+    expect(m.push("\u0162x\u0100")).toBe(`${MASK}${MASK}`);
+    expect(m.push("a") + m.flush()).toBe("a");
+  });
+
+  test("a log of only prefixes of the forms: each write held at most to the longest form less one", () => {
+    const secrets = ["ghp_0123456789abcdefABCDEF", "p4ss-w0rd/xyz"];
+    const forms = secrets.flatMap((s) => maskForms(s));
+    const longest = Math.max(...forms.map((f) => f.length));
+    const m = new Masker(secrets);
+    let text = "";
+    for (let i = 0; i < 2000; i++) text += forms[i % forms.length]!.slice(0, 1 + (i % (forms[i % forms.length]!.length - 1)));
+    let out = "";
+    for (let i = 0; i < text.length; i += 7) {
+      out += m.push(text.slice(i, i + 7));
+      expect(m.holding).toBeLessThan(longest);
+    }
+    expect(out + m.flush()).toBe(maskReference(secrets, text));
   });
 });

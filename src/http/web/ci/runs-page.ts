@@ -74,7 +74,7 @@ export function runsPage(
     : "";
   return html`<div class="ul">${ciHeader(repo, "Runs")}${settings}
 ${o.refused && !o.dispatch?.workflows.some((w) => w.path === o.refused!.workflow) ? html`<p class="error notice" role="alert">${o.refused.error}</p>` : ""}${
-  o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null) : ""
+  o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null, o.dispatch.unreadable) : ""
 }
 <section class="box" aria-label="Runs">${
     rows.length
