@@ -55,7 +55,9 @@ export type CreateRunOutcome = { created: true; runId: string } | { created: fal
  */
 export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trigger: RunTrigger): Promise<CreateRunOutcome> {
   const p = trigger;
-  if ((p.event === "push" || p.event === "change") && (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, planned.path)))
+  // A trusted trigger is not stopped by an untrusted run of the same commit and branch (a fork's change
+  // first, then a maintainer pushing that branch here): only a trusted run makes it a repeat.
+  if ((p.event === "push" || p.event === "change") && (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, planned.path, p.trusted ?? true)))
     return { created: false, reason: "exists" };
   if (p.event === "schedule" && p.scheduleSlot != null && (await runs.scheduledRunExists(tx, p.repoId, planned.path, p.scheduleSlot)))
     return { created: false, reason: "exists" };

@@ -185,3 +185,17 @@ test("reopening a fork's change whose branch moved while it was closed runs the 
   expect(log).toContain("org=[] repo=[]\n");
   expect(log).toContain("third, pushed while closed\n");
 }, 90_000);
+
+test("a maintainer pushing the fork's commit to a branch here gets a trusted run beside the fork's untrusted one", async () => {
+  const head3 = await g.ok(["rev-parse", "topic"], { cwd: work });
+  await g.ok(["push", "-q", repoUrl(server, "acme", "app", acme.token), "topic"], { cwd: work });
+  expect((await api.post("/v1/orgs/acme/repos/app/changes", { title: "trusted copy", branch: "topic" })).status).toBe(201);
+  const trusted = await until("the trusted run", async () => {
+    const r = (await runsOf(api, "app")).find((r) => r.commit === head3 && r.trusted);
+    return r && ["success", "failure", "cancelled"].includes(r.state) ? r : null;
+  });
+  expect(trusted.state).toBe("success");
+  expect((await runsOf(api, "app")).filter((r) => r.commit === head3).map((r) => r.trusted)).toEqual([true, false]);
+  const log = await logOf(server, { cookie: acme.cookie } as never, "app", trusted.id, trusted.jobs[0].id);
+  expect(log).toContain("org=[***] repo=[***]\n");
+}, 90_000);
