@@ -156,11 +156,16 @@ const COMPARE_SLACK = 4096;
  * same scan finds the held tail: the first position where the text ends inside a form is where
  * a later write could complete one. Why not the regular expression this replaced (one
  * alternation of the forms): JavaScriptCore tries the alternatives at every position, ~100
- * MB/s with 20 secrets; this is 3–10× faster (bench/masking.ts, bench/README.md §33).
+ * MB/s with 20 secrets; this is 3× faster on 64 KiB writes, 1.4–5.8× across the benchmark's
+ * ordinary rows (bench/masking.ts, bench/README.md §33).
  *
  * Work: one probe per window or position, plus the compared units where a form may start. A log
- * made only of secret prefixes is compared once per prefix (linear); a value that repeats
- * itself (`aaaa…`) makes every position compare up to its length, in the engine's `startsWith`.
+ * made only of secret prefixes is compared once per prefix (linear). A value that repeats
+ * itself (`aaaa…`) against output repeating it with one unit changed would make every position
+ * compare up to the value's length: past a budget of compared units (`COMPARE_BUDGET` per unit
+ * of the text, plus `COMPARE_SLACK`) the scan finishes the text in `linear` (Aho–Corasick
+ * automata, built then, memory in the forms' units), so the work per write stays linear in the
+ * write plus the longest form.
  */
 export class Masker {
   private count = 0;
