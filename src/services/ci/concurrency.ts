@@ -4,7 +4,8 @@
 // the group's waiting run and waits itself while another run of the group is active: its jobs
 // are `pending` and `runs.waiting` says why. When a run of the group reaches a final state, the
 // oldest waiting run is released (its jobs without needs queued). Job-level `concurrency` is the
-// same with workflow_jobs rows (for jobs without `needs`). Every decision is taken under the
+// same with workflow_jobs rows: a job without `needs` joins its group when its run is created, a
+// job with `needs` when release.ts releases it (its row's group is null until then). Every decision is taken under the
 // group's transaction-scoped lock, inside the transaction that creates or ends the run.
 import type { Tx } from "../../db/database.ts";
 import type { RunState } from "../../db/schema/index.ts";
@@ -99,6 +100,12 @@ export async function admitJobs(
   repoId: string,
   jobs: { id: string; concurrency: Concurrency }[],
   t: number,
+  /**
+   * Jobs released by release.ts (rows already written, not in their group yet): a job of run
+   * `runId` the rules end is ended without releasing its dependents (the release is walking that
+   * run) and its id pushed to `ended`, so the release counts it.
+   */
+  within?: { runId: string; ended: string[] },
 ): Promise<Map<string, JobAdmission>> {
   const out = new Map<string, JobAdmission>();
   const state = new Map<string, { holders: string[]; waiters: string[] }>();
@@ -107,7 +114,8 @@ export async function admitJobs(
     let s = state.get(g);
     if (!s) {
       await groups.lockGroup(tx, repoId, `job:${g}`);
-      const rows = (await groups.unfinishedJobsInGroup(tx, repoId, g)).filter((r) => r.needs.length === 0);
+      // A job with needs joins its group when the release admits it (until then its row has no group).
+      const rows = await groups.unfinishedJobsInGroup(tx, repoId, g);
       s = { holders: rows.filter((r) => r.state !== "pending").map((r) => r.id), waiters: rows.filter((r) => r.state === "pending").map((r) => r.id) };
       state.set(g, s);
     }
@@ -115,7 +123,9 @@ export async function admitJobs(
       if (out.has(id)) out.set(id, { cancelled: reason });
       else {
         const row = await runs.jobById(tx, id);
-        if (row) await cancelJob(ctx, tx, row, reason, t, true);
+        const here = within !== undefined && row?.runId === within.runId;
+        if (row) await cancelJob(ctx, tx, row, reason, t, !here);
+        if (row && here && row.state !== "running") within.ended.push(id);
       }
     };
     for (const id of s.waiters) await end(id, `superseded by a newer job in concurrency group ${g}`);
@@ -171,7 +181,6 @@ export async function releaseConcurrencyGroup(ctx: Ctx, tx: Tx, job: JobRow, run
     const rows = await groups.unfinishedJobsInGroup(tx, job.repoId, g);
     if (!rows.some((r) => r.state !== "pending")) {
       for (const r of rows) {
-        if (r.needs.length) continue;
         const owner = await runs.runOfRepo(tx, job.repoId, r.runId);
         // A job of a run that waits for its own group starts with that run.
         if (!owner || owner.waiting !== null) continue;

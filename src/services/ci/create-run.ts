@@ -12,7 +12,7 @@ import { now, type Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { admitJobs, admitRun, cancelsInProgress, type JobAdmission } from "./concurrency.ts";
 import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
-import { decideRootJobs } from "./release.ts";
+import { decideRootJobs, type JobPlan } from "./release.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { loadPolicy } from "./policy.ts";
 import { planTimeText, readsVars, type PreparedName } from "./step-names.ts";
@@ -165,7 +165,9 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       workflowJob: j.workflowJob ?? "",
       needs: j.needs ?? [],
       condition: j.condition ?? null,
-      concurrencyGroup: j.concurrency && !j.concurrency.dynamic ? j.concurrency.group : null,
+      // A job with needs joins its group when release.ts releases it: the group (a template when it reads needs) waits in `plan`.
+      concurrencyGroup: j.concurrency && !j.concurrency.dynamic && !j.needs?.length ? j.concurrency.group : null,
+      plan: j.concurrency && j.needs?.length ? ({ concurrency: j.concurrency } satisfies JobPlan) : null,
     });
     checkRows.push({
       repoId: p.repoId,

@@ -9,11 +9,25 @@
 // expression's source and never a value.
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
-import { ExprError, evaluateCondition, parseCondition, type Condition, type Status, type Value } from "./expr/index.ts";
+import { ExprError, evaluateCondition, parseCondition, parseTemplate, templateValue, toText, type Condition, type Status, type Value } from "./expr/index.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
+import { admitJobs } from "./concurrency.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
+import { WORKFLOW_LIMITS, type Concurrency } from "./workflow.ts";
+
+/**
+ * What a job row's `plan` holds (createRun writes it; null for a job planned whole): the
+ * job-level `concurrency` of a job with `needs`, which joins its group when it is released here
+ * (its group evaluated then when it reads `needs`).
+ */
+export interface JobPlan {
+  concurrency?: Concurrency;
+}
+
+/** The contexts a job's concurrency group may read at release (workflow.ts SITES.jobPlan). */
+const JOB_PLAN_CONTEXTS: ReadonlySet<string> = new Set(["github", "inputs", "vars", "matrix", "needs"]);
 
 /** The contexts a job's `if` may read (workflow.ts checks this at plan time). */
 const JOB_IF_CONTEXTS: ReadonlySet<string> = new Set(["github", "inputs", "vars", "needs"]);
@@ -122,11 +136,7 @@ export async function decideJob(job: Pick<GraphJob, "workflowJob" | "needs" | "c
   }
   if (cond.implicitSuccess && !status.success) return { kind: "skip", reason: implicitSkipReason(job, env) };
   const contexts = await env.contexts(cond.contexts);
-  const needs: Record<string, Value> = {};
-  for (const n of job.needs) {
-    const r = env.results.get(n);
-    needs[n] = { result: r?.result ?? "skipped", outputs: { ...(r?.outputs ?? {}) } };
-  }
+  const needs = needsContext(job, env.results);
   let ok: boolean;
   try {
     ok = evaluateCondition(cond, { contexts: { ...contexts, needs }, status });
@@ -175,6 +185,51 @@ function lazyContexts(tx: Tx, runId: string, jobs: readonly GraphJob[]): (names:
   };
 }
 
+/** The `needs` context of a job: each need's result and outputs. */
+function needsContext(job: Pick<GraphJob, "needs">, results: DecideEnv["results"]): Record<string, Value> {
+  const needs: Record<string, Value> = {};
+  for (const n of job.needs) {
+    const r = results.get(n);
+    needs[n] = { result: r?.result ?? "skipped", outputs: { ...(r?.outputs ?? {}) } };
+  }
+  return needs;
+}
+
+/**
+ * A released job's concurrency group, evaluated now when it reads `needs` (with github, inputs,
+ * vars, its matrix cell and needs), or why it cannot be (the message names the expression).
+ */
+export async function groupAtRelease(
+  job: Pick<GraphJob, "workflowJob" | "needs">,
+  c: Concurrency,
+  env: Pick<DecideEnv, "results" | "contexts">,
+): Promise<{ ok: true; concurrency: Concurrency } | { ok: false; error: string }> {
+  if (!c.dynamic) return { ok: true, concurrency: c };
+  const what = `jobs.${job.workflowJob}.concurrency`;
+  try {
+    const g = parseTemplate(c.group, { contexts: JOB_PLAN_CONTEXTS });
+    const ct = typeof c.cancelInProgress === "string" ? parseTemplate(c.cancelInProgress, { contexts: JOB_PLAN_CONTEXTS }) : null;
+    const names = new Set([...g.contexts, ...(ct?.contexts ?? [])]);
+    const contexts = { ...(await env.contexts(names)), matrix: c.matrix ?? {}, needs: needsContext(job, env.results) };
+    const group = toText(templateValue(g, { contexts }));
+    if (group === "") return { ok: false, error: `${what}.group: ${JSON.stringify(c.group.slice(0, 200))} evaluated to an empty group` };
+    if (group.length > WORKFLOW_LIMITS.concurrencyGroupChars)
+      return {
+        ok: false,
+        error: `${what}.group: ${JSON.stringify(c.group.slice(0, 200))} is longer than ${WORKFLOW_LIMITS.concurrencyGroupChars} characters once evaluated`,
+      };
+    let cancel: boolean | string = c.cancelInProgress;
+    if (ct) {
+      const v = templateValue(ct, { contexts });
+      cancel = v === true || v === "true";
+    }
+    return { ok: true, concurrency: { group, cancelInProgress: cancel } };
+  } catch (e) {
+    if (e instanceof ExprError) return { ok: false, error: `${what}: ${e.message}` };
+    throw e;
+  }
+}
+
 /**
  * Moves the pending jobs of attempt `attempt` of run `runId` whose needs all finished: queued (check
  * `queued`, the hub told after COMMIT) or skipped with a reason, to a fixpoint; an `if` that fails to
@@ -208,15 +263,34 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
       if (result) results.set(id, { result, outputs: mergeOutputs(list) });
     }
     let changed = false;
+    // Jobs to queue that have a job-level group: admitted to it together after this pass.
+    const gated: { job: GraphJob; concurrency: Concurrency }[] = [];
     for (const job of jobs) {
       if (job.state !== "pending") continue;
       // A pending job without needs waits for its concurrency group (concurrency.ts releases it), never for a job.
       if (!job.needs.length) continue;
+      // Released already and waiting in its job-level group (concurrency.ts queues it when the group frees up).
+      if (job.concurrencyGroup !== null) continue;
       // A need no row stands for (never planned) counts as finished and skipped.
       if (!job.needs.every((n) => results.has(n) || !cells.has(n))) continue;
       const d = await decideJob(job, { results, graph, cancelled, contexts });
       if (d.kind === "queue") {
         if (await (waits ??= runs.runWaits(tx, runId))) continue;
+        const plan = job.planned ? ((await runs.jobById(tx, job.id))?.plan as JobPlan | null) : null;
+        if (plan?.concurrency) {
+          const g = await groupAtRelease(job, plan.concurrency, { results, contexts });
+          if (g.ok) {
+            gated.push({ job, concurrency: g.concurrency });
+            continue;
+          }
+          if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: g.error, t }))) continue;
+          job.state = "failure";
+          job.finishedAt = t;
+          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+          changed = true;
+          moved++;
+          continue;
+        }
         if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
         job.state = "queued";
         await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
@@ -238,6 +312,46 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         changed = true;
       }
       moved++;
+    }
+    if (gated.length) {
+      // Job-level groups (concurrency.ts, the rules of a run's jobs at creation): each job queued, waiting
+      // (pending, its row in the group) or cancelled; jobs of this run the rules end are counted here.
+      const ended: string[] = [];
+      const admitted = await admitJobs(
+        ctx,
+        tx,
+        jobs[0]!.repoId,
+        gated.map((g) => ({ id: g.job.id, concurrency: g.concurrency })),
+        t,
+        { runId, ended },
+      );
+      for (const { job, concurrency } of gated) {
+        const a = admitted.get(job.id);
+        await runs.updateJob(tx, job.id, { concurrencyGroup: concurrency.group });
+        job.concurrencyGroup = concurrency.group;
+        if (a === "queued") {
+          if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
+          job.state = "queued";
+          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
+          const key = hubKey(job.hosted, job.orgId);
+          let list = queued.get(key);
+          if (!list) queued.set(key, (list = []));
+          list.push(job.runsOn);
+        } else if (typeof a === "object") {
+          if (!(await runs.finishJobRow(tx, job.id, { state: "cancelled", verdict: null, error: a.cancelled, t }))) continue;
+          job.state = "cancelled";
+          job.finishedAt = t;
+          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "cancelled", jobId: job.id, updatedAt: t });
+          changed = true;
+        }
+      }
+      for (const id of ended) {
+        const j = jobs.find((x) => x.id === id);
+        if (!j) continue;
+        j.state = "cancelled";
+        j.finishedAt = t;
+        changed = true;
+      }
     }
     // A queued job changes no aggregate (it is not finished); a skip or a failure may finish a need.
     if (!changed) break;

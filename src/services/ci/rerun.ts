@@ -95,6 +95,8 @@ export async function rerunRun(ctx: Ctx, t: RepoTarget, runId: string, input: { 
         skipReason: null,
         outputs: null,
         reusedFrom: null,
+        // A job with needs joins its job-level group again when the release admits it (release.ts, from its plan).
+        concurrencyGroup: j.needs.length ? null : j.concurrencyGroup,
       };
     });
     await runs.insertJobs(tx, rows);

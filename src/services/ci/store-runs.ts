@@ -350,9 +350,12 @@ export type GraphJob = Pick<
   | "cancelReason"
   | "finishedAt"
   | "reusedFrom"
+  | "concurrencyGroup"
 > & {
   /** It failed under a job-level `continue-on-error: true` (CONTINUES): what needs it reads success. */
   continues: boolean;
+  /** Its `plan` is set (what the release evaluates: release.ts JobPlan); read whole with jobById. */
+  planned: boolean;
 };
 
 /** The jobs of one attempt of a run, in creation order (one range of workflow_jobs_attempt_idx; at most 256 rows). */
@@ -376,7 +379,9 @@ export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number
       cancelReason: j.cancelReason,
       finishedAt: j.finishedAt,
       reusedFrom: j.reusedFrom,
+      concurrencyGroup: j.concurrencyGroup,
       continues: continuesColumn(q, j),
+      planned: sql<boolean>`${j.plan} IS NOT NULL`.mapWith((v) => v === true || v === 1),
     })
     .from(j)
     .where(and(eq(j.runId, runId), eq(j.attempt, attempt)))

@@ -127,6 +127,8 @@ export interface Concurrency {
   cancelInProgress: boolean | string;
   /** The group is a template to evaluate when the job is released (it reads `needs`). */
   dynamic?: boolean;
+  /** A dynamic group's matrix cell (what `matrix.*` reads when it is evaluated at release). */
+  matrix?: MatrixCell;
 }
 
 /** One job of a run, ready to be queued. */
@@ -1478,6 +1480,7 @@ function readJob(
     const job: PlannedJob = { key, runsOn: runsOnLabels, hosted: !runsOnLabels.includes("self-hosted"), spec, workflowJob: id, needs: needIds };
     if (condition !== undefined) job.condition = condition;
     if (concurrencyNode !== undefined) job.concurrency = readConcurrency(concurrencyNode, `jobs.${id}.concurrency`, r, "jobPlan", cell);
+    if (job.concurrency?.dynamic && Object.keys(cell).length) job.concurrency.matrix = cell;
     return job;
   });
   return { jobs, needs, needsNode };
@@ -1607,8 +1610,8 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     if (j.dynamic !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
     const grouped = j.spec.steps.find((s) => s.parallel !== undefined);
     if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
-    // Job-level groups are admitted when the job starts with its run; a job with needs would need the release to admit it.
-    if (j.concurrency && (j.needs?.length || j.concurrency.dynamic)) uses.push(`jobs.${id}.concurrency (on a job with needs)`);
+    // A job with needs joins its group when release.ts releases it (a group reading needs evaluated then); one without needs has no needs to read.
+    if (j.concurrency?.dynamic && !j.needs?.length) uses.push(`jobs.${id}.concurrency (a group that reads needs on a job without needs)`);
     if (uses.length) break;
   }
   if (!uses.length) return null;

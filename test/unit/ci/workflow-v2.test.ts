@@ -633,14 +633,21 @@ describe("until the server runs them (part C)", () => {
     if (!out.ok) throw new Error(out.error);
     return notRunYet(F, out);
   };
-  test.each([["job concurrency on a job with needs", `on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`, "jobs.b"]])(
-    "%s: the run fails naming it",
-    (_n, text, what) => {
-      expect(task(text)).toStartWith(`${F}: ${what}`);
-    },
-  );
+  test.each([
+    [
+      "a job concurrency group reading needs on a job without needs",
+      `on: push\njobs:\n  a:\n${J}  b:\n    concurrency: ci-\${{ needs.a.outputs.x }}\n${J}`,
+      "jobs.b.concurrency",
+    ],
+  ])("%s: the run fails naming it", (_n, text, what) => {
+    expect(task(text)).toStartWith(`${F}: ${what}`);
+  });
   test("workflow and job concurrency run (part C)", () => {
     expect(task(`on: push\nconcurrency: ci\njobs:\n  a:\n    concurrency: { group: x, cancel-in-progress: true }\n${J}`)).toBeNull();
+  });
+  test("job concurrency on a job with needs runs, its group read from needs or not (release.ts admits it)", () => {
+    expect(task(`on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci\n${J}`)).toBeNull();
+    expect(task(`on: push\njobs:\n  a:\n${J}  b:\n    needs: a\n    concurrency: ci-\${{ needs.a.outputs.x }}\n${J}`)).toBeNull();
   });
   test("v2 steps run (the runner evaluates them: part D)", () => {
     expect(task(`on: push\njobs:\n  a:\n    runs-on: x\n    steps: [ { id: s, if: always(), run: "echo \${{ secrets.T }}" } ]\n`)).toBeNull();
