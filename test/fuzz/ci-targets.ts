@@ -344,12 +344,12 @@ function hostileWorkflow(r: Rand): string {
   const around = (limit: number) => (r.chance(0.5) ? limit - 3 + r.int(7) : 1 + r.int(limit * 2));
   switch (r.int(7)) {
     case 0: {
-      const n = r.chance(0.8) ? 1 + r.int(40) : around(WORKFLOW_LIMITS.jobsPerRun);
+      const n = r.chance(0.9) ? 1 + r.int(40) : around(WORKFLOW_LIMITS.jobsPerRun);
       if (r.chance(0.5)) return `${head}jobs:\n${Array.from({ length: n }, (_, i) => job(i)).join("")}`;
       return `${head}jobs: { ${Array.from({ length: n }, (_, i) => `j${i}: { runs-on: x, steps: [ { run: y } ] }`).join(", ")} }\n`;
     }
     case 1: {
-      const n = r.chance(0.8) ? r.int(50) : around(WORKFLOW_LIMITS.anchors / 2);
+      const n = r.chance(0.9) ? r.int(50) : around(WORKFLOW_LIMITS.anchors / 2);
       return `${head}jobs:\n  t:\n    runs-on: x\n    env:\n${Array.from({ length: n }, (_, i) => `      A${i}: &a${i} v\n      B${i}: *a${i}\n`).join("")}    steps: [ { run: y } ]\n`;
     }
     case 2: {
@@ -358,9 +358,9 @@ function hostileWorkflow(r: Rand): string {
       return `${head}jobs:\n  a:\n    runs-on: x\n    strategy:\n      matrix:\n${lists}    steps: [ { run: y } ]\n`;
     }
     case 3:
-      return `${head}jobs: { t: { runs-on: x, steps: [ { run: y } ] } }\n${r.pick(["\n", "# c\n", "   \n"]).repeat(r.chance(0.8) ? r.int(100) : around(WORKFLOW_LIMITS.lines))}`;
+      return `${head}jobs: { t: { runs-on: x, steps: [ { run: y } ] } }\n${r.pick(["\n", "# c\n", "   \n"]).repeat(r.chance(0.9) ? r.int(100) : around(WORKFLOW_LIMITS.lines))}`;
     case 4: {
-      const n = r.chance(0.8) ? r.int(500) : around(WORKFLOW_LIMITS.entries);
+      const n = r.chance(0.9) ? r.int(500) : around(WORKFLOW_LIMITS.entries);
       return `${head}jobs: { t: { runs-on: x, env: { L: [${Array(n).fill("a").join(", ")}] }, steps: [ { run: y } ] } }\n`;
     }
     case 5: {
@@ -420,7 +420,7 @@ export function workflowCorpusTarget(): Target {
   return {
     name: "workflow corpus constructs",
     run(r) {
-      const seed = r.chance(0.3) ? hostileWorkflow(r) : r.pick(CORPUS_WORKFLOWS);
+      const seed = r.chance(0.25) ? hostileWorkflow(r) : r.pick(CORPUS_WORKFLOWS);
       const text = r.chance(0.2) ? seed : dec.decode(mutate(enc.encode(seed), r, 8));
       if (text.length < 16 * 1024) {
         const real = yamlCounts(text);

@@ -115,7 +115,8 @@ export async function rerunRun(ctx: Ctx, t: RepoTarget, runId: string, input: { 
     // (a waiting attempt's once its group releases it: release.ts leaves them pending meanwhile).
     await decideRootJobs(ctx, tx, run.id, attempt, at);
     await releaseDependents(ctx, tx, run.id, attempt, at);
-    await settleRun(tx, run.id, at);
+    // A waiting attempt is queued, like a new run waiting for its group (jobs kept from the last attempt would make it "running").
+    if ((await settleRun(tx, run.id, at)) === "running" && waiting !== null) await runs.setRunState(tx, run.id, "queued", null);
     const hub = claimHub(ctx);
     for (const [key, list] of queued) {
       announceQueued(ctx, key, tx);

@@ -112,8 +112,7 @@ describe("the runner agent", () => {
   });
 
   test("a matrix on two labels runs each cell on the machine that has its label", async () => {
-    const alpha = await machine("m-alpha", ["alpha"]);
-    const beta = await machine("m-beta", ["beta"]);
+    const [alpha, beta] = await Promise.all([machine("m-alpha", ["alpha"]), machine("m-beta", ["beta"])]);
     const sha = await commitFiles(api, "matrix", {
       ".svc/workflows/m.yml": [
         "on: push",

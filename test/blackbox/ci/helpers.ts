@@ -1,6 +1,7 @@
 // Shared pieces of the CI black-box tests: an org with an owner, registration through the real
 // `svc runner register`, real `svc runner run` processes, workflow pushes, and waiting on
-// observable state (never sleeping for a fixed time).
+// observable state (never sleeping for a fixed time). A test file starts with `startCiServer`
+// (server, owner, repos; `ci.machine(...)` for agents; one dispose for all) in its `beforeAll`.
 import { expect } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -170,6 +171,26 @@ export async function createRepos(api: Api, repos: readonly RepoSpec[], org = "a
 /** A registered machine whose `svc runner run` agent is polling for jobs. */
 export type Machine = Agent & { runnerId: string; config: string; credential: string };
 
+/** What a machine is: its name and labels, ephemeral or not, the group of its registration token, its workspace folder under the runner home (default `work`). */
+export type MachineOptions = { name: string; labels?: string[]; ephemeral?: boolean; group?: string; workdir?: string };
+
+/**
+ * Registers a machine with the real CLI (`svc runner register`) and starts its agent (`svc runner
+ * run`, workspaces under `<home>/<workdir>`); resolves once it polls for jobs. The caller stops or
+ * disposes it (`await using`).
+ */
+export async function startMachine(server: RunningServer, api: Api, home: string, o: MachineOptions): Promise<Machine> {
+  const reg = await registerMachine(server, await registrationToken(api, "acme", o.group), home, o);
+  const agent = startAgent(reg.config, join(home, o.workdir ?? "work"));
+  try {
+    await agent.saw(/waiting for jobs/);
+  } catch (e) {
+    await agent.stop("SIGKILL");
+    throw e;
+  }
+  return Object.assign(agent, reg);
+}
+
 /** The server of a CI test file: an org `acme` with its owner, repositories, and the machines started through it. */
 export interface CiServer {
   server: RunningServer;
@@ -177,12 +198,8 @@ export interface CiServer {
   api: Api;
   /** Runner configs, workspaces (`work` or `work-<name>`) and marker files; removed on dispose. */
   home: string;
-  /**
-   * Registers a machine with the real CLI (`svc runner register`, a token of `group`), starts its
-   * agent (`svc runner run`, workspaces under `<home>/<workdir>`, default `work`) and waits until it
-   * polls for jobs. It is killed on dispose.
-   */
-  machine(o: { name: string; labels?: string[]; ephemeral?: boolean; group?: string; workdir?: string }): Promise<Machine>;
+  /** `startMachine` on this server and home; the agent is killed on dispose. */
+  machine(o: MachineOptions): Promise<Machine>;
   /** Kills the agents, stops the server, removes `home`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -204,11 +221,9 @@ export async function startCiServer(o: { env?: Record<string, string>; dataDir?:
       api,
       home: home.dir,
       async machine(m) {
-        const reg = await registerMachine(server, await registrationToken(api, "acme", m.group), home.dir, m);
-        const agent = startAgent(reg.config, join(home.dir, m.workdir ?? "work"));
+        const agent = await startMachine(server, api, home.dir, m);
         agents.push(agent);
-        await agent.saw(/waiting for jobs/);
-        return Object.assign(agent, reg);
+        return agent;
       },
       async [Symbol.asyncDispose]() {
         await Promise.all(agents.map((a) => a.stop("SIGKILL")));

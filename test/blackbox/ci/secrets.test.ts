@@ -22,7 +22,7 @@ import {
   registrationToken,
   runnerHome,
   runOf,
-  startAgent,
+  startMachine,
   until,
 } from "./helpers.ts";
 
@@ -250,9 +250,7 @@ function logCases(get: () => { server: RunningServer; owner: Person; api: Api; s
     const { server, owner, api, seen } = get();
     expect((await api.post("/v1/orgs/acme/repos", { name: "logs" })).status).toBe(201);
     expect((await api.put("/v1/orgs/acme/repos/logs/secrets/LOG_SECRET", { value: LOG_VALUE })).status).toBe(201);
-    const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "masker", labels: ["masking"] });
-    await using agent = startAgent(m.config, join(home.dir, "work"));
-    await agent.saw(/waiting for jobs/);
+    await using agent = await startMachine(server, api, home.dir, { name: "masker", labels: ["masking"] });
     const marker = join(home.dir, "go-on");
     const wf = `on: push
 jobs:

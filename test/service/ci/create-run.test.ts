@@ -304,8 +304,8 @@ test("a re-run joins its run's concurrency group like a new run: it waits for th
 
     // A failed-only re-run of one waits for two: report (its need build kept) stays pending until the group frees.
     const again = await rerunRun(ctx, target, one, { failed_only: true });
-    // (The attempt is running: it holds a finished job, kept from attempt 1.)
-    expect(again).toMatchObject({ attempt: 2, state: "running", waiting: `waiting for run ${two} in concurrency group prod` });
+    // Queued like a new waiting run, although it holds a finished job kept from attempt 1.
+    expect(again).toMatchObject({ attempt: 2, state: "queued", waiting: `waiting for run ${two} in concurrency group prod` });
     expect((await jobs(one)).get("report")?.state).toBe("pending");
     expect((await jobs(one)).get("build")?.state).toBe("success");
     await end(two, "build", "success");
