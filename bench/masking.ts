@@ -10,8 +10,9 @@
 //
 // `--baseline` also runs the Masker-alone rows with main's masker before the single-pass one
 // (bench/lib/mask-386769c.ts: one regular expression), interleaved round by round in one process.
-// Two hostile rows ("prefixes": output made only of prefixes of the forms, cut before their last
-// unit; "periodic": a value `aaaa…` and output `aaa…ab` repeated) show the work per unit stays bounded.
+// Hostile rows ("prefixes": output made only of prefixes of the forms, cut before their last
+// unit; "periodic": a value `aaaa…` of 64 or 2,048 units and output `aaa…ab` repeated, an eighth
+// of `--mb`) show the work per unit stays bounded (the masker's automata past its compare budget).
 //
 //   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--baseline] [--stream] [--seconds 8]
 import { parseArgs } from "node:util";
@@ -136,13 +137,12 @@ for (const hits of [0, 0.01])
     sizes: [64 * 1024, "lines"],
   });
 cases.push({ output: "hostile: only prefixes of the forms", values: secrets, text: prefixes(MB * 1024 * 1024, secrets), sizes: [64 * 1024] });
-const periodic = "a".repeat(64);
-cases.push({
-  output: "hostile: value a×64, output (a×63 b) repeated",
-  values: [...secrets, periodic],
-  text: `${periodic.slice(1)}b`.repeat(Math.ceil((MB * 1024 * 1024) / 64)),
-  sizes: [64 * 1024],
-});
+for (const len of [64, 2048]) {
+  // An eighth of the output: the maskers before this one compare up to the value's length at every position.
+  const periodic = "a".repeat(len);
+  const text = `${periodic.slice(1)}b`.repeat(Math.ceil((MB * 1024 * 1024) / 8 / len));
+  cases.push({ output: `hostile: value a×${len}, output (a×${len - 1} b) repeated`, values: [...secrets, periodic], text, sizes: [64 * 1024] });
+}
 for (const c of cases)
   for (const size of c.sizes) {
     const parts = chunks(c.text, size);
@@ -154,13 +154,14 @@ for (const c of cases)
         best[k] = Math.min(best[k]!, ms);
         masked[k] = bytes;
       });
+    const mb = c.text.length / 1024 / 1024;
     MASKERS.forEach(([name], k) => {
-      const mbps = MB / (best[k]! / 1000);
+      const mbps = mb / (best[k]! / 1000);
       results.push({
         masker: name,
         output: c.output,
         writes: size === "lines" ? "one per line" : "64 KiB",
-        mb: MB,
+        mb: Math.round(mb),
         best_cpu_ms: Math.round(best[k]!),
         mb_per_s: Math.round(mbps),
         cpu_share_at_10_mb_per_s: `${((10 / mbps) * 100).toFixed(2)}%`,

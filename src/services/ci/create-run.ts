@@ -15,7 +15,7 @@ import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
 import { decideRootJobs, type JobPlan } from "./release.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { loadPolicy } from "./policy.ts";
-import { planTimeText, readsVars } from "./step-names.ts";
+import { planTimeText, readsVars, type PreparedName } from "./step-names.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
 
@@ -55,7 +55,9 @@ export type CreateRunOutcome = { created: true; runId: string } | { created: fal
  */
 export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trigger: RunTrigger): Promise<CreateRunOutcome> {
   const p = trigger;
-  if ((p.event === "push" || p.event === "change") && (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, planned.path)))
+  // A trusted trigger is not stopped by an untrusted run of the same commit and branch (a fork's change
+  // first, then a maintainer pushing that branch here): only a trusted run makes it a repeat.
+  if ((p.event === "push" || p.event === "change") && (await runs.runExists(tx, p.repoId, p.commit, p.ref, p.event, planned.path, p.trusted ?? true)))
     return { created: false, reason: "exists" };
   if (p.event === "schedule" && p.scheduleSlot != null && (await runs.scheduledRunExists(tx, p.repoId, planned.path, p.scheduleSlot)))
     return { created: false, reason: "exists" };
@@ -123,6 +125,7 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
     inputs: { ...(p.inputs ?? {}) },
     vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId }) : undefined,
   };
+  const parsedNames = new Map<string, PreparedName>();
   const jobRows: runs.NewJob[] = [];
   const checkRows: runs.CheckRow[] = [];
   for (const [i, j] of planned.jobs.entries()) {
@@ -150,7 +153,7 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       steps: j.spec.steps.map((s) => ({
         state: "pending",
         exit_code: null,
-        name: planTimeText(s.name, { ...known, matrix: j.spec.matrix ?? {} }).slice(0, runs.STEP_NAME_SHOWN),
+        name: planTimeText(s.name, { ...known, matrix: j.spec.matrix ?? {} }, parsedNames).slice(0, runs.STEP_NAME_SHOWN),
       })),
       cancelReason: null,
       logSize: 0,

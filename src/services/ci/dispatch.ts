@@ -10,6 +10,7 @@ import { personOf } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
 import { snapshotOf, type RepoSnapshot } from "../git/snapshot.ts";
 import { createRun } from "./create-run.ts";
+import { variablesForJob } from "./job-secrets.ts";
 import { getRun } from "./runs.ts";
 import type { Run } from "./schemas.ts";
 import { parseOnThread, peelCommit, readWorkflowText, runnable, workflowFilesAt, type WorkflowFile } from "./trigger.ts";
@@ -140,10 +141,12 @@ async function parseForDispatch(
   at: { ref: string; commit: string },
   inputs?: Record<string, InputValue>,
 ) {
+  // Plan-time values read vars (plan-29 §3.B).
+  const vars = await variablesForJob(ctx.db.read, { orgId: t.org.id, repoId: t.repo.id });
   const parsed: ParseWorkflowOutput = await parseOnThread(ctx, {
     path: f.path,
     text,
-    trigger: { sha: at.commit, ref: at.ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch", inputs },
+    trigger: { sha: at.commit, ref: at.ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch", inputs, vars },
     branch: at.ref.replace(/^refs\/(heads|tags)\//, ""),
   });
   if (!parsed.ok) throw Unprocessable(parsed.error);

@@ -58,6 +58,91 @@ const slot = (a: number, b: number) => ((a & 0xff) << 8) | (b & 0xff);
 /** The shift-table slot of three code units (a hash: units that share a slot only shorten shifts). */
 const block = (a: number, b: number, c: number) => ((a << 10) ^ (b << 5) ^ c) & 0xffff;
 
+/** Aho–Corasick over code units: a trie of words with failure links (the scan's linear fallback). */
+class Automaton {
+  /** Children as an open-addressing table: slot → parent node (-1: empty), unit, child. */
+  private readonly parents: Int32Array;
+  private readonly units: Uint16Array;
+  private readonly children: Int32Array;
+  private readonly shift: number;
+  readonly fail: number[] = [0];
+  readonly depth: number[] = [0];
+  /** The longest word that ends at this node, its own or through failure links (0: none). */
+  readonly out: number[] = [0];
+  /** 1 when the node has children (its text is a proper prefix of a word). */
+  readonly inner: number[] = [0];
+
+  constructor(words: Iterable<string>) {
+    const next = new Map<number, number>();
+    const kids: [number, number][][] = [[]];
+    for (const w of words) {
+      let q = 0;
+      for (let k = 0; k < w.length; k++) {
+        const unit = w.charCodeAt(k);
+        let c = next.get(q * 65536 + unit);
+        if (c === undefined) {
+          c = this.fail.length;
+          this.fail.push(0);
+          this.depth.push(k + 1);
+          this.out.push(0);
+          this.inner.push(0);
+          kids.push([]);
+          next.set(q * 65536 + unit, c);
+          this.inner[q] = 1;
+          kids[q]!.push([unit, c]);
+        }
+        q = c;
+      }
+      this.out[q] = w.length;
+    }
+    let bits = 4;
+    while (1 << bits < 2 * next.size) bits++;
+    this.shift = 32 - bits;
+    this.parents = new Int32Array(1 << bits).fill(-1);
+    this.units = new Uint16Array(1 << bits);
+    this.children = new Int32Array(1 << bits);
+    const mask = (1 << bits) - 1;
+    kids.forEach((list, q) => {
+      for (const [unit, c] of list) {
+        let h = this.hash(q, unit);
+        while (this.parents[h] !== -1) h = (h + 1) & mask;
+        this.parents[h] = q;
+        this.units[h] = unit;
+        this.children[h] = c;
+      }
+    });
+    // Breadth first: a node's failure link is set from its parent's, which is shallower.
+    const queue = [0];
+    for (let h = 0; h < queue.length; h++) {
+      const u = queue[h]!;
+      for (const [unit, v] of kids[u]!) {
+        this.fail[v] = u === 0 ? 0 : this.step(this.fail[u]!, unit);
+        this.out[v] = Math.max(this.out[v]!, this.out[this.fail[v]!]!);
+        queue.push(v);
+      }
+    }
+  }
+
+  private hash(q: number, unit: number): number {
+    return Math.imul(q ^ Math.imul(unit, 0x01000193), 0x9e3779b1) >>> this.shift;
+  }
+
+  /** The node after reading `unit` in node `q` (amortized constant over a text). */
+  step(q: number, unit: number): number {
+    const mask = this.parents.length - 1;
+    for (;;) {
+      for (let h = this.hash(q, unit); this.parents[h] !== -1; h = (h + 1) & mask)
+        if (this.parents[h] === q && this.units[h] === unit) return this.children[h]!;
+      if (q === 0) return 0;
+      q = this.fail[q]!;
+    }
+  }
+}
+
+/** Units the compare loop may compare per unit of a scanned text (plus a constant) before the scan goes on with the automata. */
+const COMPARE_BUDGET = 8;
+const COMPARE_SLACK = 4096;
+
 /**
  * A streaming masker over a set of values.
  *
@@ -71,11 +156,16 @@ const block = (a: number, b: number, c: number) => ((a << 10) ^ (b << 5) ^ c) & 
  * same scan finds the held tail: the first position where the text ends inside a form is where
  * a later write could complete one. Why not the regular expression this replaced (one
  * alternation of the forms): JavaScriptCore tries the alternatives at every position, ~100
- * MB/s with 20 secrets; this is 3–10× faster (bench/masking.ts, bench/README.md §33).
+ * MB/s with 20 secrets; this is 3× faster on 64 KiB writes, 1.4–5.8× across the benchmark's
+ * ordinary rows (bench/masking.ts, bench/README.md §33).
  *
  * Work: one probe per window or position, plus the compared units where a form may start. A log
- * made only of secret prefixes is compared once per prefix (linear); a value that repeats
- * itself (`aaaa…`) makes every position compare up to its length, in the engine's `startsWith`.
+ * made only of secret prefixes is compared once per prefix (linear). A value that repeats
+ * itself (`aaaa…`) against output repeating it with one unit changed would make every position
+ * compare up to the value's length: past a budget of compared units (`COMPARE_BUDGET` per unit
+ * of the text, plus `COMPARE_SLACK`) the scan finishes the text in `linear` (Aho–Corasick
+ * automata, built then, memory in the forms' units), so the work per write stays linear in the
+ * write plus the longest form.
  */
 export class Masker {
   private count = 0;
@@ -92,8 +182,16 @@ export class Masker {
   private shift: Uint8Array | null = null;
   private values = new Set<string>();
   private held = "";
+  /** Units compared by `longestAt` in this scan. */
+  private work = 0;
+  /** Forward automaton of the forms and one of the reversed forms (`linear`); null after `add`. */
+  private automata: { forward: Automaton; reverse: Automaton } | null = null;
+  private longest = 0;
+  private readonly budget: number;
 
-  constructor(values: Iterable<string> = []) {
+  /** `options.budget`: units compared per unit scanned before the automata take over (tests set 0). */
+  constructor(values: Iterable<string> = [], options: { budget?: number } = {}) {
+    this.budget = options.budget ?? COMPARE_BUDGET;
     for (const v of values) this.add(v);
   }
 
@@ -122,6 +220,8 @@ export class Masker {
     this.count++;
     this.shortest = Math.min(this.shortest, f.length);
     this.shift = null;
+    this.automata = null;
+    this.longest = Math.max(this.longest, f.length);
     const a = f.charCodeAt(0);
     if (f.length > 1) {
       this.firsts[a] = 1;
@@ -169,11 +269,16 @@ export class Masker {
     for (const f of this.bySlot[h]!) {
       const len = f.length;
       if (len <= rest) {
-        // The engine's compare (a value repeating itself, `aaaa…`, costs its length per position).
-        if (s.startsWith(f, i)) return len;
+        // Counted: a value repeating itself (`aaaa…`) costs its length at every position; past
+        // the budget the scan goes on in `linear`.
+        let k = 0;
+        while (k < len && f.charCodeAt(k) === s.charCodeAt(i + k)) k++;
+        this.work += k;
+        if (k === len) return len;
         continue;
       }
       if (whole) continue;
+      this.work += rest;
       let k = 0;
       while (k < rest && f.charCodeAt(k) === s.charCodeAt(i + k)) k++;
       if (k === rest) return -1;
@@ -193,6 +298,8 @@ export class Masker {
     let out = "";
     let from = 0;
     let i = 0;
+    this.work = 0;
+    const budget = this.budget * n + (this.budget ? COMPARE_SLACK : 0);
     if (m >= 4) {
       // Skip loop: look at the last three units of the window [i, i + m); compare only where they may end a form's start.
       const shift = this.skips();
@@ -203,6 +310,7 @@ export class Masker {
           i += sh;
           continue;
         }
+        if (this.work > budget) return this.linear(s, i, out, from, whole);
         const hit = this.longestAt(s, i, whole);
         if (hit === 0) {
           i++;
@@ -216,6 +324,7 @@ export class Masker {
     const last = n - 1;
     for (; i < last; i++) {
       if (pairs[slot(s.charCodeAt(i), s.charCodeAt(i + 1))] === 0) continue;
+      if (this.work > budget) return this.linear(s, i, out, from, whole);
       const hit = this.longestAt(s, i, whole);
       if (hit === 0) continue;
       if (hit < 0) return { text: out + s.slice(from, i), consumed: i };
@@ -232,6 +341,51 @@ export class Masker {
         from = n;
       }
     }
+    return { text: from === 0 ? s : out + s.slice(from), consumed: n };
+  }
+
+  /**
+   * `scan` from `i0` on in time linear in the text (and memory in the forms' units): the
+   * longest form starting at each position from an automaton of the reversed forms read right
+   * to left, the held tail from the forms' automaton over the last units, then left to right
+   * as `scan` does. `out` and `from` are the scan's so far.
+   */
+  private linear(s: string, i0: number, out: string, from: number, whole: boolean): { text: string; consumed: number } {
+    this.automata ??= {
+      forward: new Automaton(this.forms),
+      reverse: new Automaton([...this.forms].map((f) => Array.from({ length: f.length }, (_, k) => f[f.length - 1 - k]).join(""))),
+    };
+    const { forward, reverse } = this.automata;
+    const n = s.length;
+    const longest = new Int32Array(n - i0);
+    for (let i = n - 1, q = 0; i >= i0; i--) {
+      q = reverse.step(q, s.charCodeAt(i));
+      longest[i - i0] = reverse.out[q]!;
+    }
+    // Where a later write may complete a form: the tails of `s` that are proper prefixes of forms, leftmost first.
+    const starts: number[] = [];
+    if (!whole) {
+      let q = 0;
+      for (let i = Math.max(i0, n - this.longest + 1); i < n; i++) q = forward.step(q, s.charCodeAt(i));
+      for (; q !== 0; q = forward.fail[q]!) if (forward.inner[q] === 1) starts.push(n - forward.depth[q]!);
+    }
+    let i = i0;
+    let k = 0;
+    for (;;) {
+      while (k < starts.length && starts[k]! < i) k++;
+      const p = k < starts.length ? starts[k]! : n;
+      while (i < p) {
+        const len = longest[i - i0]!;
+        if (len === 0) {
+          i++;
+          continue;
+        }
+        out += s.slice(from, i) + MASK;
+        i = from = i + len;
+      }
+      if (i === p) break;
+    }
+    if (i < n) return { text: out + s.slice(from, i), consumed: i };
     return { text: from === 0 ? s : out + s.slice(from), consumed: n };
   }
 

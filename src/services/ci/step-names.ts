@@ -37,16 +37,35 @@ function isPlanTime(expr: Expr, known: PlanTimeContexts): boolean {
   return fields === uses;
 }
 
-/** `text` with its plan-time expressions expanded (see the head of this file); `text` itself when nothing is or something fails. */
-export function planTimeText(text: string, known: PlanTimeContexts): string {
+/** A name's template with each expression's verdict (plan-time or not), or null when it does not parse. */
+export type PreparedName = { parts: (string | { expr: Expr; now: boolean })[] } | null;
+
+/**
+ * `text` with its plan-time expressions expanded (see the head of this file); `text` itself when
+ * nothing is or something fails. `prepared` keeps each text's parsed template and verdicts
+ * across calls that share `known` except for `matrix` (a matrix repeats its step names in every
+ * cell: parsing is most of the cost).
+ */
+export function planTimeText(text: string, known: PlanTimeContexts, prepared: Map<string, PreparedName> = new Map()): string {
   if (!text.includes("${{")) return text;
+  let p = prepared.get(text);
+  if (p === undefined) {
+    try {
+      const t = parseTemplate(text);
+      p = { parts: t.parts.map((part) => (typeof part === "string" ? part : { expr: part.expr, now: isPlanTime(part.expr, known) })) };
+    } catch (e) {
+      if (!(e instanceof ExprError)) throw e;
+      p = null;
+    }
+    prepared.set(text, p);
+  }
+  if (p === null) return text;
   try {
-    const t = parseTemplate(text);
     const contexts: Contexts = { github: known.github, inputs: known.inputs, matrix: known.matrix, vars: known.vars ?? {} };
     let out = "";
-    for (const part of t.parts) {
+    for (const part of p.parts) {
       if (typeof part === "string") out += part;
-      else if (isPlanTime(part.expr, known)) out += toText(evaluate(part.expr, { contexts }));
+      else if (part.now) out += toText(evaluate(part.expr, { contexts }));
       else out += `\${{${part.expr.source}}}`;
     }
     return out;

@@ -50,14 +50,31 @@ export function continuesColumn(q: Queryable, j: Pick<typeof workflowJobs, "stat
   return expr.mapWith((v: unknown) => v === true || v === 1 || v === "1");
 }
 
-/** Whether a run of this workflow already exists for the trigger (the trigger job is at-least-once). */
-export async function runExists(q: Queryable, repoId: string, commit: string, ref: string, event: string, workflow: string): Promise<boolean> {
+/** Whether a run of this workflow already exists for the trigger (the trigger job is at-least-once); `onlyTrusted`: a trusted run. */
+export async function runExists(
+  q: Queryable,
+  repoId: string,
+  commit: string,
+  ref: string,
+  event: string,
+  workflow: string,
+  onlyTrusted = false,
+): Promise<boolean> {
   const { runs } = tables(q);
   return !!one(
     await q
       .select({ id: runs.id })
       .from(runs)
-      .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event), eq(runs.workflow, workflow)))
+      .where(
+        and(
+          eq(runs.repoId, repoId),
+          eq(runs.commit, commit),
+          eq(runs.ref, ref),
+          eq(runs.event, event),
+          eq(runs.workflow, workflow),
+          onlyTrusted ? eq(runs.trusted, true) : undefined,
+        ),
+      )
       .limit(1),
   );
 }

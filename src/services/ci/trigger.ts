@@ -11,6 +11,7 @@ import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
+import { variablesForJob } from "./job-secrets.ts";
 import { refreshScheduleIndex } from "./schedule.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
@@ -186,6 +187,8 @@ async function planWorkflows(
   // GitHub evaluates no path filter for a tag push.
   const objects = source ? eitherObjects(snapshot.objects, target.objects) : snapshot.objects;
   const paths = p.event === "schedule" || tag ? null : await changedPaths(objects, p.before, commit);
+  // Plan-time values (run-name, job names, runs-on, concurrency, continue-on-error) read vars (plan-29 §3.B).
+  const vars = await variablesForJob(ctx.db.read, { orgId: p.orgId, repoId: p.repoId });
   const out: TriggerPlan = { commit, planned: [], schedules: [] };
   for (const f of await workflowFilesAt(snapshot, commit)) {
     if (p.event === "schedule" && f.path !== p.workflow) continue;
@@ -198,7 +201,7 @@ async function planWorkflows(
     const parsed = await parseOnThread(ctx, {
       path: f.path,
       text: read.text,
-      trigger: { sha: commit, ref: p.ref, repository: repoFullName, event: p.event },
+      trigger: { sha: commit, ref: p.ref, repository: repoFullName, event: p.event, vars },
       branch: name,
       tag,
       paths,

@@ -170,3 +170,32 @@ test("the same workflow from a branch of the target itself gets the secrets, mas
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   expect(server.stderr()).not.toContain(ORG_SECRET);
 }, 90_000);
+
+test("reopening a fork's change whose branch moved while it was closed runs the new head", async () => {
+  await g.ok(["checkout", "-q", "topic"], { cwd: work });
+  expect((await adaApi.patch(`/v1/orgs/acme/repos/app/changes/${change}`, { state: "closed" })).status).toBe(200);
+  const head3 = await commitFiles(g, work, { ".svc/workflows/ci.yml": workflow("forks"), "marker.txt": "third, pushed while closed\n" }, "third");
+  await g.ok(["push", "-q", repoUrl(server, "ada", "app-fork", ada.token), "topic"], { cwd: work });
+  expect((await runsOf(api, "app")).some((r) => r.commit === head3)).toBe(false);
+  const reopened = await adaApi.patch(`/v1/orgs/acme/repos/app/changes/${change}`, { state: "open" });
+  expect(reopened.body).toMatchObject({ state: "open", head: head3 });
+  const run = await finishedRun(api, "app", head3);
+  expect(run).toMatchObject({ event: "change", trusted: false, state: "success" });
+  const log = await logOf(server, { cookie: acme.cookie } as never, "app", run.id, run.jobs[0].id);
+  expect(log).toContain("org=[] repo=[]\n");
+  expect(log).toContain("third, pushed while closed\n");
+}, 90_000);
+
+test("a maintainer pushing the fork's commit to a branch here gets a trusted run beside the fork's untrusted one", async () => {
+  const head3 = await g.ok(["rev-parse", "topic"], { cwd: work });
+  await g.ok(["push", "-q", repoUrl(server, "acme", "app", acme.token), "topic"], { cwd: work });
+  expect((await api.post("/v1/orgs/acme/repos/app/changes", { title: "trusted copy", branch: "topic" })).status).toBe(201);
+  const trusted = await until("the trusted run", async () => {
+    const r = (await runsOf(api, "app")).find((r) => r.commit === head3 && r.trusted);
+    return r && ["success", "failure", "cancelled"].includes(r.state) ? r : null;
+  });
+  expect(trusted.state).toBe("success");
+  expect((await runsOf(api, "app")).filter((r) => r.commit === head3).map((r) => r.trusted)).toEqual([true, false]);
+  const log = await logOf(server, { cookie: acme.cookie } as never, "app", trusted.id, trusted.jobs[0].id);
+  expect(log).toContain("org=[***] repo=[***]\n");
+}, 90_000);

@@ -33,6 +33,14 @@ test("a name whose known parts fail to evaluate, or that does not parse, keeps i
   expect(planTimeText("${{ success() }}", known)).toBe("${{ success() }}");
 });
 
+test("one prepared map serves every matrix cell of a run", () => {
+  const prepared = new Map();
+  expect(planTimeText("on ${{ matrix.os }}", { ...known, matrix: { os: "linux" } }, prepared)).toBe("on linux");
+  expect(planTimeText("on ${{ matrix.os }}", { ...known, matrix: { os: "mac" } }, prepared)).toBe("on mac");
+  expect(planTimeText("open ${{ matrix.os", known, prepared)).toBe("open ${{ matrix.os");
+  expect(prepared.size).toBe(2);
+});
+
 test("readsVars: only names with an expression that mentions vars", () => {
   expect(readsVars(["a ${{ vars.X }}"])).toBe(true);
   expect(readsVars(["vars are nice", "${{ matrix.os }}"])).toBe(false);
