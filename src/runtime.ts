@@ -39,6 +39,7 @@ import { domainResolvers, wire } from "./wiring.ts";
 import { writeServeLock } from "./services/ops/serve-lock.ts";
 import { DiffCache } from "./services/git/diff-cache.ts";
 import { anchorCache } from "./services/changes/anchor-cache.ts";
+import { DispatchCache } from "./services/ci/dispatch-cache.ts";
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -87,7 +88,13 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
     close: closeAll,
     ci: { claims: new ClaimHub(() => ctx, telemetry.registry, signals), machines: new Map(), logSecrets: new Map() },
     buffers: { tokenUse: new Stamps(0), runnerSeen: new Stamps(now()), heartbeats: new Stamps(), usage: usageBuffer() },
-    caches: { contributions: contributionCache(), appTokens: new AppTokens(), diffs: new DiffCache(), anchors: anchorCache() },
+    caches: {
+      contributions: contributionCache(),
+      appTokens: new AppTokens(),
+      diffs: new DiffCache(),
+      anchors: anchorCache(),
+      dispatchable: new DispatchCache(),
+    },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),
     auth: { dummyHash: null },

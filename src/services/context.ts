@@ -8,6 +8,7 @@ import type { Resolvers } from "./access/resolvers.ts";
 import type { GitStore } from "./git/snapshot.ts";
 import type { DiffCache } from "./git/diff-cache.ts";
 import type { AnchorCache } from "./changes/anchor-cache.ts";
+import type { DispatchCache } from "./ci/dispatch-cache.ts";
 import type { Threads } from "../threads.ts";
 import type { EventBus } from "./events/bus.ts";
 import type { Signals } from "./events/signals.ts";
@@ -54,8 +55,8 @@ export interface Ctx {
   ci: { claims: ClaimHub; machines: KnownMachines; logSecrets: Map<string, readonly string[]> };
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
-  /** Caches of this context: written contribution graphs, app installation tokens, computed diffs. */
-  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache; anchors: AnchorCache };
+  /** Caches of this context: written contribution graphs, app installation tokens, computed diffs; the runs list's dispatchable workflows. */
+  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache; anchors: AnchorCache; dispatchable: DispatchCache };
   /** Sign-in and credential throttles (SVC_LIMIT_*). */
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */

@@ -19,6 +19,8 @@ import { MASK, Masker, maskForms } from "../../src/services/ci/mask.ts";
 import { CronError, cronMatches, parseCron } from "../../src/services/ci/cron.ts";
 import { parseFileCommands, parsePathFile } from "../../cli/runner/files.ts";
 import { notRunYet, parseWorkflowTask, WORKFLOW_LIMITS } from "../../src/services/ci/workflow.ts";
+import { scanCounts } from "../../src/services/ci/workflow-scan.ts";
+import { isAlias, isMap, isSeq, parseDocument, visit } from "yaml";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
 const enc = new TextEncoder();
@@ -330,13 +332,105 @@ jobs:
   `on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - uses: docker://alpine\n      - uses: actions/cache@v4\n        with: { path: a }\n`,
 ];
 
-/** The workflow parser on the corpus constructs: never throws, errors name the file, what it plans fits the limits, notRunYet never throws. */
+/**
+ * Hostile shapes around the limits checked before parsing (workflow-scan.ts): a long `needs`
+ * chain (block or flow jobs), flat and nested aliases, many lines, wide flow lists, deep nesting;
+ * and legitimate text the scan must not count (block scalars, quotes, comments, plain scalars and
+ * their continuation lines holding `*`, `&`, `- ` and `jobs:`).
+ */
+function hostileWorkflow(r: Rand): string {
+  const head = "on: push\n";
+  const job = (i: number) => `  j${i}:\n${i ? `    needs: j${i - 1}\n` : ""}    runs-on: x\n    steps: [ { run: "echo ${i}" } ]\n`;
+  // Near a limit (either side of it), or anywhere up to twice it; mostly small shapes, which parse fast.
+  const around = (limit: number) => (r.chance(0.5) ? limit - 3 + r.int(7) : 1 + r.int(limit * 2));
+  switch (r.int(7)) {
+    case 0: {
+      const n = r.chance(0.9) ? 1 + r.int(40) : around(WORKFLOW_LIMITS.jobsPerRun);
+      if (r.chance(0.5)) return `${head}jobs:\n${Array.from({ length: n }, (_, i) => job(i)).join("")}`;
+      return `${head}jobs: { ${Array.from({ length: n }, (_, i) => `j${i}: { runs-on: x, steps: [ { run: y } ] }`).join(", ")} }\n`;
+    }
+    case 1: {
+      const n = r.chance(0.9) ? r.int(50) : around(WORKFLOW_LIMITS.anchors / 2);
+      return `${head}jobs:\n  t:\n    runs-on: x\n    env:\n${Array.from({ length: n }, (_, i) => `      A${i}: &a${i} v\n      B${i}: *a${i}\n`).join("")}    steps: [ { run: y } ]\n`;
+    }
+    case 2: {
+      let lists = "        l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n";
+      for (let i = 1, n = 1 + r.int(12); i < n; i++) lists += `        l${i}: &l${i} [${Array.from({ length: 10 }, () => `*l${i - 1}`).join(", ")}]\n`;
+      return `${head}jobs:\n  a:\n    runs-on: x\n    strategy:\n      matrix:\n${lists}    steps: [ { run: y } ]\n`;
+    }
+    case 3:
+      return `${head}jobs: { t: { runs-on: x, steps: [ { run: y } ] } }\n${r.pick(["\n", "# c\n", "   \n"]).repeat(r.chance(0.9) ? r.int(100) : around(WORKFLOW_LIMITS.lines))}`;
+    case 4: {
+      const n = r.chance(0.9) ? r.int(500) : around(WORKFLOW_LIMITS.entries);
+      return `${head}jobs: { t: { runs-on: x, env: { L: [${Array(n).fill("a").join(", ")}] }, steps: [ { run: y } ] } }\n`;
+    }
+    case 5: {
+      const d = r.chance(0.5) ? r.int(60) : around(WORKFLOW_LIMITS.depth);
+      return r.chance(0.5)
+        ? `${head}jobs: ${"[".repeat(d)}${"]".repeat(d)}\n`
+        : `${head}jobs:\n${Array.from({ length: d }, (_, i) => `${" ".repeat(i + 1)}k${i}:`).join("\n")}\n`;
+    }
+    default: {
+      // Text that only looks like structure: none of it may be counted.
+      const lines = Array.from({ length: 300 }, (_, i) => r.pick([`jobs:`, `  j${i}: *x`, `  - &a${i} b`, `*a &b - c`, `[[[{{{`]));
+      return `${head}jobs:
+  t:
+    runs-on: x
+    if: github.ref == 'a' &&
+      *x && &y - z
+    env: { Q: "jobs: *a &b\n  - x", R: 'it''s *a', S: [a*b, c&d, don't] }  # *a &b [[[
+    steps:
+      - name: "multi
+          *line &quoted - x"
+        run: |
+${lines.map((l) => `          ${l}`).join("\n")}
+      - run: >-
+          ${lines.slice(0, 5).join(" ")}
+        shell: bash
+`;
+    }
+  }
+}
+
+/** The parser's own counts of a document without errors (the scan may count low, never high); null when it has errors. */
+function yamlCounts(text: string): { jobs: number; anchors: number; entries: number } | null {
+  const doc = parseDocument(text, { uniqueKeys: false });
+  if (doc.errors.length) return null;
+  let anchors = 0;
+  let entries = 0;
+  visit(doc, {
+    Map: (_, n) => void ((entries += n.items.length), n.anchor && anchors++),
+    Seq: (_, n) => void ((entries += n.items.length), n.anchor && anchors++),
+    Scalar: (_, n) => void (n.anchor && anchors++),
+    Alias: () => void anchors++,
+  });
+  const root = doc.contents;
+  const jobsNode = isMap(root) ? root.items.find((p) => (p.key as { value?: unknown } | null)?.value === "jobs")?.value : undefined;
+  const jobs = (isMap(jobsNode) || isSeq(jobsNode)) && !isAlias(jobsNode) ? jobsNode.items.length : 0;
+  return { jobs, anchors, entries };
+}
+
+/**
+ * The workflow parser on the corpus constructs and on hostile shapes: never throws, errors name
+ * the file, what it plans fits the limits, notRunYet never throws; and the scan before parsing
+ * never counts more jobs, anchors and aliases, or entries than the YAML parser finds (so it cannot
+ * refuse a legitimate file).
+ */
 export function workflowCorpusTarget(): Target {
   const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
   return {
     name: "workflow corpus constructs",
     run(r) {
-      const text = dec.decode(mutate(enc.encode(r.pick(CORPUS_WORKFLOWS)), r, 8));
+      const seed = r.chance(0.25) ? hostileWorkflow(r) : r.pick(CORPUS_WORKFLOWS);
+      const text = r.chance(0.2) ? seed : dec.decode(mutate(enc.encode(seed), r, 8));
+      if (text.length < 16 * 1024) {
+        const real = yamlCounts(text);
+        if (real) {
+          const counted = scanCounts(text);
+          for (const k of ["jobs", "anchors", "entries"] as const)
+            if (counted[k] > real[k]) throw new Error(`the scan counted ${counted[k]} ${k}, the parser ${real[k]}: ${JSON.stringify(text.slice(0, 300))}`);
+        }
+      }
       const out = parseWorkflowTask({ path: ".svc/workflows/f.yml", text, trigger, branch: "main" });
       if (!out.ok) {
         if (!out.error.startsWith(".svc/workflows/f.yml")) throw new Error(`an error without its file: ${out.error.slice(0, 200)}`);

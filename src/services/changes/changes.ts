@@ -52,10 +52,10 @@ export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[
     rows.map((r) => r.sourceRepoId).filter((x): x is string => x !== null),
   );
   const reviewers = await reviewersOfChanges(ctx.db.read, rows);
-  // Checks of the heads, read in the target repository (CI runs no fork changes yet: none for them).
+  // Checks of the heads, read in the target repository (a fork change's runs are the target's too).
   const checks = new Map<string, Check[]>();
   for (const [repoId, heads] of Map.groupBy(
-    rows.filter((r) => r.head && !r.sourceRepoId),
+    rows.filter((r) => r.head),
     (r) => r.repoId,
   ))
     for (const [sha, list] of await checksOfCommits(
@@ -81,7 +81,7 @@ export async function changeBodies(ctx: Ctx, rows: ChangeRow[]): Promise<Change[
     author: r.authorUserId && handles.has(r.authorUserId) ? { user_id: r.authorUserId, handle: handles.get(r.authorUserId)! } : null,
     verdict: (r.verdict as Verdict | null) ?? null,
     waiting: r.waiting,
-    checks: (!r.sourceRepoId && r.head && checks.get(`${r.repoId}:${r.head}`)) || [],
+    checks: (r.head && checks.get(`${r.repoId}:${r.head}`)) || [],
     reviewers: reviewers.get(r.id) ?? [],
     created_at: r.createdAt,
     updated_at: r.updatedAt,
@@ -200,10 +200,30 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
     await store.insertChange(tx, r);
     await recordPatchset(tx, { changeId: r.id, patchset: 1, head, base, createdAt: t });
     await recordOpened(ctx, tx, repo, r, person, source ? { org: body.source!.org, repo: body.source!.repo } : null, mentioned);
-    if (!source) await enqueueWorkflowTrigger(ctx, tx, { repoId: repo.id, orgId: repo.orgId, ref: `refs/heads/${branch}`, commit: head, event: "change" });
+    await enqueueChangeTrigger(ctx, tx, r, repo.orgId, person?.id ?? null);
     return r;
   });
   return one(ctx, row);
+}
+
+/**
+ * Queues the `on: change` workflows of change `c` at its head (inside the caller's transaction).
+ * A change from a fork runs too, untrusted (its jobs get no secrets): the trigger reads the
+ * workflows from the fork's objects and the run belongs to the target (its checks show on the
+ * change). Path filters diff against the target's tip (`base`).
+ */
+async function enqueueChangeTrigger(ctx: Ctx, tx: Tx, c: ChangeRow, targetOrgId: string, actorUserId: string | null): Promise<void> {
+  if (!c.head) return;
+  await enqueueWorkflowTrigger(ctx, tx, {
+    repoId: c.repoId,
+    orgId: targetOrgId,
+    ref: `refs/heads/${c.branch}`,
+    commit: c.head,
+    event: "change",
+    actorUserId,
+    before: c.base,
+    ...(c.sourceRepoId ? { fork: true, sourceRepoId: c.sourceRepoId } : {}),
+  });
 }
 
 /** A new change's `change.opened` event (SPEC §6.1 webhooks) and its thread's first activity (the author takes part). */
@@ -323,6 +343,8 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
         Object.assign(set, { head, patchset: cur.patchset + 1, base: await readRef(tx, repo.id, `refs/heads/${cur.target}`) });
         await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
         await queueReanchor(ctx, tx, cur.id);
+        // The new head runs CI like a push to the branch would have (the pushes while closed did not).
+        await enqueueChangeTrigger(ctx, tx, { ...cur, head, base: set.base ?? null }, t.org.id, personOf(actor)?.id ?? null);
       }
     }
     await store.updateChange(tx, cur.id, set);
@@ -510,7 +532,9 @@ export async function followPushes(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<
           event.actorUserId,
         );
       }
-      if (!c.sourceRepoId) await enqueueWorkflowTrigger(ctx, tx, { repoId: c.repoId, orgId: event.orgId, ref: move.ref, commit: move.new, event: "change" });
+      // A fork's push is the fork's event: the run belongs to the target, in the target's org.
+      const targetOrgId = c.repoId === event.repoId ? event.orgId : (await store.repoWithOrg(tx, c.repoId))?.org.id;
+      if (targetOrgId) await enqueueChangeTrigger(ctx, tx, { ...c, head: move.new, base }, targetOrgId, event.actorUserId);
     }
   }
 }

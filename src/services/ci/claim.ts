@@ -25,6 +25,7 @@ import { ANY_KEY, type Signals } from "../events/signals.ts";
 import type { Gauge, Registry } from "../telemetry/metrics.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
+import { checkoutRepoOfJob } from "./store-checkout.ts";
 import type { Claim } from "./schemas.ts";
 
 /** SPEC §4.1 claim rule 1: the server's retry period. */
@@ -404,7 +405,11 @@ async function tryClaim(ctx: Ctx, runner: RunnerRow, busyQueue: boolean): Promis
     const secret = newSecret();
     const job = await runs.claimNextJob(tx, route, { runnerId: fresh.id, runnerName: fresh.name, tokenId, t });
     if (!job) return null;
-    await runs.insertJobToken(tx, { id: tokenId, orgId: job.orgId, repoId: job.repoId, secretHash: hashSecret(secret), label: `job ${job.id}`, createdAt: t });
+    // Why bound to the repository the agent fetches from: a change from a fork runs code its
+    // author controls, so its token reads that fork alone (never the target, never a write).
+    const from = await checkoutRepoOfJob(tx, job.id);
+    const bound = from ? { orgId: from.orgId ?? job.orgId, repoId: from.repoId } : { orgId: job.orgId, repoId: job.repoId };
+    await runs.insertJobToken(tx, { id: tokenId, ...bound, secretHash: hashSecret(secret), label: `job ${job.id}`, createdAt: t });
     await runs.startMinutes(tx, { jobId: job.id, orgId: job.orgId, repoId: job.repoId, hosted: job.hosted, startedAt: t });
     await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state: "running", jobId: job.id, updatedAt: t });
     await runs.markRunRunning(tx, job.runId);

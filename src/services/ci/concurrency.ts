@@ -10,7 +10,8 @@ import type { Tx } from "../../db/database.ts";
 import type { RunState } from "../../db/schema/index.ts";
 import type { Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
-import { failJob } from "./finish.ts";
+import { failJob, settleRun } from "./finish.ts";
+import { releaseDependents } from "./release.ts";
 import { cancelRunJobs } from "./runs.ts";
 import * as groups from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
@@ -154,6 +155,8 @@ async function releaseRun(ctx: Ctx, tx: Tx, run: RunRow, t: number): Promise<voi
     if (await groups.queuePending(tx, j.id, t)) queued.push(j);
   }
   announceJobs(ctx, tx, queued);
+  // A failed-only re-run's attempt: jobs whose needs were all kept from the earlier attempt start now too.
+  if (await releaseDependents(ctx, tx, run.id, run.attempt, t)) await settleRun(tx, run.id, t);
 }
 
 /**

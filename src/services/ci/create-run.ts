@@ -13,7 +13,9 @@ import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { admitJobs, admitRun, cancelsInProgress, type JobAdmission } from "./concurrency.ts";
 import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
 import { decideRootJobs } from "./release.ts";
+import { variablesForJob } from "./job-secrets.ts";
 import { loadPolicy } from "./policy.ts";
+import { planTimeText, readsVars } from "./step-names.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
 
@@ -107,6 +109,20 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
   );
   const admitted = gated.length ? await admitJobs(ctx, tx, p.repoId, gated, t) : new Map<string, JobAdmission>();
   const queued = new Map<string, string[][]>();
+  // Step names as lists show them: what is known now expanded (step-names.ts); vars read once, only when a name reads them.
+  const names = planned.jobs.flatMap((j) => j.spec.steps.map((s) => s.name));
+  const known = {
+    github: {
+      sha: p.commit,
+      ref: p.ref,
+      ref_name: p.ref.replace(/^refs\/(heads|tags)\//, ""),
+      ref_type: p.ref.startsWith("refs/tags/") ? "tag" : "branch",
+      repository_owner: p.orgName,
+      event_name: p.event,
+    },
+    inputs: { ...(p.inputs ?? {}) },
+    vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId }) : undefined,
+  };
   const jobRows: runs.NewJob[] = [];
   const checkRows: runs.CheckRow[] = [];
   for (const [i, j] of planned.jobs.entries()) {
@@ -131,7 +147,11 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       runnerId: null,
       runnerName: null,
       tokenId: null,
-      steps: j.spec.steps.map((s) => ({ state: "pending", exit_code: null, name: s.name.slice(0, runs.STEP_NAME_SHOWN) })),
+      steps: j.spec.steps.map((s) => ({
+        state: "pending",
+        exit_code: null,
+        name: planTimeText(s.name, { ...known, matrix: j.spec.matrix ?? {} }).slice(0, runs.STEP_NAME_SHOWN),
+      })),
       cancelReason: null,
       logSize: 0,
       queuedAt: t,

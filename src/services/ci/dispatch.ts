@@ -13,7 +13,9 @@ import { createRun } from "./create-run.ts";
 import { getRun } from "./runs.ts";
 import type { Run } from "./schemas.ts";
 import { parseOnThread, peelCommit, readWorkflowText, runnable, workflowFilesAt, type WorkflowFile } from "./trigger.ts";
-import type { InputSpec, ParseWorkflowOutput } from "./workflow.ts";
+import { WORKFLOW_LIMITS, type InputSpec, type ParseWorkflowOutput } from "./workflow.ts";
+import { DispatchCache } from "./dispatch-cache.ts";
+import { ThreadTaskError } from "../../util/thread-pool.ts";
 
 /** Bounds on a dispatch request (hostile input): names looked at, and all values' characters together (GitHub's 65,535). */
 export const DISPATCH_LIMITS = { inputNames: 100, inputChars: 65_535, workflowChars: 200, refChars: 1024 } as const;
@@ -188,29 +190,65 @@ export async function dispatchWorkflow(ctx: Ctx, t: RepoTarget, input: DispatchI
   return getRun(ctx, t, made.runId);
 }
 
+/** What the runs list's "Run workflow" form offers: the dispatchable workflows, and the files that could not be read just now. */
+export interface DispatchableList {
+  ref: string;
+  workflows: DispatchableWorkflow[];
+  /** Paths of workflow files not read or parsed this time (a thread's time limit, a busy pool, storage): they may declare workflow_dispatch. */
+  unreadable: string[];
+}
+
 /**
  * The workflows at the default branch's tip that declare `workflow_dispatch`, with their input
  * specs (each file parsed on a worker thread; malformed files are left out): what the web's "Run
- * workflow" form offers. Needs repo:write (only writers may dispatch).
+ * workflow" form offers. Needs repo:write (only writers may dispatch). Remembered by repository,
+ * ref and commit (ctx.caches.dispatchable), so the runs list parses the files once per commit.
+ * Never fails for a file: one that cannot be read or parsed in time is named in `unreadable` (and
+ * the answer is not remembered), so the runs list still draws.
  */
-export async function dispatchableWorkflows(ctx: Ctx, t: RepoTarget): Promise<{ ref: string; workflows: DispatchableWorkflow[] }> {
+export async function dispatchableWorkflows(ctx: Ctx, t: RepoTarget): Promise<DispatchableList> {
   need(t, "repo:write");
   const ref = `refs/heads/${t.repo.defaultBranch}`;
   const snapshot = await snapshotOf(ctx, t);
   const tip = snapshot.refs.find((r) => r.name === ref);
-  if (!tip) return { ref, workflows: [] };
+  if (!tip) return { ref, workflows: [], unreadable: [] };
+  const cache = ctx.caches.dispatchable;
+  const key = DispatchCache.key(t.repo.id, ref, tip.oid);
+  const known = cache.get(key);
+  if (known) return { ref, workflows: [...known], unreadable: [] };
   const out: DispatchableWorkflow[] = [];
-  for (const f of await workflowFilesAt(snapshot, tip.oid)) {
-    const read = await readWorkflowText(snapshot, f);
-    if (!read || "error" in read) continue;
-    const parsed = await parseOnThread(ctx, {
-      path: f.path,
-      text: read.text,
-      trigger: { sha: tip.oid, ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch" },
-      branch: t.repo.defaultBranch,
-    });
-    if (!parsed.ok || !parsed.matches || !parsed.run?.dispatch) continue;
-    out.push({ path: f.path, file: f.name, name: parsed.run.name, inputs: parsed.run.dispatch });
+  const unreadable: string[] = [];
+  let files: WorkflowFile[];
+  try {
+    files = await workflowFilesAt(snapshot, tip.oid);
+  } catch (e) {
+    ctx.log.warn("ci.dispatchable: the workflow files could not be listed", { repoId: t.repo.id, commit: tip.oid, error: String(e) });
+    return { ref, workflows: [], unreadable: [DIR] };
   }
-  return { ref, workflows: out };
+  for (const f of files) {
+    try {
+      const read = await readWorkflowText(snapshot, f);
+      if (!read || "error" in read) continue;
+      const parsed = await ctx.threads.run(
+        "ci.parseWorkflow",
+        {
+          path: f.path,
+          text: read.text,
+          trigger: { sha: tip.oid, ref, repository: `${t.org.name}/${t.repo.name}`, event: "workflow_dispatch" },
+          branch: t.repo.defaultBranch,
+        },
+        { timeLimitMs: WORKFLOW_LIMITS.parseMs },
+      );
+      if (!parsed.ok || !parsed.matches || !parsed.run?.dispatch) continue;
+      out.push({ path: f.path, file: f.name, name: parsed.run.name, inputs: parsed.run.dispatch });
+    } catch (e) {
+      // A parser that broke on the file (kind "failed") is the file's problem, like a malformed one:
+      // left out, and remembered. Anything else (time limit, busy pool, storage) may pass: retried next view.
+      if (e instanceof ThreadTaskError && e.kind === "failed") continue;
+      ctx.log.warn("ci.dispatchable: a workflow file could not be read", { repoId: t.repo.id, path: f.path, error: String(e) });
+      unreadable.push(f.path);
+    }
+  }
+  if (!unreadable.length) cache.set(key, out);
+  return { ref, workflows: out, unreadable };
 }

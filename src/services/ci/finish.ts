@@ -6,7 +6,7 @@ import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import type { RunState } from "../../db/schema/index.ts";
 import { releaseConcurrencyGroup } from "./concurrency.ts";
-import { releaseDependents } from "./release.ts";
+import { conclusionOf, releaseDependents } from "./release.ts";
 import * as store from "./store.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
@@ -25,7 +25,8 @@ export function minutes(seconds: number): string {
 }
 
 /**
- * The state a run is in, given its jobs' states: `skipped` counts as success (a run whose jobs
+ * The state a run is in, given its jobs' states as the run counts them (release.ts conclusionOf:
+ * a failure under job-level continue-on-error is a success): `skipped` counts as success (a run whose jobs
  * were all skipped succeeds, as on GitHub); `pending` and any state this node does not know (a
  * newer node's) as not finished, so a rolling upgrade never settles a run early.
  */
@@ -39,7 +40,7 @@ export function runStateOf(states: readonly string[]): RunState {
 
 /** Recomputes a run's state from its current attempt's jobs (finished_at once every job finished). */
 export async function settleRun(tx: Tx, runId: string, t: number): Promise<RunState> {
-  const state = runStateOf(await runs.jobStatesOfRun(tx, runId));
+  const state = runStateOf((await runs.jobStatesOfRun(tx, runId)).map(conclusionOf));
   await runs.setRunState(tx, runId, state, runs.FINISHED.includes(state) ? t : null);
   return state;
 }

@@ -10,7 +10,7 @@ import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
 import { secretsForJob, variablesForJob } from "./job-secrets.ts";
-import { aggregateResult, mergeOutputs } from "./release.ts";
+import { aggregateResult, conclusionOf, mergeOutputs } from "./release.ts";
 import { Masker } from "./mask.ts";
 import type { JobComplete, JobDescription, LogAppend, StepUpdate } from "./schemas.ts";
 import * as jobCalls from "./store-job-calls.ts";
@@ -44,7 +44,7 @@ function needsContext(
   const out: Record<string, { result: string; outputs: Record<string, string> }> = {};
   for (const id of needs) {
     const cells = rows.filter((r) => r.workflowJob === id);
-    out[id] = { result: aggregateResult(cells.map((c) => c.state)) ?? "success", outputs: mergeOutputs(cells) };
+    out[id] = { result: aggregateResult(cells.map(conclusionOf)) ?? "success", outputs: mergeOutputs(cells) };
   }
   return out;
 }
@@ -67,12 +67,14 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
   const facts = await jobCalls.runFacts(ctx.db.read, job.repoId, job.runId);
   if (!facts) throw new AppError("not_found", "job not found");
   const spec = job.spec as JobSpecV2;
+  // A change from a fork: the commit is fetched from the fork (the job's token reads it alone).
+  const fork = spec.checkoutRepoId ? await runs.repoWithOrg(ctx.db.read, spec.checkoutRepoId) : null;
   const base = {
     job_id: job.id,
     run_id: job.runId,
     key: job.key,
     repo: `${facts.org}/${facts.repo}`,
-    clone_url: `${ctx.baseUrl}/${facts.org}/${facts.repo}.git`,
+    clone_url: fork ? `${ctx.baseUrl}/${fork.orgName}/${fork.repo.name}.git` : `${ctx.baseUrl}/${facts.org}/${facts.repo}.git`,
     commit: facts.commit,
     ref: facts.ref,
     runs_on: job.runsOn,
@@ -276,7 +278,8 @@ export function verdictError(job: Pick<JobRow, "cancelReason" | "spec" | "steps"
   const i = failed.find((k) => (job.spec.steps[k] as { continueOnError?: unknown } | undefined)?.continueOnError !== true) ?? failed.at(-1) ?? -1;
   if (i < 0) return "the job failed";
   const code = job.steps[i]!.exit_code;
-  return `step ${JSON.stringify(job.spec.steps[i]?.name ?? String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
+  // The name as shown (plan-time expressions expanded: step-names.ts), the spec's when the row has none.
+  return `step ${JSON.stringify(job.steps[i]?.name || job.spec.steps[i]?.name || String(i))} failed${code === null ? "" : ` with exit code ${code}`}`;
 }
 
 /** Bounds on the outputs a verdict carries (plan-29 §2.3, like GitHub's 1 MB per job). */

@@ -30,6 +30,15 @@ export function cancelRequested(jobs: readonly Pick<GraphJob, "cancelReason">[])
 }
 
 /**
+ * A job's state as its run and what needs it count it (GitHub's conclusion): a failure under
+ * job-level `continue-on-error: true` is a success there, while the job itself (its row, its
+ * check) stays failed (GitHub's outcome).
+ */
+export function conclusionOf(job: { state: string; continues?: boolean }): string {
+  return job.state === "failure" && job.continues === true ? "success" : job.state;
+}
+
+/**
  * A need's result over its cells (GitHub's rule for a matrix): failure if any cell failed, else
  * cancelled if any was, else skipped if every cell was, else success. Null while a cell is unfinished.
  */
@@ -182,6 +191,8 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
   const contexts = lazyContexts(tx, runId, jobs);
   const cancelled = cancelRequested(jobs);
   const queued = new Map<string, string[][]>();
+  // A run waiting for its concurrency group queues nothing (its group releases it: concurrency.ts); read on the first job to queue.
+  let waits: Promise<boolean> | null = null;
   let moved = 0;
   for (;;) {
     // Each workflow job's aggregate over its cells, as the rows stand now.
@@ -193,7 +204,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
     }
     const results = new Map<string, { result: NeedResult; outputs: Record<string, string> }>();
     for (const [id, list] of cells) {
-      const result = aggregateResult(list.map((j) => j.state));
+      const result = aggregateResult(list.map(conclusionOf));
       if (result) results.set(id, { result, outputs: mergeOutputs(list) });
     }
     let changed = false;
@@ -205,6 +216,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
       if (!job.needs.every((n) => results.has(n) || !cells.has(n))) continue;
       const d = await decideJob(job, { results, graph, cancelled, contexts });
       if (d.kind === "queue") {
+        if (await (waits ??= runs.runWaits(tx, runId))) continue;
         if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
         job.state = "queued";
         await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });

@@ -4,17 +4,20 @@
 // needs), or — failed only — kept as it ended (`reused_from` names the job whose result and
 // outputs it stands for; its log is that job's). Failed-only runs again the failed and cancelled
 // jobs and everything that needs them, transitively. The old attempt's rows and logs stay
-// (GET …/runs/{id}?attempt=N); the commit's checks move to the new rows.
+// (GET …/runs/{id}?attempt=N); the commit's checks move to the new rows. The attempt joins the
+// run's concurrency group as a new run would (it may cancel others or wait).
 import { Conflict, NotFound } from "../../errors.ts";
 import type { JobState } from "../../db/schema/index.ts";
 import { newId } from "../../util/ids.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
+import { admitRun } from "./concurrency.ts";
 import { settleRun } from "./finish.ts";
 import { decideRootJobs, releaseDependents } from "./release.ts";
 import { getRun } from "./runs.ts";
 import type { Run } from "./schemas.ts";
+import { setRunWaiting } from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
 
@@ -52,12 +55,20 @@ export async function rerunRun(ctx: Ctx, t: RepoTarget, runId: string, input: { 
     if (!again.size) throw Conflict("no job of the run failed or was cancelled; re-run all jobs instead");
     const attempt = run.attempt + 1;
     const at = now();
+    // The attempt joins the run's concurrency group like a new run (GitHub: a re-run is a new member
+    // of its group): it cancels the group's waiting run, and the running ones under
+    // cancel-in-progress, or waits for the group (concurrency.ts). Admitted while the run is still
+    // finished, so it is not one of the group's unfinished runs it is compared with.
+    const group = run.concurrencyGroup ? { group: run.concurrencyGroup, cancelInProgress: run.cancelInProgress } : null;
+    const waiting = group ? await admitRun(ctx, tx, { id: run.id, repoId: run.repoId }, group, at) : null;
     if (!(await runs.startAttempt(tx, run.id, run.attempt, attempt))) throw Conflict("the run was re-run meanwhile");
+    if (waiting !== run.waiting) await setRunWaiting(tx, run.id, waiting);
     const rows: runs.NewJob[] = old.map((j) => {
       if (!again.has(j.id))
         // Kept as it ended: its result and outputs count for the jobs that need it; its log is the original's.
         return { ...j, id: newId(), attempt, reusedFrom: j.reusedFrom ?? j.id, tokenId: null, cancelReason: null, queuedAt: at };
-      const state: JobState = j.needs.length ? "pending" : "queued";
+      // A waiting attempt's jobs are all pending: its group releases them (concurrency.ts releaseRun).
+      const state: JobState = j.needs.length || waiting !== null ? "pending" : "queued";
       if (state === "queued") {
         const key = hubKey(j.hosted, j.orgId);
         let list = queued.get(key);
@@ -100,10 +111,12 @@ export async function rerunRun(ctx: Ctx, t: RepoTarget, runId: string, input: { 
         updatedAt: at,
       })),
     );
-    // An `if` on a job without needs is decided now; pending jobs whose needs were all kept are released now.
+    // An `if` on a job without needs is decided now; pending jobs whose needs were all kept are released now
+    // (a waiting attempt's once its group releases it: release.ts leaves them pending meanwhile).
     await decideRootJobs(ctx, tx, run.id, attempt, at);
     await releaseDependents(ctx, tx, run.id, attempt, at);
-    await settleRun(tx, run.id, at);
+    // A waiting attempt is queued, like a new run waiting for its group (jobs kept from the last attempt would make it "running").
+    if ((await settleRun(tx, run.id, at)) === "running" && waiting !== null) await runs.setRunState(tx, run.id, "queued", null);
     const hub = claimHub(ctx);
     for (const [key, list] of queued) {
       announceQueued(ctx, key, tx);

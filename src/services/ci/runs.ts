@@ -6,7 +6,7 @@ import { now, type Ctx } from "../context.ts";
 import { pageOf, parsePage } from "../paging.ts";
 import { parseCondition } from "./expr/index.ts";
 import { failJob, runStateOf, settleRun } from "./finish.ts";
-import { cancelRequested, releaseDependents } from "./release.ts";
+import { cancelRequested, conclusionOf, releaseDependents } from "./release.ts";
 import type { Run } from "./schemas.ts";
 import { userHandles } from "./store-concurrency.ts";
 import * as runs from "./store-runs.ts";
@@ -29,7 +29,7 @@ function attemptOf(run: RunRow, attempt: number, jobs: readonly JobShown[]): Run
   // A re-run queues every row of the new attempt at once (reused ones too): the attempt began then.
   const created_at = attempt === 1 || !jobs.length ? run.createdAt : Math.min(...jobs.map((j) => j.queuedAt));
   if (attempt === run.attempt) return { attempt, state: run.state, created_at, finished_at: run.finishedAt };
-  const state = runStateOf(jobs.map((j) => j.state));
+  const state = runStateOf(jobs.map(conclusionOf));
   const finished_at = runs.FINISHED.includes(state) ? Math.max(0, ...jobs.map((j) => j.finishedAt ?? 0)) : null;
   return { attempt, state, created_at, finished_at };
 }
@@ -74,6 +74,7 @@ async function runBodies(q: Queryable, repoName: string, rows: RunRow[], attempt
       inputs: r.inputs ?? null,
       concurrency_group: r.concurrencyGroup,
       waiting: r.waiting,
+      trusted: r.trusted,
       created_at: r.createdAt,
       finished_at: current ? current.finished_at : r.finishedAt,
       attempt: attempt ?? r.attempt,

@@ -6,6 +6,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
+import { continuesColumn } from "./store-runs.ts";
 
 /** What a job description says about its run. */
 export interface RunFacts {
@@ -57,11 +58,11 @@ export async function neededJobs(
   runId: string,
   attempt: number,
   workflowJobs: readonly string[],
-): Promise<{ workflowJob: string; state: string; outputs: Record<string, string> | null; finishedAt: number | null }[]> {
+): Promise<{ workflowJob: string; state: string; continues: boolean; outputs: Record<string, string> | null; finishedAt: number | null }[]> {
   if (!workflowJobs.length) return [];
   const { workflowJobs: jobs } = tables(q);
   return await q
-    .select({ workflowJob: jobs.workflowJob, state: jobs.state, outputs: jobs.outputs, finishedAt: jobs.finishedAt })
+    .select({ workflowJob: jobs.workflowJob, state: jobs.state, continues: continuesColumn(q, jobs), outputs: jobs.outputs, finishedAt: jobs.finishedAt })
     .from(jobs)
     .where(and(eq(jobs.runId, runId), eq(jobs.attempt, attempt), inArray(jobs.workflowJob, [...workflowJobs])));
 }

@@ -30,6 +30,26 @@ export const JOB_FINISHED: readonly string[] = ["success", "failure", "cancelled
 
 // ---- runs and jobs ----
 
+/**
+ * Whether a job's job-level continue-on-error applies (GitHub's semantics: the job failed, the run
+ * and what needs it count it a success): it failed and its spec says `continueOnError: true`
+ * (workflow.ts decides it per matrix cell at plan time; a template left in an older spec is not
+ * true). The spec is read only for failed rows (it may hold a megabyte of scripts).
+ */
+const CONTINUES = {
+  sqlite: "CASE WHEN state = 'failure' THEN coalesce(json_extract(spec, '$.continueOnError') = 1, 0) ELSE 0 END",
+  pg: "CASE WHEN state = 'failure' THEN coalesce(spec->'continueOnError' = 'true'::jsonb, false) ELSE false END",
+} as const;
+
+/** CONTINUES over `j`'s columns, for a drizzle select. */
+export function continuesColumn(q: Queryable, j: Pick<typeof workflowJobs, "state" | "spec">) {
+  const expr =
+    x(q).name === "pg"
+      ? sql`CASE WHEN ${j.state} = 'failure' THEN coalesce(${j.spec}->'continueOnError' = 'true'::jsonb, false) ELSE false END`
+      : sql`CASE WHEN ${j.state} = 'failure' THEN coalesce(json_extract(${j.spec}, '$.continueOnError') = 1, 0) ELSE 0 END`;
+  return expr.mapWith((v: unknown) => v === true || v === 1 || v === "1");
+}
+
 /** Whether a run of this workflow already exists for the trigger (the trigger job is at-least-once). */
 export async function runExists(q: Queryable, repoId: string, commit: string, ref: string, event: string, workflow: string): Promise<boolean> {
   const { runs } = tables(q);
@@ -100,7 +120,10 @@ export async function listRuns(q: Queryable, repoId: string, page: { after: [num
 export const STEP_NAME_SHOWN = 200;
 
 /** A job without its spec (what lists and pages show): each step's name comes with its state. */
-export type JobShown = Omit<JobRow, "spec" | UnshownJobColumns>;
+export type JobShown = Omit<JobRow, "spec" | UnshownJobColumns> & {
+  /** It failed under a job-level `continue-on-error: true` (CONTINUES): its run counts it a success. */
+  continues: boolean;
+};
 /** Job columns lists and pages do not read (SHOWN_COLUMNS): outputs are never shown (plan-29 §2.2), the plan is the server's. */
 type UnshownJobColumns = "outputs" | "concurrencyGroup" | "plan";
 
@@ -110,11 +133,13 @@ type UnshownJobColumns = "outputs" | "concurrencyGroup" | "plan";
  * column carries; rows written before it did get theirs from the spec inside SQLite.
  */
 const SHOWN_COLUMNS_PG = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
-  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from, NULL AS legacy_names`;
+  queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from, NULL AS legacy_names,
+  ${CONTINUES.pg} AS continues`;
 // (PostgreSQL has no rows from before `steps` carried the names: its schema starts after that.)
 const SHOWN_COLUMNS = `id, run_id, repo_id, org_id, key, runs_on, hosted, state, verdict, error, runner_id, runner_name, token_id, steps, cancel_reason, log_size,
   queued_at, started_at, finished_at, last_heartbeat_at, attempt, workflow_job, needs, condition, skip_reason, reused_from,
-  CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names`;
+  CASE WHEN json_extract(steps, '$[0].name') IS NULL THEN (SELECT json_group_array(json_extract(s.value, '$.name')) FROM json_each(spec, '$.steps') s) END AS legacy_names,
+  ${CONTINUES.sqlite} AS continues`;
 
 /** A JSON column of a raw row: text on SQLite, already parsed (jsonb) on PostgreSQL. */
 export function jsonOf<T>(v: unknown): T {
@@ -155,6 +180,7 @@ function jobShownOf(r: Record<string, any>): JobShown {
     condition: r.condition ?? null,
     skipReason: r.skip_reason ?? null,
     reusedFrom: r.reused_from ?? null,
+    continues: r.continues === true || r.continues === 1,
   };
 }
 
@@ -252,18 +278,31 @@ export async function setRunState(tx: Tx, id: string, state: RunState, finishedA
   ).run(id, state, finishedAt);
 }
 
+/** Whether a run waits for its concurrency group (`runs.waiting` set). */
+export async function runWaits(q: Queryable, id: string): Promise<boolean> {
+  return (await stmt(q, "runWaits", "SELECT 1 AS ok FROM runs WHERE id = ? AND waiting IS NOT NULL").get(id)) !== null;
+}
+
 /** A queued run starts running (its first job was claimed); nothing happens to a run in any other state. */
 export async function markRunRunning(tx: Tx, id: string): Promise<void> {
   await stmt(tx, "markRunRunning", "UPDATE runs SET state = 'running', finished_at = NULL WHERE id = ? AND state = 'queued'").run(id);
 }
 
 /**
- * Which states the jobs of a run's current attempt are in (one range of workflow_jobs_attempt_idx).
- * Plain strings: a state a newer node wrote is passed on, not dropped (runStateOf treats it as unfinished).
+ * Which states the jobs of a run's current attempt are in (one range of workflow_jobs_attempt_idx),
+ * each with whether a failure is under job-level continue-on-error (CONTINUES). Plain strings: a
+ * state a newer node wrote is passed on, not dropped (runStateOf treats it as unfinished).
  */
-export async function jobStatesOfRun(q: Queryable, runId: string): Promise<string[]> {
-  const st = stmt(q, "jobStatesOfRun", "SELECT DISTINCT state FROM workflow_jobs WHERE run_id = ?1 AND attempt = (SELECT attempt FROM runs WHERE id = ?1)");
-  return ((await st.all(runId)) as { state: string }[]).map((r) => r.state);
+export async function jobStatesOfRun(q: Queryable, runId: string): Promise<{ state: string; continues: boolean }[]> {
+  const where = (p: string) => `FROM workflow_jobs WHERE run_id = ${p} AND attempt = (SELECT attempt FROM runs WHERE id = ${p})`;
+  const st = stmt(q, "jobStatesOfRun", {
+    sqlite: `SELECT DISTINCT state, ${CONTINUES.sqlite} AS continues ${where("?1")}`,
+    pg: `SELECT DISTINCT state, ${CONTINUES.pg} AS continues ${where("$1")}`,
+  });
+  return ((await st.all(runId)) as { state: string; continues: unknown }[]).map((r) => ({
+    state: r.state,
+    continues: r.continues === true || r.continues === 1,
+  }));
 }
 
 /** The pending, queued and running jobs of a run (any attempt: earlier attempts have none). */
@@ -294,7 +333,10 @@ export type GraphJob = Pick<
   | "cancelReason"
   | "finishedAt"
   | "reusedFrom"
->;
+> & {
+  /** It failed under a job-level `continue-on-error: true` (CONTINUES): what needs it reads success. */
+  continues: boolean;
+};
 
 /** The jobs of one attempt of a run, in creation order (one range of workflow_jobs_attempt_idx; at most 256 rows). */
 export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number): Promise<GraphJob[]> {
@@ -317,6 +359,7 @@ export async function jobsOfAttempt(q: Queryable, runId: string, attempt: number
       cancelReason: j.cancelReason,
       finishedAt: j.finishedAt,
       reusedFrom: j.reusedFrom,
+      continues: continuesColumn(q, j),
     })
     .from(j)
     .where(and(eq(j.runId, runId), eq(j.attempt, attempt)))

@@ -4,6 +4,7 @@
 // workflow becomes a failed run naming file, line and problem; nothing here can fail the push.
 import { diffTrees } from "../../git/merge.ts";
 import { parseCommit, parseTag, parseTree } from "../../git/object.ts";
+import type { ObjectReader } from "../../git/types.ts";
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
@@ -28,6 +29,8 @@ export interface TriggerPayload {
   before?: string | null;
   /** change: from a fork (the run is untrusted: its jobs get no secrets). */
   fork?: boolean;
+  /** change from a fork: the fork, whose objects hold the commit (the run is still the target's, `repoId`). */
+  sourceRepoId?: string;
   /** schedule: the one workflow file that fires, and its minute slot. */
   workflow?: string;
   scheduleSlot?: number;
@@ -117,16 +120,16 @@ export const MAX_CHANGED_PATHS = 1000;
  * The paths that differ from `before` to `commit` (GitHub's path filters), or null when unknown
  * (a new ref, a tag, a missing commit, more than MAX_CHANGED_PATHS: filters then match).
  */
-async function changedPaths(snapshot: RepoSnapshot, before: string | null | undefined, commit: string): Promise<string[] | null> {
+async function changedPaths(objects: ObjectReader, before: string | null | undefined, commit: string): Promise<string[] | null> {
   if (!before || /^0+$/.test(before)) return null;
   const treeOf = async (oid: string) => {
-    const obj = await snapshot.objects.read(oid);
+    const obj = await objects.read(oid);
     return obj?.type === "commit" ? parseCommit(obj.data).tree : null;
   };
   const [a, b] = await Promise.all([treeOf(before), treeOf(commit)]);
   if (!a || !b) return null;
   try {
-    const d = await diffTrees(snapshot.objects, a, b, { limit: MAX_CHANGED_PATHS });
+    const d = await diffTrees(objects, a, b, { limit: MAX_CHANGED_PATHS });
     return d.truncated ? null : d.changes.map((c) => c.path);
   } catch {
     // A missing tree (a shallow history): unknown, so the filters match.
@@ -153,15 +156,36 @@ export async function peelCommit(snapshot: RepoSnapshot, oid: string): Promise<s
   return null;
 }
 
-/** Reads and parses the workflows at `commit`; only those whose `on` matches the event and ref are planned. */
-async function planWorkflows(ctx: Ctx, p: TriggerPayload, repoFullName: string, repoRow: Parameters<typeof openSnapshot>[2]): Promise<TriggerPlan> {
-  const snapshot = await openSnapshot(ctx.db.read, ctx.git, repoRow);
+/** Objects read from `first`, else from `then` (a fork's change head against its target's tip). */
+function eitherObjects(first: ObjectReader, then: ObjectReader): ObjectReader {
+  return {
+    has: async (oid) => (await first.has(oid)) || then.has(oid),
+    read: async (oid) => (await first.read(oid)) ?? then.read(oid),
+    readHeader: async (oid) => (await first.readHeader(oid)) ?? then.readHeader(oid),
+  };
+}
+
+/**
+ * Reads and parses the workflows at `commit`; only those whose `on` matches the event and ref are
+ * planned. `source`: a change from a fork, whose workflows and commit are read from the fork's
+ * objects (the target's tip, what path filters diff against, from the target's).
+ */
+async function planWorkflows(
+  ctx: Ctx,
+  p: TriggerPayload,
+  repoFullName: string,
+  repoRow: Parameters<typeof openSnapshot>[2],
+  source: Parameters<typeof openSnapshot>[2] | null,
+): Promise<TriggerPlan> {
+  const target = await openSnapshot(ctx.db.read, ctx.git, repoRow);
+  const snapshot = source ? await openSnapshot(ctx.db.read, ctx.git, source) : target;
   const commit = await peelCommit(snapshot, p.commit);
   if (!commit) return { commit: p.commit, planned: [], schedules: [] };
   const tag = p.ref.startsWith("refs/tags/");
   const name = p.ref.replace(/^refs\/(heads|tags)\//, "");
   // GitHub evaluates no path filter for a tag push.
-  const paths = p.event === "schedule" || tag ? null : await changedPaths(snapshot, p.before, commit);
+  const objects = source ? eitherObjects(snapshot.objects, target.objects) : snapshot.objects;
+  const paths = p.event === "schedule" || tag ? null : await changedPaths(objects, p.before, commit);
   const out: TriggerPlan = { commit, planned: [], schedules: [] };
   for (const f of await workflowFilesAt(snapshot, commit)) {
     if (p.event === "schedule" && f.path !== p.workflow) continue;
@@ -215,7 +239,15 @@ export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promis
 export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
   if (!place) return;
-  const { commit, planned, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo);
+  // A change from a fork: its commit is in the fork's objects. A fork deleted meanwhile runs nothing.
+  const source = p.fork && p.sourceRepoId ? await runs.repoWithOrg(ctx.db.read, p.sourceRepoId) : null;
+  if (p.fork && !source) return;
+  const { commit, planned: plannedHere, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo, source?.repo ?? null);
+  // Why in the spec: the claim binds the job's token to the repository the agent fetches from,
+  // and the job's description names it; a fork run's token reads the fork and nothing else.
+  const planned = source
+    ? plannedHere.map((w) => ("jobs" in w ? { ...w, jobs: w.jobs.map((j) => ({ ...j, spec: { ...j.spec, checkoutRepoId: source.repo.id } })) } : w))
+    : plannedHere;
   // A push of the default branch refreshes the repository's schedule index.
   const indexes = p.event === "push" && p.ref === `refs/heads/${place.repo.defaultBranch}`;
   if (!planned.length && !indexes) return;

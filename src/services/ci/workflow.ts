@@ -40,10 +40,10 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, ty
 import type { JobSpec } from "../../db/schema/index.ts";
 import { globMatch } from "../../util/glob.ts";
 import { CronError, CRON_MAX_CHARS, parseCron } from "./cron.ts";
-import { ExprError, parseCondition, parseTemplate, templateValue, toText, type Template, type Value } from "./expr/index.ts";
+import { ExprError, parseCondition, parseTemplate, templateValue, toText, truthy, type Template, type Value } from "./expr/index.ts";
 import { orderJobs } from "./workflow-graph.ts";
 import { filterMatches, type BranchFilter, type InputSpec, type TriggerRef, type WorkflowOn } from "./workflow-on.ts";
-import { WORKFLOW_MAX_DEPTH, yamlTooDeep } from "./workflow-scan.ts";
+import { scanMessage, scanWorkflow, WORKFLOW_MAX_DEPTH } from "./workflow-scan.ts";
 
 export type { BranchFilter, InputSpec, TriggerRef, WorkflowOn };
 
@@ -58,6 +58,15 @@ export const WORKFLOW_LIMITS = {
   defaultTimeoutMinutes: 360,
   /** Nesting of the YAML (checked before parsing). */
   depth: WORKFLOW_MAX_DEPTH,
+  /**
+   * Checked before parsing too (workflow-scan.ts), what the YAML parser's cost grows with: lines,
+   * mapping keys and list items, anchors and aliases (the largest real file, 415 KiB, has 7,684
+   * lines and 5,375 entries; the corpus's most anchors and aliases is 12). The keys under `jobs:`
+   * are counted against `jobsPerRun` before parsing as well.
+   */
+  lines: 30_000,
+  entries: 20_000,
+  anchors: 1_000,
   /** Bytes of strings one job may carry after expansion (its key, labels, env, steps). */
   jobSpecBytes: 256 * 1024,
   /** Bytes of strings all the jobs of one run (one workflow file) may carry after expansion. */
@@ -102,6 +111,8 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   varRefs?: string[];
   matrix?: MatrixCell;
   steps: StepSpec[];
+  /** A change from a fork: the repository the agent fetches the commit from (set by the trigger, never by the file; the job token reads it and nothing else). */
+  checkoutRepoId?: string;
 };
 
 /**
@@ -198,8 +209,18 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 export function parseWorkflow(path: string, text: string, trigger: TriggerContext): ParsedWorkflow {
   if (Buffer.byteLength(text) > WORKFLOW_LIMITS.fileBytes)
     return { ok: false, error: `${path}: the file is larger than ${WORKFLOW_LIMITS.fileBytes / 1024} KiB` };
-  const deep = yamlTooDeep(text, WORKFLOW_LIMITS.depth);
-  if (deep) return { ok: false, error: `${path}:${deep.line}:${deep.col}: the file nests deeper than ${WORKFLOW_LIMITS.depth} levels` };
+  // Why before parseDocument: its cost grows with lines, entries and nesting (a 10,000-job file:
+  // seconds of a thread, and past the time limit an answer that depends on the load); the scan
+  // refuses in one pass, the same way every time. (The yaml package's maxAliasCount guards only
+  // toJS, which is never called here: resolveAliases is linear and expansion is charged to Budget.)
+  const scanned = scanWorkflow(text, {
+    depth: WORKFLOW_LIMITS.depth,
+    jobs: WORKFLOW_LIMITS.jobsPerRun,
+    anchors: WORKFLOW_LIMITS.anchors,
+    entries: WORKFLOW_LIMITS.entries,
+    lines: WORKFLOW_LIMITS.lines,
+  });
+  if (scanned) return { ok: false, error: `${path}:${scanned.line}:${scanned.col}: ${scanMessage(scanned)}` };
   const lines = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
@@ -251,36 +272,36 @@ function resolveAliases(doc: ReturnType<typeof parseDocument>): void {
   // replaced by the node its anchor names, never walked into.
   const anchors = new Map<string, unknown>();
   const resolve = (n: unknown): unknown => {
-    if (!isAlias(n)) return n;
-    const target = anchors.get(n.source);
-    if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String(n.source).slice(0, 100))}`);
+    const target = anchors.get((n as { source: string }).source);
+    if (!target) throw new WorkflowError(n as unknown as Node, `unknown anchor ${JSON.stringify(String((n as { source: string }).source).slice(0, 100))}`);
     return target;
   };
-  const note = (n: unknown) => {
-    const anchor = (n as { anchor?: string } | null)?.anchor;
-    if (anchor && !isAlias(n)) anchors.set(anchor, n);
-  };
-  if (isAlias(doc.contents)) doc.contents = resolve(doc.contents) as typeof doc.contents;
-  const stack: unknown[] = [doc.contents];
+  // Each stack entry is a slot: the node at `node()`, replaced through `put` when it is an alias. An
+  // alias is resolved when its slot is popped, so every anchor before it in the document (an
+  // earlier sibling's too: `[&a x, *a]`) has been met.
+  type Slot = { node: () => unknown; put: (v: unknown) => void };
+  const stack: Slot[] = [{ node: () => doc.contents, put: (v) => (doc.contents = v as typeof doc.contents) }];
   while (stack.length) {
-    const n = stack.pop();
-    note(n);
-    const children: unknown[] = [];
+    const slot = stack.pop()!;
+    const n = slot.node();
+    if (isAlias(n)) {
+      slot.put(resolve(n));
+      continue;
+    }
+    const anchor = (n as { anchor?: string } | null)?.anchor;
+    if (anchor) anchors.set(anchor, n);
+    const children: Slot[] = [];
     if (isMap(n)) {
       for (const pair of n.items) {
-        if (isAlias(pair.key)) pair.key = resolve(pair.key);
-        else children.push(pair.key);
-        if (isAlias(pair.value)) pair.value = resolve(pair.value) as Node;
-        else children.push(pair.value);
+        children.push({ node: () => pair.key, put: (v) => (pair.key = v) });
+        children.push({ node: () => pair.value, put: (v) => (pair.value = v as Node) });
       }
     } else if (isSeq(n)) {
-      for (let i = 0; i < n.items.length; i++) {
-        if (isAlias(n.items[i])) n.items[i] = resolve(n.items[i]);
-        else children.push(n.items[i]);
-      }
+      const items = n.items;
+      for (let i = 0; i < items.length; i++) children.push({ node: () => items[i], put: (v) => (items[i] = v) });
     }
     // Children in document order: the stack takes them reversed.
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
 }
 
@@ -1166,6 +1187,27 @@ function readBoolOrExpr(node: Node | null | undefined, what: string, r: Reader):
   return text;
 }
 
+/**
+ * A job's `continue-on-error`: true, false, or a template of plan-time contexts (github, inputs,
+ * vars, matrix: `${{ matrix.experimental }}`), evaluated per matrix cell (continuesOf).
+ */
+function readJobContinueOnError(node: Node | null | undefined, what: string, r: Reader): boolean | { node: Node; text: string } {
+  if (isScalar(node) && typeof node.value === "boolean") return node.value;
+  const text = scalarString(node, what);
+  if (!r.template(node as Node, text, "jobPlan")) throw new WorkflowError(node, `${what} must be true, false or an expression`);
+  return { node: node as Node, text };
+}
+
+/** A plan-time value as a job's continue-on-error: matrix scalars are text, so "true"/"false" are read as the booleans they were written as. */
+export function continuesOf(v: Value): boolean {
+  if (typeof v === "string") {
+    const s = v.trim().toLowerCase();
+    if (s === "true") return true;
+    if (s === "false" || s === "" || s === "0") return false;
+  }
+  return truthy(v);
+}
+
 /** Longest `uses:` reference accepted (characters). */
 const USES_MAX = 400;
 /** `owner/repo[/path]@ref` (GitHub's names: owner letters, digits and `-`; repo also `.` and `_`). */
@@ -1249,7 +1291,7 @@ function readJob(
   let needsNode: Node | null = null;
   let condition: string | undefined;
   let outputs: Record<string, string> | undefined;
-  let continueOnError: boolean | string | undefined;
+  let continueOnError: boolean | { node: Node; text: string } | undefined;
   let concurrencyNode: Node | null | undefined;
   let defaults: { shell?: string; workingDirectory?: string } | undefined;
   let calls: { node: Node; ref: string } | undefined;
@@ -1296,7 +1338,7 @@ function readJob(
           throw new WorkflowError(o.key as Node, `more than ${WORKFLOW_LIMITS.outputsPerJob} outputs`);
         outputs[on] = kept(r, o.value as Node, scalarText(o.value, `jobs.${id}.outputs.${on}`), "agentNoSecrets");
       }
-    } else if (k === "continue-on-error") continueOnError = readBoolOrExpr(v, `jobs.${id}.continue-on-error`, r);
+    } else if (k === "continue-on-error") continueOnError = readJobContinueOnError(v, `jobs.${id}.continue-on-error`, r);
     else if (k === "concurrency") concurrencyNode = v;
     else if (k === "defaults") defaults = readDefaults(v, `jobs.${id}.defaults`, r);
     else if (k === "permissions" || k === "environment") continue;
@@ -1422,7 +1464,10 @@ function readJob(
     if (v2) {
       spec.v = 2;
       if (mergedDefaults.shell !== undefined || mergedDefaults.workingDirectory !== undefined) spec.defaults = mergedDefaults;
-      if (continueOnError !== undefined) spec.continueOnError = continueOnError;
+      // Job-level continue-on-error is the server's (finish.ts, release.ts): decided here per cell, a boolean in the spec.
+      if (continueOnError !== undefined)
+        spec.continueOnError =
+          typeof continueOnError === "boolean" ? continueOnError : continuesOf(r.value(continueOnError.node, continueOnError.text, "jobPlan", cell));
       if (outputs !== undefined) spec.outputs = outputs;
       if (Object.keys(cell).length) spec.matrix = cell;
       const refs = referencedNames(spec);

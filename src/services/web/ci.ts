@@ -31,18 +31,20 @@ export const BRANCH_CHOICES = 500;
 export interface DispatchChoices {
   workflows: DispatchableWorkflow[];
   branches: string[];
+  /** Workflow files that could not be read this time (the form says so; the next view tries again). */
+  unreadable: string[];
 }
 
 /** The dispatchable workflows of the default branch and the repository's branches; null for readers (they may not dispatch). */
 async function dispatchChoices(ctx: Ctx, t: RepoTarget): Promise<DispatchChoices | null> {
   if (!may(t, "repo:write")) return null;
-  const { workflows } = await dispatchableWorkflows(ctx, t);
-  if (!workflows.length) return { workflows, branches: [] };
+  const { workflows, unreadable } = await dispatchableWorkflows(ctx, t);
+  if (!workflows.length) return { workflows, branches: [], unreadable };
   const branches = (await refsOf(ctx, t))
     .filter((r) => r.name.startsWith("refs/heads/"))
     .map((r) => r.name.slice(11))
     .slice(0, BRANCH_CHOICES);
-  return { workflows, branches };
+  return { workflows, branches, unreadable };
 }
 
 /** A page of a repository's runs, newest first; on the first page, what a writer may run by hand. */

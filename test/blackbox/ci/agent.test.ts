@@ -4,41 +4,30 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { caller, type Person } from "../../helpers/api.ts";
+import type { Person } from "../../helpers/api.ts";
 import { commitFiles as gitCommit, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, until, type Agent } from "./helpers.ts";
+import { mintToken, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, finishedRun, jobsBy, logOf, type Machine, runOf, startCiServer, until, waitForRun } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
+let api: Api;
 let g: GitSandbox;
-const home = runnerHome();
-const agents: Agent[] = [];
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ owner, api } = await ownerOf(server));
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["app", "matrix", "cancel", "ephemeral"] });
+  ({ server, owner, api } = ci);
   g = gitSandbox();
-  for (const name of ["app", "matrix", "cancel", "ephemeral"]) expect((await api.post("/v1/orgs/acme/repos", { name })).status).toBe(201);
 });
 
 afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop("SIGKILL")));
-  await server?.[Symbol.asyncDispose]();
+  await ci?.[Symbol.asyncDispose]();
   g?.[Symbol.dispose]();
-  home.cleanup();
 });
 
-/** Registers a machine in the default group and starts its agent. */
-async function machine(name: string, labels: string[] = [], ephemeral = false): Promise<Agent & { runnerId: string }> {
-  const token = await registrationToken(api);
-  const m = await registerMachine(server, token, home.dir, { name, labels, ephemeral });
-  const agent = startAgent(m.config, join(home.dir, `work-${name}`));
-  agents.push(agent);
-  await agent.saw(/waiting for jobs/);
-  return Object.assign(agent, { runnerId: m.runnerId });
-}
+/** Registers a machine in the default group and starts its agent (workspaces in work-<name>). */
+const machine = (name: string, labels: string[] = [], ephemeral = false): Promise<Machine> => ci.machine({ name, labels, ephemeral, workdir: `work-${name}` });
 
 describe("the runner agent", () => {
   test("a git push runs the workflow: cloned at the commit, steps run with sh -e, output logged, verdict reported", async () => {
@@ -105,7 +94,7 @@ describe("the runner agent", () => {
     await a.saw(/job "test" \(\w+\) of acme\/app@\w{7}: finished: success/);
     expect(a.stderr()).toMatch(/step 2\/3 "checkout is there" succeeded/);
     // The workspace is gone after the job.
-    expect(existsSync(join(home.dir, "work-builder", job.id))).toBe(false);
+    expect(existsSync(join(ci.home, "work-builder", job.id))).toBe(false);
   });
 
   test("a failing step fails the job with its exit code; later steps are skipped", async () => {
@@ -123,8 +112,7 @@ describe("the runner agent", () => {
   });
 
   test("a matrix on two labels runs each cell on the machine that has its label", async () => {
-    const alpha = await machine("m-alpha", ["alpha"]);
-    const beta = await machine("m-beta", ["beta"]);
+    const [alpha, beta] = await Promise.all([machine("m-alpha", ["alpha"]), machine("m-beta", ["beta"])]);
     const sha = await commitFiles(api, "matrix", {
       ".svc/workflows/m.yml": [
         "on: push",
@@ -140,7 +128,7 @@ describe("the runner agent", () => {
     });
     const run = await finishedRun(api, "matrix", sha);
     expect(run.state).toBe("success");
-    const byKey = Object.fromEntries(run.jobs.map((j: any) => [j.key, j]));
+    const byKey = jobsBy(run, "key");
     expect(Object.keys(byKey).sort()).toEqual(["test (lane=alpha)", "test (lane=beta)"]);
     expect(byKey["test (lane=alpha)"].runner).toEqual({ id: alpha.runnerId, name: "m-alpha" });
     expect(byKey["test (lane=beta)"].runner).toEqual({ id: beta.runnerId, name: "m-beta" });
@@ -149,14 +137,11 @@ describe("the runner agent", () => {
 
   test("cancel stops a running job: the step's whole process group is killed and the job is cancelled", async () => {
     const a = await machine("canceller", ["slow"]);
-    const marker = join(home.dir, "child.pid");
+    const marker = join(ci.home, "child.pid");
     const sha = await commitFiles(api, "cancel", {
       ".svc/workflows/c.yml": `on: push\njobs:\n  long:\n    runs-on: [self-hosted, slow]\n    steps:\n      - run: |\n          sleep 300 &\n          echo $! > ${marker}\n          echo started\n          wait\n      - run: echo second\n`,
     });
-    const run = await until("the job to start", async () => {
-      const r = (await api.get("/v1/orgs/acme/repos/cancel/runs")).body.runs.find((x: any) => x.commit === sha);
-      return r?.jobs[0]?.state === "running" ? r : null;
-    });
+    const run = await waitForRun(api, "cancel", sha, "the job to start", (r) => r.jobs[0]?.state === "running");
     await until("the step's output in the log", async () => (await logOf(server, owner, "cancel", run.id, run.jobs[0].id)).includes("started"));
     const pid = Number(readFileSync(marker, "utf8").trim());
     const c = await api.post(`/v1/orgs/acme/repos/cancel/runs/${run.id}/cancel`);
@@ -194,13 +179,12 @@ describe("the runner agent", () => {
         "on: push\njobs:\n  a:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo first\n  b:\n    runs-on: [self-hosted, one-shot]\n    steps:\n      - run: echo second\n",
     });
     expect(await a.proc.exited).toBe(0);
-    const runs = (await api.get("/v1/orgs/acme/repos/ephemeral/runs")).body.runs;
-    const run = runs.find((r: any) => r.commit === sha);
+    const run = await runOf(api, "ephemeral", sha);
     expect(run.jobs.map((j: any) => j.state).sort()).toEqual(["queued", "success"]);
     const listed = (await api.get("/v1/orgs/acme/runners")).body.runners.map((r: any) => r.name);
     expect(listed).not.toContain("once");
     // Its credential is dead.
-    const cred = JSON.parse(readFileSync(join(home.dir, "once.json"), "utf8")).credential;
+    const cred = JSON.parse(readFileSync(join(ci.home, "once.json"), "utf8")).credential;
     expect((await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${cred}` } })).status).toBe(401);
   });
 });

@@ -3,33 +3,20 @@
 // running one is stopped at its next heartbeat, then cleanup jobs (`if: always()`,
 // `if: cancelled()`) still run once their needs end; a second cancel ends those too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import { caller } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, ownerOf, registerMachine, registrationToken, runnerHome, runsOf, startAgent, until, type Agent } from "./helpers.ts";
+import { type Api, type CiServer, finishedRun, jobsBy as byName, pushWorkflow, startCiServer, waitForRun, waitForRunById } from "./helpers.ts";
 
-let server: RunningServer;
-let api: ReturnType<typeof caller>;
-const home = runnerHome();
-let agent: Agent;
+let ci: CiServer;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "m1", labels: ["cancel"] });
-  agent = startAgent(m.config, join(home.dir, "work"));
-  await agent.saw(/waiting for jobs/);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["app"] });
+  ({ api } = ci);
+  await ci.machine({ name: "m1", labels: ["cancel"] });
 }, 60_000);
 
-afterAll(async () => {
-  await agent?.stop("SIGKILL");
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 const FOREVER = "while true; do sleep 0.2; done";
-const byName = (run: any) => Object.fromEntries(run.jobs.map((j: any) => [j.name, j]));
 
 test("a cancel ends running, queued and pending jobs; cleanup jobs still run; a second cancel ends them", async () => {
   const wf = [
@@ -56,11 +43,8 @@ test("a cancel ends running, queued and pending jobs; cleanup jobs still run; a 
     "    runs-on: [self-hosted, cancel]",
     `    steps: [ { run: "${FOREVER}" } ]`,
   ].join("\n");
-  const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": `${wf}\n` });
-  const run = await until("slow running", async () => {
-    const r = (await runsOf(api, "app")).find((r) => r.commit === sha);
-    return r && byName(r).slow.state === "running" ? r : null;
-  });
+  const sha = await pushWorkflow(api, "app", `${wf}\n`);
+  const run = await waitForRun(api, "app", sha, "slow running", (r) => byName(r).slow.state === "running");
   expect(byName(run)).toMatchObject({ nobody: { state: "queued" }, after: { state: "pending" }, cleanup: { state: "pending" } });
 
   const cancel = await api.post(`/v1/orgs/acme/repos/app/runs/${run.id}/cancel`, {});
@@ -75,10 +59,7 @@ test("a cancel ends running, queued and pending jobs; cleanup jobs still run; a 
   });
 
   // slow is stopped at its next heartbeat; cleanup (always()) runs, then on-cancel (cancelled()) starts.
-  const later = await until("on-cancel running", async () => {
-    const r = (await api.get(`/v1/orgs/acme/repos/app/runs/${run.id}`)).body;
-    return byName(r)["on-cancel"].state === "running" ? r : null;
-  });
+  const later = await waitForRunById(api, "app", run.id, "on-cancel running", (r) => byName(r)["on-cancel"].state === "running");
   expect(byName(later)).toMatchObject({ slow: { state: "cancelled" }, cleanup: { state: "success" } });
 
   // A second cancel ends everything.

@@ -6,34 +6,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { caller } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, ownerOf, registerMachine, registrationToken, runnerHome, runsOf, startAgent, until, type Agent } from "./helpers.ts";
+import { type Api, type CiServer, finishedRun, pushWorkflow, runOf, startCiServer, waitForRun } from "./helpers.ts";
 
-let server: RunningServer;
-let api: ReturnType<typeof caller>;
-const home = runnerHome();
-const agents: Agent[] = [];
+let ci: CiServer;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ api } = await ownerOf(server));
-  for (const name of ["cip", "queue"]) expect((await api.post("/v1/orgs/acme/repos", { name })).status).toBe(201);
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "conc", labels: ["conc"] });
-  const agent = startAgent(m.config, join(home.dir, "work"));
-  agents.push(agent);
-  await agent.saw(/waiting for jobs/);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["cip", "queue"] });
+  ({ api } = ci);
+  await ci.machine({ name: "conc", labels: ["conc"] });
 });
 
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop("SIGKILL")));
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 /** A workflow in group `deploy-<ref>` whose one step waits for the marker file `name`. */
 function workflow(name: string, cancelInProgress: boolean): string {
-  const marker = join(home.dir, name);
+  const marker = join(ci.home, name);
   return [
     "on: push",
     "concurrency:",
@@ -48,13 +36,11 @@ function workflow(name: string, cancelInProgress: boolean): string {
   ].join("\n");
 }
 
-const runOf = async (repo: string, sha: string) => (await runsOf(api, repo)).find((r) => r.commit === sha);
-
 describe("concurrency groups", () => {
   test("cancel-in-progress: a newer run cancels the running one and runs", async () => {
-    const a = await commitFiles(api, "cip", { ".svc/workflows/d.yml": workflow("cip-a", true) });
-    await until("run A running", async () => (await runOf("cip", a))?.jobs[0]?.state === "running");
-    const b = await commitFiles(api, "cip", { ".svc/workflows/d.yml": workflow("cip-b", true) });
+    const a = await pushWorkflow(api, "cip", workflow("cip-a", true), "d.yml");
+    await waitForRun(api, "cip", a, "run A running", (r) => r.jobs[0]?.state === "running");
+    const b = await pushWorkflow(api, "cip", workflow("cip-b", true), "d.yml");
     const doneA = await finishedRun(api, "cip", a);
     expect(doneA.state).toBe("cancelled");
     expect(doneA.error).toBeNull();
@@ -63,37 +49,28 @@ describe("concurrency groups", () => {
       verdict: "cancelled",
       error: "cancelled: a newer run in concurrency group deploy-refs/heads/main",
     });
-    await until("run B running", async () => (await runOf("cip", b))?.jobs[0]?.state === "running");
-    writeFileSync(join(home.dir, "cip-b"), "");
+    await waitForRun(api, "cip", b, "run B running", (r) => r.jobs[0]?.state === "running");
+    writeFileSync(join(ci.home, "cip-b"), "");
     expect((await finishedRun(api, "cip", b)).state).toBe("success");
     // A run cancelled by its group can be re-run (its error is on its jobs, not the run).
-    writeFileSync(join(home.dir, "cip-a"), "");
+    writeFileSync(join(ci.home, "cip-a"), "");
     const again = await api.post(`/v1/orgs/acme/repos/cip/runs/${doneA.id}/rerun`, {});
     expect(again.status).toBe(201);
     expect((await finishedRun(api, "cip", a)).state).toBe("success");
   });
 
   test("without it the newer run waits, then runs; a third supersedes the waiting one", async () => {
-    const one = await commitFiles(api, "queue", { ".svc/workflows/d.yml": workflow("q-1", false) });
-    const run1 = await until("run 1 running", async () => {
-      const r = await runOf("queue", one);
-      return r?.jobs[0]?.state === "running" ? r : null;
-    });
-    const two = await commitFiles(api, "queue", { ".svc/workflows/d.yml": workflow("q-2", false) });
-    const run2 = await until("run 2 waiting", async () => {
-      const r = await runOf("queue", two);
-      return r?.jobs[0]?.state === "pending" ? r : null;
-    });
+    const one = await pushWorkflow(api, "queue", workflow("q-1", false), "d.yml");
+    const run1 = await waitForRun(api, "queue", one, "run 1 running", (r) => r.jobs[0]?.state === "running");
+    const two = await pushWorkflow(api, "queue", workflow("q-2", false), "d.yml");
+    const run2 = await waitForRun(api, "queue", two, "run 2 waiting", (r) => r.jobs[0]?.state === "pending");
     expect(run2).toMatchObject({
       state: "queued",
       concurrency_group: "deploy-refs/heads/main",
       waiting: `waiting for run ${run1.id} in concurrency group deploy-refs/heads/main`,
     });
-    const three = await commitFiles(api, "queue", { ".svc/workflows/d.yml": workflow("q-3", false) });
-    const run3 = await until("run 3 waiting", async () => {
-      const r = await runOf("queue", three);
-      return r?.jobs[0]?.state === "pending" ? r : null;
-    });
+    const three = await pushWorkflow(api, "queue", workflow("q-3", false), "d.yml");
+    const run3 = await waitForRun(api, "queue", three, "run 3 waiting", (r) => r.jobs[0]?.state === "pending");
     const done2 = await finishedRun(api, "queue", two);
     expect(done2.state).toBe("cancelled");
     expect(done2.error).toBeNull();
@@ -103,11 +80,11 @@ describe("concurrency groups", () => {
       error: `superseded by run ${run3.id} in concurrency group deploy-refs/heads/main`,
     });
     // Run 1 ends: run 3 starts.
-    writeFileSync(join(home.dir, "q-1"), "");
+    writeFileSync(join(ci.home, "q-1"), "");
     expect((await finishedRun(api, "queue", one)).state).toBe("success");
-    await until("run 3 running", async () => (await runOf("queue", three))?.jobs[0]?.state === "running");
-    expect((await runOf("queue", three)).waiting).toBeNull();
-    writeFileSync(join(home.dir, "q-3"), "");
+    await waitForRun(api, "queue", three, "run 3 running", (r) => r.jobs[0]?.state === "running");
+    expect((await runOf(api, "queue", three)).waiting).toBeNull();
+    writeFileSync(join(ci.home, "q-3"), "");
     expect((await finishedRun(api, "queue", three)).state).toBe("success");
   });
 });

@@ -3,16 +3,14 @@
 // with event workflow_dispatch that a real agent runs; 422 per-input problems, 404 for unknown
 // refs and files, access through repo:write with readers of other orgs masked as 404.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { caller, person, type Person } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, until, type Agent } from "./helpers.ts";
+import type { RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, finishedRun, logOf, startCiServer, waitForRunById } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
-const home = runnerHome();
-const agents: Agent[] = [];
+let api: Api;
 let sha = "";
 
 const DEPLOY = [
@@ -34,9 +32,8 @@ const DEPLOY = [
 ].join("\n");
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ owner, api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["app"] });
+  ({ server, owner, api } = ci);
   sha = await commitFiles(api, "app", {
     ".svc/workflows/deploy.yml": DEPLOY,
     ".svc/workflows/ci.yml": "on: change\njobs:\n  t:\n    runs-on: [self-hosted, nobody-has-this]\n    steps: [ { run: 'true' } ]\n",
@@ -44,17 +41,10 @@ beforeAll(async () => {
       'on:\n  workflow_dispatch:\n    inputs:\n      target: { type: string, required: true }\n      dry: { type: boolean, default: true }\njobs:\n  e:\n    runs-on: [self-hosted, disp]\n    steps:\n      - run: echo "target=${{ inputs.target }} dry=${{ inputs.dry }} event=${{ github.event_name }}"\n',
     ".svc/workflows/broken.yml": "on: workflow_dispatch\njobs:\n  t:\n    runs-on: [self-hosted, disp]\n    steps: [ { run: '${{ nope( }}' } ]\n",
   });
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "disp", labels: ["disp"] });
-  const agent = startAgent(m.config, join(home.dir, "work"));
-  agents.push(agent);
-  await agent.saw(/waiting for jobs/);
+  await ci.machine({ name: "disp", labels: ["disp"] });
 });
 
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop("SIGKILL")));
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 const dispatch = (body: unknown, who = api) => who.post("/v1/orgs/acme/repos/app/runs", body);
 
@@ -86,10 +76,7 @@ describe("workflow_dispatch", () => {
   test("steps read the inputs through the runner (inputs.*)", async () => {
     const r = await dispatch({ workflow: "echo.yml", inputs: { target: "blue" } });
     expect(r.status).toBe(201);
-    const done = await until("the echo run to finish", async () => {
-      const x = (await api.get(`/v1/orgs/acme/repos/app/runs/${r.body.id}`)).body;
-      return ["success", "failure", "cancelled"].includes(x.state) ? x : null;
-    });
+    const done = await waitForRunById(api, "app", r.body.id, "the echo run to finish");
     expect(done.state).toBe("success");
     expect(await logOf(server, owner, "app", done.id, done.jobs[0].id)).toContain("target=blue dry=true event=workflow_dispatch");
   });

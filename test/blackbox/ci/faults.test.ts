@@ -2,26 +2,13 @@
 // heartbeat timeout, set short here with SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, and other machines go on
 // claiming), and a server restart mid-run (no queued job and no acknowledged log line is lost;
 // the agent retries with backoff and finishes).
-import { afterAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { caller, type Person } from "../../helpers/api.ts";
-import { startServer, tempDir, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, until, type Agent } from "./helpers.ts";
+import { describe, expect, test } from "bun:test";
+import { caller } from "../../helpers/api.ts";
+import { startServer, tempDir } from "../../helpers/server.ts";
+import { type CiServer, finishedRun, logOf, type Machine, pushWorkflow, startCiServer, until, waitForRun } from "./helpers.ts";
 
-const home = runnerHome();
-const agents: Agent[] = [];
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop("SIGKILL")));
-  home.cleanup();
-});
-
-async function machine(server: RunningServer, api: ReturnType<typeof caller>, name: string, labels: string[]): Promise<Agent> {
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name, labels });
-  const a = startAgent(m.config, join(home.dir, `work-${name}`));
-  agents.push(a);
-  await a.saw(/waiting for jobs/);
-  return a;
-}
+/** A machine of `ci` with its agent polling (workspaces in work-<name>; killed with `ci`). */
+const machine = (ci: CiServer, name: string, labels: string[]): Promise<Machine> => ci.machine({ name, labels, workdir: `work-${name}` });
 
 /** A port that was free a moment ago (the restarted server must come back where the agent looks). */
 function freePort(): number {
@@ -33,23 +20,18 @@ function freePort(): number {
 
 describe("faults", () => {
   test("a runner killed with SIGKILL: its job fails after the heartbeat timeout, and another machine takes new jobs", async () => {
-    await using server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "2000", SVC_RUNNER_HEARTBEAT_TIMEOUT_MS: "3000" } });
-    const { api } = await ownerOf(server);
-    expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-    const victim = await machine(server, api, "victim", ["pool"]);
-    const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": "on: push\njobs:\n  long:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: sleep 300\n",
-    });
+    await using ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "2000", SVC_RUNNER_HEARTBEAT_TIMEOUT_MS: "3000" }, repos: ["app"] });
+    const { api } = ci;
+    const victim = await machine(ci, "victim", ["pool"]);
+    const sha = await pushWorkflow(api, "app", "on: push\njobs:\n  long:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: sleep 300\n");
     await victim.saw(/step 1\/1 "sleep 300" running/);
     await victim.stop("SIGKILL");
     const run = await finishedRun(api, "app", sha, 30_000);
     expect(run.jobs[0]).toMatchObject({ state: "failure", runner: { name: "victim" } });
     expect(run.jobs[0].error).toMatch(/^the runner stopped responding: no heartbeat for \d+ seconds$/);
     // The machine is no longer busy, and a new job goes to a live machine.
-    const survivor = await machine(server, api, "survivor", ["pool"]);
-    const next = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": "on: push\njobs:\n  short:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: echo ok\n",
-    });
+    const survivor = await machine(ci, "survivor", ["pool"]);
+    const next = await pushWorkflow(api, "app", "on: push\njobs:\n  short:\n    runs-on: [self-hosted, pool]\n    steps:\n      - run: echo ok\n");
     const done = await finishedRun(api, "app", next);
     expect(done.jobs[0]).toMatchObject({ state: "success", runner: { name: "survivor" } });
     const victimRow = (await api.get("/v1/orgs/acme/runners")).body.runners.find((r: any) => r.name === "victim");
@@ -61,20 +43,17 @@ describe("faults", () => {
     using data = tempDir("svc-restart-");
     const addr = `127.0.0.1:${freePort()}`;
     const env = { SVC_HTTP_ADDR: addr, SVC_RUNNER_CLAIM_WAIT_MS: "2000" };
-    let server = await startServer({ env, dataDir: data.path });
-    let owner: Person;
-    let api: ReturnType<typeof caller>;
-    ({ owner, api } = await ownerOf(server));
-    expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-    const a = await machine(server, api, "steady", ["steady"]);
+    await using ci = await startCiServer({ env, dataDir: data.path, repos: ["app"] });
+    let server = ci.server;
+    const { owner, api } = ci;
+    const a = await machine(ci, "steady", ["steady"]);
     const script = 'i=1; while [ $i -le 40 ]; do echo "line $i"; i=$((i+1)); sleep 0.1; done';
-    const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": `on: push\njobs:\n  first:\n    runs-on: [self-hosted, steady]\n    steps:\n      - run: |\n          ${script}\n  second:\n    runs-on: [self-hosted, steady]\n    steps:\n      - run: echo second done\n`,
-    });
-    const run = await until("the first job to run", async () => {
-      const r = (await api.get("/v1/orgs/acme/repos/app/runs")).body.runs.find((x: any) => x.commit === sha);
-      return r?.jobs.some((j: any) => j.state === "running") ? r : null;
-    });
+    const sha = await pushWorkflow(
+      api,
+      "app",
+      `on: push\njobs:\n  first:\n    runs-on: [self-hosted, steady]\n    steps:\n      - run: |\n          ${script}\n  second:\n    runs-on: [self-hosted, steady]\n    steps:\n      - run: echo second done\n`,
+    );
+    const run = await waitForRun(api, "app", sha, "the first job to run", (r) => r.jobs.some((j: any) => j.state === "running"));
     const first = run.jobs.find((j: any) => j.state === "running");
     const second = run.jobs.find((j: any) => j.id !== first.id);
     expect(second.state).toBe("queued");

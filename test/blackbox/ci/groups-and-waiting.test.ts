@@ -3,21 +3,20 @@
 // with the runner's own id); a job whose runs-on names only GitHub's hosted labels does not wait in
 // silence: the run says how to run it here, until a machine with those labels exists.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, ownerOf, registrationToken, runsOf, until } from "./helpers.ts";
+import type { Person } from "../../helpers/api.ts";
+import { client, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, registerRaw, runsOf, startCiServer, until } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
-let api: Awaited<ReturnType<typeof ownerOf>>["api"];
-let owner: Awaited<ReturnType<typeof ownerOf>>["owner"];
+let api: Api;
+let owner: Person;
 
 beforeAll(async () => {
-  server = await startServer();
-  ({ api, owner } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
+  ci = await startCiServer({ repos: ["app"] });
+  ({ server, api, owner } = ci);
 }, 60_000);
-afterAll(async () => {
-  await server?.[Symbol.asyncDispose]();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 const countOf = async (group: string) => (await api.get("/v1/orgs/acme/runner-groups")).body.groups.find((g: any) => g.name === group)?.runners;
 
@@ -26,12 +25,7 @@ describe("runner groups", () => {
     expect((await api.post("/v1/orgs/acme/runner-groups", { name: "builders" })).status).toBe(201);
     expect(await countOf("builders")).toBe(0);
     const ids: string[] = [];
-    for (const name of ["b1", "b2"]) {
-      const token = await registrationToken(api, "acme", "builders");
-      const reg = await client(server, { token }).post("/v1/runners/register", { name, os: "linux", arch: "x64" });
-      expect(reg.status).toBe(201);
-      ids.push(reg.body.runner_id);
-    }
+    for (const name of ["b1", "b2"]) ids.push((await registerRaw(server, api, name, [], "builders")).id);
     expect({ builders: await countOf("builders"), default: await countOf("default") }).toEqual({ builders: 2, default: 0 });
     expect((await api.delete(`/v1/orgs/acme/runners/${ids[0]}`)).status).toBe(204);
     expect(await countOf("builders")).toBe(1);

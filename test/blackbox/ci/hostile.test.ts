@@ -5,18 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { caller, expectError } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, dbRows, ownerOf, runsOf, until } from "./helpers.ts";
+import type { RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, dbRows, runsOf, startCiServer, until } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
-let api: ReturnType<typeof caller>;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer();
-  ({ api } = await ownerOf(server));
-  for (const name of ["bomb", "globs", "nest", "lists"]) expect((await api.post("/v1/orgs/acme/repos", { name, public: true })).status).toBe(201);
+  ci = await startCiServer({ repos: ["bomb", "globs", "nest", "lists"].map((name) => [name, true] as const) });
+  ({ server, api } = ci);
 }, 60_000);
-afterAll(() => server?.[Symbol.asyncDispose]());
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 /** The runs of `commit`, once `count` of them exist. */
 const runsOfCommit = (repo: string, commit: string, count: number) =>

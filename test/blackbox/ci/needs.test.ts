@@ -4,31 +4,22 @@
 // and a job released after its need whose runs-on names GitHub's hosted labels says how to run
 // it here instead of waiting in silence.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { caller, type Person } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, runsOf, startAgent, until, type Agent } from "./helpers.ts";
+import type { Person } from "../../helpers/api.ts";
+import type { RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, finishedRun, jobsBy as byName, logOf, pushWorkflow, startCiServer, waitForRun } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
-const home = runnerHome();
-let agent: Agent;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ owner, api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "m1", labels: ["graph"] });
-  agent = startAgent(m.config, join(home.dir, "work"));
-  await agent.saw(/waiting for jobs/);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["app"] });
+  ({ server, owner, api } = ci);
+  await ci.machine({ name: "m1", labels: ["graph"] });
 }, 60_000);
 
-afterAll(async () => {
-  await agent?.stop("SIGKILL");
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 /** A job of the workflow: its id, needs, if and script (runs-on: the agent's labels). */
 function job(id: string, o: { needs?: string[]; if?: string; run?: string; runsOn?: string } = {}): string {
@@ -40,12 +31,13 @@ function job(id: string, o: { needs?: string[]; if?: string; run?: string; runsO
 }
 
 const workflow = (...jobs: string[]) => `on: push\njobs:\n${jobs.join("\n")}\n`;
-const byName = (run: any) => Object.fromEntries(run.jobs.map((j: any) => [j.name, j]));
 
 describe("needs and job if with the real agent", () => {
   test("build → test → deploy run in order; a false if is skipped with its reason; the run succeeds", async () => {
-    const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": workflow(
+    const sha = await pushWorkflow(
+      api,
+      "app",
+      workflow(
         job("build"),
         job("test", { needs: ["build"] }),
         job("deploy", { needs: ["test"] }),
@@ -53,7 +45,7 @@ describe("needs and job if with the real agent", () => {
         job("root-if", { if: "github.ref == 'refs/heads/release'" }),
         job("after-root", { needs: ["root-if"] }),
       ),
-    });
+    );
     const run = await finishedRun(api, "app", sha);
     expect(run.state).toBe("success");
     const jobs = byName(run);
@@ -87,8 +79,10 @@ describe("needs and job if with the real agent", () => {
   });
 
   test("a failed need skips its dependents with the reason; if: always() and if: failure() still run", async () => {
-    const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": workflow(
+    const sha = await pushWorkflow(
+      api,
+      "app",
+      workflow(
         job("build", { run: "echo building; exit 3" }),
         job("test", { needs: ["build"] }),
         job("deploy", { needs: ["test"] }),
@@ -96,7 +90,7 @@ describe("needs and job if with the real agent", () => {
         job("report", { needs: ["deploy"], if: "failure()" }),
         job("celebrate", { needs: ["build"], if: "success()" }),
       ),
-    });
+    );
     const run = await finishedRun(api, "app", sha);
     expect(run.state).toBe("failure");
     const jobs = byName(run);
@@ -131,7 +125,7 @@ describe("needs and job if with the real agent", () => {
       "    runs-on: [self-hosted, graph]",
       "    steps: [ { run: echo never } ]",
     ].join("\n");
-    const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": `${wf}\n` });
+    const sha = await pushWorkflow(api, "app", `${wf}\n`);
     const run = await finishedRun(api, "app", sha);
     expect(run.state).toBe("success");
     const jobs = byName(run);
@@ -141,16 +135,11 @@ describe("needs and job if with the real agent", () => {
   });
 
   test("a job released after its need with runs-on: ubuntu-latest says how to run it here", async () => {
-    const sha = await commitFiles(api, "app", {
-      ".svc/workflows/ci.yml": workflow(job("build"), job("gh", { needs: ["build"], runsOn: "ubuntu-latest" })),
-    });
-    const first = await until("the pending job", async () => (await runsOf(api, "app")).find((r) => r.commit === sha));
+    const sha = await pushWorkflow(api, "app", workflow(job("build"), job("gh", { needs: ["build"], runsOn: "ubuntu-latest" })));
+    const first = await waitForRun(api, "app", sha, "the pending job");
     const pending = byName(first).gh;
     if (pending.state === "pending") expect(pending.waiting).toBe("waiting for build");
-    const run = await until("gh released", async () => {
-      const r = (await runsOf(api, "app")).find((r) => r.commit === sha);
-      return r && byName(r).gh.state === "queued" ? r : null;
-    });
+    const run = await waitForRun(api, "app", sha, "gh released", (r) => byName(r).gh.state === "queued");
     expect(run.state).toBe("running");
     expect(byName(run).gh.waiting).toStartWith("no runner here has the label ubuntu-latest: it is GitHub's hosted runner label");
     const page = await (await fetch(`${server.url}/acme/app/runs/${run.id}`, { headers: { cookie: owner.cookie } })).text();

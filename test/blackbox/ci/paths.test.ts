@@ -3,31 +3,29 @@
 // as on GitHub. Real `git push` of commits and an annotated tag. A branch's triggers run in push
 // order, so once a later push's run exists, an earlier push that made none never will.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { caller } from "../../helpers/api.ts";
 import { commitFiles as gitCommit, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
-import { dbRows, ownerOf, runsOf, until } from "./helpers.ts";
+import { mintToken, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, dbRows, runsOf, startCiServer, until } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
-let api: ReturnType<typeof caller>;
+let api: Api;
 let g: GitSandbox;
 let dir = "";
 
 const job = "jobs:\n  t:\n    runs-on: [self-hosted, nobody-has-this]\n    steps: [ { run: 'true' } ]\n";
 
 beforeAll(async () => {
-  server = await startServer();
-  const o = await ownerOf(server);
-  api = o.api;
+  ci = await startCiServer({ repos: ["paths"] });
+  ({ server, api } = ci);
   g = gitSandbox();
-  expect((await api.post("/v1/orgs/acme/repos", { name: "paths" })).status).toBe(201);
-  const token = await mintToken(server, o.owner.cookie, "acme", { scopes: ["repo:write"], label: "pusher" });
+  const token = await mintToken(server, ci.owner.cookie, "acme", { scopes: ["repo:write"], label: "pusher" });
   dir = g.path("paths");
   await g.ok(["clone", "-q", repoUrl(server, "acme", "paths", token), dir]);
 });
 
 afterAll(async () => {
-  await server?.[Symbol.asyncDispose]();
+  await ci?.[Symbol.asyncDispose]();
   g?.[Symbol.dispose]();
 });
 

@@ -4,37 +4,30 @@
 // readable (?attempt=1, its logs); 409 while unfinished and when nothing failed; re-run all runs
 // every job again.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { caller, type Person } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, until, type Agent } from "./helpers.ts";
+import type { Person } from "../../helpers/api.ts";
+import { tempDir, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, finishedRun, jobsBy as byName, logOf, pushWorkflow, startCiServer, waitForRunById } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
-const home = runnerHome();
-const marks = mkdtempSync(join(tmpdir(), "svc-rerun-marks-"));
-let agent: Agent;
+let api: Api;
+const marksDir = tempDir("svc-rerun-marks-");
+const marks = marksDir.path;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ owner, api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "m1", labels: ["rerun"] });
-  agent = startAgent(m.config, join(home.dir, "work"));
-  await agent.saw(/waiting for jobs/);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["app"] });
+  ({ server, owner, api } = ci);
+  await ci.machine({ name: "m1", labels: ["rerun"] });
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop("SIGKILL");
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-  rmSync(marks, { recursive: true, force: true });
+  await ci?.[Symbol.asyncDispose]();
+  marksDir[Symbol.dispose]();
 });
 
-const byName = (run: any) => Object.fromEntries(run.jobs.map((j: any) => [j.name, j]));
 const runPath = (id: string) => `/v1/orgs/acme/repos/app/runs/${id}`;
 
 test("failed-only runs again the failed job and its dependents; the old attempt and its logs stay; re-run all runs everything", async () => {
@@ -60,7 +53,7 @@ test("failed-only runs again the failed job and its dependents; the old attempt 
     "    runs-on: [self-hosted, rerun]",
     "    steps: [ { run: echo side } ]",
   ].join("\n");
-  const sha = await commitFiles(api, "app", { ".svc/workflows/ci.yml": `${wf}\n` });
+  const sha = await pushWorkflow(api, "app", `${wf}\n`);
   const first = await finishedRun(api, "app", sha);
   expect(first).toMatchObject({ state: "failure", attempt: 1 });
   const one = byName(first);
@@ -80,13 +73,10 @@ test("failed-only runs again the failed job and its dependents; the old attempt 
   expect(two.flaky.id).not.toBe(one.flaky.id);
 
   // Unfinished: another re-run is refused until it ends.
-  await until("flaky running again", async () => byName((await api.get(runPath(first.id))).body).flaky.state === "running");
+  await waitForRunById(api, "app", first.id, "flaky running again", (r) => byName(r).flaky.state === "running");
   expect((await api.post(`${runPath(first.id)}/rerun`, {})).status).toBe(409);
   writeFileSync(join(marks, "go"), "");
-  const second = await until("attempt 2 finished", async () => {
-    const r = (await api.get(runPath(first.id))).body;
-    return r.state === "success" ? r : null;
-  });
+  const second = await waitForRunById(api, "app", first.id, "attempt 2 finished", (r) => r.state === "success");
   expect(second.attempts.map((a: any) => [a.attempt, a.state])).toEqual([
     [1, "failure"],
     [2, "success"],
@@ -116,10 +106,7 @@ test("failed-only runs again the failed job and its dependents; the old attempt 
   expect(all.status).toBe(201);
   expect(all.body.attempt).toBe(3);
   expect(all.body.jobs.every((j: any) => j.reused_from === null)).toBe(true);
-  const third = await until("attempt 3 finished", async () => {
-    const r = (await api.get(runPath(first.id))).body;
-    return r.state === "success" && r.attempt === 3 ? r : null;
-  });
+  const third = await waitForRunById(api, "app", first.id, "attempt 3 finished", (r) => r.state === "success" && r.attempt === 3);
   const ran = byName(third);
   expect(ran.build.started_at).toBeGreaterThan(done.flaky.finished_at);
   expect(await logOf(server, owner, "app", first.id, ran.after.id)).toContain("attempt=3");

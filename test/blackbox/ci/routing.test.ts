@@ -2,34 +2,30 @@
 // the org's self-hosted policy (re-checked at claim time), hosted jobs and instance runners,
 // `hosted: disabled`, and malformed workflows that fail their run without breaking the push.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { caller } from "../../helpers/api.ts";
-import { client, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, dbRows, ownerOf, registrationToken, until } from "./helpers.ts";
+import { client, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, claimJob, commitFiles, dbRows, registerRaw, startCiServer, until } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
-let api: ReturnType<typeof caller>;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "600" } });
-  ({ api } = await ownerOf(server));
-  for (const [name, pub] of [
-    ["api", false],
-    ["web", false],
-    ["site", true],
-    ["lint", false],
-  ] as const)
-    expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
+  ci = await startCiServer({
+    env: { SVC_RUNNER_CLAIM_WAIT_MS: "600" },
+    repos: [
+      ["api", false],
+      ["web", false],
+      ["site", true],
+      ["lint", false],
+    ],
+  });
+  ({ server, api } = ci);
 });
-afterAll(() => server?.[Symbol.asyncDispose]());
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
-async function machine(name: string, labels: string[], group?: string): Promise<string> {
-  const token = await registrationToken(api, "acme", group);
-  const r = await client(server, { token }).post("/v1/runners/register", { name, os: "linux", arch: "x64", labels });
-  expect(r.status).toBe(201);
-  return r.body.credential;
-}
-
-const claim = (credential: string) => client(server, { token: credential }).post("/v1/runners/claim");
+/** A machine registered with a raw call; answers its credential. */
+const machine = async (name: string, labels: string[], group?: string): Promise<string> => (await registerRaw(server, api, name, labels, group)).credential;
+const claim = (credential: string) => claimJob(server, credential);
 const wf = (labels: string, job = "j") => ({
   [`.svc/workflows/${job}.yml`]: `on: push\njobs:\n  ${job}:\n    runs-on: [${labels}]\n    steps:\n      - run: echo\n`,
 });

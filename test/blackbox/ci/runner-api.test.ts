@@ -3,12 +3,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caller, expectError, person, type Person } from "../../helpers/api.ts";
 import { clone, gitSandbox, repoUrl, type GitSandbox } from "../../helpers/git.ts";
-import { client, mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, dbRows, ownerOf, registrationToken, until } from "./helpers.ts";
+import { client, mintToken, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, claimJob, commitFiles, dbRows, registerRaw, registrationToken, startCiServer, waitForRun } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
+let api: Api;
 let admin: ReturnType<typeof caller>;
 let member: ReturnType<typeof caller>;
 let viewer: ReturnType<typeof caller>;
@@ -17,24 +18,25 @@ let anon: ReturnType<typeof caller>;
 let g: GitSandbox;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "800" } });
-  ({ owner, api } = await ownerOf(server));
+  ci = await startCiServer({
+    env: { SVC_RUNNER_CLAIM_WAIT_MS: "800" },
+    repos: [
+      ["api", false],
+      ["site", true],
+      ["web", false],
+    ],
+  });
+  ({ server, owner, api } = ci);
   admin = caller(server, await person(server, "acme", "admin@acme.example", "admin"));
   member = caller(server, await person(server, "acme", "member@acme.example", "member"));
   viewer = caller(server, await person(server, "acme", "viewer@acme.example", "viewer"));
   outsider = caller(server, await person(server, "rival", "o@rival.example", "owner"));
   anon = caller(server);
   g = gitSandbox();
-  for (const [name, pub] of [
-    ["api", false],
-    ["site", true],
-    ["web", false],
-  ] as const)
-    expect((await api.post("/v1/orgs/acme/repos", { name, public: pub })).status).toBe(201);
 });
 
 afterAll(async () => {
-  await server?.[Symbol.asyncDispose]();
+  await ci?.[Symbol.asyncDispose]();
   g?.[Symbol.dispose]();
 });
 
@@ -46,14 +48,8 @@ const audit = (action: string) =>
   );
 
 /** A machine registered with a raw call; answers its credential and id. */
-async function raw(name: string, labels: string[] = [], group?: string): Promise<{ id: string; credential: string }> {
-  const token = await registrationToken(api, "acme", group);
-  const r = await client(server, { token }).post("/v1/runners/register", { name, os: "linux", arch: "x64", labels });
-  expect(r.status).toBe(201);
-  return { id: r.body.runner_id, credential: r.body.credential };
-}
-
-const claim = (credential: string) => client(server, { token: credential }).post("/v1/runners/claim");
+const raw = (name: string, labels: string[] = [], group?: string) => registerRaw(server, api, name, labels, group);
+const claim = (credential: string) => claimJob(server, credential);
 
 describe("runner policy", () => {
   test("GET answers the default policy to any member; 401 anonymous, 404 outsiders", async () => {
@@ -386,7 +382,7 @@ describe("claim and the per-job calls", () => {
     expect(answers.every((a) => a.status === 200 || a.status === 204)).toBe(true);
     expect(got.length).toBe(8);
     expect(new Set(got).size).toBe(8);
-    const run = await until("the run", async () => (await api.get("/v1/orgs/acme/repos/api/runs")).body.runs.find((r: any) => r.commit === sha));
+    const run = await waitForRun(api, "api", sha, "the run");
     expect(run.jobs.map((j: any) => j.state)).toEqual(Array(8).fill("running"));
     expect(new Set(run.jobs.map((j: any) => j.runner.id)).size).toBe(8);
   });

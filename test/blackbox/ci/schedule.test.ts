@@ -5,30 +5,30 @@
 // the current slot only (missed slots are not replayed: no burst). Waits are on observable state
 // (runs, slots of the wall clock), never fixed sleeps.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { caller, type Person } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, dbRows, ownerOf, until } from "./helpers.ts";
+import { startServer, tempDir, type RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, dbRows, startCiServer, until } from "./helpers.ts";
 
 /** One slot of the scaled clock: 60 000 ms × 0.02. */
 const SLOT_MS = 1200;
 const ENV = { SVC_TEST_PERIOD_SCALE: "0.02" };
-const dataDir = mkdtempSync(join(tmpdir(), "svc-schedule-"));
+const data = tempDir("svc-schedule-");
+const dataDir = data.path;
+let ci: CiServer;
+/** The server now: the second test restarts it on the same data dir. */
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: ENV, dataDir });
-  ({ owner, api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "sched" })).status).toBe(201);
+  ci = await startCiServer({ env: ENV, dataDir, repos: ["sched"] });
+  ({ server, owner, api } = ci);
 });
 
 afterAll(async () => {
   await server?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await ci?.[Symbol.asyncDispose]();
+  data[Symbol.dispose]();
 });
 
 type Row = { id: string; schedule_slot: number; event: string; ref: string; workflow: string; actor_user_id: string | null };

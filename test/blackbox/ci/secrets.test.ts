@@ -11,7 +11,20 @@ import { type PostgresDatabase, postgresDatabase } from "../../helpers/postgres.
 import { runSvc, type RunningServer, startServer } from "../../helpers/server.ts";
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
-import { commitFiles, dbRows, finishedRun, logOf, registerMachine, registrationToken, runnerHome, startAgent, until } from "./helpers.ts";
+import {
+  claimJob,
+  createRepos,
+  dbRows,
+  finishedRun,
+  logOf,
+  pushWorkflow,
+  registerMachine,
+  registrationToken,
+  runnerHome,
+  runOf,
+  startMachine,
+  until,
+} from "./helpers.ts";
 
 const VALUE = "s3cr3t-Value-7f1d0c9e";
 const OTHER = "another-Secret-b83a21";
@@ -52,7 +65,7 @@ function suite(label: string, start: () => Promise<{ server: RunningServer; done
       member = await person(server, "acme", "member@acme.example", "member");
       api = recorder(caller(server, owner), seen);
       writer = recorder(caller(server, member), seen);
-      for (const name of ["app", "lib"]) expect((await api.post("/v1/orgs/acme/repos", { name })).status).toBe(201);
+      await createRepos(api, ["app", "lib"]);
     }, 90_000);
     afterAll(async () => {
       await done?.();
@@ -237,9 +250,7 @@ function logCases(get: () => { server: RunningServer; owner: Person; api: Api; s
     const { server, owner, api, seen } = get();
     expect((await api.post("/v1/orgs/acme/repos", { name: "logs" })).status).toBe(201);
     expect((await api.put("/v1/orgs/acme/repos/logs/secrets/LOG_SECRET", { value: LOG_VALUE })).status).toBe(201);
-    const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "masker", labels: ["masking"] });
-    await using agent = startAgent(m.config, join(home.dir, "work"));
-    await agent.saw(/waiting for jobs/);
+    await using agent = await startMachine(server, api, home.dir, { name: "masker", labels: ["masking"] });
     const marker = join(home.dir, "go-on");
     const wf = `on: push
 jobs:
@@ -265,7 +276,7 @@ jobs:
           while [ ! -f ${marker} ]; do sleep 0.1; done
           printf '%s|end\\n' "$(printf '%s' "$S" | cut -c13-)"
 `;
-    const sha = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf });
+    const sha = await pushWorkflow(api, "logs", wf);
     const running = await until("the running job", async () => {
       const run = (await api.get("/v1/orgs/acme/repos/logs/runs")).body.runs.find((r: any) => r.commit === sha);
       if (run && run.state !== "queued" && run.state !== "running") throw new Error(`the run ended: ${JSON.stringify(run)}\n${agent.stderr()}`);
@@ -309,11 +320,12 @@ jobs:
     expect([200, 201]).toContain((await api.put("/v1/orgs/acme/repos/logs/secrets/LOG_SECRET", { value: LOG_VALUE })).status);
     const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "raw", labels: ["raw-calls"] });
     const wf = 'on: push\njobs:\n  raw:\n    runs-on: [self-hosted, raw-calls]\n    steps:\n      - id: s\n        run: echo "${{ secrets.LOG_SECRET }}"\n';
-    const sha = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf });
-    const claim = await until("a claimed job", async () => {
-      const r = await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${m.credential}` } });
-      return r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null;
-    });
+    const sha = await pushWorkflow(api, "logs", wf);
+    const claimed = async () => {
+      const r = await claimJob(server, m.credential);
+      return r.status === 200 ? (r.body as { job_id: string; token: string }) : null;
+    };
+    const claim = await until("a claimed job", claimed);
     const jobUrl = `${server.url}/v1/runner/jobs/${claim.job_id}`;
     const runnerCall = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const r = await fetch(`${jobUrl}${path}`, {
@@ -324,7 +336,7 @@ jobs:
       const text = await r.text();
       return { status: r.status, body: text ? JSON.parse(text) : null };
     };
-    const runId = (await api.get("/v1/orgs/acme/repos/logs/runs")).body.runs.find((r: any) => r.commit === sha).id;
+    const runId = (await runOf(api, "logs", sha)).id;
     // An untrusted run (a change from a fork: CONTROL sets runs.trusted = 0) is described without secrets.
     dbWrite(server, "UPDATE runs SET trusted = 0 WHERE id = ?", runId);
     const untrusted = await runnerCall("", undefined, { "x-svc-runner-format": "2" });
@@ -355,11 +367,8 @@ jobs:
     expect(await liveLog(server, owner, path, 3)).toEqual({ text: "before *** after\ntail\n", next: size + 5 });
     expect(await liveLog(server, owner, path, size)).toEqual({ text: "tail\n", next: size + 5 });
     // An agent that does not say it runs format 2 gets a 409 for a v2 job, which fails saying to upgrade.
-    const sha2 = await commitFiles(api, "logs", { ".svc/workflows/ci.yml": wf.replace("id: s", "id: t") });
-    const claim2 = await until("a claimed job", async () => {
-      const r = await fetch(`${server.url}/v1/runners/claim`, { method: "POST", headers: { authorization: `Bearer ${m.credential}` } });
-      return r.status === 200 ? ((await r.json()) as { job_id: string; token: string }) : null;
-    });
+    const sha2 = await pushWorkflow(api, "logs", wf.replace("id: s", "id: t"));
+    const claim2 = await until("a claimed job", claimed);
     const old = await fetch(`${server.url}/v1/runner/jobs/${claim2.job_id}`, { headers: { authorization: `Bearer ${claim2.token}` } });
     expect(old.status).toBe(409);
     expect(((await old.json()) as { error: string }).error).toStartWith("upgrade the runner");

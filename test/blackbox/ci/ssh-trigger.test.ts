@@ -5,7 +5,7 @@ import { commitFiles, gitSandbox } from "../../helpers/git.ts";
 import { client } from "../../helpers/server.ts";
 import { gitSshEnv, makeRepo, registerKey, sshPerson, sshUrl, sshWorkspace, startSshServer } from "../../helpers/ssh.ts";
 import { caller } from "../../helpers/api.ts";
-import { until } from "./helpers.ts";
+import { claimJob, registerRaw, waitForRun } from "./helpers.ts";
 
 test("git push over SSH queues the workflow's job for a waiting machine", async () => {
   await using server = await startSshServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "15000" } });
@@ -16,10 +16,8 @@ test("git push over SSH queues the workflow's job for a waiting machine", async 
   const key = await ws.keygen("owner", "ed25519");
   await registerKey(server, owner, "acme", key);
   const api = caller(server, owner);
-  const token = (await api.post("/v1/orgs/acme/runners/registration-token", {})).body.token;
-  const machine = await client(server, { token }).post("/v1/runners/register", { name: "m", os: "linux", arch: "x64", labels: ["ssh-lane"] });
-  expect(machine.status).toBe(201);
-  const waiting = client(server, { token: machine.body.credential }).post("/v1/runners/claim");
+  const machine = await registerRaw(server, api, "m", ["ssh-lane"]);
+  const waiting = claimJob(server, machine.credential);
 
   const dir = g.path("work");
   await g.ok(["init", "-q", dir]);
@@ -32,6 +30,6 @@ test("git push over SSH queues the workflow's job for a waiting machine", async 
   expect(c.status).toBe(200);
   const d = await client(server, { token: c.body.token }).get(`/v1/runner/jobs/${c.body.job_id}`);
   expect(d.body).toMatchObject({ key: "over-ssh", commit: sha, ref: "refs/heads/main", repo: "acme/app" });
-  const run = await until("the run", async () => (await api.get("/v1/orgs/acme/repos/app/runs")).body.runs.find((r: any) => r.commit === sha));
+  const run = await waitForRun(api, "app", sha, "the run");
   expect(run).toMatchObject({ event: "push", state: "running", jobs: [{ key: "over-ssh", state: "running", runner: { name: "m" } }] });
 }, 60_000);

@@ -6,30 +6,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { caller, Person } from "../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
-import { commitFiles, dbRows, finishedRun, logOf, ownerOf, registerMachine, registrationToken, runnerHome, startAgent, type Agent } from "./helpers.ts";
+import type { Person } from "../../helpers/api.ts";
+import type { RunningServer } from "../../helpers/server.ts";
+import { type Api, type CiServer, commitFiles, dbRows, finishedRun, logOf, pushWorkflow, startCiServer } from "./helpers.ts";
 
+let ci: CiServer;
 let server: RunningServer;
 let owner: Person;
-let api: ReturnType<typeof caller>;
-let agent: Agent;
-const home = runnerHome();
+let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" } });
-  ({ owner, api } = await ownerOf(server));
-  expect((await api.post("/v1/orgs/acme/repos", { name: "steps" })).status).toBe(201);
-  const m = await registerMachine(server, await registrationToken(api), home.dir, { name: "stepper", labels: ["steps"] });
-  agent = startAgent(m.config, join(home.dir, "work"));
-  await agent.saw(/waiting for jobs/);
+  ci = await startCiServer({ env: { SVC_RUNNER_CLAIM_WAIT_MS: "5000" }, repos: ["steps"] });
+  ({ server, owner, api } = ci);
+  await ci.machine({ name: "stepper", labels: ["steps"] });
 }, 90_000);
 
-afterAll(async () => {
-  await agent?.stop("SIGKILL");
-  await server?.[Symbol.asyncDispose]();
-  home.cleanup();
-});
+afterAll(() => ci?.[Symbol.asyncDispose]());
 
 const stepsOf = (job: any) => job.steps.map((s: any) => [s.name, s.state]);
 
@@ -123,7 +115,7 @@ jobs:
     ]);
     expect(run.state).toBe("success");
     const log = await logOf(server, owner, "steps", run.id, job.id);
-    const ws = join(home.dir, "work", job.id);
+    const ws = join(ci.home, "work", job.id);
     for (const [k, v] of Object.entries({
       GITHUB_SHA: sha,
       GITHUB_REF: "refs/heads/main",
@@ -196,7 +188,7 @@ jobs:
         id: bad
         run: echo "no equals sign" >> "$GITHUB_OUTPUT"
 `;
-    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf });
+    const sha = await pushWorkflow(api, "steps", wf);
     const run = await finishedRun(api, "steps", sha, 120_000);
     const job = run.jobs[0];
     expect(run.state).toBe("failure");
@@ -235,7 +227,7 @@ jobs:
     steps:
       - run: echo "got=\${{ needs.build.outputs.v }} result=\${{ needs.build.result }} env=$GITHUB_JOB"
 `;
-    const sha = await commitFiles(api, "steps", { ".svc/workflows/ci.yml": wf });
+    const sha = await pushWorkflow(api, "steps", wf);
     const run = await finishedRun(api, "steps", sha, 120_000);
     expect([run.state, run.error]).toEqual(["success", null]);
     const use = run.jobs.find((j: any) => j.key === "use");

@@ -16,6 +16,9 @@ import type { PlannedJob } from "../../../src/services/ci/workflow.ts";
 import { failJob } from "../../../src/services/ci/finish.ts";
 import { fireSchedules, refreshScheduleIndex } from "../../../src/services/ci/schedule.ts";
 import { schedulesPage } from "../../../src/services/ci/store-concurrency.ts";
+import { putRepoValue } from "../../../src/services/ci/secrets.ts";
+import { rerunRun } from "../../../src/services/ci/rerun.ts";
+import { openRepo } from "../../../src/services/repos/repos.ts";
 
 const { users, runs, workflowJobs, checkResults } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-create-run-"));
@@ -203,6 +206,126 @@ test("run-level concurrency and the schedule index, on this database", async () 
     expect(await fireSchedules(ctx, { slot: slot + 1 })).toBe(1);
     await ctx.db.transaction((tx) => refreshScheduleIndex(tx, repo.id, "b".repeat(40), []));
     expect(await fireSchedules(ctx, { slot })).toBe(0);
+  } finally {
+    ctx.close();
+  }
+});
+
+test("createRun: step names show what is known at plan time (matrix, inputs, vars, github) and keep what only the runner knows", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "names"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error", SVC_SECRETS_KEY: "11".repeat(32) });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    await putRepoValue(ctx, actor, "variable", "acme", "app", "STAGE", { value: "prod" });
+    const trigger: RunTrigger = {
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: "c".repeat(40),
+      event: "workflow_dispatch",
+      actorUserId: owner.id,
+      inputs: { level: "3" },
+    };
+    const names = [
+      "test on ${{ matrix.os }} at level ${{ inputs.level }}",
+      "deploy to ${{ vars.STAGE }} from ${{ github.ref_name }}",
+      "after ${{ steps.build.outputs.v }} on ${{ matrix.os }}",
+      "run ${{ github.run_id }}",
+      "bad ${{ fromJSON(github.ref_name) }} on ${{ matrix.os }}",
+    ];
+    const j: PlannedJob = {
+      ...job("t"),
+      spec: { v: 2, env: {}, timeoutS: 60, matrix: { os: "linux" }, steps: names.map((name) => ({ name, run: "true", env: {} })) },
+    };
+    const made = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: ".svc/workflows/ci.yml", jobs: [j] }, trigger));
+    const [row] = await ctx.db.read
+      .select()
+      .from(workflowJobs)
+      .where(eq(workflowJobs.runId, made.created ? made.runId : ""));
+    expect(row!.steps.map((s) => s.name)).toEqual([
+      "test on linux at level 3",
+      "deploy to prod from main",
+      "after ${{ steps.build.outputs.v }} on linux",
+      "run ${{ github.run_id }}",
+      "bad ${{ fromJSON(github.ref_name) }} on ${{ matrix.os }}",
+    ]);
+    // The runner gets the names as written.
+    expect(row!.spec.steps.map((s) => s.name)).toEqual(names);
+  } finally {
+    ctx.close();
+  }
+});
+
+test("a re-run joins its run's concurrency group like a new run: it waits for the group, or cancels it under cancel-in-progress", async () => {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, "rerun-groups"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  try {
+    const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+    const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+    const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+    const target = await openRepo(ctx, actor, "acme", "app");
+    const trigger = (n: number): RunTrigger => ({
+      repoId: repo.id,
+      orgId: repo.org_id,
+      orgName: "acme",
+      ref: "refs/heads/main",
+      commit: String(n).repeat(40),
+      event: "push",
+      actorUserId: owner.id,
+    });
+    const planned = (group: string, cancelInProgress: boolean): PlannedWorkflow => ({
+      path: `.svc/workflows/${group}.yml`,
+      jobs: [job("build"), job("report", ["build"])],
+      run: { name: null, runName: null, concurrency: { group, cancelInProgress }, graph: {}, order: ["build", "report"] },
+    });
+    const create = async (n: number, group = "prod", cancelInProgress = false) => {
+      const r = await ctx.db.transaction((tx) => createRun(ctx, tx, planned(group, cancelInProgress), trigger(n)));
+      return r.created ? r.runId : "";
+    };
+    const run = async (id: string) => (await ctx.db.read.select().from(runs).where(eq(runs.id, id)))[0]!;
+    const jobs = async (id: string) => {
+      const rows = await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.runId, id));
+      const r = await run(id);
+      return new Map(rows.filter((j) => j.attempt === r.attempt).map((j) => [j.key, j]));
+    };
+    const end = async (id: string, key: string, state: "success" | "failure") => {
+      const row = (await jobs(id)).get(key)!;
+      await ctx.db.transaction((tx) => failJob(ctx, tx, row, state, state === "failure" ? "it broke" : null, Date.now(), state));
+    };
+
+    // Run one ends failed (report failed); run two of the same group starts and is running.
+    const one = await create(1);
+    await end(one, "build", "success");
+    await end(one, "report", "failure");
+    expect((await run(one)).state).toBe("failure");
+    const two = await create(2);
+    expect((await jobs(two)).get("build")?.state).toBe("queued");
+
+    // A failed-only re-run of one waits for two: report (its need build kept) stays pending until the group frees.
+    const again = await rerunRun(ctx, target, one, { failed_only: true });
+    // Queued like a new waiting run, although it holds a finished job kept from attempt 1.
+    expect(again).toMatchObject({ attempt: 2, state: "queued", waiting: `waiting for run ${two} in concurrency group prod` });
+    expect((await jobs(one)).get("report")?.state).toBe("pending");
+    expect((await jobs(one)).get("build")?.state).toBe("success");
+    await end(two, "build", "success");
+    await end(two, "report", "success");
+    expect((await run(one)).waiting).toBeNull();
+    expect((await jobs(one)).get("report")?.state).toBe("queued");
+    await end(one, "report", "success");
+    expect((await run(one)).state).toBe("success");
+
+    // cancel-in-progress: a re-run of three cancels four, which is in progress, and starts at once.
+    const three = await create(3, "ci", true);
+    await end(three, "build", "failure");
+    expect((await run(three)).state).toBe("failure");
+    const four = await create(4, "ci", true);
+    expect((await jobs(four)).get("build")?.state).toBe("queued");
+    await rerunRun(ctx, target, three, {});
+    expect((await run(four)).state).toBe("cancelled");
+    expect((await jobs(four)).get("build")?.error).toBe("cancelled: a newer run in concurrency group ci");
+    expect(await run(three)).toMatchObject({ state: "queued", waiting: null, attempt: 2 });
+    expect((await jobs(three)).get("build")?.state).toBe("queued");
   } finally {
     ctx.close();
   }

@@ -21,6 +21,7 @@ import { rerunRun } from "../../../src/services/ci/rerun.ts";
 import { cancelRun, getRun } from "../../../src/services/ci/runs.ts";
 import { openRepo } from "../../../src/services/repos/repos.ts";
 import * as runs from "../../../src/services/ci/store-runs.ts";
+import { neededJobs } from "../../../src/services/ci/store-job-calls.ts";
 import { newId } from "../../../src/util/ids.ts";
 
 const { users } = testTables;
@@ -56,6 +57,8 @@ interface JobIn {
   condition?: string;
   state?: "pending" | "queued" | "running" | "success" | "failure";
   outputs?: Record<string, string>;
+  /** The spec's job-level continueOnError (as workflow.ts plans it: a boolean; a string is an older spec's template). */
+  continues?: boolean | string;
 }
 
 /** Writes a run and its jobs (one attempt); answers the job ids by key. */
@@ -92,7 +95,12 @@ async function run(
         key: j.key,
         runsOn: ["self-hosted"],
         hosted: false,
-        spec: { steps: [{ name: "s", run: "true", env: {} }], env: {}, timeoutS: 60 },
+        spec: {
+          steps: [{ name: "s", run: "true", env: {} }],
+          env: {},
+          timeoutS: 60,
+          ...(j.continues === undefined ? {} : { v: 2, continueOnError: j.continues }),
+        },
         state,
         steps: [{ state: "pending", exit_code: null, name: "s" }],
         queuedAt: t++,
@@ -317,4 +325,49 @@ test("cancel and re-run on hand-built rows: pending cleanup kept, failed-only co
   expect((await runs.jobById(ctx.db.read, kept.build!.id))!.outputs).toEqual({ v: "1" });
   const checks = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.jobId]));
   expect(checks.get("lint")).toBe(kept.lint!.id);
+});
+
+test("job-level continue-on-error: the failed job stays failed, its run and what needs it count it a success; a template is not true", async () => {
+  const { ctx, actor, repo } = await setup();
+  const target = await openRepo(ctx, actor, "acme", "app");
+  const a = await run(ctx, repo, [
+    { key: "flaky", continues: true },
+    { key: "plain", needs: ["flaky"] },
+    { key: "checked", needs: ["flaky"], condition: "needs.flaky.result == 'success'" },
+    { key: "report", needs: ["flaky"], condition: "failure()" },
+  ]);
+  expect(await finish(ctx, a, "flaky", "failure")).toBe("running");
+  expect(await states(ctx, a.runId)).toEqual({ flaky: "failure", plain: "queued", checked: "queued", report: "skipped" });
+  const checks = new Map((await runs.checksOfCommit(ctx.db.read, repo.id, COMMIT)).map((c) => [c.key, c.state]));
+  expect(checks.get("flaky")).toBe("failure");
+  // The needs context a job description carries reads the same rows.
+  expect((await neededJobs(ctx.db.read, a.runId, 1, ["flaky"]))[0]).toMatchObject({ state: "failure", continues: true });
+  await finish(ctx, a, "plain", "success");
+  expect(await finish(ctx, a, "checked", "success")).toBe("success");
+  const shown = await getRun(ctx, target, a.runId);
+  expect(shown.state).toBe("success");
+  expect(shown.jobs.find((j) => j.key === "flaky")).toMatchObject({ state: "failure" });
+  // An earlier attempt's state is computed from its jobs by the same rule.
+  const again = await rerunRun(ctx, target, a.runId, {});
+  expect(again.attempts.map((x) => [x.attempt, x.state])).toEqual([
+    [1, "success"],
+    [2, "queued"],
+  ]);
+
+  // A matrix need: a cell under continue-on-error counts as a success, a cell whose spec kept a template does not.
+  const b = await run(ctx, repo, [
+    { key: "m (1)", job: "m", continues: true },
+    { key: "m (2)", job: "m", continues: "${{ matrix.experimental }}" },
+    { key: "next", needs: ["m"] },
+  ]);
+  expect(await finish(ctx, b, "m (1)", "failure")).toBe("running");
+  expect(await states(ctx, b.runId)).toMatchObject({ next: "pending" });
+  expect(await finish(ctx, b, "m (2)", "failure")).toBe("failure");
+  expect(await states(ctx, b.runId)).toMatchObject({ next: "skipped" });
+  expect((await job(ctx, b.ids.get("next")!)).skipReason).toBe("needs m failed");
+
+  // Another job's failure still fails the run.
+  const c = await run(ctx, repo, [{ key: "ok-to-fail", continues: true }, { key: "must-pass" }]);
+  await finish(ctx, c, "ok-to-fail", "failure");
+  expect(await finish(ctx, c, "must-pass", "failure")).toBe("failure");
 });

@@ -74,11 +74,26 @@ ${w.inputs.map((spec, i) => inputField(spec, idOf(index, i), mine?.values[spec.n
 <div><button class="primary" type="submit">Run workflow</button></div></form></details>`;
 }
 
-/** The "Run workflow" box: a form per dispatchable workflow (writers only; nothing when there is none). */
-export function dispatchBox(repo: RepoBody, workflows: DispatchableWorkflow[], branches: string[], csrf: string | null, refused: DispatchRefusal | null): Html {
-  if (!workflows.length) return html``;
+/**
+ * The "Run workflow" box: a form per dispatchable workflow (writers only; nothing when there is
+ * none), and which workflow files could not be read this time (they may be dispatchable; the next
+ * view tries again).
+ */
+export function dispatchBox(
+  repo: RepoBody,
+  workflows: DispatchableWorkflow[],
+  branches: string[],
+  csrf: string | null,
+  refused: DispatchRefusal | null,
+  unreadable: readonly string[] = [],
+): Html {
+  if (!workflows.length && !unreadable.length) return html``;
   return html`<section class="box" aria-labelledby="dispatch-h"><header><h2 id="dispatch-h" class="inh">Run workflow</h2><span class="muted">workflows of ${repo.default_branch} with <code>workflow_dispatch</code></span></header>
-${workflows.map((w, i) => workflowForm(repo, w, i, branches, csrf, refused))}</section>`;
+${workflows.map((w, i) => workflowForm(repo, w, i, branches, csrf, refused))}${
+  unreadable.length
+    ? html`<p class="muted notice">The workflows could not be read just now (${unreadable.map((p, i) => html`${i ? ", " : ""}<code>${p}</code>`)}); reload the page to try again.</p>`
+    : ""
+}</section>`;
 }
 
 /**

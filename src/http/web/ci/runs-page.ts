@@ -41,6 +41,11 @@ export function ciHeader(repo: RepoBody, title: Html | string): Html {
   return html`<p class="crumbs"><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="/${seg(repo.org)}/${seg(repo.name)}">${repo.name}</a> / <a href="${runsHref(repo)}">Runs</a></p><h1>${title}</h1>`;
 }
 
+/** A run's commit, linked to the repository's tree; a fork change's commit is the fork's (not readable here until it lands), so it is not linked. */
+function commitOf(repo: RepoBody, run: Pick<Run, "commit" | "trusted">, text: string): Html {
+  return run.trusted ? html`<a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${text}</a>` : html`<span class="sha">${text}</span>`;
+}
+
 function refName(ref: string): string {
   return ref.replace(/^refs\/(heads|tags)\//, "");
 }
@@ -60,8 +65,8 @@ export function runsPage(
   const rows = runs.map(
     (
       r,
-    ) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${r.commit}">${r.commit.slice(0, 10)}</a></td>
-<td>${refName(r.ref)}</td><td>${r.event}${r.attempt > 1 ? html` <span class="muted">attempt ${r.attempt}</span>` : ""}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
+    ) => html`<tr><td>${stateBadge(r.state)}</td><td><a href="${runHref(repo, r.id)}">${workflowName(r.workflow)}</a></td><td>${commitOf(repo, r, r.commit.slice(0, 10))}</td>
+<td>${refName(r.ref)}</td><td>${r.event}${r.trusted ? "" : html` <span class="muted">from a fork</span>`}${r.attempt > 1 ? html` <span class="muted">attempt ${r.attempt}</span>` : ""}</td><td>${timeOf(r.created_at)}</td><td>${took(r.created_at, r.finished_at, now)}</td></tr>`,
   );
   const base = `/${seg(repo.org)}/${seg(repo.name)}/settings`;
   const settings = repo.viewer_write
@@ -69,7 +74,7 @@ export function runsPage(
     : "";
   return html`<div class="ul">${ciHeader(repo, "Runs")}${settings}
 ${o.refused && !o.dispatch?.workflows.some((w) => w.path === o.refused!.workflow) ? html`<p class="error notice" role="alert">${o.refused.error}</p>` : ""}${
-  o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null) : ""
+  o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null, o.dispatch.unreadable) : ""
 }
 <section class="box" aria-label="Runs">${
     rows.length
@@ -146,7 +151,7 @@ ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p clas
     repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
   const controls = html`${cancel}${rerunForms(repo, run, csrf)}`;
   return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
-${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd><a class="sha" href="/${seg(repo.org)}/${seg(repo.name)}/tree/${run.commit}">${run.commit}</a></dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}</dd>
+${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd>${commitOf(repo, run, run.commit)}</dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}${run.trusted ? "" : " from a fork (no secrets)"}</dd>
 <dt>Workflow</dt><dd>${run.workflow}</dd>${run.actor ? html`<dt>By</dt><dd><a href="/${seg(run.actor.handle)}">${run.actor.handle}</a></dd>` : ""}${
     run.inputs ? html`<dt>Inputs</dt><dd>${Object.entries(run.inputs).map(([k, v]) => html`<code class="data">${k}=${String(v)}</code> `)}</dd>` : ""
   }<dt>Started</dt><dd>${timeOf(run.created_at)}</dd><dt>Duration</dt><dd>${took(run.created_at, run.finished_at, now) || "—"}</dd></dl>
