@@ -222,6 +222,7 @@ async function enqueueChangeTrigger(ctx: Ctx, tx: Tx, c: ChangeRow, targetOrgId:
     event: "change",
     actorUserId,
     before: c.base,
+    change: { number: c.number, title: c.title, target: c.target },
     ...(c.sourceRepoId ? { fork: true, sourceRepoId: c.sourceRepoId } : {}),
   });
 }

@@ -15,9 +15,14 @@ import { type Agent, finishedRun, logOf, registerMachine, registrationToken, run
 const ORG_SECRET = "org-Secret-5d1e9a77c2";
 const REPO_SECRET = "repo-Secret-0b4f6e18aa";
 
-/** The workflow both sides use: it prints the secrets (empty for a fork), a variable, and a file of the commit. */
-function workflow(labels: string): string {
-  return `on: change
+/**
+ * The workflow both sides use: it prints the secrets (empty for a fork), a variable, a file of the
+ * commit, and the github context a file written for GitHub reads (`on:` as given: `pull_request`
+ * is GitHub's name for a change).
+ */
+function workflow(labels: string, on = "change"): string {
+  return `name: Checks
+on: ${on}
 jobs:
   check:
     runs-on: [self-hosted, ${labels}]
@@ -27,6 +32,8 @@ jobs:
           echo "org=[\${{ secrets.ORG_TOKEN }}] repo=[\${{ secrets.REPO_TOKEN }}]"
           echo "region=\${{ vars.REGION }}"
           cat marker.txt
+          echo "compat=[$GITHUB_HEAD_REF $GITHUB_BASE_REF $GITHUB_EVENT_NAME $GITHUB_WORKFLOW] fork=[\${{ github.event.pull_request.head.repo.fork }}] pr=[\${{ github.event_name == 'pull_request' && github.event.number }}]"
+          grep -o '"fork":[a-z]*' "$GITHUB_EVENT_PATH"
 `;
 }
 
@@ -78,7 +85,12 @@ afterAll(async () => {
 
 test("a change from a fork runs on the target, untrusted: no secrets, no variables, the fork's commit checked out", async () => {
   await g.ok(["checkout", "-q", "-b", "topic"], { cwd: work });
-  const head = await commitFiles(g, work, { ".svc/workflows/ci.yml": workflow("forks"), "marker.txt": "only in the fork's commit\n" }, "from the fork");
+  const head = await commitFiles(
+    g,
+    work,
+    { ".svc/workflows/ci.yml": workflow("forks", "pull_request"), "marker.txt": "only in the fork's commit\n" },
+    "from the fork",
+  );
   await g.ok(["push", "-q", repoUrl(server, "ada", "app-fork", ada.token), "topic"], { cwd: work });
   const opened = await adaApi.post("/v1/orgs/acme/repos/app/changes", { title: "from a fork", branch: "topic", source: { org: "ada", repo: "app-fork" } });
   expect(opened.status).toBe(201);
@@ -93,6 +105,9 @@ test("a change from a fork runs on the target, untrusted: no secrets, no variabl
   expect(log).toContain("region=\n");
   expect(log).not.toContain("eu-west-1");
   expect(log).toContain("only in the fork's commit\n");
+  // GitHub's pull-request context: the branch, its target, the event as `on:` spells it, the workflow's name, a fork.
+  expect(log).toContain(`compat=[topic main pull_request Checks] fork=[true] pr=[${change}]\n`);
+  expect(log).toContain('"fork":true\n');
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   // Its checks are the change's (the run belongs to the target).
   const c = await api.get(`/v1/orgs/acme/repos/app/changes/${change}`);
@@ -132,6 +147,16 @@ test("a second push to the fork's branch runs again; its job token reads the for
   expect(d).toMatchObject({ format: 2, repo: "acme/app", commit: head2, ref: "refs/heads/topic", event: "change", secrets: {} });
   expect(d.clone_url).toBe(`${server.url}/ada/app-fork.git`);
   expect(d.contexts.vars).toEqual({});
+  expect(d.contexts.github).toMatchObject({ head_ref: "topic", base_ref: "main", event_name: "change", workflow: "Checks" });
+  expect(d.contexts.github.event).toMatchObject({
+    number: change,
+    pull_request: {
+      number: change,
+      title: "from a fork",
+      head: { ref: "topic", sha: head2, repo: { full_name: "ada/app-fork", fork: true } },
+      base: { ref: "main", repo: { full_name: "acme/app" } },
+    },
+  });
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(JSON.stringify(d)).not.toContain(s);
 
   const advert = (repo: string, service: string) => fetch(`${server.url}/${repo}.git/info/refs?service=${service}`, { headers: auth });
@@ -168,6 +193,7 @@ test("the same workflow from a branch of the target itself gets the secrets, mas
   expect(log).toContain("org=[***] repo=[***]\n");
   expect(log).toContain("region=eu-west-1\n");
   expect(log).toContain("from the target's branch\n");
+  expect(log).toContain("compat=[inside main change Checks] fork=[false] pr=[false]\n");
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   expect(server.stderr()).not.toContain(ORG_SECRET);
 }, 90_000);
