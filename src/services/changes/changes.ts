@@ -376,7 +376,7 @@ export async function patchChange(ctx: Ctx, t: RepoTarget, number: number, body:
         await recordPatchset(tx, { changeId: cur.id, patchset: cur.patchset + 1, head, base: set.base ?? null, createdAt: set.updatedAt! });
         await queueReanchor(ctx, tx, cur.id);
         // The new head runs CI like a push to the branch would have (the pushes while closed did not).
-        await enqueueChangeTrigger(ctx, tx, { ...cur, head, base: set.base ?? null }, t.org.id, personOf(actor)?.id ?? null);
+        await enqueueChangeTrigger(ctx, tx, { ...cur, ...set, head, base: set.base ?? null }, t.org.id, personOf(actor)?.id ?? null);
       }
     }
     await store.updateChange(tx, cur.id, set);
