@@ -151,7 +151,8 @@ export function maskDifferential(r: Rand, values: string[], text: string, later:
   let before = "";
   let after = "";
   let consumed = -1;
-  const longest = (vs: string[]) => Math.max(0, ...vs.flatMap((v) => maskForms(v)).map((f) => f.length));
+  const formsBefore = values.flatMap((v) => maskForms(v));
+  const formsAfter = later === null ? formsBefore : [...formsBefore, ...maskForms(later)];
   for (let i = 0; i <= text.length; ) {
     if (consumed < 0 && later !== null && i >= addAt) {
       consumed = i - m.holding;
@@ -163,11 +164,10 @@ export function maskDifferential(r: Rand, values: string[], text: string, later:
     if (consumed < 0) before += out;
     else after += out;
     i = Math.min(text.length, i + n);
-    const all = consumed < 0 ? values : [...values, later!];
+    const forms = consumed < 0 ? formsBefore : formsAfter;
     const held = text.slice(i - m.holding, i);
-    if (held.length > Math.max(0, longest(all) - 1)) throw new Error(`held ${held.length} units for forms of at most ${longest(all)}`);
-    if (held && !all.flatMap((v) => maskForms(v)).some((f) => f.length > held.length && f.startsWith(held)))
-      throw new Error(`held ${JSON.stringify(held)}, which starts no form`);
+    // A proper prefix of a form: so also shorter than the longest form.
+    if (held && !forms.some((f) => f.length > held.length && f.startsWith(held))) throw new Error(`held ${JSON.stringify(held)}, which starts no form`);
   }
   if (consumed < 0) {
     before += m.flush();

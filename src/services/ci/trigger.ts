@@ -15,7 +15,7 @@ import { variablesForJob } from "./job-secrets.ts";
 import { refreshScheduleIndex } from "./schedule.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
-import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
+import { type Concurrency, notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -238,6 +238,22 @@ export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promis
   }
 }
 
+/**
+ * A fork's planned workflow as it runs here: each job fetches from the fork (`checkoutRepoId`),
+ * and every concurrency group, the run's and the jobs', is confined to the fork's own runs.
+ * Why: the fork's author writes its workflow; a group named like the target's (`deploy`, with
+ * cancel-in-progress) would otherwise cancel or hold the target's own runs.
+ */
+export function fromFork(w: PlannedWorkflow, forkId: string): PlannedWorkflow {
+  if (!("jobs" in w)) return w;
+  const confine = <C extends Concurrency | null | undefined>(c: C): C => (c ? { ...c, group: `fork:${forkId}/${c.group}` } : c);
+  return {
+    ...w,
+    ...(w.run ? { run: { ...w.run, concurrency: confine(w.run.concurrency) } } : {}),
+    jobs: w.jobs.map((j) => ({ ...j, concurrency: confine(j.concurrency), spec: { ...j.spec, checkoutRepoId: forkId } })),
+  };
+}
+
 /** The `ci.trigger` worker: creates the runs of one moved ref (idempotent: a run per workflow, commit, ref and event; a scheduled run per slot). */
 export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
@@ -248,9 +264,7 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const { commit, planned: plannedHere, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo, source?.repo ?? null);
   // Why in the spec: the claim binds the job's token to the repository the agent fetches from,
   // and the job's description names it; a fork run's token reads the fork and nothing else.
-  const planned = source
-    ? plannedHere.map((w) => ("jobs" in w ? { ...w, jobs: w.jobs.map((j) => ({ ...j, spec: { ...j.spec, checkoutRepoId: source.repo.id } })) } : w))
-    : plannedHere;
+  const planned = source ? plannedHere.map((w) => fromFork(w, source.repo.id)) : plannedHere;
   // A push of the default branch refreshes the repository's schedule index.
   const indexes = p.event === "push" && p.ref === `refs/heads/${place.repo.defaultBranch}`;
   if (!planned.length && !indexes) return;
