@@ -170,7 +170,12 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       condition: j.condition ?? null,
       // A job with needs joins its group when release.ts releases it: the group (a template when it reads needs) waits in `plan`.
       concurrencyGroup: j.concurrency && !j.concurrency.dynamic && !j.needs?.length ? j.concurrency.group : null,
-      plan: j.concurrency && j.needs?.length ? ({ concurrency: j.concurrency } satisfies JobPlan) : null,
+      plan:
+        j.source !== undefined
+          ? ({ source: j.source, at: j.dynamic } satisfies JobPlan)
+          : j.concurrency && j.needs?.length
+            ? ({ concurrency: j.concurrency } satisfies JobPlan)
+            : null,
     });
     checkRows.push({
       repoId: p.repoId,

@@ -13,10 +13,12 @@ import { ExprError, evaluateCondition, parseCondition, parseTemplate, templateVa
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { admitJobs } from "./concurrency.ts";
 import { variablesForJob } from "./job-secrets.ts";
+import { newId } from "../../util/ids.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
 import { withPlannedGithub } from "./github-context.ts";
-import { WORKFLOW_LIMITS, type Concurrency, type JobSpecV2 } from "./workflow.ts";
+import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
+import { planTimeText } from "./step-names.ts";
 
 /**
  * What a job row's `plan` holds (createRun writes it; null for a job planned whole): the
@@ -25,6 +27,13 @@ import { WORKFLOW_LIMITS, type Concurrency, type JobSpecV2 } from "./workflow.ts
  */
 export interface JobPlan {
   concurrency?: Concurrency;
+  /**
+   * A placeholder (a job whose matrix, name, runs-on or timeout reads `needs`): its workflow
+   * file, read again when it is released (planJobAt) to plan its jobs, which replace it.
+   */
+  source?: string;
+  /** What made it a placeholder (`jobs.run.strategy.matrix`): named in its error. */
+  at?: string;
 }
 
 /** The contexts a job's concurrency group may read at release (workflow.ts SITES.jobPlan). */
@@ -242,6 +251,104 @@ export async function groupAtRelease(
 }
 
 /**
+ * Plans a released placeholder's jobs (workflow.ts planJobAt: its file read again with the needs'
+ * results and outputs) and writes them in its place: one pending row a matrix cell (its needs,
+ * `if` and attempt), their checks `queued`; the placeholder's row and check go. Or why it fails:
+ * the planner's error (file, line, column, the expression), or a run past 256 jobs or with a key
+ * twice.
+ */
+async function planPlaceholder(
+  tx: Tx,
+  job: GraphJob,
+  plan: JobPlan & { source: string },
+  jobs: readonly GraphJob[],
+  env: Pick<DecideEnv, "results" | "contexts">,
+  t: number,
+): Promise<{ ok: true; cells: GraphJob[] } | { ok: false; error: string }> {
+  const run = await runs.runOfRepo(tx, job.repoId, job.runId);
+  const known = await env.contexts(new Set(["github", "inputs", "vars"]));
+  const github = (known.github ?? {}) as Record<string, Value>;
+  if (!run) return { ok: false, error: "the run is gone" };
+  const trigger: TriggerContext = {
+    sha: run.commit,
+    ref: run.ref,
+    repository: String(github.repository ?? ""),
+    event: run.event as TriggerContext["event"],
+    inputs: run.inputs ?? undefined,
+    vars: (known.vars ?? {}) as Record<string, string>,
+  };
+  const parsed = planJobAt(run.workflow, plan.source, job.workflowJob, trigger, needsContext(job, env.results));
+  if (!parsed.ok) return { ok: false, error: `${parsed.error} (${plan.at ?? `jobs.${job.workflowJob}`} read from needs when the job was released)` };
+  const others = jobs.filter((j) => j.id !== job.id);
+  if (others.length + parsed.jobs.length > WORKFLOW_LIMITS.jobsPerRun)
+    return {
+      ok: false,
+      error: `jobs.${job.workflowJob}: the run would have more than ${WORKFLOW_LIMITS.jobsPerRun} jobs with its ${parsed.jobs.length} matrix cells`,
+    };
+  const keys = new Set(others.map((j) => j.key.toLowerCase()));
+  const twice = parsed.jobs.find((p) => keys.has(p.key.toLowerCase()));
+  if (twice) return { ok: false, error: `jobs.${job.workflowJob}: two jobs have the key ${JSON.stringify(twice.key)}` };
+  if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
+  const rows: runs.NewJob[] = [];
+  const cells: GraphJob[] = [];
+  for (const p of parsed.jobs) {
+    const id = newId();
+    const plan: JobPlan | null = p.concurrency ? { concurrency: p.concurrency } : null;
+    rows.push({
+      id,
+      runId: job.runId,
+      repoId: job.repoId,
+      orgId: job.orgId,
+      key: p.key,
+      runsOn: p.runsOn,
+      hosted: p.hosted,
+      spec: p.spec,
+      state: "pending",
+      verdict: null,
+      error: null,
+      steps: p.spec.steps.map((s) => ({
+        state: "pending",
+        exit_code: null,
+        name: planTimeText(s.name, {
+          github: Object.fromEntries(Object.entries(github).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : []))),
+          inputs: (known.inputs ?? {}) as Record<string, Value>,
+          vars: known.vars as Record<string, string> | undefined,
+          matrix: p.spec.matrix ?? {},
+        }).slice(0, runs.STEP_NAME_SHOWN),
+      })),
+      logSize: 0,
+      queuedAt: t,
+      attempt: job.attempt,
+      workflowJob: job.workflowJob,
+      needs: job.needs,
+      condition: job.condition,
+      plan,
+    });
+    cells.push({
+      ...job,
+      id,
+      key: p.key,
+      runsOn: p.runsOn,
+      hosted: p.hosted,
+      state: "pending",
+      outputs: null,
+      finishedAt: null,
+      cancelReason: null,
+      reusedFrom: null,
+      concurrencyGroup: null,
+      continues: false,
+      planned: plan !== null,
+    });
+  }
+  await runs.insertJobs(tx, rows);
+  await runs.recordChecks(
+    tx,
+    rows.map((r) => ({ repoId: job.repoId, commit: run.commit, key: r.key, state: "queued" as const, runId: job.runId, jobId: r.id!, updatedAt: t })),
+  );
+  return { ok: true, cells };
+}
+
+/**
  * Moves the pending jobs of attempt `attempt` of run `runId` whose needs all finished: queued (check
  * `queued`, the hub told after COMMIT) or skipped with a reason, to a fixpoint; an `if` that fails to
  * evaluate fails its job. Inside the caller's transaction; the caller settles the run. Answers how
@@ -276,6 +383,8 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
     let changed = false;
     // Jobs to queue that have a job-level group: admitted to it together after this pass.
     const gated: { job: GraphJob; concurrency: Concurrency }[] = [];
+    // Placeholders replaced by their planned jobs in this pass.
+    const replaced: { job: GraphJob; cells: GraphJob[] }[] = [];
     for (const job of jobs) {
       if (job.state !== "pending") continue;
       // A pending job without needs waits for its concurrency group (concurrency.ts releases it), never for a job.
@@ -288,6 +397,23 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
       if (d.kind === "queue") {
         if (await (waits ??= runs.runWaits(tx, runId))) continue;
         const plan = job.planned ? ((await runs.jobById(tx, job.id))?.plan as JobPlan | null) : null;
+        if (plan?.source !== undefined) {
+          // A placeholder: its jobs are planned now, written pending, and decided by the next pass (their `if` is its).
+          const p = await planPlaceholder(tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
+          if (p.ok) {
+            replaced.push({ job, cells: p.cells });
+            changed = true;
+            moved++;
+            continue;
+          }
+          if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: p.error, t }))) continue;
+          job.state = "failure";
+          job.finishedAt = t;
+          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+          changed = true;
+          moved++;
+          continue;
+        }
         if (plan?.concurrency) {
           const g = await groupAtRelease(job, plan.concurrency, { results, contexts });
           if (g.ok) {
@@ -324,6 +450,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
       }
       moved++;
     }
+    for (const { job, cells: planned } of replaced) jobs.splice(jobs.indexOf(job), 1, ...planned);
     if (gated.length) {
       // Job-level groups (concurrency.ts, the rules of a run's jobs at creation): each job queued, waiting
       // (pending, its row in the group) or cancelled; jobs of this run the rules end are counted here.

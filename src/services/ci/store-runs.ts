@@ -418,6 +418,13 @@ export async function queuePendingJob(tx: Tx, id: string, t: number): Promise<bo
   return (await st.get(t, id)) !== null;
 }
 
+/** Deletes a pending job that its planned jobs replace (a placeholder, release.ts) with its check rows; false when it was no longer pending. */
+export async function dropPendingJob(tx: Tx, repoId: string, id: string): Promise<boolean> {
+  if ((await stmt(tx, "dropPendingJob", "DELETE FROM workflow_jobs WHERE id = ? AND state = 'pending' RETURNING 1 AS ok").get(id)) === null) return false;
+  await stmt(tx, "dropPendingJobChecks", "DELETE FROM check_results WHERE repo_id = ? AND job_id = ?").run(repoId, id);
+  return true;
+}
+
 /** A job not started yet (pending or queued) is skipped with its reason; false when it had started or ended. */
 export async function skipPendingJob(tx: Tx, id: string, reason: string, t: number): Promise<boolean> {
   const st = stmt(

@@ -19,8 +19,8 @@
 // Part F (what real GitHub workflows need, bench/workflows.ts): `uses` steps with `with`, YAML
 // aliases, matrix values that are mappings, GitHub's include rule, matrices from expressions,
 // `runs-on: { group, labels }`, GitHub's shell names and input types; planned but refused when
-// run (notRunYet): reusable workflow calls, jobs whose matrix/name/runs-on/timeout read `needs`
-// (one placeholder), `parallel:` step groups.
+// run (notRunYet): reusable workflow calls, `parallel:` step groups. Jobs whose
+// matrix/name/runs-on/timeout read `needs` are one placeholder, planned at release (planJobAt).
 //
 // Expressions (src/services/ci/expr): every `${{ }}` and `if:` in the file is parsed here, with
 // the contexts its site allows (plan-29 §3.B table); a syntax error or a context used outside its
@@ -150,9 +150,11 @@ export interface PlannedJob {
   /**
    * A placeholder for a job whose matrix (or name, runs-on, timeout) is only known once its needs
    * ended: the place that reads `needs` (`jobs.x.strategy.matrix`). Planned as this one row with
-   * no labels and no steps; not run by this server yet (notRunYet names it).
+   * no labels and no steps; release.ts plans its cells once its needs ended (planJobAt over `source`).
    */
   dynamic?: string;
+  /** A placeholder's workflow file, as parsed (what planJobAt reads again at release). */
+  source?: string;
   /** A call of a reusable workflow (`jobs.x.uses`): planned, not run yet (notRunYet names it). */
   calls?: string;
 }
@@ -185,6 +187,11 @@ export interface TriggerContext {
   change?: PullRequestFacts;
   /** github.event_name when it is not `event` (`pull_request`: the `on:` key that matched a change run); set once `on` is read. */
   eventName?: string;
+  /**
+   * Planning one placeholder job at release (planJobAt): its id and the `needs` context (each need's
+   * result and outputs). Only that job is read, and what reads `needs` is evaluated.
+   */
+  release?: { job: string; needs: Record<string, Value> };
 }
 
 class WorkflowError extends Error {
@@ -253,7 +260,10 @@ export function parseWorkflow(path: string, text: string, trigger: TriggerContex
   }
   try {
     resolveAliases(doc);
-    return { ok: true, ...readWorkflow(doc.contents as Node | null, trigger, path) };
+    const out = readWorkflow(doc.contents as Node | null, trigger, path);
+    // A placeholder carries its file, read again when it is released (planJobAt).
+    for (const j of out.jobs) if (j.dynamic !== undefined && j.calls === undefined) j.source = text;
+    return { ok: true, ...out };
   } catch (e) {
     if (e instanceof WorkflowError) {
       const start = e.node?.range?.[0];
@@ -571,7 +581,7 @@ function readMatrix(strategy: Node | null | undefined, r: Reader): { cells: Matr
   const computed = (node: Node, what: string): Value | undefined => {
     if (!isScalar(node) || typeof node.value !== "string" || !node.value.includes("${{")) return undefined;
     const t = r.template(node, node.value, "matrix");
-    if (t?.contexts.has("needs")) return null;
+    if (t?.contexts.has("needs") && !r.needs) return null;
     return r.value(node, node.value, "matrix", {});
   };
   let source: { key: string; node: Node | null | undefined; value?: Value }[];
@@ -666,6 +676,8 @@ class Reader {
   readonly github: Record<string, Value>;
   readonly inputs: Record<string, Value>;
   readonly vars: Record<string, Value>;
+  /** The `needs` context when a placeholder is planned at release; absent at plan time. */
+  readonly needs: Record<string, Value> | undefined;
 
   constructor(public trigger: TriggerContext) {
     const refName = trigger.ref.replace(/^refs\/(heads|tags)\//, "");
@@ -680,6 +692,7 @@ class Reader {
     };
     this.inputs = { ...(trigger.inputs ?? {}) };
     this.vars = { ...(trigger.vars ?? {}) };
+    this.needs = trigger.release?.needs;
   }
 
   private count(node: Node): void {
@@ -724,12 +737,12 @@ class Reader {
   value(node: Node, text: string, site: Site, cell: MatrixCell): Value {
     const t = this.template(node, text, site);
     if (!t) return text;
-    if (t.contexts.has("needs"))
+    if (t.contexts.has("needs") && !this.needs)
       throw new WorkflowError(node, "a value read from needs here is evaluated when the job is released, which this server does not do yet");
     if (isV1(t)) return expand(text, node, cell, this.trigger, this.budget);
     let v: Value;
     try {
-      v = templateValue(t, { contexts: { github: this.github, matrix: cell, inputs: this.inputs, vars: this.vars } });
+      v = templateValue(t, { contexts: { github: this.github, matrix: cell, inputs: this.inputs, vars: this.vars, needs: this.needs ?? {} } });
     } catch (e) {
       if (e instanceof ExprError) throw new WorkflowError(node, e.message, e.offset);
       throw e;
@@ -812,6 +825,8 @@ function readWorkflow(root: Node | null, trigger: TriggerContext, path: string):
   const graphJobs: { id: string; at: Node; needs: { id: string; at: Node }[] }[] = [];
   for (const pair of entries(jobsNode, "jobs")) {
     const id = keyOf(pair);
+    // At release (planJobAt) only the placeholder's job is planned; the graph was checked when the run was.
+    if (trigger.release && id !== trigger.release.job) continue;
     const read = readJob(id, pair.value, env, defaults, r);
     graphJobs.push({ id, at: read.needsNode ?? (pair.key as Node), needs: read.needs });
     for (const job of read.jobs) {
@@ -821,8 +836,9 @@ function readWorkflow(root: Node | null, trigger: TriggerContext, path: string):
       if (jobs.length > WORKFLOW_LIMITS.jobsPerRun) throw new WorkflowError(pair.key as Node, `more than ${WORKFLOW_LIMITS.jobsPerRun} jobs`);
     }
   }
-  if (!jobs.length) throw new WorkflowError(jobsNode, "`jobs` is empty");
+  if (!jobs.length) throw new WorkflowError(jobsNode, trigger.release ? `jobs.${trigger.release.job} is gone from the file` : "`jobs` is empty");
   if (planned) for (const job of jobs) job.spec.github = planned;
+  if (trigger.release) return { name, on, jobs, run: { name, runName: runNameValue, concurrency, graph: {}, order: [] } };
   const ordered = orderJobs(graphJobs);
   if (!ordered.ok) throw new WorkflowError(ordered.at, ordered.message);
   const graph: Record<string, string[]> = {};
@@ -1044,7 +1060,7 @@ function readConcurrency(node: Node | null | undefined, what: string, r: Reader,
   const text = scalarText(groupNode, `${what}.group`);
   const t = r.template(groupNode as Node, text, site);
   let out: Concurrency;
-  if (t?.contexts.has("needs")) out = { group: literal(text, groupNode, r.budget), cancelInProgress: false, dynamic: true };
+  if (t?.contexts.has("needs") && !r.needs) out = { group: literal(text, groupNode, r.budget), cancelInProgress: false, dynamic: true };
   else out = { group: toText(r.value(groupNode as Node, text, site, cell)), cancelInProgress: false };
   if (out.group.length > WORKFLOW_LIMITS.concurrencyGroupChars)
     throw new WorkflowError(groupNode, `the concurrency group is longer than ${WORKFLOW_LIMITS.concurrencyGroupChars} characters`);
@@ -1055,7 +1071,7 @@ function readConcurrency(node: Node | null | undefined, what: string, r: Reader,
       const c = scalarString(cancelNode, `${what}.cancel-in-progress`);
       const ct = r.template(cancelNode as Node, c, site);
       if (!ct) throw new WorkflowError(cancelNode, `${what}.cancel-in-progress must be true, false or an expression`);
-      if (ct.contexts.has("needs")) out.cancelInProgress = literal(c, cancelNode, r.budget);
+      if (ct.contexts.has("needs") && !r.needs) out.cancelInProgress = literal(c, cancelNode, r.budget);
       else {
         const v = r.value(cancelNode as Node, c, site, cell);
         out.cancelInProgress = v === true || v === "true";
@@ -1422,7 +1438,8 @@ function readJob(
   const runsOnList = readRunsOn(runsOn, `jobs.${id}.runs-on`);
   const matrix = readMatrix(strategy, r);
   // A job whose matrix, name, runs-on or timeout reads needs is known only once its needs ended: one placeholder row.
-  const readsNeeds = (n: { node: Node; text: string } | null) => n !== null && r.template(n.node, n.text, "jobPlan")?.contexts.has("needs") === true;
+  const readsNeeds = (n: { node: Node; text: string } | null) =>
+    n !== null && !r.needs && r.template(n.node, n.text, "jobPlan")?.contexts.has("needs") === true;
   const dynamic =
     "dynamic" in matrix
       ? `jobs.${id}.strategy.matrix`
@@ -1612,6 +1629,17 @@ function referencedNames(spec: JobSpecV2): { secrets: string[]; vars: string[] }
 }
 
 /**
+ * The jobs (one a matrix cell) of placeholder job `job` of the workflow `text`, planned once its
+ * needs ended (release.ts): the file is read again with the `needs` context, only that job is
+ * planned, under the same limits (256 cells, the budgets); what reads `needs` is evaluated now. An
+ * error (a bad `fromJSON`, too many cells) names the file, line and column and quotes the
+ * expression, never a value. Pure.
+ */
+export function planJobAt(path: string, text: string, job: string, trigger: TriggerContext, needs: Record<string, Value>): ParsedWorkflow {
+  return parseWorkflow(path, text, { ...trigger, release: { job, needs } });
+}
+
+/**
  * Until the server runs them (issue 29 part C: release of dependent jobs, conditions,
  * concurrency; part D: the runner's v2 steps), a workflow using what is only parsed so far fails
  * its run with this message instead of running its jobs out of order, unconditionally, or with
@@ -1623,7 +1651,9 @@ export function notRunYet(path: string, out: { jobs: PlannedJob[]; run?: Planned
     const id = j.workflowJob ?? j.key;
     // Part F (corpus): planned so files written for GitHub parse, run by no part of this issue.
     if (j.calls !== undefined) uses.push(`jobs.${id} (a call of the reusable workflow ${j.calls})`);
-    if (j.dynamic !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
+    // A placeholder's cells are planned by release.ts once its needs ended (planJobAt); a reusable call's is not run.
+    if (j.dynamic !== undefined && j.calls !== undefined) uses.push(`${j.dynamic} (it reads needs, so the job is planned once its needs ended)`);
+    else if (j.dynamic !== undefined && !j.needs?.length) uses.push(`${j.dynamic} (it reads needs, and jobs.${id} has no needs)`);
     const grouped = j.spec.steps.find((s) => s.parallel !== undefined);
     if (grouped) uses.push(`jobs.${id}.steps[${grouped.parallel}].parallel (steps side by side)`);
     // A job with needs joins its group when release.ts releases it (a group reading needs evaluated then); one without needs has no needs to read.

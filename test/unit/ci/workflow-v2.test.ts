@@ -3,7 +3,7 @@
 // on.push tags/paths, workflow_dispatch inputs and schedules; every rejection names file, line
 // and column (asserted exactly).
 import { describe, expect, test } from "bun:test";
-import { notRunYet, parseWorkflow, parseWorkflowTask, workflowMatches, WORKFLOW_LIMITS } from "../../../src/services/ci/workflow.ts";
+import { notRunYet, parseWorkflow, planJobAt, parseWorkflowTask, workflowMatches, WORKFLOW_LIMITS } from "../../../src/services/ci/workflow.ts";
 
 const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/api", event: "push" as const };
 const F = "f.yml";
@@ -499,9 +499,23 @@ jobs:
       ["name", "jobs.name.name", [], ["plan"]],
     ]);
     const out = parseWorkflowTask({ path: F, text, trigger, branch: "main" });
-    expect(out.ok && notRunYet(F, out)).toBe(
-      `${F}: jobs.run.strategy.matrix (it reads needs, so the job is planned once its needs ended) is parsed but not run by this server yet; the run does not start`,
+    // Run: release.ts plans the placeholder once its needs ended (planJobAt); one without needs is refused.
+    expect(out.ok && notRunYet(F, out)).toBeNull();
+    expect(out.ok && out.jobs[1]!.source).toBe(text);
+    const lone = parseWorkflowTask({ path: F, text: `on: push\njobs:\n  a:\n    name: x \${{ needs.b.outputs.v }}\n${J}`, trigger, branch: "main" });
+    expect(lone.ok && notRunYet(F, lone)).toBe(
+      `${F}: jobs.a.name (it reads needs, and jobs.a has no needs) is parsed but not run by this server yet; the run does not start`,
     );
+    // Planned at release with the needs' outputs: the cells, under the same limits.
+    const cells = planJobAt(F, text, "run", trigger, { plan: { result: "success", outputs: { m: '{"os":["linux","mac"]}' } } });
+    expect(cells.ok && cells.jobs.map((j) => [j.key, j.runsOn])).toEqual([
+      ["run (os=linux)", ["linux"]],
+      ["run (os=mac)", ["mac"]],
+    ]);
+    const many = planJobAt(F, text, "run", trigger, {
+      plan: { result: "success", outputs: { m: JSON.stringify({ n: Array.from({ length: 10_000 }, (_, i) => i) }) } },
+    });
+    expect(!many.ok && many.error).toContain("the matrix has more than 256 cells");
   });
 
   test("a job calling a reusable workflow: planned in the graph (with its matrix), refused when run", () => {

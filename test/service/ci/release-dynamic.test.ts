@@ -1,0 +1,153 @@
+// Jobs planned once their needs ended (issue 29, DECISIONS §5 CI): a job whose matrix, name or
+// runs-on reads `needs` is one placeholder row until its needs end; release.ts then plans it
+// (workflow.ts planJobAt: the same parser, the same limits) and writes its matrix cells in its
+// place, in the verdict's transaction. Planned by the real parser, created by createRun, released
+// by failJob's verdict, in process on the test run's database (SVC_TEST_DATABASE=sqlite|pg).
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { openTestContext, testTables } from "../../helpers/context.ts";
+import type { Principal } from "../../../src/services/access/principal.ts";
+import type { Ctx } from "../../../src/services/context.ts";
+import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
+import { createRepo } from "../../../src/services/repos/repos.ts";
+import { createRun, type RunTrigger } from "../../../src/services/ci/create-run.ts";
+import { failJob } from "../../../src/services/ci/finish.ts";
+import { notRunYet, parseWorkflow } from "../../../src/services/ci/workflow.ts";
+import * as store from "../../../src/services/ci/store-runs.ts";
+
+const { users, workflowJobs, checkResults } = testTables;
+const root = mkdtempSync(join(tmpdir(), "svc-release-dynamic-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const PATH = ".svc/workflows/ci.yml";
+
+let dirs = 0;
+async function setup() {
+  const ctx = await openTestContext({ SVC_DATA_DIR: join(root, String(++dirs)), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_LOG: "error" });
+  const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
+  const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
+  const repo = await createRepo(ctx, actor, "acme", { name: "app" });
+  return { ctx, repo };
+}
+
+let commits = 0;
+async function start(ctx: Ctx, repo: { id: string; org_id: string }, yaml: string) {
+  const commit = String(++commits % 10).repeat(39) + String.fromCharCode(97 + Math.floor(commits / 10));
+  const parsed = parseWorkflow(PATH, yaml, { sha: commit, ref: "refs/heads/main", repository: "acme/app", event: "push" });
+  if (!parsed.ok) throw new Error(parsed.error);
+  expect(notRunYet(PATH, parsed)).toBeNull();
+  const trigger: RunTrigger = { repoId: repo.id, orgId: repo.org_id, orgName: "acme", ref: "refs/heads/main", commit, event: "push", actorUserId: null };
+  const r = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: PATH, jobs: parsed.jobs, run: parsed.run }, trigger));
+  if (!r.created) throw new Error("not created");
+  return { runId: r.runId, commit };
+}
+
+async function rowsOf(ctx: Ctx, runId: string) {
+  const rows = await ctx.db.read.select().from(workflowJobs).where(eq(workflowJobs.runId, runId));
+  return new Map(rows.map((j) => [j.key, j]));
+}
+
+async function end(ctx: Ctx, id: string, state: "success" | "failure", outputs?: Record<string, string>) {
+  await ctx.db.transaction(async (tx) => {
+    if (outputs) await store.updateJob(tx, id, { outputs });
+    await failJob(ctx, tx, (await store.jobById(tx, id))!, state, null, Date.now(), state);
+  });
+}
+
+const workflow = (run: string) => `on: push
+jobs:
+  setup:
+    runs-on: self-hosted
+    outputs: { matrix: "\${{ steps.m.outputs.matrix }}" }
+    steps: [ { id: m, run: "true" } ]
+  run:
+    needs: setup
+${run}
+    steps: [ { name: "test on \${{ matrix.os }}", run: "echo \${{ matrix.os }}" } ]
+  after:
+    needs: run
+    if: always()
+    runs-on: self-hosted
+    steps: [ { run: "true" } ]
+`;
+
+const MATRIX = workflow(`    runs-on: self-hosted
+    strategy: { matrix: "\${{ fromJSON(needs.setup.outputs.matrix) }}" }`);
+
+test("a matrix read from a need's output: one placeholder until the need ends, then its cells in its place; what needs it waits for every cell", async () => {
+  const { ctx, repo } = await setup();
+  try {
+    const { runId, commit } = await start(ctx, repo, MATRIX);
+    const before = await rowsOf(ctx, runId);
+    expect([...before.keys()].sort()).toEqual(["after", "run", "setup"]);
+    expect(before.get("run")).toMatchObject({ state: "pending", runsOn: [] });
+    await end(ctx, before.get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux", "mac"], include: [{ os: "bsd", extra: "1" }] }) });
+    const after = await rowsOf(ctx, runId);
+    expect([...after.keys()].sort()).toEqual(["after", "run (os=bsd, extra=1)", "run (os=linux)", "run (os=mac)", "setup"]);
+    const linux = after.get("run (os=linux)")!;
+    expect(linux).toMatchObject({ state: "queued", runsOn: ["self-hosted"], workflowJob: "run", needs: ["setup"], attempt: 1 });
+    // A v1 job: its steps expanded with its cell, as at plan time.
+    expect(linux.spec.steps[0]).toMatchObject({ name: "test on linux", run: "echo linux" });
+    expect(linux.steps[0]!.name).toBe("test on linux");
+    // The checks show the cells, not the placeholder.
+    const checks = await ctx.db.read.select().from(checkResults).where(eq(checkResults.commit, commit));
+    expect(checks.map((c) => [c.key, c.state]).sort()).toEqual([
+      ["after", "queued"],
+      ["run (os=bsd, extra=1)", "queued"],
+      ["run (os=linux)", "queued"],
+      ["run (os=mac)", "queued"],
+      ["setup", "success"],
+    ]);
+    // What needs the placeholder waits for all its cells.
+    await end(ctx, linux.id, "success");
+    await end(ctx, after.get("run (os=mac)")!.id, "failure");
+    expect((await store.jobById(ctx.db.read, after.get("after")!.id))?.state).toBe("pending");
+    await end(ctx, after.get("run (os=bsd, extra=1)")!.id, "success");
+    expect((await store.jobById(ctx.db.read, after.get("after")!.id))?.state).toBe("queued");
+  } finally {
+    ctx.close();
+  }
+});
+
+test("name and runs-on read from needs; a placeholder whose expression fails, or whose matrix is too large, fails naming it and never hangs", async () => {
+  const { ctx, repo } = await setup();
+  try {
+    const named = workflow(`    name: deploy \${{ needs.setup.outputs.matrix }}
+    runs-on: [self-hosted, "\${{ needs.setup.outputs.matrix }}"]`);
+    const a = await start(ctx, repo, named);
+    await end(ctx, (await rowsOf(ctx, a.runId)).get("setup")!.id, "success", { matrix: "gpu" });
+    const rowsA = await rowsOf(ctx, a.runId);
+    expect(rowsA.get("deploy gpu")).toMatchObject({ state: "queued", runsOn: ["self-hosted", "gpu"] });
+    expect(rowsA.has("run")).toBe(false);
+
+    // A need's output expanding to 10,000 cells: the job fails at once with the limit; what needs it is released.
+    const b = await start(ctx, repo, MATRIX);
+    const big = JSON.stringify({ n: Array.from({ length: 10_000 }, (_, i) => i) });
+    await end(ctx, (await rowsOf(ctx, b.runId)).get("setup")!.id, "success", { matrix: big });
+    const rowsB = await rowsOf(ctx, b.runId);
+    expect(rowsB.get("run")?.state).toBe("failure");
+    expect(rowsB.get("run")?.error).toContain("more than 256 cells");
+    expect(rowsB.get("after")?.state).toBe("queued");
+    expect(rowsB.size).toBe(3);
+
+    // An output that is not JSON: the error names the file, line and the expression, never the value.
+    const c = await start(ctx, repo, MATRIX);
+    await end(ctx, (await rowsOf(ctx, c.runId)).get("setup")!.id, "success", { matrix: "{secret-ish" });
+    const failed = (await rowsOf(ctx, c.runId)).get("run")!;
+    expect(failed.state).toBe("failure");
+    expect(failed.error).toStartWith(`${PATH}:`);
+    expect(failed.error).toContain("fromJSON");
+    expect(failed.error).not.toContain("secret-ish");
+
+    // A need that failed skips the placeholder like any job (nothing is planned).
+    const d = await start(ctx, repo, MATRIX);
+    await end(ctx, (await rowsOf(ctx, d.runId)).get("setup")!.id, "failure");
+    const rowsD = await rowsOf(ctx, d.runId);
+    expect(rowsD.get("run")?.state).toBe("skipped");
+    expect(rowsD.get("after")?.state).toBe("queued");
+  } finally {
+    ctx.close();
+  }
+});
