@@ -16,6 +16,7 @@ import { variablesForJob } from "./job-secrets.ts";
 import { newId } from "../../util/ids.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
+import { forkGroup } from "./fork-groups.ts";
 import { withPlannedGithub } from "./github-context.ts";
 import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
@@ -288,12 +289,17 @@ async function planPlaceholder(
   const keys = new Set(others.map((j) => j.key.toLowerCase()));
   const twice = parsed.jobs.find((p) => keys.has(p.key.toLowerCase()));
   if (twice) return { ok: false, error: `jobs.${job.workflowJob}: two jobs have the key ${JSON.stringify(twice.key)}` };
+  // A fork's run (trigger.ts fromFork): its cells fetch from the fork, keep the placeholder's
+  // planned github facts, and their groups stay the fork's.
+  const held = (await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined;
+  const fork = held?.checkoutRepoId;
   if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
   const rows: runs.NewJob[] = [];
   const cells: GraphJob[] = [];
   for (const p of parsed.jobs) {
     const id = newId();
-    const plan: JobPlan | null = p.concurrency ? { concurrency: p.concurrency } : null;
+    const plan: JobPlan | null = p.concurrency ? { concurrency: fork ? forkGroup(p.concurrency, fork) : p.concurrency } : null;
+    const spec: JobSpecV2 = { ...p.spec, ...(fork ? { checkoutRepoId: fork } : {}), ...(held?.github ? { github: held.github } : {}) };
     rows.push({
       id,
       runId: job.runId,
@@ -302,7 +308,7 @@ async function planPlaceholder(
       key: p.key,
       runsOn: p.runsOn,
       hosted: p.hosted,
-      spec: p.spec,
+      spec,
       state: "pending",
       verdict: null,
       error: null,
