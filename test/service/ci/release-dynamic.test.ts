@@ -180,11 +180,11 @@ test("a fork's placeholder: its cells fetch from the fork, and their concurrency
     strategy: { matrix: "\${{ fromJSON(needs.setup.outputs.matrix) }}" }`).replace("on: push", "on: change");
     const { runId } = await startFromFork(ctx, repo, yaml, "fork1");
     const before = await rowsOf(ctx, runId);
-    expect(before.get("run")?.spec.checkoutRepoId).toBe("fork1");
+    expect((before.get("run")?.spec as { checkoutRepoId?: string }).checkoutRepoId).toBe("fork1");
     await end(ctx, before.get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux"] }) });
     const cell = (await rowsOf(ctx, runId)).get("run (os=linux)")!;
     expect(cell.state).toBe("queued");
-    expect(cell.spec.checkoutRepoId).toBe("fork1");
+    expect((cell.spec as { checkoutRepoId?: string }).checkoutRepoId).toBe("fork1");
     expect(cell.concurrencyGroup).toBe("fork:fork1/cell-linux");
   } finally {
     ctx.close();
