@@ -17,7 +17,7 @@ import { newId } from "../../util/ids.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
 import { forkGroup } from "./fork-groups.ts";
-import { withPlannedGithub } from "./github-context.ts";
+import { withPlannedGithub, type PullRequestFacts } from "./github-context.ts";
 import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
 
@@ -278,6 +278,9 @@ async function planPlaceholder(
     inputs: run.inputs ?? undefined,
     vars: (known.vars ?? {}) as Record<string, string>,
   };
+  // A change run's pull request (github-context.ts), so the cells' plan-time values read head_ref/base_ref as the run's did.
+  const pr = (github.event as { pull_request?: PullRequestFacts } | undefined)?.pull_request;
+  if (pr) trigger.change = pr;
   const parsed = planJobAt(run.workflow, plan.source, job.workflowJob, trigger, needsContext(job, env.results));
   if (!parsed.ok) return { ok: false, error: `${parsed.error} (${plan.at ?? `jobs.${job.workflowJob}`} read from needs when the job was released)` };
   const others = jobs.filter((j) => j.id !== job.id);

@@ -190,3 +190,31 @@ test("a fork's placeholder: its cells fetch from the fork, and their concurrency
     ctx.close();
   }
 });
+
+test("a change run's placeholder: its cells' plan-time values read the run's github (event_name as on: spells it, head_ref)", async () => {
+  const { ctx, repo } = await setup();
+  try {
+    const yaml = workflow(`    name: "\${{ github.event_name }} \${{ github.head_ref }} \${{ matrix.os }}"
+    runs-on: self-hosted
+    strategy: { matrix: "\${{ fromJSON(needs.setup.outputs.matrix) }}" }`).replace("on: push", "on: pull_request");
+    const commit = "e".repeat(40);
+    const change = {
+      number: 4,
+      title: "t",
+      head: { ref: "topic", sha: commit, repo: { full_name: "acme/app", fork: false } },
+      base: { ref: "main", sha: "d".repeat(40), repo: { full_name: "acme/app" } },
+    };
+    const parsed = parseWorkflow(PATH, yaml, { sha: commit, ref: "refs/heads/topic", repository: "acme/app", event: "change", change });
+    if (!parsed.ok) throw new Error(parsed.error);
+    const trigger: RunTrigger = { repoId: repo.id, orgId: repo.org_id, orgName: "acme", ref: "refs/heads/topic", commit, event: "change", actorUserId: null };
+    const r = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: PATH, jobs: parsed.jobs, run: parsed.run }, trigger));
+    if (!r.created) throw new Error("not created");
+    const before = await rowsOf(ctx, r.runId);
+    await end(ctx, before.get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux"] }) });
+    const cell = (await rowsOf(ctx, r.runId)).get("pull_request topic linux");
+    expect(cell?.state).toBe("queued");
+    expect((cell?.spec as { github?: { head_ref?: string } }).github?.head_ref).toBe("topic");
+  } finally {
+    ctx.close();
+  }
+});
