@@ -18,6 +18,9 @@ import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
 import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
+import { hostedCiRefusal } from "../billing/minutes.ts";
+import { hostedDisabledMessage } from "./finish.ts";
+import { loadPolicy } from "./policy.ts";
 
 /**
  * What a job row's `plan` holds (createRun writes it; null for a job planned whole): the
@@ -243,10 +246,11 @@ export async function groupAtRelease(
  * Plans a released placeholder's jobs (workflow.ts planJobAt: its file read again with the needs'
  * results and outputs) and writes them in its place: one pending row a matrix cell (its needs,
  * `if` and attempt), their checks `queued`; the placeholder's row and check go. Or why it fails:
- * the planner's error (file, line, column, the expression), or a run past 256 jobs or with a key
- * twice.
+ * the planner's error (file, line, column, the expression), a run past 256 jobs or with a key
+ * twice, or hosted cells the org's policy or minutes refuse.
  */
 async function planPlaceholder(
+  ctx: Ctx,
   tx: Tx,
   job: GraphJob,
   plan: JobPlan & { source: string },
@@ -277,6 +281,12 @@ async function planPlaceholder(
   const keys = new Set(others.map((j) => j.key.toLowerCase()));
   const twice = parsed.jobs.find((p) => keys.has(p.key.toLowerCase()));
   if (twice) return { ok: false, error: `jobs.${job.workflowJob}: two jobs have the key ${JSON.stringify(twice.key)}` };
+  // SPEC §4.1 claim rule 5 and billing, as createRun decides them for the jobs it plans: hosted cells refused here fail the placeholder.
+  if (parsed.jobs.some((p) => p.hosted)) {
+    const policy = await loadPolicy(tx, job.orgId);
+    const refused = policy.hosted === "disabled" ? hostedDisabledMessage(String(github.repository_owner ?? "")) : await hostedCiRefusal(ctx, tx, job.orgId);
+    if (refused) return { ok: false, error: refused };
+  }
   if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
   const rows: runs.NewJob[] = [];
   const cells: GraphJob[] = [];
@@ -388,7 +398,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         const plan = job.planned ? ((await runs.jobById(tx, job.id))?.plan as JobPlan | null) : null;
         if (plan?.source !== undefined) {
           // A placeholder: its jobs are planned now, written pending, and decided by the next pass (their `if` is its).
-          const p = await planPlaceholder(tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
+          const p = await planPlaceholder(ctx, tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
           if (p.ok) {
             replaced.push({ job, cells: p.cells });
             changed = true;
