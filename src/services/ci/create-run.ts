@@ -123,7 +123,7 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       event_name: p.event,
     },
     inputs: { ...(p.inputs ?? {}) },
-    vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId }) : undefined,
+    vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId, trusted: p.trusted ?? true }) : undefined,
   };
   const parsedNames = new Map<string, PreparedName>();
   const jobRows: runs.NewJob[] = [];

@@ -142,7 +142,7 @@ async function parseForDispatch(
   inputs?: Record<string, InputValue>,
 ) {
   // Plan-time values read vars (plan-29 §3.B).
-  const vars = await variablesForJob(ctx.db.read, { orgId: t.org.id, repoId: t.repo.id });
+  const vars = await variablesForJob(ctx.db.read, { orgId: t.org.id, repoId: t.repo.id, trusted: true });
   const parsed: ParseWorkflowOutput = await parseOnThread(ctx, {
     path: f.path,
     text,

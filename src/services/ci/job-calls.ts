@@ -110,7 +110,7 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
     throw Conflict(secrets.error);
   }
   rememberJobSecrets(ctx, job.id, Object.values(secrets.secrets));
-  const vars = await variablesForJob(ctx.db.read, { orgId: job.orgId, repoId: job.repoId });
+  const vars = await variablesForJob(ctx.db.read, { orgId: job.orgId, repoId: job.repoId, trusted: facts.trusted });
   const needs = needsContext(await jobCalls.neededJobs(ctx.db.read, job.runId, job.attempt, job.needs), job.needs);
   const ref = refParts(facts.ref);
   const repository = `${facts.org}/${facts.repo}`;

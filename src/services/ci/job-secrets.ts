@@ -2,7 +2,8 @@
 // §2.3): a repo value shadows an org value of the same NAME; an org value reaches the repo when
 // its visibility is `all` or it lists the repo. Secrets: only the names the job references
 // (JobSpec v2 `secretRefs`), and none at all for an untrusted run (a change from a fork).
-// Variables: every one that reaches the repo, fork runs included ("readable by writers"; not secret).
+// Variables: every one that reaches the repo, and none for an untrusted run either (they are
+// readable by writers only, DECISIONS §5, and a fork's author need not be one).
 // Pure reads: the job description (part D) calls these; unsealing happens here and nowhere else.
 import type { Queryable } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
@@ -62,8 +63,11 @@ export async function secretsForJob(
   return { ok: true, secrets };
 }
 
-/** Every variable reaching a job of `repoId` (the `vars` context), repo values shadowing org ones. */
-export async function variablesForJob(q: Queryable, job: { orgId: string; repoId: string }): Promise<Record<string, string>> {
+/** Every variable reaching a job of `repoId` (the `vars` context), repo values shadowing org ones; none for an untrusted run. */
+export async function variablesForJob(q: Queryable, job: { orgId: string; repoId: string; trusted: boolean }): Promise<Record<string, string>> {
+  // Why none for a change from a fork: variables are readable by writers only (DECISIONS §5) and
+  // the fork's author, who writes the workflow, need not be one (GitHub gives a fork's pull request none either).
+  if (!job.trusted) return {};
   const out: Record<string, string> = {};
   for (const [name, r] of await reaching(q, "variable", job.orgId, job.repoId)) out[name] = r.value ?? "";
   return out;

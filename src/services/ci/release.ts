@@ -192,7 +192,10 @@ function lazyContexts(tx: Tx, runId: string, jobs: readonly GraphJob[]): (names:
   return async (names) => {
     const out: Record<string, Value> = {};
     if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
-    if (names.has("vars")) out.vars = await (vars ??= variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId }));
+    if (names.has("vars"))
+      out.vars = await (vars ??= runs
+        .runOfRepo(tx, jobs[0]!.repoId, runId)
+        .then((run) => variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId, trusted: run?.trusted ?? false })));
     return out;
   };
 }

@@ -9,6 +9,14 @@ import { evaluate, ExprError, parseTemplate, toText, type Contexts, type Expr, t
 /** Contexts whose values are whole when a run is planned. */
 const PLAN_TIME: ReadonlySet<string> = new Set(["github", "inputs", "vars", "matrix"]);
 
+/**
+ * Bounds on one plan-time expansion, far below EXPR_LIMITS. Why: createRun expands every step name
+ * of every matrix cell (up to 256 jobs x 100 steps) on the event loop inside its transaction, and
+ * the workflow may be a fork's; a name needs a few steps and characters (lists show 200), so a
+ * heavier expression keeps its text and a longer name is cut here.
+ */
+export const NAME_LIMITS = { steps: 1000, resultChars: 4096 } as const;
+
 /** What a plan-time expansion may read: the contexts it has values for. */
 export interface PlanTimeContexts {
   /** The github fields known at plan time (sha, ref, …; the runner's own — run_id, actor, job — are not). */
@@ -65,8 +73,9 @@ export function planTimeText(text: string, known: PlanTimeContexts, prepared: Ma
     let out = "";
     for (const part of p.parts) {
       if (typeof part === "string") out += part;
-      else if (part.now) out += toText(evaluate(part.expr, { contexts }));
+      else if (part.now) out += toText(evaluate(part.expr, { contexts, limits: NAME_LIMITS }));
       else out += `\${{${part.expr.source}}}`;
+      if (out.length >= NAME_LIMITS.resultChars) return out.slice(0, NAME_LIMITS.resultChars);
     }
     return out;
   } catch (e) {

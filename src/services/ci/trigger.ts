@@ -188,7 +188,7 @@ async function planWorkflows(
   const objects = source ? eitherObjects(snapshot.objects, target.objects) : snapshot.objects;
   const paths = p.event === "schedule" || tag ? null : await changedPaths(objects, p.before, commit);
   // Plan-time values (run-name, job names, runs-on, concurrency, continue-on-error) read vars (plan-29 §3.B).
-  const vars = await variablesForJob(ctx.db.read, { orgId: p.orgId, repoId: p.repoId });
+  const vars = await variablesForJob(ctx.db.read, { orgId: p.orgId, repoId: p.repoId, trusted: !p.fork });
   const out: TriggerPlan = { commit, planned: [], schedules: [] };
   for (const f of await workflowFilesAt(snapshot, commit)) {
     if (p.event === "schedule" && f.path !== p.workflow) continue;

@@ -1,7 +1,7 @@
 // Fork changes without secrets (issue 29, DECISIONS §5 CI "Runs for changes from forks get no
 // secrets"), black-box with the real agent (`svc runner run`) and real git pushes: a change from a
 // (private) fork runs its workflow as read from the fork, on the target (its checks show on the
-// change), untrusted — secrets expand to nothing, variables are given, the agent fetches the
+// change), untrusted — secrets and variables expand to nothing, the agent fetches the
 // commit from the fork with a job token that reads that fork alone and never writes — every new
 // patchset pushed to the fork runs again, and the same workflow from the target's own branch
 // still gets the secrets (masked).
@@ -76,7 +76,7 @@ afterAll(async () => {
   g[Symbol.dispose]();
 });
 
-test("a change from a fork runs on the target, untrusted: no secrets, variables yes, the fork's commit checked out", async () => {
+test("a change from a fork runs on the target, untrusted: no secrets, no variables, the fork's commit checked out", async () => {
   await g.ok(["checkout", "-q", "-b", "topic"], { cwd: work });
   const head = await commitFiles(g, work, { ".svc/workflows/ci.yml": workflow("forks"), "marker.txt": "only in the fork's commit\n" }, "from the fork");
   await g.ok(["push", "-q", repoUrl(server, "ada", "app-fork", ada.token), "topic"], { cwd: work });
@@ -90,7 +90,8 @@ test("a change from a fork runs on the target, untrusted: no secrets, variables 
   const log = await logOf(server, { cookie: acme.cookie } as never, "app", run.id, run.jobs[0].id);
   expect(log).toContain(`##[checkout] acme/app at ${head}`);
   expect(log).toContain("org=[] repo=[]\n");
-  expect(log).toContain("region=eu-west-1\n");
+  expect(log).toContain("region=\n");
+  expect(log).not.toContain("eu-west-1");
   expect(log).toContain("only in the fork's commit\n");
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   // Its checks are the change's (the run belongs to the target).
@@ -130,7 +131,7 @@ test("a second push to the fork's branch runs again; its job token reads the for
   const d = (await described.json()) as any;
   expect(d).toMatchObject({ format: 2, repo: "acme/app", commit: head2, ref: "refs/heads/topic", event: "change", secrets: {} });
   expect(d.clone_url).toBe(`${server.url}/ada/app-fork.git`);
-  expect(d.contexts.vars).toEqual({ REGION: "eu-west-1" });
+  expect(d.contexts.vars).toEqual({});
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(JSON.stringify(d)).not.toContain(s);
 
   const advert = (repo: string, service: string) => fetch(`${server.url}/${repo}.git/info/refs?service=${service}`, { headers: auth });

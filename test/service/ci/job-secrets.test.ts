@@ -51,8 +51,10 @@ test("repo shadows org, org values reach only their repos, only referenced names
   expect(await secretsForJob(ctx, ctx.db.read, job(lib.id))).toEqual({ ok: true, secrets: { TOKEN: "org-token", LIB_ONLY: "lib-secret" } });
   expect(await secretsForJob(ctx, ctx.db.read, { ...job(lib.id), refs: ["LIB_ONLY"] })).toEqual({ ok: true, secrets: { LIB_ONLY: "lib-secret" } });
   expect(await secretsForJob(ctx, ctx.db.read, job(app.id, false))).toEqual({ ok: true, secrets: {} });
-  expect(await variablesForJob(ctx.db.read, { orgId: app.org_id, repoId: app.id })).toEqual({ REGION: "us" });
-  expect(await variablesForJob(ctx.db.read, { orgId: app.org_id, repoId: lib.id })).toEqual({ REGION: "eu", LIB_VAR: "x" });
+  expect(await variablesForJob(ctx.db.read, { orgId: app.org_id, repoId: app.id, trusted: true })).toEqual({ REGION: "us" });
+  expect(await variablesForJob(ctx.db.read, { orgId: app.org_id, repoId: lib.id, trusted: true })).toEqual({ REGION: "eu", LIB_VAR: "x" });
+  // A change from a fork: no variables either (readable by writers only; the fork's author need not be one).
+  expect(await variablesForJob(ctx.db.read, { orgId: app.org_id, repoId: app.id, trusted: false })).toEqual({});
 
   // The same database opened with another key: the job fails naming the key the value was sealed with, never the value.
   ctx.close();

@@ -1,7 +1,7 @@
 // Step names as shown (step-names.ts planTimeText): plan-time expressions expanded, the runner's
 // kept as written, a name that fails to evaluate kept whole.
 import { expect, test } from "bun:test";
-import { planTimeText, readsVars } from "../../../src/services/ci/step-names.ts";
+import { NAME_LIMITS, planTimeText, readsVars } from "../../../src/services/ci/step-names.ts";
 
 const known = {
   github: { sha: "abc", ref: "refs/heads/main", ref_name: "main" },
@@ -44,4 +44,15 @@ test("one prepared map serves every matrix cell of a run", () => {
 test("readsVars: only names with an expression that mentions vars", () => {
   expect(readsVars(["a ${{ vars.X }}"])).toBe(true);
   expect(readsVars(["vars are nice", "${{ matrix.os }}"])).toBe(false);
+});
+
+test("plan-time expansion is bounded far below EXPR_LIMITS: a heavy expression keeps its text, a long name is cut", () => {
+  // Why: createRun expands up to 256 cells x 100 steps on the event loop, for a fork's workflow too.
+  const list = Array.from({ length: NAME_LIMITS.steps * 2 }, (_, i) => String(i));
+  const heavy = "${{ join(matrix.list, '-') }}";
+  expect(planTimeText(heavy, { ...known, matrix: { list } })).toBe(heavy);
+  const long = "${{ matrix.s }}".repeat(100);
+  const out = planTimeText(long, { ...known, matrix: { s: "x".repeat(1000) } });
+  expect(out.length).toBe(NAME_LIMITS.resultChars);
+  expect(out).toBe("x".repeat(NAME_LIMITS.resultChars));
 });

@@ -24,6 +24,8 @@ export interface EvalEnv {
   status?: Status;
   /** hashFiles(patterns…) where files exist (the runner); absent: an error. */
   hashFiles?: (patterns: string[]) => string;
+  /** Tighter bounds than EXPR_LIMITS for this evaluation (plan-time step names: step-names.ts). */
+  limits?: { steps: number; resultChars: number };
 }
 
 /** The elements a `*` filter selected: properties and indexes apply to each. */
@@ -43,12 +45,14 @@ class Evaluator {
   /** Charges `n` steps at `at`. */
   step(at: number, n = 1): void {
     this.steps += n;
-    if (this.steps > EXPR_LIMITS.steps) throw new ExprError(`the expression takes more than ${EXPR_LIMITS.steps} steps to evaluate`, at);
+    const max = this.env.limits?.steps ?? EXPR_LIMITS.steps;
+    if (this.steps > max) throw new ExprError(`the expression takes more than ${max} steps to evaluate`, at);
   }
 
   /** Refuses a string longer than the limit (before it is kept anywhere). */
   bounded(s: string, at: number): string {
-    if (s.length > EXPR_LIMITS.resultChars) throw new ExprError(`the expression builds a string longer than ${EXPR_LIMITS.resultChars} characters`, at);
+    const max = this.env.limits?.resultChars ?? EXPR_LIMITS.resultChars;
+    if (s.length > max) throw new ExprError(`the expression builds a string longer than ${max} characters`, at);
     return s;
   }
 
