@@ -309,6 +309,9 @@ class StepRunner {
       GITHUB_RUN_ID: g("run_id"),
       GITHUB_RUN_ATTEMPT: g("run_attempt"),
       GITHUB_EVENT_NAME: g("event_name"),
+      // A change run's branch and target (empty for other events, as GitHub).
+      GITHUB_HEAD_REF: g("head_ref"),
+      GITHUB_BASE_REF: g("base_ref"),
       GITHUB_ACTOR: g("actor"),
       GITHUB_JOB: g("job"),
       GITHUB_WORKFLOW: g("workflow"),

@@ -5,7 +5,7 @@ import { AppError, Conflict, Invalid, NotFound, Unprocessable } from "../../erro
 import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
-import { requireRepoFor } from "../access/access.ts";
+import { decide, deferredFacts, requireRepoFor } from "../access/access.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import { personOf } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
@@ -212,8 +212,9 @@ export async function createChange(ctx: Ctx, t: RepoTarget, body: ChangeCreate):
  * workflows from the fork's objects and the run belongs to the target (its checks show on the
  * change). Path filters diff against the target's tip (`base`).
  */
-async function enqueueChangeTrigger(ctx: Ctx, tx: Tx, c: ChangeRow, targetOrgId: string, actorUserId: string | null): Promise<void> {
+async function enqueueChangeTrigger(ctx: Ctx, tx: Tx, c: ChangeRow, targetOrgId: string, actorUserId: string | null, approved = false): Promise<void> {
   if (!c.head) return;
+  if (c.sourceRepoId && !approved && !(await forkRunsStartByThemselves(ctx, tx, c, actorUserId))) return;
   await enqueueWorkflowTrigger(ctx, tx, {
     repoId: c.repoId,
     orgId: targetOrgId,
@@ -222,8 +223,39 @@ async function enqueueChangeTrigger(ctx: Ctx, tx: Tx, c: ChangeRow, targetOrgId:
     event: "change",
     actorUserId,
     before: c.base,
+    change: { number: c.number, title: c.title, target: c.target },
     ...(c.sourceRepoId ? { fork: true, sourceRepoId: c.sourceRepoId } : {}),
   });
+}
+
+/**
+ * Whether the runs of a change from a fork start without a writer's approval: only when the
+ * person who opened it or pushed its patchset may write the target. Why: its workflow is the
+ * fork author's code and it runs on this organization's runners (self-hosted machines, hosted
+ * minutes); as GitHub asks approval for outside contributors, a writer starts an outsider's runs
+ * (startChangeRuns), once per patchset.
+ */
+async function forkRunsStartByThemselves(ctx: Ctx, tx: Tx, c: ChangeRow, actorUserId: string | null): Promise<boolean> {
+  if (!actorUserId) return false;
+  const place = await store.repoWithOrg(tx, c.repoId);
+  if (!place) return false;
+  return decide(await deferredFacts(ctx, actorUserId, place.org, place.repo), "repo:write").allow;
+}
+
+/**
+ * POST …/changes/{number}/runs: starts the `on: change` runs of the change's head that have not
+ * started (a writer approving an outside contributor's fork change; for any change, runs already
+ * created for the head are not created again). 202 with the change.
+ */
+export async function startChangeRuns(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
+  need(t, "repo:write");
+  const row = await ctx.db.transaction(async (tx) => {
+    const cur = await mustChange(tx, t.repo.id, number);
+    if (cur.state === "landed" || cur.state === "closed") throw Conflict(`change #${number} is ${cur.state}; runs start only for an open change`);
+    await enqueueChangeTrigger(ctx, tx, cur, t.org.id, personOf(t.actor)?.id ?? null, true);
+    return cur;
+  });
+  return one(ctx, row);
 }
 
 /** A new change's `change.opened` event (SPEC §6.1 webhooks) and its thread's first activity (the author takes part). */

@@ -15,6 +15,7 @@ import { hostedDisabledMessage, runFailed, settleRun } from "./finish.ts";
 import { decideRootJobs, type JobPlan } from "./release.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { loadPolicy } from "./policy.ts";
+import { plannedStrings } from "./github-context.ts";
 import { planTimeText, readsVars, type PreparedName } from "./step-names.ts";
 import * as runs from "./store-runs.ts";
 import type { PlannedJob, PlannedRun } from "./workflow.ts";
@@ -121,6 +122,8 @@ export async function createRun(ctx: Ctx, tx: Tx, planned: PlannedWorkflow, trig
       ref_type: p.ref.startsWith("refs/tags/") ? "tag" : "branch",
       repository_owner: p.orgName,
       event_name: p.event,
+      // The plan-time fields the jobs carry (github-context.ts): event_name as `on:` spells it, workflow, head_ref, base_ref.
+      ...plannedStrings(planned.jobs[0]?.spec.github),
     },
     inputs: { ...(p.inputs ?? {}) },
     vars: readsVars(names) ? await variablesForJob(tx, { orgId: p.orgId, repoId: p.repoId, trusted: p.trusted ?? true }) : undefined,

@@ -9,6 +9,7 @@ import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { noteRunnerSeen } from "./credentials.ts";
 import { failJob, minutes } from "./finish.ts";
+import { withPlannedGithub } from "./github-context.ts";
 import { secretsForJob, variablesForJob } from "./job-secrets.ts";
 import { aggregateResult, conclusionOf, mergeOutputs } from "./release.ts";
 import { Masker } from "./mask.ts";
@@ -119,7 +120,7 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
     facts.event === "workflow_dispatch"
       ? { inputs, ref: facts.ref, repository: { full_name: repository, name: facts.repo, owner: { login: facts.org } } }
       : { ref: facts.ref, after: facts.commit, repository: { full_name: repository, name: facts.repo, owner: { login: facts.org } } };
-  const github = {
+  const rowGithub = {
     sha: facts.commit,
     ref: facts.ref,
     ref_name: ref.name,
@@ -135,6 +136,9 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
     workflow: facts.workflow,
     server_url: ctx.baseUrl,
   };
+  // The plan-time fields (event_name as `on:` spells it, the workflow's name, a change's head/base
+  // and github.event.pull_request) over the run row's: github-context.ts.
+  const github = withPlannedGithub(rowGithub, spec.github);
   // Why here and nowhere else: this answer is the one place a secret value leaves the server. The
   // request log holds no bodies, and the answer goes only to the job's own token over its call.
   return {

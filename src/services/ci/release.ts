@@ -16,7 +16,8 @@ import { variablesForJob } from "./job-secrets.ts";
 import { newId } from "../../util/ids.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
-import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type TriggerContext } from "./workflow.ts";
+import { withPlannedGithub } from "./github-context.ts";
+import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { hostedDisabledMessage } from "./finish.ts";
@@ -163,7 +164,12 @@ export async function decideJob(job: Pick<GraphJob, "workflowJob" | "needs" | "c
 }
 
 /** The `github` and `inputs` contexts of a run, read from its row (what the job's `if` may read). */
-async function runContexts(q: Queryable, runId: string, repoId: string): Promise<{ github: Record<string, Value>; inputs: Record<string, Value> }> {
+async function runContexts(
+  q: Queryable,
+  runId: string,
+  repoId: string,
+  jobId: string,
+): Promise<{ github: Record<string, Value>; inputs: Record<string, Value> }> {
   const run = await runs.runOfRepo(q, repoId, runId);
   const place = await runs.jobPlace(q, repoId, runId);
   if (!run || !place) return { github: {}, inputs: {} };
@@ -182,7 +188,9 @@ async function runContexts(q: Queryable, runId: string, repoId: string): Promise
   };
   const inputs: Record<string, Value> = { ...(run.inputs ?? {}) };
   if (run.inputs) github.event = { inputs: Object.fromEntries(Object.entries(run.inputs).map(([k, v]) => [k, String(v)])) };
-  return { github, inputs };
+  // The plan-time fields every job of the run carries (github-context.ts): what its parse and its job description read.
+  const planned = ((await runs.jobById(q, jobId))?.spec as JobSpecV2 | undefined)?.github;
+  return { github: withPlannedGithub(github, planned) as Record<string, Value>, inputs };
 }
 
 /** The run-wide contexts an `if` reads (github/inputs, vars), each read at most once and only when a condition names it. */
@@ -191,7 +199,7 @@ function lazyContexts(tx: Tx, runId: string, jobs: readonly GraphJob[]): (names:
   let vars: Promise<Record<string, string>> | null = null;
   return async (names) => {
     const out: Record<string, Value> = {};
-    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId)));
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId, jobs[0]!.id)));
     if (names.has("vars"))
       out.vars = await (vars ??= runs
         .runOfRepo(tx, jobs[0]!.repoId, runId)

@@ -10,6 +10,7 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
+import type { PullRequestFacts } from "./github-context.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { refreshScheduleIndex } from "./schedule.ts";
@@ -32,6 +33,8 @@ export interface TriggerPayload {
   fork?: boolean;
   /** change from a fork: the fork, whose objects hold the commit (the run is still the target's, `repoId`). */
   sourceRepoId?: string;
+  /** change: the change's number, title and target branch (github.event.pull_request; absent in triggers queued before it existed). */
+  change?: { number: number; title: string; target: string };
   /** schedule: the one workflow file that fires, and its minute slot. */
   workflow?: string;
   scheduleSlot?: number;
@@ -177,6 +180,7 @@ async function planWorkflows(
   repoFullName: string,
   repoRow: Parameters<typeof openSnapshot>[2],
   source: Parameters<typeof openSnapshot>[2] | null,
+  change: PullRequestFacts | null,
 ): Promise<TriggerPlan> {
   const target = await openSnapshot(ctx.db.read, ctx.git, repoRow);
   const snapshot = source ? await openSnapshot(ctx.db.read, ctx.git, source) : target;
@@ -201,7 +205,14 @@ async function planWorkflows(
     const parsed = await parseOnThread(ctx, {
       path: f.path,
       text: read.text,
-      trigger: { sha: commit, ref: p.ref, repository: repoFullName, event: p.event, vars },
+      trigger: {
+        sha: commit,
+        ref: p.ref,
+        repository: repoFullName,
+        event: p.event,
+        vars,
+        ...(change ? { change: { ...change, head: { ...change.head, sha: commit } } } : {}),
+      },
       branch: name,
       tag,
       paths,
@@ -254,6 +265,21 @@ export function fromFork(w: PlannedWorkflow, forkId: string): PlannedWorkflow {
   };
 }
 
+/** A change run's github.event.pull_request (GitHub's names): the change's branch in the fork or here, its target here. */
+function changeFacts(p: TriggerPayload, full: string, source: { orgName: string; repo: { name: string } } | null): PullRequestFacts | null {
+  if (p.event !== "change" || !p.change) return null;
+  return {
+    number: p.change.number,
+    title: p.change.title,
+    head: {
+      ref: p.ref.replace(/^refs\/heads\//, ""),
+      sha: p.commit,
+      repo: { full_name: source ? `${source.orgName}/${source.repo.name}` : full, fork: !!source },
+    },
+    base: { ref: p.change.target, sha: p.before ?? "", repo: { full_name: full } },
+  };
+}
+
 /** The `ci.trigger` worker: creates the runs of one moved ref (idempotent: a run per workflow, commit, ref and event; a scheduled run per slot). */
 export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   const place = await runs.repoWithOrg(ctx.db.read, p.repoId);
@@ -261,7 +287,8 @@ export async function runTrigger(ctx: Ctx, p: TriggerPayload): Promise<void> {
   // A change from a fork: its commit is in the fork's objects. A fork deleted meanwhile runs nothing.
   const source = p.fork && p.sourceRepoId ? await runs.repoWithOrg(ctx.db.read, p.sourceRepoId) : null;
   if (p.fork && !source) return;
-  const { commit, planned: plannedHere, schedules } = await planWorkflows(ctx, p, `${place.orgName}/${place.repo.name}`, place.repo, source?.repo ?? null);
+  const full = `${place.orgName}/${place.repo.name}`;
+  const { commit, planned: plannedHere, schedules } = await planWorkflows(ctx, p, full, place.repo, source?.repo ?? null, changeFacts(p, full, source));
   // Why in the spec: the claim binds the job's token to the repository the agent fetches from,
   // and the job's description names it; a fork run's token reads the fork and nothing else.
   const planned = source ? plannedHere.map((w) => fromFork(w, source.repo.id)) : plannedHere;

@@ -29,6 +29,8 @@ export interface InputSpec {
 export interface WorkflowOn {
   push?: BranchFilter;
   change?: BranchFilter;
+  /** `pull_request` when that key (GitHub's name) gave `change`: a change run's github.event_name (absent: `change`). */
+  changeKey?: "pull_request";
   workflowDispatch?: { inputs: InputSpec[] };
   /** Cron texts, already checked (src/services/ci/cron.ts). */
   schedule?: string[];

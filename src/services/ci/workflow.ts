@@ -40,6 +40,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, ty
 import type { JobSpec } from "../../db/schema/index.ts";
 import { globMatch } from "../../util/glob.ts";
 import { CronError, CRON_MAX_CHARS, parseCron } from "./cron.ts";
+import { plannedGithub, withPlannedGithub, type PlannedGithub, type PullRequestFacts } from "./github-context.ts";
 import { ExprError, parseCondition, parseTemplate, templateValue, toText, truthy, type Template, type Value } from "./expr/index.ts";
 import { orderJobs } from "./workflow-graph.ts";
 import { filterMatches, type BranchFilter, type InputSpec, type TriggerRef, type WorkflowOn } from "./workflow-on.ts";
@@ -113,6 +114,8 @@ export type JobSpecV2 = Omit<JobSpec, "steps"> & {
   steps: StepSpec[];
   /** A change from a fork: the repository the agent fetches the commit from (set by the trigger, never by the file; the job token reads it and nothing else). */
   checkoutRepoId?: string;
+  /** The github fields fixed at plan time (event_name as `on:` spells it, workflow name, a change's head/base): github-context.ts. */
+  github?: PlannedGithub;
 };
 
 /**
@@ -180,6 +183,8 @@ export interface TriggerContext {
   event: "push" | "change" | "workflow_dispatch" | "schedule";
   inputs?: Record<string, string | boolean | number>;
   vars?: Record<string, string>;
+  /** A change run: the change, as GitHub's `github.event.pull_request` names it (github-context.ts). */
+  change?: PullRequestFacts;
   /**
    * Planning one placeholder job at release (planJobAt): its id and the `needs` context (each need's
    * result and outputs). Only that job is read, and what reads `needs` is evaluated.
@@ -800,8 +805,11 @@ function readWorkflow(root: Node | null, trigger: TriggerContext, path: string):
       );
   }
   if (!on) throw new WorkflowError(root, "missing `on` (push, change, or both)");
-  // GitHub's github.workflow: the workflow's name, or its file's path without one.
-  r.github.workflow = name ?? path;
+  // GitHub's github.workflow (the workflow's name, or its file's path without one), event_name as
+  // `on:` spells it and a change's head/base: what every plan-time expression below reads, and
+  // what each job's spec carries for the release and the job description (github-context.ts).
+  const planned = plannedGithub(name, trigger.event, on.changeKey, trigger.change);
+  Object.assign(r.github, withPlannedGithub({ ...r.github, workflow: path }, planned));
   if (jobsNode === undefined) throw new WorkflowError(root, "missing `jobs`");
   const env = readEnv(envNode, "env", null, r, "workflowEnv");
   // A workflow env that reads what only the runner knows (secrets, vars…) makes every job a v2 job.
@@ -825,6 +833,7 @@ function readWorkflow(root: Node | null, trigger: TriggerContext, path: string):
     }
   }
   if (!jobs.length) throw new WorkflowError(jobsNode, trigger.release ? `jobs.${trigger.release.job} is gone from the file` : "`jobs` is empty");
+  if (planned) for (const job of jobs) job.spec.github = planned;
   if (trigger.release) return { name, on, jobs, run: { name, runName: runNameValue, concurrency, graph: {}, order: [] } };
   const ordered = orderJobs(graphJobs);
   if (!ordered.ok) throw new WorkflowError(ordered.at, ordered.message);
@@ -878,8 +887,11 @@ function readOn(node: Node | null | undefined, r: Reader): WorkflowOn {
   const out: WorkflowOn = {};
   const setEvent = (event: string, filter: BranchFilter | null, valueNode: Node | null | undefined) => {
     if (event === "push") out.push = filter ?? { branches: null, ignore: null };
-    else if (event === "change" || event === "pull_request") out.change = filter ?? { branches: null, ignore: null };
-    else if (event === "workflow_dispatch") out.workflowDispatch = { inputs: readDispatch(valueNode) };
+    else if (event === "change" || event === "pull_request") {
+      out.change = filter ?? { branches: null, ignore: null };
+      if (event === "pull_request") out.changeKey = event;
+      else delete out.changeKey;
+    } else if (event === "workflow_dispatch") out.workflowDispatch = { inputs: readDispatch(valueNode) };
     else if (event === "schedule") out.schedule = readSchedules(valueNode);
     else (out.other ??= []).push(event);
   };

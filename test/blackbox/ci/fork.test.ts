@@ -1,7 +1,8 @@
 // Fork changes without secrets (issue 29, DECISIONS §5 CI "Runs for changes from forks get no
 // secrets"), black-box with the real agent (`svc runner run`) and real git pushes: a change from a
 // (private) fork runs its workflow as read from the fork, on the target (its checks show on the
-// change), untrusted — secrets and variables expand to nothing, the agent fetches the
+// change) once a writer starts them (the fork's author may not write here), untrusted — secrets
+// and variables expand to nothing, the agent fetches the
 // commit from the fork with a job token that reads that fork alone and never writes — every new
 // patchset pushed to the fork runs again, and the same workflow from the target's own branch
 // still gets the secrets (masked).
@@ -15,9 +16,14 @@ import { type Agent, finishedRun, logOf, registerMachine, registrationToken, run
 const ORG_SECRET = "org-Secret-5d1e9a77c2";
 const REPO_SECRET = "repo-Secret-0b4f6e18aa";
 
-/** The workflow both sides use: it prints the secrets (empty for a fork), a variable, and a file of the commit. */
-function workflow(labels: string): string {
-  return `on: change
+/**
+ * The workflow both sides use: it prints the secrets (empty for a fork), a variable, a file of the
+ * commit, and the github context a file written for GitHub reads (`on:` as given: `pull_request`
+ * is GitHub's name for a change).
+ */
+function workflow(labels: string, on = "change"): string {
+  return `name: Checks
+on: ${on}
 jobs:
   check:
     runs-on: [self-hosted, ${labels}]
@@ -27,6 +33,8 @@ jobs:
           echo "org=[\${{ secrets.ORG_TOKEN }}] repo=[\${{ secrets.REPO_TOKEN }}]"
           echo "region=\${{ vars.REGION }}"
           cat marker.txt
+          echo "compat=[$GITHUB_HEAD_REF $GITHUB_BASE_REF $GITHUB_EVENT_NAME $GITHUB_WORKFLOW] fork=[\${{ github.event.pull_request.head.repo.fork }}] pr=[\${{ github.event_name == 'pull_request' && github.event.number }}]"
+          grep -o '"fork":[a-z]*' "$GITHUB_EVENT_PATH"
 `;
 }
 
@@ -78,21 +86,35 @@ afterAll(async () => {
 
 test("a change from a fork runs on the target, untrusted: no secrets, no variables, the fork's commit checked out", async () => {
   await g.ok(["checkout", "-q", "-b", "topic"], { cwd: work });
-  const head = await commitFiles(g, work, { ".svc/workflows/ci.yml": workflow("forks"), "marker.txt": "only in the fork's commit\n" }, "from the fork");
+  const head = await commitFiles(
+    g,
+    work,
+    { ".svc/workflows/ci.yml": workflow("forks", "pull_request"), "marker.txt": "only in the fork's commit\n" },
+    "from the fork",
+  );
   await g.ok(["push", "-q", repoUrl(server, "ada", "app-fork", ada.token), "topic"], { cwd: work });
   const opened = await adaApi.post("/v1/orgs/acme/repos/app/changes", { title: "from a fork", branch: "topic", source: { org: "ada", repo: "app-fork" } });
   expect(opened.status).toBe(201);
   change = opened.body.number;
+  // Ada may not write here: her change's runs wait for a writer, and she cannot start them herself.
+  expect((await adaApi.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(403);
+  expect((await api.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(202);
 
   const run = await finishedRun(api, "app", head);
   expect(run).toMatchObject({ event: "change", ref: "refs/heads/topic", trusted: false, state: "success", workflow: ".svc/workflows/ci.yml" });
+  // Started by the writer's approval, not by Ada's open (her trigger, queued first, created nothing).
   expect(run.actor?.handle).toBeTruthy();
+  expect(run.actor?.handle).not.toBe(opened.body.author.handle);
+  expect((await runsOf(api, "app")).filter((r) => r.commit === head).length).toBe(1);
   const log = await logOf(server, { cookie: acme.cookie } as never, "app", run.id, run.jobs[0].id);
   expect(log).toContain(`##[checkout] acme/app at ${head}`);
   expect(log).toContain("org=[] repo=[]\n");
   expect(log).toContain("region=\n");
   expect(log).not.toContain("eu-west-1");
   expect(log).toContain("only in the fork's commit\n");
+  // GitHub's pull-request context: the branch, its target, the event as `on:` spells it, the workflow's name, a fork.
+  expect(log).toContain(`compat=[topic main pull_request Checks] fork=[true] pr=[${change}]\n`);
+  expect(log).toContain('"fork":true\n');
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   // Its checks are the change's (the run belongs to the target).
   const c = await api.get(`/v1/orgs/acme/repos/app/changes/${change}`);
@@ -117,6 +139,9 @@ test("a change from a fork runs on the target, untrusted: no secrets, no variabl
 test("a second push to the fork's branch runs again; its job token reads the fork alone, never writes, and dies with the job", async () => {
   const head2 = await commitFiles(g, work, { ".svc/workflows/ci.yml": workflow("fork-raw"), "marker.txt": "second\n" }, "second patchset");
   await g.ok(["push", "-q", repoUrl(server, "ada", "app-fork", ada.token), "topic"], { cwd: work });
+  // The change follows the fork's branch (a new patchset); its runs wait for a writer again.
+  await until("the new patchset", async () => (await api.get(`/v1/orgs/acme/repos/app/changes/${change}`)).body.head === head2);
+  expect((await api.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(202);
   const queued = await until("the second run", async () => (await runsOf(api, "app")).find((r) => r.commit === head2));
   expect(queued).toMatchObject({ event: "change", trusted: false });
   expect((await runsOf(api, "app")).filter((r) => r.event === "change").length).toBe(2);
@@ -132,6 +157,16 @@ test("a second push to the fork's branch runs again; its job token reads the for
   expect(d).toMatchObject({ format: 2, repo: "acme/app", commit: head2, ref: "refs/heads/topic", event: "change", secrets: {} });
   expect(d.clone_url).toBe(`${server.url}/ada/app-fork.git`);
   expect(d.contexts.vars).toEqual({});
+  expect(d.contexts.github).toMatchObject({ head_ref: "topic", base_ref: "main", event_name: "change", workflow: "Checks" });
+  expect(d.contexts.github.event).toMatchObject({
+    number: change,
+    pull_request: {
+      number: change,
+      title: "from a fork",
+      head: { ref: "topic", sha: head2, repo: { full_name: "ada/app-fork", fork: true } },
+      base: { ref: "main", repo: { full_name: "acme/app" } },
+    },
+  });
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(JSON.stringify(d)).not.toContain(s);
 
   const advert = (repo: string, service: string) => fetch(`${server.url}/${repo}.git/info/refs?service=${service}`, { headers: auth });
@@ -168,6 +203,7 @@ test("the same workflow from a branch of the target itself gets the secrets, mas
   expect(log).toContain("org=[***] repo=[***]\n");
   expect(log).toContain("region=eu-west-1\n");
   expect(log).toContain("from the target's branch\n");
+  expect(log).toContain("compat=[inside main change Checks] fork=[false] pr=[false]\n");
   for (const s of [ORG_SECRET, REPO_SECRET]) expect(log).not.toContain(s);
   expect(server.stderr()).not.toContain(ORG_SECRET);
 }, 90_000);
@@ -180,6 +216,7 @@ test("reopening a fork's change whose branch moved while it was closed runs the 
   expect((await runsOf(api, "app")).some((r) => r.commit === head3)).toBe(false);
   const reopened = await adaApi.patch(`/v1/orgs/acme/repos/app/changes/${change}`, { state: "open" });
   expect(reopened.body).toMatchObject({ state: "open", head: head3 });
+  expect((await api.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(202);
   const run = await finishedRun(api, "app", head3);
   expect(run).toMatchObject({ event: "change", trusted: false, state: "success" });
   const log = await logOf(server, { cookie: acme.cookie } as never, "app", run.id, run.jobs[0].id);

@@ -244,6 +244,7 @@ describe("workflow v2: what parses", () => {
     const [build, linux] = w.jobs;
     expect(build!.spec).toEqual({
       v: 2,
+      github: { workflow: "CI" },
       env: { TOKEN: "${{ secrets.TOKEN }}" },
       timeoutS: WORKFLOW_LIMITS.defaultTimeoutMinutes * 60,
       defaults: { shell: "bash" },

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import { Invalid } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
-import { createChange, getChange, landChange, listChanges, patchChange } from "../../../services/changes/changes.ts";
+import { createChange, getChange, landChange, listChanges, patchChange, startChangeRuns } from "../../../services/changes/changes.ts";
 import { changeDiff, compare } from "../../../services/changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../../../services/changes/patchsets.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
@@ -79,6 +79,22 @@ export function changeRoutes(ctx: Ctx) {
             summary: "Queue a change for landing",
             description:
               "202 with the change `queued`. The lander lands it (fast-forward or a merge commit) once its required checks passed, or ejects it with a `verdict`; landing the top of a stack lands the open changes beneath it. 409 for a landed or closed change, or a closed change beneath.",
+          },
+        },
+      )
+      .post(
+        `${base}/changes/:number/runs`,
+        async ({ request, params, set }) => {
+          const out = await startChangeRuns(ctx, await target(request, params), num(params.number));
+          set.status = 202;
+          return out;
+        },
+        {
+          response: { 202: Change, ...errors(401, 403, 404, 409) },
+          detail: {
+            summary: "Start a change's runs",
+            description:
+              "202 with the change. Starts the `on: change` workflows of the change's head that have not run for it: how a writer approves the runs of a change from a fork opened or pushed by someone who may not write here (those do not start by themselves). Runs of a change from a fork stay untrusted (no secrets, no variables). 409 for a landed or closed change.",
           },
         },
       )
