@@ -20,6 +20,9 @@ import { forkGroup } from "./fork-groups.ts";
 import { withPlannedGithub, type PullRequestFacts } from "./github-context.ts";
 import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
+import { hostedCiRefusal } from "../billing/minutes.ts";
+import { hostedDisabledMessage } from "./finish.ts";
+import { loadPolicy } from "./policy.ts";
 
 /**
  * What a job row's `plan` holds (createRun writes it; null for a job planned whole): the
@@ -255,10 +258,11 @@ export async function groupAtRelease(
  * Plans a released placeholder's jobs (workflow.ts planJobAt: its file read again with the needs'
  * results and outputs) and writes them in its place: one pending row a matrix cell (its needs,
  * `if` and attempt), their checks `queued`; the placeholder's row and check go. Or why it fails:
- * the planner's error (file, line, column, the expression), or a run past 256 jobs or with a key
- * twice.
+ * the planner's error (file, line, column, the expression), a run past 256 jobs or with a key
+ * twice, or hosted cells the org's policy or minutes refuse.
  */
 async function planPlaceholder(
+  ctx: Ctx,
   tx: Tx,
   job: GraphJob,
   plan: JobPlan & { source: string },
@@ -292,6 +296,12 @@ async function planPlaceholder(
   const keys = new Set(others.map((j) => j.key.toLowerCase()));
   const twice = parsed.jobs.find((p) => keys.has(p.key.toLowerCase()));
   if (twice) return { ok: false, error: `jobs.${job.workflowJob}: two jobs have the key ${JSON.stringify(twice.key)}` };
+  // SPEC §4.1 claim rule 5 and billing, as createRun decides them for the jobs it plans: hosted cells refused here fail the placeholder.
+  if (parsed.jobs.some((p) => p.hosted)) {
+    const policy = await loadPolicy(tx, job.orgId);
+    const refused = policy.hosted === "disabled" ? hostedDisabledMessage(String(github.repository_owner ?? "")) : await hostedCiRefusal(ctx, tx, job.orgId);
+    if (refused) return { ok: false, error: refused };
+  }
   // A fork's run (trigger.ts fromFork): its cells fetch from the fork, keep the placeholder's
   // planned github facts, and their groups stay the fork's.
   const held = (await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined;
@@ -408,7 +418,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         const plan = job.planned ? ((await runs.jobById(tx, job.id))?.plan as JobPlan | null) : null;
         if (plan?.source !== undefined) {
           // A placeholder: its jobs are planned now, written pending, and decided by the next pass (their `if` is its).
-          const p = await planPlaceholder(tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
+          const p = await planPlaceholder(ctx, tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
           if (p.ok) {
             replaced.push({ job, cells: p.cells });
             changed = true;

@@ -185,13 +185,13 @@ export interface TriggerContext {
   vars?: Record<string, string>;
   /** A change run: the change, as GitHub's `github.event.pull_request` names it (github-context.ts). */
   change?: PullRequestFacts;
-  /** github.event_name when it is not `event` (`pull_request`: the `on:` key that matched a change run); set once `on` is read. */
-  eventName?: string;
   /**
    * Planning one placeholder job at release (planJobAt): its id and the `needs` context (each need's
    * result and outputs). Only that job is read, and what reads `needs` is evaluated.
    */
   release?: { job: string; needs: Record<string, Value> };
+  /** github.event_name when it is not `event` (`pull_request`: the `on:` key that matched a change run); set once `on` is read. */
+  eventName?: string;
 }
 
 class WorkflowError extends Error {

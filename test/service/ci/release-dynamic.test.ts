@@ -14,7 +14,8 @@ import type { Ctx } from "../../../src/services/context.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
 import { createRun, type RunTrigger } from "../../../src/services/ci/create-run.ts";
-import { failJob } from "../../../src/services/ci/finish.ts";
+import { failJob, hostedDisabledMessage } from "../../../src/services/ci/finish.ts";
+import { patchRunnerPolicy } from "../../../src/services/ci/policy.ts";
 import { notRunYet, parseWorkflow } from "../../../src/services/ci/workflow.ts";
 import { fromFork } from "../../../src/services/ci/trigger.ts";
 import * as store from "../../../src/services/ci/store-runs.ts";
@@ -30,7 +31,7 @@ async function setup() {
   const owner = await createUserWithOrg(ctx, { org: "acme", email: "o@acme.test", name: "O", password: "a long enough password", role: "owner" });
   const actor: Principal = { kind: "session", user: (await ctx.db.read.select().from(users).where(eq(users.id, owner.id)))[0]!, sessionId: "t" };
   const repo = await createRepo(ctx, actor, "acme", { name: "app" });
-  return { ctx, repo };
+  return { ctx, repo, actor };
 }
 
 let commits = 0;
@@ -132,7 +133,7 @@ test("a matrix read from a need's output: one placeholder until the need ends, t
 });
 
 test("name and runs-on read from needs; a placeholder whose expression fails, or whose matrix is too large, fails naming it and never hangs", async () => {
-  const { ctx, repo } = await setup();
+  const { ctx, repo, actor } = await setup();
   try {
     const named = workflow(`    name: deploy \${{ needs.setup.outputs.matrix }}
     runs-on: [self-hosted, "\${{ needs.setup.outputs.matrix }}"]`);
@@ -160,6 +161,13 @@ test("name and runs-on read from needs; a placeholder whose expression fails, or
     expect(failed.error).toStartWith(`${PATH}:`);
     expect(failed.error).toContain("fromJSON");
     expect(failed.error).not.toContain("secret-ish");
+
+    // Hosted cells under `hosted: disabled` fail the placeholder with the policy's message, as createRun would the run.
+    await patchRunnerPolicy(ctx, actor, "acme", { hosted: "disabled" });
+    const e = await start(ctx, repo, workflow(`    runs-on: \${{ needs.setup.outputs.matrix }}`));
+    await end(ctx, (await rowsOf(ctx, e.runId)).get("setup")!.id, "success", { matrix: "ubuntu-latest" });
+    const hosted = (await rowsOf(ctx, e.runId)).get("run")!;
+    expect(hosted).toMatchObject({ state: "failure", error: hostedDisabledMessage("acme") });
 
     // A need that failed skips the placeholder like any job (nothing is planned).
     const d = await start(ctx, repo, MATRIX);
