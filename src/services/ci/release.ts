@@ -283,6 +283,9 @@ async function planPlaceholder(
   };
   const parsed = planJobAt(run.workflow, plan.source, job.workflowJob, trigger, needsContext(job, env.results));
   if (!parsed.ok) return { ok: false, error: `${parsed.error} (${plan.at ?? `jobs.${job.workflowJob}`} read from needs when the job was released)` };
+  // The github fields fixed when the run was planned (github-context.ts: a change's head/base among them) are the placeholder's: its cells carry the same.
+  const fixed = ((await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined)?.github;
+  if (fixed) for (const p of parsed.jobs) p.spec.github = fixed;
   const others = jobs.filter((j) => j.id !== job.id);
   if (others.length + parsed.jobs.length > WORKFLOW_LIMITS.jobsPerRun)
     return {
