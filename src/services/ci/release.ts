@@ -16,6 +16,7 @@ import { variablesForJob } from "./job-secrets.ts";
 import { newId } from "../../util/ids.ts";
 import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
+import { forkGroup } from "./fork-groups.ts";
 import { withPlannedGithub } from "./github-context.ts";
 import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
 import { planTimeText } from "./step-names.ts";
@@ -283,9 +284,6 @@ async function planPlaceholder(
   };
   const parsed = planJobAt(run.workflow, plan.source, job.workflowJob, trigger, needsContext(job, env.results));
   if (!parsed.ok) return { ok: false, error: `${parsed.error} (${plan.at ?? `jobs.${job.workflowJob}`} read from needs when the job was released)` };
-  // The github fields fixed when the run was planned (github-context.ts: a change's head/base among them) are the placeholder's: its cells carry the same.
-  const fixed = ((await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined)?.github;
-  if (fixed) for (const p of parsed.jobs) p.spec.github = fixed;
   const others = jobs.filter((j) => j.id !== job.id);
   if (others.length + parsed.jobs.length > WORKFLOW_LIMITS.jobsPerRun)
     return {
@@ -301,12 +299,17 @@ async function planPlaceholder(
     const refused = policy.hosted === "disabled" ? hostedDisabledMessage(String(github.repository_owner ?? "")) : await hostedCiRefusal(ctx, tx, job.orgId);
     if (refused) return { ok: false, error: refused };
   }
+  // A fork's run (trigger.ts fromFork): its cells fetch from the fork, keep the placeholder's
+  // planned github facts, and their groups stay the fork's.
+  const held = (await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined;
+  const fork = held?.checkoutRepoId;
   if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
   const rows: runs.NewJob[] = [];
   const cells: GraphJob[] = [];
   for (const p of parsed.jobs) {
     const id = newId();
-    const plan: JobPlan | null = p.concurrency ? { concurrency: p.concurrency } : null;
+    const plan: JobPlan | null = p.concurrency ? { concurrency: fork ? forkGroup(p.concurrency, fork) : p.concurrency } : null;
+    const spec: JobSpecV2 = { ...p.spec, ...(fork ? { checkoutRepoId: fork } : {}), ...(held?.github ? { github: held.github } : {}) };
     rows.push({
       id,
       runId: job.runId,
@@ -315,7 +318,7 @@ async function planPlaceholder(
       key: p.key,
       runsOn: p.runsOn,
       hosted: p.hosted,
-      spec: p.spec,
+      spec,
       state: "pending",
       verdict: null,
       error: null,

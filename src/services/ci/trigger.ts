@@ -12,11 +12,12 @@ import type { RepoEvent } from "../events/types.ts";
 import { jobKind } from "../jobs/kind.ts";
 import type { PullRequestFacts } from "./github-context.ts";
 import { createRun, type PlannedWorkflow, type RunTrigger } from "./create-run.ts";
+import { forkGroup } from "./fork-groups.ts";
 import { variablesForJob } from "./job-secrets.ts";
 import { refreshScheduleIndex } from "./schedule.ts";
 import * as runs from "./store-runs.ts";
 import { ThreadTaskError } from "../../util/thread-pool.ts";
-import { type Concurrency, notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
+import { notRunYet, WORKFLOW_LIMITS, type ParseWorkflowInput, type ParseWorkflowOutput } from "./workflow.ts";
 
 /** The payload of a `ci.trigger` job. */
 export interface TriggerPayload {
@@ -251,17 +252,15 @@ export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promis
 
 /**
  * A fork's planned workflow as it runs here: each job fetches from the fork (`checkoutRepoId`),
- * and every concurrency group, the run's and the jobs', is confined to the fork's own runs.
- * Why: the fork's author writes its workflow; a group named like the target's (`deploy`, with
- * cancel-in-progress) would otherwise cancel or hold the target's own runs.
+ * and every concurrency group, the run's and the jobs', is confined to the fork's own runs
+ * (fork-groups.ts).
  */
 export function fromFork(w: PlannedWorkflow, forkId: string): PlannedWorkflow {
   if (!("jobs" in w)) return w;
-  const confine = <C extends Concurrency | null | undefined>(c: C): C => (c ? { ...c, group: `fork:${forkId}/${c.group}` } : c);
   return {
     ...w,
-    ...(w.run ? { run: { ...w.run, concurrency: confine(w.run.concurrency) } } : {}),
-    jobs: w.jobs.map((j) => ({ ...j, concurrency: confine(j.concurrency), spec: { ...j.spec, checkoutRepoId: forkId } })),
+    ...(w.run ? { run: { ...w.run, concurrency: forkGroup(w.run.concurrency, forkId) } } : {}),
+    jobs: w.jobs.map((j) => ({ ...j, concurrency: forkGroup(j.concurrency, forkId), spec: { ...j.spec, checkoutRepoId: forkId } })),
   };
 }
 

@@ -7,7 +7,7 @@ import { decide } from "../access/access.ts";
 import { personOf } from "../access/principal.ts";
 import { deleteComment, listComments, patchComment, postComment } from "../changes/comments.ts";
 import type { Comment, CommentCreate, CommentPatch } from "../changes/comment-schemas.ts";
-import { createChange, getChange, landChange, landingNeeds, listChanges, patchChange, type LandingNeeds } from "../changes/changes.ts";
+import { createChange, getChange, landChange, landingNeeds, listChanges, patchChange, startChangeRuns, type LandingNeeds } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../changes/patchsets.ts";
 import { targetQueue } from "../changes/queue.ts";
@@ -252,6 +252,11 @@ export async function landFromForm(ctx: Ctx, actor: Principal, orgName: string, 
     if (now.head !== shownHead) throw Conflict(`change #${number} moved to patchset ${now.patchset} since this page was loaded; review it and land again`);
   }
   return landChange(ctx, t, number);
+}
+
+/** The "Run checks" button of a change from a fork: the API's POST …/changes/{number}/runs (writers). */
+export async function startRunsFromForm(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<Change> {
+  return startChangeRuns(ctx, await openRepo(ctx, actor, orgName, repoName), number);
 }
 
 /** The title form: the API's PATCH (writers or the change's author, `change:edit`). */

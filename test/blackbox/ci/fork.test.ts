@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { caller } from "../../helpers/api.ts";
 import { commitFiles, createRepo, gitSandbox, initRepo, repoUrl, setupOwner, type OrgOwner } from "../../helpers/git.ts";
 import { type RunningServer, startServer } from "../../helpers/server.ts";
+import { csrfOf, getPage, postForm } from "../../helpers/web.ts";
 import { type Agent, finishedRun, logOf, registerMachine, registrationToken, runnerHome, runsOf, startAgent, until } from "./helpers.ts";
 
 const ORG_SECRET = "org-Secret-5d1e9a77c2";
@@ -98,6 +99,10 @@ test("a change from a fork runs on the target, untrusted: no secrets, no variabl
   change = opened.body.number;
   // Ada may not write here: her change's runs wait for a writer, and she cannot start them herself.
   expect((await adaApi.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(403);
+  // The change page offers a writer the button, not Ada.
+  const form = `action="/acme/app/changes/${change}/runs"`;
+  expect((await getPage(server, `/acme/app/changes/${change}`, acme.cookie)).text).toContain(form);
+  expect((await getPage(server, `/acme/app/changes/${change}`, ada.cookie)).text).not.toContain(form);
   expect((await api.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(202);
 
   const run = await finishedRun(api, "app", head);
@@ -216,7 +221,11 @@ test("reopening a fork's change whose branch moved while it was closed runs the 
   expect((await runsOf(api, "app")).some((r) => r.commit === head3)).toBe(false);
   const reopened = await adaApi.patch(`/v1/orgs/acme/repos/app/changes/${change}`, { state: "open" });
   expect(reopened.body).toMatchObject({ state: "open", head: head3 });
-  expect((await api.post(`/v1/orgs/acme/repos/app/changes/${change}/runs`, {})).status).toBe(202);
+  // A writer starts them with the change page's "Run checks" button.
+  const page = await getPage(server, `/acme/app/changes/${change}`, acme.cookie);
+  expect(page.text).toContain("Run checks");
+  const posted = await postForm(server, `/acme/app/changes/${change}/runs`, { csrf: csrfOf(page.text) }, { cookie: acme.cookie });
+  expect(posted.status).toBe(303);
   const run = await finishedRun(api, "app", head3);
   expect(run).toMatchObject({ event: "change", trusted: false, state: "success" });
   const log = await logOf(server, { cookie: acme.cookie } as never, "app", run.id, run.jobs[0].id);

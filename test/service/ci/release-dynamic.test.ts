@@ -17,6 +17,7 @@ import { createRun, type RunTrigger } from "../../../src/services/ci/create-run.
 import { failJob, hostedDisabledMessage } from "../../../src/services/ci/finish.ts";
 import { patchRunnerPolicy } from "../../../src/services/ci/policy.ts";
 import { notRunYet, parseWorkflow } from "../../../src/services/ci/workflow.ts";
+import { fromFork } from "../../../src/services/ci/trigger.ts";
 import * as store from "../../../src/services/ci/store-runs.ts";
 
 const { users, workflowJobs, checkResults } = testTables;
@@ -41,6 +42,25 @@ async function start(ctx: Ctx, repo: { id: string; org_id: string }, yaml: strin
   expect(notRunYet(PATH, parsed)).toBeNull();
   const trigger: RunTrigger = { repoId: repo.id, orgId: repo.org_id, orgName: "acme", ref: "refs/heads/main", commit, event: "push", actorUserId: null };
   const r = await ctx.db.transaction((tx) => createRun(ctx, tx, { path: PATH, jobs: parsed.jobs, run: parsed.run }, trigger));
+  if (!r.created) throw new Error("not created");
+  return { runId: r.runId, commit };
+}
+
+async function startFromFork(ctx: Ctx, repo: { id: string; org_id: string }, yaml: string, forkId: string) {
+  const commit = "f".repeat(40);
+  const parsed = parseWorkflow(PATH, yaml, { sha: commit, ref: "refs/heads/topic", repository: "acme/app", event: "change" });
+  if (!parsed.ok) throw new Error(parsed.error);
+  const trigger: RunTrigger = {
+    repoId: repo.id,
+    orgId: repo.org_id,
+    orgName: "acme",
+    ref: "refs/heads/topic",
+    commit,
+    event: "change",
+    actorUserId: null,
+    trusted: false,
+  };
+  const r = await ctx.db.transaction((tx) => createRun(ctx, tx, fromFork({ path: PATH, jobs: parsed.jobs, run: parsed.run }, forkId), trigger));
   if (!r.created) throw new Error("not created");
   return { runId: r.runId, commit };
 }
@@ -157,6 +177,25 @@ test("name and runs-on read from needs; a placeholder whose expression fails, or
     const rowsD = await rowsOf(ctx, d.runId);
     expect(rowsD.get("run")?.state).toBe("skipped");
     expect(rowsD.get("after")?.state).toBe("queued");
+  } finally {
+    ctx.close();
+  }
+});
+
+test("a fork's placeholder: its cells fetch from the fork, and their concurrency groups stay the fork's", async () => {
+  const { ctx, repo } = await setup();
+  try {
+    const yaml = workflow(`    runs-on: self-hosted
+    concurrency: cell-\${{ matrix.os }}
+    strategy: { matrix: "\${{ fromJSON(needs.setup.outputs.matrix) }}" }`).replace("on: push", "on: change");
+    const { runId } = await startFromFork(ctx, repo, yaml, "fork1");
+    const before = await rowsOf(ctx, runId);
+    expect((before.get("run")?.spec as { checkoutRepoId?: string }).checkoutRepoId).toBe("fork1");
+    await end(ctx, before.get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux"] }) });
+    const cell = (await rowsOf(ctx, runId)).get("run (os=linux)")!;
+    expect(cell.state).toBe("queued");
+    expect((cell.spec as { checkoutRepoId?: string }).checkoutRepoId).toBe("fork1");
+    expect(cell.concurrencyGroup).toBe("fork:fork1/cell-linux");
   } finally {
     ctx.close();
   }

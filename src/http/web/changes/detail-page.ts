@@ -225,12 +225,24 @@ ${v.canEdit && v.change.state !== "landed" && v.change.state !== "closed" ? html
 const CHECK_WORDS: Readonly<Record<string, string>> = { success: "✓", failure: "✗", cancelled: "⊘", running: "●", queued: "○" };
 
 /** The head's checks: key, state, links to the run and the job's log. */
-function checksBox(v: ChangeView): Html {
+function checksBox(v: ChangeView, csrf: string | null): Html {
   const checks = v.change.checks ?? [];
   const base = repoHref(v.repo);
   return html`<section class="box" aria-labelledby="checks-h"><header><h3 class="inh" id="checks-h">Checks</h3>${v.change.head ? html`<span class="sha">${v.change.head.slice(0, 10)}</span>` : ""}</header>
-${checks.length ? html`<ul class="list">${checks.map((c) => html`<li class="check state-${c.state}"><span aria-hidden="true">${CHECK_WORDS[c.state] ?? "·"}</span> <a href="${base}/runs/${seg(c.run_id)}">${c.key}</a> <span class="muted">${c.state}</span> · <a href="${base}/runs/${seg(c.run_id)}/jobs/${seg(c.job_id)}" aria-label="Log of ${c.key}">log</a></li>`)}</ul>` : html`<p class="pad muted">No checks reported for this head.</p>`}
+${checks.length ? html`<ul class="list">${checks.map((c) => html`<li class="check state-${c.state}"><span aria-hidden="true">${CHECK_WORDS[c.state] ?? "·"}</span> <a href="${base}/runs/${seg(c.run_id)}">${c.key}</a> <span class="muted">${c.state}</span> · <a href="${base}/runs/${seg(c.run_id)}/jobs/${seg(c.job_id)}" aria-label="Log of ${c.key}">log</a></li>`)}</ul>` : html`<p class="pad muted">No checks reported for this head.</p>${startRunsForm(v, csrf)}`}
 </section>`;
+}
+
+/**
+ * A writer's approval of a fork change's runs (POST …/changes/{number}/runs): shown while a change
+ * from a fork has no checks for its head (its author may not write here, so nothing ran).
+ */
+function startRunsForm(v: ChangeView, csrf: string | null): Html {
+  const c = v.change;
+  if (!v.repo.viewer_write || !c.source || !c.head || c.state === "landed" || c.state === "closed") return html``;
+  return html`<form class="pad" method="post" action="${repoHref(v.repo)}/changes/${c.number}/runs">${csrfField(csrf)}
+<button type="submit">Run checks</button> <span class="muted">Runs this fork's workflows for patchset ${c.patchset}, without secrets or variables: read them first.</span>
+</form>`;
 }
 
 /** Close or reopen, for writers and the author. */
@@ -267,7 +279,7 @@ ${reviewForm(v, csrf)}
 <aside class="review-side" aria-label="Status">
 <section class="box" aria-labelledby="status-h"><header><h3 class="inh" id="status-h">Status</h3></header><div class="pad">${statusBox(v)}${needsList(v)}${landForm(v, csrf)}</div></section>
 ${reviewersBox(v, csrf)}
-${checksBox(v)}
+${checksBox(v, csrf)}
 ${stackList(v)}
 ${patchsetBox(v, "conversation")}
 </aside>

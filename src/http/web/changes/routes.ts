@@ -10,6 +10,7 @@ import {
   changesListView,
   editChangeFromForm,
   landFromForm,
+  startRunsFromForm,
   openChangeFromForm,
   parseCommentAt,
   setChangeStateFromForm,
@@ -354,6 +355,17 @@ export function changesWebRoutes(ctx: Ctx) {
         return changeForm(request, body, org, repo, n, async ({ actor }) => {
           await setChangeStateFromForm(ctx, actor, org, repo, n, "open");
           return "";
+        });
+      },
+      HIDE,
+    )
+    .post(
+      "/:org/:repo/changes/:number/runs",
+      ({ request, params, body }) => {
+        const org = orgParam(params.org);
+        const repo = repoParam(params.repo);
+        return postForm(ctx, request, body, {
+          act: async ({ actor }) => changeUrl(org, repo, (await startRunsFromForm(ctx, actor, org, repo, positive(params.number) ?? 0)).number),
         });
       },
       HIDE,
