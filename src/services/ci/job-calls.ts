@@ -91,6 +91,10 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
     return {
       ...base,
       format: 1,
+      // The planned github fields (event_name as `on:` spells it, the workflow's name, a change's head/base): the agent's GITHUB_* read them.
+      ...(spec.github
+        ? { contexts: { github: withPlannedGithub({ event: { ref: facts.ref, after: facts.commit, repository: { full_name: base.repo } } }, spec.github) } }
+        : {}),
       // A `uses` step is always in a v2 job; should one reach here, it fails instead of running nothing.
       steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
     };

@@ -213,7 +213,12 @@ export const JobDescription = Type.Object(
     workflow: Type.Optional(Type.String()),
     event: Type.Optional(Type.String()),
     actor: Type.Optional(Type.Union([Type.Object({ id: Type.String(), handle: Type.String() }), Type.Null()])),
-    contexts: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "github, needs, inputs, vars, matrix, strategy, job (format 2)" })),
+    contexts: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "github, needs, inputs, vars, matrix, strategy, job (format 2); github as GitHub names it, with head_ref, base_ref and event.pull_request for a change run (docs/api.md)",
+      }),
+    ),
     secrets: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "the secrets the job references; none for a run from a fork" })),
     mask: Type.Optional(Type.Array(Type.String())),
     defaults: Type.Optional(Type.Object({ shell: NullableString(), working_directory: NullableString() })),

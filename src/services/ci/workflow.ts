@@ -190,6 +190,8 @@ export interface TriggerContext {
    * result and outputs). Only that job is read, and what reads `needs` is evaluated.
    */
   release?: { job: string; needs: Record<string, Value> };
+  /** github.event_name when it is not `event` (`pull_request`: the `on:` key that matched a change run); set once `on` is read. */
+  eventName?: string;
 }
 
 class WorkflowError extends Error {
@@ -475,7 +477,7 @@ function expressionValue(expr: string, node: Node, matrix: MatrixCell, trigger: 
     case "github.repository":
       return trigger.repository;
     case "github.event_name":
-      return trigger.event;
+      return trigger.eventName ?? trigger.event;
   }
   throw new WorkflowError(
     node,
@@ -677,7 +679,7 @@ class Reader {
   /** The `needs` context when a placeholder is planned at release; absent at plan time. */
   readonly needs: Record<string, Value> | undefined;
 
-  constructor(readonly trigger: TriggerContext) {
+  constructor(public trigger: TriggerContext) {
     const refName = trigger.ref.replace(/^refs\/(heads|tags)\//, "");
     this.github = {
       sha: trigger.sha,
@@ -810,6 +812,8 @@ function readWorkflow(root: Node | null, trigger: TriggerContext, path: string):
   // what each job's spec carries for the release and the job description (github-context.ts).
   const planned = plannedGithub(name, trigger.event, on.changeKey, trigger.change);
   Object.assign(r.github, withPlannedGithub({ ...r.github, workflow: path }, planned));
+  // A v1 string's ${{ github.event_name }} (expanded here) reads it too.
+  if (planned?.event_name) r.trigger = { ...trigger, eventName: planned.event_name };
   if (jobsNode === undefined) throw new WorkflowError(root, "missing `jobs`");
   const env = readEnv(envNode, "env", null, r, "workflowEnv");
   // A workflow env that reads what only the runner knows (secrets, vars…) makes every job a v2 job.

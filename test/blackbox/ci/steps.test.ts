@@ -38,7 +38,7 @@ jobs:
     steps:
       - name: env
         run: |
-          for v in GITHUB_SHA GITHUB_REF GITHUB_REF_NAME GITHUB_REF_TYPE GITHUB_REPOSITORY GITHUB_REPOSITORY_OWNER GITHUB_WORKSPACE GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME GITHUB_ACTOR GITHUB_JOB GITHUB_WORKFLOW GITHUB_SERVER_URL RUNNER_OS RUNNER_ARCH RUNNER_NAME; do
+          for v in GITHUB_SHA GITHUB_REF GITHUB_REF_NAME GITHUB_REF_TYPE GITHUB_REPOSITORY GITHUB_REPOSITORY_OWNER GITHUB_WORKSPACE GITHUB_RUN_ID GITHUB_RUN_ATTEMPT GITHUB_EVENT_NAME GITHUB_ACTOR GITHUB_JOB GITHUB_WORKFLOW GITHUB_HEAD_REF GITHUB_BASE_REF GITHUB_SERVER_URL RUNNER_OS RUNNER_ARCH RUNNER_NAME; do
             eval "echo \\"env:$v=\\$$v\\""
           done
           echo "actions=\${GITHUB_ACTIONS-unset} token=\${GITHUB_TOKEN-unset}"
@@ -129,7 +129,10 @@ jobs:
       GITHUB_EVENT_NAME: "push",
       GITHUB_ACTOR: owner.handle,
       GITHUB_JOB: "build",
-      GITHUB_WORKFLOW: ".svc/workflows/ci.yml",
+      // GitHub's github.workflow: the workflow's name (its path without one); head/base refs empty outside change runs.
+      GITHUB_WORKFLOW: "Steps",
+      GITHUB_HEAD_REF: "",
+      GITHUB_BASE_REF: "",
       GITHUB_SERVER_URL: server.url,
       RUNNER_OS: "Linux",
       RUNNER_ARCH: process.arch === "arm64" ? "ARM64" : "X64",

@@ -23,6 +23,7 @@ import { openRepo } from "../../../src/services/repos/repos.ts";
 import * as runs from "../../../src/services/ci/store-runs.ts";
 import { neededJobs } from "../../../src/services/ci/store-job-calls.ts";
 import { newId } from "../../../src/util/ids.ts";
+import type { PlannedGithub } from "../../../src/services/ci/github-context.ts";
 
 const { users } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-release-"));
@@ -59,6 +60,8 @@ interface JobIn {
   outputs?: Record<string, string>;
   /** The spec's job-level continueOnError (as workflow.ts plans it: a boolean; a string is an older spec's template). */
   continues?: boolean | string;
+  /** The spec's plan-time github fields (github-context.ts; every job of a planned run carries the same). */
+  github?: PlannedGithub;
 }
 
 /** Writes a run and its jobs (one attempt); answers the job ids by key. */
@@ -100,6 +103,7 @@ async function run(
           env: {},
           timeoutS: 60,
           ...(j.continues === undefined ? {} : { v: 2, continueOnError: j.continues }),
+          ...(j.github ? { github: j.github } : {}),
         },
         state,
         steps: [{ state: "pending", exit_code: null, name: "s" }],
@@ -250,6 +254,38 @@ test("contexts: github from the run, vars from the repo; a run of successes and 
   expect(await finish(ctx, r, "build", "success")).toBe("running");
   expect(await states(ctx, r.runId)).toEqual({ build: "success", "main-only": "skipped", prod: "queued", never: "skipped" });
   expect(await finish(ctx, r, "prod", "success")).toBe("success");
+});
+
+test("a change run's job if reads github as the job description does: event_name as on: spells it, the workflow's name, head/base, the pull request", async () => {
+  const { ctx, repo } = await setup();
+  const github: PlannedGithub = {
+    workflow: "Checks",
+    event_name: "pull_request",
+    head_ref: "feature",
+    base_ref: "main",
+    event: {
+      number: 3,
+      pull_request: {
+        number: 3,
+        title: "t",
+        head: { ref: "feature", sha: COMMIT, repo: { full_name: "ada/app", fork: true } },
+        base: { ref: "main", sha: COMMIT, repo: { full_name: "acme/app" } },
+      },
+    },
+  };
+  const r = await run(
+    ctx,
+    repo,
+    [
+      { key: "build", github },
+      { key: "pr", github, needs: ["build"], condition: "github.event_name == 'pull_request' && github.workflow == 'Checks' && github.head_ref == 'feature'" },
+      { key: "fork", github, needs: ["build"], condition: "github.base_ref == 'main' && github.event.number == 3 && github.event.pull_request.head.repo.fork" },
+      { key: "push-only", github, needs: ["build"], condition: "github.event_name == 'push' || github.event_name == 'change'" },
+    ],
+    "refs/heads/feature",
+  );
+  expect(await finish(ctx, r, "build", "success")).toBe("running");
+  expect(await states(ctx, r.runId)).toEqual({ build: "success", pr: "queued", fork: "queued", "push-only": "skipped" });
 });
 
 test("cancelled() is true once the run is asked to stop; a timeout of one job is no cancel of the run", async () => {

@@ -60,6 +60,15 @@ describe("the github context of a change run", () => {
     expect(ok(FILE("{ pull_request: {}, change: {} }"), changeRun).jobs[0]!.spec.github?.event_name).toBeUndefined();
   });
 
+  test("a v1 job (strings expanded when planned) reads event_name as on: spells it too", () => {
+    const text = "on: pull_request\njobs:\n  a:\n    runs-on: x\n    steps: [ { run: 'echo ${{ github.event_name }}' } ]\n";
+    const w = ok(text, changeRun);
+    expect(w.jobs[0]!.spec.v).toBeUndefined();
+    expect(w.jobs[0]!.spec.steps[0]!.run).toBe("echo pull_request");
+    expect(ok(text, pushRun).jobs[0]!.spec.steps[0]!.run).toBe("echo push");
+    expect(ok(text.replace("pull_request", "change"), changeRun).jobs[0]!.spec.steps[0]!.run).toBe("echo change");
+  });
+
   test("laid over the run row's fields: event merged, head_ref/base_ref empty without a change", () => {
     const row = { event_name: "change", workflow: ".svc/workflows/ci.yml", event: { ref: "refs/heads/feature", after: "b".repeat(40) } };
     const planned = plannedGithub("Checks", "change", "pull_request", change);
