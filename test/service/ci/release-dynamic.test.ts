@@ -112,6 +112,8 @@ test("a matrix read from a need's output: one placeholder until the need ends, t
     // A v1 job: its steps expanded with its cell, as at plan time.
     expect(linux.spec.steps[0]).toMatchObject({ name: "test on linux", run: "echo linux" });
     expect(linux.steps[0]!.name).toBe("test on linux");
+    // The github fields fixed when the run was planned are the placeholder's.
+    expect((linux.spec as { github?: unknown }).github).toEqual((before.get("run")!.spec as { github?: unknown }).github);
     // The checks show the cells, not the placeholder.
     const checks = await ctx.db.read.select().from(checkResults).where(eq(checkResults.commit, commit));
     expect(checks.map((c) => [c.key, c.state]).sort()).toEqual([
