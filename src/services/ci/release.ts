@@ -254,6 +254,15 @@ export async function groupAtRelease(
   }
 }
 
+/** Fails a pending job the release could not plan or place in its group (`error` names why); false when it is no longer pending. */
+async function failAtRelease(tx: Tx, job: GraphJob, error: string, t: number): Promise<boolean> {
+  if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error, t }))) return false;
+  job.state = "failure";
+  job.finishedAt = t;
+  await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+  return true;
+}
+
 /**
  * Plans a released placeholder's jobs (workflow.ts planJobAt: its file read again with the needs'
  * results and outputs) and writes them in its place: one pending row a matrix cell (its needs,
@@ -425,12 +434,10 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
             moved++;
             continue;
           }
-          if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: p.error, t }))) continue;
-          job.state = "failure";
-          job.finishedAt = t;
-          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
-          changed = true;
-          moved++;
+          if (await failAtRelease(tx, job, p.error, t)) {
+            changed = true;
+            moved++;
+          }
           continue;
         }
         if (plan?.concurrency) {
@@ -439,12 +446,10 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
             gated.push({ job, concurrency: g.concurrency });
             continue;
           }
-          if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: g.error, t }))) continue;
-          job.state = "failure";
-          job.finishedAt = t;
-          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
-          changed = true;
-          moved++;
+          if (await failAtRelease(tx, job, g.error, t)) {
+            changed = true;
+            moved++;
+          }
           continue;
         }
         if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
