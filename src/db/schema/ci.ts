@@ -373,3 +373,75 @@ export const ciSchedules = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.repoId, t.workflow, t.position] })],
 );
+
+/**
+ * A run's artifact (issue 30): one zip the agent made and uploaded, kept in object storage under
+ * `key` until `expires_at` (SVC_CI_ARTIFACT_DAYS). `uploading` rows are reservations whose bytes
+ * have not been confirmed; lists and downloads show `ready` rows only. A name is unique per run; a
+ * later attempt's upload replaces an earlier attempt's artifact of the same name.
+ */
+export const ciArtifacts = sqliteTable(
+  "ci_artifacts",
+  {
+    id: id(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    repoId: text("repo_id").notNull(),
+    orgId: text("org_id").notNull(),
+    /** The job that uploaded it (null once that job's row is gone). */
+    jobId: text("job_id"),
+    attempt: integer("attempt").notNull().default(1),
+    name: text("name").notNull(),
+    /** Bytes of the stored zip. */
+    size: integer("size").notNull(),
+    /** The stored zip's SHA-256 (hex), checked when the upload is confirmed. */
+    sha256: text("sha256"),
+    /** The object store key of the zip. */
+    key: text("key").notNull(),
+    state: text("state", { enum: ["uploading", "ready"] }).notNull(),
+    createdAt: createdAt(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("ci_artifacts_run_name_uq").on(t.runId, t.name),
+    index("ci_artifacts_repo_idx").on(t.repoId),
+    index("ci_artifacts_expiry_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * A dependency cache (issue 30): immutable per (repo, scope, key, version). `scope` is the ref the
+ * saving job ran on (`refs/heads/main`; a fork's runs write `fork:{repo id}/refs/heads/x`, so they
+ * can never write a scope the target's runs read first); restores read the job's own scope, then
+ * the default branch's. `version` digests the cached paths, so the same key over other paths is
+ * another cache. `reserved` rows are uploads in flight; restores read `ready` rows only.
+ */
+export const ciCaches = sqliteTable(
+  "ci_caches",
+  {
+    id: id(),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    orgId: text("org_id").notNull(),
+    scope: text("scope").notNull(),
+    /** The cache key as the workflow wrote it (at most 512 characters). */
+    cacheKey: text("cache_key").notNull(),
+    version: text("version").notNull(),
+    size: integer("size").notNull(),
+    /** The object store key of the archive. */
+    key: text("key").notNull(),
+    state: text("state", { enum: ["reserved", "ready"] }).notNull(),
+    /** The job that saved it. */
+    jobId: text("job_id"),
+    createdAt: createdAt(),
+    /** Set at save and at each restore: eviction reads it (7 days unused, then least recently used first past SVC_CI_CACHE_MAX). */
+    lastUsedAt: integer("last_used_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("ci_caches_entry_uq").on(t.repoId, t.scope, t.cacheKey, t.version),
+    index("ci_caches_repo_used_idx").on(t.repoId, t.lastUsedAt),
+    index("ci_caches_used_idx").on(t.lastUsedAt),
+  ],
+);
