@@ -23,6 +23,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_S3_ACCESS_KEY", "unset", "s3: access key"],
   ["SVC_S3_SECRET_KEY", "unset", "s3: secret key"],
   ["SVC_S3_REGION", "unset", "s3: region, where the service needs one"],
+  ["SVC_S3_PUBLIC_ENDPOINT", "SVC_S3_ENDPOINT", "s3: the address clients (runners, git lfs) reach the bucket by; presigned URLs name it"],
   ["SVC_RUNNER_CLAIM_WAIT_MS", "20000", "how long a runner's claim is held open when nothing is queued"],
   ["SVC_DRAIN_MS", "5000", "after SIGTERM, how long /readyz answers 503 (requests still served) before the server stops accepting"],
   ["SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "120000", "a running job whose runner sends no heartbeat for this long fails"],

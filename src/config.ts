@@ -14,7 +14,7 @@ export type MailConfig =
 
 export type StorageConfig =
   | { kind: "fs"; root: string }
-  | { kind: "s3"; endpoint: string; bucket: string; accessKey: string; secretKey: string; region?: string };
+  | { kind: "s3"; endpoint: string; bucket: string; accessKey: string; secretKey: string; region?: string; publicEndpoint?: string };
 
 /** A PostgreSQL database (DECISIONS §5 "Several nodes"): its URL and the pool's size. */
 export interface DatabaseConfig {
@@ -129,6 +129,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_S3_ACCESS_KEY",
   "SVC_S3_SECRET_KEY",
   "SVC_S3_REGION",
+  "SVC_S3_PUBLIC_ENDPOINT",
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
   "SVC_MAIL_TRANSPORT",
@@ -342,6 +343,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       secretKey: required(env, "SVC_S3_SECRET_KEY", "SVC_STORAGE=s3"),
       region: env.SVC_S3_REGION || undefined,
     };
+    if (env.SVC_S3_PUBLIC_ENDPOINT) storage.publicEndpoint = httpUrl("SVC_S3_PUBLIC_ENDPOINT", env.SVC_S3_PUBLIC_ENDPOINT);
   } else throw new ConfigError(`SVC_STORAGE: expected fs or s3, got ${JSON.stringify(storageKind)}`);
 
   const mail = loadMail(env);

@@ -50,6 +50,8 @@ export function createFsStore(root: string): ObjectStore {
     kind: "fs",
     stats,
 
+    localPath: pathOf,
+
     async putFile(key, path) {
       stats.requests.PUT++;
       await writeAtomically(key, (temp) => copyFile(path, temp, constants.COPYFILE_EXCL));

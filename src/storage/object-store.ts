@@ -35,6 +35,15 @@ export interface ObjectStore {
    * as a crash leaves; returns how many. Only stores with multipart uploads (S3) have it.
    */
   abortIncompleteUploads?(prefix: string, olderThan: number): Promise<number>;
+  /**
+   * S3 only: a URL on which a client GETs or PUTs `key` itself for `seconds` (at most 7 days), so
+   * the bytes never pass through svc. Signed for `SVC_S3_PUBLIC_ENDPOINT` when set (the address
+   * clients reach the bucket by), else for the endpoint svc uses. Only the URL carries authority:
+   * the client sends no Authorization header to the bucket.
+   */
+  presign?(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
+  /** fs only: the file that holds `key` (to stream it with sendfile), whether or not it exists yet. */
+  localPath?(key: string): string;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface S3StoreConfig {
   maxInFlight?: number | undefined;
   /** Requests in flight at once for one repository's keys, `repos/<id>/…` (default 16). */
   maxInFlightPerRepo?: number | undefined;
+  /** http(s)://host:port clients reach the bucket by, when not `endpoint` (SVC_S3_PUBLIC_ENDPOINT): presigned URLs name it. */
+  publicEndpoint?: string | undefined;
 }
 
 /** The S3 store: an ObjectStore plus the bucket housekeeping only S3 has. */
@@ -41,6 +43,7 @@ export interface S3Store extends ObjectStore {
   readonly stats: StorageStats;
   /** Abort multipart uploads under `prefix` started before `olderThan` (epoch ms); returns how many. */
   abortIncompleteUploads(prefix: string, olderThan: number): Promise<number>;
+  presign(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
 }
 
 /** Runs one request (with its retries) inside the concurrency bounds; shared with s3-multipart.ts. */
@@ -138,6 +141,12 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     }
   };
 
+  // Presigning is local (the region is configured): no request. A second client when clients reach
+  // the bucket by another address, since the signature covers the host.
+  const publicClient = cfg.publicEndpoint
+    ? new Client({ ...parseEndpoint(cfg.publicEndpoint), accessKey: cfg.accessKey, secretKey: cfg.secretKey, region, pathStyle: true })
+    : client;
+
   const putBytes = (key: string, body: Buffer) =>
     call(key, `PUT ${key}`, async () => {
       await client.putObject(bucket, key, body, body.length);
@@ -147,6 +156,12 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
   return {
     kind: "s3",
     stats,
+
+    async presign(method, key, seconds) {
+      assertValidKey(key);
+      const expiry = Math.max(1, Math.min(Math.floor(seconds), 7 * 24 * 3600));
+      return publicClient.presignedUrl(method, bucket, key, expiry, {}, undefined);
+    },
 
     async putFile(key, path) {
       assertValidKey(key);
