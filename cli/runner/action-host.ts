@@ -81,6 +81,6 @@ export interface ActionHost {
   status(): "success" | "failure" | "cancelled";
   /** Why the job stops, if it does (cancel, timeout, agent stop). */
   cancelled(): boolean;
-  /** Whether the job's steps include a built-in checkout (then the agent does not check out before the first step). */
+  /** How deep in composite actions this step is (0: a step of the job itself); bounded by the actions runner. */
   readonly nesting: number;
 }
