@@ -41,10 +41,13 @@ function targetDir(host: ActionHost, path: string): string {
 export async function checkout(host: ActionHost, step: ActionStep): Promise<ActionResult> {
   const submodules = input(step, "submodules", "false").toLowerCase();
   if (submodules !== "false")
-    throw new ActionProblem(`actions/checkout: submodules: ${submodules} is not supported by the svc runner; check submodules out in a run: step (git submodule update --init)`);
+    throw new ActionProblem(
+      `actions/checkout: submodules: ${submodules} is not supported by the svc runner; check submodules out in a run: step (git submodule update --init)`,
+    );
   const depthText = input(step, "fetch-depth", "1");
   const depth = Number(depthText);
-  if (!Number.isInteger(depth) || depth < 0) throw new ActionProblem(`actions/checkout: fetch-depth ${JSON.stringify(depthText.slice(0, 40))} is not a whole number (0 = all history)`);
+  if (!Number.isInteger(depth) || depth < 0)
+    throw new ActionProblem(`actions/checkout: fetch-depth ${JSON.stringify(depthText.slice(0, 40))} is not a whole number (0 = all history)`);
   const repository = input(step, "repository", host.job.repo);
   const ref = input(step, "ref", "");
   const own = repository.toLowerCase() === host.job.repo.toLowerCase();
@@ -64,7 +67,9 @@ export async function checkout(host: ActionHost, step: ActionStep): Promise<Acti
   const dir = targetDir(host, input(step, "path", ""));
   if (input(step, "clean", "true").toLowerCase() !== "false" && existsSync(dir))
     for (const e of readdirSync(dir)) rmSync(join(dir, e), { recursive: true, force: true });
-  host.log(`Checking out ${repository} at ${commit}${shownRef ? ` (${shownRef})` : ""} into ${dir === host.workspace ? "the workspace" : dir.slice(host.workspace.length + 1)}\n`);
+  host.log(
+    `Checking out ${repository} at ${commit}${shownRef ? ` (${shownRef})` : ""} into ${dir === host.workspace ? "the workspace" : dir.slice(host.workspace.length + 1)}\n`,
+  );
   const env = gitEnv(host);
   const run = async (args: string[]) => {
     const r = await git(host, dir, args, env);
