@@ -29,6 +29,7 @@ import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
+import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
@@ -208,6 +209,7 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
+    .use(runnerActionRoutes(ctx))
     .use(runRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
