@@ -49,6 +49,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_LOGIN_LIMIT_PER_ACCOUNT", "10", "failed sign-ins an hour for one address, from unfamiliar sources"],
   ["SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", "60", "unusable credentials an hour from one source address before it must wait"],
   ["SVC_RATE_BACKOFF_MAX_SECONDS", "900", "the longest wait the doubling delay reaches"],
+  ["SVC_CHANGE_RUNS_LIMIT_PER_PERSON", "60", "calls an hour one person may make to start a change's runs before they are spaced out"],
   ["SVC_TRUST_PROXY", "0", "1: the source address is the last X-Forwarded-For entry (behind your proxy only)"],
   ["SVC_SSH_MAX_UNAUTHENTICATED", "64", "SSH connections not yet authenticated, in total"],
   ["SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE", "8", "of those, from one source address"],

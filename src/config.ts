@@ -107,6 +107,8 @@ export interface Limits {
   credentialFailuresPerSource: number;
   /** The longest wait the doubling delay reaches, in milliseconds. */
   backoffMaxMs: number;
+  /** Calls an hour one person may make to start a change's runs before they are spaced out. */
+  changeRunsPerPerson: number;
   /** SSH connections not yet authenticated, in total and per source address. */
   sshUnauthenticated: number;
   sshUnauthenticatedPerSource: number;
@@ -172,6 +174,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_LOGIN_LIMIT_PER_ACCOUNT",
   "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS",
+  "SVC_CHANGE_RUNS_LIMIT_PER_PERSON",
   "SVC_SSH_MAX_UNAUTHENTICATED",
   "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
@@ -450,6 +453,7 @@ function loadLimits(env: Record<string, string | undefined>): Limits {
     loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
     credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
     backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    changeRunsPerPerson: positiveInt("SVC_CHANGE_RUNS_LIMIT_PER_PERSON", env.SVC_CHANGE_RUNS_LIMIT_PER_PERSON, 60),
     sshUnauthenticated: global,
     sshUnauthenticatedPerSource: perSource,
   };
