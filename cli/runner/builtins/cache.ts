@@ -189,7 +189,13 @@ export async function archivePaths(file: string, path: string, workspace: string
 }
 
 /** Extracts `file` under the roots of the `path` input (as the restore does), within `limits`. */
-export async function restorePaths(file: string, path: string, workspace: string, home: string, limits = RESTORE_LIMITS): Promise<void> {
+export async function restorePaths(
+  file: string,
+  path: string,
+  workspace: string,
+  home: string,
+  limits: { entries: number; bytes: number } = RESTORE_LIMITS,
+): Promise<void> {
   await extractArchive(file, parsePaths(path, workspace, home).include, limits);
 }
 
