@@ -57,6 +57,7 @@ CREATE TABLE `issues` (
 	`close_reason` text,
 	`closed_at` integer,
 	`closed_by_user_id` text,
+	`closed_by` text,
 	`author_user_id` text,
 	`comments` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL,

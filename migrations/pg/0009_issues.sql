@@ -45,6 +45,7 @@ CREATE TABLE "issues" (
 	"close_reason" text,
 	"closed_at" bigint,
 	"closed_by_user_id" text,
+	"closed_by" jsonb,
 	"author_user_id" text,
 	"comments" bigint DEFAULT 0 NOT NULL,
 	"created_at" bigint NOT NULL,

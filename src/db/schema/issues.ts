@@ -31,6 +31,8 @@ export const issues = sqliteTable(
     closeReason: text("close_reason", { enum: ["completed", "not_planned"] }),
     closedAt: integer("closed_at"),
     closedByUserId: text("closed_by_user_id"),
+    /** What closed it: `{ kind: "person", user_id }`, `{ kind: "change", number, commit }` or `{ kind: "commit", sha }`. */
+    closedBy: text("closed_by", { mode: "json" }).$type<Record<string, unknown>>(),
     authorUserId: text("author_user_id"),
     comments: integer("comments").notNull().default(0),
     createdAt: createdAt(),
