@@ -36,6 +36,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
     "unset",
     'sender of notification mail; unset: "<name of SVC_MAIL_FROM>" <notifications@<SVC_BASE_URL\'s host>>, or SVC_MAIL_FROM when SVC_BASE_URL is unset or an IP address',
   ],
+  ["SVC_ISSUE_RATE_LIMIT", "200", "issues and issue comments one person may create per hour; more answer 429 with Retry-After"],
   ["SVC_NOTIFY_MAIL_DELAY_MS", "10000", "how long a notification mail waits so a burst of activity on one thread folds into one mail (0–600000)"],
   ["SVC_MAIL_SMTP_HOST", "unset", "smtp: relay host or host:port (port 25 by default); cleartext, no STARTTLS"],
   ["SVC_MAIL_SMTP_USER", "unset", "smtp: user name (refused for a non-loopback relay without the next setting)"],

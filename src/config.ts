@@ -50,6 +50,8 @@ export interface Config {
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_ISSUE_RATE_LIMIT: issues and issue comments one person may create per hour (default 200). */
+  issueRateLimit: number;
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
@@ -119,6 +121,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
+  "SVC_ISSUE_RATE_LIMIT",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -408,6 +411,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
+    issueRateLimit: positiveInt("SVC_ISSUE_RATE_LIMIT", env.SVC_ISSUE_RATE_LIMIT, 200),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,

@@ -35,6 +35,7 @@ import { recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
 import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
 import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
+import { ISSUES_XREF, enqueueXrefs, runXref } from "./services/issues/xref.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -92,6 +93,9 @@ function wireDomains(ctx: Ctx): void {
   ctx.work.define(NOTIFY_FANOUT, fanout);
   ctx.work.define(NOTIFY_MAIL, mailNotification);
   ctx.work.define(NOTIFY_PRUNE, async (c) => void (await pruneNotify(c)));
+  // Commits and changes that mention issues: a job reads them, adds timeline events and closes `fixes #N` (services/issues).
+  ctx.events.subscribe("issues", ["push", "change.opened", "change.landed"], enqueueXrefs);
+  ctx.work.define(ISSUES_XREF, runXref);
 }
 
 // What access asks the domains above it (ctx.resolvers, access/resolvers.ts): credential kinds and

@@ -13,6 +13,7 @@ import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { reviewRoutes } from "./routes/changes/reviews.ts";
 import { commentRoutes } from "./routes/changes/comments.ts";
+import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
@@ -202,6 +203,7 @@ export function buildApp(ctx: Ctx) {
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))
     .use(suggestionRoutes(ctx))
+    .use(issueRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))

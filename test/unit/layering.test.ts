@@ -195,6 +195,7 @@ const SERVICE_ORDER = [
   "mirrors",
   "repos",
   "changes",
+  "issues",
   "hooks",
   "notify",
   "discovery",
