@@ -34,6 +34,7 @@ import { recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
 import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
 import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
+import { LFS_GC_PASS, collectLfsGarbage } from "./services/lfs/gc.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -77,6 +78,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(JOBS_PRUNE, async (c) => void (await pruneJobs(c)));
   ctx.work.define(CHANGE_LAND_SCAN, scanQueues);
   ctx.work.define(CI_SWEEP, async (c) => void (await sweepCi(c)));
+  ctx.work.define(LFS_GC_PASS, async (c) => void (await collectLfsGarbage(c)));
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────
