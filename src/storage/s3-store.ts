@@ -14,7 +14,7 @@ import { Client } from "minio";
 import type { Readable } from "node:stream";
 import { assertValidKey, assertValidPrefix } from "./keys.ts";
 import { GroupLimiter, Limiter } from "./limiter.ts";
-import { StorageError, type ObjectInfo, type ObjectStore } from "./object-store.ts";
+import { StorageError, type ObjectInfo, type ObjectStore, type PresignOptions } from "./object-store.ts";
 import { assertRange } from "./range.ts";
 import { DEFAULT_RETRY, TransientError, withRetry, type RetryObserver, type RetryPolicy } from "./retry.ts";
 import { MIN_PART_SIZE, uploadFileInParts } from "./s3-multipart.ts";
@@ -44,7 +44,7 @@ export interface S3Store extends ObjectStore {
   readonly stats: StorageStats;
   /** Abort multipart uploads under `prefix` started before `olderThan` (epoch ms); returns how many. */
   abortIncompleteUploads(prefix: string, olderThan: number): Promise<number>;
-  presign(method: "GET" | "PUT", key: string, seconds: number, headers?: Readonly<Record<string, string>>): Promise<string>;
+  presign(method: "GET" | "PUT", key: string, seconds: number, opts?: PresignOptions): Promise<string>;
 }
 
 /** Runs one request (with its retries) inside the concurrency bounds; shared with s3-multipart.ts. */
@@ -158,11 +158,11 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     kind: "s3",
     stats,
 
-    async presign(method, key, seconds, headers) {
+    async presign(method, key, seconds, opts) {
       assertValidKey(key);
       const expiry = Math.max(1, Math.min(Math.floor(seconds), 7 * 24 * 3600));
-      if (headers && Object.keys(headers).length > 0) {
-        // minio signs only the host; signed headers need our own presigner (same algorithm).
+      if (opts && (Object.keys(opts.headers ?? {}).length > 0 || Object.keys(opts.query ?? {}).length > 0)) {
+        // minio signs only the host; signed headers and query parameters need our own presigner (same algorithm).
         const origin = new URL(cfg.publicEndpoint ?? cfg.endpoint);
         return presignWithHeaders({
           origin,
@@ -170,7 +170,8 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
           key,
           method,
           expiry,
-          headers,
+          headers: opts.headers ?? {},
+          query: opts.query ?? {},
           region,
           accessKey: cfg.accessKey,
           secretKey: cfg.secretKey,
@@ -430,6 +431,7 @@ export function presignWithHeaders(o: {
   method: string;
   expiry: number;
   headers: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, string>>;
   region: string;
   accessKey: string;
   secretKey: string;
@@ -453,6 +455,7 @@ export function presignWithHeaders(o: {
     ["X-Amz-Date", amzDate],
     ["X-Amz-Expires", String(o.expiry)],
     ["X-Amz-SignedHeaders", signedHeaders],
+    ...Object.entries(o.query ?? {}),
   ];
   const canonicalQuery = query
     .map(([k, v]) => `${awsEncode(k, false)}=${awsEncode(v, false)}`)

@@ -23,7 +23,7 @@ import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { principalForKey } from "../people/ssh-keys.ts";
 import { type ActionGrant, mintCredential, readCredential, type SshGrant } from "./credentials.ts";
-import { isLfsOid } from "./pointer.ts";
+import { isLfsOid, parsePointer } from "./pointer.ts";
 import * as store from "./store-lfs.ts";
 
 /** How long an action (a presigned URL, an fs transfer's credential) may be started after the batch call. */
@@ -184,7 +184,7 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
     if (ctx.store.presign) {
       // Why only these headers: the URL carries the authority; the bucket must see no Authorization
       // (it would try to read it as its own and refuse: go-gitea/gitea#21525).
-      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { "x-amz-checksum-sha256": checksumOf(oid) });
+      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { headers: { "x-amz-checksum-sha256": checksumOf(oid) } });
       objects.push({
         oid,
         size,
@@ -339,4 +339,50 @@ export function parseLfsCommand(
 /** The size of an upload as a caller must declare it (Content-Length), checked against the grant before reading. */
 export function checkDeclaredLength(grant: ActionGrant, declared: number | null): void {
   if (declared !== null && declared !== grant.size) throw Invalid(`Content-Length ${declared} is not the object's ${grant.size} bytes`);
+}
+
+/** An LFS pointer's object as the repository's network holds it: its oid, real size, and whether the bytes are stored (verified). */
+export interface PointedObject {
+  oid: string;
+  size: number;
+  stored: boolean;
+}
+
+/**
+ * The LFS object a blob points at, when the blob is a pointer file (issue 31, the web's file
+ * pages); null for any other blob. The caller has read access to `repo` (its page resolved it).
+ */
+export async function pointedObject(ctx: Ctx, repo: Repo, blob: Uint8Array): Promise<PointedObject | null> {
+  const pointer = parsePointer(blob);
+  if (!pointer) return null;
+  const row = (await store.objectsIn(ctx.db.read, networkOf(repo), [pointer.oid])).get(pointer.oid);
+  return { oid: pointer.oid, size: row?.size ?? pointer.size, stored: row !== undefined };
+}
+
+/** A stored object's bytes, whole (previews of small objects only: the caller bounds the size). */
+export async function readPointedObject(ctx: Ctx, repo: Repo, oid: string): Promise<Uint8Array | null> {
+  return ctx.store.get(lfsObjectKey(networkOf(repo), oid));
+}
+
+/**
+ * How a browser gets a stored object's bytes: on S3 a presigned GET of the bucket (with the
+ * content type and disposition the page wants), on fs the file to stream.
+ */
+export async function pointedObjectSource(
+  ctx: Ctx,
+  repo: Repo,
+  oid: string,
+  response: { contentType: string; disposition?: string },
+): Promise<{ kind: "redirect"; url: string } | { kind: "file"; path: string; size: number }> {
+  const key = lfsObjectKey(networkOf(repo), oid);
+  if (ctx.store.presign) {
+    const query: Record<string, string> = { "response-content-type": response.contentType };
+    if (response.disposition) query["response-content-disposition"] = response.disposition;
+    return { kind: "redirect", url: await ctx.store.presign("GET", key, 300, { query }) };
+  }
+  if (!ctx.store.localPath) throw NotFound("object not found");
+  const path = ctx.store.localPath(key);
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) throw NotFound("object not found");
+  return { kind: "file", path, size: info.size };
 }

@@ -57,7 +57,7 @@ describe("Git LFS in backup, restore and fsck", () => {
     const [x, y] = [oidOf(files["x.bin"]!), oidOf(files["y.bin"]!)];
     const path = (oid: string) => join(restored.dataDir, "objects", "lfs", repoId, oid.slice(0, 2), oid);
     const bytes = readFileSync(path(x));
-    bytes[1000] ^= 0xff;
+    bytes[1000] = bytes[1000]! ^ 0xff;
     writeFileSync(path(x), bytes);
     rmSync(path(y));
     const f = await restored.cli(["fsck"]);

@@ -25,10 +25,14 @@ export function oidOf(bytes: Uint8Array): string {
 }
 
 /** A new repository tracking `*.bin` with LFS, with `files` committed; returns its directory. */
-export async function lfsRepo(g: GitSandbox, files: Record<string, Uint8Array>, opts: { env?: Record<string, string> } = {}): Promise<string> {
+export async function lfsRepo(
+  g: GitSandbox,
+  files: Record<string, Uint8Array>,
+  opts: { env?: Record<string, string>; track?: string[] } = {},
+): Promise<string> {
   const dir = g.path("work");
   await g.ok(["init", "-q", "-b", "main", dir]);
-  await g.ok(["lfs", "track", "*.bin"], { cwd: dir, env: opts.env });
+  await g.ok(["lfs", "track", ...(opts.track ?? ["*.bin"])], { cwd: dir, env: opts.env });
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
   await g.ok(["add", "."], { cwd: dir, env: opts.env });
   await g.ok(["commit", "-q", "-m", "lfs files"], { cwd: dir, env: opts.env });

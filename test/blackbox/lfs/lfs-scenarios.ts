@@ -228,6 +228,43 @@ export function lfsScenarios(label: string, boot: () => Promise<Backend>) {
       expect(r.code).not.toBe(0);
     });
 
+    test("web: a pointer's page says Stored with Git LFS with the real size and text; Raw and Download serve the real bytes", async () => {
+      await createRepo(server, owner, "site");
+      const text = new TextEncoder().encode("hello from a big text file\n".repeat(200));
+      const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...randomFiles(["p"], 3000).p!]);
+      const dir = await lfsRepo(g, { "notes.txt": text, "logo.png": png }, { track: ["*.txt", "*.png"] });
+      await g.ok(["push", "-q", repoUrl(server, "acme", "site", owner.token), "main"], { cwd: dir });
+      const cookie = { cookie: owner.cookie };
+      const page = await fetch(`${server.url}/acme/site/blob/main/notes.txt`, { headers: cookie });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain("Stored with Git LFS");
+      expect(html).toContain("5.3 KiB");
+      expect(html).toContain("hello from a big text file");
+      expect(html).not.toContain("oid sha256:");
+      for (const [name, bytes, type] of [
+        ["notes.txt", text, "text/plain; charset=utf-8"],
+        ["logo.png", png, "image/png"],
+      ] as const) {
+        for (const suffix of ["", "?download=1"]) {
+          const raw = await fetch(`${server.url}/acme/site/raw/main/${name}${suffix}`, { headers: cookie, redirect: "manual" });
+          let res = raw;
+          if (label === "s3") {
+            // The bucket serves the bytes on a presigned URL, with the type (and disposition) asked for.
+            expect(raw.status).toBe(302);
+            const location = raw.headers.get("location")!;
+            expect(location.startsWith(`${backend.endpoint}/`)).toBe(true);
+            res = await fetch(location);
+          }
+          expect({ name, suffix, status: res.status, type: res.headers.get("content-type") }).toEqual({ name, suffix, status: 200, type });
+          if (suffix) expect(res.headers.get("content-disposition")).toContain(`filename="${name}"`);
+          expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+        }
+      }
+      // Anonymous on a private repository: nothing.
+      expect((await fetch(`${server.url}/acme/site/raw/main/logo.png`, { redirect: "manual" })).status).not.toBe(200);
+    });
+
     test("a fork clones its parent's LFS files", async () => {
       const files = randomFiles(["f1.bin", "f2.bin"], 50 * 1024);
       await createRepo(server, owner, "parent");

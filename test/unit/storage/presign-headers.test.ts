@@ -40,4 +40,35 @@ describe("presignWithHeaders", () => {
     expect(sorted(ours)).toBe(sorted(theirs));
     expect(new URL(ours).searchParams.get("X-Amz-SignedHeaders")).toBe("host;x-amz-checksum-sha256");
   });
+
+  test("signed query parameters (a GET's response-content-type) sign as minio signs them", () => {
+    const date = new Date("2026-11-28T01:02:03Z");
+    const query = { "response-content-type": "image/png", "response-content-disposition": 'attachment; filename="a b.png"' };
+    const ours = presignWithHeaders({
+      origin: new URL("https://s3.example.com"),
+      bucket: "b",
+      key: "lfs/n/ab/x",
+      method: "GET",
+      expiry: 300,
+      headers: {},
+      query,
+      region: "eu-west-1",
+      accessKey: "AK",
+      secretKey: "SK",
+      date,
+    });
+    const qs = Object.entries(query)
+      .map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`)
+      .join("&");
+    const theirs = presignSignatureV4(
+      { method: "GET", protocol: "https:", path: `/b/lfs/n/ab/x?${qs}`, headers: { host: "s3.example.com" } },
+      "AK",
+      "SK",
+      undefined,
+      "eu-west-1",
+      date,
+      300,
+    );
+    expect(new URL(ours).searchParams.get("X-Amz-Signature")).toBe(new URL(theirs).searchParams.get("X-Amz-Signature"));
+  });
 });
