@@ -47,7 +47,7 @@ export type LfsGrant = ActionGrant | SshGrant;
 function macKey(ctx: Ctx): Buffer {
   const storage = ctx.config.storage;
   const secret: Uint8Array | string | null = ctx.config.secretsKey ?? (storage.kind === "s3" ? storage.secretKey : secretsKey(ctx, { create: true }));
-  if (secret === null) throw Unavailable("Git LFS on a several-node installation with local storage needs SVC_SECRETS_KEY");
+  if (secret === null) throw Unavailable("Git LFS with PostgreSQL and local storage needs SVC_SECRETS_KEY (the key its transfer credentials are signed with)");
   return Buffer.from(hkdfSync("sha256", secret, "svc", "git-lfs credentials v1", 32));
 }
 

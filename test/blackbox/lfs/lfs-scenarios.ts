@@ -72,6 +72,10 @@ export function lfsScenarios(label: string, boot: () => Promise<Backend>) {
       const clone = g.path("clone");
       await g.ok(["clone", "-q", url, clone]);
       expect(sameFiles(clone, files)).toBe(true);
+      // The objects count toward the repository's usage.
+      const usage = await client(server, { cookie: owner.cookie }).get("/v1/orgs/acme/usage");
+      const lfsBytes = Object.values(files).reduce((n, b) => n + b.length, 0);
+      expect(usage.body.repos.find((r: { name: string }) => r.name === "assets").bytes).toBeGreaterThan(lfsBytes);
       if (label === "s3") {
         // svc moved none of the LFS bytes: no object-store traffic for the uploads (only the
         // verify calls' HEADs), and none for the downloads beyond the git clone's own reads.

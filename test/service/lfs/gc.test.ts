@@ -2,7 +2,8 @@
 // older than the grace period; a referenced one stays, whatever its age. A real server in this
 // process (so the test can move the service clock) and the real `git lfs` client.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { gitHandler } from "../../../src/http/git.ts";
@@ -16,18 +17,22 @@ import { lfsRepo, lfsSandbox, oidOf, randomFiles, sameFiles } from "../../blackb
 
 setDefaultTimeout(60_000);
 
+let root: string;
 let node: AppNode;
 let server: Server<undefined>;
 let g: GitSandbox;
 let url: string;
 let repoId: string;
+let owner: Awaited<ReturnType<typeof signedInOwner>>;
 
 beforeAll(async () => {
-  node = await openAppNode({});
+  // The key LFS credentials are signed with (PostgreSQL with local storage has no other).
+  root = mkdtempSync(join(tmpdir(), "svc-lfs-gc-"));
+  node = await openAppNode({ SVC_DATA_DIR: join(root, "data"), SVC_SECRETS_KEY: "5a".repeat(32) });
   server = startHttp(node.ctx, { hostname: "127.0.0.1", port: 0, git: gitHandler(node.ctx) });
   // The batch API's hrefs name the base URL: the address this test's server is bound to.
   (node.ctx as { baseUrl: string }).baseUrl = `http://127.0.0.1:${server.port}`;
-  const owner = await signedInOwner(node, "acme");
+  owner = await signedInOwner(node, "acme");
   const repo = await owner("POST", "/v1/orgs/acme/repos", { name: "assets" });
   expect(repo.status).toBe(201);
   repoId = repo.body.id;
@@ -40,6 +45,7 @@ afterAll(async () => {
   await server?.stop(true);
   g?.[Symbol.dispose]();
   node?.ctx.close();
+  rmSync(root, { recursive: true, force: true });
 });
 
 const stored = (oid: string) => existsSync(join(node.ctx.config.dataDir, "objects", lfsObjectKey(repoId, oid)));
@@ -58,6 +64,9 @@ test("GC keeps a referenced object and deletes an unreferenced one once past the
   const keepOid = oidOf(keep["keep.bin"]!);
   const dropOid = oidOf(drop["drop.bin"]!);
   expect([stored(keepOid), stored(dropOid)]).toEqual([true, true]);
+  // Both count toward the repository's usage (the query on either database).
+  const usage = await owner("GET", "/v1/orgs/acme/usage");
+  expect(usage.body.repos[0].bytes).toBeGreaterThan(50_000);
 
   // Within the grace period nothing goes.
   expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 2, deleted: 0, orphans: 0 });
