@@ -46,6 +46,7 @@ import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
+import { lfsRequests } from "./routes/lfs/lfs.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -154,6 +155,8 @@ export function buildApp(ctx: Ctx) {
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
+    // Git LFS (routes/lfs): its object paths answered before routing, so no parser reads an upload.
+    .onRequest(lfsRequests(ctx))
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       const p = declared().of(request.method, route);
