@@ -43,6 +43,7 @@ import { metricsRoutes } from "./routes/metrics/metrics.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
+import { lfsLockRoutes } from "./routes/lfs/locks.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -224,6 +225,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(lfsLockRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;

@@ -191,6 +191,7 @@ const SERVICE_ORDER = [
   "people",
   "orgs",
   "git",
+  "lfs",
   "ci",
   "mirrors",
   "repos",
