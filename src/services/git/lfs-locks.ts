@@ -46,16 +46,22 @@ function pathTree(locks: readonly LockedPath[]): PathNode {
 const same = (x: TreeEntry | undefined, y: TreeEntry | undefined) =>
   x === undefined ? y === undefined : y !== undefined && x.mode === y.mode && x.oid === y.oid;
 
-/** Reads trees once per push (several refs often share most of their trees). */
+/** Tree reads in flight at most: sibling directories are read together, but never thousands at once. */
+const READS_IN_FLIGHT = 16;
+
+/** Reads trees once per push (several refs often share most of their trees), a bounded number at a time. */
 class TreeReader {
   private readonly trees = new Map<Oid, Promise<Map<string, TreeEntry>>>();
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
   constructor(private readonly objects: ObjectReader) {}
 
   entries(oid: Oid | null): Promise<Map<string, TreeEntry>> {
     if (oid === null) return Promise.resolve(new Map());
     let p = this.trees.get(oid);
     if (!p) {
-      p = this.objects.read(oid).then((obj) => {
+      p = this.bounded(async () => {
+        const obj = await this.objects.read(oid);
         const out = new Map<string, TreeEntry>();
         if (obj?.type === "tree") for (const e of parseTree(obj.data)) out.set(e.name, e);
         return out;
@@ -63,6 +69,19 @@ class TreeReader {
       this.trees.set(oid, p);
     }
     return p;
+  }
+
+  private async bounded<T>(read: () => Promise<T>): Promise<T> {
+    // A finished read hands its slot straight to the next waiting one.
+    if (this.inFlight >= READS_IN_FLIGHT) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.inFlight++;
+    try {
+      return await read();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.inFlight--;
+    }
   }
 
   /** The root tree of commit `oid`, or null when it is not a commit (refused elsewhere). */
@@ -73,20 +92,27 @@ class TreeReader {
   }
 }
 
-/** The locks whose path differs between trees `a` and `b` (null: empty), in path order. */
-async function touchedLocks(trees: TreeReader, a: Oid | null, b: Oid | null, node: PathNode, out: LockedPath[]): Promise<void> {
-  if (a === b) return;
+/**
+ * The locks whose path differs between trees `a` and `b` (null: empty), in path order. Sibling
+ * directories are read concurrently: the reader fetches (and, on object storage, prefetches) them
+ * together instead of one round trip at a time.
+ */
+async function touchedLocks(trees: TreeReader, a: Oid | null, b: Oid | null, node: PathNode): Promise<LockedPath[]> {
+  if (a === b) return [];
   const [left, right] = await Promise.all([trees.entries(a), trees.entries(b)]);
-  for (const [name, child] of [...node.children].sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0))) {
-    const l = left.get(name);
-    const r = right.get(name);
-    if (same(l, r)) continue;
-    if (child.lock) out.push(child.lock);
-    if (child.children.size) {
-      const subtree = (e: TreeEntry | undefined) => (e && isTreeMode(e.mode) ? e.oid : null);
-      await touchedLocks(trees, subtree(l), subtree(r), child, out);
-    }
-  }
+  const names = [...node.children.keys()].sort((p, q) => (p < q ? -1 : p > q ? 1 : 0));
+  const subtree = (e: TreeEntry | undefined) => (e && isTreeMode(e.mode) ? e.oid : null);
+  const found = await Promise.all(
+    names.map(async (name) => {
+      const child = node.children.get(name)!;
+      const l = left.get(name);
+      const r = right.get(name);
+      if (same(l, r)) return [];
+      const below = child.children.size ? await touchedLocks(trees, subtree(l), subtree(r), child) : [];
+      return child.lock ? [child.lock, ...below] : below;
+    }),
+  );
+  return found.flat();
 }
 
 /** The reason git shows for a ref whose update touches `touched` (others' locks). */
@@ -124,8 +150,7 @@ export async function lockRefusals(
     const [from, to] = await Promise.all([trees.rootOf(base), trees.rootOf(c.newOid)]);
     // Not a commit: receive-pack refuses a branch naming anything else on its own.
     if (to === null) continue;
-    const touched: LockedPath[] = [];
-    await touchedLocks(trees, from, to, root, touched);
+    const touched = await touchedLocks(trees, from, to, root);
     if (touched.length) out.set(c.ref, refusalOf(touched));
   }
   return out;

@@ -11,8 +11,8 @@
 // spec's `ref` is for authentication only ("until advanced locking scenarios have been
 // developed"), so it is stored with the lock but never narrows a listing or the enforcement.
 import { AppError, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
-import { need, may, type RepoTarget } from "../access/target.ts";
-import { personOf } from "../access/principal.ts";
+import { need, may, openRepoTarget, type RepoTarget } from "../access/target.ts";
+import { personOf, type Principal } from "../access/principal.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
@@ -116,6 +116,16 @@ function requireWriter(t: RepoTarget): void {
   } catch (error) {
     if (!(error instanceof AppError && error.code === "payment_required")) throw error;
   }
+}
+
+/**
+ * The repository of a locking request, `{repo}` with or without `.git` (the LFS server URL is the
+ * remote's URL plus `.git/info/lfs`): unseen alike when missing or unreadable (401 anonymous, else
+ * 404); each operation then asks for what it needs.
+ */
+export function openLockRepo(ctx: Ctx, actor: Principal, orgName: string, repoSegment: string): Promise<RepoTarget> {
+  const name = repoSegment.endsWith(".git") ? repoSegment.slice(0, -4) : repoSegment;
+  return openRepoTarget(ctx, actor, orgName, name, "repo:read");
 }
 
 /** What became of a lock request: taken, or the path's existing lock (the spec's 409). */

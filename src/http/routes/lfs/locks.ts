@@ -12,8 +12,8 @@
 import { Elysia } from "elysia";
 import { AppError, databaseUnavailable, Invalid, RateLimited, UnsupportedMediaType } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
-import { openRepoTarget, type RepoAction, type RepoTarget } from "../../../services/access/target.ts";
-import { createLock, listLocks, unlockLock, verifyLocks } from "../../../services/lfs/locks.ts";
+import type { RepoTarget } from "../../../services/access/target.ts";
+import { createLock, listLocks, openLockRepo, unlockLock, verifyLocks } from "../../../services/lfs/locks.ts";
 import { jsonTooDeep, JSON_MAX_DEPTH } from "../../body.ts";
 import { errorResponse } from "../../errors.ts";
 import { policy } from "../../policy.ts";
@@ -65,20 +65,15 @@ function bodyOf(request: Request, raw: unknown): unknown {
   }
 }
 
-/** `{repo}.git` (the LFS server URL is the remote's URL with `.git/info/lfs`) as the repository name. */
-function repoName(segment: string): string {
-  return segment.endsWith(".git") ? segment.slice(0, -4) : segment;
-}
-
 /** The LFS locking routes. */
 export function lfsLockRoutes(ctx: Ctx) {
-  /** Resolves the caller and the repository for `action`, runs `fn`, and answers in the spec's format. */
+  /** Resolves the caller and the repository, runs `fn`, and answers in the spec's format. */
   const serve =
-    (action: RepoAction, fn: (t: RepoTarget, request: Request, body: unknown) => Promise<Response>) =>
+    (fn: (t: RepoTarget, request: Request, body: unknown) => Promise<Response>) =>
     async ({ request, params, body }: { request: Request; params: { org: string; repo: string }; body: unknown }): Promise<Response> => {
       try {
         const actor = await resolveCaller(ctx, request);
-        const t = await openRepoTarget(ctx, actor, params.org, repoName(params.repo), action);
+        const t = await openLockRepo(ctx, actor, params.org, params.repo);
         return await fn(t, request, body);
       } catch (error) {
         return lfsError(ctx, request, error);
@@ -87,7 +82,7 @@ export function lfsLockRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.lfs.locks" })
     .post(
       "/:org/:repo/info/lfs/locks",
-      serve("repo:read", async (t, request, raw) => {
+      serve(async (t, request, raw) => {
         const outcome = await createLock(ctx, t, bodyOf(request, raw));
         if (outcome.kind === "exists") return lfsJson(409, { lock: outcome.lock, message: outcome.message });
         return lfsJson(201, { lock: outcome.lock });
@@ -96,18 +91,18 @@ export function lfsLockRoutes(ctx: Ctx) {
     )
     .get(
       "/:org/:repo/info/lfs/locks",
-      serve("repo:read", async (t, request) => lfsJson(200, await listLocks(ctx, t, Object.fromEntries(new URL(request.url).searchParams)))),
+      serve(async (t, request) => lfsJson(200, await listLocks(ctx, t, Object.fromEntries(new URL(request.url).searchParams)))),
       HIDDEN,
     )
     .post(
       "/:org/:repo/info/lfs/locks/verify",
-      serve("repo:read", async (t, request, raw) => lfsJson(200, await verifyLocks(ctx, t, bodyOf(request, raw)))),
+      serve(async (t, request, raw) => lfsJson(200, await verifyLocks(ctx, t, bodyOf(request, raw)))),
       LOCK_ROUTE,
     )
     .post(
       "/:org/:repo/info/lfs/locks/:id/unlock",
       async (c: { request: Request; params: { org: string; repo: string; id: string }; body: unknown }) =>
-        serve("repo:read", async (t, request, raw) => lfsJson(200, await unlockLock(ctx, t, c.params.id, bodyOf(request, raw))))(c),
+        serve(async (t, request, raw) => lfsJson(200, await unlockLock(ctx, t, c.params.id, bodyOf(request, raw))))(c),
       LOCK_ROUTE,
     );
 }
