@@ -191,8 +191,8 @@ const SERVICE_ORDER = [
   "people",
   "orgs",
   "git",
-  "lfs",
   "ci",
+  "lfs", // reads git objects and access; signs with the secrets key (ci)
   "mirrors",
   "repos",
   "changes",
