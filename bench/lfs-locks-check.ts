@@ -25,7 +25,9 @@ import { createUserWithOrg } from "../src/services/people/accounts.ts";
 import { createRepo } from "../src/services/repos/repos.ts";
 import { machine } from "./lib/machine.ts";
 
-const { values: args } = parseArgs({ options: { dirs: { type: "string", default: "200" }, files: { type: "string", default: "100" }, iters: { type: "string", default: "30" } } });
+const { values: args } = parseArgs({
+  options: { dirs: { type: "string", default: "200" }, files: { type: "string", default: "100" }, iters: { type: "string", default: "30" } },
+});
 const DIRS = Number(args.dirs);
 const FILES = Number(args.files);
 const ITERS = Number(args.iters);
@@ -72,7 +74,9 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 async function main() {
   const root = mkdtempSync(join(tmpdir(), "svc-bench-lfs-check-"));
-  const ctx = await openContext(loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }));
+  const ctx = await openContext(
+    loadConfig({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" }),
+  );
   try {
     const password = "a long enough password";
     const olga: User = await createUserWithOrg(ctx, { org: "studio", email: "olga@example.com", name: "Olga", password, role: "owner" });
@@ -114,7 +118,13 @@ async function main() {
       }
       rows.push({ locks, p50_ms: +pct(times, 0.5).toFixed(2), p90_ms: +pct(times, 0.9).toFixed(2), cpu_p50_ms: +pct(cpus, 0.5).toFixed(2), tree_reads: reads });
     }
-    console.log(JSON.stringify({ machine: machine(), load_at_start: loadavg()[0], dirs: DIRS, files: DIRS * FILES, rewritten: DIRS * (FILES - 1), locks_made: made, rows }, null, 2));
+    console.log(
+      JSON.stringify(
+        { machine: machine(), load_at_start: loadavg()[0], dirs: DIRS, files: DIRS * FILES, rewritten: DIRS * (FILES - 1), locks_made: made, rows },
+        null,
+        2,
+      ),
+    );
   } finally {
     ctx.close();
     rmSync(root, { recursive: true, force: true });
