@@ -43,6 +43,7 @@ import { contributionRoutes } from "./routes/discovery/contributions.ts";
 import { watchingRoutes } from "./routes/discovery/watching.ts";
 import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
+import { lfsLockRoutes } from "./routes/lfs/locks.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
@@ -233,6 +234,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(lfsLockRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;
