@@ -9,6 +9,7 @@
 import { parse as parseYaml } from "yaml";
 import { notRunYet, parseWorkflow, type TriggerContext } from "../../src/services/ci/workflow.ts";
 import { builtinFor } from "../../cli/runner/builtins/index.ts";
+import { isNamespaceName, isRepoName, RESERVED_NAMESPACES } from "../../src/services/names.ts";
 import { actionName, actionYmlAt, COMPOSITE_DEPTH, readActionYml, remoteKey, type ActionInfo, type ActionKind, type ActionYmlCheck } from "./action-kinds.ts";
 import { eventOf, dispatchInputs, excludedBecause, type FileResult } from "./workflow-corpus.ts";
 
@@ -32,6 +33,7 @@ export type Blocker =
   | "unsupported runs.using"
   | "local action not in the repository"
   | "the agent refuses its action.yml"
+  | "an owner or repository name svc cannot hold"
   | "composite actions nested too deep";
 
 export interface RunnableResult {
@@ -158,6 +160,10 @@ export function runnable(path: string, text: string, defaultBranch: string, plan
       out.local.push({ uses, kind: r.kind });
     } else {
       const key = remoteKey(uses);
+      // The mirror lives at the same org/repo on svc: a name svc refuses (or reserves) cannot be mirrored there.
+      const [owner = "", repo = ""] = actionName(uses).split("/");
+      if (!isNamespaceName(owner) || RESERVED_NAMESPACES.has(owner) || !isRepoName(repo))
+        return block("an owner or repository name svc cannot hold", actionName(uses));
       info = key ? ctx.actions[key] : undefined;
       if (!info) info = { kind: "unknown" };
     }

@@ -55,6 +55,11 @@ describe("workflows that run unmodified (bench/workflows.ts, issue 30)", () => {
       blocking: [{ name: "a/dock", blocker: "docker action (runs.using: docker)" }],
     });
     expect(verdict(job("      - uses: a/none@v1\n"), actions)).toMatchObject({ now: false, blockers: ["action with no mirror to be had"] });
+    // The mirror would have to be the org "runner" on svc: a reserved name.
+    expect(verdict(job("      - uses: runner/x@v1\n"), { "runner/x@v1": { kind: "node20" } })).toMatchObject({
+      now: false,
+      blockers: ["an owner or repository name svc cannot hold"],
+    });
     // A kind the agent runs, but an action.yml its reader (or the expression parser) refuses.
     const refused = { ...actions, "a/bad@v1": { kind: "node20", refused: "a/bad@v1: action.yml: runs.main is missing" } } as Record<string, ActionInfo>;
     expect(verdict(job("      - uses: a/bad@v1\n"), refused)).toMatchObject({ now: false, blockers: ["the agent refuses its action.yml"] });
