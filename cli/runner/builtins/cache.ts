@@ -48,7 +48,9 @@ function lines(v: string | undefined): string[] {
 
 /** The version of a path list: SHA-256 over the lines as written, and the archive format. */
 export function cacheVersion(paths: readonly string[]): string {
-  return createHash("sha256").update([...paths, "gzip", "svc-cache-1"].join("|")).digest("hex");
+  return createHash("sha256")
+    .update([...paths, "gzip", "svc-cache-1"].join("|"))
+    .digest("hex");
 }
 
 /** A path line made absolute: `~` is HOME, a relative path is under the workspace. */
@@ -191,7 +193,14 @@ function target(host: ActionHost, url: string, headers: Record<string, string>):
 
 /** One JSON call of the job's cache API. */
 function api(host: ActionHost, path: string, body?: unknown) {
-  return call(`${host.base}/v1/runner/jobs/${host.job.job_id}/caches${path}`, { token: host.token, method: "POST", body, what: "cache", attempts: 3, timeoutMs: 60_000 });
+  return call(`${host.base}/v1/runner/jobs/${host.job.job_id}/caches${path}`, {
+    token: host.token,
+    method: "POST",
+    body,
+    what: "cache",
+    attempts: 3,
+    timeoutMs: 60_000,
+  });
 }
 
 /** The checks GitHub makes of a key before any call. */
@@ -207,7 +216,15 @@ interface RestoreOutcome {
 }
 
 /** Looks up and (unless `lookupOnly`) restores; a failed download or extraction is a miss with a warning. */
-async function restore(host: ActionHost, step: ActionStep, key: string, restoreKeys: string[], include: PathLine[], version: string, lookupOnly: boolean): Promise<RestoreOutcome> {
+async function restore(
+  host: ActionHost,
+  step: ActionStep,
+  key: string,
+  restoreKeys: string[],
+  include: PathLine[],
+  version: string,
+  lookupOnly: boolean,
+): Promise<RestoreOutcome> {
   const found = await api(host, "/lookup", { key, restore_keys: restoreKeys, version });
   if (found.status === 204) {
     host.log(`Cache not found for input keys: ${[key, ...restoreKeys].join(", ")}\n`);
