@@ -17,6 +17,8 @@ export interface ResolvedAction {
   commit: string;
   clone_url: string;
   path: string;
+  /** The full ref matched; null for a sha (absent from older servers). */
+  ref?: string | null;
 }
 
 /** Asks the server which commit of which repository `uses` names; a refusal (404, 400) is an ActionProblem with the server's message. */
