@@ -301,7 +301,10 @@ class StepRunner {
     mkdirSync(eventDir, { recursive: true });
     const eventPath = join(eventDir, "event.json");
     writeFileSync(eventPath, JSON.stringify(this.github.event ?? {}));
-    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName };
+    // The tool cache outlives the job (GitHub's RUNNER_TOOL_CACHE: setup-* actions keep downloaded tools there).
+    const toolCache = join(o.workdir, "_tool");
+    mkdirSync(toolCache, { recursive: true });
+    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName, tool_cache: toolCache };
     const g = (k: string) => String(this.github[k] ?? "");
     this.fixedEnv = {
       CI: "true",
@@ -335,6 +338,7 @@ class StepRunner {
       RUNNER_ARCH: this.runner.arch!,
       RUNNER_TEMP: o.temp,
       RUNNER_NAME: o.runnerName,
+      RUNNER_TOOL_CACHE: toolCache,
     };
     this.render = renderer(format, () => this.evalEnv());
   }
