@@ -31,6 +31,7 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
 import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runnerCacheRoutes } from "./routes/ci/runner-caches.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
@@ -91,7 +92,7 @@ async function readApiBody(request: Request, p: Required<RoutePolicy>): Promise<
   if ((p.caller === "credential" || p.caller === "runner") && callerOf(request).kind === "anonymous") {
     throw Unauthorized(p.caller === "runner" ? "invalid or revoked token" : "authentication required");
   }
-  if (!hasBody(request)) return null;
+  if (!hasBody(request) || p.body === "stream") return null;
   const uniform = p.body === "uniform";
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
@@ -210,6 +211,7 @@ export function buildApp(ctx: Ctx) {
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runnerActionRoutes(ctx))
+    .use(runnerCacheRoutes(ctx))
     .use(runRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))

@@ -83,8 +83,28 @@ export const CI_LOGS: Readonly<ObjectKind> = {
     exists ? "no log chunk row (an append interrupted before it was recorded; nothing reads it)" : "its repository was deleted (the purge job removes it)",
 };
 
+/** CI dependency caches: one archive per entry (services/ci/caches.ts; evicted by services/ci/caches-evict.ts). */
+export const CI_CACHES: Readonly<ObjectKind> = {
+  name: "ci-cache",
+  description: "CI dependency caches (the archive of every committed cache entry)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/ci-caches/[a-z2-7]{16}$`),
+  writers: ["src/services/ci/caches.ts"],
+  async backup(q) {
+    // Why only ready entries: a reservation's upload may be partial or absent; restores never read one.
+    return store.cacheEntryFiles(q, { readyOnly: true });
+  },
+  async known(q) {
+    return new Set((await store.cacheEntryFiles(q, { readyOnly: false })).map((f) => f.key));
+  },
+  orphanReason: (exists) =>
+    exists
+      ? "no cache row (an upload that finished after its reservation expired; the daily eviction pass deletes it)"
+      : "its repository was deleted (the purge job removes it)",
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {
