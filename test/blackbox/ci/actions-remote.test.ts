@@ -195,6 +195,8 @@ describe("uses: from repositories on this server", () => {
     expect(log).toContain("tools-depth=1");
     expect(log).toContain("root-ok");
     expect(log).toContain("no-credentials");
+    // git's own chatter (hints, detached-HEAD advice) stays out of the log.
+    expect(log).not.toMatch(/hint:|detached HEAD|Initialized empty/);
     expect(log).toContain(`${server.url}/acme/app.git`);
     expect(log).toContain("submodules: recursive is not supported by the svc runner");
     expect(log).toContain('actions/checkout: path "../out" leaves the workspace');

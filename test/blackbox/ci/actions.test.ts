@@ -201,4 +201,32 @@ jobs:
     expect(log2).toContain("post of always");
     expect(log2).toContain("post of failing");
   }, 120_000);
+
+  test("a uses step's timeout-minutes stops its composite action: no further inner step runs", async () => {
+    const wf = `on: push
+jobs:
+  t:
+    runs-on: [self-hosted, actions]
+    steps:
+      - uses: actions/checkout@v4
+      - name: slow composite
+        uses: ./.github/actions/slow
+        timeout-minutes: 0.05
+      - if: always()
+        run: echo after-the-job-step
+`;
+    const sha = await commitFiles(api, "app", {
+      ".github/actions/slow/action.yml":
+        "name: slow\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      run: echo slow-started; sleep 60\n    - shell: bash\n      run: echo inner-after-timeout\n",
+      ".svc/workflows/ci.yml": wf,
+    });
+    const run = await finishedRun(api, "app", sha, 120_000);
+    const log = await logOf(server, owner, "app", run.id, run.jobs[0].id);
+    expect({ state: run.state, log }).toMatchObject({ state: "failure" });
+    expect(run.jobs[0].steps.map((s: any) => s.state)).toEqual(["success", "failure", "success"]);
+    expect(log).toContain("slow-started");
+    expect(log).toContain("##[error] slow composite timed out after 0.05 minutes");
+    expect(log).not.toContain("inner-after-timeout");
+    expect(log).toContain("after-the-job-step");
+  }, 120_000);
 });
