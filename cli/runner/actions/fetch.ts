@@ -35,12 +35,11 @@ export async function resolveAction(host: ActionHost, uses: string): Promise<Res
   return b;
 }
 
-/** The environment git runs with: the job token as a header by config environment. */
+/** The environment the agent's own git runs with (the agent's PATH and HOME, not a step's): the job token as a header by config environment. */
 export function gitEnv(host: ActionHost): Record<string, string> {
-  const env = host.env();
   return {
-    PATH: env.PATH ?? "",
-    HOME: env.HOME ?? "",
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
     GIT_TERMINAL_PROMPT: "0",
     // Why config by environment: the token stays out of argv (visible to other users) and out of .git/config.
     GIT_CONFIG_COUNT: "1",
