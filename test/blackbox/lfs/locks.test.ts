@@ -74,8 +74,7 @@ beforeAll(async () => {
     member("studio", "rita@example.com", "viewer"),
   ]);
   outsider = await member("elsewhere", "oscar@example.com", "owner");
-  serviceToken = (await mintTokenWithId(server, owner.cookie, "studio", { scopes: ["repo:write"], label: "ci", kind: "service" }).catch(() => ({ token: "" })))
-    .token;
+  serviceToken = (await mintTokenWithId(server, owner.cookie, "studio", { scopes: ["repo:write"], label: "ci", kind: "service" })).token;
   const ownerOrg = { org: "studio", email: "", cookie: owner.cookie, token: owner.token };
   await createRepo(server, ownerOrg, "game");
   await createRepo(server, ownerOrg, "site", true);
