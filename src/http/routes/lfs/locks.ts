@@ -43,8 +43,12 @@ function lfsError(ctx: Ctx, request: Request, thrown: unknown): Response {
     return lfsJson(500, { message: "internal error", request_id: id });
   }
   const headers: Record<string, string> = {};
-  // Why the challenge: git-lfs asks the credential helper and retries, as git does.
-  if (error.code === "unauthenticated") headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  // Why the challenge: git-lfs asks the credential helper and retries, as git does (it reads
+  // LFS-Authenticate first; the batch API sends both too).
+  if (error.code === "unauthenticated") {
+    headers["lfs-authenticate"] = 'Basic realm="svc"';
+    headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  }
   if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterSeconds);
   if (error.extra.code === "database_unavailable") headers["retry-after"] = "5";
   return lfsJson(error.status, { message: error.message }, headers);
