@@ -27,6 +27,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_RUNNER_CLAIM_WAIT_MS", "20000", "how long a runner's claim is held open when nothing is queued"],
   ["SVC_DRAIN_MS", "5000", "after SIGTERM, how long /readyz answers 503 (requests still served) before the server stops accepting"],
   ["SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "120000", "a running job whose runner sends no heartbeat for this long fails"],
+  ["SVC_CI_ARTIFACT_DAYS", "90", "days a CI artifact is kept before the sweep deletes it (1–3650); upload-artifact's retention-days may ask for fewer"],
   ["SVC_MAIL_TRANSPORT", "null", "null (drop every message), capture, smtp or cloudmail"],
   ["SVC_MAIL_FROM", "unset", "sender address (required for smtp and cloudmail)"],
   ["SVC_MAIL_DIR", "unset", "capture: one .eml file per message is written here"],

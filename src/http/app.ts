@@ -31,6 +31,8 @@ import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { artifactRoutes } from "./routes/ci/artifacts.ts";
+import { runnerArtifactRoutes } from "./routes/ci/runner-artifacts.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
@@ -161,6 +163,11 @@ export function buildApp(ctx: Ctx) {
         p.body.admit?.(request.headers);
         return readBodyLimited(request, p.body.raw);
       }
+      // A streamed body is the handler's to read (with its own bound); only the caller is checked first.
+      if (p.body === "stream") {
+        if (p.caller !== "anonymous" && callerOf(request).kind === "anonymous") throw Unauthorized();
+        return null;
+      }
       if (route.startsWith("/v1/")) return readApiBody(request, p);
       // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
       if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return readForm(request);
@@ -209,6 +216,8 @@ export function buildApp(ctx: Ctx) {
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(runnerArtifactRoutes(ctx))
+    .use(artifactRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
     .use(followRoutes(ctx))

@@ -22,8 +22,10 @@ export interface RoutePolicy {
    *   malformed, not an object) reads as no body; its fields are checked by the service.
    * - `{ raw }`: the exact bytes (a signature is over them), up to `raw` bytes, read only after
    *   `admit` accepted the headers.
+   * - `stream`: nothing is read before the handler, which streams the request's bytes itself
+   *   within its own bound (a CI artifact's zip on fs: gigabytes never held in memory).
    */
-  body?: "json" | "uniform" | RawBody;
+  body?: "json" | "uniform" | "stream" | RawBody;
 }
 
 /** A body read as its exact bytes. */
