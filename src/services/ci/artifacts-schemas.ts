@@ -44,15 +44,15 @@ export const ArtifactReserved = Type.Object(
   },
 );
 
-const artifactFields = {
+const artifactFields = Object.freeze({
   id: Type.String(),
   name: Type.String(),
   size: Type.Integer({ description: "bytes of the zip" }),
   expires_at: Type.Integer({ description: "epoch milliseconds; the zip answers 410 from then on, and the sweep deletes it within the hour" }),
   created_at: Type.Integer({ description: "epoch milliseconds" }),
   expired: Type.Boolean(),
-};
-const EXAMPLE = { id: EXAMPLE_ID, name: "dist", size: 48213, expires_at: EXPIRES, created_at: CREATED, expired: false };
+});
+const EXAMPLE = Object.freeze({ id: EXAMPLE_ID, name: "dist", size: 48213, expires_at: EXPIRES, created_at: CREATED, expired: false });
 
 export const Artifact = Type.Object(artifactFields, { examples: [EXAMPLE] });
 
@@ -63,9 +63,7 @@ export const RunnerArtifactList = Type.Object(
   {
     examples: [
       {
-        artifacts: [
-          { ...EXAMPLE, download: { url: `https://svc.example/v1/runner/jobs/j4n8b2c6d0e5f1g3/artifacts/${EXAMPLE_ID}/content`, headers: {} } },
-        ],
+        artifacts: [{ ...EXAMPLE, download: { url: `https://svc.example/v1/runner/jobs/j4n8b2c6d0e5f1g3/artifacts/${EXAMPLE_ID}/content`, headers: {} } }],
       },
     ],
   },

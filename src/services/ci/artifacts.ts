@@ -107,7 +107,10 @@ export async function reserveArtifact(
   if (input.size > cap) throw TooLarge(`an artifact may be at most ${cap} bytes; this one is ${input.size}`);
   const sha256 = input.sha256?.toLowerCase() ?? null;
   if (sha256 !== null && !/^[0-9a-f]{64}$/.test(sha256)) throw Invalid("sha256 must be 64 hexadecimal digits");
-  const days = Math.min(ctx.config.ciArtifactDays, input.retention_days && input.retention_days > 0 ? Math.ceil(input.retention_days) : ctx.config.ciArtifactDays);
+  const days = Math.min(
+    ctx.config.ciArtifactDays,
+    input.retention_days && input.retention_days > 0 ? Math.ceil(input.retention_days) : ctx.config.ciArtifactDays,
+  );
   const t = now();
   const id = newId();
   const row: ArtifactRow = {
@@ -231,7 +234,9 @@ export async function jobRunArtifacts(ctx: Ctx, actor: Principal, jobId: string)
   const rows = (await store.readyArtifacts(ctx.db.read, job.runId)).filter((a) => a.expiresAt > t);
   const artifacts = [];
   for (const a of rows) {
-    const download = ctx.store.presign ? { url: await ctx.store.presign("GET", a.key, PRESIGN_SECONDS), headers: {} } : { url: contentUrl(ctx, job.id, a.id), headers: {} };
+    const download = ctx.store.presign
+      ? { url: await ctx.store.presign("GET", a.key, PRESIGN_SECONDS), headers: {} }
+      : { url: contentUrl(ctx, job.id, a.id), headers: {} };
     artifacts.push({ ...shown(a, t), download });
   }
   return { artifacts };

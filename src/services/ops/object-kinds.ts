@@ -98,7 +98,9 @@ export const CI_ARTIFACTS: Readonly<ObjectKind> = {
     return new Set((await store.artifactRows(q)).map((a) => a.key));
   },
   orphanReason: (exists) =>
-    exists ? "no artifact row (the sweep deleted the row after a crash left the object; nothing reads it)" : "its repository was deleted (the purge job removes it)",
+    exists
+      ? "no artifact row (the sweep deleted the row after a crash left the object; nothing reads it)"
+      : "its repository was deleted (the purge job removes it)",
 };
 
 /** Every kind, in the order backups list them. */

@@ -48,15 +48,20 @@ async function harness(env: Record<string, string> = {}) {
   });
   open.push(ctx);
   const app = buildApp(ctx);
-  async function call(method: string, path: string, o: { body?: unknown; raw?: Uint8Array; token?: string; cookie?: string; headers?: Record<string, string> } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    o: { body?: unknown; raw?: Uint8Array; token?: string; cookie?: string; headers?: Record<string, string> } = {},
+  ) {
     const headers: Record<string, string> = { ...o.headers };
     if (o.body !== undefined) headers["content-type"] = "application/json";
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.cookie) headers.cookie = o.cookie;
     ctx.facts.fresh();
-    const body = o.raw ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
+    const body: BodyInit | undefined = o.raw ? (o.raw as Uint8Array<ArrayBuffer>) : o.body === undefined ? undefined : JSON.stringify(o.body);
     const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body }));
-    if ((res.headers.get("content-type") ?? "").startsWith("application/zip")) return { status: res.status, headers: res.headers, bytes: new Uint8Array(await res.arrayBuffer()), text: "", body: null as any };
+    if ((res.headers.get("content-type") ?? "").startsWith("application/zip"))
+      return { status: res.status, headers: res.headers, bytes: new Uint8Array(await res.arrayBuffer()), text: "", body: null as any };
     const { text, body: parsed } = await readBody(res);
     return { status: res.status, headers: res.headers, text, body: parsed, bytes: new Uint8Array() };
   }
@@ -151,7 +156,12 @@ describe("artifacts with the job token (fs)", () => {
       const api = await h.owner("GET", `/v1/orgs/acme/repos/app/runs/${j.run}/artifacts`);
       expect(api.body).toEqual({ artifacts: [{ id, name: "dist", size: body.byteLength, created_at: t, expires_at: t + 90 * DAY, expired: false }] });
       const zip = await h.owner("GET", `/v1/orgs/acme/repos/app/artifacts/${id}/zip`);
-      expect({ status: zip.status, type: zip.headers.get("content-type"), disposition: zip.headers.get("content-disposition"), size: zip.bytes.byteLength }).toEqual({
+      expect({
+        status: zip.status,
+        type: zip.headers.get("content-type"),
+        disposition: zip.headers.get("content-disposition"),
+        size: zip.bytes.byteLength,
+      }).toEqual({
         status: 200,
         type: "application/zip",
         disposition: `attachment; filename="dist.zip"; filename*=UTF-8''dist.zip`,
@@ -213,7 +223,11 @@ describe("artifacts with the job token (fs)", () => {
       const over = await h.ctx.store.stat("x");
       expect(over).toBeNull();
       const more = await buildApp(h.ctx).handle(
-        new Request(`http://svc.test${put}`, { method: "PUT", headers: { authorization: `Bearer ${j.token}` }, body: stream(bytesOf("exactly these bytes and more")) }),
+        new Request(`http://svc.test${put}`, {
+          method: "PUT",
+          headers: { authorization: `Bearer ${j.token}` },
+          body: stream(bytesOf("exactly these bytes and more")),
+        }),
       );
       expect(more.status).toBe(413);
       expect((await h.call("PUT", put, { token: j.token, raw: bytesOf("exactly") })).status).toBe(400);

@@ -41,6 +41,7 @@ const DECLARED = [
   "POST /v1/users/:handle/emails/verify: credential/uniform",
   "POST /v1/runners/register: runner/json",
   "POST /v1/runners/claim: runner/json",
+  "PUT /v1/runner/jobs/:job_id/artifacts/:artifact_id/content: credential/stream",
   "POST /webhooks/billing: anonymous/raw",
   "POST /webhooks/generic: anonymous/raw",
   "POST /webhooks/app: anonymous/raw",
