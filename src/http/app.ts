@@ -92,7 +92,7 @@ async function readApiBody(request: Request, p: Required<RoutePolicy>): Promise<
   if ((p.caller === "credential" || p.caller === "runner") && callerOf(request).kind === "anonymous") {
     throw Unauthorized(p.caller === "runner" ? "invalid or revoked token" : "authentication required");
   }
-  if (!hasBody(request)) return null;
+  if (!hasBody(request) || p.body === "stream") return null;
   const uniform = p.body === "uniform";
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
@@ -162,11 +162,6 @@ export function buildApp(ctx: Ctx) {
       if (isRaw(p.body)) {
         p.body.admit?.(request.headers);
         return readBodyLimited(request, p.body.raw);
-      }
-      // A streamed body is the handler's to read (with its own bound); only the caller is checked first.
-      if (p.body === "stream") {
-        if (p.caller !== "anonymous" && callerOf(request).kind === "anonymous") throw Unauthorized();
-        return null;
       }
       if (route.startsWith("/v1/")) return readApiBody(request, p);
       // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
