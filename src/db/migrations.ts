@@ -11,6 +11,7 @@ import pg0004 from "../../migrations/pg/0004_retry_lane.sql" with { type: "text"
 import pg0005 from "../../migrations/pg/0005_reviews.sql" with { type: "text" };
 import pg0006 from "../../migrations/pg/0006_ci_workflows.sql" with { type: "text" };
 import pg0007 from "../../migrations/pg/0007_ci_artifacts_caches.sql" with { type: "text" };
+import pg0008 from "../../migrations/pg/0008_lfs.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -31,6 +32,7 @@ import m0016 from "../../migrations/0016_node_secrets.sql" with { type: "text" }
 import m0017 from "../../migrations/0017_reviews.sql" with { type: "text" };
 import m0018 from "../../migrations/0018_ci_workflows.sql" with { type: "text" };
 import m0019 from "../../migrations/0019_ci_artifacts_caches.sql" with { type: "text" };
+import m0020 from "../../migrations/0020_lfs.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -53,6 +55,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0017_reviews": m0017,
   "0018_ci_workflows": m0018,
   "0019_ci_artifacts_caches": m0019,
+  "0020_lfs": m0020,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
@@ -64,6 +67,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0005_reviews": pg0005,
   "0006_ci_workflows": pg0006,
   "0007_ci_artifacts_caches": pg0007,
+  "0008_lfs": pg0008,
 });
 
 export interface Migration {

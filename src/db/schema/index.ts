@@ -15,6 +15,7 @@ export * from "./changes.ts";
 export * from "./billing.ts";
 export * from "./nodes.ts";
 export * from "./notifications.ts";
+export * from "./lfs.ts";
 
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";

@@ -28,6 +28,12 @@ export const repos = sqliteTable(
     syncError: text("sync_error"),
     forkParentId: text("fork_parent_id"),
     forkState: text("fork_state", { enum: ["pending", "ready", "failed"] }),
+    /**
+     * The repository network whose LFS objects this repository shares (issue 31): its root's id, a
+     * fork inheriting its parent's. Null means the repository's own id (set at fork time, kept when
+     * the root is deleted).
+     */
+    lfsNetworkId: text("lfs_network_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -95,8 +95,8 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
       ...(spec.github
         ? { contexts: { github: withPlannedGithub({ event: { ref: facts.ref, after: facts.commit, repository: { full_name: base.repo } } }, spec.github) } }
         : {}),
-      // A `uses` step is always in a v2 job; should one reach here, it fails instead of running nothing.
-      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
+      // A `uses` step is always in a v2 job; should one reach here (a format-1 description cannot carry it), it fails instead of running nothing.
+      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} needs a format-2 job description' >&2; exit 1`, env: s.env })),
     };
   if ((opts.format ?? 1) < 2) {
     const error = "upgrade the runner: this job needs an svc runner that runs format-2 job descriptions (this server's version)";

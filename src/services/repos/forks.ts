@@ -58,6 +58,8 @@ export async function createFork(ctx: Ctx, t: RepoTarget, input: ForkCreate): Pr
     originInstallation: null,
     lastSyncAt: null,
     lastSyncedCommit: null,
+    // A fork shares its parent's LFS objects (issue 31): one network, rooted where the parent's is.
+    lfsNetworkId: parent.lfsNetworkId ?? parent.id,
     syncError: null,
     forkParentId: parent.id,
     forkState: "pending",

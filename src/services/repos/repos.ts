@@ -134,6 +134,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     originInstallation: origin?.installation ?? null,
     lastSyncAt: null,
     lastSyncedCommit: null,
+    lfsNetworkId: null,
     syncError: null,
     forkParentId: null,
     forkState: null,
