@@ -271,11 +271,11 @@ export async function listRunArtifacts(ctx: Ctx, t: RepoTarget, runId: string): 
 /** How the API hands out a zip: a redirect to the bucket (S3), or the file to stream (fs). */
 export type ArtifactDownload = { kind: "redirect"; url: string } | ({ kind: "file" } & ArtifactFile);
 
-/** GET /v1/orgs/{org}/repos/{repo}/artifacts/{artifact_id}/zip: 404 unknown, 410 expired. */
-export async function downloadArtifact(ctx: Ctx, t: RepoTarget, id: string): Promise<ArtifactDownload> {
+/** GET /v1/orgs/{org}/repos/{repo}/artifacts/{artifact_id}/zip (and the run page's link, which names the run too): 404 unknown, 410 expired. */
+export async function downloadArtifact(ctx: Ctx, t: RepoTarget, id: string, runId?: string): Promise<ArtifactDownload> {
   need(t, "repo:read");
   const a = await store.artifactOfRepo(ctx.db.read, t.repo.id, id);
-  if (!a || a.state !== "ready") throw NotFound("artifact not found");
+  if (!a || a.state !== "ready" || (runId !== undefined && a.runId !== runId)) throw NotFound("artifact not found");
   if (a.expiresAt <= now()) throw Gone(`the artifact ${JSON.stringify(a.name)} expired on ${new Date(a.expiresAt).toISOString()}`);
   if (ctx.store.presign) return { kind: "redirect", url: await ctx.store.presign("GET", a.key, REDIRECT_SECONDS) };
   if (!ctx.store.localPath) throw new AppError("internal", "the object store can neither presign nor serve files");

@@ -129,6 +129,18 @@ describe("upload-artifact → download-artifact with the real agent (fs storage)
       files: { "a.txt": "alpha\n", "sub/b.txt": "beta\n" },
     });
     expect((await zip(listed[1].id)).files).toEqual({ "one.log": "one\n" });
+    // The run page lists them with sizes and links that download the same zip.
+    const page = await (await fetch(`${server.url}/acme/app/runs/${run.id}`, { headers: { cookie: owner.cookie } })).text();
+    expect(page).toContain('<h2 id="artifacts-h" class="inh">Artifacts</h2>');
+    const href = `/acme/app/runs/${run.id}/artifacts/${listed[0].id}`;
+    expect(page).toContain(`<a href="${href}" download="dist.zip">dist</a></td><td>${listed[0].size} B</td>`);
+    const viaPage = await fetch(`${server.url}${href}`, { headers: { cookie: owner.cookie } });
+    expect({ status: viaPage.status, files: await unzipped(new Uint8Array(await viaPage.arrayBuffer())) }).toEqual({
+      status: 200,
+      files: { "a.txt": "alpha\n", "sub/b.txt": "beta\n" },
+    });
+    // Another run's id in the address does not reach it.
+    expect((await fetch(`${server.url}/acme/app/runs/nosuchrun0000000/artifacts/${listed[0].id}`, { headers: { cookie: owner.cookie } })).status).toBe(404);
     // Usage counts the zips.
     const usage = (await api.get("/v1/orgs/acme/usage")).body;
     expect(usage.storage_bytes).toBeGreaterThanOrEqual(listed[0].size + listed[1].size);
@@ -136,7 +148,8 @@ describe("upload-artifact → download-artifact with the real agent (fs storage)
 
   test("a private repository's artifacts: viewers read them, outsiders get 404, anonymous 401; only writers delete", async () => {
     const viewer = caller(server, await person(server, "acme", "viewer@acme.example", "viewer"));
-    const outsider = caller(server, await person(server, "rival", "o@rival.example", "owner"));
+    const rival = await person(server, "rival", "o@rival.example", "owner");
+    const outsider = caller(server, rival);
     const anon = caller(server);
     const id = (await api.get(`/v1/orgs/acme/repos/app/runs/${run.id}/artifacts`)).body.artifacts[1].id;
     const list = `/v1/orgs/acme/repos/app/runs/${run.id}/artifacts`;
@@ -153,6 +166,9 @@ describe("upload-artifact → download-artifact with the real agent (fs storage)
       expectError(await who.get(zip), status);
       expectError(await who.delete(`/v1/orgs/acme/repos/app/artifacts/${id}`), status);
     }
+    // The page's link answers like the page: a missing repository's "not found" for an outsider.
+    expect((await fetch(`${server.url}/acme/app/runs/${run.id}/artifacts/${id}`, { headers: { cookie: rival.cookie } })).status).toBe(404);
+    expect((await fetch(`${server.url}/acme/app/runs/${run.id}/artifacts/${id}`)).status).toBe(401);
     expectError(await viewer.delete(`/v1/orgs/acme/repos/app/artifacts/${id}`), 403);
     expectError(await api.get("/v1/orgs/acme/repos/app/artifacts/nosuchartifact00/zip"), 404);
     expect((await api.delete(`/v1/orgs/acme/repos/app/artifacts/${id}`)).status).toBe(204);

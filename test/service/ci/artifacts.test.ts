@@ -271,6 +271,10 @@ describe("retention with the service clock", () => {
         ["keep", false],
         ["short", true],
       ]);
+      // The run page shows it as expired, without a link.
+      const page = (await h.owner("GET", `/acme/app/runs/${j.run}`)).text;
+      expect(page).toContain(`<tr><td>short</td><td>15 B</td><td><span class="state state-skipped">expired</span>`);
+      expect(page).toContain(`<a href="/acme/app/runs/${j.run}/artifacts/${keep}" download="keep.zip">keep</a>`);
       expect(await sweepArtifacts(h.ctx)).toBe(1);
       expect(existsSync(file(short))).toBe(false);
       expect(existsSync(file(keep))).toBe(true);

@@ -9,7 +9,7 @@ import { openRepo } from "../../../services/repos/repos.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { noContent } from "../../responses.ts";
-import { zipAnswer } from "./artifact-file.ts";
+import { zipAnswer } from "../../artifact-file.ts";
 
 /** Artifact routes under /v1/orgs/{org}/repos/{repo}. */
 export function artifactRoutes(ctx: Ctx) {

@@ -9,7 +9,7 @@ import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { policy } from "../../policy.ts";
 import { noContent } from "../../responses.ts";
-import { zipAnswer } from "./artifact-file.ts";
+import { zipAnswer } from "../../artifact-file.ts";
 
 /** The agent's artifact routes under /v1/runner/jobs/{job_id}/artifacts. */
 export function runnerArtifactRoutes(ctx: Ctx) {

@@ -1,6 +1,6 @@
 // Serving a stored artifact zip from the fs object store: Bun.file (sendfile), one byte range when
 // asked (RFC 9110 §14: a single `bytes=a-b`; several ranges get the whole file).
-import type { ArtifactFile } from "../../../services/ci/artifacts.ts";
+import type { ArtifactFile } from "../services/ci/artifacts.ts";
 
 /** `attachment; filename="<name>.zip"` with an RFC 8187 form for names beyond ASCII. */
 export function zipDisposition(name: string): string {
