@@ -1,13 +1,6 @@
 // Serving a stored artifact zip from the fs object store: Bun.file (sendfile), one byte range when
 // asked (RFC 9110 §14: a single `bytes=a-b`; several ranges get the whole file).
-import type { ArtifactFile } from "../services/ci/artifacts.ts";
-
-/** `attachment; filename="<name>.zip"` with an RFC 8187 form for names beyond ASCII. */
-export function zipDisposition(name: string): string {
-  const file = `${name}.zip`;
-  const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file)}`;
-}
+import { zipDisposition, type ArtifactFile } from "../services/ci/artifacts.ts";
 
 /** One `bytes=` range of a file of `size` bytes: null for none (or several), "invalid" when unsatisfiable. */
 function rangeOf(header: string | null, size: number): { start: number; end: number } | "invalid" | null {

@@ -39,9 +39,10 @@ export interface ObjectStore {
    * S3 only: a URL on which a client GETs or PUTs `key` itself for `seconds` (at most 7 days), so
    * the bytes never pass through svc. Signed for `SVC_S3_PUBLIC_ENDPOINT` when set (the address
    * clients reach the bucket by), else for the endpoint svc uses. Only the URL carries authority:
-   * the client sends no Authorization header to the bucket.
+   * the client sends no Authorization header to the bucket. `attachment` (GET only): the bucket
+   * answers with `Content-Disposition` set to it (S3's response-content-disposition).
    */
-  presign?(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
+  presign?(method: "GET" | "PUT", key: string, seconds: number, opts?: { attachment?: string }): Promise<string>;
   /** fs only: the file that holds `key` (to stream it with sendfile), whether or not it exists yet. */
   localPath?(key: string): string;
 }

@@ -43,7 +43,7 @@ export interface S3Store extends ObjectStore {
   readonly stats: StorageStats;
   /** Abort multipart uploads under `prefix` started before `olderThan` (epoch ms); returns how many. */
   abortIncompleteUploads(prefix: string, olderThan: number): Promise<number>;
-  presign(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
+  presign(method: "GET" | "PUT", key: string, seconds: number, opts?: { attachment?: string }): Promise<string>;
 }
 
 /** Runs one request (with its retries) inside the concurrency bounds; shared with s3-multipart.ts. */
@@ -157,10 +157,11 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     kind: "s3",
     stats,
 
-    async presign(method, key, seconds) {
+    async presign(method, key, seconds, opts) {
       assertValidKey(key);
       const expiry = Math.max(1, Math.min(Math.floor(seconds), 7 * 24 * 3600));
-      return publicClient.presignedUrl(method, bucket, key, expiry, {}, undefined);
+      const params: Record<string, string> = method === "GET" && opts?.attachment ? { "response-content-disposition": opts.attachment } : {};
+      return publicClient.presignedUrl(method, bucket, key, expiry, params, undefined);
     },
 
     async putFile(key, path) {

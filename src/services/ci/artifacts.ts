@@ -52,6 +52,13 @@ export function artifactNameProblem(name: string): string | null {
   return null;
 }
 
+/** `attachment; filename="<name>.zip"` with an RFC 8187 form for names beyond ASCII (the API's answer, or the bucket's on S3). */
+export function zipDisposition(name: string): string {
+  const file = `${name}.zip`;
+  const ascii = file.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file)}`;
+}
+
 /** Where the zip of artifact `id` lives (a kind of stored file: services/ops/object-kinds.ts). */
 export function artifactKey(repoId: string, runId: string, id: string): string {
   return `repos/${repoId}/ci-artifacts/${runId}/${id}.zip`;
@@ -277,7 +284,7 @@ export async function downloadArtifact(ctx: Ctx, t: RepoTarget, id: string, runI
   const a = await store.artifactOfRepo(ctx.db.read, t.repo.id, id);
   if (!a || a.state !== "ready" || (runId !== undefined && a.runId !== runId)) throw NotFound("artifact not found");
   if (a.expiresAt <= now()) throw Gone(`the artifact ${JSON.stringify(a.name)} expired on ${new Date(a.expiresAt).toISOString()}`);
-  if (ctx.store.presign) return { kind: "redirect", url: await ctx.store.presign("GET", a.key, REDIRECT_SECONDS) };
+  if (ctx.store.presign) return { kind: "redirect", url: await ctx.store.presign("GET", a.key, REDIRECT_SECONDS, { attachment: zipDisposition(a.name) }) };
   if (!ctx.store.localPath) throw new AppError("internal", "the object store can neither presign nor serve files");
   return { kind: "file", path: ctx.store.localPath(a.key), size: a.size, name: a.name };
 }

@@ -98,7 +98,10 @@ describe("artifacts on S3", () => {
     const location = res.headers.get("location")!;
     expect(location.startsWith(`${s3.endpoint}/`)).toBe(true);
     expect(location).toContain("X-Amz-Signature=");
-    const zip = new Uint8Array(await (await fetch(location)).arrayBuffer());
+    const bucket = await fetch(location);
+    // The bucket names the file as the fs answer does (S3's response-content-disposition, in the signature).
+    expect(bucket.headers.get("content-disposition")).toBe(`attachment; filename="blob.zip"; filename*=UTF-8''blob.zip`);
+    const zip = new Uint8Array(await bucket.arrayBuffer());
     expect(zip.byteLength).toBe(artifact.size);
     const after = await storeBytes();
     expect(after.read - during.read).toBeLessThan(64 * 1024);
