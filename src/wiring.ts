@@ -30,6 +30,7 @@ import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts"
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { CI_CACHE_EVICT, runCacheEviction } from "./services/ci/caches-evict.ts";
+import { CI_ARTIFACT_SWEEP, sweepArtifacts } from "./services/ci/artifacts.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 import { recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
@@ -82,6 +83,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(CI_SWEEP, async (c) => void (await sweepCi(c)));
   ctx.work.define(CI_CACHE_EVICT, runCacheEviction);
   ctx.work.define(LFS_GC_PASS, async (c) => void (await collectLfsGarbage(c)));
+  ctx.work.define(CI_ARTIFACT_SWEEP, async (c) => void (await sweepArtifacts(c)));
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────
