@@ -22,9 +22,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { checkWorkflow, corpusSummary, fixtureRows, type CorpusRow as Row } from "./lib/workflow-corpus.ts";
 import { machine } from "./lib/machine.ts";
-import { ACTION_KINDS_FILE, loadActionKinds, resolveAll, type ActionKindsFile } from "./lib/action-kinds.ts";
+import { ACTION_KINDS_FILE, expressionProblem, loadActionKinds, resolveAll, type ActionKindsFile, type ActionYmlCheck } from "./lib/action-kinds.ts";
 import { runnable, runnableSummary, type RunnableRow } from "./lib/workflow-runnable.ts";
 import { builtinFor } from "../cli/runner/builtins/index.ts";
+import { parseActionYml } from "../cli/runner/actions/action-yml.ts";
 
 /** The corpus: varied workflows (Node, Rust, Python, Go, C, Ruby, TypeScript, Deno projects). */
 export const REPOS = [
@@ -101,18 +102,34 @@ function corpusRows(): { rows: CorpusFile[]; repos: { repo: string; commit: stri
   return { rows, repos };
 }
 
+/**
+ * What refuses an action whose kind the agent runs: the agent's own action.yml reader
+ * (cli/runner/actions/action-yml.ts), then svc's expression parser over the file's `${{ }}` and
+ * `if:` (the agent evaluates them when the action runs).
+ */
+const CHECKED_WITH = "the agent's parseActionYml (cli/runner/actions/action-yml.ts) and svc's expression parser";
+const actionYmlCheck: ActionYmlCheck = (text, what) => {
+  try {
+    parseActionYml(text, what);
+  } catch (e) {
+    return e instanceof Error ? e.message.slice(0, 200) : String(e);
+  }
+  return expressionProblem(text);
+};
+
 /** Writes bench/fixtures/action-kinds.json: the kind of every remote action the corpus names (and the composites' own). */
 function resolveActions(rows: CorpusFile[]): ActionKindsFile {
   const uses = new Set<string>();
   for (const r of rows) for (const u of runnable(r.file, r.text, r.branch, r.result, { repoDir: r.dir, actions: {} }).uses) uses.add(u);
   const old = loadActionKinds().actions;
-  const actions = resolveAll(uses, values.mirrors!, (u) => builtinFor(u) !== null);
+  const actions = resolveAll(uses, values.mirrors!, (u) => builtinFor(u) !== null, actionYmlCheck);
   // A kind read by hand (`via`: the search tool's stored copy) stays when the mirrors know no better.
   for (const [k, v] of Object.entries(actions)) if (old[k]?.via && (v.kind === "unknown" || v.kind === "missing" || v.atHead)) actions[k] = old[k]!;
   const file: ActionKindsFile = {
     source:
       "runs.using of each action.yml at the ref the workflow (or composite action) names, read from the newest stored snapshot of the action's repository (the fetch tool, /work/.mirror); atHead: the ref is not in the snapshot, HEAD's kind is taken; `read_file` entries: a stored copy of the file read by hand (no snapshot to be had)",
     date: new Date().toISOString().slice(0, 10),
+    checkedWith: CHECKED_WITH,
     actions,
   };
   writeFileSync(ACTION_KINDS_FILE, `${JSON.stringify(file, null, 2)}\n`);
@@ -129,7 +146,8 @@ if (import.meta.main) {
     const f = resolveActions(rows);
     const kinds: Record<string, number> = {};
     for (const v of Object.values(f.actions)) kinds[v.kind] = (kinds[v.kind] ?? 0) + 1;
-    console.log(JSON.stringify({ written: ACTION_KINDS_FILE, references: Object.keys(f.actions).length, kinds }, null, 2));
+    const refused = Object.entries(f.actions).flatMap(([k, v]) => (v.refused ? [`${k}: ${v.refused}`] : []));
+    console.log(JSON.stringify({ written: ACTION_KINDS_FILE, references: Object.keys(f.actions).length, kinds, checkedWith: f.checkedWith, refused }, null, 2));
     process.exit(0);
   }
   const s = corpusSummary(rows);

@@ -36,6 +36,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
     "unset",
     'sender of notification mail; unset: "<name of SVC_MAIL_FROM>" <notifications@<SVC_BASE_URL\'s host>>, or SVC_MAIL_FROM when SVC_BASE_URL is unset or an IP address',
   ],
+  ["SVC_ISSUE_RATE_LIMIT", "200", "issues and issue comments one person may create per hour; more answer 429 with Retry-After"],
   ["SVC_NOTIFY_MAIL_DELAY_MS", "10000", "how long a notification mail waits so a burst of activity on one thread folds into one mail (0–600000)"],
   ["SVC_MAIL_SMTP_HOST", "unset", "smtp: relay host or host:port (port 25 by default); cleartext, no STARTTLS"],
   ["SVC_MAIL_SMTP_USER", "unset", "smtp: user name (refused for a non-loopback relay without the next setting)"],
@@ -73,6 +74,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_LOG", "info", "debug, info, warn or error; JSON lines on stderr"],
   ["SVC_GIT_MAX_PUSH", "2g", "largest git push: bytes or with a unit (500m, 2g), 1 KiB to 1 TiB"],
   ["SVC_GIT_MAX_OBJECT", "100m", "largest object a push or mirror sync may bring, once inflated: bytes or with a unit, 1 KiB to 1 TiB"],
+  ["SVC_LFS_MAX_OBJECT", "5g", "largest Git LFS object a client may upload: bytes or with a unit, 1 KiB to 1 TiB"],
   ["SVC_GIT_CACHE", "128m", "memory the git read caches hold together, bytes or with a unit"],
   ["SVC_GIT_MAX_NEGOTIATION", "500000", "most lines of each kind (want, have, shallow, ...) one fetch request may carry"],
 ];

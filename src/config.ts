@@ -50,6 +50,8 @@ export interface Config {
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_ISSUE_RATE_LIMIT: issues and issue comments one person may create per hour (default 200). */
+  issueRateLimit: number;
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
@@ -72,6 +74,8 @@ export interface Config {
   gitMaxPush: number;
   /** Largest object a push or mirror sync may bring, once inflated, in bytes; SVC_GIT_MAX_OBJECT. */
   gitMaxObject: number;
+  /** Largest Git LFS object a client may upload, in bytes; SVC_LFS_MAX_OBJECT. */
+  lfsMaxObject: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
   /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
@@ -119,6 +123,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
+  "SVC_ISSUE_RATE_LIMIT",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -167,6 +172,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_METRICS_TOKEN",
   "SVC_GIT_MAX_PUSH",
   "SVC_GIT_MAX_OBJECT",
+  "SVC_LFS_MAX_OBJECT",
   "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY",
@@ -188,6 +194,8 @@ export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
 export const DEFAULT_CI_CACHE_MAX = 10 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
+/** SVC_LFS_MAX_OBJECT when unset: 5 GiB, the largest object one S3 PUT may carry. */
+export const DEFAULT_LFS_MAX_OBJECT = 5 * 1024 ** 3;
 /** SVC_GIT_MAX_NEGOTIATION when unset: far above what git clients send (git/upload-request.ts). */
 export const DEFAULT_GIT_MAX_NEGOTIATION = 500_000;
 /** SVC_GIT_CACHE when unset: 128 MiB for all git read caches together (README "Operations: memory"). */
@@ -408,6 +416,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
+    issueRateLimit: positiveInt("SVC_ISSUE_RATE_LIMIT", env.SVC_ISSUE_RATE_LIMIT, 200),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,
@@ -421,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
+    lfsMaxObject: parseSize("SVC_LFS_MAX_OBJECT", env.SVC_LFS_MAX_OBJECT, DEFAULT_LFS_MAX_OBJECT),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),

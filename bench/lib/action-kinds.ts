@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { parseCondition, parseTemplate } from "../../src/services/ci/expr/index.ts";
 
 /** `runs.using` as read, or why it could not be read. */
 export type ActionKind =
@@ -34,6 +35,8 @@ export interface ActionInfo {
   uses?: string[];
   /** The `runs.using` value when the kind is "other". */
   using?: string;
+  /** Why the agent would not run it although its kind is one it runs: its action.yml reader or the expression parser refuses the file. */
+  refused?: string;
   /** Read by hand where no mirror (or no mirror at that ref) had it: e.g. "read_file vitejs/release-scripts action/release-pr/action.yml @4ab5285". */
   via?: string;
 }
@@ -43,6 +46,50 @@ export interface ActionKindsFile {
   date: string;
   /** By `owner/repo[/path]@ref`, the name lowercased (GitHub's names are case-insensitive), the ref as written. */
   actions: Record<string, ActionInfo>;
+  /** What read each action.yml besides `runs.using` (the agent's reader when the checkout has it, and the expression parser). */
+  checkedWith?: string;
+}
+
+/** A further check of an action.yml's text: null when it passes, else why not. */
+export type ActionYmlCheck = (text: string, what: string) => string | null;
+
+/**
+ * The first `${{ }}` (or `if:`) of an action.yml that svc's expression parser refuses, or null:
+ * the agent evaluates them when the action runs (descriptions are text, not read).
+ */
+export function expressionProblem(text: string): string | null {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { maxAliasCount: -1 });
+  } catch {
+    return null;
+  }
+  const walk = (v: unknown, key: string): string | null => {
+    if (typeof v === "string") {
+      const cond = key === "if" || key === "pre-if" || key === "post-if";
+      if (!cond && !v.includes("${{")) return null;
+      try {
+        if (cond) parseCondition(v);
+        else parseTemplate(v);
+        return null;
+      } catch (e) {
+        return `${key}: ${e instanceof Error ? e.message.slice(0, 160) : String(e)}`;
+      }
+    }
+    if (Array.isArray(v)) {
+      for (const x of v) {
+        const p = walk(x, key);
+        if (p) return p;
+      }
+    } else if (typeof v === "object" && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        if (k === "description") continue;
+        const p = walk(x, k);
+        if (p) return p;
+      }
+    return null;
+  };
+  return walk(doc, "");
 }
 
 export const ACTION_KINDS_FILE = join(import.meta.dir, "..", "fixtures", "action-kinds.json");
@@ -122,7 +169,7 @@ export function mirrorDirs(mirrors: string): Map<string, string> {
 }
 
 /** Reads one `owner/repo[/path]@ref` from its mirror. */
-export function resolveOne(uses: string, dirs: Map<string, string>): ActionInfo {
+export function resolveOne(uses: string, dirs: Map<string, string>, check?: ActionYmlCheck): ActionInfo {
   const at = uses.lastIndexOf("@");
   const [owner, repo, ...rest] = uses.slice(0, at).split("/");
   const ref = uses.slice(at + 1);
@@ -145,12 +192,14 @@ export function resolveOne(uses: string, dirs: Map<string, string>): ActionInfo 
   const text = actionYmlAt(dir, commit, rest.join("/"));
   if (text === null) return { kind: "missing", commit, ...(atHead ? { atHead } : {}) };
   const r = readActionYml(text);
+  const refused = check && r.kind !== "docker" && r.kind !== "other" ? check(text, uses) : null;
   return {
     kind: r.kind,
     commit,
     ...(atHead ? { atHead } : {}),
     ...(r.kind === "composite" ? { uses: r.uses } : {}),
     ...(r.using ? { using: r.using } : {}),
+    ...(refused ? { refused } : {}),
   };
 }
 
@@ -158,7 +207,7 @@ export function resolveOne(uses: string, dirs: Map<string, string>): ActionInfo 
  * Resolves every remote reference in `uses` and, through composite actions, the ones they name,
  * from the mirrors: the file's `actions` map.
  */
-export function resolveAll(uses: Iterable<string>, mirrors: string, isBuiltin: (uses: string) => boolean): Record<string, ActionInfo> {
+export function resolveAll(uses: Iterable<string>, mirrors: string, isBuiltin: (uses: string) => boolean, check?: ActionYmlCheck): Record<string, ActionInfo> {
   const dirs = mirrorDirs(mirrors);
   const out: Record<string, ActionInfo> = {};
   const queue = [...uses];
@@ -166,7 +215,7 @@ export function resolveAll(uses: Iterable<string>, mirrors: string, isBuiltin: (
     const u = queue.shift()!;
     const key = remoteKey(u);
     if (!key || key in out || isBuiltin(u)) continue;
-    const info = resolveOne(u, dirs);
+    const info = resolveOne(u, dirs, check);
     out[key] = info;
     for (const n of info.uses ?? []) queue.push(n);
   }

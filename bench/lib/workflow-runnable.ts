@@ -9,7 +9,8 @@
 import { parse as parseYaml } from "yaml";
 import { notRunYet, parseWorkflow, type TriggerContext } from "../../src/services/ci/workflow.ts";
 import { builtinFor } from "../../cli/runner/builtins/index.ts";
-import { actionName, actionYmlAt, COMPOSITE_DEPTH, readActionYml, remoteKey, type ActionInfo, type ActionKind } from "./action-kinds.ts";
+import { isNamespaceName, isRepoName, RESERVED_NAMESPACES } from "../../src/services/names.ts";
+import { actionName, actionYmlAt, COMPOSITE_DEPTH, readActionYml, remoteKey, type ActionInfo, type ActionKind, type ActionYmlCheck } from "./action-kinds.ts";
 import { eventOf, dispatchInputs, excludedBecause, type FileResult } from "./workflow-corpus.ts";
 
 /** The kinds the agent runs (ACTIONS: node12 is accepted by its action.yml reader as well). */
@@ -31,6 +32,8 @@ export type Blocker =
   | "no action.yml at the ref"
   | "unsupported runs.using"
   | "local action not in the repository"
+  | "the agent refuses its action.yml"
+  | "an owner or repository name svc cannot hold"
   | "composite actions nested too deep";
 
 export interface RunnableResult {
@@ -86,6 +89,8 @@ export interface RunnableContext {
   repoDir: string | null;
   /** The committed kinds of remote actions. */
   actions: Record<string, ActionInfo>;
+  /** The further check of a local action's action.yml (the remote ones' verdicts are in `actions`). */
+  check?: ActionYmlCheck;
 }
 
 /** Classifies one corpus file, given the part F result for it. */
@@ -150,10 +155,15 @@ export function runnable(path: string, text: string, defaultBranch: string, plan
         return block("local action not in the repository", uses);
       }
       const r = readActionYml(text);
-      info = { kind: r.kind, uses: r.uses };
+      const refused = ctx.check && r.kind !== "docker" && r.kind !== "other" ? ctx.check(text, uses) : null;
+      info = { kind: r.kind, uses: r.uses, ...(refused ? { refused } : {}) };
       out.local.push({ uses, kind: r.kind });
     } else {
       const key = remoteKey(uses);
+      // The mirror lives at the same org/repo on svc: a name svc refuses (or reserves) cannot be mirrored there.
+      const [owner = "", repo = ""] = actionName(uses).split("/");
+      if (!isNamespaceName(owner) || RESERVED_NAMESPACES.has(owner) || !isRepoName(repo))
+        return block("an owner or repository name svc cannot hold", actionName(uses));
       info = key ? ctx.actions[key] : undefined;
       if (!info) info = { kind: "unknown" };
     }
@@ -163,6 +173,7 @@ export function runnable(path: string, text: string, defaultBranch: string, plan
     else if (info.kind === "unknown") block("action with no mirror to be had", name);
     else if (info.kind === "missing") block("no action.yml at the ref", name);
     else if (info.kind === "other") block("unsupported runs.using", name);
+    else if (info.refused) block("the agent refuses its action.yml", name);
     else if (info.kind === "composite") for (const n of info.uses ?? []) visit(n, depth + 1, new Map());
   };
   if (isObj(doc) && isObj(doc.jobs))

@@ -103,8 +103,32 @@ export const CI_CACHES: Readonly<ObjectKind> = {
       : "its repository was deleted (the purge job removes it)",
 };
 
+/** The key of a Git LFS object: one prefix per repository network (services/lfs/lfs.ts lfsObjectKey). */
+export function lfsKey(networkId: string, oid: string): string {
+  return `lfs/${networkId}/${oid.slice(0, 2)}/${oid}`;
+}
+
+/** Git LFS objects: one file per verified object of a repository network (issue 31), named by its SHA-256. */
+export const LFS_OBJECTS: Readonly<ObjectKind> = {
+  name: "lfs-object",
+  description: "Git LFS objects (every verified object of every repository network)",
+  root: "lfs/",
+  key: new RegExp(`^lfs/${REPO}/[0-9a-f]{2}/[0-9a-f]{64}$`),
+  writers: ["src/services/lfs/lfs.ts"],
+  async backup(q) {
+    return (await store.lfsObjectRows(q)).map((o) => ({ key: lfsKey(o.networkId, o.oid), size: o.size }));
+  },
+  async known(q) {
+    return new Set((await store.lfsObjectRows(q)).map((o) => lfsKey(o.networkId, o.oid)));
+  },
+  orphanReason: (exists) =>
+    exists
+      ? "no LFS object row (an upload never verified, or an object the LFS GC removed; the LFS GC deletes it after the grace period)"
+      : "no LFS object row, and its network's root repository is gone",
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, LFS_OBJECTS];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {

@@ -108,6 +108,20 @@ export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: 
     SELECT id, run_id AS "runId", key, log_size AS "logSize" FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
 }
 
+/** A verified Git LFS object: its network (the root repository's id), oid and size. */
+export interface LfsObjectFacts {
+  networkId: string;
+  oid: string;
+  size: number;
+}
+
+/** Every Git LFS object row (of one network, or of all), by network then oid. */
+export async function lfsObjectRows(q: Queryable, opts: { networkId?: string } = {}): Promise<LfsObjectFacts[]> {
+  const filter = opts.networkId === undefined ? sql`TRUE` : sql`network_id = ${opts.networkId}`;
+  return await x(q).rows<LfsObjectFacts>(sql`
+    SELECT network_id AS "networkId", oid, size FROM lfs_objects WHERE ${filter} ORDER BY network_id, oid`);
+}
+
 /** Node secrets by name (those stored among `names`): the SSH host keys of a PostgreSQL installation. */
 export async function nodeSecretValues(q: Queryable, names: readonly string[]): Promise<Map<string, string>> {
   const { nodeSecrets } = tables(q);

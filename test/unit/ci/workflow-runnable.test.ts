@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkWorkflow, fixtureRows } from "../../../bench/lib/workflow-corpus.ts";
 import { runnable, runnableSummary } from "../../../bench/lib/workflow-runnable.ts";
-import { loadActionKinds, readActionYml, remoteKey, type ActionInfo } from "../../../bench/lib/action-kinds.ts";
+import { expressionProblem, loadActionKinds, readActionYml, remoteKey, type ActionInfo } from "../../../bench/lib/action-kinds.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "..", "fixtures", "workflows");
 
@@ -55,6 +55,14 @@ describe("workflows that run unmodified (bench/workflows.ts, issue 30)", () => {
       blocking: [{ name: "a/dock", blocker: "docker action (runs.using: docker)" }],
     });
     expect(verdict(job("      - uses: a/none@v1\n"), actions)).toMatchObject({ now: false, blockers: ["action with no mirror to be had"] });
+    // The mirror would have to be the org "runner" on svc: a reserved name.
+    expect(verdict(job("      - uses: runner/x@v1\n"), { "runner/x@v1": { kind: "node20" } })).toMatchObject({
+      now: false,
+      blockers: ["an owner or repository name svc cannot hold"],
+    });
+    // A kind the agent runs, but an action.yml its reader (or the expression parser) refuses.
+    const refused = { ...actions, "a/bad@v1": { kind: "node20", refused: "a/bad@v1: action.yml: runs.main is missing" } } as Record<string, ActionInfo>;
+    expect(verdict(job("      - uses: a/bad@v1\n"), refused)).toMatchObject({ now: false, blockers: ["the agent refuses its action.yml"] });
   });
 
   test("every notRunYet reason of the file is counted, not only the first", () => {
@@ -78,6 +86,12 @@ describe("workflows that run unmodified (bench/workflows.ts, issue 30)", () => {
     expect(readActionYml("runs:\n  using: node10\n")).toMatchObject({ kind: "other", using: "node10" });
     expect(remoteKey("Swatinem/Rust-Cache@V2")).toBe("swatinem/rust-cache@V2");
     expect(remoteKey("./x")).toBeNull();
+    expect(
+      expressionProblem("runs:\n  using: composite\n  steps:\n    - if: ${{ inputs.x == 'y' }}\n      run: echo ${{ inputs.x }}\n      shell: bash\n"),
+    ).toBeNull();
+    expect(expressionProblem("runs:\n  using: composite\n  steps:\n    - run: echo ${{ inputs.x ==  }}\n      shell: bash\n")).toMatch(/^run: /);
+    // Descriptions are text: not read.
+    expect(expressionProblem("description: use ${{ github.token ( }}\nruns: { using: node20, main: a.js }\n")).toBeNull();
     expect(remoteKey("docker://alpine")).toBeNull();
   });
 });
