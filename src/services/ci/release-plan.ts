@@ -9,25 +9,14 @@
 // left alone) and uses the plan only if what it read is unchanged (planKey); otherwise the release
 // enqueues a new planning (this one's row no longer folds others once it started). The transaction
 // then settles the run as a job's end does (finish.ts).
-import { ThreadTaskError } from "../../util/thread-pool.ts";
 import { now, type Ctx } from "../context.ts";
 import { releaseConcurrencyGroup } from "./concurrency.ts";
 import { runFailed, settleRun } from "./finish.ts";
-import { planKey, type PlanJobAtInput } from "./plan-task.ts";
+import { planKey } from "./plan-task.ts";
 import { aggregates, lazyContexts, placeholderInput, releaseDependents, type JobPlan, type PlanPlaceholderPayload, type PrePlanned } from "./release.ts";
 import * as runs from "./store-runs.ts";
-import { WORKFLOW_LIMITS, type ParsedWorkflow } from "./workflow.ts";
-
-/** Plans on a worker thread; a file past the parser's time limit, or one that breaks it, is the placeholder's error. A busy pool throws (the job is retried). */
-async function planOnThread(ctx: Ctx, input: PlanJobAtInput): Promise<ParsedWorkflow> {
-  try {
-    return await ctx.threads.run("ci.planJobAt", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
-  } catch (e) {
-    if (!(e instanceof ThreadTaskError) || e.kind === "busy" || e.kind === "closed" || e.kind === "aborted") throw e;
-    if (e.kind === "time_limit") return { ok: false, error: `${input.path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
-    return { ok: false, error: `${input.path}: the file could not be parsed (${e.message.slice(0, 200)})` };
-  }
-}
+import { parserAnswer } from "./trigger.ts";
+import { WORKFLOW_LIMITS } from "./workflow.ts";
 
 /** The `ci.planPlaceholder` worker (release.ts CI_PLAN_PLACEHOLDER). */
 export async function planReleasedPlaceholder(ctx: Ctx, p: PlanPlaceholderPayload): Promise<void> {
@@ -41,7 +30,8 @@ export async function planReleasedPlaceholder(ctx: Ctx, p: PlanPlaceholderPayloa
   const { results } = aggregates(jobs);
   const at = await placeholderInput(ctx.db.read, job, source, { results, contexts: lazyContexts(ctx.db.read, p.runId, jobs) });
   if (!at) return;
-  const pre: PrePlanned = { key: planKey(at.input), parsed: await planOnThread(ctx, at.input) };
+  const parsed = await parserAnswer(at.input.path, () => ctx.threads.run("ci.planJobAt", at.input, { timeLimitMs: WORKFLOW_LIMITS.parseMs }));
+  const pre: PrePlanned = { key: planKey(at.input), parsed };
   await ctx.db.transaction(async (tx) => {
     const run = await runs.runOfRepo(tx, p.repoId, p.runId);
     if (!run) return;
