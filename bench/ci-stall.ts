@@ -14,7 +14,11 @@
 //   row 8's ten files of 20,000 nested brackets), each until its runs exist; the window is all
 //   of them.
 //
-//   bun bench/ci-stall.ts [--case release|hostile|all] [--rounds 3] [--interval 20] [--root DIR] [--out FILE]
+// - `idle`: the same probes for 5 s while the server does nothing (the machine's own noise).
+// - `parse`: in this process, the CPU one plan of the release's placeholder costs (planJobAt on
+//   the same file, what 914a284 ran on the event loop inside the verdict's transaction).
+//
+//   bun bench/ci-stall.ts [--case parse|idle|release|hostile|all] [--rounds 3] [--interval 20] [--root DIR] [--out FILE]
 //
 // --root runs the server of another checkout (e.g. 914a284 unpacked with `git archive`, with a
 // node_modules link) for the figures before; the prober, the agent and the cases stay this one's.
@@ -25,6 +29,8 @@ import { parseArgs } from "node:util";
 import { machine } from "./lib/machine.ts";
 import { BUN, ROOT, cleanEnv, run } from "./lib/proc.ts";
 import { bootstrap, startSvc } from "./lib/svc.ts";
+
+import { planJobAt } from "../src/services/ci/workflow.ts";
 
 const { values: opt } = parseArgs({
   args: process.argv.slice(2),
@@ -158,7 +164,35 @@ try {
     }
   };
 
-  const cases = opt.case === "all" ? ["release", "hostile"] : [opt.case!];
+  const cases = opt.case === "all" ? ["parse", "idle", "release", "hostile"] : [opt.case!];
+  if (cases.includes("parse")) {
+    const text = releaseWorkflow(0);
+    const trigger = { sha: "a".repeat(40), ref: "refs/heads/main", repository: "acme/stall", event: "push" as const };
+    const needs = { setup: { result: "success", outputs: { matrix: '{"os":["linux","mac"]}' } } };
+    for (let r = 0; r < ROUNDS; r++) {
+      Bun.gc(true);
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      const out = planJobAt(".svc/workflows/big.yml", text, "run", trigger, needs);
+      const c = process.cpuUsage(c0);
+      if (!out.ok || out.jobs.length !== 2) throw new Error(`plan: ${out.ok ? out.jobs.length : out.error}`);
+      results.push({
+        case: "planJobAt of the 424 KiB file, in process",
+        round: r + 1,
+        cpu_ms: Math.round((c.user + c.system) / 1000),
+        wall_ms: Math.round(performance.now() - w0),
+        load: load(),
+      });
+    }
+  }
+  if (cases.includes("idle")) {
+    // The machine's own noise: the same probes for 5 s while the server does nothing.
+    for (let r = 0; r < ROUNDS; r++) {
+      const from = Date.now();
+      await Bun.sleep(5000);
+      results.push({ case: "idle server, 5 s", round: r + 1, ...window(from, Date.now()), load: load() });
+    }
+  }
   if (cases.includes("release")) {
     const login = await fetch(`${server.url}/v1/auth/login`, {
       method: "POST",

@@ -387,7 +387,7 @@ async function planPlaceholder(
   }
   // A fork's run (trigger.ts fromFork): its cells fetch from the fork, keep the placeholder's
   // planned github facts, and their groups stay the fork's.
-  const held = (await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined;
+  const held = ((await runs.jobSpecById(tx, job.id)) ?? undefined) as JobSpecV2 | undefined;
   const fork = held?.checkoutRepoId;
   if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
   const rows: runs.NewJob[] = [];
