@@ -27,6 +27,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_RUNNER_CLAIM_WAIT_MS", "20000", "how long a runner's claim is held open when nothing is queued"],
   ["SVC_DRAIN_MS", "5000", "after SIGTERM, how long /readyz answers 503 (requests still served) before the server stops accepting"],
   ["SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "120000", "a running job whose runner sends no heartbeat for this long fails"],
+  ["SVC_CI_CACHE_MAX", "10g", "CI dependency caches per repository (bytes or 500m, 10g): least recently used evicted beyond it"],
   ["SVC_MAIL_TRANSPORT", "null", "null (drop every message), capture, smtp or cloudmail"],
   ["SVC_MAIL_FROM", "unset", "sender address (required for smtp and cloudmail)"],
   ["SVC_MAIL_DIR", "unset", "capture: one .eml file per message is written here"],
@@ -35,6 +36,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
     "unset",
     'sender of notification mail; unset: "<name of SVC_MAIL_FROM>" <notifications@<SVC_BASE_URL\'s host>>, or SVC_MAIL_FROM when SVC_BASE_URL is unset or an IP address',
   ],
+  ["SVC_ISSUE_RATE_LIMIT", "200", "issues and issue comments one person may create per hour; more answer 429 with Retry-After"],
   ["SVC_NOTIFY_MAIL_DELAY_MS", "10000", "how long a notification mail waits so a burst of activity on one thread folds into one mail (0–600000)"],
   ["SVC_MAIL_SMTP_HOST", "unset", "smtp: relay host or host:port (port 25 by default); cleartext, no STARTTLS"],
   ["SVC_MAIL_SMTP_USER", "unset", "smtp: user name (refused for a non-loopback relay without the next setting)"],
@@ -72,6 +74,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_LOG", "info", "debug, info, warn or error; JSON lines on stderr"],
   ["SVC_GIT_MAX_PUSH", "2g", "largest git push: bytes or with a unit (500m, 2g), 1 KiB to 1 TiB"],
   ["SVC_GIT_MAX_OBJECT", "100m", "largest object a push or mirror sync may bring, once inflated: bytes or with a unit, 1 KiB to 1 TiB"],
+  ["SVC_LFS_MAX_OBJECT", "5g", "largest Git LFS object a client may upload: bytes or with a unit, 1 KiB to 1 TiB"],
   ["SVC_GIT_CACHE", "128m", "memory the git read caches hold together, bytes or with a unit"],
   ["SVC_GIT_MAX_NEGOTIATION", "500000", "most lines of each kind (want, have, shallow, ...) one fetch request may carry"],
 ];

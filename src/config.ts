@@ -45,9 +45,13 @@ export interface Config {
   drainMs: number;
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
+  /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
+  ciCacheMax: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_ISSUE_RATE_LIMIT: issues and issue comments one person may create per hour (default 200). */
+  issueRateLimit: number;
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
@@ -70,6 +74,8 @@ export interface Config {
   gitMaxPush: number;
   /** Largest object a push or mirror sync may bring, once inflated, in bytes; SVC_GIT_MAX_OBJECT. */
   gitMaxObject: number;
+  /** Largest Git LFS object a client may upload, in bytes; SVC_LFS_MAX_OBJECT. */
+  lfsMaxObject: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
   /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
@@ -117,6 +123,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
+  "SVC_ISSUE_RATE_LIMIT",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -134,6 +141,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_S3_PUBLIC_ENDPOINT",
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
+  "SVC_CI_CACHE_MAX",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -164,6 +172,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_METRICS_TOKEN",
   "SVC_GIT_MAX_PUSH",
   "SVC_GIT_MAX_OBJECT",
+  "SVC_LFS_MAX_OBJECT",
   "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY",
@@ -181,8 +190,12 @@ export const SETTINGS: readonly string[] = [...KNOWN];
 
 /** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+/** SVC_CI_CACHE_MAX when unset: 10 GiB per repository, GitHub's limit. */
+export const DEFAULT_CI_CACHE_MAX = 10 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
+/** SVC_LFS_MAX_OBJECT when unset: 5 GiB, the largest object one S3 PUT may carry. */
+export const DEFAULT_LFS_MAX_OBJECT = 5 * 1024 ** 3;
 /** SVC_GIT_MAX_NEGOTIATION when unset: far above what git clients send (git/upload-request.ts). */
 export const DEFAULT_GIT_MAX_NEGOTIATION = 500_000;
 /** SVC_GIT_CACHE when unset: 128 MiB for all git read caches together (README "Operations: memory"). */
@@ -399,9 +412,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
+    ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
+    issueRateLimit: positiveInt("SVC_ISSUE_RATE_LIMIT", env.SVC_ISSUE_RATE_LIMIT, 200),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,
@@ -415,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
+    lfsMaxObject: parseSize("SVC_LFS_MAX_OBJECT", env.SVC_LFS_MAX_OBJECT, DEFAULT_LFS_MAX_OBJECT),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
