@@ -27,8 +27,8 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { machine } from "./lib/machine.ts";
-import { BUN, ROOT, cleanEnv, run } from "./lib/proc.ts";
-import { bootstrap, startSvc } from "./lib/svc.ts";
+import { BUN, ROOT, cleanEnv } from "./lib/proc.ts";
+import { bootstrap, startAgent, startSvc } from "./lib/svc.ts";
 
 import { planJobAt } from "../src/services/ci/workflow.ts";
 
@@ -194,27 +194,7 @@ try {
     }
   }
   if (cases.includes("release")) {
-    const login = await fetch(`${server.url}/v1/auth/login`, {
-      method: "POST",
-      headers: json,
-      body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }),
-    });
-    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-    const tok = await fetch(`${server.url}/v1/orgs/acme/runners/registration-token`, { method: "POST", headers: { ...json, cookie }, body: "{}" });
-    const token = ((await tok.json()) as { token: string }).token;
-    const config = join(dir, "agent.json");
-    const reg = await run(
-      [BUN, join(ROOT, "src/main.ts"), "runner", "register", "--url", server.url, "--token", token, "--name", "a0", "--config", config, "--labels", "stall"],
-      cleanEnv(),
-    );
-    if (reg.code !== 0) throw new Error(`register: ${reg.stderr}`);
-    agents.push(
-      Bun.spawn([BUN, join(ROOT, "src/main.ts"), "runner", "run", "--config", config, "--workdir", join(dir, "work")], {
-        env: cleanEnv(),
-        stdout: "ignore",
-        stderr: "ignore",
-      }),
-    );
+    agents.push(await startAgent(server, dir, "a0", "stall"));
     const text = releaseWorkflow(0);
     log(`release: workflow of ${(text.length / 1024).toFixed(0)} KiB`);
     for (let r = 0; r < ROUNDS; r++) {
