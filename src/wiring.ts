@@ -10,6 +10,8 @@ import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveri
 import { WEBHOOK_EVENT_KINDS } from "./services/hooks/schemas.ts";
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
 import { CI_SCHEDULE, fireSchedules } from "./services/ci/schedule.ts";
+import { CI_PLAN_PLACEHOLDER } from "./services/ci/release.ts";
+import { planReleasedPlaceholder } from "./services/ci/release-plan.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
@@ -67,6 +69,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(CONTRIBUTIONS_RECORD, recordContributions);
   ctx.work.define(BILLING_SEATS, syncSeats);
   ctx.work.define(CI_TRIGGER, runTrigger);
+  ctx.work.define(CI_PLAN_PLACEHOLDER, planReleasedPlaceholder);
   ctx.work.define(MIRROR_SYNC, runMirrorSync);
   ctx.work.define(WEBHOOK_DELIVER, deliver);
   ctx.work.define(MAIL_SEND, sendMail);
