@@ -38,14 +38,7 @@ const WORK = join(ROOT, "bench/work/artifacts");
 rmSync(WORK, { recursive: true, force: true });
 mkdirSync(WORK, { recursive: true });
 
-/** svc's read + written bytes so far (all syscalls: sockets and files), from /proc/<pid>/io. */
-function ioBytes(pid: number): number {
-  const t = readFileSync(`/proc/${pid}/io`, "utf8");
-  const f = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, "m").exec(t)?.[1] ?? 0);
-  return f("rchar") + f("wchar");
-}
-
-/** The random archive (incompressible, so no layer can shrink it). */
+/** The random file (incompressible, so no layer can shrink it). */
 function makeBlob(file: string): void {
   const fd = openSync(file, "w");
   const chunk = Buffer.alloc(4 * MiB);

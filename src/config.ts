@@ -47,9 +47,13 @@ export interface Config {
   runnerHeartbeatTimeoutMs: number;
   /** SVC_CI_ARTIFACT_DAYS: days a CI artifact is kept (1–3650, default 90); an upload's retention-days may ask for fewer. */
   ciArtifactDays: number;
+  /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
+  ciCacheMax: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_ISSUE_RATE_LIMIT: issues and issue comments one person may create per hour (default 200). */
+  issueRateLimit: number;
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
@@ -72,6 +76,8 @@ export interface Config {
   gitMaxPush: number;
   /** Largest object a push or mirror sync may bring, once inflated, in bytes; SVC_GIT_MAX_OBJECT. */
   gitMaxObject: number;
+  /** Largest Git LFS object a client may upload, in bytes; SVC_LFS_MAX_OBJECT. */
+  lfsMaxObject: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
   /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
@@ -107,6 +113,8 @@ export interface Limits {
   credentialFailuresPerSource: number;
   /** The longest wait the doubling delay reaches, in milliseconds. */
   backoffMaxMs: number;
+  /** Calls an hour one person may make to start a change's runs before they are spaced out. */
+  changeRunsPerPerson: number;
   /** SSH connections not yet authenticated, in total and per source address. */
   sshUnauthenticated: number;
   sshUnauthenticatedPerSource: number;
@@ -117,6 +125,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
+  "SVC_ISSUE_RATE_LIMIT",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -135,6 +144,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
   "SVC_CI_ARTIFACT_DAYS",
+  "SVC_CI_CACHE_MAX",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -165,6 +175,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_METRICS_TOKEN",
   "SVC_GIT_MAX_PUSH",
   "SVC_GIT_MAX_OBJECT",
+  "SVC_LFS_MAX_OBJECT",
   "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY",
@@ -172,6 +183,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_LOGIN_LIMIT_PER_ACCOUNT",
   "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS",
+  "SVC_CHANGE_RUNS_LIMIT_PER_PERSON",
   "SVC_SSH_MAX_UNAUTHENTICATED",
   "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
@@ -181,8 +193,12 @@ export const SETTINGS: readonly string[] = [...KNOWN];
 
 /** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+/** SVC_CI_CACHE_MAX when unset: 10 GiB per repository, GitHub's limit. */
+export const DEFAULT_CI_CACHE_MAX = 10 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
+/** SVC_LFS_MAX_OBJECT when unset: 5 GiB, the largest object one S3 PUT may carry. */
+export const DEFAULT_LFS_MAX_OBJECT = 5 * 1024 ** 3;
 /** SVC_GIT_MAX_NEGOTIATION when unset: far above what git clients send (git/upload-request.ts). */
 export const DEFAULT_GIT_MAX_NEGOTIATION = 500_000;
 /** SVC_GIT_CACHE when unset: 128 MiB for all git read caches together (README "Operations: memory"). */
@@ -400,9 +416,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     ciArtifactDays: artifactDays(env.SVC_CI_ARTIFACT_DAYS),
+    ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
+    issueRateLimit: positiveInt("SVC_ISSUE_RATE_LIMIT", env.SVC_ISSUE_RATE_LIMIT, 200),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,
@@ -416,6 +434,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
+    lfsMaxObject: parseSize("SVC_LFS_MAX_OBJECT", env.SVC_LFS_MAX_OBJECT, DEFAULT_LFS_MAX_OBJECT),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
@@ -454,6 +473,7 @@ function loadLimits(env: Record<string, string | undefined>): Limits {
     loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
     credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
     backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    changeRunsPerPerson: positiveInt("SVC_CHANGE_RUNS_LIMIT_PER_PERSON", env.SVC_CHANGE_RUNS_LIMIT_PER_PERSON, 60),
     sshUnauthenticated: global,
     sshUnauthenticatedPerSource: perSource,
   };

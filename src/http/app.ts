@@ -13,6 +13,7 @@ import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { reviewRoutes } from "./routes/changes/reviews.ts";
 import { commentRoutes } from "./routes/changes/comments.ts";
+import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
@@ -29,7 +30,9 @@ import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
+import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runnerCacheRoutes } from "./routes/ci/runner-caches.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { artifactRoutes } from "./routes/ci/artifacts.ts";
 import { runnerArtifactRoutes } from "./routes/ci/runner-artifacts.ts";
@@ -42,9 +45,11 @@ import { contributionRoutes } from "./routes/discovery/contributions.ts";
 import { watchingRoutes } from "./routes/discovery/watching.ts";
 import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
+import { lfsLockRoutes } from "./routes/lfs/locks.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
+import { lfsRequests } from "./routes/lfs/lfs.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -153,6 +158,8 @@ export function buildApp(ctx: Ctx) {
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
+    // Git LFS (routes/lfs): its object paths answered before routing, so no parser reads an upload.
+    .onRequest(lfsRequests(ctx))
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       const p = declared().of(request.method, route);
@@ -202,6 +209,7 @@ export function buildApp(ctx: Ctx) {
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))
     .use(suggestionRoutes(ctx))
+    .use(issueRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))
@@ -210,6 +218,8 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
+    .use(runnerActionRoutes(ctx))
+    .use(runnerCacheRoutes(ctx))
     .use(runRoutes(ctx))
     .use(runnerArtifactRoutes(ctx))
     .use(artifactRoutes(ctx))
@@ -228,6 +238,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(lfsLockRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;

@@ -192,9 +192,11 @@ const SERVICE_ORDER = [
   "orgs",
   "git",
   "ci",
+  "lfs", // reads git objects and access; signs with the secrets key (ci)
   "mirrors",
   "repos",
   "changes",
+  "issues",
   "hooks",
   "notify",
   "discovery",

@@ -166,7 +166,11 @@ const inside = (root: string, path: string) => path === root || path.startsWith(
  * symbolic link already in the target leads nowhere else); at most UNZIP_LIMITS entries and
  * bytes, each entry's size checked while it is written. Answers files and bytes written.
  */
-export async function extractZip(zipPath: string, target: string, limits: { entries: number; bytes: number } = UNZIP_LIMITS): Promise<{ files: number; bytes: number }> {
+export async function extractZip(
+  zipPath: string,
+  target: string,
+  limits: { entries: number; bytes: number } = UNZIP_LIMITS,
+): Promise<{ files: number; bytes: number }> {
   await mkdir(target, { recursive: true });
   const root = await realpath(target);
   const zip = await openZip(zipPath);

@@ -284,7 +284,11 @@ export async function downloadArtifact(ctx: Ctx, t: RepoTarget, id: string, runI
   const a = await store.artifactOfRepo(ctx.db.read, t.repo.id, id);
   if (!a || a.state !== "ready" || (runId !== undefined && a.runId !== runId)) throw NotFound("artifact not found");
   if (a.expiresAt <= now()) throw Gone(`the artifact ${JSON.stringify(a.name)} expired on ${new Date(a.expiresAt).toISOString()}`);
-  if (ctx.store.presign) return { kind: "redirect", url: await ctx.store.presign("GET", a.key, REDIRECT_SECONDS, { attachment: zipDisposition(a.name) }) };
+  if (ctx.store.presign)
+    return {
+      kind: "redirect",
+      url: await ctx.store.presign("GET", a.key, REDIRECT_SECONDS, { query: { "response-content-disposition": zipDisposition(a.name) } }),
+    };
   if (!ctx.store.localPath) throw new AppError("internal", "the object store can neither presign nor serve files");
   return { kind: "file", path: ctx.store.localPath(a.key), size: a.size, name: a.name };
 }
