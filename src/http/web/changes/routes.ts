@@ -143,7 +143,7 @@ export function changesWebRoutes(ctx: Ctx) {
         return draw(request, async (actor, frame) => {
           const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
           const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
-          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form)));
+          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form, v.openIssues)));
         });
       },
       HIDE,
