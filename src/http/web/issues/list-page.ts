@@ -15,7 +15,7 @@ export type IssueSection = "issues" | "labels";
 /** The heading of the issue pages: the repository and its sections, Issues with the open count. */
 export function issuesHeader(repo: RepoBody, openIssues: number, section: IssueSection): Html {
   const base = repoHref(repo);
-  return html`<h1><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a> <span class="badge">${repo.public ? "public" : "private"}</span></h1>
+  return html`<h1 class="repo-title"><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a> <span class="badge">${repo.public ? "public" : "private"}</span></h1>
 <nav class="tabs" aria-label="Repository"><a href="${base}">Files</a><a href="${base}/commits">History</a><a href="${base}/changes">Changes</a><a href="${base}/issues"${section === "issues" ? html` aria-current="page"` : ""}>Issues${openCount(openIssues)}</a><a href="${base}/labels"${section === "labels" ? html` aria-current="page"` : ""}>Labels</a><a href="${base}/runs">Runs</a></nav>`;
 }
 
@@ -73,7 +73,7 @@ export function issuesListPage(v: IssuesListView, f: IssueFilters): Html {
   const labelOption = (l: Label) => html`<option${l.name.toLowerCase() === f.label.toLowerCase() ? html` selected` : ""}>${l.name}</option>`;
   const knownLabel = !f.label || v.labels.some((l) => l.name.toLowerCase() === f.label.toLowerCase());
   return html`${issuesHeader(v.repo, v.openIssues, "issues")}
-<div class="issues-bar">${v.canOpen ? html`<a class="button primary" href="${base}/issues/new">New issue</a>` : ""}</div>
+<div class="issues-bar">${v.canOpen ? html`<a class="button" href="${base}/issues/new">New issue</a>` : ""}</div>
 <form class="issue-filters" method="get" action="${base}/issues" role="search" aria-label="Filter issues">
 <input type="hidden" name="state" value="${f.state}">
 <label>Search <input type="search" name="q" value="${f.q}" maxlength="200" placeholder="words in the title or body"></label>

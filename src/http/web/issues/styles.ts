@@ -4,7 +4,7 @@
 export const ISSUES_CSS = `
 .tab-count{display:inline-block;min-width:1.4rem;padding:0 .4rem;margin-left:.2rem;border-radius:1rem;background:var(--soft);border:1px solid var(--line);font-size:.75rem;text-align:center;color:var(--fg);font-weight:400}
 .issues-bar{display:flex;justify-content:flex-end;margin:0 0 .6rem}.issues-bar:empty{display:none}
-a.button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+h1.repo-title a{text-decoration:underline;text-underline-offset:.15em}a.who,article.comment>header a,li.issue-row .muted a{text-decoration:underline}
 form.issue-filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.6rem;align-items:end;margin:0 0 1rem}
 form.issue-filters input[type=search],form.issue-filters input[type=text],form.issue-filters select{width:100%;padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);font:inherit}
 form.issue-filters .filter-buttons{display:flex;gap:.6rem;align-items:center;flex-wrap:wrap}form.issue-filters .filter-buttons a{text-decoration:underline}
