@@ -223,6 +223,19 @@ export async function labelsView(
   return { repo, labels: labels.labels, openIssues, canEdit: may(t, { kind: "issue:triage" }) };
 }
 
+/** Whether `number` names an issue the caller may read (a change page's 404 then sends them to it). */
+export async function isIssue(ctx: Ctx, actor: Principal, orgName: string, repoName: string, number: number): Promise<boolean> {
+  if (number < 1) return false;
+  const t = await target(ctx, actor, orgName, repoName).catch(() => null);
+  return (
+    t !== null &&
+    (await getIssue(ctx, t, number).then(
+      () => true,
+      () => false,
+    ))
+  );
+}
+
 /** The open count the repository nav shows (null when the caller may not read the repository's issues). */
 export async function openIssuesOf(ctx: Ctx, t: RepoTarget): Promise<number | null> {
   return may(t, "repo:read") ? openIssueCount(ctx, t) : null;

@@ -199,9 +199,13 @@ describe("the issue page's forms", () => {
     expect(bad.text).toContain("cannot be assigned");
   });
 
-  test("`/issues/N` of a change is that change's page; the change list and repository pages count open issues", async () => {
+  test("`/issues/N` of a change is that change's page and back; the change list and repository pages count open issues", async () => {
     const r = await get("/iss/pub/issues/1");
     expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 303, location: "/iss/pub/changes/1" });
+    const back = await get("/iss/pub/changes/2");
+    expect({ status: back.status, location: back.headers.get("location") }).toEqual({ status: 303, location: "/iss/pub/issues/2" });
+    expect((await get("/iss/pub/changes/99")).status).toBe(404);
+    expect((await get("/iss/priv/changes/2", outsider.cookie)).status).toBe(404);
     for (const path of ["/iss/pub", "/iss/pub/changes", "/iss/pub/changes/1", "/iss/pub/issues", "/iss/pub/labels"]) {
       const text = textOf((await get(path)).text).replace(/\s+/g, " ");
       expect({ path, count: text.includes("Issues 2 open") }).toEqual({ path, count: true });
