@@ -271,6 +271,32 @@ describe("the labels page", () => {
     expect((await api().get("/v1/orgs/iss/repos/pub/labels")).body.labels.map((l: { name: string }) => l.name)).toEqual(["bug", "ui"]);
   });
 
+  test("labels with URL characters in their names: chips, filter links and the edit and delete forms reach the right label", async () => {
+    const names = ["area/web", "50% done", "a?b#c", "good first issue", "ünï"];
+    for (const name of names) expect((await api().post("/v1/orgs/iss/repos/pub/labels", { name, color: "c5def5" })).status).toBe(201);
+    expect((await api().post("/v1/orgs/iss/repos/pub/issues", { title: "Labelled oddly", labels: names })).status).toBe(201);
+    const labels = await get("/iss/pub/labels", writer.cookie);
+    for (const name of names) expect(labels.text).toContain(`href="/iss/pub/issues?label=${encodeURIComponent(name)}"`);
+    for (const name of names) {
+      const list = await get(`/iss/pub/issues?state=all&label=${encodeURIComponent(name)}`);
+      expect({ name, found: textOf(list.text).includes("Labelled oddly") }).toEqual({ name, found: true });
+    }
+    for (const name of names) {
+      const r = await post(
+        `/iss/pub/labels/${encodeURIComponent(name)}/edit`,
+        writer.cookie,
+        { name: `${name}!`, color: "c5def5", description: "" },
+        "/iss/pub/labels",
+      );
+      expect({ name, status: r.status }).toEqual({ name, status: 303 });
+    }
+    const now = (await api().get("/v1/orgs/iss/repos/pub/labels")).body.labels.map((l: { name: string }) => l.name);
+    for (const name of names) expect(now).toContain(`${name}!`);
+    for (const name of names)
+      expect((await post(`/iss/pub/labels/${encodeURIComponent(`${name}!`)}/delete`, writer.cookie, {}, "/iss/pub/labels")).status).toBe(303);
+    expect((await api().get("/v1/orgs/iss/repos/pub/labels")).body.labels.map((l: { name: string }) => l.name)).toEqual(["bug", "ui"]);
+  });
+
   test("an admin deletes an issue from its page", async () => {
     expect((await get("/iss/pub/issues/4", owner.cookie)).text).toContain(`action="/iss/pub/issues/4/delete"`);
     const r = await post("/iss/pub/issues/4/delete", owner.cookie, {}, "/iss/pub/issues/4");
