@@ -115,6 +115,14 @@ async function touchedLocks(trees: TreeReader, a: Oid | null, b: Oid | null, nod
   return found.flat();
 }
 
+/**
+ * The locks whose path differs between trees `from` and `to` (null: empty), in path order: the
+ * walk of one ref update, exposed for the differential test against a full tree comparison.
+ */
+export async function locksTouched(objects: ObjectReader, from: Oid | null, to: Oid | null, locks: readonly LockedPath[]): Promise<LockedPath[]> {
+  return touchedLocks(new TreeReader(objects), from, to, pathTree(locks));
+}
+
 /** The reason git shows for a ref whose update touches `touched` (others' locks). */
 function refusalOf(touched: readonly LockedPath[]): string {
   const [first] = touched as [LockedPath];
