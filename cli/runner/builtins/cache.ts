@@ -11,12 +11,9 @@
 // warning, and a failed save a warning, as on GitHub: a cache never fails a job unless
 // `fail-on-cache-miss` asks.
 import { createHash } from "node:crypto";
-import { createWriteStream } from "node:fs";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { Glob } from "bun";
 import * as tar from "tar";
 import type { ActionHost, ActionResult, ActionStep } from "../action-host.ts";
@@ -261,7 +258,8 @@ async function restore(
     const to = target(host, hit.download.url, hit.download.headers);
     const res = await fetch(to.url, { headers: to.headers });
     if (res.status !== 200 || !res.body) throw new Error(`download answered ${res.status}`);
-    await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
+    // Why Bun.write: Bun's own response-to-file path runs at about twice a Node stream pipeline's speed (bench/README.md § 40).
+    await Bun.write(file, res);
     const got = (await stat(file)).size;
     if (got !== hit.size) throw new Error(`downloaded ${got} bytes of ${hit.size}`);
     const mib = got / 1024 ** 2;

@@ -171,6 +171,7 @@ describe("uses: from repositories on this server", () => {
           cat sub/feature/feature.txt
           echo "feature-commit=\${{ steps.f.outputs.commit }} head=$(git -C sub/feature rev-parse HEAD)"
           test -f tools/greet/action.yml && echo tools-ok
+          echo "branches=$(git -C sub/feature rev-parse --abbrev-ref HEAD),$(git -C tools rev-parse --abbrev-ref HEAD),$(git rev-parse --abbrev-ref HEAD)"
           echo "tools-depth=$(git -C tools rev-list --count HEAD)"
           test -f .svc/workflows/ci.yml && echo root-ok
           git -C sub/feature config --local --get-regexp 'extraheader|credential' || echo no-credentials
@@ -190,9 +191,12 @@ describe("uses: from repositories on this server", () => {
     const m = /feature-commit=([0-9a-f]{40}) head=([0-9a-f]{40})/.exec(log);
     expect(m?.[1]).toBe(m?.[2]);
     expect(log).toContain("tools-ok");
+    expect(log).toContain("branches=feature,v1,main");
     expect(log).toContain("tools-depth=1");
     expect(log).toContain("root-ok");
     expect(log).toContain("no-credentials");
+    // git's own chatter (hints, detached-HEAD advice) stays out of the log.
+    expect(log).not.toMatch(/hint:|detached HEAD|Initialized empty/);
     expect(log).toContain(`${server.url}/acme/app.git`);
     expect(log).toContain("submodules: recursive is not supported by the svc runner");
     expect(log).toContain('actions/checkout: path "../out" leaves the workspace');
@@ -244,8 +248,8 @@ runs:
 `);
     expect({ state: run.state, log }).toMatchObject({ state: "success" });
     const url = `${server.url}/acme/tools.git`;
-    expect(log).toContain(`200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet"}`);
-    expect(log).toMatch(/200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":""\}/);
+    expect(log).toContain(`200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet","ref":null}`);
+    expect(log).toMatch(/200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":"","ref":"refs\/heads\/[^"]+"\}/);
     expect(log).toContain(`200 acme/tools@refs/heads/v1 => {"repo":"acme/tools","commit":"${toolsV1}"`);
     expect(log).toContain('404 acme/tools@nope => {"error":"action acme/tools: no branch, tag or commit \\"nope\\""}');
     expect(log).toContain("422 acme/tools/../x@v1 =>");
