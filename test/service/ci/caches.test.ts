@@ -166,6 +166,10 @@ describe("save and restore", () => {
       // No exact match: the restore key's newest entry, cache-hit false. Another version is another cache.
       expect((await b.lookup("npm-3", ["npm-"])).body).toMatchObject({ cache_key: "npm-2", exact: false });
       expect((await b.lookup("npm-1", ["npm-"], "cd".repeat(32))).status).toBe(204);
+      // Prefixes compare characters: a key with characters outside the BMP and SQL wildcards.
+      await b.save("emoji-🦀%_-1", bytesOf("crab"));
+      expect((await b.lookup("x", ["emoji-🦀%_-"])).body).toMatchObject({ cache_key: "emoji-🦀%_-1", exact: false });
+      expect((await b.lookup("x", ["emoji-🦀x"])).status).toBe(204);
       // Another job's token reads nothing of this one's calls; after the verdict the token is dead.
       await b.complete();
       expect((await b.lookup("npm-1")).status).toBe(401);
