@@ -10,6 +10,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { ActionHost, ActionResult, ActionStep } from "../action-host.ts";
 import { call } from "../client.ts";
 import { extractZip, uploadFiles, writeZip } from "./artifacts-zip.ts";
+import { transferTarget } from "./transfer.ts";
 
 /** Attempts of a byte transfer (PUT or GET) on network errors and 5xx answers. */
 const TRANSFER_ATTEMPTS = 3;
@@ -20,12 +21,6 @@ const fail = (error: string): ActionResult => ({ exit: 1, outputs: {}, error });
 function boolInput(v: string | undefined, fallback: boolean): boolean {
   if (v === undefined || v.trim() === "") return fallback;
   return v.trim().toLowerCase() === "true";
-}
-
-/** Headers for a transfer URL: the job token only when the URL is svc's own (never to a bucket). */
-function transferHeaders(host: ActionHost, url: string, headers: Record<string, string>): Record<string, string> {
-  const own = new URL(url).origin === new URL(host.base).origin;
-  return own ? { ...headers, authorization: `Bearer ${host.token}` } : { ...headers };
 }
 
 /** `fetch` retried on network errors and 5xx (the body made again for each attempt). */
@@ -95,7 +90,7 @@ export async function uploadArtifact(host: ActionHost, step: ActionStep): Promis
     const { artifact_id: id, upload } = reserved.body as { artifact_id: string; upload: { url: string; method: string; headers: Record<string, string> } };
     const put = await transfer(upload.url, () => ({
       method: upload.method,
-      headers: { ...transferHeaders(host, upload.url, upload.headers), "content-length": String(zip.size) },
+      headers: { ...transferTarget(host, upload.url, upload.headers).headers, "content-length": String(zip.size) },
       body: Bun.file(zipPath),
     }));
     if (!put.ok) return fail(`upload-artifact: the upload was refused (${put.status}): ${(await put.text()).slice(0, 300)}`);
@@ -159,7 +154,7 @@ export async function downloadArtifact(host: ActionHost, step: ActionStep): Prom
     const target = single || merge ? dest : join(dest, a.name);
     const zipPath = join(host.temp, `download-${crypto.randomUUID()}.zip`);
     try {
-      const res = await transfer(a.download.url, () => ({ headers: transferHeaders(host, a.download.url, a.download.headers) }));
+      const res = await transfer(a.download.url, () => ({ headers: transferTarget(host, a.download.url, a.download.headers).headers }));
       if (res.status !== 200) return fail(`download-artifact: ${a.name}: the download answered ${res.status}`);
       const got = await Bun.write(zipPath, res);
       if (got !== a.size) return fail(`download-artifact: ${a.name}: got ${got} bytes, the artifact has ${a.size}`);
