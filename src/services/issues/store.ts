@@ -5,6 +5,7 @@ import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, or, type SQL,
 import type { issueComments, issueEvents, issues, labels } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { dialectOf } from "../../db/dialect-of.ts";
+import { x } from "../../db/dialect.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
 
@@ -147,17 +148,136 @@ function conditions(q: Queryable, f: ListFilter, withState: boolean): SQL[] {
   return out;
 }
 
+/** The columns a list sorts, counts and pages on (the page's rows are read whole afterwards). */
+interface Narrow {
+  id: string;
+  number: number;
+  state: "open" | "closed";
+  updatedAt: number;
+  comments: number;
+  createdAt: number;
+}
+
+/** Options of a list page. */
+export interface PageOptions {
+  sort: SortKey;
+  dir: "asc" | "desc";
+  /** The time of the first page: later pages place issues by their sort key then. */
+  asOf: number;
+  /** The position after which the page starts: [key, number]. */
+  after: [number, number] | null;
+  limit: number;
+}
+
 /**
  * A page of issues in `sort` order as it stood at `asOf`, after position `after` ([key, number])
- * when given: rows not updated since `asOf` by their current key (the index walks them), rows
- * updated since by the key they had at `asOf` (`keysAt`), rows created since left out. So each issue
- * of the list appears once however the issues change between pages.
+ * when given, and the counts per state of every filter but the state. Rows not updated since
+ * `asOf` are placed by their current key, rows updated since by the key they had at `asOf`
+ * (`keysAt`), rows created since are left out: each issue of the list appears once however the
+ * issues change between pages.
+ *
+ * Two plans. With a set filter (labels, an assignee, search words) the matching issues are read
+ * narrow from the most selective one (a label's or assignee's rows, the text index), then counted,
+ * sorted and cut in memory: a rare label or word never walks the whole repository. Without one,
+ * the page is walked in index order and counted from the state index.
  */
-export async function listIssues(
+export async function listPage(
   q: Queryable,
   f: ListFilter,
-  o: { sort: SortKey; dir: "asc" | "desc"; asOf: number; after: [number, number] | null; limit: number },
-): Promise<{ row: IssueRow; key: number }[]> {
+  o: PageOptions,
+): Promise<{ rows: { row: IssueRow; key: number }[]; counts: { open: number; closed: number } }> {
+  const narrow = f.labelIds.length || f.words.length || (f.assignee && f.assignee !== "none") ? await matching(q, f) : null;
+  if (narrow === null) {
+    const [rows, counts] = [await walk(q, f, o), await stateCounts(q, f)];
+    return { rows, counts };
+  }
+  const counts = { open: 0, closed: 0 };
+  for (const r of narrow) counts[r.state]++;
+  const inState = f.state ? narrow.filter((r) => r.state === f.state) : narrow;
+  const present = inState.filter((r) => r.createdAt <= o.asOf);
+  const moved = present.filter((r) => r.updatedAt > o.asOf);
+  const then = moved.length && o.sort !== "created" ? await keysAt(q, moved, o.sort, o.asOf) : null;
+  const keyOf = (r: Narrow) => (then?.has(r.id) ? then.get(r.id)! : o.sort === "updated" ? r.updatedAt : o.sort === "comments" ? r.comments : r.number);
+  const keyed = present.map((r) => ({ r, key: keyOf(r) }));
+  const desc_ = o.dir === "desc";
+  const after = o.after;
+  const beyond = (k: number, n: number) =>
+    !after || (desc_ ? k < after[0] || (k === after[0] && n < after[1]) : k > after[0] || (k === after[0] && n > after[1]));
+  const page = keyed
+    .filter((x) => beyond(x.key, x.r.number))
+    .sort((a, b) => (desc_ ? b.key - a.key || b.r.number - a.r.number : a.key - b.key || a.r.number - b.r.number))
+    .slice(0, o.limit);
+  const { issues } = tables(q);
+  const full = page.length
+    ? await q
+        .select()
+        .from(issues)
+        .where(
+          inArray(
+            issues.id,
+            page.map((x) => x.r.id),
+          ),
+        )
+    : [];
+  const byId = new Map(full.map((r) => [r.id, r]));
+  return { rows: page.flatMap((x) => (byId.has(x.r.id) ? [{ row: byId.get(x.r.id)!, key: x.key }] : [])), counts };
+}
+
+/** Every issue matching a filter with a set filter, in every state, narrow; read from the most selective set. */
+async function matching(q: Queryable, f: ListFilter): Promise<Narrow[]> {
+  const { issues, issueLabels, issueAssignees } = tables(q);
+  const pg = dialectOf(q) === "pg";
+  const cols = sql`${issues.id} AS id, ${issues.number} AS number, ${issues.state} AS state, ${issues.updatedAt} AS updated_at, ${issues.comments} AS comments, ${issues.createdAt} AS created_at`;
+  const rest = (skipLabel: string | null, skipAssignee: boolean): SQL[] => {
+    const out: SQL[] = [eq(issues.repoId, f.repoId)];
+    if (f.authorId) out.push(eq(issues.authorUserId, f.authorId));
+    for (const id of f.labelIds)
+      if (id !== skipLabel) out.push(sql`EXISTS (SELECT 1 FROM ${issueLabels} WHERE ${issueLabels.issueId} = ${issues.id} AND ${issueLabels.labelId} = ${id})`);
+    if (f.assignee === "none") out.push(sql`NOT EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id})`);
+    else if (f.assignee && !skipAssignee)
+      out.push(sql`EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id} AND ${issueAssignees.userId} = ${f.assignee})`);
+    return out;
+  };
+  let query: SQL;
+  if (f.words.length) {
+    // Why a join written from the text index (SQLite: CROSS JOIN keeps that order): the planner
+    // would otherwise walk the repository's issues and probe the match set for each.
+    if (pg) {
+      const ts = f.words.map((w) => `${w}:*`).join(" & ");
+      query = sql`SELECT ${cols} FROM ${issues} WHERE to_tsvector('simple', ${issues.title} || ' ' || coalesce(${issues.body}, '')) @@ to_tsquery('simple', ${ts}) AND ${and(...rest(null, false))}`;
+    } else {
+      const match = f.words.map((w) => `"${w}"*`).join(" ");
+      query = sql`SELECT ${cols} FROM issues_fts CROSS JOIN ${issues} ON ${issues.ftsRowid} = issues_fts.rowid WHERE issues_fts MATCH ${match} AND ${and(...rest(null, false))}`;
+    }
+  } else if (f.labelIds.length) {
+    const sizes = await q
+      .select({ id: issueLabels.labelId, n: count() })
+      .from(issueLabels)
+      .where(inArray(issueLabels.labelId, f.labelIds))
+      .groupBy(issueLabels.labelId);
+    const smallest = f.labelIds.reduce(
+      (best, id) => ((sizes.find((s) => s.id === id)?.n ?? 0) < (sizes.find((s) => s.id === best)?.n ?? 0) ? id : best),
+      f.labelIds[0]!,
+    );
+    const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
+    query = sql`SELECT ${cols} FROM ${issueLabels} ${join} ${issues} ON ${issues.id} = ${issueLabels.issueId} WHERE ${issueLabels.labelId} = ${smallest} AND ${and(...rest(smallest, false))}`;
+  } else {
+    const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
+    query = sql`SELECT ${cols} FROM ${issueAssignees} ${join} ${issues} ON ${issues.id} = ${issueAssignees.issueId} WHERE ${issueAssignees.userId} = ${f.assignee!} AND ${and(...rest(null, true))}`;
+  }
+  const rows = await x(q).rows<{ id: string; number: number; state: Narrow["state"]; updated_at: number; comments: number; created_at: number }>(query);
+  return rows.map((r) => ({
+    id: r.id,
+    number: Number(r.number),
+    state: r.state,
+    updatedAt: Number(r.updated_at),
+    comments: Number(r.comments),
+    createdAt: Number(r.created_at),
+  }));
+}
+
+/** The walk plan: the page in index order (no set filter: state and author only). */
+async function walk(q: Queryable, f: ListFilter, o: PageOptions): Promise<{ row: IssueRow; key: number }[]> {
   const { issues } = tables(q);
   const col = sortColumn(issues, o.sort);
   const order = o.dir === "desc" ? [desc(col), desc(issues.number)] : [asc(col), asc(issues.number)];
@@ -167,10 +287,13 @@ export async function listIssues(
       ? sql`${issues.number} ${sql.raw(cmp)} ${n}`
       : sql`(${col} ${sql.raw(cmp)} ${key} OR (${col} = ${key} AND ${issues.number} ${sql.raw(cmp)} ${n}))`;
   const base = conditions(q, f, true);
+  // Why `+updated_at` on SQLite: a plain range on it makes the planner pick the updated_at index
+  // and sort every open issue; the unary plus keeps the sort order's index.
+  const notMoved = dialectOf(q) === "pg" ? lte(issues.updatedAt, o.asOf) : sql`+${issues.updatedAt} <= ${o.asOf}`;
   const stable = await q
     .select()
     .from(issues)
-    .where(and(...base, lte(issues.updatedAt, o.asOf), o.after ? beyond(o.after[0], o.after[1]) : undefined))
+    .where(and(...base, notMoved, o.after ? beyond(o.after[0], o.after[1]) : undefined))
     .orderBy(...order)
     .limit(o.limit);
   const keyOf = (r: IssueRow) => (o.sort === "updated" ? r.updatedAt : o.sort === "comments" ? r.comments : r.number);
@@ -197,7 +320,7 @@ export async function listIssues(
 }
 
 /** The sort keys `rows` had at `asOf`: the last comment or event then (updated), or the comments counted then. */
-async function keysAt(q: Queryable, rows: IssueRow[], sort: "updated" | "comments", asOf: number): Promise<Map<string, number>> {
+async function keysAt(q: Queryable, rows: Pick<IssueRow, "id" | "createdAt">[], sort: "updated" | "comments", asOf: number): Promise<Map<string, number>> {
   const { issueEvents, issueComments } = tables(q);
   const ids = rows.map((r) => r.id);
   const out = new Map<string, number>();
@@ -239,7 +362,7 @@ async function keysAt(q: Queryable, rows: IssueRow[], sort: "updated" | "comment
 }
 
 /** Issues matching every filter but the state, per state. */
-export async function stateCounts(q: Queryable, f: ListFilter): Promise<{ open: number; closed: number }> {
+async function stateCounts(q: Queryable, f: ListFilter): Promise<{ open: number; closed: number }> {
   const { issues } = tables(q);
   const rows = await q
     .select({ state: issues.state, n: count() })
