@@ -186,11 +186,12 @@ export async function listPage(
   f: ListFilter,
   o: PageOptions,
 ): Promise<{ rows: { row: IssueRow; key: number }[]; counts: { open: number; closed: number } }> {
-  const narrow = f.labelIds.length || f.words.length || (f.assignee && f.assignee !== "none") ? await matching(q, f) : null;
-  if (narrow === null) {
-    const [rows, counts] = [await walk(q, f, o), await stateCounts(q, f)];
-    return { rows, counts };
+  const driver = f.labelIds.length || f.words.length || (f.assignee && f.assignee !== "none") ? await driverOf(q, f) : null;
+  if (driver === null || driver.size > NARROW_MAX) {
+    const rows = await walk(q, f, o);
+    return { rows, counts: driver ? await drivenCounts(q, driver) : await stateCounts(q, f) };
   }
+  const narrow = await matching(q, driver);
   const counts = { open: 0, closed: 0 };
   for (const r of narrow) counts[r.state]++;
   const inState = f.state ? narrow.filter((r) => r.state === f.state) : narrow;
@@ -223,12 +224,20 @@ export async function listPage(
   return { rows: page.flatMap((x) => (byId.has(x.r.id) ? [{ row: byId.get(x.r.id)!, key: x.key }] : [])), counts };
 }
 
-/** Every issue matching a filter with a set filter, in every state, narrow; read from the most selective set. */
-async function matching(q: Queryable, f: ListFilter): Promise<Narrow[]> {
+/** Above this many rows in the most selective set, the page is walked in index order instead (dense matches: it stops early). */
+const NARROW_MAX = 3000;
+
+/**
+ * How the issues of a filter with a set filter are reached: from the most selective set (a label's
+ * or assignee's rows, the text index), written as a join in that order (SQLite: CROSS JOIN keeps
+ * it; the planner would otherwise walk the repository's issues and probe the set for each), and
+ * that set's size (SQLite; PostgreSQL's planner chooses by itself and is never walked: 0).
+ */
+async function driverOf(q: Queryable, f: ListFilter): Promise<{ from: SQL; where: SQL; size: number }> {
   const { issues, issueLabels, issueAssignees } = tables(q);
   const pg = dialectOf(q) === "pg";
-  const cols = sql`${issues.id} AS id, ${issues.number} AS number, ${issues.state} AS state, ${issues.updatedAt} AS updated_at, ${issues.comments} AS comments, ${issues.createdAt} AS created_at`;
-  const rest = (skipLabel: string | null, skipAssignee: boolean): SQL[] => {
+  const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
+  const rest = (skipLabel: string | null, skipAssignee: boolean): SQL => {
     const out: SQL[] = [eq(issues.repoId, f.repoId)];
     if (f.authorId) out.push(eq(issues.authorUserId, f.authorId));
     for (const id of f.labelIds)
@@ -236,36 +245,54 @@ async function matching(q: Queryable, f: ListFilter): Promise<Narrow[]> {
     if (f.assignee === "none") out.push(sql`NOT EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id})`);
     else if (f.assignee && !skipAssignee)
       out.push(sql`EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id} AND ${issueAssignees.userId} = ${f.assignee})`);
-    return out;
+    return and(...out)!;
   };
-  let query: SQL;
   if (f.words.length) {
-    // Why a join written from the text index (SQLite: CROSS JOIN keeps that order): the planner
-    // would otherwise walk the repository's issues and probe the match set for each.
     if (pg) {
       const ts = f.words.map((w) => `${w}:*`).join(" & ");
-      query = sql`SELECT ${cols} FROM ${issues} WHERE to_tsvector('simple', ${issues.title} || ' ' || coalesce(${issues.body}, '')) @@ to_tsquery('simple', ${ts}) AND ${and(...rest(null, false))}`;
-    } else {
-      const match = f.words.map((w) => `"${w}"*`).join(" ");
-      query = sql`SELECT ${cols} FROM issues_fts CROSS JOIN ${issues} ON ${issues.ftsRowid} = issues_fts.rowid WHERE issues_fts MATCH ${match} AND ${and(...rest(null, false))}`;
+      return {
+        from: sql`${issues}`,
+        where: sql`to_tsvector('simple', ${issues.title} || ' ' || coalesce(${issues.body}, '')) @@ to_tsquery('simple', ${ts}) AND ${rest(null, false)}`,
+        size: 0,
+      };
     }
-  } else if (f.labelIds.length) {
+    const match = f.words.map((w) => `"${w}"*`).join(" ");
+    const size = Number((await x(q).row<{ n: number }>(sql`SELECT count(*) AS n FROM issues_fts WHERE issues_fts MATCH ${match}`))?.n ?? 0);
+    return {
+      from: sql`issues_fts ${join} ${issues} ON ${issues.ftsRowid} = issues_fts.rowid`,
+      where: sql`issues_fts MATCH ${match} AND ${rest(null, false)}`,
+      size,
+    };
+  }
+  if (f.labelIds.length) {
     const sizes = await q
       .select({ id: issueLabels.labelId, n: count() })
       .from(issueLabels)
       .where(inArray(issueLabels.labelId, f.labelIds))
       .groupBy(issueLabels.labelId);
-    const smallest = f.labelIds.reduce(
-      (best, id) => ((sizes.find((s) => s.id === id)?.n ?? 0) < (sizes.find((s) => s.id === best)?.n ?? 0) ? id : best),
-      f.labelIds[0]!,
-    );
-    const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
-    query = sql`SELECT ${cols} FROM ${issueLabels} ${join} ${issues} ON ${issues.id} = ${issueLabels.issueId} WHERE ${issueLabels.labelId} = ${smallest} AND ${and(...rest(smallest, false))}`;
-  } else {
-    const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
-    query = sql`SELECT ${cols} FROM ${issueAssignees} ${join} ${issues} ON ${issues.id} = ${issueAssignees.issueId} WHERE ${issueAssignees.userId} = ${f.assignee!} AND ${and(...rest(null, true))}`;
+    const sizeOf = (id: string) => Number(sizes.find((s) => s.id === id)?.n ?? 0);
+    const smallest = f.labelIds.reduce((best, id) => (sizeOf(id) < sizeOf(best) ? id : best), f.labelIds[0]!);
+    return {
+      from: sql`${issueLabels} ${join} ${issues} ON ${issues.id} = ${issueLabels.issueId}`,
+      where: sql`${issueLabels.labelId} = ${smallest} AND ${rest(smallest, false)}`,
+      size: pg ? 0 : sizeOf(smallest),
+    };
   }
-  const rows = await x(q).rows<{ id: string; number: number; state: Narrow["state"]; updated_at: number; comments: number; created_at: number }>(query);
+  const size = pg ? 0 : Number(one(await q.select({ n: count() }).from(issueAssignees).where(eq(issueAssignees.userId, f.assignee!)))?.n ?? 0);
+  return {
+    from: sql`${issueAssignees} ${join} ${issues} ON ${issues.id} = ${issueAssignees.issueId}`,
+    where: sql`${issueAssignees.userId} = ${f.assignee!} AND ${rest(null, true)}`,
+    size,
+  };
+}
+
+/** Every issue matching a filter with a set filter, in every state, narrow. */
+async function matching(q: Queryable, d: { from: SQL; where: SQL }): Promise<Narrow[]> {
+  const { issues } = tables(q);
+  const cols = sql`${issues.id} AS id, ${issues.number} AS number, ${issues.state} AS state, ${issues.updatedAt} AS updated_at, ${issues.comments} AS comments, ${issues.createdAt} AS created_at`;
+  const rows = await x(q).rows<{ id: string; number: number; state: Narrow["state"]; updated_at: number; comments: number; created_at: number }>(
+    sql`SELECT ${cols} FROM ${d.from} WHERE ${d.where}`,
+  );
   return rows.map((r) => ({
     id: r.id,
     number: Number(r.number),
@@ -276,7 +303,18 @@ async function matching(q: Queryable, f: ListFilter): Promise<Narrow[]> {
   }));
 }
 
-/** The walk plan: the page in index order (no set filter: state and author only). */
+/** The counts per state of a filter with a set filter, from its driver (no rows read out). */
+async function drivenCounts(q: Queryable, d: { from: SQL; where: SQL }): Promise<{ open: number; closed: number }> {
+  const { issues } = tables(q);
+  const rows = await x(q).rows<{ state: "open" | "closed"; n: number }>(
+    sql`SELECT ${issues.state} AS state, count(*) AS n FROM ${d.from} WHERE ${d.where} GROUP BY ${issues.state}`,
+  );
+  const out = { open: 0, closed: 0 };
+  for (const r of rows) out[r.state] = Number(r.n);
+  return out;
+}
+
+/** The walk plan: the page in index order, every filter probed per row (no set filter, or a large one: matches are dense). */
 async function walk(q: Queryable, f: ListFilter, o: PageOptions): Promise<{ row: IssueRow; key: number }[]> {
   const { issues } = tables(q);
   const col = sortColumn(issues, o.sort);
