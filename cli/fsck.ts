@@ -36,7 +36,8 @@ export const fsckCmd = defineCommand({
         bar.update(i, repos.length, repo.name, true);
         const r = await checkRepo(ctx, repo, (note) => bar.update(i, repos.length, `${repo.name}: ${note}`));
         bar.clear();
-        const counts = `${r.packs} packs, ${r.objects} objects, ${r.refs} refs${r.logs ? `, ${r.logs} job log${r.logs === 1 ? "" : "s"} (${formatBytes(r.logBytes)})` : ""}`;
+        const lfs = r.lfs ? `, ${r.lfs} LFS object${r.lfs === 1 ? "" : "s"} (${formatBytes(r.lfsBytes)})` : "";
+        const counts = `${r.packs} packs, ${r.objects} objects, ${r.refs} refs${r.logs ? `, ${r.logs} job log${r.logs === 1 ? "" : "s"} (${formatBytes(r.logBytes)})` : ""}${lfs}`;
         if (r.problems.length === 0) process.stdout.write(`${r.repo}: ${out.green("ok")} (${counts})\n`);
         else {
           broken++;

@@ -27,6 +27,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_RUNNER_CLAIM_WAIT_MS", "20000", "how long a runner's claim is held open when nothing is queued"],
   ["SVC_DRAIN_MS", "5000", "after SIGTERM, how long /readyz answers 503 (requests still served) before the server stops accepting"],
   ["SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "120000", "a running job whose runner sends no heartbeat for this long fails"],
+  ["SVC_CI_CACHE_MAX", "10g", "CI dependency caches per repository (bytes or 500m, 10g): least recently used evicted beyond it"],
   ["SVC_MAIL_TRANSPORT", "null", "null (drop every message), capture, smtp or cloudmail"],
   ["SVC_MAIL_FROM", "unset", "sender address (required for smtp and cloudmail)"],
   ["SVC_MAIL_DIR", "unset", "capture: one .eml file per message is written here"],
@@ -49,6 +50,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_LOGIN_LIMIT_PER_ACCOUNT", "10", "failed sign-ins an hour for one address, from unfamiliar sources"],
   ["SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", "60", "unusable credentials an hour from one source address before it must wait"],
   ["SVC_RATE_BACKOFF_MAX_SECONDS", "900", "the longest wait the doubling delay reaches"],
+  ["SVC_CHANGE_RUNS_LIMIT_PER_PERSON", "60", "calls an hour one person may make to start a change's runs before they are spaced out"],
   ["SVC_TRUST_PROXY", "0", "1: the source address is the last X-Forwarded-For entry (behind your proxy only)"],
   ["SVC_SSH_MAX_UNAUTHENTICATED", "64", "SSH connections not yet authenticated, in total"],
   ["SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE", "8", "of those, from one source address"],
@@ -72,6 +74,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_LOG", "info", "debug, info, warn or error; JSON lines on stderr"],
   ["SVC_GIT_MAX_PUSH", "2g", "largest git push: bytes or with a unit (500m, 2g), 1 KiB to 1 TiB"],
   ["SVC_GIT_MAX_OBJECT", "100m", "largest object a push or mirror sync may bring, once inflated: bytes or with a unit, 1 KiB to 1 TiB"],
+  ["SVC_LFS_MAX_OBJECT", "5g", "largest Git LFS object a client may upload: bytes or with a unit, 1 KiB to 1 TiB"],
   ["SVC_GIT_CACHE", "128m", "memory the git read caches hold together, bytes or with a unit"],
   ["SVC_GIT_MAX_NEGOTIATION", "500000", "most lines of each kind (want, have, shallow, ...) one fetch request may carry"],
 ];

@@ -16,3 +16,4 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
 fi
 sh "$here/apt-install.sh" "the interoperability tests (git clients other than C git: libgit2, dulwich)" python3-pygit2 python3-dulwich
 sh "$here/apt-install.sh" "the JGit interoperability tests (JGit 4.11 with JSch, built by the test with javac)" default-jdk-headless libjgit-java libjsch-java
+sh "$here/apt-install.sh" "the Git LFS tests (the real git lfs client against the batch API and transfers)" git-lfs

@@ -45,6 +45,8 @@ export interface Config {
   drainMs: number;
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
+  /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
+  ciCacheMax: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
@@ -72,6 +74,8 @@ export interface Config {
   gitMaxPush: number;
   /** Largest object a push or mirror sync may bring, once inflated, in bytes; SVC_GIT_MAX_OBJECT. */
   gitMaxObject: number;
+  /** Largest Git LFS object a client may upload, in bytes; SVC_LFS_MAX_OBJECT. */
+  lfsMaxObject: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
   /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
@@ -107,6 +111,8 @@ export interface Limits {
   credentialFailuresPerSource: number;
   /** The longest wait the doubling delay reaches, in milliseconds. */
   backoffMaxMs: number;
+  /** Calls an hour one person may make to start a change's runs before they are spaced out. */
+  changeRunsPerPerson: number;
   /** SSH connections not yet authenticated, in total and per source address. */
   sshUnauthenticated: number;
   sshUnauthenticatedPerSource: number;
@@ -135,6 +141,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_S3_PUBLIC_ENDPOINT",
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
+  "SVC_CI_CACHE_MAX",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -165,6 +172,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_METRICS_TOKEN",
   "SVC_GIT_MAX_PUSH",
   "SVC_GIT_MAX_OBJECT",
+  "SVC_LFS_MAX_OBJECT",
   "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY",
@@ -172,6 +180,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_LOGIN_LIMIT_PER_ACCOUNT",
   "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS",
+  "SVC_CHANGE_RUNS_LIMIT_PER_PERSON",
   "SVC_SSH_MAX_UNAUTHENTICATED",
   "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
@@ -181,8 +190,12 @@ export const SETTINGS: readonly string[] = [...KNOWN];
 
 /** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+/** SVC_CI_CACHE_MAX when unset: 10 GiB per repository, GitHub's limit. */
+export const DEFAULT_CI_CACHE_MAX = 10 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
+/** SVC_LFS_MAX_OBJECT when unset: 5 GiB, the largest object one S3 PUT may carry. */
+export const DEFAULT_LFS_MAX_OBJECT = 5 * 1024 ** 3;
 /** SVC_GIT_MAX_NEGOTIATION when unset: far above what git clients send (git/upload-request.ts). */
 export const DEFAULT_GIT_MAX_NEGOTIATION = 500_000;
 /** SVC_GIT_CACHE when unset: 128 MiB for all git read caches together (README "Operations: memory"). */
@@ -399,6 +412,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
+    ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
@@ -416,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken,
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
+    lfsMaxObject: parseSize("SVC_LFS_MAX_OBJECT", env.SVC_LFS_MAX_OBJECT, DEFAULT_LFS_MAX_OBJECT),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),
@@ -448,6 +463,7 @@ function loadLimits(env: Record<string, string | undefined>): Limits {
     loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
     credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
     backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    changeRunsPerPerson: positiveInt("SVC_CHANGE_RUNS_LIMIT_PER_PERSON", env.SVC_CHANGE_RUNS_LIMIT_PER_PERSON, 60),
     sshUnauthenticated: global,
     sshUnauthenticatedPerSource: perSource,
   };

@@ -29,12 +29,14 @@ import { CHANGE_LAND } from "./services/changes/land-job.ts";
 import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts";
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
+import { CI_CACHE_EVICT, runCacheEviction } from "./services/ci/caches-evict.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 import { recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
 import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
 import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
 import { ISSUES_XREF, enqueueXrefs, runXref } from "./services/issues/xref.ts";
+import { LFS_GC_PASS, collectLfsGarbage } from "./services/lfs/gc.ts";
 
 /** Wires every subscriber and kind into a freshly built context. */
 export function wire(ctx: Ctx): void {
@@ -78,6 +80,8 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(JOBS_PRUNE, async (c) => void (await pruneJobs(c)));
   ctx.work.define(CHANGE_LAND_SCAN, scanQueues);
   ctx.work.define(CI_SWEEP, async (c) => void (await sweepCi(c)));
+  ctx.work.define(CI_CACHE_EVICT, runCacheEviction);
+  ctx.work.define(LFS_GC_PASS, async (c) => void (await collectLfsGarbage(c)));
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────

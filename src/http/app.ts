@@ -30,7 +30,9 @@ import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
+import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runnerCacheRoutes } from "./routes/ci/runner-caches.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
@@ -41,9 +43,11 @@ import { contributionRoutes } from "./routes/discovery/contributions.ts";
 import { watchingRoutes } from "./routes/discovery/watching.ts";
 import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
+import { lfsLockRoutes } from "./routes/lfs/locks.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
+import { lfsRequests } from "./routes/lfs/lfs.ts";
 import { isReservedSegment } from "./web/kit/draw.ts";
 import { webRoutes } from "./web/index.ts";
 import { readForm } from "./web/kit/forms.ts";
@@ -91,7 +95,7 @@ async function readApiBody(request: Request, p: Required<RoutePolicy>): Promise<
   if ((p.caller === "credential" || p.caller === "runner") && callerOf(request).kind === "anonymous") {
     throw Unauthorized(p.caller === "runner" ? "invalid or revoked token" : "authentication required");
   }
-  if (!hasBody(request)) return null;
+  if (!hasBody(request) || p.body === "stream") return null;
   const uniform = p.body === "uniform";
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
@@ -152,6 +156,8 @@ export function buildApp(ctx: Ctx) {
       const caller = resolveCaller(ctx, request);
       if (caller instanceof Promise) return caller.then(noop);
     })
+    // Git LFS (routes/lfs): its object paths answered before routing, so no parser reads an upload.
+    .onRequest(lfsRequests(ctx))
     .onParse(({ request, contentType, route }) => {
       routeTemplates.set(request, route);
       const p = declared().of(request.method, route);
@@ -210,6 +216,8 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
+    .use(runnerActionRoutes(ctx))
+    .use(runnerCacheRoutes(ctx))
     .use(runRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
@@ -226,6 +234,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(lfsLockRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;

@@ -15,6 +15,8 @@ import type { Ctx } from "../services/context.ts";
 import { serveGit, type GitOutcome, type ServiceIO } from "../services/git/serve.ts";
 import type { Principal } from "../services/access/principal.ts";
 import { fingerprintOf, principalForKey } from "../services/people/ssh-keys.ts";
+import { authenticateLfs, parseLfsCommand } from "../services/lfs/lfs.ts";
+import { AppError } from "../errors.ts";
 import { Admission } from "./admission.ts";
 import { nodeHostKeys } from "./host-keys.ts";
 
@@ -168,6 +170,8 @@ async function runExec(
   channel: Channel,
   touch: () => void,
 ): Promise<void> {
+  const lfs = parseLfsCommand(command);
+  if (lfs) return runLfs(ctx, who, lfs, channel);
   const parsed = parseSshCommand(command);
   if (!parsed) {
     return finish(channel, 1, `svc: unsupported command ${JSON.stringify(command.slice(0, 200))}; only git-upload-pack and git-receive-pack are available\n`);
@@ -201,6 +205,34 @@ async function runExec(
   };
   const outcome = await serveGit(ctx, now.principal, { ...parsed, protocol: protocolVersion(gitProtocol), io, stateless: false, via: "ssh" });
   finish(channel, outcome.kind === "served" ? 0 : 1, stderrOf(outcome, parsed));
+}
+
+/**
+ * Git LFS over SSH: `git-lfs-authenticate` answers the LFS URL and a short-lived header as JSON on
+ * stdout, with the authority the key has for git now. `git-lfs-transfer` (the pure-SSH protocol)
+ * is refused at once, so the client falls back to git-lfs-authenticate and HTTP.
+ */
+async function runLfs(
+  ctx: Ctx,
+  who: { principal: Principal; name: string; fingerprint: string } | null,
+  cmd: NonNullable<ReturnType<typeof parseLfsCommand>>,
+  channel: Channel,
+): Promise<void> {
+  if (cmd.kind === "bad") return finish(channel, 1, `svc: ${cmd.message}\n`);
+  if (cmd.kind === "transfer") return finish(channel, 1, "svc: git-lfs-transfer is not supported here; Git LFS falls back to git-lfs-authenticate and HTTPS\n");
+  ctx.facts.fresh();
+  const now = who ? await principalForKey(ctx, who.fingerprint) : null;
+  if (!now) return finish(channel, 1, "svc: this key is no longer authorized\n");
+  try {
+    const answer = await authenticateLfs(ctx, { principal: now.principal, fingerprint: who!.fingerprint }, cmd);
+    channel.write(`${JSON.stringify(answer)}\n`);
+    finish(channel, 0);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    // Anything the key may not see is masked as not found, as for git itself.
+    const masked = error.code === "not_found" || error.code === "unauthenticated";
+    finish(channel, 1, masked ? `ERROR: repository '${cmd.org}/${cmd.repo}' not found\n` : `ERROR: ${error.message}\n`);
+  }
 }
 
 /** What git prints for an outcome (on stderr, after "fatal:" or before the exit status). */

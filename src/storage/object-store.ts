@@ -11,6 +11,12 @@ export interface ObjectInfo {
   modifiedAt: number;
 }
 
+/** What a presigned URL binds besides method, key and lifetime. */
+export interface PresignOptions {
+  headers?: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, string>>;
+}
+
 /** A flat store of immutable objects addressed by slash-separated keys. */
 export interface ObjectStore {
   readonly kind: "fs" | "s3";
@@ -39,9 +45,12 @@ export interface ObjectStore {
    * S3 only: a URL on which a client GETs or PUTs `key` itself for `seconds` (at most 7 days), so
    * the bytes never pass through svc. Signed for `SVC_S3_PUBLIC_ENDPOINT` when set (the address
    * clients reach the bucket by), else for the endpoint svc uses. Only the URL carries authority:
-   * the client sends no Authorization header to the bucket.
+   * the client sends no Authorization header to the bucket. `opts.headers` are signed too: the
+   * client must send each with exactly that value (Git LFS: x-amz-checksum-sha256, which the
+   * bucket checks the body against); `opts.query` are signed query parameters (a GET's
+   * response-content-type, response-content-disposition).
    */
-  presign?(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
+  presign?(method: "GET" | "PUT", key: string, seconds: number, opts?: PresignOptions): Promise<string>;
   /** fs only: the file that holds `key` (to stream it with sendfile), whether or not it exists yet. */
   localPath?(key: string): string;
 }

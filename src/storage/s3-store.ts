@@ -8,12 +8,13 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import type { IncomingMessage, RequestOptions } from "node:http";
+import { createHash, createHmac } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { Client } from "minio";
 import type { Readable } from "node:stream";
 import { assertValidKey, assertValidPrefix } from "./keys.ts";
 import { GroupLimiter, Limiter } from "./limiter.ts";
-import { StorageError, type ObjectInfo, type ObjectStore } from "./object-store.ts";
+import { StorageError, type ObjectInfo, type ObjectStore, type PresignOptions } from "./object-store.ts";
 import { assertRange } from "./range.ts";
 import { DEFAULT_RETRY, TransientError, withRetry, type RetryObserver, type RetryPolicy } from "./retry.ts";
 import { MIN_PART_SIZE, uploadFileInParts } from "./s3-multipart.ts";
@@ -43,7 +44,7 @@ export interface S3Store extends ObjectStore {
   readonly stats: StorageStats;
   /** Abort multipart uploads under `prefix` started before `olderThan` (epoch ms); returns how many. */
   abortIncompleteUploads(prefix: string, olderThan: number): Promise<number>;
-  presign(method: "GET" | "PUT", key: string, seconds: number): Promise<string>;
+  presign(method: "GET" | "PUT", key: string, seconds: number, opts?: PresignOptions): Promise<string>;
 }
 
 /** Runs one request (with its retries) inside the concurrency bounds; shared with s3-multipart.ts. */
@@ -157,9 +158,26 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     kind: "s3",
     stats,
 
-    async presign(method, key, seconds) {
+    async presign(method, key, seconds, opts) {
       assertValidKey(key);
       const expiry = Math.max(1, Math.min(Math.floor(seconds), 7 * 24 * 3600));
+      if (opts && (Object.keys(opts.headers ?? {}).length > 0 || Object.keys(opts.query ?? {}).length > 0)) {
+        // minio signs only the host; signed headers and query parameters need our own presigner (same algorithm).
+        const origin = new URL(cfg.publicEndpoint ?? cfg.endpoint);
+        return presignWithHeaders({
+          origin,
+          bucket,
+          key,
+          method,
+          expiry,
+          headers: opts.headers ?? {},
+          query: opts.query ?? {},
+          region,
+          accessKey: cfg.accessKey,
+          secretKey: cfg.secretKey,
+          date: new Date(),
+        });
+      }
       return publicClient.presignedUrl(method, bucket, key, expiry, {}, undefined);
     },
 
@@ -393,4 +411,61 @@ function codeOf(err: unknown): string | undefined {
 function isNotFound(err: unknown): boolean {
   const code = codeOf(err);
   return code === "NoSuchKey" || code === "NotFound";
+}
+
+/** RFC 3986 percent-encoding as SigV4 wants it (everything but unreserved characters; `/` kept in paths). */
+function awsEncode(value: string, keepSlash: boolean): string {
+  const encoded = encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return keepSlash ? encoded.replace(/%2F/g, "/") : encoded;
+}
+
+/**
+ * A SigV4 query-string presigned URL (path-style) that also signs `headers`: the request must carry
+ * each with that value or the bucket refuses it (AWS "Authenticating Requests: Using Query
+ * Parameters"). The payload stays UNSIGNED-PAYLOAD: a signed x-amz-checksum-sha256 is what binds the body.
+ */
+export function presignWithHeaders(o: {
+  origin: URL;
+  bucket: string;
+  key: string;
+  method: string;
+  expiry: number;
+  headers: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, string>>;
+  region: string;
+  accessKey: string;
+  secretKey: string;
+  date: Date;
+}): string {
+  const amzDate = o.date
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
+  const day = amzDate.slice(0, 8);
+  const scope = `${day}/${o.region}/s3/aws4_request`;
+  const host = o.origin.host;
+  const signed = new Map<string, string>([["host", host]]);
+  for (const [k, v] of Object.entries(o.headers)) signed.set(k.toLowerCase(), v.trim());
+  const names = [...signed.keys()].sort();
+  const signedHeaders = names.join(";");
+  const path = `/${awsEncode(o.bucket, false)}/${awsEncode(o.key, true)}`;
+  const query: [string, string][] = [
+    ["X-Amz-Algorithm", "AWS4-HMAC-SHA256"],
+    ["X-Amz-Credential", `${o.accessKey}/${scope}`],
+    ["X-Amz-Date", amzDate],
+    ["X-Amz-Expires", String(o.expiry)],
+    ["X-Amz-SignedHeaders", signedHeaders],
+    ...Object.entries(o.query ?? {}),
+  ];
+  const canonicalQuery = query
+    .map(([k, v]) => `${awsEncode(k, false)}=${awsEncode(v, false)}`)
+    .sort()
+    .join("&");
+  const canonicalHeaders = names.map((n) => `${n}:${signed.get(n)}\n`).join("");
+  const canonical = [o.method, path, canonicalQuery, canonicalHeaders, signedHeaders, "UNSIGNED-PAYLOAD"].join("\n");
+  const toSign = ["AWS4-HMAC-SHA256", amzDate, scope, createHash("sha256").update(canonical).digest("hex")].join("\n");
+  const hmac = (key: string | Buffer, data: string) => createHmac("sha256", key).update(data).digest();
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${o.secretKey}`, day), o.region), "s3"), "aws4_request");
+  const signature = createHmac("sha256", signingKey).update(toSign).digest("hex");
+  return `${o.origin.protocol}//${host}${path}?${canonicalQuery}&X-Amz-Signature=${signature}`;
 }

@@ -192,6 +192,7 @@ const SERVICE_ORDER = [
   "orgs",
   "git",
   "ci",
+  "lfs", // reads git objects and access; signs with the secrets key (ci)
   "mirrors",
   "repos",
   "changes",

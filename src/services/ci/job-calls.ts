@@ -27,7 +27,7 @@ const STEP_STATES = ["running", "success", "failure", "skipped", "cancelled"] as
 const VERDICTS = ["success", "failure", "cancelled"] as const;
 
 /** The running job `jobId` after checking the caller is its token (401 / 404 otherwise). */
-async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow> {
+export async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow> {
   const job = await runs.jobById(ctx.db.read, jobId);
   enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
   if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);

@@ -254,12 +254,31 @@ export async function groupAtRelease(
   }
 }
 
-/** Fails a pending job the release could not plan or place in its group (`error` names why); false when it is no longer pending. */
-async function failAtRelease(tx: Tx, job: GraphJob, error: string, t: number): Promise<boolean> {
-  if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error, t }))) return false;
-  job.state = "failure";
+/**
+ * Ends a pending job at its release: failed (an `if` or a plan that cannot be evaluated, a group
+ * that cannot be placed; `error` names why) or cancelled (its job-level group cancelled it). Its
+ * row, its check and the in-memory job move together; false when it is no longer pending.
+ */
+async function endAtRelease(tx: Tx, job: GraphJob, state: "failure" | "cancelled", error: string, t: number): Promise<boolean> {
+  if (!(await runs.finishJobRow(tx, job.id, { state, verdict: null, error, t }))) return false;
+  job.state = state;
   job.finishedAt = t;
-  await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+  await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state, jobId: job.id, updatedAt: t });
+  return true;
+}
+
+/**
+ * Queues a released job: its row and check `queued`, and its runs-on noted under its claim hub's
+ * key in `queued` (the hub told after COMMIT). False when it is no longer pending.
+ */
+async function queueAtRelease(tx: Tx, job: GraphJob, t: number, queued: Map<string, string[][]>): Promise<boolean> {
+  if (!(await runs.queuePendingJob(tx, job.id, t))) return false;
+  job.state = "queued";
+  await runs.recordRunCheck(tx, { repoId: job.repoId, runId: job.runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
+  const key = hubKey(job.hosted, job.orgId);
+  let list = queued.get(key);
+  if (!list) queued.set(key, (list = []));
+  list.push(job.runsOn);
   return true;
 }
 
@@ -434,7 +453,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
             moved++;
             continue;
           }
-          if (await failAtRelease(tx, job, p.error, t)) {
+          if (await endAtRelease(tx, job, "failure", p.error, t)) {
             changed = true;
             moved++;
           }
@@ -446,19 +465,13 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
             gated.push({ job, concurrency: g.concurrency });
             continue;
           }
-          if (await failAtRelease(tx, job, g.error, t)) {
+          if (await endAtRelease(tx, job, "failure", g.error, t)) {
             changed = true;
             moved++;
           }
           continue;
         }
-        if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
-        job.state = "queued";
-        await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
-        const key = hubKey(job.hosted, job.orgId);
-        let list = queued.get(key);
-        if (!list) queued.set(key, (list = []));
-        list.push(job.runsOn);
+        if (!(await queueAtRelease(tx, job, t, queued))) continue;
       } else if (d.kind === "skip") {
         if (!(await runs.skipPendingJob(tx, job.id, d.reason, t))) continue;
         job.state = "skipped";
@@ -466,10 +479,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "skipped", jobId: job.id, updatedAt: t });
         changed = true;
       } else {
-        if (!(await runs.finishJobRow(tx, job.id, { state: "failure", verdict: null, error: d.error, t }))) continue;
-        job.state = "failure";
-        job.finishedAt = t;
-        await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "failure", jobId: job.id, updatedAt: t });
+        if (!(await endAtRelease(tx, job, "failure", d.error, t))) continue;
         changed = true;
       }
       moved++;
@@ -491,21 +501,8 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         const a = admitted.get(job.id);
         await runs.updateJob(tx, job.id, { concurrencyGroup: concurrency.group });
         job.concurrencyGroup = concurrency.group;
-        if (a === "queued") {
-          if (!(await runs.queuePendingJob(tx, job.id, t))) continue;
-          job.state = "queued";
-          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "queued", jobId: job.id, updatedAt: t });
-          const key = hubKey(job.hosted, job.orgId);
-          let list = queued.get(key);
-          if (!list) queued.set(key, (list = []));
-          list.push(job.runsOn);
-        } else if (typeof a === "object") {
-          if (!(await runs.finishJobRow(tx, job.id, { state: "cancelled", verdict: null, error: a.cancelled, t }))) continue;
-          job.state = "cancelled";
-          job.finishedAt = t;
-          await runs.recordRunCheck(tx, { repoId: job.repoId, runId, key: job.key, state: "cancelled", jobId: job.id, updatedAt: t });
-          changed = true;
-        }
+        if (a === "queued") await queueAtRelease(tx, job, t, queued);
+        else if (typeof a === "object" && (await endAtRelease(tx, job, "cancelled", a.cancelled, t))) changed = true;
       }
       for (const id of ended) {
         const j = jobs.find((x) => x.id === id);

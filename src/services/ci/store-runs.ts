@@ -79,6 +79,18 @@ export async function runExists(
   );
 }
 
+/** Whether any run exists for the trigger's commit, ref and event (runs_trigger_idx). */
+export async function anyRunOf(q: Queryable, repoId: string, commit: string, ref: string, event: string): Promise<boolean> {
+  const { runs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event)))
+      .limit(1),
+  );
+}
+
 /** Creates a run. */
 export async function insertRun(tx: Tx, row: NewRun): Promise<void> {
   const { runs } = tables(tx);

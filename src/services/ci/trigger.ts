@@ -5,7 +5,7 @@
 import { diffTrees } from "../../git/merge.ts";
 import { parseCommit, parseTag, parseTree } from "../../git/object.ts";
 import type { ObjectReader } from "../../git/types.ts";
-import type { Tx } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
@@ -47,8 +47,16 @@ const MAX_REFS_PER_EVENT = 100;
 const MAX_TAGS_PER_EVENT = 3;
 const WORKFLOW_DIR = [".svc", "workflows"] as const;
 
-/** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
-export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
+/**
+ * Reading a pushed commit's workflows into runs; a branch's triggers run in push order. A change's
+ * triggers fold per head: one pending row per change and commit (its open, its pushes, and the
+ * runs a writer starts through POST …/changes/{number}/runs create the same runs).
+ */
+export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", {
+  key: (p) => `ci:${p.repoId}:${p.ref}`,
+  unique: (p) => (p.event === "change" && p.change ? `change:${p.repoId}:${p.change.number}:${p.commit}` : null),
+  concurrency: 2,
+});
 
 /** The event subscriber: a `ci.trigger` job per branch or tag a push moved (inside the push's transaction). */
 export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
@@ -78,6 +86,11 @@ export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
  */
 export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerPayload): Promise<void> {
   await ctx.work.enqueue(tx, CI_TRIGGER, payload);
+}
+
+/** Whether a trigger of `event` created runs for `commit` on `ref` already (a change's head whose runs started is not triggered again). */
+export function runsCreatedFor(q: Queryable, repoId: string, commit: string, ref: string, event: TriggerPayload["event"]): Promise<boolean> {
+  return runs.anyRunOf(q, repoId, commit, ref, event);
 }
 
 type Planned = PlannedWorkflow;

@@ -63,10 +63,15 @@ export async function bucketsIn(
     )}) AND (${rangeSql})`);
 }
 
-/** Bytes of every live pack (and its index) per repository of the org, by name; repositories without packs answer 0. */
+/**
+ * Bytes of every live pack (and its index) per repository of the org, plus the Git LFS objects
+ * the repository uploaded first (issue 31: a fork that reuses its parent's objects adds nothing),
+ * by name; repositories without either answer 0.
+ */
 export async function liveBytesPerRepo(q: Queryable, orgId: string): Promise<{ name: string; bytes: number }[]> {
   return await x(q).rows(sql`
-    SELECT r.name AS name, CAST(coalesce(sum(p.size + p.idx_size), 0) AS BIGINT) AS bytes
+    SELECT r.name AS name,
+      CAST(coalesce(sum(p.size + p.idx_size), 0) + coalesce((SELECT sum(o.size) FROM lfs_objects o WHERE o.repo_id = r.id), 0) AS BIGINT) AS bytes
     FROM repos r LEFT JOIN packs p ON p.repo_id = r.id AND p.replaced_at IS NULL
     WHERE r.org_id = ${orgId}
     GROUP BY r.id ORDER BY lower(r.name)`);

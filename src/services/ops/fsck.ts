@@ -22,7 +22,7 @@ import { GitError } from "../../git/types.ts";
 import type { Ctx } from "../context.ts";
 import { packKey } from "../git/snapshot.ts";
 import * as store from "./store.ts";
-import { OBJECT_KINDS, kindOf, objectRoots, repoIdOf, type ObjectKind } from "./object-kinds.ts";
+import { OBJECT_KINDS, kindOf, lfsKey, objectRoots, repoIdOf, type ObjectKind } from "./object-kinds.ts";
 import { readChunks } from "./transfer.ts";
 
 /** What fsck found in one repository. */
@@ -34,6 +34,9 @@ export interface RepoCheck {
   /** Jobs with a log, and the bytes of those logs. */
   logs: number;
   logBytes: number;
+  /** Git LFS objects of the network this repository is the root of, and their bytes. */
+  lfs: number;
+  lfsBytes: number;
   /** Each problem in a line (empty when the repository is sound). */
   problems: string[];
 }
@@ -109,10 +112,12 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
     rows,
     refs,
     logs: logRows,
+    lfs: lfsRows,
   } = await ctx.db.readView(async (q) => ({
     rows: await store.packRows(q, { repoId: repo.id }),
     refs: await store.refRows(q, repo.id),
     logs: { chunks: await store.logChunkRows(q, { repoId: repo.id }), jobs: await store.jobsWithLogs(q, repo.id) },
+    lfs: await store.lfsObjectRows(q, { networkId: repo.id }),
   }));
   const problems: string[] = [];
   const opened: Pack[] = [];
@@ -149,7 +154,48 @@ export async function checkRepo(ctx: Ctx, repo: store.RepoName, progress: FsckPr
   progress("job logs");
   const logs = await checkLogs(ctx, repo.id, logRows);
   problems.push(...logs.problems);
-  return { repo: repo.name, packs: rows.length, objects, refs: refs.length, logs: logs.jobs, logBytes: logs.bytes, problems };
+  progress("LFS objects");
+  const lfs = await checkLfs(ctx, lfsRows, progress);
+  problems.push(...lfs.problems);
+  return {
+    repo: repo.name,
+    packs: rows.length,
+    objects,
+    refs: refs.length,
+    logs: logs.jobs,
+    logBytes: logs.bytes,
+    lfs: lfsRows.length,
+    lfsBytes: lfs.bytes,
+    problems,
+  };
+}
+
+/**
+ * Checks the Git LFS objects of a network (at its root repository: a fork shares them): each is
+ * stored with its recorded size, and its bytes hash to its oid (SHA-256).
+ */
+async function checkLfs(ctx: Ctx, rows: store.LfsObjectFacts[], progress: FsckProgress): Promise<{ problems: string[]; bytes: number }> {
+  const problems: string[] = [];
+  let bytes = 0;
+  for (const [i, o] of rows.entries()) {
+    progress(`LFS object ${i + 1}/${rows.length}`);
+    bytes += o.size;
+    const key = lfsKey(o.networkId, o.oid);
+    const stat = await ctx.store.stat(key);
+    if (!stat) {
+      problems.push(`LFS object ${o.oid}: missing (${key})`);
+      continue;
+    }
+    if (stat.size !== o.size) {
+      problems.push(`LFS object ${o.oid}: ${stat.size} bytes, recorded ${o.size}`);
+      continue;
+    }
+    const h = new Bun.CryptoHasher("sha256");
+    await readChunks(ctx.store, key, o.size, (chunk) => void h.update(chunk));
+    const sum = h.digest("hex");
+    if (sum !== o.oid) problems.push(`LFS object ${o.oid}: its bytes hash to ${sum} (contents changed)`);
+  }
+  return { problems, bytes };
 }
 
 /**

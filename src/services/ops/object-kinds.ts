@@ -83,8 +83,52 @@ export const CI_LOGS: Readonly<ObjectKind> = {
     exists ? "no log chunk row (an append interrupted before it was recorded; nothing reads it)" : "its repository was deleted (the purge job removes it)",
 };
 
+/** CI dependency caches: one archive per entry (services/ci/caches.ts; evicted by services/ci/caches-evict.ts). */
+export const CI_CACHES: Readonly<ObjectKind> = {
+  name: "ci-cache",
+  description: "CI dependency caches (the archive of every committed cache entry)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/ci-caches/[a-z2-7]{16}$`),
+  writers: ["src/services/ci/caches.ts"],
+  async backup(q) {
+    // Why only ready entries: a reservation's upload may be partial or absent; restores never read one.
+    return store.cacheEntryFiles(q, { readyOnly: true });
+  },
+  async known(q) {
+    return new Set((await store.cacheEntryFiles(q, { readyOnly: false })).map((f) => f.key));
+  },
+  orphanReason: (exists) =>
+    exists
+      ? "no cache row (an upload that finished after its reservation expired; the daily eviction pass deletes it)"
+      : "its repository was deleted (the purge job removes it)",
+};
+
+/** The key of a Git LFS object: one prefix per repository network (services/lfs/lfs.ts lfsObjectKey). */
+export function lfsKey(networkId: string, oid: string): string {
+  return `lfs/${networkId}/${oid.slice(0, 2)}/${oid}`;
+}
+
+/** Git LFS objects: one file per verified object of a repository network (issue 31), named by its SHA-256. */
+export const LFS_OBJECTS: Readonly<ObjectKind> = {
+  name: "lfs-object",
+  description: "Git LFS objects (every verified object of every repository network)",
+  root: "lfs/",
+  key: new RegExp(`^lfs/${REPO}/[0-9a-f]{2}/[0-9a-f]{64}$`),
+  writers: ["src/services/lfs/lfs.ts"],
+  async backup(q) {
+    return (await store.lfsObjectRows(q)).map((o) => ({ key: lfsKey(o.networkId, o.oid), size: o.size }));
+  },
+  async known(q) {
+    return new Set((await store.lfsObjectRows(q)).map((o) => lfsKey(o.networkId, o.oid)));
+  },
+  orphanReason: (exists) =>
+    exists
+      ? "no LFS object row (an upload never verified, or an object the LFS GC removed; the LFS GC deletes it after the grace period)"
+      : "no LFS object row, and its network's root repository is gone",
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, LFS_OBJECTS];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {

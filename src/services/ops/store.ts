@@ -95,10 +95,31 @@ export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {})
     WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
 }
 
+/** Every CI cache entry's archive key and size (`ready` entries only, or reservations too): what backup copies and fsck accounts for. */
+export async function cacheEntryFiles(q: Queryable, opts: { readyOnly: boolean }): Promise<{ key: string; size: number }[]> {
+  const { ciCaches: c } = tables(q);
+  const rows = q.select({ key: c.key, size: c.size }).from(c);
+  return await (opts.readyOnly ? rows.where(sql`${c.state} = 'ready'`) : rows);
+}
+
 /** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */
 export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
   return await x(q).rows<{ id: string; runId: string; key: string; logSize: number }>(sql`
     SELECT id, run_id AS "runId", key, log_size AS "logSize" FROM workflow_jobs WHERE repo_id = ${repoId} AND log_size > 0 ORDER BY queued_at, id`);
+}
+
+/** A verified Git LFS object: its network (the root repository's id), oid and size. */
+export interface LfsObjectFacts {
+  networkId: string;
+  oid: string;
+  size: number;
+}
+
+/** Every Git LFS object row (of one network, or of all), by network then oid. */
+export async function lfsObjectRows(q: Queryable, opts: { networkId?: string } = {}): Promise<LfsObjectFacts[]> {
+  const filter = opts.networkId === undefined ? sql`TRUE` : sql`network_id = ${opts.networkId}`;
+  return await x(q).rows<LfsObjectFacts>(sql`
+    SELECT network_id AS "networkId", oid, size FROM lfs_objects WHERE ${filter} ORDER BY network_id, oid`);
 }
 
 /** Node secrets by name (those stored among `names`): the SSH host keys of a PostgreSQL installation. */

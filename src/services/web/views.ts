@@ -1,5 +1,7 @@
 // What each web page shows, gathered from the same services the API answers with (so a page can
 // never show what the API would hide: every read goes through their access checks).
+import { pointedObject, readPointedObject, type PointedObject } from "../lfs/lfs.ts";
+import { MAX_POINTER_BYTES } from "../lfs/pointer.ts";
 import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import { personOf, type Principal } from "../access/principal.ts";
@@ -192,9 +194,22 @@ export async function treeView(
 }
 
 /** A file: its size, and its text when it is text small enough to show (a bigger file is never read). */
-export async function fileView(ctx: Ctx, t: RepoTarget, frame: RepoFrame): Promise<{ oid: string; size: number; text: string | null; contentType: string }> {
+export async function fileView(
+  ctx: Ctx,
+  t: RepoTarget,
+  frame: RepoFrame,
+): Promise<{ oid: string; size: number; text: string | null; contentType: string; lfs?: PointedObject }> {
   if (!frame.path) throw NotFound("no file named");
   const blob = await statBlob(ctx, t, frame.ref.full, frame.path);
+  // A Git LFS pointer: the page is the object's (its real size, its text when small), marked as stored with LFS.
+  if (blob.size <= MAX_POINTER_BYTES) {
+    const lfs = await pointedObject(ctx, t.repo, await blob.read());
+    if (lfs) {
+      const data = lfs.stored && lfs.size <= INLINE_FILE_LIMIT ? await readPointedObject(ctx, t.repo, lfs.oid) : null;
+      const text = data && !data.subarray(0, 8000).includes(0) ? new TextDecoder().decode(data) : null;
+      return { oid: blob.oid, size: lfs.size, text, contentType: guessContentType(blob.name, data ?? new Uint8Array(0)), lfs };
+    }
+  }
   // Why size first: a view of a 1 GiB blob read it whole before deciding not to show it (issue 25 row 4).
   if (blob.size > INLINE_FILE_LIMIT) return { oid: blob.oid, size: blob.size, text: null, contentType: guessContentType(blob.name, new Uint8Array(0)) };
   const data = await blob.read();

@@ -41,6 +41,8 @@ const DECLARED = [
   "POST /v1/users/:handle/emails/verify: credential/uniform",
   "POST /v1/runners/register: runner/json",
   "POST /v1/runners/claim: runner/json",
+  // The cache archive's bytes on the fs store (issue 30): streamed to a file, capped by the service.
+  "PUT /v1/runner/jobs/:job_id/caches/:cache_id/content: credential/stream",
   "POST /webhooks/billing: anonymous/raw",
   "POST /webhooks/generic: anonymous/raw",
   "POST /webhooks/app: anonymous/raw",

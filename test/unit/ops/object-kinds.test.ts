@@ -8,7 +8,8 @@ import { join, relative } from "node:path";
 import { Glob } from "bun";
 import { logChunkKey } from "../../../src/services/ci/job-calls.ts";
 import { packKey } from "../../../src/services/git/snapshot.ts";
-import { CI_LOGS, OBJECT_KINDS, PACKS, kindOf, repoIdOf } from "../../../src/services/ops/object-kinds.ts";
+import { lfsObjectKey } from "../../../src/services/lfs/lfs.ts";
+import { CI_LOGS, LFS_OBJECTS, OBJECT_KINDS, PACKS, kindOf, repoIdOf } from "../../../src/services/ops/object-kinds.ts";
 import { newId } from "../../../src/util/ids.ts";
 
 const ROOT = join(import.meta.dir, "../../..");
@@ -39,8 +40,14 @@ test("each kind's pattern matches the keys its writer makes, names the repositor
     pack: packKey(repo, "a".repeat(40), "pack"),
     idx: packKey(repo, "b".repeat(40), "idx"),
     log: logChunkKey(repo, newId(), 123_456),
+    lfs: lfsObjectKey(repo, "c".repeat(64)),
   };
-  expect({ pack: kindOf(keys.pack), idx: kindOf(keys.idx), log: kindOf(keys.log) }).toEqual({ pack: PACKS, idx: PACKS, log: CI_LOGS });
+  expect({ pack: kindOf(keys.pack), idx: kindOf(keys.idx), log: kindOf(keys.log), lfs: kindOf(keys.lfs) }).toEqual({
+    pack: PACKS,
+    idx: PACKS,
+    log: CI_LOGS,
+    lfs: LFS_OBJECTS,
+  });
   for (const k of Object.values(keys)) expect(repoIdOf(k)).toBe(repo);
   for (const k of Object.values(keys)) expect(OBJECT_KINDS.filter((kind) => kind.key.test(k))).toHaveLength(1);
   for (const kind of OBJECT_KINDS) for (const k of Object.values(keys)) if (kind.key.test(k)) expect(k.startsWith(kind.root)).toBe(true);

@@ -11,6 +11,8 @@ export interface FileShown {
   size: number;
   /** The text, or null when binary or too large to show. */
   text: string | null;
+  /** A Git LFS pointer's object (`size` is then the object's, `text` its text): whether the server holds its bytes. */
+  lfs?: { stored: boolean };
 }
 
 /** A text's lines as the page numbers them (a final newline ends the last line, it does not start another). */
@@ -25,7 +27,9 @@ export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | nul
   let body: Html;
   let lineCount = 0;
   let language: string | null = null;
-  if (file.text === null && file.size > INLINE_FILE_LIMIT)
+  if (file.lfs && !file.lfs.stored)
+    body = html`<p class="pad">This file is stored with Git LFS, and its object (${sizeText(file.size)}) is not on this server.</p>`;
+  else if (file.text === null && file.size > INLINE_FILE_LIMIT)
     body = html`<p class="pad">This file is too large to show here (${sizeText(file.size)}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
   else if (file.text === null)
     body = html`<p class="pad">${file.size > 0 ? "This file is binary." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
@@ -41,6 +45,6 @@ export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | nul
     body = html`<div class="scroll"><table class="code"><caption class="sr">${f.path}</caption><tbody>${rows}</tbody></table></div>`;
   }
   return html`${repoHeader(f, "blob")}${crumbs(f)}
-<section class="box" aria-label="File"><header><span>${lineCount ? `${lineCount.toLocaleString("en")} ${lineCount === 1 ? "line" : "lines"} · ` : ""}${sizeText(file.size)}${language ? ` · ${language}` : ""}</span>
+<section class="box" aria-label="File"><header><span>${file.lfs ? "Stored with Git LFS · " : ""}${lineCount ? `${lineCount.toLocaleString("en")} ${lineCount === 1 ? "line" : "lines"} · ` : ""}${sizeText(file.size)}${language ? ` · ${language}` : ""}</span>
 <a href="${raw}">Raw</a><a href="${raw}?download=1" download>Download</a><a href="${base}/commits/${segs(f.ref.short)}/${segs(f.path)}">History</a></header>${body}</section>`;
 }

@@ -16,6 +16,8 @@ import {
   type RepoFrame,
 } from "../../../services/web/views.ts";
 import type { RepoTarget } from "../../../services/access/target.ts";
+import { pointedObject, pointedObjectSource } from "../../../services/lfs/lfs.ts";
+import { MAX_POINTER_BYTES } from "../../../services/lfs/pointer.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
 import { postForm } from "../kit/forms.ts";
 import { immutablePage, isFullSha, notModified } from "../kit/etag.ts";
@@ -142,6 +144,19 @@ export function repoWebRoutes(ctx: Ctx) {
           )
             return new Response(null, { status: 304, headers });
           const data = await blob.read();
+          // A Git LFS pointer: the object's bytes (S3: the bucket serves them on a presigned URL; fs: streamed).
+          const lfs = blob.size <= MAX_POINTER_BYTES ? await pointedObject(ctx, t.repo, data) : null;
+          if (lfs?.stored) {
+            const source = await pointedObjectSource(ctx, t.repo, lfs.oid, {
+              contentType: guessContentType(blob.name, new Uint8Array(0)),
+              disposition: headers["content-disposition"],
+            });
+            if (source.kind === "redirect") return new Response(null, { status: 302, headers: { location: source.url, "cache-control": "private, no-store" } });
+            const sample = await Bun.file(source.path).slice(0, 8000).bytes();
+            return new Response(Bun.file(source.path), {
+              headers: { ...headers, "content-type": guessContentType(blob.name, sample), "content-length": String(source.size) },
+            });
+          }
           return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": guessContentType(blob.name, data) } });
         });
       },
