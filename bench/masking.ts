@@ -9,16 +9,20 @@
 // with the 20: the difference in CPU is what masking adds to log streaming.
 //
 // `--baseline` also runs the Masker-alone rows with main's masker before the single-pass one
-// (bench/lib/mask-386769c.ts: one regular expression), interleaved round by round in one process.
+// (bench/lib/mask-386769c.ts: one regular expression), interleaved round by round in one process;
+// `--tables` with the single-pass masker as it was before its tables were sized by the secrets
+// (bench/lib/mask-914a284.ts: three 64 KiB tables per masker). Then `memory`: the heap a masker
+// holds once it has masked one line, per masker over 2,000 of them, with 0, 1 and `--secrets` values.
 // Hostile rows ("prefixes": output made only of prefixes of the forms, cut before their last
 // unit; "periodic": a value `aaaa…` of 64 or 2,048 units and output `aaa…ab` repeated, an eighth
 // of `--mb`) show the work per unit stays bounded (the masker's automata past its compare budget).
 //
-//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--baseline] [--stream] [--seconds 8]
+//   bun bench/masking.ts [--mb 64] [--secrets 20] [--rounds 3] [--baseline] [--tables] [--stream] [--seconds 8]
 import { parseArgs } from "node:util";
 import { LogStream, MaskedText } from "../cli/runner/log.ts";
 import { Masker, maskForms } from "../src/services/ci/mask.ts";
 import { Masker as BaselineMasker } from "./lib/mask-386769c.ts";
+import { Masker as TablesMasker } from "./lib/mask-914a284.ts";
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     stream: { type: "boolean", default: false },
     baseline: { type: "boolean", default: false },
+    tables: { type: "boolean", default: false },
     seconds: { type: "string", default: "8" },
     "stub-server": { type: "boolean", default: false },
   },
@@ -95,8 +100,25 @@ function chunks(text: string, size: number | "lines"): string[] {
 type AnyMasker = { push(text: string): string; flush(): string };
 const MASKERS: [string, (values: string[]) => AnyMasker][] = [
   ...(values.baseline ? [["main 386769c (one regular expression)", (v: string[]) => new BaselineMasker(v)] as [string, (values: string[]) => AnyMasker]] : []),
+  ...(values.tables ? [["single pass, 914a284 (64 KiB tables)", (v: string[]) => new TablesMasker(v)] as [string, (values: string[]) => AnyMasker]] : []),
   ["single pass (prefix filter, skip loop)", (v: string[]) => new Masker(v)],
 ];
+
+/** Heap bytes per masker that has masked one line (its lazy tables built), over `count` kept alive. */
+function heapPerMasker(make: (values: string[]) => AnyMasker, vals: string[], count: number): number {
+  Bun.gc(true);
+  const before = process.memoryUsage().heapUsed;
+  const kept: AnyMasker[] = [];
+  for (let i = 0; i < count; i++) {
+    const m = make(vals);
+    m.push("a line of ordinary output, long enough for the skip loop\n");
+    kept.push(m);
+  }
+  Bun.gc(true);
+  const after = process.memoryUsage().heapUsed;
+  if (kept.length !== count) throw new Error("unreachable");
+  return (after - before) / count;
+}
 
 /** CPU milliseconds (user + system) of masking `parts`: the machine is shared, so wall time would count other work. */
 function run(parts: string[], masker: AnyMasker): { ms: number; bytes: number } {
@@ -127,6 +149,20 @@ function prefixes(bytes: number, vals: string[]): string {
   return parts.join("");
 }
 
+// Memory first, before the outputs below take hundreds of MB of heap.
+const memory: Record<string, unknown>[] = [];
+for (const vals of [[], secrets.slice(0, 1), secrets])
+  for (const [name, make] of MASKERS) {
+    // The median of the rounds: a collection between two reads can move one round either way.
+    const rounds = Array.from({ length: Math.max(3, ROUNDS) }, () => heapPerMasker(make, vals, 2000)).sort((a, b) => a - b);
+    const median = rounds[rounds.length >> 1]!;
+    memory.push({
+      masker: name,
+      values: vals.length,
+      forms: new Masker(vals).empty ? 0 : new Set(vals.flatMap(maskForms)).size,
+      kib_per_masker: Number((median / 1024).toFixed(1)),
+    });
+  }
 const results: Record<string, unknown>[] = [];
 const cases: { output: string; values: string[]; text: string; sizes: readonly (number | "lines")[] }[] = [];
 for (const hits of [0, 0.01])
@@ -241,4 +277,4 @@ if (values.stream) {
     stub.kill();
   }
 }
-console.log(JSON.stringify({ secrets: N, results, stream }, null, 2));
+console.log(JSON.stringify({ secrets: N, results, memory, stream }, null, 2));

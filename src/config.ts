@@ -45,9 +45,15 @@ export interface Config {
   drainMs: number;
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
+  /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
+  ciCacheMax: number;
+  /** SVC_CI_ARTIFACT_DAYS: days a CI artifact is kept (1–3650, default 90); an upload's retention-days may ask for fewer. */
+  ciArtifactDays: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
+  /** SVC_ISSUE_RATE_LIMIT: issues and issue comments one person may create per hour (default 200). */
+  issueRateLimit: number;
   /** SVC_NOTIFY_MAIL_FROM: the sender of notification mail, or null for the rule (services/notify/mail.ts notificationSender). */
   notifyMailFrom: string | null;
   webhookSecret: string | null;
@@ -107,6 +113,8 @@ export interface Limits {
   credentialFailuresPerSource: number;
   /** The longest wait the doubling delay reaches, in milliseconds. */
   backoffMaxMs: number;
+  /** Calls an hour one person may make to start a change's runs before they are spaced out. */
+  changeRunsPerPerson: number;
   /** SSH connections not yet authenticated, in total and per source address. */
   sshUnauthenticated: number;
   sshUnauthenticatedPerSource: number;
@@ -117,6 +125,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_SECRETS_KEY",
   "SVC_NOTIFY_MAIL_DELAY_MS",
   "SVC_NOTIFY_MAIL_FROM",
+  "SVC_ISSUE_RATE_LIMIT",
   "SVC_DRAIN_MS",
   "SVC_DATABASE_URL",
   "SVC_DATABASE_POOL",
@@ -134,6 +143,8 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_S3_PUBLIC_ENDPOINT",
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
+  "SVC_CI_CACHE_MAX",
+  "SVC_CI_ARTIFACT_DAYS",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -172,6 +183,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_LOGIN_LIMIT_PER_ACCOUNT",
   "SVC_AUTH_FAILURE_LIMIT_PER_SOURCE",
   "SVC_RATE_BACKOFF_MAX_SECONDS",
+  "SVC_CHANGE_RUNS_LIMIT_PER_PERSON",
   "SVC_SSH_MAX_UNAUTHENTICATED",
   "SVC_SSH_MAX_UNAUTHENTICATED_PER_SOURCE",
 ]);
@@ -181,6 +193,8 @@ export const SETTINGS: readonly string[] = [...KNOWN];
 
 /** SVC_GIT_MAX_PUSH when unset: 2 GiB, as the big hosts allow. */
 export const DEFAULT_GIT_MAX_PUSH = 2 * 1024 ** 3;
+/** SVC_CI_CACHE_MAX when unset: 10 GiB per repository, GitHub's limit. */
+export const DEFAULT_CI_CACHE_MAX = 10 * 1024 ** 3;
 /** SVC_GIT_MAX_OBJECT when unset: 100 MiB, the largest file the big hosts take. */
 export const DEFAULT_GIT_MAX_OBJECT = 100 * 1024 ** 2;
 /** SVC_LFS_MAX_OBJECT when unset: 5 GiB, the largest object one S3 PUT may carry. */
@@ -401,9 +415,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
+    ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
+    ciArtifactDays: artifactDays(env.SVC_CI_ARTIFACT_DAYS),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
+    issueRateLimit: positiveInt("SVC_ISSUE_RATE_LIMIT", env.SVC_ISSUE_RATE_LIMIT, 200),
     webhookSecret: env.SVC_WEBHOOK_SECRET || null,
     secretsKey: secretsKeySetting(env.SVC_SECRETS_KEY),
     webhookAllowPrivate,
@@ -432,6 +449,12 @@ function senderSetting(name: string, raw: string | undefined): string | null {
   return raw.trim();
 }
 
+function artifactDays(raw: string | undefined): number {
+  const days = positiveInt("SVC_CI_ARTIFACT_DAYS", raw, 90);
+  if (days > 3650) throw new ConfigError(`SVC_CI_ARTIFACT_DAYS: at most 3650 (ten years), got ${days}`);
+  return days;
+}
+
 function notifyMailDelay(env: Record<string, string | undefined>): number {
   const ms = nonNegativeInt("SVC_NOTIFY_MAIL_DELAY_MS", env.SVC_NOTIFY_MAIL_DELAY_MS, 10_000);
   if (ms > 600_000) throw new ConfigError(`SVC_NOTIFY_MAIL_DELAY_MS: at most 600000 (10 minutes), got ${ms}`);
@@ -450,6 +473,7 @@ function loadLimits(env: Record<string, string | undefined>): Limits {
     loginPerAccount: positiveInt("SVC_LOGIN_LIMIT_PER_ACCOUNT", env.SVC_LOGIN_LIMIT_PER_ACCOUNT, 10),
     credentialFailuresPerSource: positiveInt("SVC_AUTH_FAILURE_LIMIT_PER_SOURCE", env.SVC_AUTH_FAILURE_LIMIT_PER_SOURCE, 60),
     backoffMaxMs: positiveInt("SVC_RATE_BACKOFF_MAX_SECONDS", env.SVC_RATE_BACKOFF_MAX_SECONDS, 900) * 1000,
+    changeRunsPerPerson: positiveInt("SVC_CHANGE_RUNS_LIMIT_PER_PERSON", env.SVC_CHANGE_RUNS_LIMIT_PER_PERSON, 60),
     sshUnauthenticated: global,
     sshUnauthenticatedPerSource: perSource,
   };

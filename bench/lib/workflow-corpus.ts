@@ -109,7 +109,7 @@ export function referenceGraph(doc: Y): Graph | { error: string } {
 }
 
 /** The event to plan the file for: a push on the default branch when it has one, else its own first firing event. */
-function eventOf(doc: Y): TriggerContext["event"] {
+export function eventOf(doc: Y): TriggerContext["event"] {
   const on = isObj(doc) ? (doc.on ?? (doc as Record<string, Y>)[true as unknown as string]) : undefined;
   const names = typeof on === "string" ? [on] : Array.isArray(on) ? on.map(String) : isObj(on) ? Object.keys(on) : [];
   if (names.includes("push") || names.length === 0) return "push";
@@ -120,7 +120,7 @@ function eventOf(doc: Y): TriggerContext["event"] {
 }
 
 /** Default inputs of a dispatch (what a form would submit untouched). */
-function dispatchInputs(doc: Y): Record<string, string | boolean> {
+export function dispatchInputs(doc: Y): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
   const on = isObj(doc) ? doc.on : undefined;
   const wd = isObj(on) ? on.workflow_dispatch : undefined;

@@ -71,8 +71,8 @@ export interface ActionHost {
   env(): Record<string, string>;
   /** Adds a secret to the masker (an action's `::add-mask::` or a value it knows to be secret). */
   mask(value: string): void;
-  /** Runs a command in its own process group with the log as its output; cancel and timeout kill it. */
-  exec(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): Promise<number>;
+  /** Runs a command in its own process group with the log as its output (`out` also sees it raw, e.g. for workflow commands); cancel and timeout kill it. */
+  exec(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string>; out?: (text: string) => void }): Promise<number>;
   /** The step's process (so a cancel kills it); set by exec, cleared when it ends. */
   child: ChildProcess | null;
   /** Registers a post phase. */
@@ -83,4 +83,11 @@ export interface ActionHost {
   cancelled(): boolean;
   /** How deep in composite actions this step is (0: a step of the job itself); bounded by the actions runner. */
   readonly nesting: number;
+  /** Sets an env variable for the later steps of the job (what a `$GITHUB_ENV` line does). */
+  exportEnv(name: string, value: string): void;
+  /** Puts a directory first on PATH for the later steps of the job (what a `$GITHUB_PATH` line does). */
+  addPath(dir: string): void;
 }
+
+/** A problem an action reports by throwing (an expression error, a refused input): the step fails with this message (never a secret). */
+export class ActionProblem extends Error {}

@@ -14,9 +14,11 @@ import { delimiter, join } from "node:path";
 import { ExprError, evaluateCondition, parseCondition, parseTemplate, renderTemplate, templateValue, truthy } from "../../src/services/ci/expr/index.ts";
 import type { Contexts, EvalEnv, Value } from "../../src/services/ci/expr/index.ts";
 import { Masker } from "../../src/services/ci/mask.ts";
+import { ActionProblem, type ActionHost, type ActionResult, type PostPhase } from "./action-host.ts";
 import { call, pause, say } from "./client.ts";
 import { LogStream } from "./log.ts";
 import { hashFiles, killGroup, readStepFiles, runProcess, shellOf, stepFiles, workingDirectory } from "./steps.ts";
+import { runUses, usesCheckout } from "./uses.ts";
 
 /** What the agent asks for: format 2 (templates and contexts). */
 export const RUNNER_FORMAT = 2;
@@ -68,9 +70,7 @@ export interface JobControl {
 }
 
 /** An expression problem in a step: the step fails with this text (it names the expression, never a value). */
-class StepProblem extends Error {}
-
-const USES_REFUSED = (uses: string) => `uses: ${uses} is not run by this server yet; actions arrive in a later release — write the step as run: commands`;
+const StepProblem = ActionProblem;
 
 /** RUNNER_OS / RUNNER_ARCH as GitHub names them. */
 function runnerOs(): string {
@@ -92,14 +92,20 @@ export function baseEnv(): Record<string, string> {
 /** Evaluates `text` as a template over `contexts` (format 2) or takes it as it is (format 1). */
 function renderer(format: number, env: () => EvalEnv) {
   return (text: string, what: string): string => {
-    if (format < 2 || !text.includes("${{")) return text;
-    try {
-      return renderTemplate(parseTemplate(text), env());
-    } catch (e) {
-      if (e instanceof ExprError) throw new StepProblem(`${what} ${JSON.stringify(text.slice(0, 200))}: ${e.message}`);
-      throw e;
-    }
+    if (format < 2) return text;
+    return renderWith(text, what, env());
   };
+}
+
+/** Evaluates `text` as a template over `env`; an expression error is an ActionProblem naming the expression. */
+function renderWith(text: string, what: string, env: EvalEnv): string {
+  if (!text.includes("${{")) return text;
+  try {
+    return renderTemplate(parseTemplate(text), env);
+  } catch (e) {
+    if (e instanceof ExprError) throw new StepProblem(`${what} ${JSON.stringify(text.slice(0, 200))}: ${e.message}`);
+    throw e;
+  }
 }
 
 /** The short name and kind of a ref. */
@@ -179,7 +185,9 @@ export async function runJob(o: {
     rmSync(temp, { recursive: true, force: true });
     mkdirSync(ws, { recursive: true });
     mkdirSync(temp, { recursive: true });
-    log.write(`##[checkout] ${job.repo} at ${job.commit} (${job.ref})\n`);
+    // A job with a built-in actions/checkout step starts with an empty workspace (as on GitHub): the step checks out.
+    const implicit = !job.steps.some((s) => s.uses && usesCheckout(s.uses));
+    if (implicit) log.write(`##[checkout] ${job.repo} at ${job.commit} (${job.ref})\n`);
     const gitEnv = {
       ...baseEnv(),
       GIT_TERMINAL_PROMPT: "0",
@@ -189,24 +197,24 @@ export async function runJob(o: {
       GIT_CONFIG_VALUE_0: `Authorization: Bearer ${token}`,
     };
     const out = (s: string) => log.write(s);
-    let code = await runProcess("git", ["init", "-q", "."], { cwd: ws, env: gitEnv, out });
-    if (code === 0)
+    let code = implicit ? await runProcess("git", ["init", "-q", "."], { cwd: ws, env: gitEnv, out }) : 0;
+    if (code === 0 && implicit)
       code = await runProcess("git", ["fetch", "-q", "--no-tags", "--depth", "1", job.clone_url, job.commit], {
         cwd: ws,
         env: gitEnv,
         out,
         onChild: (c) => (control.child = c),
       });
-    if (code === 0) code = await runProcess("git", ["checkout", "-q", "--detach", "FETCH_HEAD"], { cwd: ws, env: gitEnv, out });
+    if (code === 0 && implicit) code = await runProcess("git", ["checkout", "-q", "--detach", "FETCH_HEAD"], { cwd: ws, env: gitEnv, out });
     control.child = null;
-    log.endStep();
+    if (implicit) log.endStep();
     if (code !== 0) {
       log.write(`##[error] checkout failed (exit ${code})\n`);
       say(`${tag}: checkout failed`);
       verdict = control.cancelled ? "cancelled" : "failure";
       for (let i = 0; i < steps; i++) await stepState(i, "skipped");
     } else {
-      const run = new StepRunner(job, format, { ws, temp, base, runnerName: o.runnerName, secrets, log, control, tag, stepState });
+      const run = new StepRunner(job, format, { ws, temp, base, token, workdir: o.workdir, runnerName: o.runnerName, secrets, log, control, tag, stepState });
       verdict = await run.all();
       outputs = run.jobOutputs();
     }
@@ -241,6 +249,8 @@ class StepRunner {
   private readonly stepsCtx: Record<string, StepResult> = {};
   private readonly exported: Record<string, string> = {};
   private pathAdds: string[] = [];
+  /** Post phases of the job's actions, in the order they were registered (run in reverse). */
+  private readonly posts: PostPhase[] = [];
   private readonly github: Record<string, Value>;
   private readonly runner: Record<string, string>;
   private readonly fixedEnv: Record<string, string>;
@@ -254,6 +264,8 @@ class StepRunner {
       ws: string;
       temp: string;
       base: string;
+      token: string;
+      workdir: string;
       runnerName: string;
       secrets: Record<string, string>;
       log: LogStream;
@@ -282,12 +294,17 @@ class StepRunner {
       ...given,
       server_url: o.base,
       workspace: o.ws,
+      // GitHub's GITHUB_TOKEN: here the job token (read of the job's repository; masked in the log).
+      token: o.token,
     };
     const eventDir = join(o.temp, "_github_workflow");
     mkdirSync(eventDir, { recursive: true });
     const eventPath = join(eventDir, "event.json");
     writeFileSync(eventPath, JSON.stringify(this.github.event ?? {}));
-    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName };
+    // The tool cache outlives the job (GitHub's RUNNER_TOOL_CACHE: setup-* actions keep downloaded tools there).
+    const toolCache = join(o.workdir, "_tool");
+    mkdirSync(toolCache, { recursive: true });
+    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName, tool_cache: toolCache };
     const g = (k: string) => String(this.github[k] ?? "");
     this.fixedEnv = {
       CI: "true",
@@ -321,6 +338,7 @@ class StepRunner {
       RUNNER_ARCH: this.runner.arch!,
       RUNNER_TEMP: o.temp,
       RUNNER_NAME: o.runnerName,
+      RUNNER_TOOL_CACHE: toolCache,
     };
     this.render = renderer(format, () => this.evalEnv());
   }
@@ -351,7 +369,155 @@ class StepRunner {
   /** Runs every step; answers the job's verdict. */
   async all(): Promise<"success" | "failure" | "cancelled"> {
     for (let i = 0; i < this.job.steps.length; i++) await this.step(i);
+    await this.postPhases();
     return this.o.control.cancelled ? "cancelled" : this.failed ? "failure" : "success";
+  }
+
+  /** The actions' post phases after the last step, last registered first; `success` ones only while the job has not failed or been cancelled; a failing one fails the job. */
+  private async postPhases(): Promise<void> {
+    const { log, tag } = this.o;
+    for (const phase of [...this.posts].reverse()) {
+      if (phase.when === "success" && this.status() !== "success") {
+        log.write(`##[skipped] Post ${phase.name} (the job did not succeed)\n`);
+        continue;
+      }
+      log.write(`##[post] Post ${phase.name}\n`);
+      try {
+        this.envCtx = { ...this.jobEnvSafe(), ...this.exported };
+        await phase.run();
+      } catch (e) {
+        log.write(`##[error] Post ${phase.name}: ${e instanceof Error ? e.message : String(e)}\n`);
+        say(`${tag}: post phase ${JSON.stringify(phase.name)} failed`);
+        this.failed = true;
+      }
+      this.o.control.child = null;
+      log.endStep();
+    }
+  }
+
+  /** The environment of a process the job starts now: the agent's, the job's env and $GITHUB_ENV, `stepEnv`, GITHUB_* and RUNNER_* variables, PATH with $GITHUB_PATH dirs first. */
+  private processEnv(stepEnv: Record<string, string>): Record<string, string> {
+    const env: Record<string, string> = { ...baseEnv(), ...this.envCtx, ...stepEnv, ...this.fixedEnv };
+    if (this.pathAdds.length) env.PATH = [...this.pathAdds, env.PATH ?? ""].join(delimiter);
+    return env;
+  }
+
+  /** What a `uses` step (or a post phase it registers) sees of the job. */
+  private host(stepEnv: Record<string, string>, timedOut: () => boolean): ActionHost {
+    const runner = this;
+    const { control, log } = this.o;
+    const host: ActionHost = {
+      job: { job_id: this.job.job_id, run_id: this.job.run_id, repo: this.job.repo, clone_url: this.job.clone_url, commit: this.job.commit, ref: this.job.ref },
+      base: this.o.base,
+      token: this.o.token,
+      workspace: this.o.ws,
+      temp: this.o.temp,
+      workdir: this.o.workdir,
+      nesting: 0,
+      child: null,
+      log: (text) => log.write(text),
+      render: (text, what, extra) =>
+        renderWith(text, what, extra ? { ...runner.evalEnv(), contexts: { ...runner.contexts(), ...extra } as Contexts } : runner.evalEnv()),
+      contexts: () => runner.contexts() as Record<string, Value>,
+      env: () => runner.processEnv(stepEnv),
+      mask: (value) => void log.masker.add(value),
+      exec: (cmd, args, opts) =>
+        runProcess(cmd, args, {
+          cwd: opts.cwd,
+          env: opts.env,
+          out: (s) => {
+            opts.out?.(s);
+            log.write(s);
+          },
+          onChild: (c) => {
+            control.child = c;
+            host.child = c;
+          },
+        }).finally(() => {
+          control.child = null;
+          host.child = null;
+        }),
+      addPost: (phase) => void runner.posts.push(phase),
+      status: () => runner.status(),
+      // The step's own timeout stops the action too (a composite runs no further step).
+      cancelled: () => control.cancelled !== null || timedOut(),
+      exportEnv: (name, value) => {
+        if (name.startsWith("GITHUB_") || name.startsWith("RUNNER_")) return;
+        runner.exported[name] = value;
+        runner.envCtx = { ...runner.envCtx, [name]: value };
+      },
+      addPath: (dir) => {
+        runner.pathAdds = [dir, ...runner.pathAdds.filter((d) => d !== dir)];
+      },
+    };
+    return host;
+  }
+
+  /** A `uses` step: `with:` and env evaluated, the action run through uses.ts, its result recorded like a run step's. */
+  private async usesStep(
+    i: number,
+    step: DescStep,
+    name: string,
+    continueOnError: boolean,
+    fail: (message: string, exit: number | null, continueOnError: boolean) => Promise<void>,
+  ): Promise<void> {
+    const { log, control, tag, stepState } = this.o;
+    const n = this.job.steps.length;
+    const stepEnv: Record<string, string> = {};
+    const inputs: Record<string, string> = {};
+    try {
+      for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = this.render(v, `env.${k}`);
+      this.envCtx = { ...this.envCtx, ...stepEnv };
+      for (const [k, v] of Object.entries(step.with ?? {})) inputs[k] = this.render(v, `with.${k}`);
+    } catch (e) {
+      if (!(e instanceof StepProblem)) throw e;
+      return await fail(e.message, null, continueOnError);
+    }
+    let timedOut = false;
+    const host = this.host(stepEnv, () => timedOut);
+    const t0 = Date.now();
+    const cancelledBefore = control.cancelled !== null;
+    const timer =
+      step.timeout_s && step.timeout_s > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            if (control.child) killGroup(control.child);
+          }, step.timeout_s * 1000)
+        : null;
+    let result: ActionResult;
+    try {
+      result = await runUses(host, { index: i, uses: step.uses!, inputs, id: step.id ?? null, name });
+    } catch (e) {
+      // An action's own problem fails the step with its message; anything else is reported as the action failing.
+      result = { exit: 1, outputs: {}, error: e instanceof ActionProblem ? e.message : `${step.uses}: the action failed: ${String(e)}` };
+    }
+    if (timer) clearTimeout(timer);
+    control.child = null;
+    const secs = ((Date.now() - t0) / 1000).toFixed(1);
+    if (control.cancelled && !cancelledBefore) {
+      log.endStep();
+      log.write(`##[cancelled] ${name}\n`);
+      say(`${tag}: step ${i + 1}/${n} ${JSON.stringify(name)} cancelled after ${secs}s`);
+      await stepState(i, "cancelled", result.exit);
+      this.record(step, "cancelled", "cancelled", {});
+      return;
+    }
+    if (timedOut) return await fail(`${name} timed out after ${+(step.timeout_s! / 60).toFixed(2)} minutes`, result.exit, continueOnError);
+    if (result.exit !== 0) {
+      log.endStep();
+      log.write(
+        `##[error] ${result.error ?? `${name} failed with exit code ${result.exit}`}${continueOnError ? " (continue-on-error: the job goes on)" : ""}\n`,
+      );
+      say(`${tag}: step ${i + 1}/${n} ${JSON.stringify(name)} failed (exit ${result.exit}) after ${secs}s`);
+      await stepState(i, "failure", result.exit);
+      if (!continueOnError) this.failed = true;
+      this.record(step, "failure", continueOnError ? "success" : "failure", result.outputs);
+      return;
+    }
+    log.endStep();
+    say(`${tag}: step ${i + 1}/${n} ${JSON.stringify(name)} succeeded in ${secs}s`);
+    await stepState(i, "success", 0);
+    this.record(step, "success", "success", result.outputs);
   }
 
   /** The job's outputs: its templates over the steps, without any holding a secret (a warning in the log instead). */
@@ -465,7 +631,7 @@ class StepRunner {
           throw e;
         }
       }
-      if (step.uses) return await fail(USES_REFUSED(step.uses), null, continueOnError);
+      if (step.uses) return await this.usesStep(i, step, name, continueOnError, fail);
       for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = this.render(v, `env.${k}`);
       this.envCtx = { ...this.envCtx, ...stepEnv };
       script = this.render(step.run, "run");
@@ -478,12 +644,11 @@ class StepRunner {
       return await fail(e.message, null, continueOnError);
     }
     const files = stepFiles(this.o.temp, i);
-    const env: Record<string, string> = { ...baseEnv(), ...this.envCtx, ...this.fixedEnv };
+    const env = this.processEnv({});
     env.GITHUB_OUTPUT = files.output;
     env.GITHUB_ENV = files.env;
     env.GITHUB_PATH = files.path;
     env.GITHUB_STEP_SUMMARY = files.summary;
-    if (this.pathAdds.length) env.PATH = [...this.pathAdds, env.PATH ?? ""].join(delimiter);
     const shell = shellOf(step.shell ?? this.job.defaults?.shell ?? null, env.PATH, this.format);
     const scriptPath = join(this.o.temp, `step${i}${shell.ext ?? (shell.posix ? ".sh" : "")}`);
     // `exec 2>&1`: one stream, so the log keeps stdout and stderr in the order they were written.

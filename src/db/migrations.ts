@@ -12,6 +12,7 @@ import pg0005 from "../../migrations/pg/0005_reviews.sql" with { type: "text" };
 import pg0006 from "../../migrations/pg/0006_ci_workflows.sql" with { type: "text" };
 import pg0007 from "../../migrations/pg/0007_ci_artifacts_caches.sql" with { type: "text" };
 import pg0008 from "../../migrations/pg/0008_lfs.sql" with { type: "text" };
+import pg0009 from "../../migrations/pg/0009_issues.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -33,6 +34,7 @@ import m0017 from "../../migrations/0017_reviews.sql" with { type: "text" };
 import m0018 from "../../migrations/0018_ci_workflows.sql" with { type: "text" };
 import m0019 from "../../migrations/0019_ci_artifacts_caches.sql" with { type: "text" };
 import m0020 from "../../migrations/0020_lfs.sql" with { type: "text" };
+import m0021 from "../../migrations/0021_issues.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -56,6 +58,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0018_ci_workflows": m0018,
   "0019_ci_artifacts_caches": m0019,
   "0020_lfs": m0020,
+  "0021_issues": m0021,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
@@ -68,6 +71,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0006_ci_workflows": pg0006,
   "0007_ci_artifacts_caches": pg0007,
   "0008_lfs": pg0008,
+  "0009_issues": pg0009,
 });
 
 export interface Migration {

@@ -13,6 +13,7 @@ import { authRoutes } from "./routes/people/auth.ts";
 import { changeRoutes } from "./routes/changes/changes.ts";
 import { reviewRoutes } from "./routes/changes/reviews.ts";
 import { commentRoutes } from "./routes/changes/comments.ts";
+import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
@@ -29,8 +30,12 @@ import { teamRoutes } from "./routes/orgs/teams.ts";
 import { tokenRoutes } from "./routes/people/tokens.ts";
 import { runnerAdminRoutes } from "./routes/ci/runner-admin.ts";
 import { secretRoutes } from "./routes/ci/secrets.ts";
+import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
+import { runnerCacheRoutes } from "./routes/ci/runner-caches.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { artifactRoutes } from "./routes/ci/artifacts.ts";
+import { runnerArtifactRoutes } from "./routes/ci/runner-artifacts.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
@@ -40,6 +45,7 @@ import { contributionRoutes } from "./routes/discovery/contributions.ts";
 import { watchingRoutes } from "./routes/discovery/watching.ts";
 import { searchRoutes } from "./routes/discovery/search.ts";
 import { metricsRoutes } from "./routes/metrics/metrics.ts";
+import { lfsLockRoutes } from "./routes/lfs/locks.ts";
 import { auditRoutes } from "./routes/audit/audit.ts";
 import { opsRoutes } from "./routes/ops/ops.ts";
 import { notificationRoutes } from "./routes/notify/notifications.ts";
@@ -91,7 +97,7 @@ async function readApiBody(request: Request, p: Required<RoutePolicy>): Promise<
   if ((p.caller === "credential" || p.caller === "runner") && callerOf(request).kind === "anonymous") {
     throw Unauthorized(p.caller === "runner" ? "invalid or revoked token" : "authentication required");
   }
-  if (!hasBody(request)) return null;
+  if (!hasBody(request) || p.body === "stream") return null;
   const uniform = p.body === "uniform";
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
@@ -203,6 +209,7 @@ export function buildApp(ctx: Ctx) {
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))
     .use(suggestionRoutes(ctx))
+    .use(issueRoutes(ctx))
     .use(sshKeyRoutes(ctx))
     .use(teamRoutes(ctx))
     .use(grantRoutes(ctx))
@@ -211,7 +218,11 @@ export function buildApp(ctx: Ctx) {
     .use(runnerAdminRoutes(ctx))
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))
+    .use(runnerActionRoutes(ctx))
+    .use(runnerCacheRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(runnerArtifactRoutes(ctx))
+    .use(artifactRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
     .use(followRoutes(ctx))
@@ -227,6 +238,7 @@ export function buildApp(ctx: Ctx) {
     .use(billingRoutes(ctx))
     .use(opsRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(lfsLockRoutes(ctx))
     .use(webRoutes(ctx))
     .use(openapiRoutes(() => app));
   return app;

@@ -22,8 +22,10 @@ export interface RoutePolicy {
    *   malformed, not an object) reads as no body; its fields are checked by the service.
    * - `{ raw }`: the exact bytes (a signature is over them), up to `raw` bytes, read only after
    *   `admit` accepted the headers.
+   * - `stream`: the handler reads `request.body` itself as it arrives (an upload of any size, to a
+   *   file, bounded by the handler); the front door reads none of it.
    */
-  body?: "json" | "uniform" | RawBody;
+  body?: "json" | "uniform" | "stream" | RawBody;
 }
 
 /** A body read as its exact bytes. */

@@ -47,8 +47,8 @@ export interface World {
 }
 
 /** Starts the shared server of one test file and creates the cast (in parallel: each is a CLI run). */
-export async function startWorld(org: string): Promise<World> {
-  const server = await startServer();
+export async function startWorld(org: string, opts: { env?: Record<string, string> } = {}): Promise<World> {
+  const server = await startServer(opts);
   const g = gitSandbox("svc-content-");
   const owner = await person(server, org, "owner");
   const [admin, member, viewer, outsider] = await Promise.all([

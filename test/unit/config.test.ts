@@ -25,6 +25,7 @@ describe("loadConfig defaults", () => {
       runnerClaimWaitMs: 20000,
       runnerHeartbeatTimeoutMs: 120000,
       notifyMailDelayMs: 10000,
+      issueRateLimit: 200,
       mail: { transport: "null" },
       webhookSecret: null,
       webhookAllowPrivate: false,

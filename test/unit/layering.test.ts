@@ -196,6 +196,7 @@ const SERVICE_ORDER = [
   "mirrors",
   "repos",
   "changes",
+  "issues",
   "hooks",
   "notify",
   "discovery",

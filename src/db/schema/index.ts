@@ -16,6 +16,7 @@ export * from "./billing.ts";
 export * from "./nodes.ts";
 export * from "./notifications.ts";
 export * from "./lfs.ts";
+export * from "./issues.ts";
 
 import { orgs, memberships } from "./orgs.ts";
 import { tokens, users } from "./people.ts";

@@ -46,7 +46,11 @@ export type Action =
   | { kind: "change:edit"; author: boolean } // edit, close or reopen a change: writers, or its author while they can read
   | { kind: "repo:discuss"; changeAuthor?: boolean } // comment on or review a change: a person with a role here (or the change's author, e.g. from a fork) and a token covering repo:write
   | { kind: "comment:delete"; author: boolean; changeAuthor?: boolean } // delete a comment: its author, or a repo admin
-  | { kind: "thread:resolve"; changeAuthor: boolean }; // resolve or unresolve a thread: writers, or the change's author
+  | { kind: "thread:resolve"; changeAuthor: boolean } // resolve or unresolve a thread: writers, or the change's author
+  | { kind: "issue:discuss" } // open an issue or comment on one: a person who can read (any signed-in person on a public repo)
+  | { kind: "issue:edit"; author: boolean } // edit the title/body, close or reopen: writers, or the issue's author
+  | { kind: "issue:triage" } // labels, assignees, labels of the repository: writers
+  | { kind: "issue:comment-delete"; author: boolean }; // delete an issue comment: its author, or a repo admin
 
 /** Roles in rank order; a grant role never includes owner. */
 const RANK: Readonly<Record<Role, number>> = { viewer: 1, member: 2, admin: 3, owner: 4 };
@@ -286,6 +290,48 @@ function decideDiscussion(
   return deny(403, "resolving a thread needs write access, or being the change's author");
 }
 
+type IssueAction =
+  | { kind: "issue:discuss" }
+  | { kind: "issue:edit"; author: boolean }
+  | { kind: "issue:triage" }
+  | { kind: "issue:comment-delete"; author: boolean };
+
+/**
+ * Issues (DECISIONS §5 "Issues", issue 32). Readers open issues and comment, and on a public
+ * repository so does any signed-in person (as on GitHub: an outsider reports a bug). Writers triage
+ * (labels, assignees) and edit or close anyone's issue; an issue's author edits, closes and reopens
+ * their own (decided, as GitHub). Unreadable is the same 401/404 as repo:read.
+ */
+function decideIssue(f: Facts, action: IssueAction): Decision {
+  const read = decideRepo(f, "repo:read");
+  if (!read.allow) return read;
+  const c = f.caller;
+  if (c.kind === "anonymous") return deny(401, "authentication required");
+  // Why: an issue, a comment and a notification always name someone; a service token belongs to nobody.
+  if (c.kind !== "person") return deny(403, "issues and comments are written by a person; service tokens belong to nobody");
+  // Why: a token works only inside the org (and repository) it was minted for; elsewhere it reads
+  // public repositories and nothing more, so it cannot speak for its owner here.
+  if ((c.tokenOrgId !== null && c.tokenOrgId !== f.org?.id) || (c.tokenRepoId !== null && c.tokenRepoId !== f.repo!.id))
+    return deny(403, "this token was minted for another organization or repository; it can only read here");
+  // Why repo:write: a read-only token stays read-only (as for comments on changes).
+  if (!scopeCovers(c.scopes, "repo:write")) return deny(403, "writing issues and comments needs a credential with the repo:write scope; this one is read-only");
+  const role = effectiveRepoRole(f);
+  const reader = roleAtLeast(role, "viewer") || f.repo!.public;
+  const writer = roleAtLeast(role, "member");
+  switch (action.kind) {
+    case "issue:discuss":
+      return reader ? allow(role) : deny(403, `opening issues on ${f.repo!.fullName} needs a role in its organization`);
+    case "issue:edit":
+      if (writer || (action.author && reader)) return allow(role);
+      return deny(403, "editing, closing or reopening an issue needs write access, or being its author");
+    case "issue:triage":
+      return writer ? allow(role) : deny(403, `labels and assignees on ${f.repo!.fullName} need write access`);
+    case "issue:comment-delete":
+      if ((action.author && reader) || roleAtLeast(role, "admin")) return allow(role);
+      return deny(403, "only a comment's author or a repository admin can delete it");
+  }
+}
+
 /** Decides one action. Pure: the table-driven unit test exercises it directly. */
 export function decide(f: Facts, action: Action): Decision {
   if (typeof action === "object" && (action.kind === "runner:register" || action.kind === "runner:claim" || action.kind === "runner:job"))
@@ -310,6 +356,7 @@ export function decide(f: Facts, action: Action): Decision {
 
   if (typeof action === "object" && (action.kind === "repo:discuss" || action.kind === "comment:delete" || action.kind === "thread:resolve"))
     return decideDiscussion(f, action);
+  if (typeof action === "object" && action.kind.startsWith("issue:")) return decideIssue(f, action as IssueAction);
 
   // Organization-level actions.
   const c = f.caller;

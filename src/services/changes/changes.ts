@@ -7,9 +7,10 @@ import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { decide, deferredFacts, requireRepoFor } from "../access/access.ts";
 import { need, type RepoTarget } from "../access/target.ts";
-import { personOf } from "../access/principal.ts";
+import { personOf, principalKey } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
-import { enqueueWorkflowTrigger } from "../ci/trigger.ts";
+import { enqueueWorkflowTrigger, runsCreatedFor } from "../ci/trigger.ts";
+import { countRequest } from "../people/throttle.ts";
 import { checksOfCommits } from "../ci/checks.ts";
 import type { Check } from "../ci/schemas.ts";
 import { readRef } from "../git/snapshot.ts";
@@ -244,15 +245,21 @@ async function forkRunsStartByThemselves(ctx: Ctx, tx: Tx, c: ChangeRow, actorUs
 
 /**
  * POST …/changes/{number}/runs: starts the `on: change` runs of the change's head that have not
- * started (a writer approving an outside contributor's fork change; for any change, runs already
- * created for the head are not created again). 202 with the change.
+ * started (a writer approving an outside contributor's fork change). Idempotent per head: a call
+ * while the head's trigger is pending folds into it (CI_TRIGGER's unique key), and a head that
+ * has runs already enqueues nothing (while a trigger runs, before its first run, calls fold into
+ * one more pending trigger at most: the engine releases the unique key when a job starts). Each call counts against the caller's hourly allowance
+ * (`SVC_CHANGE_RUNS_LIMIT_PER_PERSON`, then a doubling wait: 429 with Retry-After). 202 with the change.
  */
 export async function startChangeRuns(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {
   need(t, "repo:write");
+  // Per person (a service token by itself): a writer's script cannot make every call a write transaction.
+  countRequest(ctx, "changeRuns", personOf(t.actor)?.id ?? principalKey(t.actor), "requests to start a change's runs");
   const row = await ctx.db.transaction(async (tx) => {
     const cur = await mustChange(tx, t.repo.id, number);
     if (cur.state === "landed" || cur.state === "closed") throw Conflict(`change #${number} is ${cur.state}; runs start only for an open change`);
-    await enqueueChangeTrigger(ctx, tx, cur, t.org.id, personOf(t.actor)?.id ?? null, true);
+    if (cur.head && !(await runsCreatedFor(tx, cur.repoId, cur.head, `refs/heads/${cur.branch}`, "change")))
+      await enqueueChangeTrigger(ctx, tx, cur, t.org.id, personOf(t.actor)?.id ?? null, true);
     return cur;
   });
   return one(ctx, row);

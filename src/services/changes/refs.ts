@@ -91,20 +91,29 @@ export function collectRefs(markup: string): { numbers: number[]; handles: strin
 export interface RefTargets {
   repoPath: string;
   changes: ReadonlySet<number>;
+  /** Issues that exist (numbers are shared with changes: a number is one or the other). */
+  issues?: ReadonlySet<number>;
   /** lower-cased handle → the handle as stored */
   people: ReadonlyMap<string, string>;
   /**
    * Repositories `org/repo#N` may link to, by repoKey: their page path and changes that exist.
    * Only what the caller decided may be linked (public repositories and this one); the rest stay text.
    */
-  repos?: ReadonlyMap<string, { repoPath: string; changes: ReadonlySet<number> }>;
+  repos?: ReadonlyMap<string, { repoPath: string; changes: ReadonlySet<number>; issues?: ReadonlySet<number> }>;
+}
+
+/** The page path of thread `n` (a change or an issue) under `repoPath`, or null when it is neither. */
+function threadHref(repoPath: string, changes: ReadonlySet<number>, issues: ReadonlySet<number> | undefined, n: number): string | null {
+  if (changes.has(n)) return `${repoPath}/changes/${n}`;
+  if (issues?.has(n)) return `${repoPath}/issues/${n}`;
+  return null;
 }
 
 const enc = (s: string) => encodeURIComponent(s);
 
 /** The markup with `#N` / `org/repo#N` of linkable changes and `@handle` of existing people made links. */
 export function linkRefs(markup: string, to: RefTargets): string {
-  if (!to.changes.size && !to.people.size && !to.repos?.size) return markup;
+  if (!to.changes.size && !to.issues?.size && !to.people.size && !to.repos?.size) return markup;
   let out = "";
   let at = 0;
   for (const s of textSegments(markup)) {
@@ -114,9 +123,13 @@ export function linkRefs(markup: string, to: RefTargets): string {
       .replace(
         CHANGE_REF,
         (all, pre: string | undefined, org: string | undefined, repo: string | undefined, n: string | undefined, pre2: string, n2: string) => {
-          if (org === undefined) return to.changes.has(Number(n2)) ? `${pre2}<a href="${to.repoPath}/changes/${n2}">#${n2}</a>` : all;
+          if (org === undefined) {
+            const href = threadHref(to.repoPath, to.changes, to.issues, Number(n2));
+            return href ? `${pre2}<a href="${href}">#${n2}</a>` : all;
+          }
           const target = wellFormed(org, repo!) ? to.repos?.get(repoKey(org, repo!)) : undefined;
-          return target?.changes.has(Number(n)) ? `${pre}<a href="${target.repoPath}/changes/${n}">${org}/${repo}#${n}</a>` : all;
+          const href = target ? threadHref(target.repoPath, target.changes, target.issues, Number(n)) : null;
+          return href ? `${pre}<a href="${href}">${org}/${repo}#${n}</a>` : all;
         },
       )
       .replace(MENTION, (all, pre: string, h: string) => {

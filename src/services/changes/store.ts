@@ -1,5 +1,5 @@
 // The changes domain's queries: changes, their stacks and the lander's queue (queued rows).
-import { and, asc, desc, eq, inArray, isNull, lt, max, or } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { type changes, LIVE_CHANGE_STATES } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
@@ -10,17 +10,24 @@ export type ChangeRow = typeof changes.$inferSelect;
 /** States in which a change still follows its branch (its head moves with pushes). */
 export const LIVE_STATES = LIVE_CHANGE_STATES;
 
-/** The next change number of a repository (inside the creating transaction). */
+/**
+ * The next number of a repository's issues and changes (DECISIONS §5: one sequence, so `#N` names
+ * one thing), inside the creating transaction. Why a counter row and not max(number): on
+ * PostgreSQL two creators would read the same max; the upsert locks the repository's row until
+ * the transaction ends, so the second waits and takes the next number. A repository with no row
+ * yet starts after its highest change (rows are seeded by migration 0021 / pg 0009).
+ */
 export async function nextNumber(tx: Tx, repoId: string): Promise<number> {
-  const { changes } = tables(tx);
+  const { repoCounters, changes } = tables(tx);
   const row = one(
     await tx
-      .select({ n: max(changes.number) })
-      .from(changes)
-      .where(eq(changes.repoId, repoId))
-      .limit(1),
+      .insert(repoCounters)
+      .values({ repoId, lastNumber: sql`(SELECT coalesce(max(${changes.number}), 0) FROM ${changes} WHERE ${changes.repoId} = ${repoId}) + 1` })
+      .onConflictDoUpdate({ target: repoCounters.repoId, set: { lastNumber: sql`${repoCounters.lastNumber} + 1` } })
+      .returning({ n: repoCounters.lastNumber }),
   );
-  return (row?.n ?? 0) + 1;
+  if (!row) throw new Error("the number counter answered no row");
+  return Number(row.n);
 }
 
 /** Inserts a change. */

@@ -27,7 +27,7 @@ const STEP_STATES = ["running", "success", "failure", "skipped", "cancelled"] as
 const VERDICTS = ["success", "failure", "cancelled"] as const;
 
 /** The running job `jobId` after checking the caller is its token (401 / 404 otherwise). */
-async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow> {
+export async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow> {
   const job = await runs.jobById(ctx.db.read, jobId);
   enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
   if (job!.runnerId) noteRunnerSeen(ctx, job!.runnerId);
@@ -95,8 +95,8 @@ export async function describeJob(ctx: Ctx, actor: Principal, jobId: string, opt
       ...(spec.github
         ? { contexts: { github: withPlannedGithub({ event: { ref: facts.ref, after: facts.commit, repository: { full_name: base.repo } } }, spec.github) } }
         : {}),
-      // A `uses` step is always in a v2 job; should one reach here, it fails instead of running nothing.
-      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} is not run by this server yet' >&2; exit 1`, env: s.env })),
+      // A `uses` step is always in a v2 job; should one reach here (a format-1 description cannot carry it), it fails instead of running nothing.
+      steps: spec.steps.map((s) => ({ name: s.name, run: s.run ?? `echo 'uses: ${s.uses} needs a format-2 job description' >&2; exit 1`, env: s.env })),
     };
   if ((opts.format ?? 1) < 2) {
     const error = "upgrade the runner: this job needs an svc runner that runs format-2 job descriptions (this server's version)";

@@ -52,11 +52,24 @@ export function maskForms(value: string): string[] {
   return [...forms];
 }
 
-/** The table slot of a pair of code units (exact for Latin-1 pairs; others share slots and are compared in full). */
+/** The slot of a pair of code units (exact for Latin-1 pairs; others share slots and are compared in full). */
 const slot = (a: number, b: number) => ((a & 0xff) << 8) | (b & 0xff);
 
-/** The shift-table slot of three code units (a hash: units that share a slot only shorten shifts). */
-const block = (a: number, b: number, c: number) => ((a << 10) ^ (b << 5) ^ c) & 0xffff;
+/** The mix of three code units a shift-table index is taken from (its low bits: units that share an index only shorten shifts). */
+const block = (a: number, b: number, c: number) => (a << 10) ^ (b << 5) ^ c;
+
+/** A pair's slot folded to the pair filter's `mask` (an xorshift: exact when the filter has 2^16 bits). */
+const fold = (h: number, mask: number) => (h ^ (h >>> 9)) & mask;
+
+/**
+ * The index bits of a table holding `entries` marks at about one in `sparsity` places, at least
+ * 2^min and at most 2^16 (a mark per block or pair of Latin-1 units: exact at 2^16).
+ */
+function tableBits(entries: number, sparsity: number, min: number): number {
+  let bits = min;
+  while (bits < 16 && 1 << bits < entries * sparsity) bits++;
+  return bits;
+}
 
 /** Aho–Corasick over code units: a trie of words with failure links (the scan's linear fallback). */
 class Automaton {
@@ -166,20 +179,35 @@ const COMPARE_SLACK = 4096;
  * of the text, plus `COMPARE_SLACK`) the scan finishes the text in `linear` (Aho–Corasick
  * automata, built then, memory in the forms' units), so the work per write stays linear in the
  * write plus the longest form.
+ *
+ * Memory is sized by the forms: a masker with nothing to mask holds no table (the agent's log
+ * stream and the server's log append make one per job or per append). The pair filter is a
+ * bitset of about 64 bits per slot that has forms (64 bytes to 8 KiB), the shift table a byte
+ * per about 16 blocks the forms mark (4 to 64 KiB, 64 KiB from about 4,000 marked blocks; the
+ * benchmark's 20 secrets take 32 KiB), both built on the first scan after `add`. Before
+ * (914a284): three 64 KiB tables per masker, secrets or not (bench/README.md §44).
  */
 export class Masker {
   private count = 0;
   private forms = new Set<string>();
   /** Forms by the slot of their first two code units, longest first; a one-unit form is in all 256 slots of its unit. */
-  private bySlot: (string[] | undefined)[] = [];
-  /** 1 where `bySlot` has forms. */
-  private pairs = new Uint8Array(65536);
-  /** 1 for the first code unit of a form longer than one unit (the last unit of a write that may start one is held). */
-  private firsts = new Uint8Array(65536);
+  private bySlot = new Map<number, string[]>();
+  /**
+   * The pair filter: a bit per index (`fold` of a slot to `pairMask`) set where `bySlot` may
+   * have forms (slots that share an index are told apart there). Built on the first scan after
+   * `add`; null until then.
+   */
+  private pairs: Uint32Array | null = null;
+  private pairMask = 0;
+  /** The first code units of the forms longer than one unit (the last unit of a write that may start one is held). */
+  private firsts = new Set<number>();
+  /** A bit per low byte of the units in `firsts` (looked at before the set, once per write). */
+  private firstBytes = new Uint32Array(8);
   /** Length of the shortest form. */
   private shortest = Infinity;
-  /** How far the skip loop may move for each block slot (`skips`); null after `add`. */
+  /** How far the skip loop may move for each block index (`skips`); null after `add`. */
   private shift: Uint8Array | null = null;
+  private shiftMask = 0;
   private values = new Set<string>();
   private held = "";
   /** Units compared by `longestAt` in this scan. */
@@ -222,18 +250,34 @@ export class Masker {
     this.shift = null;
     this.automata = null;
     this.longest = Math.max(this.longest, f.length);
+    this.pairs = null;
     const a = f.charCodeAt(0);
     if (f.length > 1) {
-      this.firsts[a] = 1;
+      this.firsts.add(a);
+      this.firstBytes[(a & 0xff) >>> 5]! |= 1 << (a & 31);
       this.file(slot(a, f.charCodeAt(1)), f);
     } else for (let b = 0; b < 256; b++) this.file(slot(a, b), f);
   }
 
   private file(h: number, f: string): void {
-    this.pairs[h] = 1;
-    const list = (this.bySlot[h] ??= []);
+    let list = this.bySlot.get(h);
+    if (!list) this.bySlot.set(h, (list = []));
     list.push(f);
     list.sort((x, y) => y.length - x.length);
+  }
+
+  /** The pair filter (`pairs`), built when first needed after `add`: about 64 bits per slot that has forms. */
+  private filter(): Uint32Array {
+    if (this.pairs) return this.pairs;
+    const bits = tableBits(this.bySlot.size, 64, 9);
+    const pairs = new Uint32Array(1 << (bits - 5));
+    this.pairMask = (1 << bits) - 1;
+    for (const h of this.bySlot.keys()) {
+      const k = fold(h, this.pairMask);
+      pairs[k >>> 5]! |= 1 << (k & 31);
+    }
+    this.pairs = pairs;
+    return pairs;
   }
 
   /** Whether `text` holds a masked value or form (a check for answers that must not carry one). */
@@ -248,10 +292,13 @@ export class Masker {
     // and occurs nowhere in the first `shortest` units of any form lets the window move past it.
     const m = this.shortest;
     const top = Math.min(m - 2, 255);
-    const shift = new Uint8Array(65536).fill(top);
+    // Sized by the blocks the forms mark (each form's last `top + 1` blocks of its first `m` units).
+    const bits = tableBits(this.forms.size * (top + 1), 16, 12);
+    const shift = new Uint8Array(1 << bits).fill(top);
+    const down = (this.shiftMask = (1 << bits) - 1);
     for (const f of this.forms)
       for (let j = Math.max(0, m - 3 - top); j <= m - 3; j++) {
-        const h = block(f.charCodeAt(j), f.charCodeAt(j + 1), f.charCodeAt(j + 2));
+        const h = block(f.charCodeAt(j), f.charCodeAt(j + 1), f.charCodeAt(j + 2)) & down;
         if (m - 3 - j < shift[h]!) shift[h] = m - 3 - j;
       }
     this.shift = shift;
@@ -263,10 +310,10 @@ export class Masker {
    * longer form matched whole) while more text may come (`whole` false).
    */
   private longestAt(s: string, i: number, whole: boolean): number {
-    const h = slot(s.charCodeAt(i), s.charCodeAt(i + 1));
-    if (this.pairs[h] === 0) return 0;
+    const list = this.bySlot.get(slot(s.charCodeAt(i), s.charCodeAt(i + 1)));
+    if (!list) return 0;
     const rest = s.length - i;
-    for (const f of this.bySlot[h]!) {
+    for (const f of list) {
       const len = f.length;
       if (len <= rest) {
         // Counted: a value repeating itself (`aaaa…`) costs its length at every position; past
@@ -293,7 +340,8 @@ export class Masker {
    */
   private scan(s: string, whole: boolean): { text: string; consumed: number } {
     const n = s.length;
-    const pairs = this.pairs;
+    const pairs = this.filter();
+    const down = this.pairMask;
     const m = this.shortest;
     let out = "";
     let from = 0;
@@ -303,9 +351,10 @@ export class Masker {
     if (m >= 4) {
       // Skip loop: look at the last three units of the window [i, i + m); compare only where they may end a form's start.
       const shift = this.skips();
+      const skipMask = this.shiftMask;
       for (const stop = n - m; i <= stop; ) {
         const p = i + m - 1;
-        const sh = shift[block(s.charCodeAt(p - 2), s.charCodeAt(p - 1), s.charCodeAt(p))]!;
+        const sh = shift[block(s.charCodeAt(p - 2), s.charCodeAt(p - 1), s.charCodeAt(p)) & skipMask]!;
         if (sh !== 0) {
           i += sh;
           continue;
@@ -323,7 +372,8 @@ export class Masker {
     }
     const last = n - 1;
     for (; i < last; i++) {
-      if (pairs[slot(s.charCodeAt(i), s.charCodeAt(i + 1))] === 0) continue;
+      const k = fold(slot(s.charCodeAt(i), s.charCodeAt(i + 1)), down);
+      if ((pairs[k >>> 5]! & (1 << (k & 31))) === 0) continue;
       if (this.work > budget) return this.linear(s, i, out, from, whole);
       const hit = this.longestAt(s, i, whole);
       if (hit === 0) continue;
@@ -335,8 +385,9 @@ export class Masker {
     if (i === last) {
       // The last code unit: it may start a longer form (held), or be a one-unit form.
       const c = s.charCodeAt(i);
-      if (!whole && this.firsts[c] === 1) return { text: out + s.slice(from, i), consumed: i };
-      if (pairs[slot(c, 0)] === 1 && this.bySlot[slot(c, 0)]!.some((f) => f.length === 1 && f.charCodeAt(0) === c)) {
+      if (!whole && (this.firstBytes[(c & 0xff) >>> 5]! & (1 << (c & 31))) !== 0 && this.firsts.has(c)) return { text: out + s.slice(from, i), consumed: i };
+      const k = fold(slot(c, 0), down);
+      if ((pairs[k >>> 5]! & (1 << (k & 31))) !== 0 && this.bySlot.get(slot(c, 0))?.some((f) => f.length === 1 && f.charCodeAt(0) === c)) {
         out += s.slice(from, i) + MASK;
         from = n;
       }

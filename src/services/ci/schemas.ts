@@ -189,7 +189,11 @@ export const JobStep = Type.Object({
   working_directory: Type.Optional(NullableString()),
   continue_on_error: Type.Optional(Type.Union([Type.Boolean(), Type.String()])),
   timeout_s: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-  uses: Type.Optional(NullableString({ description: "an action reference: not run by this server yet (the step fails saying so)" })),
+  uses: Type.Optional(
+    NullableString({
+      description: "an action reference (`./path`, `org/repo[/path]@ref` on this server, or a built-in such as `actions/checkout@v4`): the runner runs it",
+    }),
+  ),
   with: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 

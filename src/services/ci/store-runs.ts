@@ -79,6 +79,18 @@ export async function runExists(
   );
 }
 
+/** Whether any run exists for the trigger's commit, ref and event (runs_trigger_idx). */
+export async function anyRunOf(q: Queryable, repoId: string, commit: string, ref: string, event: string): Promise<boolean> {
+  const { runs } = tables(q);
+  return !!one(
+    await q
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.repoId, repoId), eq(runs.commit, commit), eq(runs.ref, ref), eq(runs.event, event)))
+      .limit(1),
+  );
+}
+
 /** Creates a run. */
 export async function insertRun(tx: Tx, row: NewRun): Promise<void> {
   const { runs } = tables(tx);
@@ -219,6 +231,12 @@ export async function shownJobById(q: Queryable, id: string): Promise<JobShown |
     pg: `SELECT ${SHOWN_COLUMNS_PG} FROM workflow_jobs WHERE id = $1`,
   }).get(id)) as Record<string, any> | null;
   return r ? jobShownOf(r) : null;
+}
+
+/** The spec of job `id` alone (not its plan, which a placeholder's file makes hundreds of KiB), or null. */
+export async function jobSpecById(q: Queryable, id: string): Promise<unknown> {
+  const r = (await stmt(q, "jobSpecById", "SELECT spec FROM workflow_jobs WHERE id = ?").get(id)) as { spec: unknown } | null;
+  return r ? jsonOf(r.spec) : null;
 }
 
 /** The job `id`, or null. */

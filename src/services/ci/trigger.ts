@@ -5,7 +5,7 @@
 import { diffTrees } from "../../git/merge.ts";
 import { parseCommit, parseTag, parseTree } from "../../git/object.ts";
 import type { ObjectReader } from "../../git/types.ts";
-import type { Tx } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import { openSnapshot, type RepoSnapshot } from "../git/snapshot.ts";
 import type { RepoEvent } from "../events/types.ts";
@@ -47,8 +47,16 @@ const MAX_REFS_PER_EVENT = 100;
 const MAX_TAGS_PER_EVENT = 3;
 const WORKFLOW_DIR = [".svc", "workflows"] as const;
 
-/** Reading a pushed commit's workflows into runs; a branch's triggers run in push order. */
-export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", { key: (p) => `ci:${p.repoId}:${p.ref}`, concurrency: 2 });
+/**
+ * Reading a pushed commit's workflows into runs; a branch's triggers run in push order. A change's
+ * triggers fold per head: one pending row per change and commit (its open, its pushes, and the
+ * runs a writer starts through POST …/changes/{number}/runs create the same runs).
+ */
+export const CI_TRIGGER = jobKind<TriggerPayload>("ci.trigger", {
+  key: (p) => `ci:${p.repoId}:${p.ref}`,
+  unique: (p) => (p.event === "change" && p.change ? `change:${p.repoId}:${p.change.number}:${p.commit}` : null),
+  concurrency: 2,
+});
 
 /** The event subscriber: a `ci.trigger` job per branch or tag a push moved (inside the push's transaction). */
 export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promise<void> {
@@ -78,6 +86,11 @@ export async function enqueueTriggers(ctx: Ctx, tx: Tx, event: RepoEvent): Promi
  */
 export async function enqueueWorkflowTrigger(ctx: Ctx, tx: Tx, payload: TriggerPayload): Promise<void> {
   await ctx.work.enqueue(tx, CI_TRIGGER, payload);
+}
+
+/** Whether a trigger of `event` created runs for `commit` on `ref` already (a change's head whose runs started is not triggered again). */
+export function runsCreatedFor(q: Queryable, repoId: string, commit: string, ref: string, event: TriggerPayload["event"]): Promise<boolean> {
+  return runs.anyRunOf(q, repoId, commit, ref, event);
 }
 
 type Planned = PlannedWorkflow;
@@ -240,13 +253,21 @@ export function runnable(path: string, parsed: Extract<ParseWorkflowOutput, { ok
  * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
  * job queue retries.
  */
-export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
+export function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
+  return parserAnswer(input.path, () => ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs }));
+}
+
+/**
+ * The answer of a parse of the file at `path` on a thread (`parse`, run within WORKFLOW_LIMITS.parseMs):
+ * a time limit or a broken parser is the file's error; a busy, closed or aborted pool throws.
+ */
+export async function parserAnswer<T>(path: string, parse: () => Promise<T>): Promise<T | { ok: false; error: string }> {
   try {
-    return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
+    return await parse();
   } catch (e) {
     if (!(e instanceof ThreadTaskError) || e.kind === "busy" || e.kind === "closed" || e.kind === "aborted") throw e;
-    if (e.kind === "time_limit") return { ok: false, error: `${input.path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
-    return { ok: false, error: `${input.path}: the file could not be parsed (${e.message.slice(0, 200)})` };
+    if (e.kind === "time_limit") return { ok: false, error: `${path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
+    return { ok: false, error: `${path}: the file could not be parsed (${e.message.slice(0, 200)})` };
   }
 }
 

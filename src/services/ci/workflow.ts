@@ -1250,9 +1250,10 @@ const USES_REMOTE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+(\/[A-Za-z0-
 const USES_LOCAL_RE = /^[.$]\/[A-Za-z0-9_.\-/]*$/;
 
 /**
- * A step's `uses:`: an action in the repository (`./path`) or on GitHub (`owner/repo[/path]@ref`),
- * kept as written for the runner. Docker actions (`docker://image`) are refused here: they need a
- * container runtime the runner does not have.
+ * A step's `uses:`: an action in the repository (`./path`), a built-in of the agent
+ * (`actions/checkout@v4`, …) or a repository on this server (`owner/repo[/path]@ref`), kept as
+ * written for the runner, which runs it (cli/runner/uses.ts). Docker actions (`docker://image`)
+ * are refused here: they need a container runtime the runner does not have.
  */
 function readUses(node: Node | null | undefined, what: string): string {
   const v = scalarString(node, what);

@@ -4,8 +4,17 @@
 import type { Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 
-/** The event kinds of SPEC §6.1 and DECISIONS §5 (the `change.*` review events). */
-export type EventKind = "push" | "change.landed" | "change.ejected" | "change.opened" | "change.reviewed" | "change.commented";
+/** The event kinds of SPEC §6.1 and DECISIONS §5 (the `change.*` review events, the `issue.*` tracker events). */
+export type EventKind =
+  | "push"
+  | "change.landed"
+  | "change.ejected"
+  | "change.opened"
+  | "change.reviewed"
+  | "change.commented"
+  | "issue.opened"
+  | "issue.closed"
+  | "issue.commented";
 
 /** How the push came in: git over HTTP, SSH, the commit/refs API, the lander, or a mirror's sync from its origin. */
 export type PushVia = "git" | "ssh" | "api" | "lander" | "mirror";
@@ -59,7 +68,18 @@ export type InternalEvent =
 export type NotifyReason = "author" | "comment" | "review" | "review_requested" | "assign" | "mention" | "watching" | "ci_activity";
 
 /** What happened in a thread. */
-export type ActivityKind = "opened" | "commented" | "reviewed" | "review_requested" | "patchset" | "landed" | "ejected" | "closed" | "reopened" | "run_failed";
+export type ActivityKind =
+  | "opened"
+  | "commented"
+  | "reviewed"
+  | "review_requested"
+  | "assigned"
+  | "patchset"
+  | "landed"
+  | "ejected"
+  | "closed"
+  | "reopened"
+  | "run_failed";
 
 /** The activity of a change, issue or run thread (one per request: a review with 20 comments is one). */
 export interface ThreadActivityEvent {

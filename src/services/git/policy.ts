@@ -81,3 +81,12 @@ export function refPolicy(repo: Repo, source: UpdateSource): RefPolicy {
     };
   };
 }
+
+/** `policy` with `refusals` (ref → message, decided before the transaction) checked first. */
+export function withRefusals(policy: RefPolicy, refusals: ReadonlyMap<string, string>): RefPolicy {
+  if (!refusals.size) return policy;
+  return async (tx) => {
+    const check = await policy(tx);
+    return (update, current) => refusals.get(update.ref) ?? check(update, current);
+  };
+}

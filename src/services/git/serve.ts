@@ -21,7 +21,8 @@ import { PackIndex } from "../../git/pack-index.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { publish, refusalReason, type RefUpdate } from "./publish.ts";
-import { forbidsForcePush, refPolicy } from "./policy.ts";
+import { forbidsForcePush, refPolicy, withRefusals } from "./policy.ts";
+import { lockRefusals } from "./lfs-locks.ts";
 
 export type { GitService, ServiceIO };
 
@@ -79,6 +80,7 @@ const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.fre
   payment_required: "payment",
   forbidden: "forbidden",
   not_found: "not-found",
+  gone: "not-found",
   conflict: "bad-request",
   too_large: "too-large",
   unsupported_media_type: "bad-request",
@@ -239,11 +241,14 @@ async function receivePack(ctx: Ctx, actor: Principal, org: Org, repo: Repo, req
       const published = pack
         ? { name: pack.name, packPath: pack.packPath, idxPath: pack.idxPath, objectCount: pack.objectCount, size: pack.size, idxSize: pack.idxSize, reachTips }
         : null;
+      const pusherId = personOf(actor)?.id ?? null;
+      // LFS locks held by others (lfs-locks.ts): refused per ref like a protection, atomic pushes included.
+      const locked = await lockRefusals(ctx, repo, snapshot.refs, objects, commands, pusherId);
       const results = await publish(ctx, org, repo, updates, published, {
         atomic,
         event: { via: req.via === "http" ? "git" : "ssh" },
-        actorUserId: personOf(actor)?.id ?? null,
-        policy: refPolicy(repo, "push"),
+        actorUserId: pusherId,
+        policy: withRefusals(refPolicy(repo, "push"), locked),
       });
       if ([...results.values()].some((r) => r.kind === "applied")) {
         await recordMetric(ctx, { orgId: org.id, repoId: repo.id, kind: "git.push", bytes, durationMs: performance.now() - started });

@@ -1,6 +1,6 @@
 // The git domain's queries: refs and the pack list of a repository. Async, so another database
 // changes this file, not the services.
-import { and, count, asc, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { and, count, asc, eq, inArray, isNotNull, isNull, lte, ne, sql } from "drizzle-orm";
 import { LIVE_CHANGE_STATES, type packs, type protections } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { statementCache } from "../../db/statements.ts";
@@ -46,6 +46,29 @@ export type ProtectionRow = typeof protections.$inferSelect;
 export async function protectionsOf(q: Queryable, repoId: string): Promise<ProtectionRow[]> {
   const { protections } = tables(q);
   return await q.select().from(protections).where(eq(protections.repoId, repoId)).orderBy(protections.pattern);
+}
+
+/** An LFS lock as a push checks it: the locked path and who holds it (services/lfs/locks.ts edits them). */
+export interface LockedPath {
+  id: string;
+  path: string;
+  ownerId: string;
+  ownerName: string;
+}
+
+/**
+ * The LFS locks of a repository held by anyone but `exceptUserId` (null: every lock). One indexed
+ * range read (lfs_locks_repo_created_idx); a repository without locks answers an empty list.
+ */
+export async function lockedPathsOf(q: Queryable, repoId: string, exceptUserId: string | null): Promise<LockedPath[]> {
+  const { lfsLocks, users } = tables(q);
+  const where = exceptUserId === null ? eq(lfsLocks.repoId, repoId) : and(eq(lfsLocks.repoId, repoId), ne(lfsLocks.ownerId, exceptUserId));
+  return await q
+    .select({ id: lfsLocks.id, path: lfsLocks.path, ownerId: lfsLocks.ownerId, ownerName: users.handle })
+    .from(lfsLocks)
+    .innerJoin(users, eq(users.id, lfsLocks.ownerId))
+    .where(where)
+    .orderBy(asc(lfsLocks.createdAt), asc(lfsLocks.id));
 }
 
 /** A repository's name and its org's name as they are now, or null once it is gone. */

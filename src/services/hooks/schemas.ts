@@ -11,6 +11,9 @@ export const WEBHOOK_EVENT_KINDS = [
   "change.opened",
   "change.reviewed",
   "change.commented",
+  "issue.opened",
+  "issue.closed",
+  "issue.commented",
 ] as const satisfies readonly EventKind[];
 // Why: a kind added to EventKind without being listed here could never be selected or delivered.
 type Unlisted = Exclude<EventKind, (typeof WEBHOOK_EVENT_KINDS)[number]>;

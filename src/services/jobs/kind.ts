@@ -18,8 +18,8 @@ export interface JobKind<P = unknown> {
   readonly timeoutMs?: number;
   /** Per-key FIFO: one attempt per key at a time; later rows wait behind a retrying head. */
   readonly key?: (p: P) => string;
-  /** At most one pending row per value: an enqueue finds it and folds into it. */
-  readonly unique?: (p: P) => string;
+  /** At most one pending row per value: an enqueue finds it and folds into it (null: this payload never folds). */
+  readonly unique?: (p: P) => string | null;
   /**
    * Periodic: `cluster` runs once per wall-clock slot across nodes (a row per slot); `node` is a
    * local timer with no row. A new schedule's first run is at the next slot, or at once with `immediate`.

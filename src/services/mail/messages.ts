@@ -178,6 +178,8 @@ export function activityLine(a: MailActivity): string {
     }
     case "review_requested":
       return `${who} requested your review`;
+    case "assigned":
+      return `${who} assigned you`;
     case "patchset":
       return typeof s.patchset === "number" ? `${who} pushed patchset ${s.patchset}` : `${who} pushed`;
     case "landed":

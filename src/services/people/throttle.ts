@@ -77,6 +77,8 @@ export interface Limiters {
   loginSource: Backoff;
   loginAccount: Backoff;
   credentials: Backoff;
+  /** Calls per person of POST …/changes/{number}/runs (each call counts, not only failures). */
+  changeRuns: Backoff;
   /** Per account: the sources it signed in from, most recent last. */
   known: Map<string, string[]>;
 }
@@ -87,6 +89,7 @@ export function newLimiters(limits: Limits): Limiters {
     loginSource: new Backoff({ perHour: limits.loginPerSource, maxMs: limits.backoffMaxMs }),
     loginAccount: new Backoff({ perHour: limits.loginPerAccount, maxMs: limits.backoffMaxMs }),
     credentials: new Backoff({ perHour: limits.credentialFailuresPerSource, maxMs: limits.backoffMaxMs }),
+    changeRuns: new Backoff({ perHour: limits.changeRunsPerPerson, maxMs: limits.backoffMaxMs }),
     known: new Map(),
   };
 }
@@ -156,6 +159,18 @@ export function noteLoginSucceeded(ctx: Ctx, source: string, address: string): v
   l.known.set(account, list);
   if (l.known.size > CAPACITY) l.known.delete(l.known.keys().next().value!);
   l.loginAccount.clear(account);
+}
+
+/**
+ * Counts one call of an expensive request `key` may repeat (every call, not only failures) under
+ * `which`'s allowance: past it, 429 with Retry-After until the doubling wait has passed.
+ */
+export function countRequest(ctx: Ctx, which: "changeRuns", key: string, what: string): void {
+  const l = limiters(ctx)[which];
+  const t = now();
+  const wait = l.wait(key, t);
+  if (wait > 0) throw refuse(wait, what);
+  l.fail(key, t);
 }
 
 /**

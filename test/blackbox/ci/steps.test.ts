@@ -2,7 +2,7 @@
 // the GITHUB_*/RUNNER_* variables and the event file, step `id` + $GITHUB_OUTPUT, $GITHUB_ENV,
 // $GITHUB_PATH, job outputs, working-directory (and `..` refused), shells (bash's pipefail seen),
 // continue-on-error, a step's timeout-minutes, `if` false → skipped, status functions,
-// `::add-mask::`, hashFiles, expression errors naming the expression, and `uses:` steps refused at run time.
+// `::add-mask::`, hashFiles, expression errors naming the expression, and a `uses:` step whose action is missing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -169,14 +169,14 @@ jobs:
     expect(JSON.parse(row!.outputs)).toEqual({ greeting: "hello-out", lines: "line one\nline two" });
   }, 180_000);
 
-  test("a uses step fails with its message (continue-on-error respected); a working-directory leaving the workspace, an expression error and a malformed GITHUB_OUTPUT fail their steps", async () => {
+  test("a uses step naming a missing action fails with its message (continue-on-error respected); a working-directory leaving the workspace, an expression error and a malformed GITHUB_OUTPUT fail their steps", async () => {
     const wf = `on: push
 jobs:
   escape:
     runs-on: [self-hosted, steps]
     steps:
-      - uses: actions/checkout@v4
-        with: { fetch-depth: 0 }
+      - uses: ./missing-action
+        with: { depth: 0 }
         continue-on-error: true
       - name: after uses
         run: echo after-uses
@@ -196,16 +196,14 @@ jobs:
     const job = run.jobs[0];
     expect(run.state).toBe("failure");
     expect(stepsOf(job)).toEqual([
-      ["Run actions/checkout@v4", "failure"],
+      ["Run ./missing-action", "failure"],
       ["after uses", "success"],
       ["up", "failure"],
       ["bad expression", "failure"],
       ["bad output", "failure"],
     ]);
     const log = await logOf(server, owner, "steps", run.id, job.id);
-    expect(log).toContain(
-      "##[error] uses: actions/checkout@v4 is not run by this server yet; actions arrive in a later release — write the step as run: commands",
-    );
+    expect(log).toContain("##[error] ./missing-action: no such directory in the workspace");
     expect(log).toContain("after-uses");
     expect(log).toContain('working-directory ".." is outside the workspace');
     expect(log).not.toContain("escaped");

@@ -90,11 +90,11 @@ export function changeRoutes(ctx: Ctx) {
           return out;
         },
         {
-          response: { 202: Change, ...errors(401, 403, 404, 409) },
+          response: { 202: Change, ...errors(401, 403, 404, 409, 429) },
           detail: {
             summary: "Start a change's runs",
             description:
-              "202 with the change. Starts the `on: change` workflows of the change's head that have not run for it: how a writer approves the runs of a change from a fork opened or pushed by someone who may not write here (those do not start by themselves). Runs of a change from a fork stay untrusted (no secrets, no variables). 409 for a landed or closed change.",
+              "202 with the change. Starts the `on: change` workflows of the change's head that have not run for it: how a writer approves the runs of a change from a fork opened or pushed by someone who may not write here (those do not start by themselves). Runs of a change from a fork stay untrusted (no secrets, no variables). Idempotent per head: while the head's trigger is pending, or once the head has runs, a call starts nothing more. 409 for a landed or closed change; 429 with Retry-After past `SVC_CHANGE_RUNS_LIMIT_PER_PERSON` calls an hour by one person.",
           },
         },
       )
