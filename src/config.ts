@@ -45,10 +45,10 @@ export interface Config {
   drainMs: number;
   /** A running job whose runner sends no heartbeat for this long fails (default 2 minutes). */
   runnerHeartbeatTimeoutMs: number;
-  /** SVC_CI_ARTIFACT_DAYS: days a CI artifact is kept (1–3650, default 90); an upload's retention-days may ask for fewer. */
-  ciArtifactDays: number;
   /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
   ciCacheMax: number;
+  /** SVC_CI_ARTIFACT_DAYS: days a CI artifact is kept (1–3650, default 90); an upload's retention-days may ask for fewer. */
+  ciArtifactDays: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
@@ -143,8 +143,8 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_S3_PUBLIC_ENDPOINT",
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
-  "SVC_CI_ARTIFACT_DAYS",
   "SVC_CI_CACHE_MAX",
+  "SVC_CI_ARTIFACT_DAYS",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -415,8 +415,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerClaimWaitMs: positiveInt("SVC_RUNNER_CLAIM_WAIT_MS", env.SVC_RUNNER_CLAIM_WAIT_MS, 20000),
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
-    ciArtifactDays: artifactDays(env.SVC_CI_ARTIFACT_DAYS),
     ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
+    ciArtifactDays: artifactDays(env.SVC_CI_ARTIFACT_DAYS),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),

@@ -95,17 +95,17 @@ export async function logChunkRows(q: Queryable, opts: { repoId?: string } = {})
     WHERE ${repoFilter} ORDER BY j.repo_id, c.job_id, c."offset"`);
 }
 
-/** Every CI artifact row's object: its key, size and whether it is confirmed (ready). */
-export async function artifactRows(q: Queryable): Promise<{ key: string; size: number; ready: boolean }[]> {
-  const rows = await x(q).rows<{ key: string; size: number; state: string }>(sql`SELECT key, size, state FROM ci_artifacts ORDER BY key`);
-  return rows.map((r) => ({ key: r.key, size: Number(r.size), ready: r.state === "ready" }));
-}
-
 /** Every CI cache entry's archive key and size (`ready` entries only, or reservations too): what backup copies and fsck accounts for. */
 export async function cacheEntryFiles(q: Queryable, opts: { readyOnly: boolean }): Promise<{ key: string; size: number }[]> {
   const { ciCaches: c } = tables(q);
   const rows = q.select({ key: c.key, size: c.size }).from(c);
   return await (opts.readyOnly ? rows.where(sql`${c.state} = 'ready'`) : rows);
+}
+
+/** Every CI artifact row's object: its key, size and whether it is confirmed (ready). */
+export async function artifactRows(q: Queryable): Promise<{ key: string; size: number; ready: boolean }[]> {
+  const rows = await x(q).rows<{ key: string; size: number; state: string }>(sql`SELECT key, size, state FROM ci_artifacts ORDER BY key`);
+  return rows.map((r) => ({ key: r.key, size: Number(r.size), ready: r.state === "ready" }));
 }
 
 /** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */

@@ -182,6 +182,29 @@ describe("artifacts with the job token (fs)", () => {
   );
 
   test(
+    "another run's job reads, commits and lists none of this run's artifacts; one token does not act as another job",
+    async () => {
+      const h = await harness();
+      const a = await h.job();
+      const id = await h.upload(a, "dist", bytesOf("run one's bytes"));
+      const pending = await h.call("POST", a.path, { token: a.token, body: { name: "later", size: 3 } });
+      expect(pending.status).toBe(201);
+      const b = await h.job();
+      expect(b.run).not.toBe(a.run);
+      // Through its own job: the other run's ids are unknown.
+      expect((await h.call("GET", `${b.path}/${id}/content`, { token: b.token })).status).toBe(404);
+      expect((await h.call("PUT", `${b.path}/${pending.body.artifact_id}/content`, { token: b.token, raw: bytesOf("abc") })).status).toBe(404);
+      expect((await h.call("POST", `${b.path}/${pending.body.artifact_id}/commit`, { token: b.token })).status).toBe(404);
+      expect((await h.call("GET", b.path, { token: b.token })).body).toEqual({ artifacts: [] });
+      // Through the other job's paths: its token is not this job's.
+      expect((await h.call("GET", `${a.path}/${id}/content`, { token: b.token })).status).toBe(404);
+      expect((await h.call("GET", a.path, { token: b.token })).status).toBe(404);
+      expect((await h.call("POST", a.path, { token: b.token, body: { name: "x", size: 1 } })).status).toBe(404);
+    },
+    T,
+  );
+
+  test(
     "names GitHub refuses are 400, a size past the bound 413; the same name twice in an attempt 409 unless overwrite",
     async () => {
       const h = await harness();
