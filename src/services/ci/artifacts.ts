@@ -140,8 +140,10 @@ export async function reserveArtifact(
     return earlier ?? null;
   });
   if (replaced) await removeArtifact(ctx, replaced);
+  // Why the signed checksum on S3: the bucket then refuses a body other than the one reserved (svc never sees the bytes to hash them).
+  const signed: Record<string, string> = sha256 ? { "x-amz-checksum-sha256": Buffer.from(sha256, "hex").toString("base64") } : {};
   const upload: ArtifactReserved["upload"] = ctx.store.presign
-    ? { url: await ctx.store.presign("PUT", row.key, PRESIGN_SECONDS), method: "PUT", headers: {} }
+    ? { url: await ctx.store.presign("PUT", row.key, PRESIGN_SECONDS, { headers: signed }), method: "PUT", headers: signed }
     : { url: contentUrl(ctx, job.id, id), method: "PUT", headers: { "content-type": "application/zip" } };
   return { artifact_id: id, expires_at: row.expiresAt, upload };
 }
