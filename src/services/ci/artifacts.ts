@@ -41,14 +41,14 @@ const SWEEP_BATCH = 1000;
 const SWEEP_BATCHES = 100;
 
 /** Characters GitHub refuses in an artifact name (actions/toolkit's upload-artifact). */
-const BAD_NAME = /["':<>|*?\r\n\\/]/;
+const BAD_NAME = /[":<>|*?\r\n\\/]/;
 
 /** Why `name` cannot name an artifact, or null when it can. */
 export function artifactNameProblem(name: string): string | null {
   if (name.length === 0) return "the artifact name is empty";
   if (name.length > ARTIFACT_LIMITS.nameChars) return `the artifact name is longer than ${ARTIFACT_LIMITS.nameChars} characters`;
   if (BAD_NAME.test(name) || name.includes("\0"))
-    return `the artifact name ${JSON.stringify(name.slice(0, 100))} contains a character artifacts may not use: " : < > | * ? \\r \\n \\ / '`;
+    return `the artifact name ${JSON.stringify(name.slice(0, 100))} contains a character artifacts may not use: " : < > | * ? \\r \\n \\ /`;
   if (name !== name.trim()) return "the artifact name starts or ends with white space";
   return null;
 }
