@@ -20,6 +20,8 @@
 //
 //   bun bench/ci-stall.ts [--case parse|idle|release|hostile|all] [--rounds 3] [--interval 20] [--root DIR] [--out FILE]
 //
+// CI_STALL_BUN_ARGS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" passes Bun flags to the server (a
+// profile on exit; under load its samples weigh the time the process waited for a core too).
 // --root runs the server of another checkout (e.g. 914a284 unpacked with `git archive`, with a
 // node_modules link) for the figures before; the prober, the agent and the cases stay this one's.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -104,7 +106,12 @@ interface Sample {
   ms: number;
 }
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-ci-stall-"));
-const server = await startSvc(dir, { SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "20000" }, [], opt.root);
+const server = await startSvc(
+  dir,
+  { SVC_LOG: "error", SVC_RUNNER_CLAIM_WAIT_MS: "20000" },
+  process.env.CI_STALL_BUN_ARGS ? process.env.CI_STALL_BUN_ARGS.split(" ") : [],
+  opt.root,
+);
 const samples: Sample[] = [];
 const prober = Bun.spawn([BUN, join(ROOT, "bench/lib/healthz-probe.ts"), server.url, String(INTERVAL)], { stdout: "pipe", stderr: "inherit", env: cleanEnv() });
 void (async () => {

@@ -161,6 +161,18 @@ function readStreamOf(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable>
 const inside = (root: string, path: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /**
+ * Makes directory `dir` under `root` after checking that the deepest part of it that already
+ * exists is really inside `root` (a symbolic link there would make mkdir create directories
+ * elsewhere); the parts made anew cannot be links.
+ */
+async function mkdirInside(root: string, dir: string, name: string): Promise<void> {
+  let existing = dir;
+  while (existing !== root && !(await lstat(existing).catch(() => null))) existing = dirname(existing);
+  if (!inside(root, await realpath(existing))) throw new Error(`the zip entry ${JSON.stringify(name)} would land outside the target`);
+  await mkdir(dir, { recursive: true });
+}
+
+/**
  * Extracts the zip at `zipPath` into `target` (made if missing): every entry must stay inside
  * it (yauzl refuses absolute names and `..`; the real path of each parent is checked too, so a
  * symbolic link already in the target leads nowhere else); at most UNZIP_LIMITS entries and
@@ -193,12 +205,11 @@ export async function extractZip(
           const dest = resolve(root, entry.fileName);
           if (!inside(root, dest)) throw new Error(`the zip entry ${JSON.stringify(entry.fileName)} would land outside ${target}`);
           if (entry.fileName.endsWith("/")) {
-            await mkdir(dest, { recursive: true });
+            await mkdirInside(root, dest, entry.fileName);
           } else {
             bytes += entry.uncompressedSize;
             if (bytes > limits.bytes) throw new Error(`the zip unpacks to more than ${limits.bytes} bytes`);
-            await mkdir(dirname(dest), { recursive: true });
-            if (!inside(root, await realpath(dirname(dest)))) throw new Error(`the zip entry ${JSON.stringify(entry.fileName)} would land outside ${target}`);
+            await mkdirInside(root, dirname(dest), entry.fileName);
             // Why lstat: writing through a symbolic link already at the destination would write elsewhere.
             const existing = await lstat(dest).catch(() => null);
             if (existing?.isSymbolicLink()) throw new Error(`the zip entry ${JSON.stringify(entry.fileName)} would write through a symbolic link`);

@@ -81,7 +81,13 @@ export async function uploadArtifact(host: ActionHost, step: ActionStep): Promis
     const reserved = await call(base, {
       token: host.token,
       method: "POST",
-      body: { name, size: zip.size, sha256: zip.sha256, overwrite: boolInput(input.overwrite, false), ...(retention > 0 ? { retention_days: retention } : {}) },
+      body: {
+        name,
+        size: zip.size,
+        sha256: zip.sha256,
+        overwrite: boolInput(input.overwrite, false),
+        ...(retention > 0 ? { retention_days: Math.ceil(retention) } : {}),
+      },
       what: "upload-artifact",
       attempts: TRANSFER_ATTEMPTS,
     });

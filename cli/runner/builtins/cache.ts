@@ -239,12 +239,22 @@ async function restore(
   version: string,
   lookupOnly: boolean,
 ): Promise<RestoreOutcome> {
-  const found = await api(host, "/lookup", { key, restore_keys: restoreKeys, version });
+  let found: Awaited<ReturnType<typeof api>>;
+  try {
+    found = await api(host, "/lookup", { key, restore_keys: restoreKeys, version });
+  } catch (e) {
+    // The server unreachable after the retries: a miss with a warning, as GitHub's toolkit treats its cache service.
+    host.log(`##[warning]Failed to restore: ${(e as Error).message}\n`);
+    return { matched: null, exact: false };
+  }
   if (found.status === 204) {
     host.log(`Cache not found for input keys: ${[key, ...restoreKeys].join(", ")}\n`);
     return { matched: null, exact: false };
   }
-  if (found.status !== 200) throw new Error(`cache lookup failed: ${found.status} ${found.body?.error ?? ""}`);
+  if (found.status !== 200) {
+    host.log(`##[warning]Failed to restore: the cache lookup answered ${found.status}: ${found.body?.error ?? ""}\n`);
+    return { matched: null, exact: false };
+  }
   const hit = found.body as { cache_id: string; cache_key: string; size: number; exact: boolean; download: { url: string; headers: Record<string, string> } };
   if (lookupOnly) {
     host.log(`Cache found and can be restored from key: ${hit.cache_key}\n`);

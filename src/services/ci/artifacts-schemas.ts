@@ -8,7 +8,7 @@ const EXPIRES = CREATED + 90 * 24 * 3600 * 1000;
 
 export const ArtifactReserve = Type.Object(
   {
-    name: Type.String({ description: "unique per run; at most 256 characters, none of \" : < > | * ? \\r \\n \\ / '", maxLength: 1024 }),
+    name: Type.String({ description: 'unique per run; at most 256 characters, none of " : < > | * ? \\r \\n \\ /', maxLength: 1024 }),
     size: Type.Integer({ description: "bytes of the zip to upload (at most 5 GiB; on fs also at most SVC_GIT_MAX_PUSH)" }),
     sha256: Type.Optional(Type.String({ description: "the zip's SHA-256 (hex); on fs the upload must match it" })),
     overwrite: Type.Optional(Type.Boolean({ description: "replace an artifact of this name uploaded earlier in the same attempt (default false: 409)" })),

@@ -16,11 +16,11 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { AppError, Conflict, Gone, Invalid, NotFound, TooLarge } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import { jobKind } from "../jobs/kind.ts";
+import { ownJob } from "./job-calls.ts";
 import * as store from "./store-artifacts.ts";
 import type { ArtifactRow } from "./store-artifacts.ts";
 import * as runs from "./store-runs.ts";
@@ -40,14 +40,14 @@ export const STALE_UPLOAD_MS = DAY;
 const SWEEP_BATCH = 1000;
 
 /** Characters GitHub refuses in an artifact name (actions/toolkit's upload-artifact). */
-const BAD_NAME = /["':<>|*?\r\n\\/]/;
+const BAD_NAME = /[":<>|*?\r\n\\/]/;
 
 /** Why `name` cannot name an artifact, or null when it can. */
 export function artifactNameProblem(name: string): string | null {
   if (name.length === 0) return "the artifact name is empty";
   if (name.length > ARTIFACT_LIMITS.nameChars) return `the artifact name is longer than ${ARTIFACT_LIMITS.nameChars} characters`;
   if (BAD_NAME.test(name) || name.includes("\0"))
-    return `the artifact name ${JSON.stringify(name.slice(0, 100))} contains a character artifacts may not use: " : < > | * ? \\r \\n \\ / '`;
+    return `the artifact name ${JSON.stringify(name.slice(0, 100))} contains a character artifacts may not use: " : < > | * ? \\r \\n \\ /`;
   if (name !== name.trim()) return "the artifact name starts or ends with white space";
   return null;
 }
@@ -62,13 +62,6 @@ export function zipDisposition(name: string): string {
 /** Where the zip of artifact `id` lives (a kind of stored file: services/ops/object-kinds.ts). */
 export function artifactKey(repoId: string, runId: string, id: string): string {
   return `repos/${repoId}/ci-artifacts/${runId}/${id}.zip`;
-}
-
-/** The running job `jobId` after checking the caller is its token (401 / 404 otherwise). */
-async function ownJob(ctx: Ctx, actor: Principal, jobId: string): Promise<JobRow> {
-  const job = await runs.jobById(ctx.db.read, jobId);
-  enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
-  return job!;
 }
 
 /** An address the agent moves bytes on: the bucket's (presigned; no credential) or svc's (the job token as bearer). */

@@ -93,13 +93,13 @@ async function harness(env: Record<string, string> = {}) {
     return r.body.credential as string;
   }
   /** A running job: its id, run and token. */
-  async function job(): Promise<{ id: string; run: string; token: string; path: string }> {
+  async function job(): Promise<{ id: string; run: string; token: string; path: string; machine: string }> {
     const m = await machine(`m${++machines}`);
     await push();
     const c = await call("POST", "/v1/runners/claim", { token: m });
     expect(c.status).toBe(200);
     const d = await call("GET", `/v1/runner/jobs/${c.body.job_id}`, { token: c.body.token });
-    return { id: c.body.job_id, run: d.body.run_id, token: c.body.token, path: `/v1/runner/jobs/${c.body.job_id}/artifacts` };
+    return { id: c.body.job_id, run: d.body.run_id, token: c.body.token, path: `/v1/runner/jobs/${c.body.job_id}/artifacts`, machine: m };
   }
   let machines = 0;
   /** Reserve, PUT and commit `bytes` as `name`; answers the artifact id. */
@@ -181,6 +181,29 @@ describe("artifacts with the job token (fs)", () => {
   );
 
   test(
+    "another run's job reads, commits and lists none of this run's artifacts; one token does not act as another job",
+    async () => {
+      const h = await harness();
+      const a = await h.job();
+      const id = await h.upload(a, "dist", bytesOf("run one's bytes"));
+      const pending = await h.call("POST", a.path, { token: a.token, body: { name: "later", size: 3 } });
+      expect(pending.status).toBe(201);
+      const b = await h.job();
+      expect(b.run).not.toBe(a.run);
+      // Through its own job: the other run's ids are unknown.
+      expect((await h.call("GET", `${b.path}/${id}/content`, { token: b.token })).status).toBe(404);
+      expect((await h.call("PUT", `${b.path}/${pending.body.artifact_id}/content`, { token: b.token, raw: bytesOf("abc") })).status).toBe(404);
+      expect((await h.call("POST", `${b.path}/${pending.body.artifact_id}/commit`, { token: b.token })).status).toBe(404);
+      expect((await h.call("GET", b.path, { token: b.token })).body).toEqual({ artifacts: [] });
+      // Through the other job's paths: its token is not this job's.
+      expect((await h.call("GET", `${a.path}/${id}/content`, { token: b.token })).status).toBe(404);
+      expect((await h.call("GET", a.path, { token: b.token })).status).toBe(404);
+      expect((await h.call("POST", a.path, { token: b.token, body: { name: "x", size: 1 } })).status).toBe(404);
+    },
+    T,
+  );
+
+  test(
     "names GitHub refuses are 400, a size past the bound 413; the same name twice in an attempt 409 unless overwrite",
     async () => {
       const h = await harness();
@@ -239,6 +262,37 @@ describe("artifacts with the job token (fs)", () => {
       // Confirmed: a second PUT is refused, a second commit answers the same.
       expect((await h.call("PUT", put, { token: j.token, raw: data })).status).toBe(409);
       expect((await h.call("POST", `${j.path}/${r.body.artifact_id}/commit`, { token: j.token })).status).toBe(200);
+    },
+    T,
+  );
+});
+
+describe("re-runs", () => {
+  test(
+    "a later attempt's upload replaces the earlier attempt's artifact of that name (no overwrite needed); other names stay",
+    async () => {
+      const h = await harness();
+      const j = await h.job();
+      const old = await h.upload(j, "dist", bytesOf("attempt one"));
+      const kept = await h.upload(j, "report", bytesOf("kept from attempt one"));
+      const oldKey = await h.keyOf(old);
+      expect((await h.call("POST", `/v1/runner/jobs/${j.id}/complete`, { token: j.token, body: { verdict: "success" } })).status).toBe(204);
+      const rerun = await h.owner("POST", `/v1/orgs/acme/repos/app/runs/${j.run}/rerun`, {});
+      expect(rerun.status).toBe(201);
+      const c = await h.call("POST", "/v1/runners/claim", { token: j.machine });
+      expect(c.status).toBe(200);
+      const j2 = { token: c.body.token as string, path: `/v1/runner/jobs/${c.body.job_id}/artifacts` };
+      // The new attempt sees the earlier attempt's artifacts (a reused job's uploads stay usable).
+      expect((await h.call("GET", j2.path, { token: j2.token })).body.artifacts.map((a: any) => a.name)).toEqual(["dist", "report"]);
+      const fresh = await h.upload(j2, "dist", bytesOf("attempt two!"));
+      const list = (await h.owner("GET", `/v1/orgs/acme/repos/app/runs/${j.run}/artifacts`)).body.artifacts;
+      expect(list.map((a: any) => [a.name, a.id, a.size])).toEqual([
+        ["dist", fresh, 12],
+        ["report", kept, 21],
+      ]);
+      expect(await h.ctx.store.stat(oldKey)).toBeNull();
+      // The finished job's token is dead: it uploads nothing more.
+      expect((await h.call("POST", j.path, { token: j.token, body: { name: "late", size: 1 } })).status).toBe(401);
     },
     T,
   );

@@ -2,7 +2,7 @@
 // upload-artifact's `path` names and under which names (GitHub's rules), a zip round trip through
 // yazl and yauzl, and extraction refusing what would escape the target or exceed its bounds.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { extractZip, uploadFiles, writeZip } from "../../../cli/runner/builtins/artifacts-zip.ts";
@@ -102,6 +102,12 @@ describe("zip and extraction", () => {
     writeFileSync(via, storedZip([["link/file.txt", "out"]]));
     await expect(extractZip(via, join(ws, "t2"))).rejects.toThrow("outside");
     expect(existsSync(join(outside, "file.txt"))).toBe(false);
+    // Nor does one make directories out there on its way (a file deeper under the link, a directory entry).
+    writeFileSync(via, storedZip([["link/a/b/file.txt", "out"]]));
+    await expect(extractZip(via, join(ws, "t2"))).rejects.toThrow("outside");
+    writeFileSync(via, storedZip([["link/d/", ""]]));
+    await expect(extractZip(via, join(ws, "t2"))).rejects.toThrow("outside");
+    expect(readdirSync(outside)).toEqual([]);
   });
 });
 
