@@ -261,9 +261,9 @@ export async function getIssue(ctx: Ctx, t: RepoTarget, number: number): Promise
   return (await issueBodies(ctx, [await issueRow(ctx, t, number)]))[0]!;
 }
 
-/** The search words of `q`: letters, digits and `_` runs, at most 8, each at most 64 characters. */
+/** The search words of `q`: runs of letters and digits (as both text indexes split words), at most 8, each at most 64 characters. */
 export function searchWords(q: string): string[] {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words.map((w) => w.slice(0, 64)))].slice(0, 8);
 }
 
