@@ -14,6 +14,7 @@ import { repoWebRoutes } from "./repos/routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
+import { issuesWebRoutes } from "./issues/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 import { notifyWebRoutes } from "./notify/routes.ts";
 
@@ -57,5 +58,6 @@ export function webRoutes(ctx: Ctx) {
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))
       .use(changesWebRoutes(ctx))
+      .use(issuesWebRoutes(ctx))
   );
 }

@@ -18,6 +18,7 @@ import type { Change, ChangeList, Diff, Patchset, Review, ReviewCreate } from ".
 import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
+import { openIssuesOf } from "./issues.ts";
 
 /** The filters of the list page, as the API's `state` values (null: every state). */
 export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
@@ -34,12 +35,12 @@ export async function changesListView(
   repoName: string,
   filter: ChangeFilter,
   cursor: string | undefined,
-): Promise<{ repo: RepoBody; list: ChangeList; branches: string[] }> {
+): Promise<{ repo: RepoBody; list: ChangeList; branches: string[]; openIssues: number | null }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
-  const repo = await getRepo(ctx, t);
+  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
   const list = await listChanges(ctx, t, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
   const branches = repo.viewer_write ? (await listRefs(ctx, t)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
-  return { repo, list, branches };
+  return { repo, list, branches, openIssues };
 }
 
 /** Which diff the change page shows: the current patchset's, another one's, or between two. */
@@ -134,6 +135,8 @@ export interface ChangeView {
   queue: Change[];
   /** What landing needs (approvals, required checks), as the land request judges it; null on a landed or closed change and off the conversation tab. */
   needs: LandingNeeds | null;
+  /** Open issues (the nav's Issues count). */
+  openIssues: number | null;
 }
 
 /** How deep a stack is followed for the page (the service caps stacks at 50). */
@@ -204,6 +207,7 @@ export async function changeView(
     stack: { below, above },
     queue,
     needs,
+    openIssues: tab === "thread" ? null : await openIssuesOf(ctx, t),
   };
 }
 

@@ -17,6 +17,7 @@ import { refsOf } from "../git/snapshot.ts";
 import { need, spelledAs, type RepoTarget } from "../access/target.ts";
 import { getTreeWindow, guessContentType, listCommits, statBlob } from "../repos/content.ts";
 import type { CommitList, CommitSummary, Tree } from "../repos/schemas.ts";
+import { openIssuesOf } from "./issues.ts";
 
 /** The signed-in person a page is drawn for. */
 export interface WebViewer {
@@ -124,6 +125,8 @@ export interface RepoFrame {
   path: string;
   /** A sentence the page shows above its content (the default branch is missing), or null. */
   notice?: string | null;
+  /** Open issues (the nav's Issues count); absent or null: no count shown. */
+  openIssues?: number | null;
 }
 
 /**
@@ -140,7 +143,12 @@ export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefCho
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
 export async function repoFrame(ctx: Ctx, t: RepoTarget, rest: string[]): Promise<RepoFrame> {
-  const repo = await getRepo(ctx, t);
+  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
+  const frame = await frameOf(ctx, t, repo, rest);
+  return { ...frame, openIssues };
+}
+
+async function frameOf(ctx: Ctx, t: RepoTarget, repo: RepoBody, rest: string[]): Promise<RepoFrame> {
   // The refs of the snapshot the page's content is read from: one ref list per page.
   const refs = await refsOf(ctx, t);
   const choices: RefChoice[] = [];

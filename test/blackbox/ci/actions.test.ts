@@ -202,6 +202,42 @@ jobs:
     expect(log2).toContain("post of failing");
   }, 120_000);
 
+  test("an action's own file never reads the job's secrets: passed through with:, they are its inputs", async () => {
+    expect((await api.put("/v1/orgs/acme/secrets/ACTION_SECRET", { value: "s3cret-for-actions" })).status).toBe(201);
+    const wf = `on: push
+jobs:
+  s:
+    runs-on: [self-hosted, actions]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: ./.github/actions/peek
+        with:
+          given: \${{ secrets.ACTION_SECRET }}
+`;
+    const sha = await commitFiles(api, "app", {
+      ".github/actions/peek/action.yml": `name: peek
+inputs:
+  given: {}
+  sneaky: { default: "d-\${{ secrets.ACTION_SECRET }}" }
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        DIRECT: x-\${{ secrets.ACTION_SECRET }}
+      run: |
+        echo "direct=$DIRECT sneaky=\${{ inputs.sneaky }}"
+        test "\${{ inputs.given }}" = "s3cret-for-actions" && echo given-ok
+`,
+      ".svc/workflows/ci.yml": wf,
+    });
+    const run = await finishedRun(api, "app", sha, 120_000);
+    const log = await logOf(server, owner, "app", run.id, run.jobs[0].id);
+    expect({ state: run.state, log }).toMatchObject({ state: "success" });
+    expect(log).toContain("direct=x- sneaky=d-");
+    expect(log).toContain("given-ok");
+  }, 120_000);
+
   test("a uses step's timeout-minutes stops its composite action: no further inner step runs", async () => {
     const wf = `on: push
 jobs:

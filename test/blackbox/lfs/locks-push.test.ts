@@ -76,6 +76,10 @@ function remote(who: Pusher, via: Via, repo = "game"): { url: string; env: Recor
 
 /** A commit on top of `from` writing `files` and deleting `remove`; answers its id. */
 async function commitOn(from: string, files: Record<string, string>, remove: string[] = []): Promise<string> {
+  // Commits made on the server (the commit API) are fetched first.
+  if ((await g.run(["cat-file", "-e", `${from}^{commit}`], { cwd: work })).code !== 0) {
+    await g.ok(["fetch", "-q", repoUrl(server, "studio", "game", alice.token), "refs/heads/*:refs/remotes/server/*"], { cwd: work });
+  }
   await g.ok(["checkout", "-q", "-f", "--detach", from], { cwd: work });
   await g.ok(["clean", "-qfd"], { cwd: work });
   for (const p of remove) rmSync(join(work, p), { recursive: true, force: true });
@@ -204,6 +208,40 @@ describe.each(["http", "ssh"] as const)("over %s", (via) => {
       await unlock(alice, id);
     }
   });
+});
+
+test("the commit API and the ref API are refused like a push; the owner's commit passes", async () => {
+  const id = await lock(alice, "art/hero.psd");
+  const api = (who: Pusher, method: string, path: string, body: unknown) =>
+    fetch(`${server.url}/v1/orgs/studio/repos/game${path}`, {
+      method,
+      headers: { authorization: `Bearer ${who.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  try {
+    const main = (await serverRefs())["refs/heads/main"]!;
+    const put = (content: string) => ({ branch: "main", message: "edit", operations: [{ op: "put", path: "art/hero.psd", content }] });
+    const refused = await api(bob, "POST", "/commits", put("bob via the API\n"));
+    expect({ status: refused.status, error: refused.body.error }).toEqual({
+      status: 403,
+      error: expect.stringContaining(`art/hero.psd is locked by ${alice.handle} (LFS lock ${id})`),
+    });
+    const other = await api(bob, "POST", "/commits", { branch: "main", message: "readme", operations: [{ op: "put", path: "README.md", content: "api\n" }] });
+    expect(other.status).toBe(201);
+
+    // A commit touching the path reaches the server as a tag (unchecked); moving main onto it is refused.
+    const touching = await commitOn(other.body.commit, { "art/hero.psd": "bob via a tag\n" });
+    expect((await push(bob, "http", [`${touching}:refs/tags/sneak`])).code).toBe(0);
+    const moved = await api(bob, "PUT", "/refs/refs/heads/main", { target: touching, expected: other.body.commit });
+    expect({ status: moved.status, error: moved.body.error }).toEqual({ status: 403, error: expect.stringContaining(`LFS lock ${id}`) });
+    expect((await serverRefs())["refs/heads/main"]).toBe(other.body.commit);
+    expect(main).not.toBe(other.body.commit);
+
+    const own = await api(alice, "POST", "/commits", put("alice via the API\n"));
+    expect(own.status).toBe(201);
+  } finally {
+    await unlock(alice, id);
+  }
 });
 
 test("git lfs lock in an SSH clone: git-lfs-authenticate's header works on the lock API, as the key's owner", async () => {

@@ -142,7 +142,7 @@ function changeHeader(v: ChangeView, csrf: string | null): Html {
   const edit = v.canEdit
     ? html`<details class="edit-title"><summary class="button">Edit title</summary><form class="title-form" method="post" action="${here}/edit">${csrfField(csrf)}<label for="title-in" class="sr">Title</label><input id="title-in" type="text" name="title" required maxlength="200" value="${c.title}"><button class="primary" type="submit">Save</button></form></details>`
     : "";
-  return html`${changesHeader(v.repo)}
+  return html`${changesHeader(v.repo, v.openIssues)}
 <div class="change-head"><h2 class="change-title">${c.title} <span class="muted">#${c.number}</span> ${stateBadge(c)}</h2>${edit}</div>
 <p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>
 <nav class="tabs" aria-label="Change"><a href="${here}"${v.tab === "conversation" ? html` aria-current="page"` : ""}>Conversation</a><a href="${here}/files"${v.tab === "files" ? html` aria-current="page"` : ""}>Files changed</a></nav>`;

@@ -27,9 +27,10 @@ import {
   type ChangeFilter,
 } from "../../../services/web/changes.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam } from "../kit/draw.ts";
-import { NotFound, type AppError } from "../../../errors.ts";
+import { AppError, NotFound } from "../../../errors.ts";
+import { isIssue } from "../../../services/web/issues.ts";
 import type { Principal } from "../../../services/access/principal.ts";
-import { field, listField, postForm, type FormInput } from "../kit/forms.ts";
+import { field, listField, postForm, seeOther, type FormInput } from "../kit/forms.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { goneThread, threadBlock, type ThreadPlace } from "./threads.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
@@ -143,7 +144,7 @@ export function changesWebRoutes(ctx: Ctx) {
         return draw(request, async (actor, frame) => {
           const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
           const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
-          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form)));
+          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form, v.openIssues)));
         });
       },
       HIDE,
@@ -181,7 +182,17 @@ export function changesWebRoutes(ctx: Ctx) {
       ({ request, params }) => {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
-        return draw(request, (actor, frame) => conversation(org, repo, positive(params.number) ?? 0, actor, frame));
+        const n = positive(params.number) ?? 0;
+        return draw(request, async (actor, frame) => {
+          try {
+            return await conversation(org, repo, n, actor, frame);
+          } catch (e) {
+            // Numbers are shared with issues: `/changes/N` of an issue is that issue's page.
+            if (e instanceof AppError && e.code === "not_found" && (await isIssue(ctx, actor, org, repo, n)))
+              return seeOther(`/${seg(org)}/${seg(repo)}/issues/${n}`);
+            throw e;
+          }
+        });
       },
       HIDE,
     )

@@ -7,6 +7,7 @@ import { CI_JS } from "../ci/script.ts";
 import { REPO_CSS } from "../repos/styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
+import { ISSUES_CSS } from "../issues/styles.ts";
 import { REPO_JS } from "../repos/script.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
@@ -82,7 +83,7 @@ export interface Asset {
   body: string;
 }
 
-const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS;
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS;
 const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
 export const STYLE: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };

@@ -11,6 +11,11 @@ export function repoHref(repo: RepoBody): string {
   return `/${seg(repo.org)}/${seg(repo.name)}`;
 }
 
+/** The open-issue count beside the nav's Issues ("1k+" beyond 999; "open" said to screen readers). */
+export function openCount(n: number): Html {
+  return html` <span class="tab-count">${n > 999 ? "1k+" : String(n)}</span><span class="sr"> open</span>`;
+}
+
 /** A byte count for people. */
 export function sizeText(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -35,6 +40,7 @@ ${r.description ? html`<p>${r.description}</p>` : ""}
 <a href="${base}/tree/${segs(f.ref.short)}">Files</a>
 <a href="${base}/commits/${segs(f.ref.short)}"${view === "commits" ? html` aria-current="page"` : ""}>History</a>
 <a href="${base}/changes"${view === "changes" ? html` aria-current="page"` : ""}>Changes</a>
+<a href="${base}/issues">Issues${typeof f.openIssues === "number" ? openCount(f.openIssues) : ""}</a>
 <a href="${base}/runs">Runs</a>${r.viewer_admin ? html`<a href="${base}/settings/webhooks">Settings</a>` : ""}
 </header>
 <div class="clone pad">
