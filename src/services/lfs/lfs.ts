@@ -133,6 +133,14 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
   const networkId = networkOf(repo);
   const valid = req.objects.filter((o) => isLfsOid(o.oid)).map((o) => o.oid as string);
   const held = await store.objectsIn(ctx.db.read, networkId, [...new Set(valid)]);
+  if (req.operation === "upload" && held.size > 0) {
+    // Objects offered as already held are touched (one statement) so that GC's grace counts from
+    // now: the client will push pointers to them without uploading. A row GC removed between the
+    // read and the touch is not held any more: the client is asked to upload it.
+    const at = now();
+    const alive = await ctx.db.transaction((tx) => store.touchObjects(tx, networkId, [...held.keys()], at));
+    for (const oid of [...held.keys()]) if (!alive.has(oid)) held.delete(oid);
+  }
   const exp = Math.floor(now() / 1000) + ACTION_TTL_SECONDS;
   const base = lfsHref(ctx, org, repo);
   const objects: BatchObject[] = [];
