@@ -194,14 +194,17 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
     const credential = { Authorization: `RemoteAuth ${(mint ??= credentialMinter(ctx))(grant)}` };
     if (ctx.store.presign) {
       // Why only these headers: the URL carries the authority; the bucket must see no Authorization
-      // (it would try to read it as its own and refuse: go-gitea/gitea#21525).
-      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { headers: { "x-amz-checksum-sha256": checksumOf(oid) } });
+      // (it would try to read it as its own and refuse: go-gitea/gitea#21525). Content-Length is
+      // signed so that the bucket refuses a body of any other size: the URL cannot store more than
+      // the size checked against SVC_LFS_MAX_OBJECT above (git lfs sends it as the object's size).
+      const header = { "Content-Length": String(size), "x-amz-checksum-sha256": checksumOf(oid) };
+      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { headers: header });
       objects.push({
         oid,
         size,
         authenticated: true,
         actions: {
-          upload: { href, header: { "x-amz-checksum-sha256": checksumOf(oid) }, expires_in: ACTION_TTL_SECONDS },
+          upload: { href, header, expires_in: ACTION_TTL_SECONDS },
           verify: { href: `${base}/verify`, header: credential, expires_in: ACTION_TTL_SECONDS },
         },
       });
