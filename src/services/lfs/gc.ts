@@ -16,6 +16,8 @@
 // Runs as a periodic cluster job (once a day), one network at a time; the walk is the clone's
 // (git/object-list.ts): a few bytes per object, and only blobs under 1 KiB are read. Its object
 // reads and the scan of what it listed yield to the event loop between 5 ms slices.
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { listObjects, SEND } from "../../git/object-list.ts";
 import { OBJ_BLOB } from "../../git/pack-entry.ts";
 import { SlicedPackSet, TimeSlice } from "../../git/time-slice.ts";
@@ -45,6 +47,8 @@ export interface LfsGcReport {
   deleted: number;
   /** Stored files without a row, deleted. */
   orphans: number;
+  /** Temp files of fs uploads cut off by a crash (`lfs-*` in the temp dir), deleted. */
+  temps: number;
 }
 
 /** The oids of every LFS pointer reachable in the network's repositories; null when a walk could not be completed. */
@@ -95,7 +99,7 @@ export async function collectLfsGarbage(
   } = {},
 ): Promise<LfsGcReport> {
   const cutoff = now() - (opts.graceMs ?? LFS_GC_GRACE_MS);
-  const report: LfsGcReport = { networks: 0, skipped: 0, kept: 0, deleted: 0, orphans: 0 };
+  const report: LfsGcReport = { networks: 0, skipped: 0, kept: 0, deleted: 0, orphans: 0, temps: 0 };
   const networks = opts.networkId ? [opts.networkId] : await networksToCollect(ctx);
   for (const networkId of networks) {
     report.networks++;
@@ -133,7 +137,24 @@ export async function collectLfsGarbage(
       report.orphans++;
     }
   }
+  // An fs upload streams into the temp dir (lfs.ts receiveObject) and removes its file however
+  // the request ends, but not when the process dies: those are left to this pass. Only fs
+  // storage streams (one node: its temp dir is this one).
+  if (ctx.store.localPath && !opts.networkId) report.temps = await sweepTemps(ctx.tmpDir, cutoff);
   return report;
+}
+
+/** Removes `lfs-*` files of `dir` last written before `cutoff`; how many. */
+async function sweepTemps(dir: string, cutoff: number): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith("lfs-")) continue;
+    const info = await stat(join(dir, name)).catch(() => null);
+    if (!info?.isFile() || info.mtimeMs > cutoff) continue;
+    await rm(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
 }
 
 /** Every network with rows, and every network with stored files (unverified uploads). */

@@ -71,10 +71,10 @@ test("GC keeps a referenced object and deletes an unreferenced one once past the
   expect(usage.body.repos[0].bytes).toBeGreaterThan(50_000);
 
   // Within the grace period nothing goes.
-  expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 2, deleted: 0, orphans: 0 });
+  expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 2, deleted: 0, orphans: 0, temps: 0 });
   const restore = setClock(() => Date.now() + LFS_GC_GRACE_MS + 60_000);
   try {
-    expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 1, deleted: 1, orphans: 0 });
+    expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 1, deleted: 1, orphans: 0, temps: 0 });
   } finally {
     restore();
   }
@@ -139,4 +139,20 @@ test("an object a batch offers as already held after the walk survives the pass 
   } finally {
     restore();
   }
+});
+
+test("an fs upload's temp file left by a crash is deleted after the grace period, not before; other temp files are left alone", async () => {
+  const left = join(node.ctx.tmpDir, "lfs-left-by-a-crash");
+  const other = join(node.ctx.tmpDir, "copy-not-ours");
+  await Bun.write(left, "partial body");
+  await Bun.write(other, "someone else's");
+  expect((await collectLfsGarbage(node.ctx)).temps).toBe(0);
+  expect(existsSync(left)).toBe(true);
+  const restore = setClock(() => Date.now() + LFS_GC_GRACE_MS + 60_000);
+  try {
+    expect((await collectLfsGarbage(node.ctx)).temps).toBe(1);
+  } finally {
+    restore();
+  }
+  expect([existsSync(left), existsSync(other)]).toEqual([false, true]);
 });
