@@ -92,7 +92,7 @@ async function main() {
     for (const locks of [0, 1, 100, 1000, 10_000]) {
       await createRepo(ctx, session, "studio", { name: `game${locks}` });
       ctx.facts.fresh();
-      const t = await openLockRepo(ctx, session, "studio", `game${locks}`);
+      const t = await openLockRepo(ctx, { kind: "principal", principal: session }, "studio", `game${locks}`, "upload");
       for (let i = 0; i < locks; i++) {
         const path = i < DIRS ? `d${String(i).padStart(4, "0")}/${name(FILES - 1)}` : `d${String(i % DIRS).padStart(4, "0")}/absent-${i}.bin`;
         const r = await createLock(ctx, t, { path });

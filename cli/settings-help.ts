@@ -28,6 +28,7 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_DRAIN_MS", "5000", "after SIGTERM, how long /readyz answers 503 (requests still served) before the server stops accepting"],
   ["SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", "120000", "a running job whose runner sends no heartbeat for this long fails"],
   ["SVC_CI_CACHE_MAX", "10g", "CI dependency caches per repository (bytes or 500m, 10g): least recently used evicted beyond it"],
+  ["SVC_CI_ARTIFACT_DAYS", "90", "days a CI artifact is kept before the sweep deletes it (1–3650); upload-artifact's retention-days may ask for fewer"],
   ["SVC_MAIL_TRANSPORT", "null", "null (drop every message), capture, smtp or cloudmail"],
   ["SVC_MAIL_FROM", "unset", "sender address (required for smtp and cloudmail)"],
   ["SVC_MAIL_DIR", "unset", "capture: one .eml file per message is written here"],

@@ -47,6 +47,8 @@ export interface Config {
   runnerHeartbeatTimeoutMs: number;
   /** SVC_CI_CACHE_MAX: CI dependency caches per repository, in bytes (and the largest one entry may be); default 10 GiB. */
   ciCacheMax: number;
+  /** SVC_CI_ARTIFACT_DAYS: days a CI artifact is kept (1–3650, default 90); an upload's retention-days may ask for fewer. */
+  ciArtifactDays: number;
   mail: MailConfig;
   /** SVC_NOTIFY_MAIL_DELAY_MS: how long a notification mail waits so a burst of activity folds into one (0–600000, default 10000). */
   notifyMailDelayMs: number;
@@ -142,6 +144,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_RUNNER_CLAIM_WAIT_MS",
   "SVC_RUNNER_HEARTBEAT_TIMEOUT_MS",
   "SVC_CI_CACHE_MAX",
+  "SVC_CI_ARTIFACT_DAYS",
   "SVC_MAIL_TRANSPORT",
   "SVC_MAIL_DIR",
   "SVC_MAIL_SMTP_HOST",
@@ -413,6 +416,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     drainMs: nonNegativeInt("SVC_DRAIN_MS", env.SVC_DRAIN_MS, 5000),
     runnerHeartbeatTimeoutMs: positiveInt("SVC_RUNNER_HEARTBEAT_TIMEOUT_MS", env.SVC_RUNNER_HEARTBEAT_TIMEOUT_MS, 120000),
     ciCacheMax: parseSize("SVC_CI_CACHE_MAX", env.SVC_CI_CACHE_MAX, DEFAULT_CI_CACHE_MAX),
+    ciArtifactDays: artifactDays(env.SVC_CI_ARTIFACT_DAYS),
     mail,
     notifyMailDelayMs: notifyMailDelay(env),
     notifyMailFrom: senderSetting("SVC_NOTIFY_MAIL_FROM", env.SVC_NOTIFY_MAIL_FROM),
@@ -443,6 +447,12 @@ function senderSetting(name: string, raw: string | undefined): string | null {
   if (raw.length > 320 || /[\r\n\0]/.test(raw) || !/@/.test(raw))
     throw new ConfigError(`${name}: expected one address (addr or Name <addr>), got ${JSON.stringify(raw.slice(0, 80))}`);
   return raw.trim();
+}
+
+function artifactDays(raw: string | undefined): number {
+  const days = positiveInt("SVC_CI_ARTIFACT_DAYS", raw, 90);
+  if (days > 3650) throw new ConfigError(`SVC_CI_ARTIFACT_DAYS: at most 3650 (ten years), got ${days}`);
+  return days;
 }
 
 function notifyMailDelay(env: Record<string, string | undefined>): number {

@@ -11,6 +11,7 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "conflict"
+  | "gone"
   | "too_large"
   | "unsupported_media_type"
   | "unprocessable"
@@ -27,6 +28,7 @@ export const STATUS_OF: { readonly [C in ErrorCode]: number } = Object.freeze({
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
@@ -37,7 +39,7 @@ export const STATUS_OF: { readonly [C in ErrorCode]: number } = Object.freeze({
 });
 
 /** A status an AppError may carry: one of the codes' statuses. */
-export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503;
+export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503;
 
 const CODE_OF: ReadonlyMap<number, ErrorCode> = new Map(Object.entries(STATUS_OF).map(([code, status]) => [status, code as ErrorCode]));
 
@@ -68,6 +70,8 @@ export const PaymentRequired = (message: string) => new AppError("payment_requir
 export const Forbidden = (message: string) => new AppError("forbidden", message);
 export const NotFound = (message = "not found") => new AppError("not_found", message);
 export const Conflict = (message: string, extra: Record<string, unknown> = {}) => new AppError("conflict", message, extra);
+/** The thing existed and is gone for good (an expired CI artifact). */
+export const Gone = (message: string) => new AppError("gone", message);
 export const Unprocessable = (message: string) => new AppError("unprocessable", message);
 export const TooLarge = (message = "request body too large") => new AppError("too_large", message);
 

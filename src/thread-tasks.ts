@@ -5,6 +5,7 @@ import { indexPackTask } from "./git/pack-index-task.ts";
 import type { IndexTaskInput } from "./git/pack-indexer.ts";
 import type { TaskIo } from "./util/thread-pool.ts";
 import { parseWorkflowTask } from "./services/ci/workflow.ts";
+import { planJobAtTask } from "./services/ci/plan-task.ts";
 import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 import { hunkLines, mapRanges, type LineRange } from "./services/changes/anchors.ts";
@@ -40,6 +41,8 @@ export const TASKS = {
   },
   /** Parses one workflow file and matches its `on` against the trigger (services/ci/workflow.ts). */
   "ci.parseWorkflow": parseWorkflowTask,
+  /** Plans a released placeholder's jobs: its workflow file parsed again with the needs (services/ci/plan-task.ts). */
+  "ci.planJobAt": planJobAtTask,
   /** Renders a big Markdown source to sanitized markup (http/web/kit/markdown.ts). */
   "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
   /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */

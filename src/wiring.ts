@@ -10,6 +10,8 @@ import { WEBHOOK_DELIVER, WEBHOOK_PRUNE, deliver, pruneDeliveries, queueDeliveri
 import { WEBHOOK_EVENT_KINDS } from "./services/hooks/schemas.ts";
 import { enqueueTriggers, CI_TRIGGER, runTrigger } from "./services/ci/trigger.ts";
 import { CI_SCHEDULE, fireSchedules } from "./services/ci/schedule.ts";
+import { CI_PLAN_PLACEHOLDER } from "./services/ci/release.ts";
+import { planReleasedPlaceholder } from "./services/ci/release-plan.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
 import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
@@ -30,6 +32,7 @@ import { CHANGE_REANCHOR, reanchorChange } from "./services/changes/reanchor.ts"
 import { CHANGE_LAND_SCAN, checksReported, landQueue, scanQueues } from "./services/changes/lander.ts";
 import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { CI_CACHE_EVICT, runCacheEviction } from "./services/ci/caches-evict.ts";
+import { CI_ARTIFACT_SWEEP, sweepArtifacts } from "./services/ci/artifacts.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
 import { recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
@@ -66,6 +69,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(CONTRIBUTIONS_RECORD, recordContributions);
   ctx.work.define(BILLING_SEATS, syncSeats);
   ctx.work.define(CI_TRIGGER, runTrigger);
+  ctx.work.define(CI_PLAN_PLACEHOLDER, planReleasedPlaceholder);
   ctx.work.define(MIRROR_SYNC, runMirrorSync);
   ctx.work.define(WEBHOOK_DELIVER, deliver);
   ctx.work.define(MAIL_SEND, sendMail);
@@ -82,6 +86,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(CI_SWEEP, async (c) => void (await sweepCi(c)));
   ctx.work.define(CI_CACHE_EVICT, runCacheEviction);
   ctx.work.define(LFS_GC_PASS, async (c) => void (await collectLfsGarbage(c)));
+  ctx.work.define(CI_ARTIFACT_SWEEP, async (c) => void (await sweepArtifacts(c)));
 }
 
 // ── B: domain order (resolvers, cross-domain events) ─────────────────────────────────────────

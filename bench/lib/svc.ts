@@ -87,3 +87,33 @@ export async function bootstrap(s: SvcServer, f: { org: string; repo: string }):
   if (body.name !== f.repo) throw new Error(`GET ${path} returned an unexpected body: ${JSON.stringify(body)}`);
   return { ...f, token, path };
 }
+
+/**
+ * Registers a runner agent of this checkout with `labels` (a registration token minted by the
+ * bootstrap's owner, signed in with a session) and starts `svc runner run`; its config and work
+ * folders go under `dir`. Kill the answered process when done.
+ */
+export async function startAgent(s: SvcServer, dir: string, name: string, labels: string): Promise<ReturnType<typeof Bun.spawn>> {
+  const json = { "content-type": "application/json" };
+  const login = await call(`${s.url}/v1/auth/login`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ email: "bench@example.com", password: "correct horse battery staple" }),
+    expect: 200,
+  });
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  const org = "acme";
+  const minted = await call(`${s.url}/v1/orgs/${org}/runners/registration-token`, { method: "POST", headers: { ...json, cookie }, body: "{}", expect: 201 });
+  const token = ((await minted.json()) as { token: string }).token;
+  const config = join(dir, `${name}.json`);
+  const reg = await run(
+    [BUN, join(ROOT, "src/main.ts"), "runner", "register", "--url", s.url, "--token", token, "--name", name, "--config", config, "--labels", labels],
+    cleanEnv(),
+  );
+  if (reg.code !== 0) throw new Error(`runner register: ${reg.stderr}`);
+  return Bun.spawn([BUN, join(ROOT, "src/main.ts"), "runner", "run", "--config", config, "--workdir", join(dir, `${name}-work`)], {
+    env: cleanEnv(),
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+}

@@ -301,7 +301,10 @@ class StepRunner {
     mkdirSync(eventDir, { recursive: true });
     const eventPath = join(eventDir, "event.json");
     writeFileSync(eventPath, JSON.stringify(this.github.event ?? {}));
-    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName };
+    // The tool cache outlives the job (GitHub's RUNNER_TOOL_CACHE: setup-* actions keep downloaded tools there).
+    const toolCache = join(o.workdir, "_tool");
+    mkdirSync(toolCache, { recursive: true });
+    this.runner = { os: runnerOs(), arch: runnerArch(), temp: o.temp, name: o.runnerName, tool_cache: toolCache };
     const g = (k: string) => String(this.github[k] ?? "");
     this.fixedEnv = {
       CI: "true",
@@ -335,6 +338,7 @@ class StepRunner {
       RUNNER_ARCH: this.runner.arch!,
       RUNNER_TEMP: o.temp,
       RUNNER_NAME: o.runnerName,
+      RUNNER_TOOL_CACHE: toolCache,
     };
     this.render = renderer(format, () => this.evalEnv());
   }
@@ -399,7 +403,7 @@ class StepRunner {
   }
 
   /** What a `uses` step (or a post phase it registers) sees of the job. */
-  private host(stepEnv: Record<string, string>): ActionHost {
+  private host(stepEnv: Record<string, string>, timedOut: () => boolean): ActionHost {
     const runner = this;
     const { control, log } = this.o;
     const host: ActionHost = {
@@ -435,7 +439,8 @@ class StepRunner {
         }),
       addPost: (phase) => void runner.posts.push(phase),
       status: () => runner.status(),
-      cancelled: () => control.cancelled !== null,
+      // The step's own timeout stops the action too (a composite runs no further step).
+      cancelled: () => control.cancelled !== null || timedOut(),
       exportEnv: (name, value) => {
         if (name.startsWith("GITHUB_") || name.startsWith("RUNNER_")) return;
         runner.exported[name] = value;
@@ -468,10 +473,10 @@ class StepRunner {
       if (!(e instanceof StepProblem)) throw e;
       return await fail(e.message, null, continueOnError);
     }
-    const host = this.host(stepEnv);
+    let timedOut = false;
+    const host = this.host(stepEnv, () => timedOut);
     const t0 = Date.now();
     const cancelledBefore = control.cancelled !== null;
-    let timedOut = false;
     const timer =
       step.timeout_s && step.timeout_s > 0
         ? setTimeout(() => {

@@ -34,6 +34,8 @@ import { runnerActionRoutes } from "./routes/ci/runner-actions.ts";
 import { runnerAgentRoutes } from "./routes/ci/runner-agent.ts";
 import { runnerCacheRoutes } from "./routes/ci/runner-caches.ts";
 import { runRoutes } from "./routes/ci/runs.ts";
+import { artifactRoutes } from "./routes/ci/artifacts.ts";
+import { runnerArtifactRoutes } from "./routes/ci/runner-artifacts.ts";
 import { dispatchRoutes } from "./routes/ci/dispatch.ts";
 import { billingRoutes } from "./routes/billing/billing.ts";
 import { profileRoutes } from "./routes/discovery/profiles.ts";
@@ -219,6 +221,8 @@ export function buildApp(ctx: Ctx) {
     .use(runnerActionRoutes(ctx))
     .use(runnerCacheRoutes(ctx))
     .use(runRoutes(ctx))
+    .use(runnerArtifactRoutes(ctx))
+    .use(artifactRoutes(ctx))
     .use(dispatchRoutes(ctx))
     .use(profileRoutes(ctx))
     .use(followRoutes(ctx))

@@ -32,7 +32,7 @@ export function startHttp(ctx: Ctx, opts: { hostname: string; port: number; git?
     port: opts.port,
     // Above every route's own limit (enforced while reading, with a message): Bun's own limit
     // resets the connection, which git reports as "RPC failed; curl 65" with no reason.
-    maxRequestBodySize: Math.max(ctx.config.gitMaxPush, ctx.config.lfsMaxObject, JSON_BODY_LIMIT) + 2 * GIT_BODY_SLACK,
+    maxRequestBodySize: Math.max(ctx.config.gitMaxPush, ctx.config.lfsMaxObject, ctx.config.ciCacheMax, JSON_BODY_LIMIT) + 2 * GIT_BODY_SLACK,
     idleTimeout: 120,
     async fetch(received, server) {
       const started = performance.now();

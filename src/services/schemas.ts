@@ -19,6 +19,7 @@ const ERROR_MEANING: Readonly<Record<number, string>> = {
   404: "no such thing, or the caller may not see it",
   405: "method not allowed",
   409: "conflict",
+  410: "gone: it existed and was removed for good (an expired artifact)",
   413: "request body too large",
   415: "unsupported content type",
   422: "value outside an enumeration or an unknown name",

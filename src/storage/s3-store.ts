@@ -142,11 +142,16 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     }
   };
 
-  // Presigning is local (the region is configured): no request. A second client when clients reach
-  // the bucket by another address, since the signature covers the host.
-  const publicClient = cfg.publicEndpoint
-    ? new Client({ ...parseEndpoint(cfg.publicEndpoint), accessKey: cfg.accessKey, secretKey: cfg.secretKey, region, pathStyle: true })
-    : client;
+  // Presigning is local (the region is configured): no request. Signed for the address clients
+  // reach the bucket by (SVC_S3_PUBLIC_ENDPOINT), since the signature covers the host.
+  if (cfg.publicEndpoint) parseEndpoint(cfg.publicEndpoint);
+  const publicOrigin = new URL(cfg.publicEndpoint ?? cfg.endpoint);
+  // The SigV4 signing key of the day (four HMACs), derived once a day rather than once a URL.
+  let dayKey: { day: string; key: Buffer } | null = null;
+  const signingKey = (day: string): Buffer => {
+    if (dayKey?.day !== day) dayKey = { day, key: sigV4Key(cfg.secretKey, day, region) };
+    return dayKey.key;
+  };
 
   const putBytes = (key: string, body: Buffer) =>
     call(key, `PUT ${key}`, async () => {
@@ -161,24 +166,23 @@ export async function createS3Store(cfg: S3StoreConfig): Promise<S3Store> {
     async presign(method, key, seconds, opts) {
       assertValidKey(key);
       const expiry = Math.max(1, Math.min(Math.floor(seconds), 7 * 24 * 3600));
-      if (opts && (Object.keys(opts.headers ?? {}).length > 0 || Object.keys(opts.query ?? {}).length > 0)) {
-        // minio signs only the host; signed headers and query parameters need our own presigner (same algorithm).
-        const origin = new URL(cfg.publicEndpoint ?? cfg.endpoint);
-        return presignWithHeaders({
-          origin,
-          bucket,
-          key,
-          method,
-          expiry,
-          headers: opts.headers ?? {},
-          query: opts.query ?? {},
-          region,
-          accessKey: cfg.accessKey,
-          secretKey: cfg.secretKey,
-          date: new Date(),
-        });
-      }
-      return publicClient.presignedUrl(method, bucket, key, expiry, {}, undefined);
+      // Our own SigV4 presigner (pinned against minio's in test/unit/storage/presign-headers.test.ts):
+      // it signs headers and query parameters, and reuses the day's signing key (a batch of 100
+      // LFS objects presigns 100 URLs).
+      return presignWithHeaders({
+        origin: publicOrigin,
+        bucket,
+        key,
+        method,
+        expiry,
+        headers: opts?.headers ?? {},
+        query: opts?.query ?? {},
+        region,
+        accessKey: cfg.accessKey,
+        secretKey: cfg.secretKey,
+        date: new Date(),
+        signingKey,
+      });
     },
 
     async putFile(key, path) {
@@ -436,6 +440,8 @@ export function presignWithHeaders(o: {
   accessKey: string;
   secretKey: string;
   date: Date;
+  /** The day's signing key, when the caller keeps it (else derived here). */
+  signingKey?: (day: string) => Buffer;
 }): string {
   const amzDate = o.date
     .toISOString()
@@ -464,8 +470,13 @@ export function presignWithHeaders(o: {
   const canonicalHeaders = names.map((n) => `${n}:${signed.get(n)}\n`).join("");
   const canonical = [o.method, path, canonicalQuery, canonicalHeaders, signedHeaders, "UNSIGNED-PAYLOAD"].join("\n");
   const toSign = ["AWS4-HMAC-SHA256", amzDate, scope, createHash("sha256").update(canonical).digest("hex")].join("\n");
-  const hmac = (key: string | Buffer, data: string) => createHmac("sha256", key).update(data).digest();
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${o.secretKey}`, day), o.region), "s3"), "aws4_request");
+  const signingKey = o.signingKey ? o.signingKey(day) : sigV4Key(o.secretKey, day, o.region);
   const signature = createHmac("sha256", signingKey).update(toSign).digest("hex");
   return `${o.origin.protocol}//${host}${path}?${canonicalQuery}&X-Amz-Signature=${signature}`;
+}
+
+/** The SigV4 signing key of a day (`YYYYMMDD`) for S3 in `region`. */
+function sigV4Key(secretKey: string, day: string, region: string): Buffer {
+  const hmac = (key: string | Buffer, data: string) => createHmac("sha256", key).update(data).digest();
+  return hmac(hmac(hmac(hmac(`AWS4${secretKey}`, day), region), "s3"), "aws4_request");
 }

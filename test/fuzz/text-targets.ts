@@ -9,6 +9,8 @@ import MarkdownIt from "markdown-it";
 import { parseSuggestion, SUGGESTION_BODY_MAX } from "../../src/services/changes/suggestion.ts";
 import { collectRefs, linkRefs } from "../../src/services/changes/refs.ts";
 import { mapRange } from "../../src/services/changes/anchors.ts";
+import { searchWords } from "../../src/services/issues/issues.ts";
+import { referencesIn } from "../../src/services/issues/xref.ts";
 import { splitLines } from "../../src/git/line-diff.ts";
 import { mutate, type Rand, type Target } from "./lib.ts";
 
@@ -389,7 +391,7 @@ const REF_BODIES = [
 /** Replaces each link the post-pass could have made with its text (a fixpoint for markup without them). */
 function unlinkRefs(markup: string): string {
   return markup.replace(
-    /<a href="(?:\/acme\/app\/changes\/[0-9]+|\/[A-Za-z0-9-]+|\/x\/[a-z0-9-]+\/[a-z0-9._-]+\/changes\/[0-9]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+)|(?:[A-Za-z0-9-]+\/[A-Za-z0-9._-]+#[0-9]+))<\/a>/g,
+    /<a href="(?:\/acme\/app\/(?:changes|issues)\/[0-9]+|\/[A-Za-z0-9-]+|\/x\/[a-z0-9-]+\/[a-z0-9._-]+\/changes\/[0-9]+)">((?:#[0-9]+)|(?:@[A-Za-z0-9-]+)|(?:[A-Za-z0-9-]+\/[A-Za-z0-9._-]+#[0-9]+))<\/a>/g,
     "$1",
   );
 }
@@ -461,7 +463,46 @@ export function mapRangeTarget(): Target {
   };
 }
 
+const MESSAGES = [
+  "Fix the crash\n\nFixes #12, see #3 and acme/app#4.",
+  "closes: #5 resolved #6 fixed #7 &#8 x#9 #10a",
+  "Merge branch 'x'\n\nCloses #1\nResolves #2\nFIX #3",
+  "#1 #2 #3 fixes#4 fixes  #5 (fixes #6)",
+];
+
+/**
+ * Issue references in commit and change text (issue 32) and the list's search words: on mutated
+ * messages, `referencesIn` answers at most 50 numbers each, every one a positive integer the text
+ * holds as `#N`, closed ones among the mentioned; `searchWords` answers at most 8 words of letters,
+ * digits and `_`, at most 64 characters each. The issue links of the reference pass go only to
+ * the issue numbers given, under /issues/.
+ */
+export function issueRefsTarget(): Target {
+  return {
+    name: "issue references",
+    run(r) {
+      const text = r.chance(0.15)
+        ? r.pick(["fixes #1 ", "#", "closes ", "#99999999999 ", "\n", "é#1"]).repeat(r.int(5000))
+        : dec.decode(mutate(enc.encode(r.pick(MESSAGES)), r, 12));
+      const refs = referencesIn(text);
+      if (refs.mentioned.length > 50 || refs.closes.length > 50) throw new Error("more than 50 numbers");
+      for (const n of [...refs.mentioned, ...refs.closes])
+        if (!Number.isSafeInteger(n) || n < 1 || !text.includes(`#${n}`)) throw new Error(`a number ${n} not in ${JSON.stringify(text.slice(0, 200))}`);
+      for (const n of refs.closes) if (!refs.mentioned.includes(n)) throw new Error(`closes #${n} without mentioning it`);
+      const words = searchWords(text);
+      if (words.length > 8 || words.some((w) => w.length > 64 || !/^[\p{L}\p{N}_]+$/u.test(w))) throw new Error(`bad words ${JSON.stringify(words)}`);
+      const markup = markdownToHtml(text, { repo: "/acme/app", ref: "main", dir: "" });
+      const found = collectRefs(markup);
+      const issues = new Set(found.numbers.filter(() => r.chance(0.5)));
+      const out = linkRefs(markup, { repoPath: "/acme/app", changes: new Set(), issues, people: new Map() });
+      for (const m of out.matchAll(/<a href="\/acme\/app\/issues\/([0-9]+)">#[0-9]+<\/a>/g))
+        if (!markup.includes(m[0]) && !issues.has(Number(m[1]))) throw new Error(`linked issue #${m[1]}, which was not given`);
+      if (unlinkRefs(out) !== unlinkRefs(markup)) throw new Error("not only links added");
+    },
+  };
+}
+
 /** Every text target. */
 export function textTargets(): Target[] {
-  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget(), refsTarget(), mapRangeTarget()];
+  return [workflowTarget(), globTarget(), markdownTarget(), suggestionTarget(), refsTarget(), mapRangeTarget(), issueRefsTarget()];
 }

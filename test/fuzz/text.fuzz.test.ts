@@ -16,6 +16,7 @@ export const TEXT_CASES: Record<string, number> = {
   "suggestion parser": 2000,
   "comment references": 400,
   "comment ranges": 2000,
+  "issue references": 1000,
 };
 /** A case longer than this fails (the machine is shared; real cases take milliseconds). */
 const CAP_MS = 5_000;

@@ -45,8 +45,9 @@ export async function takePhaseFiles(host: ActionHost, files: PhaseFiles): Promi
   for (const dir of [...writes.path].reverse()) host.addPath(dir);
   const stateText = await Bun.file(files.state).text();
   if (stateText.length > FILE_COMMAND_LIMITS.bytes) throw new ActionProblem(`GITHUB_STATE is larger than ${FILE_COMMAND_LIMITS.bytes} bytes`);
-  const state = parseFileCommands(stateText, "env");
-  if (!state.ok) throw new ActionProblem(state.error.replace("GITHUB_ENV", "GITHUB_STATE"));
+  // State names follow the output rule (letters, digits, `_` and `-`).
+  const state = parseFileCommands(stateText, "output");
+  if (!state.ok) throw new ActionProblem(state.error.replaceAll("GITHUB_OUTPUT", "GITHUB_STATE").replace("a valid output name", "a valid state name"));
   return { outputs: Object.fromEntries(writes.outputs), state: Object.fromEntries(state.entries) };
 }
 

@@ -39,8 +39,16 @@ export async function runComposite(host: ActionHost, ref: ActionRef, def: Action
     return {
       inputs,
       steps: steps as unknown as Value,
-      github: { ...((c.github as Record<string, Value>) ?? {}), action_path: dir, action: actionEnv.GITHUB_ACTION ?? "" },
+      github: {
+        ...((c.github as Record<string, Value>) ?? {}),
+        action_path: dir,
+        action: actionEnv.GITHUB_ACTION ?? "",
+        action_repository: actionEnv.GITHUB_ACTION_REPOSITORY ?? "",
+        action_ref: actionEnv.GITHUB_ACTION_REF ?? "",
+      },
       env: { ...((c.env as Record<string, Value>) ?? {}), ...stepEnv },
+      // Why empty: an action's own file never reads the job's secrets (GitHub has no secrets context in action.yml); the workflow passes what an action needs as inputs.
+      secrets: {},
     };
   };
   const render = (text: string, what: string, stepEnv?: Record<string, string>) => host.render(text, `${ref.uses} ${what}`, extra(stepEnv));

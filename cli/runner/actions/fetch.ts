@@ -17,6 +17,8 @@ export interface ResolvedAction {
   commit: string;
   clone_url: string;
   path: string;
+  /** The full ref matched; null for a sha (absent from older servers). */
+  ref?: string | null;
 }
 
 /** Asks the server which commit of which repository `uses` names; a refusal (404, 400) is an ActionProblem with the server's message. */
@@ -48,13 +50,9 @@ export function gitEnv(host: ActionHost): Record<string, string> {
   };
 }
 
-/** Runs git quietly, its output into the log only when it fails. */
-export async function git(host: ActionHost, cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
-  const proc = Bun.spawn(["git", ...args], { cwd, env, stdout: "pipe", stderr: "pipe" });
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  const code = await proc.exited;
-  if (code !== 0) host.log(err || out);
-  return { code, out };
+/** Runs git (its output, quiet unless it fails, into the step's log) as the step's process, so a cancel or the step's timeout kills it. */
+export async function git(host: ActionHost, cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number }> {
+  return { code: await host.exec("git", args, { cwd, env }) };
 }
 
 /** Where an action's commit lives on this machine, and its directory inside. */

@@ -21,7 +21,8 @@ export function resolveInputs(host: ActionHost, def: ActionDef, given: Record<st
   for (const [id, d] of Object.entries(def.inputs)) {
     const v = byLower.get(id.toLowerCase());
     if (v !== undefined) out[id] = v;
-    else if (d.default !== null) out[id] = host.render(d.default, `${what} inputs.${id}.default`);
+    // Why secrets empty: a default written by the action's author never reads the job's secrets (see composite.ts).
+    else if (d.default !== null) out[id] = host.render(d.default, `${what} inputs.${id}.default`, { secrets: {} });
     else out[id] = "";
     byLower.delete(id.toLowerCase());
   }

@@ -54,7 +54,14 @@ export async function checkout(host: ActionHost, step: ActionStep): Promise<Acti
   let cloneUrl = host.job.clone_url;
   let commit = host.job.commit;
   let shownRef = host.job.ref;
-  if (!own || ref) {
+  // A branch is checked out under its name (as GitHub does); a tag or a sha detached.
+  let branch = own && host.job.ref.startsWith("refs/heads/") ? host.job.ref.slice(11) : "";
+  if (own && /^[0-9a-f]{40}$/.test(ref)) {
+    // A commit of the job's own repository (e.g. ${{ github.sha }}): fetched where the job's commit is (for a change from a fork: the fork).
+    commit = ref;
+    shownRef = ref;
+    branch = "";
+  } else if (!own || ref) {
     // Another repository or ref: the server says which commit, with the job token's rights (masked 404 otherwise).
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+$/.test(repository))
       throw new ActionProblem(`actions/checkout: repository ${JSON.stringify(repository.slice(0, 200))} is not org/repo`);
@@ -62,7 +69,7 @@ export async function checkout(host: ActionHost, step: ActionStep): Promise<Acti
     commit = r.commit;
     cloneUrl = r.clone_url;
     shownRef = ref || "HEAD";
-    // A change run's job repository is fetched from the fork; its other refs live in the repository itself.
+    branch = r.ref?.startsWith("refs/heads/") ? r.ref.slice(11) : "";
   }
   const dir = targetDir(host, input(step, "path", ""));
   if (input(step, "clean", "true").toLowerCase() !== "false" && existsSync(dir))
@@ -81,8 +88,6 @@ export async function checkout(host: ActionHost, step: ActionStep): Promise<Acti
     await run(["fetch", "-q", "--prune", "--tags", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
     await run(["fetch", "-q", "origin", commit]);
   } else await run(["fetch", "-q", "--no-tags", "--depth", String(depth), "origin", commit]);
-  // A branch is checked out under its name (as GitHub does); anything else detached.
-  const branch = own && !ref ? (host.job.ref.startsWith("refs/heads/") ? host.job.ref.slice(11) : "") : "";
   if (branch) await run(["checkout", "-q", "-B", branch, commit]);
   else await run(["checkout", "-q", "--detach", commit]);
   return { exit: 0, outputs: { ref: shownRef, commit } };

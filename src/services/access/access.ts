@@ -315,6 +315,9 @@ function decideIssue(f: Facts, action: IssueAction): Decision {
     return deny(403, "this token was minted for another organization or repository; it can only read here");
   // Why repo:write: a read-only token stays read-only (as for comments on changes).
   if (!scopeCovers(c.scopes, "repo:write")) return deny(403, "writing issues and comments needs a credential with the repo:write scope; this one is read-only");
+  // Why: on a public repository anyone may sign up and write; an unconfirmed address is a throwaway
+  // account's cheapest form (with the per-person rate limit, the spam guard).
+  if (!c.confirmed) return deny(403, "confirm your email address before writing issues and comments");
   const role = effectiveRepoRole(f);
   const reader = roleAtLeast(role, "viewer") || f.repo!.public;
   const writer = roleAtLeast(role, "member");

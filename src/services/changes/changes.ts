@@ -247,7 +247,8 @@ async function forkRunsStartByThemselves(ctx: Ctx, tx: Tx, c: ChangeRow, actorUs
  * POST …/changes/{number}/runs: starts the `on: change` runs of the change's head that have not
  * started (a writer approving an outside contributor's fork change). Idempotent per head: a call
  * while the head's trigger is pending folds into it (CI_TRIGGER's unique key), and a head that
- * has runs already enqueues nothing. Each call counts against the caller's hourly allowance
+ * has runs already enqueues nothing (while a trigger runs, before its first run, calls fold into
+ * one more pending trigger at most: the engine releases the unique key when a job starts). Each call counts against the caller's hourly allowance
  * (`SVC_CHANGE_RUNS_LIMIT_PER_PERSON`, then a doubling wait: 429 with Retry-After). 202 with the change.
  */
 export async function startChangeRuns(ctx: Ctx, t: RepoTarget, number: number): Promise<Change> {

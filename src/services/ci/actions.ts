@@ -3,7 +3,8 @@
 // token. The token reads what it reads anywhere (its job's repository) plus public repositories;
 // anything else, and what does not exist, is the same masked 404 whose message says how to have
 // the action here (a public mirror of its repository). `ref` is a branch, a tag, a full commit
-// sha, or HEAD (the default branch: what actions/checkout means without a ref).
+// sha, or HEAD (the default branch: what actions/checkout means without a ref). A short name both
+// a tag and a branch carry is the tag (git's rule, gitrevisions(7): refs/tags/ before refs/heads/).
 import { AppError, NotFound, Unprocessable } from "../../errors.ts";
 import { openRepoTarget } from "../access/target.ts";
 import type { Principal } from "../access/principal.ts";
@@ -24,6 +25,8 @@ export interface ResolvedAction {
   commit: string;
   clone_url: string;
   path: string;
+  /** The full ref the name matched (`refs/heads/x`, `refs/tags/x`); null for a commit sha. */
+  ref: string | null;
 }
 
 /** The masked refusal (a repository the token cannot read is answered like a missing one). */
@@ -53,15 +56,25 @@ export async function resolveAction(ctx: Ctx, actor: Principal, jobId: string, i
   }
   const snapshot = await snapshotOf(ctx, t);
   let commit: string | null = null;
+  let full: string | null = null;
   if (/^[0-9a-f]{40}$/.test(ref) || /^[0-9a-f]{64}$/.test(ref)) commit = await peelCommit(snapshot, ref);
   else {
-    const names = ref === "HEAD" ? [`refs/heads/${t.repo.defaultBranch}`] : ref.startsWith("refs/") ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
+    const names = ref === "HEAD" ? [`refs/heads/${t.repo.defaultBranch}`] : ref.startsWith("refs/") ? [ref] : [`refs/tags/${ref}`, `refs/heads/${ref}`];
     for (const name of names) {
       const hit = snapshot.refs.find((r) => r.name === name);
       if (hit) commit = await peelCommit(snapshot, hit.oid);
-      if (commit) break;
+      if (commit) {
+        full = name;
+        break;
+      }
     }
   }
   if (!commit) throw NotFound(`action ${t.org.name}/${t.repo.name}: no branch, tag or commit ${JSON.stringify(ref)}`);
-  return { repo: `${t.org.name}/${t.repo.name}`, commit, clone_url: `${ctx.baseUrl}/${t.org.name}/${t.repo.name}.git`, path: rawPath.replace(/^\//, "") };
+  return {
+    repo: `${t.org.name}/${t.repo.name}`,
+    commit,
+    clone_url: `${ctx.baseUrl}/${t.org.name}/${t.repo.name}.git`,
+    path: rawPath.replace(/^\//, ""),
+    ref: full,
+  };
 }

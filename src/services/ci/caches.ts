@@ -10,13 +10,12 @@ import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { AppError, Conflict, Invalid, NotFound, TooLarge, Unprocessable } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { callerFacts, decide, enforce } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
+import { ownJob } from "./job-calls.ts";
 import type { CacheCommitted, CacheHit, CacheLookup, CacheReserve, CacheReserved } from "./caches-schemas.ts";
 import * as caches from "./store-caches.ts";
 import type { CacheRow } from "./store-caches.ts";
-import * as runs from "./store-runs.ts";
 import type { JobRow } from "./store-runs.ts";
 import type { JobSpecV2 } from "./workflow.ts";
 
@@ -60,13 +59,12 @@ interface CacheJob {
 
 /** The running job `jobId` after checking the caller is its token (401 / 404 otherwise), with its scopes. */
 async function cacheJob(ctx: Ctx, actor: Principal, jobId: string): Promise<CacheJob> {
-  const job = await runs.jobById(ctx.db.read, jobId);
-  enforce(decide({ caller: callerFacts(actor), orgRole: null }, { kind: "runner:job", jobTokenId: job?.state === "running" ? job.tokenId : null }));
-  const facts = await caches.cacheJobFacts(ctx.db.read, job!.runId);
+  const job = await ownJob(ctx, actor, jobId);
+  const facts = await caches.cacheJobFacts(ctx.db.read, job.runId);
   if (!facts) throw NotFound("job not found");
-  const scope = scopeOf(facts.ref, facts.trusted, (job!.spec as JobSpecV2).checkoutRepoId ?? null);
+  const scope = scopeOf(facts.ref, facts.trusted, (job.spec as JobSpecV2).checkoutRepoId ?? null);
   const fallback = `refs/heads/${facts.defaultBranch}`;
-  return { job: job!, scope, reads: scope === fallback ? [scope] : [scope, fallback] };
+  return { job, scope, reads: scope === fallback ? [scope] : [scope, fallback] };
 }
 
 function checkKey(key: string, what: string): void {

@@ -7,8 +7,17 @@
 // so the pass repeats until nothing moves (skips cascade). An `if` that cannot be evaluated (a
 // fromJSON of bad output, say) fails the job with the expression's error, which quotes the
 // expression's source and never a value.
+//
+// A placeholder (a job whose matrix, name, runs-on or timeout reads `needs`) is planned from its
+// workflow file parsed again, which for a large file is hundreds of milliseconds: never on the
+// event loop nor inside a write transaction. Released, it stays pending and a `ci.planPlaceholder`
+// job is enqueued (release-plan.ts); that job parses on a worker thread, then in its own
+// transaction runs this release again with the plan, which is used only if the placeholder is
+// still pending, still released (a cancel meanwhile skips it as usual) and its inputs (needs,
+// variables) are those the plan was made from.
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
+import { jobKind } from "../jobs/kind.ts";
 import { ExprError, evaluateCondition, parseCondition, parseTemplate, templateValue, toText, type Condition, type Status, type Value } from "./expr/index.ts";
 import { announceQueued, claimHub, hubKey } from "./claim.ts";
 import { admitJobs } from "./concurrency.ts";
@@ -18,7 +27,8 @@ import * as runs from "./store-runs.ts";
 import type { GraphJob } from "./store-runs.ts";
 import { forkGroup } from "./fork-groups.ts";
 import { withPlannedGithub, type PullRequestFacts } from "./github-context.ts";
-import { planJobAt, WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type TriggerContext } from "./workflow.ts";
+import { WORKFLOW_LIMITS, type Concurrency, type JobSpecV2, type ParsedWorkflow, type TriggerContext } from "./workflow.ts";
+import { planKey, type PlanJobAtInput } from "./plan-task.ts";
 import { planTimeText } from "./step-names.ts";
 import { hostedCiRefusal } from "../billing/minutes.ts";
 import { hostedDisabledMessage } from "./finish.ts";
@@ -38,6 +48,31 @@ export interface JobPlan {
   source?: string;
   /** What made it a placeholder (`jobs.run.strategy.matrix`): named in its error. */
   at?: string;
+}
+
+/** A released placeholder to plan (release-plan.ts): the job and where it is. */
+export interface PlanPlaceholderPayload {
+  repoId: string;
+  runId: string;
+  attempt: number;
+  jobId: string;
+}
+
+/**
+ * Planning a released placeholder off the event loop (release-plan.ts): one pending row per
+ * placeholder (every release that finds it released again folds in); a busy thread pool is
+ * retried soon.
+ */
+export const CI_PLAN_PLACEHOLDER = jobKind<PlanPlaceholderPayload>("ci.planPlaceholder", {
+  unique: (p) => p.jobId,
+  concurrency: 2,
+  retry: { firstMs: 1000, maxMs: 60_000, attempts: 10 },
+});
+
+/** A placeholder's plan made before the transaction (release-plan.ts): the planner's answer and the key of what it read (plan-task.ts planKey). */
+export interface PrePlanned {
+  key: string;
+  parsed: ParsedWorkflow;
 }
 
 /** The contexts a job's concurrency group may read at release (workflow.ts SITES.jobPlan). */
@@ -195,16 +230,16 @@ async function runContexts(
 }
 
 /** The run-wide contexts an `if` reads (github/inputs, vars), each read at most once and only when a condition names it. */
-function lazyContexts(tx: Tx, runId: string, jobs: readonly GraphJob[]): (names: ReadonlySet<string>) => Promise<Record<string, Value>> {
+export function lazyContexts(q: Queryable, runId: string, jobs: readonly GraphJob[]): (names: ReadonlySet<string>) => Promise<Record<string, Value>> {
   let built: Promise<Record<string, Value>> | null = null;
   let vars: Promise<Record<string, string>> | null = null;
   return async (names) => {
     const out: Record<string, Value> = {};
-    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(tx, runId, jobs[0]!.repoId, jobs[0]!.id)));
+    if (names.has("github") || names.has("inputs")) Object.assign(out, await (built ??= runContexts(q, runId, jobs[0]!.repoId, jobs[0]!.id)));
     if (names.has("vars"))
       out.vars = await (vars ??= runs
-        .runOfRepo(tx, jobs[0]!.repoId, runId)
-        .then((run) => variablesForJob(tx, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId, trusted: run?.trusted ?? false })));
+        .runOfRepo(q, jobs[0]!.repoId, runId)
+        .then((run) => variablesForJob(q, { orgId: jobs[0]!.orgId, repoId: jobs[0]!.repoId, trusted: run?.trusted ?? false })));
     return out;
   };
 }
@@ -283,25 +318,20 @@ async function queueAtRelease(tx: Tx, job: GraphJob, t: number, queued: Map<stri
 }
 
 /**
- * Plans a released placeholder's jobs (workflow.ts planJobAt: its file read again with the needs'
- * results and outputs) and writes them in its place: one pending row a matrix cell (its needs,
- * `if` and attempt), their checks `queued`; the placeholder's row and check go. Or why it fails:
- * the planner's error (file, line, column, the expression), a run past 256 jobs or with a key
- * twice, or hosted cells the org's policy or minutes refuse.
+ * What planning a released placeholder reads (plan-task.ts): its file, its workflow job, the
+ * run's trigger with the variables as they are now, and its `needs`; with the run and the
+ * contexts its cells' step names read. Null when the run is gone.
  */
-async function planPlaceholder(
-  ctx: Ctx,
-  tx: Tx,
+export async function placeholderInput(
+  q: Queryable,
   job: GraphJob,
-  plan: JobPlan & { source: string },
-  jobs: readonly GraphJob[],
+  source: string,
   env: Pick<DecideEnv, "results" | "contexts">,
-  t: number,
-): Promise<{ ok: true; cells: GraphJob[] } | { ok: false; error: string }> {
-  const run = await runs.runOfRepo(tx, job.repoId, job.runId);
+): Promise<{ run: runs.RunRow; input: PlanJobAtInput; known: Record<string, Value>; github: Record<string, Value> } | null> {
+  const run = await runs.runOfRepo(q, job.repoId, job.runId);
+  if (!run) return null;
   const known = await env.contexts(new Set(["github", "inputs", "vars"]));
   const github = (known.github ?? {}) as Record<string, Value>;
-  if (!run) return { ok: false, error: "the run is gone" };
   const trigger: TriggerContext = {
     sha: run.commit,
     ref: run.ref,
@@ -313,7 +343,32 @@ async function planPlaceholder(
   // A change run's pull request (github-context.ts), so the cells' plan-time values read head_ref/base_ref as the run's did.
   const pr = (github.event as { pull_request?: PullRequestFacts } | undefined)?.pull_request;
   if (pr) trigger.change = pr;
-  const parsed = planJobAt(run.workflow, plan.source, job.workflowJob, trigger, needsContext(job, env.results));
+  return { run, known, github, input: { path: run.workflow, text: source, job: job.workflowJob, trigger, needs: needsContext(job, env.results) } };
+}
+
+/**
+ * Plans a released placeholder's jobs from `pre` (planJobAt on a thread before the transaction:
+ * its file read again with the needs' results and outputs) and writes them in its place: one
+ * pending row a matrix cell (its needs, `if` and attempt), their checks `queued`; the
+ * placeholder's row and check go. Or why it fails: the planner's error (file, line, column, the
+ * expression), a run past 256 jobs or with a key twice, or hosted cells the org's policy or
+ * minutes refuse. `again` when what the plan read changed since it was made.
+ */
+async function planPlaceholder(
+  ctx: Ctx,
+  tx: Tx,
+  job: GraphJob,
+  plan: JobPlan & { source: string },
+  jobs: readonly GraphJob[],
+  env: Pick<DecideEnv, "results" | "contexts">,
+  t: number,
+  pre: PrePlanned,
+): Promise<{ ok: true; cells: GraphJob[] } | { ok: false; error: string } | { ok: "again" }> {
+  const at = await placeholderInput(tx, job, plan.source, env);
+  if (!at) return { ok: false, error: "the run is gone" };
+  if (planKey(at.input) !== pre.key) return { ok: "again" };
+  const { run, known, github } = at;
+  const parsed = pre.parsed;
   if (!parsed.ok) return { ok: false, error: `${parsed.error} (${plan.at ?? `jobs.${job.workflowJob}`} read from needs when the job was released)` };
   const others = jobs.filter((j) => j.id !== job.id);
   if (others.length + parsed.jobs.length > WORKFLOW_LIMITS.jobsPerRun)
@@ -332,7 +387,7 @@ async function planPlaceholder(
   }
   // A fork's run (trigger.ts fromFork): its cells fetch from the fork, keep the placeholder's
   // planned github facts, and their groups stay the fork's.
-  const held = (await runs.jobById(tx, job.id))?.spec as JobSpecV2 | undefined;
+  const held = ((await runs.jobSpecById(tx, job.id)) ?? undefined) as JobSpecV2 | undefined;
   const fork = held?.checkoutRepoId;
   if (!(await runs.dropPendingJob(tx, job.repoId, job.id))) return { ok: false, error: "the job is no longer pending" };
   const rows: runs.NewJob[] = [];
@@ -399,9 +454,41 @@ async function planPlaceholder(
  * Moves the pending jobs of attempt `attempt` of run `runId` whose needs all finished: queued (check
  * `queued`, the hub told after COMMIT) or skipped with a reason, to a fixpoint; an `if` that fails to
  * evaluate fails its job. Inside the caller's transaction; the caller settles the run. Answers how
- * many jobs moved.
+ * many jobs moved. A released placeholder is planned from `opts.plans` (release-plan.ts) when
+ * its plan was made from what it reads now, and otherwise left pending with its planning enqueued.
  */
-export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt: number, t: number): Promise<number> {
+/** Each workflow job's cells, and the aggregate (result, merged outputs) of those whose cells all finished, as the rows stand. */
+export function aggregates(jobs: readonly GraphJob[]): {
+  cells: Map<string, GraphJob[]>;
+  results: Map<string, { result: NeedResult; outputs: Record<string, string> }>;
+} {
+  const cells = new Map<string, GraphJob[]>();
+  for (const j of jobs) {
+    let list = cells.get(j.workflowJob);
+    if (!list) cells.set(j.workflowJob, (list = []));
+    list.push(j);
+  }
+  const results = new Map<string, { result: NeedResult; outputs: Record<string, string> }>();
+  for (const [id, list] of cells) {
+    const result = aggregateResult(list.map(conclusionOf));
+    if (result) results.set(id, { result, outputs: mergeOutputs(list) });
+  }
+  return { cells, results };
+}
+
+/** Leaves a released placeholder pending and has it planned off the loop (release-plan.ts); folds into a planning already pending. */
+async function deferPlan(ctx: Ctx, tx: Tx, job: GraphJob): Promise<void> {
+  await ctx.work.enqueue(tx, CI_PLAN_PLACEHOLDER, { repoId: job.repoId, runId: job.runId, attempt: job.attempt, jobId: job.id });
+}
+
+export async function releaseDependents(
+  ctx: Ctx,
+  tx: Tx,
+  runId: string,
+  attempt: number,
+  t: number,
+  opts: { plans?: ReadonlyMap<string, PrePlanned> } = {},
+): Promise<number> {
   // Why probe first: every verdict calls this, and a 256-cell matrix without needs must not read 256 rows per verdict.
   if (!(await runs.hasPendingJob(tx, runId, attempt))) return 0;
   const jobs = await runs.jobsOfAttempt(tx, runId, attempt);
@@ -416,17 +503,7 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
   let moved = 0;
   for (;;) {
     // Each workflow job's aggregate over its cells, as the rows stand now.
-    const cells = new Map<string, GraphJob[]>();
-    for (const j of jobs) {
-      let list = cells.get(j.workflowJob);
-      if (!list) cells.set(j.workflowJob, (list = []));
-      list.push(j);
-    }
-    const results = new Map<string, { result: NeedResult; outputs: Record<string, string> }>();
-    for (const [id, list] of cells) {
-      const result = aggregateResult(list.map(conclusionOf));
-      if (result) results.set(id, { result, outputs: mergeOutputs(list) });
-    }
+    const { cells, results } = aggregates(jobs);
     let changed = false;
     // Jobs to queue that have a job-level group: admitted to it together after this pass.
     const gated: { job: GraphJob; concurrency: Concurrency }[] = [];
@@ -445,8 +522,18 @@ export async function releaseDependents(ctx: Ctx, tx: Tx, runId: string, attempt
         if (await (waits ??= runs.runWaits(tx, runId))) continue;
         const plan = job.planned ? ((await runs.jobById(tx, job.id))?.plan as JobPlan | null) : null;
         if (plan?.source !== undefined) {
-          // A placeholder: its jobs are planned now, written pending, and decided by the next pass (their `if` is its).
-          const p = await planPlaceholder(ctx, tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t);
+          // A placeholder: planned off the loop first (release-plan.ts), then its jobs are written
+          // pending here, in a later transaction, and decided by the next pass (their `if` is its).
+          const pre = opts.plans?.get(job.id);
+          if (!pre) {
+            await deferPlan(ctx, tx, job);
+            continue;
+          }
+          const p = await planPlaceholder(ctx, tx, job, { ...plan, source: plan.source }, jobs, { results, contexts }, t, pre);
+          if (p.ok === "again") {
+            await deferPlan(ctx, tx, job);
+            continue;
+          }
           if (p.ok) {
             replaced.push({ job, cells: p.cells });
             changed = true;

@@ -61,7 +61,8 @@ export async function newestWithPrefix(q: Queryable, repoId: string, scope: stri
             eq(c.scope, scope),
             eq(c.version, version),
             eq(c.state, "ready"),
-            sql`substr(${c.cacheKey}, 1, ${prefix.length}) = ${prefix}`,
+            // Both databases count characters (code points), not UTF-16 units.
+            sql`substr(${c.cacheKey}, 1, ${[...prefix].length}) = ${prefix}`,
           ),
         )
         .orderBy(desc(c.createdAt), desc(c.id))

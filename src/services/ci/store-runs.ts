@@ -233,6 +233,12 @@ export async function shownJobById(q: Queryable, id: string): Promise<JobShown |
   return r ? jobShownOf(r) : null;
 }
 
+/** The spec of job `id` alone (not its plan, which a placeholder's file makes hundreds of KiB), or null. */
+export async function jobSpecById(q: Queryable, id: string): Promise<unknown> {
+  const r = (await stmt(q, "jobSpecById", "SELECT spec FROM workflow_jobs WHERE id = ?").get(id)) as { spec: unknown } | null;
+  return r ? jsonOf(r.spec) : null;
+}
+
 /** The job `id`, or null. */
 export async function jobById(q: Queryable, id: string): Promise<JobRow | null> {
   const r = (await stmt(q, "jobById", "SELECT * FROM workflow_jobs WHERE id = ?").get(id)) as Record<string, any> | null;

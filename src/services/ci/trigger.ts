@@ -253,13 +253,21 @@ export function runnable(path: string, parsed: Extract<ParseWorkflowOutput, { ok
  * parser, is that file's failed run; a pool too busy to take it fails the trigger job, which the
  * job queue retries.
  */
-export async function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
+export function parseOnThread(ctx: Ctx, input: ParseWorkflowInput): Promise<ParseWorkflowOutput> {
+  return parserAnswer(input.path, () => ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs }));
+}
+
+/**
+ * The answer of a parse of the file at `path` on a thread (`parse`, run within WORKFLOW_LIMITS.parseMs):
+ * a time limit or a broken parser is the file's error; a busy, closed or aborted pool throws.
+ */
+export async function parserAnswer<T>(path: string, parse: () => Promise<T>): Promise<T | { ok: false; error: string }> {
   try {
-    return await ctx.threads.run("ci.parseWorkflow", input, { timeLimitMs: WORKFLOW_LIMITS.parseMs });
+    return await parse();
   } catch (e) {
     if (!(e instanceof ThreadTaskError) || e.kind === "busy" || e.kind === "closed" || e.kind === "aborted") throw e;
-    if (e.kind === "time_limit") return { ok: false, error: `${input.path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
-    return { ok: false, error: `${input.path}: the file could not be parsed (${e.message.slice(0, 200)})` };
+    if (e.kind === "time_limit") return { ok: false, error: `${path}: parsing took longer than ${WORKFLOW_LIMITS.parseMs / 1000} s; simplify the file` };
+    return { ok: false, error: `${path}: the file could not be parsed (${e.message.slice(0, 200)})` };
   }
 }
 

@@ -13,7 +13,8 @@
 // whose id did not change, so its cost is bounded by the locked paths, not by the size of the
 // push: a push touching a million paths reads at most a few trees per locked directory.
 import { isTreeMode, parseCommit, parseTree, type TreeEntry } from "../../git/object.ts";
-import { ZERO_OID, type ObjectReader, type Oid, type Ref, type RefCommand } from "../../git/types.ts";
+import { hashObject } from "../../git/oid.ts";
+import { ZERO_OID, type ObjectReader, type Oid, type RawObject, type Ref, type RefCommand } from "../../git/types.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import type { Ctx } from "../context.ts";
 import * as store from "./store.ts";
@@ -115,6 +116,14 @@ async function touchedLocks(trees: TreeReader, a: Oid | null, b: Oid | null, nod
   return found.flat();
 }
 
+/**
+ * The locks whose path differs between trees `from` and `to` (null: empty), in path order: the
+ * walk of one ref update, exposed for the differential test against a full tree comparison.
+ */
+export async function locksTouched(objects: ObjectReader, from: Oid | null, to: Oid | null, locks: readonly LockedPath[]): Promise<LockedPath[]> {
+  return touchedLocks(new TreeReader(objects), from, to, pathTree(locks));
+}
+
 /** The reason git shows for a ref whose update touches `touched` (others' locks). */
 function refusalOf(touched: readonly LockedPath[]): string {
   const [first] = touched as [LockedPath];
@@ -154,4 +163,17 @@ export async function lockRefusals(
     if (touched.length) out.set(c.ref, refusalOf(touched));
   }
   return out;
+}
+
+/** `reader` with `extra` objects made in memory in front (a commit the API builds before it is stored). */
+export function withObjects(reader: ObjectReader, extra: readonly RawObject[]): ObjectReader {
+  const made = new Map<Oid, RawObject>(extra.map((o) => [hashObject(o.type, o.data), o]));
+  return {
+    has: async (oid) => made.has(oid) || reader.has(oid),
+    read: async (oid) => made.get(oid) ?? reader.read(oid),
+    readHeader: async (oid) => {
+      const o = made.get(oid);
+      return o ? { type: o.type, size: o.data.length } : reader.readHeader(oid);
+    },
+  };
 }

@@ -80,6 +80,7 @@ const REFUSALS: { readonly [C in ErrorCode]: StatusRefusal | null } = Object.fre
   payment_required: "payment",
   forbidden: "forbidden",
   not_found: "not-found",
+  gone: "not-found",
   conflict: "bad-request",
   too_large: "too-large",
   unsupported_media_type: "bad-request",

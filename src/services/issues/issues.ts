@@ -319,16 +319,13 @@ export async function listIssues(ctx: Ctx, t: RepoTarget, q: IssueListQuery): Pr
   const { filter, empty } = await filterOf(ctx, t.repo.id, q);
   if (empty) return { issues: [], next_cursor: null, counts: { open: 0, closed: 0 } };
   const asOf = page.after ? page.after[0] : now();
-  const [rows, counts] = await Promise.all([
-    store.listIssues(ctx.db.read, filter, {
-      sort,
-      dir,
-      asOf,
-      after: page.after ? [page.after[1], page.after[2]] : null,
-      limit: page.limit + 1,
-    }),
-    store.stateCounts(ctx.db.read, filter),
-  ]);
+  const { rows, counts } = await store.listPage(ctx.db.read, filter, {
+    sort,
+    dir,
+    asOf,
+    after: page.after ? [page.after[1], page.after[2]] : null,
+    limit: page.limit + 1,
+  });
   const more = rows.length > page.limit;
   const items = more ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];

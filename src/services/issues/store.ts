@@ -5,6 +5,7 @@ import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, or, type SQL,
 import type { issueComments, issueEvents, issues, labels } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { dialectOf } from "../../db/dialect-of.ts";
+import { x } from "../../db/dialect.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
 
@@ -147,17 +148,174 @@ function conditions(q: Queryable, f: ListFilter, withState: boolean): SQL[] {
   return out;
 }
 
+/** The columns a list sorts, counts and pages on (the page's rows are read whole afterwards). */
+interface Narrow {
+  id: string;
+  number: number;
+  state: "open" | "closed";
+  updatedAt: number;
+  comments: number;
+  createdAt: number;
+}
+
+/** Options of a list page. */
+export interface PageOptions {
+  sort: SortKey;
+  dir: "asc" | "desc";
+  /** The time of the first page: later pages place issues by their sort key then. */
+  asOf: number;
+  /** The position after which the page starts: [key, number]. */
+  after: [number, number] | null;
+  limit: number;
+}
+
 /**
  * A page of issues in `sort` order as it stood at `asOf`, after position `after` ([key, number])
- * when given: rows not updated since `asOf` by their current key (the index walks them), rows
- * updated since by the key they had at `asOf` (`keysAt`), rows created since left out. So each issue
- * of the list appears once however the issues change between pages.
+ * when given, and the counts per state of every filter but the state. Rows not updated since
+ * `asOf` are placed by their current key, rows updated since by the key they had at `asOf`
+ * (`keysAt`), rows created since are left out: each issue of the list appears once however the
+ * issues change between pages.
+ *
+ * Two plans. With a set filter (labels, an assignee, search words) the matching issues are read
+ * narrow from the most selective one (a label's or assignee's rows, the text index), then counted,
+ * sorted and cut in memory: a rare label or word never walks the whole repository. Without one,
+ * the page is walked in index order and counted from the state index.
  */
-export async function listIssues(
+export async function listPage(
   q: Queryable,
   f: ListFilter,
-  o: { sort: SortKey; dir: "asc" | "desc"; asOf: number; after: [number, number] | null; limit: number },
-): Promise<{ row: IssueRow; key: number }[]> {
+  o: PageOptions,
+): Promise<{ rows: { row: IssueRow; key: number }[]; counts: { open: number; closed: number } }> {
+  const driver = f.labelIds.length || f.words.length || (f.assignee && f.assignee !== "none") ? await driverOf(q, f) : null;
+  if (driver === null || driver.size > NARROW_MAX) {
+    const rows = await walk(q, f, o);
+    return { rows, counts: driver ? await drivenCounts(q, driver) : await stateCounts(q, f) };
+  }
+  const narrow = await matching(q, driver);
+  const counts = { open: 0, closed: 0 };
+  for (const r of narrow) counts[r.state]++;
+  const inState = f.state ? narrow.filter((r) => r.state === f.state) : narrow;
+  const present = inState.filter((r) => r.createdAt <= o.asOf);
+  const moved = present.filter((r) => r.updatedAt > o.asOf);
+  const then = moved.length && o.sort !== "created" ? await keysAt(q, moved, o.sort, o.asOf) : null;
+  const keyOf = (r: Narrow) => (then?.has(r.id) ? then.get(r.id)! : o.sort === "updated" ? r.updatedAt : o.sort === "comments" ? r.comments : r.number);
+  const keyed = present.map((r) => ({ r, key: keyOf(r) }));
+  const desc_ = o.dir === "desc";
+  const after = o.after;
+  const beyond = (k: number, n: number) =>
+    !after || (desc_ ? k < after[0] || (k === after[0] && n < after[1]) : k > after[0] || (k === after[0] && n > after[1]));
+  const page = keyed
+    .filter((x) => beyond(x.key, x.r.number))
+    .sort((a, b) => (desc_ ? b.key - a.key || b.r.number - a.r.number : a.key - b.key || a.r.number - b.r.number))
+    .slice(0, o.limit);
+  const { issues } = tables(q);
+  const full = page.length
+    ? await q
+        .select()
+        .from(issues)
+        .where(
+          inArray(
+            issues.id,
+            page.map((x) => x.r.id),
+          ),
+        )
+    : [];
+  const byId = new Map(full.map((r) => [r.id, r]));
+  return { rows: page.flatMap((x) => (byId.has(x.r.id) ? [{ row: byId.get(x.r.id)!, key: x.key }] : [])), counts };
+}
+
+/** Above this many rows in the most selective set, the page is walked in index order instead (dense matches: it stops early). */
+const NARROW_MAX = 3000;
+
+/**
+ * How the issues of a filter with a set filter are reached: from the most selective set (a label's
+ * or assignee's rows, the text index), written as a join in that order (SQLite: CROSS JOIN keeps
+ * it; the planner would otherwise walk the repository's issues and probe the set for each), and
+ * that set's size (SQLite; PostgreSQL's planner chooses by itself and is never walked: 0).
+ */
+async function driverOf(q: Queryable, f: ListFilter): Promise<{ from: SQL; where: SQL; size: number }> {
+  const { issues, issueLabels, issueAssignees } = tables(q);
+  const pg = dialectOf(q) === "pg";
+  const join = pg ? sql`JOIN` : sql`CROSS JOIN`;
+  const rest = (skipLabel: string | null, skipAssignee: boolean): SQL => {
+    const out: SQL[] = [eq(issues.repoId, f.repoId)];
+    if (f.authorId) out.push(eq(issues.authorUserId, f.authorId));
+    for (const id of f.labelIds)
+      if (id !== skipLabel) out.push(sql`EXISTS (SELECT 1 FROM ${issueLabels} WHERE ${issueLabels.issueId} = ${issues.id} AND ${issueLabels.labelId} = ${id})`);
+    if (f.assignee === "none") out.push(sql`NOT EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id})`);
+    else if (f.assignee && !skipAssignee)
+      out.push(sql`EXISTS (SELECT 1 FROM ${issueAssignees} WHERE ${issueAssignees.issueId} = ${issues.id} AND ${issueAssignees.userId} = ${f.assignee})`);
+    return and(...out)!;
+  };
+  if (f.words.length) {
+    if (pg) {
+      const ts = f.words.map((w) => `${w}:*`).join(" & ");
+      return {
+        from: sql`${issues}`,
+        where: sql`to_tsvector('simple', ${issues.title} || ' ' || coalesce(${issues.body}, '')) @@ to_tsquery('simple', ${ts}) AND ${rest(null, false)}`,
+        size: 0,
+      };
+    }
+    const match = f.words.map((w) => `"${w}"*`).join(" ");
+    const size = Number((await x(q).row<{ n: number }>(sql`SELECT count(*) AS n FROM issues_fts WHERE issues_fts MATCH ${match}`))?.n ?? 0);
+    return {
+      from: sql`issues_fts ${join} ${issues} ON ${issues.ftsRowid} = issues_fts.rowid`,
+      where: sql`issues_fts MATCH ${match} AND ${rest(null, false)}`,
+      size,
+    };
+  }
+  if (f.labelIds.length) {
+    const sizes = await q
+      .select({ id: issueLabels.labelId, n: count() })
+      .from(issueLabels)
+      .where(inArray(issueLabels.labelId, f.labelIds))
+      .groupBy(issueLabels.labelId);
+    const sizeOf = (id: string) => Number(sizes.find((s) => s.id === id)?.n ?? 0);
+    const smallest = f.labelIds.reduce((best, id) => (sizeOf(id) < sizeOf(best) ? id : best), f.labelIds[0]!);
+    return {
+      from: sql`${issueLabels} ${join} ${issues} ON ${issues.id} = ${issueLabels.issueId}`,
+      where: sql`${issueLabels.labelId} = ${smallest} AND ${rest(smallest, false)}`,
+      size: pg ? 0 : sizeOf(smallest),
+    };
+  }
+  const size = pg ? 0 : Number(one(await q.select({ n: count() }).from(issueAssignees).where(eq(issueAssignees.userId, f.assignee!)))?.n ?? 0);
+  return {
+    from: sql`${issueAssignees} ${join} ${issues} ON ${issues.id} = ${issueAssignees.issueId}`,
+    where: sql`${issueAssignees.userId} = ${f.assignee!} AND ${rest(null, true)}`,
+    size,
+  };
+}
+
+/** Every issue matching a filter with a set filter, in every state, narrow. */
+async function matching(q: Queryable, d: { from: SQL; where: SQL }): Promise<Narrow[]> {
+  const { issues } = tables(q);
+  const cols = sql`${issues.id} AS id, ${issues.number} AS number, ${issues.state} AS state, ${issues.updatedAt} AS updated_at, ${issues.comments} AS comments, ${issues.createdAt} AS created_at`;
+  const rows = await x(q).rows<{ id: string; number: number; state: Narrow["state"]; updated_at: number; comments: number; created_at: number }>(
+    sql`SELECT ${cols} FROM ${d.from} WHERE ${d.where}`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    number: Number(r.number),
+    state: r.state,
+    updatedAt: Number(r.updated_at),
+    comments: Number(r.comments),
+    createdAt: Number(r.created_at),
+  }));
+}
+
+/** The counts per state of a filter with a set filter, from its driver (no rows read out). */
+async function drivenCounts(q: Queryable, d: { from: SQL; where: SQL }): Promise<{ open: number; closed: number }> {
+  const { issues } = tables(q);
+  const rows = await x(q).rows<{ state: "open" | "closed"; n: number }>(
+    sql`SELECT ${issues.state} AS state, count(*) AS n FROM ${d.from} WHERE ${d.where} GROUP BY ${issues.state}`,
+  );
+  const out = { open: 0, closed: 0 };
+  for (const r of rows) out[r.state] = Number(r.n);
+  return out;
+}
+
+/** The walk plan: the page in index order, every filter probed per row (no set filter, or a large one: matches are dense). */
+async function walk(q: Queryable, f: ListFilter, o: PageOptions): Promise<{ row: IssueRow; key: number }[]> {
   const { issues } = tables(q);
   const col = sortColumn(issues, o.sort);
   const order = o.dir === "desc" ? [desc(col), desc(issues.number)] : [asc(col), asc(issues.number)];
@@ -167,10 +325,13 @@ export async function listIssues(
       ? sql`${issues.number} ${sql.raw(cmp)} ${n}`
       : sql`(${col} ${sql.raw(cmp)} ${key} OR (${col} = ${key} AND ${issues.number} ${sql.raw(cmp)} ${n}))`;
   const base = conditions(q, f, true);
+  // Why `+updated_at` on SQLite: a plain range on it makes the planner pick the updated_at index
+  // and sort every open issue; the unary plus keeps the sort order's index.
+  const notMoved = dialectOf(q) === "pg" ? lte(issues.updatedAt, o.asOf) : sql`+${issues.updatedAt} <= ${o.asOf}`;
   const stable = await q
     .select()
     .from(issues)
-    .where(and(...base, lte(issues.updatedAt, o.asOf), o.after ? beyond(o.after[0], o.after[1]) : undefined))
+    .where(and(...base, notMoved, o.after ? beyond(o.after[0], o.after[1]) : undefined))
     .orderBy(...order)
     .limit(o.limit);
   const keyOf = (r: IssueRow) => (o.sort === "updated" ? r.updatedAt : o.sort === "comments" ? r.comments : r.number);
@@ -197,7 +358,7 @@ export async function listIssues(
 }
 
 /** The sort keys `rows` had at `asOf`: the last comment or event then (updated), or the comments counted then. */
-async function keysAt(q: Queryable, rows: IssueRow[], sort: "updated" | "comments", asOf: number): Promise<Map<string, number>> {
+async function keysAt(q: Queryable, rows: Pick<IssueRow, "id" | "createdAt">[], sort: "updated" | "comments", asOf: number): Promise<Map<string, number>> {
   const { issueEvents, issueComments } = tables(q);
   const ids = rows.map((r) => r.id);
   const out = new Map<string, number>();
@@ -239,7 +400,7 @@ async function keysAt(q: Queryable, rows: IssueRow[], sort: "updated" | "comment
 }
 
 /** Issues matching every filter but the state, per state. */
-export async function stateCounts(q: Queryable, f: ListFilter): Promise<{ open: number; closed: number }> {
+async function stateCounts(q: Queryable, f: ListFilter): Promise<{ open: number; closed: number }> {
   const { issues } = tables(q);
   const rows = await q
     .select({ state: issues.state, n: count() })

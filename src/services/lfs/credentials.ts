@@ -57,8 +57,16 @@ function mac(key: Buffer, payload: string): Buffer {
 
 /** A credential for `grant`. */
 export function mintCredential(ctx: Ctx, grant: LfsGrant): string {
-  const payload = Buffer.from(JSON.stringify(grant)).toString("base64url");
-  return `${LFS_CREDENTIAL_PREFIX}${payload}.${mac(macKey(ctx), payload).toString("base64url")}`;
+  return credentialMinter(ctx)(grant);
+}
+
+/** Mints many credentials with one derivation of the key (a batch of 100 objects mints 100). */
+export function credentialMinter(ctx: Ctx): (grant: LfsGrant) => string {
+  const key = macKey(ctx);
+  return (grant) => {
+    const payload = Buffer.from(JSON.stringify(grant)).toString("base64url");
+    return `${LFS_CREDENTIAL_PREFIX}${payload}.${mac(key, payload).toString("base64url")}`;
+  };
 }
 
 /** The grant of a credential if its MAC is ours and it has not expired at `nowSeconds`; null otherwise. */

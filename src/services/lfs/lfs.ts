@@ -22,7 +22,7 @@ import { requireRepoFor } from "../access/access.ts";
 import type { Principal } from "../access/principal.ts";
 import { now, type Ctx } from "../context.ts";
 import { principalForKey } from "../people/ssh-keys.ts";
-import { type ActionGrant, mintCredential, readCredential, type SshGrant } from "./credentials.ts";
+import { type ActionGrant, credentialMinter, type LfsGrant, mintCredential, readCredential, type SshGrant } from "./credentials.ts";
 import { isLfsOid, parsePointer } from "./pointer.ts";
 import * as store from "./store-lfs.ts";
 
@@ -136,6 +136,8 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
   const exp = Math.floor(now() / 1000) + ACTION_TTL_SECONDS;
   const base = lfsHref(ctx, org, repo);
   const objects: BatchObject[] = [];
+  // The credentials of fs actions and verify calls, minted with one derivation of the key.
+  let mint: ((grant: LfsGrant) => string) | undefined;
   for (const o of req.objects) {
     const size = o.size;
     if (!isLfsOid(o.oid)) {
@@ -158,11 +160,12 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
         objects.push({ oid, size, error: { code: 404, message: "Object does not exist" } });
         continue;
       }
+      mint ??= credentialMinter(ctx);
       objects.push({
         oid,
         size: row.size,
         authenticated: true,
-        actions: { download: await downloadAction(ctx, base, key, { org, repo, networkId, oid, size: row.size, exp }) },
+        actions: { download: await downloadAction(ctx, base, key, { org, repo, networkId, oid, size: row.size, exp, mint }) },
       });
       continue;
     }
@@ -180,7 +183,7 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
       continue;
     }
     const grant: ActionGrant = { kind: "action", op: "upload", networkId, repoId: repo.id, orgId: org.id, oid, size, exp };
-    const credential = { Authorization: `RemoteAuth ${mintCredential(ctx, grant)}` };
+    const credential = { Authorization: `RemoteAuth ${(mint ??= credentialMinter(ctx))(grant)}` };
     if (ctx.store.presign) {
       // Why only these headers: the URL carries the authority; the bucket must see no Authorization
       // (it would try to read it as its own and refuse: go-gitea/gitea#21525).
@@ -210,7 +213,7 @@ async function downloadAction(
   ctx: Ctx,
   base: string,
   key: string,
-  o: { org: Org; repo: Repo; networkId: string; oid: string; size: number; exp: number },
+  o: { org: Org; repo: Repo; networkId: string; oid: string; size: number; exp: number; mint: (grant: LfsGrant) => string },
 ): Promise<LfsAction> {
   if (ctx.store.presign) return { href: await ctx.store.presign("GET", key, ACTION_TTL_SECONDS), expires_in: ACTION_TTL_SECONDS };
   const grant: ActionGrant = {
@@ -223,7 +226,7 @@ async function downloadAction(
     size: o.size,
     exp: o.exp,
   };
-  return { href: `${base}/objects/${o.oid}`, header: { Authorization: `RemoteAuth ${mintCredential(ctx, grant)}` }, expires_in: ACTION_TTL_SECONDS };
+  return { href: `${base}/objects/${o.oid}`, header: { Authorization: `RemoteAuth ${o.mint(grant)}` }, expires_in: ACTION_TTL_SECONDS };
 }
 
 /** The action grant of a transfer or verify request for `oid`; 401 when the credential is missing, forged, expired or for something else. */

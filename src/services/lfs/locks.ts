@@ -10,13 +10,15 @@
 // A lock is `{ id, path, locked_at (RFC 3339), owner: { name } }`. Locks are per repository: the
 // spec's `ref` is for authentication only ("until advanced locking scenarios have been
 // developed"), so it is stored with the lock but never narrows a listing or the enforcement.
-import { AppError, Forbidden, Invalid, NotFound, Unprocessable } from "../../errors.ts";
+import { AppError, Forbidden, Invalid, NotFound, Unauthorized, Unprocessable } from "../../errors.ts";
 import { need, may, openRepoTarget, type RepoTarget } from "../access/target.ts";
-import { personOf, type Principal } from "../access/principal.ts";
+import { personOf } from "../access/principal.ts";
 import { auditActor, recordAudit } from "../audit/record.ts";
 import { now, type Ctx } from "../context.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { newId } from "../../util/ids.ts";
+import { principalForKey } from "../people/ssh-keys.ts";
+import type { LfsCaller } from "./lfs.ts";
 import * as store from "./store-locks.ts";
 import type { LockView } from "./store-locks.ts";
 
@@ -121,11 +123,20 @@ function requireWriter(t: RepoTarget): void {
 /**
  * The repository of a locking request, `{repo}` with or without `.git` (the LFS server URL is the
  * remote's URL plus `.git/info/lfs`): unseen alike when missing or unreadable (401 anonymous, else
- * 404); each operation then asks for what it needs.
+ * 404); each operation then asks for what it needs. The bearer of a `git-lfs-authenticate` answer
+ * (an SSH remote: git-lfs sends that header to the lock API too) acts as the key's owner now, on
+ * the grant's repository only, and changes locks only with an upload grant (`operation`).
  */
-export function openLockRepo(ctx: Ctx, actor: Principal, orgName: string, repoSegment: string): Promise<RepoTarget> {
+export async function openLockRepo(ctx: Ctx, caller: LfsCaller, orgName: string, repoSegment: string, operation: "download" | "upload"): Promise<RepoTarget> {
   const name = repoSegment.endsWith(".git") ? repoSegment.slice(0, -4) : repoSegment;
-  return openRepoTarget(ctx, actor, orgName, name, "repo:read");
+  if (caller.kind === "principal") return openRepoTarget(ctx, caller.principal, orgName, name, "repo:read");
+  const found = await principalForKey(ctx, caller.grant.fingerprint);
+  if (!found) throw Unauthorized("this key is no longer authorized");
+  const t = await openRepoTarget(ctx, found.principal, orgName, name, "repo:read");
+  // Why: the SSH answer names one repository and one operation, like the batch API's admission.
+  if (caller.grant.repoId !== t.repo.id) throw Unauthorized("this LFS credential is for another repository");
+  if (operation === "upload" && caller.grant.op !== "upload") throw Forbidden("this LFS credential is for downloads only");
+  return t;
 }
 
 /** What became of a lock request: taken, or the path's existing lock (the spec's 409). */

@@ -44,7 +44,9 @@ export const Usage = Type.Object(
   {
     from: Type.Integer(),
     to: Type.Integer(),
-    storage_bytes: Type.Integer({ description: "bytes of live packs and their indexes, and of the Git LFS objects the org's repositories uploaded, now" }),
+    storage_bytes: Type.Integer({
+      description: "bytes stored now: live packs and their indexes, the Git LFS objects the org's repositories uploaded, and CI artifacts",
+    }),
     repos: Type.Array(Type.Object({ name: Type.String(), bytes: Type.Integer() }), { description: "every repository, by name" }),
     transfer_bytes: Type.Integer({ description: "bytes moved by git clones, fetches and pushes in the window" }),
     ci_minutes_used: Type.Integer({ description: "minutes of hosted CI jobs that started in the window" }),

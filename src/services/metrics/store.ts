@@ -64,15 +64,18 @@ export async function bucketsIn(
 }
 
 /**
- * Bytes of every live pack (and its index) per repository of the org, plus the Git LFS objects
- * the repository uploaded first (issue 31: a fork that reuses its parent's objects adds nothing),
- * by name; repositories without either answer 0.
+ * Bytes stored per repository of the org, by name: every live pack (and its index), the Git LFS
+ * objects the repository uploaded first (issue 31: a fork that reuses its parent's objects adds
+ * nothing) and every confirmed CI artifact's zip (issue 30); repositories with none answer 0.
  */
 export async function liveBytesPerRepo(q: Queryable, orgId: string): Promise<{ name: string; bytes: number }[]> {
-  return await x(q).rows(sql`
+  const rows = await x(q).rows<{ name: string; bytes: number | string }>(sql`
     SELECT r.name AS name,
-      CAST(coalesce(sum(p.size + p.idx_size), 0) + coalesce((SELECT sum(o.size) FROM lfs_objects o WHERE o.repo_id = r.id), 0) AS BIGINT) AS bytes
-    FROM repos r LEFT JOIN packs p ON p.repo_id = r.id AND p.replaced_at IS NULL
+      CAST(coalesce((SELECT sum(p.size + p.idx_size) FROM packs p WHERE p.repo_id = r.id AND p.replaced_at IS NULL), 0)
+         + coalesce((SELECT sum(o.size) FROM lfs_objects o WHERE o.repo_id = r.id), 0)
+         + coalesce((SELECT sum(a.size) FROM ci_artifacts a WHERE a.repo_id = r.id AND a.state = 'ready'), 0) AS BIGINT) AS bytes
+    FROM repos r
     WHERE r.org_id = ${orgId}
-    GROUP BY r.id ORDER BY lower(r.name)`);
+    ORDER BY lower(r.name)`);
+  return rows.map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
 }

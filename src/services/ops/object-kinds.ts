@@ -127,8 +127,28 @@ export const LFS_OBJECTS: Readonly<ObjectKind> = {
       : "no LFS object row, and its network's root repository is gone",
 };
 
+/** CI artifacts: one zip per artifact a job uploaded (services/ci/artifacts.ts; on S3 the agent PUTs it to a presigned URL). */
+export const CI_ARTIFACTS: Readonly<ObjectKind> = {
+  name: "ci-artifact",
+  description: "CI artifacts (the zip of every confirmed upload-artifact)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/ci-artifacts/[A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64}\\.zip$`),
+  writers: ["src/services/ci/artifacts.ts"],
+  async backup(q) {
+    return (await store.artifactRows(q)).filter((a) => a.ready).map((a) => ({ key: a.key, size: a.size }));
+  },
+  async known(q) {
+    // A reservation's object may be arriving (or have arrived unconfirmed): its row accounts for it until the sweep.
+    return new Set((await store.artifactRows(q)).map((a) => a.key));
+  },
+  orphanReason: (exists) =>
+    exists
+      ? "no artifact row (the sweep deleted the row after a crash left the object; nothing reads it)"
+      : "its repository was deleted (the purge job removes it)",
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, LFS_OBJECTS];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, CI_ARTIFACTS, LFS_OBJECTS];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {

@@ -102,6 +102,12 @@ export async function cacheEntryFiles(q: Queryable, opts: { readyOnly: boolean }
   return await (opts.readyOnly ? rows.where(sql`${c.state} = 'ready'`) : rows);
 }
 
+/** Every CI artifact row's object: its key, size and whether it is confirmed (ready). */
+export async function artifactRows(q: Queryable): Promise<{ key: string; size: number; ready: boolean }[]> {
+  const rows = await x(q).rows<{ key: string; size: number; state: string }>(sql`SELECT key, size, state FROM ci_artifacts ORDER BY key`);
+  return rows.map((r) => ({ key: r.key, size: Number(r.size), ready: r.state === "ready" }));
+}
+
 /** Jobs of one repository that have written log text (log_size > 0), with their run and key, for fsck. */
 export async function jobsWithLogs(q: Queryable, repoId: string): Promise<{ id: string; runId: string; key: string; logSize: number }[]> {
   return await x(q).rows<{ id: string; runId: string; key: string; logSize: number }>(sql`

@@ -19,7 +19,8 @@ import { now, type Ctx } from "../context.ts";
 import { openSnapshot, readRef } from "../git/snapshot.ts";
 import { recordMetric } from "../metrics/record.ts";
 import { personOf } from "../access/principal.ts";
-import { refPolicy } from "../git/policy.ts";
+import { refPolicy, withRefusals } from "../git/policy.ts";
+import { lockRefusals, withObjects } from "../git/lfs-locks.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import { MAX_OPERATIONS, type CommitCreated, type CommitOperation, type CommitRequest } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -229,6 +230,10 @@ export async function commitOperations(ctx: Ctx, t: RepoTarget, body: CommitRequ
       throw e instanceof FsckError ? Invalid(e.message) : e;
     });
 
+    // LFS locks of others refuse the commit as they refuse a push (git/lfs-locks.ts).
+    const update = { ref, oldOid: tip ?? ZERO_OID, newOid: commit };
+    const locked = await lockRefusals(ctx, repo, snapshot.refs, withObjects(snapshot.objects, objects), [update], person?.id ?? null);
+
     // The tiny pack goes through the same publish path as a push.
     const built = buildPack(objects);
     const idx = writePackIndex(built.entries, built.checksum);
@@ -249,7 +254,7 @@ export async function commitOperations(ctx: Ctx, t: RepoTarget, body: CommitRequ
           atomic: true,
           event: { via: "api", commit, branch },
           actorUserId: person?.id ?? null,
-          policy: refPolicy(repo, "commit-api"),
+          policy: withRefusals(refPolicy(repo, "commit-api"), locked),
           also: async (tx) => {
             await extras.also?.(tx, { commit, parent: tip });
             if (hasContext)

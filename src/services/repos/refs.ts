@@ -8,7 +8,8 @@ import type { Ctx } from "../context.ts";
 import { openSnapshot, readRef, readRefs } from "../git/snapshot.ts";
 import { firstUnreachableNamed } from "../git/reach.ts";
 import { personOf } from "../access/principal.ts";
-import { forbidsForcePush, refPolicy } from "../git/policy.ts";
+import { forbidsForcePush, refPolicy, withRefusals } from "../git/policy.ts";
+import { lockRefusals } from "../git/lfs-locks.ts";
 import { publish, refusalReason, type RefOutcome } from "../git/publish.ts";
 import type { Ref, RefList, RefPut } from "./schemas.ts";
 
@@ -67,11 +68,14 @@ export async function putRef(ctx: Ctx, t: RepoTarget, name: string, body: RefPut
   if (hasExpected && old !== current) throw Conflict(`ref ${name} is not where you expected`, { current });
   const fastForward =
     old && header.type === "commit" && (await forbidsForcePush(ctx, repo, name)) ? await isAncestor(snapshot.objects, old, body.target) : undefined;
-  const results = await publish(ctx, org, repo, [{ ref: name, oldOid: old ?? ZERO_OID, newOid: body.target, fastForward }], null, {
+  const update = { ref: name, oldOid: old ?? ZERO_OID, newOid: body.target };
+  // LFS locks of others refuse moving a branch onto a commit that changes their paths, as a push would.
+  const locked = await lockRefusals(ctx, repo, snapshot.refs, snapshot.objects, [update], personOf(actor)?.id ?? null);
+  const results = await publish(ctx, org, repo, [{ ...update, fastForward }], null, {
     atomic: true,
     event: { via: "api" },
     actorUserId: personOf(actor)?.id ?? null,
-    policy: refPolicy(repo, "ref-api"),
+    policy: withRefusals(refPolicy(repo, "ref-api"), locked),
   });
   await throwUnlessApplied(ctx, repo.id, name, results.get(name)!);
   return { name, target: body.target };

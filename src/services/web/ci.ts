@@ -9,6 +9,7 @@ import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { refsOf } from "../git/snapshot.ts";
 import { dispatchableWorkflows, type DispatchableWorkflow } from "../ci/dispatch.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
+import { listRunArtifacts, type ArtifactShown } from "../ci/artifacts.ts";
 import type { Run } from "../ci/schemas.ts";
 import { listOrgValues, listRepoValues, orgSecretsReaching, type CiValueItem } from "../ci/secrets.ts";
 import { requireOrgFor } from "../access/access.ts";
@@ -78,8 +79,10 @@ export async function runView(
   repoName: string,
   runId: string,
   attempt: number | null = null,
-): Promise<{ repo: RepoBody; run: Run }> {
-  return runViewOf(ctx, await openRepo(ctx, actor, orgName, repoName), runId, attempt);
+): Promise<{ repo: RepoBody; run: Run; artifacts: ArtifactShown[] }> {
+  const t = await openRepo(ctx, actor, orgName, repoName);
+  const [v, list] = await Promise.all([runViewOf(ctx, t, runId, attempt), listRunArtifacts(ctx, t, runId)]);
+  return { ...v, artifacts: list.artifacts };
 }
 
 async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string, attempt: number | null): Promise<{ repo: RepoBody; run: Run }> {

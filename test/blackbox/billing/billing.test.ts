@@ -355,6 +355,17 @@ describe("a cancelled subscription", () => {
     expectError(await as(owner).put("/v1/orgs/acme/repos/secret/refs/refs/heads/other", { target: first }), 402, /^quota:/);
     // The lander is a writer like any other: the land request is refused the same way.
     expectError(await as(owner).post(`/v1/orgs/acme/repos/secret/changes/${change.body.number}/land`), 402, /^quota:/);
+    // Git LFS (issue 31): an upload is refused the same way, a download is not.
+    const lfsBatch = async (operation: string) => {
+      const r = await fetch(`${server.url}/acme/secret.git/info/lfs/objects/batch`, {
+        method: "POST",
+        headers: { "content-type": "application/vnd.git-lfs+json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ operation, objects: [{ oid: "0".repeat(64), size: 1 }] }),
+      });
+      return { status: r.status, message: ((await r.json()) as { message?: string }).message ?? null };
+    };
+    expect(await lfsBatch("upload")).toEqual({ status: 402, message: expect.stringMatching(/^quota: acme has no active subscription/) });
+    expect((await lfsBatch("download")).status).toBe(200);
 
     // Nothing was stored, and reading still works.
     expect((await lsRemote(g, url))["refs/heads/main"]).toBe(first);

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { caller, person, type Person } from "../../helpers/api.ts";
-import type { RunningServer } from "../../helpers/server.ts";
+import { gitSandbox, repoUrl } from "../../helpers/git.ts";
+import { mintToken, type RunningServer } from "../../helpers/server.ts";
 import { type Api, type CiServer, commitFiles, finishedRun, logOf, startCiServer } from "./helpers.ts";
 
 let ci: CiServer;
@@ -171,6 +172,7 @@ describe("uses: from repositories on this server", () => {
           cat sub/feature/feature.txt
           echo "feature-commit=\${{ steps.f.outputs.commit }} head=$(git -C sub/feature rev-parse HEAD)"
           test -f tools/greet/action.yml && echo tools-ok
+          echo "branches=$(git -C sub/feature rev-parse --abbrev-ref HEAD),$(git -C tools rev-parse --abbrev-ref HEAD),$(git rev-parse --abbrev-ref HEAD)"
           echo "tools-depth=$(git -C tools rev-list --count HEAD)"
           test -f .svc/workflows/ci.yml && echo root-ok
           git -C sub/feature config --local --get-regexp 'extraheader|credential' || echo no-credentials
@@ -190,9 +192,12 @@ describe("uses: from repositories on this server", () => {
     const m = /feature-commit=([0-9a-f]{40}) head=([0-9a-f]{40})/.exec(log);
     expect(m?.[1]).toBe(m?.[2]);
     expect(log).toContain("tools-ok");
+    expect(log).toContain("branches=feature,v1,main");
     expect(log).toContain("tools-depth=1");
     expect(log).toContain("root-ok");
     expect(log).toContain("no-credentials");
+    // git's own chatter (hints, detached-HEAD advice) stays out of the log.
+    expect(log).not.toMatch(/hint:|detached HEAD|Initialized empty/);
     expect(log).toContain(`${server.url}/acme/app.git`);
     expect(log).toContain("submodules: recursive is not supported by the svc runner");
     expect(log).toContain('actions/checkout: path "../out" leaves the workspace');
@@ -229,6 +234,13 @@ runs:
     expect(anon.status).toBe(401);
     const other = await api.post("/v1/runner/jobs/nojob/actions", { uses: "acme/tools@v1" });
     expect([401, 404]).toContain(other.status);
+    // A short name that is both a branch and a tag names the tag (git's rule): branch "both" has a newer commit, tag "both" is v1's.
+    const bothBranch = await commitFiles(api, "tools", { "both.txt": "the branch\n" }, "both");
+    using g = gitSandbox();
+    const token = await mintToken(server, owner.cookie, "acme", { scopes: ["repo:write"], label: "tagger" });
+    const dir = g.path("tools");
+    await g.ok(["clone", "-q", repoUrl(server, "acme", "tools", token), dir]);
+    await g.ok(["push", "-q", "origin", `${toolsV1}:refs/tags/both`], { cwd: dir });
     // With the running job's token (github.token), from a step.
     const long = `acme/tools@${"x".repeat(400)}`;
     const { run, log } = await runSteps(`      - shell: bash
@@ -239,15 +251,21 @@ runs:
           ask acme/tools@HEAD
           ask acme/tools@refs/heads/v1
           ask acme/tools@nope
+          ask acme/tools@both
+          ask acme/tools@refs/heads/both
           ask acme/tools/../x@v1
           ask ${long}
 `);
     expect({ state: run.state, log }).toMatchObject({ state: "success" });
     const url = `${server.url}/acme/tools.git`;
-    expect(log).toContain(`200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet"}`);
-    expect(log).toMatch(/200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":""\}/);
+    expect(log).toContain(`200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet","ref":null}`);
+    expect(log).toMatch(/200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":"","ref":"refs\/heads\/[^"]+"\}/);
     expect(log).toContain(`200 acme/tools@refs/heads/v1 => {"repo":"acme/tools","commit":"${toolsV1}"`);
     expect(log).toContain('404 acme/tools@nope => {"error":"action acme/tools: no branch, tag or commit \\"nope\\""}');
+    expect(log).toContain(`200 acme/tools@both => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"","ref":"refs/tags/both"}`);
+    expect(log).toContain(
+      `200 acme/tools@refs/heads/both => {"repo":"acme/tools","commit":"${bothBranch}","clone_url":"${url}","path":"","ref":"refs/heads/both"}`,
+    );
     expect(log).toContain("422 acme/tools/../x@v1 =>");
     expect(log).toMatch(/4\d\d acme\/tools@x{400} =>/);
   }, 120_000);

@@ -153,4 +153,116 @@ jobs:
     const [row] = dbRows<{ outputs: string }>(server, "SELECT outputs FROM workflow_jobs WHERE id = ?", job.id);
     expect(JSON.parse(row!.outputs)).toEqual({ shout: "HELLO-main", greeting: "hello-owner-world" });
   }, 120_000);
+
+  test("post phases: last registered first; post-if success() skipped once the job failed; a failing post phase fails the job", async () => {
+    const post = (name: string, postIf: string, code: number) => ({
+      [`.github/actions/${name}/action.yml`]: `name: ${name}\nruns:\n  using: node20\n  main: main.js\n  post: post.js\n  post-if: ${postIf}\n`,
+      [`.github/actions/${name}/main.js`]: `console.log("main of ${name}");\n`,
+      [`.github/actions/${name}/post.js`]: `console.log("post of ${name}"); process.exit(${code});\n`,
+    });
+    const wf = (fail: boolean) => `on: push
+jobs:
+  p:
+    runs-on: [self-hosted, actions]
+    steps:
+      - uses: actions/checkout@v4
+      - name: always
+        uses: ./.github/actions/always
+      - name: on success
+        uses: ./.github/actions/onsuccess
+      - name: failing post
+        uses: ./.github/actions/failing
+      - run: echo "tool-cache=$RUNNER_TOOL_CACHE \${{ runner.tool_cache }}"; ${fail ? "exit 3" : "true"}
+`;
+    const files = { ...post("always", "always()", 0), ...post("onsuccess", "success()", 0), ...post("failing", "always()", 1) };
+    // The job's steps pass; its failing post phase (registered last, so run first) fails it.
+    const sha = await commitFiles(api, "app", { ...files, ".svc/workflows/ci.yml": wf(false) });
+    const run = await finishedRun(api, "app", sha, 120_000);
+    const log = await logOf(server, owner, "app", run.id, run.jobs[0].id);
+    expect({ state: run.state, log }).toMatchObject({ state: "failure" });
+    expect(run.jobs[0].steps.map((s: any) => s.state)).toEqual(["success", "success", "success", "success", "success"]);
+    expect(log).toMatch(/tool-cache=(\S+)\/_tool \1\/_tool/);
+    const order = ["Post failing post", "Post on success", "Post always"].map((m) => log.indexOf(m));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(log).toContain("post of failing");
+    expect(log).toContain("##[error] Post failing post: ./.github/actions/failing: its post script failed with exit code 1");
+    // The failing post phase ran first: the success() one after it is skipped, the always() one runs.
+    expect(log).toContain("##[skipped] Post on success (the job did not succeed)");
+    expect(log).not.toContain("post of onsuccess");
+    expect(log).toContain("post of always");
+
+    // A failing step: success() post skipped, always() posts run.
+    const sha2 = await commitFiles(api, "app", { ".svc/workflows/ci.yml": wf(true) });
+    const run2 = await finishedRun(api, "app", sha2, 120_000);
+    const log2 = await logOf(server, owner, "app", run2.id, run2.jobs[0].id);
+    expect(run2.state).toBe("failure");
+    expect(log2).toContain("##[skipped] Post on success (the job did not succeed)");
+    expect(log2).toContain("post of always");
+    expect(log2).toContain("post of failing");
+  }, 120_000);
+
+  test("an action's own file never reads the job's secrets: passed through with:, they are its inputs", async () => {
+    expect((await api.put("/v1/orgs/acme/secrets/ACTION_SECRET", { value: "s3cret-for-actions" })).status).toBe(201);
+    const wf = `on: push
+jobs:
+  s:
+    runs-on: [self-hosted, actions]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: ./.github/actions/peek
+        with:
+          given: \${{ secrets.ACTION_SECRET }}
+`;
+    const sha = await commitFiles(api, "app", {
+      ".github/actions/peek/action.yml": `name: peek
+inputs:
+  given: {}
+  sneaky: { default: "d-\${{ secrets.ACTION_SECRET }}" }
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        DIRECT: x-\${{ secrets.ACTION_SECRET }}
+      run: |
+        echo "direct=$DIRECT sneaky=\${{ inputs.sneaky }}"
+        test "\${{ inputs.given }}" = "s3cret-for-actions" && echo given-ok
+`,
+      ".svc/workflows/ci.yml": wf,
+    });
+    const run = await finishedRun(api, "app", sha, 120_000);
+    const log = await logOf(server, owner, "app", run.id, run.jobs[0].id);
+    expect({ state: run.state, log }).toMatchObject({ state: "success" });
+    expect(log).toContain("direct=x- sneaky=d-");
+    expect(log).toContain("given-ok");
+  }, 120_000);
+
+  test("a uses step's timeout-minutes stops its composite action: no further inner step runs", async () => {
+    const wf = `on: push
+jobs:
+  t:
+    runs-on: [self-hosted, actions]
+    steps:
+      - uses: actions/checkout@v4
+      - name: slow composite
+        uses: ./.github/actions/slow
+        timeout-minutes: 0.05
+      - if: always()
+        run: echo after-the-job-step
+`;
+    const sha = await commitFiles(api, "app", {
+      ".github/actions/slow/action.yml":
+        "name: slow\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      run: echo slow-started; sleep 60\n    - shell: bash\n      run: echo inner-after-timeout\n",
+      ".svc/workflows/ci.yml": wf,
+    });
+    const run = await finishedRun(api, "app", sha, 120_000);
+    const log = await logOf(server, owner, "app", run.id, run.jobs[0].id);
+    expect({ state: run.state, log }).toMatchObject({ state: "failure" });
+    expect(run.jobs[0].steps.map((s: any) => s.state)).toEqual(["success", "failure", "success"]);
+    expect(log).toContain("slow-started");
+    expect(log).toContain("##[error] slow composite timed out after 0.05 minutes");
+    expect(log).not.toContain("inner-after-timeout");
+    expect(log).toContain("after-the-job-step");
+  }, 120_000);
 });

@@ -165,6 +165,31 @@ jobs:
     expect(log).toContain("Key Validation Error: Key cannot contain commas.");
     expect(log).toContain("Failed to restore cache entry. Exiting as fail-on-cache-miss is set. Input key: no-such-key");
   }, 120_000);
+  test("a job that fails saves nothing (the post phase saves on success only)", async () => {
+    const job = (fail: boolean) => `on: push
+jobs:
+  broken:
+    runs-on: [self-hosted, caches]
+    steps:
+      - id: c
+        uses: actions/cache@v4
+        with:
+          path: out
+          key: broken-key
+      - run: |
+          echo "hit=[\${{ steps.c.outputs.cache-hit }}]"
+          mkdir -p out && echo built > out/a.txt
+          ${fail ? "exit 3" : "true"}
+`;
+    const failed = await runOnce(ci, "broken", { ".svc/workflows/cache.yml": job(true) });
+    expect(failed.run.state).toBe("failure");
+    expect(failed.log).not.toContain("Cache saved");
+    const next = await runOnce(ci, "broken", { ".svc/workflows/cache.yml": job(false) });
+    expect(next.run.state).toBe("success");
+    expect(next.log).toContain("Cache not found for input keys: broken-key");
+    expect(next.log).toContain("hit=[false]");
+    expect(next.log).toContain("Cache saved with key: broken-key");
+  }, 120_000);
 });
 
 describe("S3 store (s3rver): the bytes go between the agent and the bucket", () => {

@@ -11,6 +11,7 @@ import {
   gitSshEnv,
   makeRepo,
   registerKey,
+  sshExec,
   sshUrl,
   sshWorkspace,
   startSshServer,
@@ -75,6 +76,10 @@ function remote(who: Pusher, via: Via, repo = "game"): { url: string; env: Recor
 
 /** A commit on top of `from` writing `files` and deleting `remove`; answers its id. */
 async function commitOn(from: string, files: Record<string, string>, remove: string[] = []): Promise<string> {
+  // Commits made on the server (the commit API) are fetched first.
+  if ((await g.run(["cat-file", "-e", `${from}^{commit}`], { cwd: work })).code !== 0) {
+    await g.ok(["fetch", "-q", repoUrl(server, "studio", "game", alice.token), "refs/heads/*:refs/remotes/server/*"], { cwd: work });
+  }
   await g.ok(["checkout", "-q", "-f", "--detach", from], { cwd: work });
   await g.ok(["clean", "-qfd"], { cwd: work });
   for (const p of remove) rmSync(join(work, p), { recursive: true, force: true });
@@ -203,6 +208,86 @@ describe.each(["http", "ssh"] as const)("over %s", (via) => {
       await unlock(alice, id);
     }
   });
+});
+
+test("the commit API and the ref API are refused like a push; the owner's commit passes", async () => {
+  const id = await lock(alice, "art/hero.psd");
+  const api = (who: Pusher, method: string, path: string, body: unknown) =>
+    fetch(`${server.url}/v1/orgs/studio/repos/game${path}`, {
+      method,
+      headers: { authorization: `Bearer ${who.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  try {
+    const main = (await serverRefs())["refs/heads/main"]!;
+    const put = (content: string) => ({ branch: "main", message: "edit", operations: [{ op: "put", path: "art/hero.psd", content }] });
+    const refused = await api(bob, "POST", "/commits", put("bob via the API\n"));
+    expect({ status: refused.status, error: refused.body.error }).toEqual({
+      status: 403,
+      error: expect.stringContaining(`art/hero.psd is locked by ${alice.handle} (LFS lock ${id})`),
+    });
+    const other = await api(bob, "POST", "/commits", { branch: "main", message: "readme", operations: [{ op: "put", path: "README.md", content: "api\n" }] });
+    expect(other.status).toBe(201);
+
+    // A commit touching the path reaches the server as a tag (unchecked); moving main onto it is refused.
+    const touching = await commitOn(other.body.commit, { "art/hero.psd": "bob via a tag\n" });
+    expect((await push(bob, "http", [`${touching}:refs/tags/sneak`])).code).toBe(0);
+    const moved = await api(bob, "PUT", "/refs/refs/heads/main", { target: touching, expected: other.body.commit });
+    expect({ status: moved.status, error: moved.body.error }).toEqual({ status: 403, error: expect.stringContaining(`LFS lock ${id}`) });
+    expect((await serverRefs())["refs/heads/main"]).toBe(other.body.commit);
+    expect(main).not.toBe(other.body.commit);
+
+    const own = await api(alice, "POST", "/commits", put("alice via the API\n"));
+    expect(own.status).toBe(201);
+  } finally {
+    await unlock(alice, id);
+  }
+});
+
+test("git lfs lock in an SSH clone: git-lfs-authenticate's header works on the lock API, as the key's owner", async () => {
+  const clones: Record<string, string> = {};
+  for (const who of [alice, bob]) {
+    const dir = g.path(`ssh-${who.handle}`);
+    await g.ok(["clone", "-q", sshUrl(server, "studio", "game"), dir], { env: gitSshEnv(who.key) });
+    clones[who.handle] = dir;
+  }
+  const env = (who: Pusher) => ({ cwd: clones[who.handle]!, env: gitSshEnv(who.key) });
+  const locked = await g.run(["lfs", "lock", "art/villain.psd"], env(alice));
+  expect({ code: locked.code, out: locked.stdout }).toEqual({ code: 0, out: expect.stringContaining("Locked art/villain.psd") });
+  expect(await g.ok(["lfs", "locks"], env(bob))).toMatch(new RegExp(`^art/villain\\.psd\\s+${alice.handle}\\s+ID:`, "m"));
+  const refused = await g.run(["lfs", "unlock", "art/villain.psd"], env(bob));
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain(`locked by ${alice.handle}`);
+  // Enforced on Bob's SSH push as on any other.
+  const main = (await serverRefs())["refs/heads/main"]!;
+  const edit = await commitOn(main, { "art/villain.psd": "villain by bob over ssh\n" });
+  expect((await push(bob, "ssh", [`${edit}:refs/heads/main`])).out).toContain(`art/villain.psd is locked by ${alice.handle}`);
+  expect((await g.run(["lfs", "unlock", "art/villain.psd"], env(alice))).code).toBe(0);
+  expect(await g.ok(["lfs", "locks"], env(bob))).toBe("");
+
+  // The header as git-lfs-authenticate gives it: a download grant lists but does not lock; it is good for its repository only.
+  const auth = async (repo: string, op: string) => {
+    const r = await sshExec(ws, server, bob.key, `git-lfs-authenticate studio/${repo}.git ${op}`);
+    return JSON.parse(r.stdout) as { href: string; header: Record<string, string> };
+  };
+  const down = await auth("game", "download");
+  const call = (href: string, header: Record<string, string>, method: string, path: string, body?: unknown) =>
+    fetch(`${href}${path}`, { method, headers: { ...header, "content-type": LFS, accept: LFS }, body: body === undefined ? undefined : JSON.stringify(body) });
+  expect((await call(down.href, down.header, "GET", "/locks")).status).toBe(200);
+  const denied = await call(down.href, down.header, "POST", "/locks", { path: "grant.bin" });
+  expect({ status: denied.status, body: await denied.json() }).toEqual({ status: 403, body: { message: "this LFS credential is for downloads only" } });
+  const up = await auth("game", "upload");
+  const made = await call(up.href, up.header, "POST", "/locks", { path: "grant.bin" });
+  expect(made.status).toBe(201);
+  const other = await auth("empty", "upload");
+  const elsewhere = await call(down.href.replace("/game.git", "/empty.git"), up.header, "GET", "/locks");
+  expect({ status: elsewhere.status, body: await elsewhere.json() }).toEqual({
+    status: 401,
+    body: { message: "this LFS credential is for another repository" },
+  });
+  expect((await call(other.href, other.header, "GET", "/locks")).status).toBe(200);
+  const id = ((await made.json()) as { lock: { id: string } }).lock.id;
+  expect((await call(up.href, up.header, "POST", `/locks/${id}/unlock`, {})).status).toBe(200);
 });
 
 test("the first push into an empty repository is checked against nothing: a locked path in it is refused", async () => {

@@ -74,8 +74,7 @@ beforeAll(async () => {
     member("studio", "rita@example.com", "viewer"),
   ]);
   outsider = await member("elsewhere", "oscar@example.com", "owner");
-  serviceToken = (await mintTokenWithId(server, owner.cookie, "studio", { scopes: ["repo:write"], label: "ci", kind: "service" }).catch(() => ({ token: "" })))
-    .token;
+  serviceToken = (await mintTokenWithId(server, owner.cookie, "studio", { scopes: ["repo:write"], label: "ci", kind: "service" })).token;
   const ownerOrg = { org: "studio", email: "", cookie: owner.cookie, token: owner.token };
   await createRepo(server, ownerOrg, "game");
   await createRepo(server, ownerOrg, "site", true);
@@ -128,6 +127,20 @@ describe("the git lfs client", () => {
     const own = await g.run(["lfs", "unlock", "art/villain.psd"], { cwd: a });
     expect(own.code).toBe(0);
     expect(await g.ok(["lfs", "locks"], { cwd: a })).toBe("");
+  });
+
+  test("with the git-lfs pre-push hook: the client lists the locked file from verify, and the server refuses the push", async () => {
+    const [a, b] = await Promise.all([cloneAs(alice), cloneAs(bob)]);
+    await g.ok(["lfs", "install", "--local"], { cwd: b });
+    await g.ok(["lfs", "lock", "README.md"], { cwd: a });
+    const tip = await commitFiles(g, b, { "README.md": "bob's readme\n" });
+    const r = await g.run(["push", "origin", "HEAD:main"], { cwd: b });
+    expect(r.code).not.toBe(0);
+    // git-lfs (without lfs.locksverify set) warns from /locks/verify and goes on; svc refuses.
+    expect(r.stdout).toContain(`* README.md - ${alice.handle}`);
+    expect(r.stderr).toMatch(new RegExp(`\\[remote rejected\\] HEAD -> main \\(README\\.md is locked by ${alice.handle} \\(LFS lock \\S+\\)`));
+    expect(await g.ok(["ls-remote", "origin", "refs/heads/main"], { cwd: b })).not.toContain(tip);
+    await g.ok(["lfs", "unlock", "README.md"], { cwd: a });
   });
 
   test("git lfs locks --verify splits ours and theirs", async () => {
@@ -244,7 +257,6 @@ describe("the API", () => {
   });
 
   test("a service token holds no lock: it may not lock, and every lock is theirs to it", async () => {
-    if (!serviceToken) return;
     expectLfsError(await lfs("POST", "game.git/info/lfs/locks", serviceToken, { path: "svc.bin" }), 403, /belong to a person/);
     const lock = (await lfs("POST", "game.git/info/lfs/locks", alice, { path: "svc/theirs.bin" })).body.lock;
     const v = await lfs("POST", "game.git/info/lfs/locks/verify", serviceToken, {});

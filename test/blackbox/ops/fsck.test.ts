@@ -86,6 +86,8 @@ describe("damage is found, named, and fails the run", () => {
     rmSync(packFiles(server, ids.get("missing")!, "pack")[1]!);
     // A ref moved past what is stored (as a bad restore or a hand edit would leave it).
     const db = new Database(join(server.dataDir, "svc.db"));
+    // Why a busy timeout: the running server's background work (sweeps, evictions) may hold the write lock for a moment.
+    db.run("PRAGMA busy_timeout = 30000");
     db.run("UPDATE refs SET target = ? WHERE repo_id = ?", ["1234567890abcdef1234567890abcdef12345678", ids.get("holed")!]);
     db.close();
 

@@ -1,8 +1,9 @@
 // Jobs planned once their needs ended (issue 29, DECISIONS §5 CI): a job whose matrix, name or
 // runs-on reads `needs` is one placeholder row until its needs end; release.ts then plans it
-// (workflow.ts planJobAt: the same parser, the same limits) and writes its matrix cells in its
-// place, in the verdict's transaction. Planned by the real parser, created by createRun, released
-// by failJob's verdict, in process on the test run's database (SVC_TEST_DATABASE=sqlite|pg).
+// (workflow.ts planJobAt: the same parser, the same limits, on a worker thread: the
+// `ci.planPlaceholder` job of release-plan.ts, which `end` runs after each verdict) and writes its
+// matrix cells in its place. Planned by the real parser, created by createRun, released by
+// failJob's verdict, in process on the test run's database (SVC_TEST_DATABASE=sqlite|pg).
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,12 +16,15 @@ import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
 import { createRun, type RunTrigger } from "../../../src/services/ci/create-run.ts";
 import { failJob, hostedDisabledMessage } from "../../../src/services/ci/finish.ts";
+import { CI_PLAN_PLACEHOLDER, releaseDependents } from "../../../src/services/ci/release.ts";
+import { cancelRunJobs } from "../../../src/services/ci/runs.ts";
+import { putRepoValue } from "../../../src/services/ci/secrets.ts";
 import { patchRunnerPolicy } from "../../../src/services/ci/policy.ts";
 import { notRunYet, parseWorkflow } from "../../../src/services/ci/workflow.ts";
 import { fromFork } from "../../../src/services/ci/trigger.ts";
 import * as store from "../../../src/services/ci/store-runs.ts";
 
-const { users, workflowJobs, checkResults } = testTables;
+const { users, workflowJobs, checkResults, jobs } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-release-dynamic-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const PATH = ".svc/workflows/ci.yml";
@@ -70,11 +74,37 @@ async function rowsOf(ctx: Ctx, runId: string) {
   return new Map(rows.map((j) => [j.key, j]));
 }
 
-async function end(ctx: Ctx, id: string, state: "success" | "failure", outputs?: Record<string, string>) {
+/** A job's verdict in its transaction (the release in it), and nothing after. */
+async function verdict(ctx: Ctx, id: string, state: "success" | "failure", outputs?: Record<string, string>) {
   await ctx.db.transaction(async (tx) => {
     if (outputs) await store.updateJob(tx, id, { outputs });
     await failJob(ctx, tx, (await store.jobById(tx, id))!, state, null, Date.now(), state);
   });
+}
+
+async function end(ctx: Ctx, id: string, state: "success" | "failure", outputs?: Record<string, string>) {
+  await verdict(ctx, id, state, outputs);
+  // The placeholders this released are planned off the loop (release-plan.ts): run those jobs now.
+  while ((await ctx.work.runDue({ kinds: [CI_PLAN_PLACEHOLDER] })) > 0);
+}
+
+/** The `ci.planPlaceholder` rows: pending and done (with their last error). */
+async function plannings(ctx: Ctx) {
+  const rows = await ctx.db.read.select().from(jobs).where(eq(jobs.kind, CI_PLAN_PLACEHOLDER.name));
+  return { pending: rows.filter((r) => r.doneAt === null).length, done: rows.filter((r) => r.doneAt !== null).map((r) => r.lastError) };
+}
+
+/** Runs `after` once each time the thread pool answers a `ci.planJobAt` (between the parse and the planning transaction); answers the count. */
+function betweenParseAndWrite(ctx: Ctx, after: (n: number) => Promise<void>): { calls: number } {
+  const seen = { calls: 0 };
+  const pool = ctx.threads as unknown as { run: (name: string, input: unknown, o?: unknown) => Promise<unknown> };
+  const run = pool.run.bind(pool);
+  pool.run = async (name, input, o) => {
+    const out = await run(name, input, o);
+    if (name === "ci.planJobAt") await after(++seen.calls);
+    return out;
+  };
+  return seen;
 }
 
 const workflow = (run: string) => `on: push
@@ -224,6 +254,59 @@ test("a change run's placeholder: its cells' plan-time values read the run's git
     const cell = (await rowsOf(ctx, r.runId)).get("pull_request topic linux");
     expect(cell?.state).toBe("queued");
     expect((cell?.spec as { github?: { head_ref?: string } }).github?.head_ref).toBe("topic");
+  } finally {
+    ctx.close();
+  }
+});
+
+test("the verdict leaves a released placeholder pending with one planning job; a cancel between the parse and the write plans nothing", async () => {
+  const { ctx, repo } = await setup();
+  try {
+    const { runId } = await start(ctx, repo, MATRIX);
+    const before = await rowsOf(ctx, runId);
+    await verdict(ctx, before.get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux", "mac"] }) });
+    // Nothing parsed in the verdict's transaction: the placeholder waits for its planning job.
+    expect((await rowsOf(ctx, runId)).get("run")?.state).toBe("pending");
+    expect(await plannings(ctx)).toEqual({ pending: 1, done: [] });
+    // Another release of the run (any verdict, a group) folds into the pending planning.
+    await ctx.db.transaction((tx) => releaseDependents(ctx, tx, runId, 1, Date.now()));
+    expect(await plannings(ctx)).toEqual({ pending: 1, done: [] });
+
+    // The run is cancelled after the plan was made and before it is written: the write finds the placeholder cancelled.
+    const seen = betweenParseAndWrite(ctx, async () => {
+      await ctx.db.transaction(async (tx) => void (await cancelRunJobs(ctx, tx, (await store.runOfRepo(tx, repo.id, runId))!, "cancelled", Date.now())));
+    });
+    while ((await ctx.work.runDue({ kinds: [CI_PLAN_PLACEHOLDER] })) > 0);
+    expect(seen.calls).toBe(1);
+    const after = await rowsOf(ctx, runId);
+    expect([...after.keys()].sort()).toEqual(["after", "run", "setup"]);
+    expect(after.get("run")?.state).toBe("cancelled");
+    // What needs it with always() runs, as after any cancel.
+    expect(after.get("after")?.state).toBe("queued");
+    expect(await plannings(ctx)).toEqual({ pending: 0, done: [null] });
+  } finally {
+    ctx.close();
+  }
+});
+
+test("a plan made from inputs that changed before its write (a variable edited) is not used: the placeholder is planned again", async () => {
+  const { ctx, repo, actor } = await setup();
+  try {
+    await putRepoValue(ctx, actor, "variable", "acme", "app", "STAGE", { value: "one" });
+    const yaml = workflow(`    name: "\${{ vars.STAGE }} \${{ matrix.os }}"
+    runs-on: self-hosted
+    strategy: { matrix: "\${{ fromJSON(needs.setup.outputs.matrix) }}" }`);
+    const { runId } = await start(ctx, repo, yaml);
+    const seen = betweenParseAndWrite(ctx, async (n) => {
+      if (n === 1) await putRepoValue(ctx, actor, "variable", "acme", "app", "STAGE", { value: "two" });
+    });
+    await end(ctx, (await rowsOf(ctx, runId)).get("setup")!.id, "success", { matrix: JSON.stringify({ os: ["linux"] }) });
+    expect(seen.calls).toBe(2);
+    const after = await rowsOf(ctx, runId);
+    expect(after.get("two linux")?.state).toBe("queued");
+    expect(after.has("one linux")).toBe(false);
+    // The stale plan's job ended; the planning it enqueued made the cells.
+    expect(await plannings(ctx)).toEqual({ pending: 0, done: [null, null] });
   } finally {
     ctx.close();
   }

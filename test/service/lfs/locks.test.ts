@@ -24,7 +24,7 @@ let olga: User, mel: User;
 let repo: Repo;
 
 const session = (user: User): Principal => ({ kind: "session", user, sessionId: "test" });
-const target = (user: User) => openLockRepo(ctx, session(user), "studio", "game.git");
+const target = (user: User) => openLockRepo(ctx, { kind: "principal", principal: session(user) }, "studio", "game.git", "upload");
 
 beforeAll(async () => {
   ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });

@@ -17,10 +17,17 @@ const ActionResolved = t.Object(
     commit: t.String({ description: "the commit the ref names (fetch it with the job token)" }),
     clone_url: t.String({ description: "where to fetch it over git (HTTP; the job token as a bearer header)" }),
     path: t.String({ description: 'the action\'s directory in the repository ("" for its root)' }),
+    ref: t.Union([t.String(), t.Null()], { description: "the full ref the name matched (`refs/heads/v1`, `refs/tags/v1`); null for a commit sha" }),
   },
   {
     examples: [
-      { repo: "mirrors/setup-tool", commit: "3f1c2a9d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39", clone_url: "https://svc.example.com/mirrors/setup-tool.git", path: "" },
+      {
+        repo: "mirrors/setup-tool",
+        commit: "3f1c2a9d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+        clone_url: "https://svc.example.com/mirrors/setup-tool.git",
+        path: "",
+        ref: "refs/tags/v1",
+      },
     ],
   },
 );

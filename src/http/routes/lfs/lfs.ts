@@ -100,10 +100,10 @@ async function answer(ctx: Ctx, request: Request, rawOrg: string, rawRepo: strin
 }
 
 /**
- * The batch caller: the bearer of a `git-lfs-authenticate` header, or whoever git over HTTP would
+ * The caller of the batch and lock APIs: the bearer of a `git-lfs-authenticate` header, or whoever git over HTTP would
  * see (Basic with a token as password, Bearer, a session).
  */
-async function callerOf(ctx: Ctx, request: Request, credential: string | null): Promise<LfsCaller> {
+export async function callerOf(ctx: Ctx, request: Request, credential: string | null): Promise<LfsCaller> {
   if (credential) {
     const grant = readCredential(ctx, credential, Math.floor(now() / 1000));
     if (!grant || grant.kind !== "ssh") throw new AppError("unauthenticated", "missing, expired or unusable LFS credential");

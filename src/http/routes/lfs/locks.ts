@@ -7,8 +7,9 @@
 //   `{ "message", "request_id"?, "documentation_url"? }`.
 //
 // The LFS routes speak the spec's own formats (DECISIONS §5 "Git LFS"), not `{ error }`. The
-// caller is resolved as for git over HTTP (src/http/git.ts: tokens by Basic or Bearer, 401 with a
-// Basic challenge so the client asks its credential helper, masked 404 for what it may not see).
+// caller is resolved as for the batch API (lfs.ts `callerOf`): as git over HTTP (tokens by Basic
+// or Bearer; 401 with a Basic challenge so the client asks its credential helper; masked 404 for
+// what it may not see), or the bearer of a `git-lfs-authenticate` header from an SSH remote.
 import { Elysia } from "elysia";
 import { AppError, databaseUnavailable, Invalid, RateLimited, UnsupportedMediaType } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
@@ -17,8 +18,9 @@ import { createLock, listLocks, openLockRepo, unlockLock, verifyLocks } from "..
 import { jsonTooDeep, JSON_MAX_DEPTH } from "../../body.ts";
 import { errorResponse } from "../../errors.ts";
 import { policy } from "../../policy.ts";
-import { resolveCaller } from "../../principal.ts";
 import { requestIds } from "../../app.ts";
+import { callerOf } from "./lfs.ts";
+import { credentialOf } from "../../../services/lfs/credentials.ts";
 
 /** The media type of every LFS request and answer. */
 export const LFS_MEDIA_TYPE = "application/vnd.git-lfs+json";
@@ -43,8 +45,12 @@ function lfsError(ctx: Ctx, request: Request, thrown: unknown): Response {
     return lfsJson(500, { message: "internal error", request_id: id });
   }
   const headers: Record<string, string> = {};
-  // Why the challenge: git-lfs asks the credential helper and retries, as git does.
-  if (error.code === "unauthenticated") headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  // Why the challenge: git-lfs asks the credential helper and retries, as git does (it reads
+  // LFS-Authenticate first; the batch API sends both too).
+  if (error.code === "unauthenticated") {
+    headers["lfs-authenticate"] = 'Basic realm="svc"';
+    headers["www-authenticate"] = 'Basic realm="svc", charset="UTF-8"';
+  }
   if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterSeconds);
   if (error.extra.code === "database_unavailable") headers["retry-after"] = "5";
   return lfsJson(error.status, { message: error.message }, headers);
@@ -69,11 +75,11 @@ function bodyOf(request: Request, raw: unknown): unknown {
 export function lfsLockRoutes(ctx: Ctx) {
   /** Resolves the caller and the repository, runs `fn`, and answers in the spec's format. */
   const serve =
-    (fn: (t: RepoTarget, request: Request, body: unknown) => Promise<Response>) =>
+    (operation: "download" | "upload", fn: (t: RepoTarget, request: Request, body: unknown) => Promise<Response>) =>
     async ({ request, params, body }: { request: Request; params: { org: string; repo: string }; body: unknown }): Promise<Response> => {
       try {
-        const actor = await resolveCaller(ctx, request);
-        const t = await openLockRepo(ctx, actor, params.org, params.repo);
+        const caller = await callerOf(ctx, request, credentialOf(request.headers.get("authorization")));
+        const t = await openLockRepo(ctx, caller, params.org, params.repo, operation);
         return await fn(t, request, body);
       } catch (error) {
         return lfsError(ctx, request, error);
@@ -82,7 +88,7 @@ export function lfsLockRoutes(ctx: Ctx) {
   return new Elysia({ name: "routes.lfs.locks" })
     .post(
       "/:org/:repo/info/lfs/locks",
-      serve(async (t, request, raw) => {
+      serve("upload", async (t, request, raw) => {
         const outcome = await createLock(ctx, t, bodyOf(request, raw));
         if (outcome.kind === "exists") return lfsJson(409, { lock: outcome.lock, message: outcome.message });
         return lfsJson(201, { lock: outcome.lock });
@@ -91,18 +97,18 @@ export function lfsLockRoutes(ctx: Ctx) {
     )
     .get(
       "/:org/:repo/info/lfs/locks",
-      serve(async (t, request) => lfsJson(200, await listLocks(ctx, t, Object.fromEntries(new URL(request.url).searchParams)))),
+      serve("download", async (t, request) => lfsJson(200, await listLocks(ctx, t, Object.fromEntries(new URL(request.url).searchParams)))),
       HIDDEN,
     )
     .post(
       "/:org/:repo/info/lfs/locks/verify",
-      serve(async (t, request, raw) => lfsJson(200, await verifyLocks(ctx, t, bodyOf(request, raw)))),
+      serve("upload", async (t, request, raw) => lfsJson(200, await verifyLocks(ctx, t, bodyOf(request, raw)))),
       LOCK_ROUTE,
     )
     .post(
       "/:org/:repo/info/lfs/locks/:id/unlock",
       async (c: { request: Request; params: { org: string; repo: string; id: string }; body: unknown }) =>
-        serve(async (t, request, raw) => lfsJson(200, await unlockLock(ctx, t, c.params.id, bodyOf(request, raw))))(c),
+        serve("upload", async (t, request, raw) => lfsJson(200, await unlockLock(ctx, t, c.params.id, bodyOf(request, raw))))(c),
       LOCK_ROUTE,
     );
 }

@@ -7,6 +7,8 @@ import { openRepo } from "../../../services/repos/repos.ts";
 import { attemptOf, jobView, runView, runsView } from "../../../services/web/ci.ts";
 import { dispatchWorkflow } from "../../../services/ci/dispatch.ts";
 import { rerunRun } from "../../../services/ci/rerun.ts";
+import { downloadArtifact } from "../../../services/ci/artifacts.ts";
+import { zipAnswer } from "../../artifact-file.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import type { AppError } from "../../../errors.ts";
 import { field, postForm } from "../kit/forms.ts";
@@ -85,7 +87,7 @@ export function ciWebRoutes(ctx: Ctx) {
         const org = orgParam(params.org);
         return draw(request, async (actor, frame) => {
           const v = await runView(ctx, actor, org, params.repo, params.id, attemptOf(queryParam(query, "attempt")));
-          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf)));
+          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, undefined, v.artifacts)));
         });
       },
       HIDE,
@@ -102,7 +104,7 @@ export function ciWebRoutes(ctx: Ctx) {
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);
-            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message, v.artifacts)), e.status);
           },
         });
       },
@@ -120,8 +122,21 @@ export function ciWebRoutes(ctx: Ctx) {
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);
-            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message)), e.status);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message, v.artifacts)), e.status);
           },
+        });
+      },
+      HIDE,
+    )
+    .get(
+      "/:org/:repo/runs/:id/artifacts/:artifact",
+      ({ request, params }) => {
+        const org = orgParam(params.org);
+        return draw(request, async (actor) => {
+          // The API's zip for the page's link: a redirect to the bucket (S3) or the file, under the same access check.
+          const out = await downloadArtifact(ctx, await openRepo(ctx, actor, org, params.repo), params.artifact, params.id);
+          if (out.kind === "redirect") return new Response(null, { status: 302, headers: { location: out.url, "cache-control": "no-store" } });
+          return zipAnswer(request, out, true);
         });
       },
       HIDE,

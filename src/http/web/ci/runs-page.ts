@@ -6,6 +6,8 @@ import { html, seg, type Html } from "../kit/html.ts";
 import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 import { dispatchBox, type DispatchRefusal } from "./dispatch-form.ts";
 import { jobColumns } from "./graph.ts";
+import { artifactsSection } from "./artifacts-list.ts";
+import type { ArtifactShown } from "../../../services/ci/artifacts.ts";
 
 /** `/{org}/{repo}/runs` */
 export function runsHref(repo: Pick<RepoBody, "org" | "name">): string {
@@ -138,7 +140,7 @@ function rerunForms(repo: RepoBody, run: Run, csrf: string | null): Html {
 }
 
 /** One run: what it ran on, its job graph, its jobs with their steps, and cancelling (for writers, while it runs). */
-export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string): Html {
+export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string, artifacts: readonly ArtifactShown[] = []): Html {
   const shown = run.jobs;
   const jobs = shown.map(
     (
@@ -160,5 +162,5 @@ ${
   shown.length
     ? html`<section class="box" aria-labelledby="graph-h"><header><h2 id="graph-h" class="inh">Jobs</h2>${attemptSwitcher(repo, run)}</header>${jobGraph(repo, run, shown, now)}</section>${jobs}`
     : html`<p class="muted">This run has no jobs.</p>`
-}</div>`;
+}${artifactsSection(repo, run.id, artifacts)}</div>`;
 }

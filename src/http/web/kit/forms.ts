@@ -62,6 +62,7 @@ export function answerTo(code: ErrorCode, kind?: FormSpec<unknown>["kind"]): "ag
     case "unauthenticated":
       return kind === "session" ? "again" : kind === "link" ? "error-page" : "sign-in";
     case "not_found":
+    case "gone":
       return kind === "lookup" ? "again" : "error-page";
     case "internal":
     case "upstream":
