@@ -95,8 +95,14 @@ function closing(response: Response): Response {
 
 const GIT_PATH = /^\/[^/]+\/[^/]+\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 
-/** A bounded route label for a path no application route matched: the git endpoints, else "unrouted" (unknown paths, credentials refused before routing). */
+/** The Git LFS paths answered ahead of routing (routes/lfs/lfs.ts). */
+const LFS_PATH = /^\/[^/]+\/[^/]+\/info\/lfs\/(objects\/batch|objects\/[0-9a-f]{64}|verify)$/;
+
+/** A bounded route label for a path no application route matched: the git and Git LFS endpoints, else "unrouted" (unknown paths, credentials refused before routing). */
 function gitRouteOf(path: string): string {
   const m = GIT_PATH.exec(path);
-  return m ? `/:org/:repo.git/${m[1]}` : "unrouted";
+  if (m) return `/:org/:repo.git/${m[1]}`;
+  const lfs = LFS_PATH.exec(path);
+  if (lfs) return `/:org/:repo.git/info/lfs/${lfs[1] === "objects/batch" || lfs[1] === "verify" ? lfs[1] : "objects/:oid"}`;
+  return "unrouted";
 }

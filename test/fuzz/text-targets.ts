@@ -473,8 +473,8 @@ const MESSAGES = [
 /**
  * Issue references in commit and change text (issue 32) and the list's search words: on mutated
  * messages, `referencesIn` answers at most 50 numbers each, every one a positive integer the text
- * holds as `#N`, closed ones among the mentioned; `searchWords` answers at most 8 words of letters,
- * digits and `_`, at most 64 characters each. The issue links of the reference pass go only to
+ * holds as `#N`, closed ones among the mentioned; `searchWords` answers at most 8 words of letters
+ * and digits, at most 64 characters each. The issue links of the reference pass go only to
  * the issue numbers given, under /issues/.
  */
 export function issueRefsTarget(): Target {
@@ -490,7 +490,7 @@ export function issueRefsTarget(): Target {
         if (!Number.isSafeInteger(n) || n < 1 || !text.includes(`#${n}`)) throw new Error(`a number ${n} not in ${JSON.stringify(text.slice(0, 200))}`);
       for (const n of refs.closes) if (!refs.mentioned.includes(n)) throw new Error(`closes #${n} without mentioning it`);
       const words = searchWords(text);
-      if (words.length > 8 || words.some((w) => w.length > 64 || !/^[\p{L}\p{N}_]+$/u.test(w))) throw new Error(`bad words ${JSON.stringify(words)}`);
+      if (words.length > 8 || words.some((w) => w.length > 64 || !/^[\p{L}\p{N}]+$/u.test(w))) throw new Error(`bad words ${JSON.stringify(words)}`);
       const markup = markdownToHtml(text, { repo: "/acme/app", ref: "main", dir: "" });
       const found = collectRefs(markup);
       const issues = new Set(found.numbers.filter(() => r.chance(0.5)));

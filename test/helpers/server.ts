@@ -1,5 +1,6 @@
 // Starts the real server as a user would: `bun src/main.ts serve` on port 0 with a temp data
 // dir, waiting for the `listening` line. Also runs CLI commands against the same data dir.
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -177,4 +178,16 @@ export async function mintToken(server: RunningServer, cookie: string, org: stri
 export function tempDir(prefix = "svc-"): { path: string; [Symbol.dispose](): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * The running server's SQLite database, opened beside it by a test (to read, or to plant a state
+ * no route makes). Why the busy timeout: the server's background work (sweeps, evictions, GC
+ * passes) may hold the write lock at that moment; a write must wait for it, not fail with
+ * "database is locked".
+ */
+export function serverDb(server: RunningServer, opts: { readonly?: boolean } = {}): Database {
+  const db = new Database(join(server.dataDir, "svc.db"), opts.readonly ? { readonly: true } : undefined);
+  db.run("PRAGMA busy_timeout = 30000");
+  return db;
 }

@@ -21,6 +21,12 @@ export const lfsObjects = sqliteTable(
     repoId: text("repo_id"),
     orgId: text("org_id"),
     createdAt: createdAt(),
+    /**
+     * When a batch last told a client the server already has the object (so the client will push
+     * a pointer to it without uploading): GC's grace period counts from the later of this and
+     * `created_at`, so an object offered just now is never collected before the push that needs it lands.
+     */
+    touchedAt: integer("touched_at"),
   },
   (t) => [primaryKey({ columns: [t.networkId, t.oid] }), index("lfs_objects_repo_idx").on(t.repoId), index("lfs_objects_org_idx").on(t.orgId)],
 );

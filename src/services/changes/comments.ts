@@ -180,36 +180,40 @@ export async function renderBody(
     return { html: `<pre>${escapeText(body)}</pre>`, mentions: [] };
   }
   const refs = collectRefs(html);
-  const [numbers, people, repos] = await Promise.all([
+  const [numbers, issues, people, repos] = await Promise.all([
     cstore.existingChangeNumbers(ctx.db.read, change.repoId, refs.numbers),
+    cstore.existingIssueNumbers(ctx.db.read, change.repoId, refs.numbers),
     cstore.usersByHandles(ctx.db.read, refs.handles),
     crossRefTargets(ctx, change.repoId, refs.repos),
   ]);
   return {
-    html: linkRefs(html, { repoPath, changes: numbers, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])), repos }),
+    html: linkRefs(html, { repoPath, changes: numbers, issues, people: new Map(people.map((p) => [p.handle.toLowerCase(), p.handle])), repos }),
     mentions: people,
   };
 }
 
 /**
- * What `org/repo#N` may link to: changes that exist in a public repository or in the comment's
- * own. Rendered once for every reader, so a private repository's name stays text: a link (or its
- * absence beside other links) would tell a reader who cannot see it that it exists.
+ * What `org/repo#N` may link to: changes and issues that exist in a public repository or in the
+ * comment's own. Rendered once for every reader, so a private repository's name stays text: a link
+ * (or its absence beside other links) would tell a reader who cannot see it that it exists.
  */
-async function crossRefTargets(ctx: Ctx, ownRepoId: string, refs: CrossRefs): Promise<Map<string, { repoPath: string; changes: Set<number> }>> {
-  const out = new Map<string, { repoPath: string; changes: Set<number> }>();
+async function crossRefTargets(
+  ctx: Ctx,
+  ownRepoId: string,
+  refs: CrossRefs,
+): Promise<Map<string, { repoPath: string; changes: Set<number>; issues: Set<number> }>> {
+  const out = new Map<string, { repoPath: string; changes: Set<number>; issues: Set<number> }>();
   if (!refs.size) return out;
   const linkable = (await cstore.reposByFullNames(ctx.db.read, [...refs.values()])).filter((r) => r.public || r.id === ownRepoId);
   const numbers = linkable.flatMap((r) => refs.get(repoKey(r.org, r.name))?.numbers ?? []);
-  const found = await cstore.changeNumbersIn(
-    ctx.db.read,
-    linkable.map((r) => r.id),
-    numbers,
-  );
+  const ids = linkable.map((r) => r.id);
+  const [found, foundIssues] = await Promise.all([cstore.changeNumbersIn(ctx.db.read, ids, numbers), cstore.issueNumbersIn(ctx.db.read, ids, numbers)]);
   for (const r of linkable) {
     const wanted = new Set(refs.get(repoKey(r.org, r.name))?.numbers ?? []);
     const changes = new Set(found.filter((f) => f.repoId === r.id && wanted.has(f.number)).map((f) => f.number));
-    if (changes.size) out.set(repoKey(r.org, r.name), { repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`, changes });
+    const issues = new Set(foundIssues.filter((f) => f.repoId === r.id && wanted.has(f.number)).map((f) => f.number));
+    if (changes.size || issues.size)
+      out.set(repoKey(r.org, r.name), { repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`, changes, issues });
   }
   return out;
 }

@@ -34,7 +34,8 @@ import { PackSet } from "../../git/pack-set.ts";
 import { publish, type PackToPublish } from "../git/publish.ts";
 import { closurePack } from "../git/share.ts";
 import { openSnapshot } from "../git/snapshot.ts";
-import { protectionOfBranch, refPolicy } from "../git/policy.ts";
+import { protectionOfBranch, refPolicy, withRefusals } from "../git/policy.ts";
+import { lockRefusals, withObjects } from "../git/lfs-locks.ts";
 import { changesBeneath, ejectChange } from "./changes.ts";
 import { approvalFields, stackApprovals } from "./approvals.ts";
 import type { Verdict } from "./schemas.ts";
@@ -137,6 +138,8 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
   }
 
   let newTip: Oid;
+  /** The merge's new objects (none for a fast-forward), for the LFS lock check. */
+  let made: RawObject[] = [];
   let pack: PackToPublish | null = null;
   let cleanup: string[] = [];
   if (tip === change.head || (await reaches(cache, change.head, tip))) {
@@ -168,6 +171,7 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
     const objects: RawObject[] = [];
     for (const obj of merged.objects) if (!(await snapshot.objects.has(hashObject(obj.type, obj.data)))) objects.push(obj);
     objects.push({ type: "commit", data: commit });
+    made = objects;
     // The same object checks as a push (git's receive.fsckObjects, issue 11): the merged trees are
     // new objects, so a bad name or mode that slipped into either side is refused here too.
     try {
@@ -227,13 +231,16 @@ async function attempt(ctx: Ctx, repoId: string, target: string): Promise<Step> 
       });
       return ok ? "landed" : "retry";
     }
+    // LFS locks of anyone but whoever queued the change refuse the landing as they would refuse its push.
+    const reader = made.length ? withObjects(snapshot.objects, made) : snapshot.objects;
+    const locked = await lockRefusals(ctx, repo, own.refs, reader, [{ ref, oldOid: tip, newOid: newTip }], change.queuedByUserId);
     let results: Awaited<ReturnType<typeof publish>>;
     try {
       results = await publish(ctx, org, repo, [{ ref, oldOid: tip, newOid: newTip, fastForward: true }], pack, {
         atomic: true,
         event: { via: "lander", commit: newTip, branch: target, change: change.number },
         actorUserId: change.queuedByUserId,
-        policy: refPolicy(repo, "lander"),
+        policy: withRefusals(refPolicy(repo, "lander"), locked),
         also: async (tx) => {
           // The rows must still say what was planned: queued with the same head, the stack unchanged.
           const cur = await store.changeByNumber(tx, repoId, change.number);

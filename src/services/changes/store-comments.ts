@@ -143,6 +143,27 @@ export async function existingChangeNumbers(q: Queryable, repoId: string, number
   return new Set(rows.map((r) => r.n));
 }
 
+/** Which of `numbers` are issues of the repository (numbers are shared with changes: `#N` links to whichever it is). */
+export async function existingIssueNumbers(q: Queryable, repoId: string, numbers: number[]): Promise<Set<number>> {
+  if (!numbers.length) return new Set();
+  const { issues } = tables(q);
+  const rows = await q
+    .select({ n: issues.number })
+    .from(issues)
+    .where(and(eq(issues.repoId, repoId), inArray(issues.number, [...new Set(numbers)])));
+  return new Set(rows.map((r) => r.n));
+}
+
+/** Which of `numbers` are issues of which of `repoIds`. */
+export async function issueNumbersIn(q: Queryable, repoIds: string[], numbers: number[]): Promise<{ repoId: string; number: number }[]> {
+  if (!repoIds.length || !numbers.length) return [];
+  const { issues } = tables(q);
+  return await q
+    .select({ repoId: issues.repoId, number: issues.number })
+    .from(issues)
+    .where(and(inArray(issues.repoId, [...new Set(repoIds)]), inArray(issues.number, [...new Set(numbers)])));
+}
+
 /** People by handle, case-insensitively (an `@handle` links when the person exists). */
 export async function usersByHandles(q: Queryable, handles: string[]): Promise<{ id: string; handle: string }[]> {
   if (!handles.length) return [];

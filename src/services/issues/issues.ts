@@ -261,14 +261,15 @@ export async function getIssue(ctx: Ctx, t: RepoTarget, number: number): Promise
   return (await issueBodies(ctx, [await issueRow(ctx, t, number)]))[0]!;
 }
 
-/** The search words of `q`: letters, digits and `_` runs, at most 8, each at most 64 characters. */
+/** The search words of `q`: runs of letters and digits (as both text indexes split words), at most 8, each at most 64 characters. */
 export function searchWords(q: string): string[] {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words.map((w) => w.slice(0, 64)))].slice(0, 8);
 }
 
-function isCursor(k: unknown): k is [number, number, number] {
-  return Array.isArray(k) && k.length === 3 && k.every((x) => typeof x === "number" && Number.isSafeInteger(x));
+/** A list cursor: [first page's time, key, number, open count, closed count]. */
+function isCursor(k: unknown): k is [number, number, number, number, number] {
+  return Array.isArray(k) && k.length === 5 && k.every((x) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0);
 }
 
 /** The resolved filter of a list query (unknown labels or people match nothing). */
@@ -325,6 +326,8 @@ export async function listIssues(ctx: Ctx, t: RepoTarget, q: IssueListQuery): Pr
     asOf,
     after: page.after ? [page.after[1], page.after[2]] : null,
     limit: page.limit + 1,
+    // Later pages answer the first page's counts (the list as of its time), carried in the cursor.
+    ...(page.after ? { counts: { open: page.after[3], closed: page.after[4] } } : {}),
   });
   const more = rows.length > page.limit;
   const items = more ? rows.slice(0, page.limit) : rows;
@@ -334,7 +337,7 @@ export async function listIssues(ctx: Ctx, t: RepoTarget, q: IssueListQuery): Pr
       ctx,
       items.map((i) => i.row),
     ),
-    next_cursor: more && last ? encodeCursor([asOf, last.key, last.row.number]) : null,
+    next_cursor: more && last ? encodeCursor([asOf, last.key, last.row.number, counts.open, counts.closed]) : null,
     counts,
   };
 }

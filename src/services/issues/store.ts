@@ -167,6 +167,8 @@ export interface PageOptions {
   /** The position after which the page starts: [key, number]. */
   after: [number, number] | null;
   limit: number;
+  /** The counts the first page answered (a later page carries them in its cursor instead of counting again). */
+  counts?: { open: number; closed: number };
 }
 
 /**
@@ -189,7 +191,7 @@ export async function listPage(
   const driver = f.labelIds.length || f.words.length || (f.assignee && f.assignee !== "none") ? await driverOf(q, f) : null;
   if (driver === null || driver.size > NARROW_MAX) {
     const rows = await walk(q, f, o);
-    return { rows, counts: driver ? await drivenCounts(q, driver) : await stateCounts(q, f) };
+    return { rows, counts: o.counts ?? (driver ? await drivenCounts(q, driver) : await stateCounts(q, f)) };
   }
   const narrow = await matching(q, driver);
   const counts = { open: 0, closed: 0 };
@@ -221,7 +223,7 @@ export async function listPage(
         )
     : [];
   const byId = new Map(full.map((r) => [r.id, r]));
-  return { rows: page.flatMap((x) => (byId.has(x.r.id) ? [{ row: byId.get(x.r.id)!, key: x.key }] : [])), counts };
+  return { rows: page.flatMap((x) => (byId.has(x.r.id) ? [{ row: byId.get(x.r.id)!, key: x.key }] : [])), counts: o.counts ?? counts };
 }
 
 /** Above this many rows in the most selective set, the page is walked in index order instead (dense matches: it stops early). */

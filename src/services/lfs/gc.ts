@@ -11,9 +11,11 @@
 //   row (an upload never verified) is deleted once older than the grace period.
 //
 // Runs as a periodic cluster job (once a day), one network at a time; the walk is the clone's
-// (git/object-list.ts): a few bytes per object, and only blobs under 1 KiB are read.
+// (git/object-list.ts): a few bytes per object, and only blobs under 1 KiB are read. Its object
+// reads and the scan of what it listed yield to the event loop between 5 ms slices.
 import { listObjects, SEND } from "../../git/object-list.ts";
 import { OBJ_BLOB } from "../../git/pack-entry.ts";
+import { SlicedPackSet, TimeSlice } from "../../git/time-slice.ts";
 import { now, type Ctx } from "../context.ts";
 import { jobKind } from "../jobs/kind.ts";
 import { openSnapshot } from "../git/snapshot.ts";
@@ -48,13 +50,17 @@ export async function referencedOids(ctx: Ctx, networkId: string): Promise<Set<s
   for (const repo of await store.networkRepos(ctx.db.read, networkId)) {
     try {
       const snapshot = await openSnapshot(ctx.db.read, ctx.git, repo);
-      const set = snapshot.objects;
+      // The walk shares the event loop with requests: its reads yield between slices.
+      const set = new SlicedPackSet(snapshot.objects.packs, ctx.git.multiPackIndexes);
+      const slice = new TimeSlice();
       const wants = new Set(snapshot.refs.map((r) => r.oid));
       // A change's head may live in another repository's packs (a fork's change): only those held here.
       for (const head of await store.patchsetHeads(ctx.db.read, repo.id)) if (await set.has(head)) wants.add(head);
       if (wants.size === 0) continue;
       const list = await listObjects(set, { wants: [...wants], haves: [], shallow: [] });
       for (let p = 0; p < list.flags.length; p++) {
+        const pause = slice.tick();
+        if (pause) await pause;
         if (!(list.flags[p]! & SEND) || list.types[p] !== OBJ_BLOB) continue;
         const oid = list.midx.oidAt(p);
         const header = await set.readHeader(oid);

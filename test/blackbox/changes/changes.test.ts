@@ -6,7 +6,7 @@ import { commitFiles, initRepo, lsRemote, repoUrl } from "../../helpers/git.ts";
 import { commitOk, newRepo, put, repoApi, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { dbRows, registerMachine, registrationToken, runnerHome, startAgent, until } from "../ci/helpers.ts";
 import { caller } from "../../helpers/api.ts";
-import { startServer } from "../../helpers/server.ts";
+import { startServer, serverDb } from "../../helpers/server.ts";
 
 const ORG = "lab";
 let w: World;
@@ -284,8 +284,7 @@ describe("races and restarts", () => {
       expect((await api.c.post(`${api.base}/changes`, { title: "t", branch: "f" })).status).toBe(201);
       // Stop first, then queue as the land request's transaction would have (the row is the queue).
       await server.stop();
-      const { Database } = await import("bun:sqlite");
-      const db = new Database(join(server.dataDir, "svc.db"));
+      const db = serverDb(server);
       db.run("UPDATE changes SET state = 'queued', queued_at = 1, queued_head = head");
       db.close();
       const again = await startServer({ dataDir: server.dataDir });
@@ -296,7 +295,7 @@ describe("races and restarts", () => {
           return r.state === "landed" ? r : null;
         });
         expect(c.landed_commit).toBe(f);
-        const events2 = new Database(join(server.dataDir, "svc.db"), { readonly: true });
+        const events2 = serverDb(server, { readonly: true });
         expect(events2.query("SELECT count(*) AS n FROM events WHERE kind = 'change.landed'").get()).toEqual({ n: 1 });
         events2.close();
       } finally {

@@ -67,6 +67,9 @@ jobs:
           name: blob
           path: out
           compression-level: 0
+      - run: |
+          curl -s -X POST -H "authorization: Bearer \${{ github.token }}" -H 'content-type: application/json' "$GITHUB_SERVER_URL/v1/runner/jobs/$SVC_JOB_ID/artifacts" \\
+            -d '{"name":"probe","size":3,"sha256":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}' | grep -o '"headers":{[^}]*}'
   use:
     needs: make
     runs-on: [self-hosted, s3art]
@@ -86,6 +89,10 @@ describe("artifacts on S3", () => {
     const made = /made ([0-9a-f]{64})/.exec(await logOf(server, owner, "app", run.id, jobs.make.id))?.[1];
     const got = /got ([0-9a-f]{64})/.exec(await logOf(server, owner, "app", run.id, jobs.use.id))?.[1];
     expect({ state: run.state, same: !!made && made === got }).toEqual({ state: "success", same: true });
+    // The presigned PUT signs the reserved sha256, so the bucket refuses another body (sha256("abc") in base64).
+    expect(await logOf(server, owner, "app", run.id, jobs.make.id)).toContain(
+      '"headers":{"x-amz-checksum-sha256":"ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="}',
+    );
     const [artifact] = (await api.get(`/v1/orgs/acme/repos/app/runs/${run.id}/artifacts`)).body.artifacts;
     expect(artifact.size).toBeGreaterThan(4 * MiB);
     const during = await storeBytes();

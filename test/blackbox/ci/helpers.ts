@@ -3,12 +3,11 @@
 // observable state (never sleeping for a fixed time). A test file starts with `startCiServer`
 // (server, owner, repos; `ci.machine(...)` for agents; one dispose for all) in its `beforeAll`.
 import { expect } from "bun:test";
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { caller, person, type Person } from "../../helpers/api.ts";
-import { BUN, ROOT, cleanEnv, client, runSvc, startServer, type RunningServer } from "../../helpers/server.ts";
+import { BUN, ROOT, cleanEnv, client, runSvc, startServer, type RunningServer, serverDb } from "../../helpers/server.ts";
 
 /** Polls `probe` until it returns a truthy value (or throws after `ms`). */
 export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 30_000): Promise<T> {
@@ -149,7 +148,7 @@ export async function logOf(server: RunningServer, who: Person, repo: string, ru
 
 /** Reads rows from the server's database (read-only), for records no route shows yet (audit). */
 export function dbRows<T>(server: RunningServer, query: string, ...params: (string | number)[]): T[] {
-  const db = new Database(join(server.dataDir, "svc.db"), { readonly: true });
+  const db = serverDb(server, { readonly: true });
   try {
     return db.query(query).all(...params) as T[];
   } finally {

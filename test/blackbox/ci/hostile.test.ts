@@ -2,10 +2,8 @@
 // referenced thousands of times (row 2: 100 MB of job specs, lists that parsed them all), a branch
 // glob that backtracked for seconds (row 3), and workflows of 20,000 nested brackets (row 8).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { caller, expectError } from "../../helpers/api.ts";
-import type { RunningServer } from "../../helpers/server.ts";
+import { type RunningServer, serverDb } from "../../helpers/server.ts";
 import { type Api, type CiServer, commitFiles, dbRows, runsOf, startCiServer, until } from "./helpers.ts";
 
 let ci: CiServer;
@@ -60,7 +58,7 @@ describe("row 2: expansion is bounded, lists never read job specs", () => {
       { name: "make test", state: "pending", exit_code: null },
     ]);
     // Break the spec behind the server's back: anything that parses it would now fail with a 500.
-    const db = new Database(join(server.dataDir, "svc.db"));
+    const db = serverDb(server);
     try {
       db.run("UPDATE workflow_jobs SET spec = '{not json' WHERE id = ?", [job.id]);
     } finally {

@@ -8,8 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { caller, type Person, person } from "../../helpers/api.ts";
 import { type PostgresDatabase, postgresDatabase } from "../../helpers/postgres.ts";
-import { runSvc, type RunningServer, startServer } from "../../helpers/server.ts";
-import { Database } from "bun:sqlite";
+import { runSvc, type RunningServer, startServer, serverDb } from "../../helpers/server.ts";
 import { writeFileSync } from "node:fs";
 import {
   claimJob,
@@ -211,7 +210,7 @@ const LOG_VALUE = "Lg-s3cr3t/Value+7f1d 0c9e&ok";
 
 /** Writes to the server's SQLite database (a state no route makes yet: an untrusted run). */
 function dbWrite(server: RunningServer, query: string, ...params: (string | number)[]): void {
-  const db = new Database(join(server.dataDir, "svc.db"));
+  const db = serverDb(server);
   try {
     db.exec("PRAGMA busy_timeout = 10000");
     db.query(query).run(...params);

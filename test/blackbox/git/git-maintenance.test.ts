@@ -4,9 +4,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
 import { clone, commitFiles, createRepo, fsck, gitSandbox, initRepo, lsRemote, repoUrl, setupOwner, type OrgOwner } from "../../helpers/git.ts";
-import { client, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, startServer, type RunningServer, serverDb } from "../../helpers/server.ts";
 
 setDefaultTimeout(60_000);
 
@@ -67,7 +66,7 @@ test("svc gc repacks into one pack while the server runs; clones agree and fsck 
 
 /** Live pack rows of a repository, read from the server's database. */
 function livePacks(repo: string): { name: string; reach_tips: string | null }[] {
-  const db = new Database(join(server.dataDir, "svc.db"), { readonly: true });
+  const db = serverDb(server, { readonly: true });
   try {
     return db.query("select p.name, p.reach_tips from packs p join repos r on r.id = p.repo_id where r.name = ? and p.replaced_at is null").all(repo) as {
       name: string;

@@ -1,10 +1,8 @@
 // The routing contract (issue 10 item 7; RFC 9110 §15.5.6): the caller is resolved before routing,
 // a path no route matches answers 404, a known path asked with another method answers 405 with
 // `Allow`, and every 500 is logged as one JSON line with its request id and the error's stack.
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { client, createUser, login, mintToken, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, createUser, login, mintToken, startServer, type RunningServer, serverDb } from "../../helpers/server.ts";
 import { expectError } from "../../helpers/api.ts";
 
 let server: RunningServer;
@@ -108,7 +106,7 @@ describe("405 with Allow for a known path and the wrong method", () => {
 describe("every 500 is logged with its request id and stack", () => {
   test("a database fault: 500 { error, request_id } and one JSON log line naming the id, with the stack", async () => {
     // A real fault under the running server: a table it needs disappears behind its back.
-    const db = new Database(join(server.dataDir, "svc.db"));
+    const db = serverDb(server);
     try {
       db.exec("PRAGMA foreign_keys = OFF; DROP TABLE team_members; DROP TABLE teams;");
     } finally {

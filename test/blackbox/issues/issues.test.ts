@@ -414,6 +414,9 @@ describe("references from code", () => {
     await until("referenced by the change", async () => (await events()).some((e: { kind: string }) => e.kind === "referenced"));
     expect((await events()).find((e: { kind: string }) => e.kind === "referenced").data).toEqual({ change: change.body.number, title: "Fix it" });
     expect((await as(w.owner.token).get(`${issuesOf(repo)}/${i.number}`)).body.state).toBe("open");
+    // A comment on the change links the issue where it lives (numbers are shared).
+    const note = await repo.api.c.post(`${repo.api.base}/changes/${change.body.number}/comments`, { body: `for #${i.number}` });
+    expect(note.body.body_html).toContain(`<a href="/${ORG}/land-fixes/issues/${i.number}">#${i.number}</a>`);
     expect((await repo.api.c.post(`${repo.api.base}/changes/${change.body.number}/land`)).status).toBe(202);
     const landed = await until("landed", async () => {
       const c = (await repo.api.c.get(`${repo.api.base}/changes/${change.body.number}`)).body;

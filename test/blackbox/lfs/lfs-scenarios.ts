@@ -178,6 +178,9 @@ export function lfsScenarios(label: string, boot: () => Promise<Backend>) {
       const huge = await postBatch(server.url, "acme", "assets", "x".repeat(300 * 1024), auth);
       expect(huge.status).toBe(413);
       expect(huge.body.message).toBeString();
+      // The requests are counted under their route, not "unrouted".
+      const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+      expect(metrics).toMatch(/svc_http_requests_total\{method="POST",route="\/:org\/:repo\.git\/info\/lfs\/objects\/batch",status="200"\} \d+/);
     });
 
     test("an upload whose bytes are not the object's is not counted", async () => {

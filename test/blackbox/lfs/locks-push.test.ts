@@ -7,6 +7,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { basicAuth, commitFiles, gitSandbox, initRepo, lsRemote, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 import { createUser, login } from "../../helpers/server.ts";
+import { until } from "../ci/helpers.ts";
 import {
   gitSshEnv,
   makeRepo,
@@ -239,6 +240,38 @@ test("the commit API and the ref API are refused like a push; the owner's commit
 
     const own = await api(alice, "POST", "/commits", put("alice via the API\n"));
     expect(own.status).toBe(201);
+  } finally {
+    await unlock(alice, id);
+  }
+});
+
+test("the lander ejects a change that would change a path locked since by someone else than who queued it", async () => {
+  const api = (who: Pusher, method: string, path: string, body?: unknown) =>
+    fetch(`${server.url}/v1/orgs/studio/repos/game${path}`, {
+      method,
+      headers: { authorization: `Bearer ${who.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  const main = (await serverRefs())["refs/heads/main"]!;
+  const feature = await commitOn(main, { "art/villain.psd": "villain by bob on a branch\n" });
+  expect((await push(bob, "http", [`${feature}:refs/heads/land-villain`])).code).toBe(0);
+  const change = await api(bob, "POST", "/changes", { title: "Villain", branch: "land-villain", target: "main" });
+  expect(change.status).toBe(201);
+  const id = await lock(alice, "art/villain.psd");
+  try {
+    expect((await api(bob, "POST", `/changes/${change.body.number}/land`)).status).toBe(202);
+    const done = await until("the change to settle", async () => {
+      const c = (await api(bob, "GET", `/changes/${change.body.number}`)).body;
+      return c.state === "queued" ? null : c;
+    });
+    expect({ state: done.state, verdict: done.verdict }).toEqual({
+      state: "ejected",
+      verdict: expect.objectContaining({
+        kind: "forbidden",
+        message: expect.stringContaining(`art/villain.psd is locked by ${alice.handle} (LFS lock ${id})`),
+      }),
+    });
+    expect((await serverRefs())["refs/heads/main"]).toBe(main);
   } finally {
     await unlock(alice, id);
   }

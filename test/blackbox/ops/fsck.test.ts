@@ -2,10 +2,9 @@
 // missing pack or idx, and a ref whose history has a hole, are each named and exit 1; orphan
 // files are reported without failing; --repo limits the check.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { copyFileSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, type RunningServer } from "../../helpers/server.ts";
+import { startServer, type RunningServer, serverDb } from "../../helpers/server.ts";
 import { commitFiles, createRepo, gitSandbox, initRepo, repoUrl, setupOwner, type GitSandbox, type OrgOwner } from "../../helpers/git.ts";
 
 let g: GitSandbox;
@@ -85,9 +84,7 @@ describe("damage is found, named, and fails the run", () => {
     // A pack file gone.
     rmSync(packFiles(server, ids.get("missing")!, "pack")[1]!);
     // A ref moved past what is stored (as a bad restore or a hand edit would leave it).
-    const db = new Database(join(server.dataDir, "svc.db"));
-    // Why a busy timeout: the running server's background work (sweeps, evictions) may hold the write lock for a moment.
-    db.run("PRAGMA busy_timeout = 30000");
+    const db = serverDb(server);
     db.run("UPDATE refs SET target = ? WHERE repo_id = ?", ["1234567890abcdef1234567890abcdef12345678", ids.get("holed")!]);
     db.close();
 

@@ -3,10 +3,8 @@
 // wherever a person names themself; a name stored before the rule is made safe when a commit is
 // written (brackets and control characters become spaces; nothing left: the handle).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { caller, expectError, person, type Person } from "../../helpers/api.ts";
-import { client, startServer, type RunningServer } from "../../helpers/server.ts";
+import { client, startServer, type RunningServer, serverDb } from "../../helpers/server.ts";
 
 let server: RunningServer;
 let ada: Person;
@@ -50,7 +48,7 @@ describe("names that git idents cannot hold", () => {
   });
 
   test("a name stored before the rule: API commits still work, authored by the cleaned name", async () => {
-    const db = new Database(join(server.dataDir, "svc.db"));
+    const db = serverDb(server);
     try {
       db.run("UPDATE users SET name = ? WHERE handle = 'ada'", ["Ada <Lovelace>\u0007"]);
     } finally {
@@ -60,7 +58,7 @@ describe("names that git idents cannot hold", () => {
     expect(r.status).toBe(201);
     const got = await caller(server, ada).get(`/v1/orgs/acme/repos/app/commits/${r.body.commit}`);
     expect(got.body.author.name).toBe("Ada Lovelace");
-    const db2 = new Database(join(server.dataDir, "svc.db"));
+    const db2 = serverDb(server);
     try {
       db2.run("UPDATE users SET name = ? WHERE handle = 'ada'", ["<>"]);
     } finally {

@@ -2,9 +2,7 @@
 // value is escaped, sign-in and sign-out are forms protected against cross-site posts, and a
 // page hides exactly what the API hides.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
-import { startServer, createUser, login, client, type RunningServer } from "../../helpers/server.ts";
+import { startServer, createUser, login, client, type RunningServer, serverDb } from "../../helpers/server.ts";
 import { commitFiles, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../helpers/git.ts";
 
 let server: RunningServer;
@@ -43,7 +41,7 @@ beforeAll(async () => {
   g = gitSandbox("svc-web-");
   const u = await createUser(server, { org: "webco", email: "owner@webco.example", name: "Web Owner" });
   // Names may no longer hold < or > (issue 25 row 14); one stored before that rule still shows as text.
-  const db = new Database(join(server.dataDir, "svc.db"));
+  const db = serverDb(server);
   try {
     db.run("UPDATE users SET name = ? WHERE email = ?", [HOSTILE_NAME, "owner@webco.example"]);
   } finally {

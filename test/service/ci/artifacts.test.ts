@@ -12,6 +12,7 @@ import { buildApp } from "../../../src/http/app.ts";
 import { openTestContext } from "../../helpers/context.ts";
 import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
 import { sweepArtifacts } from "../../../src/services/ci/artifacts.ts";
+import { REPO_PURGE } from "../../../src/services/git/purge.ts";
 import { setClock } from "../../../src/services/context.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { readBody } from "../../helpers/server.ts";
@@ -293,6 +294,22 @@ describe("re-runs", () => {
       expect(await h.ctx.store.stat(oldKey)).toBeNull();
       // The finished job's token is dead: it uploads nothing more.
       expect((await h.call("POST", j.path, { token: j.token, body: { name: "late", size: 1 } })).status).toBe(401);
+    },
+    T,
+  );
+});
+
+describe("deleting the repository", () => {
+  test(
+    "its artifact rows go with its runs and repo.purge removes their zips with the repository's prefix",
+    async () => {
+      const h = await harness();
+      const j = await h.job();
+      const key = await h.keyOf(await h.upload(j, "dist", bytesOf("doomed")));
+      expect((await h.owner("DELETE", "/v1/orgs/acme/repos/app")).status).toBe(204);
+      while ((await h.ctx.work.runDue({ kinds: [REPO_PURGE] })) > 0);
+      expect(await h.ctx.store.stat(key)).toBeNull();
+      expect(await sweepArtifacts(h.ctx)).toBe(0);
     },
     T,
   );

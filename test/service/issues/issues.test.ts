@@ -79,7 +79,10 @@ describe("search and filters", () => {
     expect(await find({ q: "crash" })).toEqual([b.number, a.number]);
     // Operators and quotes are words, not syntax.
     expect(await find({ q: '"crash" OR NOT * -upload' })).toEqual([]);
-    expect(searchWords('a"b OR c*')).toEqual(["a", "b", "or", "c"]);
+    expect(await find({ q: "_ __x 9 ::" })).toEqual([]);
+    // `_` separates words in both text indexes: "crash_" is the word "crash".
+    expect(await find({ q: "crash_" })).toEqual([b.number, a.number]);
+    expect(searchWords('a"b OR c*_d')).toEqual(["a", "b", "or", "c", "d"]);
   });
 
   test("paging by updated: each issue once while the issues change between pages", async () => {

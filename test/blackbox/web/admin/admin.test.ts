@@ -2,11 +2,9 @@
 // exactly as its API route does (403 for members where the API says 403, the masked 404 for
 // outsiders, 401 anonymous), every form refuses cross-site posts and foreign tokens, names are
 // escaped, secrets appear once, and refusals come back as the form with the service's message.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { caller, person, type Person } from "../../../helpers/api.ts";
-import { startServer, type RunningServer } from "../../../helpers/server.ts";
+import { startServer, type RunningServer, serverDb } from "../../../helpers/server.ts";
 import { startStandin } from "../../../helpers/stripe-standin.ts";
 
 let server: RunningServer;
@@ -52,7 +50,7 @@ beforeAll(async () => {
   server = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: "1" } });
   owner = await person(server, "acme", "owner@acme.example", "owner");
   // Names may no longer hold < or > (issue 25 row 14); one stored before that rule still shows as text.
-  const db = new Database(join(server.dataDir, "svc.db"));
+  const db = serverDb(server);
   try {
     db.run("UPDATE users SET name = ? WHERE email = ?", [HOSTILE, "owner@acme.example"]);
   } finally {

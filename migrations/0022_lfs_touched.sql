@@ -1,0 +1,1 @@
+ALTER TABLE `lfs_objects` ADD `touched_at` integer;
