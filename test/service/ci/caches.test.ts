@@ -53,7 +53,7 @@ async function harness(env: Record<string, string> = {}) {
     const headers: Record<string, string> = { ...o.headers };
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     ctx.facts.fresh();
-    return app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body }));
+    return app.handle(new Request(path.startsWith("http://") ? path : `http://svc.test${path}`, { method, headers, body: o.body }));
   }
   async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
     const headers: Record<string, string> = {};
@@ -140,7 +140,11 @@ describe("save and restore", () => {
       expect((await a.lookup("npm-1")).status).toBe(204);
       const reserved = await a.reserve("npm-1", 11);
       expect(reserved.status).toBe(201);
-      expect(reserved.body.upload).toEqual({ url: `/v1/runner/jobs/${a.id}/caches/${reserved.body.cache_id}/content`, method: "PUT", headers: {} });
+      expect(reserved.body.upload).toEqual({
+        url: `http://svc.test/v1/runner/jobs/${a.id}/caches/${reserved.body.cache_id}/content`,
+        method: "PUT",
+        headers: {},
+      });
       // Restores see only committed entries.
       expect((await a.put(reserved.body.upload.url, bytesOf("hello world"))).status).toBe(204);
       expect((await a.lookup("npm-1")).status).toBe(204);
