@@ -144,6 +144,9 @@ test("open, label, assign, comment, close and reopen, then close by landing a ch
       await go(page, () => page.getByRole("button", { name: "Filter" }).click());
       await page.getByRole("link", { name: "Uploads over 2 MiB fail" }).waitFor();
       await clean(tab, "filtered list");
+      await go(page, () => page.getByRole("link", { name: "Labels", exact: true }).click());
+      await page.getByRole("link", { name: "bug" }).waitFor();
+      await clean(tab, "labels page (a writer: a form per label)");
     });
   } finally {
     await tab.close();

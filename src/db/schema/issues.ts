@@ -49,6 +49,9 @@ export const issues = sqliteTable(
     index("issues_repo_updated_idx").on(t.repoId, t.updatedAt, t.number),
     index("issues_repo_author_idx").on(t.repoId, t.authorUserId, t.number),
     index("issues_author_created_idx").on(t.authorUserId, t.createdAt),
+    // Why (id, repo_id, state): a list driven by another table (an assignee's issues) counts per
+    // state from the index alone, without reading each issue's row (bench/README §45).
+    index("issues_id_repo_state_idx").on(t.id, t.repoId, t.state),
   ],
 );
 

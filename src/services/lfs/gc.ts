@@ -6,9 +6,12 @@
 // - every repository of the network is walked (a fork's history keeps its parent's objects);
 // - a network whose walk fails anywhere (a ref naming a missing object, storage giving up)
 //   deletes nothing: an incomplete walk would see too little;
-// - the grace period (24 h from the row's creation) covers uploads whose push has not landed yet;
-// - the row goes first, only if it is still the row judged; the file after it. A file with no
-//   row (an upload never verified) is deleted once older than the grace period.
+// - the grace period (24 h from the later of the row's creation and the last batch that offered
+//   the object as already held, `touched_at`) covers pushes that have not landed yet, including
+//   those whose upload the batch skipped;
+// - the row goes first, in a transaction whose delete re-reads both timestamps (a batch that
+//   touched the row after the walk keeps it), only if it is still the row judged; the file after
+//   it. A file with no row (an upload never verified) is deleted once older than the grace period.
 //
 // Runs as a periodic cluster job (once a day), one network at a time; the walk is the clone's
 // (git/object-list.ts): a few bytes per object, and only blobs under 1 KiB are read. Its object
@@ -82,7 +85,15 @@ export async function referencedOids(ctx: Ctx, networkId: string): Promise<Set<s
 }
 
 /** One GC pass over every network (or one): unreferenced objects past the grace period, and unverified files past it. */
-export async function collectLfsGarbage(ctx: Ctx, opts: { networkId?: string; graceMs?: number } = {}): Promise<LfsGcReport> {
+export async function collectLfsGarbage(
+  ctx: Ctx,
+  opts: {
+    networkId?: string;
+    graceMs?: number;
+    /** Called once a row is judged deletable, before its deleting transaction (tests interleave a batch there). */
+    beforeDelete?: (networkId: string, oid: string) => Promise<void>;
+  } = {},
+): Promise<LfsGcReport> {
   const cutoff = now() - (opts.graceMs ?? LFS_GC_GRACE_MS);
   const report: LfsGcReport = { networks: 0, skipped: 0, kept: 0, deleted: 0, orphans: 0 };
   const networks = opts.networkId ? [opts.networkId] : await networksToCollect(ctx);
@@ -97,12 +108,13 @@ export async function collectLfsGarbage(ctx: Ctx, opts: { networkId?: string; gr
     for (let after = ""; ; ) {
       const page = await store.objectPage(ctx.db.read, networkId, after, PAGE);
       for (const row of page) {
-        if (referenced.has(row.oid) || row.createdAt > cutoff) {
+        if (referenced.has(row.oid) || Math.max(row.createdAt, row.touchedAt ?? 0) > cutoff) {
           rows.add(row.oid);
           report.kept++;
           continue;
         }
-        const removed = await ctx.db.transaction((tx) => store.deleteObject(tx, networkId, row.oid, row.createdAt));
+        await opts.beforeDelete?.(networkId, row.oid);
+        const removed = await ctx.db.transaction((tx) => store.deleteObject(tx, networkId, row.oid, row.createdAt, cutoff));
         if (removed) {
           await ctx.store.delete(lfsObjectKey(networkId, row.oid));
           report.deleted++;

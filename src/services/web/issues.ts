@@ -78,7 +78,9 @@ async function target(ctx: Ctx, actor: Principal, orgName: string, repoName: str
 export async function issuesListView(ctx: Ctx, actor: Principal, orgName: string, repoName: string, f: IssueFilters): Promise<IssuesListView> {
   const t = await target(ctx, actor, orgName, repoName);
   const order = ISSUE_SORTS[f.sort];
-  const [repo, list, labels, openIssues] = await Promise.all([
+  // Unfiltered, the list's own open count is the nav's: one count query fewer.
+  const unfiltered = !f.label && !f.assignee && !f.author && !f.q;
+  const [repo, list, labels, counted] = await Promise.all([
     getRepo(ctx, t),
     listIssues(ctx, t, {
       state: f.state,
@@ -92,8 +94,9 @@ export async function issuesListView(ctx: Ctx, actor: Principal, orgName: string
       cursor: f.cursor,
     }),
     listLabels(ctx, t),
-    openIssueCount(ctx, t),
+    unfiltered ? Promise.resolve(null) : openIssueCount(ctx, t),
   ]);
+  const openIssues = counted ?? list.counts.open;
   return { repo, list, labels: labels.labels, openIssues, canOpen: may(t, { kind: "issue:discuss" }) };
 }
 

@@ -109,13 +109,13 @@ function descriptionBox(v: IssueView, csrf: string | null): Html {
   return html`<article class="comment box description" id="description"><header><span>${person(i.author)} opened this issue ${at(i.created_at)}</span></header>${body}${edit}</article>`;
 }
 
-/** The comment box with Close (two reasons) and Reopen beside it. */
-function commentBox(v: IssueView, csrf: string | null): Html {
+/** The comment box (holding `typed` after a refused comment) with Close (two reasons) and Reopen beside it. */
+function commentBox(v: IssueView, csrf: string | null, typed = ""): Html {
   const i = v.issue;
   const here = issueHref(v);
   const comment = v.rights.discuss
     ? html`<form class="stack-wide comment-form" method="post" action="${here}/comments" id="comment-form">${csrfField(csrf)}
-<label>Add a comment <span class="muted">(Markdown)</span><textarea name="body" rows="5" required maxlength="65536"></textarea></label>
+<label>Add a comment <span class="muted">(Markdown)</span><textarea name="body" rows="5" required maxlength="65536">${typed}</textarea></label>
 <div><button class="primary" type="submit">Comment</button></div></form>`
     : v.rights.me === null
       ? html`<p class="muted"><a href="/login">Sign in</a> to comment.</p>`
@@ -190,8 +190,8 @@ function sideColumn(v: IssueView, csrf: string | null): Html {
 ${del}</aside>`;
 }
 
-/** The whole issue page; `refusal` is shown above the forms after a refused post. */
-export function issuePage(v: IssueView, csrf: string | null, refusal?: string): Html {
+/** The whole issue page; `refusal` is shown above the forms after a refused post (`typed`: the refused comment). */
+export function issuePage(v: IssueView, csrf: string | null, refusal?: string, typed?: string): Html {
   const i = v.issue;
   const here = issueHref(v);
   const edit = v.rights.edit
@@ -205,7 +205,7 @@ ${alertOf(refusal)}
 ${closedNote(v)}
 ${descriptionBox(v, csrf)}
 <ol class="timeline" id="timeline" aria-label="Timeline">${v.timeline.map((item) => timelineRow(v, item, csrf))}</ol>
-${commentBox(v, csrf)}
+${commentBox(v, csrf, typed)}
 </div>
 ${sideColumn(v, csrf)}</div>`;
 }

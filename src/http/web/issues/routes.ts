@@ -52,20 +52,23 @@ export function issuesWebRoutes(ctx: Ctx) {
   const issueUrl = (org: string, repo: string, n: number) => `${repoUrl(org, repo)}/issues/${n}`;
 
   /** The issue page, drawn for a GET or again after a refused form (with its reason, at its status). */
-  const issueResponse = async (org: string, repo: string, n: number, actor: Principal, frame: Frame, refusal?: AppError): Promise<Response> => {
+  const issueResponse = async (org: string, repo: string, n: number, actor: Principal, frame: Frame, refusal?: AppError, typed?: string): Promise<Response> => {
     const found = await issueView(ctx, actor, org, repo, n);
     // Numbers are shared with changes: `/issues/N` of a change is that change's page.
     if (found.kind === "change") return seeOther(`${repoUrl(org, repo)}/changes/${found.number}`);
     const v = found.view;
     const title = `${v.issue.title} · Issue #${v.issue.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, issuePage(v, frame.csrf, refusal?.message)), refusal?.status);
+    return page(layout(frame, title, issuePage(v, frame.csrf, refusal?.message, typed)), refusal?.status);
   };
 
-  /** An issue form's answers: 303 to `anchor` of the issue page; a refusal is the page again with the reason. */
-  const issueForm = (request: Request, body: unknown, org: string, repo: string, n: number, act: (i: FormInput) => Promise<string>) =>
+  /**
+   * An issue form's answers: 303 to `anchor` of the issue page; a refusal is the page again with
+   * the reason (the comment box keeps what was typed when `comment` says the form was the comment box).
+   */
+  const issueForm = (request: Request, body: unknown, org: string, repo: string, n: number, act: (i: FormInput) => Promise<string>, comment = false) =>
     postForm(ctx, request, body, {
       act: async (i) => `${issueUrl(org, repo, n)}${await act(i)}`,
-      again: ({ actor, frame }, refusal) => issueResponse(org, repo, n, actor, frame, refusal),
+      again: ({ actor, frame, form }, refusal) => issueResponse(org, repo, n, actor, frame, refusal, comment ? (form.get("body") ?? undefined) : undefined),
     });
 
   /** The new-issue page, empty or again after a refusal. */
@@ -170,10 +173,18 @@ export function issuesWebRoutes(ctx: Ctx) {
         const org = orgParam(params.org);
         const repo = repoParam(params.repo);
         const n = positive(params.number);
-        return issueForm(request, body, org, repo, n, async ({ actor, form }) => {
-          const c = await commentFromForm(ctx, actor, org, repo, n, form.get("body") ?? "");
-          return `#comment-${c.id}`;
-        });
+        return issueForm(
+          request,
+          body,
+          org,
+          repo,
+          n,
+          async ({ actor, form }) => {
+            const c = await commentFromForm(ctx, actor, org, repo, n, form.get("body") ?? "");
+            return `#comment-${c.id}`;
+          },
+          true,
+        );
       },
       HIDE,
     )

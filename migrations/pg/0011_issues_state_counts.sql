@@ -1,0 +1,1 @@
+CREATE INDEX "issues_id_repo_state_idx" ON "issues" USING btree ("id","repo_id","state");
