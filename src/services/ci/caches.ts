@@ -155,8 +155,9 @@ export async function reserveCache(ctx: Ctx, actor: Principal, jobId: string, in
   );
   if (!made) throw Conflict(`a cache with key ${JSON.stringify(input.key)} already exists for ${scope} (entries are immutable), or another job is saving it`);
   if (ctx.store.presign) {
-    // Why the signed checksum: the bucket then refuses a body other than the one reserved (svc never sees the bytes to hash them).
-    const signed = { "x-amz-checksum-sha256": Buffer.from(sha256!, "hex").toString("base64") };
+    // Why the signed checksum and length: the bucket then refuses a body other than the one reserved (svc never sees the bytes
+    // to hash them), and a bucket that does not check checksums still refuses another size (SVC_CI_CACHE_MAX holds), as for LFS.
+    const signed = { "Content-Length": String(input.size), "x-amz-checksum-sha256": Buffer.from(sha256!, "hex").toString("base64") };
     return {
       cache_id: id,
       upload: { url: await ctx.store.presign("PUT", key, CACHE_LIMITS.presignSeconds, { headers: signed }), method: "PUT", headers: signed },

@@ -224,7 +224,7 @@ describe("S3 store (s3rver): the bytes go between the agent and the bucket", () 
     return { read: value("bytesRead"), written: value("bytesWritten") };
   }
 
-  test("the reserve call binds the upload to the archive's sha256 (signed x-amz-checksum-sha256); without it a 400", async () => {
+  test("the reserve call binds the upload to the archive's sha256 and size (signed x-amz-checksum-sha256, Content-Length); without sha256 a 400", async () => {
     const sum = "ab".repeat(32);
     const wf = {
       ".svc/workflows/cache.yml": `on: push
@@ -246,11 +246,11 @@ jobs:
     expect(with_).not.toBeNull();
     const upload = JSON.parse(with_![1]!).upload;
     const b64 = Buffer.from(sum, "hex").toString("base64");
-    expect(upload.headers).toEqual({ "x-amz-checksum-sha256": b64 });
-    // Presigned for that header: it is among the signed headers of the bucket's URL.
+    expect(upload.headers).toEqual({ "Content-Length": "5", "x-amz-checksum-sha256": b64 });
+    // Presigned for those headers: they are among the signed headers of the bucket's URL.
     const url = new URL(upload.url);
     expect(url.origin).toBe(new URL(s3.endpoint).origin);
-    expect(url.searchParams.get("X-Amz-SignedHeaders")?.split(";")).toContain("x-amz-checksum-sha256");
+    expect(url.searchParams.get("X-Amz-SignedHeaders")?.split(";")).toEqual(expect.arrayContaining(["content-length", "x-amz-checksum-sha256"]));
     expect(log).toContain("400 without => ");
     expect(log).toContain("sha256 (the archive's SHA-256, hex) is required");
   }, 120_000);
