@@ -8,7 +8,7 @@ import { need, type RepoTarget } from "../access/target.ts";
 import { now, type Ctx } from "../context.ts";
 import type { NotifyReason } from "../events/types.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
-import { checkRate, eventBodies, issueRow } from "./issues.ts";
+import { checkRate, eventBodies, issueRow, visibleEvents } from "./issues.ts";
 import { renderMarkdown } from "./render.ts";
 import { type IssueComment, type IssueCommentCreate, type IssueCommentList, type IssueEventList, MAX_BODY, type PageOnly } from "./schemas.ts";
 import * as store from "./store.ts";
@@ -150,7 +150,8 @@ export async function listIssueEvents(ctx: Ctx, t: RepoTarget, number: number, q
   const more = rows.length > page.limit;
   const items = more ? rows.slice(0, page.limit) : rows;
   const last = items[items.length - 1];
-  return { events: await eventBodies(ctx, items), next_cursor: more && last ? encodeCursor([last.createdAt, last.id]) : null };
+  // Why the cursor is the last row read, not shown: a hidden event still advances the page.
+  return { events: await eventBodies(ctx, await visibleEvents(ctx, t, items)), next_cursor: more && last ? encodeCursor([last.createdAt, last.id]) : null };
 }
 
 /** One entry of an issue's timeline as the web shows it: a comment or an event, in time order. */
@@ -163,7 +164,7 @@ export async function issueTimeline(ctx: Ctx, t: RepoTarget, number: number, lim
   const [comments, events] = await Promise.all([store.commentsOf(ctx.db.read, issue.id, null, n), store.eventsOf(ctx.db.read, issue.id, null, n)]);
   const items: TimelineItem[] = [
     ...(await commentBodies(ctx, comments)).map((c) => ({ type: "comment" as const, at: c.created_at, comment: c })),
-    ...(await eventBodies(ctx, events)).map((e) => ({ type: "event" as const, at: e.created_at, event: e })),
+    ...(await eventBodies(ctx, await visibleEvents(ctx, t, events))).map((e) => ({ type: "event" as const, at: e.created_at, event: e })),
   ];
   return items.sort((a, b) => a.at - b.at).slice(0, n);
 }

@@ -6,7 +6,7 @@ import type { Org, Repo } from "../../db/schema/index.ts";
 import type { Tx } from "../../db/database.ts";
 import { Invalid, NotFound, RateLimited, Unprocessable } from "../../errors.ts";
 import { newId } from "../../util/ids.ts";
-import { decide } from "../access/access.ts";
+import { decide, loadFacts } from "../access/access.ts";
 import { factsForPeople } from "../access/lookup.ts";
 import { personOf } from "../access/principal.ts";
 import { need, type RepoTarget } from "../access/target.ts";
@@ -93,6 +93,31 @@ export async function eventBodies(ctx: Ctx, rows: IssueEventRow[]): Promise<Issu
     data: r.data,
     created_at: r.createdAt,
   }));
+}
+
+/** The repository another repository's `referenced` event came from (xref.ts), or null for this repository's own events. */
+function sourceRepoId(r: IssueEventRow): string | null {
+  const src = r.data.source as { repo_id?: unknown } | undefined;
+  return src && typeof src.repo_id === "string" && src.repo_id !== r.repoId ? src.repo_id : null;
+}
+
+/**
+ * The events the caller may see: one that another repository's commit or change made is shown
+ * only to a caller who may read that repository now (a private repository's mention never reaches
+ * an outsider; a deleted one's is shown to nobody).
+ */
+export async function visibleEvents(ctx: Ctx, t: RepoTarget, rows: IssueEventRow[]): Promise<IssueEventRow[]> {
+  const sources = [...new Set(rows.map(sourceRepoId).filter((x): x is string => x !== null))];
+  if (!sources.length) return rows;
+  const readable = new Set<string>();
+  for (const id of sources) {
+    const found = await store.repoAndOrg(ctx.db.read, id);
+    if (found && decide(await loadFacts(ctx, t.actor, found.org, found.repo), "repo:read").allow) readable.add(id);
+  }
+  return rows.filter((r) => {
+    const src = sourceRepoId(r);
+    return src === null || readable.has(src);
+  });
 }
 
 // ── validation ───────────────────────────────────────────────────────────────────────────────

@@ -2,7 +2,7 @@
 // its filters and text search (FTS5 on SQLite, a tsvector GIN index on PostgreSQL: migrations 0021
 // / pg 0009), and the counts the rate limit reads.
 import { and, asc, count, desc, eq, gt, inArray, isNull, lte, max, or, type SQL, sql } from "drizzle-orm";
-import type { issueComments, issueEvents, issues, labels } from "../../db/schema/index.ts";
+import type { issueComments, issueEvents, issues, labels, Org, Repo } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { dialectOf } from "../../db/dialect-of.ts";
 import { x } from "../../db/dialect.ts";
@@ -542,6 +542,13 @@ export async function handlesOf(q: Queryable, ids: string[]): Promise<Map<string
     .from(users)
     .where(inArray(users.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.id, r.handle]));
+}
+
+/** A repository and its org by the repository's id (the source of a cross-repository reference), or null. */
+export async function repoAndOrg(q: Queryable, repoId: string): Promise<{ repo: Repo; org: Org } | null> {
+  const { repos, orgs } = tables(q);
+  const row = one(await q.select({ repo: repos, org: orgs }).from(repos).innerJoin(orgs, eq(orgs.id, repos.orgId)).where(eq(repos.id, repoId)).limit(1));
+  return row ? { repo: row.repo as Repo, org: row.org as Org } : null;
 }
 
 /** Repositories by `org/name` (case-insensitive), for `org/repo#N`. */

@@ -4,6 +4,12 @@
 // when the change lands on the default branch or a push brings the commit to it. The events'
 // subscriber only enqueues a durable job in the event's transaction; the job reads git and writes
 // the events (idempotent: each commit or change references an issue once, a closed issue stays).
+//
+// `org/repo#N` naming another repository's issue adds a `referenced` event there too, with the
+// source repository in its data (`source`): the timeline shows it only to callers who may read
+// the source (comments.ts), so a private repository's commit never reaches an outsider. Only
+// repositories the actor may read are referenced (a push cannot write into timelines it cannot
+// see), and `fixes org/repo#N` never closes another repository's issue (only `#N` closes).
 import type { Tx } from "../../db/database.ts";
 import { parseCommit } from "../../git/object.ts";
 import { CommitCache, limitCommits } from "../../git/revision.ts";
@@ -12,6 +18,8 @@ import { now, type Ctx } from "../context.ts";
 import type { RepoEvent } from "../events/types.ts";
 import { openSnapshot } from "../git/snapshot.ts";
 import { jobKind } from "../jobs/kind.ts";
+import { readersAmong } from "../access/lookup.ts";
+import { isNamespaceName, isRepoName } from "../names.ts";
 import { repoForJob } from "../repos/repos.ts";
 import { closeIssueIn, eventRow } from "./issues.ts";
 import * as store from "./store.ts";
@@ -22,6 +30,8 @@ const MAX_COMMITS = 1000;
 const MAX_REFS = 20;
 /** Issues one text may reference or close. */
 const MAX_NUMBERS = 50;
+/** Other repositories one job may reference issues in (`org/repo#N`). */
+const MAX_REPOS = 10;
 
 /** What the job works on. */
 export type XrefPayload =
@@ -33,6 +43,20 @@ export const ISSUES_XREF = jobKind<XrefPayload>("issues.xref");
 
 const REF = /(^|[^\w&#/.@-])#([1-9][0-9]{0,8})(?![\w])/g;
 const CLOSING = /(?:^|[^\w])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#([1-9][0-9]{0,8})(?![\w])/gi;
+
+/** `org/repo#N` (the same boundaries and name bounds as the rendered links: changes/refs.ts). */
+const CROSS = /(^|[^\w&#/.@-])([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})#([1-9][0-9]{0,8})(?![\w])/g;
+
+/** The `org/repo#N` a text mentions (well-formed names only, at most MAX_NUMBERS). */
+export function crossReferencesIn(text: string): { org: string; repo: string; number: number }[] {
+  const out: { org: string; repo: string; number: number }[] = [];
+  for (const m of text.matchAll(CROSS)) {
+    if (out.length >= MAX_NUMBERS) break;
+    const [org, repo, number] = [m[2]!, m[3]!, Number(m[4])];
+    if (isNamespaceName(org) && isRepoName(repo)) out.push({ org, repo, number });
+  }
+  return out;
+}
 
 /** The `#N` numbers a text mentions, and those it closes (`fixes #N`). */
 export function referencesIn(text: string): { mentioned: number[]; closes: number[] } {
@@ -95,6 +119,7 @@ export async function runXref(ctx: Ctx, p: XrefPayload): Promise<void> {
   };
   const references: { number: number; data: Record<string, unknown>; dedupe: string }[] = [];
   const closing: { number: number; by: Record<string, unknown> }[] = [];
+  const cross: { org: string; repo: string; number: number; data: Record<string, unknown>; dedupe: string }[] = [];
 
   if (p.kind === "push") {
     const moved = new Set(p.moves.map((m) => m.ref));
@@ -110,6 +135,7 @@ export async function runXref(ctx: Ctx, p: XrefPayload): Promise<void> {
         const refs = referencesIn(message);
         const subject = message.split("\n", 1)[0]!.slice(0, 200);
         for (const n of refs.mentioned) references.push({ number: n, data: { commit: sha, message: subject }, dedupe: `commit:${sha}` });
+        for (const x of crossReferencesIn(message)) cross.push({ ...x, data: { commit: sha, message: subject }, dedupe: `commit:${sha}` });
         // A landing is closed by its change.landed job, which names the change.
         if (toDefault && p.via !== "lander") for (const n of refs.closes) closing.push({ number: n, by: { kind: "commit", sha } });
       }
@@ -130,14 +156,16 @@ export async function runXref(ctx: Ctx, p: XrefPayload): Promise<void> {
       const refs = referencesIn(text);
       for (const n of refs.mentioned)
         if (n !== p.change) references.push({ number: n, data: { change: p.change, title: change.title }, dedupe: `change:${p.change}` });
+      for (const x of crossReferencesIn(text)) cross.push({ ...x, data: { change: p.change, title: change.title }, dedupe: `change:${p.change}` });
       if (p.landed && change.target === repo.defaultBranch)
         for (const n of refs.closes) closing.push({ number: n, by: { kind: "change", number: p.change, commit: p.commit } });
     }
   }
-  if (!references.length && !closing.length) return;
+  const elsewhere = await crossTargets(ctx, p, repo.orgId, cross, references);
+  if (!references.length && !closing.length && !elsewhere.length) return;
   const issues = await store.issuesByNumbers(ctx.db.read, p.repoId, [...references.map((r) => r.number), ...closing.map((c) => c.number)]);
-  if (!issues.length) return;
   const byNumber = new Map(issues.map((i) => [i.number, i]));
+  if (!issues.length && !elsewhere.length) return;
   await ctx.db.transaction(async (tx) => {
     const at = now();
     const seen = new Set<string>();
@@ -149,10 +177,67 @@ export async function runXref(ctx: Ctx, p: XrefPayload): Promise<void> {
       const inserted = await store.insertEvents(tx, [eventRow(issue, "referenced", p.actorUserId, r.data, at, r.dedupe)]);
       if (inserted.length) await store.touchIssue(tx, issue.id, at);
     }
+    for (const { issue, data, dedupe } of elsewhere) {
+      const inserted = await store.insertEvents(tx, [eventRow(issue, "referenced", p.actorUserId, data, at, dedupe)]);
+      if (inserted.length) await store.touchIssue(tx, issue.id, at);
+    }
     for (const c of closing) {
       const issue = byNumber.get(c.number);
       if (!issue) continue;
       await closeIssueIn(ctx, tx, { orgId: p.orgId }, issue, { actorUserId: p.actorUserId, reason: "completed", by: c.by, at });
     }
   });
+}
+
+/**
+ * The issues of other repositories that `org/repo#N` references name: only in repositories the
+ * actor may read (none for an unknown actor but public ones), at most MAX_REPOS of them, each
+ * event carrying its source repository. A reference naming this repository joins `local`.
+ */
+async function crossTargets(
+  ctx: Ctx,
+  p: XrefPayload,
+  sourceOrgId: string,
+  cross: { org: string; repo: string; number: number; data: Record<string, unknown>; dedupe: string }[],
+  local: { number: number; data: Record<string, unknown>; dedupe: string }[],
+): Promise<{ issue: store.IssueRow; data: Record<string, unknown>; dedupe: string }[]> {
+  if (!cross.length) return [];
+  const names = new Map<string, { org: string; repo: string }>();
+  for (const x of cross) if (names.size < MAX_REPOS) names.set(`${x.org.toLowerCase()}/${x.repo.toLowerCase()}`, { org: x.org, repo: x.repo });
+  const found = await store.reposByFullNames(ctx.db.read, [...names.values()]);
+  const source = await store.repoAndOrg(ctx.db.read, p.repoId);
+  if (!source || source.org.id !== sourceOrgId) return [];
+  const out: { issue: store.IssueRow; data: Record<string, unknown>; dedupe: string }[] = [];
+  const seen = new Set<string>();
+  for (const r of found) {
+    const key = `${r.org.toLowerCase()}/${r.name.toLowerCase()}`;
+    const mine = cross.filter((x) => `${x.org.toLowerCase()}/${x.repo.toLowerCase()}` === key);
+    if (r.id === p.repoId) {
+      for (const x of mine) local.push({ number: x.number, data: x.data, dedupe: x.dedupe });
+      continue;
+    }
+    const target = await store.repoAndOrg(ctx.db.read, r.id);
+    if (!target) continue;
+    // Why the actor's read access: a push writes into the timelines of repositories its pusher can see, no others.
+    const readable = p.actorUserId ? (await readersAmong(ctx, target.org, target.repo, [p.actorUserId])).has(p.actorUserId) : target.repo.public;
+    if (!readable) continue;
+    const issues = await store.issuesByNumbers(
+      ctx.db.read,
+      r.id,
+      mine.map((x) => x.number),
+    );
+    const byNumber = new Map(issues.map((i) => [i.number, i]));
+    for (const x of mine) {
+      const issue = byNumber.get(x.number);
+      const k = `${r.id}:${x.number}:${x.dedupe}`;
+      if (!issue || seen.has(k)) continue;
+      seen.add(k);
+      out.push({
+        issue,
+        data: { ...x.data, source: { repo_id: source.repo.id, org: source.org.name, repo: source.repo.name } },
+        dedupe: `${x.dedupe}@${source.repo.id}`,
+      });
+    }
+  }
+  return out;
 }

@@ -2,7 +2,7 @@
 // credentials people really hold (sessions, tokens of each scope, a service token, another org's
 // token), webhooks to a local receiver, the notification inbox.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { commitFiles, initRepo, mintTokenWithId } from "../../helpers/git.ts";
+import { commitFiles, createRepo, initRepo, mintTokenWithId, repoUrl } from "../../helpers/git.ts";
 import { newRepo, startWorld, type TestRepo, type World } from "../../helpers/content.ts";
 import { caller, expectError, type Who } from "../../helpers/api.ts";
 import { startReceiver, type Receiver } from "../../helpers/receiver.ts";
@@ -429,5 +429,90 @@ describe("references from code", () => {
     expect(closed.closed_by).toEqual({ kind: "change", number: change.body.number, commit: landed.landed_commit });
     const closedEvent = (await events()).find((e: { kind: string }) => e.kind === "closed");
     expect(closedEvent.data).toEqual({ reason: "completed", change: change.body.number, commit: landed.landed_commit });
+  });
+});
+
+describe("references from another repository", () => {
+  test("`org/repo#N` in a pushed commit adds a referenced event there, shown only to readers of the source; it never closes", async () => {
+    const { repo: target } = await seeded("xref-target", true);
+    const { repo: pubSrc, dir: pubDir } = await seeded("xref-public-src", true);
+    const { repo: secret, dir: secretDir } = await seeded("xref-secret-src");
+    const issue = await open(target, { title: "Mentioned from elsewhere" });
+    const ref = `${ORG}/xref-target#${issue.number}`;
+    const fromPublic = await commitFiles(w.g, pubDir, { "p.txt": "p\n" }, `Work around ${ref}`);
+    await w.g.ok(["push", "-q", pubSrc.url, "main"], { cwd: pubDir });
+    const fromSecret = await commitFiles(w.g, secretDir, { "s.txt": "s\n" }, `Secret plan: fixes ${ref}`);
+    await w.g.ok(["push", "-q", secret.url, "main"], { cwd: secretDir });
+    const eventsAs = async (who: Who | undefined) => (await caller(w.server, who).get(`${issuesOf(target)}/${issue.number}/events`)).body.events;
+    const owners = await until("both references", async () => {
+      const e = await eventsAs(w.owner.token);
+      return e.length === 2 ? e : null;
+    });
+    const bySha = (events: { data: { commit: string } }[], sha: string) => events.find((e) => e.data.commit === sha);
+    expect(bySha(owners, fromPublic)).toMatchObject({
+      kind: "referenced",
+      actor: { handle: handles.owner },
+      data: { commit: fromPublic, message: `Work around ${ref}`, source: { repo_id: expect.any(String), org: ORG, repo: "xref-public-src" } },
+    });
+    expect(bySha(owners, fromSecret)).toMatchObject({ kind: "referenced", data: { commit: fromSecret, source: { org: ORG, repo: "xref-secret-src" } } });
+    // A reader of the private source (the viewer) sees it; an outsider and anonymous see only the public one.
+    expect((await eventsAs({ cookie: w.viewer.cookie })).map((e: { data: { commit: string } }) => e.data.commit).sort()).toEqual(
+      [fromPublic, fromSecret].sort(),
+    );
+    for (const who of [w.outsider.token, undefined] as const)
+      expect((await eventsAs(who)).map((e: { data: { commit: string } }) => e.data.commit)).toEqual([fromPublic]);
+    // The web timeline alike: the outsider's page has neither the secret commit nor its repository's name.
+    const page = async (cookie: string) =>
+      await (await fetch(`${w.server.url}/${ORG}/xref-target/issues/${issue.number}`, { headers: cookie ? { cookie } : {} })).text();
+    const outsiderPage = await page(w.outsider.cookie);
+    expect(outsiderPage).toContain(fromPublic.slice(0, 10));
+    expect(outsiderPage).not.toContain(fromSecret.slice(0, 10));
+    expect(outsiderPage).not.toContain("xref-secret-src");
+    const ownerPage = await page(w.owner.cookie);
+    expect(ownerPage).toContain(`href="/${ORG}/xref-secret-src/commit/${fromSecret}"`);
+    // `fixes org/repo#N` does not close another repository's issue.
+    expect((await as(w.owner.token).get(`${issuesOf(target)}/${issue.number}`)).body.state).toBe("open");
+  });
+
+  test("a pusher's `org/repo#N` reaches only repositories the pusher may read", async () => {
+    const { repo: pub } = await seeded("xref-open-target", true);
+    const { repo: priv } = await seeded("xref-closed-target");
+    const seen = await open(pub, { title: "public" });
+    const hidden = await open(priv, { title: "private" });
+    const o = w.outsider;
+    await createRepo(w.server, { org: o.org, email: o.email, cookie: o.cookie, token: o.token }, "mine", true);
+    const dir = await initRepo(w.g, "outsider-mine");
+    await w.g.ok(["checkout", "-q", "-b", "main"], { cwd: dir });
+    await commitFiles(w.g, dir, { "m.txt": "m\n" }, `See ${ORG}/xref-closed-target#${hidden.number} and ${ORG}/xref-open-target#${seen.number}`);
+    await w.g.ok(["push", "-q", repoUrl(w.server, o.org, "mine", o.token), "main"], { cwd: dir });
+    // One job writes both or neither: once the public one has its event, the private one's is
+    // settled (the source is public, so the owner would see an event there).
+    await until("the public issue referenced", async () => (await as(w.owner.token).get(`${issuesOf(pub)}/${seen.number}/events`)).body.events.length > 0);
+    expect((await as(w.owner.token).get(`${issuesOf(priv)}/${hidden.number}/events`)).body.events).toEqual([]);
+  });
+
+  test("a change in another repository that mentions `org/repo#N` references it", async () => {
+    const { repo: target } = await seeded("xref-change-target", true);
+    const issue = await open(target, { title: "Mentioned by a change" });
+    const { repo: src, dir } = await seeded("xref-change-src", true);
+    await w.g.ok(["checkout", "-q", "-b", "topic"], { cwd: dir });
+    await commitFiles(w.g, dir, { "t.txt": "t\n" }, "topic");
+    await w.g.ok(["push", "-q", src.url, "topic"], { cwd: dir });
+    const change = await src.api.c.post(`${src.api.base}/changes`, {
+      title: "Touch it",
+      description: `See ${ORG}/xref-change-target#${issue.number}`,
+      branch: "topic",
+    });
+    expect(change.status).toBe(201);
+    const events = await until("the change's reference", async () => {
+      const e = (await as(w.outsider.token).get(`${issuesOf(target)}/${issue.number}/events`)).body.events;
+      return e.length ? e : null;
+    });
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: "referenced",
+        data: { change: change.body.number, title: "Touch it", source: { repo_id: expect.any(String), org: ORG, repo: "xref-change-src" } },
+      }),
+    ]);
   });
 });

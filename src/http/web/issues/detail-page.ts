@@ -61,8 +61,16 @@ function eventWords(v: IssueView, e: IssueEvent): Html {
     case "edited":
       return html`edited the description`;
     case "referenced": {
-      if (change !== null) return html`referenced this in <a href="${base}/changes/${change}">#${change}</a>${str(d.title) ? html` ${str(d.title)}` : ""}`;
-      if (commit) return html`referenced this in commit ${commitLink(commit)}${str(d.message) ? html` <span class="muted">${str(d.message)}</span>` : ""}`;
+      // From another repository (shown only to its readers: services/issues): its links and name.
+      const src = d.source as { org?: unknown; repo?: unknown } | undefined;
+      const from =
+        src && str(src.org) && str(src.repo) ? { href: `/${seg(str(src.org)!)}/${seg(str(src.repo)!)}`, name: `${str(src.org)}/${str(src.repo)}` } : null;
+      const at = from ? from.href : base;
+      const prefix = from ? from.name : "";
+      if (change !== null)
+        return html`referenced this in <a href="${at}/changes/${change}">${prefix}#${change}</a>${str(d.title) ? html` ${str(d.title)}` : ""}`;
+      if (commit)
+        return html`referenced this in ${from ? html`${from.name} ` : ""}commit <a class="sha" href="${at}/commit/${seg(commit)}">${commit.slice(0, 10)}</a>${str(d.message) ? html` <span class="muted">${str(d.message)}</span>` : ""}`;
       return html`referenced this`;
     }
     default:
