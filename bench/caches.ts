@@ -158,10 +158,12 @@ async function countingProxy(upstream: string): Promise<{ url: string; bytes(): 
 /** Saves `blob` as cache key `key` with the agent's calls; answers the cache id. */
 async function save(s: Pick<SvcServer, "url">, job: { jobId: string; token: string }, blob: string, key: string): Promise<string> {
   const base = `${s.url}/v1/runner/jobs/${job.jobId}/caches`;
-  const r = await json(base, { method: "POST", token: job.token, body: { key, version: VERSION, size: SIZE } }, 201);
+  const sha256 = new Bun.CryptoHasher("sha256").update(readFileSync(blob)).digest("hex");
+  const r = await json(base, { method: "POST", token: job.token, body: { key, version: VERSION, size: SIZE, sha256 } }, 201);
   const url = new URL(r.body.upload.url, `${s.url}/`);
   const own = url.origin === new URL(s.url).origin;
-  const put = await fetch(url, { method: "PUT", headers: own ? { authorization: `Bearer ${job.token}` } : {}, body: Bun.file(blob) });
+  const headers: Record<string, string> = { ...r.body.upload.headers, ...(own ? { authorization: `Bearer ${job.token}` } : {}) };
+  const put = await fetch(url, { method: "PUT", headers, body: Bun.file(blob) });
   if (put.status >= 300) throw new Error(`upload: ${put.status} ${await put.text()}`);
   await json(`${base}/${r.body.cache_id}/commit`, { method: "POST", token: job.token }, 200);
   return r.body.cache_id;

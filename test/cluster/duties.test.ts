@@ -12,7 +12,7 @@ import { eventually } from "../helpers/receiver.ts";
 setDefaultTimeout(120_000);
 
 /** The cluster-scoped periodic kinds (`every: { scope: "cluster" }` in their domains). */
-const CLUSTER_PERIODIC = ["mirror.schedule", "webhook.prune", "repo.gc-pass", "jobs.prune", "notify.prune", "ci.schedule"];
+const CLUSTER_PERIODIC = ["mirror.schedule", "webhook.prune", "repo.gc-pass", "jobs.prune", "notify.prune", "ci.schedule", "ci.cache-evict", "ci.artifact-sweep", "lfs.gc-pass"];
 
 describe("periodic duties on three nodes", () => {
   let cluster: Cluster;

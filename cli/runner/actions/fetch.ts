@@ -1,15 +1,26 @@
 // An action from a repository on this server (`org/repo[/path]@ref`): the server resolves the
 // reference with the job token's rights (POST /v1/runner/jobs/{id}/actions → repo, commit,
-// clone_url, path), the agent fetches that commit once per machine into
-// `<workdir>/_actions/<org>/<repo>/<commit>` and reuses it for later jobs. Atomic: the fetch goes
+// clone_url, path, tree), the agent fetches that commit once per machine into
+// `<workdir>/_actions/<org>/<repo>/<commit>` and reuses it for later jobs, but only after
+// recomputing the copy's git tree oid and finding the commit's `tree`: a job of the same machine
+// (hosted runners serve many orgs) can write there, and a later job must not run what it left. On
+// a mismatch the copy is set aside and the commit fetched afresh. The checkout is byte for byte
+// the blobs (no eol conversion, filter or ident: $GIT_DIR/info/attributes overrides the
+// repository's .gitattributes) so the recomputed tree is the commit's; .git is removed, so the
+// tree is that of the whole checkout. A tree with a submodule (an empty directory on disk) never
+// matches and is fetched per use. Atomic: the fetch goes
 // to a temp dir renamed into place, so a job never sees half an action and two jobs fetching the
 // same commit both end with the same whole copy. The token goes to git as an http.extraHeader by
 // environment (GIT_CONFIG_*), never in argv or the URL, and is not kept in the copy.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ActionProblem, type ActionHost } from "../action-host.ts";
 import { call } from "../client.ts";
+import { treeOidOfDir } from "./tree-hash.ts";
+
+/** What makes git's checkout the blobs' bytes: highest-precedence attributes unsetting every conversion. */
+const RAW_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n";
 
 /** What the server answers for a reference. */
 export interface ResolvedAction {
@@ -19,6 +30,8 @@ export interface ResolvedAction {
   path: string;
   /** The full ref matched; null for a sha (absent from older servers). */
   ref?: string | null;
+  /** The commit's root tree (absent from older servers: then a cached copy is never trusted). */
+  tree?: string;
 }
 
 /** Asks the server which commit of which repository `uses` names; a refusal (404, 400) is an ActionProblem with the server's message. */
@@ -62,6 +75,26 @@ export async function fetchAction(host: ActionHost, uses: string): Promise<{ dir
   const root = join(host.workdir, "_actions");
   const final = join(root, org, name, r.commit);
   let cached = true;
+  if (existsSync(final)) {
+    const found = await treeOidOfDir(final);
+    if (!r.tree || found !== r.tree) {
+      host.log(
+        `The cached copy of ${r.repo}@${r.commit.slice(0, 12)} differs from the commit's tree ${r.tree?.slice(0, 12) ?? "(not given)"} (found ${found?.slice(0, 12) ?? "none"}): fetching it afresh\n`,
+      );
+      // Why aside first: a rename is atomic, so no job picks up the altered copy from here on.
+      const stale = join(root, `.stale-${randomUUID()}`);
+      try {
+        renameSync(final, stale);
+      } catch (e) {
+        if (existsSync(final)) throw e;
+      }
+      try {
+        rmSync(stale, { recursive: true, force: true });
+      } catch {
+        // What a job left unremovable stays aside under a name no job uses.
+      }
+    }
+  }
   if (!existsSync(final)) {
     cached = false;
     host.log(`Fetching ${r.repo}@${r.commit.slice(0, 12)} for ${uses}\n`);
@@ -70,6 +103,10 @@ export async function fetchAction(host: ActionHost, uses: string): Promise<{ dir
     try {
       const env = gitEnv(host);
       let g = await git(host, tmp, ["init", "-q", "."], env);
+      if (g.code === 0) {
+        mkdirSync(join(tmp, ".git", "info"), { recursive: true });
+        writeFileSync(join(tmp, ".git", "info", "attributes"), RAW_ATTRIBUTES);
+      }
       if (g.code === 0) g = await git(host, tmp, ["fetch", "-q", "--no-tags", "--depth", "1", r.clone_url, r.commit], env);
       if (g.code === 0) g = await git(host, tmp, ["checkout", "-q", "--detach", "FETCH_HEAD"], env);
       if (g.code !== 0) throw new ActionProblem(`${uses}: fetching ${r.repo} at ${r.commit.slice(0, 12)} failed (git exit ${g.code})`);

@@ -51,6 +51,13 @@ export function cacheVersion(paths: readonly string[]): string {
     .digest("hex");
 }
 
+/** SHA-256 (hex) of a file, read as a stream. */
+async function fileSha256(file: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of Bun.file(file).stream()) h.update(chunk);
+  return h.digest("hex");
+}
+
 /** A path line made absolute: `~` is HOME, a relative path is under the workspace. */
 function absolute(line: string, workspace: string, home: string): string {
   const p = line === "~" ? home : line.startsWith("~/") ? join(home, line.slice(2)) : line;
@@ -289,7 +296,9 @@ async function save(host: ActionHost, key: string, include: PathLine[], exclude:
       return;
     }
     const size = (await stat(file)).size;
-    const reserved = await api(host, "", { key, version, size });
+    // Why the digest: on S3 the upload address is signed for it, so the bucket takes only this body.
+    const sha256 = await fileSha256(file);
+    const reserved = await api(host, "", { key, version, size, sha256 });
     if (reserved.status === 409) {
       host.log(`Failed to save: Unable to reserve cache with key ${key}, another job may be creating this cache. (${reserved.body?.error ?? "conflict"})\n`);
       return;

@@ -6,6 +6,7 @@
 // sha, or HEAD (the default branch: what actions/checkout means without a ref). A short name both
 // a tag and a branch carry is the tag (git's rule, gitrevisions(7): refs/tags/ before refs/heads/).
 import { AppError, NotFound, Unprocessable } from "../../errors.ts";
+import { parseCommit } from "../../git/object.ts";
 import { openRepoTarget } from "../access/target.ts";
 import type { Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
@@ -27,6 +28,8 @@ export interface ResolvedAction {
   path: string;
   /** The full ref the name matched (`refs/heads/x`, `refs/tags/x`); null for a commit sha. */
   ref: string | null;
+  /** The commit's root tree: the agent checks its cached checkout against it before each use. */
+  tree: string;
 }
 
 /** The masked refusal (a repository the token cannot read is answered like a missing one). */
@@ -70,11 +73,14 @@ export async function resolveAction(ctx: Ctx, actor: Principal, jobId: string, i
     }
   }
   if (!commit) throw NotFound(`action ${t.org.name}/${t.repo.name}: no branch, tag or commit ${JSON.stringify(ref)}`);
+  const obj = await snapshot.objects.read(commit);
+  if (!obj) throw NotFound(`action ${t.org.name}/${t.repo.name}: no branch, tag or commit ${JSON.stringify(ref)}`);
   return {
     repo: `${t.org.name}/${t.repo.name}`,
     commit,
     clone_url: `${ctx.baseUrl}/${t.org.name}/${t.repo.name}.git`,
     path: rawPath.replace(/^\//, ""),
     ref: full,
+    tree: parseCommit(obj.data).tree,
   };
 }

@@ -58,8 +58,14 @@ export const CacheReserve = Type.Object(
     key: Key,
     version: Version,
     size: Type.Integer({ minimum: 0, description: "bytes of the archive to upload: at most SVC_CI_CACHE_MAX (on S3 also 5 GiB)" }),
+    sha256: Type.Optional(
+      Type.String({
+        pattern: "^[0-9a-fA-F]{64}$",
+        description: "SHA-256 of the archive (hex). Required on S3: the presigned PUT signs it as x-amz-checksum-sha256, so the bucket takes no other body",
+      }),
+    ),
   },
-  { examples: [{ key: "npm-linux-3f1c", version: "a".repeat(64), size: 52_428_800 }] },
+  { examples: [{ key: "npm-linux-3f1c", version: "a".repeat(64), size: 52_428_800, sha256: "b".repeat(64) }] },
 );
 export type CacheReserve = Static<typeof CacheReserve>;
 

@@ -80,7 +80,12 @@ function checkVersion(version: string): void {
 /** How a client fetches a ready entry: a presigned bucket URL (S3), or this server's content path (fs). */
 async function downloadOf(ctx: Ctx, jobId: string, row: CacheRow): Promise<CacheHit["download"]> {
   if (ctx.store.presign) return { url: await ctx.store.presign("GET", row.key, CACHE_LIMITS.presignSeconds), headers: {} };
-  return { url: `/v1/runner/jobs/${jobId}/caches/${row.id}/content`, headers: {} };
+  return { url: contentUrl(ctx, jobId, row.id), headers: {} };
+}
+
+/** This server's content route of an entry (fs), absolute as artifacts' are: the agent sends the job token only to its server's /v1/runner/ routes. */
+function contentUrl(ctx: Ctx, jobId: string, cacheId: string): string {
+  return `${ctx.baseUrl}/v1/runner/jobs/${jobId}/caches/${cacheId}/content`;
 }
 
 /**
@@ -126,6 +131,9 @@ export async function reserveCache(ctx: Ctx, actor: Principal, jobId: string, in
   const limit = entryLimit(ctx);
   if (!Number.isSafeInteger(input.size) || input.size < 0) throw Invalid("size must be a whole number of bytes");
   if (input.size > limit) throw TooLarge(`the cache is ${input.size} bytes; this server takes at most ${limit} bytes per entry (SVC_CI_CACHE_MAX)`);
+  const sha256 = input.sha256?.toLowerCase() ?? null;
+  if (sha256 !== null && !/^[0-9a-f]{64}$/.test(sha256)) throw Invalid("sha256 must be 64 hexadecimal digits");
+  if (sha256 === null && ctx.store.presign) throw Invalid("sha256 (the archive's SHA-256, hex) is required: the bucket's upload address is bound to it");
   const id = newId();
   const key = cacheObjectKey(job.repoId, id);
   const t = now();
@@ -146,8 +154,16 @@ export async function reserveCache(ctx: Ctx, actor: Principal, jobId: string, in
     }),
   );
   if (!made) throw Conflict(`a cache with key ${JSON.stringify(input.key)} already exists for ${scope} (entries are immutable), or another job is saving it`);
-  const url = ctx.store.presign ? await ctx.store.presign("PUT", key, CACHE_LIMITS.presignSeconds) : `/v1/runner/jobs/${jobId}/caches/${id}/content`;
-  return { cache_id: id, upload: { url, method: "PUT", headers: {} } };
+  if (ctx.store.presign) {
+    // Why the signed checksum and length: the bucket then refuses a body other than the one reserved (svc never sees the bytes
+    // to hash them), and a bucket that does not check checksums still refuses another size (SVC_CI_CACHE_MAX holds), as for LFS.
+    const signed = { "Content-Length": String(input.size), "x-amz-checksum-sha256": Buffer.from(sha256!, "hex").toString("base64") };
+    return {
+      cache_id: id,
+      upload: { url: await ctx.store.presign("PUT", key, CACHE_LIMITS.presignSeconds, { headers: signed }), method: "PUT", headers: signed },
+    };
+  }
+  return { cache_id: id, upload: { url: contentUrl(ctx, jobId, id), method: "PUT", headers: {} } };
 }
 
 /** The reservation `cacheId` the job made (404 otherwise: another job's or repository's entry is not its to write). */

@@ -6,13 +6,18 @@
 // - every repository of the network is walked (a fork's history keeps its parent's objects);
 // - a network whose walk fails anywhere (a ref naming a missing object, storage giving up)
 //   deletes nothing: an incomplete walk would see too little;
-// - the grace period (24 h from the row's creation) covers uploads whose push has not landed yet;
-// - the row goes first, only if it is still the row judged; the file after it. A file with no
-//   row (an upload never verified) is deleted once older than the grace period.
+// - the grace period (24 h from the later of the row's creation and the last batch that offered
+//   the object as already held, `touched_at`) covers pushes that have not landed yet, including
+//   those whose upload the batch skipped;
+// - the row goes first, in a transaction whose delete re-reads both timestamps (a batch that
+//   touched the row after the walk keeps it), only if it is still the row judged; the file after
+//   it. A file with no row (an upload never verified) is deleted once older than the grace period.
 //
 // Runs as a periodic cluster job (once a day), one network at a time; the walk is the clone's
 // (git/object-list.ts): a few bytes per object, and only blobs under 1 KiB are read. Its object
 // reads and the scan of what it listed yield to the event loop between 5 ms slices.
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { listObjects, SEND } from "../../git/object-list.ts";
 import { OBJ_BLOB } from "../../git/pack-entry.ts";
 import { SlicedPackSet, TimeSlice } from "../../git/time-slice.ts";
@@ -42,6 +47,8 @@ export interface LfsGcReport {
   deleted: number;
   /** Stored files without a row, deleted. */
   orphans: number;
+  /** Temp files of fs uploads cut off by a crash (`lfs-*` in the temp dir), deleted. */
+  temps: number;
 }
 
 /** The oids of every LFS pointer reachable in the network's repositories; null when a walk could not be completed. */
@@ -82,9 +89,17 @@ export async function referencedOids(ctx: Ctx, networkId: string): Promise<Set<s
 }
 
 /** One GC pass over every network (or one): unreferenced objects past the grace period, and unverified files past it. */
-export async function collectLfsGarbage(ctx: Ctx, opts: { networkId?: string; graceMs?: number } = {}): Promise<LfsGcReport> {
+export async function collectLfsGarbage(
+  ctx: Ctx,
+  opts: {
+    networkId?: string;
+    graceMs?: number;
+    /** Called once a row is judged deletable, before its deleting transaction (tests interleave a batch there). */
+    beforeDelete?: (networkId: string, oid: string) => Promise<void>;
+  } = {},
+): Promise<LfsGcReport> {
   const cutoff = now() - (opts.graceMs ?? LFS_GC_GRACE_MS);
-  const report: LfsGcReport = { networks: 0, skipped: 0, kept: 0, deleted: 0, orphans: 0 };
+  const report: LfsGcReport = { networks: 0, skipped: 0, kept: 0, deleted: 0, orphans: 0, temps: 0 };
   const networks = opts.networkId ? [opts.networkId] : await networksToCollect(ctx);
   for (const networkId of networks) {
     report.networks++;
@@ -97,12 +112,13 @@ export async function collectLfsGarbage(ctx: Ctx, opts: { networkId?: string; gr
     for (let after = ""; ; ) {
       const page = await store.objectPage(ctx.db.read, networkId, after, PAGE);
       for (const row of page) {
-        if (referenced.has(row.oid) || row.createdAt > cutoff) {
+        if (referenced.has(row.oid) || Math.max(row.createdAt, row.touchedAt ?? 0) > cutoff) {
           rows.add(row.oid);
           report.kept++;
           continue;
         }
-        const removed = await ctx.db.transaction((tx) => store.deleteObject(tx, networkId, row.oid, row.createdAt));
+        await opts.beforeDelete?.(networkId, row.oid);
+        const removed = await ctx.db.transaction((tx) => store.deleteObject(tx, networkId, row.oid, row.createdAt, cutoff));
         if (removed) {
           await ctx.store.delete(lfsObjectKey(networkId, row.oid));
           report.deleted++;
@@ -121,7 +137,24 @@ export async function collectLfsGarbage(ctx: Ctx, opts: { networkId?: string; gr
       report.orphans++;
     }
   }
+  // An fs upload streams into the temp dir (lfs.ts receiveObject) and removes its file however
+  // the request ends, but not when the process dies: those are left to this pass. Only fs
+  // storage streams (one node: its temp dir is this one).
+  if (ctx.store.localPath && !opts.networkId) report.temps = await sweepTemps(ctx.tmpDir, cutoff);
   return report;
+}
+
+/** Removes `lfs-*` files of `dir` last written before `cutoff`; how many. */
+async function sweepTemps(dir: string, cutoff: number): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith("lfs-")) continue;
+    const info = await stat(join(dir, name)).catch(() => null);
+    if (!info?.isFile() || info.mtimeMs > cutoff) continue;
+    await rm(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
 }
 
 /** Every network with rows, and every network with stored files (unverified uploads). */

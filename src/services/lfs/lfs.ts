@@ -133,6 +133,14 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
   const networkId = networkOf(repo);
   const valid = req.objects.filter((o) => isLfsOid(o.oid)).map((o) => o.oid as string);
   const held = await store.objectsIn(ctx.db.read, networkId, [...new Set(valid)]);
+  if (req.operation === "upload" && held.size > 0) {
+    // Objects offered as already held are touched (one statement) so that GC's grace counts from
+    // now: the client will push pointers to them without uploading. A row GC removed between the
+    // read and the touch is not held any more: the client is asked to upload it.
+    const at = now();
+    const alive = await ctx.db.transaction((tx) => store.touchObjects(tx, networkId, [...held.keys()], at));
+    for (const oid of [...held.keys()]) if (!alive.has(oid)) held.delete(oid);
+  }
   const exp = Math.floor(now() / 1000) + ACTION_TTL_SECONDS;
   const base = lfsHref(ctx, org, repo);
   const objects: BatchObject[] = [];
@@ -186,14 +194,17 @@ export async function batchObjects(ctx: Ctx, caller: LfsCaller, input: { org: st
     const credential = { Authorization: `RemoteAuth ${(mint ??= credentialMinter(ctx))(grant)}` };
     if (ctx.store.presign) {
       // Why only these headers: the URL carries the authority; the bucket must see no Authorization
-      // (it would try to read it as its own and refuse: go-gitea/gitea#21525).
-      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { headers: { "x-amz-checksum-sha256": checksumOf(oid) } });
+      // (it would try to read it as its own and refuse: go-gitea/gitea#21525). Content-Length is
+      // signed so that the bucket refuses a body of any other size: the URL cannot store more than
+      // the size checked against SVC_LFS_MAX_OBJECT above (git lfs sends it as the object's size).
+      const header = { "Content-Length": String(size), "x-amz-checksum-sha256": checksumOf(oid) };
+      const href = await ctx.store.presign("PUT", key, ACTION_TTL_SECONDS, { headers: header });
       objects.push({
         oid,
         size,
         authenticated: true,
         actions: {
-          upload: { href, header: { "x-amz-checksum-sha256": checksumOf(oid) }, expires_in: ACTION_TTL_SECONDS },
+          upload: { href, header, expires_in: ACTION_TTL_SECONDS },
           verify: { href: `${base}/verify`, header: credential, expires_in: ACTION_TTL_SECONDS },
         },
       });

@@ -109,8 +109,9 @@ async function pageOf(
 }
 
 /**
- * Write access as locking needs it. Why a write-blocked repository (over its plan's storage) is
- * let through: locks store no bytes, and refusing them would keep a team from releasing its locks.
+ * Write access as locking needs it. Why a write-blocked repository (private, its organization
+ * without a subscription in force) is let through: locks store no bytes, and refusing them would
+ * keep a team from releasing its locks.
  */
 function requireWriter(t: RepoTarget): void {
   try {

@@ -1,7 +1,7 @@
 // The queries of Git LFS objects (issue 31): one row per verified object of a repository network
 // (src/db/schema/lfs.ts). Uploads in flight have no row; a row is written once the bytes are
 // stored and checked, and removed by the LFS GC when nothing reachable points at it.
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import type { Queryable, Tx } from "../../db/database.ts";
 import type { Repo } from "../../db/schema/index.ts";
 import { tables } from "../../db/tables.ts";
@@ -14,6 +14,8 @@ export interface LfsObjectRow {
   repoId: string | null;
   orgId: string | null;
   createdAt: number;
+  /** When a batch last offered the object as already held (GC's grace counts from the later of this and createdAt). */
+  touchedAt?: number | null;
 }
 
 /** The rows of `oids` in the network (the oids it holds verified), by oid. */
@@ -51,12 +53,33 @@ export async function networksWithObjects(q: Queryable): Promise<string[]> {
   return rows.map((r) => r.networkId);
 }
 
-/** Removes one object's row, only if it is still the row GC judged (created at `createdAt`); whether it was removed. */
-export async function deleteObject(tx: Tx, networkId: string, oid: string, createdAt: number): Promise<boolean> {
+/**
+ * Marks `oids` of the network as offered just now (a batch told the client it need not upload them),
+ * in one statement; the oids whose rows still exist (a row GC removed meanwhile is not among them).
+ */
+export async function touchObjects(tx: Tx, networkId: string, oids: readonly string[], at: number): Promise<Set<string>> {
+  if (oids.length === 0) return new Set();
+  const { lfsObjects: o } = tables(tx);
+  const rows = await tx
+    .update(o)
+    .set({ touchedAt: at })
+    .where(and(eq(o.networkId, networkId), inArray(o.oid, [...oids])))
+    .returning({ oid: o.oid });
+  return new Set(rows.map((r) => r.oid));
+}
+
+/**
+ * Removes one object's row, only if it is still the row GC judged (created at `createdAt`) and
+ * neither created nor offered by a batch after `cutoff` (the condition is re-read by the delete
+ * itself, inside the caller's transaction); whether it was removed.
+ */
+export async function deleteObject(tx: Tx, networkId: string, oid: string, createdAt: number, cutoff: number): Promise<boolean> {
   const { lfsObjects: o } = tables(tx);
   const gone = await tx
     .delete(o)
-    .where(and(eq(o.networkId, networkId), eq(o.oid, oid), eq(o.createdAt, createdAt)))
+    .where(
+      and(eq(o.networkId, networkId), eq(o.oid, oid), eq(o.createdAt, createdAt), lte(o.createdAt, cutoff), or(isNull(o.touchedAt), lte(o.touchedAt, cutoff))),
+    )
     .returning({ oid: o.oid });
   return gone.length > 0;
 }

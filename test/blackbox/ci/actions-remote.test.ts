@@ -5,7 +5,7 @@
 // a docker action refused; actions/checkout of another ref and another repository into paths;
 // nested composite actions bounded in depth; the resolve call's own answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { caller, person, type Person } from "../../helpers/api.ts";
 import { gitSandbox, repoUrl } from "../../helpers/git.ts";
@@ -117,6 +117,36 @@ describe("uses: from repositories on this server", () => {
     expect(second.run.state).toBe("success");
     expect(second.log).toContain("hi svc (state yes, token given)");
     expect(second.log).not.toContain("Fetching acme/tools");
+  }, 180_000);
+
+  test("a job that alters the machine's cached copy of an action: the next job finds the tree changed and runs the pristine action", async () => {
+    const steps = `      - uses: acme/tools/greet@v1
+        with:
+          name: svc
+`;
+    // Fetched (or already cached and verified) by a first job.
+    expect((await runSteps(steps)).run.state).toBe("success");
+    const cached = join(ci.home, "work", "_actions", "acme", "tools", toolsV1);
+    // A job of another org on the same machine writes into the copy.
+    const tamper = await runSteps(`      - run: |
+          echo 'console.log("tampered main")' > ${cached}/greet/main.js
+          echo 'x' > ${cached}/greet/extra.js
+`);
+    expect(tamper.run.state).toBe("success");
+    expect(readFileSync(join(cached, "greet", "main.js"), "utf8")).toContain("tampered main");
+    const next = await runSteps(steps);
+    expect({ state: next.run.state, log: next.log }).toMatchObject({ state: "success" });
+    expect(next.log).toContain(`The cached copy of acme/tools@${toolsV1.slice(0, 12)} differs from the commit's tree`);
+    expect(next.log).toContain(`Fetching acme/tools@${toolsV1.slice(0, 12)} for acme/tools/greet@v1`);
+    expect(next.log).toContain("hi svc (state yes, token given)");
+    expect(next.log).not.toContain("tampered main");
+    expect(existsSync(join(cached, "greet", "extra.js"))).toBe(false);
+    expect(readdirSync(join(ci.home, "work", "_actions")).filter((n) => n.startsWith(".stale-") || n.startsWith(".tmp-"))).toEqual([]);
+    // The pristine copy is trusted again: no fetch.
+    const again = await runSteps(steps);
+    expect(again.log).toContain("hi svc (state yes, token given)");
+    expect(again.log).not.toContain("Fetching acme/tools");
+    expect(again.log).not.toContain("differs from the commit's tree");
   }, 180_000);
 
   test("a composite action nesting a remote node action: its output through the composite's outputs; the nested post runs", async () => {
@@ -241,6 +271,9 @@ runs:
     const dir = g.path("tools");
     await g.ok(["clone", "-q", repoUrl(server, "acme", "tools", token), dir]);
     await g.ok(["push", "-q", "origin", `${toolsV1}:refs/tags/both`], { cwd: dir });
+    const toolsTree = (await g.ok(["rev-parse", `${toolsV1}^{tree}`], { cwd: dir })).trim();
+    await g.ok(["fetch", "-q", "origin", "both"], { cwd: dir });
+    const bothTree = (await g.ok(["rev-parse", `${bothBranch}^{tree}`], { cwd: dir })).trim();
     // With the running job's token (github.token), from a step.
     const long = `acme/tools@${"x".repeat(400)}`;
     const { run, log } = await runSteps(`      - shell: bash
@@ -258,13 +291,19 @@ runs:
 `);
     expect({ state: run.state, log }).toMatchObject({ state: "success" });
     const url = `${server.url}/acme/tools.git`;
-    expect(log).toContain(`200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet","ref":null}`);
-    expect(log).toMatch(/200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":"","ref":"refs\/heads\/[^"]+"\}/);
+    expect(log).toContain(
+      `200 acme/tools/greet@${toolsV1} => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"greet","ref":null,"tree":"${toolsTree}"}`,
+    );
+    expect(log).toMatch(
+      /200 acme\/tools@HEAD => \{"repo":"acme\/tools","commit":"[0-9a-f]{40}","clone_url":"[^"]+","path":"","ref":"refs\/heads\/[^"]+","tree":"[0-9a-f]{40}"\}/,
+    );
     expect(log).toContain(`200 acme/tools@refs/heads/v1 => {"repo":"acme/tools","commit":"${toolsV1}"`);
     expect(log).toContain('404 acme/tools@nope => {"error":"action acme/tools: no branch, tag or commit \\"nope\\""}');
-    expect(log).toContain(`200 acme/tools@both => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"","ref":"refs/tags/both"}`);
     expect(log).toContain(
-      `200 acme/tools@refs/heads/both => {"repo":"acme/tools","commit":"${bothBranch}","clone_url":"${url}","path":"","ref":"refs/heads/both"}`,
+      `200 acme/tools@both => {"repo":"acme/tools","commit":"${toolsV1}","clone_url":"${url}","path":"","ref":"refs/tags/both","tree":"${toolsTree}"}`,
+    );
+    expect(log).toContain(
+      `200 acme/tools@refs/heads/both => {"repo":"acme/tools","commit":"${bothBranch}","clone_url":"${url}","path":"","ref":"refs/heads/both","tree":"${bothTree}"}`,
     );
     expect(log).toContain("422 acme/tools/../x@v1 =>");
     expect(log).toMatch(/4\d\d acme\/tools@x{400} =>/);

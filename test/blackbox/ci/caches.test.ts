@@ -224,6 +224,37 @@ describe("S3 store (s3rver): the bytes go between the agent and the bucket", () 
     return { read: value("bytesRead"), written: value("bytesWritten") };
   }
 
+  test("the reserve call binds the upload to the archive's sha256 and size (signed x-amz-checksum-sha256, Content-Length); without sha256 a 400", async () => {
+    const sum = "ab".repeat(32);
+    const wf = {
+      ".svc/workflows/cache.yml": `on: push
+jobs:
+  ask:
+    runs-on: [self-hosted, caches]
+    steps:
+      - shell: bash
+        run: |
+          ask() { curl -s -o /tmp/answer.$$ -w "%{http_code}" -X POST -H "authorization: Bearer \${{ github.token }}" -H 'content-type: application/json' \\
+            "$GITHUB_SERVER_URL/v1/runner/jobs/$SVC_JOB_ID/caches" -d "$1"; echo " $2 => $(cat /tmp/answer.$$)"; }
+          ask '{"key":"bound-1","version":"${"cd".repeat(32)}","size":5,"sha256":"${sum}"}' with
+          ask '{"key":"bound-2","version":"${"cd".repeat(32)}","size":5}' without
+`,
+    };
+    const { run, log } = await runOnce(ci, "main", wf);
+    expect({ state: run.state, log }).toMatchObject({ state: "success" });
+    const with_ = /201 with => (\{.*\})/.exec(log);
+    expect(with_).not.toBeNull();
+    const upload = JSON.parse(with_![1]!).upload;
+    const b64 = Buffer.from(sum, "hex").toString("base64");
+    expect(upload.headers).toEqual({ "Content-Length": "5", "x-amz-checksum-sha256": b64 });
+    // Presigned for those headers: they are among the signed headers of the bucket's URL.
+    const url = new URL(upload.url);
+    expect(url.origin).toBe(new URL(s3.endpoint).origin);
+    expect(url.searchParams.get("X-Amz-SignedHeaders")?.split(";")).toEqual(expect.arrayContaining(["content-length", "x-amz-checksum-sha256"]));
+    expect(log).toContain("400 without => ");
+    expect(log).toContain("sha256 (the archive's SHA-256, hex) is required");
+  }, 120_000);
+
   test("a 4 MiB cache saved and restored: svc's store moves only the job logs' bytes", async () => {
     const wf = {
       ".svc/workflows/cache.yml": `on: push

@@ -3,96 +3,23 @@
 // API's list, zip and delete, the name and size rules, a later attempt's and `overwrite`'s
 // replacement, retention (410 at expiry, object and row gone after the sweep, retention-days
 // capped by SVC_CI_ARTIFACT_DAYS), stale reservations, and usage storage_bytes.
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildApp } from "../../../src/http/app.ts";
-import { openTestContext } from "../../helpers/context.ts";
-import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
+import { existsSync } from "node:fs";
 import { sweepArtifacts } from "../../../src/services/ci/artifacts.ts";
 import { REPO_PURGE } from "../../../src/services/git/purge.ts";
-import { setClock } from "../../../src/services/context.ts";
-import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { readBody } from "../../helpers/server.ts";
+import { ciHarnesses } from "./harness.ts";
 
 const DAY = 24 * 3600 * 1000;
-const PASSWORD = "a long enough password";
 const T = 60_000;
 
-const root = mkdtempSync(join(tmpdir(), "svc-ci-artifacts-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
 let t = 0;
-let restoreClock: (() => void) | null = null;
-let open: { close(): void }[] = [];
-afterEach(() => {
-  restoreClock?.();
-  restoreClock = null;
-  for (const c of open) c.close();
-  open = [];
-});
+const baseHarness = ciHarnesses("artifacts", () => t);
 
-let harnesses = 0;
 async function harness(env: Record<string, string> = {}) {
-  const dir = join(root, String(++harnesses));
   t = Date.now();
-  restoreClock ??= setClock(() => t);
-  const ctx = await openTestContext({
-    SVC_DATA_DIR: join(dir, "data"),
-    SVC_HTTP_ADDR: "127.0.0.1:0",
-    SVC_BASE_URL: "http://svc.test",
-    SVC_LOG: "error",
-    SVC_RUNNER_CLAIM_WAIT_MS: "150",
-    ...env,
-  });
-  open.push(ctx);
-  const app = buildApp(ctx);
-  async function call(
-    method: string,
-    path: string,
-    o: { body?: unknown; raw?: Uint8Array; token?: string; cookie?: string; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...o.headers };
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.cookie) headers.cookie = o.cookie;
-    ctx.facts.fresh();
-    const body: BodyInit | undefined = o.raw ? (o.raw as Uint8Array<ArrayBuffer>) : o.body === undefined ? undefined : JSON.stringify(o.body);
-    const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body }));
-    if ((res.headers.get("content-type") ?? "").startsWith("application/zip"))
-      return { status: res.status, headers: res.headers, bytes: new Uint8Array(await res.arrayBuffer()), text: "", body: null as any };
-    const { text, body: parsed } = await readBody(res);
-    return { status: res.status, headers: res.headers, text, body: parsed, bytes: new Uint8Array() };
-  }
-  await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await app.handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
-  expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  async function push(workflow = "on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo\n") {
-    const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", {
-      branch: "main",
-      message: "ci",
-      operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }],
-    });
-    expect(r.status).toBe(201);
-    while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
-    return r.body.commit as string;
-  }
-  async function machine(name: string) {
-    const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});
-    const r = await call("POST", "/v1/runners/register", { token: tok.body.token, body: { name, os: "linux", arch: "x64", labels: [] } });
-    expect(r.status).toBe(201);
-    return r.body.credential as string;
-  }
+  const { ctx, raw, call, owner, push: pushWorkflow, machine } = await baseHarness(env);
+  const push = (workflow = "on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo\n") => pushWorkflow(workflow);
   /** A running job: its id, run and token. */
   async function job(): Promise<{ id: string; run: string; token: string; path: string; machine: string }> {
     const m = await machine(`m${++machines}`);
@@ -120,7 +47,7 @@ async function harness(env: Record<string, string> = {}) {
     for await (const o of ctx.store.list("repos/")) if (o.key.endsWith(`/${id}.zip`)) return o.key;
     throw new Error(`no object for ${id}`);
   }
-  return { ctx, call, owner, push, job, upload, keyOf };
+  return { ctx, raw, call, owner, push, job, upload, keyOf };
 }
 
 const bytesOf = (s: string) => new TextEncoder().encode(s);
@@ -246,13 +173,7 @@ describe("artifacts with the job token (fs)", () => {
       const stream = (b: Uint8Array) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(b), c.close()) });
       const over = await h.ctx.store.stat("x");
       expect(over).toBeNull();
-      const more = await buildApp(h.ctx).handle(
-        new Request(`http://svc.test${put}`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${j.token}` },
-          body: stream(bytesOf("exactly these bytes and more")),
-        }),
-      );
+      const more = await h.raw("PUT", put, { token: j.token, raw: stream(bytesOf("exactly these bytes and more")) });
       expect(more.status).toBe(413);
       expect((await h.call("PUT", put, { token: j.token, raw: bytesOf("exactly") })).status).toBe(400);
       const other = bytesOf("EXACTLY these bytes");

@@ -4,98 +4,26 @@
 // never another branch's), restore-key prefixes newest first, immutable keys, the fs content
 // routes (upload capped at the reserved size, Range downloads), bounds, and eviction: 7 days
 // unused, stale reservations, and beyond SVC_CI_CACHE_MAX least recently used first.
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildApp } from "../../../src/http/app.ts";
-import { CACHE_RESERVATION_MS, CACHE_UNUSED_MS, evictCaches } from "../../../src/services/ci/caches-evict.ts";
-import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
-import { setClock } from "../../../src/services/context.ts";
-import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
+import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { openTestContext, testTables } from "../../helpers/context.ts";
-import { readBody } from "../../helpers/server.ts";
+import { CACHE_RESERVATION_MS, CACHE_UNUSED_MS, evictCaches } from "../../../src/services/ci/caches-evict.ts";
+import { testTables } from "../../helpers/context.ts";
+import { ciHarnesses } from "./harness.ts";
 
-const PASSWORD = "a long enough password";
 const V = "ab".repeat(32);
 const T = 60_000;
 
-const root = mkdtempSync(join(tmpdir(), "svc-ci-caches-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
 let t = 0;
-let restoreClock: (() => void) | null = null;
-let open: { close(): void }[] = [];
-afterEach(() => {
-  restoreClock?.();
-  restoreClock = null;
-  for (const c of open) c.close();
-  open = [];
-});
+const baseHarness = ciHarnesses("caches", () => t);
 
-let harnesses = 0;
 async function harness(env: Record<string, string> = {}) {
-  const dir = join(root, String(++harnesses));
   t = Date.now();
-  restoreClock ??= setClock(() => t);
-  const ctx = await openTestContext({
-    SVC_DATA_DIR: join(dir, "data"),
-    SVC_HTTP_ADDR: "127.0.0.1:0",
-    SVC_BASE_URL: "http://svc.test",
-    SVC_LOG: "error",
-    SVC_RUNNER_CLAIM_WAIT_MS: "150",
-    ...env,
-  });
-  open.push(ctx);
-  const app = buildApp(ctx);
-  async function raw(method: string, path: string, o: { body?: BodyInit; token?: string; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { ...o.headers };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    ctx.facts.fresh();
-    return app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body }));
-  }
-  async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
-    const headers: Record<string, string> = {};
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.cookie) headers.cookie = o.cookie;
-    ctx.facts.fresh();
-    const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-    const { text, body } = await readBody(res);
-    return { status: res.status, text, body };
-  }
-  await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await app.handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
-  expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-  const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});
-  const reg = await call("POST", "/v1/runners/register", { token: tok.body.token, body: { name: "m", os: "linux", arch: "x64", labels: [] } });
-  expect(reg.status).toBe(201);
-  const credential = reg.body.credential as string;
+  const { ctx, raw, call, owner, push, machine } = await baseHarness(env);
+  const credential = await machine("m");
 
   /** Pushes a one-job workflow to `branch`, claims the job; answers a client of that job's cache calls. */
   async function job(branch = "main") {
-    const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", {
-      branch,
-      message: "ci",
-      operations: [
-        {
-          op: "put",
-          path: ".svc/workflows/ci.yml",
-          content: `on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo ${branch}-${Math.random()}\n`,
-        },
-      ],
-    });
-    expect(r.status).toBe(201);
-    while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
+    await push(`on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n    steps:\n      - run: echo ${branch}-${Math.random()}\n`, branch);
     const c = await call("POST", "/v1/runners/claim", { token: credential });
     expect(c.status).toBe(200);
     const id = c.body.job_id as string;
@@ -106,7 +34,7 @@ async function harness(env: Record<string, string> = {}) {
       token,
       lookup: (key: string, restore_keys: string[] = [], version = V) => call("POST", `${base}/lookup`, { token, body: { key, restore_keys, version } }),
       reserve: (key: string, size: number, version = V) => call("POST", base, { token, body: { key, version, size } }),
-      put: (url: string, bytes: Uint8Array, headers: Record<string, string> = {}) => raw("PUT", url, { token, body: bytes as BodyInit, headers }),
+      put: (url: string, bytes: Uint8Array, headers: Record<string, string> = {}) => raw("PUT", url, { token, raw: bytes, headers }),
       commit: (cacheId: string) => call("POST", `${base}/${cacheId}/commit`, { token }),
       get: (url: string, headers: Record<string, string> = {}) => raw("GET", url, { token, headers }),
       /** Reserve, upload, commit: the save of one entry. */
@@ -140,7 +68,11 @@ describe("save and restore", () => {
       expect((await a.lookup("npm-1")).status).toBe(204);
       const reserved = await a.reserve("npm-1", 11);
       expect(reserved.status).toBe(201);
-      expect(reserved.body.upload).toEqual({ url: `/v1/runner/jobs/${a.id}/caches/${reserved.body.cache_id}/content`, method: "PUT", headers: {} });
+      expect(reserved.body.upload).toEqual({
+        url: `http://svc.test/v1/runner/jobs/${a.id}/caches/${reserved.body.cache_id}/content`,
+        method: "PUT",
+        headers: {},
+      });
       // Restores see only committed entries.
       expect((await a.put(reserved.body.upload.url, bytesOf("hello world"))).status).toBe(204);
       expect((await a.lookup("npm-1")).status).toBe(204);

@@ -2,99 +2,27 @@
 // heartbeat timeout (2 minutes), timeout-minutes, the registration token's hour, the online
 // window, the queued job's day; and many machines claiming at once. In-process: the real
 // context and HTTP application driven with app.handle(), the trigger jobs drained by hand.
-import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildApp } from "../../../src/http/app.ts";
-import { openTestContext } from "../../helpers/context.ts";
-import { CI_TRIGGER } from "../../../src/services/ci/trigger.ts";
+import { describe, expect, test } from "bun:test";
 import { sweepCi } from "../../../src/services/ci/sweeper.ts";
-import { setClock } from "../../../src/services/context.ts";
-import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
-import { readBody } from "../../helpers/server.ts";
+import { ciHarnesses } from "./harness.ts";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
-const PASSWORD = "a long enough password";
 const T = 60_000;
 
-const root = mkdtempSync(join(tmpdir(), "svc-ci-clock-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
 let t = 0;
-let restoreClock: (() => void) | null = null;
-let open: { close(): void }[] = [];
-afterEach(() => {
-  restoreClock?.();
-  restoreClock = null;
-  for (const c of open) c.close();
-  open = [];
-});
+const baseHarness = ciHarnesses("clock", () => t);
 
-let harnesses = 0;
 async function harness() {
-  const dir = join(root, String(++harnesses));
   t = Date.now();
-  restoreClock ??= setClock(() => t);
-  const ctx = await openTestContext({
-    SVC_DATA_DIR: join(dir, "data"),
-    SVC_HTTP_ADDR: "127.0.0.1:0",
-    SVC_BASE_URL: "http://svc.test",
-    SVC_LOG: "error",
-    SVC_RUNNER_CLAIM_WAIT_MS: "150",
-  });
-  open.push(ctx);
-  const app = buildApp(ctx);
-  async function call(method: string, path: string, o: { body?: unknown; token?: string; cookie?: string } = {}) {
-    const headers: Record<string, string> = {};
-    if (o.body !== undefined) headers["content-type"] = "application/json";
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.cookie) headers.cookie = o.cookie;
-    ctx.facts.fresh();
-    const res = await app.handle(new Request(`http://svc.test${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }));
-    const { text, body } = await readBody(res);
-    return { status: res.status, text, body };
-  }
-  await createUserWithOrg(ctx, { org: "acme", email: "o@acme.example", name: "Owner", password: PASSWORD, role: "owner" });
-  const login = await app.handle(
-    new Request("http://svc.test/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "o@acme.example", password: PASSWORD }),
-    }),
-  );
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const owner = (method: string, path: string, body?: unknown) => call(method, path, { body: body ?? (method === "GET" ? undefined : {}), cookie });
-  expect((await owner("POST", "/v1/orgs/acme/repos", { name: "app" })).status).toBe(201);
-
-  /** Runs the pending ci.trigger jobs (the worker's job in `svc serve`). */
-  async function drain() {
-    while ((await ctx.work.runDue({ kinds: [CI_TRIGGER] })) > 0);
-  }
-  async function push(workflow: string) {
-    const r = await owner("POST", "/v1/orgs/acme/repos/app/commits", {
-      branch: "main",
-      message: "ci",
-      operations: [{ op: "put", path: ".svc/workflows/ci.yml", content: workflow }],
-    });
-    expect(r.status).toBe(201);
-    await drain();
-    return r.body.commit as string;
-  }
-  async function machine(name: string, labels: string[] = []) {
-    const tok = await owner("POST", "/v1/orgs/acme/runners/registration-token", {});
-    const r = await call("POST", "/v1/runners/register", { token: tok.body.token, body: { name, os: "linux", arch: "x64", labels } });
-    expect(r.status).toBe(201);
-    return r.body.credential as string;
-  }
+  const { ctx, call, owner, drain, push, machine } = await baseHarness();
   const claim = (credential: string) => call("POST", "/v1/runners/claim", { token: credential });
   async function run(commit: string) {
     const runs = (await owner("GET", "/v1/orgs/acme/repos/app/runs")).body.runs;
     return runs.find((r: any) => r.commit === commit);
   }
-  return { ctx, call, owner, push, machine, claim, run };
+  return { ctx, call, owner, drain, push, machine, claim, run };
 }
 
 const simple = (extra = "") => `on: push\njobs:\n  j:\n    runs-on: [self-hosted]\n${extra}    steps:\n      - run: echo\n`;

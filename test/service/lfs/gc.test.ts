@@ -13,7 +13,7 @@ import { collectLfsGarbage, LFS_GC_GRACE_MS } from "../../../src/services/lfs/gc
 import { lfsObjectKey } from "../../../src/services/lfs/lfs.ts";
 import { openAppNode, signedInOwner, type AppNode } from "../../helpers/app-node.ts";
 import type { GitSandbox } from "../../helpers/git.ts";
-import { lfsRepo, lfsSandbox, oidOf, randomFiles, sameFiles } from "../../blackbox/lfs/lfs-helpers.ts";
+import { batchBody, lfsRepo, lfsSandbox, oidOf, postBatch, randomFiles, sameFiles } from "../../blackbox/lfs/lfs-helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -22,6 +22,7 @@ let node: AppNode;
 let server: Server<undefined>;
 let g: GitSandbox;
 let url: string;
+let auth: Record<string, string>;
 let repoId: string;
 let owner: Awaited<ReturnType<typeof signedInOwner>>;
 
@@ -38,6 +39,7 @@ beforeAll(async () => {
   repoId = repo.body.id;
   const token = (await owner("POST", "/v1/orgs/acme/tokens", { scopes: ["repo:write"], label: "lfs" })).body.token;
   url = `http://x-token:${token}@127.0.0.1:${server.port}/acme/assets.git`;
+  auth = { authorization: `Basic ${btoa(`x-token:${token}`)}` };
   g = await lfsSandbox();
 });
 
@@ -69,10 +71,10 @@ test("GC keeps a referenced object and deletes an unreferenced one once past the
   expect(usage.body.repos[0].bytes).toBeGreaterThan(50_000);
 
   // Within the grace period nothing goes.
-  expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 2, deleted: 0, orphans: 0 });
+  expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 2, deleted: 0, orphans: 0, temps: 0 });
   const restore = setClock(() => Date.now() + LFS_GC_GRACE_MS + 60_000);
   try {
-    expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 1, deleted: 1, orphans: 0 });
+    expect(await collectLfsGarbage(node.ctx)).toEqual({ networks: 1, skipped: 0, kept: 1, deleted: 1, orphans: 0, temps: 0 });
   } finally {
     restore();
   }
@@ -95,4 +97,62 @@ test("a file with no row (an upload never verified) is deleted after the grace p
     restore();
   }
   expect(stored(oid)).toBe(false);
+});
+
+test("an object a batch offers as already held after the walk survives the pass (its push is on the way)", async () => {
+  // Uploaded with the batch API and the fs transfer, referenced by no commit.
+  const bytes = randomFiles(["late.bin"], 10_000)["late.bin"]!;
+  const oid = oidOf(bytes);
+  const base = `http://127.0.0.1:${server.port}`;
+  const up = await postBatch(base, "acme", "assets", batchBody("upload", [{ oid, size: bytes.length }]), auth);
+  const action = up.body.objects[0].actions.upload;
+  expect((await fetch(action.href, { method: "PUT", headers: action.header, body: Buffer.from(bytes) })).status).toBe(200);
+  expect(stored(oid)).toBe(true);
+
+  const later = Date.now() + LFS_GC_GRACE_MS + 60_000;
+  let restore = setClock(() => later);
+  try {
+    // Between the walk (which found no pointer to it) and the delete, a client's batch is told the
+    // server has it: no upload action. The deleting transaction re-reads the row and keeps it.
+    const offered: unknown[] = [];
+    const report = await collectLfsGarbage(node.ctx, {
+      beforeDelete: async (_network, judged) => {
+        if (judged !== oid) return;
+        const again = await postBatch(base, "acme", "assets", batchBody("upload", [{ oid, size: bytes.length }]), auth);
+        offered.push(again.body.objects[0]);
+      },
+    });
+    expect(offered).toEqual([{ oid, size: bytes.length, authenticated: true }]);
+    expect(report.deleted).toBe(0);
+    expect(stored(oid)).toBe(true);
+  } finally {
+    restore();
+  }
+  // Past the grace counted from that batch, with still nothing pointing at it, it goes; a batch
+  // then asks for an upload again.
+  restore = setClock(() => later + LFS_GC_GRACE_MS + 60_000);
+  try {
+    expect((await collectLfsGarbage(node.ctx)).deleted).toBe(1);
+    expect(stored(oid)).toBe(false);
+    const after = await postBatch(base, "acme", "assets", batchBody("upload", [{ oid, size: bytes.length }]), auth);
+    expect(Object.keys(after.body.objects[0].actions)).toEqual(["upload"]);
+  } finally {
+    restore();
+  }
+});
+
+test("an fs upload's temp file left by a crash is deleted after the grace period, not before; other temp files are left alone", async () => {
+  const left = join(node.ctx.tmpDir, "lfs-left-by-a-crash");
+  const other = join(node.ctx.tmpDir, "copy-not-ours");
+  await Bun.write(left, "partial body");
+  await Bun.write(other, "someone else's");
+  expect((await collectLfsGarbage(node.ctx)).temps).toBe(0);
+  expect(existsSync(left)).toBe(true);
+  const restore = setClock(() => Date.now() + LFS_GC_GRACE_MS + 60_000);
+  try {
+    expect((await collectLfsGarbage(node.ctx)).temps).toBe(1);
+  } finally {
+    restore();
+  }
+  expect([existsSync(left), existsSync(other)]).toEqual([false, true]);
 });

@@ -18,6 +18,10 @@ const ActionResolved = t.Object(
     clone_url: t.String({ description: "where to fetch it over git (HTTP; the job token as a bearer header)" }),
     path: t.String({ description: 'the action\'s directory in the repository ("" for its root)' }),
     ref: t.Union([t.String(), t.Null()], { description: "the full ref the name matched (`refs/heads/v1`, `refs/tags/v1`); null for a commit sha" }),
+    tree: t.String({
+      description:
+        "the commit's root tree oid: the agent recomputes it over its cached checkout (without .git) before each use and fetches afresh on a mismatch",
+    }),
   },
   {
     examples: [
@@ -27,6 +31,7 @@ const ActionResolved = t.Object(
         clone_url: "https://svc.example.com/mirrors/setup-tool.git",
         path: "",
         ref: "refs/tags/v1",
+        tree: "9b1e5c0d2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c",
       },
     ],
   },
