@@ -34,7 +34,7 @@ import { CI_SWEEP, sweepCi } from "./services/ci/sweeper.ts";
 import { CI_CACHE_EVICT, runCacheEviction } from "./services/ci/caches-evict.ts";
 import { CI_ARTIFACT_SWEEP, sweepArtifacts } from "./services/ci/artifacts.ts";
 import { JOBS_PRUNE, pruneJobs } from "./services/jobs/prune.ts";
-import { recordActivity } from "./services/notify/activity.ts";
+import { forgetThread, recordActivity } from "./services/notify/activity.ts";
 import { NOTIFY_FANOUT, fanout } from "./services/notify/fanout.ts";
 import { NOTIFY_MAIL, mailNotification } from "./services/notify/mail.ts";
 import { NOTIFY_PRUNE, pruneNotify } from "./services/notify/unsubscribe.ts";
@@ -97,6 +97,8 @@ function wireDomains(ctx: Ctx): void {
   ctx.events.subscribe("ci.routing", ["repo.visibility_changed"], visibilityChanged);
   // Something happened in a thread: its participants, the activity row and the fan-out job (services/notify).
   ctx.events.subscribe("notify", ["thread.activity"], recordActivity);
+  // A thread was deleted (an issue): its notifications, participants and activity go with it.
+  ctx.events.subscribe("notify.forget", ["thread.deleted"], forgetThread);
   ctx.work.define(NOTIFY_FANOUT, fanout);
   ctx.work.define(NOTIFY_MAIL, mailNotification);
   ctx.work.define(NOTIFY_PRUNE, async (c) => void (await pruneNotify(c)));

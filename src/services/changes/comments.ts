@@ -162,7 +162,7 @@ function escapeText(s: string): string {
 export async function renderBody(
   ctx: Ctx,
   t: { org: { name: string }; repo: { name: string } },
-  change: ChangeRow,
+  change: Pick<ChangeRow, "repoId" | "head" | "target">,
   body: string,
   path: string | null,
 ): Promise<{ html: string; mentions: { id: string; handle: string }[] }> {

@@ -62,7 +62,9 @@ export type InternalEvent =
   /** A check result for `commit` of `repoId` was recorded. */
   | { kind: "checks.reported"; repoId: string; commit: string }
   /** Something happened in a thread people follow (services/notify records it and fans it out). */
-  | ThreadActivityEvent;
+  | ThreadActivityEvent
+  /** A thread is gone (an issue deleted): services/notify drops its notifications, participants and activity. */
+  | { kind: "thread.deleted"; repoId: string; orgId: string; subject: { kind: "change" | "issue" | "run"; id: string } };
 
 /** Why a person hears about a thread (DECISIONS §5 Notifications; GitHub's words where they exist). */
 export type NotifyReason = "author" | "comment" | "review" | "review_requested" | "assign" | "mention" | "watching" | "ci_activity";

@@ -534,5 +534,7 @@ export async function deleteIssue(ctx: Ctx, t: RepoTarget, number: number): Prom
   await ctx.db.transaction(async (tx) => {
     const cur = await mustIssue(tx, t.repo.id, number);
     await store.deleteIssue(tx, cur.id);
+    // The inbox rows about it would lead to a 404: services/notify drops them in this transaction.
+    await ctx.events.emit(tx, { kind: "thread.deleted", repoId: t.repo.id, orgId: t.org.id, subject: { kind: "issue", id: cur.id } });
   });
 }

@@ -4,7 +4,7 @@
 import type { Tx } from "../../db/database.ts";
 import { newId } from "../../util/ids.ts";
 import { now, type Ctx } from "../context.ts";
-import type { NotifyReason, ThreadActivityEvent } from "../events/types.ts";
+import type { EventOf, NotifyReason, ThreadActivityEvent } from "../events/types.ts";
 import { NOTIFY_FANOUT } from "./fanout.ts";
 import * as store from "./store.ts";
 
@@ -71,4 +71,13 @@ export async function recordActivity(ctx: Ctx, tx: Tx, e: ThreadActivityEvent): 
     createdAt: t,
   });
   await ctx.work.enqueue(tx, NOTIFY_FANOUT, { activityId, subjectKind: kind, subjectId: e.subject.id });
+}
+
+/**
+ * The `thread.deleted` subscriber: a deleted thread (an issue) leaves no notification pointing at
+ * a 404, nor participants or activity; a fan-out or mail job already queued for it finds nothing
+ * and ends (fanout.ts, mail.ts).
+ */
+export async function forgetThread(_ctx: Ctx, tx: Tx, e: EventOf<"thread.deleted">): Promise<void> {
+  await store.deleteThread(tx, e.subject.kind, e.subject.id);
 }

@@ -67,6 +67,8 @@ export async function fanout(ctx: Ctx, p: FanoutPayload, at: Attempt): Promise<v
   const t = now();
   const delayMs = ctx.config.notifyMailDelayMs;
   await at.complete(async (tx) => {
+    // Why again in the transaction: the thread may have been deleted (thread.deleted) since it was read.
+    if (!(await store.activityById(tx, a.id))) return;
     await store.upsertNotifications(
       tx,
       recipients.map(([userId, reason]) => ({

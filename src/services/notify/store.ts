@@ -90,6 +90,18 @@ export async function activitiesAfter(q: Queryable, kind: SubjectKind, subjectId
 }
 
 /** Deletes activity older than `before`; answers how many. */
+/** Drops a deleted thread's inbox rows, participants and activity; answers how many notifications went. */
+export async function deleteThread(tx: Tx, kind: SubjectKind, subjectId: string): Promise<number> {
+  const { notifications, threadParticipants, threadActivity } = tables(tx);
+  const gone = await tx
+    .delete(notifications)
+    .where(and(eq(notifications.subjectKind, kind), eq(notifications.subjectId, subjectId)))
+    .returning({ id: notifications.id });
+  await tx.delete(threadParticipants).where(and(eq(threadParticipants.subjectKind, kind), eq(threadParticipants.subjectId, subjectId)));
+  await tx.delete(threadActivity).where(and(eq(threadActivity.subjectKind, kind), eq(threadActivity.subjectId, subjectId)));
+  return gone.length;
+}
+
 export async function pruneActivity(tx: Tx, before: number): Promise<number> {
   const { threadActivity } = tables(tx);
   const rows = await tx.delete(threadActivity).where(lt(threadActivity.createdAt, before)).returning({ id: threadActivity.id });

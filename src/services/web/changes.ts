@@ -5,7 +5,7 @@ import type { Principal } from "../access/principal.ts";
 import type { RepoTarget } from "../access/target.ts";
 import { decide } from "../access/access.ts";
 import { personOf } from "../access/principal.ts";
-import { deleteComment, listComments, patchComment, postComment } from "../changes/comments.ts";
+import { deleteComment, listComments, patchComment, postComment, renderBody } from "../changes/comments.ts";
 import type { Comment, CommentCreate, CommentPatch } from "../changes/comment-schemas.ts";
 import { createChange, getChange, landChange, landingNeeds, listChanges, patchChange, startChangeRuns, type LandingNeeds } from "../changes/changes.ts";
 import { changeDiff } from "../changes/diff.ts";
@@ -137,6 +137,11 @@ export interface ChangeView {
   needs: LandingNeeds | null;
   /** Open issues (the nav's Issues count). */
   openIssues: number | null;
+  /**
+   * The description as sanitized markup with `#N` (an issue or a change), `org/repo#N` and
+   * `@handle` linked like a comment's (conversation tab only; null without a description).
+   */
+  descriptionHtml: string | null;
 }
 
 /** How deep a stack is followed for the page (the service caps stacks at 50). */
@@ -208,6 +213,19 @@ export async function changeView(
     queue,
     needs,
     openIssues: tab === "thread" ? null : await openIssuesOf(ctx, t),
+    // Relative links resolve against the target branch (a description outlives its head), as a URL's segments.
+    descriptionHtml:
+      tab === "conversation" && change.description
+        ? (
+            await renderBody(
+              ctx,
+              t,
+              { repoId: t.repo.id, head: null, target: change.target.split("/").map(encodeURIComponent).join("/") },
+              change.description,
+              null,
+            )
+          ).html
+        : null,
   };
 }
 

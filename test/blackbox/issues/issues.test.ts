@@ -516,3 +516,18 @@ describe("references from another repository", () => {
     ]);
   });
 });
+
+describe("deleting an issue", () => {
+  test("its notifications go with it; another issue's stay", async () => {
+    const { repo } = await seeded("delete-notified");
+    const gone = await open(repo, { title: "To be deleted", assignees: [handles.member] });
+    const kept = await open(repo, { title: "To be kept", assignees: [handles.member] });
+    const inbox = async () =>
+      ((await as(w.member.token).get("/v1/notifications")).body.notifications as { subject: { kind: string; number: number }; repository?: unknown }[]).filter(
+        (n) => n.subject.kind === "issue" && [gone.number, kept.number].includes(n.subject.number) && JSON.stringify(n).includes("delete-notified"),
+      );
+    await until("both notifications", async () => (await inbox()).length === 2);
+    expect((await as(w.admin.token).delete(`${issuesOf(repo)}/${gone.number}`)).status).toBe(204);
+    expect((await inbox()).map((n) => n.subject.number)).toEqual([kept.number]);
+  });
+});

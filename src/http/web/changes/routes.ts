@@ -31,7 +31,7 @@ import { AppError, NotFound } from "../../../errors.ts";
 import { isIssue } from "../../../services/web/issues.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { field, listField, postForm, seeOther, type FormInput } from "../kit/forms.ts";
-import { html, seg, type Html } from "../kit/html.ts";
+import { html, seg, trusted, type Html } from "../kit/html.ts";
 import { goneThread, threadBlock, type ThreadPlace } from "./threads.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import { conversationPage, descriptionBase, filesFragment, filesPage } from "./detail-page.ts";
@@ -57,10 +57,16 @@ export function changesWebRoutes(ctx: Ctx) {
   const conversation = async (org: string, repo: string, n: number, actor: Principal, frame: Frame, refusal?: AppError): Promise<Response> => {
     const v = await changeView(ctx, actor, org, repo, n, "conversation");
     const linkBase = descriptionBase(v);
-    const description = v.change.description ? await renderMarkdownOffloaded(ctx.threads, v.change.description, linkBase) : null;
+    // Why trusted: descriptionHtml and a review's body_html are the changes service's sanitize-html
+    // output (markdown-it, html off) with `#N`, `org/repo#N` and `@handle` linked after.
+    const description = v.descriptionHtml !== null ? trusted(v.descriptionHtml) : null;
     const rendered = new Map<string, Html>();
     for (const item of v.timeline) {
-      if (item.kind === "review" && item.review.body) rendered.set(item.review.id, await renderMarkdownOffloaded(ctx.threads, item.review.body, linkBase));
+      if (item.kind !== "review" || !item.review.body) continue;
+      rendered.set(
+        item.review.id,
+        item.review.body_html !== null ? trusted(item.review.body_html) : await renderMarkdownOffloaded(ctx.threads, item.review.body, linkBase),
+      );
     }
     const title = `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
     return page(layout(frame, title, conversationPage(v, frame.csrf, description, rendered, refusal?.message)), refusal?.status);

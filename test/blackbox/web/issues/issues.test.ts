@@ -304,3 +304,22 @@ describe("the labels page", () => {
     expect((await get("/iss/pub/issues/4")).status).toBe(404);
   });
 });
+
+describe("references on change pages", () => {
+  test("`#N` naming an issue links to the issue page in a change's description, reviews and comments", async () => {
+    const issue = (await api().post("/v1/orgs/iss/repos/pub/issues", { title: "Named from a change" })).body.number;
+    const base = "/v1/orgs/iss/repos/pub/changes/1";
+    expect((await api().patch(base, { description: `Description names #${issue} and @${writer.handle}; \`#${issue}\` stays code.` })).status).toBe(200);
+    expect((await api().post(`${base}/reviews`, { verdict: "comment", body: `Review names #${issue}.` })).status).toBe(201);
+    expect((await api().post(`${base}/comments`, { body: `Comment names #${issue}.` })).status).toBe(201);
+    const page = (await get("/iss/pub/changes/1", viewer.cookie)).text;
+    const link = `<a href="/iss/pub/issues/${issue}">#${issue}</a>`;
+    expect(page).toContain(`Description names ${link} and <a href="/${writer.handle}">@${writer.handle}</a>`);
+    expect(page).toContain(`<code>#${issue}</code>`);
+    expect(page).toContain(`Review names ${link}.`);
+    expect(page).toContain(`Comment names ${link}.`);
+    // An unknown number stays text.
+    expect((await api().patch(base, { description: "Names #999." })).status).toBe(200);
+    expect((await get("/iss/pub/changes/1", viewer.cookie)).text).toContain("Names #999.");
+  });
+});
