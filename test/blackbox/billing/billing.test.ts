@@ -135,7 +135,13 @@ describe("on the free plan", () => {
     for (const path of ["/v1/orgs/acme/billing", "/v1/orgs/acme/billing/subscribe"]) {
       const unknown = await as(member).post(path.replace("acme", "no-such-org"));
       expectError(unknown, 404);
-      for (const who of [member, outsider]) expect(await as(who).post(path)).toEqual(unknown as never);
+      // The same answer as for an org that does not exist: status, body and headers (but the clock's `date`, which moves between two requests).
+      const shape = (r: { status: number; body: unknown; headers: Headers }) => ({
+        status: r.status,
+        body: r.body,
+        headers: Object.fromEntries([...r.headers].filter(([k]) => k !== "date")),
+      });
+      for (const who of [member, outsider]) expect(shape(await as(who).post(path))).toEqual(shape(unknown));
       expectError(await as().post(path), 401);
       expectError(await as(owner).post(path.replace("acme", owner.handle)), 400, /personal namespace/);
     }
