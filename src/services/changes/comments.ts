@@ -197,7 +197,7 @@ export async function renderBody(
  * comment's own. Rendered once for every reader, so a private repository's name stays text: a link
  * (or its absence beside other links) would tell a reader who cannot see it that it exists.
  */
-async function crossRefTargets(
+export async function crossRefTargets(
   ctx: Ctx,
   ownRepoId: string,
   refs: CrossRefs,
@@ -216,6 +216,11 @@ async function crossRefTargets(
       out.set(repoKey(r.org, r.name), { repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`, changes, issues });
   }
   return out;
+}
+
+/** Repositories named `org/repo` (case-insensitively), with whether each is public (issue references read them too). */
+export function reposNamed(ctx: Ctx, names: { org: string; repo: string }[]): Promise<{ id: string; org: string; name: string; public: boolean }[]> {
+  return cstore.reposByFullNames(ctx.db.read, names);
 }
 
 /**

@@ -4,7 +4,8 @@
 // and `@handle` made links by the changes domain's reference pass (changes/refs.ts).
 import { ThreadTaskError } from "../../util/thread-pool.ts";
 import type { Ctx } from "../context.ts";
-import { collectRefs, type CrossRefs, linkRefs, repoKey } from "../changes/refs.ts";
+import { crossRefTargets } from "../changes/comments.ts";
+import { collectRefs, linkRefs } from "../changes/refs.ts";
 import * as store from "./store.ts";
 
 /** Where a body is shown: its repository (relative links resolve against the default branch). */
@@ -44,30 +45,4 @@ export async function renderMarkdown(
     mentions: people,
     numbers: refs.numbers,
   };
-}
-
-/**
- * What `org/repo#N` may link to: issues and changes of a public repository or of the body's own.
- * Rendered once for every reader, so a private repository's name stays text (a link would tell a
- * reader who cannot see it that it exists).
- */
-async function crossRefTargets(
-  ctx: Ctx,
-  ownRepoId: string,
-  refs: CrossRefs,
-): Promise<Map<string, { repoPath: string; changes: Set<number>; issues: Set<number> }>> {
-  const out = new Map<string, { repoPath: string; changes: Set<number>; issues: Set<number> }>();
-  if (!refs.size) return out;
-  const linkable = (await store.reposByFullNames(ctx.db.read, [...refs.values()])).filter((r) => r.public || r.id === ownRepoId);
-  for (const r of linkable) {
-    const wanted = refs.get(repoKey(r.org, r.name))?.numbers ?? [];
-    const [changes, issues] = await Promise.all([store.changeNumbers(ctx.db.read, r.id, wanted), store.issuesByNumbers(ctx.db.read, r.id, wanted)]);
-    if (changes.size || issues.length)
-      out.set(repoKey(r.org, r.name), {
-        repoPath: `/${encodeURIComponent(r.org)}/${encodeURIComponent(r.name)}`,
-        changes,
-        issues: new Set(issues.map((i) => i.number)),
-      });
-  }
-  return out;
 }

@@ -551,20 +551,6 @@ export async function repoAndOrg(q: Queryable, repoId: string): Promise<{ repo: 
   return row ? { repo: row.repo as Repo, org: row.org as Org } : null;
 }
 
-/** Repositories by `org/name` (case-insensitive), for `org/repo#N`. */
-export async function reposByFullNames(
-  q: Queryable,
-  names: { org: string; repo: string }[],
-): Promise<{ id: string; org: string; name: string; public: boolean }[]> {
-  if (!names.length) return [];
-  const { repos, orgs } = tables(q);
-  return await q
-    .select({ id: repos.id, org: orgs.name, name: repos.name, public: repos.public })
-    .from(repos)
-    .innerJoin(orgs, eq(orgs.id, repos.orgId))
-    .where(or(...names.map((n) => and(eq(orgs.name, n.org.toLowerCase()), eq(sql`lower(${repos.name})`, n.repo.toLowerCase())))));
-}
-
 // ── comments ─────────────────────────────────────────────────────────────────────────────────
 
 /** Inserts a comment. */

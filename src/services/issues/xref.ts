@@ -21,6 +21,7 @@ import { jobKind } from "../jobs/kind.ts";
 import { readersAmong } from "../access/lookup.ts";
 import { isNamespaceName, isRepoName } from "../names.ts";
 import { repoForJob } from "../repos/repos.ts";
+import { reposNamed } from "../changes/comments.ts";
 import { closeIssueIn, eventRow } from "./issues.ts";
 import * as store from "./store.ts";
 
@@ -204,7 +205,7 @@ async function crossTargets(
   if (!cross.length) return [];
   const names = new Map<string, { org: string; repo: string }>();
   for (const x of cross) if (names.size < MAX_REPOS) names.set(`${x.org.toLowerCase()}/${x.repo.toLowerCase()}`, { org: x.org, repo: x.repo });
-  const found = await store.reposByFullNames(ctx.db.read, [...names.values()]);
+  const found = await reposNamed(ctx, [...names.values()]);
   const source = await store.repoAndOrg(ctx.db.read, p.repoId);
   if (!source || source.org.id !== sourceOrgId) return [];
   const out: { issue: store.IssueRow; data: Record<string, unknown>; dedupe: string }[] = [];
