@@ -15,6 +15,7 @@ import pg0008 from "../../migrations/pg/0008_lfs.sql" with { type: "text" };
 import pg0009 from "../../migrations/pg/0009_issues.sql" with { type: "text" };
 import pg0010 from "../../migrations/pg/0010_lfs_touched.sql" with { type: "text" };
 import pg0011 from "../../migrations/pg/0011_issues_state_counts.sql" with { type: "text" };
+import pg0012 from "../../migrations/pg/0012_web_second_pass.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -39,6 +40,7 @@ import m0020 from "../../migrations/0020_lfs.sql" with { type: "text" };
 import m0021 from "../../migrations/0021_issues.sql" with { type: "text" };
 import m0022 from "../../migrations/0022_lfs_touched.sql" with { type: "text" };
 import m0023 from "../../migrations/0023_issues_state_counts.sql" with { type: "text" };
+import m0024 from "../../migrations/0024_web_second_pass.sql" with { type: "text" };
 
 const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0000_init": m0000,
@@ -65,6 +67,7 @@ const SQL: Readonly<Record<string, string>> = Object.freeze({
   "0021_issues": m0021,
   "0022_lfs_touched": m0022,
   "0023_issues_state_counts": m0023,
+  "0024_web_second_pass": m0024,
 });
 
 const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
@@ -80,6 +83,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0009_issues": pg0009,
   "0010_lfs_touched": pg0010,
   "0011_issues_state_counts": pg0011,
+  "0012_web_second_pass": pg0012,
 });
 
 export interface Migration {

@@ -23,6 +23,12 @@ export const users = sqliteTable(
       .default("human"),
     contribPrivateOptin: integer("contrib_private_optin", { mode: "boolean" }).notNull().default(false),
     profileRepo: text("profile_repo"),
+    /**
+     * The uploaded avatar (issue 33): its object-store key, `avatars/{user id}/{sha256}.{png|jpg|webp}`
+     * (the hash makes the address change with the picture, so it can be cached forever). Null: the
+     * generated identicon.
+     */
+    avatar: text("avatar"),
     passwordHash: text("password_hash").notNull(),
     emailVerifiedAt: integer("email_verified_at"),
     disabledAt: integer("disabled_at"),

@@ -34,14 +34,41 @@ export const repos = sqliteTable(
      * the root is deleted).
      */
     lfsNetworkId: text("lfs_network_id"),
+    /**
+     * When the repository last changed (issue 33: explore sorts by it): a push, a landing or a
+     * mirror sync that moved a ref; its creation until then.
+     */
+    activeAt: integer("active_at"),
     createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("repos_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
+    // Explore (issue 33): public repositories, most recently active first.
+    index("repos_public_active_idx").on(t.public, t.activeAt),
     index("repos_fork_parent_idx").on(t.forkParentId),
     // Search (services/discovery/search.ts): exact and prefix name matches across every org.
     index("repos_name_idx").on(sql`lower(${t.name})`),
   ],
+);
+
+/**
+ * Names a repository had before a rename (issue 33): the web pages at an old name redirect to the
+ * repository's current address while no repository holds that name again. One row per old name;
+ * a repository created or renamed to the name removes the row.
+ */
+export const repoRedirects = sqliteTable(
+  "repo_redirects",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    repoId: text("repo_id")
+      .notNull()
+      .references(() => repos.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("repo_redirects_org_name_uq").on(t.orgId, sql`lower(${t.name})`), index("repo_redirects_repo_idx").on(t.repoId)],
 );
 
 export const grants = sqliteTable(

@@ -50,6 +50,7 @@ export async function insertUser(tx: Tx, input: { email: string; name: string; p
     kind: "human",
     contribPrivateOptin: false,
     profileRepo: null,
+    avatar: null,
     passwordHash: input.passwordHash,
     emailVerifiedAt: input.confirmed ? t : null,
     disabledAt: null,

@@ -63,6 +63,7 @@ export async function createFork(ctx: Ctx, t: RepoTarget, input: ForkCreate): Pr
     syncError: null,
     forkParentId: parent.id,
     forkState: "pending",
+    activeAt: now(),
     createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {

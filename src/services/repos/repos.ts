@@ -138,6 +138,7 @@ export async function createRepo(ctx: Ctx, actor: Principal, orgName: string, in
     syncError: null,
     forkParentId: null,
     forkState: null,
+    activeAt: now(),
     createdAt: now(),
   };
   await ctx.db.transaction(async (tx) => {

@@ -88,6 +88,22 @@ export async function commitChecksView(ctx: Ctx, t: RepoTarget, sha: string): Pr
   return (await checksOfCommits(ctx, t.repo.id, [sha])).get(sha) ?? [];
 }
 
+/**
+ * What the one repository layout (http/web/repos/repo-layout.ts) draws above every repository
+ * page: the repository and the nav's counts. A RepoFrame is one too.
+ */
+export interface RepoChrome {
+  repo: RepoBody;
+  /** Open issues (the nav's Issues count); absent or null: no count shown. */
+  openIssues?: number | null;
+}
+
+/** The layout's facts for a page that has no RepoFrame (runs, changes, settings, compare…). */
+export async function repoChrome(ctx: Ctx, t: RepoTarget): Promise<RepoChrome> {
+  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
+  return { repo, openIssues };
+}
+
 /** A branch or tag as the switcher lists it. */
 export interface RefChoice {
   kind: "branch" | "tag";
