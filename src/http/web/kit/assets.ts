@@ -5,6 +5,7 @@ import { ADMIN_CSS } from "../admin/styles.ts";
 import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
 import { REPO_CSS } from "../repos/styles.ts";
+import { COMPARE_CSS } from "../repos/compare-styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
 import { ISSUES_CSS } from "../issues/styles.ts";
@@ -69,7 +70,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 }
 `;
 
-const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
+const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS + COMPARE_CSS;
 const JS = BASE_JS + REPO_JS + CHANGES_JS;
 
 function hashOf(text: string): string {
