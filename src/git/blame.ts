@@ -81,7 +81,6 @@ interface Suspect {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: false });
 
 /**
  * The entry named `name` in raw tree bytes, without parsing the others ("mode SP name NUL oid"
@@ -120,34 +119,183 @@ export function isBinaryBlob(data: Uint8Array): boolean {
   return data.subarray(0, 8000).includes(0);
 }
 
-/** Lines of a text as ids, equal lines equal ids (each keeps its "\n"; the last may lack it). */
-function internLines(text: string, ids: Map<string, number>): Int32Array {
-  if (text === "") return new Int32Array(0);
-  let n = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
-  if (!text.endsWith("\n")) n++;
-  const out = new Int32Array(n);
-  let start = 0;
-  for (let k = 0; k < n; k++) {
-    const nl = text.indexOf("\n", start);
-    const end = nl < 0 ? text.length : nl + 1;
-    const line = text.slice(start, end);
-    let id = ids.get(line);
-    if (id === undefined) {
-      id = ids.size;
-      ids.set(line, id);
-    }
-    out[k] = id;
-    start = end;
+/**
+ * A version of the file as lines: its bytes, where each line starts (one more entry: the end),
+ * and a key per line (equal lines, equal keys; two 32-bit hashes of the line's bytes, its "\n"
+ * included, folded into one exact double, so a collision needs both to agree).
+ */
+export interface Lines {
+  data: Buffer;
+  starts: Int32Array;
+  keys: Float64Array;
+}
+
+/** The key of bytes [from, to) of `d`. */
+function lineKey(d: Uint8Array, from: number, to: number): number {
+  let h1 = 0x811c9dc5 | 0;
+  let h2 = (0x9747b28c ^ (to - from)) | 0;
+  for (let i = from; i < to; i++) {
+    const b = d[i]!;
+    h1 = Math.imul(h1 ^ b, 0x01000193);
+    h2 = Math.imul(h2 ^ b, 0x5bd1e995);
+    h2 ^= h2 >>> 13;
   }
-  return out;
+  return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
+}
+
+/** Growable line starts and keys. */
+class LineBuilder {
+  starts: Int32Array;
+  keys: Float64Array;
+  n = 0;
+  constructor(capacity: number) {
+    this.starts = new Int32Array(capacity + 1);
+    this.keys = new Float64Array(capacity);
+  }
+  private room(extra: number): void {
+    if (this.n + extra < this.keys.length) return;
+    const size = Math.max(2 * this.keys.length, this.n + extra + 16);
+    const starts = new Int32Array(size + 1);
+    starts.set(this.starts.subarray(0, this.n));
+    const keys = new Float64Array(size);
+    keys.set(this.keys.subarray(0, this.n));
+    this.starts = starts;
+    this.keys = keys;
+  }
+  /** Lines of `d` from byte `from` to `to` (at line starts), hashed one by one. */
+  hash(d: Uint8Array, from: number, to: number): void {
+    while (from < to) {
+      const nl = d.indexOf(10, from);
+      const end = nl < 0 || nl >= to ? to : nl + 1;
+      this.room(1);
+      this.starts[this.n] = from;
+      this.keys[this.n++] = lineKey(d, from, end);
+      from = end;
+    }
+  }
+  /** Lines `from`..`to`-1 of `c`, found `shift` bytes further on in this version. */
+  copy(c: Lines, from: number, to: number, shift: number): void {
+    this.room(to - from);
+    this.keys.set(c.keys.subarray(from, to), this.n);
+    const s = this.starts;
+    for (let i = from, j = this.n; i < to; i++, j++) s[j] = c.starts[i]! + shift;
+    this.n += to - from;
+  }
+  done(data: Buffer): Lines {
+    this.starts[this.n] = data.length;
+    return { data, starts: this.starts.subarray(0, this.n + 1), keys: this.keys.subarray(0, this.n) };
+  }
+}
+
+/** Bytes `a[ai..]` and `b[bi..]` have in common from the start (compared natively, galloping). */
+function commonLength(a: Buffer, ai: number, b: Buffer, bi: number): number {
+  const max = Math.min(a.length - ai, b.length - bi);
+  let good = 0;
+  let step = 256;
+  while (good < max) {
+    const len = Math.min(step, max - good);
+    if (a.compare(b, bi + good, bi + good + len, ai + good, ai + good + len) === 0) {
+      good += len;
+      step *= 4;
+      continue;
+    }
+    // The first difference is in [good, good + len): halve until it is found.
+    let lo = 0;
+    let hi = len;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (a.compare(b, bi + good + lo, bi + good + mid, ai + good + lo, ai + good + mid) === 0) lo = mid;
+      else hi = mid;
+    }
+    return a[ai + good + lo] === b[bi + good + lo] ? good + lo + 1 : good + lo;
+  }
+  return good;
+}
+
+/** Index of the last line of `c` starting at or before byte `at` (binary search). */
+function lineAt(c: Lines, at: number): number {
+  let lo = 0;
+  let hi = c.keys.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (c.starts[mid]! <= at) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Lines tried on each side to find where two versions agree again after a difference. */
+const RESYNC = 8;
+
+/**
+ * The lines of `data`. With `near` (a nearby version, usually the child's), lines found
+ * byte-for-byte in it at the same order take its keys without being hashed again: runs of equal
+ * bytes are found natively, and only the lines around each difference are hashed. Keys do not
+ * depend on the alignment chosen here (a copied line is byte-equal to the one it copies); only
+ * the work does.
+ */
+export function linesOf(data: Uint8Array, near?: Lines): Lines {
+  const d = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (!near || near.keys.length === 0) {
+    const out = new LineBuilder(near?.keys.length ?? 64);
+    out.hash(d, 0, d.length);
+    return out.done(d);
+  }
+  const c = near;
+  const cn = c.keys.length;
+  const out = new LineBuilder(cn + 16);
+  let pi = 0;
+  let cl = 0;
+  while (pi < d.length) {
+    if (cl < cn) {
+      const co = c.starts[cl]!;
+      const m = commonLength(d, pi, c.data, co);
+      // Whole lines of c inside the common run (a last line without "\n" only when both end there).
+      let cl2 = lineAt(c, co + m);
+      if (c.starts[cl2]! > co + m || cl2 < cl) cl2 = cl;
+      else if (cl2 < cn && c.starts[cl2 + 1]! <= co + m) cl2++;
+      if (cl2 === cn && co + m === c.data.length && pi + m !== d.length && c.data[c.data.length - 1] !== 10) cl2--;
+      if (cl2 > cl) {
+        out.copy(c, cl, cl2, pi - co);
+        pi += c.starts[cl2]! - co;
+        cl = cl2;
+        continue;
+      }
+    }
+    if (cl >= cn) break;
+    // Line starts of the next few lines here, then the nearest (a, b) where line +a here starts
+    // what line cl + b of c starts, for at least one whole line of c.
+    const mine: number[] = [pi];
+    for (let k = 0; k < RESYNC && mine[k]! < d.length; k++) {
+      const nl = d.indexOf(10, mine[k]!);
+      mine.push(nl < 0 ? d.length : nl + 1);
+    }
+    let found: [number, number] | null = null;
+    for (let sum = 1; sum <= 2 * RESYNC && !found; sum++) {
+      for (let a = 0; a <= sum && !found; a++) {
+        const b = sum - a;
+        if (a >= mine.length - 1 || cl + b >= cn) continue;
+        const at = mine[a]!;
+        const cAt = c.starts[cl + b]!;
+        const lineLen = c.starts[cl + b + 1]! - cAt;
+        if (at + lineLen <= d.length && d.compare(c.data, cAt, cAt + lineLen, at, at + lineLen) === 0) found = [a, b];
+      }
+    }
+    if (!found) break;
+    const [a, b] = found;
+    out.hash(d, pi, mine[a]!);
+    pi = mine[a]!;
+    cl += b;
+  }
+  out.hash(d, pi, d.length);
+  return out.done(d);
 }
 
 /**
  * For each line of `b`, its line in `a` when a shortest edit script (Myers, common prefix and
  * suffix first) keeps it, else -1; null when more than `maxEdits` edits would be needed.
  */
-export function keptLines(a: Int32Array, b: Int32Array, maxEdits: number): Int32Array | null {
+export function keptLines(a: Float64Array, b: Float64Array, maxEdits: number): Int32Array | null {
   const map = new Int32Array(b.length).fill(-1);
   let pre = 0;
   while (pre < a.length && pre < b.length && a[pre] === b[pre]) {
@@ -251,20 +399,20 @@ export async function blameFile(reader: ObjectReader, start: Oid, path: readonly
   if (!head) return { kind: "missing" };
   if (head.size > limits.maxBytes) return { kind: "too_large", size: head.size };
 
-  const ids = new Map<string, number>();
   // Lines of recently read blobs (a blob is read as a parent, then again as the next suspect).
-  const linesOf = new Map<Oid, Int32Array | null>();
+  const known = new Map<Oid, Lines | null>();
   let readLeft = limits.maxReadBytes;
   let spent = false;
-  const readLines = async (oid: Oid): Promise<Int32Array | null> => {
-    const known = linesOf.get(oid);
-    if (known !== undefined) {
-      linesOf.delete(oid);
-      linesOf.set(oid, known);
-      return known;
+  /** The lines of blob `oid` (null: too large, not a blob, or past the read budget), hashed against `near`. */
+  const readLines = async (oid: Oid, near?: Lines): Promise<Lines | null> => {
+    const hit = known.get(oid);
+    if (hit !== undefined) {
+      known.delete(oid);
+      known.set(oid, hit);
+      return hit;
     }
     const h = await reader.readHeader(oid);
-    let lines: Int32Array | null = null;
+    let lines: Lines | null = null;
     if (h && h.type === "blob" && h.size <= limits.maxBytes) {
       if (h.size > readLeft) {
         spent = true;
@@ -272,10 +420,10 @@ export async function blameFile(reader: ObjectReader, start: Oid, path: readonly
       }
       readLeft -= h.size;
       const obj = await reader.read(oid);
-      if (obj) lines = internLines(decoder.decode(obj.data), ids);
+      if (obj) lines = linesOf(obj.data, near);
     }
-    linesOf.set(oid, lines);
-    if (linesOf.size > 32) linesOf.delete(linesOf.keys().next().value!);
+    known.set(oid, lines);
+    if (known.size > 32) known.delete(known.keys().next().value!);
     return lines;
   };
 
@@ -283,9 +431,9 @@ export async function blameFile(reader: ObjectReader, start: Oid, path: readonly
   if (!first) return { kind: "missing" };
   if (isBinaryBlob(first.data)) return { kind: "binary" };
   readLeft -= first.data.length;
-  const finalLines = internLines(decoder.decode(first.data), ids);
-  linesOf.set(top.oid, finalLines);
-  const total = finalLines.length;
+  const finalLines = linesOf(first.data);
+  known.set(top.oid, finalLines);
+  const total = finalLines.keys.length;
   /** The commit each line of the file is blamed on. */
   const blamed = new Array<Oid | undefined>(total);
   if (total === 0) return { kind: "ok", lines: 0, ranges: [], commits: {}, truncated: false, walked: 0 };
@@ -372,9 +520,9 @@ export async function blameFile(reader: ObjectReader, start: Oid, path: readonly
       const mine = await readLines(s.blob);
       for (const p of parents) {
         if (!left.length || !mine) break;
-        const theirs = await readLines(p.blob);
+        const theirs = await readLines(p.blob, mine);
         if (!theirs) continue;
-        const map = keptLines(theirs, mine, limits.maxEdits);
+        const map = keptLines(theirs.keys, mine.keys, limits.maxEdits);
         if (!map) continue;
         const passed: Entry[] = [];
         const kept: Entry[] = [];

@@ -238,7 +238,7 @@ describe("bounds", () => {
     expect(full.outcome.kind === "ok" && full.outcome.truncated).toBe(false);
     const cut = await w.ours("HEAD", "f.txt", { ...LIMITS, maxCommits: 2 });
     // Taken: c5 (line 5), c4 (line 4); lines 1-3 had reached c3 and are blamed there.
-    expect(cut.shas).toEqual([shas[3], shas[3], shas[3], shas[4], shas[5]]);
+    expect(cut.shas).toEqual([shas[3]!, shas[3]!, shas[3]!, shas[4]!, shas[5]!]);
     expect(cut.outcome.kind === "ok" && cut.outcome.truncated).toBe(true);
     const read = await w.ours("HEAD", "f.txt", { ...LIMITS, maxReadBytes: 30 });
     expect(read.outcome.kind === "ok" && read.outcome.truncated).toBe(true);
