@@ -358,7 +358,13 @@ export function keptLines(a: Float64Array, b: Float64Array, maxEdits: number): I
 }
 
 /** The blame of `path` (its components) in commit `start`, within `limits`. */
-export async function blameFile(reader: ObjectReader, start: Oid, path: readonly string[], limits: BlameLimits, tick?: () => Promise<void>): Promise<BlameOutcome> {
+export async function blameFile(
+  reader: ObjectReader,
+  start: Oid,
+  path: readonly string[],
+  limits: BlameLimits,
+  tick?: () => Promise<void>,
+): Promise<BlameOutcome> {
   const names = path.map((p) => encoder.encode(p));
   // Per level of the path, the entry a tree id holds (consecutive commits share most trees).
   const levels = names.map(() => new Map<Oid, { mode: string; oid: Oid } | null>());
