@@ -25,8 +25,8 @@ function alertFor(form: GeneralForm, refused: GeneralRefusal | undefined): Html 
 }
 
 /** A field's value: what the refused form sent, else the repository's. */
-function valueOf(form: GeneralForm, refused: GeneralRefusal | undefined, name: string, current: string): string {
-  return refused?.form === form ? (refused.values.get(name) ?? "") : current;
+function shownValue(form: GeneralForm, refused: GeneralRefusal | undefined, key: string, current: string): string {
+  return refused?.form === form ? (refused.values.get(key) ?? "") : current;
 }
 
 /** The General tab. */
@@ -35,7 +35,7 @@ export function generalPage(page: Frame, f: RepoAdminFrame, repo: RepoBody, bran
   const csrf = page.csrf;
   const full = `${repo.org}/${repo.name}`;
   const isPublic = refused?.form === "visibility" ? refused.values.get("visibility") === "public" : repo.public;
-  const chosen = valueOf("default-branch", refused, "default_branch", repo.default_branch);
+  const chosen = shownValue("default-branch", refused, "default_branch", repo.default_branch);
   // The current default is offered even before it exists (an empty repository), marked as such.
   const names = branches.includes(repo.default_branch) ? branches : [repo.default_branch, ...branches];
   const branchOptions = names.map(
@@ -48,13 +48,13 @@ export function generalPage(page: Frame, f: RepoAdminFrame, repo: RepoBody, bran
     notice,
     html`<section class="box" aria-labelledby="name-h"><header><h2 id="name-h" class="inh">Repository name</h2></header>${alertFor("name", refused)}
 <form class="row" method="post" action="${base}/name">${csrfInput(csrf)}
-<label>Name <input type="text" name="name" required maxlength="100" autocomplete="off" spellcheck="false" value="${valueOf("name", refused, "name", repo.name)}"></label>
+<label>Name <input type="text" name="name" required maxlength="100" autocomplete="off" spellcheck="false" value="${shownValue("name", refused, "name", repo.name)}"></label>
 <div><button type="submit">Rename</button></div>
 <p class="muted">Web pages at the old name lead here until another repository takes it. Git remotes and API clients must use the new name.</p></form></section>
 <section class="box" aria-labelledby="about-h"><header><h2 id="about-h" class="inh">About</h2></header>${alertFor("about", refused)}
 <form class="stack wide pad" method="post" action="${base}/about">${csrfInput(csrf)}
-<label>Description <textarea name="description" rows="2" maxlength="2000">${valueOf("about", refused, "description", repo.description ?? "")}</textarea></label>
-<label>Homepage <input type="url" name="homepage" maxlength="2000" placeholder="https://" value="${valueOf("about", refused, "homepage", repo.homepage ?? "")}"></label>
+<label>Description <textarea name="description" rows="2" maxlength="2000">${shownValue("about", refused, "description", repo.description ?? "")}</textarea></label>
+<label>Homepage <input type="url" name="homepage" maxlength="2000" placeholder="https://" value="${shownValue("about", refused, "homepage", repo.homepage ?? "")}"></label>
 <div><button type="submit">Save</button></div></form></section>
 <section class="box" aria-labelledby="visibility-h"><header><h2 id="visibility-h" class="inh">Visibility</h2></header>${alertFor("visibility", refused)}
 <form class="stack wide pad" method="post" action="${base}/visibility">${csrfInput(csrf)}
@@ -70,7 +70,7 @@ export function generalPage(page: Frame, f: RepoAdminFrame, repo: RepoBody, bran
 <section class="box danger-zone" aria-labelledby="danger-h"><header><h2 id="danger-h" class="inh">Danger zone</h2></header>${alertFor("delete", refused)}
 <form class="stack wide pad" method="post" action="${base}/delete">${csrfInput(csrf)}
 <p><strong>Delete this repository.</strong> Its code, changes, issues, runs and settings go, and cannot be brought back. Forks stay.</p>
-<label>Type <code>${full}</code> to confirm <input type="text" name="confirm" required maxlength="300" autocomplete="off" spellcheck="false" value="${valueOf("delete", refused, "confirm", "")}"></label>
+<label>Type <code>${full}</code> to confirm <input type="text" name="confirm" required maxlength="300" autocomplete="off" spellcheck="false" value="${shownValue("delete", refused, "confirm", "")}"></label>
 <div><button type="submit" class="danger">Delete this repository</button></div></form></section>`,
   );
 }

@@ -29,15 +29,17 @@ function formOf(p: Protection): ProtectionForm {
 }
 
 /** A new protection's defaults, as the API's PUT fills in omitted fields. */
-const BLANK: ProtectionForm = {
-  pattern: "",
-  allow_force_push: false,
-  allow_deletion: false,
-  require_change: false,
-  dismiss_stale_approvals: true,
-  required_approvals: "0",
-  required_checks: "",
-};
+function blank(): ProtectionForm {
+  return {
+    pattern: "",
+    allow_force_push: false,
+    allow_deletion: false,
+    require_change: false,
+    dismiss_stale_approvals: true,
+    required_approvals: "0",
+    required_checks: "",
+  };
+}
 
 function check(name: keyof ProtectionForm, on: boolean, label: string, id: string): Html {
   return html`<label class="check"><input type="checkbox" name="${name}" value="1" id="${id}-${name}"${on ? html` checked` : ""}> ${label}</label>`;
@@ -102,6 +104,6 @@ ${
 }</section>
 <section class="box" aria-labelledby="add-h"><header><h2 id="add-h" class="inh">Add a protection</h2></header>${refused ? html`<p class="error notice" role="alert">${refused.error}</p>` : ""}
 <p class="pad muted">Saving a pattern that is already protected replaces its rules.</p>
-${protectionForm(base, csrf, refused?.values ?? BLANK, "new", false, "Save protection")}</section>`,
+${protectionForm(base, csrf, refused?.values ?? blank(), "new", false, "Save protection")}</section>`,
   );
 }

@@ -1,8 +1,7 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
 import { ACCOUNT_CSS } from "../account/styles.ts";
-import { ADMIN_CSS } from "../admin/styles.ts";
-import { REPO_SETTINGS_CSS } from "../admin/repo-styles.ts";
+import { ADMIN_CSS, REPO_SETTINGS_CSS } from "../admin/styles.ts";
 import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
 import { REPO_CSS } from "../repos/styles.ts";
