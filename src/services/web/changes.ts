@@ -19,7 +19,8 @@ import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { openIssuesOf } from "./issues.ts";
-import { watchLevel, type WatchLevel } from "../discovery/watching.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 
 /** The filters of the list page, as the API's `state` values (null: every state). */
 export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
@@ -36,12 +37,12 @@ export async function changesListView(
   repoName: string,
   filter: ChangeFilter,
   cursor: string | undefined,
-): Promise<{ repo: RepoBody; list: ChangeList; branches: string[]; openIssues: number | null; watching?: WatchLevel | null }> {
+): Promise<{ repo: RepoBody; list: ChangeList; branches: string[]; openIssues: number | null; watching?: WatchLevel | null; canSync?: boolean }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
-  const [repo, openIssues, watching] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), watchLevel(ctx, t)]);
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
   const list = await listChanges(ctx, t, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
   const branches = repo.viewer_write ? (await listRefs(ctx, t)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
-  return { repo, list, branches, openIssues, watching };
+  return { repo, list, branches, openIssues, ...viewer };
 }
 
 /** Which diff the change page shows: the current patchset's, another one's, or between two. */
@@ -140,6 +141,8 @@ export interface ChangeView {
   openIssues: number | null;
   /** The viewer's watch level (the layout's Watch button; RepoChrome). */
   watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
   /**
    * The description as sanitized markup with `#N` (an issue or a change), `org/repo#N` and
    * `@handle` linked like a comment's (conversation tab only; null without a description).
@@ -216,7 +219,7 @@ export async function changeView(
     queue,
     needs,
     openIssues: tab === "thread" ? null : await openIssuesOf(ctx, t),
-    watching: tab === "thread" ? undefined : await watchLevel(ctx, t),
+    ...(tab === "thread" ? {} : await viewerFacts(ctx, t)),
     // Relative links resolve against the target branch (a description outlives its head), as a URL's segments.
     descriptionHtml:
       tab === "conversation" && change.description

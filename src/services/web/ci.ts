@@ -6,7 +6,8 @@ import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
 import { may, type RepoTarget } from "../access/target.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
-import { watchLevel, type WatchLevel } from "../discovery/watching.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 import { openIssuesOf } from "./issues.ts";
 import { refsOf } from "../git/snapshot.ts";
 import { dispatchableWorkflows, type DispatchableWorkflow } from "../ci/dispatch.ts";
@@ -97,11 +98,13 @@ export interface CiChrome {
   repo: RepoBody;
   openIssues: number | null;
   watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 async function chromeOf(ctx: Ctx, t: RepoTarget): Promise<CiChrome> {
-  const [repo, openIssues, watching] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), watchLevel(ctx, t)]);
-  return { repo, openIssues, watching };
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
+  return { repo, openIssues, ...viewer };
 }
 
 /** A job's page: its run (at the job's attempt), the job, and the tail of its log so far (`next` is where live reading continues). */

@@ -6,7 +6,8 @@ import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
-import { watchLevel, type WatchLevel } from "../discovery/watching.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
 import type { FileDiffs } from "../git/diff.ts";
@@ -99,12 +100,14 @@ export interface RepoChrome {
   openIssues?: number | null;
   /** The viewer's watch level (Watch/Unwatch), null when not watching; absent: anonymous or not known (no button state). */
   watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /** The layout's facts for a page that has no RepoFrame (runs, changes, settings, compare…). */
 export async function repoChrome(ctx: Ctx, t: RepoTarget): Promise<RepoChrome> {
-  const [repo, openIssues, watching] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), watchLevel(ctx, t)]);
-  return { repo, openIssues, watching };
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
+  return { repo, openIssues, ...viewer };
 }
 
 /** A branch or tag as the switcher lists it. */
@@ -148,6 +151,8 @@ export interface RepoFrame {
   openIssues?: number | null;
   /** The viewer's watch level (see RepoChrome). */
   watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /**
@@ -164,9 +169,9 @@ export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefCho
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
 export async function repoFrame(ctx: Ctx, t: RepoTarget, rest: string[]): Promise<RepoFrame> {
-  const [repo, openIssues, watching] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), watchLevel(ctx, t)]);
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
   const frame = await frameOf(ctx, t, repo, rest);
-  return { ...frame, openIssues, watching };
+  return { ...frame, openIssues, ...viewer };
 }
 
 async function frameOf(ctx: Ctx, t: RepoTarget, repo: RepoBody, rest: string[]): Promise<RepoFrame> {

@@ -73,7 +73,7 @@ function mirrorBanner(frame: Frame, c: RepoChrome, base: string): Html {
   const synced = r.last_sync_at === null ? html`not synced yet` : html`last synced ${timeOf(r.last_sync_at)}`;
   const error = r.sync_error ? html`<span class="error sync-error" role="alert">${icon("alert")} Last sync failed: ${r.sync_error}</span>` : "";
   const sync =
-    r.viewer_write && frame.viewer
+    c.canSync && frame.viewer
       ? html`<form class="inline" method="post" action="${base}/sync">${csrfInput(frame.csrf)}<button type="submit">${icon("sync")} Sync now</button></form>`
       : "";
   return html`<div class="banner mirror-banner"><p>${icon("mirror")} <span>Mirror of ${originShown} · ${synced}. Changes are not taken here: push to the origin.</span></p>${error}${sync}</div>`;
@@ -117,6 +117,7 @@ export function chromeKey(c: RepoChrome): string {
     r.viewer_write,
     c.openIssues ?? null,
     c.watching ?? null,
+    c.canSync ?? false,
   ]);
 }
 

@@ -5,7 +5,7 @@
 const LAYOUT_CSS = `
 svg.icon{display:inline-block;vertical-align:-.15em;flex:none;overflow:visible}
 .repo-head{display:flex;gap:.6rem 1rem;flex-wrap:wrap;align-items:center;justify-content:space-between;margin:.6rem 0 .4rem}
-.repo-head h1{margin:0;font-size:1.35rem;font-weight:400;overflow-wrap:anywhere}
+.repo-head h1{margin:0;font-size:1.35rem;font-weight:400;overflow-wrap:anywhere}.repo-head h1 a{text-decoration:none}.repo-head h1 a:hover,.repo-head h1 a:focus{text-decoration:underline}
 .repo-actions{display:flex;gap:.4rem;flex-wrap:wrap}.repo-actions form{margin:0}
 .repo-actions .button,.repo-actions button{display:inline-flex;gap:.35rem;align-items:center;padding:.25rem .7rem;font-size:.85rem;color:var(--fg)}
 .repo-actions .button:hover{text-decoration:none}

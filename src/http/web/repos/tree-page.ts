@@ -99,15 +99,18 @@ ${
  * and a token as the password) or SSH, with links to where tokens and keys are made.
  */
 export function emptyRepo(frame: Frame, r: RepoBody): Html {
+  if (r.kind === "mirror")
+    return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">This mirror is empty</h2></header>
+<p class="pad">${r.last_sync_at === null ? "Its first sync from the origin has not finished yet." : r.sync_error ? "No sync from its origin has succeeded yet (see the error above)." : "Its origin has no branches or tags."} A mirror takes no pushes: its branches and tags come from the origin.</p></section>`;
   const branch = r.default_branch;
   const who = frame.viewer ? frame.viewer.handle : "your-handle";
-  const push = (url: string) => html`<pre class="pad push-cmds">git init
+  const push = (url: string) => html`<pre class="pad push-cmds" tabindex="0">git init
 git add .
 git commit -m "First commit"
 git branch -M ${branch}
 git remote add origin ${url}
 git push -u origin ${branch}</pre>`;
-  const existing = (url: string) => html`<pre class="pad push-cmds">git remote add origin ${url}
+  const existing = (url: string) => html`<pre class="pad push-cmds" tabindex="0">git remote add origin ${url}
 git push -u origin ${branch}</pre>`;
   return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">This repository is empty</h2></header>
 <div class="pad">${
