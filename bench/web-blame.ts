@@ -154,7 +154,8 @@ async function main() {
     cold.push(r.ms);
     gitTimes.push((await gitBlameMs(bare, "main", FILE)).ms);
     const body = JSON.parse(r.body) as { ranges: { start: number; count: number; commit: { sha: string } }[]; truncated: boolean };
-    if (i === 0) notes.push(`main: ${agree(perLine(body.ranges), theirs)} of ${theirs.length} lines blamed on the same commit as git blame; truncated: ${body.truncated}`);
+    if (i === 0)
+      notes.push(`main: ${agree(perLine(body.ranges), theirs)} of ${theirs.length} lines blamed on the same commit as git blame; truncated: ${body.truncated}`);
   }
   results.push(row("api-cold-server", cold));
 
