@@ -18,6 +18,7 @@ import { changesWebRoutes } from "./changes/routes.ts";
 import { issuesWebRoutes } from "./issues/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 import { notifyWebRoutes } from "./notify/routes.ts";
+import { discoveryWebRoutes } from "./discovery/routes.ts";
 
 function asset(a: Asset): Response {
   return new Response(a.body, {
@@ -35,6 +36,8 @@ export function webRoutes(ctx: Ctx) {
       .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
       // Before /:org: `notifications` is a reserved name (services/names.ts).
       .use(notifyWebRoutes(ctx))
+      // Before /:org too: `explore` and `search` are reserved names.
+      .use(discoveryWebRoutes(ctx))
       .get(
         "/:org",
         ({ request, params, query }) => {
