@@ -216,12 +216,16 @@ async function cgit(dir: string, reps: number) {
   let sum = 0;
   for (const [name, args] of Object.entries(cmds)) {
     const ms: number[] = [];
+    let cpuUs = 0;
     for (let i = 0; i < reps; i++) {
       const t = performance.now();
-      await git(args, dir);
+      const p = Bun.spawn(["git", ...args], { cwd: dir, stdout: "pipe", stderr: "ignore" });
+      await new Response(p.stdout).arrayBuffer();
+      if ((await p.exited) !== 0) throw new Error(`git ${args.join(" ")} failed`);
       ms.push(performance.now() - t);
+      cpuUs += Number(p.resourceUsage()?.cpuTime.total ?? Number.NaN);
     }
-    out[name] = stats(ms);
+    out[name] = { ...stats(ms), cpu_ms_per_run: +(cpuUs / 1000 / reps).toFixed(1) };
     sum += stats(ms).p50_ms;
   }
   out.sum_of_p50_ms = +sum.toFixed(1);
