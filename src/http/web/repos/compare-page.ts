@@ -48,7 +48,7 @@ export function comparePickerPage(frame: Frame, v: ComparePicker, base: string, 
 <h2>Compare changes</h2>
 <p class="muted">Pick a base and a branch, tag or commit to compare with it: the page lists the commits it has that the base has not, and their changes since the two diverged.</p>
 ${pickers(href, v.choices, base, head)}
-${branches.length < 2 ? html`<p class="muted">This repository has ${branches.length === 0 ? "no branches" : "one branch"}: push another one to compare it.</p>` : ""}</div>`;
+${branches.length < 2 ? html`<p class="muted">${branches.length === 0 ? "This repository has no branches yet: push two to compare them." : "This repository has one branch: push another one to compare it."}</p>` : ""}</div>`;
 }
 
 /** One commit of the range. */
