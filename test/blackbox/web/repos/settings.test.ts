@@ -68,7 +68,7 @@ describe("who sees the pages", () => {
     const sub = /<nav class="subnav"[^>]*>(.*?)<\/nav>/s.exec(text)?.[1] ?? "";
     expect(textOf(sub.replace(/<\/a>/g, "|"))).toBe("General|Access|Protections|Webhooks|Secrets|Variables|");
     expect(sub).toContain('<a href="/acme/app/settings/protections" aria-current="page">');
-    expect(text).toMatch(/href="\/acme\/app\/settings" aria-current="page">Settings/);
+    expect(text).toMatch(/href="\/acme\/app\/settings" aria-current="page">(<svg[^>]*>.*?<\/svg> )?Settings/);
     // The other settings pages draw the same frame.
     for (const p of ["access", "webhooks", "secrets", "variables"]) expect((await get(`/acme/app/settings/${p}`, owner)).text).toContain('class="subnav"');
   });
