@@ -30,5 +30,8 @@ ul.pins{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto
 .g-cell{stroke:var(--line);stroke-width:.5}
 .g-legend{display:flex;gap:.3rem;align-items:center;justify-content:flex-end;padding:0 .8rem;margin:0;font-size:.8rem}
 table.g-table{border-collapse:collapse;margin-top:.5rem}table.g-table th,table.g-table td{text-align:left;padding:.2rem .6rem;border-top:1px solid var(--line)}
+img.avatar{border-radius:50%;vertical-align:middle;object-fit:cover;background:var(--soft);flex:none}
+a.me{display:inline-flex;gap:.35rem;align-items:center}
+.avatar-row{display:flex;gap:1rem;align-items:flex-start;flex-wrap:wrap}
 @media (max-width:40rem){.home-grid,.settings,.profile,.link-row{grid-template-columns:minmax(0,1fr)}}
 `;
