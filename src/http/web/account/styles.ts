@@ -12,7 +12,8 @@ form.stack.wide{max-width:40rem}.hint{margin:-.5rem 0 0;font-size:.85rem}
 .notice{border:1px solid var(--accent);border-radius:6px;padding:.5rem .8rem}
 .badge.warn{border-color:var(--bad);color:var(--bad)}
 .home-grid{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:1rem;align-items:start}
-ul.activity>li{overflow-wrap:anywhere}
+ul.activity>li{overflow-wrap:anywhere;display:flex;gap:.5rem;align-items:flex-start}ul.activity>li>div{min-width:0}
+ul.activity ul.commits,ul.activity ul.refs{list-style:none;margin:.2rem 0 0;padding:0;font-size:.9rem}ul.activity ul.commits{border-left:2px solid var(--line);padding-left:.6rem}
 .settings{display:grid;grid-template-columns:12rem minmax(0,1fr);gap:1.5rem;align-items:start}
 .settings-nav ul,.tabs ul,ul.plain{list-style:none;margin:0;padding:0}
 .settings-nav li a{display:block;padding:.35rem .6rem;border-radius:6px}.settings-nav a[aria-current]{background:var(--soft);font-weight:700}
