@@ -11,6 +11,7 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { refsWebRoutes } from "./repos/refs-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
@@ -54,6 +55,7 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(refsWebRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))
