@@ -6,11 +6,13 @@ import { Type, type Static } from "@sinclair/typebox";
 import { parseCommit, parseTag, type Commit } from "../../git/object.ts";
 import { CommitCache, CommitQueue } from "../../git/revision.ts";
 import type { Oid, Ref } from "../../git/types.ts";
+import { Unprocessable } from "../../errors.ts";
 import { need, type RepoTarget } from "../access/target.ts";
 import type { Ctx } from "../context.ts";
 import { snapshotOf, type RepoSnapshot } from "../git/snapshot.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { NextCursor } from "../schemas.ts";
+import { deleteRef } from "./refs.ts";
 
 const EXAMPLE_SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8";
 const EXAMPLE_TAG = "5b0e3f1c8a2d4e6f7a9b0c1d2e3f4a5b6c7d8e9f";
@@ -132,8 +134,12 @@ export interface BranchOverview {
 
 /**
  * Commits reachable from `tip` and not `base` (ahead), and the other way (behind): a walk from
- * both, newest first, painting each commit with the sides that reach it, that stops once every
- * commit still queued is reached from both (git's ahead-behind). Null counts past the caps.
+ * both, newest first, painting each commit with the sides that reach it (a commit whose paint
+ * grows is walked again, so its parents get it too). It goes on while any queued commit is
+ * reached from one side only, then while the queue holds commits at least as new as the oldest
+ * one-sided commit: commits made in the same second (a script, a rebase) come out of a date
+ * order in any order, and one of those may still paint a one-sided commit from the other side.
+ * Null counts past the caps.
  */
 export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Promise<{ ahead: number | null; behind: number | null }> {
   if (base === tip) return { ahead: 0, behind: 0 };
@@ -141,6 +147,7 @@ export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Prom
   const BASE = 2;
   const BOTH = 3;
   const flags = new Map<Oid, number>();
+  const times = new Map<Oid, number>();
   const queued = new Set<Oid>();
   const queue = new CommitQueue();
   let live = 0;
@@ -155,26 +162,37 @@ export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Prom
     }
     const node = await cache.lookup(oid);
     if (!node) return;
+    times.set(oid, node.time);
     queue.push(node);
     queued.add(oid);
     if (now !== BOTH) live++;
   };
   await mark(tip, TIP);
   await mark(base, BASE);
-  let ahead = 0;
-  let behind = 0;
   let visited = 0;
-  while (live > 0) {
+  let oldestOneSided: number | null = null;
+  for (;;) {
+    if (live === 0) {
+      // Once: the oldest commit reached from one side only (BOTH paint never makes new ones).
+      if (oldestOneSided === null) {
+        oldestOneSided = Infinity;
+        for (const [oid, f] of flags) if (f !== BOTH) oldestOneSided = Math.min(oldestOneSided, times.get(oid) ?? Infinity);
+      }
+      const next = queue.peek();
+      if (!next || next.time < oldestOneSided) break;
+    }
     if (++visited > WALK_LIMIT) return { ahead: null, behind: null };
     const node = queue.pop()!;
     queued.delete(node.oid);
     const f = flags.get(node.oid)!;
-    if (f !== BOTH) {
-      live--;
-      if (f === TIP) ahead++;
-      else behind++;
-    }
+    if (f !== BOTH) live--;
     for (const p of node.parents) await mark(p, f);
+  }
+  let ahead = 0;
+  let behind = 0;
+  for (const f of flags.values()) {
+    if (f === TIP) ahead++;
+    else if (f === BASE) behind++;
   }
   return { ahead: ahead > AHEAD_BEHIND_CAP ? null : ahead, behind: behind > AHEAD_BEHIND_CAP ? null : behind };
 }
@@ -220,4 +238,15 @@ export async function branchesOverview(
     });
   }
   return { branches: out, next_cursor: next, defaultBranch: defaultName };
+}
+
+/**
+ * Deletes a branch from the branches page: the ref API's delete (its access check, protections
+ * and compare-and-swap on `expected`), except that the default branch is refused first (422), as
+ * git refuses deleting the checked-out branch: clones would have nothing to check out.
+ */
+export async function deleteBranch(ctx: Ctx, t: RepoTarget, name: string, expected: Oid | undefined): Promise<void> {
+  need(t, "repo:write");
+  if (name === t.repo.defaultBranch) throw Unprocessable(`${name} is the default branch; make another branch the default before deleting it`);
+  await deleteRef(ctx, t, `refs/heads/${name}`, expected);
 }

@@ -67,12 +67,12 @@ export function branchesPage(
         : "";
     return html`<li class="branch-row"><div class="branch-main"><a class="branch-name" href="${base}/tree/${segs(b.name)}">${b.name}</a> ${distance(b, view.defaultBranch)}</div>${commit}<div class="branch-actions">${compare} ${archiveLinks(c, b.name)} ${del}</div></li>`;
   });
-  return html`${repoTop(frame, c, "code")}
+  return html`<div class="refs-page">${repoTop(frame, c, "code")}
 <nav class="ref-tabs" aria-label="Branches and tags"><a href="${base}/branches" aria-current="page">Branches</a><a href="${base}/tags">Tags</a></nav>
 <h2 id="branches-h">Branches</h2>
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <section class="box" aria-labelledby="branches-h">${rows.length ? html`<ul class="list">${rows}</ul>` : html`<p class="pad muted">No branches yet.</p>`}</section>
-${view.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}/branches?cursor=${seg(view.next_cursor)}">More branches</a></nav>` : ""}`;
+${view.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}/branches?cursor=${seg(view.next_cursor)}">More branches</a></nav>` : ""}</div>`;
 }
 
 /** The tags page. */
@@ -82,9 +82,9 @@ export function tagsPage(frame: Frame, c: RepoChrome, list: TagList): Html {
     (t) =>
       html`<li class="tag-row"><div class="branch-main"><a class="branch-name" href="${base}/tree/${segs(t.name)}">${t.name}</a></div><div class="muted">${t.commit ? html`<a class="sha" href="${base}/commit/${t.commit}" aria-label="Commit ${t.commit.slice(0, 10)}">${t.commit.slice(0, 10)}</a>` : "not a commit"}${t.committed_at !== null ? html` · ${age(t.committed_at)}` : ""}</div><div class="branch-actions">${t.commit ? archiveLinks(c, t.name) : ""}</div></li>`,
   );
-  return html`${repoTop(frame, c, "code")}
+  return html`<div class="refs-page">${repoTop(frame, c, "code")}
 <nav class="ref-tabs" aria-label="Branches and tags"><a href="${base}/branches">Branches</a><a href="${base}/tags" aria-current="page">Tags</a></nav>
 <h2 id="tags-h">Tags</h2>
 <section class="box" aria-labelledby="tags-h">${rows.length ? html`<ul class="list">${rows}</ul>` : html`<p class="pad muted">No tags yet.</p>`}</section>
-${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}/tags?cursor=${seg(list.next_cursor)}">More tags</a></nav>` : ""}`;
+${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}/tags?cursor=${seg(list.next_cursor)}">More tags</a></nav>` : ""}</div>`;
 }

@@ -7,8 +7,7 @@ import { Invalid, NotFound } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
 import type { Principal } from "../../../services/access/principal.ts";
 import { getArchive, splitArchiveName } from "../../../services/repos/archive.ts";
-import { branchesOverview, listTags } from "../../../services/repos/branches.ts";
-import { deleteRef } from "../../../services/repos/refs.ts";
+import { branchesOverview, deleteBranch, listTags } from "../../../services/repos/branches.ts";
 import { openRepoPage, repoChrome } from "../../../services/web/views.ts";
 import { archiveResponse } from "../../routes/repos/branches.ts";
 import { HIDE, orgParam, pageDrawer, queryParam, repoParam, restOf } from "../kit/draw.ts";
@@ -62,7 +61,7 @@ export function refsWebRoutes(ctx: Ctx) {
             if (v.expected && !/^[0-9a-f]{40}$/.test(v.expected)) throw Invalid("expected must be a full commit id");
             const t = await openRepoPage(ctx, actor, org, repo);
             // The form names where the branch was when the page was drawn: a branch that moved since is not deleted (409).
-            await deleteRef(ctx, t, `refs/heads/${v.branch}`, v.expected || undefined);
+            await deleteBranch(ctx, t, v.branch, v.expected || undefined);
             return `/${seg(t.named.org)}/${seg(t.repo.name)}/branches`;
           },
           again: ({ actor, frame }, refusal) => branchesResponse(actor, frame, org, repo, undefined, refusal),

@@ -2,6 +2,8 @@
 // ahead/behind counts and the row's actions.
 
 export const REFS_CSS = `
+/* Links in the heading's text are told apart by more than colour (axe link-in-text-block). */
+.refs-page h1 a{text-decoration:underline;text-underline-offset:.15em}
 nav.ref-tabs{display:flex;gap:1rem;margin:0 0 .5rem}nav.ref-tabs a[aria-current=page]{font-weight:600;color:var(--fg);text-decoration:underline;text-underline-offset:.25em}
 li.branch-row,li.tag-row{display:grid;gap:.2rem}
 .branch-main{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}a.branch-name{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-weight:600;word-break:break-all}
