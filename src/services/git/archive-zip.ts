@@ -15,6 +15,11 @@ export interface ZipItem {
   size: number;
 }
 
+/** A file's bytes handed to yazl in slices: its CRC and deflate then work a slice at a time. */
+function* slices(data: Uint8Array, size = 1024 * 1024): Generator<Buffer> {
+  for (let at = 0; at < data.length; at += size) yield Buffer.from(data.buffer, data.byteOffset + at, Math.min(size, data.length - at));
+}
+
 /**
  * A zip of `items` as a byte stream. `read(i)` is called once per file or symlink, in order, as
  * the consumer drains the output; an error from it (or yazl) destroys the stream with that error.
@@ -31,7 +36,7 @@ export function zipStream(items: readonly ZipItem[], mtime: Date, read: (index: 
     const mode = item.kind === "symlink" ? 0o120777 : item.executable ? 0o100755 : 0o100644;
     zip.addReadStreamLazy(item.path, { mtime, mode, size: item.size, compress: item.kind === "file" && item.size > 0 }, (cb) => {
       read(i).then(
-        (data) => cb(null, Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)])),
+        (data) => cb(null, Readable.from(slices(data))),
         (e: Error) => cb(e, undefined as unknown as Readable),
       );
     });

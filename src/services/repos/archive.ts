@@ -32,8 +32,12 @@ export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
 
 /** Files read ahead of the one being written (object storage answers each read slowly). */
 const READ_AHEAD = 8;
+/** Planned bytes of the files read ahead at most (beyond the next one). */
+const READ_AHEAD_BYTES = 8 * 1024 * 1024;
 /** Bytes gathered before a chunk goes to the compressor (tiny files make tiny writes). */
 const CHUNK_BYTES = 64 * 1024;
+/** A big file goes to the compressor (and yazl's CRC) in slices of this size. */
+const BIG_SLICE = 1024 * 1024;
 
 /** One entry of the plan, in tree order. */
 interface Planned {
@@ -94,7 +98,12 @@ export async function getArchive(ctx: Ctx, t: RepoTarget, ref: string, format: A
   if (format === "zip") {
     let out: Readable;
     try {
-      out = zipStream(entries, new Date(mtime * 1000), (i) => read(entries[i]!));
+      // yazl asks for each file's bytes in entry order, so one read-ahead serves it.
+      const ahead = readAhead(
+        entries.filter((e) => e.kind !== "dir"),
+        read,
+      );
+      out = zipStream(entries, new Date(mtime * 1000), () => ahead.next());
     } catch (e) {
       // yazl refuses names zip cannot carry (a backslash path that would climb out): say so rather than 500.
       throw Unprocessable(`this tree cannot be written as a zip (${e instanceof Error ? e.message : String(e)}); download the tar.gz`);
@@ -158,19 +167,10 @@ async function readData(ctx: Ctx, snapshot: RepoSnapshot, e: Planned): Promise<U
   return obj.data;
 }
 
-/** The tar's bytes in chunks of about CHUNK_BYTES, files read READ_AHEAD ahead. */
+/** The tar's bytes in chunks of about CHUNK_BYTES (a big file in slices of BIG_SLICE), files read ahead (readAhead). */
 async function* tarChunks(commit: Oid, mtime: number, entries: Planned[], read: (e: Planned) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
   const slice = new TimeSlice();
-  const ahead: Promise<Uint8Array>[] = [];
-  let next = 0;
-  const fill = () => {
-    while (ahead.length < READ_AHEAD && next < entries.length) {
-      const p = read(entries[next++]!);
-      // Handled where it is awaited; this keeps an early failure from being reported as unhandled.
-      p.catch(() => {});
-      ahead.push(p);
-    }
-  };
+  const ahead = readAhead(entries, read);
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let written = 0;
@@ -188,23 +188,56 @@ async function* tarChunks(commit: Oid, mtime: number, entries: Planned[], read: 
   };
   add(tarGlobalHeader(commit, mtime));
   for (const e of entries) {
-    fill();
-    const data = await ahead.shift()!;
-    add(
-      tarEntryHeader(
-        { path: e.path, kind: e.kind, executable: e.executable, size: data.length, linkname: e.kind === "symlink" ? data : undefined, oid: e.oid },
-        mtime,
-      ),
-    );
-    if (e.kind === "file") {
-      add(data);
-      add(tarPadding(data.length));
-    }
+    const data = await ahead.next();
+    const linkname = e.kind === "symlink" ? data : undefined;
+    add(tarEntryHeader({ path: e.path, kind: e.kind, executable: e.executable, size: data.length, linkname, oid: e.oid }, mtime));
+    if (e.kind === "file" && data.length >= CHUNK_BYTES) {
+      // Why slices: one big write would be copied whole into a chunk, and then compressed in one go.
+      yield take();
+      for (let at = 0; at < data.length; at += BIG_SLICE) {
+        const part = data.subarray(at, Math.min(data.length, at + BIG_SLICE));
+        written += part.length;
+        yield part;
+        await slice.tick();
+      }
+    } else if (e.kind === "file") add(data);
+    if (e.kind === "file") add(tarPadding(data.length));
     if (pendingBytes >= CHUNK_BYTES) yield take();
     await slice.tick();
   }
   add(tarTrailer(written));
   yield take();
+}
+
+/**
+ * Reads the entries' data in order, a few ahead of the one being written: at most READ_AHEAD
+ * files and READ_AHEAD_BYTES of planned size in flight (always at least the next one), so a run
+ * of big files is never all in memory at once.
+ */
+function readAhead(entries: Planned[], read: (e: Planned) => Promise<Uint8Array>): { next(): Promise<Uint8Array> } {
+  const inFlight: { size: number; data: Promise<Uint8Array> }[] = [];
+  let index = 0;
+  let bytes = 0;
+  const fill = () => {
+    while (index < entries.length && inFlight.length < READ_AHEAD && (inFlight.length === 0 || bytes + entries[index]!.size <= READ_AHEAD_BYTES)) {
+      const e = entries[index++]!;
+      const data = read(e);
+      // Handled where it is awaited; this keeps an early failure from being reported as unhandled.
+      data.catch(() => {});
+      inFlight.push({ size: e.size, data });
+      bytes += e.size;
+    }
+  };
+  return {
+    async next() {
+      fill();
+      const head = inFlight.shift()!;
+      bytes -= head.size;
+      const data = await head.data;
+      fill();
+      return data;
+    },
+  };
 }
 
 /** A Node stream as the web stream a Response sends, pulled as the client reads; cancelling destroys it. */
