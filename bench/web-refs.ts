@@ -10,7 +10,9 @@
 //      (wall time, --archive-reps each, alternating); beside every svc download a /healthz prober
 //      in its own process every 10 ms (bench/lib/healthz-probe.ts): its p50/p99/max during the
 //      downloads, the server's own event-loop delay gauge over each download, and the svc server's
-//      peak RSS (VmHWM) before and after. git archive runs on a bare clone of what svc stores.
+//      peak RSS (VmHWM) before and after; the same prober and gauge over 3 s of the idle server
+//      first, for what the machine's load alone costs. git archive runs on a bare clone of what
+//      svc stores.
 // Usage: bun bench/web-refs.ts [--reps 100] [--archive-reps 5] [--only branches,archive] [--real GITDIR] [--out FILE]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,7 +68,8 @@ function branchesStream(): string {
     const at = MAIN_COMMITS - 1 - ((b * 37) % 200);
     let tip = mains[at]!;
     const n = 1 + (b % 5);
-    for (let k = 0; k < n; k++) tip = commit(`refs/heads/topic/${String(b).padStart(4, "0")}`, tip, `topic/${b}.txt`, `topic ${b} ${k}\n`, time + at * 60 + 30 + k);
+    for (let k = 0; k < n; k++)
+      tip = commit(`refs/heads/topic/${String(b).padStart(4, "0")}`, tip, `topic/${b}.txt`, `topic ${b} ${k}\n`, time + at * 60 + 30 + k);
   }
   return `${out.join("\n")}\ndone\n`;
 }
@@ -177,6 +180,18 @@ try {
     const local = join(work, "git-local");
     await git(["clone", "-q", "--bare", pushUrl("git"), local], work);
     const files = Number(await git(["ls-tree", "-r", "--name-only", "main"], local).then((s) => s.split("\n").length));
+    // The same prober and gauge over 3 s of an idle server: what this machine's load alone costs.
+    await loopDelayMaxMs();
+    const idleProber = Bun.spawn([process.execPath, join(ROOT, "bench/lib/healthz-probe.ts"), svc.url, "10"], { stdout: "pipe", stderr: "ignore" });
+    await Bun.sleep(3000);
+    idleProber.kill();
+    const idle = (await new Response(idleProber.stdout).text())
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).ms as number)
+      .sort((a, b) => a - b);
+    const idleLoop = await loopDelayMaxMs();
     const rssBefore = peakRssMb(svc.pid);
     const runs: Record<string, number[]> = {};
     const sizes: Record<string, number> = {};
@@ -203,7 +218,14 @@ try {
           text += new TextDecoder().decode(value);
         }
         // Skip the line before the download began.
-        healthz.push(...text.trim().split("\n").slice(1).filter(Boolean).map((l) => JSON.parse(l).ms as number));
+        healthz.push(
+          ...text
+            .trim()
+            .split("\n")
+            .slice(1)
+            .filter(Boolean)
+            .map((l) => JSON.parse(l).ms as number),
+        );
         sizes[`svc_${format}_mb`] = +(bytes / 1024 / 1024).toFixed(1);
         const g0 = performance.now();
         const out = join(work, `git.${format}`);
@@ -224,6 +246,12 @@ try {
       sizes_mb: sizes,
       healthz_during_svc_archives: { n: h.length, p50_ms: h[Math.floor(h.length / 2)], p99_ms: h[Math.ceil(h.length * 0.99) - 1], max_ms: h.at(-1) },
       event_loop_delay_max_ms_per_download: loop,
+      idle_3s: {
+        healthz_p50_ms: idle[Math.floor(idle.length / 2)],
+        healthz_p99_ms: idle[Math.ceil(idle.length * 0.99) - 1],
+        healthz_max_ms: idle.at(-1),
+        event_loop_delay_max_ms: idleLoop,
+      },
       svc_peak_rss_mb: { before_archives: rssBefore, after_archives: peakRssMb(svc.pid) },
     };
     console.log(JSON.stringify(results.archive));

@@ -49,7 +49,7 @@ interface Planned {
   oid: Oid;
 }
 
-/** An archive ready to stream. */
+/** An archive of a resolved commit; nothing of its tree is read until `open()`. */
 export interface Archive {
   /** `{repo}-{ref}.{ext}`, slashes in the ref as `-`. */
   filename: string;
@@ -58,11 +58,11 @@ export interface Archive {
   commit: Oid;
   /** Whether the ref was the commit's full id (the archive can never change). */
   immutable: boolean;
-  /** Entries and uncompressed bytes. */
-  entries: number;
-  bytes: number;
-  /** The archive's bytes, made as they are read; call once. */
-  stream(): ReadableStream<Uint8Array>;
+  /**
+   * Plans the tree (413 past the caps, 422 for a name zip cannot carry) and answers the
+   * archive's bytes, made as they are read. Call once.
+   */
+  open(): Promise<ReadableStream<Uint8Array>>;
 }
 
 /** `{repo}-{ref}` with each `/` of the ref as `-` (a file name and a top directory). */
@@ -79,42 +79,53 @@ export function splitArchiveName(name: string): { ref: string; format: ArchiveFo
   return null;
 }
 
-/** Plans the archive of `ref` (a branch, tag, full ref, HEAD or commit id) once repo:read is allowed. */
+/**
+ * The archive of `ref` (a branch, tag, full ref, HEAD or commit id) once repo:read is allowed:
+ * the ref resolved (404 unknown), the tree planned and read only when opened (so a revalidation
+ * is answered from the commit alone).
+ */
 export async function getArchive(ctx: Ctx, t: RepoTarget, ref: string, format: ArchiveFormat): Promise<Archive> {
   need(t, "repo:read");
   const snapshot = await snapshotOf(ctx, t);
   const { oid, commit } = await resolveRevision(snapshot, ref, revisionOptions(t.actor));
   const base = archiveBase(t.repo.name, ref);
-  const entries = await planTree(snapshot, commit.tree, `${base}/`, {
-    maxEntries: ctx.config.archiveMaxEntries,
-    maxBytes: ctx.config.archiveMax,
-  });
-  const bytes = entries.reduce((n, e) => n + e.size, 0);
-  const mtime = commit.committer.timestamp;
-  const read = (e: Planned) => readData(ctx, snapshot, e);
   // Only a full id never changes: a branch or tag could be named like one.
   const named = snapshot.refs.some((r) => r.name === ref || r.name === `refs/heads/${ref}` || r.name === `refs/tags/${ref}`);
-  const common = { commit: oid, immutable: !named && /^[0-9a-f]{40}$/.test(ref) && oid === ref, entries: entries.length, bytes };
+  const immutable = !named && /^[0-9a-f]{40}$/.test(ref) && oid === ref;
+  const mtime = commit.committer.timestamp;
+  const read = (e: Planned) => readData(ctx, snapshot, e);
+  const plan = () => planTree(snapshot, commit.tree, `${base}/`, { maxEntries: ctx.config.archiveMaxEntries, maxBytes: ctx.config.archiveMax });
   if (format === "zip") {
-    let out: Readable;
-    try {
-      // yazl asks for each file's bytes in entry order, so one read-ahead serves it.
-      const ahead = readAhead(
-        entries.filter((e) => e.kind !== "dir"),
-        read,
-      );
-      out = zipStream(entries, new Date(mtime * 1000), () => ahead.next());
-    } catch (e) {
-      // yazl refuses names zip cannot carry (a backslash path that would climb out): say so rather than 500.
-      throw Unprocessable(`this tree cannot be written as a zip (${e instanceof Error ? e.message : String(e)}); download the tar.gz`);
-    }
-    return { ...common, filename: `${base}.zip`, contentType: "application/zip", stream: () => webStream(out) };
+    return {
+      filename: `${base}.zip`,
+      contentType: "application/zip",
+      commit: oid,
+      immutable,
+      open: async () => {
+        const entries = await plan();
+        // yazl asks for each file's bytes in entry order, so one read-ahead serves it.
+        const ahead = readAhead(
+          entries.filter((e) => e.kind !== "dir"),
+          read,
+        );
+        let out: Readable;
+        try {
+          out = zipStream(entries, new Date(mtime * 1000), () => ahead.next());
+        } catch (e) {
+          // yazl refuses names zip cannot carry (a backslash path that would climb out): say so rather than 500.
+          throw Unprocessable(`this tree cannot be written as a zip (${e instanceof Error ? e.message : String(e)}); download the tar.gz`);
+        }
+        return webStream(out);
+      },
+    };
   }
   return {
-    ...common,
     filename: `${base}.tar.gz`,
     contentType: "application/gzip",
-    stream: () => {
+    commit: oid,
+    immutable,
+    open: async () => {
+      const entries = await plan();
       const gzip = createGzip();
       // pipeline, not pipe: a failed read destroys the gzip stream too, so the client's download fails rather than ends early.
       pipeline(Readable.from(tarChunks(oid, mtime, entries, read)), gzip, () => {});

@@ -20,10 +20,11 @@ export function archiveDisposition(name: string): string {
 /**
  * The answer that streams `archive`: its file name, and caching by what it is of. Why immutable
  * only at a full commit id: a branch or tag may move, so its archive is revalidated (the ETag is
- * the commit and format, so an unchanged branch answers 304 without a byte made).
+ * the commit, format and file name, so an unchanged branch answers 304 without a byte made).
  */
-export function archiveResponse(request: Request, archive: Archive, format: ArchiveFormat): Response {
-  const etag = `"${archive.commit}.${format}"`;
+export async function archiveResponse(request: Request, archive: Archive, format: ArchiveFormat): Promise<Response> {
+  // The file name too: the same commit under another ref or repository name has another top directory.
+  const etag = `"${archive.commit}.${format}.${Bun.hash(archive.filename).toString(36)}"`;
   const headers: Record<string, string> = {
     "content-type": archive.contentType,
     "content-disposition": archiveDisposition(archive.filename),
@@ -34,7 +35,7 @@ export function archiveResponse(request: Request, archive: Archive, format: Arch
   };
   const inm = request.headers.get("if-none-match");
   if (inm?.split(",").some((v) => v.trim().replace(/^W\//, "") === etag)) return new Response(null, { status: 304, headers });
-  return new Response(archive.stream(), { headers });
+  return new Response(await archive.open(), { headers });
 }
 
 /** The format query: `tar.gz` (default) or `zip`; anything else 400. */
@@ -62,7 +63,7 @@ const ArchiveBytes = t.String({
   examples: ["(binary)"],
   headers: {
     "content-disposition": t.String({ examples: [`attachment; filename="app-main.tar.gz"; filename*=UTF-8''app-main.tar.gz`] }),
-    etag: t.String({ description: "the quoted commit id and format", examples: [`"${EXAMPLE_SHA}.tar.gz"`] }),
+    etag: t.String({ description: "the quoted commit id, format and a hash of the file name", examples: [`"${EXAMPLE_SHA}.tar.gz.1x2y3z"`] }),
     "cache-control": t.String({ description: "immutable when the ref is a full commit id", examples: ["private, no-cache"] }),
   },
 });
@@ -94,7 +95,7 @@ export function branchRoutes(ctx: Ctx) {
         query: ArchiveQuery,
         response: {
           200: ArchiveBytes,
-          304: t.Null({ description: "not modified: If-None-Match named the commit and format" }),
+          304: t.Null({ description: "not modified: If-None-Match named this archive's ETag" }),
           ...errors(400, 401, 404, 413, 422),
         },
         detail: {
