@@ -17,6 +17,7 @@ import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
 import { branchRoutes } from "./routes/repos/branches.ts";
+import { blameRoutes } from "./routes/repos/blame.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
 import { webhookRoutes } from "./routes/hooks/webhooks.ts";
@@ -207,6 +208,7 @@ export function buildApp(ctx: Ctx) {
     .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
     .use(branchRoutes(ctx))
+    .use(blameRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))
