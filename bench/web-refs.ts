@@ -13,7 +13,7 @@
 //      peak RSS (VmHWM) before and after; the same prober and gauge over 3 s of the idle server
 //      first, for what the machine's load alone costs. git archive runs on a bare clone of what
 //      svc stores.
-// Usage: bun bench/web-refs.ts [--reps 100] [--archive-reps 5] [--only branches,archive] [--real GITDIR] [--out FILE]
+// Usage: bun bench/web-refs.ts [--reps 100] [--archive-reps 5] [--only branches,archive] [--real GITDIR] [--cpu-prof DIR] [--out FILE]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +31,7 @@ const ARCHIVE_REPS = Number(arg("archive-reps", "5"));
 const ONLY = new Set(arg("only", "branches,archive").split(","));
 const REAL = arg("real", "/work/.mirror/git+git/repo");
 const OUT = arg("out", "");
+const PROF = arg("cpu-prof", "");
 const BRANCHES = 1000;
 const MAIN_COMMITS = 500;
 
@@ -87,7 +88,7 @@ function peakRssMb(pid: number): number {
 }
 
 const METRICS_TOKEN = "bench-web-refs-metrics";
-const svc = await startSvc(work, { SVC_LOG: "warn", SVC_METRICS_TOKEN: METRICS_TOKEN });
+const svc = await startSvc(work, { SVC_LOG: "warn", SVC_METRICS_TOKEN: METRICS_TOKEN }, PROF ? ["--cpu-prof", "--cpu-prof-dir", PROF] : []);
 
 /** The server's svc_event_loop_delay_max_seconds in ms since the previous scrape (a scrape resets it). */
 async function loopDelayMaxMs(): Promise<number | null> {

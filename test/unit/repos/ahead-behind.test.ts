@@ -7,7 +7,7 @@ import { serializeCommit } from "../../../src/git/object.ts";
 import { hashObject } from "../../../src/git/oid.ts";
 import { CommitCache } from "../../../src/git/revision.ts";
 import type { ObjectReader, Oid, RawObject } from "../../../src/git/types.ts";
-import { aheadBehind } from "../../../src/services/repos/branches.ts";
+import { AHEAD_BEHIND_CAP, aheadBehind } from "../../../src/services/repos/branches.ts";
 
 const TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
@@ -70,4 +70,27 @@ describe("aheadBehind", () => {
       }
     });
   }
+
+  test("past the cap a side is null (shown as many); the other side stays exact", async () => {
+    // A straight line: each commit's parent is the one before (history() with 0.05 roots, so build it here).
+    const objects = new Map<Oid, RawObject>();
+    const ids: Oid[] = [];
+    for (let i = 0; i < AHEAD_BEHIND_CAP + 300; i++) {
+      const sig = { name: "t", email: "t@x", timestamp: 1_700_000_000 + i, timezone: "+0000" };
+      const data = serializeCommit({ tree: TREE, parents: i ? [ids[i - 1]!] : [], author: sig, committer: sig, message: `c${i}\n`, extraHeaders: [] });
+      const oid = hashObject("commit", data);
+      objects.set(oid, { type: "commit", data });
+      ids.push(oid);
+    }
+    const reader: ObjectReader = {
+      has: async (oid) => objects.has(oid),
+      read: async (oid) => objects.get(oid) ?? null,
+      readHeader: async (oid) => (objects.has(oid) ? { type: "commit", size: 1 } : null),
+    };
+    const cache = new CommitCache(reader);
+    const last = ids.at(-1)!;
+    expect(await aheadBehind(cache, last, ids[0]!)).toEqual({ ahead: 0, behind: null });
+    expect(await aheadBehind(cache, ids[0]!, last)).toEqual({ ahead: null, behind: 0 });
+    expect(await aheadBehind(cache, last, ids[400]!)).toEqual({ ahead: 0, behind: AHEAD_BEHIND_CAP + 300 - 401 });
+  });
 });
