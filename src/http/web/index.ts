@@ -13,6 +13,8 @@ import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
 import { refsWebRoutes } from "./repos/refs-routes.ts";
 import { compareWebRoutes } from "./repos/compare-routes.ts";
+import { blameWebRoutes } from "./repos/blame-routes.ts";
+import { repoActionRoutes } from "./repos/actions-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
@@ -61,6 +63,8 @@ export function webRoutes(ctx: Ctx) {
       .use(repoWebRoutes(ctx))
       .use(refsWebRoutes(ctx))
       .use(compareWebRoutes(ctx))
+      .use(blameWebRoutes(ctx))
+      .use(repoActionRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))
