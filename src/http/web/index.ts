@@ -12,6 +12,7 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { refsWebRoutes } from "./repos/refs-routes.ts";
 import { compareWebRoutes } from "./repos/compare-routes.ts";
 import { blameWebRoutes } from "./repos/blame-routes.ts";
 import { repoActionRoutes } from "./repos/actions-routes.ts";
@@ -69,6 +70,7 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(refsWebRoutes(ctx))
       .use(compareWebRoutes(ctx))
       .use(blameWebRoutes(ctx))
       .use(repoActionRoutes(ctx))
