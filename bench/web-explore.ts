@@ -171,7 +171,8 @@ async function generate(t: Target, rows: RepoSeed[]): Promise<number> {
 
 /** The query plans of explore's first and a later page, and of the search count, as the server's database gives them. */
 async function plans(t: Target): Promise<Record<string, string>> {
-  const explore = "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE r.public = TRUE AND r.active_at IS NOT NULL ORDER BY r.active_at DESC, r.id DESC LIMIT 31";
+  const explore =
+    "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE r.public = TRUE AND r.active_at IS NOT NULL ORDER BY r.active_at DESC, r.id DESC LIMIT 31";
   const later =
     "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE r.public = TRUE AND r.active_at IS NOT NULL AND (r.active_at < 1 OR (r.active_at = 1 AND r.id < 'x')) ORDER BY r.active_at DESC, r.id DESC LIMIT 31";
   const prefix = `SELECT r.id FROM repos r WHERE lower(r.name) >= '${VOCAB[0]}' AND lower(r.name) < '${VOCAB[0]}\uffff' AND r.public IS TRUE`;
@@ -250,7 +251,8 @@ async function main() {
       ["home page", "/", true, "signed in"],
     ];
     const get = async (t: Target, path: string, who: Who) => {
-      const headers: Record<string, string> = who === "anonymous" ? {} : path.startsWith("/v1/") ? { authorization: `Bearer ${t.token}` } : { cookie: t.cookie };
+      const headers: Record<string, string> =
+        who === "anonymous" ? {} : path.startsWith("/v1/") ? { authorization: `Bearer ${t.token}` } : { cookie: t.cookie };
       const a = performance.now();
       const r = await fetch(t.svc.url + path, { headers });
       const text = await r.text();
@@ -267,9 +269,14 @@ async function main() {
       const cpu0 = ts.map((t) => cpuSeconds(t.svc.pid));
       for (let i = 0; i < REPS; i++) for (const [k, t] of ts.entries()) ms[k]!.push((await get(t, path, who)).ms);
       const key = `${name} (${who})`;
-      const count = /<p class="result-count" role="status">([^<]+)<\/p>/.exec(sample)?.[1] ?? (path.startsWith("/v1/") ? `${JSON.parse(sample).hits.length} hits` : undefined);
+      const count =
+        /<p class="result-count" role="status">([^<]+)<\/p>/.exec(sample)?.[1] ??
+        (path.startsWith("/v1/") ? `${JSON.parse(sample).hits.length} hits` : undefined);
       out[key] = Object.fromEntries(
-        ts.map((t, k) => [t.label, { ...stats(ms[k]!), server_cpu_ms: +((((cpuSeconds(t.svc.pid) - cpu0[k]!) * 1000) / REPS).toFixed(2)), ...(count ? { count } : {}) }]),
+        ts.map((t, k) => [
+          t.label,
+          { ...stats(ms[k]!), server_cpu_ms: +(((cpuSeconds(t.svc.pid) - cpu0[k]!) * 1000) / REPS).toFixed(2), ...(count ? { count } : {}) },
+        ]),
       );
       console.error(key, JSON.stringify(out[key]), `load ${load()}`);
     }
