@@ -11,6 +11,7 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { compareWebRoutes } from "./repos/compare-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
@@ -57,6 +58,7 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(compareWebRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))
