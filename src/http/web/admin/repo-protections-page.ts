@@ -61,7 +61,7 @@ ${check("allow_deletion", v.allow_deletion, "Allow deletion", id)}</fieldset>
 <fieldset><legend>Reviews</legend>
 <label>Required approvals (0–10) <input type="number" name="required_approvals" min="0" max="10" step="1" inputmode="numeric" value="${v.required_approvals}"></label>
 ${check("dismiss_stale_approvals", v.dismiss_stale_approvals, "Dismiss approvals when a change gets new commits", id)}</fieldset>
-<label>Required checks <span class="muted">(one a line)</span><textarea name="required_checks" rows="3" spellcheck="false">${v.required_checks}</textarea></label>
+<label><span>Required checks <span class="muted">(one a line)</span></span><textarea name="required_checks" rows="3" spellcheck="false">${v.required_checks}</textarea></label>
 <div><button class="primary" type="submit">${submit}</button></div></form>`;
 }
 

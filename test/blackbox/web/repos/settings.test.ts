@@ -75,7 +75,7 @@ describe("who sees the pages", () => {
 
   test("the default branch is a select of the existing branches", async () => {
     const { text } = await get("/acme/app/settings", owner);
-    const select = /<select name="default_branch">(.*?)<\/select>/s.exec(text)?.[1] ?? "";
+    const select = /<select id="default-branch" name="default_branch">(.*?)<\/select>/s.exec(text)?.[1] ?? "";
     expect(select).toBe('<option value="main" selected>main</option><option value="topic">topic</option>');
   });
 });
