@@ -16,6 +16,7 @@ import { commentRoutes } from "./routes/changes/comments.ts";
 import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
+import { blameRoutes } from "./routes/repos/blame.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
 import { webhookRoutes } from "./routes/hooks/webhooks.ts";
@@ -205,6 +206,7 @@ export function buildApp(ctx: Ctx) {
     .use(repoRoutes(ctx))
     .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(blameRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))

@@ -11,12 +11,14 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { compareWebRoutes } from "./repos/compare-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
 import { issuesWebRoutes } from "./issues/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 import { notifyWebRoutes } from "./notify/routes.ts";
+import { discoveryWebRoutes } from "./discovery/routes.ts";
 
 function asset(a: Asset): Response {
   return new Response(a.body, {
@@ -34,6 +36,8 @@ export function webRoutes(ctx: Ctx) {
       .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
       // Before /:org: `notifications` is a reserved name (services/names.ts).
       .use(notifyWebRoutes(ctx))
+      // Before /:org too: `explore` and `search` are reserved names.
+      .use(discoveryWebRoutes(ctx))
       .get(
         "/:org",
         ({ request, params, query }) => {
@@ -54,6 +58,7 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(compareWebRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))

@@ -377,3 +377,40 @@ export async function searchWords(
 export async function memberOrgIds(q: Queryable, userId: string): Promise<string[]> {
   return (await x(q).rows<{ id: string }>(sql`SELECT org_id AS id FROM memberships WHERE user_id = ${userId}`)).map((r) => r.id);
 }
+
+/**
+ * Up to `limit` repositories matching the query in any tier, counted (at most `cap`): the search
+ * page's result count. Each tier's rows are read through its own index and the union stops at `cap`.
+ */
+export async function countSearchHits(q: Queryable, term: string, match: string | null, scope: SearchScope, cap: number): Promise<number> {
+  const byName = sql`SELECT r.id FROM repos r WHERE lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)}`;
+  let words = sql``;
+  if (match !== null) {
+    if (x(q).name === "pg") {
+      const tq = sql`to_tsquery('simple', ${[...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`).join(" & ")})`;
+      words = sql` UNION SELECT r.id FROM repos r WHERE r.search_tsv @@ ${tq} AND ${visible(scope)}`;
+    } else {
+      words = sql` UNION SELECT r.id FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid JOIN repos r ON r.id = d.repo_id
+        WHERE repo_search MATCH ${match} AND ${visible(scope)}`;
+    }
+  }
+  const row = await x(q).row<{ n: number }>(sql`SELECT count(*) AS n FROM (SELECT id FROM (${byName}${words}) u LIMIT ${cap}) c`);
+  return Number(row?.n ?? 0);
+}
+
+// ---- Explore -----------------------------------------------------------------------------------
+
+/** An explore row: a search hit and when the repository was last active. */
+export type ExploreRow = Omit<HitRow, "sort"> & { active_at: number };
+
+/**
+ * Public repositories, most recently active first (then by id, descending), after the position
+ * `after` ([active_at, id]); a range of the (public, active_at) index read backwards.
+ */
+export async function publicByActivity(q: Queryable, after: [number, string] | null, limit: number): Promise<ExploreRow[]> {
+  const pos = after ? sql`AND (r.active_at < ${after[0]} OR (r.active_at = ${after[0]} AND r.id < ${after[1]}))` : sql``;
+  return await x(q).rows(sql`SELECT r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS name, r.description AS description, r.public AS public,
+      r.kind AS kind, r.created_at AS created_at, r.active_at AS active_at
+    FROM repos r JOIN orgs o ON o.id = r.org_id
+    WHERE r.public = TRUE AND r.active_at IS NOT NULL ${pos} ORDER BY r.active_at DESC, r.id DESC LIMIT ${limit}`);
+}

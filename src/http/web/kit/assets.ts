@@ -4,7 +4,9 @@ import { ACCOUNT_CSS } from "../account/styles.ts";
 import { ADMIN_CSS, REPO_SETTINGS_CSS } from "../admin/styles.ts";
 import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
+import { DISCOVERY_CSS } from "../discovery/styles.ts";
 import { REPO_CSS } from "../repos/styles.ts";
+import { COMPARE_CSS } from "../repos/compare-styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
 import { ISSUES_CSS } from "../issues/styles.ts";
@@ -69,7 +71,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 }
 `;
 
-const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
+const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS + COMPARE_CSS;
 const JS = BASE_JS + REPO_JS + CHANGES_JS;
 
 function hashOf(text: string): string {
@@ -83,7 +85,7 @@ export interface Asset {
   body: string;
 }
 
-const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + REPO_SETTINGS_CSS;
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + DISCOVERY_CSS + REPO_SETTINGS_CSS;
 const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
 export const STYLE: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };
