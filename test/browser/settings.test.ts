@@ -120,7 +120,7 @@ test("the owner changes the default branch, makes it public, protects main, rena
       await add.getByLabel(/^Required checks/).fill("test");
       await submit(page, "Save protection");
       await page.getByText("Saved.").waitFor();
-      await page.getByRole("cell", { name: "main", exact: true }).waitFor();
+      await page.getByRole("heading", { name: "main", exact: true }).waitFor();
       await accessible(page);
       expect((await api.get("/v1/orgs/acme/repos/app/protections")).body.protections).toEqual([
         {
