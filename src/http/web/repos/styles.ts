@@ -38,3 +38,14 @@ table.diff tr.add{background:var(--add-bg)}table.diff tr.del{background:var(--de
 .hljs-name,.hljs-tag,.hljs-bullet,.hljs-addition{color:var(--hl-tag)}.hljs-deletion{color:var(--hl-kw)}
 .hljs-emphasis{font-style:italic}.hljs-strong{font-weight:700}
 `;
+
+/** The compare pages: the two pickers on one row (stacked on a phone), the summary, the "Open a change" form. */
+export const COMPARE_CSS = `
+form.compare-pick{display:flex;gap:.6rem;align-items:flex-end;flex-wrap:wrap;margin:0 0 1rem}
+form.compare-pick label{flex:1;min-width:12rem;max-width:22rem}
+form.compare-pick input{padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);width:100%;font-family:ui-monospace,monospace}
+.compare-arrow{padding:.45rem 0;color:var(--muted)}
+.compare-summary{margin:0 0 1rem;overflow-wrap:anywhere}
+.compare-open form{max-width:none}.compare-open textarea{font-family:ui-monospace,monospace;font-size:.85rem}
+@media (max-width:40rem){form.compare-pick{display:grid;align-items:stretch}form.compare-pick label{max-width:none}.compare-arrow{display:none}}
+`;
