@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BlameLimits, type BlameOutcome, blameFile, keptLines, linesOf } from "../../../src/git/blame.ts";
+import { type BlameLimits, type BlameOutcome, blameFile, type KnownBlame, keptLines, linesOf } from "../../../src/git/blame.ts";
 import { BlameCache } from "../../../src/services/git/blame.ts";
 import { git, openRepoPacks, rng } from "./repo-fixture.ts";
 
@@ -56,11 +56,12 @@ class Work {
     return shas;
   }
   /** Per line, the commit our engine blames. */
-  async ours(rev: string, path: string, limits = LIMITS): Promise<{ shas: string[]; outcome: BlameOutcome }> {
+  async ours(rev: string, path: string, limits = LIMITS, known?: Map<string, KnownBlame>): Promise<{ shas: string[]; outcome: BlameOutcome }> {
     this.run(["repack", "-a", "-d", "-q"]);
     const { set, close } = await openRepoPacks(join(this.dir, ".git"));
     try {
-      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits);
+      const lookup = known && ((c: string) => known.get(c) ?? null);
+      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits, undefined, lookup);
       const shas: string[] = [];
       if (outcome.kind === "ok") for (const r of outcome.ranges) for (let i = 0; i < r.count; i++) shas[r.start - 1 + i] = r.commit;
       return { shas, outcome };
@@ -207,6 +208,71 @@ describe("blame matches git blame --porcelain", () => {
       }
       await w.expectSame("HEAD", "r.txt");
     }
+  });
+
+  test("incremental: blames reused from ancestors equal blames from scratch and git's (random histories)", async () => {
+    for (const seed of [4, 5]) {
+      const rand = rng(seed);
+      const w = await Work.make();
+      let text = Array.from({ length: 40 }, (_, i) => `line ${i} ${Math.floor(rand() * 1e6)}`);
+      const mutate = (t: string[], n: number) => {
+        const out = [...t];
+        for (let i = 0; i < n; i++) {
+          const at = Math.floor(rand() * (out.length + 1));
+          const r = rand();
+          if (r < 0.4) out.splice(at, 1, `changed ${Math.floor(rand() * 1e9)}`);
+          else if (r < 0.7) out.splice(at, 0, `inserted ${Math.floor(rand() * 1e9)}`);
+          else out.splice(at, 1);
+        }
+        return out;
+      };
+      const commits = [await w.commit("start", { "r.txt": lines(...text) })];
+      for (let step = 0; step < 24; step++) {
+        if (step % 5 === 2) {
+          w.run(["checkout", "-q", "-b", `side${step}`]);
+          const side = mutate(text, 2);
+          commits.push(await w.commit(`side ${step}`, { "r.txt": lines(...side) }));
+          w.run(["checkout", "-q", "main"]);
+          text = mutate(text, 1);
+          commits.push(await w.commit(`main ${step}`, { "r.txt": lines(...text) }));
+          w.run(["merge", "-q", "-s", "ours", "--no-commit", `side${step}`]);
+          // The resolution keeps one side's text, edited or not.
+          text = rand() < 0.5 ? side : mutate(rand() < 0.5 ? text : side, 1);
+          await w.write("r.txt", lines(...text));
+          w.run(["add", "r.txt"]);
+          commits.push(await w.commit(`merge ${step}`));
+        } else if (step % 6 === 5) {
+          commits.push(await w.commit(`unrelated ${step}`, { [`o${step}.txt`]: "x\n" }));
+        } else {
+          text = mutate(text, 1 + Math.floor(rand() * 3));
+          commits.push(await w.commit(`edit ${step}`, { "r.txt": lines(...text) }));
+        }
+      }
+      // As pushes would: each commit blamed with what is known of the ones before (a random half kept).
+      const known = new Map<string, KnownBlame>();
+      let reused = 0;
+      for (const c of commits) {
+        const inc = await w.ours(c, "r.txt", LIMITS, known);
+        const scratch = await w.ours(c, "r.txt");
+        expect(inc.shas).toEqual(scratch.shas);
+        expect(inc.shas).toEqual(w.gitBlame(c, "r.txt"));
+        if (inc.outcome.kind !== "ok" || scratch.outcome.kind !== "ok") throw new Error("not ok");
+        expect(inc.outcome.commits).toEqual(scratch.outcome.commits);
+        reused += inc.outcome.reused ?? 0;
+        if (rand() < 0.5) known.set(c, inc.outcome);
+      }
+      expect(reused).toBeGreaterThan(0);
+    }
+  });
+
+  test("incremental: a known blame that does not fit the lines handed to it is not used", async () => {
+    const w = await Work.make();
+    const a = await w.commit("a", { "f.txt": lines("1", "2", "3") });
+    const b = await w.commit("b", { "f.txt": lines("1", "2", "3", "4") });
+    const bogus: KnownBlame = { lines: 1, ranges: [{ start: 1, count: 1, commit: b }], commits: {} };
+    const { shas, outcome } = await w.ours(b, "f.txt", LIMITS, new Map([[a, bogus]]));
+    expect(shas).toEqual([a, a, a, b]);
+    expect(outcome.kind === "ok" && outcome.reused).toBeFalsy();
   });
 });
 
