@@ -75,6 +75,8 @@ export type BlameOutcome =
       walked: number;
       /** Commits whose known blame answered for the lines that reached them (the walk stopped there). */
       reused?: number;
+      /** Answered from a stored blame of this very commit (no walk). */
+      stored?: boolean;
     }
   | { kind: "missing" }
   | { kind: "not_file" }

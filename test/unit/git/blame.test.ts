@@ -6,8 +6,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { type BlameLimits, type BlameOutcome, blameFile, type KnownBlame, keptLines, linesOf } from "../../../src/git/blame.ts";
 import { BlameCache } from "../../../src/services/git/blame.ts";
+import { BLAME_STORED_MAX_BYTES, BLAME_STORED_MAX_INFLATED, blameKey, decodeBlame, encodeBlame } from "../../../src/services/git/blame-store.ts";
+import { BLAMES, kindOf, repoIdOf } from "../../../src/services/ops/object-kinds.ts";
 import { git, openRepoPacks, rng } from "./repo-fixture.ts";
 
 const LIMITS: BlameLimits = { maxBytes: 1024 * 1024, maxCommits: 100_000, maxReadBytes: 512 * 1024 * 1024, maxEdits: 2000 };
@@ -369,5 +372,47 @@ describe("the node's blame cache", () => {
     cache.clear();
     await cache.get("r:c:p", make);
     expect(runs).toBe(3);
+  });
+});
+
+describe("stored blames (services/git/blame-store.ts)", () => {
+  const sha = (c: string) => c.repeat(40);
+  const info = (s: string) => ({ sha: s, author: { name: "A", email: "a@x" }, summary: "s", authored_at: 1 });
+  const outcome: BlameOutcome = {
+    kind: "ok",
+    lines: 5,
+    ranges: [
+      { start: 1, count: 2, commit: sha("a") },
+      { start: 3, count: 1, commit: sha("b") },
+      { start: 4, count: 2, commit: sha("a") },
+    ],
+    commits: { [sha("a")]: info(sha("a")), [sha("b")]: info(sha("b")) },
+    truncated: false,
+    walked: 3,
+  };
+
+  test("round trip; truncated and empty outcomes are not stored; the key is of the blame kind", () => {
+    const bytes = encodeBlame(["d", "f.txt"], outcome)!;
+    expect(decodeBlame(bytes, ["d", "f.txt"])).toEqual({ lines: 5, ranges: outcome.ranges, commits: outcome.commits });
+    expect(encodeBlame(["f"], { ...outcome, truncated: true })).toBeNull();
+    expect(encodeBlame(["f"], { kind: "binary" })).toBeNull();
+    const key = blameKey("repo_1", sha("c"), ["d", "f.txt"]);
+    expect(kindOf(key)).toBe(BLAMES);
+    expect(repoIdOf(key)).toBe("repo_1");
+  });
+
+  test("anything else reads as not stored: another path, corrupt bytes, ranges that do not tile, bad ids, a bomb", () => {
+    const json = (v: unknown) => gzipSync(JSON.stringify(v));
+    const good = { path: "f", lines: 2, ranges: [[1, 2, 0]], commits: [info(sha("a"))] };
+    expect(decodeBlame(json(good), ["f"])).not.toBeNull();
+    expect(decodeBlame(json(good), ["g"])).toBeNull();
+    expect(decodeBlame(new TextEncoder().encode("nope"), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[1, 1, 0]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[2, 2, 0]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[1, 2, 1]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, commits: [info("zz")] }), ["f"])).toBeNull();
+    expect(decodeBlame(json(null), ["f"])).toBeNull();
+    expect(decodeBlame(gzipSync(new Uint8Array(BLAME_STORED_MAX_INFLATED + 1)), ["f"])).toBeNull();
+    expect(decodeBlame(new Uint8Array(BLAME_STORED_MAX_BYTES + 1), ["f"])).toBeNull();
   });
 });
