@@ -12,6 +12,8 @@ import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
 import { compareWebRoutes } from "./repos/compare-routes.ts";
+import { blameWebRoutes } from "./repos/blame-routes.ts";
+import { repoActionRoutes } from "./repos/actions-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
@@ -59,6 +61,8 @@ export function webRoutes(ctx: Ctx) {
       )
       .use(repoWebRoutes(ctx))
       .use(compareWebRoutes(ctx))
+      .use(blameWebRoutes(ctx))
+      .use(repoActionRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))

@@ -148,6 +148,17 @@ export async function deleteSubscription(tx: Tx, repoId: string, userId: string)
   await tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)));
 }
 
+/** The person's watch level on a repository, or null when they have none. */
+export async function subscriptionLevel(q: Queryable, repoId: string, userId: string): Promise<"all" | "participating" | "ignore" | null> {
+  const { subscriptions } = tables(q);
+  const rows = await q
+    .select({ level: subscriptions.level })
+    .from(subscriptions)
+    .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)))
+    .limit(1);
+  return (rows[0]?.level as "all" | "participating" | "ignore" | undefined) ?? null;
+}
+
 /** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
 export async function watcherCount(q: Queryable, repoId: string): Promise<number> {
   return (await x(q).rows<{ n: number }>(sql`SELECT count(*) AS n FROM subscriptions WHERE repo_id = ${repoId} AND level = 'all'`))[0]!.n;

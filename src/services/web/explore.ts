@@ -2,7 +2,7 @@
 // with: explore lists public repositories by recent activity; search finds repositories (the
 // API's repository search, so the same visibility) and the issues of one repository (the API's
 // issue list with `q=`, so the same read check). Code is not searched: nothing indexes it.
-import { AppError, Invalid, NotFound } from "../../errors.ts";
+import { AppError, type ErrorCode, Invalid, NotFound } from "../../errors.ts";
 import type { Principal } from "../access/principal.ts";
 import type { Ctx } from "../context.ts";
 import { exploreRepos, type ExploreList } from "../discovery/explore.ts";
@@ -18,6 +18,18 @@ export const EXPLORE_PAGE = 30;
 export const SEARCH_PAGE = 20;
 /** The longest `repo=` scope read (an org name is at most 39 characters, a repository name 100). */
 const MAX_SCOPE = 141;
+
+/** Refusals the search page shows beside the form rather than as an error page. */
+const SAID_ON_PAGE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "invalid",
+  "not_found",
+  "unprocessable",
+  "too_large",
+  "rate_limited",
+  "gone",
+  "conflict",
+  "payment_required",
+]);
 
 /** One page of explore. */
 export async function exploreView(ctx: Ctx, actor: Principal, cursor: string | undefined): Promise<ExploreList> {
@@ -125,7 +137,8 @@ export async function searchView(ctx: Ctx, actor: Principal, query: SearchQuery)
       view.results = { kind: "code" };
     }
   } catch (e) {
-    if (!(e instanceof AppError) || e.status >= 500 || e.code === "unauthenticated" || e.code === "forbidden") throw e;
+    // A query the person can fix (bad cursor, unknown repository, rate limit) is said on the page; anything else is the page's error.
+    if (!(e instanceof AppError) || !SAID_ON_PAGE.has(e.code)) throw e;
     view.problem = { status: e.status, message: e.message };
   }
   return view;
