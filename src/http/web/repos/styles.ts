@@ -24,7 +24,7 @@ nav.tabs.repo-tabs a[aria-current]{border-color:var(--line);background:var(--bg)
 .refbar a[aria-current]{font-weight:700}
 .switcher summary{display:inline-flex;gap:.35rem;align-items:center;max-width:18rem}.switcher .ref-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 details.menu>ul li.sep{border-top:1px solid var(--line);margin-top:.3rem;padding-top:.3rem}
-nav.subnav{display:flex;gap:.4rem;flex-wrap:wrap;margin:0 0 1rem}nav.subnav a{display:inline-flex;gap:.3rem;align-items:center;padding:.2rem .7rem;border:1px solid var(--line);border-radius:1rem;color:var(--fg)}nav.subnav a[aria-current]{background:var(--soft);font-weight:600}
+nav.issue-sections{display:flex;gap:.4rem;flex-wrap:wrap;margin:0 0 1rem}nav.issue-sections a{display:inline-flex;gap:.3rem;align-items:center;padding:.2rem .7rem;border:1px solid var(--line);border-radius:1rem;color:var(--fg)}nav.issue-sections a[aria-current]{background:var(--soft);font-weight:600}
 h2.ci-title{margin:.2rem 0 .8rem}
 .empty-repo h3{font-size:1rem;margin:1rem 0 .3rem}.empty-repo pre.push-cmds{background:var(--soft);border-radius:6px;overflow:auto;margin:.3rem 0 .6rem}
 table.files td a{display:inline-flex;gap:.4rem;align-items:center}table.files svg.icon{color:var(--muted)}
@@ -68,4 +68,14 @@ table.diff tr.add{background:var(--add-bg)}table.diff tr.del{background:var(--de
 .hljs-type,.hljs-built_in,.hljs-title.class_,.hljs-params,.hljs-property{color:var(--hl-type)}
 .hljs-name,.hljs-tag,.hljs-bullet,.hljs-addition{color:var(--hl-tag)}.hljs-deletion{color:var(--hl-kw)}
 .hljs-emphasis{font-style:italic}.hljs-strong{font-weight:700}
+/* The branches and tags pages (refs-pages.ts): rows that wrap on a phone, the default badge, ahead/behind, the row's actions. */
+/* Links in the heading's text are told apart by more than colour (axe link-in-text-block). */
+.refs-page h1 a{text-decoration:underline;text-underline-offset:.15em}
+nav.ref-tabs{display:flex;gap:1rem;margin:0 0 .5rem}nav.ref-tabs a[aria-current=page]{font-weight:600;color:var(--fg);text-decoration:underline;text-underline-offset:.25em}
+li.branch-row,li.tag-row{display:grid;gap:.2rem}
+.branch-main{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}a.branch-name{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-weight:600;word-break:break-all}
+.branch-commit a{color:inherit;text-decoration:underline}
+.ahead-behind{font-size:.85rem;color:var(--muted)}.default-badge{color:var(--accent);border-color:var(--accent)}
+.branch-actions{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap}.branch-actions a{text-decoration:underline}
+.downloads{display:inline-flex;gap:.6rem}
 ${LAYOUT_CSS}`;
