@@ -10,6 +10,7 @@ import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 import { hunkLines, mapRanges, type LineRange } from "./services/changes/anchors.ts";
 import { diffTexts } from "./git/line-diff.ts";
+import { blameTask } from "./services/git/blame-thread.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -44,7 +45,8 @@ export const TASKS = {
   /** Plans a released placeholder's jobs: its workflow file parsed again with the needs (services/ci/plan-task.ts). */
   "ci.planJobAt": planJobAtTask,
   /** Renders a big Markdown source to sanitized markup (http/web/kit/markdown.ts). */
-  "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
+  "web.renderMarkdown": async (input: { source: string; base: LinkBase; plain?: boolean }) =>
+    markdownToHtml(input.source, input.base, { fence: input.plain ? null : (await import("./http/web/repos/markdown-fence.ts")).FENCE_HIGHLIGHTER }),
   /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
   "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {
     const data = resolveStoredChain(input.chain, input.maxSize);
@@ -58,6 +60,8 @@ export const TASKS = {
   "changes.hunkLines": (input: { old: string; new: string; side: "old" | "new" }) => hunkLines(input.old, input.new, input.side),
   /** The line diff of one big file's two sides: counts and, when asked, the unified hunks (git/line-diff.ts). */
   "git.lineDiff": (input: { a: string; b: string; wantPatch: boolean }) => diffTexts(input.a, input.b, input.wantPatch),
+  /** The blame of one file at one commit, through the thread's own store (services/git/blame-thread.ts). */
+  "git.blame": blameTask,
 } as const;
 
 export type Tasks = typeof TASKS;

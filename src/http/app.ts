@@ -16,6 +16,8 @@ import { commentRoutes } from "./routes/changes/comments.ts";
 import { issueRoutes } from "./routes/issues/issues.ts";
 import { suggestionRoutes } from "./routes/changes/suggestions.ts";
 import { contentRoutes } from "./routes/repos/content.ts";
+import { branchRoutes } from "./routes/repos/branches.ts";
+import { blameRoutes } from "./routes/repos/blame.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
 import { avatarRoutes } from "./routes/people/avatar.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
@@ -208,6 +210,8 @@ export function buildApp(ctx: Ctx) {
     .use(repoRoutes(ctx))
     .use(forkRoutes(ctx))
     .use(contentRoutes(ctx))
+    .use(branchRoutes(ctx))
+    .use(blameRoutes(ctx))
     .use(changeRoutes(ctx))
     .use(reviewRoutes(ctx))
     .use(commentRoutes(ctx))

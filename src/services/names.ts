@@ -27,6 +27,8 @@ export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
   "forgot-password",
   // The notification inbox and its mailed unsubscribe links (issue 28).
   "notifications",
+  // Header search (issue 33; `explore` is above).
+  "search",
   // People's pictures (issue 33).
   "avatars",
 ]);

@@ -12,12 +12,17 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { refsWebRoutes } from "./repos/refs-routes.ts";
+import { compareWebRoutes } from "./repos/compare-routes.ts";
+import { blameWebRoutes } from "./repos/blame-routes.ts";
+import { repoActionRoutes } from "./repos/actions-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
 import { issuesWebRoutes } from "./issues/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 import { notifyWebRoutes } from "./notify/routes.ts";
+import { discoveryWebRoutes } from "./discovery/routes.ts";
 
 function asset(a: Asset): Response {
   return new Response(a.body, {
@@ -35,6 +40,8 @@ export function webRoutes(ctx: Ctx) {
       .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
       // Before /:org: `notifications` is a reserved name (services/names.ts).
       .use(notifyWebRoutes(ctx))
+      // Before /:org too: `explore` and `search` are reserved names.
+      .use(discoveryWebRoutes(ctx))
       .get(
         "/:org",
         ({ request, params, query }) => {
@@ -63,6 +70,10 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(refsWebRoutes(ctx))
+      .use(compareWebRoutes(ctx))
+      .use(blameWebRoutes(ctx))
+      .use(repoActionRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))

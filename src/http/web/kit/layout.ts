@@ -39,6 +39,13 @@ export interface Frame {
   csrf: string | null;
   /** The signed-in person's unread notifications (the header bell); null or absent: no bell. */
   unread?: number | null;
+  /** `org/name` of the repository the page is of: the header search then searches its issues (issue 33). */
+  searchScope?: string;
+}
+
+/** The header's search box (a plain GET form: works without a script) and the Explore link. */
+function search(scope: string | undefined): Html {
+  return html`<form class="top-search" method="get" action="/search" role="search" aria-label="Site"><label class="sr" for="top-q">${scope ? `Search ${scope}` : "Search"}</label><input id="top-q" type="search" name="q" maxlength="200" placeholder="${scope ? "Search this repository" : "Search"}">${scope ? html`<input type="hidden" name="repo" value="${scope}">` : ""}</form><a href="/explore">Explore</a>`;
 }
 
 /** The header's notification bell: a link to the inbox with the unread count ("99+" beyond 99). */
@@ -62,7 +69,7 @@ export function layout(frame: Frame, title: string, body: Html): Html {
 <link rel="icon" href="${ICON.url}" type="image/svg+xml">
 <script src="${SCRIPT.url}" defer></script>
 </head><body>
-<header class="top"><a class="brand" href="/">svc</a><nav aria-label="Account">${who}</nav></header>
+<header class="top"><a class="brand" href="/">svc</a>${search(frame.searchScope)}<nav aria-label="Account">${who}</nav></header>
 <main id="main">
 ${body}
 </main>
