@@ -45,7 +45,8 @@ export const TASKS = {
   /** Plans a released placeholder's jobs: its workflow file parsed again with the needs (services/ci/plan-task.ts). */
   "ci.planJobAt": planJobAtTask,
   /** Renders a big Markdown source to sanitized markup (http/web/kit/markdown.ts). */
-  "web.renderMarkdown": (input: { source: string; base: LinkBase }) => markdownToHtml(input.source, input.base),
+  "web.renderMarkdown": async (input: { source: string; base: LinkBase; plain?: boolean }) =>
+    markdownToHtml(input.source, input.base, { fence: input.plain ? null : (await import("./http/web/repos/markdown-fence.ts")).FENCE_HIGHLIGHTER }),
   /** Resolves an object from its stored pieces (git/object-chain.ts); emits its bytes once, transferred, and returns their length. */
   "git.resolveChain": async (input: { chain: StoredChain; maxSize: number }, io: TaskIo) => {
     const data = resolveStoredChain(input.chain, input.maxSize);

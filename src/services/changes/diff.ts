@@ -5,6 +5,7 @@
 import { mergeBases } from "../../git/merge.ts";
 import { parseCommit } from "../../git/object.ts";
 import { CommitCache, limitCommits } from "../../git/revision.ts";
+import { SlicedPackSet } from "../../git/time-slice.ts";
 import type { ObjectReader, Oid } from "../../git/types.ts";
 import { Invalid, NotFound } from "../../errors.ts";
 import { need, type RepoTarget } from "../access/target.ts";
@@ -87,7 +88,10 @@ export async function compare(ctx: Ctx, t: RepoTarget, spec: string): Promise<Co
   const opts = revisionOptions(actor);
   const base = await resolveRevision(snapshot, spec.slice(0, at), opts);
   const head = await resolveRevision(snapshot, spec.slice(at + 3), opts);
-  return compareCommits(snapshot.objects, base.oid, head.oid, diffEnv(ctx, repo));
+  // Why sliced: the walks read every commit of both sides (all of them for unrelated histories)
+  // from packs read synchronously; reads that yield every few milliseconds keep the loop free.
+  const objects = new SlicedPackSet(snapshot.objects.packs, ctx.git.multiPackIndexes);
+  return compareCommits(objects, base.oid, head.oid, diffEnv(ctx, repo));
 }
 
 /**

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BlameLimits, type BlameOutcome, blameFile } from "../../../src/git/blame.ts";
+import { type BlameLimits, type BlameOutcome, blameFile, keptLines, linesOf } from "../../../src/git/blame.ts";
+import { BlameCache } from "../../../src/services/git/blame.ts";
 import { git, openRepoPacks, rng } from "./repo-fixture.ts";
 
 const LIMITS: BlameLimits = { maxBytes: 1024 * 1024, maxCommits: 100_000, maxReadBytes: 512 * 1024 * 1024, maxEdits: 2000 };
@@ -242,5 +243,65 @@ describe("bounds", () => {
     expect(cut.outcome.kind === "ok" && cut.outcome.truncated).toBe(true);
     const read = await w.ours("HEAD", "f.txt", { ...LIMITS, maxReadBytes: 30 });
     expect(read.outcome.kind === "ok" && read.outcome.truncated).toBe(true);
+  });
+});
+
+describe("line keys", () => {
+  const enc = new TextEncoder();
+  test("keys found through a nearby version equal keys hashed afresh (random edits, no final newline, CRLF, empty lines)", () => {
+    const rand = rng(9);
+    const pool = ["", "}", "\r", "a", "return x;", "  if (y) {", "x".repeat(300), "ü€𝄞"];
+    const line = () => (rand() < 0.5 ? pool[Math.floor(rand() * pool.length)]! : `l${Math.floor(rand() * 1e6)}`);
+    for (let round = 0; round < 300; round++) {
+      const base = Array.from({ length: Math.floor(rand() * 80) }, line);
+      const edited = [...base];
+      for (let k = Math.floor(rand() * 6); k > 0; k--) {
+        const at = Math.floor(rand() * (edited.length + 1));
+        const r = rand();
+        if (r < 0.4) edited.splice(at, 1, line());
+        else if (r < 0.7) edited.splice(at, 0, line());
+        else edited.splice(at, 1);
+      }
+      const text = (ls: string[]) => ls.join("\n") + (rand() < 0.7 ? "\n" : "");
+      const near = linesOf(enc.encode(text(base)));
+      const data = enc.encode(text(edited));
+      const direct = linesOf(data);
+      const derived = linesOf(data, near);
+      expect({ round, starts: [...derived.starts], keys: [...derived.keys] }).toEqual({ round, starts: [...direct.starts], keys: [...direct.keys] });
+    }
+  });
+
+  test("equal lines have equal keys; a line with and without its newline differ", () => {
+    const a = linesOf(enc.encode("x\ny\nx\ny"));
+    expect(a.keys[0]).toBe(a.keys[2]!);
+    expect(a.keys[1]).not.toBe(a.keys[3]!);
+    expect([...a.starts]).toEqual([0, 2, 4, 6, 7]);
+    expect(keptLines(linesOf(enc.encode("a\nb\nc\n")).keys, linesOf(enc.encode("a\nX\nc\nd\n")).keys, 100)).toEqual(new Int32Array([0, -1, 2, -1]));
+  });
+});
+
+describe("the node's blame cache", () => {
+  test("one run for concurrent requests, remembered after; a failure is not remembered", async () => {
+    const cache = new BlameCache();
+    let runs = 0;
+    const ok: BlameOutcome = { kind: "ok", lines: 1, ranges: [{ start: 1, count: 1, commit: "a".repeat(40) }], commits: {}, truncated: false, walked: 1 };
+    const gate = Promise.withResolvers<void>();
+    const make = async () => {
+      runs++;
+      await gate.promise;
+      return ok;
+    };
+    const both = Promise.all([cache.get("r:c:p", make), cache.get("r:c:p", make)]);
+    gate.resolve();
+    const [x, y] = await both;
+    expect([x, y, runs]).toEqual([ok, ok, 1]);
+    expect(await cache.get("r:c:p", make)).toEqual(ok);
+    expect(runs).toBe(1);
+    await expect(cache.get("r:c:q", () => Promise.reject(new Error("time limit")))).rejects.toThrow("time limit");
+    expect(await cache.get("r:c:q", make)).toEqual(ok);
+    expect(runs).toBe(2);
+    cache.clear();
+    await cache.get("r:c:p", make);
+    expect(runs).toBe(3);
   });
 });

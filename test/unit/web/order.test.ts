@@ -20,9 +20,10 @@ function folderOf(path: string): string {
 
 /**
  * The one exception: the kit's asset bundle (kit/assets.ts) gathers every feature's `styles.ts`
- * and `script.ts`, string constants that import nothing themselves (checked below).
+ * and `script.ts` (or a page's own `<page>-styles.ts`), string constants that import nothing
+ * themselves (checked below).
  */
-const LEAVES = /^(repos|changes|ci|account|admin|issues|discovery)\/(styles|script)\.ts$/;
+const LEAVES = /^(repos|changes|ci|account|admin|issues|discovery)\/([a-z]+-)?(styles|script)\.ts$/;
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

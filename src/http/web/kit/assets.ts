@@ -5,11 +5,14 @@ import { ADMIN_CSS, REPO_SETTINGS_CSS } from "../admin/styles.ts";
 import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
 import { DISCOVERY_CSS } from "../discovery/styles.ts";
-import { COMPARE_CSS, REPO_CSS } from "../repos/styles.ts";
+import { REPO_CSS } from "../repos/styles.ts";
+import { COMPARE_CSS } from "../repos/compare-styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
 import { ISSUES_CSS } from "../issues/styles.ts";
 import { REPO_JS } from "../repos/script.ts";
+import { BLAME_CSS } from "../repos/blame-styles.ts";
+import { MARKDOWN_CSS } from "./markdown-styles.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
 const BASE_CSS = `
@@ -84,7 +87,7 @@ export interface Asset {
   body: string;
 }
 
-const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + DISCOVERY_CSS + REPO_SETTINGS_CSS;
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + DISCOVERY_CSS + REPO_SETTINGS_CSS + BLAME_CSS + MARKDOWN_CSS;
 const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
 export const STYLE: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };

@@ -44,11 +44,11 @@ function pickers(href: string, choices: readonly RefChoice[], base: string, head
 export function comparePickerPage(frame: Frame, v: ComparePicker, base: string, head: string): Html {
   const href = repoBase(v.chrome);
   const branches = v.choices.filter((c) => c.kind === "branch");
-  return html`${repoTop(frame, v.chrome, "code")}
+  return html`<div class="compare-page">${repoTop(frame, v.chrome, "code")}
 <h2>Compare changes</h2>
 <p class="muted">Pick a base and a branch, tag or commit to compare with it: the page lists the commits it has that the base has not, and their changes since the two diverged.</p>
 ${pickers(href, v.choices, base, head)}
-${branches.length < 2 ? html`<p class="muted">This repository has ${branches.length === 0 ? "no branches" : "one branch"}: push another one to compare it.</p>` : ""}`;
+${branches.length < 2 ? html`<p class="muted">${branches.length === 0 ? "This repository has no branches yet: push two to compare them." : "This repository has one branch: push another one to compare it."}</p>` : ""}</div>`;
 }
 
 /** One commit of the range. */
@@ -80,6 +80,10 @@ function openChangeHint(v: CompareView, frame: Frame, here: string): Html {
 
 /** A compare page: the pickers, then the comparison or why there is none. `open` names a file drawn in full (`?file=`). */
 export async function comparePage(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
+  return html`<div class="compare-page">${await comparison(frame, v, open)}</div>`;
+}
+
+async function comparison(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
   const href = repoBase(v.chrome);
   const here = compareHref(href, v.base, v.head);
   const top = html`${repoTop(frame, v.chrome, "code")}

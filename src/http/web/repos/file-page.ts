@@ -48,5 +48,5 @@ export function filePage(frame: Frame, f: RepoFrame, file: FileShown, shown: Hig
   }
   return html`${codeTop(frame, f, "blob", false)}${crumbs(f)}
 <section class="box" aria-label="File"><header><span>${file.lfs ? "Stored with Git LFS · " : ""}${lineCount ? `${lineCount.toLocaleString("en")} ${lineCount === 1 ? "line" : "lines"} · ` : ""}${sizeText(file.size)}${language ? ` · ${language}` : ""}</span>
-<a href="${raw}">Raw</a><a href="${raw}?download=1" download>${icon("download")} Download</a><a href="${base}/commits/${segs(f.ref.short)}/${segs(f.path)}">${icon("history")} History</a></header>${body}</section>`;
+<a href="${raw}">Raw</a><a href="${raw}?download=1" download>${icon("download")} Download</a><a href="${base}/commits/${segs(f.ref.short)}/${segs(f.path)}">${icon("history")} History</a>${file.text !== null && !file.lfs ? html`<a href="${base}/blame/${segs(f.ref.short)}/${segs(f.path)}">Blame</a>` : ""}</header>${body}</section>`;
 }

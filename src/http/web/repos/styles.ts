@@ -68,15 +68,14 @@ table.diff tr.add{background:var(--add-bg)}table.diff tr.del{background:var(--de
 .hljs-type,.hljs-built_in,.hljs-title.class_,.hljs-params,.hljs-property{color:var(--hl-type)}
 .hljs-name,.hljs-tag,.hljs-bullet,.hljs-addition{color:var(--hl-tag)}.hljs-deletion{color:var(--hl-kw)}
 .hljs-emphasis{font-style:italic}.hljs-strong{font-weight:700}
+/* The branches and tags pages (refs-pages.ts): rows that wrap on a phone, the default badge, ahead/behind, the row's actions. */
+/* Links in the heading's text are told apart by more than colour (axe link-in-text-block). */
+.refs-page h1 a{text-decoration:underline;text-underline-offset:.15em}
+nav.ref-tabs{display:flex;gap:1rem;margin:0 0 .5rem}nav.ref-tabs a[aria-current=page]{font-weight:600;color:var(--fg);text-decoration:underline;text-underline-offset:.25em}
+li.branch-row,li.tag-row{display:grid;gap:.2rem}
+.branch-main{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}a.branch-name{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-weight:600;word-break:break-all}
+.branch-commit a{color:inherit;text-decoration:underline}
+.ahead-behind{font-size:.85rem;color:var(--muted)}.default-badge{color:var(--accent);border-color:var(--accent)}
+.branch-actions{display:flex;gap:.8rem;align-items:center;flex-wrap:wrap}.branch-actions a{text-decoration:underline}
+.downloads{display:inline-flex;gap:.6rem}
 ${LAYOUT_CSS}`;
-
-/** The compare pages: the two pickers on one row (stacked on a phone), the summary, the "Open a change" form. */
-export const COMPARE_CSS = `
-form.compare-pick{display:flex;gap:.6rem;align-items:flex-end;flex-wrap:wrap;margin:0 0 1rem}
-form.compare-pick label{flex:1;min-width:12rem;max-width:22rem}
-form.compare-pick input{padding:.4rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);width:100%;font-family:ui-monospace,monospace}
-.compare-arrow{padding:.45rem 0;color:var(--muted)}
-.compare-summary{margin:0 0 1rem;overflow-wrap:anywhere}
-.compare-open form{max-width:none}.compare-open textarea{font-family:ui-monospace,monospace;font-size:.85rem}
-@media (max-width:40rem){form.compare-pick{display:grid;align-items:stretch}form.compare-pick label{max-width:none}.compare-arrow{display:none}}
-`;

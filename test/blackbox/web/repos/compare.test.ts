@@ -39,6 +39,7 @@ beforeAll(async () => {
   for (const [name, isPublic] of [
     ["open", true],
     ["hidden", false],
+    ["empty", true],
   ] as const)
     expect((await api.post("/v1/orgs/cmp/repos", { name, public: isPublic })).status).toBe(201);
   const dir = await initRepo(g);
@@ -77,6 +78,13 @@ describe("the pickers", () => {
     expect({ status: sent.status, location: sent.headers.get("location") }).toEqual({ status: 302, location: "/cmp/open/compare/main...feature/upload" });
     // Only a head: the default branch is the base.
     expect((await get("/cmp/open/compare?head=v1.0")).headers.get("location")).toBe("/cmp/open/compare/main...v1.0");
+  });
+
+  test("an empty repository: the pickers say there is nothing to compare yet; any spec is the unknown ref's 404", async () => {
+    const r = await get("/cmp/empty/compare");
+    expect(r.status).toBe(200);
+    expect(words(r.text)).toContain("This repository has no branches yet: push two to compare them.");
+    expect((await get("/cmp/empty/compare/main...topic")).status).toBe(404);
   });
 
   test("two dots and the short form lead to the three-dot address; an empty spec is the pickers", async () => {
@@ -179,6 +187,19 @@ describe("a comparison", () => {
       target: "main",
       title: "Upload",
     });
+  });
+
+  test("a reader who posts the form anyway gets the API's refusal, and no change is opened", async () => {
+    const page = await get("/cmp/open/compare/main...solo", viewer.cookie);
+    const sent = await postForm(
+      server,
+      "/cmp/open/changes",
+      { csrf: csrfOf(page.text), branch: "solo", target: "main", title: "Sneaky", description: "" },
+      { cookie: viewer.cookie },
+    );
+    expect(sent.status).toBe(403);
+    const list = await client(server, { token: owner.token }).get("/v1/orgs/cmp/repos/open/changes?state=open");
+    expect(list.body.changes.map((c: { title: string }) => c.title)).not.toContain("Sneaky");
   });
 
   test("a file past the page's line budget is collapsed; ?file= draws it", async () => {
