@@ -36,7 +36,7 @@ const BASE: RepoBody = {
   write_blocked: null,
 };
 const repo = (over: Partial<RepoBody> = {}): RepoBody => ({ ...BASE, ...over });
-const signedIn: Frame = { viewer: { id: "u1", handle: "ada", name: "Ada" }, csrf: "tok" };
+const signedIn: Frame = { viewer: { id: "u1", handle: "ada", name: "Ada", avatar: null }, csrf: "tok" };
 const anonymous: Frame = { viewer: null, csrf: null };
 const text = (h: { value: string }) =>
   h.value
