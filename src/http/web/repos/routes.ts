@@ -188,7 +188,7 @@ export function repoWebRoutes(ctx: Ctx) {
             layout(
               frame,
               `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
-              await commitPage(repo, v.commit, v.diff, checks),
+              await commitPage(repo, v.commit, v.diff, checks, ctx.highlighter),
             ),
             200,
             tag?.headers,
