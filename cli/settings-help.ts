@@ -76,6 +76,8 @@ export const SETTING_HELP: readonly (readonly [string, string, string])[] = [
   ["SVC_GIT_MAX_PUSH", "2g", "largest git push: bytes or with a unit (500m, 2g), 1 KiB to 1 TiB"],
   ["SVC_GIT_MAX_OBJECT", "100m", "largest object a push or mirror sync may bring, once inflated: bytes or with a unit, 1 KiB to 1 TiB"],
   ["SVC_LFS_MAX_OBJECT", "5g", "largest Git LFS object a client may upload: bytes or with a unit, 1 KiB to 1 TiB"],
+  ["SVC_ARCHIVE_MAX", "2g", "most uncompressed file bytes one archive download (.zip, .tar.gz) holds: bytes or with a unit"],
+  ["SVC_ARCHIVE_MAX_ENTRIES", "200000", "most files and directories one archive download holds"],
   ["SVC_GIT_CACHE", "128m", "memory the git read caches hold together, bytes or with a unit"],
   ["SVC_GIT_MAX_NEGOTIATION", "500000", "most lines of each kind (want, have, shallow, ...) one fetch request may carry"],
 ];

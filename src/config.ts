@@ -78,6 +78,10 @@ export interface Config {
   gitMaxObject: number;
   /** Largest Git LFS object a client may upload, in bytes; SVC_LFS_MAX_OBJECT. */
   lfsMaxObject: number;
+  /** Uncompressed bytes of files one archive download may hold; SVC_ARCHIVE_MAX. */
+  archiveMax: number;
+  /** Entries (files, directories, symlinks) one archive download may hold; SVC_ARCHIVE_MAX_ENTRIES. */
+  archiveMaxEntries: number;
   /** Bytes the git read caches (pack blocks, delta bases, pack and multi-pack indexes) hold together; SVC_GIT_CACHE. */
   gitCacheBytes: number;
   /** Lines of each kind (want, have, shallow, ref-prefix, ...) one upload-pack request may carry; SVC_GIT_MAX_NEGOTIATION. */
@@ -176,6 +180,8 @@ const KNOWN: ReadonlySet<string> = new Set([
   "SVC_GIT_MAX_PUSH",
   "SVC_GIT_MAX_OBJECT",
   "SVC_LFS_MAX_OBJECT",
+  "SVC_ARCHIVE_MAX",
+  "SVC_ARCHIVE_MAX_ENTRIES",
   "SVC_GIT_CACHE",
   "SVC_GIT_MAX_NEGOTIATION",
   "SVC_TRUST_PROXY",
@@ -435,6 +441,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gitMaxPush: parseSize("SVC_GIT_MAX_PUSH", env.SVC_GIT_MAX_PUSH, DEFAULT_GIT_MAX_PUSH),
     gitMaxObject: parseSize("SVC_GIT_MAX_OBJECT", env.SVC_GIT_MAX_OBJECT, DEFAULT_GIT_MAX_OBJECT),
     lfsMaxObject: parseSize("SVC_LFS_MAX_OBJECT", env.SVC_LFS_MAX_OBJECT, DEFAULT_LFS_MAX_OBJECT),
+    archiveMax: parseSize("SVC_ARCHIVE_MAX", env.SVC_ARCHIVE_MAX, 2 * 1024 ** 3),
+    archiveMaxEntries: positiveInt("SVC_ARCHIVE_MAX_ENTRIES", env.SVC_ARCHIVE_MAX_ENTRIES, 200_000),
     gitCacheBytes: parseSize("SVC_GIT_CACHE", env.SVC_GIT_CACHE, DEFAULT_GIT_CACHE),
     gitMaxNegotiation: positiveInt("SVC_GIT_MAX_NEGOTIATION", env.SVC_GIT_MAX_NEGOTIATION, DEFAULT_GIT_MAX_NEGOTIATION),
     limits: loadLimits(env),

@@ -1,4 +1,5 @@
 // Composition root: config → db → storage → services → http + ssh + workers.
+import { BlameCache } from "./services/git/blame.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
@@ -94,6 +95,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
       diffs: new DiffCache(),
       anchors: anchorCache(),
       dispatchable: new DispatchCache(),
+      blames: new BlameCache(),
     },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),

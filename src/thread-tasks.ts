@@ -10,6 +10,7 @@ import { resolveStoredChain, type StoredChain } from "./git/object-chain.ts";
 import { markdownToHtml, type LinkBase } from "./http/web/kit/markdown.ts";
 import { hunkLines, mapRanges, type LineRange } from "./services/changes/anchors.ts";
 import { diffTexts } from "./git/line-diff.ts";
+import { blameTask } from "./services/git/blame-thread.ts";
 
 /** Every task a thread can run. */
 export const TASKS = {
@@ -59,6 +60,8 @@ export const TASKS = {
   "changes.hunkLines": (input: { old: string; new: string; side: "old" | "new" }) => hunkLines(input.old, input.new, input.side),
   /** The line diff of one big file's two sides: counts and, when asked, the unified hunks (git/line-diff.ts). */
   "git.lineDiff": (input: { a: string; b: string; wantPatch: boolean }) => diffTexts(input.a, input.b, input.wantPatch),
+  /** The blame of one file at one commit, through the thread's own store (services/git/blame-thread.ts). */
+  "git.blame": blameTask,
 } as const;
 
 export type Tasks = typeof TASKS;

@@ -7,6 +7,7 @@ import type { FactCache } from "./access/fact-cache.ts";
 import type { Resolvers } from "./access/resolvers.ts";
 import type { GitStore } from "./git/snapshot.ts";
 import type { DiffCache } from "./git/diff-cache.ts";
+import type { BlameCache } from "./git/blame.ts";
 import type { AnchorCache } from "./changes/anchor-cache.ts";
 import type { DispatchCache } from "./ci/dispatch-cache.ts";
 import type { Threads } from "../threads.ts";
@@ -56,7 +57,7 @@ export interface Ctx {
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
   /** Caches of this context: written contribution graphs, app installation tokens, computed diffs; the runs list's dispatchable workflows. */
-  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache; anchors: AnchorCache; dispatchable: DispatchCache };
+  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache; anchors: AnchorCache; dispatchable: DispatchCache; blames: BlameCache };
   /** Sign-in and credential throttles (SVC_LIMIT_*). */
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */

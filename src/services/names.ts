@@ -27,6 +27,10 @@ export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
   "forgot-password",
   // The notification inbox and its mailed unsubscribe links (issue 28).
   "notifications",
+  // Header search (issue 33; `explore` is above).
+  "search",
+  // People's pictures (issue 33).
+  "avatars",
 ]);
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$/;

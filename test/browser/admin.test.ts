@@ -142,7 +142,11 @@ test("an owner administers the org end to end", async () => {
 
     await step(tab, "webhook-and-delivery", async () => {
       await page.goto("/acme/app");
-      await Promise.all([page.waitForURL("**/acme/app/settings/webhooks"), page.locator("#main").getByRole("link", { name: "Settings" }).click()]);
+      // The repository layout's Settings tab leads to the settings pages (General first); webhooks are one of them.
+      expect(await page.getByRole("navigation", { name: "Repository" }).getByRole("link", { name: "Settings" }).getAttribute("href")).toBe(
+        "/acme/app/settings",
+      );
+      await page.goto("/acme/app/settings/webhooks");
       await accessible(page);
       await page.getByLabel("Receiver URL").fill(`${receiver.url}/hook`);
       await submit(page, "Add webhook");

@@ -140,7 +140,7 @@ test("open, label, assign, comment, close and reopen, then close by landing a ch
       await go(page, () => page.getByRole("button", { name: "Filter" }).click());
       await page.getByText("No issues match these filters.").waitFor();
       await go(page, () => page.getByRole("link", { name: "Clear filters" }).click());
-      await page.getByLabel("Search").fill("uploads");
+      await page.getByRole("search", { name: "Filter issues" }).getByLabel("Search").fill("uploads");
       await go(page, () => page.getByRole("button", { name: "Filter" }).click());
       await page.getByRole("link", { name: "Uploads over 2 MiB fail" }).waitFor();
       await clean(tab, "filtered list");

@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import type { Ctx } from "../../services/context.ts";
 import { orgView } from "../../services/web/views.ts";
+import { orgMembersView } from "../../services/web/people.ts";
 import { SCRIPT, STYLE, type Asset } from "./kit/assets.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "./kit/draw.ts";
 import { layout, page } from "./kit/layout.ts";
@@ -11,12 +12,17 @@ import { homeResponse, userResponse } from "./account/home.ts";
 import { accountWebRoutes } from "./account/routes.ts";
 import { orgPage } from "./repos/org-page.ts";
 import { repoWebRoutes } from "./repos/routes.ts";
+import { refsWebRoutes } from "./repos/refs-routes.ts";
+import { compareWebRoutes } from "./repos/compare-routes.ts";
+import { blameWebRoutes } from "./repos/blame-routes.ts";
+import { repoActionRoutes } from "./repos/actions-routes.ts";
 import { adminWebRoutes } from "./admin/orgs-routes.ts";
 import { ciWebRoutes } from "./ci/routes.ts";
 import { changesWebRoutes } from "./changes/routes.ts";
 import { issuesWebRoutes } from "./issues/routes.ts";
 import { newRepoForm } from "./repos/new-page.ts";
 import { notifyWebRoutes } from "./notify/routes.ts";
+import { discoveryWebRoutes } from "./discovery/routes.ts";
 
 function asset(a: Asset): Response {
   return new Response(a.body, {
@@ -34,6 +40,8 @@ export function webRoutes(ctx: Ctx) {
       .get("/", ({ request }) => draw(request, (actor, frame) => homeResponse(ctx, actor, frame)), HIDE)
       // Before /:org: `notifications` is a reserved name (services/names.ts).
       .use(notifyWebRoutes(ctx))
+      // Before /:org too: `explore` and `search` are reserved names.
+      .use(discoveryWebRoutes(ctx))
       .get(
         "/:org",
         ({ request, params, query }) => {
@@ -42,11 +50,19 @@ export function webRoutes(ctx: Ctx) {
             const person = await userResponse(ctx, actor, frame, org, query);
             if (person) return person;
             const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
+            const people = await orgMembersView(ctx, actor, view.profile.org);
             return page(
               layout(
                 frame,
                 view.profile.display_name ?? view.profile.org,
-                orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null),
+                orgPage(
+                  view.profile,
+                  view.repos,
+                  view.next,
+                  frame.viewer !== null,
+                  view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null,
+                  people,
+                ),
               ),
             );
           });
@@ -54,6 +70,10 @@ export function webRoutes(ctx: Ctx) {
         HIDE,
       )
       .use(repoWebRoutes(ctx))
+      .use(refsWebRoutes(ctx))
+      .use(compareWebRoutes(ctx))
+      .use(blameWebRoutes(ctx))
+      .use(repoActionRoutes(ctx))
       .use(accountWebRoutes(ctx))
       .use(adminWebRoutes(ctx))
       .use(ciWebRoutes(ctx))

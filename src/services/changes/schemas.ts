@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { NextCursor, NullableString } from "../schemas.ts";
 import { DiffFile } from "../git/schemas.ts";
 import { Check } from "../ci/schemas.ts";
+import { CommitSummary } from "../repos/schemas.ts";
 
 import { Comment, CommentCreate } from "./comment-schemas.ts";
 
@@ -260,6 +261,39 @@ export const Diff = Type.Object(
   { examples: [DIFF_EXAMPLE] },
 );
 export type Diff = Static<typeof Diff>;
+
+/** Commits a compare lists at most: the newest ones of the range (GitHub's compare shows 250). */
+export const COMPARE_COMMITS = 250;
+
+export const Comparison = Type.Object(
+  {
+    ...Diff.properties,
+    ahead: Type.Integer({ description: "commits the head has that the base has not (git rev-list --count base..head)" }),
+    behind: Type.Integer({ description: "commits the base has that the head has not (git rev-list --count head..base)" }),
+    commits: Type.Array(CommitSummary, {
+      description: `the head's commits the base has not, oldest first; the newest ${COMPARE_COMMITS} when there are more (then fewer than \`ahead\`)`,
+    }),
+  },
+  {
+    examples: [
+      {
+        ...DIFF_EXAMPLE,
+        ahead: 1,
+        behind: 0,
+        commits: [
+          {
+            sha: DIFF_EXAMPLE.head,
+            message: "Retry uploads three times\n",
+            author: { name: "Ada", email: "ada@example.com", date: 1795248971000, timezone: "+0100" },
+            committer: { name: "Ada", email: "ada@example.com", date: 1795248971000, timezone: "+0100" },
+            parents: [DIFF_EXAMPLE.base],
+          },
+        ],
+      },
+    ],
+  },
+);
+export type Comparison = Static<typeof Comparison>;
 
 export const Patchset = Type.Object({
   patchset: Type.Integer({ description: "1 for the head the change was opened with, then one more each time the head moved" }),

@@ -70,3 +70,17 @@ export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; l
   const last = items[items.length - 1];
   return { hits: items.map(hitOf), next_cursor: more && last ? encodeCursor([last.tier, last.sort, last.id]) : null };
 }
+
+/** The most a search count reads; beyond it the page says "1,000+". */
+export const COUNT_CAP = 1000;
+
+/** How many repositories `searchRepos` would answer for `q` in all (at most COUNT_CAP), with the same visibility. */
+export async function countRepos(ctx: Ctx, actor: Principal, q: { q?: string }): Promise<number> {
+  const text = (q.q ?? "").trim();
+  if (!text) throw Invalid("q is required: the text to search for");
+  if ([...text].length > MAX_QUERY) throw Invalid(`q is longer than ${MAX_QUERY} characters`);
+  const person = personOf(actor);
+  const scope = readableScope(callerFacts(actor), person ? await store.memberOrgIds(ctx.db.read, person.id) : []);
+  if (!scope) throw Unauthorized("a runner credential is good only for runner calls");
+  return store.countSearchHits(ctx.db.read, text.toLowerCase(), wordQuery(text), scope, COUNT_CAP);
+}

@@ -47,7 +47,8 @@ export async function personalNamespace(q: Queryable, userId: string): Promise<O
 
 /** Public repositories of a namespace. */
 export async function publicRepoCount(q: Queryable, orgId: string): Promise<number> {
-  return (await x(q).rows<{ n: number }>(sql`SELECT count(*) AS n FROM repos WHERE org_id = ${orgId} AND public = TRUE`))[0]!.n;
+  // `IS TRUE` keeps SQLite on the org's index (an equality on `public` would read explore's (public, active_at) index).
+  return (await x(q).rows<{ n: number }>(sql`SELECT count(*) AS n FROM repos WHERE org_id = ${orgId} AND public IS TRUE`))[0]!.n;
 }
 
 /** The repository of `orgId` named `name` (case-insensitive), or null. */
@@ -146,6 +147,17 @@ export async function upsertSubscription(
 export async function deleteSubscription(tx: Tx, repoId: string, userId: string): Promise<void> {
   const { subscriptions } = tables(tx);
   await tx.delete(subscriptions).where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)));
+}
+
+/** The person's watch level on a repository, or null when they have none. */
+export async function subscriptionLevel(q: Queryable, repoId: string, userId: string): Promise<"all" | "participating" | "ignore" | null> {
+  const { subscriptions } = tables(q);
+  const rows = await q
+    .select({ level: subscriptions.level })
+    .from(subscriptions)
+    .where(and(eq(subscriptions.repoId, repoId), eq(subscriptions.userId, userId)))
+    .limit(1);
+  return (rows[0]?.level as "all" | "participating" | "ignore" | undefined) ?? null;
 }
 
 /** Subscriptions at level `all` (SPEC §2.1 watcher_count). */
@@ -293,14 +305,18 @@ export interface SearchScope {
 
 const HIT_COLUMNS = sql`r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS name, r.description AS description, r.public AS public, r.kind AS kind, r.created_at AS created_at, lower(r.name) AS sort`;
 
-/** The visibility condition of `scope` on `repos r`. */
+/**
+ * The visibility condition of `scope` on `repos r`. Why `IS TRUE` and not `= TRUE`: an equality on
+ * `public` lets SQLite (no statistics) choose explore's (public, active_at) index over the name
+ * index and read every public repository for a prefix search (bench/README §50).
+ */
 function visible(scope: SearchScope) {
-  if (!scope.orgIds.length) return sql`r.public = TRUE`;
+  if (!scope.orgIds.length) return sql`r.public IS TRUE`;
   const inOrgs = sql`r.org_id IN (${sql.join(
     scope.orgIds.map((id) => sql`${id}`),
     sql`, `,
   )})`;
-  return scope.repoId === null ? sql`(r.public = TRUE OR ${inOrgs})` : sql`(r.public = TRUE OR (${inOrgs} AND r.id = ${scope.repoId}))`;
+  return scope.repoId === null ? sql`(r.public IS TRUE OR ${inOrgs})` : sql`(r.public IS TRUE OR (${inOrgs} AND r.id = ${scope.repoId}))`;
 }
 
 /** A row of a search answer, before it is shaped as a RepoHit. */
@@ -376,4 +392,41 @@ export async function searchWords(
 /** The orgs where the person holds a role. */
 export async function memberOrgIds(q: Queryable, userId: string): Promise<string[]> {
   return (await x(q).rows<{ id: string }>(sql`SELECT org_id AS id FROM memberships WHERE user_id = ${userId}`)).map((r) => r.id);
+}
+
+/**
+ * Up to `limit` repositories matching the query in any tier, counted (at most `cap`): the search
+ * page's result count. Each tier's rows are read through its own index and the union stops at `cap`.
+ */
+export async function countSearchHits(q: Queryable, term: string, match: string | null, scope: SearchScope, cap: number): Promise<number> {
+  const byName = sql`SELECT r.id FROM repos r WHERE lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)}`;
+  let words = sql``;
+  if (match !== null) {
+    if (x(q).name === "pg") {
+      const tq = sql`to_tsquery('simple', ${[...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`).join(" & ")})`;
+      words = sql` UNION SELECT r.id FROM repos r WHERE r.search_tsv @@ ${tq} AND ${visible(scope)}`;
+    } else {
+      words = sql` UNION SELECT r.id FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid JOIN repos r ON r.id = d.repo_id
+        WHERE repo_search MATCH ${match} AND ${visible(scope)}`;
+    }
+  }
+  const row = await x(q).row<{ n: number }>(sql`SELECT count(*) AS n FROM (SELECT id FROM (${byName}${words}) u LIMIT ${cap}) c`);
+  return Number(row?.n ?? 0);
+}
+
+// ---- Explore -----------------------------------------------------------------------------------
+
+/** An explore row: a search hit and when the repository was last active. */
+export type ExploreRow = Omit<HitRow, "sort"> & { active_at: number };
+
+/**
+ * Public repositories, most recently active first (then by id, descending), after the position
+ * `after` ([active_at, id]); a range of the (public, active_at) index read backwards.
+ */
+export async function publicByActivity(q: Queryable, after: [number, string] | null, limit: number): Promise<ExploreRow[]> {
+  const pos = after ? sql`AND (r.active_at < ${after[0]} OR (r.active_at = ${after[0]} AND r.id < ${after[1]}))` : sql``;
+  return await x(q).rows(sql`SELECT r.id AS id, r.org_id AS org_id, o.name AS org, r.name AS name, r.description AS description, r.public AS public,
+      r.kind AS kind, r.created_at AS created_at, r.active_at AS active_at
+    FROM repos r JOIN orgs o ON o.id = r.org_id
+    WHERE r.public = TRUE AND r.active_at IS NOT NULL ${pos} ORDER BY r.active_at DESC, r.id DESC LIMIT ${limit}`);
 }

@@ -10,6 +10,9 @@ import * as store from "./store.ts";
 
 const LEVELS = ["all", "participating", "ignore"] as const;
 
+/** A watch level. */
+export type WatchLevel = (typeof LEVELS)[number];
+
 /** PUT /v1/orgs/{org}/repos/{repo}/subscription: sets the caller's level (a readable repository). */
 export async function putSubscription(ctx: Ctx, t: RepoTarget, input: SubscriptionPut): Promise<Subscription> {
   need(t, "repo:read");
@@ -28,4 +31,12 @@ export async function deleteSubscription(ctx: Ctx, t: RepoTarget): Promise<void>
   const { repo, actor } = t;
   authorizeAccount(actor, { kind: "account:person" });
   await ctx.db.transaction((tx) => store.deleteSubscription(tx, repo.id, personOf(actor)!.id));
+}
+
+/** The caller's own watch level on a readable repository: null when not watching, undefined for anyone but a signed-in person. */
+export async function watchLevel(ctx: Ctx, t: RepoTarget): Promise<WatchLevel | null | undefined> {
+  need(t, "repo:read");
+  const person = personOf(t.actor);
+  if (!person) return undefined;
+  return store.subscriptionLevel(ctx.db.read, t.repo.id, person.id);
 }

@@ -201,7 +201,11 @@ export async function publish(
       else if (u.oldOid === ZERO_OID) await store.insertRef(tx, repo.id, u.ref, u.newOid);
       else await store.moveRef(tx, repo.id, u.ref, u.oldOid, u.newOid);
     }
-    if (ok.length) await adoptDefaultBranch(tx, repo, ok);
+    if (ok.length) {
+      await adoptDefaultBranch(tx, repo, ok);
+      // Explore sorts by activity: every write that moved a ref (a push, a landing, a mirror sync, a web commit) counts.
+      await store.touchRepoActive(tx, repo.id, now());
+    }
     if (ok.length && pack && !(await store.packByName(tx, repo.id, pack.name))) {
       packAdded = true;
       await store.insertPack(tx, {

@@ -91,6 +91,12 @@ export async function setDefaultBranch(tx: Tx, repoId: string, name: string): Pr
   await tx.update(repos).set({ defaultBranch: name }).where(eq(repos.id, repoId));
 }
 
+/** Marks the repository active at `at` (explore's order, issue 33): the publish transaction calls it when a ref moved. */
+export async function touchRepoActive(tx: Tx, repoId: string, at: number): Promise<void> {
+  const { repos } = tables(tx);
+  await tx.update(repos).set({ activeAt: at }).where(eq(repos.id, repoId));
+}
+
 /**
  * The heads of every patchset of `repoId`'s open changes whose commits live in `repoId` (not a
  * fork's): a reader of the repository reads its changes, so these are tips of what it may read

@@ -76,7 +76,7 @@ async function tryOnEventLoop(snapshot: RepoSnapshot, job: PackJob, ms: number):
 }
 
 /** The pack rows of a snapshot (its packs are named `<storage repo id>/<pack name>`). */
-function packRows(snapshot: RepoSnapshot): PackRow[] {
+export function packRows(snapshot: RepoSnapshot): PackRow[] {
   return snapshot.objects.packs.map((p) => {
     const slash = p.name.indexOf("/");
     return {

@@ -7,7 +7,7 @@ import { buildFacts, decide, enforce, loadFacts, loadPersonInOrg, orgFacts, type
 import { writeBlockedReason } from "../billing/write-blocked.ts";
 import { now, type Ctx } from "../context.ts";
 import { sharedStorageOf } from "../git/share.ts";
-import { requireOrg } from "../access/lookup.ts";
+import { findOrg, requireOrg } from "../access/lookup.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import { checkRepoName } from "../names.ts";
 import { personOf, type Principal } from "../access/principal.ts";
@@ -173,6 +173,23 @@ export function openRepo(ctx: Ctx, actor: Principal, orgName: string, repoName: 
   return openRepoTarget(ctx, actor, orgName, repoName, "repo:read");
 }
 
+/**
+ * Where a repository once named `oldName` in `orgName` is now (`{ org, name }` as stored), when
+ * `actor` may read it; null when the name leads nowhere or to a repository the actor may not see,
+ * so the caller answers exactly as for a missing repository (a private repository's old name
+ * discloses nothing). Web pages only: the API and git answer for the current name alone.
+ */
+export async function movedRepo(ctx: Ctx, actor: Principal, orgName: string, oldName: string): Promise<{ org: string; name: string } | null> {
+  const org = await findOrg(ctx, orgName);
+  if (!org) return null;
+  const repoId = await store.redirectOf(ctx.db.read, org.id, oldName);
+  const found = repoId ? await store.repoWithOrg(ctx.db.read, repoId) : null;
+  if (!found) return null;
+  const person = await loadPersonInOrg(ctx, personOf(actor)?.id ?? null, found.org.id);
+  if (!decide(buildFacts(actor, found.org, person, found.repo), "repo:read").allow) return null;
+  return { org: found.org.name, name: found.repo.name };
+}
+
 /** GET /v1/orgs/{org}/repos: the repositories the caller may see, by name, paginated. */
 export async function listRepos(ctx: Ctx, actor: Principal, orgName: string, q: { limit?: unknown; cursor?: unknown }): Promise<RepoList> {
   const org = await requireOrg(ctx, orgName);
@@ -234,6 +251,12 @@ export async function patchRepo(ctx: Ctx, t: RepoTarget, input: RepoPatch): Prom
         data: { repo_id: repo.id, public: set.public },
       });
       await ctx.events.emit(tx, { kind: "repo.visibility_changed", orgId: org.id, repoId: repo.id });
+    }
+    // Rename redirects (issue 33): the new name is no other repository's old name any more, and
+    // the old one leads here (pages only) until a repository takes it. A change of case keeps the name.
+    if (set.name !== undefined && set.name.toLowerCase() !== repo.name.toLowerCase()) {
+      await store.dropRedirect(tx, org.id, set.name);
+      await store.recordRedirect(tx, { orgId: org.id, name: repo.name, repoId: repo.id, createdAt: now() });
     }
     if (set.name !== undefined && set.name !== repo.name) {
       await recordAudit(tx, { orgId: org.id, action: "repo.renamed", actor: auditActor(actor), target: set.name, data: { repo_id: repo.id, from: repo.name } });

@@ -17,7 +17,8 @@ export async function repoCounts(q: Queryable, repoId: string): Promise<{ forkCo
       await q
         .select({ n: count() })
         .from(repos)
-        .where(and(eq(repos.forkParentId, repoId), eq(repos.public, true)))
+        // `IS TRUE`, not `= TRUE`: an equality on `public` would let SQLite pick explore's (public, active_at) index and read every public repository.
+        .where(and(eq(repos.forkParentId, repoId), sql`${repos.public} IS TRUE`))
         .limit(1),
     )!.n,
     watchers: one(
@@ -42,9 +43,10 @@ export async function repoNameTaken(q: Queryable, orgId: string, name: string): 
   );
 }
 
-/** Creates a repository row. */
+/** Creates a repository row; its name stops being another repository's old name (no redirect any more). */
 export async function insertRepo(tx: Tx, row: Repo): Promise<void> {
   const { repos } = tables(tx);
+  await dropRedirect(tx, row.orgId, row.name);
   await tx.insert(repos).values(row);
 }
 
@@ -159,5 +161,32 @@ export async function commitContext(q: Queryable, repoId: string, sha: string): 
         .where(and(eq(commitContexts.repoId, repoId), eq(commitContexts.sha, sha)))
         .limit(1),
     )?.context ?? null
+  );
+}
+
+/** Forgets the old name `name` of the org (case-insensitive): a repository now holds it. */
+export async function dropRedirect(tx: Tx, orgId: string, name: string): Promise<void> {
+  const { repoRedirects } = tables(tx);
+  await tx.delete(repoRedirects).where(and(eq(repoRedirects.orgId, orgId), sql`lower(${repoRedirects.name}) = lower(${name})`));
+}
+
+/** Records that `oldName` now leads to the repository `repoId` (replacing any earlier row for that name). */
+export async function recordRedirect(tx: Tx, row: { orgId: string; name: string; repoId: string; createdAt: number }): Promise<void> {
+  const { repoRedirects } = tables(tx);
+  await dropRedirect(tx, row.orgId, row.name);
+  await tx.insert(repoRedirects).values(row);
+}
+
+/** The id of the repository the org's old name `name` leads to (case-insensitive), or null. */
+export async function redirectOf(q: Queryable, orgId: string, name: string): Promise<string | null> {
+  const { repoRedirects } = tables(q);
+  return (
+    one(
+      await q
+        .select({ repoId: repoRedirects.repoId })
+        .from(repoRedirects)
+        .where(and(eq(repoRedirects.orgId, orgId), sql`lower(${repoRedirects.name}) = lower(${name})`))
+        .limit(1),
+    )?.repoId ?? null
   );
 }

@@ -23,6 +23,7 @@ import type { AuditList } from "../audit/schemas.ts";
 import { listDeliveries, listWebhooks } from "../hooks/webhooks.ts";
 import type { DeliveryList, Webhook } from "../hooks/schemas.ts";
 import { listRepos, openRepo } from "../repos/repos.ts";
+import { repoChrome, type RepoChrome } from "./views.ts";
 
 /** Who is looking at an org's settings: what the navigation offers them. */
 export interface OrgAdminFrame {
@@ -125,16 +126,26 @@ export interface RepoAdminFrame {
   repoAdmin: boolean;
   /** Variables are readable by writers. */
   repoWrite: boolean;
+  /** What the one repository layout draws above the settings (heading, banner, nav). */
+  chrome: RepoChrome;
 }
 
 /** The frame of the repository settings pages (the repository's own read check first). */
 export async function repoAdminFrame(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<RepoAdminFrame> {
-  return frameOf(await openRepo(ctx, actor, orgName, repoName));
+  return repoAdminFrameOf(ctx, await openRepo(ctx, actor, orgName, repoName));
 }
 
-function frameOf(t: RepoTarget): RepoAdminFrame {
+/** The frame of the repository settings pages for a target already opened. */
+export async function repoAdminFrameOf(ctx: Ctx, t: RepoTarget): Promise<RepoAdminFrame> {
   need(t, "repo:read");
-  return { org: t.org.name, repo: t.repo.name, orgAdmin: may(t, "org:admin"), repoAdmin: may(t, "repo:admin"), repoWrite: may(t, "repo:write") };
+  return {
+    org: t.org.name,
+    repo: t.repo.name,
+    orgAdmin: may(t, "org:admin"),
+    repoAdmin: may(t, "repo:admin"),
+    repoWrite: may(t, "repo:write"),
+    chrome: await repoChrome(ctx, t),
+  };
 }
 
 /** Grants and effective access of a repository (org admins), with the org's teams for the form. */
@@ -154,7 +165,7 @@ export async function accessView(
 export async function webhooksView(ctx: Ctx, actor: Principal, orgName: string, repoName: string): Promise<{ frame: RepoAdminFrame; webhooks: Webhook[] }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const { webhooks } = await listWebhooks(ctx, t);
-  return { frame: frameOf(t), webhooks };
+  return { frame: await repoAdminFrameOf(ctx, t), webhooks };
 }
 
 /** One webhook and its delivery attempts, newest first (repo admins). */
@@ -170,5 +181,5 @@ export async function webhookView(
   const deliveries = await listDeliveries(ctx, t, id, { cursor });
   const webhook = (await listWebhooks(ctx, t)).webhooks.find((w) => w.id === id);
   if (!webhook) throw NotFound("webhook not found");
-  return { frame: frameOf(t), webhook, deliveries };
+  return { frame: await repoAdminFrameOf(ctx, t), webhook, deliveries };
 }

@@ -19,6 +19,8 @@ import type { Ctx } from "../context.ts";
 import { listRefs } from "../repos/refs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
 import { openIssuesOf } from "./issues.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 
 /** The filters of the list page, as the API's `state` values (null: every state). */
 export const CHANGE_FILTERS = ["open", "queued", "landed", "ejected", "closed", "all"] as const;
@@ -35,12 +37,12 @@ export async function changesListView(
   repoName: string,
   filter: ChangeFilter,
   cursor: string | undefined,
-): Promise<{ repo: RepoBody; list: ChangeList; branches: string[]; openIssues: number | null }> {
+): Promise<{ repo: RepoBody; list: ChangeList; branches: string[]; openIssues: number | null; watching?: WatchLevel | null; canSync?: boolean }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
-  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
   const list = await listChanges(ctx, t, { state: filter === "all" ? undefined : filter, limit: String(PAGE_CHANGES), cursor });
   const branches = repo.viewer_write ? (await listRefs(ctx, t)).refs.filter((r) => r.name.startsWith("refs/heads/")).map((r) => r.name.slice(11)) : [];
-  return { repo, list, branches, openIssues };
+  return { repo, list, branches, openIssues, ...viewer };
 }
 
 /** Which diff the change page shows: the current patchset's, another one's, or between two. */
@@ -137,6 +139,10 @@ export interface ChangeView {
   needs: LandingNeeds | null;
   /** Open issues (the nav's Issues count). */
   openIssues: number | null;
+  /** The viewer's watch level (the layout's Watch button; RepoChrome). */
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
   /**
    * The description as sanitized markup with `#N` (an issue or a change), `org/repo#N` and
    * `@handle` linked like a comment's (conversation tab only; null without a description).
@@ -213,6 +219,7 @@ export async function changeView(
     queue,
     needs,
     openIssues: tab === "thread" ? null : await openIssuesOf(ctx, t),
+    ...(tab === "thread" ? {} : await viewerFacts(ctx, t)),
     // Relative links resolve against the target branch (a description outlives its head), as a URL's segments.
     descriptionHtml:
       tab === "conversation" && change.description

@@ -6,6 +6,9 @@ import type { Ctx } from "../context.ts";
 import type { Principal } from "../access/principal.ts";
 import { may, type RepoTarget } from "../access/target.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
+import { openIssuesOf } from "./issues.ts";
 import { refsOf } from "../git/snapshot.ts";
 import { dispatchableWorkflows, type DispatchableWorkflow } from "../ci/dispatch.ts";
 import { getRun, jobLogSince, listRuns, requireJob, shownSteps } from "../ci/runs.ts";
@@ -55,13 +58,13 @@ export async function runsView(
   orgName: string,
   repoName: string,
   cursor: string | undefined,
-): Promise<{ repo: RepoBody; runs: Run[]; next: string | null; dispatch: DispatchChoices | null }> {
+): Promise<CiChrome & { runs: Run[]; next: string | null; dispatch: DispatchChoices | null }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
-  const repo = await getRepo(ctx, t);
+  const chrome = await chromeOf(ctx, t);
   const list = await listRuns(ctx, t, { cursor });
   // Why the first page only: each workflow file is parsed to find its inputs; older pages are for reading.
   const dispatch = cursor ? null : await dispatchChoices(ctx, t);
-  return { repo, runs: list.runs, next: list.next_cursor, dispatch };
+  return { ...chrome, runs: list.runs, next: list.next_cursor, dispatch };
 }
 
 /** `?attempt=N` as the API reads it: a positive integer, else the masked 404 of an unknown attempt; null when absent. */
@@ -79,15 +82,29 @@ export async function runView(
   repoName: string,
   runId: string,
   attempt: number | null = null,
-): Promise<{ repo: RepoBody; run: Run; artifacts: ArtifactShown[] }> {
+): Promise<CiChrome & { run: Run; artifacts: ArtifactShown[] }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const [v, list] = await Promise.all([runViewOf(ctx, t, runId, attempt), listRunArtifacts(ctx, t, runId)]);
   return { ...v, artifacts: list.artifacts };
 }
 
-async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string, attempt: number | null): Promise<{ repo: RepoBody; run: Run }> {
-  const repo = await getRepo(ctx, t);
-  return { repo, run: await getRun(ctx, t, runId, attempt) };
+async function runViewOf(ctx: Ctx, t: RepoTarget, runId: string, attempt: number | null): Promise<CiChrome & { run: Run }> {
+  const chrome = await chromeOf(ctx, t);
+  return { ...chrome, run: await getRun(ctx, t, runId, attempt) };
+}
+
+/** What the repository layout draws above a CI page (a RepoChrome). */
+export interface CiChrome {
+  repo: RepoBody;
+  openIssues: number | null;
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
+}
+
+async function chromeOf(ctx: Ctx, t: RepoTarget): Promise<CiChrome> {
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
+  return { repo, openIssues, ...viewer };
 }
 
 /** A job's page: its run (at the job's attempt), the job, and the tail of its log so far (`next` is where live reading continues). */
@@ -98,17 +115,17 @@ export async function jobView(
   repoName: string,
   runId: string,
   jobId: string,
-): Promise<{ repo: RepoBody; run: Run; job: RunJob; log: { text: string; truncated: boolean; next: number } }> {
+): Promise<CiChrome & { run: Run; job: RunJob; log: { text: string; truncated: boolean; next: number } }> {
   const t = await openRepo(ctx, actor, orgName, repoName);
   const row = await requireJob(ctx, t, runId, jobId);
   // Why the job's own attempt: an earlier attempt's job (a reused job's link) is not among the latest attempt's jobs.
-  const { repo, run } = await runViewOf(ctx, t, runId, row.attempt);
+  const { run, ...chrome } = await runViewOf(ctx, t, runId, row.attempt);
   const job = run.jobs.find((j) => j.id === jobId);
   if (!job) throw NotFound("job not found");
   const size = row.logSize;
   const from = Math.max(0, size - PAGE_LOG_LIMIT);
   const part = await jobLogSince(ctx, t, runId, jobId, from, PAGE_LOG_LIMIT);
-  return { repo, run, job, log: { text: new TextDecoder().decode(part.bytes), truncated: from > 0, next: part.next } };
+  return { ...chrome, run, job, log: { text: new TextDecoder().decode(part.bytes), truncated: from > 0, next: part.next } };
 }
 
 /** What the live log sends next: the job's state and steps now, and log text after `from`. */

@@ -15,6 +15,8 @@ import { createLabel, deleteLabel, listLabels, patchLabel } from "../issues/labe
 import type { Issue, IssueComment, IssueList, Label } from "../issues/schemas.ts";
 import { listMembers } from "../orgs/orgs.ts";
 import { getRepo, openRepo, type RepoBody } from "../repos/repos.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 
 /** The state tabs of the list page. */
 export const ISSUE_STATES = ["open", "closed", "all"] as const;
@@ -67,6 +69,10 @@ export interface IssuesListView {
   openIssues: number;
   /** Whether the caller may open an issue (the service decides again on post). */
   canOpen: boolean;
+  /** The viewer's watch level (the layout's Watch button; RepoChrome). */
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /** The repository of an issue page, resolved once (named as stored in the pages' messages). */
@@ -80,7 +86,7 @@ export async function issuesListView(ctx: Ctx, actor: Principal, orgName: string
   const order = ISSUE_SORTS[f.sort];
   // Unfiltered, the list's own open count is the nav's: one count query fewer.
   const unfiltered = !f.label && !f.assignee && !f.author && !f.q;
-  const [repo, list, labels, counted] = await Promise.all([
+  const [repo, list, labels, counted, viewer] = await Promise.all([
     getRepo(ctx, t),
     listIssues(ctx, t, {
       state: f.state,
@@ -95,9 +101,10 @@ export async function issuesListView(ctx: Ctx, actor: Principal, orgName: string
     }),
     listLabels(ctx, t),
     unfiltered ? Promise.resolve(null) : openIssueCount(ctx, t),
+    viewerFacts(ctx, t),
   ]);
   const openIssues = counted ?? list.counts.open;
-  return { repo, list, labels: labels.labels, openIssues, canOpen: may(t, { kind: "issue:discuss" }) };
+  return { repo, list, labels: labels.labels, openIssues, canOpen: may(t, { kind: "issue:discuss" }), ...viewer };
 }
 
 /** What the caller may do on an issue page (the services decide again on each post). */
@@ -131,6 +138,10 @@ export interface IssueView {
   labels: Label[];
   /** People who may be assigned (the assignee picker; empty unless the caller triages). */
   assignable: Assignable[];
+  /** The viewer's watch level (the layout's Watch button; RepoChrome). */
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /** Members looked at for the assignee picker (the first ones by handle; current assignees always listed). */
@@ -186,14 +197,15 @@ export async function issueView(
     admin: may(t, "repo:admin"),
     me: me?.id ?? null,
   };
-  const [repo, timeline, openIssues, labels, assignable] = await Promise.all([
+  const [repo, timeline, openIssues, labels, assignable, viewer] = await Promise.all([
     getRepo(ctx, t),
     issueTimeline(ctx, t, number),
     openIssueCount(ctx, t),
     rights.triage ? listLabels(ctx, t).then((l) => l.labels) : Promise.resolve([]),
     rights.triage ? assignableOf(ctx, t, actor, issue.assignees) : Promise.resolve([]),
+    viewerFacts(ctx, t),
   ]);
-  return { kind: "issue", view: { repo, issue, timeline, rights, openIssues, labels, assignable } };
+  return { kind: "issue", view: { repo, issue, timeline, rights, openIssues, labels, assignable, ...viewer } };
 }
 
 /** The new-issue page: the repository, and the labels and people a writer may set at once. */
@@ -202,16 +214,25 @@ export async function newIssueView(
   actor: Principal,
   orgName: string,
   repoName: string,
-): Promise<{ repo: RepoBody; openIssues: number; canOpen: boolean; labels: Label[]; assignable: Assignable[] }> {
+): Promise<{
+  repo: RepoBody;
+  openIssues: number;
+  canOpen: boolean;
+  labels: Label[];
+  assignable: Assignable[];
+  watching?: WatchLevel | null;
+  canSync?: boolean;
+}> {
   const t = await target(ctx, actor, orgName, repoName);
   const triage = may(t, { kind: "issue:triage" });
-  const [repo, openIssues, labels, assignable] = await Promise.all([
+  const [repo, openIssues, labels, assignable, viewer] = await Promise.all([
     getRepo(ctx, t),
     openIssueCount(ctx, t),
     triage ? listLabels(ctx, t).then((l) => l.labels) : Promise.resolve([]),
     triage ? assignableOf(ctx, t, actor, []) : Promise.resolve([]),
+    viewerFacts(ctx, t),
   ]);
-  return { repo, openIssues, canOpen: may(t, { kind: "issue:discuss" }), labels, assignable };
+  return { repo, openIssues, canOpen: may(t, { kind: "issue:discuss" }), labels, assignable, ...viewer };
 }
 
 /** The labels page: every label, the open count for the nav, and whether the caller edits labels. */
@@ -220,10 +241,10 @@ export async function labelsView(
   actor: Principal,
   orgName: string,
   repoName: string,
-): Promise<{ repo: RepoBody; labels: Label[]; openIssues: number; canEdit: boolean }> {
+): Promise<{ repo: RepoBody; labels: Label[]; openIssues: number; canEdit: boolean; watching?: WatchLevel | null; canSync?: boolean }> {
   const t = await target(ctx, actor, orgName, repoName);
-  const [repo, labels, openIssues] = await Promise.all([getRepo(ctx, t), listLabels(ctx, t), openIssueCount(ctx, t)]);
-  return { repo, labels: labels.labels, openIssues, canEdit: may(t, { kind: "issue:triage" }) };
+  const [repo, labels, openIssues, viewer] = await Promise.all([getRepo(ctx, t), listLabels(ctx, t), openIssueCount(ctx, t), viewerFacts(ctx, t)]);
+  return { repo, labels: labels.labels, openIssues, canEdit: may(t, { kind: "issue:triage" }), ...viewer };
 }
 
 /** Whether `number` names an issue the caller may read (a change page's 404 then sends them to it). */

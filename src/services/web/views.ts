@@ -6,6 +6,8 @@ import { NotFound } from "../../errors.ts";
 import type { Ctx } from "../context.ts";
 import { personOf, type Principal } from "../access/principal.ts";
 import { getOrgProfile } from "../discovery/profiles.ts";
+import type { WatchLevel } from "../discovery/watching.ts";
+import { viewerFacts } from "./chrome.ts";
 import type { OrgProfile } from "../discovery/schemas.ts";
 import { allows, orgFacts } from "../access/access.ts";
 import type { FileDiffs } from "../git/diff.ts";
@@ -24,12 +26,14 @@ export interface WebViewer {
   id: string;
   handle: string;
   name: string;
+  /** Their uploaded picture's object key, or null (the identicon). */
+  avatar: string | null;
 }
 
 /** The person behind a caller, as the page header shows them; null when anonymous. */
 export function viewerOf(actor: Principal): WebViewer | null {
   const user = personOf(actor);
-  return user ? { id: user.id, handle: user.handle, name: user.name } : null;
+  return user ? { id: user.id, handle: user.handle, name: user.name, avatar: user.avatar } : null;
 }
 
 /** How many repositories one org lists on the home and org pages (the rest: a link to more). */
@@ -96,12 +100,16 @@ export interface RepoChrome {
   repo: RepoBody;
   /** Open issues (the nav's Issues count); absent or null: no count shown. */
   openIssues?: number | null;
+  /** The viewer's watch level (Watch/Unwatch), null when not watching; absent: anonymous or not known (no button state). */
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /** The layout's facts for a page that has no RepoFrame (runs, changes, settings, compare…). */
 export async function repoChrome(ctx: Ctx, t: RepoTarget): Promise<RepoChrome> {
-  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
-  return { repo, openIssues };
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
+  return { repo, openIssues, ...viewer };
 }
 
 /** A branch or tag as the switcher lists it. */
@@ -143,6 +151,10 @@ export interface RepoFrame {
   notice?: string | null;
   /** Open issues (the nav's Issues count); absent or null: no count shown. */
   openIssues?: number | null;
+  /** The viewer's watch level (see RepoChrome). */
+  watching?: WatchLevel | null;
+  /** Whether the viewer may ask this mirror to sync (the layout's Sync now). */
+  canSync?: boolean;
 }
 
 /**
@@ -159,9 +171,9 @@ export function fallbackRef(choices: RefChoice[], defaultBranch: string): RefCho
 
 /** Resolves the frame of a repository page; `rest` is the ref and path segments (none: the default branch root). */
 export async function repoFrame(ctx: Ctx, t: RepoTarget, rest: string[]): Promise<RepoFrame> {
-  const [repo, openIssues] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t)]);
+  const [repo, openIssues, viewer] = await Promise.all([getRepo(ctx, t), openIssuesOf(ctx, t), viewerFacts(ctx, t)]);
   const frame = await frameOf(ctx, t, repo, rest);
-  return { ...frame, openIssues };
+  return { ...frame, openIssues, ...viewer };
 }
 
 async function frameOf(ctx: Ctx, t: RepoTarget, repo: RepoBody, rest: string[]): Promise<RepoFrame> {

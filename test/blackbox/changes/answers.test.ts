@@ -4,7 +4,7 @@
 // by its limits.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { Diff } from "../../../src/services/changes/schemas.ts";
+import { Comparison, Diff } from "../../../src/services/changes/schemas.ts";
 import { caller, person, type Person } from "../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../helpers/server.ts";
 
@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 /** Every schema violation of `value`, as readable lines. */
-const violations = (value: unknown) => [...Value.Errors(Diff, value)].map((e) => `${e.path}: ${e.message}`);
+const violations = (value: unknown, schema: typeof Diff | typeof Comparison = Diff) => [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
 
 test("a change's diff and a compare answer a Diff, as JSON", async () => {
   const as = caller(server, owner);
@@ -55,4 +55,12 @@ test("a change's diff and a compare answer a Diff, as JSON", async () => {
     expect(violations(r.body)).toEqual([]);
     expect(r.body.files.length).toBe(43);
   }
+  // A compare is a Diff with the range's counts and commits.
+  const r = await as.get(`/v1/orgs/ans/repos/diffs/compare/${base}...${head}`);
+  expect(violations(r.body, Comparison)).toEqual([]);
+  expect({ ahead: r.body.ahead, behind: r.body.behind, commits: r.body.commits.map((c: any) => [c.sha, c.message]) }).toEqual({
+    ahead: 1,
+    behind: 0,
+    commits: [[head, "changes\n"]],
+  });
 });

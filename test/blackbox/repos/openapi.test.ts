@@ -36,6 +36,9 @@ const ROUTES: [string, string, number[], boolean][] = [
   ["get", `${R}/protections`, [200, 401, 403, 404], false],
   ["put", `${R}/protections/{rest}`, [200, 400, 401, 403, 404, 413], true],
   ["delete", `${R}/protections/{rest}`, [204, 400, 401, 403, 404], false],
+  ["get", `${R}/branches`, [200, 400, 401, 404], false],
+  ["get", `${R}/tags`, [200, 400, 401, 404], false],
+  ["get", `${R}/archive/{rest}`, [200, 304, 400, 401, 404, 413, 422], false],
 ];
 
 /** The JSON schema of a route's answer with `status`. */
@@ -59,7 +62,7 @@ describe("repos routes in /v1/openapi.json", () => {
       const ok = statuses[0]!;
       if (ok !== 204) {
         const schema = responseSchema(method, path, ok);
-        if (path.endsWith("/blob/{rest}")) expect(schema).toMatchObject({ type: "string", format: "binary" });
+        if (path.endsWith("/blob/{rest}") || path.endsWith("/archive/{rest}")) expect(schema).toMatchObject({ type: "string", format: "binary" });
         else expect({ type: schema.type, examples: schema.examples?.length ?? 0 }).toEqual({ type: "object", examples: 1 });
       }
       for (const s of statuses.filter((s) => s >= 400 && s !== 416)) expect(responseSchema(method, path, s).properties.error.type).toBe("string");

@@ -169,7 +169,7 @@ describe("escaping by construction", () => {
 describe("repository pages", () => {
   test("the tree lists directories first, with sizes, a branch switcher and clone URLs", async () => {
     const r = await get("/webco/site");
-    const names = [...r.text.matchAll(/<a href="\/webco\/site\/(?:tree|blob)\/main\/([^"]+)"><span aria-hidden/g)].map((m) => m[1]);
+    const names = [...r.text.matchAll(/<a href="\/webco\/site\/(?:tree|blob)\/main\/([^"]+)"><svg class="icon"/g)].map((m) => m[1]);
     expect(names).toEqual(["docs", "src", "README.md", "bin.dat"]);
     expect(r.text).toContain(`href="/webco/site/tree/feature/x"`);
     expect(r.text).toContain(`value="${server.url}/webco/site.git"`);

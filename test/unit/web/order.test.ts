@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from "node:path";
 const WEB = resolve(import.meta.dir, "../../../src/http/web");
 
 /** Bottom first; folders on one rank are peers and import neither each other. `index` is web/index.ts. */
-const ORDER: readonly (readonly string[])[] = [["kit"], ["repos"], ["changes", "ci", "account", "notify", "issues"], ["admin"], ["index"]];
+const ORDER: readonly (readonly string[])[] = [["kit"], ["repos"], ["changes", "ci", "account", "notify", "issues"], ["admin", "discovery"], ["index"]];
 
 const rankOf = (folder: string) => ORDER.findIndex((rank) => rank.includes(folder));
 
@@ -20,9 +20,10 @@ function folderOf(path: string): string {
 
 /**
  * The one exception: the kit's asset bundle (kit/assets.ts) gathers every feature's `styles.ts`
- * and `script.ts`, string constants that import nothing themselves (checked below).
+ * and `script.ts` (or a page's own `<page>-styles.ts`), string constants that import nothing
+ * themselves (checked below).
  */
-const LEAVES = /^(repos|changes|ci|account|admin|issues)\/(styles|script)\.ts$/;
+const LEAVES = /^(repos|changes|ci|account|admin|issues|discovery)\/([a-z]+-)?(styles|script)\.ts$/;
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -6,7 +6,17 @@ import { createChange, getChange, landChange, listChanges, patchChange, startCha
 import { changeDiff, compare } from "../../../services/changes/diff.ts";
 import { listPatchsets, patchsetDiff } from "../../../services/changes/patchsets.ts";
 import { openRepo } from "../../../services/repos/repos.ts";
-import { Change, ChangeCreate, ChangeList, ChangeListQuery, ChangePatch, Diff, PatchsetDiffQuery, PatchsetList } from "../../../services/changes/schemas.ts";
+import {
+  Change,
+  ChangeCreate,
+  ChangeList,
+  ChangeListQuery,
+  ChangePatch,
+  Comparison,
+  Diff,
+  PatchsetDiffQuery,
+  PatchsetList,
+} from "../../../services/changes/schemas.ts";
 import { errors } from "../../../services/schemas.ts";
 import { callerOf } from "../../principal.ts";
 import { jsonAnswer } from "../../responses.ts";
@@ -132,8 +142,10 @@ export function changeRoutes(ctx: Ctx) {
           return jsonAnswer(await compare(ctx, await target(request, params), spec));
         },
         {
-          response: { 200: Diff, ...errors(400, 401, 404) },
-          detail: { summary: "Compare two revisions ({base}...{head}): the head's changes since their merge base" },
+          response: { 200: Comparison, ...errors(400, 401, 404) },
+          detail: {
+            summary: "Compare two revisions ({base}...{head}): ahead/behind counts, the head's commits and its changes since their merge base",
+          },
         },
       )
   );

@@ -2,6 +2,8 @@
 // tabs, notices after a redirect, selects and list paging (one-button forms and dates: kit/widgets.ts).
 import type { OrgAdminFrame, RepoAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
+import type { Frame } from "../kit/layout.ts";
+import { repoTop } from "../repos/repo-layout.ts";
 
 /** The tabs of the org settings. */
 export type OrgSection = "profile" | "members" | "teams" | "invitations" | "runners" | "secrets" | "variables" | "billing" | "audit";
@@ -39,6 +41,7 @@ const DONE: Readonly<Record<string, string>> = {
   revoked: "Revoked.",
   added: "Added.",
   granted: "Granted.",
+  renamed: "Renamed. Pages at the old address lead here; update git remotes and API clients to the new name.",
   left: "You left the organization.",
   "checkout-done": "Thank you: the subscription shows here as soon as the payment provider confirms it.",
   "checkout-cancelled": "Checkout cancelled; nothing was charged.",
@@ -64,25 +67,32 @@ export function orgSettings(f: OrgAdminFrame, section: OrgSection, notice: Notic
 ${noticeOf(notice)}${body}</div>`;
 }
 
-/** The tabs of a repository's settings. */
-export type RepoSection = "access" | "webhooks" | "secrets" | "variables";
+/** The tabs of a repository's settings (`general` is `/{org}/{repo}/settings` itself). */
+export type RepoSection = "general" | "access" | "protections" | "webhooks" | "secrets" | "variables";
 
-/** `/{org}/{repo}/settings/{section}` */
+/** `/{org}/{repo}/settings[/{section}]` */
 export function repoSettingsHref(org: string, repo: string, section: RepoSection): string {
-  return `/${seg(org)}/${seg(repo)}/settings/${section}`;
+  return `/${seg(org)}/${seg(repo)}/settings${section === "general" ? "" : `/${section}`}`;
 }
 
-/** The repository settings frame. */
-export function repoSettings(f: RepoAdminFrame, section: RepoSection, notice: Notice, body: Html): Html {
+/**
+ * The repository settings frame: the one repository layout on its Settings tab, the settings
+ * sub-nav (each tab shown to whoever may use it, as the API decides), the notice, the section.
+ */
+export function repoSettings(page: Frame, f: RepoAdminFrame, section: RepoSection, notice: Notice, body: Html): Html {
   const tabs: [RepoSection, string, boolean][] = [
+    ["general", "General", f.repoAdmin],
     ["access", "Access", f.orgAdmin],
+    ["protections", "Protections", f.repoAdmin],
     ["webhooks", "Webhooks", f.repoAdmin],
     ["secrets", "Secrets", f.repoAdmin],
     ["variables", "Variables", f.repoWrite],
   ];
-  return html`<div class="ul"><h1><a href="/${seg(f.org)}">${f.org}</a> / <a href="/${seg(f.org)}/${seg(f.repo)}">${f.repo}</a> <span class="muted">settings</span></h1>
-<nav class="tabs" aria-label="Repository settings">${tabs.filter((t) => t[2]).map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
-${noticeOf(notice)}${body}</div>`;
+  return html`<div class="ul">${repoTop(page, f.chrome, "settings")}
+<div class="settings"><nav class="subnav" aria-label="Repository settings">${tabs
+    .filter((t) => t[2])
+    .map(([s, label]) => html`<a href="${repoSettingsHref(f.org, f.repo, s)}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`)}</nav>
+<div class="settings-body">${noticeOf(notice)}${body}</div></div></div>`;
 }
 
 /** A `<select>` of `values` with `selected` chosen. */

@@ -4,6 +4,7 @@ import type { Delivery, DeliveryList, Webhook, WebhookCreated } from "../../../s
 import { GRANT_ROLES, type GrantList, type RepoAccess, type Team } from "../../../services/orgs/schemas.ts";
 import type { RepoAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
+import type { Frame } from "../kit/layout.ts";
 import { nextPage, options, repoSettings, repoSettingsHref, type Notice } from "./frame.ts";
 import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
@@ -11,10 +12,11 @@ import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 export function accessPage(
   f: RepoAdminFrame,
   v: { grants: GrantList; access: RepoAccess; teams: Team[] },
-  csrf: string | null,
+  page: Frame,
   notice: Notice,
   values?: URLSearchParams,
 ): Html {
+  const csrf = page.csrf;
   const base = repoSettingsHref(f.org, f.repo, "access");
   const grants = v.grants.grants.map((g) =>
     "user_id" in g
@@ -26,6 +28,7 @@ export function accessPage(
       html`<tr><td>${p.handle}</td><td>${p.role}</td><td>${p.source === "team" ? html`team ${p.team_name ?? ""}` : p.source === "grant" ? "grant" : "org role"}</td></tr>`,
   );
   return repoSettings(
+    page,
     f,
     "access",
     notice,
@@ -58,7 +61,8 @@ function attempt(d: Delivery | null): Html {
 }
 
 /** The webhooks with their latest attempt, and the form to add one. */
-export function webhooksPage(f: RepoAdminFrame, hooks: Webhook[], csrf: string | null, notice: Notice, made?: WebhookCreated, values?: URLSearchParams): Html {
+export function webhooksPage(f: RepoAdminFrame, hooks: Webhook[], page: Frame, notice: Notice, made?: WebhookCreated, values?: URLSearchParams): Html {
+  const csrf = page.csrf;
   const base = repoSettingsHref(f.org, f.repo, "webhooks");
   const shown = made
     ? html`<section class="box secret" aria-labelledby="made-h"><header><h2 id="made-h" class="inh">Webhook created</h2></header>
@@ -67,6 +71,7 @@ export function webhooksPage(f: RepoAdminFrame, hooks: Webhook[], csrf: string |
     : "";
   const items = hooks.map((h) => html`<li><a href="${base}/${seg(h.id)}" class="sha">${h.url}</a><div>${attempt(h.last_delivery)}</div></li>`);
   return repoSettings(
+    page,
     f,
     "webhooks",
     notice,
@@ -77,13 +82,15 @@ ${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="pad muted
 }
 
 /** One webhook: its delivery attempts (status, response code, error, duration) and deletion. */
-export function webhookPage(f: RepoAdminFrame, hook: Webhook, list: DeliveryList, csrf: string | null, notice: Notice): Html {
+export function webhookPage(f: RepoAdminFrame, hook: Webhook, list: DeliveryList, page: Frame, notice: Notice): Html {
+  const csrf = page.csrf;
   const base = `${repoSettingsHref(f.org, f.repo, "webhooks")}/${seg(hook.id)}`;
   const rows = list.deliveries.map(
     (d) =>
       html`<tr><td>${timeOf(d.delivered_at)}</td><td>${d.event}</td><td class="sha">${d.id}</td><td>${d.attempt}</td><td><span class="state state-${d.error ? "failure" : "success"}">${d.error ? "failed" : "delivered"}</span></td><td>${d.status_code ?? "—"}</td><td>${d.duration_ms} ms</td><td>${d.error ?? ""}</td></tr>`,
   );
   return repoSettings(
+    page,
     f,
     "webhooks",
     notice,

@@ -1,5 +1,5 @@
 // Repository settings: grants (/{org}/{repo}/settings/access) and webhooks with their deliveries
-// (/{org}/{repo}/settings/webhooks[/{id}]).
+// (/{org}/{repo}/settings/webhooks[/{id}]); General and Protections are repo-settings-routes.ts.
 import { Elysia } from "elysia";
 import { NotFound } from "../../../errors.ts";
 import type { Ctx } from "../../../services/context.ts";
@@ -14,6 +14,7 @@ import { HIDE, orgParam, pageDrawer, queryParam } from "../kit/draw.ts";
 import { layout, page, type Frame } from "../kit/layout.ts";
 import { repoSettingsHref, type Notice } from "./frame.ts";
 import { accessPage, webhookPage, webhooksPage } from "./repo-page.ts";
+import { repoSettingsRoutes } from "./repo-settings-routes.ts";
 
 /** Repository settings pages and forms. */
 export function adminRepoRoutes(ctx: Ctx) {
@@ -21,7 +22,7 @@ export function adminRepoRoutes(ctx: Ctx) {
 
   const access = async (actor: Principal, frame: Frame, org: string, repo: string, notice: Notice, status = 200, values?: URLSearchParams) => {
     const v = await accessView(ctx, actor, org, repo);
-    return page(layout(frame, `Access · ${v.frame.org}/${v.frame.repo}`, accessPage(v.frame, v, frame.csrf, notice, values)), status);
+    return page(layout(frame, `Access · ${v.frame.org}/${v.frame.repo}`, accessPage(v.frame, v, frame, notice, values)), status);
   };
   const hooks = async (
     actor: Principal,
@@ -34,18 +35,19 @@ export function adminRepoRoutes(ctx: Ctx) {
     // Why no-store: the page right after creation holds the signing secret, shown once.
     const headers: Record<string, string> = o.made ? { "cache-control": "no-store" } : {};
     return page(
-      layout(frame, `Webhooks · ${v.frame.org}/${v.frame.repo}`, webhooksPage(v.frame, v.webhooks, frame.csrf, o.notice ?? {}, o.made, o.values)),
+      layout(frame, `Webhooks · ${v.frame.org}/${v.frame.repo}`, webhooksPage(v.frame, v.webhooks, frame, o.notice ?? {}, o.made, o.values)),
       o.status ?? 200,
       headers,
     );
   };
   const hook = async (actor: Principal, frame: Frame, org: string, repo: string, id: string, cursor: string | undefined, notice: Notice, status = 200) => {
     const v = await webhookView(ctx, actor, org, repo, id, cursor);
-    return page(layout(frame, `Webhook · ${v.frame.org}/${v.frame.repo}`, webhookPage(v.frame, v.webhook, v.deliveries, frame.csrf, notice)), status);
+    return page(layout(frame, `Webhook · ${v.frame.org}/${v.frame.repo}`, webhookPage(v.frame, v.webhook, v.deliveries, frame, notice)), status);
   };
   const accessDone = (org: string, repo: string, what: string) => `${repoSettingsHref(org, repo, "access")}?done=${what}`;
 
   return new Elysia({ name: "routes.web.admin.repo" })
+    .use(repoSettingsRoutes(ctx))
     .get(
       "/:org/:repo/settings/access",
       ({ request, params, query }) => {

@@ -5,6 +5,7 @@
 import type { CiValueItem } from "../../../services/ci/secrets.ts";
 import type { OrgAdminFrame, RepoAdminFrame } from "../../../services/web/admin.ts";
 import { html, seg, type Html } from "../kit/html.ts";
+import type { Frame } from "../kit/layout.ts";
 import { orgHref, orgSettings, repoSettings, repoSettingsHref, type Notice } from "./frame.ts";
 import { buttonForm, csrfInput, timeOf } from "../kit/widgets.ts";
 
@@ -99,10 +100,11 @@ export function repoSecretsPage(
   f: RepoAdminFrame,
   secrets: CiValueItem[],
   fromOrg: { name: string; updated_at: number }[],
-  csrf: string | null,
+  page: Frame,
   notice: Notice,
   values?: ValueForm,
 ): Html {
+  const csrf = page.csrf;
   const base = repoSettingsHref(f.org, f.repo, "secrets");
   const org = html`<section class="box" aria-labelledby="org-h"><header><h2 id="org-h" class="inh">Organization secrets</h2></header>
 ${
@@ -111,6 +113,7 @@ ${
     : html`<p class="pad muted">No organization secret reaches this repository.</p>`
 }</section>`;
   return repoSettings(
+    page,
     f,
     "secrets",
     notice,
@@ -119,9 +122,11 @@ ${
 }
 
 /** A repository's variables with their values; the forms for repo admins. */
-export function repoVariablesPage(f: RepoAdminFrame, variables: CiValueItem[], csrf: string | null, notice: Notice, values?: ValueForm): Html {
+export function repoVariablesPage(f: RepoAdminFrame, variables: CiValueItem[], page: Frame, notice: Notice, values?: ValueForm): Html {
+  const csrf = page.csrf;
   const base = repoSettingsHref(f.org, f.repo, "variables");
   return repoSettings(
+    page,
     f,
     "variables",
     notice,

@@ -50,13 +50,10 @@ function valueRoutes(ctx: Ctx, kind: ValueKind) {
   const repoPage = async (actor: Principal, frame: Frame, org: string, repo: string, notice: Notice, status = 200, values?: ValueForm) => {
     if (kind === "secret") {
       const v = await repoSecretsView(ctx, actor, org, repo);
-      return page(
-        layout(frame, `${title} · ${v.frame.org}/${v.frame.repo}`, repoSecretsPage(v.frame, v.secrets, v.fromOrg, frame.csrf, notice, values)),
-        status,
-      );
+      return page(layout(frame, `${title} · ${v.frame.org}/${v.frame.repo}`, repoSecretsPage(v.frame, v.secrets, v.fromOrg, frame, notice, values)), status);
     }
     const v = await repoVariablesView(ctx, actor, org, repo);
-    return page(layout(frame, `${title} · ${v.frame.org}/${v.frame.repo}`, repoVariablesPage(v.frame, v.variables, frame.csrf, notice, values)), status);
+    return page(layout(frame, `${title} · ${v.frame.org}/${v.frame.repo}`, repoVariablesPage(v.frame, v.variables, frame, notice, values)), status);
   };
   const orgPage = async (actor: Principal, frame: Frame, org: string, notice: Notice, status = 200, values?: ValueForm) => {
     const v = await orgValuesView(ctx, actor, kind, org);

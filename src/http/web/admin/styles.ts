@@ -25,3 +25,18 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1.2rem;mar
 code.data{word-break:break-all}
 .state{font-weight:600}.state-success,.state-online{color:var(--accent)}.state-failure,.state-cancelled{color:var(--bad)}.state-running,.state-busy{color:var(--link)}.state-queued,.state-offline,.state-pending,.state-skipped{color:var(--muted)}
 `;
+
+/** The repository settings (issue 33): the sub-nav beside the section on a wide screen, above it on a phone; the danger zone. */
+export const REPO_SETTINGS_CSS = `
+.settings{display:grid;grid-template-columns:12rem minmax(0,1fr);gap:1.2rem;align-items:start}
+nav.subnav{display:flex;flex-direction:column;border:1px solid var(--line);border-radius:6px;overflow:hidden}
+nav.subnav a{padding:.45rem .8rem;border-top:1px solid var(--line);color:var(--fg)}nav.subnav a:first-child{border-top:0}
+nav.subnav a[aria-current]{background:var(--soft);font-weight:600;box-shadow:inset 3px 0 0 var(--link)}
+.ul nav.subnav a{text-decoration:none}.ul nav.subnav a:hover,.ul nav.subnav a:focus{text-decoration:underline}
+.settings-body>.notice{margin:0 0 1rem}.box>.notice{margin:.6rem .8rem}
+.settings-body fieldset{border:1px solid var(--line);border-radius:6px;padding:.4rem .8rem;display:grid;gap:.3rem}
+.settings-body input[type=number]{padding:.45rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);width:6rem}
+li.protection{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:.2rem .8rem}li.protection details{grid-column:1/-1}li.protection p{margin:.2rem 0 0}
+.danger-zone{border-color:var(--bad)}.danger-zone>header{border-bottom-color:var(--bad)}
+@media (max-width:40rem){.settings{grid-template-columns:1fr}nav.subnav{flex-direction:row;flex-wrap:wrap}nav.subnav a{border-top:0;border-right:1px solid var(--line)}}
+`;

@@ -15,6 +15,7 @@ import { repoHref } from "../repos/tree-page.ts";
 import { diffFileView, diffView, type DiffLines, type DiffOptions, type DiffSide } from "../repos/diff-view.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
 import { when } from "../repos/history-page.ts";
+import type { Frame } from "../kit/layout.ts";
 
 /** Where the change stands: queued (and where in the queue), ejected (why), landed (as what). */
 function statusBox(v: ChangeView): Html {
@@ -137,13 +138,14 @@ function csrfField(csrf: string | null): Html {
 }
 
 /** Title (with its edit form for writers and the author), who wants what, and the two tabs. */
-function changeHeader(v: ChangeView, csrf: string | null): Html {
+function changeHeader(v: ChangeView, frame: Frame): Html {
+  const csrf = frame.csrf;
   const c = v.change;
   const here = changeHref(v);
   const edit = v.canEdit
     ? html`<details class="edit-title"><summary class="button">Edit title</summary><form class="title-form" method="post" action="${here}/edit">${csrfField(csrf)}<label for="title-in" class="sr">Title</label><input id="title-in" type="text" name="title" required maxlength="200" value="${c.title}"><button class="primary" type="submit">Save</button></form></details>`
     : "";
-  return html`${changesHeader(v.repo, v.openIssues)}
+  return html`${changesHeader(frame, v)}
 <div class="change-head"><h2 class="change-title">${c.title} <span class="muted">#${c.number}</span> ${stateBadge(c)}</h2>${edit}</div>
 <p class="muted">${c.author ? `${c.author.handle} wants` : "Wants"} to land <span class="path">${c.source ? `${c.source.org}/${c.source.repo}:` : ""}${c.branch}</span> on <span class="path">${c.target}</span> · patchset ${c.patchset}${c.head ? html` · head <span class="sha">${c.head.slice(0, 10)}</span>` : ""} · opened <time datetime="${new Date(c.created_at).toISOString()}">${when(c.created_at)}</time></p>
 <nav class="tabs" aria-label="Change"><a href="${here}"${v.tab === "conversation" ? html` aria-current="page"` : ""}>Conversation</a><a href="${here}/files"${v.tab === "files" ? html` aria-current="page"` : ""}>Files changed</a></nav>`;
@@ -259,14 +261,9 @@ function stateForm(v: ChangeView, csrf: string | null): Html {
  * reviewers, checks, stack and patchsets on the right. `rendered` holds the Markdown of review
  * and comment bodies by id.
  */
-export function conversationPage(
-  v: ChangeView,
-  csrf: string | null,
-  description: Html | null,
-  rendered: ReadonlyMap<string, Html> = new Map(),
-  error?: string,
-): Html {
-  return html`${changeHeader(v, csrf)}
+export function conversationPage(v: ChangeView, frame: Frame, description: Html | null, rendered: ReadonlyMap<string, Html> = new Map(), error?: string): Html {
+  const csrf = frame.csrf;
+  return html`${changeHeader(v, frame)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 <div class="review">
 <div class="review-main">
@@ -397,12 +394,13 @@ function filesDiff(v: ChangeView, csrf: string | null, commentAt: CommentAt | nu
 /** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
 export async function filesPage(
   v: ChangeView,
-  csrf: string | null,
+  frame: Frame,
   commentAt: CommentAt | null,
   error?: string,
   open: string | null = null,
   highlighter?: Highlighter,
 ): Promise<Html> {
+  const csrf = frame.csrf;
   const c = v.change;
   const { patchset, against } = v.shown;
   const diffTitle =
@@ -412,7 +410,7 @@ export async function filesPage(
   const { link, options, placed, interdiff } = filesDiff(v, csrf, commentAt, open);
   const diff = v.diff ? await diffView(v.diff, link, { ...options, highlighter }) : html`<p class="muted">This change has no commits to compare.</p>`;
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
-  return html`${changeHeader(v, csrf)}
+  return html`${changeHeader(v, frame)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
 ${v.canComment ? html`<details class="review-drop"${error ? html` open` : ""}><summary class="button">Review changes<span class="badge" data-pending-note${v.pending ? "" : html` hidden`}>${pendingCount(v.pending)}</span></summary>${reviewForm(v, csrf)}</details>` : ""}
 ${patchsetBox(v, "files")}

@@ -4,15 +4,15 @@ import type { RepoBody } from "../../../services/repos/repos.ts";
 import { CHANGE_FILTERS, type ChangeFilter } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
 import { html, seg, type Html } from "../kit/html.ts";
-import { openCount, repoHref } from "../repos/tree-page.ts";
+import { repoHref } from "../repos/tree-page.ts";
+import { repoTop } from "../repos/repo-layout.ts";
+import type { Frame } from "../kit/layout.ts";
+import type { RepoChrome } from "../../../services/web/views.ts";
 import { when } from "../repos/history-page.ts";
 
-/** The heading of the change pages: the repository and its sections. */
-export function changesHeader(repo: RepoBody, openIssues: number | null = null): Html {
-  const base = repoHref(repo);
-  const count = openIssues !== null ? openCount(openIssues) : "";
-  return html`<h1><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a> <span class="badge">${repo.public ? "public" : "private"}</span></h1>
-<nav class="tabs" aria-label="Repository"><a href="${base}">Files</a><a href="${base}/commits">History</a><a href="${base}/changes" aria-current="page">Changes</a><a href="${base}/issues">Issues${count}</a></nav>`;
+/** The top of the change pages: the repository layout on its Changes tab. */
+export function changesHeader(frame: Frame, chrome: RepoChrome): Html {
+  return repoTop(frame, chrome, "changes");
 }
 
 /** A change's state as a badge. */
@@ -29,9 +29,10 @@ export function changeItem(repo: RepoBody, c: Change): Html {
 const LABELS: Readonly<Record<ChangeFilter, string>> = { open: "Open", queued: "Queued", landed: "Landed", ejected: "Ejected", closed: "Closed", all: "All" };
 
 /** The list page. */
-export function changesListPage(repo: RepoBody, filter: ChangeFilter, list: ChangeList, form: Html | null, openIssues: number | null = null): Html {
+export function changesListPage(frame: Frame, chrome: RepoChrome, filter: ChangeFilter, list: ChangeList, form: Html | null): Html {
+  const repo = chrome.repo;
   const base = `${repoHref(repo)}/changes`;
-  return html`${changesHeader(repo, openIssues)}
+  return html`${changesHeader(frame, chrome)}
 <nav class="tabs" aria-label="Filter changes">${CHANGE_FILTERS.map((f) => html`<a href="${base}?state=${f}"${f === filter ? html` aria-current="page"` : ""}>${LABELS[f]}</a>`)}</nav>
 ${form ? html`<details class="newrepo"><summary class="button">Open a change</summary>${form}</details>` : ""}
 <section class="box" aria-label="${LABELS[filter]} changes">${list.changes.length ? html`<ul class="list">${list.changes.map((c) => changeItem(repo, c))}</ul>` : html`<p class="pad muted">No ${filter === "all" ? "" : `${filter} `}changes.</p>`}</section>
@@ -62,6 +63,6 @@ ${csrf ? html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">` : ""}
 }
 
 /** The form alone on a page, after a refused submission. */
-export function openChangePage(repo: RepoBody, form: Html): Html {
-  return html`${changesHeader(repo)}<h2>Open a change</h2>${form}`;
+export function openChangePage(frame: Frame, chrome: RepoChrome, form: Html): Html {
+  return html`${changesHeader(frame, chrome)}<h2>Open a change</h2>${form}`;
 }

@@ -69,7 +69,7 @@ export function changesWebRoutes(ctx: Ctx) {
       );
     }
     const title = `${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, conversationPage(v, frame.csrf, description, rendered, refusal?.message)), refusal?.status);
+    return page(layout(frame, title, conversationPage(v, frame, description, rendered, refusal?.message)), refusal?.status);
   };
   /** The files tab, drawn for a GET or again after a refused comment (with its reason and the form at its line). */
   const filesTab = async (
@@ -90,7 +90,7 @@ export function changesWebRoutes(ctx: Ctx) {
     }
     const at = v.canComment && v.shown.against === null ? parseCommentAt(shown.comment) : null;
     const title = `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, await filesPage(v, frame.csrf, at, refusal?.message, shown.file ?? null, ctx.highlighter)), refusal?.status, {
+    return page(layout(frame, title, await filesPage(v, frame, at, refusal?.message, shown.file ?? null, ctx.highlighter)), refusal?.status, {
       vary: "Cookie, X-Svc-Fragment",
     });
   };
@@ -150,7 +150,7 @@ export function changesWebRoutes(ctx: Ctx) {
         return draw(request, async (actor, frame) => {
           const v = await changesListView(ctx, actor, org, repo, filter, queryParam(query, "cursor"));
           const form = v.repo.viewer_write && v.branches.length > 1 ? openChangeForm(v.repo, v.branches, frame.csrf) : null;
-          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(v.repo, filter, v.list, form, v.openIssues)));
+          return page(layout(frame, `Changes · ${v.repo.org}/${v.repo.name}`, changesListPage(frame, v, filter, v.list, form)));
         });
       },
       HIDE,
@@ -174,7 +174,7 @@ export function changesWebRoutes(ctx: Ctx) {
               layout(
                 frame,
                 `Open a change · ${v.repo.org}/${v.repo.name}`,
-                openChangePage(v.repo, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message)),
+                openChangePage(frame, v, openChangeForm(v.repo, v.branches, frame.csrf, values, error.message)),
               ),
               error.status,
             );

@@ -35,7 +35,7 @@ export function ciWebRoutes(ctx: Ctx) {
   const runs = async (actor: Principal, frame: Frame, org: string, repo: string, cursor: string | undefined, refused?: DispatchRefusal, status = 200) => {
     const v = await runsView(ctx, actor, org, repo, cursor);
     return page(
-      layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(v.repo, v.runs, v.next, now(), { dispatch: v.dispatch, csrf: frame.csrf, refused })),
+      layout(frame, `Runs · ${v.repo.org}/${v.repo.name}`, runsPage(frame, v, v.runs, v.next, now(), { dispatch: v.dispatch, csrf: frame.csrf, refused })),
       status,
     );
   };
@@ -87,7 +87,7 @@ export function ciWebRoutes(ctx: Ctx) {
         const org = orgParam(params.org);
         return draw(request, async (actor, frame) => {
           const v = await runView(ctx, actor, org, params.repo, params.id, attemptOf(queryParam(query, "attempt")));
-          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, undefined, v.artifacts)));
+          return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(frame, v, v.run, now(), undefined, v.artifacts)));
         });
       },
       HIDE,
@@ -104,7 +104,7 @@ export function ciWebRoutes(ctx: Ctx) {
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);
-            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message, v.artifacts)), e.status);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(frame, v, v.run, now(), e.message, v.artifacts)), e.status);
           },
         });
       },
@@ -122,7 +122,7 @@ export function ciWebRoutes(ctx: Ctx) {
           },
           again: async ({ actor, frame }, e) => {
             const v = await runView(ctx, actor, org, params.repo, params.id);
-            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(v.repo, v.run, now(), frame.csrf, e.message, v.artifacts)), e.status);
+            return page(layout(frame, `Run · ${v.repo.org}/${v.repo.name}`, runPage(frame, v, v.run, now(), e.message, v.artifacts)), e.status);
           },
         });
       },
@@ -147,7 +147,7 @@ export function ciWebRoutes(ctx: Ctx) {
         const org = orgParam(params.org);
         return draw(request, async (actor, frame) => {
           const v = await jobView(ctx, actor, org, params.repo, params.id, params.job);
-          return page(layout(frame, `${v.job.key} · ${v.repo.org}/${v.repo.name}`, jobPage(v.repo, v.run, v.job, v.log, now())));
+          return page(layout(frame, `${v.job.key} · ${v.repo.org}/${v.repo.name}`, jobPage(frame, v, v.run, v.job, v.log, now())));
         });
       },
       HIDE,

@@ -8,6 +8,9 @@ import { dispatchBox, type DispatchRefusal } from "./dispatch-form.ts";
 import { jobColumns } from "./graph.ts";
 import { artifactsSection } from "./artifacts-list.ts";
 import type { ArtifactShown } from "../../../services/ci/artifacts.ts";
+import type { RepoChrome } from "../../../services/web/views.ts";
+import type { Frame } from "../kit/layout.ts";
+import { repoTop } from "../repos/repo-layout.ts";
 
 /** `/{org}/{repo}/runs` */
 export function runsHref(repo: Pick<RepoBody, "org" | "name">): string {
@@ -38,9 +41,9 @@ export function stateBadge(state: string, id?: string): Html {
   return html`<span class="state state-${state}"${id ? html` id="${id}"` : ""}>${state}</span>`;
 }
 
-/** The heading of the CI pages: the repository and the way back to its files. */
-export function ciHeader(repo: RepoBody, title: Html | string): Html {
-  return html`<p class="crumbs"><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="/${seg(repo.org)}/${seg(repo.name)}">${repo.name}</a> / <a href="${runsHref(repo)}">Runs</a></p><h1>${title}</h1>`;
+/** The top of the CI pages: the repository layout on its Runs tab, then the page's title (under a way back to the runs on a run's or job's page). */
+export function ciHeader(frame: Frame, chrome: RepoChrome, title: Html | string, crumb = true): Html {
+  return html`${repoTop(frame, chrome, "runs")}${crumb ? html`<p class="crumbs"><a href="${runsHref(chrome.repo)}">Runs</a></p>` : ""}<h2 class="ci-title">${title}</h2>`;
 }
 
 /** A run's commit, linked to the repository's tree; a fork change's commit is the fork's (not readable here until it lands), so it is not linked. */
@@ -58,12 +61,14 @@ function workflowName(path: string): string {
 
 /** The runs, newest first, with a link to the next page, and the "Run workflow" forms for writers. */
 export function runsPage(
-  repo: RepoBody,
+  frame: Frame,
+  chrome: RepoChrome,
   runs: Run[],
   next: string | null,
   now: number,
   o: { dispatch?: DispatchChoices | null; csrf?: string | null; refused?: DispatchRefusal | null } = {},
 ): Html {
+  const repo = chrome.repo;
   const rows = runs.map(
     (
       r,
@@ -74,7 +79,7 @@ export function runsPage(
   const settings = repo.viewer_write
     ? html`<p class="muted">${repo.viewer_admin ? html`<a href="${base}/secrets">Secrets</a> · ` : ""}<a href="${base}/variables">Variables</a> for workflows</p>`
     : "";
-  return html`<div class="ul">${ciHeader(repo, "Runs")}${settings}
+  return html`${ciHeader(frame, chrome, "Runs", false)}<div class="ul">${settings}
 ${o.refused && !o.dispatch?.workflows.some((w) => w.path === o.refused!.workflow) ? html`<p class="error notice" role="alert">${o.refused.error}</p>` : ""}${
   o.dispatch ? dispatchBox(repo, o.dispatch.workflows, o.dispatch.branches, o.csrf ?? null, o.refused ?? null, o.dispatch.unreadable) : ""
 }
@@ -140,7 +145,9 @@ function rerunForms(repo: RepoBody, run: Run, csrf: string | null): Html {
 }
 
 /** One run: what it ran on, its job graph, its jobs with their steps, and cancelling (for writers, while it runs). */
-export function runPage(repo: RepoBody, run: Run, now: number, csrf: string | null, error?: string, artifacts: readonly ArtifactShown[] = []): Html {
+export function runPage(frame: Frame, chrome: RepoChrome, run: Run, now: number, error?: string, artifacts: readonly ArtifactShown[] = []): Html {
+  const repo = chrome.repo;
+  const csrf = frame.csrf;
   const shown = run.jobs;
   const jobs = shown.map(
     (
@@ -152,7 +159,7 @@ ${j.error ? html`<p class="pad error">${j.error}</p>` : ""}${stepList(j)}<p clas
   const cancel =
     repo.viewer_write && !FINISHED_STATES.includes(run.state) ? buttonForm(`${runHref(repo, run.id)}/cancel`, "Cancel run", "Cancel this run", csrf) : "";
   const controls = html`${cancel}${rerunForms(repo, run, csrf)}`;
-  return html`<div class="ul">${ciHeader(repo, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}
+  return html`${ciHeader(frame, chrome, html`${workflowName(run.workflow)} ${stateBadge(run.state)}`)}<div class="ul">
 ${error ? html`<p class="error notice" role="alert">${error}</p>` : ""}<dl class="facts box"><dt>Commit</dt><dd>${commitOf(repo, run, run.commit)}</dd><dt>Ref</dt><dd>${refName(run.ref)}</dd><dt>Event</dt><dd>${run.event}${run.trusted ? "" : " from a fork (no secrets)"}</dd>
 <dt>Workflow</dt><dd>${run.workflow}</dd>${run.actor ? html`<dt>By</dt><dd><a href="/${seg(run.actor.handle)}">${run.actor.handle}</a></dd>` : ""}${
     run.inputs ? html`<dt>Inputs</dt><dd>${Object.entries(run.inputs).map(([k, v]) => html`<code class="data">${k}=${String(v)}</code> `)}</dd>` : ""

@@ -10,6 +10,7 @@ import { alertOf, csrfField } from "../kit/sign-in.ts";
 import { when } from "../repos/history-page.ts";
 import { repoHref } from "../repos/tree-page.ts";
 import { issueBadge, issuesHeader, labelChip, pickerBoxes } from "./list-page.ts";
+import type { Frame } from "../kit/layout.ts";
 
 function at(ms: number): Html {
   return html`<time datetime="${new Date(ms).toISOString()}">${when(ms)}</time>`;
@@ -199,13 +200,14 @@ ${del}</aside>`;
 }
 
 /** The whole issue page; `refusal` is shown above the forms after a refused post (`typed`: the refused comment). */
-export function issuePage(v: IssueView, csrf: string | null, refusal?: string, typed?: string): Html {
+export function issuePage(v: IssueView, frame: Frame, refusal?: string, typed?: string): Html {
+  const csrf = frame.csrf;
   const i = v.issue;
   const here = issueHref(v);
   const edit = v.rights.edit
     ? html`<details class="edit-title"><summary class="button">Edit title</summary><form class="title-form" method="post" action="${here}/edit">${csrfField(csrf)}<label for="title-in" class="sr">Title</label><input id="title-in" type="text" name="title" required maxlength="256" value="${i.title}"><button class="primary" type="submit">Save</button></form></details>`
     : "";
-  return html`${issuesHeader(v.repo, v.openIssues, "issues")}
+  return html`${issuesHeader(frame, v, "issues")}
 <div class="change-head"><h2 class="change-title">${i.title} <span class="muted">#${i.number}</span> ${issueBadge(i)}</h2>${edit}</div>
 <p class="muted">${i.author ? html`${person(i.author)} opened this issue` : "Opened"} ${at(i.created_at)} · ${i.comments} ${i.comments === 1 ? "comment" : "comments"}</p>
 ${alertOf(refusal)}

@@ -1,11 +1,12 @@
 // The labels page of a repository: every label with its colour, description and a link to its open
 // issues; writers create labels and edit or delete each one (forms in <details>, no script).
 import type { Label } from "../../../services/issues/schemas.ts";
-import type { RepoBody } from "../../../services/repos/repos.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { alertOf, csrfField } from "../kit/sign-in.ts";
 import { repoHref } from "../repos/tree-page.ts";
 import { issuesHeader, labelChip } from "./list-page.ts";
+import type { Frame } from "../kit/layout.ts";
+import type { RepoChrome } from "../../../services/web/views.ts";
 
 /** What a refused label form had (shown again with the reason). */
 export interface LabelValues {
@@ -23,14 +24,14 @@ function labelFields(id: string, v: LabelValues): Html {
 
 /** The labels page; `refused` re-opens the form that was refused (the new-label form, or a label's edit form) with its values. */
 export function labelsPage(
-  repo: RepoBody,
+  frame: Frame,
+  chrome: RepoChrome,
   labels: Label[],
-  openIssues: number,
   canEdit: boolean,
-  csrf: string | null,
   refused?: { label: string | null; values: LabelValues; error: string },
 ): Html {
-  const base = repoHref(repo);
+  const csrf = frame.csrf;
+  const base = repoHref(chrome.repo);
   const newValues = refused && refused.label === null ? refused.values : {};
   const create = canEdit
     ? html`<details class="newrepo"${refused && refused.label === null ? html` open` : ""}><summary class="button">New label</summary>${refused && refused.label === null ? alertOf(refused.error) : ""}<form class="label-form" method="post" action="${base}/labels">${csrfField(csrf)}${labelFields("new-label", { color: "#ededed", ...newValues })}<div><button class="primary" type="submit">Create label</button></div></form></details>`
@@ -45,7 +46,7 @@ export function labelsPage(
       : "";
     return html`<li class="label-row"><div>${labelChip(l, base)}${l.description ? html` <span class="muted">${l.description}</span>` : ""}</div>${edit}</li>`;
   };
-  return html`${issuesHeader(repo, openIssues, "labels")}
+  return html`${issuesHeader(frame, chrome, "labels")}
 ${refused && refused.label !== null && !labels.some((l) => l.name.toLowerCase() === refused.label!.toLowerCase()) ? alertOf(refused.error) : ""}
 ${create}
 <section class="box" aria-label="Labels"><header><strong>${labels.length} ${labels.length === 1 ? "label" : "labels"}</strong></header>${

@@ -7,16 +7,21 @@ import { ISSUE_SORTS, ISSUE_STATES, type Assignable, type IssueFilters, type Iss
 import { html, seg, type Html } from "../kit/html.ts";
 import { alertOf, csrfField } from "../kit/sign-in.ts";
 import { when } from "../repos/history-page.ts";
-import { openCount, repoHref } from "../repos/tree-page.ts";
+import { repoHref } from "../repos/tree-page.ts";
+import { repoTop } from "../repos/repo-layout.ts";
+import { icon } from "../kit/icons.ts";
+import type { Frame } from "../kit/layout.ts";
+import type { RepoChrome } from "../../../services/web/views.ts";
 
 /** Which section of the repository nav is current. */
 export type IssueSection = "issues" | "labels";
 
-/** The heading of the issue pages: the repository and its sections, Issues with the open count. */
-export function issuesHeader(repo: RepoBody, openIssues: number, section: IssueSection): Html {
-  const base = repoHref(repo);
-  return html`<h1 class="repo-title"><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a> <span class="badge">${repo.public ? "public" : "private"}</span></h1>
-<nav class="tabs" aria-label="Repository"><a href="${base}">Files</a><a href="${base}/commits">History</a><a href="${base}/changes">Changes</a><a href="${base}/issues"${section === "issues" ? html` aria-current="page"` : ""}>Issues${openCount(openIssues)}</a><a href="${base}/labels"${section === "labels" ? html` aria-current="page"` : ""}>Labels</a><a href="${base}/runs">Runs</a></nav>`;
+/** The top of the issue pages: the repository layout on its Issues tab, and the issues' own sections (issues, labels). */
+export function issuesHeader(frame: Frame, chrome: RepoChrome, section: IssueSection): Html {
+  const base = repoHref(chrome.repo);
+  const cur = (s: IssueSection) => (s === section ? html` aria-current="page"` : "");
+  return html`${repoTop(frame, chrome, "issues")}
+<nav class="issue-sections" aria-label="Issue sections"><a href="${base}/issues"${cur("issues")}>${icon("issue")} Issues</a><a href="${base}/labels"${cur("labels")}>${icon("tag")} Labels</a></nav>`;
 }
 
 /** An issue's state as a badge (closed issues say why). */
@@ -65,14 +70,14 @@ function issueItem(repo: RepoBody, i: Issue): Html {
 const STATE_WORDS = { open: "Open", closed: "Closed", all: "All" } as const;
 
 /** The list page. */
-export function issuesListPage(v: IssuesListView, f: IssueFilters): Html {
+export function issuesListPage(frame: Frame, v: IssuesListView, f: IssueFilters): Html {
   const base = repoHref(v.repo);
   const counts = { open: v.list.counts.open, closed: v.list.counts.closed, all: v.list.counts.open + v.list.counts.closed };
   const filtered = Boolean(f.label || f.assignee || f.author || f.q);
   const sortOption = (s: IssueSort) => html`<option value="${s}"${s === f.sort ? html` selected` : ""}>${ISSUE_SORTS[s].label}</option>`;
   const labelOption = (l: Label) => html`<option${l.name.toLowerCase() === f.label.toLowerCase() ? html` selected` : ""}>${l.name}</option>`;
   const knownLabel = !f.label || v.labels.some((l) => l.name.toLowerCase() === f.label.toLowerCase());
-  return html`${issuesHeader(v.repo, v.openIssues, "issues")}
+  return html`${issuesHeader(frame, v, "issues")}
 <div class="issues-bar">${v.canOpen ? html`<a class="button" href="${base}/issues/new">New issue</a>` : ""}</div>
 <form class="issue-filters" method="get" action="${base}/issues" role="search" aria-label="Filter issues">
 <input type="hidden" name="state" value="${f.state}">
@@ -144,6 +149,6 @@ ${labelBoxes || peopleBoxes ? html`<div class="pickers">${labelBoxes}${peopleBox
 }
 
 /** The new-issue page. */
-export function newIssuePage(repo: RepoBody, openIssues: number, form: Html): Html {
-  return html`${issuesHeader(repo, openIssues, "issues")}<h2>New issue</h2>${form}`;
+export function newIssuePage(frame: Frame, chrome: RepoChrome, form: Html): Html {
+  return html`${issuesHeader(frame, chrome, "issues")}<h2>New issue</h2>${form}`;
 }

@@ -58,7 +58,7 @@ export function issuesWebRoutes(ctx: Ctx) {
     if (found.kind === "change") return seeOther(`${repoUrl(org, repo)}/changes/${found.number}`);
     const v = found.view;
     const title = `${v.issue.title} · Issue #${v.issue.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, issuePage(v, frame.csrf, refusal?.message, typed)), refusal?.status);
+    return page(layout(frame, title, issuePage(v, frame, refusal?.message, typed)), refusal?.status);
   };
 
   /**
@@ -88,7 +88,7 @@ export function issuesWebRoutes(ctx: Ctx) {
       throw Forbidden(`opening issues on ${v.repo.org}/${v.repo.name} needs a role in its organization`);
     }
     const form = newIssueForm(v.repo, v.labels, v.assignable, frame.csrf, values, refusal?.message);
-    return page(layout(frame, `New issue · ${v.repo.org}/${v.repo.name}`, newIssuePage(v.repo, v.openIssues, form)), refusal?.status);
+    return page(layout(frame, `New issue · ${v.repo.org}/${v.repo.name}`, newIssuePage(frame, v, form)), refusal?.status);
   };
 
   /** The labels page, or again after a refused label form (`label`: the label whose edit form was refused; null: the new-label form). */
@@ -100,14 +100,7 @@ export function issuesWebRoutes(ctx: Ctx) {
     refused?: { label: string | null; values: LabelValues; error: AppError },
   ) => {
     const v = await labelsView(ctx, actor, org, repo);
-    const body = labelsPage(
-      v.repo,
-      v.labels,
-      v.openIssues,
-      v.canEdit,
-      frame.csrf,
-      refused && { label: refused.label, values: refused.values, error: refused.error.message },
-    );
+    const body = labelsPage(frame, v, v.labels, v.canEdit, refused && { label: refused.label, values: refused.values, error: refused.error.message });
     return page(layout(frame, `Labels · ${v.repo.org}/${v.repo.name}`, body), refused?.error.status);
   };
 
@@ -126,7 +119,7 @@ export function issuesWebRoutes(ctx: Ctx) {
         const f = filtersOf((name) => queryParam(query, name));
         return draw(request, async (actor, frame) => {
           const v = await issuesListView(ctx, actor, org, repo, f);
-          return page(layout(frame, `Issues · ${v.repo.org}/${v.repo.name}`, issuesListPage(v, f)));
+          return page(layout(frame, `Issues · ${v.repo.org}/${v.repo.name}`, issuesListPage(frame, v, f)));
         });
       },
       HIDE,

@@ -1,14 +1,17 @@
 // The stylesheet and the one small script of the web pages, compiled into the binary and served
 // under /static/ with a content hash in the URL (so they can be cached for a year).
 import { ACCOUNT_CSS } from "../account/styles.ts";
-import { ADMIN_CSS } from "../admin/styles.ts";
+import { ADMIN_CSS, REPO_SETTINGS_CSS } from "../admin/styles.ts";
 import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
+import { DISCOVERY_CSS } from "../discovery/styles.ts";
 import { REPO_CSS } from "../repos/styles.ts";
+import { COMPARE_CSS } from "../repos/compare-styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
 import { ISSUES_CSS } from "../issues/styles.ts";
 import { REPO_JS } from "../repos/script.ts";
+import { BLAME_CSS } from "../repos/blame-styles.ts";
 import { MARKDOWN_CSS } from "./markdown-styles.ts";
 
 /** Light and dark themes follow the system setting; one column on a phone. */
@@ -70,7 +73,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 }
 `;
 
-const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS;
+const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS + COMPARE_CSS;
 const JS = BASE_JS + REPO_JS + CHANGES_JS;
 
 function hashOf(text: string): string {
@@ -84,7 +87,7 @@ export interface Asset {
   body: string;
 }
 
-const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + MARKDOWN_CSS;
+const ALL_CSS = CSS + ACCOUNT_CSS + ADMIN_CSS + CI_CSS + ISSUES_CSS + DISCOVERY_CSS + REPO_SETTINGS_CSS + BLAME_CSS + MARKDOWN_CSS;
 const ALL_JS = JS + CI_JS;
 /** The stylesheet. */
 export const STYLE: Readonly<Asset> = { url: `/static/web-${hashOf(ALL_CSS)}.css`, type: "text/css; charset=utf-8", body: ALL_CSS };

@@ -10,6 +10,7 @@ import { unreadCount } from "../../../services/notify/inbox.ts";
 import { resolveCaller } from "../../principal.ts";
 import { formToken } from "./csrf.ts";
 import { errorPage, type Frame } from "./layout.ts";
+import { movedPage } from "./moved.ts";
 
 /** Route options of every page: kept out of the OpenAPI document (it describes the JSON API). */
 export const HIDE = { detail: { hide: true } } as const;
@@ -26,7 +27,7 @@ export function pageDrawer(ctx: Ctx): (request: Request, body: PageBody) => Prom
     try {
       return await body(actor, frame);
     } catch (error) {
-      return errorPage(ctx, frame, error);
+      return (await movedPage(ctx, actor, request, error)) ?? errorPage(ctx, frame, error);
     }
   };
 }

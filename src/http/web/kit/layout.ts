@@ -6,6 +6,7 @@ import type { WebViewer } from "../../../services/web/views.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { html, seg, type Html } from "./html.ts";
 import { ICON } from "./icon.ts";
+import { avatar, avatarVersion } from "./avatar.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 
 /**
@@ -38,6 +39,13 @@ export interface Frame {
   csrf: string | null;
   /** The signed-in person's unread notifications (the header bell); null or absent: no bell. */
   unread?: number | null;
+  /** `org/name` of the repository the page is of: the header search then searches its issues (issue 33). */
+  searchScope?: string;
+}
+
+/** The header's search box (a plain GET form: works without a script) and the Explore link. */
+function search(scope: string | undefined): Html {
+  return html`<form class="top-search" method="get" action="/search" role="search" aria-label="Site"><label class="sr" for="top-q">${scope ? `Search ${scope}` : "Search"}</label><input id="top-q" type="search" name="q" maxlength="200" placeholder="${scope ? "Search this repository" : "Search"}">${scope ? html`<input type="hidden" name="repo" value="${scope}">` : ""}</form><a href="/explore">Explore</a>`;
 }
 
 /** The header's notification bell: a link to the inbox with the unread count ("99+" beyond 99). */
@@ -50,7 +58,7 @@ function bell(unread: number): Html {
 /** A whole page. */
 export function layout(frame: Frame, title: string, body: Html): Html {
   const who = frame.viewer
-    ? html`${typeof frame.unread === "number" ? bell(frame.unread) : ""}<a href="/${seg(frame.viewer.handle)}">${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
+    ? html`${typeof frame.unread === "number" ? bell(frame.unread) : ""}<a class="me" href="/${seg(frame.viewer.handle)}">${avatar(frame.viewer.handle, 20, { alt: "", version: avatarVersion(frame.viewer.avatar) })}${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf ?? ""}"><button class="link" type="submit">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
   return html`<!doctype html>
@@ -61,7 +69,7 @@ export function layout(frame: Frame, title: string, body: Html): Html {
 <link rel="icon" href="${ICON.url}" type="image/svg+xml">
 <script src="${SCRIPT.url}" defer></script>
 </head><body>
-<header class="top"><a class="brand" href="/">svc</a><nav aria-label="Account">${who}</nav></header>
+<header class="top"><a class="brand" href="/">svc</a>${search(frame.searchScope)}<nav aria-label="Account">${who}</nav></header>
 <main id="main">
 ${body}
 </main>

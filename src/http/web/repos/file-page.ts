@@ -3,7 +3,9 @@
 import { INLINE_FILE_LIMIT, type RepoFrame } from "../../../services/web/views.ts";
 import type { Highlighted } from "./highlight.ts";
 import { html, segs, type Html } from "../kit/html.ts";
-import { crumbs, repoHeader, repoHref, sizeText } from "./tree-page.ts";
+import { codeTop, crumbs, repoHref, sizeText } from "./tree-page.ts";
+import type { Frame } from "../kit/layout.ts";
+import { icon } from "../kit/icons.ts";
 
 /** What the file page needs of a blob. */
 export interface FileShown {
@@ -21,7 +23,7 @@ export function fileLines(text: string): string[] {
 }
 
 /** One file, every line with its own anchor; `shown` is its lines as markup (highlight.ts) when it is text. */
-export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | null): Html {
+export function filePage(frame: Frame, f: RepoFrame, file: FileShown, shown: Highlighted | null): Html {
   const base = repoHref(f.repo);
   const raw = `${base}/raw/${segs(f.ref.short)}/${segs(f.path)}`;
   let body: Html;
@@ -44,7 +46,7 @@ export function filePage(f: RepoFrame, file: FileShown, shown: Highlighted | nul
     }
     body = html`<div class="scroll"><table class="code"><caption class="sr">${f.path}</caption><tbody>${rows}</tbody></table></div>`;
   }
-  return html`${repoHeader(f, "blob")}${crumbs(f)}
+  return html`${codeTop(frame, f, "blob", false)}${crumbs(f)}
 <section class="box" aria-label="File"><header><span>${file.lfs ? "Stored with Git LFS · " : ""}${lineCount ? `${lineCount.toLocaleString("en")} ${lineCount === 1 ? "line" : "lines"} · ` : ""}${sizeText(file.size)}${language ? ` · ${language}` : ""}</span>
-<a href="${raw}">Raw</a><a href="${raw}?download=1" download>Download</a><a href="${base}/commits/${segs(f.ref.short)}/${segs(f.path)}">History</a></header>${body}</section>`;
+<a href="${raw}">Raw</a><a href="${raw}?download=1" download>${icon("download")} Download</a><a href="${base}/commits/${segs(f.ref.short)}/${segs(f.path)}">${icon("history")} History</a>${file.text !== null && !file.lfs ? html`<a href="${base}/blame/${segs(f.ref.short)}/${segs(f.path)}">Blame</a>` : ""}</header>${body}</section>`;
 }

@@ -4,9 +4,11 @@ import type { Highlighter } from "../../../services/context.ts";
 import type { FileDiffs } from "../../../services/git/diff.ts";
 import type { CommitList, CommitSummary } from "../../../services/repos/schemas.ts";
 import type { RepoFrame } from "../../../services/web/views.ts";
-import type { RepoBody } from "../../../services/repos/repos.ts";
 import { html, seg, segs, type Html } from "../kit/html.ts";
-import { repoHeader, repoHref } from "./tree-page.ts";
+import { codeTop, repoHref } from "./tree-page.ts";
+import type { Frame } from "../kit/layout.ts";
+import { repoTop } from "./repo-layout.ts";
+import type { RepoChrome } from "../../../services/web/views.ts";
 import { diffView } from "./diff-view.ts";
 
 /** A date for people (UTC, to the minute). */
@@ -33,7 +35,7 @@ export function checksList(base: string, checks: readonly Check[]): Html {
 }
 
 /** Commit history, newest first, with a form to filter it by path. */
-export function historyPage(f: RepoFrame, list: CommitList): Html {
+export function historyPage(frame: Frame, f: RepoFrame, list: CommitList): Html {
   const base = repoHref(f.repo);
   const items = list.commits.map((c) => {
     const [title, ...rest] = c.message.split("\n");
@@ -42,7 +44,7 @@ export function historyPage(f: RepoFrame, list: CommitList): Html {
 <div class="muted">${c.author.name} · <time datetime="${new Date(c.committer.date).toISOString()}">${when(c.committer.date)}</time> · <a class="sha" href="${base}/commit/${c.sha}" aria-label="Commit ${c.sha.slice(0, 10)}">${c.sha.slice(0, 10)}</a>${rollupBadge(base, c.sha, c.checks_state)} · <a href="${base}/tree/${c.sha}${f.path ? `/${segs(f.path)}` : ""}">Browse</a></div>${body ? html`<details><summary class="muted">More</summary><pre class="msg">${body}</pre></details>` : ""}</li>`;
   });
   const here = f.path ? `/${segs(f.path)}` : "";
-  return html`${repoHeader(f, "commits")}
+  return html`${codeTop(frame, f, "commits", false)}
 <h2>History of ${f.path ? html`<span class="path">${f.path}</span>` : f.ref.short}</h2>
 <form class="filter" method="get" action="${base}/commits/${segs(f.ref.short)}" role="search"><label for="path-filter">Only commits that changed</label><input id="path-filter" type="text" name="path" placeholder="a path, e.g. src/app.ts" value="${f.path}" spellcheck="false"><button type="submit">Filter</button>${f.path ? html`<a href="${base}/commits/${segs(f.ref.short)}">All commits</a>` : ""}</form>
 <section class="box" aria-label="Commits">${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="pad muted">No commits${f.path ? " changed this path" : ""}.</p>`}</section>
@@ -50,11 +52,18 @@ ${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}
 }
 
 /** One commit: its message, who and when, its parents, its checks, and its diff against the first parent. */
-export async function commitPage(repo: RepoBody, c: CommitSummary, diff: FileDiffs, checks: readonly Check[], highlighter?: Highlighter): Promise<Html> {
-  const base = repoHref(repo);
+export async function commitPage(
+  frame: Frame,
+  chrome: RepoChrome,
+  c: CommitSummary,
+  diff: FileDiffs,
+  checks: readonly Check[],
+  highlighter?: Highlighter,
+): Promise<Html> {
+  const base = repoHref(chrome.repo);
   const [title, ...rest] = c.message.split("\n");
   const body = rest.join("\n").trim();
-  return html`<h1><a href="/${seg(repo.org)}">${repo.org}</a> / <a href="${base}">${repo.name}</a></h1>
+  return html`${repoTop(frame, chrome, "code")}
 <section class="box" aria-labelledby="commit-h"><header><h2 class="inh commit-title" id="commit-h">${title}</h2></header>
 ${body ? html`<pre class="pad msg">${body}</pre>` : ""}
 <p class="pad muted">${c.author.name} authored <time datetime="${new Date(c.author.date).toISOString()}">${when(c.author.date)}</time>${c.committer.name !== c.author.name ? ` · ${c.committer.name} committed` : ""}</p>

@@ -10,8 +10,8 @@ import {
   fileView,
   historyView,
   openRepoPage,
+  repoChrome,
   repoFrame,
-  repoView,
   treeView,
   type RepoFrame,
 } from "../../../services/web/views.ts";
@@ -28,6 +28,7 @@ import { fileLines, filePage } from "./file-page.ts";
 import { highlightLines } from "./highlight.ts";
 import { commitPage, historyPage } from "./history-page.ts";
 import { newRepoPage } from "./new-page.ts";
+import { chromeKey } from "./repo-layout.ts";
 
 /** `attachment; filename=…` that survives any file name (quotes, non-ASCII, control characters). */
 export function attachment(name: string): string {
@@ -59,7 +60,11 @@ export function repoWebRoutes(ctx: Ctx) {
           const f = await repoFrame(ctx, t, []);
           const { tree, readme } = await treeView(ctx, t, f);
           return page(
-            layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) })),
+            layout(
+              frame,
+              `${f.repo.org}/${f.repo.name}`,
+              treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
+            ),
           );
         });
       },
@@ -74,14 +79,14 @@ export function repoWebRoutes(ctx: Ctx) {
           const rest = restOf(params["*"]);
           const t = await openRepoPage(ctx, actor, org, params.repo);
           const f = await repoFrame(ctx, t, rest);
-          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset)]) : null;
+          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["tree", ...repoKey(f.repo), f.ref.short, f.path, String(offset), chromeKey(f)]) : null;
           if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
           const { tree, readme } = await treeView(ctx, t, f, offset);
           return page(
             layout(
               frame,
               `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`,
-              treePage(f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
+              treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
             ),
             200,
             tag?.headers,
@@ -98,13 +103,13 @@ export function repoWebRoutes(ctx: Ctx) {
           const rest = restOf(params["*"]);
           const t = await openRepoPage(ctx, actor, org, params.repo);
           const f = await repoFrame(ctx, t, rest);
-          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path]) : null;
+          const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blob", ...repoKey(f.repo), f.ref.short, f.path, chromeKey(f)]) : null;
           if (tag && notModified(request, tag)) return reachable(t, f, tag.notModified);
           const file = await fileView(ctx, t, f);
           const shown = file.text ? await highlightLines(ctx.highlighter, file.oid, f.path, fileLines(file.text), { log: ctx.log }) : null;
           // Shown plain only for now (the highlighting thread was busy): no validator, so the next view draws it highlighted.
           return page(
-            layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(f, file, shown)),
+            layout(frame, `${f.path} · ${f.repo.org}/${f.repo.name}`, filePage(frame, f, file, shown)),
             200,
             shown?.settled === false ? undefined : tag?.headers,
           );
@@ -171,12 +176,15 @@ export function repoWebRoutes(ctx: Ctx) {
         return draw(request, async (actor, frame) => {
           // Only a full id is immutable: an abbreviation could become ambiguous as objects arrive.
           const t = await openRepoPage(ctx, actor, org, repoParam(params.repo));
-          const repo = await repoView(ctx, t);
+          const chrome = await repoChrome(ctx, t);
+          const repo = chrome.repo;
           // The commit never changes, its checks do: their states are part of the validator, so a
           // finished CI job draws the page again (one query, 304 or not).
           const full = isFullSha(params.sha);
           const early = full ? await commitChecksView(ctx, t, params.sha) : null;
-          const tag = early ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha, ...early.map((c) => `${c.job_id}:${c.state}:${c.key}`)]) : null;
+          const tag = early
+            ? immutablePage(frame, ["commit", ...repoKey(repo), params.sha, chromeKey(chrome), ...early.map((c) => `${c.job_id}:${c.state}:${c.key}`)])
+            : null;
           if (tag && notModified(request, tag)) {
             // Why before the 304: a commit no longer reachable is a 404, cached or not.
             await requireCommit(ctx, t, params.sha);
@@ -188,7 +196,7 @@ export function repoWebRoutes(ctx: Ctx) {
             layout(
               frame,
               `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
-              await commitPage(repo, v.commit, v.diff, checks, ctx.highlighter),
+              await commitPage(frame, chrome, v.commit, v.diff, checks, ctx.highlighter),
             ),
             200,
             tag?.headers,
@@ -238,7 +246,7 @@ export function repoWebRoutes(ctx: Ctx) {
           },
         });
       const list = await historyView(ctx, t, f, queryParam(query, "cursor"));
-      return page(layout(frame, `History · ${f.repo.org}/${f.repo.name}`, historyPage(f, list)));
+      return page(layout(frame, `History · ${f.repo.org}/${f.repo.name}`, historyPage(frame, f, list)));
     });
   }
 }

@@ -1,19 +1,17 @@
-// What every repository page shares (heading, switcher, clone box, crumbs), and the tree page (with README).
+// What the code pages share (their top, the clone box, crumbs), the tree page (with README) and the empty repository's page.
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { Tree } from "../../../services/repos/schemas.ts";
 import { PAGE_ENTRIES, type RepoFrame } from "../../../services/web/views.ts";
 import { html, seg, segs, type Html } from "../kit/html.ts";
+import { icon } from "../kit/icons.ts";
+import type { Frame } from "../kit/layout.ts";
+import { refSwitcher, repoTop, type SwitchView } from "./repo-layout.ts";
 import { MARKDOWN_LIMIT, renderMarkdownOffloaded, type LinkBase } from "../kit/markdown.ts";
 import type { Threads } from "../../../threads.ts";
 
 /** `/org/repo` */
 export function repoHref(repo: RepoBody): string {
   return `/${seg(repo.org)}/${seg(repo.name)}`;
-}
-
-/** The open-issue count beside the nav's Issues ("1k+" beyond 999; "open" said to screen readers). */
-export function openCount(n: number): Html {
-  return html` <span class="tab-count">${n > 999 ? "1k+" : String(n)}</span><span class="sr"> open</span>`;
 }
 
 /** A byte count for people. */
@@ -23,30 +21,17 @@ export function sizeText(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** The heading, switcher and clone box shared by the repository pages. */
-export function repoHeader(f: RepoFrame, view: "tree" | "blob" | "commits" | "changes"): Html {
-  const r = f.repo;
-  const base = repoHref(r);
-  const here = f.path ? `/${segs(f.path)}` : "";
-  const switchTo = (name: string) => `${base}/${view === "commits" ? "commits" : "tree"}/${segs(name)}${view === "commits" || view === "tree" ? here : ""}`;
-  const branches = f.choices.filter((c) => c.kind === "branch");
-  const tags = f.choices.filter((c) => c.kind === "tag");
-  const item = (c: { name: string }) => html`<li><a href="${switchTo(c.name)}"${c.name === f.ref.short ? html` aria-current="true"` : ""}>${c.name}</a></li>`;
-  return html`<h1><a href="/${seg(r.org)}">${r.org}</a> / <a href="${base}">${r.name}</a> <span class="badge">${r.public ? "public" : "private"}</span></h1>
-${r.description ? html`<p>${r.description}</p>` : ""}
-<div class="box"><header>
-<details class="menu"><summary class="button" aria-label="Switch branch or tag, now ${f.ref.short}">${f.ref.short.length > 40 ? f.ref.short.slice(0, 12) : f.ref.short} ▾</summary>
-<ul>${branches.length ? html`<li class="muted group">Branches</li>${branches.map(item)}` : ""}${tags.length ? html`<li class="muted group">Tags</li>${tags.map(item)}` : ""}</ul></details>
-<a href="${base}/tree/${segs(f.ref.short)}">Files</a>
-<a href="${base}/commits/${segs(f.ref.short)}"${view === "commits" ? html` aria-current="page"` : ""}>History</a>
-<a href="${base}/changes"${view === "changes" ? html` aria-current="page"` : ""}>Changes</a>
-<a href="${base}/issues">Issues${typeof f.openIssues === "number" ? openCount(f.openIssues) : ""}</a>
-<a href="${base}/runs">Runs</a>${r.viewer_admin ? html`<a href="${base}/settings/webhooks">Settings</a>` : ""}
-</header>
-<div class="clone pad">
+/** The clone box of the code pages: the HTTPS and SSH addresses, each with a Copy button (script only). */
+export function cloneBox(r: RepoBody): Html {
+  return html`<div class="box clone-box"><div class="clone pad">
 <label for="clone-https" class="inl">HTTPS</label><input id="clone-https" type="text" readonly value="${r.clone_url}"><button type="button" data-copy="clone-https" hidden>Copy</button>
 ${r.ssh_clone_url ? html`<label for="clone-ssh" class="inl">SSH</label><input id="clone-ssh" type="text" readonly value="${r.ssh_clone_url}"><button type="button" data-copy="clone-ssh" hidden>Copy</button>` : ""}
-</div></div>${f.notice ? html`<p class="notice" role="status">${f.notice}</p>` : ""}`;
+</div></div>`;
+}
+
+/** The top of a code page (tree, file, history): the repository layout on its Code tab with the branch switcher, the clone box, and the frame's notice. */
+export function codeTop(frame: Frame, f: RepoFrame, view: SwitchView, clone = true): Html {
+  return html`${repoTop(frame, f, "code", { switcher: f.choices.length ? refSwitcher(f, view) : undefined })}${clone ? cloneBox(f.repo) : ""}${f.notice ? html`<p class="notice" role="status">${f.notice}</p>` : ""}`;
 }
 
 /** Breadcrumbs for a path inside the repository. */
@@ -72,22 +57,25 @@ export async function readmeMarkup(threads: Threads, f: RepoFrame, readme: { pat
 }
 
 /** A directory listing with its README (`readme.html`: its markup, from readmeMarkup). */
-export function treePage(f: RepoFrame, tree: (Tree & { total: number; offset: number }) | null, readme: { path: string; html: Html } | null): Html {
+export function treePage(
+  frame: Frame,
+  f: RepoFrame,
+  tree: (Tree & { total: number; offset: number }) | null,
+  readme: { path: string; html: Html } | null,
+): Html {
   const base = repoHref(f.repo);
   const ref = segs(f.ref.short);
-  if (!tree) {
-    return html`${repoHeader(f, "tree")}<section class="box"><header><strong>This repository is empty</strong></header>
-<p class="pad">Push a first commit:</p><pre class="pad">git remote add origin ${f.repo.clone_url}
-git push -u origin ${f.repo.default_branch}</pre></section>`;
-  }
+  if (!tree) return html`${codeTop(frame, f, "tree", false)}${emptyRepo(frame, f.repo)}`;
   const rows = tree.entries.map((e) => {
     const href = e.type === "tree" ? `${base}/tree/${ref}/${segs(e.path)}` : e.type === "blob" ? `${base}/blob/${ref}/${segs(e.path)}` : null;
     const label =
       e.type === "tree"
-        ? html`<span aria-hidden="true">📁 </span>${e.name}/`
+        ? html`${icon("folder")} ${e.name}/`
         : e.type === "commit"
-          ? html`<span aria-hidden="true">↪ </span>${e.name} <span class="muted">(submodule)</span>`
-          : html`<span aria-hidden="true">📄 </span>${e.name}`;
+          ? html`${icon("submodule")} ${e.name} <span class="muted">(submodule)</span>`
+          : e.mode === "120000"
+            ? html`${icon("symlink")} ${e.name} <span class="muted">(symlink)</span>`
+            : html`${icon("file")} ${e.name}`;
     return html`<tr><td>${href ? html`<a href="${href}">${label}</a>` : label}</td><td class="size">${e.size === null ? "" : sizeText(e.size)}</td></tr>`;
   });
   const here = `${base}/tree/${ref}${f.path ? `/${segs(f.path)}` : ""}`;
@@ -96,7 +84,7 @@ git push -u origin ${f.repo.default_branch}</pre></section>`;
     tree.total > tree.entries.length
       ? html`<nav class="pager" aria-label="Entries"><span class="muted">Entries ${(tree.offset + 1).toLocaleString("en")}–${end.toLocaleString("en")} of ${tree.total.toLocaleString("en")}</span>${tree.offset > 0 ? html`<a href="${here}?offset=${Math.max(0, tree.offset - PAGE_ENTRIES)}">Previous entries</a>` : ""}${end < tree.total ? html`<a href="${here}?offset=${end}">Next entries</a>` : ""}</nav>`
       : "";
-  return html`${repoHeader(f, "tree")}${crumbs(f)}
+  return html`${codeTop(frame, f, "tree")}${crumbs(f)}
 <section class="box" aria-label="Files"><div class="scroll"><table class="files"><tbody>${rows}</tbody></table></div></section>${pager}
 ${
   readme
@@ -104,4 +92,39 @@ ${
 <div class="markdown">${readme.html}</div></section>`
     : ""
 }`;
+}
+
+/**
+ * The empty repository's page: how to push the first commit over HTTPS (git asks for a username
+ * and a token as the password) or SSH, with links to where tokens and keys are made.
+ */
+export function emptyRepo(frame: Frame, r: RepoBody): Html {
+  if (r.kind === "mirror")
+    return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">This mirror is empty</h2></header>
+<p class="pad">${r.last_sync_at === null ? "Its first sync from the origin has not finished yet." : r.sync_error ? "No sync from its origin has succeeded yet (see the error above)." : "Its origin has no branches or tags."} A mirror takes no pushes: its branches and tags come from the origin.</p></section>`;
+  const branch = r.default_branch;
+  const who = frame.viewer ? frame.viewer.handle : "your-handle";
+  const push = (url: string) => html`<pre class="pad push-cmds" tabindex="0">git init
+git add .
+git commit -m "First commit"
+git branch -M ${branch}
+git remote add origin ${url}
+git push -u origin ${branch}</pre>`;
+  const existing = (url: string) => html`<pre class="pad push-cmds" tabindex="0">git remote add origin ${url}
+git push -u origin ${branch}</pre>`;
+  return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">This repository is empty</h2></header>
+<div class="pad">${
+    r.viewer_write
+      ? html`<p>Push a first commit to <strong>${branch}</strong> from your computer.</p>`
+      : html`<p>Nothing has been pushed yet. Someone with write access can push the first commit to <strong>${branch}</strong>.</p>`
+  }
+<h3>Over HTTPS</h3>
+<p>Git asks for a <strong>username</strong> and a <strong>password</strong>. Use a <strong>token as the password</strong>, not your account password (git refuses it); any username will do (your handle, <code>${who}</code>, is fine). <a href="/settings/tokens">Make a token in Settings → Tokens</a> (with write access to this repository), then paste it when git asks for the password. A credential helper (<code>git config --global credential.helper store</code> or your system's keychain) remembers it.</p>
+<p class="muted">A new project:</p>${push(r.clone_url)}
+<p class="muted">An existing repository:</p>${existing(r.clone_url)}
+${
+  r.ssh_clone_url
+    ? html`<h3>Over SSH</h3><p>Add your public key in <a href="/settings/keys">Settings → SSH keys</a> first; no password is asked.</p>${existing(r.ssh_clone_url)}`
+    : ""
+}</div></section>`;
 }

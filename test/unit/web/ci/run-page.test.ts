@@ -63,7 +63,7 @@ const run = {
 } as unknown as Run & { attempts: unknown[] };
 
 describe("the run page", () => {
-  const text = runPage(repo, run, 10_000, "tok").value;
+  const text = runPage({ viewer: null, csrf: "tok" }, { repo }, run, 10_000).value;
 
   test("jobs in columns by level, the columns in order", () => {
     const stages = [...text.matchAll(/<ol class="stage" aria-label="Stage (\d) of 3">(.*?)<\/ol>/gs)].map((m) => [
@@ -89,13 +89,13 @@ describe("the run page", () => {
   test("the attempt switcher links each attempt, the latest at the plain address, the shown one marked", () => {
     expect(text).toContain(`<a href="/acme/app/runs/r1?attempt=1">Attempt 1</a>`);
     expect(text).toContain(`<a href="/acme/app/runs/r1" aria-current="page">Attempt 2</a>`);
-    const single = runPage(repo, { ...run, attempts: [run.attempts[0]] } as unknown as Run, 10_000, "tok").value;
+    const single = runPage({ viewer: null, csrf: "tok" }, { repo }, { ...run, attempts: [run.attempts[0]] } as unknown as Run, 10_000).value;
     expect(single).not.toContain(`aria-label="Attempts"`);
   });
 
   test("a run without needs is one column of its jobs in their order", () => {
     const flat = { ...run, jobs: run.jobs.map((j) => ({ ...j, needs: [] })) } as unknown as Run;
-    const t = runPage(repo, flat, 10_000, "tok").value;
+    const t = runPage({ viewer: null, csrf: "tok" }, { repo }, flat, 10_000).value;
     expect(t).toContain(`aria-label="Stage 1 of 1"`);
     expect([...t.matchAll(/id="card-(\w+)"/g)].map((m) => m[1])).toEqual(["j1", "j2", "j3", "j4"]);
     expect(t).not.toContain(`<p class="muted">needs`);

@@ -1,0 +1,307 @@
+// The blame engine (src/git/blame.ts) against `git blame --porcelain` on real repositories made
+// with the git CLI: linear edits, merges (clean and with a resolution), a file deleted and added
+// again, CRLF lines, no trailing newline, an empty file, a rename (not followed: git's older
+// commits become the renaming commit), random histories; and its hostile bounds.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BlameLimits, type BlameOutcome, blameFile, keptLines, linesOf } from "../../../src/git/blame.ts";
+import { BlameCache } from "../../../src/services/git/blame.ts";
+import { git, openRepoPacks, rng } from "./repo-fixture.ts";
+
+const LIMITS: BlameLimits = { maxBytes: 1024 * 1024, maxCommits: 100_000, maxReadBytes: 512 * 1024 * 1024, maxEdits: 2000 };
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+/** A repository with a work tree; each commit one second after the last. */
+class Work {
+  private clock = 1_600_000_000;
+  constructor(readonly dir: string) {}
+  static async make(): Promise<Work> {
+    const dir = await mkdtemp(join(tmpdir(), "svc-blame-"));
+    dirs.push(dir);
+    git(dir, ["init", "-q", "-b", "main"]);
+    return new Work(dir);
+  }
+  run(args: string[]): string {
+    const when = `${this.clock} +0000`;
+    return git(this.dir, args, undefined, { GIT_AUTHOR_DATE: when, GIT_COMMITTER_DATE: when });
+  }
+  async write(path: string, text: string): Promise<void> {
+    await writeFile(join(this.dir, path), text);
+  }
+  async commit(message: string, files: Record<string, string | null> = {}): Promise<string> {
+    for (const [path, text] of Object.entries(files)) {
+      if (text === null) this.run(["rm", "-q", path]);
+      else {
+        await this.write(path, text);
+        this.run(["add", path]);
+      }
+    }
+    this.clock++;
+    this.run(["commit", "-q", "--allow-empty", "-m", message]);
+    return this.run(["rev-parse", "HEAD"]);
+  }
+  /** Per line of `path` at `rev`, the commit git blames. */
+  gitBlame(rev: string, path: string): string[] {
+    const out = this.run(["blame", "--porcelain", rev, "--", path]);
+    const shas: string[] = [];
+    for (const line of out.split("\n")) {
+      const m = /^([0-9a-f]{40}) \d+ (\d+)/.exec(line);
+      if (m) shas[Number(m[2]) - 1] = m[1]!;
+    }
+    return shas;
+  }
+  /** Per line, the commit our engine blames. */
+  async ours(rev: string, path: string, limits = LIMITS): Promise<{ shas: string[]; outcome: BlameOutcome }> {
+    this.run(["repack", "-a", "-d", "-q"]);
+    const { set, close } = await openRepoPacks(join(this.dir, ".git"));
+    try {
+      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits);
+      const shas: string[] = [];
+      if (outcome.kind === "ok") for (const r of outcome.ranges) for (let i = 0; i < r.count; i++) shas[r.start - 1 + i] = r.commit;
+      return { shas, outcome };
+    } finally {
+      await close();
+    }
+  }
+  async expectSame(rev: string, path: string): Promise<void> {
+    const { shas } = await this.ours(rev, path);
+    expect(shas).toEqual(this.gitBlame(rev, path));
+  }
+}
+
+const lines = (...xs: string[]) => xs.map((x) => `${x}\n`).join("");
+
+describe("blame matches git blame --porcelain", () => {
+  test("linear edits, inserts and deletes", async () => {
+    const w = await Work.make();
+    await w.commit("one", { "f.txt": lines("a", "b", "c", "d", "e") });
+    await w.commit("two", { "f.txt": lines("a", "B", "c", "d", "e", "f") });
+    await w.commit("three", { "f.txt": lines("zero", "a", "B", "d", "e", "f", "g") });
+    await w.commit("other file", { "g.txt": "x\n" });
+    await w.commit("four", { "f.txt": lines("zero", "a", "B", "d", "E", "f", "g") });
+    await w.expectSame("HEAD", "f.txt");
+    await w.expectSame("HEAD~2", "f.txt");
+  });
+
+  test("merges: a clean merge, a merge that keeps one side, a resolution", async () => {
+    const w = await Work.make();
+    const base = lines("1", "2", "3", "4", "5", "6", "7", "8", "9", "10");
+    await w.commit("base", { "m.txt": base, "k.txt": "k\n" });
+    w.run(["checkout", "-q", "-b", "topic"]);
+    await w.commit("topic edits the top", { "m.txt": lines("1", "two", "3", "4", "5", "6", "7", "8", "9", "10") });
+    await w.commit("topic edits k", { "k.txt": "k topic\n" });
+    w.run(["checkout", "-q", "main"]);
+    await w.commit("main edits the bottom", { "m.txt": lines("1", "2", "3", "4", "5", "6", "7", "8", "nine", "10") });
+    w.run(["merge", "-q", "--no-ff", "-m", "merge topic", "topic"]);
+    await w.expectSame("HEAD", "m.txt");
+    await w.expectSame("HEAD", "k.txt");
+    // A resolution: both sides change line 5, the merge writes its own.
+    w.run(["checkout", "-q", "-b", "left"]);
+    await w.commit("left 5", { "m.txt": lines("1", "two", "3", "4", "five-left", "6", "7", "8", "nine", "10") });
+    w.run(["checkout", "-q", "main"]);
+    await w.commit("right 5", { "m.txt": lines("1", "two", "3", "4", "five-right", "6", "7", "8", "nine", "10") });
+    w.run(["merge", "-q", "-s", "ours", "--no-commit", "left"]);
+    await w.write("m.txt", lines("1", "two", "3", "4", "five-merged", "6", "7", "8", "nine", "10", "eleven-left"));
+    w.run(["add", "m.txt"]);
+    await w.commit("merge left with a resolution");
+    await w.expectSame("HEAD", "m.txt");
+    // An octopus merge.
+    for (const b of ["o1", "o2"]) {
+      w.run(["checkout", "-q", "-b", b, "main"]);
+      await w.commit(`${b} file`, { [`${b}.txt`]: `${b}\n` });
+      await w.commit(`${b} m`, { "m.txt": `${w.run(["show", "HEAD:m.txt"])}\n${b}\n` });
+    }
+    w.run(["checkout", "-q", "main"]);
+    w.run(["merge", "-q", "-s", "ours", "--no-commit", "o1", "o2"]);
+    await w.write("m.txt", `${w.run(["show", "o1:m.txt"])}\no2\n`);
+    w.run(["add", "m.txt"]);
+    await w.commit("octopus");
+    await w.expectSame("HEAD", "m.txt");
+  });
+
+  test("a file deleted and added again", async () => {
+    const w = await Work.make();
+    await w.commit("add", { "d.txt": lines("a", "b", "c"), "other.txt": "o\n" });
+    await w.commit("edit", { "d.txt": lines("a", "bee", "c") });
+    await w.commit("delete", { "d.txt": null });
+    await w.commit("unrelated", { "other.txt": "o2\n" });
+    await w.commit("add again", { "d.txt": lines("a", "bee", "c", "d") });
+    await w.commit("edit again", { "d.txt": lines("A", "bee", "c", "d") });
+    await w.expectSame("HEAD", "d.txt");
+  });
+
+  test("CRLF lines, no trailing newline, an empty file", async () => {
+    const w = await Work.make();
+    w.run(["config", "core.autocrlf", "false"]);
+    await w.commit("crlf", { "c.txt": "one\r\ntwo\r\nthree\r\n", "n.txt": "a\nb\nc", "e.txt": "" });
+    await w.commit("crlf edit", { "c.txt": "one\r\ntwo\nthree\r\nfour\r\n", "n.txt": "a\nb\nc\nd" });
+    await w.commit("newline at the end", { "n.txt": "a\nb\nc\nd\n" });
+    await w.commit("still empty", { "e.txt": "", "x.txt": "x" });
+    await w.expectSame("HEAD", "c.txt");
+    await w.expectSame("HEAD", "n.txt");
+    await w.expectSame("HEAD~1", "n.txt");
+    const empty = await w.ours("HEAD", "e.txt");
+    expect(empty.outcome).toEqual({ kind: "ok", lines: 0, ranges: [], commits: {}, truncated: false, walked: 0 });
+    expect(w.gitBlame("HEAD", "e.txt")).toEqual([]);
+  });
+
+  test("files in directories, and a rename is not followed", async () => {
+    const w = await Work.make();
+    await w.run(["init", "-q"]);
+    await Bun.write(join(w.dir, "src/deep/a.txt"), lines("a", "b", "c", "d"));
+    w.run(["add", "."]);
+    await w.commit("add deep");
+    await w.commit("edit deep", { "src/deep/a.txt": lines("a", "B", "c", "d") });
+    await w.expectSame("HEAD", "src/deep/a.txt");
+    w.run(["mv", "src/deep/a.txt", "src/b.txt"]);
+    const renamed = await w.commit("rename");
+    await w.commit("edit renamed", { "src/b.txt": lines("a", "B", "c", "D") });
+    const theirs = w.gitBlame("HEAD", "src/b.txt");
+    const after = new Set(w.run(["rev-list", "HEAD", `^${renamed}`]).split("\n"));
+    const { shas } = await w.ours("HEAD", "src/b.txt");
+    // git follows the rename; we blame what came from before it on the renaming commit.
+    expect(shas).toEqual(theirs.map((s) => (after.has(s) ? s : renamed)));
+    expect(theirs.some((s) => !after.has(s))).toBe(true);
+  });
+
+  test("random histories with branches and merges", async () => {
+    for (const seed of [1, 2, 3]) {
+      const rand = rng(seed);
+      const w = await Work.make();
+      let text = Array.from({ length: 60 }, (_, i) => `line ${i} ${Math.floor(rand() * 1e6)}`);
+      const put = () => ({ "r.txt": lines(...text) });
+      await w.commit("start", put());
+      const mutate = (t: string[], n: number) => {
+        const out = [...t];
+        for (let i = 0; i < n; i++) {
+          const at = Math.floor(rand() * (out.length + 1));
+          const r = rand();
+          if (r < 0.4) out.splice(at, 1, `changed ${Math.floor(rand() * 1e9)}`);
+          else if (r < 0.7) out.splice(at, 0, `inserted ${Math.floor(rand() * 1e9)}`);
+          else out.splice(at, 1);
+        }
+        return out;
+      };
+      for (let step = 0; step < 30; step++) {
+        if (step % 7 === 3) {
+          // A side branch edits, main edits elsewhere or not, then a merge that takes the side's text.
+          w.run(["checkout", "-q", "-b", `side${step}`]);
+          const side = mutate(text, 2);
+          await w.commit(`side ${step}`, { "r.txt": lines(...side) });
+          w.run(["checkout", "-q", "main"]);
+          await w.commit(`main ${step}`, { "other.txt": `${step}\n` });
+          w.run(["merge", "-q", "-s", "ours", "--no-commit", `side${step}`]);
+          text = rand() < 0.5 ? side : mutate(side, 1);
+          await w.write("r.txt", lines(...text));
+          w.run(["add", "r.txt"]);
+          await w.commit(`merge ${step}`);
+        } else {
+          text = mutate(text, 1 + Math.floor(rand() * 3));
+          await w.commit(`edit ${step}`, put());
+        }
+      }
+      await w.expectSame("HEAD", "r.txt");
+    }
+  });
+});
+
+describe("bounds", () => {
+  test("binary, too large, a directory, missing", async () => {
+    const w = await Work.make();
+    await Bun.write(join(w.dir, "dir/x.txt"), "x\n");
+    await w.commit("files", { "bin.dat": "a\0b\n", "big.txt": "x".repeat(2000) });
+    w.run(["add", "."]);
+    await w.commit("dir");
+    expect((await w.ours("HEAD", "bin.dat")).outcome).toEqual({ kind: "binary" });
+    expect((await w.ours("HEAD", "big.txt", { ...LIMITS, maxBytes: 1000 })).outcome).toEqual({ kind: "too_large", size: 2000 });
+    expect((await w.ours("HEAD", "dir")).outcome).toEqual({ kind: "not_file" });
+    expect((await w.ours("HEAD", "nope.txt")).outcome).toEqual({ kind: "missing" });
+    expect((await w.ours("HEAD", "dir/x.txt/y")).outcome).toEqual({ kind: "missing" });
+  });
+
+  test("a cap on commits blames the pending lines on the commit they reached", async () => {
+    const w = await Work.make();
+    const shas: string[] = [];
+    let text = ["a", "b", "c", "d", "e"];
+    shas.push(await w.commit("c0", { "f.txt": lines(...text) }));
+    for (let i = 0; i < 5; i++) {
+      text = [...text];
+      text[i] = `${text[i]}${i}`;
+      shas.push(await w.commit(`c${i + 1}`, { "f.txt": lines(...text) }));
+    }
+    const full = await w.ours("HEAD", "f.txt");
+    expect(full.shas).toEqual(shas.slice(1));
+    expect(full.outcome.kind === "ok" && full.outcome.truncated).toBe(false);
+    const cut = await w.ours("HEAD", "f.txt", { ...LIMITS, maxCommits: 2 });
+    // Taken: c5 (line 5), c4 (line 4); lines 1-3 had reached c3 and are blamed there.
+    expect(cut.shas).toEqual([shas[3]!, shas[3]!, shas[3]!, shas[4]!, shas[5]!]);
+    expect(cut.outcome.kind === "ok" && cut.outcome.truncated).toBe(true);
+    const read = await w.ours("HEAD", "f.txt", { ...LIMITS, maxReadBytes: 30 });
+    expect(read.outcome.kind === "ok" && read.outcome.truncated).toBe(true);
+  });
+});
+
+describe("line keys", () => {
+  const enc = new TextEncoder();
+  test("keys found through a nearby version equal keys hashed afresh (random edits, no final newline, CRLF, empty lines)", () => {
+    const rand = rng(9);
+    const pool = ["", "}", "\r", "a", "return x;", "  if (y) {", "x".repeat(300), "ü€𝄞"];
+    const line = () => (rand() < 0.5 ? pool[Math.floor(rand() * pool.length)]! : `l${Math.floor(rand() * 1e6)}`);
+    for (let round = 0; round < 300; round++) {
+      const base = Array.from({ length: Math.floor(rand() * 80) }, line);
+      const edited = [...base];
+      for (let k = Math.floor(rand() * 6); k > 0; k--) {
+        const at = Math.floor(rand() * (edited.length + 1));
+        const r = rand();
+        if (r < 0.4) edited.splice(at, 1, line());
+        else if (r < 0.7) edited.splice(at, 0, line());
+        else edited.splice(at, 1);
+      }
+      const text = (ls: string[]) => ls.join("\n") + (rand() < 0.7 ? "\n" : "");
+      const near = linesOf(enc.encode(text(base)));
+      const data = enc.encode(text(edited));
+      const direct = linesOf(data);
+      const derived = linesOf(data, near);
+      expect({ round, starts: [...derived.starts], keys: [...derived.keys] }).toEqual({ round, starts: [...direct.starts], keys: [...direct.keys] });
+    }
+  });
+
+  test("equal lines have equal keys; a line with and without its newline differ", () => {
+    const a = linesOf(enc.encode("x\ny\nx\ny"));
+    expect(a.keys[0]).toBe(a.keys[2]!);
+    expect(a.keys[1]).not.toBe(a.keys[3]!);
+    expect([...a.starts]).toEqual([0, 2, 4, 6, 7]);
+    expect(keptLines(linesOf(enc.encode("a\nb\nc\n")).keys, linesOf(enc.encode("a\nX\nc\nd\n")).keys, 100)).toEqual(new Int32Array([0, -1, 2, -1]));
+  });
+});
+
+describe("the node's blame cache", () => {
+  test("one run for concurrent requests, remembered after; a failure is not remembered", async () => {
+    const cache = new BlameCache();
+    let runs = 0;
+    const ok: BlameOutcome = { kind: "ok", lines: 1, ranges: [{ start: 1, count: 1, commit: "a".repeat(40) }], commits: {}, truncated: false, walked: 1 };
+    const gate = Promise.withResolvers<void>();
+    const make = async () => {
+      runs++;
+      await gate.promise;
+      return ok;
+    };
+    const both = Promise.all([cache.get("r:c:p", make), cache.get("r:c:p", make)]);
+    gate.resolve();
+    const [x, y] = await both;
+    expect([x, y, runs]).toEqual([ok, ok, 1]);
+    expect(await cache.get("r:c:p", make)).toEqual(ok);
+    expect(runs).toBe(1);
+    await expect(cache.get("r:c:q", () => Promise.reject(new Error("time limit")))).rejects.toThrow("time limit");
+    expect(await cache.get("r:c:q", make)).toEqual(ok);
+    expect(runs).toBe(2);
+    cache.clear();
+    await cache.get("r:c:p", make);
+    expect(runs).toBe(3);
+  });
+});
