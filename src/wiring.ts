@@ -13,6 +13,7 @@ import { CI_SCHEDULE, fireSchedules } from "./services/ci/schedule.ts";
 import { CI_PLAN_PLACEHOLDER } from "./services/ci/release.ts";
 import { planReleasedPlaceholder } from "./services/ci/release-plan.ts";
 import { enqueueContributions, CONTRIBUTIONS_RECORD, recordContributions } from "./services/discovery/contributions.ts";
+import { ACTIVITY_SUMMARIZE, enqueuePushSummary, summarizePush } from "./services/hooks/activity-summary.ts";
 import { followPushes } from "./services/changes/changes.ts";
 import { REPO_PURGE, purgeRepoStorage } from "./services/git/purge.ts";
 import { REPO_FORK, runFork } from "./services/repos/forks.ts";
@@ -58,6 +59,8 @@ function wirePlatform(ctx: Ctx): void {
   ctx.events.subscribe("contributions", ["push"], enqueueContributions);
   // Open changes follow their branch on every push, whatever the transport (services/changes).
   ctx.events.subscribe("changes", ["push"], followPushes);
+  // What each push brought (branches, commit counts, first lines), for activity feeds (services/hooks/activity-summary.ts).
+  ctx.events.subscribe("activity", ["push"], enqueuePushSummary);
   // A check result for a queued change's head: its target's queue is looked at again.
   ctx.events.subscribe("lander", ["checks.reported"], checksReported);
 
@@ -67,6 +70,7 @@ function wirePlatform(ctx: Ctx): void {
   ctx.work.define(REPO_SWEEP, async (c, p) => void (await sweepRepo(c, p)));
   ctx.work.define(REPO_FORK, runFork);
   ctx.work.define(CONTRIBUTIONS_RECORD, recordContributions);
+  ctx.work.define(ACTIVITY_SUMMARIZE, summarizePush);
   ctx.work.define(BILLING_SEATS, syncSeats);
   ctx.work.define(CI_TRIGGER, runTrigger);
   ctx.work.define(CI_PLAN_PLACEHOLDER, planReleasedPlaceholder);

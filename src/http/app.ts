@@ -19,6 +19,7 @@ import { contentRoutes } from "./routes/repos/content.ts";
 import { branchRoutes } from "./routes/repos/branches.ts";
 import { blameRoutes } from "./routes/repos/blame.ts";
 import { emailRoutes } from "./routes/people/emails.ts";
+import { avatarRoutes } from "./routes/people/avatar.ts";
 import { inboundRoutes } from "./routes/mirrors/inbound.ts";
 import { webhookRoutes } from "./routes/hooks/webhooks.ts";
 import { mirrorRoutes } from "./routes/mirrors/sync.ts";
@@ -173,6 +174,8 @@ export function buildApp(ctx: Ctx) {
         return readBodyLimited(request, p.body.raw);
       }
       if (route.startsWith("/v1/")) return readApiBody(request, p);
+      // A web page that reads its own body (the avatar upload form): nothing read here.
+      if (p.body === "stream") return null;
       // A web page's form (sign-in, settings, admin): read within its limit; CSRF is checked by the route.
       if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) return readForm(request);
       if (contentType?.toLowerCase().startsWith("application/json")) return parseJsonBody(request).then((v) => v ?? null);
@@ -219,6 +222,7 @@ export function buildApp(ctx: Ctx) {
     .use(grantRoutes(ctx))
     .use(inviteRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(avatarRoutes(ctx))
     .use(runnerAdminRoutes(ctx))
     .use(secretRoutes(ctx))
     .use(runnerAgentRoutes(ctx))

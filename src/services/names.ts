@@ -29,6 +29,8 @@ export const RESERVED_NAMESPACES: ReadonlySet<string> = new Set([
   "notifications",
   // Header search (issue 33; `explore` is above).
   "search",
+  // People's pictures (issue 33).
+  "avatars",
 ]);
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,38}$/;

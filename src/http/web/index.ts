@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import type { Ctx } from "../../services/context.ts";
 import { orgView } from "../../services/web/views.ts";
+import { orgMembersView } from "../../services/web/people.ts";
 import { SCRIPT, STYLE, type Asset } from "./kit/assets.ts";
 import { HIDE, orgParam, pageDrawer, queryParam } from "./kit/draw.ts";
 import { layout, page } from "./kit/layout.ts";
@@ -49,11 +50,19 @@ export function webRoutes(ctx: Ctx) {
             const person = await userResponse(ctx, actor, frame, org, query);
             if (person) return person;
             const view = await orgView(ctx, actor, org, queryParam(query, "cursor"));
+            const people = await orgMembersView(ctx, actor, view.profile.org);
             return page(
               layout(
                 frame,
                 view.profile.display_name ?? view.profile.org,
-                orgPage(view.profile, view.repos, view.next, frame.viewer !== null, view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null),
+                orgPage(
+                  view.profile,
+                  view.repos,
+                  view.next,
+                  frame.viewer !== null,
+                  view.canCreateRepo ? newRepoForm(view.profile.org, frame.csrf) : null,
+                  people,
+                ),
               ),
             );
           });

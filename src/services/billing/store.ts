@@ -26,7 +26,8 @@ export async function privateRepoCount(q: Queryable, orgId: string): Promise<num
     await q
       .select({ n: count() })
       .from(repos)
-      .where(and(eq(repos.orgId, orgId), eq(repos.public, false)))
+      // `IS FALSE`: an equality on `public` would let SQLite read explore's (public, active_at) index instead of the org's.
+      .where(and(eq(repos.orgId, orgId), sql`${repos.public} IS FALSE`))
       .limit(1),
   )!.n;
 }

@@ -1,7 +1,7 @@
 // Reads of the event log for activity feeds: the newest events of one org (by the
 // events_org_idx index), with the names a page shows. Deleted repositories drop out by the join.
 import { and, desc, eq } from "drizzle-orm";
-import type { Queryable } from "../../db/database.ts";
+import type { Queryable, Tx } from "../../db/database.ts";
 import { tables } from "../../db/tables.ts";
 
 /** One event as a feed shows it. */
@@ -28,4 +28,16 @@ export async function recentOrgEvents(q: Queryable, orgId: string, repoId: strin
     .where(where)
     .orderBy(desc(events.createdAt), desc(events.id))
     .limit(limit);
+}
+
+/** Adds a push's summary (activity-summary.ts) to its stored event's payload, keeping what was there. */
+export async function setEventRefs(tx: Tx, eventId: string, summary: { refs: unknown[]; refs_total: number }): Promise<void> {
+  const { events } = tables(tx);
+  const row = (await tx.select({ payload: events.payload }).from(events).where(eq(events.id, eventId)).limit(1))[0];
+  if (!row) return;
+  const payload = row.payload && typeof row.payload === "object" ? (row.payload as Record<string, unknown>) : {};
+  await tx
+    .update(events)
+    .set({ payload: { ...payload, ...summary } })
+    .where(eq(events.id, eventId));
 }

@@ -227,3 +227,17 @@ export const SshKeyList = Type.Object(
   { examples: [{ keys: [sshKeyExample], next_cursor: "WzE3OTUyNDkxMTc1NTYsIncyenE3bTRrOXgzcDVyOHQiXQ" }] },
 );
 export type SshKeyList = Static<typeof SshKeyList>;
+
+// — Avatars (issue 33)
+
+/** PUT /v1/user/avatar: the picture's address (its `?v=` changes with the picture) and what it was recognised as. */
+export const AvatarBody = Type.Object(
+  {
+    url: Type.String({ description: "where the picture is served; cacheable for good" }),
+    type: Type.Union([Type.Literal("image/png"), Type.Literal("image/jpeg"), Type.Literal("image/webp")]),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    size: Type.Integer({ description: "bytes" }),
+  },
+  { examples: [{ url: "https://git.example.com/avatars/ada?v=3f7a09c2d41b8e56", type: "image/png", width: 256, height: 256, size: 48213 }] },
+);

@@ -17,7 +17,8 @@ export async function repoCounts(q: Queryable, repoId: string): Promise<{ forkCo
       await q
         .select({ n: count() })
         .from(repos)
-        .where(and(eq(repos.forkParentId, repoId), eq(repos.public, true)))
+        // `IS TRUE`, not `= TRUE`: an equality on `public` would let SQLite pick explore's (public, active_at) index and read every public repository.
+        .where(and(eq(repos.forkParentId, repoId), sql`${repos.public} IS TRUE`))
         .limit(1),
     )!.n,
     watchers: one(

@@ -26,12 +26,14 @@ export interface WebViewer {
   id: string;
   handle: string;
   name: string;
+  /** Their uploaded picture's object key, or null (the identicon). */
+  avatar: string | null;
 }
 
 /** The person behind a caller, as the page header shows them; null when anonymous. */
 export function viewerOf(actor: Principal): WebViewer | null {
   const user = personOf(actor);
-  return user ? { id: user.id, handle: user.handle, name: user.name } : null;
+  return user ? { id: user.id, handle: user.handle, name: user.name, avatar: user.avatar } : null;
 }
 
 /** How many repositories one org lists on the home and org pages (the rest: a link to more). */

@@ -27,6 +27,12 @@ const names = async (who: Principal = ANONYMOUS, q: { limit?: number; cursor?: s
   return { names: r.repos.map((x) => x.name), next: r.next_cursor };
 };
 
+/** Resolves once the clock has moved past the millisecond it was called in (no fixed sleep). */
+async function nextMillisecond(): Promise<void> {
+  const t = Date.now();
+  while (Date.now() <= t) await new Promise((r) => setImmediate(r));
+}
+
 beforeAll(async () => {
   ctx = await openTestContext({ SVC_DATA_DIR: join(root, "data"), SVC_HTTP_ADDR: "127.0.0.1:0", SVC_BASE_URL: "http://svc.test", SVC_LOG: "error" });
   const user = await createUserWithOrg(ctx, {
@@ -46,7 +52,7 @@ beforeAll(async () => {
   ] as const) {
     await createRepo(ctx, ada, "acme", { name, public: isPublic, description: `the ${name} widget` });
     // Distinct creation times: explore's order is the order of activity, to the millisecond.
-    await Bun.sleep(2);
+    await nextMillisecond();
   }
 });
 afterAll(() => {
@@ -57,6 +63,7 @@ afterAll(() => {
 test("newest first; a commit moves a repository to the top; private never listed, even to its owner", async () => {
   expect((await names()).names).toEqual(["three", "two", "one"]);
   await createCommit(ctx, await openRepo(ctx, ada, "acme", "one"), { message: "x", operations: [{ op: "put", path: "a.txt", content: "1\n" }] });
+  await nextMillisecond();
   await createCommit(ctx, await openRepo(ctx, ada, "acme", "hush"), { message: "x", operations: [{ op: "put", path: "a.txt", content: "1\n" }] });
   expect((await names()).names).toEqual(["one", "three", "two"]);
   expect((await names(ada)).names).toEqual(["one", "three", "two"]);

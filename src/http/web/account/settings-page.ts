@@ -2,6 +2,7 @@
 // fields of SPEC §2.8 with up to five links, and the pinned repositories.
 import type { PinList, UserProfile } from "../../../services/discovery/schemas.ts";
 import type { RepoBody } from "../../../services/repos/repos.ts";
+import { avatar, avatarVersion } from "../kit/avatar.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { alertOf, csrfField } from "../kit/sign-in.ts";
 
@@ -62,12 +63,16 @@ export function profileSettings(o: {
   candidates: RepoBody[];
   error?: string;
   pinError?: string;
+  /** The uploaded picture's key, or null (the identicon shows). */
+  avatarKey?: string | null;
+  avatarError?: string;
 }): Html {
   const v = o.values;
   const rows = Array.from({ length: LINK_ROWS }, (_, i) => i);
   const pinned = new Set(o.pins.map((p) => `${p.org}/${p.name}`.toLowerCase()));
   return html`<h1>Profile</h1>
 <p class="muted">Everyone can see your profile at <a href="/${seg(o.handle)}">/${o.handle}</a>. It never shows your email addresses.</p>
+${avatarSettings(o.csrf, o.handle, o.avatarKey ?? null, o.avatarError)}
 ${alertOf(o.error)}
 <form class="stack wide" method="post" action="/settings/profile">${csrfField(o.csrf)}
 ${text(v, "name", "Name", 100, "name")}
@@ -101,4 +106,17 @@ ${
 <div><button type="submit">Save pins</button></div></form>`
     : html`<p class="muted">No public repositories to pin yet.</p>`
 }`;
+}
+
+/** The picture section: the current one, the upload form, and Remove when one was uploaded. */
+function avatarSettings(csrf: string | null, handle: string, key: string | null, error: string | undefined): Html {
+  return html`<section class="avatar-settings" aria-labelledby="avatar-h"><h2 id="avatar-h">Picture</h2>
+<div class="avatar-row">${avatar(handle, 96, { alt: key ? "Your picture" : "Your generated picture", version: avatarVersion(key) })}
+<div>${alertOf(error)}
+<form class="stack" method="post" action="/settings/profile/avatar" enctype="multipart/form-data">${csrfField(csrf)}
+<label>Upload a picture <input type="file" name="avatar" accept="image/png,image/jpeg,image/webp" required></label>
+<p class="hint muted">PNG, JPEG or WebP, at most 1 MiB and 4096×4096 pixels.</p>
+<div><button type="submit">Upload picture</button></div></form>
+${key ? html`<form method="post" action="/settings/profile/avatar/remove">${csrfField(csrf)}<button type="submit">Remove picture</button></form>` : html`<p class="muted">Without one, pages show the pattern generated from your handle.</p>`}
+</div></div></section>`;
 }

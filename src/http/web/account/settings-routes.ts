@@ -16,10 +16,13 @@ import type { Html } from "../kit/html.ts";
 import { field, me, postForm, seeOther, signInRequired, type FormInput } from "../kit/forms.ts";
 import { LINK_ROWS, profileSettings, profileValues, settingsFrame, type Section } from "./settings-page.ts";
 import { emailSettings } from "./emails-page.ts";
+import { avatarSettingsRoutes } from "./avatar-routes.ts";
 
 /** What a finished change says on the page it returns to (`?done=`): fixed sentences only. */
 export const NOTICES: Readonly<Record<string, string>> = {
   profile: "Profile saved.",
+  avatar: "Picture saved.",
+  "avatar-removed": "Picture removed: your generated one shows again.",
   pins: "Pins saved.",
   added: "Address added: a confirmation link is on its way to it.",
   sent: "A new confirmation link is on its way.",
@@ -73,11 +76,12 @@ function profilePatch(form: URLSearchParams): UserProfilePatch {
 /** The settings routes for the profile, pins, addresses and follows. */
 export function accountSettingsRoutes(ctx: Ctx) {
   const settings = settingsDrawer(ctx);
-  const profileAgain = async (i: FormInput, error: AppError, which: "error" | "pinError") => {
+  const profileAgain = async (i: FormInput, error: AppError, which: "error" | "pinError" | "avatarError") => {
     const v = await profileSettingsView(ctx, i.actor);
     const values = which === "error" ? Object.fromEntries(i.form) : profileValues(v.profile);
-    const refusal = which === "error" ? { error: error.message } : { pinError: error.message };
-    return settingsAgain("profile", i.frame, error.status, profileSettings({ csrf: i.frame.csrf, handle: me(i), values, ...v, ...refusal }));
+    const refusal = { [which]: error.message };
+    const avatarKey = i.frame.viewer?.avatar ?? null;
+    return settingsAgain("profile", i.frame, error.status, profileSettings({ csrf: i.frame.csrf, handle: me(i), values, ...v, ...refusal, avatarKey }));
   };
   const emailsAgain = async (i: FormInput, error: AppError) => {
     const v = await emailSettingsView(ctx, i.actor);
@@ -96,7 +100,7 @@ export function accountSettingsRoutes(ctx: Ctx) {
       ({ request, query }) =>
         settings(request, query, "profile", async (actor, frame) => {
           const v = await profileSettingsView(ctx, actor);
-          return profileSettings({ csrf: frame.csrf, handle: frame.viewer!.handle, values: profileValues(v.profile), ...v });
+          return profileSettings({ csrf: frame.csrf, handle: frame.viewer!.handle, values: profileValues(v.profile), ...v, avatarKey: frame.viewer!.avatar });
         }),
       HIDE,
     )
@@ -113,6 +117,7 @@ export function accountSettingsRoutes(ctx: Ctx) {
         }),
       HIDE,
     )
+    .use(avatarSettingsRoutes(ctx, profileAgain))
     .post(
       "/settings/profile/pins",
       ({ request, body }) =>

@@ -12,7 +12,8 @@ form.stack.wide{max-width:40rem}.hint{margin:-.5rem 0 0;font-size:.85rem}
 .notice{border:1px solid var(--accent);border-radius:6px;padding:.5rem .8rem}
 .badge.warn{border-color:var(--bad);color:var(--bad)}
 .home-grid{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:1rem;align-items:start}
-ul.activity>li{overflow-wrap:anywhere}
+ul.activity>li{overflow-wrap:anywhere;display:flex;gap:.5rem;align-items:flex-start}ul.activity>li>div{min-width:0}ul.activity>li>div a,.home-grid nav li>a{text-decoration:underline;text-underline-offset:.15em}
+ul.activity ul.commits,ul.activity ul.refs{list-style:none;margin:.2rem 0 0;padding:0;font-size:.9rem}ul.activity ul.commits{border-left:2px solid var(--line);padding-left:.6rem}
 .settings{display:grid;grid-template-columns:12rem minmax(0,1fr);gap:1.5rem;align-items:start}
 .settings-nav ul,.tabs ul,ul.plain{list-style:none;margin:0;padding:0}
 .settings-nav li a{display:block;padding:.35rem .6rem;border-radius:6px}.settings-nav a[aria-current]{background:var(--soft);font-weight:700}
@@ -30,5 +31,12 @@ ul.pins{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto
 .g-cell{stroke:var(--line);stroke-width:.5}
 .g-legend{display:flex;gap:.3rem;align-items:center;justify-content:flex-end;padding:0 .8rem;margin:0;font-size:.8rem}
 table.g-table{border-collapse:collapse;margin-top:.5rem}table.g-table th,table.g-table td{text-align:left;padding:.2rem .6rem;border-top:1px solid var(--line)}
-@media (max-width:40rem){.home-grid,.settings,.profile,.link-row{grid-template-columns:minmax(0,1fr)}}
+img.avatar{border-radius:50%;vertical-align:middle;object-fit:cover;background:var(--soft);flex:none}
+a.me{display:inline-flex;gap:.35rem;align-items:center}
+.avatar-row{display:flex;gap:1rem;align-items:flex-start;flex-wrap:wrap}
+.org-head{display:flex;gap:1rem;align-items:flex-start}.org-head>div{min-width:0}.org-head h1{margin-top:.3rem}
+.org-grid{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr);gap:1rem;align-items:start}.org-grid.solo{grid-template-columns:minmax(0,1fr)}
+ul.people a{display:inline-flex;gap:.5rem;align-items:center;min-width:0;overflow-wrap:anywhere}
+.profile-card img.avatar{display:block;margin-top:.5rem}
+@media (max-width:40rem){.home-grid,.settings,.profile,.link-row,.org-grid{grid-template-columns:minmax(0,1fr)}}
 `;

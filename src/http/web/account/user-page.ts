@@ -4,6 +4,7 @@ import type { PeopleList, PinList, UserProfile } from "../../../services/discove
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { UserTab, UserView } from "../../../services/web/account.ts";
 import type { WebViewer } from "../../../services/web/views.ts";
+import { avatar, avatarVersion } from "../kit/avatar.ts";
 import { html, seg, type Html } from "../kit/html.ts";
 import { csrfField } from "../kit/sign-in.ts";
 import { graphSection } from "./graph.ts";
@@ -22,7 +23,9 @@ function followControl(p: UserProfile, v: UserView, viewer: WebViewer | null, cs
 function profileCard(p: UserProfile, v: UserView, viewer: WebViewer | null, csrf: string | null): Html {
   const base = `/${seg(p.handle)}`;
   const details = [p.company, p.location].filter((x): x is string => !!x);
+  const own = viewer && viewer.handle.toLowerCase() === p.handle.toLowerCase();
   return html`<aside class="profile-card" aria-label="Profile">
+${avatar(p.handle, 200, { alt: `${p.handle}'s picture`, version: own ? avatarVersion(viewer.avatar) : null })}
 <h1><span class="p-name">${p.display_name ?? p.name}</span> <span class="p-handle muted">${p.handle}</span></h1>
 ${p.pronouns ? html`<p class="muted">${p.pronouns}</p>` : ""}${p.kind === "agent" ? html`<p><span class="badge">agent</span></p>` : ""}
 ${p.bio ? html`<p class="p-bio">${p.bio}</p>` : ""}
@@ -59,7 +62,7 @@ ${repos.length ? html`<ul class="list">${repos.map(repoItem)}</ul>` : html`<p cl
 
 function peopleSection(title: string, list: PeopleList): Html {
   return html`<section class="box" aria-labelledby="people-h"><header><h2 id="people-h" class="inh">${title}</h2></header>
-${list.people.length ? html`<ul class="list">${list.people.map((x) => html`<li><a href="/${seg(x.handle)}"><strong>${x.display_name ?? x.handle}</strong></a> <span class="muted">${x.handle}</span></li>`)}</ul>` : html`<p class="pad muted">Nobody yet.</p>`}</section>`;
+${list.people.length ? html`<ul class="list">${list.people.map((x) => html`<li>${avatar(x.handle, 20, { alt: "" })} <a href="/${seg(x.handle)}"><strong>${x.display_name ?? x.handle}</strong></a> <span class="muted">${x.handle}</span></li>`)}</ul>` : html`<p class="pad muted">Nobody yet.</p>`}</section>`;
 }
 
 /** The whole page. */

@@ -64,13 +64,13 @@ export function generalPage(page: Frame, f: RepoAdminFrame, repo: RepoBody, bran
 <div><button type="submit">Change visibility</button></div></form></section>
 <section class="box" aria-labelledby="branch-h"><header><h2 id="branch-h" class="inh">Default branch</h2></header>${alertFor("default-branch", refused)}
 <form class="row" method="post" action="${base}/default-branch">${csrfInput(csrf)}
-<label>Default branch <select name="default_branch">${branchOptions}</select></label>
+<div><label for="default-branch">Branch</label><select id="default-branch" name="default_branch">${branchOptions}</select></div>
 <div><button type="submit">Update</button></div>
 <p class="muted">${branches.length ? "Clones check it out, changes target it, and the repository page shows it." : "Nothing is pushed yet: the first branch pushed becomes the default."}</p></form></section>
 <section class="box danger-zone" aria-labelledby="danger-h"><header><h2 id="danger-h" class="inh">Danger zone</h2></header>${alertFor("delete", refused)}
 <form class="stack wide pad" method="post" action="${base}/delete">${csrfInput(csrf)}
 <p><strong>Delete this repository.</strong> Its code, changes, issues, runs and settings go, and cannot be brought back. Forks stay.</p>
-<label>Type <code>${full}</code> to confirm <input type="text" name="confirm" required maxlength="300" autocomplete="off" spellcheck="false" value="${shownValue("delete", refused, "confirm", "")}"></label>
+<label><span>Type <code>${full}</code> to confirm</span><input type="text" name="confirm" required maxlength="300" autocomplete="off" spellcheck="false" value="${shownValue("delete", refused, "confirm", "")}"></label>
 <div><button type="submit" class="danger">Delete this repository</button></div></form></section>`,
   );
 }

@@ -61,7 +61,7 @@ ${check("allow_deletion", v.allow_deletion, "Allow deletion", id)}</fieldset>
 <fieldset><legend>Reviews</legend>
 <label>Required approvals (0–10) <input type="number" name="required_approvals" min="0" max="10" step="1" inputmode="numeric" value="${v.required_approvals}"></label>
 ${check("dismiss_stale_approvals", v.dismiss_stale_approvals, "Dismiss approvals when a change gets new commits", id)}</fieldset>
-<label>Required checks <span class="muted">(one a line)</span><textarea name="required_checks" rows="3" spellcheck="false">${v.required_checks}</textarea></label>
+<label><span>Required checks <span class="muted">(one a line)</span></span><textarea name="required_checks" rows="3" spellcheck="false">${v.required_checks}</textarea></label>
 <div><button class="primary" type="submit">${submit}</button></div></form>`;
 }
 
@@ -80,16 +80,12 @@ function rules(p: Protection): Html {
 export function protectionsPage(page: Frame, f: RepoAdminFrame, list: Protection[], notice: Notice, refused?: ProtectionRefusal): Html {
   const base = repoSettingsHref(f.org, f.repo, "protections");
   const csrf = page.csrf;
-  const rows = list.map(
+  // A list, not a table: each item's Edit opens the whole form at full width, on a phone too.
+  const items = list.map(
     (p, i) =>
-      html`<tr><td><code>${p.pattern}</code></td><td>${rules(p)}</td><td><details><summary>Edit<span class="sr-only"> ${p.pattern}</span></summary>${protectionForm(
-        base,
-        csrf,
-        formOf(p),
-        `p${i}`,
-        true,
-        `Save ${p.pattern}`,
-      )}</details><form class="inline" method="post" action="${base}/delete">${csrfInput(csrf)}<input type="hidden" name="pattern" value="${p.pattern}"><button type="submit" class="danger" aria-label="Delete the protection of ${p.pattern}">Delete</button></form></td></tr>`,
+      html`<li class="protection"><div class="prot-rule"><h3 class="inh"><code>${p.pattern}</code></h3><p class="muted">${rules(p)}</p></div>
+<div class="prot-actions"><form class="inline" method="post" action="${base}/delete">${csrfInput(csrf)}<input type="hidden" name="pattern" value="${p.pattern}"><button type="submit" class="danger" aria-label="Delete the protection of ${p.pattern}">Delete</button></form></div>
+<details><summary>Edit<span class="sr-only"> ${p.pattern}</span></summary>${protectionForm(base, csrf, formOf(p), `p${i}`, true, `Save ${p.pattern}`)}</details></li>`,
   );
   return repoSettings(
     page,
@@ -98,8 +94,8 @@ export function protectionsPage(page: Frame, f: RepoAdminFrame, list: Protection
     notice,
     html`<section class="box" aria-labelledby="prot-h"><header><h2 id="prot-h" class="inh">Branch protections</h2></header>
 ${
-  rows.length
-    ? html`<div class="scroll"><table class="grid"><thead><tr><th scope="col">Pattern</th><th scope="col">Rules</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>`
+  items.length
+    ? html`<ul class="list">${items}</ul>`
     : html`<p class="pad muted">No branch is protected: anyone with write access may push, force-push or delete any branch.</p>`
 }</section>
 <section class="box" aria-labelledby="add-h"><header><h2 id="add-h" class="inh">Add a protection</h2></header>${refused ? html`<p class="error notice" role="alert">${refused.error}</p>` : ""}

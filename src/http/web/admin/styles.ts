@@ -36,6 +36,7 @@ nav.subnav a[aria-current]{background:var(--soft);font-weight:600;box-shadow:ins
 .settings-body>.notice{margin:0 0 1rem}.box>.notice{margin:.6rem .8rem}
 .settings-body fieldset{border:1px solid var(--line);border-radius:6px;padding:.4rem .8rem;display:grid;gap:.3rem}
 .settings-body input[type=number]{padding:.45rem .6rem;border:1px solid var(--line);border-radius:6px;background:var(--bg);width:6rem}
+li.protection{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:.2rem .8rem}li.protection details{grid-column:1/-1}li.protection p{margin:.2rem 0 0}
 .danger-zone{border-color:var(--bad)}.danger-zone>header{border-bottom-color:var(--bad)}
 @media (max-width:40rem){.settings{grid-template-columns:1fr}nav.subnav{flex-direction:row;flex-wrap:wrap}nav.subnav a{border-top:0;border-right:1px solid var(--line)}}
 `;

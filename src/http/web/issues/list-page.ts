@@ -21,7 +21,7 @@ export function issuesHeader(frame: Frame, chrome: RepoChrome, section: IssueSec
   const base = repoHref(chrome.repo);
   const cur = (s: IssueSection) => (s === section ? html` aria-current="page"` : "");
   return html`${repoTop(frame, chrome, "issues")}
-<nav class="subnav" aria-label="Issue sections"><a href="${base}/issues"${cur("issues")}>${icon("issue")} Issues</a><a href="${base}/labels"${cur("labels")}>${icon("tag")} Labels</a></nav>`;
+<nav class="issue-sections" aria-label="Issue sections"><a href="${base}/issues"${cur("issues")}>${icon("issue")} Issues</a><a href="${base}/labels"${cur("labels")}>${icon("tag")} Labels</a></nav>`;
 }
 
 /** An issue's state as a badge (closed issues say why). */

@@ -6,6 +6,7 @@ import type { WebViewer } from "../../../services/web/views.ts";
 import { CSRF_FIELD } from "./csrf.ts";
 import { html, seg, type Html } from "./html.ts";
 import { ICON } from "./icon.ts";
+import { avatar, avatarVersion } from "./avatar.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 
 /**
@@ -57,7 +58,7 @@ function bell(unread: number): Html {
 /** A whole page. */
 export function layout(frame: Frame, title: string, body: Html): Html {
   const who = frame.viewer
-    ? html`${typeof frame.unread === "number" ? bell(frame.unread) : ""}<a href="/${seg(frame.viewer.handle)}">${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
+    ? html`${typeof frame.unread === "number" ? bell(frame.unread) : ""}<a class="me" href="/${seg(frame.viewer.handle)}">${avatar(frame.viewer.handle, 20, { alt: "", version: avatarVersion(frame.viewer.avatar) })}${frame.viewer.handle}</a> <a href="/settings/profile">Settings</a>
 <form class="inline" method="post" action="/logout"><input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf ?? ""}"><button class="link" type="submit">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
   return html`<!doctype html>

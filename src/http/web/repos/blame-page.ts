@@ -6,18 +6,7 @@ import type { RepoFrame } from "../../../services/web/views.ts";
 import type { Frame } from "../kit/layout.ts";
 import { html, segs, type Html } from "../kit/html.ts";
 import type { Highlighted } from "./highlight.ts";
-import { repoBase, repoTop } from "./repo-layout.ts";
-
-/** The branch and tag menu of the blame page: each entry is the same file's blame there. */
-export function blameSwitcher(f: RepoFrame): Html {
-  const base = repoBase(f);
-  const to = (name: string) => `${base}/blame/${segs(name)}/${segs(f.path)}`;
-  const branches = f.choices.filter((c) => c.kind === "branch");
-  const tags = f.choices.filter((c) => c.kind === "tag");
-  const item = (c: { name: string }) => html`<li><a href="${to(c.name)}"${c.name === f.ref.short ? html` aria-current="true"` : ""}>${c.name}</a></li>`;
-  return html`<details class="menu"><summary class="button" aria-label="Switch branch or tag, now ${f.ref.short}">${f.ref.short.length > 40 ? f.ref.short.slice(0, 12) : f.ref.short} ▾</summary>
-<ul>${branches.length ? html`<li class="muted group">Branches</li>${branches.map(item)}` : ""}${tags.length ? html`<li class="muted group">Tags</li>${tags.map(item)}` : ""}</ul></details>`;
-}
+import { refSwitcher, repoBase, repoTop } from "./repo-layout.ts";
 
 /** The path as links to its directories (the last part is the file). */
 function pathCrumbs(f: RepoFrame): Html {
@@ -44,7 +33,7 @@ function fileLinks(f: RepoFrame): Html {
 /** The page: `blame` ranges over `shown` lines (the file's text as highlight.ts gives it). */
 export function blamePage(frame: Frame, f: RepoFrame, blame: Blame, shown: Highlighted): Html {
   const base = repoBase(f);
-  const top = repoTop(frame, f, "code", { switcher: blameSwitcher(f) });
+  const top = repoTop(frame, f, "code", { switcher: refSwitcher(f, "blame") });
   const rows: Html[] = [];
   let group = 0;
   for (const r of blame.ranges) {
@@ -76,7 +65,7 @@ export function blamePage(frame: Frame, f: RepoFrame, blame: Blame, shown: Highl
 
 /** The page for a file blame does not read (binary, too large): the reason and the links. */
 export function blameRefusedPage(frame: Frame, f: RepoFrame, reason: string): Html {
-  const top = repoTop(frame, f, "code", { switcher: blameSwitcher(f) });
+  const top = repoTop(frame, f, "code", { switcher: refSwitcher(f, "blame") });
   return html`${top}${pathCrumbs(f)}
 <section class="box" aria-label="Blame"><header><span><strong>Blame</strong></span>${fileLinks(f)}</header><p class="pad">${reason}</p></section>`;
 }

@@ -15,6 +15,7 @@ import { layout, page } from "../kit/layout.ts";
 import { blamePage, blameRefusedPage } from "./blame-page.ts";
 import { fileLines } from "./file-page.ts";
 import { highlightLines } from "./highlight.ts";
+import { chromeKey } from "./repo-layout.ts";
 
 /** The blame page's route. */
 export function blameWebRoutes(ctx: Ctx) {
@@ -28,8 +29,11 @@ export function blameWebRoutes(ctx: Ctx) {
         const t: RepoTarget = await openRepoPage(ctx, actor, org, params.repo);
         const f = await repoFrame(ctx, t, rest);
         const title = `Blame ${f.path} · ${f.repo.org}/${f.repo.name}`;
-        // A name reused after a deletion is another repository: its creation time is in the key.
-        const tag = isFullSha(f.ref.short) ? immutablePage(frame, ["blame", f.repo.org, f.repo.name, String(f.repo.created_at), f.ref.short, f.path]) : null;
+        // A name reused after a deletion is another repository: its creation time is in the key; the
+        // layout's counts and banners too (chromeKey), so a 304 never shows a stale one.
+        const tag = isFullSha(f.ref.short)
+          ? immutablePage(frame, ["blame", f.repo.org, f.repo.name, String(f.repo.created_at), f.ref.short, f.path, chromeKey(f)])
+          : null;
         if (tag && notModified(request, tag)) {
           // Why before the 304: a commit no longer reachable is a 404, cached or not.
           if (f.ref.full === f.ref.short) await requireCommit(ctx, t, f.ref.short);

@@ -24,7 +24,7 @@ nav.tabs.repo-tabs a[aria-current]{border-color:var(--line);background:var(--bg)
 .refbar a[aria-current]{font-weight:700}
 .switcher summary{display:inline-flex;gap:.35rem;align-items:center;max-width:18rem}.switcher .ref-name{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 details.menu>ul li.sep{border-top:1px solid var(--line);margin-top:.3rem;padding-top:.3rem}
-nav.subnav{display:flex;gap:.4rem;flex-wrap:wrap;margin:0 0 1rem}nav.subnav a{display:inline-flex;gap:.3rem;align-items:center;padding:.2rem .7rem;border:1px solid var(--line);border-radius:1rem;color:var(--fg)}nav.subnav a[aria-current]{background:var(--soft);font-weight:600}
+nav.issue-sections{display:flex;gap:.4rem;flex-wrap:wrap;margin:0 0 1rem}nav.issue-sections a{display:inline-flex;gap:.3rem;align-items:center;padding:.2rem .7rem;border:1px solid var(--line);border-radius:1rem;color:var(--fg)}nav.issue-sections a[aria-current]{background:var(--soft);font-weight:600}
 h2.ci-title{margin:.2rem 0 .8rem}
 .empty-repo h3{font-size:1rem;margin:1rem 0 .3rem}.empty-repo pre.push-cmds{background:var(--soft);border-radius:6px;overflow:auto;margin:.3rem 0 .6rem}
 table.files td a{display:inline-flex;gap:.4rem;align-items:center}table.files svg.icon{color:var(--muted)}

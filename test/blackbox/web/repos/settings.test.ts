@@ -2,11 +2,13 @@
 // API's answers: 403 for a member, the masked 404 for an outsider, 401 anonymous), every form is
 // the API's call (rename, about, visibility, default branch, protections, delete), and every
 // refusal (400 name, 409 taken, 422 approvals, 422 confirmation) is the page again with its reason
-// in the form's own box, its status and what was typed, nothing changed.
+// in the form's own box, its status and what was typed, nothing changed; with billing, making a
+// repository private past the plan is 402 in the visibility box.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caller, person, type Person } from "../../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../../helpers/server.ts";
 import { csrfOf, getPage, postForm, textOf } from "../../../helpers/web.ts";
+import { startStandin, type Standin } from "../../../helpers/stripe-standin.ts";
 
 let server: RunningServer;
 let owner: Person;
@@ -68,14 +70,14 @@ describe("who sees the pages", () => {
     const sub = /<nav class="subnav"[^>]*>(.*?)<\/nav>/s.exec(text)?.[1] ?? "";
     expect(textOf(sub.replace(/<\/a>/g, "|"))).toBe("General|Access|Protections|Webhooks|Secrets|Variables|");
     expect(sub).toContain('<a href="/acme/app/settings/protections" aria-current="page">');
-    expect(text).toMatch(/href="\/acme\/app\/settings" aria-current="page">Settings/);
+    expect(text).toMatch(/href="\/acme\/app\/settings" aria-current="page">(<svg[^>]*>.*?<\/svg> )?Settings/);
     // The other settings pages draw the same frame.
     for (const p of ["access", "webhooks", "secrets", "variables"]) expect((await get(`/acme/app/settings/${p}`, owner)).text).toContain('class="subnav"');
   });
 
   test("the default branch is a select of the existing branches", async () => {
     const { text } = await get("/acme/app/settings", owner);
-    const select = /<select name="default_branch">(.*?)<\/select>/s.exec(text)?.[1] ?? "";
+    const select = /<select id="default-branch" name="default_branch">(.*?)<\/select>/s.exec(text)?.[1] ?? "";
     expect(select).toBe('<option value="main" selected>main</option><option value="topic">topic</option>');
   });
 });
@@ -163,5 +165,43 @@ describe("forms", () => {
     expect({ status: right.status, location: right.headers.get("location") }).toEqual({ status: 303, location: "/acme" });
     expect((await api.get("/v1/orgs/acme/repos/app2")).status).toBe(404);
     expect((await get("/acme/app/settings", owner)).status).toBe(404);
+  });
+});
+
+describe("with billing", () => {
+  let billed: RunningServer;
+  let standin: Standin;
+  let olga: Person;
+  beforeAll(async () => {
+    standin = startStandin({ priceCents: 900 });
+    billed = await startServer({
+      env: {
+        SVC_BILLING_PROVIDER: "stripe",
+        SVC_STRIPE_SECRET_KEY: "sk_test_standin",
+        SVC_STRIPE_WEBHOOK_SECRET: "whsec_test_settings",
+        SVC_STRIPE_PRICE_ID: "price_seat",
+        SVC_STRIPE_API_BASE: standin.url,
+        SVC_BILLING_FREE_SEATS: "3",
+      },
+    });
+    olga = await person(billed, "acme", "olga@acme.example", "owner");
+    expect((await caller(billed, olga).post("/v1/orgs/acme/repos", { name: "open", public: true })).status).toBe(201);
+  }, 60_000);
+  afterAll(async () => {
+    await billed?.[Symbol.asyncDispose]();
+    await standin?.stop();
+  });
+
+  test("making a repository private past the plan is 402 in the visibility box, the choice kept, nothing changed", async () => {
+    const csrf = csrfOf((await getPage(billed, "/", olga.cookie)).text);
+    const r = await postForm(billed, "/acme/open/settings/visibility", { visibility: "private", csrf }, { cookie: olga.cookie });
+    expect({ status: r.status, alert: alertOf(r.text) }).toEqual({
+      status: 402,
+      alert: expect.stringMatching(/^quota: private repositories need a subscription/),
+    });
+    const visibility = /aria-labelledby="visibility-h">(.*?)<\/section>/s.exec(r.text)?.[1] ?? "";
+    expect(visibility).toContain('role="alert"');
+    expect(visibility).toContain('value="private" checked');
+    expect((await caller(billed, olga).get("/v1/orgs/acme/repos/open")).body.public).toBe(true);
   });
 });
