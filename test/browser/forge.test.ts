@@ -43,7 +43,7 @@ const README = [
   "",
   '<img src="x" onerror="alert(12)">',
   "",
-  "[plain](javascript:alert(13)) [mixed](JaVaScRiPt:alert(14)) <a href=\"JaVaScRiPt:alert(15)\">raw</a>",
+  '[plain](javascript:alert(13)) [mixed](JaVaScRiPt:alert(14)) <a href="JaVaScRiPt:alert(15)">raw</a>',
   "",
   '<svg onload="alert(16)"><circle r="1"/></svg>',
   "",
@@ -99,7 +99,9 @@ beforeAll(async () => {
   await commitFiles(g, dir, { [`evil/${EVIL_FILE}`]: `x"><svg onload=alert(22)>\n` }, `Branch "><svg onload=alert(23)>`);
   await g.ok(["branch", EVIL_BRANCH2], { cwd: dir });
   await g.ok(["checkout", "-q", "main"], { cwd: dir });
-  await g.ok(["push", "-q", repoUrl(server, "forge", "engine", token), "main", "topic", "docs", EVIL_BRANCH, EVIL_BRANCH2, `refs/tags/${EVIL_TAG}`], { cwd: dir });
+  await g.ok(["push", "-q", repoUrl(server, "forge", "engine", token), "main", "topic", "docs", EVIL_BRANCH, EVIL_BRANCH2, `refs/tags/${EVIL_TAG}`], {
+    cwd: dir,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -200,7 +202,12 @@ for (const [name, look] of LOOKS) {
         expect(new URL(page.url()).pathname).toBe("/forge/engine/blob/main/src/app.ts");
       });
       await step(tab, `${name}-compare`, async () => {
-        await go(page, () => page.getByRole("link", { name: /^\d+ branch(es)?$/ }).first().click());
+        await go(page, () =>
+          page
+            .getByRole("link", { name: /^\d+ branch(es)?$/ })
+            .first()
+            .click(),
+        );
         expect(new URL(page.url()).pathname).toBe("/forge/engine/branches");
         await hasRepoNav(page, "Code");
         await clean(tab, "branches");
@@ -224,7 +231,10 @@ for (const [name, look] of LOOKS) {
         await go(page, () => page.getByRole("button", { name: "Open change" }).click());
         change = new URL(page.url()).pathname;
         expect(change).toMatch(/^\/forge\/engine\/changes\/\d+$/);
-        await page.getByRole("heading", { name: `More thrust (${name})` }).first().waitFor();
+        await page
+          .getByRole("heading", { name: `More thrust (${name})` })
+          .first()
+          .waitFor();
         await hasRepoNav(page, "Changes");
         await clean(tab, "change");
         if (phone) await fitsScreen(page, "change");
