@@ -61,7 +61,7 @@ function commitItem(href: string, c: CommitSummary): Html {
 
 /** The "Open a change" form, prefilled (writers); posts to the changes list's create route. */
 function openChangeBox(href: string, frame: Frame, d: ChangeDraft): Html {
-  return html`<section class="box compare-open" aria-labelledby="open-h"><header><h2 class="inh" id="open-h">Open a change</h2><span class="muted">from <span class="path">${d.branch}</span> onto <span class="path">${d.target}</span></span></header>
+  return html`<section class="box compare-open" aria-labelledby="open-h"><header><h3 class="inh" id="open-h">Open a change</h3><span class="muted">from <span class="path">${d.branch}</span> onto <span class="path">${d.target}</span></span></header>
 <form class="stack-wide pad" method="post" action="${href}/changes">
 ${frame.csrf ? html`<input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf}">` : ""}
 <input type="hidden" name="branch" value="${d.branch}"><input type="hidden" name="target" value="${d.target}">
@@ -115,7 +115,10 @@ ${pickers(href, v.choices, v.base, v.head)}`;
   const collapsed = (f: DiffFile, i: number) =>
     html`<p class="pad load-diff"><a href="${here}?file=${seg(f.path)}#diff-${i}">Load diff</a> <span class="muted">${(f.additions + f.deletions).toLocaleString("en")} changed lines</span></p>`;
   const diff = await diffView(c, link, { collapse: { full: COMPARE_FULL_LINES, open: (f) => f.path === open, collapsed }, highlighter });
-  return html`${top}${summary}
+  const already = v.open.length
+    ? html`<p class="compare-hint" role="note">Already open from <span class="path">${v.head}</span> onto <span class="path">${v.base}</span>: ${v.open.map((o, i) => html`${i ? ", " : ""}<a href="${href}/changes/${o.number}">#${o.number} ${o.title}</a>`)}.</p>`
+    : "";
+  return html`${top}${summary}${already}
 ${v.draft && v.chrome.repo.viewer_write ? openChangeBox(href, frame, v.draft) : openChangeHint(v, frame, here)}
 <section class="box" aria-labelledby="commits-h"><header><h3 class="inh" id="commits-h">Commits</h3><span class="badge">${c.ahead.toLocaleString("en")}</span></header>
 <ul class="list compare-commits">${list}</ul>${moreNote}</section>
