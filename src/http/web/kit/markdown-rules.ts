@@ -130,9 +130,29 @@ function tableAlign(tokens: Token[]): void {
   }
 }
 
+/**
+ * GFM's `www.` autolinks (linkify-it links only URLs with a scheme here: its fuzzy mode would link
+ * `README.md`): a host of dot-separated labels, then a path up to whitespace or `<`, without the
+ * trailing punctuation GFM leaves out. Bounded and sticky: each `www.` costs at most ~2,300 steps.
+ */
+function wwwLinks(md: MarkdownIt): void {
+  md.linkify.add("www.", {
+    validate: (text: string, pos: number) => {
+      const re = /[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?){1,8}(?:[/?#][^\s<>]{0,2000})?/iy;
+      re.lastIndex = pos;
+      const m = re.exec(text);
+      return m ? m[0].replace(/[.,:;!?'")\]*_~]+$/, "").length : 0;
+    },
+    normalize: (match) => {
+      match.url = `http://${match.url}`;
+    },
+  });
+}
+
 /** Installs the rules on a markdown-it instance (once, where it is made). */
 export function gfmRules(md: MarkdownIt): void {
   const esc = md.utils.escapeHtml;
+  wwwLinks(md);
   md.core.ruler.push("svc_gfm", (state) => {
     const env = state.env as unknown as RenderEnv;
     headingIds(state.tokens, env);

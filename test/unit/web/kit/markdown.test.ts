@@ -128,6 +128,11 @@ describe("GFM", () => {
     expect(out).toContain('<td align="right">3</td>');
     expect(out).toContain("<s>old</s>");
     expect(out).toContain('<a href="https://example.com/x" rel="nofollow noopener noreferrer">https://example.com/x</a>');
+    const www = render("see www.example.com/a?b=1. and (www.x.org) but not README.md, wwwfoo.com or xwww.example.com");
+    expect(www).toContain(
+      '<a href="http://www.example.com/a?b=1" rel="nofollow noopener noreferrer">www.example.com/a?b=1</a>. and (<a href="http://www.x.org" rel="nofollow noopener noreferrer">www.x.org</a>)',
+    );
+    expect(www).toContain("README.md, wwwfoo.com or xwww.example.com");
   });
 });
 
