@@ -177,6 +177,11 @@ export interface DiffOptions {
   collapse?: { full: number; open: (f: DiffFile) => boolean; collapsed: (f: DiffFile, index: number) => Html };
   /** Colours the drawn files' lines by language on the highlighting thread (`ctx.highlighter`; none: plain). */
   highlighter?: Highlighter;
+  /**
+   * Called when lines meant to be coloured are drawn plain for now (the thread was busy or slow):
+   * a page that would carry an immutable validator must not, so the next view draws it coloured.
+   */
+  onPlain?: () => void;
 }
 
 /** Lines of a patch as the table draws them (one row each). */
@@ -239,7 +244,7 @@ export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}
     }
     plan.push(drawn);
   }
-  const marks = await diffMarks(d.files, plan, o.highlighter);
+  const marks = await diffMarks(d.files, plan, o.highlighter, o.onPlain);
   const files: Html[] = [];
   for (const [k, f] of d.files.entries()) {
     await tick();
@@ -261,7 +266,7 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
   const f = d.files[index - 1];
   if (!f) return null;
   const drawn: Drawn = f.patch !== null && rowCount(f.patch) > PAGE_DIFF_LINES ? "cut" : "full";
-  const marks = await diffMarks([f], [drawn], o.highlighter);
+  const marks = await diffMarks([f], [drawn], o.highlighter, o.onPlain);
   return await fileSection(slicer(), f, index, link, o, drawn, marks.get(0) ?? null);
 }
 
@@ -270,7 +275,12 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
  * highlighting thread: each file with a known language, no line past HIGHLIGHT_LINE_LIMIT, while
  * DIFF_HIGHLIGHT_BUDGET lasts. Empty without a highlighter, or when the thread cannot answer in time.
  */
-async function diffMarks(files: readonly DiffFile[], plan: readonly Drawn[], highlighter: Highlighter | undefined): Promise<Map<number, FileMarks>> {
+async function diffMarks(
+  files: readonly DiffFile[],
+  plan: readonly Drawn[],
+  highlighter: Highlighter | undefined,
+  onPlain: (() => void) | undefined,
+): Promise<Map<number, FileMarks>> {
   const out = new Map<number, FileMarks>();
   if (!highlighter) return out;
   let budget = DIFF_HIGHLIGHT_BUDGET;
@@ -290,7 +300,10 @@ async function diffMarks(files: readonly DiffFile[], plan: readonly Drawn[], hig
   }
   if (!parts.length) return out;
   const lines = await highlightParts(highlighter, parts);
-  if (!lines) return out;
+  if (!lines) {
+    onPlain?.();
+    return out;
+  }
   let at = 0;
   for (const { file, hunks } of owners) {
     const m: FileMarks = { old: [], new: [] };

@@ -192,14 +192,15 @@ export function repoWebRoutes(ctx: Ctx) {
           }
           const v = await commitView(ctx, t, params.sha);
           const checks = early ?? (await commitChecksView(ctx, t, v.commit.sha));
+          let plain = false;
+          const markup = await commitPage(frame, chrome, v.commit, v.diff, checks, ctx.highlighter, () => {
+            plain = true;
+          });
+          // Drawn plain only for now (the highlighting thread was busy): no validator, so the next view draws it coloured.
           return page(
-            layout(
-              frame,
-              `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
-              await commitPage(frame, chrome, v.commit, v.diff, checks, ctx.highlighter),
-            ),
+            layout(frame, `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`, markup),
             200,
-            tag?.headers,
+            plain ? undefined : tag?.headers,
           );
         });
       },
