@@ -63,9 +63,10 @@ export async function enqueuePushSummary(ctx: Ctx, tx: Tx, event: RepoEvent): Pr
 
 /**
  * Commits reachable from `tip` and not from `stop`, newest first by committer time, at most
- * `cap + 1` (so the caller knows there are more), visiting at most WALK_CAP commits. The date
- * order finds the boundary as git's rev-list does; with skewed clocks the count may be off by a
- * few, which a feed can live with.
+ * `cap + 1` (so the caller knows there are more), visiting at most WALK_CAP commits. As git's
+ * rev-list, by date: old commits are walked until they are older than every candidate, and a
+ * candidate an old commit reaches after all is dropped (commits made in the same second, or with
+ * skewed clocks, come out right).
  */
 export async function newCommits(cache: CommitCache, tip: string, stop: readonly string[], cap: number): Promise<CommitNode[]> {
   const OLD = 1;
@@ -90,7 +91,10 @@ export async function newCommits(cache: CommitCache, tip: string, stop: readonly
   if (!first) return [];
   enqueue(first, false);
   const out: CommitNode[] = [];
-  for (let visited = 0; queuedNew > 0 && visited < WALK_CAP; visited++) {
+  let oldest = Number.POSITIVE_INFINITY;
+  for (let visited = 0; visited < WALK_CAP; visited++) {
+    // Only old commits left: go on while one could still reach a candidate (not older than all of them).
+    if (queuedNew === 0 && !((queue.peek()?.time ?? Number.NEGATIVE_INFINITY) >= oldest)) break;
     const node = queue.pop();
     if (!node) break;
     const f = flags.get(node.oid)!;
@@ -99,6 +103,7 @@ export async function newCommits(cache: CommitCache, tip: string, stop: readonly
     if (!old) {
       queuedNew--;
       out.push(node);
+      oldest = Math.min(oldest, node.time);
       if (out.length > cap) break;
     }
     for (const parent of node.parents) {
@@ -107,13 +112,19 @@ export async function newCommits(cache: CommitCache, tip: string, stop: readonly
         const p = await cache.lookup(parent).catch(() => null);
         if (p) enqueue(p, old);
       } else if (old && !(pf & OLD)) {
-        // Reached from an old tip after all: not new (if still waiting in the queue, it stops counting).
-        flags.set(parent, pf | OLD);
-        if (pf & QUEUED) queuedNew--;
+        // Reached from an old tip after all: not new. Still queued: it stops counting; already
+        // taken: walked again as old, so its parents learn it too.
+        if (pf & QUEUED) {
+          flags.set(parent, pf | OLD);
+          queuedNew--;
+        } else {
+          const known = cache.known(parent);
+          if (known) enqueue(known, true);
+        }
       }
     }
   }
-  return out;
+  return out.filter((n) => !((flags.get(n.oid) ?? 0) & OLD));
 }
 
 function subjectOf(message: string): string {

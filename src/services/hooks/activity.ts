@@ -145,6 +145,8 @@ export function entriesOf(rows: readonly ActivityRow[]): Activity[] {
       }
     } else if (SHOWN.has(r.kind)) out.push(entryOf(r, r.kind as ActivityKind, p));
   }
+  // The stack beneath the top in number order.
+  for (const e of landings.values()) if (e.landed.length > 2) e.landed = [e.landed[0]!, ...e.landed.slice(1).sort((a, b) => a - b)];
   return out;
 }
 
@@ -156,8 +158,8 @@ export function entriesOf(rows: readonly ActivityRow[]): Activity[] {
 export async function recentActivity(ctx: Ctx, actor: Principal, memberOrgIds: readonly string[], limit = ACTIVITY_LIMIT): Promise<Activity[]> {
   const scope = readableScope(callerFacts(actor), memberOrgIds);
   if (!scope) return [];
-  // Rows beyond `limit`: a landing is several rows, and some kinds are not shown.
-  const fetch = limit * 2;
+  // A few rows beyond `limit`: a landing is two rows or more (its push and change.landed rows).
+  const fetch = limit + 10;
   const rows: ActivityRow[] = [];
   for (const orgId of scope.orgIds) rows.push(...(await recentOrgEvents(ctx.db.read, orgId, scope.repoId, fetch)));
   rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));

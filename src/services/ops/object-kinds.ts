@@ -147,8 +147,29 @@ export const CI_ARTIFACTS: Readonly<ObjectKind> = {
       : "its repository was deleted (the purge job removes it)",
 };
 
+/**
+ * People's uploaded avatars (issue 33): one image per person who uploaded one, named by
+ * `users.avatar` (`avatars/{user id}/{sha256}.{png|jpg|webp}`). Group 1 is the person's id, not a
+ * repository's: fsck's "repository exists" does not apply, so the orphan reason ignores it.
+ */
+export const AVATARS: Readonly<ObjectKind> = {
+  name: "avatar",
+  description: "people's uploaded avatars (the picture each person's row names)",
+  root: "avatars/",
+  key: new RegExp(`^avatars/${REPO}/[0-9a-f]{64}\\.(?:png|jpg|webp)$`),
+  writers: ["src/services/people/avatar.ts"],
+  async backup(q) {
+    // The row names the file, not its size (the key's hash fixes the bytes): size is what the store says.
+    return (await store.avatarKeys(q)).map((key) => ({ key, size: 0, sizeVaries: true }));
+  },
+  async known(q) {
+    return new Set(await store.avatarKeys(q));
+  },
+  orphanReason: () => "no person names it (replaced or removed, and the old picture's delete failed; nothing reads it)",
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, CI_ARTIFACTS, LFS_OBJECTS];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, CI_ARTIFACTS, LFS_OBJECTS, AVATARS];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {

@@ -128,6 +128,12 @@ export async function lfsObjectRows(q: Queryable, opts: { networkId?: string } =
     SELECT network_id AS "networkId", oid, size FROM lfs_objects WHERE ${filter} ORDER BY network_id, oid`);
 }
 
+/** The uploaded avatars people's rows name (issue 33): `users.avatar` keys. */
+export async function avatarKeys(q: Queryable): Promise<string[]> {
+  const rows = await x(q).rows<{ avatar: string }>(sql`SELECT avatar FROM users WHERE avatar IS NOT NULL ORDER BY avatar`);
+  return rows.map((r) => r.avatar);
+}
+
 /** Node secrets by name (those stored among `names`): the SSH host keys of a PostgreSQL installation. */
 export async function nodeSecretValues(q: Queryable, names: readonly string[]): Promise<Map<string, string>> {
   const { nodeSecrets } = tables(q);

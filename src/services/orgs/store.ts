@@ -4,7 +4,10 @@ import { and, count, eq, sql } from "drizzle-orm";
 import type { teams, Membership, Org, Role } from "../../db/schema/index.ts";
 import type { Queryable, Tx } from "../../db/database.ts";
 import { one } from "../../db/rows.ts";
+import { statementCache } from "../../db/statements.ts";
 import { tables } from "../../db/tables.ts";
+
+const { query } = statementCache("orgs");
 
 export type Team = typeof teams.$inferSelect;
 
@@ -67,14 +70,20 @@ export interface MemberRow {
 
 /** A page of the org's members by folded handle, after the folded handle `after`. */
 export async function listMembers(q: Queryable, orgId: string, page: { after: string | null; limit: number }): Promise<MemberRow[]> {
-  const { users, memberships } = tables(q);
-  return await q
-    .select({ user_id: users.id, handle: users.handle, name: users.name, role: memberships.role, email: users.email })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .where(page.after === null ? eq(memberships.orgId, orgId) : and(eq(memberships.orgId, orgId), sql`lower(${users.handle}) > ${page.after}`))
-    .orderBy(sql`lower(${users.handle})`)
-    .limit(page.limit);
+  // Prepared once per connection (the org page asks on every view, issue 33).
+  const build = (paged: boolean) => (q: Queryable) => {
+    const { users, memberships } = tables(q);
+    const inOrg = eq(memberships.orgId, sql.placeholder("orgId"));
+    return q
+      .select({ user_id: users.id, handle: users.handle, name: users.name, role: memberships.role, email: users.email })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(paged ? and(inOrg, sql`lower(${users.handle}) > ${sql.placeholder("after")}`) : inOrg)
+      .orderBy(sql`lower(${users.handle})`)
+      .limit(sql.placeholder("limit"));
+  };
+  if (page.after === null) return await query(q, "listMembers", build(false)).all({ orgId, limit: page.limit });
+  return await query(q, "listMembersAfter", build(true)).all({ orgId, after: page.after, limit: page.limit });
 }
 
 /** One member of the org, or null when the person is not one. */

@@ -3,8 +3,9 @@
 // what the "Open a change" form is prefilled with.
 import { AppError } from "../../errors.ts";
 import type { RepoTarget } from "../access/target.ts";
+import { listChanges } from "../changes/changes.ts";
 import { compare } from "../changes/diff.ts";
-import type { Comparison } from "../changes/schemas.ts";
+import type { Change, Comparison } from "../changes/schemas.ts";
 import type { Ctx } from "../context.ts";
 import { refsOf } from "../git/snapshot.ts";
 import { repoChrome, type RefChoice, type RepoChrome } from "./views.ts";
@@ -32,7 +33,12 @@ export interface CompareView extends ComparePicker {
   refusal: AppError | null;
   /** The form's values when a change could be opened from this comparison (the head's branch has commits the base's lacks). */
   draft: ChangeDraft | null;
+  /** Open changes from the head's branch onto the base's (among the newest OPEN_CHANGES_LOOKED_AT open ones). */
+  open: Change[];
 }
+
+/** Open changes looked through for one from the same branch onto the same target (one page of the list). */
+const OPEN_CHANGES_LOOKED_AT = 100;
 
 /** Title length the changes service takes (longer subjects are cut). */
 const MAX_TITLE = 200;
@@ -97,5 +103,11 @@ export async function compareView(ctx: Ctx, t: RepoTarget, base: string, head: s
     comparison && comparison.ahead > 0 && picker.chrome.repo.kind !== "mirror" && isBranch(base) && isBranch(head) && base !== head
       ? draftOf(comparison, head, base)
       : null;
-  return { ...picker, base, head, comparison, refusal, draft };
+  // Read through the changes list the API answers (repo:read), like GitHub's "View pull request".
+  const open = draft
+    ? (await listChanges(ctx, t, { state: "open", limit: String(OPEN_CHANGES_LOOKED_AT) })).changes.filter(
+        (c) => !c.source && c.branch === head && c.target === base,
+      )
+    : [];
+  return { ...picker, base, head, comparison, refusal, draft, open };
 }

@@ -21,6 +21,8 @@ let scratch: ReturnType<typeof tempDir>;
 let backupDir: string;
 let runId: string;
 let jobId: string;
+/** A 1×1 PNG. */
+const PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const LOG = ["step one: héllo\n", "step two: ✓ done\n", "a third chunk with a tab\tand more\n"];
 
 /** Every file and directory under `dir` with its permission bits. */
@@ -54,6 +56,8 @@ async function answers(on: RunningServer): Promise<Record<string, unknown>> {
     org: (await c.get("/v1/orgs/acme/profile")).body,
     tokens: (await c.get("/v1/orgs/acme/tokens")).body,
     runners: (await c.get("/v1/orgs/acme/runner-groups")).body,
+    // The uploaded avatar (an object of its own kind, issue 33): the same bytes after the restore.
+    avatar: Buffer.from(await (await fetch(`${on.url}/avatars/${owner.handle}`)).arrayBuffer()).toString("base64"),
   };
   return JSON.parse(
     JSON.stringify(out)
@@ -75,6 +79,12 @@ beforeAll(async () => {
       .status,
   ).toBe(200);
   expect((await api.patch("/v1/orgs/acme/profile", { display_name: "Acme Inc.", description: "makers of the app" })).status).toBe(200);
+  const png = await fetch(`${server.url}/v1/user/avatar`, {
+    method: "PUT",
+    headers: { cookie: owner.cookie, origin: server.url, "content-type": "image/png" },
+    body: Buffer.from(PNG_1PX, "base64"),
+  });
+  expect(png.status).toBe(200);
 
   // A machine that will claim the job the push queues.
   const token = await registrationToken(api);
@@ -140,6 +150,7 @@ describe("a backup", () => {
     expect(manifest.kinds["ci-log"]).toEqual({ files: LOG.length, bytes: LOG.reduce((n, t) => n + Buffer.byteLength(t), 0) });
     expect(manifest.kinds.pack.files).toBeGreaterThanOrEqual(2);
     expect(manifest.version).toBe(2);
+    expect(manifest.kinds.avatar.files).toBe(1);
   });
 
   test("is private: the target directory and every directory under it 0700, every file 0600", () => {

@@ -1,6 +1,7 @@
 // The compare pages (issue 33): two ref pickers (a plain GET form), then for `base...head` the
 // ahead/behind summary, the merge base, the head's commits, the "Open a change" form (writers) and
 // the diff, big files collapsed like the change page's files tab.
+import type { Highlighter } from "../../../services/context.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
 import type { CommitSummary } from "../../../services/repos/schemas.ts";
 import type { ChangeDraft, ComparePicker, CompareView } from "../../../services/web/compare.ts";
@@ -60,7 +61,7 @@ function commitItem(href: string, c: CommitSummary): Html {
 
 /** The "Open a change" form, prefilled (writers); posts to the changes list's create route. */
 function openChangeBox(href: string, frame: Frame, d: ChangeDraft): Html {
-  return html`<section class="box compare-open" aria-labelledby="open-h"><header><h2 class="inh" id="open-h">Open a change</h2><span class="muted">from <span class="path">${d.branch}</span> onto <span class="path">${d.target}</span></span></header>
+  return html`<section class="box compare-open" aria-labelledby="open-h"><header><h3 class="inh" id="open-h">Open a change</h3><span class="muted">from <span class="path">${d.branch}</span> onto <span class="path">${d.target}</span></span></header>
 <form class="stack-wide pad" method="post" action="${href}/changes">
 ${frame.csrf ? html`<input type="hidden" name="${CSRF_FIELD}" value="${frame.csrf}">` : ""}
 <input type="hidden" name="branch" value="${d.branch}"><input type="hidden" name="target" value="${d.target}">
@@ -79,11 +80,11 @@ function openChangeHint(v: CompareView, frame: Frame, here: string): Html {
 }
 
 /** A compare page: the pickers, then the comparison or why there is none. `open` names a file drawn in full (`?file=`). */
-export async function comparePage(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
-  return html`<div class="compare-page">${await comparison(frame, v, open)}</div>`;
+export async function comparePage(frame: Frame, v: CompareView, open: string | null, highlighter?: Highlighter): Promise<Html> {
+  return html`<div class="compare-page">${await comparison(frame, v, open, highlighter)}</div>`;
 }
 
-async function comparison(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
+async function comparison(frame: Frame, v: CompareView, open: string | null, highlighter?: Highlighter): Promise<Html> {
   const href = repoBase(v.chrome);
   const here = compareHref(href, v.base, v.head);
   const top = html`${repoTop(frame, v.chrome, "code")}
@@ -113,8 +114,11 @@ ${pickers(href, v.choices, v.base, v.head)}`;
   const link = (f: DiffFile) => (f.status === "deleted" ? null : `${href}/blob/${c.head}/${segs(f.path)}`);
   const collapsed = (f: DiffFile, i: number) =>
     html`<p class="pad load-diff"><a href="${here}?file=${seg(f.path)}#diff-${i}">Load diff</a> <span class="muted">${(f.additions + f.deletions).toLocaleString("en")} changed lines</span></p>`;
-  const diff = await diffView(c, link, { collapse: { full: COMPARE_FULL_LINES, open: (f) => f.path === open, collapsed } });
-  return html`${top}${summary}
+  const diff = await diffView(c, link, { collapse: { full: COMPARE_FULL_LINES, open: (f) => f.path === open, collapsed }, highlighter });
+  const already = v.open.length
+    ? html`<p class="compare-hint" role="note">Already open from <span class="path">${v.head}</span> onto <span class="path">${v.base}</span>: ${v.open.map((o, i) => html`${i ? ", " : ""}<a href="${href}/changes/${o.number}">#${o.number} ${o.title}</a>`)}.</p>`
+    : "";
+  return html`${top}${summary}${already}
 ${v.draft && v.chrome.repo.viewer_write ? openChangeBox(href, frame, v.draft) : openChangeHint(v, frame, here)}
 <section class="box" aria-labelledby="commits-h"><header><h3 class="inh" id="commits-h">Commits</h3><span class="badge">${c.ahead.toLocaleString("en")}</span></header>
 <ul class="list compare-commits">${list}</ul>${moreNote}</section>

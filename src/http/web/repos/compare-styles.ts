@@ -1,11 +1,8 @@
 // Styles of the compare pages: the two pickers on one row (stacked on a phone), the summary, the
-// "Open a change" form. The heading's links are underlined (axe's link-in-text-block in the dark
-// theme, as on the issues pages) until the repository layout does it for every page. Long diff
-// lines wrap: a page as wide as a phone never scrolls sideways, and no box scrolls without a
-// keyboard stop (axe's scrollable-region-focusable).
+// "Open a change" form. Long diff lines wrap: a page as wide as a phone never scrolls sideways,
+// and no box scrolls without a keyboard stop (axe's scrollable-region-focusable).
 
 export const COMPARE_CSS = `
-.compare-page h1 a{text-decoration:underline;text-underline-offset:.15em}
 .compare-page table.diff td.c{white-space:pre-wrap;overflow-wrap:anywhere}
 form.compare-pick{display:flex;gap:.6rem;align-items:flex-end;flex-wrap:wrap;margin:0 0 1rem}
 form.compare-pick label{flex:1;min-width:12rem;max-width:22rem}

@@ -1,8 +1,9 @@
 // The compare pages over HTTP against the real server and real git pushes (issue 33): the pickers
 // and their redirect, a comparison of branches with slashes, tags and ids, two dots and the short
 // form redirected, "nothing to compare", unknown refs and bad specs at the API's status, the
-// "Open a change" form for writers only (and its post opening the change), big files collapsed,
-// hostile branch and file names escaped, private repositories masked exactly as the API masks them.
+// "Open a change" form for writers only (its post opening the change, which the page then links
+// to), big files collapsed, hostile branch and file names escaped, private repositories masked
+// exactly as the API masks them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { client, createUser, login, startServer, type RunningServer } from "../../../helpers/server.ts";
 import { commitFiles, gitSandbox, initRepo, mintTokenWithId, repoUrl, type GitSandbox } from "../../../helpers/git.ts";
@@ -73,7 +74,8 @@ describe("the pickers", () => {
     expect(r.text).toContain('id="compare-base" type="text" name="base" list="compare-refs" value="main"');
     expect(r.text).toContain('value="feature/upload"');
     expect(r.text).toContain('<option value="v1.0">tag</option>');
-    expect(r.text).toMatch(/aria-current="page">(<svg[^>]*>.*?<\/svg> )?Code<\/a>/);
+    // The repository layout, on its Code tab.
+    expect(r.text).toMatch(/<a href="\/cmp\/open" aria-current="page">[^<]*(<svg[\s\S]*?<\/svg>)?\s*Code<\/a>/);
     const sent = await get("/cmp/open/compare?base=main&head=feature%2Fupload");
     expect({ status: sent.status, location: sent.headers.get("location") }).toEqual({ status: 302, location: "/cmp/open/compare/main...feature/upload" });
     // Only a head: the default branch is the base.
@@ -187,6 +189,11 @@ describe("a comparison", () => {
       target: "main",
       title: "Upload",
     });
+    // The comparison now links to it (and still offers the form).
+    const again = await get("/cmp/open/compare/main...feature/upload", owner.cookie);
+    expect(words(again.text)).toContain(`Already open from feature/upload onto main: #${change.body.number} Upload.`);
+    expect(again.text).toContain(`<a href="${at}">`);
+    expect(again.text).toContain('action="/cmp/open/changes"');
   });
 
   test("a reader who posts the form anyway gets the API's refusal, and no change is opened", async () => {
