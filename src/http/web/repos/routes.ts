@@ -60,11 +60,7 @@ export function repoWebRoutes(ctx: Ctx) {
           const f = await repoFrame(ctx, t, []);
           const { tree, readme } = await treeView(ctx, t, f);
           return page(
-            layout(
-              frame,
-              `${f.repo.org}/${f.repo.name}`,
-              treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
-            ),
+            layout(frame, `${f.repo.org}/${f.repo.name}`, treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx, f, readme) })),
           );
         });
       },
@@ -86,7 +82,7 @@ export function repoWebRoutes(ctx: Ctx) {
             layout(
               frame,
               `${f.path || f.ref.short} · ${f.repo.org}/${f.repo.name}`,
-              treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx.threads, f, readme) }),
+              treePage(frame, f, tree, readme && { path: readme.path, html: await readmeMarkup(ctx, f, readme) }),
             ),
             200,
             tag?.headers,
