@@ -47,6 +47,20 @@ export interface BlameRange {
   commit: Oid;
 }
 
+/**
+ * A blame already known for a commit (of the same path, not truncated): which commit each of its
+ * lines is blamed on. Exact to reuse: the blame of a commit's lines depends on its own history
+ * alone, whoever asks.
+ */
+export interface KnownBlame {
+  lines: number;
+  ranges: BlameRange[];
+  commits: Record<Oid, BlameCommitInfo>;
+}
+
+/** The known blame of the path at `commit`, or null (looked up for each commit the walk reaches). */
+export type KnownBlames = (commit: Oid) => KnownBlame | null | Promise<KnownBlame | null>;
+
 /** How a blame went. */
 export type BlameOutcome =
   | {
@@ -59,6 +73,10 @@ export type BlameOutcome =
       truncated: boolean;
       /** Commits taken from the queue. */
       walked: number;
+      /** Commits whose known blame answered for the lines that reached them (the walk stopped there). */
+      reused?: number;
+      /** Answered from a stored blame of this very commit (no walk). */
+      stored?: boolean;
     }
   | { kind: "missing" }
   | { kind: "not_file" }
@@ -364,6 +382,7 @@ export async function blameFile(
   path: readonly string[],
   limits: BlameLimits,
   tick?: () => Promise<void>,
+  knownBlames?: KnownBlames,
 ): Promise<BlameOutcome> {
   const names = path.map((p) => encoder.encode(p));
   // Per level of the path, the entry a tree id holds (consecutive commits share most trees).
@@ -491,12 +510,43 @@ export async function blameFile(
     for (const e of entries) for (let i = 0; i < e.count; i++) blamed[e.final + i] = s.commit;
   };
 
+  /** Commit infos that known blames brought (their commits need not be read again). */
+  const knownInfo = new Map<Oid, BlameCommitInfo>();
+  let reused = 0;
+  /** Blames `s`'s lines by the known blame of its commit: false when there is none (or it does not fit). */
+  const fromKnown = async (s: Suspect): Promise<boolean> => {
+    if (!knownBlames || s.commit === start) return false;
+    const k = await knownBlames(s.commit);
+    if (!k) return false;
+    for (const e of s.entries) if (e.at + e.count > k.lines) return false;
+    for (const e of s.entries) {
+      // The range holding line e.at + 1 (1-based), then on through the run.
+      let lo = 0;
+      let hi = k.ranges.length;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (k.ranges[mid]!.start <= e.at + 1) lo = mid;
+        else hi = mid;
+      }
+      for (let i = 0, r = lo; i < e.count; i++) {
+        const line = e.at + i + 1;
+        while (r < k.ranges.length - 1 && k.ranges[r]!.start + k.ranges[r]!.count <= line) r++;
+        const commit = k.ranges[r]!.commit;
+        blamed[e.final + i] = commit;
+        if (!knownInfo.has(commit) && k.commits[commit]) knownInfo.set(commit, k.commits[commit]!);
+      }
+    }
+    reused++;
+    return true;
+  };
+
   await hand(start, top.oid, [{ final: 0, at: 0, count: total }]);
   let walked = 0;
   let truncated = false;
   while (heap.length) {
     const s = pop();
     pending.delete(s.commit);
+    if (await fromKnown(s)) continue;
     if (walked >= limits.maxCommits || spent) {
       truncated = true;
       blame(s);
@@ -568,6 +618,11 @@ export async function blameFile(
   const info: Record<Oid, BlameCommitInfo> = {};
   for (const r of ranges) {
     if (info[r.commit]) continue;
+    const given = knownInfo.get(r.commit);
+    if (given) {
+      info[r.commit] = given;
+      continue;
+    }
     const c = await loadCommit(r.commit);
     const nl = c.message.indexOf("\n");
     info[r.commit] = {
@@ -577,5 +632,5 @@ export async function blameFile(
       authored_at: c.author.timestamp * 1000,
     };
   }
-  return { kind: "ok", lines: total, ranges, commits: info, truncated, walked };
+  return { kind: "ok", lines: total, ranges, commits: info, truncated, walked, ...(reused ? { reused } : {}) };
 }

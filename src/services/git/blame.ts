@@ -87,7 +87,7 @@ export async function blameOf(ctx: Ctx, repoId: string, snapshot: RepoSnapshot, 
     try {
       return await ctx.threads.run(
         "git.blame",
-        { store: threadStoreConfig(ctx), packs: packRows(snapshot), commit, path, limits: BLAME_LIMITS },
+        { store: threadStoreConfig(ctx), repoId, packs: packRows(snapshot), commit, path, limits: BLAME_LIMITS },
         { timeLimitMs: BLAME_TIME_LIMIT_MS },
       );
     } catch (e) {

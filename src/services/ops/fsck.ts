@@ -270,6 +270,7 @@ export async function findOrphans(ctx: Ctx, repoId?: string): Promise<Orphan[]> 
       const kind = kindOf(o.key);
       if (!kind) out.push({ key: o.key, size: o.size, reason: "not a file svc writes (no kind of stored file has such a key)" });
       else if (known.get(kind)!.has(o.key)) continue;
+      else if (kind.derived && repos.has(repoIdOf(o.key) ?? "")) continue;
       else out.push({ key: o.key, size: o.size, reason: `${kind.name}: ${kind.orphanReason(repos.has(repoIdOf(o.key) ?? ""))}` });
     }
   }

@@ -37,6 +37,8 @@ export interface ObjectKind {
   known(q: Queryable): Promise<Set<string>>;
   /** Why a stored file of the kind that the database does not account for is there, given whether its repository exists. */
   orphanReason(repositoryExists: boolean): string;
+  /** Derived data (recomputed when absent): no row names it, so fsck calls it an orphan only when its repository is gone. */
+  readonly derived?: boolean;
 }
 
 /** A repository id in a key: what newId() makes (no dots, so never `.` or `..`). */
@@ -168,8 +170,25 @@ export const AVATARS: Readonly<ObjectKind> = {
   orphanReason: () => "no person names it (replaced or removed, and the old picture's delete failed; nothing reads it)",
 };
 
+/** Stored blames (services/git/blame-store.ts): derived from the packs, immutable, recomputed when absent; never backed up. */
+export const BLAMES: Readonly<ObjectKind> = {
+  name: "blame",
+  description: "stored blames (derived from the git objects and recomputed when absent)",
+  root: "repos/",
+  key: new RegExp(`^repos/${REPO}/blame/v[0-9]{1,4}/[0-9a-f]{40}/[0-9a-f]{40}$`),
+  writers: ["src/services/git/blame-store.ts"],
+  derived: true,
+  async backup() {
+    return [];
+  },
+  async known() {
+    return new Set();
+  },
+  orphanReason: (exists) => (exists ? "a stored blame (derived data; kept)" : "its repository was deleted (the purge job removes it)"),
+};
+
 /** Every kind, in the order backups list them. */
-export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, CI_ARTIFACTS, LFS_OBJECTS, AVATARS];
+export const OBJECT_KINDS: readonly ObjectKind[] = [PACKS, CI_LOGS, CI_CACHES, CI_ARTIFACTS, LFS_OBJECTS, AVATARS, BLAMES];
 
 /** The kind a key belongs to, or null when svc never writes such a key. */
 export function kindOf(key: string): ObjectKind | null {

@@ -6,8 +6,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BlameLimits, type BlameOutcome, blameFile, keptLines, linesOf } from "../../../src/git/blame.ts";
+import { gzipSync } from "node:zlib";
+import { type BlameLimits, type BlameOutcome, blameFile, type KnownBlame, keptLines, linesOf } from "../../../src/git/blame.ts";
 import { BlameCache } from "../../../src/services/git/blame.ts";
+import { BLAME_STORED_MAX_BYTES, BLAME_STORED_MAX_INFLATED, blameKey, decodeBlame, encodeBlame } from "../../../src/services/git/blame-store.ts";
+import { BLAMES, kindOf, repoIdOf } from "../../../src/services/ops/object-kinds.ts";
 import { git, openRepoPacks, rng } from "./repo-fixture.ts";
 
 const LIMITS: BlameLimits = { maxBytes: 1024 * 1024, maxCommits: 100_000, maxReadBytes: 512 * 1024 * 1024, maxEdits: 2000 };
@@ -56,11 +59,12 @@ class Work {
     return shas;
   }
   /** Per line, the commit our engine blames. */
-  async ours(rev: string, path: string, limits = LIMITS): Promise<{ shas: string[]; outcome: BlameOutcome }> {
+  async ours(rev: string, path: string, limits = LIMITS, known?: Map<string, KnownBlame>): Promise<{ shas: string[]; outcome: BlameOutcome }> {
     this.run(["repack", "-a", "-d", "-q"]);
     const { set, close } = await openRepoPacks(join(this.dir, ".git"));
     try {
-      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits);
+      const lookup = known && ((c: string) => known.get(c) ?? null);
+      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits, undefined, lookup);
       const shas: string[] = [];
       if (outcome.kind === "ok") for (const r of outcome.ranges) for (let i = 0; i < r.count; i++) shas[r.start - 1 + i] = r.commit;
       return { shas, outcome };
@@ -208,6 +212,71 @@ describe("blame matches git blame --porcelain", () => {
       await w.expectSame("HEAD", "r.txt");
     }
   });
+
+  test("incremental: blames reused from ancestors equal blames from scratch and git's (random histories)", async () => {
+    for (const seed of [4, 5]) {
+      const rand = rng(seed);
+      const w = await Work.make();
+      let text = Array.from({ length: 40 }, (_, i) => `line ${i} ${Math.floor(rand() * 1e6)}`);
+      const mutate = (t: string[], n: number) => {
+        const out = [...t];
+        for (let i = 0; i < n; i++) {
+          const at = Math.floor(rand() * (out.length + 1));
+          const r = rand();
+          if (r < 0.4) out.splice(at, 1, `changed ${Math.floor(rand() * 1e9)}`);
+          else if (r < 0.7) out.splice(at, 0, `inserted ${Math.floor(rand() * 1e9)}`);
+          else out.splice(at, 1);
+        }
+        return out;
+      };
+      const commits = [await w.commit("start", { "r.txt": lines(...text) })];
+      for (let step = 0; step < 24; step++) {
+        if (step % 5 === 2) {
+          w.run(["checkout", "-q", "-b", `side${step}`]);
+          const side = mutate(text, 2);
+          commits.push(await w.commit(`side ${step}`, { "r.txt": lines(...side) }));
+          w.run(["checkout", "-q", "main"]);
+          text = mutate(text, 1);
+          commits.push(await w.commit(`main ${step}`, { "r.txt": lines(...text) }));
+          w.run(["merge", "-q", "-s", "ours", "--no-commit", `side${step}`]);
+          // The resolution keeps one side's text, edited or not.
+          text = rand() < 0.5 ? side : mutate(rand() < 0.5 ? text : side, 1);
+          await w.write("r.txt", lines(...text));
+          w.run(["add", "r.txt"]);
+          commits.push(await w.commit(`merge ${step}`));
+        } else if (step % 6 === 5) {
+          commits.push(await w.commit(`unrelated ${step}`, { [`o${step}.txt`]: "x\n" }));
+        } else {
+          text = mutate(text, 1 + Math.floor(rand() * 3));
+          commits.push(await w.commit(`edit ${step}`, { "r.txt": lines(...text) }));
+        }
+      }
+      // As pushes would: each commit blamed with what is known of the ones before (a random half kept).
+      const known = new Map<string, KnownBlame>();
+      let reused = 0;
+      for (const c of commits) {
+        const inc = await w.ours(c, "r.txt", LIMITS, known);
+        const scratch = await w.ours(c, "r.txt");
+        expect(inc.shas).toEqual(scratch.shas);
+        expect(inc.shas).toEqual(w.gitBlame(c, "r.txt"));
+        if (inc.outcome.kind !== "ok" || scratch.outcome.kind !== "ok") throw new Error("not ok");
+        expect(inc.outcome.commits).toEqual(scratch.outcome.commits);
+        reused += inc.outcome.reused ?? 0;
+        if (rand() < 0.5) known.set(c, inc.outcome);
+      }
+      expect(reused).toBeGreaterThan(0);
+    }
+  });
+
+  test("incremental: a known blame that does not fit the lines handed to it is not used", async () => {
+    const w = await Work.make();
+    const a = await w.commit("a", { "f.txt": lines("1", "2", "3") });
+    const b = await w.commit("b", { "f.txt": lines("1", "2", "3", "4") });
+    const bogus: KnownBlame = { lines: 1, ranges: [{ start: 1, count: 1, commit: b }], commits: {} };
+    const { shas, outcome } = await w.ours(b, "f.txt", LIMITS, new Map([[a, bogus]]));
+    expect(shas).toEqual([a, a, a, b]);
+    expect(outcome.kind === "ok" && outcome.reused).toBeFalsy();
+  });
 });
 
 describe("bounds", () => {
@@ -303,5 +372,47 @@ describe("the node's blame cache", () => {
     cache.clear();
     await cache.get("r:c:p", make);
     expect(runs).toBe(3);
+  });
+});
+
+describe("stored blames (services/git/blame-store.ts)", () => {
+  const sha = (c: string) => c.repeat(40);
+  const info = (s: string) => ({ sha: s, author: { name: "A", email: "a@x" }, summary: "s", authored_at: 1 });
+  const outcome: BlameOutcome = {
+    kind: "ok",
+    lines: 5,
+    ranges: [
+      { start: 1, count: 2, commit: sha("a") },
+      { start: 3, count: 1, commit: sha("b") },
+      { start: 4, count: 2, commit: sha("a") },
+    ],
+    commits: { [sha("a")]: info(sha("a")), [sha("b")]: info(sha("b")) },
+    truncated: false,
+    walked: 3,
+  };
+
+  test("round trip; truncated and empty outcomes are not stored; the key is of the blame kind", () => {
+    const bytes = encodeBlame(["d", "f.txt"], outcome)!;
+    expect(decodeBlame(bytes, ["d", "f.txt"])).toEqual({ lines: 5, ranges: outcome.ranges, commits: outcome.commits });
+    expect(encodeBlame(["f"], { ...outcome, truncated: true })).toBeNull();
+    expect(encodeBlame(["f"], { kind: "binary" })).toBeNull();
+    const key = blameKey("repo_1", sha("c"), ["d", "f.txt"]);
+    expect(kindOf(key)).toBe(BLAMES);
+    expect(repoIdOf(key)).toBe("repo_1");
+  });
+
+  test("anything else reads as not stored: another path, corrupt bytes, ranges that do not tile, bad ids, a bomb", () => {
+    const json = (v: unknown) => gzipSync(JSON.stringify(v));
+    const good = { path: "f", lines: 2, ranges: [[1, 2, 0]], commits: [info(sha("a"))] };
+    expect(decodeBlame(json(good), ["f"])).not.toBeNull();
+    expect(decodeBlame(json(good), ["g"])).toBeNull();
+    expect(decodeBlame(new TextEncoder().encode("nope"), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[1, 1, 0]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[2, 2, 0]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, ranges: [[1, 2, 1]] }), ["f"])).toBeNull();
+    expect(decodeBlame(json({ ...good, commits: [info("zz")] }), ["f"])).toBeNull();
+    expect(decodeBlame(json(null), ["f"])).toBeNull();
+    expect(decodeBlame(gzipSync(new Uint8Array(BLAME_STORED_MAX_INFLATED + 1)), ["f"])).toBeNull();
+    expect(decodeBlame(new Uint8Array(BLAME_STORED_MAX_BYTES + 1), ["f"])).toBeNull();
   });
 });

@@ -196,7 +196,7 @@ export function repoWebRoutes(ctx: Ctx) {
             layout(
               frame,
               `${v.commit.message.split("\n")[0]} · ${repo.org}/${repo.name}@${v.commit.sha.slice(0, 10)}`,
-              await commitPage(frame, chrome, v.commit, v.diff, checks),
+              await commitPage(frame, chrome, v.commit, v.diff, checks, ctx.highlighter),
             ),
             200,
             tag?.headers,

@@ -99,6 +99,10 @@ ${
  * and a token as the password) or SSH, with links to where tokens and keys are made.
  */
 export function emptyRepo(frame: Frame, r: RepoBody): Html {
+  // A fork being made has no refs yet: the banner above says so, and nothing is to be pushed.
+  if (r.fork_state === "pending" || r.fork_state === "failed")
+    return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">${r.fork_state === "pending" ? "This fork is being made" : "This fork could not be made"}</h2></header>
+<p class="pad">${r.fork_state === "pending" ? "Its branches and tags appear here in a moment: reload the page." : "Delete it in Settings and fork again."}</p></section>`;
   if (r.kind === "mirror")
     return html`<section class="box empty-repo" aria-labelledby="empty-h"><header><h2 id="empty-h" class="inh">This mirror is empty</h2></header>
 <p class="pad">${r.last_sync_at === null ? "Its first sync from the origin has not finished yet." : r.sync_error ? "No sync from its origin has succeeded yet (see the error above)." : "Its origin has no branches or tags."} A mirror takes no pushes: its branches and tags come from the origin.</p></section>`;
