@@ -82,7 +82,9 @@ test("open, label, assign, comment, close and reopen, then close by landing a ch
       await page.getByLabel("Title").fill("Uploads over 2 MiB fail");
       await page
         .getByLabel(/^Description/)
-        .fill('Steps: upload a 3 MiB file.\n\n<script>window.__pwned = 1</script> [x](javascript:window.__pwned=2) <img src="javascript:window.__pwned=4" onerror="window.__pwned=3">');
+        .fill(
+          'Steps: upload a 3 MiB file.\n\n<script>window.__pwned = 1</script> [x](javascript:window.__pwned=2) <img src="javascript:window.__pwned=4" onerror="window.__pwned=3">',
+        );
       await page.getByRole("checkbox", { name: "bug" }).check();
       await page.getByRole("checkbox", { name: "bo" }).check();
       await go(page, () => page.getByRole("button", { name: "Open issue" }).click());
