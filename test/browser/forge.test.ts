@@ -281,10 +281,13 @@ async function inert(page: Page): Promise<string[]> {
 }
 
 for (const [name, look] of LOOKS) {
-  test(`${name}: hostile README, description, file, branch and tag names stay inert on every page`, async () => {
+  // Signed in on the desktop (a writer sees more: delete-branch forms, the change form, the feed), signed out on the phone.
+  const writer = look.width >= 500;
+  test(`${name}, ${writer ? "a writer" : "signed out"}: hostile README, description, file, branch and tag names stay inert on every page`, async () => {
     const tab = await tabFor(look);
     const page = tab.page;
     try {
+      if (writer) await signIn(page, EMAIL, PASSWORD);
       // The pages, found the way a visitor finds them (links), not by building addresses by hand.
       const pages: [string, string][] = [];
       await step(tab, `${name}-collect`, async () => {
@@ -311,6 +314,9 @@ for (const [name, look] of LOOKS) {
           ["/forge/engine/commits/main", "Seed <img src=x onerror=alert(21)>"],
           ["/search?q=engine", "An <b>engine</b> <script>alert(6)</script>"],
           ["/explore", "An <b>engine</b> <script>alert(6)</script>"],
+          ["/forge", "An <b>engine</b> <script>alert(6)</script>"],
+          // The home page: the writer's activity feed names the pushed branches.
+          ["/", writer ? EVIL_BRANCH : ""],
         );
       });
       for (const [path, shown] of pages) {
@@ -324,6 +330,20 @@ for (const [name, look] of LOOKS) {
           if (look.width < 500) await fitsScreen(page, path);
         });
       }
+      if (writer)
+        await step(tab, `${name}-change-from-hostile-branch`, async () => {
+          await page.goto(pages.find(([p]) => p.includes("/compare/"))?.[0] ?? "");
+          await go(page, () => page.getByRole("button", { name: "Open change" }).click());
+          const change = new URL(page.url()).pathname;
+          expect(change).toMatch(/^\/forge\/engine\/changes\/\d+$/);
+          for (const path of [change, `${change}/files`]) {
+            const r = await page.goto(path);
+            expect({ path, csp: r?.headers()["content-security-policy"] }).toEqual({ path, csp: PAGE_CSP });
+            expect({ path, bad: await inert(page) }).toEqual({ path, bad: [] });
+            expect({ path, shown: ((await page.locator("main").textContent()) ?? "").includes(EVIL_BRANCH) }).toEqual({ path, shown: true });
+            await clean(tab, `${name} ${path}`);
+          }
+        });
       await step(tab, `${name}-content-shown-as-text`, async () => {
         await page.goto("/forge/engine");
         const main = (await page.locator("main").textContent()) ?? "";
