@@ -98,6 +98,14 @@ export interface Highlighter {
   highlight(key: string, code: string, language: string, o: { timeLimitMs?: number; log?: Logger }): Promise<string[] | null> | undefined;
   /** Starts the thread ahead of the first file view. */
   warm(): void;
+  /**
+   * A value derived from highlighted markup (a diff's parsed lines per file) remembered by key, so
+   * a warm page skips re-deriving it; undefined when not remembered. Optional: a highlighter
+   * without it derives every time.
+   */
+  recall?(key: string): unknown;
+  /** Remembers `value` (about `bytes` large) for `recall`. */
+  remember?(key: string, value: unknown, bytes: number): void;
   /** Terminates the thread and answers the waiting files plain. */
   close(): void;
 }
