@@ -21,11 +21,15 @@
 //      trees, messages, authors and dates; merges kept, parents before A mapped to the root) on a
 //      root commit holding A's tree, pushed as `main` (A) and `maint` (B); the change from maint
 //      to main, its files tab (`real-files`) and conversation tab (`real-change`), probed as in 5.
+//   7. (issue 33, `--only change-page,issue,runs,home,org`) pages the one repository layout and the
+//      header changed: the 50-file change's conversation tab, an issue with a Markdown body and 20
+//      comments, the (empty) runs list, the signed-in home page and the org page.
 // Every probed case also reports the page's size (`page_kb`).
 // --baseline DIR runs a second server from another checkout (e.g. an older commit unpacked with
 // `git archive`, node_modules linked) with the same data; every case then fetches from both
 // servers in turn, request by request, so both see the same load.
-// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change,review,review-files,review-diff,real-files,real-change]
+// Usage: bun bench/web.ts [--reps 200] [--cold 40] [--only flat,nested,warm,cold,commit,change,review,review-files,review-diff,real-files,real-change,
+//                         change-page,issue,runs,home,org]
 //                         [--real GITDIR] [--real-range A..B] [--baseline DIR] [--cpu-prof DIR] [--out FILE]
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -199,6 +203,8 @@ interface Target {
   svc: SvcServer;
   cookie: string;
   feature: string;
+  /** The number of the issue opened on `code` (with a Markdown body and comments). */
+  issue: number;
   /** What was posted on the review change (comments refused by a server without the comments API are not counted). */
   review: { comments: number; reviews: number; setup_s: number };
   /** The real history's change (when asked for). */
@@ -291,6 +297,22 @@ async function setUp(label: string, root: string): Promise<Target> {
     body: JSON.stringify({ title: "Change 50 files", branch: "feature" }),
   });
   if (opened.status !== 201) throw new Error(`open change: ${opened.status} ${await opened.text()}`);
+  // (issue 33) An issue with a Markdown body (a highlighted code block) and 20 comments, for `issue`.
+  const issued = await fetch(`${svc.url}/v1/orgs/bench/repos/code/issues`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ title: "Upload fails on files over 2 GiB", body: `${README}\nSee #1 and @bencher.\n` }),
+  });
+  if (issued.status !== 201) throw new Error(`open issue: ${issued.status} ${await issued.text()}`);
+  const issue = (await issued.json()).number as number;
+  for (let k = 0; k < 20; k++) {
+    const r = await fetch(`${svc.url}/v1/orgs/bench/repos/code/issues/${issue}/comments`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ body: `Comment ${k}: *seen* it too, see #1.\n\n\`\`\`ts\nconst n = ${k};\n\`\`\`\n` }),
+    });
+    if (r.status !== 201) throw new Error(`issue comment: ${r.status} ${await r.text()}`);
+  }
   let review = { comments: 0, reviews: 0, setup_s: 0 };
   if (["review", "review-files", "review-diff"].some((k) => ONLY.has(k))) {
     const s0 = performance.now();
@@ -320,7 +342,7 @@ async function setUp(label: string, root: string): Promise<Target> {
     if (opened.status !== 201) throw new Error(`open real change: ${opened.status} ${await opened.text()}`);
     real = { range: REAL_RANGE, commits: built.commits, files: built.files, stat: built.stat, push_s };
   }
-  return { label, svc, cookie, feature, review, real };
+  return { label, svc, cookie, feature, issue, review, real };
 }
 let realBuilt: ReturnType<typeof realRepo> | undefined;
 
@@ -440,6 +462,12 @@ const cases: [string, string, () => Promise<unknown>][] = [
   ["review", "review_change_page_300_files_200_comments", () => probed(() => "/bench/review/changes/1", REPS)],
   ["review-files", "review_files_tab_300_files_200_comments", () => probed(() => "/bench/review/changes/1/files", REPS)],
   ["review-diff", "review_diff_api_300_files", () => probed(() => "/v1/orgs/bench/repos/review/changes/1/diff", REPS)],
+  // (issue 33, behind --only) pages the one repository layout and the header changed.
+  ["change-page", "change_conversation_50_files", () => measure(() => "/bench/code/changes/1", REPS)],
+  ["issue", "issue_page_20_comments", () => measure((t) => `/bench/code/issues/${t.issue}`, REPS)],
+  ["runs", "runs_list_empty", () => measure(() => "/bench/code/runs", REPS)],
+  ["home", "home_signed_in", () => measure(() => "/", REPS)],
+  ["org", "org_page_4_repos", () => measure(() => "/bench", REPS)],
   ["real-files", "real_git_files_tab", () => probed(() => "/bench/real/changes/1/files", REPS)],
   ["real-change", "real_git_change_page", () => probed(() => "/bench/real/changes/1", REPS)],
 ];

@@ -20,8 +20,8 @@ export const REFS_CAP = 10;
 export const COUNT_CAP = 100;
 /** Commits of a ref whose first lines are kept, newest first. */
 export const HEAD_COMMITS = 3;
-/** Commits a walk may visit, new or old: a bound on the work any push can cause. */
-const WALK_CAP = 5000;
+/** Commits the walks of one push may visit in all, new or old: a bound on the work any push can cause. */
+export const WALK_CAP = 5000;
 /** Characters of a commit's first line kept. */
 const SUBJECT_CAP = 120;
 
@@ -63,12 +63,19 @@ export async function enqueuePushSummary(ctx: Ctx, tx: Tx, event: RepoEvent): Pr
 
 /**
  * Commits reachable from `tip` and not from `stop`, newest first by committer time, at most
- * `cap + 1` (so the caller knows there are more), visiting at most WALK_CAP commits. As git's
+ * `cap + 1` (so the caller knows there are more), visiting at most `budget.left` commits (and
+ * taking what it visited from it: one budget serves all the refs of a push). As git's
  * rev-list, by date: old commits are walked until they are older than every candidate, and a
  * candidate an old commit reaches after all is dropped (commits made in the same second, or with
  * skewed clocks, come out right).
  */
-export async function newCommits(cache: CommitCache, tip: string, stop: readonly string[], cap: number): Promise<CommitNode[]> {
+export async function newCommits(
+  cache: CommitCache,
+  tip: string,
+  stop: readonly string[],
+  cap: number,
+  budget: { left: number } = { left: WALK_CAP },
+): Promise<CommitNode[]> {
   const OLD = 1;
   const QUEUED = 2;
   const flags = new Map<string, number>();
@@ -92,7 +99,7 @@ export async function newCommits(cache: CommitCache, tip: string, stop: readonly
   enqueue(first, false);
   const out: CommitNode[] = [];
   let oldest = Number.POSITIVE_INFINITY;
-  for (let visited = 0; visited < WALK_CAP; visited++) {
+  for (; budget.left > 0; budget.left--) {
     // Only old commits left: go on while one could still reach a candidate (not older than all of them).
     if (queuedNew === 0 && !((queue.peek()?.time ?? Number.NEGATIVE_INFINITY) >= oldest)) break;
     const node = queue.pop();
@@ -142,13 +149,15 @@ export async function summarizePush(ctx: Ctx, p: SummarizePayload): Promise<void
   const otherBranches = snapshot.refs.filter((r) => r.name.startsWith("refs/heads/") && !moved.has(r.name)).map((r) => r.oid);
   const cache = new CommitCache(snapshot.objects);
   const refs: PushedRef[] = [];
+  const budget = { left: WALK_CAP };
   for (const m of p.moves) {
     const action = m.new === null ? "deleted" : m.old === null ? "created" : "updated";
     const entry: PushedRef = { ref: m.ref, action, sha: (m.new ?? m.old)!, commits: 0, more: false, head: [] };
     if (m.new !== null && m.ref.startsWith("refs/heads/")) {
-      const found = await newCommits(cache, m.new, m.old ? [m.old] : otherBranches, COUNT_CAP);
+      const found = await newCommits(cache, m.new, m.old ? [m.old] : otherBranches, COUNT_CAP, budget);
       entry.commits = Math.min(found.length, COUNT_CAP);
-      entry.more = found.length > COUNT_CAP;
+      // Past the cap, or the push's walking budget ran out: the count is a lower bound ("30+").
+      entry.more = found.length > COUNT_CAP || budget.left <= 0;
       for (const c of found.slice(0, HEAD_COMMITS)) {
         const obj = await snapshot.objects.read(c.oid);
         if (obj?.type === "commit") entry.head.push({ sha: c.oid, subject: subjectOf(parseCommit(obj.data).message) });

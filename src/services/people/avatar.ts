@@ -75,12 +75,14 @@ export async function removeAvatar(ctx: Ctx, actor: Principal): Promise<void> {
   await dropObject(ctx, old, null);
 }
 
-/** The uploaded picture of the live person called `handle`, or null (no such person, or none uploaded: the identicon). */
-export async function avatarPicture(ctx: Ctx, handle: string): Promise<{ bytes: Uint8Array; type: SniffedImage["type"]; version: string } | null> {
+/** The uploaded picture of the live person called `handle`: its version and a reader of its bytes; null without one (the identicon). */
+export async function avatarPicture(
+  ctx: Ctx,
+  handle: string,
+): Promise<{ type: SniffedImage["type"]; version: string; bytes: () => Promise<Uint8Array | null> } | null> {
   const row = await avatarByHandle(ctx.db.read, handle);
-  if (!row?.avatar) return null;
-  const bytes = await ctx.store.get(row.avatar);
-  const type = TYPE_OF_EXT[row.avatar.slice(row.avatar.lastIndexOf(".") + 1)];
-  if (!bytes || !type) return null;
-  return { bytes, type, version: avatarKeyVersion(row.avatar) };
+  const key = row?.avatar;
+  const type = key ? TYPE_OF_EXT[key.slice(key.lastIndexOf(".") + 1)] : undefined;
+  if (!key || !type) return null;
+  return { type, version: avatarKeyVersion(key), bytes: () => ctx.store.get(key) };
 }

@@ -4,7 +4,7 @@
 // commit and how far it is ahead of and behind the default branch, by a bounded walk.
 import { Type, type Static } from "@sinclair/typebox";
 import { parseCommit, parseTag, type Commit } from "../../git/object.ts";
-import { CommitCache, CommitQueue } from "../../git/revision.ts";
+import { CommitCache, CommitQueue, type CommitNode } from "../../git/revision.ts";
 import type { Oid, Ref } from "../../git/types.ts";
 import { Unprocessable } from "../../errors.ts";
 import { need, type RepoTarget } from "../access/target.ts";
@@ -151,7 +151,14 @@ export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Prom
   const queued = new Set<Oid>();
   const queue = new CommitQueue();
   let live = 0;
-  const mark = async (oid: Oid, f: number) => {
+  const enqueue = (node: CommitNode, now: number) => {
+    times.set(node.oid, node.time);
+    queue.push(node);
+    queued.add(node.oid);
+    if (now !== BOTH) live++;
+  };
+  /** Paints `oid` with `f`; a promise only when the commit must be read (the rows of a page share most of their walks). */
+  const mark = (oid: Oid, f: number): Promise<void> | undefined => {
     const old = flags.get(oid) ?? 0;
     const now = old | f;
     if (now === old) return;
@@ -160,13 +167,14 @@ export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Prom
       if (now === BOTH) live--;
       return;
     }
-    // Known commits without an await: the rows of one page share most of their walks.
-    const node = cache.known(oid) ?? (await cache.lookup(oid));
-    if (!node) return;
-    times.set(oid, node.time);
-    queue.push(node);
-    queued.add(oid);
-    if (now !== BOTH) live++;
+    const known = cache.known(oid);
+    if (known) {
+      enqueue(known, now);
+      return;
+    }
+    return cache.lookup(oid).then((node) => {
+      if (node) enqueue(node, now);
+    });
   };
   await mark(tip, TIP);
   await mark(base, BASE);
@@ -187,7 +195,10 @@ export async function aheadBehind(cache: CommitCache, base: Oid, tip: Oid): Prom
     queued.delete(node.oid);
     const f = flags.get(node.oid)!;
     if (f !== BOTH) live--;
-    for (const p of node.parents) await mark(p, f);
+    for (const p of node.parents) {
+      const reading = mark(p, f);
+      if (reading) await reading;
+    }
   }
   let ahead = 0;
   let behind = 0;

@@ -69,6 +69,7 @@ describe("/avatars/{handle}", () => {
       expect(new TextDecoder().decode(r.bytes)).toStartWith("<svg");
     }
     expect((await get("/avatars/ada")).headers.get("cache-control")).toBe("public, max-age=300");
+    expect((await get("/avatars/ada?v=i", { "if-none-match": '"i"' })).status).toBe(304);
     expect((await get("/avatars/not..a..name")).status).toBe(404);
   });
 });
@@ -91,6 +92,14 @@ describe("upload through the settings form", () => {
       type: "image/png",
       cache: "public, max-age=31536000, immutable",
       same: true,
+    });
+    // Revalidation by the version: 304 with no body.
+    expect(served.headers.get("etag")).toBe(`"${v}"`);
+    const again = await get(`/avatars/ada?v=${v}`, { "if-none-match": `"${v}"` });
+    expect({ status: again.status, length: again.bytes.length, type: again.headers.get("content-type") }).toEqual({
+      status: 304,
+      length: 0,
+      type: "image/png",
     });
     // An old address of the picture is only kept briefly.
     expect((await get("/avatars/ada?v=i")).headers.get("cache-control")).toBe("public, max-age=300");

@@ -22,6 +22,8 @@ let tip: string;
 
 const LONG_DIR = `${"d".repeat(60)}/${"e".repeat(60)}`;
 const LONGER = `${"x".repeat(120)}/${"y".repeat(150)}.txt`;
+/** A branch named like markup, with a quote and non-ASCII: a valid ref name. */
+const HOSTILE = `"><é/x`;
 
 beforeAll(async () => {
   // Caps small enough to reach in a test: 5 MiB of files, 60 entries.
@@ -51,8 +53,9 @@ beforeAll(async () => {
   await w.g.ok(["commit", "-q", "-m", "a submodule"], { cwd: work });
   tip = await w.g.ok(["rev-parse", "HEAD"], { cwd: work });
   await w.g.ok(["branch", "release/1.0", plain], { cwd: work });
+  await w.g.ok(["branch", HOSTILE, plain], { cwd: work });
   await w.g.ok(["tag", "-a", "-m", "one", "v1.0", plain], { cwd: work });
-  await w.g.ok(["push", "-q", repo.url, "main", "release/1.0", "v1.0"], { cwd: work });
+  await w.g.ok(["push", "-q", repo.url, "main", "release/1.0", HOSTILE, "v1.0"], { cwd: work });
 }, 120_000);
 
 afterAll(async () => {
@@ -148,6 +151,31 @@ describe("archives against git archive", () => {
     const tag = await fetch(`${w.server.url}/arch/widgets/archive/v1.0.tar.gz`, { headers: { cookie: w.owner.cookie } });
     expect(tag.status).toBe(200);
     expect(gunzipSync(new Uint8Array(await tag.arrayBuffer())).length).toBeGreaterThan(0);
+  });
+});
+
+describe("names and streams", () => {
+  test("a branch named with quotes, markup and non-ASCII: a safe Content-Disposition, the name in filename*", async () => {
+    const web = await fetch(`${w.server.url}/arch/widgets/archive/${encodeURIComponent('"><é')}/x.zip`, { headers: { cookie: w.owner.cookie } });
+    expect(web.status).toBe(200);
+    expect(web.headers.get("content-disposition")).toBe(
+      `attachment; filename="widgets-_><_-x.zip"; filename*=UTF-8''${encodeURIComponent('widgets-"><é-x.zip')}`,
+    );
+    const ours = listing(await extract(new Uint8Array(await web.arrayBuffer()), "zip"));
+    expect(Object.keys(ours)).toContain('widgets-"><é-x/README.md');
+  });
+
+  test("a download cancelled after its first bytes leaves the server serving the same archive whole", async () => {
+    const whole = new Uint8Array(await (await get(`/v1/orgs/arch/repos/widgets/archive/${plain}?format=zip`)).arrayBuffer());
+    for (let i = 0; i < 3; i++) {
+      const r = await get(`/v1/orgs/arch/repos/widgets/archive/${plain}?format=zip`);
+      const reader = r.body!.getReader();
+      await reader.read();
+      await reader.cancel();
+    }
+    expect((await fetch(`${w.server.url}/healthz`)).status).toBe(200);
+    const again = new Uint8Array(await (await get(`/v1/orgs/arch/repos/widgets/archive/${plain}?format=zip`)).arrayBuffer());
+    expect(Buffer.compare(again, whole)).toBe(0);
   });
 });
 

@@ -51,6 +51,16 @@ describe("newCommits", () => {
     expect((await newCommits(h.cache(), h.oid("c49"), [], 10)).length).toBe(11);
     expect(await newCommits(h.cache(), h.oid("c20"), [h.oid("c49")], 10)).toEqual([]);
   });
+
+  test("one budget bounds the walks of a push: spent, the next ref's walk visits nothing", async () => {
+    const spec: Record<string, { parents: string[]; time: number }> = {};
+    for (let i = 0; i < 50; i++) spec[`c${i}`] = { parents: i ? [`c${i - 1}`] : [], time: i };
+    const h = history(spec);
+    const budget = { left: 30 };
+    expect((await newCommits(h.cache(), h.oid("c49"), [], 100, budget)).length).toBe(30);
+    expect(budget.left).toBe(0);
+    expect(await newCommits(h.cache(), h.oid("c40"), [], 100, budget)).toEqual([]);
+  });
 });
 
 const row = (id: string, kind: string, payload: Record<string, unknown>, t: number): ActivityRow => ({

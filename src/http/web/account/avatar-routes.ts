@@ -23,16 +23,29 @@ const BRIEFLY = "public, max-age=300";
 /** Room in a multipart body beyond the picture itself: boundaries, part headers, the form token. */
 const MULTIPART_SLACK = 16 * 1024;
 
-function picture(body: Uint8Array | string, type: string, cache: string): Response {
-  return new Response(body as BodyInit, { headers: { "content-type": type, "cache-control": cache, ...AVATAR_HEADERS } });
+function picture(body: Uint8Array | string | null, type: string, cache: string, etag: string): Response {
+  const headers = { "content-type": type, "cache-control": cache, etag, ...AVATAR_HEADERS };
+  return body === null ? new Response(null, { status: 304, headers }) : new Response(body as BodyInit, { headers });
 }
 
-/** The picture of `name`: uploaded (immutable when `v` is its version) or the identicon (immutable at `v=i`). */
-async function avatarResponse(ctx: Ctx, name: string, v: string | undefined): Promise<Response> {
+/**
+ * The picture of `name`: uploaded (immutable when `v` is its version) or the identicon (immutable
+ * at `v=i`). The ETag is the version, so a revalidation is answered 304 before the object is read.
+ */
+async function avatarResponse(ctx: Ctx, request: Request, name: string, v: string | undefined): Promise<Response> {
   if (!isNamespaceName(name)) return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", ...AVATAR_HEADERS } });
+  const seen = request.headers.get("if-none-match");
   const up = await avatarPicture(ctx, name);
-  if (up) return picture(up.bytes, up.type, v === up.version ? FOREVER : BRIEFLY);
-  return picture(identicon(name), "image/svg+xml", v === "i" ? FOREVER : BRIEFLY);
+  if (up) {
+    const etag = `"${up.version}"`;
+    const cache = v === up.version ? FOREVER : BRIEFLY;
+    if (seen === etag) return picture(null, up.type, cache, etag);
+    const bytes = await up.bytes();
+    if (bytes) return picture(bytes, up.type, cache, etag);
+  }
+  const etag = `"i"`;
+  const cache = v === "i" ? FOREVER : BRIEFLY;
+  return picture(seen === etag ? null : identicon(name), "image/svg+xml", cache, etag);
 }
 
 /** The multipart form's token and picture, or an empty form when the body is not one. */
@@ -60,7 +73,7 @@ export function avatarSettingsRoutes(ctx: Ctx, again: Again) {
   const limit = AVATAR_MAX_BYTES + MULTIPART_SLACK;
   const tooLarge = TooLarge(`the picture is larger than ${AVATAR_MAX_BYTES / 1024 / 1024} MiB`);
   return new Elysia({ name: "routes.web.account.avatar" })
-    .get("/avatars/:handle", ({ params, query }) => avatarResponse(ctx, params.handle, queryParam(query, "v")), { detail: { hide: true } })
+    .get("/avatars/:handle", ({ request, params, query }) => avatarResponse(ctx, request, params.handle, queryParam(query, "v")), { detail: { hide: true } })
     .post(
       "/settings/profile/avatar",
       async ({ request }) => {

@@ -4,6 +4,7 @@
 // (/changes/{n}/files): the diff of the chosen patchset (or between two), every line number a link
 // that opens a comment form at that line, without any script (`?comment=path:side:line`).
 import type { Change, Review } from "../../../services/changes/schemas.ts";
+import type { Highlighter } from "../../../services/context.ts";
 import { type ChangeView, type CommentAt, type Thread, type TimelineItem } from "../../../services/web/changes.ts";
 import { CSRF_FIELD } from "../kit/csrf.ts";
 import { escapeHtml, html, seg, segs, type Html } from "../kit/html.ts";
@@ -391,7 +392,14 @@ function filesDiff(v: ChangeView, csrf: string | null, commentAt: CommentAt | nu
 }
 
 /** The files tab: the chosen patchset's diff (or the interdiff) with every line number a comment link. */
-export async function filesPage(v: ChangeView, frame: Frame, commentAt: CommentAt | null, error?: string, open: string | null = null): Promise<Html> {
+export async function filesPage(
+  v: ChangeView,
+  frame: Frame,
+  commentAt: CommentAt | null,
+  error?: string,
+  open: string | null = null,
+  highlighter?: Highlighter,
+): Promise<Html> {
   const csrf = frame.csrf;
   const c = v.change;
   const { patchset, against } = v.shown;
@@ -400,7 +408,7 @@ export async function filesPage(v: ChangeView, frame: Frame, commentAt: CommentA
       ? `Changes from patchset ${against} to patchset ${patchset}`
       : `Patchset ${patchset}${patchset === c.patchset ? "" : " (not the current one)"}`;
   const { link, options, placed, interdiff } = filesDiff(v, csrf, commentAt, open);
-  const diff = v.diff ? await diffView(v.diff, link, options) : html`<p class="muted">This change has no commits to compare.</p>`;
+  const diff = v.diff ? await diffView(v.diff, link, { ...options, highlighter }) : html`<p class="muted">This change has no commits to compare.</p>`;
   const lost = interdiff ? [] : v.threads.filter((t) => t.root.path !== null && !placed.has(t.root.id));
   return html`${changeHeader(v, frame)}
 ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
@@ -414,9 +422,9 @@ ${lost.length ? html`<section class="box" aria-labelledby="lost-h"><header><h3 c
 }
 
 /** One file of the files tab drawn in full, alone (what "Load diff" swaps in): null when the diff has no such file. */
-export async function filesFragment(v: ChangeView, csrf: string | null, path: string): Promise<Html | null> {
+export async function filesFragment(v: ChangeView, csrf: string | null, path: string, highlighter?: Highlighter): Promise<Html | null> {
   const index = v.diff ? v.diff.files.findIndex((f) => f.path === path) : -1;
   if (!v.diff || index < 0) return null;
   const { link, options } = filesDiff(v, csrf, null, path);
-  return await diffFileView(v.diff, index + 1, link, options);
+  return await diffFileView(v.diff, index + 1, link, { ...options, highlighter });
 }

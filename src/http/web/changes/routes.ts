@@ -84,13 +84,13 @@ export function changesWebRoutes(ctx: Ctx) {
     const v = await changeView(ctx, actor, org, repo, n, "files", { patchset: shown.ps, against: shown.against });
     // "Load diff" with the script: that one file's section alone (same access, same drawing).
     if (shown.fragment && shown.file !== undefined) {
-      const one = await filesFragment(v, frame.csrf, shown.file);
+      const one = await filesFragment(v, frame.csrf, shown.file, ctx.highlighter);
       if (!one) throw NotFound("no such file in this diff");
       return page(one, 200, { vary: "Cookie, X-Svc-Fragment" });
     }
     const at = v.canComment && v.shown.against === null ? parseCommentAt(shown.comment) : null;
     const title = `Files · ${v.change.title} · #${v.change.number} · ${v.repo.org}/${v.repo.name}`;
-    return page(layout(frame, title, await filesPage(v, frame, at, refusal?.message, shown.file ?? null)), refusal?.status, {
+    return page(layout(frame, title, await filesPage(v, frame, at, refusal?.message, shown.file ?? null, ctx.highlighter)), refusal?.status, {
       vary: "Cookie, X-Svc-Fragment",
     });
   };

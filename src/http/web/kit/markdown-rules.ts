@@ -32,6 +32,13 @@ export interface RenderEnv extends Record<PropertyKey, unknown> {
   fence: FenceHighlighter | null;
   /** Bytes × weight of fenced code still allowed highlighting in this document. */
   budget: number;
+  /**
+   * Highlighted blocks, by index: the sanitizer sees `blockMark(nonce, i)` (plain text) in their
+   * place and markdownToHtml swaps them back after it (the highlighter's markup is escaped text in
+   * class spans, as the file view trusts it; parsing it again was most of a code-heavy README's
+   * time). The nonce is random per render, so a document cannot write a mark.
+   */
+  blocks: string[];
 }
 
 /** A fence line longer than this is minified or generated: the whole block is shown plain. */
@@ -123,9 +130,29 @@ function tableAlign(tokens: Token[]): void {
   }
 }
 
+/**
+ * GFM's `www.` autolinks (linkify-it links only URLs with a scheme here: its fuzzy mode would link
+ * `README.md`): a host of dot-separated labels, then a path up to whitespace or `<`, without the
+ * trailing punctuation GFM leaves out. Bounded and sticky: each `www.` costs at most ~2,300 steps.
+ */
+function wwwLinks(md: MarkdownIt): void {
+  md.linkify.add("www.", {
+    validate: (text: string, pos: number) => {
+      const re = /[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?){1,8}(?:[/?#][^\s<>]{0,2000})?/iy;
+      re.lastIndex = pos;
+      const m = re.exec(text);
+      return m ? m[0].replace(/[.,:;!?'")\]*_~]+$/, "").length : 0;
+    },
+    normalize: (match) => {
+      match.url = `http://${match.url}`;
+    },
+  });
+}
+
 /** Installs the rules on a markdown-it instance (once, where it is made). */
 export function gfmRules(md: MarkdownIt): void {
   const esc = md.utils.escapeHtml;
+  wwwLinks(md);
   md.core.ruler.push("svc_gfm", (state) => {
     const env = state.env as unknown as RenderEnv;
     headingIds(state.tokens, env);
@@ -135,12 +162,17 @@ export function gfmRules(md: MarkdownIt): void {
   });
 
   // The heading's anchor: a link to its own id, shown on hover or focus, named for screen readers.
+  // Beside the heading, not in it (as GitHub now draws it): the heading's name stays its text.
+  md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
+    const open = tokens[idx]!;
+    return `${open.meta ? '<div class="markdown-heading">' : ""}${self.renderToken(tokens, idx, options)}`;
+  };
   md.renderer.rules.heading_close = (tokens, idx) => {
     const close = tokens[idx]!;
     const open = tokens[idx - 2];
     const meta = open?.type === "heading_open" ? (open.meta as { anchor: string; text: string } | null) : null;
-    const anchor = meta ? `<a class="anchor" href="#${esc(meta.anchor)}" aria-label="${esc(`Permalink: ${meta.text.slice(0, 200)}`)}">#</a>` : "";
-    return `${anchor}</${close.tag}>\n`;
+    if (!meta) return `</${close.tag}>\n`;
+    return `</${close.tag}><a class="anchor" href="#${esc(meta.anchor)}" aria-label="${esc(`Permalink: ${meta.text.slice(0, 200)}`)}">#</a></div>\n`;
   };
 
   // Fenced code: `language-…` class from the info string; highlighted while the document's budget
@@ -156,13 +188,22 @@ export function gfmRules(md: MarkdownIt): void {
     const lang = env.fence && word ? env.fence.language(word) : null;
     if (lang && env.fence && code.length * lang.weight <= env.budget && !hasLongLine(code)) {
       env.budget -= code.length * lang.weight;
-      body = env.fence.lines(code, lang)?.join("\n") ?? null;
+      const lines = env.fence.lines(code, lang);
+      if (lines) {
+        env.blocks.push(lines.join("\n"));
+        body = `${blockMark(env.nonce, env.blocks.length - 1)}`;
+      }
     }
     return `<pre tabindex="0"><code${cls}>${body ?? esc(code)}</code></pre>\n`;
   };
 
   // Indented code: focusable too (a long line scrolls it sideways, and keyboard users must reach it).
   md.renderer.rules.code_block = (tokens, idx) => `<pre tabindex="0"><code>${esc(tokens[idx]!.content)}</code></pre>\n`;
+}
+
+/** The stand-in of highlighted block `i` until the sanitizer has run (text it keeps as is: letters, digits, hyphens). */
+export function blockMark(nonce: string, i: number): string {
+  return `svc-hl-${nonce}-${i}-end`;
 }
 
 function hasLongLine(code: string): boolean {

@@ -2,8 +2,9 @@
 // keys, inline code, details. Code colours are the file view's (`hl-*`, `hljs-*` in repos/styles.ts).
 export const MARKDOWN_CSS = `
 .markdown h1,.markdown h2,.markdown h3,.markdown h4,.markdown h5,.markdown h6{scroll-margin-top:1rem}
-.markdown a.anchor{margin-left:.4rem;color:var(--muted);opacity:0;text-decoration:none}
-.markdown :is(h1,h2,h3,h4,h5,h6):hover>a.anchor,.markdown a.anchor:focus,.markdown :target>a.anchor{opacity:1}
+.markdown .markdown-heading{display:flex;align-items:baseline;gap:.4rem}
+.markdown a.anchor{color:var(--muted);opacity:0;text-decoration:none}
+.markdown .markdown-heading:hover>a.anchor,.markdown a.anchor:focus,.markdown :target+a.anchor{opacity:1}
 .markdown ul.contains-task-list,.markdown ol.contains-task-list{list-style:none;padding-left:1.4rem}
 .markdown li.task-list-item>input.task-list-item-checkbox{margin:0 .3rem 0 -1.3rem;vertical-align:middle}
 .markdown code,.markdown kbd,.markdown samp{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}

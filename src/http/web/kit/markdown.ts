@@ -9,7 +9,7 @@
 import MarkdownIt from "markdown-it";
 import sanitizeHtml from "sanitize-html";
 import { html, trusted, type Html } from "./html.ts";
-import { type FenceHighlighter, gfmRules, type RenderEnv, USER_CONTENT } from "./markdown-rules.ts";
+import { blockMark, type FenceHighlighter, gfmRules, type RenderEnv, USER_CONTENT } from "./markdown-rules.ts";
 import type { Threads } from "../../../threads.ts";
 import { ThreadTaskError } from "../../../util/thread-pool.ts";
 
@@ -55,7 +55,7 @@ export function resolveRelative(dir: string, href: string): string {
  */
 export const MARKDOWN_INLINE = 16 * 1024;
 /** Fenced code highlighted per document, in bytes × the engine's weight (beyond it, plain). */
-export const MARKDOWN_HIGHLIGHT_BUDGET = 256 * 1024;
+export const MARKDOWN_HIGHLIGHT_BUDGET = 128 * 1024;
 /** How long rendering one big source may take on its thread (then it is shown as text). */
 export const MARKDOWN_TIME_LIMIT_MS = 2000;
 
@@ -78,20 +78,32 @@ function mayHaveFence(source: string): boolean {
  * document). When the thread cannot (time limit, a busy pool, a failure), the source is shown as text.
  */
 export async function renderMarkdownOffloaded(threads: Threads, source: string, base: LinkBase): Promise<Html> {
+  return (await renderMarkdownOutcome(threads, source, base)).html;
+}
+
+/**
+ * As renderMarkdownOffloaded, saying whether the markup is the document's own (`final`: rendered
+ * in full) or a stand-in for now (plain fences or the text, because the thread was busy or slow):
+ * only a final rendering may be remembered.
+ */
+export async function renderMarkdownOutcome(threads: Threads, source: string, base: LinkBase): Promise<{ html: Html; final: boolean }> {
   const fences = mayHaveFence(source);
-  if (source.length <= MARKDOWN_INLINE && !fences) return renderMarkdown(source, base);
+  if (source.length <= MARKDOWN_INLINE && !fences) return { html: renderMarkdown(source, base), final: true };
   try {
-    return trusted(await threads.run("web.renderMarkdown", { source, base }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS }));
+    return { html: trusted(await threads.run("web.renderMarkdown", { source, base }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS })), final: true };
   } catch (e) {
     if (!(e instanceof ThreadTaskError)) throw e;
     if (e.kind === "time_limit" && fences) {
       try {
-        return trusted(await threads.run("web.renderMarkdown", { source, base, plain: true }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS }));
+        return {
+          html: trusted(await threads.run("web.renderMarkdown", { source, base, plain: true }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS })),
+          final: false,
+        };
       } catch (again) {
         if (!(again instanceof ThreadTaskError)) throw again;
       }
     }
-    return html`<pre>${source}</pre>`;
+    return { html: html`<pre>${source}</pre>`, final: false };
   }
 }
 
@@ -181,7 +193,7 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   input: ["type", "class", "disabled", "checked", "aria-label"],
   ...Object.fromEntries(["h1", "h2", "h3", "h4", "h5", "h6"].map((h) => [h, ["id", "align"]])),
   p: ["align"],
-  div: ["align"],
+  div: ["align", "class"],
   // Only tabindex="0" (see the transform): code that scrolls sideways is reachable by keyboard.
   pre: ["tabindex"],
   table: ["align"],
@@ -190,6 +202,7 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
 /** Our classes, the only ones kept. */
 const ALLOWED_CLASSES: Readonly<Record<string, readonly (string | RegExp)[]>> = {
   code: [/^language-[\w+#-]+$/],
+  div: ["markdown-heading"],
   span: [/^hl-[a-z]+$/, /^hljs-[\w-]+$/, /^[a-z]+_$/],
   a: ["anchor"],
   li: ["task-list-item"],
@@ -262,14 +275,20 @@ export interface MarkdownOptions {
 
 /** Markdown as sanitized markup text (pure: the `web.renderMarkdown` thread task runs it). */
 export function markdownToHtml(source: string, base: LinkBase, o: MarkdownOptions = {}): string {
-  const env: RenderEnv = { nonce: crypto.randomUUID(), slugs: new Map(), fence: o.fence ?? null, budget: MARKDOWN_HIGHLIGHT_BUDGET };
+  const env: RenderEnv = {
+    nonce: crypto.randomUUID().replaceAll("-", ""),
+    slugs: new Map(),
+    fence: o.fence ?? null,
+    budget: MARKDOWN_HIGHLIGHT_BUDGET,
+    blocks: [],
+  };
   const raw = md.render(source, env);
   const resolve = (url: string, kind: "blob" | "raw"): string => {
     const clean = url.replace(URL_IGNORED, "").trim();
     if (!clean || ABSOLUTE.test(clean) || clean.startsWith("\\")) return clean;
     return `${base.repo}/${kind}/${base.ref}/${resolveRelative(base.dir, clean)}`;
   };
-  return sanitizeHtml(raw, {
+  const clean = sanitizeHtml(raw, {
     allowedTags: [...ALLOWED_TAGS],
     allowedAttributes: ALLOWED_ATTRIBUTES as Record<string, string[]>,
     allowedClasses: ALLOWED_CLASSES as Record<string, (string | RegExp)[]>,
@@ -320,4 +339,9 @@ export function markdownToHtml(source: string, base: LinkBase, o: MarkdownOption
       },
     },
   });
+  if (!env.blocks.length) return clean;
+  // Each mark once, where the fence rule put it (inside its <code>): the highlighted markup back.
+  let out = clean;
+  for (const [i, block] of env.blocks.entries()) out = out.replace(blockMark(env.nonce, i), () => block);
+  return out;
 }

@@ -1,6 +1,7 @@
 // The compare pages (issue 33): two ref pickers (a plain GET form), then for `base...head` the
 // ahead/behind summary, the merge base, the head's commits, the "Open a change" form (writers) and
 // the diff, big files collapsed like the change page's files tab.
+import type { Highlighter } from "../../../services/context.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
 import type { CommitSummary } from "../../../services/repos/schemas.ts";
 import type { ChangeDraft, ComparePicker, CompareView } from "../../../services/web/compare.ts";
@@ -79,11 +80,11 @@ function openChangeHint(v: CompareView, frame: Frame, here: string): Html {
 }
 
 /** A compare page: the pickers, then the comparison or why there is none. `open` names a file drawn in full (`?file=`). */
-export async function comparePage(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
-  return html`<div class="compare-page">${await comparison(frame, v, open)}</div>`;
+export async function comparePage(frame: Frame, v: CompareView, open: string | null, highlighter?: Highlighter): Promise<Html> {
+  return html`<div class="compare-page">${await comparison(frame, v, open, highlighter)}</div>`;
 }
 
-async function comparison(frame: Frame, v: CompareView, open: string | null): Promise<Html> {
+async function comparison(frame: Frame, v: CompareView, open: string | null, highlighter?: Highlighter): Promise<Html> {
   const href = repoBase(v.chrome);
   const here = compareHref(href, v.base, v.head);
   const top = html`${repoTop(frame, v.chrome, "code")}
@@ -113,7 +114,7 @@ ${pickers(href, v.choices, v.base, v.head)}`;
   const link = (f: DiffFile) => (f.status === "deleted" ? null : `${href}/blob/${c.head}/${segs(f.path)}`);
   const collapsed = (f: DiffFile, i: number) =>
     html`<p class="pad load-diff"><a href="${here}?file=${seg(f.path)}#diff-${i}">Load diff</a> <span class="muted">${(f.additions + f.deletions).toLocaleString("en")} changed lines</span></p>`;
-  const diff = await diffView(c, link, { collapse: { full: COMPARE_FULL_LINES, open: (f) => f.path === open, collapsed } });
+  const diff = await diffView(c, link, { collapse: { full: COMPARE_FULL_LINES, open: (f) => f.path === open, collapsed }, highlighter });
   const already = v.open.length
     ? html`<p class="compare-hint" role="note">Already open from <span class="path">${v.head}</span> onto <span class="path">${v.base}</span>: ${v.open.map((o, i) => html`${i ? ", " : ""}<a href="${href}/changes/${o.number}">#${o.number} ${o.title}</a>`)}.</p>`
     : "";

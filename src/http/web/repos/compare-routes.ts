@@ -74,7 +74,7 @@ export function compareWebRoutes(ctx: Ctx) {
           if (split.dots === 2) return redirect(compareHref(href, split.base, split.head));
           const v = await compareView(ctx, t, split.base, split.head);
           const title = `Compare ${split.base}...${split.head} · ${v.chrome.repo.org}/${v.chrome.repo.name}`;
-          return page(layout(frame, title, await comparePage(frame, v, open)), v.refusal?.status ?? 200);
+          return page(layout(frame, title, await comparePage(frame, v, open, ctx.highlighter)), v.refusal?.status ?? 200);
         });
       },
       HIDE,

@@ -2,12 +2,20 @@
 // then each file's hunks with old and new line numbers. Binary files, files too large for a patch
 // and the diff's own truncation are said in words; the page itself stops drawing patch lines after
 // PAGE_DIFF_LINES (a diff may hold 4 MB of patch text; a page that size helps nobody).
+// With a highlighter (issue 33) the drawn files' lines are coloured by the file's language: each
+// hunk's old and new side tokenized alone on the highlighting thread, in one job per page, up to
+// DIFF_HIGHLIGHT_BUDGET; past it, and for minified lines, plain. The rows and anchors are the same.
+import type { Highlighter } from "../../../services/context.ts";
 import { slicer, type FileDiffs } from "../../../services/git/diff.ts";
 import type { DiffFile } from "../../../services/git/schemas.ts";
 import { escapeHtml, html, trusted, type Html } from "../kit/html.ts";
+import { LANGUAGES, languageOf } from "./highlight-engine.ts";
+import { HIGHLIGHT_LINE_LIMIT, highlightParts } from "./highlight.ts";
 
 /** Patch lines drawn on one page at most; later files show their counts and a note. */
 export const PAGE_DIFF_LINES = 20_000;
+/** Hunk text highlighted per page, in bytes × the engine's weight (highlight.js 4); later files are plain. */
+export const DIFF_HIGHLIGHT_BUDGET = 256 * 1024;
 
 /** Where a file of the diff can be viewed whole (null: nowhere, e.g. a deleted file). */
 export type FileLink = (file: DiffFile) => string | null;
@@ -46,14 +54,62 @@ function patchLines(patch: string): string[] {
 
 const PLAIN_CELLS = { o: (n: number) => `<td class="o">${n}</td>`, n: (n: number) => `<td class="n">${n}</td>` } as const;
 
+/** One hunk's old side (context and deletions) and new side (context and additions), without their signs. */
+interface HunkSides {
+  old: string[];
+  new: string[];
+}
+
+/** A patch's hunks as the two texts a highlighter reads (hunks counted as patchRows counts them). */
+function hunkSides(patch: string): HunkSides[] {
+  const out: HunkSides[] = [];
+  let cur: HunkSides | null = null;
+  for (const line of patchLines(patch)) {
+    const sign = line[0];
+    if (sign === "@" && HUNK.test(line)) {
+      cur = { old: [], new: [] };
+      out.push(cur);
+      continue;
+    }
+    if (sign === "\\") continue;
+    if (!cur) {
+      cur = { old: [], new: [] };
+      out.push(cur);
+    }
+    const text = line.slice(1);
+    if (sign === "+") cur.new.push(text);
+    else if (sign === "-") cur.old.push(text);
+    else {
+      cur.old.push(text);
+      cur.new.push(text);
+    }
+  }
+  return out;
+}
+
+/** A file's highlighted lines: per hunk, each side's markup fragments (null: that side plain). */
+interface FileMarks {
+  old: (string[] | null)[];
+  new: (string[] | null)[];
+}
+
 /**
  * One hunk-annotated patch as table rows (one string: the row loop is plain concatenation, every
- * line escaped here), with the review hook's links and rows when given.
+ * line escaped here), with the review hook's links and rows when given, and each line's
+ * highlighted markup when `marks` has it (the sign stays plain text before it).
  */
-async function patchRows(tick: Tick, patch: string, review: FileLines | null): Promise<string> {
+async function patchRows(tick: Tick, patch: string, review: FileLines | null, marks: FileMarks | null = null): Promise<string> {
   let out = "";
   let oldNo = 0;
   let newNo = 0;
+  let hunk = -1;
+  let oi = 0;
+  let ni = 0;
+  // Why trusted markup: highlight-engine.ts's fragments are escaped text in class spans only.
+  const text = (line: string, side: "old" | "new", i: number): string => {
+    const m = marks?.[side][hunk]?.[i];
+    return m === undefined ? escapeHtml(line) : escapeHtml(line.slice(0, 1)) + m;
+  };
   const cell = review?.cell ?? null;
   const after = review?.after ?? null;
   const o = cell ? (n: number) => cell("old", n) : PLAIN_CELLS.o;
@@ -64,29 +120,34 @@ async function patchRows(tick: Tick, patch: string, review: FileLines | null): P
     const line = lines[i]!;
     const sign = line[0];
     if (sign === "@") {
-      const hunk = HUNK.exec(line);
-      if (hunk) {
-        oldNo = Number(hunk[1]);
-        newNo = Number(hunk[2]);
+      const header = HUNK.exec(line);
+      if (header) {
+        oldNo = Number(header[1]);
+        newNo = Number(header[2]);
+        hunk++;
+        oi = 0;
+        ni = 0;
         out += `<tr class="hunk"><td class="o"></td><td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
         continue;
       }
     }
+    if (hunk < 0 && sign !== "\\") hunk = 0;
     let a: number | null = null;
     let b: number | null = null;
     if (sign === "+") {
       b = newNo++;
-      out += `<tr class="add"><td class="o"></td>${nw(b)}<td class="c">${escapeHtml(line)}</td></tr>`;
+      out += `<tr class="add"><td class="o"></td>${nw(b)}<td class="c">${text(line, "new", ni++)}</td></tr>`;
     } else if (sign === "-") {
       a = oldNo++;
-      out += `<tr class="del">${o(a)}<td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
+      out += `<tr class="del">${o(a)}<td class="n"></td><td class="c">${text(line, "old", oi++)}</td></tr>`;
     } else if (sign === "\\") {
       out += `<tr class="note"><td class="o"></td><td class="n"></td><td class="c">${escapeHtml(line)}</td></tr>`;
       continue;
     } else {
       a = oldNo++;
       b = newNo++;
-      out += `<tr>${o(a)}${nw(b)}<td class="c">${escapeHtml(line)}</td></tr>`;
+      oi++;
+      out += `<tr>${o(a)}${nw(b)}<td class="c">${text(line, "new", ni++)}</td></tr>`;
     }
     if (after) {
       const extra = after(a, b);
@@ -114,6 +175,13 @@ export interface DiffOptions {
    * a big change's page costs is then bounded by about twice `full`, not by the change.
    */
   collapse?: { full: number; open: (f: DiffFile) => boolean; collapsed: (f: DiffFile, index: number) => Html };
+  /** Colours the drawn files' lines by language on the highlighting thread (`ctx.highlighter`; none: plain). */
+  highlighter?: Highlighter;
+  /**
+   * Called when lines meant to be coloured are drawn plain for now (the thread was busy or slow):
+   * a page that would carry an immutable validator must not, so the next view draws it coloured.
+   */
+  onPlain?: () => void;
 }
 
 /** Lines of a patch as the table draws them (one row each). */
@@ -127,7 +195,7 @@ function rowCount(patch: string): number {
 type Drawn = "full" | "collapsed" | "cut";
 
 /** One file's section: header, then its rows (or why not), then `fileExtra`. */
-async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o: DiffOptions, drawn: Drawn): Promise<Html> {
+async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o: DiffOptions, drawn: Drawn, marks: FileMarks | null = null): Promise<Html> {
   const href = link(f);
   let body: Html;
   if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
@@ -138,7 +206,7 @@ async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o
   else if (drawn === "collapsed" && o.collapse) body = o.collapse.collapsed(f, i);
   else {
     // Why trusted: patchRows escapes every line, and the review hook's cells and rows are escaped where they are built.
-    const rows = trusted(await patchRows(tick, f.patch, o.lines?.(f, i) ?? null));
+    const rows = trusted(await patchRows(tick, f.patch, o.lines?.(f, i) ?? null, marks));
     body = html`<div class="scroll"><table class="diff"${o.lines ? html` data-path="${f.path}" data-file="${i}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   }
   return html`<section class="box${drawn === "collapsed" ? " collapsed" : ""}" id="diff-${i}" aria-labelledby="diff-${i}-h"><header><h3 class="inh path" id="diff-${i}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${o.fileExtra?.(f, i) ?? ""}</section>`;
@@ -155,9 +223,8 @@ export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}
   let cut = 0;
   let collapsed = 0;
   const tick = slicer();
-  const files: Html[] = [];
-  for (const [k, f] of d.files.entries()) {
-    await tick();
+  const plan: Drawn[] = [];
+  for (const f of d.files) {
     let drawn: Drawn = "full";
     if (f.patch !== null && !f.binary) {
       const lineCount = rowCount(f.patch);
@@ -175,7 +242,13 @@ export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}
         full -= lineCount;
       }
     }
-    files.push(await fileSection(tick, f, k + 1, link, o, drawn));
+    plan.push(drawn);
+  }
+  const marks = await diffMarks(d.files, plan, o.highlighter, o.onPlain);
+  const files: Html[] = [];
+  for (const [k, f] of d.files.entries()) {
+    await tick();
+    files.push(await fileSection(tick, f, k + 1, link, o, plan[k]!, marks.get(k) ?? null));
   }
   const notes = [
     d.truncation,
@@ -193,7 +266,78 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
   const f = d.files[index - 1];
   if (!f) return null;
   const drawn: Drawn = f.patch !== null && rowCount(f.patch) > PAGE_DIFF_LINES ? "cut" : "full";
-  return await fileSection(slicer(), f, index, link, o, drawn);
+  const marks = await diffMarks([f], [drawn], o.highlighter, o.onPlain);
+  return await fileSection(slicer(), f, index, link, o, drawn, marks.get(0) ?? null);
+}
+
+/**
+ * The highlighted lines of the files drawn in full (by index in `files`), in one job of the
+ * highlighting thread: each file with a known language, no line past HIGHLIGHT_LINE_LIMIT, while
+ * DIFF_HIGHLIGHT_BUDGET lasts. Empty without a highlighter, or when the thread cannot answer in time.
+ */
+async function diffMarks(
+  files: readonly DiffFile[],
+  plan: readonly Drawn[],
+  highlighter: Highlighter | undefined,
+  onPlain: (() => void) | undefined,
+): Promise<Map<number, FileMarks>> {
+  const out = new Map<number, FileMarks>();
+  if (!highlighter) return out;
+  // Why a memo: on a warm page the parts' JSON (built, hashed, then the answer parsed again) cost
+  // about a third of a 50-file commit page's CPU (bench §53). The key names each file's drawing,
+  // path and patch (64-bit hash and length), all the marks depend on.
+  const memoKey = highlighter.recall ? marksKey(files, plan) : null;
+  if (memoKey) {
+    const hit = highlighter.recall!(memoKey);
+    if (hit instanceof Map) return hit as Map<number, FileMarks>;
+  }
+  let budget = DIFF_HIGHLIGHT_BUDGET;
+  const parts: { code: string; language: string }[] = [];
+  const owners: { file: number; hunks: number }[] = [];
+  for (const [k, f] of files.entries()) {
+    if (plan[k] !== "full" || f.binary || f.patch === null) continue;
+    const language = languageOf(f.path);
+    if (!language) continue;
+    const cost = f.patch.length * (LANGUAGES[language].engine === "hljs" ? 4 : 1);
+    if (cost > budget) continue;
+    const hunks = hunkSides(f.patch);
+    if (hunks.some((h) => h.old.some((l) => l.length > HIGHLIGHT_LINE_LIMIT) || h.new.some((l) => l.length > HIGHLIGHT_LINE_LIMIT))) continue;
+    budget -= cost;
+    owners.push({ file: k, hunks: hunks.length });
+    for (const h of hunks) parts.push({ code: h.old.join("\n"), language }, { code: h.new.join("\n"), language });
+  }
+  if (!parts.length) return out;
+  const lines = await highlightParts(highlighter, parts);
+  if (!lines) {
+    onPlain?.();
+    return out;
+  }
+  let at = 0;
+  let bytes = 0;
+  for (const { file, hunks } of owners) {
+    const m: FileMarks = { old: [], new: [] };
+    for (let h = 0; h < hunks; h++, at += 2) {
+      // A side whose fragment count differs from its line count would shift every line: plain.
+      const [oldPart, newPart] = [parts[at]!, parts[at + 1]!];
+      const [oldLines, newLines] = [lines[at] ?? null, lines[at + 1] ?? null];
+      m.old.push(oldLines && oldLines.length === (oldPart.code ? oldPart.code.split("\n").length : 1) ? oldLines : null);
+      m.new.push(newLines && newLines.length === (newPart.code ? newPart.code.split("\n").length : 1) ? newLines : null);
+      for (const side of [oldLines, newLines]) for (const l of side ?? []) bytes += 2 * l.length + 16;
+    }
+    out.set(file, m);
+  }
+  // Only a settled answer is remembered (a busy or slow thread's plain page is not).
+  if (memoKey) highlighter.remember!(memoKey, out, bytes);
+  return out;
+}
+
+/** The memo key of a diff's marks: every file's drawing, binary flag, path and patch (hash and length). */
+function marksKey(files: readonly DiffFile[], plan: readonly Drawn[]): string {
+  let s = "";
+  for (const [k, f] of files.entries()) {
+    s += `${plan[k]}\u0000${f.binary ? 1 : 0}\u0000${f.path}\u0000${f.patch === null ? "-" : `${Bun.hash(f.patch).toString(36)}:${f.patch.length}`}\n`;
+  }
+  return `marks:${Bun.hash(s).toString(36)}:${s.length}`;
 }
 
 /** "+3 −1" with words for screen readers. */

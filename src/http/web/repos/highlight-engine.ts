@@ -386,3 +386,23 @@ export function fenceLines(code: string, language: { name: string; weight: numbe
   if (language.weight === 1) return shjLines(code, language.name);
   return splitMarkupLines(hljs.highlight(code, { language: language.name, ignoreIllegals: true }).value);
 }
+
+/** The language of a batch job: `code` is JSON `{ code, language }[]` (a diff's hunk sides), the markup one JSON line. */
+export const PARTS = "@parts";
+
+/**
+ * A batch of parts highlighted in one job: JSON of each part's lines (or null: that part plain).
+ * JSON escapes newlines, so the answer is one line, as the thread's protocol wants.
+ */
+export function markupParts(json: string): string {
+  const parts = JSON.parse(json) as { code: string; language: string }[];
+  return JSON.stringify(
+    parts.map((p) => {
+      try {
+        return markupLines(p.code, p.language);
+      } catch {
+        return null;
+      }
+    }),
+  );
+}

@@ -9,7 +9,7 @@
 // made in src/runtime.ts and closed with the context), not this module's.
 import type { Highlighter, Logger } from "../../../services/context.ts";
 import { ByteLru } from "../../../storage/lru.ts";
-import { LANGUAGES, languageOf } from "./highlight-engine.ts";
+import { LANGUAGES, languageOf, PARTS } from "./highlight-engine.ts";
 import { escapeHtml, trusted, type Html } from "../kit/html.ts";
 
 /** Files larger than this are shown as plain (escaped) text (speed-highlight: ~0.3 ms of CPU per KB). */
@@ -76,6 +76,16 @@ export class HighlightThread implements Highlighter {
   private nextId = 1;
   private closed = false;
   private readonly cache = new ByteLru<string, string[] | typeof PLAIN>(CACHE_BYTES, (lines) => 64 + (lines ?? []).reduce((n, l) => n + 2 * l.length + 16, 0));
+  /** Values derived from the cache's markup (diffs' parsed lines), by key: a quarter of the cache's budget. */
+  private readonly derived = new ByteLru<string, { value: unknown; bytes: number }>(CACHE_BYTES / 4, (d) => d.bytes);
+
+  recall(key: string): unknown {
+    return this.derived.get(key)?.value;
+  }
+
+  remember(key: string, value: unknown, bytes: number): void {
+    this.derived.set(key, { value, bytes: 64 + bytes });
+  }
 
   /** The highlighting thread, started on first use. */
   private thread(): Worker {
@@ -214,4 +224,34 @@ export async function highlightLines(highlighter: Highlighter, oid: string, path
   if (marked === PLAIN || marked.length !== lines.length) return plain(lines, true);
   // Why trusted: see markupLines in highlight-engine.ts (escaped text, spans from a whitelist).
   return { lines: marked.map(trusted), language: lang.name, settled: true };
+}
+
+/**
+ * Several texts highlighted in one job of the highlighting thread (a diff's hunk sides: each
+ * tokenized alone, so a hunk never inherits a comment or string left open in the one before),
+ * remembered by the content's hash like a file. Each part's lines, or null (plain); null for all
+ * when the thread is busy, too slow (past `waitMs` the page goes plain and the work fills the
+ * cache) or refused.
+ */
+export async function highlightParts(
+  highlighter: Highlighter,
+  parts: { code: string; language: string }[],
+  o: HighlightOptions = {},
+): Promise<(string[] | null)[] | null> {
+  if (!parts.length) return [];
+  const json = JSON.stringify(parts);
+  const key = `parts:${Bun.hash(json).toString(36)}:${json.length}`;
+  let marked = highlighter.cached(key);
+  if (marked === undefined) {
+    const work = highlighter.highlight(key, json, PARTS, o);
+    if (!work) return null;
+    const waited = Promise.withResolvers<undefined>();
+    const timer = setTimeout(() => waited.resolve(undefined), o.waitMs ?? HIGHLIGHT_WAIT_MS);
+    marked = await Promise.race([work, waited.promise]);
+    clearTimeout(timer);
+    if (marked === undefined) return null;
+  }
+  if (marked === PLAIN || marked.length !== 1) return null;
+  const out = JSON.parse(marked[0]!) as unknown;
+  return Array.isArray(out) && out.length === parts.length ? (out as (string[] | null)[]) : null;
 }

@@ -1,5 +1,6 @@
 // History (newest first, with a path filter) and the commit page (message, parents, diff).
 import type { Check } from "../../../services/ci/schemas.ts";
+import type { Highlighter } from "../../../services/context.ts";
 import type { FileDiffs } from "../../../services/git/diff.ts";
 import type { CommitList, CommitSummary } from "../../../services/repos/schemas.ts";
 import type { RepoFrame } from "../../../services/web/views.ts";
@@ -51,7 +52,15 @@ ${list.next_cursor ? html`<nav class="pager" aria-label="Pages"><a href="${base}
 }
 
 /** One commit: its message, who and when, its parents, its checks, and its diff against the first parent. */
-export async function commitPage(frame: Frame, chrome: RepoChrome, c: CommitSummary, diff: FileDiffs, checks: readonly Check[]): Promise<Html> {
+export async function commitPage(
+  frame: Frame,
+  chrome: RepoChrome,
+  c: CommitSummary,
+  diff: FileDiffs,
+  checks: readonly Check[],
+  highlighter?: Highlighter,
+  onPlain?: () => void,
+): Promise<Html> {
   const base = repoHref(chrome.repo);
   const [title, ...rest] = c.message.split("\n");
   const body = rest.join("\n").trim();
@@ -61,5 +70,5 @@ ${body ? html`<pre class="pad msg">${body}</pre>` : ""}
 <p class="pad muted">${c.author.name} authored <time datetime="${new Date(c.author.date).toISOString()}">${when(c.author.date)}</time>${c.committer.name !== c.author.name ? ` · ${c.committer.name} committed` : ""}</p>
 <p class="pad">Commit <span class="sha">${c.sha}</span>${c.parents.length ? html` · ${c.parents.length === 1 ? "parent" : "parents"} ${c.parents.map((p, i) => html`${i ? ", " : ""}<a class="sha" href="${base}/commit/${p}">${p.slice(0, 10)}</a>`)}` : " · root commit"} · <a href="${base}/tree/${c.sha}">Browse files</a></p></section>
 <section class="box" id="checks" aria-labelledby="checks-h"><header><h2 class="inh" id="checks-h">Checks</h2></header>${checksList(base, checks)}</section>
-${await diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`))}`;
+${await diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`), { highlighter, onPlain })}`;
 }

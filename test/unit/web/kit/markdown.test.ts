@@ -56,7 +56,7 @@ describe("refused HTML", () => {
     ["<script>x()</script>", /<script|x\(\)/],
     ['<img src="a.png" onerror="x()">', /onerror/],
     ['<p style="color:red">s</p>', /style=/],
-    ['<span class="sr">s</span>', /class=/],
+    ['<span class="sr">s</span><div class="box">b</div>', /class=/],
     ['<iframe src="https://example.com"></iframe>', /<iframe/],
     ["<svg><circle/></svg>", /<svg|<circle/],
     ["<math><mi>x</mi></math>", /<math|<mi/],
@@ -95,8 +95,9 @@ describe("heading anchors", () => {
     const out = render(
       "# Getting `started`\n\n## Install\n\n## Install\n\n- [Start](#getting-started)\n- [Again](#install-1)\n- [Out](https://x.example/#install)\n- [Top](#)",
     );
+    // The permalink beside the heading, not inside it: the heading's accessible name stays its text.
     expect(out).toContain(
-      '<h1 id="user-content-getting-started">Getting <code>started</code><a class="anchor" href="#user-content-getting-started" aria-label="Permalink: Getting started">#</a></h1>',
+      '<div class="markdown-heading"><h1 id="user-content-getting-started">Getting <code>started</code></h1><a class="anchor" href="#user-content-getting-started" aria-label="Permalink: Getting started">#</a></div>',
     );
     expect(out).toContain('<h2 id="user-content-install-1">');
     expect(out).toContain('<a href="#user-content-getting-started">Start</a>');
@@ -127,6 +128,11 @@ describe("GFM", () => {
     expect(out).toContain('<td align="right">3</td>');
     expect(out).toContain("<s>old</s>");
     expect(out).toContain('<a href="https://example.com/x" rel="nofollow noopener noreferrer">https://example.com/x</a>');
+    const www = render("see www.example.com/a?b=1. and (www.x.org) but not README.md, wwwfoo.com or xwww.example.com");
+    expect(www).toContain(
+      '<a href="http://www.example.com/a?b=1" rel="nofollow noopener noreferrer">www.example.com/a?b=1</a>. and (<a href="http://www.x.org" rel="nofollow noopener noreferrer">www.x.org</a>)',
+    );
+    expect(www).toContain("README.md, wwwfoo.com or xwww.example.com");
   });
 });
 
@@ -158,11 +164,19 @@ describe("fenced code", () => {
   test("highlighted by language (speed-highlight and highlight.js), escaped, class from the info string", () => {
     const out = render('```ts\nconst a = "<b>";\n```\n\n```ruby\ndef x; end\n```\n\n```nosuchlang\n<i>\n```\n\n```\nplain\n```');
     expect(out).toContain(
-      '<pre tabindex="0"><code class="language-ts"><span class="hl-kwd">const</span> a = <span class="hl-str">"&lt;b&gt;"</span>;\n</code></pre>',
+      '<pre tabindex="0"><code class="language-ts"><span class="hl-kwd">const</span> a = <span class="hl-str">&quot;&lt;b&gt;&quot;</span>;\n</code></pre>',
     );
     expect(out).toContain('<code class="language-ruby"><span class="hljs-keyword">def</span>');
     expect(out).toContain('<code class="language-nosuchlang">&lt;i&gt;\n</code>');
     expect(out).toContain('<pre tabindex="0"><code>plain\n</code></pre>');
+    expect(inspect(out).problems).toEqual([]);
+  });
+  test("highlighted blocks go back where their fences were; a document's own look-alike marks stay text", () => {
+    const out = render("```ts\nlet a;\n```\n\nsvc-hl-0-0-end `svc-hl-x-0-end`\n\n```js\nlet b;\n```\n\n<textarea>\n\n```ts\nlet hidden;\n```\n\n</textarea>");
+    expect(out).toContain('<code class="language-ts"><span class="hl-kwd">let</span> a;\n</code>');
+    expect(out).toContain('<code class="language-js"><span class="hl-kwd">let</span> b;\n</code>');
+    expect(out).toContain("<p>svc-hl-0-0-end <code>svc-hl-x-0-end</code></p>");
+    expect(out).not.toContain("hidden");
     expect(inspect(out).problems).toEqual([]);
   });
   test("without a highlighter (the event loop's renders) fences are plain", () => {
