@@ -5,9 +5,10 @@
 // hostile content pushed with real git and set through the API — a README full of script, event
 // handlers, javascript: links, frames, forms and a meta refresh; a description with markup; file,
 // branch and tag names that try to break out of their attributes — on the tree, file, blame,
-// compare, branches, tags, commits, runs, run, change, search, explore, org and home pages: no dialog, no script, no on* attribute or
-// javascript: address from the content, the same CSP header on every page, axe clean, in the
-// light theme on a desktop and the dark one at a phone's width.
+// compare, branches, tags, commits, runs, run, change, search, explore, org and home pages: no
+// dialog, no script, no on* attribute or javascript: address from the content, the same CSP
+// header on every page, axe clean, in the light theme on a desktop and the dark one at a phone's
+// width.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { PAGE_CSP } from "../../src/http/web/kit/layout.ts";
