@@ -3,9 +3,11 @@
 // commits of history, each editing one to three lines (replaced, inserted or removed). Figures
 // (time from sending the request to having the whole body, p50/p90):
 //   - api-cold-server: GET …/blame/main?path=src/big.ts as the first request of a new server on the
-//     same data (nothing cached: the thread opens the packs, every version is read and diffed);
-//   - api-cold-key: on a running server, the blame at main~k, a new k each time (the answer is not
-//     cached; the thread's git caches are warm);
+//     same data, its stored blames deleted (nothing cached or stored: the thread opens the packs,
+//     every version is read and diffed);
+//   - api-cold-server-stored: the same first request of a new server, the blame stored by an earlier one;
+//   - api-after-push: the blame at main~k on a running server right after the one at main~(k+1)
+//     (as if main~k had just been pushed: its parent's blame is stored, the walk is one diff);
 //   - api-warm: the same request again (the node's blame cache);
 //   - page-warm: the blame page /{org}/{repo}/blame/main/src/big.ts (cached blame and highlighting);
 //   - git-blame: `git blame --porcelain main -- src/big.ts` on the pushed repository (C git, same machine, in turn with the server's requests);
@@ -14,7 +16,7 @@
 //     C git on the same repository, with how many lines both blame on the same commit.
 // Every answer of the generated repository is also compared line by line with git's.
 // Usage: bun bench/web-blame.ts [--reps 100] [--cold 5] [--keys 10] [--real GITDIR] [--real-file PATH] [--out FILE]
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { blameFile } from "../src/git/blame.ts";
@@ -142,12 +144,15 @@ async function main() {
   const auth = { authorization: `Bearer ${fx.token}` };
   const api = (rev: string) => `/v1/orgs/bench/repos/blame/blame/${encodeURIComponent(rev)}?path=${encodeURIComponent(FILE)}`;
 
-  // Cold: the first request of a new server on the same data.
+  // Cold: the first request of a new server on the same data, nothing stored (stored blames deleted).
+  const repos = join(svc.dataDir, "objects", "repos");
+  const blameDirs = () => readdirSync(repos).map((id) => join(repos, id, "blame")).filter((d) => existsSync(d));
   const gitTimes: number[] = [];
   const cold: number[] = [];
   const theirs = porcelain((await gitBlameMs(bare, "main", FILE)).out);
   for (let i = 0; i < COLD; i++) {
     await svc.stop();
+    for (const d of blameDirs()) rmSync(d, { recursive: true, force: true });
     svc = await startSvc(svcDir, { SVC_LOG: "error" });
     const r = await timed(`${svc.url}${api("main")}`, auth);
     if (r.status !== 200) throw new Error(`blame answered ${r.status}: ${r.body.slice(0, 300)}`);
@@ -157,24 +162,42 @@ async function main() {
     if (i === 0)
       notes.push(`main: ${agree(perLine(body.ranges), theirs)} of ${theirs.length} lines blamed on the same commit as git blame; truncated: ${body.truncated}`);
   }
-  results.push(row("api-cold-server", cold));
+  results.push(row("api-cold-server (nothing stored: the whole walk)", cold));
+  notes.push(`stored blames: ${blameDirs().length} dir(s) after the cold runs`);
 
-  // Cold key: a new commit each time on a running server.
-  const coldKey: number[] = [];
+  // Cold, stored: the first request of a new server, the blame stored by an earlier one.
+  const coldStored: number[] = [];
+  for (let i = 0; i < COLD; i++) {
+    await svc.stop();
+    svc = await startSvc(svcDir, { SVC_LOG: "error" });
+    const r = await timed(`${svc.url}${api("main")}`, auth);
+    coldStored.push(r.ms);
+    if (agree(perLine((JSON.parse(r.body) as { ranges: { start: number; count: number; commit: { sha: string } }[] }).ranges), theirs) !== theirs.length)
+      throw new Error("the stored blame differs from git's");
+  }
+  results.push(row("api-cold-server-stored (a new server, the blame in storage)", coldStored));
+
+  // After a push: main~(k+1) blamed (and stored), then main~k, as if main~k had just been pushed.
+  const afterPush: number[] = [];
+  const pushTimes: number[] = [];
   let keyAgree = 0;
   let keyLines = 0;
-  for (let k = 1; k <= KEYS; k++) {
+  const base = await timed(`${svc.url}${api(`main~${KEYS + 1}`)}`, auth);
+  notes.push(`main~${KEYS + 1} (the base of the push case, a whole walk on a warm server): ${base.ms.toFixed(0)} ms`);
+  for (let k = KEYS; k >= 1; k--) {
     const rev = `main~${k}`;
     const r = await timed(`${svc.url}${api(rev)}`, auth);
-    coldKey.push(r.ms);
+    afterPush.push(r.ms);
+    pushTimes.push(Math.round(r.ms));
     const g = await gitBlameMs(bare, rev, FILE);
     gitTimes.push(g.ms);
     const want = porcelain(g.out);
     keyAgree += agree(perLine((JSON.parse(r.body) as { ranges: { start: number; count: number; commit: { sha: string } }[] }).ranges), want);
     keyLines += want.length;
   }
-  notes.push(`main~1..main~${KEYS}: ${keyAgree} of ${keyLines} lines blamed on the same commit as git blame`);
-  results.push(row("api-cold-key", coldKey));
+  notes.push(`after-push times in order (ms): ${pushTimes.join(", ")}`);
+  notes.push(`main~${KEYS}..main~1 after a push: ${keyAgree} of ${keyLines} lines blamed on the same commit as git blame`);
+  results.push(row("api-after-push (a new commit whose parent's blame is stored)", afterPush));
 
   const warm: number[] = [];
   for (let i = 0; i < REPS; i++) warm.push((await timed(`${svc.url}${api("main")}`, auth)).ms);

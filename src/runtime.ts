@@ -1,5 +1,6 @@
 // Composition root: config → db → storage → services → http + ssh + workers.
 import { BlameCache } from "./services/git/blame.ts";
+import { ByteLru } from "./storage/lru.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
@@ -41,6 +42,9 @@ import { writeServeLock } from "./services/ops/serve-lock.ts";
 import { DiffCache } from "./services/git/diff-cache.ts";
 import { anchorCache } from "./services/changes/anchor-cache.ts";
 import { DispatchCache } from "./services/ci/dispatch-cache.ts";
+
+/** Bytes of rendered READMEs the context keeps (ctx.caches.readmes): a few thousand typical READMEs. */
+const README_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** Opens the data dir, database (migrated) and object store: what every command needs. */
 export async function openContext(config: Config): Promise<Ctx & { close(): void }> {
@@ -96,6 +100,7 @@ export async function openContext(config: Config): Promise<Ctx & { close(): void
       anchors: anchorCache(),
       dispatchable: new DispatchCache(),
       blames: new BlameCache(),
+      readmes: new ByteLru<string, string>(README_CACHE_BYTES, (markup, key) => 64 + 2 * (markup.length + key.length)),
     },
     throttles: newLimiters(config.limits),
     billing: billingProvider(config),

@@ -18,6 +18,7 @@ import type { ClaimHub } from "./ci/claim.ts";
 import type { KnownMachines } from "./ci/credentials.ts";
 import type { UsageBuffer } from "./metrics/record.ts";
 import type { Stamps } from "../util/stamps.ts";
+import type { ByteLru } from "../storage/lru.ts";
 import type { GraphCache } from "./discovery/graph.ts";
 import type { AppTokens } from "./mirrors/app-auth.ts";
 import type { Limiters } from "./people/throttle.ts";
@@ -56,8 +57,19 @@ export interface Ctx {
   ci: { claims: ClaimHub; machines: KnownMachines; logSecrets: Map<string, readonly string[]> };
   /** Write-behind bookkeeping, flushed in batches and at shutdown (each write empties the fact cache). */
   buffers: { tokenUse: Stamps; runnerSeen: Stamps; heartbeats: Stamps; usage: UsageBuffer };
-  /** Caches of this context: written contribution graphs, app installation tokens, computed diffs; the runs list's dispatchable workflows. */
-  caches: { contributions: GraphCache; appTokens: AppTokens; diffs: DiffCache; anchors: AnchorCache; dispatchable: DispatchCache; blames: BlameCache };
+  /**
+   * Caches of this context: written contribution graphs, app installation tokens, computed diffs; the runs list's dispatchable
+   * workflows; rendered READMEs (the tree page's markup by blob id and link base: a blob never changes).
+   */
+  caches: {
+    contributions: GraphCache;
+    appTokens: AppTokens;
+    diffs: DiffCache;
+    anchors: AnchorCache;
+    dispatchable: DispatchCache;
+    blames: BlameCache;
+    readmes: ByteLru<string, string>;
+  };
   /** Sign-in and credential throttles (SVC_LIMIT_*). */
   throttles: Limiters;
   /** The payment provider, or null when the deployment sells nothing. */
@@ -86,6 +98,14 @@ export interface Highlighter {
   highlight(key: string, code: string, language: string, o: { timeLimitMs?: number; log?: Logger }): Promise<string[] | null> | undefined;
   /** Starts the thread ahead of the first file view. */
   warm(): void;
+  /**
+   * A value derived from highlighted markup (a diff's parsed lines per file) remembered by key, so
+   * a warm page skips re-deriving it; undefined when not remembered. Optional: a highlighter
+   * without it derives every time.
+   */
+  recall?(key: string): unknown;
+  /** Remembers `value` (about `bytes` large) for `recall`. */
+  remember?(key: string, value: unknown, bytes: number): void;
   /** Terminates the thread and answers the waiting files plain. */
   close(): void;
 }

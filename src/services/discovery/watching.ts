@@ -38,5 +38,6 @@ export async function watchLevel(ctx: Ctx, t: RepoTarget): Promise<WatchLevel | 
   need(t, "repo:read");
   const person = personOf(t.actor);
   if (!person) return undefined;
-  return store.subscriptionLevel(ctx.db.read, t.repo.id, person.id);
+  // Why the fact cache: every repository page's layout asks (Watch/Unwatch); any write drops it.
+  return ctx.facts.getPair("watch-level", t.repo.id, person.id, () => store.subscriptionLevel(ctx.db.read, t.repo.id, person.id));
 }

@@ -370,7 +370,8 @@ export async function listIssues(ctx: Ctx, t: RepoTarget, q: IssueListQuery): Pr
 /** Open issues of the repository (the web's nav count). */
 export async function openIssueCount(ctx: Ctx, t: RepoTarget): Promise<number> {
   need(t, "repo:read");
-  return store.openCount(ctx.db.read, t.repo.id);
+  // Why the fact cache: every repository page's layout shows the count; any write drops it.
+  return ctx.facts.get("open-issues", t.repo.id, () => store.openCount(ctx.db.read, t.repo.id));
 }
 
 // ── edit ─────────────────────────────────────────────────────────────────────────────────────

@@ -47,7 +47,9 @@ export async function listMembers(ctx: Ctx, actor: Principal, orgName: string, q
   enforce(decide(facts, "org:read"));
   const page = parsePage(q);
   const showEmail = allows(facts, "org:admin");
-  const rows = await store.listMembers(ctx.db.read, org.id, { after: page.after, limit: page.limit + 1 });
+  const load = () => store.listMembers(ctx.db.read, org.id, { after: page.after, limit: page.limit + 1 });
+  // Why the fact cache for a first page: the org page shows it on every view; any write drops it.
+  const rows = page.after === null ? await ctx.facts.getPair("org-members", org.id, String(page.limit), load) : await load();
   const { items, next_cursor } = pageOf(rows, page, (m) => m.handle.toLowerCase());
   return { members: items.map(({ email, ...m }) => (showEmail ? { ...m, email } : m)), next_cursor };
 }

@@ -212,10 +212,10 @@ export async function treeView(
   t: RepoTarget,
   frame: RepoFrame,
   offset = 0,
-): Promise<{ tree: (Tree & { total: number; offset: number }) | null; readme: { path: string; text: string } | null }> {
+): Promise<{ tree: (Tree & { total: number; offset: number }) | null; readme: { path: string; text: string; oid: string } | null }> {
   if (!frame.choices.length && frame.path === "") return { tree: null, readme: null };
   const tree = await getTreeWindow(ctx, t, frame.ref.full, frame.path, { offset, limit: PAGE_ENTRIES, pick: README_NAMES });
-  let readme: { path: string; text: string } | null = null;
+  let readme: { path: string; text: string; oid: string } | null = null;
   for (const name of README_NAMES) {
     const e = tree.picked.find((x) => x.name.toLowerCase() === name);
     if (!e) continue;
@@ -223,7 +223,7 @@ export async function treeView(
     if ((e.size ?? 0) > INLINE_FILE_LIMIT) break;
     const blob = await statBlob(ctx, t, tree.commit, e.path);
     if (blob.size > INLINE_FILE_LIMIT) break;
-    readme = { path: e.path, text: new TextDecoder().decode(await blob.read()) };
+    readme = { path: e.path, text: new TextDecoder().decode(await blob.read()), oid: blob.oid };
     break;
   }
   return { tree: { ...tree, offset }, readme };

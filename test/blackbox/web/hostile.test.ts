@@ -157,7 +157,7 @@ describe("row 4 (web half): pages read a blob's size first", () => {
     ).toBe(201);
     const page = await getPage(server, "/docs/r");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("<h1>Title</h1>");
+    expect(page.text).toContain(`<h1 id="user-content-title">Title</h1>`);
     expect(page.text).toContain('<a href="/docs/r/blob/main/docs/2999.md">link</a>');
   }, 60_000);
 });

@@ -78,20 +78,32 @@ function mayHaveFence(source: string): boolean {
  * document). When the thread cannot (time limit, a busy pool, a failure), the source is shown as text.
  */
 export async function renderMarkdownOffloaded(threads: Threads, source: string, base: LinkBase): Promise<Html> {
+  return (await renderMarkdownOutcome(threads, source, base)).html;
+}
+
+/**
+ * As renderMarkdownOffloaded, saying whether the markup is the document's own (`final`: rendered
+ * in full) or a stand-in for now (plain fences or the text, because the thread was busy or slow):
+ * only a final rendering may be remembered.
+ */
+export async function renderMarkdownOutcome(threads: Threads, source: string, base: LinkBase): Promise<{ html: Html; final: boolean }> {
   const fences = mayHaveFence(source);
-  if (source.length <= MARKDOWN_INLINE && !fences) return renderMarkdown(source, base);
+  if (source.length <= MARKDOWN_INLINE && !fences) return { html: renderMarkdown(source, base), final: true };
   try {
-    return trusted(await threads.run("web.renderMarkdown", { source, base }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS }));
+    return { html: trusted(await threads.run("web.renderMarkdown", { source, base }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS })), final: true };
   } catch (e) {
     if (!(e instanceof ThreadTaskError)) throw e;
     if (e.kind === "time_limit" && fences) {
       try {
-        return trusted(await threads.run("web.renderMarkdown", { source, base, plain: true }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS }));
+        return {
+          html: trusted(await threads.run("web.renderMarkdown", { source, base, plain: true }, { timeLimitMs: MARKDOWN_TIME_LIMIT_MS })),
+          final: false,
+        };
       } catch (again) {
         if (!(again instanceof ThreadTaskError)) throw again;
       }
     }
-    return html`<pre>${source}</pre>`;
+    return { html: html`<pre>${source}</pre>`, final: false };
   }
 }
 

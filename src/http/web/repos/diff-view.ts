@@ -177,6 +177,11 @@ export interface DiffOptions {
   collapse?: { full: number; open: (f: DiffFile) => boolean; collapsed: (f: DiffFile, index: number) => Html };
   /** Colours the drawn files' lines by language on the highlighting thread (`ctx.highlighter`; none: plain). */
   highlighter?: Highlighter;
+  /**
+   * Called when lines meant to be coloured are drawn plain for now (the thread was busy or slow):
+   * a page that would carry an immutable validator must not, so the next view draws it coloured.
+   */
+  onPlain?: () => void;
 }
 
 /** Lines of a patch as the table draws them (one row each). */
@@ -239,7 +244,7 @@ export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}
     }
     plan.push(drawn);
   }
-  const marks = await diffMarks(d.files, plan, o.highlighter);
+  const marks = await diffMarks(d.files, plan, o.highlighter, o.onPlain);
   const files: Html[] = [];
   for (const [k, f] of d.files.entries()) {
     await tick();
@@ -261,7 +266,7 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
   const f = d.files[index - 1];
   if (!f) return null;
   const drawn: Drawn = f.patch !== null && rowCount(f.patch) > PAGE_DIFF_LINES ? "cut" : "full";
-  const marks = await diffMarks([f], [drawn], o.highlighter);
+  const marks = await diffMarks([f], [drawn], o.highlighter, o.onPlain);
   return await fileSection(slicer(), f, index, link, o, drawn, marks.get(0) ?? null);
 }
 
@@ -270,9 +275,22 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
  * highlighting thread: each file with a known language, no line past HIGHLIGHT_LINE_LIMIT, while
  * DIFF_HIGHLIGHT_BUDGET lasts. Empty without a highlighter, or when the thread cannot answer in time.
  */
-async function diffMarks(files: readonly DiffFile[], plan: readonly Drawn[], highlighter: Highlighter | undefined): Promise<Map<number, FileMarks>> {
+async function diffMarks(
+  files: readonly DiffFile[],
+  plan: readonly Drawn[],
+  highlighter: Highlighter | undefined,
+  onPlain: (() => void) | undefined,
+): Promise<Map<number, FileMarks>> {
   const out = new Map<number, FileMarks>();
   if (!highlighter) return out;
+  // Why a memo: on a warm page the parts' JSON (built, hashed, then the answer parsed again) cost
+  // about a third of a 50-file commit page's CPU (bench §53). The key names each file's drawing,
+  // path and patch (64-bit hash and length), all the marks depend on.
+  const memoKey = highlighter.recall ? marksKey(files, plan) : null;
+  if (memoKey) {
+    const hit = highlighter.recall!(memoKey);
+    if (hit instanceof Map) return hit as Map<number, FileMarks>;
+  }
   let budget = DIFF_HIGHLIGHT_BUDGET;
   const parts: { code: string; language: string }[] = [];
   const owners: { file: number; hunks: number }[] = [];
@@ -290,8 +308,12 @@ async function diffMarks(files: readonly DiffFile[], plan: readonly Drawn[], hig
   }
   if (!parts.length) return out;
   const lines = await highlightParts(highlighter, parts);
-  if (!lines) return out;
+  if (!lines) {
+    onPlain?.();
+    return out;
+  }
   let at = 0;
+  let bytes = 0;
   for (const { file, hunks } of owners) {
     const m: FileMarks = { old: [], new: [] };
     for (let h = 0; h < hunks; h++, at += 2) {
@@ -300,10 +322,22 @@ async function diffMarks(files: readonly DiffFile[], plan: readonly Drawn[], hig
       const [oldLines, newLines] = [lines[at] ?? null, lines[at + 1] ?? null];
       m.old.push(oldLines && oldLines.length === (oldPart.code ? oldPart.code.split("\n").length : 1) ? oldLines : null);
       m.new.push(newLines && newLines.length === (newPart.code ? newPart.code.split("\n").length : 1) ? newLines : null);
+      for (const side of [oldLines, newLines]) for (const l of side ?? []) bytes += 2 * l.length + 16;
     }
     out.set(file, m);
   }
+  // Only a settled answer is remembered (a busy or slow thread's plain page is not).
+  if (memoKey) highlighter.remember!(memoKey, out, bytes);
   return out;
+}
+
+/** The memo key of a diff's marks: every file's drawing, binary flag, path and patch (hash and length). */
+function marksKey(files: readonly DiffFile[], plan: readonly Drawn[]): string {
+  let s = "";
+  for (const [k, f] of files.entries()) {
+    s += `${plan[k]}\u0000${f.binary ? 1 : 0}\u0000${f.path}\u0000${f.patch === null ? "-" : `${Bun.hash(f.patch).toString(36)}:${f.patch.length}`}\n`;
+  }
+  return `marks:${Bun.hash(s).toString(36)}:${s.length}`;
 }
 
 /** "+3 −1" with words for screen readers. */

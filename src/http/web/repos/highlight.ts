@@ -76,6 +76,16 @@ export class HighlightThread implements Highlighter {
   private nextId = 1;
   private closed = false;
   private readonly cache = new ByteLru<string, string[] | typeof PLAIN>(CACHE_BYTES, (lines) => 64 + (lines ?? []).reduce((n, l) => n + 2 * l.length + 16, 0));
+  /** Values derived from the cache's markup (diffs' parsed lines), by key: a quarter of the cache's budget. */
+  private readonly derived = new ByteLru<string, { value: unknown; bytes: number }>(CACHE_BYTES / 4, (d) => d.bytes);
+
+  recall(key: string): unknown {
+    return this.derived.get(key)?.value;
+  }
+
+  remember(key: string, value: unknown, bytes: number): void {
+    this.derived.set(key, { value, bytes: 64 + bytes });
+  }
 
   /** The highlighting thread, started on first use. */
   private thread(): Worker {

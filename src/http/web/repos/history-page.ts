@@ -59,6 +59,7 @@ export async function commitPage(
   diff: FileDiffs,
   checks: readonly Check[],
   highlighter?: Highlighter,
+  onPlain?: () => void,
 ): Promise<Html> {
   const base = repoHref(chrome.repo);
   const [title, ...rest] = c.message.split("\n");
@@ -69,5 +70,5 @@ ${body ? html`<pre class="pad msg">${body}</pre>` : ""}
 <p class="pad muted">${c.author.name} authored <time datetime="${new Date(c.author.date).toISOString()}">${when(c.author.date)}</time>${c.committer.name !== c.author.name ? ` · ${c.committer.name} committed` : ""}</p>
 <p class="pad">Commit <span class="sha">${c.sha}</span>${c.parents.length ? html` · ${c.parents.length === 1 ? "parent" : "parents"} ${c.parents.map((p, i) => html`${i ? ", " : ""}<a class="sha" href="${base}/commit/${p}">${p.slice(0, 10)}</a>`)}` : " · root commit"} · <a href="${base}/tree/${c.sha}">Browse files</a></p></section>
 <section class="box" id="checks" aria-labelledby="checks-h"><header><h2 class="inh" id="checks-h">Checks</h2></header>${checksList(base, checks)}</section>
-${await diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`), { highlighter })}`;
+${await diffView(diff, (f) => (f.status === "deleted" ? null : `${base}/blob/${c.sha}/${segs(f.path)}`), { highlighter, onPlain })}`;
 }

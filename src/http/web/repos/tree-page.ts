@@ -2,12 +2,12 @@
 import type { RepoBody } from "../../../services/repos/repos.ts";
 import type { Tree } from "../../../services/repos/schemas.ts";
 import { PAGE_ENTRIES, type RepoFrame } from "../../../services/web/views.ts";
-import { html, seg, segs, type Html } from "../kit/html.ts";
+import { html, seg, segs, trusted, type Html } from "../kit/html.ts";
 import { icon } from "../kit/icons.ts";
 import type { Frame } from "../kit/layout.ts";
 import { refSwitcher, repoTop, type SwitchView } from "./repo-layout.ts";
-import { MARKDOWN_LIMIT, renderMarkdownOffloaded, type LinkBase } from "../kit/markdown.ts";
-import type { Threads } from "../../../threads.ts";
+import { MARKDOWN_LIMIT, renderMarkdownOutcome, type LinkBase } from "../kit/markdown.ts";
+import type { Ctx } from "../../../services/context.ts";
 
 /** `/org/repo` */
 export function repoHref(repo: RepoBody): string {
@@ -49,11 +49,21 @@ export function readmeBase(f: RepoFrame, path: string): LinkBase {
   return { repo: repoHref(f.repo), ref: segs(f.ref.short), dir: path.split("/").slice(0, -1).join("/") };
 }
 
-/** A README as the tree page shows it: rendered Markdown (big ones on a worker thread) or its text. */
-export async function readmeMarkup(threads: Threads, f: RepoFrame, readme: { path: string; text: string }): Promise<Html> {
-  if (/\.(md|markdown)$/i.test(readme.path) && readme.text.length <= MARKDOWN_LIMIT)
-    return renderMarkdownOffloaded(threads, readme.text, readmeBase(f, readme.path));
-  return html`<pre>${readme.text}</pre>`;
+/**
+ * A README as the tree page shows it: rendered Markdown (big ones, and any with fenced code, on a
+ * worker thread) or its text. A full rendering is remembered by blob id and link base
+ * (`ctx.caches.readmes`): a blob never changes, so every view after the first is a lookup, not a
+ * trip to the thread.
+ */
+export async function readmeMarkup(ctx: Pick<Ctx, "threads" | "caches">, f: RepoFrame, readme: { path: string; text: string; oid: string }): Promise<Html> {
+  if (!/\.(md|markdown)$/i.test(readme.path) || readme.text.length > MARKDOWN_LIMIT) return html`<pre>${readme.text}</pre>`;
+  const base = readmeBase(f, readme.path);
+  const key = `${readme.oid}\u0000${base.repo}\u0000${base.ref}\u0000${base.dir}`;
+  const hit = ctx.caches.readmes.get(key);
+  if (hit !== undefined) return trusted(hit);
+  const out = await renderMarkdownOutcome(ctx.threads, readme.text, base);
+  if (out.final) ctx.caches.readmes.set(key, out.html.value);
+  return out.html;
 }
 
 /** A directory listing with its README (`readme.html`: its markup, from readmeMarkup). */

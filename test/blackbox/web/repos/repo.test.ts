@@ -91,7 +91,7 @@ describe("files", () => {
     expect(first.text).not.toContain(`href="/pageco/open/blob/wide/many/f1000.txt"`);
     expect(textOf(first.text)).toContain("Entries 1–1,000 of 1,002");
     expect(first.text).toContain(`href="/pageco/open/tree/wide/many?offset=1000"`);
-    expect(first.text).toContain("<h1>Wide readme</h1>");
+    expect(first.text).toContain(`<h1 id="user-content-wide-readme">Wide readme</h1>`);
     const next = await get("/pageco/open/tree/wide/many?offset=1000");
     expect(next.text).toContain(`href="/pageco/open/blob/wide/many/f1000.txt"`);
     expect(next.text).toContain(`href="/pageco/open/blob/wide/many/readme.md"`);
@@ -153,7 +153,10 @@ describe("history and commits", () => {
     expect(r.text).toContain("body with &lt;iframe src=&quot;//evil.example&quot;&gt;&lt;/iframe&gt;");
     expect(r.text).toContain(`href="/pageco/open/commit/${first}"`);
     expect(textOf(r.text)).toContain("4 files changed, +15001 −1");
-    const app = /<section class="box" id="diff-\d+"[^>]*><header><h3[^>]*>src\/app\.ts<\/h3>[\s\S]*?<\/section>/.exec(r.text)![0];
+    // Diff lines are highlighted per language (spans inside the code cell): the rows without them are the plain diff.
+    const app = /<section class="box" id="diff-\d+"[^>]*><header><h3[^>]*>src\/app\.ts<\/h3>[\s\S]*?<\/section>/
+      .exec(r.text)![0]
+      .replace(/<\/?span[^>]*>/g, "");
     expect(app).toContain(`<tr class="del"><td class="o">2</td><td class="n"></td><td class="c">-export const b = 2;</td></tr>`);
     expect(app).toContain(`<tr class="add"><td class="o"></td><td class="n">2</td><td class="c">+export const b = 3;</td></tr>`);
     expect(app).toContain(`href="/pageco/open/blob/${second}/src/app.ts"`);
