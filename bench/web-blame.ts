@@ -146,7 +146,10 @@ async function main() {
 
   // Cold: the first request of a new server on the same data, nothing stored (stored blames deleted).
   const repos = join(svc.dataDir, "objects", "repos");
-  const blameDirs = () => readdirSync(repos).map((id) => join(repos, id, "blame")).filter((d) => existsSync(d));
+  const blameDirs = () =>
+    readdirSync(repos)
+      .map((id) => join(repos, id, "blame"))
+      .filter((d) => existsSync(d));
   const gitTimes: number[] = [];
   const cold: number[] = [];
   const theirs = porcelain((await gitBlameMs(bare, "main", FILE)).out);
