@@ -5,9 +5,10 @@
 // hostile content pushed with real git and set through the API — a README full of script, event
 // handlers, javascript: links, frames, forms and a meta refresh; a description with markup; file,
 // branch and tag names that try to break out of their attributes — on the tree, file, blame,
-// compare, branches, tags, search and explore pages: no dialog, no script, no on* attribute or
-// javascript: address from the content, the same CSP header on every page, axe clean, in the
-// light theme on a desktop and the dark one at a phone's width.
+// compare, branches, tags, commits, runs, run, change, search, explore, org and home pages: no
+// dialog, no script, no on* attribute or javascript: address from the content, the same CSP
+// header on every page, axe clean, in the light theme on a desktop and the dark one at a phone's
+// width.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { PAGE_CSP } from "../../src/http/web/kit/layout.ts";
@@ -299,6 +300,12 @@ for (const [name, look] of LOOKS) {
         const fileHref = await page.getByRole("link", { name: EVIL_FILE, exact: true }).getAttribute("href");
         const file2Href = await page.getByRole("link", { name: EVIL_FILE2, exact: true }).getAttribute("href");
         expect([evilTree, evilCompare, fileHref, file2Href].every((h) => typeof h === "string" && h.startsWith("/forge/engine/"))).toBe(true);
+        // The run of the push to the hostile branch (written by background work after the push).
+        await page.goto("/forge/engine/runs");
+        const evilRun = page.locator("tr", { has: page.getByRole("cell", { name: EVIL_BRANCH, exact: true }) }).getByRole("link", { name: "ci.yml" });
+        await reloadUntil(page, "the hostile branch's run", async () => (await evilRun.count()) > 0);
+        const runHref = await evilRun.first().getAttribute("href");
+        expect(runHref).toMatch(/^\/forge\/engine\/runs\/[^/]+$/);
         // Each page and a piece of the hostile content it must show as text.
         pages.push(
           ["/forge/engine", EVIL_FILE2],
@@ -315,6 +322,8 @@ for (const [name, look] of LOOKS) {
           ["/search?q=engine", "An <b>engine</b> <script>alert(6)</script>"],
           ["/explore", "An <b>engine</b> <script>alert(6)</script>"],
           ["/forge", "An <b>engine</b> <script>alert(6)</script>"],
+          ["/forge/engine/runs", EVIL_BRANCH2],
+          [runHref as string, EVIL_BRANCH],
           // The home page: the writer's activity feed names the pushed branches.
           ["/", writer ? EVIL_BRANCH : ""],
         );
