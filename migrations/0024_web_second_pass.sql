@@ -3,6 +3,7 @@ CREATE TABLE `repo_redirects` (
 	`name` text NOT NULL,
 	`repo_id` text NOT NULL,
 	`created_at` integer NOT NULL,
+	PRIMARY KEY(`org_id`, `name`),
 	FOREIGN KEY (`org_id`) REFERENCES `orgs`(`id`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`repo_id`) REFERENCES `repos`(`id`) ON UPDATE no action ON DELETE cascade
 );

@@ -2,7 +2,8 @@ CREATE TABLE "repo_redirects" (
 	"org_id" text NOT NULL,
 	"name" text NOT NULL,
 	"repo_id" text NOT NULL,
-	"created_at" bigint NOT NULL
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "repo_redirects_org_id_name_pk" PRIMARY KEY("org_id","name")
 );
 --> statement-breakpoint
 ALTER TABLE "users" ADD COLUMN "avatar" text;--> statement-breakpoint

@@ -68,7 +68,12 @@ export const repoRedirects = sqliteTable(
       .references(() => repos.id, { onDelete: "cascade" }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("repo_redirects_org_name_uq").on(t.orgId, sql`lower(${t.name})`), index("repo_redirects_repo_idx").on(t.repoId)],
+  // The key is the name as recorded (backup and migrate-db copy tables by primary key); the unique index keeps it one per name in any case.
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.name] }),
+    uniqueIndex("repo_redirects_org_name_uq").on(t.orgId, sql`lower(${t.name})`),
+    index("repo_redirects_repo_idx").on(t.repoId),
+  ],
 );
 
 export const grants = sqliteTable(
