@@ -5,7 +5,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { openTestContext, testTables } from "../../helpers/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { recentActivity } from "../../../src/services/hooks/activity.ts";
@@ -13,7 +13,7 @@ import { recentOrgEvents, setEventRefs } from "../../../src/services/hooks/store
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
 
-const { users } = testTables;
+const { users, events } = testTables;
 const root = mkdtempSync(join(tmpdir(), "svc-activity-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -28,6 +28,13 @@ test("a summary lands in the stored event; the feed reads it (all repositories, 
       ctx.db.transaction((tx) => ctx.events.record(tx, { repoId: repo.id, orgId: repo.org_id, kind: "push", payload, actorUserId: user.id }));
     const first = await record(a, { via: "git" });
     await record(b, { via: "ssh" });
+    // Newest first: the first event a second older (two records in one millisecond would tie).
+    await ctx.db.transaction((tx) =>
+      tx
+        .update(events)
+        .set({ createdAt: sql`${events.createdAt} - 1000` })
+        .where(eq(events.id, first)),
+    );
     const summary = {
       refs: [{ ref: "refs/heads/main", action: "updated", sha: "f".repeat(40), commits: 2, more: false, head: [{ sha: "f".repeat(40), subject: "Fix it" }] }],
       refs_total: 1,

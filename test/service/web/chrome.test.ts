@@ -51,11 +51,14 @@ test("the watch level follows Watch and Unwatch; anonymous has none", async () =
   expect(await viewerFacts(ctx, await openRepo(ctx, ada, "acme", "app"))).toEqual({ watching: null, canSync: false });
   expect((await viewerFacts(ctx, await openRepo(ctx, ANONYMOUS, "acme", "app"))).watching).toBeUndefined();
   await watchFromForm(ctx, vi, "acme", "app", true);
+  // The next page is a new request: its first lookup re-reads the fact cache (as src/http/server.ts does).
+  ctx.facts.fresh();
   expect((await viewerFacts(ctx, await openRepo(ctx, vi, "acme", "app"))).watching).toBe("all");
   // Another person's subscription is not ada's.
   expect((await viewerFacts(ctx, await openRepo(ctx, ada, "acme", "app"))).watching).toBeNull();
   const chrome = await repoChrome(ctx, await openRepo(ctx, vi, "acme", "app"));
   expect({ watching: chrome.watching, watchers: chrome.repo.watcher_count }).toEqual({ watching: "all", watchers: 1 });
   await watchFromForm(ctx, vi, "acme", "app", false);
+  ctx.facts.fresh();
   expect((await viewerFacts(ctx, await openRepo(ctx, vi, "acme", "app"))).watching).toBeNull();
 });
