@@ -44,6 +44,8 @@ const DECLARED = [
   // The cache archive's bytes on the fs store (issue 30): streamed to a file, capped by the service.
   "PUT /v1/runner/jobs/:job_id/caches/:cache_id/content: credential/stream",
   "PUT /v1/runner/jobs/:job_id/artifacts/:artifact_id/content: credential/stream",
+  // A person's picture (issue 33): the raw image bytes, read within the limit by the route.
+  "PUT /v1/user/avatar: credential/stream",
   "POST /webhooks/billing: anonymous/raw",
   "POST /webhooks/generic: anonymous/raw",
   "POST /webhooks/app: anonymous/raw",
@@ -79,7 +81,10 @@ describe("route policy", () => {
   test("web pages and GET routes take no policy (pages read forms, checked by the page)", () => {
     // The Git LFS lock routes are not pages: they speak the LFS protocol (its own JSON media type, read raw and parsed by the route).
     const lfs = (p: string) => p.startsWith("/:org/:repo/info/lfs/");
-    const pages = routes.filter((r) => !r.path.startsWith("/v1/") && !r.path.startsWith("/webhooks/") && !lfs(r.path));
+    // The avatar upload form reads its multipart body itself, within the picture's limit.
+    const upload = (p: string) => p === "/settings/profile/avatar";
+    expect(routes.filter((r) => upload(r.path)).map(show)).toEqual(["POST /settings/profile/avatar: credential/stream"]);
+    const pages = routes.filter((r) => !r.path.startsWith("/v1/") && !r.path.startsWith("/webhooks/") && !lfs(r.path) && !upload(r.path));
     expect(pages.map(show).filter((s) => !s.endsWith(": credential/json"))).toEqual([]);
   });
 
