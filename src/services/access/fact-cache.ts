@@ -246,6 +246,25 @@ export class FactCache {
     return this.lookup(map, key, load);
   }
 
+  /**
+   * As get, for a fact whose table the shared fact epoch does not follow (no epoch trigger:
+   * issue counts, watch levels). Cached only where the probes see every commit (SQLite: our own
+   * writes and `data_version`); on a shared database (an asynchronous probe, several nodes) it is
+   * loaded on every call, since another node's write to its table would never drop it here.
+   */
+  getLocal<T>(space: string, key: string, load: () => Promise<T>): T | Promise<T> {
+    const map = this.space(space);
+    if (map instanceof Promise) return map.then(() => load());
+    return this.externalAsync ? load() : this.lookup(map, key, load);
+  }
+
+  /** As getLocal, keyed by a pair. */
+  getPairLocal<T>(space: string, a: string, b: string, load: () => Promise<T>): T | Promise<T> {
+    const outer = this.space(space);
+    if (outer instanceof Promise) return outer.then(() => load());
+    return this.externalAsync ? load() : this.lookupPair(outer, a, b, load);
+  }
+
   /** The cached value for the pair (`a`, `b`) in `space`, or `load()`. */
   getPair<T>(space: string, a: string, b: string, load: () => Promise<T>): T | Promise<T> {
     const outer = this.space(space);

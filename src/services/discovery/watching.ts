@@ -39,5 +39,6 @@ export async function watchLevel(ctx: Ctx, t: RepoTarget): Promise<WatchLevel | 
   const person = personOf(t.actor);
   if (!person) return undefined;
   // Why the fact cache: every repository page's layout asks (Watch/Unwatch); any write drops it.
-  return ctx.facts.getPair("watch-level", t.repo.id, person.id, () => store.subscriptionLevel(ctx.db.read, t.repo.id, person.id));
+  // Local: the shared epoch does not follow subscriptions, so several nodes load it each time.
+  return ctx.facts.getPairLocal("watch-level", t.repo.id, person.id, () => store.subscriptionLevel(ctx.db.read, t.repo.id, person.id));
 }

@@ -371,7 +371,8 @@ export async function listIssues(ctx: Ctx, t: RepoTarget, q: IssueListQuery): Pr
 export async function openIssueCount(ctx: Ctx, t: RepoTarget): Promise<number> {
   need(t, "repo:read");
   // Why the fact cache: every repository page's layout shows the count; any write drops it.
-  return ctx.facts.get("open-issues", t.repo.id, () => store.openCount(ctx.db.read, t.repo.id));
+  // Local: the shared epoch does not follow the issues table, so several nodes load it each time.
+  return ctx.facts.getLocal("open-issues", t.repo.id, () => store.openCount(ctx.db.read, t.repo.id));
 }
 
 // ── edit ─────────────────────────────────────────────────────────────────────────────────────

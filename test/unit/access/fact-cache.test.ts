@@ -230,4 +230,25 @@ describe("FactCache", async () => {
     cache.fresh();
     expect(await cache.getWithin("m", "k", async () => ++loads, 1000)).toBe(3);
   });
+  test("a local fact (its table outside the shared epoch) is cached on SQLite's probes and loaded every time on a shared database", async () => {
+    const { c, probes, clock } = counters();
+    const sqlite = new FactCache(probes, clock);
+    let loads = 0;
+    const load = async () => ++loads;
+    expect(await sqlite.getLocal("open-issues", "r1", load)).toBe(1);
+    sqlite.fresh();
+    expect(await sqlite.getLocal("open-issues", "r1", load)).toBe(1);
+    expect(await sqlite.getPairLocal("watch-level", "r1", "u1", load)).toBe(2);
+    expect(await sqlite.getPairLocal("watch-level", "r1", "u1", load)).toBe(2);
+    c.own++;
+    sqlite.fresh();
+    expect(await sqlite.getLocal("open-issues", "r1", load)).toBe(3);
+    // A shared database: the probe answers a promise, and another node's write to these tables moves no epoch.
+    const shared = new FactCache({ own: () => c.own, external: () => Promise.resolve(0) }, clock);
+    loads = 0;
+    expect(await shared.getLocal("open-issues", "r1", load)).toBe(1);
+    expect(await shared.getLocal("open-issues", "r1", load)).toBe(2);
+    expect(await shared.getPairLocal("watch-level", "r1", "u1", load)).toBe(3);
+    expect(await shared.getPairLocal("watch-level", "r1", "u1", load)).toBe(4);
+  });
 });
