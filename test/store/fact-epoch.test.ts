@@ -96,6 +96,14 @@ describe("fact epoch [pg]", () => {
     ).toBe(true);
   });
 
+  test("a push's activity stamp (repos.active_at) does not move it; a rename does", async () => {
+    const id = crypto.randomUUID();
+    const { repos } = tables(a.db.read);
+    expect(await moves((tx) => tx.insert(tables(tx).repos).values({ id, orgId, name: "app", activeAt: 1, createdAt: 1 } as never))).toBe(true);
+    expect(await moves((tx) => tx.update(tables(tx).repos).set({ activeAt: Date.now() }).where(eq(repos.id, id)))).toBe(false);
+    expect(await moves((tx) => tx.update(tables(tx).repos).set({ name: "app2" }).where(eq(repos.id, id)))).toBe(true);
+  });
+
   test("concurrent authority writes on two nodes all commit and each moves it once", async () => {
     const before = await epoch();
     const ids = Array.from({ length: 16 }, (_, i) => `tokc${String(i).padStart(12, "0")}`);
