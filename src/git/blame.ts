@@ -15,8 +15,12 @@
 // larger than that is treated as absent; at most `maxCommits` commits are taken and at most
 // `maxReadBytes` of blobs read. Past a bound the walk stops and the lines still pending are
 // blamed on the commit they had reached (git's "boundary"), and the answer says `truncated`.
+import { type Lines, linesOf } from "./blame-lines.ts";
+import { versionLines } from "./blame-versions.ts";
 import { parseCommit } from "./object.ts";
 import type { ObjectReader, Oid } from "./types.ts";
+
+export { type Lines, linesOf };
 
 /** What one blame may cost. */
 export interface BlameLimits {
@@ -83,11 +87,38 @@ export type BlameOutcome =
   | { kind: "binary" }
   | { kind: "too_large"; size: number };
 
-/** A run of suspect lines: `count` lines from line `final` of the file, at line `at` of the suspect's blob. */
-interface Entry {
-  final: number;
-  at: number;
-  count: number;
+/**
+ * Runs of suspect lines, as triples: `count` lines from line `final` of the file, at line `at`
+ * of the suspect's blob. Typed triples, not objects: a long walk splits and hands on thousands of
+ * runs at every commit.
+ */
+class Entries {
+  data: Int32Array;
+  length = 0;
+
+  constructor(capacity = 4) {
+    this.data = new Int32Array(3 * capacity);
+  }
+
+  push(final: number, at: number, count: number): void {
+    if (3 * (this.length + 1) > this.data.length) this.grow(1);
+    const i = 3 * this.length++;
+    this.data[i] = final;
+    this.data[i + 1] = at;
+    this.data[i + 2] = count;
+  }
+
+  append(other: Entries): void {
+    if (3 * (this.length + other.length) > this.data.length) this.grow(other.length);
+    this.data.set(other.data.subarray(0, 3 * other.length), 3 * this.length);
+    this.length += other.length;
+  }
+
+  private grow(extra: number): void {
+    const next = new Int32Array(Math.max(2 * this.data.length, 3 * (this.length + extra)));
+    next.set(this.data.subarray(0, 3 * this.length));
+    this.data = next;
+  }
 }
 
 interface Suspect {
@@ -95,7 +126,43 @@ interface Suspect {
   blob: Oid;
   time: number;
   seq: number;
-  entries: Entry[];
+  entries: Entries;
+}
+
+/**
+ * Splits `left` by the runs a diff keeps (keptRuns: triples of line in the suspect's blob, line in
+ * the parent's, count): what lies in a run passes to the parent at its line there, the rest stays.
+ */
+function splitEntries(left: Entries, runs: Int32Array, passed: Entries, kept: Entries): void {
+  const nr = runs.length / 3;
+  const e = left.data;
+  for (let q = 0; q < 3 * left.length; q += 3) {
+    const final = e[q]!;
+    const at = e[q + 1]!;
+    const end = at + e[q + 2]!;
+    // The first run ending after `at`.
+    let lo = 0;
+    let hi = nr;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (runs[3 * mid]! + runs[3 * mid + 2]! <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    let pos = at;
+    for (let r = lo; pos < end; ) {
+      const rb = r < nr ? runs[3 * r]! : end;
+      if (pos < rb) {
+        const stop = Math.min(end, rb);
+        kept.push(final + (pos - at), pos, stop - pos);
+        pos = stop;
+        continue;
+      }
+      const stop = Math.min(end, rb + runs[3 * r + 2]!);
+      passed.push(final + (pos - at), runs[3 * r + 1]! + (pos - rb), stop - pos);
+      pos = stop;
+      r++;
+    }
+  }
 }
 
 const encoder = new TextEncoder();
@@ -138,91 +205,112 @@ export function isBinaryBlob(data: Uint8Array): boolean {
 }
 
 /**
- * A version of the file as lines: its bytes, where each line starts (one more entry: the end),
- * and a key per line (equal lines, equal keys; two 32-bit hashes of the line's bytes, its "\n"
- * included, folded into one exact double, so a collision needs both to agree).
+ * The lines of `b` a shortest edit script from `a` keeps (Myers, common prefix and suffix first),
+ * as runs: triples (line in b, line in a, count) in b's order, runs that continue one another
+ * joined; null when more than `maxEdits` edits would be needed. Why runs and not a line map: the
+ * walk splits its suspects' runs by them, in time that grows with the runs, not the lines.
  */
-export interface Lines {
-  data: Buffer;
-  starts: Int32Array;
-  keys: Float64Array;
-}
-
-/** The key of bytes [from, to) of `d`. */
-function lineKey(d: Uint8Array, from: number, to: number): number {
-  let h1 = 0x811c9dc5 | 0;
-  let h2 = (0x9747b28c ^ (to - from)) | 0;
-  for (let i = from; i < to; i++) {
-    const b = d[i]!;
-    h1 = Math.imul(h1 ^ b, 0x01000193);
-    h2 = Math.imul(h2 ^ b, 0x5bd1e995);
-    h2 ^= h2 >>> 13;
-  }
-  return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
-}
-
-/** Growable line starts and keys. */
-class LineBuilder {
-  starts: Int32Array;
-  keys: Float64Array;
-  n = 0;
-  constructor(capacity: number) {
-    this.starts = new Int32Array(capacity + 1);
-    this.keys = new Float64Array(capacity);
-  }
-  private room(extra: number): void {
-    if (this.n + extra < this.keys.length) return;
-    const size = Math.max(2 * this.keys.length, this.n + extra + 16);
-    const starts = new Int32Array(size + 1);
-    starts.set(this.starts.subarray(0, this.n));
-    const keys = new Float64Array(size);
-    keys.set(this.keys.subarray(0, this.n));
-    this.starts = starts;
-    this.keys = keys;
-  }
-  /** Lines of `d` from byte `from` to `to` (at line starts), hashed one by one. */
-  hash(d: Uint8Array, from: number, to: number): void {
-    while (from < to) {
-      const nl = d.indexOf(10, from);
-      const end = nl < 0 || nl >= to ? to : nl + 1;
-      this.room(1);
-      this.starts[this.n] = from;
-      this.keys[this.n++] = lineKey(d, from, end);
-      from = end;
+export function keptRuns(a: Float64Array, b: Float64Array, maxEdits: number): Int32Array | null {
+  const pre = commonKeys(a, 0, b, 0, Math.min(a.length, b.length));
+  const suf = commonTail(a, b, Math.min(a.length, b.length) - pre);
+  const out = new RunList();
+  if (pre) out.add(0, 0, pre);
+  const n = a.length - pre - suf;
+  const m = b.length - pre - suf;
+  if (n > 0 && m > 0) {
+    const max = Math.min(n + m, maxEdits);
+    const v = new Int32Array(2 * max + 2);
+    const trace: Int32Array[] = [];
+    let found = -1;
+    for (let d = 0; d <= max && found < 0; d++) {
+      trace.push(v.slice(max - d, max + d + 1));
+      for (let k = -d; k <= d; k += 2) {
+        let x = k === -d || (k !== d && v[max + k - 1]! < v[max + k + 1]!) ? v[max + k + 1]! : v[max + k - 1]! + 1;
+        let y = x - k;
+        while (x < n && y < m && a[pre + x] === b[pre + y]) {
+          x++;
+          y++;
+        }
+        v[max + k] = x;
+        if (x >= n && y >= m) {
+          found = d;
+          break;
+        }
+      }
     }
+    if (found < 0) return null;
+    // The snakes, found last to first.
+    const snakes: number[] = [];
+    let x = n;
+    let y = m;
+    for (let d = found; d > 0; d--) {
+      const prev = trace[d]!;
+      const at = (k: number) => prev[k + d]!;
+      const k = x - y;
+      const down = k === -d || (k !== d && at(k - 1) < at(k + 1));
+      const pk = down ? k + 1 : k - 1;
+      const px = at(pk);
+      const py = px - pk;
+      const len = Math.min(x - (down ? px : px + 1), y - (down ? py + 1 : py));
+      if (len > 0) {
+        x -= len;
+        y -= len;
+        snakes.push(y, x, len);
+      }
+      if (down) y--;
+      else x--;
+    }
+    if (x > 0 && y > 0) snakes.push(0, 0, Math.min(x, y));
+    for (let i = snakes.length - 3; i >= 0; i -= 3) out.add(pre + snakes[i]!, pre + snakes[i + 1]!, snakes[i + 2]!);
   }
-  /** Lines `from`..`to`-1 of `c`, found `shift` bytes further on in this version. */
-  copy(c: Lines, from: number, to: number, shift: number): void {
-    this.room(to - from);
-    this.keys.set(c.keys.subarray(from, to), this.n);
-    const s = this.starts;
-    for (let i = from, j = this.n; i < to; i++, j++) s[j] = c.starts[i]! + shift;
-    this.n += to - from;
+  if (suf) out.add(b.length - suf, a.length - suf, suf);
+  return out.done();
+}
+
+/** Growable (line in b, line in a, count) triples, a run continuing the last joined to it. */
+class RunList {
+  private runs = new Int32Array(3 * 8);
+  private n = 0;
+  add(bAt: number, aAt: number, count: number): void {
+    const i = 3 * (this.n - 1);
+    if (this.n > 0 && this.runs[i]! + this.runs[i + 2]! === bAt && this.runs[i + 1]! + this.runs[i + 2]! === aAt) {
+      this.runs[i + 2]! += count;
+      return;
+    }
+    if (3 * (this.n + 1) > this.runs.length) {
+      const next = new Int32Array(2 * this.runs.length);
+      next.set(this.runs);
+      this.runs = next;
+    }
+    this.runs.set([bAt, aAt, count], 3 * this.n++);
   }
-  done(data: Buffer): Lines {
-    this.starts[this.n] = data.length;
-    return { data, starts: this.starts.subarray(0, this.n + 1), keys: this.keys.subarray(0, this.n) };
+  done(): Int32Array {
+    return this.runs.subarray(0, 3 * this.n);
   }
 }
 
-/** Bytes `a[ai..]` and `b[bi..]` have in common from the start (compared natively, galloping). */
-function commonLength(a: Buffer, ai: number, b: Buffer, bi: number): number {
-  const max = Math.min(a.length - ai, b.length - bi);
+/** Bytes of a key array, to compare runs of keys natively (keys are finite and never -0: equal bytes, equal keys). */
+const keyBytes = (k: Float64Array) => Buffer.from(k.buffer, k.byteOffset, k.byteLength);
+
+/** Keys `a[ai..]` and `b[bi..]` have in common from the start, at most `max`. */
+function commonKeys(a: Float64Array, ai: number, b: Float64Array, bi: number, max: number): number {
+  if (max <= 0) return 0;
+  const ab = keyBytes(a);
+  const bb = keyBytes(b);
   let good = 0;
-  let step = 256;
+  let step = 64;
   while (good < max) {
     const len = Math.min(step, max - good);
-    if (a.compare(b, bi + good, bi + good + len, ai + good, ai + good + len) === 0) {
+    if (ab.compare(bb, 8 * (bi + good), 8 * (bi + good + len), 8 * (ai + good), 8 * (ai + good + len)) === 0) {
       good += len;
       step *= 4;
       continue;
     }
-    // The first difference is in [good, good + len): halve until it is found.
     let lo = 0;
     let hi = len;
     while (hi - lo > 1) {
       const mid = (lo + hi) >> 1;
-      if (a.compare(b, bi + good + lo, bi + good + mid, ai + good + lo, ai + good + mid) === 0) lo = mid;
+      if (ab.compare(bb, 8 * (bi + good), 8 * (bi + good + mid), 8 * (ai + good), 8 * (ai + good + mid)) === 0) lo = mid;
       else hi = mid;
     }
     return a[ai + good + lo] === b[bi + good + lo] ? good + lo + 1 : good + lo;
@@ -230,149 +318,25 @@ function commonLength(a: Buffer, ai: number, b: Buffer, bi: number): number {
   return good;
 }
 
-/** Index of the last line of `c` starting at or before byte `at` (binary search). */
-function lineAt(c: Lines, at: number): number {
-  let lo = 0;
-  let hi = c.keys.length;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (c.starts[mid]! <= at) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Lines tried on each side to find where two versions agree again after a difference. */
-const RESYNC = 8;
-
-/**
- * The lines of `data`. With `near` (a nearby version, usually the child's), lines found
- * byte-for-byte in it at the same order take its keys without being hashed again: runs of equal
- * bytes are found natively, and only the lines around each difference are hashed. Keys do not
- * depend on the alignment chosen here (a copied line is byte-equal to the one it copies); only
- * the work does.
- */
-export function linesOf(data: Uint8Array, near?: Lines): Lines {
-  const d = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (!near || near.keys.length === 0) {
-    const out = new LineBuilder(near?.keys.length ?? 64);
-    out.hash(d, 0, d.length);
-    return out.done(d);
-  }
-  const c = near;
-  const cn = c.keys.length;
-  const out = new LineBuilder(cn + 16);
-  let pi = 0;
-  let cl = 0;
-  while (pi < d.length) {
-    if (cl < cn) {
-      const co = c.starts[cl]!;
-      const m = commonLength(d, pi, c.data, co);
-      // Whole lines of c inside the common run (a last line without "\n" only when both end there).
-      let cl2 = lineAt(c, co + m);
-      if (c.starts[cl2]! > co + m || cl2 < cl) cl2 = cl;
-      else if (cl2 < cn && c.starts[cl2 + 1]! <= co + m) cl2++;
-      if (cl2 === cn && co + m === c.data.length && pi + m !== d.length && c.data[c.data.length - 1] !== 10) cl2--;
-      if (cl2 > cl) {
-        out.copy(c, cl, cl2, pi - co);
-        pi += c.starts[cl2]! - co;
-        cl = cl2;
-        continue;
-      }
+/** Keys `a` and `b` have in common at their ends, at most `max`. */
+function commonTail(a: Float64Array, b: Float64Array, max: number): number {
+  let good = 0;
+  let step = 64;
+  const ab = keyBytes(a);
+  const bb = keyBytes(b);
+  while (good < max) {
+    const len = Math.min(step, max - good);
+    const ae = a.length - good;
+    const be = b.length - good;
+    if (ab.compare(bb, 8 * (be - len), 8 * be, 8 * (ae - len), 8 * ae) === 0) {
+      good += len;
+      step *= 4;
+      continue;
     }
-    if (cl >= cn) break;
-    // Line starts of the next few lines here, then the nearest (a, b) where line +a here starts
-    // what line cl + b of c starts, for at least one whole line of c.
-    const mine: number[] = [pi];
-    for (let k = 0; k < RESYNC && mine[k]! < d.length; k++) {
-      const nl = d.indexOf(10, mine[k]!);
-      mine.push(nl < 0 ? d.length : nl + 1);
-    }
-    let found: [number, number] | null = null;
-    for (let sum = 1; sum <= 2 * RESYNC && !found; sum++) {
-      for (let a = 0; a <= sum && !found; a++) {
-        const b = sum - a;
-        if (a >= mine.length - 1 || cl + b >= cn) continue;
-        const at = mine[a]!;
-        const cAt = c.starts[cl + b]!;
-        const lineLen = c.starts[cl + b + 1]! - cAt;
-        if (at + lineLen <= d.length && d.compare(c.data, cAt, cAt + lineLen, at, at + lineLen) === 0) found = [a, b];
-      }
-    }
-    if (!found) break;
-    const [a, b] = found;
-    out.hash(d, pi, mine[a]!);
-    pi = mine[a]!;
-    cl += b;
+    for (let i = 0; i < len; i++) if (a[ae - 1 - i] !== b[be - 1 - i]) return good + i;
+    return good + len;
   }
-  out.hash(d, pi, d.length);
-  return out.done(d);
-}
-
-/**
- * For each line of `b`, its line in `a` when a shortest edit script (Myers, common prefix and
- * suffix first) keeps it, else -1; null when more than `maxEdits` edits would be needed.
- */
-export function keptLines(a: Float64Array, b: Float64Array, maxEdits: number): Int32Array | null {
-  const map = new Int32Array(b.length).fill(-1);
-  let pre = 0;
-  while (pre < a.length && pre < b.length && a[pre] === b[pre]) {
-    map[pre] = pre;
-    pre++;
-  }
-  let suf = 0;
-  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) {
-    map[b.length - 1 - suf] = a.length - 1 - suf;
-    suf++;
-  }
-  const n = a.length - pre - suf;
-  const m = b.length - pre - suf;
-  if (n === 0 || m === 0) return map;
-  const max = Math.min(n + m, maxEdits);
-  const v = new Int32Array(2 * max + 2);
-  const trace: Int32Array[] = [];
-  let found = -1;
-  for (let d = 0; d <= max && found < 0; d++) {
-    trace.push(v.slice(max - d, max + d + 1));
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[max + k - 1]! < v[max + k + 1]!) ? v[max + k + 1]! : v[max + k - 1]! + 1;
-      let y = x - k;
-      while (x < n && y < m && a[pre + x] === b[pre + y]) {
-        x++;
-        y++;
-      }
-      v[max + k] = x;
-      if (x >= n && y >= m) {
-        found = d;
-        break;
-      }
-    }
-  }
-  if (found < 0) return null;
-  let x = n;
-  let y = m;
-  for (let d = found; d > 0; d--) {
-    const prev = trace[d]!;
-    const at = (k: number) => prev[k + d]!;
-    const k = x - y;
-    const down = k === -d || (k !== d && at(k - 1) < at(k + 1));
-    const pk = down ? k + 1 : k - 1;
-    const px = at(pk);
-    const py = px - pk;
-    while (x > (down ? px : px + 1) && y > (down ? py + 1 : py)) {
-      x--;
-      y--;
-      map[pre + y] = pre + x;
-    }
-    if (down) y--;
-    else x--;
-  }
-  while (x > 0 && y > 0) {
-    x--;
-    y--;
-    map[pre + y] = pre + x;
-  }
-  return map;
+  return good;
 }
 
 /** The blame of `path` (its components) in commit `start`, within `limits`. */
@@ -426,6 +390,7 @@ export async function blameFile(
 
   // Lines of recently read blobs (a blob is read as a parent, then again as the next suspect).
   const known = new Map<Oid, Lines | null>();
+  const versions = versionLines(reader);
   let readLeft = limits.maxReadBytes;
   let spent = false;
   /** The lines of blob `oid` (null: too large, not a blob, or past the read budget), hashed against `near`. */
@@ -444,8 +409,7 @@ export async function blameFile(
         return null;
       }
       readLeft -= h.size;
-      const obj = await reader.read(oid);
-      if (obj) lines = linesOf(obj.data, near);
+      lines = await versions.lines(oid, near);
     }
     known.set(oid, lines);
     if (known.size > 32) known.delete(known.keys().next().value!);
@@ -456,7 +420,7 @@ export async function blameFile(
   if (!first) return { kind: "missing" };
   if (isBinaryBlob(first.data)) return { kind: "binary" };
   readLeft -= first.data.length;
-  const finalLines = linesOf(first.data);
+  const finalLines = (await versions.lines(top.oid)) ?? linesOf(first.data);
   known.set(top.oid, finalLines);
   const total = finalLines.keys.length;
   /** The commit each line of the file is blamed on. */
@@ -495,19 +459,20 @@ export async function blameFile(
     }
     return out;
   };
-  const hand = async (commit: Oid, blob: Oid, entries: Entry[]) => {
+  const hand = async (commit: Oid, blob: Oid, entries: Entries) => {
     if (!entries.length) return;
     const known = pending.get(commit);
     if (known) {
-      known.entries.push(...entries);
+      known.entries.append(entries);
       return;
     }
     const s: Suspect = { commit, blob, time: (await loadCommit(commit)).committer.timestamp, seq: seq++, entries };
     pending.set(commit, s);
     push(s);
   };
-  const blame = (s: Suspect, entries: Entry[] = s.entries) => {
-    for (const e of entries) for (let i = 0; i < e.count; i++) blamed[e.final + i] = s.commit;
+  const blame = (s: Suspect, entries: Entries = s.entries) => {
+    const e = entries.data;
+    for (let q = 0; q < 3 * entries.length; q += 3) blamed.fill(s.commit, e[q]!, e[q]! + e[q + 2]!);
   };
 
   /** Commit infos that known blames brought (their commits need not be read again). */
@@ -518,21 +483,23 @@ export async function blameFile(
     if (!knownBlames || s.commit === start) return false;
     const k = await knownBlames(s.commit);
     if (!k) return false;
-    for (const e of s.entries) if (e.at + e.count > k.lines) return false;
-    for (const e of s.entries) {
-      // The range holding line e.at + 1 (1-based), then on through the run.
+    const d = s.entries.data;
+    for (let q = 0; q < 3 * s.entries.length; q += 3) if (d[q + 1]! + d[q + 2]! > k.lines) return false;
+    for (let q = 0; q < 3 * s.entries.length; q += 3) {
+      const [final, at, count] = [d[q]!, d[q + 1]!, d[q + 2]!];
+      // The range holding line at + 1 (1-based), then on through the run.
       let lo = 0;
       let hi = k.ranges.length;
       while (hi - lo > 1) {
         const mid = (lo + hi) >> 1;
-        if (k.ranges[mid]!.start <= e.at + 1) lo = mid;
+        if (k.ranges[mid]!.start <= at + 1) lo = mid;
         else hi = mid;
       }
-      for (let i = 0, r = lo; i < e.count; i++) {
-        const line = e.at + i + 1;
+      for (let i = 0, r = lo; i < count; i++) {
+        const line = at + i + 1;
         while (r < k.ranges.length - 1 && k.ranges[r]!.start + k.ranges[r]!.count <= line) r++;
         const commit = k.ranges[r]!.commit;
-        blamed[e.final + i] = commit;
+        blamed[final + i] = commit;
         if (!knownInfo.has(commit) && k.commits[commit]) knownInfo.set(commit, k.commits[commit]!);
       }
     }
@@ -540,7 +507,9 @@ export async function blameFile(
     return true;
   };
 
-  await hand(start, top.oid, [{ final: 0, at: 0, count: total }]);
+  const all = new Entries();
+  all.push(0, 0, total);
+  await hand(start, top.oid, all);
   let walked = 0;
   let truncated = false;
   while (heap.length) {
@@ -578,26 +547,12 @@ export async function blameFile(
         if (!left.length || !mine) break;
         const theirs = await readLines(p.blob, mine);
         if (!theirs) continue;
-        const map = keptLines(theirs.keys, mine.keys, limits.maxEdits);
-        if (!map) continue;
-        const passed: Entry[] = [];
-        const kept: Entry[] = [];
-        for (const e of left) {
-          // Split the run where lines change between kept and not, or stop being consecutive there.
-          let i = 0;
-          while (i < e.count) {
-            const at = map[e.at + i]!;
-            let j = i + 1;
-            if (at < 0) {
-              while (j < e.count && map[e.at + j]! < 0) j++;
-              kept.push({ final: e.final + i, at: e.at + i, count: j - i });
-            } else {
-              while (j < e.count && map[e.at + j] === at + (j - i)) j++;
-              passed.push({ final: e.final + i, at, count: j - i });
-            }
-            i = j;
-          }
-        }
+        const runs = keptRuns(theirs.keys, mine.keys, limits.maxEdits);
+        if (!runs) continue;
+        // A run of `left` splits at most twice per kept run it meets.
+        const passed = new Entries(left.length + runs.length / 3);
+        const kept = new Entries(left.length + runs.length / 3);
+        splitEntries(left, runs, passed, kept);
         await hand(p.commit, p.blob, passed);
         left = kept;
       }

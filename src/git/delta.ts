@@ -97,6 +97,55 @@ export function applyDelta(
   return out;
 }
 
+/**
+ * A delta's instructions as triples (result offset, length, source) in result order: a copy's
+ * source is its offset in the base; an insert's is -1 - its offset in the delta (its literal
+ * bytes stay there). Checked as applyDelta checks them (against a base of `baseLength` bytes,
+ * the result exactly the header's size, at most `maxResult`), without producing the result: a
+ * reader that needs only some of the result's bytes reads them through the triples.
+ */
+export function parseDelta(delta: Uint8Array, baseLength: number, maxResult = Number.POSITIVE_INFINITY): { resultSize: number; ops: Int32Array } {
+  const h = readDeltaHeader(delta);
+  if (h.resultSize > maxResult) throw new GitError(objectTooLarge(h.resultSize, maxResult), "too-large");
+  if (h.baseSize !== baseLength) throw new GitError(`corrupt delta: base size ${h.baseSize} does not match base of ${baseLength} bytes`);
+  let ops = new Int32Array(3 * 16);
+  let count = 0;
+  let pos = h.pos;
+  let o = 0;
+  const n = delta.length;
+  while (pos < n) {
+    const op = delta[pos++]!;
+    let size: number;
+    let source: number;
+    if (op & 0x80) {
+      pos = readCopy(delta, pos, op);
+      size = copySize;
+      source = copyOff;
+      if (pos > n || source + size > baseLength) throw new GitError("corrupt delta: copy out of range");
+    } else if (op !== 0) {
+      if (pos + op > n) throw new GitError("corrupt delta: insert out of range");
+      size = op;
+      source = -1 - pos;
+      pos += op;
+    } else {
+      throw new GitError("corrupt delta: reserved opcode 0");
+    }
+    if (o + size > h.resultSize) throw new GitError(`corrupt delta: instructions produce more than the ${h.resultSize} bytes the header says`);
+    if (3 * (count + 1) > ops.length) {
+      const next = new Int32Array(2 * ops.length);
+      next.set(ops);
+      ops = next;
+    }
+    ops[3 * count] = o;
+    ops[3 * count + 1] = size;
+    ops[3 * count + 2] = source;
+    count++;
+    o += size;
+  }
+  if (o !== h.resultSize) throw new GitError(`corrupt delta: instructions produce ${o} bytes, header says ${h.resultSize}`);
+  return { resultSize: h.resultSize, ops: ops.subarray(0, 3 * count) };
+}
+
 // module-state: scratch (synchronous, reused by every call; see below)
 // The arguments of the copy instruction readCopy last decoded (module scratch: no allocation per
 // instruction on the hot path).

@@ -7,10 +7,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { type BlameLimits, type BlameOutcome, blameFile, type KnownBlame, keptLines, linesOf } from "../../../src/git/blame.ts";
+import { type BlameLimits, type BlameOutcome, blameFile, type KnownBlame, keptRuns, linesOf } from "../../../src/git/blame.ts";
 import { BlameCache } from "../../../src/services/git/blame.ts";
 import { BLAME_STORED_MAX_BYTES, BLAME_STORED_MAX_INFLATED, blameKey, decodeBlame, encodeBlame } from "../../../src/services/git/blame-store.ts";
 import { BLAMES, kindOf, repoIdOf } from "../../../src/services/ops/object-kinds.ts";
+import { BufferText, linesFromDelta } from "../../../src/git/blame-lines.ts";
+import { applyDelta, createDelta, parseDelta } from "../../../src/git/delta.ts";
+import type { ObjectReader } from "../../../src/git/types.ts";
 import { git, openRepoPacks, rng } from "./repo-fixture.ts";
 
 const LIMITS: BlameLimits = { maxBytes: 1024 * 1024, maxCommits: 100_000, maxReadBytes: 512 * 1024 * 1024, maxEdits: 2000 };
@@ -59,12 +62,20 @@ class Work {
     return shas;
   }
   /** Per line, the commit our engine blames. */
-  async ours(rev: string, path: string, limits = LIMITS, known?: Map<string, KnownBlame>): Promise<{ shas: string[]; outcome: BlameOutcome }> {
-    this.run(["repack", "-a", "-d", "-q"]);
+  async ours(
+    rev: string,
+    path: string,
+    limits = LIMITS,
+    known?: Map<string, KnownBlame>,
+    opts: { repack?: string[]; plainReader?: boolean } = {},
+  ): Promise<{ shas: string[]; outcome: BlameOutcome }> {
+    this.run(["repack", "-a", "-d", "-q", ...(opts.repack ?? [])]);
     const { set, close } = await openRepoPacks(join(this.dir, ".git"));
     try {
       const lookup = known && ((c: string) => known.get(c) ?? null);
-      const outcome = await blameFile(set, this.run(["rev-parse", rev]), path.split("/"), limits, undefined, lookup);
+      // A plain ObjectReader (not a PackSet): every version read whole (blame-versions.ts ReadVersions).
+      const reader: ObjectReader = opts.plainReader ? { has: (o) => set.has(o), read: (o) => set.read(o), readHeader: (o) => set.readHeader(o) } : set;
+      const outcome = await blameFile(reader, this.run(["rev-parse", rev]), path.split("/"), limits, undefined, lookup);
       const shas: string[] = [];
       if (outcome.kind === "ok") for (const r of outcome.ranges) for (let i = 0; i < r.count; i++) shas[r.start - 1 + i] = r.commit;
       return { shas, outcome };
@@ -213,6 +224,33 @@ describe("blame matches git blame --porcelain", () => {
     }
   });
 
+  test("versions read through deep delta chains, and read whole by a plain reader, blame the same (random long history)", async () => {
+    const rand = rng(11);
+    const w = await Work.make();
+    let text = Array.from({ length: 200 }, (_, i) => `line ${i} ${Math.floor(rand() * 1e6)}`);
+    await w.commit("start", { "f.txt": lines(...text) });
+    for (let step = 0; step < 120; step++) {
+      const out = [...text];
+      for (let k = 1 + Math.floor(rand() * 3); k > 0; k--) {
+        const at = Math.floor(rand() * (out.length + 1));
+        const r = rand();
+        // Some edits cut a line in the middle (the delta's copy ends inside a line).
+        if (r < 0.3) out.splice(at, 1, `${(out[at] ?? "").slice(0, 4)}changed ${Math.floor(rand() * 1e9)}`);
+        else if (r < 0.6) out.splice(at, 0, `inserted ${Math.floor(rand() * 1e9)}`);
+        else out.splice(at, 1);
+      }
+      text = out;
+      await w.commit(`edit ${step}`, { "f.txt": lines(...text) + (step % 10 === 9 ? "no newline at the end" : "") });
+    }
+    const want = w.gitBlame("HEAD", "f.txt");
+    // Chains as deep as git makes them on request (past the reader's depth of versions kept as deltas).
+    const deep = await w.ours("HEAD", "f.txt", LIMITS, undefined, { repack: ["-f", "--depth=250", "--window=250"] });
+    expect(deep.shas).toEqual(want);
+    const plain = await w.ours("HEAD", "f.txt", LIMITS, undefined, { plainReader: true });
+    expect(plain.shas).toEqual(want);
+    expect(plain.outcome).toEqual(deep.outcome);
+  });
+
   test("incremental: blames reused from ancestors equal blames from scratch and git's (random histories)", async () => {
     for (const seed of [4, 5]) {
       const rand = rng(seed);
@@ -340,12 +378,70 @@ describe("line keys", () => {
     }
   });
 
+  test("keys derived through a delta's copies equal keys hashed afresh (random edits, lines cut by copies, no final newline, CRLF)", () => {
+    const rand = rng(21);
+    const pool = ["", "}", "\r", "a", "return x;", "  if (y) {", "x".repeat(300), "ü€𝄞"];
+    const line = () => (rand() < 0.5 ? pool[Math.floor(rand() * pool.length)]! : `l${Math.floor(rand() * 1e6)}`);
+    for (let round = 0; round < 300; round++) {
+      const base = Array.from({ length: Math.floor(rand() * 80) }, line);
+      const edited = [...base];
+      for (let k = Math.floor(rand() * 6); k > 0; k--) {
+        const at = Math.floor(rand() * (edited.length + 1));
+        const r = rand();
+        if (r < 0.3) edited.splice(at, 1, line());
+        else if (r < 0.5) edited.splice(at, 1, `${(edited[at] ?? "").slice(0, 2)}${line()}`);
+        else if (r < 0.75) edited.splice(at, 0, line());
+        else edited.splice(at, 1);
+      }
+      const text = (ls: string[]) => ls.join("\n") + (rand() < 0.7 ? "\n" : "");
+      const baseBytes = enc.encode(text(base));
+      const data = enc.encode(text(edited));
+      const delta = createDelta(baseBytes, data);
+      const { resultSize, ops } = parseDelta(delta, baseBytes.length);
+      expect(resultSize).toBe(data.length);
+      const derived = linesFromDelta(linesOf(baseBytes), ops, new BufferText(data));
+      const direct = linesOf(data);
+      expect({ round, starts: [...derived.starts], keys: [...derived.keys] }).toEqual({ round, starts: [...direct.starts], keys: [...direct.keys] });
+    }
+  });
+
+  test("parseDelta accepts exactly what applyDelta accepts, and its instructions rebuild the result (random and corrupted deltas)", () => {
+    const rand = rng(31);
+    for (let round = 0; round < 500; round++) {
+      const base = enc.encode(Array.from({ length: Math.floor(rand() * 40) }, () => `w${Math.floor(rand() * 50)}`).join(" "));
+      const target = enc.encode(Array.from({ length: Math.floor(rand() * 40) }, () => `w${Math.floor(rand() * 50)}`).join(" "));
+      const delta = createDelta(base, target);
+      // Corrupt one byte in some rounds (sizes, opcodes, offsets, literal lengths).
+      if (round % 2) delta[Math.floor(rand() * delta.length)] = Math.floor(rand() * 256);
+      let applied: Uint8Array | string;
+      let parsed: Uint8Array | string;
+      try {
+        applied = applyDelta(base, delta);
+      } catch (e) {
+        applied = `error ${(e as Error).constructor.name}`;
+      }
+      try {
+        const { resultSize, ops } = parseDelta(delta, base.length);
+        const out = new Uint8Array(resultSize);
+        for (let i = 0; i < ops.length; i += 3) {
+          const [at, size, source] = [ops[i]!, ops[i + 1]!, ops[i + 2]!];
+          out.set(source >= 0 ? base.subarray(source, source + size) : delta.subarray(-1 - source, -1 - source + size), at);
+        }
+        parsed = out;
+      } catch (e) {
+        parsed = `error ${(e as Error).constructor.name}`;
+      }
+      expect({ round, parsed }).toEqual({ round, parsed: applied });
+    }
+  });
+
   test("equal lines have equal keys; a line with and without its newline differ", () => {
     const a = linesOf(enc.encode("x\ny\nx\ny"));
     expect(a.keys[0]).toBe(a.keys[2]!);
     expect(a.keys[1]).not.toBe(a.keys[3]!);
     expect([...a.starts]).toEqual([0, 2, 4, 6, 7]);
-    expect(keptLines(linesOf(enc.encode("a\nb\nc\n")).keys, linesOf(enc.encode("a\nX\nc\nd\n")).keys, 100)).toEqual(new Int32Array([0, -1, 2, -1]));
+    // Kept: line 0 of b at line 0 of a, line 2 at line 2 (as (line in b, line in a, count) runs).
+    expect(keptRuns(linesOf(enc.encode("a\nb\nc\n")).keys, linesOf(enc.encode("a\nX\nc\nd\n")).keys, 100)).toEqual(new Int32Array([0, 0, 1, 2, 2, 1]));
   });
 });
 

@@ -1,0 +1,214 @@
+// Where a blame walk (blame.ts) gets the lines of each version of its file.
+//
+// From packs (a PackSet, what the server reads), a version stored as a delta is kept as the
+// delta's instructions over its base version, and its lines are derived from the base's through
+// the copies (linesFromDelta): only the lines a delta inserts or cuts are read and hashed. Git
+// stores a file's versions as deltas of one another, mostly of the next or previous version, so
+// a walk over thousands of versions reads little more than the deltas.
+//
+// Any other reader: each version is read whole and its lines found against the version the walk
+// compares it with (linesOf with `near`).
+import { type LineBuilder, type Lines, type LineText, lineKey, linesFromDelta, linesOf, type TextLines } from "./blame-lines.ts";
+import { parseDelta } from "./delta.ts";
+import { inflateExact } from "./inflate.ts";
+import { OBJ_BLOB, OBJ_OFS_DELTA, OBJ_REF_DELTA } from "./pack-entry.ts";
+import type { Pack } from "./pack-reader.ts";
+import { PackSet } from "./pack-set.ts";
+import { GitError, type ObjectReader, type Oid } from "./types.ts";
+
+/** The lines of versions of one file, by blob id. */
+export interface VersionLines {
+  /** The lines of blob `oid`, or null when it is not there; `near` is a version likely close to it (the one it is compared with). */
+  lines(oid: Oid, near?: Lines): Promise<Lines | null>;
+}
+
+/** The version reader for `reader`: through delta copies when it is a pack set. */
+export function versionLines(reader: ObjectReader): VersionLines {
+  return reader instanceof PackSet ? new PackedVersions(reader) : new ReadVersions(reader);
+}
+
+/** Reads each version whole. */
+class ReadVersions implements VersionLines {
+  constructor(private readonly reader: ObjectReader) {}
+
+  async lines(oid: Oid, near?: Lines): Promise<Lines | null> {
+    const obj = await this.reader.read(oid);
+    return obj ? linesOf(obj.data, near && "data" in near ? (near as TextLines) : undefined) : null;
+  }
+}
+
+/**
+ * One version of a blob as the walk holds it: whole bytes (an object stored whole, or one made
+ * whole), or its delta's instructions over its base version (and the delta, whose literal bytes
+ * the inserts point into). Its lines are found when it is made.
+ */
+interface Version {
+  size: number;
+  data: Uint8Array | null;
+  ops: Int32Array | null;
+  delta: Uint8Array | null;
+  base: Version | null;
+  /** Deltas between this version and whole bytes. */
+  depth: number;
+  lines: Lines;
+}
+
+/**
+ * Versions at most this many deltas from whole bytes; deeper ones are made whole (bytes read
+ * through a version go down its deltas: this bounds a read, whatever depth a pack's chains have).
+ */
+const MAX_DEPTH = 16;
+
+/**
+ * Resolves versions from the packs without writing out their bytes: a version that is a delta
+ * is kept as its delta's instructions over its base, its lines derived from the base's
+ * (linesFromDelta), and only the bytes of the lines a delta changes are read, through the
+ * instructions. Git stores a file's versions as deltas of one another, mostly of the next or
+ * the previous version, so a walk over thousands of versions of a large file reads little more
+ * than the deltas: writing each version out whole (what Pack.readAt does) cost more than all the
+ * rest of the walk, in copies, page faults and collections.
+ */
+class PackedVersions implements VersionLines {
+  /** Versions by pack number × 2^40 + offset, least recently used first. */
+  private readonly known = new Map<number, Version>();
+  private held = 0;
+
+  constructor(private readonly set: PackSet) {}
+
+  async lines(oid: Oid): Promise<Lines | null> {
+    const at = this.set.locate(oid);
+    if (!at) return null;
+    const v = await this.version(this.set.packs.indexOf(at.pack), at.pack, at.offset, true);
+    return v ? v.lines : null;
+  }
+
+  /** The version stored at `offset` of pack `k` (null: not a blob, when `blob` is asked). */
+  private async version(k: number, pack: Pack, offset: number, blob: boolean): Promise<Version | null> {
+    // The chain down to a known version or whole bytes, then made from there up.
+    const chain: { offset: number; compressed: Uint8Array; size: number }[] = [];
+    let cur = offset;
+    let base: Version | undefined;
+    for (;;) {
+      base = this.get(k * OFFSET_LIMIT + cur);
+      if (base) break;
+      const { entry, bytes } = await pack.rawEntryAt(cur);
+      const compressed = bytes.subarray(entry.headerLength);
+      if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) {
+        if (blob && entry.typeCode !== OBJ_BLOB) return null;
+        const data = inflateExact(compressed, entry.size);
+        base = this.put(k * OFFSET_LIMIT + cur, { size: data.length, data, ops: null, delta: null, base: null, depth: 0, lines: bare(linesOf(data)) });
+        break;
+      }
+      chain.push({ offset: cur, compressed, size: entry.size });
+      if (chain.length > pack.idx.count) throw new GitError(`delta cycle in pack ${pack.name}`);
+      cur = pack.baseOffsetOf(entry);
+    }
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const d = chain[i]!;
+      const delta = inflateExact(d.compressed, d.size);
+      const { resultSize, ops } = parseDelta(delta, base.size);
+      const v: Version = { size: resultSize, data: null, ops, delta, base, depth: base.depth + 1, lines: base.lines };
+      v.lines = linesFromDelta(base.lines, ops, new VersionText(v));
+      if (v.depth > MAX_DEPTH) {
+        const data = new Uint8Array(v.size);
+        readVersion(v, 0, v.size, data, 0);
+        Object.assign(v, { data, ops: null, delta: null, base: null, depth: 0 });
+      }
+      base = this.put(k * OFFSET_LIMIT + d.offset, v);
+    }
+    return base;
+  }
+
+  private get(key: number): Version | undefined {
+    const v = this.known.get(key);
+    if (v) {
+      this.known.delete(key);
+      this.known.set(key, v);
+    }
+    return v;
+  }
+
+  private put(key: number, v: Version): Version {
+    const old = this.known.get(key);
+    if (old) this.held -= sizeOf(old);
+    this.known.delete(key);
+    this.known.set(key, v);
+    this.held += sizeOf(v);
+    for (const [k, u] of this.known) {
+      if (this.held <= BUDGET || u === v) break;
+      this.known.delete(k);
+      this.held -= sizeOf(u);
+    }
+    return v;
+  }
+}
+
+/** Copies bytes [from, to) of `v` into `out` at `at`, through its deltas down to whole bytes. */
+function readVersion(v: Version, from: number, to: number, out: Uint8Array, at: number): void {
+  if (v.data) {
+    out.set(v.data.subarray(from, to), at);
+    return;
+  }
+  const ops = v.ops!;
+  // The instruction holding `from`.
+  let lo = 0;
+  let hi = ops.length / 3 - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ops[3 * mid]! <= from) lo = mid;
+    else hi = mid - 1;
+  }
+  for (let j = lo; from < to; j++) {
+    const start = ops[3 * j]!;
+    const source = ops[3 * j + 2]!;
+    const stop = Math.min(to, start + ops[3 * j + 1]!);
+    const skip = from - start;
+    if (source < 0) out.set(v.delta!.subarray(-1 - source + skip, -1 - source + skip + (stop - from)), at);
+    else readVersion(v.base!, source + skip, source + skip + (stop - from), out, at);
+    at += stop - from;
+    from = stop;
+  }
+}
+
+/** A version read a line at a time through its deltas (the bytes of one line gathered in a scratch buffer). */
+class VersionText implements LineText {
+  private scratch = new Uint8Array(256);
+  private readonly one = new Uint8Array(1);
+  constructor(private readonly v: Version) {}
+  get length(): number {
+    return this.v.size;
+  }
+  line(from: number, out: LineBuilder): number {
+    // Read on in doubling pieces until a "\n" or the end.
+    let have = 0;
+    for (let want = 128; ; want *= 2) {
+      const to = Math.min(this.v.size, from + have + want);
+      if (this.scratch.length < to - from) {
+        const next = new Uint8Array(Math.max(2 * this.scratch.length, to - from));
+        next.set(this.scratch.subarray(0, have));
+        this.scratch = next;
+      }
+      readVersion(this.v, from + have, to, this.scratch, have);
+      const nl = this.scratch.subarray(0, to - from).indexOf(10, have);
+      have = to - from;
+      if (nl >= 0 || to === this.v.size) {
+        const len = nl >= 0 ? nl + 1 : have;
+        out.add(from, lineKey(this.scratch, 0, len));
+        return from + len;
+      }
+    }
+  }
+  byteAt(at: number): number {
+    readVersion(this.v, at, at + 1, this.one, 0);
+    return this.one[0]!;
+  }
+}
+
+const OFFSET_LIMIT = 2 ** 40;
+/** Bytes of versions (whole bytes, deltas, lines) a walk keeps. */
+const BUDGET = 32 * 1024 * 1024;
+
+/** Lines without the bytes they were read from. */
+const bare = (l: Lines): Lines => ({ starts: l.starts, keys: l.keys });
+const sizeOf = (v: Version) =>
+  (v.data?.byteLength ?? 0) + (v.delta?.byteLength ?? 0) + (v.ops?.byteLength ?? 0) + v.lines.starts.buffer.byteLength + v.lines.keys.buffer.byteLength + 128;
