@@ -6,6 +6,8 @@
 //     same data, its stored blames deleted (nothing cached or stored: the thread opens the packs,
 //     every version is read and diffed);
 //   - api-cold-server-stored: the same first request of a new server, the blame stored by an earlier one;
+//   - api-cold-key: on a running server (its thread warm), the blame at main~k for a new k each time,
+//     going back in history (no blame of it or of any ancestor stored: the whole walk);
 //   - api-after-push: the blame at main~k on a running server right after the one at main~(k+1)
 //     (as if main~k had just been pushed: its parent's blame is stored, the walk is one diff);
 //   - api-warm: the same request again (the node's blame cache);
@@ -179,6 +181,25 @@ async function main() {
       throw new Error("the stored blame differs from git's");
   }
   results.push(row("api-cold-server-stored (a new server, the blame in storage)", coldStored));
+
+  // Cold key: a running server, a commit nobody blamed whose ancestors nobody blamed either (older
+  // and older commits: a stored blame is of a descendant, which the walk never reaches).
+  const coldKey: number[] = [];
+  let coldAgree = 0;
+  let coldLines = 0;
+  for (let k = 20; k < 20 + KEYS; k++) {
+    const rev = `main~${k}`;
+    const r = await timed(`${svc.url}${api(rev)}`, auth);
+    coldKey.push(r.ms);
+    const g = await gitBlameMs(bare, rev, FILE);
+    gitTimes.push(g.ms);
+    const body = JSON.parse(r.body) as { ranges: { start: number; count: number; commit: { sha: string } }[]; walked?: number };
+    const want = porcelain(g.out);
+    coldAgree += agree(perLine(body.ranges), want);
+    coldLines += want.length;
+  }
+  notes.push(`main~20..main~${19 + KEYS} cold on a running server: ${coldAgree} of ${coldLines} lines blamed on the same commit as git blame`);
+  results.push(row("api-cold-key (a running server, nothing stored: the whole walk)", coldKey));
 
   // After a push: main~(k+1) blamed (and stored), then main~k, as if main~k had just been pushed.
   const afterPush: number[] = [];

@@ -31,14 +31,51 @@ export function lineKey(d: Uint8Array, from: number, to: number): number {
   return (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
 }
 
+/**
+ * Spare arrays for line starts and keys. A walk makes one Lines per version of its file; taking
+ * arrays given back by versions it no longer holds spares fresh memory for each (thousands of
+ * copies of the file's line table: page faults and collections cost more than filling them).
+ */
+export class LinePool {
+  private readonly spare: { starts: Int32Array; keys: Float64Array }[] = [];
+
+  /** Arrays with room for `capacity` lines (and the end). */
+  take(capacity: number): { starts: Int32Array; keys: Float64Array } {
+    for (let i = this.spare.length - 1; i >= Math.max(0, this.spare.length - 8); i--) {
+      const s = this.spare[i]!;
+      if (s.keys.length >= capacity) {
+        this.spare.splice(i, 1);
+        return s;
+      }
+    }
+    // Room to spare: the versions of a file differ in length by a few lines, and a table a little
+    // short of the next version's would be no use to it.
+    const room = Math.ceil((capacity * 1.125 + 64) / 256) * 256;
+    return { starts: new Int32Array(room + 1), keys: new Float64Array(room) };
+  }
+
+  /** Gives back the arrays under `lines` (nothing may read those lines any more). */
+  give(lines: Lines): void {
+    if (this.spare.length >= POOL_MAX) this.spare.shift();
+    this.spare.push({ starts: new Int32Array(lines.starts.buffer), keys: new Float64Array(lines.keys.buffer) });
+  }
+}
+
+/** Spare tables kept at most: a version read may make a whole delta chain of versions at once (git's chains are up to 50 deep). */
+const POOL_MAX = 64;
+
 /** Growable line starts and keys. */
 export class LineBuilder {
   starts: Int32Array;
   keys: Float64Array;
   n = 0;
-  constructor(capacity: number) {
-    this.starts = new Int32Array(capacity + 1);
-    this.keys = new Float64Array(capacity);
+  constructor(
+    capacity: number,
+    private readonly pool?: LinePool,
+  ) {
+    const a = pool ? pool.take(capacity) : { starts: new Int32Array(capacity + 1), keys: new Float64Array(capacity) };
+    this.starts = a.starts;
+    this.keys = a.keys;
   }
   private room(extra: number): void {
     if (this.n + extra < this.keys.length) return;
@@ -221,11 +258,11 @@ export class BufferText implements LineText {
  * without "\n" is whole only at the end of both (elsewhere the result goes on where the base line
  * stopped).
  */
-export function linesFromDelta(base: Lines, ops: Int32Array, text: LineText): Lines {
+export function linesFromDelta(base: Lines, ops: Int32Array, text: LineText, pool?: LinePool): Lines {
   const n = ops.length / 3;
   const bn = base.keys.length;
   const length = text.length;
-  const out = new LineBuilder(bn + 16);
+  const out = new LineBuilder(bn + 16, pool);
   let pi = 0;
   let j = 0;
   while (pi < length) {

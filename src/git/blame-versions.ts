@@ -8,7 +8,7 @@
 //
 // Any other reader: each version is read whole and its lines found against the version the walk
 // compares it with (linesOf with `near`).
-import { type LineBuilder, type Lines, type LineText, lineKey, linesFromDelta, linesOf, type TextLines } from "./blame-lines.ts";
+import { type LineBuilder, LinePool, type Lines, type LineText, lineKey, linesFromDelta, linesOf, type TextLines } from "./blame-lines.ts";
 import { parseDelta } from "./delta.ts";
 import { inflateExact } from "./inflate.ts";
 import { OBJ_BLOB, OBJ_OFS_DELTA, OBJ_REF_DELTA } from "./pack-entry.ts";
@@ -20,6 +20,11 @@ import { GitError, type ObjectReader, type Oid } from "./types.ts";
 export interface VersionLines {
   /** The lines of blob `oid`, or null when it is not there; `near` is a version likely close to it (the one it is compared with). */
   lines(oid: Oid, near?: Lines): Promise<Lines | null>;
+  /**
+   * The lines answered so far are no longer read (the walk calls this between commits): a reader
+   * may reuse their memory from now on. Lines answered later stay good until the next call.
+   */
+  settle?(): void;
 }
 
 /** The version reader for `reader`: through delta copies when it is a pack set. */
@@ -27,13 +32,19 @@ export function versionLines(reader: ObjectReader): VersionLines {
   return reader instanceof PackSet ? new PackedVersions(reader) : new ReadVersions(reader);
 }
 
-/** Reads each version whole. */
+/** Reads each version whole (the last few kept: a version is read as a parent, then as the next suspect). */
 class ReadVersions implements VersionLines {
+  private readonly recent = new Map<Oid, TextLines | null>();
   constructor(private readonly reader: ObjectReader) {}
 
   async lines(oid: Oid, near?: Lines): Promise<Lines | null> {
+    const hit = this.recent.get(oid);
+    if (hit !== undefined) return hit;
     const obj = await this.reader.read(oid);
-    return obj ? linesOf(obj.data, near && "data" in near ? (near as TextLines) : undefined) : null;
+    const lines = obj ? linesOf(obj.data, near && "data" in near ? (near as TextLines) : undefined) : null;
+    this.recent.set(oid, lines);
+    if (this.recent.size > 32) this.recent.delete(this.recent.keys().next().value!);
+    return lines;
   }
 }
 
@@ -72,8 +83,16 @@ class PackedVersions implements VersionLines {
   /** Versions by pack number × 2^40 + offset, least recently used first. */
   private readonly known = new Map<number, Version>();
   private held = 0;
+  private readonly pool = new LinePool();
+  /** Lines of versions dropped since the last settle(): given to the pool then. */
+  private dropped: Lines[] = [];
 
   constructor(private readonly set: PackSet) {}
+
+  settle(): void {
+    for (const l of this.dropped) this.pool.give(l);
+    this.dropped = [];
+  }
 
   async lines(oid: Oid): Promise<Lines | null> {
     const at = this.set.locate(oid);
@@ -108,7 +127,7 @@ class PackedVersions implements VersionLines {
       const delta = inflateExact(d.compressed, d.size);
       const { resultSize, ops } = parseDelta(delta, base.size);
       const v: Version = { size: resultSize, data: null, ops, delta, base, depth: base.depth + 1, lines: base.lines };
-      v.lines = linesFromDelta(base.lines, ops, new VersionText(v));
+      v.lines = linesFromDelta(base.lines, ops, new VersionText(v), this.pool);
       if (v.depth > MAX_DEPTH) {
         const data = new Uint8Array(v.size);
         readVersion(v, 0, v.size, data, 0);
@@ -135,9 +154,11 @@ class PackedVersions implements VersionLines {
     this.known.set(key, v);
     this.held += sizeOf(v);
     for (const [k, u] of this.known) {
-      if (this.held <= BUDGET || u === v) break;
+      if ((this.held <= BUDGET && this.known.size <= MAX_VERSIONS) || u === v) break;
       this.known.delete(k);
       this.held -= sizeOf(u);
+      // Its lines are read by no other version (a base's are read only while its result is made).
+      this.dropped.push(u.lines);
     }
     return v;
   }
@@ -205,7 +226,11 @@ class VersionText implements LineText {
 }
 
 const OFFSET_LIMIT = 2 ** 40;
-/** Bytes of versions (whole bytes, deltas, lines) a walk keeps. */
+/**
+ * Versions a walk keeps, and their bytes (whole bytes, deltas, lines) at most. A count first:
+ * each version made then drops one, whose line tables a later one takes (LinePool).
+ */
+const MAX_VERSIONS = 64;
 const BUDGET = 32 * 1024 * 1024;
 
 /** Lines without the bytes they were read from. */

@@ -100,6 +100,13 @@ class Entries {
     this.data = new Int32Array(3 * capacity);
   }
 
+  /** Empty, with room for `capacity` runs. */
+  reset(capacity: number): Entries {
+    this.length = 0;
+    if (this.data.length < 3 * capacity) this.data = new Int32Array(3 * capacity);
+    return this;
+  }
+
   push(final: number, at: number, count: number): void {
     if (3 * (this.length + 1) > this.data.length) this.grow(1);
     const i = 3 * this.length++;
@@ -388,41 +395,33 @@ export async function blameFile(
   if (!head) return { kind: "missing" };
   if (head.size > limits.maxBytes) return { kind: "too_large", size: head.size };
 
-  // Lines of recently read blobs (a blob is read as a parent, then again as the next suspect).
-  const known = new Map<Oid, Lines | null>();
   const versions = versionLines(reader);
+  // Blobs counted against the read budget: true when readable, false when not (too large, not a blob).
+  const counted = new Map<Oid, boolean>();
   let readLeft = limits.maxReadBytes;
   let spent = false;
-  /** The lines of blob `oid` (null: too large, not a blob, or past the read budget), hashed against `near`. */
+  /** The lines of blob `oid` (null: too large, not a blob, or past the read budget); `near`: the version it is compared with. */
   const readLines = async (oid: Oid, near?: Lines): Promise<Lines | null> => {
-    const hit = known.get(oid);
-    if (hit !== undefined) {
-      known.delete(oid);
-      known.set(oid, hit);
-      return hit;
-    }
-    const h = await reader.readHeader(oid);
-    let lines: Lines | null = null;
-    if (h && h.type === "blob" && h.size <= limits.maxBytes) {
-      if (h.size > readLeft) {
+    let ok = counted.get(oid);
+    if (ok === undefined) {
+      const h = await reader.readHeader(oid);
+      ok = !!h && h.type === "blob" && h.size <= limits.maxBytes;
+      if (ok && h!.size > readLeft) {
         spent = true;
         return null;
       }
-      readLeft -= h.size;
-      lines = await versions.lines(oid, near);
+      if (ok) readLeft -= h!.size;
+      counted.set(oid, ok);
     }
-    known.set(oid, lines);
-    if (known.size > 32) known.delete(known.keys().next().value!);
-    return lines;
+    return ok ? versions.lines(oid, near) : null;
   };
 
   const first = await reader.read(top.oid);
   if (!first) return { kind: "missing" };
   if (isBinaryBlob(first.data)) return { kind: "binary" };
   readLeft -= first.data.length;
-  const finalLines = (await versions.lines(top.oid)) ?? linesOf(first.data);
-  known.set(top.oid, finalLines);
-  const total = finalLines.keys.length;
+  counted.set(top.oid, true);
+  const total = ((await versions.lines(top.oid)) ?? linesOf(first.data)).keys.length;
   /** The commit each line of the file is blamed on. */
   const blamed = new Array<Oid | undefined>(total);
   if (total === 0) return { kind: "ok", lines: 0, ranges: [], commits: {}, truncated: false, walked: 0 };
@@ -459,11 +458,18 @@ export async function blameFile(
     }
     return out;
   };
+  // Entries no suspect holds any more, reused (a walk makes two per commit: fresh typed arrays for each cost more than the split).
+  const spare: Entries[] = [];
+  const newEntries = (capacity: number): Entries => spare.pop()?.reset(capacity) ?? new Entries(capacity);
+  const free = (e: Entries) => {
+    if (spare.length < 8) spare.push(e);
+  };
+  /** Hands `entries` to the suspect `commit` (which takes them, or copies them when it has entries already). */
   const hand = async (commit: Oid, blob: Oid, entries: Entries) => {
-    if (!entries.length) return;
     const known = pending.get(commit);
-    if (known) {
-      known.entries.append(entries);
+    if (!entries.length || known) {
+      if (known) known.entries.append(entries);
+      free(entries);
       return;
     }
     const s: Suspect = { commit, blob, time: (await loadCommit(commit)).committer.timestamp, seq: seq++, entries };
@@ -507,7 +513,7 @@ export async function blameFile(
     return true;
   };
 
-  const all = new Entries();
+  const all = newEntries(1);
   all.push(0, 0, total);
   await hand(start, top.oid, all);
   let walked = 0;
@@ -515,10 +521,15 @@ export async function blameFile(
   while (heap.length) {
     const s = pop();
     pending.delete(s.commit);
-    if (await fromKnown(s)) continue;
+    versions.settle?.();
+    if (await fromKnown(s)) {
+      free(s.entries);
+      continue;
+    }
     if (walked >= limits.maxCommits || spent) {
       truncated = true;
       blame(s);
+      free(s.entries);
       continue;
     }
     walked++;
@@ -550,14 +561,16 @@ export async function blameFile(
         const runs = keptRuns(theirs.keys, mine.keys, limits.maxEdits);
         if (!runs) continue;
         // A run of `left` splits at most twice per kept run it meets.
-        const passed = new Entries(left.length + runs.length / 3);
-        const kept = new Entries(left.length + runs.length / 3);
+        const passed = newEntries(left.length + runs.length / 3);
+        const kept = newEntries(left.length + runs.length / 3);
         splitEntries(left, runs, passed, kept);
+        free(left);
         await hand(p.commit, p.blob, passed);
         left = kept;
       }
     }
     blame(s, left);
+    free(left);
   }
 
   // A version left unread for the budget blamed its lines on a later commit.

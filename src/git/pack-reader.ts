@@ -285,7 +285,8 @@ export class Pack {
     const dataStart = entry.offset + entry.headerLength;
     for (let want = 256; ; want *= 8) {
       const len = Math.min(want, entry.end - dataStart);
-      const head = inflatePrefix(await this.source.read(dataStart, len));
+      // Two varints of at most 10 bytes each.
+      const head = inflatePrefix(await this.source.read(dataStart, len), 32);
       try {
         return readDeltaHeader(head);
       } catch (e) {
