@@ -1,6 +1,7 @@
 // The discovery domain's queries: profiles, follows, pins, contributions, watching and search.
 // Async, so another database changes this file, not the services. SQLite-only SQL (FTS5 MATCH)
-// stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
+// stays here; PostgreSQL answers the word tiers with a tsvector column and GIN indexes that keep
+// no pending list (migrations/pg 0000, 0013; bench/README §50).
 import { and, eq, sql } from "drizzle-orm";
 import type { Org, Repo, User } from "../../db/schema/index.ts";
 import { statementCache } from "../../db/statements.ts";
