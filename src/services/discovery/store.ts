@@ -5,7 +5,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Org, Repo, User } from "../../db/schema/index.ts";
 import { statementCache } from "../../db/statements.ts";
-import type { Queryable, Tx } from "../../db/database.ts";
+import type { Database, Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
@@ -353,6 +353,20 @@ export async function searchPrefix(q: Queryable, term: string, scope: SearchScop
 function tsQuery(match: string) {
   const words = [...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`);
   return sql`to_tsquery('simple', ${words.join(" & ")})`;
+}
+
+/**
+ * Runs `fn`, the word tiers' reads, in one read view where PostgreSQL plans each statement for its
+ * own words. Why: Bun.sql prepares statements, and after five runs PostgreSQL may keep a generic
+ * plan, built without knowing the words, for every later search on that connection; after a mix
+ * of words it joined a common word's 2,300 matches to the document ids in a nested loop (20-30 ms
+ * where the plan made for the word takes 0.3 ms; bench/README §50). SQLite plans each run anyway.
+ */
+export async function inWordView<T>(db: Database, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  return await db.readView(async (q) => {
+    if (x(q).name === "pg") await x(q).run(sql`SET LOCAL plan_cache_mode = force_custom_plan`);
+    return await fn(q);
+  });
 }
 
 /** A word-tier row: a hit and its search document id (the tier's order and cursor). */

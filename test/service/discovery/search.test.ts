@@ -13,6 +13,7 @@ import type { Ctx } from "../../../src/services/context.ts";
 import type { Principal } from "../../../src/services/access/principal.ts";
 import { ANONYMOUS } from "../../../src/services/access/principal.ts";
 import { countRepos, searchRepos } from "../../../src/services/discovery/search.ts";
+import { inWordView } from "../../../src/services/discovery/store.ts";
 import { createUserWithOrg } from "../../../src/services/people/accounts.ts";
 import { createRepo } from "../../../src/services/repos/repos.ts";
 import { openTestContext, TEST_DATABASE } from "../../helpers/context.ts";
@@ -110,4 +111,11 @@ test("PostgreSQL: the search indexes write straight into their trees (no pending
     { name: "repos_name_tsv_idx", options: ["fastupdate=off"] },
     { name: "repos_search_tsv_idx", options: ["fastupdate=off"] },
   ]);
+});
+
+test("PostgreSQL: the word tiers are planned for their own words, in their view only (not a generic plan; the pooled connection keeps its setting)", async () => {
+  if (TEST_DATABASE !== "pg") return;
+  const mode = async (q: Parameters<typeof x>[0]) => (await x(q).rows<{ plan_cache_mode: string }>(sql`SHOW plan_cache_mode`))[0]!.plan_cache_mode;
+  expect(await inWordView(ctx.db, mode)).toBe("force_custom_plan");
+  for (let i = 0; i < 5; i++) expect(await mode(ctx.db.read)).toBe("auto");
 });
