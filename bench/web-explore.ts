@@ -234,6 +234,7 @@ async function main() {
     const common = VOCAB[0]!;
     const middling = VOCAB[120]!;
     const exact = rows.find((r) => r.public)!.name;
+    const tierStart = (tier: number) => Buffer.from(JSON.stringify([tier, "0", ""])).toString("base64url");
     // Each shape: a path, whether the baseline has it, and who asks.
     type Who = "anonymous" | "signed in";
     const shapes: [string, string, boolean, Who][] = [
@@ -245,6 +246,9 @@ async function main() {
       ["search page: a frequent word", `/search?q=${common}`, false, "signed in"],
       ["search page: a middling word", `/search?q=${middling}`, false, "signed in"],
       ["search page: no match", "/search?q=zzzzqqq", false, "signed in"],
+      // The first page of a common word's name-word tier and of its description tier (the cursor a page before them would give).
+      ["search page: a frequent word, name-word tier", `/search?q=${common}&cursor=${tierStart(2)}`, false, "signed in"],
+      ["search page: a frequent word, description tier", `/search?q=${common}&cursor=${tierStart(3)}`, false, "signed in"],
       ["search API: a frequent word", `/v1/search/repos?q=${common}&limit=20`, true, "signed in"],
       ["search API: a middling word", `/v1/search/repos?q=${middling}&limit=20`, true, "signed in"],
       ["search API: an exact name", `/v1/search/repos?q=${exact}&limit=20`, true, "signed in"],

@@ -16,6 +16,7 @@ import pg0009 from "../../migrations/pg/0009_issues.sql" with { type: "text" };
 import pg0010 from "../../migrations/pg/0010_lfs_touched.sql" with { type: "text" };
 import pg0011 from "../../migrations/pg/0011_issues_state_counts.sql" with { type: "text" };
 import pg0012 from "../../migrations/pg/0012_web_second_pass.sql" with { type: "text" };
+import pg0013 from "../../migrations/pg/0013_search_gin_direct.sql" with { type: "text" };
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_authority_indexes.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_people_and_mail.sql" with { type: "text" };
@@ -84,6 +85,7 @@ const PG_SQL: Readonly<Record<string, string>> = Object.freeze({
   "0010_lfs_touched": pg0010,
   "0011_issues_state_counts": pg0011,
   "0012_web_second_pass": pg0012,
+  "0013_search_gin_direct": pg0013,
 });
 
 export interface Migration {

@@ -9,6 +9,7 @@
 import { Invalid, Unauthorized } from "../../errors.ts";
 import { callerFacts, readableScope } from "../access/access.ts";
 import { personOf, type Principal } from "../access/principal.ts";
+import type { Queryable } from "../../db/database.ts";
 import type { Ctx } from "../context.ts";
 import { encodeCursor, parsePage } from "../paging.ts";
 import type { RepoHit, SearchResult } from "./schemas.ts";
@@ -52,19 +53,26 @@ export async function searchRepos(ctx: Ctx, actor: Principal, q: { q?: string; l
   const match = wordQuery(text);
   const want = page.limit + 1;
   const rows: (store.HitRow & { tier: number })[] = [];
-  for (let tier = page.after?.[0] ?? 0; tier <= 3 && rows.length < want; tier++) {
-    const after = page.after && page.after[0] === tier ? ([page.after[1], page.after[2]] as [string, string]) : null;
-    const n = want - rows.length;
-    if (tier >= 2) {
-      if (after && !/^\d{1,15}$/.test(after[0])) throw Invalid("invalid cursor");
-      const afterDoc = after ? Number(after[0]) : null;
-      const batch = match ? await store.searchWords(ctx.db.read, match, tier === 2 ? "name" : "description", term, scope, afterDoc, n) : [];
-      for (const r of batch) rows.push({ ...r, tier, sort: String(r.docid) });
-      continue;
+  // Tiers `from` to `to` on `q`, until the page is full.
+  const collect = async (q: Queryable, from: number, to: number) => {
+    for (let tier = from; tier <= to && rows.length < want; tier++) {
+      const after = page.after && page.after[0] === tier ? ([page.after[1], page.after[2]] as [string, string]) : null;
+      const n = want - rows.length;
+      if (tier >= 2) {
+        if (after && !/^\d{1,15}$/.test(after[0])) throw Invalid("invalid cursor");
+        const afterDoc = after ? Number(after[0]) : null;
+        const batch = match ? await store.searchWords(q, match, tier === 2 ? "name" : "description", term, scope, afterDoc, n) : [];
+        for (const r of batch) rows.push({ ...r, tier, sort: String(r.docid) });
+        continue;
+      }
+      const batch = tier === 0 ? await store.searchExact(q, term, scope, after, n) : await store.searchPrefix(q, term, scope, after, n);
+      for (const r of batch) rows.push({ ...r, tier });
     }
-    const batch = tier === 0 ? await store.searchExact(ctx.db.read, term, scope, after, n) : await store.searchPrefix(ctx.db.read, term, scope, after, n);
-    for (const r of batch) rows.push({ ...r, tier });
-  }
+  };
+  const first = page.after?.[0] ?? 0;
+  await collect(ctx.db.read, first, 1);
+  // The word tiers only when the name tiers left room, in a view where each is planned for its words.
+  if (rows.length < want) await (match ? store.inWordView(ctx.db, (q) => collect(q, Math.max(first, 2), 3)) : collect(ctx.db.read, Math.max(first, 2), 3));
   const more = rows.length > page.limit;
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];

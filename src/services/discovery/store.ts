@@ -1,10 +1,11 @@
 // The discovery domain's queries: profiles, follows, pins, contributions, watching and search.
 // Async, so another database changes this file, not the services. SQLite-only SQL (FTS5 MATCH)
-// stays here; PostgreSQL would answer searchWords with a tsvector column and a GIN index.
+// stays here; PostgreSQL answers the word tiers with a tsvector column and GIN indexes that keep
+// no pending list (migrations/pg 0000, 0013; bench/README §50).
 import { and, eq, sql } from "drizzle-orm";
 import type { Org, Repo, User } from "../../db/schema/index.ts";
 import { statementCache } from "../../db/statements.ts";
-import type { Queryable, Tx } from "../../db/database.ts";
+import type { Database, Queryable, Tx } from "../../db/database.ts";
 import { addCount, type GraphRepo } from "./graph.ts";
 import { one } from "../../db/rows.ts";
 import { tables } from "../../db/tables.ts";
@@ -348,6 +349,26 @@ export async function searchPrefix(q: Queryable, term: string, scope: SearchScop
     ORDER BY lower(r.name), r.id LIMIT ${limit}`);
 }
 
+/** PostgreSQL's form of an FTS5 word query: its quoted prefix words ("w"* AND …) as a tsquery of prefixes (w:* & …). Words are letters and digits only. */
+function tsQuery(match: string) {
+  const words = [...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`);
+  return sql`to_tsquery('simple', ${words.join(" & ")})`;
+}
+
+/**
+ * Runs `fn`, the word tiers' reads, in one read view where PostgreSQL plans each statement for its
+ * own words. Why: Bun.sql prepares statements, and after five runs PostgreSQL may keep a generic
+ * plan, built without knowing the words, for every later search on that connection; after a mix
+ * of words it joined a common word's 2,300 matches to the document ids in a nested loop (20-30 ms
+ * where the plan made for the word takes 0.3 ms; bench/README §50). SQLite plans each run anyway.
+ */
+export async function inWordView<T>(db: Database, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  return await db.readView(async (q) => {
+    if (x(q).name === "pg") await x(q).run(sql`SET LOCAL plan_cache_mode = force_custom_plan`);
+    return await fn(q);
+  });
+}
+
 /** A word-tier row: a hit and its search document id (the tier's order and cursor). */
 export type WordHitRow = HitRow & { docid: number };
 
@@ -369,10 +390,9 @@ export async function searchWords(
   limit: number,
 ): Promise<WordHitRow[]> {
   if (x(q).name === "pg") {
-    // The generated tsvector over name and description (migrations/pg); the FTS5 query's quoted
-    // prefix words ("w"* AND …) as a tsquery of prefixes (w:* & …). Words are letters and digits only.
-    const words = [...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`);
-    const tq = sql`to_tsquery('simple', ${words.join(" & ")})`;
+    // The generated tsvector over name and description and the name's own words, each with a GIN
+    // index (migrations/pg 0000, 0013).
+    const tq = tsQuery(match);
     const inName = sql`to_tsvector('simple', r.name) @@ ${tq}`;
     const cond = by === "name" ? sql`r.search_tsv @@ ${tq} AND ${inName}` : sql`r.search_tsv @@ ${tq} AND NOT (${inName})`;
     const after = afterDoc !== null ? sql`AND d.docid > ${afterDoc}` : sql``;
@@ -396,18 +416,20 @@ export async function memberOrgIds(q: Queryable, userId: string): Promise<string
 
 /**
  * Up to `limit` repositories matching the query in any tier, counted (at most `cap`): the search
- * page's result count. Each tier's rows are read through its own index and the union stops at `cap`.
+ * page's result count. Each tier's rows are read through its own index; the word arm leaves out
+ * the names the name arm reads, so the two never share a row and a `UNION ALL` stops at `cap`
+ * (a `UNION` reads and de-duplicates every match of a common word before the first row counts).
  */
 export async function countSearchHits(q: Queryable, term: string, match: string | null, scope: SearchScope, cap: number): Promise<number> {
-  const byName = sql`SELECT r.id FROM repos r WHERE lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)}`;
+  const named = sql`lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}`;
+  const byName = sql`SELECT r.id FROM repos r WHERE ${named} AND ${visible(scope)}`;
   let words = sql``;
   if (match !== null) {
     if (x(q).name === "pg") {
-      const tq = sql`to_tsquery('simple', ${[...match.matchAll(/"([\p{L}\p{N}]+)"\*/gu)].map((m) => `${m[1]}:*`).join(" & ")})`;
-      words = sql` UNION SELECT r.id FROM repos r WHERE r.search_tsv @@ ${tq} AND ${visible(scope)}`;
+      words = sql` UNION ALL SELECT r.id FROM repos r WHERE r.search_tsv @@ ${tsQuery(match)} AND NOT (${named}) AND ${visible(scope)}`;
     } else {
-      words = sql` UNION SELECT r.id FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid JOIN repos r ON r.id = d.repo_id
-        WHERE repo_search MATCH ${match} AND ${visible(scope)}`;
+      words = sql` UNION ALL SELECT r.id FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid JOIN repos r ON r.id = d.repo_id
+        WHERE repo_search MATCH ${match} AND NOT (${named}) AND ${visible(scope)}`;
     }
   }
   const row = await x(q).row<{ n: number }>(sql`SELECT count(*) AS n FROM (SELECT id FROM (${byName}${words}) u LIMIT ${cap}) c`);
