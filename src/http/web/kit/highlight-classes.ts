@@ -109,12 +109,14 @@ const HLJS_CLASSES: Readonly<Record<string, TokenClass>> = {
  * name's title is a type, the language's own variables are keywords).
  */
 export function hljsClass(attr: string): TokenClass | null {
-  const names = attr.split(" ");
-  const scope = names[0]!.startsWith("hljs-") ? names[0]!.slice(5) : "";
-  if (names.length > 1) {
-    if (scope === "title" && names.includes("class_")) return "t";
-    if (scope === "variable" && names.includes("language_")) return "k";
-    if (scope === "type" && names.includes("hljs-class")) return "k";
+  if (!attr.startsWith("hljs-")) return null;
+  const space = attr.indexOf(" ");
+  const scope = space < 0 ? attr.slice(5) : attr.slice(5, space);
+  if (space >= 0) {
+    const subs = attr.slice(space + 1).split(" ");
+    if (scope === "title" && subs.includes("class_")) return "t";
+    if (scope === "variable" && subs.includes("language_")) return "k";
+    if (scope === "type" && subs.includes("hljs-class")) return "k";
   }
   return Object.hasOwn(HLJS_CLASSES, scope) ? HLJS_CLASSES[scope]! : null;
 }
