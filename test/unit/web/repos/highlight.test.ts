@@ -127,7 +127,9 @@ describe("splitMarkupLines", () => {
   });
 
   test("scopes become our classes; one without a class is drawn without its span, its text kept", () => {
-    const lines = splitMarkupLines(`<span class="hljs-string">"a<span class="hljs-subst">#{<span class="hljs-number">1</span>\n}</span>"</span><span class="hljs-punctuation">;</span>`);
+    const lines = splitMarkupLines(
+      `<span class="hljs-string">"a<span class="hljs-subst">#{<span class="hljs-number">1</span>\n}</span>"</span><span class="hljs-punctuation">;</span>`,
+    );
     expect(lines).toEqual([`<span class="s">"a#{<span class="d">1</span></span>`, `<span class="s">}"</span>;`]);
   });
 });
