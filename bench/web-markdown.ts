@@ -171,7 +171,7 @@ async function serverSide(label: string, root: string) {
         first_ms: +first.ms.toFixed(1),
         p50: pct(times, 0.5),
         p99: pct(times, 0.99),
-        highlighted: first.html.includes('class="hl-kwd"'),
+        highlighted: /class="(hl-kwd|k)"/.test(first.html),
         details_as_html: first.html.includes("<details>"),
       },
       hostile_page: {

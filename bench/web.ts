@@ -356,7 +356,7 @@ async function page(t: Target, path: string, expect = 200): Promise<{ ms: number
   const body = await r.text();
   const ms = performance.now() - start;
   if (r.status !== expect) throw new Error(`${t.label} ${path}: ${r.status} ${body.slice(0, 300)}`);
-  return { ms, highlighted: /<span class="hl(js)?-/.test(body), kb: Math.round(Buffer.byteLength(body) / 1024) };
+  return { ms, highlighted: /<span class="(hl(js)?-|[a-z]")/.test(body), kb: Math.round(Buffer.byteLength(body) / 1024) };
 }
 
 function stats(ms: number[], cpu: number, highlighted: number) {

@@ -85,7 +85,7 @@ test("file → Blame → ranges with their commits, anchors, switcher, File back
         expect(got[5]![1]).toBe("First values");
         expect(got[10]).toEqual(["L11", 'Header <b>"bold"</b> & v9', "export const v9 = 99;"]);
         expect(got.filter((r) => r[1] !== "").length).toBe(6);
-        expect(await page.locator("table.blame .hl-kwd").count()).toBeGreaterThan(5);
+        expect(await page.locator("table.blame span.k").count()).toBeGreaterThan(5);
         expect(await page.locator("td.who .by").first().innerText()).toMatch(/^bea|.+ · \d{4}-\d{2}-\d{2}$/);
         await clean(tab, `blame (${colorScheme})`);
       });

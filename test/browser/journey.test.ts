@@ -85,7 +85,7 @@ test("sign in → new repository → push → browse, file, history, commit → 
 
     await step(tab, "file", async () => {
       await go(page, () => page.getByRole("link", { name: "app.ts" }).click());
-      expect(await page.locator("table.code .hl-kwd").count()).toBeGreaterThan(10);
+      expect(await page.locator("table.code span.k").count()).toBeGreaterThan(10);
       await page.locator('td.n a[href="#L7"]').click();
       expect(new URL(page.url()).hash).toBe("#L7");
       expect(await page.locator("tr#L7").evaluate((r) => r.matches(":target"))).toBe(true);
@@ -200,9 +200,9 @@ test("the file page at a phone's width: nothing wider than the screen but the co
     await step(tab, "phone-file", async () => {
       await signIn(tab.page, user.email, password);
       await tab.page.goto("/phone/small/blob/main/src/a-rather-long-file-name-for-a-small-screen.ts#L1");
-      expect(await tab.page.locator("tr#L1 .hl-err").textContent()).toBe("TODO");
+      expect(await tab.page.locator("tr#L1 span.e").textContent()).toBe("TODO");
       expect(await tab.page.locator("tr#L1").evaluate((r) => r.matches(":target"))).toBe(true);
-      expect(await tab.page.locator("table.code .hl-kwd").count()).toBeGreaterThan(0);
+      expect(await tab.page.locator("table.code span.k").count()).toBeGreaterThan(0);
       const widths = await tab.page.evaluate(() => ({
         doc: document.documentElement.scrollWidth,
         view: window.innerWidth,

@@ -132,8 +132,8 @@ for (const scheme of ["light", "dark"] as const)
           const done = md.getByRole("checkbox", { name: "ship the code" });
           expect([await todo.isChecked(), await done.isChecked(), await todo.isDisabled(), await done.isDisabled()]).toEqual([false, true, true, true]);
           // Highlighted fences: speed-highlight (TypeScript) and highlight.js (Ruby).
-          expect(await md.locator("code.language-ts span.hl-kwd").first().textContent()).toBe("const");
-          expect(await md.locator("code.language-ruby span.hljs-keyword").first().textContent()).toBe("def");
+          expect(await md.locator("code.language-ts span.k").first().textContent()).toBe("const");
+          expect(await md.locator("code.language-ruby span.k").first().textContent()).toBe("def");
           expect(await md.locator("th[align=left]").count()).toBe(1);
           // Each heading has an id under user-content- and a permalink named for it.
           expect(await md.getByRole("link", { name: "Permalink: Usage notes" }).getAttribute("href")).toBe("#user-content-usage-notes");

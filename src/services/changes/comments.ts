@@ -54,8 +54,11 @@ const CONTEXT_LINES = 3;
 const EXCERPT = 500;
 /** Pending (draft) comments one person may hold on a change: as many as one review publishes. */
 export const MAX_PENDING_COMMENTS = 100;
-/** Rendered-body version: bump to re-render stored comments lazily (2: inline HTML sanitized, heading ids, task lists, highlighted fences — issue 33). */
-export const RENDER_VERSION = 2;
+/**
+ * Rendered-body version: bump to re-render stored comments lazily (2: inline HTML sanitized,
+ * heading ids, task lists, highlighted fences — issue 33; 3: the fences' one-letter classes).
+ */
+export const RENDER_VERSION = 3;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 

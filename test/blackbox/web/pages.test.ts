@@ -159,7 +159,7 @@ describe("escaping by construction", () => {
   test("file contents and commit messages are escaped", async () => {
     const file = (await get("/webco/site/blob/main/src/a.ts")).text;
     // Highlighted: the string is one token, its quotes escaped.
-    expect(file).toContain(`<span class="hl-str">&#39;&lt;b&gt;bold&lt;/b&gt;&#39;</span>`);
+    expect(file).toContain(`<span class="s">&#39;&lt;b&gt;bold&lt;/b&gt;&#39;</span>`);
     expect(file).not.toContain("<b>bold");
     const history = (await get("/webco/site/commits/main")).text;
     expect(history).toContain("first &lt;em&gt;commit&lt;/em&gt;");
@@ -187,7 +187,7 @@ describe("repository pages", () => {
   test("every line of a file has an anchor; binary files link to raw", async () => {
     const r = await get("/webco/site/blob/main/src/a.ts");
     expect(r.text).toContain(
-      `<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l"><span class="hl-kwd">const</span> a = <span class="hl-num">1</span>;</td></tr>`,
+      `<tr id="L1"><td class="n"><a href="#L1">1</a></td><td class="l"><span class="k">const</span> a = <span class="d">1</span>;</td></tr>`,
     );
     expect(r.text).toContain(`id="L2"`);
     expect(r.text).not.toContain(`id="L3"`);

@@ -350,8 +350,10 @@ function filesDiff(v: ChangeView, csrf: string | null, commentAt: CommentAt | nu
           ? (side: DiffSide, n: number) =>
               `<td class="${side === "old" ? "o" : "n"}" id="c-${i}-${side}-${n}"><a href="${prefix}${side}%3A${n}#c-${i}-${side}-${n}" aria-label="Comment on line ${n} (${side})">${n}</a></td>`
           : null;
+        // Everything the cell draws besides its side and number: the file's index and link prefix.
+        const cellKey = `${i}:${prefix}`;
         const formHere = commentAt !== null && commentAt.path === f.path;
-        if (!byFile.has(f.path) && !formHere) return { cell, after: null };
+        if (!byFile.has(f.path) && !formHere) return { cell, after: null, key: cellKey };
         const after = (o: number | null, n: number | null) => {
           let rows = "";
           if (o !== null) {

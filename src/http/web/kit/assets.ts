@@ -6,6 +6,7 @@ import { CI_CSS } from "../ci/styles.ts";
 import { CI_JS } from "../ci/script.ts";
 import { DISCOVERY_CSS } from "../discovery/styles.ts";
 import { REPO_CSS } from "../repos/styles.ts";
+import { HIGHLIGHT_CSS } from "./highlight-classes.ts";
 import { COMPARE_CSS } from "../repos/compare-styles.ts";
 import { CHANGES_CSS } from "../changes/styles.ts";
 import { CHANGES_JS } from "../changes/script.ts";
@@ -77,7 +78,7 @@ for (const b of document.querySelectorAll("button[data-copy]")) {
 }
 `;
 
-const CSS = BASE_CSS + REPO_CSS + CHANGES_CSS + COMPARE_CSS;
+const CSS = BASE_CSS + HIGHLIGHT_CSS + REPO_CSS + CHANGES_CSS + COMPARE_CSS;
 const JS = BASE_JS + REPO_JS + CHANGES_JS;
 
 function hashOf(text: string): string {

@@ -15,7 +15,7 @@ export interface FenceLanguage {
 /**
  * Syntax highlighting of fenced code (repos/markdown-fence.ts; passed in so only the threads that
  * render big documents load the grammars). `lines` answers one markup fragment per line, whose
- * only tags are `<span class="hl-…|hljs-…">` around escaped text, or null (shown plain).
+ * only tags are `<span class="…">` (a class of kit/highlight-classes.ts) around escaped text, or null (shown plain).
  */
 export interface FenceHighlighter {
   language(info: string): FenceLanguage | null;

@@ -8,6 +8,7 @@
 // works without JavaScript and no document can clobber the page's own ids.
 import MarkdownIt from "markdown-it";
 import sanitizeHtml from "sanitize-html";
+import { TOKEN_CLASSES } from "./highlight-classes.ts";
 import { html, trusted, type Html } from "./html.ts";
 import { blockMark, type FenceHighlighter, gfmRules, type RenderEnv, USER_CONTENT } from "./markdown-rules.ts";
 import type { Threads } from "../../../threads.ts";
@@ -203,7 +204,7 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
 const ALLOWED_CLASSES: Readonly<Record<string, readonly (string | RegExp)[]>> = {
   code: [/^language-[\w+#-]+$/],
   div: ["markdown-heading"],
-  span: [/^hl-[a-z]+$/, /^hljs-[\w-]+$/, /^[a-z]+_$/],
+  span: TOKEN_CLASSES,
   a: ["anchor"],
   li: ["task-list-item"],
   ul: ["contains-task-list"],

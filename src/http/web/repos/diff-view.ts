@@ -42,6 +42,12 @@ export interface FileLines {
   cell: ((side: DiffSide, line: number) => string) | null;
   /** Rows drawn after the row of this line (threads, a form); `old`/`new` are the row's numbers. */
   after: ((oldNo: number | null, newNo: number | null) => string | null) | null;
+  /**
+   * Names everything `cell` draws besides its side and number (its link prefix, the file's index):
+   * equal keys, equal cells. With it (or without `cell`), and without `after`, the file's drawn rows
+   * are remembered beside its highlighting and a warm view reuses them.
+   */
+  key?: string;
 }
 
 /** The review page's hook: asked once per file drawn in full (null: that file drawn plainly). */
@@ -194,8 +200,45 @@ function rowCount(patch: string): number {
 /** How one file's body is drawn: its rows, collapsed, or a note that the page's line budget is spent. */
 type Drawn = "full" | "collapsed" | "cut";
 
-/** One file's section: header, then its rows (or why not), then `fileExtra`. */
-async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o: DiffOptions, drawn: Drawn, marks: FileMarks | null = null): Promise<Html> {
+/**
+ * A diff's highlighting for one view, found once and only when a file's rows are drawn afresh, and
+ * its memo key (null: nothing is remembered).
+ */
+interface ViewMarks {
+  key: string | null;
+  load: () => Promise<DiffMarks>;
+}
+
+/** A view's highlighting, asked for on first need; remembered by `marksKey` when the highlighter remembers. */
+function viewMarks(files: readonly DiffFile[], plan: readonly Drawn[], o: DiffOptions): ViewMarks {
+  const key = o.highlighter?.recall && o.highlighter.remember ? marksKey(files, plan) : null;
+  let found: Promise<DiffMarks> | null = null;
+  return { key, load: () => (found ??= diffMarks(files, plan, o.highlighter, o.onPlain, key)) };
+}
+
+/**
+ * A file's table rows: remembered ones when the view's highlighting is remembered by `marks.key`
+ * and the review hook draws nothing of its own beyond keyed cells; else drawn (and remembered
+ * when the highlighting was settled). Why: drawing 10,000 rows of spans was most of a warm
+ * 50-file commit page's CPU (bench §53); a warm view now only concatenates.
+ */
+async function fileRows(tick: Tick, patch: string, at: number, review: FileLines | null, o: DiffOptions, marks: ViewMarks): Promise<string> {
+  const h = o.highlighter;
+  const cells = review === null || review.cell === null ? "-" : review.key === undefined ? null : `+${review.key}`;
+  const key = marks.key !== null && cells !== null && review?.after == null ? `rows:${marks.key}:${at}:${cells}` : null;
+  if (key !== null) {
+    const hit = h!.recall!(key);
+    if (typeof hit === "string") return hit;
+  }
+  const m = await marks.load();
+  const rows = await patchRows(tick, patch, review, m.files.get(at) ?? null);
+  // Only rows drawn from a settled answer are remembered (a busy or slow thread's plain rows are not).
+  if (key !== null && m.settled) h!.remember!(key, rows, 2 * rows.length);
+  return rows;
+}
+
+/** One file's section: header, then its rows (or why not), then `fileExtra`. `at` is its index in the view's files. */
+async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o: DiffOptions, drawn: Drawn, marks: ViewMarks, at: number): Promise<Html> {
   const href = link(f);
   let body: Html;
   if (f.binary) body = html`<p class="pad muted">Binary file not shown.</p>`;
@@ -206,7 +249,7 @@ async function fileSection(tick: Tick, f: DiffFile, i: number, link: FileLink, o
   else if (drawn === "collapsed" && o.collapse) body = o.collapse.collapsed(f, i);
   else {
     // Why trusted: patchRows escapes every line, and the review hook's cells and rows are escaped where they are built.
-    const rows = trusted(await patchRows(tick, f.patch, o.lines?.(f, i) ?? null, marks));
+    const rows = trusted(await fileRows(tick, f.patch, at, o.lines?.(f, i) ?? null, o, marks));
     body = html`<div class="scroll"><table class="diff"${o.lines ? html` data-path="${f.path}" data-file="${i}"` : ""}><caption class="sr">Changes to ${f.path}</caption><thead class="sr"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Line</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   }
   return html`<section class="box${drawn === "collapsed" ? " collapsed" : ""}" id="diff-${i}" aria-labelledby="diff-${i}-h"><header><h3 class="inh path" id="diff-${i}-h">${f.path}</h3><span class="badge">${statusWord(f)}</span>${counts(f)}${href ? html`<a href="${href}">View</a>` : ""}</header>${body}${o.fileExtra?.(f, i) ?? ""}</section>`;
@@ -244,11 +287,11 @@ export async function diffView(d: FileDiffs, link: FileLink, o: DiffOptions = {}
     }
     plan.push(drawn);
   }
-  const marks = await diffMarks(d.files, plan, o.highlighter, o.onPlain);
+  const marks = viewMarks(d.files, plan, o);
   const files: Html[] = [];
   for (const [k, f] of d.files.entries()) {
     await tick();
-    files.push(await fileSection(tick, f, k + 1, link, o, plan[k]!, marks.get(k) ?? null));
+    files.push(await fileSection(tick, f, k + 1, link, o, plan[k]!, marks, k));
   }
   const notes = [
     d.truncation,
@@ -266,30 +309,36 @@ export async function diffFileView(d: FileDiffs, index: number, link: FileLink, 
   const f = d.files[index - 1];
   if (!f) return null;
   const drawn: Drawn = f.patch !== null && rowCount(f.patch) > PAGE_DIFF_LINES ? "cut" : "full";
-  const marks = await diffMarks([f], [drawn], o.highlighter, o.onPlain);
-  return await fileSection(slicer(), f, index, link, o, drawn, marks.get(0) ?? null);
+  return await fileSection(slicer(), f, index, link, o, drawn, viewMarks([f], [drawn], o), 0);
+}
+
+/** A view's highlighted lines by file (index in the view's `files`), and whether they are final (not plain for now). */
+interface DiffMarks {
+  files: Map<number, FileMarks>;
+  settled: boolean;
 }
 
 /**
  * The highlighted lines of the files drawn in full (by index in `files`), in one job of the
  * highlighting thread: each file with a known language, no line past HIGHLIGHT_LINE_LIMIT, while
- * DIFF_HIGHLIGHT_BUDGET lasts. Empty without a highlighter, or when the thread cannot answer in time.
+ * DIFF_HIGHLIGHT_BUDGET lasts. Empty without a highlighter, or (not settled) when the thread
+ * cannot answer in time.
  */
 async function diffMarks(
   files: readonly DiffFile[],
   plan: readonly Drawn[],
   highlighter: Highlighter | undefined,
   onPlain: (() => void) | undefined,
-): Promise<Map<number, FileMarks>> {
+  memoKey: string | null,
+): Promise<DiffMarks> {
   const out = new Map<number, FileMarks>();
-  if (!highlighter) return out;
+  if (!highlighter) return { files: out, settled: false };
   // Why a memo: on a warm page the parts' JSON (built, hashed, then the answer parsed again) cost
   // about a third of a 50-file commit page's CPU (bench §53). The key names each file's drawing,
   // path and patch (64-bit hash and length), all the marks depend on.
-  const memoKey = highlighter.recall ? marksKey(files, plan) : null;
   if (memoKey) {
     const hit = highlighter.recall!(memoKey);
-    if (hit instanceof Map) return hit as Map<number, FileMarks>;
+    if (hit instanceof Map) return { files: hit as Map<number, FileMarks>, settled: true };
   }
   let budget = DIFF_HIGHLIGHT_BUDGET;
   const parts: { code: string; language: string }[] = [];
@@ -306,11 +355,11 @@ async function diffMarks(
     owners.push({ file: k, hunks: hunks.length });
     for (const h of hunks) parts.push({ code: h.old.join("\n"), language }, { code: h.new.join("\n"), language });
   }
-  if (!parts.length) return out;
+  if (!parts.length) return { files: out, settled: true };
   const lines = await highlightParts(highlighter, parts);
   if (!lines) {
     onPlain?.();
-    return out;
+    return { files: out, settled: false };
   }
   let at = 0;
   let bytes = 0;
@@ -328,7 +377,7 @@ async function diffMarks(
   }
   // Only a settled answer is remembered (a busy or slow thread's plain page is not).
   if (memoKey) highlighter.remember!(memoKey, out, bytes);
-  return out;
+  return { files: out, settled: true };
 }
 
 /** The memo key of a diff's marks: every file's drawing, binary flag, path and patch (hash and length). */

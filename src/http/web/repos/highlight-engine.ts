@@ -4,7 +4,7 @@
 // highlight.js on TypeScript: ~50 ms against ~250 ms of CPU for a 5,000-line file), and
 // highlight.js for the common languages it lacks (Ruby, PHP, Kotlin, Swift, C#, C++, …).
 import hljs from "highlight.js/lib/common";
-import { tokenizeWith, type ShjLanguageData, type ShjToken } from "@speed-highlight/core/tokenize";
+import { tokenizeWith, type ShjLanguageData } from "@speed-highlight/core/tokenize";
 import asm from "@speed-highlight/core/languages/asm.js";
 import bash from "@speed-highlight/core/languages/bash.js";
 import c from "@speed-highlight/core/languages/c.js";
@@ -32,6 +32,7 @@ import ts from "@speed-highlight/core/languages/ts.js";
 import xml from "@speed-highlight/core/languages/xml.js";
 import yaml from "@speed-highlight/core/languages/yaml.js";
 import { escapeHtml } from "../kit/html.ts";
+import { hljsClass, SHJ_CLASSES, type TokenClass } from "../kit/highlight-classes.ts";
 
 /** A language we highlight: its display name and which engine draws it. */
 interface Language {
@@ -246,45 +247,30 @@ const GRAMMARS: Record<string, ShjLanguageData> = Object.assign(Object.create(nu
   svg: xml,
 });
 
-/**
- * The class of each speed-highlight token type. A whitelist: the markup's only tags are
- * `<span class="hl-…">` from this table, whatever the grammar or the text says. Operators (`.`,
- * `,`, `=` — a third of a program's tokens) are left uncoloured, as GitHub does.
- */
-const CLASS: Readonly<Partial<Record<ShjToken, string>>> = {
-  kwd: "hl-kwd",
-  str: "hl-str",
-  cmnt: "hl-cmnt",
-  num: "hl-num",
-  bool: "hl-num",
-  func: "hl-func",
-  class: "hl-type",
-  type: "hl-type",
-  var: "hl-var",
-  section: "hl-sec",
-  insert: "hl-ins",
-  deleted: "hl-del",
-  err: "hl-err",
-  esc: "hl-kwd",
-};
-
 /** The characters escapeHtml replaces (most runs have none: skip its replace). */
 const SPECIAL = /[&<>"']/;
 
+/** Spaces and tabs alone: a gap a coloured run may take in when the same class follows it. */
+const BLANK = /^[ \t]+$/;
+
 /**
  * `code` (lines joined by "\n") as one markup fragment per line, with speed-highlight: each
- * token's text escaped and wrapped in its class's span, a token spanning lines (a block comment, a
- * template string) closed at each line's end and reopened on the next, so every line is
- * well-formed alone. Null when the tokenizer did not account for every character (never seen; the
- * caller then shows plain text rather than lose any).
+ * token's text escaped and wrapped in its class's span (kit/highlight-classes.ts), a token
+ * spanning lines (a block comment, a template string) closed at each line's end and reopened on the
+ * next, so every line is well-formed alone. Why runs: tokens of one class, and the blanks between
+ * them (`export const`), share one span, and plain text has none: a diff page carries a span per
+ * run, not per token. Null when the tokenizer did not account for every character (never seen;
+ * the caller then shows plain text rather than lose any).
  */
 export function shjLines(code: string, language: string): string[] | null {
   const grammar = GRAMMARS[language];
   if (!grammar) return null;
   const out: string[] = [];
   let line = "";
-  let cls: string | undefined;
+  let cls: TokenClass | undefined;
   let run = "";
+  /** Blanks after a coloured run, held until the next token says whether the run goes on. */
+  let gap = "";
   let seen = 0;
   const flush = () => {
     if (!run) return;
@@ -298,7 +284,19 @@ export function shjLines(code: string, language: string): string[] | null {
     (text, type) => {
       seen += text.length;
       if (!text) return;
-      const next = type ? CLASS[type] : undefined;
+      const next = type ? SHJ_CLASSES[type] : undefined;
+      if (cls && !next && BLANK.test(text)) {
+        gap += text;
+        return;
+      }
+      if (gap) {
+        if (next === cls) run += gap;
+        else {
+          flush();
+          line += gap;
+        }
+        gap = "";
+      }
       if (next !== cls) {
         flush();
         cls = next;
@@ -316,32 +314,43 @@ export function shjLines(code: string, language: string): string[] | null {
     { languages: GRAMMARS },
   );
   flush();
-  out.push(line);
+  out.push(line + gap);
   return seen === code.length ? out : null;
 }
 
 /**
- * Splits highlight.js markup into lines: a span open at a line break is closed at the end of that
- * line and reopened at the start of the next, so each line is well-formed on its own.
+ * Splits highlight.js markup into lines with our classes (kit/highlight-classes.ts): each span's
+ * scope mapped to its class, a scope without one (punctuation, substitutions) drawn without a
+ * span, and a span open at a line break closed at the end of that line and reopened at the start
+ * of the next, so each line is well-formed on its own.
  */
 export function splitMarkupLines(markup: string): string[] {
   const out: string[] = [];
+  /** The open spans' tags as drawn ("" for a span drawn without one). */
   const open: string[] = [];
+  let depth = 0;
   let line = "";
-  const tag = /<span[^>]*>|<\/span>|\n/g;
+  const tag = /<span(?: class="([^"]*)")?[^>]*>|<\/span>|\n/g;
   let last = 0;
   for (let m = tag.exec(markup); m; m = tag.exec(markup)) {
     line += markup.slice(last, m.index);
     last = tag.lastIndex;
     if (m[0] === "\n") {
-      out.push(line + "</span>".repeat(open.length));
+      out.push(line + "</span>".repeat(depth));
       line = open.join("");
     } else if (m[0] === "</span>") {
-      open.pop();
-      line += m[0];
+      if (open.pop()) {
+        depth--;
+        line += "</span>";
+      }
     } else {
-      open.push(m[0]);
-      line += m[0];
+      const cls = hljsClass(m[1] ?? "");
+      const drawn = cls ? `<span class="${cls}">` : "";
+      open.push(drawn);
+      if (drawn) {
+        depth++;
+        line += drawn;
+      }
     }
   }
   out.push(line + markup.slice(last));
@@ -352,8 +361,9 @@ export function splitMarkupLines(markup: string): string[] {
  * `code` (lines joined by "\n") as one markup fragment per line in `language` (an id of
  * LANGUAGES), or null when it cannot be highlighted. Why the markup is safe to use unescaped:
  * speed-highlight's text goes through escapeHtml and its classes come from a fixed table;
- * highlight.js escapes every character of the source (&, <, >, ", ') and adds only
- * `<span class="hljs-…">` from its grammars. Tests feed both hostile markup.
+ * highlight.js escapes every character of the source (&, <, >, ", ') and adds only spans, whose
+ * classes splitMarkupLines replaces with ours (kit/highlight-classes.ts, a fixed table). Tests
+ * feed both hostile markup.
  */
 export function markupLines(code: string, language: string): string[] | null {
   const lang: Language | null = Object.hasOwn(LANGUAGES, language) ? LANGUAGES[language as LanguageId] : null;

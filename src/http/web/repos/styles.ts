@@ -32,10 +32,7 @@ table.files td a{display:inline-flex;gap:.4rem;align-items:center}table.files sv
 `;
 
 /**
- * Token colours follow GitHub's palettes (contrast checked by axe in the browser tests): `hl-*`
- * for speed-highlight's tokens, `hljs-*` for highlight.js's (the languages it draws). Every
- * colour keeps 4.5:1 on the page and on a marked line (--mark) in both themes, which is why
- * deletions and TODO markers take the keyword red rather than --bad (3.97:1 on dark --mark).
+ * Highlighted code's classes and colours are kit/highlight-classes.ts's (one map with the engines).
  */
 export const REPO_CSS = `
 .crumbs a,main p a,.muted a,.warn a,[role=status] a{text-decoration:underline}
@@ -56,18 +53,8 @@ table.diff{border-collapse:collapse;width:100%;font-family:ui-monospace,SFMono-R
 table.diff td{padding:0 .6rem;vertical-align:top}table.diff td.o,table.diff td.n{width:1%;text-align:right;color:var(--muted);user-select:none;white-space:nowrap}
 table.diff td.c{white-space:pre;overflow-wrap:normal}
 table.diff tr.add{background:var(--add-bg)}table.diff tr.del{background:var(--del-bg)}table.diff tr.hunk,table.diff tr.note{background:var(--hunk-bg);color:var(--muted)}
-:root{--add-fg:#1a7f37;--add-bg:#dafbe1;--del-bg:#ffebe9;--hunk-bg:#ddf4ff;--hl-kw:#cf222e;--hl-str:#0a3069;--hl-com:#59636e;--hl-num:#0550ae;--hl-fn:#6639ba;--hl-type:#953800;--hl-tag:#116329}
-@media (prefers-color-scheme:dark){:root{--add-fg:#3fb950;--add-bg:#12261e;--del-bg:#2d1619;--hunk-bg:#121d2f;--hl-kw:#ff7b72;--hl-str:#a5d6ff;--hl-com:#9198a1;--hl-num:#79c0ff;--hl-fn:#d2a8ff;--hl-type:#ffa657;--hl-tag:#7ee787}}
-.hl-kwd,.hl-del{color:var(--hl-kw)}.hl-str{color:var(--hl-str)}.hl-cmnt{color:var(--hl-com)}.hl-num,.hl-var{color:var(--hl-num)}
-.hl-func,.hl-sec{color:var(--hl-fn)}.hl-type{color:var(--hl-type)}.hl-ins{color:var(--hl-tag)}.hl-err{color:var(--hl-kw);font-weight:600}.hl-sec{font-weight:600}
-.hljs-keyword,.hljs-meta .hljs-keyword,.hljs-template-tag,.hljs-template-variable,.hljs-type.hljs-class,.hljs-variable.language_,.hljs-selector-tag{color:var(--hl-kw)}
-.hljs-string,.hljs-regexp,.hljs-meta .hljs-string{color:var(--hl-str)}
-.hljs-comment,.hljs-code,.hljs-formula,.hljs-meta,.hljs-quote{color:var(--hl-com)}
-.hljs-number,.hljs-literal,.hljs-attr,.hljs-attribute,.hljs-variable,.hljs-operator,.hljs-selector-attr,.hljs-selector-class,.hljs-selector-id,.hljs-symbol,.hljs-link{color:var(--hl-num)}
-.hljs-title,.hljs-title.function_,.hljs-section{color:var(--hl-fn)}
-.hljs-type,.hljs-built_in,.hljs-title.class_,.hljs-params,.hljs-property{color:var(--hl-type)}
-.hljs-name,.hljs-tag,.hljs-bullet,.hljs-addition{color:var(--hl-tag)}.hljs-deletion{color:var(--hl-kw)}
-.hljs-emphasis{font-style:italic}.hljs-strong{font-weight:700}
+:root{--add-fg:#1a7f37;--add-bg:#dafbe1;--del-bg:#ffebe9;--hunk-bg:#ddf4ff}
+@media (prefers-color-scheme:dark){:root{--add-fg:#3fb950;--add-bg:#12261e;--del-bg:#2d1619;--hunk-bg:#121d2f}}
 /* The branches and tags pages (refs-pages.ts): rows that wrap on a phone, the default badge, ahead/behind, the row's actions. */
 /* Links in the heading's text are told apart by more than colour (axe link-in-text-block). */
 .refs-page h1 a{text-decoration:underline;text-underline-offset:.15em}

@@ -78,8 +78,8 @@ describe("files", () => {
     const file = await get(`/pageco/open/blob/main/${encodeURIComponent(EVIL_FILE)}`);
     expect(file.status).toBe(200);
     expect(file.text).not.toMatch(/<script>alert|<b onmouseover|<img src=x/);
-    expect(file.text).toContain(`<span class="hl-str">&quot;&lt;/script&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;</span>`);
-    expect(file.text).toContain(`<tr id="L2"><td class="n"><a href="#L2">2</a></td><td class="l"><span class="hl-cmnt">`);
+    expect(file.text).toContain(`<span class="s">&quot;&lt;/script&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;</span>`);
+    expect(file.text).toContain(`<tr id="L2"><td class="n"><a href="#L2">2</a></td><td class="l"><span class="m">`);
     expect(textOf(file.text)).toContain(`// <b onmouseover="alert(2)">hi</b> & more`);
     expect(file.text).toContain("TypeScript");
   });

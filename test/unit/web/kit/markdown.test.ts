@@ -164,17 +164,17 @@ describe("fenced code", () => {
   test("highlighted by language (speed-highlight and highlight.js), escaped, class from the info string", () => {
     const out = render('```ts\nconst a = "<b>";\n```\n\n```ruby\ndef x; end\n```\n\n```nosuchlang\n<i>\n```\n\n```\nplain\n```');
     expect(out).toContain(
-      '<pre tabindex="0"><code class="language-ts"><span class="hl-kwd">const</span> a = <span class="hl-str">&quot;&lt;b&gt;&quot;</span>;\n</code></pre>',
+      '<pre tabindex="0"><code class="language-ts"><span class="k">const</span> a = <span class="s">&quot;&lt;b&gt;&quot;</span>;\n</code></pre>',
     );
-    expect(out).toContain('<code class="language-ruby"><span class="hljs-keyword">def</span>');
+    expect(out).toContain('<code class="language-ruby"><span class="k">def</span>');
     expect(out).toContain('<code class="language-nosuchlang">&lt;i&gt;\n</code>');
     expect(out).toContain('<pre tabindex="0"><code>plain\n</code></pre>');
     expect(inspect(out).problems).toEqual([]);
   });
   test("highlighted blocks go back where their fences were; a document's own look-alike marks stay text", () => {
     const out = render("```ts\nlet a;\n```\n\nsvc-hl-0-0-end `svc-hl-x-0-end`\n\n```js\nlet b;\n```\n\n<textarea>\n\n```ts\nlet hidden;\n```\n\n</textarea>");
-    expect(out).toContain('<code class="language-ts"><span class="hl-kwd">let</span> a;\n</code>');
-    expect(out).toContain('<code class="language-js"><span class="hl-kwd">let</span> b;\n</code>');
+    expect(out).toContain('<code class="language-ts"><span class="k">let</span> a;\n</code>');
+    expect(out).toContain('<code class="language-js"><span class="k">let</span> b;\n</code>');
     expect(out).toContain("<p>svc-hl-0-0-end <code>svc-hl-x-0-end</code></p>");
     expect(out).not.toContain("hidden");
     expect(inspect(out).problems).toEqual([]);
@@ -187,7 +187,7 @@ describe("fenced code", () => {
     const block = `\`\`\`js\n${"let a = 1;\n".repeat(lines)}\`\`\`\n\n`;
     const out = render(block + block + block);
     // Two blocks fit the budget, the third is plain.
-    expect(out.split('<span class="hl-kwd">let</span>').length - 1).toBe(2 * lines);
+    expect(out.split('<span class="k">let</span>').length - 1).toBe(2 * lines);
     const minified = render(`\`\`\`js\n${"a=1;".repeat(2000)}\n\`\`\``);
     expect(minified).not.toContain("<span");
     const names = render("```constructor\nx\n```\n\n```__proto__\nx\n```\n\n```toString\nx\n```");

@@ -51,19 +51,19 @@ describe("highlighted diffs", () => {
     expect(coloured).not.toBe(plain);
     expect(unspan(coloured)).toBe(unspan(plain));
     expect(coloured).toContain(
-      '<tr class="del"><td class="o" id="l-1-old-2">2</td><td class="n"></td><td class="c">-<span class="hl-kwd">let</span> b = <span class="hl-str">&quot;&lt;old&gt;&quot;</span>;</td></tr>',
+      '<tr class="del"><td class="o" id="l-1-old-2">2</td><td class="n"></td><td class="c">-<span class="k">let</span> b = <span class="s">&quot;&lt;old&gt;&quot;</span>;</td></tr>',
     );
-    expect(coloured).toContain('<td class="c">+<span class="hl-kwd">let</span> b = <span class="hl-str">&quot;&lt;new&gt;&quot;</span>;</td>');
+    expect(coloured).toContain('<td class="c">+<span class="k">let</span> b = <span class="s">&quot;&lt;new&gt;&quot;</span>;</td>');
     // The second hunk is tokenized alone: the comment opened at the end of the first does not run on.
-    expect(coloured).toContain('<td class="c">-x = <span class="hl-num">2</span>;</td>');
-    expect(coloured).toContain('<span class="hljs-keyword">def</span>');
+    expect(coloured).toContain('<td class="c">-x = <span class="d">2</span>;</td>');
+    expect(coloured).toContain('<span class="k">def</span>');
     expect(coloured).toContain('<td class="c">+b</td>');
   });
 
   test("a file alone (Load diff) is highlighted too", async () => {
     const d = diffOf([file("src/a.ts", TS)]);
     const one = (await diffFileView(d, 1, () => null, { highlighter }))!.value;
-    expect(one).toContain('<span class="hl-kwd">const</span>');
+    expect(one).toContain('<span class="k">const</span>');
   });
 
   test("past the page's budget, and with minified lines, files are plain", async () => {
@@ -72,11 +72,11 @@ describe("highlighted diffs", () => {
     const d = diffOf([file("a.ts", "@@ -1 +1 @@\n-let a;\n+let b;\n"), file("big.ts", big), file("min.js", `@@ -1 +1 @@\n-a\n+${"x=1;".repeat(1200)}\n`)]);
     const out = (await diffView(d, () => null, { highlighter })).value;
     const [first, second, third] = out.split('<section class="box').slice(1);
-    expect(first).toContain("hl-kwd");
+    expect(first).toContain('<span class="k">');
     expect(second).toContain("let q = 1;");
-    expect(second).not.toContain("hl-");
+    expect(second).not.toMatch(/<span class="[a-z]">/);
     expect(third).toContain("x=1;");
-    expect(third).not.toContain("hl-");
+    expect(third).not.toMatch(/<span class="[a-z]">/);
   });
 
   test("hostile lines stay escaped text", async () => {

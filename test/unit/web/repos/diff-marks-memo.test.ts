@@ -38,7 +38,7 @@ test("the second view of the same diff is a memo hit; another patch is not", asy
   }) as HighlightThread;
   const d = diffOf("@@ -1,2 +1,2 @@\n const a = 1;\n-let b = 2;\n+let b = 3;\n");
   const first = (await diffView(d, () => null, { highlighter: counted })).value;
-  expect(first).toContain('<span class="hl-kwd">let</span>');
+  expect(first).toContain('<span class="k">let</span>');
   const after1 = lookups;
   expect(after1).toBeGreaterThan(0);
   const second = (await diffView(d, () => null, { highlighter: counted })).value;

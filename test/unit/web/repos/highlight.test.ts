@@ -7,6 +7,7 @@ import { HIGHLIGHT_LIMIT, HIGHLIGHT_LIMIT_HLJS, HIGHLIGHT_LINE_LIMIT, HighlightT
 import { LANGUAGES, languageOf, markupLines, splitMarkupLines } from "../../../../src/http/web/repos/highlight-engine.ts";
 import { attachment } from "../../../../src/http/web/repos/routes.ts";
 import type { Logger } from "../../../../src/services/context.ts";
+import { TOKEN_CLASSES, type TokenClass } from "../../../../src/http/web/kit/highlight-classes.ts";
 
 /** Whether every <span …> of a fragment is closed within it, in order. */
 function balanced(fragment: string): boolean {
@@ -30,7 +31,7 @@ function textOf(fragment: string): string {
 }
 
 /** A fragment with our whitelisted spans removed: what is left must be text only. */
-const withoutSpans = (fragment: string) => fragment.replace(/<span class="(hl-[a-z]+|hljs-[a-z_-]+(?: [a-z_-]+)*)">|<\/span>/g, "");
+const withoutSpans = (fragment: string) => fragment.replace(/<span class="[a-z]">|<\/span>/g, "");
 
 /** Hostile source: markup, attributes, entities, quotes of every kind, unterminated comments and strings, fence names that are Object's members. */
 const HOSTILE = [
@@ -91,24 +92,22 @@ describe("markupLines", () => {
 
   test("speed-highlight: escaped with escapeHtml, classes from the whitelist only", () => {
     const lines = markupLines(HOSTILE.join("\n"), "ts")!;
-    expect(lines[0]).toBe(
-      `<span class="hl-kwd">const</span> a = <span class="hl-str">&quot;&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>;`,
-    );
-    expect(lines[1]).toBe(`<span class="hl-cmnt">// &lt;img src=x onerror=alert(2)&gt; &quot; &#39; &amp; &amp;amp; &amp;lt;</span>`);
-    for (const l of lines) for (const m of l.matchAll(/<span class="([^"]*)">/g)) expect(m[1]).toMatch(/^hl-(kwd|str|cmnt|num|var|func|type|sec|ins|del|err)$/);
+    expect(lines[0]).toBe(`<span class="k">const</span> a = <span class="s">&quot;&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</span>;`);
+    expect(lines[1]).toBe(`<span class="m">// &lt;img src=x onerror=alert(2)&gt; &quot; &#39; &amp; &amp;amp; &amp;lt;</span>`);
+    for (const l of lines) for (const m of l.matchAll(/<span class="([^"]*)">/g)) expect(TOKEN_CLASSES).toContain(m[1] as TokenClass);
   });
 
   test("a block comment, a template string and a Python docstring spanning lines: each line closes and reopens its span", () => {
     const ts = markupLines(["/* a comment", "   over <three> lines", "*/ const s = `template", "${x} & more`;"].join("\n"), "ts")!;
-    expect(ts[0]).toBe(`<span class="hl-cmnt">/* a comment</span>`);
-    expect(ts[1]).toBe(`<span class="hl-cmnt">   over &lt;three&gt; lines</span>`);
-    expect(ts[2]).toStartWith(`<span class="hl-cmnt">*/</span> <span class="hl-kwd">const</span> s = <span class="hl-str">\`template</span>`);
-    expect(ts[3]).toStartWith(`<span class="hl-kwd">\${</span>x<span class="hl-kwd">}</span><span class="hl-str"> &amp; more\`</span>`);
+    expect(ts[0]).toBe(`<span class="m">/* a comment</span>`);
+    expect(ts[1]).toBe(`<span class="m">   over &lt;three&gt; lines</span>`);
+    expect(ts[2]).toStartWith(`<span class="m">*/</span> <span class="k">const</span> s = <span class="s">\`template</span>`);
+    expect(ts[3]).toStartWith(`<span class="k">\${</span>x<span class="k">}</span><span class="s"> &amp; more\`</span>`);
     const py = markupLines([`def f():`, `    """Doc <b>`, `    more "quotes"`, `    """`, `    return 1`].join("\n"), "py")!;
     expect(py.slice(1, 4)).toEqual([
-      `    <span class="hl-cmnt">&quot;&quot;&quot;Doc &lt;b&gt;</span>`,
-      `<span class="hl-cmnt">    more &quot;quotes&quot;</span>`,
-      `<span class="hl-cmnt">    &quot;&quot;&quot;</span>`,
+      `    <span class="m">&quot;&quot;&quot;Doc &lt;b&gt;</span>`,
+      `<span class="m">    more &quot;quotes&quot;</span>`,
+      `<span class="m">    &quot;&quot;&quot;</span>`,
     ]);
     for (const l of [...ts, ...py]) expect(balanced(l)).toBe(true);
   });
@@ -116,15 +115,22 @@ describe("markupLines", () => {
   test("highlight.js (the fallback): a multi-line comment is split into well-formed lines", () => {
     const rb = markupLines(["=begin", "<b>doc</b>", "=end", "puts 'hi'"].join("\n"), "ruby")!;
     expect(rb.length).toBe(4);
-    expect(rb[1]).toBe(`<span class="hljs-comment">&lt;b&gt;doc&lt;/b&gt;</span>`);
+    expect(rb[1]).toBe(`<span class="m">&lt;b&gt;doc&lt;/b&gt;</span>`);
     for (const l of rb) expect(balanced(l)).toBe(true);
   });
 });
 
 describe("splitMarkupLines", () => {
   test("a span open across a line break is closed and reopened", () => {
-    const lines = splitMarkupLines(`a<span class="c">/* one\ntwo */</span>b\nc`);
-    expect(lines).toEqual([`a<span class="c">/* one</span>`, `<span class="c">two */</span>b`, "c"]);
+    const lines = splitMarkupLines(`a<span class="hljs-comment">/* one\ntwo */</span>b\nc`);
+    expect(lines).toEqual([`a<span class="m">/* one</span>`, `<span class="m">two */</span>b`, "c"]);
+  });
+
+  test("scopes become our classes; one without a class is drawn without its span, its text kept", () => {
+    const lines = splitMarkupLines(
+      `<span class="hljs-string">"a<span class="hljs-subst">#{<span class="hljs-number">1</span>\n}</span>"</span><span class="hljs-punctuation">;</span>`,
+    );
+    expect(lines).toEqual([`<span class="s">"a#{<span class="d">1</span></span>`, `<span class="s">}"</span>;`]);
   });
 });
 
@@ -157,7 +163,7 @@ describe("highlightLines", () => {
     expect(out.language).toBe("HTML");
     const joined = out.lines.map((l) => l.value).join("\n");
     expect(withoutSpans(joined)).not.toMatch(/[<>"]/);
-    expect(joined).toContain(`&lt;<span class="hl-var">script</span>&gt;`);
+    expect(joined).toContain(`&lt;<span class="d">script</span>&gt;`);
     expect(out.lines.map((l) => textOf(l.value))).toEqual(HOSTILE);
   });
 
@@ -183,7 +189,7 @@ describe("highlightLines", () => {
   test("a Dockerfile is highlighted (it used to fail the page)", async () => {
     const out = await highlightLines(highlighter, "5".repeat(40), "Dockerfile", ["FROM debian:stable", "RUN echo <hi> && make"]);
     expect(out.language).toBe("Dockerfile");
-    expect(out.lines[0]!.value).toStartWith(`<span class="hl-kwd">FROM</span>`);
+    expect(out.lines[0]!.value).toStartWith(`<span class="k">FROM</span>`);
   });
 
   test("the same blob and language is served from the cache, keyed by blob id", async () => {
@@ -220,7 +226,7 @@ describe("highlightLines", () => {
     expect(again.settled).toBe(true);
     expect(warnings.length).toBe(1);
     const next = await highlightLines(highlighter, "8".repeat(40), "ok.ts", ["const ok = true;"]);
-    expect(next.lines[0]!.value).toBe(`<span class="hl-kwd">const</span> ok = <span class="hl-num">true</span>;`);
+    expect(next.lines[0]!.value).toBe(`<span class="k">const</span> ok = <span class="d">true</span>;`);
   }, 60_000);
 });
 
