@@ -235,9 +235,13 @@ async function main() {
     const middling = VOCAB[120]!;
     const exact = rows.find((r) => r.public)!.name;
     const tierStart = (tier: number) => Buffer.from(JSON.stringify([tier, "0", ""])).toString("base64url");
-    // Each shape: a path, whether the baseline has it, and who asks.
+    // A mix of words, frequent to rare, each opening its name-word or description tier in turn:
+    // what a server sees from many people, where a statement's plan is shared by every word.
+    const mixed = [common, middling, VOCAB[1]!, VOCAB[2]!, VOCAB[5]!, VOCAB[300]!, exact, "k", "ka"];
+    const mixedPath = (i: number) => `/v1/search/repos?q=${mixed[Math.floor(i / 2) % mixed.length]}&limit=20&cursor=${tierStart(2 + (i % 2))}`;
+    // Each shape: a path (or the i-th request's path), whether the baseline has it, and who asks.
     type Who = "anonymous" | "signed in";
-    const shapes: [string, string, boolean, Who][] = [
+    const shapes: [string, string | ((i: number) => string), boolean, Who][] = [
       ["explore, first page", "/explore", false, "anonymous"],
       ["explore, first page", "/explore", false, "signed in"],
       ["explore, page after 3,000", `/explore?cursor=${deepCursor}`, false, "anonymous"],
@@ -252,6 +256,7 @@ async function main() {
       ["search API: a frequent word", `/v1/search/repos?q=${common}&limit=20`, true, "signed in"],
       ["search API: a middling word", `/v1/search/repos?q=${middling}&limit=20`, true, "signed in"],
       ["search API: an exact name", `/v1/search/repos?q=${exact}&limit=20`, true, "signed in"],
+      ["search API: 9 words' name-word and description tiers in turn", mixedPath, true, "signed in"],
       ["home page", "/", true, "signed in"],
     ];
     const get = async (t: Target, path: string, who: Who) => {
@@ -265,13 +270,15 @@ async function main() {
       return { ms, text };
     };
     const out: Record<string, unknown> = {};
-    for (const [name, path, both, who] of shapes) {
+    for (const [name, shape, both, who] of shapes) {
       const ts = targets.filter((t) => t.pages || both);
+      const pathOf = (i: number) => (typeof shape === "string" ? shape : shape(i));
+      const path = pathOf(0);
       let sample = "";
-      for (let i = 0; i < 20; i++) for (const t of ts) sample = (await get(t, path, who)).text;
+      for (let i = 0; i < 20; i++) for (const t of ts) sample = (await get(t, pathOf(i), who)).text;
       const ms: number[][] = ts.map(() => []);
       const cpu0 = ts.map((t) => cpuSeconds(t.svc.pid));
-      for (let i = 0; i < REPS; i++) for (const [k, t] of ts.entries()) ms[k]!.push((await get(t, path, who)).ms);
+      for (let i = 0; i < REPS; i++) for (const [k, t] of ts.entries()) ms[k]!.push((await get(t, pathOf(20 + i), who)).ms);
       const key = `${name} (${who})`;
       const count =
         /<p class="result-count" role="status">([^<]+)<\/p>/.exec(sample)?.[1] ??
