@@ -32,5 +32,6 @@ export function textOf(markup: string): string {
     .replace(/&gt;/g, ">")
     .replace(/&quot;/g, '"')
     .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&minus;/g, "−")
     .replace(/&amp;/g, "&");
 }

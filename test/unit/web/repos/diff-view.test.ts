@@ -80,4 +80,10 @@ describe("diffView", () => {
     expect(await drawnOf((p) => p === "dir/f2.txt" || p === "dir/f3.txt")).toEqual(["1+", "2+", "3+", "4+"]);
     expect(await drawnOf(() => false, true)).toEqual(["1-", "2+", "3+", "4-"]);
   });
+
+  test("an ASCII diff draws an all-Latin-1 page (one non-Latin-1 character makes the whole page a two-byte string)", async () => {
+    const out = (await diffView(bigDiff(3, 4), () => null)).value;
+    expect(out).toContain('<span class="dels" title="0 deletions">&minus;0</span>');
+    expect([...out].filter((c) => c.charCodeAt(0) > 0xff)).toEqual([]);
+  });
 });
