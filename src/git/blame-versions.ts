@@ -16,10 +16,20 @@ import type { Pack } from "./pack-reader.ts";
 import { PackSet } from "./pack-set.ts";
 import { GitError, type ObjectReader, type Oid } from "./types.ts";
 
+/** A version of the file as the walk reads it: its lines and its size in bytes. */
+export interface VersionRead {
+  lines: Lines;
+  size: number;
+}
+
 /** The lines of versions of one file, by blob id. */
 export interface VersionLines {
-  /** The lines of blob `oid`, or null when it is not there; `near` is a version likely close to it (the one it is compared with). */
-  lines(oid: Oid, near?: Lines): Promise<Lines | null>;
+  /**
+   * Blob `oid`: null when it is not there, not a blob, or larger than `maxBytes` (refused before
+   * its bytes are read). `near`: a blob read before whose lines are likely close to these (the
+   * version the walk compares it with).
+   */
+  read(oid: Oid, maxBytes: number, near?: Oid): Promise<VersionRead | null>;
   /**
    * The lines answered so far are no longer read (the walk calls this between commits): a reader
    * may reuse their memory from now on. Lines answered later stay good until the next call.
@@ -34,17 +44,18 @@ export function versionLines(reader: ObjectReader): VersionLines {
 
 /** Reads each version whole (the last few kept: a version is read as a parent, then as the next suspect). */
 class ReadVersions implements VersionLines {
-  private readonly recent = new Map<Oid, TextLines | null>();
+  private readonly recent = new Map<Oid, (VersionRead & { lines: TextLines }) | null>();
   constructor(private readonly reader: ObjectReader) {}
 
-  async lines(oid: Oid, near?: Lines): Promise<Lines | null> {
+  async read(oid: Oid, maxBytes: number, near?: Oid): Promise<VersionRead | null> {
     const hit = this.recent.get(oid);
     if (hit !== undefined) return hit;
-    const obj = await this.reader.read(oid);
-    const lines = obj ? linesOf(obj.data, near && "data" in near ? (near as TextLines) : undefined) : null;
-    this.recent.set(oid, lines);
+    const h = await this.reader.readHeader(oid);
+    const obj = h && h.type === "blob" && h.size <= maxBytes ? await this.reader.read(oid) : null;
+    const out = obj ? { lines: linesOf(obj.data, (near && this.recent.get(near)?.lines) || undefined), size: obj.data.length } : null;
+    this.recent.set(oid, out);
     if (this.recent.size > 32) this.recent.delete(this.recent.keys().next().value!);
-    return lines;
+    return out;
   }
 }
 
@@ -84,6 +95,8 @@ class PackedVersions implements VersionLines {
   private readonly known = new Map<number, Version>();
   private held = 0;
   private readonly pool = new LinePool();
+  /** Where a kept version's bytes are read out to find a whole object's lines against them. */
+  private scratch = new Uint8Array(0);
   /** Lines of versions dropped since the last settle(): given to the pool then. */
   private dropped: Lines[] = [];
 
@@ -94,15 +107,25 @@ class PackedVersions implements VersionLines {
     this.dropped = [];
   }
 
-  async lines(oid: Oid): Promise<Lines | null> {
+  async read(oid: Oid, maxBytes: number, near?: Oid): Promise<VersionRead | null> {
     const at = this.set.locate(oid);
     if (!at) return null;
-    const v = await this.version(this.set.packs.indexOf(at.pack), at.pack, at.offset, true);
-    return v ? v.lines : null;
+    const v = await this.version(this.set.packs.indexOf(at.pack), at.pack, at.offset, maxBytes, near);
+    return v ? { lines: v.lines, size: v.size } : null;
   }
 
-  /** The version stored at `offset` of pack `k` (null: not a blob, when `blob` is asked). */
-  private async version(k: number, pack: Pack, offset: number, blob: boolean): Promise<Version | null> {
+  /** The version kept for blob `oid`, if any. */
+  private keptVersion(oid: Oid): Version | undefined {
+    const at = this.set.locate(oid);
+    return at ? this.known.get(this.set.packs.indexOf(at.pack) * OFFSET_LIMIT + at.offset) : undefined;
+  }
+
+  /**
+   * The blob stored at `offset` of pack `k`: null when it is not a blob or is larger than
+   * `maxBytes` (an object stored whole, from its entry's header; a delta, from the delta's).
+   * Bases on the way are made whatever their size, as any read of the blob would.
+   */
+  private async version(k: number, pack: Pack, offset: number, maxBytes: number, near?: Oid): Promise<Version | null> {
     // The chain down to a known version or whole bytes, then made from there up.
     const chain: { offset: number; compressed: Uint8Array; size: number }[] = [];
     let cur = offset;
@@ -113,9 +136,17 @@ class PackedVersions implements VersionLines {
       const { entry, bytes } = await pack.rawEntryAt(cur);
       const compressed = bytes.subarray(entry.headerLength);
       if (entry.typeCode !== OBJ_OFS_DELTA && entry.typeCode !== OBJ_REF_DELTA) {
-        if (blob && entry.typeCode !== OBJ_BLOB) return null;
+        if (entry.typeCode !== OBJ_BLOB || (cur === offset && entry.size > maxBytes)) return null;
         const data = inflateExact(compressed, entry.size);
-        base = this.put(k * OFFSET_LIMIT + cur, { size: data.length, data, ops: null, delta: null, base: null, depth: 0, lines: bare(linesOf(data)) });
+        base = this.put(k * OFFSET_LIMIT + cur, {
+          size: data.length,
+          data,
+          ops: null,
+          delta: null,
+          base: null,
+          depth: 0,
+          lines: this.wholeLines(data, cur === offset ? near : undefined),
+        });
         break;
       }
       chain.push({ offset: cur, compressed, size: entry.size });
@@ -125,7 +156,14 @@ class PackedVersions implements VersionLines {
     for (let i = chain.length - 1; i >= 0; i--) {
       const d = chain[i]!;
       const delta = inflateExact(d.compressed, d.size);
-      const { resultSize, ops } = parseDelta(delta, base.size);
+      let parsed: ReturnType<typeof parseDelta>;
+      try {
+        parsed = parseDelta(delta, base.size, i === 0 ? maxBytes : Number.POSITIVE_INFINITY);
+      } catch (e) {
+        if (e instanceof GitError && e.code === "too-large") return null;
+        throw e;
+      }
+      const { resultSize, ops } = parsed;
       const v: Version = { size: resultSize, data: null, ops, delta, base, depth: base.depth + 1, lines: base.lines };
       v.lines = linesFromDelta(base.lines, ops, new VersionText(v), this.pool);
       if (v.depth > MAX_DEPTH) {
@@ -135,7 +173,25 @@ class PackedVersions implements VersionLines {
       }
       base = this.put(k * OFFSET_LIMIT + d.offset, v);
     }
-    return base;
+    // A version kept from before may have been made as a base, whatever its size.
+    return base.size > maxBytes ? null : base;
+  }
+
+  /**
+   * The lines of whole bytes: against the bytes of `near` when it is kept (runs of equal bytes
+   * found natively, their lines' keys copied), else every line hashed. A walk meets an object
+   * stored whole every 50 versions or so (git's deepest chain), right after its child.
+   */
+  private wholeLines(data: Uint8Array, near?: Oid): Lines {
+    const n = near ? this.keptVersion(near) : undefined;
+    if (!n) return bare(linesOf(data));
+    let bytes = n.data;
+    if (!bytes) {
+      if (this.scratch.length < n.size) this.scratch = new Uint8Array(Math.max(n.size, 2 * this.scratch.length));
+      readVersion(n, 0, n.size, this.scratch, 0);
+      bytes = this.scratch.subarray(0, n.size);
+    }
+    return bare(linesOf(data, { ...n.lines, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }));
   }
 
   private get(key: number): Version | undefined {

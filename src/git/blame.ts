@@ -103,7 +103,8 @@ class Entries {
   /** Empty, with room for `capacity` runs. */
   reset(capacity: number): Entries {
     this.length = 0;
-    if (this.data.length < 3 * capacity) this.data = new Int32Array(3 * capacity);
+    // Room to spare: the runs of a walk grow a few at a time, and a table just short of the next need is no use.
+    if (this.data.length < 3 * capacity) this.data = new Int32Array(3 * Math.ceil(capacity * 1.5 + 16));
     return this;
   }
 
@@ -400,20 +401,20 @@ export async function blameFile(
   const counted = new Map<Oid, boolean>();
   let readLeft = limits.maxReadBytes;
   let spent = false;
-  /** The lines of blob `oid` (null: too large, not a blob, or past the read budget); `near`: the version it is compared with. */
-  const readLines = async (oid: Oid, near?: Lines): Promise<Lines | null> => {
-    let ok = counted.get(oid);
+  /** The lines of blob `oid` (null: too large, not a blob, or past the read budget); `near`: the blob it is compared with. */
+  const readLines = async (oid: Oid, near?: Oid): Promise<Lines | null> => {
+    const ok = counted.get(oid);
+    if (ok === false) return null;
+    const got = await versions.read(oid, limits.maxBytes, near);
     if (ok === undefined) {
-      const h = await reader.readHeader(oid);
-      ok = !!h && h.type === "blob" && h.size <= limits.maxBytes;
-      if (ok && h!.size > readLeft) {
+      if (got && got.size > readLeft) {
         spent = true;
         return null;
       }
-      if (ok) readLeft -= h!.size;
-      counted.set(oid, ok);
+      if (got) readLeft -= got.size;
+      counted.set(oid, !!got);
     }
-    return ok ? versions.lines(oid, near) : null;
+    return got ? got.lines : null;
   };
 
   const first = await reader.read(top.oid);
@@ -421,7 +422,7 @@ export async function blameFile(
   if (isBinaryBlob(first.data)) return { kind: "binary" };
   readLeft -= first.data.length;
   counted.set(top.oid, true);
-  const total = ((await versions.lines(top.oid)) ?? linesOf(first.data)).keys.length;
+  const total = ((await versions.read(top.oid, limits.maxBytes))?.lines ?? linesOf(first.data)).keys.length;
   /** The commit each line of the file is blamed on. */
   const blamed = new Array<Oid | undefined>(total);
   if (total === 0) return { kind: "ok", lines: 0, ranges: [], commits: {}, truncated: false, walked: 0 };
@@ -556,7 +557,7 @@ export async function blameFile(
       const mine = await readLines(s.blob);
       for (const p of parents) {
         if (!left.length || !mine) break;
-        const theirs = await readLines(p.blob, mine);
+        const theirs = await readLines(p.blob, s.blob);
         if (!theirs) continue;
         const runs = keptRuns(theirs.keys, mine.keys, limits.maxEdits);
         if (!runs) continue;
