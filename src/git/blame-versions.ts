@@ -145,7 +145,7 @@ class PackedVersions implements VersionLines {
           delta: null,
           base: null,
           depth: 0,
-          lines: this.wholeLines(data, cur === offset ? near : undefined),
+          lines: this.wholeLines(data, near),
         });
         break;
       }
@@ -180,7 +180,8 @@ class PackedVersions implements VersionLines {
   /**
    * The lines of whole bytes: against the bytes of `near` when it is kept (runs of equal bytes
    * found natively, their lines' keys copied), else every line hashed. A walk meets an object
-   * stored whole every 50 versions or so (git's deepest chain), right after its child.
+   * stored whole every 50 versions or so (git's deepest chain), as the version it asks for or as
+   * its base: either way within a chain's length of the version it compares it with.
    */
   private wholeLines(data: Uint8Array, near?: Oid): Lines {
     const n = near ? this.keptVersion(near) : undefined;
