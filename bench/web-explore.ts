@@ -175,7 +175,9 @@ async function plans(t: Target): Promise<Record<string, string>> {
     "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE r.public = TRUE AND r.active_at IS NOT NULL ORDER BY r.active_at DESC, r.id DESC LIMIT 31";
   const later =
     "SELECT r.id FROM repos r JOIN orgs o ON o.id = r.org_id WHERE r.public = TRUE AND r.active_at IS NOT NULL AND (r.active_at < 1 OR (r.active_at = 1 AND r.id < 'x')) ORDER BY r.active_at DESC, r.id DESC LIMIT 31";
-  const prefix = `SELECT r.id FROM repos r WHERE lower(r.name) >= '${VOCAB[0]}' AND lower(r.name) < '${VOCAB[0]}\uffff' AND r.public IS TRUE`;
+  // The name tiers' folded name: byte order (PostgreSQL's COLLATE "C"), as services/discovery/store.ts compares it.
+  const f = opt.pg ? `lower(r.name) COLLATE "C"` : "lower(r.name)";
+  const prefix = `SELECT r.id FROM repos r WHERE ${f} >= '${VOCAB[0]}' AND ${f} < '${VOCAB[0]}\uffff' AND r.public IS TRUE`;
   if (!opt.pg) {
     const db = new Database(join(t.svc.dataDir, "svc.db"), { readonly: true });
     try {

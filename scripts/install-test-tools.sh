@@ -14,6 +14,7 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   fi
   sh "$here/apt-install.sh" "the PostgreSQL tests" postgresql
 fi
+sh "$here/apt-install.sh" "the PostgreSQL collation test (it compiles en_US.UTF-8 with localedef)" locales
 sh "$here/apt-install.sh" "the interoperability tests (git clients other than C git: libgit2, dulwich)" python3-pygit2 python3-dulwich
 sh "$here/apt-install.sh" "the JGit interoperability tests (JGit 4.11 with JSch, built by the test with javac)" default-jdk-headless libjgit-java libjsch-java
 sh "$here/apt-install.sh" "the Git LFS tests (the real git lfs client against the batch API and transfers)" git-lfs

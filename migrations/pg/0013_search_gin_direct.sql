@@ -14,4 +14,10 @@ SELECT gin_clean_pending_list('repos_search_tsv_idx');--> statement-breakpoint
 -- by name or description, then sorts (7 ms for one word of 10,000 repositories), where walking the
 -- repositories in the tier's order stops after a page (1.4 ms); a rare word reads this index.
 CREATE INDEX "repos_name_tsv_idx" ON "repos" USING gin (to_tsvector('simple', "name")) WITH (fastupdate = off);--> statement-breakpoint
+-- 3. The folded name in byte order, what the name tiers compare and sort by (`lower(r.name) COLLATE
+-- "C"` in services/discovery/store.ts): under a libc locale such as en_US.UTF-8, the default of most
+-- installed clusters, U+FFFF sorts before the letters, so the prefix range [q, q || U+FFFF) held
+-- only the exact name, and punctuation is skipped at first, so names sorted unlike SQLite's. The
+-- ranges and the order need an index of the same collation.
+CREATE INDEX "repos_name_c_idx" ON "repos" USING btree ((lower("name") COLLATE "C"));--> statement-breakpoint
 ANALYZE "repos";

@@ -41,8 +41,12 @@ export interface PostgresServer {
   stopServer(): Promise<void>;
   /** Starts it again on the same data directory and port; resolves once it accepts connections. */
   startServer(): Promise<void>;
-  /** A new empty database on this server, dropped (sessions ended) by its `drop()`. */
-  createDatabase(): Promise<PostgresDatabase>;
+  /**
+   * A new empty database on this server, dropped (sessions ended) by its `drop()`; with `locale`,
+   * made with that collation (`LOCALE '…'`, from template0), e.g. a libc locale the server's
+   * LOCPATH holds.
+   */
+  createDatabase(opts?: { locale?: string }): Promise<PostgresDatabase>;
   /** Stops the server and removes its directory. Idempotent. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -86,7 +90,9 @@ const DURABLE_SETTINGS: Record<string, string> = { fsync: "on", synchronous_comm
  * full_page_writes on (benchmarks; tests keep them off); `settings` adds or overrides server
  * settings (e.g. `shared_preload_libraries`).
  */
-export async function startPostgres(opts: { bin?: string; durable?: boolean; settings?: Record<string, string> } = {}): Promise<PostgresServer> {
+export async function startPostgres(
+  opts: { bin?: string; durable?: boolean; settings?: Record<string, string>; env?: Record<string, string> } = {},
+): Promise<PostgresServer> {
   sweepOnce();
   const bin = opts.bin ?? findPostgresBin();
   const runAs = serverUser();
@@ -99,7 +105,7 @@ export async function startPostgres(opts: { bin?: string; durable?: boolean; set
   try {
     await exec(["cp", "-a", join(template, "data"), join(dir, "data")]);
     const settings = { ...SERVER_SETTINGS, ...(opts.durable ? DURABLE_SETTINGS : {}), ...opts.settings };
-    const server = new Server(bin, dir, runAs, janitor, settings);
+    const server = new Server(bin, dir, runAs, janitor, settings, opts.env ?? {});
     await server.firstStart();
     return server.handle();
   } catch (err) {
@@ -374,6 +380,8 @@ class Server {
     private readonly runAs: RunAs | null,
     private readonly janitor: Janitor,
     private readonly settings: Record<string, string>,
+    /** Added to the server's environment (e.g. LOCPATH for a locale compiled by a test). */
+    private readonly env: Record<string, string>,
   ) {}
 
   async firstStart(): Promise<void> {
@@ -397,7 +405,7 @@ class Server {
       stdin: "ignore",
       stdout: "ignore",
       stderr: "pipe",
-      env: serverEnv(),
+      env: { ...serverEnv(), ...this.env },
     });
     proc.unref();
     this.proc = proc;
@@ -465,9 +473,11 @@ class Server {
     if (this.proc === proc) this.proc = null;
   }
 
-  async createDatabase(server: PostgresServer): Promise<PostgresDatabase> {
+  async createDatabase(server: PostgresServer, opts: { locale?: string } = {}): Promise<PostgresDatabase> {
     const name = `svc_test_${++this.dbCount}_${randomBytes(3).toString("hex")}`;
-    await this.admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`));
+    if (opts.locale !== undefined && !/^[A-Za-z0-9_.@-]+$/.test(opts.locale)) throw new Error(`not a locale name: ${opts.locale}`);
+    const locale = opts.locale === undefined ? "" : ` LOCALE '${opts.locale}' TEMPLATE template0`;
+    await this.admin((sql) => sql.unsafe(`CREATE DATABASE ${name}${locale}`));
     const url = `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${this.port}/${name}`;
     let dropped: Promise<void> | null = null;
     const drop = () => (dropped ??= this.proc ? this.admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) : Promise.resolve());
@@ -504,7 +514,7 @@ class Server {
         if (this.stopped) throw new Error("server removed");
         if (!this.proc) await this.spawn();
       },
-      createDatabase: () => this.createDatabase(handle),
+      createDatabase: (opts) => this.createDatabase(handle, opts),
       stop,
       [Symbol.asyncDispose]: stop,
     };

@@ -333,20 +333,38 @@ export interface HitRow {
   sort: string;
 }
 
+/**
+ * The folded name the name tiers compare and sort by, in byte order on both databases (SQLite's
+ * default; PostgreSQL's `COLLATE "C"`, read through repos_name_c_idx, pg 0013). Why: in a
+ * database made with a libc locale such as en_US.UTF-8 U+FFFF sorts before the letters, so the
+ * prefix range [term, term + U+FFFF) held only the exact name, and punctuation is skipped at
+ * first, so the tiers' order (and their cursors) differed from SQLite's.
+ */
+function folded(q: Queryable) {
+  return x(q).name === "pg" ? sql`lower(r.name) COLLATE "C"` : sql`lower(r.name)`;
+}
+
+/** Names starting with `term` (folded; a range: every such name sorts in [term, term + U+FFFF) in byte order). */
+function startsWith(q: Queryable, term: string) {
+  const f = folded(q);
+  return sql`${f} >= ${term} AND ${f} < ${term + "\uffff"}`;
+}
+
 /** Names equal to `q` (folded), by folded name then id, after the position `after`. */
 export async function searchExact(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
-  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
+  const f = folded(q);
+  const pos = after ? sql`AND (${f} > ${after[0]} OR (${f} = ${after[0]} AND r.id > ${after[1]}))` : sql``;
   return await x(q).rows(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
-    WHERE lower(r.name) = ${term} AND ${visible(scope)} ${pos} ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+    WHERE ${f} = ${term} AND ${visible(scope)} ${pos} ORDER BY ${f}, r.id LIMIT ${limit}`);
 }
 
 /** Names starting with `q` (folded) but not equal to it. */
 export async function searchPrefix(q: Queryable, term: string, scope: SearchScope, after: [string, string] | null, limit: number): Promise<HitRow[]> {
-  const pos = after ? sql`AND (lower(r.name) > ${after[0]} OR (lower(r.name) = ${after[0]} AND r.id > ${after[1]}))` : sql``;
-  // A range on the name index: every folded name that starts with `term` sorts in [term, term + U+FFFF).
+  const f = folded(q);
+  const pos = after ? sql`AND (${f} > ${after[0]} OR (${f} = ${after[0]} AND r.id > ${after[1]}))` : sql``;
   return await x(q).rows(sql`SELECT ${HIT_COLUMNS} FROM repos r JOIN orgs o ON o.id = r.org_id
-    WHERE lower(r.name) > ${term} AND lower(r.name) < ${term + "\uffff"} AND ${visible(scope)} ${pos}
-    ORDER BY lower(r.name), r.id LIMIT ${limit}`);
+    WHERE ${f} > ${term} AND ${f} < ${term + "\uffff"} AND ${visible(scope)} ${pos}
+    ORDER BY ${f}, r.id LIMIT ${limit}`);
 }
 
 /** PostgreSQL's form of an FTS5 word query: its quoted prefix words ("w"* AND …) as a tsquery of prefixes (w:* & …). Words are letters and digits only. */
@@ -398,14 +416,14 @@ export async function searchWords(
     const after = afterDoc !== null ? sql`AND d.docid > ${afterDoc}` : sql``;
     return await x(q).rows(sql`SELECT ${HIT_COLUMNS}, d.docid AS docid FROM repo_search_docs d
       JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
-      WHERE ${cond} ${after} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
+      WHERE ${cond} ${after} AND NOT (${startsWith(q, term)}) AND ${visible(scope)}
       ORDER BY d.docid LIMIT ${limit}`);
   }
   const pos = afterDoc !== null ? sql`AND s.rowid > ${afterDoc}` : sql``;
   const expr = by === "name" ? `name : (${match})` : `(${match}) NOT (name : (${match}))`;
   return await x(q).rows(sql`SELECT ${HIT_COLUMNS}, s.rowid AS docid FROM repo_search s JOIN repo_search_docs d ON d.docid = s.rowid
     JOIN repos r ON r.id = d.repo_id JOIN orgs o ON o.id = r.org_id
-    WHERE repo_search MATCH ${expr} ${pos} AND NOT (lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}) AND ${visible(scope)}
+    WHERE repo_search MATCH ${expr} ${pos} AND NOT (${startsWith(q, term)}) AND ${visible(scope)}
     ORDER BY s.rowid LIMIT ${limit}`);
 }
 
@@ -421,7 +439,7 @@ export async function memberOrgIds(q: Queryable, userId: string): Promise<string
  * (a `UNION` reads and de-duplicates every match of a common word before the first row counts).
  */
 export async function countSearchHits(q: Queryable, term: string, match: string | null, scope: SearchScope, cap: number): Promise<number> {
-  const named = sql`lower(r.name) >= ${term} AND lower(r.name) < ${term + "\uffff"}`;
+  const named = startsWith(q, term);
   const byName = sql`SELECT r.id FROM repos r WHERE ${named} AND ${visible(scope)}`;
   let words = sql``;
   if (match !== null) {
