@@ -38,6 +38,7 @@ export function lineKey(d: Uint8Array, from: number, to: number): number {
  */
 export class LinePool {
   private readonly spare: { starts: Int32Array; keys: Float64Array }[] = [];
+  private bytes = 0;
 
   /** Arrays with room for `capacity` lines (and the end). */
   take(capacity: number): { starts: Int32Array; keys: Float64Array } {
@@ -45,6 +46,7 @@ export class LinePool {
       const s = this.spare[i]!;
       if (s.keys.length >= capacity) {
         this.spare.splice(i, 1);
+        this.bytes -= s.starts.byteLength + s.keys.byteLength;
         return s;
       }
     }
@@ -56,13 +58,23 @@ export class LinePool {
 
   /** Gives back the arrays under `lines` (nothing may read those lines any more). */
   give(lines: Lines): void {
-    if (this.spare.length >= POOL_MAX) this.spare.shift();
-    this.spare.push({ starts: new Int32Array(lines.starts.buffer), keys: new Float64Array(lines.keys.buffer) });
+    const s = { starts: new Int32Array(lines.starts.buffer), keys: new Float64Array(lines.keys.buffer) };
+    this.spare.push(s);
+    this.bytes += s.starts.byteLength + s.keys.byteLength;
+    while (this.spare.length > POOL_MAX || this.bytes > POOL_BYTES) {
+      const old = this.spare.shift()!;
+      this.bytes -= old.starts.byteLength + old.keys.byteLength;
+    }
   }
 }
 
-/** Spare tables kept at most: a version read may make a whole delta chain of versions at once (git's chains are up to 50 deep). */
+/**
+ * Spare tables kept at most, and their bytes: a version read may make a whole delta chain of
+ * versions at once (git's chains are up to 50 deep), but a file of a million short lines has
+ * tables of 12 MB each.
+ */
 const POOL_MAX = 64;
+const POOL_BYTES = 16 * 1024 * 1024;
 
 /** Growable line starts and keys. */
 export class LineBuilder {
