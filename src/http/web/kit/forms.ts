@@ -20,6 +20,7 @@ import { readBodyLimited } from "../../body.ts";
 import { resolveCaller } from "../../principal.ts";
 import { pathOf } from "../../path.ts";
 import { FORM_LIMIT, checkForm, formToken } from "./csrf.ts";
+import { movedPage } from "./moved.ts";
 import { formOf } from "./draw.ts";
 import { errorPage, layout, page, type Frame } from "./layout.ts";
 import { loginPage, safeNext } from "./sign-in.ts";
@@ -135,6 +136,11 @@ export async function postForm<V = URLSearchParams>(ctx: Ctx, request: Request, 
     if (!(error instanceof AppError)) return errorPage(ctx, i.frame, error);
     const answer = answerTo(error.code, spec.kind);
     if (answer === "sign-in") return signInRequired(request, i.frame, back());
+    // A form posted at a repository's old name (a page opened before a rename) goes on to the new one.
+    if (answer === "error-page") {
+      const moved = await movedPage(ctx, i.actor, request, error);
+      if (moved) return moved;
+    }
     if (answer === "error-page" || !spec.again || values === undefined) return errorPage(ctx, i.frame, error);
     let shown: Response;
     try {

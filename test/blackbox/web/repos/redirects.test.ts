@@ -1,11 +1,13 @@
 // Rename redirects of the web pages over HTTP (issue 33): a page at a repository's old name, and
-// every path below it, answers 301 to the same path (and query) at the new name; a private
+// every path below it, answers 301 to the same path (and query) at the new name; a form posted at
+// the old name (a page opened before the rename) answers 308 there, which a browser follows with
+// the same form; a private
 // repository's old name is, for whoever may not read it, exactly the answer a repository that never
 // existed gets; the API does not follow old names; a name taken again is the new repository's.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { caller, person, type Person } from "../../../helpers/api.ts";
 import { startServer, type RunningServer } from "../../../helpers/server.ts";
-import { getPage } from "../../../helpers/web.ts";
+import { csrfOf, getPage, postForm } from "../../../helpers/web.ts";
 
 let server: RunningServer;
 let owner: Person;
@@ -54,6 +56,33 @@ test("a private repository's old name: 301 for its owner, the missing-repository
     expect({ status: old.status, text: old.text.replaceAll("vault", "X") }).toEqual({ status: never.status, text: never.text.replaceAll("neverthere", "X") });
     expect([401, 404]).toContain(old.status);
   }
+});
+
+test("a form posted at the old name answers 308 to the new one; following it, the form acts there", async () => {
+  const page = await get("/acme/gadgets", owner);
+  // Not watching yet: the button's form would turn watching on.
+  expect(page.text).toContain('name="watch" value="1"');
+  const csrf = csrfOf(page.text);
+  const r = await postForm(server, "/acme/widgets/watch", { csrf, watch: "1" }, { cookie: owner.cookie });
+  expect({ status: r.status, location: r.headers.get("location") }).toEqual({ status: 308, location: "/acme/gadgets/watch" });
+  // What a browser does with it: the same method and form at the new address.
+  const followed = await fetch(server.url + "/acme/widgets/watch", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: owner.cookie!, origin: server.url },
+    body: new URLSearchParams({ csrf, watch: "1" }).toString(),
+  });
+  expect(followed.status).toBe(200);
+  expect(followed.url).toBe(`${server.url}/acme/gadgets`);
+  expect(await followed.text()).toContain('name="watch" value="0"');
+  // Someone who may not see a private repository gets the missing answer, as on a page.
+  const outsiderCsrf = csrfOf((await get("/", outsider)).text);
+  const hidden = await postForm(server, "/acme/vault/watch", { csrf: outsiderCsrf, watch: "1" }, { cookie: outsider.cookie });
+  const never = await postForm(server, "/acme/neverthere/watch", { csrf: outsiderCsrf, watch: "1" }, { cookie: outsider.cookie });
+  expect({ status: hidden.status, text: hidden.text.replaceAll("vault", "X") }).toEqual({
+    status: never.status,
+    text: never.text.replaceAll("neverthere", "X"),
+  });
+  expect(hidden.status).toBe(404);
 });
 
 test("the API answers for the current name alone", async () => {
