@@ -203,6 +203,21 @@ const README_NAMES = ["readme.md", "readme.markdown", "readme", "readme.txt"] as
 /** The largest file a page shows inline (larger: a link to the raw file). */
 export const INLINE_FILE_LIMIT = 1024 * 1024;
 
+/**
+ * The most lines a page draws (the file page, the blame page). Why a line limit beside the byte
+ * limit: a mebibyte of empty lines is a million table rows, a page of ~90 MB drawn on the event
+ * loop (every request waited over a second behind it); 20,000 rows are a page of a few MB.
+ */
+export const INLINE_LINE_LIMIT = 20_000;
+
+/** Lines of `text` as the pages number them (a final newline ends the last line), counted without splitting. */
+export function lineCount(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
 /** Entries one directory page lists (GitHub stops at 1,000; the rest are on the next pages). */
 export const PAGE_ENTRIES = 1000;
 
@@ -234,7 +249,7 @@ export async function fileView(
   ctx: Ctx,
   t: RepoTarget,
   frame: RepoFrame,
-): Promise<{ oid: string; size: number; text: string | null; contentType: string; lfs?: PointedObject }> {
+): Promise<{ oid: string; size: number; text: string | null; lines?: number; contentType: string; lfs?: PointedObject }> {
   if (!frame.path) throw NotFound("no file named");
   const blob = await statBlob(ctx, t, frame.ref.full, frame.path);
   // A Git LFS pointer: the page is the object's (its real size, its text when small), marked as stored with LFS.
@@ -242,15 +257,21 @@ export async function fileView(
     const lfs = await pointedObject(ctx, t.repo, await blob.read());
     if (lfs) {
       const data = lfs.stored && lfs.size <= INLINE_FILE_LIMIT ? await readPointedObject(ctx, t.repo, lfs.oid) : null;
-      const text = data && !data.subarray(0, 8000).includes(0) ? new TextDecoder().decode(data) : null;
-      return { oid: blob.oid, size: lfs.size, text, contentType: guessContentType(blob.name, data ?? new Uint8Array(0)), lfs };
+      return { oid: blob.oid, size: lfs.size, ...shownText(data), contentType: guessContentType(blob.name, data ?? new Uint8Array(0)), lfs };
     }
   }
   // Why size first: a view of a 1 GiB blob read it whole before deciding not to show it (issue 25 row 4).
   if (blob.size > INLINE_FILE_LIMIT) return { oid: blob.oid, size: blob.size, text: null, contentType: guessContentType(blob.name, new Uint8Array(0)) };
   const data = await blob.read();
-  const binary = data.subarray(0, 8000).includes(0);
-  return { oid: blob.oid, size: data.byteLength, text: binary ? null : new TextDecoder().decode(data), contentType: guessContentType(blob.name, data) };
+  return { oid: blob.oid, size: data.byteLength, ...shownText(data), contentType: guessContentType(blob.name, data) };
+}
+
+/** The text a page shows of `data`: null when absent, binary, or longer than INLINE_LINE_LIMIT lines (then `lines` says how many). */
+function shownText(data: Uint8Array | null): { text: string | null; lines?: number } {
+  if (!data || data.subarray(0, 8000).includes(0)) return { text: null };
+  const text = new TextDecoder().decode(data);
+  const lines = lineCount(text);
+  return lines > INLINE_LINE_LIMIT ? { text: null, lines } : { text };
 }
 
 /** History at the frame's ref, filtered by its path when it has one. */

@@ -8,7 +8,7 @@ import type { RepoTarget } from "../../../services/access/target.ts";
 import type { Ctx } from "../../../services/context.ts";
 import { getBlame } from "../../../services/repos/blame.ts";
 import { requireCommit, statBlob } from "../../../services/repos/content.ts";
-import { openRepoPage, repoFrame } from "../../../services/web/views.ts";
+import { INLINE_LINE_LIMIT, openRepoPage, repoFrame } from "../../../services/web/views.ts";
 import { HIDE, orgParam, pageDrawer, restOf } from "../kit/draw.ts";
 import { immutablePage, isFullSha, notModified } from "../kit/etag.ts";
 import { layout, page } from "../kit/layout.ts";
@@ -48,6 +48,21 @@ export function blameWebRoutes(ctx: Ctx) {
             return page(layout(frame, title, blameRefusedPage(frame, f, e.message)), e.status);
           throw e;
         }
+        // A file of more lines than a page draws: the count and where the whole answer is, not a page of a million rows.
+        if (blame.lines > INLINE_LINE_LIMIT)
+          return page(
+            layout(
+              frame,
+              title,
+              blameRefusedPage(
+                frame,
+                f,
+                `This file has ${blame.lines.toLocaleString("en")} lines, more than a page shows (${INLINE_LINE_LIMIT.toLocaleString("en")}). GET /v1/orgs/{org}/repos/{repo}/blame/{ref}?path= answers its blame, or run git blame on a clone.`,
+              ),
+            ),
+            200,
+            tag?.headers,
+          );
         const blob = await statBlob(ctx, t, blame.commit, f.path);
         const text = new TextDecoder().decode(await blob.read());
         const shown = await highlightLines(ctx.highlighter, blob.oid, f.path, blame.lines ? fileLines(text) : [], { log: ctx.log });

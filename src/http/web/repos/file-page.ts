@@ -1,6 +1,6 @@
 // The file page: highlighted lines, each with its own anchor (#L12; #L12-L20 marks a range with
 // the script), and links to the raw file, a download, and its history.
-import { INLINE_FILE_LIMIT, type RepoFrame } from "../../../services/web/views.ts";
+import { INLINE_FILE_LIMIT, INLINE_LINE_LIMIT, type RepoFrame } from "../../../services/web/views.ts";
 import type { Highlighted } from "./highlight.ts";
 import { html, segs, type Html } from "../kit/html.ts";
 import { codeTop, crumbs, repoHref, sizeText } from "./tree-page.ts";
@@ -13,6 +13,8 @@ export interface FileShown {
   size: number;
   /** The text, or null when binary or too large to show. */
   text: string | null;
+  /** Set when the text has more lines than a page draws (INLINE_LINE_LIMIT): how many. */
+  lines?: number;
   /** A Git LFS pointer's object (`size` is then the object's, `text` its text): whether the server holds its bytes. */
   lfs?: { stored: boolean };
 }
@@ -33,6 +35,8 @@ export function filePage(frame: Frame, f: RepoFrame, file: FileShown, shown: Hig
     body = html`<p class="pad">This file is stored with Git LFS, and its object (${sizeText(file.size)}) is not on this server.</p>`;
   else if (file.text === null && file.size > INLINE_FILE_LIMIT)
     body = html`<p class="pad">This file is too large to show here (${sizeText(file.size)}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
+  else if (file.text === null && file.lines !== undefined)
+    body = html`<p class="pad">This file has ${file.lines.toLocaleString("en")} lines, more than a page shows (${INLINE_LINE_LIMIT.toLocaleString("en")}). <a href="${raw}?download=1" download>Download it</a> or <a href="${raw}">view it raw</a>.</p>`;
   else if (file.text === null)
     body = html`<p class="pad">${file.size > 0 ? "This file is binary." : ""} <a href="${raw}">View raw</a> (${sizeText(file.size)}).</p>`;
   else if (file.text === "" || !shown) body = html`<p class="pad muted">This file is empty.</p>`;

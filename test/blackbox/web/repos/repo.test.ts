@@ -19,6 +19,8 @@ const EVIL_FILE = `<img src=x onerror=alert(1)>.ts`;
 const EVIL_CONTENT = `const s = "</script><script>alert('x')</script>";\n// <b onmouseover="alert(2)">hi</b> & more\n`;
 const EVIL_MESSAGE = `add <script>alert("msg")</script>\n\nbody with <iframe src="//evil.example"></iframe>`;
 const BIG = "x".repeat(1100 * 1024) + "\n";
+// Small in bytes, long in lines: 30,000 lines (a mebibyte of them would be a million table rows).
+const LINES = "\n".repeat(29_999) + "last\n";
 const PLAIN = Array.from({ length: 15000 }, (_, i) => `export const v${i} = ${i}; // line ${i}`).join("\n") + "\n";
 
 const get = (path: string, cookie?: string, headers: Record<string, string> = {}) => getPage(server, path, cookie, headers);
@@ -61,6 +63,10 @@ beforeAll(async () => {
   for (let i = 0; i <= 1000; i++) many[`many/f${String(i).padStart(4, "0")}.txt`] = `${i}\n`;
   await commitFiles(g, dir, many, "wide");
   await g.ok(["push", "-q", repoUrl(server, "pageco", "open", token), "wide"], { cwd: dir });
+  // A file long in lines, on its own branch.
+  await g.ok(["checkout", "-q", "-b", "long", "main"], { cwd: dir });
+  await commitFiles(g, dir, { "lines.txt": LINES }, "long");
+  await g.ok(["push", "-q", repoUrl(server, "pageco", "open", token), "long"], { cwd: dir });
   await g.ok(["checkout", "-q", "main"], { cwd: dir });
 }, 120_000);
 
@@ -116,6 +122,22 @@ describe("files", () => {
       expect(r.text).toContain(words!);
       expect(r.text).toContain(`href="/pageco/open/raw/main/${path}"`);
     }
+    const long = await get("/pageco/open/blob/long/lines.txt");
+    expect(long.text).toContain("This file has 30,000 lines, more than a page shows (20,000).");
+    expect(long.text).toContain('href="/pageco/open/raw/long/lines.txt"');
+    expect(long.text).not.toContain('id="L2"');
+  });
+
+  test("a file of more lines than a page draws: its blame page says so instead of drawing them (the API still answers)", async () => {
+    const r = await get("/pageco/open/blame/long/lines.txt", owner.cookie);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("This file has 30,000 lines, more than a page shows (20,000).");
+    expect(r.text).not.toContain('id="L2"');
+    const api = await client(server, { token: owner.token }).get("/v1/orgs/pageco/repos/open/blame/long?path=lines.txt");
+    expect(api.status).toBe(200);
+    expect((api.body as { lines: number }).lines).toBe(30_000);
+    // 15,000 lines are still drawn.
+    expect((await get("/pageco/open/blame/main/plain.ts", owner.cookie)).text).toContain('id="L15000"');
   });
 
   test("download is the raw bytes as an attachment, its name safe in the header", async () => {
